@@ -1,0 +1,70 @@
+"""aks-gpu: Microsoft's "Use GPUs for compute-intensive workloads on AKS", as one Pulumi program.
+
+Read top to bottom, this is the guide's table of contents:
+  config -> resource group, cluster and GPU pool -> device plugin -> MNIST Job -> outputs.
+"""
+
+import pulumi
+
+from components import config
+from components.cluster import GpuCluster, GpuClusterArgs
+from components.device_plugin import NvidiaDevicePlugin, NvidiaDevicePluginArgs
+from components.mnist_job import MnistJob, MnistJobArgs
+
+# Parse and validate every setting before any resource is registered.
+cfg = config.load()
+for warning in cfg.warnings:
+    pulumi.log.warn(warning)
+
+# Steps 1-3: resource group, AKS cluster with a GPU node pool, credentials.
+cluster = GpuCluster(
+    "gpu-cluster",
+    GpuClusterArgs(
+        location=cfg.location,
+        resource_group_name=cfg.resource_group_name,
+        cluster_name=cfg.cluster_name,
+        kubernetes_version=cfg.kubernetes_version,
+        system_pool=cfg.system_pool,
+        gpu_pool=cfg.gpu_pool,
+        protect=cfg.protect,
+    ),
+)
+
+# Steps 4-5: the gpu-resources namespace and the NVIDIA device plugin DaemonSet.
+device_plugin = NvidiaDevicePlugin(
+    "nvidia-device-plugin",
+    NvidiaDevicePluginArgs(
+        provider=cluster.provider,
+        namespace=cfg.device_plugin.namespace,
+        image=cfg.device_plugin.image,
+        gpu_tolerations=cluster.gpu_tolerations,
+    ),
+)
+
+# Steps 8-9: the MNIST training Job; `pulumi up` waits for it to complete.
+job = None
+if cfg.mnist_job.enabled:
+    job = MnistJob(
+        "mnist",
+        MnistJobArgs(
+            provider=cluster.provider,
+            image=cfg.mnist_job.image,
+            max_steps=cfg.mnist_job.max_steps,
+            wait_for_completion=cfg.mnist_job.wait_for_completion,
+            gpu_tolerations=cluster.gpu_tolerations,
+            depends_on=[cluster.gpu_node_pool, device_plugin],
+        ),
+    )
+
+# Outputs: what was built, and the two commands a user types next.
+pulumi.export("resourceGroupName", cluster.resource_group_name)
+pulumi.export("clusterName", cluster.cluster_name)
+pulumi.export("gpuPoolName", cluster.gpu_pool_name)
+pulumi.export("gpuPoolVmSize", cluster.gpu_pool_vm_size)
+pulumi.export("devicePluginNamespace", device_plugin.namespace_name)
+pulumi.export("kubeconfig", cluster.kubeconfig)
+pulumi.export("getCredentialsCommand", cluster.get_credentials_command)
+if job is not None:
+    pulumi.export("mnistJobName", job.job_name)
+    pulumi.export("mnistJobNamespace", job.job_namespace)
+    pulumi.export("jobLogsCommand", job.logs_command)

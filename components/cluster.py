@@ -1,0 +1,177 @@
+"""Guide steps 1-3: the resource group, the AKS cluster with its GPU node pool, and the
+credentials to reach it.
+
+The GPU pool is a separate `AgentPool` rather than a second inline `agentPoolProfiles`
+entry: Azure does not allow inline profiles to be updated through the managed cluster
+(azure-native `ManagedCluster` docs: "additional agent pools can be defined via the
+`AgentPool` resource"), and any change to an inline profile puts every pool of the cluster
+into `Scaling` (pulumi/pulumi-azure-native#4264).
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass
+from typing import Optional
+
+import pulumi
+import pulumi_kubernetes as k8s
+from pulumi_azure_native import containerservice, resources
+
+from components.config import SYSTEM_POOL_NAME, GpuPoolConfig, SystemPoolConfig
+
+# Today's guide (azure-aks-docs articles/aks/use-nvidia-gpu.md) taints the GPU pool so
+# that only pods that ask for it land there: `az aks nodepool add ... --node-taints sku=gpu:NoSchedule`.
+GPU_TAINT_KEY = "sku"
+GPU_TAINT_VALUE = "gpu"
+GPU_TAINT_EFFECT = "NoSchedule"
+GPU_TAINT = f"{GPU_TAINT_KEY}={GPU_TAINT_VALUE}:{GPU_TAINT_EFFECT}"
+
+# Creating or deleting an AKS cluster routinely takes 10-20 minutes, and a GPU pool waits
+# for scarce capacity; azure-native's default (its polling gives up after about 40 minutes
+# for long-running operations) leaves little room, so the slow operations get explicit limits.
+
+
+def gpu_tolerations(pool: GpuPoolConfig) -> tuple[k8s.core.v1.TolerationArgs, ...]:
+    """What a pod must tolerate to run on the GPU pool (today's guide: `sku=gpu`)."""
+    del pool  # every GPU pool carries the same taint
+    return (k8s.core.v1.TolerationArgs(key=GPU_TAINT_KEY, operator="Equal", value=GPU_TAINT_VALUE, effect=GPU_TAINT_EFFECT),)
+
+
+CLUSTER_TIMEOUTS = pulumi.CustomTimeouts(create="60m", update="60m", delete="60m")
+POOL_TIMEOUTS = pulumi.CustomTimeouts(create="60m", update="60m", delete="45m")
+
+
+@dataclass(frozen=True)
+class GpuClusterArgs:
+    location: str
+    resource_group_name: str
+    cluster_name: str
+    system_pool: SystemPoolConfig
+    gpu_pool: GpuPoolConfig
+    kubernetes_version: Optional[str] = None
+    # Protects the resource group and the cluster from `pulumi destroy` and replacement.
+    protect: bool = False
+
+
+class GpuCluster(pulumi.ComponentResource):
+    """A resource group holding an AKS cluster with a tainted GPU User pool."""
+
+    resource_group: resources.ResourceGroup
+    managed_cluster: containerservice.ManagedCluster
+    gpu_node_pool: containerservice.AgentPool
+    #: The user kubeconfig (secret), from listClusterUserCredential, as `az aks get-credentials` fetches it.
+    kubeconfig: pulumi.Output[str]
+    #: A Kubernetes provider bound to this cluster; every Kubernetes object of this program uses it.
+    provider: k8s.Provider
+    resource_group_name: pulumi.Output[str]
+    cluster_name: pulumi.Output[str]
+    gpu_pool_name: pulumi.Output[str]
+    gpu_pool_vm_size: pulumi.Output[str]
+    #: The command that merges this cluster's credentials into ~/.kube/config (guide step 3).
+    get_credentials_command: pulumi.Output[str]
+    #: Tolerations a pod needs to land on the GPU pool.
+    gpu_tolerations: tuple[k8s.core.v1.TolerationArgs, ...]
+
+    def __init__(self, name: str, args: GpuClusterArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+        super().__init__("aks-gpu:azure:GpuCluster", name, None, opts)
+        protected = pulumi.ResourceOptions(parent=self, protect=args.protect)
+
+        # Step 1: az group create --name myResourceGroup --location eastus
+        self.resource_group = resources.ResourceGroup(
+            f"{name}-rg",
+            resource_group_name=args.resource_group_name,
+            location=args.location,
+            opts=protected,
+        )
+
+        # Step 2: az aks create. The cluster keeps a small System pool for kube-system;
+        # the GPU nodes come in a separate User pool below.
+        self.managed_cluster = containerservice.ManagedCluster(
+            f"{name}-aks",
+            resource_group_name=self.resource_group.name,
+            resource_name_=args.cluster_name,
+            location=args.location,
+            # dnsPrefix: 1-54 alphanumerics and hyphens (aka.ms/aks-naming-rules); cannot change later.
+            dns_prefix=_dns_prefix(args.cluster_name),
+            kubernetes_version=args.kubernetes_version,
+            identity=containerservice.ManagedClusterIdentityArgs(
+                type=containerservice.ResourceIdentityType.SYSTEM_ASSIGNED,
+            ),
+            enable_rbac=True,
+            agent_pool_profiles=[
+                containerservice.ManagedClusterAgentPoolProfileArgs(
+                    name=SYSTEM_POOL_NAME,
+                    mode=containerservice.AgentPoolMode.SYSTEM,
+                    os_type=containerservice.OSType.LINUX,
+                    type=containerservice.AgentPoolType.VIRTUAL_MACHINE_SCALE_SETS,
+                    vm_size=args.system_pool.vm_size,
+                    count=args.system_pool.node_count,
+                ),
+            ],
+            opts=pulumi.ResourceOptions.merge(protected, pulumi.ResourceOptions(custom_timeouts=CLUSTER_TIMEOUTS)),
+        )
+
+        gpu = args.gpu_pool
+        # Step 2, the GPU part: az aks nodepool add --name gpu --node-vm-size Standard_NC6 --node-count 1
+        #   --node-taints sku=gpu:NoSchedule (today's guide). GPU pools are Linux only (the guide).
+        self.gpu_node_pool = containerservice.AgentPool(
+            f"{name}-gpu-pool",
+            resource_group_name=self.resource_group.name,
+            resource_name_=self.managed_cluster.name,
+            agent_pool_name=gpu.name,
+            mode=containerservice.AgentPoolMode.USER,
+            os_type=containerservice.OSType.LINUX,
+            type=containerservice.AgentPoolType.VIRTUAL_MACHINE_SCALE_SETS,
+            vm_size=gpu.vm_size,
+            count=gpu.node_count,
+            node_taints=[GPU_TAINT],
+            opts=pulumi.ResourceOptions(parent=self, custom_timeouts=POOL_TIMEOUTS),
+        )
+
+        # Step 3: az aks get-credentials. The user credential (not the admin one), as the
+        # CLI fetches by default; ARM returns it base64-encoded.
+        credentials = containerservice.list_managed_cluster_user_credentials_output(
+            resource_group_name=self.resource_group.name,
+            resource_name=self.managed_cluster.name,
+        )
+        self.kubeconfig = pulumi.Output.secret(credentials.kubeconfigs[0].value.apply(_decode_kubeconfig))
+
+        self.provider = k8s.Provider(
+            f"{name}-k8s",
+            kubeconfig=self.kubeconfig,
+            # Let `pulumi destroy` drop Kubernetes objects from the state when the cluster
+            # is already gone, instead of failing to reach it (pulumi-kubernetes provider docs).
+            delete_unreachable=True,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.managed_cluster]),
+        )
+
+        self.resource_group_name = self.resource_group.name
+        self.cluster_name = self.managed_cluster.name
+        self.gpu_pool_name = pulumi.Output.from_input(gpu.name)
+        self.gpu_pool_vm_size = pulumi.Output.from_input(gpu.vm_size)
+        self.get_credentials_command = pulumi.Output.concat(
+            "az aks get-credentials --resource-group ",
+            self.resource_group.name,
+            " --name ",
+            self.managed_cluster.name,
+        )
+        self.gpu_tolerations = gpu_tolerations(gpu)
+        self.register_outputs(
+            {
+                "resourceGroupName": self.resource_group_name,
+                "clusterName": self.cluster_name,
+                "gpuPoolName": self.gpu_pool_name,
+                "gpuPoolVmSize": self.gpu_pool_vm_size,
+                "kubeconfig": self.kubeconfig,
+            }
+        )
+
+
+def _dns_prefix(cluster_name: str) -> str:
+    prefix = "".join(c if c.isalnum() else "-" for c in cluster_name)[:54].strip("-")
+    return prefix or "aks"
+
+
+def _decode_kubeconfig(value: str) -> str:
+    return base64.b64decode(value).decode("utf-8")

@@ -1,0 +1,106 @@
+"""Guide steps 4-5: the `gpu-resources` namespace and the NVIDIA device plugin DaemonSet.
+
+The DaemonSet is the guide's `nvidia-device-plugin-ds.yaml`, field for field (names, labels,
+selector, update strategy, tolerations, container, security context, hostPath mount), plus
+what today's guide (azure-aks-docs articles/aks/use-nvidia-gpu.md) adds to it:
+  - a toleration for the GPU pool's taint, or the plugin never lands on a GPU node;
+  - `priorityClassName: system-node-critical`, the supported form of the guide's
+    `scheduler.alpha.kubernetes.io/critical-pod` annotation (ignored since Kubernetes 1.16;
+    kept for fidelity, it does no harm);
+  - `FAIL_ON_INIT_ERROR=false`, so the plugin idles instead of crash-looping on the
+    System pool's nodes, which have no GPU (the image's default is to fail).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional, Sequence
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+DAEMONSET_NAME = "nvidia-device-plugin-daemonset"
+POD_LABELS = {"name": "nvidia-device-plugin-ds"}
+CONTAINER_NAME = "nvidia-device-plugin-ctr"
+# The kubelet's device-plugin socket directory: the plugin registers `nvidia.com/gpu` there
+# (kubernetes.io/docs/concepts/extend-kubernetes/compute-storage-net/device-plugins).
+DEVICE_PLUGIN_PATH = "/var/lib/kubelet/device-plugins"
+
+# The guide's own tolerations, in its order.
+GUIDE_TOLERATIONS = (
+    # "Allow this pod to be rescheduled while the node is in 'critical add-ons only' mode."
+    k8s.core.v1.TolerationArgs(key="CriticalAddonsOnly", operator="Exists"),
+    k8s.core.v1.TolerationArgs(key="nvidia.com/gpu", operator="Exists", effect="NoSchedule"),
+)
+
+
+@dataclass(frozen=True)
+class NvidiaDevicePluginArgs:
+    provider: k8s.Provider
+    namespace: str
+    image: str
+    #: Tolerations for the GPU pool's taints, added after the guide's own.
+    gpu_tolerations: Sequence[k8s.core.v1.TolerationArgs] = field(default_factory=tuple)
+
+
+class NvidiaDevicePlugin(pulumi.ComponentResource):
+    """The namespace and the DaemonSet that advertise `nvidia.com/gpu` on GPU nodes."""
+
+    namespace: k8s.core.v1.Namespace
+    daemon_set: k8s.apps.v1.DaemonSet
+    namespace_name: pulumi.Output[str]
+
+    def __init__(self, name: str, args: NvidiaDevicePluginArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+        super().__init__("aks-gpu:kubernetes:NvidiaDevicePlugin", name, None, opts)
+        on_cluster = pulumi.ResourceOptions(parent=self, provider=args.provider)
+
+        # Step 4: kubectl create namespace gpu-resources
+        self.namespace = k8s.core.v1.Namespace(
+            f"{name}-ns",
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=args.namespace),
+            opts=on_cluster,
+        )
+
+        # Step 5: kubectl apply -f nvidia-device-plugin-ds.yaml
+        self.daemon_set = k8s.apps.v1.DaemonSet(
+            f"{name}-ds",
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=DAEMONSET_NAME, namespace=self.namespace.metadata.name),
+            spec=k8s.apps.v1.DaemonSetSpecArgs(
+                selector=k8s.meta.v1.LabelSelectorArgs(match_labels=POD_LABELS),
+                update_strategy=k8s.apps.v1.DaemonSetUpdateStrategyArgs(type="RollingUpdate"),
+                template=k8s.core.v1.PodTemplateSpecArgs(
+                    metadata=k8s.meta.v1.ObjectMetaArgs(
+                        annotations={"scheduler.alpha.kubernetes.io/critical-pod": ""},
+                        labels=POD_LABELS,
+                    ),
+                    spec=k8s.core.v1.PodSpecArgs(
+                        tolerations=[*GUIDE_TOLERATIONS, *args.gpu_tolerations],
+                        priority_class_name="system-node-critical",
+                        containers=[
+                            k8s.core.v1.ContainerArgs(
+                                name=CONTAINER_NAME,
+                                image=args.image,
+                                env=[k8s.core.v1.EnvVarArgs(name="FAIL_ON_INIT_ERROR", value="false")],
+                                security_context=k8s.core.v1.SecurityContextArgs(
+                                    allow_privilege_escalation=False,
+                                    capabilities=k8s.core.v1.CapabilitiesArgs(drop=["ALL"]),
+                                ),
+                                volume_mounts=[
+                                    k8s.core.v1.VolumeMountArgs(name="device-plugin", mount_path=DEVICE_PLUGIN_PATH),
+                                ],
+                            )
+                        ],
+                        volumes=[
+                            k8s.core.v1.VolumeArgs(
+                                name="device-plugin",
+                                host_path=k8s.core.v1.HostPathVolumeSourceArgs(path=DEVICE_PLUGIN_PATH),
+                            )
+                        ],
+                    ),
+                ),
+            ),
+            opts=on_cluster,
+        )
+
+        self.namespace_name = self.namespace.metadata.name
+        self.register_outputs({"namespace": self.namespace_name})

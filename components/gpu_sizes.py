@@ -1,0 +1,195 @@
+"""A catalog of the Azure GPU VM sizes a user of this program might pick.
+
+Used at config time only: it decides nothing about resources by itself, it tells the
+config parser which sizes are GPU sizes, which generation they boot, and which Azure has
+retired (so `pulumi preview` warns instead of `pulumi up` failing twenty minutes in).
+
+Sources (learn.microsoft.com/azure/virtual-machines/..., from MicrosoftDocs/azure-docs and
+MicrosoftDocs/azure-compute-docs):
+  sizes/gpu-accelerated/nc-series, ncv2-series, ncv3-series, ncast4v3-series,
+  nca100v4-series, ncadsh100v5-series, ndh100v5-series, ndasra100v4-series: GPU model,
+  GPUs per VM (the specs tables), and Gen1/Gen2 (each page's "Feature support" list);
+  nc-series-retirement, ncv2-series-retirement, ncv3-retirement: retirement dates;
+  n-series-migration and ncv3-retirement: the replacements Microsoft recommends.
+"""
+
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Optional
+
+if TYPE_CHECKING:
+    from components.config import GpuPoolConfig
+
+
+@dataclass(frozen=True)
+class GpuSize:
+    name: str
+    gpu_model: str
+    gpus: int
+    gen1: bool
+    gen2: bool
+    retired: Optional[datetime.date] = None
+    replacement: Optional[str] = None
+
+
+def _family(
+    names: dict[str, tuple[int, Optional[str]]],
+    gpu_model: str,
+    *,
+    gen1: bool,
+    gen2: bool,
+    retired: Optional[datetime.date] = None,
+) -> list[GpuSize]:
+    """One size series: {size: (GPUs per VM, recommended replacement if retired)}."""
+    return [GpuSize(n, gpu_model, g, gen1, gen2, retired, r) for n, (g, r) in names.items()]
+
+
+CATALOG: dict[str, GpuSize] = {
+    s.name: s
+    for s in [
+        # NC v1, the guide's sizes. Gen1 only ("Generation 2 VMs: Not Supported").
+        # Retired 2023-09-06 (nc-series-retirement). Replacements from n-series-migration:
+        # "NC-Series customers should consider moving directly across ... to NC T4 v3 sizes."
+        *_family(
+            {
+                "Standard_NC6": (1, "Standard_NC4as_T4_v3"),
+                "Standard_NC12": (2, "Standard_NC16as_T4_v3"),
+                "Standard_NC24": (4, "Standard_NC64as_T4_v3"),
+                "Standard_NC24r": (4, "Standard_NC64as_T4_v3"),
+            },
+            "NVIDIA Tesla K80",
+            gen1=True,
+            gen2=False,
+            retired=datetime.date(2023, 9, 6),
+        ),
+        # NCv2, the guide's Gen2-variant sizes. Gen1 and Gen2. Retired 2023-09-06
+        # (ncv2-series-retirement). n-series-migration: "NCv2-Series customers should
+        # consider moving directly across to NC A100 v4 sizes."
+        *_family(
+            {
+                "Standard_NC6s_v2": (1, "Standard_NC24ads_A100_v4"),
+                "Standard_NC12s_v2": (2, "Standard_NC48ads_A100_v4"),
+                "Standard_NC24s_v2": (4, "Standard_NC96ads_A100_v4"),
+                "Standard_NC24rs_v2": (4, "Standard_NC96ads_A100_v4"),
+            },
+            "NVIDIA Tesla P100",
+            gen1=True,
+            gen2=True,
+            retired=datetime.date(2023, 9, 6),
+        ),
+        # NCv3. Gen1 and Gen2. Retired 2025-09-30 in public regions (ncv3-retirement;
+        # US Gov regions 2026-06-30). "Microsoft is recommending the Azure NCadsH100_v5-series."
+        *_family(
+            {
+                "Standard_NC6s_v3": (1, "Standard_NC40ads_H100_v5"),
+                "Standard_NC12s_v3": (2, "Standard_NC80adis_H100_v5"),
+                "Standard_NC24s_v3": (4, "Standard_NC80adis_H100_v5"),
+                "Standard_NC24rs_v3": (4, "Standard_NC80adis_H100_v5"),
+            },
+            "NVIDIA Tesla V100 16GB",
+            gen1=True,
+            gen2=True,
+            retired=datetime.date(2025, 9, 30),
+        ),
+        # NCasT4_v3. Gen1 and Gen2. Current.
+        *_family(
+            {
+                "Standard_NC4as_T4_v3": (1, None),
+                "Standard_NC8as_T4_v3": (1, None),
+                "Standard_NC16as_T4_v3": (1, None),
+                "Standard_NC64as_T4_v3": (4, None),
+            },
+            "NVIDIA Tesla T4 16GB",
+            gen1=True,
+            gen2=True,
+        ),
+        # NC A100 v4. Gen2 only. Current.
+        *_family(
+            {
+                "Standard_NC24ads_A100_v4": (1, None),
+                "Standard_NC48ads_A100_v4": (2, None),
+                "Standard_NC96ads_A100_v4": (4, None),
+            },
+            "NVIDIA A100 PCIe 80GB",
+            gen1=False,
+            gen2=True,
+        ),
+        # NCads H100 v5. Gen2 only. Current.
+        *_family(
+            {"Standard_NC40ads_H100_v5": (1, None), "Standard_NC80adis_H100_v5": (2, None)},
+            "NVIDIA H100 NVL 94GB",
+            gen1=False,
+            gen2=True,
+        ),
+        # ND A100 v4 and ND H100 v5. Gen2 only ("ND H100 v5 requires the use of Generation 2 VMs").
+        *_family({"Standard_ND96asr_v4": (8, None)}, "NVIDIA A100 SXM4 40GB", gen1=False, gen2=True),
+        *_family({"Standard_ND96isr_H100_v5": (8, None)}, "NVIDIA H100 SXM5 80GB", gen1=False, gen2=True),
+    ]
+}
+
+# The guide's sizes: `--node-vm-size Standard_NC6`, and Standard_NC6s_v2 for its Gen2 variant.
+GUIDE_SIZE = "Standard_NC6"
+GUIDE_GEN2_SIZE = "Standard_NC6s_v2"
+
+
+def default_size(gen2: bool) -> str:
+    return GUIDE_GEN2_SIZE if gen2 else GUIDE_SIZE
+
+
+def is_gpu_family(vm_size: str) -> bool:
+    """Azure's GPU families are the N-series: NC, ND, NV, NG, NCC (vm-naming-conventions)."""
+    return vm_size.startswith("Standard_N")
+
+
+def generation(vm_size: str) -> str:
+    """Which Hyper-V generation AKS boots the pool on: "2", "1", or "unknown".
+
+    AKS Linux pools get the Gen2 image whenever the size supports it
+    (azure-aks-docs articles/aks/generation-2-vms.md).
+    """
+    size = CATALOG.get(vm_size)
+    if size is None:
+        return "unknown"
+    return "2" if size.gen2 else "1"
+
+
+def check_pool(pool: "GpuPoolConfig", key: str) -> list[str]:
+    """Refuses a GPU pool the catalog knows cannot work; returns the warnings for the rest.
+
+    `key` is the config key the messages name (`aks-gpu:gpuPool`).
+    """
+    from components.config import ConfigError  # config imports this module
+
+    size = CATALOG.get(pool.vm_size)
+    warnings: list[str] = []
+    if size is None:
+        if not is_gpu_family(pool.vm_size):
+            raise ConfigError(
+                f"invalid config {key}.vmSize = {pool.vm_size!r}: not a GPU size; expected an N-series size "
+                f"such as 'Standard_NC4as_T4_v3' (known: {', '.join(current_sizes())})"
+            )
+        # Azure adds sizes faster than this catalog: an unknown N-series size may be fine.
+        warnings.append(
+            f"{key}.vmSize {pool.vm_size} is not in this program's GPU size catalog; "
+            "deploying it as given (check its GPU and Gen2 support with `az vm list-skus`)"
+        )
+        return warnings
+    if pool.gen2 and not size.gen2:
+        raise ConfigError(
+            f"invalid config {key}: gen2 = true but vmSize {size.name} ({size.gpu_model}) supports Gen1 only; "
+            "choose a Gen2-capable size such as Standard_NC4as_T4_v3 (or omit vmSize for the guide's "
+            f"{GUIDE_GEN2_SIZE}), or set gen2 to false"
+        )
+    if size.retired is not None:
+        warnings.append(
+            f"{key}.vmSize {size.name} ({size.gpu_model}) was retired by Azure on {size.retired.isoformat()}: "
+            f"AKS will refuse to create it; a current replacement is {size.replacement}"
+        )
+    return warnings
+
+
+def current_sizes() -> list[str]:
+    """The catalog's sizes that Azure still sells, in catalog order."""
+    return [s.name for s in CATALOG.values() if s.retired is None]

@@ -1,0 +1,297 @@
+"""Runs the real Pulumi program under Pulumi's mock engine and records what it declares.
+
+This is the machinery behind both `make render` and the tests: no cloud, no credentials,
+no Pulumi CLI. It does what the CLI would do before it starts the program:
+
+  * merges project config from `Pulumi.yaml` (provider values and project-key defaults)
+    with `Pulumi.<stack>.yaml`, and hands the program the same flat string map the CLI
+    does (the mock engine applies no `Pulumi.yaml` defaults by itself);
+  * records every resource registration with its type, inputs, parent, provider,
+    dependencies and options (the stock mock monitor keeps only the resulting state);
+  * collects stack outputs (with their secretness) and the warnings the program logs.
+
+Mock answers stand in for Azure: resource names echo their inputs and the user
+credential is a fake kubeconfig whose token is `MOCK_USER_TOKEN`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import json
+import logging
+import runpy
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator, Mapping, Optional
+
+import yaml
+
+import pulumi
+from pulumi.runtime import mocks as pulumi_mocks
+from pulumi.runtime import rpc, settings
+from pulumi.runtime.stack import wait_for_rpcs
+from pulumi.runtime.sync_await import _sync_await
+
+ROOT = Path(__file__).resolve().parent.parent
+PROJECT_FILE = ROOT / "Pulumi.yaml"
+
+# The fake credential; tests check that it never shows up outside a secret.
+MOCK_USER_TOKEN = "mock-user-token-0123456789abcdef"
+USER_CREDENTIALS_TOKEN = "azure-native:containerservice:listManagedClusterUserCredentials"
+
+
+class Secret:
+    """A recorded value that Pulumi treats as secret."""
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:  # never print the value by accident
+        return "Secret([secret])"
+
+
+@dataclass
+class Registration:
+    """One resource as the program registered it."""
+
+    urn: str
+    type: str
+    name: str
+    custom: bool
+    parent: str
+    provider: str
+    dependencies: list[str]
+    inputs: dict[str, Any]
+    options: dict[str, Any]
+
+
+@dataclass
+class StackOutput:
+    value: Any
+    secret: bool
+
+
+@dataclass
+class ProgramRun:
+    project: str
+    stack: str
+    config: dict[str, str]
+    resources: list[Registration]
+    outputs: dict[str, StackOutput]
+    warnings: list[str] = field(default_factory=list)
+
+    def of_type(self, type_: str) -> list[Registration]:
+        return [r for r in self.resources if r.type == type_]
+
+    def one(self, type_: str) -> Registration:
+        found = self.of_type(type_)
+        if len(found) != 1:
+            raise LookupError(f"expected one {type_}, found {len(found)}")
+        return found[0]
+
+    def by_urn(self, urn: str) -> Registration:
+        return next(r for r in self.resources if r.urn == urn)
+
+
+# --------------------------------------------------------------------------- config
+
+
+def _as_cli_string(value: Any) -> str:
+    """Config values the way the CLI passes them to a program."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value)
+
+
+def project_name() -> str:
+    return yaml.safe_load(PROJECT_FILE.read_text())["name"]
+
+
+def project_config() -> dict[str, str]:
+    """What `Pulumi.yaml` contributes: provider values, and defaults of project keys."""
+    project = yaml.safe_load(PROJECT_FILE.read_text())
+    name = project["name"]
+    merged: dict[str, str] = {}
+    for key, decl in (project.get("config") or {}).items():
+        if ":" in key:  # another namespace: a value, plain or as {value: ...}
+            value = decl.get("value") if isinstance(decl, dict) else decl
+        else:  # a project key: its declared default, if any
+            key = f"{name}:{key}"
+            value = decl.get("default") if isinstance(decl, dict) else decl
+        if value is not None:
+            merged[key] = _as_cli_string(value)
+    return merged
+
+
+def stack_config(stack: str) -> dict[str, str]:
+    """`Pulumi.<stack>.yaml` over `Pulumi.yaml`, as the CLI merges them."""
+    path = ROOT / f"Pulumi.{stack}.yaml"
+    if not path.exists():
+        raise FileNotFoundError(f"no stack file {path.name}")
+    name = project_name()
+    merged = project_config()
+    for key, value in ((yaml.safe_load(path.read_text()) or {}).get("config") or {}).items():
+        full = key if ":" in key else f"{name}:{key}"
+        merged[full] = _as_cli_string(value)
+    return merged
+
+
+def stacks() -> list[str]:
+    """The stacks this repository defines (one `Pulumi.<stack>.yaml` each)."""
+    return sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in ROOT.glob("Pulumi.*.yaml"))
+
+
+# --------------------------------------------------------------------------- mocks
+
+
+def _fake_kubeconfig(cluster: str) -> str:
+    return (
+        "apiVersion: v1\nkind: Config\n"
+        f"clusters:\n- name: {cluster}\n  cluster:\n    server: https://{cluster}.hcp.mock.azmk8s.io:443\n"
+        f"contexts:\n- name: {cluster}\n  context:\n    cluster: {cluster}\n    user: clusterUser_{cluster}\n"
+        f"current-context: {cluster}\n"
+        f"users:\n- name: clusterUser_{cluster}\n  user:\n    token: {MOCK_USER_TOKEN}\n"
+    )
+
+
+class AzureMocks(pulumi_mocks.Mocks):
+    """Echoes inputs back as state, with the computed names azure-native would return."""
+
+    def new_resource(self, args: pulumi_mocks.MockResourceArgs) -> tuple[Optional[str], dict]:
+        state = dict(args.inputs)
+        # azure-native exposes the ARM name as the `name` output.
+        for name_input in ("resourceName", "resourceGroupName", "agentPoolName"):
+            if args.typ.startswith("azure-native:") and name_input in state:
+                state["name"] = state[name_input]
+                break
+        return f"{args.name}-id", state
+
+    def call(self, args: pulumi_mocks.MockCallArgs) -> dict:
+        if args.token == USER_CREDENTIALS_TOKEN:
+            value = base64.b64encode(_fake_kubeconfig(args.args["resourceName"]).encode()).decode()
+            return {"kubeconfigs": [{"name": "clusterUser", "value": value}]}
+        raise NotImplementedError(f"no mock for invoke {args.token}")
+
+
+def _unwrap(value: Any) -> Any:
+    """Turns the RPC layer's secret wrappers into `Secret` markers, recursively."""
+    if isinstance(value, dict):
+        if value.get(rpc._special_sig_key) == rpc._special_secret_sig:
+            return Secret(_unwrap(value["value"]))
+        return {k: _unwrap(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_unwrap(v) for v in value]
+    return value
+
+
+class RecordingMonitor(pulumi_mocks.MockMonitor):
+    """The stock mock monitor, plus a record of each registration request."""
+
+    def __init__(self, mocks: pulumi_mocks.Mocks) -> None:
+        super().__init__(mocks)
+        self.registrations: list[Registration] = []
+
+    def RegisterResource(self, request):  # noqa: N802 (gRPC method name)
+        response = super().RegisterResource(request)
+        if request.type != "pulumi:pulumi:Stack":
+            timeouts = request.customTimeouts
+            self.registrations.append(
+                Registration(
+                    urn=response.urn,
+                    type=request.type,
+                    name=request.name,
+                    custom=request.custom,
+                    parent=request.parent,
+                    # A provider reference is "<urn>::<id>"; URNs contain "::" too.
+                    provider=request.provider.rsplit("::", 1)[0] if request.provider else "",
+                    dependencies=list(request.dependencies),
+                    inputs=_unwrap(rpc.deserialize_properties(request.object)),
+                    options={
+                        "protect": bool(request.protect),
+                        "customTimeouts": {
+                            k: getattr(timeouts, k) for k in ("create", "update", "delete") if getattr(timeouts, k)
+                        },
+                        "ignoreChanges": list(request.ignoreChanges),
+                        "retainOnDelete": bool(request.retainOnDelete),
+                        "deleteBeforeReplace": bool(request.deleteBeforeReplace),
+                    },
+                )
+            )
+        return response
+
+
+class _WarningCollector(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(level=logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.levelno == logging.WARNING:
+            self.messages.append(record.getMessage())
+
+
+# --------------------------------------------------------------------------- run
+
+
+@contextlib.contextmanager
+def _program_on_path() -> Iterator[None]:
+    sys.path.insert(0, str(ROOT))
+    try:
+        yield
+    finally:
+        sys.path.remove(str(ROOT))
+
+
+def run_program(
+    stack: str = "dev",
+    config: Optional[Mapping[str, str]] = None,
+    overrides: Optional[Mapping[str, Any]] = None,
+) -> ProgramRun:
+    """Runs `__main__.py` for `stack` under mocks and returns what it declared.
+
+    `config` replaces the stack's merged config entirely; `overrides` are applied on top
+    (keys without a namespace belong to the project; values are given as in YAML).
+    Errors the program raises (a `ConfigError`, say) propagate unchanged.
+    """
+    project = project_name()
+    merged = dict(config) if config is not None else stack_config(stack)
+    for key, value in (overrides or {}).items():
+        merged[key if ":" in key else f"{project}:{key}"] = _as_cli_string(value)
+
+    mocks = AzureMocks()
+    monitor = RecordingMonitor(mocks)
+    collector = _WarningCollector()
+    logger = logging.getLogger(f"aks-gpu.mock.{stack}")
+    logger.propagate = False
+    logger.handlers = [collector]
+    logger.setLevel(logging.DEBUG)
+
+    settings.ROOT.set(None)  # a fresh root stack for each run in one process
+    pulumi_mocks.set_mocks(mocks, project=project, stack=stack, preview=False, logger=logger, monitor=monitor)
+    pulumi.runtime.set_all_config(merged)
+
+    with _program_on_path():
+        runpy.run_path(str(ROOT / "__main__.py"), run_name="__main__")
+        _sync_await(wait_for_rpcs())
+        outputs = _sync_await(_resolve_outputs(settings.get_root_resource().outputs))  # type: ignore[union-attr]
+
+    return ProgramRun(
+        project=project,
+        stack=stack,
+        config=merged,
+        resources=list(monitor.registrations),
+        outputs=outputs,
+        warnings=list(collector.messages),
+    )
+
+
+async def _resolve_outputs(exports: Mapping[str, Any]) -> dict[str, StackOutput]:
+    resolved: dict[str, StackOutput] = {}
+    for name, value in exports.items():
+        out = pulumi.Output.from_input(value)
+        resolved[name] = StackOutput(value=await out.future(), secret=await out.is_secret())
+    await asyncio.sleep(0)
+    return resolved
