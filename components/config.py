@@ -125,8 +125,13 @@ _K8S_VERSION = re.compile(r"^1\.\d{2}(\.\d+)?$")
 _VM_SIZE = re.compile(r"^Standard_[A-Za-z0-9_]+$")
 # RFC 1123 DNS label: what Kubernetes requires of a namespace name.
 _DNS_LABEL = re.compile(r"^[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?$")
-# A container image reference: no whitespace, no scheme. Registries validate the rest.
-_IMAGE = re.compile(r"^[a-z0-9][a-z0-9._/:-]*[A-Za-z0-9._-]+(@sha256:[a-f0-9]{64})?$")
+# A container image reference, after the grammar of distribution/reference (reference.go):
+# [host[:port]/]path-component[/path-component...][:tag][@sha256:digest].
+_IMAGE = re.compile(
+    r"^(?:[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?(?::[0-9]+)?/)?"
+    r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*"
+    r"(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$"
+)
 
 # Namespaces that exist in every cluster: this program creates and deletes its namespace,
 # so it must be one the program can own.

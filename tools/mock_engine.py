@@ -25,7 +25,7 @@ import runpy
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Optional
+from typing import Any, Callable, Iterator, Mapping, Optional
 
 import yaml
 
@@ -184,6 +184,9 @@ def _unwrap(value: Any) -> Any:
         return {k: _unwrap(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_unwrap(v) for v in value]
+    # Protobuf carries every number as a double; counts read better as integers.
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
     return value
 
 
@@ -249,20 +252,36 @@ def run_program(
     stack: str = "dev",
     config: Optional[Mapping[str, str]] = None,
     overrides: Optional[Mapping[str, Any]] = None,
+    monitor: Optional[RecordingMonitor] = None,
 ) -> ProgramRun:
     """Runs `__main__.py` for `stack` under mocks and returns what it declared.
 
     `config` replaces the stack's merged config entirely; `overrides` are applied on top
     (keys without a namespace belong to the project; values are given as in YAML).
-    Errors the program raises (a `ConfigError`, say) propagate unchanged.
+    Errors the program raises (a `ConfigError`, say) propagate unchanged; pass your own
+    `monitor` to see what was registered before one.
     """
     project = project_name()
     merged = dict(config) if config is not None else stack_config(stack)
     for key, value in (overrides or {}).items():
         merged[key if ":" in key else f"{project}:{key}"] = _as_cli_string(value)
 
-    mocks = AzureMocks()
-    monitor = RecordingMonitor(mocks)
+    def program() -> None:
+        with _program_on_path():
+            runpy.run_path(str(ROOT / "__main__.py"), run_name="__main__")
+
+    return run_under_mocks(program, stack=stack, config=merged, monitor=monitor)
+
+
+def run_under_mocks(
+    body: Callable[[], Any],
+    stack: str = "test",
+    config: Optional[Mapping[str, str]] = None,
+    monitor: Optional[RecordingMonitor] = None,
+) -> ProgramRun:
+    """Runs `body` (a program, or a test that builds one component) under mocks."""
+    project = project_name()
+    monitor = monitor or RecordingMonitor(AzureMocks())
     collector = _WarningCollector()
     logger = logging.getLogger(f"aks-gpu.mock.{stack}")
     logger.propagate = False
@@ -270,18 +289,18 @@ def run_program(
     logger.setLevel(logging.DEBUG)
 
     settings.ROOT.set(None)  # a fresh root stack for each run in one process
-    pulumi_mocks.set_mocks(mocks, project=project, stack=stack, preview=False, logger=logger, monitor=monitor)
-    pulumi.runtime.set_all_config(merged)
+    pulumi_mocks.set_mocks(monitor.mocks, project=project, stack=stack, preview=False, logger=logger, monitor=monitor)
+    pulumi.runtime.set_all_config(dict(config or {}))
 
     with _program_on_path():
-        runpy.run_path(str(ROOT / "__main__.py"), run_name="__main__")
+        body()
         _sync_await(wait_for_rpcs())
         outputs = _sync_await(_resolve_outputs(settings.get_root_resource().outputs))  # type: ignore[union-attr]
 
     return ProgramRun(
         project=project,
         stack=stack,
-        config=merged,
+        config=dict(config or {}),
         resources=list(monitor.registrations),
         outputs=outputs,
         warnings=list(collector.messages),
