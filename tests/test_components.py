@@ -1,0 +1,81 @@
+"""Each component on its own, built inside the test under the mock engine."""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.cluster import GpuCluster, GpuClusterArgs
+from components.config import GpuPoolConfig, SystemPoolConfig
+from components.device_plugin import NvidiaDevicePlugin, NvidiaDevicePluginArgs
+from components.mnist_job import MnistJob, MnistJobArgs
+from tools.mock_engine import MOCK_USER_TOKEN, run_under_mocks
+
+TOLERATION = k8s.core.v1.TolerationArgs(key="team", operator="Equal", value="ml", effect="NoSchedule")
+
+
+def children_of(run, component_type: str) -> list:
+    parent = run.one(component_type).urn
+    return [r for r in run.resources if r.parent == parent]
+
+
+def a_cluster(**pool) -> GpuCluster:
+    return GpuCluster(
+        "c",
+        GpuClusterArgs(
+            location="westeurope",
+            resource_group_name="rg1",
+            cluster_name="aks1",
+            system_pool=SystemPoolConfig(),
+            gpu_pool=GpuPoolConfig(**{"vm_size": "Standard_NC4as_T4_v3", **pool}),
+        ),
+    )
+
+
+def test_gpu_cluster_alone_parents_its_children_and_names_them_after_itself():
+    run = run_under_mocks(a_cluster)
+    kids = children_of(run, "aks-gpu:azure:GpuCluster")
+    assert sorted(r.name for r in kids) == ["c-aks", "c-gpu-pool", "c-k8s", "c-rg"]
+    assert run.one("azure-native:containerservice:AgentPool").inputs["vmSize"] == "Standard_NC4as_T4_v3"
+
+
+def test_gpu_cluster_kubeconfig_is_secret_and_decoded():
+    seen = {}
+
+    def body():
+        cluster = a_cluster()
+        seen["secret"] = cluster.kubeconfig.is_secret()
+        cluster.kubeconfig.apply(lambda text: seen.setdefault("text", text))
+
+    run_under_mocks(body)
+    assert pulumi.runtime.sync_await._sync_await(seen["secret"]) is True
+    assert MOCK_USER_TOKEN in seen["text"]
+
+
+def test_device_plugin_alone_uses_the_given_provider_namespace_and_tolerations():
+    def body():
+        provider = k8s.Provider("p", kubeconfig="apiVersion: v1")
+        NvidiaDevicePlugin("dp", NvidiaDevicePluginArgs(provider=provider, namespace="nvidia", image="nvidia/k8s-device-plugin:1.11", gpu_tolerations=[TOLERATION]))
+
+    run = run_under_mocks(body)
+    kids = children_of(run, "aks-gpu:kubernetes:NvidiaDevicePlugin")
+    assert sorted(r.name for r in kids) == ["dp-ds", "dp-ns"]
+    assert {r.provider for r in kids} == {run.one("pulumi:providers:kubernetes").urn}
+    ds = run.one("kubernetes:apps/v1:DaemonSet").inputs
+    assert ds["metadata"]["namespace"] == "nvidia"
+    assert ds["spec"]["template"]["spec"]["tolerations"][-1] == {"key": "team", "operator": "Equal", "value": "ml", "effect": "NoSchedule"}
+    assert ds["spec"]["template"]["spec"]["containers"][0]["image"] == "nvidia/k8s-device-plugin:1.11"
+
+
+def test_mnist_job_alone_waits_for_what_it_is_given():
+    def body():
+        provider = k8s.Provider("p", kubeconfig="apiVersion: v1")
+        gate = k8s.core.v1.Namespace("gate", metadata={"name": "gate"}, opts=pulumi.ResourceOptions(provider=provider))
+        MnistJob("m", MnistJobArgs(provider=provider, image="mnist:gpu", max_steps=7, create_timeout="45m", depends_on=[gate]))
+
+    run = run_under_mocks(body)
+    job = run.one("kubernetes:batch/v1:Job")
+    assert run.one("kubernetes:core/v1:Namespace").urn in job.dependencies
+    assert job.options["customTimeouts"] == {"create": "45m", "update": "45m"}
+    assert job.inputs["spec"]["template"]["spec"]["containers"][0]["args"] == ["--max_steps", "7"]
+    assert "tolerations" not in job.inputs["spec"]["template"]["spec"]

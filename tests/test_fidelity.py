@@ -1,0 +1,110 @@
+"""The two Kubernetes objects match the guide's manifests, except for documented additions.
+
+The guide's manifests are loaded byte-for-byte from ../shared/reference and compared field
+by field with what the program declares. Every difference must be in the list below, each
+with its reason (also in the README's "What changed in Azure since the guide").
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+import yaml
+
+from components.config import GUIDE_DEVICE_PLUGIN_IMAGE
+from tools.render import manifest
+
+REFERENCE = Path(__file__).resolve().parent.parent.parent / "shared" / "reference"
+
+if not REFERENCE.is_dir() and not os.environ.get("CI"):
+    pytest.skip(f"the guide's manifests are not beside this clone ({REFERENCE})", allow_module_level=True)
+
+SKU_GPU_TOLERATION = {"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}
+
+# path -> (guide's value, program's value); None means absent.
+DAEMONSET_ADDITIONS = {
+    # Today's guide: the GPU pool is tainted sku=gpu:NoSchedule, so the plugin tolerates it.
+    "spec.template.spec.tolerations[2]": (None, SKU_GPU_TOLERATION),
+    # Today's guide: the supported replacement of the critical-pod annotation.
+    "spec.template.spec.priorityClassName": (None, "system-node-critical"),
+    # Today's guide: idle, not crash-loop, on nodes without a GPU.
+    "spec.template.spec.containers[0].env": (None, [{"name": "FAIL_ON_INIT_ERROR", "value": "false"}]),
+}
+JOB_ADDITIONS = {
+    # Today's guide: the Job tolerates the GPU pool's taint.
+    "spec.template.spec.tolerations": (None, [SKU_GPU_TOLERATION]),
+    # The guide's kubectl apply lands it in `default`; the mock engine (and this program)
+    # sets the namespace explicitly instead of relying on the kubeconfig's context.
+    "metadata.namespace": (None, "default"),
+}
+
+
+def differences(guide: Any, ours: Any, path: str = "") -> Iterator[tuple[str, Any, Any]]:
+    if isinstance(guide, dict) and isinstance(ours, dict):
+        for key in sorted(set(guide) | set(ours)):
+            sub = f"{path}.{key}" if path else key
+            if key not in guide:
+                yield sub, None, ours[key]
+            elif key not in ours:
+                yield sub, guide[key], None
+            else:
+                yield from differences(guide[key], ours[key], sub)
+    elif isinstance(guide, list) and isinstance(ours, list):
+        for i in range(max(len(guide), len(ours))):
+            sub = f"{path}[{i}]"
+            if i >= len(guide):
+                yield sub, None, ours[i]
+            elif i >= len(ours):
+                yield sub, guide[i], None
+            else:
+                yield from differences(guide[i], ours[i], sub)
+    elif _scalar(guide) != _scalar(ours):
+        yield path, guide, ours
+
+
+def _scalar(value: Any) -> Any:
+    # `nvidia.com/gpu: 1` in YAML is the quantity "1" in the Kubernetes API.
+    return str(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else value
+
+
+def guide_manifest(name: str) -> dict[str, Any]:
+    return yaml.safe_load((REFERENCE / name).read_text())
+
+
+def declared(run, kind: str) -> dict[str, Any]:
+    return manifest(run.one(f"kubernetes:{kind}"))
+
+
+def test_the_device_plugin_is_the_guides_daemonset_plus_todays_additions(program):
+    run = program(devicePlugin={"image": GUIDE_DEVICE_PLUGIN_IMAGE})
+    found = {p: (g, o) for p, g, o in differences(guide_manifest("nvidia-device-plugin-ds.yaml"), declared(run, "apps/v1:DaemonSet"))}
+    assert found == DAEMONSET_ADDITIONS
+
+
+def test_the_default_device_plugin_image_is_the_one_todays_guide_uses(dev):
+    found = {p: o for p, _, o in differences(guide_manifest("nvidia-device-plugin-ds.yaml"), declared(dev, "apps/v1:DaemonSet"))}
+    assert found.pop("spec.template.spec.containers[0].image") == "nvcr.io/nvidia/k8s-device-plugin:v0.18.0"
+    assert set(found) == set(DAEMONSET_ADDITIONS)
+
+
+def test_the_mnist_job_is_the_guides_job_plus_the_gpu_toleration(dev):
+    found = {p: (g, o) for p, g, o in differences(guide_manifest("samples-tf-mnist-demo.yaml"), declared(dev, "batch/v1:Job"))}
+    assert found == JOB_ADDITIONS
+
+
+def test_max_steps_and_image_reach_the_job_container(program):
+    run = program(mnistJob={"maxSteps": 40, "image": "myregistry.azurecr.io/mnist:gpu"})
+    found = {p: (g, o) for p, g, o in differences(guide_manifest("samples-tf-mnist-demo.yaml"), declared(run, "batch/v1:Job"))}
+    assert found.pop("spec.template.spec.containers[0].args[1]") == ("500", "40")
+    assert found.pop("spec.template.spec.containers[0].image")[1] == "myregistry.azurecr.io/mnist:gpu"
+    assert found == JOB_ADDITIONS
+
+
+def test_the_comparison_notices_a_change():
+    guide = guide_manifest("samples-tf-mnist-demo.yaml")
+    changed = yaml.safe_load(yaml.safe_dump(guide))
+    changed["spec"]["template"]["spec"]["restartPolicy"] = "Never"
+    assert list(differences(guide, changed)) == [("spec.template.spec.restartPolicy", "OnFailure", "Never")]

@@ -1,0 +1,176 @@
+"""The whole program, per stack: what `pulumi up` would create, in what order, and what it exports."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tools.mock_engine import MOCK_USER_TOKEN, ProgramRun, Secret, run_program, stacks
+from tools.render import masked, outputs_document, resources_document
+
+RG = "azure-native:resources:ResourceGroup"
+AKS = "azure-native:containerservice:ManagedCluster"
+POOL = "azure-native:containerservice:AgentPool"
+K8S_PROVIDER = "pulumi:providers:kubernetes"
+NAMESPACE = "kubernetes:core/v1:Namespace"
+DAEMONSET = "kubernetes:apps/v1:DaemonSet"
+JOB = "kubernetes:batch/v1:Job"
+
+
+@pytest.mark.parametrize("stack", stacks())
+def test_every_stack_declares_the_whole_guide_in_one_graph(stack):
+    run = run_program(stack)
+    for type_ in (RG, AKS, POOL, K8S_PROVIDER):
+        assert len(run.of_type(type_)) == 1, type_
+    assert run.outputs["clusterName"].value
+    stack_urn = run.resources[0].parent
+    assert all(r.parent for r in run.resources), "every resource has a parent"
+    assert {r.parent for r in run.resources if r.type.startswith("aks-gpu:")} == {stack_urn}
+
+
+def test_dev_is_the_guide_one_standard_nc6_node_in_eastus(dev: ProgramRun):
+    pool = dev.one(POOL).inputs
+    assert (pool["vmSize"], pool["count"], pool["osType"], pool["mode"]) == ("Standard_NC6", 1, "Linux", "User")
+    assert dev.one(RG).inputs["location"] == "eastus"
+    assert dev.one(AKS).inputs["location"] == "eastus"
+
+
+def test_the_gpu_pool_is_a_separate_tainted_user_pool(dev: ProgramRun):
+    pool = dev.one(POOL)
+    assert pool.inputs["nodeTaints"] == ["sku=gpu:NoSchedule"]
+    assert pool.inputs["agentPoolName"] == "gpu"
+    assert pool.inputs["resourceName"] == dev.one(AKS).inputs["resourceName"]
+    inline = dev.one(AKS).inputs["agentPoolProfiles"]
+    assert [(p["name"], p["mode"], p["osType"]) for p in inline] == [("system", "System", "Linux")]
+
+
+def test_the_cluster_has_a_system_assigned_identity_and_rbac(dev: ProgramRun):
+    cluster = dev.one(AKS).inputs
+    assert cluster["identity"] == {"type": "SystemAssigned"}
+    assert cluster["enableRBAC"] is True
+    assert cluster["dnsPrefix"] == "aks-gpu-dev"
+    assert "kubernetesVersion" not in cluster, "unset: the AKS default"
+
+
+def test_kubernetes_version_and_system_pool_reach_the_cluster(program):
+    run = program(kubernetesVersion="1.33", systemPool={"vmSize": "Standard_D4s_v5", "nodeCount": 2})
+    cluster = run.one(AKS).inputs
+    assert cluster["kubernetesVersion"] == "1.33"
+    assert (cluster["agentPoolProfiles"][0]["vmSize"], cluster["agentPoolProfiles"][0]["count"]) == ("Standard_D4s_v5", 2)
+
+
+def test_explicit_names_are_used_as_given(program):
+    run = program(resourceGroupName="gpu-lab", clusterName="lab1")
+    assert run.one(RG).inputs["resourceGroupName"] == "gpu-lab"
+    assert run.one(AKS).inputs["resourceName"] == "lab1"
+    assert run.outputs["getCredentialsCommand"].value == "az aks get-credentials --resource-group gpu-lab --name lab1"
+
+
+# --------------------------------------------------------------------------- order
+
+
+def depends_on(run: ProgramRun, dependent: str, dependency: str) -> bool:
+    target = run.one(dependency).urn
+    return target in run.one(dependent).dependencies
+
+
+def test_the_job_runs_after_the_gpu_pool_and_the_device_plugin(dev: ProgramRun):
+    assert depends_on(dev, JOB, POOL)
+    assert depends_on(dev, JOB, DAEMONSET)
+
+
+def test_the_kubernetes_provider_comes_after_the_cluster(dev: ProgramRun):
+    assert depends_on(dev, K8S_PROVIDER, AKS)
+
+
+def test_the_pool_is_added_to_the_cluster_and_the_daemonset_to_its_namespace(dev: ProgramRun):
+    assert depends_on(dev, POOL, AKS)
+    assert depends_on(dev, AKS, RG)
+    assert depends_on(dev, DAEMONSET, NAMESPACE)
+
+
+def test_every_kubernetes_object_uses_the_clusters_provider(dev: ProgramRun):
+    provider = dev.one(K8S_PROVIDER).urn
+    objects = [r for r in dev.resources if r.type.startswith("kubernetes:")]
+    assert {r.type for r in objects} == {NAMESPACE, DAEMONSET, JOB}
+    assert all(r.provider == provider for r in objects)
+
+
+def test_the_provider_can_forget_objects_of_a_deleted_cluster(dev: ProgramRun):
+    assert dev.one(K8S_PROVIDER).inputs["deleteUnreachable"] == "true"
+
+
+# --------------------------------------------------------------------------- job
+
+
+def test_the_job_waits_long_enough_for_a_cold_node_and_the_image_pull(dev: ProgramRun):
+    job = dev.one(JOB)
+    assert job.options["customTimeouts"]["create"] == "30m"
+    assert "annotations" not in job.inputs["metadata"], "pulumi-kubernetes awaits completion"
+    assert "ttlSecondsAfterFinished" not in job.inputs["spec"]
+
+
+def test_wait_for_completion_false_skips_the_await(program):
+    job = program(mnistJob={"waitForCompletion": False}).one(JOB)
+    assert job.inputs["metadata"]["annotations"] == {"pulumi.com/skipAwait": "true"}
+
+
+def test_a_disabled_job_is_not_declared_nor_exported(program):
+    run = program(mnistJob={"enabled": False})
+    assert run.of_type(JOB) == []
+    assert not {"mnistJobName", "mnistJobNamespace", "jobLogsCommand"} & set(run.outputs)
+    assert len(run.of_type(DAEMONSET)) == 1
+
+
+# --------------------------------------------------------------------------- protection
+
+
+def test_protect_guards_the_resource_group_and_the_cluster_only(program):
+    run = program(protect=True)
+    protected = {r.type for r in run.resources if r.options["protect"]}
+    assert protected == {RG, AKS}
+
+
+def test_unprotected_by_default(dev: ProgramRun):
+    assert not any(r.options["protect"] for r in dev.resources)
+
+
+# --------------------------------------------------------------------------- outputs
+
+
+def test_outputs_name_what_was_built(dev: ProgramRun):
+    values = {k: v.value for k, v in dev.outputs.items() if not v.secret}
+    assert values == {
+        "resourceGroupName": "aks-gpu-dev-rg",
+        "clusterName": "aks-gpu-dev",
+        "gpuPoolName": "gpu",
+        "gpuPoolVmSize": "Standard_NC6",
+        "devicePluginNamespace": "gpu-resources",
+        "mnistJobName": "samples-tf-mnist-demo",
+        "mnistJobNamespace": "default",
+        "getCredentialsCommand": "az aks get-credentials --resource-group aks-gpu-dev-rg --name aks-gpu-dev",
+        "jobLogsCommand": "kubectl logs --namespace default job/samples-tf-mnist-demo",
+    }
+
+
+def test_the_kubeconfig_output_is_a_secret_holding_the_user_credential(dev: ProgramRun):
+    kubeconfig = dev.outputs["kubeconfig"]
+    assert kubeconfig.secret
+    assert MOCK_USER_TOKEN in kubeconfig.value  # decoded from base64, not the raw ARM value
+    assert kubeconfig.value.startswith("apiVersion: v1")
+
+
+def test_the_provider_receives_the_kubeconfig_as_a_secret(dev: ProgramRun):
+    assert isinstance(dev.one(K8S_PROVIDER).inputs["kubeconfig"], Secret)
+
+
+def test_no_credential_in_plain_text_anywhere_outside_secrets(dev: ProgramRun):
+    plain = [v.value for v in dev.outputs.values() if not v.secret]
+    plain += [masked(r.inputs) for r in dev.resources]
+    assert MOCK_USER_TOKEN not in json.dumps(plain)
+    assert MOCK_USER_TOKEN not in json.dumps(resources_document(dev)) + json.dumps(outputs_document(dev))
+
+
+def test_dev_warns_that_its_gpu_size_is_retired(dev: ProgramRun):
+    assert any("Standard_NC6 " in w and "retired" in w for w in dev.warnings)

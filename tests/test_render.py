@@ -1,0 +1,52 @@
+"""`make render`: the offline desired state a user can read, diff and kubectl-apply."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from tools import render
+from tools.mock_engine import ROOT, run_program
+
+
+def test_render_writes_manifests_resources_and_outputs(tmp_path: Path):
+    done = subprocess.run(
+        [sys.executable, "-m", "tools.render", "--stack", "dev", "--out", str(tmp_path)],
+        cwd=ROOT, capture_output=True, text=True, check=True,
+    )
+    manifests = list(yaml.safe_load_all((tmp_path / "manifests.yaml").read_text()))
+    assert [(m["kind"], m["metadata"]["name"]) for m in manifests] == [
+        ("Namespace", "gpu-resources"),
+        ("DaemonSet", "nvidia-device-plugin-daemonset"),
+        ("Job", "samples-tf-mnist-demo"),
+    ]
+    resources = json.loads((tmp_path / "resources.json").read_text())
+    assert {"urn", "type", "name", "parent", "provider", "dependencies", "options", "inputs"} <= set(resources[0])
+    assert json.loads((tmp_path / "outputs.json").read_text())["kubeconfig"] == "[secret]"
+    assert "GPU pool: gpu Standard_NC6 x 1, taints sku=gpu:NoSchedule" in done.stdout
+    assert "retired by Azure on 2023-09-06" in done.stdout
+
+
+def test_manifests_carry_no_pulumi_internals_and_are_kubectl_shaped(tmp_path: Path):
+    run = run_program("dev")
+    render.write(run, tmp_path)
+    for doc in yaml.safe_load_all((tmp_path / "manifests.yaml").read_text()):
+        assert list(doc)[:3] == ["apiVersion", "kind", "metadata"]
+        assert set(doc) <= set(render.MANIFEST_KEYS)
+
+
+def test_a_config_error_is_one_line_and_exit_status_1(monkeypatch, capsys):
+    real = render.run_program
+    monkeypatch.setattr(render, "run_program", lambda stack: real(stack, overrides={"gpuPool": {"minCount": 2}}))
+    assert render.main(["--stack", "dev", "--out", "unused"]) == 1
+    err = capsys.readouterr().err
+    assert err == "error: invalid config aks-gpu:gpuPool: minCount is set without maxCount; set both to turn the cluster autoscaler on, or neither for a fixed nodeCount\n"
+
+
+def test_an_unknown_stack_is_reported(capsys):
+    assert render.main(["--stack", "nosuchstack"]) == 2
+    assert "Pulumi.nosuchstack.yaml" in capsys.readouterr().err
