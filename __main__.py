@@ -9,7 +9,7 @@ import pulumi
 from components import config
 from components.cluster import GpuCluster, GpuClusterArgs
 from components.device_plugin import NvidiaDevicePlugin, NvidiaDevicePluginArgs
-from components.mnist_job import MnistJob, MnistJobArgs
+from components.mnist_job import MnistJob, MnistJobArgs, job_timeout
 
 # Parse and validate every setting before any resource is registered.
 cfg = config.load()
@@ -52,6 +52,7 @@ if cfg.mnist_job.enabled:
             max_steps=cfg.mnist_job.max_steps,
             wait_for_completion=cfg.mnist_job.wait_for_completion,
             gpu_tolerations=cluster.gpu_tolerations,
+            create_timeout=job_timeout(cfg.gpu_pool),
             depends_on=[cluster.gpu_node_pool, device_plugin],
         ),
     )
@@ -61,6 +62,7 @@ pulumi.export("resourceGroupName", cluster.resource_group_name)
 pulumi.export("clusterName", cluster.cluster_name)
 pulumi.export("gpuPoolName", cluster.gpu_pool_name)
 pulumi.export("gpuPoolVmSize", cluster.gpu_pool_vm_size)
+pulumi.export("gpuPoolGeneration", cluster.gpu_pool_generation)
 pulumi.export("devicePluginNamespace", device_plugin.namespace_name)
 pulumi.export("kubeconfig", cluster.kubeconfig)
 pulumi.export("getCredentialsCommand", cluster.get_credentials_command)

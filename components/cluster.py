@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import base64
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional
 
 import pulumi
 import pulumi_kubernetes as k8s
 from pulumi_azure_native import containerservice, resources
 
+from components import gpu_sizes
 from components.config import SYSTEM_POOL_NAME, GpuPoolConfig, SystemPoolConfig
 
 # Today's guide (azure-aks-docs articles/aks/use-nvidia-gpu.md) taints the GPU pool so
@@ -32,10 +33,53 @@ GPU_TAINT = f"{GPU_TAINT_KEY}={GPU_TAINT_VALUE}:{GPU_TAINT_EFFECT}"
 # for long-running operations) leaves little room, so the slow operations get explicit limits.
 
 
+# AKS puts this taint (and label) on every node of a Spot pool (azure-aks-docs
+# articles/aks/spot-node-pool.md: "A Spot node pool has the
+# kubernetes.azure.com/scalesetpriority=spot:NoSchedule taint"). It is declared explicitly
+# as well, so the declared taints equal what Azure reports and no diff appears.
+SPOT_TAINT_KEY = "kubernetes.azure.com/scalesetpriority"
+SPOT_TAINT = f"{SPOT_TAINT_KEY}=spot:NoSchedule"
+
+
+def gpu_pool_taints(pool: GpuPoolConfig) -> list[str]:
+    return [GPU_TAINT, SPOT_TAINT] if pool.spot else [GPU_TAINT]
+
+
 def gpu_tolerations(pool: GpuPoolConfig) -> tuple[k8s.core.v1.TolerationArgs, ...]:
-    """What a pod must tolerate to run on the GPU pool (today's guide: `sku=gpu`)."""
-    del pool  # every GPU pool carries the same taint
-    return (k8s.core.v1.TolerationArgs(key=GPU_TAINT_KEY, operator="Equal", value=GPU_TAINT_VALUE, effect=GPU_TAINT_EFFECT),)
+    """What a pod must tolerate to run on the GPU pool: `sku=gpu`, and the Spot taint."""
+    gpu = k8s.core.v1.TolerationArgs(key=GPU_TAINT_KEY, operator="Equal", value=GPU_TAINT_VALUE, effect=GPU_TAINT_EFFECT)
+    if not pool.spot:
+        return (gpu,)
+    spot = k8s.core.v1.TolerationArgs(key=SPOT_TAINT_KEY, operator="Equal", value="spot", effect="NoSchedule")
+    return (gpu, spot)
+
+
+def gpu_pool_settings(pool: GpuPoolConfig) -> dict[str, Any]:
+    """The GPU pool's agent-pool properties, as azure-native keyword arguments.
+
+    Autoscaling: `enableAutoScaling` with `minCount`/`maxCount` is `az aks nodepool add
+    --enable-cluster-autoscaler --min-count --max-count` (today's guide). User pools may
+    scale to zero ("User node pools can contain zero or more nodes", create-node-pools.md).
+    Spot: `--priority Spot --eviction-policy Delete --spot-max-price -1`, where -1 means
+    "the instance won't be evicted based on price" (spot-node-pool.md).
+    """
+    settings: dict[str, Any] = {
+        "mode": containerservice.AgentPoolMode.USER,
+        "os_type": containerservice.OSType.LINUX,
+        "type": containerservice.AgentPoolType.VIRTUAL_MACHINE_SCALE_SETS,
+        "vm_size": pool.vm_size,
+        "count": pool.node_count,
+        "node_taints": gpu_pool_taints(pool),
+    }
+    if pool.autoscaling:
+        settings.update(enable_auto_scaling=True, min_count=pool.min_count, max_count=pool.max_count)
+    if pool.spot:
+        settings.update(
+            scale_set_priority=containerservice.ScaleSetPriority.SPOT,
+            scale_set_eviction_policy=containerservice.ScaleSetEvictionPolicy.DELETE,
+            spot_max_price=-1,
+        )
+    return settings
 
 
 CLUSTER_TIMEOUTS = pulumi.CustomTimeouts(create="60m", update="60m", delete="60m")
@@ -68,6 +112,8 @@ class GpuCluster(pulumi.ComponentResource):
     cluster_name: pulumi.Output[str]
     gpu_pool_name: pulumi.Output[str]
     gpu_pool_vm_size: pulumi.Output[str]
+    #: The Hyper-V generation the GPU nodes boot: "1", "2" or "unknown" (a size not in the catalog).
+    gpu_pool_generation: pulumi.Output[str]
     #: The command that merges this cluster's credentials into ~/.kube/config (guide step 3).
     get_credentials_command: pulumi.Output[str]
     #: Tolerations a pod needs to land on the GPU pool.
@@ -115,18 +161,19 @@ class GpuCluster(pulumi.ComponentResource):
         gpu = args.gpu_pool
         # Step 2, the GPU part: az aks nodepool add --name gpu --node-vm-size Standard_NC6 --node-count 1
         #   --node-taints sku=gpu:NoSchedule (today's guide). GPU pools are Linux only (the guide).
+        pool_opts = pulumi.ResourceOptions(
+            parent=self,
+            custom_timeouts=POOL_TIMEOUTS,
+            # The autoscaler owns the node count: `pulumi up` must not scale it back.
+            ignore_changes=["count"] if gpu.autoscaling else None,
+        )
         self.gpu_node_pool = containerservice.AgentPool(
             f"{name}-gpu-pool",
             resource_group_name=self.resource_group.name,
             resource_name_=self.managed_cluster.name,
             agent_pool_name=gpu.name,
-            mode=containerservice.AgentPoolMode.USER,
-            os_type=containerservice.OSType.LINUX,
-            type=containerservice.AgentPoolType.VIRTUAL_MACHINE_SCALE_SETS,
-            vm_size=gpu.vm_size,
-            count=gpu.node_count,
-            node_taints=[GPU_TAINT],
-            opts=pulumi.ResourceOptions(parent=self, custom_timeouts=POOL_TIMEOUTS),
+            **gpu_pool_settings(gpu),
+            opts=pool_opts,
         )
 
         # Step 3: az aks get-credentials. The user credential (not the admin one), as the
@@ -150,6 +197,7 @@ class GpuCluster(pulumi.ComponentResource):
         self.cluster_name = self.managed_cluster.name
         self.gpu_pool_name = pulumi.Output.from_input(gpu.name)
         self.gpu_pool_vm_size = pulumi.Output.from_input(gpu.vm_size)
+        self.gpu_pool_generation = pulumi.Output.from_input(gpu_sizes.generation(gpu.vm_size))
         self.get_credentials_command = pulumi.Output.concat(
             "az aks get-credentials --resource-group ",
             self.resource_group.name,

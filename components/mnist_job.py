@@ -14,15 +14,28 @@ maxSteps) replaces the Job, which trains again: that is the point of changing th
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional, Sequence
+from typing import TYPE_CHECKING, Optional, Sequence
 
 import pulumi
 import pulumi_kubernetes as k8s
+
+if TYPE_CHECKING:
+    from components.config import GpuPoolConfig
 
 JOB_NAME = "samples-tf-mnist-demo"
 LABELS = {"app": JOB_NAME}
 # pulumi-kubernetes skips its await logic for a resource with this annotation set to "true".
 SKIP_AWAIT_ANNOTATION = "pulumi.com/skipAwait"
+
+
+def job_timeout(pool: "GpuPoolConfig") -> str:
+    """How long `pulumi up` waits for the Job.
+
+    30 minutes covers a running node: the multi-GB image pull and about 3 minutes of
+    training (the guide). A pool that may have no node adds the autoscaler's scale-up, a
+    GPU VM's provisioning and the driver install: 30 minutes more.
+    """
+    return "60m" if pool.can_scale_to_zero else "30m"
 
 
 @dataclass(frozen=True)

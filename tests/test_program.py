@@ -146,6 +146,7 @@ def test_outputs_name_what_was_built(dev: ProgramRun):
         "clusterName": "aks-gpu-dev",
         "gpuPoolName": "gpu",
         "gpuPoolVmSize": "Standard_NC6",
+        "gpuPoolGeneration": "1",
         "devicePluginNamespace": "gpu-resources",
         "mnistJobName": "samples-tf-mnist-demo",
         "mnistJobNamespace": "default",
