@@ -30,16 +30,19 @@ cluster = GpuCluster(
     ),
 )
 
-# Steps 4-5: the gpu-resources namespace and the NVIDIA device plugin DaemonSet.
-device_plugin = NvidiaDevicePlugin(
-    "nvidia-device-plugin",
-    NvidiaDevicePluginArgs(
-        provider=cluster.provider,
-        namespace=cfg.device_plugin.namespace,
-        image=cfg.device_plugin.image,
-        gpu_tolerations=cluster.gpu_tolerations,
-    ),
-)
+# Steps 4-5: the gpu-resources namespace and the NVIDIA device plugin DaemonSet, unless AKS
+# manages the GPU stack (step 6, the dedicated GPU image): the guide warns against both.
+device_plugin = None
+if not cfg.gpu_pool.dedicated_vhd:
+    device_plugin = NvidiaDevicePlugin(
+        "nvidia-device-plugin",
+        NvidiaDevicePluginArgs(
+            provider=cluster.provider,
+            namespace=cfg.device_plugin.namespace,
+            image=cfg.device_plugin.image,
+            gpu_tolerations=cluster.gpu_tolerations,
+        ),
+    )
 
 # Steps 8-9: the MNIST training Job; `pulumi up` waits for it to complete.
 job = None
@@ -53,7 +56,7 @@ if cfg.mnist_job.enabled:
             wait_for_completion=cfg.mnist_job.wait_for_completion,
             gpu_tolerations=cluster.gpu_tolerations,
             create_timeout=job_timeout(cfg.gpu_pool),
-            depends_on=[cluster.gpu_node_pool, device_plugin],
+            depends_on=[cluster.gpu_node_pool, *([device_plugin] if device_plugin else [])],
         ),
     )
 
@@ -63,7 +66,9 @@ pulumi.export("clusterName", cluster.cluster_name)
 pulumi.export("gpuPoolName", cluster.gpu_pool_name)
 pulumi.export("gpuPoolVmSize", cluster.gpu_pool_vm_size)
 pulumi.export("gpuPoolGeneration", cluster.gpu_pool_generation)
-pulumi.export("devicePluginNamespace", device_plugin.namespace_name)
+pulumi.export("gpuManagement", cluster.gpu_management)
+if device_plugin is not None:
+    pulumi.export("devicePluginNamespace", device_plugin.namespace_name)
 pulumi.export("kubeconfig", cluster.kubeconfig)
 pulumi.export("getCredentialsCommand", cluster.get_credentials_command)
 if job is not None:

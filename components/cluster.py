@@ -16,10 +16,10 @@ from typing import Any, Optional
 
 import pulumi
 import pulumi_kubernetes as k8s
-from pulumi_azure_native import containerservice, resources
+from pulumi_azure_native import containerservice, features, resources
 
 from components import gpu_sizes
-from components.config import SYSTEM_POOL_NAME, GpuPoolConfig, SystemPoolConfig
+from components.config import SYSTEM_POOL_NAME, camel_case, GpuPoolConfig, SystemPoolConfig
 
 # Today's guide (azure-aks-docs articles/aks/use-nvidia-gpu.md) taints the GPU pool so
 # that only pods that ask for it land there: `az aks nodepool add ... --node-taints sku=gpu:NoSchedule`.
@@ -82,6 +82,21 @@ def gpu_pool_settings(pool: GpuPoolConfig) -> dict[str, Any]:
     return settings
 
 
+# `dedicatedVhd: true`: the guide's "AKS specialized GPU image" (the UseGPUDedicatedVHD
+# header) was retired on 2025-01-10 (azure-aks-docs includes/aks-gpu-image-retirement.md),
+# and ARM cannot send custom headers anyway. Its successor is AKS-managed GPU nodes: AKS
+# installs the driver, the device plugin and the DCGM exporter when the agent pool has
+# gpuProfile.nvidia.managementMode = "Managed" (azure-aks-docs articles/aks/aks-managed-gpu-nodes.md).
+# The field exists only in preview API versions: Azure/azure-rest-api-specs
+# specification/containerservice/resource-manager/Microsoft.ContainerService/aks/preview/
+# 2026-01-02-preview/managedClusters.json, definitions GPUProfile.nvidia -> NvidiaGPUProfile
+# .managementMode (enum ManagementMode: Managed | Unmanaged). azure-native 3.x types agent
+# pools at 2025-09-01, so the pool goes through the generic `resources.Resource`.
+MANAGED_GPU_API_VERSION = "2026-01-02-preview"
+MANAGED_GPU_FEATURE_NAMESPACE = "Microsoft.ContainerService"
+MANAGED_GPU_FEATURE = "ManagedGPUExperiencePreview"  # az feature register --name ManagedGPUExperiencePreview
+MANAGED_GPU_PROFILE = {"driver": "Install", "nvidia": {"managementMode": "Managed"}}
+
 CLUSTER_TIMEOUTS = pulumi.CustomTimeouts(create="60m", update="60m", delete="60m")
 POOL_TIMEOUTS = pulumi.CustomTimeouts(create="60m", update="60m", delete="45m")
 
@@ -103,7 +118,11 @@ class GpuCluster(pulumi.ComponentResource):
 
     resource_group: resources.ResourceGroup
     managed_cluster: containerservice.ManagedCluster
-    gpu_node_pool: containerservice.AgentPool
+    #: The GPU pool: a typed `AgentPool`, or a generic `resources.Resource` at the preview
+    #: API version when AKS manages the GPU stack (`dedicatedVhd: true`).
+    gpu_node_pool: pulumi.CustomResource
+    #: The subscription's registration of the managed-GPU preview (only with `dedicatedVhd: true`).
+    feature_registration: Optional[features.SubscriptionFeatureRegistration]
     #: The user kubeconfig (secret), from listClusterUserCredential, as `az aks get-credentials` fetches it.
     kubeconfig: pulumi.Output[str]
     #: A Kubernetes provider bound to this cluster; every Kubernetes object of this program uses it.
@@ -116,6 +135,8 @@ class GpuCluster(pulumi.ComponentResource):
     gpu_pool_generation: pulumi.Output[str]
     #: The command that merges this cluster's credentials into ~/.kube/config (guide step 3).
     get_credentials_command: pulumi.Output[str]
+    #: Who installs the NVIDIA device plugin: this program's DaemonSet, or AKS (dedicatedVhd).
+    gpu_management: str
     #: Tolerations a pod needs to land on the GPU pool.
     gpu_tolerations: tuple[k8s.core.v1.TolerationArgs, ...]
 
@@ -165,16 +186,47 @@ class GpuCluster(pulumi.ComponentResource):
             parent=self,
             custom_timeouts=POOL_TIMEOUTS,
             # The autoscaler owns the node count: `pulumi up` must not scale it back.
-            ignore_changes=["count"] if gpu.autoscaling else None,
+            ignore_changes=(["properties.count"] if gpu.dedicated_vhd else ["count"]) if gpu.autoscaling else None,
         )
-        self.gpu_node_pool = containerservice.AgentPool(
-            f"{name}-gpu-pool",
-            resource_group_name=self.resource_group.name,
-            resource_name_=self.managed_cluster.name,
-            agent_pool_name=gpu.name,
-            **gpu_pool_settings(gpu),
-            opts=pool_opts,
-        )
+        self.feature_registration = None
+        if not gpu.dedicated_vhd:
+            self.gpu_node_pool = containerservice.AgentPool(
+                f"{name}-gpu-pool",
+                resource_group_name=self.resource_group.name,
+                resource_name_=self.managed_cluster.name,
+                agent_pool_name=gpu.name,
+                **gpu_pool_settings(gpu),
+                opts=pool_opts,
+            )
+        else:
+            # Guide step 6, today: az feature register --namespace Microsoft.ContainerService
+            #   --name ManagedGPUExperiencePreview. A subscription-wide switch other stacks may
+            #   rely on, so `pulumi destroy` leaves it registered.
+            self.feature_registration = features.SubscriptionFeatureRegistration(
+                f"{name}-managed-gpu-preview",
+                provider_namespace=MANAGED_GPU_FEATURE_NAMESPACE,
+                feature_name=MANAGED_GPU_FEATURE,
+                opts=pulumi.ResourceOptions(parent=self, retain_on_delete=True),
+            )
+            # A different type from the typed pool, so switching variants on a deployed
+            # stack creates this pool and deletes the other: give it another gpuPool.name
+            # (two pools cannot share a name, and managementMode cannot change in place).
+            self.gpu_node_pool = resources.Resource(
+                f"{name}-managed-gpu-pool",
+                resource_group_name=self.resource_group.name,
+                resource_provider_namespace="Microsoft.ContainerService",
+                parent_resource_path=pulumi.Output.concat("managedClusters/", self.managed_cluster.name),
+                resource_type="agentPools",
+                resource_name_=gpu.name,
+                api_version=MANAGED_GPU_API_VERSION,
+                properties={
+                    **{camel_case(k): v for k, v in gpu_pool_settings(gpu).items()},
+                    "gpuProfile": MANAGED_GPU_PROFILE,
+                },
+                opts=pulumi.ResourceOptions.merge(
+                    pool_opts, pulumi.ResourceOptions(depends_on=[self.feature_registration])
+                ),
+            )
 
         # Step 3: az aks get-credentials. The user credential (not the admin one), as the
         # CLI fetches by default; ARM returns it base64-encoded.
@@ -195,6 +247,7 @@ class GpuCluster(pulumi.ComponentResource):
 
         self.resource_group_name = self.resource_group.name
         self.cluster_name = self.managed_cluster.name
+        self.gpu_management = "aks-managed (preview)" if gpu.dedicated_vhd else "device-plugin-daemonset"
         self.gpu_pool_name = pulumi.Output.from_input(gpu.name)
         self.gpu_pool_vm_size = pulumi.Output.from_input(gpu.vm_size)
         self.gpu_pool_generation = pulumi.Output.from_input(gpu_sizes.generation(gpu.vm_size))

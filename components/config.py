@@ -197,7 +197,7 @@ def _object(key: str, raw: Optional[str], cls: type) -> dict[str, Any]:
         raise _fail(key, raw, "expected an object (a YAML mapping in Pulumi.<stack>.yaml)") from None
     if not isinstance(value, dict):
         raise _fail(key, value, "expected an object (a YAML mapping in Pulumi.<stack>.yaml)")
-    allowed = [_camel(f.name) for f in dataclasses.fields(cls)]
+    allowed = [camel_case(f.name) for f in dataclasses.fields(cls)]
     for member in value:
         if member not in allowed:
             raise ConfigError(f"unknown config {key}.{member}{_did_you_mean(member, allowed)}; allowed: {', '.join(allowed)}")
@@ -215,7 +215,8 @@ def _bool_scalar(key: str, raw: Optional[str], default: bool) -> bool:
     raise _fail(key, raw, "expected true or false")
 
 
-def _camel(snake: str) -> str:
+def camel_case(snake: str) -> str:
+    """`node_count` -> `nodeCount`: config members and ARM properties are spelled so."""
     head, *rest = snake.split("_")
     return head + "".join(part.title() for part in rest)
 
@@ -305,6 +306,9 @@ def parse(raw: Mapping[str, str], project: str, stack: str) -> StackConfig:
 
     _check_combinations(gpu_pool, mnist_job)
     warnings = gpu_sizes.check_pool(gpu_pool, f"{NAMESPACE}:gpuPool")
+    if gpu_pool.dedicated_vhd:
+        _check_managed_gpu(kubernetes_version, device_plugin_given=get("devicePlugin") is not None)
+        warnings.append(MANAGED_GPU_WARNING)
 
     return StackConfig(
         location=location,
@@ -426,6 +430,31 @@ def _check_combinations(gpu_pool: GpuPoolConfig, mnist_job: MnistJobConfig) -> N
             f"invalid config {NAMESPACE}:gpuPool.nodeCount = 0 with {NAMESPACE}:mnistJob.enabled = true: "
             "the Job would wait forever for a GPU node; set nodeCount >= 1, set minCount/maxCount, "
             "or set mnistJob.enabled to false"
+        )
+
+
+# AKS-managed GPU nodes "require Kubernetes version 1.34 or later" (aks-managed-gpu-nodes.md).
+MANAGED_GPU_MIN_MINOR = 34
+MANAGED_GPU_WARNING = (
+    f"{NAMESPACE}:gpuPool.dedicatedVhd: the guide's AKS GPU image (UseGPUDedicatedVHD) was retired on "
+    "2025-01-10; deploying its successor instead, AKS-managed GPU nodes (gpuProfile.nvidia.managementMode "
+    "= Managed), an Azure PREVIEW on API 2026-01-02-preview behind subscription feature "
+    "Microsoft.ContainerService/ManagedGPUExperiencePreview; no device plugin DaemonSet is deployed"
+)
+
+
+def _check_managed_gpu(kubernetes_version: Optional[str], device_plugin_given: bool) -> None:
+    if device_plugin_given:
+        raise ConfigError(
+            f"invalid config {NAMESPACE}:devicePlugin is set but {NAMESPACE}:gpuPool.dedicatedVhd = true: "
+            "AKS installs the device plugin on managed GPU nodes and this program deploys none "
+            "(the guide warns against both); remove one of them"
+        )
+    if kubernetes_version is not None and int(kubernetes_version.split(".")[1]) < MANAGED_GPU_MIN_MINOR:
+        raise ConfigError(
+            f"invalid config {NAMESPACE}:kubernetesVersion = {kubernetes_version!r} with "
+            f"{NAMESPACE}:gpuPool.dedicatedVhd = true: AKS-managed GPU nodes need Kubernetes "
+            f"1.{MANAGED_GPU_MIN_MINOR} or later"
         )
 
 

@@ -147,6 +147,7 @@ def test_outputs_name_what_was_built(dev: ProgramRun):
         "gpuPoolName": "gpu",
         "gpuPoolVmSize": "Standard_NC6",
         "gpuPoolGeneration": "1",
+        "gpuManagement": "device-plugin-daemonset",
         "devicePluginNamespace": "gpu-resources",
         "mnistJobName": "samples-tf-mnist-demo",
         "mnistJobNamespace": "default",

@@ -137,3 +137,69 @@ def test_regular_pools_have_no_spot_settings(dev):
     pool = dev.one(POOL).inputs
     assert not {"scaleSetPriority", "scaleSetEvictionPolicy", "spotMaxPrice"} & set(pool)
     assert all("scalesetpriority" not in t["key"] for t in tolerations(dev, JOB))
+
+
+# --------------------------------------------------------------------------- dedicatedVhd
+
+
+MANAGED = {"vmSize": "Standard_NC4as_T4_v3", "dedicatedVhd": True}
+GENERIC = "azure-native:resources:Resource"
+FEATURE = "azure-native:features:SubscriptionFeatureRegistration"
+
+
+def test_a_dedicated_vhd_pool_gets_no_device_plugin(program):
+    run = program(gpuPool=MANAGED)
+    assert not [r for r in run.resources if "DaemonSet" in r.type or "Namespace" in r.type or "DevicePlugin" in r.type]
+    assert "devicePluginNamespace" not in run.outputs
+    assert run.outputs["gpuManagement"].value == "aks-managed (preview)"
+
+
+def test_a_dedicated_vhd_pool_is_an_aks_managed_gpu_pool_on_the_preview_api(program):
+    pool = program(gpuPool=MANAGED).one(GENERIC).inputs
+    assert (pool["resourceProviderNamespace"], pool["resourceType"], pool["apiVersion"]) == (
+        "Microsoft.ContainerService", "agentPools", "2026-01-02-preview",
+    )
+    assert pool["parentResourcePath"] == "managedClusters/aks-gpu-dev"
+    assert pool["resourceName"] == "gpu"
+    props = pool["properties"]
+    assert props["gpuProfile"] == {"driver": "Install", "nvidia": {"managementMode": "Managed"}}
+    assert (props["vmSize"], props["mode"], props["osType"], props["nodeTaints"]) == ("Standard_NC4as_T4_v3", "User", "Linux", ["sku=gpu:NoSchedule"])
+    assert not [k for k in props if "header" in k.lower() or "vhd" in k.lower()], "ARM takes no custom headers"
+
+
+def test_the_preview_feature_is_registered_first_and_kept_on_destroy(program):
+    run = program(gpuPool=MANAGED)
+    feature = run.one(FEATURE)
+    assert (feature.inputs["providerNamespace"], feature.inputs["featureName"]) == ("Microsoft.ContainerService", "ManagedGPUExperiencePreview")
+    assert feature.options["retainOnDelete"] is True
+    assert feature.urn in run.one(GENERIC).dependencies
+
+
+def test_the_job_still_waits_for_the_managed_pool(program):
+    run = program(gpuPool=MANAGED)
+    assert run.one(GENERIC).urn in run.one(JOB).dependencies
+
+
+def test_a_managed_autoscaled_pool_leaves_the_count_to_the_autoscaler(program):
+    run = program(gpuPool={**MANAGED, "minCount": 0, "maxCount": 2})
+    pool = run.one(GENERIC)
+    assert pool.inputs["properties"]["enableAutoScaling"] is True
+    assert pool.options["ignoreChanges"] == ["properties.count"]
+
+
+def test_dedicated_vhd_warns_that_it_is_a_preview(program):
+    [warning] = program(gpuPool=MANAGED).warnings
+    assert "PREVIEW" in warning and "retired on 2025-01-10" in warning and "no device plugin" in warning
+
+
+def test_dedicated_vhd_with_device_plugin_settings_is_refused():
+    with pytest.raises(ConfigError, match=r"aks-gpu:devicePlugin is set but aks-gpu:gpuPool.dedicatedVhd = true"):
+        parse({"aks-gpu:gpuPool": json.dumps(MANAGED), "aks-gpu:devicePlugin": json.dumps({"image": "x/y:1"})}, "aks-gpu", "dev")
+
+
+def test_dedicated_vhd_needs_kubernetes_1_34():
+    base = {"aks-gpu:gpuPool": json.dumps(MANAGED)}
+    with pytest.raises(ConfigError, match=r"aks-gpu:kubernetesVersion = '1.33' with aks-gpu:gpuPool.dedicatedVhd = true"):
+        parse({**base, "aks-gpu:kubernetesVersion": "1.33"}, "aks-gpu", "dev")
+    assert parse({**base, "aks-gpu:kubernetesVersion": "1.34"}, "aks-gpu", "dev").kubernetes_version == "1.34"
+

@@ -85,16 +85,25 @@ def write(run: ProgramRun, out_dir: Path) -> None:
     (out_dir / "outputs.json").write_text(json.dumps(outputs_document(run), indent=2) + "\n")
 
 
+def gpu_pools(run: ProgramRun) -> list[Registration]:
+    """The GPU pool: a typed AgentPool, or a generic Resource of type agentPools (preview API)."""
+    return run.of_type("azure-native:containerservice:AgentPool") + [
+        r for r in run.of_type("azure-native:resources:Resource") if r.inputs.get("resourceType") == "agentPools"
+    ]
+
+
 def summary(run: ProgramRun, out_dir: Path) -> str:
     lines = [f"{run.project} {run.stack}: {len(run.resources)} resources -> {_relative(out_dir)}"]
     for type_, count in collections.Counter(r.type for r in run.resources).items():
         lines.append(f"  {count} x {type_}")
-    for pool in run.of_type("azure-native:containerservice:AgentPool"):
-        i = pool.inputs
+    for pool in gpu_pools(run):
+        i = pool.inputs.get("properties", pool.inputs)  # a generic Resource nests them
+        name = pool.inputs.get("agentPoolName", pool.inputs.get("resourceName"))
+        managed = " (AKS-managed GPU stack)" if "gpuProfile" in i else ""
         scale = (
             f"autoscale {i['minCount']}-{i['maxCount']}" if i.get("enableAutoScaling") else f"x {i.get('count')}"
         )
-        lines.append(f"GPU pool: {i['agentPoolName']} {i['vmSize']} {scale}, taints {', '.join(i.get('nodeTaints', []))}")
+        lines.append(f"GPU pool: {name} {i['vmSize']} {scale}, taints {', '.join(i.get('nodeTaints', []))}{managed}")
     lines.append(f"Kubernetes objects: {len(kubernetes_objects(run))} in {_relative(out_dir / 'manifests.yaml')}")
     if run.warnings:
         lines.append(f"warnings ({len(run.warnings)}):")
