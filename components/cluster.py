@@ -28,9 +28,9 @@ GPU_TAINT_VALUE = "gpu"
 GPU_TAINT_EFFECT = "NoSchedule"
 GPU_TAINT = f"{GPU_TAINT_KEY}={GPU_TAINT_VALUE}:{GPU_TAINT_EFFECT}"
 
-# Creating or deleting an AKS cluster routinely takes 10-20 minutes, and a GPU pool waits
-# for scarce capacity; azure-native's default (its polling gives up after about 40 minutes
-# for long-running operations) leaves little room, so the slow operations get explicit limits.
+# Creating or deleting an AKS cluster routinely takes 5-15 minutes, and a GPU pool can wait
+# longer for scarce capacity. Explicit limits state the worst case this program accepts
+# instead of relying on the provider's default.
 
 
 # AKS puts this taint (and label) on every node of a Spot pool (azure-aks-docs
