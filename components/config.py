@@ -58,7 +58,7 @@ class GpuPoolConfig:
     """The separate User pool of GPU nodes."""
 
     name: str = "gpu"  # `az aks nodepool add --name gpu` in the guide
-    vm_size: str = "Standard_NC6"  # the guide's size; retired, see gpu_sizes
+    vm_size: str = gpu_sizes.GUIDE_SIZE  # the guide's size; retired, see gpu_sizes
     node_count: int = 1
     min_count: Optional[int] = None
     max_count: Optional[int] = None
@@ -72,7 +72,9 @@ class GpuPoolConfig:
 
     @property
     def can_scale_to_zero(self) -> bool:
-        return self.min_count == 0 or (not self.autoscaling and self.node_count == 0)
+        # A fixed pool of 0 nodes is refused while the Job is enabled, so only the
+        # autoscaler's floor matters to anything that waits for a node.
+        return self.min_count == 0
 
 
 @dataclass(frozen=True)
@@ -151,9 +153,7 @@ def _show(value: Any) -> str:
 
 def _expect_type(key: str, value: Any, kind: type, what: str) -> Any:
     # bool is a subclass of int: `nodeCount: true` must not read as 1.
-    if isinstance(value, bool) and kind is not bool:
-        raise _fail(key, value, f"expected {what}")
-    if not isinstance(value, kind):
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
         raise _fail(key, value, f"expected {what}")
     return value
 
