@@ -26,6 +26,10 @@ cluster = GpuCluster(
         kubernetes_version=cfg.kubernetes_version,
         system_pool=cfg.system_pool,
         gpu_pool=cfg.gpu_pool,
+        access=cfg.access,
+        network=cfg.network,
+        upgrade=cfg.upgrade,
+        tier=cfg.cluster_tier,
         protect=cfg.protect,
     ),
 )
@@ -52,6 +56,7 @@ if cfg.mnist_job.enabled:
         MnistJobArgs(
             provider=cluster.provider,
             image=cfg.mnist_job.image,
+            namespace=cfg.mnist_job.namespace,
             max_steps=cfg.mnist_job.max_steps,
             wait_for_completion=cfg.mnist_job.wait_for_completion,
             gpu_tolerations=cluster.gpu_tolerations,

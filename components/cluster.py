@@ -16,10 +16,20 @@ from typing import Any, Optional
 
 import pulumi
 import pulumi_kubernetes as k8s
-from pulumi_azure_native import containerservice, features, resources
+import yaml
+from pulumi_azure_native import authorization, containerservice, features, resources
 
 from components import gpu_sizes
-from components.config import SYSTEM_POOL_NAME, camel_case, GpuPoolConfig, SystemPoolConfig
+from components.config import (
+    MINOR_UPGRADE_CHANNELS,
+    SYSTEM_POOL_NAME,
+    AccessConfig,
+    GpuPoolConfig,
+    NetworkConfig,
+    SystemPoolConfig,
+    UpgradeConfig,
+    camel_case,
+)
 
 # Today's guide (azure-aks-docs articles/aks/use-nvidia-gpu.md) taints the GPU pool so
 # that only pods that ask for it land there: `az aks nodepool add ... --node-taints sku=gpu:NoSchedule`.
@@ -28,11 +38,6 @@ GPU_TAINT_VALUE = "gpu"
 GPU_TAINT_EFFECT = "NoSchedule"
 GPU_TAINT = f"{GPU_TAINT_KEY}={GPU_TAINT_VALUE}:{GPU_TAINT_EFFECT}"
 
-# Creating or deleting an AKS cluster routinely takes 5-15 minutes, and a GPU pool can wait
-# longer for scarce capacity. Explicit limits state the worst case this program accepts
-# instead of relying on the provider's default.
-
-
 # AKS puts this taint (and label) on every node of a Spot pool (azure-aks-docs
 # articles/aks/spot-node-pool.md: "A Spot node pool has the
 # kubernetes.azure.com/scalesetpriority=spot:NoSchedule taint"). It is declared explicitly
@@ -40,6 +45,11 @@ GPU_TAINT = f"{GPU_TAINT_KEY}={GPU_TAINT_VALUE}:{GPU_TAINT_EFFECT}"
 SPOT_TAINT_KEY = "kubernetes.azure.com/scalesetpriority"
 SPOT_TAINT = f"{SPOT_TAINT_KEY}=spot:NoSchedule"
 
+
+# "The default for Azure CNI Overlay is 250. The maximum value you can specify in Azure CNI
+# Overlay is 250" pods per node (azure-aks-docs articles/aks/azure-cni-overlay.md). Stated,
+# so the desired state says it (and passes Checkov CKV_AZURE_168, at least 50).
+MAX_PODS = 250
 
 def gpu_pool_taints(pool: GpuPoolConfig) -> list[str]:
     return [GPU_TAINT, SPOT_TAINT] if pool.spot else [GPU_TAINT]
@@ -69,6 +79,7 @@ def gpu_pool_settings(pool: GpuPoolConfig) -> dict[str, Any]:
         "type": containerservice.AgentPoolType.VIRTUAL_MACHINE_SCALE_SETS,
         "vm_size": pool.vm_size,
         "count": pool.node_count,
+        "max_pods": MAX_PODS,
         "node_taints": gpu_pool_taints(pool),
     }
     if pool.autoscaling:
@@ -97,6 +108,71 @@ MANAGED_GPU_FEATURE_NAMESPACE = "Microsoft.ContainerService"
 MANAGED_GPU_FEATURE = "ManagedGPUExperiencePreview"  # az feature register --name ManagedGPUExperiencePreview
 MANAGED_GPU_PROFILE = {"driver": "Install", "nvidia": {"managementMode": "Managed"}}
 
+# Built-in role "Azure Kubernetes Service RBAC Cluster Admin": "Lets you manage all
+# resources in the cluster" (azure-docs articles/role-based-access-control/built-in-roles.md).
+AKS_RBAC_CLUSTER_ADMIN_ROLE = "b1ff04bb-8a4e-4dc4-8eb5-8693973ce19b"
+
+
+def network_profile(network: NetworkConfig) -> containerservice.ContainerServiceNetworkProfileArgs:
+    """Azure CNI Overlay with a network policy engine (azure-aks-docs
+    articles/aks/azure-cni-overlay.md, azure-cni-powered-by-cilium.md,
+    use-network-policies.md). Cilium is both dataplane and policy engine; Calico enforces
+    policy on the Azure dataplane. The plugin can only be chosen when the cluster is created.
+    """
+    cilium = network.policy == "cilium"
+    return containerservice.ContainerServiceNetworkProfileArgs(
+        network_plugin=containerservice.NetworkPlugin.AZURE,
+        network_plugin_mode=containerservice.NetworkPluginMode.OVERLAY,
+        network_dataplane=containerservice.NetworkDataplane.CILIUM if cilium else containerservice.NetworkDataplane.AZURE,
+        network_policy=network.policy,
+    )
+
+
+def access_settings(access: AccessConfig) -> dict[str, Any]:
+    """The managed cluster's sign-in and API server settings, as azure-native arguments.
+
+    "local": Kubernetes RBAC with the cluster's local accounts, as the guide's cluster.
+    "entra": managed Entra ID integration, Azure RBAC for Kubernetes authorization, and
+    local accounts disabled, so every call is made by an Entra identity
+    (azure-aks-docs articles/aks/manage-local-accounts-managed-azure-ad.md).
+    """
+    settings: dict[str, Any] = {"enable_rbac": True, "disable_local_accounts": access.entra}
+    if access.entra:
+        settings["aad_profile"] = containerservice.ManagedClusterAADProfileArgs(
+            managed=True,
+            enable_azure_rbac=True,
+            admin_group_object_ids=list(access.admin_group_object_ids) or None,
+        )
+    if access.authorized_ip_ranges:
+        settings["api_server_access_profile"] = containerservice.ManagedClusterAPIServerAccessProfileArgs(
+            authorized_ip_ranges=list(access.authorized_ip_ranges),
+        )
+    return settings
+
+
+def entra_kubeconfig(kubeconfig: str) -> str:
+    """Makes an Entra ID cluster's kubeconfig sign in without a prompt.
+
+    listClusterUserCredential with format "exec" returns a kubelogin exec plugin that signs
+    in with `--login devicecode`, which waits for a human. `--login azurecli` reuses the
+    `az login` session instead (a developer's, or CI's OIDC login), as
+    `kubelogin convert-kubeconfig -l azurecli` does (Azure/kubelogin docs). The server ID
+    (the AKS Entra application) is kept from what AKS returned.
+    """
+    config = yaml.safe_load(kubeconfig)
+    for user in config.get("users") or []:
+        exec_ = (user.get("user") or {}).get("exec")
+        if not exec_:
+            continue
+        args = exec_.get("args") or []
+        server_id = args[args.index("--server-id") + 1] if "--server-id" in args else None
+        exec_["args"] = ["get-token", "--login", "azurecli"] + (["--server-id", server_id] if server_id else [])
+    return yaml.safe_dump(config, sort_keys=False)
+
+
+# Creating or deleting an AKS cluster routinely takes 5-15 minutes, and a GPU pool can wait
+# longer for scarce capacity. Explicit limits state the worst case this program accepts
+# instead of relying on the provider's default.
 CLUSTER_TIMEOUTS = pulumi.CustomTimeouts(create="60m", update="60m", delete="60m")
 POOL_TIMEOUTS = pulumi.CustomTimeouts(create="60m", update="60m", delete="45m")
 
@@ -109,6 +185,11 @@ class GpuClusterArgs:
     system_pool: SystemPoolConfig
     gpu_pool: GpuPoolConfig
     kubernetes_version: Optional[str] = None
+    access: AccessConfig = AccessConfig()
+    network: NetworkConfig = NetworkConfig()
+    upgrade: UpgradeConfig = UpgradeConfig()
+    #: sku.tier: Free, Standard (uptime SLA) or Premium.
+    tier: str = "Free"
     # Protects the resource group and the cluster from `pulumi destroy` and replacement.
     protect: bool = False
 
@@ -123,6 +204,9 @@ class GpuCluster(pulumi.ComponentResource):
     gpu_node_pool: pulumi.CustomResource
     #: The subscription's registration of the managed-GPU preview (only with `dedicatedVhd: true`).
     feature_registration: Optional[features.SubscriptionFeatureRegistration]
+    #: With Entra ID access: the deploying identity's cluster-admin role, which this
+    #: program's own Kubernetes provider needs.
+    deployer_role_assignment: Optional[authorization.RoleAssignment]
     #: The user kubeconfig (secret), from listClusterUserCredential, as `az aks get-credentials` fetches it.
     kubeconfig: pulumi.Output[str]
     #: A Kubernetes provider bound to this cluster; every Kubernetes object of this program uses it.
@@ -165,7 +249,16 @@ class GpuCluster(pulumi.ComponentResource):
             identity=containerservice.ManagedClusterIdentityArgs(
                 type=containerservice.ResourceIdentityType.SYSTEM_ASSIGNED,
             ),
-            enable_rbac=True,
+            sku=containerservice.ManagedClusterSKUArgs(
+                name=containerservice.ManagedClusterSKUName.BASE,
+                tier=args.tier,
+            ),
+            **access_settings(args.access),
+            network_profile=network_profile(args.network),
+            auto_upgrade_profile=containerservice.ManagedClusterAutoUpgradeProfileArgs(
+                upgrade_channel=args.upgrade.channel,
+                node_os_upgrade_channel=args.upgrade.node_os_channel,
+            ),
             agent_pool_profiles=[
                 containerservice.ManagedClusterAgentPoolProfileArgs(
                     name=SYSTEM_POOL_NAME,
@@ -174,9 +267,18 @@ class GpuCluster(pulumi.ComponentResource):
                     type=containerservice.AgentPoolType.VIRTUAL_MACHINE_SCALE_SETS,
                     vm_size=args.system_pool.vm_size,
                     count=args.system_pool.node_count,
+                    max_pods=MAX_PODS,
                 ),
             ],
-            opts=pulumi.ResourceOptions.merge(protected, pulumi.ResourceOptions(custom_timeouts=CLUSTER_TIMEOUTS)),
+            opts=pulumi.ResourceOptions.merge(
+                protected,
+                pulumi.ResourceOptions(
+                    custom_timeouts=CLUSTER_TIMEOUTS,
+                    # The stable and rapid channels move the minor version on their own;
+                    # `pulumi up` must not try to set it back (AKS cannot downgrade).
+                    ignore_changes=["kubernetesVersion"] if args.upgrade.channel in MINOR_UPGRADE_CHANNELS else None,
+                ),
+            ),
         )
 
         gpu = args.gpu_pool
@@ -229,12 +331,43 @@ class GpuCluster(pulumi.ComponentResource):
             )
 
         # Step 3: az aks get-credentials. The user credential (not the admin one), as the
-        # CLI fetches by default; ARM returns it base64-encoded.
+        # CLI fetches by default; ARM returns it base64-encoded. An Entra ID cluster returns
+        # a kubelogin exec plugin ("format ... 'exec' ... requires kubelogin binary in the
+        # path": the SDK's listManagedClusterUserCredentials docs).
         credentials = containerservice.list_managed_cluster_user_credentials_output(
             resource_group_name=self.resource_group.name,
             resource_name=self.managed_cluster.name,
+            format="exec" if args.access.entra else None,
         )
-        self.kubeconfig = pulumi.Output.secret(credentials.kubeconfigs[0].value.apply(_decode_kubeconfig))
+        decode = _decode_entra_kubeconfig if args.access.entra else _decode_kubeconfig
+        self.kubeconfig = pulumi.Output.secret(credentials.kubeconfigs[0].value.apply(decode))
+
+        self.deployer_role_assignment = None
+        provider_needs: list[pulumi.Resource] = [self.managed_cluster]
+        if args.access.entra and args.access.deployer_type != "none":
+            # With Azure RBAC, an Entra identity may do nothing in the cluster until a role
+            # says so, and that includes whoever runs `pulumi up`: the Kubernetes objects
+            # below are created with its token. Granting this needs
+            # Microsoft.Authorization/roleAssignments/write (Owner, User Access
+            # Administrator or Role Based Access Control Administrator).
+            client = authorization.get_client_config_output()
+            self.deployer_role_assignment = authorization.RoleAssignment(
+                f"{name}-deployer-cluster-admin",
+                scope=self.managed_cluster.id,
+                principal_id=client.object_id,
+                # Azure refuses an assignment whose principalType does not match the
+                # principal, and the SDK would otherwise send its default, "User".
+                principal_type=args.access.deployer_type,
+                role_definition_id=pulumi.Output.concat(
+                    "/subscriptions/",
+                    client.subscription_id,
+                    "/providers/Microsoft.Authorization/roleDefinitions/",
+                    AKS_RBAC_CLUSTER_ADMIN_ROLE,
+                ),
+                description="aks-gpu: the identity that runs pulumi up creates the device plugin and the MNIST Job",
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            provider_needs.append(self.deployer_role_assignment)
 
         self.provider = k8s.Provider(
             f"{name}-k8s",
@@ -242,7 +375,7 @@ class GpuCluster(pulumi.ComponentResource):
             # Let `pulumi destroy` drop Kubernetes objects from the state when the cluster
             # is already gone, instead of failing to reach it (pulumi-kubernetes provider docs).
             delete_unreachable=True,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.managed_cluster]),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=provider_needs),
         )
 
         self.resource_group_name = self.resource_group.name
@@ -276,3 +409,7 @@ def _dns_prefix(cluster_name: str) -> str:
 
 def _decode_kubeconfig(value: str) -> str:
     return base64.b64decode(value).decode("utf-8")
+
+
+def _decode_entra_kubeconfig(value: str) -> str:
+    return entra_kubeconfig(_decode_kubeconfig(value))

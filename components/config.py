@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import ipaddress
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional
 
 import pulumi
 
@@ -89,6 +90,63 @@ class MnistJobConfig:
     image: str = DEFAULT_MNIST_IMAGE
     max_steps: int = 500
     wait_for_completion: bool = True
+    # The guide's `kubectl apply` lands the Job in `default`; a namespace of its own lets
+    # it have its own NetworkPolicy and keeps workloads out of `default` (Checkov CKV_K8S_21).
+    namespace: str = "gpu-workloads"
+
+
+# Access modes. "local": the guide's `az aks get-credentials` with Kubernetes RBAC and the
+# cluster's local accounts. "entra": Microsoft Entra ID sign-in with Azure RBAC for
+# Kubernetes authorization and local accounts disabled (azure-aks-docs
+# articles/aks/manage-azure-rbac.md, manage-local-accounts-managed-azure-ad.md).
+ACCESS_MODES = ("local", "entra")
+# roleAssignments principalType values for whoever runs `pulumi up` (Azure RBAC checks that
+# it matches the principal), or "none" for no role assignment.
+DEPLOYER_TYPES = ("ServicePrincipal", "User", "none")
+# Network policy engines on Azure CNI Overlay. "cilium" is Azure CNI Powered by Cilium
+# (dataplane and policy); "calico" enforces policy on the Azure dataplane; "none" leaves
+# NetworkPolicy objects unenforced. Azure Network Policy Manager ("azure") is not offered:
+# Microsoft retires it (azure-aks-docs articles/aks/use-network-policies.md).
+NETWORK_POLICIES = ("cilium", "calico", "none")
+# autoUpgradeProfile values, as the AKS API spells them (azure-aks-docs
+# articles/aks/auto-upgrade-cluster.md, auto-upgrade-node-os-image.md).
+UPGRADE_CHANNELS = ("none", "patch", "stable", "rapid", "node-image")
+NODE_OS_CHANNELS = ("None", "Unmanaged", "SecurityPatch", "NodeImage")
+# managedClusters sku.tier: Free (no SLA), Standard (uptime SLA), Premium (Standard plus
+# long-term support) (azure-aks-docs articles/aks/free-standard-pricing-tiers.md).
+CLUSTER_TIERS = ("Free", "Standard", "Premium")
+
+
+@dataclass(frozen=True)
+class AccessConfig:
+    """Who may reach the cluster's API server, and how they sign in."""
+
+    mode: str = "local"
+    #: Entra ID groups whose members are cluster admins (aadProfile.adminGroupObjectIDs).
+    admin_group_object_ids: tuple[str, ...] = ()
+    #: IPv4 ranges allowed to reach the API server; empty allows any address.
+    authorized_ip_ranges: tuple[str, ...] = ()
+    #: With Entra ID: what kind of identity runs `pulumi up` ("ServicePrincipal" in CI,
+    #: "User" at a desk), so it can be granted cluster-admin; "none" grants nothing (it is
+    #: in one of the admin groups already).
+    deployer_type: str = "ServicePrincipal"
+
+    @property
+    def entra(self) -> bool:
+        return self.mode == "entra"
+
+
+@dataclass(frozen=True)
+class NetworkConfig:
+    policy: str = "cilium"
+
+
+@dataclass(frozen=True)
+class UpgradeConfig:
+    # The AKS API's defaults for a new cluster: no automatic Kubernetes upgrades, weekly
+    # node images. Stated here so the stack says what the cluster does.
+    channel: str = "none"
+    node_os_channel: str = "NodeImage"
 
 
 @dataclass(frozen=True)
@@ -101,6 +159,10 @@ class StackConfig:
     gpu_pool: GpuPoolConfig
     device_plugin: DevicePluginConfig
     mnist_job: MnistJobConfig
+    access: AccessConfig = AccessConfig()
+    network: NetworkConfig = NetworkConfig()
+    upgrade: UpgradeConfig = UpgradeConfig()
+    cluster_tier: str = "Free"
     protect: bool = False
     # Things the user should know at preview time (retired sizes, preview features, ...).
     warnings: tuple[str, ...] = field(default=())
@@ -134,6 +196,12 @@ _IMAGE = re.compile(
     r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*"
     r"(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$"
 )
+
+# Entra ID object IDs are GUIDs.
+_GUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+# "You can specify up to 200 authorized IP address ranges" (azure-aks-docs
+# articles/aks/api-server-authorized-ip-ranges.md).
+MAX_AUTHORIZED_IP_RANGES = 200
 
 # Namespaces that exist in every cluster: this program creates and deletes its namespace,
 # so it must be one the program can own.
@@ -172,6 +240,41 @@ def _bool(key: str, value: Any) -> bool:
 def _match(key: str, value: Any, pattern: re.Pattern[str], allowed: str) -> str:
     _expect_type(key, value, str, allowed)
     if not pattern.match(value):
+        raise _fail(key, value, allowed)
+    return value
+
+
+def _one_of(key: str, value: Any, allowed: tuple[str, ...]) -> str:
+    if not isinstance(value, str) or value not in allowed:
+        raise _fail(key, value, f"expected one of {', '.join(allowed)}")
+    return value
+
+
+def _string_list(key: str, value: Any, item: Callable[[str, Any], str], most: int) -> tuple[str, ...]:
+    _expect_type(key, value, list, "a list")
+    if len(value) > most:
+        raise _fail(key, value, f"expected at most {most} entries")
+    items = tuple(item(f"{key}[{i}]", v) for i, v in enumerate(value))
+    duplicates = sorted({v for v in items if items.count(v) > 1})
+    if duplicates:
+        raise _fail(key, value, f"expected each entry once; repeated: {', '.join(duplicates)}")
+    return items
+
+
+def _guid(key: str, value: Any) -> str:
+    return _match(key, value, _GUID, "expected an Entra ID object ID (a GUID)")
+
+
+def _ipv4_range(key: str, value: Any) -> str:
+    """An IPv4 address or CIDR range; AKS authorized ranges are IPv4 only
+    (api-server-authorized-ip-ranges.md)."""
+    allowed = "expected an IPv4 address or CIDR range such as '203.0.113.0/24'"
+    _expect_type(key, value, str, allowed)
+    try:
+        network = ipaddress.ip_network(value, strict=True)
+    except ValueError as error:
+        raise _fail(key, value, f"{allowed} ({error})") from None
+    if network.version != 4:
         raise _fail(key, value, allowed)
     return value
 
@@ -238,6 +341,10 @@ _KEYS: dict[str, Optional[type]] = {
     "gpuPool": GpuPoolConfig,
     "devicePlugin": DevicePluginConfig,
     "mnistJob": MnistJobConfig,
+    "access": AccessConfig,
+    "network": NetworkConfig,
+    "upgrade": UpgradeConfig,
+    "clusterTier": None,
     "protect": None,
 }
 
@@ -301,14 +408,22 @@ def parse(raw: Mapping[str, str], project: str, stack: str) -> StackConfig:
     gpu_pool = _parse_gpu_pool(_object(f"{NAMESPACE}:gpuPool", get("gpuPool"), GpuPoolConfig))
     device_plugin = _parse_device_plugin(_object(f"{NAMESPACE}:devicePlugin", get("devicePlugin"), DevicePluginConfig))
     mnist_job = _parse_mnist_job(_object(f"{NAMESPACE}:mnistJob", get("mnistJob"), MnistJobConfig))
+    access = _parse_access(_object(f"{NAMESPACE}:access", get("access"), AccessConfig))
+    network = _parse_network(_object(f"{NAMESPACE}:network", get("network"), NetworkConfig))
+    upgrade = _parse_upgrade(_object(f"{NAMESPACE}:upgrade", get("upgrade"), UpgradeConfig))
+    cluster_tier = _one_of(f"{NAMESPACE}:clusterTier", get("clusterTier") or "Free", CLUSTER_TIERS)
 
     protect = _bool_scalar(f"{NAMESPACE}:protect", get("protect"), False)
 
     _check_combinations(gpu_pool, mnist_job)
+    _check_namespaces(gpu_pool, device_plugin, mnist_job)
+    _check_upgrade(upgrade, kubernetes_version)
     warnings = gpu_sizes.check_pool(gpu_pool, f"{NAMESPACE}:gpuPool")
     if gpu_pool.dedicated_vhd:
         _check_managed_gpu(kubernetes_version, device_plugin_given=get("devicePlugin") is not None)
         warnings.append(MANAGED_GPU_WARNING)
+    if network.policy == "none":
+        warnings.append(NO_NETWORK_POLICY_WARNING)
 
     return StackConfig(
         location=location,
@@ -319,6 +434,10 @@ def parse(raw: Mapping[str, str], project: str, stack: str) -> StackConfig:
         gpu_pool=gpu_pool,
         device_plugin=device_plugin,
         mnist_job=mnist_job,
+        access=access,
+        network=network,
+        upgrade=upgrade,
+        cluster_tier=cluster_tier,
         protect=protect,
         warnings=tuple(warnings),
     )
@@ -394,22 +513,29 @@ def _parse_gpu_pool(value: dict[str, Any]) -> GpuPoolConfig:
     )
 
 
-def _parse_device_plugin(value: dict[str, Any]) -> DevicePluginConfig:
-    key = f"{NAMESPACE}:devicePlugin"
-    d = DevicePluginConfig()
+def _owned_namespace(key: str, value: Any) -> str:
     namespace = _match(
-        f"{key}.namespace",
-        value.get("namespace", d.namespace),
+        key,
+        value,
         _DNS_LABEL,
         "expected a DNS label: 1-63 lowercase letters, digits or '-', starting and ending with a letter or digit",
     )
     if namespace in _RESERVED_NAMESPACES:
         raise _fail(
-            f"{key}.namespace",
+            key,
             namespace,
             f"this program creates and deletes its namespace, so it cannot be one of {', '.join(_RESERVED_NAMESPACES)}",
         )
-    return DevicePluginConfig(namespace=namespace, image=_image(f"{key}.image", value.get("image", d.image)))
+    return namespace
+
+
+def _parse_device_plugin(value: dict[str, Any]) -> DevicePluginConfig:
+    key = f"{NAMESPACE}:devicePlugin"
+    d = DevicePluginConfig()
+    return DevicePluginConfig(
+        namespace=_owned_namespace(f"{key}.namespace", value.get("namespace", d.namespace)),
+        image=_image(f"{key}.image", value.get("image", d.image)),
+    )
 
 
 def _parse_mnist_job(value: dict[str, Any]) -> MnistJobConfig:
@@ -420,6 +546,43 @@ def _parse_mnist_job(value: dict[str, Any]) -> MnistJobConfig:
         image=_image(f"{key}.image", value.get("image", d.image)),
         max_steps=_int_in(f"{key}.maxSteps", value.get("maxSteps", d.max_steps), 1, 1_000_000),
         wait_for_completion=_bool(f"{key}.waitForCompletion", value.get("waitForCompletion", d.wait_for_completion)),
+        namespace=_owned_namespace(f"{key}.namespace", value.get("namespace", d.namespace)),
+    )
+
+
+def _parse_access(value: dict[str, Any]) -> AccessConfig:
+    key = f"{NAMESPACE}:access"
+    d = AccessConfig()
+    mode = _one_of(f"{key}.mode", value.get("mode", d.mode), ACCESS_MODES)
+    groups = _string_list(f"{key}.adminGroupObjectIds", value.get("adminGroupObjectIds", []), _guid, 100)
+    deployer_type = _one_of(f"{key}.deployerType", value.get("deployerType", d.deployer_type), DEPLOYER_TYPES)
+    if mode != "entra":
+        for member in ("adminGroupObjectIds", "deployerType"):
+            if member in value:
+                raise _fail(f"{key}.{member}", value[member], f"only applies to Entra ID; set {key}.mode to entra, or remove it")
+    elif deployer_type == "none" and not groups:
+        raise ConfigError(
+            f"invalid config {key}.deployerType = 'none' with no {key}.adminGroupObjectIds: the identity that runs "
+            "pulumi up could not create the Kubernetes objects; name its admin group, or set deployerType to "
+            "ServicePrincipal or User"
+        )
+    ranges = _string_list(
+        f"{key}.authorizedIpRanges", value.get("authorizedIpRanges", []), _ipv4_range, MAX_AUTHORIZED_IP_RANGES
+    )
+    return AccessConfig(mode=mode, admin_group_object_ids=groups, authorized_ip_ranges=ranges, deployer_type=deployer_type)
+
+
+def _parse_network(value: dict[str, Any]) -> NetworkConfig:
+    d = NetworkConfig()
+    return NetworkConfig(policy=_one_of(f"{NAMESPACE}:network.policy", value.get("policy", d.policy), NETWORK_POLICIES))
+
+
+def _parse_upgrade(value: dict[str, Any]) -> UpgradeConfig:
+    key = f"{NAMESPACE}:upgrade"
+    d = UpgradeConfig()
+    return UpgradeConfig(
+        channel=_one_of(f"{key}.channel", value.get("channel", d.channel), UPGRADE_CHANNELS),
+        node_os_channel=_one_of(f"{key}.nodeOsChannel", value.get("nodeOsChannel", d.node_os_channel), NODE_OS_CHANNELS),
     )
 
 
@@ -431,6 +594,37 @@ def _check_combinations(gpu_pool: GpuPoolConfig, mnist_job: MnistJobConfig) -> N
             "the Job would wait forever for a GPU node; set nodeCount >= 1, set minCount/maxCount, "
             "or set mnistJob.enabled to false"
         )
+
+
+def _check_namespaces(gpu_pool: GpuPoolConfig, device_plugin: DevicePluginConfig, mnist_job: MnistJobConfig) -> None:
+    # Each component creates and deletes its own namespace; two cannot own one.
+    if mnist_job.enabled and not gpu_pool.dedicated_vhd and mnist_job.namespace == device_plugin.namespace:
+        raise _fail(
+            f"{NAMESPACE}:mnistJob.namespace",
+            mnist_job.namespace,
+            f"expected a namespace other than {NAMESPACE}:devicePlugin.namespace: each is created and deleted by its own component",
+        )
+
+
+# Channels that move the cluster to a new minor version by themselves.
+MINOR_UPGRADE_CHANNELS = ("stable", "rapid")
+
+
+def _check_upgrade(upgrade: UpgradeConfig, kubernetes_version: Optional[str]) -> None:
+    """The "patch" channel keeps the minor version and moves the patch: a pinned patch
+    version would be upgraded by AKS and put back by the next `pulumi up`."""
+    if upgrade.channel == "patch" and kubernetes_version is not None and kubernetes_version.count(".") == 2:
+        raise ConfigError(
+            f"invalid config {NAMESPACE}:kubernetesVersion = {kubernetes_version!r} with "
+            f"{NAMESPACE}:upgrade.channel = 'patch': AKS upgrades the patch version itself; "
+            f"expected '1.NN' (such as {'.'.join(kubernetes_version.split('.')[:2])!r}) or no version"
+        )
+
+
+NO_NETWORK_POLICY_WARNING = (
+    f"{NAMESPACE}:network.policy = none: the cluster enforces no NetworkPolicy, so the policies this "
+    "program declares for its namespaces have no effect"
+)
 
 
 # AKS-managed GPU nodes "require Kubernetes version 1.34 or later" (aks-managed-gpu-nodes.md).

@@ -9,6 +9,12 @@ what today's guide (azure-aks-docs articles/aks/use-nvidia-gpu.md) adds to it:
     kept for fidelity, it does no harm);
   - `FAIL_ON_INIT_ERROR=false`, so the plugin idles instead of crash-looping on the
     System pool's nodes, which have no GPU (the image's default is to fail).
+
+And the security baseline (components/hardening.py): seccomp RuntimeDefault, a read-only
+root filesystem, no service-account token (the plugin talks to the kubelet over its
+socket, not to the API server), CPU and memory requests and limits, `imagePullPolicy:
+Always`, and a NetworkPolicy that denies all traffic (the plugin needs none). What cannot
+pass is annotated on the DaemonSet with Checkov skips and their reasons.
 """
 
 from __future__ import annotations
@@ -19,12 +25,29 @@ from typing import Optional, Sequence
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components import hardening
+
 DAEMONSET_NAME = "nvidia-device-plugin-daemonset"
 POD_LABELS = {"name": "nvidia-device-plugin-ds"}
 CONTAINER_NAME = "nvidia-device-plugin-ctr"
 # The kubelet's device-plugin socket directory: the plugin registers `nvidia.com/gpu` there
 # (kubernetes.io/docs/concepts/extend-kubernetes/compute-storage-net/device-plugins).
 DEVICE_PLUGIN_PATH = "/var/lib/kubelet/device-plugins"
+
+# The plugin is a small Go binary; the limits leave it ample room (an OOM kill would take
+# nvidia.com/gpu off the node until it restarts).
+RESOURCES = hardening.resources(requests={"cpu": "50m", "memory": "64Mi"}, limits={"cpu": "200m", "memory": "256Mi"})
+
+# Checks the plugin cannot pass, and why. It registers with the kubelet by creating a unix
+# socket in the root-owned hostPath above, so it runs as root (NVIDIA's own manifests and
+# Helm chart run it as root too); it serves only that gRPC socket, and neither NVIDIA's
+# static manifest nor its Helm chart defines a probe.
+CHECKOV_SKIPS = {
+    "CKV_K8S_23": "runs as root to create its socket in the root-owned hostPath /var/lib/kubelet/device-plugins",
+    "CKV_K8S_40": "runs as root (UID 0) to create its socket in the root-owned kubelet device-plugins hostPath",
+    "CKV_K8S_8": "no liveness endpoint: the plugin serves only a gRPC socket to the kubelet (none upstream either)",
+    "CKV_K8S_9": "no readiness endpoint: the plugin serves only a gRPC socket to the kubelet (none upstream either)",
+}
 
 # The guide's own tolerations, in its order.
 GUIDE_TOLERATIONS = (
@@ -47,6 +70,7 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
     """The namespace and the DaemonSet that advertise `nvidia.com/gpu` on GPU nodes."""
 
     namespace: k8s.core.v1.Namespace
+    network_policy: k8s.networking.v1.NetworkPolicy
     daemon_set: k8s.apps.v1.DaemonSet
     namespace_name: pulumi.Output[str]
 
@@ -61,10 +85,20 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
             opts=on_cluster,
         )
 
+        # Not in the guide: the plugin neither serves nor calls anything over the network.
+        self.network_policy = hardening.network_policy(
+            f"{name}-netpol", "nvidia-device-plugin-deny-all", self.namespace, POD_LABELS, egress=[], opts=on_cluster
+        )
+
         # Step 5: kubectl apply -f nvidia-device-plugin-ds.yaml
+        skips = {**CHECKOV_SKIPS, **hardening.image_digest_skip(args.image, "aks-gpu:devicePlugin.image")}
         self.daemon_set = k8s.apps.v1.DaemonSet(
             f"{name}-ds",
-            metadata=k8s.meta.v1.ObjectMetaArgs(name=DAEMONSET_NAME, namespace=self.namespace.metadata.name),
+            metadata=k8s.meta.v1.ObjectMetaArgs(
+                name=DAEMONSET_NAME,
+                namespace=self.namespace.metadata.name,
+                annotations=hardening.checkov_skips(skips),
+            ),
             spec=k8s.apps.v1.DaemonSetSpecArgs(
                 selector=k8s.meta.v1.LabelSelectorArgs(match_labels=POD_LABELS),
                 update_strategy=k8s.apps.v1.DaemonSetUpdateStrategyArgs(type="RollingUpdate"),
@@ -76,15 +110,18 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
                     spec=k8s.core.v1.PodSpecArgs(
                         tolerations=[*GUIDE_TOLERATIONS, *args.gpu_tolerations],
                         priority_class_name="system-node-critical",
+                        automount_service_account_token=False,
+                        security_context=hardening.pod_security_context(),
                         containers=[
                             k8s.core.v1.ContainerArgs(
                                 name=CONTAINER_NAME,
                                 image=args.image,
+                                image_pull_policy="Always",
                                 env=[k8s.core.v1.EnvVarArgs(name="FAIL_ON_INIT_ERROR", value="false")],
-                                security_context=k8s.core.v1.SecurityContextArgs(
-                                    allow_privilege_escalation=False,
-                                    capabilities=k8s.core.v1.CapabilitiesArgs(drop=["ALL"]),
-                                ),
+                                resources=RESOURCES,
+                                # The guide's context (no escalation, no capabilities), plus a
+                                # read-only root filesystem: the plugin writes only its socket.
+                                security_context=hardening.container_security_context(),
                                 volume_mounts=[
                                     k8s.core.v1.VolumeMountArgs(name="device-plugin", mount_path=DEVICE_PLUGIN_PATH),
                                 ],

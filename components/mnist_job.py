@@ -9,6 +9,16 @@ was scheduled and trained to the end.
 No `ttlSecondsAfterFinished`: Kubernetes would delete the finished Job, and the next
 `pulumi up` would see it missing and train again. Changing the pod template (image,
 maxSteps) replaces the Job, which trains again: that is the point of changing them.
+
+What the image needs, and so what the security baseline (components/hardening.py) can
+take away. The image is the Kubeflow labs' GPU MNIST sample: `FROM
+tensorflow/tensorflow:1.4.0-gpu`, `ENTRYPOINT ["python", "/app/main.py"]`, no USER
+(Azure/kubeflow-labs 4-gpus/README.md). main.py writes only under /tmp (--data_dir
+/tmp/tensorflow/input_data, --log_dir /tmp/tensorflow/logs, tempfile downloads) and
+downloads MNIST from https://storage.googleapis.com/cvdf-datasets/mnist/ at run time (the
+guide's log: "Successfully downloaded train-images-idx3-ubyte.gz"). Nothing needs root, so
+the Job runs as UID 10001 with a read-only root filesystem and an emptyDir at /tmp; its
+NetworkPolicy allows DNS and HTTPS to the internet, nothing else.
 """
 
 from __future__ import annotations
@@ -19,6 +29,8 @@ from typing import TYPE_CHECKING, Optional, Sequence
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components import hardening
+
 if TYPE_CHECKING:
     from components.config import GpuPoolConfig
 
@@ -26,6 +38,38 @@ JOB_NAME = "samples-tf-mnist-demo"
 LABELS = {"app": JOB_NAME}
 # pulumi-kubernetes skips its await logic for a resource with this annotation set to "true".
 SKIP_AWAIT_ANNOTATION = "pulumi.com/skipAwait"
+
+# A UID of 10000 or more cannot collide with a user of the node (Checkov CKV_K8S_40).
+RUN_AS_USER = 10001
+SCRATCH = "/tmp"
+# TensorFlow 1.4 on one GPU; the host side of the CUDA context dominates memory.
+RESOURCES = hardening.resources(
+    requests={"cpu": "500m", "memory": "2Gi"},
+    limits={"cpu": "2", "memory": "4Gi", "nvidia.com/gpu": "1"},
+)
+# The user has no home directory in the image; CUDA keeps its JIT cache under $HOME/.nv.
+ENV = {"HOME": SCRATCH, "CUDA_CACHE_PATH": f"{SCRATCH}/.nv"}
+# AKS runs CoreDNS in kube-system with the label k8s-app=kube-dns.
+DNS_PEER = k8s.networking.v1.NetworkPolicyPeerArgs(
+    namespace_selector=k8s.meta.v1.LabelSelectorArgs(match_labels={"kubernetes.io/metadata.name": "kube-system"}),
+    pod_selector=k8s.meta.v1.LabelSelectorArgs(match_labels={"k8s-app": "kube-dns"}),
+)
+# Private ranges (RFC 1918) stay closed: the download goes to the internet.
+INTERNET = k8s.networking.v1.NetworkPolicyPeerArgs(
+    ip_block=k8s.networking.v1.IPBlockArgs(cidr="0.0.0.0/0", except_=["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"])
+)
+EGRESS = (
+    k8s.networking.v1.NetworkPolicyEgressRuleArgs(
+        to=[DNS_PEER],
+        ports=[
+            k8s.networking.v1.NetworkPolicyPortArgs(protocol="UDP", port=53),
+            k8s.networking.v1.NetworkPolicyPortArgs(protocol="TCP", port=53),
+        ],
+    ),
+    k8s.networking.v1.NetworkPolicyEgressRuleArgs(
+        to=[INTERNET], ports=[k8s.networking.v1.NetworkPolicyPortArgs(protocol="TCP", port=443)]
+    ),
+)
 
 
 def job_timeout(pool: "GpuPoolConfig") -> str:
@@ -43,8 +87,8 @@ class MnistJobArgs:
     provider: k8s.Provider
     image: str
     max_steps: int
-    #: The guide's Job has no namespace, so it lands in `default`.
-    namespace: str = "default"
+    #: The namespace this component creates for the Job (the guide's lands in `default`).
+    namespace: str = "gpu-workloads"
     #: False: `pulumi up` returns as soon as the Job is created.
     wait_for_completion: bool = True
     #: How long `pulumi up` waits for the Job to complete: a cold GPU node, a multi-GB image
@@ -56,6 +100,8 @@ class MnistJobArgs:
 
 
 class MnistJob(pulumi.ComponentResource):
+    namespace: k8s.core.v1.Namespace
+    network_policy: k8s.networking.v1.NetworkPolicy
     job: k8s.batch.v1.Job
     job_name: pulumi.Output[str]
     job_namespace: pulumi.Output[str]
@@ -65,23 +111,43 @@ class MnistJob(pulumi.ComponentResource):
     def __init__(self, name: str, args: MnistJobArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__("aks-gpu:kubernetes:MnistJob", name, None, opts)
 
-        annotations = None if args.wait_for_completion else {SKIP_AWAIT_ANNOTATION: "true"}
+        on_cluster = pulumi.ResourceOptions(parent=self, provider=args.provider)
+        self.namespace = k8s.core.v1.Namespace(
+            f"{name}-ns", metadata=k8s.meta.v1.ObjectMetaArgs(name=args.namespace), opts=on_cluster
+        )
+        self.network_policy = hardening.network_policy(
+            f"{name}-netpol", f"{JOB_NAME}-egress", self.namespace, LABELS, egress=EGRESS, opts=on_cluster
+        )
+
+        annotations = hardening.checkov_skips(hardening.image_digest_skip(args.image, "aks-gpu:mnistJob.image"))
+        if not args.wait_for_completion:
+            annotations[SKIP_AWAIT_ANNOTATION] = "true"
         self.job = k8s.batch.v1.Job(
             f"{name}-job",
             metadata=k8s.meta.v1.ObjectMetaArgs(
-                name=JOB_NAME, namespace=args.namespace, labels=LABELS, annotations=annotations
+                name=JOB_NAME, namespace=self.namespace.metadata.name, labels=LABELS, annotations=annotations or None
             ),
             spec=k8s.batch.v1.JobSpecArgs(
                 template=k8s.core.v1.PodTemplateSpecArgs(
                     metadata=k8s.meta.v1.ObjectMetaArgs(labels=LABELS),
                     spec=k8s.core.v1.PodSpecArgs(
+                        automount_service_account_token=False,
+                        security_context=hardening.pod_security_context(RUN_AS_USER),
                         containers=[
                             k8s.core.v1.ContainerArgs(
                                 name=JOB_NAME,
                                 image=args.image,
                                 args=["--max_steps", str(args.max_steps)],
-                                image_pull_policy="IfNotPresent",
-                                resources=k8s.core.v1.ResourceRequirementsArgs(limits={"nvidia.com/gpu": "1"}),
+                                image_pull_policy="Always",
+                                env=[k8s.core.v1.EnvVarArgs(name=k, value=v) for k, v in ENV.items()],
+                                resources=RESOURCES,
+                                security_context=hardening.container_security_context(),
+                                volume_mounts=[k8s.core.v1.VolumeMountArgs(name="scratch", mount_path=SCRATCH)],
+                            )
+                        ],
+                        volumes=[
+                            k8s.core.v1.VolumeArgs(
+                                name="scratch", empty_dir=k8s.core.v1.EmptyDirVolumeSourceArgs(size_limit="1Gi")
                             )
                         ],
                         restart_policy="OnFailure",
@@ -92,7 +158,7 @@ class MnistJob(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(
                 parent=self,
                 provider=args.provider,
-                depends_on=list(args.depends_on),
+                depends_on=[*args.depends_on, self.network_policy],
                 custom_timeouts=pulumi.CustomTimeouts(create=args.create_timeout, update=args.create_timeout),
             ),
         )

@@ -59,7 +59,7 @@ def test_device_plugin_alone_uses_the_given_provider_namespace_and_tolerations()
 
     run = run_under_mocks(body)
     kids = children_of(run, "aks-gpu:kubernetes:NvidiaDevicePlugin")
-    assert sorted(r.name for r in kids) == ["dp-ds", "dp-ns"]
+    assert sorted(r.name for r in kids) == ["dp-ds", "dp-netpol", "dp-ns"]
     assert {r.provider for r in kids} == {run.one("pulumi:providers:kubernetes").urn}
     ds = run.one("kubernetes:apps/v1:DaemonSet").inputs
     assert ds["metadata"]["namespace"] == "nvidia"
@@ -70,12 +70,12 @@ def test_device_plugin_alone_uses_the_given_provider_namespace_and_tolerations()
 def test_mnist_job_alone_waits_for_what_it_is_given():
     def body():
         provider = k8s.Provider("p", kubeconfig="apiVersion: v1")
-        gate = k8s.core.v1.Namespace("gate", metadata={"name": "gate"}, opts=pulumi.ResourceOptions(provider=provider))
+        gate = k8s.core.v1.ConfigMap("gate", metadata={"name": "gate"}, opts=pulumi.ResourceOptions(provider=provider))
         MnistJob("m", MnistJobArgs(provider=provider, image="mnist:gpu", max_steps=7, create_timeout="45m", depends_on=[gate]))
 
     run = run_under_mocks(body)
     job = run.one("kubernetes:batch/v1:Job")
-    assert run.one("kubernetes:core/v1:Namespace").urn in job.dependencies
+    assert run.one("kubernetes:core/v1:ConfigMap").urn in job.dependencies
     assert job.options["customTimeouts"] == {"create": "45m", "update": "45m"}
     assert job.inputs["spec"]["template"]["spec"]["containers"][0]["args"] == ["--max_steps", "7"]
     assert "tolerations" not in job.inputs["spec"]["template"]["spec"]

@@ -23,6 +23,10 @@ if not REFERENCE.is_dir() and not os.environ.get("CI"):
     pytest.skip(f"the guide's manifests are not beside this clone ({REFERENCE})", allow_module_level=True)
 
 SKU_GPU_TOLERATION = {"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}
+DIGEST_SKIP = "CKV_K8S_43=the image is pinned by tag; set aks-gpu:{key}.image to name@sha256 to pin a digest"
+# The security baseline both objects gain (README, "Security baseline").
+SECCOMP = {"seccompProfile": {"type": "RuntimeDefault"}}
+NO_TOKEN = False
 
 # path -> (guide's value, program's value); None means absent.
 DAEMONSET_ADDITIONS = {
@@ -32,13 +36,55 @@ DAEMONSET_ADDITIONS = {
     "spec.template.spec.priorityClassName": (None, "system-node-critical"),
     # Today's guide: idle, not crash-loop, on nodes without a GPU.
     "spec.template.spec.containers[0].env": (None, [{"name": "FAIL_ON_INIT_ERROR", "value": "false"}]),
+    # Security baseline: what the plugin cannot pass, and why, for Checkov.
+    "metadata.annotations": (
+        None,
+        {
+            "checkov.io/skip1": "CKV_K8S_23=runs as root to create its socket in the root-owned hostPath /var/lib/kubelet/device-plugins",
+            "checkov.io/skip2": "CKV_K8S_40=runs as root (UID 0) to create its socket in the root-owned kubelet device-plugins hostPath",
+            "checkov.io/skip3": "CKV_K8S_8=no liveness endpoint: the plugin serves only a gRPC socket to the kubelet (none upstream either)",
+            "checkov.io/skip4": "CKV_K8S_9=no readiness endpoint: the plugin serves only a gRPC socket to the kubelet (none upstream either)",
+            "checkov.io/skip5": DIGEST_SKIP.format(key="devicePlugin"),
+        },
+    ),
+    # Security baseline: no API token, seccomp, a read-only root, bounded resources, fresh pulls.
+    "spec.template.spec.automountServiceAccountToken": (None, NO_TOKEN),
+    "spec.template.spec.securityContext": (None, SECCOMP),
+    "spec.template.spec.containers[0].securityContext.readOnlyRootFilesystem": (None, True),
+    "spec.template.spec.containers[0].resources": (
+        None,
+        {"requests": {"cpu": "50m", "memory": "64Mi"}, "limits": {"cpu": "200m", "memory": "256Mi"}},
+    ),
+    "spec.template.spec.containers[0].imagePullPolicy": (None, "Always"),
 }
 JOB_ADDITIONS = {
     # Today's guide: the Job tolerates the GPU pool's taint.
     "spec.template.spec.tolerations": (None, [SKU_GPU_TOLERATION]),
-    # The guide's kubectl apply lands it in `default`; the mock engine (and this program)
-    # sets the namespace explicitly instead of relying on the kubeconfig's context.
-    "metadata.namespace": (None, "default"),
+    # Security baseline: a namespace of its own (with a NetworkPolicy) instead of `default`.
+    "metadata.namespace": (None, "gpu-workloads"),
+    "metadata.annotations": (None, {"checkov.io/skip1": DIGEST_SKIP.format(key="mnistJob")}),
+    # Security baseline: a non-root user, seccomp, no API token, no capabilities, a
+    # read-only root with /tmp (where the image writes) on an emptyDir.
+    "spec.template.spec.automountServiceAccountToken": (None, NO_TOKEN),
+    "spec.template.spec.securityContext": (
+        None,
+        {"runAsNonRoot": True, "runAsUser": 10001, "runAsGroup": 10001, **SECCOMP},
+    ),
+    "spec.template.spec.containers[0].securityContext": (
+        None,
+        {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}, "readOnlyRootFilesystem": True},
+    ),
+    "spec.template.spec.containers[0].volumeMounts": (None, [{"name": "scratch", "mountPath": "/tmp"}]),
+    "spec.template.spec.volumes": (None, [{"name": "scratch", "emptyDir": {"sizeLimit": "1Gi"}}]),
+    "spec.template.spec.containers[0].env": (
+        None,
+        [{"name": "HOME", "value": "/tmp"}, {"name": "CUDA_CACHE_PATH", "value": "/tmp/.nv"}],
+    ),
+    # Security baseline: CPU and memory bounds beside the guide's GPU limit; fresh pulls.
+    "spec.template.spec.containers[0].resources.requests": (None, {"cpu": "500m", "memory": "2Gi"}),
+    "spec.template.spec.containers[0].resources.limits.cpu": (None, "2"),
+    "spec.template.spec.containers[0].resources.limits.memory": (None, "4Gi"),
+    "spec.template.spec.containers[0].imagePullPolicy": ("IfNotPresent", "Always"),
 }
 
 
@@ -78,7 +124,7 @@ def declared(run, kind: str) -> dict[str, Any]:
     return manifest(run.one(f"kubernetes:{kind}"))
 
 
-def test_the_device_plugin_is_the_guides_daemonset_plus_todays_additions(program):
+def test_the_device_plugin_is_the_guides_daemonset_plus_todays_additions_and_the_baseline(program):
     run = program(devicePlugin={"image": GUIDE_DEVICE_PLUGIN_IMAGE})
     found = {p: (g, o) for p, g, o in differences(guide_manifest("nvidia-device-plugin-ds.yaml"), declared(run, "apps/v1:DaemonSet"))}
     assert found == DAEMONSET_ADDITIONS
@@ -90,7 +136,7 @@ def test_the_default_device_plugin_image_is_the_one_todays_guide_uses(dev):
     assert set(found) == set(DAEMONSET_ADDITIONS)
 
 
-def test_the_mnist_job_is_the_guides_job_plus_the_gpu_toleration(dev):
+def test_the_mnist_job_is_the_guides_job_plus_the_toleration_and_the_security_baseline(dev):
     found = {p: (g, o) for p, g, o in differences(guide_manifest("samples-tf-mnist-demo.yaml"), declared(dev, "batch/v1:Job"))}
     assert found == JOB_ADDITIONS
 
@@ -101,6 +147,18 @@ def test_max_steps_and_image_reach_the_job_container(program):
     assert found.pop("spec.template.spec.containers[0].args[1]") == ("500", "40")
     assert found.pop("spec.template.spec.containers[0].image")[1] == "myregistry.azurecr.io/mnist:gpu"
     assert found == JOB_ADDITIONS
+
+
+def test_an_image_pinned_by_digest_needs_no_digest_skip(program):
+    digest = "sha256:" + "a" * 64
+    run = program(
+        devicePlugin={"image": f"nvcr.io/nvidia/k8s-device-plugin:v0.18.0@{digest}"},
+        mnistJob={"image": f"mcr.microsoft.com/azuredocs/samples-tf-mnist-demo:gpu@{digest}"},
+    )
+    skips = declared(run, "apps/v1:DaemonSet")["metadata"]["annotations"]
+    assert "CKV_K8S_43" not in " ".join(skips.values())
+    assert len(skips) == 4
+    assert "annotations" not in declared(run, "batch/v1:Job")["metadata"]
 
 
 def test_the_comparison_notices_a_change():

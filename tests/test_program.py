@@ -16,6 +16,11 @@ K8S_PROVIDER = "pulumi:providers:kubernetes"
 NAMESPACE = "kubernetes:core/v1:Namespace"
 DAEMONSET = "kubernetes:apps/v1:DaemonSet"
 JOB = "kubernetes:batch/v1:Job"
+NETPOL = "kubernetes:networking.k8s.io/v1:NetworkPolicy"
+
+
+def in_namespace(run: ProgramRun, type_: str, namespace: str):
+    return next(r for r in run.of_type(type_) if r.inputs["metadata"].get("namespace", r.inputs["metadata"]["name"]) == namespace)
 
 
 @pytest.mark.parametrize("stack", stacks())
@@ -87,13 +92,27 @@ def test_the_kubernetes_provider_comes_after_the_cluster(dev: ProgramRun):
 def test_the_pool_is_added_to_the_cluster_and_the_daemonset_to_its_namespace(dev: ProgramRun):
     assert depends_on(dev, POOL, AKS)
     assert depends_on(dev, AKS, RG)
-    assert depends_on(dev, DAEMONSET, NAMESPACE)
+    namespace = in_namespace(dev, NAMESPACE, "gpu-resources")
+    assert namespace.urn in dev.one(DAEMONSET).dependencies
+
+
+def test_the_job_gets_a_namespace_of_its_own_and_starts_behind_its_network_policy(dev: ProgramRun):
+    job = dev.one(JOB)
+    assert job.inputs["metadata"]["namespace"] == "gpu-workloads"
+    assert in_namespace(dev, NAMESPACE, "gpu-workloads").urn in job.dependencies
+    assert in_namespace(dev, NETPOL, "gpu-workloads").urn in job.dependencies
+
+
+def test_the_job_namespace_is_configurable(program):
+    run = program(mnistJob={"namespace": "training"})
+    assert run.one(JOB).inputs["metadata"]["namespace"] == "training"
+    assert run.outputs["jobLogsCommand"].value == "kubectl logs --namespace training job/samples-tf-mnist-demo"
 
 
 def test_every_kubernetes_object_uses_the_clusters_provider(dev: ProgramRun):
     provider = dev.one(K8S_PROVIDER).urn
     objects = [r for r in dev.resources if r.type.startswith("kubernetes:")]
-    assert {r.type for r in objects} == {NAMESPACE, DAEMONSET, JOB}
+    assert {r.type for r in objects} == {NAMESPACE, NETPOL, DAEMONSET, JOB}
     assert all(r.provider == provider for r in objects)
 
 
@@ -107,13 +126,13 @@ def test_the_provider_can_forget_objects_of_a_deleted_cluster(dev: ProgramRun):
 def test_the_job_waits_long_enough_for_a_cold_node_and_the_image_pull(dev: ProgramRun):
     job = dev.one(JOB)
     assert job.options["customTimeouts"]["create"] == "30m"
-    assert "annotations" not in job.inputs["metadata"], "pulumi-kubernetes awaits completion"
+    assert "pulumi.com/skipAwait" not in job.inputs["metadata"]["annotations"], "pulumi-kubernetes awaits completion"
     assert "ttlSecondsAfterFinished" not in job.inputs["spec"]
 
 
 def test_wait_for_completion_false_skips_the_await(program):
     job = program(mnistJob={"waitForCompletion": False}).one(JOB)
-    assert job.inputs["metadata"]["annotations"] == {"pulumi.com/skipAwait": "true"}
+    assert job.inputs["metadata"]["annotations"]["pulumi.com/skipAwait"] == "true"
 
 
 def test_a_disabled_job_is_not_declared_nor_exported(program):
@@ -150,9 +169,9 @@ def test_outputs_name_what_was_built(dev: ProgramRun):
         "gpuManagement": "device-plugin-daemonset",
         "devicePluginNamespace": "gpu-resources",
         "mnistJobName": "samples-tf-mnist-demo",
-        "mnistJobNamespace": "default",
+        "mnistJobNamespace": "gpu-workloads",
         "getCredentialsCommand": "az aks get-credentials --resource-group aks-gpu-dev-rg --name aks-gpu-dev",
-        "jobLogsCommand": "kubectl logs --namespace default job/samples-tf-mnist-demo",
+        "jobLogsCommand": "kubectl logs --namespace gpu-workloads job/samples-tf-mnist-demo",
     }
 
 

@@ -21,9 +21,12 @@ def test_render_writes_manifests_resources_and_outputs(tmp_path: Path):
     manifests = list(yaml.safe_load_all((tmp_path / "manifests.yaml").read_text()))
     assert [(m["kind"], m["metadata"]["name"]) for m in manifests] == [
         ("Namespace", "gpu-resources"),
+        ("Namespace", "gpu-workloads"),
+        ("NetworkPolicy", "nvidia-device-plugin-deny-all"),
+        ("NetworkPolicy", "samples-tf-mnist-demo-egress"),
         ("DaemonSet", "nvidia-device-plugin-daemonset"),
         ("Job", "samples-tf-mnist-demo"),
-    ]
+    ], "namespaces first, so kubectl apply -f works in one pass"
     resources = json.loads((tmp_path / "resources.json").read_text())
     assert {"urn", "type", "name", "parent", "provider", "dependencies", "options", "inputs"} <= set(resources[0])
     assert json.loads((tmp_path / "outputs.json").read_text())["kubeconfig"] == "[secret]"

@@ -149,7 +149,9 @@ FEATURE = "azure-native:features:SubscriptionFeatureRegistration"
 
 def test_a_dedicated_vhd_pool_gets_no_device_plugin(program):
     run = program(gpuPool=MANAGED)
-    assert not [r for r in run.resources if "DaemonSet" in r.type or "Namespace" in r.type or "DevicePlugin" in r.type]
+    assert not [r for r in run.resources if "DaemonSet" in r.type or "DevicePlugin" in r.type]
+    namespaces = [r.inputs["metadata"]["name"] for r in run.of_type("kubernetes:core/v1:Namespace")]
+    assert namespaces == ["gpu-workloads"], "only the Job's"
     assert "devicePluginNamespace" not in run.outputs
     assert run.outputs["gpuManagement"].value == "aks-managed (preview)"
 

@@ -41,6 +41,16 @@ PROJECT_FILE = ROOT / "Pulumi.yaml"
 # The fake credential; tests check that it never shows up outside a secret.
 MOCK_USER_TOKEN = "mock-user-token-0123456789abcdef"
 USER_CREDENTIALS_TOKEN = "azure-native:containerservice:listManagedClusterUserCredentials"
+CLIENT_CONFIG_TOKEN = "azure-native:authorization:getClientConfig"
+# Who "runs pulumi up" under mocks.
+MOCK_CLIENT = {
+    "clientId": "11111111-1111-1111-1111-111111111111",
+    "objectId": "22222222-2222-2222-2222-222222222222",
+    "subscriptionId": "33333333-3333-3333-3333-333333333333",
+    "tenantId": "44444444-4444-4444-4444-444444444444",
+}
+# The AKS Entra server application that kubelogin asks tokens for (Azure/kubelogin docs).
+AKS_ENTRA_SERVER_ID = "6dae42f8-4368-4678-94ff-3960e28e3630"
 
 
 class Secret:
@@ -147,13 +157,24 @@ def stacks() -> list[str]:
 # --------------------------------------------------------------------------- mocks
 
 
-def _fake_kubeconfig(cluster: str) -> str:
+def _fake_kubeconfig(cluster: str, exec_format: bool = False) -> str:
+    """A user kubeconfig shaped like AKS's: a token for a local-accounts cluster, or the
+    kubelogin exec plugin in device-code mode that an Entra ID cluster returns."""
+    if exec_format:
+        user = (
+            "    exec:\n      apiVersion: client.authentication.k8s.io/v1beta1\n      command: kubelogin\n"
+            "      args: [get-token, --environment, AzurePublicCloud, --server-id, "
+            f"{AKS_ENTRA_SERVER_ID}, --client-id, 80faf920-1908-4b52-b5ef-a8e7bedfc67a, "
+            f"--tenant-id, {MOCK_CLIENT['tenantId']}, --login, devicecode]\n"
+        )
+    else:
+        user = f"    token: {MOCK_USER_TOKEN}\n"
     return (
         "apiVersion: v1\nkind: Config\n"
         f"clusters:\n- name: {cluster}\n  cluster:\n    server: https://{cluster}.hcp.mock.azmk8s.io:443\n"
         f"contexts:\n- name: {cluster}\n  context:\n    cluster: {cluster}\n    user: clusterUser_{cluster}\n"
         f"current-context: {cluster}\n"
-        f"users:\n- name: clusterUser_{cluster}\n  user:\n    token: {MOCK_USER_TOKEN}\n"
+        f"users:\n- name: clusterUser_{cluster}\n  user:\n{user}"
     )
 
 
@@ -171,8 +192,10 @@ class AzureMocks(pulumi_mocks.Mocks):
 
     def call(self, args: pulumi_mocks.MockCallArgs) -> dict:
         if args.token == USER_CREDENTIALS_TOKEN:
-            value = base64.b64encode(_fake_kubeconfig(args.args["resourceName"]).encode()).decode()
-            return {"kubeconfigs": [{"name": "clusterUser", "value": value}]}
+            kubeconfig = _fake_kubeconfig(args.args["resourceName"], exec_format=args.args.get("format") == "exec")
+            return {"kubeconfigs": [{"name": "clusterUser", "value": base64.b64encode(kubeconfig.encode()).decode()}]}
+        if args.token == CLIENT_CONFIG_TOKEN:
+            return dict(MOCK_CLIENT)
         raise NotImplementedError(f"no mock for invoke {args.token}")
 
 

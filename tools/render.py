@@ -2,10 +2,15 @@
 
 Runs the real program under the mock engine (tools/mock_engine.py, the same machinery the
 tests use) and writes `build/<stack>/`:
-  manifests.yaml  the Kubernetes objects, in creation order, for `kubectl apply -f`
+  manifests.yaml  the Kubernetes objects, namespaces first, for `kubectl apply -f`
+  azure.json      the Azure resources as an ARM template, for ARM linters such as Checkov
   resources.json  every resource: type, name, inputs, parent, provider, dependencies, options
   outputs.json    the stack outputs (secrets shown as "[secret]")
 and prints a summary: resources by type, the GPU pool, and any warnings.
+
+Every file is normalised (sorted, no run-to-run noise), so the same program renders the
+same bytes: `make snapshots` keeps a copy of each stack's under tests/snapshots/, and a
+test compares them.
 
 A configuration error prints its one line and exits 1, as `pulumi preview` would.
 """
@@ -14,7 +19,10 @@ from __future__ import annotations
 
 import argparse
 import collections
+import importlib
+import inspect
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any, Optional
@@ -23,7 +31,7 @@ import yaml
 
 import pulumi
 
-from tools.mock_engine import ROOT, ProgramRun, Registration, Secret, run_program
+from tools.mock_engine import ROOT, ProgramRun, Registration, Secret, run_program, stacks
 
 SECRET_MASK = "[secret]"
 MANIFEST_KEYS = ("apiVersion", "kind", "metadata", "spec")
@@ -39,9 +47,23 @@ def masked(value: Any) -> Any:
     return value
 
 
+# `kubectl apply -f` order: what others live in comes first.
+KIND_ORDER = ("Namespace", "NetworkPolicy", "DaemonSet", "Job")
+
+
 def kubernetes_objects(run: ProgramRun) -> list[Registration]:
-    """The Kubernetes objects, in registration order (dependencies come first)."""
-    return [r for r in run.resources if r.type.startswith("kubernetes:")]
+    """The Kubernetes objects: namespaces first, then by kind, namespace and name.
+
+    Registration order is not stable from run to run (components register concurrently),
+    so it is not used."""
+
+    def key(r: Registration) -> tuple[int, str, str]:
+        kind = r.inputs.get("kind", "")
+        rank = KIND_ORDER.index(kind) if kind in KIND_ORDER else len(KIND_ORDER)
+        meta = r.inputs.get("metadata", {})
+        return rank, meta.get("namespace", ""), meta.get("name", "")
+
+    return sorted((r for r in run.resources if r.type.startswith("kubernetes:")), key=key)
 
 
 def manifest(resource: Registration) -> dict[str, Any]:
@@ -65,12 +87,90 @@ def resources_document(run: ProgramRun) -> list[dict[str, Any]]:
             "name": r.name,
             "parent": r.parent,
             "provider": r.provider,
-            "dependencies": r.dependencies,
+            "dependencies": sorted(r.dependencies),
             "options": r.options,
             "inputs": masked(r.inputs),
         }
-        for r in run.resources
+        for r in sorted(run.resources, key=lambda r: r.urn)
     ]
+
+
+# --------------------------------------------------------------------------- ARM template
+
+# Pulumi type -> ARM resource type. azure-native sends a resource's inputs to ARM as the
+# resource body: `location`, `sku`, `identity`, `tags`, `kind` and `extendedLocation` at the
+# top, everything else under `properties`; the inputs that name the resource and its parents
+# go into the URL instead (Azure REST API specs, e.g. managedClusters.json ManagedCluster).
+ARM_TYPES = {
+    "azure-native:resources:ResourceGroup": "Microsoft.Resources/resourceGroups",
+    "azure-native:containerservice:ManagedCluster": "Microsoft.ContainerService/managedClusters",
+    "azure-native:containerservice:AgentPool": "Microsoft.ContainerService/managedClusters/agentPools",
+    "azure-native:authorization:RoleAssignment": "Microsoft.Authorization/roleAssignments",
+    "azure-native:features:SubscriptionFeatureRegistration": "Microsoft.Features/featureProviders/subscriptionFeatureRegistrations",
+}
+ARM_TOP_LEVEL = ("location", "sku", "identity", "tags", "kind", "extendedLocation")
+# The inputs that make up a resource's ARM name, outermost first.
+ARM_NAME_INPUTS = {
+    "azure-native:resources:ResourceGroup": ("resourceGroupName",),
+    "azure-native:containerservice:ManagedCluster": ("resourceName",),
+    "azure-native:containerservice:AgentPool": ("resourceName", "agentPoolName"),
+    "azure-native:authorization:RoleAssignment": ("roleAssignmentName",),
+    "azure-native:features:SubscriptionFeatureRegistration": ("providerNamespace", "featureName"),
+}
+ARM_URL_INPUTS = ("resourceGroupName", "resourceName", "agentPoolName", "roleAssignmentName", "providerNamespace", "featureName")
+ARM_TEMPLATE_SCHEMA = "https://schema.management.azure.com/schemas/2019-04-01/deploymentTemplate.json#"
+
+
+def sdk_api_version(pulumi_type: str) -> str:
+    """The REST API version the installed azure-native SDK uses for a resource type, as
+    its docstring states it ("Uses Azure REST API version 2025-09-01.")."""
+    _, module, name = pulumi_type.split(":")
+    cls = getattr(importlib.import_module(f"pulumi_azure_native.{module}"), name)
+    found = re.search(r"Uses Azure REST API version (\S+?)\.", inspect.getsource(cls))
+    if not found:
+        raise LookupError(f"no API version in the docstring of {pulumi_type}")
+    return found.group(1)
+
+
+def arm_resource(r: Registration) -> dict[str, Any]:
+    inputs = masked(r.inputs)
+    if r.type == "azure-native:resources:Resource":  # generic: it names its ARM type itself
+        parent_type, parent_name = inputs["parentResourcePath"].split("/", 1)
+        return {
+            "type": f"{inputs['resourceProviderNamespace']}/{parent_type}/{inputs['resourceType']}",
+            "apiVersion": inputs["apiVersion"],
+            "name": f"{parent_name}/{inputs['resourceName']}",
+            "properties": _sorted(inputs.get("properties", {})),
+        }
+    if r.type not in ARM_TYPES:
+        raise LookupError(f"no ARM type known for {r.type}: add it to tools/render.py ARM_TYPES")
+    body: dict[str, Any] = {
+        "type": ARM_TYPES[r.type],
+        "apiVersion": sdk_api_version(r.type),
+        # An unnamed role assignment gets a GUID from azure-native at creation.
+        "name": "/".join(str(inputs.get(k, "[generated]")) for k in ARM_NAME_INPUTS[r.type]),
+    }
+    if "scope" in inputs:  # an extension resource: scope is part of its URL
+        body["scope"] = inputs["scope"]
+    body.update({k: _sorted(inputs[k]) for k in ARM_TOP_LEVEL if k in inputs})
+    properties = {k: v for k, v in inputs.items() if k not in (*ARM_TOP_LEVEL, *ARM_URL_INPUTS, "scope")}
+    if r.type != "azure-native:resources:ResourceGroup":
+        body["properties"] = _sorted(properties)
+    return body
+
+
+def arm_template(run: ProgramRun) -> dict[str, Any]:
+    """The Azure resources the program declares, as one ARM deployment template.
+
+    For reading and for ARM linters; not for deployment: references between resources
+    appear as the mock engine resolved them, and a template cannot hold a resource group
+    and the resources inside it at one scope."""
+    azure = sorted((r for r in run.resources if r.type.startswith("azure-native:")), key=lambda r: r.urn)
+    return {
+        "$schema": ARM_TEMPLATE_SCHEMA,
+        "contentVersion": "1.0.0.0",
+        "resources": [arm_resource(r) for r in azure],
+    }
 
 
 def outputs_document(run: ProgramRun) -> dict[str, Any]:
@@ -81,6 +181,7 @@ def write(run: ProgramRun, out_dir: Path) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
     docs = [manifest(r) for r in kubernetes_objects(run)]
     (out_dir / "manifests.yaml").write_text(yaml.safe_dump_all(docs, sort_keys=False, explicit_start=True))
+    (out_dir / "azure.json").write_text(json.dumps(arm_template(run), indent=2) + "\n")
     (out_dir / "resources.json").write_text(json.dumps(resources_document(run), indent=2, sort_keys=True) + "\n")
     (out_dir / "outputs.json").write_text(json.dumps(outputs_document(run), indent=2) + "\n")
 
@@ -120,22 +221,35 @@ def _relative(path: Path) -> str:
         return str(path)
 
 
+SNAPSHOTS = ROOT / "tests" / "snapshots"
+RENDERED_FILES = ("manifests.yaml", "azure.json", "resources.json", "outputs.json")
+
+
 def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--stack", default="dev", help="stack name: reads Pulumi.<stack>.yaml (default: dev)")
-    parser.add_argument("--out", type=Path, help="output folder (default: build/<stack>)")
+    parser.add_argument("--stack", action="append", help="stack name: reads Pulumi.<stack>.yaml (default: dev; repeatable)")
+    parser.add_argument("--all", action="store_true", help="every stack with a Pulumi.<stack>.yaml")
+    parser.add_argument("--out", type=Path, help="output folder (default: build/<stack>); with several stacks, the parent of one folder each")
+    parser.add_argument("--snapshots", action="store_true", help=f"write every stack to {_relative(SNAPSHOTS)}/<stack>")
     args = parser.parse_args(argv)
-    out_dir = args.out or ROOT / "build" / args.stack
-    try:
-        run = run_program(args.stack)
-    except FileNotFoundError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    except pulumi.RunError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 1
-    write(run, out_dir)
-    print(summary(run, out_dir))
+    names = stacks() if args.all or args.snapshots else (args.stack or ["dev"])
+    for stack in names:
+        if args.snapshots:
+            out_dir = SNAPSHOTS / stack
+        elif args.out and len(names) == 1:
+            out_dir = args.out
+        else:
+            out_dir = (args.out or ROOT / "build") / stack
+        try:
+            run = run_program(stack)
+        except FileNotFoundError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
+        except pulumi.RunError as error:
+            print(f"error: {stack}: {error}" if len(names) > 1 else f"error: {error}", file=sys.stderr)
+            return 1
+        write(run, out_dir)
+        print(summary(run, out_dir))
     return 0
 
 
