@@ -1,0 +1,56 @@
+"""The committed desired state of every stack is what the program renders now.
+
+tests/snapshots/<stack>/ holds `make render`'s four files for each stack. A change to the
+program that changes what gets deployed fails here until `make snapshots` refreshes them, so
+the pull request carries the change as a readable diff of manifests and ARM properties.
+"""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+
+import pytest
+
+from tools import render
+from tools.mock_engine import run_program, stacks
+
+
+@pytest.mark.parametrize("stack", stacks())
+def test_the_rendered_state_matches_the_committed_snapshot(stack: str, tmp_path: Path):
+    render.write(run_program(stack), tmp_path)
+    for name in render.RENDERED_FILES:
+        committed = render.SNAPSHOTS / stack / name
+        assert committed.exists(), f"no snapshot {committed.relative_to(render.ROOT)}: run `make snapshots`"
+        expected, actual = committed.read_text(), (tmp_path / name).read_text()
+        if actual != expected:
+            diff = "".join(
+                difflib.unified_diff(
+                    expected.splitlines(keepends=True),
+                    actual.splitlines(keepends=True),
+                    f"snapshot/{stack}/{name}",
+                    f"rendered/{stack}/{name}",
+                )
+            )
+            pytest.fail(f"{stack}/{name} changed; if intended, run `make snapshots` and commit:\n{diff}")
+
+
+def test_every_snapshot_belongs_to_a_stack():
+    assert sorted(p.name for p in render.SNAPSHOTS.iterdir() if p.is_dir()) == stacks()
+
+
+def test_rendering_twice_gives_the_same_bytes(tmp_path: Path):
+    # Components register concurrently; the render must not depend on that order.
+    for attempt in ("first", "second"):
+        render.write(run_program("prod"), tmp_path / attempt)
+    for name in render.RENDERED_FILES:
+        assert (tmp_path / "first" / name).read_bytes() == (tmp_path / "second" / name).read_bytes(), name
+
+
+def test_a_changed_program_is_caught(tmp_path: Path):
+    run = run_program("dev", overrides={"mnistJob": {"maxSteps": 499}})
+    render.write(run, tmp_path)
+    committed = (render.SNAPSHOTS / "dev" / "manifests.yaml").read_text()
+    changed = (tmp_path / "manifests.yaml").read_text()
+    changes = [(line[0], line[1:].strip()) for line in difflib.ndiff(committed.splitlines(), changed.splitlines())]
+    assert [c for c in changes if c[0] in "+-"] == [("-", "- '500'"), ("+", "- '499'")]
