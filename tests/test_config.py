@@ -11,7 +11,7 @@ import yaml
 
 from components import config
 from components.config import ConfigError, parse
-from tools.mock_engine import PROJECT_FILE, RecordingMonitor, AzureMocks, project_config, run_program
+from tools.mock_engine import PROJECT_FILE, AzureMocks, RecordingMonitor, project_config, run_program
 
 NS = "aks-gpu"
 

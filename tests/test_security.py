@@ -4,7 +4,6 @@ that stay open (each with a reason, in security/ and in the README)."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 import yaml

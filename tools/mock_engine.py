@@ -27,9 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Optional
 
-import yaml
-
 import pulumi
+import yaml
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import rpc, settings
 from pulumi.runtime.stack import wait_for_rpcs

@@ -27,9 +27,8 @@ import sys
 from pathlib import Path
 from typing import Any, Optional
 
-import yaml
-
 import pulumi
+import yaml
 
 from tools.mock_engine import ROOT, ProgramRun, Registration, Secret, run_program, stacks
 
