@@ -195,3 +195,23 @@ def test_no_credential_in_plain_text_anywhere_outside_secrets(dev: ProgramRun):
 
 def test_dev_warns_that_its_gpu_size_is_retired(dev: ProgramRun):
     assert any("Standard_NC6 " in w and "retired" in w for w in dev.warnings)
+
+
+# --------------------------------------------------------------------------- prod
+
+
+def test_prod_is_production_shaped():
+    run = run_program("prod")
+    assert run.warnings == [], "a current GPU size: no retirement warning"
+    pool = run.one(POOL)
+    assert pool.inputs["vmSize"] == "Standard_NC4as_T4_v3"
+    assert (pool.inputs["enableAutoScaling"], pool.inputs["minCount"], pool.inputs["count"]) == (True, 0, 0)
+    assert pool.options["ignoreChanges"] == ["count"]
+    assert run.outputs["gpuPoolGeneration"].value == "2"
+    aks = run.one(AKS)
+    assert aks.inputs["sku"]["tier"] == "Standard"
+    assert aks.inputs["autoUpgradeProfile"] == {"upgradeChannel": "patch", "nodeOSUpgradeChannel": "NodeImage"}
+    assert aks.inputs["disableLocalAccounts"] is True
+    assert aks.inputs["agentPoolProfiles"][0]["count"] == 3
+    assert {r.type for r in run.resources if r.options["protect"]} == {RG, AKS}
+    assert run.one(JOB).options["customTimeouts"]["create"] == "60m", "room for a scale-up from zero"

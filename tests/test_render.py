@@ -53,3 +53,22 @@ def test_a_config_error_is_one_line_and_exit_status_1(monkeypatch, capsys):
 def test_an_unknown_stack_is_reported(capsys):
     assert render.main(["--stack", "nosuchstack"]) == 2
     assert "Pulumi.nosuchstack.yaml" in capsys.readouterr().err
+
+
+def test_the_arm_rendering_puts_inputs_where_arm_expects_them():
+    template = render.arm_template(run_program("prod"))
+    by_type = {r["type"]: r for r in template["resources"]}
+    aks = by_type["Microsoft.ContainerService/managedClusters"]
+    assert aks["apiVersion"] == render.sdk_api_version("azure-native:containerservice:ManagedCluster")
+    assert {"location", "sku", "identity", "properties"} <= set(aks)
+    assert aks["properties"]["disableLocalAccounts"] is True
+    assert not {"resourceGroupName", "resourceName", "location"} & set(aks["properties"])
+    assert by_type["Microsoft.ContainerService/managedClusters/agentPools"]["name"] == "aks-gpu-prod/gpu"
+
+
+def test_the_arm_rendering_of_the_managed_gpu_pool_keeps_its_preview_api():
+    run = run_program("dev", overrides={"gpuPool": {"dedicatedVhd": True, "vmSize": "Standard_NC4as_T4_v3"}})
+    pools = [r for r in render.arm_template(run)["resources"] if r["type"].endswith("/agentPools")]
+    assert [(p["apiVersion"], p["properties"]["gpuProfile"]["nvidia"]["managementMode"]) for p in pools] == [
+        ("2026-01-02-preview", "Managed")
+    ]
