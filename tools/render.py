@@ -116,7 +116,8 @@ ARM_NAME_INPUTS = {
     "azure-native:authorization:RoleAssignment": ("roleAssignmentName",),
     "azure-native:features:SubscriptionFeatureRegistration": ("providerNamespace", "featureName"),
 }
-ARM_URL_INPUTS = ("resourceGroupName", "resourceName", "agentPoolName", "roleAssignmentName", "providerNamespace", "featureName")
+# Inputs that go into the URL, not the body: the resource group, and every name above.
+ARM_URL_INPUTS = frozenset({"resourceGroupName", *(k for names in ARM_NAME_INPUTS.values() for k in names)})
 ARM_TEMPLATE_SCHEMA = "https://schema.management.azure.com/schemas/2019-04-01/deploymentTemplate.json#"
 
 
@@ -152,7 +153,7 @@ def arm_resource(r: Registration) -> dict[str, Any]:
     if "scope" in inputs:  # an extension resource: scope is part of its URL
         body["scope"] = inputs["scope"]
     body.update({k: _sorted(inputs[k]) for k in ARM_TOP_LEVEL if k in inputs})
-    properties = {k: v for k, v in inputs.items() if k not in (*ARM_TOP_LEVEL, *ARM_URL_INPUTS, "scope")}
+    properties = {k: v for k, v in inputs.items() if k not in ARM_URL_INPUTS and k not in (*ARM_TOP_LEVEL, "scope")}
     if r.type != "azure-native:resources:ResourceGroup":
         body["properties"] = _sorted(properties)
     return body
