@@ -6,14 +6,17 @@ Read top to bottom, this is the guide's table of contents:
 
 import pulumi
 
-from components import config
+from components import config, preflight
 from components.cluster import GpuCluster, GpuClusterArgs
 from components.device_plugin import NvidiaDevicePlugin, NvidiaDevicePluginArgs
 from components.mnist_job import MnistJob, MnistJobArgs, job_timeout
 
-# Parse and validate every setting before any resource is registered.
+# Parse and validate every setting, then check the subscription, before any resource is
+# registered: a preview warns, a deployment stops.
 cfg = config.load()
 for warning in cfg.warnings:
+    pulumi.log.warn(warning)
+for warning in preflight.run(dedicated_vhd=cfg.gpu_pool.dedicated_vhd):
     pulumi.log.warn(warning)
 
 # Steps 1-3: resource group, AKS cluster with a GPU node pool, credentials.

@@ -11,24 +11,25 @@ into `Scaling` (pulumi/pulumi-azure-native#4264).
 from __future__ import annotations
 
 import base64
+import shlex
 from dataclasses import dataclass
 from typing import Any, Optional
 
 import pulumi
 import pulumi_kubernetes as k8s
 import yaml
-from pulumi_azure_native import authorization, containerservice, features, resources
+import pulumi_command as command
+from pulumi_azure_native import authorization, containerservice, resources
 
 from components import gpu_sizes
 from components.config import (
-    MINOR_UPGRADE_CHANNELS,
+    VERSION_UPGRADE_CHANNELS,
     SYSTEM_POOL_NAME,
     AccessConfig,
     GpuPoolConfig,
     NetworkConfig,
     SystemPoolConfig,
     UpgradeConfig,
-    camel_case,
 )
 
 # Today's guide (azure-aks-docs articles/aks/use-nvidia-gpu.md) taints the GPU pool so
@@ -96,17 +97,45 @@ def gpu_pool_settings(pool: GpuPoolConfig) -> dict[str, Any]:
 # `dedicatedVhd: true`: the guide's "AKS specialized GPU image" (the UseGPUDedicatedVHD
 # header) was retired on 2025-01-10 (azure-aks-docs includes/aks-gpu-image-retirement.md),
 # and ARM cannot send custom headers anyway. Its successor is AKS-managed GPU nodes: AKS
-# installs the driver, the device plugin and the DCGM exporter when the agent pool has
-# gpuProfile.nvidia.managementMode = "Managed" (azure-aks-docs articles/aks/aks-managed-gpu-nodes.md).
-# The field exists only in preview API versions: Azure/azure-rest-api-specs
-# specification/containerservice/resource-manager/Microsoft.ContainerService/aks/preview/
-# 2026-01-02-preview/managedClusters.json, definitions GPUProfile.nvidia -> NvidiaGPUProfile
-# .managementMode (enum ManagementMode: Managed | Unmanaged). azure-native 3.x types agent
-# pools at 2025-09-01, so the pool goes through the generic `resources.Resource`.
-MANAGED_GPU_API_VERSION = "2026-01-02-preview"
-MANAGED_GPU_FEATURE_NAMESPACE = "Microsoft.ContainerService"
-MANAGED_GPU_FEATURE = "ManagedGPUExperiencePreview"  # az feature register --name ManagedGPUExperiencePreview
-MANAGED_GPU_PROFILE = {"driver": "Install", "nvidia": {"managementMode": "Managed"}}
+# installs the driver, the device plugin and the DCGM exporter on a pool created with
+# `az aks nodepool add ... --enable-managed-gpu-experience` (azure-aks-docs
+# articles/aks/aks-managed-gpu-nodes.md, which needs the aks-preview CLI extension). On the
+# wire that is gpuProfile.nvidia.managementMode = "Managed", a field of preview API
+# versions only (Azure/azure-rest-api-specs ... aks/preview/2026-01-02-preview/
+# managedClusters.json, NvidiaGPUProfile.managementMode).
+MANAGED_GPU_FLAG = "--enable-managed-gpu-experience"
+
+
+def managed_gpu_pool_args(pool: GpuPoolConfig, kubernetes_version: Optional[str]) -> list[str]:
+    """`az aks nodepool add` arguments for the managed GPU pool: the same pool as the typed
+    one (gpu_pool_settings), in the CLI's words (az aks nodepool add reference; the Spot
+    flags as in spot-node-pool.md, the autoscaler's as in aks-managed-gpu-nodes.md)."""
+    args = [
+        "--name", pool.name,
+        "--mode", "User",
+        "--os-type", "Linux",
+        "--node-vm-size", pool.vm_size,
+        "--node-count", str(pool.node_count),
+        "--max-pods", str(MAX_PODS),
+        "--node-taints", ",".join(gpu_pool_taints(pool)),
+    ]  # fmt: skip
+    if pool.autoscaling:
+        args += ["--enable-cluster-autoscaler", "--min-count", str(pool.min_count), "--max-count", str(pool.max_count)]
+    if pool.spot:
+        args += ["--priority", "Spot", "--eviction-policy", "Delete", "--spot-max-price", "-1"]
+    if kubernetes_version:
+        args += ["--kubernetes-version", kubernetes_version]
+    return [*args, MANAGED_GPU_FLAG]
+
+
+def az_nodepool(verb: str, subscription: str, resource_group: str, cluster: str, args: list[str]) -> str:
+    """One `az aks nodepool` command line, every value shell-quoted. The subscription is the
+    one azure-native deploys to, whatever `az account show` says."""
+    return shlex.join(
+        ["az", "aks", "nodepool", verb, "--subscription", subscription, "--resource-group", resource_group,
+         "--cluster-name", cluster, *args, "--only-show-errors", "--output", "none"]
+    )  # fmt: skip
+
 
 # Built-in role "Azure Kubernetes Service RBAC Cluster Admin": "Lets you manage all
 # resources in the cluster" (azure-docs articles/role-based-access-control/built-in-roles.md).
@@ -167,7 +196,42 @@ def entra_kubeconfig(kubeconfig: str) -> str:
         args = exec_.get("args") or []
         server_id = args[args.index("--server-id") + 1] if "--server-id" in args else None
         exec_["args"] = ["get-token", "--login", "azurecli"] + (["--server-id", server_id] if server_id else [])
+        # An exec plugin's `env` overrides the caller's environment (client.authentication.k8s.io
+        # ExecConfig), and kubelogin prefers AAD_LOGIN_METHOD over `--login` (Azure/kubelogin
+        # options.go UpdateFromEnv): drop it, so the environment of whoever runs the program
+        # decides (the workflows set `workloadidentity`, see .github/workflows/pr.yml).
+        env = [e for e in exec_.get("env") or [] if e.get("name") != "AAD_LOGIN_METHOD"]
+        exec_["env"] = env or None
     return yaml.safe_dump(config, sort_keys=False)
+
+
+def cluster_ignore_changes(upgrade: UpgradeConfig) -> list[str]:
+    """What `pulumi up` must leave to Azure on the managed cluster.
+
+    agentPoolProfiles: a `pulumi refresh` reads every pool of the cluster into this list,
+    the separate GPU pool and the autoscaler's counts included, and the next `up` would PUT
+    the whole cluster to remove them, putting every pool into Scaling (pulumi-azure-native
+    #1532, #579, #4264). Azure cannot update the inline pool through the cluster anyway
+    ("The Azure API does not currently allow this property to be updated directly": the
+    SDK's ManagedCluster docs), so the System pool is applied when the cluster is created.
+    kubernetesVersion: an upgrade channel moves it by itself, and AKS cannot downgrade.
+    """
+    ignored = ["agentPoolProfiles"]
+    if upgrade.channel in VERSION_UPGRADE_CHANNELS:
+        ignored.append("kubernetesVersion")
+    return ignored
+
+
+def pool_ignore_changes(pool: GpuPoolConfig, upgrade: UpgradeConfig) -> Optional[list[str]]:
+    """What `pulumi up` must leave to Azure on the GPU pool: the count, when the cluster
+    autoscaler owns it; the version, when an upgrade channel moves it (AKS upgrades node
+    pools with the control plane: auto-upgrade-cluster.md)."""
+    ignored = []
+    if pool.autoscaling:
+        ignored.append("count")
+    if upgrade.channel in VERSION_UPGRADE_CHANNELS:
+        ignored.append("orchestratorVersion")
+    return ignored or None
 
 
 # Creating or deleting an AKS cluster routinely takes 5-15 minutes, and a GPU pool can wait
@@ -199,11 +263,9 @@ class GpuCluster(pulumi.ComponentResource):
 
     resource_group: resources.ResourceGroup
     managed_cluster: containerservice.ManagedCluster
-    #: The GPU pool: a typed `AgentPool`, or a generic `resources.Resource` at the preview
-    #: API version when AKS manages the GPU stack (`dedicatedVhd: true`).
+    #: The GPU pool: a typed `AgentPool`, or, when AKS manages the GPU stack
+    #: (`dedicatedVhd: true`), the az CLI command that adds it.
     gpu_node_pool: pulumi.CustomResource
-    #: The subscription's registration of the managed-GPU preview (only with `dedicatedVhd: true`).
-    feature_registration: Optional[features.SubscriptionFeatureRegistration]
     #: With Entra ID access: the deploying identity's cluster-admin role, which this
     #: program's own Kubernetes provider needs.
     deployer_role_assignment: Optional[authorization.RoleAssignment]
@@ -226,20 +288,52 @@ class GpuCluster(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: GpuClusterArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__("aks-gpu:azure:GpuCluster", name, None, opts)
-        protected = pulumi.ResourceOptions(parent=self, protect=args.protect)
+        self._name = name
+        self.resource_group = self._create_resource_group(args)
+        self.managed_cluster = self._create_cluster(args)
+        self.gpu_node_pool = self._create_gpu_pool(args)
+        self.kubeconfig = self._fetch_credentials(args)
+        self.deployer_role_assignment = self._grant_deployer(args)
+        self.provider = self._create_provider()
 
-        # Step 1: az group create --name myResourceGroup --location eastus
-        self.resource_group = resources.ResourceGroup(
-            f"{name}-rg",
-            resource_group_name=args.resource_group_name,
-            location=args.location,
-            opts=protected,
+        gpu = args.gpu_pool
+        self.resource_group_name = self.resource_group.name
+        self.cluster_name = self.managed_cluster.name
+        self.gpu_management = "aks-managed (preview)" if gpu.dedicated_vhd else "device-plugin-daemonset"
+        self.gpu_pool_name = pulumi.Output.from_input(gpu.name)
+        self.gpu_pool_vm_size = pulumi.Output.from_input(gpu.vm_size)
+        self.gpu_pool_generation = pulumi.Output.from_input(gpu_sizes.generation(gpu.vm_size))
+        self.get_credentials_command = pulumi.Output.concat(
+            "az aks get-credentials --resource-group ",
+            self.resource_group.name,
+            " --name ",
+            self.managed_cluster.name,
+        )
+        self.gpu_tolerations = gpu_tolerations(gpu)
+        self.register_outputs(
+            {
+                "resourceGroupName": self.resource_group_name,
+                "clusterName": self.cluster_name,
+                "gpuPoolName": self.gpu_pool_name,
+                "gpuPoolVmSize": self.gpu_pool_vm_size,
+                "kubeconfig": self.kubeconfig,
+            }
         )
 
-        # Step 2: az aks create. The cluster keeps a small System pool for kube-system;
-        # the GPU nodes come in a separate User pool below.
-        self.managed_cluster = containerservice.ManagedCluster(
-            f"{name}-aks",
+    # Step 1: az group create --name myResourceGroup --location eastus
+    def _create_resource_group(self, args: GpuClusterArgs) -> resources.ResourceGroup:
+        return resources.ResourceGroup(
+            f"{self._name}-rg",
+            resource_group_name=args.resource_group_name,
+            location=args.location,
+            opts=pulumi.ResourceOptions(parent=self, protect=args.protect),
+        )
+
+    # Step 2: az aks create. The cluster keeps a small System pool for kube-system; the GPU
+    # nodes come in a separate User pool (_create_gpu_pool).
+    def _create_cluster(self, args: GpuClusterArgs) -> containerservice.ManagedCluster:
+        return containerservice.ManagedCluster(
+            f"{self._name}-aks",
             resource_group_name=self.resource_group.name,
             resource_name_=args.cluster_name,
             location=args.location,
@@ -270,135 +364,127 @@ class GpuCluster(pulumi.ComponentResource):
                     max_pods=MAX_PODS,
                 ),
             ],
-            opts=pulumi.ResourceOptions.merge(
-                protected,
-                pulumi.ResourceOptions(
-                    custom_timeouts=CLUSTER_TIMEOUTS,
-                    # The stable and rapid channels move the minor version on their own;
-                    # `pulumi up` must not try to set it back (AKS cannot downgrade).
-                    ignore_changes=["kubernetesVersion"] if args.upgrade.channel in MINOR_UPGRADE_CHANNELS else None,
-                ),
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                protect=args.protect,
+                custom_timeouts=CLUSTER_TIMEOUTS,
+                ignore_changes=cluster_ignore_changes(args.upgrade),
             ),
         )
 
+    # Step 2, the GPU part: az aks nodepool add --name gpu --node-vm-size Standard_NC6
+    #   --node-count 1 --node-taints sku=gpu:NoSchedule (today's guide). Linux only (the guide).
+    def _create_gpu_pool(self, args: GpuClusterArgs) -> pulumi.CustomResource:
         gpu = args.gpu_pool
-        # Step 2, the GPU part: az aks nodepool add --name gpu --node-vm-size Standard_NC6 --node-count 1
-        #   --node-taints sku=gpu:NoSchedule (today's guide). GPU pools are Linux only (the guide).
-        pool_opts = pulumi.ResourceOptions(
-            parent=self,
-            custom_timeouts=POOL_TIMEOUTS,
-            # The autoscaler owns the node count: `pulumi up` must not scale it back.
-            ignore_changes=(["properties.count"] if gpu.dedicated_vhd else ["count"]) if gpu.autoscaling else None,
+        if gpu.dedicated_vhd:
+            return self._create_managed_gpu_pool(args)
+        return containerservice.AgentPool(
+            f"{self._name}-gpu-pool",
+            resource_group_name=self.resource_group.name,
+            resource_name_=self.managed_cluster.name,
+            agent_pool_name=gpu.name,
+            orchestrator_version=args.kubernetes_version,
+            **gpu_pool_settings(gpu),
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                custom_timeouts=POOL_TIMEOUTS,
+                ignore_changes=pool_ignore_changes(gpu, args.upgrade),
+            ),
         )
-        self.feature_registration = None
-        if not gpu.dedicated_vhd:
-            self.gpu_node_pool = containerservice.AgentPool(
-                f"{name}-gpu-pool",
-                resource_group_name=self.resource_group.name,
-                resource_name_=self.managed_cluster.name,
-                agent_pool_name=gpu.name,
-                **gpu_pool_settings(gpu),
-                opts=pool_opts,
-            )
-        else:
-            # Guide step 6, today: az feature register --namespace Microsoft.ContainerService
-            #   --name ManagedGPUExperiencePreview. A subscription-wide switch other stacks may
-            #   rely on, so `pulumi destroy` leaves it registered.
-            self.feature_registration = features.SubscriptionFeatureRegistration(
-                f"{name}-managed-gpu-preview",
-                provider_namespace=MANAGED_GPU_FEATURE_NAMESPACE,
-                feature_name=MANAGED_GPU_FEATURE,
-                opts=pulumi.ResourceOptions(parent=self, retain_on_delete=True),
-            )
-            # A different type from the typed pool, so switching variants on a deployed
-            # stack creates this pool and deletes the other: give it another gpuPool.name
-            # (two pools cannot share a name, and managementMode cannot change in place).
-            self.gpu_node_pool = resources.Resource(
-                f"{name}-managed-gpu-pool",
-                resource_group_name=self.resource_group.name,
-                resource_provider_namespace="Microsoft.ContainerService",
-                parent_resource_path=pulumi.Output.concat("managedClusters/", self.managed_cluster.name),
-                resource_type="agentPools",
-                resource_name_=gpu.name,
-                api_version=MANAGED_GPU_API_VERSION,
-                properties={
-                    **{camel_case(k): v for k, v in gpu_pool_settings(gpu).items()},
-                    "gpuProfile": MANAGED_GPU_PROFILE,
-                },
-                opts=pulumi.ResourceOptions.merge(
-                    pool_opts, pulumi.ResourceOptions(depends_on=[self.feature_registration])
-                ),
-            )
 
-        # Step 3: az aks get-credentials. The user credential (not the admin one), as the
-        # CLI fetches by default; ARM returns it base64-encoded. An Entra ID cluster returns
-        # a kubelogin exec plugin ("format ... 'exec' ... requires kubelogin binary in the
-        # path": the SDK's listManagedClusterUserCredentials docs).
+    # Step 3: az aks get-credentials. The user credential (not the admin one), as the CLI
+    # fetches by default; ARM returns it base64-encoded. An Entra ID cluster returns a
+    # kubelogin exec plugin ("format ... 'exec' ... requires kubelogin binary in the path":
+    # the SDK's listManagedClusterUserCredentials docs).
+    def _fetch_credentials(self, args: GpuClusterArgs) -> pulumi.Output[str]:
         credentials = containerservice.list_managed_cluster_user_credentials_output(
             resource_group_name=self.resource_group.name,
             resource_name=self.managed_cluster.name,
             format="exec" if args.access.entra else None,
         )
         decode = _decode_entra_kubeconfig if args.access.entra else _decode_kubeconfig
-        self.kubeconfig = pulumi.Output.secret(credentials.kubeconfigs[0].value.apply(decode))
+        return pulumi.Output.secret(credentials.kubeconfigs[0].value.apply(decode))
 
-        self.deployer_role_assignment = None
-        provider_needs: list[pulumi.Resource] = [self.managed_cluster]
-        if args.access.entra and args.access.deployer_type != "none":
-            # With Azure RBAC, an Entra identity may do nothing in the cluster until a role
-            # says so, and that includes whoever runs `pulumi up`: the Kubernetes objects
-            # below are created with its token. Granting this needs
-            # Microsoft.Authorization/roleAssignments/write (Owner, User Access
-            # Administrator or Role Based Access Control Administrator).
-            client = authorization.get_client_config_output()
-            self.deployer_role_assignment = authorization.RoleAssignment(
-                f"{name}-deployer-cluster-admin",
-                scope=self.managed_cluster.id,
-                principal_id=client.object_id,
-                # Azure refuses an assignment whose principalType does not match the
-                # principal, and the SDK would otherwise send its default, "User".
-                principal_type=args.access.deployer_type,
-                role_definition_id=pulumi.Output.concat(
-                    "/subscriptions/",
-                    client.subscription_id,
-                    "/providers/Microsoft.Authorization/roleDefinitions/",
-                    AKS_RBAC_CLUSTER_ADMIN_ROLE,
-                ),
-                description="aks-gpu: the identity that runs pulumi up creates the device plugin and the MNIST Job",
-                opts=pulumi.ResourceOptions(parent=self),
-            )
-            provider_needs.append(self.deployer_role_assignment)
+    def _grant_deployer(self, args: GpuClusterArgs) -> Optional[authorization.RoleAssignment]:
+        """With Azure RBAC, an Entra identity may do nothing in the cluster until a role says
+        so, and that includes whoever runs `pulumi up`: the Kubernetes objects are created
+        with its token. Granting this needs Microsoft.Authorization/roleAssignments/write
+        (Owner, User Access Administrator or Role Based Access Control Administrator)."""
+        if not args.access.grants_deployer:
+            return None
+        client = authorization.get_client_config_output()
+        return authorization.RoleAssignment(
+            f"{self._name}-deployer-cluster-admin",
+            scope=self.managed_cluster.id,
+            principal_id=args.access.deployer_object_id or client.object_id,
+            # Azure refuses an assignment whose principalType does not match the principal,
+            # and the SDK would otherwise send its default, "User".
+            principal_type=args.access.deployer_type,
+            role_definition_id=pulumi.Output.concat(
+                "/subscriptions/",
+                client.subscription_id,
+                "/providers/Microsoft.Authorization/roleDefinitions/",
+                AKS_RBAC_CLUSTER_ADMIN_ROLE,
+            ),
+            description="aks-gpu: the identity that runs pulumi up creates the device plugin and the MNIST Job",
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                # The assignment is auto-named with a new GUID, so Pulumi's default replacement
+                # (create the new one, then delete the old) would ask ARM for a second assignment
+                # of the same role to the same principal at the same scope, which it refuses with
+                # RoleAssignmentExists. Delete first. ROLE_ASSIGNMENT_REPLACEMENT cites the sources.
+                delete_before_replace=True,
+            ),
+        )
 
-        self.provider = k8s.Provider(
-            f"{name}-k8s",
+    def _create_managed_gpu_pool(self, args: GpuClusterArgs) -> command.local.Command:
+        """The AKS-managed GPU pool, created and deleted by the az CLI, as the page does it.
+
+        Why not an azure-native resource: no typed SDK has `gpuProfile.nvidia` (azure-native
+        3.x types agent pools at 2025-09-01; a local SDK at the preview version needs the
+        Pulumi CLI to generate). The generic `resources.Resource` checks for an existing pool
+        at its own metadata version, 2024-03-01, whatever `apiVersion` says
+        (provider/pkg/provider/crud/crud.go `CanCreate`; pulumi-azure-native #4109, open),
+        and a refresh copies the pool's read-only fields (provisioningState,
+        nodeImageVersion, ...) into its untyped `properties` input, so every later `up`
+        shows a diff. An ARM deployment (`resources.Deployment`) deletes only the
+        deployment record, leaving the pool running after a destroy or a variant switch.
+        A Command runs `az aks nodepool delete` on destroy and on a switch, and has nothing
+        to refresh.
+
+        Every change replaces the pool: `az aks nodepool add` cannot update an existing
+        pool, and pulumi-command would otherwise run `create` again for an update (its
+        `create` docs). The name stays the same, so the old pool goes first.
+        """
+        client = authorization.get_client_config_output()
+        target = pulumi.Output.all(client.subscription_id, self.resource_group.name, self.managed_cluster.name)
+        pool_args = managed_gpu_pool_args(args.gpu_pool, args.kubernetes_version)
+        return command.local.Command(
+            f"{self._name}-managed-gpu-pool",
+            create=target.apply(lambda t: az_nodepool("add", *t, pool_args)),
+            delete=target.apply(lambda t: az_nodepool("delete", *t, ["--name", args.gpu_pool.name])),
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                depends_on=[self.managed_cluster],
+                replace_on_changes=["*"],
+                delete_before_replace=True,
+            ),
+        )
+
+    def _create_provider(self) -> k8s.Provider:
+        # No deleteUnreachable: pulumi-kubernetes treats any failure to build a client from
+        # the kubeconfig as "the cluster is unreachable", and with deleteUnreachable a
+        # `pulumi refresh` then drops every Kubernetes object from the state (a logged-out
+        # kubelogin, an authorized IP range that excludes the runner, a network blip), and the
+        # next `up` fails with AlreadyExists. See K8S_UNREACHABLE for the sources. When the
+        # cluster really is gone, set PULUMI_K8S_DELETE_UNREACHABLE=true for that one run (README).
+        needs: list[pulumi.Resource] = [self.managed_cluster]
+        if self.deployer_role_assignment is not None:
+            needs.append(self.deployer_role_assignment)
+        return k8s.Provider(
+            f"{self._name}-k8s",
             kubeconfig=self.kubeconfig,
-            # Let `pulumi destroy` drop Kubernetes objects from the state when the cluster
-            # is already gone, instead of failing to reach it (pulumi-kubernetes provider docs).
-            delete_unreachable=True,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=provider_needs),
-        )
-
-        self.resource_group_name = self.resource_group.name
-        self.cluster_name = self.managed_cluster.name
-        self.gpu_management = "aks-managed (preview)" if gpu.dedicated_vhd else "device-plugin-daemonset"
-        self.gpu_pool_name = pulumi.Output.from_input(gpu.name)
-        self.gpu_pool_vm_size = pulumi.Output.from_input(gpu.vm_size)
-        self.gpu_pool_generation = pulumi.Output.from_input(gpu_sizes.generation(gpu.vm_size))
-        self.get_credentials_command = pulumi.Output.concat(
-            "az aks get-credentials --resource-group ",
-            self.resource_group.name,
-            " --name ",
-            self.managed_cluster.name,
-        )
-        self.gpu_tolerations = gpu_tolerations(gpu)
-        self.register_outputs(
-            {
-                "resourceGroupName": self.resource_group_name,
-                "clusterName": self.cluster_name,
-                "gpuPoolName": self.gpu_pool_name,
-                "gpuPoolVmSize": self.gpu_pool_vm_size,
-                "kubeconfig": self.kubeconfig,
-            }
+            opts=pulumi.ResourceOptions(parent=self, depends_on=needs),
         )
 
 

@@ -24,6 +24,7 @@ from typing import Any, Callable, Mapping, Optional
 import pulumi
 
 from components import gpu_sizes
+from components.errors import ConfigError
 
 NAMESPACE = "aks-gpu"
 LOCATION_KEY = "azure-native:location"
@@ -37,10 +38,6 @@ DEFAULT_LOCATION = "eastus"
 DEFAULT_DEVICE_PLUGIN_IMAGE = "nvcr.io/nvidia/k8s-device-plugin:v0.18.0"
 GUIDE_DEVICE_PLUGIN_IMAGE = "mcr.microsoft.com/oss/nvidia/k8s-device-plugin:1.11"
 DEFAULT_MNIST_IMAGE = "mcr.microsoft.com/azuredocs/samples-tf-mnist-demo:gpu"
-
-
-class ConfigError(pulumi.RunError):
-    """A configuration value that cannot work. The message is one line."""
 
 
 # --------------------------------------------------------------------------- typed config
@@ -130,10 +127,17 @@ class AccessConfig:
     #: "User" at a desk), so it can be granted cluster-admin; "none" grants nothing (it is
     #: in one of the admin groups already).
     deployer_type: str = "ServicePrincipal"
+    #: With Entra ID: the object ID granted cluster-admin. None: whoever runs the program
+    #: (`getClientConfig`), so a preview run by another identity shows the grant changing.
+    deployer_object_id: Optional[str] = None
 
     @property
     def entra(self) -> bool:
         return self.mode == "entra"
+
+    @property
+    def grants_deployer(self) -> bool:
+        return self.entra and self.deployer_type != "none"
 
 
 @dataclass(frozen=True)
@@ -424,6 +428,8 @@ def parse(raw: Mapping[str, str], project: str, stack: str) -> StackConfig:
         warnings.append(MANAGED_GPU_WARNING)
     if network.policy == "none":
         warnings.append(NO_NETWORK_POLICY_WARNING)
+    if access.grants_deployer and access.deployer_object_id is None:
+        warnings.append(UNPINNED_DEPLOYER_WARNING)
 
     return StackConfig(
         location=location,
@@ -556,8 +562,9 @@ def _parse_access(value: dict[str, Any]) -> AccessConfig:
     mode = _one_of(f"{key}.mode", value.get("mode", d.mode), ACCESS_MODES)
     groups = _string_list(f"{key}.adminGroupObjectIds", value.get("adminGroupObjectIds", []), _guid, 100)
     deployer_type = _one_of(f"{key}.deployerType", value.get("deployerType", d.deployer_type), DEPLOYER_TYPES)
+    deployer_object_id = _guid(f"{key}.deployerObjectId", value["deployerObjectId"]) if "deployerObjectId" in value else None
     if mode != "entra":
-        for member in ("adminGroupObjectIds", "deployerType"):
+        for member in ("adminGroupObjectIds", "deployerType", "deployerObjectId"):
             if member in value:
                 raise _fail(f"{key}.{member}", value[member], f"only applies to Entra ID; set {key}.mode to entra, or remove it")
     elif deployer_type == "none" and not groups:
@@ -566,10 +573,22 @@ def _parse_access(value: dict[str, Any]) -> AccessConfig:
             "pulumi up could not create the Kubernetes objects; name its admin group, or set deployerType to "
             "ServicePrincipal or User"
         )
+    elif deployer_type == "none" and deployer_object_id is not None:
+        raise _fail(
+            f"{key}.deployerObjectId",
+            deployer_object_id,
+            f"nothing is granted with {key}.deployerType = 'none'; remove it, or set deployerType to ServicePrincipal or User",
+        )
     ranges = _string_list(
         f"{key}.authorizedIpRanges", value.get("authorizedIpRanges", []), _ipv4_range, MAX_AUTHORIZED_IP_RANGES
     )
-    return AccessConfig(mode=mode, admin_group_object_ids=groups, authorized_ip_ranges=ranges, deployer_type=deployer_type)
+    return AccessConfig(
+        mode=mode,
+        admin_group_object_ids=groups,
+        authorized_ip_ranges=ranges,
+        deployer_type=deployer_type,
+        deployer_object_id=deployer_object_id,
+    )
 
 
 def _parse_network(value: dict[str, Any]) -> NetworkConfig:
@@ -606,8 +625,10 @@ def _check_namespaces(gpu_pool: GpuPoolConfig, device_plugin: DevicePluginConfig
         )
 
 
-# Channels that move the cluster to a new minor version by themselves.
-MINOR_UPGRADE_CHANNELS = ("stable", "rapid")
+# Channels that change the cluster's Kubernetes version by themselves: "patch" moves the
+# patch release, "stable" and "rapid" the minor version too (auto-upgrade-cluster.md).
+# "node-image" and "none" leave the version alone.
+VERSION_UPGRADE_CHANNELS = ("patch", "stable", "rapid")
 
 
 def _check_upgrade(upgrade: UpgradeConfig, kubernetes_version: Optional[str]) -> None:
@@ -621,6 +642,12 @@ def _check_upgrade(upgrade: UpgradeConfig, kubernetes_version: Optional[str]) ->
         )
 
 
+UNPINNED_DEPLOYER_WARNING = (
+    f"{NAMESPACE}:access.deployerObjectId is not set: cluster-admin goes to whichever identity runs this "
+    "program, so a preview or up run by another identity (a PR preview, a colleague) replaces the grant; "
+    f"pin it with `pulumi config set --path {NAMESPACE}:access.deployerObjectId <object ID>`"
+)
+
 NO_NETWORK_POLICY_WARNING = (
     f"{NAMESPACE}:network.policy = none: the cluster enforces no NetworkPolicy, so the policies this "
     "program declares for its namespaces have no effect"
@@ -631,9 +658,9 @@ NO_NETWORK_POLICY_WARNING = (
 MANAGED_GPU_MIN_MINOR = 34
 MANAGED_GPU_WARNING = (
     f"{NAMESPACE}:gpuPool.dedicatedVhd: the guide's AKS GPU image (UseGPUDedicatedVHD) was retired on "
-    "2025-01-10; deploying its successor instead, AKS-managed GPU nodes (gpuProfile.nvidia.managementMode "
-    "= Managed), an Azure PREVIEW on API 2026-01-02-preview behind subscription feature "
-    "Microsoft.ContainerService/ManagedGPUExperiencePreview; no device plugin DaemonSet is deployed"
+    "2025-01-10; deploying its successor instead, AKS-managed GPU nodes, an Azure PREVIEW: the pool is "
+    "added and deleted by `az aks nodepool add --enable-managed-gpu-experience`, so the machine that runs "
+    "pulumi needs the az CLI, signed in, with the aks-preview extension; no device plugin DaemonSet is deployed"
 )
 
 

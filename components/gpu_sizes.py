@@ -19,6 +19,8 @@ import datetime
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
+from components.errors import ConfigError
+
 if TYPE_CHECKING:
     from components.config import GpuPoolConfig
 
@@ -160,8 +162,6 @@ def check_pool(pool: "GpuPoolConfig", key: str) -> list[str]:
 
     `key` is the config key the messages name (`aks-gpu:gpuPool`).
     """
-    from components.config import ConfigError  # config imports this module
-
     size = CATALOG.get(pool.vm_size)
     warnings: list[str] = []
     if size is None:

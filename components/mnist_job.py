@@ -23,8 +23,10 @@ NetworkPolicy allows DNS and HTTPS to the internet, nothing else.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -72,6 +74,38 @@ EGRESS = (
 )
 
 
+def job_name(spec: k8s.batch.v1.JobSpecArgs, wait_for_completion: bool) -> str:
+    """The guide's name, or, for a Job `pulumi up` does not wait for, the guide's name and a
+    hash of the spec.
+
+    A Job's pod template cannot change in place, so pulumi-kubernetes replaces the Job
+    (provider/pkg/provider/diff.go: `.spec.template` of batch/v1 Job forces replacement).
+    It deletes first when the name stays the same (provider.go Diff, `deleteBeforeReplace`:
+    replaced, named, same name, same namespace), and with `pulumi.com/skipAwait` it does
+    not wait for that deletion either (provider/pkg/metadata/overrides.go
+    `DeletedCondition`, whose list includes batch/v1 Job: pulumi-kubernetes #1232, #3154,
+    still open), so the new Job's create races the old one's foreground deletion and fails
+    with AlreadyExists. A name that changes with the spec makes the replacement
+    create-before-delete. (Autonaming would too, but its random suffix is invisible to the
+    offline render; this name is known at preview.) Read at pulumi-kubernetes v4.32.0.
+    """
+    if wait_for_completion:
+        return JOB_NAME
+    digest = hashlib.sha256(json.dumps(_plain(spec), sort_keys=True).encode()).hexdigest()
+    return f"{JOB_NAME}-{digest[:8]}"
+
+
+def _plain(value: Any) -> Any:
+    """A typed pulumi-kubernetes input as plain data (every value here is a plain value)."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items() if v is not None}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if hasattr(type(value), "_pulumi_input_type"):
+        return _plain(vars(value))
+    return value
+
+
 def job_timeout(pool: "GpuPoolConfig") -> str:
     """How long `pulumi up` waits for the Job.
 
@@ -99,6 +133,38 @@ class MnistJobArgs:
     depends_on: Sequence[pulumi.Resource] = field(default_factory=tuple)
 
 
+def job_spec(args: MnistJobArgs) -> k8s.batch.v1.JobSpecArgs:
+    """The guide's Job spec, with the GPU toleration and the security baseline."""
+    return k8s.batch.v1.JobSpecArgs(
+                    template=k8s.core.v1.PodTemplateSpecArgs(
+                        metadata=k8s.meta.v1.ObjectMetaArgs(labels=LABELS),
+                        spec=k8s.core.v1.PodSpecArgs(
+                            automount_service_account_token=False,
+                            security_context=hardening.pod_security_context(RUN_AS_USER),
+                            containers=[
+                                k8s.core.v1.ContainerArgs(
+                                    name=JOB_NAME,
+                                    image=args.image,
+                                    args=["--max_steps", str(args.max_steps)],
+                                    image_pull_policy="Always",
+                                    env=[k8s.core.v1.EnvVarArgs(name=k, value=v) for k, v in ENV.items()],
+                                    resources=RESOURCES,
+                                    security_context=hardening.container_security_context(),
+                                    volume_mounts=[k8s.core.v1.VolumeMountArgs(name="scratch", mount_path=SCRATCH)],
+                                )
+                            ],
+                            volumes=[
+                                k8s.core.v1.VolumeArgs(
+                                    name="scratch", empty_dir=k8s.core.v1.EmptyDirVolumeSourceArgs(size_limit="1Gi")
+                                )
+                            ],
+                            restart_policy="OnFailure",
+                            tolerations=list(args.gpu_tolerations) or None,
+                        ),
+                    ),
+                )
+
+
 class MnistJob(pulumi.ComponentResource):
     namespace: k8s.core.v1.Namespace
     network_policy: k8s.networking.v1.NetworkPolicy
@@ -122,39 +188,16 @@ class MnistJob(pulumi.ComponentResource):
         annotations = hardening.checkov_skips(hardening.image_digest_skip(args.image, "aks-gpu:mnistJob.image"))
         if not args.wait_for_completion:
             annotations[SKIP_AWAIT_ANNOTATION] = "true"
+        spec = job_spec(args)
         self.job = k8s.batch.v1.Job(
             f"{name}-job",
             metadata=k8s.meta.v1.ObjectMetaArgs(
-                name=JOB_NAME, namespace=self.namespace.metadata.name, labels=LABELS, annotations=annotations or None
+                name=job_name(spec, args.wait_for_completion),
+                namespace=self.namespace.metadata.name,
+                labels=LABELS,
+                annotations=annotations or None,
             ),
-            spec=k8s.batch.v1.JobSpecArgs(
-                template=k8s.core.v1.PodTemplateSpecArgs(
-                    metadata=k8s.meta.v1.ObjectMetaArgs(labels=LABELS),
-                    spec=k8s.core.v1.PodSpecArgs(
-                        automount_service_account_token=False,
-                        security_context=hardening.pod_security_context(RUN_AS_USER),
-                        containers=[
-                            k8s.core.v1.ContainerArgs(
-                                name=JOB_NAME,
-                                image=args.image,
-                                args=["--max_steps", str(args.max_steps)],
-                                image_pull_policy="Always",
-                                env=[k8s.core.v1.EnvVarArgs(name=k, value=v) for k, v in ENV.items()],
-                                resources=RESOURCES,
-                                security_context=hardening.container_security_context(),
-                                volume_mounts=[k8s.core.v1.VolumeMountArgs(name="scratch", mount_path=SCRATCH)],
-                            )
-                        ],
-                        volumes=[
-                            k8s.core.v1.VolumeArgs(
-                                name="scratch", empty_dir=k8s.core.v1.EmptyDirVolumeSourceArgs(size_limit="1Gi")
-                            )
-                        ],
-                        restart_policy="OnFailure",
-                        tolerations=list(args.gpu_tolerations) or None,
-                    ),
-                ),
-            ),
+            spec=spec,
             opts=pulumi.ResourceOptions(
                 parent=self,
                 provider=args.provider,

@@ -44,7 +44,7 @@ def test_manifests_carry_no_pulumi_internals_and_are_kubectl_shaped(tmp_path: Pa
 
 def test_a_config_error_is_one_line_and_exit_status_1(monkeypatch, capsys):
     real = render.run_program
-    monkeypatch.setattr(render, "run_program", lambda stack: real(stack, overrides={"gpuPool": {"minCount": 2}}))
+    monkeypatch.setattr(render, "run_program", lambda stack, **kw: real(stack, overrides={"gpuPool": {"minCount": 2}}, **kw))
     assert render.main(["--stack", "dev", "--out", "unused"]) == 1
     err = capsys.readouterr().err
     assert err == "error: invalid config aks-gpu:gpuPool: minCount is set without maxCount; set both to turn the cluster autoscaler on, or neither for a fixed nodeCount\n"
@@ -66,9 +66,7 @@ def test_the_arm_rendering_puts_inputs_where_arm_expects_them():
     assert by_type["Microsoft.ContainerService/managedClusters/agentPools"]["name"] == "aks-gpu-prod/gpu"
 
 
-def test_the_arm_rendering_of_the_managed_gpu_pool_keeps_its_preview_api():
+def test_the_managed_gpu_pool_is_summarised_though_it_is_no_arm_resource():
     run = run_program("dev", overrides={"gpuPool": {"dedicatedVhd": True, "vmSize": "Standard_NC4as_T4_v3"}})
-    pools = [r for r in render.arm_template(run)["resources"] if r["type"].endswith("/agentPools")]
-    assert [(p["apiVersion"], p["properties"]["gpuProfile"]["nvidia"]["managementMode"]) for p in pools] == [
-        ("2026-01-02-preview", "Managed")
-    ]
+    assert not [r for r in render.arm_template(run)["resources"] if r["type"].endswith("/agentPools")]
+    assert "GPU pool: gpu Standard_NC4as_T4_v3 x 1, taints sku=gpu:NoSchedule (AKS-managed GPU stack, az CLI)" in render.summary(run, render.ROOT / "build")

@@ -119,13 +119,6 @@ def test_the_device_plugin_may_not_talk_to_anything_and_the_job_only_to_dns_and_
 # --------------------------------------------------------------------------- upgrades, tier
 
 
-def test_stable_and_rapid_channels_let_aks_own_the_kubernetes_version(program):
-    for channel, ignored in (("none", []), ("patch", []), ("stable", ["kubernetesVersion"]), ("rapid", ["kubernetesVersion"])):
-        run = program(upgrade={"channel": channel})
-        assert cluster(run)["autoUpgradeProfile"]["upgradeChannel"] == channel
-        assert run.one(AKS).options["ignoreChanges"] == ignored, channel
-
-
 def test_the_tier_reaches_the_cluster_sku(program):
     assert cluster(program(clusterTier="Standard"))["sku"] == {"name": "Base", "tier": "Standard"}
 

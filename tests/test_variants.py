@@ -143,8 +143,6 @@ def test_regular_pools_have_no_spot_settings(dev):
 
 
 MANAGED = {"vmSize": "Standard_NC4as_T4_v3", "dedicatedVhd": True}
-GENERIC = "azure-native:resources:Resource"
-FEATURE = "azure-native:features:SubscriptionFeatureRegistration"
 
 
 def test_a_dedicated_vhd_pool_gets_no_device_plugin(program):
@@ -154,39 +152,6 @@ def test_a_dedicated_vhd_pool_gets_no_device_plugin(program):
     assert namespaces == ["gpu-workloads"], "only the Job's"
     assert "devicePluginNamespace" not in run.outputs
     assert run.outputs["gpuManagement"].value == "aks-managed (preview)"
-
-
-def test_a_dedicated_vhd_pool_is_an_aks_managed_gpu_pool_on_the_preview_api(program):
-    pool = program(gpuPool=MANAGED).one(GENERIC).inputs
-    assert (pool["resourceProviderNamespace"], pool["resourceType"], pool["apiVersion"]) == (
-        "Microsoft.ContainerService", "agentPools", "2026-01-02-preview",
-    )
-    assert pool["parentResourcePath"] == "managedClusters/aks-gpu-dev"
-    assert pool["resourceName"] == "gpu"
-    props = pool["properties"]
-    assert props["gpuProfile"] == {"driver": "Install", "nvidia": {"managementMode": "Managed"}}
-    assert (props["vmSize"], props["mode"], props["osType"], props["nodeTaints"]) == ("Standard_NC4as_T4_v3", "User", "Linux", ["sku=gpu:NoSchedule"])
-    assert not [k for k in props if "header" in k.lower() or "vhd" in k.lower()], "ARM takes no custom headers"
-
-
-def test_the_preview_feature_is_registered_first_and_kept_on_destroy(program):
-    run = program(gpuPool=MANAGED)
-    feature = run.one(FEATURE)
-    assert (feature.inputs["providerNamespace"], feature.inputs["featureName"]) == ("Microsoft.ContainerService", "ManagedGPUExperiencePreview")
-    assert feature.options["retainOnDelete"] is True
-    assert feature.urn in run.one(GENERIC).dependencies
-
-
-def test_the_job_still_waits_for_the_managed_pool(program):
-    run = program(gpuPool=MANAGED)
-    assert run.one(GENERIC).urn in run.one(JOB).dependencies
-
-
-def test_a_managed_autoscaled_pool_leaves_the_count_to_the_autoscaler(program):
-    run = program(gpuPool={**MANAGED, "minCount": 0, "maxCount": 2})
-    pool = run.one(GENERIC)
-    assert pool.inputs["properties"]["enableAutoScaling"] is True
-    assert pool.options["ignoreChanges"] == ["properties.count"]
 
 
 def test_dedicated_vhd_warns_that_it_is_a_preview(program):

@@ -41,6 +41,7 @@ PROJECT_FILE = ROOT / "Pulumi.yaml"
 MOCK_USER_TOKEN = "mock-user-token-0123456789abcdef"
 USER_CREDENTIALS_TOKEN = "azure-native:containerservice:listManagedClusterUserCredentials"
 CLIENT_CONFIG_TOKEN = "azure-native:authorization:getClientConfig"
+FEATURE_REGISTRATION_TOKEN = "azure-native:features:getSubscriptionFeatureRegistration"
 # Who "runs pulumi up" under mocks.
 MOCK_CLIENT = {
     "clientId": "11111111-1111-1111-1111-111111111111",
@@ -87,6 +88,7 @@ class StackOutput:
 class ProgramRun:
     project: str
     stack: str
+    preview: bool
     config: dict[str, str]
     resources: list[Registration]
     outputs: dict[str, StackOutput]
@@ -178,7 +180,15 @@ def _fake_kubeconfig(cluster: str, exec_format: bool = False) -> str:
 
 
 class AzureMocks(pulumi_mocks.Mocks):
-    """Echoes inputs back as state, with the computed names azure-native would return."""
+    """Echoes inputs back as state, with the computed names azure-native would return.
+
+    `feature_state` is what Azure answers for a subscription feature registration
+    (`az feature show`): "Registered" unless a test says otherwise.
+    """
+
+    def __init__(self, feature_state: str = "Registered") -> None:
+        self.feature_state = feature_state
+        self.calls: list[str] = []
 
     def new_resource(self, args: pulumi_mocks.MockResourceArgs) -> tuple[Optional[str], dict]:
         state = dict(args.inputs)
@@ -190,6 +200,10 @@ class AzureMocks(pulumi_mocks.Mocks):
         return f"{args.name}-id", state
 
     def call(self, args: pulumi_mocks.MockCallArgs) -> dict:
+        self.calls.append(args.token)
+        if args.token == FEATURE_REGISTRATION_TOKEN:
+            # ARM answers 200 with a state for any feature, registered or not (azure-native #1722).
+            return {"name": args.args["featureName"], "properties": {"state": self.feature_state}}
         if args.token == USER_CREDENTIALS_TOKEN:
             kubeconfig = _fake_kubeconfig(args.args["resourceName"], exec_format=args.args.get("format") == "exec")
             return {"kubeconfigs": [{"name": "clusterUser", "value": base64.b64encode(kubeconfig.encode()).decode()}]}
@@ -242,6 +256,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                         "ignoreChanges": list(request.ignoreChanges),
                         "retainOnDelete": bool(request.retainOnDelete),
                         "deleteBeforeReplace": bool(request.deleteBeforeReplace),
+                        "replaceOnChanges": list(request.replaceOnChanges),
                     },
                 )
             )
@@ -275,8 +290,12 @@ def run_program(
     config: Optional[Mapping[str, str]] = None,
     overrides: Optional[Mapping[str, Any]] = None,
     monitor: Optional[RecordingMonitor] = None,
+    preview: bool = False,
 ) -> ProgramRun:
     """Runs `__main__.py` for `stack` under mocks and returns what it declared.
+
+    `preview` chooses the run: True is `pulumi preview` (`pulumi.runtime.is_dry_run()`),
+    False the update step of `pulumi up`.
 
     `config` replaces the stack's merged config entirely; `overrides` are applied on top
     (keys without a namespace belong to the project; values are given as in YAML).
@@ -292,7 +311,7 @@ def run_program(
         with _program_on_path():
             runpy.run_path(str(ROOT / "__main__.py"), run_name="__main__")
 
-    return run_under_mocks(program, stack=stack, config=merged, monitor=monitor)
+    return run_under_mocks(program, stack=stack, config=merged, monitor=monitor, preview=preview)
 
 
 def run_under_mocks(
@@ -300,6 +319,7 @@ def run_under_mocks(
     stack: str = "test",
     config: Optional[Mapping[str, str]] = None,
     monitor: Optional[RecordingMonitor] = None,
+    preview: bool = False,
 ) -> ProgramRun:
     """Runs `body` (a program, or a test that builds one component) under mocks."""
     project = project_name()
@@ -311,7 +331,7 @@ def run_under_mocks(
     logger.setLevel(logging.DEBUG)
 
     settings.ROOT.set(None)  # a fresh root stack for each run in one process
-    pulumi_mocks.set_mocks(monitor.mocks, project=project, stack=stack, preview=False, logger=logger, monitor=monitor)
+    pulumi_mocks.set_mocks(monitor.mocks, project=project, stack=stack, preview=preview, logger=logger, monitor=monitor)
     pulumi.runtime.set_all_config(dict(config or {}))
 
     with _program_on_path():
@@ -322,6 +342,7 @@ def run_under_mocks(
     return ProgramRun(
         project=project,
         stack=stack,
+        preview=preview,
         config=dict(config or {}),
         resources=list(monitor.registrations),
         outputs=outputs,

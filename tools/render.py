@@ -23,6 +23,7 @@ import importlib
 import inspect
 import json
 import re
+import shlex
 import sys
 from pathlib import Path
 from typing import Any, Optional
@@ -30,6 +31,7 @@ from typing import Any, Optional
 import pulumi
 import yaml
 
+from components.cluster import MANAGED_GPU_FLAG
 from tools.mock_engine import ROOT, ProgramRun, Registration, Secret, run_program, stacks
 
 SECRET_MASK = "[secret]"
@@ -105,7 +107,6 @@ ARM_TYPES = {
     "azure-native:containerservice:ManagedCluster": "Microsoft.ContainerService/managedClusters",
     "azure-native:containerservice:AgentPool": "Microsoft.ContainerService/managedClusters/agentPools",
     "azure-native:authorization:RoleAssignment": "Microsoft.Authorization/roleAssignments",
-    "azure-native:features:SubscriptionFeatureRegistration": "Microsoft.Features/featureProviders/subscriptionFeatureRegistrations",
 }
 ARM_TOP_LEVEL = ("location", "sku", "identity", "tags", "kind", "extendedLocation")
 # The inputs that make up a resource's ARM name, outermost first.
@@ -114,7 +115,6 @@ ARM_NAME_INPUTS = {
     "azure-native:containerservice:ManagedCluster": ("resourceName",),
     "azure-native:containerservice:AgentPool": ("resourceName", "agentPoolName"),
     "azure-native:authorization:RoleAssignment": ("roleAssignmentName",),
-    "azure-native:features:SubscriptionFeatureRegistration": ("providerNamespace", "featureName"),
 }
 # Inputs that go into the URL, not the body: the resource group, and every name above.
 ARM_URL_INPUTS = frozenset({"resourceGroupName", *(k for names in ARM_NAME_INPUTS.values() for k in names)})
@@ -134,14 +134,6 @@ def sdk_api_version(pulumi_type: str) -> str:
 
 def arm_resource(r: Registration) -> dict[str, Any]:
     inputs = masked(r.inputs)
-    if r.type == "azure-native:resources:Resource":  # generic: it names its ARM type itself
-        parent_type, parent_name = inputs["parentResourcePath"].split("/", 1)
-        return {
-            "type": f"{inputs['resourceProviderNamespace']}/{parent_type}/{inputs['resourceType']}",
-            "apiVersion": inputs["apiVersion"],
-            "name": f"{parent_name}/{inputs['resourceName']}",
-            "properties": _sorted(inputs.get("properties", {})),
-        }
     if r.type not in ARM_TYPES:
         raise LookupError(f"no ARM type known for {r.type}: add it to tools/render.py ARM_TYPES")
     body: dict[str, Any] = {
@@ -186,25 +178,34 @@ def write(run: ProgramRun, out_dir: Path) -> None:
     (out_dir / "outputs.json").write_text(json.dumps(outputs_document(run), indent=2) + "\n")
 
 
-def gpu_pools(run: ProgramRun) -> list[Registration]:
-    """The GPU pool: a typed AgentPool, or a generic Resource of type agentPools (preview API)."""
-    return run.of_type("azure-native:containerservice:AgentPool") + [
-        r for r in run.of_type("azure-native:resources:Resource") if r.inputs.get("resourceType") == "agentPools"
-    ]
+def gpu_pool_lines(run: ProgramRun) -> list[str]:
+    """One line for the GPU pool: a typed AgentPool, or the az CLI command that adds an
+    AKS-managed one (its settings read back from the command line)."""
+    lines = []
+    for pool in run.of_type("azure-native:containerservice:AgentPool"):
+        i = pool.inputs
+        lines.append(_pool_line(i["agentPoolName"], i["vmSize"], i.get("enableAutoScaling"), i.get("minCount"), i.get("maxCount"), i.get("count"), ", ".join(i.get("nodeTaints", []))))
+    for pool in run.of_type("command:local:Command"):
+        words = shlex.split(pool.inputs["create"])
+        if MANAGED_GPU_FLAG not in words:
+            continue
+        flag = {w: words[n + 1] for n, w in enumerate(words[:-1]) if w.startswith("--")}
+        autoscale = "--enable-cluster-autoscaler" in words
+        line = _pool_line(flag["--name"], flag["--node-vm-size"], autoscale, flag.get("--min-count"), flag.get("--max-count"), flag.get("--node-count"), flag["--node-taints"])
+        lines.append(line + " (AKS-managed GPU stack, az CLI)")
+    return lines
+
+
+def _pool_line(name: str, size: str, autoscale: Any, low: Any, high: Any, count: Any, taints: str) -> str:
+    scale = f"autoscale {low}-{high}" if autoscale else f"x {count}"
+    return f"GPU pool: {name} {size} {scale}, taints {taints}"
 
 
 def summary(run: ProgramRun, out_dir: Path) -> str:
     lines = [f"{run.project} {run.stack}: {len(run.resources)} resources -> {_relative(out_dir)}"]
     for type_, count in collections.Counter(r.type for r in run.resources).items():
         lines.append(f"  {count} x {type_}")
-    for pool in gpu_pools(run):
-        i = pool.inputs.get("properties", pool.inputs)  # a generic Resource nests them
-        name = pool.inputs.get("agentPoolName", pool.inputs.get("resourceName"))
-        managed = " (AKS-managed GPU stack)" if "gpuProfile" in i else ""
-        scale = (
-            f"autoscale {i['minCount']}-{i['maxCount']}" if i.get("enableAutoScaling") else f"x {i.get('count')}"
-        )
-        lines.append(f"GPU pool: {name} {i['vmSize']} {scale}, taints {', '.join(i.get('nodeTaints', []))}{managed}")
+    lines.extend(gpu_pool_lines(run))
     lines.append(f"Kubernetes objects: {len(kubernetes_objects(run))} in {_relative(out_dir / 'manifests.yaml')}")
     if run.warnings:
         lines.append(f"warnings ({len(run.warnings)}):")
@@ -241,7 +242,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         else:
             out_dir = (args.out or ROOT / "build") / stack
         try:
-            run = run_program(stack)
+            run = run_program(stack, preview=True)  # `pulumi preview`, as the README says
         except FileNotFoundError as error:
             print(f"error: {error}", file=sys.stderr)
             return 2

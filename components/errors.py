@@ -1,0 +1,15 @@
+"""The program's errors. Each is a `pulumi.RunError`: the Pulumi CLI prints its one-line
+message without a stack trace, and since every check runs before any resource is
+registered, nothing is left half-created."""
+
+from __future__ import annotations
+
+import pulumi
+
+
+class ConfigError(pulumi.RunError):
+    """A configuration value that cannot work. The message is one line."""
+
+
+class PreflightError(pulumi.RunError):
+    """A fact about the Azure subscription that would make the deployment fail."""
