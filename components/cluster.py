@@ -128,6 +128,18 @@ def managed_gpu_pool_args(pool: GpuPoolConfig, kubernetes_version: Optional[str]
     return [*args, MANAGED_GPU_FLAG]
 
 
+def unless_not_found(command_line: str) -> str:
+    """Runs `command_line`, and succeeds when Azure answers that the pool, its cluster or its
+    resource group is already gone (ARM error codes NotFound, ResourceNotFound,
+    ResourceGroupNotFound), so a destroy after the cluster was deleted outside Pulumi
+    completes. Any other failure (a sign-in, a permission) still fails the step: the pool
+    may still be running."""
+    return (
+        f"out=$({{ {command_line}; }} 2>&1) || "
+        '{ case "$out" in *NotFound*) echo "already gone: $out";; *) echo "$out" >&2; exit 1;; esac; }'
+    )
+
+
 def az_nodepool(verb: str, subscription: str, resource_group: str, cluster: str, args: list[str]) -> str:
     """One `az aks nodepool` command line, every value shell-quoted. The subscription is the
     one azure-native deploys to, whatever `az account show` says."""
@@ -459,10 +471,14 @@ class GpuCluster(pulumi.ComponentResource):
         client = authorization.get_client_config_output()
         target = pulumi.Output.all(client.subscription_id, self.resource_group.name, self.managed_cluster.name)
         pool_args = managed_gpu_pool_args(args.gpu_pool, args.kubernetes_version)
+        delete = target.apply(lambda t: az_nodepool("delete", *t, ["--name", args.gpu_pool.name]))
         return command.local.Command(
             f"{self._name}-managed-gpu-pool",
             create=target.apply(lambda t: az_nodepool("add", *t, pool_args)),
-            delete=target.apply(lambda t: az_nodepool("delete", *t, ["--name", args.gpu_pool.name])),
+            delete=delete.apply(unless_not_found),
+            # A cluster created anew (deleted outside Pulumi, then `pulumi refresh` and `up`)
+            # has a new system-assigned identity: the pool is added to it again.
+            triggers=[self.managed_cluster.identity.apply(lambda i: i.principal_id if i else None)],
             opts=pulumi.ResourceOptions(
                 parent=self,
                 depends_on=[self.managed_cluster],
