@@ -3,7 +3,7 @@
 The guide's manifests, byte-for-byte copies in tests/guide/ (checked against
 ../shared/reference when that is beside the clone), are compared field by field with what
 the program declares. Every difference must be in the list below, each
-with its reason (also in the README's "What changed in Azure since the guide").
+with its reason (also in docs/guide-and-azure.md).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ GUIDE_FILES = ("nvidia-device-plugin-ds.yaml", "samples-tf-mnist-demo.yaml")
 
 SKU_GPU_TOLERATION = {"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}
 DIGEST_SKIP = "CKV_K8S_43=the image is pinned by tag; set aks-gpu:{key}.image to name@sha256 to pin a digest"
-# The security baseline both objects gain (README, "Security baseline").
+# The security baseline both objects gain (docs/security.md).
 SECCOMP = {"seccompProfile": {"type": "RuntimeDefault"}}
 NO_TOKEN = False
 
