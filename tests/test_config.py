@@ -278,10 +278,20 @@ def test_mnist_job_switches():
 # --------------------------------------------------------------------------- nothing half-way
 
 
-def test_a_config_error_stops_the_program_before_any_resource_is_registered():
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {"gpuPool": {"name": "GPU-Pool"}},
+        {"access": {"deployerObjectId": "5f1c2d3e-4a5b-4c6d-8e7f-9a0b1c2d3e4f"}},
+        {"access": {"mode": "entra", "deployerType": "none", "deployerObjectId": "5f1c2d3e-4a5b-4c6d-8e7f-9a0b1c2d3e4f"}},
+        {"gpuPool": {"dedicatedVhd": True, "vmSize": "Standard_NC4as_T4_v3"}, "kubernetesVersion": "1.33"},
+    ],
+)
+@pytest.mark.parametrize("preview", [True, False])
+def test_a_config_error_stops_the_program_before_any_resource_is_registered(overrides, preview):
     monitor = RecordingMonitor(AzureMocks())
     with pytest.raises(ConfigError) as error:
-        run_program("dev", overrides={"gpuPool": {"name": "GPU-Pool"}}, monitor=monitor)
+        run_program("dev", overrides=overrides, monitor=monitor, preview=preview)
     assert isinstance(error.value, pulumi.RunError), "RunError: the CLI shows no stack trace"
     assert monitor.registrations == []
 
