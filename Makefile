@@ -1,53 +1,83 @@
-# Two commands on a fresh machine; each creates what it needs first.
-#   make render STACK=dev   the program's desired state, offline, in build/<stack>/
-#   make test               the test suite (pytest with Pulumi's mock engine), then the linters
-# And one for reviewers:
-#   make snapshots          refresh tests/snapshots/ after an intended change
-# The virtualenv is .venv, the one Pulumi.yaml names, so `pulumi up` uses the same packages.
-# The linters live in .venv-lint (requirements-lint.txt), away from the program's packages.
+# Two commands on a fresh machine; each creates what it needs first:
+#   make render STACK=dev   the main job: the stack's preview, offline, in build/<stack>/
+#   make test               the tests (pytest under Pulumi's mock engine) and the linters
+# `make help` lists every target.
+#
+# Virtualenvs are made with uv from hash-locked files: .venv (requirements.txt, the one
+# Pulumi.yaml names, so `pulumi up` uses the same packages) and .venv-lint
+# (requirements-lint.txt, the linters, kept out of the program's environment). Without uv
+# on the PATH, uv itself is installed from PyPI into .uv/ (requirements-uv.txt, hashed).
 
 PYTHON ?= python3
-VENV   := .venv
 STACK  ?= dev
-STAMP  := $(VENV)/.requirements-installed
-LINT_VENV  := .venv-lint
-LINT_STAMP := $(LINT_VENV)/.requirements-installed
+VENV   := .venv
+LINT_VENV := .venv-lint
+STAMP  := $(VENV)/.installed
+LINT_STAMP := $(LINT_VENV)/.installed
 STACKS := $(patsubst Pulumi.%.yaml,%,$(wildcard Pulumi.*.yaml))
 
-.PHONY: render test unit lint snapshots venv clean
+UV_BOOTSTRAP := .uv
+UV ?= $(or $(shell command -v uv 2>/dev/null),$(UV_BOOTSTRAP)/bin/uv)
+# The lock files are universal: one file for every Python version the README supports.
+LOCK := $(UV) pip compile --quiet --universal --generate-hashes
 
-venv: $(STAMP)
+.DEFAULT_GOAL := help
+.PHONY: help render test unit lint snapshots schema lock bench-setup venv clean
 
-$(STAMP): requirements.txt
-	$(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
-	touch $@
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
 
-$(LINT_STAMP): requirements-lint.txt
-	$(PYTHON) -m venv $(LINT_VENV)
-	$(LINT_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-lint.txt
-	touch $@
-
-render: $(STAMP)
+render: $(STAMP) ## the stack's preview, offline, in build/<stack>/ (STACK=dev by default)
 	$(VENV)/bin/python -m tools.render --stack $(STACK)
 
-test: unit lint
+# The suite and the linters share nothing but .venv: they run side by side, each on a core.
+test: $(STAMP) $(LINT_STAMP) ## the tests and the linters, side by side on two cores
+	@$(MAKE) --no-print-directory -j2 --output-sync=target unit lint
 
-unit: $(STAMP)
+unit: $(STAMP) ## pytest under Pulumi's mock engine
 	$(VENV)/bin/python -m pytest
 
-# The workflows against GitHub's schema and zizmor's audits; Checkov on every stack's
-# rendered Kubernetes manifests and on its Azure resources (rendered as an ARM template).
-lint: $(STAMP) $(LINT_STAMP)
+# The workflows against GitHub's schema and zizmor's audits; every stack file against the
+# stack schema; Checkov on every stack's rendered manifests and Azure resources.
+lint: $(STAMP) $(LINT_STAMP) ## check-jsonschema, zizmor and Checkov
 	$(LINT_VENV)/bin/check-jsonschema --builtin-schema vendor.github-workflows .github/workflows/*.yml
 	$(LINT_VENV)/bin/check-jsonschema --builtin-schema vendor.dependabot .github/dependabot.yml
+	$(LINT_VENV)/bin/check-jsonschema --schemafile schema/stack.schema.json Pulumi.*.yaml
 	$(LINT_VENV)/bin/zizmor --offline --min-severity medium .github
 	$(VENV)/bin/python -m tools.render --all --out build/lint > /dev/null
 	$(LINT_VENV)/bin/checkov --config-file security/checkov-kubernetes.yaml $(foreach s,$(STACKS),-f build/lint/$(s)/manifests.yaml)
 	$(foreach s,$(STACKS),$(LINT_VENV)/bin/checkov --config-file security/checkov-aks-$(s).yaml -f build/lint/$(s)/azure.json &&) true
 
-snapshots: $(STAMP)
+snapshots: $(STAMP) ## re-render tests/snapshots/ after an intended change
 	$(VENV)/bin/python -m tools.render --snapshots
 
-clean:
-	rm -rf build $(VENV) $(LINT_VENV)
+schema: $(STAMP) ## regenerate schema/stack.schema.json from components/config.py
+	$(VENV)/bin/python -m tools.schema
+
+lock: $(UV) ## recompile the lock files from requirements*.in
+	$(LOCK) --python-version 3.10 requirements.in -o requirements.txt
+	$(LOCK) --python-version 3.11 requirements-lint.in -o requirements-lint.txt
+	$(LOCK) --python-version 3.10 requirements-uv.in -o requirements-uv.txt
+
+bench-setup: ## time a cold set-up against a plain pip install (tools/bench_setup.sh)
+	bash tools/bench_setup.sh
+
+venv: $(STAMP)
+
+$(UV_BOOTSTRAP)/bin/uv: requirements-uv.txt
+	$(PYTHON) -m pip install --quiet --disable-pip-version-check --require-hashes --target $(UV_BOOTSTRAP) -r requirements-uv.txt
+	@touch $@
+
+# --seed puts pip in .venv too: Pulumi's pip toolchain (Pulumi.yaml) calls it.
+$(STAMP): requirements.txt $(UV)
+	$(UV) venv --quiet --seed --allow-existing --python $(PYTHON) $(VENV)
+	$(UV) pip install --quiet --require-hashes --python $(VENV)/bin/python -r requirements.txt
+	@touch $@
+
+$(LINT_STAMP): requirements-lint.txt $(UV)
+	$(UV) venv --quiet --allow-existing --python $(PYTHON) $(LINT_VENV)
+	$(UV) pip install --quiet --require-hashes --python $(LINT_VENV)/bin/python -r requirements-lint.txt
+	@touch $@
+
+clean: ## remove build/ and the virtualenvs
+	rm -rf build $(VENV) $(LINT_VENV) $(UV_BOOTSTRAP)

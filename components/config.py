@@ -1,11 +1,16 @@
-"""Stack configuration: parsed and validated once, into frozen dataclasses.
+"""Stack configuration: parsed and validated once, into frozen typed objects.
 
 This is the only module that knows configuration keys. Components receive the typed
 objects below and never call `pulumi.Config()`.
 
+One source of truth: each key is a field of a pydantic dataclass below, with its type, its
+default, its allowed values (a pattern, a range, a `Literal`) and its description. The same
+definitions validate a stack's config (`parse`) and generate the JSON Schema of the stack
+files (`stack_file_schema`, committed as `schema/stack.schema.json`).
+
 Every rule raises `ConfigError`, a `pulumi.RunError`: the CLI prints its one-line message
-without a stack trace, and since `load()` runs before any resource is registered, a bad
-value never leaves a half-created stack behind.
+(key path, bad value, what is allowed) without a stack trace, and since `load()` runs before
+any resource is registered, a bad value never leaves a half-created stack behind.
 
 Values arrive the way the Pulumi CLI hands them to a program: a flat map from
 `namespace:key` to a string (objects JSON-encoded, booleans as "true"/"false").
@@ -13,15 +18,18 @@ Values arrive the way the Pulumi CLI hands them to a program: a flat map from
 
 from __future__ import annotations
 
-import dataclasses
 import difflib
 import ipaddress
 import json
 import re
-from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Optional
+import typing
+from dataclasses import field, fields
+from typing import Annotated, Any, Literal, Mapping, Optional
 
 import pulumi
+from pydantic import AfterValidator, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic.alias_generators import to_camel
+from pydantic.dataclasses import dataclass
 
 from components import gpu_sizes
 from components.errors import ConfigError
@@ -39,57 +47,128 @@ DEFAULT_DEVICE_PLUGIN_IMAGE = "nvcr.io/nvidia/k8s-device-plugin:v0.18.0"
 GUIDE_DEVICE_PLUGIN_IMAGE = "mcr.microsoft.com/oss/nvidia/k8s-device-plugin:1.11"
 DEFAULT_MNIST_IMAGE = "mcr.microsoft.com/azuredocs/samples-tf-mnist-demo:gpu"
 
-
-# --------------------------------------------------------------------------- typed config
-
-
-@dataclass(frozen=True)
-class SystemPoolConfig:
-    """The small Linux System pool that runs kube-system pods (GPU nodes are tainted)."""
-
-    vm_size: str = "Standard_D2s_v5"
-    node_count: int = 1
+SYSTEM_POOL_NAME = "system"
+MAX_POOL_NODES = 1000  # AKS: at most 1000 nodes per VMSS node pool (quotas-skus-regions.md)
+# "You can specify up to 200 authorized IP address ranges" (azure-aks-docs
+# articles/aks/api-server-authorized-ip-ranges.md).
+MAX_AUTHORIZED_IP_RANGES = 200
+# Namespaces that exist in every cluster: this program creates and deletes its namespaces,
+# so each must be one the program can own.
+RESERVED_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
 
-@dataclass(frozen=True)
-class GpuPoolConfig:
-    """The separate User pool of GPU nodes."""
-
-    name: str = "gpu"  # `az aks nodepool add --name gpu` in the guide
-    vm_size: str = gpu_sizes.GUIDE_SIZE  # the guide's size; retired, see gpu_sizes
-    node_count: int = 1
-    min_count: Optional[int] = None
-    max_count: Optional[int] = None
-    gen2: bool = False
-    dedicated_vhd: bool = False
-    spot: bool = False
-
-    @property
-    def autoscaling(self) -> bool:
-        return self.min_count is not None
-
-    @property
-    def can_scale_to_zero(self) -> bool:
-        # A fixed pool of 0 nodes is refused while the Job is enabled, so only the
-        # autoscaler's floor matters to anything that waits for a node.
-        return self.min_count == 0
+# --------------------------------------------------------------------------- value types
 
 
-@dataclass(frozen=True)
-class DevicePluginConfig:
-    namespace: str = "gpu-resources"
-    image: str = DEFAULT_DEVICE_PLUGIN_IMAGE
+class Allowed:
+    """What a one-line error says is allowed, attached to a type: `Annotated[str, ..., Allowed("...")]`."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
 
 
-@dataclass(frozen=True)
-class MnistJobConfig:
-    enabled: bool = True
-    image: str = DEFAULT_MNIST_IMAGE
-    max_steps: int = 500
-    wait_for_completion: bool = True
-    # The guide's `kubectl apply` lands the Job in `default`; a namespace of its own lets
-    # it have its own NetworkPolicy and keeps workloads out of `default` (Checkov CKV_K8S_21).
-    namespace: str = "gpu-workloads"
+def _pattern(regex: str, allowed: str, description: str = "") -> Any:
+    return Annotated[str, Field(pattern=regex, description=description or None), Allowed(allowed)]
+
+
+def _count(low: int, high: int) -> Any:
+    return Annotated[int, Field(ge=low, le=high), Allowed(f"a whole number from {low} to {high}")]
+
+
+def _one_of(*values: str) -> Any:
+    return Annotated[Literal[values], Allowed(f"one of {', '.join(values)}")]  # type: ignore[valid-type]
+
+
+Bool = Annotated[bool, Allowed("true or false")]
+
+# Azure naming rules (learn.microsoft.com/azure/azure-resource-manager/management/resource-name-rules):
+#   Microsoft.Resources/resourcegroups: 1-90; alphanumerics, underscores, parentheses,
+#   hyphens, periods; cannot end in a period. (Unicode letters are allowed too; we keep ASCII.)
+#   Microsoft.ContainerService/managedClusters: 1-63; alphanumerics, underscores, hyphens;
+#   start and end with an alphanumeric.
+ResourceGroupName = _pattern(
+    r"^[A-Za-z0-9_().-]{0,89}[A-Za-z0-9_()-]$", "1-90 letters, digits, '_', '-', '.', '(' or ')', not ending in '.'"
+)
+ClusterName = _pattern(
+    r"^[A-Za-z0-9](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9])?$",
+    "1-63 letters, digits, '_' or '-', starting and ending with a letter or digit",
+)
+# "1.NN" (AKS picks the latest patch) or "1.NN.P". Keep it a string: YAML `1.30` is a float.
+KubernetesVersion = _pattern(r"^1\.\d{2}(\.\d+)?$", "'1.NN' or '1.NN.P', such as '1.33'")
+# Region names as ARM spells them (`az account list-locations -o table`, Name column).
+Location = _pattern(r"^[a-z][a-z0-9]*$", "an Azure region name in lowercase, such as 'eastus' (az account list-locations -o table)")
+# Azure VM size names (learn.microsoft.com/azure/virtual-machines/vm-naming-conventions).
+VmSize = _pattern(r"^Standard_[A-Za-z0-9_]+$", "an Azure VM size name such as 'Standard_NC4as_T4_v3'")
+# AKS agent pool names (Linux): lowercase letters and digits, start with a letter, at most
+# 12 characters (azure-aks-docs create-node-pools.md "Limitations"; the agentPools REST spec
+# pattern ^[a-z][a-z0-9]{0,11}$).
+PoolName = _pattern(
+    r"^[a-z][a-z0-9]{0,11}$", "1-12 lowercase letters and digits, starting with a letter (AKS Linux node pool names)"
+)
+# A container image reference, after the grammar of distribution/reference (reference.go):
+# [host[:port]/]path-component[/path-component...][:tag][@sha256:digest].
+Image = _pattern(
+    r"^(?:[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?(?::[0-9]+)?/)?"
+    r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*"
+    r"(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$",
+    "a container image reference such as 'registry/repo:tag'",
+)
+# Entra ID object IDs are GUIDs.
+Guid = _pattern(
+    r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$",
+    "an Entra ID object ID (a GUID)",
+)
+
+
+def _not_reserved(namespace: str) -> str:
+    if namespace in RESERVED_NAMESPACES:
+        raise ValueError(
+            f"this program creates and deletes its namespace, so it cannot be one of {', '.join(RESERVED_NAMESPACES)}"
+        )
+    return namespace
+
+
+# RFC 1123 DNS label: what Kubernetes requires of a namespace name.
+OwnedNamespace = Annotated[
+    str,
+    Field(pattern=r"^[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?$", description="Created and deleted by this program."),
+    AfterValidator(_not_reserved),
+    Allowed("a DNS label: 1-63 lowercase letters, digits or '-', starting and ending with a letter or digit"),
+]
+
+_IPV4_ALLOWED = "an IPv4 address or CIDR range such as '203.0.113.0/24'"
+
+
+def _ipv4_range(value: str) -> str:
+    """AKS authorized ranges are IPv4 only (api-server-authorized-ip-ranges.md)."""
+    try:
+        network = ipaddress.ip_network(value, strict=True)
+    except ValueError as error:
+        raise ValueError(f"expected {_IPV4_ALLOWED} ({error})") from None
+    if network.version != 4:
+        raise ValueError(f"expected {_IPV4_ALLOWED}")
+    return value
+
+
+Ipv4Range = Annotated[
+    str, Field(pattern=r"^\d{1,3}(\.\d{1,3}){3}(/\d{1,2})?$"), AfterValidator(_ipv4_range), Allowed(_IPV4_ALLOWED)
+]
+
+
+def _unique(items: tuple[str, ...]) -> tuple[str, ...]:
+    repeated = sorted({v for v in items if items.count(v) > 1})
+    if repeated:
+        raise ValueError(f"expected each entry once; repeated: {', '.join(repeated)}")
+    return items
+
+
+def _list_of(item: Any, most: int) -> Any:
+    return Annotated[
+        tuple[item, ...],
+        Field(max_length=most, json_schema_extra={"uniqueItems": True}),
+        AfterValidator(_unique),
+        Allowed("a list"),
+    ]
 
 
 # Access modes. "local": the guide's `az aks get-credentials` with Kubernetes RBAC and the
@@ -112,24 +191,106 @@ NODE_OS_CHANNELS = ("None", "Unmanaged", "SecurityPatch", "NodeImage")
 # managedClusters sku.tier: Free (no SLA), Standard (uptime SLA), Premium (Standard plus
 # long-term support) (azure-aks-docs articles/aks/free-standard-pricing-tiers.md).
 CLUSTER_TIERS = ("Free", "Standard", "Premium")
+# Channels that change the cluster's Kubernetes version by themselves: "patch" moves the
+# patch release, "stable" and "rapid" the minor version too (auto-upgrade-cluster.md).
+# "node-image" and "none" leave the version alone.
+VERSION_UPGRADE_CHANNELS = ("patch", "stable", "rapid")
 
 
-@dataclass(frozen=True)
+# --------------------------------------------------------------------------- typed config
+
+# Strict: `nodeCount: "3"` or `gen2: "yes"` is an error, not a guess. Members are spelled in
+# camelCase in the stack files (`nodeCount`), in snake_case in Python (`node_count`).
+_MODEL = ConfigDict(
+    strict=True, extra="forbid", alias_generator=to_camel, populate_by_name=True, use_attribute_docstrings=True
+)
+
+
+@dataclass(frozen=True, config=_MODEL)
+class SystemPoolConfig:
+    """The small Linux System pool that runs kube-system pods (GPU nodes are tainted).
+    Applied when the cluster is created: Azure cannot update it through the cluster."""
+
+    vm_size: VmSize = "Standard_D2s_v5"
+    """The System pool's VM size."""
+    node_count: _count(1, MAX_POOL_NODES) = 1
+    """System nodes; a System pool needs at least one for CoreDNS and metrics-server."""
+
+
+@dataclass(frozen=True, config=_MODEL)
+class GpuPoolConfig:
+    """The separate User pool of GPU nodes (`az aks nodepool add --name gpu`)."""
+
+    name: PoolName = "gpu"
+    """The pool's name (the guide's `--name gpu`); not 'system'."""
+    vm_size: VmSize = gpu_sizes.GUIDE_SIZE
+    """A GPU (N-series) size. Unset: the guide's Standard_NC6 (retired), or Standard_NC6s_v2 with gen2."""
+    node_count: _count(0, MAX_POOL_NODES) = 1
+    """GPU nodes; with autoscaling, the starting count (default: minCount)."""
+    min_count: Optional[_count(0, MAX_POOL_NODES)] = None
+    """With maxCount: the cluster autoscaler's floor (0 scales to zero)."""
+    max_count: Optional[_count(1, MAX_POOL_NODES)] = None
+    """With minCount: the cluster autoscaler's ceiling."""
+    gen2: Bool = False
+    """The guide's Gen2 variant: refuses a Gen1-only size (Linux pools boot Gen2 when they can)."""
+    dedicated_vhd: Bool = False
+    """The guide's dedicated GPU image, today AKS-managed GPU nodes (preview): AKS installs the GPU stack."""
+    spot: Bool = False
+    """Spot VMs: Delete on eviction, no price cap."""
+
+    @property
+    def autoscaling(self) -> bool:
+        return self.min_count is not None
+
+    @property
+    def can_scale_to_zero(self) -> bool:
+        # A fixed pool of 0 nodes is refused while the Job is enabled, so only the
+        # autoscaler's floor matters to anything that waits for a node.
+        return self.min_count == 0
+
+
+@dataclass(frozen=True, config=_MODEL)
+class DevicePluginConfig:
+    """The NVIDIA device plugin DaemonSet (guide steps 4-5)."""
+
+    namespace: OwnedNamespace = "gpu-resources"
+    """The device plugin's namespace (the guide's gpu-resources)."""
+    image: Image = DEFAULT_DEVICE_PLUGIN_IMAGE
+    """The device plugin image; the 2020 guide's is mcr.microsoft.com/oss/nvidia/k8s-device-plugin:1.11."""
+
+
+@dataclass(frozen=True, config=_MODEL)
+class MnistJobConfig:
+    """The TensorFlow MNIST training Job that proves the GPU works (guide steps 8-9)."""
+
+    enabled: Bool = True
+    """false: no Job."""
+    image: Image = DEFAULT_MNIST_IMAGE
+    """The training image."""
+    max_steps: _count(1, 1_000_000) = 500
+    """Training steps (--max_steps)."""
+    wait_for_completion: Bool = True
+    """false: pulumi up returns once the Job is created (pulumi.com/skipAwait); its name then carries a hash of its spec."""
+    # The guide's `kubectl apply` lands the Job in `default`; a namespace of its own lets it
+    # have its own NetworkPolicy and keeps workloads out of `default` (Checkov CKV_K8S_21).
+    namespace: OwnedNamespace = "gpu-workloads"
+    """The Job's namespace, other than the device plugin's."""
+
+
+@dataclass(frozen=True, config=_MODEL)
 class AccessConfig:
     """Who may reach the cluster's API server, and how they sign in."""
 
-    mode: str = "local"
-    #: Entra ID groups whose members are cluster admins (aadProfile.adminGroupObjectIDs).
-    admin_group_object_ids: tuple[str, ...] = ()
-    #: IPv4 ranges allowed to reach the API server; empty allows any address.
-    authorized_ip_ranges: tuple[str, ...] = ()
-    #: With Entra ID: what kind of identity runs `pulumi up` ("ServicePrincipal" in CI,
-    #: "User" at a desk), so it can be granted cluster-admin; "none" grants nothing (it is
-    #: in one of the admin groups already).
-    deployer_type: str = "ServicePrincipal"
-    #: With Entra ID: the object ID granted cluster-admin. None: whoever runs the program
-    #: (`getClientConfig`), so a preview run by another identity shows the grant changing.
-    deployer_object_id: Optional[str] = None
+    mode: _one_of(*ACCESS_MODES) = "local"
+    """local: the guide's local accounts and Kubernetes RBAC; entra: Entra ID sign-in, Azure RBAC, local accounts off."""
+    admin_group_object_ids: _list_of(Guid, 100) = ()
+    """entra only: Entra ID groups whose members are cluster admins."""
+    authorized_ip_ranges: _list_of(Ipv4Range, MAX_AUTHORIZED_IP_RANGES) = ()
+    """IPv4 addresses or ranges allowed to reach the API server; empty allows any address."""
+    deployer_type: _one_of(*DEPLOYER_TYPES) = "ServicePrincipal"
+    """entra only: what kind of identity runs pulumi up, granted cluster-admin; none grants nothing."""
+    deployer_object_id: Optional[Guid] = None
+    """entra only: the object ID granted cluster-admin; unset, whoever runs the program."""
 
     @property
     def entra(self) -> bool:
@@ -140,21 +301,52 @@ class AccessConfig:
         return self.entra and self.deployer_type != "none"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=_MODEL)
 class NetworkConfig:
-    policy: str = "cilium"
+    """The network policy engine on Azure CNI Overlay (chosen when the cluster is created)."""
+
+    policy: _one_of(*NETWORK_POLICIES) = "cilium"
+    """cilium (Azure CNI powered by Cilium), calico, or none (NetworkPolicies unenforced)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=_MODEL)
 class UpgradeConfig:
-    # The AKS API's defaults for a new cluster: no automatic Kubernetes upgrades, weekly
-    # node images. Stated here so the stack says what the cluster does.
-    channel: str = "none"
-    node_os_channel: str = "NodeImage"
+    """Automatic upgrades. The AKS API's defaults for a new cluster: no automatic Kubernetes
+    upgrades, weekly node images. Stated here so the stack says what the cluster does."""
+
+    channel: _one_of(*UPGRADE_CHANNELS) = "none"
+    """autoUpgradeProfile.upgradeChannel; patch, stable and rapid move the Kubernetes version."""
+    node_os_channel: _one_of(*NODE_OS_CHANNELS) = "NodeImage"
+    """autoUpgradeProfile.nodeOSUpgradeChannel."""
+
+
+@dataclass(frozen=True, config=_MODEL)
+class ProjectConfig:
+    """Every `aks-gpu:` key of a stack file."""
+
+    resource_group_name: Optional[ResourceGroupName] = None
+    """The resource group's name. Unset or empty: <project>-<stack>-rg."""
+    cluster_name: Optional[ClusterName] = None
+    """The AKS cluster's name. Unset or empty: <project>-<stack>."""
+    kubernetes_version: Optional[KubernetesVersion] = None
+    """'1.NN' or '1.NN.P' (quote it in YAML). Unset or empty: the AKS default."""
+    system_pool: SystemPoolConfig = SystemPoolConfig()
+    gpu_pool: GpuPoolConfig = GpuPoolConfig()
+    device_plugin: DevicePluginConfig = DevicePluginConfig()
+    mnist_job: MnistJobConfig = MnistJobConfig()
+    access: AccessConfig = AccessConfig()
+    network: NetworkConfig = NetworkConfig()
+    upgrade: UpgradeConfig = UpgradeConfig()
+    cluster_tier: _one_of(*CLUSTER_TIERS) = "Free"
+    """The AKS pricing tier: Free, Standard (uptime SLA) or Premium."""
+    protect: Bool = False
+    """Protect the resource group and the cluster from pulumi destroy and replacement."""
 
 
 @dataclass(frozen=True)
 class StackConfig:
+    """What the program runs on: every key resolved, every default applied."""
+
     location: str
     resource_group_name: str
     cluster_name: str
@@ -172,190 +364,19 @@ class StackConfig:
     warnings: tuple[str, ...] = field(default=())
 
 
-# --------------------------------------------------------------------------- rules
-
-# Azure naming rules: learn.microsoft.com/azure/azure-resource-manager/management/resource-name-rules
-#   Microsoft.Resources/resourcegroups: 1-90; alphanumerics, underscores, parentheses,
-#   hyphens, periods; cannot end in a period. (Unicode letters are allowed too; we keep ASCII.)
-#   Microsoft.ContainerService/managedClusters: 1-63; alphanumerics, underscores, hyphens;
-#   start and end with an alphanumeric.
-_RG_NAME = re.compile(r"^[A-Za-z0-9_().-]{0,89}[A-Za-z0-9_()-]$")
-_CLUSTER_NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9])?$")
-# AKS agent pool names (Linux): lowercase letters and digits, start with a letter, at most
-# 12 characters (azure-aks-docs create-node-pools.md "Limitations"; the agentPools REST
-# spec pattern ^[a-z][a-z0-9]{0,11}$).
-_POOL_NAME = re.compile(r"^[a-z][a-z0-9]{0,11}$")
-# Region names as ARM spells them (`az account list-locations -o table`, Name column).
-_LOCATION = re.compile(r"^[a-z][a-z0-9]*$")
-# "1.NN" (AKS picks the latest patch) or "1.NN.P".
-_K8S_VERSION = re.compile(r"^1\.\d{2}(\.\d+)?$")
-# Azure VM size names (learn.microsoft.com/azure/virtual-machines/vm-naming-conventions).
-_VM_SIZE = re.compile(r"^Standard_[A-Za-z0-9_]+$")
-# RFC 1123 DNS label: what Kubernetes requires of a namespace name.
-_DNS_LABEL = re.compile(r"^[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?$")
-# A container image reference, after the grammar of distribution/reference (reference.go):
-# [host[:port]/]path-component[/path-component...][:tag][@sha256:digest].
-_IMAGE = re.compile(
-    r"^(?:[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?(?::[0-9]+)?/)?"
-    r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*"
-    r"(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$"
-)
-
-# Entra ID object IDs are GUIDs.
-_GUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
-# "You can specify up to 200 authorized IP address ranges" (azure-aks-docs
-# articles/aks/api-server-authorized-ip-ranges.md).
-MAX_AUTHORIZED_IP_RANGES = 200
-
-# Namespaces that exist in every cluster: this program creates and deletes its namespace,
-# so it must be one the program can own.
-_RESERVED_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
-
-SYSTEM_POOL_NAME = "system"
-MAX_POOL_NODES = 1000  # AKS: at most 1000 nodes per VMSS node pool (quotas-skus-regions.md)
-
-
-def _fail(key: str, value: Any, allowed: str) -> ConfigError:
-    return ConfigError(f"invalid config {key} = {_show(value)}: {allowed}")
-
-
-def _show(value: Any) -> str:
-    return json.dumps(value) if not isinstance(value, str) else repr(value)
-
-
-def _expect_type(key: str, value: Any, kind: type, what: str) -> Any:
-    # bool is a subclass of int: `nodeCount: true` must not read as 1.
-    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
-        raise _fail(key, value, f"expected {what}")
-    return value
-
-
-def _int_in(key: str, value: Any, low: int, high: int) -> int:
-    _expect_type(key, value, int, f"a whole number from {low} to {high}")
-    if not low <= value <= high:
-        raise _fail(key, value, f"expected a whole number from {low} to {high}")
-    return value
-
-
-def _bool(key: str, value: Any) -> bool:
-    return _expect_type(key, value, bool, "true or false")
-
-
-def _match(key: str, value: Any, pattern: re.Pattern[str], allowed: str) -> str:
-    _expect_type(key, value, str, allowed)
-    if not pattern.match(value):
-        raise _fail(key, value, allowed)
-    return value
-
-
-def _one_of(key: str, value: Any, allowed: tuple[str, ...]) -> str:
-    if not isinstance(value, str) or value not in allowed:
-        raise _fail(key, value, f"expected one of {', '.join(allowed)}")
-    return value
-
-
-def _string_list(key: str, value: Any, item: Callable[[str, Any], str], most: int) -> tuple[str, ...]:
-    _expect_type(key, value, list, "a list")
-    if len(value) > most:
-        raise _fail(key, value, f"expected at most {most} entries")
-    items = tuple(item(f"{key}[{i}]", v) for i, v in enumerate(value))
-    duplicates = sorted({v for v in items if items.count(v) > 1})
-    if duplicates:
-        raise _fail(key, value, f"expected each entry once; repeated: {', '.join(duplicates)}")
-    return items
-
-
-def _guid(key: str, value: Any) -> str:
-    return _match(key, value, _GUID, "expected an Entra ID object ID (a GUID)")
-
-
-def _ipv4_range(key: str, value: Any) -> str:
-    """An IPv4 address or CIDR range; AKS authorized ranges are IPv4 only
-    (api-server-authorized-ip-ranges.md)."""
-    allowed = "expected an IPv4 address or CIDR range such as '203.0.113.0/24'"
-    _expect_type(key, value, str, allowed)
-    try:
-        network = ipaddress.ip_network(value, strict=True)
-    except ValueError as error:
-        raise _fail(key, value, f"{allowed} ({error})") from None
-    if network.version != 4:
-        raise _fail(key, value, allowed)
-    return value
-
-
-def _vm_size(key: str, value: Any) -> str:
-    return _match(key, value, _VM_SIZE, "expected an Azure VM size name such as 'Standard_NC4as_T4_v3'")
-
-
-def _image(key: str, value: Any) -> str:
-    return _match(key, value, _IMAGE, "expected a container image reference such as 'registry/repo:tag'")
-
-
-# --------------------------------------------------------------------------- raw values
-
-
-def _object(key: str, raw: Optional[str], cls: type) -> dict[str, Any]:
-    """Decodes a structured key and refuses members the dataclass does not have."""
-    if raw is None:
-        return {}
-    try:
-        value = json.loads(raw) if isinstance(raw, str) else raw
-    except json.JSONDecodeError:
-        raise _fail(key, raw, "expected an object (a YAML mapping in Pulumi.<stack>.yaml)") from None
-    if not isinstance(value, dict):
-        raise _fail(key, value, "expected an object (a YAML mapping in Pulumi.<stack>.yaml)")
-    allowed = [camel_case(f.name) for f in dataclasses.fields(cls)]
-    for member in value:
-        if member not in allowed:
-            raise ConfigError(f"unknown config {key}.{member}{_did_you_mean(member, allowed)}; allowed: {', '.join(allowed)}")
-    return value
-
-
-def _bool_scalar(key: str, raw: Optional[str], default: bool) -> bool:
-    """Decodes a boolean the CLI passed as a string ("true"/"false")."""
-    if raw is None or raw == "":
-        return default
-    if isinstance(raw, bool):
-        return raw
-    if raw in ("true", "false"):
-        return raw == "true"
-    raise _fail(key, raw, "expected true or false")
-
-
-def camel_case(snake: str) -> str:
-    """`node_count` -> `nodeCount`: config members and ARM properties are spelled so."""
-    head, *rest = snake.split("_")
-    return head + "".join(part.title() for part in rest)
-
-
-def _did_you_mean(word: str, allowed: list[str]) -> str:
-    close = difflib.get_close_matches(word, allowed, n=1, cutoff=0.6)
-    if not close:
-        lowered = {a.lower(): a for a in allowed}
-        close = [lowered[word.lower()]] if word.lower() in lowered else []
-    return f" (did you mean {close[0]}?)" if close else ""
-
-
-# Every key this program reads, with the dataclass that gives its members (None: scalar).
-_KEYS: dict[str, Optional[type]] = {
-    "resourceGroupName": None,
-    "clusterName": None,
-    "kubernetesVersion": None,
-    "systemPool": SystemPoolConfig,
-    "gpuPool": GpuPoolConfig,
-    "devicePlugin": DevicePluginConfig,
-    "mnistJob": MnistJobConfig,
-    "access": AccessConfig,
-    "network": NetworkConfig,
-    "upgrade": UpgradeConfig,
-    "clusterTier": None,
-    "protect": None,
-}
+# The structured keys: members are checked against their dataclass before validation.
+_OBJECT_KEYS = {to_camel(f.name): f.type for f in fields(ProjectConfig) if isinstance(f.default, object) and hasattr(f.default, "__dataclass_fields__")}
+_KEYS = [to_camel(f.name) for f in fields(ProjectConfig)]
 
 
 def known_keys() -> list[str]:
     """Every `aks-gpu:` key, in the order the README documents them."""
     return [f"{NAMESPACE}:{k}" for k in _KEYS]
+
+
+def members(cls: type) -> list[str]:
+    """A structured key's members, as the stack files spell them."""
+    return [to_camel(f.name) for f in fields(cls)]
 
 
 # --------------------------------------------------------------------------- parse
@@ -367,86 +388,124 @@ def parse(raw: Mapping[str, str], project: str, stack: str) -> StackConfig:
     Keys outside the `aks-gpu:` namespace belong to providers and are ignored, except
     `azure-native:location`, which also places the resource group.
     """
-    for full_key in raw:
-        if full_key.startswith(NAMESPACE + ":") and full_key[len(NAMESPACE) + 1 :] not in _KEYS:
-            short = full_key[len(NAMESPACE) + 1 :]
-            raise ConfigError(
-                f"unknown config {full_key}{_did_you_mean(short, list(_KEYS))}; allowed: {', '.join(known_keys())}"
-            )
+    values = _decode(raw)
+    try:
+        project_config = _ADAPTER.validate_json(json.dumps(values))
+    except ValidationError as error:
+        raise _one_line(error) from None
 
-    def get(short: str) -> Optional[str]:
-        return raw.get(f"{NAMESPACE}:{short}")
-
-    location = _match(
-        LOCATION_KEY,
-        raw.get(LOCATION_KEY) or DEFAULT_LOCATION,
-        _LOCATION,
-        "expected an Azure region name in lowercase, such as 'eastus' (az account list-locations -o table)",
-    )
-
+    location = _validated(Location, LOCATION_KEY, raw.get(LOCATION_KEY) or DEFAULT_LOCATION)
     base = _default_base_name(project, stack)
-    rg_key = f"{NAMESPACE}:resourceGroupName"
-    resource_group_name = _match(
-        rg_key,
-        get("resourceGroupName") or f"{base}-rg",
-        _RG_NAME,
-        "expected 1-90 letters, digits, '_', '-', '.', '(' or ')', not ending in '.'",
+    resource_group_name = project_config.resource_group_name or _validated(
+        ResourceGroupName, f"{NAMESPACE}:resourceGroupName", f"{base}-rg"
     )
-    cluster_key = f"{NAMESPACE}:clusterName"
-    cluster_name = _match(
-        cluster_key,
-        get("clusterName") or base,
-        _CLUSTER_NAME,
-        "expected 1-63 letters, digits, '_' or '-', starting and ending with a letter or digit"
-        + ("" if get("clusterName") else " (the default comes from project and stack names: set it explicitly)"),
+    cluster_name = project_config.cluster_name or _validated(
+        ClusterName,
+        f"{NAMESPACE}:clusterName",
+        base,
+        hint=" (the default comes from project and stack names: set it explicitly)",
     )
 
-    version_key = f"{NAMESPACE}:kubernetesVersion"
-    version_raw = get("kubernetesVersion")
-    kubernetes_version = None
-    if version_raw not in (None, ""):
-        # Keep it a string: YAML `1.30` would otherwise become the float 1.3.
-        kubernetes_version = _match(version_key, version_raw, _K8S_VERSION, "expected '1.NN' or '1.NN.P', such as '1.33'")
-
-    system_pool = _parse_system_pool(_object(f"{NAMESPACE}:systemPool", get("systemPool"), SystemPoolConfig))
-    gpu_pool = _parse_gpu_pool(_object(f"{NAMESPACE}:gpuPool", get("gpuPool"), GpuPoolConfig))
-    device_plugin = _parse_device_plugin(_object(f"{NAMESPACE}:devicePlugin", get("devicePlugin"), DevicePluginConfig))
-    mnist_job = _parse_mnist_job(_object(f"{NAMESPACE}:mnistJob", get("mnistJob"), MnistJobConfig))
-    access = _parse_access(_object(f"{NAMESPACE}:access", get("access"), AccessConfig))
-    network = _parse_network(_object(f"{NAMESPACE}:network", get("network"), NetworkConfig))
-    upgrade = _parse_upgrade(_object(f"{NAMESPACE}:upgrade", get("upgrade"), UpgradeConfig))
-    cluster_tier = _one_of(f"{NAMESPACE}:clusterTier", get("clusterTier") or "Free", CLUSTER_TIERS)
-
-    protect = _bool_scalar(f"{NAMESPACE}:protect", get("protect"), False)
-
-    _check_combinations(gpu_pool, mnist_job)
+    gpu_pool, mnist_job, device_plugin = project_config.gpu_pool, project_config.mnist_job, project_config.device_plugin
+    _check_gpu_pool(gpu_pool, mnist_job)
     _check_namespaces(gpu_pool, device_plugin, mnist_job)
-    _check_upgrade(upgrade, kubernetes_version)
-    warnings = gpu_sizes.check_pool(gpu_pool, f"{NAMESPACE}:gpuPool")
+    _check_access(project_config.access)
+    _check_upgrade(project_config.upgrade, project_config.kubernetes_version)
+    warnings = gpu_sizes.check_pool(gpu_pool.vm_size, gpu_pool.gen2, f"{NAMESPACE}:gpuPool")
     if gpu_pool.dedicated_vhd:
-        _check_managed_gpu(kubernetes_version, device_plugin_given=get("devicePlugin") is not None)
+        _check_managed_gpu(project_config.kubernetes_version, device_plugin_given="devicePlugin" in values)
         warnings.append(MANAGED_GPU_WARNING)
-    if network.policy == "none":
+    if project_config.network.policy == "none":
         warnings.append(NO_NETWORK_POLICY_WARNING)
-    if access.grants_deployer and access.deployer_object_id is None:
+    if project_config.access.grants_deployer and project_config.access.deployer_object_id is None:
         warnings.append(UNPINNED_DEPLOYER_WARNING)
 
     return StackConfig(
         location=location,
         resource_group_name=resource_group_name,
         cluster_name=cluster_name,
-        kubernetes_version=kubernetes_version,
-        system_pool=system_pool,
+        kubernetes_version=project_config.kubernetes_version,
+        system_pool=project_config.system_pool,
         gpu_pool=gpu_pool,
         device_plugin=device_plugin,
         mnist_job=mnist_job,
-        access=access,
-        network=network,
-        upgrade=upgrade,
-        cluster_tier=cluster_tier,
-        protect=protect,
+        access=project_config.access,
+        network=project_config.network,
+        upgrade=project_config.upgrade,
+        cluster_tier=project_config.cluster_tier,
+        protect=project_config.protect,
         warnings=tuple(warnings),
     )
+
+
+_ADAPTER = TypeAdapter(ProjectConfig)
+_BOOLEAN_SCALARS = {to_camel(f.name) for f in fields(ProjectConfig) if f.type in ("Bool", Bool)}
+
+
+def _decode(raw: Mapping[str, str]) -> dict[str, Any]:
+    """The `aks-gpu:` keys as JSON-like values: objects decoded (and their members checked),
+    "true"/"false" made booleans, an empty string (a `Pulumi.yaml` default: "not set") dropped."""
+    values: dict[str, Any] = {}
+    for full_key, value in raw.items():
+        if not full_key.startswith(NAMESPACE + ":"):
+            continue
+        key = full_key[len(NAMESPACE) + 1 :]
+        if key not in _KEYS:
+            raise ConfigError(f"unknown config {full_key}{_did_you_mean(key, _KEYS)}; allowed: {', '.join(known_keys())}")
+        if key in _OBJECT_KEYS:
+            values[key] = _object(full_key, value, _OBJECT_KEYS[key])
+            if key == "gpuPool":
+                values[key] = _gpu_pool_defaults(values[key])
+        elif value == "":
+            continue
+        elif key in _BOOLEAN_SCALARS and value in ("true", "false"):
+            values[key] = value == "true"
+        else:
+            values[key] = value
+    return values
+
+
+def _object(key: str, raw: Any, cls: Any) -> dict[str, Any]:
+    """Decodes a structured key and refuses members its dataclass does not have."""
+    cls = _resolve(cls)
+    allowed_text = "expected an object (a YAML mapping in Pulumi.<stack>.yaml)"
+    try:
+        value = json.loads(raw) if isinstance(raw, str) else raw
+    except json.JSONDecodeError:
+        raise _fail(key, raw, allowed_text) from None
+    if not isinstance(value, dict):
+        raise _fail(key, value, allowed_text)
+    allowed = members(cls)
+    for member in value:
+        if member not in allowed:
+            raise ConfigError(f"unknown config {key}.{member}{_did_you_mean(member, allowed)}; allowed: {', '.join(allowed)}")
+    return value
+
+
+def _gpu_pool_defaults(value: dict[str, Any]) -> dict[str, Any]:
+    """The GPU pool's defaults that depend on other members."""
+    key = f"{NAMESPACE}:gpuPool"
+    value = dict(value)
+    if ("minCount" in value) != ("maxCount" in value):
+        given, missing = ("minCount", "maxCount") if "minCount" in value else ("maxCount", "minCount")
+        raise ConfigError(
+            f"invalid config {key}: {given} is set without {missing}; "
+            "set both to turn the cluster autoscaler on, or neither for a fixed nodeCount"
+        )
+    if "vmSize" not in value:
+        # The guide's size for the chosen generation (Standard_NC6, or Standard_NC6s_v2).
+        value["vmSize"] = gpu_sizes.default_size(value.get("gen2") is True)
+    if "nodeCount" not in value and "minCount" in value:
+        # The autoscaler owns the count; start at the floor so an idle pool costs nothing.
+        value["nodeCount"] = value["minCount"]
+    return value
+
+
+def _validated(type_: Any, key: str, value: Any, hint: str = "") -> Any:
+    try:
+        return TypeAdapter(type_, config=ConfigDict(strict=True)).validate_python(value)
+    except ValidationError:
+        raise _fail(key, value, f"expected {_allowed(type_)}{hint}") from None
 
 
 def _default_base_name(project: str, stack: str) -> str:
@@ -457,159 +516,106 @@ def _default_base_name(project: str, stack: str) -> str:
     return re.sub(r"[^A-Za-z0-9_-]", "-", f"{project}-{stack}")
 
 
-def _parse_system_pool(value: dict[str, Any]) -> SystemPoolConfig:
-    key = f"{NAMESPACE}:systemPool"
-    d = SystemPoolConfig()
-    return SystemPoolConfig(
-        vm_size=_vm_size(f"{key}.vmSize", value.get("vmSize", d.vm_size)),
-        # A System pool needs at least one node for CoreDNS and metrics-server.
-        node_count=_int_in(f"{key}.nodeCount", value.get("nodeCount", d.node_count), 1, MAX_POOL_NODES),
-    )
+# --------------------------------------------------------------------------- one-line errors
 
 
-def _parse_gpu_pool(value: dict[str, Any]) -> GpuPoolConfig:
+def _fail(key: str, value: Any, allowed: str) -> ConfigError:
+    return ConfigError(f"invalid config {key} = {_show(value)}: {allowed}")
+
+
+def _show(value: Any) -> str:
+    return json.dumps(value) if not isinstance(value, str) else repr(value)
+
+
+def _one_line(error: ValidationError) -> ConfigError:
+    """The first problem pydantic found, as `invalid config <key path> = <value>: <allowed>`."""
+    problem = error.errors()[0]
+    loc = problem["loc"]
+    key = f"{NAMESPACE}:{loc[0]}" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc[1:])
+    if problem["type"] == "value_error":  # this module's validators word their own message
+        text = str(problem["ctx"]["error"])
+    elif problem["type"] == "too_long":
+        text = f"expected at most {problem['ctx']['max_length']} entries"
+    else:
+        text = f"expected {_allowed(_annotation_at(ProjectConfig, loc))}"
+    return _fail(key, problem["input"], text)
+
+
+def _annotation_at(cls: Any, loc: tuple[Any, ...]) -> Any:
+    """The type annotation of the member a pydantic error location points at."""
+    annotation: Any = cls
+    for part in loc:
+        annotation = _strip_optional(annotation)
+        if isinstance(part, int):
+            annotation = typing.get_args(_strip_annotated(annotation))[0]
+        else:
+            hints = typing.get_type_hints(_resolve(annotation), include_extras=True)
+            annotation = hints[_snake(part)]
+    return annotation
+
+
+def _allowed(annotation: Any) -> str:
+    annotation = _strip_optional(annotation)
+    for meta in getattr(annotation, "__metadata__", ()):
+        if isinstance(meta, Allowed):
+            return meta.text
+    return "an object (a YAML mapping in Pulumi.<stack>.yaml)"
+
+
+def _strip_optional(annotation: Any) -> Any:
+    if typing.get_origin(annotation) is typing.Union:
+        return next(a for a in typing.get_args(annotation) if a is not type(None))
+    return annotation
+
+
+def _strip_annotated(annotation: Any) -> Any:
+    return typing.get_args(annotation)[0] if typing.get_origin(annotation) is Annotated else annotation
+
+
+def _resolve(annotation: Any) -> Any:
+    """A dataclass named by a string annotation (this module uses `from __future__ import annotations`)."""
+    return globals()[annotation] if isinstance(annotation, str) else annotation
+
+
+def _snake(camel: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", camel).lower()
+
+
+def camel_case(snake: str) -> str:
+    """`node_count` -> `nodeCount`: config members and ARM properties are spelled so."""
+    return to_camel(snake)
+
+
+def _did_you_mean(word: str, allowed: list[str]) -> str:
+    close = difflib.get_close_matches(word, allowed, n=1, cutoff=0.6)
+    if not close:
+        lowered = {a.lower(): a for a in allowed}
+        close = [lowered[word.lower()]] if word.lower() in lowered else []
+    return f" (did you mean {close[0]}?)" if close else ""
+
+
+# --------------------------------------------------------------------------- combinations
+
+
+def _check_gpu_pool(pool: GpuPoolConfig, mnist_job: MnistJobConfig) -> None:
     key = f"{NAMESPACE}:gpuPool"
-    d = GpuPoolConfig()
-    name = _match(
-        f"{key}.name",
-        value.get("name", d.name),
-        _POOL_NAME,
-        "expected 1-12 lowercase letters and digits, starting with a letter (AKS Linux node pool names)",
-    )
-    if name == SYSTEM_POOL_NAME:
-        raise _fail(f"{key}.name", name, f"'{SYSTEM_POOL_NAME}' is the System pool's name; pick another")
-    min_count = value.get("minCount")
-    max_count = value.get("maxCount")
-    if (min_count is None) != (max_count is None):
-        given = "minCount" if min_count is not None else "maxCount"
-        raise ConfigError(
-            f"invalid config {key}: {given} is set without {'maxCount' if given == 'minCount' else 'minCount'}; "
-            "set both to turn the cluster autoscaler on, or neither for a fixed nodeCount"
-        )
-    if min_count is not None:
-        min_count = _int_in(f"{key}.minCount", min_count, 0, MAX_POOL_NODES)
-        max_count = _int_in(f"{key}.maxCount", max_count, 1, MAX_POOL_NODES)
-        if min_count > max_count:
+    if pool.name == SYSTEM_POOL_NAME:
+        raise _fail(f"{key}.name", pool.name, f"'{SYSTEM_POOL_NAME}' is the System pool's name; pick another")
+    if pool.autoscaling:
+        assert pool.min_count is not None and pool.max_count is not None
+        if pool.min_count > pool.max_count:
             raise ConfigError(
-                f"invalid config {key}: minCount {min_count} is greater than maxCount {max_count}; expected minCount <= maxCount"
+                f"invalid config {key}: minCount {pool.min_count} is greater than maxCount {pool.max_count}; "
+                "expected minCount <= maxCount"
             )
-    gen2 = _bool(f"{key}.gen2", value.get("gen2", d.gen2))
-    node_count_given = "nodeCount" in value
-    node_count = _int_in(f"{key}.nodeCount", value.get("nodeCount", d.node_count), 0, MAX_POOL_NODES)
-    if min_count is not None and max_count is not None:
-        if not node_count_given:
-            # The autoscaler owns the count; start at the floor so an idle pool costs nothing.
-            node_count = min_count
-        elif not min_count <= node_count <= max_count:
+        if not pool.min_count <= pool.node_count <= pool.max_count:
             raise ConfigError(
-                f"invalid config {key}.nodeCount = {node_count}: an autoscaled pool starts inside its range; "
-                f"expected {min_count} <= nodeCount <= {max_count}"
+                f"invalid config {key}.nodeCount = {pool.node_count}: an autoscaled pool starts inside its range; "
+                f"expected {pool.min_count} <= nodeCount <= {pool.max_count}"
             )
-    return GpuPoolConfig(
-        name=name,
-        # No vmSize: the guide's size for the chosen generation (Standard_NC6, or
-        # Standard_NC6s_v2 for its Gen2 variant).
-        vm_size=_vm_size(f"{key}.vmSize", value["vmSize"]) if "vmSize" in value else gpu_sizes.default_size(gen2),
-        node_count=node_count,
-        min_count=min_count,
-        max_count=max_count,
-        gen2=gen2,
-        dedicated_vhd=_bool(f"{key}.dedicatedVhd", value.get("dedicatedVhd", d.dedicated_vhd)),
-        spot=_bool(f"{key}.spot", value.get("spot", d.spot)),
-    )
-
-
-def _owned_namespace(key: str, value: Any) -> str:
-    namespace = _match(
-        key,
-        value,
-        _DNS_LABEL,
-        "expected a DNS label: 1-63 lowercase letters, digits or '-', starting and ending with a letter or digit",
-    )
-    if namespace in _RESERVED_NAMESPACES:
-        raise _fail(
-            key,
-            namespace,
-            f"this program creates and deletes its namespace, so it cannot be one of {', '.join(_RESERVED_NAMESPACES)}",
-        )
-    return namespace
-
-
-def _parse_device_plugin(value: dict[str, Any]) -> DevicePluginConfig:
-    key = f"{NAMESPACE}:devicePlugin"
-    d = DevicePluginConfig()
-    return DevicePluginConfig(
-        namespace=_owned_namespace(f"{key}.namespace", value.get("namespace", d.namespace)),
-        image=_image(f"{key}.image", value.get("image", d.image)),
-    )
-
-
-def _parse_mnist_job(value: dict[str, Any]) -> MnistJobConfig:
-    key = f"{NAMESPACE}:mnistJob"
-    d = MnistJobConfig()
-    return MnistJobConfig(
-        enabled=_bool(f"{key}.enabled", value.get("enabled", d.enabled)),
-        image=_image(f"{key}.image", value.get("image", d.image)),
-        max_steps=_int_in(f"{key}.maxSteps", value.get("maxSteps", d.max_steps), 1, 1_000_000),
-        wait_for_completion=_bool(f"{key}.waitForCompletion", value.get("waitForCompletion", d.wait_for_completion)),
-        namespace=_owned_namespace(f"{key}.namespace", value.get("namespace", d.namespace)),
-    )
-
-
-def _parse_access(value: dict[str, Any]) -> AccessConfig:
-    key = f"{NAMESPACE}:access"
-    d = AccessConfig()
-    mode = _one_of(f"{key}.mode", value.get("mode", d.mode), ACCESS_MODES)
-    groups = _string_list(f"{key}.adminGroupObjectIds", value.get("adminGroupObjectIds", []), _guid, 100)
-    deployer_type = _one_of(f"{key}.deployerType", value.get("deployerType", d.deployer_type), DEPLOYER_TYPES)
-    deployer_object_id = _guid(f"{key}.deployerObjectId", value["deployerObjectId"]) if "deployerObjectId" in value else None
-    if mode != "entra":
-        for member in ("adminGroupObjectIds", "deployerType", "deployerObjectId"):
-            if member in value:
-                raise _fail(f"{key}.{member}", value[member], f"only applies to Entra ID; set {key}.mode to entra, or remove it")
-    elif deployer_type == "none" and not groups:
+    elif mnist_job.enabled and pool.node_count == 0:
         raise ConfigError(
-            f"invalid config {key}.deployerType = 'none' with no {key}.adminGroupObjectIds: the identity that runs "
-            "pulumi up could not create the Kubernetes objects; name its admin group, or set deployerType to "
-            "ServicePrincipal or User"
-        )
-    elif deployer_type == "none" and deployer_object_id is not None:
-        raise _fail(
-            f"{key}.deployerObjectId",
-            deployer_object_id,
-            f"nothing is granted with {key}.deployerType = 'none'; remove it, or set deployerType to ServicePrincipal or User",
-        )
-    ranges = _string_list(
-        f"{key}.authorizedIpRanges", value.get("authorizedIpRanges", []), _ipv4_range, MAX_AUTHORIZED_IP_RANGES
-    )
-    return AccessConfig(
-        mode=mode,
-        admin_group_object_ids=groups,
-        authorized_ip_ranges=ranges,
-        deployer_type=deployer_type,
-        deployer_object_id=deployer_object_id,
-    )
-
-
-def _parse_network(value: dict[str, Any]) -> NetworkConfig:
-    d = NetworkConfig()
-    return NetworkConfig(policy=_one_of(f"{NAMESPACE}:network.policy", value.get("policy", d.policy), NETWORK_POLICIES))
-
-
-def _parse_upgrade(value: dict[str, Any]) -> UpgradeConfig:
-    key = f"{NAMESPACE}:upgrade"
-    d = UpgradeConfig()
-    return UpgradeConfig(
-        channel=_one_of(f"{key}.channel", value.get("channel", d.channel), UPGRADE_CHANNELS),
-        node_os_channel=_one_of(f"{key}.nodeOsChannel", value.get("nodeOsChannel", d.node_os_channel), NODE_OS_CHANNELS),
-    )
-
-
-def _check_combinations(gpu_pool: GpuPoolConfig, mnist_job: MnistJobConfig) -> None:
-    """Refuses settings that are each valid but cannot work together."""
-    if mnist_job.enabled and not gpu_pool.autoscaling and gpu_pool.node_count == 0:
-        raise ConfigError(
-            f"invalid config {NAMESPACE}:gpuPool.nodeCount = 0 with {NAMESPACE}:mnistJob.enabled = true: "
+            f"invalid config {key}.nodeCount = 0 with {NAMESPACE}:mnistJob.enabled = true: "
             "the Job would wait forever for a GPU node; set nodeCount >= 1, set minCount/maxCount, "
             "or set mnistJob.enabled to false"
         )
@@ -625,10 +631,30 @@ def _check_namespaces(gpu_pool: GpuPoolConfig, device_plugin: DevicePluginConfig
         )
 
 
-# Channels that change the cluster's Kubernetes version by themselves: "patch" moves the
-# patch release, "stable" and "rapid" the minor version too (auto-upgrade-cluster.md).
-# "node-image" and "none" leave the version alone.
-VERSION_UPGRADE_CHANNELS = ("patch", "stable", "rapid")
+def _check_access(access: AccessConfig) -> None:
+    key = f"{NAMESPACE}:access"
+    if not access.entra:
+        given = {
+            "adminGroupObjectIds": access.admin_group_object_ids or None,
+            "deployerType": None if access.deployer_type == AccessConfig.deployer_type else access.deployer_type,
+            "deployerObjectId": access.deployer_object_id,
+        }
+        for member, value in given.items():
+            if value is not None:
+                raise _fail(f"{key}.{member}", list(value) if isinstance(value, tuple) else value,
+                            f"only applies to Entra ID; set {key}.mode to entra, or remove it")  # fmt: skip
+    elif access.deployer_type == "none" and not access.admin_group_object_ids:
+        raise ConfigError(
+            f"invalid config {key}.deployerType = 'none' with no {key}.adminGroupObjectIds: the identity that runs "
+            "pulumi up could not create the Kubernetes objects; name its admin group, or set deployerType to "
+            "ServicePrincipal or User"
+        )
+    elif access.deployer_type == "none" and access.deployer_object_id is not None:
+        raise _fail(
+            f"{key}.deployerObjectId",
+            access.deployer_object_id,
+            f"nothing is granted with {key}.deployerType = 'none'; remove it, or set deployerType to ServicePrincipal or User",
+        )
 
 
 def _check_upgrade(upgrade: UpgradeConfig, kubernetes_version: Optional[str]) -> None:

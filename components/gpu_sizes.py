@@ -17,12 +17,9 @@ from __future__ import annotations
 
 import datetime
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Optional
+from typing import Optional
 
 from components.errors import ConfigError
-
-if TYPE_CHECKING:
-    from components.config import GpuPoolConfig
 
 
 @dataclass(frozen=True)
@@ -157,26 +154,26 @@ def generation(vm_size: str) -> str:
     return "2" if size.gen2 else "1"
 
 
-def check_pool(pool: "GpuPoolConfig", key: str) -> list[str]:
+def check_pool(vm_size: str, gen2: bool, key: str) -> list[str]:
     """Refuses a GPU pool the catalog knows cannot work; returns the warnings for the rest.
 
     `key` is the config key the messages name (`aks-gpu:gpuPool`).
     """
-    size = CATALOG.get(pool.vm_size)
+    size = CATALOG.get(vm_size)
     warnings: list[str] = []
     if size is None:
-        if not is_gpu_family(pool.vm_size):
+        if not is_gpu_family(vm_size):
             raise ConfigError(
-                f"invalid config {key}.vmSize = {pool.vm_size!r}: not a GPU size; expected an N-series size "
+                f"invalid config {key}.vmSize = {vm_size!r}: not a GPU size; expected an N-series size "
                 f"such as 'Standard_NC4as_T4_v3' (known: {', '.join(current_sizes())})"
             )
         # Azure adds sizes faster than this catalog: an unknown N-series size may be fine.
         warnings.append(
-            f"{key}.vmSize {pool.vm_size} is not in this program's GPU size catalog; "
+            f"{key}.vmSize {vm_size} is not in this program's GPU size catalog; "
             "deploying it as given (check its GPU and Gen2 support with `az vm list-skus`)"
         )
         return warnings
-    if pool.gen2 and not size.gen2:
+    if gen2 and not size.gen2:
         raise ConfigError(
             f"invalid config {key}: gen2 = true but vmSize {size.name} ({size.gpu_model}) supports Gen1 only; "
             "choose a Gen2-capable size such as Standard_NC4as_T4_v3 (or omit vmSize for the guide's "

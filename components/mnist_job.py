@@ -26,15 +26,14 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Optional, Sequence
+from typing import Any, Optional, Sequence
 
 import pulumi
 import pulumi_kubernetes as k8s
 
 from components import hardening
+from components.config import GpuPoolConfig
 
-if TYPE_CHECKING:
-    from components.config import GpuPoolConfig
 
 JOB_NAME = "samples-tf-mnist-demo"
 LABELS = {"app": JOB_NAME}
@@ -106,7 +105,7 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def job_timeout(pool: "GpuPoolConfig") -> str:
+def job_timeout(pool: GpuPoolConfig) -> str:
     """How long `pulumi up` waits for the Job.
 
     30 minutes covers a running node: the multi-GB image pull and about 3 minutes of

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import json
 import sys
 from pathlib import Path
 from typing import Any, Callable
@@ -12,13 +14,28 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from tools.mock_engine import ProgramRun, run_program  # noqa: E402
+from tools.mock_engine import AzureMocks, ProgramRun, RecordingMonitor, run_program  # noqa: E402
+
+
+
+@functools.lru_cache(maxsize=None)
+def _run(stack: str, overrides: str, preview: bool, feature_state: str) -> tuple[ProgramRun, RecordingMonitor]:
+    monitor = RecordingMonitor(AzureMocks(feature_state=feature_state))
+    return run_program(stack, overrides=json.loads(overrides), monitor=monitor, preview=preview), monitor
+
+
+def run_cached(
+    stack: str = "dev", preview: bool = False, feature_state: str = "Registered", **overrides: Any
+) -> tuple[ProgramRun, RecordingMonitor]:
+    """One run of the program per distinct input in a test session: a run is about 0.2 s of
+    Pulumi's own machinery, and many tests read the same run. Treat the result as read-only."""
+    return _run(stack, json.dumps(overrides, sort_keys=True), preview, feature_state)
 
 
 @pytest.fixture(scope="module")
 def dev() -> ProgramRun:
     """The dev stack as `pulumi up -s dev` would declare it."""
-    return run_program("dev")
+    return run_cached("dev")[0]
 
 
 @pytest.fixture
@@ -26,6 +43,6 @@ def program() -> Callable[..., ProgramRun]:
     """Runs the dev stack's config with overrides: program(gpuPool={...}, protect=True)."""
 
     def run(stack: str = "dev", **overrides: Any) -> ProgramRun:
-        return run_program(stack, overrides=overrides)
+        return run_cached(stack, **overrides)[0]
 
     return run

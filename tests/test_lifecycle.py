@@ -16,6 +16,7 @@ import pytest
 from components.config import parse
 from components.errors import ConfigError, PreflightError
 from components.mnist_job import JOB_NAME
+from conftest import run_cached
 from tools.mock_engine import AzureMocks, FEATURE_REGISTRATION_TOKEN, RecordingMonitor, run_program
 
 AKS = "azure-native:containerservice:ManagedCluster"
@@ -32,8 +33,7 @@ OBJECT_ID = "5f1c2d3e-4a5b-4c6d-8e7f-9a0b1c2d3e4f"
 
 
 def dev(preview: bool = False, feature_state: str = "Registered", **overrides):
-    monitor = RecordingMonitor(AzureMocks(feature_state=feature_state))
-    return run_program("dev", overrides=overrides, monitor=monitor, preview=preview), monitor
+    return run_cached("dev", preview=preview, feature_state=feature_state, **overrides)
 
 
 # --------------------------------------------------------------------------- 1. dedicatedVhd

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from conftest import run_cached
 from tools.mock_engine import MOCK_USER_TOKEN, ProgramRun, Secret, run_program, stacks
 from tools.render import masked, outputs_document, resources_document
 
@@ -25,7 +26,7 @@ def in_namespace(run: ProgramRun, type_: str, namespace: str):
 
 @pytest.mark.parametrize("stack", stacks())
 def test_every_stack_declares_the_whole_guide_in_one_graph(stack):
-    run = run_program(stack)
+    run = run_cached(stack)[0]
     for type_ in (RG, AKS, POOL, K8S_PROVIDER):
         assert len(run.of_type(type_)) == 1, type_
     assert run.outputs["clusterName"].value
@@ -197,7 +198,7 @@ def test_dev_warns_that_its_gpu_size_is_retired(dev: ProgramRun):
 
 
 def test_prod_is_production_shaped():
-    run = run_program("prod")
+    run = run_cached("prod")[0]
     assert [w for w in run.warnings if "deployerObjectId" not in w] == [], "a current GPU size: no retirement warning"
     pool = run.one(POOL)
     assert pool.inputs["vmSize"] == "Standard_NC4as_T4_v3"

@@ -10,6 +10,7 @@ from pathlib import Path
 import yaml
 
 from tools import render
+from conftest import run_cached
 from tools.mock_engine import ROOT, run_program
 
 
@@ -35,7 +36,7 @@ def test_render_writes_manifests_resources_and_outputs(tmp_path: Path):
 
 
 def test_manifests_carry_no_pulumi_internals_and_are_kubectl_shaped(tmp_path: Path):
-    run = run_program("dev")
+    run = run_cached("dev")[0]
     render.write(run, tmp_path)
     for doc in yaml.safe_load_all((tmp_path / "manifests.yaml").read_text()):
         assert list(doc)[:3] == ["apiVersion", "kind", "metadata"]
@@ -56,7 +57,7 @@ def test_an_unknown_stack_is_reported(capsys):
 
 
 def test_the_arm_rendering_puts_inputs_where_arm_expects_them():
-    template = render.arm_template(run_program("prod"))
+    template = render.arm_template(run_cached("prod")[0])
     by_type = {r["type"]: r for r in template["resources"]}
     aks = by_type["Microsoft.ContainerService/managedClusters"]
     assert aks["apiVersion"] == render.sdk_api_version("azure-native:containerservice:ManagedCluster")

@@ -10,6 +10,7 @@ import yaml
 
 from components import hardening
 from components.cluster import entra_kubeconfig
+from conftest import run_cached
 from tools.mock_engine import AKS_ENTRA_SERVER_ID, MOCK_CLIENT, ROOT, ProgramRun, Secret, run_program, stacks
 from tools.render import kubernetes_objects, manifest
 
@@ -128,7 +129,7 @@ def test_the_tier_reaches_the_cluster_sku(program):
 
 @pytest.mark.parametrize("stack", stacks())
 def test_no_pod_gets_an_api_token_escalates_or_keeps_a_capability(stack):
-    run = run_program(stack)
+    run = run_cached(stack)[0]
     for type_ in (DAEMONSET, JOB):
         pod = run.one(type_).inputs["spec"]["template"]["spec"]
         assert pod["automountServiceAccountToken"] is False

@@ -1,0 +1,121 @@
+"""The stack files' JSON Schema: generated from the config's own definitions, fresh, used by
+every stack file, and in agreement with the parser."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import typing
+
+import jsonschema
+import pytest
+import yaml
+
+from components import config
+from components.errors import ConfigError
+from tools import schema
+from tools.mock_engine import ROOT, stacks
+
+SCHEMA = json.loads(schema.SCHEMA_FILE.read_text())
+VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
+
+
+def schema_errors(cfg: dict) -> list[str]:
+    return [e.message for e in VALIDATOR.iter_errors({"config": cfg})]
+
+
+def parser_error(cfg: dict) -> str:
+    raw = {k: v if isinstance(v, str) else json.dumps(v) for k, v in cfg.items()}
+    try:
+        config.parse(raw, "aks-gpu", "dev")
+    except ConfigError as error:
+        return str(error)
+    return ""
+
+
+def test_the_committed_schema_is_what_make_schema_generates():
+    assert schema.SCHEMA_FILE.read_text() == schema.render(), "stale: run `make schema`"
+
+
+def test_the_schema_itself_is_valid_json_schema():
+    jsonschema.Draft202012Validator.check_schema(SCHEMA)
+
+
+@pytest.mark.parametrize("stack", stacks())
+def test_every_stack_file_names_the_schema_for_the_editor_and_passes_it(stack):
+    path = ROOT / f"Pulumi.{stack}.yaml"
+    assert path.read_text().splitlines()[0] == "# yaml-language-server: $schema=schema/stack.schema.json"
+    assert [e.message for e in VALIDATOR.iter_errors(yaml.safe_load(path.read_text()))] == []
+
+
+def test_every_key_and_member_has_a_type_a_default_and_a_description():
+    keys = SCHEMA["properties"]["config"]["properties"]
+    assert set(keys) == {*config.known_keys(), config.LOCATION_KEY}
+    for key, spec in keys.items():
+        assert spec.get("description") and "default" in spec, key
+    for name, definition in SCHEMA["$defs"].items():
+        if name == "secureValue":
+            continue
+        for member, spec in definition["properties"].items():
+            assert spec.get("description") and "default" in spec, f"{name}.{member}"
+            assert "type" in spec or "anyOf" in spec or "enum" in spec or "$ref" in spec, f"{name}.{member}"
+
+
+@pytest.mark.parametrize(
+    "cfg",
+    [
+        {"aks-gpu:gpuPool": {"vmsize": "Standard_NC6"}},
+        {"aks-gpu:gpupool": {"vmSize": "Standard_NC6"}},
+        {"aks-gpu:gpuPool": {"nodeCount": "3"}},
+        {"aks-gpu:gpuPool": {"nodeCount": 1001}},
+        {"aks-gpu:gpuPool": {"name": "GPU"}},
+        {"aks-gpu:gpuPool": {"gen2": "yes"}},
+        {"aks-gpu:clusterTier": "Gold"},
+        {"aks-gpu:kubernetesVersion": "1.3"},
+        {"aks-gpu:access": {"mode": "entra", "adminGroupObjectIds": ["not-a-guid"]}},
+        {"aks-gpu:access": {"authorizedIpRanges": ["203.0.113.0/24", "203.0.113.0/24"]}},
+        {"aks-gpu:mnistJob": {"image": "Not An Image"}},
+        {"aks-gpu:upgrade": {"channel": "weekly"}},
+        {"azure-native:location": "East US"},
+    ],
+)
+def test_what_the_schema_refuses_the_parser_refuses_too(cfg):
+    assert schema_errors(cfg), "the schema refuses it"
+    assert parser_error(cfg), "so does the program"
+
+
+@pytest.mark.parametrize(
+    "cfg",
+    [
+        {},
+        {"aks-gpu:gpuPool": {"vmSize": "Standard_NC4as_T4_v3", "minCount": 0, "maxCount": 3, "gen2": True}},
+        {"aks-gpu:kubernetesVersion": "1.33", "aks-gpu:clusterName": "", "aks-gpu:protect": True},
+        {"aks-gpu:access": {"mode": "entra", "deployerObjectId": "5f1c2d3e-4a5b-4c6d-8e7f-9a0b1c2d3e4f"}},
+        {"azure-native:location": "westeurope", "kubernetes:context": "other", "azure-native:subscriptionId": "x"},
+    ],
+)
+def test_what_the_schema_accepts_the_parser_accepts(cfg):
+    assert schema_errors(cfg) == []
+    assert parser_error(cfg) == ""
+
+
+def test_a_secret_is_accepted_wherever_a_string_is():
+    secret = {"secure": "v1:abc"}
+    assert schema_errors({"aks-gpu:clusterName": secret, "aks-gpu:gpuPool": {"vmSize": secret}}) == []
+    assert schema_errors({"aks-gpu:gpuPool": {"nodeCount": secret}}), "not where a number is"
+
+
+def test_the_readme_documents_every_key_and_member():
+    readme = (ROOT / "README.md").read_text()
+    rows = [line for line in readme.splitlines() if line.startswith("| `aks-gpu:") or line.startswith("| `azure-native:")]
+    documented = " ".join(rows)
+    for key in config.known_keys():
+        assert f"`{key}" in documented, key
+    structured = {name: t for name, t in typing.get_type_hints(config.ProjectConfig).items() if dataclasses.is_dataclass(t)}
+    assert len(structured) == 7, "systemPool, gpuPool, devicePlugin, mnistJob, access, network, upgrade"
+    for name, cls in structured.items():
+        for member in config.members(cls):
+            key = f"aks-gpu:{config.camel_case(name)}"
+            row = " ".join(r for r in rows if f"`{key}." in r)
+            assert re.search(rf"\b{member}\b", row), f"{key}.{member} missing from the README's config table"
