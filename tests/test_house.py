@@ -1,0 +1,42 @@
+"""The house stays easy to walk: no function over a screenful, no import circle."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SOURCES = sorted([ROOT / "__main__.py", *(ROOT / "components").glob("*.py"), *(ROOT / "tools").glob("*.py")])
+MAX_FUNCTION_LINES = 100
+
+
+def test_no_function_is_longer_than_a_hundred_lines():
+    long = []
+    for path in SOURCES:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                lines = node.end_lineno - node.lineno + 1
+                if lines > MAX_FUNCTION_LINES:
+                    long.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name} ({lines} lines)")
+    assert long == []
+
+
+def imports_of(path: Path) -> set[str]:
+    """The components modules a module imports, at run time or for type checking."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            if node.module == "components":
+                found |= {alias.name for alias in node.names}
+            elif node.module.startswith("components."):
+                found.add(node.module.split(".")[1])
+    return found
+
+
+def test_the_components_import_no_circle():
+    graph = {p.stem: imports_of(p) for p in (ROOT / "components").glob("*.py")}
+
+    def reaches(start: str, target: str, seen: frozenset = frozenset()) -> bool:
+        return any(n == target or (n not in seen and reaches(n, target, seen | {n})) for n in graph.get(start, ()))
+
+    assert [m for m in graph if reaches(m, m)] == []
