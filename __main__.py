@@ -16,7 +16,7 @@ from components.mnist_job import MnistJob, MnistJobArgs, job_timeout
 cfg = config.load()
 for warning in cfg.warnings:
     pulumi.log.warn(warning)
-for warning in preflight.run(dedicated_vhd=cfg.gpu_pool.dedicated_vhd):
+for warning in preflight.run(cfg, stack=pulumi.get_stack()):
     pulumi.log.warn(warning)
 
 # Steps 1-3: resource group, AKS cluster with a GPU node pool, credentials.

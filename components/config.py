@@ -24,6 +24,7 @@ import json
 import re
 import typing
 from dataclasses import field, fields
+from pathlib import Path
 from typing import Annotated, Any, Literal, Mapping, Optional
 
 import pulumi
@@ -320,6 +321,21 @@ class UpgradeConfig:
     """autoUpgradeProfile.nodeOSUpgradeChannel."""
 
 
+PREFLIGHT_MODES = ("enforce", "warn", "off")
+
+
+@dataclass(frozen=True, config=_MODEL)
+class PreflightConfig:
+    """Checks against the Azure subscription before anything is created (docs/preflight.md)."""
+
+    mode: _one_of(*PREFLIGHT_MODES) = "enforce"
+    """enforce: a deployment stops on a problem Azure would refuse; warn: it warns and goes on; off: no checks."""
+    skus_file: Optional[Annotated[str, Allowed("a file path")]] = None
+    """With usageFile: `az vm list-skus --location <loc> --resource-type virtualMachines --all -o json`, saved (relative to the project). Set, no live call is made."""
+    usage_file: Optional[Annotated[str, Allowed("a file path")]] = None
+    """With skusFile: `az vm list-usage --location <loc> -o json`, saved (relative to the project)."""
+
+
 @dataclass(frozen=True, config=_MODEL)
 class ProjectConfig:
     """Every `aks-gpu:` key of a stack file."""
@@ -337,6 +353,7 @@ class ProjectConfig:
     access: AccessConfig = AccessConfig()
     network: NetworkConfig = NetworkConfig()
     upgrade: UpgradeConfig = UpgradeConfig()
+    preflight: PreflightConfig = PreflightConfig()
     cluster_tier: _one_of(*CLUSTER_TIERS) = "Free"
     """The AKS pricing tier: Free, Standard (uptime SLA) or Premium."""
     protect: Bool = False
@@ -360,7 +377,10 @@ class StackConfig:
     upgrade: UpgradeConfig = UpgradeConfig()
     cluster_tier: str = "Free"
     protect: bool = False
-    # Things the user should know at preview time (retired sizes, preview features, ...).
+    preflight: PreflightConfig = PreflightConfig()
+    #: azure-native:subscriptionId, if the stack sets it.
+    subscription_id: Optional[str] = None
+    # Things the user should know at preview time (preview features, unknown sizes, ...).
     warnings: tuple[str, ...] = field(default=())
 
 
@@ -382,11 +402,16 @@ def members(cls: type) -> list[str]:
 # --------------------------------------------------------------------------- parse
 
 
-def parse(raw: Mapping[str, str], project: str, stack: str) -> StackConfig:
+SUBSCRIPTION_KEY = "azure-native:subscriptionId"
+
+
+def parse(raw: Mapping[str, str], project: str, stack: str, root: Optional[Path] = None) -> StackConfig:
     """Builds the typed configuration from the CLI's flat `namespace:key -> string` map.
 
     Keys outside the `aks-gpu:` namespace belong to providers and are ignored, except
-    `azure-native:location`, which also places the resource group.
+    `azure-native:location`, which also places the resource group, and
+    `azure-native:subscriptionId`, which preflight reads. Relative paths are taken from
+    `root`, the project directory (the Pulumi CLI runs the program there).
     """
     values = _decode(raw)
     try:
@@ -411,6 +436,7 @@ def parse(raw: Mapping[str, str], project: str, stack: str) -> StackConfig:
     _check_namespaces(gpu_pool, device_plugin, mnist_job)
     _check_access(project_config.access)
     _check_upgrade(project_config.upgrade, project_config.kubernetes_version)
+    _check_preflight(project_config.preflight, root or Path.cwd())
     warnings = gpu_sizes.check_pool(gpu_pool.vm_size, gpu_pool.gen2, f"{NAMESPACE}:gpuPool")
     if gpu_pool.dedicated_vhd:
         _check_managed_gpu(project_config.kubernetes_version, device_plugin_given="devicePlugin" in values)
@@ -434,6 +460,8 @@ def parse(raw: Mapping[str, str], project: str, stack: str) -> StackConfig:
         upgrade=project_config.upgrade,
         cluster_tier=project_config.cluster_tier,
         protect=project_config.protect,
+        preflight=project_config.preflight,
+        subscription_id=raw.get(SUBSCRIPTION_KEY) or None,
         warnings=tuple(warnings),
     )
 
@@ -655,6 +683,18 @@ def _check_access(access: AccessConfig) -> None:
             access.deployer_object_id,
             f"nothing is granted with {key}.deployerType = 'none'; remove it, or set deployerType to ServicePrincipal or User",
         )
+
+
+def _check_preflight(preflight: PreflightConfig, root: Path) -> None:
+    key = f"{NAMESPACE}:preflight"
+    files = {"skusFile": preflight.skus_file, "usageFile": preflight.usage_file}
+    given = [member for member, path in files.items() if path]
+    if len(given) == 1:
+        missing = "usageFile" if given == ["skusFile"] else "skusFile"
+        raise ConfigError(f"invalid config {key}: {given[0]} is set without {missing}; set both, or neither for live facts")
+    for member, path in files.items():
+        if path and not (root / path).is_file():
+            raise _fail(f"{key}.{member}", path, f"expected an existing file (relative to {root})")
 
 
 def _check_upgrade(upgrade: UpgradeConfig, kubernetes_version: Optional[str]) -> None:

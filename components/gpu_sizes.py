@@ -179,12 +179,38 @@ def check_pool(vm_size: str, gen2: bool, key: str) -> list[str]:
             "choose a Gen2-capable size such as Standard_NC4as_T4_v3 (or omit vmSize for the guide's "
             f"{GUIDE_GEN2_SIZE}), or set gen2 to false"
         )
-    if size.retired is not None:
-        warnings.append(
-            f"{key}.vmSize {size.name} ({size.gpu_model}) was retired by Azure on {size.retired.isoformat()}: "
-            f"AKS will refuse to create it; a current replacement is {size.replacement}"
-        )
     return warnings
+
+
+def retirement(vm_size: str) -> Optional[GpuSize]:
+    """The catalog's entry for a size Azure has retired; None for a current or unknown size.
+    A retired size is a preflight problem (components/preflight.py): a preview warns, a
+    deployment stops."""
+    size = CATALOG.get(vm_size)
+    return size if size is not None and size.retired is not None else None
+
+
+# NVIDIA's architecture generations, oldest first: "the same or a better GPU" below means the
+# same or a newer one (NVIDIA's data sheets: Tesla K80 Kepler, P100 Pascal, V100 Volta, T4
+# Turing, A100 Ampere, H100 Hopper).
+ARCHITECTURES = {"K80": 1, "P100": 2, "V100": 3, "T4": 4, "A100": 5, "H100": 6}
+
+
+def architecture(size: GpuSize) -> int:
+    return next(rank for chip, rank in ARCHITECTURES.items() if f" {chip} " in f" {size.gpu_model} ")
+
+
+def alternatives(vm_size: str) -> list[GpuSize]:
+    """Current catalog sizes with the same or a newer GPU and at least as many GPUs per VM,
+    oldest architecture first. An unknown size has none."""
+    wanted = CATALOG.get(vm_size)
+    if wanted is None:
+        return []
+    return sorted(
+        (s for s in CATALOG.values() if s.retired is None and s.name != vm_size
+         and architecture(s) >= architecture(wanted) and s.gpus >= wanted.gpus),
+        key=lambda s: (architecture(s), s.gpus, s.name),
+    )  # fmt: skip
 
 
 def current_sizes() -> list[str]:

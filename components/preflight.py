@@ -1,17 +1,31 @@
 """Checks against the Azure subscription that run before any resource is registered.
 
-A preview (`pulumi preview`, `make render`) reports what it finds as warnings; a deployment
+The commonest way a first GPU deployment fails is capacity, not the program: GPU families
+start with zero vCPU quota, a size is often not offered to a subscription in a region, and
+the guide's Standard_NC6 is retired. Each would otherwise fail `pulumi up` after the cluster
+was created, 5-15 minutes and real money in.
+
+A preview (`pulumi preview`, `make render`) reports every problem as a warning. A deployment
 (the update step of `pulumi up`) stops with one `PreflightError` that lists every blocking
-problem, one per line, so nothing is created that Azure would refuse halfway through.
+problem, one per line, before any resource is registered; `aks-gpu:preflight.mode: warn`
+makes it warn and go on, `off` skips every check. The facts come from Azure itself, or from
+saved az CLI output (components/azure_facts.py); when they cannot be had, a warning says what
+was not checked, and nothing is blocked.
 """
 
 from __future__ import annotations
 
-from typing import Optional
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Optional
 
 import pulumi
-from pulumi_azure_native import features
+from pulumi_azure_native import authorization, features
 
+from components import azure_facts, gpu_sizes
+from components.azure_facts import REGIONAL_CORES, REGIONAL_SPOT_CORES, Facts
+from components.config import NAMESPACE, StackConfig
 from components.errors import PreflightError
 
 # AKS-managed GPU nodes (`gpuPool.dedicatedVhd: true`) are a preview behind this
@@ -28,44 +42,232 @@ REGISTER_COMMANDS = (
     f"az feature register --namespace {MANAGED_GPU_FEATURE_NAMESPACE} --name {MANAGED_GPU_FEATURE}",
     f"az provider register --namespace {MANAGED_GPU_FEATURE_NAMESPACE}",
 )
+# Where the subscription comes from when the stack does not set azure-native:subscriptionId:
+# the variables azure-native and the Azure SDK read.
+SUBSCRIPTION_VARIABLES = ("ARM_SUBSCRIPTION_ID", "AZURE_SUBSCRIPTION_ID")
+QUOTA_FIX = "request more on the Azure portal's Quotas page (Compute, {location}, '{display}')"
 
 
-def managed_gpu_feature_state() -> Optional[str]:
-    """The subscription's registration state of the managed-GPU preview, read, not created.
+@dataclass(frozen=True)
+class Problem:
+    message: str
+    #: Blocking: Azure would refuse the deployment. Otherwise a warning in every run.
+    blocking: bool = True
 
-    Not a `SubscriptionFeatureRegistration` resource: creating one always fails with
-    "cannot create already existing resource", because ARM answers the provider's
-    existence check with 200 for every feature, registered or not (pulumi-azure-native
-    #1722, open). The same GET, made as an invoke, says the state. A plain (not `_output`)
-    invoke returns before the program goes on, so the answer can stop it.
-    """
+
+@dataclass(frozen=True)
+class PoolNeed:
+    """What one node pool asks of the region."""
+
+    key: str
+    name: str
+    vm_size: str
+    #: Nodes needed for the deployment to finish: the initial count, and one GPU node for
+    #: the MNIST Job even when the pool autoscales from zero.
+    nodes: int
+    #: Nodes the pool may grow to (the autoscaler's maxCount).
+    max_nodes: int
+    spot: bool = False
+    gpu: bool = False
+    gen2: bool = False
+
+
+# --------------------------------------------------------------------------- entry point
+
+
+def run(cfg: StackConfig, stack: str, dry_run: Optional[bool] = None) -> list[str]:
+    """Every check this stack needs. Returns the warnings to show; raises PreflightError
+    when a deployment in `enforce` mode would hit a blocking problem."""
+    mode = cfg.preflight.mode
+    if mode == "off":
+        return []
+    dry_run = pulumi.runtime.is_dry_run() if dry_run is None else dry_run
+    facts, notes = load_facts(cfg)
+    problems = [
+        *retired_sizes(cfg, stack),
+        *feature_registration(cfg),
+        *(capacity(cfg, facts, stack) if facts else []),
+    ]
+    blocking = [p.message for p in problems if p.blocking]
+    if blocking and not dry_run and mode == "enforce":
+        raise PreflightError(
+            f"preflight: Azure would refuse this deployment ({len(blocking)} problem(s); nothing was created; "
+            f"set {NAMESPACE}:preflight.mode to warn to deploy anyway):\n" + "\n".join(f"- {m}" for m in blocking)
+        )
+    stops = " (a deployment stops here)" if mode == "enforce" else ""
+    return [*notes, *(p.message + (stops if p.blocking else "") for p in problems)]
+
+
+def under_mock_engine() -> bool:
+    from pulumi.runtime import mocks, settings
+
+    return isinstance(settings.get_monitor(), mocks.MockMonitor)
+
+
+def load_facts(cfg: StackConfig) -> tuple[Optional[Facts], list[str]]:
+    """Files when given; otherwise Azure, except under the mock engine, which makes no call."""
+    pf = cfg.preflight
+    if pf.skus_file and pf.usage_file:
+        return azure_facts.from_files(Path(pf.skus_file), Path(pf.usage_file), cfg.location), []
+    unchecked = "preflight: VM size offers and vCPU quota were not checked"
+    if under_mock_engine():
+        return None, [
+            f"{unchecked}: the mock engine makes no calls to Azure; set {NAMESPACE}:preflight.skusFile and "
+            "usageFile to check saved az CLI output (docs/preflight.md)"
+        ]
+    try:
+        subscription = subscription_id(cfg)
+        node_group = azure_facts.node_resource_group(cfg.resource_group_name, cfg.cluster_name, cfg.location)
+        return azure_facts.live(subscription, cfg.location, node_group), []
+    except Exception as error:  # noqa: BLE001 - any failure only means the facts are missing
+        reason = " ".join(str(error).split())[:300] or type(error).__name__
+        return None, [f"{unchecked}: {type(error).__name__}: {reason}"]
+
+
+def subscription_id(cfg: StackConfig) -> str:
+    """azure-native:subscriptionId, the variables azure-native reads, or the subscription
+    azure-native itself resolved (its getClientConfig)."""
+    for value in (cfg.subscription_id, *(os.environ.get(v) for v in SUBSCRIPTION_VARIABLES)):
+        if value:
+            return value
+    return authorization.get_client_config().subscription_id
+
+
+# --------------------------------------------------------------------------- the checks
+
+
+def retired_sizes(cfg: StackConfig, stack: str) -> list[Problem]:
+    retired = gpu_sizes.retirement(cfg.gpu_pool.vm_size)
+    if retired is None:
+        return []
+    return [
+        Problem(
+            f"{NAMESPACE}:gpuPool.vmSize {retired.name} ({retired.gpu_model}) was retired by Azure on "
+            f"{retired.retired.isoformat() if retired.retired else '?'} and AKS refuses it; pick a current size: "
+            f"`{set_size_command(retired.replacement or 'Standard_NC4as_T4_v3', stack)}`"
+        )
+    ]
+
+
+def set_size_command(size: str, stack: str) -> str:
+    return f"pulumi config set --path {NAMESPACE}:gpuPool.vmSize {size} -s {stack}"
+
+
+def feature_registration(cfg: StackConfig) -> list[Problem]:
+    """The managed-GPU preview's registration, read, never created: creating a
+    `SubscriptionFeatureRegistration` always fails with "cannot create already existing
+    resource", because ARM answers the provider's existence check with 200 for every
+    feature (pulumi-azure-native #1722, open). The same GET, made as an invoke, says the
+    state; a plain (not `_output`) invoke answers before the program goes on."""
+    if not cfg.gpu_pool.dedicated_vhd:
+        return []
     result = features.get_subscription_feature_registration(
         provider_namespace=MANAGED_GPU_FEATURE_NAMESPACE, feature_name=MANAGED_GPU_FEATURE
     )
-    return result.properties.state if result.properties else None
-
-
-def check_managed_gpu_feature(state: Optional[str], dry_run: bool) -> list[str]:
-    """Returns the warning for a preview, raises for a deployment, when the feature is
-    not registered; returns nothing when it is."""
+    state = result.properties.state if result.properties else None
     if state == REGISTERED:
         return []
-    problem = (
-        f"aks-gpu:gpuPool.dedicatedVhd = true needs the subscription feature "
-        f"{MANAGED_GPU_FEATURE_NAMESPACE}/{MANAGED_GPU_FEATURE}, which is {state or 'unknown'}; "
-        f"register it with `{REGISTER_COMMANDS[0]}`, wait until `az feature show --namespace "
-        f"{MANAGED_GPU_FEATURE_NAMESPACE} --name {MANAGED_GPU_FEATURE}` says Registered, then run "
-        f"`{REGISTER_COMMANDS[1]}`"
-    )
-    if dry_run:
-        return [problem + " (a deployment stops here until then)"]
-    raise PreflightError(problem)
+    return [
+        Problem(
+            f"{NAMESPACE}:gpuPool.dedicatedVhd = true needs the subscription feature "
+            f"{MANAGED_GPU_FEATURE_NAMESPACE}/{MANAGED_GPU_FEATURE}, which is {state or 'unknown'}; "
+            f"register it with `{REGISTER_COMMANDS[0]}`, wait until `az feature show --namespace "
+            f"{MANAGED_GPU_FEATURE_NAMESPACE} --name {MANAGED_GPU_FEATURE}` says Registered, then run "
+            f"`{REGISTER_COMMANDS[1]}`"
+        )
+    ]
 
 
-def run(dedicated_vhd: bool, dry_run: Optional[bool] = None) -> list[str]:
-    """Every check this stack needs; returns the preview's warnings."""
-    dry_run = pulumi.runtime.is_dry_run() if dry_run is None else dry_run
-    warnings: list[str] = []
-    if dedicated_vhd:
-        warnings += check_managed_gpu_feature(managed_gpu_feature_state(), dry_run)
-    return warnings
+def pool_needs(cfg: StackConfig, facts: Facts) -> list[PoolNeed]:
+    """The pools, less what a deployed stack already runs (Azure's usage counts those)."""
+    gpu, system = cfg.gpu_pool, cfg.system_pool
+    start = max(gpu.node_count, 1) if cfg.mnist_job.enabled else gpu.node_count
+    most = max(gpu.max_count or gpu.node_count, start)
+    existing_size, existing_nodes = facts.existing_pools.get(gpu.name, (None, 0))
+    if existing_size == gpu.vm_size:
+        start, most = max(start - existing_nodes, 0), max(most - existing_nodes, 0)
+    # The System pool is created with the cluster and never changed by `pulumi up` after.
+    system_nodes = 0 if "system" in facts.existing_pools else system.node_count
+    return [
+        PoolNeed(f"{NAMESPACE}:gpuPool", gpu.name, gpu.vm_size, start, most, gpu.spot, gpu=True, gen2=gpu.gen2),
+        PoolNeed(f"{NAMESPACE}:systemPool", "system", system.vm_size, system_nodes, system_nodes),
+    ]
+
+
+def capacity(cfg: StackConfig, facts: Facts, stack: str) -> list[Problem]:
+    needs = pool_needs(cfg, facts)
+    problems = [p for need in needs for p in offer(need, facts, cfg.location)]
+    offered = [n for n in needs if n.vm_size in facts.skus and not facts.skus[n.vm_size].restriction]
+    problems += quota(offered, facts, cfg.location, lambda need: suggestion(need, facts, cfg.location, stack))
+    return problems
+
+
+def offer(need: PoolNeed, facts: Facts, location: str) -> list[Problem]:
+    """Is the size offered to this subscription in the region, and does Azure agree with the
+    catalog about it?"""
+    sku = facts.skus.get(need.vm_size)
+    size = f"{need.key}.vmSize {need.vm_size}"
+    if sku is None:
+        # `az vm list-skus --all` lists every size of the region, offered or not.
+        blocking = gpu_sizes.is_gpu_family(need.vm_size)
+        return [Problem(f"{size}: Azure lists no such size in {location} ({facts.source})", blocking)]
+    if sku.restriction:
+        return [Problem(f"{size} is not offered to this subscription in {location} ({sku.restriction}); pick another size or region")]
+    problems = []
+    known = gpu_sizes.CATALOG.get(need.vm_size)
+    if known and sku.gpus is not None and sku.gpus != known.gpus:
+        problems.append(Problem(f"{size}: Azure says {sku.gpus} GPU(s) per VM, this program's catalog {known.gpus}", False))
+    if known and sku.generations and ("V2" in sku.generations) != known.gen2:
+        problems.append(Problem(f"{size}: Azure lists Hyper-V generations {', '.join(sku.generations)}, this program's catalog "
+                                f"{'Gen2' if known.gen2 else 'Gen1 only'}; Azure's list decides", False))  # fmt: skip
+    if need.gen2 and sku.generations and "V2" not in sku.generations:
+        problems.append(Problem(f"{need.key}.gen2 = true but Azure offers {need.vm_size} as {', '.join(sku.generations)} only in {location}"))
+    return problems
+
+
+def quota(needs: list[PoolNeed], facts: Facts, location: str, alternative: Callable[[PoolNeed], str]) -> list[Problem]:
+    """Each quota the pools draw on, against its free vCPUs: the size's family and the
+    regional total, or for a Spot pool the regional Spot quota instead of both
+    (azure-aks-docs articles/aks/spot-node-pool.md)."""
+    demands: dict[str, list[tuple[PoolNeed, int]]] = {}
+    for need in needs:
+        vcpus = facts.skus[need.vm_size].vcpus
+        names = [REGIONAL_SPOT_CORES] if need.spot else [facts.skus[need.vm_size].family, REGIONAL_CORES]
+        for name in names:
+            demands.setdefault(name, []).append((need, vcpus))
+    problems = []
+    for name, users in demands.items():
+        usage = facts.usages.get(name)
+        if usage is None:
+            problems.append(Problem(f"{users[0][0].key}.vmSize {users[0][0].vm_size}: no quota named {name} in {location} ({facts.source}); not checked", False))  # fmt: skip
+            continue
+        start = sum(n.nodes * v for n, v in users)
+        most = sum(n.max_nodes * v for n, v in users)
+        pools = ", ".join(f"{n.key}.vmSize {n.vm_size} ({n.nodes} x {v} vCPUs)" for n, v in users)
+        numbers = f"'{usage.display}' ({usage.name}) in {location}: {usage.current} in use, limit {usage.limit}"
+        fix = QUOTA_FIX.format(location=location, display=usage.display)
+        gpu_users = [n for n, _ in users if n.gpu]
+        if start > usage.free:
+            extra = alternative(gpu_users[0]) if gpu_users else ""
+            problems.append(Problem(f"{pools} need {start} vCPUs of {numbers}; {fix}{extra}"))
+        elif most > usage.free:
+            problems.append(Problem(f"{pools} may grow to {most} vCPUs of {numbers}: the autoscaler would stall; {fix}", False))
+    return problems
+
+
+def suggestion(need: PoolNeed, facts: Facts, location: str, stack: str) -> str:
+    """A current catalog size with the same or a newer GPU, offered here, with room in its
+    quotas for this pool's start: the one with the fewest vCPUs."""
+    fits = []
+    for size in gpu_sizes.alternatives(need.vm_size):
+        sku = facts.skus.get(size.name)
+        if sku is None or sku.restriction:
+            continue
+        needed = need.nodes * sku.vcpus
+        quotas = [REGIONAL_SPOT_CORES] if need.spot else [sku.family, REGIONAL_CORES]
+        if all(q in facts.usages and facts.usages[q].free >= needed for q in quotas):
+            fits.append((sku.vcpus, size))
+    if not fits:
+        return ""
+    _, size = min(fits, key=lambda f: (f[0], f[1].name))
+    return f", or use {size.name} ({size.gpu_model}, offered in {location} with free quota): `{set_size_command(size.name, stack)}`"

@@ -25,16 +25,19 @@ def _run(stack: str, overrides: str, preview: bool, feature_state: str) -> tuple
 
 
 def run_cached(
-    stack: str = "dev", preview: bool = False, feature_state: str = "Registered", **overrides: Any
+    stack: str = "dev", preview: bool = True, feature_state: str = "Registered", **overrides: Any
 ) -> tuple[ProgramRun, RecordingMonitor]:
     """One run of the program per distinct input in a test session: a run is about 0.2 s of
-    Pulumi's own machinery, and many tests read the same run. Treat the result as read-only."""
+    Pulumi's own machinery, and many tests read the same run. Treat the result as read-only.
+
+    A preview by default, as `pulumi preview` and `make render` run it: a deployment of the
+    dev stack stops at preflight (its GPU size is retired). Tests of a deployment say so."""
     return _run(stack, json.dumps(overrides, sort_keys=True), preview, feature_state)
 
 
 @pytest.fixture(scope="module")
 def dev() -> ProgramRun:
-    """The dev stack as `pulumi up -s dev` would declare it."""
+    """The dev stack as `pulumi preview -s dev` shows it."""
     return run_cached("dev")[0]
 
 

@@ -40,3 +40,22 @@ def test_the_components_import_no_circle():
         return any(n == target or (n not in seen and reaches(n, target, seen | {n})) for n in graph.get(start, ()))
 
     assert [m for m in graph if reaches(m, m)] == []
+
+
+def test_every_lock_pins_each_direct_dependency_within_its_range_with_hashes():
+    """`make lock` output: requirements*.in name the ranges, requirements*.txt the versions."""
+    from packaging.requirements import Requirement
+
+    for source in sorted(ROOT.glob("requirements*.in")):
+        lock = (ROOT / source.name.replace(".in", ".txt")).read_text()
+        pins = {}
+        for block in lock.split("\n") :
+            if block and not block.startswith((" ", "#")):
+                name, _, rest = block.partition("==")
+                pins.setdefault(name.strip().lower().replace("_", "-"), []).append(rest.split()[0].rstrip("\\").split(";")[0])
+        assert lock.count("--hash=sha256:") >= len(pins), f"{source.name}: every pin has a hash"
+        for line in source.read_text().splitlines():
+            if line.strip() and not line.startswith("#"):
+                requirement = Requirement(line)
+                versions = pins.get(requirement.name.lower().replace("_", "-"), [])
+                assert versions and all(v in requirement.specifier for v in versions), f"{source.name}: {line}"

@@ -32,7 +32,7 @@ ENTRA = {"mode": "entra"}
 OBJECT_ID = "5f1c2d3e-4a5b-4c6d-8e7f-9a0b1c2d3e4f"
 
 
-def dev(preview: bool = False, feature_state: str = "Registered", **overrides):
+def dev(preview: bool = True, feature_state: str = "Registered", **overrides):
     return run_cached("dev", preview=preview, feature_state=feature_state, **overrides)
 
 
@@ -147,7 +147,7 @@ def test_a_preview_warns_with_the_two_commands_when_the_feature_is_not_registere
 
 def test_a_deployment_stops_before_any_resource_when_the_feature_is_not_registered():
     monitor = RecordingMonitor(AzureMocks(feature_state="NotRegistered"))
-    with pytest.raises(PreflightError, match=r"^aks-gpu:gpuPool.dedicatedVhd = true needs .* NotRegistered"):
+    with pytest.raises(PreflightError, match=r"\n- aks-gpu:gpuPool.dedicatedVhd = true needs .* NotRegistered"):
         run_program("dev", overrides={"gpuPool": MANAGED}, monitor=monitor, preview=False)
     assert [r for r in monitor.registrations if not r.type.startswith("pulumi:providers:")] == []
 

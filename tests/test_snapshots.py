@@ -18,7 +18,7 @@ from tools.mock_engine import run_program, stacks
 
 @pytest.mark.parametrize("stack", stacks())
 def test_the_rendered_state_matches_the_committed_snapshot(stack: str, tmp_path: Path):
-    render.write(run_program(stack), tmp_path)
+    render.write(run_program(stack, preview=True), tmp_path)
     for name in render.RENDERED_FILES:
         committed = render.SNAPSHOTS / stack / name
         assert committed.exists(), f"no snapshot {committed.relative_to(render.ROOT)}: run `make snapshots`"
@@ -42,13 +42,13 @@ def test_every_snapshot_belongs_to_a_stack():
 def test_rendering_twice_gives_the_same_bytes(tmp_path: Path):
     # Components register concurrently; the render must not depend on that order.
     for attempt in ("first", "second"):
-        render.write(run_program("prod"), tmp_path / attempt)
+        render.write(run_program("prod", preview=True), tmp_path / attempt)
     for name in render.RENDERED_FILES:
         assert (tmp_path / "first" / name).read_bytes() == (tmp_path / "second" / name).read_bytes(), name
 
 
 def test_a_changed_program_is_caught(tmp_path: Path):
-    run = run_program("dev", overrides={"mnistJob": {"maxSteps": 499}})
+    run = run_program("dev", overrides={"mnistJob": {"maxSteps": 499}}, preview=True)
     render.write(run, tmp_path)
     committed = (render.SNAPSHOTS / "dev" / "manifests.yaml").read_text()
     changed = (tmp_path / "manifests.yaml").read_text()

@@ -1,0 +1,175 @@
+"""What Azure says about a subscription in a region: the VM sizes it offers, its vCPU quotas
+and usage, and the nodes a deployed stack already runs. Preflight checks these facts.
+
+Two sources, one shape. Both give the REST API's objects (ResourceSku, Usage), so one parser
+reads them:
+  - files: the az CLI's JSON, `az vm list-skus --location <loc> --resource-type
+    virtualMachines --all --output json` and `az vm list-usage --location <loc> --output json`;
+  - live: the Azure SDK for Python (azure-identity's DefaultAzureCredential, which picks up
+    `az login` and the GitHub OIDC login; azure-mgmt-compute's ResourceSkus and Usage lists),
+    each model turned back into its REST shape (`as_dict()`).
+REST shapes: Azure/azure-rest-api-specs specification/compute/resource-manager/
+Microsoft.Compute/Skus (ResourceSku, ResourceSkuCapabilities, ResourceSkuRestrictions) and
+ComputeRP (Usage, UsageName).
+"""
+
+from __future__ import annotations
+
+import json
+from concurrent.futures import ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Optional
+
+# How long the live calls may take together before preflight gives up on them.
+LIVE_TIMEOUT_SECONDS = 30
+# Quota names for the regional totals (Usage.name.value).
+REGIONAL_CORES = "cores"  # "Total Regional vCPUs"
+REGIONAL_SPOT_CORES = "lowPriorityCores"  # "Total Regional Low-priority vCPUs" (Spot)
+# AKS tags each node pool's scale set with its pool's name.
+POOL_TAG = "aks-managed-poolName"
+
+
+@dataclass(frozen=True)
+class Sku:
+    """One VM size as Azure offers it to this subscription in this region."""
+
+    name: str
+    family: str
+    vcpus: int
+    gpus: Optional[int]
+    generations: tuple[str, ...]
+    #: The reason Azure does not offer it here ("NotAvailableForSubscription"), if it does not.
+    restriction: Optional[str] = None
+    #: Zones where it is not offered.
+    restricted_zones: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Usage:
+    """One vCPU quota: how much is in use, and the limit."""
+
+    name: str
+    display: str
+    current: int
+    limit: int
+
+    @property
+    def free(self) -> int:
+        return max(self.limit - self.current, 0)
+
+
+@dataclass(frozen=True)
+class Facts:
+    source: str
+    skus: dict[str, Sku]
+    usages: dict[str, Usage]
+    #: Nodes the stack's pools already run: pool name -> (VM size, node count).
+    existing_pools: dict[str, tuple[str, int]] = field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------- REST shapes
+
+
+def parse_skus(items: Iterable[dict[str, Any]], location: str) -> dict[str, Sku]:
+    skus = {}
+    for item in items:
+        if item.get("resourceType") != "virtualMachines":
+            continue
+        if location.lower() not in [loc.lower() for loc in item.get("locations") or []]:
+            continue
+        capabilities = {c["name"]: c["value"] for c in item.get("capabilities") or []}
+        restriction, zones = None, []
+        for r in item.get("restrictions") or []:
+            if r.get("type") == "Location":
+                restriction = r.get("reasonCode") or "restricted"
+            elif r.get("type") == "Zone":
+                zones += (r.get("restrictionInfo") or {}).get("zones") or []
+        skus[item["name"]] = Sku(
+            name=item["name"],
+            family=item.get("family") or "",
+            vcpus=int(capabilities.get("vCPUs", 0)),
+            gpus=int(capabilities["GPUs"]) if "GPUs" in capabilities else None,
+            generations=tuple(g.strip() for g in capabilities.get("HyperVGenerations", "").split(",") if g.strip()),
+            restriction=restriction,
+            restricted_zones=tuple(sorted(set(zones))),
+        )
+    return skus
+
+
+def parse_usages(items: Iterable[dict[str, Any]]) -> dict[str, Usage]:
+    usages = {}
+    for item in items:
+        name = item.get("name") or {}
+        value = name.get("value") if isinstance(name, dict) else name
+        display = (name.get("localizedValue") if isinstance(name, dict) else None) or item.get("localName") or value
+        usages[value] = Usage(name=value, display=display, current=int(item["currentValue"]), limit=int(item["limit"]))
+    return usages
+
+
+def from_files(skus_file: Path, usage_file: Path, location: str) -> Facts:
+    return Facts(
+        source=f"files {skus_file.name}, {usage_file.name}",
+        skus=parse_skus(json.loads(skus_file.read_text()), location),
+        usages=parse_usages(json.loads(usage_file.read_text())),
+    )
+
+
+# --------------------------------------------------------------------------- live
+
+
+def node_resource_group(resource_group: str, cluster: str, location: str) -> str:
+    """AKS's default node resource group, MC_<group>_<cluster>_<location> (azure-aks-docs
+    articles/aks/faq.md, "Why are two resource groups created with AKS?")."""
+    return f"MC_{resource_group}_{cluster}_{location}"
+
+
+def live(
+    subscription_id: str,
+    location: str,
+    node_group: str,
+    credential: Any = None,
+    base_url: Optional[str] = None,
+    timeout: float = LIVE_TIMEOUT_SECONDS,
+) -> Facts:
+    """Reads the facts from Azure, the three lists at once, within `timeout` seconds.
+
+    Raises on any failure (no credential, no permission, a timeout): the caller turns that
+    into a warning. `credential` and `base_url` exist for the tests' local fake of ARM.
+    """
+    from azure.core.exceptions import ResourceNotFoundError
+    from azure.identity import DefaultAzureCredential
+    from azure.mgmt.compute import ComputeManagementClient
+
+    options: dict[str, Any] = {"connection_timeout": 5, "read_timeout": timeout, "retry_total": 2}
+    if base_url:
+        options["base_url"] = base_url
+    client = ComputeManagementClient(credential or DefaultAzureCredential(), subscription_id, **options)
+    call: dict[str, Any] = {"enforce_https": not (base_url or "").startswith("http://")}
+
+    def skus() -> list[dict[str, Any]]:
+        return [s.as_dict() for s in client.resource_skus.list(filter=f"location eq '{location}'", **call)]
+
+    def usages() -> list[dict[str, Any]]:
+        return [u.as_dict() for u in client.usage.list(location, **call)]
+
+    def pools() -> dict[str, tuple[str, int]]:
+        try:
+            sets = list(client.virtual_machine_scale_sets.list(node_group, **call))
+        except ResourceNotFoundError:  # no node resource group yet: a first deployment
+            return {}
+        return {s.tags[POOL_TAG]: (s.sku.name, s.sku.capacity or 0) for s in sets if s.tags and POOL_TAG in s.tags}
+
+    pool = ThreadPoolExecutor(max_workers=3)
+    futures = [pool.submit(skus), pool.submit(usages), pool.submit(pools)]
+    _, pending = wait(futures, timeout=timeout)
+    pool.shutdown(wait=False, cancel_futures=True)  # a hung call must not hold the program
+    if pending:
+        raise TimeoutError(f"Azure did not answer within {timeout:g} s")
+    sku_items, usage_items, existing = (f.result() for f in futures)
+    return Facts(
+        source=f"Azure, subscription {subscription_id}",
+        skus=parse_skus(sku_items, location),
+        usages=parse_usages(usage_items),
+        existing_pools=existing,
+    )

@@ -1,0 +1,339 @@
+"""Preflight: a preview warns, a deployment stops before any resource, for everything Azure
+would refuse. Facts come from saved az CLI output (tests/fixtures/preflight/), or from a
+local fake of Azure Resource Manager for the live path."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from azure.core.credentials import AccessToken
+from azure.core.exceptions import HttpResponseError
+
+from components import azure_facts, preflight
+from components.config import parse
+from components.errors import ConfigError, PreflightError
+from tools.mock_engine import AzureMocks, RecordingMonitor, run_program
+
+FIXTURES = Path(__file__).parent / "fixtures" / "preflight"
+T4 = "Standard_NC4as_T4_v3"
+A100 = "Standard_NC24ads_A100_v4"
+SUBSCRIPTION = "33333333-3333-3333-3333-333333333333"
+
+
+@pytest.fixture
+def facts(tmp_path):
+    """Copies of the fixture files, editable per test: facts(usage={...}, skus=[...]) -> preflight config."""
+
+    def make(usage: dict[str, tuple[int, int]] | None = None, drop: tuple[str, ...] = (), change: dict[str, Any] | None = None):
+        skus = [s for s in json.loads((FIXTURES / "eastus-skus.json").read_text()) if s["name"] not in drop]
+        for sku in skus:
+            for field, value in ((change or {}).get(sku["name"]) or {}).items():
+                sku["capabilities"] = [c for c in sku["capabilities"] if c["name"] != field] + [{"name": field, "value": value}]
+        usages = json.loads((FIXTURES / "eastus-usage.json").read_text())
+        for u in usages:
+            if u["name"]["value"] in (usage or {}):
+                u["currentValue"], u["limit"] = usage[u["name"]["value"]]
+        (tmp_path / "skus.json").write_text(json.dumps(skus))
+        (tmp_path / "usage.json").write_text(json.dumps(usages))
+        return {"skusFile": str(tmp_path / "skus.json"), "usageFile": str(tmp_path / "usage.json")}
+
+    return make
+
+
+def preview(**overrides):
+    return run_program("dev", overrides=overrides, preview=True)
+
+
+def deploy(**overrides):
+    """A deployment; returns what was registered before it stopped, and the error."""
+    monitor = RecordingMonitor(AzureMocks())
+    with pytest.raises(PreflightError) as error:
+        run_program("dev", overrides=overrides, monitor=monitor, preview=False)
+    created = [r for r in monitor.registrations if not r.type.startswith("pulumi:providers:")]
+    return created, str(error.value)
+
+
+def problems(run) -> list[str]:
+    return [w for w in run.warnings if not w.startswith("preflight: VM size offers")]
+
+
+# --------------------------------------------------------------------------- retired sizes
+
+
+def test_a_retired_size_warns_in_a_preview_with_the_command_that_picks_a_current_one():
+    [warning] = [w for w in preview().warnings if "retired" in w]
+    assert warning.startswith("aks-gpu:gpuPool.vmSize Standard_NC6 (NVIDIA Tesla K80) was retired by Azure on 2023-09-06")
+    assert "`pulumi config set --path aks-gpu:gpuPool.vmSize Standard_NC4as_T4_v3 -s dev`" in warning
+    assert warning.endswith("(a deployment stops here)")
+
+
+def test_pulumi_up_on_the_dev_stack_stops_before_anything_is_created():
+    created, error = deploy()
+    assert created == [], "nothing registered"
+    lines = error.splitlines()
+    assert lines[0].startswith("preflight: Azure would refuse this deployment (1 problem(s); nothing was created")
+    assert lines[1].startswith("- aks-gpu:gpuPool.vmSize Standard_NC6 ") and "pulumi config set --path aks-gpu:gpuPool.vmSize" in lines[1]
+
+
+@pytest.mark.parametrize("size, replacement", [("Standard_NC6s_v2", "Standard_NC24ads_A100_v4"), ("Standard_NC6s_v3", "Standard_NC40ads_H100_v5")])
+def test_every_retired_size_names_microsofts_replacement(size, replacement):
+    [warning] = [w for w in preview(gpuPool={"vmSize": size}).warnings if "retired" in w]
+    assert f"vmSize {replacement} -s dev" in warning
+
+
+# --------------------------------------------------------------------------- offers
+
+
+def test_a_size_not_offered_to_the_subscription_stops_a_deployment(facts):
+    cfg = {"gpuPool": {"vmSize": "Standard_NC6s_v3"}, "preflight": facts(), "mnistJob": {"enabled": False}}
+    assert any("Standard_NC6s_v3 is not offered to this subscription in eastus (NotAvailableForSubscription)" in w for w in problems(preview(**cfg)))
+
+
+def test_an_offered_current_size_with_quota_passes_silently(facts):
+    cfg = {"gpuPool": {"vmSize": A100}, "preflight": facts()}
+    assert problems(preview(**cfg)) == []
+    run = run_program("dev", overrides=cfg, preview=False)
+    assert run.of_type("azure-native:containerservice:AgentPool"), "the deployment goes on"
+
+
+def test_an_n_series_size_azure_does_not_list_in_the_region_is_blocking(facts):
+    cfg = {"gpuPool": {"vmSize": "Standard_NC40ads_H100_v5"}, "preflight": facts(drop=("Standard_NC40ads_H100_v5",))}
+    created, error = deploy(**cfg)
+    assert created == [] and "Standard_NC40ads_H100_v5: Azure lists no such size in eastus" in error
+
+
+# --------------------------------------------------------------------------- quota
+
+
+def test_a_gpu_family_without_quota_stops_a_deployment_with_numbers_and_a_way_out(facts):
+    cfg = {"gpuPool": {"vmSize": T4}, "preflight": facts()}
+    created, error = deploy(**cfg)
+    assert created == []
+    [line] = [l for l in error.splitlines() if "NCASv3_T4" in l]
+    assert "aks-gpu:gpuPool.vmSize Standard_NC4as_T4_v3 (1 x 4 vCPUs) need 4 vCPUs" in line
+    assert "'Standard NCASv3_T4 Family vCPUs' (standardNCASv3_T4Family) in eastus: 0 in use, limit 0" in line
+    assert "Quotas page (Compute, eastus" in line
+    assert f"or use {A100} (NVIDIA A100 PCIe 80GB, offered in eastus with free quota)" in line
+    assert f"`pulumi config set --path aks-gpu:gpuPool.vmSize {A100} -s dev`" in line
+
+
+def test_the_same_shortage_is_a_warning_in_a_preview(facts):
+    warnings = problems(preview(gpuPool={"vmSize": T4}, preflight=facts()))
+    assert any("standardNCASv3_T4Family" in w and w.endswith("(a deployment stops here)") for w in warnings)
+
+
+def test_the_regional_total_counts_every_pool(facts):
+    cfg = {"gpuPool": {"vmSize": A100}, "systemPool": {"vmSize": "Standard_D4s_v5", "nodeCount": 3}, "preflight": facts(usage={"cores": (80, 100)})}
+    created, error = deploy(**cfg)
+    assert "need 36 vCPUs of 'Total Regional vCPUs' (cores) in eastus: 80 in use, limit 100" in error
+    assert "aks-gpu:gpuPool.vmSize" in error and "aks-gpu:systemPool.vmSize Standard_D4s_v5 (3 x 4 vCPUs)" in error
+
+
+def test_a_spot_pool_draws_on_the_spot_quota_instead_of_its_family(facts):
+    """azure-aks-docs spot-node-pool.md: Spot VMs count against the regional Spot quota."""
+    short = {"gpuPool": {"vmSize": T4, "spot": True}, "preflight": facts()}
+    created, error = deploy(**short)
+    assert "'Total Regional Low-priority vCPUs' (lowPriorityCores)" in error
+    assert "standardNCASv3_T4Family" not in error, "not the family quota"
+    enough = {"gpuPool": {"vmSize": T4, "spot": True}, "preflight": facts(usage={"lowPriorityCores": (0, 8)})}
+    assert problems(preview(**enough)) == []
+
+
+def test_a_pool_that_scales_from_zero_still_needs_one_node_for_the_job(facts):
+    cfg = {"gpuPool": {"vmSize": T4, "minCount": 0, "maxCount": 2}, "preflight": facts()}
+    created, error = deploy(**cfg)
+    assert "(1 x 4 vCPUs) need 4 vCPUs" in error
+    without_job = {**cfg, "mnistJob": {"enabled": False}}
+    warnings = problems(preview(**without_job))
+    assert [w for w in warnings if "may grow to 8 vCPUs" in w], "maxCount short: a warning only"
+    run_program("dev", overrides=without_job, preview=False)  # does not stop
+
+
+def test_room_for_the_start_but_not_for_max_count_is_a_warning(facts):
+    cfg = {"gpuPool": {"vmSize": T4, "minCount": 1, "maxCount": 3}, "preflight": facts(usage={"standardNCASv3_T4Family": (0, 8)})}
+    [warning] = [w for w in problems(preview(**cfg)) if "standardNCASv3_T4Family" in w]
+    assert "may grow to 12 vCPUs" in warning and "the autoscaler would stall" in warning
+    assert not warning.endswith("(a deployment stops here)")
+    run_program("dev", overrides=cfg, preview=False)
+
+
+def test_a_deployed_pool_counts_only_what_the_change_adds():
+    """Azure's usage already counts the nodes a deployed stack runs."""
+    cfg = parse({"aks-gpu:gpuPool": json.dumps({"vmSize": T4, "nodeCount": 3})}, "aks-gpu", "dev")
+    facts = azure_facts.Facts("test", {}, {}, existing_pools={"gpu": (T4, 2), "system": ("Standard_D2s_v5", 1)})
+    gpu, system = preflight.pool_needs(cfg, facts)
+    assert (gpu.nodes, system.nodes) == (1, 0)
+    other_size = azure_facts.Facts("test", {}, {}, existing_pools={"gpu": ("Standard_NC8as_T4_v3", 2)})
+    assert preflight.pool_needs(cfg, other_size)[0].nodes == 3, "a new size is a new pool"
+
+
+# --------------------------------------------------------------------------- the catalog against Azure
+
+
+def test_azure_disagreeing_with_the_catalog_on_gpus_warns(facts):
+    cfg = {"gpuPool": {"vmSize": A100}, "preflight": facts(change={A100: {"GPUs": "2"}})}
+    [warning] = [w for w in problems(preview(**cfg)) if "GPU(s) per VM" in w]
+    assert "Azure says 2 GPU(s) per VM, this program's catalog 1" in warning
+    run_program("dev", overrides=cfg, preview=False)  # a warning, not a stop
+
+
+def test_azure_decides_the_gen2_rule(facts):
+    """The catalog says the T4 sizes boot Gen2; where Azure lists V1 only, Azure is right."""
+    base = {"preflight": facts(change={T4: {"HyperVGenerations": "V1"}}, usage={"standardNCASv3_T4Family": (0, 8)})}
+    [warning] = [w for w in problems(preview(gpuPool={"vmSize": T4}, **base)) if "Hyper-V" in w]
+    assert "Azure lists Hyper-V generations V1, this program's catalog Gen2; Azure's list decides" in warning
+    created, error = deploy(gpuPool={"vmSize": T4, "gen2": True}, **base)
+    assert created == [] and "aks-gpu:gpuPool.gen2 = true but Azure offers Standard_NC4as_T4_v3 as V1 only in eastus" in error
+
+
+BLOCKING = {
+    "retired size": ({}, {}, "Standard_NC6 (NVIDIA Tesla K80) was retired"),
+    "not offered": ({"gpuPool": {"vmSize": "Standard_NC6s_v3"}}, {}, "is not offered to this subscription"),
+    "not listed": ({"gpuPool": {"vmSize": "Standard_NC40ads_H100_v5"}}, {"drop": ("Standard_NC40ads_H100_v5",)}, "Azure lists no such size"),
+    "family quota": ({"gpuPool": {"vmSize": T4}}, {}, "(standardNCASv3_T4Family)"),
+    "regional quota": ({"gpuPool": {"vmSize": A100}}, {"usage": {"cores": (99, 100)}}, "(cores)"),
+    "spot quota": ({"gpuPool": {"vmSize": T4, "spot": True}}, {}, "(lowPriorityCores)"),
+    "job from zero": ({"gpuPool": {"vmSize": T4, "minCount": 0, "maxCount": 1}}, {}, "(1 x 4 vCPUs) need 4"),
+    "gen2 per Azure": ({"gpuPool": {"vmSize": A100, "gen2": True}}, {"change": {A100: {"HyperVGenerations": "V1"}}}, "gen2 = true but Azure"),
+}
+
+
+@pytest.mark.parametrize("rule", BLOCKING)
+def test_every_blocking_rule_warns_in_a_preview_and_stops_a_deployment(rule, facts):
+    overrides, fact_changes, text = BLOCKING[rule]
+    cfg = {**overrides, "preflight": facts(**fact_changes)}
+    [warning] = [w for w in preview(**cfg).warnings if text in w]
+    assert warning.endswith("(a deployment stops here)")
+    created, error = deploy(**cfg)
+    assert created == [], "nothing registered"
+    assert any(text in line for line in error.splitlines()[1:])
+
+
+# --------------------------------------------------------------------------- modes and sources
+
+
+def test_warn_mode_lets_a_deployment_go_on_with_the_warnings():
+    run = run_program("dev", overrides={"preflight": {"mode": "warn"}}, preview=False)
+    assert run.of_type("azure-native:containerservice:AgentPool")
+    [warning] = [w for w in run.warnings if "retired" in w]
+    assert not warning.endswith("(a deployment stops here)")
+
+
+def test_off_mode_checks_nothing():
+    run = run_program("dev", overrides={"preflight": {"mode": "off"}}, preview=False)
+    assert not [w for w in run.warnings if w.startswith("preflight") or "retired" in w]
+
+
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        ({"skusFile": "nope.json", "usageFile": "nope.json"}, r"^invalid config aks-gpu:preflight.skusFile = 'nope.json': expected an existing file"),
+        ({"skusFile": str(FIXTURES / "eastus-skus.json")}, r"^invalid config aks-gpu:preflight: skusFile is set without usageFile"),
+        ({"mode": "strict"}, r"^invalid config aks-gpu:preflight.mode = 'strict': expected one of enforce, warn, off$"),
+    ],
+)
+def test_bad_preflight_settings_are_config_errors(value, message):
+    with pytest.raises(ConfigError, match=message):
+        parse({"aks-gpu:preflight": json.dumps(value)}, "aks-gpu", "dev")
+
+
+def test_the_mock_engine_opens_no_socket_and_says_capacity_was_not_checked(monkeypatch):
+    opened = []
+    real_connect = socket.socket.connect
+
+    def connect(self, address):
+        opened.append(address)
+        return real_connect(self, address)
+
+    monkeypatch.setattr(socket.socket, "connect", connect)
+    monkeypatch.setattr(socket, "create_connection", lambda *a, **k: opened.append(a) or (_ for _ in ()).throw(OSError("no")))
+    run = run_program("dev", overrides={"gpuPool": {"vmSize": T4}}, preview=False)
+    assert opened == []
+    assert any(w.startswith("preflight: VM size offers and vCPU quota were not checked: the mock engine") for w in run.warnings)
+
+
+def test_facts_that_cannot_be_had_warn_and_never_block(monkeypatch):
+    monkeypatch.setattr(preflight, "under_mock_engine", lambda: False)
+
+    def no_credential(*args, **kwargs):
+        raise RuntimeError("DefaultAzureCredential failed to retrieve a token")
+
+    monkeypatch.setattr(azure_facts, "live", no_credential)
+    run = run_program("dev", overrides={"gpuPool": {"vmSize": T4}}, preview=False)
+    assert run.of_type("azure-native:containerservice:AgentPool"), "not blocked"
+    assert any("not checked: RuntimeError: DefaultAzureCredential failed" in w for w in run.warnings)
+
+
+# --------------------------------------------------------------------------- the live path
+
+
+class FakeCredential:
+    def get_token(self, *scopes, **kwargs):
+        return AccessToken("fake-token", 4102444800)
+
+
+class FakeArm(BaseHTTPRequestHandler):
+    """The three ARM list calls, answered from the fixtures (a `value` page each)."""
+
+    routes: dict[str, tuple[int, Any]] = {}
+    seen: list[str] = []
+
+    def do_GET(self):  # noqa: N802
+        path = self.path.split("?")[0].lower()
+        self.seen.append(self.path)
+        status, body = next((v for k, v in self.routes.items() if path.endswith(k)), (404, {"error": {"code": "NotFound"}}))
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def arm():
+    FakeArm.seen = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), FakeArm)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+
+
+def test_the_live_path_reads_skus_usage_and_the_deployed_pools(arm):
+    vmss = {"name": "aks-gpu-123-vmss", "location": "eastus", "tags": {"aks-managed-poolName": "gpu"}, "sku": {"name": T4, "capacity": 2}}
+    FakeArm.routes = {
+        "/providers/microsoft.compute/skus": (200, {"value": json.loads((FIXTURES / "eastus-skus.json").read_text())}),
+        "/locations/eastus/usages": (200, {"value": json.loads((FIXTURES / "eastus-usage.json").read_text())}),
+        "/resourcegroups/mc_rg_aks_eastus/providers/microsoft.compute/virtualmachinescalesets": (200, {"value": [vmss]}),
+    }
+    facts = azure_facts.live(SUBSCRIPTION, "eastus", "MC_rg_aks_eastus", credential=FakeCredential(), base_url=arm, timeout=10)
+    assert facts.skus[T4].vcpus == 4 and facts.skus["Standard_NC6s_v3"].restriction == "NotAvailableForSubscription"
+    assert facts.usages["standardNCASv3_T4Family"].display == "Standard NCASv3_T4 Family vCPUs"
+    assert facts.existing_pools == {"gpu": (T4, 2)}
+    assert any("$filter=location%20eq%20%27eastus%27" in p or "filter=location" in p for p in FakeArm.seen)
+
+
+def test_the_live_path_treats_a_missing_node_resource_group_as_a_first_deployment(arm):
+    FakeArm.routes = {
+        "/providers/microsoft.compute/skus": (200, {"value": []}),
+        "/locations/eastus/usages": (200, {"value": []}),
+    }
+    facts = azure_facts.live(SUBSCRIPTION, "eastus", "MC_rg_aks_eastus", credential=FakeCredential(), base_url=arm, timeout=10)
+    assert facts.existing_pools == {}
+
+
+def test_the_live_path_raises_on_a_refusal_for_preflight_to_report(arm):
+    FakeArm.routes = {"/providers/microsoft.compute/skus": (403, {"error": {"code": "AuthorizationFailed", "message": "no"}})}
+    with pytest.raises(HttpResponseError):
+        azure_facts.live(SUBSCRIPTION, "eastus", "MC_rg_aks_eastus", credential=FakeCredential(), base_url=arm, timeout=10)
