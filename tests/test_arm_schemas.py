@@ -1,0 +1,102 @@
+"""Every Azure resource the program declares, as `azure.json` renders its request body,
+validates against Azure's published ARM template schema for its API version
+(tests/azure-specs/, copies of ../shared/reference/azure-specs/arm-schemas/)."""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT4
+
+from conftest import run_cached
+from tools import render
+from tools.mock_engine import ROOT, stacks
+
+SPECS = Path(__file__).parent / "azure-specs"
+SHARED = ROOT.parent / "shared" / "reference" / "azure-specs" / "arm-schemas"
+# ARM type -> (schema file, the section and name of its resource definition).
+DEFINITIONS = {
+    "Microsoft.Resources/resourceGroups": ("Microsoft.Resources.json", "subscription_resourceDefinitions", "resourceGroups"),
+    "Microsoft.ContainerService/managedClusters": ("Microsoft.ContainerService.Aks.json", "resourceDefinitions", "managedClusters"),
+    "Microsoft.ContainerService/managedClusters/agentPools": ("Microsoft.ContainerService.Aks.json", "resourceDefinitions", "managedClusters_agentPools"),
+    "Microsoft.Authorization/roleAssignments": ("Microsoft.Authorization.json", "resourceDefinitions", "roleAssignments"),
+}
+# Configurations that reach every ARM shape the program can send.
+VARIANTS = {
+    "entra, autoscaled Spot T4": {
+        "access": {"mode": "entra", "deployerObjectId": "5f1c2d3e-4a5b-4c6d-8e7f-9a0b1c2d3e4f", "authorizedIpRanges": ["203.0.113.0/24"]},
+        "gpuPool": {"vmSize": "Standard_NC4as_T4_v3", "minCount": 0, "maxCount": 2, "spot": True},
+        "upgrade": {"channel": "stable", "nodeOsChannel": "SecurityPatch"},
+        "network": {"policy": "calico"},
+        "kubernetesVersion": "1.33",
+        "clusterTier": "Premium",
+    },
+}
+
+
+@lru_cache(maxsize=None)
+def registry() -> tuple[Registry, dict[str, dict[str, Any]]]:
+    reg: Registry = Registry()
+    docs = {}
+    for path in SPECS.rglob("*.json"):
+        doc = json.loads(path.read_text())
+        docs[path.relative_to(SPECS).as_posix()] = doc
+        reg = reg.with_resource(doc["id"].rstrip("#"), Resource(contents=doc, specification=DRAFT4))
+    return reg, docs
+
+
+def schema_errors(body: dict[str, Any]) -> list[str]:
+    reg, docs = registry()
+    file, section, name = DEFINITIONS[body["type"]]
+    doc = docs[f"{body['apiVersion']}/{file}"]
+    validator = jsonschema.Draft4Validator({"$ref": f"{doc['id'].rstrip('#')}#/{section}/{name}"}, registry=reg)
+    # A child written at the template's top level is named "<parent>/<child>"; the schema's
+    # name pattern describes the child's own name.
+    body = {**body, "name": body["name"].split("/")[-1]}
+    body.pop("scope", None)  # an extension resource's scope is part of its URL, not its body
+    errors = []
+    for error in validator.iter_errors(body):
+        # The schemas "list `properties` as required on every resource" (azure-specs
+        # README); the REST API does not require them of a resource group, and azure-native
+        # sends it none.
+        if error.message == "'properties' is a required property" and body["type"] == "Microsoft.Resources/resourceGroups":
+            continue
+        causes = [c.message for c in error.context or []] or [error.message]
+        errors.append(f"{body['type']} {'/'.join(map(str, error.absolute_path))}: {'; '.join(causes)[:300]}")
+    return errors
+
+
+def bodies(run) -> list[dict[str, Any]]:
+    return render.arm_template(run)["resources"]
+
+
+@pytest.mark.parametrize("stack", stacks())
+def test_every_stacks_azure_resources_validate_against_azures_schemas(stack):
+    rendered = bodies(run_cached(stack)[0])
+    assert {b["type"] for b in rendered} <= set(DEFINITIONS)
+    assert [e for b in rendered for e in schema_errors(b)] == []
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_every_variants_azure_resources_validate(variant):
+    rendered = bodies(run_cached("dev", **VARIANTS[variant])[0])
+    assert [e for b in rendered for e in schema_errors(b)] == []
+
+
+def test_the_validation_catches_a_body_azure_would_refuse():
+    [pool] = [b for b in bodies(run_cached("dev")[0]) if b["type"].endswith("/agentPools")]
+    broken = {**pool, "properties": {**pool["properties"], "osType": "Plan9", "maxPods": "many"}}
+    errors = schema_errors(broken)
+    assert any("'Plan9' is not valid" in e for e in errors) and any("'many'" in e for e in errors)
+
+
+@pytest.mark.skipif(not SHARED.exists(), reason="../shared is not beside this clone")
+def test_the_committed_schemas_are_azures_unchanged():
+    for path in SPECS.rglob("*.json"):
+        assert path.read_bytes() == (SHARED / path.relative_to(SPECS)).read_bytes(), path
