@@ -76,6 +76,13 @@ def gpu_pool_settings(pool: GpuPoolConfig) -> dict[str, Any]:
     """
     settings: dict[str, Any] = {
         "mode": containerservice.AgentPoolMode.USER,
+        # gpuInstanceProfile (GA): `az aks nodepool add --gpu-instance-profile MIG1g`
+        # (azure-aks-docs articles/aks/gpu-multi-instance.md).
+        "gpu_instance_profile": pool.mig_profile,
+        # The GPU Operator installs its own driver: `--gpu-driver none` (nvidia-gpu-operator.md).
+        "gpu_profile": containerservice.GPUProfileArgs(driver=containerservice.GPUDriver.NONE)
+        if pool.mode == "gpu-operator"
+        else None,
         "os_type": containerservice.OSType.LINUX,
         "type": containerservice.AgentPoolType.VIRTUAL_MACHINE_SCALE_SETS,
         "vm_size": pool.vm_size,
@@ -94,16 +101,17 @@ def gpu_pool_settings(pool: GpuPoolConfig) -> dict[str, Any]:
     return settings
 
 
-# `dedicatedVhd: true`: the guide's "AKS specialized GPU image" (the UseGPUDedicatedVHD
-# header) was retired on 2025-01-10 (azure-aks-docs includes/aks-gpu-image-retirement.md),
-# and ARM cannot send custom headers anyway. Its successor is AKS-managed GPU nodes: AKS
-# installs the driver, the device plugin and the DCGM exporter on a pool created with
-# `az aks nodepool add ... --enable-managed-gpu-experience` (azure-aks-docs
-# articles/aks/aks-managed-gpu-nodes.md, which needs the aks-preview CLI extension). On the
-# wire that is gpuProfile.nvidia.managementMode = "Managed", a field of preview API
-# versions only (Azure/azure-rest-api-specs ... aks/preview/2026-01-02-preview/
-# managedClusters.json, NvidiaGPUProfile.managementMode).
-MANAGED_GPU_FLAG = "--enable-managed-gpu-experience"
+# `dedicatedVhd: true` / `management: aks-managed`: the guide's "AKS specialized GPU image"
+# (the UseGPUDedicatedVHD header) was retired on 2025-01-10 (azure-aks-docs
+# includes/aks-gpu-image-retirement.md), and ARM cannot send custom headers anyway. Its
+# successor is AKS-managed GPU nodes: AKS installs the driver, the device plugin and the DCGM
+# exporter on a pool added with `az aks nodepool add ... --enable-managed-gpu=true` (azure-aks-docs
+# articles/aks/learn/quick-kubernetes-deploy-gpu-cli.md, ms.date 07/01/2026: "Azure CLI version
+# 2.85.0 or later" and the aks-preview extension; the 2025 pages spelled it
+# --enable-managed-gpu-experience). On the wire that is gpuProfile.nvidia.managementMode =
+# "Managed", a field of preview API versions only (NvidiaGPUProfile in the
+# 2026-01-02-preview agentPools schema, which also has migStrategy None | Single | Mixed).
+MANAGED_GPU_FLAG = "--enable-managed-gpu=true"
 
 
 def managed_gpu_pool_args(pool: GpuPoolConfig, kubernetes_version: Optional[str]) -> list[str]:
@@ -125,6 +133,11 @@ def managed_gpu_pool_args(pool: GpuPoolConfig, kubernetes_version: Optional[str]
         args += ["--priority", "Spot", "--eviction-policy", "Delete", "--spot-max-price", "-1"]
     if kubernetes_version:
         args += ["--kubernetes-version", kubernetes_version]
+    if pool.mig_profile:
+        # aks-managed-gpu-nodes.md: --gpu-instance-profile MIG1g --gpu-mig-strategy Single
+        # (aks-preview; Azure/azure-cli-extensions#9722): AKS's device plugin then offers
+        # each slice as one nvidia.com/gpu.
+        args += ["--gpu-instance-profile", pool.mig_profile, "--gpu-mig-strategy", "Single"]
     return [*args, MANAGED_GPU_FLAG]
 
 
@@ -148,6 +161,13 @@ def az_nodepool(verb: str, subscription: str, resource_group: str, cluster: str,
          "--cluster-name", cluster, *args, "--only-show-errors", "--output", "none"]
     )  # fmt: skip
 
+
+# The gpuManagement output, per gpuPool.management.
+GPU_MANAGEMENT_OUTPUTS = {
+    "device-plugin": "device-plugin-daemonset",
+    "aks-managed": "aks-managed (preview)",
+    "gpu-operator": "gpu-operator",
+}
 
 # Built-in role "Azure Kubernetes Service RBAC Cluster Admin": "Lets you manage all
 # resources in the cluster" (azure-docs articles/role-based-access-control/built-in-roles.md).
@@ -311,7 +331,7 @@ class GpuCluster(pulumi.ComponentResource):
         gpu = args.gpu_pool
         self.resource_group_name = self.resource_group.name
         self.cluster_name = self.managed_cluster.name
-        self.gpu_management = "aks-managed (preview)" if gpu.dedicated_vhd else "device-plugin-daemonset"
+        self.gpu_management = GPU_MANAGEMENT_OUTPUTS[gpu.mode]
         self.gpu_pool_name = pulumi.Output.from_input(gpu.name)
         self.gpu_pool_vm_size = pulumi.Output.from_input(gpu.vm_size)
         self.gpu_pool_generation = pulumi.Output.from_input(gpu_sizes.generation(gpu.vm_size))
@@ -388,7 +408,7 @@ class GpuCluster(pulumi.ComponentResource):
     #   --node-count 1 --node-taints sku=gpu:NoSchedule (today's guide). Linux only (the guide).
     def _create_gpu_pool(self, args: GpuClusterArgs) -> pulumi.CustomResource:
         gpu = args.gpu_pool
-        if gpu.dedicated_vhd:
+        if gpu.managed:
             return self._create_managed_gpu_pool(args)
         return containerservice.AgentPool(
             f"{self._name}-gpu-pool",
@@ -401,6 +421,12 @@ class GpuCluster(pulumi.ComponentResource):
                 parent=self,
                 custom_timeouts=POOL_TIMEOUTS,
                 ignore_changes=pool_ignore_changes(gpu, args.upgrade),
+                # "You can't change the applied GPU instance profile after node pool creation"
+                # (gpu-multi-instance.md), nor the driver setting; azure-native replaces the pool
+                # on a gpuInstanceProfile or vmSize change (pulumi-azure-native PR #3655, its
+                # forceNewMap), not on gpuProfile: say so, or a mode switch would be an update
+                # that AKS refuses. The name stays, so azure-native deletes the old pool first.
+                replace_on_changes=["gpuProfile", "gpuInstanceProfile"],
             ),
         )
 

@@ -47,6 +47,9 @@ DEFAULT_LOCATION = "eastus"
 DEFAULT_DEVICE_PLUGIN_IMAGE = "nvcr.io/nvidia/k8s-device-plugin:v0.18.0"
 GUIDE_DEVICE_PLUGIN_IMAGE = "mcr.microsoft.com/oss/nvidia/k8s-device-plugin:1.11"
 DEFAULT_MNIST_IMAGE = "mcr.microsoft.com/azuredocs/samples-tf-mnist-demo:gpu"
+# NVIDIA's DCGM exporter and GPU Operator chart, pinned (docs/gpu.md says where they come from).
+DEFAULT_DCGM_EXPORTER_IMAGE = "nvcr.io/nvidia/k8s/dcgm-exporter:4.5.3-4.8.2-distroless"
+DEFAULT_GPU_OPERATOR_VERSION = "v26.7.0"
 
 SYSTEM_POOL_NAME = "system"
 MAX_POOL_NODES = 1000  # AKS: at most 1000 nodes per VMSS node pool (quotas-skus-regions.md)
@@ -172,6 +175,13 @@ def _list_of(item: Any, most: int) -> Any:
     ]
 
 
+# Who manages the GPU stack (azure-aks-docs articles/aks/use-nvidia-gpu.md,
+# aks-managed-gpu-nodes.md, nvidia-gpu-operator.md).
+GPU_MANAGEMENT_MODES = ("device-plugin", "aks-managed", "gpu-operator")
+# AKS agent pool gpuInstanceProfile values (the 2025-09-01 agentPools schema's enum;
+# azure-aks-docs articles/aks/gpu-multi-instance.md).
+MIG_PROFILES = ("MIG1g", "MIG2g", "MIG3g", "MIG4g", "MIG7g")
+
 # Access modes. "local": the guide's `az aks get-credentials` with Kubernetes RBAC and the
 # cluster's local accounts. "entra": Microsoft Entra ID sign-in with Azure RBAC for
 # Kubernetes authorization and local accounts disabled (azure-aks-docs
@@ -238,6 +248,19 @@ class GpuPoolConfig:
     """The guide's dedicated GPU image, today AKS-managed GPU nodes (preview): AKS installs the GPU stack."""
     spot: Bool = False
     """Spot VMs: Delete on eviction, no price cap."""
+    management: _one_of(*GPU_MANAGEMENT_MODES) = "device-plugin"
+    """Who installs the GPU driver and device plugin: device-plugin (the guide's DaemonSet), aks-managed (AKS, preview; what dedicatedVhd selects), or gpu-operator (NVIDIA's GPU Operator)."""
+    mig_profile: Optional[_one_of(*MIG_PROFILES)] = None
+    """Multi-instance GPU: slice each GPU (A100, H100 sizes); each slice is one nvidia.com/gpu."""
+
+    @property
+    def managed(self) -> bool:
+        """AKS installs the GPU stack: `management: aks-managed`, or the card's `dedicatedVhd: true`."""
+        return self.dedicated_vhd or self.management == "aks-managed"
+
+    @property
+    def mode(self) -> str:
+        return "aks-managed" if self.managed else self.management
 
     @property
     def autoscaling(self) -> bool:
@@ -321,6 +344,26 @@ class UpgradeConfig:
     """autoUpgradeProfile.nodeOSUpgradeChannel."""
 
 
+@dataclass(frozen=True, config=_MODEL)
+class MonitoringConfig:
+    """GPU metrics (docs/gpu.md)."""
+
+    gpu_metrics: Bool = True
+    """NVIDIA's DCGM exporter on the GPU nodes: this program's DaemonSet (device-plugin) or the chart's (gpu-operator); AKS runs its own (aks-managed)."""
+    dcgm_exporter_image: Image = DEFAULT_DCGM_EXPORTER_IMAGE
+    """The DCGM exporter image the device-plugin mode deploys."""
+
+
+@dataclass(frozen=True, config=_MODEL)
+class GpuOperatorConfig:
+    """NVIDIA's GPU Operator Helm chart (gpuPool.management: gpu-operator)."""
+
+    version: _pattern(r"^v?\d+\.\d+\.\d+$", "a chart version such as 'v26.7.0'") = DEFAULT_GPU_OPERATOR_VERSION
+    """The gpu-operator chart version, from NVIDIA's chart repository."""
+    namespace: OwnedNamespace = "gpu-operator"
+    """The operator's namespace (NVIDIA's install guide uses gpu-operator)."""
+
+
 PREFLIGHT_MODES = ("enforce", "warn", "off")
 
 
@@ -353,6 +396,8 @@ class ProjectConfig:
     access: AccessConfig = AccessConfig()
     network: NetworkConfig = NetworkConfig()
     upgrade: UpgradeConfig = UpgradeConfig()
+    monitoring: MonitoringConfig = MonitoringConfig()
+    gpu_operator: GpuOperatorConfig = GpuOperatorConfig()
     preflight: PreflightConfig = PreflightConfig()
     cluster_tier: _one_of(*CLUSTER_TIERS) = "Free"
     """The AKS pricing tier: Free, Standard (uptime SLA) or Premium."""
@@ -378,6 +423,8 @@ class StackConfig:
     cluster_tier: str = "Free"
     protect: bool = False
     preflight: PreflightConfig = PreflightConfig()
+    monitoring: MonitoringConfig = MonitoringConfig()
+    gpu_operator: GpuOperatorConfig = GpuOperatorConfig()
     #: azure-native:subscriptionId, if the stack sets it.
     subscription_id: Optional[str] = None
     # Things the user should know at preview time (preview features, unknown sizes, ...).
@@ -433,13 +480,14 @@ def parse(raw: Mapping[str, str], project: str, stack: str, root: Optional[Path]
 
     gpu_pool, mnist_job, device_plugin = project_config.gpu_pool, project_config.mnist_job, project_config.device_plugin
     _check_gpu_pool(gpu_pool, mnist_job)
-    _check_namespaces(gpu_pool, device_plugin, mnist_job)
+    warnings_from_stack = _check_gpu_stack(gpu_pool, values)
+    _check_namespaces(gpu_pool, device_plugin, mnist_job, project_config.gpu_operator)
     _check_access(project_config.access)
     _check_upgrade(project_config.upgrade, project_config.kubernetes_version)
     _check_preflight(project_config.preflight, root or Path.cwd())
-    warnings = gpu_sizes.check_pool(gpu_pool.vm_size, gpu_pool.gen2, f"{NAMESPACE}:gpuPool")
-    if gpu_pool.dedicated_vhd:
-        _check_managed_gpu(project_config.kubernetes_version, device_plugin_given="devicePlugin" in values)
+    warnings = gpu_sizes.check_pool(gpu_pool.vm_size, gpu_pool.gen2, f"{NAMESPACE}:gpuPool") + warnings_from_stack
+    if gpu_pool.managed:
+        _check_managed_gpu(project_config.kubernetes_version)
         warnings.append(MANAGED_GPU_WARNING)
     if project_config.network.policy == "none":
         warnings.append(NO_NETWORK_POLICY_WARNING)
@@ -461,6 +509,8 @@ def parse(raw: Mapping[str, str], project: str, stack: str, root: Optional[Path]
         cluster_tier=project_config.cluster_tier,
         protect=project_config.protect,
         preflight=project_config.preflight,
+        monitoring=project_config.monitoring,
+        gpu_operator=project_config.gpu_operator,
         subscription_id=raw.get(SUBSCRIPTION_KEY) or None,
         warnings=tuple(warnings),
     )
@@ -649,13 +699,21 @@ def _check_gpu_pool(pool: GpuPoolConfig, mnist_job: MnistJobConfig) -> None:
         )
 
 
-def _check_namespaces(gpu_pool: GpuPoolConfig, device_plugin: DevicePluginConfig, mnist_job: MnistJobConfig) -> None:
+def _check_namespaces(
+    gpu_pool: GpuPoolConfig, device_plugin: DevicePluginConfig, mnist_job: MnistJobConfig, operator: GpuOperatorConfig
+) -> None:
     # Each component creates and deletes its own namespace; two cannot own one.
-    if mnist_job.enabled and not gpu_pool.dedicated_vhd and mnist_job.namespace == device_plugin.namespace:
+    if mnist_job.enabled and gpu_pool.mode == "device-plugin" and mnist_job.namespace == device_plugin.namespace:
         raise _fail(
             f"{NAMESPACE}:mnistJob.namespace",
             mnist_job.namespace,
             f"expected a namespace other than {NAMESPACE}:devicePlugin.namespace: each is created and deleted by its own component",
+        )
+    if mnist_job.enabled and gpu_pool.mode == "gpu-operator" and mnist_job.namespace == operator.namespace:
+        raise _fail(
+            f"{NAMESPACE}:mnistJob.namespace",
+            mnist_job.namespace,
+            f"expected a namespace other than {NAMESPACE}:gpuOperator.namespace: each is created and deleted by its own component",
         )
 
 
@@ -730,13 +788,77 @@ MANAGED_GPU_WARNING = (
 )
 
 
-def _check_managed_gpu(kubernetes_version: Optional[str], device_plugin_given: bool) -> None:
-    if device_plugin_given:
+# What each mode leaves out, and so which settings it refuses (they would do nothing).
+_UNUSED_SETTINGS = {
+    "device-plugin": ("gpuOperator",),
+    "aks-managed": ("devicePlugin", "gpuOperator", "monitoring"),
+    "gpu-operator": ("devicePlugin",),
+}
+
+
+def _check_gpu_stack(pool: GpuPoolConfig, values: Mapping[str, Any]) -> list[str]:
+    """Refuses settings the chosen GPU management mode would not use; returns its warnings."""
+    key = f"{NAMESPACE}:gpuPool"
+    given = values.get("gpuPool", {})
+    if pool.dedicated_vhd and "management" in given and pool.management != "aks-managed":
         raise ConfigError(
-            f"invalid config {NAMESPACE}:devicePlugin is set but {NAMESPACE}:gpuPool.dedicatedVhd = true: "
+            f"invalid config {key}.management = {pool.management!r} with {key}.dedicatedVhd = true: dedicatedVhd "
+            "selects AKS-managed GPU nodes; set management to aks-managed, or remove one of them"
+        )
+    for setting in _UNUSED_SETTINGS[pool.mode]:
+        if setting in values:
+            raise ConfigError(_unused_setting_message(setting, pool))
+    if pool.mode == "gpu-operator" and "dcgmExporterImage" in values.get("monitoring", {}):
+        raise ConfigError(
+            f"invalid config {NAMESPACE}:monitoring.dcgmExporterImage with {key}.management = 'gpu-operator': "
+            "the GPU Operator deploys its own DCGM exporter; remove it"
+        )
+    _check_mig(pool)
+    if pool.mode != "device-plugin":
+        return [
+            f"{key}.management = {pool.mode}: switching a deployed stack to or from this mode replaces the GPU pool "
+            "(its GPU driver setting cannot change in place), deleting the old pool first (docs/gpu.md)"
+        ]
+    return []
+
+
+def _unused_setting_message(setting: str, pool: GpuPoolConfig) -> str:
+    key = f"{NAMESPACE}:gpuPool"
+    if pool.dedicated_vhd and setting == "devicePlugin":  # the guide's own warning, in its words
+        return (
+            f"invalid config {NAMESPACE}:devicePlugin is set but {key}.dedicatedVhd = true: "
             "AKS installs the device plugin on managed GPU nodes and this program deploys none "
             "(the guide warns against both); remove one of them"
         )
+    why = {
+        "devicePlugin": "this program deploys no device plugin in that mode",
+        "gpuOperator": "the GPU Operator is installed only with management gpu-operator",
+        "monitoring": "AKS runs its own DCGM exporter on managed GPU nodes (port 19400)",
+    }[setting]
+    return f"invalid config {NAMESPACE}:{setting} is set but {key}.management is {pool.mode}: {why}; remove it"
+
+
+def _check_mig(pool: GpuPoolConfig) -> None:
+    if pool.mig_profile is None:
+        return
+    key = f"{NAMESPACE}:gpuPool"
+    size = gpu_sizes.CATALOG.get(pool.vm_size)
+    if size is None or not size.mig:
+        supported = ", ".join(s.name for s in gpu_sizes.CATALOG.values() if s.mig)
+        raise ConfigError(
+            f"invalid config {key}.migProfile = {pool.mig_profile!r} with vmSize {pool.vm_size}: "
+            f"{'not in the catalog' if size is None else size.gpu_model + ' has no multi-instance GPU'}; "
+            f"expected one of {supported}, or no migProfile"
+        )
+    if pool.managed:
+        raise ConfigError(
+            f"invalid config {key}.migProfile with AKS-managed GPU nodes: the managed pool is added by "
+            "`az aks nodepool add --enable-managed-gpu-experience`, and AKS does not support moving MIG pools to "
+            "that feature (aks-managed-gpu-nodes.md, Limitations); use management device-plugin or gpu-operator"
+        )
+
+
+def _check_managed_gpu(kubernetes_version: Optional[str]) -> None:
     if kubernetes_version is not None and int(kubernetes_version.split(".")[1]) < MANAGED_GPU_MIN_MINOR:
         raise ConfigError(
             f"invalid config {NAMESPACE}:kubernetesVersion = {kubernetes_version!r} with "

@@ -57,6 +57,19 @@ GUIDE_TOLERATIONS = (
 )
 
 
+def plugin_env(mig: bool) -> list[k8s.core.v1.EnvVarArgs]:
+    """FAIL_ON_INIT_ERROR=false, and with MIG the "single" strategy: every MIG instance is one
+    `nvidia.com/gpu`, so a pod that asks for one GPU (the MNIST Job) runs on a slice unchanged
+    (NVIDIA/k8s-device-plugin v0.18: `--mig-strategy` / MIG_STRATEGY, none | single | mixed;
+    internal/rm/rm.go, single -> AddMIGResource("*", "gpu"); azure-aks-docs
+    articles/aks/gpu-multi-instance.md). The page's extra NVIDIA_MIG_MONITOR_DEVICES=all is for
+    Azure Linux nodes, which this program does not create (its pools use the default OS)."""
+    env = [k8s.core.v1.EnvVarArgs(name="FAIL_ON_INIT_ERROR", value="false")]
+    if mig:
+        env.append(k8s.core.v1.EnvVarArgs(name="MIG_STRATEGY", value="single"))
+    return env
+
+
 @dataclass(frozen=True)
 class NvidiaDevicePluginArgs:
     provider: k8s.Provider
@@ -64,6 +77,8 @@ class NvidiaDevicePluginArgs:
     image: str
     #: Tolerations for the GPU pool's taints, added after the guide's own.
     gpu_tolerations: Sequence[k8s.core.v1.TolerationArgs] = field(default_factory=tuple)
+    #: The GPUs are cut into MIG instances (gpuPool.migProfile): offer each as one nvidia.com/gpu.
+    mig: bool = False
 
 
 class NvidiaDevicePlugin(pulumi.ComponentResource):
@@ -117,7 +132,7 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
                                 name=CONTAINER_NAME,
                                 image=args.image,
                                 image_pull_policy="Always",
-                                env=[k8s.core.v1.EnvVarArgs(name="FAIL_ON_INIT_ERROR", value="false")],
+                                env=plugin_env(args.mig),
                                 resources=RESOURCES,
                                 # The guide's context (no escalation, no capabilities), plus a
                                 # read-only root filesystem: the plugin writes only its socket.

@@ -31,6 +31,8 @@ class GpuSize:
     gen2: bool
     retired: Optional[datetime.date] = None
     replacement: Optional[str] = None
+    #: Supports multi-instance GPU (the A100 and H100 families).
+    mig: bool = False
 
 
 def _family(
@@ -40,9 +42,10 @@ def _family(
     gen1: bool,
     gen2: bool,
     retired: Optional[datetime.date] = None,
+    mig: bool = False,
 ) -> list[GpuSize]:
     """One size series: {size: (GPUs per VM, recommended replacement if retired)}."""
-    return [GpuSize(n, gpu_model, g, gen1, gen2, retired, r) for n, (g, r) in names.items()]
+    return [GpuSize(n, gpu_model, g, gen1, gen2, retired, r, mig) for n, (g, r) in names.items()]
 
 
 CATALOG: dict[str, GpuSize] = {
@@ -114,6 +117,7 @@ CATALOG: dict[str, GpuSize] = {
             "NVIDIA A100 PCIe 80GB",
             gen1=False,
             gen2=True,
+            mig=True,
         ),
         # NCads H100 v5. Gen2 only. Current.
         *_family(
@@ -121,10 +125,11 @@ CATALOG: dict[str, GpuSize] = {
             "NVIDIA H100 NVL 94GB",
             gen1=False,
             gen2=True,
+            mig=True,
         ),
         # ND A100 v4 and ND H100 v5. Gen2 only ("ND H100 v5 requires the use of Generation 2 VMs").
-        *_family({"Standard_ND96asr_v4": (8, None)}, "NVIDIA A100 SXM4 40GB", gen1=False, gen2=True),
-        *_family({"Standard_ND96isr_H100_v5": (8, None)}, "NVIDIA H100 SXM5 80GB", gen1=False, gen2=True),
+        *_family({"Standard_ND96asr_v4": (8, None)}, "NVIDIA A100 SXM4 40GB", gen1=False, gen2=True, mig=True),
+        *_family({"Standard_ND96isr_H100_v5": (8, None)}, "NVIDIA H100 SXM5 80GB", gen1=False, gen2=True, mig=True),
     ]
 }
 
@@ -180,6 +185,20 @@ def check_pool(vm_size: str, gen2: bool, key: str) -> list[str]:
             f"{GUIDE_GEN2_SIZE}), or set gen2 to false"
         )
     return warnings
+
+
+# How many MIG instances one GPU gives per profile, the same on every A100 and H100 model
+# (NVIDIA's MIG user guide, "Supported MIG Profiles": 1g x7, 2g x3, 3g x2, 4g x1, 7g x1).
+MIG_INSTANCES_PER_GPU = {"MIG1g": 7, "MIG2g": 3, "MIG3g": 2, "MIG4g": 1, "MIG7g": 1}
+
+
+def gpus_per_node(vm_size: str, mig_profile: Optional[str]) -> Optional[int]:
+    """How many `nvidia.com/gpu` one node of the pool offers: GPUs per VM, times the slices
+    per GPU with MIG (strategy single: each slice is one nvidia.com/gpu). None: unknown size."""
+    size = CATALOG.get(vm_size)
+    if size is None:
+        return None
+    return size.gpus * (MIG_INSTANCES_PER_GPU[mig_profile] if mig_profile else 1)
 
 
 def retirement(vm_size: str) -> Optional[GpuSize]:

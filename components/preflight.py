@@ -159,7 +159,7 @@ def feature_registration(cfg: StackConfig) -> list[Problem]:
     resource", because ARM answers the provider's existence check with 200 for every
     feature (pulumi-azure-native #1722, open). The same GET, made as an invoke, says the
     state; a plain (not `_output`) invoke answers before the program goes on."""
-    if not cfg.gpu_pool.dedicated_vhd:
+    if not cfg.gpu_pool.managed:
         return []
     result = features.get_subscription_feature_registration(
         provider_namespace=MANAGED_GPU_FEATURE_NAMESPACE, feature_name=MANAGED_GPU_FEATURE
@@ -169,7 +169,7 @@ def feature_registration(cfg: StackConfig) -> list[Problem]:
         return []
     return [
         Problem(
-            f"{NAMESPACE}:gpuPool.dedicatedVhd = true needs the subscription feature "
+            f"{NAMESPACE}:gpuPool.dedicatedVhd = true (AKS-managed GPU nodes) needs the subscription feature "
             f"{MANAGED_GPU_FEATURE_NAMESPACE}/{MANAGED_GPU_FEATURE}, which is {state or 'unknown'}; "
             f"register it with `{REGISTER_COMMANDS[0]}`, wait until `az feature show --namespace "
             f"{MANAGED_GPU_FEATURE_NAMESPACE} --name {MANAGED_GPU_FEATURE}` says Registered, then run "

@@ -127,7 +127,9 @@ def test_the_copies_of_the_guides_manifests_are_byte_for_byte(name):
 
 
 def declared(run, kind: str) -> dict[str, Any]:
-    return manifest(run.one(f"kubernetes:{kind}"))
+    """The program's object of the guide's kind and name (the device plugin, the Job)."""
+    name = {"apps/v1:DaemonSet": "nvidia-device-plugin-daemonset"}.get(kind)
+    return manifest(run.one(f"kubernetes:{kind}", name))
 
 
 def test_the_device_plugin_is_the_guides_daemonset_plus_todays_additions_and_the_baseline(program):

@@ -39,6 +39,11 @@ def dev(preview: bool = True, feature_state: str = "Registered", **overrides):
 # --------------------------------------------------------------------------- 1. dedicatedVhd
 
 
+def cli_flags(words: list[str]) -> dict[str, str]:
+    """`--flag value` pairs of a command line (a flag followed by another flag has no value)."""
+    return {w: words[i + 1] for i, w in enumerate(words[:-1]) if w.startswith("--") and not words[i + 1].startswith("--")}
+
+
 def test_the_managed_gpu_pool_is_added_and_deleted_by_the_documented_az_command():
     """aks-managed-gpu-nodes.md: `az aks nodepool add ... --enable-managed-gpu-experience`.
     Not resources.Resource (azure-native crud.go CanCreate at 2024-03-01, #4109; refresh drift),
@@ -48,13 +53,13 @@ def test_the_managed_gpu_pool_is_added_and_deleted_by_the_documented_az_command(
     pool = run.one(COMMAND)
     inner_delete = pool.inputs["delete"].split("{ ", 1)[1].split("; }", 1)[0]  # see unless_not_found
     create, delete = shlex.split(pool.inputs["create"]), shlex.split(inner_delete)
-    assert create[:4] == ["az", "aks", "nodepool", "add"] and "--enable-managed-gpu-experience" in create
+    assert create[:4] == ["az", "aks", "nodepool", "add"] and "--enable-managed-gpu=true" in create
     assert delete[:4] == ["az", "aks", "nodepool", "delete"]
     for words in (create, delete):
-        flags = dict(zip(words[4::2], words[5::2]))
+        flags = cli_flags(words)
         assert (flags["--resource-group"], flags["--cluster-name"], flags["--name"]) == ("aks-gpu-dev-rg", "aks-gpu-dev", "gpu")
         assert flags["--subscription"] == "33333333-3333-3333-3333-333333333333", "azure-native's subscription"
-    flags = dict(zip(create[4::2], create[5::2]))
+    flags = cli_flags(create)
     assert (flags["--node-vm-size"], flags["--node-count"], flags["--node-taints"]) == (T4, "1", "sku=gpu:NoSchedule")
 
 
@@ -147,7 +152,7 @@ def test_a_preview_warns_with_the_two_commands_when_the_feature_is_not_registere
 
 def test_a_deployment_stops_before_any_resource_when_the_feature_is_not_registered():
     monitor = RecordingMonitor(AzureMocks(feature_state="NotRegistered"))
-    with pytest.raises(PreflightError, match=r"\n- aks-gpu:gpuPool.dedicatedVhd = true needs .* NotRegistered"):
+    with pytest.raises(PreflightError, match=r"\n- aks-gpu:gpuPool.dedicatedVhd = true \(AKS-managed GPU nodes\) needs .* NotRegistered"):
         run_program("dev", overrides={"gpuPool": MANAGED}, monitor=monitor, preview=False)
     assert [r for r in monitor.registrations if not r.type.startswith("pulumi:providers:")] == []
 

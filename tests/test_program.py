@@ -83,7 +83,7 @@ def depends_on(run: ProgramRun, dependent: str, dependency: str) -> bool:
 
 def test_the_job_runs_after_the_gpu_pool_and_the_device_plugin(dev: ProgramRun):
     assert depends_on(dev, JOB, POOL)
-    assert depends_on(dev, JOB, DAEMONSET)
+    assert dev.one(DAEMONSET, "nvidia-device-plugin-daemonset").urn in dev.one(JOB).dependencies
 
 
 def test_the_kubernetes_provider_comes_after_the_cluster(dev: ProgramRun):
@@ -94,7 +94,7 @@ def test_the_pool_is_added_to_the_cluster_and_the_daemonset_to_its_namespace(dev
     assert depends_on(dev, POOL, AKS)
     assert depends_on(dev, AKS, RG)
     namespace = in_namespace(dev, NAMESPACE, "gpu-resources")
-    assert namespace.urn in dev.one(DAEMONSET).dependencies
+    assert namespace.urn in dev.one(DAEMONSET, "nvidia-device-plugin-daemonset").dependencies
 
 
 def test_the_job_gets_a_namespace_of_its_own_and_starts_behind_its_network_policy(dev: ProgramRun):
@@ -113,7 +113,7 @@ def test_the_job_namespace_is_configurable(program):
 def test_every_kubernetes_object_uses_the_clusters_provider(dev: ProgramRun):
     provider = dev.one(K8S_PROVIDER).urn
     objects = [r for r in dev.resources if r.type.startswith("kubernetes:")]
-    assert {r.type for r in objects} == {NAMESPACE, NETPOL, DAEMONSET, JOB}
+    assert {r.type for r in objects} == {NAMESPACE, NETPOL, DAEMONSET, JOB, "kubernetes:core/v1:Service"}
     assert all(r.provider == provider for r in objects)
 
 
@@ -136,7 +136,7 @@ def test_a_disabled_job_is_not_declared_nor_exported(program):
     run = program(mnistJob={"enabled": False})
     assert run.of_type(JOB) == []
     assert not {"mnistJobName", "mnistJobNamespace", "jobLogsCommand"} & set(run.outputs)
-    assert len(run.of_type(DAEMONSET)) == 1
+    assert run.one(DAEMONSET, "nvidia-device-plugin-daemonset")
 
 
 # --------------------------------------------------------------------------- protection
@@ -164,6 +164,8 @@ def test_outputs_name_what_was_built(dev: ProgramRun):
         "gpuPoolVmSize": "Standard_NC6",
         "gpuPoolGeneration": "1",
         "gpuManagement": "device-plugin-daemonset",
+        "gpusPerNode": 1,
+        "gpuMetrics": "http://dcgm-exporter.gpu-resources.svc:9400/metrics",
         "devicePluginNamespace": "gpu-resources",
         "mnistJobName": "samples-tf-mnist-demo",
         "mnistJobNamespace": "gpu-workloads",

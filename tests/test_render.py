@@ -23,8 +23,11 @@ def test_render_writes_manifests_resources_and_outputs(tmp_path: Path):
     assert [(m["kind"], m["metadata"]["name"]) for m in manifests] == [
         ("Namespace", "gpu-resources"),
         ("Namespace", "gpu-workloads"),
+        ("NetworkPolicy", "dcgm-exporter-scrapes-only"),
         ("NetworkPolicy", "nvidia-device-plugin-deny-all"),
         ("NetworkPolicy", "samples-tf-mnist-demo-egress"),
+        ("Service", "dcgm-exporter"),
+        ("DaemonSet", "dcgm-exporter"),
         ("DaemonSet", "nvidia-device-plugin-daemonset"),
         ("Job", "samples-tf-mnist-demo"),
     ], "namespaces first, so kubectl apply -f works in one pass"

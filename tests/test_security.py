@@ -99,22 +99,37 @@ def test_calico_enforces_policy_on_the_azure_dataplane(program):
     assert (net["networkDataplane"], net["networkPolicy"]) == ("azure", "calico")
 
 
+PLUGIN, EXPORTER = "nvidia-device-plugin-daemonset", "dcgm-exporter"
+
+
+def workloads(run: ProgramRun) -> list:
+    return [*run.of_type(DAEMONSET), *run.of_type(JOB)]
+
+
 def test_every_pod_the_program_runs_is_selected_by_a_network_policy(dev: ProgramRun):
     policies = {(p.inputs["metadata"]["namespace"], tuple(sorted(p.inputs["spec"]["podSelector"]["matchLabels"].items()))) for p in dev.of_type(NETPOL)}
-    for type_ in (DAEMONSET, JOB):
-        workload = dev.one(type_).inputs
+    assert len(workloads(dev)) == 3, "device plugin, DCGM exporter, Job"
+    for workload in workloads(dev):
+        workload = workload.inputs
         labels = workload["spec"]["template"]["metadata"]["labels"]
-        assert (workload["metadata"]["namespace"], tuple(sorted(labels.items()))) in policies, type_
+        assert (workload["metadata"]["namespace"], tuple(sorted(labels.items()))) in policies, workload["metadata"]["name"]
 
 
 def test_the_device_plugin_may_not_talk_to_anything_and_the_job_only_to_dns_and_https(dev: ProgramRun):
-    by_namespace = {p.inputs["metadata"]["namespace"]: p.inputs["spec"] for p in dev.of_type(NETPOL)}
-    plugin, job = by_namespace["gpu-resources"], by_namespace["gpu-workloads"]
+    by_name = {p.inputs["metadata"]["name"]: p.inputs["spec"] for p in dev.of_type(NETPOL)}
+    plugin, job = by_name["nvidia-device-plugin-deny-all"], by_name["samples-tf-mnist-demo-egress"]
     for spec in (plugin, job):
         assert spec["policyTypes"] == ["Ingress", "Egress"] and spec["ingress"] == []
     assert plugin["egress"] == []
     ports = [sorted((p["protocol"], p["port"]) for p in rule["ports"]) for rule in job["egress"]]
     assert ports == [[("TCP", 53), ("UDP", 53)], [("TCP", 443)]]
+
+
+def test_the_dcgm_exporter_admits_scrapes_from_inside_the_cluster_only_and_calls_nothing(dev: ProgramRun):
+    spec = {p.inputs["metadata"]["name"]: p.inputs["spec"] for p in dev.of_type(NETPOL)}["dcgm-exporter-scrapes-only"]
+    assert spec["podSelector"]["matchLabels"] == {"app.kubernetes.io/name": "dcgm-exporter"}
+    assert spec["ingress"] == [{"from": [{"namespaceSelector": {}}], "ports": [{"port": 9400, "protocol": "TCP"}]}]
+    assert spec["egress"] == [], "no ipBlock: nothing outside the cluster reaches it, and it calls nothing"
 
 
 # --------------------------------------------------------------------------- upgrades, tier
@@ -130,14 +145,18 @@ def test_the_tier_reaches_the_cluster_sku(program):
 @pytest.mark.parametrize("stack", stacks())
 def test_no_pod_gets_an_api_token_escalates_or_keeps_a_capability(stack):
     run = run_cached(stack)[0]
-    for type_ in (DAEMONSET, JOB):
-        pod = run.one(type_).inputs["spec"]["template"]["spec"]
+    for workload in workloads(run):
+        pod = workload.inputs["spec"]["template"]["spec"]
         assert pod["automountServiceAccountToken"] is False
         assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
         for container in pod["containers"]:
             ctx = container["securityContext"]
-            assert ctx["allowPrivilegeEscalation"] is False and ctx["capabilities"] == {"drop": ["ALL"]}
-            assert ctx["readOnlyRootFilesystem"] is True
+            assert ctx["allowPrivilegeEscalation"] is False and ctx["capabilities"]["drop"] == ["ALL"]
+            if workload.inputs["metadata"]["name"] == EXPORTER:
+                # NVIDIA's manifest: CAP_SYS_ADMIN for profiling metrics, a writable root.
+                assert ctx["capabilities"]["add"] == ["SYS_ADMIN"] and "readOnlyRootFilesystem" not in ctx
+                continue
+            assert ctx["capabilities"] == {"drop": ["ALL"]} and ctx["readOnlyRootFilesystem"] is True
             assert set(container["resources"]["requests"]) == {"cpu", "memory"}
             assert {"cpu", "memory"} <= set(container["resources"]["limits"])
 
@@ -149,7 +168,7 @@ def test_the_job_runs_as_a_high_non_root_uid_with_a_writable_tmp(dev: ProgramRun
     assert "emptyDir" in pod["volumes"][0]
 
 
-def test_only_the_device_plugin_skips_checks_beyond_the_image_digest(dev: ProgramRun):
+def test_only_the_device_plugin_and_the_exporter_skip_checks_beyond_the_image_digest(dev: ProgramRun):
     skipped = {}
     for r in kubernetes_objects(dev):
         doc = manifest(r)
@@ -157,10 +176,11 @@ def test_only_the_device_plugin_skips_checks_beyond_the_image_digest(dev: Progra
             if key.startswith(hardening.SKIP_ANNOTATION_PREFIX):
                 check, reason = value.split("=")
                 assert re.fullmatch(r"CKV2?_K8S_\d+", check) and len(reason) > 20, value
-                skipped.setdefault(doc["kind"], set()).add(check)
+                skipped.setdefault(doc["metadata"]["name"], set()).add(check)
     assert skipped == {
-        "DaemonSet": {"CKV_K8S_8", "CKV_K8S_9", "CKV_K8S_23", "CKV_K8S_40", "CKV_K8S_43"},
-        "Job": {"CKV_K8S_43"},
+        PLUGIN: {"CKV_K8S_8", "CKV_K8S_9", "CKV_K8S_23", "CKV_K8S_40", "CKV_K8S_43"},
+        EXPORTER: {"CKV_K8S_22", "CKV_K8S_23", "CKV_K8S_25", "CKV_K8S_39", "CKV_K8S_40", "CKV_K8S_43"},
+        "samples-tf-mnist-demo": {"CKV_K8S_43"},
     }
 
 

@@ -19,7 +19,8 @@ def pool_config(**pool):
 
 
 def tolerations(run, type_):
-    return run.one(type_).inputs["spec"]["template"]["spec"]["tolerations"]
+    name = "nvidia-device-plugin-daemonset" if type_ == DAEMONSET else None
+    return run.one(type_, name).inputs["spec"]["template"]["spec"]["tolerations"]
 
 
 # --------------------------------------------------------------------------- catalog

@@ -97,10 +97,11 @@ class ProgramRun:
     def of_type(self, type_: str) -> list[Registration]:
         return [r for r in self.resources if r.type == type_]
 
-    def one(self, type_: str) -> Registration:
-        found = self.of_type(type_)
+    def one(self, type_: str, name: Optional[str] = None) -> Registration:
+        """The one resource of a type; for Kubernetes objects, optionally the one so named."""
+        found = [r for r in self.of_type(type_) if name is None or (r.inputs.get("metadata") or {}).get("name") == name]
         if len(found) != 1:
-            raise LookupError(f"expected one {type_}, found {len(found)}")
+            raise LookupError(f"expected one {type_}{f' named {name}' if name else ''}, found {len(found)}")
         return found[0]
 
     def by_urn(self, urn: str) -> Registration:

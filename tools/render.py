@@ -49,7 +49,7 @@ def masked(value: Any) -> Any:
 
 
 # `kubectl apply -f` order: what others live in comes first.
-KIND_ORDER = ("Namespace", "NetworkPolicy", "DaemonSet", "Job")
+KIND_ORDER = ("Namespace", "NetworkPolicy", "Service", "DaemonSet", "Job")
 
 
 def kubernetes_objects(run: ProgramRun) -> list[Registration]:
@@ -64,7 +64,10 @@ def kubernetes_objects(run: ProgramRun) -> list[Registration]:
         meta = r.inputs.get("metadata", {})
         return rank, meta.get("namespace", ""), meta.get("name", "")
 
-    return sorted((r for r in run.resources if r.type.startswith("kubernetes:")), key=key)
+    # A Helm release (the GPU Operator) is no manifest: its chart's objects exist only once
+    # the chart is fetched, which the offline render does not do (docs/gpu.md).
+    objects = (r for r in run.resources if r.type.startswith("kubernetes:") and "kind" in r.inputs)
+    return sorted(objects, key=key)
 
 
 def manifest(resource: Registration) -> dict[str, Any]:

@@ -1,0 +1,149 @@
+"""GPU metrics: NVIDIA's DCGM exporter on the GPU pool's nodes (management: device-plugin).
+
+The DaemonSet follows NVIDIA's own static manifest (NVIDIA/dcgm-exporter dcgm-exporter.yaml
+at tag 4.5.3-4.8.2): the image, port 9400 named `metrics`, DCGM_EXPORTER_LISTEN,
+DCGM_EXPORTER_KUBERNETES (pod labels on each metric, read from the kubelet's pod-resources
+socket, mounted read-only), root with CAP_SYS_ADMIN only ("Required for profiling metrics
+(DCGM_FI_PROF_*)"), every other capability dropped and no privilege escalation. The probes are
+the Helm chart's (deployment/templates/daemonset.yaml: GET /health on the metrics port).
+
+It runs only on the GPU pool (AKS labels each node with its pool:
+kubernetes.azure.com/agentpool, azure-aks-docs articles/aks/use-labels.md) and tolerates its
+taints. A Service with the usual `prometheus.io/*` scrape annotations (on the Service and the
+pods) fronts it; its NetworkPolicy admits scrapes on 9400 from pods inside the cluster only,
+and no egress (DCGM runs in the exporter's process; the kubelet is reached over a socket).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional, Sequence
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components import hardening
+
+NAME = "dcgm-exporter"
+LABELS = {"app.kubernetes.io/name": NAME}
+PORT = 9400
+POD_RESOURCES = "/var/lib/kubelet/pod-resources"
+AGENT_POOL_LABEL = "kubernetes.azure.com/agentpool"
+SCRAPE_ANNOTATIONS = {"prometheus.io/scrape": "true", "prometheus.io/port": str(PORT), "prometheus.io/path": "/metrics"}
+# NVIDIA's manifest: requests 100m/128Mi, limits 200m/256Mi.
+RESOURCES = hardening.resources(requests={"cpu": "100m", "memory": "128Mi"}, limits={"cpu": "200m", "memory": "256Mi"})
+CHECKOV_SKIPS = {
+    "CKV_K8S_23": "runs as root, as NVIDIA's manifest does: DCGM reads the GPUs and the kubelet's root-owned pod-resources socket",
+    "CKV_K8S_40": "runs as UID 0, as NVIDIA's manifest does (root-owned pod-resources socket)",
+    "CKV_K8S_39": "CAP_SYS_ADMIN, the one capability NVIDIA's manifest adds: required for profiling metrics (DCGM_FI_PROF_*)",
+    "CKV_K8S_25": "adds CAP_SYS_ADMIN and nothing else, as NVIDIA's manifest does, for profiling metrics (DCGM_FI_PROF_*)",
+    "CKV_K8S_22": "NVIDIA's manifest does not run it read-only; DCGM's embedded host engine writes its state and log",
+}
+
+
+@dataclass(frozen=True)
+class DcgmExporterArgs:
+    provider: k8s.Provider
+    #: The namespace to run in (the device plugin's): a namespace resource's name output.
+    namespace: pulumi.Input[str]
+    image: str
+    #: The GPU pool's name: the exporter runs on its nodes only.
+    gpu_pool_name: str
+    gpu_tolerations: Sequence[k8s.core.v1.TolerationArgs] = field(default_factory=tuple)
+    depends_on: Sequence[pulumi.Resource] = field(default_factory=tuple)
+
+
+class DcgmExporter(pulumi.ComponentResource):
+    network_policy: k8s.networking.v1.NetworkPolicy
+    daemon_set: k8s.apps.v1.DaemonSet
+    service: k8s.core.v1.Service
+    #: Where the metrics are, inside the cluster.
+    metrics_url: pulumi.Output[str]
+
+    def __init__(self, name: str, args: DcgmExporterArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+        super().__init__("aks-gpu:kubernetes:DcgmExporter", name, None, opts)
+        on_cluster = pulumi.ResourceOptions(parent=self, provider=args.provider, depends_on=list(args.depends_on))
+        self.network_policy = self._admit_scrapes(name, args, on_cluster)
+        self.daemon_set = self._create_daemon_set(name, args, on_cluster)
+        self.service = k8s.core.v1.Service(
+            f"{name}-svc",
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=NAME, namespace=args.namespace, labels=LABELS, annotations=SCRAPE_ANNOTATIONS),
+            spec=k8s.core.v1.ServiceSpecArgs(
+                selector=LABELS,
+                ports=[k8s.core.v1.ServicePortArgs(name="metrics", port=PORT, target_port="metrics", protocol="TCP")],
+            ),
+            opts=on_cluster,
+        )
+        self.metrics_url = pulumi.Output.concat("http://", NAME, ".", self.service.metadata.namespace, ".svc:", str(PORT), "/metrics")
+        self.register_outputs({"metricsUrl": self.metrics_url})
+
+    def _admit_scrapes(self, name: str, args: DcgmExporterArgs, opts: pulumi.ResourceOptions) -> k8s.networking.v1.NetworkPolicy:
+        # An empty namespaceSelector matches every namespace: any pod of this cluster, no
+        # address outside it (Kubernetes NetworkPolicy docs, "Behavior of to and from selectors").
+        in_cluster = k8s.networking.v1.NetworkPolicyIngressRuleArgs(
+            from_=[k8s.networking.v1.NetworkPolicyPeerArgs(namespace_selector=k8s.meta.v1.LabelSelectorArgs())],
+            ports=[k8s.networking.v1.NetworkPolicyPortArgs(protocol="TCP", port=PORT)],
+        )
+        return k8s.networking.v1.NetworkPolicy(
+            f"{name}-netpol",
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=f"{NAME}-scrapes-only", namespace=args.namespace),
+            spec=k8s.networking.v1.NetworkPolicySpecArgs(
+                pod_selector=k8s.meta.v1.LabelSelectorArgs(match_labels=LABELS),
+                policy_types=["Ingress", "Egress"],
+                ingress=[in_cluster],
+                egress=[],
+            ),
+            opts=opts,
+        )
+
+    def _create_daemon_set(self, name: str, args: DcgmExporterArgs, opts: pulumi.ResourceOptions) -> k8s.apps.v1.DaemonSet:
+        skips = {**CHECKOV_SKIPS, **hardening.image_digest_skip(args.image, "aks-gpu:monitoring.dcgmExporterImage")}
+        probe = k8s.core.v1.ProbeArgs(http_get=k8s.core.v1.HTTPGetActionArgs(path="/health", port="metrics"), initial_delay_seconds=45, period_seconds=5)
+        container = k8s.core.v1.ContainerArgs(
+            name=NAME,
+            image=args.image,
+            image_pull_policy="Always",
+            env=[
+                k8s.core.v1.EnvVarArgs(name="DCGM_EXPORTER_LISTEN", value=f":{PORT}"),
+                k8s.core.v1.EnvVarArgs(name="DCGM_EXPORTER_KUBERNETES", value="true"),
+                k8s.core.v1.EnvVarArgs(
+                    name="NODE_NAME",
+                    value_from=k8s.core.v1.EnvVarSourceArgs(field_ref=k8s.core.v1.ObjectFieldSelectorArgs(field_path="spec.nodeName")),
+                ),
+            ],
+            ports=[k8s.core.v1.ContainerPortArgs(name="metrics", container_port=PORT, protocol="TCP")],
+            resources=RESOURCES,
+            liveness_probe=probe,
+            readiness_probe=probe,
+            security_context=k8s.core.v1.SecurityContextArgs(
+                run_as_non_root=False,
+                run_as_user=0,
+                allow_privilege_escalation=False,
+                capabilities=k8s.core.v1.CapabilitiesArgs(drop=["ALL"], add=["SYS_ADMIN"]),
+            ),
+            volume_mounts=[k8s.core.v1.VolumeMountArgs(name="pod-resources", mount_path=POD_RESOURCES, read_only=True)],
+        )
+        return k8s.apps.v1.DaemonSet(
+            f"{name}-ds",
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=NAME, namespace=args.namespace, labels=LABELS, annotations=hardening.checkov_skips(skips)),
+            spec=k8s.apps.v1.DaemonSetSpecArgs(
+                selector=k8s.meta.v1.LabelSelectorArgs(match_labels=LABELS),
+                update_strategy=k8s.apps.v1.DaemonSetUpdateStrategyArgs(type="RollingUpdate"),
+                template=k8s.core.v1.PodTemplateSpecArgs(
+                    metadata=k8s.meta.v1.ObjectMetaArgs(labels=LABELS, annotations=SCRAPE_ANNOTATIONS),
+                    spec=k8s.core.v1.PodSpecArgs(
+                        node_selector={AGENT_POOL_LABEL: args.gpu_pool_name},
+                        tolerations=list(args.gpu_tolerations) or None,
+                        automount_service_account_token=False,
+                        security_context=hardening.pod_security_context(),
+                        containers=[container],
+                        volumes=[
+                            k8s.core.v1.VolumeArgs(
+                                name="pod-resources", host_path=k8s.core.v1.HostPathVolumeSourceArgs(path=POD_RESOURCES)
+                            )
+                        ],
+                    ),
+                ),
+            ),
+            opts=opts,
+        )

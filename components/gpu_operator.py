@@ -1,0 +1,91 @@
+"""NVIDIA's GPU Operator (gpuPool.management: gpu-operator): the alternative AKS documents for
+users who want to own the GPU driver (azure-aks-docs articles/aks/nvidia-gpu-operator.md).
+
+The pool skips AKS's driver (`gpuProfile.driver: None`, components/cluster.py). The operator
+then installs the driver, the container toolkit, the device plugin and, if metrics are on,
+the DCGM exporter on the GPU nodes. It is NVIDIA's `gpu-operator` chart from NVIDIA's
+repository, at a pinned version, as NVIDIA's install guide does it (`helm install ... -n
+gpu-operator --create-namespace nvidia/gpu-operator`, NVIDIA/gpu-operator README). It is a
+`helm.v3.Release`, whose inputs the mock engine and the snapshots see; the chart's own
+objects are not rendered offline, because the chart cannot be fetched offline (docs/gpu.md).
+
+Values (NVIDIA/gpu-operator deployments/gpu-operator/values.yaml, v26.7.0):
+  - `daemonsets.tolerations` and `node-feature-discovery.worker.tolerations` default to
+    `nvidia.com/gpu` only; the GPU pool is tainted `sku=gpu` (and Spot), so both get the
+    pool's tolerations too, or no operand would land on a GPU node;
+  - `mig.strategy: single` (each MIG instance is one nvidia.com/gpu), the chart's default;
+  - `dcgmExporter.enabled` follows monitoring.gpuMetrics; its ServiceMonitor needs the
+    Prometheus Operator's CRD, which AKS does not install, so it stays off.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional, Sequence
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+CHART = "gpu-operator"
+REPOSITORY = "https://helm.ngc.nvidia.com/nvidia"
+# The operator's operands (driver, toolkit) roll out after Helm's wait; 300 s, the provider's
+# default (helm_release.go defaultTimeoutSeconds), is too short for the charts' own DaemonSets.
+TIMEOUT_SECONDS = 1200
+
+
+@dataclass(frozen=True)
+class GpuOperatorArgs:
+    provider: k8s.Provider
+    namespace: str
+    version: str
+    gpu_metrics: bool
+    gpu_tolerations: Sequence[k8s.core.v1.TolerationArgs] = field(default_factory=tuple)
+    depends_on: Sequence[pulumi.Resource] = field(default_factory=tuple)
+
+
+def chart_values(args: GpuOperatorArgs) -> dict[str, Any]:
+    tolerations = [
+        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},  # the chart's default
+        *({"key": t.key, "operator": t.operator, "value": t.value, "effect": t.effect} for t in args.gpu_tolerations),
+    ]
+    return {
+        "daemonsets": {"tolerations": tolerations},
+        "node-feature-discovery": {"worker": {"tolerations": tolerations}},
+        "mig": {"strategy": "single"},
+        "dcgmExporter": {"enabled": args.gpu_metrics, "serviceMonitor": {"enabled": False}},
+    }
+
+
+class GpuOperator(pulumi.ComponentResource):
+    namespace: k8s.core.v1.Namespace
+    release: k8s.helm.v3.Release
+    #: Where the chart's DCGM exporter serves its metrics (monitoring.gpuMetrics).
+    metrics_url: Optional[pulumi.Output[str]]
+
+    def __init__(self, name: str, args: GpuOperatorArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+        super().__init__("aks-gpu:kubernetes:GpuOperator", name, None, opts)
+        on_cluster = pulumi.ResourceOptions(parent=self, provider=args.provider, depends_on=list(args.depends_on))
+        # The namespace is this program's, like the other components' (NVIDIA's guide has helm
+        # create it): `pulumi destroy` removes it with the release.
+        self.namespace = k8s.core.v1.Namespace(
+            f"{name}-ns", metadata=k8s.meta.v1.ObjectMetaArgs(name=args.namespace), opts=on_cluster
+        )
+        self.release = k8s.helm.v3.Release(
+            f"{name}-release",
+            name=CHART,
+            chart=CHART,
+            version=args.version,
+            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=REPOSITORY),
+            namespace=self.namespace.metadata.name,
+            values=chart_values(args),
+            timeout=TIMEOUT_SECONDS,
+            opts=on_cluster,
+        )
+        # The chart's exporter Service: nvidia-dcgm-exporter, port 9400 (NVIDIA/gpu-operator
+        # assets/state-dcgm-exporter/0400_service.yaml).
+        self.metrics_url = (
+            pulumi.Output.concat("http://nvidia-dcgm-exporter.", self.namespace.metadata.name, ".svc:9400/metrics")
+            if args.gpu_metrics
+            else None
+        )
+        self.register_outputs({})
