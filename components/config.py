@@ -783,8 +783,8 @@ MANAGED_GPU_MIN_MINOR = 34
 MANAGED_GPU_WARNING = (
     f"{NAMESPACE}:gpuPool.dedicatedVhd: the guide's AKS GPU image (UseGPUDedicatedVHD) was retired on "
     "2025-01-10; deploying its successor instead, AKS-managed GPU nodes, an Azure PREVIEW: the pool is "
-    "added and deleted by `az aks nodepool add --enable-managed-gpu-experience`, so the machine that runs "
-    "pulumi needs the az CLI, signed in, with the aks-preview extension; no device plugin DaemonSet is deployed"
+    "added and deleted by `az aks nodepool add --enable-managed-gpu=true`, so the machine that runs "
+    "pulumi needs the az CLI (2.85 or later), signed in, with the aks-preview extension; no device plugin DaemonSet is deployed"
 )
 
 
@@ -849,12 +849,6 @@ def _check_mig(pool: GpuPoolConfig) -> None:
             f"invalid config {key}.migProfile = {pool.mig_profile!r} with vmSize {pool.vm_size}: "
             f"{'not in the catalog' if size is None else size.gpu_model + ' has no multi-instance GPU'}; "
             f"expected one of {supported}, or no migProfile"
-        )
-    if pool.managed:
-        raise ConfigError(
-            f"invalid config {key}.migProfile with AKS-managed GPU nodes: the managed pool is added by "
-            "`az aks nodepool add --enable-managed-gpu-experience`, and AKS does not support moving MIG pools to "
-            "that feature (aks-managed-gpu-nodes.md, Limitations); use management device-plugin or gpu-operator"
         )
 
 

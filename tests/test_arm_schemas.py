@@ -37,6 +37,8 @@ VARIANTS = {
         "kubernetesVersion": "1.33",
         "clusterTier": "Premium",
     },
+    "MIG on an A100": {"gpuPool": {"vmSize": "Standard_NC24ads_A100_v4", "migProfile": "MIG3g"}},
+    "GPU Operator (no AKS driver)": {"gpuPool": {"vmSize": "Standard_NC4as_T4_v3", "management": "gpu-operator"}},
 }
 
 
@@ -87,6 +89,18 @@ def test_every_stacks_azure_resources_validate_against_azures_schemas(stack):
 def test_every_variants_azure_resources_validate(variant):
     rendered = bodies(run_cached("dev", **VARIANTS[variant])[0])
     assert [e for b in rendered for e in schema_errors(b)] == []
+
+
+def test_the_gpu_fields_are_in_the_validated_bodies():
+    """So the validation above covers them: gpuInstanceProfile and gpuProfile.driver."""
+    pools = {
+        name: next(b for b in bodies(run_cached("dev", **VARIANTS[name])[0]) if b["type"].endswith("/agentPools"))
+        for name in ("MIG on an A100", "GPU Operator (no AKS driver)")
+    }
+    assert pools["MIG on an A100"]["properties"]["gpuInstanceProfile"] == "MIG3g"
+    assert pools["GPU Operator (no AKS driver)"]["properties"]["gpuProfile"] == {"driver": "None"}
+    bad = {**pools["MIG on an A100"], "properties": {**pools["MIG on an A100"]["properties"], "gpuInstanceProfile": "MIG5g"}}
+    assert schema_errors(bad)
 
 
 def test_the_validation_catches_a_body_azure_would_refuse():

@@ -45,7 +45,7 @@ def cli_flags(words: list[str]) -> dict[str, str]:
 
 
 def test_the_managed_gpu_pool_is_added_and_deleted_by_the_documented_az_command():
-    """aks-managed-gpu-nodes.md: `az aks nodepool add ... --enable-managed-gpu-experience`.
+    """learn/quick-kubernetes-deploy-gpu-cli.md: `az aks nodepool add ... --enable-managed-gpu=true`.
     Not resources.Resource (azure-native crud.go CanCreate at 2024-03-01, #4109; refresh drift),
     not resources.Deployment (its delete leaves the pool)."""
     run, _ = dev(gpuPool=MANAGED)
