@@ -4,7 +4,8 @@
 # `make help` lists every target.
 #
 # Virtualenvs are made with uv from hash-locked files: .venv (requirements.txt, the one
-# Pulumi.yaml names, so `pulumi up` uses the same packages) and .venv-lint
+# Pulumi.yaml names, so `pulumi up` uses the same packages; `make test` adds
+# requirements-test.txt's to it) and .venv-lint
 # (requirements-lint.txt, the linters, kept out of the program's environment). Without uv
 # on the PATH, uv itself is installed from PyPI into .uv/ (requirements-uv.txt, hashed).
 
@@ -13,6 +14,7 @@ STACK  ?= dev
 VENV   := .venv
 LINT_VENV := .venv-lint
 STAMP  := $(VENV)/.installed
+TEST_STAMP := $(VENV)/.installed-test
 LINT_STAMP := $(LINT_VENV)/.installed
 STACKS := $(patsubst Pulumi.%.yaml,%,$(wildcard Pulumi.*.yaml))
 
@@ -32,10 +34,10 @@ render: $(STAMP) ## the stack's preview, offline, in build/<stack>/ (STACK=dev b
 
 # The suite and the linters share nothing but .venv: they run side by side (the linters'
 # virtualenv is made while the suite runs), and the suite spreads over both cores.
-test: $(STAMP) ## the tests and the linters, side by side on two cores
+test: $(TEST_STAMP) ## the tests and the linters, side by side on two cores
 	@$(MAKE) --no-print-directory -j2 --output-sync=target unit lint
 
-unit: $(STAMP) ## pytest under Pulumi's mock engine, on two workers
+unit: $(TEST_STAMP) ## pytest under Pulumi's mock engine, on two workers
 	$(VENV)/bin/python -m pytest -n 2
 
 # The workflows against GitHub's schema and zizmor's audits; every stack file against the
@@ -57,6 +59,7 @@ schema: $(STAMP) ## regenerate schema/stack.schema.json from components/config.p
 
 lock: $(UV) ## recompile the lock files from requirements*.in
 	$(LOCK) --python-version 3.10 requirements.in -o requirements.txt
+	$(LOCK) --python-version 3.10 requirements-test.in -o requirements-test.txt
 	$(LOCK) --python-version 3.11 requirements-lint.in -o requirements-lint.txt
 	$(LOCK) --python-version 3.10 requirements-uv.in -o requirements-uv.txt
 
@@ -73,6 +76,10 @@ $(UV_BOOTSTRAP)/bin/uv: requirements-uv.txt
 $(STAMP): requirements.txt $(UV)
 	$(UV) venv --quiet --seed --allow-existing --python $(PYTHON) $(VENV)
 	$(UV) pip install --quiet --require-hashes --python $(VENV)/bin/python -r requirements.txt
+	@touch $@
+
+$(TEST_STAMP): requirements-test.txt $(STAMP)
+	$(UV) pip install --quiet --require-hashes --python $(VENV)/bin/python -r requirements-test.txt
 	@touch $@
 
 $(LINT_STAMP): requirements-lint.txt $(UV)
