@@ -432,7 +432,7 @@ class StackConfig:
 
 
 # The structured keys: members are checked against their dataclass before validation.
-_OBJECT_KEYS = {to_camel(f.name): f.type for f in fields(ProjectConfig) if isinstance(f.default, object) and hasattr(f.default, "__dataclass_fields__")}
+_OBJECT_KEYS = {to_camel(f.name): f.type for f in fields(ProjectConfig) if hasattr(f.default, "__dataclass_fields__")}
 _KEYS = [to_camel(f.name) for f in fields(ProjectConfig)]
 
 

@@ -84,16 +84,8 @@ class DcgmExporter(pulumi.ComponentResource):
             from_=[k8s.networking.v1.NetworkPolicyPeerArgs(namespace_selector=k8s.meta.v1.LabelSelectorArgs())],
             ports=[k8s.networking.v1.NetworkPolicyPortArgs(protocol="TCP", port=PORT)],
         )
-        return k8s.networking.v1.NetworkPolicy(
-            f"{name}-netpol",
-            metadata=k8s.meta.v1.ObjectMetaArgs(name=f"{NAME}-scrapes-only", namespace=args.namespace),
-            spec=k8s.networking.v1.NetworkPolicySpecArgs(
-                pod_selector=k8s.meta.v1.LabelSelectorArgs(match_labels=LABELS),
-                policy_types=["Ingress", "Egress"],
-                ingress=[in_cluster],
-                egress=[],
-            ),
-            opts=opts,
+        return hardening.network_policy(
+            f"{name}-netpol", f"{NAME}-scrapes-only", args.namespace, LABELS, egress=[], ingress=[in_cluster], opts=opts
         )
 
     def _create_daemon_set(self, name: str, args: DcgmExporterArgs, opts: pulumi.ResourceOptions) -> k8s.apps.v1.DaemonSet:

@@ -102,7 +102,7 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
 
         # Not in the guide: the plugin neither serves nor calls anything over the network.
         self.network_policy = hardening.network_policy(
-            f"{name}-netpol", "nvidia-device-plugin-deny-all", self.namespace, POD_LABELS, egress=[], opts=on_cluster
+            f"{name}-netpol", "nvidia-device-plugin-deny-all", self.namespace.metadata.name, POD_LABELS, egress=[], opts=on_cluster
         )
 
         # Step 5: kubectl apply -f nvidia-device-plugin-ds.yaml

@@ -75,7 +75,7 @@ def resources(requests: Mapping[str, str], limits: Mapping[str, str]) -> k8s.cor
 def network_policy(
     resource_name: str,
     object_name: str,
-    namespace: k8s.core.v1.Namespace,
+    namespace: pulumi.Input[str],
     pod_labels: Mapping[str, str],
     egress: Sequence[k8s.networking.v1.NetworkPolicyEgressRuleArgs],
     opts: pulumi.ResourceOptions,
@@ -85,7 +85,7 @@ def network_policy(
     given. Enforced when the cluster runs a network policy engine (`network.policy`)."""
     return k8s.networking.v1.NetworkPolicy(
         resource_name,
-        metadata=k8s.meta.v1.ObjectMetaArgs(name=object_name, namespace=namespace.metadata.name),
+        metadata=k8s.meta.v1.ObjectMetaArgs(name=object_name, namespace=namespace),
         spec=k8s.networking.v1.NetworkPolicySpecArgs(
             pod_selector=k8s.meta.v1.LabelSelectorArgs(match_labels=dict(pod_labels)),
             policy_types=["Ingress", "Egress"],

@@ -181,7 +181,7 @@ class MnistJob(pulumi.ComponentResource):
             f"{name}-ns", metadata=k8s.meta.v1.ObjectMetaArgs(name=args.namespace), opts=on_cluster
         )
         self.network_policy = hardening.network_policy(
-            f"{name}-netpol", f"{JOB_NAME}-egress", self.namespace, LABELS, egress=EGRESS, opts=on_cluster
+            f"{name}-netpol", f"{JOB_NAME}-egress", self.namespace.metadata.name, LABELS, egress=EGRESS, opts=on_cluster
         )
 
         annotations = hardening.checkov_skips(hardening.image_digest_skip(args.image, "aks-gpu:mnistJob.image"))

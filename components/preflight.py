@@ -60,7 +60,6 @@ class PoolNeed:
     """What one node pool asks of the region."""
 
     key: str
-    name: str
     vm_size: str
     #: Nodes needed for the deployment to finish: the initial count, and one GPU node for
     #: the MNIST Job even when the pool autoscales from zero.
@@ -189,8 +188,8 @@ def pool_needs(cfg: StackConfig, facts: Facts) -> list[PoolNeed]:
     # The System pool is created with the cluster and never changed by `pulumi up` after.
     system_nodes = 0 if "system" in facts.existing_pools else system.node_count
     return [
-        PoolNeed(f"{NAMESPACE}:gpuPool", gpu.name, gpu.vm_size, start, most, gpu.spot, gpu=True, gen2=gpu.gen2),
-        PoolNeed(f"{NAMESPACE}:systemPool", "system", system.vm_size, system_nodes, system_nodes),
+        PoolNeed(f"{NAMESPACE}:gpuPool", gpu.vm_size, start, most, gpu.spot, gpu=True, gen2=gpu.gen2),
+        PoolNeed(f"{NAMESPACE}:systemPool", system.vm_size, system_nodes, system_nodes),
     ]
 
 
