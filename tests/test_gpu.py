@@ -176,3 +176,14 @@ def test_gpu_metrics_off_deploys_no_exporter():
     assert r.outputs["gpuMetrics"].value == "off (monitoring.gpuMetrics: false)"
     operator = run(gpuPool={"vmSize": T4, "management": "gpu-operator"}, monitoring={"gpuMetrics": False})
     assert operator.one(RELEASE).inputs["values"]["dcgmExporter"]["enabled"] is False
+
+
+def test_the_operator_release_waits_longer_than_helms_default():
+    """pulumi-kubernetes helm_release.go: defaultTimeoutSeconds = 300, which the operator's
+    own DaemonSets overrun; the release is created in the program's own namespace."""
+    r = run(gpuPool={"vmSize": T4, "management": "gpu-operator"})
+    release = r.one(RELEASE)
+    assert release.inputs["timeout"] == 1200
+    assert "createNamespace" not in release.inputs or release.inputs["createNamespace"] is False
+    namespace = r.one("kubernetes:core/v1:Namespace", "gpu-operator")
+    assert namespace.urn in release.dependencies

@@ -211,3 +211,17 @@ def test_every_open_aks_check_has_a_reason_and_is_in_the_security_doc(stack):
 
 def test_prod_closes_what_dev_leaves_open_for_the_guides_sake():
     assert set(open_checks("dev")) - set(open_checks("prod")) == {"CKV_AZURE_141", "CKV_AZURE_171"}
+
+
+def test_the_runners_login_method_wins_over_one_written_into_the_kubeconfig():
+    """kubelogin prefers AAD_LOGIN_METHOD over --login (Azure/kubelogin options.go
+    UpdateFromEnv), and an exec plugin's env overrides the caller's: the workflows' setting
+    (workloadidentity) must reach kubelogin, so a kubeconfig's own value is dropped."""
+    kubeconfig = (
+        "apiVersion: v1\nkind: Config\nusers:\n- name: u\n  user:\n    exec:\n      command: kubelogin\n"
+        "      args: [get-token, --login, devicecode]\n"
+        "      env: [{name: AAD_LOGIN_METHOD, value: devicecode}, {name: KEEP, value: 'yes'}]\n"
+    )
+    exec_ = yaml.safe_load(entra_kubeconfig(kubeconfig))["users"][0]["user"]["exec"]
+    assert exec_["env"] == [{"name": "KEEP", "value": "yes"}]
+    assert exec_["args"] == ["get-token", "--login", "azurecli"]
