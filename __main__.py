@@ -115,3 +115,4 @@ if job is not None:
     pulumi.export("mnistJobName", job.job_name)
     pulumi.export("mnistJobNamespace", job.job_namespace)
     pulumi.export("jobLogsCommand", job.logs_command)
+    pulumi.export("mnistJobUrn", job.job_urn)

@@ -16,10 +16,11 @@ ComputeRP (Usage, UsageName).
 from __future__ import annotations
 
 import json
-from concurrent.futures import ThreadPoolExecutor, wait
+import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Optional
+from typing import Any, Callable, Iterable, Optional
 
 # How long the live calls may take together before preflight gives up on them.
 LIVE_TIMEOUT_SECONDS = 30
@@ -160,16 +161,42 @@ def live(
             return {}
         return {s.tags[POOL_TAG]: (s.sku.name, s.sku.capacity or 0) for s in sets if s.tags and POOL_TAG in s.tags}
 
-    pool = ThreadPoolExecutor(max_workers=3)
-    futures = [pool.submit(skus), pool.submit(usages), pool.submit(pools)]
-    _, pending = wait(futures, timeout=timeout)
-    pool.shutdown(wait=False, cancel_futures=True)  # a hung call must not hold the program
-    if pending:
-        raise TimeoutError(f"Azure did not answer within {timeout:g} s")
-    sku_items, usage_items, existing = (f.result() for f in futures)
+    sku_items, usage_items, existing = gather([skus, usages, pools], timeout)
     return Facts(
         source=f"Azure, subscription {subscription_id}",
         skus=parse_skus(sku_items, location),
         usages=parse_usages(usage_items),
         existing_pools=existing,
     )
+
+
+def gather(calls: list[Callable[[], Any]], timeout: float) -> list[Any]:
+    """Runs the calls at once and returns their results, or raises the first error, or
+    TimeoutError once `timeout` seconds have passed.
+
+    Daemon threads, not a ThreadPoolExecutor: the interpreter joins an executor's workers
+    when it exits (concurrent.futures.thread registers `_python_exit` with
+    threading._register_atexit), so a call stuck in a socket would hold the program after
+    the timeout, until the SDK's own read timeout. A daemon thread is abandoned at exit.
+    """
+    results: list[Any] = [None] * len(calls)
+    errors: list[BaseException] = []
+    done = threading.Semaphore(0)
+
+    def run(index: int, call: Callable[[], Any]) -> None:
+        try:
+            results[index] = call()
+        except BaseException as error:  # noqa: BLE001 - handed to the caller
+            errors.append(error)
+        finally:
+            done.release()
+
+    for index, call in enumerate(calls):
+        threading.Thread(target=run, args=(index, call), daemon=True, name=f"azure-facts-{index}").start()
+    deadline = time.monotonic() + timeout
+    for _ in calls:
+        if not done.acquire(timeout=max(deadline - time.monotonic(), 0)):
+            raise TimeoutError(f"Azure did not answer within {timeout:g} s")
+        if errors:
+            raise errors[0]
+    return results

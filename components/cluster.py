@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import shlex
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any, Optional
 
 import pulumi
@@ -30,7 +31,9 @@ from components.config import (
     NetworkConfig,
     SystemPoolConfig,
     UpgradeConfig,
+    camel_case,
 )
+from components.managed_gpu_pool import MIG_API_VERSION, STABLE_API_VERSION, ManagedGpuPool
 
 # Today's guide (azure-aks-docs articles/aks/use-nvidia-gpu.md) taints the GPU pool so
 # that only pods that ask for it land there: `az aks nodepool add ... --node-taints sku=gpu:NoSchedule`.
@@ -105,61 +108,26 @@ def gpu_pool_settings(pool: GpuPoolConfig) -> dict[str, Any]:
 # (the UseGPUDedicatedVHD header) was retired on 2025-01-10 (azure-aks-docs
 # includes/aks-gpu-image-retirement.md), and ARM cannot send custom headers anyway. Its
 # successor is AKS-managed GPU nodes: AKS installs the driver, the device plugin and the DCGM
-# exporter on a pool added with `az aks nodepool add ... --enable-managed-gpu=true` (azure-aks-docs
-# articles/aks/learn/quick-kubernetes-deploy-gpu-cli.md, ms.date 07/01/2026: "Azure CLI version
-# 2.85.0 or later" and the aks-preview extension; the 2025 pages spelled it
-# --enable-managed-gpu-experience). On the wire that is gpuProfile.nvidia.managementMode =
-# "Managed", a field of preview API versions only (NvidiaGPUProfile in the
-# 2026-01-02-preview agentPools schema, which also has migStrategy None | Single | Mixed).
-MANAGED_GPU_FLAG = "--enable-managed-gpu=true"
+# exporter on a pool whose gpuProfile.nvidia.managementMode is "Managed" (azure-aks-docs
+# articles/aks/aks-managed-gpu-nodes.md; the az CLI's --enable-managed-gpu=true, which only the
+# aks-preview extension has). The pool is a dynamic resource over the agentPools REST API
+# (components/managed_gpu_pool.py).
+def managed_gpu_pool_properties(pool: GpuPoolConfig, orchestrator_version: Optional[str]) -> dict[str, Any]:
+    """The managed pool's agentPools REST properties: the typed pool's settings
+    (gpu_pool_settings) in ARM's spelling, plus gpuProfile.nvidia. With MIG, AKS's device
+    plugin offers each slice as one nvidia.com/gpu with migStrategy Single
+    (aks-managed-gpu-nodes.md: --gpu-instance-profile MIG1g --gpu-mig-strategy Single)."""
+    body = {camel_case(k): _rest_value(v) for k, v in gpu_pool_settings(pool).items() if v is not None}
+    nvidia = {"managementMode": "Managed", **({"migStrategy": "Single"} if pool.mig_profile else {})}
+    body["gpuProfile"] = {"nvidia": nvidia}
+    if orchestrator_version:
+        body["orchestratorVersion"] = orchestrator_version
+    return body
 
 
-def managed_gpu_pool_args(pool: GpuPoolConfig, kubernetes_version: Optional[str]) -> list[str]:
-    """`az aks nodepool add` arguments for the managed GPU pool: the same pool as the typed
-    one (gpu_pool_settings), in the CLI's words (az aks nodepool add reference; the Spot
-    flags as in spot-node-pool.md, the autoscaler's as in aks-managed-gpu-nodes.md)."""
-    args = [
-        "--name", pool.name,
-        "--mode", "User",
-        "--os-type", "Linux",
-        "--node-vm-size", pool.vm_size,
-        "--node-count", str(pool.node_count),
-        "--max-pods", str(MAX_PODS),
-        "--node-taints", ",".join(gpu_pool_taints(pool)),
-    ]  # fmt: skip
-    if pool.autoscaling:
-        args += ["--enable-cluster-autoscaler", "--min-count", str(pool.min_count), "--max-count", str(pool.max_count)]
-    if pool.spot:
-        args += ["--priority", "Spot", "--eviction-policy", "Delete", "--spot-max-price", "-1"]
-    if kubernetes_version:
-        args += ["--kubernetes-version", kubernetes_version]
-    if pool.mig_profile:
-        # aks-managed-gpu-nodes.md: --gpu-instance-profile MIG1g --gpu-mig-strategy Single
-        # (aks-preview; Azure/azure-cli-extensions#9722): AKS's device plugin then offers
-        # each slice as one nvidia.com/gpu.
-        args += ["--gpu-instance-profile", pool.mig_profile, "--gpu-mig-strategy", "Single"]
-    return [*args, MANAGED_GPU_FLAG]
-
-
-def unless_not_found(command_line: str) -> str:
-    """Runs `command_line`, and succeeds when Azure answers that the pool, its cluster or its
-    resource group is already gone (ARM error codes NotFound, ResourceNotFound,
-    ResourceGroupNotFound), so a destroy after the cluster was deleted outside Pulumi
-    completes. Any other failure (a sign-in, a permission) still fails the step: the pool
-    may still be running."""
-    return (
-        f"out=$({{ {command_line}; }} 2>&1) || "
-        '{ case "$out" in *NotFound*) echo "already gone: $out";; *) echo "$out" >&2; exit 1;; esac; }'
-    )
-
-
-def az_nodepool(verb: str, subscription: str, resource_group: str, cluster: str, args: list[str]) -> str:
-    """One `az aks nodepool` command line, every value shell-quoted. The subscription is the
-    one azure-native deploys to, whatever `az account show` says."""
-    return shlex.join(
-        ["az", "aks", "nodepool", verb, "--subscription", subscription, "--resource-group", resource_group,
-         "--cluster-name", cluster, *args, "--only-show-errors", "--output", "none"]
-    )  # fmt: skip
+def _rest_value(value: Any) -> Any:
+    """azure-native's enums are `str` subclasses; the REST body wants plain JSON values."""
+    return str(value.value) if isinstance(value, Enum) else value
 
 
 # The gpuManagement output, per gpuPool.management.
@@ -296,7 +264,7 @@ class GpuCluster(pulumi.ComponentResource):
     resource_group: resources.ResourceGroup
     managed_cluster: containerservice.ManagedCluster
     #: The GPU pool: a typed `AgentPool`, or, when AKS manages the GPU stack
-    #: (`dedicatedVhd: true`), the az CLI command that adds it.
+    #: (`management: aks-managed`), a `ManagedGpuPool` over the agentPools REST API.
     gpu_node_pool: pulumi.CustomResource
     #: With Entra ID access: the deploying identity's cluster-admin role, which this
     #: program's own Kubernetes provider needs.
@@ -335,11 +303,9 @@ class GpuCluster(pulumi.ComponentResource):
         self.gpu_pool_name = pulumi.Output.from_input(gpu.name)
         self.gpu_pool_vm_size = pulumi.Output.from_input(gpu.vm_size)
         self.gpu_pool_generation = pulumi.Output.from_input(gpu_sizes.generation(gpu.vm_size))
-        self.get_credentials_command = pulumi.Output.concat(
-            "az aks get-credentials --resource-group ",
-            self.resource_group.name,
-            " --name ",
-            self.managed_cluster.name,
+        # Shell-quoted: a resource group name may hold '(' or ')' (config.ResourceGroupName).
+        self.get_credentials_command = pulumi.Output.all(self.resource_group.name, self.managed_cluster.name).apply(
+            lambda names: shlex.join(["az", "aks", "get-credentials", "--resource-group", names[0], "--name", names[1]])
         )
         self.gpu_tolerations = gpu_tolerations(gpu)
         self.register_outputs(
@@ -425,8 +391,14 @@ class GpuCluster(pulumi.ComponentResource):
                 # (gpu-multi-instance.md), nor the driver setting; azure-native replaces the pool
                 # on a gpuInstanceProfile or vmSize change (pulumi-azure-native PR #3655, its
                 # forceNewMap), not on gpuProfile: say so, or a mode switch would be an update
-                # that AKS refuses. The name stays, so azure-native deletes the old pool first.
+                # that AKS refuses.
                 replace_on_changes=["gpuProfile", "gpuInstanceProfile"],
+                # ...and delete first: the pool's name is fixed, and AKS refuses a second pool of
+                # one name. azure-native asks for delete-first only for replacements it reports
+                # itself (provider.go Diff: `deleteBeforeReplace := len(replaces) > 0`); one that
+                # replaceOnChanges adds is created first unless this option says otherwise
+                # (pulumi/pulumi pkg/resource/deploy/step_generator.go). POOL_REPLACEMENT cites both.
+                delete_before_replace=True,
             ),
         )
 
@@ -475,42 +447,60 @@ class GpuCluster(pulumi.ComponentResource):
             ),
         )
 
-    def _create_managed_gpu_pool(self, args: GpuClusterArgs) -> command.local.Command:
-        """The AKS-managed GPU pool, created and deleted by the az CLI, as the page does it.
+    def _create_managed_gpu_pool(self, args: GpuClusterArgs) -> ManagedGpuPool:
+        """The AKS-managed GPU pool: a dynamic resource that PUTs, GETs and DELETEs the pool
+        through the agentPools REST API (components/managed_gpu_pool.py says why, and what
+        its diff updates in place and what it replaces, deleting the old pool first).
 
-        Why not an azure-native resource: no typed SDK has `gpuProfile.nvidia` (azure-native
-        3.x types agent pools at 2025-09-01; a local SDK at the preview version needs the
-        Pulumi CLI to generate). The generic `resources.Resource` checks for an existing pool
-        at its own metadata version, 2024-03-01, whatever `apiVersion` says
-        (provider/pkg/provider/crud/crud.go `CanCreate`; pulumi-azure-native #4109, open),
-        and a refresh copies the pool's read-only fields (provisioningState,
-        nodeImageVersion, ...) into its untyped `properties` input, so every later `up`
-        shows a diff. An ARM deployment (`resources.Deployment`) deletes only the
-        deployment record, leaving the pool running after a destroy or a variant switch.
-        A Command runs `az aks nodepool delete` on destroy and on a switch, and has nothing
-        to refresh.
-
-        Every change replaces the pool: `az aks nodepool add` cannot update an existing
-        pool, and pulumi-command would otherwise run `create` again for an update (its
-        `create` docs). The name stays the same, so the old pool goes first.
-        """
+        The names are the config's plain values, so a preview of a cluster update shows no
+        change to the pool; the cluster's resourceUID tells the pool that the cluster was
+        created anew (deleted outside Pulumi, then refresh and up), and the next update adds
+        the pool to it again. Its count and version are left to the autoscaler and to an
+        upgrade channel by the resource's own diff, not by ignoreChanges: a refresh puts what
+        Azure has into the state, and the diff compares that state with the config."""
+        gpu = args.gpu_pool
+        moves_version = args.upgrade.channel in VERSION_UPGRADE_CHANNELS
         client = authorization.get_client_config_output()
-        target = pulumi.Output.all(client.subscription_id, self.resource_group.name, self.managed_cluster.name)
-        pool_args = managed_gpu_pool_args(args.gpu_pool, args.kubernetes_version)
-        delete = target.apply(lambda t: az_nodepool("delete", *t, ["--name", args.gpu_pool.name]))
-        return command.local.Command(
+        self._retire_managed_pool_command(args)
+        return ManagedGpuPool(
             f"{self._name}-managed-gpu-pool",
-            create=target.apply(lambda t: az_nodepool("add", *t, pool_args)),
-            delete=delete.apply(unless_not_found),
-            # A cluster created anew (deleted outside Pulumi, then `pulumi refresh` and `up`)
-            # has a new system-assigned identity: the pool is added to it again.
-            triggers=[self.managed_cluster.identity.apply(lambda i: i.principal_id if i else None)],
+            subscription_id=client.subscription_id,
+            resource_group_name=args.resource_group_name,
+            cluster_name=args.cluster_name,
+            agent_pool_name=gpu.name,
+            properties=managed_gpu_pool_properties(gpu, None if moves_version else args.kubernetes_version),
+            api_version=MIG_API_VERSION if gpu.mig_profile else STABLE_API_VERSION,
+            cluster_resource_uid=self.managed_cluster.resource_uid,
             opts=pulumi.ResourceOptions(
                 parent=self,
                 depends_on=[self.managed_cluster],
-                replace_on_changes=["*"],
+                custom_timeouts=POOL_TIMEOUTS,
+                # The provider's diff asks for it too (DiffResult.delete_before_replace); stated
+                # here so the plan shows it whatever the provider answers.
                 delete_before_replace=True,
             ),
+        )
+
+    def _retire_managed_pool_command(self, args: GpuClusterArgs) -> command.local.Command:
+        """A no-op stand-in for the `az aks nodepool add` Command that earlier releases
+        declared for this pool, at the same URN, for one release.
+
+        A stack deployed with that Command holds its delete line, `az aks nodepool delete`.
+        Were the Command simply dropped, Pulumi would create the new pool resource first (its
+        PUT adopts the running pool) and then delete the Command, running that stored line on
+        the very pool just adopted. Declared again with no create, update or delete, the
+        Command is updated instead: pulumi-command replaces only on a `triggers` change (its
+        `provider:"replaceOnChanges"` tag), runs `update`, else `create`, on an update (none
+        here: nothing runs), and a later delete runs the delete of the stored state, which the
+        update emptied. The trigger is the old one, so it does not change. retainOnDelete: if
+        it ever is replaced or dropped, Pulumi forgets it rather than deleting it.
+
+        On a stack that never had the Command, this creates a Command that runs nothing.
+        docs/lifecycle.md has the manual route (`pulumi state delete`) too."""
+        return command.local.Command(
+            f"{self._name}-managed-gpu-pool",
+            triggers=[self.managed_cluster.identity.apply(lambda i: i.principal_id if i else None)],
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.managed_cluster], retain_on_delete=True),
         )
 
     def _create_provider(self) -> k8s.Provider:

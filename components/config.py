@@ -358,7 +358,11 @@ class MonitoringConfig:
 class GpuOperatorConfig:
     """NVIDIA's GPU Operator Helm chart (gpuPool.management: gpu-operator)."""
 
-    version: _pattern(r"^v?\d+\.\d+\.\d+$", "a chart version such as 'v26.7.0'") = DEFAULT_GPU_OPERATOR_VERSION
+    # NVIDIA's chart index lists its versions with a leading v (`v26.7.0`), and Helm matches
+    # the version string as listed: `26.7.0` is "chart not found" at deploy time.
+    version: _pattern(
+        r"^v\d+\.\d+\.\d+$", "a chart version with its leading v, as NVIDIA's chart index lists it, such as 'v26.7.0'"
+    ) = DEFAULT_GPU_OPERATOR_VERSION
     """The gpu-operator chart version, from NVIDIA's chart repository."""
     namespace: OwnedNamespace = "gpu-operator"
     """The operator's namespace (NVIDIA's install guide uses gpu-operator)."""
@@ -487,8 +491,8 @@ def parse(raw: Mapping[str, str], project: str, stack: str, root: Optional[Path]
     _check_preflight(project_config.preflight, root or Path.cwd())
     warnings = gpu_sizes.check_pool(gpu_pool.vm_size, gpu_pool.gen2, f"{NAMESPACE}:gpuPool") + warnings_from_stack
     if gpu_pool.managed:
-        _check_managed_gpu(project_config.kubernetes_version)
-        warnings.append(MANAGED_GPU_WARNING)
+        _check_managed_gpu(gpu_pool, project_config.kubernetes_version)
+        warnings += managed_gpu_warnings(gpu_pool)
     if project_config.network.policy == "none":
         warnings.append(NO_NETWORK_POLICY_WARNING)
     if project_config.access.grants_deployer and project_config.access.deployer_object_id is None:
@@ -778,14 +782,40 @@ NO_NETWORK_POLICY_WARNING = (
 )
 
 
+def managed_key(pool: GpuPoolConfig) -> str:
+    """The key that asked for AKS-managed GPU nodes, as the stack file spells it."""
+    if pool.dedicated_vhd:
+        return f"{NAMESPACE}:gpuPool.dedicatedVhd = true"
+    return f"{NAMESPACE}:gpuPool.management = aks-managed"
+
+
+def managed_gpu_warnings(pool: GpuPoolConfig) -> list[str]:
+    """What a preview says about a managed pool, in the words of the key that asked for it."""
+    what = (
+        "AKS-managed GPU nodes, an Azure PREVIEW: AKS installs the GPU driver, device plugin and DCGM exporter, "
+        "and this program deploys no device plugin; the pool is created, read and deleted through the AKS "
+        "agentPools REST API with your Azure sign-in (docs/variants.md)"
+    )
+    if pool.dedicated_vhd:
+        warnings = [
+            f"{managed_key(pool)}: the guide's AKS GPU image (UseGPUDedicatedVHD) was retired on 2025-01-10; "
+            f"deploying its successor instead, {what}"
+        ]
+    else:
+        warnings = [f"{managed_key(pool)}: {what}"]
+    if pool.mig_profile:
+        warnings.append(
+            f"{NAMESPACE}:gpuPool.migProfile = {pool.mig_profile} on AKS-managed GPU nodes: the pool is sent with the "
+            f"PREVIEW agentPools API {MANAGED_MIG_API_VERSION}, the only kind that has gpuProfile.nvidia.migStrategy"
+        )
+    return warnings
+
+
 # AKS-managed GPU nodes "require Kubernetes version 1.34 or later" (aks-managed-gpu-nodes.md).
 MANAGED_GPU_MIN_MINOR = 34
-MANAGED_GPU_WARNING = (
-    f"{NAMESPACE}:gpuPool.dedicatedVhd: the guide's AKS GPU image (UseGPUDedicatedVHD) was retired on "
-    "2025-01-10; deploying its successor instead, AKS-managed GPU nodes, an Azure PREVIEW: the pool is "
-    "added and deleted by `az aks nodepool add --enable-managed-gpu=true`, so the machine that runs "
-    "pulumi needs the az CLI (2.85 or later), signed in, with the aks-preview extension; no device plugin DaemonSet is deployed"
-)
+# Must equal components.managed_gpu_pool.MIG_API_VERSION (a test checks): config cannot
+# import the components.
+MANAGED_MIG_API_VERSION = "2026-01-02-preview"
 
 
 # What each mode leaves out, and so which settings it refuses (they would do nothing).
@@ -852,12 +882,20 @@ def _check_mig(pool: GpuPoolConfig) -> None:
         )
 
 
-def _check_managed_gpu(kubernetes_version: Optional[str]) -> None:
+def _check_managed_gpu(pool: GpuPoolConfig, kubernetes_version: Optional[str]) -> None:
+    # "Cluster autoscaler isn't supported on managed GPU node pools during preview. Scale
+    # these pools manually." (azure-aks-docs articles/aks/aks-managed-gpu-nodes.md,
+    # Limitations; added in f2493a9d, 2026-04-23, still there at f63267b4, 2026-07-15).
+    if pool.autoscaling:
+        raise ConfigError(
+            f"invalid config {NAMESPACE}:gpuPool.minCount/maxCount = {pool.min_count}/{pool.max_count} with "
+            f"{managed_key(pool)}: AKS does not support the cluster autoscaler on managed GPU node pools during "
+            "the preview (aks-managed-gpu-nodes.md, Limitations); set a fixed nodeCount and scale the pool by hand"
+        )
     if kubernetes_version is not None and int(kubernetes_version.split(".")[1]) < MANAGED_GPU_MIN_MINOR:
         raise ConfigError(
-            f"invalid config {NAMESPACE}:kubernetesVersion = {kubernetes_version!r} with "
-            f"{NAMESPACE}:gpuPool.dedicatedVhd = true: AKS-managed GPU nodes need Kubernetes "
-            f"1.{MANAGED_GPU_MIN_MINOR} or later"
+            f"invalid config {NAMESPACE}:kubernetesVersion = {kubernetes_version!r} with {managed_key(pool)}: "
+            f"AKS-managed GPU nodes need Kubernetes 1.{MANAGED_GPU_MIN_MINOR} or later"
         )
 
 

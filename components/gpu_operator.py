@@ -15,7 +15,16 @@ Values (NVIDIA/gpu-operator deployments/gpu-operator/values.yaml, v26.7.0):
     pool's tolerations too, or no operand would land on a GPU node;
   - `mig.strategy: single` (each MIG instance is one nvidia.com/gpu), the chart's default;
   - `dcgmExporter.enabled` follows monitoring.gpuMetrics; its ServiceMonitor needs the
-    Prometheus Operator's CRD, which AKS does not install, so it stays off.
+    Prometheus Operator's CRD, which AKS does not install, so it stays off;
+  - `operator.cleanupCRD: true` (the chart's default is false): Helm does not delete a
+    chart's CRDs on uninstall, so a destroy or a mode switch would leave the ClusterPolicy,
+    NVIDIADriver and GPUCluster CRDs (and NFD's) behind. With it, the chart's pre-delete hook
+    Job (templates/cleanup_crd.yaml: the operator image's `/usr/bin/manage-crds delete` on
+    those CRD files, under the chart's gpu-operator ServiceAccount, which
+    templates/clusterrole.yaml then allows to delete CRDs) removes them. pulumi-kubernetes'
+    Release delete runs Helm's uninstall with hooks on and waits for them within the release
+    timeout (helm_release.go Delete: no DisableHooks; `uninstall.Wait`, `uninstall.Timeout`),
+    and a failed hook Job fails the delete, so nothing is left half-removed unseen.
 """
 
 from __future__ import annotations
@@ -49,6 +58,7 @@ def chart_values(args: GpuOperatorArgs) -> dict[str, Any]:
         *({"key": t.key, "operator": t.operator, "value": t.value, "effect": t.effect} for t in args.gpu_tolerations),
     ]
     return {
+        "operator": {"cleanupCRD": True},
         "daemonsets": {"tolerations": tolerations},
         "node-feature-discovery": {"worker": {"tolerations": tolerations}},
         "mig": {"strategy": "single"},

@@ -132,9 +132,21 @@ class MnistJobArgs:
     depends_on: Sequence[pulumi.Resource] = field(default_factory=tuple)
 
 
+# Retries before the Job is Failed. Kubernetes' default is 6, with the back-off doubling from
+# 10 s and capped at six minutes (kubernetes/website content/en/docs/concepts/workloads/
+# controllers/job.md, "Pod backoff failure policy"; with restartPolicy OnFailure the
+# container restarts count). Six tries of a smoke test that fails for good (no GPU, a CUDA
+# error) hold `pulumi up` for about ten minutes of back-off (10+20+40+80+160+320 s); two
+# retries still ride out a transient failure of the run-time MNIST download, and a broken
+# GPU fails the up within a minute.
+BACKOFF_LIMIT = 2
+
+
 def job_spec(args: MnistJobArgs) -> k8s.batch.v1.JobSpecArgs:
-    """The guide's Job spec, with the GPU toleration and the security baseline."""
+    """The guide's Job spec, with the GPU toleration, the security baseline and a smoke
+    test's backoffLimit."""
     return k8s.batch.v1.JobSpecArgs(
+                    backoff_limit=BACKOFF_LIMIT,
                     template=k8s.core.v1.PodTemplateSpecArgs(
                         metadata=k8s.meta.v1.ObjectMetaArgs(labels=LABELS),
                         spec=k8s.core.v1.PodSpecArgs(
@@ -172,6 +184,8 @@ class MnistJob(pulumi.ComponentResource):
     job_namespace: pulumi.Output[str]
     #: The command that shows the training log (the guide's `kubectl logs`).
     logs_command: pulumi.Output[str]
+    #: The Job's URN, for `pulumi up --replace` after it has Failed.
+    job_urn: pulumi.Output[str]
 
     def __init__(self, name: str, args: MnistJobArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__("aks-gpu:kubernetes:MnistJob", name, None, opts)
@@ -210,4 +224,9 @@ class MnistJob(pulumi.ComponentResource):
         self.logs_command = pulumi.Output.concat(
             "kubectl logs --namespace ", self.job_namespace, " job/", self.job_name
         )
+        # A Job that has Failed stays Failed: pulumi-kubernetes' Job await reports the Failed
+        # condition as an error, and a later `up` with no change to the Job only awaits the same
+        # Job again, so it fails at once. `pulumi up --replace <URN>` deletes and re-creates it
+        # (docs/troubleshooting.md).
+        self.job_urn = self.job.urn
         self.register_outputs({"jobName": self.job_name, "jobNamespace": self.job_namespace})

@@ -25,10 +25,10 @@ from pulumi_azure_native import authorization, features
 
 from components import azure_facts, gpu_sizes
 from components.azure_facts import REGIONAL_CORES, REGIONAL_SPOT_CORES, Facts
-from components.config import NAMESPACE, StackConfig
+from components.config import NAMESPACE, StackConfig, managed_key
 from components.errors import PreflightError
 
-# AKS-managed GPU nodes (`gpuPool.dedicatedVhd: true`) are a preview behind this
+# AKS-managed GPU nodes (`gpuPool.management: aks-managed`) are a preview behind this
 # subscription feature (azure-aks-docs articles/aks/aks-managed-gpu-nodes.md: "Register the
 # ManagedGPUExperiencePreview feature flag in your subscription").
 MANAGED_GPU_FEATURE_NAMESPACE = "Microsoft.ContainerService"
@@ -168,7 +168,7 @@ def feature_registration(cfg: StackConfig) -> list[Problem]:
         return []
     return [
         Problem(
-            f"{NAMESPACE}:gpuPool.dedicatedVhd = true (AKS-managed GPU nodes) needs the subscription feature "
+            f"{managed_key(cfg.gpu_pool)} (AKS-managed GPU nodes) needs the subscription feature "
             f"{MANAGED_GPU_FEATURE_NAMESPACE}/{MANAGED_GPU_FEATURE}, which is {state or 'unknown'}; "
             f"register it with `{REGISTER_COMMANDS[0]}`, wait until `az feature show --namespace "
             f"{MANAGED_GPU_FEATURE_NAMESPACE} --name {MANAGED_GPU_FEATURE}` says Registered, then run "

@@ -57,6 +57,8 @@ DAEMONSET_ADDITIONS = {
     "spec.template.spec.containers[0].imagePullPolicy": (None, "Always"),
 }
 JOB_ADDITIONS = {
+    # A smoke test's retries instead of Kubernetes' default 6 (mnist_job.BACKOFF_LIMIT says why).
+    "spec.backoffLimit": (None, 2),
     # Today's guide: the Job tolerates the GPU pool's taint.
     "spec.template.spec.tolerations": (None, [SKU_GPU_TOLERATION]),
     # Security baseline: a namespace of its own (with a NetworkPolicy) instead of `default`.

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shlex
 
 import pytest
 
@@ -16,7 +15,7 @@ DAEMONSET = "kubernetes:apps/v1:DaemonSet"
 RELEASE = "kubernetes:helm.sh/v3:Release"
 SERVICE = "kubernetes:core/v1:Service"
 JOB = "kubernetes:batch/v1:Job"
-COMMAND = "command:local:Command"
+MANAGED_POOL = "pulumi-python:dynamic/aksgpu:ManagedGpuPool"
 A100 = "Standard_NC24ads_A100_v4"
 T4 = "Standard_NC4as_T4_v3"
 SKU_GPU = {"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}
@@ -78,10 +77,15 @@ def test_the_pool_is_replaced_when_its_mig_profile_or_driver_setting_changes():
     assert {"gpuProfile", "gpuInstanceProfile"} <= set(run().one(POOL).options["replaceOnChanges"])
 
 
-def test_managed_gpu_nodes_cut_slices_with_the_mig_strategy_flags():
-    """aks-managed-gpu-nodes.md: --gpu-instance-profile MIG1g --gpu-mig-strategy Single."""
-    create = shlex.split(run(gpuPool={"vmSize": A100, "management": "aks-managed", "migProfile": "MIG2g"}).one(COMMAND).inputs["create"])
-    assert "--gpu-instance-profile MIG2g --gpu-mig-strategy Single" in " ".join(create)
+def test_managed_gpu_nodes_cut_slices_with_the_mig_strategy_single_over_the_preview_api():
+    """aks-managed-gpu-nodes.md: --gpu-instance-profile MIG1g --gpu-mig-strategy Single, which is
+    gpuProfile.nvidia.migStrategy, a member of preview agentPools versions only."""
+    r = run(gpuPool={"vmSize": A100, "management": "aks-managed", "migProfile": "MIG2g"})
+    pool = r.one(MANAGED_POOL).inputs
+    assert pool["properties"]["gpuInstanceProfile"] == "MIG2g"
+    assert pool["properties"]["gpuProfile"] == {"nvidia": {"managementMode": "Managed", "migStrategy": "Single"}}
+    assert pool["apiVersion"] == "2026-01-02-preview"
+    assert any("PREVIEW agentPools API 2026-01-02-preview" in w for w in r.warnings), "a preview says so"
 
 
 # --------------------------------------------------------------------------- management modes
@@ -91,7 +95,7 @@ def test_management_aks_managed_is_what_dedicated_vhd_selects():
     by_key = run(gpuPool={"vmSize": T4, "dedicatedVhd": True})
     by_mode = run(gpuPool={"vmSize": T4, "management": "aks-managed"})
     for r in (by_key, by_mode):
-        assert r.one(COMMAND) and not r.of_type(DAEMONSET) and not r.of_type(POOL)
+        assert r.one(MANAGED_POOL) and not r.of_type(DAEMONSET) and not r.of_type(POOL)
         assert r.outputs["gpuManagement"].value == "aks-managed (preview)"
         assert r.outputs["gpuMetrics"].value == "port 19400 on each GPU node (AKS-managed DCGM exporter)"
 
@@ -187,3 +191,17 @@ def test_the_operator_release_waits_longer_than_helms_default():
     assert "createNamespace" not in release.inputs or release.inputs["createNamespace"] is False
     namespace = r.one("kubernetes:core/v1:Namespace", "gpu-operator")
     assert namespace.urn in release.dependencies
+
+
+def test_a_destroy_or_a_mode_switch_takes_the_operators_crds_with_it():
+    """values.yaml v26.7.0: `cleanupCRD: false` by default; true runs the chart's pre-delete
+    hook (templates/cleanup_crd.yaml, `manage-crds delete`), which pulumi-kubernetes' Release
+    delete runs and waits for (helm_release.go Delete: hooks on, uninstall.Wait)."""
+    values = run(gpuPool={"vmSize": T4, "management": "gpu-operator"}).one(RELEASE).inputs["values"]
+    assert values["operator"] == {"cleanupCRD": True}
+
+
+def test_an_operator_version_without_its_leading_v_is_refused():
+    """NVIDIA's chart index lists `version: v26.7.0` (NVIDIA/gpu-operator gh-pages
+    stable/index.yaml); Helm looks the string up as given, so `26.7.0` is chart-not-found."""
+    refused(r"^invalid config aks-gpu:gpuOperator.version = '26.7.0': expected a chart version with its leading v", gpuPool={"vmSize": T4, "management": "gpu-operator"}, gpuOperator={"version": "26.7.0"})

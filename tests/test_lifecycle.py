@@ -8,8 +8,6 @@ providers act on in the moments it cannot show.
 from __future__ import annotations
 
 import json
-import shlex
-import subprocess
 
 import pytest
 
@@ -39,92 +37,93 @@ def dev(preview: bool = True, feature_state: str = "Registered", **overrides):
 # --------------------------------------------------------------------------- 1. dedicatedVhd
 
 
-def cli_flags(words: list[str]) -> dict[str, str]:
-    """`--flag value` pairs of a command line (a flag followed by another flag has no value)."""
-    return {w: words[i + 1] for i, w in enumerate(words[:-1]) if w.startswith("--") and not words[i + 1].startswith("--")}
+MANAGED_POOL = "pulumi-python:dynamic/aksgpu:ManagedGpuPool"
 
 
-def test_the_managed_gpu_pool_is_added_and_deleted_by_the_documented_az_command():
-    """learn/quick-kubernetes-deploy-gpu-cli.md: `az aks nodepool add ... --enable-managed-gpu=true`.
-    Not resources.Resource (azure-native crud.go CanCreate at 2024-03-01, #4109; refresh drift),
-    not resources.Deployment (its delete leaves the pool)."""
+def test_the_managed_gpu_pool_is_a_dynamic_resource_over_the_agent_pools_api():
+    """No az CLI (core azure-cli 2.91 has no --enable-managed-gpu; only aks-preview does): a
+    dynamic resource PUTs gpuProfile.nvidia.managementMode Managed (tests/test_managed_gpu_pool.py
+    plays its create, refresh, update, replace and delete against a fake of the REST calls)."""
+    for preview in (True, False):
+        run, _ = dev(preview=preview, gpuPool=MANAGED)
+        assert run.of_type(POOL) == [] and run.of_type("azure-native:resources:Resource") == []
+        pool = run.one(MANAGED_POOL)
+        assert pool.inputs["properties"]["gpuProfile"] == {"nvidia": {"managementMode": "Managed"}}
+        assert (pool.inputs["resourceGroupName"], pool.inputs["clusterName"], pool.inputs["agentPoolName"]) == ("aks-gpu-dev-rg", "aks-gpu-dev", "gpu")
+        assert pool.inputs["subscriptionId"] == "33333333-3333-3333-3333-333333333333", "azure-native's subscription"
+        assert pool.inputs["apiVersion"] == "2026-08-01"
+
+
+def test_the_managed_pools_location_is_plain_config_so_a_cluster_update_preview_shows_no_change():
+    """The old Command's trigger, the cluster identity, was unknown in every preview of a
+    cluster update, and showed the pool replaced. The names are the config's strings, and an
+    unknown cluster UID is no change to the resource's diff (managed_gpu_pool.diff_pool)."""
+    pool = dev(gpuPool=MANAGED)[0].one(MANAGED_POOL)
+    assert all(isinstance(pool.inputs[k], str) for k in ("resourceGroupName", "clusterName", "agentPoolName"))
+    assert "clusterResourceUid" in pool.inputs, "a cluster created anew is told by its resourceUID"
+
+
+def test_the_managed_pool_is_replaced_delete_first_and_leaves_count_and_version_to_its_own_diff():
+    """The name is fixed: delete first. ignoreChanges would compare the refreshed state with
+    the old inputs (pulumi/pulumi processIgnoreChanges), so the diff itself skips them."""
+    pool = dev(gpuPool=MANAGED)[0].one(MANAGED_POOL)
+    assert pool.options["deleteBeforeReplace"] is True and pool.options["ignoreChanges"] == []
+
+
+def test_the_managed_pool_carries_spot_and_a_version_pin_in_its_body():
+    """spot-node-pool.md's settings; a version pin without an upgrade channel reaches the pool."""
+    run, _ = dev(kubernetesVersion="1.34", gpuPool={**MANAGED, "spot": True})
+    body = run.one(MANAGED_POOL).inputs["properties"]
+    assert (body["scaleSetPriority"], body["scaleSetEvictionPolicy"], body["spotMaxPrice"]) == ("Spot", "Delete", -1)
+    assert body["nodeTaints"] == ["sku=gpu:NoSchedule", "kubernetes.azure.com/scalesetpriority=spot:NoSchedule"]
+    assert body["orchestratorVersion"] == "1.34"
+    moved = dev(kubernetesVersion="1.34", upgrade={"channel": "patch"}, gpuPool=MANAGED)[0].one(MANAGED_POOL)
+    assert "orchestratorVersion" not in moved.inputs["properties"], "the channel moves it"
+
+
+def test_a_stack_deployed_with_the_old_az_command_keeps_it_at_its_urn_as_a_no_op():
+    """Dropped, the old Command would be deleted after the new resource adopted the pool, and
+    its stored `az aks nodepool delete` would delete that pool. Kept at its URN with no
+    create, update or delete and the same trigger, pulumi-command updates it (only triggers
+    replace) and runs nothing; a later delete runs the emptied state's delete."""
     run, _ = dev(gpuPool=MANAGED)
-    assert run.of_type(POOL) == [] and run.of_type("azure-native:resources:Resource") == []
-    pool = run.one(COMMAND)
-    inner_delete = pool.inputs["delete"].split("{ ", 1)[1].split("; }", 1)[0]  # see unless_not_found
-    create, delete = shlex.split(pool.inputs["create"]), shlex.split(inner_delete)
-    assert create[:4] == ["az", "aks", "nodepool", "add"] and "--enable-managed-gpu=true" in create
-    assert delete[:4] == ["az", "aks", "nodepool", "delete"]
-    for words in (create, delete):
-        flags = cli_flags(words)
-        assert (flags["--resource-group"], flags["--cluster-name"], flags["--name"]) == ("aks-gpu-dev-rg", "aks-gpu-dev", "gpu")
-        assert flags["--subscription"] == "33333333-3333-3333-3333-333333333333", "azure-native's subscription"
-    flags = cli_flags(create)
-    assert (flags["--node-vm-size"], flags["--node-count"], flags["--node-taints"]) == (T4, "1", "sku=gpu:NoSchedule")
+    [shim] = run.of_type(COMMAND)
+    assert shim.urn == "urn:pulumi:dev::aks-gpu::aks-gpu:azure:GpuCluster$command:local:Command::gpu-cluster-managed-gpu-pool"
+    assert {"create", "update", "delete"}.isdisjoint(shim.inputs) and "triggers" in shim.inputs
+    # pulumi_command's SDK itself asks for replacement on triggers only (Command.__init__).
+    assert shim.options["retainOnDelete"] is True and shim.options["replaceOnChanges"] == ["triggers[*]"]
 
 
-def test_any_change_to_the_managed_pool_replaces_it_deleting_the_old_one_first():
-    """pulumi-command Command docs: without `update`, an input change runs `create` again,
-    which `az aks nodepool add` refuses for an existing pool; the name is fixed, so delete first."""
-    pool = dev(gpuPool=MANAGED)[0].one(COMMAND)
-    assert "*" in pool.options["replaceOnChanges"]
-    assert pool.options["deleteBeforeReplace"] is True
+def test_the_program_runs_no_az_command_in_any_stack_or_mode():
+    """Core azure-cli 2.91 rejects --enable-managed-gpu and --gpu-mig-strategy (aks-preview
+    only), so nothing the program runs may need the az CLI."""
+    variants = [{}, {"gpuPool": MANAGED}, {"gpuPool": {**MANAGED, "vmSize": "Standard_NC24ads_A100_v4", "migProfile": "MIG1g"}},
+                {"gpuPool": {"vmSize": T4, "management": "gpu-operator"}}]  # fmt: skip
+    runs = [run_cached(stack)[0] for stack in ("dev", "prod")] + [dev(**v)[0] for v in variants]
+    for run in runs:
+        for command in run.of_type(COMMAND):
+            assert {"create", "update", "delete"}.isdisjoint(command.inputs), command.urn
 
 
-def test_the_managed_pool_carries_autoscaling_spot_and_a_version_pin_to_the_cli():
-    """aks-managed-gpu-nodes.md adds the pool with --enable-cluster-autoscaler --min-count
-    --max-count; spot-node-pool.md gives the Spot flags."""
-    run, _ = dev(kubernetesVersion="1.34", gpuPool={**MANAGED, "minCount": 0, "maxCount": 2, "spot": True})
-    create = shlex.split(run.one(COMMAND).inputs["create"])
-    joined = " ".join(create)
-    assert "--enable-cluster-autoscaler --min-count 0 --max-count 2" in joined
-    assert "--priority Spot --eviction-policy Delete --spot-max-price -1" in joined
-    assert "--kubernetes-version 1.34" in joined
-
-
-def fake_az(tmp_path, stderr: str, status: int) -> dict:
-    """A stand-in `az` on PATH that records its arguments and answers as Azure would."""
-    script = tmp_path / "az"
-    script.write_text(f"#!/bin/sh\necho \"$@\" > {tmp_path}/called\necho '{stderr}' >&2\nexit {status}\n")
-    script.chmod(0o755)
-    return {"PATH": f"{tmp_path}:/usr/bin:/bin"}
-
-
-@pytest.mark.parametrize(
-    "answer, status, passes",
-    [
-        ("", 0, True),
-        ("ERROR: (ResourceNotFound) The Resource 'Microsoft.ContainerService/managedClusters/aks-gpu-dev' was not found.", 1, True),
-        ("ERROR: (ResourceGroupNotFound) Resource group 'aks-gpu-dev-rg' could not be found.", 3, True),
-        ("ERROR: AADSTS700024: Client assertion is not within its valid time range.", 1, False),
-        ("ERROR: (AuthorizationFailed) The client does not have authorization to perform action.", 1, False),
-    ],
-)
-def test_deleting_the_managed_pool_tolerates_only_a_pool_that_is_already_gone(tmp_path, answer, status, passes):
-    """A destroy after the cluster was deleted outside Pulumi completes; a sign-in or permission
-    failure fails the step, because the pool may still be running."""
-    delete = dev(gpuPool=MANAGED)[0].one(COMMAND).inputs["delete"]
-    result = subprocess.run(["/bin/sh", "-c", delete], env=fake_az(tmp_path, answer, status), capture_output=True, text=True)
-    assert (result.returncode == 0) is passes, result
-    assert (tmp_path / "called").read_text().startswith("aks nodepool delete --subscription")
-
-
-def test_a_cluster_created_anew_gets_the_managed_pool_again():
-    """The command has no read: a new cluster identity is what tells it the pool is gone."""
-    pool = dev(gpuPool=MANAGED)[0].one(COMMAND)
-    assert "triggers" in pool.inputs
-    assert any("ManagedCluster" in d for d in pool.dependencies)
+def test_the_typed_pool_is_replaced_delete_first_on_a_gpu_setting():
+    """replaceOnChanges alone replaces create-first (pulumi/pulumi step_generator.go), and
+    azure-native asks for delete-first only for replacements its own diff reports
+    (provider.go Diff); AKS refuses a second pool of one name."""
+    for gpu in ({"vmSize": T4}, {"vmSize": T4, "management": "gpu-operator"}):
+        pool = dev(gpuPool=gpu)[0].one(POOL)
+        assert pool.options["deleteBeforeReplace"] is True
+        assert {"gpuProfile", "gpuInstanceProfile"} <= set(pool.options["replaceOnChanges"])
 
 
 def test_the_job_waits_for_the_managed_pool():
     run, _ = dev(gpuPool=MANAGED)
-    assert run.one(COMMAND).urn in run.one(JOB).dependencies
+    assert run.one(MANAGED_POOL).urn in run.one(JOB).dependencies
 
 
 def test_a_destroy_deletes_the_managed_pool_before_the_cluster():
-    """Pulumi deletes dependents first: the command depends on the cluster."""
+    """Pulumi deletes dependents first: the pool depends on the cluster."""
     run, _ = dev(gpuPool=MANAGED)
-    assert run.one(AKS).urn in run.one(COMMAND).dependencies
+    assert run.one(AKS).urn in run.one(MANAGED_POOL).dependencies
 
 
 def test_the_feature_registration_is_read_never_created():
@@ -147,7 +146,7 @@ def test_a_preview_warns_with_the_two_commands_when_the_feature_is_not_registere
     assert f"which is {state}" in warning
     assert "az feature register --namespace Microsoft.ContainerService --name ManagedGPUExperiencePreview" in warning
     assert "az provider register --namespace Microsoft.ContainerService" in warning
-    assert run.one(COMMAND), "a preview still shows the whole plan"
+    assert run.one(MANAGED_POOL), "a preview still shows the whole plan"
 
 
 def test_a_deployment_stops_before_any_resource_when_the_feature_is_not_registered():

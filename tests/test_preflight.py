@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import shutil
 import socket
+import subprocess
+import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -19,6 +21,7 @@ from azure.core.exceptions import HttpResponseError
 from components import azure_facts, preflight
 from components.config import parse
 from components.errors import ConfigError, PreflightError
+from conftest import ROOT
 from tools.mock_engine import AzureMocks, RecordingMonitor, run_program
 
 FIXTURES = Path(__file__).parent / "fixtures" / "preflight"
@@ -337,3 +340,23 @@ def test_the_live_path_raises_on_a_refusal_for_preflight_to_report(arm):
     FakeArm.routes = {"/providers/microsoft.compute/skus": (403, {"error": {"code": "AuthorizationFailed", "message": "no"}})}
     with pytest.raises(HttpResponseError):
         azure_facts.live(SUBSCRIPTION, "eastus", "MC_rg_aks_eastus", credential=FakeCredential(), base_url=arm, timeout=10)
+
+
+def test_a_stuck_azure_call_does_not_hold_the_program_after_the_timeout():
+    """An executor's workers are joined at interpreter exit (concurrent.futures.thread
+    `_python_exit`), so a call stuck in a socket held the program after the "not checked"
+    warning. The calls now run on daemon threads: the process ends though one never returns."""
+    script = (
+        "import threading, sys; from components import azure_facts\n"
+        "stuck = threading.Event()\n"
+        "try:\n    azure_facts.gather([stuck.wait, lambda: 1], timeout=0.2)\n"
+        "except TimeoutError as e:\n    print('timeout:', e)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert result.stdout.strip() == "timeout: Azure did not answer within 0.2 s", result.stderr
+
+
+def test_gather_returns_results_in_order_and_raises_the_first_error():
+    assert azure_facts.gather([lambda: "skus", lambda: "usage"], timeout=10) == ["skus", "usage"]
+    with pytest.raises(ValueError, match="refused"):
+        azure_facts.gather([lambda: 1, lambda: (_ for _ in ()).throw(ValueError("refused"))], timeout=10)

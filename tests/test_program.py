@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 
 import pytest
 
@@ -171,7 +172,16 @@ def test_outputs_name_what_was_built(dev: ProgramRun):
         "mnistJobNamespace": "gpu-workloads",
         "getCredentialsCommand": "az aks get-credentials --resource-group aks-gpu-dev-rg --name aks-gpu-dev",
         "jobLogsCommand": "kubectl logs --namespace gpu-workloads job/samples-tf-mnist-demo",
+        "mnistJobUrn": "urn:pulumi:dev::aks-gpu::aks-gpu:kubernetes:MnistJob$kubernetes:batch/v1:Job::mnist-job",
     }
+
+
+def test_the_credentials_command_survives_copy_and_paste_with_any_allowed_group_name():
+    """A resource group name may hold '(' and ')' (config.ResourceGroupName): quoted, the
+    shell reads the names back unchanged."""
+    run = run_cached("dev", resourceGroupName="gpu(lab)")[0]
+    words = shlex.split(run.outputs["getCredentialsCommand"].value)
+    assert words == ["az", "aks", "get-credentials", "--resource-group", "gpu(lab)", "--name", "aks-gpu-dev"]
 
 
 def test_the_kubeconfig_output_is_a_secret_holding_the_user_credential(dev: ProgramRun):

@@ -70,7 +70,10 @@ def test_the_arm_rendering_puts_inputs_where_arm_expects_them():
     assert by_type["Microsoft.ContainerService/managedClusters/agentPools"]["name"] == "aks-gpu-prod/gpu"
 
 
-def test_the_managed_gpu_pool_is_summarised_though_it_is_no_arm_resource():
+def test_the_managed_gpu_pool_is_summarised_and_rendered_as_its_rest_body():
     run = run_program("dev", overrides={"gpuPool": {"dedicatedVhd": True, "vmSize": "Standard_NC4as_T4_v3"}})
-    assert not [r for r in render.arm_template(run)["resources"] if r["type"].endswith("/agentPools")]
-    assert "GPU pool: gpu Standard_NC4as_T4_v3 x 1, taints sku=gpu:NoSchedule (AKS-managed GPU stack, az CLI)" in render.summary(run, render.ROOT / "build")
+    [pool] = [r for r in render.arm_template(run)["resources"] if r["type"].endswith("/agentPools")]
+    assert (pool["apiVersion"], pool["name"]) == ("2026-08-01", "aks-gpu-dev/gpu")
+    assert pool["properties"]["gpuProfile"] == {"nvidia": {"managementMode": "Managed"}}
+    line = "GPU pool: gpu Standard_NC4as_T4_v3 x 1, taints sku=gpu:NoSchedule (AKS-managed GPU stack, agentPools API 2026-08-01)"
+    assert line in render.summary(run, render.ROOT / "build")

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from components import gpu_sizes
+from components import config, gpu_sizes
 from components.config import ConfigError, parse
 
 POOL = "azure-native:containerservice:AgentPool"
@@ -150,6 +150,34 @@ def test_dedicated_vhd_warns_that_it_is_a_preview(program):
 def test_dedicated_vhd_with_device_plugin_settings_is_refused():
     with pytest.raises(ConfigError, match=r"aks-gpu:devicePlugin is set but aks-gpu:gpuPool.dedicatedVhd = true"):
         parse({"aks-gpu:gpuPool": json.dumps(MANAGED), "aks-gpu:devicePlugin": json.dumps({"image": "x/y:1"})}, "aks-gpu", "dev")
+
+
+@pytest.mark.parametrize("managed", [MANAGED, {"vmSize": "Standard_NC4as_T4_v3", "management": "aks-managed"}])
+def test_a_managed_gpu_pool_refuses_the_cluster_autoscaler(managed):
+    """aks-managed-gpu-nodes.md, Limitations (azure-aks-docs f2493a9d, 2026-04-23; still at
+    f63267b4, 2026-07-15): "Cluster autoscaler isn't supported on managed GPU node pools
+    during preview. Scale these pools manually." """
+    raw = {"aks-gpu:gpuPool": json.dumps({**managed, "minCount": 0, "maxCount": 2})}
+    with pytest.raises(ConfigError, match=r"^invalid config aks-gpu:gpuPool.minCount/maxCount = 0/2 with aks-gpu:gpuPool\.(dedicatedVhd = true|management = aks-managed): AKS does not support the cluster autoscaler on managed GPU node pools") as error:
+        parse(raw, "aks-gpu", "dev")
+    assert "\n" not in str(error.value)
+
+
+def test_the_preview_names_the_key_that_asked_for_managed_gpu_nodes():
+    """dedicatedVhd is the guide's retired image, so its warning says so; management:
+    aks-managed asked for AKS-managed GPU nodes directly, and its warning does not."""
+    by_vhd = parse({"aks-gpu:gpuPool": json.dumps(MANAGED)}, "aks-gpu", "dev").warnings
+    by_mode = parse({"aks-gpu:gpuPool": json.dumps({"vmSize": "Standard_NC4as_T4_v3", "management": "aks-managed"})}, "aks-gpu", "dev").warnings
+    assert any(w.startswith("aks-gpu:gpuPool.dedicatedVhd = true: the guide's AKS GPU image (UseGPUDedicatedVHD) was retired") for w in by_vhd)
+    assert any(w.startswith("aks-gpu:gpuPool.management = aks-managed: AKS-managed GPU nodes") for w in by_mode)
+    assert not [w for w in by_mode if "dedicatedVhd" in w or "UseGPUDedicatedVHD" in w]
+    assert not [w for w in by_vhd + by_mode if "az CLI" in w or "aks-preview" in w], "nothing needs the az CLI now"
+
+
+def test_the_config_and_the_pool_agree_on_the_preview_api_for_managed_mig():
+    from components import managed_gpu_pool
+
+    assert config.MANAGED_MIG_API_VERSION == managed_gpu_pool.MIG_API_VERSION
 
 
 def test_dedicated_vhd_needs_kubernetes_1_34():

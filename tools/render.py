@@ -23,7 +23,6 @@ import importlib
 import inspect
 import json
 import re
-import shlex
 import sys
 from pathlib import Path
 from typing import Any, Optional
@@ -31,7 +30,6 @@ from typing import Any, Optional
 import pulumi
 import yaml
 
-from components.cluster import MANAGED_GPU_FLAG
 from tools.mock_engine import ROOT, ProgramRun, Registration, Secret, run_program, stacks
 
 SECRET_MASK = "[secret]"
@@ -154,6 +152,21 @@ def arm_resource(r: Registration) -> dict[str, Any]:
     return body
 
 
+# The AKS-managed GPU pool: a dynamic resource (components/managed_gpu_pool.py) whose inputs
+# are the agentPools REST call itself: its API version, its URL's names and its body.
+MANAGED_POOL_TYPE = "pulumi-python:dynamic/aksgpu:ManagedGpuPool"
+
+
+def managed_pool_resource(r: Registration) -> dict[str, Any]:
+    inputs = masked(r.inputs)
+    return {
+        "type": ARM_TYPES["azure-native:containerservice:AgentPool"],
+        "apiVersion": inputs["apiVersion"],
+        "name": f"{inputs['clusterName']}/{inputs['agentPoolName']}",
+        "properties": _sorted(inputs["properties"]),
+    }
+
+
 def arm_template(run: ProgramRun) -> dict[str, Any]:
     """The Azure resources the program declares, as one ARM deployment template.
 
@@ -164,7 +177,7 @@ def arm_template(run: ProgramRun) -> dict[str, Any]:
     return {
         "$schema": ARM_TEMPLATE_SCHEMA,
         "contentVersion": "1.0.0.0",
-        "resources": [arm_resource(r) for r in azure],
+        "resources": [arm_resource(r) for r in azure] + [managed_pool_resource(r) for r in run.of_type(MANAGED_POOL_TYPE)],
     }
 
 
@@ -182,20 +195,15 @@ def write(run: ProgramRun, out_dir: Path) -> None:
 
 
 def gpu_pool_lines(run: ProgramRun) -> list[str]:
-    """One line for the GPU pool: a typed AgentPool, or the az CLI command that adds an
-    AKS-managed one (its settings read back from the command line)."""
+    """One line per GPU pool: a typed AgentPool, or the AKS-managed one (its REST body)."""
     lines = []
     for pool in run.of_type("azure-native:containerservice:AgentPool"):
         i = pool.inputs
         lines.append(_pool_line(i["agentPoolName"], i["vmSize"], i.get("enableAutoScaling"), i.get("minCount"), i.get("maxCount"), i.get("count"), ", ".join(i.get("nodeTaints", []))))
-    for pool in run.of_type("command:local:Command"):
-        words = shlex.split(pool.inputs["create"])
-        if MANAGED_GPU_FLAG not in words:
-            continue
-        flag = {w: words[n + 1] for n, w in enumerate(words[:-1]) if w.startswith("--")}
-        autoscale = "--enable-cluster-autoscaler" in words
-        line = _pool_line(flag["--name"], flag["--node-vm-size"], autoscale, flag.get("--min-count"), flag.get("--max-count"), flag.get("--node-count"), flag["--node-taints"])
-        lines.append(line + " (AKS-managed GPU stack, az CLI)")
+    for pool in run.of_type(MANAGED_POOL_TYPE):
+        p = pool.inputs["properties"]
+        line = _pool_line(pool.inputs["agentPoolName"], p["vmSize"], p.get("enableAutoScaling"), p.get("minCount"), p.get("maxCount"), p.get("count"), ", ".join(p.get("nodeTaints", [])))
+        lines.append(f"{line} (AKS-managed GPU stack, agentPools API {pool.inputs['apiVersion']})")
     return lines
 
 

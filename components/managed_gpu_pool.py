@@ -1,0 +1,258 @@
+"""The AKS-managed GPU pool (`gpuPool.management: aks-managed`) as a Pulumi dynamic resource
+over the AKS agentPools REST API: create and update are ARM's idempotent PUT, read is its GET
+(so `pulumi refresh` sees a pool changed or deleted outside Pulumi), delete treats 404 as
+done, and the diff is pure.
+
+Why not a typed resource: azure-native 3.x types agent pools at 2025-09-01, whose GPUProfile
+has no `nvidia` member (tests/azure-specs/2025-09-01), and its generic `resources.Resource`
+checks for an existing pool at its own metadata version whatever `apiVersion` says
+(pulumi-azure-native provider/pkg/provider/crud/crud.go `CanCreate`; #4109). Once
+azure-native's `containerservice.AgentPool` carries `gpuProfile.nvidia`, it replaces this
+resource: `pulumi import azure-native:containerservice:AgentPool <name> <pool ID>` takes the
+pool over, then `pulumi state delete` drops this one (docs/lifecycle.md).
+
+The provider is pickled into the state (pulumi/dynamic/dynamic.py `serialize_provider`, dill):
+it is a small module-level class with no fields, so it pickles by reference to this module.
+The Pulumi CLI runs the dynamic provider as `python -u -m pulumi.dynamic` in the project
+directory (pulumi/pulumi sdk/python/dist/pulumi-resource-pulumi-python resolves the
+virtualenv against $PWD), and `-m` puts that directory first on sys.path, so `components`
+imports there as it does in the program. Clients are made inside each method, with
+azure-identity's DefaultAzureCredential (az login locally, the OIDC login in GitHub Actions);
+no credential is ever an input or an output.
+"""
+
+from __future__ import annotations
+
+import time
+import re
+from typing import Any, Mapping, Optional
+
+import pulumi
+from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
+
+# agentPools API versions. The managed GPU experience is `gpuProfile.nvidia.managementMode:
+# Managed`. STABLE carries it (azure-rest-api-specs, aks/stable/2026-08-01, NvidiaGPUProfile;
+# azure-mgmt-containerservice 41.8.0 defaults to it). `migStrategy`, which a managed pool
+# needs to offer MIG slices, exists in preview versions only (aks/preview/2026-01-02-preview,
+# NvidiaGPUProfile.migStrategy: None | Single | Mixed): a managed MIG pool uses MIG_API_VERSION
+# and a preview says so.
+STABLE_API_VERSION = "2026-08-01"
+MIG_API_VERSION = "2026-01-02-preview"
+
+# Properties AKS changes on an existing pool (`az aks nodepool update` / `scale` / `upgrade`:
+# the count, the autoscaler and its range, the taints, the Kubernetes version). Any other
+# difference in the body replaces the pool: AKS fixes the size, OS, max pods, Spot settings,
+# gpuInstanceProfile and gpuProfile when the pool is created ("You can't change the applied
+# GPU instance profile after node pool creation", gpu-multi-instance.md).
+IN_PLACE = ("count", "enableAutoScaling", "minCount", "maxCount", "nodeTaints", "orchestratorVersion")
+# Where the pool is: a change moves it, which is a new pool.
+LOCATION_KEYS = ("subscriptionId", "resourceGroupName", "clusterName", "agentPoolName")
+# The cluster's resourceUID, which "uniquely identifies ManagedClusters that reuse ARM
+# ResourceIds (i.e: create, delete, create sequence)" (agentPools/managedClusters spec). A
+# new value means the cluster was created anew: the PUT adds the pool to it again.
+CLUSTER_UID = "clusterResourceUid"
+
+ARM_ENDPOINT = "https://management.azure.com"
+# The poller's wait, per operation: as long as POOL_TIMEOUTS gives the typed pool.
+CREATE_TIMEOUT_SECONDS = 60 * 60
+DELETE_TIMEOUT_SECONDS = 45 * 60
+# The dynamic provider's placeholder for a value a preview does not know yet
+# (pulumi.runtime.rpc.UNKNOWN).
+UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
+
+
+def client_factory(subscription_id: str, api_version: str) -> Any:
+    """The AKS management client at `api_version`. Tests replace this function to reach
+    their local fake of ARM; nothing else does."""
+    from azure.identity import DefaultAzureCredential
+    from azure.mgmt.containerservice import ContainerServiceClient
+
+    return ContainerServiceClient(DefaultAzureCredential(), subscription_id, base_url=ARM_ENDPOINT, api_version=api_version)
+
+
+def _client(props: Mapping[str, Any]) -> Any:
+    return client_factory(props["subscriptionId"], props["apiVersion"])
+
+
+def _where(props: Mapping[str, Any]) -> tuple[str, str, str]:
+    return props["resourceGroupName"], props["clusterName"], props["agentPoolName"]
+
+
+def pool_id(props: Mapping[str, Any]) -> str:
+    group, cluster, pool = _where(props)
+    return (
+        f"/subscriptions/{props['subscriptionId']}/resourceGroups/{group}/providers/"
+        f"Microsoft.ContainerService/managedClusters/{cluster}/agentPools/{pool}"
+    )
+
+
+def _is_not_found(error: Exception) -> bool:
+    """ARM's 404: the pool, its cluster (ParentResourceNotFound) or its group is gone."""
+    return getattr(error, "status_code", None) == 404
+
+
+def _wait(poller: Any, seconds: float, what: str) -> Any:
+    poller.wait(seconds)
+    if not poller.done():
+        raise TimeoutError(f"{what} did not finish within {seconds / 60:g} minutes; Azure may still be working on it")
+    return poller.result()
+
+
+def put_pool(props: Mapping[str, Any]) -> dict[str, Any]:
+    """PUT the pool (create or update; ARM's PUT is idempotent) and wait for it."""
+    from azure.mgmt.containerservice.models import AgentPool
+
+    body = AgentPool({"properties": dict(props["properties"])})
+    poller = _client(props).agent_pools.begin_create_or_update(*_where(props), body)
+    return _wait(poller, CREATE_TIMEOUT_SECONDS, f"creating or updating node pool {props['agentPoolName']}").as_dict()
+
+
+def get_pool(props: Mapping[str, Any]) -> Optional[dict[str, Any]]:
+    """The pool as ARM returns it, or None when it (or its cluster, or its group) is gone."""
+    from azure.core.exceptions import HttpResponseError
+
+    try:
+        return _client(props).agent_pools.get(*_where(props)).as_dict()
+    except HttpResponseError as error:
+        if _is_not_found(error):
+            return None
+        raise
+
+
+def delete_pool(props: Mapping[str, Any]) -> None:
+    """DELETE the pool and wait; a pool, cluster or group already gone is done."""
+    from azure.core.exceptions import HttpResponseError
+
+    try:
+        poller = _client(props).agent_pools.begin_delete(*_where(props))
+        _wait(poller, DELETE_TIMEOUT_SECONDS, f"deleting node pool {props['agentPoolName']}")
+    except HttpResponseError as error:
+        if not _is_not_found(error):
+            raise
+
+
+# --------------------------------------------------------------------------- pure diff
+
+
+def _same(desired: Any, actual: Any) -> bool:
+    """Does Azure's value satisfy the declared one? Only declared members of an object count
+    (Azure fills in its defaults beside them); taints are a set; enums compare without case
+    (ARM treats them so); a `1.NN` version is satisfied by any `1.NN.P` patch."""
+    if isinstance(desired, Mapping):
+        return isinstance(actual, Mapping) and all(_same(v, actual.get(k)) for k, v in desired.items())
+    if isinstance(desired, (list, tuple)):
+        return isinstance(actual, (list, tuple)) and sorted(map(str, desired)) == sorted(map(str, actual))
+    if isinstance(desired, str) and isinstance(actual, str):
+        minor_only = re.fullmatch(r"\d+\.\d+", desired) is not None
+        return desired.lower() == actual.lower() or (minor_only and actual.startswith(desired + "."))
+    return desired == actual
+
+
+def changed_properties(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """The body's properties whose declared value the old state does not satisfy. The count
+    of an autoscaled pool belongs to the cluster autoscaler, and a version left unset (or to
+    an upgrade channel) belongs to AKS: neither is compared."""
+    ignored = {"count"} if new.get("enableAutoScaling") else set()
+    keys = (set(old) | set(new)) - ignored
+    if "orchestratorVersion" not in new:
+        keys.discard("orchestratorVersion")
+    return sorted(k for k in keys if k not in new or not _same(new[k], old.get(k)))
+
+
+def diff_pool(olds: Mapping[str, Any], news: Mapping[str, Any]) -> DiffResult:
+    """Pure: what changes, and whether the pool must be replaced. The pool's name is fixed,
+    so a replacement always deletes the old pool first (AKS refuses a second pool of one
+    name). An unknown cluster UID (a preview of a cluster update) is no change: the update
+    that follows knows it."""
+    moved = [k for k in LOCATION_KEYS if news.get(k) != olds.get(k)]
+    changed = changed_properties(olds.get("properties") or {}, news.get("properties") or {})
+    replaces = moved + [f"properties.{k}" for k in changed if k not in IN_PLACE]
+    uid = news.get(CLUSTER_UID)
+    new_cluster = uid not in (None, UNKNOWN) and uid != olds.get(CLUSTER_UID)
+    updates = [k for k in changed if k in IN_PLACE] + ([CLUSTER_UID] if new_cluster else [])
+    return DiffResult(
+        changes=bool(replaces or updates), replaces=replaces, stables=[], delete_before_replace=True
+    )
+
+
+def update_body(olds: Mapping[str, Any], news: Mapping[str, Any]) -> dict[str, Any]:
+    """What an update PUTs: the declared body, except that an autoscaled pool keeps the
+    count it has, so a change of taints does not scale it back to the declared start."""
+    properties = dict(news.get("properties") or {})
+    current = (olds.get("properties") or {}).get("count")
+    if properties.get("enableAutoScaling") and current is not None:
+        properties["count"] = current
+    return {**news, "properties": properties}
+
+
+def observed(props: Mapping[str, Any], found: Mapping[str, Any]) -> dict[str, Any]:
+    """The state after a read: the declared properties as Azure has them, plus what AKS
+    reports about the pool."""
+    actual = found.get("properties") or {}
+    return {
+        **props,
+        "properties": {k: actual.get(k) for k in (props.get("properties") or {})},
+        "provisioningState": actual.get("provisioningState"),
+        "currentOrchestratorVersion": actual.get("currentOrchestratorVersion"),
+    }
+
+
+class ManagedGpuPoolProvider(ResourceProvider):
+    """CRUD for one agent pool. No fields: see the module docstring on pickling."""
+
+    serialize_as_secret_always = False  # it captures nothing secret; keep the state readable
+
+    def create(self, props: dict[str, Any]) -> CreateResult:
+        found = put_pool(props)
+        return CreateResult(id_=pool_id(props), outs=observed(props, found))
+
+    def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
+        found = get_pool(props)
+        if found is None:  # an empty ID tells `pulumi refresh` the pool is gone
+            return ReadResult(id_=None, outs={})
+        return ReadResult(id_=id_, outs=observed(props, found))
+
+    def update(self, id_: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
+        return UpdateResult(outs=observed(news, put_pool(update_body(olds, news))))
+
+    def delete(self, id_: str, props: dict[str, Any]) -> None:
+        delete_pool(props)
+
+    def diff(self, id_: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
+        return diff_pool(olds, news)
+
+
+class ManagedGpuPool(Resource, module="aksgpu", name="ManagedGpuPool"):
+    """One AKS agent pool whose GPU stack AKS manages, declared by its REST body."""
+
+    #: The pool's ARM name.
+    agent_pool_name: pulumi.Output[str]
+    #: AKS's provisioningState after the last create, update or refresh.
+    provisioning_state: pulumi.Output[str]
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        subscription_id: pulumi.Input[str],
+        resource_group_name: pulumi.Input[str],
+        cluster_name: pulumi.Input[str],
+        agent_pool_name: str,
+        properties: Mapping[str, Any],
+        api_version: str = STABLE_API_VERSION,
+        cluster_resource_uid: Optional[pulumi.Input[str]] = None,
+        opts: Optional[pulumi.ResourceOptions] = None,
+    ) -> None:
+        props = {
+            "subscriptionId": subscription_id,
+            "resourceGroupName": resource_group_name,
+            "clusterName": cluster_name,
+            "agentPoolName": agent_pool_name,
+            "apiVersion": api_version,
+            "properties": dict(properties),
+            CLUSTER_UID: cluster_resource_uid,
+            "provisioningState": None,
+            "currentOrchestratorVersion": None,
+        }
+        super().__init__(ManagedGpuPoolProvider(), name, props, opts)
+

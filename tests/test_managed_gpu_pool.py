@@ -1,0 +1,218 @@
+"""The AKS-managed GPU pool's dynamic provider, against a local fake of the agentPools REST
+calls (tests/fake_aks.py): what a real create, refresh, second `up`, switch and destroy send
+to Azure. The engine's part (which method it calls when) is Pulumi's documented dynamic
+provider contract (pulumi/dynamic/__main__.py: Diff passes `deleteBeforeReplace`; Read with
+an empty ID drops the resource on refresh); these tests play it step by step.
+"""
+
+from __future__ import annotations
+
+import base64
+import subprocess
+import sys
+
+import pytest
+from pulumi.dynamic.dynamic import serialize_provider
+
+import fake_aks
+from components import cluster, managed_gpu_pool as mgp
+from components.config import GpuPoolConfig
+from conftest import ROOT
+
+T4 = "Standard_NC4as_T4_v3"
+A100 = "Standard_NC24ads_A100_v4"
+GROUP, CLUSTER = "aks-gpu-dev-rg", "aks-gpu-dev"
+
+
+@pytest.fixture
+def aks(monkeypatch):
+    for fake in fake_aks.serve():
+        fake.clusters.add((GROUP, CLUSTER))
+        monkeypatch.setattr(mgp, "client_factory", fake_aks.client_factory_for(fake.url))
+        yield fake
+
+
+def inputs(pool: GpuPoolConfig = GpuPoolConfig(vm_size=T4, management="aks-managed"), version=None, uid="uid-1") -> dict:
+    """The resource's inputs as the program declares them (cluster._create_managed_gpu_pool)."""
+    return {
+        "subscriptionId": "33333333-3333-3333-3333-333333333333",
+        "resourceGroupName": GROUP,
+        "clusterName": CLUSTER,
+        "agentPoolName": pool.name,
+        "apiVersion": mgp.MIG_API_VERSION if pool.mig_profile else mgp.STABLE_API_VERSION,
+        "properties": cluster.managed_gpu_pool_properties(pool, version),
+        mgp.CLUSTER_UID: uid,
+    }
+
+
+PROVIDER = mgp.ManagedGpuPoolProvider()
+
+
+def up(olds: dict | None, news: dict) -> dict:
+    """What the engine does on `pulumi up`: diff, then create, update, or delete-then-create."""
+    if olds is None:
+        return PROVIDER.create(news).outs
+    diff = PROVIDER.diff(mgp.pool_id(olds), olds, news)
+    if diff.replaces:
+        assert diff.delete_before_replace, "a fixed-name pool must be deleted first"
+        PROVIDER.delete(mgp.pool_id(olds), olds)
+        return PROVIDER.create(news).outs
+    if diff.changes:
+        return PROVIDER.update(mgp.pool_id(olds), olds, news).outs
+    return olds
+
+
+def test_create_puts_the_managed_gpu_body_at_the_stable_api_version(aks):
+    """agentPools PUT with gpuProfile.nvidia.managementMode Managed (NvidiaGPUProfile)."""
+    outs = PROVIDER.create(inputs()).outs
+    (put,) = aks.calls("PUT")
+    assert put.path.endswith(f"/managedClusters/{CLUSTER}/agentPools/gpu") and put.api_version == "2026-08-01"
+    body = put.body["properties"]
+    assert body["gpuProfile"] == {"nvidia": {"managementMode": "Managed"}}
+    assert (body["vmSize"], body["count"], body["mode"], body["osType"]) == (T4, 1, "User", "Linux")
+    assert body["nodeTaints"] == ["sku=gpu:NoSchedule"]
+    assert outs["provisioningState"] == "Succeeded"
+
+
+def test_create_adopts_a_pool_left_by_a_failed_create_instead_of_failing(aks):
+    """A failed create leaves no state, so the next `up` creates again: ARM's PUT is
+    idempotent, where `az aks nodepool add` answered "already exists"."""
+    PROVIDER.create(inputs())
+    outs = PROVIDER.create(inputs()).outs
+    assert outs["provisioningState"] == "Succeeded" and len(aks.pools) == 1
+
+
+def test_a_refresh_after_an_outside_deletion_drops_the_pool_and_the_next_up_creates_it(aks):
+    outs = PROVIDER.create(inputs()).outs
+    aks.pools.clear()  # `az aks nodepool delete` by someone else
+    assert PROVIDER.read(mgp.pool_id(outs), outs).id is None, "an empty ID: refresh removes it from the state"
+    up(None, inputs())
+    assert len(aks.pools) == 1
+
+
+def test_a_refresh_sees_a_count_changed_outside_and_the_next_up_puts_it_back(aks):
+    outs = PROVIDER.create(inputs()).outs
+    aks.pools[(GROUP, CLUSTER, "gpu")]["properties"]["count"] = 3  # `az aks nodepool scale` by someone else
+    refreshed = PROVIDER.read(mgp.pool_id(outs), outs).outs
+    assert refreshed["properties"]["count"] == 3
+    diff = PROVIDER.diff(mgp.pool_id(outs), refreshed, inputs())
+    assert diff.changes and not diff.replaces
+    up(refreshed, inputs())
+    assert aks.calls("PUT")[-1].body["properties"]["count"] == 1
+
+
+def test_a_second_up_with_nothing_changed_sends_nothing(aks):
+    outs = PROVIDER.create(inputs()).outs
+    refreshed = PROVIDER.read(mgp.pool_id(outs), outs).outs
+    for olds in (outs, refreshed):
+        assert not PROVIDER.diff(mgp.pool_id(olds), olds, inputs()).changes
+
+
+def test_count_and_taints_change_in_place(aks):
+    """`az aks nodepool scale` / `update --node-taints`: AKS changes these on a live pool."""
+    outs = PROVIDER.create(inputs()).outs
+    spot = GpuPoolConfig(vm_size=T4, management="aks-managed", node_count=2)
+    diff = PROVIDER.diff(mgp.pool_id(outs), outs, inputs(spot))
+    assert diff.changes and diff.replaces == []
+    up(outs, inputs(spot))
+    assert [r.method for r in aks.requests] == ["PUT", "PUT"]
+    assert aks.pools[(GROUP, CLUSTER, "gpu")]["properties"]["count"] == 2
+
+
+@pytest.mark.parametrize(
+    "change, replaced",
+    [
+        ({"vm_size": A100}, "properties.vmSize"),
+        ({"vm_size": A100, "mig_profile": "MIG1g"}, "properties.gpuInstanceProfile"),
+        ({"spot": True}, "properties.scaleSetPriority"),
+        ({"name": "gpu2"}, "agentPoolName"),
+    ],
+)
+def test_what_aks_fixes_at_creation_replaces_the_pool_deleting_the_old_one_first(aks, change, replaced):
+    old = PROVIDER.create(inputs()).outs
+    new = inputs(GpuPoolConfig(**{"vm_size": T4, "management": "aks-managed", **change}))
+    diff = PROVIDER.diff(mgp.pool_id(old), old, new)
+    assert replaced in diff.replaces and diff.delete_before_replace is True
+    up(old, new)
+    assert [r.method for r in aks.requests] == ["PUT", "DELETE", "PUT"]
+    assert aks.calls("DELETE")[0].path.endswith("/agentPools/gpu")
+
+
+def test_a_managed_mig_pool_goes_over_the_preview_api_with_mig_strategy_single(aks):
+    """migStrategy exists in preview agentPools versions only (NvidiaGPUProfile)."""
+    PROVIDER.create(inputs(GpuPoolConfig(vm_size=A100, management="aks-managed", mig_profile="MIG1g")))
+    (put,) = aks.calls("PUT")
+    assert put.api_version == mgp.MIG_API_VERSION
+    assert put.body["properties"]["gpuProfile"] == {"nvidia": {"managementMode": "Managed", "migStrategy": "Single"}}
+    assert put.body["properties"]["gpuInstanceProfile"] == "MIG1g"
+
+
+def test_a_pinned_minor_version_is_satisfied_by_its_patch_releases(aks):
+    """AKS picks the newest patch of a `1.NN` pin: `1.34` is met by `1.34.2`, not `1.35.0`."""
+    pool = GpuPoolConfig(vm_size=T4, management="aks-managed")
+    outs = PROVIDER.create(inputs(pool, version="1.34")).outs
+    aks.pools[(GROUP, CLUSTER, "gpu")]["properties"]["orchestratorVersion"] = "1.34.2"
+    refreshed = PROVIDER.read(mgp.pool_id(outs), outs).outs
+    assert not PROVIDER.diff("", refreshed, inputs(pool, version="1.34")).changes
+    assert PROVIDER.diff("", refreshed, inputs(pool, version="1.35")).replaces == []
+
+
+def test_an_unpinned_version_moved_by_an_upgrade_channel_is_left_alone(aks):
+    outs = PROVIDER.create(inputs()).outs
+    aks.pools[(GROUP, CLUSTER, "gpu")]["properties"]["orchestratorVersion"] = "1.35.1"
+    refreshed = PROVIDER.read(mgp.pool_id(outs), outs).outs
+    assert not PROVIDER.diff("", refreshed, inputs()).changes
+
+
+def test_an_autoscaled_pool_keeps_the_autoscalers_count_through_a_refresh_and_an_update(aks):
+    pool = GpuPoolConfig(vm_size=T4, management="aks-managed", min_count=0, max_count=3, node_count=0)
+    outs = PROVIDER.create(inputs(pool)).outs
+    aks.pools[(GROUP, CLUSTER, "gpu")]["properties"]["count"] = 2  # the autoscaler
+    refreshed = PROVIDER.read(mgp.pool_id(outs), outs).outs
+    assert not PROVIDER.diff("", refreshed, inputs(pool)).changes
+    wider = GpuPoolConfig(vm_size=T4, management="aks-managed", min_count=0, max_count=5, node_count=0)
+    up(refreshed, inputs(wider))
+    assert aks.calls("PUT")[-1].body["properties"]["count"] == 2, "an update does not scale the pool back"
+
+
+def test_a_cluster_created_anew_gets_the_pool_again_and_a_preview_of_a_cluster_update_shows_nothing(aks):
+    outs = PROVIDER.create(inputs(uid="uid-1")).outs
+    assert not PROVIDER.diff("", outs, inputs(uid=mgp.UNKNOWN)).changes, "unknown in a preview: no change"
+    diff = PROVIDER.diff("", outs, inputs(uid="uid-2"))
+    assert diff.changes and diff.replaces == []
+    aks.pools.clear()  # the old cluster took its pools with it
+    up(outs, inputs(uid="uid-2"))
+    assert (GROUP, CLUSTER, "gpu") in aks.pools
+
+
+def test_delete_twice_and_delete_with_the_cluster_gone_both_succeed(aks):
+    outs = PROVIDER.create(inputs()).outs
+    PROVIDER.delete(mgp.pool_id(outs), outs)
+    PROVIDER.delete(mgp.pool_id(outs), outs)
+    aks.clusters.clear()
+    PROVIDER.delete(mgp.pool_id(outs), outs)
+    assert [r.method for r in aks.requests] == ["PUT", "DELETE", "DELETE", "DELETE"] and not aks.pools
+
+
+def test_a_refusal_other_than_not_found_fails_the_step(aks):
+    """A 400 (here: a fixed property changed behind the diff's back) is an error, not success."""
+    from azure.core.exceptions import HttpResponseError
+
+    PROVIDER.create(inputs())
+    with pytest.raises(HttpResponseError, match="PropertyChangeNotAllowed"):
+        PROVIDER.update("", {}, inputs(GpuPoolConfig(vm_size=A100, management="aks-managed")))
+
+
+def test_the_pickled_provider_loads_where_the_cli_runs_it():
+    """The CLI runs `python -u -m pulumi.dynamic` in the project directory
+    (sdk/python/dist/pulumi-resource-pulumi-python); `-m` and `-c` both put that directory
+    first on sys.path. The provider dill pickled into the state must load there."""
+    blob = serialize_provider(mgp.ManagedGpuPoolProvider())
+    script = (
+        "import base64, dill, sys; "
+        f"p = dill.loads(base64.b64decode({blob!r})); "
+        "print(type(p).__module__, type(p).__name__, p.diff('', {}, {}).delete_before_replace)"
+    )
+    result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert result.stdout.split() == ["components.managed_gpu_pool", "ManagedGpuPoolProvider", "True"], result.stderr
+    assert len(base64.b64decode(blob)) < 1000, "pickled by reference, not by value"
