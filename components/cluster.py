@@ -119,7 +119,9 @@ def managed_gpu_pool_properties(pool: GpuPoolConfig, orchestrator_version: Optio
     (aks-managed-gpu-nodes.md: --gpu-instance-profile MIG1g --gpu-mig-strategy Single)."""
     body = {camel_case(k): _rest_value(v) for k, v in gpu_pool_settings(pool).items() if v is not None}
     nvidia = {"managementMode": "Managed", **({"migStrategy": "Single"} if pool.mig_profile else {})}
-    body["gpuProfile"] = {"nvidia": nvidia}
+    # As the spec's own example, AgentPoolsCreate_ManagedGPU.json (azure-rest-api-specs
+    # aks/stable/2026-08-01/examples, commit 1001d5a2): driver Install, nvidia Managed.
+    body["gpuProfile"] = {"driver": "Install", "nvidia": nvidia}
     if orchestrator_version:
         body["orchestratorVersion"] = orchestrator_version
     return body

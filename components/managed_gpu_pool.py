@@ -31,8 +31,10 @@ import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
 
 # agentPools API versions. The managed GPU experience is `gpuProfile.nvidia.managementMode:
-# Managed`. STABLE carries it (azure-rest-api-specs, aks/stable/2026-08-01, NvidiaGPUProfile;
-# azure-mgmt-containerservice 41.8.0 defaults to it). `migStrategy`, which a managed pool
+# Managed`. STABLE carries it (azure-rest-api-specs aks/stable/2026-08-01: NvidiaGPUProfile,
+# and the example AgentPoolsCreate_ManagedGPU.json at commit 1001d5a2;
+# azure-mgmt-containerservice 41.8.0 defaults to it, and its NvidiaGPUProfile has
+# management_mode but no mig strategy). `migStrategy`, which a managed pool
 # needs to offer MIG slices, exists in preview versions only (aks/preview/2026-01-02-preview,
 # NvidiaGPUProfile.migStrategy: None | Single | Mixed): a managed MIG pool uses MIG_API_VERSION
 # and a preview says so.

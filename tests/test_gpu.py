@@ -83,7 +83,7 @@ def test_managed_gpu_nodes_cut_slices_with_the_mig_strategy_single_over_the_prev
     r = run(gpuPool={"vmSize": A100, "management": "aks-managed", "migProfile": "MIG2g"})
     pool = r.one(MANAGED_POOL).inputs
     assert pool["properties"]["gpuInstanceProfile"] == "MIG2g"
-    assert pool["properties"]["gpuProfile"] == {"nvidia": {"managementMode": "Managed", "migStrategy": "Single"}}
+    assert pool["properties"]["gpuProfile"] == {"driver": "Install", "nvidia": {"managementMode": "Managed", "migStrategy": "Single"}}
     assert pool["apiVersion"] == "2026-01-02-preview"
     assert any("PREVIEW agentPools API 2026-01-02-preview" in w for w in r.warnings), "a preview says so"
 

@@ -48,7 +48,7 @@ def test_the_managed_gpu_pool_is_a_dynamic_resource_over_the_agent_pools_api():
         run, _ = dev(preview=preview, gpuPool=MANAGED)
         assert run.of_type(POOL) == [] and run.of_type("azure-native:resources:Resource") == []
         pool = run.one(MANAGED_POOL)
-        assert pool.inputs["properties"]["gpuProfile"] == {"nvidia": {"managementMode": "Managed"}}
+        assert pool.inputs["properties"]["gpuProfile"] == {"driver": "Install", "nvidia": {"managementMode": "Managed"}}
         assert (pool.inputs["resourceGroupName"], pool.inputs["clusterName"], pool.inputs["agentPoolName"]) == ("aks-gpu-dev-rg", "aks-gpu-dev", "gpu")
         assert pool.inputs["subscriptionId"] == "33333333-3333-3333-3333-333333333333", "azure-native's subscription"
         assert pool.inputs["apiVersion"] == "2026-08-01"

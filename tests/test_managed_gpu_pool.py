@@ -68,7 +68,7 @@ def test_create_puts_the_managed_gpu_body_at_the_stable_api_version(aks):
     (put,) = aks.calls("PUT")
     assert put.path.endswith(f"/managedClusters/{CLUSTER}/agentPools/gpu") and put.api_version == "2026-08-01"
     body = put.body["properties"]
-    assert body["gpuProfile"] == {"nvidia": {"managementMode": "Managed"}}
+    assert body["gpuProfile"] == {"driver": "Install", "nvidia": {"managementMode": "Managed"}}
     assert (body["vmSize"], body["count"], body["mode"], body["osType"]) == (T4, 1, "User", "Linux")
     assert body["nodeTaints"] == ["sku=gpu:NoSchedule"]
     assert outs["provisioningState"] == "Succeeded"
@@ -143,7 +143,7 @@ def test_a_managed_mig_pool_goes_over_the_preview_api_with_mig_strategy_single(a
     PROVIDER.create(inputs(GpuPoolConfig(vm_size=A100, management="aks-managed", mig_profile="MIG1g")))
     (put,) = aks.calls("PUT")
     assert put.api_version == mgp.MIG_API_VERSION
-    assert put.body["properties"]["gpuProfile"] == {"nvidia": {"managementMode": "Managed", "migStrategy": "Single"}}
+    assert put.body["properties"]["gpuProfile"] == {"driver": "Install", "nvidia": {"managementMode": "Managed", "migStrategy": "Single"}}
     assert put.body["properties"]["gpuInstanceProfile"] == "MIG1g"
 
 

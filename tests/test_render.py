@@ -74,6 +74,6 @@ def test_the_managed_gpu_pool_is_summarised_and_rendered_as_its_rest_body():
     run = run_program("dev", overrides={"gpuPool": {"dedicatedVhd": True, "vmSize": "Standard_NC4as_T4_v3"}})
     [pool] = [r for r in render.arm_template(run)["resources"] if r["type"].endswith("/agentPools")]
     assert (pool["apiVersion"], pool["name"]) == ("2026-08-01", "aks-gpu-dev/gpu")
-    assert pool["properties"]["gpuProfile"] == {"nvidia": {"managementMode": "Managed"}}
+    assert pool["properties"]["gpuProfile"] == {"driver": "Install", "nvidia": {"managementMode": "Managed"}}
     line = "GPU pool: gpu Standard_NC4as_T4_v3 x 1, taints sku=gpu:NoSchedule (AKS-managed GPU stack, agentPools API 2026-08-01)"
     assert line in render.summary(run, render.ROOT / "build")
