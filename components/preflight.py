@@ -85,6 +85,7 @@ def run(cfg: StackConfig, stack: str, dry_run: Optional[bool] = None) -> list[st
     problems = [
         *retired_sizes(cfg, stack),
         *feature_registration(cfg),
+        *managed_pool_sign_in(cfg),
         *(capacity(cfg, facts, stack) if facts else []),
     ]
     blocking = [p.message for p in problems if p.blocking]
@@ -173,6 +174,39 @@ def feature_registration(cfg: StackConfig) -> list[Problem]:
             f"register it with `{REGISTER_COMMANDS[0]}`, wait until `az feature show --namespace "
             f"{MANAGED_GPU_FEATURE_NAMESPACE} --name {MANAGED_GPU_FEATURE}` says Registered, then run "
             f"`{REGISTER_COMMANDS[1]}`"
+        )
+    ]
+
+
+# The scope azure-mgmt-containerservice asks tokens for (ARM's audience).
+ARM_SCOPE = "https://management.azure.com/.default"
+
+
+def sign_in_error(timeout: float = azure_facts.LIVE_TIMEOUT_SECONDS) -> Optional[str]:
+    """Why azure-identity's DefaultAzureCredential cannot get an ARM token here, or None."""
+    from azure.identity import DefaultAzureCredential
+
+    try:
+        azure_facts.gather([lambda: DefaultAzureCredential().get_token(ARM_SCOPE)], timeout)
+    except Exception as error:  # noqa: BLE001 - any failure is the answer
+        return f"{type(error).__name__}: {' '.join(str(error).split())[:300]}"
+    return None
+
+
+def managed_pool_sign_in(cfg: StackConfig) -> list[Problem]:
+    """The managed GPU pool is created by this program's dynamic provider with azure-identity's
+    DefaultAzureCredential, not with azure-native's sign-in: without it, the pool's create
+    would fail after the cluster had been created. Under the mock engine nothing is asked."""
+    if not cfg.gpu_pool.managed or under_mock_engine():
+        return []
+    error = sign_in_error()
+    if error is None:
+        return []
+    return [
+        Problem(
+            f"{managed_key(cfg.gpu_pool)}: the managed GPU pool is created with azure-identity's "
+            f"DefaultAzureCredential, which cannot sign in here ({error}); run `az login`, or in GitHub "
+            "Actions run azure/login before pulumi (docs/variants.md)"
         )
     ]
 

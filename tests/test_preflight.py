@@ -360,3 +360,36 @@ def test_gather_returns_results_in_order_and_raises_the_first_error():
     assert azure_facts.gather([lambda: "skus", lambda: "usage"], timeout=10) == ["skus", "usage"]
     with pytest.raises(ValueError, match="refused"):
         azure_facts.gather([lambda: 1, lambda: (_ for _ in ()).throw(ValueError("refused"))], timeout=10)
+
+
+@pytest.mark.parametrize("preview", [True, False])
+def test_a_managed_pool_that_could_not_sign_in_stops_a_deployment_before_the_cluster(monkeypatch, preview):
+    """The pool's dynamic provider signs in with DefaultAzureCredential: checked first, so a
+    missing `az login` does not surface only after the cluster was created."""
+    monkeypatch.setattr(preflight, "under_mock_engine", lambda: False)
+    monkeypatch.setattr(azure_facts, "live", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("no sign-in")))
+    monkeypatch.setattr(preflight, "sign_in_error", lambda: "CredentialUnavailableError: run az login")
+    managed = {"gpuPool": {"vmSize": T4, "management": "aks-managed"}}
+    monitor = RecordingMonitor(AzureMocks())
+    if preview:
+        run = run_program("dev", overrides=managed, monitor=monitor, preview=True)
+        assert any("DefaultAzureCredential, which cannot sign in here (CredentialUnavailableError" in w for w in run.warnings)
+        return
+    with pytest.raises(PreflightError, match=r"gpuPool.management = aks-managed: the managed GPU pool is created with azure-identity"):
+        run_program("dev", overrides=managed, monitor=monitor, preview=False)
+    assert [r for r in monitor.registrations if not r.type.startswith("pulumi:providers:")] == []
+
+
+def test_the_sign_in_check_asks_for_an_arm_token_and_reports_why_it_failed(monkeypatch):
+    import azure.identity
+
+    scopes = []
+
+    class NoSignIn:
+        def get_token(self, *asked, **kwargs):
+            scopes.extend(asked)
+            raise azure.identity.CredentialUnavailableError("Please run 'az login' to set up an account")
+
+    monkeypatch.setattr(azure.identity, "DefaultAzureCredential", NoSignIn)
+    assert preflight.sign_in_error(timeout=10) == "CredentialUnavailableError: Please run 'az login' to set up an account"
+    assert scopes == ["https://management.azure.com/.default"]
