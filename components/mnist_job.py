@@ -39,6 +39,15 @@ JOB_NAME = "samples-tf-mnist-demo"
 LABELS = {"app": JOB_NAME}
 # pulumi-kubernetes skips its await logic for a resource with this annotation set to "true".
 SKIP_AWAIT_ANNOTATION = "pulumi.com/skipAwait"
+# A Job that Failed stays Failed: pulumi-kubernetes' Job await reports `BackoffLimitExceeded`
+# as an error (provider/pkg/await/checker/job/check.go), and the engine's next `up` only awaits
+# the same Job again (pulumi/pulumi step_generator.go: an empty update for a resource with
+# init errors), so every later `up` fails at once. With this annotation the provider's Diff
+# reads the live Job and, if it is not ready, replaces it (provider/pkg/provider/provider.go
+# Diff, `metadata.ReplaceUnready`, case "Job"; pulumi-kubernetes 94977969), deleting first
+# as the name stays. So after a failure, fixing the cause and running `pulumi up` trains
+# again. Only on the awaited Job: an un-awaited one may still be running at the next `up`.
+REPLACE_UNREADY_ANNOTATION = "pulumi.com/replaceUnready"
 
 # A UID of 10000 or more cannot collide with a user of the node (Checkov CKV_K8S_40).
 RUN_AS_USER = 10001
@@ -199,7 +208,9 @@ class MnistJob(pulumi.ComponentResource):
         )
 
         annotations = hardening.checkov_skips(hardening.image_digest_skip(args.image, "aks-gpu:mnistJob.image"))
-        if not args.wait_for_completion:
+        if args.wait_for_completion:
+            annotations[REPLACE_UNREADY_ANNOTATION] = "true"
+        else:
             annotations[SKIP_AWAIT_ANNOTATION] = "true"
         spec = job_spec(args)
         self.job = k8s.batch.v1.Job(
@@ -224,9 +235,7 @@ class MnistJob(pulumi.ComponentResource):
         self.logs_command = pulumi.Output.concat(
             "kubectl logs --namespace ", self.job_namespace, " job/", self.job_name
         )
-        # A Job that has Failed stays Failed: pulumi-kubernetes' Job await reports the Failed
-        # condition as an error, and a later `up` with no change to the Job only awaits the same
-        # Job again, so it fails at once. `pulumi up --replace <URN>` deletes and re-creates it
-        # (docs/troubleshooting.md).
+        # For `pulumi up --replace <URN>`: an un-awaited Job, or a Complete one, trains again
+        # only so (docs/troubleshooting.md).
         self.job_urn = self.job.urn
         self.register_outputs({"jobName": self.job_name, "jobNamespace": self.job_namespace})

@@ -63,7 +63,11 @@ JOB_ADDITIONS = {
     "spec.template.spec.tolerations": (None, [SKU_GPU_TOLERATION]),
     # Security baseline: a namespace of its own (with a NetworkPolicy) instead of `default`.
     "metadata.namespace": (None, "gpu-workloads"),
-    "metadata.annotations": (None, {"checkov.io/skip1": DIGEST_SKIP.format(key="mnistJob")}),
+    # Security baseline's Checkov skip, and pulumi.com/replaceUnready (mnist_job.py says why).
+    "metadata.annotations": (
+        None,
+        {"checkov.io/skip1": DIGEST_SKIP.format(key="mnistJob"), "pulumi.com/replaceUnready": "true"},
+    ),
     # Security baseline: a non-root user, seccomp, no API token, no capabilities, a
     # read-only root with /tmp (where the image writes) on an emptyDir.
     "spec.template.spec.automountServiceAccountToken": (None, NO_TOKEN),
@@ -168,7 +172,7 @@ def test_an_image_pinned_by_digest_needs_no_digest_skip(program):
     skips = declared(run, "apps/v1:DaemonSet")["metadata"]["annotations"]
     assert "CKV_K8S_43" not in " ".join(skips.values())
     assert len(skips) == 4
-    assert "annotations" not in declared(run, "batch/v1:Job")["metadata"]
+    assert declared(run, "batch/v1:Job")["metadata"]["annotations"] == {"pulumi.com/replaceUnready": "true"}
 
 
 def test_the_comparison_notices_a_change():

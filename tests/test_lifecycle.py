@@ -179,6 +179,24 @@ def test_an_awaited_job_keeps_the_guides_name():
     assert run.one(JOB).inputs["metadata"]["name"] == JOB_NAME
 
 
+def test_a_failed_awaited_job_is_replaced_by_the_next_up_and_an_unawaited_one_is_not():
+    """pulumi-kubernetes provider.go Diff: with pulumi.com/replaceUnready, a Job the checker
+    does not find ready (Failed: BackoffLimitExceeded) is replaced; without it the next up
+    only awaits the same Failed Job again (step_generator.go, init errors). An un-awaited Job
+    may still be running at the next up, so it must not carry it."""
+    awaited = dev()[0].one(JOB).inputs["metadata"]["annotations"]
+    unawaited = dev(mnistJob={"waitForCompletion": False})[0].one(JOB).inputs["metadata"]["annotations"]
+    assert awaited.get("pulumi.com/replaceUnready") == "true" and "pulumi.com/skipAwait" not in awaited
+    assert unawaited.get("pulumi.com/skipAwait") == "true" and "pulumi.com/replaceUnready" not in unawaited
+
+
+def test_a_smoke_test_job_gives_up_after_two_retries_and_names_its_urn_for_a_manual_rerun():
+    """Kubernetes' default backoffLimit is 6, about ten minutes of back-off (job.md)."""
+    run, _ = dev()
+    assert run.one(JOB).inputs["spec"]["backoffLimit"] == 2
+    assert run.outputs["mnistJobUrn"].value == run.one(JOB).urn
+
+
 def test_an_unawaited_job_is_renamed_with_its_spec_so_a_replacement_is_created_first():
     """pulumi-kubernetes provider.go Diff: delete-before-replace only when the name stays;
     overrides.go DeletedCondition: skipAwait skips the wait for the old Job's deletion (#3154)."""
