@@ -494,8 +494,11 @@ class GpuCluster(pulumi.ComponentResource):
         Command is updated instead: pulumi-command replaces only on a `triggers` change (its
         `provider:"replaceOnChanges"` tag), runs `update`, else `create`, on an update (none
         here: nothing runs), and a later delete runs the delete of the stored state, which the
-        update emptied. The trigger is the old one, so it does not change. retainOnDelete: if
-        it ever is replaced or dropped, Pulumi forgets it rather than deleting it.
+        update emptied (pulumi-command commandController.go Update and Delete; pulumi-go-provider
+        infer/resource.go: only `replaceOnChanges`-tagged inputs replace, create-first). The
+        trigger is the old one, so it does not change. retainOnDelete: the engine decides a
+        delete by the flag in the stored state (pulumi/pulumi step.go DeleteStep, #13428), which
+        the first `up` writes, so when a later release drops the stand-in, it is forgotten.
 
         On a stack that never had the Command, this creates a Command that runs nothing.
         docs/lifecycle.md has the manual route (`pulumi state delete`) too."""
