@@ -491,7 +491,7 @@ def parse(raw: Mapping[str, str], project: str, stack: str, root: Optional[Path]
     _check_preflight(project_config.preflight, root or Path.cwd())
     warnings = gpu_sizes.check_pool(gpu_pool.vm_size, gpu_pool.gen2, f"{NAMESPACE}:gpuPool") + warnings_from_stack
     if gpu_pool.managed:
-        _check_managed_gpu(gpu_pool, project_config.kubernetes_version)
+        _check_managed_gpu(gpu_pool)
         warnings += managed_gpu_warnings(gpu_pool)
     if project_config.network.policy == "none":
         warnings.append(NO_NETWORK_POLICY_WARNING)
@@ -811,8 +811,9 @@ def managed_gpu_warnings(pool: GpuPoolConfig) -> list[str]:
     return warnings
 
 
-# AKS-managed GPU nodes "require Kubernetes version 1.34 or later" (aks-managed-gpu-nodes.md).
-MANAGED_GPU_MIN_MINOR = 34
+# No Kubernetes version floor: "This feature requires Kubernetes version 1.34 or later" left
+# aks-managed-gpu-nodes.md in azure-aks-docs f21c5e447 (2025-10-29), and the page at
+# f63267b4 (2026-07-15, ms.date 07/02/2026) states no minimum.
 # Must equal components.managed_gpu_pool.MIG_API_VERSION (a test checks): config cannot
 # import the components.
 MANAGED_MIG_API_VERSION = "2026-01-02-preview"
@@ -882,7 +883,7 @@ def _check_mig(pool: GpuPoolConfig) -> None:
         )
 
 
-def _check_managed_gpu(pool: GpuPoolConfig, kubernetes_version: Optional[str]) -> None:
+def _check_managed_gpu(pool: GpuPoolConfig) -> None:
     # "Cluster autoscaler isn't supported on managed GPU node pools during preview. Scale
     # these pools manually." (azure-aks-docs articles/aks/aks-managed-gpu-nodes.md,
     # Limitations; added in f2493a9d, 2026-04-23, still there at f63267b4, 2026-07-15).
@@ -891,11 +892,6 @@ def _check_managed_gpu(pool: GpuPoolConfig, kubernetes_version: Optional[str]) -
             f"invalid config {NAMESPACE}:gpuPool.minCount/maxCount = {pool.min_count}/{pool.max_count} with "
             f"{managed_key(pool)}: AKS does not support the cluster autoscaler on managed GPU node pools during "
             "the preview (aks-managed-gpu-nodes.md, Limitations); set a fixed nodeCount and scale the pool by hand"
-        )
-    if kubernetes_version is not None and int(kubernetes_version.split(".")[1]) < MANAGED_GPU_MIN_MINOR:
-        raise ConfigError(
-            f"invalid config {NAMESPACE}:kubernetesVersion = {kubernetes_version!r} with {managed_key(pool)}: "
-            f"AKS-managed GPU nodes need Kubernetes 1.{MANAGED_GPU_MIN_MINOR} or later"
         )
 
 

@@ -284,7 +284,7 @@ def test_mnist_job_switches():
         {"gpuPool": {"name": "GPU-Pool"}},
         {"access": {"deployerObjectId": "5f1c2d3e-4a5b-4c6d-8e7f-9a0b1c2d3e4f"}},
         {"access": {"mode": "entra", "deployerType": "none", "deployerObjectId": "5f1c2d3e-4a5b-4c6d-8e7f-9a0b1c2d3e4f"}},
-        {"gpuPool": {"dedicatedVhd": True, "vmSize": "Standard_NC4as_T4_v3"}, "kubernetesVersion": "1.33"},
+        {"gpuPool": {"dedicatedVhd": True, "vmSize": "Standard_NC4as_T4_v3", "minCount": 0, "maxCount": 2}},
     ],
 )
 @pytest.mark.parametrize("preview", [True, False])

@@ -180,9 +180,9 @@ def test_the_config_and_the_pool_agree_on_the_preview_api_for_managed_mig():
     assert config.MANAGED_MIG_API_VERSION == managed_gpu_pool.MIG_API_VERSION
 
 
-def test_dedicated_vhd_needs_kubernetes_1_34():
+def test_managed_gpu_nodes_take_any_kubernetes_version_the_cluster_takes():
+    """aks-managed-gpu-nodes.md dropped "requires Kubernetes version 1.34 or later" in
+    azure-aks-docs f21c5e447 (2025-10-29); the page at f63267b4 names no minimum."""
     base = {"aks-gpu:gpuPool": json.dumps(MANAGED)}
-    with pytest.raises(ConfigError, match=r"aks-gpu:kubernetesVersion = '1.33' with aks-gpu:gpuPool.dedicatedVhd = true"):
-        parse({**base, "aks-gpu:kubernetesVersion": "1.33"}, "aks-gpu", "dev")
-    assert parse({**base, "aks-gpu:kubernetesVersion": "1.34"}, "aks-gpu", "dev").kubernetes_version == "1.34"
+    assert parse({**base, "aks-gpu:kubernetesVersion": "1.33"}, "aks-gpu", "dev").kubernetes_version == "1.33"
 
