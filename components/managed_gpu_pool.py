@@ -23,7 +23,6 @@ no credential is ever an input or an output.
 
 from __future__ import annotations
 
-import time
 import re
 from typing import Any, Mapping, Optional
 
