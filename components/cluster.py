@@ -399,7 +399,7 @@ class GpuCluster(pulumi.ComponentResource):
                 # one name. azure-native asks for delete-first only for replacements it reports
                 # itself (provider.go Diff: `deleteBeforeReplace := len(replaces) > 0`); one that
                 # replaceOnChanges adds is created first unless this option says otherwise
-                # (pulumi/pulumi pkg/resource/deploy/step_generator.go). POOL_REPLACEMENT cites both.
+                # (pulumi/pulumi pkg/resource/deploy/step_generator.go); tests/test_lifecycle.py pins it.
                 delete_before_replace=True,
             ),
         )
@@ -444,7 +444,7 @@ class GpuCluster(pulumi.ComponentResource):
                 # The assignment is auto-named with a new GUID, so Pulumi's default replacement
                 # (create the new one, then delete the old) would ask ARM for a second assignment
                 # of the same role to the same principal at the same scope, which it refuses with
-                # RoleAssignmentExists. Delete first. ROLE_ASSIGNMENT_REPLACEMENT cites the sources.
+                # RoleAssignmentExists. Delete first (tests/test_lifecycle.py cites the sources).
                 delete_before_replace=True,
             ),
         )
@@ -463,7 +463,7 @@ class GpuCluster(pulumi.ComponentResource):
         gpu = args.gpu_pool
         moves_version = args.upgrade.channel in VERSION_UPGRADE_CHANNELS
         client = authorization.get_client_config_output()
-        self._retire_managed_pool_command(args)
+        self._retire_managed_pool_command()
         return ManagedGpuPool(
             f"{self._name}-managed-gpu-pool",
             subscription_id=client.subscription_id,
@@ -483,7 +483,7 @@ class GpuCluster(pulumi.ComponentResource):
             ),
         )
 
-    def _retire_managed_pool_command(self, args: GpuClusterArgs) -> command.local.Command:
+    def _retire_managed_pool_command(self) -> command.local.Command:
         """A no-op stand-in for the `az aks nodepool add` Command that earlier releases
         declared for this pool, at the same URN, for one release.
 
@@ -513,7 +513,7 @@ class GpuCluster(pulumi.ComponentResource):
         # the kubeconfig as "the cluster is unreachable", and with deleteUnreachable a
         # `pulumi refresh` then drops every Kubernetes object from the state (a logged-out
         # kubelogin, an authorized IP range that excludes the runner, a network blip), and the
-        # next `up` fails with AlreadyExists. See K8S_UNREACHABLE for the sources. When the
+        # next `up` fails with AlreadyExists. docs/lifecycle.md cites the sources. When the
         # cluster really is gone, set PULUMI_K8S_DELETE_UNREACHABLE=true for that one run (README).
         needs: list[pulumi.Resource] = [self.managed_cluster]
         if self.deployer_role_assignment is not None:
