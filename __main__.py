@@ -1,60 +1,100 @@
 """aks-gpu: Microsoft's "Use GPUs for compute-intensive workloads on AKS", as one Pulumi program.
 
 Read top to bottom, this is the guide's table of contents:
-  config -> preflight -> resource group, cluster and GPU pool -> device plugin (or the GPU
-  Operator) and GPU metrics -> MNIST Job -> outputs.
+  config -> preflight -> the cluster (created, or an existing one) -> its GPU pools -> the
+  device plugin (or the GPU Operator) and GPU metrics on those pools -> one MNIST Job per
+  pool -> outputs.
 """
 
 import pulumi
 
-from components import config, gpu_sizes, preflight
+from components import config, preflight
 from components.cluster import GpuCluster, GpuClusterArgs
 from components.dcgm_exporter import DcgmExporter, DcgmExporterArgs
 from components.device_plugin import NvidiaDevicePlugin, NvidiaDevicePluginArgs
+from components.existing_cluster import ExistingCluster, ExistingClusterArgs
 from components.gpu_operator import GpuOperator, GpuOperatorArgs
-from components.mnist_job import MnistJob, MnistJobArgs, job_timeout
-from components.outputs import gpu_metrics_location
+from components.gpu_pool import GpuPool, GpuPoolArgs, tolerations_of, version_moves
+from components.mnist_job import MnistJob, MnistJobArgs, MnistRun, job_timeout
+from components.outputs import gpu_metrics_location, pool_outputs
+from pulumi_azure_native import authorization
 
-# Parse and validate every setting, then check the subscription, before any resource is
-# registered: a preview warns, a deployment stops.
+# Parse and validate every setting, then check the subscription (and an existing cluster),
+# before any resource is registered: a preview warns, a deployment stops.
 cfg = config.load()
 for warning in cfg.warnings:
     pulumi.log.warn(warning)
 for warning in preflight.run(cfg, stack=pulumi.get_stack()):
     pulumi.log.warn(warning)
 
-# Steps 1-3: resource group, AKS cluster with a GPU node pool, credentials.
-cluster = GpuCluster(
-    "gpu-cluster",
-    GpuClusterArgs(
-        location=cfg.location,
-        resource_group_name=cfg.resource_group_name,
-        cluster_name=cfg.cluster_name,
-        kubernetes_version=cfg.kubernetes_version,
-        system_pool=cfg.system_pool,
-        gpu_pool=cfg.gpu_pool,
-        access=cfg.access,
-        network=cfg.network,
-        upgrade=cfg.upgrade,
-        tier=cfg.cluster_tier,
-        protect=cfg.protect,
-    ),
-)
+# Steps 1-3: the cluster and its credentials. The guide's first section creates a resource
+# group and a cluster; its other entry point starts from the reader's existing cluster.
+existing = cfg.existing_cluster
+guide_pool = not cfg.pool_map
+cluster: GpuCluster | ExistingCluster
+if existing is None:
+    cluster = GpuCluster(
+        "gpu-cluster",
+        GpuClusterArgs(
+            location=cfg.location,
+            resource_group_name=cfg.resource_group_name,
+            cluster_name=cfg.cluster_name,
+            kubernetes_version=cfg.kubernetes_version,
+            system_pool=cfg.system_pool,
+            access=cfg.access,
+            network=cfg.network,
+            upgrade=cfg.upgrade,
+            tier=cfg.cluster_tier,
+            protect=cfg.protect,
+            retire_managed_pool_command=guide_pool and cfg.gpu_pools[0].managed,
+        ),
+    )
+else:
+    cluster = ExistingCluster(
+        "existing-cluster",
+        ExistingClusterArgs(resource_group_name=existing.resource_group_name, cluster_name=existing.name),
+    )
 
-# Steps 4-5: the gpu-resources namespace and the NVIDIA device plugin DaemonSet, when this
-# program manages the GPU stack; AKS (step 6's successor) or NVIDIA's GPU Operator otherwise:
-# the guide warns against two device plugins. Then NVIDIA's DCGM exporter for GPU metrics.
-gpu = cfg.gpu_pool
+# Step 2's `az aks nodepool add`, once per GPU pool. The guide's pool keeps the URN it had
+# as a child of the cluster component (an alias; components/gpu_pool.py).
+subscription_id = authorization.get_client_config_output().subscription_id
+pools = [
+    GpuPool(
+        f"gpu-pool-{pool.name}",
+        GpuPoolArgs(
+            pool=pool,
+            cluster=cluster,
+            resource_group_name=cfg.resource_group_name,
+            cluster_name=cfg.cluster_name,
+            subscription_id=subscription_id,
+            kubernetes_version=cfg.kubernetes_version,
+            version_moves=existing is not None or version_moves(cfg.upgrade),
+            tags=preflight.owner_tags(pulumi.get_project(), pulumi.get_stack()) if existing else None,
+            moved_from=cluster if guide_pool and existing is None else None,
+        ),
+    )
+    for pool in cfg.gpu_pools
+]
+
+
+def serving(mode: str) -> list[GpuPool]:
+    return [p for p in pools if p.pool.mode == mode]
+
+
+# Steps 4-5: the gpu-resources namespace and the NVIDIA device plugin DaemonSet on the pools
+# whose GPU stack this program manages; AKS (step 6's successor) or NVIDIA's GPU Operator on
+# the others: the guide warns against two device plugins. Then NVIDIA's DCGM exporter.
 device_plugin = exporter = operator = None
-if gpu.mode == "device-plugin":
+if plugin_pools := serving("device-plugin"):
     device_plugin = NvidiaDevicePlugin(
         "nvidia-device-plugin",
         NvidiaDevicePluginArgs(
             provider=cluster.provider,
             namespace=cfg.device_plugin.namespace,
             image=cfg.device_plugin.image,
-            gpu_tolerations=cluster.gpu_tolerations,
-            mig=gpu.mig_profile is not None,
+            gpu_tolerations=tolerations_of([p.pool for p in plugin_pools]),
+            mig=any(p.pool.mig_profile for p in plugin_pools),
+            pool_names=[p.name for p in plugin_pools] if cfg.select_pools else (),
         ),
     )
     if cfg.monitoring.gpu_metrics:
@@ -64,11 +104,11 @@ if gpu.mode == "device-plugin":
                 provider=cluster.provider,
                 namespace=device_plugin.namespace_name,
                 image=cfg.monitoring.dcgm_exporter_image,
-                gpu_pool_name=gpu.name,
-                gpu_tolerations=cluster.gpu_tolerations,
+                gpu_pool_names=[p.name for p in plugin_pools],
+                gpu_tolerations=tolerations_of([p.pool for p in plugin_pools]),
             ),
         )
-elif gpu.mode == "gpu-operator":
+if operator_pools := serving("gpu-operator"):
     operator = GpuOperator(
         "gpu-operator",
         GpuOperatorArgs(
@@ -76,12 +116,14 @@ elif gpu.mode == "gpu-operator":
             namespace=cfg.gpu_operator.namespace,
             version=cfg.gpu_operator.version,
             gpu_metrics=cfg.monitoring.gpu_metrics,
-            gpu_tolerations=cluster.gpu_tolerations,
-            depends_on=[cluster.gpu_node_pool],
+            gpu_tolerations=tolerations_of([p.pool for p in operator_pools]),
+            depends_on=[p.node_pool for p in operator_pools],
         ),
     )
 
-# Steps 8-9: the MNIST training Job; `pulumi up` waits for it to complete.
+# Steps 8-9: one MNIST training Job per GPU pool, each on its own pool; `pulumi up` waits
+# for every Job to complete (they run side by side).
+stack_of = {"device-plugin": device_plugin, "gpu-operator": operator, "aks-managed": None}
 job = None
 if cfg.mnist_job.enabled:
     job = MnistJob(
@@ -92,27 +134,39 @@ if cfg.mnist_job.enabled:
             namespace=cfg.mnist_job.namespace,
             max_steps=cfg.mnist_job.max_steps,
             wait_for_completion=cfg.mnist_job.wait_for_completion,
-            gpu_tolerations=cluster.gpu_tolerations,
-            create_timeout=job_timeout(gpu),
-            depends_on=[cluster.gpu_node_pool, *[c for c in (device_plugin, operator) if c is not None]],
+            runs=[
+                MnistRun(
+                    pool_name=p.name,
+                    gpu_tolerations=p.tolerations,
+                    create_timeout=job_timeout(p.pool),
+                    depends_on=[p.node_pool, *[c for c in (stack_of[p.pool.mode],) if c is not None]],
+                    pin=cfg.select_pools,
+                    guide_names=guide_pool,
+                )
+                for p in pools
+            ],
         ),
     )
 
-# Outputs: what was built, and the two commands a user types next.
+# Outputs: what was built, and the commands a user types next.
 pulumi.export("resourceGroupName", cluster.resource_group_name)
 pulumi.export("clusterName", cluster.cluster_name)
-pulumi.export("gpuPoolName", cluster.gpu_pool_name)
-pulumi.export("gpuPoolVmSize", cluster.gpu_pool_vm_size)
-pulumi.export("gpuPoolGeneration", cluster.gpu_pool_generation)
-pulumi.export("gpuManagement", cluster.gpu_management)
-pulumi.export("gpusPerNode", gpu_sizes.gpus_per_node(gpu.vm_size, gpu.mig_profile))
-pulumi.export("gpuMetrics", gpu_metrics_location(gpu.mode, cfg.monitoring.gpu_metrics, exporter, operator))
+pulumi.export("gpuPools", pool_outputs(pools, job))
+if guide_pool:  # the guide's one pool, by the names earlier releases exported
+    gpu = pools[0]
+    pulumi.export("gpuPoolName", gpu.name)
+    pulumi.export("gpuPoolVmSize", gpu.vm_size)
+    pulumi.export("gpuPoolGeneration", gpu.generation)
+    pulumi.export("gpuManagement", gpu.management)
+    pulumi.export("gpusPerNode", gpu.gpus_per_node)
+pulumi.export("gpuMetrics", gpu_metrics_location(cfg.modes, cfg.monitoring.gpu_metrics, exporter, operator))
 if device_plugin is not None:
     pulumi.export("devicePluginNamespace", device_plugin.namespace_name)
 pulumi.export("kubeconfig", cluster.kubeconfig)
 pulumi.export("getCredentialsCommand", cluster.get_credentials_command)
-if job is not None:
-    pulumi.export("mnistJobName", job.job_name)
-    pulumi.export("mnistJobNamespace", job.job_namespace)
-    pulumi.export("jobLogsCommand", job.logs_command)
-    pulumi.export("mnistJobUrn", job.job_urn)
+if job is not None and guide_pool:
+    first = job.jobs[pools[0].name]
+    pulumi.export("mnistJobName", first.name)
+    pulumi.export("mnistJobNamespace", first.namespace)
+    pulumi.export("jobLogsCommand", first.logs_command)
+    pulumi.export("mnistJobUrn", first.urn)

@@ -1,8 +1,10 @@
-"""Guide steps 1-3: the resource group, the AKS cluster with its GPU node pool, and the
-credentials to reach it.
+"""Guide steps 1-3, when this program creates the cluster: the resource group, the AKS
+cluster with its System pool, and the credentials to reach it. The GPU pools are
+components of their own (components/gpu_pool.py), added to this cluster or to an existing
+one (components/existing_cluster.py).
 
-The GPU pool is a separate `AgentPool` rather than a second inline `agentPoolProfiles`
-entry: Azure does not allow inline profiles to be updated through the managed cluster
+The GPU pools are separate `AgentPool`s rather than more inline `agentPoolProfiles`
+entries: Azure does not allow inline profiles to be updated through the managed cluster
 (azure-native `ManagedCluster` docs: "additional agent pools can be defined via the
 `AgentPool` resource"), and any change to an inline profile puts every pool of the cluster
 into `Scaling` (pulumi/pulumi-azure-native#4264).
@@ -13,8 +15,7 @@ from __future__ import annotations
 import base64
 import shlex
 from dataclasses import dataclass
-from enum import Enum
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -22,122 +23,8 @@ import yaml
 import pulumi_command as command
 from pulumi_azure_native import authorization, containerservice, resources
 
-from components import gpu_sizes
-from components.config import (
-    VERSION_UPGRADE_CHANNELS,
-    SYSTEM_POOL_NAME,
-    AccessConfig,
-    GpuPoolConfig,
-    NetworkConfig,
-    SystemPoolConfig,
-    UpgradeConfig,
-    camel_case,
-)
-from components.managed_gpu_pool import MIG_API_VERSION, STABLE_API_VERSION, ManagedGpuPool
-
-# Today's guide (azure-aks-docs articles/aks/use-nvidia-gpu.md) taints the GPU pool so
-# that only pods that ask for it land there: `az aks nodepool add ... --node-taints sku=gpu:NoSchedule`.
-GPU_TAINT_KEY = "sku"
-GPU_TAINT_VALUE = "gpu"
-GPU_TAINT_EFFECT = "NoSchedule"
-GPU_TAINT = f"{GPU_TAINT_KEY}={GPU_TAINT_VALUE}:{GPU_TAINT_EFFECT}"
-
-# AKS puts this taint (and label) on every node of a Spot pool (azure-aks-docs
-# articles/aks/spot-node-pool.md: "A Spot node pool has the
-# kubernetes.azure.com/scalesetpriority=spot:NoSchedule taint"). It is declared explicitly
-# as well, so the declared taints equal what Azure reports and no diff appears.
-SPOT_TAINT_KEY = "kubernetes.azure.com/scalesetpriority"
-SPOT_TAINT = f"{SPOT_TAINT_KEY}=spot:NoSchedule"
-
-
-# "The default for Azure CNI Overlay is 250. The maximum value you can specify in Azure CNI
-# Overlay is 250" pods per node (azure-aks-docs articles/aks/azure-cni-overlay.md). Stated,
-# so the desired state says it (and passes Checkov CKV_AZURE_168, at least 50).
-MAX_PODS = 250
-
-def gpu_pool_taints(pool: GpuPoolConfig) -> list[str]:
-    return [GPU_TAINT, SPOT_TAINT] if pool.spot else [GPU_TAINT]
-
-
-def gpu_tolerations(pool: GpuPoolConfig) -> tuple[k8s.core.v1.TolerationArgs, ...]:
-    """What a pod must tolerate to run on the GPU pool: `sku=gpu`, and the Spot taint."""
-    gpu = k8s.core.v1.TolerationArgs(key=GPU_TAINT_KEY, operator="Equal", value=GPU_TAINT_VALUE, effect=GPU_TAINT_EFFECT)
-    if not pool.spot:
-        return (gpu,)
-    spot = k8s.core.v1.TolerationArgs(key=SPOT_TAINT_KEY, operator="Equal", value="spot", effect="NoSchedule")
-    return (gpu, spot)
-
-
-def gpu_pool_settings(pool: GpuPoolConfig) -> dict[str, Any]:
-    """The GPU pool's agent-pool properties, as azure-native keyword arguments.
-
-    Autoscaling: `enableAutoScaling` with `minCount`/`maxCount` is `az aks nodepool add
-    --enable-cluster-autoscaler --min-count --max-count` (today's guide). User pools may
-    scale to zero ("User node pools can contain zero or more nodes", create-node-pools.md).
-    Spot: `--priority Spot --eviction-policy Delete --spot-max-price -1`, where -1 means
-    "the instance won't be evicted based on price" (spot-node-pool.md).
-    """
-    settings: dict[str, Any] = {
-        "mode": containerservice.AgentPoolMode.USER,
-        # gpuInstanceProfile (GA): `az aks nodepool add --gpu-instance-profile MIG1g`
-        # (azure-aks-docs articles/aks/gpu-multi-instance.md).
-        "gpu_instance_profile": pool.mig_profile,
-        # The GPU Operator installs its own driver: `--gpu-driver none` (nvidia-gpu-operator.md).
-        "gpu_profile": containerservice.GPUProfileArgs(driver=containerservice.GPUDriver.NONE)
-        if pool.mode == "gpu-operator"
-        else None,
-        "os_type": containerservice.OSType.LINUX,
-        "type": containerservice.AgentPoolType.VIRTUAL_MACHINE_SCALE_SETS,
-        "vm_size": pool.vm_size,
-        "count": pool.node_count,
-        "max_pods": MAX_PODS,
-        "node_taints": gpu_pool_taints(pool),
-    }
-    if pool.autoscaling:
-        settings.update(enable_auto_scaling=True, min_count=pool.min_count, max_count=pool.max_count)
-    if pool.spot:
-        settings.update(
-            scale_set_priority=containerservice.ScaleSetPriority.SPOT,
-            scale_set_eviction_policy=containerservice.ScaleSetEvictionPolicy.DELETE,
-            spot_max_price=-1,
-        )
-    return settings
-
-
-# `dedicatedVhd: true` / `management: aks-managed`: the guide's "AKS specialized GPU image"
-# (the UseGPUDedicatedVHD header) was retired on 2025-01-10 (azure-aks-docs
-# includes/aks-gpu-image-retirement.md), and ARM cannot send custom headers anyway. Its
-# successor is AKS-managed GPU nodes: AKS installs the driver, the device plugin and the DCGM
-# exporter on a pool whose gpuProfile.nvidia.managementMode is "Managed" (azure-aks-docs
-# articles/aks/aks-managed-gpu-nodes.md; the az CLI's --enable-managed-gpu=true, which only the
-# aks-preview extension has). The pool is a dynamic resource over the agentPools REST API
-# (components/managed_gpu_pool.py).
-def managed_gpu_pool_properties(pool: GpuPoolConfig, orchestrator_version: Optional[str]) -> dict[str, Any]:
-    """The managed pool's agentPools REST properties: the typed pool's settings
-    (gpu_pool_settings) in ARM's spelling, plus gpuProfile.nvidia. With MIG, AKS's device
-    plugin offers each slice as one nvidia.com/gpu with migStrategy Single
-    (aks-managed-gpu-nodes.md: --gpu-instance-profile MIG1g --gpu-mig-strategy Single)."""
-    body = {camel_case(k): _rest_value(v) for k, v in gpu_pool_settings(pool).items() if v is not None}
-    nvidia = {"managementMode": "Managed", **({"migStrategy": "Single"} if pool.mig_profile else {})}
-    # As the spec's own example, AgentPoolsCreate_ManagedGPU.json (azure-rest-api-specs
-    # aks/stable/2026-08-01/examples, commit 1001d5a2): driver Install, nvidia Managed.
-    body["gpuProfile"] = {"driver": "Install", "nvidia": nvidia}
-    if orchestrator_version:
-        body["orchestratorVersion"] = orchestrator_version
-    return body
-
-
-def _rest_value(value: Any) -> Any:
-    """azure-native's enums are `str` subclasses; the REST body wants plain JSON values."""
-    return str(value.value) if isinstance(value, Enum) else value
-
-
-# The gpuManagement output, per gpuPool.management.
-GPU_MANAGEMENT_OUTPUTS = {
-    "device-plugin": "device-plugin-daemonset",
-    "aks-managed": "aks-managed (preview)",
-    "gpu-operator": "gpu-operator",
-}
+from components.config import VERSION_UPGRADE_CHANNELS, SYSTEM_POOL_NAME, AccessConfig, NetworkConfig, SystemPoolConfig, UpgradeConfig
+from components.gpu_pool import MAX_PODS
 
 # Built-in role "Azure Kubernetes Service RBAC Cluster Admin": "Lets you manage all
 # resources in the cluster" (azure-docs articles/role-based-access-control/built-in-roles.md).
@@ -224,23 +111,10 @@ def cluster_ignore_changes(upgrade: UpgradeConfig) -> list[str]:
     return ignored
 
 
-def pool_ignore_changes(pool: GpuPoolConfig, upgrade: UpgradeConfig) -> Optional[list[str]]:
-    """What `pulumi up` must leave to Azure on the GPU pool: the count, when the cluster
-    autoscaler owns it; the version, when an upgrade channel moves it (AKS upgrades node
-    pools with the control plane: auto-upgrade-cluster.md)."""
-    ignored = []
-    if pool.autoscaling:
-        ignored.append("count")
-    if upgrade.channel in VERSION_UPGRADE_CHANNELS:
-        ignored.append("orchestratorVersion")
-    return ignored or None
-
-
 # Creating or deleting an AKS cluster routinely takes 5-15 minutes, and a GPU pool can wait
 # longer for scarce capacity. Explicit limits state the worst case this program accepts
 # instead of relying on the provider's default.
 CLUSTER_TIMEOUTS = pulumi.CustomTimeouts(create="60m", update="60m", delete="60m")
-POOL_TIMEOUTS = pulumi.CustomTimeouts(create="60m", update="60m", delete="45m")
 
 
 @dataclass(frozen=True)
@@ -249,7 +123,6 @@ class GpuClusterArgs:
     resource_group_name: str
     cluster_name: str
     system_pool: SystemPoolConfig
-    gpu_pool: GpuPoolConfig
     kubernetes_version: Optional[str] = None
     access: AccessConfig = AccessConfig()
     network: NetworkConfig = NetworkConfig()
@@ -258,16 +131,17 @@ class GpuClusterArgs:
     tier: str = "Free"
     # Protects the resource group and the cluster from `pulumi destroy` and replacement.
     protect: bool = False
+    #: The guide's gpuPool is AKS-managed: keep the retired Command's stand-in
+    #: (_retire_managed_pool_command says why).
+    retire_managed_pool_command: bool = False
 
 
 class GpuCluster(pulumi.ComponentResource):
-    """A resource group holding an AKS cluster with a tainted GPU User pool."""
+    """A resource group holding an AKS cluster with its System pool; the GPU pools are
+    `GpuPool`s added to it."""
 
     resource_group: resources.ResourceGroup
     managed_cluster: containerservice.ManagedCluster
-    #: The GPU pool: a typed `AgentPool`, or, when AKS manages the GPU stack
-    #: (`management: aks-managed`), a `ManagedGpuPool` over the agentPools REST API.
-    gpu_node_pool: pulumi.CustomResource
     #: With Entra ID access: the deploying identity's cluster-admin role, which this
     #: program's own Kubernetes provider needs.
     deployer_role_assignment: Optional[authorization.RoleAssignment]
@@ -277,45 +151,34 @@ class GpuCluster(pulumi.ComponentResource):
     provider: k8s.Provider
     resource_group_name: pulumi.Output[str]
     cluster_name: pulumi.Output[str]
-    gpu_pool_name: pulumi.Output[str]
-    gpu_pool_vm_size: pulumi.Output[str]
-    #: The Hyper-V generation the GPU nodes boot: "1", "2" or "unknown" (a size not in the catalog).
-    gpu_pool_generation: pulumi.Output[str]
+    resource_uid: pulumi.Output[str]
+    #: What a GPU pool waits for: the cluster.
+    dependencies: Sequence[pulumi.Resource]
     #: The command that merges this cluster's credentials into ~/.kube/config (guide step 3).
     get_credentials_command: pulumi.Output[str]
-    #: Who installs the NVIDIA device plugin: this program's DaemonSet, or AKS (dedicatedVhd).
-    gpu_management: str
-    #: Tolerations a pod needs to land on the GPU pool.
-    gpu_tolerations: tuple[k8s.core.v1.TolerationArgs, ...]
 
     def __init__(self, name: str, args: GpuClusterArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__("aks-gpu:azure:GpuCluster", name, None, opts)
         self._name = name
         self.resource_group = self._create_resource_group(args)
         self.managed_cluster = self._create_cluster(args)
-        self.gpu_node_pool = self._create_gpu_pool(args)
+        if args.retire_managed_pool_command:
+            self._retire_managed_pool_command()
         self.kubeconfig = self._fetch_credentials(args)
         self.deployer_role_assignment = self._grant_deployer(args)
         self.provider = self._create_provider()
 
-        gpu = args.gpu_pool
         self.resource_group_name = self.resource_group.name
         self.cluster_name = self.managed_cluster.name
-        self.gpu_management = GPU_MANAGEMENT_OUTPUTS[gpu.mode]
-        self.gpu_pool_name = pulumi.Output.from_input(gpu.name)
-        self.gpu_pool_vm_size = pulumi.Output.from_input(gpu.vm_size)
-        self.gpu_pool_generation = pulumi.Output.from_input(gpu_sizes.generation(gpu.vm_size))
-        # Shell-quoted: a resource group name may hold '(' or ')' (config.ResourceGroupName).
+        self.resource_uid = self.managed_cluster.resource_uid
+        self.dependencies = (self.managed_cluster,)
         self.get_credentials_command = pulumi.Output.all(self.resource_group.name, self.managed_cluster.name).apply(
-            lambda names: shlex.join(["az", "aks", "get-credentials", "--resource-group", names[0], "--name", names[1]])
+            lambda names: get_credentials_command(names[0], names[1])
         )
-        self.gpu_tolerations = gpu_tolerations(gpu)
         self.register_outputs(
             {
                 "resourceGroupName": self.resource_group_name,
                 "clusterName": self.cluster_name,
-                "gpuPoolName": self.gpu_pool_name,
-                "gpuPoolVmSize": self.gpu_pool_vm_size,
                 "kubeconfig": self.kubeconfig,
             }
         )
@@ -330,7 +193,7 @@ class GpuCluster(pulumi.ComponentResource):
         )
 
     # Step 2: az aks create. The cluster keeps a small System pool for kube-system; the GPU
-    # nodes come in a separate User pool (_create_gpu_pool).
+    # nodes come in separate User pools (components/gpu_pool.py).
     def _create_cluster(self, args: GpuClusterArgs) -> containerservice.ManagedCluster:
         return containerservice.ManagedCluster(
             f"{self._name}-aks",
@@ -369,38 +232,6 @@ class GpuCluster(pulumi.ComponentResource):
                 protect=args.protect,
                 custom_timeouts=CLUSTER_TIMEOUTS,
                 ignore_changes=cluster_ignore_changes(args.upgrade),
-            ),
-        )
-
-    # Step 2, the GPU part: az aks nodepool add --name gpu --node-vm-size Standard_NC6
-    #   --node-count 1 --node-taints sku=gpu:NoSchedule (today's guide). Linux only (the guide).
-    def _create_gpu_pool(self, args: GpuClusterArgs) -> pulumi.CustomResource:
-        gpu = args.gpu_pool
-        if gpu.managed:
-            return self._create_managed_gpu_pool(args)
-        return containerservice.AgentPool(
-            f"{self._name}-gpu-pool",
-            resource_group_name=self.resource_group.name,
-            resource_name_=self.managed_cluster.name,
-            agent_pool_name=gpu.name,
-            orchestrator_version=args.kubernetes_version,
-            **gpu_pool_settings(gpu),
-            opts=pulumi.ResourceOptions(
-                parent=self,
-                custom_timeouts=POOL_TIMEOUTS,
-                ignore_changes=pool_ignore_changes(gpu, args.upgrade),
-                # "You can't change the applied GPU instance profile after node pool creation"
-                # (gpu-multi-instance.md), nor the driver setting; azure-native replaces the pool
-                # on a gpuInstanceProfile or vmSize change (pulumi-azure-native PR #3655, its
-                # forceNewMap), not on gpuProfile: say so, or a mode switch would be an update
-                # that AKS refuses.
-                replace_on_changes=["gpuProfile", "gpuInstanceProfile"],
-                # ...and delete first: the pool's name is fixed, and AKS refuses a second pool of
-                # one name. azure-native asks for delete-first only for replacements it reports
-                # itself (provider.go Diff: `deleteBeforeReplace := len(replaces) > 0`); one that
-                # replaceOnChanges adds is created first unless this option says otherwise
-                # (pulumi/pulumi pkg/resource/deploy/step_generator.go); tests/test_lifecycle.py pins it.
-                delete_before_replace=True,
             ),
         )
 
@@ -449,40 +280,6 @@ class GpuCluster(pulumi.ComponentResource):
             ),
         )
 
-    def _create_managed_gpu_pool(self, args: GpuClusterArgs) -> ManagedGpuPool:
-        """The AKS-managed GPU pool: a dynamic resource that PUTs, GETs and DELETEs the pool
-        through the agentPools REST API (components/managed_gpu_pool.py says why, and what
-        its diff updates in place and what it replaces, deleting the old pool first).
-
-        The names are the config's plain values, so a preview of a cluster update shows no
-        change to the pool; the cluster's resourceUID tells the pool that the cluster was
-        created anew (deleted outside Pulumi, then refresh and up), and the next update adds
-        the pool to it again. Its count and version are left to the autoscaler and to an
-        upgrade channel by the resource's own diff, not by ignoreChanges: a refresh puts what
-        Azure has into the state, and the diff compares that state with the config."""
-        gpu = args.gpu_pool
-        moves_version = args.upgrade.channel in VERSION_UPGRADE_CHANNELS
-        client = authorization.get_client_config_output()
-        self._retire_managed_pool_command()
-        return ManagedGpuPool(
-            f"{self._name}-managed-gpu-pool",
-            subscription_id=client.subscription_id,
-            resource_group_name=args.resource_group_name,
-            cluster_name=args.cluster_name,
-            agent_pool_name=gpu.name,
-            properties=managed_gpu_pool_properties(gpu, None if moves_version else args.kubernetes_version),
-            api_version=MIG_API_VERSION if gpu.mig_profile else STABLE_API_VERSION,
-            cluster_resource_uid=self.managed_cluster.resource_uid,
-            opts=pulumi.ResourceOptions(
-                parent=self,
-                depends_on=[self.managed_cluster],
-                custom_timeouts=POOL_TIMEOUTS,
-                # The provider's diff asks for it too (DiffResult.delete_before_replace); stated
-                # here so the plan shows it whatever the provider answers.
-                delete_before_replace=True,
-            ),
-        )
-
     def _retire_managed_pool_command(self) -> command.local.Command:
         """A no-op stand-in for the `az aks nodepool add` Command that earlier releases
         declared for this pool, at the same URN, for one release.
@@ -523,6 +320,12 @@ class GpuCluster(pulumi.ComponentResource):
             kubeconfig=self.kubeconfig,
             opts=pulumi.ResourceOptions(parent=self, depends_on=needs),
         )
+
+
+def get_credentials_command(resource_group: str, cluster: str) -> str:
+    """Guide step 3's command, shell-quoted: a resource group name may hold '(' or ')'
+    (config.ResourceGroupName)."""
+    return shlex.join(["az", "aks", "get-credentials", "--resource-group", resource_group, "--name", cluster])
 
 
 def _dns_prefix(cluster_name: str) -> str:

@@ -52,6 +52,9 @@ DEFAULT_DCGM_EXPORTER_IMAGE = "nvcr.io/nvidia/k8s/dcgm-exporter:4.5.3-4.8.2-dist
 DEFAULT_GPU_OPERATOR_VERSION = "v26.7.0"
 
 SYSTEM_POOL_NAME = "system"
+# "AKS supports up to 100 node pools per cluster" (azure-aks-docs articles/aks/quotas-skus-regions.md);
+# one is the System pool.
+MAX_GPU_POOLS = 99
 MAX_POOL_NODES = 1000  # AKS: at most 1000 nodes per VMSS node pool (quotas-skus-regions.md)
 # "You can specify up to 200 authorized IP address ranges" (azure-aks-docs
 # articles/aks/api-server-authorized-ip-ranges.md).
@@ -106,9 +109,9 @@ VmSize = _pattern(r"^Standard_[A-Za-z0-9_]+$", "an Azure VM size name such as 'S
 # AKS agent pool names (Linux): lowercase letters and digits, start with a letter, at most
 # 12 characters (azure-aks-docs create-node-pools.md "Limitations"; the agentPools REST spec
 # pattern ^[a-z][a-z0-9]{0,11}$).
-PoolName = _pattern(
-    r"^[a-z][a-z0-9]{0,11}$", "1-12 lowercase letters and digits, starting with a letter (AKS Linux node pool names)"
-)
+POOL_NAME_PATTERN = r"^[a-z][a-z0-9]{0,11}$"
+POOL_NAME_ALLOWED = "1-12 lowercase letters and digits, starting with a letter (AKS Linux node pool names)"
+PoolName = _pattern(POOL_NAME_PATTERN, POOL_NAME_ALLOWED)
 # A container image reference, after the grammar of distribution/reference (reference.go):
 # [host[:port]/]path-component[/path-component...][:tag][@sha256:digest].
 Image = _pattern(
@@ -229,11 +232,9 @@ class SystemPoolConfig:
 
 
 @dataclass(frozen=True, config=_MODEL)
-class GpuPoolConfig:
-    """The separate User pool of GPU nodes (`az aks nodepool add --name gpu`)."""
+class GpuPoolSettings:
+    """One GPU User pool (`az aks nodepool add`): an entry of gpuPools, whose key names it."""
 
-    name: PoolName = "gpu"
-    """The pool's name (the guide's `--name gpu`); not 'system'."""
     vm_size: VmSize = gpu_sizes.GUIDE_SIZE
     """A GPU (N-series) size. Unset: the guide's Standard_NC6 (retired), or Standard_NC6s_v2 with gen2."""
     node_count: _count(0, MAX_POOL_NODES) = 1
@@ -271,6 +272,33 @@ class GpuPoolConfig:
         # A fixed pool of 0 nodes is refused while the Job is enabled, so only the
         # autoscaler's floor matters to anything that waits for a node.
         return self.min_count == 0
+
+
+@dataclass(frozen=True, config=_MODEL)
+class GpuPoolConfig(GpuPoolSettings):
+    """The separate User pool of GPU nodes (`az aks nodepool add --name gpu`)."""
+
+    name: PoolName = "gpu"
+    """The pool's name (the guide's `--name gpu`); not 'system'."""
+
+
+# gpuPools: AKS pool name -> the members of gpuPool but its name.
+GpuPoolMap = Annotated[
+    dict[str, GpuPoolSettings],
+    Field(min_length=1, max_length=MAX_GPU_POOLS, json_schema_extra={"propertyNames": {"pattern": POOL_NAME_PATTERN}}),
+    Allowed(f"a map from pool name to pool settings, with 1 to {MAX_GPU_POOLS} pools"),
+]
+
+
+@dataclass(frozen=True, config=_MODEL)
+class ExistingClusterConfig:
+    """An AKS cluster this stack does not own: it adds its GPU pools to it, and reads
+    everything else from it (docs/existing-cluster.md)."""
+
+    resource_group_name: ResourceGroupName
+    """The existing cluster's resource group."""
+    name: ClusterName
+    """The existing cluster's name."""
 
 
 @dataclass(frozen=True, config=_MODEL)
@@ -395,6 +423,10 @@ class ProjectConfig:
     """'1.NN' or '1.NN.P' (quote it in YAML). Unset or empty: the AKS default."""
     system_pool: SystemPoolConfig = SystemPoolConfig()
     gpu_pool: GpuPoolConfig = GpuPoolConfig()
+    gpu_pools: Optional[GpuPoolMap] = None
+    """Several GPU pools, keyed by AKS pool name, each with gpuPool's members but name; instead of gpuPool."""
+    existing_cluster: Optional[ExistingClusterConfig] = None
+    """Add the GPU pools to this AKS cluster instead of creating one; the stack owns only what it adds."""
     device_plugin: DevicePluginConfig = DevicePluginConfig()
     mnist_job: MnistJobConfig = MnistJobConfig()
     access: AccessConfig = AccessConfig()
@@ -418,7 +450,8 @@ class StackConfig:
     cluster_name: str
     kubernetes_version: Optional[str]
     system_pool: SystemPoolConfig
-    gpu_pool: GpuPoolConfig
+    #: The GPU pools: gpuPool's one pool, or gpuPools' entries in the stack file's order.
+    gpu_pools: tuple[GpuPoolConfig, ...]
     device_plugin: DevicePluginConfig
     mnist_job: MnistJobConfig
     access: AccessConfig = AccessConfig()
@@ -431,12 +464,41 @@ class StackConfig:
     gpu_operator: GpuOperatorConfig = GpuOperatorConfig()
     #: azure-native:subscriptionId, if the stack sets it.
     subscription_id: Optional[str] = None
+    #: Set: the pools go into this cluster, which the stack reads but does not own; its
+    #: names are resource_group_name and cluster_name.
+    existing_cluster: Optional[ExistingClusterConfig] = None
+    #: The pools came from the gpuPools map (keys `aks-gpu:gpuPools.<name>`), not gpuPool.
+    pool_map: bool = False
     # Things the user should know at preview time (preview features, unknown sizes, ...).
     warnings: tuple[str, ...] = field(default=())
 
 
+    def pool_key(self, pool: GpuPoolConfig) -> str:
+        """The config key that declares `pool`, as error messages and warnings name it."""
+        return f"{NAMESPACE}:gpuPools.{pool.name}" if self.pool_map else f"{NAMESPACE}:gpuPool"
+
+    @property
+    def modes(self) -> frozenset[str]:
+        """Who manages the GPU stack, over all pools."""
+        return frozenset(p.mode for p in self.gpu_pools)
+
+    def pools_of(self, mode: str) -> tuple[GpuPoolConfig, ...]:
+        return tuple(p for p in self.gpu_pools if p.mode == mode)
+
+    @property
+    def select_pools(self) -> bool:
+        """The cluster may hold GPU pools this program does not manage the GPU stack of (an
+        existing cluster, or several pools of different modes), so the DaemonSets and Jobs
+        select this program's pools by their agentpool label. The guide's single pool in its
+        own new cluster keeps the guide's manifests as they are."""
+        return self.existing_cluster is not None or self.pool_map
+
+
 # The structured keys: members are checked against their dataclass before validation.
-_OBJECT_KEYS = {to_camel(f.name): f.type for f in fields(ProjectConfig) if hasattr(f.default, "__dataclass_fields__")}
+_OBJECT_KEYS = {
+    **{to_camel(f.name): f.type for f in fields(ProjectConfig) if hasattr(f.default, "__dataclass_fields__")},
+    "existingCluster": "ExistingClusterConfig",
+}
 _KEYS = [to_camel(f.name) for f in fields(ProjectConfig)]
 
 
@@ -470,29 +532,37 @@ def parse(raw: Mapping[str, str], project: str, stack: str, root: Optional[Path]
     except ValidationError as error:
         raise _one_line(error) from None
 
+    existing = project_config.existing_cluster
     location = _validated(Location, LOCATION_KEY, raw.get(LOCATION_KEY) or DEFAULT_LOCATION)
-    base = _default_base_name(project, stack)
-    resource_group_name = project_config.resource_group_name or _validated(
-        ResourceGroupName, f"{NAMESPACE}:resourceGroupName", f"{base}-rg"
-    )
-    cluster_name = project_config.cluster_name or _validated(
-        ClusterName,
-        f"{NAMESPACE}:clusterName",
-        base,
-        hint=" (the default comes from project and stack names: set it explicitly)",
-    )
+    if existing is not None:
+        _check_existing_cluster(values)
+        resource_group_name, cluster_name = existing.resource_group_name, existing.name
+    else:
+        base = _default_base_name(project, stack)
+        resource_group_name = project_config.resource_group_name or _validated(
+            ResourceGroupName, f"{NAMESPACE}:resourceGroupName", f"{base}-rg"
+        )
+        cluster_name = project_config.cluster_name or _validated(
+            ClusterName,
+            f"{NAMESPACE}:clusterName",
+            base,
+            hint=" (the default comes from project and stack names: set it explicitly)",
+        )
 
-    gpu_pool, mnist_job, device_plugin = project_config.gpu_pool, project_config.mnist_job, project_config.device_plugin
-    _check_gpu_pool(gpu_pool, mnist_job)
-    warnings_from_stack = _check_gpu_stack(gpu_pool, values)
-    _check_namespaces(gpu_pool, device_plugin, mnist_job, project_config.gpu_operator)
+    pools, pool_keys, members_given = _gpu_pools(project_config, values)
+    mnist_job, device_plugin = project_config.mnist_job, project_config.device_plugin
+    warnings: list[str] = []
+    for pool in pools:
+        key = pool_keys[pool.name]
+        _check_gpu_pool(pool, mnist_job, key)
+        warnings += gpu_sizes.check_pool(pool.vm_size, pool.gen2, key)
+        warnings += _check_pool_stack(pool, members_given[pool.name], key)
+    _check_modes(pools, pool_keys)
+    _check_unused_settings(pools, values, pool_keys)
+    _check_namespaces(frozenset(p.mode for p in pools), device_plugin, mnist_job, project_config.gpu_operator)
     _check_access(project_config.access)
     _check_upgrade(project_config.upgrade, project_config.kubernetes_version)
     _check_preflight(project_config.preflight, root or Path.cwd())
-    warnings = gpu_sizes.check_pool(gpu_pool.vm_size, gpu_pool.gen2, f"{NAMESPACE}:gpuPool") + warnings_from_stack
-    if gpu_pool.managed:
-        _check_managed_gpu(gpu_pool)
-        warnings += managed_gpu_warnings(gpu_pool)
     if project_config.network.policy == "none":
         warnings.append(NO_NETWORK_POLICY_WARNING)
     if project_config.access.grants_deployer and project_config.access.deployer_object_id is None:
@@ -504,7 +574,7 @@ def parse(raw: Mapping[str, str], project: str, stack: str, root: Optional[Path]
         cluster_name=cluster_name,
         kubernetes_version=project_config.kubernetes_version,
         system_pool=project_config.system_pool,
-        gpu_pool=gpu_pool,
+        gpu_pools=pools,
         device_plugin=device_plugin,
         mnist_job=mnist_job,
         access=project_config.access,
@@ -516,7 +586,35 @@ def parse(raw: Mapping[str, str], project: str, stack: str, root: Optional[Path]
         monitoring=project_config.monitoring,
         gpu_operator=project_config.gpu_operator,
         subscription_id=raw.get(SUBSCRIPTION_KEY) or None,
+        existing_cluster=existing,
+        pool_map=project_config.gpu_pools is not None,
         warnings=tuple(warnings),
+    )
+
+
+def _gpu_pools(
+    project_config: ProjectConfig, values: Mapping[str, Any]
+) -> tuple[tuple[GpuPoolConfig, ...], dict[str, str], dict[str, Mapping[str, Any]]]:
+    """The pools, each pool's config key, and the members each pool's stack entry sets.
+
+    gpuPools' entries come sorted by name: the Pulumi CLI hands an object to the program as
+    JSON it marshals from a Go map, whose keys Go's encoding/json sorts, so the stack file's
+    order does not survive to the program anyway."""
+    if project_config.gpu_pools is None:
+        pool = project_config.gpu_pool
+        return (pool,), {pool.name: f"{NAMESPACE}:gpuPool"}, {pool.name: values.get("gpuPool", {})}
+    if "gpuPool" in values:
+        raise ConfigError(
+            f"invalid config {NAMESPACE}:gpuPool with {NAMESPACE}:gpuPools: gpuPool is the guide's one GPU pool, "
+            "gpuPools several; set one of them"
+        )
+    settings = [f.name for f in fields(GpuPoolSettings)]
+    entries = sorted(project_config.gpu_pools.items())
+    pools = tuple(GpuPoolConfig(name=name, **{f: getattr(entry, f) for f in settings}) for name, entry in entries)
+    return (
+        pools,
+        {name: f"{NAMESPACE}:gpuPools.{name}" for name, _ in entries},
+        {name: values["gpuPools"][name] for name, _ in entries},
     )
 
 
@@ -537,7 +635,9 @@ def _decode(raw: Mapping[str, str]) -> dict[str, Any]:
         if key in _OBJECT_KEYS:
             values[key] = _object(full_key, value, _OBJECT_KEYS[key])
             if key == "gpuPool":
-                values[key] = _gpu_pool_defaults(values[key])
+                values[key] = _gpu_pool_defaults(values[key], full_key)
+        elif key == "gpuPools":
+            values[key] = _pool_map(full_key, value)
         elif value == "":
             continue
         elif key in _BOOLEAN_SCALARS and value in ("true", "false"):
@@ -551,22 +651,37 @@ def _object(key: str, raw: Any, cls: Any) -> dict[str, Any]:
     """Decodes a structured key and refuses members its dataclass does not have."""
     cls = _resolve(cls)
     allowed_text = "expected an object (a YAML mapping in Pulumi.<stack>.yaml)"
+    # (cls is dict for a map, whose keys the caller checks.)
     try:
         value = json.loads(raw) if isinstance(raw, str) else raw
     except json.JSONDecodeError:
         raise _fail(key, raw, allowed_text) from None
     if not isinstance(value, dict):
         raise _fail(key, value, allowed_text)
-    allowed = members(cls)
+    allowed = members(cls) if cls is not dict else list(value)
     for member in value:
         if member not in allowed:
             raise ConfigError(f"unknown config {key}.{member}{_did_you_mean(member, allowed)}; allowed: {', '.join(allowed)}")
     return value
 
 
-def _gpu_pool_defaults(value: dict[str, Any]) -> dict[str, Any]:
+def _pool_map(key: str, raw: Any) -> dict[str, Any]:
+    """Decodes gpuPools: each key an AKS pool name, each entry gpuPool's members but name."""
+    entries = _object(key, raw, dict)
+    if not entries:
+        raise _fail(key, entries, f"expected at least one pool, such as {{gpu: {{vmSize: {gpu_sizes.GUIDE_GEN2_SIZE}}}}}")
+    pools = {}
+    for name, entry in entries.items():
+        if not re.fullmatch(POOL_NAME_PATTERN, name) or name == SYSTEM_POOL_NAME:
+            raise _fail(f"{key}.{name}", name, f"a pool name must be {POOL_NAME_ALLOWED}, and not '{SYSTEM_POOL_NAME}'")
+        if isinstance(entry, dict) and "name" in entry:
+            raise _fail(f"{key}.{name}.name", entry["name"], f"the entry's key, {name!r}, is the pool's name; remove name")
+        pools[name] = _gpu_pool_defaults(_object(f"{key}.{name}", entry, GpuPoolSettings), f"{key}.{name}")
+    return pools
+
+
+def _gpu_pool_defaults(value: dict[str, Any], key: str) -> dict[str, Any]:
     """The GPU pool's defaults that depend on other members."""
-    key = f"{NAMESPACE}:gpuPool"
     value = dict(value)
     if ("minCount" in value) != ("maxCount" in value):
         given, missing = ("minCount", "maxCount") if "minCount" in value else ("maxCount", "minCount")
@@ -614,6 +729,8 @@ def _one_line(error: ValidationError) -> ConfigError:
     problem = error.errors()[0]
     loc = problem["loc"]
     key = f"{NAMESPACE}:{loc[0]}" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc[1:])
+    if problem["type"] == "missing":
+        return ConfigError(f"invalid config {key} is missing: expected {_allowed(_annotation_at(ProjectConfig, loc))}")
     if problem["type"] == "value_error":  # this module's validators word their own message
         text = str(problem["ctx"]["error"])
     elif problem["type"] == "too_long":
@@ -630,6 +747,8 @@ def _annotation_at(cls: Any, loc: tuple[Any, ...]) -> Any:
         annotation = _strip_optional(annotation)
         if isinstance(part, int):
             annotation = typing.get_args(_strip_annotated(annotation))[0]
+        elif typing.get_origin(_strip_annotated(annotation)) is dict:  # a map's entry
+            annotation = typing.get_args(_strip_annotated(annotation))[1]
         else:
             hints = typing.get_type_hints(_resolve(annotation), include_extras=True)
             annotation = hints[_snake(part)]
@@ -679,8 +798,7 @@ def _did_you_mean(word: str, allowed: list[str]) -> str:
 # --------------------------------------------------------------------------- combinations
 
 
-def _check_gpu_pool(pool: GpuPoolConfig, mnist_job: MnistJobConfig) -> None:
-    key = f"{NAMESPACE}:gpuPool"
+def _check_gpu_pool(pool: GpuPoolConfig, mnist_job: MnistJobConfig, key: str) -> None:
     if pool.name == SYSTEM_POOL_NAME:
         raise _fail(f"{key}.name", pool.name, f"'{SYSTEM_POOL_NAME}' is the System pool's name; pick another")
     if pool.autoscaling:
@@ -704,16 +822,16 @@ def _check_gpu_pool(pool: GpuPoolConfig, mnist_job: MnistJobConfig) -> None:
 
 
 def _check_namespaces(
-    gpu_pool: GpuPoolConfig, device_plugin: DevicePluginConfig, mnist_job: MnistJobConfig, operator: GpuOperatorConfig
+    modes: frozenset[str], device_plugin: DevicePluginConfig, mnist_job: MnistJobConfig, operator: GpuOperatorConfig
 ) -> None:
     # Each component creates and deletes its own namespace; two cannot own one.
-    if mnist_job.enabled and gpu_pool.mode == "device-plugin" and mnist_job.namespace == device_plugin.namespace:
+    if mnist_job.enabled and "device-plugin" in modes and mnist_job.namespace == device_plugin.namespace:
         raise _fail(
             f"{NAMESPACE}:mnistJob.namespace",
             mnist_job.namespace,
             f"expected a namespace other than {NAMESPACE}:devicePlugin.namespace: each is created and deleted by its own component",
         )
-    if mnist_job.enabled and gpu_pool.mode == "gpu-operator" and mnist_job.namespace == operator.namespace:
+    if mnist_job.enabled and "gpu-operator" in modes and mnist_job.namespace == operator.namespace:
         raise _fail(
             f"{NAMESPACE}:mnistJob.namespace",
             mnist_job.namespace,
@@ -782,14 +900,15 @@ NO_NETWORK_POLICY_WARNING = (
 )
 
 
-def managed_key(pool: GpuPoolConfig) -> str:
-    """The key that asked for AKS-managed GPU nodes, as the stack file spells it."""
+def managed_key(pool: GpuPoolConfig, key: str) -> str:
+    """The key that asked for AKS-managed GPU nodes, as the stack file spells it; `key` is
+    the pool's (StackConfig.pool_key)."""
     if pool.dedicated_vhd:
-        return f"{NAMESPACE}:gpuPool.dedicatedVhd = true"
-    return f"{NAMESPACE}:gpuPool.management = aks-managed"
+        return f"{key}.dedicatedVhd = true"
+    return f"{key}.management = aks-managed"
 
 
-def managed_gpu_warnings(pool: GpuPoolConfig) -> list[str]:
+def managed_gpu_warnings(pool: GpuPoolConfig, key: str) -> list[str]:
     """What a preview says about a managed pool, in the words of the key that asked for it."""
     what = (
         "AKS-managed GPU nodes, an Azure PREVIEW: AKS installs the GPU driver, device plugin and DCGM exporter, "
@@ -798,14 +917,14 @@ def managed_gpu_warnings(pool: GpuPoolConfig) -> list[str]:
     )
     if pool.dedicated_vhd:
         warnings = [
-            f"{managed_key(pool)}: the guide's AKS GPU image (UseGPUDedicatedVHD) was retired on 2025-01-10; "
+            f"{managed_key(pool, key)}: the guide's AKS GPU image (UseGPUDedicatedVHD) was retired on 2025-01-10; "
             f"deploying its successor instead, {what}"
         ]
     else:
-        warnings = [f"{managed_key(pool)}: {what}"]
+        warnings = [f"{managed_key(pool, key)}: {what}"]
     if pool.mig_profile:
         warnings.append(
-            f"{NAMESPACE}:gpuPool.migProfile = {pool.mig_profile} on AKS-managed GPU nodes: the pool is sent with the "
+            f"{key}.migProfile = {pool.mig_profile} on AKS-managed GPU nodes: the pool is sent with the "
             f"PREVIEW agentPools API {MANAGED_MIG_API_VERSION}, the only kind that has gpuProfile.nvidia.migStrategy"
         )
     return warnings
@@ -820,45 +939,77 @@ def managed_gpu_warnings(pool: GpuPoolConfig) -> list[str]:
 MANAGED_MIG_API_VERSION = "2026-01-02-preview"
 
 
-# What each mode leaves out, and so which settings it refuses (they would do nothing).
-_UNUSED_SETTINGS = {
-    "device-plugin": ("gpuOperator",),
-    "aks-managed": ("devicePlugin", "gpuOperator", "monitoring"),
-    "gpu-operator": ("devicePlugin",),
-}
-
-
-def _check_gpu_stack(pool: GpuPoolConfig, values: Mapping[str, Any]) -> list[str]:
-    """Refuses settings the chosen GPU management mode would not use; returns its warnings."""
-    key = f"{NAMESPACE}:gpuPool"
-    given = values.get("gpuPool", {})
+def _check_pool_stack(pool: GpuPoolConfig, given: Mapping[str, Any], key: str) -> list[str]:
+    """One pool's GPU management settings; returns its warnings. `given` is what its entry sets."""
     if pool.dedicated_vhd and "management" in given and pool.management != "aks-managed":
         raise ConfigError(
             f"invalid config {key}.management = {pool.management!r} with {key}.dedicatedVhd = true: dedicatedVhd "
             "selects AKS-managed GPU nodes; set management to aks-managed, or remove one of them"
         )
-    for setting in _UNUSED_SETTINGS[pool.mode]:
-        if setting in values:
-            raise ConfigError(_unused_setting_message(setting, pool))
-    if pool.mode == "gpu-operator" and "dcgmExporterImage" in values.get("monitoring", {}):
-        raise ConfigError(
-            f"invalid config {NAMESPACE}:monitoring.dcgmExporterImage with {key}.management = 'gpu-operator': "
-            "the GPU Operator deploys its own DCGM exporter; remove it"
-        )
-    _check_mig(pool)
+    _check_mig(pool, key)
+    warnings = []
     if pool.mode != "device-plugin":
-        return [
+        warnings.append(
             f"{key}.management = {pool.mode}: switching a deployed stack to or from this mode replaces the GPU pool "
             "(its GPU driver setting cannot change in place), deleting the old pool first (docs/gpu.md)"
-        ]
-    return []
+        )
+    if pool.managed:
+        _check_managed_gpu(pool, key)
+        warnings += managed_gpu_warnings(pool, key)
+    return warnings
 
 
-def _unused_setting_message(setting: str, pool: GpuPoolConfig) -> str:
-    key = f"{NAMESPACE}:gpuPool"
-    if pool.dedicated_vhd and setting == "devicePlugin":  # the guide's own warning, in its words
+def _check_modes(pools: tuple[GpuPoolConfig, ...], keys: Mapping[str, str]) -> None:
+    """The GPU Operator cannot share a cluster with pools whose GPU stack something else
+    installs. Its node-feature-discovery labels every node that has an NVIDIA PCI device, and
+    the operator deploys its driver, toolkit and device plugin to every node so labelled
+    (NVIDIA GPU Operator docs, "Getting Started": operands run on nodes labelled
+    feature.node.kubernetes.io/pci-10de.present=true; NVIDIA/gpu-operator values.yaml,
+    node-feature-discovery); a pool of another mode would get a second device plugin, which
+    the guide warns against. Opting those nodes out takes a node label the other modes' pools
+    would have to carry; this program refuses the mix instead (docs/gpu.md)."""
+    operator = [p for p in pools if p.mode == "gpu-operator"]
+    others = [p for p in pools if p.mode != "gpu-operator"]
+    if operator and others:
+        raise ConfigError(
+            f"invalid config {keys[operator[0].name]}.management = 'gpu-operator' beside {keys[others[0].name]} "
+            f"({others[0].mode}): the GPU Operator installs its driver and device plugin on every NVIDIA GPU node "
+            "of the cluster, which would give that pool a second device plugin; give every pool management "
+            "gpu-operator, or none of them (docs/gpu.md)"
+        )
+
+
+# Which settings each mode uses: a setting no pool's mode uses is refused (it would do nothing).
+_SETTING_USERS = {
+    "devicePlugin": ("device-plugin",),
+    "gpuOperator": ("gpu-operator",),
+    "monitoring": ("device-plugin", "gpu-operator"),
+}
+
+
+def _check_unused_settings(pools: tuple[GpuPoolConfig, ...], values: Mapping[str, Any], keys: Mapping[str, str]) -> None:
+    modes = {p.mode for p in pools}
+    for setting, users in _SETTING_USERS.items():
+        if setting in values and not modes.intersection(users):
+            raise ConfigError(_unused_setting_message(setting, pools, keys))
+    if "dcgmExporterImage" in values.get("monitoring", {}) and "device-plugin" not in modes:
+        raise ConfigError(
+            f"invalid config {NAMESPACE}:monitoring.dcgmExporterImage with {_where_management(pools, keys)} = "
+            "'gpu-operator': the GPU Operator deploys its own DCGM exporter; remove it"
+        )
+
+
+def _where_management(pools: tuple[GpuPoolConfig, ...], keys: Mapping[str, str]) -> str:
+    """`aks-gpu:gpuPool.management`, or `aks-gpu:gpuPools.*.management` for several pools."""
+    key = keys[pools[0].name]
+    return f"{key}.management" if len(pools) == 1 else f"{key.rsplit('.', 1)[0]}.*.management"
+
+
+def _unused_setting_message(setting: str, pools: tuple[GpuPoolConfig, ...], keys: Mapping[str, str]) -> str:
+    pool, where = pools[0], _where_management(pools, keys)
+    if len(pools) == 1 and pool.dedicated_vhd and setting == "devicePlugin":  # the guide's own warning, in its words
         return (
-            f"invalid config {NAMESPACE}:devicePlugin is set but {key}.dedicatedVhd = true: "
+            f"invalid config {NAMESPACE}:devicePlugin is set but {keys[pool.name]}.dedicatedVhd = true: "
             "AKS installs the device plugin on managed GPU nodes and this program deploys none "
             "(the guide warns against both); remove one of them"
         )
@@ -867,13 +1018,40 @@ def _unused_setting_message(setting: str, pool: GpuPoolConfig) -> str:
         "gpuOperator": "the GPU Operator is installed only with management gpu-operator",
         "monitoring": "AKS runs its own DCGM exporter on managed GPU nodes (port 19400)",
     }[setting]
-    return f"invalid config {NAMESPACE}:{setting} is set but {key}.management is {pool.mode}: {why}; remove it"
+    modes = ", ".join(sorted({p.mode for p in pools}))
+    return f"invalid config {NAMESPACE}:{setting} is set but {where} is {modes}: {why}; remove it"
 
 
-def _check_mig(pool: GpuPoolConfig) -> None:
+# Keys that configure a cluster this program creates. With existingCluster the cluster is
+# read from Azure and never changed, so each is refused unless it holds its default (the
+# Pulumi.yaml defaults of the scalar keys arrive with every run).
+CLUSTER_ONLY_KEYS = {
+    "resourceGroupName": "the cluster's resource group is existingCluster.resourceGroupName",
+    "clusterName": "the cluster's name is existingCluster.name",
+    "kubernetesVersion": "new pools take the existing cluster's Kubernetes version",
+    "systemPool": "the existing cluster has its own System pool",
+    "clusterTier": "the existing cluster's tier is its owner's",
+    "network": "the existing cluster's network policy engine is read from it",
+    "upgrade": "the existing cluster's upgrade channels are its owner's",
+    "protect": "protect guards the resource group and cluster this program creates",
+    "access": "the stack signs in the way the existing cluster allows and grants nothing on it",
+}
+
+
+def _check_existing_cluster(values: Mapping[str, Any]) -> None:
+    defaults = {to_camel(f.name): f.default for f in fields(ProjectConfig)}
+    for key, why in CLUSTER_ONLY_KEYS.items():
+        if key in values and values[key] != defaults[key]:
+            raise _fail(
+                f"{NAMESPACE}:{key}",
+                values[key],
+                f"not used with {NAMESPACE}:existingCluster ({why}); remove it, or remove existingCluster to create a cluster",
+            )
+
+
+def _check_mig(pool: GpuPoolConfig, key: str) -> None:
     if pool.mig_profile is None:
         return
-    key = f"{NAMESPACE}:gpuPool"
     size = gpu_sizes.CATALOG.get(pool.vm_size)
     if size is None or not size.mig:
         supported = ", ".join(s.name for s in gpu_sizes.CATALOG.values() if s.mig)
@@ -884,14 +1062,14 @@ def _check_mig(pool: GpuPoolConfig) -> None:
         )
 
 
-def _check_managed_gpu(pool: GpuPoolConfig) -> None:
+def _check_managed_gpu(pool: GpuPoolConfig, key: str) -> None:
     # "Cluster autoscaler isn't supported on managed GPU node pools during preview. Scale
     # these pools manually." (azure-aks-docs articles/aks/aks-managed-gpu-nodes.md,
     # Limitations; added in f2493a9d, 2026-04-23, still there at f63267b4, 2026-07-15).
     if pool.autoscaling:
         raise ConfigError(
-            f"invalid config {NAMESPACE}:gpuPool.minCount/maxCount = {pool.min_count}/{pool.max_count} with "
-            f"{managed_key(pool)}: AKS does not support the cluster autoscaler on managed GPU node pools during "
+            f"invalid config {key}.minCount/maxCount = {pool.min_count}/{pool.max_count} with "
+            f"{managed_key(pool, key)}: AKS does not support the cluster autoscaler on managed GPU node pools during "
             "the preview (aks-managed-gpu-nodes.md, Limitations); set a fixed nodeCount and scale the pool by hand"
         )
 

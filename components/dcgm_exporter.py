@@ -7,7 +7,7 @@ socket, mounted read-only), root with CAP_SYS_ADMIN only ("Required for profilin
 (DCGM_FI_PROF_*)"), every other capability dropped and no privilege escalation. The probes are
 the Helm chart's (deployment/templates/daemonset.yaml: GET /health on the metrics port).
 
-It runs only on the GPU pool (AKS labels each node with its pool:
+It runs only on the GPU pools (AKS labels each node with its pool:
 kubernetes.azure.com/agentpool, azure-aks-docs articles/aks/use-labels.md) and tolerates its
 taints. A Service with the usual `prometheus.io/*` scrape annotations (on the Service and the
 pods) fronts it; its NetworkPolicy admits scrapes on 9400 from pods inside the cluster only,
@@ -23,12 +23,12 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components import hardening
+from components.gpu_pool import AGENT_POOL_LABEL, on_pools
 
 NAME = "dcgm-exporter"
 LABELS = {"app.kubernetes.io/name": NAME}
 PORT = 9400
 POD_RESOURCES = "/var/lib/kubelet/pod-resources"
-AGENT_POOL_LABEL = "kubernetes.azure.com/agentpool"
 SCRAPE_ANNOTATIONS = {"prometheus.io/scrape": "true", "prometheus.io/port": str(PORT), "prometheus.io/path": "/metrics"}
 # NVIDIA's manifest: requests 100m/128Mi, limits 200m/256Mi.
 RESOURCES = hardening.resources(requests={"cpu": "100m", "memory": "128Mi"}, limits={"cpu": "200m", "memory": "256Mi"})
@@ -48,7 +48,8 @@ class DcgmExporterArgs:
     namespace: pulumi.Input[str]
     image: str
     #: The GPU pool's name: the exporter runs on its nodes only.
-    gpu_pool_name: str
+    #: The pools it runs on: one by nodeSelector (the guide's single pool), several by affinity.
+    gpu_pool_names: Sequence[str]
     gpu_tolerations: Sequence[k8s.core.v1.TolerationArgs] = field(default_factory=tuple)
     depends_on: Sequence[pulumi.Resource] = field(default_factory=tuple)
 
@@ -124,7 +125,8 @@ class DcgmExporter(pulumi.ComponentResource):
                 template=k8s.core.v1.PodTemplateSpecArgs(
                     metadata=k8s.meta.v1.ObjectMetaArgs(labels=LABELS, annotations=SCRAPE_ANNOTATIONS),
                     spec=k8s.core.v1.PodSpecArgs(
-                        node_selector={AGENT_POOL_LABEL: args.gpu_pool_name},
+                        node_selector={AGENT_POOL_LABEL: args.gpu_pool_names[0]} if len(args.gpu_pool_names) == 1 else None,
+                        affinity=on_pools(args.gpu_pool_names) if len(args.gpu_pool_names) > 1 else None,
                         tolerations=list(args.gpu_tolerations) or None,
                         automount_service_account_token=False,
                         security_context=hardening.pod_security_context(),

@@ -26,6 +26,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components import hardening
+from components.gpu_pool import on_pools
 
 DAEMONSET_NAME = "nvidia-device-plugin-daemonset"
 POD_LABELS = {"name": "nvidia-device-plugin-ds"}
@@ -62,6 +63,10 @@ def plugin_env(mig: bool) -> list[k8s.core.v1.EnvVarArgs]:
     `nvidia.com/gpu`, so a pod that asks for one GPU (the MNIST Job) runs on a slice unchanged
     (NVIDIA/k8s-device-plugin v0.18: `--mig-strategy` / MIG_STRATEGY, none | single | mixed;
     internal/rm/rm.go, single -> AddMIGResource("*", "gpu"); azure-aks-docs
+    articles/aks/gpu-multi-instance.md). One DaemonSet serves every device-plugin pool: on a
+    pool without MIG, "single" offers whole GPUs (v0.18.2 internal/rm/device_map.go
+    buildGPUDeviceMap skips only MIG-enabled GPUs; internal/lm/mig-strategy.go: "No devices
+    have migEnabled=true. This is equivalent to the `none` MIG strategy"). azure-aks-docs
     articles/aks/gpu-multi-instance.md). The page's extra NVIDIA_MIG_MONITOR_DEVICES=all is for
     Azure Linux nodes, which this program does not create (its pools use the default OS)."""
     env = [k8s.core.v1.EnvVarArgs(name="FAIL_ON_INIT_ERROR", value="false")]
@@ -79,6 +84,11 @@ class NvidiaDevicePluginArgs:
     gpu_tolerations: Sequence[k8s.core.v1.TolerationArgs] = field(default_factory=tuple)
     #: The GPUs are cut into MIG instances (gpuPool.migProfile): offer each as one nvidia.com/gpu.
     mig: bool = False
+    #: Run only on these pools' nodes (their agentpool label); empty: on every node that
+    #: tolerates, as the guide's DaemonSet. Set wherever the cluster may hold GPU pools whose
+    #: device plugin is not this one's: "Don't run multiple NVIDIA device plugin DaemonSets on
+    #: the same nodes" (azure-aks-docs articles/aks/best-practices-ml-ops.md, commit 4c2b0282).
+    pool_names: Sequence[str] = field(default_factory=tuple)
 
 
 class NvidiaDevicePlugin(pulumi.ComponentResource):
@@ -124,6 +134,7 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
                     ),
                     spec=k8s.core.v1.PodSpecArgs(
                         tolerations=[*GUIDE_TOLERATIONS, *args.gpu_tolerations],
+                        affinity=on_pools(args.pool_names) if args.pool_names else None,
                         priority_class_name="system-node-critical",
                         automount_service_account_token=False,
                         security_context=hardening.pod_security_context(),

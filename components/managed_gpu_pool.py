@@ -41,11 +41,12 @@ STABLE_API_VERSION = "2026-08-01"
 MIG_API_VERSION = "2026-01-02-preview"
 
 # Properties AKS changes on an existing pool (`az aks nodepool update` / `scale` / `upgrade`:
-# the count, the autoscaler and its range, the taints, the Kubernetes version). Any other
+# the count, the autoscaler and its range, the taints, the Kubernetes version, the tags:
+# `az aks nodepool update --tags`, which an existing cluster's pools carry). Any other
 # difference in the body replaces the pool: AKS fixes the size, OS, max pods, Spot settings,
 # gpuInstanceProfile and gpuProfile when the pool is created ("You can't change the applied
 # GPU instance profile after node pool creation", gpu-multi-instance.md).
-IN_PLACE = ("count", "enableAutoScaling", "minCount", "maxCount", "nodeTaints", "orchestratorVersion")
+IN_PLACE = ("count", "enableAutoScaling", "minCount", "maxCount", "nodeTaints", "orchestratorVersion", "tags")
 # Where the pool is: a change moves it, which is a new pool.
 LOCATION_KEYS = ("subscriptionId", "resourceGroupName", "clusterName", "agentPoolName")
 # The cluster's resourceUID, which "uniquely identifies ManagedClusters that reuse ARM

@@ -33,6 +33,7 @@ import pulumi_kubernetes as k8s
 
 from components import hardening
 from components.config import GpuPoolConfig
+from components.gpu_pool import AGENT_POOL_LABEL
 
 
 JOB_NAME = "samples-tf-mnist-demo"
@@ -82,9 +83,9 @@ EGRESS = (
 )
 
 
-def job_name(spec: k8s.batch.v1.JobSpecArgs, wait_for_completion: bool) -> str:
-    """The guide's name, or, for a Job `pulumi up` does not wait for, the guide's name and a
-    hash of the spec.
+def job_name(spec: k8s.batch.v1.JobSpecArgs, wait_for_completion: bool, base: str = JOB_NAME) -> str:
+    """The guide's name (or, for another pool's Job, the guide's name and the pool's), or, for
+    a Job `pulumi up` does not wait for, that name and a hash of the spec.
 
     A Job's pod template cannot change in place, so pulumi-kubernetes replaces the Job
     (provider/pkg/provider/diff.go: `.spec.template` of batch/v1 Job forces replacement).
@@ -98,9 +99,9 @@ def job_name(spec: k8s.batch.v1.JobSpecArgs, wait_for_completion: bool) -> str:
     offline render; this name is known at preview.) Read at pulumi-kubernetes v4.32.0.
     """
     if wait_for_completion:
-        return JOB_NAME
+        return base
     digest = hashlib.sha256(json.dumps(_plain(spec), sort_keys=True).encode()).hexdigest()
-    return f"{JOB_NAME}-{digest[:8]}"
+    return f"{base}-{digest[:8]}"
 
 
 def _plain(value: Any) -> Any:
@@ -125,20 +126,33 @@ def job_timeout(pool: GpuPoolConfig) -> str:
 
 
 @dataclass(frozen=True)
+class MnistRun:
+    """One Job, proving one GPU pool."""
+
+    pool_name: str
+    gpu_tolerations: Sequence[k8s.core.v1.TolerationArgs] = field(default_factory=tuple)
+    #: How long `pulumi up` waits for the Job to complete (job_timeout).
+    create_timeout: str = "30m"
+    #: What must exist before the Job can run: its GPU pool and the device plugin.
+    depends_on: Sequence[pulumi.Resource] = field(default_factory=tuple)
+    #: Pin the Job to its pool (nodeSelector on AKS's agentpool label). The guide's one pool
+    #: in a cluster of its own is the only GPU pool there, and its Job stays the guide's.
+    pin: bool = False
+    #: The guide's names (`<component>-job`, samples-tf-mnist-demo); otherwise both carry the pool's name.
+    guide_names: bool = True
+
+
+@dataclass(frozen=True)
 class MnistJobArgs:
     provider: k8s.Provider
     image: str
     max_steps: int
-    #: The namespace this component creates for the Job (the guide's lands in `default`).
+    #: One Job per GPU pool.
+    runs: Sequence[MnistRun]
+    #: The namespace this component creates for the Jobs (the guide's lands in `default`).
     namespace: str = "gpu-workloads"
-    #: False: `pulumi up` returns as soon as the Job is created.
+    #: False: `pulumi up` returns as soon as the Jobs are created.
     wait_for_completion: bool = True
-    #: How long `pulumi up` waits for the Job to complete: a cold GPU node, a multi-GB image
-    #: pull and about 3 minutes of training (the guide's figure).
-    create_timeout: str = "30m"
-    gpu_tolerations: Sequence[k8s.core.v1.TolerationArgs] = field(default_factory=tuple)
-    #: What must exist before the Job can run: the GPU pool and the device plugin.
-    depends_on: Sequence[pulumi.Resource] = field(default_factory=tuple)
 
 
 # Retries before the Job is Failed. Kubernetes' default is 6, with the back-off doubling from
@@ -151,9 +165,9 @@ class MnistJobArgs:
 BACKOFF_LIMIT = 2
 
 
-def job_spec(args: MnistJobArgs) -> k8s.batch.v1.JobSpecArgs:
-    """The guide's Job spec, with the GPU toleration, the security baseline and a smoke
-    test's backoffLimit."""
+def job_spec(args: MnistJobArgs, run: MnistRun) -> k8s.batch.v1.JobSpecArgs:
+    """The guide's Job spec, with the GPU pool's tolerations, the security baseline and a
+    smoke test's backoffLimit; pinned to the pool where the cluster has others."""
     return k8s.batch.v1.JobSpecArgs(
                     backoff_limit=BACKOFF_LIMIT,
                     template=k8s.core.v1.PodTemplateSpecArgs(
@@ -179,26 +193,35 @@ def job_spec(args: MnistJobArgs) -> k8s.batch.v1.JobSpecArgs:
                                 )
                             ],
                             restart_policy="OnFailure",
-                            tolerations=list(args.gpu_tolerations) or None,
+                            node_selector={AGENT_POOL_LABEL: run.pool_name} if run.pin else None,
+                            tolerations=list(run.gpu_tolerations) or None,
                         ),
                     ),
                 )
 
 
-class MnistJob(pulumi.ComponentResource):
-    namespace: k8s.core.v1.Namespace
-    network_policy: k8s.networking.v1.NetworkPolicy
+@dataclass(frozen=True)
+class JobOutputs:
     job: k8s.batch.v1.Job
-    job_name: pulumi.Output[str]
-    job_namespace: pulumi.Output[str]
+    name: pulumi.Output[str]
+    namespace: pulumi.Output[str]
     #: The command that shows the training log (the guide's `kubectl logs`).
     logs_command: pulumi.Output[str]
     #: The Job's URN, for `pulumi up --replace` after it has Failed.
-    job_urn: pulumi.Output[str]
+    urn: pulumi.Output[str]
+
+
+class MnistJob(pulumi.ComponentResource):
+    """The Jobs' namespace and egress policy, and one MNIST Job per GPU pool."""
+
+    namespace: k8s.core.v1.Namespace
+    network_policy: k8s.networking.v1.NetworkPolicy
+    #: Per GPU pool name.
+    jobs: dict[str, JobOutputs]
 
     def __init__(self, name: str, args: MnistJobArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__("aks-gpu:kubernetes:MnistJob", name, None, opts)
-
+        self._name = name
         on_cluster = pulumi.ResourceOptions(parent=self, provider=args.provider)
         self.namespace = k8s.core.v1.Namespace(
             f"{name}-ns", metadata=k8s.meta.v1.ObjectMetaArgs(name=args.namespace), opts=on_cluster
@@ -206,17 +229,21 @@ class MnistJob(pulumi.ComponentResource):
         self.network_policy = hardening.network_policy(
             f"{name}-netpol", f"{JOB_NAME}-egress", self.namespace.metadata.name, LABELS, egress=EGRESS, opts=on_cluster
         )
+        self.jobs = {run.pool_name: self._create_job(args, run) for run in args.runs}
+        self.register_outputs({pool: out.name for pool, out in self.jobs.items()})
 
+    def _create_job(self, args: MnistJobArgs, run: MnistRun) -> JobOutputs:
         annotations = hardening.checkov_skips(hardening.image_digest_skip(args.image, "aks-gpu:mnistJob.image"))
         if args.wait_for_completion:
             annotations[REPLACE_UNREADY_ANNOTATION] = "true"
         else:
             annotations[SKIP_AWAIT_ANNOTATION] = "true"
-        spec = job_spec(args)
-        self.job = k8s.batch.v1.Job(
-            f"{name}-job",
+        spec = job_spec(args, run)
+        suffix = "" if run.guide_names else f"-{run.pool_name}"
+        job = k8s.batch.v1.Job(
+            f"{self._name}-job{suffix}",
             metadata=k8s.meta.v1.ObjectMetaArgs(
-                name=job_name(spec, args.wait_for_completion),
+                name=job_name(spec, args.wait_for_completion, f"{JOB_NAME}{suffix}"),
                 namespace=self.namespace.metadata.name,
                 labels=LABELS,
                 annotations=annotations or None,
@@ -225,17 +252,17 @@ class MnistJob(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(
                 parent=self,
                 provider=args.provider,
-                depends_on=[*args.depends_on, self.network_policy],
-                custom_timeouts=pulumi.CustomTimeouts(create=args.create_timeout, update=args.create_timeout),
+                depends_on=[*run.depends_on, self.network_policy],
+                custom_timeouts=pulumi.CustomTimeouts(create=run.create_timeout, update=run.create_timeout),
             ),
         )
-
-        self.job_name = self.job.metadata.name
-        self.job_namespace = self.job.metadata.namespace
-        self.logs_command = pulumi.Output.concat(
-            "kubectl logs --namespace ", self.job_namespace, " job/", self.job_name
+        name, namespace = job.metadata.name, job.metadata.namespace
+        return JobOutputs(
+            job=job,
+            name=name,
+            namespace=namespace,
+            logs_command=pulumi.Output.concat("kubectl logs --namespace ", namespace, " job/", name),
+            # For `pulumi up --replace <URN>`: an un-awaited Job, or a Complete one, trains
+            # again only so (docs/troubleshooting.md).
+            urn=job.urn,
         )
-        # For `pulumi up --replace <URN>`: an un-awaited Job, or a Complete one, trains again
-        # only so (docs/troubleshooting.md).
-        self.job_urn = self.job.urn
-        self.register_outputs({"jobName": self.job_name, "jobNamespace": self.job_namespace})

@@ -2,21 +2,38 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 import pulumi
 
-# AKS-managed GPU nodes run NVIDIA's DCGM exporter themselves: "exposes Prometheus metrics
-# (for example, DCGM_FI_DEV_GPU_UTIL, DCGM_FI_DEV_GPU_TEMP) on port 19400"
-# (azure-aks-docs articles/aks/aks-managed-gpu-nodes.md).
 AKS_MANAGED_METRICS = "port 19400 on each GPU node (AKS-managed DCGM exporter)"
 
 
-def gpu_metrics_location(mode: str, enabled: bool, exporter: Optional[Any], operator: Optional[Any]) -> pulumi.Input[str]:
-    """Where the GPU metrics are: a Service URL inside the cluster, or what serves them."""
-    if mode == "aks-managed":
+def gpu_metrics_location(modes: frozenset[str], enabled: bool, exporter: Optional[Any], operator: Optional[Any]) -> pulumi.Input[str]:
+    """Where the GPU metrics are: a Service URL inside the cluster, or what serves them.
+    The GPU Operator never shares a cluster with another mode (config._check_modes)."""
+    if modes == {"aks-managed"}:
         return AKS_MANAGED_METRICS
     if not enabled:
         return "off (monitoring.gpuMetrics: false)"
-    source = exporter if mode == "device-plugin" else operator
+    source = operator if "gpu-operator" in modes else exporter
+    if "aks-managed" in modes:
+        return pulumi.Output.concat(source.metrics_url, " (device-plugin pools); ", AKS_MANAGED_METRICS, " of aks-managed pools")
     return source.metrics_url
+
+
+def pool_outputs(pools: Sequence[Any], job: Optional[Any]) -> dict[str, dict[str, Any]]:
+    """The gpuPools output: each pool's size, GPUs per node, management mode and its Job."""
+    described = {}
+    for pool in pools:
+        entry: dict[str, Any] = {
+            "vmSize": pool.vm_size,
+            "generation": pool.generation,
+            "gpusPerNode": pool.gpus_per_node,
+            "management": pool.management,
+        }
+        if job is not None:
+            run = job.jobs[pool.name]
+            entry["job"] = {"name": run.name, "namespace": run.namespace, "logsCommand": run.logs_command, "urn": run.urn}
+        described[pool.name] = entry
+    return described

@@ -15,17 +15,18 @@ was not checked, and nothing is blocked.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 import pulumi
-from pulumi_azure_native import authorization, features
+from pulumi_azure_native import authorization, containerservice, features
 
 from components import azure_facts, gpu_sizes
 from components.azure_facts import REGIONAL_CORES, REGIONAL_SPOT_CORES, Facts
-from components.config import NAMESPACE, StackConfig, managed_key
+from components.config import NAMESPACE, SYSTEM_POOL_NAME, StackConfig, managed_key
 from components.errors import PreflightError
 
 # AKS-managed GPU nodes (`gpuPool.management: aks-managed`) are a preview behind this
@@ -81,12 +82,22 @@ def run(cfg: StackConfig, stack: str, dry_run: Optional[bool] = None) -> list[st
     if mode == "off":
         return []
     dry_run = pulumi.runtime.is_dry_run() if dry_run is None else dry_run
-    facts, notes = load_facts(cfg)
-    problems = [
+    problems: list[Problem] = []
+    location, node_group, own_pools = cfg.location, None, {}
+    if cfg.existing_cluster is not None:
+        found, cluster_problems = existing_cluster(cfg, stack)
+        problems += cluster_problems
+        if found is not None:
+            location, node_group = found.location, found.node_resource_group
+            own_pools = pools_of_stack(found, stack)
+    facts, notes = load_facts(cfg, location, node_group)
+    if facts is not None and own_pools:
+        facts = dataclasses.replace(facts, existing_pools={**facts.existing_pools, **own_pools})
+    problems += [
         *retired_sizes(cfg, stack),
         *feature_registration(cfg),
         *managed_pool_sign_in(cfg),
-        *(capacity(cfg, facts, stack) if facts else []),
+        *(capacity(cfg, facts, stack, location) if facts else []),
     ]
     blocking = [p.message for p in problems if p.blocking]
     if blocking and not dry_run and mode == "enforce":
@@ -104,11 +115,12 @@ def under_mock_engine() -> bool:
     return isinstance(settings.get_monitor(), mocks.MockMonitor)
 
 
-def load_facts(cfg: StackConfig) -> tuple[Optional[Facts], list[str]]:
-    """Files when given; otherwise Azure, except under the mock engine, which makes no call."""
+def load_facts(cfg: StackConfig, location: str, node_group: Optional[str] = None) -> tuple[Optional[Facts], list[str]]:
+    """Files when given; otherwise Azure, except under the mock engine, which makes no call.
+    `location` is the cluster's region; `node_group` an existing cluster's node resource group."""
     pf = cfg.preflight
     if pf.skus_file and pf.usage_file:
-        return azure_facts.from_files(Path(pf.skus_file), Path(pf.usage_file), cfg.location), []
+        return azure_facts.from_files(Path(pf.skus_file), Path(pf.usage_file), location), []
     unchecked = "preflight: VM size offers and vCPU quota were not checked"
     if under_mock_engine():
         return None, [
@@ -117,8 +129,8 @@ def load_facts(cfg: StackConfig) -> tuple[Optional[Facts], list[str]]:
         ]
     try:
         subscription = subscription_id(cfg)
-        node_group = azure_facts.node_resource_group(cfg.resource_group_name, cfg.cluster_name, cfg.location)
-        return azure_facts.live(subscription, cfg.location, node_group), []
+        node_group = node_group or azure_facts.node_resource_group(cfg.resource_group_name, cfg.cluster_name, location)
+        return azure_facts.live(subscription, location, node_group), []
     except Exception as error:  # noqa: BLE001 - any failure only means the facts are missing
         reason = " ".join(str(error).split())[:300] or type(error).__name__
         return None, [f"{unchecked}: {type(error).__name__}: {reason}"]
@@ -137,20 +149,24 @@ def subscription_id(cfg: StackConfig) -> str:
 
 
 def retired_sizes(cfg: StackConfig, stack: str) -> list[Problem]:
-    retired = gpu_sizes.retirement(cfg.gpu_pool.vm_size)
-    if retired is None:
-        return []
-    return [
-        Problem(
-            f"{NAMESPACE}:gpuPool.vmSize {retired.name} ({retired.gpu_model}) was retired by Azure on "
-            f"{retired.retired.isoformat() if retired.retired else '?'} and AKS refuses it; pick a current size: "
-            f"`{set_size_command(retired.replacement or 'Standard_NC4as_T4_v3', stack)}`"
+    problems = []
+    for pool in cfg.gpu_pools:
+        retired = gpu_sizes.retirement(pool.vm_size)
+        if retired is None:
+            continue
+        key = cfg.pool_key(pool)
+        problems.append(
+            Problem(
+                f"{key}.vmSize {retired.name} ({retired.gpu_model}) was retired by Azure on "
+                f"{retired.retired.isoformat() if retired.retired else '?'} and AKS refuses it; pick a current size: "
+                f"`{set_size_command(retired.replacement or 'Standard_NC4as_T4_v3', stack, key)}`"
+            )
         )
-    ]
+    return problems
 
 
-def set_size_command(size: str, stack: str) -> str:
-    return f"pulumi config set --path {NAMESPACE}:gpuPool.vmSize {size} -s {stack}"
+def set_size_command(size: str, stack: str, key: str = f"{NAMESPACE}:gpuPool") -> str:
+    return f"pulumi config set --path {key}.vmSize {size} -s {stack}"
 
 
 def feature_registration(cfg: StackConfig) -> list[Problem]:
@@ -159,7 +175,8 @@ def feature_registration(cfg: StackConfig) -> list[Problem]:
     resource", because ARM answers the provider's existence check with 200 for every
     feature (pulumi-azure-native #1722, open). The same GET, made as an invoke, says the
     state; a plain (not `_output`) invoke answers before the program goes on."""
-    if not cfg.gpu_pool.managed:
+    managed = [p for p in cfg.gpu_pools if p.managed]
+    if not managed:
         return []
     result = features.get_subscription_feature_registration(
         provider_namespace=MANAGED_GPU_FEATURE_NAMESPACE, feature_name=MANAGED_GPU_FEATURE
@@ -169,7 +186,7 @@ def feature_registration(cfg: StackConfig) -> list[Problem]:
         return []
     return [
         Problem(
-            f"{managed_key(cfg.gpu_pool)} (AKS-managed GPU nodes) needs the subscription feature "
+            f"{managed_key(managed[0], cfg.pool_key(managed[0]))} (AKS-managed GPU nodes) needs the subscription feature "
             f"{MANAGED_GPU_FEATURE_NAMESPACE}/{MANAGED_GPU_FEATURE}, which is {state or 'unknown'}; "
             f"register it with `{REGISTER_COMMANDS[0]}`, wait until `az feature show --namespace "
             f"{MANAGED_GPU_FEATURE_NAMESPACE} --name {MANAGED_GPU_FEATURE}` says Registered, then run "
@@ -197,14 +214,15 @@ def managed_pool_sign_in(cfg: StackConfig) -> list[Problem]:
     """The managed GPU pool is created by this program's dynamic provider with azure-identity's
     DefaultAzureCredential, not with azure-native's sign-in: without it, the pool's create
     would fail after the cluster had been created. Under the mock engine nothing is asked."""
-    if not cfg.gpu_pool.managed or under_mock_engine():
+    managed = [p for p in cfg.gpu_pools if p.managed]
+    if not managed or under_mock_engine():
         return []
     error = sign_in_error()
     if error is None:
         return []
     return [
         Problem(
-            f"{managed_key(cfg.gpu_pool)}: the managed GPU pool is created with azure-identity's "
+            f"{managed_key(managed[0], cfg.pool_key(managed[0]))}: the managed GPU pool is created with azure-identity's "
             f"DefaultAzureCredential, which cannot sign in here ({error}); run `az login`, or in GitHub "
             "Actions run azure/login before pulumi (docs/variants.md)"
         )
@@ -213,25 +231,28 @@ def managed_pool_sign_in(cfg: StackConfig) -> list[Problem]:
 
 def pool_needs(cfg: StackConfig, facts: Facts) -> list[PoolNeed]:
     """The pools, less what a deployed stack already runs (Azure's usage counts those)."""
-    gpu, system = cfg.gpu_pool, cfg.system_pool
-    start = max(gpu.node_count, 1) if cfg.mnist_job.enabled else gpu.node_count
-    most = max(gpu.max_count or gpu.node_count, start)
-    existing_size, existing_nodes = facts.existing_pools.get(gpu.name, (None, 0))
-    if existing_size == gpu.vm_size:
-        start, most = max(start - existing_nodes, 0), max(most - existing_nodes, 0)
-    # The System pool is created with the cluster and never changed by `pulumi up` after.
-    system_nodes = 0 if "system" in facts.existing_pools else system.node_count
-    return [
-        PoolNeed(f"{NAMESPACE}:gpuPool", gpu.vm_size, start, most, gpu.spot, gpu=True, gen2=gpu.gen2),
-        PoolNeed(f"{NAMESPACE}:systemPool", system.vm_size, system_nodes, system_nodes),
-    ]
+    needs = []
+    for gpu in cfg.gpu_pools:
+        start = max(gpu.node_count, 1) if cfg.mnist_job.enabled else gpu.node_count
+        most = max(gpu.max_count or gpu.node_count, start)
+        existing_size, existing_nodes = facts.existing_pools.get(gpu.name, (None, 0))
+        if existing_size == gpu.vm_size:
+            start, most = max(start - existing_nodes, 0), max(most - existing_nodes, 0)
+        needs.append(PoolNeed(cfg.pool_key(gpu), gpu.vm_size, start, most, gpu.spot, gpu=True, gen2=gpu.gen2))
+    if cfg.existing_cluster is None:
+        # The System pool is created with the cluster and never changed by `pulumi up` after.
+        system = cfg.system_pool
+        system_nodes = 0 if SYSTEM_POOL_NAME in facts.existing_pools else system.node_count
+        needs.append(PoolNeed(f"{NAMESPACE}:systemPool", system.vm_size, system_nodes, system_nodes))
+    return needs
 
 
-def capacity(cfg: StackConfig, facts: Facts, stack: str) -> list[Problem]:
+def capacity(cfg: StackConfig, facts: Facts, stack: str, location: Optional[str] = None) -> list[Problem]:
+    location = location or cfg.location
     needs = pool_needs(cfg, facts)
-    problems = [p for need in needs for p in offer(need, facts, cfg.location)]
+    problems = [p for need in needs for p in offer(need, facts, location)]
     offered = [n for n in needs if n.vm_size in facts.skus and not facts.skus[n.vm_size].restriction]
-    problems += quota(offered, facts, cfg.location, lambda need: suggestion(need, facts, cfg.location, stack))
+    problems += quota(offered, facts, location, lambda need: suggestion(need, facts, location, stack))
     return problems
 
 
@@ -303,4 +324,118 @@ def suggestion(need: PoolNeed, facts: Facts, location: str, stack: str) -> str:
     if not fits:
         return ""
     _, size = min(fits, key=lambda f: (f[0], f[1].name))
-    return f", or use {size.name} ({size.gpu_model}, offered in {location} with free quota): `{set_size_command(size.name, stack)}`"
+    return f", or use {size.name} ({size.gpu_model}, offered in {location} with free quota): `{set_size_command(size.name, stack, need.key)}`"
+
+
+# --------------------------------------------------------------------------- an existing cluster
+
+# The Azure tag this program puts on the pools it adds to an existing cluster: which stack
+# owns the pool. A pool of the same name without it is somebody else's, and the stack must
+# not touch it (azure-native's create refuses an existing pool: "cannot create already
+# existing resource"; the managed pool's PUT would overwrite it).
+OWNER_TAG = "aks-gpu-stack"
+# NVIDIA GPU Operator v26.7.0 supports Kubernetes 1.33 to 1.36 (NVIDIA/cloud-native-docs
+# gpu-operator/platform-support.rst at commit 52dcb7b8, "26.7"; AKS left its table in
+# adfe9224, and was 1.30-1.35 at v25.10.1). The other modes state no version: the AKS pages
+# use-nvidia-gpu.md, aks-managed-gpu-nodes.md and gpu-multi-instance.md name none
+# (azure-aks-docs fb060abe, 2026-08-21).
+GPU_OPERATOR_KUBERNETES = ((1, 33), (1, 36))
+SUCCEEDED = "Succeeded"
+
+
+def owner_tags(project: str, stack: str) -> dict[str, str]:
+    return {OWNER_TAG: f"{project}/{stack}"}
+
+
+def read_cluster(cfg: StackConfig) -> Any:
+    """The existing cluster, as azure-native's getManagedCluster reads it (a plain invoke:
+    it answers before the program goes on; under the mock engine, the mocks answer)."""
+    assert cfg.existing_cluster is not None
+    return containerservice.get_managed_cluster(
+        resource_group_name=cfg.existing_cluster.resource_group_name, resource_name=cfg.existing_cluster.name
+    )
+
+
+def pools_of_stack(found: Any, stack: str) -> dict[str, tuple[str, int]]:
+    """The cluster's pools this stack added (its owner tag): name -> (VM size, nodes)."""
+    mine = owner_tags(pulumi.get_project(), stack)[OWNER_TAG]
+    return {
+        p.name: (p.vm_size, p.count or 0)
+        for p in found.agent_pool_profiles or []
+        if (p.tags or {}).get(OWNER_TAG) == mine
+    }
+
+
+def existing_cluster(cfg: StackConfig, stack: str) -> tuple[Optional[Any], list[Problem]]:
+    """The existing cluster as a deployment would meet it: there, Succeeded and running, no
+    other owner's pool under one of this stack's pool names, a Kubernetes version the chosen
+    mode supports, and no GPU pool of others that the GPU Operator would take over."""
+    assert cfg.existing_cluster is not None
+    where = f"{NAMESPACE}:existingCluster {cfg.existing_cluster.resource_group_name}/{cfg.existing_cluster.name}"
+    try:
+        found = read_cluster(cfg)
+    except Exception as error:  # noqa: BLE001 - the reason is the answer
+        reason = " ".join(str(error).split())[:300] or type(error).__name__
+        return None, [Problem(f"{where} cannot be read ({reason}); check both names, and that you can read the cluster (Reader)")]
+    problems = []
+    if found.provisioning_state != SUCCEEDED:
+        problems.append(Problem(
+            f"{where} is {found.provisioning_state}, not {SUCCEEDED}: AKS runs one operation at a time on a cluster "
+            "(\"Another operation ... is in progress\"), and this program adds pools only to a cluster in Succeeded; "
+            "wait, or repair it (`az aks update` with no changes)"
+        ))  # fmt: skip
+    power = found.power_state.code if found.power_state else None
+    if power == "Stopped":
+        problems.append(Problem(
+            f"{where} is stopped: \"You can only perform start or delete operations on a stopped AKS cluster\" "
+            f"(start-stop-cluster.md); start it with `az aks start --resource-group {cfg.resource_group_name} --name {cfg.cluster_name}`"
+        ))  # fmt: skip
+    policy = found.network_profile.network_policy if found.network_profile else None
+    if policy in (None, "none"):
+        problems.append(Problem(
+            f"{where} enforces no NetworkPolicy (networkProfile.networkPolicy is {policy or 'unset'}): the policies this "
+            "program declares for its namespaces have no effect there", blocking=False
+        ))  # fmt: skip
+    problems += pool_name_conflicts(cfg, found, stack)
+    problems += mode_against_cluster(cfg, found)
+    return found, problems
+
+
+def pool_name_conflicts(cfg: StackConfig, found: Any, stack: str) -> list[Problem]:
+    mine = owner_tags(pulumi.get_project(), stack)[OWNER_TAG]
+    theirs = {p.name: (p.tags or {}).get(OWNER_TAG) for p in found.agent_pool_profiles or []}
+    problems = []
+    for pool in cfg.gpu_pools:
+        if pool.name in theirs and theirs[pool.name] != mine:
+            owner = f"it carries {OWNER_TAG} = {theirs[pool.name]}" if theirs[pool.name] else f"it has no {OWNER_TAG} tag"
+            problems.append(Problem(
+                f"{cfg.pool_key(pool)}: the cluster already has a pool named {pool.name!r}, which this stack did not add "
+                f"({owner}); pick another pool name"
+            ))  # fmt: skip
+    return problems
+
+
+def mode_against_cluster(cfg: StackConfig, found: Any) -> list[Problem]:
+    operator = [p for p in cfg.gpu_pools if p.mode == "gpu-operator"]
+    if not operator:
+        return []
+    key = cfg.pool_key(operator[0])
+    problems = []
+    version = tuple(int(n) for n in (found.current_kubernetes_version or "0.0").split(".")[:2])
+    low, high = GPU_OPERATOR_KUBERNETES
+    if not low <= version <= high:
+        problems.append(Problem(
+            f"{key}.management = gpu-operator: the cluster runs Kubernetes {found.current_kubernetes_version}, and NVIDIA "
+            f"supports the GPU Operator {cfg.gpu_operator.version} on {low[0]}.{low[1]} to {high[0]}.{high[1]} only "
+            "(NVIDIA's platform support page)", blocking=False
+        ))  # fmt: skip
+    ours = {p.name for p in cfg.gpu_pools}
+    others = [p for p in found.agent_pool_profiles or [] if p.name not in ours and gpu_sizes.is_gpu_family(p.vm_size or "")]
+    if others:
+        names = ", ".join(f"{p.name} ({p.vm_size})" for p in others)
+        problems.append(Problem(
+            f"{key}.management = gpu-operator, but the cluster has GPU pools this stack does not manage: {names}; the GPU "
+            "Operator deploys its driver and device plugin on every NVIDIA GPU node of the cluster (NVIDIA GPU Operator "
+            "docs, getting-started), which would give those pools a second device plugin; use device-plugin or aks-managed"
+        ))  # fmt: skip
+    return problems

@@ -8,8 +8,10 @@ import pulumi_kubernetes as k8s
 from components.cluster import GpuCluster, GpuClusterArgs
 from components.config import GpuPoolConfig, SystemPoolConfig
 from components.device_plugin import NvidiaDevicePlugin, NvidiaDevicePluginArgs
-from components.mnist_job import MnistJob, MnistJobArgs
-from tools.mock_engine import MOCK_USER_TOKEN, run_under_mocks
+from components.existing_cluster import ExistingCluster, ExistingClusterArgs
+from components.gpu_pool import GpuPool, GpuPoolArgs
+from components.mnist_job import MnistJob, MnistJobArgs, MnistRun
+from tools.mock_engine import MOCK_USER_TOKEN, AzureMocks, RecordingMonitor, existing_cluster, run_under_mocks
 
 TOLERATION = k8s.core.v1.TolerationArgs(key="team", operator="Equal", value="ml", effect="NoSchedule")
 
@@ -19,24 +21,45 @@ def children_of(run, component_type: str) -> list:
     return [r for r in run.resources if r.parent == parent]
 
 
-def a_cluster(**pool) -> GpuCluster:
+def a_cluster() -> GpuCluster:
     return GpuCluster(
         "c",
-        GpuClusterArgs(
-            location="westeurope",
-            resource_group_name="rg1",
-            cluster_name="aks1",
-            system_pool=SystemPoolConfig(),
-            gpu_pool=GpuPoolConfig(**{"vm_size": "Standard_NC4as_T4_v3", **pool}),
-        ),
+        GpuClusterArgs(location="westeurope", resource_group_name="rg1", cluster_name="aks1", system_pool=SystemPoolConfig()),
+    )
+
+
+def a_pool(cluster, **pool) -> GpuPool:
+    config = GpuPoolConfig(**{"vm_size": "Standard_NC4as_T4_v3", **pool})
+    return GpuPool(
+        f"p-{config.name}",
+        GpuPoolArgs(pool=config, cluster=cluster, resource_group_name="rg1", cluster_name="aks1", subscription_id="sub"),
     )
 
 
 def test_gpu_cluster_alone_parents_its_children_and_names_them_after_itself():
     run = run_under_mocks(a_cluster)
     kids = children_of(run, "aks-gpu:azure:GpuCluster")
-    assert sorted(r.name for r in kids) == ["c-aks", "c-gpu-pool", "c-k8s", "c-rg"]
-    assert run.one("azure-native:containerservice:AgentPool").inputs["vmSize"] == "Standard_NC4as_T4_v3"
+    assert sorted(r.name for r in kids) == ["c-aks", "c-k8s", "c-rg"]
+    assert run.of_type("azure-native:containerservice:AgentPool") == []
+
+
+def test_a_gpu_pool_goes_into_the_cluster_it_is_given_and_waits_for_it():
+    run = run_under_mocks(lambda: a_pool(a_cluster(), name="t4"))
+    pool = run.one("azure-native:containerservice:AgentPool")
+    assert pool.parent == run.one("aks-gpu:azure:GpuPool").urn
+    assert (pool.inputs["resourceGroupName"], pool.inputs["resourceName"], pool.inputs["agentPoolName"]) == ("rg1", "aks1", "t4")
+    assert run.one("azure-native:containerservice:ManagedCluster").urn in pool.dependencies
+
+
+def test_an_existing_cluster_is_read_not_registered_and_its_pools_depend_on_nothing_of_it():
+    monitor = RecordingMonitor(AzureMocks(cluster=existing_cluster(name="aks1", resource_group="rg1")))
+    run = run_under_mocks(lambda: a_pool(ExistingCluster("e", ExistingClusterArgs("rg1", "aks1")), name="t4"), monitor=monitor)
+    assert run.of_type("azure-native:containerservice:ManagedCluster") == []
+    assert run.of_type("azure-native:resources:ResourceGroup") == []
+    assert "azure-native:containerservice:getManagedCluster" in monitor.mocks.calls
+    pool = run.one("azure-native:containerservice:AgentPool")
+    assert pool.dependencies == [] and pool.inputs["resourceName"] == "aks1"
+    assert [r.type for r in children_of(run, "aks-gpu:azure:ExistingCluster")] == ["pulumi:providers:kubernetes"]
 
 
 def test_gpu_cluster_kubeconfig_is_secret_and_decoded():
@@ -71,7 +94,7 @@ def test_mnist_job_alone_waits_for_what_it_is_given():
     def body():
         provider = k8s.Provider("p", kubeconfig="apiVersion: v1")
         gate = k8s.core.v1.ConfigMap("gate", metadata={"name": "gate"}, opts=pulumi.ResourceOptions(provider=provider))
-        MnistJob("m", MnistJobArgs(provider=provider, image="mnist:gpu", max_steps=7, create_timeout="45m", depends_on=[gate]))
+        MnistJob("m", MnistJobArgs(provider=provider, image="mnist:gpu", max_steps=7, runs=[MnistRun("gpu", create_timeout="45m", depends_on=[gate])]))
 
     run = run_under_mocks(body)
     job = run.one("kubernetes:batch/v1:Job")
@@ -79,3 +102,17 @@ def test_mnist_job_alone_waits_for_what_it_is_given():
     assert job.options["customTimeouts"] == {"create": "45m", "update": "45m"}
     assert job.inputs["spec"]["template"]["spec"]["containers"][0]["args"] == ["--max_steps", "7"]
     assert "tolerations" not in job.inputs["spec"]["template"]["spec"]
+
+
+def test_mnist_job_alone_runs_one_pinned_job_per_pool_in_one_namespace():
+    def body():
+        provider = k8s.Provider("p", kubeconfig="apiVersion: v1")
+        runs = [MnistRun(pool, pin=True, guide_names=False) for pool in ("t4", "a100")]
+        MnistJob("m", MnistJobArgs(provider=provider, image="mnist:gpu", max_steps=7, runs=runs))
+
+    run = run_under_mocks(body)
+    jobs = {r.name: r.inputs for r in run.of_type("kubernetes:batch/v1:Job")}
+    assert sorted(jobs) == ["m-job-a100", "m-job-t4"]
+    assert jobs["m-job-t4"]["metadata"]["name"] == "samples-tf-mnist-demo-t4"
+    assert jobs["m-job-t4"]["spec"]["template"]["spec"]["nodeSelector"] == {"kubernetes.azure.com/agentpool": "t4"}
+    assert len(run.of_type("kubernetes:core/v1:Namespace")) == 1

@@ -43,9 +43,9 @@ def refused(match: str, **keys: Any) -> str:
 def test_no_config_at_all_gives_the_guide_in_eastus():
     cfg = parse({}, "aks-gpu", "dev")
     assert cfg.location == "eastus"
-    assert cfg.gpu_pool.vm_size == "Standard_NC6"
-    assert cfg.gpu_pool.node_count == 1
-    assert cfg.gpu_pool.name == "gpu"
+    assert cfg.gpu_pools[0].vm_size == "Standard_NC6"
+    assert cfg.gpu_pools[0].node_count == 1
+    assert cfg.gpu_pools[0].name == "gpu"
     assert cfg.device_plugin.namespace == "gpu-resources"
     assert cfg.device_plugin.image == "nvcr.io/nvidia/k8s-device-plugin:v0.18.0"
     assert cfg.mnist_job == config.MnistJobConfig(True, "mcr.microsoft.com/azuredocs/samples-tf-mnist-demo:gpu", 500, True)
@@ -72,9 +72,9 @@ def test_an_overlong_stack_name_is_refused_with_a_hint_to_set_the_name():
 
 def test_a_partial_object_merges_with_the_defaults():
     cfg = parsed(gpuPool={"nodeCount": 2}, mnistJob={"maxSteps": 100})
-    assert cfg.gpu_pool.node_count == 2
-    assert cfg.gpu_pool.vm_size == "Standard_NC6"
-    assert cfg.gpu_pool.name == "gpu"
+    assert cfg.gpu_pools[0].node_count == 2
+    assert cfg.gpu_pools[0].vm_size == "Standard_NC6"
+    assert cfg.gpu_pools[0].name == "gpu"
     assert cfg.mnist_job.max_steps == 100
     assert cfg.mnist_job.enabled is True
 
@@ -103,7 +103,7 @@ def test_an_unknown_top_level_key_is_refused_with_a_suggestion():
 
 
 def test_a_typo_inside_an_object_is_refused_not_ignored():
-    refused(r"unknown config aks-gpu:gpuPool.vmsize \(did you mean vmSize\?\); allowed: name, vmSize", gpuPool={"vmsize": "Standard_NC6"})
+    refused(r"unknown config aks-gpu:gpuPool.vmsize \(did you mean vmSize\?\); allowed: vmSize, nodeCount, .*, name$", gpuPool={"vmsize": "Standard_NC6"})
 
 
 def test_keys_of_other_namespaces_belong_to_their_providers():
@@ -184,7 +184,7 @@ def test_vm_sizes_must_be_azure_size_names(size):
 
 @pytest.mark.parametrize("name", ["gpu", "gpunp", "a1", "abcdefghijkl"])
 def test_gpu_pool_names_aks_accepts(name):
-    assert parsed(gpuPool={"name": name}).gpu_pool.name == name
+    assert parsed(gpuPool={"name": name}).gpu_pools[0].name == name
 
 
 @pytest.mark.parametrize("name", ["GPU", "1gpu", "gpu-pool", "abcdefghijklm", ""])
@@ -207,7 +207,7 @@ def test_zero_fixed_gpu_nodes_with_the_job_enabled_is_refused():
 
 
 def test_zero_fixed_gpu_nodes_without_the_job_is_allowed():
-    assert parsed(gpuPool={"nodeCount": 0}, mnistJob={"enabled": False}).gpu_pool.node_count == 0
+    assert parsed(gpuPool={"nodeCount": 0}, mnistJob={"enabled": False}).gpu_pools[0].node_count == 0
 
 
 def test_autoscaling_needs_both_bounds():
@@ -220,7 +220,7 @@ def test_autoscaling_bounds_must_be_ordered():
 
 
 def test_an_autoscaled_pool_starts_at_its_minimum_unless_told_otherwise():
-    pool = parsed(gpuPool={"minCount": 0, "maxCount": 3}).gpu_pool
+    pool = parsed(gpuPool={"minCount": 0, "maxCount": 3}).gpu_pools[0]
     assert (pool.autoscaling, pool.node_count, pool.min_count, pool.max_count) == (True, 0, 0, 3)
 
 

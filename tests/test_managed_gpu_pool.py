@@ -15,7 +15,7 @@ import pytest
 from pulumi.dynamic.dynamic import serialize_provider
 
 import fake_aks
-from components import cluster, managed_gpu_pool as mgp
+from components import gpu_pool, managed_gpu_pool as mgp
 from components.config import GpuPoolConfig
 from conftest import ROOT
 
@@ -40,7 +40,7 @@ def inputs(pool: GpuPoolConfig = GpuPoolConfig(vm_size=T4, management="aks-manag
         "clusterName": CLUSTER,
         "agentPoolName": pool.name,
         "apiVersion": mgp.MIG_API_VERSION if pool.mig_profile else mgp.STABLE_API_VERSION,
-        "properties": cluster.managed_gpu_pool_properties(pool, version),
+        "properties": gpu_pool.managed_gpu_pool_properties(pool, version),
         mgp.CLUSTER_UID: uid,
     }
 

@@ -28,8 +28,13 @@ def in_namespace(run: ProgramRun, type_: str, namespace: str):
 @pytest.mark.parametrize("stack", stacks())
 def test_every_stack_declares_the_whole_guide_in_one_graph(stack):
     run = run_cached(stack)[0]
-    for type_ in (RG, AKS, POOL, K8S_PROVIDER):
-        assert len(run.of_type(type_)) == 1, type_
+    existing = "aks-gpu:existingCluster" in run.config
+    for type_ in (RG, AKS):  # an existing cluster is read, not declared
+        assert len(run.of_type(type_)) == (0 if existing else 1), type_
+    assert len(run.of_type(K8S_PROVIDER)) == 1
+    pools = json.loads(run.config.get("aks-gpu:gpuPools", '{"gpu": {}}'))
+    assert sorted(r.inputs["agentPoolName"] for r in run.of_type(POOL)) == sorted(pools)
+    assert len(run.of_type(JOB)) == len(pools), "one proof per GPU pool"
     assert run.outputs["clusterName"].value
     stack_urn = run.resources[0].parent
     assert all(r.parent for r in run.resources), "every resource has a parent"
@@ -173,6 +178,20 @@ def test_outputs_name_what_was_built(dev: ProgramRun):
         "getCredentialsCommand": "az aks get-credentials --resource-group aks-gpu-dev-rg --name aks-gpu-dev",
         "jobLogsCommand": "kubectl logs --namespace gpu-workloads job/samples-tf-mnist-demo",
         "mnistJobUrn": "urn:pulumi:dev::aks-gpu::aks-gpu:kubernetes:MnistJob$kubernetes:batch/v1:Job::mnist-job",
+        "gpuPools": {
+            "gpu": {
+                "vmSize": "Standard_NC6",
+                "generation": "1",
+                "gpusPerNode": 1,
+                "management": "device-plugin-daemonset",
+                "job": {
+                    "name": "samples-tf-mnist-demo",
+                    "namespace": "gpu-workloads",
+                    "logsCommand": "kubectl logs --namespace gpu-workloads job/samples-tf-mnist-demo",
+                    "urn": "urn:pulumi:dev::aks-gpu::aks-gpu:kubernetes:MnistJob$kubernetes:batch/v1:Job::mnist-job",
+                },
+            }
+        },
     }
 
 

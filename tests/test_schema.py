@@ -58,7 +58,8 @@ def test_every_key_and_member_has_a_type_a_default_and_a_description():
         if name == "secureValue":
             continue
         for member, spec in definition["properties"].items():
-            assert spec.get("description") and "default" in spec, f"{name}.{member}"
+            required = member in definition.get("required", [])
+            assert spec.get("description") and ("default" in spec or required), f"{name}.{member}"
             assert "type" in spec or "anyOf" in spec or "enum" in spec or "$ref" in spec, f"{name}.{member}"
 
 
@@ -112,8 +113,9 @@ def test_the_readme_documents_every_key_and_member():
     documented = " ".join(rows)
     for key in config.known_keys():
         assert f"`{key}" in documented, key
-    structured = {name: t for name, t in typing.get_type_hints(config.ProjectConfig).items() if dataclasses.is_dataclass(t)}
-    assert {"gpu_pool", "access", "monitoring"} <= set(structured), "the structured keys are found, so members are checked"
+    hints = {name: config._strip_optional(t) for name, t in typing.get_type_hints(config.ProjectConfig).items()}
+    structured = {name: t for name, t in hints.items() if dataclasses.is_dataclass(t)}
+    assert {"gpu_pool", "access", "monitoring", "existing_cluster"} <= set(structured), "the structured keys are found, so members are checked"
     for name, cls in structured.items():
         for member in config.members(cls):
             key = f"aks-gpu:{config.camel_case(name)}"

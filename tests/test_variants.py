@@ -54,7 +54,7 @@ def test_a_size_that_is_not_a_gpu_size_is_refused(size):
 
 def test_an_unknown_gpu_size_passes_with_a_warning():
     cfg = pool_config(vmSize="Standard_NC128ds_XYZ_v9")
-    assert cfg.gpu_pool.vm_size == "Standard_NC128ds_XYZ_v9"
+    assert cfg.gpu_pools[0].vm_size == "Standard_NC128ds_XYZ_v9"
     assert "not in this program's GPU size catalog" in cfg.warnings[0]
 
 
@@ -62,7 +62,7 @@ def test_an_unknown_gpu_size_passes_with_a_warning():
 
 
 def test_gen2_without_a_size_selects_the_guides_gen2_size():
-    assert pool_config(gen2=True).gpu_pool.vm_size == "Standard_NC6s_v2"
+    assert pool_config(gen2=True).gpu_pools[0].vm_size == "Standard_NC6s_v2"
 
 
 def test_gen2_with_a_gen1_only_size_is_refused_naming_both_keys():

@@ -42,6 +42,7 @@ MOCK_USER_TOKEN = "mock-user-token-0123456789abcdef"
 USER_CREDENTIALS_TOKEN = "azure-native:containerservice:listManagedClusterUserCredentials"
 CLIENT_CONFIG_TOKEN = "azure-native:authorization:getClientConfig"
 FEATURE_REGISTRATION_TOKEN = "azure-native:features:getSubscriptionFeatureRegistration"
+MANAGED_CLUSTER_TOKEN = "azure-native:containerservice:getManagedCluster"
 # Who "runs pulumi up" under mocks.
 MOCK_CLIENT = {
     "clientId": "11111111-1111-1111-1111-111111111111",
@@ -180,15 +181,42 @@ def _fake_kubeconfig(cluster: str, exec_format: bool = False) -> str:
     )
 
 
+def existing_cluster(name: str = "team-aks", resource_group: str = "team-rg", **changes: Any) -> dict[str, Any]:
+    """What getManagedCluster answers for a healthy existing cluster, in ARM's spelling:
+    running, Succeeded, Cilium network policy, local accounts, a System pool. `changes`
+    replace top-level members (`provisioningState="Updating"`, `agentPoolProfiles=[...]`)."""
+    cluster = {
+        "id": f"/subscriptions/{MOCK_CLIENT['subscriptionId']}/resourceGroups/{resource_group}"
+        f"/providers/Microsoft.ContainerService/managedClusters/{name}",
+        "name": name,
+        "location": "westeurope",
+        "resourceUID": "0123456789abcdef01234567",
+        "provisioningState": "Succeeded",
+        "powerState": {"code": "Running"},
+        "kubernetesVersion": "1.34",
+        "currentKubernetesVersion": "1.34.2",
+        "nodeResourceGroup": f"MC_{resource_group}_{name}_westeurope",
+        "enableRBAC": True,
+        "networkProfile": {"networkPlugin": "azure", "networkPolicy": "cilium"},
+        "agentPoolProfiles": [
+            {"name": "system", "mode": "System", "vmSize": "Standard_D4s_v5", "count": 3, "osType": "Linux"},
+        ],
+    }
+    cluster.update(changes)
+    return cluster
+
+
 class AzureMocks(pulumi_mocks.Mocks):
     """Echoes inputs back as state, with the computed names azure-native would return.
 
     `feature_state` is what Azure answers for a subscription feature registration
-    (`az feature show`): "Registered" unless a test says otherwise.
+    (`az feature show`): "Registered" unless a test says otherwise. `cluster` is what
+    getManagedCluster answers for an existing cluster (`existing_cluster()`), if any.
     """
 
-    def __init__(self, feature_state: str = "Registered") -> None:
+    def __init__(self, feature_state: str = "Registered", cluster: Optional[Mapping[str, Any]] = None) -> None:
         self.feature_state = feature_state
+        self.cluster = dict(cluster) if cluster is not None else existing_cluster()
         self.calls: list[str] = []
 
     def new_resource(self, args: pulumi_mocks.MockResourceArgs) -> tuple[Optional[str], dict]:
@@ -205,8 +233,15 @@ class AzureMocks(pulumi_mocks.Mocks):
         if args.token == FEATURE_REGISTRATION_TOKEN:
             # ARM answers 200 with a state for any feature, registered or not (azure-native #1722).
             return {"name": args.args["featureName"], "properties": {"state": self.feature_state}}
+        if args.token == MANAGED_CLUSTER_TOKEN:
+            if args.args["resourceName"] != self.cluster["name"]:
+                raise Exception(f"ResourceNotFound: The Resource 'Microsoft.ContainerService/managedClusters/{args.args['resourceName']}' was not found")
+            return dict(self.cluster)
         if args.token == USER_CREDENTIALS_TOKEN:
-            kubeconfig = _fake_kubeconfig(args.args["resourceName"], exec_format=args.args.get("format") == "exec")
+            # "exec" takes effect only for an Entra ID cluster (the az CLI's --format help).
+            local = args.args["resourceName"] == self.cluster["name"] and "aadProfile" not in self.cluster
+            exec_format = args.args.get("format") == "exec" and not local
+            kubeconfig = _fake_kubeconfig(args.args["resourceName"], exec_format=exec_format)
             return {"kubeconfigs": [{"name": "clusterUser", "value": base64.b64encode(kubeconfig.encode()).decode()}]}
         if args.token == CLIENT_CONFIG_TOKEN:
             return dict(MOCK_CLIENT)
@@ -258,10 +293,37 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                         "retainOnDelete": bool(request.retainOnDelete),
                         "deleteBeforeReplace": bool(request.deleteBeforeReplace),
                         "replaceOnChanges": list(request.replaceOnChanges),
+                        **({"aliases": aliases} if (aliases := alias_urns(request)) else {}),
                     },
                 )
             )
         return response
+
+
+def alias_urns(request: Any) -> list[str]:
+    """The URNs a registration's aliases stand for, resolved as the engine resolves them
+    (pulumi/pulumi step_generator.go collapseAliasToUrn, deployment.go generateURN): a blank
+    name or type is the resource's own; a parent contributes its whole qualified type, the
+    root Stack's excepted. (The stock mock monitor builds child URNs from the parent's last
+    type alone, which agrees for children of top-level components, as every one here is.)
+    Only the program's own: the type aliases every azure-native resource carries for its
+    older API versions (a spec with a type and nothing else) are left out."""
+    urns = []
+    for alias in request.aliases:
+        if alias.WhichOneof("alias") == "urn":
+            urns.append(alias.urn)
+            continue
+        spec = alias.spec
+        if not spec.name:
+            continue
+        project, stack = spec.project or pulumi.get_project(), spec.stack or pulumi.get_stack()
+        parent = spec.parentUrn if spec.WhichOneof("parent") == "parentUrn" else request.parent
+        prefix = ""
+        if parent and not spec.noParent:
+            parent_type = parent.split("::")[2].removeprefix("pulumi:pulumi:Stack$").removeprefix("pulumi:pulumi:Stack")
+            prefix = f"{parent_type}$" if parent_type else ""
+        urns.append(f"urn:pulumi:{stack}::{project}::{prefix}{spec.type or request.type}::{spec.name or request.name}")
+    return urns
 
 
 class _WarningCollector(logging.Handler):
@@ -299,14 +361,19 @@ def run_program(
     False the update step of `pulumi up`.
 
     `config` replaces the stack's merged config entirely; `overrides` are applied on top
-    (keys without a namespace belong to the project; values are given as in YAML).
+    (keys without a namespace belong to the project; values are given as in YAML; None
+    removes the key).
     Errors the program raises (a `ConfigError`, say) propagate unchanged; pass your own
     `monitor` to see what was registered before one.
     """
     project = project_name()
     merged = dict(config) if config is not None else stack_config(stack)
     for key, value in (overrides or {}).items():
-        merged[key if ":" in key else f"{project}:{key}"] = _as_cli_string(value)
+        full = key if ":" in key else f"{project}:{key}"
+        if value is None:  # not set
+            merged.pop(full, None)
+        else:
+            merged[full] = _as_cli_string(value)
 
     def program() -> None:
         with _program_on_path():

@@ -110,6 +110,9 @@ ARM_TYPES = {
     "azure-native:authorization:RoleAssignment": "Microsoft.Authorization/roleAssignments",
 }
 ARM_TOP_LEVEL = ("location", "sku", "identity", "tags", "kind", "extendedLocation")
+# An agent pool has no envelope of its own: its tags are a property (agentPools spec,
+# ManagedClusterAgentPoolProfileProperties.tags), as azure-native flattens them.
+ARM_PROPERTY_TAGS = ("azure-native:containerservice:AgentPool",)
 # The inputs that make up a resource's ARM name, outermost first.
 ARM_NAME_INPUTS = {
     "azure-native:resources:ResourceGroup": ("resourceGroupName",),
@@ -145,8 +148,9 @@ def arm_resource(r: Registration) -> dict[str, Any]:
     }
     if "scope" in inputs:  # an extension resource: scope is part of its URL
         body["scope"] = inputs["scope"]
-    body.update({k: _sorted(inputs[k]) for k in ARM_TOP_LEVEL if k in inputs})
-    properties = {k: v for k, v in inputs.items() if k not in ARM_URL_INPUTS and k not in (*ARM_TOP_LEVEL, "scope")}
+    top = [k for k in ARM_TOP_LEVEL if not (k == "tags" and r.type in ARM_PROPERTY_TAGS)]
+    body.update({k: _sorted(inputs[k]) for k in top if k in inputs})
+    properties = {k: v for k, v in inputs.items() if k not in ARM_URL_INPUTS and k not in (*top, "scope")}
     if r.type != "azure-native:resources:ResourceGroup":
         body["properties"] = _sorted(properties)
     return body
@@ -173,7 +177,8 @@ def arm_template(run: ProgramRun) -> dict[str, Any]:
     For reading and for ARM linters; not for deployment: references between resources
     appear as the mock engine resolved them, and a template cannot hold a resource group
     and the resources inside it at one scope."""
-    azure = sorted((r for r in run.resources if r.type.startswith("azure-native:")), key=lambda r: r.urn)
+    # By type and logical name, not by URN: which component holds a resource is no concern of ARM's.
+    azure = sorted((r for r in run.resources if r.type.startswith("azure-native:")), key=lambda r: (r.type, r.name, r.urn))
     return {
         "$schema": ARM_TEMPLATE_SCHEMA,
         "contentVersion": "1.0.0.0",

@@ -34,9 +34,21 @@ SECURE = {"$ref": "#/$defs/secureValue"}
 EMPTY_MEANS_UNSET = ("resourceGroupName", "clusterName", "kubernetesVersion")
 
 
+def _inherit_descriptions(defs: dict[str, Any]) -> None:
+    """pydantic reads attribute docstrings from a class's own source only: a subclass's
+    inherited members (GpuPoolConfig's, from GpuPoolSettings) take their base's descriptions."""
+    for name, definition in defs.items():
+        for base in getattr(config, name, object).__mro__[1:]:
+            inherited = defs.get(base.__name__, {}).get("properties", {})
+            for member, spec in definition.get("properties", {}).items():
+                if "description" not in spec and "description" in inherited.get(member, {}):
+                    definition["properties"][member] = {"description": inherited[member]["description"], **spec}
+
+
 def stack_file_schema() -> dict[str, Any]:
     project = TypeAdapter(config.ProjectConfig).json_schema(by_alias=True, ref_template="#/$defs/{model}")
     defs = {name: _with_secure_strings(_tidy(d)) for name, d in project.pop("$defs", {}).items()}
+    _inherit_descriptions(defs)
     keys = {}
     for key, member in project["properties"].items():
         member = _with_secure_strings(_tidy(member))

@@ -1,0 +1,313 @@
+"""One GPU node pool of the cluster (guide step 2's `az aks nodepool add`), after the Azure
+Verified Module's `modules/nodepool`: a pool is a component of its own that takes its
+cluster by reference, so the same pool goes into a cluster this program creates
+(components/cluster.py) or one it looks up (components/existing_cluster.py), and a stack can
+have several (`aks-gpu:gpuPools`).
+
+The pool is a typed `AgentPool`, or, when AKS manages the GPU stack (`management:
+aks-managed`), a `ManagedGpuPool` over the agentPools REST API (components/managed_gpu_pool.py).
+
+Moved from `GpuCluster`: stacks deployed before this component existed hold the guide's pool
+at `...GpuCluster$azure-native:containerservice:AgentPool::gpu-cluster-gpu-pool` (or the
+managed pool's `...::gpu-cluster-managed-gpu-pool`). The pool carries that URN as an alias,
+so the engine moves it in the state instead of replacing it (Pulumi docs, "Resource option:
+aliases"); tests/test_urns.py pins every URN of today's stacks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping, Optional, Protocol, Sequence
+
+import pulumi
+import pulumi_kubernetes as k8s
+from pulumi_azure_native import containerservice
+
+from components import gpu_sizes
+from components.config import VERSION_UPGRADE_CHANNELS, GpuPoolConfig, UpgradeConfig, camel_case
+from components.managed_gpu_pool import MIG_API_VERSION, STABLE_API_VERSION, ManagedGpuPool
+
+# Today's guide (azure-aks-docs articles/aks/use-nvidia-gpu.md) taints the GPU pool so
+# that only pods that ask for it land there: `az aks nodepool add ... --node-taints sku=gpu:NoSchedule`.
+GPU_TAINT_KEY = "sku"
+GPU_TAINT_VALUE = "gpu"
+GPU_TAINT_EFFECT = "NoSchedule"
+GPU_TAINT = f"{GPU_TAINT_KEY}={GPU_TAINT_VALUE}:{GPU_TAINT_EFFECT}"
+
+# AKS puts this taint (and label) on every node of a Spot pool (azure-aks-docs
+# articles/aks/spot-node-pool.md: "A Spot node pool has the
+# kubernetes.azure.com/scalesetpriority=spot:NoSchedule taint"). It is declared explicitly
+# as well, so the declared taints equal what Azure reports and no diff appears.
+SPOT_TAINT_KEY = "kubernetes.azure.com/scalesetpriority"
+SPOT_TAINT = f"{SPOT_TAINT_KEY}=spot:NoSchedule"
+
+# AKS labels every node with its pool's name (azure-aks-docs articles/aks/use-labels.md,
+# "kubernetes.azure.com/agentpool"): what pins a DaemonSet or a Job to this program's pools.
+AGENT_POOL_LABEL = "kubernetes.azure.com/agentpool"
+
+# "The default for Azure CNI Overlay is 250. The maximum value you can specify in Azure CNI
+# Overlay is 250" pods per node (azure-aks-docs articles/aks/azure-cni-overlay.md). Stated,
+# so the desired state says it (and passes Checkov CKV_AZURE_168, at least 50).
+MAX_PODS = 250
+
+# A GPU pool can wait long for scarce capacity; the limits state the worst case accepted.
+POOL_TIMEOUTS = pulumi.CustomTimeouts(create="60m", update="60m", delete="45m")
+
+# The gpuManagement output, per gpuPool.management.
+GPU_MANAGEMENT_OUTPUTS = {
+    "device-plugin": "device-plugin-daemonset",
+    "aks-managed": "aks-managed (preview)",
+    "gpu-operator": "gpu-operator",
+}
+
+
+def gpu_pool_taints(pool: GpuPoolConfig) -> list[str]:
+    return [GPU_TAINT, SPOT_TAINT] if pool.spot else [GPU_TAINT]
+
+
+def gpu_tolerations(pool: GpuPoolConfig) -> tuple[k8s.core.v1.TolerationArgs, ...]:
+    """What a pod must tolerate to run on the GPU pool: `sku=gpu`, and the Spot taint."""
+    gpu = k8s.core.v1.TolerationArgs(key=GPU_TAINT_KEY, operator="Equal", value=GPU_TAINT_VALUE, effect=GPU_TAINT_EFFECT)
+    if not pool.spot:
+        return (gpu,)
+    spot = k8s.core.v1.TolerationArgs(key=SPOT_TAINT_KEY, operator="Equal", value="spot", effect="NoSchedule")
+    return (gpu, spot)
+
+
+def tolerations_of(pools: Sequence[GpuPoolConfig]) -> tuple[k8s.core.v1.TolerationArgs, ...]:
+    """What a DaemonSet serving all of `pools` must tolerate: each pool's taints, once."""
+    return tuple({(t.key, t.value): t for pool in pools for t in gpu_tolerations(pool)}.values())
+
+
+def gpu_pool_settings(pool: GpuPoolConfig) -> dict[str, Any]:
+    """The GPU pool's agent-pool properties, as azure-native keyword arguments.
+
+    Autoscaling: `enableAutoScaling` with `minCount`/`maxCount` is `az aks nodepool add
+    --enable-cluster-autoscaler --min-count --max-count` (today's guide). User pools may
+    scale to zero ("User node pools can contain zero or more nodes", create-node-pools.md).
+    Spot: `--priority Spot --eviction-policy Delete --spot-max-price -1`, where -1 means
+    "the instance won't be evicted based on price" (spot-node-pool.md).
+    """
+    settings: dict[str, Any] = {
+        "mode": containerservice.AgentPoolMode.USER,
+        # gpuInstanceProfile (GA): `az aks nodepool add --gpu-instance-profile MIG1g`
+        # (azure-aks-docs articles/aks/gpu-multi-instance.md).
+        "gpu_instance_profile": pool.mig_profile,
+        # The GPU Operator installs its own driver: `--gpu-driver none` (nvidia-gpu-operator.md).
+        "gpu_profile": containerservice.GPUProfileArgs(driver=containerservice.GPUDriver.NONE)
+        if pool.mode == "gpu-operator"
+        else None,
+        "os_type": containerservice.OSType.LINUX,
+        "type": containerservice.AgentPoolType.VIRTUAL_MACHINE_SCALE_SETS,
+        "vm_size": pool.vm_size,
+        "count": pool.node_count,
+        "max_pods": MAX_PODS,
+        "node_taints": gpu_pool_taints(pool),
+    }
+    if pool.autoscaling:
+        settings.update(enable_auto_scaling=True, min_count=pool.min_count, max_count=pool.max_count)
+    if pool.spot:
+        settings.update(
+            scale_set_priority=containerservice.ScaleSetPriority.SPOT,
+            scale_set_eviction_policy=containerservice.ScaleSetEvictionPolicy.DELETE,
+            spot_max_price=-1,
+        )
+    return settings
+
+
+# `dedicatedVhd: true` / `management: aks-managed`: the guide's "AKS specialized GPU image"
+# (the UseGPUDedicatedVHD header) was retired on 2025-01-10 (azure-aks-docs
+# includes/aks-gpu-image-retirement.md), and ARM cannot send custom headers anyway. Its
+# successor is AKS-managed GPU nodes: AKS installs the driver, the device plugin and the DCGM
+# exporter on a pool whose gpuProfile.nvidia.managementMode is "Managed" (azure-aks-docs
+# articles/aks/aks-managed-gpu-nodes.md; the az CLI's --enable-managed-gpu=true, which only the
+# aks-preview extension has). The pool is a dynamic resource over the agentPools REST API
+# (components/managed_gpu_pool.py).
+def managed_gpu_pool_properties(
+    pool: GpuPoolConfig, orchestrator_version: Optional[str], tags: Optional[Mapping[str, str]] = None
+) -> dict[str, Any]:
+    """The managed pool's agentPools REST properties: the typed pool's settings
+    (gpu_pool_settings) in ARM's spelling, plus gpuProfile.nvidia. With MIG, AKS's device
+    plugin offers each slice as one nvidia.com/gpu with migStrategy Single
+    (aks-managed-gpu-nodes.md: --gpu-instance-profile MIG1g --gpu-mig-strategy Single)."""
+    body = {camel_case(k): _rest_value(v) for k, v in gpu_pool_settings(pool).items() if v is not None}
+    nvidia = {"managementMode": "Managed", **({"migStrategy": "Single"} if pool.mig_profile else {})}
+    # As the spec's own example, AgentPoolsCreate_ManagedGPU.json (azure-rest-api-specs
+    # aks/stable/2026-08-01/examples, commit 1001d5a2): driver Install, nvidia Managed.
+    body["gpuProfile"] = {"driver": "Install", "nvidia": nvidia}
+    if orchestrator_version:
+        body["orchestratorVersion"] = orchestrator_version
+    if tags:
+        body["tags"] = dict(tags)
+    return body
+
+
+def _rest_value(value: Any) -> Any:
+    """azure-native's enums are `str` subclasses; the REST body wants plain JSON values."""
+    from enum import Enum
+
+    return str(value.value) if isinstance(value, Enum) else value
+
+
+def pool_ignore_changes(pool: GpuPoolConfig, version_moves: bool) -> Optional[list[str]]:
+    """What `pulumi up` must leave to Azure on the GPU pool: the count, when the cluster
+    autoscaler owns it; the version, when something else moves it: an upgrade channel (AKS
+    upgrades node pools with the control plane: auto-upgrade-cluster.md), or an existing
+    cluster's owner."""
+    ignored = []
+    if pool.autoscaling:
+        ignored.append("count")
+    if version_moves:
+        ignored.append("orchestratorVersion")
+    return ignored or None
+
+
+def version_moves(upgrade: UpgradeConfig) -> bool:
+    return upgrade.channel in VERSION_UPGRADE_CHANNELS
+
+
+class Cluster(Protocol):
+    """What a GPU pool needs of its cluster, created or looked up."""
+
+    resource_group_name: pulumi.Output[str]
+    cluster_name: pulumi.Output[str]
+    #: ManagedCluster.resourceUID: a new value means the cluster was created anew.
+    resource_uid: pulumi.Output[str]
+    #: What must exist before a pool is added (the created cluster; nothing for an existing one).
+    dependencies: Sequence[pulumi.Resource]
+
+
+@dataclass(frozen=True)
+class GpuPoolArgs:
+    pool: GpuPoolConfig
+    cluster: Cluster
+    #: The cluster's names as plain values, for the managed pool's REST calls.
+    resource_group_name: str
+    cluster_name: str
+    subscription_id: pulumi.Input[str]
+    kubernetes_version: Optional[str] = None
+    #: Something other than this stack moves the Kubernetes version (an upgrade channel, an existing cluster's owner).
+    version_moves: bool = False
+    #: Azure tags on the pool (on an existing cluster: which stack owns it, for preflight).
+    tags: Optional[Mapping[str, str]] = None
+    #: The component that held the pool before it had its own (`GpuCluster`), for aliases.
+    moved_from: Optional[pulumi.Resource] = None
+
+
+class GpuPool(pulumi.ComponentResource):
+    """A tainted GPU User pool in an AKS cluster."""
+
+    #: The pool: a typed `AgentPool`, or a `ManagedGpuPool` (management: aks-managed).
+    node_pool: pulumi.CustomResource
+    pool: GpuPoolConfig
+    name: str
+    vm_size: str
+    #: The Hyper-V generation the GPU nodes boot: "1", "2" or "unknown" (a size not in the catalog).
+    generation: str
+    #: Who installs the NVIDIA device plugin (the gpuManagement output).
+    management: str
+    gpus_per_node: Optional[int]
+    #: Tolerations a pod needs to land on this pool.
+    tolerations: tuple[k8s.core.v1.TolerationArgs, ...]
+
+    def __init__(self, name: str, args: GpuPoolArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+        super().__init__("aks-gpu:azure:GpuPool", name, None, opts)
+        self._name = name
+        pool = args.pool
+        self.pool = pool
+        self.node_pool = self._create_managed_pool(args) if pool.managed else self._create_agent_pool(args)
+        self.name = pool.name
+        self.vm_size = pool.vm_size
+        self.generation = gpu_sizes.generation(pool.vm_size)
+        self.management = GPU_MANAGEMENT_OUTPUTS[pool.mode]
+        self.gpus_per_node = gpu_sizes.gpus_per_node(pool.vm_size, pool.mig_profile)
+        self.tolerations = gpu_tolerations(pool)
+        self.register_outputs({"name": self.name, "vmSize": self.vm_size})
+
+    def _moved(self, old_name: str, args: GpuPoolArgs) -> Optional[list[pulumi.Alias]]:
+        """The URN the pool had as a child of `GpuCluster` (the module docstring says why)."""
+        return [pulumi.Alias(name=old_name, parent=args.moved_from)] if args.moved_from is not None else None
+
+    # az aks nodepool add --name gpu --node-vm-size Standard_NC6 --node-count 1
+    #   --node-taints sku=gpu:NoSchedule (today's guide). Linux only (the guide).
+    def _create_agent_pool(self, args: GpuPoolArgs) -> containerservice.AgentPool:
+        pool = args.pool
+        return containerservice.AgentPool(
+            f"{self._name}-agent-pool",
+            resource_group_name=args.cluster.resource_group_name,
+            resource_name_=args.cluster.cluster_name,
+            agent_pool_name=pool.name,
+            orchestrator_version=args.kubernetes_version,
+            tags=dict(args.tags) if args.tags else None,
+            **gpu_pool_settings(pool),
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                aliases=self._moved("gpu-cluster-gpu-pool", args),
+                depends_on=list(args.cluster.dependencies),
+                custom_timeouts=POOL_TIMEOUTS,
+                ignore_changes=pool_ignore_changes(pool, args.version_moves),
+                # "You can't change the applied GPU instance profile after node pool creation"
+                # (gpu-multi-instance.md), nor the driver setting; azure-native replaces the pool
+                # on a gpuInstanceProfile or vmSize change (pulumi-azure-native PR #3655, its
+                # forceNewMap), not on gpuProfile: say so, or a mode switch would be an update
+                # that AKS refuses.
+                replace_on_changes=["gpuProfile", "gpuInstanceProfile"],
+                # ...and delete first: the pool's name is fixed, and AKS refuses a second pool of
+                # one name. azure-native asks for delete-first only for replacements it reports
+                # itself (provider.go Diff: `deleteBeforeReplace := len(replaces) > 0`); one that
+                # replaceOnChanges adds is created first unless this option says otherwise
+                # (pulumi/pulumi pkg/resource/deploy/step_generator.go); tests/test_lifecycle.py pins it.
+                delete_before_replace=True,
+            ),
+        )
+
+    def _create_managed_pool(self, args: GpuPoolArgs) -> ManagedGpuPool:
+        """The AKS-managed GPU pool: a dynamic resource that PUTs, GETs and DELETEs the pool
+        through the agentPools REST API (components/managed_gpu_pool.py says why, and what
+        its diff updates in place and what it replaces, deleting the old pool first).
+
+        The names are the config's plain values, so a preview of a cluster update shows no
+        change to the pool; the cluster's resourceUID tells the pool that the cluster was
+        created anew (deleted outside Pulumi, then refresh and up), and the next update adds
+        the pool to it again. Its count and version are left to the autoscaler and to
+        whatever moves the version by the resource's own diff, not by ignoreChanges: a
+        refresh puts what Azure has into the state, and the diff compares that state with
+        the config."""
+        pool = args.pool
+        version = None if args.version_moves else args.kubernetes_version
+        return ManagedGpuPool(
+            f"{self._name}-managed",
+            subscription_id=args.subscription_id,
+            resource_group_name=args.resource_group_name,
+            cluster_name=args.cluster_name,
+            agent_pool_name=pool.name,
+            properties=managed_gpu_pool_properties(pool, version, args.tags),
+            api_version=MIG_API_VERSION if pool.mig_profile else STABLE_API_VERSION,
+            cluster_resource_uid=args.cluster.resource_uid,
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                aliases=self._moved("gpu-cluster-managed-gpu-pool", args),
+                depends_on=list(args.cluster.dependencies),
+                custom_timeouts=POOL_TIMEOUTS,
+                # The provider's diff asks for it too (DiffResult.delete_before_replace); stated
+                # here so the plan shows it whatever the provider answers.
+                delete_before_replace=True,
+            ),
+        )
+
+
+def on_pools(names: Sequence[str]) -> k8s.core.v1.AffinityArgs:
+    """Pods only on the nodes of these pools, by the label AKS puts on every node."""
+    return k8s.core.v1.AffinityArgs(
+        node_affinity=k8s.core.v1.NodeAffinityArgs(
+            required_during_scheduling_ignored_during_execution=k8s.core.v1.NodeSelectorArgs(
+                node_selector_terms=[
+                    k8s.core.v1.NodeSelectorTermArgs(
+                        match_expressions=[
+                            k8s.core.v1.NodeSelectorRequirementArgs(key=AGENT_POOL_LABEL, operator="In", values=list(names))
+                        ]
+                    )
+                ]
+            )
+        )
+    )
