@@ -133,6 +133,30 @@ def delete_pool(props: Mapping[str, Any]) -> None:
             raise
 
 
+# The Azure tag a stack puts on the pools it adds to a cluster it does not own: which stack
+# owns the pool ("<project>/<stack>"). components/preflight.py checks it before a deployment.
+OWNER_TAG = "aks-gpu-stack"
+
+
+def refuse_others_pool(props: Mapping[str, Any]) -> None:
+    """A create adopts a pool its own failed create left (the PUT is idempotent), but on an
+    existing cluster it must not overwrite somebody else's pool of the same name: when the
+    body carries an owner tag, a pool already there must carry the same one. (Preflight
+    stops such a deployment first; this holds with `preflight.mode` warn or off too.)"""
+    owner = (props["properties"].get("tags") or {}).get(OWNER_TAG)
+    if owner is None:
+        return
+    found = get_pool(props)
+    if found is None:
+        return
+    theirs = ((found.get("properties") or {}).get("tags") or {}).get(OWNER_TAG)
+    if theirs != owner:
+        raise RuntimeError(
+            f"node pool {props['agentPoolName']} already exists in cluster {props['clusterName']} and is not this "
+            f"stack's ({OWNER_TAG} = {theirs or 'unset'}, this stack is {owner}); nothing was changed: pick another pool name"
+        )
+
+
 # --------------------------------------------------------------------------- pure diff
 
 
@@ -205,6 +229,7 @@ class ManagedGpuPoolProvider(ResourceProvider):
     serialize_as_secret_always = False  # it captures nothing secret; keep the state readable
 
     def create(self, props: dict[str, Any]) -> CreateResult:
+        refuse_others_pool(props)
         found = put_pool(props)
         return CreateResult(id_=pool_id(props), outs=observed(props, found))
 

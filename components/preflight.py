@@ -28,6 +28,7 @@ from components import azure_facts, gpu_sizes
 from components.azure_facts import REGIONAL_CORES, REGIONAL_SPOT_CORES, Facts
 from components.config import NAMESPACE, SYSTEM_POOL_NAME, StackConfig, managed_key
 from components.errors import PreflightError
+from components.managed_gpu_pool import OWNER_TAG
 
 # AKS-managed GPU nodes (`gpuPool.management: aks-managed`) are a preview behind this
 # subscription feature (azure-aks-docs articles/aks/aks-managed-gpu-nodes.md: "Register the
@@ -329,11 +330,11 @@ def suggestion(need: PoolNeed, facts: Facts, location: str, stack: str) -> str:
 
 # --------------------------------------------------------------------------- an existing cluster
 
-# The Azure tag this program puts on the pools it adds to an existing cluster: which stack
-# owns the pool. A pool of the same name without it is somebody else's, and the stack must
-# not touch it (azure-native's create refuses an existing pool: "cannot create already
-# existing resource"; the managed pool's PUT would overwrite it).
-OWNER_TAG = "aks-gpu-stack"
+# OWNER_TAG: the Azure tag this program puts on the pools it adds to an existing cluster:
+# which stack owns the pool. A pool of the same name without it is somebody else's, and the
+# stack must not touch it (azure-native's create refuses an existing pool: "cannot create
+# already existing resource" (provider azCoreClient.CanCreate); the managed pool's create
+# refuses it too, managed_gpu_pool.refuse_others_pool).
 # NVIDIA GPU Operator v26.7.0 supports Kubernetes 1.33 to 1.36 (NVIDIA/cloud-native-docs
 # gpu-operator/platform-support.rst at commit 52dcb7b8, "26.7"; AKS left its table in
 # adfe9224, and was 1.30-1.35 at v25.10.1). The other modes state no version: the AKS pages

@@ -6,7 +6,7 @@ import functools
 import json
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 import pytest
 
@@ -14,25 +14,30 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from tools.mock_engine import AzureMocks, ProgramRun, RecordingMonitor, run_program  # noqa: E402
+from tools.mock_engine import AzureMocks, ProgramRun, RecordingMonitor, existing_cluster, run_program  # noqa: E402
 
 
 
 @functools.lru_cache(maxsize=None)
-def _run(stack: str, overrides: str, preview: bool, feature_state: str) -> tuple[ProgramRun, RecordingMonitor]:
-    monitor = RecordingMonitor(AzureMocks(feature_state=feature_state))
+def _run(stack: str, overrides: str, preview: bool, feature_state: str, cluster: str) -> tuple[ProgramRun, RecordingMonitor]:
+    monitor = RecordingMonitor(AzureMocks(feature_state=feature_state, cluster=json.loads(cluster)))
     return run_program(stack, overrides=json.loads(overrides), monitor=monitor, preview=preview), monitor
 
 
 def run_cached(
-    stack: str = "dev", preview: bool = True, feature_state: str = "Registered", **overrides: Any
+    stack: str = "dev",
+    preview: bool = True,
+    feature_state: str = "Registered",
+    cluster: Optional[dict[str, Any]] = None,
+    **overrides: Any,
 ) -> tuple[ProgramRun, RecordingMonitor]:
     """One run of the program per distinct input in a test session: a run is about 0.2 s of
     Pulumi's own machinery, and many tests read the same run. Treat the result as read-only.
 
     A preview by default, as `pulumi preview` and `make render` run it: a deployment of the
-    dev stack stops at preflight (its GPU size is retired). Tests of a deployment say so."""
-    return _run(stack, json.dumps(overrides, sort_keys=True), preview, feature_state)
+    dev stack stops at preflight (its GPU size is retired). Tests of a deployment say so.
+    `cluster` is what Azure answers for an existing cluster (tools.mock_engine.existing_cluster)."""
+    return _run(stack, json.dumps(overrides, sort_keys=True), preview, feature_state, json.dumps(cluster or existing_cluster()))
 
 
 @pytest.fixture(scope="module")

@@ -32,15 +32,15 @@ def aks(monkeypatch):
         yield fake
 
 
-def inputs(pool: GpuPoolConfig = GpuPoolConfig(vm_size=T4, management="aks-managed"), version=None, uid="uid-1") -> dict:
-    """The resource's inputs as the program declares them (cluster._create_managed_gpu_pool)."""
+def inputs(pool: GpuPoolConfig = GpuPoolConfig(vm_size=T4, management="aks-managed"), version=None, uid="uid-1", tags=None) -> dict:
+    """The resource's inputs as the program declares them (gpu_pool.GpuPool._create_managed_pool)."""
     return {
         "subscriptionId": "33333333-3333-3333-3333-333333333333",
         "resourceGroupName": GROUP,
         "clusterName": CLUSTER,
         "agentPoolName": pool.name,
         "apiVersion": mgp.MIG_API_VERSION if pool.mig_profile else mgp.STABLE_API_VERSION,
-        "properties": gpu_pool.managed_gpu_pool_properties(pool, version),
+        "properties": gpu_pool.managed_gpu_pool_properties(pool, version, tags),
         mgp.CLUSTER_UID: uid,
     }
 
@@ -216,3 +216,30 @@ def test_the_pickled_provider_loads_where_the_cli_runs_it():
     result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert result.stdout.split() == ["components.managed_gpu_pool", "ManagedGpuPoolProvider", "True"], result.stderr
     assert len(base64.b64decode(blob)) < 1000, "pickled by reference, not by value"
+
+
+OURS = {mgp.OWNER_TAG: "aks-gpu/team"}
+
+
+def test_on_an_existing_cluster_a_create_never_overwrites_somebody_elses_pool(aks):
+    """The pool name is taken by a pool this stack did not add (no owner tag, or another
+    stack's): the create fails before its PUT, and that pool is as it was."""
+    for theirs in (None, {mgp.OWNER_TAG: "aks-gpu/prod"}):
+        aks.pools.clear()
+        PROVIDER.create(inputs(tags=theirs))  # somebody else's pool of the name
+        puts = len(aks.calls("PUT"))
+        with pytest.raises(RuntimeError, match=r"node pool gpu already exists in cluster .* and is not this stack's"):
+            PROVIDER.create(inputs(tags=OURS))
+        assert len(aks.calls("PUT")) == puts, "nothing was sent"
+
+
+def test_on_an_existing_cluster_a_create_adopts_what_its_own_failed_create_left(aks):
+    PROVIDER.create(inputs(tags=OURS))
+    assert PROVIDER.create(inputs(tags=OURS)).outs["properties"]["tags"] == OURS
+
+
+def test_tags_change_in_place():
+    olds = {**inputs(tags=OURS)}
+    news = inputs(tags={**OURS, "team": "ml"})
+    diff = PROVIDER.diff(mgp.pool_id(olds), olds, news)
+    assert diff.changes and not diff.replaces

@@ -1,0 +1,178 @@
+"""Several GPU pools in one stack (aks-gpu:gpuPools): each keeps its own settings and is
+proven by its own Job; the DaemonSets run only on the pools whose GPU stack this program
+installs."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import run_cached
+from test_config import parsed, refused
+
+T4 = "Standard_NC4as_T4_v3"
+A100 = "Standard_NC24ads_A100_v4"
+POOL = "azure-native:containerservice:AgentPool"
+MANAGED = "pulumi-python:dynamic/aksgpu:ManagedGpuPool"
+JOB = "kubernetes:batch/v1:Job"
+TWO = {"t4": {"vmSize": T4, "minCount": 0, "maxCount": 3, "spot": True}, "a100": {"vmSize": A100, "migProfile": "MIG1g", "nodeCount": 1}}
+
+
+def pools_run(pools=TWO, preview=True, **overrides):
+    return run_cached("dev", preview=preview, gpuPool=None, gpuPools=pools, **overrides)[0]
+
+
+def agentpool_values(spec) -> list[str]:
+    [term] = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    [expression] = term["matchExpressions"]
+    assert (expression["key"], expression["operator"]) == ("kubernetes.azure.com/agentpool", "In")
+    return expression["values"]
+
+
+# --------------------------------------------------------------------------- config
+
+
+def test_each_key_of_the_map_is_a_pool_with_its_own_settings():
+    cfg = parsed(gpuPools=TWO)
+    t4, a100 = sorted(cfg.gpu_pools, key=lambda p: p.name, reverse=True)
+    assert (t4.name, t4.spot, t4.min_count, t4.node_count) == ("t4", True, 0, 0)
+    assert (a100.name, a100.mig_profile, a100.node_count) == ("a100", "MIG1g", 1)
+    assert cfg.pool_key(t4) == "aks-gpu:gpuPools.t4"
+
+
+def test_pools_come_in_name_order_whatever_the_stack_file_says():
+    assert [p.name for p in parsed(gpuPools={"zz": {"vmSize": T4}, "aa": {"vmSize": T4}}).gpu_pools] == ["aa", "zz"]
+
+
+def test_gpu_pool_and_gpu_pools_together_are_refused():
+    refused(r"^invalid config aks-gpu:gpuPool with aks-gpu:gpuPools: .*set one of them$", gpuPool={"vmSize": T4}, gpuPools=TWO)
+
+
+def test_an_empty_map_is_refused():
+    refused(r"^invalid config aks-gpu:gpuPools = \{\}: expected at least one pool", gpuPools={})
+
+
+@pytest.mark.parametrize("name", ["T4", "1gpu", "gpu-a", "abcdefghijklm", "system"])
+def test_a_pool_name_aks_would_refuse_is_refused(name):
+    refused(rf"^invalid config aks-gpu:gpuPools\.{name} = '{name}': a pool name must be 1-12 lowercase", gpuPools={name: {"vmSize": T4}})
+
+
+def test_a_name_member_inside_an_entry_is_refused_the_key_is_the_name():
+    refused(r"^invalid config aks-gpu:gpuPools\.t4\.name = 'x': the entry's key, 't4', is the pool's name", gpuPools={"t4": {"name": "x"}})
+
+
+def test_a_bad_member_names_its_pool():
+    refused(r"^invalid config aks-gpu:gpuPools\.t4\.nodeCount = 1001: expected a whole number", gpuPools={"t4": {"vmSize": T4, "nodeCount": 1001}})
+    refused(r"^unknown config aks-gpu:gpuPools\.t4\.vmsize \(did you mean vmSize\?\)", gpuPools={"t4": {"vmsize": T4}})
+    refused(r"^invalid config aks-gpu:gpuPools\.t4\.minCount/maxCount = 0/2 with aks-gpu:gpuPools\.t4\.management = aks-managed",
+            gpuPools={"t4": {"vmSize": T4, "management": "aks-managed", "minCount": 0, "maxCount": 2}})  # fmt: skip
+
+
+def test_the_gpu_operator_beside_another_mode_is_refused():
+    message = refused(
+        r"^invalid config aks-gpu:gpuPools\.op\.management = 'gpu-operator' beside aks-gpu:gpuPools\.t4 \(device-plugin\)",
+        gpuPools={"t4": {"vmSize": T4}, "op": {"vmSize": T4, "management": "gpu-operator"}},
+    )
+    assert "second device plugin" in message
+
+
+def test_several_operator_pools_are_fine():
+    cfg = parsed(gpuPools={"a": {"vmSize": T4, "management": "gpu-operator"}, "b": {"vmSize": A100, "management": "gpu-operator"}})
+    assert cfg.modes == {"gpu-operator"}
+
+
+def test_settings_no_pool_uses_are_refused_and_settings_one_pool_uses_are_not():
+    managed = {"a": {"vmSize": T4, "management": "aks-managed"}, "b": {"vmSize": T4, "management": "aks-managed"}}
+    refused(r"^invalid config aks-gpu:devicePlugin is set but aks-gpu:gpuPools\.\*\.management is aks-managed", gpuPools=managed, devicePlugin={"namespace": "x"})
+    mixed = {"a": {"vmSize": T4}, "b": {"vmSize": T4, "management": "aks-managed"}}
+    assert parsed(gpuPools=mixed, devicePlugin={"namespace": "nvidia"}).device_plugin.namespace == "nvidia"
+
+
+def test_a_retired_size_warning_names_the_pool_that_has_it():
+    run = pools_run({"old": {"vmSize": "Standard_NC6"}, "t4": {"vmSize": T4}})
+    [warning] = [w for w in run.warnings if "retired" in w]
+    assert warning.startswith("aks-gpu:gpuPools.old.vmSize Standard_NC6 ")
+    assert "`pulumi config set --path aks-gpu:gpuPools.old.vmSize Standard_NC4as_T4_v3 -s dev`" in warning
+
+
+# --------------------------------------------------------------------------- the program
+
+
+@pytest.mark.parametrize("preview", [True, False])
+def test_every_pool_is_its_own_agent_pool_in_the_one_cluster(preview):
+    run = pools_run(preview=preview)
+    pools = {r.inputs["agentPoolName"]: r.inputs for r in run.of_type(POOL)}
+    assert sorted(pools) == ["a100", "t4"]
+    assert pools["t4"]["scaleSetPriority"] == "Spot" and pools["t4"]["enableAutoScaling"] is True
+    assert pools["a100"]["gpuInstanceProfile"] == "MIG1g" and "scaleSetPriority" not in pools["a100"]
+    assert {p["resourceName"] for p in pools.values()} == {"aks-gpu-dev"}
+    assert len(run.of_type("azure-native:containerservice:ManagedCluster")) == 1
+
+
+@pytest.mark.parametrize("preview", [True, False])
+def test_every_pool_gets_one_job_pinned_to_it_that_waits_for_that_pool(preview):
+    run = pools_run(preview=preview)
+    jobs = {r.inputs["metadata"]["name"]: r for r in run.of_type(JOB)}
+    assert sorted(jobs) == ["samples-tf-mnist-demo-a100", "samples-tf-mnist-demo-t4"]
+    for name, job in jobs.items():
+        pool_name = name.rsplit("-", 1)[1]
+        spec = job.inputs["spec"]["template"]["spec"]
+        assert spec["nodeSelector"] == {"kubernetes.azure.com/agentpool": pool_name}
+        pool = next(r for r in run.of_type(POOL) if r.inputs["agentPoolName"] == pool_name)
+        assert pool.urn in job.dependencies
+        others = [r.urn for r in run.of_type(POOL) if r.urn != pool.urn]
+        assert not set(others) & set(job.dependencies), "a Job waits for its own pool only"
+    t4_tolerations = {t["key"] for t in jobs["samples-tf-mnist-demo-t4"].inputs["spec"]["template"]["spec"]["tolerations"]}
+    assert t4_tolerations == {"sku", "kubernetes.azure.com/scalesetpriority"}
+    assert jobs["samples-tf-mnist-demo-t4"].options["customTimeouts"]["create"] == "60m", "a Spot pool from zero: a cold scale-up"
+    assert jobs["samples-tf-mnist-demo-a100"].options["customTimeouts"]["create"] == "30m"
+
+
+def test_one_device_plugin_serves_every_device_plugin_pool_with_their_tolerations_and_mig():
+    run = pools_run()
+    spec = run.one("kubernetes:apps/v1:DaemonSet", "nvidia-device-plugin-daemonset").inputs["spec"]["template"]["spec"]
+    assert agentpool_values(spec) == ["a100", "t4"]
+    assert {"key": "kubernetes.azure.com/scalesetpriority", "operator": "Equal", "value": "spot", "effect": "NoSchedule"} in spec["tolerations"]
+    assert {"name": "MIG_STRATEGY", "value": "single"} in spec["containers"][0]["env"]
+
+
+def test_device_plugin_and_exporter_stay_off_the_aks_managed_pools():
+    run = pools_run({"t4": {"vmSize": T4}, "managed": {"vmSize": T4, "management": "aks-managed"}})
+    plugin = run.one("kubernetes:apps/v1:DaemonSet", "nvidia-device-plugin-daemonset").inputs["spec"]["template"]["spec"]
+    exporter = run.one("kubernetes:apps/v1:DaemonSet", "dcgm-exporter").inputs["spec"]["template"]["spec"]
+    assert agentpool_values(plugin) == ["t4"]
+    assert exporter["nodeSelector"] == {"kubernetes.azure.com/agentpool": "t4"}
+    assert run.one(MANAGED).inputs["agentPoolName"] == "managed"
+    managed_job = run.one(JOB, "samples-tf-mnist-demo-managed")
+    assert run.one(MANAGED).urn in managed_job.dependencies
+    assert not any("NvidiaDevicePlugin" in d for d in managed_job.dependencies), "AKS installs that pool's device plugin"
+    assert "aks-managed pools" in run.outputs["gpuMetrics"].value
+
+
+def test_the_exporter_runs_on_every_device_plugin_pool():
+    run = pools_run()
+    spec = run.one("kubernetes:apps/v1:DaemonSet", "dcgm-exporter").inputs["spec"]["template"]["spec"]
+    assert agentpool_values(spec) == ["a100", "t4"] and "nodeSelector" not in spec
+
+
+def test_operator_pools_share_one_release_that_waits_for_all_of_them():
+    run = pools_run({"a": {"vmSize": T4, "management": "gpu-operator"}, "b": {"vmSize": T4, "management": "gpu-operator", "spot": True}})
+    release = run.one("kubernetes:helm.sh/v3:Release")
+    assert {r.urn for r in run.of_type(POOL)} <= set(release.dependencies)
+    keys = {t["key"] for t in release.inputs["values"]["daemonsets"]["tolerations"]}
+    assert "kubernetes.azure.com/scalesetpriority" in keys
+
+
+def test_outputs_describe_each_pool_and_its_job():
+    out = pools_run().outputs
+    assert "gpuPoolName" not in out and "mnistJobName" not in out, "the single-pool outputs belong to gpuPool"
+    t4 = out["gpuPools"].value["t4"]
+    assert (t4["vmSize"], t4["gpusPerNode"], t4["management"], t4["generation"]) == (T4, 1, "device-plugin-daemonset", "2")
+    assert out["gpuPools"].value["a100"]["gpusPerNode"] == 7, "seven MIG1g slices of one A100"
+    assert t4["job"]["logsCommand"] == "kubectl logs --namespace gpu-workloads job/samples-tf-mnist-demo-t4"
+
+
+def test_the_guide_pool_keeps_the_guides_manifests_unpinned():
+    run = run_cached("dev")[0]
+    assert "nodeSelector" not in run.one(JOB).inputs["spec"]["template"]["spec"]
+    plugin = run.one("kubernetes:apps/v1:DaemonSet", "nvidia-device-plugin-daemonset").inputs["spec"]["template"]["spec"]
+    assert "affinity" not in plugin
