@@ -41,15 +41,17 @@ unit: $(TEST_STAMP) ## pytest under Pulumi's mock engine, on two workers
 	$(VENV)/bin/python -m pytest -n 2
 
 # The workflows against GitHub's schema and zizmor's audits; every stack file against the
-# stack schema; Checkov on every stack's rendered manifests and Azure resources.
+# stack schema; Checkov on every stack's rendered manifests and Azure resources, each stack
+# with its own settings (tools/checkov_runs.py: one Checkov start, a forked run per setting).
 lint: $(STAMP) $(LINT_STAMP) ## check-jsonschema, zizmor and Checkov
 	$(LINT_VENV)/bin/check-jsonschema --builtin-schema vendor.github-workflows .github/workflows/*.yml
 	$(LINT_VENV)/bin/check-jsonschema --builtin-schema vendor.dependabot .github/dependabot.yml
 	$(LINT_VENV)/bin/check-jsonschema --schemafile schema/stack.schema.json Pulumi.*.yaml
 	$(LINT_VENV)/bin/zizmor --offline --min-severity medium .github
 	$(VENV)/bin/python -m tools.render --all --out build/lint > /dev/null
-	$(LINT_VENV)/bin/checkov --config-file security/checkov-kubernetes.yaml $(foreach s,$(STACKS),-f build/lint/$(s)/manifests.yaml)
-	$(foreach s,$(STACKS),$(LINT_VENV)/bin/checkov --config-file security/checkov-aks-$(s).yaml -f build/lint/$(s)/azure.json &&) true
+	$(LINT_VENV)/bin/python tools/checkov_runs.py --config-file security/checkov-kubernetes.yaml \
+	  $(foreach s,$(STACKS),-f build/lint/$(s)/manifests.yaml) \
+	  $(foreach s,$(STACKS),-- --config-file security/checkov-aks-$(s).yaml -f build/lint/$(s)/azure.json)
 
 snapshots: $(STAMP) ## re-render tests/snapshots/ after an intended change
 	$(VENV)/bin/python -m tools.render --snapshots

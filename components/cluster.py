@@ -68,6 +68,11 @@ def access_settings(access: AccessConfig) -> dict[str, Any]:
     return settings
 
 
+# PyYAML's safe loader and dumper, in C (libyaml) where PyYAML was built with it.
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_YAML_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
 def entra_kubeconfig(kubeconfig: str) -> str:
     """Makes an Entra ID cluster's kubeconfig sign in without a prompt.
 
@@ -77,7 +82,7 @@ def entra_kubeconfig(kubeconfig: str) -> str:
     `kubelogin convert-kubeconfig -l azurecli` does (Azure/kubelogin docs). The server ID
     (the AKS Entra application) is kept from what AKS returned.
     """
-    config = yaml.safe_load(kubeconfig)
+    config = yaml.load(kubeconfig, Loader=_YAML_LOADER)
     for user in config.get("users") or []:
         exec_ = (user.get("user") or {}).get("exec")
         if not exec_:
@@ -91,7 +96,7 @@ def entra_kubeconfig(kubeconfig: str) -> str:
         # decides (the workflows set `workloadidentity`, see .github/workflows/pr.yml).
         env = [e for e in exec_.get("env") or [] if e.get("name") != "AAD_LOGIN_METHOD"]
         exec_["env"] = env or None
-    return yaml.safe_dump(config, sort_keys=False)
+    return yaml.dump(config, Dumper=_YAML_DUMPER, sort_keys=False)
 
 
 def cluster_ignore_changes(upgrade: UpgradeConfig) -> list[str]:

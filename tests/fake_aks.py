@@ -147,7 +147,8 @@ def client_factory_for(url: str):
 def serve() -> Iterator[FakeAks]:
     fake = FakeAks()
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(fake))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    # A short poll: shutdown() waits for serve_forever to notice, 0.5 s by default.
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
     fake.url = f"http://127.0.0.1:{server.server_port}"
     try:
         yield fake

@@ -307,7 +307,7 @@ class FakeArm(BaseHTTPRequestHandler):
 def arm():
     FakeArm.seen = []
     server = ThreadingHTTPServer(("127.0.0.1", 0), FakeArm)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)  # a quick shutdown()
     thread.start()
     yield f"http://127.0.0.1:{server.server_port}"
     server.shutdown()

@@ -19,6 +19,8 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import copy
+import functools
 import json
 import logging
 import runpy
@@ -119,13 +121,25 @@ def _as_cli_string(value: Any) -> str:
     return json.dumps(value)
 
 
+def _yaml_file(path: Path) -> Any:
+    """A YAML file's contents, parsed once per version of the file (a test session reads the
+    project and stack files for every run), with libyaml when PyYAML has it."""
+    stat = path.stat()
+    return copy.deepcopy(_parsed_yaml(path, stat.st_mtime_ns, stat.st_size))
+
+
+@functools.lru_cache(maxsize=None)
+def _parsed_yaml(path: Path, mtime_ns: int, size: int) -> Any:
+    return yaml.load(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
 def project_name() -> str:
-    return yaml.safe_load(PROJECT_FILE.read_text())["name"]
+    return _yaml_file(PROJECT_FILE)["name"]
 
 
 def project_config() -> dict[str, str]:
     """What `Pulumi.yaml` contributes: provider values, and defaults of project keys."""
-    project = yaml.safe_load(PROJECT_FILE.read_text())
+    project = _yaml_file(PROJECT_FILE)
     name = project["name"]
     merged: dict[str, str] = {}
     for key, decl in (project.get("config") or {}).items():
@@ -146,7 +160,7 @@ def stack_config(stack: str) -> dict[str, str]:
         raise FileNotFoundError(f"no stack file {path.name}")
     name = project_name()
     merged = project_config()
-    for key, value in ((yaml.safe_load(path.read_text()) or {}).get("config") or {}).items():
+    for key, value in ((_yaml_file(path) or {}).get("config") or {}).items():
         full = key if ":" in key else f"{name}:{key}"
         merged[full] = _as_cli_string(value)
     return merged
