@@ -41,17 +41,19 @@ unit: $(TEST_STAMP) ## pytest under Pulumi's mock engine, on two workers
 	$(VENV)/bin/python -m pytest -n 2
 
 # The workflows against GitHub's schema and zizmor's audits; every stack file against the
-# stack schema; Checkov on every stack's rendered manifests and Azure resources, each stack
-# with its own settings (tools/checkov_runs.py: one Checkov start, a forked run per setting).
-lint: $(STAMP) $(LINT_STAMP) ## check-jsonschema, zizmor and Checkov
+# stack schema; Checkov on every stack's manifests and Azure resources, each stack with its
+# own settings (tools/checkov_runs.py: one Checkov start, a forked run per setting). Checkov
+# reads the committed renderings, tests/snapshots/<stack>/, which are what a pull request's
+# reviewer sees; tests/test_snapshots.py, in the same `make test`, fails unless they are
+# exactly what the program renders now (`make snapshots` refreshes them).
+lint: $(LINT_STAMP) ## check-jsonschema, zizmor and Checkov (on the committed snapshots)
 	$(LINT_VENV)/bin/check-jsonschema --builtin-schema vendor.github-workflows .github/workflows/*.yml
 	$(LINT_VENV)/bin/check-jsonschema --builtin-schema vendor.dependabot .github/dependabot.yml
 	$(LINT_VENV)/bin/check-jsonschema --schemafile schema/stack.schema.json Pulumi.*.yaml
 	$(LINT_VENV)/bin/zizmor --offline --min-severity medium .github
-	$(VENV)/bin/python -m tools.render --all --out build/lint > /dev/null
 	$(LINT_VENV)/bin/python tools/checkov_runs.py --config-file security/checkov-kubernetes.yaml \
-	  $(foreach s,$(STACKS),-f build/lint/$(s)/manifests.yaml) \
-	  $(foreach s,$(STACKS),-- --config-file security/checkov-aks-$(s).yaml -f build/lint/$(s)/azure.json)
+	  $(foreach s,$(STACKS),-f tests/snapshots/$(s)/manifests.yaml) \
+	  $(foreach s,$(STACKS),-- --config-file security/checkov-aks-$(s).yaml -f tests/snapshots/$(s)/azure.json)
 
 snapshots: $(STAMP) ## re-render tests/snapshots/ after an intended change
 	$(VENV)/bin/python -m tools.render --snapshots

@@ -54,3 +54,11 @@ def test_pools_of_the_new_keys_carry_no_alias():
     # gpuPools and existingCluster stacks are new: nothing of theirs was ever deployed elsewhere.
     run, _ = run_cached("dev", gpuPool=None, gpuPools={"t4": {"vmSize": T4}, "t4b": {"vmSize": T4}})
     assert all("aliases" not in r.options for r in run.of_type("azure-native:containerservice:AgentPool"))
+
+
+def test_the_guide_pool_moved_into_gpu_pools_keeps_its_pool_and_retrains_its_job():
+    single, _ = run_cached("dev", gpuPool={"name": "gpu", "vmSize": T4})
+    mapped, _ = run_cached("dev", gpuPool=None, gpuPools={"gpu": {"vmSize": T4}})
+    before, after = {r.urn for r in single.resources}, {r.urn for r in mapped.resources}
+    assert [u.rsplit("::", 1)[1] for u in before - after] == ["mnist-job"]
+    assert [u.rsplit("::", 1)[1] for u in after - before] == ["mnist-job-gpu"]
