@@ -32,9 +32,9 @@ help: ## list the targets
 render: $(STAMP) ## the stack's preview, offline, in build/<stack>/ (STACK=dev by default)
 	$(VENV)/bin/python -m tools.render --stack $(STACK)
 
-# The suite and the linters share nothing but .venv: they run side by side (the linters'
-# virtualenv is made while the suite runs), and the suite spreads over both cores.
-test: $(TEST_STAMP) ## the tests and the linters, side by side on two cores
+# The suite and the linters share nothing (the linters read the committed snapshots): they
+# run side by side, each making its own virtualenv first, and the suite spreads over both cores.
+test: ## the tests and the linters, side by side on two cores
 	@$(MAKE) --no-print-directory -j2 --output-sync=target unit lint
 
 unit: $(TEST_STAMP) ## pytest under Pulumi's mock engine, on two workers
