@@ -12,13 +12,14 @@ from pathlib import Path
 
 import pytest
 
+from conftest import run_cached
 from tools import render
 from tools.mock_engine import run_program, stacks
 
 
 @pytest.mark.parametrize("stack", stacks())
 def test_the_rendered_state_matches_the_committed_snapshot(stack: str, tmp_path: Path):
-    render.write(run_program(stack, preview=True), tmp_path)
+    render.write(run_cached(stack)[0], tmp_path)
     for name in render.RENDERED_FILES:
         committed = render.SNAPSHOTS / stack / name
         assert committed.exists(), f"no snapshot {committed.relative_to(render.ROOT)}: run `make snapshots`"
