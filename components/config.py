@@ -597,9 +597,8 @@ def _gpu_pools(
 ) -> tuple[tuple[GpuPoolConfig, ...], dict[str, str], dict[str, Mapping[str, Any]]]:
     """The pools, each pool's config key, and the members each pool's stack entry sets.
 
-    gpuPools' entries come sorted by name: the Pulumi CLI hands an object to the program as
-    JSON it marshals from a Go map, whose keys Go's encoding/json sorts, so the stack file's
-    order does not survive to the program anyway."""
+    gpuPools' entries come sorted by name, so nothing (resources, outputs, messages) depends on
+    the order in which the stack file, `pulumi config set` or the CLI's JSON hand them over."""
     if project_config.gpu_pools is None:
         pool = project_config.gpu_pool
         return (pool,), {pool.name: f"{NAMESPACE}:gpuPool"}, {pool.name: values.get("gpuPool", {})}
