@@ -122,8 +122,13 @@ if operator_pools := serving("gpu-operator"):
     )
 
 # Steps 8-9: one MNIST training Job per GPU pool, each on its own pool; `pulumi up` waits
-# for every Job to complete (they run side by side).
-stack_of = {"device-plugin": device_plugin, "gpu-operator": operator, "aks-managed": None}
+# for every Job to complete (they run side by side). A Job waits for its pool and for what
+# installs that pool's device plugin (AKS does, on an aks-managed pool).
+def proof_needs(pool: GpuPool) -> list[pulumi.Resource]:
+    installer = {"device-plugin": device_plugin, "gpu-operator": operator}.get(pool.pool.mode)
+    return [pool.node_pool] + ([installer] if installer is not None else [])
+
+
 job = None
 if cfg.mnist_job.enabled:
     job = MnistJob(
@@ -139,7 +144,7 @@ if cfg.mnist_job.enabled:
                     pool_name=p.name,
                     gpu_tolerations=p.tolerations,
                     create_timeout=job_timeout(p.pool),
-                    depends_on=[p.node_pool, *[c for c in (stack_of[p.pool.mode],) if c is not None]],
+                    depends_on=proof_needs(p),
                     pin=cfg.select_pools,
                     guide_names=guide_pool,
                 )

@@ -646,18 +646,22 @@ def _decode(raw: Mapping[str, str]) -> dict[str, Any]:
     return values
 
 
-def _object(key: str, raw: Any, cls: Any) -> dict[str, Any]:
-    """Decodes a structured key and refuses members its dataclass does not have."""
-    cls = _resolve(cls)
+def _json_object(key: str, raw: Any) -> dict[str, Any]:
+    """A structured key's value, decoded: an object, or a one-line error."""
     allowed_text = "expected an object (a YAML mapping in Pulumi.<stack>.yaml)"
-    # (cls is dict for a map, whose keys the caller checks.)
     try:
         value = json.loads(raw) if isinstance(raw, str) else raw
     except json.JSONDecodeError:
         raise _fail(key, raw, allowed_text) from None
     if not isinstance(value, dict):
         raise _fail(key, value, allowed_text)
-    allowed = members(cls) if cls is not dict else list(value)
+    return value
+
+
+def _object(key: str, raw: Any, cls: Any) -> dict[str, Any]:
+    """Decodes a structured key and refuses members its dataclass does not have."""
+    value = _json_object(key, raw)
+    allowed = members(_resolve(cls))
     for member in value:
         if member not in allowed:
             raise ConfigError(f"unknown config {key}.{member}{_did_you_mean(member, allowed)}; allowed: {', '.join(allowed)}")
@@ -666,7 +670,7 @@ def _object(key: str, raw: Any, cls: Any) -> dict[str, Any]:
 
 def _pool_map(key: str, raw: Any) -> dict[str, Any]:
     """Decodes gpuPools: each key an AKS pool name, each entry gpuPool's members but name."""
-    entries = _object(key, raw, dict)
+    entries = _json_object(key, raw)
     if not entries:
         raise _fail(key, entries, f"expected at least one pool, such as {{gpu: {{vmSize: {gpu_sizes.GUIDE_GEN2_SIZE}}}}}")
     pools = {}
@@ -960,13 +964,15 @@ def _check_pool_stack(pool: GpuPoolConfig, given: Mapping[str, Any], key: str) -
 
 def _check_modes(pools: tuple[GpuPoolConfig, ...], keys: Mapping[str, str]) -> None:
     """The GPU Operator cannot share a cluster with pools whose GPU stack something else
-    installs. Its node-feature-discovery labels every node that has an NVIDIA PCI device, and
-    the operator deploys its driver, toolkit and device plugin to every node so labelled
-    (NVIDIA GPU Operator docs, "Getting Started": operands run on nodes labelled
-    feature.node.kubernetes.io/pci-10de.present=true; NVIDIA/gpu-operator values.yaml,
-    node-feature-discovery); a pool of another mode would get a second device plugin, which
-    the guide warns against. Opting those nodes out takes a node label the other modes' pools
-    would have to carry; this program refuses the mix instead (docs/gpu.md)."""
+    installs: "By default, the GPU Operator operands are deployed on all GPU worker nodes in
+    the cluster", those labelled feature.node.kubernetes.io/pci-10de.present=true
+    (NVIDIA/cloud-native-docs gpu-operator/getting-started.rst, docs 26.7; in the operator,
+    controllers/state_manager.go at v26.7.0 labels every such node for the driver, toolkit
+    and device plugin). A pool of another mode would get a second device plugin, which the
+    guide warns against ("Don't run multiple NVIDIA device plugin DaemonSets on the same
+    nodes", azure-aks-docs best-practices-ml-ops.md). NVIDIA's opt-out is a node label,
+    nvidia.com/gpu.deploy.operands=false, that the other pools would have to carry; this
+    program refuses the mix instead (docs/gpu.md)."""
     operator = [p for p in pools if p.mode == "gpu-operator"]
     others = [p for p in pools if p.mode != "gpu-operator"]
     if operator and others:

@@ -19,7 +19,7 @@ import dataclasses
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Callable, Optional
 
 import pulumi
 from pulumi_azure_native import authorization, containerservice, features
@@ -86,7 +86,7 @@ def run(cfg: StackConfig, stack: str, dry_run: Optional[bool] = None) -> list[st
     problems: list[Problem] = []
     location, node_group, own_pools = cfg.location, None, {}
     if cfg.existing_cluster is not None:
-        found, cluster_problems = existing_cluster(cfg, stack)
+        found, cluster_problems = check_existing_cluster(cfg, stack)
         problems += cluster_problems
         if found is not None:
             location, node_group = found.location, found.node_resource_group
@@ -342,13 +342,14 @@ def suggestion(need: PoolNeed, facts: Facts, location: str, stack: str) -> str:
 # (azure-aks-docs fb060abe, 2026-08-21).
 GPU_OPERATOR_KUBERNETES = ((1, 33), (1, 36))
 SUCCEEDED = "Succeeded"
+Cluster = containerservice.GetManagedClusterResult
 
 
 def owner_tags(project: str, stack: str) -> dict[str, str]:
     return {OWNER_TAG: f"{project}/{stack}"}
 
 
-def read_cluster(cfg: StackConfig) -> Any:
+def read_cluster(cfg: StackConfig) -> Cluster:
     """The existing cluster, as azure-native's getManagedCluster reads it (a plain invoke:
     it answers before the program goes on; under the mock engine, the mocks answer)."""
     assert cfg.existing_cluster is not None
@@ -357,7 +358,7 @@ def read_cluster(cfg: StackConfig) -> Any:
     )
 
 
-def pools_of_stack(found: Any, stack: str) -> dict[str, tuple[str, int]]:
+def pools_of_stack(found: Cluster, stack: str) -> dict[str, tuple[str, int]]:
     """The cluster's pools this stack added (its owner tag): name -> (VM size, nodes)."""
     mine = owner_tags(pulumi.get_project(), stack)[OWNER_TAG]
     return {
@@ -367,7 +368,7 @@ def pools_of_stack(found: Any, stack: str) -> dict[str, tuple[str, int]]:
     }
 
 
-def existing_cluster(cfg: StackConfig, stack: str) -> tuple[Optional[Any], list[Problem]]:
+def check_existing_cluster(cfg: StackConfig, stack: str) -> tuple[Optional[Cluster], list[Problem]]:
     """The existing cluster as a deployment would meet it: there, Succeeded and running, no
     other owner's pool under one of this stack's pool names, a Kubernetes version the chosen
     mode supports, and no GPU pool of others that the GPU Operator would take over."""
@@ -402,7 +403,7 @@ def existing_cluster(cfg: StackConfig, stack: str) -> tuple[Optional[Any], list[
     return found, problems
 
 
-def pool_name_conflicts(cfg: StackConfig, found: Any, stack: str) -> list[Problem]:
+def pool_name_conflicts(cfg: StackConfig, found: Cluster, stack: str) -> list[Problem]:
     mine = owner_tags(pulumi.get_project(), stack)[OWNER_TAG]
     theirs = {p.name: (p.tags or {}).get(OWNER_TAG) for p in found.agent_pool_profiles or []}
     problems = []
@@ -416,7 +417,7 @@ def pool_name_conflicts(cfg: StackConfig, found: Any, stack: str) -> list[Proble
     return problems
 
 
-def mode_against_cluster(cfg: StackConfig, found: Any) -> list[Problem]:
+def mode_against_cluster(cfg: StackConfig, found: Cluster) -> list[Problem]:
     operator = [p for p in cfg.gpu_pools if p.mode == "gpu-operator"]
     if not operator:
         return []

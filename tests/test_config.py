@@ -285,6 +285,11 @@ def test_mnist_job_switches():
         {"access": {"deployerObjectId": "5f1c2d3e-4a5b-4c6d-8e7f-9a0b1c2d3e4f"}},
         {"access": {"mode": "entra", "deployerType": "none", "deployerObjectId": "5f1c2d3e-4a5b-4c6d-8e7f-9a0b1c2d3e4f"}},
         {"gpuPool": {"dedicatedVhd": True, "vmSize": "Standard_NC4as_T4_v3", "minCount": 0, "maxCount": 2}},
+        {"gpuPools": {"t4": {"vmSize": "Standard_NC4as_T4_v3"}}},  # beside the stack's gpuPool
+        {"gpuPool": None, "gpuPools": {"t4": {}, "op": {"management": "gpu-operator"}}},
+        {"gpuPool": None, "gpuPools": {"Bad": {}}},
+        {"existingCluster": {"name": "team-aks"}},
+        {"existingCluster": {"name": "team-aks", "resourceGroupName": "team-rg"}, "clusterTier": "Standard"},
     ],
 )
 @pytest.mark.parametrize("preview", [True, False])
