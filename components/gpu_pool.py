@@ -1,6 +1,8 @@
 """One GPU node pool of the cluster (guide step 2's `az aks nodepool add`), after the Azure
 Verified Module's `modules/nodepool`: a pool is a component of its own that takes its
-cluster by reference, so the same pool goes into a cluster this program creates
+cluster by reference (the module's `parent_id`, "Resource ID of the existing Kubernetes
+cluster": Azure/terraform-azurerm-avm-res-containerservice-managedcluster
+modules/nodepool/variables.tf), so the same pool goes into a cluster this program creates
 (components/cluster.py) or one it looks up (components/existing_cluster.py), and a stack can
 have several (`aks-gpu:gpuPools`).
 

@@ -233,3 +233,13 @@ def test_quota_is_checked_in_the_clusters_region_without_a_system_pool(tmp_path)
 def test_a_pool_mode_error_in_config_beats_the_cluster_read():
     with pytest.raises(ConfigError):
         run_program("dev", overrides=on_existing(gpuPool={"vmSize": T4, "management": "aks-managed", "minCount": 0, "maxCount": 1}))
+
+
+@pytest.mark.parametrize("preview", [True, False])
+def test_the_team_stack_adds_two_pools_and_two_proofs_to_an_existing_cluster(preview):
+    run, _ = run_cached("team", preview=preview)
+    assert sorted(r.inputs["agentPoolName"] for r in run.of_type(POOL)) == ["a100", "t4"]
+    assert all(r.inputs["tags"] == {"aks-gpu-stack": "aks-gpu/team"} for r in run.of_type(POOL))
+    jobs = sorted(r.inputs["metadata"]["name"] for r in run.of_type("kubernetes:batch/v1:Job"))
+    assert jobs == ["samples-tf-mnist-demo-a100", "samples-tf-mnist-demo-t4"]
+    assert sorted(run.outputs["gpuPools"].value) == ["a100", "t4"]
