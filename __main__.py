@@ -57,7 +57,9 @@ else:
 
 # Step 2's `az aks nodepool add`, once per GPU pool. The guide's pool keeps the URN it had
 # as a child of the cluster component (an alias; components/gpu_pool.py).
-subscription_id = authorization.get_client_config_output().subscription_id
+# The managed pool's own provider calls the agentPools API in azure-native's subscription.
+managed = any(pool.managed for pool in cfg.gpu_pools)
+subscription_id = authorization.get_client_config_output().subscription_id if managed else None
 pools = [
     GpuPool(
         f"gpu-pool-{pool.name}",

@@ -186,7 +186,8 @@ class GpuPoolArgs:
     #: The cluster's names as plain values, for the managed pool's REST calls.
     resource_group_name: str
     cluster_name: str
-    subscription_id: pulumi.Input[str]
+    #: The subscription the managed pool's REST calls go to (only a managed pool needs it).
+    subscription_id: Optional[pulumi.Input[str]] = None
     kubernetes_version: Optional[str] = None
     #: Something other than this stack moves the Kubernetes version (an upgrade channel, an existing cluster's owner).
     version_moves: bool = False
@@ -276,6 +277,7 @@ class GpuPool(pulumi.ComponentResource):
         refresh puts what Azure has into the state, and the diff compares that state with
         the config."""
         pool = args.pool
+        assert args.subscription_id is not None, "a managed pool needs the subscription"
         version = None if args.version_moves else args.kubernetes_version
         return ManagedGpuPool(
             f"{self._name}-managed",
