@@ -155,7 +155,11 @@ def pool_ignore_changes(pool: GpuPoolConfig, version_moves: bool) -> Optional[li
     """What `pulumi up` must leave to Azure on the GPU pool: the count, when the cluster
     autoscaler owns it; the version, when something else moves it: an upgrade channel (AKS
     upgrades node pools with the control plane: auto-upgrade-cluster.md), or an existing
-    cluster's owner."""
+    cluster's owner. Unset is not enough: azure-native's Read writes a property that changed
+    outside Pulumi into the stored inputs, and its Diff then reports the program's missing
+    value as a deletion, an update on every `up` (pulumi-azure-native provider.go `Read`,
+    applyDiff of the outputs' change; `Diff`/objectDiff: `deletes[k] = old`).
+    tests/test_existing_cluster.py pins it."""
     ignored = []
     if pool.autoscaling:
         ignored.append("count")
