@@ -8,7 +8,8 @@ Read top to bottom, this is the guide's table of contents:
 
 import pulumi
 
-from components import config, preflight
+from components import config, cost, preflight
+from components.budget import CostBudget, CostBudgetArgs, first_of_month
 from components.cluster import GpuCluster, GpuClusterArgs
 from components.dcgm_exporter import DcgmExporter, DcgmExporterArgs
 from components.device_plugin import NvidiaDevicePlugin, NvidiaDevicePluginArgs
@@ -24,7 +25,15 @@ from pulumi_azure_native import authorization
 cfg = config.load()
 for warning in cfg.warnings:
     pulumi.log.warn(warning)
-for warning in preflight.run(cfg, stack=pulumi.get_stack()):
+checked = preflight.run(cfg, stack=pulumi.get_stack())
+for warning in checked.warnings:
+    pulumi.log.warn(warning)
+
+# What it will cost per hour, one line per pool; a deployment above cost.maxHourly stops here.
+estimate, cost_lines, cost_warnings = cost.run(cfg, checked.region, under_mocks=preflight.under_mock_engine())
+for line in cost_lines:
+    pulumi.log.info(line)
+for warning in cost_warnings:
     pulumi.log.warn(warning)
 
 # Steps 1-3: the cluster and its credentials. The guide's first section creates a resource
@@ -155,6 +164,20 @@ if cfg.mnist_job.enabled:
         ),
     )
 
+# A monthly budget on the resource group, with e-mail alerts (cost.budget; only on a cluster
+# this program creates: it owns no resource group otherwise).
+if cfg.cost.budget is not None and isinstance(cluster, GpuCluster):
+    CostBudget(
+        "cost",
+        CostBudgetArgs(
+            scope=cluster.resource_group.id,
+            name=f"{cfg.cluster_name}-gpu"[:63],
+            amount=cfg.cost.budget.amount,
+            contact_emails=cfg.cost.budget.contact_emails,
+            start_date=first_of_month(),
+        ),
+    )
+
 # Outputs: what was built, and the commands a user types next.
 pulumi.export("resourceGroupName", cluster.resource_group_name)
 pulumi.export("clusterName", cluster.cluster_name)
@@ -166,6 +189,8 @@ if guide_pool:  # the guide's one pool, by the names earlier releases exported
     pulumi.export("gpuPoolGeneration", gpu.generation)
     pulumi.export("gpuManagement", gpu.management)
     pulumi.export("gpusPerNode", gpu.gpus_per_node)
+if estimate is not None:
+    pulumi.export("estimatedCost", cost.output(estimate))
 pulumi.export("gpuMetrics", gpu_metrics_location(cfg.modes, cfg.monitoring.gpu_metrics, exporter, operator))
 if device_plugin is not None:
     pulumi.export("devicePluginNamespace", device_plugin.namespace_name)

@@ -55,6 +55,8 @@ SYSTEM_POOL_NAME = "system"
 # "AKS supports up to 100 node pools per cluster" (azure-aks-docs articles/aks/quotas-skus-regions.md);
 # one is the System pool.
 MAX_GPU_POOLS = 99
+# Budget notifications: "contactEmails ... maximum of 50" (consumption budgets spec).
+MAX_BUDGET_EMAILS = 50
 MAX_POOL_NODES = 1000  # AKS: at most 1000 nodes per VMSS node pool (quotas-skus-regions.md)
 # "You can specify up to 200 authorized IP address ranges" (azure-aks-docs
 # articles/aks/api-server-authorized-ip-ranges.md).
@@ -409,6 +411,39 @@ class PreflightConfig:
     """With usageFile: `az vm list-skus --location <loc> --resource-type virtualMachines --all -o json`, saved (relative to the project). Set, no live call is made."""
     usage_file: Optional[Annotated[str, Allowed("a file path")]] = None
     """With skusFile: `az vm list-usage --location <loc> -o json`, saved (relative to the project)."""
+    prices_file: Optional[Annotated[str, Allowed("a file path")]] = None
+    """A saved Azure Retail Prices API response (JSON with Items), relative to the project. Set, no live call is made (docs/cost.md)."""
+
+
+# An e-mail address, as Azure's budget notifications take it: one '@', no spaces, a dot in
+# the domain (a plausibility check: the mailbox is Azure's to reach).
+Email = _pattern(r"^[^@\s]+@[^@\s]+\.[^@\s]+$", "an e-mail address such as 'gpu-team@example.com'")
+PositiveAmount = Annotated[float, Field(gt=0, allow_inf_nan=False), Allowed("a number greater than 0")]
+
+
+@dataclass(frozen=True, config=_MODEL)
+class BudgetConfig:
+    """A monthly Azure consumption budget on the stack's resource group (docs/cost.md)."""
+
+    amount: PositiveAmount
+    """The monthly budget, in the billing currency."""
+    contact_emails: Annotated[
+        tuple[Email, ...],
+        Field(min_length=1, max_length=MAX_BUDGET_EMAILS, json_schema_extra={"uniqueItems": True}),
+        AfterValidator(_unique),
+        Allowed(f"a list of 1 to {MAX_BUDGET_EMAILS} e-mail addresses"),
+    ]
+    """Who is told at 80% and 100% of actual cost and at 100% of forecast cost."""
+
+
+@dataclass(frozen=True, config=_MODEL)
+class CostConfig:
+    """What the stack may cost (docs/cost.md)."""
+
+    max_hourly: Optional[PositiveAmount] = None
+    """The most the stack may cost per hour at its pools' largest sizes, in the price list's currency; a deployment above it stops."""
+    budget: Optional[BudgetConfig] = None
+    """A monthly consumption budget on the resource group, with e-mail alerts; not with existingCluster."""
 
 
 @dataclass(frozen=True, config=_MODEL)
@@ -435,6 +470,7 @@ class ProjectConfig:
     monitoring: MonitoringConfig = MonitoringConfig()
     gpu_operator: GpuOperatorConfig = GpuOperatorConfig()
     preflight: PreflightConfig = PreflightConfig()
+    cost: CostConfig = CostConfig()
     cluster_tier: _one_of(*CLUSTER_TIERS) = "Free"
     """The AKS pricing tier: Free, Standard (uptime SLA) or Premium."""
     protect: Bool = False
@@ -462,6 +498,7 @@ class StackConfig:
     preflight: PreflightConfig = PreflightConfig()
     monitoring: MonitoringConfig = MonitoringConfig()
     gpu_operator: GpuOperatorConfig = GpuOperatorConfig()
+    cost: CostConfig = CostConfig()
     #: azure-native:subscriptionId, if the stack sets it.
     subscription_id: Optional[str] = None
     #: Set: the pools go into this cluster, which the stack reads but does not own; its
@@ -563,6 +600,13 @@ def parse(raw: Mapping[str, str], project: str, stack: str, root: Optional[Path]
     _check_access(project_config.access)
     _check_upgrade(project_config.upgrade, project_config.kubernetes_version)
     _check_preflight(project_config.preflight, root or Path.cwd())
+    if existing is not None and project_config.cost.budget is not None:
+        raise _fail(
+            f"{NAMESPACE}:cost.budget",
+            {"amount": project_config.cost.budget.amount},
+            f"not used with {NAMESPACE}:existingCluster: the stack owns no resource group, and a budget on the cluster's "
+            "would count its owner's costs too (docs/cost.md); remove it",
+        )
     if project_config.network.policy == "none":
         warnings.append(NO_NETWORK_POLICY_WARNING)
     if project_config.access.grants_deployer and project_config.access.deployer_object_id is None:
@@ -585,6 +629,7 @@ def parse(raw: Mapping[str, str], project: str, stack: str, root: Optional[Path]
         preflight=project_config.preflight,
         monitoring=project_config.monitoring,
         gpu_operator=project_config.gpu_operator,
+        cost=project_config.cost,
         subscription_id=raw.get(SUBSCRIPTION_KEY) or None,
         existing_cluster=existing,
         pool_map=project_config.gpu_pools is not None,
@@ -875,7 +920,7 @@ def _check_preflight(preflight: PreflightConfig, root: Path) -> None:
     if len(given) == 1:
         missing = "usageFile" if given == ["skusFile"] else "skusFile"
         raise ConfigError(f"invalid config {key}: {given[0]} is set without {missing}; set both, or neither for live facts")
-    for member, path in files.items():
+    for member, path in {**files, "pricesFile": preflight.prices_file}.items():
         if path and not (root / path).is_file():
             raise _fail(f"{key}.{member}", path, f"expected an existing file (relative to {root})")
 

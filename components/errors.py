@@ -13,3 +13,7 @@ class ConfigError(pulumi.RunError):
 
 class PreflightError(pulumi.RunError):
     """A fact about the Azure subscription that would make the deployment fail."""
+
+
+class CostError(pulumi.RunError):
+    """The stack would cost more per hour than aks-gpu:cost.maxHourly allows."""

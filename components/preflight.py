@@ -76,18 +76,29 @@ class PoolNeed:
 # --------------------------------------------------------------------------- entry point
 
 
-def run(cfg: StackConfig, stack: str, dry_run: Optional[bool] = None) -> list[str]:
-    """Every check this stack needs. Returns the warnings to show; raises PreflightError
-    when a deployment in `enforce` mode would hit a blocking problem."""
+@dataclass(frozen=True)
+class Checked:
+    #: What a run shows.
+    warnings: list[str]
+    #: The cluster's region: the config's, or an existing cluster's as read (None when it
+    #: could not be read, or preflight is off).
+    region: Optional[str]
+
+
+def run(cfg: StackConfig, stack: str, dry_run: Optional[bool] = None) -> Checked:
+    """Every check this stack needs. Returns the warnings to show and the cluster's region;
+    raises PreflightError when a deployment in `enforce` mode would hit a blocking problem."""
     mode = cfg.preflight.mode
     if mode == "off":
-        return []
+        return Checked([], cfg.location if cfg.existing_cluster is None else None)
     dry_run = pulumi.runtime.is_dry_run() if dry_run is None else dry_run
     problems: list[Problem] = []
     location, node_group, own_pools = cfg.location, None, {}
+    region: Optional[str] = cfg.location
     if cfg.existing_cluster is not None:
         found, cluster_problems = check_existing_cluster(cfg, stack)
         problems += cluster_problems
+        region = found.location if found is not None else None
         if found is not None:
             location, node_group = found.location, found.node_resource_group
             own_pools = pools_of_stack(found, stack)
@@ -107,7 +118,7 @@ def run(cfg: StackConfig, stack: str, dry_run: Optional[bool] = None) -> list[st
             f"set {NAMESPACE}:preflight.mode to warn to deploy anyway):\n" + "\n".join(f"- {m}" for m in blocking)
         )
     stops = " (a deployment stops here)" if mode == "enforce" else ""
-    return [*notes, *(p.message + (stops if p.blocking else "") for p in problems)]
+    return Checked([*notes, *(p.message + (stops if p.blocking else "") for p in problems)], region)
 
 
 def under_mock_engine() -> bool:

@@ -96,6 +96,8 @@ class ProgramRun:
     resources: list[Registration]
     outputs: dict[str, StackOutput]
     warnings: list[str] = field(default_factory=list)
+    #: The program's `pulumi.log.info` lines (the cost figures).
+    infos: list[str] = field(default_factory=list)
 
     def of_type(self, type_: str) -> list[Registration]:
         return [r for r in self.resources if r.type == type_]
@@ -341,13 +343,18 @@ def alias_urns(request: Any) -> list[str]:
 
 
 class _WarningCollector(logging.Handler):
+    """The program's warnings, and its info lines (what `pulumi preview` prints as `info:`)."""
+
     def __init__(self) -> None:
-        super().__init__(level=logging.WARNING)
+        super().__init__(level=logging.INFO)
         self.messages: list[str] = []
+        self.infos: list[str] = []
 
     def emit(self, record: logging.LogRecord) -> None:
         if record.levelno == logging.WARNING:
             self.messages.append(record.getMessage())
+        elif record.levelno == logging.INFO:
+            self.infos.append(record.getMessage())
 
 
 # --------------------------------------------------------------------------- run
@@ -429,6 +436,7 @@ def run_under_mocks(
         resources=list(monitor.registrations),
         outputs=outputs,
         warnings=list(collector.messages),
+        infos=list(collector.infos),
     )
 
 

@@ -108,6 +108,7 @@ ARM_TYPES = {
     "azure-native:containerservice:ManagedCluster": "Microsoft.ContainerService/managedClusters",
     "azure-native:containerservice:AgentPool": "Microsoft.ContainerService/managedClusters/agentPools",
     "azure-native:authorization:RoleAssignment": "Microsoft.Authorization/roleAssignments",
+    "azure-native:consumption:Budget": "Microsoft.Consumption/budgets",
 }
 ARM_TOP_LEVEL = ("location", "sku", "identity", "tags", "kind", "extendedLocation")
 # An agent pool has no envelope of its own: its tags are a property (agentPools spec,
@@ -119,6 +120,7 @@ ARM_NAME_INPUTS = {
     "azure-native:containerservice:ManagedCluster": ("resourceName",),
     "azure-native:containerservice:AgentPool": ("resourceName", "agentPoolName"),
     "azure-native:authorization:RoleAssignment": ("roleAssignmentName",),
+    "azure-native:consumption:Budget": ("budgetName",),
 }
 # Inputs that go into the URL, not the body: the resource group, and every name above.
 ARM_URL_INPUTS = frozenset({"resourceGroupName", *(k for names in ARM_NAME_INPUTS.values() for k in names)})
@@ -223,6 +225,7 @@ def summary(run: ProgramRun, out_dir: Path) -> str:
         lines.append(f"  {count} x {type_}")
     lines.extend(gpu_pool_lines(run))
     lines.append(f"Kubernetes objects: {len(kubernetes_objects(run))} in {_relative(out_dir / 'manifests.yaml')}")
+    lines.extend(i for i in run.infos if i.startswith("cost:"))  # the figures a preview prints
     if run.warnings:
         lines.append(f"warnings ({len(run.warnings)}):")
         lines.extend(f"  - {w}" for w in run.warnings)

@@ -1,0 +1,84 @@
+"""A monthly Azure consumption budget on the stack's resource group (aks-gpu:cost.budget),
+e-mailing its contacts at 80% and 100% of the month's actual cost and at 100% of its
+forecast cost (docs/cost.md).
+
+Rules from the API (azure-native consumption.Budget, REST API 2024-08-01, its argument docs):
+  - timePeriod: "The start date must be first of the month ... Future start date should not be
+    more than twelve months. Past start date should be selected within the timegrain period";
+    with a Monthly grain, the first of the current month (UTC). Without an end date, "we default
+    this to 10 years from the start date".
+  - notifications: "Budget can have up to five notifications"; a threshold "is always percent and
+    has to be between 0 and 1000"; thresholdType Actual or Forecasted.
+  - contactEmails: "Must have at least one contact email or contact group specified at the
+    Subscription or Resource Group scopes."
+
+The start date is decided when the budget is created and then left alone (`ignoreChanges:
+[timePeriod]`): the first of the current month changes every month, and a later `up` would
+otherwise move the budget's start each month.
+"""
+
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+import pulumi
+from pulumi_azure_native import consumption
+
+# (key, threshold in percent, what it compares). Keys name the alert; they are the
+# notifications map's keys, which the API leaves to the caller.
+ALERTS = (
+    ("actual80", 80, consumption.ThresholdType.ACTUAL),
+    ("actual100", 100, consumption.ThresholdType.ACTUAL),
+    ("forecast100", 100, consumption.ThresholdType.FORECASTED),
+)
+
+
+def first_of_month(today: Optional[datetime.date] = None) -> str:
+    """The budget's start: the first of this month, UTC, as the API writes dates."""
+    today = today or datetime.datetime.now(datetime.timezone.utc).date()
+    return f"{today.replace(day=1).isoformat()}T00:00:00Z"
+
+
+@dataclass(frozen=True)
+class CostBudgetArgs:
+    #: The resource group's ID: the budget's scope.
+    scope: pulumi.Input[str]
+    #: The budget's name (unique within its scope).
+    name: str
+    amount: float
+    contact_emails: Sequence[str]
+    start_date: str
+
+
+def notifications(emails: Sequence[str]) -> dict[str, consumption.NotificationArgs]:
+    return {
+        key: consumption.NotificationArgs(
+            enabled=True,
+            operator=consumption.OperatorType.GREATER_THAN_OR_EQUAL_TO,
+            threshold=threshold,
+            threshold_type=kind,
+            contact_emails=list(emails),
+        )
+        for key, threshold, kind in ALERTS
+    }
+
+
+class CostBudget(pulumi.ComponentResource):
+    budget: consumption.Budget
+
+    def __init__(self, name: str, args: CostBudgetArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+        super().__init__("aks-gpu:azure:CostBudget", name, None, opts)
+        self.budget = consumption.Budget(
+            f"{name}-budget",
+            budget_name=args.name,
+            scope=args.scope,
+            amount=args.amount,
+            category=consumption.CategoryType.COST,
+            time_grain=consumption.TimeGrainType.MONTHLY,
+            time_period=consumption.BudgetTimePeriodArgs(start_date=args.start_date),
+            notifications=notifications(args.contact_emails),
+            opts=pulumi.ResourceOptions(parent=self, ignore_changes=["timePeriod"]),
+        )
+        self.register_outputs({"budgetName": self.budget.name})

@@ -1,0 +1,198 @@
+"""What the stack will cost per hour, before anything is created, and the limit a deployment
+cannot pass (aks-gpu:cost.maxHourly). docs/cost.md explains the figures and what they leave out.
+
+Each pool's nodes are priced from the Retail Prices API (components/prices.py): the GPU pools
+and, when this program creates the cluster, its System pool. A pool's least per hour is at
+minCount (or nodeCount), its most at maxCount (or nodeCount), its most per month that for 730
+hours. Disks, egress, the Standard tier's fee and taxes are not counted.
+
+Like preflight, this runs before any resource is registered: a preview prints the figures and
+warns about the limit; a deployment above the limit stops with one line. Without prices it
+warns and never blocks. Under the mock engine no call is made: only a saved price list counts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+import pulumi
+
+from components import prices
+from components.config import NAMESPACE, StackConfig
+from components.errors import CostError
+
+# "730 hours" a month: the Azure pricing calculator's month.
+HOURS_PER_MONTH = 730
+
+
+@dataclass(frozen=True)
+class PoolCost:
+    key: str
+    name: str
+    vm_size: str
+    spot: bool
+    least_nodes: int
+    most_nodes: int
+    price: prices.Price
+
+    @property
+    def least_hourly(self) -> float:
+        return self.least_nodes * self.price.hourly
+
+    @property
+    def most_hourly(self) -> float:
+        return self.most_nodes * self.price.hourly
+
+
+@dataclass(frozen=True)
+class Estimate:
+    currency: str
+    source: str
+    pools: tuple[PoolCost, ...]
+    #: Pools the price list has no price for: (config key, VM size).
+    unpriced: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def least_hourly(self) -> float:
+        return sum(p.least_hourly for p in self.pools)
+
+    @property
+    def most_hourly(self) -> float:
+        return sum(p.most_hourly for p in self.pools)
+
+    @property
+    def most_monthly(self) -> float:
+        return self.most_hourly * HOURS_PER_MONTH
+
+
+@dataclass(frozen=True)
+class Node:
+    """One pool as the price list sees it."""
+
+    key: str
+    name: str
+    vm_size: str
+    spot: bool
+    least_nodes: int
+    most_nodes: int
+
+
+def nodes(cfg: StackConfig) -> list[Node]:
+    """The pools that cost money in this stack: the GPU pools, and the System pool of a
+    cluster this program creates (an existing cluster's is its owner's)."""
+    found = [
+        Node(cfg.pool_key(p), p.name, p.vm_size, p.spot, p.min_count if p.autoscaling else p.node_count, p.max_count or p.node_count)
+        for p in cfg.gpu_pools
+    ]
+    if cfg.existing_cluster is None:
+        system = cfg.system_pool
+        found.append(Node(f"{NAMESPACE}:systemPool", "system", system.vm_size, False, system.node_count, system.node_count))
+    return found
+
+
+def estimate(cfg: StackConfig, items: list[dict[str, Any]], region: str, source: str) -> Estimate:
+    priced, unpriced = [], []
+    for node in nodes(cfg):
+        price = prices.pick(items, node.vm_size, region, node.spot)
+        if price is None:
+            unpriced.append((node.key, node.vm_size))
+        else:
+            priced.append(PoolCost(node.key, node.name, node.vm_size, node.spot, node.least_nodes, node.most_nodes, price))
+    currency = priced[0].price.currency if priced else "USD"
+    return Estimate(currency=currency, source=source, pools=tuple(priced), unpriced=tuple(unpriced))
+
+
+def money(amount: float, currency: str) -> str:
+    return f"{amount:,.2f} {currency}"
+
+
+def lines(est: Estimate) -> list[str]:
+    """One line per pool and one for the stack, as `pulumi preview` prints them."""
+    out = []
+    for p in est.pools:
+        nodes_text = f"{p.least_nodes}" if p.least_nodes == p.most_nodes else f"{p.least_nodes}-{p.most_nodes}"
+        out.append(
+            f"cost: {p.key} {p.vm_size}{' Spot' if p.spot else ''}: {money(p.price.hourly, est.currency)} per node-hour x "
+            f"{nodes_text} nodes = {money(p.least_hourly, est.currency)} to {money(p.most_hourly, est.currency)} per hour, "
+            f"at most {money(p.most_hourly * HOURS_PER_MONTH, est.currency)} per month"
+        )
+    out.append(
+        f"cost: the stack: {money(est.least_hourly, est.currency)} to {money(est.most_hourly, est.currency)} per hour, "
+        f"at most {money(est.most_monthly, est.currency)} per month ({HOURS_PER_MONTH} h; VMs only: no disks, egress, "
+        f"tier fee or taxes; prices from {est.source})"
+    )
+    return out
+
+
+def output(est: Estimate) -> dict[str, Any]:
+    """The estimatedCost stack output: the figures as numbers."""
+    return {
+        "currency": est.currency,
+        "source": est.source,
+        "leastHourly": round(est.least_hourly, 4),
+        "mostHourly": round(est.most_hourly, 4),
+        "mostMonthly": round(est.most_monthly, 2),
+        "pools": {
+            p.name: {
+                "vmSize": p.vm_size,
+                "spot": p.spot,
+                "hourlyPerNode": p.price.hourly,
+                "leastNodes": p.least_nodes,
+                "mostNodes": p.most_nodes,
+                "leastHourly": round(p.least_hourly, 4),
+                "mostHourly": round(p.most_hourly, 4),
+                "mostMonthly": round(p.most_hourly * HOURS_PER_MONTH, 2),
+            }
+            for p in est.pools
+        },
+        "unpriced": [f"{key} {size}" for key, size in est.unpriced],
+    }
+
+
+def load(cfg: StackConfig, region: str, under_mocks: bool) -> tuple[Optional[Estimate], Optional[str]]:
+    """The estimate, or why there is none. A saved list when given; otherwise the live API,
+    except under the mock engine, which makes no call."""
+    sizes = [n.vm_size for n in nodes(cfg)]
+    if cfg.preflight.prices_file:
+        path = Path(cfg.preflight.prices_file)
+        return estimate(cfg, prices.from_file(path), region, f"file {path.name}"), None
+    if under_mocks:
+        return None, f"the mock engine makes no calls to the Retail Prices API; set {NAMESPACE}:preflight.pricesFile to price a saved list"
+    try:
+        return estimate(cfg, prices.live(region, sizes), region, "the Azure Retail Prices API"), None
+    except Exception as error:  # noqa: BLE001 - without prices the program warns and goes on
+        return None, f"{type(error).__name__}: {' '.join(str(error).split())[:300]}"
+
+
+def run(
+    cfg: StackConfig, region: Optional[str], under_mocks: bool, dry_run: Optional[bool] = None
+) -> tuple[Optional[Estimate], list[str], list[str]]:
+    """The estimate, the lines to print, and the warnings. Raises CostError when a deployment
+    would cost more per hour than cost.maxHourly. `region` is the cluster's (preflight's
+    Checked.region): None when an existing cluster's could not be read."""
+    dry_run = pulumi.runtime.is_dry_run() if dry_run is None else dry_run
+    limit = cfg.cost.max_hourly
+    if region is None:
+        est, why_not = None, "the existing cluster's region is not known (it was not read: see preflight)"
+    else:
+        est, why_not = load(cfg, region, under_mocks)
+    if est is None:
+        note = f"cost: not estimated: {why_not}"
+        if limit is not None:
+            return None, [], [note, f"{NAMESPACE}:cost.maxHourly = {limit:g} could not be checked: no prices (docs/cost.md)"]
+        # Under the mock engine that is expected, and said without a warning.
+        return None, ([note] if under_mocks else []), ([] if under_mocks else [note])
+    warnings = [f"cost: no {est.source} price for {key}.vmSize {size} in {region}; it is not counted" for key, size in est.unpriced]
+    if limit is not None and est.unpriced:
+        warnings.append(f"{NAMESPACE}:cost.maxHourly = {limit:g} was checked without the unpriced pools")
+    if limit is not None and est.most_hourly > limit:
+        message = (
+            f"{NAMESPACE}:cost.maxHourly = {limit:g}: the stack may cost up to {money(est.most_hourly, est.currency)} per hour "
+            f"at its pools' largest sizes, above the limit; lower a pool's maxCount or nodeCount, pick a smaller size, or raise the limit"
+        )
+        if not dry_run:
+            raise CostError(message + " (nothing was created)")
+        warnings.append(message + " (a deployment stops here)")
+    return est, lines(est), warnings

@@ -1,0 +1,113 @@
+"""VM prices from Azure's public Retail Prices API, live or saved (docs/cost.md).
+
+The API (learn.microsoft.com/rest/api/cost-management/retail-prices/azure-retail-prices) is
+an unauthenticated GET of `https://prices.azure.com/api/retail/prices` with an OData
+`$filter`; it answers `{"Items": [...], "NextPageLink": <the next page's URL, or null>}`.
+Each item names a meter: `armSkuName`, `armRegionName`, `retailPrice`, `unitOfMeasure`
+("1 Hour"), `type` ("Consumption", "DevTestConsumption", "Reservation"), `reservationTerm`,
+`skuName` ("NC4as T4 v3", "NC4as T4 v3 Spot", "NC4as T4 v3 Low Priority"), `productName`
+("Virtual Machines NCasT4_v3 Series", "... Series Windows") and `currencyCode`. "Filter values
+are case-sensitive" from api-version 2023-01-01-preview on, so the filter spells the service
+as the API does ("Virtual Machines").
+
+One list holds every kind of price side by side, so `pick` is strict: a node's price is the
+Linux pay-as-you-go meter (`type` Consumption, no "Windows" product, no "Spot" or "Low
+Priority" SKU, no reservation, per hour) of the size in the cluster's region, or for a Spot
+pool the Linux Spot meter. Never a DevTest, reservation, Windows or other region's price.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Optional
+
+PRICES_URL = "https://prices.azure.com/api/retail/prices"
+API_VERSION = "2023-01-01-preview"
+# A short wait: a preview must not hang on a slow price list, and without prices the program
+# warns and goes on.
+LIVE_TIMEOUT_SECONDS = 15.0
+# A filtered list for a few sizes in one region is a page or two; the cap keeps a broken
+# NextPageLink from looping.
+MAX_PAGES = 20
+HOUR = "1 Hour"
+
+
+@dataclass(frozen=True)
+class Price:
+    vm_size: str
+    region: str
+    spot: bool
+    #: Per node and hour, in `currency`.
+    hourly: float
+    currency: str
+    #: The meter it came from, for the reader: "NC4as T4 v3 Spot (Virtual Machines NCasT4_v3 Series)".
+    meter: str
+
+
+def price_filter(region: str, sizes: Iterable[str]) -> str:
+    """Virtual Machines, pay-as-you-go, in one region, for these sizes."""
+    skus = " or ".join(f"armSkuName eq '{size}'" for size in sorted(set(sizes)))
+    return f"serviceName eq 'Virtual Machines' and priceType eq 'Consumption' and armRegionName eq '{region}' and ({skus})"
+
+
+def live(region: str, sizes: Iterable[str], base_url: Optional[str] = None, timeout: float = LIVE_TIMEOUT_SECONDS) -> list[dict[str, Any]]:
+    """Every item of the filtered list, page after page, within `timeout` seconds in all.
+    Raises on any failure; the caller turns that into a warning. `base_url` is for the
+    tests' local fake of the API."""
+    query = urllib.parse.urlencode({"api-version": API_VERSION, "$filter": price_filter(region, sizes)}, quote_via=urllib.parse.quote)
+    url: Optional[str] = f"{base_url or PRICES_URL}?{query}"
+    deadline = time.monotonic() + timeout
+    items: list[dict[str, Any]] = []
+    for _ in range(MAX_PAGES):
+        if url is None:
+            return items
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError(f"the Retail Prices API did not answer within {timeout:g} s")
+        with urllib.request.urlopen(url, timeout=left) as response:  # noqa: S310 - a fixed https URL, or a test's
+            page = json.load(response)
+        items += page.get("Items") or []
+        url = page.get("NextPageLink") or None
+    raise RuntimeError(f"the Retail Prices API gave more than {MAX_PAGES} pages")
+
+
+def from_file(path: Path) -> list[dict[str, Any]]:
+    """A saved API response: `{"Items": [...]}` (one page, or pages merged)."""
+    return list(json.loads(path.read_text()).get("Items") or [])
+
+
+def _is(item: dict[str, Any], vm_size: str, region: str, spot: bool) -> bool:
+    sku_name, product = item.get("skuName") or "", item.get("productName") or ""
+    return (
+        item.get("armSkuName") == vm_size
+        and (item.get("armRegionName") or "").lower() == region.lower()
+        and item.get("type") == "Consumption"
+        and not item.get("reservationTerm")
+        and item.get("unitOfMeasure") == HOUR
+        and "Windows" not in product
+        and "Low Priority" not in sku_name
+        and ("Spot" in sku_name) == spot
+    )
+
+
+def pick(items: Iterable[dict[str, Any]], vm_size: str, region: str, spot: bool) -> Optional[Price]:
+    """The Linux pay-as-you-go (or Spot) price of one node of `vm_size` in `region`, or None.
+    Several matching meters (a primary and a secondary meter region, an older and a newer
+    price): the primary meter region's, then the newest."""
+    found = [i for i in items if _is(i, vm_size, region, spot)]
+    if not found:
+        return None
+    best = max(found, key=lambda i: (bool(i.get("isPrimaryMeterRegion", True)), i.get("effectiveStartDate") or ""))
+    return Price(
+        vm_size=vm_size,
+        region=region,
+        spot=spot,
+        hourly=float(best["retailPrice"]),
+        currency=best.get("currencyCode") or "USD",
+        meter=f"{best.get('skuName')} ({best.get('productName')})",
+    )

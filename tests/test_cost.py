@@ -1,0 +1,257 @@
+"""What the stack will cost (docs/cost.md): prices picked from a list full of distractors,
+the figures a preview prints and the estimatedCost output, the limit that stops a
+deployment, the monthly budget, and the live path against a local fake of the API."""
+
+from __future__ import annotations
+
+import datetime
+import json
+from pathlib import Path
+
+import pytest
+
+import fake_prices
+from components import budget, cost, prices
+from components.config import ConfigError, parse
+from components.errors import CostError
+from conftest import run_cached
+from tools.mock_engine import AzureMocks, RecordingMonitor, existing_cluster, run_program
+
+T4, T4_8, A100 = "Standard_NC4as_T4_v3", "Standard_NC8as_T4_v3", "Standard_NC24ads_A100_v4"
+ITEMS = fake_prices.price_list()
+BUDGET = "azure-native:consumption:Budget"
+
+
+@pytest.fixture(scope="module")
+def price_file(tmp_path_factory) -> str:
+    path = tmp_path_factory.mktemp("prices") / "prices.json"
+    path.write_text(fake_prices.saved())
+    return str(path)
+
+
+def with_prices(price_file: str, **overrides):
+    return {"preflight": {"pricesFile": price_file}, **overrides}
+
+
+# --------------------------------------------------------------------------- picking a price
+
+
+@pytest.mark.parametrize(
+    "size, region, spot, expected",
+    [
+        (T4, "eastus", False, fake_prices.T4),  # not Windows, Spot, Low Priority, DevTest, a reservation, or the older meter
+        (T4, "eastus", True, fake_prices.T4_SPOT),  # the Linux Spot meter, not the Windows Spot one
+        (T4, "EastUS", False, fake_prices.T4),  # ARM region names compare without case
+        (T4, "westeurope", False, 0.631),
+        (A100, "westeurope", False, 4.41),
+    ],
+)
+def test_a_node_is_priced_linux_pay_as_you_go_in_its_own_region(size, region, spot, expected):
+    price = prices.pick(ITEMS, size, region, spot)
+    assert price is not None and price.hourly == pytest.approx(expected) and price.currency == "USD"
+    assert ("Spot" in price.meter) == spot and "Windows" not in price.meter
+
+
+def test_no_price_is_made_up_for_a_size_or_region_the_list_lacks():
+    assert prices.pick(ITEMS, "Standard_NC40ads_H100_v5", "eastus", False) is None
+    assert prices.pick(ITEMS, A100, "westus2", False) is None
+
+
+def test_a_list_of_only_distractors_gives_no_price():
+    distractors = [i for i in ITEMS if i["armSkuName"] == T4 and i["armRegionName"] == "eastus" and i["retailPrice"] not in (fake_prices.T4, fake_prices.T4_SPOT, 0.6)]
+    assert len(distractors) == 6
+    assert prices.pick(distractors, T4, "eastus", False) is None
+
+
+# --------------------------------------------------------------------------- the figures
+
+
+def test_a_preview_prints_one_line_per_pool_and_the_stack(price_file):
+    run, _ = run_cached("prod", **with_prices(price_file))
+    lines = [i for i in run.infos if i.startswith("cost:")]
+    assert lines == [
+        "cost: aks-gpu:gpuPool Standard_NC4as_T4_v3: 0.53 USD per node-hour x 0-3 nodes = 0.00 USD to 1.58 USD per hour, at most 1,151.94 USD per month",
+        "cost: aks-gpu:systemPool Standard_D4s_v5: 0.19 USD per node-hour x 3 nodes = 0.58 USD to 0.58 USD per hour, at most 420.48 USD per month",
+        "cost: the stack: 0.58 USD to 2.15 USD per hour, at most 1,572.42 USD per month (730 h; VMs only: no disks, egress, "
+        "tier fee or taxes; prices from file prices.json)",
+    ]
+
+
+def test_the_estimated_cost_output_carries_the_figures_as_numbers(price_file):
+    out = run_cached("prod", **with_prices(price_file))[0].outputs["estimatedCost"].value
+    assert (out["currency"], out["leastHourly"], out["mostHourly"], out["mostMonthly"]) == ("USD", 0.576, 2.154, 1572.42)
+    gpu = out["pools"]["gpu"]
+    assert (gpu["hourlyPerNode"], gpu["leastNodes"], gpu["mostNodes"], gpu["leastHourly"]) == (fake_prices.T4, 0, 3, 0)
+    assert out["unpriced"] == []
+
+
+def test_a_spot_pool_from_zero_costs_nothing_idle_and_its_spot_price_at_most(price_file):
+    pool = {"vmSize": T4, "minCount": 0, "maxCount": 4, "spot": True}
+    out = run_cached("dev", **with_prices(price_file, gpuPool=pool))[0].outputs["estimatedCost"].value["pools"]["gpu"]
+    assert (out["spot"], out["hourlyPerNode"], out["leastHourly"], out["mostHourly"]) == (True, fake_prices.T4_SPOT, 0, round(4 * fake_prices.T4_SPOT, 4))
+
+
+def test_several_pools_are_priced_each_and_summed(price_file):
+    pools = {"t4": {"vmSize": T4, "nodeCount": 2}, "big": {"vmSize": T4_8, "minCount": 1, "maxCount": 3}}
+    out = run_cached("dev", **with_prices(price_file, gpuPool=None, gpuPools=pools))[0].outputs["estimatedCost"].value
+    assert sorted(out["pools"]) == ["big", "system", "t4"]
+    system = fake_prices.D2S  # dev's System pool: one Standard_D2s_v5
+    assert out["leastHourly"] == pytest.approx(2 * fake_prices.T4 + 1 * fake_prices.T4_8 + system)
+    assert out["mostHourly"] == pytest.approx(2 * fake_prices.T4 + 3 * fake_prices.T4_8 + system)
+
+
+def test_an_existing_clusters_own_system_pool_is_not_counted_and_its_region_is_the_clusters(price_file):
+    cluster = existing_cluster(location="westeurope")
+    overrides = with_prices(price_file, existingCluster={"resourceGroupName": "team-rg", "name": "team-aks"}, gpuPool={"vmSize": T4})
+    out = run_cached("dev", cluster=cluster, **overrides)[0].outputs["estimatedCost"].value
+    assert sorted(out["pools"]) == ["gpu"] and out["pools"]["gpu"]["hourlyPerNode"] == 0.631
+
+
+def test_a_pool_without_a_price_is_left_out_with_a_warning(price_file):
+    run, _ = run_cached("dev", **with_prices(price_file, gpuPool={"vmSize": "Standard_NC40ads_H100_v5"}))
+    assert "cost: no file prices.json price for aks-gpu:gpuPool.vmSize Standard_NC40ads_H100_v5 in eastus; it is not counted" in run.warnings
+    assert run.outputs["estimatedCost"].value["unpriced"] == ["aks-gpu:gpuPool Standard_NC40ads_H100_v5"]
+
+
+def test_under_the_mock_engine_without_a_list_nothing_is_estimated_and_nothing_warns():
+    run, _ = run_cached("prod")
+    assert "estimatedCost" not in run.outputs
+    assert not [w for w in run.warnings if w.startswith("cost:")]
+    assert run.infos == ["cost: not estimated: the mock engine makes no calls to the Retail Prices API; set aks-gpu:preflight.pricesFile to price a saved list"]
+
+
+# --------------------------------------------------------------------------- the limit
+
+
+def test_a_preview_above_the_limit_warns_with_the_figure_and_the_limit(price_file):
+    run, _ = run_cached("prod", **with_prices(price_file, cost={"maxHourly": 2}))
+    [warning] = [w for w in run.warnings if "cost.maxHourly" in w]
+    assert warning.startswith("aks-gpu:cost.maxHourly = 2: the stack may cost up to 2.15 USD per hour")
+    assert warning.endswith("(a deployment stops here)")
+
+
+@pytest.mark.parametrize("preview", [True, False])
+def test_within_the_limit_nothing_is_said_and_the_deployment_goes_on(price_file, preview):
+    run, _ = run_cached("prod", preview=preview, **with_prices(price_file, cost={"maxHourly": 2.5}))
+    assert not [w for w in run.warnings if "maxHourly" in w]
+    assert run.of_type("azure-native:containerservice:ManagedCluster")
+
+
+def test_a_deployment_above_the_limit_stops_before_anything_is_registered(price_file):
+    monitor = RecordingMonitor(AzureMocks())
+    with pytest.raises(CostError) as error:
+        run_program("prod", overrides=with_prices(price_file, cost={"maxHourly": 2}), monitor=monitor, preview=False)
+    message = str(error.value)
+    assert "\n" not in message and message.startswith("aks-gpu:cost.maxHourly = 2: the stack may cost up to 2.15 USD per hour")
+    assert monitor.registrations == []
+
+
+@pytest.mark.parametrize("preview", [True, False])
+def test_without_prices_the_limit_warns_that_it_was_not_checked_and_never_blocks(preview):
+    run, _ = run_cached("prod", preview=preview, cost={"maxHourly": 0.01})
+    assert "aks-gpu:cost.maxHourly = 0.01 could not be checked: no prices (docs/cost.md)" in run.warnings
+    assert run.of_type("azure-native:containerservice:AgentPool")
+
+
+# --------------------------------------------------------------------------- the live path
+
+
+@pytest.fixture
+def api():
+    yield from fake_prices.serve(page_size=7)
+
+
+def test_the_live_path_follows_next_page_link_to_the_end(api):
+    items = prices.live("eastus", [T4, "Standard_D4s_v5"], base_url=api.url, timeout=10)
+    assert len(items) == len(ITEMS) and len(api.queries) == -(-len(ITEMS) // 7)
+    first = api.queries[0]
+    assert first["api-version"] == ["2023-01-01-preview"]
+    assert first["$filter"] == [
+        "serviceName eq 'Virtual Machines' and priceType eq 'Consumption' and armRegionName eq 'eastus' "
+        "and (armSkuName eq 'Standard_D4s_v5' or armSkuName eq 'Standard_NC4as_T4_v3')"
+    ]
+    assert prices.pick(items, T4, "eastus", False).hourly == fake_prices.T4
+
+
+def test_a_live_estimate_equals_the_saved_ones(api, monkeypatch, price_file):
+    monkeypatch.setattr(prices, "PRICES_URL", api.url)
+    cfg = parse({"aks-gpu:gpuPool": json.dumps({"vmSize": T4, "minCount": 0, "maxCount": 3})}, "aks-gpu", "dev")
+    est, lines, warnings = cost.run(cfg, "eastus", under_mocks=False, dry_run=True)
+    assert warnings == [] and est.source == "the Azure Retail Prices API"
+    saved = cost.estimate(cfg, prices.from_file(Path(price_file)), "eastus", "file")
+    assert (est.least_hourly, est.most_hourly) == (saved.least_hourly, saved.most_hourly)
+
+
+def test_prices_that_cannot_be_had_warn_and_never_block(monkeypatch):
+    monkeypatch.setattr(prices, "PRICES_URL", "http://127.0.0.1:9/api/retail/prices")  # nothing listens on port 9
+    cfg = parse({"aks-gpu:cost": json.dumps({"maxHourly": 1})}, "aks-gpu", "dev")
+    est, lines, warnings = cost.run(cfg, "eastus", under_mocks=False, dry_run=False)
+    assert est is None and lines == []
+    assert warnings[0].startswith("cost: not estimated: URLError")
+    assert warnings[1] == "aks-gpu:cost.maxHourly = 1 could not be checked: no prices (docs/cost.md)"
+
+
+# --------------------------------------------------------------------------- the budget
+
+
+def test_a_budget_is_monthly_on_the_resource_group_with_three_alerts():
+    run, _ = run_cached("prod", cost={"budget": {"amount": 500, "contactEmails": ["gpu-team@example.com"]}})
+    found = run.one(BUDGET)
+    inputs = found.inputs
+    assert inputs["scope"] == "gpu-cluster-rg-id", "the resource group's ID"
+    assert (inputs["amount"], inputs["category"], inputs["timeGrain"]) == (500, "Cost", "Monthly")
+    assert inputs["timePeriod"] == {"startDate": budget.first_of_month()}
+    alerts = {k: (v["threshold"], v["thresholdType"], v["operator"], v["contactEmails"]) for k, v in inputs["notifications"].items()}
+    assert alerts == {
+        "actual80": (80, "Actual", "GreaterThanOrEqualTo", ["gpu-team@example.com"]),
+        "actual100": (100, "Actual", "GreaterThanOrEqualTo", ["gpu-team@example.com"]),
+        "forecast100": (100, "Forecasted", "GreaterThanOrEqualTo", ["gpu-team@example.com"]),
+    }
+    assert found.options["ignoreChanges"] == ["timePeriod"], "the start stays where the first up put it"
+
+
+@pytest.mark.parametrize("today, start", [(datetime.date(2026, 11, 23), "2026-11-01"), (datetime.date(2027, 1, 1), "2027-01-01")])
+def test_the_budget_starts_on_the_first_of_the_current_month(today, start):
+    assert budget.first_of_month(today) == f"{start}T00:00:00Z"
+
+
+def test_no_budget_unless_asked():
+    assert run_cached("prod")[0].of_type(BUDGET) == []
+
+
+@pytest.mark.parametrize(
+    "cost_config, match",
+    [
+        ({"maxHourly": 0}, r"^invalid config aks-gpu:cost\.maxHourly = 0: expected a number greater than 0$"),
+        ({"maxHourly": "ten"}, r"^invalid config aks-gpu:cost\.maxHourly = 'ten': expected a number greater than 0$"),
+        ({"budget": {"amount": -5, "contactEmails": ["a@example.com"]}}, r"^invalid config aks-gpu:cost\.budget\.amount = -5: expected a number greater than 0$"),
+        ({"budget": {"amount": 5, "contactEmails": ["not-an-address"]}}, r"^invalid config aks-gpu:cost\.budget\.contactEmails\[0\] = 'not-an-address': expected an e-mail address"),
+        ({"budget": {"amount": 5, "contactEmails": []}}, r"^invalid config aks-gpu:cost\.budget\.contactEmails = \[\]: expected a list of 1 to 50 e-mail addresses$"),
+        ({"budget": {"amount": 5}}, r"^invalid config aks-gpu:cost\.budget\.contactEmails is missing"),
+    ],
+)
+def test_bad_cost_settings_are_one_line_errors(cost_config, match):
+    with pytest.raises(ConfigError, match=match):
+        parse({"aks-gpu:cost": json.dumps(cost_config)}, "aks-gpu", "dev")
+
+
+def test_a_missing_prices_file_names_the_key(tmp_path):
+    with pytest.raises(ConfigError, match=r"^invalid config aks-gpu:preflight\.pricesFile = 'nope\.json': expected an existing file"):
+        parse({"aks-gpu:preflight": json.dumps({"pricesFile": "nope.json"})}, "aks-gpu", "dev", root=tmp_path)
+
+
+def test_a_budget_with_an_existing_cluster_is_refused():
+    raw = {
+        "aks-gpu:existingCluster": json.dumps({"resourceGroupName": "team-rg", "name": "team-aks"}),
+        "aks-gpu:cost": json.dumps({"budget": {"amount": 5, "contactEmails": ["a@example.com"]}}),
+    }
+    with pytest.raises(ConfigError, match=r"^invalid config aks-gpu:cost\.budget = .*: not used with aks-gpu:existingCluster"):
+        parse(raw, "aks-gpu", "dev")
+
+
+def test_the_offline_render_prints_the_figures_when_a_price_list_is_given(price_file, tmp_path):
+    from tools import render
+
+    run, _ = run_cached("prod", **with_prices(price_file))
+    text = render.summary(run, tmp_path)
+    assert "cost: the stack: 0.58 USD to 2.15 USD per hour, at most 1,572.42 USD per month" in text
