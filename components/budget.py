@@ -13,8 +13,14 @@ Rules from the API (azure-native consumption.Budget, REST API 2024-08-01, its ar
     Subscription or Resource Group scopes."
 
 The start date is decided when the budget is created and then left alone (`ignoreChanges:
-[timePeriod]`): the first of the current month changes every month, and a later `up` would
-otherwise move the budget's start each month.
+[timePeriod]`): the first of the current month changes every month, and the service refuses
+to move a budget's start ("Start date of budgets cannot be updated. Please delete and create
+a new budget.", its 400 answer, quoted in Azure/CanadaPubSecALZ#317 and
+Azure/azure-quickstart-templates#7095), so without it every `up` in a later month would fail.
+With it, an update (a new amount, another address) sends the start the budget has.
+
+The comparison is GreaterThan, "the recommended OperatorType" (the SDK's OperatorType enum;
+EqualTo "will be deprecated"). tests/test_cost.py pins the alerts and the option.
 """
 
 from __future__ import annotations
@@ -56,7 +62,7 @@ def notifications(emails: Sequence[str]) -> dict[str, consumption.NotificationAr
     return {
         key: consumption.NotificationArgs(
             enabled=True,
-            operator=consumption.OperatorType.GREATER_THAN_OR_EQUAL_TO,
+            operator=consumption.OperatorType.GREATER_THAN,
             threshold=threshold,
             threshold_type=kind,
             contact_emails=list(emails),

@@ -203,9 +203,9 @@ def test_a_budget_is_monthly_on_the_resource_group_with_three_alerts():
     assert inputs["timePeriod"] == {"startDate": budget.first_of_month()}
     alerts = {k: (v["threshold"], v["thresholdType"], v["operator"], v["contactEmails"]) for k, v in inputs["notifications"].items()}
     assert alerts == {
-        "actual80": (80, "Actual", "GreaterThanOrEqualTo", ["gpu-team@example.com"]),
-        "actual100": (100, "Actual", "GreaterThanOrEqualTo", ["gpu-team@example.com"]),
-        "forecast100": (100, "Forecasted", "GreaterThanOrEqualTo", ["gpu-team@example.com"]),
+        "actual80": (80, "Actual", "GreaterThan", ["gpu-team@example.com"]),
+        "actual100": (100, "Actual", "GreaterThan", ["gpu-team@example.com"]),
+        "forecast100": (100, "Forecasted", "GreaterThan", ["gpu-team@example.com"]),
     }
     assert found.options["ignoreChanges"] == ["timePeriod"], "the start stays where the first up put it"
 
