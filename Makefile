@@ -38,7 +38,7 @@ test: ## the tests and the linters, side by side on two cores
 	@$(MAKE) --no-print-directory -j2 --output-sync=target unit lint
 
 unit: $(TEST_STAMP) ## pytest under Pulumi's mock engine, on two workers
-	$(VENV)/bin/python -m pytest -n 2 --dist loadfile
+	$(VENV)/bin/python -m pytest -n 2
 
 # The workflows against GitHub's schema and zizmor's audits; every stack file against the
 # stack schema; Checkov on every stack's manifests and Azure resources, each stack with its
