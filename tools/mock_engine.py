@@ -417,7 +417,7 @@ def run_under_mocks(
     logger = logging.getLogger(f"aks-gpu.mock.{stack}")
     logger.propagate = False
     logger.handlers = [collector]
-    logger.setLevel(logging.DEBUG)
+    logger.setLevel(logging.INFO)  # the SDK logs each registration at debug: records nobody reads
 
     settings.ROOT.set(None)  # a fresh root stack for each run in one process
     pulumi_mocks.set_mocks(monitor.mocks, project=project, stack=stack, preview=preview, logger=logger, monitor=monitor)
