@@ -28,22 +28,29 @@ HOURS_PER_MONTH = 730
 
 
 @dataclass(frozen=True)
-class PoolCost:
+class Node:
+    """One pool as the price list sees it."""
+
     key: str
     name: str
     vm_size: str
     spot: bool
     least_nodes: int
     most_nodes: int
+
+
+@dataclass(frozen=True)
+class PoolCost:
+    node: Node
     price: prices.Price
 
     @property
     def least_hourly(self) -> float:
-        return self.least_nodes * self.price.hourly
+        return self.node.least_nodes * self.price.hourly
 
     @property
     def most_hourly(self) -> float:
-        return self.most_nodes * self.price.hourly
+        return self.node.most_nodes * self.price.hourly
 
 
 @dataclass(frozen=True)
@@ -51,8 +58,8 @@ class Estimate:
     currency: str
     source: str
     pools: tuple[PoolCost, ...]
-    #: Pools the price list has no price for: (config key, VM size).
-    unpriced: tuple[tuple[str, str], ...] = ()
+    #: Pools the price list has no price for.
+    unpriced: tuple[Node, ...] = ()
 
     @property
     def least_hourly(self) -> float:
@@ -65,18 +72,6 @@ class Estimate:
     @property
     def most_monthly(self) -> float:
         return self.most_hourly * HOURS_PER_MONTH
-
-
-@dataclass(frozen=True)
-class Node:
-    """One pool as the price list sees it."""
-
-    key: str
-    name: str
-    vm_size: str
-    spot: bool
-    least_nodes: int
-    most_nodes: int
 
 
 def nodes(cfg: StackConfig) -> list[Node]:
@@ -97,9 +92,9 @@ def estimate(cfg: StackConfig, items: list[dict[str, Any]], region: str, source:
     for node in nodes(cfg):
         price = prices.pick(items, node.vm_size, region, node.spot)
         if price is None:
-            unpriced.append((node.key, node.vm_size))
+            unpriced.append(node)
         else:
-            priced.append(PoolCost(node.key, node.name, node.vm_size, node.spot, node.least_nodes, node.most_nodes, price))
+            priced.append(PoolCost(node, price))
     currency = priced[0].price.currency if priced else "USD"
     return Estimate(currency=currency, source=source, pools=tuple(priced), unpriced=tuple(unpriced))
 
@@ -112,9 +107,10 @@ def lines(est: Estimate) -> list[str]:
     """One line per pool and one for the stack, as `pulumi preview` prints them."""
     out = []
     for p in est.pools:
-        nodes_text = f"{p.least_nodes}" if p.least_nodes == p.most_nodes else f"{p.least_nodes}-{p.most_nodes}"
+        n = p.node
+        nodes_text = f"{n.least_nodes}" if n.least_nodes == n.most_nodes else f"{n.least_nodes}-{n.most_nodes}"
         out.append(
-            f"cost: {p.key} {p.vm_size}{' Spot' if p.spot else ''}: {money(p.price.hourly, est.currency)} per node-hour x "
+            f"cost: {n.key} {n.vm_size}{' Spot' if n.spot else ''}: {money(p.price.hourly, est.currency)} per node-hour x "
             f"{nodes_text} nodes = {money(p.least_hourly, est.currency)} to {money(p.most_hourly, est.currency)} per hour, "
             f"at most {money(p.most_hourly * HOURS_PER_MONTH, est.currency)} per month"
         )
@@ -135,19 +131,19 @@ def output(est: Estimate) -> dict[str, Any]:
         "mostHourly": round(est.most_hourly, 4),
         "mostMonthly": round(est.most_monthly, 2),
         "pools": {
-            p.name: {
-                "vmSize": p.vm_size,
-                "spot": p.spot,
+            p.node.name: {
+                "vmSize": p.node.vm_size,
+                "spot": p.node.spot,
                 "hourlyPerNode": p.price.hourly,
-                "leastNodes": p.least_nodes,
-                "mostNodes": p.most_nodes,
+                "leastNodes": p.node.least_nodes,
+                "mostNodes": p.node.most_nodes,
                 "leastHourly": round(p.least_hourly, 4),
                 "mostHourly": round(p.most_hourly, 4),
                 "mostMonthly": round(p.most_hourly * HOURS_PER_MONTH, 2),
             }
             for p in est.pools
         },
-        "unpriced": [f"{key} {size}" for key, size in est.unpriced],
+        "unpriced": [f"{n.key} {n.vm_size}" for n in est.unpriced],
     }
 
 
@@ -184,7 +180,7 @@ def run(
             return None, [], [note, f"{NAMESPACE}:cost.maxHourly = {limit:g} could not be checked: no prices (docs/cost.md)"]
         # Under the mock engine that is expected, and said without a warning.
         return None, ([note] if under_mocks else []), ([] if under_mocks else [note])
-    warnings = [f"cost: no {est.source} price for {key}.vmSize {size} in {region}; it is not counted" for key, size in est.unpriced]
+    warnings = [f"cost: no {est.source} price for {n.key}.vmSize {n.vm_size} in {region}; it is not counted" for n in est.unpriced]
     if limit is not None and est.unpriced:
         warnings.append(f"{NAMESPACE}:cost.maxHourly = {limit:g} was checked without the unpriced pools")
     if limit is not None and est.most_hourly > limit:
