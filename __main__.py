@@ -1,9 +1,9 @@
 """aks-gpu: Microsoft's "Use GPUs for compute-intensive workloads on AKS", as one Pulumi program.
 
 Read top to bottom, this is the guide's table of contents:
-  config -> preflight -> the cluster (created, or an existing one) -> its GPU pools -> the
-  device plugin (or the GPU Operator) and GPU metrics on those pools -> one MNIST Job per
-  pool -> outputs.
+  config -> preflight and what it will cost -> the cluster (created, or an existing one) ->
+  its GPU pools -> the device plugin (or the GPU Operator) and GPU metrics on those pools ->
+  one MNIST Job per pool -> a monthly budget, if asked -> outputs.
 """
 
 import pulumi
