@@ -48,6 +48,8 @@ class ExistingCluster(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: ExistingClusterArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__("aks-gpu:azure:ExistingCluster", name, None, opts)
+        # Read again here, not handed over from preflight's plain read: preflight may be off
+        # (preflight.mode), and this read is part of the graph in every run.
         found = containerservice.get_managed_cluster_output(
             resource_group_name=args.resource_group_name, resource_name=args.cluster_name
         )

@@ -5,7 +5,6 @@ local fake of Azure Resource Manager for the live path."""
 from __future__ import annotations
 
 import json
-import shutil
 import socket
 import subprocess
 import sys

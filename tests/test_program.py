@@ -8,7 +8,7 @@ import shlex
 import pytest
 
 from conftest import run_cached
-from tools.mock_engine import MOCK_USER_TOKEN, ProgramRun, Secret, run_program, stacks
+from tools.mock_engine import MOCK_USER_TOKEN, ProgramRun, Secret, stacks
 from tools.render import masked, outputs_document, resources_document
 
 RG = "azure-native:resources:ResourceGroup"

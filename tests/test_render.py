@@ -9,7 +9,7 @@ import yaml
 
 from tools import render
 from conftest import run_cached
-from tools.mock_engine import ROOT, run_program
+from tools.mock_engine import run_program
 
 
 def test_render_writes_manifests_resources_and_outputs(tmp_path: Path, capsys):

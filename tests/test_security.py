@@ -11,7 +11,7 @@ import yaml
 from components import hardening
 from components.cluster import entra_kubeconfig
 from conftest import run_cached
-from tools.mock_engine import AKS_ENTRA_SERVER_ID, MOCK_CLIENT, ROOT, ProgramRun, Secret, run_program, stacks
+from tools.mock_engine import AKS_ENTRA_SERVER_ID, MOCK_CLIENT, ROOT, ProgramRun, Secret, stacks
 from tools.render import kubernetes_objects, manifest
 
 AKS = "azure-native:containerservice:ManagedCluster"
