@@ -6,6 +6,8 @@ Read top to bottom, this is the guide's table of contents:
   one MNIST Job per pool -> a monthly budget, if asked -> outputs.
 """
 
+import os
+
 import pulumi
 
 from components import config, cost, preflight
@@ -25,6 +27,7 @@ from pulumi_azure_native import authorization
 cfg = config.load()
 for warning in cfg.warnings:
     pulumi.log.warn(warning)
+preflight.provider_host(cfg, os.environ)  # an AKS-managed pool's provider must load where Pulumi runs it
 checked = preflight.run(cfg, stack=pulumi.get_stack())
 for warning in checked.warnings:
     pulumi.log.warn(warning)
@@ -64,28 +67,31 @@ else:
         ExistingClusterArgs(resource_group_name=existing.resource_group_name, cluster_name=existing.name),
     )
 
-# Step 2's `az aks nodepool add`, once per GPU pool. The guide's pool keeps the URN it had
-# as a child of the cluster component (an alias; components/gpu_pool.py).
+# Step 2's `az aks nodepool add`, once per GPU pool, one after another: AKS runs one
+# agent-pool operation per cluster at a time (components/gpu_pool.py, pool_dependencies).
+# The guide's pool keeps the URN it had as a child of the cluster component (an alias).
 # The managed pool's own provider calls the agentPools API in azure-native's subscription.
 managed = any(pool.managed for pool in cfg.gpu_pools)
 subscription_id = authorization.get_client_config_output().subscription_id if managed else None
-pools = [
-    GpuPool(
-        f"gpu-pool-{pool.name}",
-        GpuPoolArgs(
-            pool=pool,
-            cluster=cluster,
-            resource_group_name=cfg.resource_group_name,
-            cluster_name=cfg.cluster_name,
-            subscription_id=subscription_id,
-            kubernetes_version=cfg.kubernetes_version,
-            version_moves=existing is not None or version_moves(cfg.upgrade),
-            tags=preflight.owner_tags(pulumi.get_project(), pulumi.get_stack()) if existing else None,
-            moved_from=cluster if guide_pool and existing is None else None,
-        ),
+pools: list[GpuPool] = []
+for pool in cfg.gpu_pools:
+    pools.append(
+        GpuPool(
+            f"gpu-pool-{pool.name}",
+            GpuPoolArgs(
+                pool=pool,
+                cluster=cluster,
+                resource_group_name=cfg.resource_group_name,
+                cluster_name=cfg.cluster_name,
+                subscription_id=subscription_id,
+                kubernetes_version=cfg.kubernetes_version,
+                version_moves=existing is not None or version_moves(cfg.upgrade),
+                tags=preflight.owner_tags(pulumi.get_project(), pulumi.get_stack()) if existing else None,
+                moved_from=cluster if guide_pool and existing is None else None,
+                after=pools[-1].node_pool if pools else None,
+            ),
+        )
     )
-    for pool in cfg.gpu_pools
-]
 
 
 def serving(mode: str) -> list[GpuPool]:

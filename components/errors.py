@@ -12,7 +12,7 @@ class ConfigError(pulumi.RunError):
 
 
 class PreflightError(pulumi.RunError):
-    """A fact about the Azure subscription that would make the deployment fail."""
+    """A fact about the Azure subscription, or the machine, that would make the deployment fail."""
 
 
 class CostError(pulumi.RunError):

@@ -27,7 +27,7 @@ from pulumi_azure_native import containerservice
 
 from components import gpu_sizes
 from components.config import VERSION_UPGRADE_CHANNELS, GpuPoolConfig, UpgradeConfig, camel_case
-from components.managed_gpu_pool import MIG_API_VERSION, STABLE_API_VERSION, ManagedGpuPool
+from components.managed_gpu_pool import ARM_ENDPOINT, MIG_API_VERSION, STABLE_API_VERSION, ManagedGpuPool
 
 # Today's guide (azure-aks-docs articles/aks/use-nvidia-gpu.md) taints the GPU pool so
 # that only pods that ask for it land there: `az aks nodepool add ... --node-taints sku=gpu:NoSchedule`.
@@ -53,7 +53,11 @@ AGENT_POOL_LABEL = "kubernetes.azure.com/agentpool"
 MAX_PODS = 250
 
 # A GPU pool can wait long for scarce capacity; the limits state the worst case accepted.
-POOL_TIMEOUTS = pulumi.CustomTimeouts(create="60m", update="60m", delete="45m")
+# The typed pool gets them as customTimeouts, which azure-native gives its operations; the
+# managed pool as an input, since the dynamic provider host never reads customTimeouts
+# (components/managed_gpu_pool.py).
+POOL_TIMEOUT_MINUTES = {"create": 60, "update": 60, "delete": 45}
+POOL_TIMEOUTS = pulumi.CustomTimeouts(**{op: f"{minutes}m" for op, minutes in POOL_TIMEOUT_MINUTES.items()})
 
 # The gpuManagement output, per gpuPool.management.
 GPU_MANAGEMENT_OUTPUTS = {
@@ -199,6 +203,23 @@ class GpuPoolArgs:
     tags: Optional[Mapping[str, str]] = None
     #: The component that held the pool before it had its own (`GpuCluster`), for aliases.
     moved_from: Optional[pulumi.Resource] = None
+    #: The stack's GPU pool before this one, if any: this pool's create, update and delete
+    #: wait for it (`pool_dependencies` says why).
+    after: Optional[pulumi.Resource] = None
+
+
+def pool_dependencies(args: GpuPoolArgs) -> list[pulumi.Resource]:
+    """What a pool's operations wait for: its cluster, and the stack's pool before it.
+
+    AKS runs one agent-pool operation per cluster at a time and answers a second with 409
+    OperationNotAllowed; azure-native retries no 409 of that kind, and the azurerm provider
+    holds a lock on the cluster's name around every node-pool create, update and delete
+    for this reason. A chain of dependencies orders the pools the same way, whichever
+    resource declares them: the SDK registers a resource only once what it depends on is
+    created or updated (pulumi/pulumi sdk/python/lib/pulumi/runtime/resource.py), and the
+    engine deletes a dependent before what it depends on. Nothing else joins the chain:
+    each pool's Job waits for its own pool alone."""
+    return list(args.cluster.dependencies) + ([args.after] if args.after is not None else [])
 
 
 class GpuPool(pulumi.ComponentResource):
@@ -250,7 +271,7 @@ class GpuPool(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(
                 parent=self,
                 aliases=self._moved("gpu-cluster-gpu-pool", args),
-                depends_on=list(args.cluster.dependencies),
+                depends_on=pool_dependencies(args),
                 custom_timeouts=POOL_TIMEOUTS,
                 ignore_changes=pool_ignore_changes(pool, args.version_moves),
                 # "You can't change the applied GPU instance profile after node pool creation"
@@ -292,11 +313,12 @@ class GpuPool(pulumi.ComponentResource):
             properties=managed_gpu_pool_properties(pool, version, args.tags),
             api_version=MIG_API_VERSION if pool.mig_profile else STABLE_API_VERSION,
             cluster_resource_uid=args.cluster.resource_uid,
+            timeout_minutes=POOL_TIMEOUT_MINUTES,
+            arm_endpoint=ARM_ENDPOINT,
             opts=pulumi.ResourceOptions(
                 parent=self,
                 aliases=self._moved("gpu-cluster-managed-gpu-pool", args),
-                depends_on=list(args.cluster.dependencies),
-                custom_timeouts=POOL_TIMEOUTS,
+                depends_on=pool_dependencies(args),
                 # The provider's diff asks for it too (DiffResult.delete_before_replace); stated
                 # here so the plan shows it whatever the provider answers.
                 delete_before_replace=True,

@@ -12,22 +12,40 @@ resource: `pulumi import azure-native:containerservice:AgentPool <name> <pool ID
 pool over, then `pulumi state delete` drops this one (docs/lifecycle.md).
 
 The provider is pickled into the state (pulumi/dynamic/dynamic.py `serialize_provider`, dill):
-it is a small module-level class with no fields, so it pickles by reference to this module.
-The Pulumi CLI runs the dynamic provider as `python -u -m pulumi.dynamic` in the project
-directory (pulumi/pulumi sdk/python/dist/pulumi-resource-pulumi-python resolves the
-virtualenv against $PWD), and `-m` puts that directory first on sys.path, so `components`
-imports there as it does in the program. Clients are made inside each method, with
-azure-identity's DefaultAzureCredential (az login locally, the OIDC login in GitHub Actions);
-no credential is ever an input or an output.
+it is a small module-level class with no fields, so it pickles by reference, as the path
+`components.managed_gpu_pool.ManagedGpuPoolProvider`. Every stack's state names that path,
+and `pulumi refresh` and `pulumi destroy` unpickle the state's copy: **moving or renaming
+this module or the class needs a re-export at this path**, or those commands fail on every
+stack with a managed pool (tests/test_provider_host.py pins the path with a stored pickle).
+
+What the real engine does differently from a call in the program's process
+(pulumi/pulumi sdk/python/lib/pulumi/dynamic/__main__.py, the host the CLI starts as
+`python -u -m pulumi.dynamic` in the project directory; tests/test_provider_host.py drives
+that host over gRPC, as the engine does):
+  - inputs arrive through a protobuf `Struct`, whose only number is a double: `count` is
+    `1.0`. The body this module sends converts whole numbers back (`json_numbers`), since
+    the spec types them integer;
+  - in a preview's Diff an unknown input is a `pulumi.output.Unknown` object
+    (`deserialize_properties(..., keep_unknowns=True)`), elsewhere the UNKNOWN string;
+    `is_unknown` takes both;
+  - the request's `timeout` (customTimeouts) is never read: the time limits are inputs
+    (`timeoutMinutes`), recorded in the state;
+  - `-m` puts the project directory first on sys.path, which is how `components` imports
+    there; with PYTHONSAFEPATH set it does not, and every operation fails
+    (`host_problem`, which the program checks before registering anything).
+Clients are made inside each method, with azure-identity's DefaultAzureCredential (az login
+locally, the OIDC login in GitHub Actions); no credential is ever an input or an output.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping, Optional
+import time
+from typing import Any, Callable, Mapping, Optional
 
 import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
+from pulumi.output import Unknown
 
 # agentPools API versions. The managed GPU experience is `gpuProfile.nvidia.managementMode:
 # Managed`. STABLE carries it (azure-rest-api-specs aks/stable/2026-08-01: NvidiaGPUProfile,
@@ -54,26 +72,73 @@ LOCATION_KEYS = ("subscriptionId", "resourceGroupName", "clusterName", "agentPoo
 # new value means the cluster was created anew: the PUT adds the pool to it again.
 CLUSTER_UID = "clusterResourceUid"
 
+# Where ARM is: Azure's public cloud, as for every other resource of the program. An input,
+# so the state says where the pool's calls go (tests/test_provider_host.py points it at a
+# local fake of ARM); a state written before it existed means this one.
 ARM_ENDPOINT = "https://management.azure.com"
-# The poller's wait, per operation: as long as POOL_TIMEOUTS gives the typed pool.
-CREATE_TIMEOUT_SECONDS = 60 * 60
-DELETE_TIMEOUT_SECONDS = 45 * 60
+ENDPOINT = "armEndpoint"
+
+# Each operation's time limit, in minutes, is an input (`timeoutMinutes`), because the
+# dynamic provider host never reads the engine's `timeout` (customTimeouts): its Create,
+# Update and Delete call the provider with the properties alone
+# (pulumi/pulumi sdk/python/lib/pulumi/dynamic/__main__.py). components/gpu_pool.py gives
+# both kinds of pool the same limits; a state written before the input existed gets these.
+TIMEOUTS = "timeoutMinutes"
+DEFAULT_TIMEOUT_MINUTES = {"create": 60, "update": 60, "delete": 45}
+
+# AKS runs one operation on a cluster's agent pools at a time and answers another with 409
+# OperationNotAllowed ("Operation is not allowed because there's an in progress ... operation").
+# Within its time limit an operation waits and tries again: the program orders its own pools
+# one after another (components/gpu_pool.py), so a 409 means an operation still running
+# from an earlier, interrupted `up`, or somebody else's on the cluster.
+BUSY_CODES = frozenset({"OperationNotAllowed", "AnotherOperationInProgress"})
+# How long to wait before trying again when Azure's answer has no Retry-After.
+BUSY_RETRY_SECONDS = 30.0
+
 # The dynamic provider's placeholder for a value a preview does not know yet
 # (pulumi.runtime.rpc.UNKNOWN).
 UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
 
 
-def client_factory(subscription_id: str, api_version: str) -> Any:
-    """The AKS management client at `api_version`. Tests replace this function to reach
-    their local fake of ARM; nothing else does."""
+def is_unknown(value: Any) -> bool:
+    """A value a preview does not know yet: the UNKNOWN string in the program's process, a
+    `pulumi.output.Unknown` in the host's Diff and Check (rpc.deserialize_property)."""
+    return isinstance(value, Unknown) or value == UNKNOWN
+
+
+def host_problem(environ: Mapping[str, str]) -> Optional[str]:
+    """Why the dynamic provider host could not load this module in this environment, if it
+    could not. With PYTHONSAFEPATH set to a non-empty string Python does not put the current
+    directory on sys.path (Python docs, "PYTHONSAFEPATH"; `python -m` included), so the host,
+    started as `python -u -m pulumi.dynamic` in the project directory, cannot import
+    `components` to unpickle the provider, and every create, update, refresh and delete of
+    the pool fails."""
+    if environ.get("PYTHONSAFEPATH"):
+        return (
+            f"PYTHONSAFEPATH={environ['PYTHONSAFEPATH']} is set: Pulumi's provider host for the AKS-managed GPU pool "
+            "could not import components/ from the project directory, and every operation on the pool would fail; "
+            "unset it (env -u PYTHONSAFEPATH pulumi up)"
+        )
+    return None
+
+
+def client_factory(subscription_id: str, api_version: str, endpoint: str = ARM_ENDPOINT, seconds: Optional[float] = None) -> Any:
+    """The AKS management client at `api_version`, for ARM at `endpoint`. azure-core retries
+    a request answered 408, 429 or 5xx, or any error that carries a Retry-After
+    (azure/core/pipeline/policies/_retry.py `is_retry`), ten times; `seconds` bounds those
+    retries in time (its absolute `timeout`), so they end with the operation's limit."""
     from azure.identity import DefaultAzureCredential
     from azure.mgmt.containerservice import ContainerServiceClient
 
-    return ContainerServiceClient(DefaultAzureCredential(), subscription_id, base_url=ARM_ENDPOINT, api_version=api_version)
+    limit = {} if seconds is None else {"timeout": seconds}
+    return ContainerServiceClient(
+        DefaultAzureCredential(), subscription_id, base_url=endpoint, api_version=api_version,
+        credential_scopes=[f"{endpoint}/.default"], **limit,
+    )  # fmt: skip
 
 
-def _client(props: Mapping[str, Any]) -> Any:
-    return client_factory(props["subscriptionId"], props["apiVersion"])
+def _client(props: Mapping[str, Any], seconds: Optional[float] = None) -> Any:
+    return client_factory(props["subscriptionId"], props["apiVersion"], props.get(ENDPOINT) or ARM_ENDPOINT, seconds)
 
 
 def _where(props: Mapping[str, Any]) -> tuple[str, str, str]:
@@ -88,25 +153,88 @@ def pool_id(props: Mapping[str, Any]) -> str:
     )
 
 
+def json_numbers(value: Any) -> Any:
+    """The body as ARM's JSON types it: a whole number is an integer. The engine's Struct
+    carries every number as a double, and the SDK would send `"count": 1.0` where the spec
+    says `integer` (count, minCount, maxCount, maxPods, ...). The one non-integer number an
+    agent pool takes, spotMaxPrice, is a `number`, for which -1 and -1.0 are the same."""
+    if isinstance(value, Mapping):
+        return {k: json_numbers(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_numbers(v) for v in value]
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def time_limit(props: Mapping[str, Any], operation: str) -> float:
+    """The seconds `operation` (create, update, delete) may take, from the pool's inputs."""
+    minutes = (props.get(TIMEOUTS) or {}).get(operation) or DEFAULT_TIMEOUT_MINUTES[operation]
+    return float(minutes) * 60
+
+
 def _is_not_found(error: Exception) -> bool:
     """ARM's 404: the pool, its cluster (ParentResourceNotFound) or its group is gone."""
     return getattr(error, "status_code", None) == 404
 
 
-def _wait(poller: Any, seconds: float, what: str) -> Any:
-    poller.wait(seconds)
+def _is_busy(error: Exception) -> bool:
+    """AKS's 409 while another operation runs on the cluster's pools."""
+    code = getattr(getattr(error, "error", None), "code", None)
+    return getattr(error, "status_code", None) == 409 and code in BUSY_CODES
+
+
+def _retry_after(error: Exception) -> float:
+    headers = getattr(getattr(error, "response", None), "headers", None) or {}
+    try:
+        return max(0.0, float(headers.get("Retry-After")))
+    except (TypeError, ValueError):
+        return BUSY_RETRY_SECONDS
+
+
+def _begin(start: Callable[[], Any], deadline: float, what: str) -> Any:
+    """Start a long-running operation; while AKS is busy with another one on the cluster
+    (409), wait and try again, until the operation's deadline. (A 409 that carries a
+    Retry-After azure-core retries first, within the same limit: `client_factory`.)"""
+    from azure.core.exceptions import HttpResponseError, ServiceRequestTimeoutError, ServiceResponseTimeoutError
+
+    busy = (
+        f"{what} could not start within its time limit: Azure kept answering that it is busy (AKS runs one "
+        "agent-pool operation per cluster at a time); `pulumi up` again once the cluster's operation has finished"
+    )
+    while True:
+        try:
+            return start()
+        except (ServiceRequestTimeoutError, ServiceResponseTimeoutError) as error:
+            raise TimeoutError(busy) from error
+        except HttpResponseError as error:
+            if not _is_busy(error):
+                raise
+            delay = _retry_after(error)
+            if time.monotonic() + delay >= deadline:
+                raise TimeoutError(busy) from error
+            time.sleep(delay)
+
+
+def _wait(poller: Any, deadline: float, what: str) -> Any:
+    poller.wait(max(0.0, deadline - time.monotonic()))
     if not poller.done():
-        raise TimeoutError(f"{what} did not finish within {seconds / 60:g} minutes; Azure may still be working on it")
+        raise TimeoutError(f"{what} did not finish within its time limit; Azure may still be working on it")
     return poller.result()
 
 
-def put_pool(props: Mapping[str, Any]) -> dict[str, Any]:
-    """PUT the pool (create or update; ARM's PUT is idempotent) and wait for it."""
+def put_pool(props: Mapping[str, Any], operation: str) -> dict[str, Any]:
+    """PUT the pool (create or update; ARM's PUT is idempotent) and wait for it, within the
+    time limit of `operation`."""
     from azure.mgmt.containerservice.models import AgentPool
 
-    body = AgentPool({"properties": dict(props["properties"])})
-    poller = _client(props).agent_pools.begin_create_or_update(*_where(props), body)
-    return _wait(poller, CREATE_TIMEOUT_SECONDS, f"creating or updating node pool {props['agentPoolName']}").as_dict()
+    seconds = time_limit(props, operation)
+    deadline = time.monotonic() + seconds
+    what = f"{'creating' if operation == 'create' else 'updating'} node pool {props['agentPoolName']}"
+    body = AgentPool({"properties": json_numbers(dict(props["properties"]))})
+    client = _client(props, seconds)
+    poller = _begin(lambda: client.agent_pools.begin_create_or_update(*_where(props), body), deadline, what)
+    return _wait(poller, deadline, what).as_dict()
 
 
 def get_pool(props: Mapping[str, Any]) -> Optional[dict[str, Any]]:
@@ -125,9 +253,13 @@ def delete_pool(props: Mapping[str, Any]) -> None:
     """DELETE the pool and wait; a pool, cluster or group already gone is done."""
     from azure.core.exceptions import HttpResponseError
 
+    seconds = time_limit(props, "delete")
+    deadline = time.monotonic() + seconds
+    what = f"deleting node pool {props['agentPoolName']}"
+    client = _client(props, seconds)
     try:
-        poller = _client(props).agent_pools.begin_delete(*_where(props))
-        _wait(poller, DELETE_TIMEOUT_SECONDS, f"deleting node pool {props['agentPoolName']}")
+        poller = _begin(lambda: client.agent_pools.begin_delete(*_where(props)), deadline, what)
+        _wait(poller, deadline, what)
     except HttpResponseError as error:
         if not _is_not_found(error):
             raise
@@ -163,7 +295,10 @@ def refuse_others_pool(props: Mapping[str, Any]) -> None:
 def _same(desired: Any, actual: Any) -> bool:
     """Does Azure's value satisfy the declared one? Only declared members of an object count
     (Azure fills in its defaults beside them); taints are a set; enums compare without case
-    (ARM treats them so); a `1.NN` version is satisfied by any `1.NN.P` patch."""
+    (ARM treats them so); a `1.NN` version is satisfied by any `1.NN.P` patch; a value a
+    preview does not know may be anything."""
+    if is_unknown(desired):
+        return False
     if isinstance(desired, Mapping):
         return isinstance(actual, Mapping) and all(_same(v, actual.get(k)) for k, v in desired.items())
     if isinstance(desired, (list, tuple)):
@@ -188,13 +323,14 @@ def changed_properties(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[s
 def diff_pool(olds: Mapping[str, Any], news: Mapping[str, Any]) -> DiffResult:
     """Pure: what changes, and whether the pool must be replaced. The pool's name is fixed,
     so a replacement always deletes the old pool first (AKS refuses a second pool of one
-    name). An unknown cluster UID (a preview of a cluster update) is no change: the update
-    that follows knows it."""
-    moved = [k for k in LOCATION_KEYS if news.get(k) != olds.get(k)]
+    name). An unknown cluster UID (a preview of a cluster update, where the host hands the
+    diff a `pulumi.output.Unknown`) is no change: the update that follows knows it and
+    diffs again. Any other unknown counts as a change: nothing says it will not be one."""
+    moved = [k for k in LOCATION_KEYS if is_unknown(news.get(k)) or news.get(k) != olds.get(k)]
     changed = changed_properties(olds.get("properties") or {}, news.get("properties") or {})
     replaces = moved + [f"properties.{k}" for k in changed if k not in IN_PLACE]
     uid = news.get(CLUSTER_UID)
-    new_cluster = uid not in (None, UNKNOWN) and uid != olds.get(CLUSTER_UID)
+    new_cluster = uid is not None and not is_unknown(uid) and uid != olds.get(CLUSTER_UID)
     updates = [k for k in changed if k in IN_PLACE] + ([CLUSTER_UID] if new_cluster else [])
     return DiffResult(
         changes=bool(replaces or updates), replaces=replaces, stables=[], delete_before_replace=True
@@ -230,7 +366,7 @@ class ManagedGpuPoolProvider(ResourceProvider):
 
     def create(self, props: dict[str, Any]) -> CreateResult:
         refuse_others_pool(props)
-        found = put_pool(props)
+        found = put_pool(props, "create")
         return CreateResult(id_=pool_id(props), outs=observed(props, found))
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
@@ -240,7 +376,7 @@ class ManagedGpuPoolProvider(ResourceProvider):
         return ReadResult(id_=id_, outs=observed(props, found))
 
     def update(self, id_: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
-        return UpdateResult(outs=observed(news, put_pool(update_body(olds, news))))
+        return UpdateResult(outs=observed(news, put_pool(update_body(olds, news), "update")))
 
     def delete(self, id_: str, props: dict[str, Any]) -> None:
         delete_pool(props)
@@ -268,6 +404,8 @@ class ManagedGpuPool(Resource, module="aksgpu", name="ManagedGpuPool"):
         properties: Mapping[str, Any],
         api_version: str = STABLE_API_VERSION,
         cluster_resource_uid: Optional[pulumi.Input[str]] = None,
+        timeout_minutes: Mapping[str, int] = DEFAULT_TIMEOUT_MINUTES,
+        arm_endpoint: str = ARM_ENDPOINT,
         opts: Optional[pulumi.ResourceOptions] = None,
     ) -> None:
         props = {
@@ -278,6 +416,8 @@ class ManagedGpuPool(Resource, module="aksgpu", name="ManagedGpuPool"):
             "apiVersion": api_version,
             "properties": dict(properties),
             CLUSTER_UID: cluster_resource_uid,
+            TIMEOUTS: dict(timeout_minutes),
+            ENDPOINT: arm_endpoint,
             "provisioningState": None,
             "currentOrchestratorVersion": None,
         }

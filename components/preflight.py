@@ -19,7 +19,7 @@ import dataclasses
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Callable, Mapping, Optional
 
 import pulumi
 from pulumi_azure_native import authorization, containerservice, features
@@ -28,7 +28,7 @@ from components import azure_facts, gpu_sizes
 from components.azure_facts import REGIONAL_CORES, REGIONAL_SPOT_CORES, Facts
 from components.config import NAMESPACE, SYSTEM_POOL_NAME, StackConfig, managed_key
 from components.errors import PreflightError
-from components.managed_gpu_pool import OWNER_TAG
+from components.managed_gpu_pool import OWNER_TAG, host_problem
 
 # AKS-managed GPU nodes (`gpuPool.management: aks-managed`) are a preview behind this
 # subscription feature (azure-aks-docs articles/aks/aks-managed-gpu-nodes.md: "Register the
@@ -119,6 +119,16 @@ def run(cfg: StackConfig, stack: str, dry_run: Optional[bool] = None) -> Checked
         )
     stops = " (a deployment stops here)" if mode == "enforce" else ""
     return Checked([*notes, *(p.message + (stops if p.blocking else "") for p in problems)], region)
+
+
+def provider_host(cfg: StackConfig, environ: Mapping[str, str]) -> None:
+    """An AKS-managed pool runs in Pulumi's dynamic provider host, which must import
+    components/ from the project directory; where it could not, every operation on the pool
+    fails after the rest of the stack is built. That is certain, whatever preflight.mode
+    says: a preview stops too."""
+    problem = host_problem(environ) if any(p.managed for p in cfg.gpu_pools) else None
+    if problem:
+        raise PreflightError(f"preflight: {problem}")
 
 
 def under_mock_engine() -> bool:

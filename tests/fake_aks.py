@@ -5,21 +5,44 @@ Microsoft.ContainerService agentPools: AgentPools_Get 200 | default error,
 AgentPools_CreateOrUpdate 200 | 201, AgentPools_Delete 202 | 204):
   - a pool that does not exist is 404 ResourceNotFound; a cluster that does not exist is
     404 ParentResourceNotFound for the pool beneath it;
-  - PUT creates (201) or updates (200) and answers with the stored body, provisioningState
-    Succeeded; a PUT that changes a property AKS fixes at creation is 400, as AKS refuses it;
+  - PUT creates (201) or updates (200) and answers with the stored body; a PUT that changes
+    a property AKS fixes at creation is 400, as AKS refuses it;
   - DELETE of a pool that is not there is 204, as ARM's DELETE is idempotent; with the
     cluster gone it is 404.
-Every request is recorded with its method, path, api-version and body, so tests check what
-went over the wire, not what an SDK method was called with.
+
+Two ways to answer, as tests need:
+  - at once (the default): PUT answers provisioningState Succeeded, DELETE 204;
+  - as long-running operations (`operation_seconds` set), as AKS does: PUT answers 201/200
+    with an `Azure-AsyncOperation` status URL that says InProgress until the operation has
+    run that long, then Succeeded; DELETE answers 202 with a `Location` that answers 202,
+    then 204 (ARM's async operation patterns, "Asynchronous operations" in the ARM RPC
+    guide). While an operation runs, any other PUT or DELETE of a pool of the same cluster
+    is 409 OperationNotAllowed, as AKS runs one agent-pool operation per cluster at a time.
+    `busy` adds that many 409s to the next PUTs or DELETEs.
+The LRO answers carry `retry-after-ms`, which azure-core's poller honours (a `Retry-After:
+0` would send it back to its 30 s default: base_polling `_extract_delay`).
+
+With `tls`, the fake serves HTTPS with a certificate of its own (`ca_file`): the Azure SDK
+sends a bearer token over HTTPS only, so a client with a real credential can talk to it.
+
+Every request is recorded with its method, path, api-version, body and the body's raw
+bytes, so tests check what went over the wire, not what an SDK method was called with.
 """
 
 from __future__ import annotations
 
+import datetime
+import ipaddress
 import json
 import re
+import ssl
+import tempfile
 import threading
+import time
+import uuid
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any, Iterator, Optional
 from urllib.parse import parse_qs, urlsplit
 
@@ -31,8 +54,10 @@ POOL_PATH = re.compile(
     r"managedClusters/(?P<cluster>[^/]+)/agentPools/(?P<pool>[^/]+)$",
     re.IGNORECASE,
 )
+OPERATION_PATH = re.compile(r"^/fake-operations/(?P<id>[0-9a-f-]+)$")
 # What AKS cannot change on an existing pool (the managed pool's replace set).
 FIXED = ("vmSize", "osType", "type", "mode", "maxPods", "scaleSetPriority", "gpuInstanceProfile", "gpuProfile")
+BUSY = {"code": "OperationNotAllowed", "message": "Operation is not allowed because there's an in progress update node pool operation. Please wait for it to finish before starting a new operation."}  # fmt: skip
 
 
 @dataclass
@@ -41,6 +66,23 @@ class Request:
     path: str
     api_version: str
     body: Optional[dict[str, Any]]
+    raw: bytes = b""
+
+
+@dataclass
+class Operation:
+    """A long-running operation on one pool: done once `ends` has passed."""
+
+    cluster: tuple[str, str]
+    pool: tuple[str, str, str]
+    ends: float
+    #: What happens to the fake's pools when it ends: the pool's new body, or None (deleted).
+    result: Optional[dict[str, Any]]
+    delete: bool = False
+    applied: bool = False
+
+    def done(self) -> bool:
+        return time.monotonic() >= self.ends
 
 
 @dataclass
@@ -51,35 +93,95 @@ class FakeAks:
     pools: dict[tuple[str, str, str], dict[str, Any]] = field(default_factory=dict)
     requests: list[Request] = field(default_factory=list)
     url: str = ""
+    #: Answer PUT and DELETE as long-running operations that take this long (None: at once).
+    operation_seconds: Optional[float] = None
+    #: How many of the next PUTs and DELETEs answer 409 OperationNotAllowed.
+    busy: int = 0
+    #: The Retry-After of a 409, in seconds (None: no Retry-After).
+    busy_retry_after: Optional[str] = None
+    #: The CA certificate a client must trust (with `tls`).
+    ca_file: Optional[Path] = None
+    operations: dict[str, Operation] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
     def calls(self, method: Optional[str] = None) -> list[Request]:
         return [r for r in self.requests if method is None or r.method == method]
 
+    def pool_calls(self, method: Optional[str] = None) -> list[Request]:
+        """The calls on pools themselves, without the polls of operations."""
+        return [r for r in self.calls(method) if POOL_PATH.match(r.path)]
+
+    def running(self, cluster: tuple[str, str]) -> Optional[Operation]:
+        self.settle()
+        return next((op for op in self.operations.values() if op.cluster == cluster and not op.done()), None)
+
+    def settle(self) -> None:
+        """Apply what the operations that have ended did."""
+        for op in self.operations.values():
+            if op.done() and not op.applied:
+                op.applied = True
+                if op.delete:
+                    self.pools.pop(op.pool, None)
+                elif op.result is not None:
+                    op.result["properties"]["provisioningState"] = "Succeeded"
+
 
 def _handler(fake: FakeAks) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
-        def _answer(self, status: int, body: Optional[dict[str, Any]] = None) -> None:
+        protocol_version = "HTTP/1.1"
+        # Headers and body go out in two writes; without this, Nagle's algorithm holds the
+        # second until the client's delayed ACK, 40 ms a request on Linux.
+        disable_nagle_algorithm = True
+
+        def _answer(self, status: int, body: Optional[dict[str, Any]] = None, headers: Optional[dict[str, str]] = None) -> None:
             data = json.dumps(body).encode() if body is not None else b""
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
             self.end_headers()
             self.wfile.write(data)
 
         def _route(self, method: str) -> None:
             url = urlsplit(self.path)
             length = int(self.headers.get("Content-Length") or 0)
-            body = json.loads(self.rfile.read(length)) if length else None
+            raw = self.rfile.read(length) if length else b""
+            body = json.loads(raw) if raw else None
             api = parse_qs(url.query).get("api-version", [""])[0]
-            fake.requests.append(Request(method, url.path, api, body))
-            match = POOL_PATH.match(url.path)
-            if not match:
-                return self._answer(404, {"error": {"code": "NotFound", "message": url.path}})
-            rg, cluster, pool = match["rg"], match["cluster"], match["pool"]
-            if (rg, cluster) not in fake.clusters:
-                return self._answer(404, {"error": {"code": "ParentResourceNotFound", "message": f"cluster {cluster}"}})
-            key = (rg, cluster, pool)
-            getattr(self, f"_{method.lower()}")(key, body, url.path)
+            with fake.lock:
+                fake.requests.append(Request(method, url.path, api, body, raw))
+                if (op := OPERATION_PATH.match(url.path)) and method == "GET":
+                    return self._operation(op["id"])
+                match = POOL_PATH.match(url.path)
+                if not match:
+                    return self._answer(404, {"error": {"code": "NotFound", "message": url.path}})
+                rg, cluster, pool = match["rg"], match["cluster"], match["pool"]
+                if (rg, cluster) not in fake.clusters:
+                    return self._answer(404, {"error": {"code": "ParentResourceNotFound", "message": f"cluster {cluster}"}})
+                if method != "GET" and (fake.busy > 0 or fake.running((rg, cluster))):
+                    fake.busy = max(0, fake.busy - 1)
+                    retry = {"Retry-After": fake.busy_retry_after} if fake.busy_retry_after is not None else {}
+                    return self._answer(409, {"error": BUSY}, retry)
+                fake.settle()
+                getattr(self, f"_{method.lower()}")((rg, cluster, pool), body, url.path)
+
+        def _start(self, key: tuple[str, str, str], result: Optional[dict[str, Any]], delete: bool) -> str:
+            assert fake.operation_seconds is not None
+            op_id = str(uuid.uuid4())
+            fake.operations[op_id] = Operation(key[:2], key, time.monotonic() + fake.operation_seconds, result, delete)
+            return f"{fake.url}/fake-operations/{op_id}"
+
+        def _operation(self, op_id: str) -> None:
+            op = fake.operations[op_id]
+            fake.settle()
+            if op.delete:  # a Location URL: 202 while it runs, then 204
+                return self._answer(204) if op.done() else self._answer(202, None, {"Location": self._here(), "retry-after-ms": "5"})
+            status = "Succeeded" if op.done() else "InProgress"
+            self._answer(200, {"name": op_id, "status": status}, {"retry-after-ms": "5"})
+
+        def _here(self) -> str:
+            return f"{fake.url}{self.path}"
 
         def _get(self, key, body, path):
             if key not in fake.pools:
@@ -96,11 +198,18 @@ def _handler(fake: FakeAks) -> type[BaseHTTPRequestHandler]:
             new.setdefault("currentOrchestratorVersion", "1.34.2")
             new["provisioningState"] = "Succeeded"
             fake.pools[key] = {"id": path, "name": key[2], "type": "Microsoft.ContainerService/managedClusters/agentPools", "properties": new}
-            self._answer(status, fake.pools[key])
+            if fake.operation_seconds is None:
+                return self._answer(status, fake.pools[key])
+            new["provisioningState"] = "Creating" if status == 201 else "Updating"
+            status_url = self._start(key, fake.pools[key], delete=False)
+            self._answer(status, fake.pools[key], {"Azure-AsyncOperation": status_url, "retry-after-ms": "5"})
 
         def _delete(self, key, body, path):
-            fake.pools.pop(key, None)
-            self._answer(204)
+            if fake.operation_seconds is None or key not in fake.pools:
+                fake.pools.pop(key, None)
+                return self._answer(204)
+            fake.pools[key]["properties"]["provisioningState"] = "Deleting"
+            self._answer(202, None, {"Location": self._start(key, None, delete=True), "retry-after-ms": "5"})
 
         def do_GET(self):  # noqa: N802
             self._route("GET")
@@ -124,16 +233,17 @@ class FakeCredential:
 
 class FakeBearer(SansIOHTTPPolicy):
     """A bearer header for the fake: the SDK's ARM policy refuses to send a token over
-    plain http, and the fake serves plain http."""
+    plain http, and the fake serves plain http unless asked for TLS."""
 
     def on_request(self, request: Any) -> None:
         request.http_request.headers["Authorization"] = "Bearer fake-token"
 
 
 def client_factory_for(url: str):
-    """A stand-in for managed_gpu_pool.client_factory that reaches the fake."""
+    """A stand-in for managed_gpu_pool.client_factory that reaches the fake, whatever
+    endpoint the pool's inputs name."""
 
-    def factory(subscription_id: str, api_version: str) -> Any:
+    def factory(subscription_id: str, api_version: str, endpoint: str = "", seconds: Optional[float] = None) -> Any:
         from azure.mgmt.containerservice import ContainerServiceClient
 
         return ContainerServiceClient(
@@ -144,13 +254,51 @@ def client_factory_for(url: str):
     return factory
 
 
-def serve() -> Iterator[FakeAks]:
+def _certificate(folder: Path) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1, and its key."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    cert = (
+        x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )  # fmt: skip
+    cert_file, key_file = folder / "fake-arm.pem", folder / "fake-arm.key"
+    cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
+    return cert_file, key_file
+
+
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hangs up (an operation given up at its time limit) is no news."""
+
+
+def serve(tls: bool = False) -> Iterator[FakeAks]:
     fake = FakeAks()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(fake))
-    # A short poll: shutdown() waits for serve_forever to notice, 0.5 s by default.
-    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
-    fake.url = f"http://127.0.0.1:{server.server_port}"
-    try:
-        yield fake
-    finally:
-        server.shutdown()
+    server = _Server(("127.0.0.1", 0), _handler(fake))
+    with tempfile.TemporaryDirectory() as folder:
+        scheme = "http"
+        if tls:
+            fake.ca_file, key_file = _certificate(Path(folder))
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(fake.ca_file, key_file)
+            server.socket = context.wrap_socket(server.socket, server_side=True)
+            scheme = "https"
+        # A short poll: shutdown() waits for serve_forever to notice, 0.5 s by default.
+        threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+        fake.url = f"{scheme}://127.0.0.1:{server.server_port}"
+        try:
+            yield fake
+        finally:
+            server.shutdown()
+            server.server_close()

@@ -176,3 +176,72 @@ def test_the_guide_pool_keeps_the_guides_manifests_unpinned():
     assert "nodeSelector" not in run.one(JOB).inputs["spec"]["template"]["spec"]
     plugin = run.one("kubernetes:apps/v1:DaemonSet", "nvidia-device-plugin-daemonset").inputs["spec"]["template"]["spec"]
     assert "affinity" not in plugin
+
+
+# --------------------------------------------------------------------------- one pool operation at a time
+
+THREE = {
+    "a": {"vmSize": T4},
+    "b": {"vmSize": T4, "management": "aks-managed"},
+    "c": {"vmSize": A100, "migProfile": "MIG1g"},
+}
+
+
+def pool_resources(run) -> dict[str, object]:
+    return {r.inputs["agentPoolName"]: r for r in run.of_type(POOL) + run.of_type(MANAGED)}
+
+
+def finish_times(run, seconds) -> dict[str, float]:
+    """When each resource's step ends if the engine runs every step as soon as what it
+    depends on has ended (what `pulumi up` does: the SDK registers a resource once its
+    dependencies are created or updated), each step taking `seconds(resource)`."""
+    by_urn = {r.urn: r for r in run.resources}
+    done: dict[str, float] = {}
+
+    def end(urn: str) -> float:
+        if urn not in done:
+            deps = [d for d in by_urn[urn].dependencies if d in by_urn]
+            done[urn] = max((end(d) for d in deps), default=0.0) + seconds(by_urn[urn])
+        return done[urn]
+
+    for urn in by_urn:
+        end(urn)
+    return done
+
+
+@pytest.mark.parametrize("preview", [True, False])
+def test_each_gpu_pool_waits_for_the_one_before_it_typed_or_managed(preview):
+    """AKS runs one agent-pool operation per cluster at a time: a second is 409
+    OperationNotAllowed. The pools form a chain in name order; the engine creates and
+    updates along it, and deletes dependents first, so destroy runs it backwards."""
+    run = pools_run(THREE, preview=preview)
+    pools = pool_resources(run)
+    assert sorted(pools) == ["a", "b", "c"]
+    assert pools["a"].urn in pools["b"].dependencies and pools["b"].urn in pools["c"].dependencies
+    assert pools["b"].urn not in pools["a"].dependencies and pools["c"].urn not in pools["a"].dependencies + pools["b"].dependencies
+    cluster = run.one("azure-native:containerservice:ManagedCluster").urn
+    assert all(cluster in p.dependencies for p in pools.values()), "every pool still waits for its cluster"
+
+
+def test_three_pools_take_three_pool_operations_in_a_row_and_one_job_at_the_end():
+    """Only the pools are chained: each pool's Job (and the DaemonSets) start once their own
+    pool is up, so the Jobs of the first pools run while the next pools are being added."""
+    run = pools_run(THREE, preview=False)
+    pools = pool_resources(run)
+    jobs = {r.inputs["metadata"]["name"].rsplit("-", 1)[1]: r for r in run.of_type(JOB)}
+    pool_urns = {p.urn for p in pools.values()}
+    job_urns = {j.urn for j in jobs.values()}
+    ends = finish_times(run, lambda r: 1.0 if r.urn in pool_urns | job_urns else 0.0)
+    assert [ends[pools[n].urn] for n in "abc"] == [1.0, 2.0, 3.0], "one pool operation after another"
+    assert [ends[jobs[n].urn] for n in "abc"] == [2.0, 3.0, 4.0], "each Job right after its own pool"
+    assert max(ends.values()) == 4.0, "three pool operations and one Job, not three of everything"
+    # Destroy: a resource is deleted once everything that depends on it is gone.
+    dependents = {urn: {r.urn for r in run.resources if urn in r.dependencies} for urn in ends}
+    gone: dict[str, float] = {}
+
+    def deleted(urn: str) -> float:
+        if urn not in gone:
+            gone[urn] = max((deleted(d) for d in dependents[urn]), default=0.0) + (1.0 if urn in pool_urns else 0.0)
+        return gone[urn]
+
+    assert sorted(deleted(pools[n].urn) for n in "abc") == [1.0, 2.0, 3.0] and deleted(pools["c"].urn) == 1.0

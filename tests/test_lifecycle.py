@@ -70,6 +70,17 @@ def test_the_managed_pool_is_replaced_delete_first_and_leaves_count_and_version_
     assert pool.options["deleteBeforeReplace"] is True and pool.options["ignoreChanges"] == []
 
 
+def test_both_kinds_of_pool_get_the_same_time_limits_each_where_its_provider_reads_them():
+    """azure-native honours customTimeouts; the dynamic provider host never reads them
+    (pulumi/dynamic/__main__.py), so the managed pool takes its limits as an input and has
+    no customTimeouts that would look as if they worked."""
+    typed = dev(gpuPool={"vmSize": T4})[0].one(POOL)
+    managed = dev(gpuPool=MANAGED)[0].one(MANAGED_POOL)
+    assert typed.options["customTimeouts"] == {"create": "60m", "update": "60m", "delete": "45m"}
+    assert managed.options["customTimeouts"] == {}
+    assert managed.inputs["timeoutMinutes"] == {"create": 60, "update": 60, "delete": 45}
+
+
 def test_the_managed_pool_carries_spot_and_a_version_pin_in_its_body():
     """spot-node-pool.md's settings; a version pin without an upgrade channel reaches the pool."""
     run, _ = dev(kubernetesVersion="1.34", gpuPool={**MANAGED, "spot": True})

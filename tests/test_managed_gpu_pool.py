@@ -243,3 +243,35 @@ def test_tags_change_in_place():
     news = inputs(tags={**OURS, "team": "ml"})
     diff = PROVIDER.diff(mgp.pool_id(olds), olds, news)
     assert diff.changes and not diff.replaces
+
+
+def test_a_409_without_retry_after_is_waited_out_at_the_providers_own_pace(aks, monkeypatch):
+    """AKS's 409 OperationNotAllowed need not carry a Retry-After, and azure-core retries a
+    409 only when it does: the provider waits BUSY_RETRY_SECONDS and tries again."""
+    slept = []
+    monkeypatch.setattr(mgp.time, "sleep", slept.append)
+    aks.busy = 3
+    outs = PROVIDER.create(inputs()).outs
+    assert outs["provisioningState"] == "Succeeded" and len(aks.calls("PUT")) == 4
+    assert slept == [mgp.BUSY_RETRY_SECONDS] * 3
+
+
+def test_a_409_that_is_not_a_busy_cluster_fails_at_once(aks, monkeypatch):
+    from azure.core.exceptions import HttpResponseError
+
+    monkeypatch.setattr(fake_aks, "BUSY", {"code": "Conflict", "message": "something else"})
+    aks.busy = 1
+    with pytest.raises(HttpResponseError, match="Conflict"):
+        PROVIDER.create(inputs())
+    assert len(aks.calls("PUT")) == 1
+
+
+def test_a_cluster_busy_for_longer_than_the_limit_fails_with_the_limit(aks, monkeypatch):
+    clock = [0.0]
+    monkeypatch.setattr(mgp.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(mgp.time, "sleep", lambda s: clock.__setitem__(0, clock[0] + s))
+    aks.busy = 10_000
+    with pytest.raises(TimeoutError, match=r"^deleting node pool gpu could not start within its time limit: Azure kept answering that it is busy"):
+        PROVIDER.delete("", inputs())
+    assert clock[0] <= mgp.DEFAULT_TIMEOUT_MINUTES["delete"] * 60
+    assert len(aks.calls("DELETE")) == mgp.DEFAULT_TIMEOUT_MINUTES["delete"] * 60 // mgp.BUSY_RETRY_SECONDS

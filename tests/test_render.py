@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import yaml
 
 from tools import render
@@ -74,3 +75,35 @@ def test_the_managed_gpu_pool_is_summarised_and_rendered_as_its_rest_body():
     assert pool["properties"]["gpuProfile"] == {"driver": "Install", "nvidia": {"managementMode": "Managed"}}
     line = "GPU pool: gpu Standard_NC4as_T4_v3 x 1, taints sku=gpu:NoSchedule (AKS-managed GPU stack, agentPools API 2026-08-01)"
     assert line in render.summary(run, render.ROOT / "build")
+
+
+# Every shape a stack can have: the entry point, one pool or several, each GPU stack.
+T4, A100 = "Standard_NC4as_T4_v3", "Standard_NC24ads_A100_v4"
+ENTRY_POINTS = {"new cluster": {}, "existing cluster": {"existingCluster": {"resourceGroupName": "team-rg", "name": "team-aks"}}}
+POOL_SHAPES = {
+    "one device-plugin pool": {"gpuPool": {"vmSize": T4}},
+    "one aks-managed pool": {"gpuPool": {"vmSize": T4, "management": "aks-managed"}},
+    "one gpu-operator pool": {"gpuPool": {"vmSize": T4, "management": "gpu-operator"}},
+    "several pools, device-plugin and aks-managed": {"gpuPool": None, "gpuPools": {"t4": {"vmSize": T4, "spot": True, "minCount": 0, "maxCount": 2}, "a100": {"vmSize": A100, "management": "aks-managed", "migProfile": "MIG1g"}}},
+    "several gpu-operator pools": {"gpuPool": None, "gpuPools": {"a": {"vmSize": T4, "management": "gpu-operator"}, "b": {"vmSize": A100, "management": "gpu-operator"}}},
+}
+
+
+@pytest.mark.parametrize("shape", POOL_SHAPES)
+@pytest.mark.parametrize("entry", ENTRY_POINTS)
+def test_make_render_previews_every_mode_of_every_entry_point(entry, shape, tmp_path: Path, monkeypatch, capsys):
+    """A preview's unknowns (a new cluster's resourceUID, which the managed pool takes) are
+    shown as such, not a crash."""
+    overrides = {**ENTRY_POINTS[entry], **POOL_SHAPES[shape]}
+    monkeypatch.setattr(render, "run_program", lambda stack, preview: run_cached(stack, preview=preview, **overrides)[0])
+    assert render.main(["--stack", "dev", "--out", str(tmp_path)]) == 0, capsys.readouterr().err
+    out = capsys.readouterr().out
+    pools = overrides.get("gpuPools") or {"gpu": overrides["gpuPool"]}
+    assert sorted(line.split()[2] for line in out.splitlines() if line.startswith("GPU pool: ")) == sorted(pools)
+    template = json.loads((tmp_path / "azure.json").read_text())
+    assert sorted(r["name"].split("/")[-1] for r in template["resources"] if r["type"].endswith("/agentPools")) == sorted(pools)
+    resources = json.loads((tmp_path / "resources.json").read_text())
+    managed = [r for r in resources if r["type"] == render.MANAGED_POOL_TYPE]
+    assert all(r["inputs"]["clusterResourceUid"] == (render.UNKNOWN_MASK if entry == "new cluster" else "0123456789abcdef01234567") for r in managed)
+    assert list(yaml.safe_load_all((tmp_path / "manifests.yaml").read_text()))
+    assert json.loads((tmp_path / "outputs.json").read_text())["gpuPools"].keys() == pools.keys()

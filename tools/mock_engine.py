@@ -79,6 +79,9 @@ class Registration:
     dependencies: list[str]
     inputs: dict[str, Any]
     options: dict[str, Any]
+    #: The inputs as the SDK sent them to the engine (a protobuf Struct: every number a
+    #: double, a preview's unknowns the UNKNOWN string), which the engine hands a provider.
+    wire: Any = field(default=None, repr=False, compare=False)
 
 
 @dataclass
@@ -300,6 +303,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                     provider=request.provider.rsplit("::", 1)[0] if request.provider else "",
                     dependencies=list(request.dependencies),
                     inputs=_unwrap(rpc.deserialize_properties(request.object)),
+                    wire=request.object,
                     options={
                         "protect": bool(request.protect),
                         "customTimeouts": {

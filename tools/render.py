@@ -29,16 +29,22 @@ from typing import Any, Optional
 
 import pulumi
 import yaml
+from pulumi.output import Unknown
 
 from tools.mock_engine import ROOT, ProgramRun, Registration, Secret, run_program, stacks
 
 SECRET_MASK = "[secret]"
+# What a preview does not know yet (a resource's output before it exists: a new cluster's
+# resourceUID), where `pulumi preview` shows `output<string>`.
+UNKNOWN_MASK = "[unknown until deployed]"
 MANIFEST_KEYS = ("apiVersion", "kind", "metadata", "spec")
 
 
 def masked(value: Any) -> Any:
     if isinstance(value, Secret):
         return SECRET_MASK
+    if isinstance(value, Unknown):
+        return UNKNOWN_MASK
     if isinstance(value, dict):
         return {k: masked(v) for k, v in value.items()}
     if isinstance(value, list):

@@ -1,0 +1,349 @@
+"""The AKS-managed pool as the real `pulumi up` runs it: the program's own inputs, pickled
+provider and all, handed over gRPC to the SDK's dynamic provider host, which calls a fake
+of ARM over HTTPS with a real Azure credential.
+
+The engine does not call the provider in the program's process. It starts the host the
+CLI ships (`pulumi-resource-pulumi-python`: `python -u -m pulumi.dynamic`, in the project
+directory), and sends it Configure, Check, Diff, Create, Read, Update and Delete with
+protobuf `Struct`s: every number a double, a preview's unknowns the UNKNOWN string
+(pulumi/pulumi sdk/python/lib/pulumi/dynamic/__main__.py). These tests do the same:
+
+  - the news are the exact Struct the program registered under the mock engine
+    (`Registration.wire`), so the pickle, the names and the body are the program's;
+  - the olds are what the host answered before, as the engine stores them;
+  - the host signs in with azure-identity's DefaultAzureCredential, narrowed to the Azure
+    CLI credential (AZURE_TOKEN_CREDENTIALS), whose `az` is a stand-in that prints a token;
+  - ARM is tests/fake_aks.py over HTTPS (the SDK sends bearer tokens over HTTPS only),
+    trusted through REQUESTS_CA_BUNDLE, and answering as AKS does: 201 and an
+    Azure-AsyncOperation to poll, 202 and a Location, 404, 409 while the cluster is busy.
+The one input the tests change is `armEndpoint`, to reach the fake.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Iterator
+
+import grpc
+import pytest
+from google.protobuf import struct_pb2
+from pulumi.runtime import proto
+from pulumi.runtime.proto import provider_pb2_grpc
+
+import fake_aks
+from components import managed_gpu_pool as mgp
+from conftest import ROOT, run_cached
+from test_arm_schemas import registry
+from tools.mock_engine import MOCK_CLIENT, RecordingMonitor, AzureMocks, run_program
+
+MANAGED = "pulumi-python:dynamic/aksgpu:ManagedGpuPool"
+T4 = "Standard_NC4as_T4_v3"
+POOL = {"vmSize": T4, "management": "aks-managed", "nodeCount": 2, "spot": True}
+GROUP, CLUSTER = "aks-gpu-dev-rg", "aks-gpu-dev"
+URN = "urn:pulumi:dev::aks-gpu::aks-gpu:azure:GpuPool$pulumi-python:dynamic/aksgpu:ManagedGpuPool::gpu-pool-gpu-managed"
+# The pickled provider as every stack's state holds it (`__provider`), made with dill 0.4.1
+# from components/managed_gpu_pool.py at d305683 (the same bytes as today's): a reference
+# to the class by its path, 96 bytes.
+STORED_PICKLE = (Path(__file__).parent / "fixtures" / "managed-pool-provider.b64").read_text().strip()
+FAKE_AZ = """#!/bin/sh
+# A stand-in for `az account get-access-token --output json --resource ...`.
+printf '%s' '{"accessToken": "fake-token", "expiresOn": "2099-01-01 00:00:00.000000", "expires_on": 4070908800, "subscription": "33333333-3333-3333-3333-333333333333", "tenant": "44444444-4444-4444-4444-444444444444", "tokenType": "Bearer"}'
+"""
+
+
+class HostError(Exception):
+    """What the host answered instead of a result (its traceback)."""
+
+
+class Host:
+    """The engine's side of the provider protocol, one call per method."""
+
+    def __init__(self, process: subprocess.Popen, stub: Any) -> None:
+        self.process, self.stub = process, stub
+
+    def _call(self, method: str, request: Any) -> Any:
+        try:
+            return getattr(self.stub, method)(request, timeout=120)
+        except grpc.RpcError as error:
+            raise HostError(error.details()) from None
+
+    def check(self, news: struct_pb2.Struct, olds: struct_pb2.Struct | None = None) -> struct_pb2.Struct:
+        response = self._call("Check", proto.CheckRequest(urn=URN, olds=olds or struct_pb2.Struct(), news=news))
+        assert not response.failures
+        return response.inputs
+
+    def diff(self, olds: struct_pb2.Struct, news: struct_pb2.Struct) -> Any:
+        return self._call("Diff", proto.DiffRequest(id=pool_id(), urn=URN, olds=olds, news=news))
+
+    def create(self, props: struct_pb2.Struct) -> struct_pb2.Struct:
+        response = self._call("Create", proto.CreateRequest(urn=URN, properties=props, timeout=1))
+        assert response.id == pool_id()
+        return response.properties
+
+    def read(self, props: struct_pb2.Struct) -> Any:
+        return self._call("Read", proto.ReadRequest(id=pool_id(), urn=URN, properties=props))
+
+    def update(self, olds: struct_pb2.Struct, news: struct_pb2.Struct) -> struct_pb2.Struct:
+        return self._call("Update", proto.UpdateRequest(id=pool_id(), urn=URN, olds=olds, news=news, timeout=1)).properties
+
+    def delete(self, props: struct_pb2.Struct) -> None:
+        self._call("Delete", proto.DeleteRequest(id=pool_id(), urn=URN, properties=props, timeout=1))
+
+
+def pool_id() -> str:
+    return (
+        f"/subscriptions/{MOCK_CLIENT['subscriptionId']}/resourceGroups/{GROUP}/providers/"
+        f"Microsoft.ContainerService/managedClusters/{CLUSTER}/agentPools/gpu"
+    )
+
+
+def start_host(environment: dict[str, str]) -> Iterator[Host]:
+    """The host, started as the CLI starts it: `python -u -m pulumi.dynamic` in the project
+    directory; it prints its port, and the engine Configures it first."""
+    process = subprocess.Popen(
+        [sys.executable, "-u", "-m", "pulumi.dynamic"], cwd=ROOT, env=environment,
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        port = int(process.stdout.readline())
+        channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+        stub = provider_pb2_grpc.ResourceProviderStub(channel)
+        stub.Configure(proto.ConfigureRequest(args=struct_pb2.Struct(), acceptSecrets=True, acceptResources=True), timeout=60)
+        yield Host(process, stub)
+        channel.close()
+    finally:
+        process.kill()
+        process.wait()
+
+
+def host_environment(arm: fake_aks.FakeAks, bin_dir: Path, **changes: str) -> dict[str, str]:
+    az = bin_dir / "az"
+    az.write_text(FAKE_AZ)
+    az.chmod(0o755)
+    environment = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONSAFEPATH")}
+    environment.update(
+        PATH=f"{bin_dir}{os.pathsep}{environment.get('PATH', '')}",
+        AZURE_TOKEN_CREDENTIALS="AzureCliCredential",
+        REQUESTS_CA_BUNDLE=str(arm.ca_file),
+        PULUMI_PROJECT="aks-gpu",
+        **changes,
+    )
+    return environment
+
+
+@pytest.fixture(scope="module")
+def arm() -> Iterator[fake_aks.FakeAks]:
+    for fake in fake_aks.serve(tls=True):
+        fake.clusters.add((GROUP, CLUSTER))
+        fake.operation_seconds = 0.05
+        yield fake
+
+
+@pytest.fixture(scope="module")
+def host(arm, tmp_path_factory) -> Iterator[Host]:
+    yield from start_host(host_environment(arm, tmp_path_factory.mktemp("bin")))
+
+
+@pytest.fixture
+def fresh(arm):
+    """An empty cluster with no operation running, and no 409s pending."""
+    arm.pools.clear()
+    arm.requests.clear()
+    arm.operations.clear()
+    arm.busy, arm.operation_seconds = 0, 0.05
+    return arm
+
+
+def program_inputs(arm: fake_aks.FakeAks, preview: bool = False, uid: str | None = "uid-1", **pool: Any) -> struct_pb2.Struct:
+    """The managed pool's inputs as the program registered them, pointed at the fake ARM
+    (and, for a deployment, on a cluster whose resourceUID is `uid`)."""
+    run = run_cached("dev", preview=preview, gpuPool={**POOL, **pool})[0]
+    [registration] = run.of_type(MANAGED)
+    news = struct_pb2.Struct()
+    news.CopyFrom(registration.wire)
+    news[mgp.ENDPOINT] = arm.url
+    if not preview and uid is not None:
+        news[mgp.CLUSTER_UID] = uid
+    return news
+
+
+def changed(news: struct_pb2.Struct, **properties: Any) -> struct_pb2.Struct:
+    """The same inputs with other pool properties (as the program sends them for another config)."""
+    copy = struct_pb2.Struct()
+    copy.CopyFrom(news)
+    copy["properties"].update(properties)
+    return copy
+
+
+def plain(struct: struct_pb2.Struct) -> dict[str, Any]:
+    from google.protobuf.json_format import MessageToDict
+
+    return MessageToDict(struct)
+
+
+# --------------------------------------------------------------------------- the wire
+
+
+def integer_properties() -> set[str]:
+    """The agent pool properties Azure's schema types as integers (tests/azure-specs)."""
+    _, docs = registry()
+    definition = docs["2026-01-02-preview/Microsoft.ContainerService.Aks.json"]["definitions"]["ManagedClusterAgentPoolProfileProperties"]
+    return {name for name, prop in definition["properties"].items() if prop.get("oneOf", [prop])[0].get("type") == "integer"}
+
+
+def test_the_put_body_that_leaves_the_host_carries_integers_where_the_spec_types_integers(host, fresh):
+    """A Struct has only doubles: the host hands the provider `count: 2.0`, and without the
+    conversion the body said `"count": 2.0, "maxPods": 250.0`."""
+    news = program_inputs(fresh)
+    assert news["properties"]["count"] == 2.0 and isinstance(news["properties"]["count"], float), "a double on the wire"
+    host.create(host.check(news))
+    [put] = fresh.pool_calls("PUT")
+    sent = json.loads(put.raw)["properties"]
+    integers = integer_properties() & set(sent)
+    assert {"count", "maxPods"} <= integers
+    assert {k: type(sent[k]) for k in integers} == {k: int for k in integers}, put.raw
+    assert sent["spotMaxPrice"] == -1, "a number stays a number"
+
+
+def test_a_create_polls_the_operation_and_records_what_aks_reports(host, fresh):
+    outs = plain(host.create(host.check(program_inputs(fresh))))
+    assert outs["provisioningState"] == "Succeeded"
+    assert fresh.requests[0].method == "PUT" and fresh.requests[0].api_version == mgp.STABLE_API_VERSION
+    assert any(r.path.startswith("/fake-operations/") for r in fresh.calls("GET")), "the Azure-AsyncOperation was polled"
+    assert outs[mgp.TIMEOUTS] == {"create": 60.0, "update": 60.0, "delete": 45.0}, "the time limits are in the state"
+
+
+def test_a_second_up_with_nothing_changed_shows_no_change(host, fresh):
+    news = program_inputs(fresh)
+    olds = host.create(host.check(news))
+    diff = host.diff(olds, host.check(news, olds))
+    assert diff.changes == proto.DiffResponse.DIFF_NONE
+
+
+def test_a_preview_of_a_cluster_update_shows_no_pool_change(host, fresh):
+    """In a preview the cluster's resourceUID is unknown; the host hands the diff a
+    `pulumi.output.Unknown`, which is no change. A new known UID is one."""
+    olds = host.create(host.check(program_inputs(fresh)))
+    preview = program_inputs(fresh, preview=True)
+    assert preview[mgp.CLUSTER_UID] == mgp.UNKNOWN, "the program's preview sends the UID as unknown"
+    assert host.diff(olds, host.check(preview, olds)).changes == proto.DiffResponse.DIFF_NONE
+    recreated = host.diff(olds, program_inputs(fresh, uid="uid-2"))
+    assert recreated.changes == proto.DiffResponse.DIFF_SOME and not recreated.replaces
+
+
+def test_a_change_of_size_replaces_deleting_first_and_a_change_of_count_updates_with_integers(host, fresh):
+    news = program_inputs(fresh)
+    olds = host.create(host.check(news))
+    bigger = host.diff(olds, changed(news, vmSize="Standard_NC8as_T4_v3"))
+    assert list(bigger.replaces) == ["properties.vmSize"] and bigger.deleteBeforeReplace
+    scaled_news = changed(news, count=3.0)
+    scaled = host.diff(olds, scaled_news)
+    assert scaled.changes == proto.DiffResponse.DIFF_SOME and not scaled.replaces
+    host.update(olds, scaled_news)
+    put = fresh.pool_calls("PUT")[-1]
+    assert re.search(rb'"count": 3[,}]', put.raw), put.raw
+
+
+def test_refresh_sees_a_deleted_pool_and_delete_polls_until_it_is_gone(host, fresh):
+    olds = host.create(host.check(program_inputs(fresh)))
+    assert host.read(olds).id == pool_id()
+    host.delete(olds)
+    assert not fresh.pools and fresh.pool_calls("DELETE")
+    assert any(r.method == "GET" and r.path.startswith("/fake-operations/") for r in fresh.requests), "the Location was polled"
+    assert host.read(olds).id == "", "an empty ID: refresh drops the pool from the state"
+    host.delete(olds)  # a second delete: already gone is done
+
+
+# --------------------------------------------------------------------------- time limits and a busy cluster
+
+
+def test_the_time_limit_in_the_inputs_is_the_one_the_operation_gets(host, fresh):
+    """The host never reads the request's timeout (customTimeouts): the limit is an input.
+    A create that AKS takes longer over than its limit fails, saying so."""
+    fresh.operation_seconds = 1.5
+    news = program_inputs(fresh)
+    news[mgp.TIMEOUTS]["create"] = 0.005  # 0.3 s
+    with pytest.raises(HostError, match=r"creating node pool gpu did not finish within its time limit"):
+        host.create(host.check(news))
+
+
+def test_a_create_retried_while_aks_still_works_on_the_pool_waits_for_it(host, fresh):
+    """The first `up` timed out, AKS goes on; the next `up` creates again and AKS answers
+    409 OperationNotAllowed until it has finished: the create waits it out."""
+    fresh.operation_seconds = 0.6
+    short = program_inputs(fresh)
+    short[mgp.TIMEOUTS]["create"] = 0.001
+    with pytest.raises(HostError, match="did not finish within its time limit"):
+        host.create(host.check(short))
+    fresh.operation_seconds, fresh.busy_retry_after = 0.05, "0.1"
+    outs = plain(host.create(host.check(program_inputs(fresh))))
+    assert len(fresh.pool_calls("PUT")) >= 3, "the first PUT, at least one refused while busy, the one that went through"
+    assert outs["provisioningState"] == "Succeeded"
+
+
+def test_update_and_delete_wait_out_more_409s_than_azure_core_retries(host, fresh):
+    """azure-core retries an answer with a Retry-After ten times; AKS may answer 409 longer
+    than that, or with no Retry-After at all (test_managed_gpu_pool.py): the provider goes on."""
+    news = program_inputs(fresh)
+    olds = host.create(host.check(news))
+    fresh.busy, fresh.busy_retry_after = 12, "0.01"
+    host.update(olds, changed(news, count=3.0))
+    assert len(fresh.pool_calls("PUT")) == 1 + 12 + 1, "the create, twelve 409s, the update"
+    fresh.busy = 12
+    host.delete(olds)
+    assert len(fresh.pool_calls("DELETE")) == 13 and not fresh.pools
+
+
+def test_a_cluster_busy_past_the_time_limit_fails_the_operation_at_its_limit(host, fresh):
+    fresh.busy, fresh.busy_retry_after = 10_000, "1"
+    limited = program_inputs(fresh)
+    limited[mgp.TIMEOUTS]["create"] = 0.01  # 0.6 s, less than one Retry-After
+    with pytest.raises(HostError, match=r"creating node pool gpu could not start within its time limit: Azure kept answering that it is busy"):
+        host.create(host.check(limited))
+    assert len(fresh.pool_calls("PUT")) <= 2
+
+
+# --------------------------------------------------------------------------- the pickle
+
+
+def test_an_old_state_s_pickle_still_names_the_provider_and_refresh_and_destroy_run_it(host, fresh):
+    """Every stack's state holds the provider pickled by reference to
+    components.managed_gpu_pool.ManagedGpuPoolProvider; refresh and destroy unpickle the
+    state's copy. A state from before the time limits were inputs lacks them: the defaults hold."""
+    import base64
+
+    assert b"components.managed_gpu_pool" in base64.b64decode(STORED_PICKLE)
+    assert b"ManagedGpuPoolProvider" in base64.b64decode(STORED_PICKLE)
+    olds = host.create(host.check(program_inputs(fresh)))
+    old_state = struct_pb2.Struct()
+    old_state.CopyFrom(olds)
+    old_state["__provider"] = STORED_PICKLE
+    del old_state[mgp.TIMEOUTS]
+    assert host.read(old_state).id == pool_id()
+    host.delete(old_state)
+    assert not fresh.pools
+
+
+def test_with_pythonsafepath_the_host_cannot_load_the_provider(arm, tmp_path):
+    """What the program refuses before anything is registered (test_a_pythonsafepath_..._stops_the_program)."""
+    environment = host_environment(arm, tmp_path, PYTHONSAFEPATH="1")
+    for safe in start_host(environment):
+        with pytest.raises(HostError, match="No module named 'components'"):
+            safe.create(program_inputs(arm))
+
+
+@pytest.mark.parametrize("preview", [True, False])
+def test_a_pythonsafepath_environment_stops_the_program_before_anything_is_registered(monkeypatch, preview):
+    from components.errors import PreflightError
+
+    monkeypatch.setenv("PYTHONSAFEPATH", "1")
+    monitor = RecordingMonitor(AzureMocks())
+    with pytest.raises(PreflightError, match=r"^preflight: PYTHONSAFEPATH=1 is set: Pulumi's provider host .* unset it") as raised:
+        run_program("dev", overrides={"gpuPool": POOL}, monitor=monitor, preview=preview)
+    assert "\n" not in str(raised.value) and monitor.registrations == []
+    run_program("dev", overrides={"gpuPool": {"vmSize": T4}}, preview=preview)  # without a managed pool, no host
