@@ -40,6 +40,9 @@ test: ## the tests and the linters, side by side on two cores
 unit: $(TEST_STAMP) ## pytest under Pulumi's mock engine, on two workers
 	$(VENV)/bin/python -m pytest -n 2
 
+# A stack's Checkov settings: its own, or those of any stack a team adds (security/checkov-aks.yaml).
+checkov_settings = $(or $(wildcard security/checkov-aks-$(1).yaml),security/checkov-aks.yaml)
+
 # The workflows against GitHub's schema and zizmor's audits; every stack file against the
 # stack schema; Checkov on every stack's manifests and Azure resources, each stack with its
 # own settings (tools/checkov_runs.py: one Checkov start, a forked run per setting). Checkov
@@ -53,7 +56,7 @@ lint: $(LINT_STAMP) ## check-jsonschema, zizmor and Checkov (on the committed sn
 	$(LINT_VENV)/bin/zizmor --offline --min-severity medium .github
 	$(LINT_VENV)/bin/python tools/checkov_runs.py --config-file security/checkov-kubernetes.yaml \
 	  $(foreach s,$(STACKS),-f tests/snapshots/$(s)/manifests.yaml) \
-	  $(foreach s,$(STACKS),-- --config-file security/checkov-aks-$(s).yaml -f tests/snapshots/$(s)/azure.json)
+	  $(foreach s,$(STACKS),-- --config-file $(call checkov_settings,$(s)) -f tests/snapshots/$(s)/azure.json)
 
 snapshots: $(STAMP) ## re-render tests/snapshots/ after an intended change
 	$(VENV)/bin/python -m tools.render --snapshots

@@ -10,7 +10,7 @@ import os
 
 import pulumi
 
-from components import config, cost, preflight
+from components import cluster_facts, config, cost, pool_network, preflight
 from components.budget import CostBudget, CostBudgetArgs, first_of_month
 from components.cluster import GpuCluster, GpuClusterArgs
 from components.dcgm_exporter import DcgmExporter, DcgmExporterArgs
@@ -28,7 +28,17 @@ cfg = config.load()
 for warning in cfg.warnings:
     pulumi.log.warn(warning)
 preflight.provider_host(cfg, os.environ)  # an AKS-managed pool's provider must load where Pulumi runs it
-checked = preflight.run(cfg, stack=pulumi.get_stack())
+# An existing cluster is read once, here: a cluster that cannot be read stops the run.
+existing = cfg.existing_cluster
+found = cluster_facts.read(existing.resource_group_name, existing.name) if existing else None
+user_kubeconfig = cluster_facts.read_user_kubeconfig(found.resource_group, found.name) if found else None
+# Each GPU pool's subnets and pods per node, fitted to the cluster's network.
+networks = pool_network.plan_pools(cfg, found)
+if found is not None:
+    for network in networks.values():
+        pulumi.log.info(network.why)
+    pulumi.log.info(preflight.namespaces_line(cfg, found))
+checked = preflight.run(cfg, stack=pulumi.get_stack(), found=found, networks=networks.values())
 for warning in checked.warnings:
     pulumi.log.warn(warning)
 
@@ -41,10 +51,9 @@ for warning in cost_warnings:
 
 # Steps 1-3: the cluster and its credentials. The guide's first section creates a resource
 # group and a cluster; its other entry point starts from the reader's existing cluster.
-existing = cfg.existing_cluster
 guide_pool = not cfg.pool_map
 cluster: GpuCluster | ExistingCluster
-if existing is None:
+if found is None:
     cluster = GpuCluster(
         "gpu-cluster",
         GpuClusterArgs(
@@ -64,7 +73,7 @@ if existing is None:
 else:
     cluster = ExistingCluster(
         "existing-cluster",
-        ExistingClusterArgs(resource_group_name=existing.resource_group_name, cluster_name=existing.name),
+        ExistingClusterArgs(facts=found, user_kubeconfig=user_kubeconfig or ""),
     )
 
 # Step 2's `az aks nodepool add`, once per GPU pool, one after another: AKS runs one
@@ -89,6 +98,7 @@ for pool in cfg.gpu_pools:
                 tags=preflight.owner_tags(pulumi.get_project(), pulumi.get_stack()) if existing else None,
                 moved_from=cluster if guide_pool and existing is None else None,
                 after=pools[-1].node_pool if pools else None,
+                network=networks[pool.name],
             ),
         )
     )

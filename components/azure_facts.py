@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
 
+from components import saved_files
+
 # How long the live calls may take together before preflight gives up on them.
 LIVE_TIMEOUT_SECONDS = 30
 # Quota names for the regional totals (Usage.name.value).
@@ -108,12 +110,25 @@ def parse_usages(items: Iterable[dict[str, Any]]) -> dict[str, Usage]:
     return usages
 
 
-def from_files(skus_file: Path, usage_file: Path, location: str) -> Facts:
-    return Facts(
-        source=f"files {skus_file.name}, {usage_file.name}",
-        skus=parse_skus(json.loads(skus_file.read_text()), location),
-        usages=parse_usages(json.loads(usage_file.read_text())),
+SKUS_HOLD = "the JSON list `az vm list-skus --location <loc> --resource-type virtualMachines --all --output json` prints"
+USAGE_HOLD = "the JSON list `az vm list-usage --location <loc> --output json` prints"
+
+
+def from_files(
+    skus_file: Path, usage_file: Path, location: str,
+    skus_key: str = "aks-gpu:preflight.skusFile", usage_key: str = "aks-gpu:preflight.usageFile",
+) -> Facts:
+    """The saved az CLI answers; a file that is not such a list is one line naming its key."""
+    skus = saved_files.check_items(
+        skus_key, skus_file, saved_files.read_json(skus_key, skus_file, SKUS_HOLD), SKUS_HOLD,
+        lambda item: saved_files.missing(item, ("name", "resourceType", "locations")),
     )
+    usages = saved_files.check_items(
+        usage_key, usage_file, saved_files.read_json(usage_key, usage_file, USAGE_HOLD), USAGE_HOLD,
+        lambda item: saved_files.missing(item, ("name", "currentValue", "limit"))
+        or saved_files.number(item, "currentValue") or saved_files.number(item, "limit"),
+    )  # fmt: skip
+    return Facts(source=f"files {skus_file.name}, {usage_file.name}", skus=parse_skus(skus, location), usages=parse_usages(usages))
 
 
 # --------------------------------------------------------------------------- live

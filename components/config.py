@@ -122,6 +122,12 @@ Image = _pattern(
     r"(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$",
     "a container image reference such as 'registry/repo:tag'",
 )
+# A subnet's ARM resource ID (azure-rest-api-specs agentPools: vnetSubnetID and podSubnetID
+# are "arm-id" strings of type Microsoft.Network/virtualNetworks/subnets).
+SubnetId = _pattern(
+    r"^/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.Network/virtualNetworks/[^/]+/subnets/[^/]+$",
+    "a subnet's resource ID, /subscriptions/<id>/resourceGroups/<group>/providers/Microsoft.Network/virtualNetworks/<vnet>/subnets/<subnet>",
+)
 # Entra ID object IDs are GUIDs.
 Guid = _pattern(
     r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$",
@@ -255,6 +261,12 @@ class GpuPoolSettings:
     """Who installs the GPU driver and device plugin: device-plugin (the guide's DaemonSet), aks-managed (AKS, preview; what dedicatedVhd selects), or gpu-operator (NVIDIA's GPU Operator)."""
     mig_profile: Optional[_one_of(*MIG_PROFILES)] = None
     """Multi-instance GPU: slice each GPU (A100, H100 sizes); each slice is one nvidia.com/gpu."""
+    max_pods: Optional[_count(10, 250)] = None
+    """Pods per node. Unset: 250, or on an existing cluster with Azure CNI without overlay its System pool's, which its subnets are sized for."""
+    vnet_subnet_id: Optional[SubnetId] = None
+    """existingCluster only: the nodes' subnet. Unset: the System pool's, when the cluster's pools have subnets of their own."""
+    pod_subnet_id: Optional[SubnetId] = None
+    """existingCluster only: the pods' subnet (Azure CNI with dynamic pod IPs). Unset: the System pool's, when it has one."""
 
     @property
     def managed(self) -> bool:
@@ -413,6 +425,8 @@ class PreflightConfig:
     """With skusFile: `az vm list-usage --location <loc> -o json`, saved (relative to the project)."""
     prices_file: Optional[Annotated[str, Allowed("a file path")]] = None
     """A saved Azure Retail Prices API response (JSON with Items), relative to the project. Set, no live call is made (docs/cost.md)."""
+    cluster_file: Optional[Annotated[str, Allowed("a file path")]] = None
+    """existingCluster only: `az aks show --output json` of the cluster, saved (relative to the project), which the offline render (make render) uses instead of assumed facts. pulumi preview and up read the cluster from Azure."""
 
 
 # An e-mail address, as Azure's budget notifications take it: one '@', no spaces, a dot in
@@ -523,6 +537,14 @@ class StackConfig:
         return tuple(p for p in self.gpu_pools if p.mode == mode)
 
     @property
+    def owned_namespaces(self) -> tuple[str, ...]:
+        """The namespaces the stack creates, and deletes on destroy."""
+        names = [self.device_plugin.namespace] if "device-plugin" in self.modes else []
+        names += [self.gpu_operator.namespace] if "gpu-operator" in self.modes else []
+        names += [self.mnist_job.namespace] if self.mnist_job.enabled else []
+        return tuple(names)
+
+    @property
     def select_pools(self) -> bool:
         """The cluster may hold GPU pools this program does not manage the GPU stack of (an
         existing cluster, or several pools of different modes), so the DaemonSets and Jobs
@@ -600,6 +622,19 @@ def parse(raw: Mapping[str, str], project: str, stack: str, root: Optional[Path]
     _check_access(project_config.access)
     _check_upgrade(project_config.upgrade, project_config.kubernetes_version)
     _check_preflight(project_config.preflight, root or Path.cwd())
+    for pool in pools if existing is None else ():
+        for member, value in (("vnetSubnetId", pool.vnet_subnet_id), ("podSubnetId", pool.pod_subnet_id)):
+            if value:
+                raise _fail(
+                    f"{pool_keys[pool.name]}.{member}", value,
+                    f"only with {NAMESPACE}:existingCluster: the cluster this program creates has no VNet of its own, and AKS "
+                    "takes subnets on all of a cluster's pools or none; remove it",
+                )  # fmt: skip
+    if project_config.preflight.cluster_file and existing is None:
+        raise _fail(
+            f"{NAMESPACE}:preflight.clusterFile", project_config.preflight.cluster_file,
+            f"only with {NAMESPACE}:existingCluster: it describes the existing cluster for the offline render; remove it",
+        )  # fmt: skip
     if existing is not None and project_config.cost.budget is not None:
         raise _fail(
             f"{NAMESPACE}:cost.budget",
@@ -920,7 +955,7 @@ def _check_preflight(preflight: PreflightConfig, root: Path) -> None:
     if len(given) == 1:
         missing = "usageFile" if given == ["skusFile"] else "skusFile"
         raise ConfigError(f"invalid config {key}: {given[0]} is set without {missing}; set both, or neither for live facts")
-    for member, path in {**files, "pricesFile": preflight.prices_file}.items():
+    for member, path in {**files, "pricesFile": preflight.prices_file, "clusterFile": preflight.cluster_file}.items():
         if path and not (root / path).is_file():
             raise _fail(f"{key}.{member}", path, f"expected an existing file (relative to {root})")
 

@@ -111,7 +111,7 @@ def lines(est: Estimate) -> list[str]:
         nodes_text = f"{n.least_nodes}" if n.least_nodes == n.most_nodes else f"{n.least_nodes}-{n.most_nodes}"
         out.append(
             f"cost: {n.key} {n.vm_size}{' Spot' if n.spot else ''}: {money(p.price.hourly, est.currency)} per node-hour x "
-            f"{nodes_text} nodes = {money(p.least_hourly, est.currency)} to {money(p.most_hourly, est.currency)} per hour, "
+            f"{nodes_text} node{'' if n.most_nodes == 1 else 's'} = {money(p.least_hourly, est.currency)} to {money(p.most_hourly, est.currency)} per hour, "
             f"at most {money(p.most_hourly * HOURS_PER_MONTH, est.currency)} per month"
         )
     out.append(

@@ -17,3 +17,7 @@ class PreflightError(pulumi.RunError):
 
 class CostError(pulumi.RunError):
     """The stack would cost more per hour than aks-gpu:cost.maxHourly allows."""
+
+
+class AzureReadError(pulumi.RunError):
+    """A read of Azure that failed: what was read, what Azure answered, and what to do."""

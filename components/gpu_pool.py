@@ -25,8 +25,9 @@ import pulumi
 import pulumi_kubernetes as k8s
 from pulumi_azure_native import containerservice
 
-from components import gpu_sizes
+from components import gpu_sizes, pool_network
 from components.config import VERSION_UPGRADE_CHANNELS, GpuPoolConfig, UpgradeConfig, camel_case
+from components.pool_network import PoolNetwork
 from components.managed_gpu_pool import ARM_ENDPOINT, MIG_API_VERSION, STABLE_API_VERSION, ManagedGpuPool
 
 # Today's guide (azure-aks-docs articles/aks/use-nvidia-gpu.md) taints the GPU pool so
@@ -47,10 +48,12 @@ SPOT_TAINT = f"{SPOT_TAINT_KEY}=spot:NoSchedule"
 # "kubernetes.azure.com/agentpool"): what pins a DaemonSet or a Job to this program's pools.
 AGENT_POOL_LABEL = "kubernetes.azure.com/agentpool"
 
-# "The default for Azure CNI Overlay is 250. The maximum value you can specify in Azure CNI
-# Overlay is 250" pods per node (azure-aks-docs articles/aks/azure-cni-overlay.md). Stated,
-# so the desired state says it (and passes Checkov CKV_AZURE_168, at least 50).
-MAX_PODS = 250
+# Pods per node, stated so the desired state says it (and passes Checkov CKV_AZURE_168, at
+# least 50): 250 in a cluster this program creates; in an existing one, what its network
+# allows (components/pool_network.py).
+MAX_PODS = pool_network.MAX_PODS
+# The agentPools REST spelling of the members whose snake_case the camel-casing gets wrong.
+REST_NAMES = {"vnet_subnet_id": "vnetSubnetID", "pod_subnet_id": "podSubnetID"}
 
 # A GPU pool can wait long for scarce capacity; the limits state the worst case accepted.
 # The typed pool gets them as customTimeouts, which azure-native gives its operations; the
@@ -85,7 +88,7 @@ def tolerations_of(pools: Sequence[GpuPoolConfig]) -> tuple[k8s.core.v1.Tolerati
     return tuple({(t.key, t.value): t for pool in pools for t in gpu_tolerations(pool)}.values())
 
 
-def gpu_pool_settings(pool: GpuPoolConfig) -> dict[str, Any]:
+def gpu_pool_settings(pool: GpuPoolConfig, network: Optional[PoolNetwork] = None) -> dict[str, Any]:
     """The GPU pool's agent-pool properties, as azure-native keyword arguments.
 
     Autoscaling: `enableAutoScaling` with `minCount`/`maxCount` is `az aks nodepool add
@@ -93,7 +96,9 @@ def gpu_pool_settings(pool: GpuPoolConfig) -> dict[str, Any]:
     scale to zero ("User node pools can contain zero or more nodes", create-node-pools.md).
     Spot: `--priority Spot --eviction-policy Delete --spot-max-price -1`, where -1 means
     "the instance won't be evicted based on price" (spot-node-pool.md).
+    Network: the subnets and pods per node that fit the cluster (pool_network.plan).
     """
+    network = network or pool_network.plan(None, "", pool.max_pods)
     settings: dict[str, Any] = {
         "mode": containerservice.AgentPoolMode.USER,
         # gpuInstanceProfile (GA): `az aks nodepool add --gpu-instance-profile MIG1g`
@@ -107,7 +112,9 @@ def gpu_pool_settings(pool: GpuPoolConfig) -> dict[str, Any]:
         "type": containerservice.AgentPoolType.VIRTUAL_MACHINE_SCALE_SETS,
         "vm_size": pool.vm_size,
         "count": pool.node_count,
-        "max_pods": MAX_PODS,
+        "max_pods": network.max_pods,
+        "vnet_subnet_id": network.vnet_subnet_id,
+        "pod_subnet_id": network.pod_subnet_id,
         "node_taints": gpu_pool_taints(pool),
     }
     if pool.autoscaling:
@@ -130,13 +137,15 @@ def gpu_pool_settings(pool: GpuPoolConfig) -> dict[str, Any]:
 # aks-preview extension has). The pool is a dynamic resource over the agentPools REST API
 # (components/managed_gpu_pool.py).
 def managed_gpu_pool_properties(
-    pool: GpuPoolConfig, orchestrator_version: Optional[str], tags: Optional[Mapping[str, str]] = None
+    pool: GpuPoolConfig, orchestrator_version: Optional[str], tags: Optional[Mapping[str, str]] = None,
+    network: Optional[PoolNetwork] = None,
 ) -> dict[str, Any]:
     """The managed pool's agentPools REST properties: the typed pool's settings
     (gpu_pool_settings) in ARM's spelling, plus gpuProfile.nvidia. With MIG, AKS's device
     plugin offers each slice as one nvidia.com/gpu with migStrategy Single
     (aks-managed-gpu-nodes.md: --gpu-instance-profile MIG1g --gpu-mig-strategy Single)."""
-    body = {camel_case(k): _rest_value(v) for k, v in gpu_pool_settings(pool).items() if v is not None}
+    settings = gpu_pool_settings(pool, network).items()
+    body = {REST_NAMES.get(k, camel_case(k)): _rest_value(v) for k, v in settings if v is not None}
     nvidia = {"managementMode": "Managed", **({"migStrategy": "Single"} if pool.mig_profile else {})}
     # As the spec's own example, AgentPoolsCreate_ManagedGPU.json (azure-rest-api-specs
     # aks/stable/2026-08-01/examples, commit 1001d5a2): driver Install, nvidia Managed.
@@ -206,6 +215,8 @@ class GpuPoolArgs:
     #: The stack's GPU pool before this one, if any: this pool's create, update and delete
     #: wait for it (`pool_dependencies` says why).
     after: Optional[pulumi.Resource] = None
+    #: Its subnets and pods per node (pool_network.plan); unset, a created cluster's.
+    network: Optional[PoolNetwork] = None
 
 
 def pool_dependencies(args: GpuPoolArgs) -> list[pulumi.Resource]:
@@ -267,7 +278,7 @@ class GpuPool(pulumi.ComponentResource):
             agent_pool_name=pool.name,
             orchestrator_version=args.kubernetes_version,
             tags=dict(args.tags) if args.tags else None,
-            **gpu_pool_settings(pool),
+            **gpu_pool_settings(pool, args.network),
             opts=pulumi.ResourceOptions(
                 parent=self,
                 aliases=self._moved("gpu-cluster-gpu-pool", args),
@@ -310,7 +321,7 @@ class GpuPool(pulumi.ComponentResource):
             resource_group_name=args.resource_group_name,
             cluster_name=args.cluster_name,
             agent_pool_name=pool.name,
-            properties=managed_gpu_pool_properties(pool, version, args.tags),
+            properties=managed_gpu_pool_properties(pool, version, args.tags, args.network),
             api_version=MIG_API_VERSION if pool.mig_profile else STABLE_API_VERSION,
             cluster_resource_uid=args.cluster.resource_uid,
             timeout_minutes=POOL_TIMEOUT_MINUTES,

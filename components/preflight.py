@@ -19,13 +19,15 @@ import dataclasses
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping, Optional
+from typing import Callable, Iterable, Mapping, Optional
 
 import pulumi
-from pulumi_azure_native import authorization, containerservice, features
+from pulumi_azure_native import authorization, features
 
-from components import azure_facts, gpu_sizes
+from components import azure_facts, gpu_sizes, pool_network
 from components.azure_facts import REGIONAL_CORES, REGIONAL_SPOT_CORES, Facts
+from components.cluster_facts import PERMISSIONS, ClusterFacts, read_error
+from components.pool_network import PoolNetwork
 from components.config import NAMESPACE, SYSTEM_POOL_NAME, StackConfig, managed_key
 from components.errors import PreflightError
 from components.managed_gpu_pool import OWNER_TAG, host_problem
@@ -85,31 +87,33 @@ class Checked:
     region: Optional[str]
 
 
-def run(cfg: StackConfig, stack: str, dry_run: Optional[bool] = None) -> Checked:
-    """Every check this stack needs. Returns the warnings to show and the cluster's region;
-    raises PreflightError when a deployment in `enforce` mode would hit a blocking problem."""
+def run(
+    cfg: StackConfig, stack: str, found: Optional[ClusterFacts] = None, networks: Iterable[PoolNetwork] = (),
+    dry_run: Optional[bool] = None,
+) -> Checked:
+    """Every check this stack needs; `found` is the existing cluster, as read (cluster_facts),
+    and `networks` how each pool joins its network (pool_network).
+    Returns the warnings to show and the cluster's region; raises PreflightError when a
+    deployment in `enforce` mode would hit a blocking problem."""
     mode = cfg.preflight.mode
+    region = found.location if found is not None else cfg.location
     if mode == "off":
-        return Checked([], cfg.location if cfg.existing_cluster is None else None)
+        return Checked([], region)
     dry_run = pulumi.runtime.is_dry_run() if dry_run is None else dry_run
     problems: list[Problem] = []
-    location, node_group, own_pools = cfg.location, None, {}
-    region: Optional[str] = cfg.location
-    if cfg.existing_cluster is not None:
-        found, cluster_problems = check_existing_cluster(cfg, stack)
-        problems += cluster_problems
-        region = found.location if found is not None else None
-        if found is not None:
-            location, node_group = found.location, found.node_resource_group
-            own_pools = pools_of_stack(found, stack)
-    facts, notes = load_facts(cfg, location, node_group)
+    node_group, own_pools = None, {}
+    if found is not None:
+        problems += check_existing_cluster(cfg, found, stack)
+        node_group, own_pools = found.node_resource_group, pools_of_stack(found, stack)
+    facts, notes = load_facts(cfg, region, node_group)
     if facts is not None and own_pools:
         facts = dataclasses.replace(facts, existing_pools={**facts.existing_pools, **own_pools})
     problems += [
+        *(Problem(p) for p in pool_network.problems(list(networks))),
         *retired_sizes(cfg, stack),
         *feature_registration(cfg),
         *managed_pool_sign_in(cfg),
-        *(capacity(cfg, facts, stack, location) if facts else []),
+        *(capacity(cfg, facts, stack, region) if facts else []),
     ]
     blocking = [p.message for p in problems if p.blocking]
     if blocking and not dry_run and mode == "enforce":
@@ -200,9 +204,19 @@ def feature_registration(cfg: StackConfig) -> list[Problem]:
     managed = [p for p in cfg.gpu_pools if p.managed]
     if not managed:
         return []
-    result = features.get_subscription_feature_registration(
-        provider_namespace=MANAGED_GPU_FEATURE_NAMESPACE, feature_name=MANAGED_GPU_FEATURE
-    )
+    try:
+        result = features.get_subscription_feature_registration(
+            provider_namespace=MANAGED_GPU_FEATURE_NAMESPACE, feature_name=MANAGED_GPU_FEATURE
+        )
+    except Exception as error:  # noqa: BLE001 - the answer is the message
+        failed = read_error(
+            f"{managed_key(managed[0], cfg.pool_key(managed[0]))} (AKS-managed GPU nodes): reading the subscription feature "
+            f"{MANAGED_GPU_FEATURE_NAMESPACE}/{MANAGED_GPU_FEATURE}", error,
+            forbidden_fix="it needs Microsoft.Features/providers/features/read on the subscription, such as Reader "
+            f"({PERMISSIONS}); or check it by hand: `az feature show --namespace {MANAGED_GPU_FEATURE_NAMESPACE} --name {MANAGED_GPU_FEATURE}`",
+            not_found_fix=f"register it: `{REGISTER_COMMANDS[0]}`",
+        )  # fmt: skip
+        return [Problem(str(failed))]
     state = result.properties.state if result.properties else None
     if state == REGISTERED:
         return []
@@ -363,43 +377,37 @@ def suggestion(need: PoolNeed, facts: Facts, location: str, stack: str) -> str:
 # (azure-aks-docs fb060abe, 2026-08-21).
 GPU_OPERATOR_KUBERNETES = ((1, 33), (1, 36))
 SUCCEEDED = "Succeeded"
-Cluster = containerservice.GetManagedClusterResult
 
 
 def owner_tags(project: str, stack: str) -> dict[str, str]:
     return {OWNER_TAG: f"{project}/{stack}"}
 
 
-def read_cluster(cfg: StackConfig) -> Cluster:
-    """The existing cluster, as azure-native's getManagedCluster reads it (a plain invoke:
-    it answers before the program goes on; under the mock engine, the mocks answer)."""
-    assert cfg.existing_cluster is not None
-    return containerservice.get_managed_cluster(
-        resource_group_name=cfg.existing_cluster.resource_group_name, resource_name=cfg.existing_cluster.name
+def namespaces_line(cfg: StackConfig, found: ClusterFacts) -> str:
+    """What a preview of an existing cluster cannot show: a namespace this stack would create
+    that the cluster already has. pulumi-kubernetes 4.29.0 and later create with a client-side
+    create, which the API server answers AlreadyExists (its CHANGELOG, #2926), and a preview's
+    dry-run create hides that answer (provider.go Create, `failedPreview`)."""
+    names = " ".join(cfg.owned_namespaces)
+    return (
+        f"namespaces: this stack creates {', '.join(cfg.owned_namespaces)} in {found.name} and deletes them on destroy; if the "
+        f"cluster has one already, `pulumi up` stops at it (AlreadyExists), which a preview cannot show: check with "
+        f"`kubectl get namespace {names}`, and rename with devicePlugin.namespace, gpuOperator.namespace or mnistJob.namespace"
     )
 
 
-def pools_of_stack(found: Cluster, stack: str) -> dict[str, tuple[str, int]]:
+def pools_of_stack(found: ClusterFacts, stack: str) -> dict[str, tuple[str, int]]:
     """The cluster's pools this stack added (its owner tag): name -> (VM size, nodes)."""
     mine = owner_tags(pulumi.get_project(), stack)[OWNER_TAG]
-    return {
-        p.name: (p.vm_size, p.count or 0)
-        for p in found.agent_pool_profiles or []
-        if (p.tags or {}).get(OWNER_TAG) == mine
-    }
+    return {p.name: (p.vm_size, p.count) for p in found.pools if p.tags.get(OWNER_TAG) == mine}
 
 
-def check_existing_cluster(cfg: StackConfig, stack: str) -> tuple[Optional[Cluster], list[Problem]]:
-    """The existing cluster as a deployment would meet it: there, Succeeded and running, no
-    other owner's pool under one of this stack's pool names, a Kubernetes version the chosen
-    mode supports, and no GPU pool of others that the GPU Operator would take over."""
-    assert cfg.existing_cluster is not None
-    where = f"{NAMESPACE}:existingCluster {cfg.existing_cluster.resource_group_name}/{cfg.existing_cluster.name}"
-    try:
-        found = read_cluster(cfg)
-    except Exception as error:  # noqa: BLE001 - the reason is the answer
-        reason = " ".join(str(error).split())[:300] or type(error).__name__
-        return None, [Problem(f"{where} cannot be read ({reason}); check both names, and that you can read the cluster (Reader)")]
+def check_existing_cluster(cfg: StackConfig, found: ClusterFacts, stack: str) -> list[Problem]:
+    """The existing cluster as a deployment would meet it: Succeeded and running, no other
+    owner's pool under one of this stack's pool names, a Kubernetes version the chosen mode
+    supports, and no GPU pool of others that the GPU Operator would take over. (That it
+    can be read at all, cluster_facts.read has made sure.)"""
+    where = f"{NAMESPACE}:existingCluster {found.resource_group}/{found.name}"
     problems = []
     if found.provisioning_state != SUCCEEDED:
         problems.append(Problem(
@@ -407,13 +415,12 @@ def check_existing_cluster(cfg: StackConfig, stack: str) -> tuple[Optional[Clust
             "(\"Another operation ... is in progress\"), and this program adds pools only to a cluster in Succeeded; "
             "wait, or repair it (`az aks update` with no changes)"
         ))  # fmt: skip
-    power = found.power_state.code if found.power_state else None
-    if power == "Stopped":
+    if found.power_state == "Stopped":
         problems.append(Problem(
             f"{where} is stopped: \"You can only perform start or delete operations on a stopped AKS cluster\" "
             f"(start-stop-cluster.md); start it with `az aks start --resource-group {cfg.resource_group_name} --name {cfg.cluster_name}`"
         ))  # fmt: skip
-    policy = found.network_profile.network_policy if found.network_profile else None
+    policy = found.network_policy
     if policy in (None, "none"):
         problems.append(Problem(
             f"{where} enforces no NetworkPolicy (networkProfile.networkPolicy is {policy or 'unset'}): the policies this "
@@ -421,12 +428,12 @@ def check_existing_cluster(cfg: StackConfig, stack: str) -> tuple[Optional[Clust
         ))  # fmt: skip
     problems += pool_name_conflicts(cfg, found, stack)
     problems += mode_against_cluster(cfg, found)
-    return found, problems
+    return problems
 
 
-def pool_name_conflicts(cfg: StackConfig, found: Cluster, stack: str) -> list[Problem]:
+def pool_name_conflicts(cfg: StackConfig, found: ClusterFacts, stack: str) -> list[Problem]:
     mine = owner_tags(pulumi.get_project(), stack)[OWNER_TAG]
-    theirs = {p.name: (p.tags or {}).get(OWNER_TAG) for p in found.agent_pool_profiles or []}
+    theirs = {p.name: p.tags.get(OWNER_TAG) for p in found.pools}
     problems = []
     for pool in cfg.gpu_pools:
         if pool.name in theirs and theirs[pool.name] != mine:
@@ -438,22 +445,22 @@ def pool_name_conflicts(cfg: StackConfig, found: Cluster, stack: str) -> list[Pr
     return problems
 
 
-def mode_against_cluster(cfg: StackConfig, found: Cluster) -> list[Problem]:
+def mode_against_cluster(cfg: StackConfig, found: ClusterFacts) -> list[Problem]:
     operator = [p for p in cfg.gpu_pools if p.mode == "gpu-operator"]
     if not operator:
         return []
     key = cfg.pool_key(operator[0])
     problems = []
-    version = tuple(int(n) for n in (found.current_kubernetes_version or "0.0").split(".")[:2])
+    version = tuple(int(n) for n in (found.kubernetes_version or "0.0").split(".")[:2])
     low, high = GPU_OPERATOR_KUBERNETES
     if not low <= version <= high:
         problems.append(Problem(
-            f"{key}.management = gpu-operator: the cluster runs Kubernetes {found.current_kubernetes_version}, and NVIDIA "
+            f"{key}.management = gpu-operator: the cluster runs Kubernetes {found.kubernetes_version}, and NVIDIA "
             f"supports the GPU Operator {cfg.gpu_operator.version} on {low[0]}.{low[1]} to {high[0]}.{high[1]} only "
             "(NVIDIA's platform support page)", blocking=False
         ))  # fmt: skip
     ours = {p.name for p in cfg.gpu_pools}
-    others = [p for p in found.agent_pool_profiles or [] if p.name not in ours and gpu_sizes.is_gpu_family(p.vm_size or "")]
+    others = [p for p in found.pools if p.name not in ours and gpu_sizes.is_gpu_family(p.vm_size)]
     if others:
         names = ", ".join(f"{p.name} ({p.vm_size})" for p in others)
         problems.append(Problem(

@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
+from components import saved_files
+
 PRICES_URL = "https://prices.azure.com/api/retail/prices"
 API_VERSION = "2023-01-01-preview"
 # A short wait: a preview must not hang on a slow price list, and without prices the program
@@ -76,9 +78,16 @@ def live(region: str, sizes: Iterable[str], base_url: Optional[str] = None, time
     raise RuntimeError(f"the Retail Prices API gave more than {MAX_PAGES} pages")
 
 
-def from_file(path: Path) -> list[dict[str, Any]]:
-    """A saved API response: `{"Items": [...]}` (one page, or pages merged)."""
-    return list(json.loads(path.read_text()).get("Items") or [])
+SAVED_HOLDS = 'a saved Retail Prices API answer, {"Items": [...]} with a numeric retailPrice in each item'
+
+
+def from_file(path: Path, key: str = "aks-gpu:preflight.pricesFile") -> list[dict[str, Any]]:
+    """A saved API response: `{"Items": [...]}` (one page, or pages merged). Anything else is
+    one line naming `key`: a list with nothing in it would price nothing, silently."""
+    saved = saved_files.read_json(key, path, SAVED_HOLDS)
+    if not isinstance(saved, dict) or "Items" not in saved:
+        raise saved_files.refused(key, path, f"no Items; expected {SAVED_HOLDS}")
+    return saved_files.check_items(key, path, saved["Items"], SAVED_HOLDS, lambda item: saved_files.number(item, "retailPrice"))
 
 
 def _is(item: dict[str, Any], vm_size: str, region: str, spot: bool) -> bool:

@@ -36,8 +36,9 @@ def run_cached(
 
     A preview by default, as `pulumi preview` and `make render` run it: a deployment of the
     dev stack stops at preflight (its GPU size is retired). Tests of a deployment say so.
-    `cluster` is what Azure answers for an existing cluster (tools.mock_engine.existing_cluster)."""
-    return _run(stack, json.dumps(overrides, sort_keys=True), preview, feature_state, json.dumps(cluster or existing_cluster()))
+    `cluster` is what Azure answers for an existing cluster (tools.mock_engine.existing_cluster);
+    unset, any cluster a stack names exists, as the offline render assumes."""
+    return _run(stack, json.dumps(overrides, sort_keys=True), preview, feature_state, json.dumps(cluster))
 
 
 @pytest.fixture(scope="module")

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import base64
+
 import pulumi
 import pulumi_kubernetes as k8s
 
 from components.cluster import GpuCluster, GpuClusterArgs
 from components.config import GpuPoolConfig, SystemPoolConfig
 from components.device_plugin import NvidiaDevicePlugin, NvidiaDevicePluginArgs
+from components import cluster_facts
 from components.existing_cluster import ExistingCluster, ExistingClusterArgs
 from components.gpu_pool import GpuPool, GpuPoolArgs
 from components.mnist_job import MnistJob, MnistJobArgs, MnistRun
@@ -52,11 +55,11 @@ def test_a_gpu_pool_goes_into_the_cluster_it_is_given_and_waits_for_it():
 
 
 def test_an_existing_cluster_is_read_not_registered_and_its_pools_depend_on_nothing_of_it():
-    monitor = RecordingMonitor(AzureMocks(cluster=existing_cluster(name="aks1", resource_group="rg1")))
-    run = run_under_mocks(lambda: a_pool(ExistingCluster("e", ExistingClusterArgs("rg1", "aks1")), name="t4"), monitor=monitor)
+    facts = cluster_facts.parse(existing_cluster(name="aks1", resource_group="rg1"), "rg1")
+    kubeconfig = base64.b64encode(b"apiVersion: v1\nkind: Config\nusers: []\n").decode()
+    run = run_under_mocks(lambda: a_pool(ExistingCluster("e", ExistingClusterArgs(facts, kubeconfig)), name="t4"))
     assert run.of_type("azure-native:containerservice:ManagedCluster") == []
     assert run.of_type("azure-native:resources:ResourceGroup") == []
-    assert "azure-native:containerservice:getManagedCluster" in monitor.mocks.calls
     pool = run.one("azure-native:containerservice:AgentPool")
     assert pool.dependencies == [] and pool.inputs["resourceName"] == "aks1"
     assert [r.type for r in children_of(run, "aks-gpu:azure:ExistingCluster")] == ["pulumi:providers:kubernetes"]

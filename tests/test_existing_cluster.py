@@ -9,7 +9,7 @@ import json
 import pytest
 
 from components.config import ConfigError
-from components.errors import PreflightError
+from components.errors import AzureReadError, PreflightError
 from conftest import run_cached
 from test_config import parsed, refused
 from tools.mock_engine import AzureMocks, RecordingMonitor, existing_cluster, run_program
@@ -139,10 +139,65 @@ def test_a_healthy_cluster_passes_preflight_and_the_deployment_goes_on():
     assert run.of_type(POOL)
 
 
-def test_a_cluster_that_cannot_be_read_stops_a_deployment_before_anything_is_created():
-    created, error = deploy(existingCluster={"resourceGroupName": "team-rg", "name": "nope"})
-    assert created == []
-    assert "aks-gpu:existingCluster team-rg/nope cannot be read (" in error and "ResourceNotFound" in error
+@pytest.mark.parametrize("preview", [True, False])
+def test_a_cluster_that_does_not_exist_is_one_line_before_anything_is_registered(preview):
+    monitor = RecordingMonitor(AzureMocks(cluster=existing_cluster()))
+    with pytest.raises(AzureReadError) as raised:
+        run_program("dev", overrides=on_existing(existingCluster={"resourceGroupName": "team-rg", "name": "nope"}), monitor=monitor, preview=preview)
+    assert str(raised.value) == (
+        "aks-gpu:existingCluster team-rg/nope: reading the cluster (getManagedCluster): Azure says it does not exist "
+        "(ResourceNotFound); check existingCluster.resourceGroupName and name, and the subscription "
+        "(`az aks show --resource-group team-rg --name nope`)"
+    )
+    assert monitor.registrations == [] and monitor.mocks.calls.count("azure-native:containerservice:getManagedCluster") == 1
+
+
+class Refusing(AzureMocks):
+    """Azure refusing one invoke, as azure-native reports it."""
+
+    def __init__(self, token: str, error: str) -> None:
+        super().__init__()
+        self.refused, self.error = token, error
+
+    def call(self, args):
+        if args.token == self.refused:
+            self.calls.append(args.token)
+            raise Exception(self.error)
+        return super().call(args)
+
+
+FORBIDDEN = (
+    "GET https://management.azure.com/subscriptions/3333/resourceGroups/team-rg/providers/Microsoft.ContainerService/"
+    "managedClusters/team-aks\n----\nRESPONSE 403: 403 Forbidden\nERROR CODE: AuthorizationFailed\n----\n"
+    '{"error": {"code": "AuthorizationFailed", "message": "The client does not have authorization to perform action"}}'
+)
+
+
+@pytest.mark.parametrize("preview", [True, False])
+@pytest.mark.parametrize(
+    "token, says",
+    [
+        ("azure-native:containerservice:getManagedCluster",
+         "reading the cluster (getManagedCluster): the identity running Pulumi may not read it (AuthorizationFailed); "
+         "it needs Microsoft.ContainerService/managedClusters/read on the cluster, such as Reader (docs/permissions.md)"),
+        ("azure-native:containerservice:listManagedClusterUserCredentials",
+         "fetching its user credential (listClusterUserCredential): the identity running Pulumi may not read it "
+         "(AuthorizationFailed); it needs Microsoft.ContainerService/managedClusters/listClusterUserCredential/action, "
+         "which Reader does not have: Azure Kubernetes Service Cluster User Role on the cluster (docs/permissions.md)"),
+    ],
+)  # fmt: skip
+def test_a_cluster_the_identity_may_not_read_is_one_line_naming_the_role(token, says, preview):
+    monitor = RecordingMonitor(Refusing(token, FORBIDDEN))
+    with pytest.raises(AzureReadError) as raised:
+        run_program("dev", overrides=on_existing(), monitor=monitor, preview=preview)
+    assert str(raised.value) == f"aks-gpu:existingCluster team-rg/team-aks: {says}"
+    assert monitor.registrations == []
+
+
+def test_a_signed_out_run_says_to_sign_in():
+    monitor = RecordingMonitor(Refusing("azure-native:containerservice:getManagedCluster", "DefaultAzureCredential failed to retrieve a token: please run 'az login'"))
+    with pytest.raises(AzureReadError, match=r": no Azure sign-in; run `az login` \(or azure/login in GitHub Actions\) and try again$"):
+        run_program("dev", overrides=on_existing(), monitor=monitor, preview=True)
 
 
 @pytest.mark.parametrize(
@@ -243,3 +298,11 @@ def test_the_team_stack_adds_two_pools_and_two_proofs_to_an_existing_cluster(pre
     jobs = sorted(r.inputs["metadata"]["name"] for r in run.of_type("kubernetes:batch/v1:Job"))
     assert jobs == ["samples-tf-mnist-demo-a100", "samples-tf-mnist-demo-t4"]
     assert sorted(run.outputs["gpuPools"].value) == ["a100", "t4"]
+
+
+def test_a_preview_says_which_namespaces_it_creates_since_it_cannot_see_the_clusters():
+    run = run_cached("dev", **on_existing(gpuPool=None, gpuPools={"t4": {"vmSize": T4}, "op": {"vmSize": T4, "management": "aks-managed"}}))[0]
+    [line] = [i for i in run.infos if i.startswith("namespaces:")]
+    assert line.startswith("namespaces: this stack creates gpu-resources, gpu-workloads in team-aks and deletes them on destroy; ")
+    assert "`kubectl get namespace gpu-resources gpu-workloads`" in line
+    assert not [i for i in run_cached("dev")[0].infos if i.startswith("namespaces:")], "a cluster this stack creates has none of others'"

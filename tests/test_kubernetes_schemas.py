@@ -34,9 +34,14 @@ def invalid(run) -> list[str]:
 
 @pytest.mark.parametrize("stack", stacks())
 def test_every_stacks_objects_are_valid_kubernetes(stack):
-    run = run_cached(stack)[0]
-    assert len(render.kubernetes_objects(run)) >= 6
-    assert invalid(run) == []
+    assert kubernetes_problems(run_cached(stack)[0]) == []
+
+
+def kubernetes_problems(run) -> list[str]:
+    """Objects the Kubernetes API's schema refuses; a stack always has at least a namespace,
+    a NetworkPolicy and a Job."""
+    few = [] if len(render.kubernetes_objects(run)) >= 3 else ["fewer than 3 Kubernetes objects"]
+    return few + invalid(run)
 
 
 @pytest.mark.parametrize("mode", MODES)

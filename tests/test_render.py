@@ -32,7 +32,7 @@ def test_render_writes_manifests_resources_and_outputs(tmp_path: Path, capsys):
     resources = json.loads((tmp_path / "resources.json").read_text())
     assert {"urn", "type", "name", "parent", "provider", "dependencies", "options", "inputs"} <= set(resources[0])
     assert json.loads((tmp_path / "outputs.json").read_text())["kubeconfig"] == "[secret]"
-    assert "GPU pool: gpu Standard_NC6 x 1, taints sku=gpu:NoSchedule" in done.out
+    assert "GPU pool: gpu Standard_NC6, 1 node, taints sku=gpu:NoSchedule" in done.out
     assert "retired by Azure on 2023-09-06" in done.out
 
 
@@ -73,7 +73,7 @@ def test_the_managed_gpu_pool_is_summarised_and_rendered_as_its_rest_body():
     [pool] = [r for r in render.arm_template(run)["resources"] if r["type"].endswith("/agentPools")]
     assert (pool["apiVersion"], pool["name"]) == ("2026-08-01", "aks-gpu-dev/gpu")
     assert pool["properties"]["gpuProfile"] == {"driver": "Install", "nvidia": {"managementMode": "Managed"}}
-    line = "GPU pool: gpu Standard_NC4as_T4_v3 x 1, taints sku=gpu:NoSchedule (AKS-managed GPU stack, agentPools API 2026-08-01)"
+    line = "GPU pool: gpu Standard_NC4as_T4_v3, 1 node, taints sku=gpu:NoSchedule (AKS-managed GPU stack, agentPools API 2026-08-01)"
     assert line in render.summary(run, render.ROOT / "build")
 
 
@@ -107,3 +107,39 @@ def test_make_render_previews_every_mode_of_every_entry_point(entry, shape, tmp_
     assert all(r["inputs"]["clusterResourceUid"] == (render.UNKNOWN_MASK if entry == "new cluster" else "0123456789abcdef01234567") for r in managed)
     assert list(yaml.safe_load_all((tmp_path / "manifests.yaml").read_text()))
     assert json.loads((tmp_path / "outputs.json").read_text())["gpuPools"].keys() == pools.keys()
+
+
+def test_make_render_previews_any_existing_cluster_and_says_what_it_assumed(tmp_path: Path, monkeypatch, capsys):
+    """A team's cluster, not the shipped example's: the offline render cannot read it, so it
+    answers for it with stated assumptions, whatever its name."""
+    team = {"existingCluster": {"resourceGroupName": "ml-rg", "name": "ml-aks"}, "gpuPool": None, "gpuPools": {"t4": {"vmSize": T4}}}
+    real = render.run_program
+    monkeypatch.setattr(render, "run_program", lambda stack, **kw: real(stack, overrides=team, **kw))
+    assert render.main(["--stack", "dev", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "offline: cluster ml-rg/ml-aks was not read; assumed: in eastus, Succeeded and running, Kubernetes 1.34.2, Azure CNI Overlay" in out
+    assert "set aks-gpu:preflight.clusterFile to a saved `az aks show --output json` to render your cluster" in out
+    assert "network: aks-gpu:gpuPools.t4 joins Azure CNI Overlay: maxPods 250" in out
+    [pool] = [r for r in json.loads((tmp_path / "azure.json").read_text())["resources"] if r["type"].endswith("/agentPools")]
+    assert pool["name"] == "ml-aks/t4"
+
+
+def test_make_render_reads_a_saved_az_aks_show_and_fits_the_pools_to_its_network(tmp_path: Path, monkeypatch, capsys):
+    """tests/fixtures/clusters/ml-aks.json: the az CLI's own JSON (its spelling: vnetSubnetId,
+    resourceUid) of a cluster in its own VNet on Azure CNI without overlay, with Entra ID."""
+    saved = "tests/fixtures/clusters/ml-aks.json"
+    team = {
+        "existingCluster": {"resourceGroupName": "ml-platform", "name": "ml-aks"}, "gpuPool": None,
+        "gpuPools": {"t4": {"vmSize": T4}}, "preflight": {"clusterFile": saved},
+    }  # fmt: skip
+    real = render.run_program
+    monkeypatch.setattr(render, "run_program", lambda stack, **kw: real(stack, overrides=team, **kw))
+    assert render.main(["--stack", "dev", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "offline:" not in out, "nothing assumed: the saved description answers"
+    subnet = "/subscriptions/33333333-3333-3333-3333-333333333333/resourceGroups/ml-network/providers/Microsoft.Network/virtualNetworks/ml-vnet/subnets/aks-nodes"
+    assert f"network: aks-gpu:gpuPools.t4 joins Azure CNI (pods on the node subnet): subnet {subnet} (the System pool's), maxPods 30" in out
+    [pool] = [r for r in json.loads((tmp_path / "azure.json").read_text())["resources"] if r["type"].endswith("/agentPools")]
+    assert (pool["properties"]["vnetSubnetID"], pool["properties"]["maxPods"]) == (subnet, 30)
+    kubeconfig = yaml.safe_load(real("dev", overrides=team, preview=True).outputs["kubeconfig"].value)
+    assert kubeconfig["users"][0]["user"]["exec"]["args"][-4:-2] == ["--login", "azurecli"], "Entra ID: kubelogin"

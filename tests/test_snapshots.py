@@ -19,9 +19,13 @@ from tools.mock_engine import run_program, stacks
 
 @pytest.mark.parametrize("stack", stacks())
 def test_the_rendered_state_matches_the_committed_snapshot(stack: str, tmp_path: Path):
-    render.write(run_cached(stack)[0], tmp_path)
+    check_snapshot(run_cached(stack)[0], stack, render.SNAPSHOTS, tmp_path)
+
+
+def check_snapshot(run, stack: str, snapshots: Path, tmp_path: Path) -> None:
+    render.write(run, tmp_path)
     for name in render.RENDERED_FILES:
-        committed = render.SNAPSHOTS / stack / name
+        committed = snapshots / stack / name
         assert committed.exists(), f"no snapshot {committed.relative_to(render.ROOT)}: run `make snapshots`"
         expected, actual = committed.read_text(), (tmp_path / name).read_text()
         if actual != expected:

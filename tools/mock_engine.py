@@ -101,6 +101,8 @@ class ProgramRun:
     warnings: list[str] = field(default_factory=list)
     #: The program's `pulumi.log.info` lines (the cost figures).
     infos: list[str] = field(default_factory=list)
+    #: What the mock engine assumed in Azure's place (a cluster it had no description of).
+    notes: list[str] = field(default_factory=list)
 
     def of_type(self, type_: str) -> list[Registration]:
         return [r for r in self.resources if r.type == type_]
@@ -158,17 +160,55 @@ def project_config() -> dict[str, str]:
     return merged
 
 
-def stack_config(stack: str) -> dict[str, str]:
-    """`Pulumi.<stack>.yaml` over `Pulumi.yaml`, as the CLI merges them."""
-    path = ROOT / f"Pulumi.{stack}.yaml"
+class SavedFileError(pulumi.RunError):
+    """A stack file, or a saved description the offline render reads, that it cannot use: one line."""
+
+
+def stack_config(stack: str, path: Optional[Path] = None) -> dict[str, str]:
+    """`Pulumi.<stack>.yaml` (or `path`) over `Pulumi.yaml`, as the CLI merges them."""
+    path = path or ROOT / f"Pulumi.{stack}.yaml"
     if not path.exists():
         raise FileNotFoundError(f"no stack file {path.name}")
     name = project_name()
     merged = project_config()
-    for key, value in ((_yaml_file(path) or {}).get("config") or {}).items():
+    try:
+        document = _yaml_file(path) or {}
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise SavedFileError(f"{path.name}: not valid YAML{where}: {getattr(error, 'problem', None) or error}") from None
+    config = document.get("config") if isinstance(document, dict) else None
+    if not isinstance(document, dict) or not isinstance(config or {}, dict):
+        raise SavedFileError(f"{path.name}: expected a mapping with a `config:` mapping of keys to values (Pulumi's stack file format)")
+    for key, value in (config or {}).items():
         full = key if ":" in key else f"{name}:{key}"
         merged[full] = _as_cli_string(value)
     return merged
+
+
+def saved_cluster(config: Mapping[str, str]) -> Optional[dict[str, Any]]:
+    """The existing cluster as `aks-gpu:preflight.clusterFile` saved it (`az aks show
+    --output json`), for the offline render to answer getManagedCluster with, if the stack
+    names one. A file that is not such a description is one line."""
+    try:
+        preflight = json.loads(config.get(f"{project_name()}:preflight", "{}"))
+        existing = json.loads(config.get(f"{project_name()}:existingCluster", "{}"))
+    except json.JSONDecodeError:
+        return None  # the program's own config check says what is wrong
+    name = preflight.get("clusterFile") if isinstance(preflight, dict) else None
+    if not name:
+        return None
+    from components import saved_files
+
+    key, path = f"{project_name()}:preflight.clusterFile", ROOT / name
+    holds = "the JSON object `az aks show --resource-group <group> --name <cluster> --output json` prints"
+    described = saved_files.read_json(key, path, holds)
+    problem = saved_files.missing(described, ("name", "location", "agentPoolProfiles")) if isinstance(described, dict) else "not an object"
+    if problem:
+        raise saved_files.refused(key, path, f"{problem}; expected {holds}")
+    if isinstance(existing, dict) and existing.get("name") not in (None, described["name"]):
+        raise saved_files.refused(key, path, f"it describes cluster {described['name']!r}, but {project_name()}:existingCluster.name is {existing['name']!r}")
+    return described
 
 
 def stacks() -> list[str]:
@@ -200,29 +240,39 @@ def _fake_kubeconfig(cluster: str, exec_format: bool = False) -> str:
     )
 
 
-def existing_cluster(name: str = "team-aks", resource_group: str = "team-rg", **changes: Any) -> dict[str, Any]:
-    """What getManagedCluster answers for a healthy existing cluster, in ARM's spelling:
-    running, Succeeded, Cilium network policy, local accounts, a System pool. `changes`
-    replace top-level members (`provisioningState="Updating"`, `agentPoolProfiles=[...]`)."""
+def existing_cluster(name: str = "team-aks", resource_group: str = "team-rg", location: str = "westeurope", **changes: Any) -> dict[str, Any]:
+    """What getManagedCluster answers for a healthy existing cluster, in azure-native's
+    spelling: running, Succeeded, Azure CNI Overlay with Cilium, local accounts, a System pool
+    of three nodes and no VNet of its own. `changes` replace top-level members
+    (`provisioningState="Updating"`, `agentPoolProfiles=[...]`). What the offline render
+    assumes of a cluster it cannot read (ASSUMED says so)."""
     cluster = {
         "id": f"/subscriptions/{MOCK_CLIENT['subscriptionId']}/resourceGroups/{resource_group}"
         f"/providers/Microsoft.ContainerService/managedClusters/{name}",
         "name": name,
-        "location": "westeurope",
+        "location": location,
         "resourceUID": "0123456789abcdef01234567",
         "provisioningState": "Succeeded",
         "powerState": {"code": "Running"},
         "kubernetesVersion": "1.34",
         "currentKubernetesVersion": "1.34.2",
-        "nodeResourceGroup": f"MC_{resource_group}_{name}_westeurope",
+        "nodeResourceGroup": f"MC_{resource_group}_{name}_{location}",
         "enableRBAC": True,
-        "networkProfile": {"networkPlugin": "azure", "networkPolicy": "cilium"},
+        "networkProfile": {"networkPlugin": "azure", "networkPluginMode": "overlay", "networkDataplane": "cilium", "networkPolicy": "cilium"},
         "agentPoolProfiles": [
-            {"name": "system", "mode": "System", "vmSize": "Standard_D4s_v5", "count": 3, "osType": "Linux"},
+            {"name": "system", "mode": "System", "vmSize": "Standard_D4s_v5", "count": 3, "maxPods": 250, "osType": "Linux"},
         ],
     }
     cluster.update(changes)
     return cluster
+
+
+# What the offline render says when it answers for a cluster it has no description of.
+ASSUMED = (
+    "offline: cluster {group}/{name} was not read; assumed: in {location}, Succeeded and running, Kubernetes 1.34.2, "
+    "Azure CNI Overlay with Cilium, no VNet of its own, local accounts, a System pool of 3 x Standard_D4s_v5 "
+    "(set aks-gpu:preflight.clusterFile to a saved `az aks show --output json` to render your cluster)"
+)
 
 
 class AzureMocks(pulumi_mocks.Mocks):
@@ -233,10 +283,36 @@ class AzureMocks(pulumi_mocks.Mocks):
     getManagedCluster answers for an existing cluster (`existing_cluster()`), if any.
     """
 
-    def __init__(self, feature_state: str = "Registered", cluster: Optional[Mapping[str, Any]] = None) -> None:
+    def __init__(
+        self, feature_state: str = "Registered", cluster: Optional[Mapping[str, Any]] = None, location: Optional[str] = None
+    ) -> None:
         self.feature_state = feature_state
-        self.cluster = dict(cluster) if cluster is not None else existing_cluster()
+        #: The one cluster that exists; None: any cluster asked for exists, as ASSUMED.
+        self.cluster = dict(cluster) if cluster is not None else None
+        #: Where an assumed cluster is (None: in the stack's azure-native:location).
+        self.location = location
         self.calls: list[str] = []
+        #: What the answers assumed (the offline render prints it).
+        self.notes: list[str] = []
+        #: The existing clusters getManagedCluster answered for.
+        self.read: set[str] = set()
+
+    def offline(self, config: Mapping[str, str]) -> None:
+        """What the stack's config tells the offline render: the cluster a stack saved
+        (preflight.clusterFile), and the region to assume a cluster in."""
+        if self.cluster is None:
+            saved = saved_cluster(config)
+            self.cluster = saved if saved is not None else None
+        self.location = self.location or config.get("azure-native:location") or "eastus"
+
+    def described(self, group: str, name: str) -> Optional[dict[str, Any]]:
+        """The cluster getManagedCluster finds under these names, if any."""
+        if self.cluster is not None:
+            return dict(self.cluster) if name == self.cluster["name"] else None
+        note = ASSUMED.format(group=group, name=name, location=self.location)
+        if note not in self.notes:
+            self.notes.append(note)
+        return existing_cluster(name, group, self.location)
 
     def new_resource(self, args: pulumi_mocks.MockResourceArgs) -> tuple[Optional[str], dict]:
         state = dict(args.inputs)
@@ -253,13 +329,17 @@ class AzureMocks(pulumi_mocks.Mocks):
             # ARM answers 200 with a state for any feature, registered or not (azure-native #1722).
             return {"name": args.args["featureName"], "properties": {"state": self.feature_state}}
         if args.token == MANAGED_CLUSTER_TOKEN:
-            if args.args["resourceName"] != self.cluster["name"]:
+            found = self.described(args.args["resourceGroupName"], args.args["resourceName"])
+            if found is None:  # azure-native's error quotes ARM's (ResourceNotFound, 404)
                 raise Exception(f"ResourceNotFound: The Resource 'Microsoft.ContainerService/managedClusters/{args.args['resourceName']}' was not found")
-            return dict(self.cluster)
+            self.read.add(args.args["resourceName"])
+            return found
         if args.token == USER_CREDENTIALS_TOKEN:
-            # "exec" takes effect only for an Entra ID cluster (the az CLI's --format help).
-            local = args.args["resourceName"] == self.cluster["name"] and "aadProfile" not in self.cluster
-            exec_format = args.args.get("format") == "exec" and not local
+            # "exec" takes effect only for an Entra ID cluster (the az CLI's --format help): an
+            # existing cluster's as described, one this stack creates as the program asks.
+            name = args.args["resourceName"]
+            entra = name not in self.read or bool((self.cluster or {}).get("aadProfile"))
+            exec_format = args.args.get("format") == "exec" and entra
             kubeconfig = _fake_kubeconfig(args.args["resourceName"], exec_format=exec_format)
             return {"kubeconfigs": [{"name": "clusterUser", "value": base64.b64encode(kubeconfig.encode()).decode()}]}
         if args.token == CLIENT_CONFIG_TOKEN:
@@ -379,6 +459,7 @@ def run_program(
     overrides: Optional[Mapping[str, Any]] = None,
     monitor: Optional[RecordingMonitor] = None,
     preview: bool = False,
+    stack_file: Optional[Path] = None,
 ) -> ProgramRun:
     """Runs `__main__.py` for `stack` under mocks and returns what it declared.
 
@@ -392,7 +473,7 @@ def run_program(
     `monitor` to see what was registered before one.
     """
     project = project_name()
-    merged = dict(config) if config is not None else stack_config(stack)
+    merged = dict(config) if config is not None else stack_config(stack, stack_file)
     for key, value in (overrides or {}).items():
         full = key if ":" in key else f"{project}:{key}"
         if value is None:  # not set
@@ -404,6 +485,9 @@ def run_program(
         with _program_on_path():
             runpy.run_path(str(ROOT / "__main__.py"), run_name="__main__")
 
+    monitor = monitor or RecordingMonitor(AzureMocks())
+    if isinstance(monitor.mocks, AzureMocks):
+        monitor.mocks.offline(merged)
     return run_under_mocks(program, stack=stack, config=merged, monitor=monitor, preview=preview)
 
 
@@ -441,6 +525,7 @@ def run_under_mocks(
         outputs=outputs,
         warnings=list(collector.messages),
         infos=list(collector.infos),
+        notes=list(getattr(monitor.mocks, "notes", [])),
     )
 
 

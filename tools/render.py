@@ -31,7 +31,7 @@ import pulumi
 import yaml
 from pulumi.output import Unknown
 
-from tools.mock_engine import ROOT, ProgramRun, Registration, Secret, run_program, stacks
+from tools.mock_engine import ROOT, ProgramRun, Registration, SavedFileError, Secret, run_program, stacks
 
 SECRET_MASK = "[secret]"
 # What a preview does not know yet (a resource's output before it exists: a new cluster's
@@ -221,8 +221,8 @@ def gpu_pool_lines(run: ProgramRun) -> list[str]:
 
 
 def _pool_line(name: str, size: str, autoscale: Any, low: Any, high: Any, count: Any, taints: str) -> str:
-    scale = f"autoscale {low}-{high}" if autoscale else f"x {count}"
-    return f"GPU pool: {name} {size} {scale}, taints {taints}"
+    scale = f"autoscaled from {low} to {high} nodes" if autoscale else f"{count} node{'' if count == 1 else 's'}"
+    return f"GPU pool: {name} {size}, {scale}, taints {taints}"
 
 
 def summary(run: ProgramRun, out_dir: Path) -> str:
@@ -231,7 +231,8 @@ def summary(run: ProgramRun, out_dir: Path) -> str:
         lines.append(f"  {count} x {type_}")
     lines.extend(gpu_pool_lines(run))
     lines.append(f"Kubernetes objects: {len(kubernetes_objects(run))} in {_relative(out_dir / 'manifests.yaml')}")
-    lines.extend(i for i in run.infos if i.startswith("cost:"))  # the figures a preview prints
+    lines.extend(run.notes)  # what the offline render assumed in Azure's place
+    lines.extend(i for i in run.infos if i.startswith(("network:", "namespaces:", "cost:")))  # what a preview prints
     if run.warnings:
         lines.append(f"warnings ({len(run.warnings)}):")
         lines.extend(f"  - {w}" for w in run.warnings)
@@ -271,6 +272,9 @@ def main(argv: Optional[list[str]] = None) -> int:
         except FileNotFoundError as error:
             print(f"error: {error}", file=sys.stderr)
             return 2
+        except SavedFileError as error:  # a stack file or a saved description it cannot use
+            print(f"error: {error}", file=sys.stderr)
+            return 1
         except pulumi.RunError as error:
             print(f"error: {stack}: {error}" if len(names) > 1 else f"error: {error}", file=sys.stderr)
             return 1

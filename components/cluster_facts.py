@@ -1,0 +1,193 @@
+"""What the program knows of an existing AKS cluster (`aks-gpu:existingCluster`), read once
+from Azure before anything is registered, and what a failed read of Azure means.
+
+The cluster is read with azure-native's getManagedCluster invoke (the token and arguments
+`pulumi_azure_native.containerservice.get_managed_cluster` sends), without the SDK's typing,
+so that one parser reads every description of a cluster the program meets:
+  - the invoke's answer, in azure-native's spelling of the REST properties (`resourceUID`,
+    `agentPoolProfiles[].vnetSubnetID`, as its `GetManagedClusterResult` getters name them);
+  - a saved `az aks show -o json`, the offline render's stand-in for the read
+    (`aks-gpu:preflight.clusterFile`), in the az CLI's spelling (`resourceUid`, `vnetSubnetId`);
+  - ARM's REST body, with its `properties` envelope.
+Keys are matched without case, and a `properties` envelope is looked into.
+
+Every read that can fail here says, in one line, what was read, what Azure answered (not
+found, forbidden, not signed in) and what to do; docs/permissions.md has the roles.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Optional
+
+from components.errors import AzureReadError
+
+# pulumi_azure_native/containerservice/get_managed_cluster.py: the invoke's token.
+GET_MANAGED_CLUSTER = "azure-native:containerservice:getManagedCluster"
+SYSTEM_MODE = "System"
+
+
+@dataclass(frozen=True)
+class PoolFacts:
+    """One of the cluster's agent pools, as far as a new pool must fit beside it."""
+
+    name: str
+    mode: str
+    vm_size: str
+    count: int
+    max_pods: Optional[int] = None
+    vnet_subnet_id: Optional[str] = None
+    pod_subnet_id: Optional[str] = None
+    tags: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ClusterFacts:
+    """An existing cluster: where it is, what state it is in, its network and its pools."""
+
+    resource_group: str
+    name: str
+    location: str
+    resource_uid: Optional[str]
+    kubernetes_version: Optional[str]
+    provisioning_state: Optional[str]
+    power_state: Optional[str]
+    node_resource_group: Optional[str]
+    #: networkProfile: networkPlugin (azure, kubenet, none), networkPluginMode (overlay),
+    #: networkPolicy, networkDataplane (azure, cilium).
+    network_plugin: Optional[str]
+    network_plugin_mode: Optional[str]
+    network_policy: Optional[str]
+    network_dataplane: Optional[str]
+    #: Entra ID sign-in (aadProfile set).
+    entra: bool
+    pools: tuple[PoolFacts, ...]
+    #: Where the description came from ("Azure", "file cluster.json", "assumed").
+    source: str = "Azure"
+
+    @property
+    def system_pool(self) -> Optional[PoolFacts]:
+        """The first System pool: the one the cluster was created with, whose network every
+        pool shares (AKS requires a System pool)."""
+        return next((p for p in self.pools if (p.mode or "").lower() == SYSTEM_MODE.lower()), None)
+
+
+def _get(doc: Any, *path: str) -> Any:
+    """doc[path...] with keys matched without case, through a `properties` envelope."""
+    for key in path:
+        if not isinstance(doc, Mapping):
+            return None
+        if "properties" in doc and isinstance(doc["properties"], Mapping) and key.lower() not in {k.lower() for k in doc}:
+            doc = doc["properties"]
+        doc = next((v for k, v in doc.items() if k.lower() == key.lower()), None)
+    return doc
+
+
+def _int(value: Any) -> Optional[int]:
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def parse(doc: Mapping[str, Any], resource_group: str, source: str = "Azure") -> ClusterFacts:
+    """A description of a cluster (the invoke's answer, `az aks show -o json`, a REST body)."""
+    pools = tuple(
+        PoolFacts(
+            name=str(_get(p, "name") or ""),
+            mode=str(_get(p, "mode") or ""),
+            vm_size=str(_get(p, "vmSize") or ""),
+            count=_int(_get(p, "count")) or 0,
+            max_pods=_int(_get(p, "maxPods")),
+            vnet_subnet_id=_get(p, "vnetSubnetID") or None,
+            pod_subnet_id=_get(p, "podSubnetID") or None,
+            tags=dict(_get(p, "tags") or {}),
+        )
+        for p in _get(doc, "agentPoolProfiles") or []
+    )
+    return ClusterFacts(
+        resource_group=resource_group,
+        name=str(_get(doc, "name") or ""),
+        location=str(_get(doc, "location") or ""),
+        resource_uid=_get(doc, "resourceUID"),
+        kubernetes_version=_get(doc, "currentKubernetesVersion") or _get(doc, "kubernetesVersion"),
+        provisioning_state=_get(doc, "provisioningState"),
+        power_state=_get(doc, "powerState", "code"),
+        node_resource_group=_get(doc, "nodeResourceGroup"),
+        network_plugin=_get(doc, "networkProfile", "networkPlugin"),
+        network_plugin_mode=_get(doc, "networkProfile", "networkPluginMode"),
+        network_policy=_get(doc, "networkProfile", "networkPolicy"),
+        network_dataplane=_get(doc, "networkProfile", "networkDataplane"),
+        entra=bool(_get(doc, "aadProfile")),
+        pools=pools,
+        source=source,
+    )
+
+
+# --------------------------------------------------------------------------- failed reads
+
+# ARM's error codes (azure-resource-manager "Troubleshoot common Azure deployment errors":
+# ResourceNotFound, ResourceGroupNotFound, ParentResourceNotFound; AuthorizationFailed,
+# LinkedAuthorizationFailed), as azure-native's errors quote them.
+NOT_FOUND = re.compile(r"\b(ResourceNotFound|ResourceGroupNotFound|ParentResourceNotFound|SubscriptionNotFound)\b|\b404\b")
+FORBIDDEN = re.compile(r"\b(AuthorizationFailed|LinkedAuthorizationFailed|Forbidden)\b|\b403\b")
+SIGNED_OUT = re.compile(
+    r"(az login|InvalidAuthenticationToken|ExpiredAuthenticationToken|AADSTS\d+|DefaultAzureCredential failed|"
+    r"could not find any credentials|no credentials|ClientAuthenticationError)|\b401\b",
+    re.IGNORECASE,
+)
+
+
+def read_error(what: str, error: BaseException, forbidden_fix: str, not_found_fix: str) -> AzureReadError:
+    """One line: what was read, how Azure answered, and what to do."""
+    text = " ".join(str(error).split())
+    code = next((m.group(1) for m in re.finditer(r"\b([A-Z][A-Za-z]+(?:NotFound|Failed|Forbidden|Token))\b", text)), None)
+    answer = f" ({code})" if code else ""
+    if NOT_FOUND.search(text):
+        return AzureReadError(f"{what}: Azure says it does not exist{answer}; {not_found_fix}")
+    if FORBIDDEN.search(text):
+        return AzureReadError(f"{what}: the identity running Pulumi may not read it{answer}; {forbidden_fix}")
+    if SIGNED_OUT.search(text):
+        return AzureReadError(f"{what}: no Azure sign-in{answer}; run `az login` (or azure/login in GitHub Actions) and try again")
+    return AzureReadError(f"{what}: Azure's answer was an error ({text[:300] or type(error).__name__})")
+
+
+# --------------------------------------------------------------------------- the reads
+
+PERMISSIONS = "docs/permissions.md"
+
+
+def read(resource_group: str, name: str) -> ClusterFacts:
+    """The cluster, read with a plain invoke: it answers before the program goes on, so a
+    failure stops the run before anything is registered, in a preview as in a deployment."""
+    import pulumi
+
+    what = f"aks-gpu:existingCluster {resource_group}/{name}: reading the cluster (getManagedCluster)"
+    try:
+        answer = pulumi.runtime.invoke(GET_MANAGED_CLUSTER, {"resourceGroupName": resource_group, "resourceName": name}).value
+    except Exception as error:  # noqa: BLE001 - the answer is the message
+        raise read_error(
+            what, error,
+            forbidden_fix=f"it needs Microsoft.ContainerService/managedClusters/read on the cluster, such as Reader ({PERMISSIONS})",
+            not_found_fix=f"check existingCluster.resourceGroupName and name, and the subscription (`az aks show --resource-group {resource_group} --name {name}`)",
+        ) from None  # fmt: skip
+    return parse(answer or {}, resource_group)
+
+
+def read_user_kubeconfig(resource_group: str, name: str) -> str:
+    """The cluster's user kubeconfig, base64 as AKS gives it: listClusterUserCredential in
+    the `exec` format, which "only take[s] effect when requesting clusterUser credential of
+    AAD clusters" (the az CLI's `aks get-credentials --format` help). Reader may not call it."""
+    from pulumi_azure_native import containerservice
+
+    what = f"aks-gpu:existingCluster {resource_group}/{name}: fetching its user credential (listClusterUserCredential)"
+    try:
+        result = containerservice.list_managed_cluster_user_credentials(
+            resource_group_name=resource_group, resource_name=name, format="exec"
+        )
+    except Exception as error:  # noqa: BLE001 - the answer is the message
+        raise read_error(
+            what, error,
+            forbidden_fix=("it needs Microsoft.ContainerService/managedClusters/listClusterUserCredential/action, which Reader "
+                           f"does not have: Azure Kubernetes Service Cluster User Role on the cluster ({PERMISSIONS})"),
+            not_found_fix="check existingCluster.resourceGroupName and name",
+        ) from None  # fmt: skip
+    return result.kubeconfigs[0].value

@@ -1,0 +1,112 @@
+"""How each GPU pool joins its cluster's network: its nodes' subnet, its pods' subnet and
+its pods per node, decided from the cluster (components/cluster_facts.py) and the pool's
+config. Pure: no resource, no call.
+
+The rules (azure-aks-docs; each cited where it is applied):
+  - a cluster in its own VNet carries `vnetSubnetID` on its pools, and AKS takes subnets on
+    all of a cluster's pools or none: a new pool joins with the System pool's subnet, or the
+    one `vnetSubnetId` names;
+  - Azure CNI with dynamic pod IPs carries `podSubnetID` on its pools, all or none, likewise;
+  - Azure CNI without overlay gives every pod an address of the node's subnet (or of the
+    pod subnet), sized for the pods per node the cluster was planned with: a new pool takes
+    the System pool's `maxPods` unless `maxPods` says otherwise;
+  - Azure CNI Overlay, kubenet and a cluster this program creates (Overlay) take 250, as
+    they always have here (the most AKS allows; Overlay's default).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+from components.cluster_facts import ClusterFacts
+from components.config import StackConfig
+
+# "The default for Azure CNI Overlay is 250. The maximum value you can specify in Azure CNI
+# Overlay is 250" pods per node (azure-aks-docs articles/aks/azure-cni-overlay.md).
+MAX_PODS = 250
+# Azure CNI without overlay: "30" is the default maxPods (azure-aks-docs
+# articles/aks/configure-azure-cni.md, "Maximum pods per node"), when the cluster's System
+# pool does not say what it was created with.
+AZURE_CNI_DEFAULT_MAX_PODS = 30
+
+
+@dataclass(frozen=True)
+class PoolNetwork:
+    """What a GPU pool's agent pool sets, and why (preflight's line for the pool)."""
+
+    max_pods: int
+    vnet_subnet_id: Optional[str] = None
+    pod_subnet_id: Optional[str] = None
+    why: str = ""
+    #: What AKS would refuse (a subnet on a cluster whose pools have none), if anything.
+    problem: Optional[str] = None
+
+
+def model(found: ClusterFacts) -> str:
+    """The cluster's network model, as the AKS docs name them."""
+    plugin, mode = (found.network_plugin or "").lower(), (found.network_plugin_mode or "").lower()
+    if plugin == "azure" and mode == "overlay":
+        return "Azure CNI Overlay"
+    if plugin == "azure":
+        pods = any(p.pod_subnet_id for p in found.pools)
+        return "Azure CNI with dynamic pod IPs" if pods else "Azure CNI (pods on the node subnet)"
+    if plugin == "kubenet":
+        return "kubenet"
+    return f"network plugin {found.network_plugin or 'unset'}"
+
+
+def _subnet(name: str, given: Optional[str], cluster_uses: bool, system: Optional[str], key: str) -> tuple[Optional[str], str, Optional[str]]:
+    """The subnet a pool gets, how to say so, and what AKS would refuse."""
+    if given and not cluster_uses:
+        return given, f"{name} {given}", (
+            f"{key}.{'vnetSubnetId' if name == 'subnet' else 'podSubnetId'} is set, but the cluster's pools have no "
+            f"{'vnetSubnetID' if name == 'subnet' else 'podSubnetID'}, and AKS takes it on all of a cluster's pools or none; remove it"
+        )  # fmt: skip
+    if given:
+        return given, f"{name} {given}", None
+    if cluster_uses and system:
+        return system, f"{name} {system} (the System pool's)", None
+    if cluster_uses:
+        return None, f"no {name}: the cluster has no System pool with one; set {key}.{'vnetSubnetId' if name == 'subnet' else 'podSubnetId'}", (
+            f"{key}: the cluster's pools carry {'vnetSubnetID' if name == 'subnet' else 'podSubnetID'}, but no System pool says which; "
+            f"set {key}.{'vnetSubnetId' if name == 'subnet' else 'podSubnetId'}"
+        )  # fmt: skip
+    return None, "", None
+
+
+def plan(found: Optional[ClusterFacts], key: str, max_pods: Optional[int], vnet_subnet_id: Optional[str] = None, pod_subnet_id: Optional[str] = None) -> PoolNetwork:
+    """The network of one GPU pool (`key` names it in messages) in `found`, or in a cluster
+    this program creates (None: Azure CNI Overlay, no VNet of its own)."""
+    if found is None:
+        pods = max_pods or MAX_PODS
+        return PoolNetwork(pods, why=f"network: {key}: maxPods {pods} (the cluster this stack creates: Azure CNI Overlay)")
+    system = found.system_pool
+    vnet, vnet_text, vnet_problem = _subnet(
+        "subnet", vnet_subnet_id, any(p.vnet_subnet_id for p in found.pools), system.vnet_subnet_id if system else None, key
+    )
+    pod, pod_text, pod_problem = _subnet(
+        "pod subnet", pod_subnet_id, any(p.pod_subnet_id for p in found.pools), system.pod_subnet_id if system else None, key
+    )
+    kind = model(found)
+    if max_pods:
+        pods, pods_text = max_pods, f"maxPods {max_pods} ({key}.maxPods)"
+    elif kind.startswith("Azure CNI") and kind != "Azure CNI Overlay":
+        pods = (system.max_pods if system else None) or AZURE_CNI_DEFAULT_MAX_PODS
+        pods_text = f"maxPods {pods} ({'the System pool' if system and system.max_pods else 'the Azure CNI default'}'s: every pod takes a subnet address)"
+    else:
+        pods, pods_text = MAX_PODS, f"maxPods {MAX_PODS}"
+    parts = ", ".join(t for t in (vnet_text, pod_text, pods_text) if t)
+    return PoolNetwork(pods, vnet, pod, f"network: {key} joins {kind}: {parts}", vnet_problem or pod_problem)
+
+
+def problems(networks: Sequence[PoolNetwork]) -> list[str]:
+    return [n.problem for n in networks if n.problem]
+
+
+def plan_pools(cfg: StackConfig, found: Optional[ClusterFacts]) -> dict[str, PoolNetwork]:
+    """Every GPU pool's network, by pool name."""
+    return {
+        pool.name: plan(found, cfg.pool_key(pool), pool.max_pods, pool.vnet_subnet_id, pool.pod_subnet_id)
+        for pool in cfg.gpu_pools
+    }

@@ -1,0 +1,95 @@
+"""A team adds its own stack file and runs `make snapshots`, as the README says: then every
+check `make test` runs for a stack passes for it, whatever its cluster is called or where it
+is. The stack files are written here, by the test, not taken from the repository's stacks.
+
+`make test` runs these checks once per `Pulumi.<stack>.yaml` (each test module's
+`parametrize("stack", stacks())`); here the same functions run on the added stacks, and the
+Makefile is asked which Checkov settings its lint would give them.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from test_arm_schemas import arm_problems
+from test_kubernetes_schemas import kubernetes_problems
+from test_program import check_whole_guide
+from test_schema import stack_file_problems
+from test_security import check_open_checks_documented, check_pods
+from test_snapshots import check_snapshot
+from tools import render
+from tools.mock_engine import ROOT, run_program
+
+SCHEMA_LINE = "# yaml-language-server: $schema=schema/stack.schema.json\n"
+# A team's existing cluster, not the example's: another name, group and region, in its own
+# VNet on Azure CNI without overlay, as its saved `az aks show` says; two pools, one of them
+# AKS-managed, one with a pod count of its own.
+ML = {
+    "azure-native:location": "northeurope",
+    "aks-gpu:existingCluster": {"resourceGroupName": "ml-platform", "name": "ml-aks"},
+    "aks-gpu:preflight": {"clusterFile": "tests/fixtures/clusters/ml-aks.json"},
+    "aks-gpu:gpuPools": {
+        "train": {"vmSize": "Standard_NC24ads_A100_v4", "nodeCount": 1, "maxPods": 110},
+        "infer": {"vmSize": "Standard_NC4as_T4_v3", "management": "aks-managed", "nodeCount": 1},
+    },
+}
+# A new cluster elsewhere: Entra ID sign-in, an AKS-managed pool, a budget.
+STAGING = {
+    "azure-native:location": "westeurope",
+    "aks-gpu:access": {"mode": "entra", "deployerObjectId": "5f1c2d3e-4a5b-4c6d-8e7f-9a0b1c2d3e4f"},
+    "aks-gpu:gpuPool": {"vmSize": "Standard_NC8as_T4_v3", "management": "aks-managed"},
+    "aks-gpu:cost": {"budget": {"amount": 300, "contactEmails": ["ml-team@example.com"]}},
+}
+ADDED = {"ml": ML, "staging": STAGING}
+
+
+@pytest.fixture(scope="module")
+def added(tmp_path_factory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("stacks")
+    files = {}
+    for stack, config in ADDED.items():
+        files[stack] = folder / f"Pulumi.{stack}.yaml"
+        files[stack].write_text(SCHEMA_LINE + yaml.safe_dump({"config": config}, sort_keys=False))
+    return files
+
+
+@pytest.mark.parametrize("stack", ADDED)
+def test_every_per_stack_check_passes_for_a_stack_a_team_adds(stack, added, tmp_path):
+    assert not (ROOT / f"Pulumi.{stack}.yaml").exists(), "the test's own stack, not one of the repository's"
+    run = run_program(stack, stack_file=added[stack], preview=True)  # what `make snapshots` renders
+    snapshots = tmp_path / "snapshots"
+    render.write(run, snapshots / stack)
+    check_snapshot(run_program(stack, stack_file=added[stack], preview=True), stack, snapshots, tmp_path / "again")
+    assert stack_file_problems(added[stack]) == []
+    assert arm_problems(run) == []
+    assert kubernetes_problems(run) == []
+    check_whole_guide(run)
+    check_pods(run)
+    check_open_checks_documented(stack)
+
+
+def test_make_lint_checks_an_added_stack_with_the_default_checkov_settings():
+    """`make lint` takes every Pulumi.*.yaml; a stack without settings of its own gets
+    security/checkov-aks.yaml (the Makefile's checkov_settings)."""
+    plan = subprocess.run(
+        ["make", "-n", "--no-print-directory", "lint", "STACKS=dev ml staging"],
+        cwd=ROOT, capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    runs = {stack: settings for settings, stack in re.findall(r"--config-file (security/\S+) -f tests/snapshots/(\w+)/azure\.json", plan)}
+    assert {stack: runs[stack] for stack in ("dev", "ml", "staging")} == {
+        "dev": "security/checkov-aks-dev.yaml",
+        "ml": "security/checkov-aks.yaml",
+        "staging": "security/checkov-aks.yaml",
+    }
+
+
+def test_make_snapshots_renders_every_stack_file_in_the_project():
+    """`make snapshots` is `tools.render --snapshots`: every Pulumi.<stack>.yaml, by glob."""
+    makefile = (ROOT / "Makefile").read_text()
+    assert re.search(r"^snapshots: .*\n\t\$\(VENV\)/bin/python -m tools\.render --snapshots$", makefile, re.M)
+    assert re.search(r"^STACKS := \$\(patsubst Pulumi\.%\.yaml,%,\$\(wildcard Pulumi\.\*\.yaml\)\)$", makefile, re.M)

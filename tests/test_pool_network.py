@@ -1,0 +1,115 @@
+"""GPU pools that fit the network of the cluster they join: the clusters AKS builds (their
+own VNet, Azure CNI with or without overlay, dynamic pod IPs, kubenet), each described as
+getManagedCluster answers, and what the program declares for a pool in each."""
+
+from __future__ import annotations
+
+import pytest
+
+from components.errors import ConfigError, PreflightError
+from conftest import run_cached
+from test_arm_schemas import bodies, schema_errors
+from tools.mock_engine import AzureMocks, RecordingMonitor, existing_cluster, run_program
+
+T4 = "Standard_NC4as_T4_v3"
+POOL = "azure-native:containerservice:AgentPool"
+MANAGED = "pulumi-python:dynamic/aksgpu:ManagedGpuPool"
+TEAM = {"resourceGroupName": "team-rg", "name": "team-aks"}
+VNET = "/subscriptions/3333/resourceGroups/net-rg/providers/Microsoft.Network/virtualNetworks/team-vnet/subnets"
+NODES, PODS, GPU_NODES = f"{VNET}/nodes", f"{VNET}/pods", f"{VNET}/gpu-nodes"
+
+
+def cluster(network: dict, **system) -> dict:
+    """A cluster with the given networkProfile and a System pool with the given members."""
+    pool = {"name": "system", "mode": "System", "vmSize": "Standard_D4s_v5", "count": 3, "osType": "Linux", **system}
+    return existing_cluster(networkProfile=network, agentPoolProfiles=[pool])
+
+
+OVERLAY_IN_OWN_VNET = cluster({"networkPlugin": "azure", "networkPluginMode": "overlay", "networkPolicy": "cilium"}, vnetSubnetID=NODES, maxPods=250)
+LEGACY_AZURE_CNI = cluster({"networkPlugin": "azure", "networkPolicy": "calico"}, vnetSubnetID=NODES, maxPods=30)
+DYNAMIC_POD_IPS = cluster({"networkPlugin": "azure", "networkPolicy": "cilium", "networkDataplane": "cilium"}, vnetSubnetID=NODES, podSubnetID=PODS, maxPods=50)
+KUBENET_IN_OWN_VNET = cluster({"networkPlugin": "kubenet", "networkPolicy": "calico"}, vnetSubnetID=NODES, maxPods=110)
+
+
+def declared(description: dict, preview: bool = True, **pool) -> tuple[dict, list[str]]:
+    """The GPU pool's agent-pool inputs in that cluster, and the run's info lines."""
+    run = run_cached("dev", preview=preview, cluster=description, existingCluster=TEAM, gpuPool={"vmSize": T4, **pool})[0]
+    return run.one(POOL).inputs, run.infos
+
+
+@pytest.mark.parametrize(
+    "description, subnet, pod_subnet, max_pods, says",
+    [
+        (OVERLAY_IN_OWN_VNET, NODES, None, 250, f"joins Azure CNI Overlay: subnet {NODES} (the System pool's), maxPods 250"),
+        (LEGACY_AZURE_CNI, NODES, None, 30, f"joins Azure CNI (pods on the node subnet): subnet {NODES} (the System pool's), maxPods 30 (the System pool's: every pod takes a subnet address)"),
+        (DYNAMIC_POD_IPS, NODES, PODS, 50, f"joins Azure CNI with dynamic pod IPs: subnet {NODES} (the System pool's), pod subnet {PODS} (the System pool's), maxPods 50 (the System pool's: every pod takes a subnet address)"),
+        (KUBENET_IN_OWN_VNET, NODES, None, 250, f"joins kubenet: subnet {NODES} (the System pool's), maxPods 250"),
+        (existing_cluster(), None, None, 250, "joins Azure CNI Overlay: maxPods 250"),
+    ],
+    ids=["overlay in its own VNet", "legacy Azure CNI", "dynamic pod IPs", "kubenet in its own VNet", "overlay, AKS's VNet"],
+)  # fmt: skip
+def test_a_pool_takes_the_system_pools_subnets_and_the_pods_per_node_its_network_allows(description, subnet, pod_subnet, max_pods, says):
+    inputs, infos = declared(description)
+    assert (inputs.get("vnetSubnetID"), inputs.get("podSubnetID"), inputs["maxPods"]) == (subnet, pod_subnet, max_pods)
+    assert f"network: aks-gpu:gpuPool {says}" in infos, "preflight says what it decided, one line per pool"
+
+
+def test_a_pool_may_choose_its_own_subnet_and_pods_per_node():
+    inputs, infos = declared(LEGACY_AZURE_CNI, vnetSubnetId=GPU_NODES, maxPods=20)
+    assert (inputs["vnetSubnetID"], inputs["maxPods"]) == (GPU_NODES, 20)
+    assert f"network: aks-gpu:gpuPool joins Azure CNI (pods on the node subnet): subnet {GPU_NODES}, maxPods 20 (aks-gpu:gpuPool.maxPods)" in infos
+
+
+def test_several_pools_each_get_the_network_and_their_own_choices():
+    pools = {"t4": {"vmSize": T4}, "big": {"vmSize": T4, "maxPods": 16, "vnetSubnetId": GPU_NODES}}
+    run = run_cached("dev", cluster=DYNAMIC_POD_IPS, existingCluster=TEAM, gpuPool=None, gpuPools=pools)[0]
+    got = {r.inputs["agentPoolName"]: (r.inputs["vnetSubnetID"], r.inputs["podSubnetID"], r.inputs["maxPods"]) for r in run.of_type(POOL)}
+    assert got == {"t4": (NODES, PODS, 50), "big": (GPU_NODES, PODS, 16)}
+    assert len([i for i in run.infos if i.startswith("network: ")]) == 2
+
+
+def test_the_managed_pool_carries_the_subnets_in_the_rest_spelling_and_validates():
+    run = run_cached("dev", cluster=DYNAMIC_POD_IPS, existingCluster=TEAM, gpuPool={"vmSize": T4, "management": "aks-managed"})[0]
+    body = run.one(MANAGED).inputs["properties"]
+    assert (body["vnetSubnetID"], body["podSubnetID"], body["maxPods"]) == (NODES, PODS, 50)
+    assert [e for b in bodies(run) for e in schema_errors(b)] == []
+
+
+def test_the_typed_pools_body_with_subnets_validates_against_azures_schema():
+    run = run_cached("dev", cluster=DYNAMIC_POD_IPS, existingCluster=TEAM, gpuPool={"vmSize": T4})[0]
+    assert [e for b in bodies(run) for e in schema_errors(b)] == []
+
+
+@pytest.mark.parametrize(
+    "description, member, rest",
+    [(existing_cluster(), "vnetSubnetId", "vnetSubnetID"), (LEGACY_AZURE_CNI, "podSubnetId", "podSubnetID")],
+)
+def test_a_subnet_on_a_cluster_whose_pools_have_none_warns_at_preview_and_stops_a_deployment(description, member, rest):
+    message = (
+        f"aks-gpu:gpuPool.{member} is set, but the cluster's pools have no {rest}, and AKS takes it on all of a "
+        "cluster's pools or none; remove it"
+    )
+    run = run_cached("dev", cluster=description, existingCluster=TEAM, gpuPool={"vmSize": T4, member: GPU_NODES})[0]
+    assert any(w.startswith(message) for w in run.warnings)
+    monitor = RecordingMonitor(AzureMocks(cluster=description))
+    with pytest.raises(PreflightError, match=rf"- {message}"):
+        run_program("dev", overrides={"existingCluster": TEAM, "gpuPool": {"vmSize": T4, member: GPU_NODES}}, monitor=monitor)
+    assert monitor.registrations == []
+
+
+@pytest.mark.parametrize("member", ["vnetSubnetId", "podSubnetId"])
+def test_subnets_are_refused_for_a_cluster_this_program_creates(member):
+    with pytest.raises(ConfigError, match=rf"^invalid config aks-gpu:gpuPool\.{member} = .*only with aks-gpu:existingCluster"):
+        run_program("dev", overrides={"gpuPool": {"vmSize": T4, member: GPU_NODES}}, preview=True)
+
+
+@pytest.mark.parametrize("value", ["not-a-subnet", f"{VNET}"])
+def test_a_malformed_subnet_id_is_refused_by_name(value):
+    with pytest.raises(ConfigError, match=r"^invalid config aks-gpu:gpuPool\.vnetSubnetId = .*a subnet's resource ID"):
+        run_program("dev", overrides={"existingCluster": TEAM, "gpuPool": {"vmSize": T4, "vnetSubnetId": value}}, preview=True)
+
+
+def test_max_pods_on_a_created_cluster_is_the_pools_own():
+    run = run_cached("dev", gpuPool={"vmSize": T4, "maxPods": 110})[0]
+    assert run.one(POOL).inputs["maxPods"] == 110
+    assert not [i for i in run.infos if i.startswith("network: ")], "nothing to decide in a cluster this stack creates"

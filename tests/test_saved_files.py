@@ -1,0 +1,103 @@
+"""Files a stack names, or is: a stack file that is not YAML, and saved answers of Azure
+(SKUs, usage, prices, the existing cluster) that are not what they should hold. Each is one
+line naming the file and its key, in the program and in `make render`, before anything is
+registered: never a traceback, never silently an empty list."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from components.errors import ConfigError
+from tools import render
+from tools.mock_engine import AzureMocks, RecordingMonitor, run_program
+
+FIXTURES = Path(__file__).parent / "fixtures" / "preflight"
+SKUS, USAGE = FIXTURES / "eastus-skus.json", FIXTURES / "eastus-usage.json"
+T4 = "Standard_NC4as_T4_v3"
+TEAM = {"resourceGroupName": "team-rg", "name": "team-aks"}
+
+
+def write(tmp_path: Path, name: str, content) -> str:
+    path = tmp_path / name
+    path.write_text(content if isinstance(content, str) else json.dumps(content))
+    return str(path)
+
+
+BROKEN = {
+    "skusFile": [
+        ("{not json", r"skusFile = skus\.json: not JSON \(line 1, column 2: Expecting property name enclosed in double quotes\); expected the JSON list `az vm list-skus"),
+        ({"value": []}, r"skusFile = skus\.json: expected the JSON list `az vm list-skus .*` prints, found dict$"),
+        ([{"name": "Standard_NC6"}], r"skusFile = skus\.json: item 0: no resourceType, locations; expected the JSON list"),
+    ],
+    "usageFile": [
+        ("", r"usageFile = usage\.json: not JSON \(line 1, column 1: Expecting value\)"),
+        ([{"name": {"value": "cores"}, "currentValue": 4, "limit": "many"}], r"usageFile = usage\.json: item 0: limit is \"many\", not a number; expected the JSON list `az vm list-usage"),
+    ],
+    "pricesFile": [
+        ("[1, 2", r"pricesFile = prices\.json: not JSON"),
+        ([], r"pricesFile = prices\.json: no Items; expected a saved Retail Prices API answer"),
+        ({"Items": [{"armSkuName": T4, "retailPrice": None}]}, r"pricesFile = prices\.json: item 0: retailPrice is null, not a number"),
+    ],
+}  # fmt: skip
+CASES = [(member, content, says) for member, cases in BROKEN.items() for content, says in cases]
+
+
+def preflight_config(tmp_path: Path, member: str, content) -> dict[str, str]:
+    files = {} if member == "pricesFile" else {"skusFile": str(SKUS), "usageFile": str(USAGE)}
+    name = {"skusFile": "skus.json", "usageFile": "usage.json", "pricesFile": "prices.json"}[member]
+    files[member] = write(tmp_path, name, content)
+    return files
+
+
+@pytest.mark.parametrize("preview", [True, False])
+@pytest.mark.parametrize("member, content, says", CASES)
+def test_a_saved_file_that_is_not_what_it_should_hold_is_one_line_naming_its_key(tmp_path, member, content, says, preview):
+    monitor = RecordingMonitor(AzureMocks())
+    with pytest.raises(ConfigError, match=rf"^invalid config aks-gpu:preflight\.{says}") as raised:
+        run_program("dev", overrides={"gpuPool": {"vmSize": T4}, "preflight": preflight_config(tmp_path, member, content)}, monitor=monitor, preview=preview)
+    assert "\n" not in str(raised.value) and monitor.registrations == []
+
+
+def test_make_render_says_the_same_one_line_and_exits_1(tmp_path, monkeypatch, capsys):
+    files = preflight_config(tmp_path, "pricesFile", {"Items": [{"retailPrice": "0.5"}]})
+    real = render.run_program
+    monkeypatch.setattr(render, "run_program", lambda stack, **kw: real(stack, overrides={"gpuPool": {"vmSize": T4}, "preflight": files}, **kw))
+    assert render.main(["--stack", "dev", "--out", str(tmp_path / "out")]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith('error: invalid config aks-gpu:preflight.pricesFile = prices.json: item 0: retailPrice is "0.5", not a number')
+
+
+@pytest.mark.parametrize(
+    "content, says",
+    [
+        ("[", r"not JSON \(line 1, column 2"),
+        ({"name": "team-aks"}, r"no location, agentPoolProfiles; expected the JSON object `az aks show"),
+        ({"name": "other-aks", "location": "eastus", "agentPoolProfiles": []}, r"it describes cluster 'other-aks', but aks-gpu:existingCluster.name is 'team-aks'"),
+    ],
+)
+def test_a_saved_cluster_that_is_not_the_clusters_description_is_one_line(tmp_path, content, says):
+    path = write(tmp_path, "cluster.json", content)
+    with pytest.raises(ConfigError, match=rf"^invalid config aks-gpu:preflight\.clusterFile = cluster\.json: {says}"):
+        run_program("dev", overrides={"existingCluster": TEAM, "gpuPool": {"vmSize": T4}, "preflight": {"clusterFile": path}}, preview=True)
+
+
+@pytest.mark.parametrize(
+    "content, says",
+    [
+        ("config:\n  aks-gpu:gpuPool: {vmSize: Standard_NC4as_T4_v3\n", r"Pulumi\.broken\.yaml: not valid YAML at line 3, column 1: "),
+        ("config:\n  - one\n  - two\n", r"Pulumi\.broken\.yaml: expected a mapping with a `config:` mapping of keys to values"),
+        ("just text\n", r"Pulumi\.broken\.yaml: expected a mapping with a `config:` mapping"),
+    ],
+)
+def test_a_stack_file_that_is_not_yaml_is_one_line_in_make_render(tmp_path, monkeypatch, capsys, content, says):
+    stack_file = tmp_path / "Pulumi.broken.yaml"
+    stack_file.write_text(content)
+    real = render.run_program
+    monkeypatch.setattr(render, "run_program", lambda stack, **kw: real(stack, stack_file=stack_file, **kw))
+    assert render.main(["--stack", "broken", "--out", str(tmp_path / "out")]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert __import__("re").match(rf"error: {says}", err), err
