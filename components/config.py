@@ -902,6 +902,15 @@ def _check_gpu_pool(pool: GpuPoolConfig, mnist_job: MnistJobConfig, key: str) ->
             "the Job would wait forever for a GPU node; set nodeCount >= 1, set minCount/maxCount, "
             "or set mnistJob.enabled to false"
         )
+    # "The minimum value that can be set for maximum pods per node is 10 if and only if the
+    # configuration of each node pool has space for a minimum of 30 pods" (azure-aks-docs
+    # concepts-network-ip-address-planning.md, ms.date 04/16/2026).
+    if pool.max_pods is not None and pool.max_pods < 30 and pool.node_count * pool.max_pods < 30:
+        raise ConfigError(
+            f"invalid config {key}.maxPods = {pool.max_pods}: AKS takes fewer than 30 pods per node only when the pool's "
+            f"{pool.node_count} node(s) have room for 30 pods in all; set maxPods to at least {-(-30 // max(pool.node_count, 1))} "
+            "or more nodes"
+        )
 
 
 def _check_namespaces(

@@ -2,16 +2,25 @@
 its pods per node, decided from the cluster (components/cluster_facts.py) and the pool's
 config. Pure: no resource, no call.
 
-The rules (azure-aks-docs; each cited where it is applied):
-  - a cluster in its own VNet carries `vnetSubnetID` on its pools, and AKS takes subnets on
-    all of a cluster's pools or none: a new pool joins with the System pool's subnet, or the
-    one `vnetSubnetId` names;
-  - Azure CNI with dynamic pod IPs carries `podSubnetID` on its pools, all or none, likewise;
-  - Azure CNI without overlay gives every pod an address of the node's subnet (or of the
-    pod subnet), sized for the pods per node the cluster was planned with: a new pool takes
-    the System pool's `maxPods` unless `maxPods` says otherwise;
+The rules, from azure-aks-docs at fb060abe (2026-08-21) and AKS's own answers:
+  - "All node pools must reside in the same virtual network" (create-node-pools.md, ms.date
+    07/13/2026; node-pool-unique-subnet.md: "All subnets assigned to node pools must belong
+    to the same virtual network"). A cluster in its own VNet carries `vnetSubnetID` on its
+    pools, and one in AKS's managed VNet carries none: AKS refuses a subnet there ("Cannot
+    use a custom subnet because agent pool agentpool is using a managed subnet. Please omit
+    the vnetSubnetID parameter", MicrosoftDocs/azure-docs#116169). A new pool joins with the
+    System pool's subnet, or another of its VNet that `vnetSubnetId` names;
+  - Azure CNI with dynamic pod IPs carries `podSubnetID`, and AKS answers a mix with
+    "InvalidParameter: All or none of the agentpools should set podsubnet": the System
+    pool's pod subnet, or `podSubnetId`;
+  - "You can't change the max pods setting of a node pool after you create it"
+    (create-node-pools.md), and the default differs by model ("Azure CNI Overlay 250, Azure
+    CNI Pod subnet 110, Azure CNI (Legacy) 30, Kubenet 110", concepts-network-ip-address-
+    planning.md, ms.date 04/16/2026). Without overlay every pod takes an address of the
+    node's (or the pod) subnet, sized for the pods per node the cluster was planned with: a
+    new pool takes the System pool's `maxPods` unless `maxPods` says otherwise;
   - Azure CNI Overlay, kubenet and a cluster this program creates (Overlay) take 250, as
-    they always have here (the most AKS allows; Overlay's default).
+    they always have here: "The default for Azure CNI Overlay is 250", the most AKS allows.
 """
 
 from __future__ import annotations
@@ -25,10 +34,10 @@ from components.config import StackConfig
 # "The default for Azure CNI Overlay is 250. The maximum value you can specify in Azure CNI
 # Overlay is 250" pods per node (azure-aks-docs articles/aks/azure-cni-overlay.md).
 MAX_PODS = 250
-# Azure CNI without overlay: "30" is the default maxPods (azure-aks-docs
-# articles/aks/configure-azure-cni.md, "Maximum pods per node"), when the cluster's System
-# pool does not say what it was created with.
+# AKS's defaults without overlay, when the cluster's System pool does not say what it was
+# created with (concepts-network-ip-address-planning.md): legacy Azure CNI 30, pod subnet 110.
 AZURE_CNI_DEFAULT_MAX_PODS = 30
+POD_SUBNET_DEFAULT_MAX_PODS = 110
 
 
 @dataclass(frozen=True)
@@ -92,12 +101,29 @@ def plan(found: Optional[ClusterFacts], key: str, max_pods: Optional[int], vnet_
     if max_pods:
         pods, pods_text = max_pods, f"maxPods {max_pods} ({key}.maxPods)"
     elif kind.startswith("Azure CNI") and kind != "Azure CNI Overlay":
-        pods = (system.max_pods if system else None) or AZURE_CNI_DEFAULT_MAX_PODS
-        pods_text = f"maxPods {pods} ({'the System pool' if system and system.max_pods else 'the Azure CNI default'}'s: every pod takes a subnet address)"
+        default = POD_SUBNET_DEFAULT_MAX_PODS if pod else AZURE_CNI_DEFAULT_MAX_PODS
+        pods = (system.max_pods if system else None) or default
+        pods_text = f"maxPods {pods} ({'the System pool' if system and system.max_pods else 'the AKS default'}'s: every pod takes a subnet address)"
     else:
         pods, pods_text = MAX_PODS, f"maxPods {MAX_PODS}"
     parts = ", ".join(t for t in (vnet_text, pod_text, pods_text) if t)
-    return PoolNetwork(pods, vnet, pod, f"network: {key} joins {kind}: {parts}", vnet_problem or pod_problem)
+    other_vnet = _other_vnet(vnet, found, key)
+    return PoolNetwork(pods, vnet, pod, f"network: {key} joins {kind}: {parts}", vnet_problem or pod_problem or other_vnet)
+
+
+def _vnet(subnet_id: Optional[str]) -> Optional[str]:
+    return subnet_id.lower().split("/subnets/")[0] if subnet_id else None
+
+
+def _other_vnet(subnet: Optional[str], found: ClusterFacts, key: str) -> Optional[str]:
+    """ "All subnets assigned to node pools must belong to the same virtual network"."""
+    theirs = {_vnet(p.vnet_subnet_id) for p in found.pools if p.vnet_subnet_id}
+    if subnet and theirs and _vnet(subnet) not in theirs:
+        return (
+            f"{key}.vnetSubnetId {subnet} is not in the cluster's virtual network ({', '.join(sorted(theirs))}); "
+            "AKS puts all of a cluster's pools in one virtual network: pick a subnet of it"
+        )
+    return None
 
 
 def problems(networks: Sequence[PoolNetwork]) -> list[str]:

@@ -55,16 +55,16 @@ def test_a_pool_takes_the_system_pools_subnets_and_the_pods_per_node_its_network
 
 
 def test_a_pool_may_choose_its_own_subnet_and_pods_per_node():
-    inputs, infos = declared(LEGACY_AZURE_CNI, vnetSubnetId=GPU_NODES, maxPods=20)
-    assert (inputs["vnetSubnetID"], inputs["maxPods"]) == (GPU_NODES, 20)
-    assert f"network: aks-gpu:gpuPool joins Azure CNI (pods on the node subnet): subnet {GPU_NODES}, maxPods 20 (aks-gpu:gpuPool.maxPods)" in infos
+    inputs, infos = declared(LEGACY_AZURE_CNI, vnetSubnetId=GPU_NODES, maxPods=40)
+    assert (inputs["vnetSubnetID"], inputs["maxPods"]) == (GPU_NODES, 40)
+    assert f"network: aks-gpu:gpuPool joins Azure CNI (pods on the node subnet): subnet {GPU_NODES}, maxPods 40 (aks-gpu:gpuPool.maxPods)" in infos
 
 
 def test_several_pools_each_get_the_network_and_their_own_choices():
-    pools = {"t4": {"vmSize": T4}, "big": {"vmSize": T4, "maxPods": 16, "vnetSubnetId": GPU_NODES}}
+    pools = {"t4": {"vmSize": T4}, "big": {"vmSize": T4, "maxPods": 64, "vnetSubnetId": GPU_NODES}}
     run = run_cached("dev", cluster=DYNAMIC_POD_IPS, existingCluster=TEAM, gpuPool=None, gpuPools=pools)[0]
     got = {r.inputs["agentPoolName"]: (r.inputs["vnetSubnetID"], r.inputs["podSubnetID"], r.inputs["maxPods"]) for r in run.of_type(POOL)}
-    assert got == {"t4": (NODES, PODS, 50), "big": (GPU_NODES, PODS, 16)}
+    assert got == {"t4": (NODES, PODS, 50), "big": (GPU_NODES, PODS, 64)}
     assert len([i for i in run.infos if i.startswith("network: ")]) == 2
 
 
@@ -113,3 +113,21 @@ def test_max_pods_on_a_created_cluster_is_the_pools_own():
     run = run_cached("dev", gpuPool={"vmSize": T4, "maxPods": 110})[0]
     assert run.one(POOL).inputs["maxPods"] == 110
     assert not [i for i in run.infos if i.startswith("network: ")], "nothing to decide in a cluster this stack creates"
+
+
+def test_a_subnet_of_another_virtual_network_is_refused():
+    other = "/subscriptions/3333/resourceGroups/net-rg/providers/Microsoft.Network/virtualNetworks/other-vnet/subnets/gpu"
+    run = run_cached("dev", cluster=LEGACY_AZURE_CNI, existingCluster=TEAM, gpuPool={"vmSize": T4, "vnetSubnetId": other})[0]
+    assert any(w.startswith(f"aks-gpu:gpuPool.vnetSubnetId {other} is not in the cluster's virtual network (") for w in run.warnings)
+
+
+def test_without_the_system_pools_count_the_aks_default_of_the_model_applies():
+    no_count = cluster({"networkPlugin": "azure"}, vnetSubnetID=NODES, podSubnetID=PODS)
+    assert declared(no_count)[0]["maxPods"] == 110, "Azure CNI Pod subnet's default"
+    assert declared(cluster({"networkPlugin": "azure"}, vnetSubnetID=NODES))[0]["maxPods"] == 30, "legacy Azure CNI's"
+
+
+def test_fewer_than_30_pods_per_node_needs_room_for_30_in_the_pool():
+    with pytest.raises(ConfigError, match=r"^invalid config aks-gpu:gpuPool\.maxPods = 10: AKS takes fewer than 30 pods per node only when .*set maxPods to at least 30"):
+        run_program("dev", overrides={"gpuPool": {"vmSize": T4, "maxPods": 10}}, preview=True)
+    assert run_cached("dev", gpuPool={"vmSize": T4, "maxPods": 10, "nodeCount": 3})[0].one(POOL).inputs["maxPods"] == 10
