@@ -24,7 +24,7 @@ UV ?= $(or $(shell command -v uv 2>/dev/null),$(UV_BOOTSTRAP)/bin/uv)
 LOCK := $(UV) pip compile --quiet --universal --generate-hashes
 
 .DEFAULT_GOAL := help
-.PHONY: help render test unit lint snapshots schema lock bench-setup venv clean
+.PHONY: help render test unit lint snapshots prices schema lock bench-setup venv clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -60,6 +60,9 @@ lint: $(LINT_STAMP) ## check-jsonschema, zizmor and Checkov (on the committed sn
 
 snapshots: $(STAMP) ## re-render tests/snapshots/ after an intended change
 	$(VENV)/bin/python -m tools.render --snapshots
+
+prices: $(STAMP) ## save the Retail Prices API's prices for every stack into prices/ (needs the network)
+	$(VENV)/bin/python -m tools.prices
 
 schema: $(STAMP) ## regenerate schema/stack.schema.json from components/config.py
 	$(VENV)/bin/python -m tools.schema

@@ -10,7 +10,7 @@ import os
 
 import pulumi
 
-from components import cluster_facts, config, cost, pool_network, preflight
+from components import azure_facts, budget, cluster_facts, config, cost, pool_network, preflight
 from components.budget import CostBudget, CostBudgetArgs, first_of_month
 from components.cluster import GpuCluster, GpuClusterArgs
 from components.dcgm_exporter import DcgmExporter, DcgmExporterArgs
@@ -180,14 +180,25 @@ if cfg.mnist_job.enabled:
         ),
     )
 
-# A monthly budget on the resource group, with e-mail alerts (cost.budget; only on a cluster
-# this program creates: it owns no resource group otherwise).
-if cfg.cost.budget is not None and isinstance(cluster, GpuCluster):
+# A monthly budget over what the stack runs, with e-mail alerts (cost.budget): its scope and
+# filter watch where AKS bills the GPU nodes (components/budget.py says why).
+if cfg.cost.budget is not None:
+    client_subscription = authorization.get_client_config_output().subscription_id
+    if isinstance(cluster, GpuCluster):
+        named = (cfg.resource_group_name, azure_facts.node_resource_group(cfg.resource_group_name, cfg.cluster_name, cfg.location))
+        groups = [cluster.resource_group.name, cluster.managed_cluster.node_resource_group]
+        watched = budget.resource_groups(client_subscription, groups, named)
+    else:
+        owner = preflight.owner_tags(pulumi.get_project(), pulumi.get_stack())
+        watched = budget.tagged(client_subscription, *next(iter(owner.items())))
+    budget_name = budget.budget_name(pulumi.get_project(), pulumi.get_stack(), cfg.cluster_name)
+    pulumi.log.info(f"cost: budget {budget_name}: {cfg.cost.budget.amount:g} a month over {watched.says}")
     CostBudget(
         "cost",
         CostBudgetArgs(
-            scope=cluster.resource_group.id,
-            name=f"{cfg.cluster_name}-gpu"[:63],
+            scope=watched.scope,
+            filter=watched.filter,
+            name=budget_name,
             amount=cfg.cost.budget.amount,
             contact_emails=cfg.cost.budget.contact_emails,
             start_date=first_of_month(),

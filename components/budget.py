@@ -1,6 +1,22 @@
-"""A monthly Azure consumption budget on the stack's resource group (aks-gpu:cost.budget),
+"""A monthly Azure consumption budget over what the stack runs (aks-gpu:cost.budget),
 e-mailing its contacts at 80% and 100% of the month's actual cost and at 100% of its
 forecast cost (docs/cost.md).
+
+What it watches. AKS bills a cluster's nodes (their VMs and disks, the load balancer, public
+IPs) to the node resource group, MC_<group>_<cluster>_<region>, not to the cluster's own
+group (azure-aks-docs faq.md, "Why are two resource groups created with AKS?"), so a budget
+on the stack's resource group alone would see the control plane and hardly any GPU spend.
+The budget sits at the subscription's scope with a Cost Management filter (budgets take a
+subscription or a resource group as scope; filter `dimensions` and `tags`, operator In:
+Microsoft.Consumption/budgets' template reference, and Azure's quickstart
+quickstarts/microsoft.consumption/create-budget, whose filter is ResourceGroupName In ...):
+  - a cluster this program creates: ResourceGroupName In [its group, its node resource
+    group], everything the stack runs;
+  - an existing cluster: the tag aks-gpu-stack = <project>/<stack>, which the stack's GPU
+    pools carry and AKS copies to "The virtual machine scale set and each virtual machine
+    scale set instance associated with the node pool" (azure-aks-docs use-tags.md). It sees
+    the stack's GPU nodes, and not what carries no such tag: their OS disks, the cluster's
+    load balancer and egress, the rest of the cluster.
 
 Rules from the API (azure-native consumption.Budget, REST API 2024-08-01, its argument docs):
   - timePeriod: "The start date must be first of the month ... Future start date should not be
@@ -26,6 +42,7 @@ EqualTo "will be deprecated"). tests/test_cost.py pins the alerts and the option
 from __future__ import annotations
 
 import datetime
+import re
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
@@ -48,9 +65,56 @@ def first_of_month(today: Optional[datetime.date] = None) -> str:
 
 
 @dataclass(frozen=True)
-class CostBudgetArgs:
-    #: The resource group's ID: the budget's scope.
+class Watched:
+    """What a budget watches: its scope, its Cost Management filter, and how to say so."""
+
     scope: pulumi.Input[str]
+    filter: consumption.BudgetFilterArgs
+    says: str
+
+
+def subscription_scope(subscription_id: pulumi.Input[str]) -> pulumi.Output[str]:
+    return pulumi.Output.concat("/subscriptions/", subscription_id)
+
+
+def resource_groups(subscription_id: pulumi.Input[str], groups: Sequence[pulumi.Input[str]], named: Sequence[str]) -> Watched:
+    """A cluster this program creates: its resource group and its node resource group."""
+    return Watched(
+        scope=subscription_scope(subscription_id),
+        filter=consumption.BudgetFilterArgs(
+            dimensions=consumption.BudgetComparisonExpressionArgs(name="ResourceGroupName", operator="In", values=list(groups))
+        ),
+        says=(
+            f"resource groups {' and '.join(named)} (filter ResourceGroupName In, at the subscription's scope): the "
+            "cluster, and its nodes' VMs, disks, load balancer and public IPs"
+        ),
+    )
+
+
+def tagged(subscription_id: pulumi.Input[str], tag: str, value: str) -> Watched:
+    """Pools this stack adds to an existing cluster: the scale sets that carry its tag."""
+    return Watched(
+        scope=subscription_scope(subscription_id),
+        filter=consumption.BudgetFilterArgs(tags=consumption.BudgetComparisonExpressionArgs(name=tag, operator="In", values=[value])),
+        says=(
+            f"tag {tag} = {value} (filter at the subscription's scope): this stack's GPU pools' scale sets and their VMs; "
+            "not their OS disks, the cluster's load balancer or egress, which AKS does not tag with it"
+        ),
+    )
+
+
+def budget_name(project: str, stack: str, cluster: str) -> str:
+    """Unique within the subscription, which is the budget's scope: "1-63 ... Alphanumerics,
+    hyphens, and underscores" (Microsoft.Consumption/budgets' template reference)."""
+    return re.sub(r"[^A-Za-z0-9_-]", "-", f"{project}-{stack}-{cluster}-gpu")[:63]
+
+
+@dataclass(frozen=True)
+class CostBudgetArgs:
+    #: The budget's scope (the subscription's ID).
+    scope: pulumi.Input[str]
+    #: What within the scope it counts.
+    filter: consumption.BudgetFilterArgs
     #: The budget's name (unique within its scope).
     name: str
     amount: float
@@ -81,6 +145,7 @@ class CostBudget(pulumi.ComponentResource):
             budget_name=args.name,
             scope=args.scope,
             amount=args.amount,
+            filter=args.filter,
             category=consumption.CategoryType.COST,
             time_grain=consumption.TimeGrainType.MONTHLY,
             time_period=consumption.BudgetTimePeriodArgs(start_date=args.start_date),

@@ -128,6 +128,21 @@ SubnetId = _pattern(
     r"^/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.Network/virtualNetworks/[^/]+/subnets/[^/]+$",
     "a subnet's resource ID, /subscriptions/<id>/resourceGroups/<group>/providers/Microsoft.Network/virtualNetworks/<vnet>/subnets/<subnet>",
 )
+
+
+def _spot_price(value: float) -> float:
+    # "set a max price, in US dollars (USD) using up to five decimal places ... If you set the
+    # max price to -1, the instance won't be evicted based on price" (azure-aks-docs
+    # spot-node-pool.md, ms.date 04/06/2025).
+    if value != -1 and (value <= 0 or round(value, 5) != value):
+        raise ValueError("a price per hour above 0 with at most five decimals, or -1")
+    return value
+
+
+SpotMaxPrice = Annotated[
+    float, Field(allow_inf_nan=False), AfterValidator(_spot_price),
+    Allowed("-1 (no cap) or a price per hour in US dollars above 0, with at most five decimals, such as 0.25"),
+]
 # Entra ID object IDs are GUIDs.
 Guid = _pattern(
     r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$",
@@ -256,7 +271,9 @@ class GpuPoolSettings:
     dedicated_vhd: Bool = False
     """The guide's dedicated GPU image, today AKS-managed GPU nodes (preview): AKS installs the GPU stack."""
     spot: Bool = False
-    """Spot VMs: Delete on eviction, no price cap."""
+    """Spot VMs: Delete on eviction; no price cap unless spotMaxPrice sets one."""
+    spot_max_price: Optional[SpotMaxPrice] = None
+    """spot only: the most a node may cost per hour, in US dollars, above which Azure evicts it; -1 (the default): no cap, billed up to the pay-as-you-go price."""
     management: _one_of(*GPU_MANAGEMENT_MODES) = "device-plugin"
     """Who installs the GPU driver and device plugin: device-plugin (the guide's DaemonSet), aks-managed (AKS, preview; what dedicatedVhd selects), or gpu-operator (NVIDIA's GPU Operator)."""
     mig_profile: Optional[_one_of(*MIG_PROFILES)] = None
@@ -437,7 +454,7 @@ PositiveAmount = Annotated[float, Field(gt=0, allow_inf_nan=False), Allowed("a n
 
 @dataclass(frozen=True, config=_MODEL)
 class BudgetConfig:
-    """A monthly Azure consumption budget on the stack's resource group (docs/cost.md)."""
+    """A monthly Azure consumption budget over what the stack runs (docs/cost.md)."""
 
     amount: PositiveAmount
     """The monthly budget, in the billing currency."""
@@ -457,7 +474,7 @@ class CostConfig:
     max_hourly: Optional[PositiveAmount] = None
     """The most the stack may cost per hour at its pools' largest sizes, in the price list's currency; a deployment above it stops."""
     budget: Optional[BudgetConfig] = None
-    """A monthly consumption budget on the resource group, with e-mail alerts; not with existingCluster."""
+    """A monthly consumption budget over what the stack runs (its resource groups, or on an existing cluster its pools' tag), with e-mail alerts."""
 
 
 @dataclass(frozen=True, config=_MODEL)
@@ -635,13 +652,6 @@ def parse(raw: Mapping[str, str], project: str, stack: str, root: Optional[Path]
             f"{NAMESPACE}:preflight.clusterFile", project_config.preflight.cluster_file,
             f"only with {NAMESPACE}:existingCluster: it describes the existing cluster for the offline render; remove it",
         )  # fmt: skip
-    if existing is not None and project_config.cost.budget is not None:
-        raise _fail(
-            f"{NAMESPACE}:cost.budget",
-            {"amount": project_config.cost.budget.amount},
-            f"not used with {NAMESPACE}:existingCluster: the stack owns no resource group, and a budget on the cluster's "
-            "would count its owner's costs too (docs/cost.md); remove it",
-        )
     if project_config.network.policy == "none":
         warnings.append(NO_NETWORK_POLICY_WARNING)
     if project_config.access.grants_deployer and project_config.access.deployer_object_id is None:
@@ -902,6 +912,8 @@ def _check_gpu_pool(pool: GpuPoolConfig, mnist_job: MnistJobConfig, key: str) ->
             "the Job would wait forever for a GPU node; set nodeCount >= 1, set minCount/maxCount, "
             "or set mnistJob.enabled to false"
         )
+    if pool.spot_max_price is not None and not pool.spot:
+        raise _fail(f"{key}.spotMaxPrice", pool.spot_max_price, f"only with {key}.spot = true: it caps a Spot node's price; remove it")
     # "The minimum value that can be set for maximum pods per node is 10 if and only if the
     # configuration of each node pool has space for a minimum of 30 pods" (azure-aks-docs
     # concepts-network-ip-address-planning.md, ms.date 04/16/2026).

@@ -37,20 +37,34 @@ class Node:
     spot: bool
     least_nodes: int
     most_nodes: int
+    #: A Spot pool's cap per node-hour in US dollars (spotMaxPrice); None or -1: no cap.
+    spot_max_price: Optional[float] = None
 
 
 @dataclass(frozen=True)
 class PoolCost:
     node: Node
+    #: What a node is billed per hour today: the pay-as-you-go price, or a Spot pool's
+    #: current Spot price.
     price: prices.Price
+    #: The most Azure may bill a node per hour (`ceiling_source` says why); None when it
+    #: cannot be known (a Spot pool with no cap whose pay-as-you-go price the list lacks).
+    ceiling: Optional[float]
+    ceiling_source: str = ""
 
     @property
     def least_hourly(self) -> float:
         return self.node.least_nodes * self.price.hourly
 
     @property
-    def most_hourly(self) -> float:
+    def expected_most_hourly(self) -> float:
+        """At its most nodes, at today's price (a Spot pool's current Spot price)."""
         return self.node.most_nodes * self.price.hourly
+
+    @property
+    def most_hourly(self) -> float:
+        """At its most nodes, at the most Azure may charge (today's price if the ceiling is unknown)."""
+        return self.node.most_nodes * (self.ceiling if self.ceiling is not None else self.price.hourly)
 
 
 @dataclass(frozen=True)
@@ -70,15 +84,30 @@ class Estimate:
         return sum(p.most_hourly for p in self.pools)
 
     @property
+    def expected_most_hourly(self) -> float:
+        return sum(p.expected_most_hourly for p in self.pools)
+
+    @property
     def most_monthly(self) -> float:
         return self.most_hourly * HOURS_PER_MONTH
+
+    @property
+    def missing(self) -> list[str]:
+        """What the totals leave out: unpriced pools, and Spot pools whose ceiling is unknown."""
+        return [f"{n.key} {n.vm_size} (no price)" for n in self.unpriced] + [
+            f"{p.node.key} {p.node.vm_size} (no pay-as-you-go price: its Spot ceiling)" for p in self.pools if p.ceiling is None
+        ]
+
+    @property
+    def complete(self) -> bool:
+        return not self.missing
 
 
 def nodes(cfg: StackConfig) -> list[Node]:
     """The pools that cost money in this stack: the GPU pools, and the System pool of a
     cluster this program creates (an existing cluster's is its owner's)."""
     found = [
-        Node(cfg.pool_key(p), p.name, p.vm_size, p.spot, p.min_count if p.autoscaling else p.node_count, p.max_count or p.node_count)
+        Node(cfg.pool_key(p), p.name, p.vm_size, p.spot, p.min_count if p.autoscaling else p.node_count, p.max_count or p.node_count, p.spot_max_price)
         for p in cfg.gpu_pools
     ]
     if cfg.existing_cluster is None:
@@ -87,14 +116,31 @@ def nodes(cfg: StackConfig) -> list[Node]:
     return found
 
 
+def spot_ceiling(node: Node, pay_as_you_go: Optional[prices.Price], currency: str) -> tuple[Optional[float], str]:
+    """The most a Spot node may be billed per hour. With no cap (-1), "the price for the
+    instance will be the lower price of either the current price for a Spot instance or for a
+    standard instance": the pay-as-you-go price. With a cap, in US dollars, Azure evicts the
+    node above it (azure-aks-docs spot-node-pool.md, ms.date 04/06/2025)."""
+    cap = node.spot_max_price if node.spot_max_price not in (None, -1) else None
+    payg = pay_as_you_go.hourly if pay_as_you_go is not None else None
+    if cap is not None and currency == "USD":
+        return (min(cap, payg), "spotMaxPrice, below pay-as-you-go") if payg is not None and payg < cap else (cap, "spotMaxPrice")
+    if payg is not None:
+        return payg, "pay-as-you-go: Spot with no cap" if cap is None else f"pay-as-you-go: spotMaxPrice is USD, the list {currency}"
+    return None, "unknown: no pay-as-you-go price in the list"
+
+
 def estimate(cfg: StackConfig, items: list[dict[str, Any]], region: str, source: str) -> Estimate:
     priced, unpriced = [], []
     for node in nodes(cfg):
         price = prices.pick(items, node.vm_size, region, node.spot)
         if price is None:
             unpriced.append(node)
-        else:
-            priced.append(PoolCost(node, price))
+            continue
+        ceiling, why = price.hourly, ""
+        if node.spot:
+            ceiling, why = spot_ceiling(node, prices.pick(items, node.vm_size, region, False), price.currency)
+        priced.append(PoolCost(node, price, ceiling, why))
     currency = priced[0].price.currency if priced else "USD"
     return Estimate(currency=currency, source=source, pools=tuple(priced), unpriced=tuple(unpriced))
 
@@ -103,19 +149,29 @@ def money(amount: float, currency: str) -> str:
     return f"{amount:,.2f} {currency}"
 
 
+def _pool_line(p: PoolCost, currency: str) -> str:
+    n = p.node
+    nodes_text = f"{n.least_nodes}" if n.least_nodes == n.most_nodes else f"{n.least_nodes}-{n.most_nodes}"
+    count = f"{nodes_text} node{'' if n.most_nodes == 1 else 's'}"
+    if not n.spot:
+        rate = f"{money(p.price.hourly, currency)} per node-hour"
+    elif p.ceiling is None:
+        rate = f"{money(p.price.hourly, currency)} per node-hour at today's Spot price, its ceiling unknown (no pay-as-you-go price)"
+    else:
+        rate = f"{money(p.price.hourly, currency)} per node-hour at today's Spot price, up to {money(p.ceiling, currency)} ({p.ceiling_source})"
+    expected = f" ({money(p.expected_most_hourly, currency)} per hour at today's Spot price)" if n.spot else ""
+    return (
+        f"cost: {n.key} {n.vm_size}{' Spot' if n.spot else ''}: {rate} x {count} = {money(p.least_hourly, currency)} to "
+        f"{money(p.most_hourly, currency)} per hour{expected}, at most {money(p.most_hourly * HOURS_PER_MONTH, currency)} per month"
+    )
+
+
 def lines(est: Estimate) -> list[str]:
     """One line per pool and one for the stack, as `pulumi preview` prints them."""
-    out = []
-    for p in est.pools:
-        n = p.node
-        nodes_text = f"{n.least_nodes}" if n.least_nodes == n.most_nodes else f"{n.least_nodes}-{n.most_nodes}"
-        out.append(
-            f"cost: {n.key} {n.vm_size}{' Spot' if n.spot else ''}: {money(p.price.hourly, est.currency)} per node-hour x "
-            f"{nodes_text} node{'' if n.most_nodes == 1 else 's'} = {money(p.least_hourly, est.currency)} to {money(p.most_hourly, est.currency)} per hour, "
-            f"at most {money(p.most_hourly * HOURS_PER_MONTH, est.currency)} per month"
-        )
+    out = [_pool_line(p, est.currency) for p in est.pools]
+    incomplete = f" INCOMPLETE, without {'; '.join(est.missing)}:" if not est.complete else ""
     out.append(
-        f"cost: the stack: {money(est.least_hourly, est.currency)} to {money(est.most_hourly, est.currency)} per hour, "
+        f"cost: the stack:{incomplete} {money(est.least_hourly, est.currency)} to {money(est.most_hourly, est.currency)} per hour, "
         f"at most {money(est.most_monthly, est.currency)} per month ({HOURS_PER_MONTH} h; VMs only: no disks, egress, "
         f"tier fee or taxes; prices from {est.source})"
     )
@@ -127,14 +183,17 @@ def output(est: Estimate) -> dict[str, Any]:
     return {
         "currency": est.currency,
         "source": est.source,
+        "complete": est.complete,
         "leastHourly": round(est.least_hourly, 4),
         "mostHourly": round(est.most_hourly, 4),
+        "expectedMostHourly": round(est.expected_most_hourly, 4),
         "mostMonthly": round(est.most_monthly, 2),
         "pools": {
             p.node.name: {
                 "vmSize": p.node.vm_size,
                 "spot": p.node.spot,
                 "hourlyPerNode": p.price.hourly,
+                "ceilingPerNode": p.ceiling,
                 "leastNodes": p.node.least_nodes,
                 "mostNodes": p.node.most_nodes,
                 "leastHourly": round(p.least_hourly, 4),
@@ -144,6 +203,7 @@ def output(est: Estimate) -> dict[str, Any]:
             for p in est.pools
         },
         "unpriced": [f"{n.key} {n.vm_size}" for n in est.unpriced],
+        "missing": est.missing,
     }
 
 
@@ -153,7 +213,9 @@ def load(cfg: StackConfig, region: str, under_mocks: bool) -> tuple[Optional[Est
     sizes = [n.vm_size for n in nodes(cfg)]
     if cfg.preflight.prices_file:
         path = Path(cfg.preflight.prices_file)
-        return estimate(cfg, prices.from_file(path), region, f"file {path.name}"), None
+        saved = prices.from_file(path)
+        when = f", saved {saved.saved_at}" if saved.saved_at else ""
+        return estimate(cfg, saved.items, region, f"file {path.name}{when}"), None
     if under_mocks:
         return None, f"the mock engine makes no calls to the Retail Prices API; set {NAMESPACE}:preflight.pricesFile to price a saved list"
     try:
@@ -181,8 +243,10 @@ def run(
         # Under the mock engine that is expected, and said without a warning.
         return None, ([note] if under_mocks else []), ([] if under_mocks else [note])
     warnings = [f"cost: no {est.source} price for {n.key}.vmSize {n.vm_size} in {region}; it is not counted" for n in est.unpriced]
-    if limit is not None and est.unpriced:
-        warnings.append(f"{NAMESPACE}:cost.maxHourly = {limit:g} was checked without the unpriced pools")
+    if limit is not None and not est.complete:
+        warnings.append(
+            f"{NAMESPACE}:cost.maxHourly = {limit:g} could not be fully checked: the total leaves out {'; '.join(est.missing)}"
+        )
     if limit is not None and est.most_hourly > limit:
         message = (
             f"{NAMESPACE}:cost.maxHourly = {limit:g}: the stack may cost up to {money(est.most_hourly, est.currency)} per hour "

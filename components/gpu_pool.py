@@ -123,7 +123,7 @@ def gpu_pool_settings(pool: GpuPoolConfig, network: Optional[PoolNetwork] = None
         settings.update(
             scale_set_priority=containerservice.ScaleSetPriority.SPOT,
             scale_set_eviction_policy=containerservice.ScaleSetEvictionPolicy.DELETE,
-            spot_max_price=-1,
+            spot_max_price=pool.spot_max_price if pool.spot_max_price is not None else -1,
         )
     return settings
 

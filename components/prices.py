@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
-from components import saved_files
+from components import gpu_sizes, saved_files
 
 PRICES_URL = "https://prices.azure.com/api/retail/prices"
 API_VERSION = "2023-01-01-preview"
@@ -51,10 +51,19 @@ class Price:
     meter: str
 
 
+def arm_spelling(vm_size: str) -> str:
+    """A size as ARM spells it (the catalog's spelling, which is Azure's), whatever case the
+    config gave: "Filter values are case-sensitive" from api-version 2023-01-01-preview on
+    (learn.microsoft.com "Azure Retail Prices overview", "Filter values are case sensitive"),
+    so `standard_nc4as_t4_v3` would find nothing."""
+    return next((name for name in gpu_sizes.CATALOG if name.lower() == vm_size.lower()), vm_size)
+
+
 def price_filter(region: str, sizes: Iterable[str]) -> str:
-    """Virtual Machines, pay-as-you-go, in one region, for these sizes."""
-    skus = " or ".join(f"armSkuName eq '{size}'" for size in sorted(set(sizes)))
-    return f"serviceName eq 'Virtual Machines' and priceType eq 'Consumption' and armRegionName eq '{region}' and ({skus})"
+    """Virtual Machines, pay-as-you-go, in one region (ARM's region names are lowercase), for
+    these sizes, each as ARM spells it."""
+    skus = " or ".join(f"armSkuName eq '{size}'" for size in sorted({arm_spelling(s) for s in sizes}))
+    return f"serviceName eq 'Virtual Machines' and priceType eq 'Consumption' and armRegionName eq '{region.lower()}' and ({skus})"
 
 
 def live(region: str, sizes: Iterable[str], base_url: Optional[str] = None, timeout: float = LIVE_TIMEOUT_SECONDS) -> list[dict[str, Any]]:
@@ -81,19 +90,28 @@ def live(region: str, sizes: Iterable[str], base_url: Optional[str] = None, time
 SAVED_HOLDS = 'a saved Retail Prices API answer, {"Items": [...]} with a numeric retailPrice in each item'
 
 
-def from_file(path: Path, key: str = "aks-gpu:preflight.pricesFile") -> list[dict[str, Any]]:
-    """A saved API response: `{"Items": [...]}` (one page, or pages merged). Anything else is
-    one line naming `key`: a list with nothing in it would price nothing, silently."""
+@dataclass(frozen=True)
+class SavedList:
+    items: list[dict[str, Any]]
+    #: When it was saved (`savedAt`, which `make prices` writes), if the file says.
+    saved_at: Optional[str] = None
+
+
+def from_file(path: Path, key: str = "aks-gpu:preflight.pricesFile") -> SavedList:
+    """A saved API response: `{"Items": [...]}` (one page, or pages merged), with the date
+    `make prices` saved it on, if any. Anything else is one line naming `key`: a list with
+    nothing in it would price nothing, silently."""
     saved = saved_files.read_json(key, path, SAVED_HOLDS)
     if not isinstance(saved, dict) or "Items" not in saved:
         raise saved_files.refused(key, path, f"no Items; expected {SAVED_HOLDS}")
-    return saved_files.check_items(key, path, saved["Items"], SAVED_HOLDS, lambda item: saved_files.number(item, "retailPrice"))
+    items = saved_files.check_items(key, path, saved["Items"], SAVED_HOLDS, lambda item: saved_files.number(item, "retailPrice"))
+    return SavedList(items, saved.get("savedAt") if isinstance(saved.get("savedAt"), str) else None)
 
 
 def _is(item: dict[str, Any], vm_size: str, region: str, spot: bool) -> bool:
     sku_name, product = item.get("skuName") or "", item.get("productName") or ""
     return (
-        item.get("armSkuName") == vm_size
+        (item.get("armSkuName") or "").lower() == vm_size.lower()
         and (item.get("armRegionName") or "").lower() == region.lower()
         and item.get("type") == "Consumption"
         and not item.get("reservationTerm")

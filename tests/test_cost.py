@@ -85,10 +85,70 @@ def test_the_estimated_cost_output_carries_the_figures_as_numbers(price_file):
     assert out["unpriced"] == []
 
 
-def test_a_spot_pool_from_zero_costs_nothing_idle_and_its_spot_price_at_most(price_file):
+def test_a_spot_pool_from_zero_costs_nothing_idle_and_counts_at_its_ceiling_at_most(price_file):
+    """With no cap (spotMaxPrice -1), a Spot node is billed "the lower price of either the
+    current price for a Spot instance or for a standard instance" (spot-node-pool.md): at
+    most the pay-as-you-go price, which the most figures count; today's Spot price is shown."""
     pool = {"vmSize": T4, "minCount": 0, "maxCount": 4, "spot": True}
-    out = run_cached("dev", **with_prices(price_file, gpuPool=pool))[0].outputs["estimatedCost"].value["pools"]["gpu"]
-    assert (out["spot"], out["hourlyPerNode"], out["leastHourly"], out["mostHourly"]) == (True, fake_prices.T4_SPOT, 0, round(4 * fake_prices.T4_SPOT, 4))
+    run = run_cached("dev", **with_prices(price_file, gpuPool=pool))[0]
+    out = run.outputs["estimatedCost"].value
+    gpu = out["pools"]["gpu"]
+    assert (gpu["spot"], gpu["hourlyPerNode"], gpu["ceilingPerNode"], gpu["leastHourly"]) == (True, fake_prices.T4_SPOT, fake_prices.T4, 0)
+    assert gpu["mostHourly"] == round(4 * fake_prices.T4, 4) and gpu["mostMonthly"] == round(4 * fake_prices.T4 * 730, 2)
+    assert out["expectedMostHourly"] == pytest.approx(4 * fake_prices.T4_SPOT + fake_prices.D2S)
+    assert (
+        "cost: aks-gpu:gpuPool Standard_NC4as_T4_v3 Spot: 0.05 USD per node-hour at today's Spot price, up to 0.53 USD "
+        "(pay-as-you-go: Spot with no cap) x 0-4 nodes = 0.00 USD to 2.10 USD per hour (0.21 USD per hour at today's "
+        "Spot price), at most 1,535.92 USD per month"
+    ) in run.infos
+
+
+@pytest.mark.parametrize("cap, ceiling", [(0.1, 0.1), (0.25, 0.25), (5, fake_prices.T4)])
+def test_a_spot_max_price_is_the_ceiling_below_pay_as_you_go(price_file, cap, ceiling):
+    pool = {"vmSize": T4, "nodeCount": 2, "spot": True, "spotMaxPrice": cap}
+    run = run_cached("dev", **with_prices(price_file, gpuPool=pool))[0]
+    assert run.one("azure-native:containerservice:AgentPool").inputs["spotMaxPrice"] == cap, "AKS's own field"
+    gpu = run.outputs["estimatedCost"].value["pools"]["gpu"]
+    assert (gpu["ceilingPerNode"], gpu["mostHourly"]) == (ceiling, round(2 * ceiling, 4))
+
+
+def test_the_limit_stops_a_spot_deployment_that_only_todays_spot_price_would_let_through(price_file):
+    """Two Spot T4 nodes: 0.11 USD an hour at today's Spot price, up to 1.05 at pay-as-you-go."""
+    overrides = with_prices(price_file, gpuPool={"vmSize": T4, "nodeCount": 2, "spot": True}, cost={"maxHourly": 1})
+    monitor = RecordingMonitor(AzureMocks())
+    with pytest.raises(CostError, match=r"the stack may cost up to 1\.15 USD per hour"):
+        run_program("dev", overrides=overrides, monitor=monitor, preview=False)
+    assert monitor.registrations == []
+
+
+def test_a_spot_pool_without_a_pay_as_you_go_price_makes_the_total_incomplete_everywhere(price_file, tmp_path):
+    spot_only = [i for i in ITEMS if not (i["armSkuName"] == T4 and "Spot" not in i["skuName"])]
+    path = tmp_path / "spot-only.json"
+    path.write_text(json.dumps({"Items": spot_only}))
+    run = run_program("dev", overrides={"preflight": {"pricesFile": str(path)}, "gpuPool": {"vmSize": T4, "spot": True}, "cost": {"maxHourly": 50}}, preview=True)
+    out = run.outputs["estimatedCost"].value
+    assert out["complete"] is False and out["pools"]["gpu"]["ceilingPerNode"] is None
+    assert out["missing"] == ["aks-gpu:gpuPool Standard_NC4as_T4_v3 (no pay-as-you-go price: its Spot ceiling)"]
+    [total] = [i for i in run.infos if i.startswith("cost: the stack:")]
+    assert total.startswith("cost: the stack: INCOMPLETE, without aks-gpu:gpuPool Standard_NC4as_T4_v3 (no pay-as-you-go price")
+    assert any(w.startswith("aks-gpu:cost.maxHourly = 50 could not be fully checked: the total leaves out") for w in run.warnings)
+
+
+def test_an_unpriced_pool_makes_the_total_and_the_limit_say_incomplete(price_file):
+    run = run_cached("dev", **with_prices(price_file, gpuPool={"vmSize": "Standard_NC40ads_H100_v5"}, cost={"maxHourly": 10}))[0]
+    assert run.outputs["estimatedCost"].value["complete"] is False
+    assert [i for i in run.infos if i.startswith("cost: the stack: INCOMPLETE, without aks-gpu:gpuPool Standard_NC40ads_H100_v5 (no price):")]
+    assert "aks-gpu:cost.maxHourly = 10 could not be fully checked: the total leaves out aks-gpu:gpuPool Standard_NC40ads_H100_v5 (no price)" in run.warnings
+
+
+def test_a_spot_max_price_needs_spot_and_a_price_azure_takes():
+    for pool, says in [
+        ({"vmSize": T4, "spotMaxPrice": 0.2}, "only with aks-gpu:gpuPool.spot = true"),
+        ({"vmSize": T4, "spot": True, "spotMaxPrice": 0}, "a price per hour above 0 with at most five decimals, or -1"),
+        ({"vmSize": T4, "spot": True, "spotMaxPrice": 0.123456}, "at most five decimals"),
+    ]:
+        with pytest.raises(ConfigError, match=rf"^invalid config aks-gpu:gpuPool\.spotMaxPrice = .*{says}"):
+            run_program("dev", overrides={"gpuPool": pool}, preview=True)
 
 
 def test_several_pools_are_priced_each_and_summed(price_file):
@@ -178,7 +238,7 @@ def test_a_live_estimate_equals_the_saved_ones(api, monkeypatch, price_file):
     cfg = parse({"aks-gpu:gpuPool": json.dumps({"vmSize": T4, "minCount": 0, "maxCount": 3})}, "aks-gpu", "dev")
     est, lines, warnings = cost.run(cfg, "eastus", under_mocks=False, dry_run=True)
     assert warnings == [] and est.source == "the Azure Retail Prices API"
-    saved = cost.estimate(cfg, prices.from_file(Path(price_file)), "eastus", "file")
+    saved = cost.estimate(cfg, prices.from_file(Path(price_file)).items, "eastus", "file")
     assert (est.least_hourly, est.most_hourly) == (saved.least_hourly, saved.most_hourly)
 
 
@@ -194,11 +254,41 @@ def test_prices_that_cannot_be_had_warn_and_never_block(monkeypatch):
 # --------------------------------------------------------------------------- the budget
 
 
-def test_a_budget_is_monthly_on_the_resource_group_with_three_alerts():
-    run, _ = run_cached("prod", cost={"budget": {"amount": 500, "contactEmails": ["gpu-team@example.com"]}})
+BUDGET_CONFIG = {"budget": {"amount": 500, "contactEmails": ["gpu-team@example.com"]}}
+
+
+def test_a_budget_watches_the_clusters_group_and_its_node_resource_group_where_the_gpu_nodes_are_billed():
+    """AKS bills the nodes to MC_<group>_<cluster>_<region>: a budget on the stack's group alone
+    would see the control plane and hardly any GPU spend."""
+    run, _ = run_cached("prod", preview=False, cost=BUDGET_CONFIG)
+    inputs = run.one(BUDGET).inputs
+    assert inputs["scope"] == "/subscriptions/33333333-3333-3333-3333-333333333333", "the subscription's scope"
+    assert inputs["filter"] == {
+        "dimensions": {"name": "ResourceGroupName", "operator": "In", "values": ["aks-gpu-prod-rg", "MC_aks-gpu-prod-rg_aks-gpu-prod_eastus"]}
+    }
+    assert inputs["budgetName"] == "aks-gpu-prod-aks-gpu-prod-gpu"
+    preview, _ = run_cached("prod", cost=BUDGET_CONFIG)
+    assert (
+        "cost: budget aks-gpu-prod-aks-gpu-prod-gpu: 500 a month over resource groups aks-gpu-prod-rg and "
+        "MC_aks-gpu-prod-rg_aks-gpu-prod_eastus (filter ResourceGroupName In, at the subscription's scope): the cluster, "
+        "and its nodes' VMs, disks, load balancer and public IPs"
+    ) in preview.infos, "the preview says which scope and filter"
+
+
+def test_on_an_existing_cluster_the_budget_watches_this_stacks_pools_by_their_tag():
+    team = {"existingCluster": {"resourceGroupName": "team-rg", "name": "team-aks"}, "gpuPool": {"vmSize": T4}, "cost": BUDGET_CONFIG}
+    run, _ = run_cached("dev", preview=False, **team)
+    inputs = run.one(BUDGET).inputs
+    assert inputs["filter"] == {"tags": {"name": "aks-gpu-stack", "operator": "In", "values": ["aks-gpu/dev"]}}
+    assert run.one("azure-native:containerservice:AgentPool").inputs["tags"] == {"aks-gpu-stack": "aks-gpu/dev"}, "what it filters on"
+    [line] = [i for i in run_cached("dev", **team)[0].infos if i.startswith("cost: budget")]
+    assert "tag aks-gpu-stack = aks-gpu/dev" in line and "not their OS disks, the cluster's load balancer or egress" in line
+
+
+def test_a_budget_is_monthly_with_three_alerts():
+    run, _ = run_cached("prod", cost=BUDGET_CONFIG)
     found = run.one(BUDGET)
     inputs = found.inputs
-    assert inputs["scope"] == "gpu-cluster-rg-id", "the resource group's ID"
     assert (inputs["amount"], inputs["category"], inputs["timeGrain"]) == (500, "Cost", "Monthly")
     assert inputs["timePeriod"] == {"startDate": budget.first_of_month()}
     alerts = {k: (v["threshold"], v["thresholdType"], v["operator"], v["contactEmails"]) for k, v in inputs["notifications"].items()}
@@ -240,18 +330,35 @@ def test_a_missing_prices_file_names_the_key(tmp_path):
         parse({"aks-gpu:preflight": json.dumps({"pricesFile": "nope.json"})}, "aks-gpu", "dev", root=tmp_path)
 
 
-def test_a_budget_with_an_existing_cluster_is_refused():
-    raw = {
-        "aks-gpu:existingCluster": json.dumps({"resourceGroupName": "team-rg", "name": "team-aks"}),
-        "aks-gpu:cost": json.dumps({"budget": {"amount": 5, "contactEmails": ["a@example.com"]}}),
-    }
-    with pytest.raises(ConfigError, match=r"^invalid config aks-gpu:cost\.budget = .*: not used with aks-gpu:existingCluster"):
-        parse(raw, "aks-gpu", "dev")
-
-
 def test_the_offline_render_prints_the_figures_when_a_price_list_is_given(price_file, tmp_path):
     from tools import render
 
     run, _ = run_cached("prod", **with_prices(price_file))
     text = render.summary(run, tmp_path)
     assert "cost: the stack: 0.58 USD to 2.15 USD per hour, at most 1,572.42 USD per month" in text
+
+
+def test_make_prices_saves_every_stacks_sizes_with_its_date_and_make_render_prices_from_it(tmp_path, monkeypatch, capsys):
+    """No network here: the fake API answers. `make render` then prices every stack without one."""
+    from tools import prices as save_prices
+    from tools import render
+
+    for api in fake_prices.serve(page_size=7):
+        saved = save_prices.save(tmp_path / "retail-prices.json", ["dev", "prod", "team"], base_url=api.url, today=datetime.date(2026, 11, 25))
+        filters = [q["$filter"][0] for q in api.queries if "$skip" not in q]
+    assert saved["savedAt"] == "2026-11-25" and saved["regions"] == {"eastus": ["Standard_D2s_v5", "Standard_D4s_v5", "Standard_NC24ads_A100_v4", "Standard_NC4as_T4_v3", "Standard_NC6"]}
+    assert filters == [prices.price_filter("eastus", saved["regions"]["eastus"])], "one query per region"
+    monkeypatch.setattr(render, "SAVED_PRICES", tmp_path / "retail-prices.json")
+    assert render.main(["--stack", "prod", "--out", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    assert "cost: the stack: 0.58 USD to 2.15 USD per hour" in out and "prices from file retail-prices.json, saved 2026-11-25)" in out
+
+
+def test_the_query_spells_sizes_and_regions_as_arm_does_and_the_answer_matches_without_case():
+    """Filter values are case-sensitive from api-version 2023-01-01-preview on."""
+    assert prices.price_filter("EastUS", ["standard_nc4as_t4_v3"]) == (
+        "serviceName eq 'Virtual Machines' and priceType eq 'Consumption' and armRegionName eq 'eastus' "
+        "and (armSkuName eq 'Standard_NC4as_T4_v3')"
+    )
+    lower = [{**i, "armSkuName": i["armSkuName"].lower()} for i in ITEMS]
+    assert prices.pick(lower, "Standard_NC4as_T4_v3", "eastus", False).hourly == fake_prices.T4

@@ -46,7 +46,7 @@ def test_manifests_carry_no_pulumi_internals_and_are_kubectl_shaped(tmp_path: Pa
 
 def test_a_config_error_is_one_line_and_exit_status_1(monkeypatch, capsys):
     real = render.run_program
-    monkeypatch.setattr(render, "run_program", lambda stack, **kw: real(stack, overrides={"gpuPool": {"minCount": 2}}, **kw))
+    monkeypatch.setattr(render, "run_program", lambda stack, overrides, **kw: real(stack, overrides={**overrides, "gpuPool": {"minCount": 2}}, **kw))
     assert render.main(["--stack", "dev", "--out", "unused"]) == 1
     err = capsys.readouterr().err
     assert err == "error: invalid config aks-gpu:gpuPool: minCount is set without maxCount; set both to turn the cluster autoscaler on, or neither for a fixed nodeCount\n"
@@ -94,8 +94,8 @@ POOL_SHAPES = {
 def test_make_render_previews_every_mode_of_every_entry_point(entry, shape, tmp_path: Path, monkeypatch, capsys):
     """A preview's unknowns (a new cluster's resourceUID, which the managed pool takes) are
     shown as such, not a crash."""
-    overrides = {**ENTRY_POINTS[entry], **POOL_SHAPES[shape]}
-    monkeypatch.setattr(render, "run_program", lambda stack, preview: run_cached(stack, preview=preview, **overrides)[0])
+    overrides = shape = {**ENTRY_POINTS[entry], **POOL_SHAPES[shape]}
+    monkeypatch.setattr(render, "run_program", lambda stack, preview, overrides: run_cached(stack, preview=preview, **{**overrides, **shape})[0])
     assert render.main(["--stack", "dev", "--out", str(tmp_path)]) == 0, capsys.readouterr().err
     out = capsys.readouterr().out
     pools = overrides.get("gpuPools") or {"gpu": overrides["gpuPool"]}
@@ -114,7 +114,7 @@ def test_make_render_previews_any_existing_cluster_and_says_what_it_assumed(tmp_
     answers for it with stated assumptions, whatever its name."""
     team = {"existingCluster": {"resourceGroupName": "ml-rg", "name": "ml-aks"}, "gpuPool": None, "gpuPools": {"t4": {"vmSize": T4}}}
     real = render.run_program
-    monkeypatch.setattr(render, "run_program", lambda stack, **kw: real(stack, overrides=team, **kw))
+    monkeypatch.setattr(render, "run_program", lambda stack, overrides, **kw: real(stack, overrides={**overrides, **team}, **kw))
     assert render.main(["--stack", "dev", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "offline: cluster ml-rg/ml-aks was not read; assumed: in eastus, Succeeded and running, Kubernetes 1.34.2, Azure CNI Overlay" in out
@@ -133,7 +133,7 @@ def test_make_render_reads_a_saved_az_aks_show_and_fits_the_pools_to_its_network
         "gpuPools": {"t4": {"vmSize": T4}}, "preflight": {"clusterFile": saved},
     }  # fmt: skip
     real = render.run_program
-    monkeypatch.setattr(render, "run_program", lambda stack, **kw: real(stack, overrides=team, **kw))
+    monkeypatch.setattr(render, "run_program", lambda stack, overrides, **kw: real(stack, overrides={**overrides, **team}, **kw))
     assert render.main(["--stack", "dev", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "offline:" not in out, "nothing assumed: the saved description answers"

@@ -64,7 +64,7 @@ def test_a_saved_file_that_is_not_what_it_should_hold_is_one_line_naming_its_key
 def test_make_render_says_the_same_one_line_and_exits_1(tmp_path, monkeypatch, capsys):
     files = preflight_config(tmp_path, "pricesFile", {"Items": [{"retailPrice": "0.5"}]})
     real = render.run_program
-    monkeypatch.setattr(render, "run_program", lambda stack, **kw: real(stack, overrides={"gpuPool": {"vmSize": T4}, "preflight": files}, **kw))
+    monkeypatch.setattr(render, "run_program", lambda stack, overrides, **kw: real(stack, overrides={**overrides, "gpuPool": {"vmSize": T4}, "preflight": files}, **kw))
     assert render.main(["--stack", "dev", "--out", str(tmp_path / "out")]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith('error: invalid config aks-gpu:preflight.pricesFile = prices.json: item 0: retailPrice is "0.5", not a number')

@@ -316,6 +316,11 @@ class AzureMocks(pulumi_mocks.Mocks):
 
     def new_resource(self, args: pulumi_mocks.MockResourceArgs) -> tuple[Optional[str], dict]:
         state = dict(args.inputs)
+        # What AKS computes for a cluster it creates, known once it exists (so not in a
+        # preview): its node resource group, by AKS's default name (azure-aks-docs faq.md).
+        if args.typ == "azure-native:containerservice:ManagedCluster" and not settings.is_dry_run():
+            group, name, where = state.get("resourceGroupName"), state.get("resourceName"), state.get("location")
+            state.setdefault("nodeResourceGroup", f"MC_{group}_{name}_{where}")
         # azure-native exposes the ARM name as the `name` output.
         for name_input in ("resourceName", "resourceGroupName", "agentPoolName"):
             if args.typ.startswith("azure-native:") and name_input in state:

@@ -31,7 +31,7 @@ import pulumi
 import yaml
 from pulumi.output import Unknown
 
-from tools.mock_engine import ROOT, ProgramRun, Registration, SavedFileError, Secret, run_program, stacks
+from tools.mock_engine import ROOT, ProgramRun, Registration, SavedFileError, Secret, run_program, stack_config, stacks
 
 SECRET_MASK = "[secret]"
 # What a preview does not know yet (a resource's output before it exists: a new cluster's
@@ -248,6 +248,26 @@ def _relative(path: Path) -> str:
         return str(path)
 
 
+# `make prices` saves the Retail Prices API's answer here (tools/prices.py), for a machine
+# without the network: a stack that names no price list of its own is priced from it.
+SAVED_PRICES = ROOT / "prices" / "retail-prices.json"
+
+
+def offline_prices(stack: str) -> dict[str, Any]:
+    """The saved price list as the stack's `preflight.pricesFile`, unless the stack names
+    its own, or there is none. (A preview that is not offline asks the API itself.)"""
+    if not SAVED_PRICES.exists():
+        return {}
+    try:
+        preflight = json.loads(stack_config(stack).get("aks-gpu:preflight", "{}"))
+    except (FileNotFoundError, SavedFileError, json.JSONDecodeError):
+        return {}  # run_program says what is wrong with the stack file
+    if not isinstance(preflight, dict) or preflight.get("pricesFile"):
+        return {}
+    where = SAVED_PRICES.relative_to(ROOT) if SAVED_PRICES.is_relative_to(ROOT) else SAVED_PRICES
+    return {"preflight": {**preflight, "pricesFile": str(where)}}
+
+
 SNAPSHOTS = ROOT / "tests" / "snapshots"
 RENDERED_FILES = ("manifests.yaml", "azure.json", "resources.json", "outputs.json")
 
@@ -268,7 +288,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         else:
             out_dir = (args.out or ROOT / "build") / stack
         try:
-            run = run_program(stack, preview=True)  # `pulumi preview`, as the README says
+            run = run_program(stack, overrides=offline_prices(stack), preview=True)  # `pulumi preview`, as the README says
         except FileNotFoundError as error:
             print(f"error: {error}", file=sys.stderr)
             return 2

@@ -1,0 +1,70 @@
+"""`make prices`: save the Azure Retail Prices API's answer for every stack's sizes and region
+into `prices/retail-prices.json`, with the date it was saved, so that `make render` prices
+the stacks on a machine without the network (docs/cost.md).
+
+It asks the same filtered query the program asks (components/prices.py: Virtual Machines,
+pay-as-you-go, the region, the sizes as ARM spells them), once per region of the stacks
+(`azure-native:location`; an existing cluster's region is only known by reading it, so its
+stack's location is taken, which says where its saved description puts it when one is
+named). Needs the network; nothing else does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import sys
+from pathlib import Path
+from typing import Optional
+
+from components import config, cost, prices
+from tools.mock_engine import ROOT, project_name, saved_cluster, stack_config, stacks
+
+SAVED = ROOT / "prices" / "retail-prices.json"
+
+
+def wanted(names: list[str]) -> dict[str, set[str]]:
+    """Region -> the sizes the stacks price there."""
+    found: dict[str, set[str]] = {}
+    for stack in names:
+        raw = stack_config(stack)
+        cfg = config.parse(raw, project_name(), stack, ROOT)
+        described = saved_cluster(raw) if cfg.existing_cluster else None
+        region = (described or {}).get("location") or cfg.location
+        found.setdefault(region.lower(), set()).update(n.vm_size for n in cost.nodes(cfg))
+    return found
+
+
+def save(out: Path, names: list[str], base_url: Optional[str] = None, today: Optional[datetime.date] = None) -> dict:
+    items = []
+    regions = wanted(names)
+    for region, sizes in sorted(regions.items()):
+        items += prices.live(region, sorted(sizes), base_url=base_url)
+    saved = {
+        "savedAt": (today or datetime.datetime.now(datetime.timezone.utc).date()).isoformat(),
+        "source": f"{prices.PRICES_URL}?api-version={prices.API_VERSION}",
+        "regions": {region: sorted(sizes) for region, sizes in sorted(regions.items())},
+        "Items": items,
+    }
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(saved, indent=1, sort_keys=True) + "\n")
+    return saved
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--stack", action="append", help="a stack (repeatable; default: every Pulumi.<stack>.yaml)")
+    parser.add_argument("--out", type=Path, default=SAVED)
+    args = parser.parse_args(argv)
+    try:
+        saved = save(args.out, args.stack or stacks())
+    except OSError as error:  # no network, a timeout
+        print(f"error: the Retail Prices API could not be read ({error}); nothing was saved", file=sys.stderr)
+        return 1
+    print(f"{len(saved['Items'])} prices for {', '.join(saved['regions'])}, saved {saved['savedAt']} -> {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
