@@ -10,6 +10,11 @@
 # on the PATH, uv itself is installed from PyPI into .uv/ (requirements-uv.txt, hashed).
 
 PYTHON ?= python3
+# Python may cache bytecode (.pyc, in git-ignored __pycache__ folders). With
+# PYTHONDONTWRITEBYTECODE set, as some machines set it, every test process compiles the
+# thousand modules it imports from source again: about 3 s a process, most of a warm
+# `make test`'s difference (docs/layout.md, "Test time").
+unexport PYTHONDONTWRITEBYTECODE
 STACK  ?= dev
 VENV   := .venv
 LINT_VENV := .venv-lint

@@ -225,11 +225,14 @@ def pool_dependencies(args: GpuPoolArgs) -> list[pulumi.Resource]:
     AKS runs one agent-pool operation per cluster at a time and answers a second with 409
     OperationNotAllowed; azure-native retries no 409 of that kind, and the azurerm provider
     holds a lock on the cluster's name around every node-pool create, update and delete
-    for this reason. A chain of dependencies orders the pools the same way, whichever
-    resource declares them: the SDK registers a resource only once what it depends on is
-    created or updated (pulumi/pulumi sdk/python/lib/pulumi/runtime/resource.py), and the
-    engine deletes a dependent before what it depends on. Nothing else joins the chain:
-    each pool's Job waits for its own pool alone."""
+    for this reason (and parallel pool creates on one VNet fail with
+    VirtualNetworkNotInSucceededState: Azure/AKS#4522). A chain of dependencies orders the
+    pools the same way, whichever resource declares them: the SDK sends a resource's
+    RegisterResource only once the URN of each resource in its depends_on has resolved
+    (pulumi sdk/python/lib/pulumi/runtime/rpc.py `_add_dependency`: `await res.urn.future()`),
+    which the engine answers when that resource's create or update is done; and the engine
+    deletes a dependent before what it depends on. Nothing else joins the chain: each pool's
+    Job waits for its own pool alone."""
     return list(args.cluster.dependencies) + ([args.after] if args.after is not None else [])
 
 

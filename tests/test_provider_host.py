@@ -275,12 +275,12 @@ def test_the_time_limit_in_the_inputs_is_the_one_the_operation_gets(host, fresh)
 def test_a_create_retried_while_aks_still_works_on_the_pool_waits_for_it(host, fresh):
     """The first `up` timed out, AKS goes on; the next `up` creates again and AKS answers
     409 OperationNotAllowed until it has finished: the create waits it out."""
-    fresh.operation_seconds = 0.6
+    fresh.operation_seconds = 0.3
     short = program_inputs(fresh)
     short[mgp.TIMEOUTS]["create"] = 0.001
     with pytest.raises(HostError, match="did not finish within its time limit"):
         host.create(host.check(short))
-    fresh.operation_seconds, fresh.busy_retry_after = 0.05, "0.1"
+    fresh.operation_seconds, fresh.busy_retry_after = 0.05, "0.05"
     outs = plain(host.create(host.check(program_inputs(fresh))))
     assert len(fresh.pool_calls("PUT")) >= 3, "the first PUT, at least one refused while busy, the one that went through"
     assert outs["provisioningState"] == "Succeeded"
@@ -300,9 +300,9 @@ def test_update_and_delete_wait_out_more_409s_than_azure_core_retries(host, fres
 
 
 def test_a_cluster_busy_past_the_time_limit_fails_the_operation_at_its_limit(host, fresh):
-    fresh.busy, fresh.busy_retry_after = 10_000, "1"
+    fresh.busy, fresh.busy_retry_after = 10_000, "0.5"
     limited = program_inputs(fresh)
-    limited[mgp.TIMEOUTS]["create"] = 0.01  # 0.6 s, less than one Retry-After
+    limited[mgp.TIMEOUTS]["create"] = 0.005  # 0.3 s, less than one Retry-After
     with pytest.raises(HostError, match=r"creating node pool gpu could not start within its time limit: Azure kept answering that it is busy"):
         host.create(host.check(limited))
     assert len(fresh.pool_calls("PUT")) <= 2
@@ -319,6 +319,8 @@ def test_an_old_state_s_pickle_still_names_the_provider_and_refresh_and_destroy_
 
     assert b"components.managed_gpu_pool" in base64.b64decode(STORED_PICKLE)
     assert b"ManagedGpuPoolProvider" in base64.b64decode(STORED_PICKLE)
+    fresh_pickle = program_inputs(fresh)["__provider"]
+    assert len(base64.b64decode(fresh_pickle)) < 1000, "today's program pickles it by reference too, not by value"
     olds = host.create(host.check(program_inputs(fresh)))
     old_state = struct_pb2.Struct()
     old_state.CopyFrom(olds)

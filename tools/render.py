@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import functools
 import importlib
 import inspect
 import json
@@ -133,12 +134,20 @@ ARM_URL_INPUTS = frozenset({"resourceGroupName", *(k for names in ARM_NAME_INPUT
 ARM_TEMPLATE_SCHEMA = "https://schema.management.azure.com/schemas/2019-04-01/deploymentTemplate.json#"
 
 
+@functools.lru_cache(maxsize=None)
 def sdk_api_version(pulumi_type: str) -> str:
-    """The REST API version the installed azure-native SDK uses for a resource type, as
-    its docstring states it ("Uses Azure REST API version 2025-09-01.")."""
+    """The REST API version the installed azure-native SDK uses for a resource type, as the
+    docstring of its class's constructor states it ("Uses Azure REST API version
+    2025-09-01."). Read from the module's text: the constructors that carry it are typing
+    overloads, gone at run time, and `inspect.getsource` of a class parses its whole module
+    with `ast.parse` (Python 3.11 inspect.findsource), slow on azure-native's modules and not
+    safe beside another thread's parse on 3.11 ("AST constructor recursion depth mismatch",
+    python/cpython#106905)."""
     _, module, name = pulumi_type.split(":")
     cls = getattr(importlib.import_module(f"pulumi_azure_native.{module}"), name)
-    found = re.search(r"Uses Azure REST API version (\S+?)\.", inspect.getsource(cls))
+    text = Path(inspect.getsourcefile(cls) or "").read_text()
+    start = text.find(f"\nclass {name}(")
+    found = re.search(r"Uses Azure REST API version (\S+?)\.", text[start:]) if start >= 0 else None
     if not found:
         raise LookupError(f"no API version in the docstring of {pulumi_type}")
     return found.group(1)
