@@ -110,6 +110,40 @@ def parse_usages(items: Iterable[dict[str, Any]]) -> dict[str, Usage]:
     return usages
 
 
+def _whole(value: Any) -> bool:
+    """A capability's value as the list gives numbers: a string of digits ("4")."""
+    return isinstance(value, str) and value.strip().isdigit()
+
+
+def sku_problem(item: dict[str, Any]) -> Optional[str]:
+    """What in one saved `az vm list-skus` item `parse_skus` could not read, or None."""
+    absent = saved_files.missing(item, ("name", "resourceType", "locations"))
+    if absent:
+        return absent
+    if not isinstance(item["name"], str) or not isinstance(item["locations"], list):
+        return "name is not a string or locations not a list"
+    for index, capability in enumerate(item.get("capabilities") or []):
+        if not isinstance(capability, dict) or not isinstance(capability.get("name"), str) or not isinstance(capability.get("value"), str):
+            return f"capabilities[{index}] is not an object with a string name and value"
+        if capability["name"] in ("vCPUs", "GPUs") and not _whole(capability["value"]):
+            return f"capability {capability['name']} is {capability['value']!r}, not a whole number"
+    if not all(isinstance(r, dict) for r in item.get("restrictions") or []):
+        return "a restriction is not an object"
+    return None
+
+
+def usage_problem(item: dict[str, Any]) -> Optional[str]:
+    """What in one saved `az vm list-usage` item `parse_usages` could not read, or None."""
+    name = item.get("name")
+    named = isinstance(name, str) or (isinstance(name, dict) and isinstance(name.get("value"), str))
+    return (
+        saved_files.missing(item, ("name", "currentValue", "limit"))
+        or (None if named else "name is neither a string nor an object with a string value")
+        or saved_files.number(item, "currentValue")
+        or saved_files.number(item, "limit")
+    )
+
+
 SKUS_HOLD = "the JSON list `az vm list-skus --location <loc> --resource-type virtualMachines --all --output json` prints"
 USAGE_HOLD = "the JSON list `az vm list-usage --location <loc> --output json` prints"
 
@@ -119,15 +153,8 @@ def from_files(
     skus_key: str = "aks-gpu:preflight.skusFile", usage_key: str = "aks-gpu:preflight.usageFile",
 ) -> Facts:
     """The saved az CLI answers; a file that is not such a list is one line naming its key."""
-    skus = saved_files.check_items(
-        skus_key, skus_file, saved_files.read_json(skus_key, skus_file, SKUS_HOLD), SKUS_HOLD,
-        lambda item: saved_files.missing(item, ("name", "resourceType", "locations")),
-    )
-    usages = saved_files.check_items(
-        usage_key, usage_file, saved_files.read_json(usage_key, usage_file, USAGE_HOLD), USAGE_HOLD,
-        lambda item: saved_files.missing(item, ("name", "currentValue", "limit"))
-        or saved_files.number(item, "currentValue") or saved_files.number(item, "limit"),
-    )  # fmt: skip
+    skus = saved_files.check_items(skus_key, skus_file, saved_files.read_json(skus_key, skus_file, SKUS_HOLD), SKUS_HOLD, sku_problem)
+    usages = saved_files.check_items(usage_key, usage_file, saved_files.read_json(usage_key, usage_file, USAGE_HOLD), USAGE_HOLD, usage_problem)
     return Facts(source=f"files {skus_file.name}, {usage_file.name}", skus=parse_skus(skus, location), usages=parse_usages(usages))
 
 

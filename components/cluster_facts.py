@@ -122,6 +122,53 @@ def parse(doc: Mapping[str, Any], resource_group: str, source: str = "Azure") ->
     )
 
 
+def _shape_problem(doc: Mapping[str, Any], member: str, types: tuple[type, ...], what: str) -> Optional[str]:
+    value = _get(doc, member)
+    if value is None or (isinstance(value, types) and not isinstance(value, bool)):
+        return None
+    return f"{member} is {value!r}, not {what}"
+
+
+def description_problem(doc: Any) -> Optional[str]:
+    """What is wrong with a saved description of a cluster, as far as `parse` reads it, or
+    None: a file whose members have other types would be misread (a `maxPods` of "30" taken
+    for none) or fail later with a traceback."""
+    if not isinstance(doc, Mapping):
+        return f"expected an object, found {type(doc).__name__}"
+    absent = [m for m in ("name", "location", "agentPoolProfiles") if _get(doc, m) is None]
+    if absent:
+        return f"no {', '.join(absent)}"
+    checks = [_shape_problem(doc, m, (str,), "a string") for m in ("name", "location", "kubernetesVersion", "nodeResourceGroup")]
+    checks.append(_shape_problem(doc, "networkProfile", (Mapping,), "an object"))
+    pools = _get(doc, "agentPoolProfiles")
+    if not isinstance(pools, list):
+        return f"agentPoolProfiles is {type(pools).__name__}, not a list of pools"
+    for index, pool in enumerate(pools):
+        if not isinstance(pool, Mapping):
+            return f"agentPoolProfiles[{index}] is not an object"
+        found = [_shape_problem(pool, m, (str,), "a string") for m in ("name", "mode", "vmSize", "vnetSubnetID", "podSubnetID")]
+        found += [_shape_problem(pool, m, (int,), "a whole number") for m in ("count", "maxPods")]
+        found.append(_shape_problem(pool, "tags", (Mapping,), "an object"))
+        checks += [f"agentPoolProfiles[{index}].{problem}" for problem in found if problem]
+    return next((problem for problem in checks if problem), None)
+
+
+def summary(found: ClusterFacts, network: str) -> str:
+    """The cluster in one line, as the offline render shows what it read: where, its state,
+    its version, its network (`network`, in the docs' words) and its pools."""
+    pools = ", ".join(
+        f"{p.name} ({p.mode or 'User'}, {p.count} x {p.vm_size}"
+        + (f", maxPods {p.max_pods}" if p.max_pods else "")
+        + (f", subnet {p.vnet_subnet_id.rsplit('/', 1)[-1]}" if p.vnet_subnet_id else "")
+        + ")"
+        for p in found.pools
+    )
+    state = f"{found.provisioning_state or 'state unknown'} and {(found.power_state or 'power state unknown').lower()}"
+    sign_in = "Entra ID" if found.entra else "local accounts"
+    version = found.kubernetes_version or "version unknown"
+    return f"in {found.location}, {state}, Kubernetes {version}, {network}, {sign_in}; pools: {pools or 'none'}"
+
+
 # --------------------------------------------------------------------------- failed reads
 
 # ARM's error codes (azure-resource-manager "Troubleshoot common Azure deployment errors":

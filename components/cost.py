@@ -152,7 +152,7 @@ def money(amount: float, currency: str) -> str:
 def _pool_line(p: PoolCost, currency: str) -> str:
     n = p.node
     nodes_text = f"{n.least_nodes}" if n.least_nodes == n.most_nodes else f"{n.least_nodes}-{n.most_nodes}"
-    count = f"{nodes_text} node{'' if n.most_nodes == 1 else 's'}"
+    count = f"{nodes_text} node{'' if n.least_nodes == n.most_nodes == 1 else 's'}"  # 1 node, 0-1 nodes
     if not n.spot:
         rate = f"{money(p.price.hourly, currency)} per node-hour"
     elif p.ceiling is None:

@@ -339,7 +339,7 @@ def quota(needs: list[PoolNeed], facts: Facts, location: str, alternative: Calla
         gpu_users = [n for n, _ in users if n.gpu]
         if start > usage.free:
             extra = alternative(gpu_users[0]) if gpu_users else ""
-            problems.append(Problem(f"{pools} need {start} vCPUs of {numbers}; {fix}{extra}"))
+            problems.append(Problem(f"{pools} need{'s' if len(users) == 1 else ''} {start} vCPUs of {numbers}; {fix}{extra}"))
         elif most > usage.free:
             problems.append(Problem(f"{pools} may grow to {most} vCPUs of {numbers}: the autoscaler would stall; {fix}", False))
     return problems

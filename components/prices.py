@@ -105,6 +105,8 @@ def from_file(path: Path, key: str = "aks-gpu:preflight.pricesFile") -> SavedLis
     if not isinstance(saved, dict) or "Items" not in saved:
         raise saved_files.refused(key, path, f"no Items; expected {SAVED_HOLDS}")
     items = saved_files.check_items(key, path, saved["Items"], SAVED_HOLDS, lambda item: saved_files.number(item, "retailPrice"))
+    if not items:
+        raise saved_files.refused(key, path, f"Items is empty, so it prices nothing; expected {SAVED_HOLDS}")
     return SavedList(items, saved.get("savedAt") if isinstance(saved.get("savedAt"), str) else None)
 
 

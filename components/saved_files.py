@@ -11,8 +11,17 @@ from typing import Any, Callable, Iterable, Optional
 from components.errors import ConfigError
 
 
+def shown(path: Path) -> str:
+    """The path as the stack file would name it: relative to the project directory, where
+    Pulumi runs the program, when it is inside it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
 def refused(key: str, path: Path, why: str) -> ConfigError:
-    return ConfigError(f"invalid config {key} = {path.name}: {why}")
+    return ConfigError(f"invalid config {key} = {shown(path)}: {why}")
 
 
 def read_json(key: str, path: Path, holds: str) -> Any:

@@ -23,7 +23,7 @@ from test_schema import stack_file_problems
 from test_security import check_open_checks_documented, check_pods
 from test_snapshots import check_snapshot
 from tools import render
-from tools.mock_engine import ROOT, run_program
+from tools.mock_engine import ROOT, run_program, stacks
 
 SCHEMA_LINE = "# yaml-language-server: $schema=schema/stack.schema.json\n"
 # A team's existing cluster, not the example's: another name, group and region, in its own
@@ -45,7 +45,17 @@ STAGING = {
     "aks-gpu:gpuPool": {"vmSize": "Standard_NC8as_T4_v3", "management": "aks-managed"},
     "aks-gpu:cost": {"budget": {"amount": 300, "contactEmails": ["ml-team@example.com"]}},
 }
-ADDED = {"ml": ML, "staging": STAGING}
+
+
+def free_name(wanted: str) -> str:
+    """`wanted`, or `wanted-2`, `wanted-3`...: a stack name with no stack file and no Checkov
+    settings in the repository, so that a team's own `Pulumi.ml.yaml` or
+    `Pulumi.staging.yaml` is never mistaken for the test's, nor makes the test fail."""
+    taken = lambda name: (ROOT / f"Pulumi.{name}.yaml").exists() or (ROOT / f"security/checkov-aks-{name}.yaml").exists()  # noqa: E731
+    return next(name for name in (wanted, *(f"{wanted}-{n}" for n in range(2, 100))) if not taken(name))
+
+
+ADDED = {free_name("ml"): ML, free_name("staging"): STAGING}
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +70,6 @@ def added(tmp_path_factory) -> dict[str, Path]:
 
 @pytest.mark.parametrize("stack", ADDED)
 def test_every_per_stack_check_passes_for_a_stack_a_team_adds(stack, added, tmp_path):
-    assert not (ROOT / f"Pulumi.{stack}.yaml").exists(), "the test's own stack, not one of the repository's"
     run = run_program(stack, stack_file=added[stack], preview=True)  # what `make snapshots` renders
     snapshots = tmp_path / "snapshots"
     render.write(run, snapshots / stack)
@@ -76,15 +85,16 @@ def test_every_per_stack_check_passes_for_a_stack_a_team_adds(stack, added, tmp_
 def test_make_lint_checks_an_added_stack_with_the_default_checkov_settings():
     """`make lint` takes every Pulumi.*.yaml; a stack without settings of its own gets
     security/checkov-aks.yaml (the Makefile's checkov_settings)."""
+    ml, staging = ADDED
     plan = subprocess.run(
-        ["make", "-n", "--no-print-directory", "lint", "STACKS=dev ml staging"],
+        ["make", "-n", "--no-print-directory", "lint", f"STACKS=dev {ml} {staging}"],
         cwd=ROOT, capture_output=True, text=True, check=True,
     ).stdout  # fmt: skip
-    runs = {stack: settings for settings, stack in re.findall(r"--config-file (security/\S+) -f tests/snapshots/(\w+)/azure\.json", plan)}
-    assert {stack: runs[stack] for stack in ("dev", "ml", "staging")} == {
+    runs = {stack: settings for settings, stack in re.findall(r"--config-file (security/\S+) -f tests/snapshots/([\w.-]+)/azure\.json", plan)}
+    assert {stack: runs[stack] for stack in ("dev", ml, staging)} == {
         "dev": "security/checkov-aks-dev.yaml",
-        "ml": "security/checkov-aks.yaml",
-        "staging": "security/checkov-aks.yaml",
+        ml: "security/checkov-aks.yaml",
+        staging: "security/checkov-aks.yaml",
     }
 
 
@@ -93,3 +103,8 @@ def test_make_snapshots_renders_every_stack_file_in_the_project():
     makefile = (ROOT / "Makefile").read_text()
     assert re.search(r"^snapshots: .*\n\t\$\(VENV\)/bin/python -m tools\.render --snapshots$", makefile, re.M)
     assert re.search(r"^STACKS := \$\(patsubst Pulumi\.%\.yaml,%,\$\(wildcard Pulumi\.\*\.yaml\)\)$", makefile, re.M)
+
+
+def test_a_team_stack_named_like_the_tests_own_does_not_collide():
+    assert free_name("dev") not in stacks() and free_name("dev").startswith("dev-")
+    assert free_name("ml") not in stacks()

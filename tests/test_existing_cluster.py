@@ -12,7 +12,7 @@ from components.config import ConfigError
 from components.errors import AzureReadError, PreflightError
 from conftest import run_cached
 from test_config import parsed, refused
-from tools.mock_engine import AzureMocks, RecordingMonitor, existing_cluster, run_program
+from tools.mock_engine import AzureMocks, EngineInvokeError, RecordingMonitor, existing_cluster, run_program
 
 T4 = "Standard_NC4as_T4_v3"
 POOL = "azure-native:containerservice:AgentPool"
@@ -162,7 +162,7 @@ class Refusing(AzureMocks):
     def call(self, args):
         if args.token == self.refused:
             self.calls.append(args.token)
-            raise Exception(self.error)
+            raise EngineInvokeError(args.token, self.error)
         return super().call(args)
 
 
@@ -192,6 +192,29 @@ def test_a_cluster_the_identity_may_not_read_is_one_line_naming_the_role(token, 
         run_program("dev", overrides=on_existing(), monitor=monitor, preview=preview)
     assert str(raised.value) == f"aks-gpu:existingCluster team-rg/team-aks: {says}"
     assert monitor.registrations == []
+
+
+FEATURE_FORBIDDEN = (
+    "aks-gpu:gpuPool.management = aks-managed (AKS-managed GPU nodes): reading the subscription feature "
+    "Microsoft.ContainerService/ManagedGPUExperiencePreview: the identity running Pulumi may not read it (AuthorizationFailed); "
+    "it needs Microsoft.Features/providers/features/read on the subscription, such as Reader (docs/permissions.md); "
+    "or check it by hand: `az feature show --namespace Microsoft.ContainerService --name ManagedGPUExperiencePreview`"
+)
+
+
+@pytest.mark.parametrize("preview", [True, False])
+def test_a_feature_registration_the_identity_may_not_read_warns_in_a_preview_and_stops_a_deployment(preview):
+    """Preflight's own read of Azure: a preview says it in one line and goes on, a deployment
+    stops on it before anything is created, naming the permission and the manual check."""
+    monitor = RecordingMonitor(Refusing("azure-native:features:getSubscriptionFeatureRegistration", FORBIDDEN))
+    managed = {"gpuPool": {"vmSize": T4, "management": "aks-managed"}}
+    if preview:
+        run = run_program("dev", overrides=managed, monitor=monitor, preview=True)
+        assert [w for w in preflight_warnings(run) if "ManagedGPUExperiencePreview" in w] == [f"{FEATURE_FORBIDDEN} (a deployment stops here)"]
+        return
+    with pytest.raises(PreflightError) as raised:
+        run_program("dev", overrides=managed, monitor=monitor, preview=False)
+    assert f"\n- {FEATURE_FORBIDDEN}" in str(raised.value) and monitor.registrations == []
 
 
 def test_a_signed_out_run_says_to_sign_in():

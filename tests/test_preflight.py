@@ -119,7 +119,7 @@ def test_a_gpu_family_without_quota_stops_a_deployment_with_numbers_and_a_way_ou
     created, error = deploy(**cfg)
     assert created == []
     [line] = [l for l in error.splitlines() if "NCASv3_T4" in l]
-    assert "aks-gpu:gpuPool.vmSize Standard_NC4as_T4_v3 (1 x 4 vCPUs) need 4 vCPUs" in line
+    assert "aks-gpu:gpuPool.vmSize Standard_NC4as_T4_v3 (1 x 4 vCPUs) needs 4 vCPUs" in line
     assert "'Standard NCASv3_T4 Family vCPUs' (standardNCASv3_T4Family) in eastus: 0 in use, limit 0" in line
     assert "Quotas page (Compute, eastus" in line
     assert f"or use {A100} (NVIDIA A100 PCIe 80GB, offered in eastus with free quota)" in line
@@ -151,7 +151,7 @@ def test_a_spot_pool_draws_on_the_spot_quota_instead_of_its_family(facts):
 def test_a_pool_that_scales_from_zero_still_needs_one_node_for_the_job(facts):
     cfg = {"gpuPool": {"vmSize": T4, "minCount": 0, "maxCount": 2}, "preflight": facts()}
     created, error = deploy(**cfg)
-    assert "(1 x 4 vCPUs) need 4 vCPUs" in error
+    assert "(1 x 4 vCPUs) needs 4 vCPUs" in error
     without_job = {**cfg, "mnistJob": {"enabled": False}}
     warnings = problems(preview(**without_job))
     assert [w for w in warnings if "may grow to 8 vCPUs" in w], "maxCount short: a warning only"
@@ -202,7 +202,7 @@ BLOCKING = {
     "family quota": ({"gpuPool": {"vmSize": T4}}, {}, "(standardNCASv3_T4Family)"),
     "regional quota": ({"gpuPool": {"vmSize": A100}}, {"usage": {"cores": (99, 100)}}, "(cores)"),
     "spot quota": ({"gpuPool": {"vmSize": T4, "spot": True}}, {}, "(lowPriorityCores)"),
-    "job from zero": ({"gpuPool": {"vmSize": T4, "minCount": 0, "maxCount": 1}}, {}, "(1 x 4 vCPUs) need 4"),
+    "job from zero": ({"gpuPool": {"vmSize": T4, "minCount": 0, "maxCount": 1}}, {}, "(1 x 4 vCPUs) needs 4"),
     "gen2 per Azure": ({"gpuPool": {"vmSize": A100, "gen2": True}}, {"change": {A100: {"HyperVGenerations": "V1"}}}, "gen2 = true but Azure"),
 }
 

@@ -28,18 +28,25 @@ def write(tmp_path: Path, name: str, content) -> str:
 
 BROKEN = {
     "skusFile": [
-        ("{not json", r"skusFile = skus\.json: not JSON \(line 1, column 2: Expecting property name enclosed in double quotes\); expected the JSON list `az vm list-skus"),
-        ({"value": []}, r"skusFile = skus\.json: expected the JSON list `az vm list-skus .*` prints, found dict$"),
-        ([{"name": "Standard_NC6"}], r"skusFile = skus\.json: item 0: no resourceType, locations; expected the JSON list"),
+        ("{not json", r"skusFile = \S*/skus\.json: not JSON \(line 1, column 2: Expecting property name enclosed in double quotes\); expected the JSON list `az vm list-skus"),
+        ({"value": []}, r"skusFile = \S*/skus\.json: expected the JSON list `az vm list-skus .*` prints, found dict$"),
+        ([{"name": "Standard_NC6"}], r"skusFile = \S*/skus\.json: item 0: no resourceType, locations; expected the JSON list"),
+        ([{"name": "Standard_NC6", "resourceType": "virtualMachines", "locations": ["eastus"], "capabilities": [{"name": "vCPUs"}]}],
+         r"skusFile = \S*/skus\.json: item 0: capabilities\[0\] is not an object with a string name and value; expected the JSON list"),
+        ([{"name": "Standard_NC6", "resourceType": "virtualMachines", "locations": ["eastus"], "capabilities": [{"name": "vCPUs", "value": "six"}]}],
+         r"skusFile = \S*/skus\.json: item 0: capability vCPUs is 'six', not a whole number"),
     ],
     "usageFile": [
-        ("", r"usageFile = usage\.json: not JSON \(line 1, column 1: Expecting value\)"),
-        ([{"name": {"value": "cores"}, "currentValue": 4, "limit": "many"}], r"usageFile = usage\.json: item 0: limit is \"many\", not a number; expected the JSON list `az vm list-usage"),
+        ("", r"usageFile = \S*/usage\.json: not JSON \(line 1, column 1: Expecting value\)"),
+        ([{"name": {"localizedValue": "Total Regional vCPUs"}, "currentValue": 4, "limit": 10}],
+         r"usageFile = \S*/usage\.json: item 0: name is neither a string nor an object with a string value"),
+        ([{"name": {"value": "cores"}, "currentValue": 4, "limit": "many"}], r"usageFile = \S*/usage\.json: item 0: limit is \"many\", not a number; expected the JSON list `az vm list-usage"),
     ],
     "pricesFile": [
-        ("[1, 2", r"pricesFile = prices\.json: not JSON"),
-        ([], r"pricesFile = prices\.json: no Items; expected a saved Retail Prices API answer"),
-        ({"Items": [{"armSkuName": T4, "retailPrice": None}]}, r"pricesFile = prices\.json: item 0: retailPrice is null, not a number"),
+        ("[1, 2", r"pricesFile = \S*/prices\.json: not JSON"),
+        ([], r"pricesFile = \S*/prices\.json: no Items; expected a saved Retail Prices API answer"),
+        ({"Items": []}, r"pricesFile = \S*/prices\.json: Items is empty, so it prices nothing"),
+        ({"Items": [{"armSkuName": T4, "retailPrice": None}]}, r"pricesFile = \S*/prices\.json: item 0: retailPrice is null, not a number"),
     ],
 }  # fmt: skip
 CASES = [(member, content, says) for member, cases in BROKEN.items() for content, says in cases]
@@ -67,7 +74,8 @@ def test_make_render_says_the_same_one_line_and_exits_1(tmp_path, monkeypatch, c
     monkeypatch.setattr(render, "run_program", lambda stack, overrides, **kw: real(stack, overrides={**overrides, "gpuPool": {"vmSize": T4}, "preflight": files}, **kw))
     assert render.main(["--stack", "dev", "--out", str(tmp_path / "out")]) == 1
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.startswith('error: invalid config aks-gpu:preflight.pricesFile = prices.json: item 0: retailPrice is "0.5", not a number')
+    assert err.count("\n") == 1
+    assert err.startswith(f'error: invalid config aks-gpu:preflight.pricesFile = {tmp_path}/prices.json: item 0: retailPrice is "0.5", not a number')
 
 
 @pytest.mark.parametrize(
@@ -75,12 +83,17 @@ def test_make_render_says_the_same_one_line_and_exits_1(tmp_path, monkeypatch, c
     [
         ("[", r"not JSON \(line 1, column 2"),
         ({"name": "team-aks"}, r"no location, agentPoolProfiles; expected the JSON object `az aks show"),
+        ({"name": "team-aks", "location": "eastus", "agentPoolProfiles": 5}, r"agentPoolProfiles is int, not a list of pools"),
+        ({"name": "team-aks", "location": "eastus", "agentPoolProfiles": [{"name": "system", "vnetSubnetId": 5}]},
+         r"agentPoolProfiles\[0\]\.vnetSubnetID is 5, not a string"),
+        ({"name": "team-aks", "location": "eastus", "agentPoolProfiles": [{"name": "system", "maxPods": "30"}]},
+         r"agentPoolProfiles\[0\]\.maxPods is '30', not a whole number"),
         ({"name": "other-aks", "location": "eastus", "agentPoolProfiles": []}, r"it describes cluster 'other-aks', but aks-gpu:existingCluster.name is 'team-aks'"),
     ],
 )
 def test_a_saved_cluster_that_is_not_the_clusters_description_is_one_line(tmp_path, content, says):
     path = write(tmp_path, "cluster.json", content)
-    with pytest.raises(ConfigError, match=rf"^invalid config aks-gpu:preflight\.clusterFile = cluster\.json: {says}"):
+    with pytest.raises(ConfigError, match=rf"^invalid config aks-gpu:preflight\.clusterFile = \S*/cluster\.json: {says}"):
         run_program("dev", overrides={"existingCluster": TEAM, "gpuPool": {"vmSize": T4}, "preflight": {"clusterFile": path}}, preview=True)
 
 
@@ -101,3 +114,10 @@ def test_a_stack_file_that_is_not_yaml_is_one_line_in_make_render(tmp_path, monk
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert __import__("re").match(rf"error: {says}", err), err
+
+
+def test_a_file_inside_the_project_is_named_as_the_stack_file_names_it():
+    """Relative paths are taken from the project directory, where Pulumi runs the program,
+    and the message quotes the path as configured, not its base name alone."""
+    with pytest.raises(ConfigError, match=r"^invalid config aks-gpu:preflight\.pricesFile = tests/fixtures/clusters/ml-aks\.json: no Items"):
+        run_program("dev", overrides={"preflight": {"pricesFile": "tests/fixtures/clusters/ml-aks.json"}}, preview=True)

@@ -25,10 +25,13 @@ import json
 import logging
 import runpy
 import sys
+import warnings
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Optional
 
+import grpc
 import pulumi
 import yaml
 from pulumi.runtime import mocks as pulumi_mocks
@@ -202,8 +205,10 @@ def saved_cluster(config: Mapping[str, str]) -> Optional[dict[str, Any]]:
 
     key, path = f"{project_name()}:preflight.clusterFile", ROOT / name
     holds = "the JSON object `az aks show --resource-group <group> --name <cluster> --output json` prints"
+    from components import cluster_facts
+
     described = saved_files.read_json(key, path, holds)
-    problem = saved_files.missing(described, ("name", "location", "agentPoolProfiles")) if isinstance(described, dict) else "not an object"
+    problem = cluster_facts.description_problem(described)
     if problem:
         raise saved_files.refused(key, path, f"{problem}; expected {holds}")
     if isinstance(existing, dict) and existing.get("name") not in (None, described["name"]):
@@ -267,12 +272,41 @@ def existing_cluster(name: str = "team-aks", resource_group: str = "team-rg", lo
     return cluster
 
 
+class EngineInvokeError(grpc.RpcError):
+    """A provider's failed invoke, as the engine hands it to the SDK: a gRPC error whose
+    details say "invocation of <token> returned an error: <the provider's error>" (pulumi/pulumi
+    pkg/resource/deploy/source_eval.go, ResourceMonitor.Invoke). The SDK raises it from the
+    invoke as an Exception (runtime/invoke.py `do_invoke`, settings.py
+    `grpc_error_to_exception`), which the program can catch; any other exception out of a
+    mock would escape as an unhandled RPC error instead, which no real run shows."""
+
+    def __init__(self, token: str, error: str) -> None:
+        super().__init__(error)
+        self._details = f"invocation of {token} returned an error: {error}"
+
+    def code(self) -> grpc.StatusCode:
+        return grpc.StatusCode.UNKNOWN
+
+    def details(self) -> str:
+        return self._details
+
+
 # What the offline render says when it answers for a cluster it has no description of.
 ASSUMED = (
     "offline: cluster {group}/{name} was not read; assumed: in {location}, Succeeded and running, Kubernetes 1.34.2, "
     "Azure CNI Overlay with Cilium, no VNet of its own, local accounts, a System pool of 3 x Standard_D4s_v5 "
     "(set aks-gpu:preflight.clusterFile to a saved `az aks show --output json` to render your cluster)"
 )
+
+
+def read_note(group: str, described: Mapping[str, Any], source: str) -> str:
+    """What the offline render says of a cluster it answers for from a saved description."""
+    from components import cluster_facts, pool_network
+
+    found = cluster_facts.parse(described, group, source=source)
+    own_vnet = any(p.vnet_subnet_id for p in found.pools)
+    network = f"{pool_network.model(found)}{' in its own virtual network' if own_vnet else ''}"
+    return f"offline: cluster {group}/{found.name} read from {source}: {cluster_facts.summary(found, network)}"
 
 
 class AzureMocks(pulumi_mocks.Mocks):
@@ -296,23 +330,32 @@ class AzureMocks(pulumi_mocks.Mocks):
         self.notes: list[str] = []
         #: The existing clusters getManagedCluster answered for.
         self.read: set[str] = set()
+        #: The stack's preflight.clusterFile, when `cluster` is what it saved.
+        self.cluster_file: Optional[str] = None
 
     def offline(self, config: Mapping[str, str]) -> None:
         """What the stack's config tells the offline render: the cluster a stack saved
         (preflight.clusterFile), and the region to assume a cluster in."""
         if self.cluster is None:
-            saved = saved_cluster(config)
-            self.cluster = saved if saved is not None else None
+            self.cluster = saved_cluster(config)
+            if self.cluster is not None:
+                self.cluster_file = json.loads(config.get(f"{project_name()}:preflight", "{}"))["clusterFile"]
         self.location = self.location or config.get("azure-native:location") or "eastus"
 
     def described(self, group: str, name: str) -> Optional[dict[str, Any]]:
         """The cluster getManagedCluster finds under these names, if any."""
         if self.cluster is not None:
-            return dict(self.cluster) if name == self.cluster["name"] else None
-        note = ASSUMED.format(group=group, name=name, location=self.location)
+            if name != self.cluster["name"]:
+                return None
+            if self.cluster_file is not None:
+                self._note(read_note(group, self.cluster, self.cluster_file))
+            return dict(self.cluster)
+        self._note(ASSUMED.format(group=group, name=name, location=self.location))
+        return existing_cluster(name, group, self.location)
+
+    def _note(self, note: str) -> None:
         if note not in self.notes:
             self.notes.append(note)
-        return existing_cluster(name, group, self.location)
 
     def new_resource(self, args: pulumi_mocks.MockResourceArgs) -> tuple[Optional[str], dict]:
         state = dict(args.inputs)
@@ -336,7 +379,7 @@ class AzureMocks(pulumi_mocks.Mocks):
         if args.token == MANAGED_CLUSTER_TOKEN:
             found = self.described(args.args["resourceGroupName"], args.args["resourceName"])
             if found is None:  # azure-native's error quotes ARM's (ResourceNotFound, 404)
-                raise Exception(f"ResourceNotFound: The Resource 'Microsoft.ContainerService/managedClusters/{args.args['resourceName']}' was not found")
+                raise EngineInvokeError(args.token, f"ResourceNotFound: The Resource 'Microsoft.ContainerService/managedClusters/{args.args['resourceName']}' was not found")
             self.read.add(args.args["resourceName"])
             return found
         if args.token == USER_CREDENTIALS_TOKEN:
@@ -366,6 +409,23 @@ def _unwrap(value: Any) -> Any:
     return value
 
 
+#: The event loops the runs made, on this thread and on the SDK's workers (close_event_loops).
+WORKER_LOOPS: "weakref.WeakSet[asyncio.AbstractEventLoop]" = weakref.WeakSet()
+
+
+def close_event_loops() -> None:
+    """Closes the event loops the runs made. Left open, one is collected at the interpreter's
+    exit, sometimes after its self-pipe socket, and prints "Exception ignored in
+    BaseEventLoop.__del__ ... Invalid file descriptor: -1" (asyncio selector_events.py
+    `_close_self_pipe`). For a process's end: later runs in it would find a closed loop."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # no running loop: 3.10-3.11 warn
+        WORKER_LOOPS.add(asyncio.get_event_loop())  # pulumi/runtime/sync_await.py's, on this thread
+    for loop in list(WORKER_LOOPS):
+        if not loop.is_closed() and not loop.is_running():
+            loop.close()
+
+
 class RecordingMonitor(pulumi_mocks.MockMonitor):
     """The stock mock monitor, plus a record of each registration request."""
 
@@ -375,6 +435,11 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
 
     def RegisterResource(self, request):  # noqa: N802 (gRPC method name)
         response = super().RegisterResource(request)
+        # The SDK's monitor runs on the SDK's worker threads and gives each an event loop of
+        # its own (mocks.py RegisterResource: `_ensure_event_loop()`), which nothing closes.
+        # (The stack's own registration returns before it makes one.)
+        if request.type != "pulumi:pulumi:Stack":
+            WORKER_LOOPS.add(asyncio.get_event_loop())
         if request.type != "pulumi:pulumi:Stack":
             timeouts = request.customTimeouts
             self.registrations.append(

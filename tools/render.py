@@ -32,7 +32,7 @@ import pulumi
 import yaml
 from pulumi.output import Unknown
 
-from tools.mock_engine import ROOT, ProgramRun, Registration, SavedFileError, Secret, run_program, stack_config, stacks
+from tools.mock_engine import ROOT, ProgramRun, Registration, SavedFileError, Secret, close_event_loops, run_program, stack_config, stacks
 
 SECRET_MASK = "[secret]"
 # What a preview does not know yet (a resource's output before it exists: a new cluster's
@@ -230,7 +230,7 @@ def gpu_pool_lines(run: ProgramRun) -> list[str]:
 
 
 def _pool_line(name: str, size: str, autoscale: Any, low: Any, high: Any, count: Any, taints: str) -> str:
-    scale = f"autoscaled from {low} to {high} nodes" if autoscale else f"{count} node{'' if count == 1 else 's'}"
+    scale = f"autoscaled from {low} to {high} node{'' if high == 1 else 's'}" if autoscale else f"{count} node{'' if count == 1 else 's'}"
     return f"GPU pool: {name} {size}, {scale}, taints {taints}"
 
 
@@ -313,4 +313,8 @@ def main(argv: Optional[list[str]] = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        code = main()
+    finally:
+        close_event_loops()
+    sys.exit(code)
