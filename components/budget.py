@@ -35,6 +35,16 @@ a new budget.", its 400 answer, quoted in Azure/CanadaPubSecALZ#317 and
 Azure/azure-quickstart-templates#7095), so without it every `up` in a later month would fail.
 With it, an update (a new amount, another address) sends the start the budget has.
 
+A replacement would send it too: the engine puts an ignored property's old value into the
+new inputs before it diffs (pulumi/pulumi pkg/resource/deploy/step_generator.go,
+`processIgnoreChanges`), and the replacement is created with them, a start months past, which
+Azure refuses ("Past start date should be selected within the timegrain period"). What would
+replace a budget (its `scope` and `budgetName`, both in its resource ID) therefore never
+changes under one Pulumi name: the name carries the budget's name and its scope's kind, so a
+change makes a new resource, created with this month's start, and deletes the old one. So
+did the move from the resource group's scope (releases before the subscription scope, where
+the child was `cost-budget`): the next `up` creates the new budget, then deletes the old one.
+
 The comparison is GreaterThan, "the recommended OperatorType" (the SDK's OperatorType enum;
 EqualTo "will be deprecated"). tests/test_cost.py pins the alerts and the option.
 """
@@ -105,8 +115,20 @@ def tagged(subscription_id: pulumi.Input[str], tag: str, value: str) -> Watched:
 
 def budget_name(project: str, stack: str, cluster: str) -> str:
     """Unique within the subscription, which is the budget's scope: "1-63 ... Alphanumerics,
-    hyphens, and underscores" (Microsoft.Consumption/budgets' template reference)."""
-    return re.sub(r"[^A-Za-z0-9_-]", "-", f"{project}-{stack}-{cluster}-gpu")[:63]
+    hyphens, and underscores" (Microsoft.Consumption/budgets' template reference). The
+    cluster's name once: a cluster named by default is already <project>-<stack>."""
+    base = f"{project}-{stack}"
+    named = cluster if cluster.startswith(base) else f"{base}-{cluster}"
+    return re.sub(r"[^A-Za-z0-9_-]", "-", f"{named}-gpu")[:63]
+
+
+# The kind of scope every budget here sits at (`subscription_scope`); part of its Pulumi name.
+SCOPE_KIND = "subscription"
+
+
+def logical_name(component: str, budget: str) -> str:
+    """The budget's Pulumi name: what would replace it is in the name (the module says why)."""
+    return f"{component}-{SCOPE_KIND}-{budget}"
 
 
 @dataclass(frozen=True)
@@ -141,7 +163,7 @@ class CostBudget(pulumi.ComponentResource):
     def __init__(self, name: str, args: CostBudgetArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__("aks-gpu:azure:CostBudget", name, None, opts)
         self.budget = consumption.Budget(
-            f"{name}-budget",
+            logical_name(name, args.name),
             budget_name=args.name,
             scope=args.scope,
             amount=args.amount,

@@ -58,8 +58,20 @@ class PoolCost:
 
     @property
     def expected_most_hourly(self) -> float:
-        """At its most nodes, at today's price (a Spot pool's current Spot price)."""
-        return self.node.most_nodes * self.price.hourly
+        """At its most nodes, at today's price (a Spot pool's current Spot price), never above
+        the ceiling: a node whose Spot price passes its cap is evicted, not billed more
+        (spot-vms.md, below)."""
+        today = self.price.hourly if self.ceiling is None else min(self.price.hourly, self.ceiling)
+        return self.node.most_nodes * today
+
+    @property
+    def capped_below_today(self) -> bool:
+        """A Spot cap under today's Spot price: "Max price is set to < the current price. | The
+        VM isn't deployed. You'll get an error message that the max price needs to be >=
+        current price", and a running one "gets evicted" when the price passes it
+        (azure-compute-docs virtual-machines/spot-vms.md, ms.date 08/05/2024, "Eviction
+        policy"): the pool gets no node until the price falls."""
+        return self.node.spot and self.ceiling_source == "spotMaxPrice" and self.ceiling is not None and self.ceiling < self.price.hourly
 
     @property
     def most_hourly(self) -> float:
@@ -117,14 +129,18 @@ def nodes(cfg: StackConfig) -> list[Node]:
 
 
 def spot_ceiling(node: Node, pay_as_you_go: Optional[prices.Price], currency: str) -> tuple[Optional[float], str]:
-    """The most a Spot node may be billed per hour. With no cap (-1), "the price for the
-    instance will be the lower price of either the current price for a Spot instance or for a
-    standard instance": the pay-as-you-go price. With a cap, in US dollars, Azure evicts the
-    node above it (azure-aks-docs spot-node-pool.md, ms.date 04/06/2025)."""
+    """The most a Spot node may be billed per hour (azure-compute-docs
+    virtual-machines/spot-vms.md, ms.date 08/05/2024, "Eviction policy"):
+      - no cap (-1): "The max price will be the current price, up to the price for standard
+        VMs. You'll never be charged above the standard price": the pay-as-you-go price;
+      - a cap, in US dollars: the node "gets evicted" once the price passes it, so the cap.
+        The page bounds the charge by the standard price only for -1, so a cap above the
+        pay-as-you-go price still counts as the cap: the limit counts what the config allows.
+    A cap and a list in another currency cannot be compared: pay-as-you-go is the ceiling."""
     cap = node.spot_max_price if node.spot_max_price not in (None, -1) else None
     payg = pay_as_you_go.hourly if pay_as_you_go is not None else None
     if cap is not None and currency == "USD":
-        return (min(cap, payg), "spotMaxPrice, below pay-as-you-go") if payg is not None and payg < cap else (cap, "spotMaxPrice")
+        return cap, "spotMaxPrice"
     if payg is not None:
         return payg, "pay-as-you-go: Spot with no cap" if cap is None else f"pay-as-you-go: spotMaxPrice is USD, the list {currency}"
     return None, "unknown: no pay-as-you-go price in the list"
@@ -243,6 +259,13 @@ def run(
         # Under the mock engine that is expected, and said without a warning.
         return None, ([note] if under_mocks else []), ([] if under_mocks else [note])
     warnings = [f"cost: no {est.source} price for {n.key}.vmSize {n.vm_size} in {region}; it is not counted" for n in est.unpriced]
+    warnings += [
+        f"cost: {p.node.key}.spotMaxPrice = {p.node.spot_max_price:g} is below today's Spot price of {p.node.vm_size} in "
+        f"{region} ({money(p.price.hourly, p.price.currency)}): Azure deploys no Spot VM whose max price is below the current "
+        "price and evicts running ones, so the pool gets no node (and its Job none) until the price falls; raise it, or set -1 "
+        "to pay up to the pay-as-you-go price"
+        for p in est.pools if p.capped_below_today
+    ]  # fmt: skip
     if limit is not None and not est.complete:
         warnings.append(
             f"{NAMESPACE}:cost.maxHourly = {limit:g} could not be fully checked: the total leaves out {'; '.join(est.missing)}"

@@ -19,6 +19,7 @@ pool the Linux Spot meter. Never a DevTest, reservation, Windows or other region
 from __future__ import annotations
 
 import json
+import re
 import time
 import urllib.parse
 import urllib.request
@@ -51,12 +52,31 @@ class Price:
     meter: str
 
 
+# Azure's size names: "[Family] + [Sub-family*] + [# of vCPUs] + [Constrained vCPUs*] +
+# [Additive Features] + [Accelerator Type*] + [Version]", the family upper case, "Lower case
+# letters denote additive features" (azure-compute-docs vm-naming-conventions.md, ms.date
+# 05/01/2023; the same in sizes/overview.md, ms.date 03/09/2026): NC4as_T4_v3, M8-2ms_v2.
+_SIZE_HEAD = re.compile(r"^([a-z]+)(\d+)(-\d+)?([a-z]*)$", re.IGNORECASE)
+
+
 def arm_spelling(vm_size: str) -> str:
-    """A size as ARM spells it (the catalog's spelling, which is Azure's), whatever case the
-    config gave: "Filter values are case-sensitive" from api-version 2023-01-01-preview on
-    (learn.microsoft.com "Azure Retail Prices overview", "Filter values are case sensitive"),
-    so `standard_nc4as_t4_v3` would find nothing."""
-    return next((name for name in gpu_sizes.CATALOG if name.lower() == vm_size.lower()), vm_size)
+    """A size as ARM spells it, whatever case the config gave: "Filter values are
+    case-sensitive" from api-version 2023-01-01-preview on (learn.microsoft.com "Azure Retail
+    Prices overview"), so `standard_nc4as_t4_v3` would find nothing. The catalog's spelling,
+    which is Azure's; for a size outside it, the naming convention's (family and accelerator
+    upper case, features and version lower case). A size that still matches no meter is
+    listed as unpriced, and the total says it is incomplete."""
+    known = next((name for name in gpu_sizes.CATALOG if name.lower() == vm_size.lower()), None)
+    if known is not None:
+        return known
+    prefix, _, rest = vm_size.partition("_")
+    parts = rest.split("_") if prefix.lower() == "standard" and rest else []
+    head = _SIZE_HEAD.match(parts[0]) if parts else None
+    if head is None:
+        return vm_size
+    family, vcpus, constrained, features = head.groups()
+    tail = [part.lower() if re.fullmatch(r"v\d+", part, re.IGNORECASE) else part.upper() for part in parts[1:]]
+    return "_".join(["Standard", f"{family.upper()}{vcpus}{constrained or ''}{features.lower()}", *tail])
 
 
 def price_filter(region: str, sizes: Iterable[str]) -> str:

@@ -103,8 +103,10 @@ def test_a_spot_pool_from_zero_costs_nothing_idle_and_counts_at_its_ceiling_at_m
     ) in run.infos
 
 
-@pytest.mark.parametrize("cap, ceiling", [(0.1, 0.1), (0.25, 0.25), (5, fake_prices.T4)])
-def test_a_spot_max_price_is_the_ceiling_below_pay_as_you_go(price_file, cap, ceiling):
+@pytest.mark.parametrize("cap, ceiling", [(0.1, 0.1), (0.25, 0.25), (5, 5)])
+def test_a_spot_max_price_is_the_ceiling_even_above_pay_as_you_go(price_file, cap, ceiling):
+    """Azure's Spot page bounds the charge by the standard price only for -1; with a cap, the
+    cap is what the configuration allows, so the limit counts it."""
     pool = {"vmSize": T4, "nodeCount": 2, "spot": True, "spotMaxPrice": cap}
     run = run_cached("dev", **with_prices(price_file, gpuPool=pool))[0]
     assert run.one("azure-native:containerservice:AgentPool").inputs["spotMaxPrice"] == cap, "AKS's own field"
@@ -266,10 +268,10 @@ def test_a_budget_watches_the_clusters_group_and_its_node_resource_group_where_t
     assert inputs["filter"] == {
         "dimensions": {"name": "ResourceGroupName", "operator": "In", "values": ["aks-gpu-prod-rg", "MC_aks-gpu-prod-rg_aks-gpu-prod_eastus"]}
     }
-    assert inputs["budgetName"] == "aks-gpu-prod-aks-gpu-prod-gpu"
+    assert inputs["budgetName"] == "aks-gpu-prod-gpu"
     preview, _ = run_cached("prod", cost=BUDGET_CONFIG)
     assert (
-        "cost: budget aks-gpu-prod-aks-gpu-prod-gpu: 500 a month over resource groups aks-gpu-prod-rg and "
+        "cost: budget aks-gpu-prod-gpu: 500 a month over resource groups aks-gpu-prod-rg and "
         "MC_aks-gpu-prod-rg_aks-gpu-prod_eastus (filter ResourceGroupName In, at the subscription's scope): the cluster, "
         "and its nodes' VMs, disks, load balancer and public IPs"
     ) in preview.infos, "the preview says which scope and filter"
@@ -298,6 +300,22 @@ def test_a_budget_is_monthly_with_three_alerts():
         "forecast100": (100, "Forecasted", "GreaterThan", ["gpu-team@example.com"]),
     }
     assert found.options["ignoreChanges"] == ["timePeriod"], "the start stays where the first up put it"
+
+
+def test_what_would_replace_the_budget_makes_a_new_resource_instead_with_this_months_start():
+    """A replacement would be created with the start in state (the engine applies
+    ignoreChanges before it diffs), which Azure refuses once that month is past. The Pulumi
+    name carries the budget's name and scope kind, with no alias to the releases that scoped it
+    to the resource group (`cost-budget`): a new budget, with this month's start, then the old
+    one deleted."""
+    found = run_cached("prod", cost=BUDGET_CONFIG)[0].one(BUDGET)
+    assert found.name == "cost-subscription-aks-gpu-prod-gpu"
+    assert found.name.endswith(found.inputs["budgetName"])
+    assert found.options.get("aliases", []) == []
+    assert budget.budget_name("aks-gpu", "prod", "aks-gpu-prod") == "aks-gpu-prod-gpu", "a default cluster name once"
+    assert budget.budget_name("aks-gpu", "team", "team-aks") == "aks-gpu-team-team-aks-gpu"
+    other_cluster = run_cached("prod", cost=BUDGET_CONFIG, clusterName="gpu-lab")[0].one(BUDGET)
+    assert other_cluster.name != found.name, "a new budget name is a new resource, not a replacement"
 
 
 @pytest.mark.parametrize("today, start", [(datetime.date(2026, 11, 23), "2026-11-01"), (datetime.date(2027, 1, 1), "2027-01-01")])
@@ -362,3 +380,37 @@ def test_the_query_spells_sizes_and_regions_as_arm_does_and_the_answer_matches_w
     )
     lower = [{**i, "armSkuName": i["armSkuName"].lower()} for i in ITEMS]
     assert prices.pick(lower, "Standard_NC4as_T4_v3", "eastus", False).hourly == fake_prices.T4
+
+
+@pytest.mark.parametrize(
+    "written, arm",
+    [
+        ("standard_d4s_v5", "Standard_D4s_v5"),  # a System pool size: not in the GPU catalog
+        ("STANDARD_ND96ISR_H100_V5", "Standard_ND96isr_H100_v5"),
+        ("Standard_nv36ads_a10_v5", "Standard_NV36ads_A10_v5"),
+        ("Standard_DS2_v2", "Standard_DS2_v2"),
+    ],
+)
+def test_a_size_outside_the_catalog_is_queried_as_azures_naming_convention_spells_it(written, arm):
+    """Family and accelerator upper case, features and version lower case: what the API's
+    case-sensitive filter finds, where the stack's own spelling would find nothing."""
+    assert f"armSkuName eq '{arm}'" in prices.price_filter("eastus", [written])
+
+
+def test_a_spot_cap_below_todays_spot_price_warns_that_the_pool_gets_no_node_and_expects_no_more_than_the_cap(price_file):
+    """Today's Spot T4 is 0.0526 USD; a cap of 0.01 deploys no VM ("max price needs to be >=
+    current price"), so the preview says so, and the expected figure never passes the ceiling."""
+    pool = {"vmSize": T4, "nodeCount": 2, "spot": True, "spotMaxPrice": 0.01}
+    run = run_cached("dev", **with_prices(price_file, gpuPool=pool))[0]
+    [warning] = [w for w in run.warnings if "spotMaxPrice" in w]
+    assert warning.startswith("cost: aks-gpu:gpuPool.spotMaxPrice = 0.01 is below today's Spot price of Standard_NC4as_T4_v3 in eastus (0.05 USD)")
+    assert "Azure deploys no Spot VM whose max price is below the current price" in warning
+    gpu = run.outputs["estimatedCost"].value["pools"]["gpu"]
+    assert (gpu["ceilingPerNode"], gpu["mostHourly"]) == (0.01, 0.02)
+    out = run.outputs["estimatedCost"].value
+    assert out["expectedMostHourly"] == pytest.approx(0.02 + fake_prices.D2S), "at the cap, not at today's higher Spot price"
+
+
+def test_a_spot_cap_above_todays_spot_price_warns_nothing(price_file):
+    run = run_cached("dev", **with_prices(price_file, gpuPool={"vmSize": T4, "nodeCount": 1, "spot": True, "spotMaxPrice": 0.25}))[0]
+    assert not [w for w in run.warnings if "spotMaxPrice" in w]

@@ -236,7 +236,8 @@ def _pool_line(name: str, size: str, autoscale: Any, low: Any, high: Any, count:
 
 def summary(run: ProgramRun, out_dir: Path) -> str:
     lines = [f"{run.project} {run.stack}: {len(run.resources)} resources -> {_relative(out_dir)}"]
-    for type_, count in collections.Counter(r.type for r in run.resources).items():
+    # By type: registrations arrive in whatever order the SDK's threads send them.
+    for type_, count in sorted(collections.Counter(r.type for r in run.resources).items()):
         lines.append(f"  {count} x {type_}")
     lines.extend(gpu_pool_lines(run))
     lines.append(f"Kubernetes objects: {len(kubernetes_objects(run))} in {_relative(out_dir / 'manifests.yaml')}")
