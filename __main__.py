@@ -10,16 +10,18 @@ import os
 
 import pulumi
 
-from components import azure_facts, budget, cluster_facts, config, cost, pool_network, preflight
-from components.budget import CostBudget, CostBudgetArgs, first_of_month
-from components.cluster import GpuCluster, GpuClusterArgs
-from components.dcgm_exporter import DcgmExporter, DcgmExporterArgs
-from components.device_plugin import NvidiaDevicePlugin, NvidiaDevicePluginArgs
-from components.existing_cluster import ExistingCluster, ExistingClusterArgs
-from components.gpu_operator import GpuOperator, GpuOperatorArgs
-from components.gpu_pool import GpuPool, GpuPoolArgs, tolerations_of, version_moves
-from components.mnist_job import MnistJob, MnistJobArgs, MnistRun, job_timeout
-from components.outputs import gpu_metrics_location, pool_outputs
+from components import config
+from components.azure import azure_facts, cluster_facts, cost, pool_network, preflight
+from components.resources import budget
+from components.resources.budget import CostBudget, CostBudgetArgs, first_of_month
+from components.resources.cluster import GpuCluster, GpuClusterArgs
+from components.resources.dcgm_exporter import DcgmExporter, DcgmExporterArgs
+from components.resources.device_plugin import NvidiaDevicePlugin, NvidiaDevicePluginArgs
+from components.resources.existing_cluster import ExistingCluster, ExistingClusterArgs
+from components.resources.gpu_operator import GpuOperator, GpuOperatorArgs
+from components.resources.gpu_pool import GpuPool, GpuPoolArgs, tolerations_of, version_moves
+from components.resources.mnist_job import MnistJob, MnistJobArgs, MnistRun, job_timeout
+from components.resources.outputs import gpu_metrics_location, pool_outputs
 from pulumi_azure_native import authorization
 
 # Parse and validate every setting, then check the subscription (and an existing cluster),
@@ -77,7 +79,7 @@ else:
     )
 
 # Step 2's `az aks nodepool add`, once per GPU pool, one after another: AKS runs one
-# agent-pool operation per cluster at a time (components/gpu_pool.py, pool_dependencies).
+# agent-pool operation per cluster at a time (components/resources/gpu_pool.py, pool_dependencies).
 # The guide's pool keeps the URN it had as a child of the cluster component (an alias).
 # The managed pool's own provider calls the agentPools API in azure-native's subscription.
 managed = any(pool.managed for pool in cfg.gpu_pools)
@@ -181,7 +183,7 @@ if cfg.mnist_job.enabled:
     )
 
 # A monthly budget over what the stack runs, with e-mail alerts (cost.budget): its scope and
-# filter watch where AKS bills the GPU nodes (components/budget.py says why).
+# filter watch where AKS bills the GPU nodes (components/resources/budget.py says why).
 if cfg.cost.budget is not None:
     client_subscription = authorization.get_client_config_output().subscription_id
     if isinstance(cluster, GpuCluster):

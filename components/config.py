@@ -32,7 +32,7 @@ from pydantic import AfterValidator, ConfigDict, Field, TypeAdapter, ValidationE
 from pydantic.alias_generators import to_camel
 from pydantic.dataclasses import dataclass
 
-from components import gpu_sizes
+from components.azure import gpu_sizes
 from components.errors import ConfigError
 
 NAMESPACE = "aks-gpu"

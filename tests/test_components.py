@@ -7,13 +7,13 @@ import base64
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.cluster import GpuCluster, GpuClusterArgs
+from components.resources.cluster import GpuCluster, GpuClusterArgs
 from components.config import GpuPoolConfig, SystemPoolConfig
-from components.device_plugin import NvidiaDevicePlugin, NvidiaDevicePluginArgs
-from components import cluster_facts
-from components.existing_cluster import ExistingCluster, ExistingClusterArgs
-from components.gpu_pool import GpuPool, GpuPoolArgs
-from components.mnist_job import MnistJob, MnistJobArgs, MnistRun
+from components.resources.device_plugin import NvidiaDevicePlugin, NvidiaDevicePluginArgs
+from components.azure import cluster_facts
+from components.resources.existing_cluster import ExistingCluster, ExistingClusterArgs
+from components.resources.gpu_pool import GpuPool, GpuPoolArgs
+from components.resources.mnist_job import MnistJob, MnistJobArgs, MnistRun
 from tools.mock_engine import MOCK_USER_TOKEN, AzureMocks, RecordingMonitor, existing_cluster, run_under_mocks
 
 TOLERATION = k8s.core.v1.TolerationArgs(key="team", operator="Equal", value="ml", effect="NoSchedule")

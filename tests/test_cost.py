@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 import fake_prices
-from components import budget, cost, prices
+from components.azure import cost, prices
+from components.resources import budget
 from components.config import ConfigError, parse
 from components.errors import CostError
 from conftest import run_cached
@@ -273,7 +274,7 @@ def test_a_budget_watches_the_clusters_group_and_its_node_resource_group_where_t
     assert (
         "cost: budget aks-gpu-prod-gpu: 500 a month over resource groups aks-gpu-prod-rg and "
         "MC_aks-gpu-prod-rg_aks-gpu-prod_eastus (filter ResourceGroupName In, at the subscription's scope): the cluster, "
-        "and its nodes' VMs, disks, load balancer and public IPs"
+        "and what its node resource group holds: the node VMs, their networking and storage"
     ) in preview.infos, "the preview says which scope and filter"
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from components.config import parse
 from components.errors import ConfigError, PreflightError
-from components.mnist_job import JOB_NAME
+from components.resources.mnist_job import JOB_NAME
 from conftest import run_cached
 from tools.mock_engine import AzureMocks, FEATURE_REGISTRATION_TOKEN, RecordingMonitor, run_program
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 import fake_aks
-from components import gpu_pool, managed_gpu_pool as mgp
+from components.resources import gpu_pool, managed_gpu_pool as mgp
 from components.config import GpuPoolConfig
 
 T4 = "Standard_NC4as_T4_v3"

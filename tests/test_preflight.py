@@ -17,7 +17,7 @@ import pytest
 from azure.core.credentials import AccessToken
 from azure.core.exceptions import HttpResponseError
 
-from components import azure_facts, preflight
+from components.azure import azure_facts, preflight
 from components.config import parse
 from components.errors import ConfigError, PreflightError
 from conftest import ROOT
@@ -346,7 +346,7 @@ def test_a_stuck_azure_call_does_not_hold_the_program_after_the_timeout():
     `_python_exit`), so a call stuck in a socket held the program after the "not checked"
     warning. The calls now run on daemon threads: the process ends though one never returns."""
     script = (
-        "import threading, sys; from components import azure_facts\n"
+        "import threading, sys; from components.azure import azure_facts\n"
         "stuck = threading.Event()\n"
         "try:\n    azure_facts.gather([stuck.wait, lambda: 1], timeout=0.2)\n"
         "except TimeoutError as e:\n    print('timeout:', e)\n"

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from components import hardening
-from components.cluster import entra_kubeconfig
+from components.resources import hardening
+from components.resources.cluster import entra_kubeconfig
 from conftest import run_cached
 from tools.mock_engine import AKS_ENTRA_SERVER_ID, MOCK_CLIENT, ROOT, ProgramRun, Secret, stacks
 from tools.render import kubernetes_objects, manifest

@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from components import config, gpu_sizes
+from components import config
+from components.azure import gpu_sizes
 from components.config import ConfigError, parse
 
 POOL = "azure-native:containerservice:AgentPool"
@@ -175,7 +176,7 @@ def test_the_preview_names_the_key_that_asked_for_managed_gpu_nodes():
 
 
 def test_the_config_and_the_pool_agree_on_the_preview_api_for_managed_mig():
-    from components import managed_gpu_pool
+    from components.resources import managed_gpu_pool
 
     assert config.MANAGED_MIG_API_VERSION == managed_gpu_pool.MIG_API_VERSION
 

@@ -201,11 +201,11 @@ def saved_cluster(config: Mapping[str, str]) -> Optional[dict[str, Any]]:
     name = preflight.get("clusterFile") if isinstance(preflight, dict) else None
     if not name:
         return None
-    from components import saved_files
+    from components.azure import saved_files
 
     key, path = f"{project_name()}:preflight.clusterFile", ROOT / name
     holds = "the JSON object `az aks show --resource-group <group> --name <cluster> --output json` prints"
-    from components import cluster_facts
+    from components.azure import cluster_facts
 
     described = saved_files.read_json(key, path, holds)
     problem = cluster_facts.description_problem(described)
@@ -301,7 +301,7 @@ ASSUMED = (
 
 def read_note(group: str, described: Mapping[str, Any], source: str) -> str:
     """What the offline render says of a cluster it answers for from a saved description."""
-    from components import cluster_facts, pool_network
+    from components.azure import cluster_facts, pool_network
 
     found = cluster_facts.parse(described, group, source=source)
     own_vnet = any(p.vnet_subnet_id for p in found.pools)

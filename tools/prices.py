@@ -2,7 +2,7 @@
 into `prices/retail-prices.json`, with the date it was saved, so that `make render` prices
 the stacks on a machine without the network (docs/cost.md).
 
-It asks the same filtered query the program asks (components/prices.py: Virtual Machines,
+It asks the same filtered query the program asks (components/azure/prices.py: Virtual Machines,
 pay-as-you-go, the region, the sizes as ARM spells them), once per region of the stacks
 (`azure-native:location`; an existing cluster's region is only known by reading it, so its
 stack's location is taken, which says where its saved description puts it when one is
@@ -18,7 +18,8 @@ import sys
 from pathlib import Path
 from typing import Optional
 
-from components import config, cost, prices
+from components import config
+from components.azure import cost, prices
 from tools.mock_engine import ROOT, project_name, saved_cluster, stack_config, stacks
 
 SAVED = ROOT / "prices" / "retail-prices.json"

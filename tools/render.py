@@ -173,7 +173,7 @@ def arm_resource(r: Registration) -> dict[str, Any]:
     return body
 
 
-# The AKS-managed GPU pool: a dynamic resource (components/managed_gpu_pool.py) whose inputs
+# The AKS-managed GPU pool: a dynamic resource (components/resources/managed_gpu_pool.py) whose inputs
 # are the agentPools REST call itself: its API version, its URL's names and its body.
 MANAGED_POOL_TYPE = "pulumi-python:dynamic/aksgpu:ManagedGpuPool"
 

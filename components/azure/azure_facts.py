@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
 
-from components import saved_files
+from components.azure import saved_files
 
 # How long the live calls may take together before preflight gives up on them.
 LIVE_TIMEOUT_SECONDS = 30
@@ -163,7 +163,7 @@ def from_files(
 
 def node_resource_group(resource_group: str, cluster: str, location: str) -> str:
     """AKS's default node resource group, MC_<group>_<cluster>_<location> (azure-aks-docs
-    articles/aks/faq.md, "Why are two resource groups created with AKS?")."""
+    articles/aks/faq.yml, ms.date 11/06/2023, "Why are two resource groups created with AKS?")."""
     return f"MC_{resource_group}_{cluster}_{location}"
 
 

@@ -10,7 +10,7 @@ what today's guide (azure-aks-docs articles/aks/use-nvidia-gpu.md) adds to it:
   - `FAIL_ON_INIT_ERROR=false`, so the plugin idles instead of crash-looping on the
     System pool's nodes, which have no GPU (the image's default is to fail).
 
-And the security baseline (components/hardening.py): seccomp RuntimeDefault, a read-only
+And the security baseline (components/resources/hardening.py): seccomp RuntimeDefault, a read-only
 root filesystem, no service-account token (the plugin talks to the kubelet over its
 socket, not to the API server), CPU and memory requests and limits, `imagePullPolicy:
 Always`, and a NetworkPolicy that denies all traffic (the plugin needs none). What cannot
@@ -25,8 +25,8 @@ from typing import Optional, Sequence
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components import hardening
-from components.gpu_pool import on_pools
+from components.resources import hardening
+from components.resources.gpu_pool import on_pools
 
 DAEMONSET_NAME = "nvidia-device-plugin-daemonset"
 POD_LABELS = {"name": "nvidia-device-plugin-ds"}

@@ -10,7 +10,7 @@ No `ttlSecondsAfterFinished`: Kubernetes would delete the finished Job, and the 
 `pulumi up` would see it missing and train again. Changing the pod template (image,
 maxSteps) replaces the Job, which trains again: that is the point of changing them.
 
-What the image needs, and so what the security baseline (components/hardening.py) can
+What the image needs, and so what the security baseline (components/resources/hardening.py) can
 take away. The image is the Kubeflow labs' GPU MNIST sample: `FROM
 tensorflow/tensorflow:1.4.0-gpu`, `ENTRYPOINT ["python", "/app/main.py"]`, no USER
 (Azure/kubeflow-labs 4-gpus/README.md). main.py writes only under /tmp (--data_dir
@@ -31,9 +31,9 @@ from typing import Any, Optional, Sequence
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components import hardening
+from components.resources import hardening
 from components.config import GpuPoolConfig
-from components.gpu_pool import AGENT_POOL_LABEL
+from components.resources.gpu_pool import AGENT_POOL_LABEL
 
 
 JOB_NAME = "samples-tf-mnist-demo"

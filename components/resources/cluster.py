@@ -1,7 +1,7 @@
 """Guide steps 1-3, when this program creates the cluster: the resource group, the AKS
 cluster with its System pool, and the credentials to reach it. The GPU pools are
-components of their own (components/gpu_pool.py), added to this cluster or to an existing
-one (components/existing_cluster.py).
+components of their own (components/resources/gpu_pool.py), added to this cluster or to an existing
+one (components/resources/existing_cluster.py).
 
 The GPU pools are separate `AgentPool`s rather than more inline `agentPoolProfiles`
 entries: Azure does not allow inline profiles to be updated through the managed cluster
@@ -24,7 +24,7 @@ import pulumi_command as command
 from pulumi_azure_native import authorization, containerservice, resources
 
 from components.config import VERSION_UPGRADE_CHANNELS, SYSTEM_POOL_NAME, AccessConfig, NetworkConfig, SystemPoolConfig, UpgradeConfig
-from components.gpu_pool import MAX_PODS
+from components.resources.gpu_pool import MAX_PODS
 
 # Built-in role "Azure Kubernetes Service RBAC Cluster Admin": "Lets you manage all
 # resources in the cluster" (azure-docs articles/role-based-access-control/built-in-roles.md).
@@ -198,7 +198,7 @@ class GpuCluster(pulumi.ComponentResource):
         )
 
     # Step 2: az aks create. The cluster keeps a small System pool for kube-system; the GPU
-    # nodes come in separate User pools (components/gpu_pool.py).
+    # nodes come in separate User pools (components/resources/gpu_pool.py).
     def _create_cluster(self, args: GpuClusterArgs) -> containerservice.ManagedCluster:
         return containerservice.ManagedCluster(
             f"{self._name}-aks",

@@ -203,7 +203,7 @@ def gpus_per_node(vm_size: str, mig_profile: Optional[str]) -> Optional[int]:
 
 def retirement(vm_size: str) -> Optional[GpuSize]:
     """The catalog's entry for a size Azure has retired; None for a current or unknown size.
-    A retired size is a preflight problem (components/preflight.py): a preview warns, a
+    A retired size is a preflight problem (components/azure/preflight.py): a preview warns, a
     deployment stops."""
     size = CATALOG.get(vm_size)
     return size if size is not None and size.retired is not None else None

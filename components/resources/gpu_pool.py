@@ -3,11 +3,11 @@ Verified Module's `modules/nodepool`: a pool is a component of its own that take
 cluster by reference (the module's `parent_id`, "Resource ID of the existing Kubernetes
 cluster": Azure/terraform-azurerm-avm-res-containerservice-managedcluster
 modules/nodepool/variables.tf), so the same pool goes into a cluster this program creates
-(components/cluster.py) or one it looks up (components/existing_cluster.py), and a stack can
+(components/resources/cluster.py) or one it looks up (components/resources/existing_cluster.py), and a stack can
 have several (`aks-gpu:gpuPools`).
 
 The pool is a typed `AgentPool`, or, when AKS manages the GPU stack (`management:
-aks-managed`), a `ManagedGpuPool` over the agentPools REST API (components/managed_gpu_pool.py).
+aks-managed`), a `ManagedGpuPool` over the agentPools REST API (components/resources/managed_gpu_pool.py).
 
 Moved from `GpuCluster`: stacks deployed before this component existed hold the guide's pool
 at `...GpuCluster$azure-native:containerservice:AgentPool::gpu-cluster-gpu-pool` (or the
@@ -25,10 +25,10 @@ import pulumi
 import pulumi_kubernetes as k8s
 from pulumi_azure_native import containerservice
 
-from components import gpu_sizes, pool_network
+from components.azure import gpu_sizes, pool_network
 from components.config import VERSION_UPGRADE_CHANNELS, GpuPoolConfig, UpgradeConfig, camel_case
-from components.pool_network import PoolNetwork
-from components.managed_gpu_pool import ARM_ENDPOINT, MIG_API_VERSION, STABLE_API_VERSION, ManagedGpuPool
+from components.azure.pool_network import PoolNetwork
+from components.resources.managed_gpu_pool import ARM_ENDPOINT, MIG_API_VERSION, STABLE_API_VERSION, ManagedGpuPool
 
 # Today's guide (azure-aks-docs articles/aks/use-nvidia-gpu.md) taints the GPU pool so
 # that only pods that ask for it land there: `az aks nodepool add ... --node-taints sku=gpu:NoSchedule`.
@@ -50,7 +50,7 @@ AGENT_POOL_LABEL = "kubernetes.azure.com/agentpool"
 
 # Pods per node, stated so the desired state says it (and passes Checkov CKV_AZURE_168, at
 # least 50): 250 in a cluster this program creates; in an existing one, what its network
-# allows (components/pool_network.py).
+# allows (components/azure/pool_network.py).
 MAX_PODS = pool_network.MAX_PODS
 # The agentPools REST spelling of the members whose snake_case the camel-casing gets wrong.
 REST_NAMES = {"vnet_subnet_id": "vnetSubnetID", "pod_subnet_id": "podSubnetID"}
@@ -58,7 +58,7 @@ REST_NAMES = {"vnet_subnet_id": "vnetSubnetID", "pod_subnet_id": "podSubnetID"}
 # A GPU pool can wait long for scarce capacity; the limits state the worst case accepted.
 # The typed pool gets them as customTimeouts, which azure-native gives its operations; the
 # managed pool as an input, since the dynamic provider host never reads customTimeouts
-# (components/managed_gpu_pool.py).
+# (components/resources/managed_gpu_pool.py).
 POOL_TIMEOUT_MINUTES = {"create": 60, "update": 60, "delete": 45}
 POOL_TIMEOUTS = pulumi.CustomTimeouts(**{op: f"{minutes}m" for op, minutes in POOL_TIMEOUT_MINUTES.items()})
 
@@ -135,7 +135,7 @@ def gpu_pool_settings(pool: GpuPoolConfig, network: Optional[PoolNetwork] = None
 # exporter on a pool whose gpuProfile.nvidia.managementMode is "Managed" (azure-aks-docs
 # articles/aks/aks-managed-gpu-nodes.md; the az CLI's --enable-managed-gpu=true, which only the
 # aks-preview extension has). The pool is a dynamic resource over the agentPools REST API
-# (components/managed_gpu_pool.py).
+# (components/resources/managed_gpu_pool.py).
 def managed_gpu_pool_properties(
     pool: GpuPoolConfig, orchestrator_version: Optional[str], tags: Optional[Mapping[str, str]] = None,
     network: Optional[PoolNetwork] = None,
@@ -305,7 +305,7 @@ class GpuPool(pulumi.ComponentResource):
 
     def _create_managed_pool(self, args: GpuPoolArgs) -> ManagedGpuPool:
         """The AKS-managed GPU pool: a dynamic resource that PUTs, GETs and DELETEs the pool
-        through the agentPools REST API (components/managed_gpu_pool.py says why, and what
+        through the agentPools REST API (components/resources/managed_gpu_pool.py says why, and what
         its diff updates in place and what it replaces, deleting the old pool first).
 
         The names are the config's plain values, so a preview of a cluster update shows no

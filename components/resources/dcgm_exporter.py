@@ -22,8 +22,8 @@ from typing import Optional, Sequence
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components import hardening
-from components.gpu_pool import AGENT_POOL_LABEL, on_pools
+from components.resources import hardening
+from components.resources.gpu_pool import AGENT_POOL_LABEL, on_pools
 
 NAME = "dcgm-exporter"
 LABELS = {"app.kubernetes.io/name": NAME}

@@ -2,10 +2,13 @@
 e-mailing its contacts at 80% and 100% of the month's actual cost and at 100% of its
 forecast cost (docs/cost.md).
 
-What it watches. AKS bills a cluster's nodes (their VMs and disks, the load balancer, public
-IPs) to the node resource group, MC_<group>_<cluster>_<region>, not to the cluster's own
-group (azure-aks-docs faq.md, "Why are two resource groups created with AKS?"), so a budget
-on the stack's resource group alone would see the control plane and hardly any GPU spend.
+What it watches. A cluster's "node resource group ... contains all of the infrastructure
+resources associated with the cluster. These resources include the Kubernetes node VMs,
+virtual networking, and storage", named like MC_<group>_<cluster>_<region>, and "AKS agent
+nodes are billed as standard Azure virtual machines" (azure-aks-docs articles/aks/faq.yml,
+ms.date 11/06/2023): the GPU nodes are billed in that group, not in the cluster's own, so a
+budget on the stack's resource group alone would see the control plane and hardly any GPU
+spend.
 The budget sits at the subscription's scope with a Cost Management filter (budgets take a
 subscription or a resource group as scope; filter `dimensions` and `tags`, operator In:
 Microsoft.Consumption/budgets' template reference, and Azure's quickstart
@@ -14,7 +17,8 @@ quickstarts/microsoft.consumption/create-budget, whose filter is ResourceGroupNa
     group], everything the stack runs;
   - an existing cluster: the tag aks-gpu-stack = <project>/<stack>, which the stack's GPU
     pools carry and AKS copies to "The virtual machine scale set and each virtual machine
-    scale set instance associated with the node pool" (azure-aks-docs use-tags.md). It sees
+    scale set instance associated with the node pool" (azure-aks-docs use-tags.md, ms.date
+    06/16/2023). It sees
     the stack's GPU nodes, and not what carries no such tag: their OS disks, the cluster's
     load balancer and egress, the rest of the cluster.
 
@@ -96,7 +100,7 @@ def resource_groups(subscription_id: pulumi.Input[str], groups: Sequence[pulumi.
         ),
         says=(
             f"resource groups {' and '.join(named)} (filter ResourceGroupName In, at the subscription's scope): the "
-            "cluster, and its nodes' VMs, disks, load balancer and public IPs"
+            "cluster, and what its node resource group holds: the node VMs, their networking and storage"
         ),
     )
 

@@ -1,7 +1,7 @@
 """NVIDIA's GPU Operator (gpuPool.management: gpu-operator): the alternative AKS documents for
 users who want to own the GPU driver (azure-aks-docs articles/aks/nvidia-gpu-operator.md).
 
-The pool skips AKS's driver (`gpuProfile.driver: None`, components/cluster.py). The operator
+The pool skips AKS's driver (`gpuProfile.driver: None`, components/resources/cluster.py). The operator
 then installs the driver, the container toolkit, the device plugin and, if metrics are on,
 the DCGM exporter on the GPU nodes. It is NVIDIA's `gpu-operator` chart from NVIDIA's
 repository, at a pinned version, as NVIDIA's install guide does it (`helm install ... -n

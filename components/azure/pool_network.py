@@ -1,5 +1,5 @@
 """How each GPU pool joins its cluster's network: its nodes' subnet, its pods' subnet and
-its pods per node, decided from the cluster (components/cluster_facts.py) and the pool's
+its pods per node, decided from the cluster (components/azure/cluster_facts.py) and the pool's
 config. Pure: no resource, no call.
 
 The rules, from azure-aks-docs at fb060abe (2026-08-21) and AKS's own answers:
@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
-from components.cluster_facts import ClusterFacts
+from components.azure.cluster_facts import ClusterFacts
 from components.config import StackConfig
 
 # "The default for Azure CNI Overlay is 250. The maximum value you can specify in Azure CNI

@@ -9,7 +9,7 @@ A preview (`pulumi preview`, `make render`) reports every problem as a warning. 
 (the update step of `pulumi up`) stops with one `PreflightError` that lists every blocking
 problem, one per line, before any resource is registered; `aks-gpu:preflight.mode: warn`
 makes it warn and go on, `off` skips every check. The facts come from Azure itself, or from
-saved az CLI output (components/azure_facts.py); when they cannot be had, a warning says what
+saved az CLI output (components/azure/azure_facts.py); when they cannot be had, a warning says what
 was not checked, and nothing is blocked.
 """
 
@@ -24,13 +24,13 @@ from typing import Callable, Iterable, Mapping, Optional
 import pulumi
 from pulumi_azure_native import authorization, features
 
-from components import azure_facts, gpu_sizes, pool_network
-from components.azure_facts import REGIONAL_CORES, REGIONAL_SPOT_CORES, Facts
-from components.cluster_facts import PERMISSIONS, ClusterFacts, read_error
-from components.pool_network import PoolNetwork
+from components.azure import azure_facts, gpu_sizes, pool_network
+from components.azure.azure_facts import REGIONAL_CORES, REGIONAL_SPOT_CORES, Facts
+from components.azure.cluster_facts import PERMISSIONS, ClusterFacts, read_error
+from components.azure.pool_network import PoolNetwork
 from components.config import NAMESPACE, SYSTEM_POOL_NAME, StackConfig, managed_key
 from components.errors import PreflightError
-from components.managed_gpu_pool import OWNER_TAG, host_problem
+from components.resources.managed_gpu_pool import OWNER_TAG, host_problem
 
 # AKS-managed GPU nodes (`gpuPool.management: aks-managed`) are a preview behind this
 # subscription feature (azure-aks-docs articles/aks/aks-managed-gpu-nodes.md: "Register the

@@ -1,7 +1,7 @@
 """What the stack will cost per hour, before anything is created, and the limit a deployment
 cannot pass (aks-gpu:cost.maxHourly). docs/cost.md explains the figures and what they leave out.
 
-Each pool's nodes are priced from the Retail Prices API (components/prices.py): the GPU pools
+Each pool's nodes are priced from the Retail Prices API (components/azure/prices.py): the GPU pools
 and, when this program creates the cluster, its System pool. A pool's least per hour is at
 minCount (or nodeCount), its most at maxCount (or nodeCount), its most per month that for 730
 hours. Disks, egress, the Standard tier's fee and taxes are not counted.
@@ -19,7 +19,7 @@ from typing import Any, Optional
 
 import pulumi
 
-from components import prices
+from components.azure import prices
 from components.config import NAMESPACE, StackConfig
 from components.errors import CostError
 

@@ -5,7 +5,7 @@ and `pulumi destroy` removes only what the stack added (its GPU pools, and the K
 objects on them).
 
 The cluster and its user credential are read once, before anything is registered
-(components/cluster_facts.py: a read that fails is one line naming what to do), and handed
+(components/azure/cluster_facts.py: a read that fails is one line naming what to do), and handed
 to this component as plain values: its resource UID (which tells a managed pool that the
 cluster was re-created), and the kubeconfig. That is fetched in the `exec` format, which
 only Entra ID clusters honour; an Entra ID cluster then answers with a kubelogin exec
@@ -21,8 +21,8 @@ from typing import Optional, Sequence
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.cluster import _decode_entra_kubeconfig, get_credentials_command
-from components.cluster_facts import ClusterFacts
+from components.resources.cluster import _decode_entra_kubeconfig, get_credentials_command
+from components.azure.cluster_facts import ClusterFacts
 
 
 @dataclass(frozen=True)
