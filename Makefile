@@ -69,7 +69,7 @@ snapshots: $(STAMP) ## re-render tests/snapshots/ after an intended change
 prices: $(STAMP) ## save the Retail Prices API's prices for every stack into prices/ (needs the network)
 	$(VENV)/bin/python -m tools.prices
 
-schema: $(STAMP) ## regenerate schema/stack.schema.json from components/config.py
+schema: $(STAMP) ## regenerate schema/stack.schema.json from components/config/
 	$(VENV)/bin/python -m tools.schema
 
 lock: $(UV) ## recompile the lock files from requirements*.in

@@ -27,18 +27,21 @@ def module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+COMPONENTS = sorted((ROOT / "components").rglob("*.py"))
+
+
 def imports_of(path: Path) -> set[str]:
-    """The components modules a module imports, at run time or for type checking."""
+    """The components modules a module imports, at run time or for type checking:
+    `from components.config import cluster` imports the module components.config.cluster,
+    `from components.config import parse` the package components.config."""
+    modules = {module_name(p) for p in COMPONENTS}
     found = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("components"):
-            found |= {f"{node.module}.{alias.name}" for alias in node.names} | {node.module}
+            found |= {f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in modules else node.module for a in node.names}
         elif isinstance(node, ast.Import):
             found |= {alias.name for alias in node.names if alias.name.startswith("components")}
     return found
-
-
-COMPONENTS = sorted((ROOT / "components").rglob("*.py"))
 
 
 def test_the_components_import_no_circle():

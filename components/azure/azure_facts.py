@@ -15,7 +15,6 @@ ComputeRP (Usage, UsageName).
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from dataclasses import dataclass, field

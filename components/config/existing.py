@@ -1,0 +1,66 @@
+"""An existing AKS cluster (`existingCluster`): the GPU pools go into it, and the keys that
+configure a cluster this program creates are refused, as are subnets and a saved cluster
+description without it."""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping, Optional
+
+from pydantic.dataclasses import dataclass
+
+from components.config.messages import fail
+from components.config.values import MODEL, NAMESPACE, ClusterName, ResourceGroupName
+
+@dataclass(frozen=True, config=MODEL)
+class ExistingClusterConfig:
+    """An AKS cluster this stack does not own: it adds its GPU pools to it, and reads
+    everything else from it (docs/existing-cluster.md)."""
+
+    resource_group_name: ResourceGroupName
+    """The existing cluster's resource group."""
+    name: ClusterName
+    """The existing cluster's name."""
+
+
+# Keys that configure a cluster this program creates. With existingCluster the cluster is
+# read from Azure and never changed, so each is refused unless it holds its default (the
+# Pulumi.yaml defaults of the scalar keys arrive with every run).
+CLUSTER_ONLY_KEYS = {
+    "resourceGroupName": "the cluster's resource group is existingCluster.resourceGroupName",
+    "clusterName": "the cluster's name is existingCluster.name",
+    "kubernetesVersion": "new pools take the existing cluster's Kubernetes version",
+    "systemPool": "the existing cluster has its own System pool",
+    "clusterTier": "the existing cluster's tier is its owner's",
+    "network": "the existing cluster's network policy engine is read from it",
+    "upgrade": "the existing cluster's upgrade channels are its owner's",
+    "protect": "protect guards the resource group and cluster this program creates",
+    "access": "the stack signs in the way the existing cluster allows and grants nothing on it",
+}
+
+
+def check_existing_cluster(values: Mapping[str, Any], defaults: Mapping[str, Any]) -> None:
+    """`values`, the stack's keys as given, against each key's `defaults`."""
+    for key, why in CLUSTER_ONLY_KEYS.items():
+        if key in values and values[key] != defaults[key]:
+            raise fail(
+                f"{NAMESPACE}:{key}",
+                values[key],
+                f"not used with {NAMESPACE}:existingCluster ({why}); remove it, or remove existingCluster to create a cluster",
+            )
+
+
+def check_without_existing(pools: Iterable[Any], keys: Mapping[str, str], cluster_file: Optional[str]) -> None:
+    """What only an existing cluster takes: subnets on its pools, a saved description of it."""
+    for pool in pools:
+        for member, value in (("vnetSubnetId", pool.vnet_subnet_id), ("podSubnetId", pool.pod_subnet_id)):
+            if value:
+                raise fail(
+                    f"{keys[pool.name]}.{member}", value,
+                    f"only with {NAMESPACE}:existingCluster: the cluster this program creates has no VNet of its own, and AKS "
+                    "takes subnets on all of a cluster's pools or none; remove it",
+                )  # fmt: skip
+    if cluster_file:
+        raise fail(
+            f"{NAMESPACE}:preflight.clusterFile", cluster_file,
+            f"only with {NAMESPACE}:existingCluster: it describes the existing cluster for the offline render; remove it",
+        )  # fmt: skip

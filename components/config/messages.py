@@ -1,0 +1,130 @@
+"""One-line errors: every refusal is `invalid config <key> = <value>: <what is allowed>`, a
+`ConfigError` (a `pulumi.RunError`: the CLI prints it without a stack trace). pydantic's
+first problem becomes such a line here, whatever concept's field it is in."""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import json
+import re
+import typing
+from typing import Annotated, Any
+
+from pydantic import ConfigDict, TypeAdapter, ValidationError
+from pydantic.alias_generators import to_camel
+
+from components.config.values import NAMESPACE, Allowed
+from components.errors import ConfigError
+
+
+def validated(type_: Any, key: str, value: Any, hint: str = "") -> Any:
+    try:
+        return TypeAdapter(type_, config=ConfigDict(strict=True)).validate_python(value)
+    except ValidationError:
+        raise fail(key, value, f"expected {allowed_text(type_)}{hint}") from None
+
+
+def fail(key: str, value: Any, allowed: str) -> ConfigError:
+    return ConfigError(f"invalid config {key} = {show(value)}: {allowed}")
+
+
+def show(value: Any) -> str:
+    return json.dumps(value) if not isinstance(value, str) else repr(value)
+
+
+def one_line(error: ValidationError, root: Any) -> ConfigError:
+    """The first problem pydantic found in `root` (the dataclass of every key), as
+    `invalid config <key path> = <value>: <allowed>`."""
+    problem = error.errors()[0]
+    loc = problem["loc"]
+    key = f"{NAMESPACE}:{loc[0]}" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc[1:])
+    if problem["type"] == "missing":
+        return ConfigError(f"invalid config {key} is missing: expected {allowed_text(annotation_at(root, loc))}")
+    if problem["type"] == "value_error":  # this module's validators word their own message
+        text = str(problem["ctx"]["error"])
+    elif problem["type"] == "too_long":
+        text = f"expected at most {problem['ctx']['max_length']} entries"
+    else:
+        text = f"expected {allowed_text(annotation_at(root, loc))}"
+    return fail(key, problem["input"], text)
+
+
+def annotation_at(cls: Any, loc: tuple[Any, ...]) -> Any:
+    """The type annotation of the member a pydantic error location points at."""
+    annotation: Any = cls
+    for part in loc:
+        annotation = strip_optional(annotation)
+        if isinstance(part, int):
+            annotation = typing.get_args(strip_annotated(annotation))[0]
+        elif typing.get_origin(strip_annotated(annotation)) is dict:  # a map's entry
+            annotation = typing.get_args(strip_annotated(annotation))[1]
+        else:
+            hints = typing.get_type_hints(annotation, include_extras=True)
+            annotation = hints[snake(part)]
+    return annotation
+
+
+def allowed_text(annotation: Any) -> str:
+    annotation = strip_optional(annotation)
+    for meta in getattr(annotation, "__metadata__", ()):
+        if isinstance(meta, Allowed):
+            return meta.text
+    return "an object (a YAML mapping in Pulumi.<stack>.yaml)"
+
+
+def strip_optional(annotation: Any) -> Any:
+    if typing.get_origin(annotation) is typing.Union:
+        return next(a for a in typing.get_args(annotation) if a is not type(None))
+    return annotation
+
+
+def strip_annotated(annotation: Any) -> Any:
+    return typing.get_args(annotation)[0] if typing.get_origin(annotation) is Annotated else annotation
+
+
+def snake(camel: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", camel).lower()
+
+
+def camel_case(name: str) -> str:
+    """`node_count` -> `nodeCount`: config members and ARM properties are spelled so."""
+    return to_camel(name)
+
+
+def did_you_mean(word: str, allowed: list[str]) -> str:
+    close = difflib.get_close_matches(word, allowed, n=1, cutoff=0.6)
+    if not close:
+        lowered = {a.lower(): a for a in allowed}
+        close = [lowered[word.lower()]] if word.lower() in lowered else []
+    return f" (did you mean {close[0]}?)" if close else ""
+
+
+# --------------------------------------------------------------------------- structured keys
+
+
+def members(cls: type) -> list[str]:
+    """A structured key's members, as the stack files spell them."""
+    return [to_camel(f.name) for f in dataclasses.fields(cls)]
+
+
+def json_object(key: str, raw: Any) -> dict[str, Any]:
+    """A structured key's value, decoded: an object, or a one-line error."""
+    expected = "expected an object (a YAML mapping in Pulumi.<stack>.yaml)"
+    try:
+        value = json.loads(raw) if isinstance(raw, str) else raw
+    except json.JSONDecodeError:
+        raise fail(key, raw, expected) from None
+    if not isinstance(value, dict):
+        raise fail(key, value, expected)
+    return value
+
+
+def structured(key: str, raw: Any, cls: type) -> dict[str, Any]:
+    """Decodes a structured key and refuses members its dataclass does not have."""
+    value = json_object(key, raw)
+    allowed = members(cls)
+    for member in value:
+        if member not in allowed:
+            raise ConfigError(f"unknown config {key}.{member}{did_you_mean(member, allowed)}; allowed: {', '.join(allowed)}")
+    return value

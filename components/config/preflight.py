@@ -1,0 +1,44 @@
+"""Checks against Azure before anything is created (`preflight`): how strict they are, and the
+saved answers of Azure (SKUs, usage, prices, the existing cluster) a stack may name instead
+of live calls."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+from pydantic.dataclasses import dataclass
+
+from components.config.messages import fail
+from components.config.values import MODEL, NAMESPACE, Allowed, one_of
+from components.errors import ConfigError
+
+PREFLIGHT_MODES = ("enforce", "warn", "off")
+
+
+@dataclass(frozen=True, config=MODEL)
+class PreflightConfig:
+    """Checks against the Azure subscription before anything is created (docs/preflight.md)."""
+
+    mode: one_of(*PREFLIGHT_MODES) = "enforce"
+    """enforce: a deployment stops on a problem Azure would refuse; warn: it warns and goes on; off: no checks."""
+    skus_file: Optional[Annotated[str, Allowed("a file path")]] = None
+    """With usageFile: `az vm list-skus --location <loc> --resource-type virtualMachines --all -o json`, saved (relative to the project). Set, no live call is made."""
+    usage_file: Optional[Annotated[str, Allowed("a file path")]] = None
+    """With skusFile: `az vm list-usage --location <loc> -o json`, saved (relative to the project)."""
+    prices_file: Optional[Annotated[str, Allowed("a file path")]] = None
+    """A saved Azure Retail Prices API response (JSON with Items), relative to the project. Set, no live call is made (docs/cost.md)."""
+    cluster_file: Optional[Annotated[str, Allowed("a file path")]] = None
+    """existingCluster only: `az aks show --output json` of the cluster, saved (relative to the project), which the offline render (make render) uses instead of assumed facts. pulumi preview and up read the cluster from Azure."""
+
+
+def check_preflight(preflight: PreflightConfig, root: Path) -> None:
+    key = f"{NAMESPACE}:preflight"
+    files = {"skusFile": preflight.skus_file, "usageFile": preflight.usage_file}
+    given = [member for member, path in files.items() if path]
+    if len(given) == 1:
+        missing = "usageFile" if given == ["skusFile"] else "skusFile"
+        raise ConfigError(f"invalid config {key}: {given[0]} is set without {missing}; set both, or neither for live facts")
+    for member, path in {**files, "pricesFile": preflight.prices_file, "clusterFile": preflight.cluster_file}.items():
+        if path and not (root / path).is_file():
+            raise fail(f"{key}.{member}", path, f"expected an existing file (relative to {root})")

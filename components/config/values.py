@@ -1,0 +1,146 @@
+"""The value types every concept's settings are made of: names Azure and Kubernetes accept,
+images, sizes, subnets, ranges and lists, each with what a one-line error says is allowed
+(`Allowed`). No key lives here: each concept's module (cluster, pools, ...) uses them."""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+NAMESPACE = "aks-gpu"
+MAX_POOL_NODES = 1000  # AKS: at most 1000 nodes per VMSS node pool (quotas-skus-regions.md)
+# Namespaces that exist in every cluster: this program creates and deletes its namespaces,
+# so each must be one the program can own.
+RESERVED_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+
+# Strict: `nodeCount: "3"` or `gen2: "yes"` is an error, not a guess. Members are spelled in
+# camelCase in the stack files (`nodeCount`), in snake_case in Python (`node_count`).
+MODEL = ConfigDict(
+    strict=True, extra="forbid", alias_generator=to_camel, populate_by_name=True, use_attribute_docstrings=True
+)
+
+
+class Allowed:
+    """What a one-line error says is allowed, attached to a type: `Annotated[str, ..., Allowed("...")]`."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+def pattern(regex: str, allowed: str, description: str = "") -> Any:
+    """A string matching `regex`."""
+    return Annotated[str, Field(pattern=regex, description=description or None), Allowed(allowed)]
+
+
+def whole_number(low: int, high: int) -> Any:
+    """An integer from `low` to `high`."""
+    return Annotated[int, Field(ge=low, le=high), Allowed(f"a whole number from {low} to {high}")]
+
+
+def one_of(*values: str) -> Any:
+    """One of these strings, as the stack file spells it."""
+    return Annotated[Literal[values], Allowed(f"one of {', '.join(values)}")]  # type: ignore[valid-type]
+
+
+Bool = Annotated[bool, Allowed("true or false")]
+
+
+# Azure naming rules (learn.microsoft.com/azure/azure-resource-manager/management/resource-name-rules):
+#   Microsoft.Resources/resourcegroups: 1-90; alphanumerics, underscores, parentheses,
+#   hyphens, periods; cannot end in a period. (Unicode letters are allowed too; we keep ASCII.)
+#   Microsoft.ContainerService/managedClusters: 1-63; alphanumerics, underscores, hyphens;
+#   start and end with an alphanumeric.
+ResourceGroupName = pattern(
+    r"^[A-Za-z0-9_().-]{0,89}[A-Za-z0-9_()-]$", "1-90 letters, digits, '_', '-', '.', '(' or ')', not ending in '.'"
+)
+ClusterName = pattern(
+    r"^[A-Za-z0-9](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9])?$",
+    "1-63 letters, digits, '_' or '-', starting and ending with a letter or digit",
+)
+# "1.NN" (AKS picks the latest patch) or "1.NN.P". Keep it a string: YAML `1.30` is a float.
+KubernetesVersion = pattern(r"^1\.\d{2}(\.\d+)?$", "'1.NN' or '1.NN.P', such as '1.33'")
+# Region names as ARM spells them (`az account list-locations -o table`, Name column).
+Location = pattern(r"^[a-z][a-z0-9]*$", "an Azure region name in lowercase, such as 'eastus' (az account list-locations -o table)")
+# Azure VM size names (learn.microsoft.com/azure/virtual-machines/vm-naming-conventions).
+VmSize = pattern(r"^Standard_[A-Za-z0-9_]+$", "an Azure VM size name such as 'Standard_NC4as_T4_v3'")
+# AKS agent pool names (Linux): lowercase letters and digits, start with a letter, at most
+# 12 characters (azure-aks-docs create-node-pools.md "Limitations"; the agentPools REST spec
+# pattern ^[a-z][a-z0-9]{0,11}$).
+POOL_NAME_PATTERN = r"^[a-z][a-z0-9]{0,11}$"
+POOL_NAME_ALLOWED = "1-12 lowercase letters and digits, starting with a letter (AKS Linux node pool names)"
+PoolName = pattern(POOL_NAME_PATTERN, POOL_NAME_ALLOWED)
+# A container image reference, after the grammar of distribution/reference (reference.go):
+# [host[:port]/]path-component[/path-component...][:tag][@sha256:digest].
+Image = pattern(
+    r"^(?:[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?(?::[0-9]+)?/)?"
+    r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*"
+    r"(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$",
+    "a container image reference such as 'registry/repo:tag'",
+)
+# A subnet's ARM resource ID (azure-rest-api-specs agentPools: vnetSubnetID and podSubnetID
+# are "arm-id" strings of type Microsoft.Network/virtualNetworks/subnets).
+SubnetId = pattern(
+    r"^/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.Network/virtualNetworks/[^/]+/subnets/[^/]+$",
+    "a subnet's resource ID, /subscriptions/<id>/resourceGroups/<group>/providers/Microsoft.Network/virtualNetworks/<vnet>/subnets/<subnet>",
+)
+
+
+# Entra ID object IDs are GUIDs.
+Guid = pattern(
+    r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$",
+    "an Entra ID object ID (a GUID)",
+)
+
+
+def _not_reserved(namespace: str) -> str:
+    if namespace in RESERVED_NAMESPACES:
+        raise ValueError(
+            f"this program creates and deletes its namespace, so it cannot be one of {', '.join(RESERVED_NAMESPACES)}"
+        )
+    return namespace
+
+
+# RFC 1123 DNS label: what Kubernetes requires of a namespace name.
+OwnedNamespace = Annotated[
+    str,
+    Field(pattern=r"^[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?$", description="Created and deleted by this program."),
+    AfterValidator(_not_reserved),
+    Allowed("a DNS label: 1-63 lowercase letters, digits or '-', starting and ending with a letter or digit"),
+]
+
+_IPV4_ALLOWED = "an IPv4 address or CIDR range such as '203.0.113.0/24'"
+
+
+def _ipv4_range(value: str) -> str:
+    """AKS authorized ranges are IPv4 only (api-server-authorized-ip-ranges.md)."""
+    try:
+        network = ipaddress.ip_network(value, strict=True)
+    except ValueError as error:
+        raise ValueError(f"expected {_IPV4_ALLOWED} ({error})") from None
+    if network.version != 4:
+        raise ValueError(f"expected {_IPV4_ALLOWED}")
+    return value
+
+
+Ipv4Range = Annotated[
+    str, Field(pattern=r"^\d{1,3}(\.\d{1,3}){3}(/\d{1,2})?$"), AfterValidator(_ipv4_range), Allowed(_IPV4_ALLOWED)
+]
+
+
+def unique(items: tuple[str, ...]) -> tuple[str, ...]:
+    repeated = sorted({v for v in items if items.count(v) > 1})
+    if repeated:
+        raise ValueError(f"expected each entry once; repeated: {', '.join(repeated)}")
+    return items
+
+
+def list_of(item: Any, most: int) -> Any:
+    return Annotated[
+        tuple[item, ...],
+        Field(max_length=most, json_schema_extra={"uniqueItems": True}),
+        AfterValidator(unique),
+        Allowed("a list"),
+    ]

@@ -1,0 +1,173 @@
+"""What runs on the GPU pools: the NVIDIA device plugin (`devicePlugin`), NVIDIA's GPU
+Operator (`gpuOperator`), GPU metrics (`monitoring`) and the MNIST proof Job (`mnistJob`); the
+modes that may share a cluster, the namespaces each owns, and settings no pool's mode uses."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from pydantic.dataclasses import dataclass
+
+from components.config.messages import fail
+from components.config.pools import GpuPoolConfig
+from components.config.values import MODEL, NAMESPACE, Bool, Image, OwnedNamespace, pattern, whole_number
+from components.errors import ConfigError
+
+# Image defaults. The device plugin default is the one today's AKS guide applies
+# (azure-aks-docs articles/aks/use-nvidia-gpu.md); the 2020 guide's own image,
+# `mcr.microsoft.com/oss/nvidia/k8s-device-plugin:1.11`, is one config value away.
+DEFAULT_DEVICE_PLUGIN_IMAGE = "nvcr.io/nvidia/k8s-device-plugin:v0.18.0"
+GUIDE_DEVICE_PLUGIN_IMAGE = "mcr.microsoft.com/oss/nvidia/k8s-device-plugin:1.11"
+DEFAULT_MNIST_IMAGE = "mcr.microsoft.com/azuredocs/samples-tf-mnist-demo:gpu"
+# NVIDIA's DCGM exporter and GPU Operator chart, pinned (docs/gpu.md says where they come from).
+DEFAULT_DCGM_EXPORTER_IMAGE = "nvcr.io/nvidia/k8s/dcgm-exporter:4.5.3-4.8.2-distroless"
+DEFAULT_GPU_OPERATOR_VERSION = "v26.7.0"
+
+
+# NVIDIA's chart index lists its versions with a leading v (`v26.7.0`), and Helm matches the
+# version string as listed: `26.7.0` is "chart not found" at deploy time.
+ChartVersion = pattern(
+    r"^v\d+\.\d+\.\d+$", "a chart version with its leading v, as NVIDIA's chart index lists it, such as 'v26.7.0'"
+)
+
+
+@dataclass(frozen=True, config=MODEL)
+class DevicePluginConfig:
+    """The NVIDIA device plugin DaemonSet (guide steps 4-5)."""
+
+    namespace: OwnedNamespace = "gpu-resources"
+    """The device plugin's namespace (the guide's gpu-resources)."""
+    image: Image = DEFAULT_DEVICE_PLUGIN_IMAGE
+    """The device plugin image; the 2020 guide's is mcr.microsoft.com/oss/nvidia/k8s-device-plugin:1.11."""
+
+
+@dataclass(frozen=True, config=MODEL)
+class MnistJobConfig:
+    """The TensorFlow MNIST training Job that proves the GPU works (guide steps 8-9)."""
+
+    enabled: Bool = True
+    """false: no Job."""
+    image: Image = DEFAULT_MNIST_IMAGE
+    """The training image."""
+    max_steps: whole_number(1, 1_000_000) = 500
+    """Training steps (--max_steps)."""
+    wait_for_completion: Bool = True
+    """false: pulumi up returns once the Job is created (pulumi.com/skipAwait); its name then carries a hash of its spec."""
+    # The guide's `kubectl apply` lands the Job in `default`; a namespace of its own lets it
+    # have its own NetworkPolicy and keeps workloads out of `default` (Checkov CKV_K8S_21).
+    namespace: OwnedNamespace = "gpu-workloads"
+    """The Job's namespace, other than the device plugin's."""
+
+
+@dataclass(frozen=True, config=MODEL)
+class MonitoringConfig:
+    """GPU metrics (docs/gpu.md)."""
+
+    gpu_metrics: Bool = True
+    """NVIDIA's DCGM exporter on the GPU nodes: this program's DaemonSet (device-plugin) or the chart's (gpu-operator); AKS runs its own (aks-managed)."""
+    dcgm_exporter_image: Image = DEFAULT_DCGM_EXPORTER_IMAGE
+    """The DCGM exporter image the device-plugin mode deploys."""
+
+
+@dataclass(frozen=True, config=MODEL)
+class GpuOperatorConfig:
+    """NVIDIA's GPU Operator Helm chart (gpuPool.management: gpu-operator)."""
+
+    version: ChartVersion = DEFAULT_GPU_OPERATOR_VERSION
+    """The gpu-operator chart version, from NVIDIA's chart repository."""
+    namespace: OwnedNamespace = "gpu-operator"
+    """The operator's namespace (NVIDIA's install guide uses gpu-operator)."""
+
+
+def check_namespaces(
+    modes: frozenset[str], device_plugin: DevicePluginConfig, mnist_job: MnistJobConfig, operator: GpuOperatorConfig
+) -> None:
+    # Each component creates and deletes its own namespace; two cannot own one.
+    if mnist_job.enabled and "device-plugin" in modes and mnist_job.namespace == device_plugin.namespace:
+        raise fail(
+            f"{NAMESPACE}:mnistJob.namespace",
+            mnist_job.namespace,
+            f"expected a namespace other than {NAMESPACE}:devicePlugin.namespace: each is created and deleted by its own component",
+        )
+    if mnist_job.enabled and "gpu-operator" in modes and mnist_job.namespace == operator.namespace:
+        raise fail(
+            f"{NAMESPACE}:mnistJob.namespace",
+            mnist_job.namespace,
+            f"expected a namespace other than {NAMESPACE}:gpuOperator.namespace: each is created and deleted by its own component",
+        )
+
+
+def check_modes(pools: tuple[GpuPoolConfig, ...], keys: Mapping[str, str]) -> None:
+    """The GPU Operator cannot share a cluster with pools whose GPU stack something else
+    installs: "By default, the GPU Operator operands are deployed on all GPU worker nodes in
+    the cluster", those labelled feature.node.kubernetes.io/pci-10de.present=true
+    (NVIDIA/cloud-native-docs gpu-operator/getting-started.rst, docs 26.7; in the operator,
+    controllers/state_manager.go at v26.7.0 labels every such node for the driver, toolkit
+    and device plugin). A pool of another mode would get a second device plugin, which the
+    guide warns against ("Don't run multiple NVIDIA device plugin DaemonSets on the same
+    nodes", azure-aks-docs best-practices-ml-ops.md). NVIDIA's opt-out is a node label,
+    nvidia.com/gpu.deploy.operands=false, that the other pools would have to carry; this
+    program refuses the mix instead (docs/gpu.md)."""
+    operator = [p for p in pools if p.mode == "gpu-operator"]
+    others = [p for p in pools if p.mode != "gpu-operator"]
+    if operator and others:
+        raise ConfigError(
+            f"invalid config {keys[operator[0].name]}.management = 'gpu-operator' beside {keys[others[0].name]} "
+            f"({others[0].mode}): the GPU Operator installs its driver and device plugin on every NVIDIA GPU node "
+            "of the cluster, which would give that pool a second device plugin; give every pool management "
+            "gpu-operator, or none of them (docs/gpu.md)"
+        )
+
+
+# Which settings each mode uses: a setting no pool's mode uses is refused (it would do nothing).
+_SETTING_USERS = {
+    "devicePlugin": ("device-plugin",),
+    "gpuOperator": ("gpu-operator",),
+    "monitoring": ("device-plugin", "gpu-operator"),
+}
+
+
+def check_unused_settings(pools: tuple[GpuPoolConfig, ...], values: Mapping[str, Any], keys: Mapping[str, str]) -> None:
+    modes = {p.mode for p in pools}
+    for setting, users in _SETTING_USERS.items():
+        if setting in values and not modes.intersection(users):
+            raise ConfigError(_unused_setting_message(setting, pools, keys))
+    if "dcgmExporterImage" in values.get("monitoring", {}) and "device-plugin" not in modes:
+        raise ConfigError(
+            f"invalid config {NAMESPACE}:monitoring.dcgmExporterImage with {_where_management(pools, keys)} = "
+            "'gpu-operator': the GPU Operator deploys its own DCGM exporter; remove it"
+        )
+
+
+def _where_management(pools: tuple[GpuPoolConfig, ...], keys: Mapping[str, str]) -> str:
+    """`aks-gpu:gpuPool.management`, or `aks-gpu:gpuPools.*.management` for several pools."""
+    key = keys[pools[0].name]
+    return f"{key}.management" if len(pools) == 1 else f"{key.rsplit('.', 1)[0]}.*.management"
+
+
+def _unused_setting_message(setting: str, pools: tuple[GpuPoolConfig, ...], keys: Mapping[str, str]) -> str:
+    pool, where = pools[0], _where_management(pools, keys)
+    if len(pools) == 1 and pool.dedicated_vhd and setting == "devicePlugin":  # the guide's own warning, in its words
+        return (
+            f"invalid config {NAMESPACE}:devicePlugin is set but {keys[pool.name]}.dedicatedVhd = true: "
+            "AKS installs the device plugin on managed GPU nodes and this program deploys none "
+            "(the guide warns against both); remove one of them"
+        )
+    why = {
+        "devicePlugin": "this program deploys no device plugin in that mode",
+        "gpuOperator": "the GPU Operator is installed only with management gpu-operator",
+        "monitoring": "AKS runs its own DCGM exporter on managed GPU nodes (port 19400)",
+    }[setting]
+    modes = ", ".join(sorted({p.mode for p in pools}))
+    return f"invalid config {NAMESPACE}:{setting} is set but {where} is {modes}: {why}; remove it"
+
+
+def check(
+    pools: tuple[GpuPoolConfig, ...], keys: Mapping[str, str], values: Mapping[str, Any],
+    device_plugin: DevicePluginConfig, mnist_job: MnistJobConfig, operator: GpuOperatorConfig,
+) -> None:
+    """The workloads' rules across pools: modes that may share a cluster, settings no pool's
+    mode uses, and the namespaces each workload owns."""
+    check_modes(pools, keys)
+    check_unused_settings(pools, values, keys)
+    check_namespaces(frozenset(p.mode for p in pools), device_plugin, mnist_job, operator)
