@@ -11,7 +11,7 @@ import os
 import pulumi
 
 from components import config
-from components.azure import azure_facts, cluster_facts, cost, pool_network, preflight
+from components.azure import azure_facts, cluster_facts, cost, existing_cluster_checks, pool_network, preflight
 from components.resources import budget
 from components.resources.budget import CostBudget, CostBudgetArgs, first_of_month
 from components.resources.cluster import GpuCluster, GpuClusterArgs
@@ -39,13 +39,13 @@ networks = pool_network.plan_pools(cfg, found)
 if found is not None:
     for network in networks.values():
         pulumi.log.info(network.why)
-    pulumi.log.info(preflight.namespaces_line(cfg, found))
+    pulumi.log.info(existing_cluster_checks.namespaces_line(cfg, found))
 checked = preflight.run(cfg, stack=pulumi.get_stack(), found=found, networks=networks.values())
 for warning in checked.warnings:
     pulumi.log.warn(warning)
 
 # What it will cost per hour, one line per pool; a deployment above cost.maxHourly stops here.
-estimate, cost_lines, cost_warnings = cost.run(cfg, checked.region, under_mocks=preflight.under_mock_engine())
+estimate, cost_lines, cost_warnings = cost.run(cfg, checked.region, under_mocks=azure_facts.under_mock_engine())
 for line in cost_lines:
     pulumi.log.info(line)
 for warning in cost_warnings:
@@ -97,7 +97,7 @@ for pool in cfg.gpu_pools:
                 subscription_id=subscription_id,
                 kubernetes_version=cfg.kubernetes_version,
                 version_moves=existing is not None or version_moves(cfg.upgrade),
-                tags=preflight.owner_tags(pulumi.get_project(), pulumi.get_stack()) if existing else None,
+                tags=existing_cluster_checks.owner_tags(pulumi.get_project(), pulumi.get_stack()) if existing else None,
                 moved_from=cluster if guide_pool and existing is None else None,
                 after=pools[-1].node_pool if pools else None,
                 network=networks[pool.name],
@@ -191,7 +191,7 @@ if cfg.cost.budget is not None:
         groups = [cluster.resource_group.name, cluster.managed_cluster.node_resource_group]
         watched = budget.resource_groups(client_subscription, groups, named)
     else:
-        owner = preflight.owner_tags(pulumi.get_project(), pulumi.get_stack())
+        owner = existing_cluster_checks.owner_tags(pulumi.get_project(), pulumi.get_stack())
         watched = budget.tagged(client_subscription, *next(iter(owner.items())))
     budget_name = budget.budget_name(pulumi.get_project(), pulumi.get_stack(), cfg.cluster_name)
     pulumi.log.info(f"cost: budget {budget_name}: {cfg.cost.budget.amount:g} a month over {watched.says}")

@@ -11,7 +11,8 @@ from __future__ import annotations
 import pytest
 
 import fake_aks
-from components.resources import gpu_pool, managed_gpu_pool as mgp
+from components.azure.cluster_facts import OWNER_TAG
+from components.resources import agent_pool_calls, gpu_pool, managed_gpu_pool as mgp
 from components.config import GpuPoolConfig
 
 T4 = "Standard_NC4as_T4_v3"
@@ -23,7 +24,7 @@ GROUP, CLUSTER = "aks-gpu-dev-rg", "aks-gpu-dev"
 def aks(monkeypatch):
     for fake in fake_aks.serve():
         fake.clusters.add((GROUP, CLUSTER))
-        monkeypatch.setattr(mgp, "client_factory", fake_aks.client_factory_for(fake.url))
+        monkeypatch.setattr(agent_pool_calls, "client_factory", fake_aks.client_factory_for(fake.url))
         yield fake
 
 
@@ -198,13 +199,13 @@ def test_a_refusal_other_than_not_found_fails_the_step(aks):
         PROVIDER.update("", {}, inputs(GpuPoolConfig(vm_size=A100, management="aks-managed")))
 
 
-OURS = {mgp.OWNER_TAG: "aks-gpu/team"}
+OURS = {OWNER_TAG: "aks-gpu/team"}
 
 
 def test_on_an_existing_cluster_a_create_never_overwrites_somebody_elses_pool(aks):
     """The pool name is taken by a pool this stack did not add (no owner tag, or another
     stack's): the create fails before its PUT, and that pool is as it was."""
-    for theirs in (None, {mgp.OWNER_TAG: "aks-gpu/prod"}):
+    for theirs in (None, {OWNER_TAG: "aks-gpu/prod"}):
         aks.pools.clear()
         PROVIDER.create(inputs(tags=theirs))  # somebody else's pool of the name
         puts = len(aks.calls("PUT"))
@@ -229,7 +230,7 @@ def test_a_409_without_retry_after_is_waited_out_at_the_providers_own_pace(aks, 
     """AKS's 409 OperationNotAllowed need not carry a Retry-After, and azure-core retries a
     409 only when it does: the provider waits BUSY_RETRY_SECONDS and tries again."""
     slept = []
-    monkeypatch.setattr(mgp.time, "sleep", slept.append)
+    monkeypatch.setattr(agent_pool_calls.time, "sleep", slept.append)
     aks.busy = 3
     outs = PROVIDER.create(inputs()).outs
     assert outs["provisioningState"] == "Succeeded" and len(aks.calls("PUT")) == 4
@@ -248,8 +249,8 @@ def test_a_409_that_is_not_a_busy_cluster_fails_at_once(aks, monkeypatch):
 
 def test_a_cluster_busy_for_longer_than_the_limit_fails_with_the_limit(aks, monkeypatch):
     clock = [0.0]
-    monkeypatch.setattr(mgp.time, "monotonic", lambda: clock[0])
-    monkeypatch.setattr(mgp.time, "sleep", lambda s: clock.__setitem__(0, clock[0] + s))
+    monkeypatch.setattr(agent_pool_calls.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(agent_pool_calls.time, "sleep", lambda s: clock.__setitem__(0, clock[0] + s))
     aks.busy = 10_000
     with pytest.raises(TimeoutError, match=r"^deleting node pool gpu could not start within its time limit: Azure kept answering that it is busy"):
         PROVIDER.delete("", inputs())

@@ -17,7 +17,7 @@ import pytest
 from azure.core.credentials import AccessToken
 from azure.core.exceptions import HttpResponseError
 
-from components.azure import azure_facts, preflight
+from components.azure import azure_facts, capacity, managed_pool_checks, preflight
 from components.config import parse
 from components.errors import ConfigError, PreflightError
 from conftest import ROOT
@@ -170,10 +170,10 @@ def test_a_deployed_pool_counts_only_what_the_change_adds():
     """Azure's usage already counts the nodes a deployed stack runs."""
     cfg = parse({"aks-gpu:gpuPool": json.dumps({"vmSize": T4, "nodeCount": 3})}, "aks-gpu", "dev")
     facts = azure_facts.Facts("test", {}, {}, existing_pools={"gpu": (T4, 2), "system": ("Standard_D2s_v5", 1)})
-    gpu, system = preflight.pool_needs(cfg, facts)
+    gpu, system = capacity.pool_needs(cfg, facts)
     assert (gpu.nodes, system.nodes) == (1, 0)
     other_size = azure_facts.Facts("test", {}, {}, existing_pools={"gpu": ("Standard_NC8as_T4_v3", 2)})
-    assert preflight.pool_needs(cfg, other_size)[0].nodes == 3, "a new size is a new pool"
+    assert capacity.pool_needs(cfg, other_size)[0].nodes == 3, "a new size is a new pool"
 
 
 # --------------------------------------------------------------------------- the catalog against Azure
@@ -366,8 +366,9 @@ def test_a_managed_pool_that_could_not_sign_in_stops_a_deployment_before_the_clu
     """The pool's dynamic provider signs in with DefaultAzureCredential: checked first, so a
     missing `az login` does not surface only after the cluster was created."""
     monkeypatch.setattr(preflight, "under_mock_engine", lambda: False)
+    monkeypatch.setattr(managed_pool_checks, "under_mock_engine", lambda: False)
     monkeypatch.setattr(azure_facts, "live", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("no sign-in")))
-    monkeypatch.setattr(preflight, "sign_in_error", lambda: "CredentialUnavailableError: run az login")
+    monkeypatch.setattr(managed_pool_checks, "sign_in_error", lambda: "CredentialUnavailableError: run az login")
     managed = {"gpuPool": {"vmSize": T4, "management": "aks-managed"}}
     monitor = RecordingMonitor(AzureMocks())
     if preview:
@@ -390,5 +391,5 @@ def test_the_sign_in_check_asks_for_an_arm_token_and_reports_why_it_failed(monke
             raise azure.identity.CredentialUnavailableError("Please run 'az login' to set up an account")
 
     monkeypatch.setattr(azure.identity, "DefaultAzureCredential", NoSignIn)
-    assert preflight.sign_in_error(timeout=10) == "CredentialUnavailableError: Please run 'az login' to set up an account"
+    assert managed_pool_checks.sign_in_error(timeout=10) == "CredentialUnavailableError: Please run 'az login' to set up an account"
     assert scopes == ["https://management.azure.com/.default"]

@@ -160,6 +160,13 @@ def from_files(
 # --------------------------------------------------------------------------- live
 
 
+def under_mock_engine() -> bool:
+    """The program runs under Pulumi's mock engine (the tests, `make render`): no call to Azure."""
+    from pulumi.runtime import mocks, settings
+
+    return isinstance(settings.get_monitor(), mocks.MockMonitor)
+
+
 def node_resource_group(resource_group: str, cluster: str, location: str) -> str:
     """AKS's default node resource group, MC_<group>_<cluster>_<location> (azure-aks-docs
     articles/aks/faq.yml, ms.date 11/06/2023, "Why are two resource groups created with AKS?")."""

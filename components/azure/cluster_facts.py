@@ -26,6 +26,11 @@ from components.errors import AzureReadError
 # pulumi_azure_native/containerservice/get_managed_cluster.py: the invoke's token.
 GET_MANAGED_CLUSTER = "azure-native:containerservice:getManagedCluster"
 SYSTEM_MODE = "System"
+# The Azure tag a stack puts on the pools it adds to a cluster it does not own: which stack
+# owns the pool ("<project>/<stack>"). A pool of the same name without it is somebody else's
+# (components/azure/existing_cluster_checks.py stops a deployment on it; the managed pool's
+# create refuses it too, components/resources/agent_pool_calls.py `refuse_others_pool`).
+OWNER_TAG = "aks-gpu-stack"
 
 
 @dataclass(frozen=True)

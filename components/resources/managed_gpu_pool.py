@@ -12,11 +12,14 @@ resource: `pulumi import azure-native:containerservice:AgentPool <name> <pool ID
 pool over, then `pulumi state delete` drops this one (docs/lifecycle.md).
 
 The provider is pickled into the state (pulumi/dynamic/dynamic.py `serialize_provider`, dill):
-it is a small module-level class with no fields, so it pickles by reference, as the path
-`components.managed_gpu_pool.ManagedGpuPoolProvider`. Every stack's state names that path,
-and `pulumi refresh` and `pulumi destroy` unpickle the state's copy: **moving or renaming
-this module or the class needs a re-export at this path**, or those commands fail on every
-stack with a managed pool (tests/test_provider_host.py pins the path with a stored pickle).
+it is a small module-level class with no fields, so it pickles by reference, as its module's
+path and its name. `pulumi refresh` and `pulumi destroy` unpickle the state's copy, so every
+path a state has named stays: `components.managed_gpu_pool.ManagedGpuPoolProvider` (states
+written before the provider moved here; components/managed_gpu_pool.py re-exports it) and
+`components.resources.managed_gpu_pool.ManagedGpuPoolProvider` (since). **Moving or renaming
+this module or the class needs a re-export at both paths**, or those commands fail on every
+stack with a managed pool (tests/test_provider_host.py pins both). Its REST calls are in
+components/resources/agent_pool_calls.py, which no pickle names.
 
 What the real engine does differently from a call in the program's process
 (pulumi/pulumi sdk/python/lib/pulumi/dynamic/__main__.py, the host the CLI starts as
@@ -32,7 +35,8 @@ that host over gRPC, as the engine does):
     (`timeoutMinutes`), recorded in the state;
   - `-m` puts the project directory first on sys.path, which is how `components` imports
     there; with PYTHONSAFEPATH set it does not, and every operation fails
-    (`host_problem`, which the program checks before registering anything).
+    (components/azure/managed_pool_checks.py `host_problem`, which the program checks before
+    registering anything).
 Clients are made inside each method, with azure-identity's DefaultAzureCredential (az login
 locally, the OIDC login in GitHub Actions); no credential is ever an input or an output.
 """
@@ -40,12 +44,16 @@ locally, the OIDC login in GitHub Actions); no credential is ever an input or an
 from __future__ import annotations
 
 import re
-import time
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Mapping, Optional
 
 import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
 from pulumi.output import Unknown
+
+from components.resources.agent_pool_calls import (  # noqa: F401 (re-exported: the provider's names, as tests read them)
+    ARM_ENDPOINT, BUSY_RETRY_SECONDS, DEFAULT_TIMEOUT_MINUTES, ENDPOINT, TIMEOUTS, delete_pool, get_pool, pool_id, put_pool,
+    refuse_others_pool,
+)
 
 # agentPools API versions. The managed GPU experience is `gpuProfile.nvidia.managementMode:
 # Managed`. STABLE carries it (azure-rest-api-specs aks/stable/2026-08-01: NvidiaGPUProfile,
@@ -72,29 +80,6 @@ LOCATION_KEYS = ("subscriptionId", "resourceGroupName", "clusterName", "agentPoo
 # new value means the cluster was created anew: the PUT adds the pool to it again.
 CLUSTER_UID = "clusterResourceUid"
 
-# Where ARM is: Azure's public cloud, as for every other resource of the program. An input,
-# so the state says where the pool's calls go (tests/test_provider_host.py points it at a
-# local fake of ARM); a state written before it existed means this one.
-ARM_ENDPOINT = "https://management.azure.com"
-ENDPOINT = "armEndpoint"
-
-# Each operation's time limit, in minutes, is an input (`timeoutMinutes`), because the
-# dynamic provider host never reads the engine's `timeout` (customTimeouts): its Create,
-# Update and Delete call the provider with the properties alone
-# (pulumi/pulumi sdk/python/lib/pulumi/dynamic/__main__.py). components/resources/gpu_pool.py gives
-# both kinds of pool the same limits; a state written before the input existed gets these.
-TIMEOUTS = "timeoutMinutes"
-DEFAULT_TIMEOUT_MINUTES = {"create": 60, "update": 60, "delete": 45}
-
-# AKS runs one operation on a cluster's agent pools at a time and answers another with 409
-# OperationNotAllowed ("Operation is not allowed because there's an in progress ... operation").
-# Within its time limit an operation waits and tries again: the program orders its own pools
-# one after another (components/resources/gpu_pool.py), so a 409 means an operation still running
-# from an earlier, interrupted `up`, or somebody else's on the cluster.
-BUSY_CODES = frozenset({"OperationNotAllowed", "AnotherOperationInProgress"})
-# How long to wait before trying again when Azure's answer has no Retry-After.
-BUSY_RETRY_SECONDS = 30.0
-
 # The dynamic provider's placeholder for a value a preview does not know yet
 # (pulumi.runtime.rpc.UNKNOWN).
 UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
@@ -104,189 +89,6 @@ def is_unknown(value: Any) -> bool:
     """A value a preview does not know yet: the UNKNOWN string in the program's process, a
     `pulumi.output.Unknown` in the host's Diff and Check (rpc.deserialize_property)."""
     return isinstance(value, Unknown) or value == UNKNOWN
-
-
-def host_problem(environ: Mapping[str, str]) -> Optional[str]:
-    """Why the dynamic provider host could not load this module in this environment, if it
-    could not. With PYTHONSAFEPATH set to a non-empty string Python does not put the current
-    directory on sys.path (Python docs, "PYTHONSAFEPATH"; `python -m` included), so the host,
-    started as `python -u -m pulumi.dynamic` in the project directory, cannot import
-    `components` to unpickle the provider, and every create, update, refresh and delete of
-    the pool fails."""
-    if environ.get("PYTHONSAFEPATH"):
-        return (
-            f"PYTHONSAFEPATH={environ['PYTHONSAFEPATH']} is set: Pulumi's provider host for the AKS-managed GPU pool "
-            "could not import components/ from the project directory, and every operation on the pool would fail; "
-            "unset it (env -u PYTHONSAFEPATH pulumi up)"
-        )
-    return None
-
-
-def client_factory(subscription_id: str, api_version: str, endpoint: str = ARM_ENDPOINT, seconds: Optional[float] = None) -> Any:
-    """The AKS management client at `api_version`, for ARM at `endpoint`. azure-core retries
-    a request answered 408, 429 or 5xx, or any error that carries a Retry-After
-    (azure/core/pipeline/policies/_retry.py `is_retry`), ten times; `seconds` bounds those
-    retries in time (its absolute `timeout`), so they end with the operation's limit."""
-    from azure.identity import DefaultAzureCredential
-    from azure.mgmt.containerservice import ContainerServiceClient
-
-    limit = {} if seconds is None else {"timeout": seconds}
-    return ContainerServiceClient(
-        DefaultAzureCredential(), subscription_id, base_url=endpoint, api_version=api_version,
-        credential_scopes=[f"{endpoint}/.default"], **limit,
-    )  # fmt: skip
-
-
-def _client(props: Mapping[str, Any], seconds: Optional[float] = None) -> Any:
-    return client_factory(props["subscriptionId"], props["apiVersion"], props.get(ENDPOINT) or ARM_ENDPOINT, seconds)
-
-
-def _where(props: Mapping[str, Any]) -> tuple[str, str, str]:
-    return props["resourceGroupName"], props["clusterName"], props["agentPoolName"]
-
-
-def pool_id(props: Mapping[str, Any]) -> str:
-    group, cluster, pool = _where(props)
-    return (
-        f"/subscriptions/{props['subscriptionId']}/resourceGroups/{group}/providers/"
-        f"Microsoft.ContainerService/managedClusters/{cluster}/agentPools/{pool}"
-    )
-
-
-def json_numbers(value: Any) -> Any:
-    """The body as ARM's JSON types it: a whole number is an integer. The engine's Struct
-    carries every number as a double, and the SDK would send `"count": 1.0` where the spec
-    says `integer` (count, minCount, maxCount, maxPods, ...). The one non-integer number an
-    agent pool takes, spotMaxPrice, is a `number`, for which -1 and -1.0 are the same."""
-    if isinstance(value, Mapping):
-        return {k: json_numbers(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_numbers(v) for v in value]
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return value
-
-
-def time_limit(props: Mapping[str, Any], operation: str) -> float:
-    """The seconds `operation` (create, update, delete) may take, from the pool's inputs."""
-    minutes = (props.get(TIMEOUTS) or {}).get(operation) or DEFAULT_TIMEOUT_MINUTES[operation]
-    return float(minutes) * 60
-
-
-def _is_not_found(error: Exception) -> bool:
-    """ARM's 404: the pool, its cluster (ParentResourceNotFound) or its group is gone."""
-    return getattr(error, "status_code", None) == 404
-
-
-def _is_busy(error: Exception) -> bool:
-    """AKS's 409 while another operation runs on the cluster's pools."""
-    code = getattr(getattr(error, "error", None), "code", None)
-    return getattr(error, "status_code", None) == 409 and code in BUSY_CODES
-
-
-def _retry_after(error: Exception) -> float:
-    headers = getattr(getattr(error, "response", None), "headers", None) or {}
-    try:
-        return max(0.0, float(headers.get("Retry-After")))
-    except (TypeError, ValueError):
-        return BUSY_RETRY_SECONDS
-
-
-def _begin(start: Callable[[], Any], deadline: float, what: str) -> Any:
-    """Start a long-running operation; while AKS is busy with another one on the cluster
-    (409), wait and try again, until the operation's deadline. (A 409 that carries a
-    Retry-After azure-core retries first, within the same limit: `client_factory`.)"""
-    from azure.core.exceptions import HttpResponseError, ServiceRequestTimeoutError, ServiceResponseTimeoutError
-
-    busy = (
-        f"{what} could not start within its time limit: Azure kept answering that it is busy (AKS runs one "
-        "agent-pool operation per cluster at a time); `pulumi up` again once the cluster's operation has finished"
-    )
-    while True:
-        try:
-            return start()
-        except (ServiceRequestTimeoutError, ServiceResponseTimeoutError) as error:
-            raise TimeoutError(busy) from error
-        except HttpResponseError as error:
-            if not _is_busy(error):
-                raise
-            delay = _retry_after(error)
-            if time.monotonic() + delay >= deadline:
-                raise TimeoutError(busy) from error
-            time.sleep(delay)
-
-
-def _wait(poller: Any, deadline: float, what: str) -> Any:
-    poller.wait(max(0.0, deadline - time.monotonic()))
-    if not poller.done():
-        raise TimeoutError(f"{what} did not finish within its time limit; Azure may still be working on it")
-    return poller.result()
-
-
-def put_pool(props: Mapping[str, Any], operation: str) -> dict[str, Any]:
-    """PUT the pool (create or update; ARM's PUT is idempotent) and wait for it, within the
-    time limit of `operation`."""
-    from azure.mgmt.containerservice.models import AgentPool
-
-    seconds = time_limit(props, operation)
-    deadline = time.monotonic() + seconds
-    what = f"{'creating' if operation == 'create' else 'updating'} node pool {props['agentPoolName']}"
-    body = AgentPool({"properties": json_numbers(dict(props["properties"]))})
-    client = _client(props, seconds)
-    poller = _begin(lambda: client.agent_pools.begin_create_or_update(*_where(props), body), deadline, what)
-    return _wait(poller, deadline, what).as_dict()
-
-
-def get_pool(props: Mapping[str, Any]) -> Optional[dict[str, Any]]:
-    """The pool as ARM returns it, or None when it (or its cluster, or its group) is gone."""
-    from azure.core.exceptions import HttpResponseError
-
-    try:
-        return _client(props).agent_pools.get(*_where(props)).as_dict()
-    except HttpResponseError as error:
-        if _is_not_found(error):
-            return None
-        raise
-
-
-def delete_pool(props: Mapping[str, Any]) -> None:
-    """DELETE the pool and wait; a pool, cluster or group already gone is done."""
-    from azure.core.exceptions import HttpResponseError
-
-    seconds = time_limit(props, "delete")
-    deadline = time.monotonic() + seconds
-    what = f"deleting node pool {props['agentPoolName']}"
-    client = _client(props, seconds)
-    try:
-        poller = _begin(lambda: client.agent_pools.begin_delete(*_where(props)), deadline, what)
-        _wait(poller, deadline, what)
-    except HttpResponseError as error:
-        if not _is_not_found(error):
-            raise
-
-
-# The Azure tag a stack puts on the pools it adds to a cluster it does not own: which stack
-# owns the pool ("<project>/<stack>"). components/azure/preflight.py checks it before a deployment.
-OWNER_TAG = "aks-gpu-stack"
-
-
-def refuse_others_pool(props: Mapping[str, Any]) -> None:
-    """A create adopts a pool its own failed create left (the PUT is idempotent), but on an
-    existing cluster it must not overwrite somebody else's pool of the same name: when the
-    body carries an owner tag, a pool already there must carry the same one. (Preflight
-    stops such a deployment first; this holds with `preflight.mode` warn or off too.)"""
-    owner = (props["properties"].get("tags") or {}).get(OWNER_TAG)
-    if owner is None:
-        return
-    found = get_pool(props)
-    if found is None:
-        return
-    theirs = ((found.get("properties") or {}).get("tags") or {}).get(OWNER_TAG)
-    if theirs != owner:
-        raise RuntimeError(
-            f"node pool {props['agentPoolName']} already exists in cluster {props['clusterName']} and is not this "
-            f"stack's ({OWNER_TAG} = {theirs or 'unset'}, this stack is {owner}); nothing was changed: pick another pool name"
-        )
 
 
 # --------------------------------------------------------------------------- pure diff

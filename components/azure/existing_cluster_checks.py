@@ -1,0 +1,117 @@
+"""An existing cluster as a deployment would meet it: Succeeded and running, no other owner's
+pool under one of this stack's pool names, a Kubernetes version the GPU Operator supports,
+and no GPU pool of others the GPU Operator would take over; and what a preview of it cannot
+show (namespaces that exist already)."""
+
+from __future__ import annotations
+
+import pulumi
+
+from components.azure import gpu_sizes
+from components.azure.cluster_facts import OWNER_TAG, ClusterFacts
+from components.azure.problem import Problem
+from components.config import NAMESPACE, StackConfig
+
+# OWNER_TAG (cluster_facts): which stack added a pool. A pool of the same name without this
+# stack's is somebody else's, and the stack must not touch it (azure-native's create refuses
+# an existing pool: "cannot create already existing resource" (provider azCoreClient.CanCreate);
+# the managed pool's create refuses it too, agent_pool_calls.refuse_others_pool).
+# NVIDIA GPU Operator v26.7.0 supports Kubernetes 1.33 to 1.36 (NVIDIA/cloud-native-docs
+# gpu-operator/platform-support.rst at commit 52dcb7b8, "26.7"; AKS left its table in
+# adfe9224, and was 1.30-1.35 at v25.10.1). The other modes state no version: the AKS pages
+# use-nvidia-gpu.md, aks-managed-gpu-nodes.md and gpu-multi-instance.md name none
+# (azure-aks-docs fb060abe, 2026-08-21).
+GPU_OPERATOR_KUBERNETES = ((1, 33), (1, 36))
+SUCCEEDED = "Succeeded"
+
+
+def owner_tags(project: str, stack: str) -> dict[str, str]:
+    return {OWNER_TAG: f"{project}/{stack}"}
+
+
+def namespaces_line(cfg: StackConfig, found: ClusterFacts) -> str:
+    """What a preview of an existing cluster cannot show: a namespace this stack would create
+    that the cluster already has. pulumi-kubernetes 4.29.0 and later create with a client-side
+    create, which the API server answers AlreadyExists (its CHANGELOG, #2926), and a preview's
+    dry-run create hides that answer (provider.go Create, `failedPreview`)."""
+    names = " ".join(cfg.owned_namespaces)
+    return (
+        f"namespaces: this stack creates {', '.join(cfg.owned_namespaces)} in {found.name} and deletes them on destroy; if the "
+        f"cluster has one already, `pulumi up` stops at it (AlreadyExists), which a preview cannot show: check with "
+        f"`kubectl get namespace {names}`, and rename with devicePlugin.namespace, gpuOperator.namespace or mnistJob.namespace"
+    )
+
+
+def pools_of_stack(found: ClusterFacts, stack: str) -> dict[str, tuple[str, int]]:
+    """The cluster's pools this stack added (its owner tag): name -> (VM size, nodes)."""
+    mine = owner_tags(pulumi.get_project(), stack)[OWNER_TAG]
+    return {p.name: (p.vm_size, p.count) for p in found.pools if p.tags.get(OWNER_TAG) == mine}
+
+
+def check_existing_cluster(cfg: StackConfig, found: ClusterFacts, stack: str) -> list[Problem]:
+    """The existing cluster as a deployment would meet it: Succeeded and running, no other
+    owner's pool under one of this stack's pool names, a Kubernetes version the chosen mode
+    supports, and no GPU pool of others that the GPU Operator would take over. (That it
+    can be read at all, cluster_facts.read has made sure.)"""
+    where = f"{NAMESPACE}:existingCluster {found.resource_group}/{found.name}"
+    problems = []
+    if found.provisioning_state != SUCCEEDED:
+        problems.append(Problem(
+            f"{where} is {found.provisioning_state}, not {SUCCEEDED}: AKS runs one operation at a time on a cluster "
+            "(\"Another operation ... is in progress\"), and this program adds pools only to a cluster in Succeeded; "
+            "wait, or repair it (`az aks update` with no changes)"
+        ))  # fmt: skip
+    if found.power_state == "Stopped":
+        problems.append(Problem(
+            f"{where} is stopped: \"You can only perform start or delete operations on a stopped AKS cluster\" "
+            f"(start-stop-cluster.md); start it with `az aks start --resource-group {cfg.resource_group_name} --name {cfg.cluster_name}`"
+        ))  # fmt: skip
+    policy = found.network_policy
+    if policy in (None, "none"):
+        problems.append(Problem(
+            f"{where} enforces no NetworkPolicy (networkProfile.networkPolicy is {policy or 'unset'}): the policies this "
+            "program declares for its namespaces have no effect there", blocking=False
+        ))  # fmt: skip
+    problems += pool_name_conflicts(cfg, found, stack)
+    problems += mode_against_cluster(cfg, found)
+    return problems
+
+
+def pool_name_conflicts(cfg: StackConfig, found: ClusterFacts, stack: str) -> list[Problem]:
+    mine = owner_tags(pulumi.get_project(), stack)[OWNER_TAG]
+    theirs = {p.name: p.tags.get(OWNER_TAG) for p in found.pools}
+    problems = []
+    for pool in cfg.gpu_pools:
+        if pool.name in theirs and theirs[pool.name] != mine:
+            owner = f"it carries {OWNER_TAG} = {theirs[pool.name]}" if theirs[pool.name] else f"it has no {OWNER_TAG} tag"
+            problems.append(Problem(
+                f"{cfg.pool_key(pool)}: the cluster already has a pool named {pool.name!r}, which this stack did not add "
+                f"({owner}); pick another pool name"
+            ))  # fmt: skip
+    return problems
+
+
+def mode_against_cluster(cfg: StackConfig, found: ClusterFacts) -> list[Problem]:
+    operator = [p for p in cfg.gpu_pools if p.mode == "gpu-operator"]
+    if not operator:
+        return []
+    key = cfg.pool_key(operator[0])
+    problems = []
+    version = tuple(int(n) for n in (found.kubernetes_version or "0.0").split(".")[:2])
+    low, high = GPU_OPERATOR_KUBERNETES
+    if not low <= version <= high:
+        problems.append(Problem(
+            f"{key}.management = gpu-operator: the cluster runs Kubernetes {found.kubernetes_version}, and NVIDIA "
+            f"supports the GPU Operator {cfg.gpu_operator.version} on {low[0]}.{low[1]} to {high[0]}.{high[1]} only "
+            "(NVIDIA's platform support page)", blocking=False
+        ))  # fmt: skip
+    ours = {p.name for p in cfg.gpu_pools}
+    others = [p for p in found.pools if p.name not in ours and gpu_sizes.is_gpu_family(p.vm_size)]
+    if others:
+        names = ", ".join(f"{p.name} ({p.vm_size})" for p in others)
+        problems.append(Problem(
+            f"{key}.management = gpu-operator, but the cluster has GPU pools this stack does not manage: {names}; the GPU "
+            "Operator deploys its driver and device plugin on every NVIDIA GPU node of the cluster (NVIDIA GPU Operator "
+            "docs, getting-started), which would give those pools a second device plugin; use device-plugin or aks-managed"
+        ))  # fmt: skip
+    return problems

@@ -1,0 +1,198 @@
+"""The AKS agentPools REST calls the managed GPU pool's provider makes
+(components/resources/managed_gpu_pool.py): PUT (create and update, ARM's idempotent PUT),
+GET and DELETE with 404 as done, each within its time limit, waiting out AKS's 409 while
+another agent-pool operation runs on the cluster. Clients are made inside each call, with
+azure-identity's DefaultAzureCredential (az login locally, the OIDC login in GitHub Actions);
+no credential is ever an input or an output."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, Mapping, Optional
+
+from components.azure.cluster_facts import OWNER_TAG
+
+# Where ARM is: Azure's public cloud, as for every other resource of the program. An input,
+# so the state says where the pool's calls go (tests/test_provider_host.py points it at a
+# local fake of ARM); a state written before it existed means this one.
+ARM_ENDPOINT = "https://management.azure.com"
+ENDPOINT = "armEndpoint"
+
+# Each operation's time limit, in minutes, is an input (`timeoutMinutes`), because the
+# dynamic provider host never reads the engine's `timeout` (customTimeouts): its Create,
+# Update and Delete call the provider with the properties alone
+# (pulumi/pulumi sdk/python/lib/pulumi/dynamic/__main__.py). components/resources/gpu_pool.py gives
+# both kinds of pool the same limits; a state written before the input existed gets these.
+TIMEOUTS = "timeoutMinutes"
+DEFAULT_TIMEOUT_MINUTES = {"create": 60, "update": 60, "delete": 45}
+
+# AKS runs one operation on a cluster's agent pools at a time and answers another with 409
+# OperationNotAllowed ("Operation is not allowed because there's an in progress ... operation").
+# Within its time limit an operation waits and tries again: the program orders its own pools
+# one after another (components/resources/gpu_pool.py), so a 409 means an operation still running
+# from an earlier, interrupted `up`, or somebody else's on the cluster.
+BUSY_CODES = frozenset({"OperationNotAllowed", "AnotherOperationInProgress"})
+# How long to wait before trying again when Azure's answer has no Retry-After.
+BUSY_RETRY_SECONDS = 30.0
+
+
+def client_factory(subscription_id: str, api_version: str, endpoint: str = ARM_ENDPOINT, seconds: Optional[float] = None) -> Any:
+    """The AKS management client at `api_version`, for ARM at `endpoint`. azure-core retries
+    a request answered 408, 429 or 5xx, or any error that carries a Retry-After
+    (azure/core/pipeline/policies/_retry.py `is_retry`), ten times; `seconds` bounds those
+    retries in time (its absolute `timeout`), so they end with the operation's limit."""
+    from azure.identity import DefaultAzureCredential
+    from azure.mgmt.containerservice import ContainerServiceClient
+
+    limit = {} if seconds is None else {"timeout": seconds}
+    return ContainerServiceClient(
+        DefaultAzureCredential(), subscription_id, base_url=endpoint, api_version=api_version,
+        credential_scopes=[f"{endpoint}/.default"], **limit,
+    )  # fmt: skip
+
+
+def _client(props: Mapping[str, Any], seconds: Optional[float] = None) -> Any:
+    return client_factory(props["subscriptionId"], props["apiVersion"], props.get(ENDPOINT) or ARM_ENDPOINT, seconds)
+
+
+def _where(props: Mapping[str, Any]) -> tuple[str, str, str]:
+    return props["resourceGroupName"], props["clusterName"], props["agentPoolName"]
+
+
+def pool_id(props: Mapping[str, Any]) -> str:
+    group, cluster, pool = _where(props)
+    return (
+        f"/subscriptions/{props['subscriptionId']}/resourceGroups/{group}/providers/"
+        f"Microsoft.ContainerService/managedClusters/{cluster}/agentPools/{pool}"
+    )
+
+
+def json_numbers(value: Any) -> Any:
+    """The body as ARM's JSON types it: a whole number is an integer. The engine's Struct
+    carries every number as a double, and the SDK would send `"count": 1.0` where the spec
+    says `integer` (count, minCount, maxCount, maxPods, ...). The one non-integer number an
+    agent pool takes, spotMaxPrice, is a `number`, for which -1 and -1.0 are the same."""
+    if isinstance(value, Mapping):
+        return {k: json_numbers(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_numbers(v) for v in value]
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def time_limit(props: Mapping[str, Any], operation: str) -> float:
+    """The seconds `operation` (create, update, delete) may take, from the pool's inputs."""
+    minutes = (props.get(TIMEOUTS) or {}).get(operation) or DEFAULT_TIMEOUT_MINUTES[operation]
+    return float(minutes) * 60
+
+
+def _is_not_found(error: Exception) -> bool:
+    """ARM's 404: the pool, its cluster (ParentResourceNotFound) or its group is gone."""
+    return getattr(error, "status_code", None) == 404
+
+
+def _is_busy(error: Exception) -> bool:
+    """AKS's 409 while another operation runs on the cluster's pools."""
+    code = getattr(getattr(error, "error", None), "code", None)
+    return getattr(error, "status_code", None) == 409 and code in BUSY_CODES
+
+
+def _retry_after(error: Exception) -> float:
+    headers = getattr(getattr(error, "response", None), "headers", None) or {}
+    try:
+        return max(0.0, float(headers.get("Retry-After")))
+    except (TypeError, ValueError):
+        return BUSY_RETRY_SECONDS
+
+
+def _begin(start: Callable[[], Any], deadline: float, what: str) -> Any:
+    """Start a long-running operation; while AKS is busy with another one on the cluster
+    (409), wait and try again, until the operation's deadline. (A 409 that carries a
+    Retry-After azure-core retries first, within the same limit: `client_factory`.)"""
+    from azure.core.exceptions import HttpResponseError, ServiceRequestTimeoutError, ServiceResponseTimeoutError
+
+    busy = (
+        f"{what} could not start within its time limit: Azure kept answering that it is busy (AKS runs one "
+        "agent-pool operation per cluster at a time); `pulumi up` again once the cluster's operation has finished"
+    )
+    while True:
+        try:
+            return start()
+        except (ServiceRequestTimeoutError, ServiceResponseTimeoutError) as error:
+            raise TimeoutError(busy) from error
+        except HttpResponseError as error:
+            if not _is_busy(error):
+                raise
+            delay = _retry_after(error)
+            if time.monotonic() + delay >= deadline:
+                raise TimeoutError(busy) from error
+            time.sleep(delay)
+
+
+def _wait(poller: Any, deadline: float, what: str) -> Any:
+    poller.wait(max(0.0, deadline - time.monotonic()))
+    if not poller.done():
+        raise TimeoutError(f"{what} did not finish within its time limit; Azure may still be working on it")
+    return poller.result()
+
+
+def put_pool(props: Mapping[str, Any], operation: str) -> dict[str, Any]:
+    """PUT the pool (create or update; ARM's PUT is idempotent) and wait for it, within the
+    time limit of `operation`."""
+    from azure.mgmt.containerservice.models import AgentPool
+
+    seconds = time_limit(props, operation)
+    deadline = time.monotonic() + seconds
+    what = f"{'creating' if operation == 'create' else 'updating'} node pool {props['agentPoolName']}"
+    body = AgentPool({"properties": json_numbers(dict(props["properties"]))})
+    client = _client(props, seconds)
+    poller = _begin(lambda: client.agent_pools.begin_create_or_update(*_where(props), body), deadline, what)
+    return _wait(poller, deadline, what).as_dict()
+
+
+def get_pool(props: Mapping[str, Any]) -> Optional[dict[str, Any]]:
+    """The pool as ARM returns it, or None when it (or its cluster, or its group) is gone."""
+    from azure.core.exceptions import HttpResponseError
+
+    try:
+        return _client(props).agent_pools.get(*_where(props)).as_dict()
+    except HttpResponseError as error:
+        if _is_not_found(error):
+            return None
+        raise
+
+
+def delete_pool(props: Mapping[str, Any]) -> None:
+    """DELETE the pool and wait; a pool, cluster or group already gone is done."""
+    from azure.core.exceptions import HttpResponseError
+
+    seconds = time_limit(props, "delete")
+    deadline = time.monotonic() + seconds
+    what = f"deleting node pool {props['agentPoolName']}"
+    client = _client(props, seconds)
+    try:
+        poller = _begin(lambda: client.agent_pools.begin_delete(*_where(props)), deadline, what)
+        _wait(poller, deadline, what)
+    except HttpResponseError as error:
+        if not _is_not_found(error):
+            raise
+
+
+def refuse_others_pool(props: Mapping[str, Any]) -> None:
+    """A create adopts a pool its own failed create left (the PUT is idempotent), but on an
+    existing cluster it must not overwrite somebody else's pool of the same name: when the
+    body carries an owner tag, a pool already there must carry the same one. (Preflight
+    stops such a deployment first; this holds with `preflight.mode` warn or off too.)"""
+    owner = (props["properties"].get("tags") or {}).get(OWNER_TAG)
+    if owner is None:
+        return
+    found = get_pool(props)
+    if found is None:
+        return
+    theirs = ((found.get("properties") or {}).get("tags") or {}).get(OWNER_TAG)
+    if theirs != owner:
+        raise RuntimeError(
+            f"node pool {props['agentPoolName']} already exists in cluster {props['clusterName']} and is not this "
+            f"stack's ({OWNER_TAG} = {theirs or 'unset'}, this stack is {owner}); nothing was changed: pick another pool name"
+        )
