@@ -15,7 +15,9 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from tools.mock_engine import AzureMocks, ProgramRun, RecordingMonitor, existing_cluster, run_program  # noqa: E402
+from tools.azure_mocks import AzureMocks, existing_cluster  # noqa: E402
+
+from tools.mock_engine import ProgramRun, RecordingMonitor, run_program
 
 # Every test runs the program under mocks, often several times: each run makes some hundred
 # thousand objects, and the garbage collector's full collections also walk every object the
@@ -46,7 +48,7 @@ def run_cached(
 
     A preview by default, as `pulumi preview` and `make render` run it: a deployment of the
     dev stack stops at preflight (its GPU size is retired). Tests of a deployment say so.
-    `cluster` is what Azure answers for an existing cluster (tools.mock_engine.existing_cluster);
+    `cluster` is what Azure answers for an existing cluster (tools.azure_mocks.existing_cluster);
     unset, any cluster a stack names exists, as the offline render assumes."""
     return _run(stack, json.dumps(overrides, sort_keys=True), preview, feature_state, json.dumps(cluster))
 

@@ -23,7 +23,8 @@ from test_schema import stack_file_problems
 from test_security import check_open_checks_documented, check_pods
 from test_snapshots import check_snapshot
 from tools import render
-from tools.mock_engine import ROOT, run_program, stacks
+from tools.mock_engine import run_program
+from tools.stack_files import ROOT, stacks
 
 SCHEMA_LINE = "# yaml-language-server: $schema=schema/stack.schema.json\n"
 # A team's existing cluster, not the example's: another name, group and region, in its own

@@ -17,7 +17,7 @@ from referencing.jsonschema import DRAFT4
 
 from conftest import run_cached
 from tools import render
-from tools.mock_engine import ROOT, stacks
+from tools.stack_files import ROOT, stacks
 
 SPECS = Path(__file__).parent / "azure-specs"
 SHARED = ROOT.parent / "shared" / "reference" / "azure-specs" / "arm-schemas"

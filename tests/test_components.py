@@ -14,7 +14,8 @@ from components.azure import cluster_facts
 from components.resources.existing_cluster import ExistingCluster, ExistingClusterArgs
 from components.resources.gpu_pool import GpuPool, GpuPoolArgs
 from components.resources.mnist_job import MnistJob, MnistJobArgs, MnistRun
-from tools.mock_engine import MOCK_USER_TOKEN, AzureMocks, RecordingMonitor, existing_cluster, run_under_mocks
+from tools.azure_mocks import MOCK_USER_TOKEN, existing_cluster
+from tools.mock_engine import run_under_mocks
 
 TOLERATION = k8s.core.v1.TolerationArgs(key="team", operator="Equal", value="ml", effect="NoSchedule")
 

@@ -12,7 +12,8 @@ from components.config import ConfigError
 from components.errors import AzureReadError, PreflightError
 from conftest import run_cached
 from test_config import parsed, refused
-from tools.mock_engine import AzureMocks, EngineInvokeError, RecordingMonitor, existing_cluster, run_program
+from tools.azure_mocks import AzureMocks, EngineInvokeError, existing_cluster
+from tools.mock_engine import RecordingMonitor, run_program
 
 T4 = "Standard_NC4as_T4_v3"
 POOL = "azure-native:containerservice:AgentPool"

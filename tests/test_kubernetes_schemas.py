@@ -9,7 +9,7 @@ import pytest
 
 from conftest import run_cached
 from tools import render
-from tools.mock_engine import stacks
+from tools.stack_files import stacks
 
 # AKS-managed GPU nodes need 1.34 (aks-managed-gpu-nodes.md); the stacks pin no version.
 KUBERNETES_VERSION = "1.34"

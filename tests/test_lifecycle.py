@@ -15,7 +15,8 @@ from components.config import parse
 from components.errors import ConfigError, PreflightError
 from components.resources.mnist_job import JOB_NAME
 from conftest import run_cached
-from tools.mock_engine import AzureMocks, FEATURE_REGISTRATION_TOKEN, RecordingMonitor, run_program
+from tools.azure_mocks import AzureMocks, FEATURE_REGISTRATION_TOKEN
+from tools.mock_engine import RecordingMonitor, run_program
 
 AKS = "azure-native:containerservice:ManagedCluster"
 POOL = "azure-native:containerservice:AgentPool"

@@ -9,7 +9,8 @@ import pytest
 from components.errors import ConfigError, PreflightError
 from conftest import run_cached
 from test_arm_schemas import bodies, schema_errors
-from tools.mock_engine import AzureMocks, RecordingMonitor, existing_cluster, run_program
+from tools.azure_mocks import AzureMocks, existing_cluster
+from tools.mock_engine import RecordingMonitor, run_program
 
 T4 = "Standard_NC4as_T4_v3"
 POOL = "azure-native:containerservice:AgentPool"

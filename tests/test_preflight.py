@@ -21,7 +21,8 @@ from components.azure import azure_facts, capacity, managed_pool_checks, preflig
 from components.config import parse
 from components.errors import ConfigError, PreflightError
 from conftest import ROOT
-from tools.mock_engine import AzureMocks, RecordingMonitor, run_program
+from tools.azure_mocks import AzureMocks
+from tools.mock_engine import RecordingMonitor, run_program
 
 FIXTURES = Path(__file__).parent / "fixtures" / "preflight"
 T4 = "Standard_NC4as_T4_v3"

@@ -8,7 +8,9 @@ import shlex
 import pytest
 
 from conftest import run_cached
-from tools.mock_engine import MOCK_USER_TOKEN, ProgramRun, Secret, stacks
+from tools.azure_mocks import MOCK_USER_TOKEN
+from tools.mock_engine import ProgramRun, Secret
+from tools.stack_files import stacks
 from tools.render import masked, outputs_document, resources_document
 
 RG = "azure-native:resources:ResourceGroup"

@@ -39,7 +39,8 @@ import fake_aks
 from components.resources import managed_gpu_pool as mgp
 from conftest import ROOT, run_cached
 from test_arm_schemas import registry
-from tools.mock_engine import MOCK_CLIENT, RecordingMonitor, AzureMocks, run_program
+from tools.azure_mocks import AzureMocks, MOCK_CLIENT
+from tools.mock_engine import RecordingMonitor, run_program
 
 MANAGED = "pulumi-python:dynamic/aksgpu:ManagedGpuPool"
 T4 = "Standard_NC4as_T4_v3"

@@ -12,7 +12,8 @@ import pytest
 
 from components.errors import ConfigError
 from tools import render
-from tools.mock_engine import AzureMocks, RecordingMonitor, run_program
+from tools.azure_mocks import AzureMocks
+from tools.mock_engine import RecordingMonitor, run_program
 
 FIXTURES = Path(__file__).parent / "fixtures" / "preflight"
 SKUS, USAGE = FIXTURES / "eastus-skus.json", FIXTURES / "eastus-usage.json"

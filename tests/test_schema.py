@@ -15,7 +15,7 @@ import yaml
 from components import config
 from components.errors import ConfigError
 from tools import schema
-from tools.mock_engine import ROOT, stacks
+from tools.stack_files import ROOT, stacks
 
 SCHEMA = json.loads(schema.SCHEMA_FILE.read_text())
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)

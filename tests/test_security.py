@@ -12,7 +12,9 @@ import yaml
 from components.resources import hardening
 from components.resources.cluster import entra_kubeconfig
 from conftest import run_cached
-from tools.mock_engine import AKS_ENTRA_SERVER_ID, MOCK_CLIENT, ROOT, ProgramRun, Secret, stacks
+from tools.azure_mocks import AKS_ENTRA_SERVER_ID, MOCK_CLIENT
+from tools.mock_engine import ProgramRun, Secret
+from tools.stack_files import ROOT, stacks
 from tools.render import kubernetes_objects, manifest
 
 AKS = "azure-native:containerservice:ManagedCluster"

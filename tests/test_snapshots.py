@@ -14,7 +14,8 @@ import pytest
 
 from conftest import run_cached
 from tools import render
-from tools.mock_engine import run_program, stacks
+from tools.mock_engine import run_program
+from tools.stack_files import stacks
 
 
 @pytest.mark.parametrize("stack", stacks())

@@ -20,7 +20,7 @@ from typing import Optional
 
 from components import config
 from components.azure import cost, prices
-from tools.mock_engine import ROOT, project_name, saved_cluster, stack_config, stacks
+from tools.stack_files import ROOT, project_name, saved_cluster, stack_config, stacks
 
 SAVED = ROOT / "prices" / "retail-prices.json"
 

@@ -32,7 +32,9 @@ import pulumi
 import yaml
 from pulumi.output import Unknown
 
-from tools.mock_engine import ROOT, ProgramRun, Registration, SavedFileError, Secret, close_event_loops, run_program, stack_config, stacks
+from tools.mock_engine import ProgramRun, Registration, Secret, close_event_loops, run_program
+
+from tools.stack_files import ROOT, SavedFileError, stack_config, stacks
 
 SECRET_MASK = "[secret]"
 # What a preview does not know yet (a resource's output before it exists: a new cluster's

@@ -1,0 +1,204 @@
+"""What stands in for Azure under the mock engine: the answers of the invokes the program
+makes (the user credential, the client's subscription, the preview feature's registration,
+an existing cluster), and resources' state echoing their inputs with the names azure-native
+computes. An existing cluster is one a test describes, one a stack's saved `az aks show`
+describes (the offline render says what it read), or an assumed one (it says so)."""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any, Mapping, Optional
+
+import grpc
+from pulumi.runtime import mocks as pulumi_mocks
+from pulumi.runtime import settings
+
+from tools.stack_files import project_name, saved_cluster
+
+# The fake credential; tests check that it never shows up outside a secret.
+MOCK_USER_TOKEN = "mock-user-token-0123456789abcdef"
+USER_CREDENTIALS_TOKEN = "azure-native:containerservice:listManagedClusterUserCredentials"
+CLIENT_CONFIG_TOKEN = "azure-native:authorization:getClientConfig"
+FEATURE_REGISTRATION_TOKEN = "azure-native:features:getSubscriptionFeatureRegistration"
+MANAGED_CLUSTER_TOKEN = "azure-native:containerservice:getManagedCluster"
+# Who "runs pulumi up" under mocks.
+MOCK_CLIENT = {
+    "clientId": "11111111-1111-1111-1111-111111111111",
+    "objectId": "22222222-2222-2222-2222-222222222222",
+    "subscriptionId": "33333333-3333-3333-3333-333333333333",
+    "tenantId": "44444444-4444-4444-4444-444444444444",
+}
+# The AKS Entra server application that kubelogin asks tokens for (Azure/kubelogin docs).
+AKS_ENTRA_SERVER_ID = "6dae42f8-4368-4678-94ff-3960e28e3630"
+
+
+def _fake_kubeconfig(cluster: str, exec_format: bool = False) -> str:
+    """A user kubeconfig shaped like AKS's: a token for a local-accounts cluster, or the
+    kubelogin exec plugin in device-code mode that an Entra ID cluster returns."""
+    if exec_format:
+        user = (
+            "    exec:\n      apiVersion: client.authentication.k8s.io/v1beta1\n      command: kubelogin\n"
+            "      args: [get-token, --environment, AzurePublicCloud, --server-id, "
+            f"{AKS_ENTRA_SERVER_ID}, --client-id, 80faf920-1908-4b52-b5ef-a8e7bedfc67a, "
+            f"--tenant-id, {MOCK_CLIENT['tenantId']}, --login, devicecode]\n"
+        )
+    else:
+        user = f"    token: {MOCK_USER_TOKEN}\n"
+    return (
+        "apiVersion: v1\nkind: Config\n"
+        f"clusters:\n- name: {cluster}\n  cluster:\n    server: https://{cluster}.hcp.mock.azmk8s.io:443\n"
+        f"contexts:\n- name: {cluster}\n  context:\n    cluster: {cluster}\n    user: clusterUser_{cluster}\n"
+        f"current-context: {cluster}\n"
+        f"users:\n- name: clusterUser_{cluster}\n  user:\n{user}"
+    )
+
+
+def existing_cluster(name: str = "team-aks", resource_group: str = "team-rg", location: str = "westeurope", **changes: Any) -> dict[str, Any]:
+    """What getManagedCluster answers for a healthy existing cluster, in azure-native's
+    spelling: running, Succeeded, Azure CNI Overlay with Cilium, local accounts, a System pool
+    of three nodes and no VNet of its own. `changes` replace top-level members
+    (`provisioningState="Updating"`, `agentPoolProfiles=[...]`). What the offline render
+    assumes of a cluster it cannot read (ASSUMED says so)."""
+    cluster = {
+        "id": f"/subscriptions/{MOCK_CLIENT['subscriptionId']}/resourceGroups/{resource_group}"
+        f"/providers/Microsoft.ContainerService/managedClusters/{name}",
+        "name": name,
+        "location": location,
+        "resourceUID": "0123456789abcdef01234567",
+        "provisioningState": "Succeeded",
+        "powerState": {"code": "Running"},
+        "kubernetesVersion": "1.34",
+        "currentKubernetesVersion": "1.34.2",
+        "nodeResourceGroup": f"MC_{resource_group}_{name}_{location}",
+        "enableRBAC": True,
+        "networkProfile": {"networkPlugin": "azure", "networkPluginMode": "overlay", "networkDataplane": "cilium", "networkPolicy": "cilium"},
+        "agentPoolProfiles": [
+            {"name": "system", "mode": "System", "vmSize": "Standard_D4s_v5", "count": 3, "maxPods": 250, "osType": "Linux"},
+        ],
+    }
+    cluster.update(changes)
+    return cluster
+
+
+class EngineInvokeError(grpc.RpcError):
+    """A provider's failed invoke, as the engine hands it to the SDK: a gRPC error whose
+    details say "invocation of <token> returned an error: <the provider's error>" (pulumi/pulumi
+    pkg/resource/deploy/source_eval.go, ResourceMonitor.Invoke). The SDK raises it from the
+    invoke as an Exception (runtime/invoke.py `do_invoke`, settings.py
+    `grpc_error_to_exception`), which the program can catch; any other exception out of a
+    mock would escape as an unhandled RPC error instead, which no real run shows."""
+
+    def __init__(self, token: str, error: str) -> None:
+        super().__init__(error)
+        self._details = f"invocation of {token} returned an error: {error}"
+
+    def code(self) -> grpc.StatusCode:
+        return grpc.StatusCode.UNKNOWN
+
+    def details(self) -> str:
+        return self._details
+
+
+# What the offline render says when it answers for a cluster it has no description of.
+ASSUMED = (
+    "offline: cluster {group}/{name} was not read; assumed: in {location}, Succeeded and running, Kubernetes 1.34.2, "
+    "Azure CNI Overlay with Cilium, no VNet of its own, local accounts, a System pool of 3 x Standard_D4s_v5 "
+    "(set aks-gpu:preflight.clusterFile to a saved `az aks show --output json` to render your cluster)"
+)
+
+
+def read_note(group: str, described: Mapping[str, Any], source: str) -> str:
+    """What the offline render says of a cluster it answers for from a saved description."""
+    from components.azure import cluster_facts, pool_network
+
+    found = cluster_facts.parse(described, group, source=source)
+    own_vnet = any(p.vnet_subnet_id for p in found.pools)
+    network = f"{pool_network.model(found)}{' in its own virtual network' if own_vnet else ''}"
+    return f"offline: cluster {group}/{found.name} read from {source}: {cluster_facts.summary(found, network)}"
+
+
+class AzureMocks(pulumi_mocks.Mocks):
+    """Echoes inputs back as state, with the computed names azure-native would return.
+
+    `feature_state` is what Azure answers for a subscription feature registration
+    (`az feature show`): "Registered" unless a test says otherwise. `cluster` is what
+    getManagedCluster answers for an existing cluster (`existing_cluster()`), if any.
+    """
+
+    def __init__(
+        self, feature_state: str = "Registered", cluster: Optional[Mapping[str, Any]] = None, location: Optional[str] = None
+    ) -> None:
+        self.feature_state = feature_state
+        #: The one cluster that exists; None: any cluster asked for exists, as ASSUMED.
+        self.cluster = dict(cluster) if cluster is not None else None
+        #: Where an assumed cluster is (None: in the stack's azure-native:location).
+        self.location = location
+        self.calls: list[str] = []
+        #: What the answers assumed (the offline render prints it).
+        self.notes: list[str] = []
+        #: The existing clusters getManagedCluster answered for.
+        self.read: set[str] = set()
+        #: The stack's preflight.clusterFile, when `cluster` is what it saved.
+        self.cluster_file: Optional[str] = None
+
+    def offline(self, config: Mapping[str, str]) -> None:
+        """What the stack's config tells the offline render: the cluster a stack saved
+        (preflight.clusterFile), and the region to assume a cluster in."""
+        if self.cluster is None:
+            self.cluster = saved_cluster(config)
+            if self.cluster is not None:
+                self.cluster_file = json.loads(config.get(f"{project_name()}:preflight", "{}"))["clusterFile"]
+        self.location = self.location or config.get("azure-native:location") or "eastus"
+
+    def described(self, group: str, name: str) -> Optional[dict[str, Any]]:
+        """The cluster getManagedCluster finds under these names, if any."""
+        if self.cluster is not None:
+            if name != self.cluster["name"]:
+                return None
+            if self.cluster_file is not None:
+                self._note(read_note(group, self.cluster, self.cluster_file))
+            return dict(self.cluster)
+        self._note(ASSUMED.format(group=group, name=name, location=self.location))
+        return existing_cluster(name, group, self.location)
+
+    def _note(self, note: str) -> None:
+        if note not in self.notes:
+            self.notes.append(note)
+
+    def new_resource(self, args: pulumi_mocks.MockResourceArgs) -> tuple[Optional[str], dict]:
+        state = dict(args.inputs)
+        # What AKS computes for a cluster it creates, known once it exists (so not in a
+        # preview): its node resource group, by AKS's default name (azure-aks-docs faq.md).
+        if args.typ == "azure-native:containerservice:ManagedCluster" and not settings.is_dry_run():
+            group, name, where = state.get("resourceGroupName"), state.get("resourceName"), state.get("location")
+            state.setdefault("nodeResourceGroup", f"MC_{group}_{name}_{where}")
+        # azure-native exposes the ARM name as the `name` output.
+        for name_input in ("resourceName", "resourceGroupName", "agentPoolName"):
+            if args.typ.startswith("azure-native:") and name_input in state:
+                state["name"] = state[name_input]
+                break
+        return f"{args.name}-id", state
+
+    def call(self, args: pulumi_mocks.MockCallArgs) -> dict:
+        self.calls.append(args.token)
+        if args.token == FEATURE_REGISTRATION_TOKEN:
+            # ARM answers 200 with a state for any feature, registered or not (azure-native #1722).
+            return {"name": args.args["featureName"], "properties": {"state": self.feature_state}}
+        if args.token == MANAGED_CLUSTER_TOKEN:
+            found = self.described(args.args["resourceGroupName"], args.args["resourceName"])
+            if found is None:  # azure-native's error quotes ARM's (ResourceNotFound, 404)
+                raise EngineInvokeError(args.token, f"ResourceNotFound: The Resource 'Microsoft.ContainerService/managedClusters/{args.args['resourceName']}' was not found")
+            self.read.add(args.args["resourceName"])
+            return found
+        if args.token == USER_CREDENTIALS_TOKEN:
+            # "exec" takes effect only for an Entra ID cluster (the az CLI's --format help): an
+            # existing cluster's as described, one this stack creates as the program asks.
+            name = args.args["resourceName"]
+            entra = name not in self.read or bool((self.cluster or {}).get("aadProfile"))
+            exec_format = args.args.get("format") == "exec" and entra
+            kubeconfig = _fake_kubeconfig(args.args["resourceName"], exec_format=exec_format)
+            return {"kubeconfigs": [{"name": "clusterUser", "value": base64.b64encode(kubeconfig.encode()).decode()}]}
+        if args.token == CLIENT_CONFIG_TOKEN:
+            return dict(MOCK_CLIENT)
+        raise NotImplementedError(f"no mock for invoke {args.token}")

@@ -1,0 +1,116 @@
+"""A project's stack files as the Pulumi CLI reads them before it starts the program:
+`Pulumi.yaml` (provider values and the declared defaults of project keys) merged with
+`Pulumi.<stack>.yaml`, handed over as the flat `namespace:key -> string` map the CLI gives a
+program (the mock engine applies no `Pulumi.yaml` defaults by itself). A stack file that is
+not such a file, and a saved cluster description the offline render reads, are one line."""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+from pathlib import Path
+from typing import Any, Mapping, Optional
+
+import pulumi
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+PROJECT_FILE = ROOT / "Pulumi.yaml"
+
+
+def as_cli_string(value: Any) -> str:
+    """Config values the way the CLI passes them to a program."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value)
+
+
+def _yaml_file(path: Path) -> Any:
+    """A YAML file's contents, parsed once per version of the file (a test session reads the
+    project and stack files for every run), with libyaml when PyYAML has it."""
+    stat = path.stat()
+    return copy.deepcopy(_parsed_yaml(path, stat.st_mtime_ns, stat.st_size))
+
+
+@functools.lru_cache(maxsize=None)
+def _parsed_yaml(path: Path, mtime_ns: int, size: int) -> Any:
+    return yaml.load(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
+def project_name() -> str:
+    return _yaml_file(PROJECT_FILE)["name"]
+
+
+def project_config() -> dict[str, str]:
+    """What `Pulumi.yaml` contributes: provider values, and defaults of project keys."""
+    project = _yaml_file(PROJECT_FILE)
+    name = project["name"]
+    merged: dict[str, str] = {}
+    for key, decl in (project.get("config") or {}).items():
+        if ":" in key:  # another namespace: a value, plain or as {value: ...}
+            value = decl.get("value") if isinstance(decl, dict) else decl
+        else:  # a project key: its declared default, if any
+            key = f"{name}:{key}"
+            value = decl.get("default") if isinstance(decl, dict) else decl
+        if value is not None:
+            merged[key] = as_cli_string(value)
+    return merged
+
+
+class SavedFileError(pulumi.RunError):
+    """A stack file, or a saved description the offline render reads, that it cannot use: one line."""
+
+
+def stack_config(stack: str, path: Optional[Path] = None) -> dict[str, str]:
+    """`Pulumi.<stack>.yaml` (or `path`) over `Pulumi.yaml`, as the CLI merges them."""
+    path = path or ROOT / f"Pulumi.{stack}.yaml"
+    if not path.exists():
+        raise FileNotFoundError(f"no stack file {path.name}")
+    name = project_name()
+    merged = project_config()
+    try:
+        document = _yaml_file(path) or {}
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise SavedFileError(f"{path.name}: not valid YAML{where}: {getattr(error, 'problem', None) or error}") from None
+    config = document.get("config") if isinstance(document, dict) else None
+    if not isinstance(document, dict) or not isinstance(config or {}, dict):
+        raise SavedFileError(f"{path.name}: expected a mapping with a `config:` mapping of keys to values (Pulumi's stack file format)")
+    for key, value in (config or {}).items():
+        full = key if ":" in key else f"{name}:{key}"
+        merged[full] = as_cli_string(value)
+    return merged
+
+
+def saved_cluster(config: Mapping[str, str]) -> Optional[dict[str, Any]]:
+    """The existing cluster as `aks-gpu:preflight.clusterFile` saved it (`az aks show
+    --output json`), for the offline render to answer getManagedCluster with, if the stack
+    names one. A file that is not such a description is one line."""
+    try:
+        preflight = json.loads(config.get(f"{project_name()}:preflight", "{}"))
+        existing = json.loads(config.get(f"{project_name()}:existingCluster", "{}"))
+    except json.JSONDecodeError:
+        return None  # the program's own config check says what is wrong
+    name = preflight.get("clusterFile") if isinstance(preflight, dict) else None
+    if not name:
+        return None
+    from components.azure import saved_files
+
+    key, path = f"{project_name()}:preflight.clusterFile", ROOT / name
+    holds = "the JSON object `az aks show --resource-group <group> --name <cluster> --output json` prints"
+    from components.azure import cluster_facts
+
+    described = saved_files.read_json(key, path, holds)
+    problem = cluster_facts.description_problem(described)
+    if problem:
+        raise saved_files.refused(key, path, f"{problem}; expected {holds}")
+    if isinstance(existing, dict) and existing.get("name") not in (None, described["name"]):
+        raise saved_files.refused(key, path, f"it describes cluster {described['name']!r}, but {project_name()}:existingCluster.name is {existing['name']!r}")
+    return described
+
+
+def stacks() -> list[str]:
+    """The stacks this repository defines (one `Pulumi.<stack>.yaml` each)."""
+    return sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in ROOT.glob("Pulumi.*.yaml"))
