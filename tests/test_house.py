@@ -1,4 +1,7 @@
-"""The house stays easy to walk: no function over a screenful, no import circle."""
+"""The house stays easy to walk: no module over 400 lines, no function over 100, no import
+circle, and the path says what a module is (docs/layout.md): components/resources/ declares
+Pulumi resources, components/azure/ and components/config/ only reason about Azure and the
+configuration, and never import a component."""
 
 from __future__ import annotations
 
@@ -6,8 +9,15 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCES = sorted([ROOT / "__main__.py", *(ROOT / "components").rglob("*.py"), *(ROOT / "tools").glob("*.py")])
+SOURCES = sorted([ROOT / "__main__.py", *(ROOT / "components").rglob("*.py"), *(ROOT / "tools").glob("*.py"), *(ROOT / "tests").glob("*.py")])
 MAX_FUNCTION_LINES = 100
+MAX_MODULE_LINES = 400
+# Modules of components/resources/ that declare no component of their own, and why they live there.
+RESOURCE_HELPERS = {
+    "hardening": "the pod security settings and Checkov annotations the Kubernetes components share",
+    "outputs": "stack outputs made of several components' outputs",
+    "agent_pool_calls": "the REST calls the managed pool's dynamic provider makes",
+}
 
 
 def test_no_function_is_longer_than_a_hundred_lines():
@@ -18,6 +28,11 @@ def test_no_function_is_longer_than_a_hundred_lines():
                 lines = node.end_lineno - node.lineno + 1
                 if lines > MAX_FUNCTION_LINES:
                     long.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name} ({lines} lines)")
+    assert long == []
+
+
+def test_no_module_is_longer_than_four_hundred_lines():
+    long = [f"{p.relative_to(ROOT)} ({n} lines)" for p in SOURCES if (n := len(p.read_text().splitlines())) > MAX_MODULE_LINES]
     assert long == []
 
 
@@ -82,3 +97,82 @@ def test_every_lock_pins_each_direct_dependency_within_its_range_with_hashes():
                 requirement = Requirement(line)
                 versions = pins.get(requirement.name.lower().replace("_", "-"), [])
                 assert versions and all(v in requirement.specifier for v in versions), f"{source.name}: {line}"
+
+
+RESOURCE_BASES = {"ComponentResource", "CustomResource", "Resource", "ResourceProvider"}
+
+
+def classes_deriving(tree: ast.AST) -> list[str]:
+    """The classes a module defines on Pulumi's resource bases (pulumi.ComponentResource, a
+    dynamic Resource or ResourceProvider, ...)."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            bases = {b.attr if isinstance(b, ast.Attribute) else getattr(b, "id", "") for b in node.bases}
+            if bases & RESOURCE_BASES:
+                found.append(node.name)
+    return found
+
+
+def provider_constructors(tree: ast.AST) -> list[str]:
+    """Calls of a provider SDK's resource classes (`containerservice.AgentPool(...)`,
+    `k8s.core.v1.Namespace(...)`): a capitalised name reached through a module imported from
+    pulumi_azure_native or pulumi_kubernetes that is not an `...Args` type."""
+    providers = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in ("pulumi_azure_native", "pulumi_kubernetes"):
+            providers |= {a.asname or a.name for a in node.names}
+        elif isinstance(node, ast.Import):
+            providers |= {a.asname or a.name.split(".")[0] for a in node.names if a.name.split(".")[0] in ("pulumi_azure_native", "pulumi_kubernetes")}
+    calls = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            root = node.func
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            name = node.func.attr
+            if isinstance(root, ast.Name) and root.id in providers and name[:1].isupper() and not name.endswith("Args"):
+                calls.append(name)
+    return calls
+
+
+def kind_paths(kind: str) -> list[Path]:
+    return sorted(p for p in (ROOT / "components" / kind).glob("*.py") if p.name != "__init__.py")
+
+
+def test_each_module_of_components_resources_declares_a_component():
+    """Or is one of the named helpers, each with its reason."""
+    bare = [p.stem for p in kind_paths("resources") if not classes_deriving(ast.parse(p.read_text())) and p.stem not in RESOURCE_HELPERS]
+    assert bare == []
+    assert set(RESOURCE_HELPERS) <= {p.stem for p in kind_paths("resources")}, "every named helper exists"
+
+
+def test_knowledge_and_configuration_declare_no_resource_and_import_no_component():
+    for kind in ("azure", "config"):
+        for path in kind_paths(kind):
+            tree = ast.parse(path.read_text())
+            where = path.relative_to(ROOT)
+            assert classes_deriving(tree) == [], f"{where} defines a resource class"
+            assert provider_constructors(tree) == [], f"{where} declares a provider resource"
+            assert not {m for m in imports_of(path) if m.startswith("components.resources")}, f"{where} imports a component"
+
+
+def test_the_rules_above_see_a_resource_where_there_is_one():
+    """The two detectors find what they look for: a component class and a typed resource."""
+    cluster = ast.parse((ROOT / "components/resources/cluster.py").read_text())
+    assert "GpuCluster" in classes_deriving(cluster)
+    assert {"ResourceGroup", "ManagedCluster"} <= set(provider_constructors(cluster))
+
+
+def test_the_layout_page_names_every_module_there_is():
+    """docs/layout.md draws the house: each module of components/ and tools/ is named there,
+    and nothing it names is gone."""
+    page = (ROOT / "docs" / "layout.md").read_text()
+    modules = [p for p in [*(ROOT / "components").rglob("*.py"), *(ROOT / "tools").glob("*.py")] if p.name != "__init__.py"]
+    named = {str(p.relative_to(ROOT)) for p in modules}
+    missing = sorted(n for n in named if n not in page and n.replace("components/", "") not in page and Path(n).name not in page)
+    assert missing == []
+    import re
+
+    listed = set(re.findall(r"\b((?:components|tools)/[a-z_/]+\.py)\b", page))
+    assert sorted(n for n in listed if not (ROOT / n).exists()) == []
