@@ -176,3 +176,7 @@ def test_the_layout_page_names_every_module_there_is():
 
     listed = set(re.findall(r"\b((?:components|tools)/[a-z_/]+\.py)\b", page))
     assert sorted(n for n in listed if not (ROOT / n).exists()) == []
+
+
+def test_the_readme_stays_a_page_the_details_live_in_docs():
+    assert len((ROOT / "README.md").read_text().splitlines()) <= 250
