@@ -20,6 +20,7 @@ VENV   := .venv
 LINT_VENV := .venv-lint
 STAMP  := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
+MUTATION_STAMP := $(VENV)/.installed-mutation
 LINT_STAMP := $(LINT_VENV)/.installed
 STACKS := $(patsubst Pulumi.%.yaml,%,$(wildcard Pulumi.*.yaml))
 
@@ -29,7 +30,7 @@ UV ?= $(or $(shell command -v uv 2>/dev/null),$(UV_BOOTSTRAP)/bin/uv)
 LOCK := $(UV) pip compile --quiet --universal --generate-hashes
 
 .DEFAULT_GOAL := help
-.PHONY: help render test unit lint snapshots prices schema lock bench-setup venv clean
+.PHONY: help render test unit lint snapshots prices schema lock bench-setup mutation venv clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -75,8 +76,13 @@ schema: $(STAMP) ## regenerate schema/stack.schema.json from components/config/
 lock: $(UV) ## recompile the lock files from requirements*.in
 	$(LOCK) --python-version 3.10 requirements.in -o requirements.txt
 	$(LOCK) --python-version 3.10 requirements-test.in -o requirements-test.txt
+	$(LOCK) --python-version 3.10 requirements-mutation.in -o requirements-mutation.txt
 	$(LOCK) --python-version 3.11 requirements-lint.in -o requirements-lint.txt
 	$(LOCK) --python-version 3.10 requirements-uv.in -o requirements-uv.txt
+
+# Minutes, not seconds: not part of `make test` (docs/mutation.md says when to run it).
+mutation: $(MUTATION_STAMP) ## mutation testing (cosmic-ray) of the managed pool's provider, the cost estimate and the prices
+	$(VENV)/bin/python -m tools.mutation
 
 bench-setup: ## time a cold set-up against a plain pip install (tools/bench_setup.sh)
 	bash tools/bench_setup.sh
@@ -95,6 +101,10 @@ $(STAMP): requirements.txt $(UV)
 
 $(TEST_STAMP): requirements-test.txt $(STAMP)
 	$(UV) pip install --quiet --require-hashes --python $(VENV)/bin/python -r requirements-test.txt
+	@touch $@
+
+$(MUTATION_STAMP): requirements-mutation.txt $(TEST_STAMP)
+	$(UV) pip install --quiet --require-hashes --python $(VENV)/bin/python -r requirements-mutation.txt
 	@touch $@
 
 $(LINT_STAMP): requirements-lint.txt $(UV)

@@ -18,7 +18,8 @@ Two ways to answer, as tests need:
     then 204 (ARM's async operation patterns, "Asynchronous operations" in the ARM RPC
     guide). While an operation runs, any other PUT or DELETE of a pool of the same cluster
     is 409 OperationNotAllowed, as AKS runs one agent-pool operation per cluster at a time.
-    `busy` adds that many 409s to the next PUTs or DELETEs.
+    `busy` adds that many 409s to the next PUTs or DELETEs; `refuse` answers a method with
+    another status and error code (403 AuthorizationFailed, 500, a 400 OperationNotAllowed).
 The LRO answers carry `retry-after-ms`, which azure-core's poller honours (a `Retry-After:
 0` would send it back to its 30 s default: base_polling `_extract_delay`).
 
@@ -99,6 +100,8 @@ class FakeAks:
     busy: int = 0
     #: The Retry-After of a 409, in seconds (None: no Retry-After).
     busy_retry_after: Optional[str] = None
+    #: Answers to give instead, by method: (status, error code), to every such request.
+    refuse: dict[str, tuple[int, str]] = field(default_factory=dict)
     #: The CA certificate a client must trust (with `tls`).
     ca_file: Optional[Path] = None
     operations: dict[str, Operation] = field(default_factory=dict)
@@ -124,6 +127,14 @@ class FakeAks:
                     self.pools.pop(op.pool, None)
                 elif op.result is not None:
                     op.result["properties"]["provisioningState"] = "Succeeded"
+
+
+def _start(fake: FakeAks, key: tuple[str, str, str], result: Optional[dict[str, Any]], delete: bool) -> str:
+    """A long-running operation on a pool; its status URL."""
+    assert fake.operation_seconds is not None
+    op_id = str(uuid.uuid4())
+    fake.operations[op_id] = Operation(key[:2], key, time.monotonic() + fake.operation_seconds, result, delete)
+    return f"{fake.url}/fake-operations/{op_id}"
 
 
 def _handler(fake: FakeAks) -> type[BaseHTTPRequestHandler]:
@@ -159,18 +170,15 @@ def _handler(fake: FakeAks) -> type[BaseHTTPRequestHandler]:
                 rg, cluster, pool = match["rg"], match["cluster"], match["pool"]
                 if (rg, cluster) not in fake.clusters:
                     return self._answer(404, {"error": {"code": "ParentResourceNotFound", "message": f"cluster {cluster}"}})
+                if method in fake.refuse:
+                    status, code = fake.refuse[method]
+                    return self._answer(status, {"error": {"code": code, "message": f"{code} (the fake's refusal)"}})
                 if method != "GET" and (fake.busy > 0 or fake.running((rg, cluster))):
                     fake.busy = max(0, fake.busy - 1)
                     retry = {"Retry-After": fake.busy_retry_after} if fake.busy_retry_after is not None else {}
                     return self._answer(409, {"error": BUSY}, retry)
                 fake.settle()
                 getattr(self, f"_{method.lower()}")((rg, cluster, pool), body, url.path)
-
-        def _start(self, key: tuple[str, str, str], result: Optional[dict[str, Any]], delete: bool) -> str:
-            assert fake.operation_seconds is not None
-            op_id = str(uuid.uuid4())
-            fake.operations[op_id] = Operation(key[:2], key, time.monotonic() + fake.operation_seconds, result, delete)
-            return f"{fake.url}/fake-operations/{op_id}"
 
         def _operation(self, op_id: str) -> None:
             op = fake.operations[op_id]
@@ -201,7 +209,7 @@ def _handler(fake: FakeAks) -> type[BaseHTTPRequestHandler]:
             if fake.operation_seconds is None:
                 return self._answer(status, fake.pools[key])
             new["provisioningState"] = "Creating" if status == 201 else "Updating"
-            status_url = self._start(key, fake.pools[key], delete=False)
+            status_url = _start(fake, key, fake.pools[key], delete=False)
             self._answer(status, fake.pools[key], {"Azure-AsyncOperation": status_url, "retry-after-ms": "5"})
 
         def _delete(self, key, body, path):
@@ -209,7 +217,7 @@ def _handler(fake: FakeAks) -> type[BaseHTTPRequestHandler]:
                 fake.pools.pop(key, None)
                 return self._answer(204)
             fake.pools[key]["properties"]["provisioningState"] = "Deleting"
-            self._answer(202, None, {"Location": self._start(key, None, delete=True), "retry-after-ms": "5"})
+            self._answer(202, None, {"Location": _start(fake, key, None, delete=True), "retry-after-ms": "5"})
 
         def do_GET(self):  # noqa: N802
             self._route("GET")

@@ -88,7 +88,9 @@ class FakePrices:
         self.url = ""
 
 
-def serve(items: list[dict[str, Any]] | None = None, page_size: int = 10) -> Iterator[FakePrices]:
+def serve(items: list[dict[str, Any]] | None = None, page_size: int = 10, loop: bool = False) -> Iterator[FakePrices]:
+    """The fake API; with `loop`, every page's NextPageLink names the first page again (a
+    broken paging that never ends)."""
     fake = FakePrices(price_list() if items is None else items, page_size)
 
     class Handler(BaseHTTPRequestHandler):
@@ -100,7 +102,9 @@ def serve(items: list[dict[str, Any]] | None = None, page_size: int = 10) -> Ite
             page = fake.items[skip : skip + fake.page_size]
             following = skip + fake.page_size
             next_link = None
-            if following < len(fake.items):
+            if loop:
+                next_link = f"{fake.url}?{urllib.parse.urlencode({k: v[0] for k, v in query.items() if k != '$skip'})}"
+            elif following < len(fake.items):
                 next_query = urllib.parse.urlencode({**{k: v[0] for k, v in query.items()}, "$skip": following})
                 next_link = f"{fake.url}?{next_query}"
             body = json.dumps({"Items": page, "NextPageLink": next_link, "Count": len(page)}).encode()

@@ -46,6 +46,7 @@ BROKEN = {
     "pricesFile": [
         ("[1, 2", r"pricesFile = \S*/prices\.json: not JSON"),
         ([], r"pricesFile = \S*/prices\.json: no Items; expected a saved Retail Prices API answer"),
+        ({"value": []}, r"pricesFile = \S*/prices\.json: no Items; expected a saved Retail Prices API answer"),
         ({"Items": []}, r"pricesFile = \S*/prices\.json: Items is empty, so it prices nothing"),
         ({"Items": [{"armSkuName": T4, "retailPrice": None}]}, r"pricesFile = \S*/prices\.json: item 0: retailPrice is null, not a number"),
     ],

@@ -50,7 +50,9 @@ class PoolCost:
     #: The most Azure may bill a node per hour (`ceiling_source` says why); None when it
     #: cannot be known (a Spot pool with no cap whose pay-as-you-go price the list lacks).
     ceiling: Optional[float]
-    ceiling_source: str = ""
+    ceiling_source: str
+    #: The pool's spotMaxPrice, when that is its ceiling.
+    cap: Optional[float]
 
     @property
     def least_hourly(self) -> float:
@@ -71,7 +73,7 @@ class PoolCost:
         current price", and a running one "gets evicted" when the price passes it
         (azure-compute-docs virtual-machines/spot-vms.md, ms.date 08/05/2024, "Eviction
         policy"): the pool gets no node until the price falls."""
-        return self.node.spot and self.ceiling_source == "spotMaxPrice" and self.ceiling is not None and self.ceiling < self.price.hourly
+        return self.cap is not None and self.cap < self.price.hourly
 
     @property
     def most_hourly(self) -> float:
@@ -128,7 +130,7 @@ def nodes(cfg: StackConfig) -> list[Node]:
     return found
 
 
-def spot_ceiling(node: Node, pay_as_you_go: Optional[prices.Price], currency: str) -> tuple[Optional[float], str]:
+def spot_ceiling(node: Node, pay_as_you_go: Optional[prices.Price], currency: str) -> tuple[Optional[float], str, Optional[float]]:
     """The most a Spot node may be billed per hour (azure-compute-docs
     virtual-machines/spot-vms.md, ms.date 08/05/2024, "Eviction policy"):
       - no cap (-1): "The max price will be the current price, up to the price for standard
@@ -136,14 +138,15 @@ def spot_ceiling(node: Node, pay_as_you_go: Optional[prices.Price], currency: st
       - a cap, in US dollars: the node "gets evicted" once the price passes it, so the cap.
         The page bounds the charge by the standard price only for -1, so a cap above the
         pay-as-you-go price still counts as the cap: the limit counts what the config allows.
-    A cap and a list in another currency cannot be compared: pay-as-you-go is the ceiling."""
+    A cap and a list in another currency cannot be compared: pay-as-you-go is the ceiling.
+    Returns the ceiling, where it comes from, and the cap when it is the ceiling."""
     cap = node.spot_max_price if node.spot_max_price not in (None, -1) else None
     payg = pay_as_you_go.hourly if pay_as_you_go is not None else None
     if cap is not None and currency == "USD":
-        return cap, "spotMaxPrice"
+        return cap, "spotMaxPrice", cap
     if payg is not None:
-        return payg, "pay-as-you-go: Spot with no cap" if cap is None else f"pay-as-you-go: spotMaxPrice is USD, the list {currency}"
-    return None, "unknown: no pay-as-you-go price in the list"
+        return payg, "pay-as-you-go: Spot with no cap" if cap is None else f"pay-as-you-go: spotMaxPrice is USD, the list {currency}", None
+    return None, "unknown: no pay-as-you-go price in the list", None
 
 
 def estimate(cfg: StackConfig, items: list[dict[str, Any]], region: str, source: str) -> Estimate:
@@ -153,10 +156,10 @@ def estimate(cfg: StackConfig, items: list[dict[str, Any]], region: str, source:
         if price is None:
             unpriced.append(node)
             continue
-        ceiling, why = price.hourly, ""
+        ceiling, why, cap = price.hourly, "", None
         if node.spot:
-            ceiling, why = spot_ceiling(node, prices.pick(items, node.vm_size, region, False), price.currency)
-        priced.append(PoolCost(node, price, ceiling, why))
+            ceiling, why, cap = spot_ceiling(node, prices.pick(items, node.vm_size, region, False), price.currency)
+        priced.append(PoolCost(node, price, ceiling, why, cap))
     currency = priced[0].price.currency if priced else "USD"
     return Estimate(currency=currency, source=source, pools=tuple(priced), unpriced=tuple(unpriced))
 

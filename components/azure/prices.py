@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
-from components.azure import gpu_sizes, saved_files
+from components.azure import saved_files
 
 PRICES_URL = "https://prices.azure.com/api/retail/prices"
 API_VERSION = "2023-01-01-preview"
@@ -62,20 +62,17 @@ _SIZE_HEAD = re.compile(r"^([a-z]+)(\d+)(-\d+)?([a-z]*)$", re.IGNORECASE)
 def arm_spelling(vm_size: str) -> str:
     """A size as ARM spells it, whatever case the config gave: "Filter values are
     case-sensitive" from api-version 2023-01-01-preview on (learn.microsoft.com "Azure Retail
-    Prices overview"), so `standard_nc4as_t4_v3` would find nothing. The catalog's spelling,
-    which is Azure's; for a size outside it, the naming convention's (family and accelerator
-    upper case, features and version lower case). A size that still matches no meter is
-    listed as unpriced, and the total says it is incomplete."""
-    known = next((name for name in gpu_sizes.CATALOG if name.lower() == vm_size.lower()), None)
-    if known is not None:
-        return known
-    prefix, _, rest = vm_size.partition("_")
-    parts = rest.split("_") if prefix.lower() == "standard" and rest else []
-    head = _SIZE_HEAD.match(parts[0]) if parts else None
+    Prices overview"), so `Standard_nc4as_t4_v3` would find nothing. The naming convention's
+    spelling: family and accelerator upper case, features and version lower case (every size
+    of the catalog spells itself so: tests/test_cost.py). The config takes `Standard_` sizes
+    only (components/config/values.py VmSize). A size that still matches no meter is listed
+    as unpriced, and the total says it is incomplete."""
+    _, _, rest = vm_size.partition("_")
+    head = _SIZE_HEAD.match(rest.split("_")[0])
     if head is None:
         return vm_size
     family, vcpus, constrained, features = head.groups()
-    tail = [part.lower() if re.fullmatch(r"v\d+", part, re.IGNORECASE) else part.upper() for part in parts[1:]]
+    tail = [part.lower() if re.fullmatch(r"v\d+", part, re.IGNORECASE) else part.upper() for part in rest.split("_")[1:]]
     return "_".join(["Standard", f"{family.upper()}{vcpus}{constrained or ''}{features.lower()}", *tail])
 
 
@@ -91,12 +88,10 @@ def live(region: str, sizes: Iterable[str], base_url: Optional[str] = None, time
     Raises on any failure; the caller turns that into a warning. `base_url` is for the
     tests' local fake of the API."""
     query = urllib.parse.urlencode({"api-version": API_VERSION, "$filter": price_filter(region, sizes)}, quote_via=urllib.parse.quote)
-    url: Optional[str] = f"{base_url or PRICES_URL}?{query}"
+    url = f"{base_url or PRICES_URL}?{query}"
     deadline = time.monotonic() + timeout
     items: list[dict[str, Any]] = []
     for _ in range(MAX_PAGES):
-        if url is None:
-            return items
         left = deadline - time.monotonic()
         if left <= 0:
             raise TimeoutError(f"the Retail Prices API did not answer within {timeout:g} s")
@@ -104,6 +99,8 @@ def live(region: str, sizes: Iterable[str], base_url: Optional[str] = None, time
             page = json.load(response)
         items += page.get("Items") or []
         url = page.get("NextPageLink") or None
+        if url is None:
+            return items
     raise RuntimeError(f"the Retail Prices API gave more than {MAX_PAGES} pages")
 
 

@@ -1,0 +1,117 @@
+"""The price lookup (components/azure/prices.py) where a list is untidy: meters out of order,
+a meter that does not say whether its region is primary, prices per another unit, paging
+that runs to the cap or never ends, and an API slow enough to use up the time budget."""
+
+from __future__ import annotations
+
+import types
+from typing import Any
+
+import pytest
+
+import fake_prices
+from components.azure import gpu_sizes, prices
+
+T4 = "Standard_NC4as_T4_v3"
+PRODUCT = "Virtual Machines NCasT4_v3 Series"
+
+
+def meter(price: float, start: str = "2024-01-01T00:00:00Z", **changes: Any) -> dict[str, Any]:
+    found = fake_prices.item(T4, "eastus", price, "NC4as T4 v3", PRODUCT, start=start)
+    found.update(changes)
+    return {k: v for k, v in found.items() if v is not None}
+
+
+# --------------------------------------------------------------------------- sizes
+
+
+def test_every_catalog_size_is_its_own_arm_spelling_whatever_the_case_written():
+    """The query's case-sensitive filter: the naming convention's spelling is the catalog's."""
+    for name in gpu_sizes.CATALOG:
+        assert prices.arm_spelling(name) == name
+        assert prices.arm_spelling("Standard_" + name.split("_", 1)[1].lower()) == name
+
+
+# --------------------------------------------------------------------------- picking
+
+
+def test_the_newest_meter_wins_wherever_the_list_puts_it():
+    """An older and a newer Linux meter of one size: the newer price, listed first or last."""
+    old, new = meter(0.60, "2020-06-01T00:00:00Z"), meter(0.526, "2024-01-01T00:00:00Z")
+    for items in ([old, new], [new, old]):
+        assert prices.pick(items, T4, "eastus", False).hourly == 0.526
+
+
+def test_a_meter_that_does_not_say_whether_its_region_is_primary_counts_as_primary():
+    """Older answers carry no isPrimaryMeterRegion: such a meter is not passed over for a
+    newer one that says it is not the primary meter region's."""
+    unsaid = meter(0.526, "2024-01-01T00:00:00Z", isPrimaryMeterRegion=None)
+    secondary = meter(0.70, "2025-01-01T00:00:00Z", isPrimaryMeterRegion=False)
+    assert prices.pick([unsaid, secondary], T4, "eastus", False).hourly == 0.526
+
+
+@pytest.mark.parametrize("unit", ["1 Day", "1/Month", "10 Hours"])
+def test_a_price_per_another_unit_is_never_taken_for_an_hours(unit):
+    """A newer meter priced per day or month (a list merged from other queries) is no VM
+    hour: the hourly meter is picked, and with none the size is unpriced."""
+    hourly, other = meter(0.526), meter(12.6, "2025-06-01T00:00:00Z", unitOfMeasure=unit)
+    assert prices.pick([hourly, other], T4, "eastus", False).hourly == 0.526
+    assert prices.pick([other], T4, "eastus", False) is None
+
+
+# --------------------------------------------------------------------------- paging
+
+
+# The cap docs/cost.md states: a filtered list for a few sizes is a page or two.
+PAGE_CAP = 20
+
+
+def test_a_list_of_exactly_the_page_cap_is_read_whole():
+    items = [meter(0.5 + n / 1000) for n in range(PAGE_CAP)]
+    for api in fake_prices.serve(items, page_size=1):
+        assert len(prices.live("eastus", [T4], base_url=api.url, timeout=10)) == PAGE_CAP
+        assert len(api.queries) == PAGE_CAP
+
+
+def test_a_next_page_link_that_never_ends_stops_at_the_cap():
+    for api in fake_prices.serve([meter(0.526)], page_size=1, loop=True):
+        with pytest.raises(RuntimeError, match=r"^the Retail Prices API gave more than 20 pages$"):
+            prices.live("eastus", [T4], base_url=api.url, timeout=10)
+        assert len(api.queries) == PAGE_CAP
+
+
+def clock(monkeypatch, *readings: float) -> None:
+    """time.monotonic in the price lookup, reading the given seconds one call after another."""
+    ticks = iter(readings)
+    monkeypatch.setattr(prices, "time", types.SimpleNamespace(monotonic=lambda: next(ticks)))
+
+
+@pytest.mark.parametrize(
+    "readings, pages",
+    [
+        ((0.0, 0.25, 0.5, 1.0), 2),  # a second left, then 0.5, then none: two pages read
+        ((0.0, 0.5, 1.0), 1),  # exactly at the limit after one page: out of time
+        ((0.0, 1.0), 0),  # the budget gone before the first page
+        ((0.0, 1.5), 0),  # overdrawn before the first page
+    ],
+)
+def test_an_api_slow_enough_to_use_up_the_time_budget_stops_between_pages(monkeypatch, readings, pages):
+    for api in fake_prices.serve([meter(0.5 + n / 1000) for n in range(5)], page_size=1):
+        clock(monkeypatch, *readings)
+        with pytest.raises(TimeoutError, match=r"^the Retail Prices API did not answer within 1 s$"):
+            prices.live("eastus", [T4], base_url=api.url, timeout=1.0)
+        assert len(api.queries) == pages
+
+
+def test_a_budget_left_of_under_a_second_is_still_used(monkeypatch):
+    """0.9 s for a fast API: every page is read."""
+    for api in fake_prices.serve([meter(0.5), meter(0.6)], page_size=1):
+        clock(monkeypatch, 0.0, 0.05, 0.1)
+        assert len(prices.live("eastus", [T4], base_url=api.url, timeout=0.9)) == 2
+
+
+def test_a_preview_waits_fifteen_seconds_for_prices_and_says_so(monkeypatch):
+    """The live lookup's budget, as the warning a preview shows states it."""
+    clock(monkeypatch, 0.0, 15.0)
+    with pytest.raises(TimeoutError, match=r"did not answer within 15 s$"):
+        prices.live("eastus", [T4], base_url="http://127.0.0.1:9")
