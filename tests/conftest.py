@@ -15,9 +15,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from tools.azure_mocks import AzureMocks, existing_cluster  # noqa: E402
-
-from tools.mock_engine import ProgramRun, RecordingMonitor, run_program
+from tools.azure_mocks import AzureMocks  # noqa: E402
+from tools.mock_engine import ProgramRun, RecordingMonitor, run_program  # noqa: E402
 
 # Every test runs the program under mocks, often several times: each run makes some hundred
 # thousand objects, and the garbage collector's full collections also walk every object the
@@ -67,3 +66,20 @@ def program() -> Callable[..., ProgramRun]:
         return run_cached(stack, **overrides)[0]
 
     return run
+
+
+# The dev stack's cluster, where the managed pool's provider tests put their pools.
+MANAGED_GROUP, MANAGED_CLUSTER = "aks-gpu-dev-rg", "aks-gpu-dev"
+
+
+@pytest.fixture
+def aks(monkeypatch):
+    """A local fake of the agentPools REST calls with the dev cluster in it, which the managed
+    pool's provider reaches instead of Azure (tests/fake_aks.py)."""
+    import fake_aks
+    from components.resources import agent_pool_calls
+
+    for fake in fake_aks.serve():
+        fake.clusters.add((MANAGED_GROUP, MANAGED_CLUSTER))
+        monkeypatch.setattr(agent_pool_calls, "client_factory", fake_aks.client_factory_for(fake.url))
+        yield fake

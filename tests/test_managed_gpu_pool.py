@@ -14,18 +14,11 @@ import fake_aks
 from components.azure.cluster_facts import OWNER_TAG
 from components.resources import agent_pool_calls, gpu_pool, managed_gpu_pool as mgp
 from components.config import GpuPoolConfig
+from conftest import MANAGED_CLUSTER, MANAGED_GROUP
 
 T4 = "Standard_NC4as_T4_v3"
 A100 = "Standard_NC24ads_A100_v4"
-GROUP, CLUSTER = "aks-gpu-dev-rg", "aks-gpu-dev"
-
-
-@pytest.fixture
-def aks(monkeypatch):
-    for fake in fake_aks.serve():
-        fake.clusters.add((GROUP, CLUSTER))
-        monkeypatch.setattr(agent_pool_calls, "client_factory", fake_aks.client_factory_for(fake.url))
-        yield fake
+GROUP, CLUSTER = MANAGED_GROUP, MANAGED_CLUSTER  # the conftest's `aks` fixture has this cluster
 
 
 def inputs(pool: GpuPoolConfig = GpuPoolConfig(vm_size=T4, management="aks-managed"), version=None, uid="uid-1", tags=None) -> dict:
@@ -234,7 +227,7 @@ def test_a_409_without_retry_after_is_waited_out_at_the_providers_own_pace(aks, 
     aks.busy = 3
     outs = PROVIDER.create(inputs()).outs
     assert outs["provisioningState"] == "Succeeded" and len(aks.calls("PUT")) == 4
-    assert slept == [mgp.BUSY_RETRY_SECONDS] * 3
+    assert slept == [agent_pool_calls.BUSY_RETRY_SECONDS] * 3
 
 
 def test_a_409_that_is_not_a_busy_cluster_fails_at_once(aks, monkeypatch):
@@ -255,4 +248,4 @@ def test_a_cluster_busy_for_longer_than_the_limit_fails_with_the_limit(aks, monk
     with pytest.raises(TimeoutError, match=r"^deleting node pool gpu could not start within its time limit: Azure kept answering that it is busy"):
         PROVIDER.delete("", inputs())
     assert clock[0] <= mgp.DEFAULT_TIMEOUT_MINUTES["delete"] * 60
-    assert len(aks.calls("DELETE")) == mgp.DEFAULT_TIMEOUT_MINUTES["delete"] * 60 // mgp.BUSY_RETRY_SECONDS
+    assert len(aks.calls("DELETE")) == mgp.DEFAULT_TIMEOUT_MINUTES["delete"] * 60 // agent_pool_calls.BUSY_RETRY_SECONDS

@@ -17,9 +17,14 @@ from pulumi.runtime import rpc
 import fake_aks
 from components.azure.cluster_facts import OWNER_TAG
 from components.resources import agent_pool_calls, managed_gpu_pool as mgp
-from test_managed_gpu_pool import CLUSTER, GROUP, PROVIDER, aks, inputs  # noqa: F401 (aks: the fixture)
+from test_managed_gpu_pool import CLUSTER, GROUP, PROVIDER, inputs
 
 KEY = (GROUP, CLUSTER, "gpu")
+
+
+def fake_time(monkeypatch, monotonic: Any = time.monotonic, sleep: Any = time.sleep) -> None:
+    """The REST calls' clock and sleep, replaced there alone (the fake AKS keeps real time)."""
+    monkeypatch.setattr(agent_pool_calls, "time", types.SimpleNamespace(monotonic=monotonic, sleep=sleep))
 
 
 def refreshed(olds: dict[str, Any]) -> dict[str, Any]:
@@ -122,7 +127,7 @@ def test_a_refusal_with_a_busy_code_but_not_a_409_fails_at_once(aks, status, mon
     """A 400 OperationNotAllowed (an operation AKS will not do at all: a stopped cluster) is
     no cluster busy with another operation: waiting would only spend the time limit."""
     slept: list[float] = []
-    monkeypatch.setattr(agent_pool_calls, "time", types.SimpleNamespace(monotonic=time.monotonic, sleep=slept.append))
+    fake_time(monkeypatch, sleep=slept.append)
     aks.refuse["PUT"] = (status, "OperationNotAllowed")
     with pytest.raises(HttpResponseError, match="OperationNotAllowed"):
         PROVIDER.create(inputs())
@@ -132,7 +137,7 @@ def test_a_refusal_with_a_busy_code_but_not_a_409_fails_at_once(aks, status, mon
 @pytest.mark.parametrize("retry_after, waits", [("0", [0.0, 0.0]), ("-3", [0.0, 0.0])])
 def test_a_retry_after_of_zero_or_less_is_tried_again_at_once(aks, monkeypatch, retry_after, waits):
     slept: list[float] = []
-    monkeypatch.setattr(agent_pool_calls, "time", types.SimpleNamespace(monotonic=time.monotonic, sleep=slept.append))
+    fake_time(monkeypatch, sleep=slept.append)
     aks.busy, aks.busy_retry_after = 2, retry_after
     assert PROVIDER.create(inputs()).outs["provisioningState"] == "Succeeded"
     assert slept == waits
@@ -142,8 +147,7 @@ def test_a_busy_cluster_whose_waits_overshoot_the_limit_stops_before_it(aks, mon
     """Retry-After 1000 s against the 60-minute limit: tries at 0, 1000, 2000 and 3000 s, and
     stops rather than wait past 3600 s, though AKS would be free at the fifth try."""
     clock = [0.0]
-    fake_time = types.SimpleNamespace(monotonic=lambda: clock[0], sleep=lambda s: clock.__setitem__(0, clock[0] + s))
-    monkeypatch.setattr(agent_pool_calls, "time", fake_time)
+    fake_time(monkeypatch, lambda: clock[0], lambda s: clock.__setitem__(0, clock[0] + s))
     aks.busy, aks.busy_retry_after = 4, "1000"
     with pytest.raises(TimeoutError, match=r"^creating node pool gpu could not start within its time limit"):
         PROVIDER.create(inputs())
@@ -202,6 +206,6 @@ def test_an_operation_that_finishes_inside_a_limit_under_a_second_succeeds(aks):
 
 def test_on_a_machine_up_for_only_seconds_an_operation_still_gets_its_whole_limit(aks, monkeypatch):
     """A fresh CI runner: the monotonic clock reads 10 s, far less than the 60-minute limit."""
-    monkeypatch.setattr(agent_pool_calls, "time", types.SimpleNamespace(monotonic=lambda: 10.0, sleep=time.sleep))
+    fake_time(monkeypatch, monotonic=lambda: 10.0)
     aks.operation_seconds = 0.1
     assert PROVIDER.create(inputs()).outs["provisioningState"] == "Succeeded"

@@ -7,14 +7,13 @@ describes (the offline render says what it read), or an assumed one (it says so)
 from __future__ import annotations
 
 import base64
-import json
 from typing import Any, Mapping, Optional
 
 import grpc
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import settings
 
-from tools.stack_files import project_name, saved_cluster
+from tools.stack_files import saved_cluster
 
 # The fake credential; tests check that it never shows up outside a secret.
 MOCK_USER_TOKEN = "mock-user-token-0123456789abcdef"
@@ -145,10 +144,8 @@ class AzureMocks(pulumi_mocks.Mocks):
     def offline(self, config: Mapping[str, str]) -> None:
         """What the stack's config tells the offline render: the cluster a stack saved
         (preflight.clusterFile), and the region to assume a cluster in."""
-        if self.cluster is None:
-            self.cluster = saved_cluster(config)
-            if self.cluster is not None:
-                self.cluster_file = json.loads(config.get(f"{project_name()}:preflight", "{}"))["clusterFile"]
+        if self.cluster is None and (saved := saved_cluster(config)) is not None:
+            self.cluster, self.cluster_file = saved
         self.location = self.location or config.get("azure-native:location") or "eastus"
 
     def described(self, group: str, name: str) -> Optional[dict[str, Any]]:

@@ -37,6 +37,7 @@ from pulumi.runtime.sync_await import _sync_await
 from tools.azure_mocks import AzureMocks
 from tools.stack_files import ROOT, as_cli_string, project_name, stack_config
 
+
 class Secret:
     """A recorded value that Pulumi treats as secret."""
 

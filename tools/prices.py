@@ -31,8 +31,8 @@ def wanted(names: list[str]) -> dict[str, set[str]]:
     for stack in names:
         raw = stack_config(stack)
         cfg = config.parse(raw, project_name(), stack, ROOT)
-        described = saved_cluster(raw) if cfg.existing_cluster else None
-        region = (described or {}).get("location") or cfg.location
+        saved = saved_cluster(raw) if cfg.existing_cluster else None
+        region = (saved[0] if saved else {}).get("location") or cfg.location
         found.setdefault(region.lower(), set()).update(n.vm_size for n in cost.nodes(cfg))
     return found
 

@@ -33,7 +33,6 @@ import yaml
 from pulumi.output import Unknown
 
 from tools.mock_engine import ProgramRun, Registration, Secret, close_event_loops, run_program
-
 from tools.stack_files import ROOT, SavedFileError, stack_config, stacks
 
 SECRET_MASK = "[secret]"

@@ -84,10 +84,11 @@ def stack_config(stack: str, path: Optional[Path] = None) -> dict[str, str]:
     return merged
 
 
-def saved_cluster(config: Mapping[str, str]) -> Optional[dict[str, Any]]:
+def saved_cluster(config: Mapping[str, str]) -> Optional[tuple[dict[str, Any], str]]:
     """The existing cluster as `aks-gpu:preflight.clusterFile` saved it (`az aks show
-    --output json`), for the offline render to answer getManagedCluster with, if the stack
-    names one. A file that is not such a description is one line."""
+    --output json`), and the file's name as the stack gives it, for the offline render to
+    answer getManagedCluster with, if the stack names one. A file that is not such a
+    description is one line."""
     try:
         preflight = json.loads(config.get(f"{project_name()}:preflight", "{}"))
         existing = json.loads(config.get(f"{project_name()}:existingCluster", "{}"))
@@ -96,19 +97,17 @@ def saved_cluster(config: Mapping[str, str]) -> Optional[dict[str, Any]]:
     name = preflight.get("clusterFile") if isinstance(preflight, dict) else None
     if not name:
         return None
-    from components.azure import saved_files
+    from components.azure import cluster_facts, saved_files
 
     key, path = f"{project_name()}:preflight.clusterFile", ROOT / name
     holds = "the JSON object `az aks show --resource-group <group> --name <cluster> --output json` prints"
-    from components.azure import cluster_facts
-
     described = saved_files.read_json(key, path, holds)
     problem = cluster_facts.description_problem(described)
     if problem:
         raise saved_files.refused(key, path, f"{problem}; expected {holds}")
     if isinstance(existing, dict) and existing.get("name") not in (None, described["name"]):
         raise saved_files.refused(key, path, f"it describes cluster {described['name']!r}, but {project_name()}:existingCluster.name is {existing['name']!r}")
-    return described
+    return described, name
 
 
 def stacks() -> list[str]:

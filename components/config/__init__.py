@@ -16,38 +16,28 @@ This package is the only code that knows config keys: components receive the typ
 and never call `pulumi.Config()`. The same definitions generate schema/stack.schema.json.
 """
 
+# What the program, the tools and the tests take from here. Every settings dataclass is among
+# them: tools/schema.py looks each up by its class name to carry descriptions to subclasses.
 from components.config.cluster import (
-    ACCESS_MODES, CLUSTER_TIERS, DEPLOYER_TYPES, NETWORK_POLICIES, NODE_OS_CHANNELS, NO_NETWORK_POLICY_WARNING,
-    SYSTEM_POOL_NAME, UNPINNED_DEPLOYER_WARNING, UPGRADE_CHANNELS, VERSION_UPGRADE_CHANNELS, AccessConfig,
-    NetworkConfig, SystemPoolConfig, UpgradeConfig,
+    SYSTEM_POOL_NAME, VERSION_UPGRADE_CHANNELS, AccessConfig, NetworkConfig, SystemPoolConfig, UpgradeConfig,
 )
 from components.config.cost import BudgetConfig, CostConfig
-from components.config.existing import CLUSTER_ONLY_KEYS, ExistingClusterConfig
+from components.config.existing import ExistingClusterConfig
 from components.config.messages import camel_case, members, strip_optional
-from components.config.pools import (
-    GPU_MANAGEMENT_MODES, MANAGED_MIG_API_VERSION, MAX_GPU_POOLS, MIG_PROFILES, GpuPoolConfig, GpuPoolSettings,
-    managed_gpu_warnings, managed_key,
-)
-from components.config.preflight import PREFLIGHT_MODES, PreflightConfig
-from components.config.stack import (
-    DEFAULT_LOCATION, LOCATION_KEY, SUBSCRIPTION_KEY, ProjectConfig, StackConfig, current_raw_config, known_keys, load, parse,
-)
+from components.config.pools import MANAGED_MIG_API_VERSION, GpuPoolConfig, GpuPoolSettings, managed_key
+from components.config.preflight import PreflightConfig
+from components.config.stack import DEFAULT_LOCATION, LOCATION_KEY, ProjectConfig, StackConfig, known_keys, load, parse
 from components.config.values import NAMESPACE, Location, ResourceGroupName
 from components.config.workloads import (
-    DEFAULT_DCGM_EXPORTER_IMAGE, DEFAULT_DEVICE_PLUGIN_IMAGE, DEFAULT_GPU_OPERATOR_VERSION, DEFAULT_MNIST_IMAGE,
     GUIDE_DEVICE_PLUGIN_IMAGE, DevicePluginConfig, GpuOperatorConfig, MnistJobConfig, MonitoringConfig,
 )
 from components.errors import ConfigError
 
 __all__ = [
-    "ACCESS_MODES", "CLUSTER_ONLY_KEYS", "CLUSTER_TIERS", "DEFAULT_DCGM_EXPORTER_IMAGE", "DEFAULT_DEVICE_PLUGIN_IMAGE",
-    "DEFAULT_GPU_OPERATOR_VERSION", "DEFAULT_LOCATION", "DEFAULT_MNIST_IMAGE", "DEPLOYER_TYPES", "GPU_MANAGEMENT_MODES",
-    "GUIDE_DEVICE_PLUGIN_IMAGE", "LOCATION_KEY", "MANAGED_MIG_API_VERSION", "MAX_GPU_POOLS", "MIG_PROFILES", "NAMESPACE",
-    "NETWORK_POLICIES", "NODE_OS_CHANNELS", "NO_NETWORK_POLICY_WARNING", "PREFLIGHT_MODES", "SUBSCRIPTION_KEY",
-    "SYSTEM_POOL_NAME", "UNPINNED_DEPLOYER_WARNING", "UPGRADE_CHANNELS", "VERSION_UPGRADE_CHANNELS", "AccessConfig",
-    "BudgetConfig", "ConfigError", "CostConfig", "DevicePluginConfig", "ExistingClusterConfig", "GpuOperatorConfig",
-    "GpuPoolConfig", "GpuPoolSettings", "Location", "MnistJobConfig", "MonitoringConfig", "NetworkConfig",
-    "PreflightConfig", "ProjectConfig", "ResourceGroupName", "StackConfig", "SystemPoolConfig", "UpgradeConfig",
-    "camel_case", "current_raw_config", "known_keys", "load", "managed_gpu_warnings", "managed_key", "members", "parse",
-    "strip_optional",
+    "DEFAULT_LOCATION", "GUIDE_DEVICE_PLUGIN_IMAGE", "LOCATION_KEY", "MANAGED_MIG_API_VERSION", "NAMESPACE",
+    "SYSTEM_POOL_NAME", "VERSION_UPGRADE_CHANNELS", "AccessConfig", "BudgetConfig", "ConfigError", "CostConfig",
+    "DevicePluginConfig", "ExistingClusterConfig", "GpuOperatorConfig", "GpuPoolConfig", "GpuPoolSettings", "Location",
+    "MnistJobConfig", "MonitoringConfig", "NetworkConfig", "PreflightConfig", "ProjectConfig", "ResourceGroupName",
+    "StackConfig", "SystemPoolConfig", "UpgradeConfig", "camel_case", "known_keys", "load", "managed_key", "members",
+    "parse", "strip_optional",
 ]

@@ -50,9 +50,8 @@ import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
 from pulumi.output import Unknown
 
-from components.resources.agent_pool_calls import (  # noqa: F401 (re-exported: the provider's names, as tests read them)
-    ARM_ENDPOINT, BUSY_RETRY_SECONDS, DEFAULT_TIMEOUT_MINUTES, ENDPOINT, TIMEOUTS, delete_pool, get_pool, pool_id, put_pool,
-    refuse_others_pool,
+from components.resources.agent_pool_calls import (
+    ARM_ENDPOINT, DEFAULT_TIMEOUT_MINUTES, ENDPOINT, TIMEOUTS, delete_pool, get_pool, pool_id, put_pool, refuse_others_pool,
 )
 
 # agentPools API versions. The managed GPU experience is `gpuProfile.nvidia.managementMode:
