@@ -198,8 +198,7 @@ if cfg.cost.budget is not None:
     CostBudget(
         "cost",
         CostBudgetArgs(
-            scope=watched.scope,
-            filter=watched.filter,
+            watched=watched,
             name=budget_name,
             amount=cfg.cost.budget.amount,
             contact_emails=cfg.cost.budget.contact_emails,

@@ -137,10 +137,8 @@ def logical_name(component: str, budget: str) -> str:
 
 @dataclass(frozen=True)
 class CostBudgetArgs:
-    #: The budget's scope (the subscription's ID).
-    scope: pulumi.Input[str]
-    #: What within the scope it counts.
-    filter: consumption.BudgetFilterArgs
+    #: Its scope (the subscription's) and what within it the budget counts.
+    watched: Watched
     #: The budget's name (unique within its scope).
     name: str
     amount: float
@@ -169,9 +167,9 @@ class CostBudget(pulumi.ComponentResource):
         self.budget = consumption.Budget(
             logical_name(name, args.name),
             budget_name=args.name,
-            scope=args.scope,
+            scope=args.watched.scope,
             amount=args.amount,
-            filter=args.filter,
+            filter=args.watched.filter,
             category=consumption.CategoryType.COST,
             time_grain=consumption.TimeGrainType.MONTHLY,
             time_period=consumption.BudgetTimePeriodArgs(start_date=args.start_date),
