@@ -22,6 +22,8 @@ STAMP  := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 MUTATION_STAMP := $(VENV)/.installed-mutation
 LINT_STAMP := $(LINT_VENV)/.installed
+PROOF_VENV := .venv-proof
+PROOF_STAMP := $(PROOF_VENV)/.installed
 STACKS := $(patsubst Pulumi.%.yaml,%,$(wildcard Pulumi.*.yaml))
 
 UV_BOOTSTRAP := .uv
@@ -30,7 +32,7 @@ UV ?= $(or $(shell command -v uv 2>/dev/null),$(UV_BOOTSTRAP)/bin/uv)
 LOCK := $(UV) pip compile --quiet --universal --generate-hashes
 
 .DEFAULT_GOAL := help
-.PHONY: help render test unit lint snapshots prices schema lock bench-setup mutation venv clean
+.PHONY: help render test unit lint snapshots prices schema lock bench-setup mutation proof-local venv clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -77,12 +79,20 @@ lock: $(UV) ## recompile the lock files from requirements*.in
 	$(LOCK) --python-version 3.10 requirements.in -o requirements.txt
 	$(LOCK) --python-version 3.10 requirements-test.in -o requirements-test.txt
 	$(LOCK) --python-version 3.10 requirements-mutation.in -o requirements-mutation.txt
+	$(LOCK) --python-version 3.10 requirements-proof.in -o requirements-proof.txt
 	$(LOCK) --python-version 3.11 requirements-lint.in -o requirements-lint.txt
 	$(LOCK) --python-version 3.10 requirements-uv.in -o requirements-uv.txt
 
 # Minutes, not seconds: not part of `make test` (docs/mutation.md says when to run it).
 mutation: $(MUTATION_STAMP) ## mutation testing (cosmic-ray) of the managed pool's provider, the cost estimate and the prices
 	$(VENV)/bin/python -m tools.mutation
+
+# The Job's own script (proof/train_mnist.py) on this machine, without a GPU: it trains on
+# digits it draws, on the CPU, and says so; then its tests (proof/tests/). Its PyTorch is the
+# one the Job's default image carries, from requirements-proof.txt (docs/proof.md).
+proof-local: $(PROOF_STAMP) ## the Job's script trained here on the CPU, and its tests (PyTorch: several GB on Linux)
+	$(PROOF_VENV)/bin/python proof/train_mnist.py --device cpu --data synthetic --max-steps 200
+	$(PROOF_VENV)/bin/python -m pytest -q -p no:cacheprovider proof/tests
 
 bench-setup: ## time a cold set-up against a plain pip install (tools/bench_setup.sh)
 	bash tools/bench_setup.sh
@@ -112,5 +122,10 @@ $(LINT_STAMP): requirements-lint.txt $(UV)
 	$(UV) pip install --quiet --require-hashes --python $(LINT_VENV)/bin/python -r requirements-lint.txt
 	@touch $@
 
+$(PROOF_STAMP): requirements-proof.txt $(UV)
+	$(UV) venv --quiet --allow-existing --python $(PYTHON) $(PROOF_VENV)
+	$(UV) pip install --quiet --require-hashes --python $(PROOF_VENV)/bin/python -r requirements-proof.txt
+	@touch $@
+
 clean: ## remove build/ and the virtualenvs
-	rm -rf build $(VENV) $(LINT_VENV) $(UV_BOOTSTRAP)
+	rm -rf build $(VENV) $(LINT_VENV) $(PROOF_VENV) $(UV_BOOTSTRAP)

@@ -11,7 +11,7 @@ import os
 import pulumi
 
 from components import config
-from components.azure import azure_facts, cluster_facts, cost, existing_cluster_checks, pool_network, preflight
+from components.azure import azure_facts, cluster_facts, cost, existing_cluster_checks, pool_network, preflight, proof_fit
 from components.resources import budget
 from components.resources.budget import CostBudget, CostBudgetArgs, first_of_month
 from components.resources.cluster import GpuCluster, GpuClusterArgs
@@ -20,7 +20,7 @@ from components.resources.device_plugin import NvidiaDevicePlugin, NvidiaDeviceP
 from components.resources.existing_cluster import ExistingCluster, ExistingClusterArgs
 from components.resources.gpu_operator import GpuOperator, GpuOperatorArgs
 from components.resources.gpu_pool import GpuPool, GpuPoolArgs, tolerations_of, version_moves
-from components.resources.mnist_job import MnistJob, MnistJobArgs, MnistRun, job_timeout
+from components.resources.mnist_job import MnistJob, MnistJobArgs, MnistRun, ProofScript, job_timeout
 from components.resources.outputs import gpu_metrics_location, pool_outputs
 from pulumi_azure_native import authorization
 
@@ -42,6 +42,12 @@ if found is not None:
     pulumi.log.info(existing_cluster_checks.namespaces_line(cfg, found))
 checked = preflight.run(cfg, stack=pulumi.get_stack(), found=found, networks=networks.values())
 for warning in checked.warnings:
+    pulumi.log.warn(warning)
+# Each pool's GPU, and whether the proof's image can run on it.
+proof_lines, proof_warnings = proof_fit.lines(cfg)
+for line in proof_lines:
+    pulumi.log.info(line)
+for warning in proof_warnings:
     pulumi.log.warn(warning)
 
 # What it will cost per hour, one line per pool; a deployment above cost.maxHourly stops here.
@@ -151,7 +157,8 @@ if operator_pools := serving("gpu-operator"):
     )
 
 # Steps 8-9: one MNIST training Job per GPU pool, each on its own pool; `pulumi up` waits
-# for every Job to complete (they run side by side). A Job waits for its pool and for what
+# for every Job to complete (they run side by side). The Jobs run the shipped script
+# (proof/train_mnist.py) in PyTorch's image, or the guide's image as the guide runs it. A Job waits for its pool and for what
 # installs that pool's device plugin (AKS does, on an aks-managed pool).
 def proof_needs(pool: GpuPool) -> list[pulumi.Resource]:
     installer = {"device-plugin": device_plugin, "gpu-operator": operator}.get(pool.pool.mode)
@@ -168,6 +175,8 @@ if cfg.mnist_job.enabled:
             namespace=cfg.mnist_job.namespace,
             max_steps=cfg.mnist_job.max_steps,
             wait_for_completion=cfg.mnist_job.wait_for_completion,
+            script=ProofScript(cfg.mnist_job.max_seconds, cfg.mnist_job.min_accuracy) if cfg.mnist_job.runs_script else None,
+            egress=cfg.mnist_job.egress,
             runs=[
                 MnistRun(
                     pool_name=p.name,

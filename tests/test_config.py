@@ -50,7 +50,11 @@ def test_no_config_at_all_gives_the_guide_in_eastus():
     assert cfg.gpu_pools[0].name == "gpu"
     assert cfg.device_plugin.namespace == "gpu-resources"
     assert cfg.device_plugin.image == "nvcr.io/nvidia/k8s-device-plugin:v0.18.0"
-    assert cfg.mnist_job == config.MnistJobConfig(True, "mcr.microsoft.com/azuredocs/samples-tf-mnist-demo:gpu", 500, True)
+    # The proof is the shipped script in PyTorch's CUDA 12.8 image, pinned by digest (not the
+    # guide's TensorFlow 1.4 image: components/catalog/proof_images.py says why).
+    job = cfg.mnist_job
+    assert job.image.startswith("pytorch/pytorch:2.9.1-cuda12.8-cudnn9-runtime@sha256:")
+    assert (job.enabled, job.runs_script, job.max_steps, job.max_seconds, job.min_accuracy, job.egress) == (True, True, 500, 120, 0.9, True)
     assert cfg.kubernetes_version is None
     assert cfg.protect is False
 

@@ -320,7 +320,7 @@ def test_the_team_stack_adds_two_pools_and_two_proofs_to_an_existing_cluster(pre
     assert sorted(r.inputs["agentPoolName"] for r in run.of_type(POOL)) == ["a100", "t4"]
     assert all(r.inputs["tags"] == {"aks-gpu-stack": "aks-gpu/team"} for r in run.of_type(POOL))
     jobs = sorted(r.inputs["metadata"]["name"] for r in run.of_type("kubernetes:batch/v1:Job"))
-    assert jobs == ["samples-tf-mnist-demo-a100", "samples-tf-mnist-demo-t4"]
+    assert jobs == ["mnist-proof-a100", "mnist-proof-t4"]
     assert sorted(run.outputs["gpuPools"].value) == ["a100", "t4"]
 
 

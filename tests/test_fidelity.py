@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from components.config import GUIDE_DEVICE_PLUGIN_IMAGE
+from components.config.workloads import DEFAULT_MNIST_IMAGE, GUIDE_MNIST_IMAGE
 from tools.render import manifest
 
 GUIDE = Path(__file__).resolve().parent / "guide"
@@ -150,13 +151,53 @@ def test_the_default_device_plugin_image_is_the_one_todays_guide_uses(dev):
     assert set(found) == set(DAEMONSET_ADDITIONS)
 
 
-def test_the_mnist_job_is_the_guides_job_plus_the_toleration_and_the_security_baseline(dev):
-    found = {p: (g, o) for p, g, o in differences(guide_manifest("samples-tf-mnist-demo.yaml"), declared(dev, "batch/v1:Job"))}
+def test_with_the_guides_image_the_job_is_the_guides_job_plus_the_toleration_and_the_security_baseline(program):
+    run = program(mnistJob={"image": GUIDE_MNIST_IMAGE})
+    found = {p: (g, o) for p, g, o in differences(guide_manifest("samples-tf-mnist-demo.yaml"), declared(run, "batch/v1:Job"))}
     assert found == JOB_ADDITIONS
 
 
+# What the shipped proof changes in the guide's Job: its name, its image, the script it runs
+# and what it is told to prove, the script's mount, and PyTorch's room (mnist_job.py says why).
+PROOF_CHANGES = {
+    "metadata.name": ("samples-tf-mnist-demo", "mnist-proof"),
+    "metadata.labels.app": ("samples-tf-mnist-demo", "mnist-proof"),
+    "spec.template.metadata.labels.app": ("samples-tf-mnist-demo", "mnist-proof"),
+    "spec.template.spec.containers[0].name": ("samples-tf-mnist-demo", "mnist-proof"),
+    "spec.template.spec.containers[0].image": (GUIDE_MNIST_IMAGE, DEFAULT_MNIST_IMAGE),
+    "spec.template.spec.containers[0].command": (None, ["python", "/opt/aks-gpu/train_mnist.py"]),
+    "spec.template.spec.containers[0].args[0]": ("--max_steps", "--max-steps"),
+    "spec.template.spec.containers[0].args[2]": (None, "--max-seconds"),
+    "spec.template.spec.containers[0].args[3]": (None, "120"),
+    "spec.template.spec.containers[0].args[4]": (None, "--min-accuracy"),
+    "spec.template.spec.containers[0].args[5]": (None, "0.9"),
+    "spec.template.spec.containers[0].args[6]": (None, "--data"),
+    "spec.template.spec.containers[0].args[7]": (None, "mnist"),
+    "spec.template.spec.containers[0].args[8]": (None, "--data-dir"),
+    "spec.template.spec.containers[0].args[9]": (None, "/tmp/mnist"),
+    "spec.template.spec.containers[0].resources.requests": (None, {"cpu": "1", "memory": "2Gi"}),
+    "spec.template.spec.containers[0].resources.limits.cpu": (None, "4"),
+    "spec.template.spec.containers[0].resources.limits.memory": (None, "6Gi"),
+}
+
+
+def test_the_default_job_is_the_guides_job_running_the_shipped_proof_in_pytorchs_image(dev):
+    found = {p: (g, o) for p, g, o in differences(guide_manifest("samples-tf-mnist-demo.yaml"), declared(dev, "batch/v1:Job"))}
+    assert found.pop("spec.template.spec.containers[0].volumeMounts") == (
+        None, [{"name": "scratch", "mountPath": "/tmp"}, {"name": "proof", "mountPath": "/opt/aks-gpu", "readOnly": True}]
+    )
+    [scratch, proof] = found.pop("spec.template.spec.volumes")[1]
+    assert proof == {"name": "proof", "configMap": {"name": dev.one("kubernetes:core/v1:ConfigMap").inputs["metadata"]["name"], "defaultMode": 0o444}}
+    env = found.pop("spec.template.spec.containers[0].env")[1]
+    assert env[-2:] == [{"name": "PYTHONUNBUFFERED", "value": "1"}, {"name": "PYTHONDONTWRITEBYTECODE", "value": "1"}]
+    # The digest-pinned image needs no Checkov skip.
+    assert found.pop("metadata.annotations") == (None, {"pulumi.com/replaceUnready": "true"})
+    expected = {**{k: v for k, v in JOB_ADDITIONS.items() if not k.startswith(("metadata.annotations", "spec.template.spec.containers[0].resources", "spec.template.spec.containers[0].volumeMounts", "spec.template.spec.volumes", "spec.template.spec.containers[0].env"))}, **PROOF_CHANGES}
+    assert found == expected
+
+
 def test_max_steps_and_image_reach_the_job_container(program):
-    run = program(mnistJob={"maxSteps": 40, "image": "myregistry.azurecr.io/mnist:gpu"})
+    run = program(mnistJob={"maxSteps": 40, "image": "myregistry.azurecr.io/mnist:gpu", "run": "image"})
     found = {p: (g, o) for p, g, o in differences(guide_manifest("samples-tf-mnist-demo.yaml"), declared(run, "batch/v1:Job"))}
     assert found.pop("spec.template.spec.containers[0].args[1]") == ("500", "40")
     assert found.pop("spec.template.spec.containers[0].image")[1] == "myregistry.azurecr.io/mnist:gpu"

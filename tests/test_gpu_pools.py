@@ -112,7 +112,7 @@ def test_every_pool_is_its_own_agent_pool_in_the_one_cluster(preview):
 def test_every_pool_gets_one_job_pinned_to_it_that_waits_for_that_pool(preview):
     run = pools_run(preview=preview)
     jobs = {r.inputs["metadata"]["name"]: r for r in run.of_type(JOB)}
-    assert sorted(jobs) == ["samples-tf-mnist-demo-a100", "samples-tf-mnist-demo-t4"]
+    assert sorted(jobs) == ["mnist-proof-a100", "mnist-proof-t4"]
     for name, job in jobs.items():
         pool_name = name.rsplit("-", 1)[1]
         spec = job.inputs["spec"]["template"]["spec"]
@@ -121,10 +121,10 @@ def test_every_pool_gets_one_job_pinned_to_it_that_waits_for_that_pool(preview):
         assert pool.urn in job.dependencies
         others = [r.urn for r in run.of_type(POOL) if r.urn != pool.urn]
         assert not set(others) & set(job.dependencies), "a Job waits for its own pool only"
-    t4_tolerations = {t["key"] for t in jobs["samples-tf-mnist-demo-t4"].inputs["spec"]["template"]["spec"]["tolerations"]}
+    t4_tolerations = {t["key"] for t in jobs["mnist-proof-t4"].inputs["spec"]["template"]["spec"]["tolerations"]}
     assert t4_tolerations == {"sku", "kubernetes.azure.com/scalesetpriority"}
-    assert jobs["samples-tf-mnist-demo-t4"].options["customTimeouts"]["create"] == "60m", "a Spot pool from zero: a cold scale-up"
-    assert jobs["samples-tf-mnist-demo-a100"].options["customTimeouts"]["create"] == "30m"
+    assert jobs["mnist-proof-t4"].options["customTimeouts"]["create"] == "60m", "a Spot pool from zero: a cold scale-up"
+    assert jobs["mnist-proof-a100"].options["customTimeouts"]["create"] == "30m"
 
 
 def test_one_device_plugin_serves_every_device_plugin_pool_with_their_tolerations_and_mig():
@@ -142,7 +142,7 @@ def test_device_plugin_and_exporter_stay_off_the_aks_managed_pools():
     assert agentpool_values(plugin) == ["t4"]
     assert exporter["nodeSelector"] == {"kubernetes.azure.com/agentpool": "t4"}
     assert run.one(MANAGED).inputs["agentPoolName"] == "managed"
-    managed_job = run.one(JOB, "samples-tf-mnist-demo-managed")
+    managed_job = run.one(JOB, "mnist-proof-managed")
     assert run.one(MANAGED).urn in managed_job.dependencies
     assert not any("NvidiaDevicePlugin" in d for d in managed_job.dependencies), "AKS installs that pool's device plugin"
     assert "aks-managed pools" in run.outputs["gpuMetrics"].value
@@ -168,7 +168,7 @@ def test_outputs_describe_each_pool_and_its_job():
     t4 = out["gpuPools"].value["t4"]
     assert (t4["vmSize"], t4["gpusPerNode"], t4["management"], t4["generation"]) == (T4, 1, "device-plugin-daemonset", "2")
     assert out["gpuPools"].value["a100"]["gpusPerNode"] == 7, "seven MIG1g slices of one A100"
-    assert t4["job"]["logsCommand"] == "kubectl logs --namespace gpu-workloads job/samples-tf-mnist-demo-t4"
+    assert t4["job"]["logsCommand"] == "kubectl logs --namespace gpu-workloads job/mnist-proof-t4"
 
 
 def test_the_guide_pool_keeps_the_guides_manifests_unpinned():

@@ -148,13 +148,24 @@ def test_each_module_of_components_resources_declares_a_component():
 
 
 def test_knowledge_and_configuration_declare_no_resource_and_import_no_component():
-    for kind in ("azure", "config"):
+    for kind in ("azure", "config", "catalog"):
         for path in kind_paths(kind):
             tree = ast.parse(path.read_text())
             where = path.relative_to(ROOT)
             assert classes_deriving(tree) == [], f"{where} defines a resource class"
             assert provider_constructors(tree) == [], f"{where} declares a provider resource"
             assert not {m for m in imports_of(path) if m.startswith("components.resources")}, f"{where} imports a component"
+
+
+def test_the_catalog_is_a_floor_that_stands_on_nothing_of_components():
+    """components/catalog/ holds the facts configuration and knowledge both read: it imports
+    no other components module, declares nothing, and the two above it do import it."""
+    for path in sorted((ROOT / "components" / "catalog").glob("*.py")):
+        tree = ast.parse(path.read_text())
+        assert classes_deriving(tree) == [] and provider_constructors(tree) == [], path.name
+        assert {m for m in imports_of(path) if not m.startswith("components.catalog")} == set(), path.name
+    assert "components.catalog.gpu_sizes" in imports_of(ROOT / "components/config/pools.py")
+    assert "components.catalog.gpu_sizes" in imports_of(ROOT / "components/azure/capacity.py")
 
 
 def test_the_rules_above_see_a_resource_where_there_is_one():

@@ -13,7 +13,7 @@ import pytest
 
 from components.config import parse
 from components.errors import ConfigError, PreflightError
-from components.resources.mnist_job import JOB_NAME
+from components.resources.mnist_job import JOB_NAME, PROOF_JOB_NAME
 from conftest import run_cached
 from tools.azure_mocks import AzureMocks, FEATURE_REGISTRATION_TOKEN
 from tools.mock_engine import RecordingMonitor, run_program
@@ -186,9 +186,10 @@ def test_a_refresh_with_a_logged_out_kubelogin_cannot_wipe_the_kubernetes_object
 # --------------------------------------------------------------------------- 3. the Job
 
 
-def test_an_awaited_job_keeps_the_guides_name():
-    run, _ = dev()
-    assert run.one(JOB).inputs["metadata"]["name"] == JOB_NAME
+def test_an_awaited_job_keeps_a_fixed_name_the_proofs_or_with_the_guides_image_the_guides():
+    assert dev()[0].one(JOB).inputs["metadata"]["name"] == PROOF_JOB_NAME
+    guide = dev(mnistJob={"image": "mcr.microsoft.com/azuredocs/samples-tf-mnist-demo:gpu"})[0]
+    assert guide.one(JOB).inputs["metadata"]["name"] == JOB_NAME
 
 
 def test_a_failed_awaited_job_is_replaced_by_the_next_up_and_an_unawaited_one_is_not():
@@ -219,7 +220,7 @@ def test_an_unawaited_job_is_renamed_with_its_spec_so_a_replacement_is_created_f
         assert run.outputs["jobLogsCommand"].value.endswith(f"job/{names[label]}"), "logs name the Job that exists"
     assert names["a"] == names["a again"], "the same spec keeps its name: no replacement"
     assert len({names["a"], names["b"], names["c"]}) == 3
-    assert all(n.startswith(f"{JOB_NAME}-") and len(n) == len(JOB_NAME) + 9 for n in names.values())
+    assert all(n.startswith(f"{PROOF_JOB_NAME}-") and len(n) == len(PROOF_JOB_NAME) + 9 for n in names.values())
 
 
 # --------------------------------------------------------------------------- 4. role assignment

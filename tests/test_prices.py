@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 import fake_prices
-from components.azure import gpu_sizes, prices
+from components.azure import prices
+from components.catalog import gpu_sizes
 
 T4 = "Standard_NC4as_T4_v3"
 PRODUCT = "Virtual Machines NCasT4_v3 Series"
@@ -26,7 +27,7 @@ def meter(price: float, start: str = "2024-01-01T00:00:00Z", **changes: Any) -> 
 
 
 def test_every_catalog_size_is_its_own_arm_spelling_whatever_the_case_written():
-    """The query's case-sensitive filter: the naming convention's spelling is the catalog's."""
+    """The query's case-sensitive filter: a catalog size is spelt as the catalog spells it, `_xl_` included."""
     for name in gpu_sizes.CATALOG:
         assert prices.arm_spelling(name) == name
         assert prices.arm_spelling("Standard_" + name.split("_", 1)[1].lower()) == name

@@ -120,13 +120,13 @@ def test_the_job_gets_a_namespace_of_its_own_and_starts_behind_its_network_polic
 def test_the_job_namespace_is_configurable(program):
     run = program(mnistJob={"namespace": "training"})
     assert run.one(JOB).inputs["metadata"]["namespace"] == "training"
-    assert run.outputs["jobLogsCommand"].value == "kubectl logs --namespace training job/samples-tf-mnist-demo"
+    assert run.outputs["jobLogsCommand"].value == "kubectl logs --namespace training job/mnist-proof"
 
 
 def test_every_kubernetes_object_uses_the_clusters_provider(dev: ProgramRun):
     provider = dev.one(K8S_PROVIDER).urn
     objects = [r for r in dev.resources if r.type.startswith("kubernetes:")]
-    assert {r.type for r in objects} == {NAMESPACE, NETPOL, DAEMONSET, JOB, "kubernetes:core/v1:Service"}
+    assert {r.type for r in objects} == {NAMESPACE, NETPOL, DAEMONSET, JOB, "kubernetes:core/v1:Service", "kubernetes:core/v1:ConfigMap"}
     assert all(r.provider == provider for r in objects)
 
 
@@ -180,10 +180,10 @@ def test_outputs_name_what_was_built(dev: ProgramRun):
         "gpusPerNode": 1,
         "gpuMetrics": "http://dcgm-exporter.gpu-resources.svc:9400/metrics",
         "devicePluginNamespace": "gpu-resources",
-        "mnistJobName": "samples-tf-mnist-demo",
+        "mnistJobName": "mnist-proof",
         "mnistJobNamespace": "gpu-workloads",
         "getCredentialsCommand": "az aks get-credentials --resource-group aks-gpu-dev-rg --name aks-gpu-dev",
-        "jobLogsCommand": "kubectl logs --namespace gpu-workloads job/samples-tf-mnist-demo",
+        "jobLogsCommand": "kubectl logs --namespace gpu-workloads job/mnist-proof",
         "mnistJobUrn": "urn:pulumi:dev::aks-gpu::aks-gpu:kubernetes:MnistJob$kubernetes:batch/v1:Job::mnist-job",
         "gpuPools": {
             "gpu": {
@@ -192,9 +192,9 @@ def test_outputs_name_what_was_built(dev: ProgramRun):
                 "gpusPerNode": 1,
                 "management": "device-plugin-daemonset",
                 "job": {
-                    "name": "samples-tf-mnist-demo",
+                    "name": "mnist-proof",
                     "namespace": "gpu-workloads",
-                    "logsCommand": "kubectl logs --namespace gpu-workloads job/samples-tf-mnist-demo",
+                    "logsCommand": "kubectl logs --namespace gpu-workloads job/mnist-proof",
                     "urn": "urn:pulumi:dev::aks-gpu::aks-gpu:kubernetes:MnistJob$kubernetes:batch/v1:Job::mnist-job",
                 },
             }

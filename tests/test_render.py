@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from components.resources.mnist_job import ProofScript
 from tools import render
 from conftest import run_cached
 from tools.mock_engine import run_program
@@ -23,11 +24,12 @@ def test_render_writes_manifests_resources_and_outputs(tmp_path: Path, capsys):
         ("Namespace", "gpu-workloads"),
         ("NetworkPolicy", "dcgm-exporter-scrapes-only"),
         ("NetworkPolicy", "nvidia-device-plugin-deny-all"),
-        ("NetworkPolicy", "samples-tf-mnist-demo-egress"),
+        ("NetworkPolicy", "mnist-proof-egress"),
+        ("ConfigMap", ProofScript(120, 0.9).config_map_name),
         ("Service", "dcgm-exporter"),
         ("DaemonSet", "dcgm-exporter"),
         ("DaemonSet", "nvidia-device-plugin-daemonset"),
-        ("Job", "samples-tf-mnist-demo"),
+        ("Job", "mnist-proof"),
     ], "namespaces first, so kubectl apply -f works in one pass"
     resources = json.loads((tmp_path / "resources.json").read_text())
     assert {"urn", "type", "name", "parent", "provider", "dependencies", "options", "inputs"} <= set(resources[0])

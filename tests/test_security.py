@@ -120,12 +120,21 @@ def test_every_pod_the_program_runs_is_selected_by_a_network_policy(dev: Program
 
 def test_the_device_plugin_may_not_talk_to_anything_and_the_job_only_to_dns_and_https(dev: ProgramRun):
     by_name = {p.inputs["metadata"]["name"]: p.inputs["spec"] for p in dev.of_type(NETPOL)}
-    plugin, job = by_name["nvidia-device-plugin-deny-all"], by_name["samples-tf-mnist-demo-egress"]
+    plugin, job = by_name["nvidia-device-plugin-deny-all"], by_name["mnist-proof-egress"]
     for spec in (plugin, job):
         assert spec["policyTypes"] == ["Ingress", "Egress"] and spec["ingress"] == []
     assert plugin["egress"] == []
     ports = [sorted((p["protocol"], p["port"]) for p in rule["ports"]) for rule in job["egress"]]
     assert ports == [[("TCP", 53), ("UDP", 53)], [("TCP", 443)]]
+
+
+def test_a_job_without_egress_may_reach_nothing_and_trains_on_digits_it_draws(program):
+    run = program(mnistJob={"egress": False})
+    [policy] = [p.inputs for p in run.of_type(NETPOL) if p.inputs["metadata"]["name"] == "mnist-proof-egress"]
+    assert policy["spec"]["policyTypes"] == ["Ingress", "Egress"]
+    assert policy["spec"]["egress"] == [] and policy["spec"]["ingress"] == []
+    args = run.one(JOB).inputs["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert args[args.index("--data") + 1] == "synthetic"
 
 
 def test_the_dcgm_exporter_admits_scrapes_from_inside_the_cluster_only_and_calls_nothing(dev: ProgramRun):
@@ -167,11 +176,15 @@ def check_pods(run: ProgramRun) -> None:
             assert {"cpu", "memory"} <= set(container["resources"]["limits"])
 
 
-def test_the_job_runs_as_a_high_non_root_uid_with_a_writable_tmp(dev: ProgramRun):
+def test_the_job_runs_as_a_high_non_root_uid_with_a_writable_tmp_and_its_script_read_only(dev: ProgramRun):
     pod = dev.one(JOB).inputs["spec"]["template"]["spec"]
     assert pod["securityContext"]["runAsNonRoot"] is True and pod["securityContext"]["runAsUser"] >= 10000
-    assert pod["containers"][0]["volumeMounts"] == [{"name": "scratch", "mountPath": "/tmp"}]
+    assert pod["containers"][0]["volumeMounts"] == [
+        {"name": "scratch", "mountPath": "/tmp"},
+        {"name": "proof", "mountPath": "/opt/aks-gpu", "readOnly": True},
+    ]
     assert "emptyDir" in pod["volumes"][0]
+    assert pod["volumes"][1]["configMap"]["defaultMode"] == 0o444
 
 
 def test_only_the_device_plugin_and_the_exporter_skip_checks_beyond_the_image_digest(dev: ProgramRun):
@@ -186,8 +199,7 @@ def test_only_the_device_plugin_and_the_exporter_skip_checks_beyond_the_image_di
     assert skipped == {
         PLUGIN: {"CKV_K8S_8", "CKV_K8S_9", "CKV_K8S_23", "CKV_K8S_40", "CKV_K8S_43"},
         EXPORTER: {"CKV_K8S_22", "CKV_K8S_23", "CKV_K8S_25", "CKV_K8S_39", "CKV_K8S_40", "CKV_K8S_43"},
-        "samples-tf-mnist-demo": {"CKV_K8S_43"},
-    }
+    }, "the proof's image is pinned by digest: the Job skips no check"
 
 
 def test_a_skip_without_a_usable_reason_is_refused():

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from components import config
-from components.azure import gpu_sizes
+from components.catalog import gpu_sizes
 from components.config import ConfigError, parse
 
 POOL = "azure-native:containerservice:AgentPool"

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-from components.azure import gpu_sizes
+from components.catalog import gpu_sizes
 from components.azure.azure_facts import REGIONAL_CORES, REGIONAL_SPOT_CORES, Facts
 from components.azure.problem import Problem
 from components.config import NAMESPACE, SYSTEM_POOL_NAME, StackConfig

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pulumi
 
-from components.azure import gpu_sizes
+from components.catalog import gpu_sizes
 from components.azure.cluster_facts import OWNER_TAG, ClusterFacts
 from components.azure.problem import Problem
 from components.config import NAMESPACE, StackConfig

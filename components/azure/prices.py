@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Iterable, Optional
 
 from components.azure import saved_files
+from components.catalog import gpu_sizes
 
 PRICES_URL = "https://prices.azure.com/api/retail/prices"
 API_VERSION = "2023-01-01-preview"
@@ -59,6 +60,9 @@ class Price:
 _SIZE_HEAD = re.compile(r"^([a-z]+)(\d+)(-\d+)?([a-z]*)$", re.IGNORECASE)
 
 
+_CATALOG_SPELLING = {name.lower(): name for name in gpu_sizes.CATALOG}
+
+
 def arm_spelling(vm_size: str) -> str:
     """A size as ARM spells it, whatever case the config gave: "Filter values are
     case-sensitive" from api-version 2023-01-01-preview on (learn.microsoft.com "Azure Retail
@@ -66,7 +70,11 @@ def arm_spelling(vm_size: str) -> str:
     spelling: family and accelerator upper case, features and version lower case (every size
     of the catalog spells itself so: tests/test_cost.py). The config takes `Standard_` sizes
     only (components/config/values.py VmSize). A size that still matches no meter is listed
-    as unpriced, and the total says it is incomplete."""
+    as unpriced, and the total says it is incomplete. A size of the catalog is spelt as the
+    catalog spells it: the RTX PRO 6000 sizes' `_xl_` is lower case, against the convention."""
+    known = _CATALOG_SPELLING.get(vm_size.lower())
+    if known is not None:
+        return known
     _, _, rest = vm_size.partition("_")
     head = _SIZE_HEAD.match(rest.split("_")[0])
     if head is None:

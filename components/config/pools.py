@@ -12,7 +12,7 @@ from typing import Annotated, Any, Mapping, Optional
 from pydantic import AfterValidator, Field
 from pydantic.dataclasses import dataclass
 
-from components.azure import gpu_sizes
+from components.catalog import gpu_sizes
 from components.config.cluster import SYSTEM_POOL_NAME
 from components.config.messages import fail, json_object, structured
 from components.config.values import (
@@ -152,8 +152,46 @@ def check(found: Pools, job_enabled: bool) -> list[str]:
     for pool in found.pools:
         key = found.keys[pool.name]
         check_gpu_pool(pool, job_enabled, key)
-        warnings += gpu_sizes.check_pool(pool.vm_size, pool.gen2, key)
+        warnings += check_size(pool.vm_size, pool.gen2, key)
         warnings += check_pool_stack(pool, found.given[pool.name], key)
+    return warnings
+
+
+def check_size(vm_size: str, gen2: bool, key: str) -> list[str]:
+    """Refuses a GPU size the catalog knows cannot work here; returns what a preview says of
+    the rest (sizes it does not know, shares of a GPU, sizes AKS does not document)."""
+    size = gpu_sizes.CATALOG.get(vm_size)
+    if size is None:
+        if not gpu_sizes.is_gpu_family(vm_size):
+            raise fail(
+                f"{key}.vmSize", vm_size,
+                f"not a GPU size; expected an N-series size such as 'Standard_NC4as_T4_v3' (known: {', '.join(gpu_sizes.current_sizes())})",
+            )
+        # Azure adds sizes faster than this catalog: an unknown N-series size may be fine.
+        return [
+            f"{key}.vmSize {vm_size} is not in this program's GPU size catalog; "
+            "deploying it as given (check its GPU and Gen2 support with `az vm list-skus`)"
+        ]
+    if not size.gpu.nvidia:
+        raise fail(
+            f"{key}.vmSize", vm_size,
+            f"{size.gpus_text}: an {size.gpu.vendor} GPU, which neither the NVIDIA device plugin nor the CUDA proof can use "
+            "(AKS runs AMD GPUs with AMD's own GPU Operator, use-amd-gpus.md); expected an NVIDIA size such as 'Standard_NC4as_T4_v3'",
+        )
+    if gen2 and not size.gen2:
+        raise ConfigError(
+            f"invalid config {key}: gen2 = true but vmSize {size.name} ({size.gpu_model}) supports Gen1 only; "
+            "choose a Gen2-capable size such as Standard_NC4as_T4_v3 (or omit vmSize for the guide's "
+            f"{gpu_sizes.GUIDE_GEN2_SIZE}), or set gen2 to false"
+        )
+    warnings = []
+    if size.share < 1:
+        warnings.append(
+            f"{key}.vmSize {size.name} has {size.gpus_text}: one nvidia.com/gpu per node with that share of the GPU's "
+            f"memory, under {size.driver.says if size.driver else 'no driver'}; no MIG, and no AKS page documents partial-GPU sizes"
+        )
+    if size.not_on_aks:
+        warnings.append(f"{key}.vmSize {size.name}: {size.not_on_aks}; deploying it as given")
     return warnings
 
 

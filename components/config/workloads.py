@@ -4,13 +4,17 @@ modes that may share a cluster, the namespaces each owns, and settings no pool's
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Annotated, Any, Mapping, Optional
 
 from pydantic.dataclasses import dataclass
 
+from pydantic import Field
+
+
+from components.catalog import proof_images
 from components.config.messages import fail
 from components.config.pools import GpuPoolConfig
-from components.config.values import MODEL, NAMESPACE, Bool, Image, OwnedNamespace, pattern, whole_number
+from components.config.values import MODEL, NAMESPACE, Allowed, Bool, Image, OwnedNamespace, one_of, pattern, whole_number
 from components.errors import ConfigError
 
 # Image defaults. The device plugin default is the one today's AKS guide applies
@@ -18,7 +22,13 @@ from components.errors import ConfigError
 # `mcr.microsoft.com/oss/nvidia/k8s-device-plugin:1.11`, is one config value away.
 DEFAULT_DEVICE_PLUGIN_IMAGE = "nvcr.io/nvidia/k8s-device-plugin:v0.18.0"
 GUIDE_DEVICE_PLUGIN_IMAGE = "mcr.microsoft.com/oss/nvidia/k8s-device-plugin:1.11"
-DEFAULT_MNIST_IMAGE = "mcr.microsoft.com/azuredocs/samples-tf-mnist-demo:gpu"
+# The proof's image: PyTorch on CUDA 12.8, whose kernels run on every NVIDIA GPU AKS still
+# creates (components/catalog/proof_images.py). The guide's TensorFlow 1.4 image is one value away.
+DEFAULT_MNIST_IMAGE = proof_images.PYTORCH.reference
+GUIDE_MNIST_IMAGE = proof_images.GUIDE.reference
+# How the Job runs its image: the shipped script (proof/train_mnist.py) in the image's
+# Python, or the image's own entrypoint with the guide's `--max_steps`.
+MNIST_RUNS = ("script", "image")
 # NVIDIA's DCGM exporter and GPU Operator chart, pinned (docs/gpu.md says where they come from).
 DEFAULT_DCGM_EXPORTER_IMAGE = "nvcr.io/nvidia/k8s/dcgm-exporter:4.5.3-4.8.2-distroless"
 DEFAULT_GPU_OPERATOR_VERSION = "v26.7.0"
@@ -41,22 +51,42 @@ class DevicePluginConfig:
     """The device plugin image; the 2020 guide's is mcr.microsoft.com/oss/nvidia/k8s-device-plugin:1.11."""
 
 
+Accuracy = Annotated[
+    float, Field(gt=0, le=1, allow_inf_nan=False), Allowed("a fraction above 0 and at most 1, such as 0.9")
+]
+
+
 @dataclass(frozen=True, config=MODEL)
 class MnistJobConfig:
-    """The TensorFlow MNIST training Job that proves the GPU works (guide steps 8-9)."""
+    """The MNIST training Job that proves each GPU pool works (guide steps 8-9)."""
 
     enabled: Bool = True
     """false: no Job."""
     image: Image = DEFAULT_MNIST_IMAGE
-    """The training image."""
+    """The training image: PyTorch on CUDA 12.8, pinned by digest; the guide's is mcr.microsoft.com/azuredocs/samples-tf-mnist-demo:gpu."""
+    run: Optional[one_of(*MNIST_RUNS)] = None
+    """script: the shipped proof/train_mnist.py in the image's python (needs PyTorch); image: the image's own entrypoint with --max_steps. Unset: image for the guide's image, else script."""
     max_steps: whole_number(1, 1_000_000) = 500
-    """Training steps (--max_steps)."""
+    """Training steps at most (--max-steps, or the guide's --max_steps)."""
+    max_seconds: whole_number(10, 3600) = 120
+    """script only: training seconds at most, whichever of steps and seconds comes first."""
+    min_accuracy: Accuracy = 0.9
+    """script only: the least test accuracy that passes; under it the Job fails."""
+    egress: Bool = True
+    """false: the pod may reach nothing (its NetworkPolicy allows no egress) and the script trains on digits it draws instead of MNIST."""
     wait_for_completion: Bool = True
     """false: pulumi up returns once the Job is created (pulumi.com/skipAwait); its name then carries a hash of its spec."""
     # The guide's `kubectl apply` lands the Job in `default`; a namespace of its own lets it
     # have its own NetworkPolicy and keeps workloads out of `default` (Checkov CKV_K8S_21).
     namespace: OwnedNamespace = "gpu-workloads"
     """The Job's namespace, other than the device plugin's."""
+
+    @property
+    def runs_script(self) -> bool:
+        """The Job runs the shipped script: `run: script`, or unset with any image but the guide's."""
+        if self.run is not None:
+            return self.run == "script"
+        return proof_images.known(self.image) is not proof_images.GUIDE
 
 
 @dataclass(frozen=True, config=MODEL)
@@ -162,6 +192,37 @@ def _unused_setting_message(setting: str, pools: tuple[GpuPoolConfig, ...], keys
     return f"invalid config {NAMESPACE}:{setting} is set but {where} is {modes}: {why}; remove it"
 
 
+# The members only the shipped script reads.
+_SCRIPT_MEMBERS = {"maxSeconds": "--max-seconds", "minAccuracy": "--min-accuracy"}
+
+
+def check_mnist_job(job: MnistJobConfig, given: Mapping[str, Any]) -> None:
+    """How the Job runs its image: refused where a member would do nothing, or the image
+    cannot do what is asked of it."""
+    key = f"{NAMESPACE}:mnistJob"
+    guide = proof_images.known(job.image) is proof_images.GUIDE
+    if guide and job.run == "script":
+        raise fail(
+            f"{key}.run", job.run,
+            "the guide's image has TensorFlow 1.4 and no PyTorch, so it cannot run the shipped script; "
+            "set run to image, or remove image for the PyTorch proof",
+        )
+    if not job.runs_script:
+        for member, flag in _SCRIPT_MEMBERS.items():
+            if member in given:
+                raise fail(
+                    f"{key}.{member}", given[member],
+                    f"only the shipped script takes {flag}, and this Job runs the image's own entrypoint "
+                    "(the guide's --max_steps only); remove it, or run the script",
+                )
+    if guide and not job.egress:
+        raise fail(
+            f"{key}.egress", False,
+            "the guide's image downloads MNIST when it starts, so it needs egress; remove egress, "
+            "or remove image for the PyTorch proof, which trains on digits it draws without egress",
+        )
+
+
 def check(
     pools: tuple[GpuPoolConfig, ...], keys: Mapping[str, str], values: Mapping[str, Any],
     device_plugin: DevicePluginConfig, mnist_job: MnistJobConfig, operator: GpuOperatorConfig,
@@ -170,4 +231,5 @@ def check(
     mode uses, and the namespaces each workload owns."""
     check_modes(pools, keys)
     check_unused_settings(pools, values, keys)
+    check_mnist_job(mnist_job, values.get("mnistJob", {}))
     check_namespaces(frozenset(p.mode for p in pools), device_plugin, mnist_job, operator)

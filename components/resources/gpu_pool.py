@@ -25,7 +25,8 @@ import pulumi
 import pulumi_kubernetes as k8s
 from pulumi_azure_native import containerservice
 
-from components.azure import gpu_sizes, pool_network
+from components.azure import pool_network
+from components.catalog import gpu_sizes
 from components.config import VERSION_UPGRADE_CHANNELS, GpuPoolConfig, UpgradeConfig, camel_case
 from components.azure.pool_network import PoolNetwork
 from components.resources.managed_gpu_pool import ARM_ENDPOINT, MIG_API_VERSION, STABLE_API_VERSION, ManagedGpuPool

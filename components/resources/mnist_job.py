@@ -1,7 +1,11 @@
-"""Guide steps 8-9: the TensorFlow MNIST Job that proves a GPU is schedulable and works.
+"""Guide steps 8-9: the MNIST Job that proves a GPU is schedulable and works.
 
 The Job is the guide's `samples-tf-mnist-demo.yaml`, field for field, plus the toleration
-for the GPU pool's taint (as today's guide adds). pulumi-kubernetes waits for a Job to
+for the GPU pool's taint (as today's guide adds). By default it runs the shipped script,
+proof/train_mnist.py, from a ConfigMap, in PyTorch's CUDA 12.8 image: the guide's image is
+TensorFlow 1.4 on CUDA 8, which cannot be expected to run on any GPU AKS still creates
+(components/catalog/proof_images.py). With the guide's image it is the guide's Job, with
+the guide's `--max_steps`. pulumi-kubernetes waits for a Job to
 reach `Complete` (batch/v1 Job resource docs: it fails at once on `Failed`), so a finished
 `pulumi up` is itself the guide's step 8 check: a pod that asked for `nvidia.com/gpu: 1`
 was scheduled and trained to the end.
@@ -11,14 +15,16 @@ No `ttlSecondsAfterFinished`: Kubernetes would delete the finished Job, and the 
 maxSteps) replaces the Job, which trains again: that is the point of changing them.
 
 What the image needs, and so what the security baseline (components/resources/hardening.py) can
-take away. The image is the Kubeflow labs' GPU MNIST sample: `FROM
+take away. The script writes only under /tmp (MNIST in /tmp/mnist) and reads itself from a
+read-only mount. The guide's image is the Kubeflow labs' GPU MNIST sample: `FROM
 tensorflow/tensorflow:1.4.0-gpu`, `ENTRYPOINT ["python", "/app/main.py"]`, no USER
 (Azure/kubeflow-labs 4-gpus/README.md). main.py writes only under /tmp (--data_dir
 /tmp/tensorflow/input_data, --log_dir /tmp/tensorflow/logs, tempfile downloads) and
 downloads MNIST from https://storage.googleapis.com/cvdf-datasets/mnist/ at run time (the
 guide's log: "Successfully downloaded train-images-idx3-ubyte.gz"). Nothing needs root, so
 the Job runs as UID 10001 with a read-only root filesystem and an emptyDir at /tmp; its
-NetworkPolicy allows DNS and HTTPS to the internet, nothing else.
+NetworkPolicy allows DNS and HTTPS to the internet, nothing else; with `mnistJob.egress:
+false`, nothing at all, and the script trains on digits it draws.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Optional, Sequence
 
 import pulumi
@@ -37,7 +44,10 @@ from components.resources.gpu_pool import AGENT_POOL_LABEL
 
 
 JOB_NAME = "samples-tf-mnist-demo"
-LABELS = {"app": JOB_NAME}
+# The shipped proof's Job, and where its script is mounted.
+PROOF_JOB_NAME = "mnist-proof"
+SCRIPT = Path(__file__).resolve().parents[2] / "proof" / "train_mnist.py"
+SCRIPT_DIR = "/opt/aks-gpu"
 # pulumi-kubernetes skips its await logic for a resource with this annotation set to "true".
 SKIP_AWAIT_ANNOTATION = "pulumi.com/skipAwait"
 # A Job that Failed stays Failed: pulumi-kubernetes' Job await reports `BackoffLimitExceeded`
@@ -58,8 +68,15 @@ RESOURCES = hardening.resources(
     requests={"cpu": "500m", "memory": "2Gi"},
     limits={"cpu": "2", "memory": "4Gi", "nvidia.com/gpu": "1"},
 )
+# PyTorch loads cuBLAS and cuDNN (about 2 GiB of libraries) and holds MNIST (0.2 GiB) on the
+# host before it moves to the GPU; the CPU limit lets the first steps' host work run.
+SCRIPT_RESOURCES = hardening.resources(
+    requests={"cpu": "1", "memory": "2Gi"},
+    limits={"cpu": "4", "memory": "6Gi", "nvidia.com/gpu": "1"},
+)
 # The user has no home directory in the image; CUDA keeps its JIT cache under $HOME/.nv.
 ENV = {"HOME": SCRATCH, "CUDA_CACHE_PATH": f"{SCRATCH}/.nv"}
+SCRIPT_ENV = {**ENV, "PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1"}
 # AKS runs CoreDNS in kube-system with the label k8s-app=kube-dns.
 DNS_PEER = k8s.networking.v1.NetworkPolicyPeerArgs(
     namespace_selector=k8s.meta.v1.LabelSelectorArgs(match_labels={"kubernetes.io/metadata.name": "kube-system"}),
@@ -143,6 +160,21 @@ class MnistRun:
 
 
 @dataclass(frozen=True)
+class ProofScript:
+    """The shipped script the Jobs run in the image's python (proof/train_mnist.py)."""
+
+    max_seconds: int
+    min_accuracy: float
+    source: str = field(default_factory=lambda: SCRIPT.read_text())
+
+    @property
+    def config_map_name(self) -> str:
+        """`mnist-proof-<hash>`: a new script is a new, immutable ConfigMap, and so a change of
+        the Jobs' pod template, which replaces them (they train again with it)."""
+        return f"{PROOF_JOB_NAME}-{hashlib.sha256(self.source.encode()).hexdigest()[:8]}"
+
+
+@dataclass(frozen=True)
 class MnistJobArgs:
     provider: k8s.Provider
     image: str
@@ -153,6 +185,18 @@ class MnistJobArgs:
     namespace: str = "gpu-workloads"
     #: False: `pulumi up` returns as soon as the Jobs are created.
     wait_for_completion: bool = True
+    #: Set: the Jobs run this script; None: the image's own entrypoint, the guide's way.
+    script: Optional[ProofScript] = None
+    #: False: the pods may reach nothing, and the script trains on digits it draws.
+    egress: bool = True
+
+    @property
+    def job_name(self) -> str:
+        return PROOF_JOB_NAME if self.script is not None else JOB_NAME
+
+    @property
+    def labels(self) -> dict[str, str]:
+        return {"app": self.job_name}
 
 
 # Retries before the Job is Failed. Kubernetes' default is 6, with the back-off doubling from
@@ -169,35 +213,64 @@ def job_spec(args: MnistJobArgs, run: MnistRun) -> k8s.batch.v1.JobSpecArgs:
     """The guide's Job spec, with the GPU pool's tolerations, the security baseline and a
     smoke test's backoffLimit; pinned to the pool where the cluster has others."""
     return k8s.batch.v1.JobSpecArgs(
-                    backoff_limit=BACKOFF_LIMIT,
-                    template=k8s.core.v1.PodTemplateSpecArgs(
-                        metadata=k8s.meta.v1.ObjectMetaArgs(labels=LABELS),
-                        spec=k8s.core.v1.PodSpecArgs(
-                            automount_service_account_token=False,
-                            security_context=hardening.pod_security_context(RUN_AS_USER),
-                            containers=[
-                                k8s.core.v1.ContainerArgs(
-                                    name=JOB_NAME,
-                                    image=args.image,
-                                    args=["--max_steps", str(args.max_steps)],
-                                    image_pull_policy="Always",
-                                    env=[k8s.core.v1.EnvVarArgs(name=k, value=v) for k, v in ENV.items()],
-                                    resources=RESOURCES,
-                                    security_context=hardening.container_security_context(),
-                                    volume_mounts=[k8s.core.v1.VolumeMountArgs(name="scratch", mount_path=SCRATCH)],
-                                )
-                            ],
-                            volumes=[
-                                k8s.core.v1.VolumeArgs(
-                                    name="scratch", empty_dir=k8s.core.v1.EmptyDirVolumeSourceArgs(size_limit="1Gi")
-                                )
-                            ],
-                            restart_policy="OnFailure",
-                            node_selector={AGENT_POOL_LABEL: run.pool_name} if run.pin else None,
-                            tolerations=list(run.gpu_tolerations) or None,
-                        ),
-                    ),
-                )
+        backoff_limit=BACKOFF_LIMIT,
+        template=k8s.core.v1.PodTemplateSpecArgs(
+            metadata=k8s.meta.v1.ObjectMetaArgs(labels=args.labels),
+            spec=k8s.core.v1.PodSpecArgs(
+                automount_service_account_token=False,
+                security_context=hardening.pod_security_context(RUN_AS_USER),
+                containers=[container(args)],
+                volumes=volumes(args),
+                restart_policy="OnFailure",
+                node_selector={AGENT_POOL_LABEL: run.pool_name} if run.pin else None,
+                tolerations=list(run.gpu_tolerations) or None,
+            ),
+        ),
+    )
+
+
+def container(args: MnistJobArgs) -> k8s.core.v1.ContainerArgs:
+    """The guide's container: its image with `--max_steps`; or the shipped script in the
+    image's python, with what it is told to prove."""
+    scratch = k8s.core.v1.VolumeMountArgs(name="scratch", mount_path=SCRATCH)
+    if args.script is None:
+        command, arguments, env, resources, mounts = None, ["--max_steps", str(args.max_steps)], ENV, RESOURCES, [scratch]
+    else:
+        command = ["python", f"{SCRIPT_DIR}/{SCRIPT.name}"]
+        arguments = script_arguments(args.script, args.max_steps, args.egress)
+        env, resources = SCRIPT_ENV, SCRIPT_RESOURCES
+        mounts = [scratch, k8s.core.v1.VolumeMountArgs(name="proof", mount_path=SCRIPT_DIR, read_only=True)]
+    return k8s.core.v1.ContainerArgs(
+        name=args.job_name,
+        image=args.image,
+        command=command,
+        args=arguments,
+        image_pull_policy="Always",
+        env=[k8s.core.v1.EnvVarArgs(name=k, value=v) for k, v in env.items()],
+        resources=resources,
+        security_context=hardening.container_security_context(),
+        volume_mounts=mounts,
+    )
+
+
+def script_arguments(script: ProofScript, max_steps: int, egress: bool) -> list[str]:
+    """The command line of proof/train_mnist.py (its argparse flags; a test holds them together)."""
+    return [
+        "--max-steps", str(max_steps),
+        "--max-seconds", str(script.max_seconds),
+        "--min-accuracy", f"{script.min_accuracy:g}",
+        "--data", "mnist" if egress else "synthetic",
+        "--data-dir", f"{SCRATCH}/mnist",
+    ]  # fmt: skip
+
+
+def volumes(args: MnistJobArgs) -> list[k8s.core.v1.VolumeArgs]:
+    scratch = k8s.core.v1.VolumeArgs(name="scratch", empty_dir=k8s.core.v1.EmptyDirVolumeSourceArgs(size_limit="1Gi"))
+    if args.script is None:
+        return [scratch]
+    # 0444: the script is read, never run as a file (the command is `python <script>`).
+    source = k8s.core.v1.ConfigMapVolumeSourceArgs(name=args.script.config_map_name, default_mode=0o444)
+    return [scratch, k8s.core.v1.VolumeArgs(name="proof", config_map=source)]
 
 
 @dataclass(frozen=True)
@@ -216,21 +289,35 @@ class MnistJob(pulumi.ComponentResource):
 
     namespace: k8s.core.v1.Namespace
     network_policy: k8s.networking.v1.NetworkPolicy
+    #: The proof script every Job mounts; None when the Jobs run the image's own entrypoint.
+    script: Optional[k8s.core.v1.ConfigMap]
     #: Per GPU pool name.
     jobs: dict[str, JobOutputs]
 
     def __init__(self, name: str, args: MnistJobArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__("aks-gpu:kubernetes:MnistJob", name, None, opts)
-        self._name = name
+        self._name, self._provider = name, args.provider
         on_cluster = pulumi.ResourceOptions(parent=self, provider=args.provider)
         self.namespace = k8s.core.v1.Namespace(
             f"{name}-ns", metadata=k8s.meta.v1.ObjectMetaArgs(name=args.namespace), opts=on_cluster
         )
         self.network_policy = hardening.network_policy(
-            f"{name}-netpol", f"{JOB_NAME}-egress", self.namespace.metadata.name, LABELS, egress=EGRESS, opts=on_cluster
-        )
+            f"{name}-netpol", f"{args.job_name}-egress", self.namespace.metadata.name, args.labels,
+            egress=EGRESS if args.egress else (), opts=on_cluster,
+        )  # fmt: skip
+        self.script = None if args.script is None else self._ship_script(args.script)
         self.jobs = {run.pool_name: self._create_job(args, run) for run in args.runs}
         self.register_outputs({pool: out.name for pool, out in self.jobs.items()})
+
+    def _ship_script(self, script: ProofScript) -> k8s.core.v1.ConfigMap:
+        """The proof script, as the ConfigMap every Job mounts."""
+        return k8s.core.v1.ConfigMap(
+            f"{self._name}-script",
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=script.config_map_name, namespace=self.namespace.metadata.name),
+            data={SCRIPT.name: script.source},
+            immutable=True,
+            opts=pulumi.ResourceOptions(parent=self, provider=self._provider),
+        )
 
     def _create_job(self, args: MnistJobArgs, run: MnistRun) -> JobOutputs:
         annotations = hardening.checkov_skips(hardening.image_digest_skip(args.image, "aks-gpu:mnistJob.image"))
@@ -243,16 +330,16 @@ class MnistJob(pulumi.ComponentResource):
         job = k8s.batch.v1.Job(
             f"{self._name}-job{suffix}",
             metadata=k8s.meta.v1.ObjectMetaArgs(
-                name=job_name(spec, args.wait_for_completion, f"{JOB_NAME}{suffix}"),
+                name=job_name(spec, args.wait_for_completion, f"{args.job_name}{suffix}"),
                 namespace=self.namespace.metadata.name,
-                labels=LABELS,
+                labels=args.labels,
                 annotations=annotations or None,
             ),
             spec=spec,
             opts=pulumi.ResourceOptions(
                 parent=self,
                 provider=args.provider,
-                depends_on=[*run.depends_on, self.network_policy],
+                depends_on=[*run.depends_on, self.network_policy, *([self.script] if self.script else [])],
                 custom_timeouts=pulumi.CustomTimeouts(create=run.create_timeout, update=run.create_timeout),
             ),
         )

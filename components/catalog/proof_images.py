@@ -1,0 +1,103 @@
+"""The images the MNIST proof runs in, and which GPUs each can run on.
+
+A CUDA program runs on a GPU when it carries machine code (a cubin) for the GPU's
+architecture, or PTX the driver compiles for it when it loads. A cubin built for compute
+capability X.y runs on X.z for any z >= y, and on nothing of another major version (NVIDIA's
+CUDA C++ Programming Guide, "Binary Compatibility").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from components.catalog.gpus import capability_text
+
+
+@dataclass(frozen=True)
+class ProofImage:
+    repository: str
+    #: The image's reference as the Job names it.
+    reference: str
+    says: str
+    #: The newest compute capability its CUDA toolkit knows of.
+    newest_known: tuple[int, int]
+    #: The oldest driver branch its CUDA runtime starts on.
+    driver_branch: int
+    #: Compute capabilities the framework carries cubins for; None: not published, and the
+    #: image is taken to run on what its CUDA knows.
+    cubins: Optional[tuple[tuple[int, int], ...]] = None
+
+    def runs_on(self, capability: tuple[int, int]) -> bool:
+        if self.cubins is None:
+            return capability <= self.newest_known
+        return any(major == capability[0] and minor <= capability[1] for major, minor in self.cubins)
+
+    @property
+    def kernels_text(self) -> str:
+        if self.cubins is None:
+            return f"compute capabilities up to {capability_text(self.newest_known)}"
+        return " ".join(f"sm_{major}{minor}" for major, minor in self.cubins)
+
+
+# PyTorch's official CUDA 12.8 runtime image. The digest is the one public Dockerfiles pin
+# for this tag (six repositories agree; it could not be checked against Docker Hub from
+# where this program is built). Its torch is the cu128 build, whose kernels are
+# TORCH_CUDA_ARCH_LIST="7.0;7.5;8.0;8.6;9.0;10.0;12.0" (pytorch/pytorch
+# .ci/manywheel/build_cuda.sh, the 12.8 case, from 2.8 on; no PTX), so it runs on Volta
+# through Blackwell: sm_89 on sm_86's cubin, GB300's 10.3 on sm_100's. CUDA 12.8 needs
+# driver ">=570.26" on Linux (CUDA Toolkit release notes, table 3); AKS installs 570.211.01
+# (GRID, A10), 580.159.04 (CUDA) and 595.58.03 (GRID v20) (components/catalog/gpu_sizes.py).
+PYTORCH = ProofImage(
+    repository="pytorch/pytorch",
+    reference="pytorch/pytorch:2.9.1-cuda12.8-cudnn9-runtime@sha256:7b324d212a4450795b49edba9949b7cdc72429148a64e974334bfe5774d51385",
+    says="PyTorch 2.9.1 on CUDA 12.8",
+    newest_known=(12, 0),
+    driver_branch=570,
+    cubins=((7, 0), (7, 5), (8, 0), (8, 6), (9, 0), (10, 0), (12, 0)),
+)
+
+# The guide's image: the Kubeflow labs' sample, `FROM tensorflow/tensorflow:1.4.0-gpu`
+# (Azure/kubeflow-labs 1-docker/src/Dockerfile at 971c3d0), TensorFlow 1.4 built with CUDA 8
+# and cuDNN 6 (tensorflow/docs site/en/install/source.md, tested build configurations). CUDA
+# 8 knows GPUs up to compute capability 6.2: Volta (7.0) came with CUDA 9, Turing (7.5) with
+# CUDA 10. On later GPUs its kernels exist only as PTX for the driver to compile, and CUDA 8's
+# cuBLAS fails there: "CUBLAS_STATUS_EXECUTION_FAILED" with a CUDA 8 image on an RTX 2080
+# that works on a K80 (NVIDIA/nvidia-docker#1106), "Blas GEMM launch failed" with TensorFlow
+# 1.x on an A100 (CHTC/templates-GPUs#10). The guide's own sample log is a K80's
+# (use-nvidia-gpu.md, ms.date 07/02/2026: "name: Tesla K80 ... compute capability: 3.7").
+GUIDE = ProofImage(
+    repository="mcr.microsoft.com/azuredocs/samples-tf-mnist-demo",
+    reference="mcr.microsoft.com/azuredocs/samples-tf-mnist-demo:gpu",
+    says="TensorFlow 1.4 on CUDA 8 (2017)",
+    newest_known=(6, 2),
+    driver_branch=375,
+)
+
+KNOWN = (PYTORCH, GUIDE)
+
+
+def repository(image: str) -> str:
+    """`registry/name` of an image reference, without its tag or digest."""
+    name = image.split("@", 1)[0]
+    last = name.rsplit("/", 1)
+    if ":" in last[-1]:
+        name = name.rsplit(":", 1)[0]
+    return name
+
+
+def known(image: str) -> Optional[ProofImage]:
+    """What this program knows of an image, by its repository; None for another image."""
+    return next((i for i in KNOWN if repository(image) == i.repository), None)
+
+
+def why_not(image: ProofImage, capability: tuple[int, int]) -> str:
+    """Why `image` cannot be expected to run on a GPU of `capability`."""
+    if image.cubins is None:
+        return (
+            f"its CUDA knows compute capabilities up to {capability_text(image.newest_known)}, so on "
+            f"{capability_text(capability)} its kernels exist only as PTX for the driver to compile, and its cuBLAS "
+            "fails there (CUBLAS_STATUS_EXECUTION_FAILED on Turing: NVIDIA/nvidia-docker#1106; 'Blas GEMM launch "
+            "failed' on A100: CHTC/templates-GPUs#10)"
+        )
+    return f"it carries kernels for {image.kernels_text}, none of which runs on compute capability {capability_text(capability)}"

@@ -1,0 +1,224 @@
+"""The GPU proof: train a small network on MNIST on the GPU this pod was given.
+
+aks-gpu mounts this file into each pool's MNIST Job from a ConfigMap and runs it with the
+image's Python. It needs PyTorch and nothing else. It:
+  - stops at once, in one line and with exit status 1, when no CUDA GPU is visible or a
+    kernel cannot run on it: it never trains quietly on the CPU;
+  - says what it runs on: the GPU, its compute capability, the driver, CUDA, a MIG slice;
+  - trains for at most --max-steps steps or --max-seconds seconds, whichever comes first,
+    on MNIST fetched from a mirror and checked against its SHA-256 (--data mnist), or on
+    digits it draws itself when the pod has no egress (--data synthetic);
+  - stops with exit status 1 if the test accuracy is under --min-accuracy;
+  - ends with one line: PROOF OK gpu=... steps=... accuracy=... seconds=...
+
+Locally, without a GPU: python proof/train_mnist.py --device cpu --data synthetic
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import gzip
+import hashlib
+import os
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import torch
+from torch import nn
+
+# The MNIST files as TensorFlow Datasets fetches them, with the sizes and SHA-256 it checks
+# (tensorflow/datasets tensorflow_datasets/image_classification/mnist.py and its checksums file).
+MIRROR = "https://storage.googleapis.com/cvdf-datasets/mnist/"
+FILES = {
+    "train-images-idx3-ubyte.gz": "440fcabf73cc546fa21475e81ea370265605f56be210a4024d2ca8f203523609",
+    "train-labels-idx1-ubyte.gz": "3552534a0a558bbed6aed32b30c495cca23d567ec52cac8be1a0730e8010255c",
+    "t10k-images-idx3-ubyte.gz": "8d422c7b0a1c1c79245a5bcf07fe86e33eeafee792b84584aec276f5a2dbc4e6",
+    "t10k-labels-idx1-ubyte.gz": "f7ae60f92e00ec6debd23a6088c31dbd2371eca3ffa0defaefb259924204aec6",
+}
+BATCH = 128
+
+
+class ProofFailed(Exception):
+    """What stops the proof, said in one line."""
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description="Train MNIST on this pod's GPU, or fail saying why.")
+    parser.add_argument("--max-steps", type=int, default=500, help="training steps at most (default 500)")
+    parser.add_argument("--max-seconds", type=float, default=120, help="training seconds at most (default 120)")
+    parser.add_argument("--min-accuracy", type=float, default=0.9, help="the least test accuracy that passes (default 0.9)")
+    parser.add_argument("--data", choices=("mnist", "synthetic"), default="mnist", help="MNIST from its mirror, or digits drawn here")
+    parser.add_argument("--data-dir", default=os.environ.get("MNIST_DIR", "/tmp/mnist"), help="where MNIST is kept")
+    parser.add_argument("--device", choices=("cuda", "cpu"), default="cuda", help="cpu: the local check, which proves no GPU")
+    parser.add_argument("--mirror", default=MIRROR, help=argparse.SUPPRESS)
+    return parser.parse_args(argv)
+
+
+def nvml_driver_and_slice() -> tuple[str, str]:
+    """The driver version and the MIG slice's name, through the NVIDIA management library
+    the container runtime mounts; ("unknown", "") where it is not there."""
+    try:
+        nvml = ctypes.CDLL("libnvidia-ml.so.1")
+    except OSError:
+        return "unknown", ""
+    text = ctypes.create_string_buffer(96)
+    if nvml.nvmlInit_v2() != 0:
+        return "unknown", ""
+    driver = text.value.decode() if nvml.nvmlSystemGetDriverVersion(text, 96) == 0 else "unknown"
+    visible = os.environ.get("NVIDIA_VISIBLE_DEVICES", "") + "," + os.environ.get("CUDA_VISIBLE_DEVICES", "")
+    uuid = next((d for d in visible.split(",") if d.startswith("MIG-")), "")
+    device = ctypes.c_void_p()
+    name = ""
+    if uuid and nvml.nvmlDeviceGetHandleByUUID(uuid.encode(), ctypes.byref(device)) == 0:
+        name = text.value.decode() if nvml.nvmlDeviceGetName(device, text, 96) == 0 else uuid
+    nvml.nvmlShutdown()
+    return driver, name
+
+
+def use_gpu() -> tuple[torch.device, str]:
+    """The CUDA GPU, checked the way NVIDIA's validators check one: a kernel runs on it and
+    gives the right answer. Returns the device and how to name it in the summary."""
+    if not torch.cuda.is_available():
+        raise ProofFailed(
+            f"no CUDA GPU is visible to PyTorch {torch.__version__} (CUDA {torch.version.cuda}): "
+            "the pod got no nvidia.com/gpu, or the node's driver is missing; nothing was trained"
+        )
+    props = torch.cuda.get_device_properties(0)
+    capability = f"{props.major}.{props.minor}"
+    driver, mig = nvml_driver_and_slice()
+    print(f"gpu: {props.name}, compute capability {capability}, {props.total_memory / 2**30:.1f} GiB, "
+          f"{props.multi_processor_count} SMs", flush=True)
+    print(f"driver {driver}, CUDA {torch.version.cuda} (PyTorch {torch.__version__}, kernels for "
+          f"{' '.join(torch.cuda.get_arch_list())}); MIG slice: {mig or 'none'}", flush=True)
+    device = torch.device("cuda", 0)
+    try:
+        a = torch.arange(1.0, 65.0, device=device).reshape(8, 8)
+        ok = bool(torch.allclose((a @ a).cpu(), a.cpu() @ a.cpu()))
+    except RuntimeError as error:  # "no kernel image is available for execution on the device"
+        raise ProofFailed(f"a CUDA kernel failed on {props.name} (compute capability {capability}): {error}".replace("\n", " "))
+    if not ok:
+        raise ProofFailed(f"a matrix product on {props.name} gave a wrong answer")
+    return device, f"{props.name} (compute capability {capability}{', ' + mig if mig else ''})"
+
+
+def fetch_mnist(data_dir: Path, mirror: str) -> dict[str, bytes]:
+    """The four MNIST files, downloaded once and checked against their SHA-256."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    found = {}
+    for name, sha256 in FILES.items():
+        path = data_dir / name
+        if not path.exists() or hashlib.sha256(path.read_bytes()).hexdigest() != sha256:
+            try:
+                with urllib.request.urlopen(mirror + name, timeout=60) as answer:
+                    path.write_bytes(answer.read())
+            except OSError as error:
+                raise ProofFailed(f"cannot download {mirror}{name}: {error}; with no egress, train on --data synthetic")
+        got = hashlib.sha256(path.read_bytes()).hexdigest()
+        if got != sha256:
+            raise ProofFailed(f"{mirror}{name} has SHA-256 {got}, expected {sha256}")
+        found[name] = gzip.decompress(path.read_bytes())
+    return found
+
+
+def idx(raw: bytes, dims: int) -> torch.Tensor:
+    """An IDX file (MNIST's format): a 4-byte magic, one big-endian size per dimension, then bytes."""
+    shape = [int.from_bytes(raw[4 + 4 * i: 8 + 4 * i], "big") for i in range(dims)]
+    return torch.frombuffer(bytearray(raw[4 + 4 * dims:]), dtype=torch.uint8).reshape(shape)
+
+
+def mnist(data_dir: Path, mirror: str) -> tuple[torch.Tensor, ...]:
+    files = fetch_mnist(data_dir, mirror)
+    images = [idx(files[f"{part}-images-idx3-ubyte.gz"], 3).float().div(255).unsqueeze(1) for part in ("train", "t10k")]
+    labels = [idx(files[f"{part}-labels-idx1-ubyte.gz"], 1).long() for part in ("train", "t10k")]
+    return images[0], labels[0], images[1], labels[1]
+
+
+def synthetic(train: int = 20_000, test: int = 2_000) -> tuple[torch.Tensor, ...]:
+    """Digits drawn here, for a pod with no egress: ten fixed 28x28 strokes patterns, each
+    sample one of them shifted by up to 3 pixels, with noise. Learning them takes the same
+    network and steps as MNIST; it proves the GPU, not a data set."""
+    gen = torch.Generator().manual_seed(0)
+    shapes = (torch.rand(10, 1, 7, 7, generator=gen) > 0.5).float()
+    shapes = nn.functional.interpolate(shapes, size=(20, 20), mode="nearest")
+
+    def draw(count: int) -> tuple[torch.Tensor, torch.Tensor]:
+        labels = torch.randint(0, 10, (count,), generator=gen)
+        images = torch.zeros(count, 1, 28, 28)
+        shifts = torch.randint(0, 8, (count, 2), generator=gen)
+        for i in range(count):
+            y, x = shifts[i].tolist()
+            images[i, :, y:y + 20, x:x + 20] = shapes[labels[i]]
+        return (images + 0.3 * torch.randn(images.shape, generator=gen)).clamp(0, 1), labels
+
+    return (*draw(train), *draw(test))
+
+
+def network() -> nn.Module:
+    """PyTorch's examples/mnist network, without dropout."""
+    return nn.Sequential(
+        nn.Conv2d(1, 32, 3), nn.ReLU(), nn.Conv2d(32, 64, 3), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
+        nn.Linear(9216, 128), nn.ReLU(), nn.Linear(128, 10),
+    )
+
+
+def train(model: nn.Module, images: torch.Tensor, labels: torch.Tensor, args: argparse.Namespace) -> int:
+    """Trains until --max-steps or --max-seconds; returns the steps taken."""
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    order = torch.randperm(len(images), generator=torch.Generator().manual_seed(1)).to(images.device)
+    start, step = time.monotonic(), 0
+    while step < args.max_steps and time.monotonic() - start < args.max_seconds:
+        batch = order[(step * BATCH) % len(images):][:BATCH]
+        loss = nn.functional.cross_entropy(model(images[batch]), labels[batch])
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        step += 1
+        if step % 100 == 0:
+            print(f"step {step}: loss {loss.item():.4f}", flush=True)
+    return step
+
+
+@torch.no_grad()
+def accuracy(model: nn.Module, images: torch.Tensor, labels: torch.Tensor) -> float:
+    right = sum(int((model(images[i:i + 1000]).argmax(1) == labels[i:i + 1000]).sum()) for i in range(0, len(images), 1000))
+    return right / len(images)
+
+
+def run(args: argparse.Namespace) -> str:
+    if not 0 < args.min_accuracy <= 1 or args.max_steps < 1 or args.max_seconds <= 0:
+        raise ProofFailed("expected --min-accuracy in (0, 1], --max-steps >= 1 and --max-seconds > 0")
+    torch.manual_seed(0)
+    if args.device == "cuda":
+        device, gpu = use_gpu()
+    else:
+        device, gpu = torch.device("cpu"), "none (--device cpu: a local check, which proves no GPU)"
+        print(f"gpu: none; training on the CPU as asked (PyTorch {torch.__version__})", flush=True)
+    data = mnist(Path(args.data_dir), args.mirror) if args.data == "mnist" else synthetic()
+    train_x, train_y, test_x, test_y = (t.to(device) for t in data)
+    print(f"data: {args.data}, {len(train_x)} training and {len(test_x)} test images", flush=True)
+    model = network().to(device)
+    start = time.monotonic()
+    steps = train(model, train_x, train_y, args)
+    model.eval()
+    score = accuracy(model, test_x, test_y)
+    seconds = time.monotonic() - start
+    if score < args.min_accuracy:
+        raise ProofFailed(f"test accuracy {score:.4f} after {steps} steps is under --min-accuracy {args.min_accuracy}")
+    return f"PROOF OK gpu={gpu} data={args.data} steps={steps} accuracy={score:.4f} seconds={seconds:.1f}"
+
+
+def main(argv: list[str]) -> int:
+    args = parse_args(argv)
+    try:
+        print(run(args), flush=True)
+    except ProofFailed as failed:
+        print(f"PROOF FAILED: {failed}", flush=True)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
