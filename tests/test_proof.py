@@ -156,12 +156,12 @@ def test_a_preview_names_each_pools_gpu_compute_capability_and_driver_and_says_t
         "proof: aks-gpu:gpuPool Standard_NC4as_T4_v3: 1 x NVIDIA Tesla T4 16GB (compute capability 7.5), AKS installs the "
         "CUDA driver 580.159.04; PyTorch 2.9.1 on CUDA 12.8 runs on it"
     ) in run.infos
-    assert not [w for w in run.warnings if "mnistJob.image" in w]
+    assert not [w for w in run.warnings if "cannot be expected to run there" in w]
 
 
 def test_the_guides_image_on_a_turing_or_later_gpu_is_warned_with_why(program):
     run = preview_of(program, "Standard_NV36ads_A10_v5", image=GUIDE_MNIST_IMAGE)
-    [warning] = [w for w in run.warnings if "mnistJob.image" in w]
+    [warning] = [w for w in run.warnings if "mnistJob.image " in w]
     assert warning.startswith(
         "aks-gpu:gpuPool.vmSize Standard_NV36ads_A10_v5 (NVIDIA A10 24GB, compute capability 8.6) with aks-gpu:mnistJob.image "
         "mcr.microsoft.com/azuredocs/samples-tf-mnist-demo:gpu: TensorFlow 1.4 on CUDA 8 (2017) cannot be expected to run there: "
@@ -170,15 +170,24 @@ def test_the_guides_image_on_a_turing_or_later_gpu_is_warned_with_why(program):
     assert "nvidia-docker#1106" in warning and warning.endswith("remove mnistJob.image for the PyTorch proof")
 
 
+def test_a_preview_warns_that_the_job_is_not_the_guides_unless_an_image_is_chosen(program):
+    [warning] = [w for w in program().warnings if w.startswith("aks-gpu:mnistJob.image: ")]
+    assert "the guide's image (TensorFlow 1.4 on CUDA 8 (2017)) cannot be expected to run on any GPU AKS still creates" in warning
+    assert warning.endswith(f"set mnistJob.image to {GUIDE_MNIST_IMAGE} for the guide's")
+    for chosen in (GUIDE_MNIST_IMAGE, DEFAULT_MNIST_IMAGE):
+        assert not [w for w in program(mnistJob={"image": chosen}).warnings if w.startswith("aks-gpu:mnistJob.image: ")]
+    assert not [w for w in program(mnistJob={"enabled": False}).warnings if w.startswith("aks-gpu:mnistJob.image: ")]
+
+
 def test_the_guides_image_on_the_guides_k80_is_not_warned_about_its_cuda(program):
     run = preview_of(program, "Standard_NC6", image=GUIDE_MNIST_IMAGE)
-    assert not [w for w in run.warnings if "mnistJob.image" in w]
+    assert not [w for w in run.warnings if "cannot be expected to run there" in w]
     assert [w for w in run.warnings if "retired by Azure" in w], "the size itself is retired: that is warned"
 
 
 def test_the_pytorch_proof_on_a_gpu_older_than_its_kernels_is_warned(program):
     run = preview_of(program, "Standard_NC6")
-    [warning] = [w for w in run.warnings if "mnistJob.image" in w]
+    [warning] = [w for w in run.warnings if "mnistJob.image pytorch" in w]
     assert "none of which runs on compute capability 3.7" in warning and warning.endswith("pick a GPU of compute capability 7.0 or later")
 
 
@@ -254,7 +263,7 @@ def test_a_size_whose_gpu_is_not_nvidia_is_refused_saying_so(size):
 
 
 def test_a_partial_gpu_size_is_flagged_for_what_it_gives():
-    [warning] = parse({"aks-gpu:gpuPool": json.dumps({"vmSize": "Standard_NV6ads_A10_v5"})}, "aks-gpu", "dev").warnings
+    [warning] = [w for w in parse({"aks-gpu:gpuPool": json.dumps({"vmSize": "Standard_NV6ads_A10_v5"})}, "aks-gpu", "dev").warnings if "vmSize" in w]
     assert warning.startswith("aks-gpu:gpuPool.vmSize Standard_NV6ads_A10_v5 has 1/6 of one NVIDIA A10 24GB: one nvidia.com/gpu per node")
     assert "GRID driver 570.211.01" in warning and "no MIG" in warning
 

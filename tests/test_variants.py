@@ -44,7 +44,7 @@ def test_every_retired_size_names_a_current_replacement():
 
 
 def test_a_current_size_does_not_warn():
-    assert pool_config(vmSize="Standard_NC4as_T4_v3").warnings == ()
+    assert [w for w in pool_config(vmSize="Standard_NC4as_T4_v3").warnings if "vmSize" in w] == []
 
 
 @pytest.mark.parametrize("size", ["Standard_D4s_v5", "Standard_E8s_v5", "Standard_B2s"])

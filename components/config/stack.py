@@ -157,7 +157,7 @@ def parse(raw: Mapping[str, str], project: str, stack: str, root: Optional[Path]
     resource_group_name, cluster_name = _names(given, values, project, stack)
     found = pools.gpu_pools(given.gpu_pool, given.gpu_pools, values)
     warnings = pools.check(found, job_enabled=given.mnist_job.enabled)
-    workloads.check(found.pools, found.keys, values, given.device_plugin, given.mnist_job, given.gpu_operator)
+    warnings += workloads.check(found.pools, found.keys, values, given.device_plugin, given.mnist_job, given.gpu_operator)
     warnings += cluster.check(given.access, given.network, given.upgrade, given.kubernetes_version)
     check_preflight(given.preflight, root or Path.cwd())
     if given.existing_cluster is None:

@@ -196,9 +196,9 @@ def _unused_setting_message(setting: str, pools: tuple[GpuPoolConfig, ...], keys
 _SCRIPT_MEMBERS = {"maxSeconds": "--max-seconds", "minAccuracy": "--min-accuracy"}
 
 
-def check_mnist_job(job: MnistJobConfig, given: Mapping[str, Any]) -> None:
+def check_mnist_job(job: MnistJobConfig, given: Mapping[str, Any]) -> list[str]:
     """How the Job runs its image: refused where a member would do nothing, or the image
-    cannot do what is asked of it."""
+    cannot do what is asked of it. Returns what a preview says of a Job that is not the guide's."""
     key = f"{NAMESPACE}:mnistJob"
     guide = proof_images.known(job.image) is proof_images.GUIDE
     if guide and job.run == "script":
@@ -221,15 +221,23 @@ def check_mnist_job(job: MnistJobConfig, given: Mapping[str, Any]) -> None:
             "the guide's image downloads MNIST when it starts, so it needs egress; remove egress, "
             "or remove image for the PyTorch proof, which trains on digits it draws without egress",
         )
+    if not job.enabled or "image" in given:
+        return []
+    return [
+        f"{key}.image: the guide's image ({proof_images.GUIDE.says}) cannot be expected to run on any GPU AKS still "
+        f"creates; running its successor instead, the shipped proof/train_mnist.py in {proof_images.PYTORCH.says} "
+        f"(docs/guide-and-azure.md, the proof Job); set mnistJob.image to {GUIDE_MNIST_IMAGE} for the guide's"
+    ]
 
 
 def check(
     pools: tuple[GpuPoolConfig, ...], keys: Mapping[str, str], values: Mapping[str, Any],
     device_plugin: DevicePluginConfig, mnist_job: MnistJobConfig, operator: GpuOperatorConfig,
-) -> None:
+) -> list[str]:
     """The workloads' rules across pools: modes that may share a cluster, settings no pool's
-    mode uses, and the namespaces each workload owns."""
+    mode uses, how the Job runs, and the namespaces each workload owns; returns the warnings."""
     check_modes(pools, keys)
     check_unused_settings(pools, values, keys)
-    check_mnist_job(mnist_job, values.get("mnistJob", {}))
+    warnings = check_mnist_job(mnist_job, values.get("mnistJob", {}))
     check_namespaces(frozenset(p.mode for p in pools), device_plugin, mnist_job, operator)
+    return warnings
