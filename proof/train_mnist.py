@@ -71,7 +71,7 @@ def nvml_driver_and_slice() -> tuple[str, str]:
     visible = os.environ.get("NVIDIA_VISIBLE_DEVICES", "") + "," + os.environ.get("CUDA_VISIBLE_DEVICES", "")
     uuid = next((d for d in visible.split(",") if d.startswith("MIG-")), "")
     device = ctypes.c_void_p()
-    name = ""
+    name = uuid
     if uuid and nvml.nvmlDeviceGetHandleByUUID(uuid.encode(), ctypes.byref(device)) == 0:
         name = text.value.decode() if nvml.nvmlDeviceGetName(device, text, 96) == 0 else uuid
     nvml.nvmlShutdown()
@@ -83,8 +83,8 @@ def use_gpu() -> tuple[torch.device, str]:
     gives the right answer. Returns the device and how to name it in the summary."""
     if not torch.cuda.is_available():
         raise ProofFailed(
-            f"no CUDA GPU is visible to PyTorch {torch.__version__} (CUDA {torch.version.cuda}): "
-            "the pod got no nvidia.com/gpu, or the node's driver is missing; nothing was trained"
+            f"no CUDA GPU is visible to PyTorch {torch.__version__} (CUDA {torch.version.cuda}): the pod got no "
+            "nvidia.com/gpu, or the node's driver is missing or older than this CUDA needs; nothing was trained"
         )
     props = torch.cuda.get_device_properties(0)
     capability = f"{props.major}.{props.minor}"
@@ -216,6 +216,9 @@ def main(argv: list[str]) -> int:
         print(run(args), flush=True)
     except ProofFailed as failed:
         print(f"PROOF FAILED: {failed}", flush=True)
+        return 1
+    except RuntimeError as error:  # a CUDA error mid-run (out of memory, a lost device): its first line
+        print(f"PROOF FAILED: {type(error).__name__}: {str(error).strip().splitlines()[0]}", flush=True)
         return 1
     return 0
 
