@@ -94,6 +94,20 @@ def test_the_job_mounts_the_script_byte_for_byte_from_an_immutable_config_map_na
     assert job.inputs["spec"]["template"]["spec"]["volumes"][1]["configMap"]["name"] == config_map["metadata"]["name"]
 
 
+@pytest.mark.parametrize("egress", [True, False])
+def test_a_deployment_registers_the_script_before_each_pools_job_as_a_preview_shows_it(egress):
+    """The prod stack deploys (its T4 size passes preflight): the same ConfigMap and Jobs as
+    its preview, each Job after the script and its own pool."""
+    runs = [run_cached("prod", preview=preview, mnistJob={"egress": egress})[0] for preview in (True, False)]
+    for run in runs:
+        job = run.one(JOB)
+        assert run.one(CONFIG_MAP).urn in job.dependencies
+        args = job.inputs["spec"]["template"]["spec"]["containers"][0]["args"]
+        assert args[args.index("--data") + 1] == ("mnist" if egress else "synthetic")
+    preview, deployment = (run.one(CONFIG_MAP).inputs for run in runs)
+    assert preview == deployment
+
+
 def test_a_changed_script_is_a_new_config_map_and_so_a_new_pod_template_which_replaces_the_job():
     """A Job's pod template cannot change in place: pulumi-kubernetes replaces the Job
     (provider/pkg/provider/diff.go, `.spec.template` of batch/v1 Job), and it trains again."""
