@@ -315,6 +315,10 @@ class MnistJob(pulumi.ComponentResource):
             f"{self._name}-script",
             metadata=k8s.meta.v1.ObjectMetaArgs(name=script.config_map_name, namespace=self.namespace.metadata.name),
             data={SCRIPT.name: script.source},
+            # Nothing changes it in place: its name carries the script's hash, so a new script is
+            # a new object, which pulumi-kubernetes creates before it deletes the old one (a
+            # changed name is a replacement, delete-first only when the name stays: provider.go
+            # Diff, the same rule job_name relies on); the old one goes after the Jobs moved on.
             immutable=True,
             opts=pulumi.ResourceOptions(parent=self, provider=self._provider),
         )
