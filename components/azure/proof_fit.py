@@ -17,6 +17,7 @@ def lines(cfg: StackConfig) -> tuple[list[str], list[str]]:
     if not cfg.mnist_job.enabled:
         return [], []
     infos, warnings = [], []
+    image = proof_images.known(cfg.mnist_job.image)
     for pool in cfg.gpu_pools:
         key, size = cfg.pool_key(pool), gpu_sizes.CATALOG.get(pool.vm_size)
         if size is None or size.gpu.capability is None:
@@ -25,7 +26,6 @@ def lines(cfg: StackConfig) -> tuple[list[str], list[str]]:
         driver = "the GPU Operator's driver" if pool.mode == "gpu-operator" else f"AKS installs {size.driver.says if size.driver else 'no driver'}"
         slices = f" in {gpu_sizes.MIG_INSTANCES_PER_GPU[pool.mig_profile]} MIG slices ({pool.mig_profile})" if pool.mig_profile else ""
         said = f"proof: {key} {size.name}: {size.gpus_text}{slices} (compute capability {capability_text(size.gpu.capability)}), {driver}"
-        image = proof_images.known(cfg.mnist_job.image)
         if image is None:
             infos.append(f"{said}; {_image_text(cfg)}")
         elif image.runs_on(size.gpu.capability):
