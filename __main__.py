@@ -85,7 +85,8 @@ else:
     )
 
 # Step 2's `az aks nodepool add`, once per GPU pool, one after another: AKS runs one
-# agent-pool operation per cluster at a time (components/resources/gpu_pool.py, pool_dependencies).
+# agent-pool operation per cluster at a time, so each pool waits for every pool before it,
+# which orders deletes too (components/resources/gpu_pool.py, pool_dependencies).
 # The guide's pool keeps the URN it had as a child of the cluster component (an alias).
 # The managed pool's own provider calls the agentPools API in azure-native's subscription.
 managed = any(pool.managed for pool in cfg.gpu_pools)
@@ -105,7 +106,7 @@ for pool in cfg.gpu_pools:
                 version_moves=existing is not None or version_moves(cfg.upgrade),
                 tags=existing_cluster_checks.owner_tags(pulumi.get_project(), pulumi.get_stack()) if existing else None,
                 moved_from=cluster if guide_pool and existing is None else None,
-                after=pools[-1].node_pool if pools else None,
+                after=[p.node_pool for p in pools],
                 network=networks[pool.name],
             ),
         )

@@ -100,8 +100,8 @@ class FakeAks:
     busy: int = 0
     #: The Retry-After of a 409, in seconds (None: no Retry-After).
     busy_retry_after: Optional[str] = None
-    #: Answers to give instead, by method: (status, error code), to every such request.
-    refuse: dict[str, tuple[int, str]] = field(default_factory=dict)
+    #: Answers to give instead, by method: (status, error code[, message]), to every such request.
+    refuse: dict[str, tuple[Any, ...]] = field(default_factory=dict)
     #: The CA certificate a client must trust (with `tls`).
     ca_file: Optional[Path] = None
     operations: dict[str, Operation] = field(default_factory=dict)
@@ -171,8 +171,9 @@ def _handler(fake: FakeAks) -> type[BaseHTTPRequestHandler]:
                 if (rg, cluster) not in fake.clusters:
                     return self._answer(404, {"error": {"code": "ParentResourceNotFound", "message": f"cluster {cluster}"}})
                 if method in fake.refuse:
-                    status, code = fake.refuse[method]
-                    return self._answer(status, {"error": {"code": code, "message": f"{code} (the fake's refusal)"}})
+                    status, code, *message = fake.refuse[method]
+                    text = message[0] if message else f"{code} (the fake's refusal)"
+                    return self._answer(status, {"error": {"code": code, "message": text}})
                 if method != "GET" and (fake.busy > 0 or fake.running((rg, cluster))):
                     fake.busy = max(0, fake.busy - 1)
                     retry = {"Retry-After": fake.busy_retry_after} if fake.busy_retry_after is not None else {}

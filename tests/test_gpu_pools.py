@@ -4,6 +4,9 @@ installs."""
 
 from __future__ import annotations
 
+import dataclasses
+import types
+
 import pytest
 
 from conftest import run_cached
@@ -209,18 +212,71 @@ def finish_times(run, seconds) -> dict[str, float]:
     return done
 
 
+FOUR = {**THREE, "d": {"vmSize": T4, "spot": True, "minCount": 0, "maxCount": 2}}
+
+
+def delete_antichains(run, condemned: set[str]) -> list[set[str]]:
+    """The order in which an `up` deletes `condemned` (URNs of the state `run` wrote, which the
+    next program no longer declares), as the engine schedules it: from the old state's
+    direct dependencies among the condemned alone, it takes every condemned resource that
+    depends on no other condemned one, again and again, and then reverses the list; each
+    antichain's deletes run in parallel, one antichain after another (pulumi/pulumi at
+    1b594989, pkg/resource/deploy/step_generator.go ScheduleDeletes and
+    getDepgraphForScheduling: `dg.DependenciesOf(res).Intersect(condemned)`, then
+    `slices.Reverse(antichains)`; pkg/resource/graph/dependency_graph.go DependenciesOf: direct
+    dependencies only; deployment_executor.go performPostSteps: `ExecuteParallel(antichain)`
+    then `tok.Wait`)."""
+    depends = {r.urn: set(r.dependencies) for r in run.resources}
+    left, rounds = set(condemned), []
+    while left:
+        free = {urn for urn in left if not depends[urn] & left}
+        rounds.append(free)
+        left -= free
+    return rounds[::-1]
+
+
 @pytest.mark.parametrize("preview", [True, False])
-def test_each_gpu_pool_waits_for_the_one_before_it_typed_or_managed(preview):
+def test_each_gpu_pool_waits_for_every_pool_before_it_typed_or_managed(preview):
     """AKS runs one agent-pool operation per cluster at a time: a second is 409
-    OperationNotAllowed. The pools form a chain in name order; the engine creates and
-    updates along it, and deletes dependents first, so destroy runs it backwards."""
-    run = pools_run(THREE, preview=preview)
+    OperationNotAllowed. The pools come in name order, and each depends directly on every
+    pool before it, not just the one before: the engine orders deletes only by direct edges
+    among what it deletes."""
+    run = pools_run(FOUR, preview=preview)
     pools = pool_resources(run)
-    assert sorted(pools) == ["a", "b", "c"]
-    assert pools["a"].urn in pools["b"].dependencies and pools["b"].urn in pools["c"].dependencies
-    assert pools["b"].urn not in pools["a"].dependencies and pools["c"].urn not in pools["a"].dependencies + pools["b"].dependencies
+    assert sorted(pools) == ["a", "b", "c", "d"]
+    for i, name in enumerate("abcd"):
+        earlier = {pools[n].urn for n in "abcd"[:i]}
+        later = {pools[n].urn for n in "abcd"[i + 1 :]}
+        assert earlier <= set(pools[name].dependencies), f"{name} waits for each of {sorted(earlier)}"
+        assert not later & set(pools[name].dependencies)
     cluster = run.one("azure-native:containerservice:ManagedCluster").urn
     assert all(cluster in p.dependencies for p in pools.values()), "every pool still waits for its cluster"
+
+
+@pytest.mark.parametrize("removed", ["ac", "ad", "bd", "abd", "acd", "abcd"])
+def test_removing_pools_never_deletes_two_at_once(removed):
+    """Take four pools and remove some, keeping the ones between: with a chain of single
+    edges, removing a and c would delete both at once (c's only edge goes to b, which stays),
+    and AKS would answer the second DELETE with 409."""
+    run = pools_run(FOUR, preview=False)
+    pools = pool_resources(run)
+    condemned = {pools[n].urn for n in removed}
+    rounds = delete_antichains(run, condemned)
+    assert all(len(r) == 1 for r in rounds), "one pool delete at a time"
+    names = {p.urn: n for n, p in pools.items()}
+    assert [names[next(iter(r))] for r in rounds] == sorted(removed, reverse=True), "the last pool first"
+
+
+def test_a_chain_of_single_edges_would_have_deleted_two_pools_at_once():
+    """The model above against the shape this program had: it finds the race."""
+    run = pools_run(FOUR, preview=False)
+    pools = pool_resources(run)
+    chained = [
+        dataclasses.replace(r, dependencies=[d for d in r.dependencies if d not in {p.urn for p in pools.values()}] + ([pools["abcd"[i - 1]].urn] if i else []))
+        for i, r in enumerate(pools[n] for n in "abcd")
+    ]
+    rounds = delete_antichains(types.SimpleNamespace(resources=chained), {pools["a"].urn, pools["c"].urn})
+    assert rounds == [{pools["a"].urn, pools["c"].urn}]
 
 
 def test_three_pools_take_three_pool_operations_in_a_row_and_one_job_at_the_end():

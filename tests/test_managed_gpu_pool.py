@@ -8,6 +8,9 @@ an empty ID drops the resource on refresh); these tests play it step by step.
 from __future__ import annotations
 
 
+import time
+import types
+
 import pytest
 
 import fake_aks
@@ -223,7 +226,9 @@ def test_a_409_without_retry_after_is_waited_out_at_the_providers_own_pace(aks, 
     """AKS's 409 OperationNotAllowed need not carry a Retry-After, and azure-core retries a
     409 only when it does: the provider waits BUSY_RETRY_SECONDS and tries again."""
     slept = []
-    monkeypatch.setattr(agent_pool_calls.time, "sleep", slept.append)
+    # The REST calls' sleep alone: patched on the time module, it would catch azure-core's
+    # polls and the fake's threads too.
+    monkeypatch.setattr(agent_pool_calls, "time", types.SimpleNamespace(monotonic=time.monotonic, sleep=slept.append))
     aks.busy = 3
     outs = PROVIDER.create(inputs()).outs
     assert outs["provisioningState"] == "Succeeded" and len(aks.calls("PUT")) == 4
@@ -242,8 +247,8 @@ def test_a_409_that_is_not_a_busy_cluster_fails_at_once(aks, monkeypatch):
 
 def test_a_cluster_busy_for_longer_than_the_limit_fails_with_the_limit(aks, monkeypatch):
     clock = [0.0]
-    monkeypatch.setattr(agent_pool_calls.time, "monotonic", lambda: clock[0])
-    monkeypatch.setattr(agent_pool_calls.time, "sleep", lambda s: clock.__setitem__(0, clock[0] + s))
+    fake = types.SimpleNamespace(monotonic=lambda: clock[0], sleep=lambda s: clock.__setitem__(0, clock[0] + s))
+    monkeypatch.setattr(agent_pool_calls, "time", fake)
     aks.busy = 10_000
     with pytest.raises(TimeoutError, match=r"^deleting node pool gpu could not start within its time limit: Azure kept answering that it is busy"):
         PROVIDER.delete("", inputs())

@@ -134,6 +134,59 @@ def test_a_refusal_with_a_busy_code_but_not_a_409_fails_at_once(aks, status, mon
     assert len(aks.calls("PUT")) == 1 and slept == []
 
 
+# What AKS answers a stopped cluster (the wording of MicrosoftDocs/azure-docs#85161): the
+# busy answer's code, with a message that names no operation in progress.
+STOPPED = (
+    409, "OperationNotAllowed",
+    "Managed cluster is in Provisioning State(Succeeded) and Power State(Stopped), the operation cannot be performed.",
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("method", ["PUT", "DELETE"])
+def test_a_409_that_is_not_an_operation_in_progress_fails_at_once_with_aks_message(aks, method, monkeypatch):
+    """OperationNotAllowed is AKS's busy code and also its answer to what it will never do: a
+    stopped cluster is not waited on for the whole time limit and then called busy."""
+    slept: list[float] = []
+    fake_time(monkeypatch, sleep=slept.append)
+    olds = PROVIDER.create(inputs()).outs if method == "DELETE" else None
+    aks.refuse[method] = STOPPED
+    with pytest.raises(HttpResponseError, match=r"Power State\(Stopped\), the operation cannot be performed"):
+        PROVIDER.delete("", olds) if olds else PROVIDER.create(inputs())
+    assert len(aks.calls(method)) == 1 and slept == []
+
+
+@pytest.mark.parametrize(
+    "code, message",
+    [
+        # The forms AKS sends (agent_pool_calls.py cites each), and the network's code.
+        ("OperationNotAllowed", "Operation is not allowed: Another agentpool operation (nodepool1 - Creating) is in progress, please wait for it to finish before starting a new operation."),
+        ("OperationNotAllowed", "Operation is not allowed because there's an in progress create managed cluster operation (operation ID: 0) on the managed cluster started on UTC 2025-02-27T11:27:05Z."),
+        ("OperationNotAllowed", "Managed Cluster operation is not allowed: Another operation (Scaling) is in progress on agent pool (gpu)."),
+        ("AnotherOperationInProgress", "Another operation on this or dependent resource is in progress."),
+    ],
+)
+def test_only_an_answer_that_an_operation_is_in_progress_is_waited_out(aks, monkeypatch, code, message):
+    slept: list[float] = []
+    fake_time(monkeypatch, sleep=slept.append)
+    monkeypatch.setattr(fake_aks, "BUSY", {"code": code, "message": message})
+    aks.busy = 2
+    assert PROVIDER.create(inputs()).outs["provisioningState"] == "Succeeded"
+    assert slept == [agent_pool_calls.BUSY_RETRY_SECONDS] * 2
+
+
+def test_a_request_that_times_out_locally_is_not_reported_as_a_busy_cluster(aks, monkeypatch):
+    from azure.core.exceptions import ServiceRequestTimeoutError
+
+    def start() -> None:
+        raise ServiceRequestTimeoutError("Connection timed out")
+
+    with pytest.raises(TimeoutError) as raised:
+        agent_pool_calls._begin(start, time.monotonic() + 60, "creating node pool gpu")
+    said = str(raised.value)
+    assert said.startswith("creating node pool gpu got no answer from Azure it could use within its time limit")
+    assert "busy" not in said and "pulumi refresh" in said
+
+
 @pytest.mark.parametrize("retry_after, waits", [("0", [0.0, 0.0]), ("-3", [0.0, 0.0])])
 def test_a_retry_after_of_zero_or_less_is_tried_again_at_once(aks, monkeypatch, retry_after, waits):
     slept: list[float] = []

@@ -27,27 +27,55 @@ TIMEOUTS = "timeoutMinutes"
 DEFAULT_TIMEOUT_MINUTES = {"create": 60, "update": 60, "delete": 45}
 
 # AKS runs one operation on a cluster's agent pools at a time and answers another with 409
-# OperationNotAllowed ("Operation is not allowed because there's an in progress ... operation").
-# Within its time limit an operation waits and tries again: the program orders its own pools
-# one after another (components/resources/gpu_pool.py), so a 409 means an operation still running
-# from an earlier, interrupted `up`, or somebody else's on the cluster.
-BUSY_CODES = frozenset({"OperationNotAllowed", "AnotherOperationInProgress"})
+# OperationNotAllowed and a message that says one is in progress: "Operation is not allowed:
+# Another agentpool operation (nodepool1 - Creating) is in progress, please wait for it to
+# finish" (cilium/cilium#25944), or, today, "Operation is not allowed because there's an in
+# progress create managed cluster operation" (hashicorp/terraform-provider-azurerm#28878);
+# Microsoft's support article operationnotallowed.md lists the forms, each "... is in
+# progress". AnotherOperationInProgress is the network's code for the same ("Another operation
+# on this or dependent resource is in progress": microsoft/AzureTRE#2222), which a pool in a
+# team's subnet can meet. Within its time limit an operation waits and tries again: the
+# program orders its own pools one after another (components/resources/gpu_pool.py), so a
+# busy answer means an operation still running from an earlier, interrupted `up`, or
+# somebody else's on the cluster. OperationNotAllowed alone is not "busy": AKS also answers
+# it to what it will never do while the cluster stays as it is, a stopped cluster
+# ("managed cluster is in Provisioning State(Succeeded) and Power State(Stopped), stopping
+# cannot be performed": MicrosoftDocs/azure-docs#85161); that fails at once, with AKS's
+# own message.
+BUSY_CODE = "AnotherOperationInProgress"
+REFUSED_UNLESS_IN_PROGRESS = "OperationNotAllowed"
 # How long to wait before trying again when Azure's answer has no Retry-After.
 BUSY_RETRY_SECONDS = 30.0
 
 
+def _retry_policy(**settings: Any) -> Any:
+    """azure-core's retries, except of a 409: azure-core retries any answer that carries a
+    Retry-After (azure/core/pipeline/policies/_retry.py `is_retry`), which would wait out a
+    409 AKS will never lift as if it were busy, and then end in a "Response timeout" that
+    says nothing of AKS's answer. Whether a 409 is worth waiting for is `_is_busy`'s call."""
+    from azure.core.pipeline.policies import RetryPolicy
+
+    class AgentPoolRetryPolicy(RetryPolicy):
+        def is_retry(self, settings: dict[str, Any], response: Any) -> bool:
+            if response.http_response.status_code == 409:
+                return False
+            return super().is_retry(settings, response)
+
+    return AgentPoolRetryPolicy(**settings)
+
+
 def client_factory(subscription_id: str, api_version: str, endpoint: str = ARM_ENDPOINT, seconds: Optional[float] = None) -> Any:
     """The AKS management client at `api_version`, for ARM at `endpoint`. azure-core retries
-    a request answered 408, 429 or 5xx, or any error that carries a Retry-After
-    (azure/core/pipeline/policies/_retry.py `is_retry`), ten times; `seconds` bounds those
-    retries in time (its absolute `timeout`), so they end with the operation's limit."""
+    a request answered 408, 429 or 5xx, or any other error but a 409 that carries a
+    Retry-After (`_retry_policy`), ten times; `seconds` bounds those retries in time (its
+    absolute `timeout`), so they end with the operation's limit."""
     from azure.identity import DefaultAzureCredential
     from azure.mgmt.containerservice import ContainerServiceClient
 
     limit = {} if seconds is None else {"timeout": seconds}
     return ContainerServiceClient(
         DefaultAzureCredential(), subscription_id, base_url=endpoint, api_version=api_version,
-        credential_scopes=[f"{endpoint}/.default"], **limit,
+        credential_scopes=[f"{endpoint}/.default"], retry_policy=_retry_policy(**limit), **limit,
     )  # fmt: skip
 
 
@@ -93,9 +121,14 @@ def _is_not_found(error: Exception) -> bool:
 
 
 def _is_busy(error: Exception) -> bool:
-    """AKS's 409 while another operation runs on the cluster's pools."""
-    code = getattr(getattr(error, "error", None), "code", None)
-    return getattr(error, "status_code", None) == 409 and code in BUSY_CODES
+    """AKS's 409 while another operation runs on the cluster's pools: AnotherOperationInProgress,
+    or OperationNotAllowed whose message says an operation is in progress."""
+    if getattr(error, "status_code", None) != 409:
+        return False
+    odata = getattr(error, "error", None)
+    code = getattr(odata, "code", None)
+    message = str(getattr(odata, "message", None) or getattr(error, "message", "") or "")
+    return code == BUSY_CODE or (code == REFUSED_UNLESS_IN_PROGRESS and "in progress" in message.lower())
 
 
 def _retry_after(error: Exception) -> float:
@@ -108,8 +141,10 @@ def _retry_after(error: Exception) -> float:
 
 def _begin(start: Callable[[], Any], deadline: float, what: str) -> Any:
     """Start a long-running operation; while AKS is busy with another one on the cluster
-    (409), wait and try again, until the operation's deadline. (A 409 that carries a
-    Retry-After azure-core retries first, within the same limit: `client_factory`.)"""
+    (409, `_is_busy`), wait as its Retry-After says (or BUSY_RETRY_SECONDS) and try again,
+    until the operation's deadline. Any other refusal fails at once with Azure's answer; a
+    request that timed out (azure-core's own retries of 5xx and 429 included) says so, and
+    is not reported as a busy cluster."""
     from azure.core.exceptions import HttpResponseError, ServiceRequestTimeoutError, ServiceResponseTimeoutError
 
     busy = (
@@ -120,7 +155,10 @@ def _begin(start: Callable[[], Any], deadline: float, what: str) -> Any:
         try:
             return start()
         except (ServiceRequestTimeoutError, ServiceResponseTimeoutError) as error:
-            raise TimeoutError(busy) from error
+            raise TimeoutError(
+                f"{what} got no answer from Azure it could use within its time limit (the request timed out: {error}); "
+                "Azure may have started it: `pulumi refresh`, then `pulumi up`"
+            ) from error
         except HttpResponseError as error:
             if not _is_busy(error):
                 raise
