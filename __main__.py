@@ -153,14 +153,15 @@ if operator_pools := serving("gpu-operator"):
             version=cfg.gpu_operator.version,
             gpu_metrics=cfg.monitoring.gpu_metrics,
             gpu_tolerations=tolerations_of([p.pool for p in operator_pools]),
-            depends_on=[p.node_pool for p in operator_pools],
         ),
     )
 
 # Steps 8-9: one MNIST training Job per GPU pool, each on its own pool; `pulumi up` waits
 # for every Job to complete (they run side by side). The Jobs run the shipped script
-# (proof/train_mnist.py) in PyTorch's image, or the guide's image as the guide runs it. A Job waits for its pool and for what
-# installs that pool's device plugin (AKS does, on an aks-managed pool).
+# (proof/train_mnist.py) in PyTorch's image, or the guide's image as the guide runs it. A Job
+# waits for its own pool and for what installs that pool's device plugin (this program's
+# DaemonSet, or the GPU Operator's release, neither of which waits for any pool; AKS does it
+# on an aks-managed pool), never for the pools after it.
 def proof_needs(pool: GpuPool) -> list[pulumi.Resource]:
     installer = {"device-plugin": device_plugin, "gpu-operator": operator}.get(pool.pool.mode)
     return [pool.node_pool] + ([installer] if installer is not None else [])

@@ -56,8 +56,12 @@ POOL_PATH = re.compile(
     re.IGNORECASE,
 )
 OPERATION_PATH = re.compile(r"^/fake-operations/(?P<id>[0-9a-f-]+)$")
-# What AKS cannot change on an existing pool (the managed pool's replace set).
-FIXED = ("vmSize", "osType", "type", "mode", "maxPods", "scaleSetPriority", "gpuInstanceProfile", "gpuProfile")
+# What AKS cannot change on an existing pool, as its docs say (components/azure/pool_mutability.py
+# cites each; a PUT that changes one is refused, as AKS refuses it).
+FIXED = (
+    "vmSize", "osType", "type", "maxPods", "vnetSubnetID", "podSubnetID", "scaleSetPriority",
+    "scaleSetEvictionPolicy", "spotMaxPrice", "gpuInstanceProfile", "gpuProfile",
+)  # fmt: skip
 BUSY = {"code": "OperationNotAllowed", "message": "Operation is not allowed because there's an in progress update node pool operation. Please wait for it to finish before starting a new operation."}  # fmt: skip
 
 

@@ -157,12 +157,34 @@ def test_the_exporter_runs_on_every_device_plugin_pool():
     assert agentpool_values(spec) == ["a100", "t4"] and "nodeSelector" not in spec
 
 
-def test_operator_pools_share_one_release_that_waits_for_all_of_them():
-    run = pools_run({"a": {"vmSize": T4, "management": "gpu-operator"}, "b": {"vmSize": T4, "management": "gpu-operator", "spot": True}})
+OPERATOR_POOLS = {
+    "a": {"vmSize": T4, "management": "gpu-operator"},
+    "b": {"vmSize": T4, "management": "gpu-operator", "spot": True},
+    "c": {"vmSize": A100, "management": "gpu-operator"},
+}
+
+
+def test_operator_pools_share_one_release_that_tolerates_each_of_them():
+    run = pools_run(OPERATOR_POOLS)
     release = run.one("kubernetes:helm.sh/v3:Release")
-    assert {r.urn for r in run.of_type(POOL)} <= set(release.dependencies)
     keys = {t["key"] for t in release.inputs["values"]["daemonsets"]["tolerations"]}
     assert "kubernetes.azure.com/scalesetpriority" in keys
+
+
+def test_with_the_gpu_operator_each_job_waits_for_its_own_pool_and_the_release_alone():
+    """As in the other modes: the first pool's Job starts once its pool and the operator are
+    up, while the next pools are still being added, not after the whole chain."""
+    run = pools_run(OPERATOR_POOLS, preview=False)
+    release = run.one("kubernetes:helm.sh/v3:Release")
+    pools = pool_resources(run)
+    assert not {p.urn for p in pools.values()} & set(release.dependencies), "the release waits for no pool"
+    jobs = {r.inputs["metadata"]["name"].rsplit("-", 1)[1]: r for r in run.of_type(JOB)}
+    for name, job in jobs.items():
+        assert pools[name].urn in job.dependencies and release.urn in job.dependencies
+        assert not {p.urn for n, p in pools.items() if n != name} & set(job.dependencies)
+    slow = {p.urn for p in pools.values()} | {j.urn for j in jobs.values()} | {release.urn}
+    ends = finish_times(run, lambda r: 1.0 if r.urn in slow else 0.0)
+    assert [ends[jobs[n].urn] for n in "abc"] == [2.0, 3.0, 4.0], "each Job right after its own pool"
 
 
 def test_outputs_describe_each_pool_and_its_job():

@@ -127,6 +127,64 @@ def test_the_typed_pool_is_replaced_delete_first_on_a_gpu_setting():
         assert {"gpuProfile", "gpuInstanceProfile"} <= set(pool.options["replaceOnChanges"])
 
 
+@pytest.mark.parametrize(
+    "gpu, changed",
+    [
+        ({"vmSize": T4, "spot": True}, ("scaleSetPriority", "scaleSetEvictionPolicy", "spotMaxPrice")),
+        ({"vmSize": T4, "spot": True, "spotMaxPrice": 0.5}, ("spotMaxPrice",)),
+        ({"vmSize": T4, "maxPods": 110}, ("maxPods",)),
+    ],
+    ids=["spot toggled", "a Spot price set", "max pods"],
+)
+def test_what_aks_cannot_change_in_place_replaces_either_kind_of_pool_deleting_first(gpu, changed):
+    """"You can't change ScaleSetPriority or SpotMaxPrice after creation" (spot-node-pool.md),
+    nor max pods (create-node-pools.md), nor the subnets: a change previews as a replacement,
+    delete-first, in the typed pool (replaceOnChanges) and in the managed one (its diff),
+    never as an `~ update` that AKS then refuses."""
+    from components.resources.managed_gpu_pool import diff_pool
+
+    typed = dev(gpuPool=gpu)[0].one(POOL)
+    assert set(changed) <= set(typed.options["replaceOnChanges"]) and typed.options["deleteBeforeReplace"] is True
+    before, after = (dev(gpuPool={**MANAGED, **g})[0].one(MANAGED_POOL).inputs for g in ({}, gpu))
+    diff = diff_pool(before, after)
+    assert {f"properties.{p}" for p in changed} <= set(diff.replaces) and diff.delete_before_replace
+
+
+def test_every_pool_property_the_program_sets_is_known_as_changeable_in_place_or_not():
+    """A property the program starts to set must be placed in the table both pools read
+    (components/azure/pool_mutability.py), or its change could preview as an update AKS refuses."""
+    from components.azure import pool_mutability
+
+    pools = {"vmSize": T4, "spot": True, "spotMaxPrice": 0.5, "minCount": 0, "maxCount": 2, "migProfile": None}
+    for gpu in ({**pools}, {"vmSize": "Standard_NC24ads_A100_v4", "migProfile": "MIG1g", "management": "gpu-operator"}):
+        typed = dev(gpuPool=gpu)[0].one(POOL)
+        fixed = set(typed.options["replaceOnChanges"])
+        declared = set(typed.inputs) - {"resourceGroupName", "resourceName", "agentPoolName"}
+        assert declared <= set(pool_mutability.AGENT_POOL), declared - set(pool_mutability.AGENT_POOL)
+        assert fixed == set(pool_mutability.fixed()) and not fixed & set(pool_mutability.in_place())
+    managed = dev(gpuPool={**MANAGED, "spot": True})[0].one(MANAGED_POOL).inputs["properties"]
+    assert set(managed) <= set(pool_mutability.AGENT_POOL), set(managed) - set(pool_mutability.AGENT_POOL)
+
+
+def test_the_lifecycle_page_has_a_row_for_every_pool_property_that_agrees_with_the_table():
+    from pathlib import Path
+
+    from components.azure import pool_mutability
+
+    page = (Path(__file__).resolve().parent.parent / "docs" / "lifecycle.md").read_text()
+    for name, how in pool_mutability.AGENT_POOL.items():
+        row = next((line for line in page.splitlines() if line.startswith(f"| `{name}` |")), None)
+        assert row is not None, f"docs/lifecycle.md has no row for {name}"
+        assert ("in place" in row.split("|")[2]) == how.in_place, row
+
+
+def test_the_fake_aks_refuses_in_place_what_the_table_says_aks_fixes():
+    import fake_aks
+    from components.azure import pool_mutability
+
+    assert set(fake_aks.FIXED) == set(pool_mutability.fixed())
+
+
 def test_the_job_waits_for_the_managed_pool():
     run, _ = dev(gpuPool=MANAGED)
     assert run.one(MANAGED_POOL).urn in run.one(JOB).dependencies

@@ -49,7 +49,6 @@ class GpuOperatorArgs:
     version: str
     gpu_metrics: bool
     gpu_tolerations: Sequence[k8s.core.v1.TolerationArgs] = field(default_factory=tuple)
-    depends_on: Sequence[pulumi.Resource] = field(default_factory=tuple)
 
 
 def chart_values(args: GpuOperatorArgs) -> dict[str, Any]:
@@ -74,7 +73,12 @@ class GpuOperator(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: GpuOperatorArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__("aks-gpu:kubernetes:GpuOperator", name, None, opts)
-        on_cluster = pulumi.ResourceOptions(parent=self, provider=args.provider, depends_on=list(args.depends_on))
+        # No GPU pool among its dependencies: the chart's own objects (the operator, NFD) run on
+        # the System pool, and the operator sets up each GPU node as it joins (its operands are
+        # DaemonSets that NFD's labels select), as the cluster autoscaler relies on. Each pool's
+        # Job waits for its own pool and this release, so the first pool's Job does not wait
+        # for the whole chain of pools (__main__.py).
+        on_cluster = pulumi.ResourceOptions(parent=self, provider=args.provider)
         # The namespace is this program's, like the other components' (NVIDIA's guide has helm
         # create it): `pulumi destroy` removes it with the release.
         self.namespace = k8s.core.v1.Namespace(

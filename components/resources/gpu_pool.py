@@ -25,7 +25,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 from pulumi_azure_native import containerservice
 
-from components.azure import pool_network
+from components.azure import pool_mutability, pool_network
 from components.catalog import gpu_sizes
 from components.config import VERSION_UPGRADE_CHANNELS, GpuPoolConfig, UpgradeConfig, camel_case
 from components.azure.pool_network import PoolNetwork
@@ -297,12 +297,13 @@ class GpuPool(pulumi.ComponentResource):
                 depends_on=pool_dependencies(args),
                 custom_timeouts=POOL_TIMEOUTS,
                 ignore_changes=pool_ignore_changes(pool, args.version_moves),
-                # "You can't change the applied GPU instance profile after node pool creation"
-                # (gpu-multi-instance.md), nor the driver setting; azure-native replaces the pool
-                # on a gpuInstanceProfile or vmSize change (pulumi-azure-native PR #3655, its
-                # forceNewMap), not on gpuProfile: say so, or a mode switch would be an update
-                # that AKS refuses.
-                replace_on_changes=["gpuProfile", "gpuInstanceProfile"],
+                # What AKS fixes when the pool is created (components/azure/pool_mutability.py,
+                # each with its source): the GPU driver and MIG profile, the Spot priority,
+                # eviction policy and price, max pods, the subnets, the size. azure-native
+                # replaces only on vmSize and gpuInstanceProfile (replacement.go, PR #3655), so
+                # without this a Spot toggle, a new maxPods or a subnet read from an existing
+                # cluster would preview as `~ update` and then fail at `up`.
+                replace_on_changes=pool_mutability.fixed(),
                 # ...and delete first: the pool's name is fixed, and AKS refuses a second pool of
                 # one name. azure-native asks for delete-first only for replacements it reports
                 # itself (provider.go Diff: `deleteBeforeReplace := len(replaces) > 0`); one that

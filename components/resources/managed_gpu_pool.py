@@ -50,6 +50,7 @@ import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
 from pulumi.output import Unknown
 
+from components.azure import pool_mutability
 from components.resources.agent_pool_calls import (
     ARM_ENDPOINT, DEFAULT_TIMEOUT_MINUTES, ENDPOINT, TIMEOUTS, delete_pool, get_pool, pool_id, put_pool, refuse_others_pool,
 )
@@ -66,12 +67,12 @@ STABLE_API_VERSION = "2026-08-01"
 MIG_API_VERSION = "2026-01-02-preview"
 
 # Properties AKS changes on an existing pool (`az aks nodepool update` / `scale` / `upgrade`:
-# the count, the autoscaler and its range, the taints, the Kubernetes version, the tags:
-# `az aks nodepool update --tags`, which an existing cluster's pools carry). Any other
-# difference in the body replaces the pool: AKS fixes the size, OS, max pods, Spot settings,
-# gpuInstanceProfile and gpuProfile when the pool is created ("You can't change the applied
-# GPU instance profile after node pool creation", gpu-multi-instance.md).
-IN_PLACE = ("count", "enableAutoScaling", "minCount", "maxCount", "nodeTaints", "orchestratorVersion", "tags")
+# the count, the autoscaler and its range, the taints, the Kubernetes version, the tags, the
+# mode, the upgrade settings). Any other difference in the body replaces the pool: AKS fixes
+# the size, OS, max pods, subnets, Spot settings, gpuInstanceProfile and gpuProfile when the
+# pool is created. components/azure/pool_mutability.py has each with its source; the typed
+# pool replaces on the same set.
+IN_PLACE = pool_mutability.in_place()
 # Where the pool is: a change moves it, which is a new pool.
 LOCATION_KEYS = ("subscriptionId", "resourceGroupName", "clusterName", "agentPoolName")
 # The cluster's resourceUID, which "uniquely identifies ManagedClusters that reuse ARM
