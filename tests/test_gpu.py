@@ -47,6 +47,21 @@ def test_a_mig_profile_reaches_the_pool_and_the_device_plugin_offers_each_slice_
     assert r.one(JOB).inputs["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == "1", "the Job runs unchanged on a slice"
 
 
+@pytest.mark.parametrize("mig", [True, False])
+def test_the_mig_device_plugin_runs_as_nvidias_chart_runs_it_and_only_with_mig(mig):
+    """NVIDIA's chart v0.18.0 (_helpers.tpl): with a MIG strategy, NVIDIA_MIG_MONITOR_DEVICES=all
+    and CAP_SYS_ADMIN, which the container toolkit needs to honour it; without, no capability."""
+    r = run(gpuPool={"vmSize": A100, "migProfile": "MIG1g"} if mig else {"vmSize": A100})
+    plugin = daemonsets(r)["nvidia-device-plugin-daemonset"]
+    [container] = plugin["spec"]["template"]["spec"]["containers"]
+    context = container["securityContext"]
+    assert ({"name": "NVIDIA_MIG_MONITOR_DEVICES", "value": "all"} in container["env"]) is mig
+    assert context["capabilities"] == ({"drop": ["ALL"], "add": ["SYS_ADMIN"]} if mig else {"drop": ["ALL"]})
+    assert context["readOnlyRootFilesystem"] is True and context["allowPrivilegeEscalation"] is False
+    skips = " ".join(plugin["metadata"]["annotations"].values())
+    assert ("CKV_K8S_39=" in skips and "CKV_K8S_25=" in skips) is mig
+
+
 @pytest.mark.parametrize(
     "size, profile, gpus",
     [("Standard_NC6", None, 1), (A100, "MIG1g", 7), (A100, "MIG3g", 2), (A100, "MIG7g", 1), ("Standard_ND96asr_v4", "MIG2g", 24), ("Standard_NC999_new", None, None)],

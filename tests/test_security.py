@@ -171,7 +171,13 @@ def check_pods(run: ProgramRun) -> None:
                 # NVIDIA's manifest: CAP_SYS_ADMIN for profiling metrics, a writable root.
                 assert ctx["capabilities"]["add"] == ["SYS_ADMIN"] and "readOnlyRootFilesystem" not in ctx
                 continue
-            assert ctx["capabilities"] == {"drop": ["ALL"]} and ctx["readOnlyRootFilesystem"] is True
+            mig = {"name": "NVIDIA_MIG_MONITOR_DEVICES", "value": "all"} in (container.get("env") or [])
+            if workload.inputs["metadata"]["name"] == PLUGIN and mig:
+                # NVIDIA's chart with a MIG strategy: CAP_SYS_ADMIN for the MIG monitor devices.
+                assert ctx["capabilities"] == {"drop": ["ALL"], "add": ["SYS_ADMIN"]}
+            else:
+                assert ctx["capabilities"] == {"drop": ["ALL"]}
+            assert ctx["readOnlyRootFilesystem"] is True
             assert set(container["resources"]["requests"]) == {"cpu", "memory"}
             assert {"cpu", "memory"} <= set(container["resources"]["limits"])
 

@@ -66,13 +66,44 @@ def plugin_env(mig: bool) -> list[k8s.core.v1.EnvVarArgs]:
     articles/aks/gpu-multi-instance.md). One DaemonSet serves every device-plugin pool: on a
     pool without MIG, "single" offers whole GPUs (v0.18.2 internal/rm/device_map.go
     buildGPUDeviceMap skips only MIG-enabled GPUs; internal/lm/mig-strategy.go: "No devices
-    have migEnabled=true. This is equivalent to the `none` MIG strategy"). azure-aks-docs
-    articles/aks/gpu-multi-instance.md). The page's extra NVIDIA_MIG_MONITOR_DEVICES=all is for
-    Azure Linux nodes, which this program does not create (its pools use the default OS)."""
+    have migEnabled=true. This is equivalent to the `none` MIG strategy").
+
+    With MIG, also NVIDIA_MIG_MONITOR_DEVICES=all, as NVIDIA's chart sets it whenever a MIG
+    strategy is not none (deployments/helm/nvidia-device-plugin templates/_helpers.tpl
+    `addMigMonitorDevices`, daemonset-device-plugin.yml; AKS's MIG page installs through that
+    chart): it lets the plugin read every MIG device's information through
+    /proc/driver/nvidia/capabilities/mig/monitor, without which it fails with "Insufficient
+    Permissions" (NVIDIA/k8s-device-plugin#399, #916). The container toolkit honours it only
+    in a container with CAP_SYS_ADMIN (nvidia-container-toolkit cmd/nvidia-container-runtime
+    README: "the container must be started with CAP_SYS_ADMIN privileges"), which
+    `plugin_security_context` adds with it."""
     env = [k8s.core.v1.EnvVarArgs(name="FAIL_ON_INIT_ERROR", value="false")]
     if mig:
         env.append(k8s.core.v1.EnvVarArgs(name="MIG_STRATEGY", value="single"))
+        env.append(k8s.core.v1.EnvVarArgs(name="NVIDIA_MIG_MONITOR_DEVICES", value="all"))
     return env
+
+
+# The checks a MIG plugin cannot pass, as NVIDIA's chart runs it (plugin_env says why).
+MIG_CHECKOV_SKIPS = {
+    "CKV_K8S_39": "CAP_SYS_ADMIN, as NVIDIA's chart adds it with a MIG strategy: NVIDIA_MIG_MONITOR_DEVICES needs it",
+    "CKV_K8S_25": "adds CAP_SYS_ADMIN and nothing else, as NVIDIA's chart does with a MIG strategy (MIG monitor devices)",
+}
+
+
+def plugin_security_context(mig: bool) -> k8s.core.v1.SecurityContextArgs:
+    """The guide's context (no escalation, no capabilities) plus a read-only root filesystem:
+    the plugin writes only its socket. With MIG, CAP_SYS_ADMIN is added back, as NVIDIA's chart
+    adds it whenever a MIG strategy is not none (_helpers.tpl `requiresCapSysAdmin`), and
+    nothing else (the DCGM exporter's context is the same)."""
+    context = hardening.container_security_context()
+    if mig:
+        context = k8s.core.v1.SecurityContextArgs(
+            allow_privilege_escalation=False,
+            capabilities=k8s.core.v1.CapabilitiesArgs(drop=["ALL"], add=["SYS_ADMIN"]),
+            read_only_root_filesystem=True,
+        )
+    return context
 
 
 @dataclass(frozen=True)
@@ -116,7 +147,10 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
         )
 
         # Step 5: kubectl apply -f nvidia-device-plugin-ds.yaml
-        skips = {**CHECKOV_SKIPS, **hardening.image_digest_skip(args.image, "aks-gpu:devicePlugin.image")}
+        skips = {
+            **CHECKOV_SKIPS, **(MIG_CHECKOV_SKIPS if args.mig else {}),
+            **hardening.image_digest_skip(args.image, "aks-gpu:devicePlugin.image"),
+        }  # fmt: skip
         self.daemon_set = k8s.apps.v1.DaemonSet(
             f"{name}-ds",
             metadata=k8s.meta.v1.ObjectMetaArgs(
@@ -145,9 +179,7 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
                                 image_pull_policy="Always",
                                 env=plugin_env(args.mig),
                                 resources=RESOURCES,
-                                # The guide's context (no escalation, no capabilities), plus a
-                                # read-only root filesystem: the plugin writes only its socket.
-                                security_context=hardening.container_security_context(),
+                                security_context=plugin_security_context(args.mig),
                                 volume_mounts=[
                                     k8s.core.v1.VolumeMountArgs(name="device-plugin", mount_path=DEVICE_PLUGIN_PATH),
                                 ],
