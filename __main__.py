@@ -194,7 +194,8 @@ if cfg.mnist_job.enabled:
     )
 
 # A monthly budget over what the stack runs, with e-mail alerts (cost.budget): its scope and
-# filter watch where AKS bills the GPU nodes (components/resources/budget.py says why).
+# filter watch where AKS bills the GPU nodes (components/resources/budget.py says why). Created
+# last: a refusal (403, a team without rights at the subscription) leaves a whole stack.
 if cfg.cost.budget is not None:
     client_subscription = authorization.get_client_config_output().subscription_id
     if isinstance(cluster, GpuCluster):
@@ -214,6 +215,7 @@ if cfg.cost.budget is not None:
             amount=cfg.cost.budget.amount,
             contact_emails=cfg.cost.budget.contact_emails,
             start_date=first_of_month(),
+            after=[p.node_pool for p in pools] + [c for c in (device_plugin, exporter, operator, job) if c is not None],
         ),
     )
 

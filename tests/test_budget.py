@@ -10,6 +10,8 @@ import pytest
 
 from components.resources import budget
 from conftest import run_cached
+from azure.core.exceptions import HttpResponseError
+from test_preflight import FakeArm, FakeCredential, arm  # noqa: F401 (arm: the fixture)
 
 T4 = "Standard_NC4as_T4_v3"
 BUDGET = "azure-native:consumption:Budget"
@@ -84,3 +86,112 @@ def test_the_budget_starts_on_the_first_of_the_current_month(today, start):
 
 def test_no_budget_unless_asked():
     assert run_cached("prod")[0].of_type(BUDGET) == []
+
+
+# --------------------------------------------------------------------------- created last, checked first
+
+
+def test_the_budget_is_created_after_every_pool_what_serves_it_and_their_jobs():
+    """A 403 on the budget (no Microsoft.Consumption/budgets/write at the subscription) stops
+    the engine from starting new steps: last, it leaves a whole stack and one missing budget."""
+    pools = {"a": {"vmSize": T4}, "b": {"vmSize": T4, "management": "aks-managed"}}
+    run, _ = run_cached("dev", preview=False, gpuPool=None, gpuPools=pools, cost=BUDGET_CONFIG)
+    by_urn = {r.urn: r for r in run.resources}
+    component = next(r for r in run.resources if r.type == "aks-gpu:azure:CostBudget")
+    waits = set(run.one(BUDGET).dependencies)
+    before = [r for r in run.resources if r.type in (
+        "azure-native:containerservice:AgentPool", "pulumi-python:dynamic/aksgpu:ManagedGpuPool",
+        "kubernetes:batch/v1:Job", "kubernetes:apps/v1:DaemonSet",
+    )]  # fmt: skip
+    assert len(before) >= 5 and all(r.urn in waits for r in before), sorted(set(r.urn for r in before) - waits)
+    nothing_waits = [r.urn for r in run.resources if component.urn in r.dependencies or run.one(BUDGET).urn in r.dependencies]
+    assert nothing_waits == [] and all(u in by_urn for u in waits)
+
+
+PERMISSIONS = {
+    "Owner": [{"actions": ["*"], "notActions": []}],
+    "Contributor": [{"actions": ["*"], "notActions": ["Microsoft.Authorization/*/Delete", "Microsoft.Authorization/*/Write"]}],
+    "Cost Management Contributor": [{"actions": ["Microsoft.Consumption/*", "Microsoft.CostManagement/*", "*/read"], "notActions": []}],
+    "Reader": [{"actions": ["*/read"], "notActions": []}],
+    "nothing at the subscription": [],
+    "Contributor without budgets": [{"actions": ["*"], "notActions": ["Microsoft.Consumption/budgets/*"]}],
+    "two roles, one grants": [{"actions": ["*/read"], "notActions": []}, {"actions": ["microsoft.consumption/BUDGETS/write"], "notActions": []}],
+}
+
+
+@pytest.mark.parametrize("role, allowed", [
+    ("Owner", True), ("Contributor", True), ("Cost Management Contributor", True), ("Reader", False),
+    ("nothing at the subscription", False), ("Contributor without budgets", False), ("two roles, one grants", True),
+])  # fmt: skip
+def test_who_may_create_the_budget_by_the_permissions_azure_lists(role, allowed):
+    from components.azure import permissions
+
+    assert permissions.allows(PERMISSIONS[role], permissions.BUDGET_WRITE) is allowed
+    said = permissions.budget_problem(PERMISSIONS[role], "sub-1")
+    assert (said is None) is allowed
+    if not allowed:
+        assert said.startswith("cost.budget: the signed-in identity lacks Microsoft.Consumption/budgets/write at subscription sub-1")
+
+
+def budget_run(monkeypatch, listed, preview):
+    from components.azure import azure_facts, permissions, preflight
+
+    monkeypatch.setattr(preflight, "under_mock_engine", lambda: False)
+    monkeypatch.setattr(azure_facts, "live", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("no facts here")))
+    monkeypatch.setattr(permissions, "read", listed)
+    from tools.mock_engine import run_program
+
+    return run_program("dev", overrides={"gpuPool": {"vmSize": T4}, "cost": BUDGET_CONFIG}, preview=preview)
+
+
+def test_a_deployment_without_the_budget_permission_stops_before_anything_is_created(monkeypatch):
+    from components.errors import PreflightError
+    from tools.azure_mocks import AzureMocks
+    from tools.mock_engine import RecordingMonitor, run_program
+    from components.azure import azure_facts, permissions, preflight
+
+    monkeypatch.setattr(preflight, "under_mock_engine", lambda: False)
+    monkeypatch.setattr(azure_facts, "live", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("no facts here")))
+    monkeypatch.setattr(permissions, "read", lambda subscription: PERMISSIONS["Reader"])
+    monitor = RecordingMonitor(AzureMocks())
+    with pytest.raises(PreflightError, match="cost.budget: the signed-in identity lacks Microsoft.Consumption/budgets/write"):
+        run_program("dev", overrides={"gpuPool": {"vmSize": T4}, "cost": BUDGET_CONFIG}, monitor=monitor, preview=False)
+    assert monitor.registrations == [], "nothing was created"
+
+
+def test_a_preview_warns_and_permissions_that_cannot_be_read_block_nothing(monkeypatch):
+    run = budget_run(monkeypatch, lambda subscription: PERMISSIONS["Reader"], preview=True)
+    assert any(w.startswith("cost.budget: the signed-in identity lacks") and w.endswith("(a deployment stops here)") for w in run.warnings)
+
+    def refused(subscription):
+        raise RuntimeError("(AuthorizationFailed) no")
+
+    run = budget_run(monkeypatch, refused, preview=False)
+    assert run.of_type(BUDGET), "not blocked"
+    assert "preflight: the permission to create aks-gpu:cost.budget was not checked: RuntimeError: (AuthorizationFailed) no" in run.warnings
+    allowed = budget_run(monkeypatch, lambda subscription: PERMISSIONS["Contributor"], preview=False)
+    assert not [w for w in allowed.warnings if "cost.budget" in w]
+
+
+def test_the_budget_permission_is_read_at_the_subscriptions_scope_every_page(arm):
+    from components.azure import permissions
+
+    FakeArm.routes = {
+        "/subscriptions/sub-1/providers/microsoft.authorization/permissions": (
+            200, {"value": [{"actions": ["*/read"], "notActions": []}], "nextLink": f"{arm}/fake-next/permissions-page-2"},
+        ),
+        "/fake-next/permissions-page-2": (200, {"value": [{"actions": ["Microsoft.Consumption/*"], "notActions": []}]}),
+    }  # fmt: skip
+    found = permissions.read("sub-1", credential=FakeCredential(), base_url=arm, timeout=10)
+    assert found == [{"actions": ["*/read"], "notActions": []}, {"actions": ["Microsoft.Consumption/*"], "notActions": []}]
+    assert any("api-version=2022-04-01" in p for p in FakeArm.seen)
+    assert permissions.budget_problem(found, "sub-1") is None
+
+
+@pytest.mark.parametrize("answer", [(403, {"error": {"code": "AuthorizationFailed", "message": "no"}}), (200, {"value": "all"}), (200, [1])])
+def test_an_answer_that_is_not_a_list_of_permissions_raises_for_preflight_to_report(arm, answer):
+    from components.azure import permissions
+
+    FakeArm.routes = {"/subscriptions/sub-1/providers/microsoft.authorization/permissions": answer}
+    with pytest.raises((HttpResponseError, ValueError)):
+        permissions.read("sub-1", credential=FakeCredential(), base_url=arm, timeout=10)

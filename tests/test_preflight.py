@@ -394,3 +394,4 @@ def test_the_sign_in_check_asks_for_an_arm_token_and_reports_why_it_failed(monke
     monkeypatch.setattr(azure.identity, "DefaultAzureCredential", NoSignIn)
     assert managed_pool_checks.sign_in_error(timeout=10) == "CredentialUnavailableError: Please run 'az login' to set up an account"
     assert scopes == ["https://management.azure.com/.default"]
+

@@ -25,7 +25,7 @@ from typing import Iterable, Mapping, Optional
 import pulumi
 from pulumi_azure_native import authorization
 
-from components.azure import azure_facts, pool_network
+from components.azure import azure_facts, permissions, pool_network
 from components.azure.azure_facts import Facts, under_mock_engine
 from components.azure.capacity import capacity, retired_sizes
 from components.azure.cluster_facts import ClusterFacts
@@ -72,6 +72,8 @@ def run(
         problems += check_existing_cluster(cfg, found, stack)
         node_group, own_pools = found.node_resource_group, pools_of_stack(found, stack)
     facts, notes = load_facts(cfg, region, node_group)
+    budget_problems, budget_notes = budget_permission(cfg)
+    notes += budget_notes
     if facts is not None and own_pools:
         facts = dataclasses.replace(facts, existing_pools={**facts.existing_pools, **own_pools})
     problems += [
@@ -80,6 +82,7 @@ def run(
         *feature_registration(cfg),
         *managed_pool_sign_in(cfg),
         *(capacity(cfg, facts, stack, region) if facts else []),
+        *budget_problems,
     ]
     blocking = [p.message for p in problems if p.blocking]
     if blocking and not dry_run and mode == "enforce":
@@ -120,6 +123,24 @@ def load_facts(cfg: StackConfig, location: str, node_group: Optional[str] = None
     except Exception as error:  # noqa: BLE001 - any failure only means the facts are missing
         reason = " ".join(str(error).split())[:300] or type(error).__name__
         return None, [f"{unchecked}: {type(error).__name__}: {reason}"]
+
+
+def budget_permission(cfg: StackConfig) -> tuple[list[Problem], list[str]]:
+    """Whether the signed-in identity may create cost.budget at the subscription's scope
+    (components/azure/permissions.py): a blocking problem when Azure lists its permissions
+    there without it; a note when they cannot be read."""
+    if cfg.cost.budget is None:
+        return [], []
+    unchecked = "preflight: the permission to create aks-gpu:cost.budget was not checked"
+    if under_mock_engine():
+        return [], [f"{unchecked}: the mock engine makes no calls to Azure"]
+    try:
+        subscription = subscription_id(cfg)
+        problem = permissions.budget_problem(permissions.read(subscription), subscription)
+    except Exception as error:  # noqa: BLE001 - any failure only means it was not checked
+        reason = " ".join(str(error).split())[:300] or type(error).__name__
+        return [], [f"{unchecked}: {type(error).__name__}: {reason}"]
+    return ([Problem(problem)] if problem else []), []
 
 
 def subscription_id(cfg: StackConfig) -> str:

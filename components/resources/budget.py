@@ -144,6 +144,12 @@ class CostBudgetArgs:
     amount: float
     contact_emails: Sequence[str]
     start_date: str
+    #: What is created first: the GPU pools, what serves them and their Jobs. Creating the
+    #: budget needs Microsoft.Consumption/budgets/write at the subscription's scope, which a
+    #: team with rights on its own resource group lacks; its 403 stops the engine from
+    #: starting any new step, so the budget comes last, and a refusal leaves a whole stack
+    #: (components/azure/permissions.py, which preflight checks first where it can).
+    after: Sequence[pulumi.Resource] = ()
 
 
 def notifications(emails: Sequence[str]) -> dict[str, consumption.NotificationArgs]:
@@ -174,6 +180,6 @@ class CostBudget(pulumi.ComponentResource):
             time_grain=consumption.TimeGrainType.MONTHLY,
             time_period=consumption.BudgetTimePeriodArgs(start_date=args.start_date),
             notifications=notifications(args.contact_emails),
-            opts=pulumi.ResourceOptions(parent=self, ignore_changes=["timePeriod"]),
+            opts=pulumi.ResourceOptions(parent=self, ignore_changes=["timePeriod"], depends_on=list(args.after)),
         )
         self.register_outputs({"budgetName": self.budget.name})

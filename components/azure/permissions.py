@@ -1,0 +1,93 @@
+"""Whether the signed-in identity may create the stack's budget (aks-gpu:cost.budget), read
+before anything is created.
+
+The budget sits at the subscription's scope (components/resources/budget.py), and creating it
+needs `Microsoft.Consumption/budgets/write` there ("Creates and update the budgets by a
+subscription or a management group": Azure's resource provider operations list; Owner,
+Contributor and Cost Management Contributor have it: tutorial-acm-create-budgets.md). A team
+with Contributor on its own resource group alone lacks it, and the budget's create answers
+403. The program creates the budget last, after the pools and the Jobs, so that 403 leaves
+a whole stack and one missing budget; preflight says it first, where it can read the
+identity's permissions.
+
+The read: ARM's effective permissions of the caller, `GET {scope}/providers/Microsoft.Authorization/permissions`
+(api-version 2022-04-01; Permission: actions, notActions, dataActions, notDataActions). The
+REST reference documents it at a resource group's and a resource's scope
+(Permissions_ListForResourceGroup, Permissions_ListForResource, azure-rest-api-specs
+authorization 2022-04-01); it is asked here at the subscription's, the budget's scope. When
+Azure answers anything but that list, preflight says the permission was not checked and
+blocks nothing. An action is granted when one permission's `actions` match it and none of
+that permission's `notActions` do ("Azure RBAC ... NotActions ... subtracted from Actions",
+role-definitions.md); a pattern's `*` matches any run of characters, case aside.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Iterable, Mapping, Optional
+
+BUDGET_WRITE = "Microsoft.Consumption/budgets/write"
+API_VERSION = "2022-04-01"
+TIMEOUT_SECONDS = 15
+
+
+def _matches(pattern: str, action: str) -> bool:
+    regex = ".*".join(re.escape(part) for part in pattern.split("*"))
+    return re.fullmatch(regex, action, flags=re.IGNORECASE) is not None
+
+
+def allows(permissions: Iterable[Mapping[str, Any]], action: str) -> bool:
+    """Does any permission grant `action`: an `actions` pattern matches it and no
+    `notActions` pattern of the same permission does?"""
+    for permission in permissions:
+        granted = any(_matches(p, action) for p in permission.get("actions") or [] if isinstance(p, str))
+        taken = any(_matches(p, action) for p in permission.get("notActions") or [] if isinstance(p, str))
+        if granted and not taken:
+            return True
+    return False
+
+
+def read(subscription_id: str, credential: Any = None, base_url: Optional[str] = None, timeout: float = TIMEOUT_SECONDS) -> list[dict[str, Any]]:
+    """The caller's permissions at the subscription's scope, every page. Raises on any
+    failure, or on an answer that is not a list of permissions; the caller turns that into
+    "not checked". `credential` and `base_url` exist for the tests' local fake of ARM."""
+    from azure.core.pipeline.policies import RetryPolicy, UserAgentPolicy
+    from azure.core.rest import HttpRequest
+    from azure.identity import DefaultAzureCredential
+    from azure.mgmt.core import ARMPipelineClient
+    from azure.mgmt.core.policies import ARMChallengeAuthenticationPolicy
+
+    endpoint = base_url or "https://management.azure.com"
+    client: Any = ARMPipelineClient(
+        base_url=endpoint,
+        policies=[
+            UserAgentPolicy("aks-gpu-preflight"),
+            RetryPolicy(retry_total=2, timeout=timeout),
+            ARMChallengeAuthenticationPolicy(credential or DefaultAzureCredential(), f"{endpoint}/.default"),
+        ],
+    )
+    options = {"connection_timeout": 5, "read_timeout": timeout, "enforce_https": not endpoint.startswith("http://")}
+    url: Optional[str] = f"{endpoint}/subscriptions/{subscription_id}/providers/Microsoft.Authorization/permissions?api-version={API_VERSION}"
+    found: list[dict[str, Any]] = []
+    while url:
+        response = client.send_request(HttpRequest("GET", url), **options)
+        response.raise_for_status()
+        page = response.json()
+        values = page.get("value") if isinstance(page, dict) else None
+        if not isinstance(values, list) or not all(isinstance(v, dict) for v in values):
+            raise ValueError(f"Azure's answer is not a list of permissions: {str(page)[:200]}")
+        found += values
+        url = page.get("nextLink")
+    return found
+
+
+def budget_problem(permissions: list[Mapping[str, Any]], subscription_id: str) -> Optional[str]:
+    """What preflight says when the identity cannot create the budget, or None."""
+    if allows(permissions, BUDGET_WRITE):
+        return None
+    return (
+        f"cost.budget: the signed-in identity lacks {BUDGET_WRITE} at subscription {subscription_id}, where the "
+        "budget is created (its permissions there, as Azure lists them); created last, it would fail with 403 after "
+        "everything else: ask for Cost Management Contributor on the subscription, or remove aks-gpu:cost.budget "
+        "(docs/permissions.md)"
+    )
