@@ -305,3 +305,11 @@ def test_a_config_error_stops_the_program_before_any_resource_is_registered(over
         run_program("dev", overrides=overrides, monitor=monitor, preview=preview)
     assert isinstance(error.value, pulumi.RunError), "RunError: the CLI shows no stack trace"
     assert monitor.registrations == []
+
+
+def test_an_unknown_member_of_an_object_inside_an_object_is_one_line():
+    """pydantic reports it as an unexpected keyword argument of the inner dataclass."""
+    refused(
+        r"^unknown config aks-gpu:cost\.budget\.amout \(did you mean amount\?\); allowed: amount, contactEmails$",
+        cost={"budget": {"amount": 5, "amout": 5, "contactEmails": ["a@example.com"]}},
+    )

@@ -12,7 +12,7 @@ from typing import Callable, Optional
 from components.catalog import gpu_sizes
 from components.azure.azure_facts import REGIONAL_CORES, REGIONAL_SPOT_CORES, Facts
 from components.azure.problem import Problem
-from components.config import NAMESPACE, SYSTEM_POOL_NAME, StackConfig
+from components.config import NAMESPACE, SYSTEM_POOL_NAME, StackConfig, pool_upgrades
 
 QUOTA_FIX = "request more on the Azure portal's Quotas page (Compute, {location}, '{display}')"
 
@@ -31,6 +31,8 @@ class PoolNeed:
     spot: bool = False
     gpu: bool = False
     gen2: bool = False
+    #: Nodes AKS adds while it upgrades the pool at its largest (upgradeSettings.maxSurge).
+    surge: int = 0
 
 
 def retired_sizes(cfg: StackConfig, stack: str) -> list[Problem]:
@@ -60,10 +62,11 @@ def pool_needs(cfg: StackConfig, facts: Facts) -> list[PoolNeed]:
     for gpu in cfg.gpu_pools:
         start = max(gpu.node_count, 1) if cfg.mnist_job.enabled else gpu.node_count
         most = max(gpu.max_count or gpu.node_count, start)
+        surge = pool_upgrades.surge_nodes(gpu.upgrade_settings, most)
         existing_size, existing_nodes = facts.existing_pools.get(gpu.name, (None, 0))
         if existing_size == gpu.vm_size:
             start, most = max(start - existing_nodes, 0), max(most - existing_nodes, 0)
-        needs.append(PoolNeed(cfg.pool_key(gpu), gpu.vm_size, start, most, gpu.spot, gpu=True, gen2=gpu.gen2))
+        needs.append(PoolNeed(cfg.pool_key(gpu), gpu.vm_size, start, most, gpu.spot, gpu=True, gen2=gpu.gen2, surge=surge))
     if cfg.existing_cluster is None:
         # The System pool is created with the cluster and never changed by `pulumi up` after.
         system = cfg.system_pool
@@ -131,6 +134,12 @@ def quota(needs: list[PoolNeed], facts: Facts, location: str, alternative: Calla
             problems.append(Problem(f"{pools} need{'s' if len(users) == 1 else ''} {start} vCPUs of {numbers}; {fix}{extra}"))
         elif most > usage.free:
             problems.append(Problem(f"{pools} may grow to {most} vCPUs of {numbers}: the autoscaler would stall; {fix}", False))
+        elif (upgrading := sum((n.max_nodes + n.surge) * v for n, v in users)) > usage.free:
+            surging = ", ".join(f"{n.key}.upgradeSettings.maxSurge ({n.surge} node(s))" for n, _ in users if n.surge)
+            problems.append(Problem(
+                f"{surging}: an upgrade adds {upgrading - most} vCPUs to {most} of {numbers}; AKS's upgrades would fail with "
+                f"QuotaExceeded; {fix}, or leave maxSurge unset (0: one node down at a time, no extra quota)", False,
+            ))  # fmt: skip
     return problems
 
 

@@ -6,6 +6,7 @@ dataclasses: type, default, allowed values, description), its rules and its mess
   messages.py   the one-line errors
   cluster.py    systemPool, access, network, upgrade: the cluster this program creates
   pools.py      gpuPool / gpuPools: each GPU pool
+  pool_upgrades.py  a GPU pool's upgradeSettings, and the default that needs no extra GPU quota
   workloads.py  devicePlugin, gpuOperator, monitoring, mnistJob: what runs on the pools
   existing.py   existingCluster
   preflight.py  preflight
@@ -23,7 +24,9 @@ from components.config.cluster import (
 )
 from components.config.cost import BudgetConfig, CostConfig
 from components.config.existing import ExistingClusterConfig
+from components.config import pool_upgrades
 from components.config.messages import camel_case, members, strip_optional
+from components.config.pool_upgrades import PoolUpgradeSettings
 from components.config.pools import MANAGED_MIG_API_VERSION, GpuPoolConfig, GpuPoolSettings, managed_key
 from components.config.preflight import PreflightConfig
 from components.config.stack import DEFAULT_LOCATION, LOCATION_KEY, ProjectConfig, StackConfig, known_keys, load, parse
@@ -37,7 +40,7 @@ __all__ = [
     "DEFAULT_LOCATION", "GUIDE_DEVICE_PLUGIN_IMAGE", "LOCATION_KEY", "MANAGED_MIG_API_VERSION", "NAMESPACE",
     "SYSTEM_POOL_NAME", "VERSION_UPGRADE_CHANNELS", "AccessConfig", "BudgetConfig", "ConfigError", "CostConfig",
     "DevicePluginConfig", "ExistingClusterConfig", "GpuOperatorConfig", "GpuPoolConfig", "GpuPoolSettings", "Location",
-    "MnistJobConfig", "MonitoringConfig", "NetworkConfig", "PreflightConfig", "ProjectConfig", "ResourceGroupName",
+    "MnistJobConfig", "MonitoringConfig", "NetworkConfig", "PoolUpgradeSettings", "PreflightConfig", "ProjectConfig", "ResourceGroupName",
     "StackConfig", "SystemPoolConfig", "UpgradeConfig", "camel_case", "known_keys", "load", "managed_key", "members",
-    "parse", "strip_optional",
+    "parse", "pool_upgrades", "strip_optional",
 ]

@@ -39,6 +39,10 @@ def one_line(error: ValidationError, root: Any) -> ConfigError:
     problem = error.errors()[0]
     loc = problem["loc"]
     key = f"{NAMESPACE}:{loc[0]}" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc[1:])
+    if problem["type"] in ("extra_forbidden", "unexpected_keyword_argument"):  # an unknown member inside an object
+        parent = strip_annotated(strip_optional(annotation_at(root, loc[:-1])))
+        allowed = members(parent) if dataclasses.is_dataclass(parent) else []
+        return ConfigError(f"unknown config {key}{did_you_mean(str(loc[-1]), allowed)}; allowed: {', '.join(allowed)}")
     if problem["type"] == "missing":
         return ConfigError(f"invalid config {key} is missing: expected {allowed_text(annotation_at(root, loc))}")
     if problem["type"] == "value_error":  # this module's validators word their own message

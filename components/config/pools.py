@@ -14,7 +14,9 @@ from pydantic.dataclasses import dataclass
 
 from components.catalog import gpu_sizes
 from components.config.cluster import SYSTEM_POOL_NAME
+from components.config import pool_upgrades
 from components.config.messages import fail, json_object, structured
+from components.config.pool_upgrades import PoolUpgradeSettings
 from components.config.values import (
     MAX_POOL_NODES, MODEL, NAMESPACE, POOL_NAME_ALLOWED, POOL_NAME_PATTERN, Allowed, Bool, PoolName, SubnetId,
     VmSize, one_of, whole_number,
@@ -79,6 +81,8 @@ class GpuPoolSettings:
     """existingCluster only: the nodes' subnet. Unset: the System pool's, when the cluster's pools have subnets of their own."""
     pod_subnet_id: Optional[SubnetId] = None
     """existingCluster only: the pods' subnet (Azure CNI with dynamic pod IPs). Unset: the System pool's, when it has one."""
+    upgrade_settings: Optional[PoolUpgradeSettings] = None
+    """How AKS upgrades the pool's nodes: maxSurge, maxUnavailable, drainTimeoutInMinutes, nodeSoakDurationInMinutes, undrainableNodeBehavior. Unset: maxSurge '0', maxUnavailable '1': no GPU quota beyond the pool's nodes, one node down at a time (docs/lifecycle.md)."""
 
     @property
     def managed(self) -> bool:
@@ -154,6 +158,7 @@ def check(found: Pools, job_enabled: bool) -> list[str]:
         check_gpu_pool(pool, job_enabled, key)
         warnings += check_size(pool.vm_size, pool.gen2, key)
         warnings += check_pool_stack(pool, found.given[pool.name], key)
+        pool_upgrades.check(pool.upgrade_settings, key)
     return warnings
 
 

@@ -18,6 +18,7 @@ aliases"); tests/test_urns.py pins every URN of today's stacks.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Protocol, Sequence
 
@@ -27,7 +28,7 @@ from pulumi_azure_native import containerservice
 
 from components.azure import pool_mutability, pool_network
 from components.catalog import gpu_sizes
-from components.config import VERSION_UPGRADE_CHANNELS, GpuPoolConfig, UpgradeConfig, camel_case
+from components.config import VERSION_UPGRADE_CHANNELS, GpuPoolConfig, UpgradeConfig, camel_case, pool_upgrades
 from components.azure.pool_network import PoolNetwork
 from components.resources.managed_gpu_pool import ARM_ENDPOINT, MIG_API_VERSION, STABLE_API_VERSION, ManagedGpuPool
 
@@ -117,6 +118,11 @@ def gpu_pool_settings(pool: GpuPoolConfig, network: Optional[PoolNetwork] = None
         "vnet_subnet_id": network.vnet_subnet_id,
         "pod_subnet_id": network.pod_subnet_id,
         "node_taints": gpu_pool_taints(pool),
+        # How AKS upgrades the nodes; by default no surge node, which a GPU quota rarely holds
+        # (components/config/pool_upgrades.py says why and what it costs).
+        "upgrade_settings": containerservice.AgentPoolUpgradeSettingsArgs(
+            **{re.sub(r"[A-Z]", lambda m: "_" + m[0].lower(), k): v for k, v in pool_upgrades.effective(pool.upgrade_settings).items()}
+        ),
     }
     if pool.autoscaling:
         settings.update(enable_auto_scaling=True, min_count=pool.min_count, max_count=pool.max_count)
@@ -151,6 +157,7 @@ def managed_gpu_pool_properties(
     # As the spec's own example, AgentPoolsCreate_ManagedGPU.json (azure-rest-api-specs
     # aks/stable/2026-08-01/examples, commit 1001d5a2): driver Install, nvidia Managed.
     body["gpuProfile"] = {"driver": "Install", "nvidia": nvidia}
+    body["upgradeSettings"] = pool_upgrades.effective(pool.upgrade_settings)
     if orchestrator_version:
         body["orchestratorVersion"] = orchestrator_version
     if tags:

@@ -1,0 +1,104 @@
+"""`upgradeSettings` of a GPU pool: how AKS upgrades its nodes (a Kubernetes version, a node
+image), and the default that needs no GPU quota beyond the pool's own nodes.
+
+AKS upgrades a pool by surging: it adds `maxSurge` new nodes, then drains and reimages the old
+ones ("Add surge nodes: Add new buffer nodes based on max surge (--max-surge) settings",
+upgrade-aks-node-pools-rolling.md, ms.date 05/29/2026). Unset, maxSurge is "10%" (the
+agentPools spec, AgentPoolUpgradeSettings) and "A percent value is rounded up to the nearest
+node count" (the page): one extra GPU node for any pool. A GPU team's quota rarely holds it,
+and the upgrade fails with QuotaExceeded. So a GPU pool here defaults to maxSurge "0" with
+maxUnavailable "1": AKS cordons, drains and reimages one node at a time with no new node
+("The default value of maxUnavailable is 0. When maxUnavailable is 0, AKS requires maxSurge to
+be greater than 0", the page). The cost: one GPU node is out of service while it upgrades.
+
+Members, as azure-native's AgentPoolUpgradeSettings (api 2025-09-01) and the ARM schema
+(tests/azure-specs/2025-09-01) have them: maxSurge and maxUnavailable "an integer (e.g. '5')
+or a percentage (e.g. '50%')", drainTimeoutInMinutes 1-1440 (default 30), nodeSoakDurationInMinutes
+0-30 (default 0), undrainableNodeBehavior Cordon | Schedule. Both maxSurge and maxUnavailable
+above 0 is AKS's "MaxUnavailable fallback", a preview: refused here. All of them change in
+place (`az aks nodepool update --max-surge ...`; components/azure/pool_mutability.py).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Optional
+
+from pydantic.dataclasses import dataclass
+
+from components.config.values import MODEL, one_of, pattern, whole_number
+from components.errors import ConfigError
+
+# A count of nodes (0-1000, AKS's most per pool) or a percentage of the pool (0%-100%).
+NodeShare = pattern(
+    r"^(?:[0-9]|[1-9][0-9]{1,2}|1000|(?:[0-9]|[1-9][0-9]|100)%)$",
+    "a node count from 0 to 1000, or a percentage of the pool from 0% to 100%, as a string such as '1' or '33%'",
+)
+# The default for a GPU pool: no node beyond the pool's own, one node down at a time.
+NO_SURGE = {"maxSurge": "0", "maxUnavailable": "1"}
+
+
+@dataclass(frozen=True, config=MODEL)
+class PoolUpgradeSettings:
+    """How AKS upgrades the pool's nodes (AgentPoolUpgradeSettings). Unset: maxSurge '0' and maxUnavailable '1', which need no GPU quota beyond the pool's own nodes."""
+
+    max_surge: Optional[NodeShare] = None
+    """Nodes AKS adds while it upgrades ('1', '33%'); each needs GPU quota. Unset: '0' (AKS's own default, '10%', is at least one extra GPU node)."""
+    max_unavailable: Optional[NodeShare] = None
+    """Nodes out of service at once while AKS upgrades them in place. Unset: '1' when maxSurge is unset or 0, else AKS's 0."""
+    drain_timeout_in_minutes: Optional[whole_number(1, 1440)] = None
+    """How long AKS waits for a node's pods to leave; past it, the upgrade fails. Unset: AKS's 30."""
+    node_soak_duration_in_minutes: Optional[whole_number(0, 30)] = None
+    """How long AKS waits after draining a node before reimaging it. Unset: AKS's 0."""
+    undrainable_node_behavior: Optional[one_of("Cordon", "Schedule")] = None
+    """A node whose pods will not leave: Cordon (quarantined, left for you) or Schedule. Unset: AKS's Schedule."""
+
+
+def _nodes(share: Optional[str], pool_nodes: int) -> int:
+    """What a maxSurge or maxUnavailable comes to for a pool of `pool_nodes` nodes: a
+    percentage rounds up (the agentPools spec: "fractional nodes are rounded up")."""
+    if share is None:
+        return 0
+    if share.endswith("%"):
+        return math.ceil(int(share[:-1]) * pool_nodes / 100)
+    return int(share)
+
+
+def effective(settings: Optional[PoolUpgradeSettings]) -> dict[str, Any]:
+    """The agentPools `upgradeSettings` the pool is sent with, in ARM's spelling."""
+    given = settings or PoolUpgradeSettings()
+    body = {
+        "maxSurge": given.max_surge,
+        "maxUnavailable": given.max_unavailable,
+        "drainTimeoutInMinutes": given.drain_timeout_in_minutes,
+        "nodeSoakDurationInMinutes": given.node_soak_duration_in_minutes,
+        "undrainableNodeBehavior": given.undrainable_node_behavior,
+    }
+    if given.max_surge is None:
+        body["maxSurge"] = NO_SURGE["maxSurge"]
+    if given.max_unavailable is None and body["maxSurge"] in ("0", "0%"):
+        body["maxUnavailable"] = NO_SURGE["maxUnavailable"]
+    return {k: v for k, v in body.items() if v is not None}
+
+
+def surge_nodes(settings: Optional[PoolUpgradeSettings], pool_nodes: int) -> int:
+    """The nodes an upgrade adds to a pool of `pool_nodes` nodes, as preflight counts quota."""
+    return _nodes(effective(settings).get("maxSurge"), pool_nodes) if pool_nodes else 0
+
+
+def check(settings: Optional[PoolUpgradeSettings], key: str) -> None:
+    """AKS's rules on the pair, in one line each."""
+    body = effective(settings)
+    surge, unavailable = body.get("maxSurge", "0"), body.get("maxUnavailable", "0")
+    zero = {"0", "0%"}
+    if surge in zero and unavailable in zero:
+        raise ConfigError(
+            f"invalid config {key}.upgradeSettings: maxSurge {surge} with maxUnavailable {unavailable}: AKS requires "
+            "maxSurge above 0 when maxUnavailable is 0 (upgrade-aks-node-pools-rolling.md); set maxUnavailable to '1' "
+            "(one node down at a time, no extra quota) or maxSurge above 0"
+        )
+    if surge not in zero and unavailable not in zero:
+        raise ConfigError(
+            f"invalid config {key}.upgradeSettings: maxSurge {surge} with maxUnavailable {unavailable}: both above 0 is "
+            "AKS's MaxUnavailable fallback, a preview this program does not use; set one of them to '0'"
+        )
