@@ -40,6 +40,9 @@ if found is not None:
     for network in networks.values():
         pulumi.log.info(network.why)
     pulumi.log.info(existing_cluster_checks.namespaces_line(cfg, found))
+# A pool that runs under the other kind of GPU management cannot be switched: refused here.
+for warning in preflight.pool_switches(cfg, found):
+    pulumi.log.warn(warning)
 checked = preflight.run(cfg, stack=pulumi.get_stack(), found=found, networks=networks.values())
 for warning in checked.warnings:
     pulumi.log.warn(warning)

@@ -138,14 +138,18 @@ def test_the_operator_also_tolerates_a_spot_pool():
     assert any(t["key"] == "kubernetes.azure.com/scalesetpriority" for t in values["daemonsets"]["tolerations"])
 
 
-@pytest.mark.parametrize("mode", ["aks-managed", "gpu-operator"])
-def test_a_preview_says_that_switching_modes_replaces_the_pool(mode):
+@pytest.mark.parametrize(
+    "mode, says",
+    [("gpu-operator", "switching a deployed pool between this mode and device-plugin replaces it"),
+     ("aks-managed", "a deployed pool cannot switch to or from this mode; a run that would is refused before anything changes")],
+)  # fmt: skip
+def test_a_preview_says_what_switching_to_a_mode_does(mode, says):
     warnings = run(gpuPool={"vmSize": T4, "management": mode}).warnings
-    assert [w for w in warnings if f"management = {mode}: switching" in w and "replaces the GPU pool" in w]
+    assert [w for w in warnings if w.startswith(f"aks-gpu:gpuPool.management = {mode}: {says}")]
 
 
 def test_the_default_mode_does_not_warn_about_switching():
-    assert not [w for w in run().warnings if "switching" in w]
+    assert not [w for w in run().warnings if "switch" in w]
 
 
 @pytest.mark.parametrize(

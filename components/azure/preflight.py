@@ -25,7 +25,7 @@ from typing import Iterable, Mapping, Optional
 import pulumi
 from pulumi_azure_native import authorization
 
-from components.azure import azure_facts, permissions, pool_network
+from components.azure import azure_facts, permissions, pool_modes, pool_network
 from components.azure.azure_facts import Facts, under_mock_engine
 from components.azure.capacity import capacity, retired_sizes
 from components.azure.cluster_facts import ClusterFacts
@@ -102,6 +102,18 @@ def provider_host(cfg: StackConfig, environ: Mapping[str, str]) -> None:
     problem = host_problem(environ) if any(p.managed for p in cfg.gpu_pools) else None
     if problem:
         raise PreflightError(f"preflight: {problem}")
+
+
+def pool_switches(cfg: StackConfig, found: Optional[ClusterFacts]) -> list[str]:
+    """A pool that runs in Azure under the other kind of GPU management than the config now
+    asks for cannot be switched by any `up` (components/azure/pool_modes.py): that is
+    certain, whatever preflight.mode says, so a preview stops too. Returns the notes of what
+    could not be read."""
+    group, cluster = (found.resource_group, found.name) if found else (cfg.resource_group_name, cfg.cluster_name)
+    refused, notes = pool_modes.check(cfg, group, cluster, lambda: subscription_id(cfg), under_mock_engine())
+    if refused:
+        raise PreflightError("preflight: " + refused[0] + (f" (and {len(refused) - 1} more pool(s) likewise)" if len(refused) > 1 else ""))
+    return notes
 
 
 def load_facts(cfg: StackConfig, location: str, node_group: Optional[str] = None) -> tuple[Optional[Facts], list[str]]:

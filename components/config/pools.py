@@ -315,10 +315,15 @@ def check_pool_stack(pool: GpuPoolConfig, given: Mapping[str, Any], key: str) ->
         )
     check_mig(pool, key)
     warnings = []
-    if pool.mode != "device-plugin":
+    if pool.mode == "gpu-operator":
         warnings.append(
-            f"{key}.management = {pool.mode}: switching a deployed stack to or from this mode replaces the GPU pool "
+            f"{key}.management = gpu-operator: switching a deployed pool between this mode and device-plugin replaces it "
             "(its GPU driver setting cannot change in place), deleting the old pool first (docs/gpu.md)"
+        )
+    elif pool.mode == "aks-managed":
+        warnings.append(
+            f"{key}.management = aks-managed: a deployed pool cannot switch to or from this mode; a run that would is "
+            "refused before anything changes, and a new pool name is the way through (docs/gpu.md)"
         )
     if pool.managed:
         check_managed_gpu(pool, key)

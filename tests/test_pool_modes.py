@@ -1,0 +1,111 @@
+"""A GPU pool that runs under one kind of GPU management, and a config that asks for the
+other (components/azure/pool_modes.py): refused in one line before anything is registered, in
+a preview and in a deployment, with a way through for gpuPool and gpuPools alike."""
+
+from __future__ import annotations
+
+import pytest
+
+import fake_aks
+from components.azure import pool_modes
+from components.errors import PreflightError
+from components.resources.managed_gpu_pool import STABLE_API_VERSION
+from conftest import MANAGED_CLUSTER, MANAGED_GROUP
+from tools.azure_mocks import AzureMocks
+from tools.mock_engine import RecordingMonitor, run_program
+
+T4 = "Standard_NC4as_T4_v3"
+RUNS = {
+    "device-plugin": {"vmSize": T4, "count": 1},
+    "gpu-operator": {"vmSize": T4, "count": 1, "gpuProfile": {"driver": "None"}},
+    "aks-managed": {"vmSize": T4, "count": 1, "gpuProfile": {"driver": "Install", "nvidia": {"managementMode": "Managed"}}},
+}
+
+
+@pytest.fixture
+def azure():
+    """The fake agentPools API with the dev cluster in it, and a client that reaches it."""
+    for fake in fake_aks.serve():
+        fake.clusters.add((MANAGED_GROUP, MANAGED_CLUSTER))
+        fake.client = fake_aks.client_factory_for(fake.url)("sub", pool_modes.API_VERSION)
+        yield fake
+
+
+def running(azure, **pools: str) -> None:
+    for name, mode in pools.items():
+        path = f"/subscriptions/sub/resourceGroups/{MANAGED_GROUP}/providers/Microsoft.ContainerService/managedClusters/{MANAGED_CLUSTER}/agentPools/{name}"
+        azure.pools[(MANAGED_GROUP, MANAGED_CLUSTER, name)] = {"id": path, "name": name, "properties": dict(RUNS[mode])}
+
+
+def with_azure(monkeypatch, azure) -> None:
+    """The program's check reads the fake instead of skipping the read under the mock engine."""
+    real = pool_modes.check
+    monkeypatch.setattr(pool_modes, "check", lambda cfg, group, cluster, subscription, under_mocks, client=None: real(cfg, group, cluster, subscription, False, azure.client))
+
+
+def run(preview: bool, **overrides):
+    monitor = RecordingMonitor(AzureMocks())
+    try:
+        return run_program("dev", overrides=overrides, monitor=monitor, preview=preview), monitor
+    except PreflightError as error:
+        return error, monitor
+
+
+def test_the_read_uses_the_api_version_the_managed_pool_is_sent_with():
+    assert pool_modes.API_VERSION == STABLE_API_VERSION
+
+
+@pytest.mark.parametrize("mode", sorted(RUNS))
+def test_each_mode_is_told_apart_in_the_agent_pools_answer(azure, mode):
+    running(azure, gpu=mode)
+    assert pool_modes.read(azure.client, MANAGED_GROUP, MANAGED_CLUSTER, ["gpu", "other"]) == {"gpu": mode}
+    assert pool_modes.read(azure.client, "no-rg", "no-cluster", ["gpu"]) == {}, "no cluster: nothing runs"
+    assert azure.calls("GET")[0].api_version == "2026-08-01"
+
+
+@pytest.mark.parametrize("preview", [True, False])
+@pytest.mark.parametrize("was, now", [("device-plugin", {"management": "aks-managed"}), ("gpu-operator", {"dedicatedVhd": True}), ("aks-managed", {})])
+def test_a_switch_to_or_from_aks_managed_is_refused_before_anything_is_registered(monkeypatch, azure, preview, was, now):
+    running(azure, gpu=was)
+    with_azure(monkeypatch, azure)
+    error, monitor = run(preview, gpuPool={"vmSize": T4, **now})
+    assert isinstance(error, PreflightError) and monitor.registrations == []
+    message = str(error)
+    assert "\n" not in message
+    assert message.startswith(f"preflight: aks-gpu:gpuPool.management = ")
+    assert f"node pool gpu in cluster {MANAGED_CLUSTER} runs {was} (read from Azure)" in message
+    assert "Give the pool a new name (aks-gpu:gpuPool.name)" in message and "remove the entry" not in message
+
+
+def test_in_gpu_pools_the_line_names_the_entry_and_both_ways_through(monkeypatch, azure):
+    running(azure, a="aks-managed", b="device-plugin")
+    with_azure(monkeypatch, azure)
+    error, _ = run(False, gpuPool=None, gpuPools={"a": {"vmSize": T4}, "b": {"vmSize": T4}})
+    message = str(error)
+    assert message.startswith("preflight: aks-gpu:gpuPools.a.management = device-plugin: node pool a")
+    assert "(the entry's key in aks-gpu:gpuPools)" in message and "remove the entry, `pulumi up`, then add it back" in message
+
+
+@pytest.mark.parametrize("was, now", [("device-plugin", {"management": "gpu-operator"}), ("gpu-operator", {}), ("aks-managed", {"management": "aks-managed"}), (None, {"management": "aks-managed"})])
+def test_a_switch_within_one_kind_of_pool_a_same_mode_or_a_new_pool_goes_on(monkeypatch, azure, was, now):
+    """device-plugin and gpu-operator are both a typed pool: the driver setting replaces it,
+    deleting first (test_lifecycle.py)."""
+    if was:
+        running(azure, gpu=was)
+    with_azure(monkeypatch, azure)
+    result, _ = run(True, gpuPool={"vmSize": T4, **now})
+    assert not isinstance(result, PreflightError), result
+
+
+def test_a_read_that_fails_warns_that_nothing_was_checked_and_blocks_nothing(monkeypatch, azure):
+    running(azure, gpu="device-plugin")
+    azure.refuse["GET"] = (403, "AuthorizationFailed")
+    with_azure(monkeypatch, azure)
+    result, _ = run(False, gpuPool={"vmSize": T4, "management": "aks-managed"})
+    assert not isinstance(result, PreflightError)
+    assert any(w.startswith("preflight: the GPU pools' management in Azure was not checked: HttpResponseError") for w in result.warnings)
+
+
+def test_under_the_mock_engine_nothing_is_read():
+    result, _ = run(True, gpuPool={"vmSize": T4, "management": "aks-managed"})
+    assert not any("management in Azure" in w for w in result.warnings)
