@@ -21,3 +21,8 @@ class CostError(pulumi.RunError):
 
 class AzureReadError(pulumi.RunError):
     """A read of Azure that failed: what was read, what Azure answered, and what to do."""
+
+
+class ClusterAccessError(pulumi.RunError):
+    """The identity that runs the program may not yet create Kubernetes objects in the cluster,
+    or the cluster could not be asked (components/azure/cluster_access.py)."""

@@ -283,13 +283,21 @@ def run_under_mocks(
     logger.setLevel(logging.INFO)  # the SDK logs each registration at debug: records nobody reads
 
     settings.ROOT.set(None)  # a fresh root stack for each run in one process
+    # ...and a fresh record of failed RPCs: a run that failed after it registered resources (an
+    # error raised inside an apply) leaves its exception there, which the next run's
+    # wait_for_rpcs would raise again (pulumi/runtime/stack.py, rpc_manager.py).
+    settings._get_rpc_manager().clear()
     pulumi_mocks.set_mocks(monitor.mocks, project=project, stack=stack, preview=preview, logger=logger, monitor=monitor)
     pulumi.runtime.set_all_config(dict(config or {}))
 
-    with _program_on_path():
-        body()
-        _sync_await(wait_for_rpcs())
-        outputs = _sync_await(_resolve_outputs(settings.get_root_resource().outputs))  # type: ignore[union-attr]
+    try:
+        with _program_on_path():
+            body()
+            _sync_await(wait_for_rpcs())
+            outputs = _sync_await(_resolve_outputs(settings.get_root_resource().outputs))  # type: ignore[union-attr]
+    except BaseException:
+        _abandon_run()
+        raise
 
     return ProgramRun(
         project=project,
@@ -302,6 +310,22 @@ def run_under_mocks(
         infos=list(collector.infos),
         notes=list(getattr(monitor.mocks, "notes", [])),
     )
+
+
+def _abandon_run() -> None:
+    """After a run that failed once it had registered resources (an error raised inside an
+    apply), its other tasks still wait on the event loop, and its outputs' tasks in the SDK's
+    settings; the next run would resume or await them, and their failures would be its own.
+    Cancel them, and forget the failure."""
+    loop = asyncio.get_event_loop()
+    pending = [task for task in asyncio.all_tasks(loop) if not task.done()]
+    for task in pending:
+        task.cancel()
+    if pending and not loop.is_running():
+        loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+    settings._get_rpc_manager().clear()
+    with settings.SETTINGS.lock:  # the outputs wait_for_rpcs awaits last (pulumi/runtime/stack.py)
+        settings.SETTINGS.outputs.clear()
 
 
 async def _resolve_outputs(exports: Mapping[str, Any]) -> dict[str, StackOutput]:

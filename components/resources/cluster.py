@@ -12,6 +12,7 @@ into `Scaling` (pulumi/pulumi-azure-native#4264).
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import shlex
 from dataclasses import dataclass
@@ -23,6 +24,8 @@ import yaml
 import pulumi_command as command
 from pulumi_azure_native import authorization, containerservice, resources
 
+from components.azure import cluster_access
+from components.azure.azure_facts import under_mock_engine
 from components.config import VERSION_UPGRADE_CHANNELS, SYSTEM_POOL_NAME, AccessConfig, NetworkConfig, SystemPoolConfig, UpgradeConfig
 from components.resources.gpu_pool import MAX_PODS
 
@@ -318,13 +321,32 @@ class GpuCluster(pulumi.ComponentResource):
         # next `up` fails with AlreadyExists. docs/lifecycle.md cites the sources. When the
         # cluster really is gone, set PULUMI_K8S_DELETE_UNREACHABLE=true for that one run (README).
         needs: list[pulumi.Resource] = [self.managed_cluster]
+        kubeconfig = self.kubeconfig
         if self.deployer_role_assignment is not None:
             needs.append(self.deployer_role_assignment)
+            kubeconfig = self._access_proven(self.deployer_role_assignment)
         return k8s.Provider(
             f"{self._name}-k8s",
-            kubeconfig=self.kubeconfig,
+            kubeconfig=kubeconfig,
             opts=pulumi.ResourceOptions(parent=self, depends_on=needs),
         )
+
+    def _access_proven(self, grant: authorization.RoleAssignment) -> pulumi.Output[str]:
+        """The kubeconfig, once the cluster says the deployer may create namespaces: a new role
+        assignment takes up to five minutes to reach the cluster's authorizer, and
+        pulumi-kubernetes does not retry a 403 (components/azure/cluster_access.py asks, and
+        says why). Only in a deployment, and after the grant exists (its ID is known then); a
+        preview asks nothing. Every `up` asks once, which answers at once after the first.
+        The wait runs on a worker thread, so the program's other registrations go on."""
+
+        def proven(values: list[Any]) -> Any:
+            kubeconfig = values[0]
+            if pulumi.runtime.is_dry_run() or under_mock_engine():
+                return kubeconfig
+            who = f"the identity granted cluster-admin ({values[1]})"
+            return asyncio.get_running_loop().run_in_executor(None, cluster_access.wait_for_access, kubeconfig, who)
+
+        return pulumi.Output.secret(pulumi.Output.all(self.kubeconfig, grant.principal_id, grant.id).apply(proven))
 
 
 def get_credentials_command(resource_group: str, cluster: str) -> str:

@@ -1,0 +1,191 @@
+"""The first `up` of an Entra ID cluster needs no rerun: the Kubernetes provider's kubeconfig
+resolves only once the cluster says the deployer may create namespaces
+(components/azure/cluster_access.py), asked with the kubeconfig's own credential plugin."""
+
+from __future__ import annotations
+
+import base64
+import json
+import ssl
+import sys
+import tempfile
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+import fake_aks
+from components.azure import cluster_access
+from components.azure.cluster_access import Answer
+from components.errors import ClusterAccessError
+from components.resources import cluster as cluster_module
+from tools.azure_mocks import AzureMocks
+from tools.mock_engine import RecordingMonitor, run_program
+
+T4 = "Standard_NC4as_T4_v3"
+ENTRA = {"gpuPool": {"vmSize": T4}, "access": {"mode": "entra"}}
+
+
+# --------------------------------------------------------------------------- the wait
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now, self.slept = 0.0, []
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds
+
+
+def test_it_asks_again_until_the_cluster_says_yes_backing_off():
+    answers = iter([Answer(False, "HTTP 403 Forbidden"), Answer(False, "not allowed (no RBAC policy matched)"), Answer(True, "allowed")])
+    clock = Clock()
+    got = cluster_access.wait_for_access("kubeconfig", "me", probe=lambda k: next(answers), clock=lambda: clock.now, sleep=clock.sleep)
+    assert got == "kubeconfig" and clock.slept == [5.0, 10.0]
+
+
+def test_it_gives_up_within_its_limit_in_one_line_that_says_what_to_do():
+    clock = Clock()
+    with pytest.raises(ClusterAccessError) as raised:
+        cluster_access.wait_for_access("k", "the identity granted cluster-admin (p-1)", probe=lambda k: Answer(False, "HTTP 403 Forbidden"), clock=lambda: clock.now, sleep=clock.sleep)
+    said = str(raised.value)
+    assert said.startswith("the identity granted cluster-admin (p-1) may still not create namespaces in the cluster after 10 minutes")
+    assert "(last answer: HTTP 403 Forbidden)" in said and "`pulumi up` again" in said and "\n" not in said
+    assert sum(clock.slept) <= cluster_access.WAIT_SECONDS and max(clock.slept) == cluster_access.LONGEST_DELAY
+
+
+def test_a_cluster_that_cannot_be_asked_stops_at_once():
+    def unreachable(kubeconfig):
+        raise ClusterAccessError("could not reach the cluster's API server https://x: timed out")
+
+    clock = Clock()
+    with pytest.raises(ClusterAccessError, match="could not reach"):
+        cluster_access.wait_for_access("k", "me", probe=unreachable, clock=lambda: clock.now, sleep=clock.sleep)
+    assert clock.slept == []
+
+
+# --------------------------------------------------------------------------- one question, over HTTPS
+
+
+class FakeApiServer(BaseHTTPRequestHandler):
+    answer: tuple[int, dict] = (201, {})
+    seen: list[tuple[str, str, dict]] = []
+
+    def do_POST(self):  # noqa: N802
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        self.seen.append((self.path, self.headers["Authorization"], body))
+        status, answer = self.answer
+        data = json.dumps(answer).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def api(tmp_path):
+    """A TLS API server on 127.0.0.1, and a kubeconfig for it whose exec plugin prints a token
+    (as kubelogin does) and fails unless client-go's KUBERNETES_EXEC_INFO is set."""
+    cert, key = fake_aks._certificate(tmp_path)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), FakeApiServer)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+    plugin = tmp_path / "kubelogin.py"
+    plugin.write_text(
+        "import json, os, sys\n"
+        "assert json.loads(os.environ['KUBERNETES_EXEC_INFO'])['spec']['interactive'] is False\n"
+        "print(json.dumps({'apiVersion': 'client.authentication.k8s.io/v1beta1', 'kind': 'ExecCredential',"
+        " 'status': {'token': 'token-for-' + sys.argv[-1] + '-' + os.environ['LOGIN']}}))\n"
+    )
+    kubeconfig = {
+        "apiVersion": "v1", "kind": "Config", "current-context": "aks",
+        "clusters": [{"name": "aks", "cluster": {"server": f"https://127.0.0.1:{server.server_port}", "certificate-authority-data": base64.b64encode(cert.read_bytes()).decode()}}],
+        "contexts": [{"name": "aks", "context": {"cluster": "aks", "user": "u"}}],
+        "users": [{"name": "u", "user": {"exec": {"command": sys.executable, "args": [str(plugin), "server-id"], "env": [{"name": "LOGIN", "value": "azurecli"}]}}}],
+    }  # fmt: skip
+    FakeApiServer.seen = []
+    yield json.dumps(kubeconfig)
+    server.shutdown()
+
+
+def test_one_question_is_a_self_subject_access_review_with_the_plugins_token(api):
+    FakeApiServer.answer = (201, {"status": {"allowed": True}})
+    assert cluster_access.ask(api) == Answer(True, "allowed")
+    [(path, authorization, body)] = FakeApiServer.seen
+    assert path == "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"
+    assert authorization == "Bearer token-for-server-id-azurecli"
+    assert body["spec"] == {"resourceAttributes": {"verb": "create", "resource": "namespaces"}}
+
+
+@pytest.mark.parametrize("status, answer, allowed, said", [
+    (201, {"status": {"allowed": False, "reason": "no RBAC policy matched"}}, False, "not allowed (no RBAC policy matched)"),
+    (403, {"kind": "Status", "code": 403}, False, "HTTP 403 Forbidden"),
+    (401, {"kind": "Status", "code": 401}, False, "HTTP 401 Unauthorized"),
+])  # fmt: skip
+def test_not_yet_is_an_answer_to_wait_on(api, status, answer, allowed, said):
+    FakeApiServer.answer = (status, answer)
+    assert cluster_access.ask(api) == Answer(allowed, said)
+
+
+def test_any_other_answer_or_no_plugin_stops_at_once(api):
+    FakeApiServer.answer = (500, {"kind": "Status", "code": 500})
+    with pytest.raises(ClusterAccessError, match="HTTP 500"):
+        cluster_access.ask(api)
+    config = json.loads(api)
+    config["users"][0]["user"]["exec"]["command"] = "/nonexistent/kubelogin"
+    with pytest.raises(ClusterAccessError, match="could not run the kubeconfig's credential plugin /nonexistent/kubelogin"):
+        cluster_access.ask(json.dumps(config))
+    config["clusters"][0]["cluster"]["server"] = "https://127.0.0.1:9"
+    config["users"][0]["user"] = {"token": "t"}
+    with pytest.raises(ClusterAccessError, match="could not reach the cluster's API server https://127.0.0.1:9"):
+        cluster_access.ask(json.dumps(config))
+
+
+# --------------------------------------------------------------------------- in the program
+
+
+def deploy(monkeypatch, wait, preview=False, **overrides):
+    monkeypatch.setattr(cluster_module, "under_mock_engine", lambda: False)
+    monkeypatch.setattr(cluster_access, "wait_for_access", wait)
+    return run_program("dev", overrides=overrides or ENTRA, monitor=RecordingMonitor(AzureMocks()), preview=preview)
+
+
+def test_the_kubernetes_provider_gets_the_kubeconfig_once_the_cluster_said_yes(monkeypatch):
+    asked = []
+
+    def wait(kubeconfig, who):
+        asked.append((kubeconfig, who))
+        return kubeconfig
+
+    run = deploy(monkeypatch, wait)
+    [(kubeconfig, who)] = asked
+    assert "--login" in kubeconfig and "azurecli" in kubeconfig, "the Entra kubeconfig, as the provider uses it"
+    assert who == "the identity granted cluster-admin (22222222-2222-2222-2222-222222222222)"
+    provider = run.one("pulumi:providers:kubernetes")
+    assert provider.inputs["kubeconfig"].value == kubeconfig
+    grant = run.one("azure-native:authorization:RoleAssignment")
+    assert grant.urn in provider.dependencies
+
+
+@pytest.mark.parametrize("preview, overrides", [(True, ENTRA), (False, {"gpuPool": {"vmSize": T4}})], ids=["a preview", "local accounts"])
+def test_a_preview_or_a_cluster_without_the_grant_asks_nothing(monkeypatch, preview, overrides):
+    asked = []
+    deploy(monkeypatch, lambda k, who: asked.append(k) or k, preview=preview, **overrides)
+    assert asked == []
+
+
+def test_a_deployer_that_never_gets_access_fails_the_up_in_one_line(monkeypatch):
+    def never(kubeconfig, who):
+        raise ClusterAccessError(f"{who} may still not create namespaces in the cluster after 10 minutes")
+
+    with pytest.raises(ClusterAccessError) as raised:
+        deploy(monkeypatch, never)
+    assert "\n" not in str(raised.value)
