@@ -262,3 +262,19 @@ def test_on_a_machine_up_for_only_seconds_an_operation_still_gets_its_whole_limi
     fake_time(monkeypatch, monotonic=lambda: 10.0)
     aks.operation_seconds = 0.1
     assert PROVIDER.create(inputs()).outs["provisioningState"] == "Succeeded"
+
+
+@pytest.mark.parametrize("member", ["vnetSubnetID", "podSubnetID"])
+def test_a_subnet_read_anew_from_an_existing_cluster_replaces_the_pool_deleting_first(aks, member):
+    """AKS: "Changing property 'agentPoolProfile.vnetSubnetID' is not allowed" (Azure/AKS#695):
+    a pool whose subnet changes is replaced, not updated in place, and the fake AKS refuses the
+    in-place PUT as AKS does."""
+    subnet = "/subscriptions/s/resourceGroups/net/providers/Microsoft.Network/virtualNetworks/v/subnets/"
+    olds = inputs()
+    olds["properties"] = {**olds["properties"], member: subnet + "a"}
+    state = PROVIDER.create(olds).outs
+    news = {**olds, "properties": {**olds["properties"], member: subnet + "b"}}
+    diff = PROVIDER.diff(mgp.pool_id(state), state, news)
+    assert diff.replaces == [f"properties.{member}"] and diff.delete_before_replace
+    with pytest.raises(HttpResponseError, match="PropertyChangeNotAllowed"):
+        PROVIDER.update(mgp.pool_id(state), state, news)
