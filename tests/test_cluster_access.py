@@ -8,10 +8,8 @@ import base64
 import json
 import ssl
 import sys
-import tempfile
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
+from http.server import ThreadingHTTPServer
 
 import pytest
 
@@ -22,6 +20,7 @@ from components.errors import ClusterAccessError
 from components.resources import cluster as cluster_module
 from tools.azure_mocks import AzureMocks
 from tools.mock_engine import RecordingMonitor, run_program
+from test_preflight import FakeArm
 
 T4 = "Standard_NC4as_T4_v3"
 ENTRA = {"gpuPool": {"vmSize": T4}, "access": {"mode": "entra"}}
@@ -69,23 +68,16 @@ def test_a_cluster_that_cannot_be_asked_stops_at_once():
 # --------------------------------------------------------------------------- one question, over HTTPS
 
 
-class FakeApiServer(BaseHTTPRequestHandler):
+class FakeApiServer(FakeArm):
+    """A Kubernetes API server's SelfSubjectAccessReview endpoint, answering as told."""
+
     answer: tuple[int, dict] = (201, {})
-    seen: list[tuple[str, str, dict]] = []
+    seen: list = []
 
     def do_POST(self):  # noqa: N802
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         self.seen.append((self.path, self.headers["Authorization"], body))
-        status, answer = self.answer
-        data = json.dumps(answer).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args):
-        pass
+        self.answer_json(*self.answer)
 
 
 @pytest.fixture

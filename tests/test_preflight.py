@@ -291,7 +291,9 @@ class FakeArm(BaseHTTPRequestHandler):
     def do_GET(self):  # noqa: N802
         path = self.path.split("?")[0].lower()
         self.seen.append(self.path)
-        status, body = next((v for k, v in self.routes.items() if path.endswith(k)), (404, {"error": {"code": "NotFound"}}))
+        self.answer_json(*next((v for k, v in self.routes.items() if path.endswith(k)), (404, {"error": {"code": "NotFound"}})))
+
+    def answer_json(self, status: int, body: Any) -> None:
         data = json.dumps(body).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
