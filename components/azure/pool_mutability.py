@@ -2,8 +2,9 @@
 pool is created: every property this program sets on a GPU pool, each with its source.
 
 Both kinds of pool stand on this table. The typed `AgentPool` (components/resources/gpu_pool.py)
-replaces, deleting first, on every fixed property azure-native does not already replace on;
-the `ManagedGpuPool`'s own diff (components/resources/managed_gpu_pool.py) updates in place only
+replaces, deleting first, on every fixed property (`replaceOnChanges`; azure-native itself
+replaces only on gpuInstanceProfile, vmSize and nodePublicIPTags: pulumi-azure-native
+provider/pkg/gen/replacement.go at 1b7112af, PR #3655); the `ManagedGpuPool`'s own diff (components/resources/managed_gpu_pool.py) updates in place only
 what the table says AKS changes in place. A property AKS cannot change would otherwise show
 `~ update` in a pull request's preview and then fail at `pulumi up`
 (docs/lifecycle.md has the table as a user reads it).
@@ -47,12 +48,6 @@ AGENT_POOL = {
     "gpuProfile": Mutability(False, 'aks-managed-gpu-nodes.md (07/02/2026): "The managementMode, migStrategy, and driver fields under gpuProfile are immutable after node pool creation"'),
     "upgradeSettings": Mutability(True, "`az aks nodepool update --max-surge --max-unavailable --drain-timeout --node-soak-duration --undrainable-node-behavior`"),
 }
-
-# What azure-native itself replaces an AgentPool on (pulumi-azure-native
-# provider/pkg/gen/replacement.go at 1b7112af, "AgentPool": gpuInstanceProfile, vmSize,
-# nodePublicIPTags; PR #3655); its Diff then asks for delete-first too.
-AZURE_NATIVE_REPLACES = frozenset({"gpuInstanceProfile", "vmSize"})
-
 
 def fixed() -> list[str]:
     """The properties AKS fixes when the pool is created, in the table's order."""

@@ -25,7 +25,7 @@ from components.config.cluster import (
 from components.config.cost import BudgetConfig, CostConfig
 from components.config.existing import ExistingClusterConfig
 from components.config import pool_upgrades
-from components.config.messages import camel_case, members, strip_optional
+from components.config.messages import camel_case, members, snake, strip_optional
 from components.config.pool_upgrades import PoolUpgradeSettings
 from components.config.pools import MANAGED_MIG_API_VERSION, GpuPoolConfig, GpuPoolSettings, managed_key
 from components.config.preflight import PreflightConfig
@@ -42,5 +42,5 @@ __all__ = [
     "DevicePluginConfig", "ExistingClusterConfig", "GpuOperatorConfig", "GpuPoolConfig", "GpuPoolSettings", "Location",
     "MnistJobConfig", "MonitoringConfig", "NetworkConfig", "PoolUpgradeSettings", "PreflightConfig", "ProjectConfig", "ResourceGroupName",
     "StackConfig", "SystemPoolConfig", "UpgradeConfig", "camel_case", "known_keys", "load", "managed_key", "members",
-    "parse", "pool_upgrades", "strip_optional",
+    "parse", "pool_upgrades", "snake", "strip_optional",
 ]

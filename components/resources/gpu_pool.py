@@ -18,7 +18,6 @@ aliases"); tests/test_urns.py pins every URN of today's stacks.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Protocol, Sequence
 
@@ -28,7 +27,7 @@ from pulumi_azure_native import containerservice
 
 from components.azure import pool_mutability, pool_network
 from components.catalog import gpu_sizes
-from components.config import VERSION_UPGRADE_CHANNELS, GpuPoolConfig, UpgradeConfig, camel_case, pool_upgrades
+from components.config import VERSION_UPGRADE_CHANNELS, GpuPoolConfig, UpgradeConfig, camel_case, pool_upgrades, snake
 from components.azure.pool_network import PoolNetwork
 from components.resources.managed_gpu_pool import ARM_ENDPOINT, MIG_API_VERSION, STABLE_API_VERSION, ManagedGpuPool
 
@@ -121,7 +120,7 @@ def gpu_pool_settings(pool: GpuPoolConfig, network: Optional[PoolNetwork] = None
         # How AKS upgrades the nodes; by default no surge node, which a GPU quota rarely holds
         # (components/config/pool_upgrades.py says why and what it costs).
         "upgrade_settings": containerservice.AgentPoolUpgradeSettingsArgs(
-            **{re.sub(r"[A-Z]", lambda m: "_" + m[0].lower(), k): v for k, v in pool_upgrades.effective(pool.upgrade_settings).items()}
+            **{snake(k): v for k, v in pool_upgrades.effective(pool.upgrade_settings).items()}
         ),
     }
     if pool.autoscaling:
