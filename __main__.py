@@ -30,6 +30,7 @@ cfg = config.load()
 for warning in cfg.warnings:
     pulumi.log.warn(warning)
 preflight.provider_host(cfg, os.environ)  # an AKS-managed pool's provider must load where Pulumi runs it
+cluster_facts.check_saved(cfg.preflight.cluster_file, cfg.existing_cluster.name if cfg.existing_cluster else None)
 # An existing cluster is read once, here: a cluster that cannot be read stops the run.
 existing = cfg.existing_cluster
 found = cluster_facts.read(existing.resource_group_name, existing.name) if existing else None

@@ -95,18 +95,12 @@ def saved_cluster(config: Mapping[str, str]) -> Optional[tuple[dict[str, Any], s
     except json.JSONDecodeError:
         return None  # the program's own config check says what is wrong
     name = preflight.get("clusterFile") if isinstance(preflight, dict) else None
-    if not name:
-        return None
-    from components.azure import cluster_facts, saved_files
+    if not name or not isinstance(name, str):
+        return None  # not set, or not a path: the program's own config check says which
+    from components.azure import cluster_facts
 
-    key, path = f"{project_name()}:preflight.clusterFile", ROOT / name
-    holds = "the JSON object `az aks show --resource-group <group> --name <cluster> --output json` prints"
-    described = saved_files.read_json(key, path, holds)
-    problem = cluster_facts.description_problem(described)
-    if problem:
-        raise saved_files.refused(key, path, f"{problem}; expected {holds}")
-    if isinstance(existing, dict) and existing.get("name") not in (None, described["name"]):
-        raise saved_files.refused(key, path, f"it describes cluster {described['name']!r}, but {project_name()}:existingCluster.name is {existing['name']!r}")
+    name_given = existing.get("name") if isinstance(existing, dict) else None
+    described = cluster_facts.read_saved(f"{project_name()}:preflight.clusterFile", ROOT / name, name_given, f"{project_name()}:existingCluster.name")
     return described, name
 
 

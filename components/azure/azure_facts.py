@@ -114,20 +114,30 @@ def _whole(value: Any) -> bool:
     return isinstance(value, str) and value.strip().isdigit()
 
 
+# What `parse_skus` reads of an item, and of its parts (the REST shapes: ResourceSku,
+# ResourceSkuCapabilities, ResourceSkuRestrictions, ResourceSkuRestrictionInfo).
+SKU_MEMBERS = {"name": saved_files.STRING, "resourceType": saved_files.STRING, "family": saved_files.STRING,
+               "locations": saved_files.STRINGS, "capabilities": saved_files.OBJECTS, "restrictions": saved_files.OBJECTS}  # fmt: skip
+RESTRICTION_MEMBERS = {"type": saved_files.STRING, "reasonCode": saved_files.STRING, "restrictionInfo": saved_files.OBJECT}
+RESTRICTION_INFO_MEMBERS = {"zones": saved_files.STRINGS, "locations": saved_files.STRINGS}
+
+
 def sku_problem(item: dict[str, Any]) -> Optional[str]:
     """What in one saved `az vm list-skus` item `parse_skus` could not read, or None."""
     absent = saved_files.missing(item, ("name", "resourceType", "locations"))
     if absent:
         return absent
-    if not isinstance(item["name"], str) or not isinstance(item["locations"], list):
-        return "name is not a string or locations not a list"
+    if problem := saved_files.typed(item, SKU_MEMBERS):
+        return problem
     for index, capability in enumerate(item.get("capabilities") or []):
-        if not isinstance(capability, dict) or not isinstance(capability.get("name"), str) or not isinstance(capability.get("value"), str):
+        if not isinstance(capability.get("name"), str) or not isinstance(capability.get("value"), str):
             return f"capabilities[{index}] is not an object with a string name and value"
         if capability["name"] in ("vCPUs", "GPUs") and not _whole(capability["value"]):
             return f"capability {capability['name']} is {capability['value']!r}, not a whole number"
-    if not all(isinstance(r, dict) for r in item.get("restrictions") or []):
-        return "a restriction is not an object"
+    for index, restriction in enumerate(item.get("restrictions") or []):
+        problem = saved_files.typed(restriction, RESTRICTION_MEMBERS) or saved_files.typed(restriction.get("restrictionInfo") or {}, RESTRICTION_INFO_MEMBERS)
+        if problem:
+            return f"restrictions[{index}]: {problem}"
     return None
 
 
@@ -135,10 +145,13 @@ def usage_problem(item: dict[str, Any]) -> Optional[str]:
     """What in one saved `az vm list-usage` item `parse_usages` could not read, or None."""
     name = item.get("name")
     named = isinstance(name, str) or (isinstance(name, dict) and isinstance(name.get("value"), str))
+    localized = name.get("localizedValue") if isinstance(name, dict) else None
     return (
         saved_files.missing(item, ("name", "currentValue", "limit"))
         or (None if named else "name is neither a string nor an object with a string value")
-        or saved_files.number(item, "currentValue")
+        or (None if localized is None or isinstance(localized, str) else "name.localizedValue is not a string")
+        or saved_files.typed(item, {"localName": saved_files.STRING})
+        or saved_files.number(item, "currentValue", least=0)
         or saved_files.number(item, "limit")
     )
 

@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Mapping, Optional
 
+from components.azure import saved_files
 from components.errors import AzureReadError
 
 # pulumi_azure_native/containerservice/get_managed_cluster.py: the invoke's token.
@@ -156,6 +158,29 @@ def description_problem(doc: Any) -> Optional[str]:
         found.append(_shape_problem(pool, "tags", (Mapping,), "an object"))
         checks += [f"agentPoolProfiles[{index}].{problem}" for problem in found if problem]
     return next((problem for problem in checks if problem), None)
+
+
+SAVED_HOLDS = "the JSON object `az aks show --resource-group <group> --name <cluster> --output json` prints"
+
+
+def read_saved(key: str, path: Path, cluster_name: Optional[str], name_key: str = "aks-gpu:existingCluster.name") -> dict[str, Any]:
+    """A saved description of the existing cluster (`aks-gpu:preflight.clusterFile`), checked
+    as `parse` reads it and against the cluster the stack names; anything else is one line
+    naming the key and the file."""
+    described = saved_files.read_json(key, path, SAVED_HOLDS)
+    problem = description_problem(described)
+    if problem:
+        raise saved_files.refused(key, path, f"{problem}; expected {SAVED_HOLDS}")
+    if cluster_name not in (None, _get(described, "name")):
+        raise saved_files.refused(key, path, f"it describes cluster {_get(described, 'name')!r}, but {name_key} is {cluster_name!r}")
+    return described
+
+
+def check_saved(cluster_file: Optional[str], cluster_name: Optional[str], key: str = "aks-gpu:preflight.clusterFile") -> None:
+    """The program itself refuses a clusterFile that is not such a description, in a preview
+    and in a deployment alike, though only the offline render reads it for the cluster."""
+    if cluster_file:
+        read_saved(key, Path(cluster_file), cluster_name)
 
 
 def summary(found: ClusterFacts, network: str) -> str:

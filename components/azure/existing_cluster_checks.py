@@ -5,6 +5,8 @@ show (namespaces that exist already)."""
 
 from __future__ import annotations
 
+import re
+
 import pulumi
 
 from components.catalog import gpu_sizes
@@ -97,9 +99,12 @@ def mode_against_cluster(cfg: StackConfig, found: ClusterFacts) -> list[Problem]
         return []
     key = cfg.pool_key(operator[0])
     problems = []
-    version = tuple(int(n) for n in (found.kubernetes_version or "0.0").split(".")[:2])
+    # A version as Azure writes it, "1.33.3" (a saved file or another tool may write "v1.33.3"):
+    # its minor. One that cannot be read is not known to be supported.
+    read = re.match(r"^v?(\d+)\.(\d+)", found.kubernetes_version or "")
+    version = (int(read[1]), int(read[2])) if read else None
     low, high = GPU_OPERATOR_KUBERNETES
-    if not low <= version <= high:
+    if version is None or not low <= version <= high:
         problems.append(Problem(
             f"{key}.management = gpu-operator: the cluster runs Kubernetes {found.kubernetes_version}, and NVIDIA "
             f"supports the GPU Operator {cfg.gpu_operator.version} on {low[0]}.{low[1]} to {high[0]}.{high[1]} only "

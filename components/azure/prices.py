@@ -104,15 +104,37 @@ def live(region: str, sizes: Iterable[str], base_url: Optional[str] = None, time
         if left <= 0:
             raise TimeoutError(f"the Retail Prices API did not answer within {timeout:g} s")
         with urllib.request.urlopen(url, timeout=left) as response:  # noqa: S310 - a fixed https URL, or a test's
-            page = json.load(response)
-        items += page.get("Items") or []
+            page = json.load(response, parse_constant=saved_files.refuse_constant)
+        found = page.get("Items") if isinstance(page, dict) else None
+        if not isinstance(found, list) or not all(isinstance(i, dict) for i in found):
+            raise ValueError("the Retail Prices API answered something other than a page of Items")
+        for index, item in enumerate(found):
+            if problem := item_problem(item):
+                raise ValueError(f"the Retail Prices API answered an item it cannot have meant: item {index}: {problem}")
+        items += found
         url = page.get("NextPageLink") or None
+        if url is not None and not isinstance(url, str):
+            raise ValueError("the Retail Prices API answered a NextPageLink that is not a URL")
         if url is None:
             return items
     raise RuntimeError(f"the Retail Prices API gave more than {MAX_PAGES} pages")
 
 
-SAVED_HOLDS = 'a saved Retail Prices API answer, {"Items": [...]} with a numeric retailPrice in each item'
+SAVED_HOLDS = 'a saved Retail Prices API answer, {"Items": [...]} with a numeric retailPrice of at least 0 in each item'
+
+# What `pick` reads of an item (the API's price item).
+ITEM_MEMBERS = {
+    name: saved_files.STRING
+    for name in ("armSkuName", "armRegionName", "type", "reservationTerm", "unitOfMeasure", "skuName", "productName",
+                 "currencyCode", "effectiveStartDate")
+}  # fmt: skip
+ITEM_MEMBERS["isPrimaryMeterRegion"] = saved_files.BOOL
+
+
+def item_problem(item: dict[str, Any]) -> Optional[str]:
+    """What in one price item `pick` could not read, or None: a price is a finite number of at
+    least 0 (a NaN or negative one would price the stack below any cost.maxHourly)."""
+    return saved_files.missing(item, ("retailPrice",)) or saved_files.number(item, "retailPrice", least=0) or saved_files.typed(item, ITEM_MEMBERS)
 
 
 @dataclass(frozen=True)
@@ -129,7 +151,7 @@ def from_file(path: Path, key: str = "aks-gpu:preflight.pricesFile") -> SavedLis
     saved = saved_files.read_json(key, path, SAVED_HOLDS)
     if not isinstance(saved, dict) or "Items" not in saved:
         raise saved_files.refused(key, path, f"no Items; expected {SAVED_HOLDS}")
-    items = saved_files.check_items(key, path, saved["Items"], SAVED_HOLDS, lambda item: saved_files.number(item, "retailPrice"))
+    items = saved_files.check_items(key, path, saved["Items"], SAVED_HOLDS, item_problem)
     if not items:
         raise saved_files.refused(key, path, f"Items is empty, so it prices nothing; expected {SAVED_HOLDS}")
     return SavedList(items, saved.get("savedAt") if isinstance(saved.get("savedAt"), str) else None)

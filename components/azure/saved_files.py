@@ -5,6 +5,7 @@ key, the file and what it should hold, never a traceback and never silently empt
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
 
@@ -24,16 +25,27 @@ def refused(key: str, path: Path, why: str) -> ConfigError:
     return ConfigError(f"invalid config {key} = {shown(path)}: {why}")
 
 
+def refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
 def read_json(key: str, path: Path, holds: str) -> Any:
-    """The file's JSON; `holds` says what it should be, for the message."""
+    """The file's JSON; `holds` says what it should be, for the message. JSON is UTF-8 text
+    (RFC 8259; a byte-order mark, which Windows tools write, is taken), and NaN or Infinity
+    are not JSON, though Python's parser takes them: a saved answer of Azure never has them,
+    and a NaN price would switch the cost limit off."""
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8-sig")
     except OSError as error:
-        raise refused(key, path, f"cannot be read ({error.strerror}); expected {holds}") from None
+        raise refused(key, path, f"cannot be read ({error.strerror or error}); expected {holds}") from None
+    except UnicodeDecodeError as error:
+        raise refused(key, path, f"not UTF-8 text (byte {error.start}); expected {holds}") from None
     try:
-        return json.loads(text)
+        return json.loads(text, parse_constant=refuse_constant)
     except json.JSONDecodeError as error:
         raise refused(key, path, f"not JSON (line {error.lineno}, column {error.colno}: {error.msg}); expected {holds}") from None
+    except (ValueError, RecursionError) as error:
+        raise refused(key, path, f"not JSON ({str(error)[:100]}); expected {holds}") from None
 
 
 def check_items(key: str, path: Path, items: Any, holds: str, bad: Callable[[dict[str, Any]], Optional[str]]) -> list[dict[str, Any]]:
@@ -52,7 +64,39 @@ def missing(item: dict[str, Any], members: Iterable[str]) -> Optional[str]:
     return f"no {', '.join(absent)}" if absent else None
 
 
-def number(item: dict[str, Any], member: str) -> Optional[str]:
+def number(item: dict[str, Any], member: str, least: Optional[float] = None) -> Optional[str]:
+    """A finite number (not a bool), at least `least` when given."""
     value = item.get(member)
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-    return None if ok else f"{member} is {json.dumps(value)}, not a number"
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if ok and (least is None or value >= least):
+        return None
+    return f"{member} is {json.dumps(value)}, not a number" + (f" of at least {least:g}" if least is not None and ok else "")
+
+
+# What a member may be, for `typed`.
+STRING, NUMBER, OBJECT, STRINGS, OBJECTS, BOOL = "a string", "a number", "an object", "a list of strings", "a list of objects", "true or false"
+
+
+def _is(value: Any, kind: str) -> bool:
+    if kind == STRING:
+        return isinstance(value, str)
+    if kind == NUMBER:
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if kind == BOOL:
+        return isinstance(value, bool)
+    if kind == OBJECT:
+        return isinstance(value, dict)
+    if kind == STRINGS:
+        return isinstance(value, list) and all(isinstance(v, str) for v in value)
+    return isinstance(value, list) and all(isinstance(v, dict) for v in value)  # OBJECTS
+
+
+def typed(item: dict[str, Any], kinds: dict[str, str]) -> Optional[str]:
+    """What member of `item` is not of its kind (null counts as absent), or None: a saved
+    file is untrusted input, and every member the program reads is checked before it is
+    used, so a wrong type is one line and never an AttributeError later."""
+    for member, kind in kinds.items():
+        value = item.get(member)
+        if value is not None and not _is(value, kind):
+            return f"{member} is {json.dumps(value)[:80]}, not {kind}"
+    return None

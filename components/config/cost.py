@@ -8,14 +8,19 @@ from typing import Annotated, Optional
 from pydantic import AfterValidator, Field
 from pydantic.dataclasses import dataclass
 
-from components.config.values import MODEL, Allowed, pattern, unique
+from components.config.values import MODEL, Allowed, unique
 
 # Budget notifications: "contactEmails ... maximum of 50" (consumption budgets spec).
 MAX_BUDGET_EMAILS = 50
 
 # An e-mail address, as Azure's budget notifications take it: one '@', no spaces, a dot in
 # the domain (a plausibility check: the mailbox is Azure's to reach).
-Email = pattern(r"^[^@\s]+@[^@\s]+\.[^@\s]+$", "an e-mail address such as 'gpu-team@example.com'")
+# RFC 5321: a local part of at most 64 octets, a path of at most 256 (so an address of 254).
+Email = Annotated[
+    str,
+    Field(pattern=r"^[^@\s]{1,64}@[^@\s]+\.[^@\s]+$", max_length=254),
+    Allowed("an e-mail address such as 'gpu-team@example.com' (at most 64 characters before the '@', 254 in all)"),
+]
 PositiveAmount = Annotated[float, Field(gt=0, allow_inf_nan=False), Allowed("a number greater than 0")]
 
 

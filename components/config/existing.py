@@ -38,10 +38,12 @@ CLUSTER_ONLY_KEYS = {
 }
 
 
-def check_existing_cluster(values: Mapping[str, Any], defaults: Mapping[str, Any]) -> None:
-    """`values`, the stack's keys as given, against each key's `defaults`."""
+def check_existing_cluster(values: Mapping[str, Any], parsed: Mapping[str, Any], defaults: Mapping[str, Any]) -> None:
+    """The keys the stack gives (`values`, as given), each as parsed (`parsed`: an object's
+    members merged with its defaults), against its default: `access: {mode: local}` is the
+    default, spelt out."""
     for key, why in CLUSTER_ONLY_KEYS.items():
-        if key in values and values[key] != defaults[key]:
+        if key in values and parsed[key] != defaults[key]:
             raise fail(
                 f"{NAMESPACE}:{key}",
                 values[key],

@@ -30,7 +30,9 @@ def fail(key: str, value: Any, allowed: str) -> ConfigError:
 
 
 def show(value: Any) -> str:
-    return json.dumps(value) if not isinstance(value, str) else repr(value)
+    """The value as the line shows it; a long one cut, with its length, so the line stays readable."""
+    text = json.dumps(value, default=str) if not isinstance(value, str) else repr(value)
+    return text if len(text) <= 200 else f"{text[:160]}... ({len(value) if isinstance(value, str) else len(text)} characters)"
 
 
 def one_line(error: ValidationError, root: Any) -> ConfigError:
@@ -112,16 +114,66 @@ def members(cls: type) -> list[str]:
     return [to_camel(f.name) for f in dataclasses.fields(cls)]
 
 
+class _Repeated(ValueError):
+    def __init__(self, member: str) -> None:
+        super().__init__(member)
+        self.member = member
+
+
+def _no_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """JSON's objects as dicts, refusing a member given twice: Python's parser keeps the last,
+    and a pool named twice in gpuPools would silently be one (and on a deployed stack, the
+    other deleted)."""
+    seen: dict[str, Any] = {}
+    for member, value in pairs:
+        if member in seen:
+            raise _Repeated(member)
+        seen[member] = value
+    return seen
+
+
 def json_object(key: str, raw: Any) -> dict[str, Any]:
     """A structured key's value, decoded: an object, or a one-line error."""
     expected = "expected an object (a YAML mapping in Pulumi.<stack>.yaml)"
     try:
-        value = json.loads(raw) if isinstance(raw, str) else raw
-    except json.JSONDecodeError:
-        raise fail(key, raw, expected) from None
+        value = json.loads(raw, object_pairs_hook=_no_repeats, parse_constant=_no_constant) if isinstance(raw, str) else raw
+    except _Repeated as repeated:
+        raise ConfigError(f"invalid config {key}: {repeated.member!r} is given twice; expected each member once") from None
+    except (ValueError, RecursionError):  # JSONDecodeError is a ValueError; so is NaN
+        raise fail(key, raw[:200] if isinstance(raw, str) else raw, expected) from None
     if not isinstance(value, dict):
         raise fail(key, value, expected)
     return value
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+# Unicode categories no setting has a use for: control characters (a NUL, an escape),
+# format characters (a zero-width space, a right-to-left mark), line and paragraph separators,
+# surrogates and private use. Invisible in a terminal and a review, they make a name or an
+# address that looks right and is not.
+UNPRINTABLE = ("Cc", "Cf", "Zl", "Zp", "Cs", "Co")
+
+
+def printable(key: str, value: Any) -> None:
+    """Refuses, in one line naming the member, a string anywhere in `value` (a member's name
+    included) that holds a character of UNPRINTABLE."""
+    import unicodedata
+
+    if isinstance(value, str):
+        bad = next((c for c in value if unicodedata.category(c) in UNPRINTABLE), None)
+        if bad is not None:
+            name = unicodedata.name(bad, "a control character")
+            raise fail(key, value[:200], f"contains U+{ord(bad):04X} ({name}), which is invisible; expected printable text")
+    elif isinstance(value, dict):
+        for member, inner in value.items():
+            printable(f"{key}.{member}", member)
+            printable(f"{key}.{member}", inner)
+    elif isinstance(value, list):
+        for index, inner in enumerate(value):
+            printable(f"{key}[{index}]", inner)
 
 
 def structured(key: str, raw: Any, cls: type) -> dict[str, Any]:

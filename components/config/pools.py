@@ -218,8 +218,9 @@ def pool_map(key: str, raw: Any) -> dict[str, Any]:
 def gpu_pool_defaults(value: dict[str, Any], key: str) -> dict[str, Any]:
     """The GPU pool's defaults that depend on other members."""
     value = dict(value)
-    if ("minCount" in value) != ("maxCount" in value):
-        given, missing = ("minCount", "maxCount") if "minCount" in value else ("maxCount", "minCount")
+    # Both or neither, by value: `maxCount: null` is not a maxCount.
+    if (value.get("minCount") is None) != (value.get("maxCount") is None):
+        given, missing = ("minCount", "maxCount") if value.get("minCount") is not None else ("maxCount", "minCount")
         raise ConfigError(
             f"invalid config {key}: {given} is set without {missing}; "
             "set both to turn the cluster autoscaler on, or neither for a fixed nodeCount"
@@ -227,7 +228,7 @@ def gpu_pool_defaults(value: dict[str, Any], key: str) -> dict[str, Any]:
     if "vmSize" not in value:
         # The guide's size for the chosen generation (Standard_NC6, or Standard_NC6s_v2).
         value["vmSize"] = gpu_sizes.default_size(value.get("gen2") is True)
-    if "nodeCount" not in value and "minCount" in value:
+    if "nodeCount" not in value and value.get("minCount") is not None:
         # The autoscaler owns the count; start at the floor so an idle pool costs nothing.
         value["nodeCount"] = value["minCount"]
     return value

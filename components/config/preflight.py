@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Optional
 
+from pydantic import Field
 from pydantic.dataclasses import dataclass
 
 from components.config.messages import fail
@@ -14,6 +15,8 @@ from components.config.values import MODEL, NAMESPACE, Allowed, one_of
 from components.errors import ConfigError
 
 PREFLIGHT_MODES = ("enforce", "warn", "off")
+# A path Linux can open: PATH_MAX is 4096 bytes, each name at most 255 (NAME_MAX).
+FilePath = Annotated[str, Field(min_length=1, max_length=4096), Allowed("a file path (relative to the project), at most 4096 characters")]
 
 
 @dataclass(frozen=True, config=MODEL)
@@ -22,13 +25,13 @@ class PreflightConfig:
 
     mode: one_of(*PREFLIGHT_MODES) = "enforce"
     """enforce: a deployment stops on a problem Azure would refuse; warn: it warns and goes on; off: no checks."""
-    skus_file: Optional[Annotated[str, Allowed("a file path")]] = None
+    skus_file: Optional[FilePath] = None
     """With usageFile: `az vm list-skus --location <loc> --resource-type virtualMachines --all -o json`, saved (relative to the project). Set, no live call is made."""
-    usage_file: Optional[Annotated[str, Allowed("a file path")]] = None
+    usage_file: Optional[FilePath] = None
     """With skusFile: `az vm list-usage --location <loc> -o json`, saved (relative to the project)."""
-    prices_file: Optional[Annotated[str, Allowed("a file path")]] = None
+    prices_file: Optional[FilePath] = None
     """A saved Azure Retail Prices API response (JSON with Items), relative to the project. Set, no live call is made (docs/cost.md)."""
-    cluster_file: Optional[Annotated[str, Allowed("a file path")]] = None
+    cluster_file: Optional[FilePath] = None
     """existingCluster only: `az aks show --output json` of the cluster, saved (relative to the project), which the offline render (make render) uses instead of assumed facts. pulumi preview and up read the cluster from Azure."""
 
 
@@ -40,5 +43,9 @@ def check_preflight(preflight: PreflightConfig, root: Path) -> None:
         missing = "usageFile" if given == ["skusFile"] else "skusFile"
         raise ConfigError(f"invalid config {key}: {given[0]} is set without {missing}; set both, or neither for live facts")
     for member, path in {**files, "pricesFile": preflight.prices_file, "clusterFile": preflight.cluster_file}.items():
-        if path and not (root / path).is_file():
+        try:
+            found = bool(path) and (root / path).is_file()
+        except OSError as error:  # a name longer than the system takes, say
+            raise fail(f"{key}.{member}", path, f"cannot be opened ({error.strerror or error}); expected an existing file") from None
+        if path and not found:
             raise fail(f"{key}.{member}", path, f"expected an existing file (relative to {root})")

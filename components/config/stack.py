@@ -24,7 +24,7 @@ from components.config import cluster, existing, pools, workloads
 from components.config.cluster import CLUSTER_TIERS, AccessConfig, NetworkConfig, SystemPoolConfig, UpgradeConfig
 from components.config.cost import CostConfig
 from components.config.existing import ExistingClusterConfig
-from components.config.messages import did_you_mean, one_line, strip_optional, structured, validated
+from components.config.messages import did_you_mean, json_object, one_line, printable, strip_optional, structured, validated
 from components.config.pools import GpuPoolConfig, GpuPoolMap
 from components.config.preflight import PreflightConfig, check_preflight
 from components.config.values import MODEL, NAMESPACE, Bool, ClusterName, KubernetesVersion, Location, ResourceGroupName, one_of
@@ -191,7 +191,10 @@ def _names(given: ProjectConfig, values: Mapping[str, Any], project: str, stack:
     """The resource group's and the cluster's names: the existing cluster's, or the keys', or
     `<project>-<stack>` defaults."""
     if given.existing_cluster is not None:
-        existing.check_existing_cluster(values, {to_camel(f.name): f.default for f in fields(ProjectConfig)})
+        existing.check_existing_cluster(
+            values, {to_camel(f.name): getattr(given, f.name) for f in fields(ProjectConfig)},
+            {to_camel(f.name): f.default for f in fields(ProjectConfig)},
+        )
         return given.existing_cluster.resource_group_name, given.existing_cluster.name
     base = _default_base_name(project, stack)
     group = given.resource_group_name or validated(ResourceGroupName, f"{NAMESPACE}:resourceGroupName", f"{base}-rg")
@@ -215,6 +218,10 @@ def _decode(raw: Mapping[str, str]) -> dict[str, Any]:
         key = full_key[len(NAMESPACE) + 1 :]
         if key not in _KEYS:
             raise ConfigError(f"unknown config {full_key}{did_you_mean(key, _KEYS)}; allowed: {', '.join(known_keys())}")
+        if key in _OBJECT_KEYS or key == "gpuPools":
+            printable(full_key, json_object(full_key, value))
+        else:
+            printable(full_key, value)
         if key in _OBJECT_KEYS:
             values[key] = structured(full_key, value, _OBJECT_KEYS[key])
             if key == "gpuPool":

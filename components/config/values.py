@@ -63,9 +63,9 @@ ClusterName = pattern(
 # "1.NN" (AKS picks the latest patch) or "1.NN.P". Keep it a string: YAML `1.30` is a float.
 KubernetesVersion = pattern(r"^1\.\d{2}(\.\d+)?$", "'1.NN' or '1.NN.P', such as '1.33'")
 # Region names as ARM spells them (`az account list-locations -o table`, Name column).
-Location = pattern(r"^[a-z][a-z0-9]*$", "an Azure region name in lowercase, such as 'eastus' (az account list-locations -o table)")
+Location = pattern(r"^[a-z][a-z0-9]{0,63}$", "an Azure region name in lowercase (at most 64 characters), such as 'eastus' (az account list-locations -o table)")
 # Azure VM size names (learn.microsoft.com/azure/virtual-machines/vm-naming-conventions).
-VmSize = pattern(r"^Standard_[A-Za-z0-9_]+$", "an Azure VM size name such as 'Standard_NC4as_T4_v3'")
+VmSize = pattern(r"^Standard_[A-Za-z0-9_]{1,64}$", "an Azure VM size name such as 'Standard_NC4as_T4_v3' (at most 73 characters)")
 # AKS agent pool names (Linux): lowercase letters and digits, start with a letter, at most
 # 12 characters (azure-aks-docs create-node-pools.md "Limitations"; the agentPools REST spec
 # pattern ^[a-z][a-z0-9]{0,11}$).
@@ -74,12 +74,27 @@ POOL_NAME_ALLOWED = "1-12 lowercase letters and digits, starting with a letter (
 PoolName = pattern(POOL_NAME_PATTERN, POOL_NAME_ALLOWED)
 # A container image reference, after the grammar of distribution/reference (reference.go):
 # [host[:port]/]path-component[/path-component...][:tag][@sha256:digest].
-Image = pattern(
+_IMAGE_PATTERN = (
     r"^(?:[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?(?::[0-9]+)?/)?"
     r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*"
-    r"(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$",
-    "a container image reference such as 'registry/repo:tag'",
+    r"(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$"
 )
+
+
+def _image_name_length(reference: str) -> str:
+    # distribution/reference: NameTotalLengthMax = 255, the name without its tag or digest.
+    name = reference.split("@", 1)[0]
+    if ":" in name.rsplit("/", 1)[-1]:
+        name = name.rsplit(":", 1)[0]
+    if len(name) > 255:
+        raise ValueError(f"an image name of at most 255 characters (distribution/reference), not {len(name)}")
+    return reference
+
+
+Image = Annotated[
+    str, Field(pattern=_IMAGE_PATTERN), AfterValidator(_image_name_length),
+    Allowed("a container image reference such as 'registry/repo:tag', its name at most 255 characters"),
+]
 # A subnet's ARM resource ID (azure-rest-api-specs agentPools: vnetSubnetID and podSubnetID
 # are "arm-id" strings of type Microsoft.Network/virtualNetworks/subnets).
 SubnetId = pattern(
@@ -96,9 +111,12 @@ Guid = pattern(
 
 
 def _not_reserved(namespace: str) -> str:
-    if namespace in RESERVED_NAMESPACES:
+    # "Avoid creating namespaces with the prefix kube-, since it is reserved for Kubernetes
+    # system namespaces" (kubernetes.io/docs/concepts/overview/working-with-objects/namespaces).
+    if namespace in RESERVED_NAMESPACES or namespace.startswith("kube-"):
         raise ValueError(
-            f"this program creates and deletes its namespace, so it cannot be one of {', '.join(RESERVED_NAMESPACES)}"
+            "this program creates and deletes its namespace, so it cannot be 'default' or a 'kube-' namespace, "
+            "which Kubernetes reserves for itself"
         )
     return namespace
 
@@ -108,7 +126,7 @@ OwnedNamespace = Annotated[
     str,
     Field(pattern=r"^[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?$", description="Created and deleted by this program."),
     AfterValidator(_not_reserved),
-    Allowed("a DNS label: 1-63 lowercase letters, digits or '-', starting and ending with a letter or digit"),
+    Allowed("a DNS label: 1-63 lowercase letters, digits or '-', starting and ending with a letter or digit; not 'default' or 'kube-*'"),
 ]
 
 _IPV4_ALLOWED = "an IPv4 address or CIDR range such as '203.0.113.0/24'"
@@ -131,9 +149,12 @@ Ipv4Range = Annotated[
 
 
 def unique(items: tuple[str, ...]) -> tuple[str, ...]:
-    repeated = sorted({v for v in items if items.count(v) > 1})
+    """Each entry once, case aside: Entra object IDs, e-mail domains and the like are the same
+    in any case."""
+    folded = [v.casefold() for v in items]
+    repeated = sorted({v for v, f in zip(items, folded) if folded.count(f) > 1})
     if repeated:
-        raise ValueError(f"expected each entry once; repeated: {', '.join(repeated)}")
+        raise ValueError(f"expected each entry once (case aside); repeated: {', '.join(repeated)}")
     return items
 
 

@@ -37,7 +37,7 @@ DEFAULT_GPU_OPERATOR_VERSION = "v26.7.0"
 # NVIDIA's chart index lists its versions with a leading v (`v26.7.0`), and Helm matches the
 # version string as listed: `26.7.0` is "chart not found" at deploy time.
 ChartVersion = pattern(
-    r"^v\d+\.\d+\.\d+$", "a chart version with its leading v, as NVIDIA's chart index lists it, such as 'v26.7.0'"
+    r"^v\d{1,6}\.\d{1,6}\.\d{1,6}$", "a chart version with its leading v, as NVIDIA's chart index lists it, such as 'v26.7.0'"
 )
 
 
