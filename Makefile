@@ -32,7 +32,7 @@ UV ?= $(or $(shell command -v uv 2>/dev/null),$(UV_BOOTSTRAP)/bin/uv)
 LOCK := $(UV) pip compile --quiet --universal --generate-hashes
 
 .DEFAULT_GOAL := help
-.PHONY: help render test unit lint snapshots prices schema lock bench-setup mutation proof-local venv clean
+.PHONY: help render test unit lint snapshots prices schema lock bench-setup mutation proof-local fuzz venv clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -93,6 +93,12 @@ mutation: $(MUTATION_STAMP) ## mutation testing (cosmic-ray) of the managed pool
 proof-local: $(PROOF_STAMP) ## the Job's script trained here on the CPU, and its tests (PyTorch: several GB on Linux)
 	$(PROOF_VENV)/bin/python proof/train_mnist.py --device cpu --data synthetic --max-steps 200
 	$(PROOF_VENV)/bin/python -m pytest -q -p no:cacheprovider proof/tests
+
+# Minutes: 10,000 generated configurations and saved files with fresh seeds (make test runs a
+# few dozen with a fixed one); FUZZ_EXAMPLES sets how many per run kind (docs/configuration.md).
+FUZZ_EXAMPLES ?= 5000
+fuzz: $(TEST_STAMP) ## a long run of the generated-input test: 2 x FUZZ_EXAMPLES configurations, previews and deployments
+	AKS_GPU_EXAMPLES=$(FUZZ_EXAMPLES) $(VENV)/bin/python -m pytest -q -n 2 -p no:randomly tests/test_generated_input.py
 
 bench-setup: ## time a cold set-up against a plain pip install (tools/bench_setup.sh)
 	bash tools/bench_setup.sh

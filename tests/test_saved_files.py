@@ -23,8 +23,14 @@ TEAM = {"resourceGroupName": "team-rg", "name": "team-aks"}
 
 def write(tmp_path: Path, name: str, content) -> str:
     path = tmp_path / name
-    path.write_text(content if isinstance(content, str) else json.dumps(content))
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content if isinstance(content, str) else json.dumps(content))
     return str(path)
+
+
+SKU = {"name": "Standard_NC6", "resourceType": "virtualMachines", "locations": ["eastus"]}
 
 
 BROKEN = {
@@ -36,12 +42,22 @@ BROKEN = {
          r"skusFile = \S*/skus\.json: item 0: capabilities\[0\] is not an object with a string name and value; expected the JSON list"),
         ([{"name": "Standard_NC6", "resourceType": "virtualMachines", "locations": ["eastus"], "capabilities": [{"name": "vCPUs", "value": "six"}]}],
          r"skusFile = \S*/skus\.json: item 0: capability vCPUs is 'six', not a whole number"),
+        # Members of other types than the REST shapes' (#31): each one line, never an AttributeError.
+        ([{**SKU, "restrictions": [{"type": "Zone", "restrictionInfo": "eastus-1"}]}],
+         r"skusFile = \S*/skus\.json: item 0: restrictions\[0\]: restrictionInfo is \"eastus-1\", not an object"),
+        ([{**SKU, "restrictions": [{"type": "Zone", "restrictionInfo": {"zones": [1]}}]}],
+         r"skusFile = \S*/skus\.json: item 0: restrictions\[0\]: zones is \[1\], not a list of strings"),
+        ([{**SKU, "locations": [1]}], r"skusFile = \S*/skus\.json: item 0: locations is \[1\], not a list of strings"),
+        (b"[{\"name\": \"Standard_NC6\xe9\"}]", r"skusFile = \S*/skus\.json: not UTF-8 text \(byte 23\); expected the JSON list"),
     ],
     "usageFile": [
         ("", r"usageFile = \S*/usage\.json: not JSON \(line 1, column 1: Expecting value\)"),
         ([{"name": {"localizedValue": "Total Regional vCPUs"}, "currentValue": 4, "limit": 10}],
          r"usageFile = \S*/usage\.json: item 0: name is neither a string nor an object with a string value"),
         ([{"name": {"value": "cores"}, "currentValue": 4, "limit": "many"}], r"usageFile = \S*/usage\.json: item 0: limit is \"many\", not a number; expected the JSON list `az vm list-usage"),
+        ('[{"name": "cores", "currentValue": 4, "limit": NaN}]', r"usageFile = \S*/usage\.json: not JSON \(NaN is not a JSON number\)"),
+        ('[{"name": "cores", "currentValue": 4, "limit": -Infinity}]', r"usageFile = \S*/usage\.json: not JSON \(-Infinity is not a JSON number\)"),
+        ([{"name": "cores", "currentValue": -4, "limit": 10}], r"usageFile = \S*/usage\.json: item 0: currentValue is -4, not a number of at least 0"),
     ],
     "pricesFile": [
         ("[1, 2", r"pricesFile = \S*/prices\.json: not JSON"),
@@ -49,6 +65,12 @@ BROKEN = {
         ({"value": []}, r"pricesFile = \S*/prices\.json: no Items; expected a saved Retail Prices API answer"),
         ({"Items": []}, r"pricesFile = \S*/prices\.json: Items is empty, so it prices nothing"),
         ({"Items": [{"armSkuName": T4, "retailPrice": None}]}, r"pricesFile = \S*/prices\.json: item 0: retailPrice is null, not a number"),
+        # A NaN or negative price would price the stack below any cost.maxHourly (#31).
+        ('{"Items": [{"armSkuName": "Standard_NC4as_T4_v3", "retailPrice": NaN}]}', r"pricesFile = \S*/prices\.json: not JSON \(NaN is not a JSON number\)"),
+        ({"Items": [{"armSkuName": T4, "retailPrice": -0.5}]}, r"pricesFile = \S*/prices\.json: item 0: retailPrice is -0\.5, not a number of at least 0"),
+        ({"Items": [{"armSkuName": 5, "retailPrice": 0.5}]}, r"pricesFile = \S*/prices\.json: item 0: armSkuName is 5, not a string"),
+        ({"Items": [{"armSkuName": T4, "skuName": ["x"], "retailPrice": 0.5}]}, r"pricesFile = \S*/prices\.json: item 0: skuName is \[\"x\"\], not a string"),
+        ({"Items": [{"armSkuName": T4, "effectiveStartDate": 2024, "retailPrice": 0.5}]}, r"pricesFile = \S*/prices\.json: item 0: effectiveStartDate is 2024, not a string"),
     ],
 }  # fmt: skip
 CASES = [(member, content, says) for member, cases in BROKEN.items() for content, says in cases]
@@ -116,6 +138,29 @@ def test_a_stack_file_that_is_not_yaml_is_one_line_in_make_render(tmp_path, monk
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert __import__("re").match(rf"error: {says}", err), err
+
+
+@pytest.mark.parametrize("preview", [True, False])
+@pytest.mark.parametrize("content", ["", "[", b"\xff\xfe\x00{", [1, 2]], ids=["empty", "not JSON", "binary", "a list"])
+def test_the_program_itself_refuses_a_cluster_file_that_is_not_a_description(tmp_path, content, preview):
+    """Here the mock engine answers for the cluster without reading the file, as a real
+    engine does (it reads Azure): the program's own check refuses it, before anything."""
+    from tools.azure_mocks import existing_cluster
+
+    path = write(tmp_path, "cluster.json", content)
+    monitor = RecordingMonitor(AzureMocks(cluster=existing_cluster()))
+    with pytest.raises(ConfigError, match=r"^invalid config aks-gpu:preflight\.clusterFile = \S*/cluster\.json: ") as raised:
+        run_program("dev", overrides={"existingCluster": TEAM, "gpuPool": {"vmSize": T4}, "preflight": {"clusterFile": path}}, monitor=monitor, preview=preview)
+    assert "\n" not in str(raised.value) and monitor.registrations == []
+
+
+@pytest.mark.parametrize("member", ["skusFile", "pricesFile", "clusterFile"])
+def test_a_path_longer_than_the_system_takes_is_one_line(member):
+    files = {"skusFile": "a" * 300, "usageFile": str(USAGE)} if member == "skusFile" else {member: "x/" * 1000 + "f.json"}
+    extra = {"existingCluster": TEAM} if member == "clusterFile" else {}
+    with pytest.raises(ConfigError, match=rf"^invalid config aks-gpu:preflight\.{member} = '?.{{100,}}\.\.\. \(\d+ characters\): (cannot be|expected an existing file)") as raised:
+        run_program("dev", overrides={"gpuPool": {"vmSize": T4}, "preflight": files, **extra}, preview=True)
+    assert len(str(raised.value)) < 400
 
 
 def test_a_file_inside_the_project_is_named_as_the_stack_file_names_it():

@@ -22,7 +22,10 @@ def shown(path: Path) -> str:
 
 
 def refused(key: str, path: Path, why: str) -> ConfigError:
-    return ConfigError(f"invalid config {key} = {shown(path)}: {why}")
+    """One line; a path too long to read is cut, with its length."""
+    where = shown(path)
+    where = where if len(where) <= 200 else f"{where[:160]}... ({len(where)} characters)"
+    return ConfigError(f"invalid config {key} = {where}: {why}")
 
 
 def refuse_constant(name: str) -> Any:

@@ -9,7 +9,7 @@ import difflib
 import json
 import re
 import typing
-from typing import Annotated, Any
+from typing import Annotated, Any, Optional
 
 from pydantic import ConfigDict, TypeAdapter, ValidationError
 from pydantic.alias_generators import to_camel
@@ -32,7 +32,9 @@ def fail(key: str, value: Any, allowed: str) -> ConfigError:
 def show(value: Any) -> str:
     """The value as the line shows it; a long one cut, with its length, so the line stays readable."""
     text = json.dumps(value, default=str) if not isinstance(value, str) else repr(value)
-    return text if len(text) <= 200 else f"{text[:160]}... ({len(value) if isinstance(value, str) else len(text)} characters)"
+    if len(text) <= 200:
+        return text
+    return f"{value[:160]!r}... ({len(value)} characters)" if isinstance(value, str) else f"{text[:160]}... ({len(text)} characters)"
 
 
 def one_line(error: ValidationError, root: Any) -> ConfigError:
@@ -157,19 +159,24 @@ def _no_constant(name: str) -> Any:
 UNPRINTABLE = ("Cc", "Cf", "Zl", "Zp", "Cs", "Co")
 
 
+def _unprintable(text: str) -> Optional[str]:
+    """The first character of UNPRINTABLE in `text`, named, or None."""
+    import unicodedata
+
+    bad = next((c for c in text if unicodedata.category(c) in UNPRINTABLE), None)
+    return None if bad is None else f"U+{ord(bad):04X} ({unicodedata.name(bad, 'a control character')})"
+
+
 def printable(key: str, value: Any) -> None:
     """Refuses, in one line naming the member, a string anywhere in `value` (a member's name
     included) that holds a character of UNPRINTABLE."""
-    import unicodedata
-
     if isinstance(value, str):
-        bad = next((c for c in value if unicodedata.category(c) in UNPRINTABLE), None)
-        if bad is not None:
-            name = unicodedata.name(bad, "a control character")
-            raise fail(key, value[:200], f"contains U+{ord(bad):04X} ({name}), which is invisible; expected printable text")
+        if found := _unprintable(value):
+            raise fail(key, value, f"contains {found}, which is invisible; expected printable text")
     elif isinstance(value, dict):
         for member, inner in value.items():
-            printable(f"{key}.{member}", member)
+            if found := _unprintable(str(member)):
+                raise fail(key, member, f"a member's name contains {found}, which is invisible; expected printable text")
             printable(f"{key}.{member}", inner)
     elif isinstance(value, list):
         for index, inner in enumerate(value):
