@@ -25,7 +25,7 @@ from typing import Any
 
 import pulumi
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from tools.azure_mocks import AzureMocks
@@ -238,22 +238,21 @@ def outcome(stack: str, config: dict[str, Any], files: dict[str, bytes], preview
             run = run_program(stack, config=flat, monitor=monitor, preview=preview)
         except pulumi.RunError as error:
             said = str(error)
+            event(f"refused: {type(error).__name__}")
             assert monitor.registrations == [], f"refused after registering {len(monitor.registrations)} resource(s): {said}"
             if said.startswith(("preflight:", "cost")):
                 assert all("aks-gpu:" in line or "preflight" in line or "cost" in line for line in said.splitlines()), said
             else:
                 assert "\n" not in said and ONE_LINE.match(said), f"not one line naming its key: {said!r}"
             return
+        event("accepted and rendered")
         should = must_be_refused(config)
         assert not should, f"accepted, though the docs refuse it: {should}"
         assert run.outputs["clusterName"].value, "it renders"
 
 
 @pytest.mark.parametrize("preview", [True, False], ids=["preview", "deployment"])
-def test_every_generated_configuration_is_accepted_and_renders_or_refused_in_one_line(preview):
-    @SETTINGS
-    @given(configurations())
-    def check(example: tuple[str, dict[str, Any], dict[str, bytes]]) -> None:
-        outcome(*example, preview=preview)
-
-    check()
+@SETTINGS
+@given(example=configurations())
+def test_every_generated_configuration_is_accepted_and_renders_or_refused_in_one_line(preview, example):
+    outcome(*example, preview=preview)
