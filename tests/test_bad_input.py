@@ -115,3 +115,11 @@ def test_an_unknown_member_nested_two_deep_is_one_line_in_a_deployment_too():
     with pytest.raises(ConfigError, match=r"^unknown config aks-gpu:cost\.budget\.amout \(did you mean amount\?\)"):
         run_program("dev", overrides={"cost": {"budget": {"amout": 5, "amount": 5, "contactEmails": ["a@example.com"]}}}, monitor=monitor, preview=False)
     assert monitor.registrations == []
+
+
+def test_an_unknown_key_with_a_line_break_in_its_name_is_still_one_line():
+    from components.config import parse
+
+    with pytest.raises(ConfigError) as raised:
+        parse({"aks-gpu:gpu\nPool": "{}"}, "aks-gpu", "dev")
+    assert str(raised.value).startswith("unknown config 'aks-gpu:gpu\\nPool'") and "\n" not in str(raised.value)

@@ -217,7 +217,8 @@ def _decode(raw: Mapping[str, str]) -> dict[str, Any]:
             continue
         key = full_key[len(NAMESPACE) + 1 :]
         if key not in _KEYS:
-            raise ConfigError(f"unknown config {full_key}{did_you_mean(key, _KEYS)}; allowed: {', '.join(known_keys())}")
+            shown = full_key if full_key.isprintable() else repr(full_key)  # one line, whatever the key holds
+            raise ConfigError(f"unknown config {shown}{did_you_mean(key, _KEYS)}; allowed: {', '.join(known_keys())}")
         if key in _OBJECT_KEYS or key == "gpuPools":
             printable(full_key, json_object(full_key, value))
         else:
