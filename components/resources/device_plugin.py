@@ -95,7 +95,12 @@ def plugin_security_context(mig: bool) -> k8s.core.v1.SecurityContextArgs:
     """The guide's context (no escalation, no capabilities) plus a read-only root filesystem:
     the plugin writes only its socket. With MIG, CAP_SYS_ADMIN is added back, as NVIDIA's chart
     adds it whenever a MIG strategy is not none (_helpers.tpl `requiresCapSysAdmin`), and
-    nothing else (the DCGM exporter's context is the same)."""
+    nothing else (the DCGM exporter's context is the same). The API server takes it beside
+    `allowPrivilegeEscalation: false` because the capability is spelled SYS_ADMIN: its pod
+    validation refuses the pair only for the literal "CAP_SYS_ADMIN" (kubernetes
+    pkg/apis/core/validation/validation.go ValidateSecurityContext). That flag sets
+    no_new_privs, which is no boundary for a process holding CAP_SYS_ADMIN: what bounds the
+    plugin is the one capability, its read-only root and that it talks to nothing."""
     context = hardening.container_security_context()
     if mig:
         context = k8s.core.v1.SecurityContextArgs(
