@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Iterable, Optional
 
 from components.azure import saved_files
+from components.config.messages import refuse_constant
 from components.catalog import gpu_sizes
 
 PRICES_URL = "https://prices.azure.com/api/retail/prices"
@@ -104,7 +105,7 @@ def live(region: str, sizes: Iterable[str], base_url: Optional[str] = None, time
         if left <= 0:
             raise TimeoutError(f"the Retail Prices API did not answer within {timeout:g} s")
         with urllib.request.urlopen(url, timeout=left) as response:  # noqa: S310 - a fixed https URL, or a test's
-            page = json.load(response, parse_constant=saved_files.refuse_constant)
+            page = json.load(response, parse_constant=refuse_constant)
         found = page.get("Items") if isinstance(page, dict) else None
         if not isinstance(found, list) or not all(isinstance(i, dict) for i in found):
             raise ValueError("the Retail Prices API answered something other than a page of Items")

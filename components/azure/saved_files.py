@@ -9,6 +9,7 @@ import math
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
 
+from components.config.messages import refuse_constant
 from components.errors import ConfigError
 
 
@@ -26,10 +27,6 @@ def refused(key: str, path: Path, why: str) -> ConfigError:
     where = shown(path)
     where = where if len(where) <= 200 else f"{where[:160]}... ({len(where)} characters)"
     return ConfigError(f"invalid config {key} = {where}: {why}")
-
-
-def refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
 
 
 def read_json(key: str, path: Path, holds: str) -> Any:

@@ -138,7 +138,7 @@ def json_object(key: str, raw: Any) -> dict[str, Any]:
     """A structured key's value, decoded: an object, or a one-line error."""
     expected = "expected an object (a YAML mapping in Pulumi.<stack>.yaml)"
     try:
-        value = json.loads(raw, object_pairs_hook=_no_repeats, parse_constant=_no_constant) if isinstance(raw, str) else raw
+        value = json.loads(raw, object_pairs_hook=_no_repeats, parse_constant=refuse_constant) if isinstance(raw, str) else raw
     except _Repeated as repeated:
         raise ConfigError(f"invalid config {key}: {repeated.member!r} is given twice; expected each member once") from None
     except (ValueError, RecursionError):  # JSONDecodeError is a ValueError; so is NaN
@@ -148,7 +148,9 @@ def json_object(key: str, raw: Any) -> dict[str, Any]:
     return value
 
 
-def _no_constant(name: str) -> Any:
+def refuse_constant(name: str) -> Any:
+    """json's `parse_constant`: NaN and Infinity are not JSON (RFC 8259), though Python's
+    parser takes them. Config values and saved answers of Azure alike refuse them."""
     raise ValueError(f"{name} is not a JSON number")
 
 
