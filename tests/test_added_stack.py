@@ -10,7 +10,9 @@ Makefile is asked which Checkov settings its lint would give them.
 from __future__ import annotations
 
 import re
+import shlex
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,14 +21,13 @@ import yaml
 from test_arm_schemas import arm_problems
 from test_kubernetes_schemas import kubernetes_problems
 from test_program import check_whole_guide
-from test_schema import stack_file_problems
+from test_schema import SCHEMA_LINE, stack_file_problems
 from test_security import check_open_checks_documented, check_pods
 from test_snapshots import check_snapshot
-from tools import render
+from tools import checkov_runs, render
 from tools.mock_engine import run_program
 from tools.stack_files import ROOT, stacks
 
-SCHEMA_LINE = "# yaml-language-server: $schema=schema/stack.schema.json\n"
 # A team's existing cluster, not the example's: another name, group and region, in its own
 # VNet on Azure CNI without overlay, as its saved `az aks show` says; two pools, one of them
 # AKS-managed, one with a pod count of its own.
@@ -65,7 +66,7 @@ def added(tmp_path_factory) -> dict[str, Path]:
     files = {}
     for stack, config in ADDED.items():
         files[stack] = folder / f"Pulumi.{stack}.yaml"
-        files[stack].write_text(SCHEMA_LINE + yaml.safe_dump({"config": config}, sort_keys=False))
+        files[stack].write_text(SCHEMA_LINE + "\n" + yaml.safe_dump({"config": config}, sort_keys=False))
     return files
 
 
@@ -87,16 +88,57 @@ def test_make_lint_checks_an_added_stack_with_the_default_checkov_settings():
     """`make lint` takes every Pulumi.*.yaml; a stack without settings of its own gets
     security/checkov-aks.yaml (the Makefile's checkov_settings)."""
     ml, staging = ADDED
-    plan = subprocess.run(
-        ["make", "-n", "--no-print-directory", "lint", f"STACKS=dev {ml} {staging}"],
-        cwd=ROOT, capture_output=True, text=True, check=True,
-    ).stdout  # fmt: skip
+    plan = lint_plan("dev", ml, staging)
     runs = {stack: settings for settings, stack in re.findall(r"--config-file (security/\S+) -f tests/snapshots/([\w.-]+)/azure\.json", plan)}
     assert {stack: runs[stack] for stack in ("dev", ml, staging)} == {
         "dev": "security/checkov-aks-dev.yaml",
         ml: "security/checkov-aks.yaml",
         staging: "security/checkov-aks.yaml",
     }
+
+
+def lint_plan(*stacks: str) -> str:
+    """What `make lint` would run for these stacks (make -n: nothing runs)."""
+    return subprocess.run(
+        ["make", "-n", "--no-print-directory", "lint", f"STACKS={' '.join(stacks)}"],
+        cwd=ROOT, capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+
+
+def test_make_lint_fails_on_an_added_stack_without_snapshots_and_names_the_fix():
+    """Checkov alone logs "Template file not found" and exits 0 (tools/checkov_runs.py says
+    where): `make lint`'s own Checkov line, run here as make would, stops before Checkov is
+    even imported (the test's Python has no Checkov), with one line naming the stack."""
+    ml, _ = ADDED
+    plan = lint_plan("dev", ml).replace("\\\n", " ")
+    line = next(line for line in plan.splitlines() if "tools/checkov_runs.py" in line)
+    args = shlex.split(line)
+    args = args[args.index("tools/checkov_runs.py") + 1 :]
+    run = subprocess.run([sys.executable, "tools/checkov_runs.py", *args], cwd=ROOT, capture_output=True, text=True)
+    assert run.returncode == 2, run.stderr
+    assert run.stderr.splitlines() == [
+        f"checkov: stack {ml} has no snapshot (tests/snapshots/{ml}/: manifests.yaml, azure.json missing): "
+        f"run `make snapshots`, then commit tests/snapshots/{ml}/"
+    ]
+
+
+def test_checkov_runs_finds_every_file_to_scan_however_it_is_given():
+    args = ["--config-file", "x.yaml", "-f", "a", "b", "--compact", "--file", "c", "--file=d", "-o", "cli"]
+    assert checkov_runs.files(args) == ["a", "b", "c", "d"]
+    assert checkov_runs.missing(["-f", "tests/snapshots/dev/azure.json", "--", "-f", "nowhere.json"]) == [
+        "checkov: nowhere.json is missing: nothing to check"
+    ]
+
+
+def test_a_team_stack_file_without_the_schema_line_is_told_the_line_to_add(tmp_path):
+    """The schema line is for editors; a file without it is refused with the exact line, and
+    passes once that line is its first."""
+    stack = tmp_path / "Pulumi.ml.yaml"
+    body = yaml.safe_dump({"config": ML}, sort_keys=False)
+    stack.write_text(body)
+    assert stack_file_problems(stack) == [f"Pulumi.ml.yaml: add this line as its first line (the editor's schema): {SCHEMA_LINE}"]
+    stack.write_text(SCHEMA_LINE + "\n" + body)
+    assert stack_file_problems(stack) == []
 
 
 def test_make_snapshots_renders_every_stack_file_in_the_project():
