@@ -30,9 +30,10 @@ cfg = config.load()
 for warning in cfg.warnings:
     pulumi.log.warn(warning)
 preflight.provider_host(cfg, os.environ)  # an AKS-managed pool's provider must load where Pulumi runs it
-cluster_facts.check_saved(cfg.preflight.cluster_file, cfg.existing_cluster.name if cfg.existing_cluster else None)
-# An existing cluster is read once, here: a cluster that cannot be read stops the run.
 existing = cfg.existing_cluster
+named = cluster_facts.Named(existing.name, existing.resource_group_name, cfg.subscription_id) if existing else cluster_facts.Named(None)
+cluster_facts.check_saved(cfg.preflight.cluster_file, named)
+# An existing cluster is read once, here: a cluster that cannot be read stops the run.
 found = cluster_facts.read(existing.resource_group_name, existing.name) if existing else None
 user_kubeconfig = cluster_facts.read_user_kubeconfig(found.resource_group, found.name) if found else None
 # Each GPU pool's subnets and pods per node, fitted to the cluster's network.
@@ -210,7 +211,10 @@ if cfg.cost.budget is not None:
         owner = existing_cluster_checks.owner_tags(pulumi.get_project(), pulumi.get_stack())
         watched = budget.tagged(client_subscription, *next(iter(owner.items())))
     budget_name = budget.budget_name(pulumi.get_project(), pulumi.get_stack(), cfg.cluster_name)
-    pulumi.log.info(f"cost: budget {budget_name}: {cfg.cost.budget.amount:g} a month over {watched.says}")
+    budget_line, budget_warnings = cost.budget_lines(cfg, estimate, budget_name, watched.says)
+    pulumi.log.info(budget_line)
+    for warning in budget_warnings:
+        pulumi.log.warn(warning)
     CostBudget(
         "cost",
         CostBudgetArgs(

@@ -32,10 +32,11 @@ def test_a_budget_watches_the_clusters_group_and_its_node_resource_group_where_t
     assert inputs["budgetName"] == "aks-gpu-prod-gpu"
     preview, _ = run_cached("prod", cost=BUDGET_CONFIG)
     assert (
-        "cost: budget aks-gpu-prod-gpu: 500 a month over resource groups aks-gpu-prod-rg and "
+        "cost: budget aks-gpu-prod-gpu: 500.00 USD a month over resource groups aks-gpu-prod-rg and "
         "MC_aks-gpu-prod-rg_aks-gpu-prod_eastus (filter ResourceGroupName In, at the subscription's scope): the cluster, "
-        "and what its node resource group holds: the node VMs, their networking and storage"
-    ) in preview.infos, "the preview says which scope and filter"
+        "and what its node resource group holds: the node VMs, their networking and storage (not compared with the "
+        "stack's cost: no prices)"
+    ) in preview.infos, "the preview says which scope and filter, and the amount's currency"
 
 
 def test_on_an_existing_cluster_the_budget_watches_this_stacks_pools_by_their_tag():

@@ -183,7 +183,7 @@ def test_a_system_pool_needs_a_node():
     refused(r"invalid config aks-gpu:systemPool.nodeCount = 0: expected a whole number from 1 to 1000", systemPool={"nodeCount": 0})
 
 
-@pytest.mark.parametrize("size", ["D2s_v5", "standard_d2s_v5", "Standard D2s", ""])
+@pytest.mark.parametrize("size", ["D2s_v5", "xstandard_d2s_v5", "Standard D2s", ""])
 def test_vm_sizes_must_be_azure_size_names(size):
     refused(r"invalid config aks-gpu:systemPool.vmSize = .*Azure VM size", systemPool={"vmSize": size})
 

@@ -133,14 +133,21 @@ def test_a_spot_pool_without_a_pay_as_you_go_price_makes_the_total_incomplete_ev
     assert out["missing"] == ["aks-gpu:gpuPool Standard_NC4as_T4_v3 (no pay-as-you-go price: its Spot ceiling)"]
     [total] = [i for i in run.infos if i.startswith("cost: the stack:")]
     assert total.startswith("cost: the stack: INCOMPLETE, without aks-gpu:gpuPool Standard_NC4as_T4_v3 (no pay-as-you-go price")
-    assert any(w.startswith("aks-gpu:cost.maxHourly = 50 could not be fully checked: the total leaves out") for w in run.warnings)
+    assert any(
+        w.startswith("aks-gpu:cost.maxHourly = 50.00 USD could not be checked (the total leaves out aks-gpu:gpuPool")
+        and w.endswith("(a deployment stops here)") for w in run.warnings
+    ), "a limit fails closed"
 
 
 def test_an_unpriced_pool_makes_the_total_and_the_limit_say_incomplete(price_file):
     run = run_cached("dev", **with_prices(price_file, gpuPool={"vmSize": "Standard_NC40ads_H100_v5"}, cost={"maxHourly": 10}))[0]
     assert run.outputs["estimatedCost"].value["complete"] is False
     assert [i for i in run.infos if i.startswith("cost: the stack: INCOMPLETE, without aks-gpu:gpuPool Standard_NC40ads_H100_v5 (no price):")]
-    assert "aks-gpu:cost.maxHourly = 10 could not be fully checked: the total leaves out aks-gpu:gpuPool Standard_NC40ads_H100_v5 (no price)" in run.warnings
+    [warning] = [w for w in run.warnings if "maxHourly" in w]
+    assert warning.startswith(
+        "aks-gpu:cost.maxHourly = 10.00 USD could not be checked (the total leaves out aks-gpu:gpuPool Standard_NC40ads_H100_v5 "
+        "(no price)): a limit that cannot be checked stops a deployment;"
+    )
 
 
 def test_a_spot_max_price_needs_spot_and_a_price_azure_takes():
@@ -171,7 +178,7 @@ def test_an_existing_clusters_own_system_pool_is_not_counted_and_its_region_is_t
 
 def test_a_pool_without_a_price_is_left_out_with_a_warning(price_file):
     run, _ = run_cached("dev", **with_prices(price_file, gpuPool={"vmSize": "Standard_NC40ads_H100_v5"}))
-    assert "cost: no file prices.json price for aks-gpu:gpuPool.vmSize Standard_NC40ads_H100_v5 in eastus; it is not counted" in run.warnings
+    assert "cost: no file prices.json price in USD for aks-gpu:gpuPool.vmSize Standard_NC40ads_H100_v5 in eastus; it is not counted" in run.warnings
     assert run.outputs["estimatedCost"].value["unpriced"] == ["aks-gpu:gpuPool Standard_NC40ads_H100_v5"]
 
 
@@ -188,7 +195,7 @@ def test_under_the_mock_engine_without_a_list_nothing_is_estimated_and_nothing_w
 def test_a_preview_above_the_limit_warns_with_the_figure_and_the_limit(price_file):
     run, _ = run_cached("prod", **with_prices(price_file, cost={"maxHourly": 2}))
     [warning] = [w for w in run.warnings if "cost.maxHourly" in w]
-    assert warning.startswith("aks-gpu:cost.maxHourly = 2: the stack may cost up to 2.15 USD per hour")
+    assert warning.startswith("aks-gpu:cost.maxHourly = 2.00 USD: the stack may cost up to 2.15 USD per hour")
     assert warning.endswith("(a deployment stops here)")
 
 
@@ -204,15 +211,49 @@ def test_a_deployment_above_the_limit_stops_before_anything_is_registered(price_
     with pytest.raises(CostError) as error:
         run_program("prod", overrides=with_prices(price_file, cost={"maxHourly": 2}), monitor=monitor, preview=False)
     message = str(error.value)
-    assert "\n" not in message and message.startswith("aks-gpu:cost.maxHourly = 2: the stack may cost up to 2.15 USD per hour")
+    assert "\n" not in message and message.startswith("aks-gpu:cost.maxHourly = 2.00 USD: the stack may cost up to 2.15 USD per hour")
+    assert monitor.registrations == []
+
+
+def test_without_prices_a_preview_says_the_limit_stops_the_deployment():
+    run, _ = run_cached("prod", preview=True, cost={"maxHourly": 0.01})
+    [warning] = [w for w in run.warnings if "maxHourly" in w]
+    assert warning.startswith("aks-gpu:cost.maxHourly = 0.01 USD could not be checked (no prices; docs/cost.md): a limit that")
+    assert "set aks-gpu:cost.withoutPrices to deploy" in warning and warning.endswith("(a deployment stops here)")
+
+
+def test_without_prices_a_deployment_with_a_limit_stops_before_anything_is_registered():
+    """A cap fails closed: a runner with no route to the Retail Prices API deploys nothing."""
+    monitor = RecordingMonitor(AzureMocks())
+    with pytest.raises(CostError) as error:
+        run_program("prod", overrides={"cost": {"maxHourly": 100}}, monitor=monitor, preview=False)
+    assert "\n" not in str(error.value) and str(error.value).endswith("(nothing was created)")
     assert monitor.registrations == []
 
 
 @pytest.mark.parametrize("preview", [True, False])
-def test_without_prices_the_limit_warns_that_it_was_not_checked_and_never_blocks(preview):
-    run, _ = run_cached("prod", preview=preview, cost={"maxHourly": 0.01})
-    assert "aks-gpu:cost.maxHourly = 0.01 could not be checked: no prices (docs/cost.md)" in run.warnings
+def test_without_prices_a_limit_with_without_prices_deploy_goes_on_and_says_so(preview):
+    run, _ = run_cached("prod", preview=preview, cost={"maxHourly": 0.01, "withoutPrices": "deploy"})
+    assert (
+        "aks-gpu:cost.maxHourly = 0.01 USD could not be checked (no prices; docs/cost.md): a deployment goes on without it "
+        "(aks-gpu:cost.withoutPrices = deploy)"
+    ) in run.warnings
     assert run.of_type("azure-native:containerservice:AgentPool")
+
+
+def test_an_incomplete_total_stops_a_deployment_with_a_limit(price_file):
+    monitor = RecordingMonitor(AzureMocks())
+    overrides = with_prices(price_file, gpuPool={"vmSize": "Standard_NC40ads_H100_v5"}, cost={"maxHourly": 1000})
+    with pytest.raises(CostError, match=r"could not be checked \(the total leaves out aks-gpu:gpuPool Standard_NC40ads_H100_v5"):
+        run_program("dev", overrides=overrides, monitor=monitor, preview=False)
+    assert monitor.registrations == []
+
+
+def test_without_prices_says_what_a_limit_does_and_is_refused_without_one():
+    with pytest.raises(ConfigError, match=r"^invalid config aks-gpu:cost\.withoutPrices = 'deploy': only with aks-gpu:cost\.maxHourly"):
+        parse({"aks-gpu:cost": json.dumps({"withoutPrices": "deploy"})}, "aks-gpu", "dev")
+    with pytest.raises(ConfigError, match=r"^invalid config aks-gpu:cost\.withoutPrices = 'yes': expected one of stop, deploy$"):
+        parse({"aks-gpu:cost": json.dumps({"maxHourly": 1, "withoutPrices": "yes"})}, "aks-gpu", "dev")
 
 
 # --------------------------------------------------------------------------- the live path
@@ -244,13 +285,14 @@ def test_a_live_estimate_equals_the_saved_ones(api, monkeypatch, price_file):
     assert (est.least_hourly, est.most_hourly) == (saved.least_hourly, saved.most_hourly)
 
 
-def test_prices_that_cannot_be_had_warn_and_never_block(monkeypatch):
+def test_prices_that_cannot_be_had_warn_and_stop_only_a_deployment_with_a_limit(monkeypatch):
     monkeypatch.setattr(prices, "PRICES_URL", "http://127.0.0.1:9/api/retail/prices")  # nothing listens on port 9
-    cfg = parse({"aks-gpu:cost": json.dumps({"maxHourly": 1})}, "aks-gpu", "dev")
-    est, lines, warnings = cost.run(cfg, "eastus", under_mocks=False, dry_run=False)
-    assert est is None and lines == []
-    assert warnings[0].startswith("cost: not estimated: URLError")
-    assert warnings[1] == "aks-gpu:cost.maxHourly = 1 could not be checked: no prices (docs/cost.md)"
+    free = parse({}, "aks-gpu", "dev")
+    est, lines, warnings = cost.run(free, "eastus", under_mocks=False, dry_run=False)
+    assert est is None and lines == [] and len(warnings) == 1 and warnings[0].startswith("cost: not estimated: URLError")
+    capped = parse({"aks-gpu:cost": json.dumps({"maxHourly": 1})}, "aks-gpu", "dev")
+    with pytest.raises(CostError, match=r"^aks-gpu:cost\.maxHourly = 1\.00 USD could not be checked \(no prices; docs/cost\.md\)"):
+        cost.run(capped, "eastus", under_mocks=False, dry_run=False)
 
 
 @pytest.mark.parametrize(
@@ -278,7 +320,7 @@ def test_the_offline_render_prints_the_figures_when_a_price_list_is_given(price_
     from tools import render
 
     run, _ = run_cached("prod", **with_prices(price_file))
-    text = render.summary(run, tmp_path)
+    text = render.unfold(render.summary(run, tmp_path))
     assert "cost: the stack: 0.58 USD to 2.15 USD per hour, at most 1,572.42 USD per month" in text
 
 
@@ -290,11 +332,11 @@ def test_make_prices_saves_every_stacks_sizes_with_its_date_and_make_render_pric
     for api in fake_prices.serve(page_size=7):
         saved = save_prices.save(tmp_path / "retail-prices.json", ["dev", "prod", "team"], base_url=api.url, today=datetime.date(2026, 11, 25))
         filters = [q["$filter"][0] for q in api.queries if "$skip" not in q]
-    assert saved["savedAt"] == "2026-11-25" and saved["regions"] == {"eastus": ["Standard_D2s_v5", "Standard_D4s_v5", "Standard_NC24ads_A100_v4", "Standard_NC4as_T4_v3", "Standard_NC6"]}
-    assert filters == [prices.price_filter("eastus", saved["regions"]["eastus"])], "one query per region"
+    assert saved["savedAt"] == "2026-11-25" and saved["regions"] == {"eastus USD": ["Standard_D2s_v5", "Standard_D4s_v5", "Standard_NC24ads_A100_v4", "Standard_NC4as_T4_v3", "Standard_NC6"]}
+    assert filters == [prices.price_filter("eastus", saved["regions"]["eastus USD"])], "one query per region and currency"
     monkeypatch.setattr(render, "SAVED_PRICES", tmp_path / "retail-prices.json")
     assert render.main(["--stack", "prod", "--out", str(tmp_path / "out")]) == 0
-    out = capsys.readouterr().out
+    out = render.unfold(capsys.readouterr().out)
     assert "cost: the stack: 0.58 USD to 2.15 USD per hour" in out and "prices from file retail-prices.json, saved 2026-11-25)" in out
 
 
@@ -329,7 +371,7 @@ def test_a_spot_cap_below_todays_spot_price_warns_that_the_pool_gets_no_node_and
     pool = {"vmSize": T4, "nodeCount": 2, "spot": True, "spotMaxPrice": 0.01}
     run = run_cached("dev", **with_prices(price_file, gpuPool=pool))[0]
     [warning] = [w for w in run.warnings if "spotMaxPrice" in w]
-    assert warning.startswith("cost: aks-gpu:gpuPool.spotMaxPrice = 0.01 is below today's Spot price of Standard_NC4as_T4_v3 in eastus (0.05 USD)")
+    assert warning.startswith("cost: aks-gpu:gpuPool.spotMaxPrice = 0.01 USD is below today's Spot price of Standard_NC4as_T4_v3 in eastus (0.05 USD)")
     assert "Azure deploys no Spot VM whose max price is below the current price" in warning
     gpu = run.outputs["estimatedCost"].value["pools"]["gpu"]
     assert (gpu["ceilingPerNode"], gpu["mostHourly"]) == (0.01, 0.02)

@@ -104,16 +104,31 @@ def test_a_cap_exactly_at_todays_spot_price_is_deployed_and_warns_nothing(tmp_pa
 
 
 def test_a_list_in_another_currency_is_priced_in_it_and_a_dollar_cap_is_not_compared_with_it(tmp_path):
-    """The API answers in the currency asked for (its currencyCode parameter); a cap is in US
-    dollars, so against a list in euros the ceiling is pay-as-you-go, and it says why."""
+    """cost.currency EUR: the API answers in the currency asked for (its currencyCode
+    parameter); a cap is in US dollars, so against a list in euros the ceiling is
+    pay-as-you-go, and it says why."""
     euros = [{**item, "currencyCode": "EUR"} for item in fake_prices.price_list()]
-    run = spot_run(tmp_path, euros, spotMaxPrice=0.01)
+    overrides = {
+        "gpuPool": {"vmSize": T4, "nodeCount": 1, "spot": True, "spotMaxPrice": 0.01},
+        "preflight": {"pricesFile": saved_list(tmp_path, euros)}, "cost": {"currency": "EUR"},
+    }  # fmt: skip
+    run = run_program("dev", overrides=overrides, preview=True)
     out = estimated(run)
     assert out["currency"] == "EUR"
     assert out["pools"]["gpu"]["ceilingPerNode"] == fake_prices.T4, "not the USD cap of 0.01"
     [line] = [i for i in run.infos if i.startswith("cost: aks-gpu:gpuPool ")]
     assert "up to 0.53 EUR (pay-as-you-go: spotMaxPrice is USD, the list EUR)" in line
     assert not [w for w in run.warnings if "spotMaxPrice" in w], "no cap to be below today's price"
+
+
+def test_a_list_in_another_currency_than_cost_currency_prices_nothing(tmp_path):
+    """A list in euros for a stack that counts in dollars: no figure is mixed; every pool is
+    unpriced, and says in which currency it found no price."""
+    euros = [{**item, "currencyCode": "EUR"} for item in fake_prices.price_list()]
+    run = spot_run(tmp_path, euros)
+    out = estimated(run)
+    assert out["currency"] == "USD" and out["pools"] == {} and out["complete"] is False
+    assert any(w.startswith("cost: no file ") and " price in USD for aks-gpu:gpuPool.vmSize" in w for w in run.warnings)
 
 
 # --------------------------------------------------------------------------- pools the list lacks

@@ -41,10 +41,10 @@ def declared(description: dict, preview: bool = True, **pool) -> tuple[dict, lis
 @pytest.mark.parametrize(
     "description, subnet, pod_subnet, max_pods, says",
     [
-        (OVERLAY_IN_OWN_VNET, NODES, None, 250, f"joins Azure CNI Overlay: subnet {NODES} (the System pool's), maxPods 250"),
-        (LEGACY_AZURE_CNI, NODES, None, 30, f"joins Azure CNI (pods on the node subnet): subnet {NODES} (the System pool's), maxPods 30 (the System pool's: every pod takes a subnet address)"),
-        (DYNAMIC_POD_IPS, NODES, PODS, 50, f"joins Azure CNI with dynamic pod IPs: subnet {NODES} (the System pool's), pod subnet {PODS} (the System pool's), maxPods 50 (the System pool's: every pod takes a subnet address)"),
-        (KUBENET_IN_OWN_VNET, NODES, None, 250, f"joins kubenet: subnet {NODES} (the System pool's), maxPods 250"),
+        (OVERLAY_IN_OWN_VNET, NODES, None, 250, "joins Azure CNI Overlay: subnet team-vnet/nodes (the System pool's), maxPods 250"),
+        (LEGACY_AZURE_CNI, NODES, None, 30, "joins Azure CNI (pods on the node subnet): subnet team-vnet/nodes (the System pool's), maxPods 30 (the System pool's: every pod takes a subnet address)"),
+        (DYNAMIC_POD_IPS, NODES, PODS, 50, "joins Azure CNI with dynamic pod IPs: subnet team-vnet/nodes (the System pool's), pod subnet team-vnet/pods (the System pool's), maxPods 50 (the System pool's: every pod takes a subnet address)"),
+        (KUBENET_IN_OWN_VNET, NODES, None, 250, "joins kubenet: subnet team-vnet/nodes (the System pool's), maxPods 250"),
         (existing_cluster(), None, None, 250, "joins Azure CNI Overlay: maxPods 250"),
     ],
     ids=["overlay in its own VNet", "legacy Azure CNI", "dynamic pod IPs", "kubenet in its own VNet", "overlay, AKS's VNet"],
@@ -58,7 +58,9 @@ def test_a_pool_takes_the_system_pools_subnets_and_the_pods_per_node_its_network
 def test_a_pool_may_choose_its_own_subnet_and_pods_per_node():
     inputs, infos = declared(LEGACY_AZURE_CNI, vnetSubnetId=GPU_NODES, maxPods=40)
     assert (inputs["vnetSubnetID"], inputs["maxPods"]) == (GPU_NODES, 40)
-    assert f"network: aks-gpu:gpuPool joins Azure CNI (pods on the node subnet): subnet {GPU_NODES}, maxPods 40 (aks-gpu:gpuPool.maxPods)" in infos
+    assert "network: aks-gpu:gpuPool joins Azure CNI (pods on the node subnet): subnet team-vnet/gpu-nodes, maxPods 40 (aks-gpu:gpuPool.maxPods)" in infos, (
+        "the line names the subnet by its VNet and name; the inputs carry the ID"
+    )
 
 
 def test_several_pools_each_get_the_network_and_their_own_choices():

@@ -76,7 +76,7 @@ def test_the_managed_gpu_pool_is_summarised_and_rendered_as_its_rest_body():
     assert (pool["apiVersion"], pool["name"]) == ("2026-08-01", "aks-gpu-dev/gpu")
     assert pool["properties"]["gpuProfile"] == {"driver": "Install", "nvidia": {"managementMode": "Managed"}}
     line = "GPU pool: gpu Standard_NC4as_T4_v3, 1 node, taints sku=gpu:NoSchedule (AKS-managed GPU stack, agentPools API 2026-08-01)"
-    assert line in render.summary(run, render.ROOT / "build")
+    assert line in render.unfold(render.summary(run, render.ROOT / "build"))
 
 
 # Every shape a stack can have: the entry point, one pool or several, each GPU stack.
@@ -99,7 +99,7 @@ def test_make_render_previews_every_mode_of_every_entry_point(entry, shape, tmp_
     overrides = shape = {**ENTRY_POINTS[entry], **POOL_SHAPES[shape]}
     monkeypatch.setattr(render, "run_program", lambda stack, preview, overrides: run_cached(stack, preview=preview, **{**overrides, **shape})[0])
     assert render.main(["--stack", "dev", "--out", str(tmp_path)]) == 0, capsys.readouterr().err
-    out = capsys.readouterr().out
+    out = render.unfold(capsys.readouterr().out)
     pools = overrides.get("gpuPools") or {"gpu": overrides["gpuPool"]}
     assert sorted(line.split()[2] for line in out.splitlines() if line.startswith("GPU pool: ")) == sorted(pools)
     template = json.loads((tmp_path / "azure.json").read_text())
@@ -118,7 +118,7 @@ def test_make_render_previews_any_existing_cluster_and_says_what_it_assumed(tmp_
     real = render.run_program
     monkeypatch.setattr(render, "run_program", lambda stack, overrides, **kw: real(stack, overrides={**overrides, **team}, **kw))
     assert render.main(["--stack", "dev", "--out", str(tmp_path)]) == 0
-    out = capsys.readouterr().out
+    out = render.unfold(capsys.readouterr().out)
     assert "offline: cluster ml-rg/ml-aks was not read; assumed: in eastus, Succeeded and running, Kubernetes 1.34.2, Azure CNI Overlay" in out
     assert "set aks-gpu:preflight.clusterFile to a saved `az aks show --output json` to render your cluster" in out
     assert "network: aks-gpu:gpuPools.t4 joins Azure CNI Overlay: maxPods 250" in out
@@ -137,7 +137,7 @@ def test_make_render_reads_a_saved_az_aks_show_and_fits_the_pools_to_its_network
     real = render.run_program
     monkeypatch.setattr(render, "run_program", lambda stack, overrides, **kw: real(stack, overrides={**overrides, **team}, **kw))
     assert render.main(["--stack", "dev", "--out", str(tmp_path)]) == 0
-    out = capsys.readouterr().out
+    out = render.unfold(capsys.readouterr().out)
     assert "assumed" not in out, "nothing assumed: the saved description answers"
     assert (
         "offline: cluster ml-platform/ml-aks read from tests/fixtures/clusters/ml-aks.json: in northeurope, Succeeded and "
@@ -145,7 +145,7 @@ def test_make_render_reads_a_saved_az_aks_show_and_fits_the_pools_to_its_network
         "system (System, 3 x Standard_D4s_v5, maxPods 30, subnet aks-nodes), apps (User, 2 x Standard_D8s_v5, maxPods 30, subnet aks-nodes)"
     ) in out, "the team sees its own cluster's version, network and pools"
     subnet = "/subscriptions/33333333-3333-3333-3333-333333333333/resourceGroups/ml-network/providers/Microsoft.Network/virtualNetworks/ml-vnet/subnets/aks-nodes"
-    assert f"network: aks-gpu:gpuPools.t4 joins Azure CNI (pods on the node subnet): subnet {subnet} (the System pool's), maxPods 30" in out
+    assert "network: aks-gpu:gpuPools.t4 joins Azure CNI (pods on the node subnet): subnet ml-vnet/aks-nodes (the System pool's), maxPods 30" in out
     [pool] = [r for r in json.loads((tmp_path / "azure.json").read_text())["resources"] if r["type"].endswith("/agentPools")]
     assert (pool["properties"]["vnetSubnetID"], pool["properties"]["maxPods"]) == (subnet, 30)
     kubeconfig = yaml.safe_load(real("dev", overrides=team, preview=True).outputs["kubeconfig"].value)

@@ -13,6 +13,7 @@ import grpc
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import settings
 
+from components.azure.cluster_facts import id_parts
 from tools.stack_files import saved_cluster
 
 # The fake credential; tests check that it never shows up outside a secret.
@@ -140,12 +141,17 @@ class AzureMocks(pulumi_mocks.Mocks):
         self.read: set[str] = set()
         #: The stack's preflight.clusterFile, when `cluster` is what it saved.
         self.cluster_file: Optional[str] = None
+        #: The subscription the client is signed in to: the saved cluster's, when its ID names one.
+        self.subscription = MOCK_CLIENT["subscriptionId"]
 
     def offline(self, config: Mapping[str, str]) -> None:
         """What the stack's config tells the offline render: the cluster a stack saved
         (preflight.clusterFile), and the region to assume a cluster in."""
         if self.cluster is None and (saved := saved_cluster(config)) is not None:
             self.cluster, self.cluster_file = saved
+            # The budget's scope and the pools' subscriptionId then name the team's
+            # subscription, not the mock's.
+            self.subscription = id_parts(self.cluster.get("id"))[0] or self.subscription
         self.location = self.location or config.get("azure-native:location") or "eastus"
 
     def described(self, group: str, name: str) -> Optional[dict[str, Any]]:
@@ -197,5 +203,5 @@ class AzureMocks(pulumi_mocks.Mocks):
             kubeconfig = _fake_kubeconfig(args.args["resourceName"], exec_format=exec_format)
             return {"kubeconfigs": [{"name": "clusterUser", "value": base64.b64encode(kubeconfig.encode()).decode()}]}
         if args.token == CLIENT_CONFIG_TOKEN:
-            return dict(MOCK_CLIENT)
+            return {**MOCK_CLIENT, "subscriptionId": self.subscription}
         raise NotImplementedError(f"no mock for invoke {args.token}")

@@ -25,27 +25,27 @@ from tools.stack_files import ROOT, project_name, saved_cluster, stack_config, s
 SAVED = ROOT / "prices" / "retail-prices.json"
 
 
-def wanted(names: list[str]) -> dict[str, set[str]]:
-    """Region -> the sizes the stacks price there."""
-    found: dict[str, set[str]] = {}
+def wanted(names: list[str]) -> dict[tuple[str, str], set[str]]:
+    """(Region, currency: the stack's cost.currency) -> the sizes the stacks price there."""
+    found: dict[tuple[str, str], set[str]] = {}
     for stack in names:
         raw = stack_config(stack)
         cfg = config.parse(raw, project_name(), stack, ROOT)
         saved = saved_cluster(raw) if cfg.existing_cluster else None
         region = (saved[0] if saved else {}).get("location") or cfg.location
-        found.setdefault(region.lower(), set()).update(n.vm_size for n in cost.nodes(cfg))
+        found.setdefault((region.lower(), cfg.cost.currency), set()).update(n.vm_size for n in cost.nodes(cfg))
     return found
 
 
 def save(out: Path, names: list[str], base_url: Optional[str] = None, today: Optional[datetime.date] = None) -> dict:
     items = []
     regions = wanted(names)
-    for region, sizes in sorted(regions.items()):
-        items += prices.live(region, sorted(sizes), base_url=base_url)
+    for (region, currency), sizes in sorted(regions.items()):
+        items += prices.live(region, sorted(sizes), currency, base_url=base_url)
     saved = {
         "savedAt": (today or datetime.datetime.now(datetime.timezone.utc).date()).isoformat(),
         "source": f"{prices.PRICES_URL}?api-version={prices.API_VERSION}",
-        "regions": {region: sorted(sizes) for region, sizes in sorted(regions.items())},
+        "regions": {f"{region} {currency}": sorted(sizes) for (region, currency), sizes in sorted(regions.items())},
         "Items": items,
     }
     out.parent.mkdir(parents=True, exist_ok=True)

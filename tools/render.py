@@ -25,6 +25,7 @@ import inspect
 import json
 import re
 import sys
+import textwrap
 from pathlib import Path
 from typing import Any, Optional
 
@@ -249,7 +250,36 @@ def summary(run: ProgramRun, out_dir: Path) -> str:
         lines.extend(f"  - {w}" for w in run.warnings)
     else:
         lines.append("warnings: none")
-    return "\n".join(lines)
+    return "\n".join(wrapped for line in lines for wrapped in fold(line))
+
+
+# The summary is read in a terminal: no line longer than this. A longer one continues on
+# the next, indented, and nothing is cut; resources.json has every value in full.
+WIDTH = 120
+CONTINUED = "    "
+
+
+def fold(line: str) -> list[str]:
+    """`line` in lines of at most WIDTH characters, the rest indented; words are never
+    split unless one alone is too long (an ID)."""
+    if len(line) <= WIDTH:
+        return [line]
+    lead = " " * (len(line) - len(line.lstrip(" -")))
+    return textwrap.wrap(
+        line, width=WIDTH, subsequent_indent=lead + CONTINUED, break_on_hyphens=False, break_long_words=True
+    )
+
+
+def unfold(text: str) -> str:
+    """The summary with each continued line joined to the one it continues (for reading it
+    back, as the tests do): no line of the summary itself starts with CONTINUED."""
+    out: list[str] = []
+    for line in text.splitlines():
+        if out and line.startswith(CONTINUED):
+            out[-1] += " " + line.lstrip(" ")
+        else:
+            out.append(line)
+    return "\n".join(out)
 
 
 def _relative(path: Path) -> str:

@@ -99,8 +99,11 @@ def saved_cluster(config: Mapping[str, str]) -> Optional[tuple[dict[str, Any], s
         return None  # not set, or not a path: the program's own config check says which
     from components.azure import cluster_facts
 
-    name_given = existing.get("name") if isinstance(existing, dict) else None
-    described = cluster_facts.read_saved(f"{project_name()}:preflight.clusterFile", ROOT / name, name_given, f"{project_name()}:existingCluster.name")
+    given = existing if isinstance(existing, dict) else {}
+    named = cluster_facts.Named(
+        given.get("name"), given.get("resourceGroupName"), config.get("azure-native:subscriptionId") or None, project_name()
+    )
+    described = cluster_facts.read_saved(f"{project_name()}:preflight.clusterFile", ROOT / name, named)
     return described, name
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Mapping, Optional
 
 from components.azure import saved_files
+from components.config import NAMESPACE
 from components.errors import AzureReadError
 
 # pulumi_azure_native/containerservice/get_managed_cluster.py: the invoke's token.
@@ -47,6 +48,9 @@ class PoolFacts:
     vnet_subnet_id: Optional[str] = None
     pod_subnet_id: Optional[str] = None
     tags: Mapping[str, str] = field(default_factory=dict)
+    #: Succeeded, or the operation it is in (AKS's own states: the API types it as a string,
+    #: "AKS uses custom provisioning states beyond standard ARM states", AgentPoolModels.tsp).
+    provisioning_state: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -72,6 +76,12 @@ class ClusterFacts:
     pools: tuple[PoolFacts, ...]
     #: Where the description came from ("Azure", "file cluster.json", "assumed").
     source: str = "Azure"
+    #: apiServerAccessProfile.enablePrivateCluster: the API server has a private address only.
+    private: bool = False
+    #: apiServerAccessProfile.enableVnetIntegration: the API server sits in a subnet of the VNet.
+    vnet_integration: bool = False
+    #: The subscription its resource ID names.
+    subscription: Optional[str] = None
 
     @property
     def system_pool(self) -> Optional[PoolFacts]:
@@ -107,6 +117,7 @@ def parse(doc: Mapping[str, Any], resource_group: str, source: str = "Azure") ->
             vnet_subnet_id=_get(p, "vnetSubnetID") or None,
             pod_subnet_id=_get(p, "podSubnetID") or None,
             tags=dict(_get(p, "tags") or {}),
+            provisioning_state=_get(p, "provisioningState"),
         )
         for p in _get(doc, "agentPoolProfiles") or []
     )
@@ -126,7 +137,24 @@ def parse(doc: Mapping[str, Any], resource_group: str, source: str = "Azure") ->
         entra=bool(_get(doc, "aadProfile")),
         pools=pools,
         source=source,
+        private=_get(doc, "apiServerAccessProfile", "enablePrivateCluster") is True,
+        vnet_integration=_get(doc, "apiServerAccessProfile", "enableVnetIntegration") is True,
+        subscription=id_parts(_get(doc, "id"))[0],
     )
+
+
+def id_parts(resource_id: Any) -> tuple[Optional[str], Optional[str]]:
+    """The subscription and resource group an ARM resource ID names
+    (`/subscriptions/<id>/resourceGroups/<group>/providers/...`; ARM writes the segment names
+    in either case, as the az CLI's `resourcegroups` shows)."""
+    parts = resource_id.split("/") if isinstance(resource_id, str) else []
+    lowered = [p.lower() for p in parts]
+
+    def after(segment: str) -> Optional[str]:
+        index = lowered.index(segment) + 1 if segment in lowered else None
+        return parts[index] if index is not None and index < len(parts) and parts[index] else None
+
+    return after("subscriptions"), after("resourcegroups")
 
 
 def _shape_problem(doc: Mapping[str, Any], member: str, types: tuple[type, ...], what: str) -> Optional[str]:
@@ -145,15 +173,15 @@ def description_problem(doc: Any) -> Optional[str]:
     absent = [m for m in ("name", "location", "agentPoolProfiles") if _get(doc, m) is None]
     if absent:
         return f"no {', '.join(absent)}"
-    checks = [_shape_problem(doc, m, (str,), "a string") for m in ("name", "location", "kubernetesVersion", "nodeResourceGroup")]
-    checks.append(_shape_problem(doc, "networkProfile", (Mapping,), "an object"))
+    checks = [_shape_problem(doc, m, (str,), "a string") for m in ("id", "name", "location", "kubernetesVersion", "nodeResourceGroup")]
+    checks += [_shape_problem(doc, m, (Mapping,), "an object") for m in ("networkProfile", "apiServerAccessProfile")]
     pools = _get(doc, "agentPoolProfiles")
     if not isinstance(pools, list):
         return f"agentPoolProfiles is {type(pools).__name__}, not a list of pools"
     for index, pool in enumerate(pools):
         if not isinstance(pool, Mapping):
             return f"agentPoolProfiles[{index}] is not an object"
-        found = [_shape_problem(pool, m, (str,), "a string") for m in ("name", "mode", "vmSize", "vnetSubnetID", "podSubnetID")]
+        found = [_shape_problem(pool, m, (str,), "a string") for m in ("name", "mode", "vmSize", "vnetSubnetID", "podSubnetID", "provisioningState")]
         found += [_shape_problem(pool, m, (int,), "a whole number") for m in ("count", "maxPods")]
         found.append(_shape_problem(pool, "tags", (Mapping,), "an object"))
         checks += [f"agentPoolProfiles[{index}].{problem}" for problem in found if problem]
@@ -163,7 +191,33 @@ def description_problem(doc: Any) -> Optional[str]:
 SAVED_HOLDS = "the JSON object `az aks show --resource-group <group> --name <cluster> --output json` prints"
 
 
-def read_saved(key: str, path: Path, cluster_name: Optional[str], name_key: str = "aks-gpu:existingCluster.name") -> dict[str, Any]:
+@dataclass(frozen=True)
+class Named:
+    """The cluster a stack names, as a saved description must match it: its name, resource
+    group and subscription (None: the stack does not say), each with the key that gives it."""
+
+    name: Optional[str]
+    resource_group: Optional[str] = None
+    subscription: Optional[str] = None
+    namespace: str = NAMESPACE
+
+    def mismatch(self, described: Mapping[str, Any]) -> Optional[str]:
+        """How the description names another cluster, if it does. ARM matches resource
+        group names and subscription IDs without case; a cluster's name is a key as given.
+        Name, group and subscription are the cluster's whole resource ID, so a description
+        that agrees on all three is of this cluster, and so in its region."""
+        subscription, group = id_parts(_get(described, "id"))
+        name = _get(described, "name")
+        if self.name is not None and name != self.name:
+            return f"it describes cluster {name!r}, but {self.namespace}:existingCluster.name is {self.name!r}"
+        if self.resource_group is not None and group is not None and group.lower() != self.resource_group.lower():
+            return f"it describes {group}/{name}, but {self.namespace}:existingCluster.resourceGroupName is {self.resource_group!r}"
+        if self.subscription is not None and subscription is not None and subscription.lower() != self.subscription.lower():
+            return f"its cluster is in subscription {subscription}, but azure-native:subscriptionId is {self.subscription}"
+        return None
+
+
+def read_saved(key: str, path: Path, named: Named) -> dict[str, Any]:
     """A saved description of the existing cluster (`aks-gpu:preflight.clusterFile`), checked
     as `parse` reads it and against the cluster the stack names; anything else is one line
     naming the key and the file."""
@@ -171,16 +225,17 @@ def read_saved(key: str, path: Path, cluster_name: Optional[str], name_key: str 
     problem = description_problem(described)
     if problem:
         raise saved_files.refused(key, path, f"{problem}; expected {SAVED_HOLDS}")
-    if cluster_name not in (None, _get(described, "name")):
-        raise saved_files.refused(key, path, f"it describes cluster {_get(described, 'name')!r}, but {name_key} is {cluster_name!r}")
+    other = named.mismatch(described)
+    if other:
+        raise saved_files.refused(key, path, other)
     return described
 
 
-def check_saved(cluster_file: Optional[str], cluster_name: Optional[str], key: str = "aks-gpu:preflight.clusterFile") -> None:
+def check_saved(cluster_file: Optional[str], named: Named, key: str = "aks-gpu:preflight.clusterFile") -> None:
     """The program itself refuses a clusterFile that is not such a description, in a preview
     and in a deployment alike, though only the offline render reads it for the cluster."""
     if cluster_file:
-        read_saved(key, Path(cluster_file), cluster_name)
+        read_saved(key, Path(cluster_file), named)
 
 
 def summary(found: ClusterFacts, network: str) -> str:

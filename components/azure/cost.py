@@ -7,8 +7,10 @@ minCount (or nodeCount), its most at maxCount (or nodeCount), its most per month
 hours. Disks, egress, the Standard tier's fee and taxes are not counted.
 
 Like preflight, this runs before any resource is registered: a preview prints the figures and
-warns about the limit; a deployment above the limit stops with one line. Without prices it
-warns and never blocks. Under the mock engine no call is made: only a saved price list counts.
+warns about the limit; a deployment above the limit stops with one line. A limit fails
+closed: a deployment whose prices cannot all be had stops too, unless the stack says
+`cost.withoutPrices: deploy`, and a preview says which of the two applies. Every figure is
+in `cost.currency`. Under the mock engine no call is made: only a saved price list counts.
 """
 
 from __future__ import annotations
@@ -151,16 +153,16 @@ def spot_ceiling(node: Node, pay_as_you_go: Optional[prices.Price], currency: st
 
 def estimate(cfg: StackConfig, items: list[dict[str, Any]], region: str, source: str) -> Estimate:
     priced, unpriced = [], []
+    currency = cfg.cost.currency
     for node in nodes(cfg):
-        price = prices.pick(items, node.vm_size, region, node.spot)
+        price = prices.pick(items, node.vm_size, region, node.spot, currency)
         if price is None:
             unpriced.append(node)
             continue
         ceiling, why, cap = price.hourly, "", None
         if node.spot:
-            ceiling, why, cap = spot_ceiling(node, prices.pick(items, node.vm_size, region, False), price.currency)
+            ceiling, why, cap = spot_ceiling(node, prices.pick(items, node.vm_size, region, False, currency), currency)
         priced.append(PoolCost(node, price, ceiling, why, cap))
-    currency = priced[0].price.currency if priced else "USD"
     return Estimate(currency=currency, source=source, pools=tuple(priced), unpriced=tuple(unpriced))
 
 
@@ -238,17 +240,61 @@ def load(cfg: StackConfig, region: str, under_mocks: bool) -> tuple[Optional[Est
     if under_mocks:
         return None, f"the mock engine makes no calls to the Retail Prices API; set {NAMESPACE}:preflight.pricesFile to price a saved list"
     try:
-        return estimate(cfg, prices.live(region, sizes), region, "the Azure Retail Prices API"), None
-    except Exception as error:  # noqa: BLE001 - without prices the program warns and goes on
+        return estimate(cfg, prices.live(region, sizes, cfg.cost.currency), region, "the Azure Retail Prices API"), None
+    except Exception as error:  # noqa: BLE001 - without prices: `run` says what that means
         return None, f"{type(error).__name__}: {' '.join(str(error).split())[:300]}"
+
+
+def budget_lines(cfg: StackConfig, est: Optional[Estimate], name: str, watched: str) -> tuple[str, list[str]]:
+    """cost.budget, as the preview says it: its amount in cost.currency (Azure counts a budget
+    in the billing account's currency, which cost.currency should be), what it watches, and
+    how it stands against the stack's least and most per month. The budget's forecast alert
+    (100% of forecast cost, components/resources/budget.py) goes off once the month's
+    forecast passes it: at once, if even the stack's least does. Returns the line and the
+    warnings."""
+    budget = cfg.cost.budget
+    assert budget is not None  # noqa: S101 - called only with a budget
+    amount, currency = budget.amount, cfg.cost.currency
+    line = f"cost: budget {name}: {money(amount, currency)} a month over {watched}"
+    if est is None:
+        return line + " (not compared with the stack's cost: no prices)", []
+    least, most = est.least_hourly * HOURS_PER_MONTH, est.most_monthly
+    short = "" if est.complete else " (an INCOMPLETE estimate)"
+    if amount < least:
+        warning = (
+            f"{NAMESPACE}:cost.budget.amount = {money(amount, currency)} is below the stack's least cost per month{short}, "
+            f"{money(least, currency)} (every pool at its fewest nodes for {HOURS_PER_MONTH} h): its forecast alert goes off "
+            "as soon as the month's forecast counts the pools; raise it, or lower the pools' nodeCount or minCount"
+        )
+        return line + f"; below the stack's least per month, {money(least, currency)}", [warning]
+    if amount < most:
+        return line + f"; below the stack's most per month{short}, {money(most, currency)}: it cannot cover the worst case", []
+    return line + f"; covers the stack's most per month{short}, {money(most, currency)}", []
+
+
+def unchecked(cfg: StackConfig, why: str, dry_run: bool) -> str:
+    """cost.maxHourly that could not be checked: a deployment stops (the limit fails closed)
+    unless cost.withoutPrices says deploy. Raises CostError in a deployment that stops;
+    returns the warning a preview (or a deployment that goes on) prints."""
+    limit = f"{NAMESPACE}:cost.maxHourly = {money(cfg.cost.max_hourly or 0, cfg.cost.currency)}"
+    if cfg.cost.without_prices == "deploy":
+        return f"{limit} could not be checked ({why}): a deployment goes on without it ({NAMESPACE}:cost.withoutPrices = deploy)"
+    message = (
+        f"{limit} could not be checked ({why}): a limit that cannot be checked stops a deployment; give the runner a route "
+        f"to prices.azure.com or set {NAMESPACE}:preflight.pricesFile, or set {NAMESPACE}:cost.withoutPrices to deploy to go on without it"
+    )
+    if not dry_run:
+        raise CostError(message + " (nothing was created)")
+    return message + " (a deployment stops here)"
 
 
 def run(
     cfg: StackConfig, region: Optional[str], under_mocks: bool, dry_run: Optional[bool] = None
 ) -> tuple[Optional[Estimate], list[str], list[str]]:
     """The estimate, the lines to print, and the warnings. Raises CostError when a deployment
-    would cost more per hour than cost.maxHourly. `region` is the cluster's (preflight's
-    Checked.region): None when an existing cluster's could not be read."""
+    would cost more per hour than cost.maxHourly, or when the limit cannot be checked and
+    cost.withoutPrices is stop. `region` is the cluster's (preflight's Checked.region): None
+    when an existing cluster's could not be read."""
     dry_run = pulumi.runtime.is_dry_run() if dry_run is None else dry_run
     limit = cfg.cost.max_hourly
     if region is None:
@@ -258,27 +304,27 @@ def run(
     if est is None:
         note = f"cost: not estimated: {why_not}"
         if limit is not None:
-            return None, [], [note, f"{NAMESPACE}:cost.maxHourly = {limit:g} could not be checked: no prices (docs/cost.md)"]
+            return None, [], [note, unchecked(cfg, "no prices; docs/cost.md", dry_run)]
         # Under the mock engine that is expected, and said without a warning.
         return None, ([note] if under_mocks else []), ([] if under_mocks else [note])
-    warnings = [f"cost: no {est.source} price for {n.key}.vmSize {n.vm_size} in {region}; it is not counted" for n in est.unpriced]
+    warnings = [
+        f"cost: no {est.source} price in {est.currency} for {n.key}.vmSize {n.vm_size} in {region}; it is not counted" for n in est.unpriced
+    ]
     warnings += [
-        f"cost: {p.node.key}.spotMaxPrice = {p.node.spot_max_price:g} is below today's Spot price of {p.node.vm_size} in "
+        f"cost: {p.node.key}.spotMaxPrice = {p.node.spot_max_price:g} USD is below today's Spot price of {p.node.vm_size} in "
         f"{region} ({money(p.price.hourly, p.price.currency)}): Azure deploys no Spot VM whose max price is below the current "
         "price and evicts running ones, so the pool gets no node (and its Job none) until the price falls; raise it, or set -1 "
         "to pay up to the pay-as-you-go price"
         for p in est.pools if p.capped_below_today
     ]  # fmt: skip
-    if limit is not None and not est.complete:
-        warnings.append(
-            f"{NAMESPACE}:cost.maxHourly = {limit:g} could not be fully checked: the total leaves out {'; '.join(est.missing)}"
-        )
     if limit is not None and est.most_hourly > limit:
         message = (
-            f"{NAMESPACE}:cost.maxHourly = {limit:g}: the stack may cost up to {money(est.most_hourly, est.currency)} per hour "
-            f"at its pools' largest sizes, above the limit; lower a pool's maxCount or nodeCount, pick a smaller size, or raise the limit"
+            f"{NAMESPACE}:cost.maxHourly = {money(limit, est.currency)}: the stack may cost up to {money(est.most_hourly, est.currency)} "
+            f"per hour at its pools' largest sizes, above the limit; lower a pool's maxCount or nodeCount, pick a smaller size, or raise the limit"
         )
         if not dry_run:
             raise CostError(message + " (nothing was created)")
         warnings.append(message + " (a deployment stops here)")
+    elif limit is not None and not est.complete:
+        warnings.append(unchecked(cfg, f"the total leaves out {'; '.join(est.missing)}", dry_run))
     return est, lines(est), warnings

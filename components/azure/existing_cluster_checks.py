@@ -25,6 +25,16 @@ from components.config import NAMESPACE, StackConfig
 # (azure-aks-docs fb060abe, 2026-08-21).
 GPU_OPERATOR_KUBERNETES = ((1, 33), (1, 36))
 SUCCEEDED = "Succeeded"
+# A pool whose last operation ended without Succeeded runs no operation now; any other state
+# is one in progress ("Updating", "Upgrading", "Scaling", ...: the API types provisioningState
+# as a string, "AKS uses custom provisioning states beyond standard ARM states",
+# azure-rest-api-specs AgentPoolModels.tsp), and AKS refuses a new pool meanwhile: "Managed
+# Cluster operation is not allowed: Another operation (<operation-name>) is in progress on
+# agent pool (<agent-pool-name>)" (SupportArticles-docs operationnotallowed.md).
+ENDED = ("Failed", "Canceled")
+# "Starting on March 31, 2028, Azure Kubernetes Service (AKS) no longer supports kubenet
+# networking" (azure-aks-docs includes/kubenet-retirement.md, ms.date 01/14/2026).
+KUBENET_RETIRES = "2028-03-31"
 
 
 def owner_tags(project: str, stack: str) -> dict[str, str]:
@@ -74,9 +84,57 @@ def check_existing_cluster(cfg: StackConfig, found: ClusterFacts, stack: str) ->
             f"{where} enforces no NetworkPolicy (networkProfile.networkPolicy is {policy or 'unset'}): the policies this "
             "program declares for its namespaces have no effect there", blocking=False
         ))  # fmt: skip
+    problems += pool_states(found, where)
+    if found.network_plugin == "kubenet":
+        problems.append(Problem(
+            f"{where} uses kubenet, which AKS stops supporting on {KUBENET_RETIRES} (includes/kubenet-retirement.md): the GPU "
+            "pools join it as they are, and its owner's migration to Azure CNI Overlay moves them too", blocking=False
+        ))  # fmt: skip
+    if found.private:
+        problems.append(Problem(private_line(where, found), blocking=False))
     problems += pool_name_conflicts(cfg, found, stack)
     problems += mode_against_cluster(cfg, found)
     return problems
+
+
+def pool_states(found: ClusterFacts, where: str) -> list[Problem]:
+    """A pool of the cluster, anyone's, in an operation: AKS runs one at a time on a cluster,
+    so this stack's first GPU pool would be refused (409 OperationNotAllowed). One whose last
+    operation failed blocks nothing, but says so."""
+    problems = []
+    for pool in found.pools:
+        state = pool.provisioning_state
+        if state in (None, SUCCEEDED):
+            continue
+        if state in ENDED:
+            problems.append(Problem(
+                f"{where}: its pool {pool.name} is {state}: its last operation did not finish; the GPU pools can still be added, "
+                "but its owner should repair it (`az aks nodepool update` with no changes)", blocking=False
+            ))  # fmt: skip
+            continue
+        problems.append(Problem(
+            f"{where}: its pool {pool.name} is {state}, not {SUCCEEDED}: AKS refuses another operation on the cluster while one is "
+            "in progress (\"Another operation ... is in progress on agent pool\"), so the first GPU pool would fail; wait for it to finish"
+        ))  # fmt: skip
+    return problems
+
+
+def private_line(where: str, found: ClusterFacts) -> str:
+    """A private cluster's API server has only a private address: "To manage the API server,
+    you need to use a virtual machine (VM) or container that has access to the virtual
+    network (VNet) of the AKS cluster" (azure-aks-docs private-cluster-connect.md, ms.date
+    08/13/2026), and "For DevOps pipelines, use self-hosted agents on a connected network"
+    (private-clusters.md, 08/05/2026). Pulumi's Kubernetes provider talks to it directly
+    (`az aks command invoke` runs kubectl inside Azure, not a Pulumi program). With API
+    server VNet integration and public access disabled, "follow the same private DNS setup
+    methodology as standard private clusters" (api-server-vnet-integration.md, 04/15/2026)."""
+    how = " (API server VNet integration, private)" if found.vnet_integration else ""
+    return (
+        f"{where} is a private cluster{how}: its API server has no public address, so `pulumi preview` and `pulumi up` "
+        "must run where they can reach it: in its VNet or a peered one, over VPN or ExpressRoute, or on a self-hosted CI "
+        "runner there (the PR workflow's GitHub-hosted runners cannot); elsewhere the Kubernetes objects fail to connect "
+        "(docs/existing-cluster.md)"
+    )
 
 
 def pool_name_conflicts(cfg: StackConfig, found: ClusterFacts, stack: str) -> list[Problem]:

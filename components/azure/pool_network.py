@@ -68,14 +68,14 @@ def model(found: ClusterFacts) -> str:
 def _subnet(name: str, given: Optional[str], cluster_uses: bool, system: Optional[str], key: str) -> tuple[Optional[str], str, Optional[str]]:
     """The subnet a pool gets, how to say so, and what AKS would refuse."""
     if given and not cluster_uses:
-        return given, f"{name} {given}", (
+        return given, f"{name} {short(given)}", (
             f"{key}.{'vnetSubnetId' if name == 'subnet' else 'podSubnetId'} is set, but the cluster's pools have no "
             f"{'vnetSubnetID' if name == 'subnet' else 'podSubnetID'}, and AKS takes it on all of a cluster's pools or none; remove it"
         )  # fmt: skip
     if given:
-        return given, f"{name} {given}", None
+        return given, f"{name} {short(given)}", None
     if cluster_uses and system:
-        return system, f"{name} {system} (the System pool's)", None
+        return system, f"{name} {short(system)} (the System pool's)", None
     if cluster_uses:
         return None, f"no {name}: the cluster has no System pool with one; set {key}.{'vnetSubnetId' if name == 'subnet' else 'podSubnetId'}", (
             f"{key}: the cluster's pools carry {'vnetSubnetID' if name == 'subnet' else 'podSubnetID'}, but no System pool says which; "
@@ -107,8 +107,18 @@ def plan(found: Optional[ClusterFacts], key: str, max_pods: Optional[int], vnet_
     else:
         pods, pods_text = MAX_PODS, f"maxPods {MAX_PODS}"
     parts = ", ".join(t for t in (vnet_text, pod_text, pods_text) if t)
-    other_vnet = _other_vnet(vnet, found, key)
+    other_vnet = _other_vnet(vnet, found, f"{key}.vnetSubnetId") or _other_vnet(pod, found, f"{key}.podSubnetId")
     return PoolNetwork(pods, vnet, pod, f"network: {key} joins {kind}: {parts}", vnet_problem or pod_problem or other_vnet)
+
+
+def short(subnet_id: str) -> str:
+    """A subnet as a person reads it, `<vnet>/<subnet>`: the line is a summary, and the full
+    ID is in the pool's inputs (resources.json)."""
+    parts = subnet_id.rstrip("/").split("/")
+    lowered = [p.lower() for p in parts]
+    if "virtualnetworks" in lowered and "subnets" in lowered:
+        return f"{parts[lowered.index('virtualnetworks') + 1]}/{parts[-1]}"
+    return subnet_id
 
 
 def _vnet(subnet_id: Optional[str]) -> Optional[str]:
@@ -116,12 +126,15 @@ def _vnet(subnet_id: Optional[str]) -> Optional[str]:
 
 
 def _other_vnet(subnet: Optional[str], found: ClusterFacts, key: str) -> Optional[str]:
-    """ "All subnets assigned to node pools must belong to the same virtual network"."""
+    """ "All subnets assigned to node pools must belong to the same virtual network"
+    (node-pool-unique-subnet.md), and "the pod subnet should be from the same VNet as the
+    cluster" (configure-azure-cni-dynamic-ip-allocation.md, FAQ, ms.date 07/09/2024): the
+    cluster's VNet is its pools' node subnets'."""
     theirs = {_vnet(p.vnet_subnet_id) for p in found.pools if p.vnet_subnet_id}
     if subnet and theirs and _vnet(subnet) not in theirs:
         return (
-            f"{key}.vnetSubnetId {subnet} is not in the cluster's virtual network ({', '.join(sorted(theirs))}); "
-            "AKS puts all of a cluster's pools in one virtual network: pick a subnet of it"
+            f"{key} {subnet} is not in the cluster's virtual network ({', '.join(sorted(theirs))}); "
+            "AKS puts all of a cluster's pools, and their pods' subnets, in one virtual network: pick a subnet of it"
         )
     return None
 

@@ -92,11 +92,17 @@ def price_filter(region: str, sizes: Iterable[str]) -> str:
     return f"serviceName eq 'Virtual Machines' and priceType eq 'Consumption' and armRegionName eq '{region.lower()}' and ({skus})"
 
 
-def live(region: str, sizes: Iterable[str], base_url: Optional[str] = None, timeout: float = LIVE_TIMEOUT_SECONDS) -> list[dict[str, Any]]:
-    """Every item of the filtered list, page after page, within `timeout` seconds in all.
-    Raises on any failure; the caller turns that into a warning. `base_url` is for the
-    tests' local fake of the API."""
-    query = urllib.parse.urlencode({"api-version": API_VERSION, "$filter": price_filter(region, sizes)}, quote_via=urllib.parse.quote)
+def live(
+    region: str, sizes: Iterable[str], currency: str = "USD", base_url: Optional[str] = None, timeout: float = LIVE_TIMEOUT_SECONDS
+) -> list[dict[str, Any]]:
+    """Every item of the filtered list in `currency`, page after page, within `timeout`
+    seconds in all. Raises on any failure; the caller says what that means. `base_url` is
+    for the tests' local fake of the API. The currency is asked as the overview's examples
+    ask it, `currencyCode='EUR'` beside the filter (learn.microsoft.com "Azure Retail Prices
+    overview", "Supported currencies")."""
+    query = urllib.parse.urlencode(
+        {"api-version": API_VERSION, "currencyCode": f"'{currency}'", "$filter": price_filter(region, sizes)}, quote_via=urllib.parse.quote
+    )
     url = f"{base_url or PRICES_URL}?{query}"
     deadline = time.monotonic() + timeout
     items: list[dict[str, Any]] = []
@@ -158,10 +164,11 @@ def from_file(path: Path, key: str = "aks-gpu:preflight.pricesFile") -> SavedLis
     return SavedList(items, saved.get("savedAt") if isinstance(saved.get("savedAt"), str) else None)
 
 
-def _is(item: dict[str, Any], vm_size: str, region: str, spot: bool) -> bool:
+def _is(item: dict[str, Any], vm_size: str, region: str, spot: bool, currency: str) -> bool:
     sku_name, product = item.get("skuName") or "", item.get("productName") or ""
     return (
-        (item.get("armSkuName") or "").lower() == vm_size.lower()
+        (item.get("currencyCode") or "USD") == currency
+        and (item.get("armSkuName") or "").lower() == vm_size.lower()
         and (item.get("armRegionName") or "").lower() == region.lower()
         and item.get("type") == "Consumption"
         and not item.get("reservationTerm")
@@ -172,11 +179,12 @@ def _is(item: dict[str, Any], vm_size: str, region: str, spot: bool) -> bool:
     )
 
 
-def pick(items: Iterable[dict[str, Any]], vm_size: str, region: str, spot: bool) -> Optional[Price]:
-    """The Linux pay-as-you-go (or Spot) price of one node of `vm_size` in `region`, or None.
-    Several matching meters (a primary and a secondary meter region, an older and a newer
-    price): the primary meter region's, then the newest."""
-    found = [i for i in items if _is(i, vm_size, region, spot)]
+def pick(items: Iterable[dict[str, Any]], vm_size: str, region: str, spot: bool, currency: str = "USD") -> Optional[Price]:
+    """The Linux pay-as-you-go (or Spot) price of one node of `vm_size` in `region`, in
+    `currency` (an item without `currencyCode` is the API's default, USD), or None. Several
+    matching meters (a primary and a secondary meter region, an older and a newer price):
+    the primary meter region's, then the newest."""
+    found = [i for i in items if _is(i, vm_size, region, spot, currency)]
     if not found:
         return None
     best = max(found, key=lambda i: (bool(i.get("isPrimaryMeterRegion", True)), i.get("effectiveStartDate") or ""))
@@ -185,6 +193,6 @@ def pick(items: Iterable[dict[str, Any]], vm_size: str, region: str, spot: bool)
         region=region,
         spot=spot,
         hourly=float(best["retailPrice"]),
-        currency=best.get("currencyCode") or "USD",
+        currency=currency,
         meter=f"{best.get('skuName')} ({best.get('productName')})",
     )

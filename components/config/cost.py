@@ -1,14 +1,16 @@
-"""What the stack may cost (`cost`): a limit per hour that stops a deployment, and a monthly
-consumption budget with e-mail alerts."""
+"""What the stack may cost (`cost`): the currency its figures are in, a limit per hour that
+stops a deployment (and what happens when prices cannot be had), and a monthly consumption
+budget with e-mail alerts."""
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import Annotated, Any, Mapping, Optional
 
 from pydantic import AfterValidator, Field
 from pydantic.dataclasses import dataclass
 
-from components.config.values import MODEL, Allowed, unique
+from components.config.messages import fail
+from components.config.values import MODEL, NAMESPACE, Allowed, one_of, unique
 
 # Budget notifications: "contactEmails ... maximum of 50" (consumption budgets spec).
 MAX_BUDGET_EMAILS = 50
@@ -21,6 +23,10 @@ Email = Annotated[
     Field(pattern=r"^[^@\s]{1,64}@[^@\s]+\.[^@\s]+$", max_length=254),
     Allowed("an e-mail address such as 'gpu-team@example.com' (at most 64 characters before the '@', 254 in all)"),
 ]
+# An ISO 4217 code, as the Retail Prices API takes it (`currencyCode`) and answers it
+# (`currencyCode` of each item): "USD" unless asked (learn.microsoft.com "Azure Retail Prices
+# overview": "The currency that Microsoft uses to price all Azure services is USD").
+Currency = Annotated[str, Field(pattern=r"^[A-Z]{3}$"), Allowed("a three-letter ISO 4217 currency code in capitals, such as USD or EUR")]
 PositiveAmount = Annotated[float, Field(gt=0, allow_inf_nan=False), Allowed("a number greater than 0")]
 
 
@@ -43,7 +49,21 @@ class BudgetConfig:
 class CostConfig:
     """What the stack may cost (docs/cost.md)."""
 
+    currency: Currency = "USD"
+    """The currency of every cost figure, of maxHourly and of budget.amount: live prices are asked in it, a saved list must be in it; a budget counts in the billing account's currency, so set it to that."""
     max_hourly: Optional[PositiveAmount] = None
-    """The most the stack may cost per hour at its pools' largest sizes, in the price list's currency; a deployment above it stops."""
+    """The most the stack may cost per hour at its pools' largest sizes, in `currency`; a deployment above it stops, and so does one whose prices cannot all be had (see withoutPrices)."""
+    without_prices: one_of("stop", "deploy") = "stop"  # type: ignore[valid-type]
+    """With maxHourly: what a deployment does when a pool's price cannot be had (no route to the Retail Prices API, a size the list lacks): stop, or deploy without the limit checked."""
     budget: Optional[BudgetConfig] = None
     """A monthly consumption budget over what the stack runs (its resource groups, or on an existing cluster its pools' tag), with e-mail alerts."""
+
+
+def check(cost: CostConfig, values: Mapping[str, Any]) -> None:
+    """withoutPrices says what maxHourly does without prices: given alone it would do nothing."""
+    given = values.get("cost")
+    if isinstance(given, Mapping) and "withoutPrices" in given and cost.max_hourly is None:
+        raise fail(
+            f"{NAMESPACE}:cost.withoutPrices", given["withoutPrices"],
+            f"only with {NAMESPACE}:cost.maxHourly: it says what a deployment does when the limit cannot be checked; remove it",
+        )  # fmt: skip

@@ -15,7 +15,7 @@ from pydantic.dataclasses import dataclass
 from components.catalog import gpu_sizes
 from components.config.cluster import SYSTEM_POOL_NAME
 from components.config import pool_upgrades
-from components.config.messages import fail, json_object, structured
+from components.config.messages import did_you_mean, fail, json_object, structured
 from components.config.pool_upgrades import PoolUpgradeSettings
 from components.config.values import (
     MAX_POOL_NODES, MODEL, NAMESPACE, POOL_NAME_ALLOWED, POOL_NAME_PATTERN, Allowed, Bool, PoolName, SubnetId,
@@ -167,14 +167,21 @@ def check_size(vm_size: str, gen2: bool, key: str) -> list[str]:
     the rest (sizes it does not know, shares of a GPU, sizes AKS does not document)."""
     size = gpu_sizes.CATALOG.get(vm_size)
     if size is None:
+        # ARM takes a size in any letter case, but the program's checks (the catalog, the
+        # SKU list, the price list's names) read it as Azure lists it: a size the catalog
+        # knows in other letters is refused with its spelling, not deployed unchecked.
+        spelt = next((name for name in gpu_sizes.CATALOG if name.lower() == vm_size.lower()), None)
+        if spelt is not None:
+            raise fail(f"{key}.vmSize", vm_size, f"write it as Azure lists it, {spelt!r} (the catalog, quota and price checks match names exactly)")
+        close = did_you_mean(vm_size, list(gpu_sizes.CATALOG))
         if not gpu_sizes.is_gpu_family(vm_size):
             raise fail(
                 f"{key}.vmSize", vm_size,
-                f"not a GPU size; expected an N-series size such as 'Standard_NC4as_T4_v3' (known: {', '.join(gpu_sizes.current_sizes())})",
+                f"not a GPU size{close}; expected an N-series size such as 'Standard_NC4as_T4_v3' (known: {', '.join(gpu_sizes.current_sizes())})",
             )
         # Azure adds sizes faster than this catalog: an unknown N-series size may be fine.
         return [
-            f"{key}.vmSize {vm_size} is not in this program's GPU size catalog; "
+            f"{key}.vmSize {vm_size} is not in this program's GPU size catalog{close}; "
             "deploying it as given (check its GPU and Gen2 support with `az vm list-skus`)"
         ]
     if not size.gpu.nvidia:

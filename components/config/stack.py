@@ -20,7 +20,7 @@ from pydantic import TypeAdapter, ValidationError
 from pydantic.alias_generators import to_camel
 from pydantic.dataclasses import dataclass
 
-from components.config import cluster, existing, pools, workloads
+from components.config import cluster, cost, existing, pools, workloads
 from components.config.cluster import CLUSTER_TIERS, AccessConfig, NetworkConfig, SystemPoolConfig, UpgradeConfig
 from components.config.cost import CostConfig
 from components.config.existing import ExistingClusterConfig
@@ -160,6 +160,7 @@ def parse(raw: Mapping[str, str], project: str, stack: str, root: Optional[Path]
     warnings += workloads.check(found.pools, found.keys, values, given.device_plugin, given.mnist_job, given.gpu_operator)
     warnings += cluster.check(given.access, given.network, given.upgrade, given.kubernetes_version)
     check_preflight(given.preflight, root or Path.cwd())
+    cost.check(given.cost, values)
     if given.existing_cluster is None:
         existing.check_without_existing(found.pools, found.keys, given.preflight.cluster_file)
     return StackConfig(

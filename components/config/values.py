@@ -65,7 +65,7 @@ KubernetesVersion = pattern(r"^1\.\d{2}(\.\d+)?$", "'1.NN' or '1.NN.P', such as 
 # Region names as ARM spells them (`az account list-locations -o table`, Name column).
 Location = pattern(r"^[a-z][a-z0-9]{0,63}$", "an Azure region name in lowercase (at most 64 characters), such as 'eastus' (az account list-locations -o table)")
 # Azure VM size names (learn.microsoft.com/azure/virtual-machines/vm-naming-conventions).
-VmSize = pattern(r"^Standard_[A-Za-z0-9_]{1,64}$", "an Azure VM size name such as 'Standard_NC4as_T4_v3' (at most 73 characters)")
+VmSize = pattern(r"^[Ss]tandard_[A-Za-z0-9_]{1,64}$", "an Azure VM size name such as 'Standard_NC4as_T4_v3' (at most 73 characters)")
 # AKS agent pool names (Linux): lowercase letters and digits, start with a letter, at most
 # 12 characters (azure-aks-docs create-node-pools.md "Limitations"; the agentPools REST spec
 # pattern ^[a-z][a-z0-9]{0,11}$).
