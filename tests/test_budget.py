@@ -196,3 +196,39 @@ def test_an_answer_that_is_not_a_list_of_permissions_raises_for_preflight_to_rep
     FakeArm.routes = {"/subscriptions/sub-1/providers/microsoft.authorization/permissions": answer}
     with pytest.raises((HttpResponseError, ValueError)):
         permissions.read("sub-1", credential=FakeCredential(), base_url=arm, timeout=10)
+
+
+# --------------------------------------------------------------------------- against the stack's cost
+
+
+@pytest.mark.parametrize(
+    "amount, says, warned",
+    [
+        (100, "; below the stack's least per month, 420.48 USD", True),
+        (500, "; below the stack's most per month, 1,572.42 USD: it cannot cover the worst case", False),
+        (2000, "; covers the stack's most per month, 1,572.42 USD", False),
+    ],
+    ids=["below the least", "below the most", "above the most"],
+)
+def test_the_preview_says_how_the_budget_stands_against_the_stacks_least_and_most_per_month(tmp_path_factory, amount, says, warned):
+    """prod with the fake list: 0.58 to 2.15 USD an hour, so 420.48 to 1,572.42 a month. A
+    budget below the least alerts at once (a warning); below the most it cannot cover the
+    worst case (said on its line)."""
+    import fake_prices
+
+    path = tmp_path_factory.mktemp("prices") / "prices.json"
+    path.write_text(fake_prices.saved())
+    cost = {"budget": {"amount": amount, "contactEmails": ["gpu-team@example.com"]}}
+    run, _ = run_cached("prod", preflight={"pricesFile": str(path)}, cost=cost)
+    [line] = [i for i in run.infos if i.startswith("cost: budget ")]
+    assert line.startswith(f"cost: budget aks-gpu-prod-gpu: {amount:,.2f} USD a month over ") and line.endswith(says)
+    warnings = [w for w in run.warnings if w.startswith("aks-gpu:cost.budget.amount")]
+    assert bool(warnings) is warned
+    if warned:
+        assert warnings[0].startswith(f"aks-gpu:cost.budget.amount = {amount:,.2f} USD is below the stack's least cost per month, 420.48 USD")
+
+
+def test_a_budget_in_another_currency_is_said_in_it():
+    cost = {"currency": "EUR", "budget": {"amount": 450, "contactEmails": ["gpu-team@example.com"]}}
+    [line] = [i for i in run_cached("prod", cost=cost)[0].infos if i.startswith("cost: budget ")]
+    assert line.startswith("cost: budget aks-gpu-prod-gpu: 450.00 EUR a month over ")

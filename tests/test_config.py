@@ -313,3 +313,22 @@ def test_an_unknown_member_of_an_object_inside_an_object_is_one_line():
         r"^unknown config aks-gpu:cost\.budget\.amout \(did you mean amount\?\); allowed: amount, contactEmails$",
         cost={"budget": {"amount": 5, "amout": 5, "contactEmails": ["a@example.com"]}},
     )
+
+
+@pytest.mark.parametrize("size", ["Standard_NC4as_t4_v3", "standard_nc4as_t4_v3", "Standard_nc4AS_T4_V3"])
+def test_a_catalog_size_in_other_letters_is_refused_with_the_spelling_azure_lists(size):
+    """ARM takes a size in any case, but the catalog, the SKU list and the price list match
+    names exactly: the stack is told the spelling instead of deploying the size unchecked."""
+    refused(
+        rf"^invalid config aks-gpu:gpuPool\.vmSize = '{size}': write it as Azure lists it, 'Standard_NC4as_T4_v3' \(",
+        gpuPool={"vmSize": size},
+    )
+
+
+def test_a_near_miss_of_a_catalog_size_is_deployed_as_given_with_a_suggestion():
+    [warning] = [w for w in parsed(gpuPool={"vmSize": "Standard_NC4as_T4_v4"}).warnings if "catalog" in w]
+    assert warning.startswith(
+        "aks-gpu:gpuPool.vmSize Standard_NC4as_T4_v4 is not in this program's GPU size catalog (did you mean Standard_NC4as_T4_v3?); deploying it as given"
+    )
+    [far] = [w for w in parsed(gpuPool={"vmSize": "Standard_NX99_v9"}).warnings if "catalog" in w]
+    assert "did you mean" not in far, "no suggestion where nothing is close"

@@ -176,3 +176,12 @@ def test_a_price_lookup_that_fails_says_why_in_one_line_cut_at_300_characters(mo
     [warning] = warnings
     reason = " ".join(answer.split())[:300]
     assert warning == f"cost: not estimated: RuntimeError: {reason}" and len(reason) == 300
+
+
+def test_live_prices_are_asked_in_cost_currency():
+    """The API answers in the currency asked for: `currencyCode='EUR'` beside the filter."""
+    for api in fake_prices.serve(page_size=50):
+        prices.live("eastus", [T4], "EUR", base_url=api.url, timeout=10)
+        prices.live("eastus", [T4], base_url=api.url, timeout=10)
+        asked = [q.get("currencyCode") for q in api.queries if "$skip" not in q]
+    assert asked == [["'EUR'"], ["'USD'"]]

@@ -180,3 +180,21 @@ def test_make_render_closes_every_event_loop_the_runs_made(tmp_path: Path):
     code, made, open_loops = done.stdout.split()[-3:]
     assert (code, open_loops) == ("0", "0") and int(made) >= 2, done.stderr
     assert "Exception ignored" not in done.stderr
+
+
+def test_every_summary_line_fits_120_columns_and_reads_back_whole(tmp_path: Path, capsys):
+    """Every shipped stack, and a team's cluster read from its saved az aks show (whose
+    subnet IDs and namespaces line ran to 354 columns): nothing over 120, nothing cut."""
+    for stack in render.stacks():
+        assert render.main(["--stack", stack, "--out", str(tmp_path / stack)]) == 0
+    out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) <= render.WIDTH
+    assert "namespaces: this stack creates gpu-resources, gpu-workloads in team-aks and deletes them on destroy; if the cluster has one already" in render.unfold(out)
+    assert [render.fold(line) for line in ["x" * 300]] == [["x" * 120, "    " + "x" * 116, "    " + "x" * 64]], "an ID alone is split, not cut"
+
+
+def test_a_mig_pool_says_its_slices_in_its_summary_line(tmp_path: Path):
+    run, _ = run_cached("team")
+    lines = render.gpu_pool_lines(run)
+    assert "GPU pool: a100 Standard_NC24ads_A100_v4, 1 node, MIG 7 slices of 1g.10gb per GPU, taints sku=gpu:NoSchedule" in lines
+    assert not [line for line in lines if line.startswith("GPU pool: t4") and "MIG" in line]

@@ -33,6 +33,7 @@ import pulumi
 import yaml
 from pulumi.output import Unknown
 
+from components.catalog import gpu_sizes
 from tools.mock_engine import ProgramRun, Registration, Secret, close_event_loops, run_program
 from tools.stack_files import ROOT, SavedFileError, stack_config, stacks
 
@@ -222,18 +223,20 @@ def gpu_pool_lines(run: ProgramRun) -> list[str]:
     """One line per GPU pool: a typed AgentPool, or the AKS-managed one (its REST body)."""
     lines = []
     for pool in run.of_type("azure-native:containerservice:AgentPool"):
-        i = pool.inputs
-        lines.append(_pool_line(i["agentPoolName"], i["vmSize"], i.get("enableAutoScaling"), i.get("minCount"), i.get("maxCount"), i.get("count"), ", ".join(i.get("nodeTaints", []))))
+        lines.append(_pool_line(pool.inputs["agentPoolName"], pool.inputs))
     for pool in run.of_type(MANAGED_POOL_TYPE):
-        p = pool.inputs["properties"]
-        line = _pool_line(pool.inputs["agentPoolName"], p["vmSize"], p.get("enableAutoScaling"), p.get("minCount"), p.get("maxCount"), p.get("count"), ", ".join(p.get("nodeTaints", [])))
+        line = _pool_line(pool.inputs["agentPoolName"], pool.inputs["properties"])
         lines.append(f"{line} (AKS-managed GPU stack, agentPools API {pool.inputs['apiVersion']})")
     return lines
 
 
-def _pool_line(name: str, size: str, autoscale: Any, low: Any, high: Any, count: Any, taints: str) -> str:
-    scale = f"autoscaled from {low} to {high} node{'' if high == 1 else 's'}" if autoscale else f"{count} node{'' if count == 1 else 's'}"
-    return f"GPU pool: {name} {size}, {scale}, taints {taints}"
+def _pool_line(name: str, p: dict[str, Any]) -> str:
+    """A pool's size, nodes, MIG slices and taints, from its inputs (the typed pool's, or the
+    managed pool's REST properties: the same names)."""
+    low, high, count = p.get("minCount"), p.get("maxCount"), p.get("count")
+    scale = f"autoscaled from {low} to {high} node{'' if high == 1 else 's'}" if p.get("enableAutoScaling") else f"{count} node{'' if count == 1 else 's'}"
+    mig = f", MIG {gpu_sizes.mig_slices(p['vmSize'], p['gpuInstanceProfile'])}" if p.get("gpuInstanceProfile") else ""
+    return f"GPU pool: {name} {p['vmSize']}, {scale}{mig}, taints {', '.join(p.get('nodeTaints', []))}"
 
 
 def summary(run: ProgramRun, out_dir: Path) -> str:

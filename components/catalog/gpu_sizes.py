@@ -288,6 +288,20 @@ def gpus_per_node(vm_size: str, mig_profile: Optional[str]) -> Optional[int]:
     return size.gpus * (MIG_INSTANCES_PER_GPU[mig_profile] if mig_profile else 1)
 
 
+def mig_slices(vm_size: str, mig_profile: str) -> str:
+    """A pool's MIG slices as a person reads them: "7 slices of 1g.10gb per GPU" (NVIDIA's
+    profile name, where the catalog knows the GPU), "7 MIG1g slices per GPU" otherwise."""
+    if mig_profile not in MIG_INSTANCES_PER_GPU:
+        return f"profile {mig_profile}"
+    count = MIG_INSTANCES_PER_GPU[mig_profile]
+    size = CATALOG.get(vm_size)
+    names = size.gpu.mig_slices if size is not None else ()
+    slices = f"slice{'' if count == 1 else 's'}"
+    if not names:
+        return f"{count} {mig_profile} {slices} per GPU"
+    return f"{count} {slices} of {names[list(MIG_INSTANCES_PER_GPU).index(mig_profile)]} per GPU"
+
+
 def retirement(vm_size: str) -> Optional[GpuSize]:
     """The catalog's entry for a size Azure has retired; None for a current or unknown size.
     A retired size is a preflight problem (components/azure/preflight.py): a preview warns, a

@@ -28,6 +28,11 @@ class Gpu:
     #: supported on NVIDIA A100, H100, and H200 series GPU VM sizes on AKS", azure-aks-docs
     #: gpu-multi-instance.md, ms.date 05/22/2026).
     mig: bool = False
+    #: NVIDIA's names of the MIG profiles AKS's MIG1g, MIG2g, MIG3g, MIG4g and MIG7g cut
+    #: (NVIDIA MIG User Guide, "Supported MIG Profiles"; for the A100 PCIe 80GB, H100 NVL and
+    #: H200 also NVIDIA/mig-parted config-default.yaml, which names those cards). AKS's own
+    #: page tabulates only the A100 40GB (gpu-multi-instance.md, ms.date 05/22/2026).
+    mig_slices: tuple[str, ...] = ()
 
     @property
     def nvidia(self) -> bool:
@@ -56,11 +61,12 @@ P100 = Gpu("NVIDIA Tesla P100", "NVIDIA", "Pascal", (6, 0))
 V100 = Gpu("NVIDIA Tesla V100 16GB", "NVIDIA", "Volta", (7, 0))
 T4 = Gpu("NVIDIA Tesla T4 16GB", "NVIDIA", "Turing", (7, 5))
 A10 = Gpu("NVIDIA A10 24GB", "NVIDIA", "Ampere", (8, 6))
-A100_PCIE = Gpu("NVIDIA A100 PCIe 80GB", "NVIDIA", "Ampere", (8, 0), mig=True)
-A100_SXM = Gpu("NVIDIA A100 SXM4 40GB", "NVIDIA", "Ampere", (8, 0), mig=True)
-H100_NVL = Gpu("NVIDIA H100 NVL 94GB", "NVIDIA", "Hopper", (9, 0), mig=True)
-H100_SXM = Gpu("NVIDIA H100 SXM5 80GB", "NVIDIA", "Hopper", (9, 0), mig=True)
-H200 = Gpu("NVIDIA H200 141GB", "NVIDIA", "Hopper", (9, 0), mig=True)
+_SLICES_80GB = ("1g.10gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb")
+A100_PCIE = Gpu("NVIDIA A100 PCIe 80GB", "NVIDIA", "Ampere", (8, 0), mig=True, mig_slices=_SLICES_80GB)
+A100_SXM = Gpu("NVIDIA A100 SXM4 40GB", "NVIDIA", "Ampere", (8, 0), mig=True, mig_slices=("1g.5gb", "2g.10gb", "3g.20gb", "4g.20gb", "7g.40gb"))
+H100_NVL = Gpu("NVIDIA H100 NVL 94GB", "NVIDIA", "Hopper", (9, 0), mig=True, mig_slices=("1g.12gb", "2g.24gb", "3g.47gb", "4g.47gb", "7g.94gb"))
+H100_SXM = Gpu("NVIDIA H100 SXM5 80GB", "NVIDIA", "Hopper", (9, 0), mig=True, mig_slices=_SLICES_80GB)
+H200 = Gpu("NVIDIA H200 141GB", "NVIDIA", "Hopper", (9, 0), mig=True, mig_slices=("1g.18gb", "2g.35gb", "3g.71gb", "4g.71gb", "7g.141gb"))
 RTX_PRO_6000 = Gpu("NVIDIA RTX PRO 6000 Blackwell Server Edition 96GB", "NVIDIA", "Blackwell", (12, 0))
 GB200 = Gpu("NVIDIA GB200 (Blackwell) 192GB", "NVIDIA", "Blackwell", (10, 0))
 GB300 = Gpu("NVIDIA GB300 (Blackwell Ultra) 288GB", "NVIDIA", "Blackwell", (10, 3))

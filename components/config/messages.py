@@ -100,8 +100,8 @@ def camel_case(name: str) -> str:
     return to_camel(name)
 
 
-def did_you_mean(word: str, allowed: list[str]) -> str:
-    close = difflib.get_close_matches(word, allowed, n=1, cutoff=0.6)
+def did_you_mean(word: str, allowed: list[str], cutoff: float = 0.6) -> str:
+    close = difflib.get_close_matches(word, allowed, n=1, cutoff=cutoff)
     if not close:
         lowered = {a.lower(): a for a in allowed}
         close = [lowered[word.lower()]] if word.lower() in lowered else []

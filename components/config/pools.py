@@ -173,7 +173,8 @@ def check_size(vm_size: str, gen2: bool, key: str) -> list[str]:
         spelt = next((name for name in gpu_sizes.CATALOG if name.lower() == vm_size.lower()), None)
         if spelt is not None:
             raise fail(f"{key}.vmSize", vm_size, f"write it as Azure lists it, {spelt!r} (the catalog, quota and price checks match names exactly)")
-        close = did_you_mean(vm_size, list(gpu_sizes.CATALOG))
+        # Size names share most of their letters ("Standard_N..."): only a near miss is suggested.
+        close = did_you_mean(vm_size, list(gpu_sizes.CATALOG), cutoff=0.85)
         if not gpu_sizes.is_gpu_family(vm_size):
             raise fail(
                 f"{key}.vmSize", vm_size,

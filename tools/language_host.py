@@ -1,0 +1,65 @@
+"""The program as `pulumi preview` and `pulumi up` start it, against the mock monitor: what a
+person sees on the terminal when the program stops.
+
+The Pulumi CLI runs a Python program through `pulumi-language-python-exec` (pulumi/pulumi
+sdk/python/cmd/pulumi-language-python-exec): it sets the config and the settings, makes a
+fresh event loop, runs `pulumi.runtime.run_in_stack(lambda: runpy.run_path(program))` on it,
+prints a `pulumi.RunError` as `pulumi.log.error(str(e))` (one line; any other exception as
+its traceback), closes the loop and exits 1. This does the same, with the mock monitor in
+the engine's place and the error printed as `error: <message>` on stderr, as the CLI shows
+it. One difference, on purpose: the real host silences asyncio's logger ("we simply turn off
+the logger for asyncio"); here it stays on, so a run that left tasks pending ("Task was
+destroyed but it is pending!") shows it.
+
+    python -m tools.language_host <stack> [preview|update] [key=value ...]
+"""
+
+from __future__ import annotations
+
+import asyncio
+import runpy
+import sys
+import traceback
+from typing import Optional
+
+import pulumi
+from pulumi.runtime import mocks as pulumi_mocks
+from pulumi.runtime import settings
+
+from tools.azure_mocks import AzureMocks
+from tools.mock_engine import RecordingMonitor
+from tools.stack_files import ROOT, project_name, stack_config
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    stack, preview = args[0], (args[1:2] or ["preview"])[0] == "preview"
+    config = stack_config(stack)
+    for pair in args[2:]:
+        key, value = pair.split("=", 1)
+        config[key] = value
+    loop = asyncio.new_event_loop()  # the exec script's `asyncio.new_event_loop()`
+    asyncio.set_event_loop(loop)
+    monitor = RecordingMonitor(AzureMocks())
+    monitor.mocks.offline(config)
+    pulumi_mocks.set_mocks(monitor.mocks, project=project_name(), stack=stack, preview=preview, monitor=monitor)
+    pulumi.runtime.set_all_config(config)
+    settings.ROOT.set(None)  # run_in_stack registers the root Stack itself
+    program = str(ROOT / "__main__.py")
+    sys.path.insert(0, str(ROOT))
+    try:
+        loop.run_until_complete(pulumi.runtime.run_in_stack(lambda: runpy.run_path(program, run_name="__main__")))
+        return 0
+    except pulumi.RunError as error:
+        print(f"error: {error}", file=sys.stderr)
+    except Exception:  # noqa: BLE001 - the exec script prints any other exception's traceback
+        print(traceback.format_exc(), file=sys.stderr)
+    finally:
+        loop.close()
+        sys.stdout.flush()
+        sys.stderr.flush()
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
