@@ -20,6 +20,10 @@ Two ways to answer, as tests need:
     is 409 OperationNotAllowed, as AKS runs one agent-pool operation per cluster at a time.
     `busy` adds that many 409s to the next PUTs or DELETEs; `refuse` answers a method with
     another status and error code (403 AuthorizationFailed, 500, a 400 OperationNotAllowed).
+    An operation can run on events instead of the clock, so a test's outcome does not hang on
+    how fast the machine is: `operation_seconds = math.inf` runs it for as long as the test
+    lasts, and `operation_refusals` ends it once the fake has refused that many requests
+    because of it (AKS finishing while a client waits it out).
 The LRO answers carry `retry-after-ms`, which azure-core's poller honours (a `Retry-After:
 0` would send it back to its 30 s default: base_polling `_extract_delay`).
 
@@ -76,7 +80,8 @@ class Request:
 
 @dataclass
 class Operation:
-    """A long-running operation on one pool: done once `ends` has passed."""
+    """A long-running operation on one pool: done once `ends` has passed, or, with
+    `refusals`, once it has caused that many 409s."""
 
     cluster: tuple[str, str]
     pool: tuple[str, str, str]
@@ -85,8 +90,12 @@ class Operation:
     result: Optional[dict[str, Any]]
     delete: bool = False
     applied: bool = False
+    #: How many more 409s it causes before it ends, whatever the clock says (None: it ends at `ends`).
+    refusals: Optional[int] = None
 
     def done(self) -> bool:
+        if self.refusals is not None:
+            return self.refusals <= 0
         return time.monotonic() >= self.ends
 
 
@@ -100,6 +109,9 @@ class FakeAks:
     url: str = ""
     #: Answer PUT and DELETE as long-running operations that take this long (None: at once).
     operation_seconds: Optional[float] = None
+    #: With operation_seconds set: operations started now end once the fake has answered this
+    #: many 409s because of them, however long that takes (None: after operation_seconds).
+    operation_refusals: Optional[int] = None
     #: How many of the next PUTs and DELETEs answer 409 OperationNotAllowed.
     busy: int = 0
     #: The Retry-After of a 409, in seconds (None: no Retry-After).
@@ -122,6 +134,17 @@ class FakeAks:
         self.settle()
         return next((op for op in self.operations.values() if op.cluster == cluster and not op.done()), None)
 
+    def refuses(self, method: str, cluster: tuple[str, str]) -> bool:
+        """Whether a PUT or DELETE meets a 409: `busy` is pending, or an operation runs on the
+        cluster (which counts the refusal toward its `refusals`)."""
+        running = self.running(cluster) if method != "GET" else None
+        if method == "GET" or not (self.busy > 0 or running):
+            return False
+        self.busy = max(0, self.busy - 1)
+        if running is not None and running.refusals is not None:
+            running.refusals -= 1
+        return True
+
     def settle(self) -> None:
         """Apply what the operations that have ended did."""
         for op in self.operations.values():
@@ -137,7 +160,8 @@ def _start(fake: FakeAks, key: tuple[str, str, str], result: Optional[dict[str, 
     """A long-running operation on a pool; its status URL."""
     assert fake.operation_seconds is not None
     op_id = str(uuid.uuid4())
-    fake.operations[op_id] = Operation(key[:2], key, time.monotonic() + fake.operation_seconds, result, delete)
+    ends = time.monotonic() + fake.operation_seconds
+    fake.operations[op_id] = Operation(key[:2], key, ends, result, delete, refusals=fake.operation_refusals)
     return f"{fake.url}/fake-operations/{op_id}"
 
 
@@ -178,15 +202,16 @@ def _handler(fake: FakeAks) -> type[BaseHTTPRequestHandler]:
                     status, code, *message = fake.refuse[method]
                     text = message[0] if message else f"{code} (the fake's refusal)"
                     return self._answer(status, {"error": {"code": code, "message": text}})
-                if method != "GET" and (fake.busy > 0 or fake.running((rg, cluster))):
-                    fake.busy = max(0, fake.busy - 1)
+                if fake.refuses(method, (rg, cluster)):
                     retry = {"Retry-After": fake.busy_retry_after} if fake.busy_retry_after is not None else {}
                     return self._answer(409, {"error": BUSY}, retry)
                 fake.settle()
                 getattr(self, f"_{method.lower()}")((rg, cluster, pool), body, url.path)
 
         def _operation(self, op_id: str) -> None:
-            op = fake.operations[op_id]
+            op = fake.operations.get(op_id)
+            if op is None:  # cleared by a test, or the fake closing: a poller left behind stops here
+                return self._answer(404, {"error": {"code": "NotFound", "message": f"operation {op_id}"}})
             fake.settle()
             if op.delete:  # a Location URL: 202 while it runs, then 204
                 return self._answer(204) if op.done() else self._answer(202, None, {"Location": self._here(), "retry-after-ms": "5"})
@@ -313,5 +338,9 @@ def serve(tls: bool = False) -> Iterator[FakeAks]:
         try:
             yield fake
         finally:
+            # A poller a timed-out operation left behind keeps its connection open after the
+            # server stops listening: with its operation gone, its next poll ends it.
+            with fake.lock:
+                fake.operations.clear()
             server.shutdown()
             server.server_close()

@@ -22,6 +22,7 @@ The one input the tests change is `armEndpoint`, to reach the fake.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import subprocess
@@ -153,10 +154,11 @@ def host(arm, tmp_path_factory) -> Iterator[Host]:
 @pytest.fixture
 def fresh(arm):
     """An empty cluster with no operation running, and no 409s pending."""
-    arm.pools.clear()
-    arm.requests.clear()
-    arm.operations.clear()
-    arm.busy, arm.operation_seconds = 0, 0.05
+    with arm.lock:
+        arm.pools.clear()
+        arm.requests.clear()
+        arm.operations.clear()
+        arm.busy, arm.busy_retry_after, arm.operation_seconds, arm.operation_refusals = 0, None, 0.05, None
     return arm
 
 
@@ -261,29 +263,38 @@ def test_refresh_sees_a_deleted_pool_and_delete_polls_until_it_is_gone(host, fre
 
 
 # --------------------------------------------------------------------------- time limits and a busy cluster
+#
+# The host's clock is real, so these tests give it nothing to race: an operation that must
+# outlast its limit runs until the test ends (or until the fake has refused a set number of
+# requests), never for a set time. What is left of wall-clock time is the limit itself, which
+# must hold the PUT's connection: azure-core bounds the connection by it (client_factory).
+# SHORT_LIMIT is 1.2 s; the slowest HTTPS connection and GET to the fake measured with the
+# two-core machine running six busy processes took 0.05 s.
+SHORT_LIMIT = 0.02
 
 
 def test_the_time_limit_in_the_inputs_is_the_one_the_operation_gets(host, fresh):
     """The host never reads the request's timeout (customTimeouts): the limit is an input.
     A create that AKS takes longer over than its limit fails, saying so."""
-    fresh.operation_seconds = 1.5
+    fresh.operation_seconds = math.inf
     news = program_inputs(fresh)
-    news[mgp.TIMEOUTS]["create"] = 0.005  # 0.3 s
+    news[mgp.TIMEOUTS]["create"] = SHORT_LIMIT
     with pytest.raises(HostError, match=r"creating node pool gpu did not finish within its time limit"):
         host.create(host.check(news))
 
 
 def test_a_create_retried_while_aks_still_works_on_the_pool_waits_for_it(host, fresh):
     """The first `up` timed out, AKS goes on; the next `up` creates again and AKS answers
-    409 OperationNotAllowed until it has finished: the create waits it out."""
-    fresh.operation_seconds = 0.3
+    409 OperationNotAllowed until it has finished: the create waits it out. AKS finishes
+    once it has refused two of the retried create's PUTs, however long they take."""
+    fresh.operation_refusals = 2
     short = program_inputs(fresh)
-    short[mgp.TIMEOUTS]["create"] = 0.001
+    short[mgp.TIMEOUTS]["create"] = SHORT_LIMIT
     with pytest.raises(HostError, match="did not finish within its time limit"):
         host.create(host.check(short))
-    fresh.operation_seconds, fresh.busy_retry_after = 0.05, "0.05"
+    fresh.operation_refusals, fresh.busy_retry_after = None, "0.01"
     outs = plain(host.create(host.check(program_inputs(fresh))))
-    assert len(fresh.pool_calls("PUT")) >= 3, "the first PUT, at least one refused while busy, the one that went through"
+    assert len(fresh.pool_calls("PUT")) == 4, "the first PUT, two refused while AKS still worked on the pool, the one that went through"
     assert outs["provisioningState"] == "Succeeded"
 
 
@@ -301,12 +312,14 @@ def test_update_and_delete_wait_out_more_409s_than_azure_core_retries(host, fres
 
 
 def test_a_cluster_busy_past_the_time_limit_fails_the_operation_at_its_limit(host, fresh):
-    fresh.busy, fresh.busy_retry_after = 10_000, "0.5"
+    """A Retry-After longer than the whole limit: the create stops at once rather than wait
+    past its limit (a minute: no machine takes that long to reach the fake)."""
+    fresh.busy, fresh.busy_retry_after = 10_000, "61"
     limited = program_inputs(fresh)
-    limited[mgp.TIMEOUTS]["create"] = 0.005  # 0.3 s, less than one Retry-After
+    limited[mgp.TIMEOUTS]["create"] = 1  # 60 s, less than one Retry-After
     with pytest.raises(HostError, match=r"creating node pool gpu could not start within its time limit: Azure kept answering that it is busy"):
         host.create(host.check(limited))
-    assert len(fresh.pool_calls("PUT")) <= 2
+    assert len(fresh.pool_calls("PUT")) == 1, "no second try: it would come after the limit"
 
 
 # --------------------------------------------------------------------------- the pickle
