@@ -264,7 +264,7 @@ def budget_lines(cfg: StackConfig, est: Optional[Estimate], name: str, watched: 
         warning = (
             f"{NAMESPACE}:cost.budget.amount = {money(amount, currency)} is below the stack's least cost per month{short}, "
             f"{money(least, currency)} (every pool at its fewest nodes for {HOURS_PER_MONTH} h): its forecast alert goes off "
-            "as soon as the month's forecast counts the pools; raise it, or lower the pools' nodeCount or minCount"
+            "at once, and its actual-cost alerts every month; raise it, or lower the pools' nodeCount or minCount"
         )
         return line + f"; below the stack's least per month, {money(least, currency)}", [warning]
     if amount < most:

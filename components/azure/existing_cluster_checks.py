@@ -133,7 +133,7 @@ def private_line(where: str, found: ClusterFacts) -> str:
         f"{where} is a private cluster{how}: its API server has no public address, so `pulumi preview` and `pulumi up` "
         "must run where they can reach it: in its VNet or a peered one, over VPN or ExpressRoute, or on a self-hosted CI "
         "runner there (the PR workflow's GitHub-hosted runners cannot); elsewhere the Kubernetes objects fail to connect "
-        "(docs/existing-cluster.md)"
+        "(docs/permissions.md, a private cluster)"
     )
 
 
