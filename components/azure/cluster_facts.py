@@ -80,8 +80,6 @@ class ClusterFacts:
     private: bool = False
     #: apiServerAccessProfile.enableVnetIntegration: the API server sits in a subnet of the VNet.
     vnet_integration: bool = False
-    #: The subscription its resource ID names.
-    subscription: Optional[str] = None
 
     @property
     def system_pool(self) -> Optional[PoolFacts]:
@@ -139,7 +137,6 @@ def parse(doc: Mapping[str, Any], resource_group: str, source: str = "Azure") ->
         source=source,
         private=_get(doc, "apiServerAccessProfile", "enablePrivateCluster") is True,
         vnet_integration=_get(doc, "apiServerAccessProfile", "enableVnetIntegration") is True,
-        subscription=id_parts(_get(doc, "id"))[0],
     )
 
 
