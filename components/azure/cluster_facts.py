@@ -140,18 +140,20 @@ def parse(doc: Mapping[str, Any], resource_group: str, source: str = "Azure") ->
     )
 
 
+def id_segment(resource_id: Any, segment: str) -> Optional[str]:
+    """The name after `segment` in an ARM resource ID (`.../virtualNetworks/<vnet>/...`),
+    the segment matched without case: ARM writes it either way (the az CLI's
+    `resourcegroups`)."""
+    parts = resource_id.rstrip("/").split("/") if isinstance(resource_id, str) else []
+    lowered = [p.lower() for p in parts]
+    index = lowered.index(segment.lower()) + 1 if segment.lower() in lowered else len(parts)
+    return parts[index] or None if index < len(parts) else None
+
+
 def id_parts(resource_id: Any) -> tuple[Optional[str], Optional[str]]:
     """The subscription and resource group an ARM resource ID names
-    (`/subscriptions/<id>/resourceGroups/<group>/providers/...`; ARM writes the segment names
-    in either case, as the az CLI's `resourcegroups` shows)."""
-    parts = resource_id.split("/") if isinstance(resource_id, str) else []
-    lowered = [p.lower() for p in parts]
-
-    def after(segment: str) -> Optional[str]:
-        index = lowered.index(segment) + 1 if segment in lowered else None
-        return parts[index] if index is not None and index < len(parts) and parts[index] else None
-
-    return after("subscriptions"), after("resourcegroups")
+    (`/subscriptions/<id>/resourceGroups/<group>/providers/...`)."""
+    return id_segment(resource_id, "subscriptions"), id_segment(resource_id, "resourceGroups")
 
 
 def _shape_problem(doc: Mapping[str, Any], member: str, types: tuple[type, ...], what: str) -> Optional[str]:

@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
-from components.azure.cluster_facts import ClusterFacts
+from components.azure.cluster_facts import ClusterFacts, id_segment
 from components.config import StackConfig
 
 # "The default for Azure CNI Overlay is 250. The maximum value you can specify in Azure CNI
@@ -114,11 +114,8 @@ def plan(found: Optional[ClusterFacts], key: str, max_pods: Optional[int], vnet_
 def short(subnet_id: str) -> str:
     """A subnet as a person reads it, `<vnet>/<subnet>`: the line is a summary, and the full
     ID is in the pool's inputs (resources.json)."""
-    parts = subnet_id.rstrip("/").split("/")
-    lowered = [p.lower() for p in parts]
-    if "virtualnetworks" in lowered and "subnets" in lowered:
-        return f"{parts[lowered.index('virtualnetworks') + 1]}/{parts[-1]}"
-    return subnet_id
+    vnet, subnet = id_segment(subnet_id, "virtualNetworks"), id_segment(subnet_id, "subnets")
+    return f"{vnet}/{subnet}" if vnet and subnet else subnet_id
 
 
 def _vnet(subnet_id: Optional[str]) -> Optional[str]:
