@@ -9,6 +9,7 @@ Read top to bottom, this is the guide's table of contents:
 import os
 
 import pulumi
+from pulumi_azure_native import authorization
 
 from components import config
 from components.azure import azure_facts, cluster_facts, cost, existing_cluster_checks, pool_network, preflight, proof_fit
@@ -22,7 +23,6 @@ from components.resources.gpu_operator import GpuOperator, GpuOperatorArgs
 from components.resources.gpu_pool import GpuPool, GpuPoolArgs, tolerations_of, version_moves
 from components.resources.mnist_job import MnistJob, MnistJobArgs, MnistRun, ProofScript, job_timeout
 from components.resources.outputs import gpu_metrics_location, pool_outputs
-from pulumi_azure_native import authorization
 
 # Parse and validate every setting, then check the subscription (and an existing cluster),
 # before any resource is registered: a preview warns, a deployment stops.
@@ -160,6 +160,7 @@ if operator_pools := serving("gpu-operator"):
             gpu_tolerations=tolerations_of([p.pool for p in operator_pools]),
         ),
     )
+
 
 # Steps 8-9: one MNIST training Job per GPU pool, each on its own pool; `pulumi up` waits
 # for every Job to complete (they run side by side). The Jobs run the shipped script

@@ -9,5 +9,5 @@ the same class, forever: tests/test_provider_host.py runs an old state's pickle 
 host. State written since names the new path, which is pinned the same way.
 """
 
-from components.resources.managed_gpu_pool import *  # noqa: F401,F403
+from components.resources.managed_gpu_pool import *  # noqa: F403
 from components.resources.managed_gpu_pool import ManagedGpuPoolProvider  # noqa: F401

@@ -5,31 +5,31 @@ from __future__ import annotations
 import functools
 import gc
 import json
-import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any
 
+import pulumi_azure_native.containerservice  # noqa: F401
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+# Imported for gc.freeze() below, before any test runs the program.
+import components.azure.preflight
+import components.config  # noqa: F401
+from tools.azure_mocks import AzureMocks
+from tools.mock_engine import ProgramRun, RecordingMonitor, run_program
 
-from tools.azure_mocks import AzureMocks  # noqa: E402
-from tools.mock_engine import ProgramRun, RecordingMonitor, run_program  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 # Every test runs the program under mocks, often several times: each run makes some hundred
 # thousand objects, and the garbage collector's full collections also walk every object the
 # imports made (azure-native's modules are millions). Frozen, those are left alone; and with
 # a larger first threshold the collector runs less often during a run. Measured on the
 # 2-core machine: the suite on two workers from 20.5 s to 15.5-17.5 s (docs/layout.md).
-import components.config, components.azure.preflight, pulumi_azure_native.containerservice  # noqa: E402,F401
 gc.freeze()
 gc.set_threshold(20_000, 50, 50)
 
 
-
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _run(stack: str, overrides: str, preview: bool, feature_state: str, cluster: str) -> tuple[ProgramRun, RecordingMonitor]:
     monitor = RecordingMonitor(AzureMocks(feature_state=feature_state, cluster=json.loads(cluster)))
     return run_program(stack, overrides=json.loads(overrides), monitor=monitor, preview=preview), monitor
@@ -39,7 +39,7 @@ def run_cached(
     stack: str = "dev",
     preview: bool = True,
     feature_state: str = "Registered",
-    cluster: Optional[dict[str, Any]] = None,
+    cluster: dict[str, Any] | None = None,
     **overrides: Any,
 ) -> tuple[ProgramRun, RecordingMonitor]:
     """One run of the program per distinct input in a test session: a run is about 0.2 s of
@@ -77,9 +77,18 @@ def aks(monkeypatch):
     """A local fake of the agentPools REST calls with the dev cluster in it, which the managed
     pool's provider reaches instead of Azure (tests/fake_aks.py)."""
     import fake_aks
+
     from components.resources import agent_pool_calls
 
     for fake in fake_aks.serve():
         fake.clusters.add((MANAGED_GROUP, MANAGED_CLUSTER))
         monkeypatch.setattr(agent_pool_calls, "client_factory", fake_aks.client_factory_for(fake.url))
         yield fake
+
+
+@pytest.fixture
+def arm():
+    """A local fake of Azure Resource Manager (tests/fake_arm.py); its URL."""
+    import fake_arm
+
+    yield from fake_arm.serve()

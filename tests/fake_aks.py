@@ -45,10 +45,11 @@ import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from azure.core.credentials import AccessToken
@@ -63,10 +64,22 @@ OPERATION_PATH = re.compile(r"^/fake-operations/(?P<id>[0-9a-f-]+)$")
 # What AKS cannot change on an existing pool, as its docs say (components/azure/pool_mutability.py
 # cites each; a PUT that changes one is refused, as AKS refuses it).
 FIXED = (
-    "vmSize", "osType", "type", "maxPods", "vnetSubnetID", "podSubnetID", "scaleSetPriority",
-    "scaleSetEvictionPolicy", "spotMaxPrice", "gpuInstanceProfile", "gpuProfile",
-)  # fmt: skip
-BUSY = {"code": "OperationNotAllowed", "message": "Operation is not allowed because there's an in progress update node pool operation. Please wait for it to finish before starting a new operation."}  # fmt: skip
+    "vmSize",
+    "osType",
+    "type",
+    "maxPods",
+    "vnetSubnetID",
+    "podSubnetID",
+    "scaleSetPriority",
+    "scaleSetEvictionPolicy",
+    "spotMaxPrice",
+    "gpuInstanceProfile",
+    "gpuProfile",
+)
+BUSY = {
+    "code": "OperationNotAllowed",
+    "message": "Operation is not allowed because there's an in progress update node pool operation. Please wait for it to finish before starting a new operation.",
+}
 
 
 @dataclass
@@ -74,7 +87,7 @@ class Request:
     method: str
     path: str
     api_version: str
-    body: Optional[dict[str, Any]]
+    body: dict[str, Any] | None
     raw: bytes = b""
 
 
@@ -87,11 +100,11 @@ class Operation:
     pool: tuple[str, str, str]
     ends: float
     #: What happens to the fake's pools when it ends: the pool's new body, or None (deleted).
-    result: Optional[dict[str, Any]]
+    result: dict[str, Any] | None
     delete: bool = False
     applied: bool = False
     #: How many more 409s it causes before it ends, whatever the clock says (None: it ends at `ends`).
-    refusals: Optional[int] = None
+    refusals: int | None = None
 
     def done(self) -> bool:
         if self.refusals is not None:
@@ -108,29 +121,29 @@ class FakeAks:
     requests: list[Request] = field(default_factory=list)
     url: str = ""
     #: Answer PUT and DELETE as long-running operations that take this long (None: at once).
-    operation_seconds: Optional[float] = None
+    operation_seconds: float | None = None
     #: With operation_seconds set: operations started now end once the fake has answered this
     #: many 409s because of them, however long that takes (None: after operation_seconds).
-    operation_refusals: Optional[int] = None
+    operation_refusals: int | None = None
     #: How many of the next PUTs and DELETEs answer 409 OperationNotAllowed.
     busy: int = 0
     #: The Retry-After of a 409, in seconds (None: no Retry-After).
-    busy_retry_after: Optional[str] = None
+    busy_retry_after: str | None = None
     #: Answers to give instead, by method: (status, error code[, message]), to every such request.
     refuse: dict[str, tuple[Any, ...]] = field(default_factory=dict)
     #: The CA certificate a client must trust (with `tls`).
-    ca_file: Optional[Path] = None
+    ca_file: Path | None = None
     operations: dict[str, Operation] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def calls(self, method: Optional[str] = None) -> list[Request]:
+    def calls(self, method: str | None = None) -> list[Request]:
         return [r for r in self.requests if method is None or r.method == method]
 
-    def pool_calls(self, method: Optional[str] = None) -> list[Request]:
+    def pool_calls(self, method: str | None = None) -> list[Request]:
         """The calls on pools themselves, without the polls of operations."""
         return [r for r in self.calls(method) if POOL_PATH.match(r.path)]
 
-    def running(self, cluster: tuple[str, str]) -> Optional[Operation]:
+    def running(self, cluster: tuple[str, str]) -> Operation | None:
         self.settle()
         return next((op for op in self.operations.values() if op.cluster == cluster and not op.done()), None)
 
@@ -156,7 +169,7 @@ class FakeAks:
                     op.result["properties"]["provisioningState"] = "Succeeded"
 
 
-def _start(fake: FakeAks, key: tuple[str, str, str], result: Optional[dict[str, Any]], delete: bool) -> str:
+def _start(fake: FakeAks, key: tuple[str, str, str], result: dict[str, Any] | None, delete: bool) -> str:
     """A long-running operation on a pool; its status URL."""
     assert fake.operation_seconds is not None
     op_id = str(uuid.uuid4())
@@ -172,7 +185,7 @@ def _handler(fake: FakeAks) -> type[BaseHTTPRequestHandler]:
         # second until the client's delayed ACK, 40 ms a request on Linux.
         disable_nagle_algorithm = True
 
-        def _answer(self, status: int, body: Optional[dict[str, Any]] = None, headers: Optional[dict[str, str]] = None) -> None:
+        def _answer(self, status: int, body: dict[str, Any] | None = None, headers: dict[str, str] | None = None) -> None:
             data = json.dumps(body).encode() if body is not None else b""
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
@@ -229,13 +242,14 @@ def _handler(fake: FakeAks) -> type[BaseHTTPRequestHandler]:
         def _put(self, key, body, path):
             new = dict(body["properties"])
             old = (fake.pools.get(key) or {}).get("properties") or {}
-            for prop in FIXED:
-                if key in fake.pools and prop in new and new[prop] != old.get(prop):
-                    return self._answer(400, {"error": {"code": "PropertyChangeNotAllowed", "message": f"Changing property '{prop}' is not allowed."}})
+            if changed := next((p for p in FIXED if key in fake.pools and p in new and new[p] != old.get(p)), None):
+                refusal = {"code": "PropertyChangeNotAllowed", "message": f"Changing property '{changed}' is not allowed."}
+                return self._answer(400, {"error": refusal})
             status = 200 if key in fake.pools else 201
             new.setdefault("currentOrchestratorVersion", "1.34.2")
             new["provisioningState"] = "Succeeded"
-            fake.pools[key] = {"id": path, "name": key[2], "type": "Microsoft.ContainerService/managedClusters/agentPools", "properties": new}
+            kind = "Microsoft.ContainerService/managedClusters/agentPools"
+            fake.pools[key] = {"id": path, "name": key[2], "type": kind, "properties": new}
             if fake.operation_seconds is None:
                 return self._answer(status, fake.pools[key])
             new["provisioningState"] = "Creating" if status == 201 else "Updating"
@@ -249,13 +263,13 @@ def _handler(fake: FakeAks) -> type[BaseHTTPRequestHandler]:
             fake.pools[key]["properties"]["provisioningState"] = "Deleting"
             self._answer(202, None, {"Location": _start(fake, key, None, delete=True), "retry-after-ms": "5"})
 
-        def do_GET(self):  # noqa: N802
+        def do_GET(self):
             self._route("GET")
 
-        def do_PUT(self):  # noqa: N802
+        def do_PUT(self):
             self._route("PUT")
 
-        def do_DELETE(self):  # noqa: N802
+        def do_DELETE(self):
             self._route("DELETE")
 
         def log_message(self, *args: Any) -> None:
@@ -281,13 +295,18 @@ def client_factory_for(url: str):
     """A stand-in for managed_gpu_pool.client_factory that reaches the fake, whatever
     endpoint the pool's inputs name."""
 
-    def factory(subscription_id: str, api_version: str, endpoint: str = "", seconds: Optional[float] = None) -> Any:
+    def factory(subscription_id: str, api_version: str, endpoint: str = "", seconds: float | None = None) -> Any:
         from azure.mgmt.containerservice import ContainerServiceClient
 
         return ContainerServiceClient(
-            FakeCredential(), subscription_id, base_url=url, api_version=api_version,
-            authentication_policy=FakeBearer(), polling_interval=0, retry_total=0,
-        )  # fmt: skip
+            FakeCredential(),
+            subscription_id,
+            base_url=url,
+            api_version=api_version,
+            authentication_policy=FakeBearer(),
+            polling_interval=0,
+            retry_total=0,
+        )
 
     return factory
 
@@ -303,13 +322,17 @@ def _certificate(folder: Path) -> tuple[Path, Path]:
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
     now = datetime.datetime.now(datetime.timezone.utc)
     cert = (
-        x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
         .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=1))
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
         .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
         .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
         .sign(key, hashes.SHA256())
-    )  # fmt: skip
+    )
     cert_file, key_file = folder / "fake-arm.pem", folder / "fake-arm.key"
     cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
     key_file.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))

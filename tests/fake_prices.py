@@ -12,21 +12,42 @@ from __future__ import annotations
 import json
 import threading
 import urllib.parse
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Iterator
+from typing import Any
 
 REGIONS = {"eastus": "US East", "westeurope": "EU West", "westus2": "US West 2"}
 
 
-def item(sku: str, region: str, price: float, sku_name: str, product: str, type_: str = "Consumption",
-         term: str | None = None, start: str = "2024-01-01T00:00:00Z") -> dict[str, Any]:  # fmt: skip
+def item(
+    sku: str,
+    region: str,
+    price: float,
+    sku_name: str,
+    product: str,
+    type_: str = "Consumption",
+    term: str | None = None,
+    start: str = "2024-01-01T00:00:00Z",
+) -> dict[str, Any]:
     found = {
-        "currencyCode": "USD", "tierMinimumUnits": 0.0, "retailPrice": price, "unitPrice": price,
-        "armRegionName": region, "location": REGIONS[region], "effectiveStartDate": start,
-        "meterId": f"{sku}|{sku_name}|{type_}|{term}|{region}|{product}", "meterName": sku_name.split(" ", 1)[-1],
-        "productName": product, "skuName": sku_name, "serviceName": "Virtual Machines", "serviceFamily": "Compute",
-        "unitOfMeasure": "1 Hour", "type": type_, "isPrimaryMeterRegion": True, "armSkuName": sku,
-    }  # fmt: skip
+        "currencyCode": "USD",
+        "tierMinimumUnits": 0.0,
+        "retailPrice": price,
+        "unitPrice": price,
+        "armRegionName": region,
+        "location": REGIONS[region],
+        "effectiveStartDate": start,
+        "meterId": f"{sku}|{sku_name}|{type_}|{term}|{region}|{product}",
+        "meterName": sku_name.split(" ", 1)[-1],
+        "productName": product,
+        "skuName": sku_name,
+        "serviceName": "Virtual Machines",
+        "serviceFamily": "Compute",
+        "unitOfMeasure": "1 Hour",
+        "type": type_,
+        "isPrimaryMeterRegion": True,
+        "armSkuName": sku,
+    }
     if term:
         found["reservationTerm"] = term
     return found
@@ -74,8 +95,16 @@ def price_list() -> list[dict[str, Any]]:
 def saved(items: list[dict[str, Any]] | None = None) -> str:
     """A saved API response, as `curl` would write one page."""
     items = price_list() if items is None else items
-    return json.dumps({"BillingCurrency": "USD", "CustomerEntityId": "Default", "CustomerEntityType": "Retail",
-                       "Items": items, "NextPageLink": None, "Count": len(items)})  # fmt: skip
+    return json.dumps(
+        {
+            "BillingCurrency": "USD",
+            "CustomerEntityId": "Default",
+            "CustomerEntityType": "Retail",
+            "Items": items,
+            "NextPageLink": None,
+            "Count": len(items),
+        }
+    )
 
 
 class FakePrices:
@@ -94,7 +123,7 @@ def serve(items: list[dict[str, Any]] | None = None, page_size: int = 10, loop: 
     fake = FakePrices(price_list() if items is None else items, page_size)
 
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802
+        def do_GET(self) -> None:
             parsed = urllib.parse.urlsplit(self.path)
             query = urllib.parse.parse_qs(parsed.query)
             fake.queries.append(query)

@@ -17,13 +17,13 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from test_arm_schemas import arm_problems
 from test_kubernetes_schemas import kubernetes_problems
 from test_program import check_whole_guide
 from test_schema import SCHEMA_LINE, stack_file_problems
 from test_security import check_open_checks_documented, check_pods
 from test_snapshots import check_snapshot
+
 from tools import checkov_runs, render
 from tools.mock_engine import run_program
 from tools.stack_files import ROOT, stacks
@@ -89,7 +89,9 @@ def test_make_lint_checks_an_added_stack_with_the_default_checkov_settings():
     security/checkov-aks.yaml (the Makefile's checkov_settings)."""
     ml, staging = ADDED
     plan = lint_plan("dev", ml, staging)
-    runs = {stack: settings for settings, stack in re.findall(r"--config-file (security/\S+) -f tests/snapshots/([\w.-]+)/azure\.json", plan)}
+    runs = {
+        stack: settings for settings, stack in re.findall(r"--config-file (security/\S+) -f tests/snapshots/([\w.-]+)/azure\.json", plan)
+    }
     assert {stack: runs[stack] for stack in ("dev", ml, staging)} == {
         "dev": "security/checkov-aks-dev.yaml",
         ml: "security/checkov-aks.yaml",
@@ -101,8 +103,11 @@ def lint_plan(*stacks: str) -> str:
     """What `make lint` would run for these stacks (make -n: nothing runs)."""
     return subprocess.run(
         ["make", "-n", "--no-print-directory", "lint", f"STACKS={' '.join(stacks)}"],
-        cwd=ROOT, capture_output=True, text=True, check=True,
-    ).stdout  # fmt: skip
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
 
 
 def test_make_lint_fails_on_an_added_stack_without_snapshots_and_names_the_fix():

@@ -6,16 +6,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 import pytest
+from conftest import run_cached
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT4
 
-from conftest import run_cached
 from tools import render
 from tools.stack_files import ROOT, stacks
 
@@ -25,7 +25,11 @@ SHARED = ROOT.parent / "shared" / "reference" / "azure-specs" / "arm-schemas"
 DEFINITIONS = {
     "Microsoft.Resources/resourceGroups": ("Microsoft.Resources.json", "subscription_resourceDefinitions", "resourceGroups"),
     "Microsoft.ContainerService/managedClusters": ("Microsoft.ContainerService.Aks.json", "resourceDefinitions", "managedClusters"),
-    "Microsoft.ContainerService/managedClusters/agentPools": ("Microsoft.ContainerService.Aks.json", "resourceDefinitions", "managedClusters_agentPools"),
+    "Microsoft.ContainerService/managedClusters/agentPools": (
+        "Microsoft.ContainerService.Aks.json",
+        "resourceDefinitions",
+        "managedClusters_agentPools",
+    ),
     "Microsoft.Authorization/roleAssignments": ("Microsoft.Authorization.json", "resourceDefinitions", "roleAssignments"),
     # A resource-group deployment's budgets (the 2024-08-01 schema has no extension section).
     "Microsoft.Consumption/budgets": ("Microsoft.Consumption.json", "resourceDefinitions", "budgets"),
@@ -61,7 +65,7 @@ VARIANTS = {
 }
 
 
-@lru_cache(maxsize=None)
+@cache
 def registry() -> tuple[Registry, dict[str, dict[str, Any]]]:
     reg: Registry = Registry()
     docs = {}

@@ -4,13 +4,11 @@ refused and now accepted as the docs say. tests/test_generated_input.py generate
 
 from __future__ import annotations
 
-import json
-
 import pytest
-
-from components.errors import ConfigError
 from conftest import run_cached
 from test_config import parsed, refused
+
+from components.errors import ConfigError
 from tools.azure_mocks import AzureMocks, existing_cluster
 from tools.mock_engine import RecordingMonitor, run_program
 
@@ -51,19 +49,26 @@ def test_a_pool_named_twice_in_a_gpu_pools_string_is_refused_not_merged():
     ids=["NUL in a subnet", "zero-width space in an e-mail", "right-to-left override", "line separator"],
 )
 def test_an_invisible_character_anywhere_is_one_line_naming_the_member(keys, key):
-    message = refused(rf"^invalid config aks-gpu:{key} = .*: contains U\+[0-9A-F]{{4}} \(.*\), which is invisible; expected printable text$", **keys)
+    message = refused(
+        rf"^invalid config aks-gpu:{key} = .*: contains U\+[0-9A-F]{{4}} \(.*\), which is invisible; expected printable text$", **keys
+    )
     assert "\x00" not in message and "\u200b" not in message, "the line shows the character escaped"
 
 
 def test_the_same_admin_group_in_two_cases_is_one_group_given_twice():
     group = "5f1c2d3e-4a5b-4c6d-8e7f-9a0b1c2d3e4f"
-    refused(r"^invalid config aks-gpu:access\.adminGroupObjectIds = .*expected each entry once \(case aside\)",
-            access={"mode": "entra", "adminGroupObjectIds": [group, group.upper()]})  # fmt: skip
+    refused(
+        r"^invalid config aks-gpu:access\.adminGroupObjectIds = .*expected each entry once \(case aside\)",
+        access={"mode": "entra", "adminGroupObjectIds": [group, group.upper()]},
+    )
 
 
 @pytest.mark.parametrize("namespace", ["kube-gpu", "kube-system", "default"])
 def test_a_kube_namespace_is_refused_as_the_readme_says(namespace):
-    refused(rf"^invalid config aks-gpu:mnistJob\.namespace = '{namespace}': .*cannot be 'default' or a 'kube-' namespace", mnistJob={"namespace": namespace})
+    refused(
+        rf"^invalid config aks-gpu:mnistJob\.namespace = '{namespace}': .*cannot be 'default' or a 'kube-' namespace",
+        mnistJob={"namespace": namespace},
+    )
 
 
 @pytest.mark.parametrize(
@@ -84,16 +89,24 @@ def test_values_longer_than_azure_or_kubernetes_take_are_refused(keys, key):
 def test_a_location_longer_than_any_region_is_refused():
     from components.config import parse
 
-    with pytest.raises(ConfigError, match=r"^invalid config azure-native:location = 'e+'\.\.\. \(300 characters\): expected an Azure region name"):
+    with pytest.raises(
+        ConfigError, match=r"^invalid config azure-native:location = 'e+'\.\.\. \(300 characters\): expected an Azure region name"
+    ):
         parse({"azure-native:location": "e" * 300}, "aks-gpu", "dev")
 
 
 @pytest.mark.parametrize("preview", [True, False])
 def test_access_at_its_default_spelt_out_is_allowed_on_an_existing_cluster(preview):
     """The docs allow `access` at its default; the check compared the given object with a dataclass."""
-    run, _ = run_cached("dev", preview=preview, cluster=existing_cluster(), existingCluster=TEAM, gpuPool={"vmSize": T4}, access={"mode": "local"})
+    run, _ = run_cached(
+        "dev", preview=preview, cluster=existing_cluster(), existingCluster=TEAM, gpuPool={"vmSize": T4}, access={"mode": "local"}
+    )
     assert run.of_type("azure-native:containerservice:AgentPool")
-    refused(r"^invalid config aks-gpu:access = \{\"mode\": \"entra\"\}: not used with aks-gpu:existingCluster", existingCluster=TEAM, access={"mode": "entra"})
+    refused(
+        r"^invalid config aks-gpu:access = \{\"mode\": \"entra\"\}: not used with aks-gpu:existingCluster",
+        existingCluster=TEAM,
+        access={"mode": "entra"},
+    )
 
 
 @pytest.mark.parametrize("version, supported", [("v1.33.3", True), ("1.34.2", True), ("1.32.9", False), ("unknown", False)])
@@ -113,7 +126,12 @@ def test_a_long_value_is_shown_cut_with_its_length_in_a_line_that_stays_one_line
 def test_an_unknown_member_nested_two_deep_is_one_line_in_a_deployment_too():
     monitor = RecordingMonitor(AzureMocks())
     with pytest.raises(ConfigError, match=r"^unknown config aks-gpu:cost\.budget\.amout \(did you mean amount\?\)"):
-        run_program("dev", overrides={"cost": {"budget": {"amout": 5, "amount": 5, "contactEmails": ["a@example.com"]}}}, monitor=monitor, preview=False)
+        run_program(
+            "dev",
+            overrides={"cost": {"budget": {"amout": 5, "amount": 5, "contactEmails": ["a@example.com"]}}},
+            monitor=monitor,
+            preview=False,
+        )
     assert monitor.registrations == []
 
 

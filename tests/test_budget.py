@@ -7,11 +7,11 @@ from __future__ import annotations
 import datetime
 
 import pytest
+from azure.core.exceptions import HttpResponseError
+from conftest import run_cached
+from fake_arm import FakeArm, FakeCredential
 
 from components.resources import budget
-from conftest import run_cached
-from azure.core.exceptions import HttpResponseError
-from test_preflight import FakeArm, FakeCredential, arm  # noqa: F401 (arm: the fixture)
 
 T4 = "Standard_NC4as_T4_v3"
 BUDGET = "azure-native:consumption:Budget"
@@ -27,7 +27,11 @@ def test_a_budget_watches_the_clusters_group_and_its_node_resource_group_where_t
     inputs = run.one(BUDGET).inputs
     assert inputs["scope"] == "/subscriptions/33333333-3333-3333-3333-333333333333", "the subscription's scope"
     assert inputs["filter"] == {
-        "dimensions": {"name": "ResourceGroupName", "operator": "In", "values": ["aks-gpu-prod-rg", "MC_aks-gpu-prod-rg_aks-gpu-prod_eastus"]}
+        "dimensions": {
+            "name": "ResourceGroupName",
+            "operator": "In",
+            "values": ["aks-gpu-prod-rg", "MC_aks-gpu-prod-rg_aks-gpu-prod_eastus"],
+        }
     }
     assert inputs["budgetName"] == "aks-gpu-prod-gpu"
     preview, _ = run_cached("prod", cost=BUDGET_CONFIG)
@@ -100,10 +104,17 @@ def test_the_budget_is_created_after_every_pool_what_serves_it_and_their_jobs():
     by_urn = {r.urn: r for r in run.resources}
     component = next(r for r in run.resources if r.type == "aks-gpu:azure:CostBudget")
     waits = set(run.one(BUDGET).dependencies)
-    before = [r for r in run.resources if r.type in (
-        "azure-native:containerservice:AgentPool", "pulumi-python:dynamic/aksgpu:ManagedGpuPool",
-        "kubernetes:batch/v1:Job", "kubernetes:apps/v1:DaemonSet",
-    )]  # fmt: skip
+    before = [
+        r
+        for r in run.resources
+        if r.type
+        in (
+            "azure-native:containerservice:AgentPool",
+            "pulumi-python:dynamic/aksgpu:ManagedGpuPool",
+            "kubernetes:batch/v1:Job",
+            "kubernetes:apps/v1:DaemonSet",
+        )
+    ]
     assert len(before) >= 5 and all(r.urn in waits for r in before), sorted(set(r.urn for r in before) - waits)
     nothing_waits = [r.urn for r in run.resources if component.urn in r.dependencies or run.one(BUDGET).urn in r.dependencies]
     assert nothing_waits == [] and all(u in by_urn for u in waits)
@@ -116,14 +127,25 @@ PERMISSIONS = {
     "Reader": [{"actions": ["*/read"], "notActions": []}],
     "nothing at the subscription": [],
     "Contributor without budgets": [{"actions": ["*"], "notActions": ["Microsoft.Consumption/budgets/*"]}],
-    "two roles, one grants": [{"actions": ["*/read"], "notActions": []}, {"actions": ["microsoft.consumption/BUDGETS/write"], "notActions": []}],
+    "two roles, one grants": [
+        {"actions": ["*/read"], "notActions": []},
+        {"actions": ["microsoft.consumption/BUDGETS/write"], "notActions": []},
+    ],
 }
 
 
-@pytest.mark.parametrize("role, allowed", [
-    ("Owner", True), ("Contributor", True), ("Cost Management Contributor", True), ("Reader", False),
-    ("nothing at the subscription", False), ("Contributor without budgets", False), ("two roles, one grants", True),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "role, allowed",
+    [
+        ("Owner", True),
+        ("Contributor", True),
+        ("Cost Management Contributor", True),
+        ("Reader", False),
+        ("nothing at the subscription", False),
+        ("Contributor without budgets", False),
+        ("two roles, one grants", True),
+    ],
+)
 def test_who_may_create_the_budget_by_the_permissions_azure_lists(role, allowed):
     from components.azure import permissions
 
@@ -146,10 +168,10 @@ def budget_run(monkeypatch, listed, preview):
 
 
 def test_a_deployment_without_the_budget_permission_stops_before_anything_is_created(monkeypatch):
+    from components.azure import azure_facts, permissions, preflight
     from components.errors import PreflightError
     from tools.azure_mocks import AzureMocks
     from tools.mock_engine import RecordingMonitor, run_program
-    from components.azure import azure_facts, permissions, preflight
 
     monkeypatch.setattr(preflight, "under_mock_engine", lambda: False)
     monkeypatch.setattr(azure_facts, "live", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("no facts here")))
@@ -179,17 +201,20 @@ def test_the_budget_permission_is_read_at_the_subscriptions_scope_every_page(arm
 
     FakeArm.routes = {
         "/subscriptions/sub-1/providers/microsoft.authorization/permissions": (
-            200, {"value": [{"actions": ["*/read"], "notActions": []}], "nextLink": f"{arm}/fake-next/permissions-page-2"},
+            200,
+            {"value": [{"actions": ["*/read"], "notActions": []}], "nextLink": f"{arm}/fake-next/permissions-page-2"},
         ),
         "/fake-next/permissions-page-2": (200, {"value": [{"actions": ["Microsoft.Consumption/*"], "notActions": []}]}),
-    }  # fmt: skip
+    }
     found = permissions.read("sub-1", credential=FakeCredential(), base_url=arm, timeout=10)
     assert found == [{"actions": ["*/read"], "notActions": []}, {"actions": ["Microsoft.Consumption/*"], "notActions": []}]
     assert any("api-version=2022-04-01" in p for p in FakeArm.seen)
     assert permissions.budget_problem(found, "sub-1") is None
 
 
-@pytest.mark.parametrize("answer", [(403, {"error": {"code": "AuthorizationFailed", "message": "no"}}), (200, {"value": "all"}), (200, [1])])
+@pytest.mark.parametrize(
+    "answer", [(403, {"error": {"code": "AuthorizationFailed", "message": "no"}}), (200, {"value": "all"}), (200, [1])]
+)
 def test_an_answer_that_is_not_a_list_of_permissions_raises_for_preflight_to_report(arm, answer):
     from components.azure import permissions
 
@@ -225,7 +250,9 @@ def test_the_preview_says_how_the_budget_stands_against_the_stacks_least_and_mos
     warnings = [w for w in run.warnings if w.startswith("aks-gpu:cost.budget.amount")]
     assert bool(warnings) is warned
     if warned:
-        assert warnings[0].startswith(f"aks-gpu:cost.budget.amount = {amount:,.2f} USD is below the stack's least cost per month, 420.48 USD")
+        assert warnings[0].startswith(
+            f"aks-gpu:cost.budget.amount = {amount:,.2f} USD is below the stack's least cost per month, 420.48 USD"
+        )
 
 
 def test_a_budget_in_another_currency_is_said_in_it():

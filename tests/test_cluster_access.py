@@ -11,16 +11,16 @@ import sys
 import threading
 from http.server import ThreadingHTTPServer
 
-import pytest
-
 import fake_aks
+import pytest
+from fake_arm import FakeArm
+
 from components.azure import cluster_access
 from components.azure.cluster_access import Answer
 from components.errors import ClusterAccessError
 from components.resources import cluster as cluster_module
 from tools.azure_mocks import AzureMocks
 from tools.mock_engine import RecordingMonitor, run_program
-from test_preflight import FakeArm
 
 T4 = "Standard_NC4as_T4_v3"
 ENTRA = {"gpuPool": {"vmSize": T4}, "access": {"mode": "entra"}}
@@ -48,7 +48,13 @@ def test_it_asks_again_until_the_cluster_says_yes_backing_off():
 def test_it_gives_up_within_its_limit_in_one_line_that_says_what_to_do():
     clock = Clock()
     with pytest.raises(ClusterAccessError) as raised:
-        cluster_access.wait_for_access("k", "the identity granted cluster-admin (p-1)", probe=lambda k: Answer(False, "HTTP 403 Forbidden"), clock=lambda: clock.now, sleep=clock.sleep)
+        cluster_access.wait_for_access(
+            "k",
+            "the identity granted cluster-admin (p-1)",
+            probe=lambda k: Answer(False, "HTTP 403 Forbidden"),
+            clock=lambda: clock.now,
+            sleep=clock.sleep,
+        )
     said = str(raised.value)
     assert said.startswith("the identity granted cluster-admin (p-1) may still not create namespaces in the cluster after 10 minutes")
     assert "(last answer: HTTP 403 Forbidden)" in said and "`pulumi up` again" in said and "\n" not in said
@@ -98,11 +104,28 @@ def api(tmp_path):
         " 'status': {'token': 'token-for-' + sys.argv[-1] + '-' + os.environ['LOGIN']}}))\n"
     )
     kubeconfig = {
-        "apiVersion": "v1", "kind": "Config", "current-context": "aks",
-        "clusters": [{"name": "aks", "cluster": {"server": f"https://127.0.0.1:{server.server_port}", "certificate-authority-data": base64.b64encode(cert.read_bytes()).decode()}}],
+        "apiVersion": "v1",
+        "kind": "Config",
+        "current-context": "aks",
+        "clusters": [
+            {
+                "name": "aks",
+                "cluster": {
+                    "server": f"https://127.0.0.1:{server.server_port}",
+                    "certificate-authority-data": base64.b64encode(cert.read_bytes()).decode(),
+                },
+            }
+        ],
         "contexts": [{"name": "aks", "context": {"cluster": "aks", "user": "u"}}],
-        "users": [{"name": "u", "user": {"exec": {"command": sys.executable, "args": [str(plugin), "server-id"], "env": [{"name": "LOGIN", "value": "azurecli"}]}}}],
-    }  # fmt: skip
+        "users": [
+            {
+                "name": "u",
+                "user": {
+                    "exec": {"command": sys.executable, "args": [str(plugin), "server-id"], "env": [{"name": "LOGIN", "value": "azurecli"}]}
+                },
+            }
+        ],
+    }
     FakeApiServer.seen = []
     yield json.dumps(kubeconfig)
     server.shutdown()
@@ -117,11 +140,14 @@ def test_one_question_is_a_self_subject_access_review_with_the_plugins_token(api
     assert body["spec"] == {"resourceAttributes": {"verb": "create", "resource": "namespaces"}}
 
 
-@pytest.mark.parametrize("status, answer, allowed, said", [
-    (201, {"status": {"allowed": False, "reason": "no RBAC policy matched"}}, False, "not allowed (no RBAC policy matched)"),
-    (403, {"kind": "Status", "code": 403}, False, "HTTP 403 Forbidden"),
-    (401, {"kind": "Status", "code": 401}, False, "HTTP 401 Unauthorized"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "status, answer, allowed, said",
+    [
+        (201, {"status": {"allowed": False, "reason": "no RBAC policy matched"}}, False, "not allowed (no RBAC policy matched)"),
+        (403, {"kind": "Status", "code": 403}, False, "HTTP 403 Forbidden"),
+        (401, {"kind": "Status", "code": 401}, False, "HTTP 401 Unauthorized"),
+    ],
+)
 def test_not_yet_is_an_answer_to_wait_on(api, status, answer, allowed, said):
     FakeApiServer.answer = (status, answer)
     assert cluster_access.ask(api) == Answer(allowed, said)

@@ -7,10 +7,10 @@ import base64
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.resources.cluster import GpuCluster, GpuClusterArgs
-from components.config import GpuPoolConfig, SystemPoolConfig
-from components.resources.device_plugin import NvidiaDevicePlugin, NvidiaDevicePluginArgs
 from components.azure import cluster_facts
+from components.config import GpuPoolConfig, SystemPoolConfig
+from components.resources.cluster import GpuCluster, GpuClusterArgs
+from components.resources.device_plugin import NvidiaDevicePlugin, NvidiaDevicePluginArgs
 from components.resources.existing_cluster import ExistingCluster, ExistingClusterArgs
 from components.resources.gpu_pool import GpuPool, GpuPoolArgs
 from components.resources.mnist_job import MnistJob, MnistJobArgs, MnistRun
@@ -82,7 +82,12 @@ def test_gpu_cluster_kubeconfig_is_secret_and_decoded():
 def test_device_plugin_alone_uses_the_given_provider_namespace_and_tolerations():
     def body():
         provider = k8s.Provider("p", kubeconfig="apiVersion: v1")
-        NvidiaDevicePlugin("dp", NvidiaDevicePluginArgs(provider=provider, namespace="nvidia", image="nvidia/k8s-device-plugin:1.11", gpu_tolerations=[TOLERATION]))
+        NvidiaDevicePlugin(
+            "dp",
+            NvidiaDevicePluginArgs(
+                provider=provider, namespace="nvidia", image="nvidia/k8s-device-plugin:1.11", gpu_tolerations=[TOLERATION]
+            ),
+        )
 
     run = run_under_mocks(body)
     kids = children_of(run, "aks-gpu:kubernetes:NvidiaDevicePlugin")
@@ -98,7 +103,12 @@ def test_mnist_job_alone_waits_for_what_it_is_given():
     def body():
         provider = k8s.Provider("p", kubeconfig="apiVersion: v1")
         gate = k8s.core.v1.ConfigMap("gate", metadata={"name": "gate"}, opts=pulumi.ResourceOptions(provider=provider))
-        MnistJob("m", MnistJobArgs(provider=provider, image="mnist:gpu", max_steps=7, runs=[MnistRun("gpu", create_timeout="45m", depends_on=[gate])]))
+        MnistJob(
+            "m",
+            MnistJobArgs(
+                provider=provider, image="mnist:gpu", max_steps=7, runs=[MnistRun("gpu", create_timeout="45m", depends_on=[gate])]
+            ),
+        )
 
     run = run_under_mocks(body)
     job = run.one("kubernetes:batch/v1:Job")

@@ -109,7 +109,10 @@ def test_an_unknown_top_level_key_is_refused_with_a_suggestion():
 
 
 def test_a_typo_inside_an_object_is_refused_not_ignored():
-    refused(r"unknown config aks-gpu:gpuPool.vmsize \(did you mean vmSize\?\); allowed: vmSize, nodeCount, .*, name$", gpuPool={"vmsize": "Standard_NC6"})
+    refused(
+        r"unknown config aks-gpu:gpuPool.vmsize \(did you mean vmSize\?\); allowed: vmSize, nodeCount, .*, name$",
+        gpuPool={"vmsize": "Standard_NC6"},
+    )
 
 
 def test_keys_of_other_namespaces_belong_to_their_providers():

@@ -5,9 +5,9 @@ naming the key."""
 from __future__ import annotations
 
 import pytest
+from test_config import parsed, refused
 
 from components import config
-from test_config import parsed, refused
 
 
 def test_security_defaults_are_the_guides_cluster_with_network_policy():
@@ -41,7 +41,10 @@ def test_entra_only_settings_are_refused_with_local_accounts(member):
 
 @pytest.mark.parametrize("group", ["not-a-guid", "0d9f7c3a5b1e4f2a9c8d7e6f5a4b3c2d", 42])
 def test_admin_groups_are_object_ids(group):
-    refused(r"aks-gpu:access.adminGroupObjectIds\[0\] = .*expected an Entra ID object ID", access={"mode": "entra", "adminGroupObjectIds": [group]})
+    refused(
+        r"aks-gpu:access.adminGroupObjectIds\[0\] = .*expected an Entra ID object ID",
+        access={"mode": "entra", "adminGroupObjectIds": [group]},
+    )
 
 
 def test_entra_without_a_deployer_grant_needs_an_admin_group():
@@ -87,7 +90,9 @@ def test_upgrade_channels_are_the_aks_values(member, value):
 
 
 def test_the_patch_channel_refuses_a_pinned_patch_version():
-    message = refused(r"kubernetesVersion = '1.33.2' with aks-gpu:upgrade.channel = 'patch'", kubernetesVersion="1.33.2", upgrade={"channel": "patch"})
+    message = refused(
+        r"kubernetesVersion = '1.33.2' with aks-gpu:upgrade.channel = 'patch'", kubernetesVersion="1.33.2", upgrade={"channel": "patch"}
+    )
     assert "'1.33'" in message
     assert parsed(kubernetesVersion="1.33", upgrade={"channel": "patch"}).kubernetes_version == "1.33"
 
@@ -101,7 +106,10 @@ def test_cluster_tier_is_free_standard_or_premium(tier):
 
 
 def test_the_job_and_the_device_plugin_cannot_share_a_namespace():
-    refused(r"mnistJob.namespace = 'gpu-resources': expected a namespace other than aks-gpu:devicePlugin.namespace", mnistJob={"namespace": "gpu-resources"})
+    refused(
+        r"mnistJob.namespace = 'gpu-resources': expected a namespace other than aks-gpu:devicePlugin.namespace",
+        mnistJob={"namespace": "gpu-resources"},
+    )
     assert parsed(mnistJob={"namespace": "gpu-resources", "enabled": False}).mnist_job.namespace == "gpu-resources"
 
 

@@ -9,9 +9,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+import fake_prices
 import pytest
 
-import fake_prices
 from components.azure import cost, prices
 from components.config import parse
 from components.errors import CostError
@@ -46,7 +46,11 @@ def estimated(run) -> dict[str, Any]:
 def test_a_stack_exactly_at_its_hourly_limit_deploys_and_one_cent_over_it_stops(tmp_path, limit, deploys):
     """One T4 node at 0.50 and one System node at 0.25 cost 0.75 an hour: a limit of 0.75
     lets the deployment through, 0.74 stops it before anything is created."""
-    overrides = {"gpuPool": {"vmSize": T4}, "preflight": {"pricesFile": saved_list(tmp_path, exact(0.5, 0.25))}, "cost": {"maxHourly": limit}}
+    overrides = {
+        "gpuPool": {"vmSize": T4},
+        "preflight": {"pricesFile": saved_list(tmp_path, exact(0.5, 0.25))},
+        "cost": {"maxHourly": limit},
+    }
     monitor = RecordingMonitor(AzureMocks())
     if deploys:
         run_program("dev", overrides=overrides, monitor=monitor, preview=False)
@@ -74,7 +78,11 @@ def test_a_stack_exactly_at_its_hourly_limit_deploys_and_one_cent_over_it_stops(
     ],
 )
 def test_the_preview_line_counts_a_pools_nodes_in_plain_words(tmp_path, pool, job, says, nodes):
-    overrides = {"gpuPool": {"vmSize": T4, **pool}, "mnistJob": {"enabled": job}, "preflight": {"pricesFile": saved_list(tmp_path, exact(0.5, 0.25))}}
+    overrides = {
+        "gpuPool": {"vmSize": T4, **pool},
+        "mnistJob": {"enabled": job},
+        "preflight": {"pricesFile": saved_list(tmp_path, exact(0.5, 0.25))},
+    }
     run = run_program("dev", overrides=overrides, preview=True)
     [line] = [i for i in run.infos if i.startswith("cost: aks-gpu:gpuPool ")]
     assert says in line
@@ -97,7 +105,7 @@ def test_a_spot_max_price_of_minus_one_written_out_is_no_cap(tmp_path):
 
 
 def test_a_cap_exactly_at_todays_spot_price_is_deployed_and_warns_nothing(tmp_path):
-    """"Max price is set to >= the current price: VM is deployed" (spot-vms.md)."""
+    """ "Max price is set to >= the current price: VM is deployed" (spot-vms.md)."""
     run = spot_run(tmp_path, fake_prices.price_list(), spotMaxPrice=fake_prices.T4_SPOT)
     assert not [w for w in run.warnings if "spotMaxPrice" in w]
     assert estimated(run)["pools"]["gpu"]["ceilingPerNode"] == fake_prices.T4_SPOT
@@ -110,8 +118,9 @@ def test_a_list_in_another_currency_is_priced_in_it_and_a_dollar_cap_is_not_comp
     euros = [{**item, "currencyCode": "EUR"} for item in fake_prices.price_list()]
     overrides = {
         "gpuPool": {"vmSize": T4, "nodeCount": 1, "spot": True, "spotMaxPrice": 0.01},
-        "preflight": {"pricesFile": saved_list(tmp_path, euros)}, "cost": {"currency": "EUR"},
-    }  # fmt: skip
+        "preflight": {"pricesFile": saved_list(tmp_path, euros)},
+        "cost": {"currency": "EUR"},
+    }
     run = run_program("dev", overrides=overrides, preview=True)
     out = estimated(run)
     assert out["currency"] == "EUR"
@@ -138,9 +147,10 @@ def test_a_pool_the_list_cannot_price_leaves_the_pools_after_it_priced(tmp_path)
     """gpuPools in name order: `a` (an H100 the list lacks) comes first; `b` and the System
     pool are still priced, and only `a` is missing from the total."""
     overrides = {
-        "gpuPool": None, "preflight": {"pricesFile": saved_list(tmp_path, fake_prices.price_list())},
+        "gpuPool": None,
+        "preflight": {"pricesFile": saved_list(tmp_path, fake_prices.price_list())},
         "gpuPools": {"a": {"vmSize": "Standard_NC40ads_H100_v5"}, "b": {"vmSize": T4}},
-    }  # fmt: skip
+    }
     out = estimated(run_program("dev", overrides=overrides, preview=True))
     assert set(out["pools"]) == {"b", "system"}
     assert out["missing"] == ["aks-gpu:gpuPools.a Standard_NC40ads_H100_v5 (no price)"]
@@ -152,7 +162,13 @@ def test_a_pool_the_list_cannot_price_leaves_the_pools_after_it_priced(tmp_path)
 def test_the_output_gives_hourly_figures_to_four_decimals_and_monthly_ones_to_two(tmp_path):
     """estimatedCost as a dashboard or a script reads it: 0.123456 + 0.011111 an hour is
     0.1346, and 730 hours of it 98.23."""
-    out = estimated(run_program("dev", overrides={"gpuPool": {"vmSize": T4}, "preflight": {"pricesFile": saved_list(tmp_path, exact(0.123456, 0.011111))}}, preview=True))
+    out = estimated(
+        run_program(
+            "dev",
+            overrides={"gpuPool": {"vmSize": T4}, "preflight": {"pricesFile": saved_list(tmp_path, exact(0.123456, 0.011111))}},
+            preview=True,
+        )
+    )
     assert (out["leastHourly"], out["mostHourly"], out["expectedMostHourly"], out["mostMonthly"]) == (0.1346, 0.1346, 0.1346, 98.23)
     gpu = out["pools"]["gpu"]
     assert (gpu["leastHourly"], gpu["mostHourly"], gpu["mostMonthly"], gpu["hourlyPerNode"]) == (0.1235, 0.1235, 90.12, 0.123456)

@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import run_cached
+from test_config import parsed, refused
 
 from components.config import ConfigError
 from components.errors import AzureReadError, PreflightError
-from conftest import run_cached
-from test_config import parsed, refused
 from tools.azure_mocks import AzureMocks, EngineInvokeError, existing_cluster
 from tools.mock_engine import RecordingMonitor, run_program
 
@@ -69,7 +69,9 @@ def test_a_missing_member_of_the_existing_cluster_is_refused_by_name(missing):
     ],
 )
 def test_keys_of_a_created_cluster_are_refused_with_an_existing_one(key, value):
-    message = refused(rf"^invalid config aks-gpu:{key} = .*: not used with aks-gpu:existingCluster \(", existingCluster=TEAM, **{key: value})
+    message = refused(
+        rf"^invalid config aks-gpu:{key} = .*: not used with aks-gpu:existingCluster \(", existingCluster=TEAM, **{key: value}
+    )
     assert message.endswith("remove it, or remove existingCluster to create a cluster")
 
 
@@ -144,7 +146,9 @@ def test_a_healthy_cluster_passes_preflight_and_the_deployment_goes_on():
 def test_a_cluster_that_does_not_exist_is_one_line_before_anything_is_registered(preview):
     monitor = RecordingMonitor(AzureMocks(cluster=existing_cluster()))
     with pytest.raises(AzureReadError) as raised:
-        run_program("dev", overrides=on_existing(existingCluster={"resourceGroupName": "team-rg", "name": "nope"}), monitor=monitor, preview=preview)
+        run_program(
+            "dev", overrides=on_existing(existingCluster={"resourceGroupName": "team-rg", "name": "nope"}), monitor=monitor, preview=preview
+        )
     assert str(raised.value) == (
         "aks-gpu:existingCluster team-rg/nope: reading the cluster (getManagedCluster): Azure says it does not exist "
         "(ResourceNotFound); check existingCluster.resourceGroupName and name, and the subscription "
@@ -178,15 +182,19 @@ FORBIDDEN = (
 @pytest.mark.parametrize(
     "token, says",
     [
-        ("azure-native:containerservice:getManagedCluster",
-         "reading the cluster (getManagedCluster): the identity running Pulumi may not read it (AuthorizationFailed); "
-         "it needs Microsoft.ContainerService/managedClusters/read on the cluster, such as Reader (docs/permissions.md)"),
-        ("azure-native:containerservice:listManagedClusterUserCredentials",
-         "fetching its user credential (listClusterUserCredential): the identity running Pulumi may not read it "
-         "(AuthorizationFailed); it needs Microsoft.ContainerService/managedClusters/listClusterUserCredential/action, "
-         "which Reader does not have: Azure Kubernetes Service Cluster User Role on the cluster (docs/permissions.md)"),
+        (
+            "azure-native:containerservice:getManagedCluster",
+            "reading the cluster (getManagedCluster): the identity running Pulumi may not read it (AuthorizationFailed); "
+            "it needs Microsoft.ContainerService/managedClusters/read on the cluster, such as Reader (docs/permissions.md)",
+        ),
+        (
+            "azure-native:containerservice:listManagedClusterUserCredentials",
+            "fetching its user credential (listClusterUserCredential): the identity running Pulumi may not read it "
+            "(AuthorizationFailed); it needs Microsoft.ContainerService/managedClusters/listClusterUserCredential/action, "
+            "which Reader does not have: Azure Kubernetes Service Cluster User Role on the cluster (docs/permissions.md)",
+        ),
     ],
-)  # fmt: skip
+)
 def test_a_cluster_the_identity_may_not_read_is_one_line_naming_the_role(token, says, preview):
     monitor = RecordingMonitor(Refusing(token, FORBIDDEN))
     with pytest.raises(AzureReadError) as raised:
@@ -211,7 +219,9 @@ def test_a_feature_registration_the_identity_may_not_read_warns_in_a_preview_and
     managed = {"gpuPool": {"vmSize": T4, "management": "aks-managed"}}
     if preview:
         run = run_program("dev", overrides=managed, monitor=monitor, preview=True)
-        assert [w for w in preflight_warnings(run) if "ManagedGPUExperiencePreview" in w] == [f"{FEATURE_FORBIDDEN} (a deployment stops here)"]
+        assert [w for w in preflight_warnings(run) if "ManagedGPUExperiencePreview" in w] == [
+            f"{FEATURE_FORBIDDEN} (a deployment stops here)"
+        ]
         return
     with pytest.raises(PreflightError) as raised:
         run_program("dev", overrides=managed, monitor=monitor, preview=False)
@@ -219,7 +229,11 @@ def test_a_feature_registration_the_identity_may_not_read_warns_in_a_preview_and
 
 
 def test_a_signed_out_run_says_to_sign_in():
-    monitor = RecordingMonitor(Refusing("azure-native:containerservice:getManagedCluster", "DefaultAzureCredential failed to retrieve a token: please run 'az login'"))
+    monitor = RecordingMonitor(
+        Refusing(
+            "azure-native:containerservice:getManagedCluster", "DefaultAzureCredential failed to retrieve a token: please run 'az login'"
+        )
+    )
     with pytest.raises(AzureReadError, match=r": no Azure sign-in; run `az login` \(or azure/login in GitHub Actions\) and try again$"):
         run_program("dev", overrides=on_existing(), monitor=monitor, preview=True)
 
@@ -229,7 +243,7 @@ def test_a_signed_out_run_says_to_sign_in():
     [
         ({"provisioningState": "Updating"}, "is Updating, not Succeeded"),
         ({"provisioningState": "Failed"}, "is Failed, not Succeeded"),
-        ({"powerState": {"code": "Stopped"}}, "is stopped: \"You can only perform start or delete operations"),
+        ({"powerState": {"code": "Stopped"}}, 'is stopped: "You can only perform start or delete operations'),
     ],
 )
 def test_a_cluster_aks_would_not_add_a_pool_to_stops_a_deployment(change, says):
@@ -248,7 +262,9 @@ def test_somebody_elses_pool_of_the_same_name_stops_a_deployment():
     cluster = existing_cluster(agentPoolProfiles=[*existing_cluster()["agentPoolProfiles"], theirs])
     created, error = deploy(cluster=cluster)
     assert created == []
-    assert "aks-gpu:gpuPool: the cluster already has a pool named 'gpu', which this stack did not add (it has no aks-gpu-stack tag)" in error
+    assert (
+        "aks-gpu:gpuPool: the cluster already has a pool named 'gpu', which this stack did not add (it has no aks-gpu-stack tag)" in error
+    )
 
 
 def test_this_stacks_own_pool_is_no_conflict_on_the_next_up():
@@ -305,7 +321,10 @@ def test_quota_is_checked_in_the_clusters_region_without_a_system_pool(tmp_path)
     pools = {"a": {"vmSize": T4, "nodeCount": 1}, "b": {"vmSize": "Standard_NC8as_T4_v3", "nodeCount": 1}}
     _, error = deploy(cluster=cluster, gpuPool=None, gpuPools=pools, preflight=files)
     # One family, summed: 4 + 8 vCPUs of 8 free; the System pool is the cluster's, not counted.
-    assert "aks-gpu:gpuPools.a.vmSize Standard_NC4as_T4_v3 (1 x 4 vCPUs), aks-gpu:gpuPools.b.vmSize Standard_NC8as_T4_v3 (1 x 8 vCPUs) need 12 vCPUs" in error
+    assert (
+        "aks-gpu:gpuPools.a.vmSize Standard_NC4as_T4_v3 (1 x 4 vCPUs), aks-gpu:gpuPools.b.vmSize Standard_NC8as_T4_v3 (1 x 8 vCPUs) need 12 vCPUs"
+        in error
+    )
     assert "systemPool" not in error
 
 
@@ -325,7 +344,9 @@ def test_the_team_stack_adds_two_pools_and_two_proofs_to_an_existing_cluster(pre
 
 
 def test_a_preview_says_which_namespaces_it_creates_since_it_cannot_see_the_clusters():
-    run = run_cached("dev", **on_existing(gpuPool=None, gpuPools={"t4": {"vmSize": T4}, "op": {"vmSize": T4, "management": "aks-managed"}}))[0]
+    run = run_cached(
+        "dev", **on_existing(gpuPool=None, gpuPools={"t4": {"vmSize": T4}, "op": {"vmSize": T4, "management": "aks-managed"}})
+    )[0]
     [line] = [i for i in run.infos if i.startswith("namespaces:")]
     assert line.startswith("namespaces: this stack creates gpu-resources, gpu-workloads in team-aks and deletes them on destroy; ")
     assert "`kubectl get namespace gpu-resources gpu-workloads`" in line

@@ -8,8 +8,9 @@ with its reason (also in docs/guide-and-azure.md).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 import yaml
@@ -184,15 +185,34 @@ PROOF_CHANGES = {
 def test_the_default_job_is_the_guides_job_running_the_shipped_proof_in_pytorchs_image(dev):
     found = {p: (g, o) for p, g, o in differences(guide_manifest("samples-tf-mnist-demo.yaml"), declared(dev, "batch/v1:Job"))}
     assert found.pop("spec.template.spec.containers[0].volumeMounts") == (
-        None, [{"name": "scratch", "mountPath": "/tmp"}, {"name": "proof", "mountPath": "/opt/aks-gpu", "readOnly": True}]
+        None,
+        [{"name": "scratch", "mountPath": "/tmp"}, {"name": "proof", "mountPath": "/opt/aks-gpu", "readOnly": True}],
     )
     [scratch, proof] = found.pop("spec.template.spec.volumes")[1]
-    assert proof == {"name": "proof", "configMap": {"name": dev.one("kubernetes:core/v1:ConfigMap").inputs["metadata"]["name"], "defaultMode": 0o444}}
+    assert proof == {
+        "name": "proof",
+        "configMap": {"name": dev.one("kubernetes:core/v1:ConfigMap").inputs["metadata"]["name"], "defaultMode": 0o444},
+    }
     env = found.pop("spec.template.spec.containers[0].env")[1]
     assert env[-2:] == [{"name": "PYTHONUNBUFFERED", "value": "1"}, {"name": "PYTHONDONTWRITEBYTECODE", "value": "1"}]
     # The digest-pinned image needs no Checkov skip.
     assert found.pop("metadata.annotations") == (None, {"pulumi.com/replaceUnready": "true"})
-    expected = {**{k: v for k, v in JOB_ADDITIONS.items() if not k.startswith(("metadata.annotations", "spec.template.spec.containers[0].resources", "spec.template.spec.containers[0].volumeMounts", "spec.template.spec.volumes", "spec.template.spec.containers[0].env"))}, **PROOF_CHANGES}
+    expected = {
+        **{
+            k: v
+            for k, v in JOB_ADDITIONS.items()
+            if not k.startswith(
+                (
+                    "metadata.annotations",
+                    "spec.template.spec.containers[0].resources",
+                    "spec.template.spec.containers[0].volumeMounts",
+                    "spec.template.spec.volumes",
+                    "spec.template.spec.containers[0].env",
+                )
+            )
+        },
+        **PROOF_CHANGES,
+    }
     assert found == expected
 
 

@@ -54,11 +54,16 @@ def _resolve(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 JUNK = st.one_of(
-    st.none(), st.booleans(), st.integers(min_value=-(2**70), max_value=2**70),
-    st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=12),
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=12),
     st.text(alphabet=st.characters(categories=["Cc", "Cf", "Zl", "Zs", "Lo", "So"]), min_size=1, max_size=6),
-    st.just("x" * 10_000), st.lists(st.integers(), max_size=3), st.dictionaries(st.text(max_size=6), st.integers(), max_size=2),
-)  # fmt: skip
+    st.just("x" * 10_000),
+    st.lists(st.integers(), max_size=3),
+    st.dictionaries(st.text(max_size=6), st.integers(), max_size=2),
+)
 
 
 def valid(schema: dict[str, Any], depth: int = 0) -> st.SearchStrategy[Any]:
@@ -105,9 +110,20 @@ def value(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
 SAVED = {
     "skusFile": json.loads((FIXTURES / "eastus-skus.json").read_text()),
     "usageFile": json.loads((FIXTURES / "eastus-usage.json").read_text()),
-    "pricesFile": {"Items": [{"armSkuName": "Standard_NC4as_T4_v3", "armRegionName": "eastus", "retailPrice": 0.526,
-                              "unitOfMeasure": "1 Hour", "type": "Consumption", "skuName": "NC4as T4 v3", "currencyCode": "USD",
-                              "productName": "Virtual Machines NCasT4_v3 Series"}]},  # fmt: skip
+    "pricesFile": {
+        "Items": [
+            {
+                "armSkuName": "Standard_NC4as_T4_v3",
+                "armRegionName": "eastus",
+                "retailPrice": 0.526,
+                "unitOfMeasure": "1 Hour",
+                "type": "Consumption",
+                "skuName": "NC4as T4 v3",
+                "currencyCode": "USD",
+                "productName": "Virtual Machines NCasT4_v3 Series",
+            }
+        ]
+    },
     "clusterFile": json.loads((ROOT / "tests" / "fixtures" / "clusters" / "ml-aks.json").read_text()),
 }
 
@@ -119,7 +135,13 @@ def saved_content(draw: st.DrawFn, member: str) -> bytes:
     if how == "random bytes":
         return draw(st.binary(max_size=64))
     if how == "random JSON":
-        return json.dumps(draw(st.recursive(JUNK, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3), max_leaves=8))).encode()
+        return json.dumps(
+            draw(
+                st.recursive(
+                    JUNK, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3), max_leaves=8
+                )
+            )
+        ).encode()
     content = copy.deepcopy(SAVED[member])
     if how == "a member changed":
         items = content["Items"] if member == "pricesFile" else content.get("agentPoolProfiles") if member == "clusterFile" else content
@@ -158,7 +180,9 @@ def configurations(draw: st.DrawFn) -> tuple[str, dict[str, Any], dict[str, byte
             config[key] = draw(value(KEYS[key]))
         elif change == "remove a key":
             config.pop(key, None)
-        elif change in ("set a member", "unknown member") and key == "aks-gpu:gpuPools" and isinstance(config.get(key), dict) and config[key]:
+        elif (
+            change in ("set a member", "unknown member") and key == "aks-gpu:gpuPools" and isinstance(config.get(key), dict) and config[key]
+        ):
             entry = config[key][draw(st.sampled_from(sorted(config[key])))]
             pool = _resolve(SCHEMA["$defs"]["GpuPoolSettings"])["properties"]
             if isinstance(entry, dict):
@@ -166,7 +190,9 @@ def configurations(draw: st.DrawFn) -> tuple[str, dict[str, Any], dict[str, byte
                 entry[member] = draw(value(pool.get(member, {})))
         elif change in ("set a member", "unknown member") and schema.get("properties"):
             inner = config.get(key) if isinstance(config.get(key), dict) else {}
-            member = draw(st.sampled_from(sorted(schema["properties"]))) if change == "set a member" else draw(st.text(min_size=1, max_size=10))
+            member = (
+                draw(st.sampled_from(sorted(schema["properties"]))) if change == "set a member" else draw(st.text(min_size=1, max_size=10))
+            )
             inner[member] = draw(value(schema["properties"].get(member, {})))
             config[key] = inner
         elif change == "saved file":

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import run_cached
 
 from components.config import parse
 from components.errors import ConfigError
-from conftest import run_cached
 
 POOL = "azure-native:containerservice:AgentPool"
 DAEMONSET = "kubernetes:apps/v1:DaemonSet"
@@ -44,7 +44,9 @@ def test_a_mig_profile_reaches_the_pool_and_the_device_plugin_offers_each_slice_
     assert r.one(POOL).inputs["gpuInstanceProfile"] == "MIG1g"
     env = daemonsets(r)["nvidia-device-plugin-daemonset"]["spec"]["template"]["spec"]["containers"][0]["env"]
     assert {"name": "MIG_STRATEGY", "value": "single"} in env
-    assert r.one(JOB).inputs["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == "1", "the Job runs unchanged on a slice"
+    assert r.one(JOB).inputs["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == "1", (
+        "the Job runs unchanged on a slice"
+    )
 
 
 @pytest.mark.parametrize("mig", [True, False])
@@ -64,7 +66,14 @@ def test_the_mig_device_plugin_runs_as_nvidias_chart_runs_it_and_only_with_mig(m
 
 @pytest.mark.parametrize(
     "size, profile, gpus",
-    [("Standard_NC6", None, 1), (A100, "MIG1g", 7), (A100, "MIG3g", 2), (A100, "MIG7g", 1), ("Standard_ND96asr_v4", "MIG2g", 24), ("Standard_NC999_new", None, None)],
+    [
+        ("Standard_NC6", None, 1),
+        (A100, "MIG1g", 7),
+        (A100, "MIG3g", 2),
+        (A100, "MIG7g", 1),
+        ("Standard_ND96asr_v4", "MIG2g", 24),
+        ("Standard_NC999_new", None, None),
+    ],
 )
 def test_gpus_per_node_is_gpus_per_vm_times_slices_per_gpu(size, profile, gpus):
     pool = {"vmSize": size, **({"migProfile": profile} if profile else {})}
@@ -79,11 +88,17 @@ def test_without_mig_the_pool_and_the_plugin_are_the_guides():
 
 
 def test_mig_on_a_size_without_mig_is_refused():
-    refused(r"^invalid config aks-gpu:gpuPool.migProfile = 'MIG1g' with vmSize Standard_NC4as_T4_v3: NVIDIA Tesla T4 16GB has no multi-instance GPU; expected one of Standard_NC24ads_A100_v4", gpuPool={"vmSize": T4, "migProfile": "MIG1g"})
+    refused(
+        r"^invalid config aks-gpu:gpuPool.migProfile = 'MIG1g' with vmSize Standard_NC4as_T4_v3: NVIDIA Tesla T4 16GB has no multi-instance GPU; expected one of Standard_NC24ads_A100_v4",
+        gpuPool={"vmSize": T4, "migProfile": "MIG1g"},
+    )
 
 
 def test_an_unknown_mig_profile_is_refused():
-    refused(r"^invalid config aks-gpu:gpuPool.migProfile = 'MIG5g': expected one of MIG1g, MIG2g, MIG3g, MIG4g, MIG7g$", gpuPool={"vmSize": A100, "migProfile": "MIG5g"})
+    refused(
+        r"^invalid config aks-gpu:gpuPool.migProfile = 'MIG5g': expected one of MIG1g, MIG2g, MIG3g, MIG4g, MIG7g$",
+        gpuPool={"vmSize": A100, "migProfile": "MIG5g"},
+    )
 
 
 def test_the_pool_is_replaced_when_its_mig_profile_or_driver_setting_changes():
@@ -116,7 +131,10 @@ def test_management_aks_managed_is_what_dedicated_vhd_selects():
 
 
 def test_dedicated_vhd_with_another_mode_is_refused():
-    refused(r"gpuPool.management = 'gpu-operator' with aks-gpu:gpuPool.dedicatedVhd = true", gpuPool={"vmSize": T4, "dedicatedVhd": True, "management": "gpu-operator"})
+    refused(
+        r"gpuPool.management = 'gpu-operator' with aks-gpu:gpuPool.dedicatedVhd = true",
+        gpuPool={"vmSize": T4, "dedicatedVhd": True, "management": "gpu-operator"},
+    )
 
 
 def test_the_gpu_operator_mode_skips_the_aks_driver_and_installs_nvidias_chart():
@@ -124,7 +142,11 @@ def test_the_gpu_operator_mode_skips_the_aks_driver_and_installs_nvidias_chart()
     assert r.one(POOL).inputs["gpuProfile"] == {"driver": "None"}
     assert not r.of_type(DAEMONSET), "no DaemonSet of this program's"
     release = r.one(RELEASE).inputs
-    assert (release["chart"], release["version"], release["repositoryOpts"]["repo"]) == ("gpu-operator", "v26.7.0", "https://helm.ngc.nvidia.com/nvidia")
+    assert (release["chart"], release["version"], release["repositoryOpts"]["repo"]) == (
+        "gpu-operator",
+        "v26.7.0",
+        "https://helm.ngc.nvidia.com/nvidia",
+    )
     assert release["namespace"] == "gpu-operator"
     values = release["values"]
     assert SKU_GPU in values["daemonsets"]["tolerations"] and SKU_GPU in values["node-feature-discovery"]["worker"]["tolerations"]
@@ -140,9 +162,11 @@ def test_the_operator_also_tolerates_a_spot_pool():
 
 @pytest.mark.parametrize(
     "mode, says",
-    [("gpu-operator", "switching a deployed pool between this mode and device-plugin replaces it"),
-     ("aks-managed", "a deployed pool cannot switch to or from this mode; a run that would is refused before anything changes")],
-)  # fmt: skip
+    [
+        ("gpu-operator", "switching a deployed pool between this mode and device-plugin replaces it"),
+        ("aks-managed", "a deployed pool cannot switch to or from this mode; a run that would is refused before anything changes"),
+    ],
+)
 def test_a_preview_says_what_switching_to_a_mode_does(mode, says):
     warnings = run(gpuPool={"vmSize": T4, "management": mode}).warnings
     assert [w for w in warnings if w.startswith(f"aks-gpu:gpuPool.management = {mode}: {says}")]
@@ -155,12 +179,32 @@ def test_the_default_mode_does_not_warn_about_switching():
 @pytest.mark.parametrize(
     "pool, keys, message",
     [
-        ({"management": "gpu-operator"}, {"devicePlugin": {"image": "x/y:1"}}, r"devicePlugin is set but aks-gpu:gpuPool.management is gpu-operator"),
-        ({"management": "aks-managed"}, {"devicePlugin": {"image": "x/y:1"}}, r"devicePlugin is set but aks-gpu:gpuPool.management is aks-managed"),
+        (
+            {"management": "gpu-operator"},
+            {"devicePlugin": {"image": "x/y:1"}},
+            r"devicePlugin is set but aks-gpu:gpuPool.management is gpu-operator",
+        ),
+        (
+            {"management": "aks-managed"},
+            {"devicePlugin": {"image": "x/y:1"}},
+            r"devicePlugin is set but aks-gpu:gpuPool.management is aks-managed",
+        ),
         ({}, {"gpuOperator": {"version": "v25.10.1"}}, r"gpuOperator is set but aks-gpu:gpuPool.management is device-plugin"),
-        ({"management": "aks-managed"}, {"monitoring": {"gpuMetrics": False}}, r"monitoring is set but .* AKS runs its own DCGM exporter on managed GPU nodes \(port 19400\)"),
-        ({"management": "gpu-operator"}, {"monitoring": {"dcgmExporterImage": "x/y:1"}}, r"monitoring.dcgmExporterImage with .*'gpu-operator': the GPU Operator deploys its own"),
-        ({"management": "gpu-operator"}, {"mnistJob": {"namespace": "gpu-operator"}}, r"mnistJob.namespace = 'gpu-operator': expected a namespace other than aks-gpu:gpuOperator.namespace"),
+        (
+            {"management": "aks-managed"},
+            {"monitoring": {"gpuMetrics": False}},
+            r"monitoring is set but .* AKS runs its own DCGM exporter on managed GPU nodes \(port 19400\)",
+        ),
+        (
+            {"management": "gpu-operator"},
+            {"monitoring": {"dcgmExporterImage": "x/y:1"}},
+            r"monitoring.dcgmExporterImage with .*'gpu-operator': the GPU Operator deploys its own",
+        ),
+        (
+            {"management": "gpu-operator"},
+            {"mnistJob": {"namespace": "gpu-operator"}},
+            r"mnistJob.namespace = 'gpu-operator': expected a namespace other than aks-gpu:gpuOperator.namespace",
+        ),
     ],
 )
 def test_settings_a_mode_does_not_use_are_refused(pool, keys, message):
@@ -223,4 +267,8 @@ def test_a_destroy_or_a_mode_switch_takes_the_operators_crds_with_it():
 def test_an_operator_version_without_its_leading_v_is_refused():
     """NVIDIA's chart index lists `version: v26.7.0` (NVIDIA/gpu-operator gh-pages
     stable/index.yaml); Helm looks the string up as given, so `26.7.0` is chart-not-found."""
-    refused(r"^invalid config aks-gpu:gpuOperator.version = '26.7.0': expected a chart version with its leading v", gpuPool={"vmSize": T4, "management": "gpu-operator"}, gpuOperator={"version": "26.7.0"})
+    refused(
+        r"^invalid config aks-gpu:gpuOperator.version = '26.7.0': expected a chart version with its leading v",
+        gpuPool={"vmSize": T4, "management": "gpu-operator"},
+        gpuOperator={"version": "26.7.0"},
+    )

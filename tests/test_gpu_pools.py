@@ -8,7 +8,6 @@ import dataclasses
 import types
 
 import pytest
-
 from conftest import run_cached
 from test_config import parsed, refused
 
@@ -64,10 +63,15 @@ def test_a_name_member_inside_an_entry_is_refused_the_key_is_the_name():
 
 
 def test_a_bad_member_names_its_pool():
-    refused(r"^invalid config aks-gpu:gpuPools\.t4\.nodeCount = 1001: expected a whole number", gpuPools={"t4": {"vmSize": T4, "nodeCount": 1001}})
+    refused(
+        r"^invalid config aks-gpu:gpuPools\.t4\.nodeCount = 1001: expected a whole number",
+        gpuPools={"t4": {"vmSize": T4, "nodeCount": 1001}},
+    )
     refused(r"^unknown config aks-gpu:gpuPools\.t4\.vmsize \(did you mean vmSize\?\)", gpuPools={"t4": {"vmsize": T4}})
-    refused(r"^invalid config aks-gpu:gpuPools\.t4\.minCount/maxCount = 0/2 with aks-gpu:gpuPools\.t4\.management = aks-managed",
-            gpuPools={"t4": {"vmSize": T4, "management": "aks-managed", "minCount": 0, "maxCount": 2}})  # fmt: skip
+    refused(
+        r"^invalid config aks-gpu:gpuPools\.t4\.minCount/maxCount = 0/2 with aks-gpu:gpuPools\.t4\.management = aks-managed",
+        gpuPools={"t4": {"vmSize": T4, "management": "aks-managed", "minCount": 0, "maxCount": 2}},
+    )
 
 
 def test_the_gpu_operator_beside_another_mode_is_refused():
@@ -85,7 +89,11 @@ def test_several_operator_pools_are_fine():
 
 def test_settings_no_pool_uses_are_refused_and_settings_one_pool_uses_are_not():
     managed = {"a": {"vmSize": T4, "management": "aks-managed"}, "b": {"vmSize": T4, "management": "aks-managed"}}
-    refused(r"^invalid config aks-gpu:devicePlugin is set but aks-gpu:gpuPools\.\*\.management is aks-managed", gpuPools=managed, devicePlugin={"namespace": "x"})
+    refused(
+        r"^invalid config aks-gpu:devicePlugin is set but aks-gpu:gpuPools\.\*\.management is aks-managed",
+        gpuPools=managed,
+        devicePlugin={"namespace": "x"},
+    )
     mixed = {"a": {"vmSize": T4}, "b": {"vmSize": T4, "management": "aks-managed"}}
     assert parsed(gpuPools=mixed, devicePlugin={"namespace": "nvidia"}).device_plugin.namespace == "nvidia"
 
@@ -134,7 +142,9 @@ def test_one_device_plugin_serves_every_device_plugin_pool_with_their_toleration
     run = pools_run()
     spec = run.one("kubernetes:apps/v1:DaemonSet", "nvidia-device-plugin-daemonset").inputs["spec"]["template"]["spec"]
     assert agentpool_values(spec) == ["a100", "t4"]
-    assert {"key": "kubernetes.azure.com/scalesetpriority", "operator": "Equal", "value": "spot", "effect": "NoSchedule"} in spec["tolerations"]
+    assert {"key": "kubernetes.azure.com/scalesetpriority", "operator": "Equal", "value": "spot", "effect": "NoSchedule"} in spec[
+        "tolerations"
+    ]
     assert {"name": "MIG_STRATEGY", "value": "single"} in spec["containers"][0]["env"]
 
 
@@ -294,7 +304,11 @@ def test_a_chain_of_single_edges_would_have_deleted_two_pools_at_once():
     run = pools_run(FOUR, preview=False)
     pools = pool_resources(run)
     chained = [
-        dataclasses.replace(r, dependencies=[d for d in r.dependencies if d not in {p.urn for p in pools.values()}] + ([pools["abcd"[i - 1]].urn] if i else []))
+        dataclasses.replace(
+            r,
+            dependencies=[d for d in r.dependencies if d not in {p.urn for p in pools.values()}]
+            + ([pools["abcd"[i - 1]].urn] if i else []),
+        )
         for i, r in enumerate(pools[n] for n in "abcd")
     ]
     rounds = delete_antichains(types.SimpleNamespace(resources=chained), {pools["a"].urn, pools["c"].urn})

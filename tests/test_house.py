@@ -9,7 +9,9 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCES = sorted([ROOT / "__main__.py", *(ROOT / "components").rglob("*.py"), *(ROOT / "tools").glob("*.py"), *(ROOT / "tests").glob("*.py")])
+SOURCES = sorted(
+    [ROOT / "__main__.py", *(ROOT / "components").rglob("*.py"), *(ROOT / "tools").glob("*.py"), *(ROOT / "tests").glob("*.py")]
+)
 MAX_FUNCTION_LINES = 100
 MAX_MODULE_LINES = 400
 # Modules of components/resources/ that declare no component of their own, and why they live there.
@@ -123,7 +125,9 @@ def provider_constructors(tree: ast.AST) -> list[str]:
         if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in ("pulumi_azure_native", "pulumi_kubernetes"):
             providers |= {a.asname or a.name for a in node.names}
         elif isinstance(node, ast.Import):
-            providers |= {a.asname or a.name.split(".")[0] for a in node.names if a.name.split(".")[0] in ("pulumi_azure_native", "pulumi_kubernetes")}
+            providers |= {
+                a.asname or a.name.split(".")[0] for a in node.names if a.name.split(".")[0] in ("pulumi_azure_native", "pulumi_kubernetes")
+            }
     calls = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import kubernetes_validate
 import pytest
-
 from conftest import run_cached
+
 from tools import render
 from tools.stack_files import stacks
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import run_cached
 
 from components.config import parse
 from components.errors import ConfigError, PreflightError
 from components.resources.mnist_job import JOB_NAME, PROOF_JOB_NAME
-from conftest import run_cached
-from tools.azure_mocks import AzureMocks, FEATURE_REGISTRATION_TOKEN
+from tools.azure_mocks import FEATURE_REGISTRATION_TOKEN, AzureMocks
 from tools.mock_engine import RecordingMonitor, run_program
 
 AKS = "azure-native:containerservice:ManagedCluster"
@@ -50,7 +50,11 @@ def test_the_managed_gpu_pool_is_a_dynamic_resource_over_the_agent_pools_api():
         assert run.of_type(POOL) == [] and run.of_type("azure-native:resources:Resource") == []
         pool = run.one(MANAGED_POOL)
         assert pool.inputs["properties"]["gpuProfile"] == {"driver": "Install", "nvidia": {"managementMode": "Managed"}}
-        assert (pool.inputs["resourceGroupName"], pool.inputs["clusterName"], pool.inputs["agentPoolName"]) == ("aks-gpu-dev-rg", "aks-gpu-dev", "gpu")
+        assert (pool.inputs["resourceGroupName"], pool.inputs["clusterName"], pool.inputs["agentPoolName"]) == (
+            "aks-gpu-dev-rg",
+            "aks-gpu-dev",
+            "gpu",
+        )
         assert pool.inputs["subscriptionId"] == "33333333-3333-3333-3333-333333333333", "azure-native's subscription"
         assert pool.inputs["apiVersion"] == "2026-08-01"
 
@@ -109,8 +113,12 @@ def test_a_stack_deployed_with_the_old_az_command_keeps_it_at_its_urn_as_a_no_op
 def test_the_program_runs_no_az_command_in_any_stack_or_mode():
     """Core azure-cli 2.91 rejects --enable-managed-gpu and --gpu-mig-strategy (aks-preview
     only), so nothing the program runs may need the az CLI."""
-    variants = [{}, {"gpuPool": MANAGED}, {"gpuPool": {**MANAGED, "vmSize": "Standard_NC24ads_A100_v4", "migProfile": "MIG1g"}},
-                {"gpuPool": {"vmSize": T4, "management": "gpu-operator"}}]  # fmt: skip
+    variants = [
+        {},
+        {"gpuPool": MANAGED},
+        {"gpuPool": {**MANAGED, "vmSize": "Standard_NC24ads_A100_v4", "migProfile": "MIG1g"}},
+        {"gpuPool": {"vmSize": T4, "management": "gpu-operator"}},
+    ]
     runs = [run_cached(stack)[0] for stack in ("dev", "prod")] + [dev(**v)[0] for v in variants]
     for run in runs:
         for command in run.of_type(COMMAND):
@@ -137,7 +145,7 @@ def test_the_typed_pool_is_replaced_delete_first_on_a_gpu_setting():
     ids=["spot toggled", "a Spot price set", "max pods"],
 )
 def test_what_aks_cannot_change_in_place_replaces_either_kind_of_pool_deleting_first(gpu, changed):
-    """"You can't change ScaleSetPriority or SpotMaxPrice after creation" (spot-node-pool.md),
+    """ "You can't change ScaleSetPriority or SpotMaxPrice after creation" (spot-node-pool.md),
     nor max pods (create-node-pools.md), nor the subnets: a change previews as a replacement,
     delete-first, in the typed pool (replaceOnChanges) and in the managed one (its diff),
     never as an `~ update` that AKS then refuses."""
@@ -180,6 +188,7 @@ def test_the_lifecycle_page_has_a_row_for_every_pool_property_that_agrees_with_t
 
 def test_the_fake_aks_refuses_in_place_what_the_table_says_aks_fixes():
     import fake_aks
+
     from components.azure import pool_mutability
 
     assert set(fake_aks.FIXED) == set(pool_mutability.fixed())

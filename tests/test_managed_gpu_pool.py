@@ -7,25 +7,26 @@ an empty ID drops the resource on refresh); these tests play it step by step.
 
 from __future__ import annotations
 
-
 import time
 import types
 
-import pytest
-
 import fake_aks
-from components.azure.cluster_facts import OWNER_TAG
-from components.resources import agent_pool_calls, gpu_pool, managed_gpu_pool as mgp
-from components.config import GpuPoolConfig
+import pytest
 from conftest import MANAGED_CLUSTER, MANAGED_GROUP
+
+from components.azure.cluster_facts import OWNER_TAG
+from components.config import GpuPoolConfig
+from components.resources import agent_pool_calls, gpu_pool
+from components.resources import managed_gpu_pool as mgp
 
 T4 = "Standard_NC4as_T4_v3"
 A100 = "Standard_NC24ads_A100_v4"
 GROUP, CLUSTER = MANAGED_GROUP, MANAGED_CLUSTER  # the conftest's `aks` fixture has this cluster
 
 
-def inputs(pool: GpuPoolConfig = GpuPoolConfig(vm_size=T4, management="aks-managed"), version=None, uid="uid-1", tags=None) -> dict:
+def inputs(pool: GpuPoolConfig | None = None, version=None, uid="uid-1", tags=None) -> dict:
     """The resource's inputs as the program declares them (gpu_pool.GpuPool._create_managed_pool)."""
+    pool = pool or GpuPoolConfig(vm_size=T4, management="aks-managed")
     return {
         "subscriptionId": "33333333-3333-3333-3333-333333333333",
         "resourceGroupName": GROUP,
@@ -250,7 +251,9 @@ def test_a_cluster_busy_for_longer_than_the_limit_fails_with_the_limit(aks, monk
     fake = types.SimpleNamespace(monotonic=lambda: clock[0], sleep=lambda s: clock.__setitem__(0, clock[0] + s))
     monkeypatch.setattr(agent_pool_calls, "time", fake)
     aks.busy = 10_000
-    with pytest.raises(TimeoutError, match=r"^deleting node pool gpu could not start within its time limit: Azure kept answering that it is busy"):
+    with pytest.raises(
+        TimeoutError, match=r"^deleting node pool gpu could not start within its time limit: Azure kept answering that it is busy"
+    ):
         PROVIDER.delete("", inputs())
     assert clock[0] <= mgp.DEFAULT_TIMEOUT_MINUTES["delete"] * 60
     assert len(aks.calls("DELETE")) == mgp.DEFAULT_TIMEOUT_MINUTES["delete"] * 60 // agent_pool_calls.BUSY_RETRY_SECONDS

@@ -10,15 +10,16 @@ import time
 import types
 from typing import Any
 
+import fake_aks
 import pytest
 from azure.core.exceptions import HttpResponseError
 from pulumi.output import Unknown
 from pulumi.runtime import rpc
-
-import fake_aks
-from components.azure.cluster_facts import OWNER_TAG
-from components.resources import agent_pool_calls, managed_gpu_pool as mgp
 from test_managed_gpu_pool import CLUSTER, GROUP, PROVIDER, inputs
+
+from components.azure.cluster_facts import OWNER_TAG
+from components.resources import agent_pool_calls
+from components.resources import managed_gpu_pool as mgp
 
 KEY = (GROUP, CLUSTER, "gpu")
 
@@ -69,7 +70,9 @@ def test_a_minor_pin_that_aks_moved_past_is_a_change(aks):
     assert PROVIDER.diff(mgp.pool_id(state), state, inputs(version="1.33")).changes
 
 
-@pytest.mark.parametrize("key, value", [("clusterName", "a-cluster"), ("clusterName", "z-cluster"), ("resourceGroupName", "a-rg"), ("resourceGroupName", "z-rg")])
+@pytest.mark.parametrize(
+    "key, value", [("clusterName", "a-cluster"), ("clusterName", "z-cluster"), ("resourceGroupName", "a-rg"), ("resourceGroupName", "z-rg")]
+)
 def test_a_pool_moved_to_another_cluster_or_group_is_replaced_whichever_name_sorts_first(key, value):
     olds = inputs()
     diff = PROVIDER.diff(mgp.pool_id(olds), olds, {**inputs(), key: value})
@@ -138,9 +141,10 @@ def test_a_refusal_with_a_busy_code_but_not_a_409_fails_at_once(aks, status, mon
 # What AKS answers a stopped cluster (the wording of MicrosoftDocs/azure-docs#85161): the
 # busy answer's code, with a message that names no operation in progress.
 STOPPED = (
-    409, "OperationNotAllowed",
+    409,
+    "OperationNotAllowed",
     "Managed cluster is in Provisioning State(Succeeded) and Power State(Stopped), the operation cannot be performed.",
-)  # fmt: skip
+)
 
 
 @pytest.mark.parametrize("method", ["PUT", "DELETE"])
@@ -160,9 +164,18 @@ def test_a_409_that_is_not_an_operation_in_progress_fails_at_once_with_aks_messa
     "code, message",
     [
         # The forms AKS sends (agent_pool_calls.py cites each), and the network's code.
-        ("OperationNotAllowed", "Operation is not allowed: Another agentpool operation (nodepool1 - Creating) is in progress, please wait for it to finish before starting a new operation."),
-        ("OperationNotAllowed", "Operation is not allowed because there's an in progress create managed cluster operation (operation ID: 0) on the managed cluster started on UTC 2025-02-27T11:27:05Z."),
-        ("OperationNotAllowed", "Managed Cluster operation is not allowed: Another operation (Scaling) is in progress on agent pool (gpu)."),
+        (
+            "OperationNotAllowed",
+            "Operation is not allowed: Another agentpool operation (nodepool1 - Creating) is in progress, please wait for it to finish before starting a new operation.",
+        ),
+        (
+            "OperationNotAllowed",
+            "Operation is not allowed because there's an in progress create managed cluster operation (operation ID: 0) on the managed cluster started on UTC 2025-02-27T11:27:05Z.",
+        ),
+        (
+            "OperationNotAllowed",
+            "Managed Cluster operation is not allowed: Another operation (Scaling) is in progress on agent pool (gpu).",
+        ),
         ("AnotherOperationInProgress", "Another operation on this or dependent resource is in progress."),
     ],
 )
@@ -210,7 +223,10 @@ def test_a_busy_cluster_whose_waits_overshoot_the_limit_stops_before_it(aks, mon
 
 def test_on_an_existing_cluster_the_refusal_names_the_pools_owner_or_says_it_has_none(aks):
     ours = {OWNER_TAG: "aks-gpu/team"}
-    for theirs, says in ((None, f"({OWNER_TAG} = unset, this stack is aks-gpu/team)"), ({OWNER_TAG: "aks-gpu/prod"}, f"({OWNER_TAG} = aks-gpu/prod, this stack is aks-gpu/team)")):
+    for theirs, says in (
+        (None, f"({OWNER_TAG} = unset, this stack is aks-gpu/team)"),
+        ({OWNER_TAG: "aks-gpu/prod"}, f"({OWNER_TAG} = aks-gpu/prod, this stack is aks-gpu/team)"),
+    ):
         aks.pools.clear()
         PROVIDER.create(inputs(tags=theirs))
         with pytest.raises(RuntimeError) as refused:
@@ -240,7 +256,7 @@ def test_a_state_from_before_the_limits_were_inputs_gets_sixty_sixty_and_forty_f
     PROVIDER.create(old)
     PROVIDER.update(mgp.pool_id(old), old, {**old, "properties": {**old["properties"], "count": 2}})
     PROVIDER.delete(mgp.pool_id(old), old)
-    assert [l for l in limits if l is not None] == [3600.0, 3600.0, 2700.0]
+    assert [limit for limit in limits if limit is not None] == [3600.0, 3600.0, 2700.0]
 
 
 def test_an_update_that_outlasts_its_limit_says_it_was_updating(aks):

@@ -4,10 +4,10 @@ line its module still has and gives its reason, and the score leaves out only th
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 
 from tools import mutation
 from tools.mutation import Mutant, Score
@@ -28,9 +28,11 @@ def test_each_configuration_names_a_module_and_tests_that_exist(config):
 def test_the_modules_the_issue_names_are_all_covered():
     covered = {tomllib.loads(c.read_text())["cosmic-ray"]["module-path"] for c in CONFIGS}
     assert {
-        "components/resources/managed_gpu_pool.py", "components/resources/agent_pool_calls.py",
-        "components/azure/cost.py", "components/azure/prices.py",
-    } <= covered  # fmt: skip
+        "components/resources/managed_gpu_pool.py",
+        "components/resources/agent_pool_calls.py",
+        "components/azure/cost.py",
+        "components/azure/prices.py",
+    } <= covered
 
 
 def test_every_listed_equivalent_mutant_names_a_line_its_module_still_has_and_says_why():

@@ -4,13 +4,13 @@ a preview and in a deployment, with a way through for gpuPool and gpuPools alike
 
 from __future__ import annotations
 
-import pytest
-
 import fake_aks
+import pytest
+from conftest import MANAGED_CLUSTER, MANAGED_GROUP
+
 from components.azure import pool_modes
 from components.errors import PreflightError
 from components.resources.managed_gpu_pool import STABLE_API_VERSION
-from conftest import MANAGED_CLUSTER, MANAGED_GROUP
 from tools.azure_mocks import AzureMocks
 from tools.mock_engine import RecordingMonitor, run_program
 
@@ -40,7 +40,11 @@ def running(azure, **pools: str) -> None:
 def with_azure(monkeypatch, azure) -> None:
     """The program's check reads the fake instead of skipping the read under the mock engine."""
     real = pool_modes.check
-    monkeypatch.setattr(pool_modes, "check", lambda cfg, group, cluster, subscription, under_mocks, client=None: real(cfg, group, cluster, subscription, False, azure.client))
+    monkeypatch.setattr(
+        pool_modes,
+        "check",
+        lambda cfg, group, cluster, subscription, under_mocks, client=None: real(cfg, group, cluster, subscription, False, azure.client),
+    )
 
 
 def run(preview: bool, **overrides):
@@ -64,7 +68,9 @@ def test_each_mode_is_told_apart_in_the_agent_pools_answer(azure, mode):
 
 
 @pytest.mark.parametrize("preview", [True, False])
-@pytest.mark.parametrize("was, now", [("device-plugin", {"management": "aks-managed"}), ("gpu-operator", {"dedicatedVhd": True}), ("aks-managed", {})])
+@pytest.mark.parametrize(
+    "was, now", [("device-plugin", {"management": "aks-managed"}), ("gpu-operator", {"dedicatedVhd": True}), ("aks-managed", {})]
+)
 def test_a_switch_to_or_from_aks_managed_is_refused_before_anything_is_registered(monkeypatch, azure, preview, was, now):
     running(azure, gpu=was)
     with_azure(monkeypatch, azure)
@@ -72,7 +78,7 @@ def test_a_switch_to_or_from_aks_managed_is_refused_before_anything_is_registere
     assert isinstance(error, PreflightError) and monitor.registrations == []
     message = str(error)
     assert "\n" not in message
-    assert message.startswith(f"preflight: aks-gpu:gpuPool.management = ")
+    assert message.startswith("preflight: aks-gpu:gpuPool.management = ")
     assert f"node pool gpu in cluster {MANAGED_CLUSTER} runs {was} (read from Azure)" in message
     assert "Give the pool a new name (aks-gpu:gpuPool.name)" in message and "remove the entry" not in message
 
@@ -86,7 +92,15 @@ def test_in_gpu_pools_the_line_names_the_entry_and_both_ways_through(monkeypatch
     assert "(the entry's key in aks-gpu:gpuPools)" in message and "remove the entry, `pulumi up`, then add it back" in message
 
 
-@pytest.mark.parametrize("was, now", [("device-plugin", {"management": "gpu-operator"}), ("gpu-operator", {}), ("aks-managed", {"management": "aks-managed"}), (None, {"management": "aks-managed"})])
+@pytest.mark.parametrize(
+    "was, now",
+    [
+        ("device-plugin", {"management": "gpu-operator"}),
+        ("gpu-operator", {}),
+        ("aks-managed", {"management": "aks-managed"}),
+        (None, {"management": "aks-managed"}),
+    ],
+)
 def test_a_switch_within_one_kind_of_pool_a_same_mode_or_a_new_pool_goes_on(monkeypatch, azure, was, now):
     """device-plugin and gpu-operator are both a typed pool: the driver setting replaces it,
     deleting first (test_lifecycle.py)."""

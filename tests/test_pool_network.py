@@ -5,10 +5,10 @@ getManagedCluster answers, and what the program declares for a pool in each."""
 from __future__ import annotations
 
 import pytest
-
-from components.errors import ConfigError, PreflightError
 from conftest import run_cached
 from test_arm_schemas import bodies, schema_errors
+
+from components.errors import ConfigError, PreflightError
 from tools.azure_mocks import AzureMocks, existing_cluster
 from tools.mock_engine import RecordingMonitor, run_program
 
@@ -26,9 +26,13 @@ def cluster(network: dict, **system) -> dict:
     return existing_cluster(networkProfile=network, agentPoolProfiles=[pool])
 
 
-OVERLAY_IN_OWN_VNET = cluster({"networkPlugin": "azure", "networkPluginMode": "overlay", "networkPolicy": "cilium"}, vnetSubnetID=NODES, maxPods=250)
+OVERLAY_IN_OWN_VNET = cluster(
+    {"networkPlugin": "azure", "networkPluginMode": "overlay", "networkPolicy": "cilium"}, vnetSubnetID=NODES, maxPods=250
+)
 LEGACY_AZURE_CNI = cluster({"networkPlugin": "azure", "networkPolicy": "calico"}, vnetSubnetID=NODES, maxPods=30)
-DYNAMIC_POD_IPS = cluster({"networkPlugin": "azure", "networkPolicy": "cilium", "networkDataplane": "cilium"}, vnetSubnetID=NODES, podSubnetID=PODS, maxPods=50)
+DYNAMIC_POD_IPS = cluster(
+    {"networkPlugin": "azure", "networkPolicy": "cilium", "networkDataplane": "cilium"}, vnetSubnetID=NODES, podSubnetID=PODS, maxPods=50
+)
 KUBENET_IN_OWN_VNET = cluster({"networkPlugin": "kubenet", "networkPolicy": "calico"}, vnetSubnetID=NODES, maxPods=110)
 
 
@@ -42,13 +46,25 @@ def declared(description: dict, preview: bool = True, **pool) -> tuple[dict, lis
     "description, subnet, pod_subnet, max_pods, says",
     [
         (OVERLAY_IN_OWN_VNET, NODES, None, 250, "joins Azure CNI Overlay: subnet team-vnet/nodes (the System pool's), maxPods 250"),
-        (LEGACY_AZURE_CNI, NODES, None, 30, "joins Azure CNI (pods on the node subnet): subnet team-vnet/nodes (the System pool's), maxPods 30 (the System pool's: every pod takes a subnet address)"),
-        (DYNAMIC_POD_IPS, NODES, PODS, 50, "joins Azure CNI with dynamic pod IPs: subnet team-vnet/nodes (the System pool's), pod subnet team-vnet/pods (the System pool's), maxPods 50 (the System pool's: every pod takes a subnet address)"),
+        (
+            LEGACY_AZURE_CNI,
+            NODES,
+            None,
+            30,
+            "joins Azure CNI (pods on the node subnet): subnet team-vnet/nodes (the System pool's), maxPods 30 (the System pool's: every pod takes a subnet address)",
+        ),
+        (
+            DYNAMIC_POD_IPS,
+            NODES,
+            PODS,
+            50,
+            "joins Azure CNI with dynamic pod IPs: subnet team-vnet/nodes (the System pool's), pod subnet team-vnet/pods (the System pool's), maxPods 50 (the System pool's: every pod takes a subnet address)",
+        ),
         (KUBENET_IN_OWN_VNET, NODES, None, 250, "joins kubenet: subnet team-vnet/nodes (the System pool's), maxPods 250"),
         (existing_cluster(), None, None, 250, "joins Azure CNI Overlay: maxPods 250"),
     ],
     ids=["overlay in its own VNet", "legacy Azure CNI", "dynamic pod IPs", "kubenet in its own VNet", "overlay, AKS's VNet"],
-)  # fmt: skip
+)
 def test_a_pool_takes_the_system_pools_subnets_and_the_pods_per_node_its_network_allows(description, subnet, pod_subnet, max_pods, says):
     inputs, infos = declared(description)
     assert (inputs.get("vnetSubnetID"), inputs.get("podSubnetID"), inputs["maxPods"]) == (subnet, pod_subnet, max_pods)
@@ -58,9 +74,10 @@ def test_a_pool_takes_the_system_pools_subnets_and_the_pods_per_node_its_network
 def test_a_pool_may_choose_its_own_subnet_and_pods_per_node():
     inputs, infos = declared(LEGACY_AZURE_CNI, vnetSubnetId=GPU_NODES, maxPods=40)
     assert (inputs["vnetSubnetID"], inputs["maxPods"]) == (GPU_NODES, 40)
-    assert "network: aks-gpu:gpuPool joins Azure CNI (pods on the node subnet): subnet team-vnet/gpu-nodes, maxPods 40 (aks-gpu:gpuPool.maxPods)" in infos, (
-        "the line names the subnet by its VNet and name; the inputs carry the ID"
-    )
+    assert (
+        "network: aks-gpu:gpuPool joins Azure CNI (pods on the node subnet): subnet team-vnet/gpu-nodes, maxPods 40 (aks-gpu:gpuPool.maxPods)"
+        in infos
+    ), "the line names the subnet by its VNet and name; the inputs carry the ID"
 
 
 def test_several_pools_each_get_the_network_and_their_own_choices():
@@ -131,6 +148,9 @@ def test_without_the_system_pools_count_the_aks_default_of_the_model_applies():
 
 
 def test_fewer_than_30_pods_per_node_needs_room_for_30_in_the_pool():
-    with pytest.raises(ConfigError, match=r"^invalid config aks-gpu:gpuPool\.maxPods = 10: AKS takes fewer than 30 pods per node only when .*set maxPods to at least 30"):
+    with pytest.raises(
+        ConfigError,
+        match=r"^invalid config aks-gpu:gpuPool\.maxPods = 10: AKS takes fewer than 30 pods per node only when .*set maxPods to at least 30",
+    ):
         run_program("dev", overrides={"gpuPool": {"vmSize": T4, "maxPods": 10}}, preview=True)
     assert run_cached("dev", gpuPool={"vmSize": T4, "maxPods": 10, "nodeCount": 3})[0].one(POOL).inputs["maxPods"] == 10

@@ -5,16 +5,19 @@ changes in place, and its surge is counted in preflight's quota check."""
 from __future__ import annotations
 
 import pytest
+import test_preflight
+from conftest import run_cached
+from test_config import refused
+from test_preflight import T4, preview, problems
 
 from components.config import pool_upgrades
 from components.config.pool_upgrades import PoolUpgradeSettings
 from components.resources.managed_gpu_pool import diff_pool
-from conftest import run_cached
-from test_config import refused
-from test_preflight import T4, facts, preview, problems  # noqa: F401 (facts: the fixture)
 
 POOL = "azure-native:containerservice:AgentPool"
 MANAGED = "pulumi-python:dynamic/aksgpu:ManagedGpuPool"
+
+facts = test_preflight.facts  # copies of the saved SKU and usage files, a fixture
 
 
 def typed(preview: bool = True, **pool):
@@ -51,7 +54,10 @@ def test_upgrade_settings_change_in_place_in_either_kind_of_pool():
     "given, message",
     [
         ({"maxSurge": "0", "maxUnavailable": "0"}, r"upgradeSettings: maxSurge 0 with maxUnavailable 0: AKS requires maxSurge above 0"),
-        ({"maxSurge": "1", "maxUnavailable": "1"}, r"upgradeSettings: maxSurge 1 with maxUnavailable 1: both above 0 is AKS's MaxUnavailable fallback"),
+        (
+            {"maxSurge": "1", "maxUnavailable": "1"},
+            r"upgradeSettings: maxSurge 1 with maxUnavailable 1: both above 0 is AKS's MaxUnavailable fallback",
+        ),
         ({"maxSurge": "101%"}, r"upgradeSettings\.maxSurge = '101%': expected a node count from 0 to 1000, or a percentage"),
         ({"maxSurge": 1}, r"upgradeSettings\.maxSurge = 1: expected a node count"),
         ({"drainTimeoutInMinutes": 0}, r"upgradeSettings\.drainTimeoutInMinutes = 0: expected a whole number from 1 to 1440"),
@@ -70,7 +76,9 @@ def test_an_unknown_member_inside_upgrade_settings_is_one_line_that_suggests_the
     )
 
 
-@pytest.mark.parametrize("share, nodes, surge", [(None, 5, 0), ("0", 5, 0), ("2", 5, 2), ("10%", 3, 1), ("50%", 3, 2), ("100%", 4, 4), ("10%", 0, 0)])
+@pytest.mark.parametrize(
+    "share, nodes, surge", [(None, 5, 0), ("0", 5, 0), ("2", 5, 2), ("10%", 3, 1), ("50%", 3, 2), ("100%", 4, 4), ("10%", 0, 0)]
+)
 def test_a_percentage_rounds_up_to_whole_nodes(share, nodes, surge):
     assert pool_upgrades.surge_nodes(PoolUpgradeSettings(max_surge=share), nodes) == surge
 
@@ -80,6 +88,8 @@ def test_preflight_counts_an_upgrades_surge_in_the_gpu_quota(facts):
     quota = facts(usage={"standardNCASv3_T4Family": (0, 4), "cores": (0, 100)})
     surging = problems(preview(gpuPool={"vmSize": T4, "upgradeSettings": {"maxSurge": "1"}}, preflight=quota))
     [warning] = [w for w in surging if "upgradeSettings.maxSurge" in w]
-    assert warning.startswith("aks-gpu:gpuPool.upgradeSettings.maxSurge (1 node(s)): an upgrade adds 4 vCPUs to 4 of 'Standard NCASv3_T4 Family vCPUs'")
+    assert warning.startswith(
+        "aks-gpu:gpuPool.upgradeSettings.maxSurge (1 node(s)): an upgrade adds 4 vCPUs to 4 of 'Standard NCASv3_T4 Family vCPUs'"
+    )
     assert "QuotaExceeded" in warning and not warning.endswith("(a deployment stops here)")
     assert not [w for w in problems(preview(gpuPool={"vmSize": T4}, preflight=quota)) if "upgrade" in w], "the default adds no node"

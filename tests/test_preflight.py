@@ -6,21 +6,14 @@ from __future__ import annotations
 
 import json
 import socket
-import subprocess
-import sys
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
-from azure.core.credentials import AccessToken
-from azure.core.exceptions import HttpResponseError
 
 from components.azure import azure_facts, capacity, managed_pool_checks, preflight
 from components.config import parse
 from components.errors import ConfigError, PreflightError
-from conftest import ROOT
 from tools.azure_mocks import AzureMocks
 from tools.mock_engine import RecordingMonitor, run_program
 
@@ -85,7 +78,9 @@ def test_pulumi_up_on_the_dev_stack_stops_before_anything_is_created():
     assert lines[1].startswith("- aks-gpu:gpuPool.vmSize Standard_NC6 ") and "pulumi config set --path aks-gpu:gpuPool.vmSize" in lines[1]
 
 
-@pytest.mark.parametrize("size, replacement", [("Standard_NC6s_v2", "Standard_NC24ads_A100_v4"), ("Standard_NC6s_v3", "Standard_NC40ads_H100_v5")])
+@pytest.mark.parametrize(
+    "size, replacement", [("Standard_NC6s_v2", "Standard_NC24ads_A100_v4"), ("Standard_NC6s_v3", "Standard_NC40ads_H100_v5")]
+)
 def test_every_retired_size_names_microsofts_replacement(size, replacement):
     [warning] = [w for w in preview(gpuPool={"vmSize": size}).warnings if "retired" in w]
     assert f"vmSize {replacement} -s dev" in warning
@@ -96,7 +91,10 @@ def test_every_retired_size_names_microsofts_replacement(size, replacement):
 
 def test_a_size_not_offered_to_the_subscription_stops_a_deployment(facts):
     cfg = {"gpuPool": {"vmSize": "Standard_NC6s_v3"}, "preflight": facts(), "mnistJob": {"enabled": False}}
-    assert any("Standard_NC6s_v3 is not offered to this subscription in eastus (NotAvailableForSubscription)" in w for w in problems(preview(**cfg)))
+    assert any(
+        "Standard_NC6s_v3 is not offered to this subscription in eastus (NotAvailableForSubscription)" in w
+        for w in problems(preview(**cfg))
+    )
 
 
 def test_an_offered_current_size_with_quota_passes_silently(facts):
@@ -119,7 +117,7 @@ def test_a_gpu_family_without_quota_stops_a_deployment_with_numbers_and_a_way_ou
     cfg = {"gpuPool": {"vmSize": T4}, "preflight": facts()}
     created, error = deploy(**cfg)
     assert created == []
-    [line] = [l for l in error.splitlines() if "NCASv3_T4" in l]
+    [line] = [each for each in error.splitlines() if "NCASv3_T4" in each]
     assert "aks-gpu:gpuPool.vmSize Standard_NC4as_T4_v3 (1 x 4 vCPUs) needs 4 vCPUs" in line
     assert "'Standard NCASv3_T4 Family vCPUs' (standardNCASv3_T4Family) in eastus: 0 in use, limit 0" in line
     assert "Quotas page (Compute, eastus" in line
@@ -133,7 +131,11 @@ def test_the_same_shortage_is_a_warning_in_a_preview(facts):
 
 
 def test_the_regional_total_counts_every_pool(facts):
-    cfg = {"gpuPool": {"vmSize": A100}, "systemPool": {"vmSize": "Standard_D4s_v5", "nodeCount": 3}, "preflight": facts(usage={"cores": (80, 100)})}
+    cfg = {
+        "gpuPool": {"vmSize": A100},
+        "systemPool": {"vmSize": "Standard_D4s_v5", "nodeCount": 3},
+        "preflight": facts(usage={"cores": (80, 100)}),
+    }
     created, error = deploy(**cfg)
     assert "need 36 vCPUs of 'Total Regional vCPUs' (cores) in eastus: 80 in use, limit 100" in error
     assert "aks-gpu:gpuPool.vmSize" in error and "aks-gpu:systemPool.vmSize Standard_D4s_v5 (3 x 4 vCPUs)" in error
@@ -199,12 +201,20 @@ def test_azure_decides_the_gen2_rule(facts):
 BLOCKING = {
     "retired size": ({}, {}, "Standard_NC6 (NVIDIA Tesla K80) was retired"),
     "not offered": ({"gpuPool": {"vmSize": "Standard_NC6s_v3"}}, {}, "is not offered to this subscription"),
-    "not listed": ({"gpuPool": {"vmSize": "Standard_NC40ads_H100_v5"}}, {"drop": ("Standard_NC40ads_H100_v5",)}, "Azure lists no such size"),
+    "not listed": (
+        {"gpuPool": {"vmSize": "Standard_NC40ads_H100_v5"}},
+        {"drop": ("Standard_NC40ads_H100_v5",)},
+        "Azure lists no such size",
+    ),
     "family quota": ({"gpuPool": {"vmSize": T4}}, {}, "(standardNCASv3_T4Family)"),
     "regional quota": ({"gpuPool": {"vmSize": A100}}, {"usage": {"cores": (99, 100)}}, "(cores)"),
     "spot quota": ({"gpuPool": {"vmSize": T4, "spot": True}}, {}, "(lowPriorityCores)"),
     "job from zero": ({"gpuPool": {"vmSize": T4, "minCount": 0, "maxCount": 1}}, {}, "(1 x 4 vCPUs) needs 4"),
-    "gen2 per Azure": ({"gpuPool": {"vmSize": A100, "gen2": True}}, {"change": {A100: {"HyperVGenerations": "V1"}}}, "gen2 = true but Azure"),
+    "gen2 per Azure": (
+        {"gpuPool": {"vmSize": A100, "gen2": True}},
+        {"change": {A100: {"HyperVGenerations": "V1"}}},
+        "gen2 = true but Azure",
+    ),
 }
 
 
@@ -237,7 +247,10 @@ def test_off_mode_checks_nothing():
 @pytest.mark.parametrize(
     "value, message",
     [
-        ({"skusFile": "nope.json", "usageFile": "nope.json"}, r"^invalid config aks-gpu:preflight.skusFile = 'nope.json': expected an existing file"),
+        (
+            {"skusFile": "nope.json", "usageFile": "nope.json"},
+            r"^invalid config aks-gpu:preflight.skusFile = 'nope.json': expected an existing file",
+        ),
         ({"skusFile": str(FIXTURES / "eastus-skus.json")}, r"^invalid config aks-gpu:preflight: skusFile is set without usageFile"),
         ({"mode": "strict"}, r"^invalid config aks-gpu:preflight.mode = 'strict': expected one of enforce, warn, off$"),
     ],
@@ -274,96 +287,6 @@ def test_facts_that_cannot_be_had_warn_and_never_block(monkeypatch):
     assert any("not checked: RuntimeError: DefaultAzureCredential failed" in w for w in run.warnings)
 
 
-# --------------------------------------------------------------------------- the live path
-
-
-class FakeCredential:
-    def get_token(self, *scopes, **kwargs):
-        return AccessToken("fake-token", 4102444800)
-
-
-class FakeArm(BaseHTTPRequestHandler):
-    """The three ARM list calls, answered from the fixtures (a `value` page each)."""
-
-    routes: dict[str, tuple[int, Any]] = {}
-    seen: list[str] = []
-
-    def do_GET(self):  # noqa: N802
-        path = self.path.split("?")[0].lower()
-        self.seen.append(self.path)
-        self.answer_json(*next((v for k, v in self.routes.items() if path.endswith(k)), (404, {"error": {"code": "NotFound"}})))
-
-    def answer_json(self, status: int, body: Any) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args):
-        pass
-
-
-@pytest.fixture
-def arm():
-    FakeArm.seen = []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), FakeArm)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)  # a quick shutdown()
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
-
-
-def test_the_live_path_reads_skus_usage_and_the_deployed_pools(arm):
-    vmss = {"name": "aks-gpu-123-vmss", "location": "eastus", "tags": {"aks-managed-poolName": "gpu"}, "sku": {"name": T4, "capacity": 2}}
-    FakeArm.routes = {
-        "/providers/microsoft.compute/skus": (200, {"value": json.loads((FIXTURES / "eastus-skus.json").read_text())}),
-        "/locations/eastus/usages": (200, {"value": json.loads((FIXTURES / "eastus-usage.json").read_text())}),
-        "/resourcegroups/mc_rg_aks_eastus/providers/microsoft.compute/virtualmachinescalesets": (200, {"value": [vmss]}),
-    }
-    facts = azure_facts.live(SUBSCRIPTION, "eastus", "MC_rg_aks_eastus", credential=FakeCredential(), base_url=arm, timeout=10)
-    assert facts.skus[T4].vcpus == 4 and facts.skus["Standard_NC6s_v3"].restriction == "NotAvailableForSubscription"
-    assert facts.usages["standardNCASv3_T4Family"].display == "Standard NCASv3_T4 Family vCPUs"
-    assert facts.existing_pools == {"gpu": (T4, 2)}
-    assert any("$filter=location%20eq%20%27eastus%27" in p or "filter=location" in p for p in FakeArm.seen)
-
-
-def test_the_live_path_treats_a_missing_node_resource_group_as_a_first_deployment(arm):
-    FakeArm.routes = {
-        "/providers/microsoft.compute/skus": (200, {"value": []}),
-        "/locations/eastus/usages": (200, {"value": []}),
-    }
-    facts = azure_facts.live(SUBSCRIPTION, "eastus", "MC_rg_aks_eastus", credential=FakeCredential(), base_url=arm, timeout=10)
-    assert facts.existing_pools == {}
-
-
-def test_the_live_path_raises_on_a_refusal_for_preflight_to_report(arm):
-    FakeArm.routes = {"/providers/microsoft.compute/skus": (403, {"error": {"code": "AuthorizationFailed", "message": "no"}})}
-    with pytest.raises(HttpResponseError):
-        azure_facts.live(SUBSCRIPTION, "eastus", "MC_rg_aks_eastus", credential=FakeCredential(), base_url=arm, timeout=10)
-
-
-def test_a_stuck_azure_call_does_not_hold_the_program_after_the_timeout():
-    """An executor's workers are joined at interpreter exit (concurrent.futures.thread
-    `_python_exit`), so a call stuck in a socket held the program after the "not checked"
-    warning. The calls now run on daemon threads: the process ends though one never returns."""
-    script = (
-        "import threading, sys; from components.azure import azure_facts\n"
-        "stuck = threading.Event()\n"
-        "try:\n    azure_facts.gather([stuck.wait, lambda: 1], timeout=0.2)\n"
-        "except TimeoutError as e:\n    print('timeout:', e)\n"
-    )
-    result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert result.stdout.strip() == "timeout: Azure did not answer within 0.2 s", result.stderr
-
-
-def test_gather_returns_results_in_order_and_raises_the_first_error():
-    assert azure_facts.gather([lambda: "skus", lambda: "usage"], timeout=10) == ["skus", "usage"]
-    with pytest.raises(ValueError, match="refused"):
-        azure_facts.gather([lambda: 1, lambda: (_ for _ in ()).throw(ValueError("refused"))], timeout=10)
-
-
 @pytest.mark.parametrize("preview", [True, False])
 def test_a_managed_pool_that_could_not_sign_in_stops_a_deployment_before_the_cluster(monkeypatch, preview):
     """The pool's dynamic provider signs in with DefaultAzureCredential: checked first, so a
@@ -396,4 +319,3 @@ def test_the_sign_in_check_asks_for_an_arm_token_and_reports_why_it_failed(monke
     monkeypatch.setattr(azure.identity, "DefaultAzureCredential", NoSignIn)
     assert managed_pool_checks.sign_in_error(timeout=10) == "CredentialUnavailableError: Please run 'az login' to set up an account"
     assert scopes == ["https://management.azure.com/.default"]
-

@@ -7,9 +7,9 @@ from __future__ import annotations
 import types
 from typing import Any
 
+import fake_prices
 import pytest
 
-import fake_prices
 from components.azure import prices
 from components.catalog import gpu_sizes
 
@@ -129,3 +129,28 @@ def test_a_preview_waits_fifteen_seconds_for_prices_and_says_so(monkeypatch):
     clock(monkeypatch, 0.0, 15.0)
     with pytest.raises(TimeoutError, match=r"did not answer within 15 s$"):
         prices.live("eastus", [T4], base_url="http://127.0.0.1:9")
+
+
+def test_the_query_spells_sizes_and_regions_as_arm_does_and_the_answer_matches_without_case():
+    """Filter values are case-sensitive from api-version 2023-01-01-preview on."""
+    assert prices.price_filter("EastUS", ["standard_nc4as_t4_v3"]) == (
+        "serviceName eq 'Virtual Machines' and priceType eq 'Consumption' and armRegionName eq 'eastus' "
+        "and (armSkuName eq 'Standard_NC4as_T4_v3')"
+    )
+    lower = [{**i, "armSkuName": i["armSkuName"].lower()} for i in fake_prices.price_list()]
+    assert prices.pick(lower, "Standard_NC4as_T4_v3", "eastus", False).hourly == fake_prices.T4
+
+
+@pytest.mark.parametrize(
+    "written, arm",
+    [
+        ("standard_d4s_v5", "Standard_D4s_v5"),  # a System pool size: not in the GPU catalog
+        ("STANDARD_ND96ISR_H100_V5", "Standard_ND96isr_H100_v5"),
+        ("Standard_nv36ads_a10_v5", "Standard_NV36ads_A10_v5"),
+        ("Standard_DS2_v2", "Standard_DS2_v2"),
+    ],
+)
+def test_a_size_outside_the_catalog_is_queried_as_azures_naming_convention_spells_it(written, arm):
+    """Family and accelerator upper case, features and version lower case: what the API's
+    case-sensitive filter finds, where the stack's own spelling would find nothing."""
+    assert f"armSkuName eq '{arm}'" in prices.price_filter("eastus", [written])

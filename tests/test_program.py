@@ -6,12 +6,12 @@ import json
 import shlex
 
 import pytest
-
 from conftest import run_cached
+
 from tools.azure_mocks import MOCK_USER_TOKEN
 from tools.mock_engine import ProgramRun, Secret
-from tools.stack_files import stacks
 from tools.render import masked, outputs_document, resources_document
+from tools.stack_files import stacks
 
 RG = "azure-native:resources:ResourceGroup"
 AKS = "azure-native:containerservice:ManagedCluster"

@@ -11,12 +11,12 @@ import ast
 import json
 
 import pytest
+from conftest import run_cached
 
 from components.catalog import gpu_sizes, gpus, proof_images
 from components.config import ConfigError, parse
 from components.config.workloads import DEFAULT_MNIST_IMAGE, GUIDE_MNIST_IMAGE
 from components.resources.mnist_job import SCRIPT, ProofScript, script_arguments
-from conftest import run_cached
 
 JOB = "kubernetes:batch/v1:Job"
 CONFIG_MAP = "kubernetes:core/v1:ConfigMap"
@@ -43,7 +43,7 @@ def test_the_shipped_script_is_python_the_image_can_compile():
 def test_every_flag_the_job_passes_is_one_the_script_takes_with_a_value_it_allows(egress):
     flags = script_flags()
     arguments = script_arguments(ProofScript(120, 0.9), 500, egress)
-    for flag, value in zip(arguments[::2], arguments[1::2]):
+    for flag, value in zip(arguments[::2], arguments[1::2], strict=True):
         assert flag in flags, flag
         if "choices" in flags[flag]:
             assert value in ast.literal_eval(flags[flag]["choices"]), (flag, value)
@@ -54,7 +54,9 @@ def test_the_scripts_own_defaults_are_the_configs():
     flags = script_flags()
     job = parse({}, "aks-gpu", "dev").mnist_job
     assert (flags["--max-steps"]["default"], flags["--max-seconds"]["default"], flags["--min-accuracy"]["default"]) == (
-        str(job.max_steps), str(job.max_seconds), str(job.min_accuracy)
+        str(job.max_steps),
+        str(job.max_seconds),
+        str(job.min_accuracy),
     )
 
 
@@ -72,7 +74,7 @@ def test_the_script_needs_nothing_but_pytorch_and_the_standard_library():
 
 def test_every_way_the_script_ends_is_one_line_it_prints():
     source = SCRIPT.read_text()
-    assert 'print(f"PROOF FAILED: {failed}"' in source and "return f\"PROOF OK gpu=" in source
+    assert 'print(f"PROOF FAILED: {failed}"' in source and 'return f"PROOF OK gpu=' in source
     # Each failure is a ProofFailed, said in one line (no newline inside a message).
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Raise) and node.exc is not None:
@@ -130,7 +132,11 @@ def test_another_image_runs_the_script_unless_told_to_run_its_own_entrypoint(pro
 
 
 def test_what_the_job_is_told_to_prove_comes_from_the_config(program):
-    args = program(mnistJob={"maxSteps": 800, "maxSeconds": 90, "minAccuracy": 0.97}).one(JOB).inputs["spec"]["template"]["spec"]["containers"][0]["args"]
+    args = (
+        program(mnistJob={"maxSteps": 800, "maxSeconds": 90, "minAccuracy": 0.97})
+        .one(JOB)
+        .inputs["spec"]["template"]["spec"]["containers"][0]["args"]
+    )
     assert args == ["--max-steps", "800", "--max-seconds", "90", "--min-accuracy", "0.97", "--data", "mnist", "--data-dir", "/tmp/mnist"]
 
 
@@ -140,10 +146,19 @@ def test_what_the_job_is_told_to_prove_comes_from_the_config(program):
 @pytest.mark.parametrize(
     "job, refused",
     [
-        ({"image": GUIDE_MNIST_IMAGE, "run": "script"}, "aks-gpu:mnistJob.run = 'script': the guide's image has TensorFlow 1.4 and no PyTorch"),
-        ({"image": GUIDE_MNIST_IMAGE, "minAccuracy": 0.5}, "aks-gpu:mnistJob.minAccuracy = 0.5: only the shipped script takes --min-accuracy"),
+        (
+            {"image": GUIDE_MNIST_IMAGE, "run": "script"},
+            "aks-gpu:mnistJob.run = 'script': the guide's image has TensorFlow 1.4 and no PyTorch",
+        ),
+        (
+            {"image": GUIDE_MNIST_IMAGE, "minAccuracy": 0.5},
+            "aks-gpu:mnistJob.minAccuracy = 0.5: only the shipped script takes --min-accuracy",
+        ),
         ({"run": "image", "maxSeconds": 60}, "aks-gpu:mnistJob.maxSeconds = 60: only the shipped script takes --max-seconds"),
-        ({"image": f"{GUIDE_MNIST_IMAGE}@sha256:{'a' * 64}", "egress": False}, "aks-gpu:mnistJob.egress = false: the guide's image downloads MNIST"),
+        (
+            {"image": f"{GUIDE_MNIST_IMAGE}@sha256:{'a' * 64}", "egress": False},
+            "aks-gpu:mnistJob.egress = false: the guide's image downloads MNIST",
+        ),
         ({"minAccuracy": 0}, "aks-gpu:mnistJob.minAccuracy = 0: expected a fraction above 0 and at most 1"),
         ({"minAccuracy": 1.01}, "aks-gpu:mnistJob.minAccuracy = 1.01: expected a fraction above 0 and at most 1"),
         ({"maxSeconds": 9}, "aks-gpu:mnistJob.maxSeconds = 9: expected a whole number from 10 to 3600"),
@@ -206,7 +221,9 @@ def test_the_pytorch_proof_on_a_gpu_older_than_its_kernels_is_warned(program):
 
 def test_an_image_the_program_does_not_know_is_said_to_be_its_own_affair(program):
     run = preview_of(program, "Standard_NC4as_T4_v3", image="myregistry.azurecr.io/pytorch:2.9")
-    assert any("myregistry.azurecr.io/pytorch:2.9 (the shipped script in its python), an image this program does not know" in i for i in run.infos)
+    assert any(
+        "myregistry.azurecr.io/pytorch:2.9 (the shipped script in its python), an image this program does not know" in i for i in run.infos
+    )
 
 
 def test_gpu_operator_pools_name_the_operators_driver(program):
@@ -271,12 +288,17 @@ def test_the_default_image_is_pinned_by_digest_and_known_by_its_repository():
 
 @pytest.mark.parametrize("size", ["Standard_ND96isr_MI300X_v5", "Standard_NV24ads_V710_v5", "Standard_NV32as_v4"])
 def test_a_size_whose_gpu_is_not_nvidia_is_refused_saying_so(size):
-    with pytest.raises(ConfigError, match=rf"aks-gpu:gpuPool.vmSize = '{size}': .* an AMD GPU, which neither the NVIDIA device plugin nor the CUDA proof can use"):
+    with pytest.raises(
+        ConfigError,
+        match=rf"aks-gpu:gpuPool.vmSize = '{size}': .* an AMD GPU, which neither the NVIDIA device plugin nor the CUDA proof can use",
+    ):
         parse({"aks-gpu:gpuPool": json.dumps({"vmSize": size, "gen2": True})}, "aks-gpu", "dev")
 
 
 def test_a_partial_gpu_size_is_flagged_for_what_it_gives():
-    [warning] = [w for w in parse({"aks-gpu:gpuPool": json.dumps({"vmSize": "Standard_NV6ads_A10_v5"})}, "aks-gpu", "dev").warnings if "vmSize" in w]
+    [warning] = [
+        w for w in parse({"aks-gpu:gpuPool": json.dumps({"vmSize": "Standard_NV6ads_A10_v5"})}, "aks-gpu", "dev").warnings if "vmSize" in w
+    ]
     assert warning.startswith("aks-gpu:gpuPool.vmSize Standard_NV6ads_A10_v5 has 1/6 of one NVIDIA A10 24GB: one nvidia.com/gpu per node")
     assert "GRID driver 570.211.01" in warning and "no MIG" in warning
 

@@ -27,20 +27,21 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
+import fake_aks
 import grpc
 import pytest
+from conftest import ROOT, run_cached
 from google.protobuf import struct_pb2
 from pulumi.runtime import proto
 from pulumi.runtime.proto import provider_pb2_grpc
-
-import fake_aks
-from components.resources import managed_gpu_pool as mgp
-from conftest import ROOT, run_cached
 from test_arm_schemas import registry
-from tools.azure_mocks import AzureMocks, MOCK_CLIENT
+
+from components.resources import managed_gpu_pool as mgp
+from tools.azure_mocks import MOCK_CLIENT, AzureMocks
 from tools.mock_engine import RecordingMonitor, run_program
 
 MANAGED = "pulumi-python:dynamic/aksgpu:ManagedGpuPool"
@@ -108,9 +109,12 @@ def start_host(environment: dict[str, str]) -> Iterator[Host]:
     """The host, started as the CLI starts it: `python -u -m pulumi.dynamic` in the project
     directory; it prints its port, and the engine Configures it first."""
     process = subprocess.Popen(
-        [sys.executable, "-u", "-m", "pulumi.dynamic"], cwd=ROOT, env=environment,
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+        [sys.executable, "-u", "-m", "pulumi.dynamic"],
+        cwd=ROOT,
+        env=environment,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         port = int(process.stdout.readline())
         channel = grpc.insecure_channel(f"127.0.0.1:{port}")
@@ -317,7 +321,9 @@ def test_a_cluster_busy_past_the_time_limit_fails_the_operation_at_its_limit(hos
     fresh.busy, fresh.busy_retry_after = 10_000, "61"
     limited = program_inputs(fresh)
     limited[mgp.TIMEOUTS]["create"] = 1  # 60 s, less than one Retry-After
-    with pytest.raises(HostError, match=r"creating node pool gpu could not start within its time limit: Azure kept answering that it is busy"):
+    with pytest.raises(
+        HostError, match=r"creating node pool gpu could not start within its time limit: Azure kept answering that it is busy"
+    ):
         host.create(host.check(limited))
     assert len(fresh.pool_calls("PUT")) == 1, "no second try: it would come after the limit"
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import run_cached
 
 from components.resources.mnist_job import ProofScript
 from tools import render
-from conftest import run_cached
 from tools.mock_engine import run_program
 
 
@@ -48,10 +48,15 @@ def test_manifests_carry_no_pulumi_internals_and_are_kubectl_shaped(tmp_path: Pa
 
 def test_a_config_error_is_one_line_and_exit_status_1(monkeypatch, capsys):
     real = render.run_program
-    monkeypatch.setattr(render, "run_program", lambda stack, overrides, **kw: real(stack, overrides={**overrides, "gpuPool": {"minCount": 2}}, **kw))
+    monkeypatch.setattr(
+        render, "run_program", lambda stack, overrides, **kw: real(stack, overrides={**overrides, "gpuPool": {"minCount": 2}}, **kw)
+    )
     assert render.main(["--stack", "dev", "--out", "unused"]) == 1
     err = capsys.readouterr().err
-    assert err == "error: invalid config aks-gpu:gpuPool: minCount is set without maxCount; set both to turn the cluster autoscaler on, or neither for a fixed nodeCount\n"
+    assert (
+        err
+        == "error: invalid config aks-gpu:gpuPool: minCount is set without maxCount; set both to turn the cluster autoscaler on, or neither for a fixed nodeCount\n"
+    )
 
 
 def test_an_unknown_stack_is_reported(capsys):
@@ -86,8 +91,17 @@ POOL_SHAPES = {
     "one device-plugin pool": {"gpuPool": {"vmSize": T4}},
     "one aks-managed pool": {"gpuPool": {"vmSize": T4, "management": "aks-managed"}},
     "one gpu-operator pool": {"gpuPool": {"vmSize": T4, "management": "gpu-operator"}},
-    "several pools, device-plugin and aks-managed": {"gpuPool": None, "gpuPools": {"t4": {"vmSize": T4, "spot": True, "minCount": 0, "maxCount": 2}, "a100": {"vmSize": A100, "management": "aks-managed", "migProfile": "MIG1g"}}},
-    "several gpu-operator pools": {"gpuPool": None, "gpuPools": {"a": {"vmSize": T4, "management": "gpu-operator"}, "b": {"vmSize": A100, "management": "gpu-operator"}}},
+    "several pools, device-plugin and aks-managed": {
+        "gpuPool": None,
+        "gpuPools": {
+            "t4": {"vmSize": T4, "spot": True, "minCount": 0, "maxCount": 2},
+            "a100": {"vmSize": A100, "management": "aks-managed", "migProfile": "MIG1g"},
+        },
+    },
+    "several gpu-operator pools": {
+        "gpuPool": None,
+        "gpuPools": {"a": {"vmSize": T4, "management": "gpu-operator"}, "b": {"vmSize": A100, "management": "gpu-operator"}},
+    },
 }
 
 
@@ -97,7 +111,9 @@ def test_make_render_previews_every_mode_of_every_entry_point(entry, shape, tmp_
     """A preview's unknowns (a new cluster's resourceUID, which the managed pool takes) are
     shown as such, not a crash."""
     overrides = shape = {**ENTRY_POINTS[entry], **POOL_SHAPES[shape]}
-    monkeypatch.setattr(render, "run_program", lambda stack, preview, overrides: run_cached(stack, preview=preview, **{**overrides, **shape})[0])
+    monkeypatch.setattr(
+        render, "run_program", lambda stack, preview, overrides: run_cached(stack, preview=preview, **{**overrides, **shape})[0]
+    )
     assert render.main(["--stack", "dev", "--out", str(tmp_path)]) == 0, capsys.readouterr().err
     out = render.unfold(capsys.readouterr().out)
     pools = overrides.get("gpuPools") or {"gpu": overrides["gpuPool"]}
@@ -106,7 +122,10 @@ def test_make_render_previews_every_mode_of_every_entry_point(entry, shape, tmp_
     assert sorted(r["name"].split("/")[-1] for r in template["resources"] if r["type"].endswith("/agentPools")) == sorted(pools)
     resources = json.loads((tmp_path / "resources.json").read_text())
     managed = [r for r in resources if r["type"] == render.MANAGED_POOL_TYPE]
-    assert all(r["inputs"]["clusterResourceUid"] == (render.UNKNOWN_MASK if entry == "new cluster" else "0123456789abcdef01234567") for r in managed)
+    assert all(
+        r["inputs"]["clusterResourceUid"] == (render.UNKNOWN_MASK if entry == "new cluster" else "0123456789abcdef01234567")
+        for r in managed
+    )
     assert list(yaml.safe_load_all((tmp_path / "manifests.yaml").read_text()))
     assert json.loads((tmp_path / "outputs.json").read_text())["gpuPools"].keys() == pools.keys()
 
@@ -119,7 +138,9 @@ def test_make_render_previews_any_existing_cluster_and_says_what_it_assumed(tmp_
     monkeypatch.setattr(render, "run_program", lambda stack, overrides, **kw: real(stack, overrides={**overrides, **team}, **kw))
     assert render.main(["--stack", "dev", "--out", str(tmp_path)]) == 0
     out = render.unfold(capsys.readouterr().out)
-    assert "offline: cluster ml-rg/ml-aks was not read; assumed: in eastus, Succeeded and running, Kubernetes 1.34.2, Azure CNI Overlay" in out
+    assert (
+        "offline: cluster ml-rg/ml-aks was not read; assumed: in eastus, Succeeded and running, Kubernetes 1.34.2, Azure CNI Overlay" in out
+    )
     assert "set aks-gpu:preflight.clusterFile to a saved `az aks show --output json` to render your cluster" in out
     assert "network: aks-gpu:gpuPools.t4 joins Azure CNI Overlay: maxPods 250" in out
     [pool] = [r for r in json.loads((tmp_path / "azure.json").read_text())["resources"] if r["type"].endswith("/agentPools")]
@@ -131,9 +152,11 @@ def test_make_render_reads_a_saved_az_aks_show_and_fits_the_pools_to_its_network
     resourceUid) of a cluster in its own VNet on Azure CNI without overlay, with Entra ID."""
     saved = "tests/fixtures/clusters/ml-aks.json"
     team = {
-        "existingCluster": {"resourceGroupName": "ml-platform", "name": "ml-aks"}, "gpuPool": None,
-        "gpuPools": {"t4": {"vmSize": T4}}, "preflight": {"clusterFile": saved},
-    }  # fmt: skip
+        "existingCluster": {"resourceGroupName": "ml-platform", "name": "ml-aks"},
+        "gpuPool": None,
+        "gpuPools": {"t4": {"vmSize": T4}},
+        "preflight": {"clusterFile": saved},
+    }
     real = render.run_program
     monkeypatch.setattr(render, "run_program", lambda stack, overrides, **kw: real(stack, overrides={**overrides, **team}, **kw))
     assert render.main(["--stack", "dev", "--out", str(tmp_path)]) == 0
@@ -145,7 +168,10 @@ def test_make_render_reads_a_saved_az_aks_show_and_fits_the_pools_to_its_network
         "system (System, 3 x Standard_D4s_v5, maxPods 30, subnet aks-nodes), apps (User, 2 x Standard_D8s_v5, maxPods 30, subnet aks-nodes)"
     ) in out, "the team sees its own cluster's version, network and pools"
     subnet = "/subscriptions/33333333-3333-3333-3333-333333333333/resourceGroups/ml-network/providers/Microsoft.Network/virtualNetworks/ml-vnet/subnets/aks-nodes"
-    assert "network: aks-gpu:gpuPools.t4 joins Azure CNI (pods on the node subnet): subnet ml-vnet/aks-nodes (the System pool's), maxPods 30" in out
+    assert (
+        "network: aks-gpu:gpuPools.t4 joins Azure CNI (pods on the node subnet): subnet ml-vnet/aks-nodes (the System pool's), maxPods 30"
+        in out
+    )
     [pool] = [r for r in json.loads((tmp_path / "azure.json").read_text())["resources"] if r["type"].endswith("/agentPools")]
     assert (pool["properties"]["vnetSubnetID"], pool["properties"]["maxPods"]) == (subnet, 30)
     kubeconfig = yaml.safe_load(real("dev", overrides=team, preview=True).outputs["kubeconfig"].value)
@@ -176,7 +202,9 @@ def test_make_render_closes_every_event_loop_the_runs_made(tmp_path: Path):
     import subprocess
     import sys
 
-    done = subprocess.run([sys.executable, "-c", LOOPS_CLOSED_AT_EXIT, str(tmp_path)], cwd=render.ROOT, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", LOOPS_CLOSED_AT_EXIT, str(tmp_path)], cwd=render.ROOT, capture_output=True, text=True, timeout=120
+    )
     code, made, open_loops = done.stdout.split()[-3:]
     assert (code, open_loops) == ("0", "0") and int(made) >= 2, done.stderr
     assert "Exception ignored" not in done.stderr
@@ -189,8 +217,13 @@ def test_every_summary_line_fits_120_columns_and_reads_back_whole(tmp_path: Path
         assert render.main(["--stack", stack, "--out", str(tmp_path / stack)]) == 0
     out = capsys.readouterr().out
     assert max(len(line) for line in out.splitlines()) <= render.WIDTH
-    assert "namespaces: this stack creates gpu-resources, gpu-workloads in team-aks and deletes them on destroy; if the cluster has one already" in render.unfold(out)
-    assert [render.fold(line) for line in ["x" * 300]] == [["x" * 120, "    " + "x" * 116, "    " + "x" * 64]], "an ID alone is split, not cut"
+    assert (
+        "namespaces: this stack creates gpu-resources, gpu-workloads in team-aks and deletes them on destroy; if the cluster has one already"
+        in render.unfold(out)
+    )
+    assert [render.fold(line) for line in ["x" * 300]] == [["x" * 120, "    " + "x" * 116, "    " + "x" * 64]], (
+        "an ID alone is split, not cut"
+    )
 
 
 def test_a_mig_pool_says_its_slices_in_its_summary_line(tmp_path: Path):

@@ -35,29 +35,58 @@ SKU = {"name": "Standard_NC6", "resourceType": "virtualMachines", "locations": [
 
 BROKEN = {
     "skusFile": [
-        ("{not json", r"skusFile = \S*/skus\.json: not JSON \(line 1, column 2: Expecting property name enclosed in double quotes\); expected the JSON list `az vm list-skus"),
+        (
+            "{not json",
+            r"skusFile = \S*/skus\.json: not JSON \(line 1, column 2: Expecting property name enclosed in double quotes\); expected the JSON list `az vm list-skus",
+        ),
         ({"value": []}, r"skusFile = \S*/skus\.json: expected the JSON list `az vm list-skus .*` prints, found dict$"),
         ([{"name": "Standard_NC6"}], r"skusFile = \S*/skus\.json: item 0: no resourceType, locations; expected the JSON list"),
-        ([{"name": "Standard_NC6", "resourceType": "virtualMachines", "locations": ["eastus"], "capabilities": [{"name": "vCPUs"}]}],
-         r"skusFile = \S*/skus\.json: item 0: capabilities\[0\] is not an object with a string name and value; expected the JSON list"),
-        ([{"name": "Standard_NC6", "resourceType": "virtualMachines", "locations": ["eastus"], "capabilities": [{"name": "vCPUs", "value": "six"}]}],
-         r"skusFile = \S*/skus\.json: item 0: capability vCPUs is 'six', not a whole number"),
+        (
+            [{"name": "Standard_NC6", "resourceType": "virtualMachines", "locations": ["eastus"], "capabilities": [{"name": "vCPUs"}]}],
+            r"skusFile = \S*/skus\.json: item 0: capabilities\[0\] is not an object with a string name and value; expected the JSON list",
+        ),
+        (
+            [
+                {
+                    "name": "Standard_NC6",
+                    "resourceType": "virtualMachines",
+                    "locations": ["eastus"],
+                    "capabilities": [{"name": "vCPUs", "value": "six"}],
+                }
+            ],
+            r"skusFile = \S*/skus\.json: item 0: capability vCPUs is 'six', not a whole number",
+        ),
         # Members of other types than the REST shapes' (#31): each one line, never an AttributeError.
-        ([{**SKU, "restrictions": [{"type": "Zone", "restrictionInfo": "eastus-1"}]}],
-         r"skusFile = \S*/skus\.json: item 0: restrictions\[0\]: restrictionInfo is \"eastus-1\", not an object"),
-        ([{**SKU, "restrictions": [{"type": "Zone", "restrictionInfo": {"zones": [1]}}]}],
-         r"skusFile = \S*/skus\.json: item 0: restrictions\[0\]: zones is \[1\], not a list of strings"),
+        (
+            [{**SKU, "restrictions": [{"type": "Zone", "restrictionInfo": "eastus-1"}]}],
+            r"skusFile = \S*/skus\.json: item 0: restrictions\[0\]: restrictionInfo is \"eastus-1\", not an object",
+        ),
+        (
+            [{**SKU, "restrictions": [{"type": "Zone", "restrictionInfo": {"zones": [1]}}]}],
+            r"skusFile = \S*/skus\.json: item 0: restrictions\[0\]: zones is \[1\], not a list of strings",
+        ),
         ([{**SKU, "locations": [1]}], r"skusFile = \S*/skus\.json: item 0: locations is \[1\], not a list of strings"),
-        (b"[{\"name\": \"Standard_NC6\xe9\"}]", r"skusFile = \S*/skus\.json: not UTF-8 text \(byte 23\); expected the JSON list"),
+        (b'[{"name": "Standard_NC6\xe9"}]', r"skusFile = \S*/skus\.json: not UTF-8 text \(byte 23\); expected the JSON list"),
     ],
     "usageFile": [
         ("", r"usageFile = \S*/usage\.json: not JSON \(line 1, column 1: Expecting value\)"),
-        ([{"name": {"localizedValue": "Total Regional vCPUs"}, "currentValue": 4, "limit": 10}],
-         r"usageFile = \S*/usage\.json: item 0: name is neither a string nor an object with a string value"),
-        ([{"name": {"value": "cores"}, "currentValue": 4, "limit": "many"}], r"usageFile = \S*/usage\.json: item 0: limit is \"many\", not a number; expected the JSON list `az vm list-usage"),
+        (
+            [{"name": {"localizedValue": "Total Regional vCPUs"}, "currentValue": 4, "limit": 10}],
+            r"usageFile = \S*/usage\.json: item 0: name is neither a string nor an object with a string value",
+        ),
+        (
+            [{"name": {"value": "cores"}, "currentValue": 4, "limit": "many"}],
+            r"usageFile = \S*/usage\.json: item 0: limit is \"many\", not a number; expected the JSON list `az vm list-usage",
+        ),
         ('[{"name": "cores", "currentValue": 4, "limit": NaN}]', r"usageFile = \S*/usage\.json: not JSON \(NaN is not a JSON number\)"),
-        ('[{"name": "cores", "currentValue": 4, "limit": -Infinity}]', r"usageFile = \S*/usage\.json: not JSON \(-Infinity is not a JSON number\)"),
-        ([{"name": "cores", "currentValue": -4, "limit": 10}], r"usageFile = \S*/usage\.json: item 0: currentValue is -4, not a number of at least 0"),
+        (
+            '[{"name": "cores", "currentValue": 4, "limit": -Infinity}]',
+            r"usageFile = \S*/usage\.json: not JSON \(-Infinity is not a JSON number\)",
+        ),
+        (
+            [{"name": "cores", "currentValue": -4, "limit": 10}],
+            r"usageFile = \S*/usage\.json: item 0: currentValue is -4, not a number of at least 0",
+        ),
     ],
     "pricesFile": [
         ("[1, 2", r"pricesFile = \S*/prices\.json: not JSON"),
@@ -66,13 +95,25 @@ BROKEN = {
         ({"Items": []}, r"pricesFile = \S*/prices\.json: Items is empty, so it prices nothing"),
         ({"Items": [{"armSkuName": T4, "retailPrice": None}]}, r"pricesFile = \S*/prices\.json: item 0: retailPrice is null, not a number"),
         # A NaN or negative price would price the stack below any cost.maxHourly (#31).
-        ('{"Items": [{"armSkuName": "Standard_NC4as_T4_v3", "retailPrice": NaN}]}', r"pricesFile = \S*/prices\.json: not JSON \(NaN is not a JSON number\)"),
-        ({"Items": [{"armSkuName": T4, "retailPrice": -0.5}]}, r"pricesFile = \S*/prices\.json: item 0: retailPrice is -0\.5, not a number of at least 0"),
+        (
+            '{"Items": [{"armSkuName": "Standard_NC4as_T4_v3", "retailPrice": NaN}]}',
+            r"pricesFile = \S*/prices\.json: not JSON \(NaN is not a JSON number\)",
+        ),
+        (
+            {"Items": [{"armSkuName": T4, "retailPrice": -0.5}]},
+            r"pricesFile = \S*/prices\.json: item 0: retailPrice is -0\.5, not a number of at least 0",
+        ),
         ({"Items": [{"armSkuName": 5, "retailPrice": 0.5}]}, r"pricesFile = \S*/prices\.json: item 0: armSkuName is 5, not a string"),
-        ({"Items": [{"armSkuName": T4, "skuName": ["x"], "retailPrice": 0.5}]}, r"pricesFile = \S*/prices\.json: item 0: skuName is \[\"x\"\], not a string"),
-        ({"Items": [{"armSkuName": T4, "effectiveStartDate": 2024, "retailPrice": 0.5}]}, r"pricesFile = \S*/prices\.json: item 0: effectiveStartDate is 2024, not a string"),
+        (
+            {"Items": [{"armSkuName": T4, "skuName": ["x"], "retailPrice": 0.5}]},
+            r"pricesFile = \S*/prices\.json: item 0: skuName is \[\"x\"\], not a string",
+        ),
+        (
+            {"Items": [{"armSkuName": T4, "effectiveStartDate": 2024, "retailPrice": 0.5}]},
+            r"pricesFile = \S*/prices\.json: item 0: effectiveStartDate is 2024, not a string",
+        ),
     ],
-}  # fmt: skip
+}
 CASES = [(member, content, says) for member, cases in BROKEN.items() for content, says in cases]
 
 
@@ -88,18 +129,29 @@ def preflight_config(tmp_path: Path, member: str, content) -> dict[str, str]:
 def test_a_saved_file_that_is_not_what_it_should_hold_is_one_line_naming_its_key(tmp_path, member, content, says, preview):
     monitor = RecordingMonitor(AzureMocks())
     with pytest.raises(ConfigError, match=rf"^invalid config aks-gpu:preflight\.{says}") as raised:
-        run_program("dev", overrides={"gpuPool": {"vmSize": T4}, "preflight": preflight_config(tmp_path, member, content)}, monitor=monitor, preview=preview)
+        run_program(
+            "dev",
+            overrides={"gpuPool": {"vmSize": T4}, "preflight": preflight_config(tmp_path, member, content)},
+            monitor=monitor,
+            preview=preview,
+        )
     assert "\n" not in str(raised.value) and monitor.registrations == []
 
 
 def test_make_render_says_the_same_one_line_and_exits_1(tmp_path, monkeypatch, capsys):
     files = preflight_config(tmp_path, "pricesFile", {"Items": [{"retailPrice": "0.5"}]})
     real = render.run_program
-    monkeypatch.setattr(render, "run_program", lambda stack, overrides, **kw: real(stack, overrides={**overrides, "gpuPool": {"vmSize": T4}, "preflight": files}, **kw))
+    monkeypatch.setattr(
+        render,
+        "run_program",
+        lambda stack, overrides, **kw: real(stack, overrides={**overrides, "gpuPool": {"vmSize": T4}, "preflight": files}, **kw),
+    )
     assert render.main(["--stack", "dev", "--out", str(tmp_path / "out")]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1
-    assert err.startswith(f'error: invalid config aks-gpu:preflight.pricesFile = {tmp_path}/prices.json: item 0: retailPrice is "0.5", not a number')
+    assert err.startswith(
+        f'error: invalid config aks-gpu:preflight.pricesFile = {tmp_path}/prices.json: item 0: retailPrice is "0.5", not a number'
+    )
 
 
 @pytest.mark.parametrize(
@@ -108,11 +160,18 @@ def test_make_render_says_the_same_one_line_and_exits_1(tmp_path, monkeypatch, c
         ("[", r"not JSON \(line 1, column 2"),
         ({"name": "team-aks"}, r"no location, agentPoolProfiles; expected the JSON object `az aks show"),
         ({"name": "team-aks", "location": "eastus", "agentPoolProfiles": 5}, r"agentPoolProfiles is int, not a list of pools"),
-        ({"name": "team-aks", "location": "eastus", "agentPoolProfiles": [{"name": "system", "vnetSubnetId": 5}]},
-         r"agentPoolProfiles\[0\]\.vnetSubnetID is 5, not a string"),
-        ({"name": "team-aks", "location": "eastus", "agentPoolProfiles": [{"name": "system", "maxPods": "30"}]},
-         r"agentPoolProfiles\[0\]\.maxPods is '30', not a whole number"),
-        ({"name": "other-aks", "location": "eastus", "agentPoolProfiles": []}, r"it describes cluster 'other-aks', but aks-gpu:existingCluster.name is 'team-aks'"),
+        (
+            {"name": "team-aks", "location": "eastus", "agentPoolProfiles": [{"name": "system", "vnetSubnetId": 5}]},
+            r"agentPoolProfiles\[0\]\.vnetSubnetID is 5, not a string",
+        ),
+        (
+            {"name": "team-aks", "location": "eastus", "agentPoolProfiles": [{"name": "system", "maxPods": "30"}]},
+            r"agentPoolProfiles\[0\]\.maxPods is '30', not a whole number",
+        ),
+        (
+            {"name": "other-aks", "location": "eastus", "agentPoolProfiles": []},
+            r"it describes cluster 'other-aks', but aks-gpu:existingCluster.name is 'team-aks'",
+        ),
     ],
 )
 def test_a_saved_cluster_that_is_not_the_clusters_description_is_one_line(tmp_path, content, says):
@@ -150,7 +209,12 @@ def test_the_program_itself_refuses_a_cluster_file_that_is_not_a_description(tmp
     path = write(tmp_path, "cluster.json", content)
     monitor = RecordingMonitor(AzureMocks(cluster=existing_cluster()))
     with pytest.raises(ConfigError, match=r"^invalid config aks-gpu:preflight\.clusterFile = \S*/cluster\.json: ") as raised:
-        run_program("dev", overrides={"existingCluster": TEAM, "gpuPool": {"vmSize": T4}, "preflight": {"clusterFile": path}}, monitor=monitor, preview=preview)
+        run_program(
+            "dev",
+            overrides={"existingCluster": TEAM, "gpuPool": {"vmSize": T4}, "preflight": {"clusterFile": path}},
+            monitor=monitor,
+            preview=preview,
+        )
     assert "\n" not in str(raised.value) and monitor.registrations == []
 
 
@@ -158,7 +222,10 @@ def test_the_program_itself_refuses_a_cluster_file_that_is_not_a_description(tmp
 def test_a_path_longer_than_the_system_takes_is_one_line(member):
     files = {"skusFile": "a" * 300, "usageFile": str(USAGE)} if member == "skusFile" else {member: "x/" * 1000 + "f.json"}
     extra = {"existingCluster": TEAM} if member == "clusterFile" else {}
-    with pytest.raises(ConfigError, match=rf"^invalid config aks-gpu:preflight\.{member} = '?.{{100,}}\.\.\. \(\d+ characters\): (cannot be|expected an existing file)") as raised:
+    with pytest.raises(
+        ConfigError,
+        match=rf"^invalid config aks-gpu:preflight\.{member} = '?.{{100,}}\.\.\. \(\d+ characters\): (cannot be|expected an existing file)",
+    ) as raised:
         run_program("dev", overrides={"gpuPool": {"vmSize": T4}, "preflight": files, **extra}, preview=True)
     assert len(str(raised.value)) < 400
 
@@ -166,5 +233,7 @@ def test_a_path_longer_than_the_system_takes_is_one_line(member):
 def test_a_file_inside_the_project_is_named_as_the_stack_file_names_it():
     """Relative paths are taken from the project directory, where Pulumi runs the program,
     and the message quotes the path as configured, not its base name alone."""
-    with pytest.raises(ConfigError, match=r"^invalid config aks-gpu:preflight\.pricesFile = tests/fixtures/clusters/ml-aks\.json: no Items"):
+    with pytest.raises(
+        ConfigError, match=r"^invalid config aks-gpu:preflight\.pricesFile = tests/fixtures/clusters/ml-aks\.json: no Items"
+    ):
         run_program("dev", overrides={"preflight": {"pricesFile": "tests/fixtures/clusters/ml-aks.json"}}, preview=True)

@@ -126,7 +126,9 @@ def test_the_readme_documents_every_key_and_member():
         assert f"`{key}" in documented, key
     hints = {name: config.strip_optional(t) for name, t in typing.get_type_hints(config.ProjectConfig).items()}
     structured = {name: t for name, t in hints.items() if dataclasses.is_dataclass(t)}
-    assert {"gpu_pool", "access", "monitoring", "existing_cluster"} <= set(structured), "the structured keys are found, so members are checked"
+    assert {"gpu_pool", "access", "monitoring", "existing_cluster"} <= set(structured), (
+        "the structured keys are found, so members are checked"
+    )
     for name, cls in structured.items():
         for member in config.members(cls):
             key = f"aks-gpu:{config.camel_case(name)}"

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import run_cached
 
 from components.resources import hardening
 from components.resources.cluster import entra_kubeconfig
-from conftest import run_cached
 from tools.azure_mocks import AKS_ENTRA_SERVER_ID, MOCK_CLIENT
 from tools.mock_engine import ProgramRun, Secret
-from tools.stack_files import ROOT, stacks
 from tools.render import kubernetes_objects, manifest
+from tools.stack_files import ROOT, stacks
 
 AKS = "azure-native:containerservice:ManagedCluster"
 ROLE = "azure-native:authorization:RoleAssignment"
@@ -93,7 +93,10 @@ def test_authorized_ip_ranges_reach_the_api_server_profile(program):
 def test_the_cluster_runs_azure_cni_overlay_with_cilium_policy(dev: ProgramRun):
     net = cluster(dev)["networkProfile"]
     assert {k: net[k] for k in ("networkPlugin", "networkPluginMode", "networkDataplane", "networkPolicy")} == {
-        "networkPlugin": "azure", "networkPluginMode": "overlay", "networkDataplane": "cilium", "networkPolicy": "cilium",
+        "networkPlugin": "azure",
+        "networkPluginMode": "overlay",
+        "networkDataplane": "cilium",
+        "networkPolicy": "cilium",
     }
 
 
@@ -110,7 +113,10 @@ def workloads(run: ProgramRun) -> list:
 
 
 def test_every_pod_the_program_runs_is_selected_by_a_network_policy(dev: ProgramRun):
-    policies = {(p.inputs["metadata"]["namespace"], tuple(sorted(p.inputs["spec"]["podSelector"]["matchLabels"].items()))) for p in dev.of_type(NETPOL)}
+    policies = {
+        (p.inputs["metadata"]["namespace"], tuple(sorted(p.inputs["spec"]["podSelector"]["matchLabels"].items())))
+        for p in dev.of_type(NETPOL)
+    }
     assert len(workloads(dev)) == 3, "device plugin, DCGM exporter, Job"
     for workload in workloads(dev):
         workload = workload.inputs

@@ -11,8 +11,8 @@ import difflib
 from pathlib import Path
 
 import pytest
-
 from conftest import run_cached
+
 from tools import render
 from tools.mock_engine import run_program
 from tools.stack_files import stacks

@@ -8,10 +8,10 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import run_cached
+from test_existing_cluster import deploy, on_existing, preflight_warnings
 
 from components.config import ConfigError
-from conftest import run_cached
-from test_existing_cluster import TEAM, deploy, on_existing, preflight_warnings
 from tools import render
 from tools.azure_mocks import existing_cluster
 
@@ -115,14 +115,24 @@ ML = {"resourceGroupName": "ml-platform", "name": "ml-aks"}
 @pytest.mark.parametrize(
     "existing, subscription, says",
     [
-        ({"resourceGroupName": "other-rg", "name": "ml-aks"}, None,
-         "it describes ml-platform/ml-aks, but aks-gpu:existingCluster.resourceGroupName is 'other-rg'"),
-        (ML, TEAM_SUBSCRIPTION,
-         f"its cluster is in subscription 33333333-3333-3333-3333-333333333333, but azure-native:subscriptionId is {TEAM_SUBSCRIPTION}"),
-        ({"resourceGroupName": "ml-platform", "name": "team-aks"}, None, "it describes cluster 'ml-aks', but aks-gpu:existingCluster.name is 'team-aks'"),
+        (
+            {"resourceGroupName": "other-rg", "name": "ml-aks"},
+            None,
+            "it describes ml-platform/ml-aks, but aks-gpu:existingCluster.resourceGroupName is 'other-rg'",
+        ),
+        (
+            ML,
+            TEAM_SUBSCRIPTION,
+            f"its cluster is in subscription 33333333-3333-3333-3333-333333333333, but azure-native:subscriptionId is {TEAM_SUBSCRIPTION}",
+        ),
+        (
+            {"resourceGroupName": "ml-platform", "name": "team-aks"},
+            None,
+            "it describes cluster 'ml-aks', but aks-gpu:existingCluster.name is 'team-aks'",
+        ),
     ],
     ids=["another resource group", "another subscription", "another name"],
-)  # fmt: skip
+)
 def test_a_saved_description_of_another_cluster_is_refused_in_one_line(existing, subscription, says):
     overrides = {"existingCluster": existing, "gpuPool": {"vmSize": T4}, "preflight": {"clusterFile": str(SAVED)}}
     if subscription:
@@ -136,21 +146,27 @@ def test_a_saved_description_of_another_cluster_is_refused_in_one_line(existing,
 def test_the_same_cluster_in_other_letters_of_its_group_and_subscription_is_accepted():
     """ARM matches resource group names and subscription IDs without case."""
     overrides = {
-        "existingCluster": {"resourceGroupName": "ML-Platform", "name": "ml-aks"}, "gpuPool": {"vmSize": T4},
-        "preflight": {"clusterFile": str(SAVED)}, "azure-native:subscriptionId": "33333333-3333-3333-3333-333333333333".upper(),
-    }  # fmt: skip
+        "existingCluster": {"resourceGroupName": "ML-Platform", "name": "ml-aks"},
+        "gpuPool": {"vmSize": T4},
+        "preflight": {"clusterFile": str(SAVED)},
+        "azure-native:subscriptionId": "33333333-3333-3333-3333-333333333333".upper(),
+    }
     assert run_cached("dev", **overrides)[0].of_type("azure-native:containerservice:AgentPool")
 
 
 def test_the_offline_render_signs_in_to_the_subscription_the_saved_cluster_names(tmp_path, monkeypatch, capsys):
     """The budget's scope and the managed pool's subscriptionId name the team's subscription,
     not the mock's, when the saved cluster's id names it."""
-    cluster_id = f"/subscriptions/{TEAM_SUBSCRIPTION}/resourcegroups/ml-platform/providers/Microsoft.ContainerService/managedClusters/ml-aks"
+    cluster_id = (
+        f"/subscriptions/{TEAM_SUBSCRIPTION}/resourcegroups/ml-platform/providers/Microsoft.ContainerService/managedClusters/ml-aks"
+    )
     team = {
-        "existingCluster": ML, "gpuPool": None, "gpuPools": {"t4": {"vmSize": T4, "management": "aks-managed"}},
+        "existingCluster": ML,
+        "gpuPool": None,
+        "gpuPools": {"t4": {"vmSize": T4, "management": "aks-managed"}},
         "preflight": {"clusterFile": saved_copy(tmp_path, id=cluster_id)},
         "cost": {"budget": {"amount": 100, "contactEmails": ["gpu@example.com"]}},
-    }  # fmt: skip
+    }
     real = render.run_program
     monkeypatch.setattr(render, "run_program", lambda stack, overrides, **kw: real(stack, overrides={**overrides, **team}, **kw))
     assert render.main(["--stack", "dev", "--out", str(tmp_path / "out")]) == 0

@@ -29,8 +29,16 @@ def tolerations(run, type_):
 
 def test_the_catalog_covers_the_guides_sizes_and_todays_families():
     for size in [
-        "Standard_NC6", "Standard_NC12", "Standard_NC24", "Standard_NC6s_v2", "Standard_NC12s_v2", "Standard_NC24s_v2",
-        "Standard_NC6s_v3", "Standard_NC4as_T4_v3", "Standard_NC24ads_A100_v4", "Standard_NC40ads_H100_v5",
+        "Standard_NC6",
+        "Standard_NC12",
+        "Standard_NC24",
+        "Standard_NC6s_v2",
+        "Standard_NC12s_v2",
+        "Standard_NC24s_v2",
+        "Standard_NC6s_v3",
+        "Standard_NC4as_T4_v3",
+        "Standard_NC24ads_A100_v4",
+        "Standard_NC40ads_H100_v5",
         "Standard_ND96isr_H100_v5",
     ]:
         assert size in gpu_sizes.CATALOG, size
@@ -159,7 +167,10 @@ def test_a_managed_gpu_pool_refuses_the_cluster_autoscaler(managed):
     f63267b4, 2026-07-15): "Cluster autoscaler isn't supported on managed GPU node pools
     during preview. Scale these pools manually." """
     raw = {"aks-gpu:gpuPool": json.dumps({**managed, "minCount": 0, "maxCount": 2})}
-    with pytest.raises(ConfigError, match=r"^invalid config aks-gpu:gpuPool.minCount/maxCount = 0/2 with aks-gpu:gpuPool\.(dedicatedVhd = true|management = aks-managed): AKS does not support the cluster autoscaler on managed GPU node pools") as error:
+    with pytest.raises(
+        ConfigError,
+        match=r"^invalid config aks-gpu:gpuPool.minCount/maxCount = 0/2 with aks-gpu:gpuPool\.(dedicatedVhd = true|management = aks-managed): AKS does not support the cluster autoscaler on managed GPU node pools",
+    ) as error:
         parse(raw, "aks-gpu", "dev")
     assert "\n" not in str(error.value)
 
@@ -168,8 +179,12 @@ def test_the_preview_names_the_key_that_asked_for_managed_gpu_nodes():
     """dedicatedVhd is the guide's retired image, so its warning says so; management:
     aks-managed asked for AKS-managed GPU nodes directly, and its warning does not."""
     by_vhd = parse({"aks-gpu:gpuPool": json.dumps(MANAGED)}, "aks-gpu", "dev").warnings
-    by_mode = parse({"aks-gpu:gpuPool": json.dumps({"vmSize": "Standard_NC4as_T4_v3", "management": "aks-managed"})}, "aks-gpu", "dev").warnings
-    assert any(w.startswith("aks-gpu:gpuPool.dedicatedVhd = true: the guide's AKS GPU image (UseGPUDedicatedVHD) was retired") for w in by_vhd)
+    by_mode = parse(
+        {"aks-gpu:gpuPool": json.dumps({"vmSize": "Standard_NC4as_T4_v3", "management": "aks-managed"})}, "aks-gpu", "dev"
+    ).warnings
+    assert any(
+        w.startswith("aks-gpu:gpuPool.dedicatedVhd = true: the guide's AKS GPU image (UseGPUDedicatedVHD) was retired") for w in by_vhd
+    )
     assert any(w.startswith("aks-gpu:gpuPool.management = aks-managed: AKS-managed GPU nodes") for w in by_mode)
     assert not [w for w in by_mode if "dedicatedVhd" in w or "UseGPUDedicatedVHD" in w]
     assert not [w for w in by_vhd + by_mode if "az CLI" in w or "aks-preview" in w], "nothing needs the az CLI now"
@@ -186,4 +201,3 @@ def test_managed_gpu_nodes_take_any_kubernetes_version_the_cluster_takes():
     azure-aks-docs f21c5e447 (2025-10-29); the page at f63267b4 names no minimum."""
     base = {"aks-gpu:gpuPool": json.dumps(MANAGED)}
     assert parse({**base, "aks-gpu:kubernetesVersion": "1.33"}, "aks-gpu", "dev").kubernetes_version == "1.33"
-

@@ -27,8 +27,11 @@ def run_listing(folder, output) -> subprocess.CompletedProcess:
     """The listing step's command, run with bash in `folder` as a runner runs it."""
     return subprocess.run(
         ["bash", "-e", "-c", listing_step()["run"]],
-        cwd=folder, env={**os.environ, "GITHUB_OUTPUT": str(output)}, capture_output=True, text=True,
-    )  # fmt: skip
+        cwd=folder,
+        env={**os.environ, "GITHUB_OUTPUT": str(output)},
+        capture_output=True,
+        text=True,
+    )
 
 
 def listed(folder, tmp_path) -> list[str]:

@@ -7,7 +7,8 @@ describes (the offline render says what it read), or an assumed one (it says so)
 from __future__ import annotations
 
 import base64
-from typing import Any, Mapping, Optional
+from collections.abc import Mapping
+from typing import Any
 
 import grpc
 from pulumi.runtime import mocks as pulumi_mocks
@@ -54,7 +55,9 @@ def _fake_kubeconfig(cluster: str, exec_format: bool = False) -> str:
     )
 
 
-def existing_cluster(name: str = "team-aks", resource_group: str = "team-rg", location: str = "westeurope", **changes: Any) -> dict[str, Any]:
+def existing_cluster(
+    name: str = "team-aks", resource_group: str = "team-rg", location: str = "westeurope", **changes: Any
+) -> dict[str, Any]:
     """What getManagedCluster answers for a healthy existing cluster, in azure-native's
     spelling: running, Succeeded, Azure CNI Overlay with Cilium, local accounts, a System pool
     of three nodes and no VNet of its own. `changes` replace top-level members
@@ -72,7 +75,12 @@ def existing_cluster(name: str = "team-aks", resource_group: str = "team-rg", lo
         "currentKubernetesVersion": "1.34.2",
         "nodeResourceGroup": f"MC_{resource_group}_{name}_{location}",
         "enableRBAC": True,
-        "networkProfile": {"networkPlugin": "azure", "networkPluginMode": "overlay", "networkDataplane": "cilium", "networkPolicy": "cilium"},
+        "networkProfile": {
+            "networkPlugin": "azure",
+            "networkPluginMode": "overlay",
+            "networkDataplane": "cilium",
+            "networkPolicy": "cilium",
+        },
         "agentPoolProfiles": [
             {"name": "system", "mode": "System", "vmSize": "Standard_D4s_v5", "count": 3, "maxPods": 250, "osType": "Linux"},
         ],
@@ -126,9 +134,7 @@ class AzureMocks(pulumi_mocks.Mocks):
     getManagedCluster answers for an existing cluster (`existing_cluster()`), if any.
     """
 
-    def __init__(
-        self, feature_state: str = "Registered", cluster: Optional[Mapping[str, Any]] = None, location: Optional[str] = None
-    ) -> None:
+    def __init__(self, feature_state: str = "Registered", cluster: Mapping[str, Any] | None = None, location: str | None = None) -> None:
         self.feature_state = feature_state
         #: The one cluster that exists; None: any cluster asked for exists, as ASSUMED.
         self.cluster = dict(cluster) if cluster is not None else None
@@ -140,7 +146,7 @@ class AzureMocks(pulumi_mocks.Mocks):
         #: The existing clusters getManagedCluster answered for.
         self.read: set[str] = set()
         #: The stack's preflight.clusterFile, when `cluster` is what it saved.
-        self.cluster_file: Optional[str] = None
+        self.cluster_file: str | None = None
         #: The subscription the client is signed in to: the saved cluster's, when its ID names one.
         self.subscription = MOCK_CLIENT["subscriptionId"]
 
@@ -154,7 +160,7 @@ class AzureMocks(pulumi_mocks.Mocks):
             self.subscription = id_parts(self.cluster.get("id"))[0] or self.subscription
         self.location = self.location or config.get("azure-native:location") or "eastus"
 
-    def described(self, group: str, name: str) -> Optional[dict[str, Any]]:
+    def described(self, group: str, name: str) -> dict[str, Any] | None:
         """The cluster getManagedCluster finds under these names, if any."""
         if self.cluster is not None:
             if name != self.cluster["name"]:
@@ -169,7 +175,7 @@ class AzureMocks(pulumi_mocks.Mocks):
         if note not in self.notes:
             self.notes.append(note)
 
-    def new_resource(self, args: pulumi_mocks.MockResourceArgs) -> tuple[Optional[str], dict]:
+    def new_resource(self, args: pulumi_mocks.MockResourceArgs) -> tuple[str | None, dict]:
         state = dict(args.inputs)
         # What AKS computes for a cluster it creates, known once it exists (so not in a
         # preview): its node resource group, by AKS's default name (azure-aks-docs faq.md).
@@ -191,7 +197,10 @@ class AzureMocks(pulumi_mocks.Mocks):
         if args.token == MANAGED_CLUSTER_TOKEN:
             found = self.described(args.args["resourceGroupName"], args.args["resourceName"])
             if found is None:  # azure-native's error quotes ARM's (ResourceNotFound, 404)
-                raise EngineInvokeError(args.token, f"ResourceNotFound: The Resource 'Microsoft.ContainerService/managedClusters/{args.args['resourceName']}' was not found")
+                raise EngineInvokeError(
+                    args.token,
+                    f"ResourceNotFound: The Resource 'Microsoft.ContainerService/managedClusters/{args.args['resourceName']}' was not found",
+                )
             self.read.add(args.args["resourceName"])
             return found
         if args.token == USER_CREDENTIALS_TOKEN:

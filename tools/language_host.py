@@ -20,7 +20,6 @@ import asyncio
 import runpy
 import sys
 import traceback
-from typing import Optional
 
 import pulumi
 from pulumi.runtime import mocks as pulumi_mocks
@@ -31,7 +30,7 @@ from tools.mock_engine import RecordingMonitor
 from tools.stack_files import ROOT, project_name, stack_config
 
 
-def main(argv: Optional[list[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     stack, preview = args[0], (args[1:2] or ["preview"])[0] == "preview"
     config = stack_config(stack)

@@ -24,9 +24,10 @@ import runpy
 import sys
 import warnings
 import weakref
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Optional
+from typing import Any
 
 import pulumi
 from pulumi.runtime import mocks as pulumi_mocks
@@ -89,7 +90,7 @@ class ProgramRun:
     def of_type(self, type_: str) -> list[Registration]:
         return [r for r in self.resources if r.type == type_]
 
-    def one(self, type_: str, name: Optional[str] = None) -> Registration:
+    def one(self, type_: str, name: str | None = None) -> Registration:
         """The one resource of a type; for Kubernetes objects, optionally the one so named."""
         found = [r for r in self.of_type(type_) if name is None or (r.inputs.get("metadata") or {}).get("name") == name]
         if len(found) != 1:
@@ -115,7 +116,7 @@ def _unwrap(value: Any) -> Any:
 
 
 #: The event loops the runs made, on this thread and on the SDK's workers (close_event_loops).
-WORKER_LOOPS: "weakref.WeakSet[asyncio.AbstractEventLoop]" = weakref.WeakSet()
+WORKER_LOOPS: weakref.WeakSet[asyncio.AbstractEventLoop] = weakref.WeakSet()
 
 
 def close_event_loops() -> None:
@@ -161,9 +162,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                     wire=request.object,
                     options={
                         "protect": bool(request.protect),
-                        "customTimeouts": {
-                            k: getattr(timeouts, k) for k in ("create", "update", "delete") if getattr(timeouts, k)
-                        },
+                        "customTimeouts": {k: getattr(timeouts, k) for k in ("create", "update", "delete") if getattr(timeouts, k)},
                         "ignoreChanges": list(request.ignoreChanges),
                         "retainOnDelete": bool(request.retainOnDelete),
                         "deleteBeforeReplace": bool(request.deleteBeforeReplace),
@@ -230,11 +229,11 @@ def _program_on_path() -> Iterator[None]:
 
 def run_program(
     stack: str = "dev",
-    config: Optional[Mapping[str, str]] = None,
-    overrides: Optional[Mapping[str, Any]] = None,
-    monitor: Optional[RecordingMonitor] = None,
+    config: Mapping[str, str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    monitor: RecordingMonitor | None = None,
     preview: bool = False,
-    stack_file: Optional[Path] = None,
+    stack_file: Path | None = None,
 ) -> ProgramRun:
     """Runs `__main__.py` for `stack` under mocks and returns what it declared.
 
@@ -269,8 +268,8 @@ def run_program(
 def run_under_mocks(
     body: Callable[[], Any],
     stack: str = "test",
-    config: Optional[Mapping[str, str]] = None,
-    monitor: Optional[RecordingMonitor] = None,
+    config: Mapping[str, str] | None = None,
+    monitor: RecordingMonitor | None = None,
     preview: bool = False,
 ) -> ProgramRun:
     """Runs `body` (a program, or a test that builds one component) under mocks."""

@@ -22,11 +22,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import tomllib
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Optional
+from typing import Any
+
+import tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIGS = ROOT / "mutation"
@@ -95,6 +97,7 @@ def equivalent_mutants(path: Path = EQUIVALENT) -> dict[tuple[str, str, str, str
 
 def copy_project(into: Path) -> None:
     """The project's files, without environments or bytecode; .venv linked, not copied."""
+
     def ignore(folder: str, names: list[str]) -> set[str]:
         return {n for n in names if n in LEFT_OUT or n.endswith(".pyc")}
 
@@ -130,15 +133,20 @@ def mutant(record: list[Any], source: list[str]) -> Mutant:
     result = result or {}
     outcome = "skipped" if result.get("worker_outcome") == "skipped" else result.get("test_outcome") or "not run"
     diff = result.get("diff") or ""
-    added = [l[1:] for l in diff.splitlines() if l.startswith("+") and not l.startswith("+++")]
+    added = [row[1:] for row in diff.splitlines() if row.startswith("+") and not row.startswith("+++")]
     return Mutant(
-        module=mutation["module_path"], operator=mutation["operator_name"], line=line, text=source[line - 1].strip(),
-        mutated=added[0].strip() if added else "", outcome=outcome, diff=diff,
-    )  # fmt: skip
+        module=mutation["module_path"],
+        operator=mutation["operator_name"],
+        line=line,
+        text=source[line - 1].strip(),
+        mutated=added[0].strip() if added else "",
+        outcome=outcome,
+        diff=diff,
+    )
 
 
 def changed_lines(diff: str) -> str:
-    return "\n".join(f"      {l}" for l in diff.splitlines() if l.startswith(("-", "+")) and not l.startswith(("---", "+++")))
+    return "\n".join(f"      {row}" for row in diff.splitlines() if row.startswith(("-", "+")) and not row.startswith(("---", "+++")))
 
 
 def report(scores: Iterable[Score], listed: dict[tuple[str, str, str, str], str]) -> int:
@@ -146,8 +154,10 @@ def report(scores: Iterable[Score], listed: dict[tuple[str, str, str, str], str]
     worst = 1.0
     for score in scores:
         equivalent = sum(m.key in score.equivalent for m in score.mutants if m.outcome != "skipped")
-        print(f"{score.module}: {score.killed} of {len(score.counted)} mutants killed ({score.rate:.1%}); "
-              f"{equivalent} listed as equivalent, {sum(m.outcome == 'skipped' for m in score.mutants)} operators left out")  # fmt: skip
+        print(
+            f"{score.module}: {score.killed} of {len(score.counted)} mutants killed ({score.rate:.1%}); "
+            f"{equivalent} listed as equivalent, {sum(m.outcome == 'skipped' for m in score.mutants)} operators left out"
+        )
         for m in score.survivors:
             print(f"  survived: {m.module}:{m.line} {m.operator}\n{changed_lines(m.diff)}")
             print(f"    to list it: {m.module} | {m.operator} | {m.text} => {m.mutated} | <why no user could notice>")
@@ -160,7 +170,7 @@ def report(scores: Iterable[Score], listed: dict[tuple[str, str, str, str], str]
     return 0 if worst >= TARGET and not stale else 1
 
 
-def main(argv: Optional[list[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", help="configurations of mutation/ to run (default: all), such as cost")
     parser.add_argument("--jobs", type=int, default=2, help="configurations run at once (default 2)")
@@ -173,10 +183,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     listed = equivalent_mutants()
     with tempfile.TemporaryDirectory(prefix="aks-gpu-mutation-") as work, ThreadPoolExecutor(args.jobs) as pool:
         results = list(pool.map(lambda c: (c, run(c, Path(work))), configs))
-    scores = [
-        Score(tomllib.loads(c.read_text())["cosmic-ray"]["module-path"], tuple(found), frozenset(listed))
-        for c, found in results
-    ]
+    scores = [Score(tomllib.loads(c.read_text())["cosmic-ray"]["module-path"], tuple(found), frozenset(listed)) for c, found in results]
     return report(scores, listed)
 
 

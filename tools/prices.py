@@ -16,7 +16,6 @@ import datetime
 import json
 import sys
 from pathlib import Path
-from typing import Optional
 
 from components import config
 from components.azure import cost, prices
@@ -37,7 +36,7 @@ def wanted(names: list[str]) -> dict[tuple[str, str], set[str]]:
     return found
 
 
-def save(out: Path, names: list[str], base_url: Optional[str] = None, today: Optional[datetime.date] = None) -> dict:
+def save(out: Path, names: list[str], base_url: str | None = None, today: datetime.date | None = None) -> dict:
     items = []
     regions = wanted(names)
     for (region, currency), sizes in sorted(regions.items()):
@@ -53,7 +52,7 @@ def save(out: Path, names: list[str], base_url: Optional[str] = None, today: Opt
     return saved
 
 
-def main(argv: Optional[list[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--stack", action="append", help="a stack (repeatable; default: every Pulumi.<stack>.yaml)")
     parser.add_argument("--out", type=Path, default=SAVED)

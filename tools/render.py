@@ -27,7 +27,7 @@ import re
 import sys
 import textwrap
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import pulumi
 import yaml
@@ -137,7 +137,7 @@ ARM_URL_INPUTS = frozenset({"resourceGroupName", *(k for names in ARM_NAME_INPUT
 ARM_TEMPLATE_SCHEMA = "https://schema.management.azure.com/schemas/2019-04-01/deploymentTemplate.json#"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def sdk_api_version(pulumi_type: str) -> str:
     """The REST API version the installed azure-native SDK uses for a resource type, as the
     docstring of its class's constructor states it ("Uses Azure REST API version
@@ -234,7 +234,11 @@ def _pool_line(name: str, p: dict[str, Any]) -> str:
     """A pool's size, nodes, MIG slices and taints, from its inputs (the typed pool's, or the
     managed pool's REST properties: the same names)."""
     low, high, count = p.get("minCount"), p.get("maxCount"), p.get("count")
-    scale = f"autoscaled from {low} to {high} node{'' if high == 1 else 's'}" if p.get("enableAutoScaling") else f"{count} node{'' if count == 1 else 's'}"
+    scale = (
+        f"autoscaled from {low} to {high} node{'' if high == 1 else 's'}"
+        if p.get("enableAutoScaling")
+        else f"{count} node{'' if count == 1 else 's'}"
+    )
     mig = f", MIG {gpu_sizes.mig_slices(p['vmSize'], p['gpuInstanceProfile'])}" if p.get("gpuInstanceProfile") else ""
     return f"GPU pool: {name} {p['vmSize']}, {scale}{mig}, taints {', '.join(p.get('nodeTaints', []))}"
 
@@ -268,9 +272,7 @@ def fold(line: str) -> list[str]:
     if len(line) <= WIDTH:
         return [line]
     lead = " " * (len(line) - len(line.lstrip(" -")))
-    return textwrap.wrap(
-        line, width=WIDTH, subsequent_indent=lead + CONTINUED, break_on_hyphens=False, break_long_words=True
-    )
+    return textwrap.wrap(line, width=WIDTH, subsequent_indent=lead + CONTINUED, break_on_hyphens=False, break_long_words=True)
 
 
 def unfold(text: str) -> str:
@@ -316,11 +318,13 @@ SNAPSHOTS = ROOT / "tests" / "snapshots"
 RENDERED_FILES = ("manifests.yaml", "azure.json", "resources.json", "outputs.json")
 
 
-def main(argv: Optional[list[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--stack", action="append", help="stack name: reads Pulumi.<stack>.yaml (default: dev; repeatable)")
     parser.add_argument("--all", action="store_true", help="every stack with a Pulumi.<stack>.yaml")
-    parser.add_argument("--out", type=Path, help="output folder (default: build/<stack>); with several stacks, the parent of one folder each")
+    parser.add_argument(
+        "--out", type=Path, help="output folder (default: build/<stack>); with several stacks, the parent of one folder each"
+    )
     parser.add_argument("--snapshots", action="store_true", help=f"write every stack to {_relative(SNAPSHOTS)}/<stack>")
     args = parser.parse_args(argv)
     names = stacks() if args.all or args.snapshots else (args.stack or ["dev"])

@@ -21,7 +21,7 @@ import copy
 import json
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from pydantic import TypeAdapter
 
@@ -128,7 +128,7 @@ def render() -> str:
     return json.dumps(stack_file_schema(), indent=2) + "\n"
 
 
-def main(argv: Optional[list[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="exit 1 if the committed schema is stale")
     args = parser.parse_args(argv)

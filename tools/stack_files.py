@@ -9,8 +9,9 @@ from __future__ import annotations
 import copy
 import functools
 import json
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping, Optional
+from typing import Any
 
 import pulumi
 import yaml
@@ -33,7 +34,7 @@ def _yaml_file(path: Path) -> Any:
     return copy.deepcopy(_parsed_yaml(path, stat.st_mtime_ns, stat.st_size))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _parsed_yaml(path: Path, mtime_ns: int, size: int) -> Any:
     return yaml.load(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
@@ -62,7 +63,7 @@ class SavedFileError(pulumi.RunError):
     """A stack file, or a saved description the offline render reads, that it cannot use: one line."""
 
 
-def stack_config(stack: str, path: Optional[Path] = None) -> dict[str, str]:
+def stack_config(stack: str, path: Path | None = None) -> dict[str, str]:
     """`Pulumi.<stack>.yaml` (or `path`) over `Pulumi.yaml`, as the CLI merges them."""
     path = path or ROOT / f"Pulumi.{stack}.yaml"
     if not path.exists():
@@ -84,7 +85,7 @@ def stack_config(stack: str, path: Optional[Path] = None) -> dict[str, str]:
     return merged
 
 
-def saved_cluster(config: Mapping[str, str]) -> Optional[tuple[dict[str, Any], str]]:
+def saved_cluster(config: Mapping[str, str]) -> tuple[dict[str, Any], str] | None:
     """The existing cluster as `aks-gpu:preflight.clusterFile` saved it (`az aks show
     --output json`), and the file's name as the stack gives it, for the offline render to
     answer getManagedCluster with, if the stack names one. A file that is not such a

@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Optional
+from typing import Any
 
 from components.azure import saved_files
 
@@ -39,10 +40,10 @@ class Sku:
     name: str
     family: str
     vcpus: int
-    gpus: Optional[int]
+    gpus: int | None
     generations: tuple[str, ...]
     #: The reason Azure does not offer it here ("NotAvailableForSubscription"), if it does not.
-    restriction: Optional[str] = None
+    restriction: str | None = None
     #: Zones where it is not offered.
     restricted_zones: tuple[str, ...] = ()
 
@@ -116,13 +117,19 @@ def _whole(value: Any) -> bool:
 
 # What `parse_skus` reads of an item, and of its parts (the REST shapes: ResourceSku,
 # ResourceSkuCapabilities, ResourceSkuRestrictions, ResourceSkuRestrictionInfo).
-SKU_MEMBERS = {"name": saved_files.STRING, "resourceType": saved_files.STRING, "family": saved_files.STRING,
-               "locations": saved_files.STRINGS, "capabilities": saved_files.OBJECTS, "restrictions": saved_files.OBJECTS}  # fmt: skip
+SKU_MEMBERS = {
+    "name": saved_files.STRING,
+    "resourceType": saved_files.STRING,
+    "family": saved_files.STRING,
+    "locations": saved_files.STRINGS,
+    "capabilities": saved_files.OBJECTS,
+    "restrictions": saved_files.OBJECTS,
+}
 RESTRICTION_MEMBERS = {"type": saved_files.STRING, "reasonCode": saved_files.STRING, "restrictionInfo": saved_files.OBJECT}
 RESTRICTION_INFO_MEMBERS = {"zones": saved_files.STRINGS, "locations": saved_files.STRINGS}
 
 
-def sku_problem(item: dict[str, Any]) -> Optional[str]:
+def sku_problem(item: dict[str, Any]) -> str | None:
     """What in one saved `az vm list-skus` item `parse_skus` could not read, or None."""
     absent = saved_files.missing(item, ("name", "resourceType", "locations"))
     if absent:
@@ -135,13 +142,15 @@ def sku_problem(item: dict[str, Any]) -> Optional[str]:
         if capability["name"] in ("vCPUs", "GPUs") and not _whole(capability["value"]):
             return f"capability {capability['name']} is {capability['value']!r}, not a whole number"
     for index, restriction in enumerate(item.get("restrictions") or []):
-        problem = saved_files.typed(restriction, RESTRICTION_MEMBERS) or saved_files.typed(restriction.get("restrictionInfo") or {}, RESTRICTION_INFO_MEMBERS)
+        problem = saved_files.typed(restriction, RESTRICTION_MEMBERS) or saved_files.typed(
+            restriction.get("restrictionInfo") or {}, RESTRICTION_INFO_MEMBERS
+        )
         if problem:
             return f"restrictions[{index}]: {problem}"
     return None
 
 
-def usage_problem(item: dict[str, Any]) -> Optional[str]:
+def usage_problem(item: dict[str, Any]) -> str | None:
     """What in one saved `az vm list-usage` item `parse_usages` could not read, or None."""
     name = item.get("name")
     named = isinstance(name, str) or (isinstance(name, dict) and isinstance(name.get("value"), str))
@@ -161,12 +170,17 @@ USAGE_HOLD = "the JSON list `az vm list-usage --location <loc> --output json` pr
 
 
 def from_files(
-    skus_file: Path, usage_file: Path, location: str,
-    skus_key: str = "aks-gpu:preflight.skusFile", usage_key: str = "aks-gpu:preflight.usageFile",
+    skus_file: Path,
+    usage_file: Path,
+    location: str,
+    skus_key: str = "aks-gpu:preflight.skusFile",
+    usage_key: str = "aks-gpu:preflight.usageFile",
 ) -> Facts:
     """The saved az CLI answers; a file that is not such a list is one line naming its key."""
     skus = saved_files.check_items(skus_key, skus_file, saved_files.read_json(skus_key, skus_file, SKUS_HOLD), SKUS_HOLD, sku_problem)
-    usages = saved_files.check_items(usage_key, usage_file, saved_files.read_json(usage_key, usage_file, USAGE_HOLD), USAGE_HOLD, usage_problem)
+    usages = saved_files.check_items(
+        usage_key, usage_file, saved_files.read_json(usage_key, usage_file, USAGE_HOLD), USAGE_HOLD, usage_problem
+    )
     return Facts(source=f"files {skus_file.name}, {usage_file.name}", skus=parse_skus(skus, location), usages=parse_usages(usages))
 
 
@@ -191,7 +205,7 @@ def live(
     location: str,
     node_group: str,
     credential: Any = None,
-    base_url: Optional[str] = None,
+    base_url: str | None = None,
     timeout: float = LIVE_TIMEOUT_SECONDS,
 ) -> Facts:
     """Reads the facts from Azure, the three lists at once, within `timeout` seconds.

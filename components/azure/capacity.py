@@ -6,12 +6,12 @@ after the cluster was created."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Optional
 
-from components.catalog import gpu_sizes
 from components.azure.azure_facts import REGIONAL_CORES, REGIONAL_SPOT_CORES, Facts
 from components.azure.problem import Problem
+from components.catalog import gpu_sizes
 from components.config import NAMESPACE, SYSTEM_POOL_NAME, StackConfig, pool_upgrades
 
 QUOTA_FIX = "request more on the Azure portal's Quotas page (Compute, {location}, '{display}')"
@@ -75,7 +75,7 @@ def pool_needs(cfg: StackConfig, facts: Facts) -> list[PoolNeed]:
     return needs
 
 
-def capacity(cfg: StackConfig, facts: Facts, stack: str, location: Optional[str] = None) -> list[Problem]:
+def capacity(cfg: StackConfig, facts: Facts, stack: str, location: str | None = None) -> list[Problem]:
     location = location or cfg.location
     needs = pool_needs(cfg, facts)
     problems = [p for need in needs for p in offer(need, facts, location)]
@@ -100,10 +100,17 @@ def offer(need: PoolNeed, facts: Facts, location: str) -> list[Problem]:
     if known and sku.gpus is not None and sku.gpus != known.gpus:
         problems.append(Problem(f"{size}: Azure says {sku.gpus} GPU(s) per VM, this program's catalog {known.gpus}", False))
     if known and sku.generations and ("V2" in sku.generations) != known.gen2:
-        problems.append(Problem(f"{size}: Azure lists Hyper-V generations {', '.join(sku.generations)}, this program's catalog "
-                                f"{'Gen2' if known.gen2 else 'Gen1 only'}; Azure's list decides", False))  # fmt: skip
+        problems.append(
+            Problem(
+                f"{size}: Azure lists Hyper-V generations {', '.join(sku.generations)}, this program's catalog "
+                f"{'Gen2' if known.gen2 else 'Gen1 only'}; Azure's list decides",
+                False,
+            )
+        )
     if need.gen2 and sku.generations and "V2" not in sku.generations:
-        problems.append(Problem(f"{need.key}.gen2 = true but Azure offers {need.vm_size} as {', '.join(sku.generations)} only in {location}"))
+        problems.append(
+            Problem(f"{need.key}.gen2 = true but Azure offers {need.vm_size} as {', '.join(sku.generations)} only in {location}")
+        )
     return problems
 
 
@@ -121,7 +128,12 @@ def quota(needs: list[PoolNeed], facts: Facts, location: str, alternative: Calla
     for name, users in demands.items():
         usage = facts.usages.get(name)
         if usage is None:
-            problems.append(Problem(f"{users[0][0].key}.vmSize {users[0][0].vm_size}: no quota named {name} in {location} ({facts.source}); not checked", False))  # fmt: skip
+            problems.append(
+                Problem(
+                    f"{users[0][0].key}.vmSize {users[0][0].vm_size}: no quota named {name} in {location} ({facts.source}); not checked",
+                    False,
+                )
+            )
             continue
         start = sum(n.nodes * v for n, v in users)
         most = sum(n.max_nodes * v for n, v in users)
@@ -136,10 +148,13 @@ def quota(needs: list[PoolNeed], facts: Facts, location: str, alternative: Calla
             problems.append(Problem(f"{pools} may grow to {most} vCPUs of {numbers}: the autoscaler would stall; {fix}", False))
         elif (upgrading := sum((n.max_nodes + n.surge) * v for n, v in users)) > usage.free:
             surging = ", ".join(f"{n.key}.upgradeSettings.maxSurge ({n.surge} node(s))" for n, _ in users if n.surge)
-            problems.append(Problem(
-                f"{surging}: an upgrade adds {upgrading - most} vCPUs to {most} of {numbers}; AKS's upgrades would fail with "
-                f"QuotaExceeded; {fix}, or leave maxSurge unset (0: one node down at a time, no extra quota)", False,
-            ))  # fmt: skip
+            problems.append(
+                Problem(
+                    f"{surging}: an upgrade adds {upgrading - most} vCPUs to {most} of {numbers}; AKS's upgrades would fail with "
+                    f"QuotaExceeded; {fix}, or leave maxSurge unset (0: one node down at a time, no extra quota)",
+                    False,
+                )
+            )
     return problems
 
 
@@ -158,4 +173,6 @@ def suggestion(need: PoolNeed, facts: Facts, location: str, stack: str) -> str:
     if not fits:
         return ""
     _, size = min(fits, key=lambda f: (f[0], f[1].name))
-    return f", or use {size.name} ({size.gpu_model}, offered in {location} with free quota): `{set_size_command(size.name, stack, need.key)}`"
+    return (
+        f", or use {size.name} ({size.gpu_model}, offered in {location} with free quota): `{set_size_command(size.name, stack, need.key)}`"
+    )

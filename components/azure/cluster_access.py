@@ -31,8 +31,9 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Optional
+from typing import Any
 
 import yaml
 
@@ -103,9 +104,10 @@ def ask(kubeconfig: str, environ: Mapping[str, str] = os.environ, run: Callable[
             os.unlink(ca.name)
     request = urllib.request.Request(
         f"{str(cluster.get('server', '')).rstrip('/')}/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
-        data=json.dumps(REVIEW).encode(), method="POST",
+        data=json.dumps(REVIEW).encode(),
+        method="POST",
         headers={"Authorization": f"Bearer {token(user, environ, run)}", "Content-Type": "application/json"},
-    )  # fmt: skip
+    )
     try:
         with urllib.request.urlopen(request, timeout=REQUEST_SECONDS, context=tls) as response:
             status = json.loads(response.read()).get("status") or {}
@@ -120,10 +122,13 @@ def ask(kubeconfig: str, environ: Mapping[str, str] = os.environ, run: Callable[
 
 
 def wait_for_access(
-    kubeconfig: str, who: str,
-    probe: Callable[[str], Answer] = ask, clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep,
+    kubeconfig: str,
+    who: str,
+    probe: Callable[[str], Answer] = ask,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
     limit: float = WAIT_SECONDS,
-) -> str:  # fmt: skip
+) -> str:
     """Asks until the cluster says yes; returns the kubeconfig. Raises ClusterAccessError when
     time runs out or the cluster cannot be asked. `who` names the identity in the message."""
     deadline, delay = clock() + limit, FIRST_DELAY

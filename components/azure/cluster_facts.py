@@ -18,9 +18,10 @@ found, forbidden, not signed in) and what to do; docs/permissions.md has the rol
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Optional
+from typing import Any
 
 from components.azure import saved_files
 from components.config import NAMESPACE
@@ -44,13 +45,13 @@ class PoolFacts:
     mode: str
     vm_size: str
     count: int
-    max_pods: Optional[int] = None
-    vnet_subnet_id: Optional[str] = None
-    pod_subnet_id: Optional[str] = None
+    max_pods: int | None = None
+    vnet_subnet_id: str | None = None
+    pod_subnet_id: str | None = None
     tags: Mapping[str, str] = field(default_factory=dict)
     #: Succeeded, or the operation it is in (AKS's own states: the API types it as a string,
     #: "AKS uses custom provisioning states beyond standard ARM states", AgentPoolModels.tsp).
-    provisioning_state: Optional[str] = None
+    provisioning_state: str | None = None
 
 
 @dataclass(frozen=True)
@@ -60,17 +61,17 @@ class ClusterFacts:
     resource_group: str
     name: str
     location: str
-    resource_uid: Optional[str]
-    kubernetes_version: Optional[str]
-    provisioning_state: Optional[str]
-    power_state: Optional[str]
-    node_resource_group: Optional[str]
+    resource_uid: str | None
+    kubernetes_version: str | None
+    provisioning_state: str | None
+    power_state: str | None
+    node_resource_group: str | None
     #: networkProfile: networkPlugin (azure, kubenet, none), networkPluginMode (overlay),
     #: networkPolicy, networkDataplane (azure, cilium).
-    network_plugin: Optional[str]
-    network_plugin_mode: Optional[str]
-    network_policy: Optional[str]
-    network_dataplane: Optional[str]
+    network_plugin: str | None
+    network_plugin_mode: str | None
+    network_policy: str | None
+    network_dataplane: str | None
     #: Entra ID sign-in (aadProfile set).
     entra: bool
     pools: tuple[PoolFacts, ...]
@@ -82,7 +83,7 @@ class ClusterFacts:
     vnet_integration: bool = False
 
     @property
-    def system_pool(self) -> Optional[PoolFacts]:
+    def system_pool(self) -> PoolFacts | None:
         """The first System pool: the one the cluster was created with, whose network every
         pool shares (AKS requires a System pool)."""
         return next((p for p in self.pools if (p.mode or "").lower() == SYSTEM_MODE.lower()), None)
@@ -99,7 +100,7 @@ def _get(doc: Any, *path: str) -> Any:
     return doc
 
 
-def _int(value: Any) -> Optional[int]:
+def _int(value: Any) -> int | None:
     return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
@@ -140,7 +141,7 @@ def parse(doc: Mapping[str, Any], resource_group: str, source: str = "Azure") ->
     )
 
 
-def id_segment(resource_id: Any, segment: str) -> Optional[str]:
+def id_segment(resource_id: Any, segment: str) -> str | None:
     """The name after `segment` in an ARM resource ID (`.../virtualNetworks/<vnet>/...`),
     the segment matched without case: ARM writes it either way (the az CLI's
     `resourcegroups`)."""
@@ -150,20 +151,20 @@ def id_segment(resource_id: Any, segment: str) -> Optional[str]:
     return parts[index] or None if index < len(parts) else None
 
 
-def id_parts(resource_id: Any) -> tuple[Optional[str], Optional[str]]:
+def id_parts(resource_id: Any) -> tuple[str | None, str | None]:
     """The subscription and resource group an ARM resource ID names
     (`/subscriptions/<id>/resourceGroups/<group>/providers/...`)."""
     return id_segment(resource_id, "subscriptions"), id_segment(resource_id, "resourceGroups")
 
 
-def _shape_problem(doc: Mapping[str, Any], member: str, types: tuple[type, ...], what: str) -> Optional[str]:
+def _shape_problem(doc: Mapping[str, Any], member: str, types: tuple[type, ...], what: str) -> str | None:
     value = _get(doc, member)
     if value is None or (isinstance(value, types) and not isinstance(value, bool)):
         return None
     return f"{member} is {value!r}, not {what}"
 
 
-def description_problem(doc: Any) -> Optional[str]:
+def description_problem(doc: Any) -> str | None:
     """What is wrong with a saved description of a cluster, as far as `parse` reads it, or
     None: a file whose members have other types would be misread (a `maxPods` of "30" taken
     for none) or fail later with a traceback."""
@@ -180,7 +181,10 @@ def description_problem(doc: Any) -> Optional[str]:
     for index, pool in enumerate(pools):
         if not isinstance(pool, Mapping):
             return f"agentPoolProfiles[{index}] is not an object"
-        found = [_shape_problem(pool, m, (str,), "a string") for m in ("name", "mode", "vmSize", "vnetSubnetID", "podSubnetID", "provisioningState")]
+        found = [
+            _shape_problem(pool, m, (str,), "a string")
+            for m in ("name", "mode", "vmSize", "vnetSubnetID", "podSubnetID", "provisioningState")
+        ]
         found += [_shape_problem(pool, m, (int,), "a whole number") for m in ("count", "maxPods")]
         found.append(_shape_problem(pool, "tags", (Mapping,), "an object"))
         checks += [f"agentPoolProfiles[{index}].{problem}" for problem in found if problem]
@@ -195,12 +199,12 @@ class Named:
     """The cluster a stack names, as a saved description must match it: its name, resource
     group and subscription (None: the stack does not say), each with the key that gives it."""
 
-    name: Optional[str]
-    resource_group: Optional[str] = None
-    subscription: Optional[str] = None
+    name: str | None
+    resource_group: str | None = None
+    subscription: str | None = None
     namespace: str = NAMESPACE
 
-    def mismatch(self, described: Mapping[str, Any]) -> Optional[str]:
+    def mismatch(self, described: Mapping[str, Any]) -> str | None:
         """How the description names another cluster, if it does. ARM matches resource
         group names and subscription IDs without case; a cluster's name is a key as given.
         Name, group and subscription are the cluster's whole resource ID, so a description
@@ -230,7 +234,7 @@ def read_saved(key: str, path: Path, named: Named) -> dict[str, Any]:
     return described
 
 
-def check_saved(cluster_file: Optional[str], named: Named, key: str = "aks-gpu:preflight.clusterFile") -> None:
+def check_saved(cluster_file: str | None, named: Named, key: str = "aks-gpu:preflight.clusterFile") -> None:
     """The program itself refuses a clusterFile that is not such a description, in a preview
     and in a deployment alike, though only the offline render reads it for the cluster."""
     if cluster_file:
@@ -296,10 +300,11 @@ def read(resource_group: str, name: str) -> ClusterFacts:
         answer = pulumi.runtime.invoke(GET_MANAGED_CLUSTER, {"resourceGroupName": resource_group, "resourceName": name}).value
     except Exception as error:  # noqa: BLE001 - the answer is the message
         raise read_error(
-            what, error,
+            what,
+            error,
             forbidden_fix=f"it needs Microsoft.ContainerService/managedClusters/read on the cluster, such as Reader ({PERMISSIONS})",
             not_found_fix=f"check existingCluster.resourceGroupName and name, and the subscription (`az aks show --resource-group {resource_group} --name {name}`)",
-        ) from None  # fmt: skip
+        ) from None
     return parse(answer or {}, resource_group)
 
 
@@ -316,9 +321,12 @@ def read_user_kubeconfig(resource_group: str, name: str) -> str:
         )
     except Exception as error:  # noqa: BLE001 - the answer is the message
         raise read_error(
-            what, error,
-            forbidden_fix=("it needs Microsoft.ContainerService/managedClusters/listClusterUserCredential/action, which Reader "
-                           f"does not have: Azure Kubernetes Service Cluster User Role on the cluster ({PERMISSIONS})"),
+            what,
+            error,
+            forbidden_fix=(
+                "it needs Microsoft.ContainerService/managedClusters/listClusterUserCredential/action, which Reader "
+                f"does not have: Azure Kubernetes Service Cluster User Role on the cluster ({PERMISSIONS})"
+            ),
             not_found_fix="check existingCluster.resourceGroupName and name",
-        ) from None  # fmt: skip
+        ) from None
     return result.kubeconfigs[0].value

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import pulumi
 
@@ -40,7 +40,7 @@ class Node:
     least_nodes: int
     most_nodes: int
     #: A Spot pool's cap per node-hour in US dollars (spotMaxPrice); None or -1: no cap.
-    spot_max_price: Optional[float] = None
+    spot_max_price: float | None = None
 
 
 @dataclass(frozen=True)
@@ -51,10 +51,10 @@ class PoolCost:
     price: prices.Price
     #: The most Azure may bill a node per hour (`ceiling_source` says why); None when it
     #: cannot be known (a Spot pool with no cap whose pay-as-you-go price the list lacks).
-    ceiling: Optional[float]
+    ceiling: float | None
     ceiling_source: str
     #: The pool's spotMaxPrice, when that is its ceiling.
-    cap: Optional[float]
+    cap: float | None
 
     @property
     def least_hourly(self) -> float:
@@ -123,7 +123,15 @@ def nodes(cfg: StackConfig) -> list[Node]:
     """The pools that cost money in this stack: the GPU pools, and the System pool of a
     cluster this program creates (an existing cluster's is its owner's)."""
     found = [
-        Node(cfg.pool_key(p), p.name, p.vm_size, p.spot, p.min_count if p.autoscaling else p.node_count, p.max_count or p.node_count, p.spot_max_price)
+        Node(
+            cfg.pool_key(p),
+            p.name,
+            p.vm_size,
+            p.spot,
+            p.min_count if p.autoscaling else p.node_count,
+            p.max_count or p.node_count,
+            p.spot_max_price,
+        )
         for p in cfg.gpu_pools
     ]
     if cfg.existing_cluster is None:
@@ -132,7 +140,7 @@ def nodes(cfg: StackConfig) -> list[Node]:
     return found
 
 
-def spot_ceiling(node: Node, pay_as_you_go: Optional[prices.Price], currency: str) -> tuple[Optional[float], str, Optional[float]]:
+def spot_ceiling(node: Node, pay_as_you_go: prices.Price | None, currency: str) -> tuple[float | None, str, float | None]:
     """The most a Spot node may be billed per hour (azure-compute-docs
     virtual-machines/spot-vms.md, ms.date 08/05/2024, "Eviction policy"):
       - no cap (-1): "The max price will be the current price, up to the price for standard
@@ -228,7 +236,7 @@ def output(est: Estimate) -> dict[str, Any]:
     }
 
 
-def load(cfg: StackConfig, region: str, under_mocks: bool) -> tuple[Optional[Estimate], Optional[str]]:
+def load(cfg: StackConfig, region: str, under_mocks: bool) -> tuple[Estimate | None, str | None]:
     """The estimate, or why there is none. A saved list when given; otherwise the live API,
     except under the mock engine, which makes no call."""
     sizes = [n.vm_size for n in nodes(cfg)]
@@ -245,7 +253,7 @@ def load(cfg: StackConfig, region: str, under_mocks: bool) -> tuple[Optional[Est
         return None, f"{type(error).__name__}: {' '.join(str(error).split())[:300]}"
 
 
-def budget_lines(cfg: StackConfig, est: Optional[Estimate], name: str, watched: str) -> tuple[str, list[str]]:
+def budget_lines(cfg: StackConfig, est: Estimate | None, name: str, watched: str) -> tuple[str, list[str]]:
     """cost.budget, as the preview says it: its amount in cost.currency (Azure counts a budget
     in the billing account's currency, which cost.currency should be), what it watches, and
     how it stands against the stack's least and most per month. The budget's forecast alert
@@ -253,7 +261,7 @@ def budget_lines(cfg: StackConfig, est: Optional[Estimate], name: str, watched: 
     forecast passes it: at once, if even the stack's least does. Returns the line and the
     warnings."""
     budget = cfg.cost.budget
-    assert budget is not None  # noqa: S101 - called only with a budget
+    assert budget is not None
     amount, currency = budget.amount, cfg.cost.currency
     line = f"cost: budget {name}: {money(amount, currency)} a month over {watched}"
     if est is None:
@@ -289,8 +297,8 @@ def unchecked(cfg: StackConfig, why: str, dry_run: bool) -> str:
 
 
 def run(
-    cfg: StackConfig, region: Optional[str], under_mocks: bool, dry_run: Optional[bool] = None
-) -> tuple[Optional[Estimate], list[str], list[str]]:
+    cfg: StackConfig, region: str | None, under_mocks: bool, dry_run: bool | None = None
+) -> tuple[Estimate | None, list[str], list[str]]:
     """The estimate, the lines to print, and the warnings. Raises CostError when a deployment
     would cost more per hour than cost.maxHourly, or when the limit cannot be checked and
     cost.withoutPrices is stop. `region` is the cluster's (preflight's Checked.region): None
@@ -315,8 +323,9 @@ def run(
         f"{region} ({money(p.price.hourly, p.price.currency)}): Azure deploys no Spot VM whose max price is below the current "
         "price and evicts running ones, so the pool gets no node (and its Job none) until the price falls; raise it, or set -1 "
         "to pay up to the pay-as-you-go price"
-        for p in est.pools if p.capped_below_today
-    ]  # fmt: skip
+        for p in est.pools
+        if p.capped_below_today
+    ]
     if limit is not None and est.most_hourly > limit:
         message = (
             f"{NAMESPACE}:cost.maxHourly = {money(limit, est.currency)}: the stack may cost up to {money(est.most_hourly, est.currency)} "

@@ -9,9 +9,9 @@ import re
 
 import pulumi
 
-from components.catalog import gpu_sizes
 from components.azure.cluster_facts import OWNER_TAG, ClusterFacts
 from components.azure.problem import Problem
+from components.catalog import gpu_sizes
 from components.config import NAMESPACE, StackConfig
 
 # OWNER_TAG (cluster_facts): which stack added a pool. A pool of the same name without this
@@ -68,28 +68,38 @@ def check_existing_cluster(cfg: StackConfig, found: ClusterFacts, stack: str) ->
     where = f"{NAMESPACE}:existingCluster {found.resource_group}/{found.name}"
     problems = []
     if found.provisioning_state != SUCCEEDED:
-        problems.append(Problem(
-            f"{where} is {found.provisioning_state}, not {SUCCEEDED}: AKS runs one operation at a time on a cluster "
-            "(\"Another operation ... is in progress\"), and this program adds pools only to a cluster in Succeeded; "
-            "wait, or repair it (`az aks update` with no changes)"
-        ))  # fmt: skip
+        problems.append(
+            Problem(
+                f"{where} is {found.provisioning_state}, not {SUCCEEDED}: AKS runs one operation at a time on a cluster "
+                '("Another operation ... is in progress"), and this program adds pools only to a cluster in Succeeded; '
+                "wait, or repair it (`az aks update` with no changes)"
+            )
+        )
     if found.power_state == "Stopped":
-        problems.append(Problem(
-            f"{where} is stopped: \"You can only perform start or delete operations on a stopped AKS cluster\" "
-            f"(start-stop-cluster.md); start it with `az aks start --resource-group {cfg.resource_group_name} --name {cfg.cluster_name}`"
-        ))  # fmt: skip
+        problems.append(
+            Problem(
+                f'{where} is stopped: "You can only perform start or delete operations on a stopped AKS cluster" '
+                f"(start-stop-cluster.md); start it with `az aks start --resource-group {cfg.resource_group_name} --name {cfg.cluster_name}`"
+            )
+        )
     policy = found.network_policy
     if policy in (None, "none"):
-        problems.append(Problem(
-            f"{where} enforces no NetworkPolicy (networkProfile.networkPolicy is {policy or 'unset'}): the policies this "
-            "program declares for its namespaces have no effect there", blocking=False
-        ))  # fmt: skip
+        problems.append(
+            Problem(
+                f"{where} enforces no NetworkPolicy (networkProfile.networkPolicy is {policy or 'unset'}): the policies this "
+                "program declares for its namespaces have no effect there",
+                blocking=False,
+            )
+        )
     problems += pool_states(found, where)
     if found.network_plugin == "kubenet":
-        problems.append(Problem(
-            f"{where} uses kubenet, which AKS stops supporting on {KUBENET_RETIRES} (includes/kubenet-retirement.md): the GPU "
-            "pools join it as they are, and its owner's migration to Azure CNI Overlay moves them too", blocking=False
-        ))  # fmt: skip
+        problems.append(
+            Problem(
+                f"{where} uses kubenet, which AKS stops supporting on {KUBENET_RETIRES} (includes/kubenet-retirement.md): the GPU "
+                "pools join it as they are, and its owner's migration to Azure CNI Overlay moves them too",
+                blocking=False,
+            )
+        )
     if found.private:
         problems.append(Problem(private_line(where, found), blocking=False))
     problems += pool_name_conflicts(cfg, found, stack)
@@ -107,15 +117,20 @@ def pool_states(found: ClusterFacts, where: str) -> list[Problem]:
         if state in (None, SUCCEEDED):
             continue
         if state in ENDED:
-            problems.append(Problem(
-                f"{where}: its pool {pool.name} is {state}: its last operation did not finish; the GPU pools can still be added, "
-                "but its owner should repair it (`az aks nodepool update` with no changes)", blocking=False
-            ))  # fmt: skip
+            problems.append(
+                Problem(
+                    f"{where}: its pool {pool.name} is {state}: its last operation did not finish; the GPU pools can still be added, "
+                    "but its owner should repair it (`az aks nodepool update` with no changes)",
+                    blocking=False,
+                )
+            )
             continue
-        problems.append(Problem(
-            f"{where}: its pool {pool.name} is {state}, not {SUCCEEDED}: AKS refuses another operation on the cluster while one is "
-            "in progress (\"Another operation ... is in progress on agent pool\"), so the first GPU pool would fail; wait for it to finish"
-        ))  # fmt: skip
+        problems.append(
+            Problem(
+                f"{where}: its pool {pool.name} is {state}, not {SUCCEEDED}: AKS refuses another operation on the cluster while one is "
+                'in progress ("Another operation ... is in progress on agent pool"), so the first GPU pool would fail; wait for it to finish'
+            )
+        )
     return problems
 
 
@@ -144,10 +159,12 @@ def pool_name_conflicts(cfg: StackConfig, found: ClusterFacts, stack: str) -> li
     for pool in cfg.gpu_pools:
         if pool.name in theirs and theirs[pool.name] != mine:
             owner = f"it carries {OWNER_TAG} = {theirs[pool.name]}" if theirs[pool.name] else f"it has no {OWNER_TAG} tag"
-            problems.append(Problem(
-                f"{cfg.pool_key(pool)}: the cluster already has a pool named {pool.name!r}, which this stack did not add "
-                f"({owner}); pick another pool name"
-            ))  # fmt: skip
+            problems.append(
+                Problem(
+                    f"{cfg.pool_key(pool)}: the cluster already has a pool named {pool.name!r}, which this stack did not add "
+                    f"({owner}); pick another pool name"
+                )
+            )
     return problems
 
 
@@ -163,18 +180,23 @@ def mode_against_cluster(cfg: StackConfig, found: ClusterFacts) -> list[Problem]
     version = (int(read[1]), int(read[2])) if read else None
     low, high = GPU_OPERATOR_KUBERNETES
     if version is None or not low <= version <= high:
-        problems.append(Problem(
-            f"{key}.management = gpu-operator: the cluster runs Kubernetes {found.kubernetes_version}, and NVIDIA "
-            f"supports the GPU Operator {cfg.gpu_operator.version} on {low[0]}.{low[1]} to {high[0]}.{high[1]} only "
-            "(NVIDIA's platform support page)", blocking=False
-        ))  # fmt: skip
+        problems.append(
+            Problem(
+                f"{key}.management = gpu-operator: the cluster runs Kubernetes {found.kubernetes_version}, and NVIDIA "
+                f"supports the GPU Operator {cfg.gpu_operator.version} on {low[0]}.{low[1]} to {high[0]}.{high[1]} only "
+                "(NVIDIA's platform support page)",
+                blocking=False,
+            )
+        )
     ours = {p.name for p in cfg.gpu_pools}
     others = [p for p in found.pools if p.name not in ours and gpu_sizes.is_gpu_family(p.vm_size)]
     if others:
         names = ", ".join(f"{p.name} ({p.vm_size})" for p in others)
-        problems.append(Problem(
-            f"{key}.management = gpu-operator, but the cluster has GPU pools this stack does not manage: {names}; the GPU "
-            "Operator deploys its driver and device plugin on every NVIDIA GPU node of the cluster (NVIDIA GPU Operator "
-            "docs, getting-started), which would give those pools a second device plugin; use device-plugin or aks-managed"
-        ))  # fmt: skip
+        problems.append(
+            Problem(
+                f"{key}.management = gpu-operator, but the cluster has GPU pools this stack does not manage: {names}; the GPU "
+                "Operator deploys its driver and device plugin on every NVIDIA GPU node of the cluster (NVIDIA GPU Operator "
+                "docs, getting-started), which would give those pools a second device plugin; use device-plugin or aks-managed"
+            )
+        )
     return problems

@@ -3,7 +3,7 @@ Pulumi: the preview feature registered, and an Azure sign-in its own provider ca
 
 from __future__ import annotations
 
-from typing import Mapping, Optional
+from collections.abc import Mapping
 
 from pulumi_azure_native import features
 
@@ -45,11 +45,12 @@ def feature_registration(cfg: StackConfig) -> list[Problem]:
     except Exception as error:  # noqa: BLE001 - the answer is the message
         failed = read_error(
             f"{managed_key(managed[0], cfg.pool_key(managed[0]))} (AKS-managed GPU nodes): reading the subscription feature "
-            f"{MANAGED_GPU_FEATURE_NAMESPACE}/{MANAGED_GPU_FEATURE}", error,
+            f"{MANAGED_GPU_FEATURE_NAMESPACE}/{MANAGED_GPU_FEATURE}",
+            error,
             forbidden_fix="it needs Microsoft.Features/providers/features/read on the subscription, such as Reader "
             f"({PERMISSIONS}); or check it by hand: `az feature show --namespace {MANAGED_GPU_FEATURE_NAMESPACE} --name {MANAGED_GPU_FEATURE}`",
             not_found_fix=f"register it: `{REGISTER_COMMANDS[0]}`",
-        )  # fmt: skip
+        )
         return [Problem(str(failed))]
     state = result.properties.state if result.properties else None
     if state == REGISTERED:
@@ -69,7 +70,7 @@ def feature_registration(cfg: StackConfig) -> list[Problem]:
 ARM_SCOPE = "https://management.azure.com/.default"
 
 
-def sign_in_error(timeout: float = azure_facts.LIVE_TIMEOUT_SECONDS) -> Optional[str]:
+def sign_in_error(timeout: float = azure_facts.LIVE_TIMEOUT_SECONDS) -> str | None:
     """Why azure-identity's DefaultAzureCredential cannot get an ARM token here, or None."""
     from azure.identity import DefaultAzureCredential
 
@@ -99,7 +100,7 @@ def managed_pool_sign_in(cfg: StackConfig) -> list[Problem]:
     ]
 
 
-def host_problem(environ: Mapping[str, str]) -> Optional[str]:
+def host_problem(environ: Mapping[str, str]) -> str | None:
     """Why the dynamic provider host could not load this module in this environment, if it
     could not. With PYTHONSAFEPATH set to a non-empty string Python does not put the current
     directory on sys.path (Python docs, "PYTHONSAFEPATH"; `python -m` included), so the host,

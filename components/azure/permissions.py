@@ -24,7 +24,8 @@ role-definitions.md); a pattern's `*` matches any run of characters, case aside.
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable, Mapping, Optional
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 BUDGET_WRITE = "Microsoft.Consumption/budgets/write"
 API_VERSION = "2022-04-01"
@@ -47,7 +48,9 @@ def allows(permissions: Iterable[Mapping[str, Any]], action: str) -> bool:
     return False
 
 
-def read(subscription_id: str, credential: Any = None, base_url: Optional[str] = None, timeout: float = TIMEOUT_SECONDS) -> list[dict[str, Any]]:
+def read(
+    subscription_id: str, credential: Any = None, base_url: str | None = None, timeout: float = TIMEOUT_SECONDS
+) -> list[dict[str, Any]]:
     """The caller's permissions at the subscription's scope, every page. Raises on any
     failure, or on an answer that is not a list of permissions; the caller turns that into
     "not checked". `credential` and `base_url` exist for the tests' local fake of ARM."""
@@ -67,7 +70,7 @@ def read(subscription_id: str, credential: Any = None, base_url: Optional[str] =
         ],
     )
     options = {"connection_timeout": 5, "read_timeout": timeout, "enforce_https": not endpoint.startswith("http://")}
-    url: Optional[str] = f"{endpoint}/subscriptions/{subscription_id}/providers/Microsoft.Authorization/permissions?api-version={API_VERSION}"
+    url: str | None = f"{endpoint}/subscriptions/{subscription_id}/providers/Microsoft.Authorization/permissions?api-version={API_VERSION}"
     found: list[dict[str, Any]] = []
     while url:
         response = client.send_request(HttpRequest("GET", url), **options)
@@ -81,7 +84,7 @@ def read(subscription_id: str, credential: Any = None, base_url: Optional[str] =
     return found
 
 
-def budget_problem(permissions: list[Mapping[str, Any]], subscription_id: str) -> Optional[str]:
+def budget_problem(permissions: list[Mapping[str, Any]], subscription_id: str) -> str | None:
     """What preflight says when the identity cannot create the budget, or None."""
     if allows(permissions, BUDGET_WRITE):
         return None

@@ -31,7 +31,8 @@ a warning that nothing was checked. Under the mock engine no call is made.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, Optional, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from components.config import StackConfig
 
@@ -59,9 +60,13 @@ def client_for(subscription_id: str, timeout: float = TIMEOUT_SECONDS) -> Any:
     from azure.mgmt.containerservice import ContainerServiceClient
 
     return ContainerServiceClient(
-        DefaultAzureCredential(), subscription_id, api_version=API_VERSION, retry_total=2,
-        connection_timeout=5, read_timeout=timeout,
-    )  # fmt: skip
+        DefaultAzureCredential(),
+        subscription_id,
+        api_version=API_VERSION,
+        retry_total=2,
+        connection_timeout=5,
+        read_timeout=timeout,
+    )
 
 
 def read(client: Any, resource_group: str, cluster: str, names: Sequence[str]) -> dict[str, str]:
@@ -98,8 +103,12 @@ def switches(cfg: StackConfig, running: Mapping[str, str], cluster: str) -> list
 
 
 def check(
-    cfg: StackConfig, resource_group: str, cluster: str, subscription: Callable[[], str],
-    under_mocks: bool, client: Optional[Any] = None,
+    cfg: StackConfig,
+    resource_group: str,
+    cluster: str,
+    subscription: Callable[[], str],
+    under_mocks: bool,
+    client: Any | None = None,
 ) -> tuple[list[str], list[str]]:
     """(refusals, notes): the switches the config asks for, and what could not be read."""
     if under_mocks and client is None:

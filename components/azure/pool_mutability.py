@@ -27,27 +27,47 @@ class Mutability:
 # azure-aks-docs at fb060abe (ms.date per page), azure-cli acs `_params.py` at 0088c878 (the
 # flags of `az aks nodepool update`).
 AGENT_POOL = {
-    "vmSize": Mutability(False, 'create-node-pools.md (07/13/2026): "You can\'t change the virtual machine (VM) size of a node pool after you create it"'),
+    "vmSize": Mutability(
+        False, 'create-node-pools.md (07/13/2026): "You can\'t change the virtual machine (VM) size of a node pool after you create it"'
+    ),
     "osType": Mutability(False, "no `az aks nodepool update` flag; set at `nodepool add`"),
-    "type": Mutability(False, 'no `az aks nodepool update` flag; "The AKS cluster must use Virtual Machine Scale Sets" (create-node-pools.md)'),
+    "type": Mutability(
+        False, 'no `az aks nodepool update` flag; "The AKS cluster must use Virtual Machine Scale Sets" (create-node-pools.md)'
+    ),
     "mode": Mutability(True, 'use-system-pools.md (04/30/2026): "You can change modes for both system node pools and user node pools"'),
     "count": Mutability(True, "`az aks nodepool scale`"),
     "enableAutoScaling": Mutability(True, "`az aks nodepool update --enable-cluster-autoscaler / --disable-cluster-autoscaler`"),
     "minCount": Mutability(True, "`az aks nodepool update --update-cluster-autoscaler --min-count`"),
     "maxCount": Mutability(True, "`az aks nodepool update --update-cluster-autoscaler --max-count`"),
     "maxPods": Mutability(False, 'create-node-pools.md: "You can\'t change the max pods setting of a node pool after you create it"'),
-    "vnetSubnetID": Mutability(False, "no update flag; AKS: \"Changing property 'agentPoolProfile.vnetSubnetID' is not allowed\" (Azure/AKS#695)"),
+    "vnetSubnetID": Mutability(
+        False, "no update flag; AKS: \"Changing property 'agentPoolProfile.vnetSubnetID' is not allowed\" (Azure/AKS#695)"
+    ),
     "podSubnetID": Mutability(False, "no `az aks nodepool update` flag: set at `nodepool add --pod-subnet-id` only"),
-    "nodeTaints": Mutability(True, 'use-node-taints.md (05/07/2024): "Update a node pool to add a node taint using the az aks nodepool update command"'),
+    "nodeTaints": Mutability(
+        True, 'use-node-taints.md (05/07/2024): "Update a node pool to add a node taint using the az aks nodepool update command"'
+    ),
     "tags": Mutability(True, "`az aks nodepool update --tags`"),
     "orchestratorVersion": Mutability(True, "`az aks nodepool upgrade --kubernetes-version`"),
-    "scaleSetPriority": Mutability(False, 'spot-node-pool.md (04/06/2025): "You can\'t change ScaleSetPriority or SpotMaxPrice after creation"'),
-    "scaleSetEvictionPolicy": Mutability(False, 'spot-node-pool.md: "The priority and eviction-policy values can only be set during node pool creation"'),
+    "scaleSetPriority": Mutability(
+        False, 'spot-node-pool.md (04/06/2025): "You can\'t change ScaleSetPriority or SpotMaxPrice after creation"'
+    ),
+    "scaleSetEvictionPolicy": Mutability(
+        False, 'spot-node-pool.md: "The priority and eviction-policy values can only be set during node pool creation"'
+    ),
     "spotMaxPrice": Mutability(False, 'spot-node-pool.md: "You can\'t change ScaleSetPriority or SpotMaxPrice after creation"'),
-    "gpuInstanceProfile": Mutability(False, 'gpu-multi-instance.md (05/22/2026): "You can\'t change the applied GPU instance profile after node pool creation"'),
-    "gpuProfile": Mutability(False, 'aks-managed-gpu-nodes.md (07/02/2026): "The managementMode, migStrategy, and driver fields under gpuProfile are immutable after node pool creation"'),
-    "upgradeSettings": Mutability(True, "`az aks nodepool update --max-surge --max-unavailable --drain-timeout --node-soak-duration --undrainable-node-behavior`"),
+    "gpuInstanceProfile": Mutability(
+        False, 'gpu-multi-instance.md (05/22/2026): "You can\'t change the applied GPU instance profile after node pool creation"'
+    ),
+    "gpuProfile": Mutability(
+        False,
+        'aks-managed-gpu-nodes.md (07/02/2026): "The managementMode, migStrategy, and driver fields under gpuProfile are immutable after node pool creation"',
+    ),
+    "upgradeSettings": Mutability(
+        True, "`az aks nodepool update --max-surge --max-unavailable --drain-timeout --node-soak-duration --undrainable-node-behavior`"
+    ),
 }
+
 
 def fixed() -> list[str]:
     """The properties AKS fixes when the pool is created, in the table's order."""

@@ -25,8 +25,8 @@ The rules, from azure-aks-docs at fb060abe (2026-08-21) and AKS's own answers:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Optional, Sequence
 
 from components.azure.cluster_facts import ClusterFacts, id_segment
 from components.config import StackConfig
@@ -45,11 +45,11 @@ class PoolNetwork:
     """What a GPU pool's agent pool sets, and why (preflight's line for the pool)."""
 
     max_pods: int
-    vnet_subnet_id: Optional[str] = None
-    pod_subnet_id: Optional[str] = None
+    vnet_subnet_id: str | None = None
+    pod_subnet_id: str | None = None
     why: str = ""
     #: What AKS would refuse (a subnet on a cluster whose pools have none), if anything.
-    problem: Optional[str] = None
+    problem: str | None = None
 
 
 def model(found: ClusterFacts) -> str:
@@ -65,26 +65,36 @@ def model(found: ClusterFacts) -> str:
     return f"network plugin {found.network_plugin or 'unset'}"
 
 
-def _subnet(name: str, given: Optional[str], cluster_uses: bool, system: Optional[str], key: str) -> tuple[Optional[str], str, Optional[str]]:
+def _subnet(name: str, given: str | None, cluster_uses: bool, system: str | None, key: str) -> tuple[str | None, str, str | None]:
     """The subnet a pool gets, how to say so, and what AKS would refuse."""
     if given and not cluster_uses:
-        return given, f"{name} {short(given)}", (
-            f"{key}.{'vnetSubnetId' if name == 'subnet' else 'podSubnetId'} is set, but the cluster's pools have no "
-            f"{'vnetSubnetID' if name == 'subnet' else 'podSubnetID'}, and AKS takes it on all of a cluster's pools or none; remove it"
-        )  # fmt: skip
+        return (
+            given,
+            f"{name} {short(given)}",
+            (
+                f"{key}.{'vnetSubnetId' if name == 'subnet' else 'podSubnetId'} is set, but the cluster's pools have no "
+                f"{'vnetSubnetID' if name == 'subnet' else 'podSubnetID'}, and AKS takes it on all of a cluster's pools or none; remove it"
+            ),
+        )
     if given:
         return given, f"{name} {short(given)}", None
     if cluster_uses and system:
         return system, f"{name} {short(system)} (the System pool's)", None
     if cluster_uses:
-        return None, f"no {name}: the cluster has no System pool with one; set {key}.{'vnetSubnetId' if name == 'subnet' else 'podSubnetId'}", (
-            f"{key}: the cluster's pools carry {'vnetSubnetID' if name == 'subnet' else 'podSubnetID'}, but no System pool says which; "
-            f"set {key}.{'vnetSubnetId' if name == 'subnet' else 'podSubnetId'}"
-        )  # fmt: skip
+        return (
+            None,
+            f"no {name}: the cluster has no System pool with one; set {key}.{'vnetSubnetId' if name == 'subnet' else 'podSubnetId'}",
+            (
+                f"{key}: the cluster's pools carry {'vnetSubnetID' if name == 'subnet' else 'podSubnetID'}, but no System pool says which; "
+                f"set {key}.{'vnetSubnetId' if name == 'subnet' else 'podSubnetId'}"
+            ),
+        )
     return None, "", None
 
 
-def plan(found: Optional[ClusterFacts], key: str, max_pods: Optional[int], vnet_subnet_id: Optional[str] = None, pod_subnet_id: Optional[str] = None) -> PoolNetwork:
+def plan(
+    found: ClusterFacts | None, key: str, max_pods: int | None, vnet_subnet_id: str | None = None, pod_subnet_id: str | None = None
+) -> PoolNetwork:
     """The network of one GPU pool (`key` names it in messages) in `found`, or in a cluster
     this program creates (None: Azure CNI Overlay, no VNet of its own)."""
     if found is None:
@@ -103,7 +113,9 @@ def plan(found: Optional[ClusterFacts], key: str, max_pods: Optional[int], vnet_
     elif kind.startswith("Azure CNI") and kind != "Azure CNI Overlay":
         default = POD_SUBNET_DEFAULT_MAX_PODS if pod else AZURE_CNI_DEFAULT_MAX_PODS
         pods = (system.max_pods if system else None) or default
-        pods_text = f"maxPods {pods} ({'the System pool' if system and system.max_pods else 'the AKS default'}'s: every pod takes a subnet address)"
+        pods_text = (
+            f"maxPods {pods} ({'the System pool' if system and system.max_pods else 'the AKS default'}'s: every pod takes a subnet address)"
+        )
     else:
         pods, pods_text = MAX_PODS, f"maxPods {MAX_PODS}"
     parts = ", ".join(t for t in (vnet_text, pod_text, pods_text) if t)
@@ -118,11 +130,11 @@ def short(subnet_id: str) -> str:
     return f"{vnet}/{subnet}" if vnet and subnet else subnet_id
 
 
-def _vnet(subnet_id: Optional[str]) -> Optional[str]:
+def _vnet(subnet_id: str | None) -> str | None:
     return subnet_id.lower().split("/subnets/")[0] if subnet_id else None
 
 
-def _other_vnet(subnet: Optional[str], found: ClusterFacts, key: str) -> Optional[str]:
+def _other_vnet(subnet: str | None, found: ClusterFacts, key: str) -> str | None:
     """ "All subnets assigned to node pools must belong to the same virtual network"
     (node-pool-unique-subnet.md), and "the pod subnet should be from the same VNet as the
     cluster" (configure-azure-cni-dynamic-ip-allocation.md, FAQ, ms.date 07/09/2024): the
@@ -140,9 +152,6 @@ def problems(networks: Sequence[PoolNetwork]) -> list[str]:
     return [n.problem for n in networks if n.problem]
 
 
-def plan_pools(cfg: StackConfig, found: Optional[ClusterFacts]) -> dict[str, PoolNetwork]:
+def plan_pools(cfg: StackConfig, found: ClusterFacts | None) -> dict[str, PoolNetwork]:
     """Every GPU pool's network, by pool name."""
-    return {
-        pool.name: plan(found, cfg.pool_key(pool), pool.max_pods, pool.vnet_subnet_id, pool.pod_subnet_id)
-        for pool in cfg.gpu_pools
-    }
+    return {pool.name: plan(found, cfg.pool_key(pool), pool.max_pods, pool.vnet_subnet_id, pool.pod_subnet_id) for pool in cfg.gpu_pools}

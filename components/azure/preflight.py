@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Mapping, Optional
 
 import pulumi
 from pulumi_azure_native import authorization
@@ -50,12 +50,15 @@ class Checked:
     warnings: list[str]
     #: The cluster's region: the config's, or an existing cluster's as read (None when it
     #: could not be read, or preflight is off).
-    region: Optional[str]
+    region: str | None
 
 
 def run(
-    cfg: StackConfig, stack: str, found: Optional[ClusterFacts] = None, networks: Iterable[PoolNetwork] = (),
-    dry_run: Optional[bool] = None,
+    cfg: StackConfig,
+    stack: str,
+    found: ClusterFacts | None = None,
+    networks: Iterable[PoolNetwork] = (),
+    dry_run: bool | None = None,
 ) -> Checked:
     """Every check this stack needs; `found` is the existing cluster, as read (cluster_facts),
     and `networks` how each pool joins its network (pool_network).
@@ -104,7 +107,7 @@ def provider_host(cfg: StackConfig, environ: Mapping[str, str]) -> None:
         raise PreflightError(f"preflight: {problem}")
 
 
-def pool_switches(cfg: StackConfig, found: Optional[ClusterFacts]) -> list[str]:
+def pool_switches(cfg: StackConfig, found: ClusterFacts | None) -> list[str]:
     """A pool that runs in Azure under the other kind of GPU management than the config now
     asks for cannot be switched by any `up` (components/azure/pool_modes.py): that is
     certain, whatever preflight.mode says, so a preview stops too. Returns the notes of what
@@ -116,7 +119,7 @@ def pool_switches(cfg: StackConfig, found: Optional[ClusterFacts]) -> list[str]:
     return notes
 
 
-def load_facts(cfg: StackConfig, location: str, node_group: Optional[str] = None) -> tuple[Optional[Facts], list[str]]:
+def load_facts(cfg: StackConfig, location: str, node_group: str | None = None) -> tuple[Facts | None, list[str]]:
     """Files when given; otherwise Azure, except under the mock engine, which makes no call.
     `location` is the cluster's region; `node_group` an existing cluster's node resource group."""
     pf = cfg.preflight

@@ -23,13 +23,14 @@ import re
 import time
 import urllib.parse
 import urllib.request
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Optional
+from typing import Any
 
 from components.azure import saved_files
-from components.config.messages import refuse_constant
 from components.catalog import gpu_sizes
+from components.config.messages import refuse_constant
 
 PRICES_URL = "https://prices.azure.com/api/retail/prices"
 API_VERSION = "2023-01-01-preview"
@@ -93,7 +94,7 @@ def price_filter(region: str, sizes: Iterable[str]) -> str:
 
 
 def live(
-    region: str, sizes: Iterable[str], currency: str = "USD", base_url: Optional[str] = None, timeout: float = LIVE_TIMEOUT_SECONDS
+    region: str, sizes: Iterable[str], currency: str = "USD", base_url: str | None = None, timeout: float = LIVE_TIMEOUT_SECONDS
 ) -> list[dict[str, Any]]:
     """Every item of the filtered list in `currency`, page after page, within `timeout`
     seconds in all. Raises on any failure; the caller says what that means. `base_url` is
@@ -110,7 +111,7 @@ def live(
         left = deadline - time.monotonic()
         if left <= 0:
             raise TimeoutError(f"the Retail Prices API did not answer within {timeout:g} s")
-        with urllib.request.urlopen(url, timeout=left) as response:  # noqa: S310 - a fixed https URL, or a test's
+        with urllib.request.urlopen(url, timeout=left) as response:
             page = json.load(response, parse_constant=refuse_constant)
         found = page.get("Items") if isinstance(page, dict) else None
         if not isinstance(found, list) or not all(isinstance(i, dict) for i in found):
@@ -132,23 +133,36 @@ SAVED_HOLDS = 'a saved Retail Prices API answer, {"Items": [...]} with a numeric
 # What `pick` reads of an item (the API's price item).
 ITEM_MEMBERS = {
     name: saved_files.STRING
-    for name in ("armSkuName", "armRegionName", "type", "reservationTerm", "unitOfMeasure", "skuName", "productName",
-                 "currencyCode", "effectiveStartDate")
-}  # fmt: skip
+    for name in (
+        "armSkuName",
+        "armRegionName",
+        "type",
+        "reservationTerm",
+        "unitOfMeasure",
+        "skuName",
+        "productName",
+        "currencyCode",
+        "effectiveStartDate",
+    )
+}
 ITEM_MEMBERS["isPrimaryMeterRegion"] = saved_files.BOOL
 
 
-def item_problem(item: dict[str, Any]) -> Optional[str]:
+def item_problem(item: dict[str, Any]) -> str | None:
     """What in one price item `pick` could not read, or None: a price is a finite number of at
     least 0 (a NaN or negative one would price the stack below any cost.maxHourly)."""
-    return saved_files.missing(item, ("retailPrice",)) or saved_files.number(item, "retailPrice", least=0) or saved_files.typed(item, ITEM_MEMBERS)
+    return (
+        saved_files.missing(item, ("retailPrice",))
+        or saved_files.number(item, "retailPrice", least=0)
+        or saved_files.typed(item, ITEM_MEMBERS)
+    )
 
 
 @dataclass(frozen=True)
 class SavedList:
     items: list[dict[str, Any]]
     #: When it was saved (`savedAt`, which `make prices` writes), if the file says.
-    saved_at: Optional[str] = None
+    saved_at: str | None = None
 
 
 def from_file(path: Path, key: str = "aks-gpu:preflight.pricesFile") -> SavedList:
@@ -179,7 +193,7 @@ def _is(item: dict[str, Any], vm_size: str, region: str, spot: bool, currency: s
     )
 
 
-def pick(items: Iterable[dict[str, Any]], vm_size: str, region: str, spot: bool, currency: str = "USD") -> Optional[Price]:
+def pick(items: Iterable[dict[str, Any]], vm_size: str, region: str, spot: bool, currency: str = "USD") -> Price | None:
     """The Linux pay-as-you-go (or Spot) price of one node of `vm_size` in `region`, in
     `currency` (an item without `currencyCode` is the API's default, USD), or None. Several
     matching meters (a primary and a secondary meter region, an older and a newer price):

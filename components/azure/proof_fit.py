@@ -23,7 +23,11 @@ def lines(cfg: StackConfig) -> tuple[list[str], list[str]]:
         if size is None or size.gpu.capability is None:
             infos.append(f"proof: {key} {pool.vm_size}: its GPU is not in this program's catalog; {_image_text(cfg)}")
             continue
-        driver = "the GPU Operator's driver" if pool.mode == "gpu-operator" else f"AKS installs {size.driver.says if size.driver else 'no driver'}"
+        driver = (
+            "the GPU Operator's driver"
+            if pool.mode == "gpu-operator"
+            else f"AKS installs {size.driver.says if size.driver else 'no driver'}"
+        )
         slices = f" in {gpu_sizes.MIG_INSTANCES_PER_GPU[pool.mig_profile]} MIG slices ({pool.mig_profile})" if pool.mig_profile else ""
         said = f"proof: {key} {size.name}: {size.gpus_text}{slices} (compute capability {capability_text(size.gpu.capability)}), {driver}"
         if image is None:
@@ -32,7 +36,8 @@ def lines(cfg: StackConfig) -> tuple[list[str], list[str]]:
             infos.append(f"{said}; {image.says} runs on it")
         else:
             fix = (
-                "remove mnistJob.image for the PyTorch proof" if image is proof_images.GUIDE
+                "remove mnistJob.image for the PyTorch proof"
+                if image is proof_images.GUIDE
                 else f"pick a GPU of compute capability {capability_text(image.cubins[0] if image.cubins else image.newest_known)} or later"
             )
             warnings.append(

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Callable, Iterable, Optional
+from typing import Any
 
 from components.config.messages import refuse_constant
 from components.errors import ConfigError
@@ -48,7 +49,7 @@ def read_json(key: str, path: Path, holds: str) -> Any:
         raise refused(key, path, f"not JSON ({str(error)[:100]}); expected {holds}") from None
 
 
-def check_items(key: str, path: Path, items: Any, holds: str, bad: Callable[[dict[str, Any]], Optional[str]]) -> list[dict[str, Any]]:
+def check_items(key: str, path: Path, items: Any, holds: str, bad: Callable[[dict[str, Any]], str | None]) -> list[dict[str, Any]]:
     """`items` as a list of objects of which `bad` finds nothing wrong (it names what is)."""
     if not isinstance(items, list):
         raise refused(key, path, f"expected {holds}, found {type(items).__name__}")
@@ -59,12 +60,12 @@ def check_items(key: str, path: Path, items: Any, holds: str, bad: Callable[[dic
     return items
 
 
-def missing(item: dict[str, Any], members: Iterable[str]) -> Optional[str]:
+def missing(item: dict[str, Any], members: Iterable[str]) -> str | None:
     absent = [m for m in members if m not in item]
     return f"no {', '.join(absent)}" if absent else None
 
 
-def number(item: dict[str, Any], member: str, least: Optional[float] = None) -> Optional[str]:
+def number(item: dict[str, Any], member: str, least: float | None = None) -> str | None:
     """A finite number (not a bool), at least `least` when given."""
     value = item.get(member)
     ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
@@ -74,7 +75,14 @@ def number(item: dict[str, Any], member: str, least: Optional[float] = None) -> 
 
 
 # What a member may be, for `typed`.
-STRING, NUMBER, OBJECT, STRINGS, OBJECTS, BOOL = "a string", "a number", "an object", "a list of strings", "a list of objects", "true or false"
+STRING, NUMBER, OBJECT, STRINGS, OBJECTS, BOOL = (
+    "a string",
+    "a number",
+    "an object",
+    "a list of strings",
+    "a list of objects",
+    "true or false",
+)
 
 
 def _is(value: Any, kind: str) -> bool:
@@ -91,7 +99,7 @@ def _is(value: Any, kind: str) -> bool:
     return isinstance(value, list) and all(isinstance(v, dict) for v in value)  # OBJECTS
 
 
-def typed(item: dict[str, Any], kinds: dict[str, str]) -> Optional[str]:
+def typed(item: dict[str, Any], kinds: dict[str, str]) -> str | None:
     """What member of `item` is not of its kind (null counts as absent), or None: a saved
     file is untrusted input, and every member the program reads is checked before it is
     used, so a wrong type is one line and never an AttributeError later."""

@@ -23,7 +23,6 @@ from __future__ import annotations
 import datetime
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Optional
 
 from components.catalog import gpus
 from components.catalog.gpus import Gpu
@@ -53,7 +52,7 @@ GRID = Driver("GRID", "570.211.01")
 GRID_V20 = Driver("GRID", "595.58.03")
 
 NOT_ON_AKS_NCV6 = (
-    "the RTX PRO 6000 sizes' page says \"NCv6 is currently not supported on AKS or Azure Batch\" "
+    'the RTX PRO 6000 sizes\' page says "NCv6 is currently not supported on AKS or Azure Batch" '
     "(nc-rtxpro6000-bse-v6-series-overview.md, ms.date 06/03/2026), though AKS's node image installs its GRID v20 driver"
 )
 NOT_ON_AKS_GRACE = (
@@ -71,14 +70,14 @@ class GpuSize:
     gpus: int
     gen1: bool
     gen2: bool
-    retired: Optional[datetime.date] = None
-    replacement: Optional[str] = None
+    retired: datetime.date | None = None
+    replacement: str | None = None
     #: The share of each GPU a VM gets: below 1 on partitioned sizes (1/6 of an A10).
     share: Fraction = Fraction(1)
     #: The driver AKS installs; None on a GPU CUDA cannot use.
-    driver: Optional[Driver] = None
+    driver: Driver | None = None
     #: Why AKS may not run this size, when its docs say or show so.
-    not_on_aks: Optional[str] = None
+    not_on_aks: str | None = None
 
     @property
     def gpu_model(self) -> str:
@@ -98,14 +97,14 @@ class GpuSize:
 
 
 def _family(
-    names: dict[str, tuple[int | Fraction, Optional[str]]],
+    names: dict[str, tuple[int | Fraction, str | None]],
     gpu: Gpu,
     *,
     gen1: bool,
     gen2: bool,
-    driver: Optional[Driver] = CUDA_LTS,
-    retired: Optional[datetime.date] = None,
-    not_on_aks: Optional[str] = None,
+    driver: Driver | None = CUDA_LTS,
+    retired: datetime.date | None = None,
+    not_on_aks: str | None = None,
 ) -> list[GpuSize]:
     """One size series: {size: (GPUs per VM, or its share of one; successor if retired)}."""
     return [
@@ -129,7 +128,11 @@ CATALOG: dict[str, GpuSize] = {
                 "Standard_NC24": (4, "Standard_NC64as_T4_v3"),
                 "Standard_NC24r": (4, "Standard_NC64as_T4_v3"),
             },
-            gpus.K80, gen1=True, gen2=False, driver=CUDA_470, retired=datetime.date(2023, 9, 6),
+            gpus.K80,
+            gen1=True,
+            gen2=False,
+            driver=CUDA_470,
+            retired=datetime.date(2023, 9, 6),
         ),
         # NCv2, the guide's Gen2-variant sizes. Retired 2023-09-06 (ncv2-series-retirement):
         # "NCv2-Series customers should consider moving directly across to NC A100 v4 sizes."
@@ -140,7 +143,10 @@ CATALOG: dict[str, GpuSize] = {
                 "Standard_NC24s_v2": (4, "Standard_NC96ads_A100_v4"),
                 "Standard_NC24rs_v2": (4, "Standard_NC96ads_A100_v4"),
             },
-            gpus.P100, gen1=True, gen2=True, retired=datetime.date(2023, 9, 6),
+            gpus.P100,
+            gen1=True,
+            gen2=True,
+            retired=datetime.date(2023, 9, 6),
         ),
         # NCv3. Retired 2025-09-30 in public regions (ncv3-retirement; US Gov 2026-06-30):
         # "Microsoft is recommending the Azure NCadsH100_v5-series."
@@ -151,7 +157,10 @@ CATALOG: dict[str, GpuSize] = {
                 "Standard_NC24s_v3": (4, "Standard_NC80adis_H100_v5"),
                 "Standard_NC24rs_v3": (4, "Standard_NC80adis_H100_v5"),
             },
-            gpus.V100, gen1=True, gen2=True, retired=datetime.date(2025, 9, 30),
+            gpus.V100,
+            gen1=True,
+            gen2=True,
+            retired=datetime.date(2025, 9, 30),
         ),
         # NVv3 (Tesla M60), retired 2026-09-30: "Microsoft is recommending the Azure
         # NVadsA10_v5-series" (nvv3-series-retirement).
@@ -161,7 +170,10 @@ CATALOG: dict[str, GpuSize] = {
                 "Standard_NV24s_v3": (2, "Standard_NV72ads_A10_v5"),
                 "Standard_NV48s_v3": (4, "Standard_NV72ads_A10_v5"),
             },
-            gpus.M60, gen1=True, gen2=True, retired=SERIES_RETIRED_2026,
+            gpus.M60,
+            gen1=True,
+            gen2=True,
+            retired=SERIES_RETIRED_2026,
         ),
         # NCasT4_v3: "For AKS node pools, use a minimum size of Standard_NC4as_T4_v3"
         # (azure-aks-docs use-nvidia-gpu.md, ms.date 07/02/2026).
@@ -172,7 +184,9 @@ CATALOG: dict[str, GpuSize] = {
                 "Standard_NC16as_T4_v3": (1, None),
                 "Standard_NC64as_T4_v3": (4, None),
             },
-            gpus.T4, gen1=True, gen2=True,
+            gpus.T4,
+            gen1=True,
+            gen2=True,
         ),
         # NVadsA10 v5: 1/6, 1/3 and 1/2 of an A10 on the three smallest sizes. AKS installs
         # the GRID driver on all six (AgentBaker ConvergedGPUDriverSizes) and its end-to-end
@@ -186,12 +200,17 @@ CATALOG: dict[str, GpuSize] = {
                 "Standard_NV36adms_A10_v5": (1, None),
                 "Standard_NV72ads_A10_v5": (2, None),
             },
-            gpus.A10, gen1=True, gen2=True, driver=GRID,
+            gpus.A10,
+            gen1=True,
+            gen2=True,
+            driver=GRID,
         ),
         # NC A100 v4, NCads H100 v5, ND A100 v4, ND H100 v5, ND H200 v5: Gen2 only.
         *_family(
             {"Standard_NC24ads_A100_v4": (1, None), "Standard_NC48ads_A100_v4": (2, None), "Standard_NC96ads_A100_v4": (4, None)},
-            gpus.A100_PCIE, gen1=False, gen2=True,
+            gpus.A100_PCIE,
+            gen1=False,
+            gen2=True,
         ),
         *_family({"Standard_NC40ads_H100_v5": (1, None), "Standard_NC80adis_H100_v5": (2, None)}, gpus.H100_NVL, gen1=False, gen2=True),
         *_family({"Standard_NCC40ads_H100_v5": (1, None)}, gpus.H100_NVL, gen1=False, gen2=True, not_on_aks=NOT_ON_AKS_CONFIDENTIAL),
@@ -214,13 +233,20 @@ CATALOG: dict[str, GpuSize] = {
                 "Standard_NC288ds_xl_RTXPRO6000BSE_v6": (2, None),
                 "Standard_NC288lds_xl_RTXPRO6000BSE_v6": (2, None),
             },
-            gpus.RTX_PRO_6000, gen1=False, gen2=True, driver=GRID_V20, not_on_aks=NOT_ON_AKS_NCV6,
+            gpus.RTX_PRO_6000,
+            gen1=False,
+            gen2=True,
+            driver=GRID_V20,
+            not_on_aks=NOT_ON_AKS_NCV6,
         ),
         # ND GB200 v6 and ND GB300 v6: four Blackwell GPUs beside two Grace (Arm64) CPUs.
         *_family({"Standard_ND128isr_NDR_GB200_v6": (4, None)}, gpus.GB200, gen1=False, gen2=True, not_on_aks=NOT_ON_AKS_GRACE),
         *_family(
             {"Standard_ND128isr_GB300_v6": (4, None), "Standard_ND128isrG5_GB300_v6": (4, None)},
-            gpus.GB300, gen1=False, gen2=True, not_on_aks=NOT_ON_AKS_GRACE,
+            gpus.GB300,
+            gen1=False,
+            gen2=True,
+            not_on_aks=NOT_ON_AKS_GRACE,
         ),
         # AMD. "AKS currently supports the Standard_ND96isr_MI300X_v5 Azure VM size" with
         # AMD's own GPU stack (azure-aks-docs use-amd-gpus.md, ms.date 06/04/2025); NVv4
@@ -234,7 +260,10 @@ CATALOG: dict[str, GpuSize] = {
                 "Standard_NV24ads_V710_v5": (1, None),
                 "Standard_NV28adms_V710_v5": (1, None),
             },
-            gpus.V710, gen1=False, gen2=True, driver=None,
+            gpus.V710,
+            gen1=False,
+            gen2=True,
+            driver=None,
         ),
         *_family(
             {
@@ -243,7 +272,11 @@ CATALOG: dict[str, GpuSize] = {
                 "Standard_NV16as_v4": (Fraction(1, 2), "Standard_NV12ads_V710_v5"),
                 "Standard_NV32as_v4": (1, "Standard_NV24ads_V710_v5"),
             },
-            gpus.MI25, gen1=True, gen2=True, driver=None, retired=SERIES_RETIRED_2026,
+            gpus.MI25,
+            gen1=True,
+            gen2=True,
+            driver=None,
+            retired=SERIES_RETIRED_2026,
         ),
     ]
 }
@@ -279,7 +312,7 @@ def generation(vm_size: str) -> str:
 MIG_INSTANCES_PER_GPU = {"MIG1g": 7, "MIG2g": 3, "MIG3g": 2, "MIG4g": 1, "MIG7g": 1}
 
 
-def gpus_per_node(vm_size: str, mig_profile: Optional[str]) -> Optional[int]:
+def gpus_per_node(vm_size: str, mig_profile: str | None) -> int | None:
     """How many `nvidia.com/gpu` one node of the pool offers: GPUs per VM, times the slices
     per GPU with MIG (strategy single: each slice is one nvidia.com/gpu). None: unknown size."""
     size = CATALOG.get(vm_size)
@@ -302,7 +335,7 @@ def mig_slices(vm_size: str, mig_profile: str) -> str:
     return f"{count} {slices} of {names[list(MIG_INSTANCES_PER_GPU).index(mig_profile)]} per GPU"
 
 
-def retirement(vm_size: str) -> Optional[GpuSize]:
+def retirement(vm_size: str) -> GpuSize | None:
     """The catalog's entry for a size Azure has retired; None for a current or unknown size.
     A retired size is a preflight problem (components/azure/preflight.py): a preview warns, a
     deployment stops."""
@@ -317,10 +350,19 @@ def alternatives(vm_size: str) -> list[GpuSize]:
     if wanted is None:
         return []
     return sorted(
-        (s for s in CATALOG.values() if s.retired is None and s.name != vm_size and s.gpu.nvidia and s.not_on_aks is None
-         and s.share == 1 and s.gpu.generation >= wanted.gpu.generation and s.gpus >= wanted.gpus),
+        (
+            s
+            for s in CATALOG.values()
+            if s.retired is None
+            and s.name != vm_size
+            and s.gpu.nvidia
+            and s.not_on_aks is None
+            and s.share == 1
+            and s.gpu.generation >= wanted.gpu.generation
+            and s.gpus >= wanted.gpus
+        ),
         key=lambda s: (s.gpu.generation, s.gpus, s.name),
-    )  # fmt: skip
+    )
 
 
 def current_sizes() -> list[str]:

@@ -11,7 +11,6 @@ CUDA does not run on them.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
 
 # NVIDIA's architectures, oldest first: "the same or a newer GPU" means a later one here.
 ARCHITECTURES = ("Kepler", "Maxwell", "Pascal", "Volta", "Turing", "Ampere", "Hopper", "Blackwell")
@@ -23,7 +22,7 @@ class Gpu:
     vendor: str
     architecture: str
     #: CUDA compute capability (major, minor); None for a GPU CUDA cannot use.
-    capability: Optional[tuple[int, int]] = None
+    capability: tuple[int, int] | None = None
     #: Multi-instance GPU (NVIDIA's A100, H100 and H200: "Multi-instance GPU is currently
     #: supported on NVIDIA A100, H100, and H200 series GPU VM sizes on AKS", azure-aks-docs
     #: gpu-multi-instance.md, ms.date 05/22/2026).
@@ -63,8 +62,12 @@ T4 = Gpu("NVIDIA Tesla T4 16GB", "NVIDIA", "Turing", (7, 5))
 A10 = Gpu("NVIDIA A10 24GB", "NVIDIA", "Ampere", (8, 6))
 _SLICES_80GB = ("1g.10gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb")
 A100_PCIE = Gpu("NVIDIA A100 PCIe 80GB", "NVIDIA", "Ampere", (8, 0), mig=True, mig_slices=_SLICES_80GB)
-A100_SXM = Gpu("NVIDIA A100 SXM4 40GB", "NVIDIA", "Ampere", (8, 0), mig=True, mig_slices=("1g.5gb", "2g.10gb", "3g.20gb", "4g.20gb", "7g.40gb"))
-H100_NVL = Gpu("NVIDIA H100 NVL 94GB", "NVIDIA", "Hopper", (9, 0), mig=True, mig_slices=("1g.12gb", "2g.24gb", "3g.47gb", "4g.47gb", "7g.94gb"))
+A100_SXM = Gpu(
+    "NVIDIA A100 SXM4 40GB", "NVIDIA", "Ampere", (8, 0), mig=True, mig_slices=("1g.5gb", "2g.10gb", "3g.20gb", "4g.20gb", "7g.40gb")
+)
+H100_NVL = Gpu(
+    "NVIDIA H100 NVL 94GB", "NVIDIA", "Hopper", (9, 0), mig=True, mig_slices=("1g.12gb", "2g.24gb", "3g.47gb", "4g.47gb", "7g.94gb")
+)
 H100_SXM = Gpu("NVIDIA H100 SXM5 80GB", "NVIDIA", "Hopper", (9, 0), mig=True, mig_slices=_SLICES_80GB)
 H200 = Gpu("NVIDIA H200 141GB", "NVIDIA", "Hopper", (9, 0), mig=True, mig_slices=("1g.18gb", "2g.35gb", "3g.71gb", "4g.71gb", "7g.141gb"))
 RTX_PRO_6000 = Gpu("NVIDIA RTX PRO 6000 Blackwell Server Edition 96GB", "NVIDIA", "Blackwell", (12, 0))

@@ -9,7 +9,6 @@ CUDA C++ Programming Guide, "Binary Compatibility").
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
 
 from components.catalog.gpus import capability_text
 
@@ -26,7 +25,7 @@ class ProofImage:
     driver_branch: int
     #: Compute capabilities the framework carries cubins for; None: not published, and the
     #: image is taken to run on what its CUDA knows.
-    cubins: Optional[tuple[tuple[int, int], ...]] = None
+    cubins: tuple[tuple[int, int], ...] | None = None
 
     def runs_on(self, capability: tuple[int, int]) -> bool:
         if self.cubins is None:
@@ -86,7 +85,7 @@ def repository(image: str) -> str:
     return name
 
 
-def known(image: str) -> Optional[ProofImage]:
+def known(image: str) -> ProofImage | None:
     """What this program knows of an image, by its repository; None for another image."""
     return next((i for i in KNOWN if repository(image) == i.repository), None)
 

@@ -4,13 +4,19 @@ they sign in (`access`), its network policy engine (`network`), its upgrade chan
 
 from __future__ import annotations
 
-from typing import Optional
-
 from pydantic.dataclasses import dataclass
 
 from components.config.messages import fail
 from components.config.values import (
-    MAX_POOL_NODES, MODEL, NAMESPACE, Guid, Ipv4Range, VmSize, list_of, one_of, whole_number,
+    MAX_POOL_NODES,
+    MODEL,
+    NAMESPACE,
+    Guid,
+    Ipv4Range,
+    VmSize,
+    list_of,
+    one_of,
+    whole_number,
 )
 from components.errors import ConfigError
 
@@ -68,7 +74,7 @@ class AccessConfig:
     """IPv4 addresses or ranges allowed to reach the API server; empty allows any address."""
     deployer_type: one_of(*DEPLOYER_TYPES) = "ServicePrincipal"
     """entra only: what kind of identity runs pulumi up, granted cluster-admin; none grants nothing."""
-    deployer_object_id: Optional[Guid] = None
+    deployer_object_id: Guid | None = None
     """entra only: the object ID granted cluster-admin; unset, whoever runs the program."""
 
     @property
@@ -109,8 +115,11 @@ def check_access(access: AccessConfig) -> None:
         }
         for member, value in given.items():
             if value is not None:
-                raise fail(f"{key}.{member}", list(value) if isinstance(value, tuple) else value,
-                            f"only applies to Entra ID; set {key}.mode to entra, or remove it")  # fmt: skip
+                raise fail(
+                    f"{key}.{member}",
+                    list(value) if isinstance(value, tuple) else value,
+                    f"only applies to Entra ID; set {key}.mode to entra, or remove it",
+                )
     elif access.deployer_type == "none" and not access.admin_group_object_ids:
         raise ConfigError(
             f"invalid config {key}.deployerType = 'none' with no {key}.adminGroupObjectIds: the identity that runs "
@@ -125,7 +134,7 @@ def check_access(access: AccessConfig) -> None:
         )
 
 
-def check_upgrade(upgrade: UpgradeConfig, kubernetes_version: Optional[str]) -> None:
+def check_upgrade(upgrade: UpgradeConfig, kubernetes_version: str | None) -> None:
     """The "patch" channel keeps the minor version and moves the patch: a pinned patch
     version would be upgraded by AKS and put back by the next `pulumi up`."""
     if upgrade.channel == "patch" and kubernetes_version is not None and kubernetes_version.count(".") == 2:
@@ -148,7 +157,7 @@ NO_NETWORK_POLICY_WARNING = (
 )
 
 
-def check(access: AccessConfig, network: NetworkConfig, upgrade: UpgradeConfig, kubernetes_version: Optional[str]) -> list[str]:
+def check(access: AccessConfig, network: NetworkConfig, upgrade: UpgradeConfig, kubernetes_version: str | None) -> list[str]:
     """The created cluster's rules; returns what a preview should say of its settings."""
     check_access(access)
     check_upgrade(upgrade, kubernetes_version)

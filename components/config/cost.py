@@ -4,7 +4,8 @@ budget with e-mail alerts."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Mapping, Optional
+from collections.abc import Mapping
+from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field
 from pydantic.dataclasses import dataclass
@@ -51,11 +52,11 @@ class CostConfig:
 
     currency: Currency = "USD"
     """The currency of every cost figure, of maxHourly and of budget.amount: live prices are asked in it, a saved list must be in it; a budget counts in the billing account's currency, so set it to that."""
-    max_hourly: Optional[PositiveAmount] = None
+    max_hourly: PositiveAmount | None = None
     """The most the stack may cost per hour at its pools' largest sizes, in `currency`; a deployment above it stops, and so does one whose prices cannot all be had (see withoutPrices)."""
     without_prices: one_of("stop", "deploy") = "stop"  # type: ignore[valid-type]
     """With maxHourly: what a deployment does when a pool's price cannot be had (no route to the Retail Prices API, a size the list lacks): stop, or deploy without the limit checked."""
-    budget: Optional[BudgetConfig] = None
+    budget: BudgetConfig | None = None
     """A monthly consumption budget over what the stack runs (its resource groups, or on an existing cluster its pools' tag), with e-mail alerts."""
 
 
@@ -64,6 +65,7 @@ def check(cost: CostConfig, values: Mapping[str, Any]) -> None:
     given = values.get("cost")
     if isinstance(given, Mapping) and "withoutPrices" in given and cost.max_hourly is None:
         raise fail(
-            f"{NAMESPACE}:cost.withoutPrices", given["withoutPrices"],
+            f"{NAMESPACE}:cost.withoutPrices",
+            given["withoutPrices"],
             f"only with {NAMESPACE}:cost.maxHourly: it says what a deployment does when the limit cannot be checked; remove it",
-        )  # fmt: skip
+        )

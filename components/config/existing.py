@@ -4,12 +4,14 @@ description without it."""
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Optional
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from pydantic.dataclasses import dataclass
 
 from components.config.messages import fail
 from components.config.values import MODEL, NAMESPACE, ClusterName, ResourceGroupName
+
 
 @dataclass(frozen=True, config=MODEL)
 class ExistingClusterConfig:
@@ -51,18 +53,20 @@ def check_existing_cluster(values: Mapping[str, Any], parsed: Mapping[str, Any],
             )
 
 
-def check_without_existing(pools: Iterable[Any], keys: Mapping[str, str], cluster_file: Optional[str]) -> None:
+def check_without_existing(pools: Iterable[Any], keys: Mapping[str, str], cluster_file: str | None) -> None:
     """What only an existing cluster takes: subnets on its pools, a saved description of it."""
     for pool in pools:
         for member, value in (("vnetSubnetId", pool.vnet_subnet_id), ("podSubnetId", pool.pod_subnet_id)):
             if value:
                 raise fail(
-                    f"{keys[pool.name]}.{member}", value,
+                    f"{keys[pool.name]}.{member}",
+                    value,
                     f"only with {NAMESPACE}:existingCluster: the cluster this program creates has no VNet of its own, and AKS "
                     "takes subnets on all of a cluster's pools or none; remove it",
-                )  # fmt: skip
+                )
     if cluster_file:
         raise fail(
-            f"{NAMESPACE}:preflight.clusterFile", cluster_file,
+            f"{NAMESPACE}:preflight.clusterFile",
+            cluster_file,
             f"only with {NAMESPACE}:existingCluster: it describes the existing cluster for the offline render; remove it",
-        )  # fmt: skip
+        )

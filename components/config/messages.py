@@ -8,8 +8,9 @@ import dataclasses
 import difflib
 import json
 import re
+import types
 import typing
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 from pydantic import ConfigDict, TypeAdapter, ValidationError
 from pydantic.alias_generators import to_camel
@@ -82,7 +83,8 @@ def allowed_text(annotation: Any) -> str:
 
 
 def strip_optional(annotation: Any) -> Any:
-    if typing.get_origin(annotation) is typing.Union:
+    # `Optional[X]` is a typing.Union, `X | None` a types.UnionType: the same to a reader.
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
         return next(a for a in typing.get_args(annotation) if a is not type(None))
     return annotation
 
@@ -116,7 +118,7 @@ def members(cls: type) -> list[str]:
     return [to_camel(f.name) for f in dataclasses.fields(cls)]
 
 
-class _Repeated(ValueError):
+class _RepeatedError(ValueError):
     def __init__(self, member: str) -> None:
         super().__init__(member)
         self.member = member
@@ -129,7 +131,7 @@ def _no_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     seen: dict[str, Any] = {}
     for member, value in pairs:
         if member in seen:
-            raise _Repeated(member)
+            raise _RepeatedError(member)
         seen[member] = value
     return seen
 
@@ -139,7 +141,7 @@ def json_object(key: str, raw: Any) -> dict[str, Any]:
     expected = "expected an object (a YAML mapping in Pulumi.<stack>.yaml)"
     try:
         value = json.loads(raw, object_pairs_hook=_no_repeats, parse_constant=refuse_constant) if isinstance(raw, str) else raw
-    except _Repeated as repeated:
+    except _RepeatedError as repeated:
         raise ConfigError(f"invalid config {key}: {repeated.member!r} is given twice; expected each member once") from None
     except (ValueError, RecursionError):  # JSONDecodeError is a ValueError; so is NaN
         raise fail(key, raw[:200] if isinstance(raw, str) else raw, expected) from None
@@ -161,7 +163,7 @@ def refuse_constant(name: str) -> Any:
 UNPRINTABLE = ("Cc", "Cf", "Zl", "Zp", "Cs", "Co")
 
 
-def _unprintable(text: str) -> Optional[str]:
+def _unprintable(text: str) -> str | None:
     """The first character of UNPRINTABLE in `text`, named, or None."""
     import unicodedata
 

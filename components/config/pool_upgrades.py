@@ -22,7 +22,7 @@ place (`az aks nodepool update --max-surge ...`; components/azure/pool_mutabilit
 from __future__ import annotations
 
 import math
-from typing import Any, Optional
+from typing import Any
 
 from pydantic.dataclasses import dataclass
 
@@ -42,19 +42,19 @@ NO_SURGE = {"maxSurge": "0", "maxUnavailable": "1"}
 class PoolUpgradeSettings:
     """How AKS upgrades the pool's nodes (AgentPoolUpgradeSettings). Unset: maxSurge '0' and maxUnavailable '1', which need no GPU quota beyond the pool's own nodes."""
 
-    max_surge: Optional[NodeShare] = None
+    max_surge: NodeShare | None = None
     """Nodes AKS adds while it upgrades ('1', '33%'); each needs GPU quota. Unset: '0' (AKS's own default, '10%', is at least one extra GPU node)."""
-    max_unavailable: Optional[NodeShare] = None
+    max_unavailable: NodeShare | None = None
     """Nodes out of service at once while AKS upgrades them in place. Unset: '1' when maxSurge is unset or 0, else AKS's 0."""
-    drain_timeout_in_minutes: Optional[whole_number(1, 1440)] = None
+    drain_timeout_in_minutes: whole_number(1, 1440) | None = None
     """How long AKS waits for a node's pods to leave; past it, the upgrade fails. Unset: AKS's 30."""
-    node_soak_duration_in_minutes: Optional[whole_number(0, 30)] = None
+    node_soak_duration_in_minutes: whole_number(0, 30) | None = None
     """How long AKS waits after draining a node before reimaging it. Unset: AKS's 0."""
-    undrainable_node_behavior: Optional[one_of("Cordon", "Schedule")] = None
+    undrainable_node_behavior: one_of("Cordon", "Schedule") | None = None
     """A node whose pods will not leave: Cordon (quarantined, left for you) or Schedule. Unset: AKS's Schedule."""
 
 
-def _nodes(share: Optional[str], pool_nodes: int) -> int:
+def _nodes(share: str | None, pool_nodes: int) -> int:
     """What a maxSurge or maxUnavailable comes to for a pool of `pool_nodes` nodes: a
     percentage rounds up (the agentPools spec: "fractional nodes are rounded up")."""
     if share is None:
@@ -64,7 +64,7 @@ def _nodes(share: Optional[str], pool_nodes: int) -> int:
     return int(share)
 
 
-def effective(settings: Optional[PoolUpgradeSettings]) -> dict[str, Any]:
+def effective(settings: PoolUpgradeSettings | None) -> dict[str, Any]:
     """The agentPools `upgradeSettings` the pool is sent with, in ARM's spelling."""
     given = settings or PoolUpgradeSettings()
     body = {
@@ -81,12 +81,12 @@ def effective(settings: Optional[PoolUpgradeSettings]) -> dict[str, Any]:
     return {k: v for k, v in body.items() if v is not None}
 
 
-def surge_nodes(settings: Optional[PoolUpgradeSettings], pool_nodes: int) -> int:
+def surge_nodes(settings: PoolUpgradeSettings | None, pool_nodes: int) -> int:
     """The nodes an upgrade adds to a pool of `pool_nodes` nodes, as preflight counts quota."""
     return _nodes(effective(settings).get("maxSurge"), pool_nodes) if pool_nodes else 0
 
 
-def check(settings: Optional[PoolUpgradeSettings], key: str) -> None:
+def check(settings: PoolUpgradeSettings | None, key: str) -> None:
     """AKS's rules on the pair, in one line each."""
     body = effective(settings)
     surge, unavailable = body.get("maxSurge", "0"), body.get("maxUnavailable", "0")

@@ -4,22 +4,33 @@ pool: its node counts, Spot cap, pods per node, MIG profile and AKS-managed GPU 
 
 from __future__ import annotations
 
-import re
 import dataclasses
+import re
+from collections.abc import Mapping
 from dataclasses import fields
-from typing import Annotated, Any, Mapping, Optional
+from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field
 from pydantic.dataclasses import dataclass
 
 from components.catalog import gpu_sizes
-from components.config.cluster import SYSTEM_POOL_NAME
 from components.config import pool_upgrades
+from components.config.cluster import SYSTEM_POOL_NAME
 from components.config.messages import did_you_mean, fail, json_object, structured
 from components.config.pool_upgrades import PoolUpgradeSettings
 from components.config.values import (
-    MAX_POOL_NODES, MODEL, NAMESPACE, POOL_NAME_ALLOWED, POOL_NAME_PATTERN, Allowed, Bool, PoolName, SubnetId,
-    VmSize, one_of, whole_number,
+    MAX_POOL_NODES,
+    MODEL,
+    NAMESPACE,
+    POOL_NAME_ALLOWED,
+    POOL_NAME_PATTERN,
+    Allowed,
+    Bool,
+    PoolName,
+    SubnetId,
+    VmSize,
+    one_of,
+    whole_number,
 )
 from components.errors import ConfigError
 
@@ -38,7 +49,9 @@ def _spot_price(value: float) -> float:
 
 
 SpotMaxPrice = Annotated[
-    float, Field(allow_inf_nan=False), AfterValidator(_spot_price),
+    float,
+    Field(allow_inf_nan=False),
+    AfterValidator(_spot_price),
     Allowed("-1 (no cap) or a price per hour in US dollars above 0, with at most five decimals, such as 0.25"),
 ]
 
@@ -59,9 +72,9 @@ class GpuPoolSettings:
     """A GPU (N-series) size. Unset: the guide's Standard_NC6 (retired), or Standard_NC6s_v2 with gen2."""
     node_count: whole_number(0, MAX_POOL_NODES) = 1
     """GPU nodes; with autoscaling, the starting count (default: minCount)."""
-    min_count: Optional[whole_number(0, MAX_POOL_NODES)] = None
+    min_count: whole_number(0, MAX_POOL_NODES) | None = None
     """With maxCount: the cluster autoscaler's floor (0 scales to zero)."""
-    max_count: Optional[whole_number(1, MAX_POOL_NODES)] = None
+    max_count: whole_number(1, MAX_POOL_NODES) | None = None
     """With minCount: the cluster autoscaler's ceiling."""
     gen2: Bool = False
     """The guide's Gen2 variant: refuses a Gen1-only size (Linux pools boot Gen2 when they can)."""
@@ -69,19 +82,19 @@ class GpuPoolSettings:
     """The guide's dedicated GPU image, today AKS-managed GPU nodes (preview): AKS installs the GPU stack."""
     spot: Bool = False
     """Spot VMs: Delete on eviction; no price cap unless spotMaxPrice sets one."""
-    spot_max_price: Optional[SpotMaxPrice] = None
+    spot_max_price: SpotMaxPrice | None = None
     """spot only: the most a node may cost per hour, in US dollars, above which Azure evicts it; -1 (the default): no cap, billed up to the pay-as-you-go price."""
     management: one_of(*GPU_MANAGEMENT_MODES) = "device-plugin"
     """Who installs the GPU driver and device plugin: device-plugin (the guide's DaemonSet), aks-managed (AKS, preview; what dedicatedVhd selects), or gpu-operator (NVIDIA's GPU Operator)."""
-    mig_profile: Optional[one_of(*MIG_PROFILES)] = None
+    mig_profile: one_of(*MIG_PROFILES) | None = None
     """Multi-instance GPU: slice each GPU (A100, H100 sizes); each slice is one nvidia.com/gpu."""
-    max_pods: Optional[whole_number(10, 250)] = None
+    max_pods: whole_number(10, 250) | None = None
     """Pods per node. Unset: 250, or on an existing cluster with Azure CNI without overlay its System pool's, which its subnets are sized for."""
-    vnet_subnet_id: Optional[SubnetId] = None
+    vnet_subnet_id: SubnetId | None = None
     """existingCluster only: the nodes' subnet. Unset: the System pool's, when the cluster's pools have subnets of their own."""
-    pod_subnet_id: Optional[SubnetId] = None
+    pod_subnet_id: SubnetId | None = None
     """existingCluster only: the pods' subnet (Azure CNI with dynamic pod IPs). Unset: the System pool's, when it has one."""
-    upgrade_settings: Optional[PoolUpgradeSettings] = None
+    upgrade_settings: PoolUpgradeSettings | None = None
     """How AKS upgrades the pool's nodes: maxSurge, maxUnavailable, drainTimeoutInMinutes, nodeSoakDurationInMinutes, undrainableNodeBehavior. Unset: maxSurge '0', maxUnavailable '1': no GPU quota beyond the pool's nodes, one node down at a time (docs/lifecycle.md)."""
 
     @property
@@ -130,7 +143,7 @@ class Pools:
     given: dict[str, Mapping[str, Any]]
 
 
-def gpu_pools(gpu_pool: GpuPoolConfig, pool_map: Optional[dict[str, GpuPoolSettings]], values: Mapping[str, Any]) -> Pools:
+def gpu_pools(gpu_pool: GpuPoolConfig, pool_map: dict[str, GpuPoolSettings] | None, values: Mapping[str, Any]) -> Pools:
     """gpuPool's one pool, or gpuPools' entries sorted by name, so nothing (resources,
     outputs, messages) depends on the order in which the stack file, `pulumi config set` or
     the CLI's JSON hand them over."""
@@ -172,12 +185,15 @@ def check_size(vm_size: str, gen2: bool, key: str) -> list[str]:
         # knows in other letters is refused with its spelling, not deployed unchecked.
         spelt = next((name for name in gpu_sizes.CATALOG if name.lower() == vm_size.lower()), None)
         if spelt is not None:
-            raise fail(f"{key}.vmSize", vm_size, f"write it as Azure lists it, {spelt!r} (the catalog, quota and price checks match names exactly)")
+            raise fail(
+                f"{key}.vmSize", vm_size, f"write it as Azure lists it, {spelt!r} (the catalog, quota and price checks match names exactly)"
+            )
         # Size names share most of their letters ("Standard_N..."): only a near miss is suggested.
         close = did_you_mean(vm_size, list(gpu_sizes.CATALOG), cutoff=0.85)
         if not gpu_sizes.is_gpu_family(vm_size):
             raise fail(
-                f"{key}.vmSize", vm_size,
+                f"{key}.vmSize",
+                vm_size,
                 f"not a GPU size{close}; expected an N-series size such as 'Standard_NC4as_T4_v3' (known: {', '.join(gpu_sizes.current_sizes())})",
             )
         # Azure adds sizes faster than this catalog: an unknown N-series size may be fine.
@@ -187,7 +203,8 @@ def check_size(vm_size: str, gen2: bool, key: str) -> list[str]:
         ]
     if not size.gpu.nvidia:
         raise fail(
-            f"{key}.vmSize", vm_size,
+            f"{key}.vmSize",
+            vm_size,
             f"{size.gpus_text}: an {size.gpu.vendor} GPU, which neither the NVIDIA device plugin nor the CUDA proof can use "
             "(AKS runs AMD GPUs with AMD's own GPU Operator, use-amd-gpus.md); expected an NVIDIA size such as 'Standard_NC4as_T4_v3'",
         )
@@ -249,8 +266,7 @@ def check_gpu_pool(pool: GpuPoolConfig, job_enabled: bool, key: str) -> None:
         assert pool.min_count is not None and pool.max_count is not None
         if pool.min_count > pool.max_count:
             raise ConfigError(
-                f"invalid config {key}: minCount {pool.min_count} is greater than maxCount {pool.max_count}; "
-                "expected minCount <= maxCount"
+                f"invalid config {key}: minCount {pool.min_count} is greater than maxCount {pool.max_count}; expected minCount <= maxCount"
             )
         if not pool.min_count <= pool.node_count <= pool.max_count:
             raise ConfigError(

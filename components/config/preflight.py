@@ -5,7 +5,7 @@ of live calls."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 from pydantic import Field
 from pydantic.dataclasses import dataclass
@@ -25,13 +25,13 @@ class PreflightConfig:
 
     mode: one_of(*PREFLIGHT_MODES) = "enforce"
     """enforce: a deployment stops on a problem Azure would refuse; warn: it warns and goes on; off: no checks."""
-    skus_file: Optional[FilePath] = None
+    skus_file: FilePath | None = None
     """With usageFile: `az vm list-skus --location <loc> --resource-type virtualMachines --all -o json`, saved (relative to the project). Set, no live call is made."""
-    usage_file: Optional[FilePath] = None
+    usage_file: FilePath | None = None
     """With skusFile: `az vm list-usage --location <loc> -o json`, saved (relative to the project)."""
-    prices_file: Optional[FilePath] = None
+    prices_file: FilePath | None = None
     """A saved Azure Retail Prices API response (JSON with Items), relative to the project. Set, no live call is made (docs/cost.md)."""
-    cluster_file: Optional[FilePath] = None
+    cluster_file: FilePath | None = None
     """existingCluster only: `az aks show --output json` of the cluster, saved (relative to the project), which the offline render (make render) uses instead of assumed facts. pulumi preview and up read the cluster from Azure."""
 
 

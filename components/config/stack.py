@@ -11,9 +11,10 @@ from __future__ import annotations
 import json
 import re
 import typing
+from collections.abc import Mapping
 from dataclasses import field, fields
 from pathlib import Path
-from typing import Any, Mapping, Optional
+from typing import Any
 
 import pulumi
 from pydantic import TypeAdapter, ValidationError
@@ -41,17 +42,17 @@ DEFAULT_LOCATION = "eastus"
 class ProjectConfig:
     """Every `aks-gpu:` key of a stack file."""
 
-    resource_group_name: Optional[ResourceGroupName] = None
+    resource_group_name: ResourceGroupName | None = None
     """The resource group's name. Unset or empty: <project>-<stack>-rg."""
-    cluster_name: Optional[ClusterName] = None
+    cluster_name: ClusterName | None = None
     """The AKS cluster's name. Unset or empty: <project>-<stack>."""
-    kubernetes_version: Optional[KubernetesVersion] = None
+    kubernetes_version: KubernetesVersion | None = None
     """'1.NN' or '1.NN.P' (quote it in YAML). Unset or empty: the AKS default."""
     system_pool: SystemPoolConfig = SystemPoolConfig()
     gpu_pool: GpuPoolConfig = GpuPoolConfig()
-    gpu_pools: Optional[GpuPoolMap] = None
+    gpu_pools: GpuPoolMap | None = None
     """Several GPU pools, keyed by AKS pool name, each with gpuPool's members but name; instead of gpuPool."""
-    existing_cluster: Optional[ExistingClusterConfig] = None
+    existing_cluster: ExistingClusterConfig | None = None
     """Add the GPU pools to this AKS cluster instead of creating one; the stack owns only what it adds."""
     device_plugin: DevicePluginConfig = DevicePluginConfig()
     mnist_job: MnistJobConfig = MnistJobConfig()
@@ -75,7 +76,7 @@ class StackConfig:
     location: str
     resource_group_name: str
     cluster_name: str
-    kubernetes_version: Optional[str]
+    kubernetes_version: str | None
     system_pool: SystemPoolConfig
     #: The GPU pools: gpuPool's one pool, or gpuPools' entries in the stack file's order.
     gpu_pools: tuple[GpuPoolConfig, ...]
@@ -91,15 +92,14 @@ class StackConfig:
     gpu_operator: GpuOperatorConfig = GpuOperatorConfig()
     cost: CostConfig = CostConfig()
     #: azure-native:subscriptionId, if the stack sets it.
-    subscription_id: Optional[str] = None
+    subscription_id: str | None = None
     #: Set: the pools go into this cluster, which the stack reads but does not own; its
     #: names are resource_group_name and cluster_name.
-    existing_cluster: Optional[ExistingClusterConfig] = None
+    existing_cluster: ExistingClusterConfig | None = None
     #: The pools came from the gpuPools map (keys `aks-gpu:gpuPools.<name>`), not gpuPool.
     pool_map: bool = False
     # Things the user should know at preview time (preview features, unknown sizes, ...).
     warnings: tuple[str, ...] = field(default=())
-
 
     def pool_key(self, pool: GpuPoolConfig) -> str:
         """The config key that declares `pool`, as error messages and warnings name it."""
@@ -141,7 +141,7 @@ def known_keys() -> list[str]:
     return [f"{NAMESPACE}:{k}" for k in _KEYS]
 
 
-def parse(raw: Mapping[str, str], project: str, stack: str, root: Optional[Path] = None) -> StackConfig:
+def parse(raw: Mapping[str, str], project: str, stack: str, root: Path | None = None) -> StackConfig:
     """Builds the typed configuration from the CLI's flat `namespace:key -> string` map.
 
     Keys outside the `aks-gpu:` namespace belong to providers and are ignored, except
@@ -193,7 +193,8 @@ def _names(given: ProjectConfig, values: Mapping[str, Any], project: str, stack:
     `<project>-<stack>` defaults."""
     if given.existing_cluster is not None:
         existing.check_existing_cluster(
-            values, {to_camel(f.name): getattr(given, f.name) for f in fields(ProjectConfig)},
+            values,
+            {to_camel(f.name): getattr(given, f.name) for f in fields(ProjectConfig)},
             {to_camel(f.name): f.default for f in fields(ProjectConfig)},
         )
         return given.existing_cluster.resource_group_name, given.existing_cluster.name

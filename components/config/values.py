@@ -18,9 +18,7 @@ RESERVED_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease
 
 # Strict: `nodeCount: "3"` or `gen2: "yes"` is an error, not a guess. Members are spelled in
 # camelCase in the stack files (`nodeCount`), in snake_case in Python (`node_count`).
-MODEL = ConfigDict(
-    strict=True, extra="forbid", alias_generator=to_camel, populate_by_name=True, use_attribute_docstrings=True
-)
+MODEL = ConfigDict(strict=True, extra="forbid", alias_generator=to_camel, populate_by_name=True, use_attribute_docstrings=True)
 
 
 class Allowed:
@@ -63,7 +61,10 @@ ClusterName = pattern(
 # "1.NN" (AKS picks the latest patch) or "1.NN.P". Keep it a string: YAML `1.30` is a float.
 KubernetesVersion = pattern(r"^1\.\d{2}(\.\d+)?$", "'1.NN' or '1.NN.P', such as '1.33'")
 # Region names as ARM spells them (`az account list-locations -o table`, Name column).
-Location = pattern(r"^[a-z][a-z0-9]{0,63}$", "an Azure region name in lowercase (at most 64 characters), such as 'eastus' (az account list-locations -o table)")
+Location = pattern(
+    r"^[a-z][a-z0-9]{0,63}$",
+    "an Azure region name in lowercase (at most 64 characters), such as 'eastus' (az account list-locations -o table)",
+)
 # Azure VM size names (learn.microsoft.com/azure/virtual-machines/vm-naming-conventions).
 VmSize = pattern(r"^[Ss]tandard_[A-Za-z0-9_]{1,64}$", "an Azure VM size name such as 'Standard_NC4as_T4_v3' (at most 73 characters)")
 # AKS agent pool names (Linux): lowercase letters and digits, start with a letter, at most
@@ -92,7 +93,9 @@ def _image_name_length(reference: str) -> str:
 
 
 Image = Annotated[
-    str, Field(pattern=_IMAGE_PATTERN), AfterValidator(_image_name_length),
+    str,
+    Field(pattern=_IMAGE_PATTERN),
+    AfterValidator(_image_name_length),
     Allowed("a container image reference such as 'registry/repo:tag', its name at most 255 characters"),
 ]
 # A subnet's ARM resource ID (azure-rest-api-specs agentPools: vnetSubnetID and podSubnetID
@@ -143,16 +146,14 @@ def _ipv4_range(value: str) -> str:
     return value
 
 
-Ipv4Range = Annotated[
-    str, Field(pattern=r"^\d{1,3}(\.\d{1,3}){3}(/\d{1,2})?$"), AfterValidator(_ipv4_range), Allowed(_IPV4_ALLOWED)
-]
+Ipv4Range = Annotated[str, Field(pattern=r"^\d{1,3}(\.\d{1,3}){3}(/\d{1,2})?$"), AfterValidator(_ipv4_range), Allowed(_IPV4_ALLOWED)]
 
 
 def unique(items: tuple[str, ...]) -> tuple[str, ...]:
     """Each entry once, case aside: Entra object IDs, e-mail domains and the like are the same
     in any case."""
     folded = [v.casefold() for v in items]
-    repeated = sorted({v for v, f in zip(items, folded) if folded.count(f) > 1})
+    repeated = sorted({v for v, f in zip(items, folded, strict=True) if folded.count(f) > 1})
     if repeated:
         raise ValueError(f"expected each entry once (case aside); repeated: {', '.join(repeated)}")
     return items

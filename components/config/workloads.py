@@ -4,12 +4,11 @@ modes that may share a cluster, the namespaces each owns, and settings no pool's
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Mapping, Optional
-
-from pydantic.dataclasses import dataclass
+from collections.abc import Mapping
+from typing import Annotated, Any
 
 from pydantic import Field
-
+from pydantic.dataclasses import dataclass
 
 from components.catalog import proof_images
 from components.config.messages import fail
@@ -51,9 +50,7 @@ class DevicePluginConfig:
     """The device plugin image; the 2020 guide's is mcr.microsoft.com/oss/nvidia/k8s-device-plugin:1.11."""
 
 
-Accuracy = Annotated[
-    float, Field(gt=0, le=1, allow_inf_nan=False), Allowed("a fraction above 0 and at most 1, such as 0.9")
-]
+Accuracy = Annotated[float, Field(gt=0, le=1, allow_inf_nan=False), Allowed("a fraction above 0 and at most 1, such as 0.9")]
 
 
 @dataclass(frozen=True, config=MODEL)
@@ -64,7 +61,7 @@ class MnistJobConfig:
     """false: no Job."""
     image: Image = DEFAULT_MNIST_IMAGE
     """The training image: PyTorch on CUDA 12.8, pinned by digest; the guide's is mcr.microsoft.com/azuredocs/samples-tf-mnist-demo:gpu."""
-    run: Optional[one_of(*MNIST_RUNS)] = None
+    run: one_of(*MNIST_RUNS) | None = None
     """script: the shipped proof/train_mnist.py in the image's python (needs PyTorch); image: the image's own entrypoint with --max_steps. Unset: image for the guide's image, else script."""
     max_steps: whole_number(1, 1_000_000) = 500
     """Training steps at most (--max-steps, or the guide's --max_steps)."""
@@ -203,7 +200,8 @@ def check_mnist_job(job: MnistJobConfig, given: Mapping[str, Any]) -> list[str]:
     guide = proof_images.known(job.image) is proof_images.GUIDE
     if guide and job.run == "script":
         raise fail(
-            f"{key}.run", job.run,
+            f"{key}.run",
+            job.run,
             "the guide's image has TensorFlow 1.4 and no PyTorch, so it cannot run the shipped script; "
             "set run to image, or remove image for the PyTorch proof",
         )
@@ -211,13 +209,15 @@ def check_mnist_job(job: MnistJobConfig, given: Mapping[str, Any]) -> list[str]:
         for member, flag in _SCRIPT_MEMBERS.items():
             if member in given:
                 raise fail(
-                    f"{key}.{member}", given[member],
+                    f"{key}.{member}",
+                    given[member],
                     f"only the shipped script takes {flag}, and this Job runs the image's own entrypoint "
                     "(the guide's --max_steps only); remove it, or run the script",
                 )
     if guide and not job.egress:
         raise fail(
-            f"{key}.egress", False,
+            f"{key}.egress",
+            False,
             "the guide's image downloads MNIST when it starts, so it needs egress; remove egress, "
             "or remove image for the PyTorch proof, which trains on digits it draws without egress",
         )
@@ -231,8 +231,12 @@ def check_mnist_job(job: MnistJobConfig, given: Mapping[str, Any]) -> list[str]:
 
 
 def check(
-    pools: tuple[GpuPoolConfig, ...], keys: Mapping[str, str], values: Mapping[str, Any],
-    device_plugin: DevicePluginConfig, mnist_job: MnistJobConfig, operator: GpuOperatorConfig,
+    pools: tuple[GpuPoolConfig, ...],
+    keys: Mapping[str, str],
+    values: Mapping[str, Any],
+    device_plugin: DevicePluginConfig,
+    mnist_job: MnistJobConfig,
+    operator: GpuOperatorConfig,
 ) -> list[str]:
     """The workloads' rules across pools: modes that may share a cluster, settings no pool's
     mode uses, how the Job runs, and the namespaces each workload owns; returns the warnings."""

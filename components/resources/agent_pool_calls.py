@@ -8,7 +8,8 @@ no credential is ever an input or an output."""
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Mapping, Optional
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from components.azure.cluster_facts import OWNER_TAG
 
@@ -64,7 +65,7 @@ def _retry_policy(**settings: Any) -> Any:
     return AgentPoolRetryPolicy(**settings)
 
 
-def client_factory(subscription_id: str, api_version: str, endpoint: str = ARM_ENDPOINT, seconds: Optional[float] = None) -> Any:
+def client_factory(subscription_id: str, api_version: str, endpoint: str = ARM_ENDPOINT, seconds: float | None = None) -> Any:
     """The AKS management client at `api_version`, for ARM at `endpoint`. azure-core retries
     a request answered 408, 429 or 5xx, or any other error but a 409 that carries a
     Retry-After (`_retry_policy`), ten times; `seconds` bounds those retries in time (its
@@ -74,12 +75,17 @@ def client_factory(subscription_id: str, api_version: str, endpoint: str = ARM_E
 
     limit = {} if seconds is None else {"timeout": seconds}
     return ContainerServiceClient(
-        DefaultAzureCredential(), subscription_id, base_url=endpoint, api_version=api_version,
-        credential_scopes=[f"{endpoint}/.default"], retry_policy=_retry_policy(**limit), **limit,
-    )  # fmt: skip
+        DefaultAzureCredential(),
+        subscription_id,
+        base_url=endpoint,
+        api_version=api_version,
+        credential_scopes=[f"{endpoint}/.default"],
+        retry_policy=_retry_policy(**limit),
+        **limit,
+    )
 
 
-def _client(props: Mapping[str, Any], seconds: Optional[float] = None) -> Any:
+def _client(props: Mapping[str, Any], seconds: float | None = None) -> Any:
     return client_factory(props["subscriptionId"], props["apiVersion"], props.get(ENDPOINT) or ARM_ENDPOINT, seconds)
 
 
@@ -189,7 +195,7 @@ def put_pool(props: Mapping[str, Any], operation: str) -> dict[str, Any]:
     return _wait(poller, deadline, what).as_dict()
 
 
-def get_pool(props: Mapping[str, Any]) -> Optional[dict[str, Any]]:
+def get_pool(props: Mapping[str, Any]) -> dict[str, Any] | None:
     """The pool as ARM returns it, or None when it (or its cluster, or its group) is gone."""
     from azure.core.exceptions import HttpResponseError
 

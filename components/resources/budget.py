@@ -57,8 +57,8 @@ from __future__ import annotations
 
 import datetime
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Optional, Sequence
 
 import pulumi
 from pulumi_azure_native import consumption
@@ -72,7 +72,7 @@ ALERTS = (
 )
 
 
-def first_of_month(today: Optional[datetime.date] = None) -> str:
+def first_of_month(today: datetime.date | None = None) -> str:
     """The budget's start: the first of this month, UTC, as the API writes dates."""
     today = today or datetime.datetime.now(datetime.timezone.utc).date()
     return f"{today.replace(day=1).isoformat()}T00:00:00Z"
@@ -168,7 +168,7 @@ def notifications(emails: Sequence[str]) -> dict[str, consumption.NotificationAr
 class CostBudget(pulumi.ComponentResource):
     budget: consumption.Budget
 
-    def __init__(self, name: str, args: CostBudgetArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+    def __init__(self, name: str, args: CostBudgetArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("aks-gpu:azure:CostBudget", name, None, opts)
         self.budget = consumption.Budget(
             logical_name(name, args.name),

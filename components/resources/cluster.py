@@ -15,18 +15,19 @@ from __future__ import annotations
 import asyncio
 import base64
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence
+from typing import Any
 
 import pulumi
+import pulumi_command as command
 import pulumi_kubernetes as k8s
 import yaml
-import pulumi_command as command
 from pulumi_azure_native import authorization, containerservice, resources
 
 from components.azure import cluster_access
 from components.azure.azure_facts import under_mock_engine
-from components.config import VERSION_UPGRADE_CHANNELS, SYSTEM_POOL_NAME, AccessConfig, NetworkConfig, SystemPoolConfig, UpgradeConfig
+from components.config import SYSTEM_POOL_NAME, VERSION_UPGRADE_CHANNELS, AccessConfig, NetworkConfig, SystemPoolConfig, UpgradeConfig
 from components.resources.gpu_pool import MAX_PODS
 
 # Built-in role "Azure Kubernetes Service RBAC Cluster Admin": "Lets you manage all
@@ -131,7 +132,7 @@ class GpuClusterArgs:
     resource_group_name: str
     cluster_name: str
     system_pool: SystemPoolConfig
-    kubernetes_version: Optional[str] = None
+    kubernetes_version: str | None = None
     access: AccessConfig = AccessConfig()
     network: NetworkConfig = NetworkConfig()
     upgrade: UpgradeConfig = UpgradeConfig()
@@ -152,7 +153,7 @@ class GpuCluster(pulumi.ComponentResource):
     managed_cluster: containerservice.ManagedCluster
     #: With Entra ID access: the deploying identity's cluster-admin role, which this
     #: program's own Kubernetes provider needs.
-    deployer_role_assignment: Optional[authorization.RoleAssignment]
+    deployer_role_assignment: authorization.RoleAssignment | None
     #: The user kubeconfig (secret), from listClusterUserCredential, as `az aks get-credentials` fetches it.
     kubeconfig: pulumi.Output[str]
     #: A Kubernetes provider bound to this cluster; every Kubernetes object of this program uses it.
@@ -165,7 +166,7 @@ class GpuCluster(pulumi.ComponentResource):
     #: The command that merges this cluster's credentials into ~/.kube/config (guide step 3).
     get_credentials_command: pulumi.Output[str]
 
-    def __init__(self, name: str, args: GpuClusterArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+    def __init__(self, name: str, args: GpuClusterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("aks-gpu:azure:GpuCluster", name, None, opts)
         self._name = name
         self.resource_group = self._create_resource_group(args)
@@ -256,7 +257,7 @@ class GpuCluster(pulumi.ComponentResource):
         decode = _decode_entra_kubeconfig if args.access.entra else _decode_kubeconfig
         return pulumi.Output.secret(credentials.kubeconfigs[0].value.apply(decode))
 
-    def _grant_deployer(self, args: GpuClusterArgs) -> Optional[authorization.RoleAssignment]:
+    def _grant_deployer(self, args: GpuClusterArgs) -> authorization.RoleAssignment | None:
         """With Azure RBAC, an Entra identity may do nothing in the cluster until a role says
         so, and that includes whoever runs `pulumi up`: the Kubernetes objects are created
         with its token. Granting this needs Microsoft.Authorization/roleAssignments/write

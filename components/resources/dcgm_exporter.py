@@ -16,8 +16,8 @@ and no egress (DCGM runs in the exporter's process; the kubelet is reached over 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Optional, Sequence
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -61,7 +61,7 @@ class DcgmExporter(pulumi.ComponentResource):
     #: Where the metrics are, inside the cluster.
     metrics_url: pulumi.Output[str]
 
-    def __init__(self, name: str, args: DcgmExporterArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+    def __init__(self, name: str, args: DcgmExporterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("aks-gpu:kubernetes:DcgmExporter", name, None, opts)
         on_cluster = pulumi.ResourceOptions(parent=self, provider=args.provider, depends_on=list(args.depends_on))
         self.network_policy = self._admit_scrapes(name, args, on_cluster)
@@ -91,7 +91,9 @@ class DcgmExporter(pulumi.ComponentResource):
 
     def _create_daemon_set(self, name: str, args: DcgmExporterArgs, opts: pulumi.ResourceOptions) -> k8s.apps.v1.DaemonSet:
         skips = {**CHECKOV_SKIPS, **hardening.image_digest_skip(args.image, "aks-gpu:monitoring.dcgmExporterImage")}
-        probe = k8s.core.v1.ProbeArgs(http_get=k8s.core.v1.HTTPGetActionArgs(path="/health", port="metrics"), initial_delay_seconds=45, period_seconds=5)
+        probe = k8s.core.v1.ProbeArgs(
+            http_get=k8s.core.v1.HTTPGetActionArgs(path="/health", port="metrics"), initial_delay_seconds=45, period_seconds=5
+        )
         container = k8s.core.v1.ContainerArgs(
             name=NAME,
             image=args.image,
@@ -118,7 +120,9 @@ class DcgmExporter(pulumi.ComponentResource):
         )
         return k8s.apps.v1.DaemonSet(
             f"{name}-ds",
-            metadata=k8s.meta.v1.ObjectMetaArgs(name=NAME, namespace=args.namespace, labels=LABELS, annotations=hardening.checkov_skips(skips)),
+            metadata=k8s.meta.v1.ObjectMetaArgs(
+                name=NAME, namespace=args.namespace, labels=LABELS, annotations=hardening.checkov_skips(skips)
+            ),
             spec=k8s.apps.v1.DaemonSetSpecArgs(
                 selector=k8s.meta.v1.LabelSelectorArgs(match_labels=LABELS),
                 update_strategy=k8s.apps.v1.DaemonSetUpdateStrategyArgs(type="RollingUpdate"),
@@ -132,9 +136,7 @@ class DcgmExporter(pulumi.ComponentResource):
                         security_context=hardening.pod_security_context(),
                         containers=[container],
                         volumes=[
-                            k8s.core.v1.VolumeArgs(
-                                name="pod-resources", host_path=k8s.core.v1.HostPathVolumeSourceArgs(path=POD_RESOURCES)
-                            )
+                            k8s.core.v1.VolumeArgs(name="pod-resources", host_path=k8s.core.v1.HostPathVolumeSourceArgs(path=POD_RESOURCES))
                         ],
                     ),
                 ),

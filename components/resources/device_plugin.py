@@ -19,8 +19,8 @@ pass is annotated on the DaemonSet with Checkov skips and their reasons.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Optional, Sequence
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -135,7 +135,7 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
     daemon_set: k8s.apps.v1.DaemonSet
     namespace_name: pulumi.Output[str]
 
-    def __init__(self, name: str, args: NvidiaDevicePluginArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+    def __init__(self, name: str, args: NvidiaDevicePluginArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("aks-gpu:kubernetes:NvidiaDevicePlugin", name, None, opts)
         on_cluster = pulumi.ResourceOptions(parent=self, provider=args.provider)
 
@@ -153,9 +153,10 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
 
         # Step 5: kubectl apply -f nvidia-device-plugin-ds.yaml
         skips = {
-            **CHECKOV_SKIPS, **(MIG_CHECKOV_SKIPS if args.mig else {}),
+            **CHECKOV_SKIPS,
+            **(MIG_CHECKOV_SKIPS if args.mig else {}),
             **hardening.image_digest_skip(args.image, "aks-gpu:devicePlugin.image"),
-        }  # fmt: skip
+        }
         self.daemon_set = k8s.apps.v1.DaemonSet(
             f"{name}-ds",
             metadata=k8s.meta.v1.ObjectMetaArgs(

@@ -15,14 +15,14 @@ cluster answers with its token, unchanged.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Optional, Sequence
 
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.resources.cluster import _decode_entra_kubeconfig, get_credentials_command
 from components.azure.cluster_facts import ClusterFacts
+from components.resources.cluster import _decode_entra_kubeconfig, get_credentials_command
 
 
 @dataclass(frozen=True)
@@ -42,12 +42,12 @@ class ExistingCluster(pulumi.ComponentResource):
     dependencies: Sequence[pulumi.Resource]
     location: str
     #: The control plane's version as AKS reports it (currentKubernetesVersion).
-    kubernetes_version: Optional[str]
+    kubernetes_version: str | None
     kubeconfig: pulumi.Output[str]
     provider: k8s.Provider
     get_credentials_command: pulumi.Output[str]
 
-    def __init__(self, name: str, args: ExistingClusterArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+    def __init__(self, name: str, args: ExistingClusterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("aks-gpu:azure:ExistingCluster", name, None, opts)
         facts = args.facts
         self.resource_group_name = pulumi.Output.from_input(facts.resource_group)

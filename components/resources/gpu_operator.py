@@ -29,8 +29,9 @@ Values (NVIDIA/gpu-operator deployments/gpu-operator/values.yaml, v26.7.0):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Optional, Sequence
+from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -69,9 +70,9 @@ class GpuOperator(pulumi.ComponentResource):
     namespace: k8s.core.v1.Namespace
     release: k8s.helm.v3.Release
     #: Where the chart's DCGM exporter serves its metrics (monitoring.gpuMetrics).
-    metrics_url: Optional[pulumi.Output[str]]
+    metrics_url: pulumi.Output[str] | None
 
-    def __init__(self, name: str, args: GpuOperatorArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+    def __init__(self, name: str, args: GpuOperatorArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("aks-gpu:kubernetes:GpuOperator", name, None, opts)
         # No GPU pool among its dependencies: the chart's own objects (the operator, NFD) run on
         # the System pool, and the operator sets up each GPU node as it joins (its operands are
@@ -81,9 +82,7 @@ class GpuOperator(pulumi.ComponentResource):
         on_cluster = pulumi.ResourceOptions(parent=self, provider=args.provider)
         # The namespace is this program's, like the other components' (NVIDIA's guide has helm
         # create it): `pulumi destroy` removes it with the release.
-        self.namespace = k8s.core.v1.Namespace(
-            f"{name}-ns", metadata=k8s.meta.v1.ObjectMetaArgs(name=args.namespace), opts=on_cluster
-        )
+        self.namespace = k8s.core.v1.Namespace(f"{name}-ns", metadata=k8s.meta.v1.ObjectMetaArgs(name=args.namespace), opts=on_cluster)
         self.release = k8s.helm.v3.Release(
             f"{name}-release",
             name=CHART,

@@ -18,17 +18,18 @@ aliases"); tests/test_urns.py pins every URN of today's stacks.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional, Protocol, Sequence
+from typing import Any, Protocol
 
 import pulumi
 import pulumi_kubernetes as k8s
 from pulumi_azure_native import containerservice
 
 from components.azure import pool_mutability, pool_network
+from components.azure.pool_network import PoolNetwork
 from components.catalog import gpu_sizes
 from components.config import VERSION_UPGRADE_CHANNELS, GpuPoolConfig, UpgradeConfig, camel_case, pool_upgrades, snake
-from components.azure.pool_network import PoolNetwork
 from components.resources.managed_gpu_pool import ARM_ENDPOINT, MIG_API_VERSION, STABLE_API_VERSION, ManagedGpuPool
 
 # Today's guide (azure-aks-docs articles/aks/use-nvidia-gpu.md) taints the GPU pool so
@@ -89,7 +90,7 @@ def tolerations_of(pools: Sequence[GpuPoolConfig]) -> tuple[k8s.core.v1.Tolerati
     return tuple({(t.key, t.value): t for pool in pools for t in gpu_tolerations(pool)}.values())
 
 
-def gpu_pool_settings(pool: GpuPoolConfig, network: Optional[PoolNetwork] = None) -> dict[str, Any]:
+def gpu_pool_settings(pool: GpuPoolConfig, network: PoolNetwork | None = None) -> dict[str, Any]:
     """The GPU pool's agent-pool properties, as azure-native keyword arguments.
 
     Autoscaling: `enableAutoScaling` with `minCount`/`maxCount` is `az aks nodepool add
@@ -106,9 +107,7 @@ def gpu_pool_settings(pool: GpuPoolConfig, network: Optional[PoolNetwork] = None
         # (azure-aks-docs articles/aks/gpu-multi-instance.md).
         "gpu_instance_profile": pool.mig_profile,
         # The GPU Operator installs its own driver: `--gpu-driver none` (nvidia-gpu-operator.md).
-        "gpu_profile": containerservice.GPUProfileArgs(driver=containerservice.GPUDriver.NONE)
-        if pool.mode == "gpu-operator"
-        else None,
+        "gpu_profile": containerservice.GPUProfileArgs(driver=containerservice.GPUDriver.NONE) if pool.mode == "gpu-operator" else None,
         "os_type": containerservice.OSType.LINUX,
         "type": containerservice.AgentPoolType.VIRTUAL_MACHINE_SCALE_SETS,
         "vm_size": pool.vm_size,
@@ -143,8 +142,10 @@ def gpu_pool_settings(pool: GpuPoolConfig, network: Optional[PoolNetwork] = None
 # aks-preview extension has). The pool is a dynamic resource over the agentPools REST API
 # (components/resources/managed_gpu_pool.py).
 def managed_gpu_pool_properties(
-    pool: GpuPoolConfig, orchestrator_version: Optional[str], tags: Optional[Mapping[str, str]] = None,
-    network: Optional[PoolNetwork] = None,
+    pool: GpuPoolConfig,
+    orchestrator_version: str | None,
+    tags: Mapping[str, str] | None = None,
+    network: PoolNetwork | None = None,
 ) -> dict[str, Any]:
     """The managed pool's agentPools REST properties: the typed pool's settings
     (gpu_pool_settings) in ARM's spelling, plus gpuProfile.nvidia. With MIG, AKS's device
@@ -171,7 +172,7 @@ def _rest_value(value: Any) -> Any:
     return str(value.value) if isinstance(value, Enum) else value
 
 
-def pool_ignore_changes(pool: GpuPoolConfig, version_moves: bool) -> Optional[list[str]]:
+def pool_ignore_changes(pool: GpuPoolConfig, version_moves: bool) -> list[str] | None:
     """What `pulumi up` must leave to Azure on the GPU pool: the count, when the cluster
     autoscaler owns it; the version, when something else moves it: an upgrade channel (AKS
     upgrades node pools with the control plane: auto-upgrade-cluster.md), or an existing
@@ -211,19 +212,19 @@ class GpuPoolArgs:
     resource_group_name: str
     cluster_name: str
     #: The subscription the managed pool's REST calls go to (only a managed pool needs it).
-    subscription_id: Optional[pulumi.Input[str]] = None
-    kubernetes_version: Optional[str] = None
+    subscription_id: pulumi.Input[str] | None = None
+    kubernetes_version: str | None = None
     #: Something other than this stack moves the Kubernetes version (an upgrade channel, an existing cluster's owner).
     version_moves: bool = False
     #: Azure tags on the pool (on an existing cluster: which stack owns it, for preflight).
-    tags: Optional[Mapping[str, str]] = None
+    tags: Mapping[str, str] | None = None
     #: The component that held the pool before it had its own (`GpuCluster`), for aliases.
-    moved_from: Optional[pulumi.Resource] = None
+    moved_from: pulumi.Resource | None = None
     #: The stack's GPU pools before this one: this pool's create, update and delete wait for
     #: each of them (`pool_dependencies` says why).
     after: Sequence[pulumi.Resource] = ()
     #: Its subnets and pods per node (pool_network.plan); unset, a created cluster's.
-    network: Optional[PoolNetwork] = None
+    network: PoolNetwork | None = None
 
 
 def pool_dependencies(args: GpuPoolArgs) -> list[pulumi.Resource]:
@@ -263,11 +264,11 @@ class GpuPool(pulumi.ComponentResource):
     generation: str
     #: Who installs the NVIDIA device plugin (the gpuManagement output).
     management: str
-    gpus_per_node: Optional[int]
+    gpus_per_node: int | None
     #: Tolerations a pod needs to land on this pool.
     tolerations: tuple[k8s.core.v1.TolerationArgs, ...]
 
-    def __init__(self, name: str, args: GpuPoolArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+    def __init__(self, name: str, args: GpuPoolArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("aks-gpu:azure:GpuPool", name, None, opts)
         self._name = name
         pool = args.pool
@@ -281,7 +282,7 @@ class GpuPool(pulumi.ComponentResource):
         self.tolerations = gpu_tolerations(pool)
         self.register_outputs({"name": self.name, "vmSize": self.vm_size})
 
-    def _moved(self, old_name: str, args: GpuPoolArgs) -> Optional[list[pulumi.Alias]]:
+    def _moved(self, old_name: str, args: GpuPoolArgs) -> list[pulumi.Alias] | None:
         """The URN the pool had as a child of `GpuCluster` (the module docstring says why)."""
         return [pulumi.Alias(name=old_name, parent=args.moved_from)] if args.moved_from is not None else None
 
@@ -363,9 +364,7 @@ def on_pools(names: Sequence[str]) -> k8s.core.v1.AffinityArgs:
             required_during_scheduling_ignored_during_execution=k8s.core.v1.NodeSelectorArgs(
                 node_selector_terms=[
                     k8s.core.v1.NodeSelectorTermArgs(
-                        match_expressions=[
-                            k8s.core.v1.NodeSelectorRequirementArgs(key=AGENT_POOL_LABEL, operator="In", values=list(names))
-                        ]
+                        match_expressions=[k8s.core.v1.NodeSelectorRequirementArgs(key=AGENT_POOL_LABEL, operator="In", values=list(names))]
                     )
                 ]
             )

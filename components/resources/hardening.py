@@ -13,7 +13,7 @@ get_skipped_checks).
 
 from __future__ import annotations
 
-from typing import Mapping, Optional, Sequence
+from collections.abc import Mapping, Sequence
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -48,7 +48,7 @@ def image_digest_skip(image: str, config_key: str) -> dict[str, str]:
     return {IMAGE_DIGEST_CHECK: f"the image is pinned by tag; set {config_key} to name@sha256 to pin a digest"}
 
 
-def pod_security_context(run_as_user: Optional[int] = None) -> k8s.core.v1.PodSecurityContextArgs:
+def pod_security_context(run_as_user: int | None = None) -> k8s.core.v1.PodSecurityContextArgs:
     """Seccomp RuntimeDefault for every container of the pod, and a non-root user if given."""
     return k8s.core.v1.PodSecurityContextArgs(
         seccomp_profile=k8s.core.v1.SeccompProfileArgs(type="RuntimeDefault"),

@@ -44,7 +44,8 @@ locally, the OIDC login in GitHub Actions); no credential is ever an input or an
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping, Optional
+from collections.abc import Mapping
+from typing import Any
 
 import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
@@ -52,7 +53,15 @@ from pulumi.output import Unknown
 
 from components.azure import pool_mutability
 from components.resources.agent_pool_calls import (
-    ARM_ENDPOINT, DEFAULT_TIMEOUT_MINUTES, ENDPOINT, TIMEOUTS, delete_pool, get_pool, pool_id, put_pool, refuse_others_pool,
+    ARM_ENDPOINT,
+    DEFAULT_TIMEOUT_MINUTES,
+    ENDPOINT,
+    TIMEOUTS,
+    delete_pool,
+    get_pool,
+    pool_id,
+    put_pool,
+    refuse_others_pool,
 )
 
 # agentPools API versions. The managed GPU experience is `gpuProfile.nvidia.managementMode:
@@ -134,9 +143,7 @@ def diff_pool(olds: Mapping[str, Any], news: Mapping[str, Any]) -> DiffResult:
     uid = news.get(CLUSTER_UID)
     new_cluster = uid is not None and not is_unknown(uid) and uid != olds.get(CLUSTER_UID)
     updates = [k for k in changed if k in IN_PLACE] + ([CLUSTER_UID] if new_cluster else [])
-    return DiffResult(
-        changes=bool(replaces or updates), replaces=replaces, stables=[], delete_before_replace=True
-    )
+    return DiffResult(changes=bool(replaces or updates), replaces=replaces, stables=[], delete_before_replace=True)
 
 
 def update_body(olds: Mapping[str, Any], news: Mapping[str, Any]) -> dict[str, Any]:
@@ -205,10 +212,10 @@ class ManagedGpuPool(Resource, module="aksgpu", name="ManagedGpuPool"):
         agent_pool_name: str,
         properties: Mapping[str, Any],
         api_version: str = STABLE_API_VERSION,
-        cluster_resource_uid: Optional[pulumi.Input[str]] = None,
+        cluster_resource_uid: pulumi.Input[str] | None = None,
         timeout_minutes: Mapping[str, int] = DEFAULT_TIMEOUT_MINUTES,
         arm_endpoint: str = ARM_ENDPOINT,
-        opts: Optional[pulumi.ResourceOptions] = None,
+        opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         props = {
             "subscriptionId": subscription_id,
@@ -224,4 +231,3 @@ class ManagedGpuPool(Resource, module="aksgpu", name="ManagedGpuPool"):
             "currentOrchestratorVersion": None,
         }
         super().__init__(ManagedGpuPoolProvider(), name, props, opts)
-

@@ -31,17 +31,17 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.resources import hardening
 from components.config import GpuPoolConfig
+from components.resources import hardening
 from components.resources.gpu_pool import AGENT_POOL_LABEL
-
 
 JOB_NAME = "samples-tf-mnist-demo"
 # The shipped proof's Job, and where its script is mounted.
@@ -94,9 +94,7 @@ EGRESS = (
             k8s.networking.v1.NetworkPolicyPortArgs(protocol="TCP", port=53),
         ],
     ),
-    k8s.networking.v1.NetworkPolicyEgressRuleArgs(
-        to=[INTERNET], ports=[k8s.networking.v1.NetworkPolicyPortArgs(protocol="TCP", port=443)]
-    ),
+    k8s.networking.v1.NetworkPolicyEgressRuleArgs(to=[INTERNET], ports=[k8s.networking.v1.NetworkPolicyPortArgs(protocol="TCP", port=443)]),
 )
 
 
@@ -186,7 +184,7 @@ class MnistJobArgs:
     #: False: `pulumi up` returns as soon as the Jobs are created.
     wait_for_completion: bool = True
     #: Set: the Jobs run this script; None: the image's own entrypoint, the guide's way.
-    script: Optional[ProofScript] = None
+    script: ProofScript | None = None
     #: False: the pods may reach nothing, and the script trains on digits it draws.
     egress: bool = True
 
@@ -256,12 +254,17 @@ def container(args: MnistJobArgs) -> k8s.core.v1.ContainerArgs:
 def script_arguments(script: ProofScript, max_steps: int, egress: bool) -> list[str]:
     """The command line of proof/train_mnist.py (its argparse flags; a test holds them together)."""
     return [
-        "--max-steps", str(max_steps),
-        "--max-seconds", str(script.max_seconds),
-        "--min-accuracy", f"{script.min_accuracy:g}",
-        "--data", "mnist" if egress else "synthetic",
-        "--data-dir", f"{SCRATCH}/mnist",
-    ]  # fmt: skip
+        "--max-steps",
+        str(max_steps),
+        "--max-seconds",
+        str(script.max_seconds),
+        "--min-accuracy",
+        f"{script.min_accuracy:g}",
+        "--data",
+        "mnist" if egress else "synthetic",
+        "--data-dir",
+        f"{SCRATCH}/mnist",
+    ]
 
 
 def volumes(args: MnistJobArgs) -> list[k8s.core.v1.VolumeArgs]:
@@ -290,21 +293,23 @@ class MnistJob(pulumi.ComponentResource):
     namespace: k8s.core.v1.Namespace
     network_policy: k8s.networking.v1.NetworkPolicy
     #: The proof script every Job mounts; None when the Jobs run the image's own entrypoint.
-    script: Optional[k8s.core.v1.ConfigMap]
+    script: k8s.core.v1.ConfigMap | None
     #: Per GPU pool name.
     jobs: dict[str, JobOutputs]
 
-    def __init__(self, name: str, args: MnistJobArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+    def __init__(self, name: str, args: MnistJobArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("aks-gpu:kubernetes:MnistJob", name, None, opts)
         self._name, self._provider = name, args.provider
         on_cluster = pulumi.ResourceOptions(parent=self, provider=args.provider)
-        self.namespace = k8s.core.v1.Namespace(
-            f"{name}-ns", metadata=k8s.meta.v1.ObjectMetaArgs(name=args.namespace), opts=on_cluster
-        )
+        self.namespace = k8s.core.v1.Namespace(f"{name}-ns", metadata=k8s.meta.v1.ObjectMetaArgs(name=args.namespace), opts=on_cluster)
         self.network_policy = hardening.network_policy(
-            f"{name}-netpol", f"{args.job_name}-egress", self.namespace.metadata.name, args.labels,
-            egress=EGRESS if args.egress else (), opts=on_cluster,
-        )  # fmt: skip
+            f"{name}-netpol",
+            f"{args.job_name}-egress",
+            self.namespace.metadata.name,
+            args.labels,
+            egress=EGRESS if args.egress else (),
+            opts=on_cluster,
+        )
         self.script = None if args.script is None else self._ship_script(args.script)
         self.jobs = {run.pool_name: self._create_job(args, run) for run in args.runs}
         self.register_outputs({pool: out.name for pool, out in self.jobs.items()})

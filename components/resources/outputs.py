@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import pulumi
 
 AKS_MANAGED_METRICS = "port 19400 on each GPU node (AKS-managed DCGM exporter)"
 
 
-def gpu_metrics_location(modes: frozenset[str], enabled: bool, exporter: Optional[Any], operator: Optional[Any]) -> pulumi.Input[str]:
+def gpu_metrics_location(modes: frozenset[str], enabled: bool, exporter: Any | None, operator: Any | None) -> pulumi.Input[str]:
     """Where the GPU metrics are: a Service URL inside the cluster, or what serves them.
     The GPU Operator never shares a cluster with another mode (config._check_modes)."""
     if modes == {"aks-managed"}:
@@ -22,7 +23,7 @@ def gpu_metrics_location(modes: frozenset[str], enabled: bool, exporter: Optiona
     return source.metrics_url
 
 
-def pool_outputs(pools: Sequence[Any], job: Optional[Any]) -> dict[str, dict[str, Any]]:
+def pool_outputs(pools: Sequence[Any], job: Any | None) -> dict[str, dict[str, Any]]:
     """The gpuPools output: each pool's size, GPUs per node, management mode and its Job."""
     described = {}
     for pool in pools:

@@ -1,0 +1,49 @@
+"""A local fake of Azure Resource Manager's list calls, answered from routes a test sets,
+on 127.0.0.1: what the live reads meet instead of Azure."""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from azure.core.credentials import AccessToken
+
+
+class FakeCredential:
+    def get_token(self, *scopes, **kwargs):
+        return AccessToken("fake-token", 4102444800)
+
+
+class FakeArm(BaseHTTPRequestHandler):
+    """The three ARM list calls, answered from the fixtures (a `value` page each)."""
+
+    routes: dict[str, tuple[int, Any]] = {}
+    seen: list[str] = []
+
+    def do_GET(self):
+        path = self.path.split("?")[0].lower()
+        self.seen.append(self.path)
+        self.answer_json(*next((v for k, v in self.routes.items() if path.endswith(k)), (404, {"error": {"code": "NotFound"}})))
+
+    def answer_json(self, status: int, body: Any) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+def serve():
+    """A local fake of ARM on 127.0.0.1 (FakeArm), its URL yielded; shut down after."""
+    FakeArm.seen = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), FakeArm)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)  # a quick shutdown()
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
