@@ -12,7 +12,8 @@ import pulumi
 from pulumi_azure_native import authorization
 
 from components import config
-from components.azure import azure_facts, cluster_facts, cost, existing_cluster_checks, pool_network, preflight, proof_fit
+from components.azure import azure_facts, cluster_facts, cost, existing_cluster_checks, pool_network, preflight, proof_fit, reader
+from components.azure.live_reader import LiveReader
 from components.resources import budget
 from components.resources.budget import CostBudget, CostBudgetArgs, first_of_month
 from components.resources.cluster import GpuCluster, GpuClusterArgs
@@ -27,6 +28,9 @@ from components.resources.outputs import gpu_metrics_location, pool_outputs
 # Parse and validate every setting, then check the subscription (and an existing cluster),
 # before any resource is registered: a preview warns, a deployment stops.
 cfg = config.load()
+# Azure and the cluster, read through one reader: live under `pulumi preview` and `pulumi up`,
+# the offline render's or a test's when one was handed in (components/azure/reader.py).
+azure = reader.handed_in() or LiveReader()
 for warning in cfg.warnings:
     pulumi.log.warn(warning)
 preflight.provider_host(cfg, os.environ)  # an AKS-managed pool's provider must load where Pulumi runs it
@@ -34,8 +38,8 @@ existing = cfg.existing_cluster
 named = cluster_facts.Named(existing.name, existing.resource_group_name, cfg.subscription_id) if existing else cluster_facts.Named(None)
 cluster_facts.check_saved(cfg.preflight.cluster_file, named)
 # An existing cluster is read once, here: a cluster that cannot be read stops the run.
-found = cluster_facts.read(existing.resource_group_name, existing.name) if existing else None
-user_kubeconfig = cluster_facts.read_user_kubeconfig(found.resource_group, found.name) if found else None
+found = cluster_facts.read(azure, existing.resource_group_name, existing.name) if existing else None
+user_kubeconfig = cluster_facts.read_user_kubeconfig(azure, found.resource_group, found.name) if found else None
 # Each GPU pool's subnets and pods per node, fitted to the cluster's network.
 networks = pool_network.plan_pools(cfg, found)
 if found is not None:
@@ -43,9 +47,9 @@ if found is not None:
         pulumi.log.info(network.why)
     pulumi.log.info(existing_cluster_checks.namespaces_line(cfg, found))
 # A pool that runs under the other kind of GPU management cannot be switched: refused here.
-for warning in preflight.pool_switches(cfg, found):
+for warning in preflight.pool_switches(cfg, found, azure):
     pulumi.log.warn(warning)
-checked = preflight.run(cfg, stack=pulumi.get_stack(), found=found, networks=networks.values())
+checked = preflight.run(cfg, stack=pulumi.get_stack(), reader=azure, found=found, networks=networks.values())
 for warning in checked.warnings:
     pulumi.log.warn(warning)
 # Each pool's GPU, and whether the proof's image can run on it.
@@ -56,7 +60,7 @@ for warning in proof_warnings:
     pulumi.log.warn(warning)
 
 # What it will cost per hour, one line per pool; a deployment above cost.maxHourly stops here.
-estimate, cost_lines, cost_warnings = cost.run(cfg, checked.region, under_mocks=azure_facts.under_mock_engine())
+estimate, cost_lines, cost_warnings = cost.run(cfg, checked.region, azure)
 for line in cost_lines:
     pulumi.log.info(line)
 for warning in cost_warnings:
@@ -81,6 +85,7 @@ if found is None:
             tier=cfg.cluster_tier,
             protect=cfg.protect,
             retire_managed_pool_command=guide_pool and cfg.gpu_pools[0].managed,
+            wait_for_access=azure.wait_for_access,
         ),
     )
 else:

@@ -156,43 +156,36 @@ def test_who_may_create_the_budget_by_the_permissions_azure_lists(role, allowed)
         assert said.startswith("cost.budget: the signed-in identity lacks Microsoft.Consumption/budgets/write at subscription sub-1")
 
 
-def budget_run(monkeypatch, listed, preview):
-    from components.azure import azure_facts, permissions, preflight
-
-    monkeypatch.setattr(preflight, "under_mock_engine", lambda: False)
-    monkeypatch.setattr(azure_facts, "live", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("no facts here")))
-    monkeypatch.setattr(permissions, "read", listed)
-    from tools.mock_engine import run_program
-
-    return run_program("dev", overrides={"gpuPool": {"vmSize": T4}, "cost": BUDGET_CONFIG}, preview=preview)
-
-
-def test_a_deployment_without_the_budget_permission_stops_before_anything_is_created(monkeypatch):
-    from components.azure import azure_facts, permissions, preflight
-    from components.errors import PreflightError
-    from tools.azure_mocks import AzureMocks
+def budget_run(preview: bool, permissions: list | None = None, refuse: dict | None = None):
+    """The program with a budget, handed Azure's answer to the permissions read (and no SKU
+    or quota answer: those are refused, which only warns)."""
+    from tools.azure_mocks import AzureMocks, OfflineReader
     from tools.mock_engine import RecordingMonitor, run_program
 
-    monkeypatch.setattr(preflight, "under_mock_engine", lambda: False)
-    monkeypatch.setattr(azure_facts, "live", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("no facts here")))
-    monkeypatch.setattr(permissions, "read", lambda subscription: PERMISSIONS["Reader"])
-    monitor = RecordingMonitor(AzureMocks())
+    azure = OfflineReader(permissions=permissions, refuse={"facts": "no facts here", **(refuse or {})})
+    monitor = RecordingMonitor(AzureMocks(reader=azure))
+    return run_program("dev", overrides={"gpuPool": {"vmSize": T4}, "cost": BUDGET_CONFIG}, monitor=monitor, preview=preview), monitor
+
+
+def test_a_deployment_without_the_budget_permission_stops_before_anything_is_created():
+    from components.errors import PreflightError
+    from tools.azure_mocks import AzureMocks, OfflineReader
+    from tools.mock_engine import RecordingMonitor, run_program
+
+    monitor = RecordingMonitor(AzureMocks(reader=OfflineReader(permissions=PERMISSIONS["Reader"], refuse={"facts": "no facts here"})))
     with pytest.raises(PreflightError, match="cost.budget: the signed-in identity lacks Microsoft.Consumption/budgets/write"):
         run_program("dev", overrides={"gpuPool": {"vmSize": T4}, "cost": BUDGET_CONFIG}, monitor=monitor, preview=False)
     assert monitor.registrations == [], "nothing was created"
 
 
-def test_a_preview_warns_and_permissions_that_cannot_be_read_block_nothing(monkeypatch):
-    run = budget_run(monkeypatch, lambda subscription: PERMISSIONS["Reader"], preview=True)
+def test_a_preview_warns_and_permissions_that_cannot_be_read_block_nothing():
+    run, _ = budget_run(preview=True, permissions=PERMISSIONS["Reader"])
     assert any(w.startswith("cost.budget: the signed-in identity lacks") and w.endswith("(a deployment stops here)") for w in run.warnings)
-
-    def refused(subscription):
-        raise RuntimeError("(AuthorizationFailed) no")
-
-    run = budget_run(monkeypatch, refused, preview=False)
+    run, monitor = budget_run(preview=False, refuse={"permissions": "(AuthorizationFailed) no"})
     assert run.of_type(BUDGET), "not blocked"
+    assert "permissions" in monitor.mocks.reader.reads
     assert "preflight: the permission to create aks-gpu:cost.budget was not checked: RuntimeError: (AuthorizationFailed) no" in run.warnings
-    allowed = budget_run(monkeypatch, lambda subscription: PERMISSIONS["Contributor"], preview=False)
+    allowed, _ = budget_run(preview=False, permissions=PERMISSIONS["Contributor"])
     assert not [w for w in allowed.warnings if "cost.budget" in w]
 
 
@@ -259,3 +252,59 @@ def test_a_budget_in_another_currency_is_said_in_it():
     cost = {"currency": "EUR", "budget": {"amount": 450, "contactEmails": ["gpu-team@example.com"]}}
     [line] = [i for i in run_cached("prod", cost=cost)[0].infos if i.startswith("cost: budget ")]
     assert line.startswith("cost: budget aks-gpu-prod-gpu: 450.00 EUR a month over ")
+
+
+def budget_at(tmp_path, amount: float) -> tuple[str, list[str]]:
+    """The dev stack's budget line and warnings, priced in binary-exact figures: a T4 node at
+    0.50 an hour, the System node at 0.25, the GPU pool from 0 to 2 nodes. 0.25 to 1.25 an hour,
+    so 182.50 to 912.50 USD a month, with nothing rounded between a budget and its comparison."""
+    import fake_prices
+
+    items = [
+        *fake_prices.family(T4, "NC4as T4 v3", "NCasT4_v3", "eastus", 0.5, 0.05),
+        *fake_prices.family("Standard_D2s_v5", "D2s v5", "Dsv5", "eastus", 0.25, 0.025),
+    ]
+    path = tmp_path / "prices.json"
+    path.write_text(fake_prices.saved(items))
+    cost = {"budget": {"amount": amount, "contactEmails": ["gpu-team@example.com"]}}
+    run, _ = run_cached("dev", preflight={"pricesFile": str(path)}, gpuPool={"vmSize": T4, "minCount": 0, "maxCount": 2}, cost=cost)
+    [line] = [i for i in run.infos if i.startswith("cost: budget ")]
+    assert line.startswith(f"cost: budget aks-gpu-dev-gpu: {amount:,.2f} USD a month over ")
+    return line, [w for w in run.warnings if w.startswith("aks-gpu:cost.budget.amount")]
+
+
+BELOW_THE_MOST = "; below the stack's most per month, 912.50 USD: it cannot cover the worst case"
+COVERS = "; covers the stack's most per month, 912.50 USD"
+
+
+@pytest.mark.parametrize(
+    "amount, says, warned",
+    [
+        (182.49, "; below the stack's least per month, 182.50 USD", True),
+        (182.5, BELOW_THE_MOST, False),
+        (182.51, BELOW_THE_MOST, False),
+        (912.49, BELOW_THE_MOST, False),
+        (912.5, COVERS, False),
+        (912.51, COVERS, False),
+    ],
+    ids=[
+        "a cent below the least",
+        "at the least",
+        "a cent above the least",
+        "a cent below the most",
+        "at the most",
+        "a cent above the most",
+    ],
+)
+def test_a_budget_exactly_at_the_stacks_least_or_most_per_month_reaches_it_and_a_cent_less_does_not(tmp_path, amount, says, warned):
+    """A budget equal to the stack's least per month is not below it (no warning: the
+    forecast alert goes off only once the month's forecast passes the budget); one equal to
+    its most covers the worst case. A cent less is below each."""
+    line, warnings = budget_at(tmp_path, amount)
+    assert line.endswith(says)
+    below_the_least = (
+        f"aks-gpu:cost.budget.amount = {amount:,.2f} USD is below the stack's least cost per month, 182.50 USD (every pool "
+        "at its fewest nodes for 730 h): its forecast alert goes off at once, and its actual-cost alerts every month; raise "
+        "it, or lower the pools' nodeCount or minCount"
+    )
+    assert warnings == ([below_the_least] if warned else [])

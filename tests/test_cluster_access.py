@@ -18,8 +18,7 @@ from fake_arm import FakeArm
 from components.azure import cluster_access
 from components.azure.cluster_access import Answer
 from components.errors import ClusterAccessError
-from components.resources import cluster as cluster_module
-from tools.azure_mocks import AzureMocks
+from tools.azure_mocks import AzureMocks, OfflineReader
 from tools.mock_engine import RecordingMonitor, run_program
 
 T4 = "Standard_NC4as_T4_v3"
@@ -170,20 +169,20 @@ def test_any_other_answer_or_no_plugin_stops_at_once(api):
 # --------------------------------------------------------------------------- in the program
 
 
-def deploy(monkeypatch, wait, preview=False, **overrides):
-    monkeypatch.setattr(cluster_module, "under_mock_engine", lambda: False)
-    monkeypatch.setattr(cluster_access, "wait_for_access", wait)
-    return run_program("dev", overrides=overrides or ENTRA, monitor=RecordingMonitor(AzureMocks()), preview=preview)
+def deploy(wait, preview=False, **overrides):
+    """The program, handed a reader whose access wait is `wait`."""
+    monitor = RecordingMonitor(AzureMocks(reader=OfflineReader(wait_for_access=wait)))
+    return run_program("dev", overrides=overrides or ENTRA, monitor=monitor, preview=preview)
 
 
-def test_the_kubernetes_provider_gets_the_kubeconfig_once_the_cluster_said_yes(monkeypatch):
+def test_the_kubernetes_provider_gets_the_kubeconfig_once_the_cluster_said_yes():
     asked = []
 
     def wait(kubeconfig, who):
         asked.append((kubeconfig, who))
         return kubeconfig
 
-    run = deploy(monkeypatch, wait)
+    run = deploy(wait)
     [(kubeconfig, who)] = asked
     assert "--login" in kubeconfig and "azurecli" in kubeconfig, "the Entra kubeconfig, as the provider uses it"
     assert who == "the identity granted cluster-admin (22222222-2222-2222-2222-222222222222)"
@@ -194,16 +193,16 @@ def test_the_kubernetes_provider_gets_the_kubeconfig_once_the_cluster_said_yes(m
 
 
 @pytest.mark.parametrize("preview, overrides", [(True, ENTRA), (False, {"gpuPool": {"vmSize": T4}})], ids=["a preview", "local accounts"])
-def test_a_preview_or_a_cluster_without_the_grant_asks_nothing(monkeypatch, preview, overrides):
+def test_a_preview_or_a_cluster_without_the_grant_asks_nothing(preview, overrides):
     asked = []
-    deploy(monkeypatch, lambda k, who: asked.append(k) or k, preview=preview, **overrides)
+    deploy(lambda k, who: asked.append(k) or k, preview=preview, **overrides)
     assert asked == []
 
 
-def test_a_deployer_that_never_gets_access_fails_the_up_in_one_line(monkeypatch):
+def test_a_deployer_that_never_gets_access_fails_the_up_in_one_line():
     def never(kubeconfig, who):
         raise ClusterAccessError(f"{who} may still not create namespaces in the cluster after 10 minutes")
 
     with pytest.raises(ClusterAccessError) as raised:
-        deploy(monkeypatch, never)
+        deploy(never)
     assert "\n" not in str(raised.value)

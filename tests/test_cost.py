@@ -13,6 +13,7 @@ import pytest
 from conftest import run_cached
 
 from components.azure import cost, prices
+from components.azure.live_reader import LiveReader
 from components.config import ConfigError, parse
 from components.errors import CostError
 from tools.azure_mocks import AzureMocks, existing_cluster
@@ -196,12 +197,12 @@ def test_a_pool_without_a_price_is_left_out_with_a_warning(price_file):
     assert run.outputs["estimatedCost"].value["unpriced"] == ["aks-gpu:gpuPool Standard_NC40ads_H100_v5"]
 
 
-def test_under_the_mock_engine_without_a_list_nothing_is_estimated_and_nothing_warns():
+def test_an_offline_render_without_a_list_estimates_nothing_and_warns_nothing():
     run, _ = run_cached("prod")
     assert "estimatedCost" not in run.outputs
     assert not [w for w in run.warnings if w.startswith("cost:")]
     assert [i for i in run.infos if i.startswith("cost:")] == [
-        "cost: not estimated: the mock engine makes no calls to the Retail Prices API; set aks-gpu:preflight.pricesFile to price a saved list"
+        "cost: not estimated: the offline render makes no calls to the Retail Prices API; set aks-gpu:preflight.pricesFile to price a saved list"
     ]
 
 
@@ -295,7 +296,7 @@ def test_the_live_path_follows_next_page_link_to_the_end(api):
 def test_a_live_estimate_equals_the_saved_ones(api, monkeypatch, price_file):
     monkeypatch.setattr(prices, "PRICES_URL", api.url)
     cfg = parse({"aks-gpu:gpuPool": json.dumps({"vmSize": T4, "minCount": 0, "maxCount": 3})}, "aks-gpu", "dev")
-    est, lines, warnings = cost.run(cfg, "eastus", under_mocks=False, dry_run=True)
+    est, lines, warnings = cost.run(cfg, "eastus", LiveReader(), dry_run=True)
     assert warnings == [] and est.source == "the Azure Retail Prices API"
     saved = cost.estimate(cfg, prices.from_file(Path(price_file)).items, "eastus", "file")
     assert (est.least_hourly, est.most_hourly) == (saved.least_hourly, saved.most_hourly)
@@ -304,11 +305,11 @@ def test_a_live_estimate_equals_the_saved_ones(api, monkeypatch, price_file):
 def test_prices_that_cannot_be_had_warn_and_stop_only_a_deployment_with_a_limit(monkeypatch):
     monkeypatch.setattr(prices, "PRICES_URL", "http://127.0.0.1:9/api/retail/prices")  # nothing listens on port 9
     free = parse({}, "aks-gpu", "dev")
-    est, lines, warnings = cost.run(free, "eastus", under_mocks=False, dry_run=False)
+    est, lines, warnings = cost.run(free, "eastus", LiveReader(), dry_run=False)
     assert est is None and lines == [] and len(warnings) == 1 and warnings[0].startswith("cost: not estimated: URLError")
     capped = parse({"aks-gpu:cost": json.dumps({"maxHourly": 1})}, "aks-gpu", "dev")
     with pytest.raises(CostError, match=r"^aks-gpu:cost\.maxHourly = 1\.00 USD could not be checked \(no prices; docs/cost\.md\)"):
-        cost.run(capped, "eastus", under_mocks=False, dry_run=False)
+        cost.run(capped, "eastus", LiveReader(), dry_run=False)
 
 
 @pytest.mark.parametrize(

@@ -13,6 +13,7 @@ import fake_prices
 import pytest
 
 from components.azure import cost, prices
+from components.azure.live_reader import LiveReader
 from components.config import parse
 from components.errors import CostError
 from tools.azure_mocks import AzureMocks
@@ -187,7 +188,7 @@ def test_a_price_lookup_that_fails_says_why_in_one_line_cut_at_300_characters(mo
 
     monkeypatch.setattr(prices, "live", down)
     cfg = parse({"aks-gpu:gpuPool": json.dumps({"vmSize": T4})}, "aks-gpu", "dev")
-    estimate, lines, warnings = cost.run(cfg, "eastus", under_mocks=False, dry_run=False)
+    estimate, lines, warnings = cost.run(cfg, "eastus", LiveReader(), dry_run=False)
     assert estimate is None and lines == []
     [warning] = warnings
     reason = " ".join(answer.split())[:300]

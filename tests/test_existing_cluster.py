@@ -12,7 +12,7 @@ from test_config import parsed, refused
 
 from components.config import ConfigError
 from components.errors import AzureReadError, PreflightError
-from tools.azure_mocks import AzureMocks, EngineInvokeError, existing_cluster
+from tools.azure_mocks import AzureMocks, OfflineReader, existing_cluster
 from tools.mock_engine import RecordingMonitor, run_program
 
 T4 = "Standard_NC4as_T4_v3"
@@ -90,7 +90,7 @@ def test_the_cluster_is_read_never_declared_and_the_pool_goes_into_it(preview):
     assert not run.of_type("azure-native:containerservice:ManagedCluster")
     assert not run.of_type("azure-native:resources:ResourceGroup")
     assert not run.of_type("azure-native:authorization:RoleAssignment")
-    assert "azure-native:containerservice:getManagedCluster" in monitor.mocks.calls
+    assert "cluster" in monitor.mocks.reader.reads
     pool = run.one(POOL)
     assert (pool.inputs["resourceGroupName"], pool.inputs["resourceName"]) == ("team-rg", "team-aks")
     assert pool.inputs["tags"] == OURS
@@ -154,21 +154,12 @@ def test_a_cluster_that_does_not_exist_is_one_line_before_anything_is_registered
         "(ResourceNotFound); check existingCluster.resourceGroupName and name, and the subscription "
         "(`az aks show --resource-group team-rg --name nope`)"
     )
-    assert monitor.registrations == [] and monitor.mocks.calls.count("azure-native:containerservice:getManagedCluster") == 1
+    assert monitor.registrations == [] and monitor.mocks.reader.reads.count("cluster") == 1
 
 
-class Refusing(AzureMocks):
-    """Azure refusing one invoke, as azure-native reports it."""
-
-    def __init__(self, token: str, error: str) -> None:
-        super().__init__()
-        self.refused, self.error = token, error
-
-    def call(self, args):
-        if args.token == self.refused:
-            self.calls.append(args.token)
-            raise EngineInvokeError(args.token, self.error)
-        return super().call(args)
+def refusing(read: str, error: str) -> RecordingMonitor:
+    """Azure refusing one read (an AzureReader method), with azure-native's words."""
+    return RecordingMonitor(AzureMocks(reader=OfflineReader(refuse={read: error})))
 
 
 FORBIDDEN = (
@@ -180,23 +171,23 @@ FORBIDDEN = (
 
 @pytest.mark.parametrize("preview", [True, False])
 @pytest.mark.parametrize(
-    "token, says",
+    "read, says",
     [
         (
-            "azure-native:containerservice:getManagedCluster",
+            "cluster",
             "reading the cluster (getManagedCluster): the identity running Pulumi may not read it (AuthorizationFailed); "
             "it needs Microsoft.ContainerService/managedClusters/read on the cluster, such as Reader (docs/permissions.md)",
         ),
         (
-            "azure-native:containerservice:listManagedClusterUserCredentials",
+            "user_kubeconfig",
             "fetching its user credential (listClusterUserCredential): the identity running Pulumi may not read it "
             "(AuthorizationFailed); it needs Microsoft.ContainerService/managedClusters/listClusterUserCredential/action, "
             "which Reader does not have: Azure Kubernetes Service Cluster User Role on the cluster (docs/permissions.md)",
         ),
     ],
 )
-def test_a_cluster_the_identity_may_not_read_is_one_line_naming_the_role(token, says, preview):
-    monitor = RecordingMonitor(Refusing(token, FORBIDDEN))
+def test_a_cluster_the_identity_may_not_read_is_one_line_naming_the_role(read, says, preview):
+    monitor = refusing(read, FORBIDDEN)
     with pytest.raises(AzureReadError) as raised:
         run_program("dev", overrides=on_existing(), monitor=monitor, preview=preview)
     assert str(raised.value) == f"aks-gpu:existingCluster team-rg/team-aks: {says}"
@@ -215,7 +206,7 @@ FEATURE_FORBIDDEN = (
 def test_a_feature_registration_the_identity_may_not_read_warns_in_a_preview_and_stops_a_deployment(preview):
     """Preflight's own read of Azure: a preview says it in one line and goes on, a deployment
     stops on it before anything is created, naming the permission and the manual check."""
-    monitor = RecordingMonitor(Refusing("azure-native:features:getSubscriptionFeatureRegistration", FORBIDDEN))
+    monitor = refusing("feature_state", FORBIDDEN)
     managed = {"gpuPool": {"vmSize": T4, "management": "aks-managed"}}
     if preview:
         run = run_program("dev", overrides=managed, monitor=monitor, preview=True)
@@ -229,11 +220,7 @@ def test_a_feature_registration_the_identity_may_not_read_warns_in_a_preview_and
 
 
 def test_a_signed_out_run_says_to_sign_in():
-    monitor = RecordingMonitor(
-        Refusing(
-            "azure-native:containerservice:getManagedCluster", "DefaultAzureCredential failed to retrieve a token: please run 'az login'"
-        )
-    )
+    monitor = refusing("cluster", "DefaultAzureCredential failed to retrieve a token: please run 'az login'")
     with pytest.raises(AzureReadError, match=r": no Azure sign-in; run `az login` \(or azure/login in GitHub Actions\) and try again$"):
         run_program("dev", overrides=on_existing(), monitor=monitor, preview=True)
 

@@ -195,3 +195,24 @@ def test_the_layout_page_names_every_module_there_is():
 
 def test_the_readme_stays_a_page_the_details_live_in_docs():
     assert len((ROOT / "README.md").read_text().splitlines()) <= 250
+
+
+PROGRAM = [ROOT / "__main__.py", *(ROOT / "components").rglob("*.py")]
+
+
+def test_no_module_of_the_program_asks_whether_it_runs_under_the_mock_engine():
+    """The program meets Azure and the cluster through the reader it is handed
+    (components/azure/reader.py); what runs for real is what runs under test."""
+    asking = [
+        str(p.relative_to(ROOT))
+        for p in PROGRAM
+        if any(word in p.read_text() for word in ("MockMonitor", "pulumi.runtime.mocks", "runtime import mocks", "under_mock"))
+    ]
+    assert asking == []
+
+
+def test_only_the_live_reader_builds_an_azure_credential_in_the_program():
+    """One DefaultAzureCredential for a run; the managed pool's provider, in Pulumi's provider
+    host (another process), builds its own."""
+    building = sorted(str(p.relative_to(ROOT)) for p in PROGRAM if "DefaultAzureCredential()" in p.read_text())
+    assert building == ["components/azure/live_reader.py", "components/resources/agent_pool_calls.py"]

@@ -15,7 +15,7 @@ from conftest import run_cached
 from components.config import parse
 from components.errors import ConfigError, PreflightError
 from components.resources.mnist_job import JOB_NAME, PROOF_JOB_NAME
-from tools.azure_mocks import FEATURE_REGISTRATION_TOKEN, AzureMocks
+from tools.azure_mocks import AzureMocks
 from tools.mock_engine import RecordingMonitor, run_program
 
 AKS = "azure-native:containerservice:ManagedCluster"
@@ -210,12 +210,12 @@ def test_the_feature_registration_is_read_never_created():
     fails with "cannot create already existing resource"."""
     run, monitor = dev(gpuPool=MANAGED)
     assert run.of_type("azure-native:features:SubscriptionFeatureRegistration") == []
-    assert FEATURE_REGISTRATION_TOKEN in monitor.mocks.calls
+    assert "feature_state" in monitor.mocks.reader.reads
 
 
 def test_the_feature_is_not_read_when_no_managed_pool_is_asked_for():
     _, monitor = dev()
-    assert FEATURE_REGISTRATION_TOKEN not in monitor.mocks.calls
+    assert "feature_state" not in monitor.mocks.reader.reads
 
 
 @pytest.mark.parametrize("state", ["NotRegistered", "Registering", "Unregistered"])

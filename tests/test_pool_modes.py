@@ -11,7 +11,7 @@ from conftest import MANAGED_CLUSTER, MANAGED_GROUP
 from components.azure import pool_modes
 from components.errors import PreflightError
 from components.resources.managed_gpu_pool import STABLE_API_VERSION
-from tools.azure_mocks import AzureMocks
+from tools.azure_mocks import AzureMocks, OfflineReader
 from tools.mock_engine import RecordingMonitor, run_program
 
 T4 = "Standard_NC4as_T4_v3"
@@ -37,18 +37,23 @@ def running(azure, **pools: str) -> None:
         azure.pools[(MANAGED_GROUP, MANAGED_CLUSTER, name)] = {"id": path, "name": name, "properties": dict(RUNS[mode])}
 
 
-def with_azure(monkeypatch, azure) -> None:
-    """The program's check reads the fake instead of skipping the read under the mock engine."""
-    real = pool_modes.check
-    monkeypatch.setattr(
-        pool_modes,
-        "check",
-        lambda cfg, group, cluster, subscription, under_mocks, client=None: real(cfg, group, cluster, subscription, False, azure.client),
-    )
+class AgentPoolsReader(OfflineReader):
+    """The program's reader, answering the pools' GPU management as the live reader does:
+    the agentPools GET, here against the local fake of AKS."""
+
+    def __init__(self, azure) -> None:
+        super().__init__()
+        self.azure = azure
+
+    def pool_modes(self, subscription, resource_group, cluster, names):
+        self.reads.append("pool_modes")
+        return pool_modes.read(self.azure.client, resource_group, cluster, names)
 
 
-def run(preview: bool, **overrides):
-    monitor = RecordingMonitor(AzureMocks())
+def run(preview: bool, azure=None, **overrides):
+    """The dev stack with `overrides`, handed a reader of the fake AKS (`azure`), or the
+    offline render's, which reads no pool."""
+    monitor = RecordingMonitor(AzureMocks(reader=AgentPoolsReader(azure) if azure is not None else None))
     try:
         return run_program("dev", overrides=overrides, monitor=monitor, preview=preview), monitor
     except PreflightError as error:
@@ -71,10 +76,9 @@ def test_each_mode_is_told_apart_in_the_agent_pools_answer(azure, mode):
 @pytest.mark.parametrize(
     "was, now", [("device-plugin", {"management": "aks-managed"}), ("gpu-operator", {"dedicatedVhd": True}), ("aks-managed", {})]
 )
-def test_a_switch_to_or_from_aks_managed_is_refused_before_anything_is_registered(monkeypatch, azure, preview, was, now):
+def test_a_switch_to_or_from_aks_managed_is_refused_before_anything_is_registered(azure, preview, was, now):
     running(azure, gpu=was)
-    with_azure(monkeypatch, azure)
-    error, monitor = run(preview, gpuPool={"vmSize": T4, **now})
+    error, monitor = run(preview, azure, gpuPool={"vmSize": T4, **now})
     assert isinstance(error, PreflightError) and monitor.registrations == []
     message = str(error)
     assert "\n" not in message
@@ -83,10 +87,9 @@ def test_a_switch_to_or_from_aks_managed_is_refused_before_anything_is_registere
     assert "Give the pool a new name (aks-gpu:gpuPool.name)" in message and "remove the entry" not in message
 
 
-def test_in_gpu_pools_the_line_names_the_entry_and_both_ways_through(monkeypatch, azure):
+def test_in_gpu_pools_the_line_names_the_entry_and_both_ways_through(azure):
     running(azure, a="aks-managed", b="device-plugin")
-    with_azure(monkeypatch, azure)
-    error, _ = run(False, gpuPool=None, gpuPools={"a": {"vmSize": T4}, "b": {"vmSize": T4}})
+    error, _ = run(False, azure, gpuPool=None, gpuPools={"a": {"vmSize": T4}, "b": {"vmSize": T4}})
     message = str(error)
     assert message.startswith("preflight: aks-gpu:gpuPools.a.management = device-plugin: node pool a")
     assert "(the entry's key in aks-gpu:gpuPools)" in message and "remove the entry, `pulumi up`, then add it back" in message
@@ -101,25 +104,24 @@ def test_in_gpu_pools_the_line_names_the_entry_and_both_ways_through(monkeypatch
         (None, {"management": "aks-managed"}),
     ],
 )
-def test_a_switch_within_one_kind_of_pool_a_same_mode_or_a_new_pool_goes_on(monkeypatch, azure, was, now):
+def test_a_switch_within_one_kind_of_pool_a_same_mode_or_a_new_pool_goes_on(azure, was, now):
     """device-plugin and gpu-operator are both a typed pool: the driver setting replaces it,
     deleting first (test_lifecycle.py)."""
     if was:
         running(azure, gpu=was)
-    with_azure(monkeypatch, azure)
-    result, _ = run(True, gpuPool={"vmSize": T4, **now})
+    result, _ = run(True, azure, gpuPool={"vmSize": T4, **now})
     assert not isinstance(result, PreflightError), result
 
 
-def test_a_read_that_fails_warns_that_nothing_was_checked_and_blocks_nothing(monkeypatch, azure):
+def test_a_read_that_fails_warns_that_nothing_was_checked_and_blocks_nothing(azure):
     running(azure, gpu="device-plugin")
     azure.refuse["GET"] = (403, "AuthorizationFailed")
-    with_azure(monkeypatch, azure)
-    result, _ = run(False, gpuPool={"vmSize": T4, "management": "aks-managed"})
+    result, _ = run(False, azure, gpuPool={"vmSize": T4, "management": "aks-managed"})
     assert not isinstance(result, PreflightError)
     assert any(w.startswith("preflight: the GPU pools' management in Azure was not checked: HttpResponseError") for w in result.warnings)
 
 
-def test_under_the_mock_engine_nothing_is_read():
-    result, _ = run(True, gpuPool={"vmSize": T4, "management": "aks-managed"})
+def test_the_offline_render_reads_no_pool_and_says_nothing_of_it():
+    result, monitor = run(True, gpuPool={"vmSize": T4, "management": "aks-managed"})
+    assert monitor.mocks.reader.reads.count("pool_modes") == 1
     assert not any("management in Azure" in w for w in result.warnings)

@@ -11,10 +11,11 @@ from typing import Any
 
 import pytest
 
-from components.azure import azure_facts, capacity, managed_pool_checks, preflight
+from components.azure import azure_facts, capacity
+from components.azure.live_reader import LiveReader
 from components.config import parse
 from components.errors import ConfigError, PreflightError
-from tools.azure_mocks import AzureMocks
+from tools.azure_mocks import AzureMocks, OfflineReader
 from tools.mock_engine import RecordingMonitor, run_program
 
 FIXTURES = Path(__file__).parent / "fixtures" / "preflight"
@@ -272,31 +273,25 @@ def test_the_mock_engine_opens_no_socket_and_says_capacity_was_not_checked(monke
     monkeypatch.setattr(socket, "create_connection", lambda *a, **k: opened.append(a) or (_ for _ in ()).throw(OSError("no")))
     run = run_program("dev", overrides={"gpuPool": {"vmSize": T4}}, preview=False)
     assert opened == []
-    assert any(w.startswith("preflight: VM size offers and vCPU quota were not checked: the mock engine") for w in run.warnings)
+    assert any(
+        w.startswith("preflight: VM size offers and vCPU quota were not checked: the offline render makes no calls") for w in run.warnings
+    )
 
 
-def test_facts_that_cannot_be_had_warn_and_never_block(monkeypatch):
-    monkeypatch.setattr(preflight, "under_mock_engine", lambda: False)
-
-    def no_credential(*args, **kwargs):
-        raise RuntimeError("DefaultAzureCredential failed to retrieve a token")
-
-    monkeypatch.setattr(azure_facts, "live", no_credential)
-    run = run_program("dev", overrides={"gpuPool": {"vmSize": T4}}, preview=False)
+def test_facts_that_cannot_be_had_warn_and_never_block():
+    azure = OfflineReader(refuse={"facts": "DefaultAzureCredential failed to retrieve a token"})
+    run = run_program("dev", overrides={"gpuPool": {"vmSize": T4}}, preview=False, monitor=RecordingMonitor(AzureMocks(reader=azure)))
     assert run.of_type("azure-native:containerservice:AgentPool"), "not blocked"
     assert any("not checked: RuntimeError: DefaultAzureCredential failed" in w for w in run.warnings)
 
 
 @pytest.mark.parametrize("preview", [True, False])
-def test_a_managed_pool_that_could_not_sign_in_stops_a_deployment_before_the_cluster(monkeypatch, preview):
+def test_a_managed_pool_that_could_not_sign_in_stops_a_deployment_before_the_cluster(preview):
     """The pool's dynamic provider signs in with DefaultAzureCredential: checked first, so a
     missing `az login` does not surface only after the cluster was created."""
-    monkeypatch.setattr(preflight, "under_mock_engine", lambda: False)
-    monkeypatch.setattr(managed_pool_checks, "under_mock_engine", lambda: False)
-    monkeypatch.setattr(azure_facts, "live", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("no sign-in")))
-    monkeypatch.setattr(managed_pool_checks, "sign_in_error", lambda: "CredentialUnavailableError: run az login")
+    azure = OfflineReader(sign_in="CredentialUnavailableError: run az login", refuse={"facts": "no sign-in"})
     managed = {"gpuPool": {"vmSize": T4, "management": "aks-managed"}}
-    monitor = RecordingMonitor(AzureMocks())
+    monitor = RecordingMonitor(AzureMocks(reader=azure))
     if preview:
         run = run_program("dev", overrides=managed, monitor=monitor, preview=True)
         assert any("DefaultAzureCredential, which cannot sign in here (CredentialUnavailableError" in w for w in run.warnings)
@@ -317,5 +312,5 @@ def test_the_sign_in_check_asks_for_an_arm_token_and_reports_why_it_failed(monke
             raise azure.identity.CredentialUnavailableError("Please run 'az login' to set up an account")
 
     monkeypatch.setattr(azure.identity, "DefaultAzureCredential", NoSignIn)
-    assert managed_pool_checks.sign_in_error(timeout=10) == "CredentialUnavailableError: Please run 'az login' to set up an account"
+    assert LiveReader().sign_in_problem() == "CredentialUnavailableError: Please run 'az login' to set up an account"
     assert scopes == ["https://management.azure.com/.default"]

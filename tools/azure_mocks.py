@@ -1,20 +1,30 @@
-"""What stands in for Azure under the mock engine: the answers of the invokes the program
-makes (the user credential, the client's subscription, the preview feature's registration,
-an existing cluster), and resources' state echoing their inputs with the names azure-native
-computes. An existing cluster is one a test describes, one a stack's saved `az aks show`
-describes (the offline render says what it read), or an assumed one (it says so)."""
+"""What stands in for Azure under the mock engine, in two parts that share one fake Azure:
+
+  * `OfflineReader`, the reader the program is handed (components/azure/reader.py): an
+    existing cluster and its user credential, the client's subscription, the preview
+    feature's registration, and any answer a test gives (SKUs and quota, permissions, the
+    pools' GPU management, prices), or a refusal; what it is not given it does not read
+    (`NotRead`: the offline render makes no calls to Azure);
+  * `AzureMocks`, the mock engine's answers: resources' state echoing their inputs with the
+    names azure-native computes, and the invokes the declared resources make (the created
+    cluster's credential, the client's subscription).
+
+An existing cluster is one a test describes, one a stack's saved `az aks show` describes (the
+offline render says what it read), or an assumed one (it says so)."""
 
 from __future__ import annotations
 
 import base64
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import grpc
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import settings
 
+from components.azure.azure_facts import Facts
 from components.azure.cluster_facts import id_parts
+from components.azure.reader import NotRead
 from tools.stack_files import saved_cluster
 
 # The fake credential; tests check that it never shows up outside a secret.
@@ -126,21 +136,43 @@ def read_note(group: str, described: Mapping[str, Any], source: str) -> str:
     return f"offline: cluster {group}/{found.name} read from {source}: {cluster_facts.summary(found, network)}"
 
 
-class AzureMocks(pulumi_mocks.Mocks):
-    """Echoes inputs back as state, with the computed names azure-native would return.
+class OfflineReader:
+    """Azure as the offline render and the tests see it (components/azure/reader.AzureReader).
 
-    `feature_state` is what Azure answers for a subscription feature registration
-    (`az feature show`): "Registered" unless a test says otherwise. `cluster` is what
-    getManagedCluster answers for an existing cluster (`existing_cluster()`), if any.
-    """
+    `feature_state` is what Azure answers for a subscription feature registration (`az
+    feature show`): "Registered" unless a test says otherwise. `cluster` is what
+    getManagedCluster answers for an existing cluster (`existing_cluster()`), if any; None:
+    any cluster asked for exists, as ASSUMED. `facts`, `permissions`, `pool_modes` and
+    `prices` are Azure's answers to those reads; None: not read (NotRead). `refuse` maps a
+    read's name (a method of this class) to the error text Azure answers it with; `sign_in`
+    is why the Azure SDK cannot sign in (None: it can); `wait_for_access` stands in for the
+    cluster's access wait (None: access at once)."""
 
-    def __init__(self, feature_state: str = "Registered", cluster: Mapping[str, Any] | None = None, location: str | None = None) -> None:
-        self.feature_state = feature_state
-        #: The one cluster that exists; None: any cluster asked for exists, as ASSUMED.
-        self.cluster = dict(cluster) if cluster is not None else None
+    def __init__(
+        self,
+        feature_state: str = "Registered",
+        cluster: Mapping[str, Any] | None = None,
+        location: str | None = None,
+        *,
+        facts: Facts | None = None,
+        permissions: list[dict[str, Any]] | None = None,
+        pool_modes: Mapping[str, str] | None = None,
+        prices: list[dict[str, Any]] | None = None,
+        refuse: Mapping[str, str] | None = None,
+        sign_in: str | None = None,
+        wait_for_access: Callable[[str, str], str] | None = None,
+    ) -> None:
+        self.feature_state_answer = feature_state
+        self.described_cluster = dict(cluster) if cluster is not None else None
         #: Where an assumed cluster is (None: in the stack's azure-native:location).
         self.location = location
-        self.calls: list[str] = []
+        self.facts_answer, self.permissions_answer, self.prices_answer = facts, permissions, prices
+        self.pool_modes_answer = dict(pool_modes) if pool_modes is not None else None
+        self.refused = dict(refuse or {})
+        self.sign_in = sign_in
+        self.access_wait = wait_for_access
+        #: The reads the program made, by name, in order.
+        self.reads: list[str] = []
         #: What the answers assumed (the offline render prints it).
         self.notes: list[str] = []
         #: The existing clusters getManagedCluster answered for.
@@ -153,27 +185,112 @@ class AzureMocks(pulumi_mocks.Mocks):
     def offline(self, config: Mapping[str, str]) -> None:
         """What the stack's config tells the offline render: the cluster a stack saved
         (preflight.clusterFile), and the region to assume a cluster in."""
-        if self.cluster is None and (saved := saved_cluster(config)) is not None:
-            self.cluster, self.cluster_file = saved
+        if self.described_cluster is None and (saved := saved_cluster(config)) is not None:
+            self.described_cluster, self.cluster_file = saved
             # The budget's scope and the pools' subscriptionId then name the team's
             # subscription, not the mock's.
-            self.subscription = id_parts(self.cluster.get("id"))[0] or self.subscription
+            self.subscription = id_parts(self.described_cluster.get("id"))[0] or self.subscription
         self.location = self.location or config.get("azure-native:location") or "eastus"
 
-    def described(self, group: str, name: str) -> dict[str, Any] | None:
-        """The cluster getManagedCluster finds under these names, if any."""
-        if self.cluster is not None:
-            if name != self.cluster["name"]:
-                return None
-            if self.cluster_file is not None:
-                self._note(read_note(group, self.cluster, self.cluster_file))
-            return dict(self.cluster)
-        self._note(ASSUMED.format(group=group, name=name, location=self.location))
-        return existing_cluster(name, group, self.location)
+    def _asked(self, read: str) -> None:
+        self.reads.append(read)
+        if read in self.refused:
+            raise RuntimeError(self.refused[read])
 
     def _note(self, note: str) -> None:
         if note not in self.notes:
             self.notes.append(note)
+
+    def cluster(self, resource_group: str, name: str) -> Mapping[str, Any]:
+        self._asked("cluster")
+        if self.described_cluster is not None:
+            if name != self.described_cluster["name"]:  # azure-native's error quotes ARM's (ResourceNotFound, 404)
+                raise RuntimeError(f"ResourceNotFound: The Resource 'Microsoft.ContainerService/managedClusters/{name}' was not found")
+            if self.cluster_file is not None:
+                self._note(read_note(resource_group, self.described_cluster, self.cluster_file))
+            found = dict(self.described_cluster)
+        else:
+            self._note(ASSUMED.format(group=resource_group, name=name, location=self.location))
+            found = existing_cluster(name, resource_group, self.location or "eastus")
+        self.read.add(name)
+        return found
+
+    def user_kubeconfig(self, resource_group: str, name: str) -> str:
+        # "exec" takes effect only for an Entra ID cluster (the az CLI's --format help).
+        self._asked("user_kubeconfig")
+        return self.kubeconfig_of(name, exec_format=True)
+
+    def kubeconfig_of(self, name: str, exec_format: bool) -> str:
+        """The user credential AKS gives for cluster `name`, base64: exec format asked for,
+        for a cluster with Entra ID (one this stack creates is; an existing one as described)."""
+        entra = name not in self.read or bool((self.described_cluster or {}).get("aadProfile"))
+        kubeconfig = _fake_kubeconfig(name, exec_format=exec_format and entra)
+        return base64.b64encode(kubeconfig.encode()).decode()
+
+    def client_subscription(self) -> str:
+        self._asked("client_subscription")
+        return self.subscription
+
+    def feature_state(self, namespace: str, feature: str) -> str | None:
+        # ARM answers 200 with a state for any feature, registered or not (azure-native #1722).
+        self._asked("feature_state")
+        return self.feature_state_answer
+
+    def sign_in_problem(self) -> str | None:
+        self._asked("sign_in_problem")
+        return self.sign_in
+
+    def facts(self, subscription: str, location: str, node_group: str) -> Facts:
+        self._asked("facts")
+        return self._given(self.facts_answer, "the offline render makes no calls to Azure")
+
+    def permissions(self, subscription: str) -> list[dict[str, Any]]:
+        self._asked("permissions")
+        return self._given(self.permissions_answer, "the offline render makes no calls to Azure")
+
+    def pool_modes(self, subscription: str, resource_group: str, cluster: str, names: Sequence[str]) -> dict[str, str]:
+        self._asked("pool_modes")
+        running = self._given(self.pool_modes_answer, "the offline render makes no calls to Azure")
+        return {name: mode for name, mode in running.items() if name in names}
+
+    def prices(self, region: str, sizes: Sequence[str], currency: str) -> list[dict[str, Any]]:
+        self._asked("prices")
+        return self._given(self.prices_answer, "the offline render makes no calls to the Retail Prices API")
+
+    def wait_for_access(self, kubeconfig: str, who: str) -> str:
+        self._asked("wait_for_access")
+        return self.access_wait(kubeconfig, who) if self.access_wait is not None else kubeconfig
+
+    @staticmethod
+    def _given(answer: Any, why: str) -> Any:
+        if answer is None:
+            raise NotRead(why)
+        return answer
+
+
+class AzureMocks(pulumi_mocks.Mocks):
+    """Echoes inputs back as state, with the computed names azure-native would return, and
+    answers the declared resources' invokes from the same fake Azure as `reader`.
+
+    `feature_state`, `cluster` and `location` make the `OfflineReader` when none is given."""
+
+    def __init__(
+        self,
+        feature_state: str = "Registered",
+        cluster: Mapping[str, Any] | None = None,
+        location: str | None = None,
+        reader: OfflineReader | None = None,
+    ) -> None:
+        self.reader = reader or OfflineReader(feature_state, cluster, location)
+        #: The invokes the declared resources made, by token.
+        self.calls: list[str] = []
+
+    @property
+    def notes(self) -> list[str]:
+        return self.reader.notes
+
+    def offline(self, config: Mapping[str, str]) -> None:
+        self.reader.offline(config)
 
     def new_resource(self, args: pulumi_mocks.MockResourceArgs) -> tuple[str | None, dict]:
         state = dict(args.inputs)
@@ -191,26 +308,17 @@ class AzureMocks(pulumi_mocks.Mocks):
 
     def call(self, args: pulumi_mocks.MockCallArgs) -> dict:
         self.calls.append(args.token)
+        if args.token == USER_CREDENTIALS_TOKEN:
+            kubeconfig = self.reader.kubeconfig_of(args.args["resourceName"], exec_format=args.args.get("format") == "exec")
+            return {"kubeconfigs": [{"name": "clusterUser", "value": kubeconfig}]}
+        if args.token == CLIENT_CONFIG_TOKEN:
+            return {**MOCK_CLIENT, "subscriptionId": self.reader.subscription}
         if args.token == FEATURE_REGISTRATION_TOKEN:
             # ARM answers 200 with a state for any feature, registered or not (azure-native #1722).
-            return {"name": args.args["featureName"], "properties": {"state": self.feature_state}}
+            return {"name": args.args["featureName"], "properties": {"state": self.reader.feature_state_answer}}
         if args.token == MANAGED_CLUSTER_TOKEN:
-            found = self.described(args.args["resourceGroupName"], args.args["resourceName"])
-            if found is None:  # azure-native's error quotes ARM's (ResourceNotFound, 404)
-                raise EngineInvokeError(
-                    args.token,
-                    f"ResourceNotFound: The Resource 'Microsoft.ContainerService/managedClusters/{args.args['resourceName']}' was not found",
-                )
-            self.read.add(args.args["resourceName"])
-            return found
-        if args.token == USER_CREDENTIALS_TOKEN:
-            # "exec" takes effect only for an Entra ID cluster (the az CLI's --format help): an
-            # existing cluster's as described, one this stack creates as the program asks.
-            name = args.args["resourceName"]
-            entra = name not in self.read or bool((self.cluster or {}).get("aadProfile"))
-            exec_format = args.args.get("format") == "exec" and entra
-            kubeconfig = _fake_kubeconfig(args.args["resourceName"], exec_format=exec_format)
-            return {"kubeconfigs": [{"name": "clusterUser", "value": base64.b64encode(kubeconfig.encode()).decode()}]}
-        if args.token == CLIENT_CONFIG_TOKEN:
-            return {**MOCK_CLIENT, "subscriptionId": self.subscription}
+            try:
+                return dict(self.reader.cluster(args.args["resourceGroupName"], args.args["resourceName"]))
+            except RuntimeError as error:
+                raise EngineInvokeError(args.token, str(error)) from None
         raise NotImplementedError(f"no mock for invoke {args.token}")

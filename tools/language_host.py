@@ -25,6 +25,7 @@ import pulumi
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import settings
 
+from components.azure import reader
 from tools.azure_mocks import AzureMocks
 from tools.mock_engine import RecordingMonitor
 from tools.stack_files import ROOT, project_name, stack_config
@@ -47,7 +48,8 @@ def main(argv: list[str] | None = None) -> int:
     program = str(ROOT / "__main__.py")
     sys.path.insert(0, str(ROOT))
     try:
-        loop.run_until_complete(pulumi.runtime.run_in_stack(lambda: runpy.run_path(program, run_name="__main__")))
+        with reader.handed(monitor.mocks.reader):
+            loop.run_until_complete(pulumi.runtime.run_in_stack(lambda: runpy.run_path(program, run_name="__main__")))
         return 0
     except pulumi.RunError as error:
         print(f"error: {error}", file=sys.stderr)

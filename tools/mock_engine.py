@@ -11,7 +11,8 @@ no Pulumi CLI. It does what the CLI would do before it starts the program:
   * collects stack outputs (with their secretness) and the warnings the program logs.
 
 Mock answers stand in for Azure (tools/azure_mocks.py): resource names echo their inputs
-and the user credential is a fake kubeconfig whose token is `MOCK_USER_TOKEN`. The stack's
+and the user credential is a fake kubeconfig whose token is `MOCK_USER_TOKEN`; the program is
+handed the same fake Azure as its reader (components/azure/reader.py), an `OfflineReader`. The stack's
 config comes from its files as the CLI merges them (tools/stack_files.py).
 """
 
@@ -35,7 +36,8 @@ from pulumi.runtime import rpc, settings
 from pulumi.runtime.stack import wait_for_rpcs
 from pulumi.runtime.sync_await import _sync_await
 
-from tools.azure_mocks import AzureMocks
+from components.azure import reader as azure_reader
+from tools.azure_mocks import AzureMocks, OfflineReader
 from tools.stack_files import ROOT, as_cli_string, project_name, stack_config
 
 
@@ -265,6 +267,11 @@ def run_program(
     return run_under_mocks(program, stack=stack, config=merged, monitor=monitor, preview=preview)
 
 
+def reader_of(monitor: RecordingMonitor) -> OfflineReader:
+    """The fake Azure the monitor's mocks answer from, which the program is handed as its reader."""
+    return monitor.mocks.reader if isinstance(monitor.mocks, AzureMocks) else OfflineReader()
+
+
 def run_under_mocks(
     body: Callable[[], Any],
     stack: str = "test",
@@ -272,7 +279,8 @@ def run_under_mocks(
     monitor: RecordingMonitor | None = None,
     preview: bool = False,
 ) -> ProgramRun:
-    """Runs `body` (a program, or a test that builds one component) under mocks."""
+    """Runs `body` (a program, or a test that builds one component) under mocks, handing it
+    the monitor's fake Azure as its reader."""
     project = project_name()
     monitor = monitor or RecordingMonitor(AzureMocks())
     collector = _WarningCollector()
@@ -290,7 +298,7 @@ def run_under_mocks(
     pulumi.runtime.set_all_config(dict(config or {}))
 
     try:
-        with _program_on_path():
+        with _program_on_path(), azure_reader.handed(reader_of(monitor)):
             body()
             _sync_await(wait_for_rpcs())
             outputs = _sync_await(_resolve_outputs(settings.get_root_resource().outputs))  # type: ignore[union-attr]
@@ -307,7 +315,7 @@ def run_under_mocks(
         outputs=outputs,
         warnings=list(collector.messages),
         infos=list(collector.infos),
-        notes=list(getattr(monitor.mocks, "notes", [])),
+        notes=list(reader_of(monitor).notes),
     )
 
 

@@ -5,8 +5,8 @@ Two sources, one shape. Both give the REST API's objects (ResourceSku, Usage), s
 reads them:
   - files: the az CLI's JSON, `az vm list-skus --location <loc> --resource-type
     virtualMachines --all --output json` and `az vm list-usage --location <loc> --output json`;
-  - live: the Azure SDK for Python (azure-identity's DefaultAzureCredential, which picks up
-    `az login` and the GitHub OIDC login; azure-mgmt-compute's ResourceSkus and Usage lists),
+  - live: the Azure SDK for Python with the live reader's credential (components/azure/
+    live_reader.py; azure-mgmt-compute's ResourceSkus and Usage lists),
     each model turned back into its REST shape (`as_dict()`).
 REST shapes: Azure/azure-rest-api-specs specification/compute/resource-manager/
 Microsoft.Compute/Skus (ResourceSku, ResourceSkuCapabilities, ResourceSkuRestrictions) and
@@ -187,13 +187,6 @@ def from_files(
 # --------------------------------------------------------------------------- live
 
 
-def under_mock_engine() -> bool:
-    """The program runs under Pulumi's mock engine (the tests, `make render`): no call to Azure."""
-    from pulumi.runtime import mocks, settings
-
-    return isinstance(settings.get_monitor(), mocks.MockMonitor)
-
-
 def node_resource_group(resource_group: str, cluster: str, location: str) -> str:
     """AKS's default node resource group, MC_<group>_<cluster>_<location> (azure-aks-docs
     articles/aks/faq.yml, ms.date 11/06/2023, "Why are two resource groups created with AKS?")."""
@@ -204,23 +197,23 @@ def live(
     subscription_id: str,
     location: str,
     node_group: str,
-    credential: Any = None,
+    credential: Any,
     base_url: str | None = None,
     timeout: float = LIVE_TIMEOUT_SECONDS,
 ) -> Facts:
     """Reads the facts from Azure, the three lists at once, within `timeout` seconds.
 
     Raises on any failure (no credential, no permission, a timeout): the caller turns that
-    into a warning. `credential` and `base_url` exist for the tests' local fake of ARM.
+    into a warning. `credential` is the live reader's; `base_url` is for the tests' local
+    fake of ARM.
     """
     from azure.core.exceptions import ResourceNotFoundError
-    from azure.identity import DefaultAzureCredential
     from azure.mgmt.compute import ComputeManagementClient
 
     options: dict[str, Any] = {"connection_timeout": 5, "read_timeout": timeout, "retry_total": 2}
     if base_url:
         options["base_url"] = base_url
-    client = ComputeManagementClient(credential or DefaultAzureCredential(), subscription_id, **options)
+    client = ComputeManagementClient(credential, subscription_id, **options)
     call: dict[str, Any] = {"enforce_https": not (base_url or "").startswith("http://")}
 
     def skus() -> list[dict[str, Any]]:

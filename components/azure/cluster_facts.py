@@ -24,11 +24,11 @@ from pathlib import Path
 from typing import Any
 
 from components.azure import saved_files
+from components.azure.reader import AzureReader
 from components.config import NAMESPACE
 from components.errors import AzureReadError
 
 # pulumi_azure_native/containerservice/get_managed_cluster.py: the invoke's token.
-GET_MANAGED_CLUSTER = "azure-native:containerservice:getManagedCluster"
 SYSTEM_MODE = "System"
 # The Azure tag a stack puts on the pools it adds to a cluster it does not own: which stack
 # owns the pool ("<project>/<stack>"). A pool of the same name without it is somebody else's
@@ -290,14 +290,12 @@ def read_error(what: str, error: BaseException, forbidden_fix: str, not_found_fi
 PERMISSIONS = "docs/permissions.md"
 
 
-def read(resource_group: str, name: str) -> ClusterFacts:
-    """The cluster, read with a plain invoke: it answers before the program goes on, so a
-    failure stops the run before anything is registered, in a preview as in a deployment."""
-    import pulumi
-
+def read(reader: AzureReader, resource_group: str, name: str) -> ClusterFacts:
+    """The cluster, read before anything is registered: a failure stops the run, in a preview
+    as in a deployment."""
     what = f"aks-gpu:existingCluster {resource_group}/{name}: reading the cluster (getManagedCluster)"
     try:
-        answer = pulumi.runtime.invoke(GET_MANAGED_CLUSTER, {"resourceGroupName": resource_group, "resourceName": name}).value
+        answer = reader.cluster(resource_group, name)
     except Exception as error:  # noqa: BLE001 - the answer is the message
         raise read_error(
             what,
@@ -308,17 +306,12 @@ def read(resource_group: str, name: str) -> ClusterFacts:
     return parse(answer or {}, resource_group)
 
 
-def read_user_kubeconfig(resource_group: str, name: str) -> str:
-    """The cluster's user kubeconfig, base64 as AKS gives it: listClusterUserCredential in
-    the `exec` format, which "only take[s] effect when requesting clusterUser credential of
-    AAD clusters" (the az CLI's `aks get-credentials --format` help). Reader may not call it."""
-    from pulumi_azure_native import containerservice
-
+def read_user_kubeconfig(reader: AzureReader, resource_group: str, name: str) -> str:
+    """The cluster's user kubeconfig, base64 as AKS gives it (listClusterUserCredential,
+    format exec). The Reader role may not call it."""
     what = f"aks-gpu:existingCluster {resource_group}/{name}: fetching its user credential (listClusterUserCredential)"
     try:
-        result = containerservice.list_managed_cluster_user_credentials(
-            resource_group_name=resource_group, resource_name=name, format="exec"
-        )
+        return reader.user_kubeconfig(resource_group, name)
     except Exception as error:  # noqa: BLE001 - the answer is the message
         raise read_error(
             what,
@@ -329,4 +322,3 @@ def read_user_kubeconfig(resource_group: str, name: str) -> str:
             ),
             not_found_fix="check existingCluster.resourceGroupName and name",
         ) from None
-    return result.kubeconfigs[0].value

@@ -10,7 +10,8 @@ Like preflight, this runs before any resource is registered: a preview prints th
 warns about the limit; a deployment above the limit stops with one line. A limit fails
 closed: a deployment whose prices cannot all be had stops too, unless the stack says
 `cost.withoutPrices: deploy`, and a preview says which of the two applies. Every figure is
-in `cost.currency`. Under the mock engine no call is made: only a saved price list counts.
+in `cost.currency`. Prices come from a saved list, or through the program's reader
+(components/azure/reader.py): the offline render's reads none.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 import pulumi
 
 from components.azure import prices
+from components.azure.reader import AzureReader, NotRead
 from components.config import NAMESPACE, StackConfig
 from components.errors import CostError
 
@@ -236,21 +238,21 @@ def output(est: Estimate) -> dict[str, Any]:
     }
 
 
-def load(cfg: StackConfig, region: str, under_mocks: bool) -> tuple[Estimate | None, str | None]:
-    """The estimate, or why there is none. A saved list when given; otherwise the live API,
-    except under the mock engine, which makes no call."""
+def load(cfg: StackConfig, region: str, reader: AzureReader) -> tuple[Estimate | None, str | None, bool]:
+    """The estimate, or why there is none, and whether that is expected (a reader that makes
+    no such read: the offline render). A saved list when given; otherwise what the reader reads."""
     sizes = [n.vm_size for n in nodes(cfg)]
     if cfg.preflight.prices_file:
         path = Path(cfg.preflight.prices_file)
         saved = prices.from_file(path)
         when = f", saved {saved.saved_at}" if saved.saved_at else ""
-        return estimate(cfg, saved.items, region, f"file {path.name}{when}"), None
-    if under_mocks:
-        return None, f"the mock engine makes no calls to the Retail Prices API; set {NAMESPACE}:preflight.pricesFile to price a saved list"
+        return estimate(cfg, saved.items, region, f"file {path.name}{when}"), None, False
     try:
-        return estimate(cfg, prices.live(region, sizes, cfg.cost.currency), region, "the Azure Retail Prices API"), None
+        return estimate(cfg, reader.prices(region, sizes, cfg.cost.currency), region, "the Azure Retail Prices API"), None, False
+    except NotRead as why:
+        return None, f"{why}; set {NAMESPACE}:preflight.pricesFile to price a saved list", True
     except Exception as error:  # noqa: BLE001 - without prices: `run` says what that means
-        return None, f"{type(error).__name__}: {' '.join(str(error).split())[:300]}"
+        return None, f"{type(error).__name__}: {' '.join(str(error).split())[:300]}", False
 
 
 def budget_lines(cfg: StackConfig, est: Estimate | None, name: str, watched: str) -> tuple[str, list[str]]:
@@ -297,7 +299,7 @@ def unchecked(cfg: StackConfig, why: str, dry_run: bool) -> str:
 
 
 def run(
-    cfg: StackConfig, region: str | None, under_mocks: bool, dry_run: bool | None = None
+    cfg: StackConfig, region: str | None, reader: AzureReader, dry_run: bool | None = None
 ) -> tuple[Estimate | None, list[str], list[str]]:
     """The estimate, the lines to print, and the warnings. Raises CostError when a deployment
     would cost more per hour than cost.maxHourly, or when the limit cannot be checked and
@@ -306,15 +308,15 @@ def run(
     dry_run = pulumi.runtime.is_dry_run() if dry_run is None else dry_run
     limit = cfg.cost.max_hourly
     if region is None:
-        est, why_not = None, "the existing cluster's region is not known (it was not read: see preflight)"
+        est, why_not, expected = None, "the existing cluster's region is not known (it was not read: see preflight)", False
     else:
-        est, why_not = load(cfg, region, under_mocks)
+        est, why_not, expected = load(cfg, region, reader)
     if est is None:
         note = f"cost: not estimated: {why_not}"
         if limit is not None:
             return None, [], [note, unchecked(cfg, "no prices; docs/cost.md", dry_run)]
-        # Under the mock engine that is expected, and said without a warning.
-        return None, ([note] if under_mocks else []), ([] if under_mocks else [note])
+        # Where the reader makes no such read (offline), that is expected, and said without a warning.
+        return None, ([note] if expected else []), ([] if expected else [note])
     warnings = [
         f"cost: no {est.source} price in {est.currency} for {n.key}.vmSize {n.vm_size} in {region}; it is not counted" for n in est.unpriced
     ]

@@ -5,12 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from pulumi_azure_native import features
-
-from components.azure import azure_facts
-from components.azure.azure_facts import under_mock_engine
 from components.azure.cluster_facts import PERMISSIONS, read_error
 from components.azure.problem import Problem
+from components.azure.reader import AzureReader
 from components.config import StackConfig, managed_key
 
 # AKS-managed GPU nodes (`gpuPool.management: aks-managed`) are a preview behind this
@@ -29,19 +26,16 @@ REGISTER_COMMANDS = (
 )
 
 
-def feature_registration(cfg: StackConfig) -> list[Problem]:
+def feature_registration(cfg: StackConfig, reader: AzureReader) -> list[Problem]:
     """The managed-GPU preview's registration, read, never created: creating a
     `SubscriptionFeatureRegistration` always fails with "cannot create already existing
     resource", because ARM answers the provider's existence check with 200 for every
-    feature (pulumi-azure-native #1722, open). The same GET, made as an invoke, says the
-    state; a plain (not `_output`) invoke answers before the program goes on."""
+    feature (pulumi-azure-native #1722, open). The same GET says the state."""
     managed = [p for p in cfg.gpu_pools if p.managed]
     if not managed:
         return []
     try:
-        result = features.get_subscription_feature_registration(
-            provider_namespace=MANAGED_GPU_FEATURE_NAMESPACE, feature_name=MANAGED_GPU_FEATURE
-        )
+        state = reader.feature_state(MANAGED_GPU_FEATURE_NAMESPACE, MANAGED_GPU_FEATURE)
     except Exception as error:  # noqa: BLE001 - the answer is the message
         failed = read_error(
             f"{managed_key(managed[0], cfg.pool_key(managed[0]))} (AKS-managed GPU nodes): reading the subscription feature "
@@ -52,7 +46,6 @@ def feature_registration(cfg: StackConfig) -> list[Problem]:
             not_found_fix=f"register it: `{REGISTER_COMMANDS[0]}`",
         )
         return [Problem(str(failed))]
-    state = result.properties.state if result.properties else None
     if state == REGISTERED:
         return []
     return [
@@ -66,29 +59,14 @@ def feature_registration(cfg: StackConfig) -> list[Problem]:
     ]
 
 
-# The scope azure-mgmt-containerservice asks tokens for (ARM's audience).
-ARM_SCOPE = "https://management.azure.com/.default"
-
-
-def sign_in_error(timeout: float = azure_facts.LIVE_TIMEOUT_SECONDS) -> str | None:
-    """Why azure-identity's DefaultAzureCredential cannot get an ARM token here, or None."""
-    from azure.identity import DefaultAzureCredential
-
-    try:
-        azure_facts.gather([lambda: DefaultAzureCredential().get_token(ARM_SCOPE)], timeout)
-    except Exception as error:  # noqa: BLE001 - any failure is the answer
-        return f"{type(error).__name__}: {' '.join(str(error).split())[:300]}"
-    return None
-
-
-def managed_pool_sign_in(cfg: StackConfig) -> list[Problem]:
+def managed_pool_sign_in(cfg: StackConfig, reader: AzureReader) -> list[Problem]:
     """The managed GPU pool is created by this program's dynamic provider with azure-identity's
     DefaultAzureCredential, not with azure-native's sign-in: without it, the pool's create
-    would fail after the cluster had been created. Under the mock engine nothing is asked."""
+    would fail after the cluster had been created."""
     managed = [p for p in cfg.gpu_pools if p.managed]
-    if not managed or under_mock_engine():
+    if not managed:
         return []
-    error = sign_in_error()
+    error = reader.sign_in_problem()
     if error is None:
         return []
     return [

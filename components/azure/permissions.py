@@ -48,15 +48,12 @@ def allows(permissions: Iterable[Mapping[str, Any]], action: str) -> bool:
     return False
 
 
-def read(
-    subscription_id: str, credential: Any = None, base_url: str | None = None, timeout: float = TIMEOUT_SECONDS
-) -> list[dict[str, Any]]:
+def read(subscription_id: str, credential: Any, base_url: str | None = None, timeout: float = TIMEOUT_SECONDS) -> list[dict[str, Any]]:
     """The caller's permissions at the subscription's scope, every page. Raises on any
     failure, or on an answer that is not a list of permissions; the caller turns that into
-    "not checked". `credential` and `base_url` exist for the tests' local fake of ARM."""
+    "not checked". `credential` is the live reader's; `base_url` is for the tests' local fake of ARM."""
     from azure.core.pipeline.policies import RetryPolicy, UserAgentPolicy
     from azure.core.rest import HttpRequest
-    from azure.identity import DefaultAzureCredential
     from azure.mgmt.core import ARMPipelineClient
     from azure.mgmt.core.policies import ARMChallengeAuthenticationPolicy
 
@@ -66,7 +63,7 @@ def read(
         policies=[
             UserAgentPolicy("aks-gpu-preflight"),
             RetryPolicy(retry_total=2, timeout=timeout),
-            ARMChallengeAuthenticationPolicy(credential or DefaultAzureCredential(), f"{endpoint}/.default"),
+            ARMChallengeAuthenticationPolicy(credential, f"{endpoint}/.default"),
         ],
     )
     options = {"connection_timeout": 5, "read_timeout": timeout, "enforce_https": not endpoint.startswith("http://")}

@@ -24,9 +24,10 @@ deleting first (components/azure/pool_mutability.py).
 
 The read: the agentPools GET at api 2026-08-01, whose GPUProfile has
 `nvidia.managementMode` (azure-native's invokes type pools at 2025-09-01, which has no
-`nvidia`), with azure-identity's DefaultAzureCredential, as the managed pool's own provider
-reads. A pool or cluster that is not there (404) is no switch. A read that fails otherwise is
-a warning that nothing was checked. Under the mock engine no call is made.
+`nvidia`), through the reader the program is handed (live: azure-identity's
+DefaultAzureCredential, as the managed pool's own provider reads). A pool or cluster that is
+not there (404) is no switch. A read that fails otherwise is a warning that nothing was
+checked.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from components.azure.reader import AzureReader, NotRead
 from components.config import StackConfig
 
 # Must equal components.resources.managed_gpu_pool.STABLE_API_VERSION (a test checks):
@@ -55,12 +57,11 @@ def mode_of(pool: Mapping[str, Any]) -> str:
     return "device-plugin"
 
 
-def client_for(subscription_id: str, timeout: float = TIMEOUT_SECONDS) -> Any:
-    from azure.identity import DefaultAzureCredential
+def client_for(subscription_id: str, credential: Any, timeout: float = TIMEOUT_SECONDS) -> Any:
     from azure.mgmt.containerservice import ContainerServiceClient
 
     return ContainerServiceClient(
-        DefaultAzureCredential(),
+        credential,
         subscription_id,
         api_version=API_VERSION,
         retry_total=2,
@@ -103,18 +104,13 @@ def switches(cfg: StackConfig, running: Mapping[str, str], cluster: str) -> list
 
 
 def check(
-    cfg: StackConfig,
-    resource_group: str,
-    cluster: str,
-    subscription: Callable[[], str],
-    under_mocks: bool,
-    client: Any | None = None,
+    cfg: StackConfig, resource_group: str, cluster: str, subscription: Callable[[], str], reader: AzureReader
 ) -> tuple[list[str], list[str]]:
     """(refusals, notes): the switches the config asks for, and what could not be read."""
-    if under_mocks and client is None:
-        return [], []
     try:
-        running = read(client or client_for(subscription()), resource_group, cluster, [p.name for p in cfg.gpu_pools])
+        running = reader.pool_modes(subscription(), resource_group, cluster, [p.name for p in cfg.gpu_pools])
+    except NotRead:  # offline: nothing runs that a render could know of
+        return [], []
     except Exception as error:  # noqa: BLE001 - a failed read only means nothing was checked
         reason = " ".join(str(error).split())[:300] or type(error).__name__
         return [], [f"preflight: the GPU pools' management in Azure was not checked: {type(error).__name__}: {reason}"]

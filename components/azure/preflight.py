@@ -23,16 +23,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pulumi
-from pulumi_azure_native import authorization
 
 from components.azure import azure_facts, permissions, pool_modes, pool_network
-from components.azure.azure_facts import Facts, under_mock_engine
+from components.azure.azure_facts import Facts
 from components.azure.capacity import capacity, retired_sizes
 from components.azure.cluster_facts import ClusterFacts
 from components.azure.existing_cluster_checks import check_existing_cluster, pools_of_stack
 from components.azure.managed_pool_checks import feature_registration, host_problem, managed_pool_sign_in
 from components.azure.pool_network import PoolNetwork
 from components.azure.problem import Problem
+from components.azure.reader import AzureReader, NotRead
 from components.config import NAMESPACE, StackConfig
 from components.errors import PreflightError
 
@@ -56,12 +56,13 @@ class Checked:
 def run(
     cfg: StackConfig,
     stack: str,
+    reader: AzureReader,
     found: ClusterFacts | None = None,
     networks: Iterable[PoolNetwork] = (),
     dry_run: bool | None = None,
 ) -> Checked:
-    """Every check this stack needs; `found` is the existing cluster, as read (cluster_facts),
-    and `networks` how each pool joins its network (pool_network).
+    """Every check this stack needs, reading Azure through `reader`; `found` is the existing
+    cluster, as read (cluster_facts), and `networks` how each pool joins its network (pool_network).
     Returns the warnings to show and the cluster's region; raises PreflightError when a
     deployment in `enforce` mode would hit a blocking problem."""
     mode = cfg.preflight.mode
@@ -74,16 +75,16 @@ def run(
     if found is not None:
         problems += check_existing_cluster(cfg, found, stack)
         node_group, own_pools = found.node_resource_group, pools_of_stack(found, stack)
-    facts, notes = load_facts(cfg, region, node_group)
-    budget_problems, budget_notes = budget_permission(cfg)
+    facts, notes = load_facts(cfg, reader, region, node_group)
+    budget_problems, budget_notes = budget_permission(cfg, reader)
     notes += budget_notes
     if facts is not None and own_pools:
         facts = dataclasses.replace(facts, existing_pools={**facts.existing_pools, **own_pools})
     problems += [
         *(Problem(p) for p in pool_network.problems(list(networks))),
         *retired_sizes(cfg, stack),
-        *feature_registration(cfg),
-        *managed_pool_sign_in(cfg),
+        *feature_registration(cfg, reader),
+        *managed_pool_sign_in(cfg, reader),
         *(capacity(cfg, facts, stack, region) if facts else []),
         *budget_problems,
     ]
@@ -107,61 +108,60 @@ def provider_host(cfg: StackConfig, environ: Mapping[str, str]) -> None:
         raise PreflightError(f"preflight: {problem}")
 
 
-def pool_switches(cfg: StackConfig, found: ClusterFacts | None) -> list[str]:
+def pool_switches(cfg: StackConfig, found: ClusterFacts | None, reader: AzureReader) -> list[str]:
     """A pool that runs in Azure under the other kind of GPU management than the config now
     asks for cannot be switched by any `up` (components/azure/pool_modes.py): that is
     certain, whatever preflight.mode says, so a preview stops too. Returns the notes of what
     could not be read."""
     group, cluster = (found.resource_group, found.name) if found else (cfg.resource_group_name, cfg.cluster_name)
-    refused, notes = pool_modes.check(cfg, group, cluster, lambda: subscription_id(cfg), under_mock_engine())
+    refused, notes = pool_modes.check(cfg, group, cluster, lambda: subscription_id(cfg, reader), reader)
     if refused:
         raise PreflightError("preflight: " + refused[0] + (f" (and {len(refused) - 1} more pool(s) likewise)" if len(refused) > 1 else ""))
     return notes
 
 
-def load_facts(cfg: StackConfig, location: str, node_group: str | None = None) -> tuple[Facts | None, list[str]]:
-    """Files when given; otherwise Azure, except under the mock engine, which makes no call.
-    `location` is the cluster's region; `node_group` an existing cluster's node resource group."""
+def load_facts(cfg: StackConfig, reader: AzureReader, location: str, node_group: str | None = None) -> tuple[Facts | None, list[str]]:
+    """Files when given; otherwise what the reader reads. `location` is the cluster's region;
+    `node_group` an existing cluster's node resource group."""
     pf = cfg.preflight
     if pf.skus_file and pf.usage_file:
         return azure_facts.from_files(Path(pf.skus_file), Path(pf.usage_file), location), []
     unchecked = "preflight: VM size offers and vCPU quota were not checked"
-    if under_mock_engine():
-        return None, [
-            f"{unchecked}: the mock engine makes no calls to Azure; set {NAMESPACE}:preflight.skusFile and "
-            "usageFile to check saved az CLI output (docs/preflight.md)"
-        ]
     try:
-        subscription = subscription_id(cfg)
+        subscription = subscription_id(cfg, reader)
         node_group = node_group or azure_facts.node_resource_group(cfg.resource_group_name, cfg.cluster_name, location)
-        return azure_facts.live(subscription, location, node_group), []
+        return reader.facts(subscription, location, node_group), []
+    except NotRead as why:
+        return None, [
+            f"{unchecked}: {why}; set {NAMESPACE}:preflight.skusFile and usageFile to check saved az CLI output (docs/preflight.md)"
+        ]
     except Exception as error:  # noqa: BLE001 - any failure only means the facts are missing
         reason = " ".join(str(error).split())[:300] or type(error).__name__
         return None, [f"{unchecked}: {type(error).__name__}: {reason}"]
 
 
-def budget_permission(cfg: StackConfig) -> tuple[list[Problem], list[str]]:
+def budget_permission(cfg: StackConfig, reader: AzureReader) -> tuple[list[Problem], list[str]]:
     """Whether the signed-in identity may create cost.budget at the subscription's scope
     (components/azure/permissions.py): a blocking problem when Azure lists its permissions
     there without it; a note when they cannot be read."""
     if cfg.cost.budget is None:
         return [], []
     unchecked = "preflight: the permission to create aks-gpu:cost.budget was not checked"
-    if under_mock_engine():
-        return [], [f"{unchecked}: the mock engine makes no calls to Azure"]
     try:
-        subscription = subscription_id(cfg)
-        problem = permissions.budget_problem(permissions.read(subscription), subscription)
+        subscription = subscription_id(cfg, reader)
+        problem = permissions.budget_problem(reader.permissions(subscription), subscription)
+    except NotRead as why:
+        return [], [f"{unchecked}: {why}"]
     except Exception as error:  # noqa: BLE001 - any failure only means it was not checked
         reason = " ".join(str(error).split())[:300] or type(error).__name__
         return [], [f"{unchecked}: {type(error).__name__}: {reason}"]
     return ([Problem(problem)] if problem else []), []
 
 
-def subscription_id(cfg: StackConfig) -> str:
+def subscription_id(cfg: StackConfig, reader: AzureReader) -> str:
     """azure-native:subscriptionId, the variables azure-native reads, or the subscription
     azure-native itself resolved (its getClientConfig)."""
     for value in (cfg.subscription_id, *(os.environ.get(v) for v in SUBSCRIPTION_VARIABLES)):
         if value:
             return value
-    return authorization.get_client_config().subscription_id
+    return reader.client_subscription()

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import shlex
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,8 +25,6 @@ import pulumi_kubernetes as k8s
 import yaml
 from pulumi_azure_native import authorization, containerservice, resources
 
-from components.azure import cluster_access
-from components.azure.azure_facts import under_mock_engine
 from components.config import SYSTEM_POOL_NAME, VERSION_UPGRADE_CHANNELS, AccessConfig, NetworkConfig, SystemPoolConfig, UpgradeConfig
 from components.resources.gpu_pool import MAX_PODS
 
@@ -143,6 +141,9 @@ class GpuClusterArgs:
     #: The guide's gpuPool is AKS-managed: keep the retired Command's stand-in
     #: (_retire_managed_pool_command says why).
     retire_managed_pool_command: bool = False
+    #: How a deployment waits for the deployer's cluster access: the program's reader's
+    #: (components/azure/reader.py AzureReader.wait_for_access); None: it does not wait.
+    wait_for_access: Callable[[str, str], str] | None = None
 
 
 class GpuCluster(pulumi.ComponentResource):
@@ -169,6 +170,7 @@ class GpuCluster(pulumi.ComponentResource):
     def __init__(self, name: str, args: GpuClusterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("aks-gpu:azure:GpuCluster", name, None, opts)
         self._name = name
+        self._wait_for_access = args.wait_for_access
         self.resource_group = self._create_resource_group(args)
         self.managed_cluster = self._create_cluster(args)
         if args.retire_managed_pool_command:
@@ -340,12 +342,14 @@ class GpuCluster(pulumi.ComponentResource):
         preview asks nothing. Every `up` asks once, which answers at once after the first.
         The wait runs on a worker thread, so the program's other registrations go on."""
 
+        wait = self._wait_for_access
+
         def proven(values: list[Any]) -> Any:
             kubeconfig = values[0]
-            if pulumi.runtime.is_dry_run() or under_mock_engine():
+            if pulumi.runtime.is_dry_run() or wait is None:
                 return kubeconfig
             who = f"the identity granted cluster-admin ({values[1]})"
-            return asyncio.get_running_loop().run_in_executor(None, cluster_access.wait_for_access, kubeconfig, who)
+            return asyncio.get_running_loop().run_in_executor(None, wait, kubeconfig, who)
 
         return pulumi.Output.secret(pulumi.Output.all(self.kubeconfig, grant.principal_id, grant.id).apply(proven))
 

@@ -1,0 +1,89 @@
+"""The live reader (components/azure/reader.py): what `pulumi preview` and `pulumi up` read of
+Azure and of the cluster.
+
+Two ways in, as before the seam: the cluster, its user credential, the client's subscription
+and a feature's registration are azure-native invokes, signed in as azure-native is (its
+provider configuration, `az login` or OIDC); the SKU, usage, scale set, permission and pool
+reads use the Azure SDK with one DefaultAzureCredential, built once here, for the whole run
+(azure-identity's chain: the environment, workload identity, managed identity, `az login`).
+The AKS-managed pool's provider runs in another process, Pulumi's dynamic provider host, and
+builds its own (components/resources/agent_pool_calls.py). Each read is bounded by its own
+module's time limit.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from components.azure import azure_facts, cluster_access, permissions, pool_modes, prices
+from components.azure.azure_facts import Facts
+
+GET_MANAGED_CLUSTER = "azure-native:containerservice:getManagedCluster"
+# The scope azure-mgmt-containerservice asks tokens for (ARM's audience).
+ARM_SCOPE = "https://management.azure.com/.default"
+
+
+class LiveReader:
+    """Azure and the cluster, live. `arm_endpoint` is for the tests' local fake of ARM."""
+
+    def __init__(self, arm_endpoint: str | None = None) -> None:
+        self.arm_endpoint = arm_endpoint
+
+    @functools.cached_property
+    def credential(self) -> Any:
+        from azure.identity import DefaultAzureCredential
+
+        return DefaultAzureCredential()
+
+    def cluster(self, resource_group: str, name: str) -> Mapping[str, Any]:
+        # A plain invoke answers before the program goes on, so a failure stops the run
+        # before anything is registered, in a preview as in a deployment.
+        import pulumi
+
+        return pulumi.runtime.invoke(GET_MANAGED_CLUSTER, {"resourceGroupName": resource_group, "resourceName": name}).value or {}
+
+    def user_kubeconfig(self, resource_group: str, name: str) -> str:
+        # The `exec` format "only take[s] effect when requesting clusterUser credential of AAD
+        # clusters" (the az CLI's `aks get-credentials --format` help).
+        from pulumi_azure_native import containerservice
+
+        result = containerservice.list_managed_cluster_user_credentials(
+            resource_group_name=resource_group, resource_name=name, format="exec"
+        )
+        return result.kubeconfigs[0].value
+
+    def client_subscription(self) -> str:
+        from pulumi_azure_native import authorization
+
+        return authorization.get_client_config().subscription_id
+
+    def feature_state(self, namespace: str, feature: str) -> str | None:
+        # Read, never created: ARM answers 200 with a state for any feature (pulumi-azure-native #1722).
+        from pulumi_azure_native import features
+
+        result = features.get_subscription_feature_registration(provider_namespace=namespace, feature_name=feature)
+        return result.properties.state if result.properties else None
+
+    def sign_in_problem(self) -> str | None:
+        try:
+            azure_facts.gather([lambda: self.credential.get_token(ARM_SCOPE)], azure_facts.LIVE_TIMEOUT_SECONDS)
+        except Exception as error:  # noqa: BLE001 - any failure is the answer
+            return f"{type(error).__name__}: {' '.join(str(error).split())[:300]}"
+        return None
+
+    def facts(self, subscription: str, location: str, node_group: str) -> Facts:
+        return azure_facts.live(subscription, location, node_group, credential=self.credential, base_url=self.arm_endpoint)
+
+    def permissions(self, subscription: str) -> list[dict[str, Any]]:
+        return permissions.read(subscription, credential=self.credential, base_url=self.arm_endpoint)
+
+    def pool_modes(self, subscription: str, resource_group: str, cluster: str, names: Sequence[str]) -> dict[str, str]:
+        return pool_modes.read(pool_modes.client_for(subscription, self.credential), resource_group, cluster, names)
+
+    def prices(self, region: str, sizes: Sequence[str], currency: str) -> list[dict[str, Any]]:
+        return prices.live(region, sizes, currency)
+
+    def wait_for_access(self, kubeconfig: str, who: str) -> str:
+        return cluster_access.wait_for_access(kubeconfig, who)

@@ -1,0 +1,93 @@
+"""The one seam between the program and the outside world: every read it makes of Azure and of
+the cluster, before it registers anything (and the access wait before the Kubernetes
+objects), goes through one `AzureReader` it is handed.
+
+Three readers stand behind it: the live one (components/azure/live_reader.py: azure-native's
+invokes and the Azure SDK with one credential), the offline render's and the tests' (tools/
+azure_mocks.py `OfflineReader`: saved descriptions, or whatever a test answers). No module
+asks which one it has ("ports and adapters": the program is handed its client). A reader
+answers in Azure's own shapes (the REST bodies), so one parser reads every source; a read
+that fails raises, and its caller says what that means; a read the reader does not make
+(the offline render asks no live price) raises `NotRead`, whose reason the caller prints.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from components.azure.azure_facts import Facts
+
+
+class NotRead(Exception):
+    """This reader does not make this read (offline: no call to Azure); the text says why
+    and how to give the program the answer another way."""
+
+
+class AzureReader(Protocol):
+    """What the program reads of Azure and of the cluster."""
+
+    def cluster(self, resource_group: str, name: str) -> Mapping[str, Any]:
+        """An existing cluster, as getManagedCluster answers (azure-native's spelling)."""
+        ...
+
+    def user_kubeconfig(self, resource_group: str, name: str) -> str:
+        """An existing cluster's user kubeconfig, base64 as listClusterUserCredential
+        (format exec) answers."""
+        ...
+
+    def client_subscription(self) -> str:
+        """The subscription the signed-in client uses (getClientConfig)."""
+        ...
+
+    def feature_state(self, namespace: str, feature: str) -> str | None:
+        """A subscription feature's registration state (`az feature show`)."""
+        ...
+
+    def sign_in_problem(self) -> str | None:
+        """Why the Azure SDK's credential cannot get an ARM token here, or None. The
+        AKS-managed pool's provider signs in with it (components/resources/agent_pool_calls.py)."""
+        ...
+
+    def facts(self, subscription: str, location: str, node_group: str) -> Facts:
+        """VM sizes offered, vCPU quotas, and the scale sets of the node resource group."""
+        ...
+
+    def permissions(self, subscription: str) -> list[dict[str, Any]]:
+        """The signed-in identity's permissions at the subscription's scope."""
+        ...
+
+    def pool_modes(self, subscription: str, resource_group: str, cluster: str, names: Sequence[str]) -> dict[str, str]:
+        """The GPU management of each named pool that exists (components/azure/pool_modes.py)."""
+        ...
+
+    def prices(self, region: str, sizes: Sequence[str], currency: str) -> list[dict[str, Any]]:
+        """The Retail Prices API's items for these sizes in the region, in `currency`."""
+        ...
+
+    def wait_for_access(self, kubeconfig: str, who: str) -> str:
+        """Waits until the cluster lets the kubeconfig's identity create namespaces; returns
+        the kubeconfig (components/azure/cluster_access.py)."""
+        ...
+
+
+_handed: AzureReader | None = None
+
+
+def handed_in() -> AzureReader | None:
+    """The reader the program was handed (`make render`, the tests), if any; `pulumi preview`
+    and `pulumi up` hand none, and the program reads live (__main__.py)."""
+    return _handed
+
+
+@contextlib.contextmanager
+def handed(reader: AzureReader) -> Iterator[AzureReader]:
+    """Hands `reader` to the program run inside the block."""
+    global _handed
+    before, _handed = _handed, reader
+    try:
+        yield reader
+    finally:
+        _handed = before

@@ -1,0 +1,136 @@
+"""The one seam (components/azure/reader.py): the program reads Azure and the cluster through
+the reader it is handed, so a test that runs the whole program can answer for Azure; the live
+reader makes azure-native's invokes and the Azure SDK's calls with one credential."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import fake_prices
+import pytest
+from fake_arm import FakeArm
+
+from components.azure import azure_facts
+from components.azure.live_reader import LiveReader
+from components.errors import AzureReadError, PreflightError
+from tools.azure_mocks import (
+    CLIENT_CONFIG_TOKEN,
+    FEATURE_REGISTRATION_TOKEN,
+    MANAGED_CLUSTER_TOKEN,
+    MOCK_CLIENT,
+    AzureMocks,
+    OfflineReader,
+    existing_cluster,
+)
+from tools.mock_engine import RecordingMonitor, run_program, run_under_mocks
+
+FIXTURES = Path(__file__).parent / "fixtures" / "preflight"
+T4 = "Standard_NC4as_T4_v3"
+USER_CREDENTIALS_TOKEN = "azure-native:containerservice:listManagedClusterUserCredentials"
+
+
+def handed(azure: OfflineReader, preview: bool, **overrides):
+    """The dev stack with `overrides`, handed `azure` as its reader: (run or error, monitor)."""
+    monitor = RecordingMonitor(AzureMocks(reader=azure))
+    try:
+        return run_program("dev", overrides=overrides, monitor=monitor, preview=preview), monitor
+    except (PreflightError, AzureReadError) as error:
+        return error, monitor
+
+
+# --------------------------------------------------------------------------- a test answers for Azure
+
+
+def test_quota_a_test_hands_in_stops_a_deployment_before_anything_is_registered():
+    facts = azure_facts.from_files(FIXTURES / "eastus-skus.json", FIXTURES / "eastus-usage.json", "eastus")
+    error, monitor = handed(OfflineReader(facts=facts), preview=False, gpuPool={"vmSize": T4})
+    assert isinstance(error, PreflightError) and monitor.registrations == []
+    assert "'Standard NCASv3_T4 Family vCPUs' (standardNCASv3_T4Family) in eastus: 0 in use, limit 0" in str(error)
+    assert monitor.mocks.reader.reads.count("facts") == 1
+
+
+def test_prices_a_test_hands_in_are_the_estimate_a_preview_prints():
+    run, _ = handed(OfflineReader(prices=fake_prices.price_list()), preview=True, gpuPool={"vmSize": T4})
+    estimate = run.outputs["estimatedCost"].value
+    assert estimate["source"] == "the Azure Retail Prices API"
+    assert estimate["mostHourly"] > 0 and not [w for w in run.warnings if w.startswith("cost:")]
+
+
+def test_a_pool_running_under_aks_management_that_a_test_hands_in_is_refused_in_a_preview():
+    error, monitor = handed(OfflineReader(pool_modes={"gpu": "aks-managed"}), preview=True, gpuPool={"vmSize": T4})
+    assert isinstance(error, PreflightError) and monitor.registrations == []
+    assert "node pool gpu in cluster aks-gpu-dev runs aks-managed (read from Azure)" in str(error)
+
+
+def test_the_offline_readers_reads_are_the_programs_and_nothing_else_asks_azure():
+    """Every pre-registration read of an existing-cluster stack goes through the reader."""
+    overrides = {"existingCluster": {"resourceGroupName": "team-rg", "name": "team-aks"}, "gpuPool": {"vmSize": T4}}
+    _, monitor = handed(OfflineReader(cluster=existing_cluster()), preview=True, **overrides)
+    assert set(monitor.mocks.reader.reads) >= {"cluster", "user_kubeconfig", "facts", "pool_modes", "prices", "client_subscription"}
+    assert MANAGED_CLUSTER_TOKEN not in monitor.mocks.calls and FEATURE_REGISTRATION_TOKEN not in monitor.mocks.calls
+
+
+# --------------------------------------------------------------------------- the live reader
+
+
+def test_the_live_readers_cluster_reads_are_azure_natives_invokes():
+    """Signed in as azure-native is: getManagedCluster, listClusterUserCredential in the exec
+    format, getClientConfig, and the feature's registration read, never created."""
+    azure = OfflineReader(cluster=existing_cluster())
+    monitor = RecordingMonitor(AzureMocks(reader=azure))
+    seen = {}
+
+    def body() -> None:
+        live = LiveReader()
+        seen["cluster"] = live.cluster("team-rg", "team-aks")["name"]
+        seen["kubeconfig"] = live.user_kubeconfig("team-rg", "team-aks")
+        seen["subscription"] = live.client_subscription()
+        seen["feature"] = live.feature_state("Microsoft.ContainerService", "ManagedGPUExperiencePreview")
+
+    run = run_under_mocks(body, monitor=monitor)
+    assert seen["cluster"] == "team-aks" and seen["subscription"] == MOCK_CLIENT["subscriptionId"] and seen["feature"] == "Registered"
+    assert seen["kubeconfig"] == azure.kubeconfig_of("team-aks", exec_format=True)
+    assert monitor.mocks.calls == [MANAGED_CLUSTER_TOKEN, USER_CREDENTIALS_TOKEN, CLIENT_CONFIG_TOKEN, FEATURE_REGISTRATION_TOKEN]
+    assert run.resources == []
+
+
+class CountedCredential:
+    built = 0
+
+    def __init__(self) -> None:
+        CountedCredential.built += 1
+
+    def get_token(self, *scopes, **kwargs):
+        from azure.core.credentials import AccessToken
+
+        return AccessToken("fake-token", 4102444800)
+
+
+def test_the_live_reader_signs_in_once_for_every_read_of_the_azure_sdk(monkeypatch, arm):
+    import azure.identity
+
+    CountedCredential.built = 0
+    monkeypatch.setattr(azure.identity, "DefaultAzureCredential", CountedCredential)
+    FakeArm.routes = {
+        "/providers/microsoft.compute/skus": (200, {"value": json.loads((FIXTURES / "eastus-skus.json").read_text())}),
+        "/locations/eastus/usages": (200, {"value": json.loads((FIXTURES / "eastus-usage.json").read_text())}),
+        "/subscriptions/sub-1/providers/microsoft.authorization/permissions": (200, {"value": [{"actions": ["*"]}]}),
+    }
+    live = LiveReader(arm_endpoint=arm)
+    assert live.sign_in_problem() is None
+    assert live.facts("sub-1", "eastus", "MC_rg_aks_eastus").skus[T4].vcpus == 4
+    assert live.permissions("sub-1") == [{"actions": ["*"]}]
+    assert CountedCredential.built == 1
+
+
+@pytest.mark.parametrize("preview", [True, False])
+def test_a_read_the_reader_refuses_is_one_line_in_a_preview_and_a_deployment(preview):
+    error, monitor = handed(
+        OfflineReader(refuse={"cluster": "(AuthorizationFailed) no"}),
+        preview=preview,
+        existingCluster={"resourceGroupName": "team-rg", "name": "team-aks"},
+        gpuPool={"vmSize": T4},
+    )
+    assert monitor.registrations == []
+    assert "\n" not in str(error) and "the identity running Pulumi may not read it (AuthorizationFailed)" in str(error)
