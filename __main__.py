@@ -7,6 +7,7 @@ Read top to bottom, this is the guide's table of contents:
 """
 
 import os
+from typing import cast
 
 import pulumi
 from pulumi_azure_native import authorization
@@ -210,9 +211,10 @@ if cfg.mnist_job.enabled:
 if cfg.cost.budget is not None:
     client_subscription = authorization.get_client_config_output().subscription_id
     if isinstance(cluster, GpuCluster):
-        named = (cfg.resource_group_name, azure_facts.node_resource_group(cfg.resource_group_name, cfg.cluster_name, cfg.location))
-        groups = [cluster.resource_group.name, cluster.managed_cluster.node_resource_group]
-        watched = budget.resource_groups(client_subscription, groups, named)
+        group_names = (cfg.resource_group_name, azure_facts.node_resource_group(cfg.resource_group_name, cfg.cluster_name, cfg.location))
+        # AKS names the node resource group of every cluster it creates (typed Optional by the SDK).
+        groups = [cluster.resource_group.name, cast("pulumi.Output[str]", cluster.managed_cluster.node_resource_group)]
+        watched = budget.resource_groups(client_subscription, groups, group_names)
     else:
         owner = existing_cluster_checks.owner_tags(pulumi.get_project(), pulumi.get_stack())
         watched = budget.tagged(client_subscription, *next(iter(owner.items())))

@@ -306,8 +306,11 @@ class AzureMocks(pulumi_mocks.Mocks):
                 break
         return f"{args.name}-id", state
 
-    def call(self, args: pulumi_mocks.MockCallArgs) -> dict:
+    def call(self, args: pulumi_mocks.MockCallArgs) -> tuple[dict, list[tuple[str, str]] | None]:
         self.calls.append(args.token)
+        return self.answer(args), []  # no check failures
+
+    def answer(self, args: pulumi_mocks.MockCallArgs) -> dict:
         if args.token == USER_CREDENTIALS_TOKEN:
             kubeconfig = self.reader.kubeconfig_of(args.args["resourceName"], exec_format=args.args.get("format") == "exec")
             return {"kubeconfigs": [{"name": "clusterUser", "value": kubeconfig}]}

@@ -31,6 +31,10 @@ from tools.mock_engine import RecordingMonitor
 from tools.stack_files import ROOT, project_name, stack_config
 
 
+def run_program(path: str) -> None:
+    runpy.run_path(path, run_name="__main__")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     stack, preview = args[0], (args[1:2] or ["preview"])[0] == "preview"
@@ -40,16 +44,17 @@ def main(argv: list[str] | None = None) -> int:
         config[key] = value
     loop = asyncio.new_event_loop()  # the exec script's `asyncio.new_event_loop()`
     asyncio.set_event_loop(loop)
-    monitor = RecordingMonitor(AzureMocks())
-    monitor.mocks.offline(config)
+    mocks = AzureMocks()
+    monitor = RecordingMonitor(mocks)
+    mocks.offline(config)
     pulumi_mocks.set_mocks(monitor.mocks, project=project_name(), stack=stack, preview=preview, monitor=monitor)
     pulumi.runtime.set_all_config(config)
     settings.ROOT.set(None)  # run_in_stack registers the root Stack itself
     program = str(ROOT / "__main__.py")
     sys.path.insert(0, str(ROOT))
     try:
-        with reader.handed(monitor.mocks.reader):
-            loop.run_until_complete(pulumi.runtime.run_in_stack(lambda: runpy.run_path(program, run_name="__main__")))
+        with reader.handed(mocks.reader):
+            loop.run_until_complete(pulumi.runtime.run_in_stack(lambda: run_program(program)))
         return 0
     except pulumi.RunError as error:
         print(f"error: {error}", file=sys.stderr)

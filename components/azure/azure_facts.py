@@ -82,7 +82,7 @@ def parse_skus(items: Iterable[dict[str, Any]], location: str) -> dict[str, Sku]
         if location.lower() not in [loc.lower() for loc in item.get("locations") or []]:
             continue
         capabilities = {c["name"]: c["value"] for c in item.get("capabilities") or []}
-        restriction, zones = None, []
+        restriction, zones = None, list[str]()
         for r in item.get("restrictions") or []:
             if r.get("type") == "Location":
                 restriction = r.get("reasonCode") or "restricted"
@@ -106,7 +106,7 @@ def parse_usages(items: Iterable[dict[str, Any]]) -> dict[str, Usage]:
         name = item.get("name") or {}
         value = name.get("value") if isinstance(name, dict) else name
         display = (name.get("localizedValue") if isinstance(name, dict) else None) or item.get("localName") or value
-        usages[value] = Usage(name=value, display=display, current=int(item["currentValue"]), limit=int(item["limit"]))
+        usages[str(value)] = Usage(name=str(value), display=str(display), current=int(item["currentValue"]), limit=int(item["limit"]))
     return usages
 
 
@@ -227,7 +227,7 @@ def live(
             sets = list(client.virtual_machine_scale_sets.list(node_group, **call))
         except ResourceNotFoundError:  # no node resource group yet: a first deployment
             return {}
-        return {s.tags[POOL_TAG]: (s.sku.name, s.sku.capacity or 0) for s in sets if s.tags and POOL_TAG in s.tags}
+        return {s.tags[POOL_TAG]: (str(s.sku.name), s.sku.capacity or 0) for s in sets if s.tags and POOL_TAG in s.tags and s.sku}
 
     sku_items, usage_items, existing = gather([skus, usages, pools], timeout)
     return Facts(

@@ -130,7 +130,7 @@ def nodes(cfg: StackConfig) -> list[Node]:
             p.name,
             p.vm_size,
             p.spot,
-            p.min_count if p.autoscaling else p.node_count,
+            p.min_count if p.min_count is not None else p.node_count,  # the autoscaler's floor, or the fixed count
             p.max_count or p.node_count,
             p.spot_max_price,
         )
@@ -169,6 +169,7 @@ def estimate(cfg: StackConfig, items: list[dict[str, Any]], region: str, source:
         if price is None:
             unpriced.append(node)
             continue
+        ceiling: float | None
         ceiling, why, cap = price.hourly, "", None
         if node.spot:
             ceiling, why, cap = spot_ceiling(node, prices.pick(items, node.vm_size, region, False, currency), currency)
@@ -307,6 +308,7 @@ def run(
     when an existing cluster's could not be read."""
     dry_run = pulumi.runtime.is_dry_run() if dry_run is None else dry_run
     limit = cfg.cost.max_hourly
+    why_not: str | None
     if region is None:
         est, why_not, expected = None, "the existing cluster's region is not known (it was not read: see preflight)", False
     else:

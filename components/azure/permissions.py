@@ -24,7 +24,7 @@ role-definitions.md); a pattern's `*` matches any run of characters, case aside.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 BUDGET_WRITE = "Microsoft.Consumption/budgets/write"
@@ -81,7 +81,7 @@ def read(subscription_id: str, credential: Any, base_url: str | None = None, tim
     return found
 
 
-def budget_problem(permissions: list[Mapping[str, Any]], subscription_id: str) -> str | None:
+def budget_problem(permissions: Sequence[Mapping[str, Any]], subscription_id: str) -> str | None:
     """What preflight says when the identity cannot create the budget, or None."""
     if allows(permissions, BUDGET_WRITE):
         return None

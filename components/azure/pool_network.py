@@ -139,7 +139,7 @@ def _other_vnet(subnet: str | None, found: ClusterFacts, key: str) -> str | None
     (node-pool-unique-subnet.md), and "the pod subnet should be from the same VNet as the
     cluster" (configure-azure-cni-dynamic-ip-allocation.md, FAQ, ms.date 07/09/2024): the
     cluster's VNet is its pools' node subnets'."""
-    theirs = {_vnet(p.vnet_subnet_id) for p in found.pools if p.vnet_subnet_id}
+    theirs = {vnet for p in found.pools if (vnet := _vnet(p.vnet_subnet_id))}
     if subnet and theirs and _vnet(subnet) not in theirs:
         return (
             f"{key} {subnet} is not in the cluster's virtual network ({', '.join(sorted(theirs))}); "

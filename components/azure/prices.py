@@ -120,11 +120,12 @@ def live(
             if problem := item_problem(item):
                 raise ValueError(f"the Retail Prices API answered an item it cannot have meant: item {index}: {problem}")
         items += found
-        url = page.get("NextPageLink") or None
-        if url is not None and not isinstance(url, str):
+        next_link = page.get("NextPageLink") or None
+        if next_link is not None and not isinstance(next_link, str):
             raise ValueError("the Retail Prices API answered a NextPageLink that is not a URL")
-        if url is None:
+        if next_link is None:
             return items
+        url = next_link
     raise RuntimeError(f"the Retail Prices API gave more than {MAX_PAGES} pages")
 
 

@@ -69,7 +69,7 @@ def number(item: dict[str, Any], member: str, least: float | None = None) -> str
     """A finite number (not a bool), at least `least` when given."""
     value = item.get(member)
     ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-    if ok and (least is None or value >= least):
+    if ok and (least is None or value >= least):  # type: ignore[operator]  # ok: value is an int or a float
         return None
     return f"{member} is {json.dumps(value)}, not a number" + (f" of at least {least:g}" if least is not None and ok else "")
 

@@ -113,7 +113,7 @@ def did_you_mean(word: str, allowed: list[str], cutoff: float = 0.6) -> str:
 # --------------------------------------------------------------------------- structured keys
 
 
-def members(cls: type) -> list[str]:
+def members(cls: Any) -> list[str]:
     """A structured key's members, as the stack files spell them."""
     return [to_camel(f.name) for f in dataclasses.fields(cls)]
 

@@ -44,7 +44,7 @@ def check_preflight(preflight: PreflightConfig, root: Path) -> None:
         raise ConfigError(f"invalid config {key}: {given[0]} is set without {missing}; set both, or neither for live facts")
     for member, path in {**files, "pricesFile": preflight.prices_file, "clusterFile": preflight.cluster_file}.items():
         try:
-            found = bool(path) and (root / path).is_file()
+            found = bool(path) and (root / str(path)).is_file()
         except OSError as error:  # a name longer than the system takes, say
             raise fail(f"{key}.{member}", path, f"cannot be opened ({error.strerror or error}); expected an existing file") from None
         if path and not found:

@@ -73,7 +73,7 @@ def client_factory(subscription_id: str, api_version: str, endpoint: str = ARM_E
     from azure.identity import DefaultAzureCredential
     from azure.mgmt.containerservice import ContainerServiceClient
 
-    limit = {} if seconds is None else {"timeout": seconds}
+    limit: dict[str, Any] = {} if seconds is None else {"timeout": seconds}
     return ContainerServiceClient(
         DefaultAzureCredential(),
         subscription_id,
@@ -140,7 +140,7 @@ def _is_busy(error: Exception) -> bool:
 def _retry_after(error: Exception) -> float:
     headers = getattr(getattr(error, "response", None), "headers", None) or {}
     try:
-        return max(0.0, float(headers.get("Retry-After")))
+        return max(0.0, float(headers.get("Retry-After")))  # type: ignore[arg-type]  # None: the TypeError below
     except (TypeError, ValueError):
         return BUSY_RETRY_SECONDS
 

@@ -52,7 +52,7 @@ class ExistingCluster(pulumi.ComponentResource):
         facts = args.facts
         self.resource_group_name = pulumi.Output.from_input(facts.resource_group)
         self.cluster_name = pulumi.Output.from_input(facts.name)
-        self.resource_uid = pulumi.Output.from_input(facts.resource_uid)
+        self.resource_uid = pulumi.Output.from_input(facts.resource_uid)  # type: ignore[arg-type]  # None where Azure's answer had no UID; the managed pool then sends none
         self.location = facts.location
         self.kubernetes_version = facts.kubernetes_version
         self.dependencies = ()

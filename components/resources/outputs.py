@@ -18,6 +18,7 @@ def gpu_metrics_location(modes: frozenset[str], enabled: bool, exporter: Any | N
     if not enabled:
         return "off (monitoring.gpuMetrics: false)"
     source = operator if "gpu-operator" in modes else exporter
+    assert source is not None, "metrics are on: the exporter or the operator serves them"
     if "aks-managed" in modes:
         return pulumi.Output.concat(source.metrics_url, " (device-plugin pools); ", AKS_MANAGED_METRICS, " of aks-managed pools")
     return source.metrics_url
