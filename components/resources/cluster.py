@@ -293,23 +293,8 @@ class GpuCluster(pulumi.ComponentResource):
 
     def _retire_managed_pool_command(self) -> command.local.Command:
         """A no-op stand-in for the `az aks nodepool add` Command that earlier releases
-        declared for this pool, at the same URN, for one release.
-
-        A stack deployed with that Command holds its delete line, `az aks nodepool delete`.
-        Were the Command simply dropped, Pulumi would create the new pool resource first (its
-        PUT adopts the running pool) and then delete the Command, running that stored line on
-        the very pool just adopted. Declared again with no create, update or delete, the
-        Command is updated instead: pulumi-command replaces only on a `triggers` change (its
-        `provider:"replaceOnChanges"` tag), runs `update`, else `create`, on an update (none
-        here: nothing runs), and a later delete runs the delete of the stored state, which the
-        update emptied (pulumi-command commandController.go Update and Delete; pulumi-go-provider
-        infer/resource.go: only `replaceOnChanges`-tagged inputs replace, create-first). The
-        trigger is the old one, so it does not change. retainOnDelete: the engine decides a
-        delete by the flag in the stored state (pulumi/pulumi step.go DeleteStep, #13428), which
-        the first `up` writes, so when a later release drops the stand-in, it is forgotten.
-
-        On a stack that never had the Command, this creates a Command that runs nothing.
-        docs/lifecycle.md has the manual route (`pulumi state delete`) too."""
+        declared for this pool, at the same URN, so that its stored delete line never runs on
+        the pool just adopted (docs/lifecycle.md, "Moving a managed pool between resources")."""
         return command.local.Command(
             f"{self._name}-managed-gpu-pool",
             triggers=[self.managed_cluster.identity.apply(lambda i: i.principal_id if i else None)],

@@ -228,27 +228,9 @@ class GpuPoolArgs:
 
 
 def pool_dependencies(args: GpuPoolArgs) -> list[pulumi.Resource]:
-    """What a pool's operations wait for: its cluster, and every pool of the stack before it.
-
-    AKS runs one agent-pool operation per cluster at a time and answers a second with 409
-    OperationNotAllowed; azure-native retries no 409 of that kind, and the azurerm provider
-    holds a lock on the cluster's name around every node-pool create, update and delete
-    for this reason (and parallel pool creates on one VNet fail with
-    VirtualNetworkNotInSucceededState: Azure/AKS#4522).
-
-    Creates and updates: the SDK sends a resource's RegisterResource only once the URN of
-    each resource in its depends_on has resolved (pulumi sdk/python/lib/pulumi/runtime/rpc.py
-    `_add_dependency`: `await res.urn.future()`), which the engine answers when that
-    resource's step is done, so the pools go one after another.
-
-    Deletes: the engine schedules the deletes of an `up` (pools removed from the config, or
-    a destroy) from the *old* state's direct dependencies among the resources it deletes,
-    and runs each antichain in parallel (pulumi/pulumi pkg/resource/deploy/deployment_executor.go
-    and pkg/resource/graph/dependency_graph.go; docs/lifecycle.md quotes them). With a chain
-    (each pool on the one before it), removing pools a and c of {a, b, c} leaves no edge
-    between them, b staying, and both DELETEs start at once; with an edge from each pool to
-    every pool before it, c's delete comes first and a's after it. tests/test_gpu_pools.py
-    plays both. Nothing else joins: each pool's Job waits for its own pool alone."""
+    """What a pool's operations wait for: its cluster, and every pool of the stack before it,
+    so AKS meets one pool operation at a time, creating and deleting (docs/lifecycle.md, "One
+    pool operation at a time", says why and cites the engine)."""
     return list(args.cluster.dependencies) + list(args.after)
 
 

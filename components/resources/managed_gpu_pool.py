@@ -1,44 +1,10 @@
 """The AKS-managed GPU pool (`gpuPool.management: aks-managed`) as a Pulumi dynamic resource
-over the AKS agentPools REST API: create and update are ARM's idempotent PUT, read is its GET
-(so `pulumi refresh` sees a pool changed or deleted outside Pulumi), delete treats 404 as
-done, and the diff is pure.
-
-Why not a typed resource: azure-native 3.x types agent pools at 2025-09-01, whose GPUProfile
-has no `nvidia` member (tests/azure-specs/2025-09-01), and its generic `resources.Resource`
-checks for an existing pool at its own metadata version whatever `apiVersion` says
-(pulumi-azure-native provider/pkg/provider/crud/crud.go `CanCreate`; #4109). Once
-azure-native's `containerservice.AgentPool` carries `gpuProfile.nvidia`, it replaces this
-resource: `pulumi import azure-native:containerservice:AgentPool <name> <pool ID>` takes the
-pool over, then `pulumi state delete` drops this one (docs/lifecycle.md).
-
-The provider is pickled into the state (pulumi/dynamic/dynamic.py `serialize_provider`, dill):
-it is a small module-level class with no fields, so it pickles by reference, as its module's
-path and its name. `pulumi refresh` and `pulumi destroy` unpickle the state's copy, so every
-path a state has named stays: `components.managed_gpu_pool.ManagedGpuPoolProvider` (states
-written before the provider moved here; components/managed_gpu_pool.py re-exports it) and
-`components.resources.managed_gpu_pool.ManagedGpuPoolProvider` (since). **Moving or renaming
-this module or the class needs a re-export at both paths**, or those commands fail on every
-stack with a managed pool (tests/test_provider_host.py pins both). Its REST calls are in
-components/resources/agent_pool_calls.py, which no pickle names.
-
-What the real engine does differently from a call in the program's process
-(pulumi/pulumi sdk/python/lib/pulumi/dynamic/__main__.py, the host the CLI starts as
-`python -u -m pulumi.dynamic` in the project directory; tests/test_provider_host.py drives
-that host over gRPC, as the engine does):
-  - inputs arrive through a protobuf `Struct`, whose only number is a double: `count` is
-    `1.0`. The body this module sends converts whole numbers back (`json_numbers`), since
-    the spec types them integer;
-  - in a preview's Diff an unknown input is a `pulumi.output.Unknown` object
-    (`deserialize_properties(..., keep_unknowns=True)`), elsewhere the UNKNOWN string;
-    `is_unknown` takes both;
-  - the request's `timeout` (customTimeouts) is never read: the time limits are inputs
-    (`timeoutMinutes`), recorded in the state;
-  - `-m` puts the project directory first on sys.path, which is how `components` imports
-    there; with PYTHONSAFEPATH set it does not, and every operation fails
-    (components/azure/managed_pool_checks.py `host_problem`, which the program checks before
-    registering anything).
-Clients are made inside each method, with azure-identity's DefaultAzureCredential (az login
-locally, the OIDC login in GitHub Actions); no credential is ever an input or an output.
+over the AKS agentPools REST API: create and update are ARM's idempotent PUT, read its GET,
+delete treats 404 as done, and the diff is pure. Why it is not a typed resource, which
+typed resource replaces it and how a stack moves over, why the provider's module path is
+part of every state (**moving or renaming this module or the class needs a re-export at
+both paths**), and what Pulumi's provider host does differently from the program:
+docs/managed-pool-provider.md.
 """
 
 from __future__ import annotations
