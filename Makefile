@@ -24,6 +24,8 @@ MUTATION_STAMP := $(VENV)/.installed-mutation
 LINT_STAMP := $(LINT_VENV)/.installed
 PROOF_VENV := .venv-proof
 PROOF_STAMP := $(PROOF_VENV)/.installed
+LOWEST_VENV := .venv-lowest
+LOWEST := build/lowest
 STACKS := $(patsubst Pulumi.%.yaml,%,$(wildcard Pulumi.*.yaml))
 
 UV_BOOTSTRAP := .uv
@@ -32,7 +34,7 @@ UV ?= $(or $(shell command -v uv 2>/dev/null),$(UV_BOOTSTRAP)/bin/uv)
 LOCK := $(UV) pip compile --quiet --universal --generate-hashes
 
 .DEFAULT_GOAL := help
-.PHONY: help render test unit lint snapshots prices schema lock bench-setup mutation proof-local fuzz venv clean
+.PHONY: help render test unit lowest lint snapshots prices schema lock bench-setup mutation proof-local fuzz venv clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -48,6 +50,23 @@ test: ## the tests and the linters, side by side on two cores
 unit: $(TEST_STAMP) ## pytest under Pulumi's mock engine, on two workers
 	$(VENV)/bin/python -m pytest -n 2
 
+# The lower bounds hold: the suite against the lowest version of each direct dependency that
+# requirements.in and requirements-test.in allow (uv's --resolution lowest-direct; what those
+# need, at the newest that fits), in a virtualenv of its own. It compiles the two files' own
+# lines, their -r and -c lines left out: requirements-test.in's `-c requirements.txt` would pin
+# everything to the lock. A fresh resolution each run, not a lock (docs/layout.md, "Dependencies").
+lowest: $(UV) ## the tests against the lowest versions requirements*.in allow (uv --resolution lowest-direct)
+	@mkdir -p $(LOWEST)
+	grep -hv '^-[rc] ' requirements.in requirements-test.in > $(LOWEST)/requirements.in
+	rm -f $(LOWEST)/requirements.txt
+	$(UV) venv --quiet --allow-existing --python $(PYTHON) $(LOWEST_VENV)
+	$(UV) pip compile --quiet --resolution lowest-direct --annotation-style line \
+	  --python $(LOWEST_VENV)/bin/python $(LOWEST)/requirements.in -o $(LOWEST)/requirements.txt
+	$(UV) pip sync --quiet --python $(LOWEST_VENV)/bin/python $(LOWEST)/requirements.txt
+	@echo "The direct dependencies at their lowest:"
+	@grep -e '-r $(LOWEST)/requirements.in' $(LOWEST)/requirements.txt | sed 's/ .*//; s/^/  /'
+	$(LOWEST_VENV)/bin/python -m pytest -n 2
+
 # A stack's Checkov settings: its own, or those of any stack a team adds (security/checkov-aks.yaml).
 checkov_settings = $(or $(wildcard security/checkov-aks-$(1).yaml),security/checkov-aks.yaml)
 
@@ -56,16 +75,26 @@ checkov_settings = $(or $(wildcard security/checkov-aks-$(1).yaml),security/chec
 # own settings (tools/checkov_runs.py: one Checkov start, a forked run per setting). Checkov
 # reads the committed renderings, tests/snapshots/<stack>/, which are what a pull request's
 # reviewer sees; tests/test_snapshots.py, in the same `make test`, fails unless they are
-# exactly what the program renders now (`make snapshots` refreshes them).
-lint: $(LINT_STAMP) ## check-jsonschema, zizmor and Checkov (on the committed snapshots)
+# exactly what the program renders now (`make snapshots` refreshes them). Whatever the stacks
+# are called; with no stack file at all (a team between deleting the samples and adding its
+# own), the two per-stack lines have nothing to check and expand to nothing.
+# First, Pulumi.yaml and every stack file read as Pulumi's CLI reads them (tools/stack_yaml.py;
+# PyYAML is all it needs, so .venv-lint runs it): a value that YAML 1.1, YAML 1.2 and the CLI
+# read differently (`spot: yes`), one line each, with what to write, before the schema's word.
+lint: $(LINT_STAMP) $(STAMP) ## ruff, mypy, check-jsonschema, zizmor and Checkov (on the committed snapshots)
+	$(LINT_VENV)/bin/ruff check .
+	$(LINT_VENV)/bin/ruff format --check .
+	$(VENV)/bin/python -m mypy .
 	$(LINT_VENV)/bin/check-jsonschema --builtin-schema vendor.github-workflows .github/workflows/*.yml
 	$(LINT_VENV)/bin/check-jsonschema --builtin-schema vendor.dependabot .github/dependabot.yml
-	$(LINT_VENV)/bin/check-jsonschema --schemafile schema/stack.schema.json Pulumi.*.yaml
+	$(LINT_VENV)/bin/python -m tools.stack_yaml Pulumi.yaml $(STACKS:%=Pulumi.%.yaml)
+	$(if $(STACKS),$(LINT_VENV)/bin/check-jsonschema --schemafile schema/stack.schema.json $(STACKS:%=Pulumi.%.yaml))
 	$(LINT_VENV)/bin/zizmor --offline --min-severity medium .github
-	$(LINT_VENV)/bin/python tools/checkov_runs.py --config-file security/checkov-kubernetes.yaml \
+	$(if $(STACKS),$(LINT_VENV)/bin/python tools/checkov_runs.py --config-file security/checkov-kubernetes.yaml \
 	  $(foreach s,$(STACKS),-f tests/snapshots/$(s)/manifests.yaml) \
-	  $(foreach s,$(STACKS),-- --config-file $(call checkov_settings,$(s)) -f tests/snapshots/$(s)/azure.json)
+	  $(foreach s,$(STACKS),-- --config-file $(call checkov_settings,$(s)) -f tests/snapshots/$(s)/azure.json))
 
+# Every Pulumi.<stack>.yaml; the folder of a stack whose file is gone is removed (tools/render.py).
 snapshots: $(STAMP) ## re-render tests/snapshots/ after an intended change
 	$(VENV)/bin/python -m tools.render --snapshots
 
@@ -134,4 +163,4 @@ $(PROOF_STAMP): requirements-proof.txt $(UV)
 	@touch $@
 
 clean: ## remove build/ and the virtualenvs
-	rm -rf build $(VENV) $(LINT_VENV) $(PROOF_VENV) $(UV_BOOTSTRAP)
+	rm -rf build $(VENV) $(LINT_VENV) $(PROOF_VENV) $(LOWEST_VENV) $(UV_BOOTSTRAP)

@@ -15,10 +15,22 @@ import pytest
 # Imported for gc.freeze() below, before any test runs the program.
 import components.azure.preflight
 import components.config  # noqa: F401
+from tools import stack_files
 from tools.azure_mocks import AzureMocks
 from tools.mock_engine import ProgramRun, RecordingMonitor, run_program
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# The tests' own stacks: copies of the shipped dev, prod and team (tests/fixtures/stacks/).
+# A stack's name means its file there, so what a test says of "the dev stack" holds in a
+# fork that deletes or rewrites the project's stack files (README, "Making it yours"). The
+# project's own Pulumi.<stack>.yaml, whatever their names, are stacks() and project_run().
+FIXTURE_STACKS = ROOT / "tests" / "fixtures" / "stacks"
+stack_files.STACK_FOLDER = FIXTURE_STACKS
+# The same for a child process the test starts (`python -c PRELUDE...`): it looks names up there too.
+FIXTURE_STACKS_PRELUDE = (
+    f"from tools import stack_files; stack_files.STACK_FOLDER = stack_files.ROOT / {str(FIXTURE_STACKS.relative_to(ROOT))!r}\n"
+)
 
 # Every test runs the program under mocks, often several times: each run makes some hundred
 # thousand objects, and the garbage collector's full collections also walk every object the
@@ -30,9 +42,9 @@ gc.set_threshold(20_000, 50, 50)
 
 
 @functools.cache
-def _run(stack: str, overrides: str, preview: bool, feature_state: str, cluster: str) -> tuple[ProgramRun, RecordingMonitor]:
+def _run(stack: str, config: str, overrides: str, preview: bool, feature_state: str, cluster: str) -> tuple[ProgramRun, RecordingMonitor]:
     monitor = RecordingMonitor(AzureMocks(feature_state=feature_state, cluster=json.loads(cluster)))
-    return run_program(stack, overrides=json.loads(overrides), monitor=monitor, preview=preview), monitor
+    return run_program(stack, config=json.loads(config), overrides=json.loads(overrides), monitor=monitor, preview=preview), monitor
 
 
 def run_cached(
@@ -40,6 +52,7 @@ def run_cached(
     preview: bool = True,
     feature_state: str = "Registered",
     cluster: dict[str, Any] | None = None,
+    stack_file: Path | None = None,
     **overrides: Any,
 ) -> tuple[ProgramRun, RecordingMonitor]:
     """One run of the program per distinct input in a test session: a run is about 0.2 s of
@@ -48,13 +61,23 @@ def run_cached(
     A preview by default, as `pulumi preview` and `make render` run it: a deployment of the
     dev stack stops at preflight (its GPU size is retired). Tests of a deployment say so.
     `cluster` is what Azure answers for an existing cluster (tools.azure_mocks.existing_cluster);
-    unset, any cluster a stack names exists, as the offline render assumes."""
-    return _run(stack, json.dumps(overrides, sort_keys=True), preview, feature_state, json.dumps(cluster))
+    unset, any cluster a stack names exists, as the offline render assumes.
+    The stack's config is its file in tests/fixtures/stacks/, or `stack_file`; runs are
+    shared by what the file says, so a project stack that is still the shipped sample
+    costs no second run."""
+    config = json.dumps(stack_files.stack_config(stack, stack_file), sort_keys=True)
+    return _run(stack, config, json.dumps(overrides, sort_keys=True), preview, feature_state, json.dumps(cluster))
+
+
+def project_run(stack: str) -> ProgramRun:
+    """A stack of the project, as `pulumi preview -s <stack>` shows it: its own
+    Pulumi.<stack>.yaml at the root, not the tests' copy (the per-stack checks)."""
+    return run_cached(stack, stack_file=ROOT / f"Pulumi.{stack}.yaml")[0]
 
 
 @pytest.fixture(scope="module")
 def dev() -> ProgramRun:
-    """The dev stack as `pulumi preview -s dev` shows it."""
+    """The dev stack as `pulumi preview -s dev` shows it (the tests' copy, tests/fixtures/stacks/)."""
     return run_cached("dev")[0]
 
 

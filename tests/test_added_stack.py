@@ -49,12 +49,16 @@ STAGING = {
 }
 
 
-def free_name(wanted: str) -> str:
+def free_name(wanted: str, root: Path = ROOT) -> str:
     """`wanted`, or `wanted-2`, `wanted-3`...: a stack name with no stack file and no Checkov
     settings in the repository, so that a team's own `Pulumi.ml.yaml` or
     `Pulumi.staging.yaml` is never mistaken for the test's, nor makes the test fail."""
-    taken = lambda name: (ROOT / f"Pulumi.{name}.yaml").exists() or (ROOT / f"security/checkov-aks-{name}.yaml").exists()  # noqa: E731
+    taken = lambda name: (root / f"Pulumi.{name}.yaml").exists() or (root / f"security/checkov-aks-{name}.yaml").exists()  # noqa: E731
     return next(name for name in (wanted, *(f"{wanted}-{n}" for n in range(2, 100))) if not taken(name))
+
+
+# The stacks with Checkov settings of their own (the shipped samples have; a fork may have none).
+OWN_SETTINGS = sorted(p.name[len("checkov-aks-") : -len(".yaml")] for p in (ROOT / "security").glob("checkov-aks-*.yaml"))
 
 
 ADDED = {free_name("ml"): ML, free_name("staging"): STAGING}
@@ -86,14 +90,14 @@ def test_every_per_stack_check_passes_for_a_stack_a_team_adds(stack, added, tmp_
 
 def test_make_lint_checks_an_added_stack_with_the_default_checkov_settings():
     """`make lint` takes every Pulumi.*.yaml; a stack without settings of its own gets
-    security/checkov-aks.yaml (the Makefile's checkov_settings)."""
+    security/checkov-aks.yaml (the Makefile's checkov_settings), one with them its own."""
     ml, staging = ADDED
-    plan = lint_plan("dev", ml, staging)
+    plan = lint_plan(*OWN_SETTINGS, ml, staging)
     runs = {
         stack: settings for settings, stack in re.findall(r"--config-file (security/\S+) -f tests/snapshots/([\w.-]+)/azure\.json", plan)
     }
-    assert {stack: runs[stack] for stack in ("dev", ml, staging)} == {
-        "dev": "security/checkov-aks-dev.yaml",
+    assert runs == {
+        **{own: f"security/checkov-aks-{own}.yaml" for own in OWN_SETTINGS},
         ml: "security/checkov-aks.yaml",
         staging: "security/checkov-aks.yaml",
     }
@@ -115,7 +119,7 @@ def test_make_lint_fails_on_an_added_stack_without_snapshots_and_names_the_fix()
     where): `make lint`'s own Checkov line, run here as make would, stops before Checkov is
     even imported (the test's Python has no Checkov), with one line naming the stack."""
     ml, _ = ADDED
-    plan = lint_plan("dev", ml).replace("\\\n", " ")
+    plan = lint_plan(*stacks(), ml).replace("\\\n", " ")
     line = next(line for line in plan.splitlines() if "tools/checkov_runs.py" in line)
     args = shlex.split(line)
     args = args[args.index("tools/checkov_runs.py") + 1 :]
@@ -130,9 +134,7 @@ def test_make_lint_fails_on_an_added_stack_without_snapshots_and_names_the_fix()
 def test_checkov_runs_finds_every_file_to_scan_however_it_is_given():
     args = ["--config-file", "x.yaml", "-f", "a", "b", "--compact", "--file", "c", "--file=d", "-o", "cli"]
     assert checkov_runs.files(args) == ["a", "b", "c", "d"]
-    assert checkov_runs.missing(["-f", "tests/snapshots/dev/azure.json", "--", "-f", "nowhere.json"]) == [
-        "checkov: nowhere.json is missing: nothing to check"
-    ]
+    assert checkov_runs.missing(["-f", "Pulumi.yaml", "--", "-f", "nowhere.json"]) == ["checkov: nowhere.json is missing: nothing to check"]
 
 
 def test_a_team_stack_file_without_the_schema_line_is_told_the_line_to_add(tmp_path):
@@ -153,6 +155,9 @@ def test_make_snapshots_renders_every_stack_file_in_the_project():
     assert re.search(r"^STACKS := \$\(patsubst Pulumi\.%\.yaml,%,\$\(wildcard Pulumi\.\*\.yaml\)\)$", makefile, re.M)
 
 
-def test_a_team_stack_named_like_the_tests_own_does_not_collide():
-    assert free_name("dev") not in stacks() and free_name("dev").startswith("dev-")
-    assert free_name("ml") not in stacks()
+def test_a_team_stack_named_like_the_tests_own_does_not_collide(tmp_path):
+    (tmp_path / "security").mkdir()
+    (tmp_path / "Pulumi.ml.yaml").write_text("config: {}\n")
+    (tmp_path / "security" / "checkov-aks-staging.yaml").write_text("skip-check: []\n")
+    assert [free_name(name, tmp_path) for name in ("ml", "staging", "gpu")] == ["ml-2", "staging-2", "gpu"]
+    assert not set(ADDED) & {*stacks(), *OWN_SETTINGS}

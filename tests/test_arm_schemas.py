@@ -12,7 +12,7 @@ from typing import Any
 
 import jsonschema
 import pytest
-from conftest import run_cached
+from conftest import project_run, run_cached
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT4
 
@@ -113,7 +113,7 @@ def arm_problems(run) -> list[str]:
 
 @pytest.mark.parametrize("stack", stacks())
 def test_every_stacks_azure_resources_validate_against_azures_schemas(stack):
-    assert arm_problems(run_cached(stack)[0]) == []
+    assert arm_problems(project_run(stack)) == []
 
 
 @pytest.mark.parametrize("variant", VARIANTS)

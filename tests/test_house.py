@@ -216,3 +216,70 @@ def test_only_the_live_reader_builds_an_azure_credential_in_the_program():
     host (another process), builds its own."""
     building = sorted(str(p.relative_to(ROOT)) for p in PROGRAM if "DefaultAzureCredential()" in p.read_text())
     assert building == ["components/azure/live_reader.py", "components/resources/agent_pool_calls.py"]
+
+
+# The stacks the project ships as examples. The tests run them from their own copies
+# (tests/fixtures/stacks/, tests/conftest.py) and reach the project's stack files, whatever
+# they are called, only through the per-stack parametrisation over stacks(): a team that
+# replaces the samples keeps every test's meaning (README, "Making it yours").
+SAMPLES = ("dev", "prod", "team")
+SAMPLE_FILE = r"\bPulumi\.(?:dev|prod|team)\.yaml\b|\bsnapshots/(?:dev|prod|team)\b|\bcheckov-aks-(?:dev|prod|team)\.yaml\b"
+RUNS_A_STACK = {"run_cached", "run_program", "stack_config", "main"}
+
+
+def per_stack(function: ast.FunctionDef) -> bool:
+    """Parametrized over the project's stack files: `@pytest.mark.parametrize("stack", stacks())`."""
+    return any(
+        isinstance(d, ast.Call) and len(d.args) == 2 and ast.unparse(d.args[0]) == "'stack'" and ast.unparse(d.args[1]) == "stacks()"
+        for d in function.decorator_list
+    )
+
+
+def sample_reaches(path: Path) -> list[str]:
+    """Where a test module names a sample's file, snapshot or settings at the root, lists the
+    stacks to parametrize over, or runs a per-stack test's stack by name (the tests' copy)."""
+    import re
+
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        where = f"{path.name}:{getattr(node, 'lineno', '?')}"
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and re.search(SAMPLE_FILE, node.value):
+            found.append(f"{where} names {re.search(SAMPLE_FILE, node.value)[0]}")
+        elif (
+            isinstance(node, ast.BinOp)
+            and ast.unparse(node.right) in {repr(s) for s in SAMPLES}
+            and re.search("ROOT|SNAPSHOTS", ast.unparse(node.left))
+        ):
+            found.append(f"{where} joins {ast.unparse(node)}")
+        elif isinstance(node, ast.Call) and ast.unparse(node.func).endswith("parametrize") and len(node.args) == 2:
+            over = ast.unparse(node.args[1])
+            if ast.unparse(node.args[0]) == "'stack'" and over != "stacks()" and set(SAMPLES) & set(re.findall(r"'(\w+)'", over)):
+                found.append(f"{where} parametrizes over {over}, not stacks()")
+        elif isinstance(node, ast.FunctionDef) and per_stack(node):
+            for call in (c for c in ast.walk(node) if isinstance(c, ast.Call) and ast.unparse(c.func).split(".")[-1] in RUNS_A_STACK):
+                named = "stack" in {n.id for a in call.args[:1] for n in ast.walk(a) if isinstance(n, ast.Name)}
+                if named and len(call.args) < 2 and not {k.arg for k in call.keywords} & {"stack_file", "config"}:
+                    found.append(f"{where} {node.name} runs the tests' copy of the stack: project_run(stack)")
+    return sorted(found, key=lambda line: int(line.split(":")[1].split()[0]))
+
+
+def test_no_test_reaches_the_projects_sample_stacks_by_name():
+    # Not this module (the rule's examples), nor the one that checks the samples as examples
+    # while they are there and what a fork without them is told (tests/test_samples.py).
+    others = sorted(p for p in (ROOT / "tests").glob("*.py") if p.name not in (Path(__file__).name, "test_samples.py"))
+    assert [f for p in others for f in sample_reaches(p)] == []
+
+
+def test_the_rule_above_finds_what_it_looks_for(tmp_path):
+    module = tmp_path / "test_x.py"
+    module.write_text(
+        "@pytest.mark.parametrize('stack', stacks())\ndef test_a(stack):\n    run_cached(stack)\n    project_run(stack)\n"
+        "@pytest.mark.parametrize('stack', ['dev', 'ml'])\ndef test_b(stack): pass\n"
+        "def test_c():\n    (ROOT / 'Pulumi.prod.yaml').read_text()\n    render.SNAPSHOTS / 'team'\n    run_cached('dev')\n"
+    )
+    assert sample_reaches(module) == [
+        "test_x.py:2 test_a runs the tests' copy of the stack: project_run(stack)",
+        "test_x.py:5 parametrizes over ['dev', 'ml'], not stacks()",
+        "test_x.py:8 names Pulumi.prod.yaml",
+        "test_x.py:9 joins render.SNAPSHOTS / 'team'",
+    ]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import kubernetes_validate
 import pytest
-from conftest import run_cached
+from conftest import project_run, run_cached
 
 from tools import render
 from tools.stack_files import stacks
@@ -34,7 +34,7 @@ def invalid(run) -> list[str]:
 
 @pytest.mark.parametrize("stack", stacks())
 def test_every_stacks_objects_are_valid_kubernetes(stack):
-    assert kubernetes_problems(run_cached(stack)[0]) == []
+    assert kubernetes_problems(project_run(stack)) == []
 
 
 def kubernetes_problems(run) -> list[str]:

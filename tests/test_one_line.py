@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import pytest
+from conftest import FIXTURE_STACKS_PRELUDE
 
 from tools.stack_files import ROOT
 
@@ -22,23 +23,28 @@ def run(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([*STRICT, *args], cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
 
 
+def language_host(*args: str) -> subprocess.CompletedProcess:
+    """`python -m tools.language_host ARGS`, its stack names the tests' own (tests/conftest.py)."""
+    return run("-c", FIXTURE_STACKS_PRELUDE + "import runpy; runpy.run_module('tools.language_host', run_name='__main__')", *args)
+
+
 @pytest.mark.parametrize("mode", ["preview", "update"])
 def test_a_config_error_under_the_language_hosts_run_is_one_line_and_exit_1(mode):
-    done = run("-m", "tools.language_host", "dev", mode, f"aks-gpu:gpuPool={BAD_POOL}")
+    done = language_host("dev", mode, f"aks-gpu:gpuPool={BAD_POOL}")
     assert (done.returncode, done.stderr.splitlines()) == (1, [SAYS])
 
 
 def test_a_stop_after_the_checks_under_the_language_hosts_run_is_one_line():
     """A cost limit without prices stops a deployment after config, the cluster read and
     preflight have run: still one line (the warnings before it are the preview's own)."""
-    done = run("-m", "tools.language_host", "prod", "update", 'aks-gpu:cost={"maxHourly": 1}')
+    done = language_host("prod", "update", 'aks-gpu:cost={"maxHourly": 1}')
     errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
     assert done.returncode == 1 and len(errors) == 1 and errors[0].endswith("(nothing was created)")
     assert not [line for line in done.stderr.splitlines() if "Task was destroyed" in line or "never awaited" in line]
 
 
 def test_a_config_error_in_make_render_is_one_line_and_exit_1(tmp_path):
-    script = (
+    script = FIXTURE_STACKS_PRELUDE + (
         "import sys, json; from tools import render; real = render.run_program\n"
         f"render.run_program = lambda stack, overrides, **kw: real(stack, overrides={{**overrides, 'gpuPool': json.loads({BAD_POOL!r})}}, **kw)\n"
         f"sys.exit(render.main(['--stack', 'dev', '--out', {str(tmp_path)!r}]))"

@@ -6,7 +6,7 @@ import json
 import shlex
 
 import pytest
-from conftest import run_cached
+from conftest import project_run, run_cached
 
 from tools.azure_mocks import MOCK_USER_TOKEN
 from tools.mock_engine import ProgramRun, Secret
@@ -29,7 +29,7 @@ def in_namespace(run: ProgramRun, type_: str, namespace: str):
 
 @pytest.mark.parametrize("stack", stacks())
 def test_every_stack_declares_the_whole_guide_in_one_graph(stack):
-    check_whole_guide(run_cached(stack)[0])
+    check_whole_guide(project_run(stack))
 
 
 def check_whole_guide(run: ProgramRun) -> None:

@@ -7,15 +7,17 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import run_cached
+from conftest import FIXTURE_STACKS, FIXTURE_STACKS_PRELUDE, run_cached
 
 from components.resources.mnist_job import ProofScript
 from tools import render
 from tools.mock_engine import run_program
+from tools.stack_files import stacks
 
 
 def test_render_writes_manifests_resources_and_outputs(tmp_path: Path, capsys):
-    # `make render STACK=dev` itself runs in CI (.ci/run); here its main(), in this process.
+    # `make render` itself runs in CI, for every stack there is (.ci/run); here its main(), in
+    # this process, on the tests' own dev stack (tests/fixtures/stacks/).
     assert render.main(["--stack", "dev", "--out", str(tmp_path)]) == 0
     done = capsys.readouterr()
     manifests = list(yaml.safe_load_all((tmp_path / "manifests.yaml").read_text()))
@@ -178,7 +180,8 @@ def test_make_render_reads_a_saved_az_aks_show_and_fits_the_pools_to_its_network
     assert kubeconfig["users"][0]["user"]["exec"]["args"][-4:-2] == ["--login", "azurecli"], "Entra ID: kubelogin"
 
 
-LOOPS_CLOSED_AT_EXIT = """
+LOOPS_CLOSED_AT_EXIT = (
+    """
 import asyncio.base_events, runpy, sys
 made = []  # held here, so none is collected before it is counted
 init = asyncio.base_events.BaseEventLoop.__init__
@@ -186,12 +189,15 @@ def recording(self, *args, **kwargs):
     init(self, *args, **kwargs)
     made.append(self)
 asyncio.base_events.BaseEventLoop.__init__ = recording
-sys.argv = ["render", "--stack", "dev", "--out", sys.argv[1]]
+"""
+    + FIXTURE_STACKS_PRELUDE
+    + """sys.argv = ["render", "--stack", "dev", "--out", sys.argv[1]]
 try:
     runpy.run_module("tools.render", run_name="__main__")
 except SystemExit as done:
     print(done.code, len(made), sum(not loop.is_closed() for loop in made))
 """
+)
 
 
 def test_make_render_closes_every_event_loop_the_runs_made(tmp_path: Path):
@@ -211,9 +217,9 @@ def test_make_render_closes_every_event_loop_the_runs_made(tmp_path: Path):
 
 
 def test_every_summary_line_fits_120_columns_and_reads_back_whole(tmp_path: Path, capsys):
-    """Every shipped stack, and a team's cluster read from its saved az aks show (whose
-    subnet IDs and namespaces line ran to 354 columns): nothing over 120, nothing cut."""
-    for stack in render.stacks():
+    """Every shipped stack (the tests' copies), and a team's cluster read from its saved az aks
+    show (whose subnet IDs and namespaces line ran to 354 columns): nothing over 120, nothing cut."""
+    for stack in stacks(FIXTURE_STACKS):
         assert render.main(["--stack", stack, "--out", str(tmp_path / stack)]) == 0
     out = capsys.readouterr().out
     assert max(len(line) for line in out.splitlines()) <= render.WIDTH

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import run_cached
+from conftest import project_run
 
 from components.resources import hardening
 from components.resources.cluster import entra_kubeconfig
@@ -162,7 +162,7 @@ def test_the_tier_reaches_the_cluster_sku(program):
 
 @pytest.mark.parametrize("stack", stacks())
 def test_no_pod_gets_an_api_token_escalates_or_keeps_a_capability(stack):
-    check_pods(run_cached(stack)[0])
+    check_pods(project_run(stack))
 
 
 def check_pods(run: ProgramRun) -> None:
@@ -250,6 +250,10 @@ def check_open_checks_documented(stack: str) -> None:
 
 
 def test_prod_closes_what_dev_leaves_open_for_the_guides_sake():
+    """The shipped samples' own settings, while the project has them (a team that replaced
+    the samples deletes them: README, "Making it yours")."""
+    if not all((ROOT / "security" / f"checkov-aks-{sample}.yaml").exists() for sample in ("dev", "prod")):
+        pytest.skip("the samples' Checkov settings are gone")
     assert set(open_checks("dev")) - set(open_checks("prod")) == {"CKV_AZURE_141", "CKV_AZURE_171"}
 
 

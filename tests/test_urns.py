@@ -5,7 +5,8 @@ tests/fixtures/urns/ holds the URNs of the dev and prod stacks and of the aks-ma
 gpu-operator variants as the program declared them at 518fc57, before the GPU pool became a
 component of its own. A URN the program stops declaring is, on a user's next `pulumi up`,
 a deletion, and its successor a creation: for the GPU pool, a new pool after the old one is
-deleted; for the cluster, a new cluster.
+deleted; for the cluster, a new cluster. The stacks run are the tests' copies of dev and prod
+(tests/fixtures/stacks/), so the pins hold whatever the project's own stack files now are.
 """
 
 from __future__ import annotations

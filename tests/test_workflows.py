@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 
+import pytest
 import yaml
 
 from tools.stack_files import ROOT, stacks
@@ -54,15 +55,18 @@ def test_the_preview_matrix_is_the_listing_jobs_output():
 
 
 def test_the_listing_finds_every_stack_file_of_the_repository(tmp_path):
+    if not stacks():
+        pytest.skip("no Pulumi.<stack>.yaml: the listing stops (below)")
     assert listed(ROOT, tmp_path) == stacks()
 
 
 def test_the_listing_finds_a_stack_a_team_adds_and_not_the_project_file(tmp_path):
+    """Whatever the stacks are called: a team that replaced the samples has none of theirs."""
     checkout = tmp_path / "checkout"
     checkout.mkdir()
-    for name in ("Pulumi.yaml", "Pulumi.dev.yaml", "Pulumi.ml-team.yaml", "Pulumi.staging.eu.yaml", "README.md"):
+    for name in ("Pulumi.yaml", "Pulumi.GPU_lab2.yaml", "Pulumi.ml-team.yaml", "Pulumi.staging.eu.yaml", "README.md"):
         (checkout / name).write_text("config: {}\n")
-    assert listed(checkout, tmp_path) == ["dev", "ml-team", "staging.eu"]
+    assert listed(checkout, tmp_path) == ["GPU_lab2", "ml-team", "staging.eu"]
 
 
 def test_the_listing_stops_when_there_is_no_stack_file(tmp_path):

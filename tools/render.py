@@ -35,7 +35,7 @@ from pulumi.output import Unknown
 
 from components.catalog import gpu_sizes
 from tools.mock_engine import ProgramRun, Registration, Secret, close_event_loops, run_program
-from tools.stack_files import ROOT, SavedFileError, stack_config, stacks
+from tools.stack_files import ROOT, SavedFileError, stack_config, stack_file, stacks
 
 SECRET_MASK = "[secret]"
 # What a preview does not know yet (a resource's output before it exists: a new cluster's
@@ -299,13 +299,14 @@ def _relative(path: Path) -> str:
 SAVED_PRICES = ROOT / "prices" / "retail-prices.json"
 
 
-def offline_prices(stack: str) -> dict[str, Any]:
-    """The saved price list as the stack's `preflight.pricesFile`, unless the stack names
-    its own, or there is none. (A preview that is not offline asks the API itself.)"""
+def offline_prices(stack: str, path: Path | None = None) -> dict[str, Any]:
+    """The saved price list as the stack's `preflight.pricesFile`, unless the stack (its
+    file, or `path`) names its own, or there is none. (A preview that is not offline asks
+    the API itself.)"""
     if not SAVED_PRICES.exists():
         return {}
     try:
-        preflight = json.loads(stack_config(stack).get("aks-gpu:preflight", "{}"))
+        preflight = json.loads(stack_config(stack, path).get("aks-gpu:preflight", "{}"))
     except (FileNotFoundError, SavedFileError, json.JSONDecodeError):
         return {}  # run_program says what is wrong with the stack file
     if not isinstance(preflight, dict) or preflight.get("pricesFile"):
@@ -318,6 +319,30 @@ SNAPSHOTS = ROOT / "tests" / "snapshots"
 RENDERED_FILES = ("manifests.yaml", "azure.json", "resources.json", "outputs.json")
 
 
+def prune_snapshots(keep: list[str]) -> list[str]:
+    """The folder of a stack whose file is gone (a sample a team deleted) loses the files the
+    render wrote, and goes if nothing else is in it: one line each."""
+    lines = []
+    for folder in sorted(p for p in SNAPSHOTS.glob("*") if p.is_dir() and p.name not in keep):
+        for name in RENDERED_FILES:
+            (folder / name).unlink(missing_ok=True)
+        left, gone = sorted(p.name for p in folder.iterdir()), f"no Pulumi.{folder.name}.yaml"
+        if left:
+            lines.append(f"{_relative(folder)}: its rendered files removed, {gone}; kept {', '.join(left)}")
+        else:
+            folder.rmdir()
+            lines.append(f"{_relative(folder)}: removed, {gone}")
+    return lines
+
+
+def no_such_stack(error: FileNotFoundError, stack: str) -> str:
+    """A name without a stack file (`make render`'s default, dev, after the samples went): the stacks there are."""
+    there = stacks(stack_file(stack).parent)
+    if not there:
+        return f'error: {error}, nor any other Pulumi.<stack>.yaml: write one (README, "Making it yours")'
+    return f"error: {error}; the stacks here: {', '.join(there)} (make render STACK={there[0]})"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--stack", action="append", help="stack name: reads Pulumi.<stack>.yaml (default: dev; repeatable)")
@@ -325,20 +350,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--out", type=Path, help="output folder (default: build/<stack>); with several stacks, the parent of one folder each"
     )
-    parser.add_argument("--snapshots", action="store_true", help=f"write every stack to {_relative(SNAPSHOTS)}/<stack>")
+    parser.add_argument(
+        "--snapshots", action="store_true", help=f"write every stack to {_relative(SNAPSHOTS)}/<stack>, remove those of stacks gone"
+    )
     args = parser.parse_args(argv)
-    names = stacks() if args.all or args.snapshots else (args.stack or ["dev"])
+    listed = args.all or args.snapshots
+    names = stacks() if listed else (args.stack or ["dev"])
+    if listed and not names:
+        print("no Pulumi.<stack>.yaml in the project: nothing to render")
     for stack in names:
+        # Listed, it is the project's own file, whatever a name alone means (stack_files.STACK_FOLDER).
+        own: dict[str, Any] = {"stack_file": ROOT / f"Pulumi.{stack}.yaml"} if listed else {}
         if args.snapshots:
             out_dir = SNAPSHOTS / stack
         elif args.out and len(names) == 1:
             out_dir = args.out
         else:
             out_dir = (args.out or ROOT / "build") / stack
-        try:
-            run = run_program(stack, overrides=offline_prices(stack), preview=True)  # `pulumi preview`, as the README says
+        try:  # `pulumi preview`, as the README says
+            run = run_program(stack, overrides=offline_prices(stack, own.get("stack_file")), preview=True, **own)
         except FileNotFoundError as error:
-            print(f"error: {error}", file=sys.stderr)
+            print(no_such_stack(error, stack), file=sys.stderr)
             return 2
         except SavedFileError as error:  # a stack file or a saved description it cannot use
             print(f"error: {error}", file=sys.stderr)
@@ -348,6 +380,9 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         write(run, out_dir)
         print(summary(run, out_dir))
+    if args.snapshots:
+        for line in prune_snapshots(names):
+            print(line)
     return 0
 
 

@@ -4,8 +4,9 @@ The `aks-gpu:` keys, their members, types, defaults, allowed values and descript
 from the pydantic dataclasses in `components/config/`, the same definitions that parse a
 stack's config, so the schema cannot say something the program does not do. What this
 module adds is the shape of a stack file around them:
-  - `config:` holds `aks-gpu:<key>` entries; an unknown `aks-gpu:` key is refused, while
-    other namespaces' keys (providers: `azure-native:...`, `kubernetes:...`) pass;
+  - `config:` holds `aks-gpu:<key>` entries; an unknown `aks-gpu:` key is refused, and so is
+    an `azure-native:` key the provider does not have (its keys from the installed SDK:
+    components/config/providers.py), while other namespaces' keys (`kubernetes:...`) pass;
   - a secret (`pulumi config set --secret`) is written `{secure: <ciphertext>}`, accepted
     wherever a string is (Pulumi's stack file format);
   - the keys `Pulumi.yaml` declares with `default: ""` accept "" ("not set").
@@ -26,6 +27,7 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from components import config
+from components.config import providers
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA_FILE = ROOT / "schema" / "stack.schema.json"
@@ -73,9 +75,15 @@ def stack_file_schema() -> dict[str, Any]:
                 "description": "The stack's configuration: aks-gpu keys, and other namespaces' (providers') keys.",
                 "type": "object",
                 "properties": keys,
-                # Another namespace's key passes; an unknown aks-gpu: key, or a key without a
-                # namespace, matches nothing here and is refused.
-                "patternProperties": {f"^(?!{config.NAMESPACE}:)[A-Za-z0-9_.-]+:.+$": {}},
+                # Another namespace's key passes; an unknown aks-gpu: or azure-native: key, or a
+                # key without a namespace, matches nothing here and is refused.
+                "patternProperties": {
+                    f"^(?!{config.NAMESPACE}:|{'|'.join(f'{p}:' for p in providers.PROVIDERS)})[A-Za-z0-9_.-]+:.+$": {},
+                    **{
+                        f"^{p}:({'|'.join(providers.allowed_keys(p))})$": {"description": f"A key of the {p} provider (its SDK's config)."}
+                        for p in providers.PROVIDERS
+                    },
+                },
                 "additionalProperties": False,
             },
             "secretsprovider": {"type": "string", "description": "The stack's secrets provider (pulumi stack init --secrets-provider)."},

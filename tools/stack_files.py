@@ -16,27 +16,50 @@ from typing import Any
 import pulumi
 import yaml
 
+from tools import stack_yaml
+from tools.yaml_readers import cli_json, go_key
+
 ROOT = Path(__file__).resolve().parent.parent
 PROJECT_FILE = ROOT / "Pulumi.yaml"
+# The folder a stack's name is looked up in: the project's, where the CLI reads
+# `Pulumi.<stack>.yaml` beside `Pulumi.yaml`. The tests look names up in their own copies of
+# the shipped stacks instead (tests/fixtures/stacks/, set by tests/conftest.py), and reach
+# the project's stack files, whatever their names, through stacks() and explicit paths.
+STACK_FOLDER = ROOT
 
 
 def as_cli_string(value: Any) -> str:
-    """Config values the way the CLI passes them to a program."""
+    """A config value as the CLI hands it to a program (tools/yaml_readers.py): a string as it
+    is; null as "" (a stack file's key set to null); anything else as Go's encoding/json writes
+    it (keys sorted, no spaces). Infinity and NaN, which the CLI cannot load (stack_config
+    refuses them first), are written as Python's json writes them, so that a test can still
+    hand them to the program."""
     if isinstance(value, str):
         return value
-    return json.dumps(value)
+    if value is None:
+        return ""
+    try:
+        return cli_json(value)
+    except ValueError:
+        return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
 
 def _yaml_file(path: Path) -> Any:
-    """A YAML file's contents, parsed once per version of the file (a test session reads the
-    project and stack files for every run), with libyaml when PyYAML has it."""
+    """A YAML file's contents as Pulumi's CLI reads them (tools/stack_yaml.py), parsed once per
+    version of the file (a test session reads the project and stack files for every run), with
+    libyaml when PyYAML has it. A value that YAML readers read differently (`spot: yes`), that
+    the CLI cannot load (`.inf`), or a key given twice, is one line that says what to write."""
     stat = path.stat()
-    return copy.deepcopy(_parsed_yaml(path, stat.st_mtime_ns, stat.st_size))
+    document = _parsed_yaml(path, stat.st_mtime_ns, stat.st_size)
+    if document.problems:
+        project = None if path.name == PROJECT_FILE.name else project_name()
+        raise SavedFileError(document.problems[0].line(path.name, project))
+    return copy.deepcopy(document.data)
 
 
 @functools.cache
-def _parsed_yaml(path: Path, mtime_ns: int, size: int) -> Any:
-    return yaml.load(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+def _parsed_yaml(path: Path, mtime_ns: int, size: int) -> stack_yaml.Document:
+    return stack_yaml.read(path.read_text())
 
 
 def project_name() -> str:
@@ -65,7 +88,7 @@ class SavedFileError(pulumi.RunError):
 
 def stack_config(stack: str, path: Path | None = None) -> dict[str, str]:
     """`Pulumi.<stack>.yaml` (or `path`) over `Pulumi.yaml`, as the CLI merges them."""
-    path = path or ROOT / f"Pulumi.{stack}.yaml"
+    path = path or stack_file(stack)
     if not path.exists():
         raise FileNotFoundError(f"no stack file {path.name}")
     name = project_name()
@@ -80,7 +103,7 @@ def stack_config(stack: str, path: Path | None = None) -> dict[str, str]:
     if not isinstance(document, dict) or not isinstance(config or {}, dict):
         raise SavedFileError(f"{path.name}: expected a mapping with a `config:` mapping of keys to values (Pulumi's stack file format)")
     for key, value in (config or {}).items():
-        full = key if ":" in key else f"{name}:{key}"
+        full = go_key(key) if ":" in go_key(key) else f"{name}:{go_key(key)}"
         merged[full] = as_cli_string(value)
     return merged
 
@@ -108,6 +131,12 @@ def saved_cluster(config: Mapping[str, str]) -> tuple[dict[str, Any], str] | Non
     return described, name
 
 
-def stacks() -> list[str]:
-    """The stacks this repository defines (one `Pulumi.<stack>.yaml` each)."""
-    return sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in ROOT.glob("Pulumi.*.yaml"))
+def stack_file(stack: str) -> Path:
+    """The file a stack's name means: `Pulumi.<stack>.yaml` in STACK_FOLDER."""
+    return STACK_FOLDER / f"Pulumi.{stack}.yaml"
+
+
+def stacks(folder: Path | None = None) -> list[str]:
+    """The stacks this repository defines (one `Pulumi.<stack>.yaml` each, whatever their
+    names: none, if a team removed the samples and added none yet), or those in `folder`."""
+    return sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in (folder or ROOT).glob("Pulumi.*.yaml"))

@@ -11,6 +11,7 @@ dataclasses: type, default, allowed values, description), its rules and its mess
   existing.py   existingCluster
   preflight.py  preflight
   cost.py       cost
+  providers.py  the azure-native: keys the provider has (from its SDK)
   stack.py      every key, parsed (parse, load)
 
 This package is the only code that knows config keys: components receive the typed objects

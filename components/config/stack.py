@@ -21,7 +21,7 @@ from pydantic import TypeAdapter, ValidationError
 from pydantic.alias_generators import to_camel
 from pydantic.dataclasses import dataclass
 
-from components.config import cluster, cost, existing, pools, workloads
+from components.config import cluster, cost, existing, pools, providers, workloads
 from components.config.cluster import CLUSTER_TIERS, AccessConfig, NetworkConfig, SystemPoolConfig, UpgradeConfig
 from components.config.cost import CostConfig
 from components.config.existing import ExistingClusterConfig
@@ -78,7 +78,7 @@ class StackConfig:
     cluster_name: str
     kubernetes_version: str | None
     system_pool: SystemPoolConfig
-    #: The GPU pools: gpuPool's one pool, or gpuPools' entries in the stack file's order.
+    #: The GPU pools: gpuPool's one pool, or gpuPools' entries in name order.
     gpu_pools: tuple[GpuPoolConfig, ...]
     device_plugin: DevicePluginConfig
     mnist_job: MnistJobConfig
@@ -144,11 +144,13 @@ def known_keys() -> list[str]:
 def parse(raw: Mapping[str, str], project: str, stack: str, root: Path | None = None) -> StackConfig:
     """Builds the typed configuration from the CLI's flat `namespace:key -> string` map.
 
-    Keys outside the `aks-gpu:` namespace belong to providers and are ignored, except
+    Keys outside the `aks-gpu:` namespace belong to providers; an `azure-native:` key the
+    provider does not have is refused (components/config/providers.py). The program reads
     `azure-native:location`, which also places the resource group, and
     `azure-native:subscriptionId`, which preflight reads. Relative paths are taken from
     `root`, the project directory (the Pulumi CLI runs the program there).
     """
+    providers.check(raw)
     values = _decode(raw)
     try:
         given = _ADAPTER.validate_json(json.dumps(values))

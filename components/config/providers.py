@@ -1,0 +1,98 @@
+"""The keys of the provider namespace the program documents, `azure-native:` (README,
+"Configuration": `azure-native:location`; docs/preflight.md: `azure-native:subscriptionId`).
+
+The CLI hands a program every key of every namespace (PULUMI_CONFIG, which the Python language
+host fills from the whole stack config: pulumi/pulumi sdk/python/cmd/pulumi-language-python
+main.go; `Target.Config.Decrypt` in pkg/resource/deploy/source_eval.go), and the default
+azure-native provider takes every `azure-native:` key as its configuration
+(pkg/resource/deploy/target.go `GetPackageConfig`) without a word about one it does not have:
+its CheckConfig returns its inputs unchecked (pulumi/pulumi-azure-native
+provider/pkg/provider/provider.go). A misspelt `azure-native:locaton` would leave the region at
+Pulumi.yaml's eastus, silently. So the program refuses such a key in one line with a
+suggestion, as it refuses an unknown `aks-gpu:` key, in a preview and in a deployment.
+
+The keys are the provider's own list, read from the installed SDK: the module its code
+generator writes from the provider schema's `config.variables` (pulumi_azure_native/config/
+vars.py, one `__config__.get...('<key>')` each; pulumi-azure-native provider/pkg/gen/schema.go
+`PulumiSchema`), so a new release's keys come with the lock. Beside them, the keys the engine
+reads in any provider's namespace, and the one the provider reads that its schema leaves out.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import functools
+import importlib.util
+from collections.abc import Mapping
+from pathlib import Path
+
+from components.config.messages import did_you_mean
+from components.config.values import NAMESPACE
+from components.errors import ConfigError
+
+# The provider namespaces the program documents, and the Python SDK that carries each one's keys.
+PROVIDERS = {"azure-native": "pulumi_azure_native"}
+# The default provider's plugin version and download URL, which the engine takes from any
+# provider's namespace (pulumi/pulumi pkg/resource/deploy/providers/registry.go `versionKey`,
+# `pluginDownloadKey`).
+ENGINE_KEYS = {
+    "version": "The default provider's plugin version (the engine reads it in any provider's namespace).",
+    "pluginDownloadURL": "Where the engine downloads the default provider's plugin from (in any provider's namespace).",
+}
+# Read by the provider though its schema does not declare it: the audience of the OIDC token
+# exchange (pulumi-azure-native provider/pkg/provider/auth_azidentity.go `readAuthConfig`,
+# ARM_OIDC_AUDIENCE).
+UNDECLARED = {"azure-native": {"oidcAudience": "The audience of the OIDC token exchange (read by the provider; not in its schema)."}}
+# How close a namespace must be to one of these to be taken for a misspelling of it
+# (difflib's ratio: `azure-natve` 0.96, `azurenative` 0.96; `azure` 0.59, `kubernetes` 0.27).
+NAMESPACE_CUTOFF = 0.8
+
+
+@functools.cache
+def sdk_keys(namespace: str) -> dict[str, str]:
+    """The config keys the provider's installed Python SDK declares, each with its description."""
+    spec = importlib.util.find_spec(PROVIDERS[namespace])
+    if spec is None or spec.origin is None:
+        raise ConfigError(f"cannot read the {namespace} provider's config keys: its Python SDK {PROVIDERS[namespace]} is not installed")
+    source = Path(spec.origin).parent / "config" / "vars.py"
+    keys: dict[str, str] = {}
+    for node in ast.walk(ast.parse(source.read_text(encoding="utf-8"))):
+        if not isinstance(node, ast.FunctionDef):
+            continue
+        for call in ast.walk(node):
+            if not (isinstance(call, ast.Call) and isinstance(getter := call.func, ast.Attribute) and call.args):
+                continue
+            if getter.attr.startswith("get") and getattr(getter.value, "id", "") == "__config__" and isinstance(call.args[0], ast.Constant):
+                key = call.args[0].value
+                if isinstance(key, str):
+                    keys[key] = " ".join((ast.get_docstring(node) or "").split())
+    return keys
+
+
+def described_keys(namespace: str) -> dict[str, str]:
+    """Every key of `namespace` the program lets through, each with its description: the
+    SDK's, in its order, then the rest."""
+    return {**sdk_keys(namespace), **UNDECLARED.get(namespace, {}), **ENGINE_KEYS}
+
+
+def allowed_keys(namespace: str) -> list[str]:
+    return list(described_keys(namespace))
+
+
+def check(raw: Mapping[str, str]) -> None:
+    """Refuses, in one line with a suggestion, a key of a documented provider namespace that the
+    provider does not have, and a key whose namespace is a near miss of one the program reads."""
+    for full_key in raw:
+        namespace, _, key = full_key.partition(":")
+        if namespace in PROVIDERS:
+            allowed = allowed_keys(namespace)
+            if key not in allowed:
+                shown = full_key if full_key.isprintable() else repr(full_key)
+                listed = ", ".join(f"{namespace}:{k}" for k in allowed)
+                raise ConfigError(f"unknown config {shown}{did_you_mean(key, allowed)}; allowed: {listed}")
+        elif namespace != NAMESPACE and key:
+            near = difflib.get_close_matches(namespace, [NAMESPACE, *PROVIDERS], n=1, cutoff=NAMESPACE_CUTOFF)
+            if near:
+                shown = full_key if full_key.isprintable() else repr(full_key)
+                raise ConfigError(f"unknown config {shown} (did you mean {near[0]}:{key}?): nothing reads the namespace {namespace}")

@@ -1,0 +1,223 @@
+"""A stack file is read as Pulumi's CLI reads it (tools/stack_yaml.py, tools/yaml_readers.py):
+a value YAML 1.1 (PyYAML), YAML 1.2 (make lint's check-jsonschema) and the CLI (yaml.v3) read
+differently is refused in one line that says to quote it; what all three read alike reaches
+the program as the CLI hands it over. And an `azure-native:` key the provider does not have is
+refused with a suggestion, as an unknown `aks-gpu:` key is (components/config/providers.py)."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import math
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pulumi
+import pulumi_azure_native.config.vars as azure_native_vars
+import pytest
+
+from components.config import ConfigError, parse, providers
+from tools import stack_files, stack_yaml
+from tools.azure_mocks import AzureMocks
+from tools.mock_engine import RecordingMonitor, run_program
+from tools.stack_files import ROOT, SavedFileError, as_cli_string, stack_config
+from tools.yaml_readers import GoTime, go_scalar, yaml11_scalar, yaml12_scalar
+
+NAN = "NaN"
+TIME = "2026-01-01 00:00:00 +0000 UTC"
+# What each reader makes of a plain scalar, as measured with the real readers: PyYAML 6.0.3's
+# SafeLoader; check-jsonschema 0.39.0's loader (ruamel.yaml 0.19.1); and gopkg.in/yaml.v3 v3.0.1
+# through LoadProjectStackBytes' decode, write and decode again, then object.MarshalString
+# (pulumi/pulumi sdk/go/common/workspace/loaders.go, resource/config/object.go).
+# Columns: written, YAML 1.1, YAML 1.2, the CLI's reading, what the CLI hands the program at
+# the top and inside an object (None: it cannot load the file).
+READ = [
+    ("yes", True, "yes", "yes", "yes", '{"m":"yes"}'),
+    ("no", False, "no", "no", "no", '{"m":"no"}'),
+    ("on", True, "on", "on", "on", '{"m":"on"}'),
+    ("off", False, "off", "off", "off", '{"m":"off"}'),
+    ("y", "y", "y", "y", "y", '{"m":"y"}'),
+    ("n", "n", "n", "n", "n", '{"m":"n"}'),
+    ("True", True, True, True, "true", '{"m":true}'),
+    ("TRUE", True, True, True, "true", '{"m":true}'),
+    ("~", None, None, None, "", '{"m":null}'),
+    ("null", None, None, None, "", '{"m":null}'),
+    ("0o17", "0o17", 15, 15, "15", '{"m":15}'),
+    ("017", 15, 17, 15, "15", '{"m":15}'),
+    ("1_000", 1000, 1000, 1000, "1000", '{"m":1000}'),
+    ("0x1F", 31, 31, 31, "31", '{"m":31}'),
+    ("1:20", 80, "1:20", "1:20", "1:20", '{"m":"1:20"}'),
+    (".inf", math.inf, math.inf, math.inf, None, None),
+    (".nan", NAN, NAN, NAN, None, None),
+    ("2026-01-01", datetime.date(2026, 1, 1), "2026-01-01", GoTime(TIME), TIME, f'{{"m":"{TIME}"}}'),
+    ("1e3", "1e3", 1000.0, 1000, "1000", '{"m":1000}'),
+]
+DISPUTED = {"yes", "no", "on", "off", "0o17", "017", "1:20", "2026-01-01", "1e3"}
+AGREED = [row for row in READ if row[0] not in DISPUTED and row[4] is not None]
+HANDED = [row for row in READ if row[4] is not None]
+
+
+def same(a, b) -> bool:
+    if isinstance(b, str) and b == NAN:
+        return isinstance(a, float) and math.isnan(a)
+    return type(a) is type(b) and a == b
+
+
+def stack_file(tmp_path: Path, body: str) -> Path:
+    path = tmp_path / "Pulumi.reading.yaml"
+    path.write_text(f"config:\n{body}")
+    return path
+
+
+@pytest.mark.parametrize(("text", "yaml11", "yaml12", "cli", "top", "inside"), READ, ids=[row[0] for row in READ])
+def test_each_reader_reads_a_plain_scalar_as_the_real_one_does(text, yaml11, yaml12, cli, top, inside):
+    assert same(yaml11_scalar(text), yaml11) and same(yaml12_scalar(text), yaml12) and same(go_scalar(text), cli)
+
+
+@pytest.mark.parametrize(("text", "yaml11", "yaml12", "cli", "top", "inside"), HANDED, ids=[row[0] for row in HANDED])
+def test_what_the_cli_hands_the_program_is_what_go_writes(text, yaml11, yaml12, cli, top, inside):
+    assert (as_cli_string(cli), as_cli_string({"m": cli})) == (top, inside)
+
+
+@pytest.mark.parametrize("text", sorted(DISPUTED))
+@pytest.mark.parametrize("where", ["top", "inside an object"])
+def test_a_value_the_readers_read_differently_is_refused_in_one_line_saying_to_quote_it(tmp_path, text, where):
+    body = f"  aks-gpu:protect: {text}\n" if where == "top" else f"  aks-gpu:gpuPool:\n    spot: {text}\n"
+    with pytest.raises(SavedFileError) as error:
+        stack_config("reading", stack_file(tmp_path, body))
+    key = "aks-gpu:protect" if where == "top" else "aks-gpu:gpuPool.spot"
+    said = str(error.value)
+    assert said.startswith(f"Pulumi.reading.yaml: {key} = {text}: YAML readers disagree on this value (")
+    assert said.endswith(f'quote it "{text}"') and "\n" not in said
+
+
+def test_spot_yes_says_what_each_reader_reads_and_what_to_write(tmp_path):
+    with pytest.raises(
+        SavedFileError, match=re.escape("YAML 1.1 reads the boolean true, YAML 1.2 and Pulumi's CLI a string); write true or false")
+    ):
+        stack_config("reading", stack_file(tmp_path, "  aks-gpu:gpuPool:\n    spot: yes\n"))
+
+
+@pytest.mark.parametrize("text", [".inf", ".nan", "-.inf"])
+def test_infinity_and_nan_are_refused_the_cli_cannot_load_them(tmp_path, text):
+    with pytest.raises(
+        SavedFileError,
+        match=rf"^Pulumi.reading.yaml: aks-gpu:cost.maxHourly = {re.escape(text)}: Pulumi's CLI cannot load this value \(json: unsupported value: ",
+    ):
+        stack_config("reading", stack_file(tmp_path, f"  aks-gpu:cost:\n    maxHourly: {text}\n"))
+
+
+@pytest.mark.parametrize(("text", "yaml11", "yaml12", "cli", "top", "inside"), AGREED, ids=[row[0] for row in AGREED])
+def test_a_value_all_readers_read_alike_reaches_the_program_as_the_cli_hands_it(tmp_path, text, yaml11, yaml12, cli, top, inside):
+    given = stack_config("reading", stack_file(tmp_path, f"  aks-gpu:k: {text}\n  aks-gpu:o:\n    m: {text}\n"))
+    assert (given["aks-gpu:k"], given["aks-gpu:o"]) == (top, inside)
+
+
+def test_a_quoted_value_is_a_string_for_every_reader_and_the_program_judges_it(tmp_path):
+    given = stack_config("reading", stack_file(tmp_path, '  aks-gpu:gpuPool:\n    spot: "yes"\n'))
+    assert given["aks-gpu:gpuPool"] == '{"spot":"yes"}'
+    with pytest.raises(ConfigError, match=r"^invalid config aks-gpu:gpuPool.spot = 'yes': expected true or false"):
+        parse(given, "aks-gpu", "reading")
+
+
+@pytest.mark.parametrize("preview", [True, False])
+def test_unquoted_mode_off_stops_the_render_and_the_tests_before_anything_is_registered(tmp_path, preview):
+    monitor = RecordingMonitor(AzureMocks())
+    path = stack_file(tmp_path, "  aks-gpu:preflight:\n    mode: off\n")
+    with pytest.raises(SavedFileError, match=r"aks-gpu:preflight.mode = off: YAML readers disagree") as error:
+        run_program("dev", stack_file=path, monitor=monitor, preview=preview)
+    assert isinstance(error.value, pulumi.RunError) and monitor.registrations == []
+
+
+def test_a_key_the_readers_read_differently_is_refused(tmp_path):
+    path = stack_file(tmp_path, "  aks-gpu:gpuPools:\n    on:\n      vmSize: Standard_NC4as_T4_v3\n")
+    with pytest.raises(
+        SavedFileError,
+        match=r'^Pulumi.reading.yaml: aks-gpu:gpuPools.on \(a key\): YAML readers disagree on this key \(.*\); quote it "on"$',
+    ):
+        stack_config("reading", path)
+
+
+def test_a_key_given_twice_is_refused_as_the_cli_refuses_it(tmp_path):
+    path = stack_file(tmp_path, "  aks-gpu:gpuPool:\n    spot: true\n    spot: false\n")
+    with pytest.raises(
+        SavedFileError, match=r"aks-gpu:gpuPool.spot \(a key\): given twice \(lines 3 and 4\): Pulumi's CLI refuses the file"
+    ):
+        stack_config("reading", path)
+
+
+def test_a_key_set_to_null_reaches_the_program_empty_as_from_the_cli(tmp_path):
+    assert stack_config("reading", stack_file(tmp_path, "  aks-gpu:clusterName: ~\n"))["aks-gpu:clusterName"] == ""
+
+
+def test_objects_are_handed_over_as_go_writes_json():
+    value = {"b": [1.0, 0.5, 1e21, 1e-7, 1e16], "a": "<x & y>", "é": None}
+    assert as_cli_string(value) == '{"a":"\\u003cx \\u0026 y\\u003e","b":[1,0.5,1e+21,1e-7,10000000000000000],"é":null}'
+
+
+def test_the_projects_files_are_read_alike_by_every_reader():
+    done = subprocess.run(
+        [sys.executable, "-m", "tools.stack_yaml", "Pulumi.yaml", *(f"Pulumi.{s}.yaml" for s in stack_files.stacks())],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+
+
+def test_make_lints_check_names_every_disputed_value_one_line_each(tmp_path, capsys):
+    (tmp_path / "Pulumi.yaml").write_text("name: aks-gpu\n")
+    path = stack_file(tmp_path, "  protect: yes\n  aks-gpu:gpuPool:\n    nodeCount: 017\n")
+    assert stack_yaml.main([str(path)]) == 1
+    assert [line.split(": YAML")[0] for line in capsys.readouterr().err.splitlines()] == [
+        f"{path}: aks-gpu:protect = yes",
+        f"{path}: aks-gpu:gpuPool.nodeCount = 017",
+    ]
+
+
+# --------------------------------------------------------------------------- provider keys
+
+
+def test_the_azure_native_keys_are_the_installed_sdks():
+    declared = [name for name, member in vars(azure_native_vars._ExportableConfig).items() if isinstance(member, property)]
+    keys = providers.sdk_keys("azure-native")
+    assert len(keys) == len(declared) and {"location", "subscriptionId", "clientId", "useOidc"} <= set(keys)
+    assert all(keys.values()), "each with the SDK's description"
+
+
+@pytest.mark.parametrize("preview", [True, False])
+def test_a_misspelt_azure_native_key_is_refused_with_a_suggestion(preview):
+    monitor = RecordingMonitor(AzureMocks())
+    with pytest.raises(
+        ConfigError, match=r"^unknown config azure-native:locaton \(did you mean location\?\); allowed: azure-native:auxiliaryTenantIds, "
+    ) as error:
+        run_program("dev", overrides={"azure-native:locaton": "westeurope"}, monitor=monitor, preview=preview)
+    assert "\n" not in str(error.value) and monitor.registrations == []
+
+
+def test_a_misspelt_namespace_is_refused_with_a_suggestion():
+    with pytest.raises(ConfigError, match=r"^unknown config azure-natve:location \(did you mean azure-native:location\?\)"):
+        parse({"azure-natve:location": "westeurope"}, "aks-gpu", "dev")
+
+
+def test_azure_native_keys_the_provider_has_are_accepted():
+    run = run_program(
+        "dev",
+        overrides={"azure-native:location": "westeurope", "azure-native:environment": "public", "azure-native:useMsi": True},
+        preview=True,
+    )
+    assert run.of_type("azure-native:resources:ResourceGroup")[0].inputs["location"] == "westeurope"
+
+
+def test_other_namespaces_still_belong_to_their_providers():
+    assert parse({"kubernetes:context": "x", "command:anything": "y"}, "aks-gpu", "dev").location == "eastus"
+
+
+def test_the_schema_refuses_and_accepts_the_same_azure_native_keys():
+    validator = jsonschema.Draft202012Validator(json.loads((ROOT / "schema" / "stack.schema.json").read_text()))
+    assert list(validator.iter_errors({"config": {"azure-native:locaton": "westeurope"}}))
+    assert not list(validator.iter_errors({"config": {f"azure-native:{key}": "x" for key in providers.allowed_keys("azure-native")}}))

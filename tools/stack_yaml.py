@@ -1,0 +1,180 @@
+"""A stack file read as the Pulumi CLI reads it, and each value YAML readers read otherwise.
+
+`read` parses a file with PyYAML (libyaml where PyYAML has it) and resolves each plain
+scalar as Pulumi's CLI does (gopkg.in/yaml.v3: tools/yaml_readers.py, with the sources), so
+`make render` and the tests see what the CLI hands the program. It names, for the caller to
+refuse, each plain value or key that YAML 1.1 (PyYAML), YAML 1.2 (`make lint`'s
+check-jsonschema) and the CLI read differently, each value the CLI cannot load (infinity,
+NaN), and each key given twice (yaml.v3 refuses the file; PyYAML keeps the last).
+`python -m tools.stack_yaml FILE...` prints one line for each: `make lint` runs it from
+.venv-lint, since it needs only PyYAML.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+from yaml.constructor import ConstructorError
+from yaml.nodes import MappingNode, ScalarNode, SequenceNode
+
+from tools.yaml_readers import GoTime, disagreement, go_key, go_scalar, json_refusal
+
+PLAIN = "!pulumi-cli-plain"  # the tag the loader gives a plain scalar, resolved as yaml.v3 does
+MERGE = "tag:yaml.org,2002:merge"
+_BASE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class CliLoader(_BASE_LOADER):  # type: ignore[misc, valid-type]
+    """PyYAML's SafeLoader (libyaml's parser where PyYAML has it) with yaml.v3's scalars: a
+    plain scalar resolves as `go_scalar` says; an explicit tag is read as yaml.v3 reads it."""
+
+    def resolve(self, kind: Any, value: str, implicit: tuple[bool, bool]) -> str:
+        if kind is ScalarNode and implicit[0]:
+            return MERGE if value == "<<" else PLAIN
+        return super().resolve(kind, value, implicit)
+
+
+def _tagged(kinds: tuple[type, ...], tag: str) -> Any:
+    def construct(loader: CliLoader, node: ScalarNode) -> Any:
+        value = go_scalar(node.value)
+        if isinstance(value, bool) != (bool in kinds) or not isinstance(value, kinds):
+            if float in kinds and isinstance(value, int) and not isinstance(value, bool):
+                return float(value)
+            raise ConstructorError(None, None, f"cannot decode `{node.value}` as a {tag}", node.start_mark)
+        return value
+
+    return construct
+
+
+CliLoader.add_constructor(PLAIN, lambda loader, node: go_scalar(node.value))
+CliLoader.add_constructor(MERGE, lambda loader, node: "<<")  # "<<" as a value: the string
+for _tag, _kinds in (("int", (int,)), ("float", (float,)), ("bool", (bool,)), ("null", (type(None),)), ("timestamp", (GoTime,))):
+    CliLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _tagged(_kinds, f"!!{_tag}"))
+CliLoader.add_constructor(
+    "tag:yaml.org,2002:binary", lambda loader, node: base64.b64decode(loader.construct_scalar(node)).decode("utf-8", "replace")
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Problem:
+    """A value or key the CLI reads otherwise than another reader, or cannot load."""
+
+    path: tuple[Any, ...]  # from the document's root: mapping keys and list indexes
+    text: str  # the value, or the key, as written
+    says: str  # what is wrong, and what to write instead
+    key: bool = False  # `text` is a mapping key (the last of `path`)
+
+    def line(self, file: str, project: str | None = None) -> str:
+        """One line: `<file>: <key path> = <value>: <what>`. With `project`, the path of a
+        stack file's config key is the key with its namespace (`aks-gpu:gpuPool.spot`)."""
+        where = key_path(self.path, project)
+        return f"{file}: {where} (a key): {self.says}" if self.key else f"{file}: {where} = {self.text}: {self.says}"
+
+
+def key_path(path: tuple[Any, ...], project: str | None = None) -> str:
+    parts = list(path)
+    if project and len(parts) > 1 and parts[0] == "config":
+        parts = parts[1:]
+        parts[0] = parts[0] if ":" in str(parts[0]) else f"{project}:{parts[0]}"
+    text = go_key(parts[0]) if parts else "(the document)"
+    return text + "".join(f"[{p}]" if isinstance(p, int) and not isinstance(p, bool) else f".{go_key(p)}" for p in parts[1:])
+
+
+def _problems(node: Any, path: tuple[Any, ...], found: list[Problem], walked: set[int]) -> None:
+    if isinstance(node, ScalarNode):
+        if node.tag == PLAIN and (says := disagreement(node.value)):
+            found.append(Problem(path, node.value, says))
+        elif node.tag == PLAIN and isinstance(value := go_scalar(node.value), float) and not math.isfinite(value):
+            says = f"Pulumi's CLI cannot load this value ({json_refusal(value)}); write a number, or quote it {json.dumps(node.value)}"
+            found.append(Problem(path, node.value, says))
+        return
+    if id(node) in walked:  # an alias of a node already walked
+        return
+    walked.add(id(node))
+    if isinstance(node, SequenceNode):
+        for index, item in enumerate(node.value):
+            _problems(item, (*path, index), found, walked)
+    elif isinstance(node, MappingNode):
+        _mapping_problems(node, path, found, walked)
+
+
+def _mapping_problems(node: MappingNode, path: tuple[Any, ...], found: list[Problem], walked: set[int]) -> None:
+    """A mapping's keys (given twice: yaml.v3 compares them as written; read differently) and
+    its values. A merge key's mapping is walked at the mapping's own path."""
+    lines: dict[str, int] = {}
+    for key_node, value_node in node.value:
+        if key_node.tag == MERGE or not isinstance(key_node, ScalarNode):
+            _problems(value_node, path, found, walked)
+            continue
+        key = go_scalar(key_node.value) if key_node.tag == PLAIN else key_node.value
+        line = key_node.start_mark.line + 1
+        if key_node.value in lines:
+            twice = f"given twice (lines {lines[key_node.value]} and {line}): Pulumi's CLI refuses the file (mapping key already defined), YAML 1.1 keeps the last; keep one"
+            found.append(Problem((*path, key), key_node.value, twice, key=True))
+        lines.setdefault(key_node.value, line)
+        if key_node.tag == PLAIN and (says := disagreement(key_node.value, key=True)):
+            found.append(Problem((*path, key), key_node.value, says, key=True))
+        _problems(value_node, (*path, key), found, walked)
+
+
+@dataclasses.dataclass(frozen=True)
+class Document:
+    data: Any  # the file's contents as the CLI reads them
+    problems: tuple[Problem, ...]  # each value or key the readers read differently, in file order
+
+
+def read(text: str) -> Document:
+    """A YAML file's contents as Pulumi's CLI reads them, and its problems. A file that is not
+    YAML raises yaml.YAMLError, as yaml.load does."""
+    loader = CliLoader(text)
+    try:
+        node = loader.get_single_node()
+        found: list[Problem] = []
+        if node is not None:
+            _problems(node, (), found, set())
+        return Document(loader.construct_document(node) if node is not None else None, tuple(found))
+    finally:
+        loader.dispose()
+
+
+def _project(stack_file: Path) -> str | None:
+    """The project name from the `Pulumi.yaml` beside a stack file (None for `Pulumi.yaml` itself)."""
+    project_file = stack_file.parent / "Pulumi.yaml"
+    if stack_file.name == "Pulumi.yaml" or not project_file.exists():
+        return None
+    try:
+        data = read(project_file.read_text(encoding="utf-8")).data
+    except yaml.YAMLError:
+        return None
+    return data.get("name") if isinstance(data, dict) else None
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m tools.stack_yaml FILE...`: one line per problem on stderr; exit 1 if there is any."""
+    lines = []
+    files = argv if argv is not None else sys.argv[1:]
+    for name in files:
+        try:
+            document = read(Path(name).read_text(encoding="utf-8"))
+        except yaml.YAMLError as error:
+            mark = getattr(error, "problem_mark", None)
+            where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+            lines.append(f"{name}: not valid YAML{where}: {getattr(error, 'problem', None) or error}")
+            continue
+        lines += [problem.line(name, _project(Path(name))) for problem in document.problems]
+    for line in lines:
+        print(line, file=sys.stderr)
+    if not lines:
+        print(f"{len(files)} file(s) read alike by YAML 1.1, YAML 1.2 and Pulumi's CLI")
+    return 1 if lines else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
