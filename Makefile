@@ -54,18 +54,44 @@ unit: $(TEST_STAMP) ## pytest under Pulumi's mock engine, on two workers
 # requirements.in and requirements-test.in allow (uv's --resolution lowest-direct; what those
 # need, at the newest that fits), in a virtualenv of its own. It compiles the two files' own
 # lines, their -r and -c lines left out: requirements-test.in's `-c requirements.txt` would pin
-# everything to the lock. A fresh resolution each run, not a lock (docs/layout.md, "Dependencies").
-lowest: $(UV) ## the tests against the lowest versions requirements*.in allow (uv --resolution lowest-direct)
+# everything to the lock. A fresh resolution each run, not a lock. A bound that resolves to a
+# newer release (another package needs more) fails before the tests: it would claim a version
+# nothing tested (docs/layout.md, "Dependencies").
+lowest: $(UV) ## the tests at the lowest versions requirements*.in allow (uv --resolution lowest-direct)
 	@mkdir -p $(LOWEST)
 	grep -hv '^-[rc] ' requirements.in requirements-test.in > $(LOWEST)/requirements.in
 	rm -f $(LOWEST)/requirements.txt
 	$(UV) venv --quiet --allow-existing --python $(PYTHON) $(LOWEST_VENV)
-	$(UV) pip compile --quiet --resolution lowest-direct --annotation-style line \
-	  --python $(LOWEST_VENV)/bin/python $(LOWEST)/requirements.in -o $(LOWEST)/requirements.txt
+	$(UV) pip compile --quiet --resolution lowest-direct --python $(LOWEST_VENV)/bin/python \
+	  $(LOWEST)/requirements.in -o $(LOWEST)/requirements.txt
 	$(UV) pip sync --quiet --python $(LOWEST_VENV)/bin/python $(LOWEST)/requirements.txt
-	@echo "The direct dependencies at their lowest:"
-	@grep -e '-r $(LOWEST)/requirements.in' $(LOWEST)/requirements.txt | sed 's/ .*//; s/^/  /'
+	@$(LOWEST_VENV)/bin/python -c "$$LOWEST_CHECK" $(LOWEST)/requirements.in
 	$(LOWEST_VENV)/bin/python -m pytest -n 2
+
+# Prints each direct dependency as installed; fails if one is not at its lower bound's release
+# (34 is 34.0.0; 1.85 is also 1.85.0.20261028, a stub package's dated release).
+define LOWEST_CHECK
+import sys
+from importlib.metadata import version
+from packaging.requirements import Requirement
+from packaging.version import Version
+print("The direct dependencies at their lowest:")
+above = []
+for line in open(sys.argv[1]).read().splitlines():
+    if not line.strip() or line.startswith("#"):
+        continue
+    req = Requirement(line)
+    if req.marker and not req.marker.evaluate():
+        continue
+    got = version(req.name)
+    bound = next((s.version for s in req.specifier if s.operator in (">=", "==", "~=")), None)
+    low = Version(bound).release if bound else ()
+    held = (Version(got).release + (0,) * len(low))[: len(low)] == low
+    print(f"  {req.name}=={got}" + ("" if held else f"  above its lower bound {bound}"))
+    above += [] if held else [req.name]
+sys.exit(f"above their lower bounds: {', '.join(above)}; raise them to what resolved" if above else None)
+endef
+export LOWEST_CHECK
 
 # A stack's Checkov settings: its own, or those of any stack a team adds (security/checkov-aks.yaml).
 checkov_settings = $(or $(wildcard security/checkov-aks-$(1).yaml),security/checkov-aks.yaml)
