@@ -130,4 +130,6 @@ def test_ci_renders_every_stack_there_is_whatever_their_names(tmp_path):
     for name in ("Pulumi.yaml", "Pulumi.ml.yaml", "Pulumi.gpu-lab.eu.yaml"):
         (tmp_path / name).write_text("config: {}\n")
     subprocess.run(["bash", str(tmp_path / ".ci" / "run")], env=env, check=True, capture_output=True)
-    assert (tmp_path / "asked").read_text().splitlines() == ["test", "render STACK=gpu-lab.eu", "render STACK=ml", "proof-local"]
+    asked = (tmp_path / "asked").read_text().splitlines()
+    assert [line for line in asked if line.startswith("render")] == ["render STACK=gpu-lab.eu", "render STACK=ml"]
+    assert "test" in asked
