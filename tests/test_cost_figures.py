@@ -131,6 +131,20 @@ def test_a_list_in_another_currency_is_priced_in_it_and_a_dollar_cap_is_not_comp
     assert not [w for w in run.warnings if "spotMaxPrice" in w], "no cap to be below today's price"
 
 
+def test_a_stack_that_writes_out_cost_currency_usd_compares_its_spot_cap_as_the_default_does(tmp_path):
+    """cost.currency: USD in the stack file is the default's currency, read from the file: a
+    spotMaxPrice, in US dollars, is compared with the list's dollars and is the ceiling."""
+    overrides = {
+        "gpuPool": {"vmSize": T4, "nodeCount": 1, "spot": True, "spotMaxPrice": 0.3},
+        "preflight": {"pricesFile": saved_list(tmp_path, fake_prices.price_list())},
+        "cost": {"currency": "USD"},
+    }
+    run = run_program("dev", overrides=overrides, preview=True)
+    assert estimated(run)["pools"]["gpu"]["ceilingPerNode"] == 0.3
+    [line] = [i for i in run.infos if i.startswith("cost: aks-gpu:gpuPool ")]
+    assert "up to 0.30 USD (spotMaxPrice)" in line
+
+
 def test_a_list_in_another_currency_than_cost_currency_prices_nothing(tmp_path):
     """A list in euros for a stack that counts in dollars: no figure is mixed; every pool is
     unpriced, and says in which currency it found no price."""
@@ -139,6 +153,18 @@ def test_a_list_in_another_currency_than_cost_currency_prices_nothing(tmp_path):
     out = estimated(run)
     assert out["currency"] == "USD" and out["pools"] == {} and out["complete"] is False
     assert any(w.startswith("cost: no file ") and " price in USD for aks-gpu:gpuPool.vmSize" in w for w in run.warnings)
+
+
+def test_a_list_in_dollars_for_a_stack_that_counts_in_euros_prices_nothing(tmp_path):
+    """The other way round: cost.currency EUR and a saved list in dollars (every item says
+    USD, or, as the API's default, nothing): no dollar figure is passed off as euros."""
+    dollars = fake_prices.price_list()
+    dollars[::2] = [{k: v for k, v in item.items() if k != "currencyCode"} for item in dollars[::2]]
+    overrides = {"gpuPool": {"vmSize": T4}, "preflight": {"pricesFile": saved_list(tmp_path, dollars)}, "cost": {"currency": "EUR"}}
+    run = run_program("dev", overrides=overrides, preview=True)
+    out = estimated(run)
+    assert out["currency"] == "EUR" and out["pools"] == {} and out["complete"] is False
+    assert any(w.startswith("cost: no file ") and " price in EUR for aks-gpu:gpuPool.vmSize" in w for w in run.warnings)
 
 
 # --------------------------------------------------------------------------- pools the list lacks
@@ -193,6 +219,16 @@ def test_a_price_lookup_that_fails_says_why_in_one_line_cut_at_300_characters(mo
     [warning] = warnings
     reason = " ".join(answer.split())[:300]
     assert warning == f"cost: not estimated: RuntimeError: {reason}" and len(reason) == 300
+
+
+@pytest.mark.parametrize("preview", [True, False])
+def test_an_existing_cluster_whose_region_was_not_read_warns_that_nothing_is_estimated(preview):
+    """Preflight could not read the team's cluster (region None): without a limit the preview
+    and the deployment go on, and the missing figures are a warning, not a quiet note."""
+    cfg = parse({"aks-gpu:gpuPool": json.dumps({"vmSize": T4})}, "aks-gpu", "dev")
+    estimate, lines, warnings = cost.run(cfg, None, LiveReader(), dry_run=preview)
+    assert estimate is None and lines == []
+    assert warnings == ["cost: not estimated: the existing cluster's region is not known (it was not read: see preflight)"]
 
 
 def test_live_prices_are_asked_in_cost_currency():

@@ -221,13 +221,45 @@ def test_a_busy_cluster_whose_waits_overshoot_the_limit_stops_before_it(aks, mon
     assert len(aks.calls("PUT")) == 4 and clock[0] == 3000
 
 
-def test_a_409_without_an_error_code_fails_at_once_with_azures_answer(aks, monkeypatch):
-    """A 409 whose error names no code (a proxy's, say) is no busy cluster: it fails at once,
-    with Azure's own answer, rather than be waited out or fail on the missing code."""
-    slept: list[float] = []
-    fake_time(monkeypatch, sleep=slept.append)
-    aks.refuse["PUT"] = (409, None, "The request conflicts with the resource's current state.")
-    with pytest.raises(HttpResponseError, match="conflicts with the resource's current state") as raised:
+def clock_that_moves_when_it_sleeps(monkeypatch) -> list[float]:
+    """The REST calls' clock, moved only by their sleeps, which it records: an answer taken
+    for a busy cluster is waited out to the time limit and ends there, without hanging a test."""
+    clock, slept = [0.0], []
+
+    def sleep(seconds: float) -> None:
+        slept.append(seconds)
+        clock[0] += seconds
+
+    fake_time(monkeypatch, lambda: clock[0], sleep)
+    return slept
+
+
+@pytest.mark.parametrize("status", [400, 500])
+def test_an_in_progress_answer_under_another_status_than_409_fails_at_once(aks, monkeypatch, status):
+    """AKS says it is busy with a 409: the same code and message under a 400 or a 500 is
+    not waited out, but fails at once with Azure's answer."""
+    slept = clock_that_moves_when_it_sleeps(monkeypatch)
+    aks.refuse["PUT"] = (status, fake_aks.BUSY["code"], fake_aks.BUSY["message"])
+    with pytest.raises(HttpResponseError, match="in progress update node pool operation") as raised:
+        PROVIDER.create(inputs())
+    assert raised.value.status_code == status and len(aks.calls("PUT")) == 1 and slept == []
+
+
+@pytest.mark.parametrize(
+    "code, message",
+    [
+        (None, "The request conflicts with the resource's current state."),
+        ("Conflict", "The request conflicts with an upgrade in progress."),
+    ],
+    ids=["no code", "another code"],
+)
+def test_a_409_with_neither_busy_code_fails_at_once_with_azures_answer(aks, monkeypatch, code, message):
+    """A 409 whose error names no code (a proxy's, say), or a code that is neither
+    AnotherOperationInProgress nor OperationNotAllowed, is no busy cluster, whatever its message
+    says: it fails at once, with Azure's own answer."""
+    slept = clock_that_moves_when_it_sleeps(monkeypatch)
+    aks.refuse["PUT"] = (409, code, message)
+    with pytest.raises(HttpResponseError, match=message) as raised:
         PROVIDER.create(inputs())
     assert raised.value.status_code == 409 and len(aks.calls("PUT")) == 1 and slept == []
 
@@ -242,36 +274,6 @@ def test_a_busy_answer_that_says_in_progress_only_in_its_details_is_waited_out(a
     aks.busy = 1
     assert PROVIDER.create(inputs()).outs["provisioningState"] == "Succeeded"
     assert slept == [agent_pool_calls.BUSY_RETRY_SECONDS] and len(aks.calls("PUT")) == 2
-
-
-@pytest.mark.parametrize("status", [408, 429, 500])
-def test_the_clients_own_retries_still_try_again_what_azure_core_retries_but_a_409(aks, monkeypatch, status):
-    """The client's retry policy leaves a 409 to the provider (`_is_busy`) and keeps
-    azure-core's retries of the rest: a 408, 429 or 500 is tried again by the client itself,
-    here twice, at once (no back-off)."""
-    from azure.mgmt.containerservice import ContainerServiceClient
-
-    def factory(subscription_id: str, api_version: str, endpoint: str = "", seconds: Any = None) -> Any:
-        return ContainerServiceClient(
-            fake_aks.FakeCredential(),
-            subscription_id,
-            base_url=aks.url,
-            api_version=api_version,
-            authentication_policy=fake_aks.FakeBearer(),
-            polling_interval=0,
-            retry_policy=agent_pool_calls._retry_policy(retry_total=2, retry_backoff_factor=0),
-        )
-
-    monkeypatch.setattr(agent_pool_calls, "client_factory", factory)
-    aks.refuse["PUT"] = (status, "Refused")
-    with pytest.raises(HttpResponseError) as raised:
-        PROVIDER.create(inputs())
-    assert raised.value.status_code == status and len(aks.calls("PUT")) == 3, "the PUT and two retries"
-    aks.requests.clear()
-    aks.refuse["PUT"] = STOPPED
-    with pytest.raises(HttpResponseError, match=r"Power State\(Stopped\)"):
-        PROVIDER.create(inputs())
-    assert len(aks.calls("PUT")) == 1, "a 409 is the provider's to judge: the client does not retry it"
 
 
 def test_on_an_existing_cluster_the_refusal_names_the_pools_owner_or_says_it_has_none(aks):
@@ -353,42 +355,3 @@ def test_a_subnet_read_anew_from_an_existing_cluster_replaces_the_pool_deleting_
     assert diff.replaces == [f"properties.{member}"] and diff.delete_before_replace
     with pytest.raises(HttpResponseError, match="PropertyChangeNotAllowed"):
         PROVIDER.update(mgp.pool_id(state), state, news)
-
-
-# --------------------------------------------------------------------------- what is left of the limit
-
-
-def polled_for(monkeypatch) -> list[Any]:
-    """The timeouts the operation's poller is given to wait (azure-core's LROPoller.wait)."""
-    from azure.core.polling import LROPoller
-
-    waits: list[Any] = []
-    real = LROPoller.wait
-
-    def wait(self, timeout: Any = None) -> None:
-        waits.append(timeout)
-        return real(self, timeout)
-
-    monkeypatch.setattr(LROPoller, "wait", wait)
-    return waits
-
-
-def test_an_operation_is_polled_for_what_is_left_of_its_limit_after_a_slow_put(aks, monkeypatch):
-    """AKS took 3000 s of the 60-minute limit to answer the PUT (the REST calls' clock reads 0
-    until the PUT is answered, 3000 after): the operation is polled for the 600 s left."""
-    waits = polled_for(monkeypatch)
-    fake_time(monkeypatch, monotonic=lambda: 3000.0 if aks.calls("PUT") else 0.0)
-    aks.operation_seconds = 0.0
-    assert PROVIDER.create(inputs()).outs["provisioningState"] == "Succeeded"
-    assert waits[0] == 600.0
-
-
-def test_an_operation_whose_limit_the_put_spent_is_not_waited_for_and_says_so(aks, monkeypatch):
-    """The PUT was answered after 4000 s of the 60-minute limit: no time is left to poll, so
-    none is given (Thread.join treats a timeout of 0 or less alike), and it fails at its limit."""
-    waits = polled_for(monkeypatch)
-    fake_time(monkeypatch, monotonic=lambda: 4000.0 if aks.calls("PUT") else 0.0)
-    aks.operation_seconds = math.inf
-    with pytest.raises(TimeoutError, match=r"^creating node pool gpu did not finish within its time limit"):
-        PROVIDER.create(inputs())
-    assert waits[0] <= 0

@@ -154,3 +154,48 @@ def test_a_size_outside_the_catalog_is_queried_as_azures_naming_convention_spell
     """Family and accelerator upper case, features and version lower case: what the API's
     case-sensitive filter finds, where the stack's own spelling would find nothing."""
     assert f"armSkuName eq '{arm}'" in prices.price_filter("eastus", [written])
+
+
+# --------------------------------------------------------------------------- what the live API answers
+
+
+def answering(monkeypatch, *pages: Any) -> None:
+    """The live lookup's requests answered with these JSON documents, one a request."""
+    import io
+    import json
+
+    answers = iter(pages)
+    monkeypatch.setattr(prices.urllib.request, "urlopen", lambda url, timeout: io.BytesIO(json.dumps(next(answers)).encode()))
+
+
+@pytest.mark.parametrize(
+    "page",
+    [
+        ["not", "an", "object"],
+        {"error": {"code": "BadRequest"}},
+        {"Items": {"retailPrice": 0.526}},
+        {"Items": [meter(0.526), "0.526"]},
+        {"Items": [meter(0.526), [0.526]]},
+    ],
+    ids=["not an object", "no Items", "Items not a list", "an item that is a string", "an item that is a list"],
+)
+def test_a_live_answer_that_is_not_a_page_of_items_is_refused_in_one_line(monkeypatch, page):
+    answering(monkeypatch, page)
+    with pytest.raises(ValueError, match=r"^the Retail Prices API answered something other than a page of Items$"):
+        prices.live("eastus", [T4], timeout=10)
+
+
+@pytest.mark.parametrize("bad", [-0.5, "0.526", None], ids=["below zero", "a string", "null"])
+def test_a_live_item_without_a_usable_price_is_refused_naming_it_on_any_page(bad, monkeypatch):
+    """A price below zero (or none) would price the stack below any cost.maxHourly: the whole
+    answer is refused, whichever page and place the item has, and the lookup says which."""
+    second = {"Items": [meter(0.526), {**meter(0.5), "retailPrice": bad}], "NextPageLink": None}
+    answering(monkeypatch, {"Items": [meter(0.526)], "NextPageLink": "https://prices.azure.com/next"}, second)
+    with pytest.raises(ValueError, match=r"^the Retail Prices API answered an item it cannot have meant: item 1: retailPrice "):
+        prices.live("eastus", [T4], timeout=10)
+
+
+def test_a_next_page_link_that_is_not_a_url_is_refused(monkeypatch):
+    answering(monkeypatch, {"Items": [meter(0.526)], "NextPageLink": {"href": "https://prices.azure.com/next"}})
+    with pytest.raises(ValueError, match=r"^the Retail Prices API answered a NextPageLink that is not a URL$"):
+        prices.live("eastus", [T4], timeout=10)
