@@ -24,6 +24,7 @@ from pulumi.runtime import settings
 
 from components.azure.azure_facts import Facts
 from components.azure.cluster_facts import id_parts
+from components.azure.live_reader import GET_MANAGED_CLUSTER
 from components.azure.reader import NotRead
 from tools.stack_files import saved_cluster
 
@@ -32,7 +33,7 @@ MOCK_USER_TOKEN = "mock-user-token-0123456789abcdef"
 USER_CREDENTIALS_TOKEN = "azure-native:containerservice:listManagedClusterUserCredentials"
 CLIENT_CONFIG_TOKEN = "azure-native:authorization:getClientConfig"
 FEATURE_REGISTRATION_TOKEN = "azure-native:features:getSubscriptionFeatureRegistration"
-MANAGED_CLUSTER_TOKEN = "azure-native:containerservice:getManagedCluster"
+MANAGED_CLUSTER_TOKEN = GET_MANAGED_CLUSTER  # the live reader's invoke
 # Who "runs pulumi up" under mocks.
 MOCK_CLIENT = {
     "clientId": "11111111-1111-1111-1111-111111111111",
