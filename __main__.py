@@ -13,18 +13,31 @@ import pulumi
 from pulumi_azure_native import authorization
 
 from components import config
-from components.azure import azure_facts, cluster_facts, cost, existing_cluster_checks, pool_network, preflight, proof_fit, reader
+from components.azure import (
+    azure_facts,
+    cluster_facts,
+    cluster_object_checks,
+    cluster_objects,
+    cost,
+    existing_cluster_checks,
+    existing_pools,
+    pool_network,
+    preflight,
+    proof_fit,
+    reader,
+)
 from components.azure.live_reader import LiveReader
 from components.resources import budget
 from components.resources.budget import CostBudget, CostBudgetArgs, first_of_month
 from components.resources.cluster import GpuCluster, GpuClusterArgs
 from components.resources.dcgm_exporter import DcgmExporter, DcgmExporterArgs
 from components.resources.device_plugin import NvidiaDevicePlugin, NvidiaDevicePluginArgs
-from components.resources.existing_cluster import ExistingCluster, ExistingClusterArgs
+from components.resources.existing_cluster import ExistingCluster, ExistingClusterArgs, provider_kubeconfig
+from components.resources.existing_pool import UsedPool
 from components.resources.gpu_operator import GpuOperator, GpuOperatorArgs
-from components.resources.gpu_pool import GpuPool, GpuPoolArgs, tolerations_of, version_moves
+from components.resources.gpu_pool import GpuPool, GpuPoolArgs, gpu_pool_taints, merged_tolerations, version_moves
 from components.resources.mnist_job import MnistJob, MnistJobArgs, MnistRun, ProofScript, job_timeout
-from components.resources.outputs import gpu_metrics_location, pool_outputs
+from components.resources.outputs import gpu_metrics_location, nodes_command, pool_outputs
 
 # Parse and validate every setting, then check the subscription (and an existing cluster),
 # before any resource is registered: a preview warns, a deployment stops.
@@ -38,19 +51,55 @@ preflight.provider_host(cfg, os.environ)  # an AKS-managed pool's provider must 
 existing = cfg.existing_cluster
 named = cluster_facts.Named(existing.name, existing.resource_group_name, cfg.subscription_id) if existing else cluster_facts.Named(None)
 cluster_facts.check_saved(cfg.preflight.cluster_file, named)
+cluster_objects.check_saved(cfg.preflight.kubernetes_file)
 # An existing cluster is read once, here: a cluster that cannot be read stops the run.
 found = cluster_facts.read(azure, existing.resource_group_name, existing.name) if existing else None
 user_kubeconfig = cluster_facts.read_user_kubeconfig(azure, found.resource_group, found.name) if found else None
-# Each GPU pool's subnets and pods per node, fitted to the cluster's network.
-networks = pool_network.plan_pools(cfg, found)
+# The cluster's own GPU pools the stack uses or adopts (gpuPools.<name>.existing), read from it:
+# from here on their settings are Azure's.
+owner = existing_cluster_checks.owner_tags(pulumi.get_project(), pulumi.get_stack())
+cfg, live_pools, existing_lines = existing_pools.resolve(cfg, found, next(iter(owner.values())))
+for line in existing_lines:
+    pulumi.log.info(line)
+# Each GPU pool's subnets and pods per node, fitted to the cluster's network; a pool this
+# stack runs already keeps its own, and a config that moves it is said to replace it.
+adopted = {name: live.facts for name, live in live_pools.items() if live.how == "adopt"}
+networks = pool_network.plan_pools(cfg, found, pulumi.get_stack(), adopted)
 if found is not None:
     for network in networks.values():
         pulumi.log.info(network.why)
+        if network.replaces:
+            pulumi.log.warn(network.replaces)
+# What the existing cluster already runs in Kubernetes, read as the Kubernetes provider signs
+# in: a namespace this stack would create, another device plugin or the GPU Operator on its
+# pools, and the guide's DaemonSet that devicePlugin.adopt takes over on this run.
+in_cluster = None
+if found is not None and user_kubeconfig and (cfg.preflight.mode != "off" or cfg.device_plugin.adopt):
+    in_cluster = cluster_object_checks.check(
+        cfg,
+        azure,
+        provider_kubeconfig(user_kubeconfig),
+        cluster_object_checks.stack_pools(cfg, found, gpu_pool_taints),
+        next(iter(owner.values())),
+        pulumi.runtime.is_dry_run(),
+    )
+    for warning in in_cluster.warnings:
+        pulumi.log.warn(warning)
+    for line in in_cluster.lines:
+        pulumi.log.info(line)
+if found is not None and not (in_cluster and in_cluster.read):
     pulumi.log.info(existing_cluster_checks.namespaces_line(cfg, found))
 # A pool that runs under the other kind of GPU management cannot be switched: refused here.
 for warning in preflight.pool_switches(cfg, found, azure):
     pulumi.log.warn(warning)
-checked = preflight.run(cfg, stack=pulumi.get_stack(), reader=azure, found=found, networks=networks.values())
+checked = preflight.run(
+    cfg,
+    stack=pulumi.get_stack(),
+    reader=azure,
+    found=found,
+    networks=networks.values(),
+    in_cluster=in_cluster.problems if in_cluster else (),
+)
 for warning in checked.warnings:
     pulumi.log.warn(warning)
 # Each pool's GPU, and whether the proof's image can run on it.
@@ -102,8 +151,11 @@ else:
 # The managed pool's own provider calls the agentPools API in azure-native's subscription.
 managed = any(pool.managed for pool in cfg.gpu_pools)
 subscription_id = authorization.get_client_config_output().subscription_id if managed else None
-pools: list[GpuPool] = []
+pools: list[GpuPool | UsedPool] = []
 for pool in cfg.gpu_pools:
+    if pool.existing == "use":  # the owner's pool as it is: nothing of it is registered
+        pools.append(UsedPool(pool, live_pools[pool.name]))
+        continue
     pools.append(
         GpuPool(
             f"gpu-pool-{pool.name}",
@@ -115,17 +167,21 @@ for pool in cfg.gpu_pools:
                 subscription_id=subscription_id,
                 kubernetes_version=cfg.kubernetes_version,
                 version_moves=existing is not None or version_moves(cfg.upgrade),
-                tags=existing_cluster_checks.owner_tags(pulumi.get_project(), pulumi.get_stack()) if existing else None,
+                tags=owner if existing else None,
                 moved_from=cluster if guide_pool and existing is None else None,
-                after=[p.node_pool for p in pools],
+                after=[p.node_pool for p in pools if p.node_pool is not None],
                 network=networks[pool.name],
+                live=live_pools.get(pool.name),
             ),
         )
     )
 
 
-def serving(mode: str) -> list[GpuPool]:
-    return [p for p in pools if p.pool.mode == mode]
+def serving(mode: str) -> list[GpuPool | UsedPool]:
+    """The pools whose GPU stack this program installs in `mode`: its own, and a used pool's
+    that nothing of the cluster's serves already (in_cluster.served)."""
+    served = in_cluster.served if in_cluster else frozenset()
+    return [p for p in pools if p.pool.mode == mode and p.pool.owned or p.pool.mode == mode == "device-plugin" and p.name not in served]
 
 
 # Steps 4-5: the gpu-resources namespace and the NVIDIA device plugin DaemonSet on the pools
@@ -139,9 +195,11 @@ if plugin_pools := serving("device-plugin"):
             provider=cluster.provider,
             namespace=cfg.device_plugin.namespace,
             image=cfg.device_plugin.image,
-            gpu_tolerations=tolerations_of([p.pool for p in plugin_pools]),
+            gpu_tolerations=merged_tolerations(plugin_pools),
             mig=any(p.pool.mig_profile for p in plugin_pools),
             pool_names=[p.name for p in plugin_pools] if cfg.select_pools else (),
+            marks=owner if existing else {},
+            adopt=bool(in_cluster and in_cluster.adoption),
         ),
     )
     if cfg.monitoring.gpu_metrics:
@@ -152,7 +210,7 @@ if plugin_pools := serving("device-plugin"):
                 namespace=device_plugin.namespace_name,
                 image=cfg.monitoring.dcgm_exporter_image,
                 gpu_pool_names=[p.name for p in plugin_pools],
-                gpu_tolerations=tolerations_of([p.pool for p in plugin_pools]),
+                gpu_tolerations=merged_tolerations(plugin_pools),
             ),
         )
 if operator_pools := serving("gpu-operator"):
@@ -163,7 +221,8 @@ if operator_pools := serving("gpu-operator"):
             namespace=cfg.gpu_operator.namespace,
             version=cfg.gpu_operator.version,
             gpu_metrics=cfg.monitoring.gpu_metrics,
-            gpu_tolerations=tolerations_of([p.pool for p in operator_pools]),
+            gpu_tolerations=merged_tolerations(operator_pools),
+            marks=owner if existing else {},
         ),
     )
 
@@ -174,9 +233,9 @@ if operator_pools := serving("gpu-operator"):
 # waits for its own pool and for what installs that pool's device plugin (this program's
 # DaemonSet, or the GPU Operator's release, neither of which waits for any pool; AKS does it
 # on an aks-managed pool), never for the pools after it.
-def proof_needs(pool: GpuPool) -> list[pulumi.Resource]:
+def proof_needs(pool: GpuPool | UsedPool) -> list[pulumi.Resource]:
     installer = {"device-plugin": device_plugin, "gpu-operator": operator}.get(pool.pool.mode)
-    return [pool.node_pool] + ([installer] if installer is not None else [])
+    return [r for r in (pool.node_pool, installer) if r is not None]
 
 
 job = None
@@ -191,6 +250,7 @@ if cfg.mnist_job.enabled:
             wait_for_completion=cfg.mnist_job.wait_for_completion,
             script=ProofScript(cfg.mnist_job.max_seconds, cfg.mnist_job.min_accuracy) if cfg.mnist_job.runs_script else None,
             egress=cfg.mnist_job.egress,
+            marks=owner if existing else {},
             runs=[
                 MnistRun(
                     pool_name=p.name,
@@ -231,7 +291,8 @@ if cfg.cost.budget is not None:
             amount=cfg.cost.budget.amount,
             contact_emails=cfg.cost.budget.contact_emails,
             start_date=first_of_month(),
-            after=[p.node_pool for p in pools] + [c for c in (device_plugin, exporter, operator, job) if c is not None],
+            after=[p.node_pool for p in pools if p.node_pool is not None]
+            + [c for c in (device_plugin, exporter, operator, job) if c is not None],
         ),
     )
 
@@ -246,6 +307,7 @@ if guide_pool:  # the guide's one pool, by the names earlier releases exported
     pulumi.export("gpuPoolGeneration", gpu.generation)
     pulumi.export("gpuManagement", gpu.management)
     pulumi.export("gpusPerNode", gpu.gpus_per_node)
+    pulumi.export("gpuNodesCommand", nodes_command(gpu.name))  # the guide's "confirm that GPUs are schedulable"
 if estimate is not None:
     pulumi.export("estimatedCost", cost.output(estimate))
 pulumi.export("gpuMetrics", gpu_metrics_location(cfg.modes, cfg.monitoring.gpu_metrics, exporter, operator))

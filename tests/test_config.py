@@ -219,28 +219,6 @@ def test_zero_fixed_gpu_nodes_without_the_job_is_allowed():
     assert parsed(gpuPool={"nodeCount": 0}, mnistJob={"enabled": False}).gpu_pools[0].node_count == 0
 
 
-def test_autoscaling_needs_both_bounds():
-    refused(r"aks-gpu:gpuPool: minCount is set without maxCount", gpuPool={"minCount": 0})
-    refused(r"aks-gpu:gpuPool: maxCount is set without minCount", gpuPool={"maxCount": 3})
-
-
-def test_autoscaling_bounds_must_be_ordered():
-    refused(r"minCount 3 is greater than maxCount 1", gpuPool={"minCount": 3, "maxCount": 1})
-
-
-def test_an_autoscaled_pool_starts_at_its_minimum_unless_told_otherwise():
-    pool = parsed(gpuPool={"minCount": 0, "maxCount": 3}).gpu_pools[0]
-    assert (pool.autoscaling, pool.node_count, pool.min_count, pool.max_count) == (True, 0, 0, 3)
-
-
-def test_an_autoscaled_pool_node_count_must_be_inside_its_range():
-    refused(r"aks-gpu:gpuPool.nodeCount = 5: .*expected 1 <= nodeCount <= 3", gpuPool={"minCount": 1, "maxCount": 3, "nodeCount": 5})
-
-
-def test_max_count_must_allow_a_node():
-    refused(r"aks-gpu:gpuPool.maxCount = 0", gpuPool={"minCount": 0, "maxCount": 0})
-
-
 @pytest.mark.parametrize("flag", ["gen2", "dedicatedVhd", "spot"])
 def test_variant_switches_are_booleans(flag):
     refused(rf"invalid config aks-gpu:gpuPool.{flag} = 'yes': expected true or false", gpuPool={flag: "yes"})

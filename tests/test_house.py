@@ -19,6 +19,7 @@ RESOURCE_HELPERS = {
     "hardening": "the pod security settings and Checkov annotations the Kubernetes components share",
     "outputs": "stack outputs made of several components' outputs",
     "agent_pool_calls": "the REST calls the managed pool's dynamic provider makes",
+    "existing_pool": "what a GPU pool the cluster already had declares, and the pool used as it is, which nothing declares",
 }
 
 
@@ -191,6 +192,29 @@ def test_the_layout_page_names_every_module_there_is():
 
     listed = set(re.findall(r"\b((?:components|tools)/[a-z_/]+\.py)\b", page))
     assert sorted(n for n in listed if not (ROOT / n).exists()) == []
+
+
+def test_every_test_module_the_project_names_is_there():
+    """Test modules are named after what they test, and a rename or a merge leaves no name
+    behind: each test_*.py that the docs, the Makefile, CI, mutation/, the program's comments
+    or another test names exists (tests/, or proof/tests/)."""
+    import re
+
+    sources = [
+        *(ROOT / "docs").glob("*.md"),
+        ROOT / "README.md",
+        ROOT / "Makefile",
+        ROOT / ".ci" / "run",
+        *(ROOT / "mutation").glob("*.toml"),
+        *(ROOT / ".github" / "workflows").glob("*.yml"),
+        ROOT / "__main__.py",
+        *(ROOT / "components").rglob("*.py"),
+        *(ROOT / "tools").glob("*.py"),
+        *(p for p in (ROOT / "tests").glob("*.py") if p.name != Path(__file__).name),
+    ]
+    named = {(p, m) for p in sources if p.is_file() for m in re.findall(r"\btest_[a-z0-9_]+\.py\b", p.read_text())}
+    there = {p.name for p in [*(ROOT / "tests").glob("test_*.py"), *(ROOT / "proof" / "tests").glob("test_*.py")]}
+    assert sorted(f"{p.relative_to(ROOT)} names {m}" for p, m in named if m not in there) == []
 
 
 def test_the_readme_stays_a_page_the_details_live_in_docs():

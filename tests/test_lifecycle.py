@@ -13,15 +13,12 @@ import pytest
 from conftest import run_cached
 
 from components.config import parse
-from components.errors import ConfigError, PreflightError
+from components.errors import ConfigError
 from components.resources.mnist_job import JOB_NAME, PROOF_JOB_NAME
-from tools.azure_mocks import AzureMocks
-from tools.mock_engine import RecordingMonitor, run_program
 
 AKS = "azure-native:containerservice:ManagedCluster"
 POOL = "azure-native:containerservice:AgentPool"
 ROLE = "azure-native:authorization:RoleAssignment"
-COMMAND = "command:local:Command"
 K8S_PROVIDER = "pulumi:providers:kubernetes"
 JOB = "kubernetes:batch/v1:Job"
 
@@ -35,44 +32,10 @@ def dev(preview: bool = True, feature_state: str = "Registered", **overrides):
     return run_cached("dev", preview=preview, feature_state=feature_state, **overrides)
 
 
-# --------------------------------------------------------------------------- 1. dedicatedVhd
+# --------------------------------------------------------------------------- 1. the GPU pools, either kind
 
 
 MANAGED_POOL = "pulumi-python:dynamic/aksgpu:ManagedGpuPool"
-
-
-def test_the_managed_gpu_pool_is_a_dynamic_resource_over_the_agent_pools_api():
-    """No az CLI (core azure-cli 2.91 has no --enable-managed-gpu; only aks-preview does): a
-    dynamic resource PUTs gpuProfile.nvidia.managementMode Managed (tests/test_managed_gpu_pool.py
-    plays its create, refresh, update, replace and delete against a fake of the REST calls)."""
-    for preview in (True, False):
-        run, _ = dev(preview=preview, gpuPool=MANAGED)
-        assert run.of_type(POOL) == [] and run.of_type("azure-native:resources:Resource") == []
-        pool = run.one(MANAGED_POOL)
-        assert pool.inputs["properties"]["gpuProfile"] == {"driver": "Install", "nvidia": {"managementMode": "Managed"}}
-        assert (pool.inputs["resourceGroupName"], pool.inputs["clusterName"], pool.inputs["agentPoolName"]) == (
-            "aks-gpu-dev-rg",
-            "aks-gpu-dev",
-            "gpu",
-        )
-        assert pool.inputs["subscriptionId"] == "33333333-3333-3333-3333-333333333333", "azure-native's subscription"
-        assert pool.inputs["apiVersion"] == "2026-08-01"
-
-
-def test_the_managed_pools_location_is_plain_config_so_a_cluster_update_preview_shows_no_change():
-    """The old Command's trigger, the cluster identity, was unknown in every preview of a
-    cluster update, and showed the pool replaced. The names are the config's strings, and an
-    unknown cluster UID is no change to the resource's diff (managed_gpu_pool.diff_pool)."""
-    pool = dev(gpuPool=MANAGED)[0].one(MANAGED_POOL)
-    assert all(isinstance(pool.inputs[k], str) for k in ("resourceGroupName", "clusterName", "agentPoolName"))
-    assert "clusterResourceUid" in pool.inputs, "a cluster created anew is told by its resourceUID"
-
-
-def test_the_managed_pool_is_replaced_delete_first_and_leaves_count_and_version_to_its_own_diff():
-    """The name is fixed: delete first. ignoreChanges would compare the refreshed state with
-    the old inputs (pulumi/pulumi processIgnoreChanges), so the diff itself skips them."""
-    pool = dev(gpuPool=MANAGED)[0].one(MANAGED_POOL)
-    assert pool.options["deleteBeforeReplace"] is True and pool.options["ignoreChanges"] == []
 
 
 def test_both_kinds_of_pool_get_the_same_time_limits_each_where_its_provider_reads_them():
@@ -84,45 +47,6 @@ def test_both_kinds_of_pool_get_the_same_time_limits_each_where_its_provider_rea
     assert typed.options["customTimeouts"] == {"create": "60m", "update": "60m", "delete": "45m"}
     assert managed.options["customTimeouts"] == {}
     assert managed.inputs["timeoutMinutes"] == {"create": 60, "update": 60, "delete": 45}
-
-
-def test_the_managed_pool_carries_spot_and_a_version_pin_in_its_body():
-    """spot-node-pool.md's settings; a version pin without an upgrade channel reaches the pool."""
-    run, _ = dev(kubernetesVersion="1.34", gpuPool={**MANAGED, "spot": True})
-    body = run.one(MANAGED_POOL).inputs["properties"]
-    assert (body["scaleSetPriority"], body["scaleSetEvictionPolicy"], body["spotMaxPrice"]) == ("Spot", "Delete", -1)
-    assert body["nodeTaints"] == ["sku=gpu:NoSchedule", "kubernetes.azure.com/scalesetpriority=spot:NoSchedule"]
-    assert body["orchestratorVersion"] == "1.34"
-    moved = dev(kubernetesVersion="1.34", upgrade={"channel": "patch"}, gpuPool=MANAGED)[0].one(MANAGED_POOL)
-    assert "orchestratorVersion" not in moved.inputs["properties"], "the channel moves it"
-
-
-def test_a_stack_deployed_with_the_old_az_command_keeps_it_at_its_urn_as_a_no_op():
-    """Dropped, the old Command would be deleted after the new resource adopted the pool, and
-    its stored `az aks nodepool delete` would delete that pool. Kept at its URN with no
-    create, update or delete and the same trigger, pulumi-command updates it (only triggers
-    replace) and runs nothing; a later delete runs the emptied state's delete."""
-    run, _ = dev(gpuPool=MANAGED)
-    [shim] = run.of_type(COMMAND)
-    assert shim.urn == "urn:pulumi:dev::aks-gpu::aks-gpu:azure:GpuCluster$command:local:Command::gpu-cluster-managed-gpu-pool"
-    assert {"create", "update", "delete"}.isdisjoint(shim.inputs) and "triggers" in shim.inputs
-    # pulumi_command's SDK itself asks for replacement on triggers only (Command.__init__).
-    assert shim.options["retainOnDelete"] is True and shim.options["replaceOnChanges"] == ["triggers[*]"]
-
-
-def test_the_program_runs_no_az_command_in_any_stack_or_mode():
-    """Core azure-cli 2.91 rejects --enable-managed-gpu and --gpu-mig-strategy (aks-preview
-    only), so nothing the program runs may need the az CLI."""
-    variants = [
-        {},
-        {"gpuPool": MANAGED},
-        {"gpuPool": {**MANAGED, "vmSize": "Standard_NC24ads_A100_v4", "migProfile": "MIG1g"}},
-        {"gpuPool": {"vmSize": T4, "management": "gpu-operator"}},
-    ]
-    runs = [run_cached(stack)[0] for stack in ("dev", "prod")] + [dev(**v)[0] for v in variants]
-    for run in runs:
-        for command in run.of_type(COMMAND):
-            assert {"create", "update", "delete"}.isdisjoint(command.inputs), command.urn
 
 
 def test_the_typed_pool_is_replaced_delete_first_on_a_gpu_setting():
@@ -192,52 +116,6 @@ def test_the_fake_aks_refuses_in_place_what_the_table_says_aks_fixes():
     from components.azure import pool_mutability
 
     assert set(fake_aks.FIXED) == set(pool_mutability.fixed())
-
-
-def test_the_job_waits_for_the_managed_pool():
-    run, _ = dev(gpuPool=MANAGED)
-    assert run.one(MANAGED_POOL).urn in run.one(JOB).dependencies
-
-
-def test_a_destroy_deletes_the_managed_pool_before_the_cluster():
-    """Pulumi deletes dependents first: the pool depends on the cluster."""
-    run, _ = dev(gpuPool=MANAGED)
-    assert run.one(AKS).urn in run.one(MANAGED_POOL).dependencies
-
-
-def test_the_feature_registration_is_read_never_created():
-    """pulumi-azure-native #1722 (open): creating a SubscriptionFeatureRegistration always
-    fails with "cannot create already existing resource"."""
-    run, monitor = dev(gpuPool=MANAGED)
-    assert run.of_type("azure-native:features:SubscriptionFeatureRegistration") == []
-    assert "feature_state" in monitor.mocks.reader.reads
-
-
-def test_the_feature_is_not_read_when_no_managed_pool_is_asked_for():
-    _, monitor = dev()
-    assert "feature_state" not in monitor.mocks.reader.reads
-
-
-@pytest.mark.parametrize("state", ["NotRegistered", "Registering", "Unregistered"])
-def test_a_preview_warns_with_the_two_commands_when_the_feature_is_not_registered(state):
-    run, _ = dev(preview=True, feature_state=state, gpuPool=MANAGED)
-    [warning] = [w for w in run.warnings if "ManagedGPUExperiencePreview" in w and "register" in w]
-    assert f"which is {state}" in warning
-    assert "az feature register --namespace Microsoft.ContainerService --name ManagedGPUExperiencePreview" in warning
-    assert "az provider register --namespace Microsoft.ContainerService" in warning
-    assert run.one(MANAGED_POOL), "a preview still shows the whole plan"
-
-
-def test_a_deployment_stops_before_any_resource_when_the_feature_is_not_registered():
-    monitor = RecordingMonitor(AzureMocks(feature_state="NotRegistered"))
-    with pytest.raises(PreflightError, match=r"\n- aks-gpu:gpuPool.dedicatedVhd = true \(AKS-managed GPU nodes\) needs .* NotRegistered"):
-        run_program("dev", overrides={"gpuPool": MANAGED}, monitor=monitor, preview=False)
-    assert [r for r in monitor.registrations if not r.type.startswith("pulumi:providers:")] == []
-
-
-def test_a_registered_feature_passes_silently():
-    run, _ = dev(preview=True, gpuPool=MANAGED)
-    assert not [w for w in run.warnings if "az feature register" in w]
 
 
 # --------------------------------------------------------------------------- 2. refresh

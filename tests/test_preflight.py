@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 
 from components.azure import azure_facts, capacity
-from components.azure.live_reader import LiveReader
 from components.config import parse
 from components.errors import ConfigError, PreflightError
 from tools.azure_mocks import AzureMocks, OfflineReader
@@ -283,34 +282,3 @@ def test_facts_that_cannot_be_had_warn_and_never_block():
     run = run_program("dev", overrides={"gpuPool": {"vmSize": T4}}, preview=False, monitor=RecordingMonitor(AzureMocks(reader=azure)))
     assert run.of_type("azure-native:containerservice:AgentPool"), "not blocked"
     assert any("not checked: RuntimeError: DefaultAzureCredential failed" in w for w in run.warnings)
-
-
-@pytest.mark.parametrize("preview", [True, False])
-def test_a_managed_pool_that_could_not_sign_in_stops_a_deployment_before_the_cluster(preview):
-    """The pool's dynamic provider signs in with DefaultAzureCredential: checked first, so a
-    missing `az login` does not surface only after the cluster was created."""
-    azure = OfflineReader(sign_in="CredentialUnavailableError: run az login", refuse={"facts": "no sign-in"})
-    managed = {"gpuPool": {"vmSize": T4, "management": "aks-managed"}}
-    monitor = RecordingMonitor(AzureMocks(reader=azure))
-    if preview:
-        run = run_program("dev", overrides=managed, monitor=monitor, preview=True)
-        assert any("DefaultAzureCredential, which cannot sign in here (CredentialUnavailableError" in w for w in run.warnings)
-        return
-    with pytest.raises(PreflightError, match=r"gpuPool.management = aks-managed: the managed GPU pool is created with azure-identity"):
-        run_program("dev", overrides=managed, monitor=monitor, preview=False)
-    assert [r for r in monitor.registrations if not r.type.startswith("pulumi:providers:")] == []
-
-
-def test_the_sign_in_check_asks_for_an_arm_token_and_reports_why_it_failed(monkeypatch):
-    import azure.identity
-
-    scopes = []
-
-    class NoSignIn:
-        def get_token(self, *asked, **kwargs):
-            scopes.extend(asked)
-            raise azure.identity.CredentialUnavailableError("Please run 'az login' to set up an account")
-
-    monkeypatch.setattr(azure.identity, "DefaultAzureCredential", NoSignIn)
-    assert LiveReader().sign_in_problem() == "CredentialUnavailableError: Please run 'az login' to set up an account"
-    assert scopes == ["https://management.azure.com/.default"]

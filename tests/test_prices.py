@@ -1,19 +1,26 @@
-"""The price lookup (components/azure/prices.py) where a list is untidy: meters out of order,
-a meter that does not say whether its region is primary, prices per another unit, paging
-that runs to the cap or never ends, and an API slow enough to use up the time budget."""
+"""The prices (components/azure/prices.py): a node priced Linux pay-as-you-go in its own region
+from a list full of distractors and untidy (meters out of order, a meter that does not say
+whether its region is primary, prices per another unit), in the stack's currency, paging that
+runs to the cap or never ends, an API slow enough to use up the time budget, the live API's
+answers against a local fake, and `make prices`. (What the figures say: test_cost_estimate.py.)"""
 
 from __future__ import annotations
 
+import datetime
+import json
 import types
+from pathlib import Path
 from typing import Any
 
 import fake_prices
 import pytest
 
-from components.azure import prices
+from components.azure import cost, prices
+from components.azure.live_reader import LiveReader
 from components.catalog import gpu_sizes
+from components.config import parse
+from tools.mock_engine import run_program
 
-T4 = "Standard_NC4as_T4_v3"
 PRODUCT = "Virtual Machines NCasT4_v3 Series"
 
 
@@ -21,6 +28,57 @@ def meter(price: float, start: str = "2024-01-01T00:00:00Z", **changes: Any) -> 
     found = fake_prices.item(T4, "eastus", price, "NC4as T4 v3", PRODUCT, start=start)
     found.update(changes)
     return {k: v for k, v in found.items() if v is not None}
+
+
+T4, A100 = "Standard_NC4as_T4_v3", "Standard_NC24ads_A100_v4"
+
+ITEMS = fake_prices.price_list()
+
+
+@pytest.fixture(scope="module")
+def price_file(tmp_path_factory) -> str:
+    path = tmp_path_factory.mktemp("prices") / "prices.json"
+    path.write_text(fake_prices.saved())
+    return str(path)
+
+
+@pytest.fixture
+def api():
+    yield from fake_prices.serve(page_size=7)
+
+
+def saved_list(tmp_path: Path, items: list[dict[str, Any]], name: str = "prices.json") -> str:
+    path = tmp_path / name
+    path.write_text(fake_prices.saved(items))
+    return str(path)
+
+
+def estimated(run) -> dict[str, Any]:
+    return run.outputs["estimatedCost"].value
+
+
+def spot_run(tmp_path, items, **pool) -> Any:
+    overrides = {"gpuPool": {"vmSize": T4, "nodeCount": 1, "spot": True, **pool}, "preflight": {"pricesFile": saved_list(tmp_path, items)}}
+    return run_program("dev", overrides=overrides, preview=True)
+
+
+# The cap docs/cost.md states: a filtered list for a few sizes is a page or two.
+PAGE_CAP = 20
+
+
+def clock(monkeypatch, *readings: float) -> None:
+    """time.monotonic in the price lookup, reading the given seconds one call after another."""
+    ticks = iter(readings)
+    monkeypatch.setattr(prices, "time", types.SimpleNamespace(monotonic=lambda: next(ticks)))
+
+
+def answering(monkeypatch, *pages: Any) -> None:
+    """The live lookup's requests answered with these JSON documents, one a request."""
+    import io
+    import json
+
+    answers = iter(pages)
+    monkeypatch.setattr(prices.urllib.request, "urlopen", lambda url, timeout: io.BytesIO(json.dumps(next(answers)).encode()))
 
 
 # --------------------------------------------------------------------------- sizes
@@ -34,6 +92,37 @@ def test_every_catalog_size_is_its_own_arm_spelling_whatever_the_case_written():
 
 
 # --------------------------------------------------------------------------- picking
+
+
+@pytest.mark.parametrize(
+    "size, region, spot, expected",
+    [
+        (T4, "eastus", False, fake_prices.T4),  # not Windows, Spot, Low Priority, DevTest, a reservation, or the older meter
+        (T4, "eastus", True, fake_prices.T4_SPOT),  # the Linux Spot meter, not the Windows Spot one
+        (T4, "EastUS", False, fake_prices.T4),  # ARM region names compare without case
+        (T4, "westeurope", False, 0.631),
+        (A100, "westeurope", False, 4.41),
+    ],
+)
+def test_a_node_is_priced_linux_pay_as_you_go_in_its_own_region(size, region, spot, expected):
+    price = prices.pick(ITEMS, size, region, spot)
+    assert price is not None and price.hourly == pytest.approx(expected) and price.currency == "USD"
+    assert ("Spot" in price.meter) == spot and "Windows" not in price.meter
+
+
+def test_no_price_is_made_up_for_a_size_or_region_the_list_lacks():
+    assert prices.pick(ITEMS, "Standard_NC40ads_H100_v5", "eastus", False) is None
+    assert prices.pick(ITEMS, A100, "westus2", False) is None
+
+
+def test_a_list_of_only_distractors_gives_no_price():
+    distractors = [
+        i
+        for i in ITEMS
+        if i["armSkuName"] == T4 and i["armRegionName"] == "eastus" and i["retailPrice"] not in (fake_prices.T4, fake_prices.T4_SPOT, 0.6)
+    ]
+    assert len(distractors) == 6
+    assert prices.pick(distractors, T4, "eastus", False) is None
 
 
 def test_the_newest_meter_wins_wherever_the_list_puts_it():
@@ -60,11 +149,41 @@ def test_a_price_per_another_unit_is_never_taken_for_an_hours(unit):
     assert prices.pick([other], T4, "eastus", False) is None
 
 
+# --------------------------------------------------------------------------- currency
+
+
+def test_a_list_in_another_currency_than_cost_currency_prices_nothing(tmp_path):
+    """A list in euros for a stack that counts in dollars: no figure is mixed; every pool is
+    unpriced, and says in which currency it found no price."""
+    euros = [{**item, "currencyCode": "EUR"} for item in fake_prices.price_list()]
+    run = spot_run(tmp_path, euros)
+    out = estimated(run)
+    assert out["currency"] == "USD" and out["pools"] == {} and out["complete"] is False
+    assert any(w.startswith("cost: no file ") and " price in USD for aks-gpu:gpuPool.vmSize" in w for w in run.warnings)
+
+
+def test_a_list_in_dollars_for_a_stack_that_counts_in_euros_prices_nothing(tmp_path):
+    """The other way round: cost.currency EUR and a saved list in dollars (every item says
+    USD, or, as the API's default, nothing): no dollar figure is passed off as euros."""
+    dollars = fake_prices.price_list()
+    dollars[::2] = [{k: v for k, v in item.items() if k != "currencyCode"} for item in dollars[::2]]
+    overrides = {"gpuPool": {"vmSize": T4}, "preflight": {"pricesFile": saved_list(tmp_path, dollars)}, "cost": {"currency": "EUR"}}
+    run = run_program("dev", overrides=overrides, preview=True)
+    out = estimated(run)
+    assert out["currency"] == "EUR" and out["pools"] == {} and out["complete"] is False
+    assert any(w.startswith("cost: no file ") and " price in EUR for aks-gpu:gpuPool.vmSize" in w for w in run.warnings)
+
+
+def test_live_prices_are_asked_in_cost_currency():
+    """The API answers in the currency asked for: `currencyCode='EUR'` beside the filter."""
+    for api in fake_prices.serve(page_size=50):
+        prices.live("eastus", [T4], "EUR", base_url=api.url, timeout=10)
+        prices.live("eastus", [T4], base_url=api.url, timeout=10)
+        asked = [q.get("currencyCode") for q in api.queries if "$skip" not in q]
+    assert asked == [["'EUR'"], ["'USD'"]]
+
+
 # --------------------------------------------------------------------------- paging
-
-
-# The cap docs/cost.md states: a filtered list for a few sizes is a page or two.
-PAGE_CAP = 20
 
 
 def test_a_list_of_exactly_the_page_cap_is_read_whole():
@@ -79,12 +198,6 @@ def test_a_next_page_link_that_never_ends_stops_at_the_cap():
         with pytest.raises(RuntimeError, match=r"^the Retail Prices API gave more than 20 pages$"):
             prices.live("eastus", [T4], base_url=api.url, timeout=10)
         assert len(api.queries) == PAGE_CAP
-
-
-def clock(monkeypatch, *readings: float) -> None:
-    """time.monotonic in the price lookup, reading the given seconds one call after another."""
-    ticks = iter(readings)
-    monkeypatch.setattr(prices, "time", types.SimpleNamespace(monotonic=lambda: next(ticks)))
 
 
 # The fake clock's seconds are what the lookup counts; what is left of the budget is also the
@@ -156,16 +269,28 @@ def test_a_size_outside_the_catalog_is_queried_as_azures_naming_convention_spell
     assert f"armSkuName eq '{arm}'" in prices.price_filter("eastus", [written])
 
 
-# --------------------------------------------------------------------------- what the live API answers
+# --------------------------------------------------------------------------- the live API
 
 
-def answering(monkeypatch, *pages: Any) -> None:
-    """The live lookup's requests answered with these JSON documents, one a request."""
-    import io
-    import json
+def test_the_live_path_follows_next_page_link_to_the_end(api):
+    items = prices.live("eastus", [T4, "Standard_D4s_v5"], base_url=api.url, timeout=10)
+    assert len(items) == len(ITEMS) and len(api.queries) == -(-len(ITEMS) // 7)
+    first = api.queries[0]
+    assert first["api-version"] == ["2023-01-01-preview"]
+    assert first["$filter"] == [
+        "serviceName eq 'Virtual Machines' and priceType eq 'Consumption' and armRegionName eq 'eastus' "
+        "and (armSkuName eq 'Standard_D4s_v5' or armSkuName eq 'Standard_NC4as_T4_v3')"
+    ]
+    assert prices.pick(items, T4, "eastus", False).hourly == fake_prices.T4
 
-    answers = iter(pages)
-    monkeypatch.setattr(prices.urllib.request, "urlopen", lambda url, timeout: io.BytesIO(json.dumps(next(answers)).encode()))
+
+def test_a_live_estimate_equals_the_saved_ones(api, monkeypatch, price_file):
+    monkeypatch.setattr(prices, "PRICES_URL", api.url)
+    cfg = parse({"aks-gpu:gpuPool": json.dumps({"vmSize": T4, "minCount": 0, "maxCount": 3})}, "aks-gpu", "dev")
+    est, lines, warnings = cost.run(cfg, "eastus", LiveReader(), dry_run=True)
+    assert warnings == [] and est.source == "the Azure Retail Prices API"
+    saved = cost.estimate(cfg, prices.from_file(Path(price_file)).items, "eastus", "file")
+    assert (est.least_hourly, est.most_hourly) == (saved.least_hourly, saved.most_hourly)
 
 
 @pytest.mark.parametrize(
@@ -199,3 +324,43 @@ def test_a_next_page_link_that_is_not_a_url_is_refused(monkeypatch):
     answering(monkeypatch, {"Items": [meter(0.526)], "NextPageLink": {"href": "https://prices.azure.com/next"}})
     with pytest.raises(ValueError, match=r"^the Retail Prices API answered a NextPageLink that is not a URL$"):
         prices.live("eastus", [T4], timeout=10)
+
+
+def test_a_price_lookup_that_fails_says_why_in_one_line_cut_at_300_characters(monkeypatch):
+    """The Retail Prices API's answer can be a page of HTML: the warning keeps its first 300
+    characters, on one line, and the deployment goes on."""
+    answer = "Service Unavailable\n" + "x" * 500
+
+    def down(*args: Any, **kwargs: Any) -> list:
+        raise RuntimeError(answer)
+
+    monkeypatch.setattr(prices, "live", down)
+    cfg = parse({"aks-gpu:gpuPool": json.dumps({"vmSize": T4})}, "aks-gpu", "dev")
+    estimate, lines, warnings = cost.run(cfg, "eastus", LiveReader(), dry_run=False)
+    assert estimate is None and lines == []
+    [warning] = warnings
+    reason = " ".join(answer.split())[:300]
+    assert warning == f"cost: not estimated: RuntimeError: {reason}" and len(reason) == 300
+
+
+# --------------------------------------------------------------------------- make prices
+
+
+def test_make_prices_saves_every_stacks_sizes_with_its_date_and_make_render_prices_from_it(tmp_path, monkeypatch, capsys):
+    """No network here: the fake API answers. `make render` then prices every stack without one."""
+    from tools import prices as save_prices
+    from tools import render
+
+    for api in fake_prices.serve(page_size=7):
+        saved = save_prices.save(
+            tmp_path / "retail-prices.json", ["dev", "prod", "team"], base_url=api.url, today=datetime.date(2026, 11, 25)
+        )
+        filters = [q["$filter"][0] for q in api.queries if "$skip" not in q]
+    assert saved["savedAt"] == "2026-11-25" and saved["regions"] == {
+        "eastus USD": ["Standard_D2s_v5", "Standard_D4s_v5", "Standard_NC24ads_A100_v4", "Standard_NC4as_T4_v3", "Standard_NC6"]
+    }
+    assert filters == [prices.price_filter("eastus", saved["regions"]["eastus USD"])], "one query per region and currency"
+    monkeypatch.setattr(render, "SAVED_PRICES", tmp_path / "retail-prices.json")
+    assert render.main(["--stack", "prod", "--out", str(tmp_path / "out")]) == 0
+    out = render.unfold(capsys.readouterr().out)
+    assert "cost: the stack: 0.58 USD to 2.15 USD per hour" in out and "prices from file retail-prices.json, saved 2026-11-25)" in out

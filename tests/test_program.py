@@ -168,6 +168,9 @@ def test_unprotected_by_default(dev: ProgramRun):
 # --------------------------------------------------------------------------- outputs
 
 
+NODES = "kubectl get nodes -l kubernetes.azure.com/agentpool=gpu -o custom-columns='NAME:.metadata.name,GPUS:.status.allocatable.nvidia\\.com/gpu'"
+
+
 def test_outputs_name_what_was_built(dev: ProgramRun):
     values = {k: v.value for k, v in dev.outputs.items() if not v.secret}
     assert values == {
@@ -184,6 +187,7 @@ def test_outputs_name_what_was_built(dev: ProgramRun):
         "mnistJobNamespace": "gpu-workloads",
         "getCredentialsCommand": "az aks get-credentials --resource-group aks-gpu-dev-rg --name aks-gpu-dev",
         "jobLogsCommand": "kubectl logs --namespace gpu-workloads job/mnist-proof",
+        "gpuNodesCommand": NODES,
         "mnistJobUrn": "urn:pulumi:dev::aks-gpu::aks-gpu:kubernetes:MnistJob$kubernetes:batch/v1:Job::mnist-job",
         "gpuPools": {
             "gpu": {
@@ -191,6 +195,7 @@ def test_outputs_name_what_was_built(dev: ProgramRun):
                 "generation": "1",
                 "gpusPerNode": 1,
                 "management": "device-plugin-daemonset",
+                "nodesCommand": NODES,
                 "job": {
                     "name": "mnist-proof",
                     "namespace": "gpu-workloads",

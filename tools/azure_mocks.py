@@ -26,7 +26,7 @@ from components.azure.azure_facts import Facts
 from components.azure.cluster_facts import id_parts
 from components.azure.live_reader import GET_MANAGED_CLUSTER
 from components.azure.reader import NotRead
-from tools.stack_files import saved_cluster
+from tools.stack_files import saved_cluster, saved_kubernetes
 
 # The fake credential; tests check that it never shows up outside a secret.
 MOCK_USER_TOKEN = "mock-user-token-0123456789abcdef"
@@ -144,7 +144,8 @@ class OfflineReader:
     feature show`): "Registered" unless a test says otherwise. `cluster` is what
     getManagedCluster answers for an existing cluster (`existing_cluster()`), if any; None:
     any cluster asked for exists, as ASSUMED. `facts`, `permissions`, `pool_modes` and
-    `prices` are Azure's answers to those reads; None: not read (NotRead). `refuse` maps a
+    `prices` are Azure's answers to those reads, and `kubernetes` the cluster's namespaces
+    and DaemonSets (or the stack's preflight.kubernetesFile); None: not read (NotRead). `refuse` maps a
     read's name (a method of this class) to the error text Azure answers it with; `sign_in`
     is why the Azure SDK cannot sign in (None: it can); `wait_for_access` stands in for the
     cluster's access wait (None: access at once)."""
@@ -162,6 +163,7 @@ class OfflineReader:
         refuse: Mapping[str, str] | None = None,
         sign_in: str | None = None,
         wait_for_access: Callable[[str, str], str] | None = None,
+        kubernetes: Mapping[str, Any] | Callable[[str], Mapping[str, Any]] | None = None,
     ) -> None:
         self.feature_state_answer = feature_state
         self.described_cluster = dict(cluster) if cluster is not None else None
@@ -172,6 +174,11 @@ class OfflineReader:
         self.refused = dict(refuse or {})
         self.sign_in = sign_in
         self.access_wait = wait_for_access
+        #: What the cluster runs in Kubernetes (a `kubectl get namespaces,daemonsets -A -o json`
+        #: list, or a function of the kubeconfig that answers or raises); None: not read.
+        self.kubernetes_answer = kubernetes
+        #: The stack's preflight.kubernetesFile, when `kubernetes` is what it saved.
+        self.kubernetes_file: str | None = None
         #: The reads the program made, by name, in order.
         self.reads: list[str] = []
         #: What the answers assumed (the offline render prints it).
@@ -191,6 +198,8 @@ class OfflineReader:
             # The budget's scope and the pools' subscriptionId then name the team's
             # subscription, not the mock's.
             self.subscription = id_parts(self.described_cluster.get("id"))[0] or self.subscription
+        if self.kubernetes_answer is None and (objects := saved_kubernetes(config)) is not None:
+            self.kubernetes_answer, self.kubernetes_file = objects
         self.location = self.location or config.get("azure-native:location") or "eastus"
 
     def _asked(self, read: str) -> None:
@@ -257,6 +266,17 @@ class OfflineReader:
     def prices(self, region: str, sizes: Sequence[str], currency: str) -> list[dict[str, Any]]:
         self._asked("prices")
         return self._given(self.prices_answer, "the offline render makes no calls to the Retail Prices API")
+
+    def kubernetes_objects(self, kubeconfig: str) -> Mapping[str, Any]:
+        self._asked("kubernetes_objects")
+        answer = self._given(
+            self.kubernetes_answer,
+            "the offline render makes no calls to the cluster (set aks-gpu:preflight.kubernetesFile to a saved "
+            "`kubectl get namespaces,daemonsets --all-namespaces -o json` to check it)",
+        )
+        if self.kubernetes_file is not None:
+            self._note(f"offline: what the cluster runs in Kubernetes read from {self.kubernetes_file}")
+        return answer(kubeconfig) if callable(answer) else answer
 
     def wait_for_access(self, kubeconfig: str, who: str) -> str:
         self._asked("wait_for_access")

@@ -131,6 +131,23 @@ def saved_cluster(config: Mapping[str, str]) -> tuple[dict[str, Any], str] | Non
     return described, name
 
 
+def saved_kubernetes(config: Mapping[str, str]) -> tuple[dict[str, Any], str] | None:
+    """What the existing cluster runs in Kubernetes as `aks-gpu:preflight.kubernetesFile`
+    saved it (`kubectl get namespaces,daemonsets --all-namespaces -o json`), and the file's
+    name as the stack gives it, if the stack names one. A file that is not such a list is
+    one line (components/azure/cluster_objects.py `read_saved`)."""
+    try:
+        preflight = json.loads(config.get(f"{project_name()}:preflight", "{}"))
+    except json.JSONDecodeError:
+        return None  # the program's own config check says what is wrong
+    name = preflight.get("kubernetesFile") if isinstance(preflight, dict) else None
+    if not name or not isinstance(name, str):
+        return None
+    from components.azure import cluster_objects
+
+    return cluster_objects.read_saved(f"{project_name()}:preflight.kubernetesFile", ROOT / name), name
+
+
 def stack_file(stack: str) -> Path:
     """The file a stack's name means: `Pulumi.<stack>.yaml` in STACK_FOLDER."""
     return STACK_FOLDER / f"Pulumi.{stack}.yaml"

@@ -37,7 +37,7 @@ class PoolNeed:
 
 def retired_sizes(cfg: StackConfig, stack: str) -> list[Problem]:
     problems = []
-    for pool in cfg.gpu_pools:
+    for pool in cfg.new_pools:
         retired = gpu_sizes.retirement(pool.vm_size)
         if retired is None:
             continue
@@ -59,7 +59,7 @@ def set_size_command(size: str, stack: str, key: str = f"{NAMESPACE}:gpuPool") -
 def pool_needs(cfg: StackConfig, facts: Facts) -> list[PoolNeed]:
     """The pools, less what a deployed stack already runs (Azure's usage counts those)."""
     needs = []
-    for gpu in cfg.gpu_pools:
+    for gpu in cfg.new_pools:  # the cluster's own pools have their nodes already
         start = max(gpu.node_count, 1) if cfg.mnist_job.enabled else gpu.node_count
         most = max(gpu.max_count or gpu.node_count, start)
         surge = pool_upgrades.surge_nodes(gpu.upgrade_settings, most)

@@ -66,7 +66,7 @@ def _current(config: Mapping[str, Any], kind: str, name: str) -> Mapping[str, An
     return entry.get(kind) or {}
 
 
-def token(user: Mapping[str, Any], environ: Mapping[str, str], run: Callable[..., Any] = subprocess.run) -> str:
+def token(user: Mapping[str, Any], environ: Mapping[str, str], run: Callable[..., Any] = subprocess.run, timeout: float = 120) -> str:
     """The bearer token of the kubeconfig's user: its `token`, or what its exec plugin prints."""
     if user.get("token"):
         return str(user["token"])
@@ -76,7 +76,7 @@ def token(user: Mapping[str, Any], environ: Mapping[str, str], run: Callable[...
     env = {**environ, **{e["name"]: e["value"] for e in plugin.get("env") or []}, "KUBERNETES_EXEC_INFO": json.dumps(EXEC_INFO)}
     command = [plugin["command"], *(plugin.get("args") or [])]
     try:
-        done = run(command, env=env, capture_output=True, text=True, timeout=120, check=False)
+        done = run(command, env=env, capture_output=True, text=True, timeout=timeout, check=False)
     except (OSError, subprocess.TimeoutExpired) as error:
         raise ClusterAccessError(f"could not run the kubeconfig's credential plugin {plugin['command']}: {error}") from None
     if done.returncode != 0:
@@ -88,8 +88,19 @@ def token(user: Mapping[str, Any], environ: Mapping[str, str], run: Callable[...
         raise ClusterAccessError(f"the kubeconfig's credential plugin {plugin['command']} printed no ExecCredential token") from None
 
 
-def ask(kubeconfig: str, environ: Mapping[str, str] = os.environ, run: Callable[..., Any] = subprocess.run) -> Answer:
-    """One SelfSubjectAccessReview with the kubeconfig's current context and credential."""
+@dataclass(frozen=True)
+class Connection:
+    """The API server of the kubeconfig's current context, and how to talk to it."""
+
+    server: str
+    tls: ssl.SSLContext
+    headers: Mapping[str, str]
+
+
+def connect(
+    kubeconfig: str, environ: Mapping[str, str] = os.environ, run: Callable[..., Any] = subprocess.run, timeout: float = 120
+) -> Connection:
+    """The current context's server, its CA, and the user's bearer token (`timeout`: for the exec plugin)."""
     config = yaml.safe_load(kubeconfig) or {}
     context = _current(config, "context", config.get("current-context") or "")
     cluster = _current(config, "cluster", context.get("cluster") or "")
@@ -102,21 +113,28 @@ def ask(kubeconfig: str, environ: Mapping[str, str] = os.environ, run: Callable[
             tls.load_verify_locations(ca.name)
         finally:
             os.unlink(ca.name)
+    headers = {"Authorization": f"Bearer {token(user, environ, run, timeout)}", "Content-Type": "application/json"}
+    return Connection(str(cluster.get("server", "")).rstrip("/"), tls, headers)
+
+
+def ask(kubeconfig: str, environ: Mapping[str, str] = os.environ, run: Callable[..., Any] = subprocess.run) -> Answer:
+    """One SelfSubjectAccessReview with the kubeconfig's current context and credential."""
+    connection = connect(kubeconfig, environ, run)
     request = urllib.request.Request(
-        f"{str(cluster.get('server', '')).rstrip('/')}/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+        f"{connection.server}/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
         data=json.dumps(REVIEW).encode(),
         method="POST",
-        headers={"Authorization": f"Bearer {token(user, environ, run)}", "Content-Type": "application/json"},
+        headers=dict(connection.headers),
     )
     try:
-        with urllib.request.urlopen(request, timeout=REQUEST_SECONDS, context=tls) as response:
+        with urllib.request.urlopen(request, timeout=REQUEST_SECONDS, context=connection.tls) as response:
             status = json.loads(response.read()).get("status") or {}
     except urllib.error.HTTPError as error:
         if error.code in (401, 403):
             return Answer(False, f"HTTP {error.code} {error.reason}")
         raise ClusterAccessError(f"the cluster answered HTTP {error.code} {error.reason} to a SelfSubjectAccessReview") from None
     except (urllib.error.URLError, OSError, ValueError) as error:
-        raise ClusterAccessError(f"could not reach the cluster's API server {cluster.get('server')}: {error}") from None
+        raise ClusterAccessError(f"could not reach the cluster's API server {connection.server}: {error}") from None
     allowed = status.get("allowed") is True
     return Answer(allowed, "allowed" if allowed else f"not allowed ({status.get('reason') or 'no reason given'})")
 

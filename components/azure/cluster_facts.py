@@ -52,6 +52,30 @@ class PoolFacts:
     #: Succeeded, or the operation it is in (AKS's own states: the API types it as a string,
     #: "AKS uses custom provisioning states beyond standard ARM states", AgentPoolModels.tsp).
     provisioning_state: str | None = None
+    #: What a pool used or adopted as it is (`gpuPools.<name>.existing`) is read for: its
+    #: taints and labels (nodeTaints, nodeLabels), the autoscaler's range, its OS, priority
+    #: and GPU settings, as the agentPools API names them.
+    node_taints: tuple[str, ...] = ()
+    node_labels: Mapping[str, str] = field(default_factory=dict)
+    enable_auto_scaling: bool = False
+    min_count: int | None = None
+    max_count: int | None = None
+    os_type: str | None = None
+    #: scaleSetPriority: Regular or Spot; with Spot, the eviction policy and the price cap.
+    scale_set_priority: str | None = None
+    scale_set_eviction_policy: str | None = None
+    spot_max_price: float | None = None
+    gpu_instance_profile: str | None = None
+    #: gpuProfile.driver (Install, None) and gpuProfile.nvidia.managementMode (Managed, Unmanaged).
+    gpu_driver: str | None = None
+    gpu_management: str | None = None
+    orchestrator_version: str | None = None
+    #: The pool as the description gave it (its source's spelling; read with `member`).
+    profile: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def member(self, *path: str) -> Any:
+        """A member of the pool's description, matched without case (`upgradeSettings`)."""
+        return _get(self.profile, *path)
 
 
 @dataclass(frozen=True)
@@ -81,6 +105,10 @@ class ClusterFacts:
     private: bool = False
     #: apiServerAccessProfile.enableVnetIntegration: the API server sits in a subnet of the VNet.
     vnet_integration: bool = False
+    #: apiServerAccessProfile.authorizedIPRanges: the only addresses the API server answers.
+    authorized_ip_ranges: tuple[str, ...] = ()
+    #: The cluster's ARM ID (a pool's is `<id>/agentPools/<name>`).
+    resource_id: str | None = None
 
     @property
     def system_pool(self) -> PoolFacts | None:
@@ -104,6 +132,10 @@ def _int(value: Any) -> int | None:
     return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
+def _float(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
 def parse(doc: Mapping[str, Any], resource_group: str, source: str = "Azure") -> ClusterFacts:
     """A description of a cluster (the invoke's answer, `az aks show -o json`, a REST body)."""
     pools = tuple(
@@ -117,6 +149,20 @@ def parse(doc: Mapping[str, Any], resource_group: str, source: str = "Azure") ->
             pod_subnet_id=_get(p, "podSubnetID") or None,
             tags=dict(_get(p, "tags") or {}),
             provisioning_state=_get(p, "provisioningState"),
+            node_taints=tuple(str(t) for t in _get(p, "nodeTaints") or ()),
+            node_labels={str(k): str(v) for k, v in (_get(p, "nodeLabels") or {}).items()},
+            enable_auto_scaling=_get(p, "enableAutoScaling") is True,
+            min_count=_int(_get(p, "minCount")),
+            max_count=_int(_get(p, "maxCount")),
+            os_type=_get(p, "osType"),
+            scale_set_priority=_get(p, "scaleSetPriority"),
+            scale_set_eviction_policy=_get(p, "scaleSetEvictionPolicy"),
+            spot_max_price=_float(_get(p, "spotMaxPrice")),
+            gpu_instance_profile=_get(p, "gpuInstanceProfile"),
+            gpu_driver=_get(p, "gpuProfile", "driver"),
+            gpu_management=_get(p, "gpuProfile", "nvidia", "managementMode"),
+            orchestrator_version=_get(p, "currentOrchestratorVersion") or _get(p, "orchestratorVersion"),
+            profile=dict(p),
         )
         for p in _get(doc, "agentPoolProfiles") or []
     )
@@ -138,6 +184,8 @@ def parse(doc: Mapping[str, Any], resource_group: str, source: str = "Azure") ->
         source=source,
         private=_get(doc, "apiServerAccessProfile", "enablePrivateCluster") is True,
         vnet_integration=_get(doc, "apiServerAccessProfile", "enableVnetIntegration") is True,
+        authorized_ip_ranges=tuple(str(r) for r in _get(doc, "apiServerAccessProfile", "authorizedIPRanges") or ()),
+        resource_id=_get(doc, "id"),
     )
 
 
@@ -175,6 +223,7 @@ def description_problem(doc: Any) -> str | None:
         return f"no {', '.join(absent)}"
     checks = [_shape_problem(doc, m, (str,), "a string") for m in ("id", "name", "location", "kubernetesVersion", "nodeResourceGroup")]
     checks += [_shape_problem(doc, m, (Mapping,), "an object") for m in ("networkProfile", "apiServerAccessProfile")]
+    checks.append(_shape_problem(_get(doc, "apiServerAccessProfile") or {}, "authorizedIPRanges", (list,), "a list of CIDRs"))
     pools = _get(doc, "agentPoolProfiles")
     if not isinstance(pools, list):
         return f"agentPoolProfiles is {type(pools).__name__}, not a list of pools"
@@ -185,8 +234,10 @@ def description_problem(doc: Any) -> str | None:
             _shape_problem(pool, m, (str,), "a string")
             for m in ("name", "mode", "vmSize", "vnetSubnetID", "podSubnetID", "provisioningState")
         ]
-        found += [_shape_problem(pool, m, (int,), "a whole number") for m in ("count", "maxPods")]
-        found.append(_shape_problem(pool, "tags", (Mapping,), "an object"))
+        found += [_shape_problem(pool, m, (int,), "a whole number") for m in ("count", "maxPods", "minCount", "maxCount")]
+        found += [_shape_problem(pool, m, (Mapping,), "an object") for m in ("tags", "nodeLabels", "gpuProfile")]
+        found.append(_shape_problem(pool, "nodeTaints", (list,), "a list of taints"))
+        found.append(_shape_problem(pool, "spotMaxPrice", (int, float), "a number"))
         checks += [f"agentPoolProfiles[{index}].{problem}" for problem in found if problem]
     return next((problem for problem in checks if problem), None)
 

@@ -122,8 +122,9 @@ class Estimate:
 
 
 def nodes(cfg: StackConfig) -> list[Node]:
-    """The pools that cost money in this stack: the GPU pools, and the System pool of a
-    cluster this program creates (an existing cluster's is its owner's)."""
+    """The pools that cost money in this stack: the GPU pools it declares, and the System pool
+    of a cluster this program creates (an existing cluster's, and a pool it uses, are their
+    owner's: used_pool_lines)."""
     found = [
         Node(
             cfg.pool_key(p),
@@ -134,7 +135,7 @@ def nodes(cfg: StackConfig) -> list[Node]:
             p.max_count or p.node_count,
             p.spot_max_price,
         )
-        for p in cfg.gpu_pools
+        for p in cfg.owned_pools
     ]
     if cfg.existing_cluster is None:
         system = cfg.system_pool
@@ -243,6 +244,8 @@ def load(cfg: StackConfig, region: str, reader: AzureReader) -> tuple[Estimate |
     """The estimate, or why there is none, and whether that is expected (a reader that makes
     no such read: the offline render). A saved list when given; otherwise what the reader reads."""
     sizes = [n.vm_size for n in nodes(cfg)]
+    if not sizes:  # only pools the stack uses as they are: nothing of its own to price
+        return estimate(cfg, [], region, "no price list (the stack declares no pool of its own)"), None, False
     if cfg.preflight.prices_file:
         path = Path(cfg.preflight.prices_file)
         saved = prices.from_file(path)
@@ -299,6 +302,23 @@ def unchecked(cfg: StackConfig, why: str, dry_run: bool) -> str:
     return message + " (a deployment stops here)"
 
 
+def used_pool_lines(cfg: StackConfig) -> list[str]:
+    """A pool the stack uses as it is (`existing: use`) is its owner's to pay for; the proof
+    Job still asks it for a GPU node, which its autoscaler may add from zero."""
+    out = []
+    for p in cfg.gpu_pools:
+        if p.owned:
+            continue
+        if not cfg.mnist_job.enabled:
+            job = "this stack runs nothing that asks it for a node"
+        elif p.can_scale_to_zero:
+            job = f"the proof Job asks it for one GPU node, which its autoscaler adds from zero (0-{p.max_count}) and removes once idle"
+        else:
+            job = "the proof Job runs on one of its nodes"
+        out.append(f"cost: {cfg.pool_key(p)} {p.vm_size}: the owner's pool (existing: use), billed to them and not counted here; {job}")
+    return out
+
+
 def run(
     cfg: StackConfig, region: str | None, reader: AzureReader, dry_run: bool | None = None
 ) -> tuple[Estimate | None, list[str], list[str]]:
@@ -316,9 +336,9 @@ def run(
     if est is None:
         note = f"cost: not estimated: {why_not}"
         if limit is not None:
-            return None, [], [note, unchecked(cfg, "no prices; docs/cost.md", dry_run)]
+            return None, used_pool_lines(cfg), [note, unchecked(cfg, "no prices; docs/cost.md", dry_run)]
         # Where the reader makes no such read (offline), that is expected, and said without a warning.
-        return None, ([note] if expected else []), ([] if expected else [note])
+        return None, used_pool_lines(cfg) + ([note] if expected else []), ([] if expected else [note])
     warnings = [
         f"cost: no {est.source} price in {est.currency} for {n.key}.vmSize {n.vm_size} in {region}; it is not counted" for n in est.unpriced
     ]
@@ -340,4 +360,4 @@ def run(
         warnings.append(message + " (a deployment stops here)")
     elif limit is not None and not est.complete:
         warnings.append(unchecked(cfg, f"the total leaves out {'; '.join(est.missing)}", dry_run))
-    return est, lines(est), warnings
+    return est, used_pool_lines(cfg) + lines(est), warnings

@@ -9,10 +9,11 @@ import re
 
 import pulumi
 
-from components.azure.cluster_facts import OWNER_TAG, ClusterFacts
+from components.azure.cluster_facts import OWNER_TAG, ClusterFacts, PoolFacts
 from components.azure.problem import Problem
 from components.catalog import gpu_sizes
 from components.config import NAMESPACE, StackConfig
+from components.config.cluster import ranges_listed
 
 # OWNER_TAG (cluster_facts): which stack added a pool. A pool of the same name without this
 # stack's is somebody else's, and the stack must not touch it (azure-native's create refuses
@@ -54,10 +55,15 @@ def namespaces_line(cfg: StackConfig, found: ClusterFacts) -> str:
     )
 
 
+def stack_pools(found: ClusterFacts, stack: str) -> dict[str, PoolFacts]:
+    """The cluster's pools this stack added (its owner tag), by name, as they run."""
+    mine = owner_tags(pulumi.get_project(), stack)[OWNER_TAG]
+    return {p.name: p for p in found.pools if p.tags.get(OWNER_TAG) == mine}
+
+
 def pools_of_stack(found: ClusterFacts, stack: str) -> dict[str, tuple[str, int]]:
     """The cluster's pools this stack added (its owner tag): name -> (VM size, nodes)."""
-    mine = owner_tags(pulumi.get_project(), stack)[OWNER_TAG]
-    return {p.name: (p.vm_size, p.count) for p in found.pools if p.tags.get(OWNER_TAG) == mine}
+    return {name: (p.vm_size, p.count) for name, p in stack_pools(found, stack).items()}
 
 
 def check_existing_cluster(cfg: StackConfig, found: ClusterFacts, stack: str) -> list[Problem]:
@@ -102,6 +108,8 @@ def check_existing_cluster(cfg: StackConfig, found: ClusterFacts, stack: str) ->
         )
     if found.private:
         problems.append(Problem(private_line(where, found), blocking=False))
+    if found.authorized_ip_ranges:
+        problems.append(Problem(authorized_ranges_line(where, found.authorized_ip_ranges), blocking=False))
     problems += pool_name_conflicts(cfg, found, stack)
     problems += mode_against_cluster(cfg, found)
     return problems
@@ -152,17 +160,40 @@ def private_line(where: str, found: ClusterFacts) -> str:
     )
 
 
+# The placeholder that lets only the cluster itself reach its API server (api-server-authorized-ip-ranges.md).
+OWN_OUTBOUND = "0.0.0.0/32"
+
+
+def authorized_ranges_line(where: str, ranges: tuple[str, ...]) -> str:
+    """An API server limited to authorized IP ranges answers nobody else: "The API server
+    blocks requests from IP addresses that aren't included in the authorized ranges"
+    (azure-aks-docs api-server-authorized-ip-ranges.md, ms.date 08/03/2026, at fb060abe), and
+    `0.0.0.0/32` "Restricts API server access to only the cluster's own outbound IP" (same
+    page). GitHub-hosted runners have no fixed address: "we do not recommend that you use
+    these as allowlists ... we recommend you use larger runners with a static IP address
+    range, or self-hosted runners" (github/docs@159bd1b0 content/actions/reference/runners/github-hosted-runners.md,
+    "IP addresses"), and a larger runner's static range is an option of GitHub Enterprise
+    Cloud (github/docs@00ac3974 .../larger-runners.md, "Networking for larger runners")."""
+    listed = ranges_listed(tuple(f"{r} (the cluster's own outbound address)" if r == OWN_OUTBOUND else r for r in ranges))
+    return (
+        f"{where} limits its API server to authorized IP ranges ({listed}): `pulumi preview` and `pulumi up` must run "
+        "from an address in them, or the Kubernetes objects fail to connect; GitHub-hosted runners' addresses are not in them "
+        "unless added (they change from run to run: a self-hosted runner, or a larger runner with a static IP range, has one "
+        "to add), so ask the cluster's owner to add your egress address (docs/permissions.md, authorized IP ranges)"
+    )
+
+
 def pool_name_conflicts(cfg: StackConfig, found: ClusterFacts, stack: str) -> list[Problem]:
     mine = owner_tags(pulumi.get_project(), stack)[OWNER_TAG]
     theirs = {p.name: p.tags.get(OWNER_TAG) for p in found.pools}
     problems = []
-    for pool in cfg.gpu_pools:
+    for pool in cfg.new_pools:  # `existing` names the cluster's own pool (components/azure/existing_pools.py)
         if pool.name in theirs and theirs[pool.name] != mine:
             owner = f"it carries {OWNER_TAG} = {theirs[pool.name]}" if theirs[pool.name] else f"it has no {OWNER_TAG} tag"
             problems.append(
                 Problem(
                     f"{cfg.pool_key(pool)}: the cluster already has a pool named {pool.name!r}, which this stack did not add "
-                    f"({owner}); pick another pool name"
+                    f"({owner}); pick another pool name, or set {cfg.pool_key(pool)}.existing to use or adopt it (docs/existing-cluster.md)"
                 )
             )
     return problems

@@ -17,7 +17,7 @@ import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from components.azure import azure_facts, cluster_access, permissions, pool_modes, prices
+from components.azure import azure_facts, cluster_access, kubernetes_read, permissions, pool_modes, prices
 from components.azure.azure_facts import Facts
 
 GET_MANAGED_CLUSTER = "azure-native:containerservice:getManagedCluster"
@@ -84,6 +84,9 @@ class LiveReader:
 
     def prices(self, region: str, sizes: Sequence[str], currency: str) -> list[dict[str, Any]]:
         return prices.live(region, sizes, currency)
+
+    def kubernetes_objects(self, kubeconfig: str) -> Mapping[str, Any]:
+        return kubernetes_read.read(kubeconfig)
 
     def wait_for_access(self, kubeconfig: str, who: str) -> str:
         return cluster_access.wait_for_access(kubeconfig, who)

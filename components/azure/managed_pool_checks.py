@@ -31,7 +31,7 @@ def feature_registration(cfg: StackConfig, reader: AzureReader) -> list[Problem]
     `SubscriptionFeatureRegistration` always fails with "cannot create already existing
     resource", because ARM answers the provider's existence check with 200 for every
     feature (pulumi-azure-native #1722, open). The same GET says the state."""
-    managed = [p for p in cfg.gpu_pools if p.managed]
+    managed = [p for p in cfg.owned_pools if p.managed]
     if not managed:
         return []
     try:
@@ -63,7 +63,7 @@ def managed_pool_sign_in(cfg: StackConfig, reader: AzureReader) -> list[Problem]
     """The managed GPU pool is created by this program's dynamic provider with azure-identity's
     DefaultAzureCredential, not with azure-native's sign-in: without it, the pool's create
     would fail after the cluster had been created."""
-    managed = [p for p in cfg.gpu_pools if p.managed]
+    managed = [p for p in cfg.owned_pools if p.managed]
     if not managed:
         return []
     error = reader.sign_in_problem()

@@ -86,7 +86,7 @@ def read(client: Any, resource_group: str, cluster: str, names: Sequence[str]) -
 def switches(cfg: StackConfig, running: Mapping[str, str], cluster: str) -> list[str]:
     """One line for each pool whose kind the config would switch."""
     lines = []
-    for pool in cfg.gpu_pools:
+    for pool in cfg.owned_pools:
         was = running.get(pool.name)
         if was is None or (was == "aks-managed") == pool.managed:
             continue

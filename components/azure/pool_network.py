@@ -1,6 +1,6 @@
 """How each GPU pool joins its cluster's network: its nodes' subnet, its pods' subnet and
 its pods per node, decided from the cluster (components/azure/cluster_facts.py) and the pool's
-config. Pure: no resource, no call.
+config. Pure: no resource, no call to Azure.
 
 The rules, from azure-aks-docs at fb060abe (2026-08-21) and AKS's own answers:
   - "All node pools must reside in the same virtual network" (create-node-pools.md, ms.date
@@ -20,15 +20,21 @@ The rules, from azure-aks-docs at fb060abe (2026-08-21) and AKS's own answers:
     node's (or the pod) subnet, sized for the pods per node the cluster was planned with: a
     new pool takes the System pool's `maxPods` unless `maxPods` says otherwise;
   - Azure CNI Overlay, kubenet and a cluster this program creates (Overlay) take 250, as
-    they always have here: "The default for Azure CNI Overlay is 250", the most AKS allows.
+    they always have here: "The default for Azure CNI Overlay is 250", the most AKS allows;
+  - a pool that runs already (`current`: one this stack added, or one it adopts) keeps the
+    subnet, pod subnet and maxPods it has in Azure unless its config names another: AKS fixes
+    all three when a pool is created (components/azure/pool_mutability.py), so following the
+    System pool after its owner moves it would delete and recreate the GPU pool. A value the
+    config sets that differs from the live pool's replaces the pool, and the preview says so.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from components.azure.cluster_facts import ClusterFacts, id_segment
+from components.azure import existing_cluster_checks
+from components.azure.cluster_facts import ClusterFacts, PoolFacts, id_segment
 from components.config import StackConfig
 
 # "The default for Azure CNI Overlay is 250. The maximum value you can specify in Azure CNI
@@ -50,6 +56,9 @@ class PoolNetwork:
     why: str = ""
     #: What AKS would refuse (a subnet on a cluster whose pools have none), if anything.
     problem: str | None = None
+    #: The config moves a pool that runs already to another subnet, pod subnet or maxPods,
+    #: which replaces it (deleting it first): the preview's warning, if so.
+    replaces: str | None = None
 
 
 def model(found: ClusterFacts) -> str:
@@ -93,13 +102,21 @@ def _subnet(name: str, given: str | None, cluster_uses: bool, system: str | None
 
 
 def plan(
-    found: ClusterFacts | None, key: str, max_pods: int | None, vnet_subnet_id: str | None = None, pod_subnet_id: str | None = None
+    found: ClusterFacts | None,
+    key: str,
+    max_pods: int | None,
+    vnet_subnet_id: str | None = None,
+    pod_subnet_id: str | None = None,
+    current: PoolFacts | None = None,
 ) -> PoolNetwork:
     """The network of one GPU pool (`key` names it in messages) in `found`, or in a cluster
-    this program creates (None: Azure CNI Overlay, no VNet of its own)."""
+    this program creates (None: Azure CNI Overlay, no VNet of its own). `current` is the pool
+    as it runs in `found` already, if it does: what the config leaves unset is kept from it."""
     if found is None:
         pods = max_pods or MAX_PODS
         return PoolNetwork(pods, why=f"network: {key}: maxPods {pods} (the cluster this stack creates: Azure CNI Overlay)")
+    if current is not None:
+        return _kept(found, key, max_pods, vnet_subnet_id, pod_subnet_id, current)
     system = found.system_pool
     vnet, vnet_text, vnet_problem = _subnet(
         "subnet", vnet_subnet_id, any(p.vnet_subnet_id for p in found.pools), system.vnet_subnet_id if system else None, key
@@ -110,17 +127,85 @@ def plan(
     kind = model(found)
     if max_pods:
         pods, pods_text = max_pods, f"maxPods {max_pods} ({key}.maxPods)"
-    elif kind.startswith("Azure CNI") and kind != "Azure CNI Overlay":
-        default = POD_SUBNET_DEFAULT_MAX_PODS if pod else AZURE_CNI_DEFAULT_MAX_PODS
-        pods = (system.max_pods if system else None) or default
-        pods_text = (
-            f"maxPods {pods} ({'the System pool' if system and system.max_pods else 'the AKS default'}'s: every pod takes a subnet address)"
-        )
     else:
-        pods, pods_text = MAX_PODS, f"maxPods {MAX_PODS}"
+        pods, pods_text = _default_pods(found, kind, pod)
     parts = ", ".join(t for t in (vnet_text, pod_text, pods_text) if t)
     other_vnet = _other_vnet(vnet, found, f"{key}.vnetSubnetId") or _other_vnet(pod, found, f"{key}.podSubnetId")
     return PoolNetwork(pods, vnet, pod, f"network: {key} joins {kind}: {parts}", vnet_problem or pod_problem or other_vnet)
+
+
+def _default_pods(found: ClusterFacts, kind: str, pod_subnet: str | None) -> tuple[int, str]:
+    """A new pool's pods per node when its config names none, and how to say so."""
+    system = found.system_pool
+    if kind.startswith("Azure CNI") and kind != "Azure CNI Overlay":
+        default = POD_SUBNET_DEFAULT_MAX_PODS if pod_subnet else AZURE_CNI_DEFAULT_MAX_PODS
+        pods = (system.max_pods if system else None) or default
+        return (
+            pods,
+            f"maxPods {pods} ({'the System pool' if system and system.max_pods else 'the AKS default'}'s: every pod takes a subnet address)",
+        )
+    return MAX_PODS, f"maxPods {MAX_PODS}"
+
+
+KEPT = "kept from the live pool"
+
+
+def _same_subnet(a: str | None, b: str | None) -> bool:
+    """ARM resource IDs compare without case (the az CLI writes `resourcegroups`)."""
+    return (a or "").lower() == (b or "").lower()
+
+
+def _kept(
+    found: ClusterFacts, key: str, max_pods: int | None, vnet_subnet_id: str | None, pod_subnet_id: str | None, current: PoolFacts
+) -> PoolNetwork:
+    """A pool that runs already: each member the config sets is the config's, and replaces the
+    pool where it differs from the live one (AKS fixes all three at creation:
+    pool_mutability.AGENT_POOL's vnetSubnetID, podSubnetID and maxPods); each it leaves unset
+    is the live pool's, whatever the System pool has now."""
+    texts: list[str] = []
+    moves: list[str] = []
+    problems: list[str | None] = []
+    members = (
+        ("subnet", "vnetSubnetId", vnet_subnet_id, current.vnet_subnet_id, any(p.vnet_subnet_id for p in found.pools)),
+        ("pod subnet", "podSubnetId", pod_subnet_id, current.pod_subnet_id, any(p.pod_subnet_id for p in found.pools)),
+    )
+    chosen: list[str | None] = []
+    for name, member, given, live, cluster_uses in members:
+        if given is None:
+            chosen.append(live)
+            texts.append(f"{name} {short(live)} ({KEPT})" if live else "")
+            continue
+        chosen.append(given)
+        problems.append(_subnet(name, given, cluster_uses, None, key)[2])
+        if _same_subnet(given, live):
+            texts.append(f"{name} {short(given)}")
+        else:
+            texts.append(f"{name} {short(given)} ({key}.{member}; the live pool has {short(live) if live else 'none'}: replaces it)")
+            moves.append(f"{key}.{member} is {short(given)} and the live pool's {short(live) if live else 'none'}")
+    vnet, pod = chosen
+    if max_pods is None and current.max_pods:
+        pods, pods_text = current.max_pods, f"maxPods {current.max_pods} ({KEPT})"
+    elif max_pods is None:  # a description without it (a saved file): what a new pool would get
+        pods, pods_text = _default_pods(found, model(found), pod)
+    elif current.max_pods is not None and max_pods != current.max_pods:
+        pods, pods_text = max_pods, f"maxPods {max_pods} ({key}.maxPods; the live pool has {current.max_pods}: replaces it)"
+        moves.append(f"{key}.maxPods is {max_pods} and the live pool's {current.max_pods}")
+    else:
+        pods, pods_text = max_pods, f"maxPods {max_pods} ({key}.maxPods)"
+    parts = ", ".join(t for t in (*texts, pods_text) if t)
+    if vnet_subnet_id is not None:
+        problems.append(_other_vnet(vnet, found, f"{key}.vnetSubnetId"))
+    if pod_subnet_id is not None:
+        problems.append(_other_vnet(pod, found, f"{key}.podSubnetId"))
+    replaces = (
+        f"{'; '.join(moves)}: AKS fixes a pool's subnet, pod subnet and maxPods when it creates the pool, so `pulumi up` "
+        f"replaces pool {current.name}, deleting it first (its nodes and the pods on them go, and it is created anew); "
+        "unset the key to keep what the pool has"
+        if moves
+        else None
+    )
+    why = f"network: {key} joins {model(found)}: {parts}"
+    return PoolNetwork(pods, vnet, pod, why, next((p for p in problems if p), None), replaces)
 
 
 def short(subnet_id: str) -> str:
@@ -152,6 +237,14 @@ def problems(networks: Sequence[PoolNetwork]) -> list[str]:
     return [n.problem for n in networks if n.problem]
 
 
-def plan_pools(cfg: StackConfig, found: ClusterFacts | None) -> dict[str, PoolNetwork]:
-    """Every GPU pool's network, by pool name."""
-    return {pool.name: plan(found, cfg.pool_key(pool), pool.max_pods, pool.vnet_subnet_id, pool.pod_subnet_id) for pool in cfg.gpu_pools}
+def plan_pools(
+    cfg: StackConfig, found: ClusterFacts | None, stack: str, live: Mapping[str, PoolFacts] | None = None
+) -> dict[str, PoolNetwork]:
+    """Every GPU pool's network, by pool name: a pool that runs in `found` already keeps what it
+    has, whether this stack added it (its owner tag, existing_cluster_checks.stack_pools) or
+    takes it over (`live`, by name)."""
+    live = {**(existing_cluster_checks.stack_pools(found, stack) if found is not None else {}), **(live or {})}
+    return {
+        pool.name: plan(found, cfg.pool_key(pool), pool.max_pods, pool.vnet_subnet_id, pool.pod_subnet_id, live.get(pool.name))
+        for pool in cfg.owned_pools  # a pool used as it is (`existing: use`) joins nothing
+    }

@@ -11,7 +11,8 @@ problem, one per line, before any resource is registered; `aks-gpu:preflight.mod
 makes it warn and go on, `off` skips every check. The facts come from Azure itself, or from
 saved az CLI output (components/azure/azure_facts.py); when they cannot be had, a warning says what
 was not checked, and nothing is blocked. The checks: capacity.py (sizes, offers, quota),
-managed_pool_checks.py (the preview feature, the sign-in), existing_cluster_checks.py.
+managed_pool_checks.py (the preview feature, the sign-in), existing_cluster_checks.py,
+cluster_object_checks.py (what an existing cluster runs in Kubernetes).
 """
 
 from __future__ import annotations
@@ -60,9 +61,11 @@ def run(
     found: ClusterFacts | None = None,
     networks: Iterable[PoolNetwork] = (),
     dry_run: bool | None = None,
+    in_cluster: Iterable[Problem] = (),
 ) -> Checked:
     """Every check this stack needs, reading Azure through `reader`; `found` is the existing
-    cluster, as read (cluster_facts), and `networks` how each pool joins its network (pool_network).
+    cluster, as read (cluster_facts), `networks` how each pool joins its network (pool_network),
+    and `in_cluster` what the cluster runs in Kubernetes means for it (cluster_object_checks).
     Returns the warnings to show and the cluster's region; raises PreflightError when a
     deployment in `enforce` mode would hit a blocking problem."""
     mode = cfg.preflight.mode
@@ -82,6 +85,7 @@ def run(
         facts = dataclasses.replace(facts, existing_pools={**facts.existing_pools, **own_pools})
     problems += [
         *(Problem(p) for p in pool_network.problems(list(networks))),
+        *in_cluster,
         *retired_sizes(cfg, stack),
         *feature_registration(cfg, reader),
         *managed_pool_sign_in(cfg, reader),
@@ -103,7 +107,7 @@ def provider_host(cfg: StackConfig, environ: Mapping[str, str]) -> None:
     components/ from the project directory; where it could not, every operation on the pool
     fails after the rest of the stack is built. That is certain, whatever preflight.mode
     says: a preview stops too."""
-    problem = host_problem(environ) if any(p.managed for p in cfg.gpu_pools) else None
+    problem = host_problem(environ) if any(p.managed for p in cfg.owned_pools) else None
     if problem:
         raise PreflightError(f"preflight: {problem}")
 

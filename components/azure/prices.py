@@ -70,7 +70,7 @@ def arm_spelling(vm_size: str) -> str:
     case-sensitive" from api-version 2023-01-01-preview on (learn.microsoft.com "Azure Retail
     Prices overview"), so `Standard_nc4as_t4_v3` would find nothing. The naming convention's
     spelling: family and accelerator upper case, features and version lower case (every size
-    of the catalog spells itself so: tests/test_cost.py). The config takes `Standard_` sizes
+    of the catalog spells itself so: tests/test_prices.py). The config takes `Standard_` sizes
     only (components/config/values.py VmSize). A size that still matches no meter is listed
     as unpriced, and the total says it is incomplete. A size of the catalog is spelt as the
     catalog spells it: the RTX PRO 6000 sizes' `_xl_` is lower case, against the convention."""

@@ -67,6 +67,13 @@ class AzureReader(Protocol):
         """The Retail Prices API's items for these sizes in the region, in `currency`."""
         ...
 
+    def kubernetes_objects(self, kubeconfig: str) -> Mapping[str, Any]:
+        """An existing cluster's namespaces and DaemonSets, what `kubectl get
+        namespaces,daemonsets --all-namespaces -o json` prints (a v1 List), read with the
+        kubeconfig (YAML, as the Kubernetes provider gets it) within one deadline
+        (components/azure/kubernetes_read.py)."""
+        ...
+
     def wait_for_access(self, kubeconfig: str, who: str) -> str:
         """Waits until the cluster lets the kubeconfig's identity create namespaces; returns
         the kubeconfig (components/azure/cluster_access.py)."""

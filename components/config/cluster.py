@@ -157,6 +157,31 @@ NO_NETWORK_POLICY_WARNING = (
 )
 
 
+# How many authorized ranges a line lists before it counts the rest.
+LISTED_RANGES = 5
+
+
+def ranges_listed(ranges: tuple[str, ...]) -> str:
+    """Authorized ranges as a line lists them: the first few, and how many more."""
+    more = f" and {len(ranges) - LISTED_RANGES} more" if len(ranges) > LISTED_RANGES else ""
+    return ", ".join(ranges[:LISTED_RANGES]) + more
+
+
+def authorized_ranges_warning(ranges: tuple[str, ...]) -> str:
+    """ "The API server blocks requests from IP addresses that aren't included in the
+    authorized ranges"; at creation AKS adds "the API server public IP and the outbound public
+    IP of the Standard SKU load balancer" (azure-aks-docs api-server-authorized-ip-ranges.md,
+    ms.date 08/03/2026, at fb060abe). The Kubernetes objects are created through that API
+    server, from wherever `pulumi` runs (components/azure/existing_cluster_checks.py says the
+    same of a cluster this program joins, with GitHub's sources)."""
+    return (
+        f"{NAMESPACE}:access.authorizedIpRanges: the API server answers only {ranges_listed(ranges)} (and the cluster's own "
+        "addresses, which AKS adds): `pulumi up`, `preview` and `destroy` must run from an address in them, or the "
+        "Kubernetes objects fail to connect; GitHub-hosted runners' addresses are not in them unless added "
+        "(docs/permissions.md, authorized IP ranges)"
+    )
+
+
 def check(access: AccessConfig, network: NetworkConfig, upgrade: UpgradeConfig, kubernetes_version: str | None) -> list[str]:
     """The created cluster's rules; returns what a preview should say of its settings."""
     check_access(access)
@@ -164,4 +189,6 @@ def check(access: AccessConfig, network: NetworkConfig, upgrade: UpgradeConfig, 
     warnings = [NO_NETWORK_POLICY_WARNING] if network.policy == "none" else []
     if access.grants_deployer and access.deployer_object_id is None:
         warnings.append(UNPINNED_DEPLOYER_WARNING)
+    if access.authorized_ip_ranges:
+        warnings.append(authorized_ranges_warning(access.authorized_ip_ranges))
     return warnings

@@ -12,6 +12,10 @@ from pydantic.dataclasses import dataclass
 from components.config.messages import fail
 from components.config.values import MODEL, NAMESPACE, ClusterName, ResourceGroupName
 
+# A GPU pool the cluster already has (`gpuPools.<name>.existing`): `use` reads it and never
+# changes it; `adopt` brings it under the stack (docs/existing-cluster.md, "Coming from the guide").
+EXISTING_POOL_MODES = ("use", "adopt")
+
 
 @dataclass(frozen=True, config=MODEL)
 class ExistingClusterConfig:
@@ -53,8 +57,11 @@ def check_existing_cluster(values: Mapping[str, Any], parsed: Mapping[str, Any],
             )
 
 
-def check_without_existing(pools: Iterable[Any], keys: Mapping[str, str], cluster_file: str | None) -> None:
-    """What only an existing cluster takes: subnets on its pools, a saved description of it."""
+def check_without_existing(
+    pools: Iterable[Any], keys: Mapping[str, str], cluster_file: str | None, kubernetes_file: str | None = None, adopt: bool = False
+) -> None:
+    """What only an existing cluster takes: subnets on its pools, saved descriptions of it,
+    and the adoption of what was applied to it by hand."""
     for pool in pools:
         for member, value in (("vnetSubnetId", pool.vnet_subnet_id), ("podSubnetId", pool.pod_subnet_id)):
             if value:
@@ -69,4 +76,44 @@ def check_without_existing(pools: Iterable[Any], keys: Mapping[str, str], cluste
             f"{NAMESPACE}:preflight.clusterFile",
             cluster_file,
             f"only with {NAMESPACE}:existingCluster: it describes the existing cluster for the offline render; remove it",
+        )
+    if kubernetes_file:
+        raise fail(
+            f"{NAMESPACE}:preflight.kubernetesFile",
+            kubernetes_file,
+            f"only with {NAMESPACE}:existingCluster: it lists what the existing cluster runs, for the offline render; remove it",
+        )
+    if adopt:
+        raise fail(
+            f"{NAMESPACE}:devicePlugin.adopt",
+            adopt,
+            f"only with {NAMESPACE}:existingCluster: a cluster this program creates runs nothing of others' to take over; remove it",
+        )
+
+
+# What `existing: adopt` may set beside `existing`, which the live pool is held to: what AKS
+# changes in place (components/azure/pool_mutability.py) follows the config; a fixed one must
+# equal Azure's, or the import would be followed by a replacement that deletes the pool.
+ADOPT_IN_PLACE = ("nodeCount", "minCount", "maxCount", "upgradeSettings")
+
+
+def check_existing(pool: Any, given: Mapping[str, Any], key: str, existing_cluster: bool) -> None:
+    """`existing` on its own, before Azure is read: only in an existing cluster, and with
+    `use` no other member (they come from Azure)."""
+    if not existing_cluster:
+        raise fail(
+            f"{key}.existing",
+            pool.existing,
+            f"only with {NAMESPACE}:existingCluster: it names a pool the cluster already has; remove it to add a new pool",
+        )
+    others = [member for member in given if member != "existing"]
+    if pool.existing == "use" and others:
+        raise fail(
+            f"{key}.{others[0]}",
+            given[others[0]],
+            "not with existing: use: the pool is read from Azure as it is (size, counts, taints, GPU settings) and never changed; remove it",
+        )
+    if pool.existing == "adopt" and "dedicatedVhd" in given:
+        raise fail(
+            f"{key}.dedicatedVhd", given["dedicatedVhd"], "not with existing: adopt: the pool's GPU stack is read from Azure; remove it"
         )

@@ -16,6 +16,7 @@ from pydantic.dataclasses import dataclass
 from components.catalog import gpu_sizes
 from components.config import pool_upgrades
 from components.config.cluster import SYSTEM_POOL_NAME
+from components.config.existing import EXISTING_POOL_MODES, check_existing
 from components.config.messages import did_you_mean, fail, json_object, structured
 from components.config.pool_upgrades import PoolUpgradeSettings
 from components.config.values import (
@@ -89,11 +90,13 @@ class GpuPoolSettings:
     mig_profile: one_of(*MIG_PROFILES) | None = None
     """Multi-instance GPU: slice each GPU (A100, H100 sizes); each slice is one nvidia.com/gpu."""
     max_pods: whole_number(10, 250) | None = None
-    """Pods per node. Unset: 250, or on an existing cluster with Azure CNI without overlay its System pool's, which its subnets are sized for."""
+    """Pods per node. Unset: 250, or on an existing cluster with Azure CNI without overlay its System pool's, which its subnets are sized for; a pool the stack runs already keeps what it has."""
     vnet_subnet_id: SubnetId | None = None
-    """existingCluster only: the nodes' subnet. Unset: the System pool's, when the cluster's pools have subnets of their own."""
+    """existingCluster only: the nodes' subnet. Unset: the System pool's, when the cluster's pools have subnets of their own; a pool the stack runs already keeps its own."""
     pod_subnet_id: SubnetId | None = None
-    """existingCluster only: the pods' subnet (Azure CNI with dynamic pod IPs). Unset: the System pool's, when it has one."""
+    """existingCluster only: the pods' subnet (Azure CNI with dynamic pod IPs). Unset: the System pool's, when it has one; a pool the stack runs already keeps its own."""
+    existing: one_of(*EXISTING_POOL_MODES) | None = None
+    """existingCluster only: the cluster's own pool of this name. use: read from Azure and never changed (its other members come from Azure); adopt: the stack takes it over, imported on the first up, declaring its live settings (docs/existing-cluster.md)."""
     upgrade_settings: PoolUpgradeSettings | None = None
     """How AKS upgrades the pool's nodes: maxSurge, maxUnavailable, drainTimeoutInMinutes, nodeSoakDurationInMinutes, undrainableNodeBehavior. Unset: maxSurge '0', maxUnavailable '1': no GPU quota beyond the pool's nodes, one node down at a time (docs/lifecycle.md)."""
 
@@ -105,6 +108,11 @@ class GpuPoolSettings:
     @property
     def mode(self) -> str:
         return "aks-managed" if self.managed else self.management
+
+    @property
+    def owned(self) -> bool:
+        """The stack declares the pool (a new one, or one it adopts); `existing: use` is the owner's."""
+        return self.existing != "use"
 
     @property
     def autoscaling(self) -> bool:
@@ -163,11 +171,16 @@ def gpu_pools(gpu_pool: GpuPoolConfig, pool_map: dict[str, GpuPoolSettings] | No
     )
 
 
-def check(found: Pools, job_enabled: bool) -> list[str]:
-    """Each pool's rules; returns what a preview should say of them (sizes, modes)."""
+def check(found: Pools, job_enabled: bool, existing_cluster: bool = False) -> list[str]:
+    """Each pool's rules; returns what a preview should say of them (sizes, modes). A pool
+    the cluster has (`existing`) is checked once it is read from Azure
+    (components/azure/existing_pools.py)."""
     warnings: list[str] = []
     for pool in found.pools:
         key = found.keys[pool.name]
+        if pool.existing is not None:
+            check_existing(pool, found.given[pool.name], key, existing_cluster)
+            continue
         check_gpu_pool(pool, job_enabled, key)
         warnings += check_size(pool.vm_size, pool.gen2, key)
         warnings += check_pool_stack(pool, found.given[pool.name], key)
@@ -250,6 +263,8 @@ def gpu_pool_defaults(value: dict[str, Any], key: str) -> dict[str, Any]:
             f"invalid config {key}: {given} is set without {missing}; "
             "set both to turn the cluster autoscaler on, or neither for a fixed nodeCount"
         )
+    if value.get("existing") is not None:
+        return value  # the pool's size and counts come from Azure (components/azure/existing_pools.py)
     if "vmSize" not in value:
         # The guide's size for the chosen generation (Standard_NC6, or Standard_NC6s_v2).
         value["vmSize"] = gpu_sizes.default_size(value.get("gen2") is True)

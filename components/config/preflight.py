@@ -33,6 +33,8 @@ class PreflightConfig:
     """A saved Azure Retail Prices API response (JSON with Items), relative to the project. Set, no live call is made (docs/cost.md)."""
     cluster_file: FilePath | None = None
     """existingCluster only: `az aks show --output json` of the cluster, saved (relative to the project), which the offline render (make render) uses instead of assumed facts. pulumi preview and up read the cluster from Azure."""
+    kubernetes_file: FilePath | None = None
+    """existingCluster only: `kubectl get namespaces,daemonsets --all-namespaces -o json` of the cluster, saved (relative to the project), which the offline render checks against. pulumi preview and up read the cluster itself."""
 
 
 def check_preflight(preflight: PreflightConfig, root: Path) -> None:
@@ -42,7 +44,12 @@ def check_preflight(preflight: PreflightConfig, root: Path) -> None:
     if len(given) == 1:
         missing = "usageFile" if given == ["skusFile"] else "skusFile"
         raise ConfigError(f"invalid config {key}: {given[0]} is set without {missing}; set both, or neither for live facts")
-    for member, path in {**files, "pricesFile": preflight.prices_file, "clusterFile": preflight.cluster_file}.items():
+    for member, path in {
+        **files,
+        "pricesFile": preflight.prices_file,
+        "clusterFile": preflight.cluster_file,
+        "kubernetesFile": preflight.kubernetes_file,
+    }.items():
         try:
             found = bool(path) and (root / str(path)).is_file()
         except OSError as error:  # a name longer than the system takes, say

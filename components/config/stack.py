@@ -98,6 +98,8 @@ class StackConfig:
     existing_cluster: ExistingClusterConfig | None = None
     #: The pools came from the gpuPools map (keys `aks-gpu:gpuPools.<name>`), not gpuPool.
     pool_map: bool = False
+    #: The members each pool's entry sets, as given (an `existing: adopt` pool is held to them).
+    given_pools: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     # Things the user should know at preview time (preview features, unknown sizes, ...).
     warnings: tuple[str, ...] = field(default=())
 
@@ -109,6 +111,16 @@ class StackConfig:
     def modes(self) -> frozenset[str]:
         """Who manages the GPU stack, over all pools."""
         return frozenset(p.mode for p in self.gpu_pools)
+
+    @property
+    def owned_pools(self) -> tuple[GpuPoolConfig, ...]:
+        """The pools the stack declares: new ones and adopted ones, not those it uses as they are."""
+        return tuple(p for p in self.gpu_pools if p.owned)
+
+    @property
+    def new_pools(self) -> tuple[GpuPoolConfig, ...]:
+        """The pools the stack adds to the cluster (not the cluster's own, used or adopted)."""
+        return tuple(p for p in self.gpu_pools if p.existing is None)
 
     def pools_of(self, mode: str) -> tuple[GpuPoolConfig, ...]:
         return tuple(p for p in self.gpu_pools if p.mode == mode)
@@ -158,13 +170,15 @@ def parse(raw: Mapping[str, str], project: str, stack: str, root: Path | None = 
         raise one_line(error, ProjectConfig) from None
     resource_group_name, cluster_name = _names(given, values, project, stack)
     found = pools.gpu_pools(given.gpu_pool, given.gpu_pools, values)
-    warnings = pools.check(found, job_enabled=given.mnist_job.enabled)
+    warnings = pools.check(found, job_enabled=given.mnist_job.enabled, existing_cluster=given.existing_cluster is not None)
     warnings += workloads.check(found.pools, found.keys, values, given.device_plugin, given.mnist_job, given.gpu_operator)
     warnings += cluster.check(given.access, given.network, given.upgrade, given.kubernetes_version)
     check_preflight(given.preflight, root or Path.cwd())
     cost.check(given.cost, values)
     if given.existing_cluster is None:
-        existing.check_without_existing(found.pools, found.keys, given.preflight.cluster_file)
+        existing.check_without_existing(
+            found.pools, found.keys, given.preflight.cluster_file, given.preflight.kubernetes_file, given.device_plugin.adopt
+        )
     return StackConfig(
         location=validated(Location, LOCATION_KEY, raw.get(LOCATION_KEY) or DEFAULT_LOCATION),
         resource_group_name=resource_group_name,
@@ -186,6 +200,7 @@ def parse(raw: Mapping[str, str], project: str, stack: str, root: Path | None = 
         subscription_id=raw.get(SUBSCRIPTION_KEY) or None,
         existing_cluster=given.existing_cluster,
         pool_map=given.gpu_pools is not None,
+        given_pools=found.given,
         warnings=tuple(warnings),
     )
 

@@ -48,6 +48,8 @@ class DevicePluginConfig:
     """The device plugin's namespace (the guide's gpu-resources)."""
     image: Image = DEFAULT_DEVICE_PLUGIN_IMAGE
     """The device plugin image; the 2020 guide's is mcr.microsoft.com/oss/nvidia/k8s-device-plugin:1.11."""
+    adopt: Bool = False
+    """existingCluster only: take over the guide's DaemonSet nvidia-device-plugin-daemonset and its namespace (devicePlugin.namespace), applied by hand, instead of refusing them; the stack's spec replaces the guide's (docs/existing-cluster.md)."""
 
 
 Accuracy = Annotated[float, Field(gt=0, le=1, allow_inf_nan=False), Allowed("a fraction above 0 and at most 1, such as 0.9")]

@@ -14,7 +14,7 @@ from typing import Any
 from components.azure.cluster_facts import OWNER_TAG
 
 # Where ARM is: Azure's public cloud, as for every other resource of the program. An input,
-# so the state says where the pool's calls go (tests/test_provider_host.py points it at a
+# so the state says where the pool's calls go (tests/test_managed_pool_provider_host.py points it at a
 # local fake of ARM); a state written before it existed means this one.
 ARM_ENDPOINT = "https://management.azure.com"
 ENDPOINT = "armEndpoint"

@@ -50,7 +50,7 @@ did the move from the resource group's scope (releases before the subscription s
 the child was `cost-budget`): the next `up` creates the new budget, then deletes the old one.
 
 The comparison is GreaterThan, "the recommended OperatorType" (the SDK's OperatorType enum;
-EqualTo "will be deprecated"). tests/test_cost.py pins the alerts and the option.
+EqualTo "will be deprecated"). tests/test_budget.py pins the alerts and the option.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ pass is annotated on the DaemonSet with Checkov skips and their reasons.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import pulumi
@@ -125,6 +125,27 @@ class NvidiaDevicePluginArgs:
     #: device plugin is not this one's: "Don't run multiple NVIDIA device plugin DaemonSets on
     #: the same nodes" (azure-aks-docs articles/aks/best-practices-ml-ops.md, commit 4c2b0282).
     pool_names: Sequence[str] = field(default_factory=tuple)
+    #: Annotations that mark the stack's objects in a cluster it shares, which the next run's
+    #: read knows them by (components/azure/cluster_objects.py STACK_ANNOTATION); none in a
+    #: cluster the stack creates, which nothing else runs in.
+    marks: Mapping[str, str] = field(default_factory=dict)
+    #: This run takes over the guide's namespace and DaemonSet, applied by hand
+    #: (devicePlugin.adopt; components/azure/cluster_object_checks.py decides the run).
+    adopt: bool = False
+
+
+# Taking over an object `kubectl apply` made: Pulumi's `import` reads it into the state, then
+# updates it to the program's spec in the same `up` (pulumi/pulumi CHANGELOG 3.174.0, "import
+# and then update a resource in a single deployment"). pulumi-kubernetes updates by
+# server-side apply. In an `up` it first renames to its own the field managers whose names
+# begin with "kubectl" (so `kubectl apply`'s "kubectl-client-side-apply" too: provider/pkg/
+# await/await.go fixCSAFieldManagers at pulumi/pulumi-kubernetes@94977969, a prefix match in
+# fluxcd/pkg ssa patchReplaceFieldsManagers); in a preview it does not, and does not force
+# either (await.go patchForce), so the preview's dry-run apply would stop at conflicts on
+# the fields kubectl wrote and the program changes (the image, the tolerations: an atomic
+# list). The annotation forces the apply, in both. Only on the adopting run: later the fields
+# are the stack's, and another writer's change should be a conflict again.
+PATCH_FORCE = {"pulumi.com/patchForce": "true"}
 
 
 class NvidiaDevicePlugin(pulumi.ComponentResource):
@@ -138,12 +159,15 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
     def __init__(self, name: str, args: NvidiaDevicePluginArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("aks-gpu:kubernetes:NvidiaDevicePlugin", name, None, opts)
         on_cluster = pulumi.ResourceOptions(parent=self, provider=args.provider)
+        # The import IDs are pulumi-kubernetes' resource IDs, `<namespace>/<name>` or `<name>`
+        # (provider/pkg/provider/util.go parseFqName); set on the adopting run only.
+        imports = (args.namespace, f"{args.namespace}/{DAEMONSET_NAME}") if args.adopt else (None, None)
 
         # Step 4: kubectl create namespace gpu-resources
         self.namespace = k8s.core.v1.Namespace(
             f"{name}-ns",
-            metadata=k8s.meta.v1.ObjectMetaArgs(name=args.namespace),
-            opts=on_cluster,
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=args.namespace, annotations=dict(args.marks) or None),
+            opts=pulumi.ResourceOptions.merge(on_cluster, pulumi.ResourceOptions(import_=imports[0])),
         )
 
         # Not in the guide: the plugin neither serves nor calls anything over the network.
@@ -162,7 +186,7 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
             metadata=k8s.meta.v1.ObjectMetaArgs(
                 name=DAEMONSET_NAME,
                 namespace=self.namespace.metadata.name,
-                annotations=hardening.checkov_skips(skips),
+                annotations={**hardening.checkov_skips(skips), **args.marks, **(PATCH_FORCE if args.adopt else {})},
             ),
             spec=k8s.apps.v1.DaemonSetSpecArgs(
                 selector=k8s.meta.v1.LabelSelectorArgs(match_labels=POD_LABELS),
@@ -200,7 +224,7 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
                     ),
                 ),
             ),
-            opts=on_cluster,
+            opts=pulumi.ResourceOptions.merge(on_cluster, pulumi.ResourceOptions(import_=imports[1])),
         )
 
         self.namespace_name = self.namespace.metadata.name

@@ -25,6 +25,13 @@ from components.azure.cluster_facts import ClusterFacts
 from components.resources.cluster import _decode_entra_kubeconfig, get_credentials_command
 
 
+def provider_kubeconfig(user_kubeconfig: str) -> str:
+    """The kubeconfig the Kubernetes provider signs in with: listClusterUserCredential's,
+    decoded, an Entra ID cluster's made to sign in without a prompt. The program's read of
+    what the cluster runs (components/azure/cluster_objects.py) signs in with it too."""
+    return _decode_entra_kubeconfig(user_kubeconfig)
+
+
 @dataclass(frozen=True)
 class ExistingClusterArgs:
     facts: ClusterFacts
@@ -56,7 +63,7 @@ class ExistingCluster(pulumi.ComponentResource):
         self.location = facts.location
         self.kubernetes_version = facts.kubernetes_version
         self.dependencies = ()
-        self.kubeconfig = pulumi.Output.secret(_decode_entra_kubeconfig(args.user_kubeconfig))
+        self.kubeconfig = pulumi.Output.secret(provider_kubeconfig(args.user_kubeconfig))
         # No deleteUnreachable, as for a created cluster (cluster.GpuCluster._create_provider).
         self.provider = k8s.Provider(f"{name}-k8s", kubeconfig=self.kubeconfig, opts=pulumi.ResourceOptions(parent=self))
         self.get_credentials_command = pulumi.Output.from_input(get_credentials_command(facts.resource_group, facts.name))

@@ -29,7 +29,7 @@ Values (NVIDIA/gpu-operator deployments/gpu-operator/values.yaml, v26.7.0):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,6 +50,9 @@ class GpuOperatorArgs:
     version: str
     gpu_metrics: bool
     gpu_tolerations: Sequence[k8s.core.v1.TolerationArgs] = field(default_factory=tuple)
+    #: Annotations that mark the stack's namespace in a cluster it shares
+    #: (components/azure/cluster_objects.py STACK_ANNOTATION); none in a cluster it creates.
+    marks: Mapping[str, str] = field(default_factory=dict)
 
 
 def chart_values(args: GpuOperatorArgs) -> dict[str, Any]:
@@ -82,7 +85,9 @@ class GpuOperator(pulumi.ComponentResource):
         on_cluster = pulumi.ResourceOptions(parent=self, provider=args.provider)
         # The namespace is this program's, like the other components' (NVIDIA's guide has helm
         # create it): `pulumi destroy` removes it with the release.
-        self.namespace = k8s.core.v1.Namespace(f"{name}-ns", metadata=k8s.meta.v1.ObjectMetaArgs(name=args.namespace), opts=on_cluster)
+        self.namespace = k8s.core.v1.Namespace(
+            f"{name}-ns", metadata=k8s.meta.v1.ObjectMetaArgs(name=args.namespace, annotations=dict(args.marks) or None), opts=on_cluster
+        )
         self.release = k8s.helm.v3.Release(
             f"{name}-release",
             name=CHART,

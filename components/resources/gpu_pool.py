@@ -27,9 +27,11 @@ import pulumi_kubernetes as k8s
 from pulumi_azure_native import containerservice
 
 from components.azure import pool_mutability, pool_network
+from components.azure.existing_pools import LivePool
 from components.azure.pool_network import PoolNetwork
 from components.catalog import gpu_sizes
 from components.config import VERSION_UPGRADE_CHANNELS, GpuPoolConfig, UpgradeConfig, camel_case, pool_upgrades, snake
+from components.resources.existing_pool import adopted_settings, tolerations_for
 from components.resources.managed_gpu_pool import ARM_ENDPOINT, MIG_API_VERSION, STABLE_API_VERSION, ManagedGpuPool
 
 # Today's guide (azure-aks-docs articles/aks/use-nvidia-gpu.md) taints the GPU pool so
@@ -85,9 +87,14 @@ def gpu_tolerations(pool: GpuPoolConfig) -> tuple[k8s.core.v1.TolerationArgs, ..
     return (gpu, spot)
 
 
-def tolerations_of(pools: Sequence[GpuPoolConfig]) -> tuple[k8s.core.v1.TolerationArgs, ...]:
-    """What a DaemonSet serving all of `pools` must tolerate: each pool's taints, once."""
-    return tuple({(t.key, t.value): t for pool in pools for t in gpu_tolerations(pool)}.values())
+class Tolerating(Protocol):
+    tolerations: tuple[k8s.core.v1.TolerationArgs, ...]
+
+
+def merged_tolerations(pools: Sequence[Tolerating]) -> tuple[k8s.core.v1.TolerationArgs, ...]:
+    """What a DaemonSet serving all of `pools` (new, adopted or used) must tolerate: each
+    pool's tolerations, once."""
+    return tuple({(t.key, t.operator, t.value, t.effect): t for pool in pools for t in pool.tolerations}.values())
 
 
 def gpu_pool_settings(pool: GpuPoolConfig, network: PoolNetwork | None = None) -> dict[str, Any]:
@@ -225,6 +232,8 @@ class GpuPoolArgs:
     after: Sequence[pulumi.Resource] = ()
     #: Its subnets and pods per node (pool_network.plan); unset, a created cluster's.
     network: PoolNetwork | None = None
+    #: `existing: adopt`: the cluster's pool as Azure has it, imported on the adopting `up`.
+    live: LivePool | None = None
 
 
 def pool_dependencies(args: GpuPoolArgs) -> list[pulumi.Resource]:
@@ -261,7 +270,7 @@ class GpuPool(pulumi.ComponentResource):
         self.generation = gpu_sizes.generation(pool.vm_size)
         self.management = GPU_MANAGEMENT_OUTPUTS[pool.mode]
         self.gpus_per_node = gpu_sizes.gpus_per_node(pool.vm_size, pool.mig_profile)
-        self.tolerations = gpu_tolerations(pool)
+        self.tolerations = tolerations_for(args.live.taints) if args.live else gpu_tolerations(pool)
         self.register_outputs({"name": self.name, "vmSize": self.vm_size})
 
     def _moved(self, old_name: str, args: GpuPoolArgs) -> list[pulumi.Alias] | None:
@@ -272,15 +281,20 @@ class GpuPool(pulumi.ComponentResource):
     #   --node-taints sku=gpu:NoSchedule (today's guide). Linux only (the guide).
     def _create_agent_pool(self, args: GpuPoolArgs) -> containerservice.AgentPool:
         pool = args.pool
+        settings = {"tags": dict(args.tags) if args.tags else None, **gpu_pool_settings(pool, args.network)}
+        if args.live is not None:
+            # An adopted pool declares what Azure has (components/resources/existing_pool.py), and
+            # on the adopting `up` is imported by its ARM ID (docs/existing-cluster.md says what the engine does).
+            settings.update(adopted_settings(args.live, args.tags or {}))
         return containerservice.AgentPool(
             f"{self._name}-agent-pool",
             resource_group_name=args.cluster.resource_group_name,
             resource_name_=args.cluster.cluster_name,
             agent_pool_name=pool.name,
             orchestrator_version=args.kubernetes_version,
-            tags=dict(args.tags) if args.tags else None,
-            **gpu_pool_settings(pool, args.network),
+            **settings,
             opts=pulumi.ResourceOptions(
+                import_=args.live.import_id if args.live else None,
                 parent=self,
                 aliases=self._moved("gpu-cluster-gpu-pool", args),
                 depends_on=pool_dependencies(args),

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -187,6 +187,9 @@ class MnistJobArgs:
     script: ProofScript | None = None
     #: False: the pods may reach nothing, and the script trains on digits it draws.
     egress: bool = True
+    #: Annotations that mark the stack's namespace in a cluster it shares
+    #: (components/azure/cluster_objects.py STACK_ANNOTATION); none in a cluster it creates.
+    marks: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def job_name(self) -> str:
@@ -301,7 +304,9 @@ class MnistJob(pulumi.ComponentResource):
         super().__init__("aks-gpu:kubernetes:MnistJob", name, None, opts)
         self._name, self._provider = name, args.provider
         on_cluster = pulumi.ResourceOptions(parent=self, provider=args.provider)
-        self.namespace = k8s.core.v1.Namespace(f"{name}-ns", metadata=k8s.meta.v1.ObjectMetaArgs(name=args.namespace), opts=on_cluster)
+        self.namespace = k8s.core.v1.Namespace(
+            f"{name}-ns", metadata=k8s.meta.v1.ObjectMetaArgs(name=args.namespace, annotations=dict(args.marks) or None), opts=on_cluster
+        )
         self.network_policy = hardening.network_policy(
             f"{name}-netpol",
             f"{args.job_name}-egress",

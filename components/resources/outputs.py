@@ -7,6 +7,8 @@ from typing import Any
 
 import pulumi
 
+from components.resources.gpu_pool import AGENT_POOL_LABEL
+
 AKS_MANAGED_METRICS = "port 19400 on each GPU node (AKS-managed DCGM exporter)"
 
 
@@ -18,14 +20,33 @@ def gpu_metrics_location(modes: frozenset[str], enabled: bool, exporter: Any | N
     if not enabled:
         return "off (monitoring.gpuMetrics: false)"
     source = operator if "gpu-operator" in modes else exporter
-    assert source is not None, "metrics are on: the exporter or the operator serves them"
+    if source is None:  # only pools used as they are, whose GPU stack the cluster runs already
+        return "none from this stack: its pools' GPU stack is the cluster's own (existing: use)"
     if "aks-managed" in modes:
         return pulumi.Output.concat(source.metrics_url, " (device-plugin pools); ", AKS_MANAGED_METRICS, " of aks-managed pools")
     return source.metrics_url
 
 
+def nodes_command(pool_name: str) -> str:
+    """The guide's "Confirm that GPUs are schedulable" step (`kubectl get nodes`, then
+    `kubectl describe node`, whose Capacity shows `nvidia.com/gpu: 1`: azure-aks-docs
+    use-nvidia-gpu.md, ms.date 07/02/2026, at fb060abe) as one command: the pool's nodes, by
+    the label AKS puts on each (AGENT_POOL_LABEL), with the GPUs the scheduler may place on
+    each. A custom-columns path is a JSONPath (kubectl@dee3483a pkg/cmd/get/customcolumn.go,
+    RelaxedJSONPathExpression), in which a backslash keeps the dot of `nvidia.com` inside the
+    key ("advance scans until next non-escaped terminator", client-go@57e69770
+    util/jsonpath/parser.go); the single quotes keep the backslash from the shell. A node
+    whose device plugin has not yet registered shows `<none>`. Pure, for any pool a stack
+    names, whether it declares it or not."""
+    return (
+        f"kubectl get nodes -l {AGENT_POOL_LABEL}={pool_name} "
+        "-o custom-columns='NAME:.metadata.name,GPUS:.status.allocatable.nvidia\\.com/gpu'"
+    )
+
+
 def pool_outputs(pools: Sequence[Any], job: Any | None) -> dict[str, dict[str, Any]]:
-    """The gpuPools output: each pool's size, GPUs per node, management mode and its Job."""
+    """The gpuPools output: each pool's size, GPUs per node, management mode, the command
+    that lists its nodes' GPUs, and its Job."""
     described = {}
     for pool in pools:
         entry: dict[str, Any] = {
@@ -33,6 +54,7 @@ def pool_outputs(pools: Sequence[Any], job: Any | None) -> dict[str, dict[str, A
             "generation": pool.generation,
             "gpusPerNode": pool.gpus_per_node,
             "management": pool.management,
+            "nodesCommand": nodes_command(pool.name),
         }
         if job is not None:
             run = job.jobs[pool.name]

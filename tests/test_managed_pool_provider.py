@@ -2,21 +2,21 @@
 calls (tests/fake_aks.py): what a real create, refresh, second `up`, switch and destroy send
 to Azure. The engine's part (which method it calls when) is Pulumi's documented dynamic
 provider contract (pulumi/dynamic/__main__.py: Diff passes `deleteBeforeReplace`; Read with
-an empty ID drops the resource on refresh); these tests play it step by step.
+an empty ID drops the resource on refresh); these tests play it step by step. Azure's
+refusals other than 404 and 409 fail the step. (What is a change: test_managed_pool_diff.py;
+a busy cluster's 409s and the time limits: test_managed_pool_waits.py; through the engine's
+host: test_managed_pool_provider_host.py.)
 """
 
 from __future__ import annotations
 
-import time
-import types
-
-import fake_aks
 import pytest
+from azure.core.exceptions import HttpResponseError
 from conftest import MANAGED_CLUSTER, MANAGED_GROUP
 
 from components.azure.cluster_facts import OWNER_TAG
 from components.config import GpuPoolConfig
-from components.resources import agent_pool_calls, gpu_pool
+from components.resources import gpu_pool
 from components.resources import managed_gpu_pool as mgp
 
 T4 = "Standard_NC4as_T4_v3"
@@ -53,6 +53,9 @@ def up(olds: dict | None, news: dict) -> dict:
     if diff.changes:
         return PROVIDER.update(mgp.pool_id(olds), olds, news).outs
     return olds
+
+
+KEY = (GROUP, CLUSTER, "gpu")
 
 
 def test_create_puts_the_managed_gpu_body_at_the_stable_api_version(aks):
@@ -101,36 +104,6 @@ def test_a_second_up_with_nothing_changed_sends_nothing(aks):
         assert not PROVIDER.diff(mgp.pool_id(olds), olds, inputs()).changes
 
 
-def test_count_and_taints_change_in_place(aks):
-    """`az aks nodepool scale` / `update --node-taints`: AKS changes these on a live pool."""
-    outs = PROVIDER.create(inputs()).outs
-    spot = GpuPoolConfig(vm_size=T4, management="aks-managed", node_count=2)
-    diff = PROVIDER.diff(mgp.pool_id(outs), outs, inputs(spot))
-    assert diff.changes and diff.replaces == []
-    up(outs, inputs(spot))
-    assert [r.method for r in aks.requests] == ["PUT", "PUT"]
-    assert aks.pools[(GROUP, CLUSTER, "gpu")]["properties"]["count"] == 2
-
-
-@pytest.mark.parametrize(
-    "change, replaced",
-    [
-        ({"vm_size": A100}, "properties.vmSize"),
-        ({"vm_size": A100, "mig_profile": "MIG1g"}, "properties.gpuInstanceProfile"),
-        ({"spot": True}, "properties.scaleSetPriority"),
-        ({"name": "gpu2"}, "agentPoolName"),
-    ],
-)
-def test_what_aks_fixes_at_creation_replaces_the_pool_deleting_the_old_one_first(aks, change, replaced):
-    old = PROVIDER.create(inputs()).outs
-    new = inputs(GpuPoolConfig(**{"vm_size": T4, "management": "aks-managed", **change}))
-    diff = PROVIDER.diff(mgp.pool_id(old), old, new)
-    assert replaced in diff.replaces and diff.delete_before_replace is True
-    up(old, new)
-    assert [r.method for r in aks.requests] == ["PUT", "DELETE", "PUT"]
-    assert aks.calls("DELETE")[0].path.endswith("/agentPools/gpu")
-
-
 def test_a_managed_mig_pool_goes_over_the_preview_api_with_mig_strategy_single(aks):
     """migStrategy exists in preview agentPools versions only (NvidiaGPUProfile)."""
     PROVIDER.create(inputs(GpuPoolConfig(vm_size=A100, management="aks-managed", mig_profile="MIG1g")))
@@ -138,23 +111,6 @@ def test_a_managed_mig_pool_goes_over_the_preview_api_with_mig_strategy_single(a
     assert put.api_version == mgp.MIG_API_VERSION
     assert put.body["properties"]["gpuProfile"] == {"driver": "Install", "nvidia": {"managementMode": "Managed", "migStrategy": "Single"}}
     assert put.body["properties"]["gpuInstanceProfile"] == "MIG1g"
-
-
-def test_a_pinned_minor_version_is_satisfied_by_its_patch_releases(aks):
-    """AKS picks the newest patch of a `1.NN` pin: `1.34` is met by `1.34.2`, not `1.35.0`."""
-    pool = GpuPoolConfig(vm_size=T4, management="aks-managed")
-    outs = PROVIDER.create(inputs(pool, version="1.34")).outs
-    aks.pools[(GROUP, CLUSTER, "gpu")]["properties"]["orchestratorVersion"] = "1.34.2"
-    refreshed = PROVIDER.read(mgp.pool_id(outs), outs).outs
-    assert not PROVIDER.diff("", refreshed, inputs(pool, version="1.34")).changes
-    assert PROVIDER.diff("", refreshed, inputs(pool, version="1.35")).replaces == []
-
-
-def test_an_unpinned_version_moved_by_an_upgrade_channel_is_left_alone(aks):
-    outs = PROVIDER.create(inputs()).outs
-    aks.pools[(GROUP, CLUSTER, "gpu")]["properties"]["orchestratorVersion"] = "1.35.1"
-    refreshed = PROVIDER.read(mgp.pool_id(outs), outs).outs
-    assert not PROVIDER.diff("", refreshed, inputs()).changes
 
 
 def test_an_autoscaled_pool_keeps_the_autoscalers_count_through_a_refresh_and_an_update(aks):
@@ -216,44 +172,31 @@ def test_on_an_existing_cluster_a_create_adopts_what_its_own_failed_create_left(
     assert PROVIDER.create(inputs(tags=OURS)).outs["properties"]["tags"] == OURS
 
 
-def test_tags_change_in_place():
-    olds = {**inputs(tags=OURS)}
-    news = inputs(tags={**OURS, "team": "ml"})
-    diff = PROVIDER.diff(mgp.pool_id(olds), olds, news)
-    assert diff.changes and not diff.replaces
+def test_a_refresh_answered_403_fails_and_never_drops_the_pool_from_state(aks):
+    """Only 404 means gone: a refresh by an identity that may not read the pool must not tell
+    Pulumi the pool was deleted."""
+    olds = PROVIDER.create(inputs()).outs
+    aks.refuse["GET"] = (403, "AuthorizationFailed")
+    with pytest.raises(HttpResponseError, match="AuthorizationFailed"):
+        PROVIDER.read(mgp.pool_id(olds), olds)
 
 
-def test_a_409_without_retry_after_is_waited_out_at_the_providers_own_pace(aks, monkeypatch):
-    """AKS's 409 OperationNotAllowed need not carry a Retry-After, and azure-core retries a
-    409 only when it does: the provider waits BUSY_RETRY_SECONDS and tries again."""
-    slept = []
-    # The REST calls' sleep alone: patched on the time module, it would catch azure-core's
-    # polls and the fake's threads too.
-    monkeypatch.setattr(agent_pool_calls, "time", types.SimpleNamespace(monotonic=time.monotonic, sleep=slept.append))
-    aks.busy = 3
-    outs = PROVIDER.create(inputs()).outs
-    assert outs["provisioningState"] == "Succeeded" and len(aks.calls("PUT")) == 4
-    assert slept == [agent_pool_calls.BUSY_RETRY_SECONDS] * 3
+def test_a_delete_answered_500_fails_instead_of_reporting_the_pool_gone(aks):
+    olds = PROVIDER.create(inputs()).outs
+    aks.refuse["DELETE"] = (500, "InternalServerError")
+    with pytest.raises(HttpResponseError, match="InternalServerError"):
+        PROVIDER.delete(mgp.pool_id(olds), olds)
+    assert KEY in aks.pools
 
 
-def test_a_409_that_is_not_a_busy_cluster_fails_at_once(aks, monkeypatch):
-    from azure.core.exceptions import HttpResponseError
-
-    monkeypatch.setattr(fake_aks, "BUSY", {"code": "Conflict", "message": "something else"})
-    aks.busy = 1
-    with pytest.raises(HttpResponseError, match="Conflict"):
-        PROVIDER.create(inputs())
-    assert len(aks.calls("PUT")) == 1
-
-
-def test_a_cluster_busy_for_longer_than_the_limit_fails_with_the_limit(aks, monkeypatch):
-    clock = [0.0]
-    fake = types.SimpleNamespace(monotonic=lambda: clock[0], sleep=lambda s: clock.__setitem__(0, clock[0] + s))
-    monkeypatch.setattr(agent_pool_calls, "time", fake)
-    aks.busy = 10_000
-    with pytest.raises(
-        TimeoutError, match=r"^deleting node pool gpu could not start within its time limit: Azure kept answering that it is busy"
+def test_on_an_existing_cluster_the_refusal_names_the_pools_owner_or_says_it_has_none(aks):
+    ours = {OWNER_TAG: "aks-gpu/team"}
+    for theirs, says in (
+        (None, f"({OWNER_TAG} = unset, this stack is aks-gpu/team)"),
+        ({OWNER_TAG: "aks-gpu/prod"}, f"({OWNER_TAG} = aks-gpu/prod, this stack is aks-gpu/team)"),
     ):
-        PROVIDER.delete("", inputs())
-    assert clock[0] <= mgp.DEFAULT_TIMEOUT_MINUTES["delete"] * 60
-    assert len(aks.calls("DELETE")) == mgp.DEFAULT_TIMEOUT_MINUTES["delete"] * 60 // agent_pool_calls.BUSY_RETRY_SECONDS
+        aks.pools.clear()
+        PROVIDER.create(inputs(tags=theirs))
+        with pytest.raises(RuntimeError) as refused:
+            PROVIDER.create(inputs(tags=ours))
+        assert says in str(refused.value)

@@ -15,7 +15,6 @@ DAEMONSET = "kubernetes:apps/v1:DaemonSet"
 RELEASE = "kubernetes:helm.sh/v3:Release"
 SERVICE = "kubernetes:core/v1:Service"
 JOB = "kubernetes:batch/v1:Job"
-MANAGED_POOL = "pulumi-python:dynamic/aksgpu:ManagedGpuPool"
 A100 = "Standard_NC24ads_A100_v4"
 T4 = "Standard_NC4as_T4_v3"
 SKU_GPU = {"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}
@@ -107,34 +106,7 @@ def test_the_pool_is_replaced_when_its_mig_profile_or_driver_setting_changes():
     assert {"gpuProfile", "gpuInstanceProfile"} <= set(run().one(POOL).options["replaceOnChanges"])
 
 
-def test_managed_gpu_nodes_cut_slices_with_the_mig_strategy_single_over_the_preview_api():
-    """aks-managed-gpu-nodes.md: --gpu-instance-profile MIG1g --gpu-mig-strategy Single, which is
-    gpuProfile.nvidia.migStrategy, a member of preview agentPools versions only."""
-    r = run(gpuPool={"vmSize": A100, "management": "aks-managed", "migProfile": "MIG2g"})
-    pool = r.one(MANAGED_POOL).inputs
-    assert pool["properties"]["gpuInstanceProfile"] == "MIG2g"
-    assert pool["properties"]["gpuProfile"] == {"driver": "Install", "nvidia": {"managementMode": "Managed", "migStrategy": "Single"}}
-    assert pool["apiVersion"] == "2026-01-02-preview"
-    assert any("PREVIEW agentPools API 2026-01-02-preview" in w for w in r.warnings), "a preview says so"
-
-
 # --------------------------------------------------------------------------- management modes
-
-
-def test_management_aks_managed_is_what_dedicated_vhd_selects():
-    by_key = run(gpuPool={"vmSize": T4, "dedicatedVhd": True})
-    by_mode = run(gpuPool={"vmSize": T4, "management": "aks-managed"})
-    for r in (by_key, by_mode):
-        assert r.one(MANAGED_POOL) and not r.of_type(DAEMONSET) and not r.of_type(POOL)
-        assert r.outputs["gpuManagement"].value == "aks-managed (preview)"
-        assert r.outputs["gpuMetrics"].value == "port 19400 on each GPU node (AKS-managed DCGM exporter)"
-
-
-def test_dedicated_vhd_with_another_mode_is_refused():
-    refused(
-        r"gpuPool.management = 'gpu-operator' with aks-gpu:gpuPool.dedicatedVhd = true",
-        gpuPool={"vmSize": T4, "dedicatedVhd": True, "management": "gpu-operator"},
-    )
 
 
 def test_the_gpu_operator_mode_skips_the_aks_driver_and_installs_nvidias_chart():
@@ -153,11 +125,6 @@ def test_the_gpu_operator_mode_skips_the_aks_driver_and_installs_nvidias_chart()
     assert values["dcgmExporter"]["enabled"] is True and values["mig"] == {"strategy": "single"}
     assert r.one(RELEASE).urn in r.one(JOB).dependencies, "the Job waits for the operator"
     assert r.outputs["gpuMetrics"].value == "http://nvidia-dcgm-exporter.gpu-operator.svc:9400/metrics"
-
-
-def test_the_operator_also_tolerates_a_spot_pool():
-    values = run(gpuPool={"vmSize": T4, "management": "gpu-operator", "spot": True}).one(RELEASE).inputs["values"]
-    assert any(t["key"] == "kubernetes.azure.com/scalesetpriority" for t in values["daemonsets"]["tolerations"])
 
 
 @pytest.mark.parametrize(

@@ -304,7 +304,7 @@ def test_a_create_retried_while_aks_still_works_on_the_pool_waits_for_it(host, f
 
 def test_update_and_delete_wait_out_more_409s_than_azure_core_retries(host, fresh):
     """azure-core retries an answer with a Retry-After ten times; AKS may answer 409 longer
-    than that, or with no Retry-After at all (test_managed_gpu_pool.py): the provider goes on."""
+    than that, or with no Retry-After at all (test_managed_pool_waits.py): the provider goes on."""
     news = program_inputs(fresh)
     olds = host.create(host.check(news))
     fresh.busy, fresh.busy_retry_after = 12, "0.01"

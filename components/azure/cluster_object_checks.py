@@ -1,0 +1,322 @@
+"""What an existing cluster already runs in Kubernetes, as this stack would meet it, read
+before anything is registered (components/azure/cluster_objects.py reads the list):
+
+  * a namespace this stack creates that is there already: pulumi-kubernetes 4.29.0 and
+    later create client-side, so `pulumi up` would stop at it with AlreadyExists (its
+    CHANGELOG, #2926), and a preview's dry-run create hides that (provider.go `Create`);
+  * something else that would serve the nodes where this stack puts a device plugin: an
+    NVIDIA device plugin DaemonSet in any namespace, the GPU Operator, or AKS's own plugin
+    on an AKS-managed pool. "Don't run multiple NVIDIA device plugin DaemonSets on the same
+    nodes" (azure-aks-docs articles/aks/best-practices-ml-ops.md);
+  * `devicePlugin.adopt`: the guide's DaemonSet and its namespace, taken over with Pulumi's
+    `import` option on the run that adopts them, never after.
+
+Both kinds of problem block: a preview says them, a deployment stops (preflight.run). A
+read that cannot be made is one warning saying nothing was checked. The stack knows its own
+objects by the `aks-gpu-stack` annotation it puts on them (cluster_objects.STACK_ANNOTATION);
+a DaemonSet in a namespace so marked is the stack's too (the GPU Operator's operands, made by
+its Helm release, carry no annotation of the stack's).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from components.azure.cluster_facts import ClusterFacts
+from components.azure.cluster_objects import (
+    GUIDE_DAEMONSET,
+    GUIDE_SELECTOR,
+    STACK_ANNOTATION,
+    DaemonSet,
+    Malformed,
+    PoolNodes,
+    Seen,
+    lands,
+    parse,
+    pool_labels,
+)
+from components.azure.problem import Problem
+from components.azure.reader import AzureReader, NotRead
+from components.catalog import gpu_sizes
+from components.config import NAMESPACE, GpuPoolConfig, StackConfig
+from components.errors import PreflightError
+
+UNCHECKED = (
+    "kubernetes: nothing the cluster runs was checked (namespaces this stack would create, another device plugin or the "
+    "GPU Operator on the stack's GPU pools)"
+)
+ADOPT = f"{NAMESPACE}:devicePlugin.adopt"
+
+
+@dataclass(frozen=True)
+class Adoption:
+    """What the adopting run imports: Pulumi's import IDs (pulumi-kubernetes' resource ID is
+    `<namespace>/<name>`, or `<name>` for a cluster-scoped object: provider/pkg/provider/util.go parseFqName)."""
+
+    namespace: str
+    daemon_set: str
+
+
+@dataclass(frozen=True)
+class Findings:
+    #: The list was read (False: one warning says nothing was checked).
+    read: bool
+    problems: list[Problem] = field(default_factory=list)
+    #: What a run says beside the problems: warnings, and lines for the record.
+    warnings: list[str] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)
+    #: This run takes over the guide's namespace and DaemonSet (None: it does not).
+    adoption: Adoption | None = None
+    #: Pools used as they are that a device plugin of the cluster's serves already: the
+    #: stack puts none of its own there.
+    served: frozenset[str] = frozenset()
+
+
+def read(reader: AzureReader, kubeconfig: str) -> tuple[Seen | None, str | None]:
+    """The cluster's namespaces and DaemonSets, or why they could not be read."""
+    try:
+        return parse(reader.kubernetes_objects(kubeconfig)), None
+    except NotRead as why:
+        return None, f"{UNCHECKED}: {why}"
+    except Malformed as why:
+        return None, f"{UNCHECKED}: the cluster answered something else than a list ({why})"
+    except Exception as error:  # noqa: BLE001 - any failure only means nothing was checked
+        reason = " ".join(str(error).split())[:300] or type(error).__name__
+        return None, f"{UNCHECKED}: {type(error).__name__}: {reason}"
+
+
+def stack_pools(cfg: StackConfig, found: ClusterFacts, taints_of: Callable[[GpuPoolConfig], Sequence[str]]) -> list[PoolNodes]:
+    """Every pool of the cluster as a DaemonSet's scheduling sees it: this stack's, with
+    what it puts there (`taints_of`: the taints it gives a new pool, gpu_pool.gpu_pool_taints),
+    and the others as Azure describes them."""
+    azure = {p.name: p for p in found.pools}
+    pools = []
+    for pool in cfg.gpu_pools:
+        there = azure.get(pool.name)
+        labels = pool_labels(pool.name, there.node_labels if there else None)
+        taints = tuple(there.node_taints) if there and there.node_taints else tuple(taints_of(pool))
+        managed = bool(there and there.gpu_management == "Managed")
+        pools.append(
+            PoolNodes(
+                pool.name,
+                labels,
+                taints,
+                True,
+                # A pool used as it is gets only a device plugin from the stack, and only where none serves it.
+                pool.mode if pool.owned or pool.mode == "device-plugin" else None,
+                aks_plugin=managed and pool.mode != "aks-managed",
+                used=pool.existing == "use",
+            )
+        )
+    for other in found.pools:
+        if other.name not in {p.name for p in cfg.gpu_pools}:
+            gpu = gpu_sizes.is_gpu_family(other.vm_size or "")
+            labels = pool_labels(other.name, other.node_labels)
+            pools.append(PoolNodes(other.name, labels, tuple(other.node_taints), gpu, None, other.gpu_management == "Managed"))
+    return pools
+
+
+def check(cfg: StackConfig, reader: AzureReader, kubeconfig: str, pools: Sequence[PoolNodes], owner: str, dry_run: bool) -> Findings:
+    """Reads what the cluster runs and says what it means for this stack; `owner` is
+    `<project>/<stack>`. Raises PreflightError where devicePlugin.adopt cannot be done."""
+    seen, unread = read(reader, kubeconfig)
+    if seen is None:
+        lines: list[str] = []
+        adoption = None
+        if cfg.device_plugin.adopt:
+            if not dry_run:
+                raise PreflightError(
+                    f"preflight: {ADOPT} = true, but what the cluster runs could not be read, so what to take over is not known "
+                    f"({(unread or '').removeprefix(UNCHECKED + ': ')}); nothing was created"
+                )
+            adoption = Adoption(cfg.device_plugin.namespace, f"{cfg.device_plugin.namespace}/{GUIDE_DAEMONSET}")
+            lines.append(f"{ADOPT}: assumed the cluster runs the guide's DaemonSet {adoption.daemon_set}, to take over")
+        return Findings(False, warnings=[unread or UNCHECKED], lines=lines, adoption=adoption)
+    mine = Mine(seen, owner, frozenset(cfg.owned_namespaces))
+    adoption, lines = adopt(cfg, seen, mine)
+    taken = adoption.daemon_set if adoption else None
+    served = served_already(seen, pools, mine, taken)
+    lines += [
+        f"kubernetes: {pool} is used as it is, and {where} serves its GPUs already: this stack adds no device plugin there"
+        for pool, where in served.items()
+    ]
+    pools = [dataclasses.replace(p, stack_plugin=None) if p.name in served else p for p in pools]
+    problems = namespaces_there(cfg, seen, mine, adoption, pools)
+    problems += other_plugins(seen, pools, mine, taken)
+    if adoption is not None:
+        guide = next(d for d in seen.daemon_sets if f"{d.namespace}/{d.name}" == adoption.daemon_set)
+        problems += pools_left(guide, pools)
+    notes = [f"kubernetes: {n}" for n in mine.legacy_notes()]
+    return Findings(True, problems, notes, lines, adoption, frozenset(served))
+
+
+def served_already(seen: Seen, pools: Sequence[PoolNodes], mine: Mine, taken: str | None) -> dict[str, str]:
+    """The pools used as they are (`existing: use`) where a device plugin the cluster runs,
+    and this stack neither owns nor takes over, lands for certain: what serves each. The
+    stack leaves them to it ("the device plugin where ... nothing else serves them", issue
+    #38); a plugin that only may land there is a problem, said by other_plugins."""
+    served = {}
+    for pool in pools:
+        if not (pool.used and pool.stack_plugin == "device-plugin"):
+            continue
+        for found in seen.daemon_sets:
+            if found.device_plugin and not found.gpu_operator and not mine.daemon_set(found) and f"{found.namespace}/{found.name}" != taken:
+                if lands(found, pool).answer == "yes":
+                    served[pool.name] = found.where
+                    break
+    return served
+
+
+@dataclass(frozen=True)
+class Mine:
+    """Which of what the cluster runs is this stack's."""
+
+    seen: Seen
+    owner: str
+    owned_names: frozenset[str]
+
+    def namespace(self, name: str) -> bool:
+        found = self.seen.namespaces.get(name)
+        if found is None:
+            return False
+        # Made by pulumi-kubernetes, unmarked, under a name this stack creates: this stack,
+        # deployed before it marked its objects.
+        legacy = STACK_ANNOTATION not in found.annotations and found.by_pulumi and name in self.owned_names
+        return found.annotations.get(STACK_ANNOTATION) == self.owner or legacy
+
+    def daemon_set(self, found: DaemonSet) -> bool:
+        return found.annotations.get(STACK_ANNOTATION) == self.owner or self.namespace(found.namespace)
+
+    def legacy_notes(self) -> list[str]:
+        return [
+            f"namespace {n.name} was made by pulumi-kubernetes and carries no {STACK_ANNOTATION} annotation: taken as this stack's "
+            f"from before it marked its objects (the next `up` marks it); if it is another stack's, `pulumi up` stops at it (AlreadyExists)"
+            for n in self.seen.namespaces.values()
+            if n.name in self.owned_names and STACK_ANNOTATION not in n.annotations and n.by_pulumi
+        ]
+
+
+def _namespace_keys(cfg: StackConfig, pools: Sequence[PoolNodes]) -> dict[str, str]:
+    """The namespaces this run creates, by the key that names each: a workload's only where
+    the stack installs it on some pool."""
+    installs = {p.stack_plugin for p in pools}
+    keys = {cfg.mnist_job.namespace: "mnistJob.namespace"} if cfg.mnist_job.enabled else {}
+    if "gpu-operator" in installs:
+        keys[cfg.gpu_operator.namespace] = "gpuOperator.namespace"
+    if "device-plugin" in installs:
+        keys[cfg.device_plugin.namespace] = "devicePlugin.namespace"
+    return keys
+
+
+def namespaces_there(cfg: StackConfig, seen: Seen, mine: Mine, adoption: Adoption | None, pools: Sequence[PoolNodes]) -> list[Problem]:
+    problems = []
+    for name, key in _namespace_keys(cfg, pools).items():
+        if name not in seen.namespaces or mine.namespace(name) or (adoption and adoption.namespace == name):
+            continue
+        inside = [d for d in seen.daemon_sets if d.namespace == name]
+        holds = f" (it runs {', '.join(d.where for d in inside)})" if inside else ""
+        guide = any(d.name == GUIDE_DAEMONSET and d.device_plugin for d in inside) and key == "devicePlugin.namespace"
+        problems.append(
+            Problem(
+                f"kubernetes: namespace {name} is in the cluster already{holds}, and this stack would create it ({NAMESPACE}:{key}): "
+                "`pulumi up` would stop at it (AlreadyExists) and `pulumi destroy` would delete it; pick another name with "
+                f"{NAMESPACE}:{key}, or delete it (`kubectl delete namespace {name}`) if nothing in it is needed"
+                + (f", or take over the guide's device plugin there with {ADOPT}: true" if guide else "")
+            )
+        )
+    return problems
+
+
+def other_plugins(seen: Seen, pools: Sequence[PoolNodes], mine: Mine, taken: str | None) -> list[Problem]:
+    """Something else that serves nvidia.com/gpu where this stack puts a device plugin."""
+    served = [p for p in pools if p.stack_plugin]
+    problems = []
+    for found in seen.daemon_sets:
+        if not (found.device_plugin or found.gpu_operator) or mine.daemon_set(found) or f"{found.namespace}/{found.name}" == taken:
+            continue
+        if found.gpu_operator:
+            # It deploys its operands on every node with an NVIDIA GPU (NVIDIA GPU Operator docs,
+            # getting-started), as its ClusterPolicy says, which the stack does not read.
+            names = ", ".join(p.name for p in served)
+            problems.append(
+                Problem(
+                    f"kubernetes: the GPU Operator runs in the cluster ({found.where}), and it puts its driver and device plugin on "
+                    f"every NVIDIA GPU node its ClusterPolicy lets it: with this stack's on {names}, two device plugins; remove it, or "
+                    "leave those GPUs to it"
+                )
+            )
+            continue
+        where = [(p, lands(found, p)) for p in served]
+        hits = [
+            f"{p.name}" + (f" (maybe: {landing.why})" if landing.answer == "maybe" else "")
+            for p, landing in where
+            if landing.answer != "no"
+        ]
+        if hits:
+            problems.append(
+                Problem(
+                    f"kubernetes: {found.where} runs NVIDIA's device plugin ({found.images[0]}) on nodes of {', '.join(hits)}, "
+                    "where this stack puts one too: two device plugins on one node; remove it, pin it to other pools, or "
+                    + (f"take it over with {ADOPT}: true" if found.name == GUIDE_DAEMONSET else "leave those pools to it")
+                )
+            )
+    for pool in served:
+        if pool.aks_plugin and pool.stack_plugin in ("device-plugin", "gpu-operator"):
+            problems.append(
+                Problem(
+                    f"kubernetes: pool {pool.name} runs AKS's own device plugin (gpuProfile.nvidia.managementMode Managed, a "
+                    f"systemd unit), and this stack would put its {pool.stack_plugin} there too: give it management aks-managed"
+                )
+            )
+    return problems
+
+
+def adopt(cfg: StackConfig, seen: Seen, mine: Mine) -> tuple[Adoption | None, list[str]]:
+    """What devicePlugin.adopt takes over on this run: nothing once the namespace is the
+    stack's (adopted before, or created); else the guide's DaemonSet, or a one-line refusal."""
+    if not cfg.device_plugin.adopt:
+        return None, []
+    name = cfg.device_plugin.namespace
+    if mine.namespace(name):
+        return None, [f"{ADOPT}: namespace {name} and its device plugin are this stack's already; nothing is imported"]
+    found = next((d for d in seen.daemon_sets if d.namespace == name and d.name == GUIDE_DAEMONSET), None)
+    where = f"DaemonSet {name}/{GUIDE_DAEMONSET}"
+    refusal = None
+    if found is None:
+        there = f"namespace {name} holds no {where}" if name in seen.namespaces else f"there is no namespace {name}"
+        refusal = f"{there} to take over; remove adopt, and the stack creates its own"
+    elif not found.device_plugin or found.gpu_operator:
+        what = (
+            "the GPU Operator's" if found.gpu_operator else f"not NVIDIA's device plugin (it runs {', '.join(found.images) or 'no image'})"
+        )
+        refusal = f"{where} is {what}, not the guide's; remove adopt, or pick another devicePlugin.namespace"
+    elif dict(found.selector) != GUIDE_SELECTOR:
+        refusal = (
+            f"{where} selects its pods by {dict(found.selector)}, not the guide's {GUIDE_SELECTOR}: a selector cannot change in "
+            "place, and Pulumi refuses to replace an object it imports; remove adopt, or delete it and let the stack create its own"
+        )
+    if refusal:
+        raise PreflightError(f"preflight: {ADOPT} = true, but {refusal}")
+    adoption = Adoption(name, f"{name}/{GUIDE_DAEMONSET}")
+    others = [d.where for d in seen.daemon_sets if d.namespace == name and d.name != GUIDE_DAEMONSET]
+    line = (
+        f"{ADOPT}: this run takes over namespace {name} and {where} (Pulumi's import), and its spec replaces theirs; "
+        "`pulumi destroy` will delete both" + (f", and with the namespace {', '.join(others)}" if others else "")
+    )
+    return adoption, [line]
+
+
+def pools_left(guide: DaemonSet, pools: Sequence[PoolNodes]) -> list[Problem]:
+    """The GPU pools the guide's DaemonSet serves that the stack's, pinned to its own pools,
+    would not: they would lose their device plugin."""
+    lost = [p.name for p in pools if p.gpu and not p.stack_plugin and not p.aks_plugin and lands(guide, p).answer != "no"]
+    if not lost:
+        return []
+    return [
+        Problem(
+            f"{ADOPT}: the guide's DaemonSet serves GPU pool(s) {', '.join(lost)} too, and this stack's runs only on its own "
+            "pools: they would lose their device plugin; add them to the stack, or leave adopt off"
+        )
+    ]

@@ -1,0 +1,65 @@
+"""A GPU pool the cluster already had (components/azure/existing_pools.py): the pool used as it
+is, which the stack never registers (`UsedPool`), and what an adopted pool declares beyond
+this program's own settings, so that importing it changes nothing Azure fixes."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pulumi_kubernetes as k8s
+
+from components.azure.existing_pools import PASSED_THROUGH, LivePool, declared_members
+from components.catalog import gpu_sizes
+from components.config import GpuPoolConfig
+
+# The gpuManagement output of a pool the stack uses (its GPU stack is as Azure has it).
+USED_MANAGEMENT = {
+    "device-plugin": "device-plugin-daemonset (existing pool)",
+    "aks-managed": "aks-managed (existing pool)",
+    "gpu-operator": "gpu-operator (existing pool)",
+}
+
+
+def tolerations_for(taints: Sequence[str]) -> tuple[k8s.core.v1.TolerationArgs, ...]:
+    """What a pod must tolerate to land on nodes with these taints, as AKS writes them
+    (`key=value:Effect`, or `key:Effect`)."""
+    tolerations = []
+    for taint in taints:
+        pair, _, effect = taint.rpartition(":")
+        key, has_value, value = pair.partition("=")
+        if has_value:
+            tolerations.append(k8s.core.v1.TolerationArgs(key=key, operator="Equal", value=value, effect=effect or None))
+        else:
+            tolerations.append(k8s.core.v1.TolerationArgs(key=key, operator="Exists", effect=effect or None))
+    return tuple(tolerations)
+
+
+def adopted_settings(live: LivePool, owner_tags: Mapping[str, str]) -> dict[str, Any]:
+    """What an adopted pool declares as Azure has it, beside this program's own settings: its
+    taints, its tags with this stack's added, and the members PASSED_THROUGH names, as
+    azure-native's AgentPool arguments (a nested object keeps its REST spelling, which the
+    SDK sends as it is)."""
+    declared: dict[str, Any] = {
+        "node_taints": list(live.facts.node_taints) or None,
+        "tags": {**live.facts.tags, **owner_tags},
+    }
+    declared.update({PASSED_THROUGH[member]: value for member, value in declared_members(live.facts).items()})
+    return declared
+
+
+class UsedPool:
+    """A pool of the cluster used as it is (`existing: use`): what the device plugin, the
+    proof Job and the outputs need of it. Not a resource: nothing of this stack holds it."""
+
+    node_pool = None
+
+    def __init__(self, pool: GpuPoolConfig, live: LivePool) -> None:
+        self.pool = pool
+        self.live = live
+        self.name = pool.name
+        self.vm_size = pool.vm_size
+        self.generation = gpu_sizes.generation(pool.vm_size)
+        self.management = USED_MANAGEMENT[pool.mode]
+        self.gpus_per_node = gpu_sizes.gpus_per_node(pool.vm_size, pool.mig_profile)
+        self.tolerations = tolerations_for(live.taints)

@@ -1,0 +1,389 @@
+"""An existing cluster as a deployment meets it (components/azure/existing_cluster_checks.py):
+found, readable, running, with room for this stack's pools and no one else's of the same name,
+and a team's own cluster as it really is (issue #32): private, busy, on kubenet, in its own
+VNet with a pod subnet, in its own subscription. What a preview says of each, and what stops
+a deployment before the first GPU pool."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import run_cached
+from test_existing_cluster import on_existing
+
+from components.config import ConfigError
+from components.errors import AzureReadError, PreflightError
+from tools import render
+from tools.azure_mocks import AzureMocks, OfflineReader, existing_cluster
+from tools.mock_engine import RecordingMonitor, run_program
+
+T4 = "Standard_NC4as_T4_v3"
+WHERE = "aks-gpu:existingCluster team-rg/team-aks"
+SYSTEM = {"name": "system", "mode": "System", "vmSize": "Standard_D4s_v5", "count": 3, "maxPods": 250}
+SAVED = Path(__file__).parent / "fixtures" / "clusters" / "ml-aks.json"
+TEAM_SUBSCRIPTION = "55555555-5555-5555-5555-555555555555"
+
+
+def with_pools(*states: str) -> dict:
+    """The mocked cluster with an owner's user pool in each of `states` beside its System pool."""
+    pools = [SYSTEM] + [{**SYSTEM, "name": f"apps{i}", "mode": "User", "provisioningState": state} for i, state in enumerate(states)]
+    return existing_cluster(agentPoolProfiles=pools)
+
+
+POOL = "azure-native:containerservice:AgentPool"
+
+OURS = {"aks-gpu-stack": "aks-gpu/dev"}
+
+
+def deploy(cluster=None, **overrides):
+    """A deployment that stops at preflight: what was registered, and the error."""
+    monitor = RecordingMonitor(AzureMocks(cluster=cluster or existing_cluster()))
+    with pytest.raises(PreflightError) as error:
+        run_program("dev", overrides=on_existing(**overrides), monitor=monitor, preview=False)
+    return [r for r in monitor.registrations if not r.type.startswith("pulumi:providers:")], str(error.value)
+
+
+def preflight_warnings(run) -> list[str]:
+    return [
+        w
+        for w in run.warnings
+        if not w.startswith(("preflight: VM size offers", "aks-gpu:mnistJob.image: ", "kubernetes: nothing the cluster runs was checked"))
+    ]
+
+
+# --------------------------------------------------------------------------- a private cluster
+
+
+@pytest.mark.parametrize("integration", [False, True])
+def test_a_private_cluster_is_named_in_the_preview_with_the_ways_to_reach_it(integration):
+    access = {"enablePrivateCluster": True, "enableVnetIntegration": integration}
+    run, _ = run_cached("dev", cluster=existing_cluster(apiServerAccessProfile=access), **on_existing())
+    [line] = [w for w in run.warnings if "private cluster" in w]
+    assert line.startswith(f"{WHERE} is a private cluster{' (API server VNet integration, private)' if integration else ''}: ")
+    for way in ("in its VNet or a peered one", "VPN or ExpressRoute", "self-hosted CI runner"):
+        assert way in line
+    public, _ = run_cached("dev", cluster=existing_cluster(), **on_existing())
+    assert not [w for w in public.warnings if "private cluster" in w], "a public cluster is not called private"
+
+
+# --------------------------------------------------------------------------- pools at work
+
+
+@pytest.mark.parametrize("state", ["Upgrading", "Scaling", "Updating", "Creating", "SomethingNew"])
+def test_an_owners_pool_in_an_operation_is_named_in_a_preview_and_stops_a_deployment(state):
+    """AKS runs one operation at a time on a cluster: the first GPU pool would get a 409.
+    provisioningState is a free string, so any state but Succeeded, Failed or Canceled is an
+    operation in progress."""
+    run, _ = run_cached("dev", cluster=with_pools(state), **on_existing())
+    says = f"{WHERE}: its pool apps0 is {state}, not Succeeded: AKS refuses another operation on the cluster"
+    assert any(w.startswith(says) and w.endswith("(a deployment stops here)") for w in preflight_warnings(run))
+    registered, error = deploy(cluster=with_pools(state))
+    assert registered == [] and says in error, "stopped before anything, the first GPU pool included"
+
+
+@pytest.mark.parametrize("state", ["Failed", "Canceled"])
+def test_a_pool_whose_last_operation_ended_is_said_but_blocks_nothing(state):
+    run, _ = run_cached("dev", preview=False, cluster=with_pools(state), **on_existing())
+    [line] = [w for w in run.warnings if "its pool apps0" in w]
+    assert line.startswith(f"{WHERE}: its pool apps0 is {state}: its last operation did not finish")
+    assert run.of_type("azure-native:containerservice:AgentPool"), "the deployment goes on"
+
+
+def test_pools_in_succeeded_say_nothing():
+    run, _ = run_cached("dev", cluster=with_pools("Succeeded"), **on_existing())
+    assert not [w for w in run.warnings if "its pool" in w]
+
+
+# --------------------------------------------------------------------------- kubenet
+
+
+def test_kubenet_is_warned_with_its_retirement_date_and_deploys():
+    kubenet = existing_cluster(networkProfile={"networkPlugin": "kubenet", "networkPolicy": "calico"})
+    run, _ = run_cached("dev", preview=False, cluster=kubenet, **on_existing())
+    [line] = [w for w in run.warnings if "kubenet" in w]
+    assert line.startswith(f"{WHERE} uses kubenet, which AKS stops supporting on 2028-03-31")
+    assert run.of_type("azure-native:containerservice:AgentPool")
+
+
+# --------------------------------------------------------------------------- a pod subnet
+
+
+def test_a_pod_subnet_in_another_vnet_is_refused_like_a_node_subnet():
+    vnet = "/subscriptions/3333/resourceGroups/net-rg/providers/Microsoft.Network/virtualNetworks"
+    pools = [{**SYSTEM, "vnetSubnetID": f"{vnet}/team-vnet/subnets/nodes", "podSubnetID": f"{vnet}/team-vnet/subnets/pods"}]
+    cluster = existing_cluster(agentPoolProfiles=pools, networkProfile={"networkPlugin": "azure", "networkPolicy": "cilium"})
+    other = f"{vnet}/other-vnet/subnets/pods"
+    run, _ = run_cached("dev", cluster=cluster, **on_existing(gpuPool={"vmSize": T4, "podSubnetId": other}))
+    assert any(w.startswith(f"aks-gpu:gpuPool.podSubnetId {other} is not in the cluster's virtual network (") for w in run.warnings)
+    registered, error = deploy(cluster=cluster, gpuPool={"vmSize": T4, "podSubnetId": other})
+    assert registered == [] and "podSubnetId" in error
+    same, _ = run_cached("dev", cluster=cluster, **on_existing(gpuPool={"vmSize": T4, "podSubnetId": f"{vnet}/team-vnet/subnets/pods2"}))
+    assert not [w for w in same.warnings if "virtual network" in w]
+
+
+# --------------------------------------------------------------------------- a saved az aks show
+
+
+def saved_copy(tmp_path: Path, **changes) -> str:
+    doc = json.loads(SAVED.read_text())
+    doc.update(changes)
+    path = tmp_path / "cluster.json"
+    path.write_text(json.dumps(doc))
+    return str(path)
+
+
+ML = {"resourceGroupName": "ml-platform", "name": "ml-aks"}
+
+
+@pytest.mark.parametrize(
+    "existing, subscription, says",
+    [
+        (
+            {"resourceGroupName": "other-rg", "name": "ml-aks"},
+            None,
+            "it describes ml-platform/ml-aks, but aks-gpu:existingCluster.resourceGroupName is 'other-rg'",
+        ),
+        (
+            ML,
+            TEAM_SUBSCRIPTION,
+            f"its cluster is in subscription 33333333-3333-3333-3333-333333333333, but azure-native:subscriptionId is {TEAM_SUBSCRIPTION}",
+        ),
+        (
+            {"resourceGroupName": "ml-platform", "name": "team-aks"},
+            None,
+            "it describes cluster 'ml-aks', but aks-gpu:existingCluster.name is 'team-aks'",
+        ),
+    ],
+    ids=["another resource group", "another subscription", "another name"],
+)
+def test_a_saved_description_of_another_cluster_is_refused_in_one_line(existing, subscription, says):
+    overrides = {"existingCluster": existing, "gpuPool": {"vmSize": T4}, "preflight": {"clusterFile": str(SAVED)}}
+    if subscription:
+        overrides["azure-native:subscriptionId"] = subscription
+    with pytest.raises(ConfigError) as error:
+        run_cached("dev", **overrides)
+    message = str(error.value)
+    assert "\n" not in message and message.startswith("invalid config aks-gpu:preflight.clusterFile = ") and message.endswith(says)
+
+
+def test_the_same_cluster_in_other_letters_of_its_group_and_subscription_is_accepted():
+    """ARM matches resource group names and subscription IDs without case."""
+    overrides = {
+        "existingCluster": {"resourceGroupName": "ML-Platform", "name": "ml-aks"},
+        "gpuPool": {"vmSize": T4},
+        "preflight": {"clusterFile": str(SAVED)},
+        "azure-native:subscriptionId": "33333333-3333-3333-3333-333333333333".upper(),
+    }
+    assert run_cached("dev", **overrides)[0].of_type("azure-native:containerservice:AgentPool")
+
+
+def test_the_offline_render_signs_in_to_the_subscription_the_saved_cluster_names(tmp_path, monkeypatch, capsys):
+    """The budget's scope and the managed pool's subscriptionId name the team's subscription,
+    not the mock's, when the saved cluster's id names it."""
+    cluster_id = (
+        f"/subscriptions/{TEAM_SUBSCRIPTION}/resourcegroups/ml-platform/providers/Microsoft.ContainerService/managedClusters/ml-aks"
+    )
+    team = {
+        "existingCluster": ML,
+        "gpuPool": None,
+        "gpuPools": {"t4": {"vmSize": T4, "management": "aks-managed"}},
+        "preflight": {"clusterFile": saved_copy(tmp_path, id=cluster_id)},
+        "cost": {"budget": {"amount": 100, "contactEmails": ["gpu@example.com"]}},
+    }
+    real = render.run_program
+    monkeypatch.setattr(render, "run_program", lambda stack, overrides, **kw: real(stack, overrides={**overrides, **team}, **kw))
+    assert render.main(["--stack", "dev", "--out", str(tmp_path / "out")]) == 0
+    resources = json.loads((tmp_path / "out" / "resources.json").read_text())
+    [budget] = [r for r in resources if r["type"] == "azure-native:consumption:Budget"]
+    [pool] = [r for r in resources if r["type"].endswith("ManagedGpuPool")]
+    assert budget["inputs"]["scope"] == f"/subscriptions/{TEAM_SUBSCRIPTION}"
+    assert pool["inputs"]["subscriptionId"] == TEAM_SUBSCRIPTION
+
+
+# --------------------------------------------------------------------------- found, readable, running, free
+
+
+def test_a_healthy_cluster_passes_preflight_and_the_deployment_goes_on():
+    run = run_program("dev", overrides=on_existing(), preview=False, monitor=RecordingMonitor(AzureMocks()))
+    assert preflight_warnings(run) == []
+    assert run.of_type(POOL)
+
+
+@pytest.mark.parametrize("preview", [True, False])
+def test_a_cluster_that_does_not_exist_is_one_line_before_anything_is_registered(preview):
+    monitor = RecordingMonitor(AzureMocks(cluster=existing_cluster()))
+    with pytest.raises(AzureReadError) as raised:
+        run_program(
+            "dev", overrides=on_existing(existingCluster={"resourceGroupName": "team-rg", "name": "nope"}), monitor=monitor, preview=preview
+        )
+    assert str(raised.value) == (
+        "aks-gpu:existingCluster team-rg/nope: reading the cluster (getManagedCluster): Azure says it does not exist "
+        "(ResourceNotFound); check existingCluster.resourceGroupName and name, and the subscription "
+        "(`az aks show --resource-group team-rg --name nope`)"
+    )
+    assert monitor.registrations == [] and monitor.mocks.reader.reads.count("cluster") == 1
+
+
+def refusing(read: str, error: str) -> RecordingMonitor:
+    """Azure refusing one read (an AzureReader method), with azure-native's words."""
+    return RecordingMonitor(AzureMocks(reader=OfflineReader(refuse={read: error})))
+
+
+FORBIDDEN = (
+    "GET https://management.azure.com/subscriptions/3333/resourceGroups/team-rg/providers/Microsoft.ContainerService/"
+    "managedClusters/team-aks\n----\nRESPONSE 403: 403 Forbidden\nERROR CODE: AuthorizationFailed\n----\n"
+    '{"error": {"code": "AuthorizationFailed", "message": "The client does not have authorization to perform action"}}'
+)
+
+
+@pytest.mark.parametrize("preview", [True, False])
+@pytest.mark.parametrize(
+    "read, says",
+    [
+        (
+            "cluster",
+            "reading the cluster (getManagedCluster): the identity running Pulumi may not read it (AuthorizationFailed); "
+            "it needs Microsoft.ContainerService/managedClusters/read on the cluster, such as Reader (docs/permissions.md)",
+        ),
+        (
+            "user_kubeconfig",
+            "fetching its user credential (listClusterUserCredential): the identity running Pulumi may not read it "
+            "(AuthorizationFailed); it needs Microsoft.ContainerService/managedClusters/listClusterUserCredential/action, "
+            "which Reader does not have: Azure Kubernetes Service Cluster User Role on the cluster (docs/permissions.md)",
+        ),
+    ],
+)
+def test_a_cluster_the_identity_may_not_read_is_one_line_naming_the_role(read, says, preview):
+    monitor = refusing(read, FORBIDDEN)
+    with pytest.raises(AzureReadError) as raised:
+        run_program("dev", overrides=on_existing(), monitor=monitor, preview=preview)
+    assert str(raised.value) == f"aks-gpu:existingCluster team-rg/team-aks: {says}"
+    assert monitor.registrations == []
+
+
+FEATURE_FORBIDDEN = (
+    "aks-gpu:gpuPool.management = aks-managed (AKS-managed GPU nodes): reading the subscription feature "
+    "Microsoft.ContainerService/ManagedGPUExperiencePreview: the identity running Pulumi may not read it (AuthorizationFailed); "
+    "it needs Microsoft.Features/providers/features/read on the subscription, such as Reader (docs/permissions.md); "
+    "or check it by hand: `az feature show --namespace Microsoft.ContainerService --name ManagedGPUExperiencePreview`"
+)
+
+
+@pytest.mark.parametrize("preview", [True, False])
+def test_a_feature_registration_the_identity_may_not_read_warns_in_a_preview_and_stops_a_deployment(preview):
+    """Preflight's own read of Azure: a preview says it in one line and goes on, a deployment
+    stops on it before anything is created, naming the permission and the manual check."""
+    monitor = refusing("feature_state", FORBIDDEN)
+    managed = {"gpuPool": {"vmSize": T4, "management": "aks-managed"}}
+    if preview:
+        run = run_program("dev", overrides=managed, monitor=monitor, preview=True)
+        assert [w for w in preflight_warnings(run) if "ManagedGPUExperiencePreview" in w] == [
+            f"{FEATURE_FORBIDDEN} (a deployment stops here)"
+        ]
+        return
+    with pytest.raises(PreflightError) as raised:
+        run_program("dev", overrides=managed, monitor=monitor, preview=False)
+    assert f"\n- {FEATURE_FORBIDDEN}" in str(raised.value) and monitor.registrations == []
+
+
+def test_a_signed_out_run_says_to_sign_in():
+    monitor = refusing("cluster", "DefaultAzureCredential failed to retrieve a token: please run 'az login'")
+    with pytest.raises(AzureReadError, match=r": no Azure sign-in; run `az login` \(or azure/login in GitHub Actions\) and try again$"):
+        run_program("dev", overrides=on_existing(), monitor=monitor, preview=True)
+
+
+@pytest.mark.parametrize(
+    "change, says",
+    [
+        ({"provisioningState": "Updating"}, "is Updating, not Succeeded"),
+        ({"provisioningState": "Failed"}, "is Failed, not Succeeded"),
+        ({"powerState": {"code": "Stopped"}}, 'is stopped: "You can only perform start or delete operations'),
+    ],
+)
+def test_a_cluster_aks_would_not_add_a_pool_to_stops_a_deployment(change, says):
+    created, error = deploy(cluster=existing_cluster(**change))
+    assert created == [] and says in error
+
+
+def test_a_preview_of_a_stopped_cluster_warns_and_says_how_to_start_it():
+    run, _ = run_cached("dev", cluster=existing_cluster(powerState={"code": "Stopped"}), **on_existing())
+    [warning] = [w for w in preflight_warnings(run) if "stopped" in w]
+    assert "`az aks start --resource-group team-rg --name team-aks`" in warning and warning.endswith("(a deployment stops here)")
+
+
+def test_somebody_elses_pool_of_the_same_name_stops_a_deployment():
+    theirs = {"name": "gpu", "vmSize": T4, "count": 2, "mode": "User", "tags": {"owner": "ml-team"}}
+    cluster = existing_cluster(agentPoolProfiles=[*existing_cluster()["agentPoolProfiles"], theirs])
+    created, error = deploy(cluster=cluster)
+    assert created == []
+    assert (
+        "aks-gpu:gpuPool: the cluster already has a pool named 'gpu', which this stack did not add (it has no aks-gpu-stack tag)" in error
+    )
+
+
+def test_this_stacks_own_pool_is_no_conflict_on_the_next_up():
+    ours = {"name": "gpu", "vmSize": T4, "count": 1, "mode": "User", "tags": OURS}
+    cluster = existing_cluster(agentPoolProfiles=[*existing_cluster()["agentPoolProfiles"], ours])
+    run = run_program("dev", overrides=on_existing(), preview=False, monitor=RecordingMonitor(AzureMocks(cluster=cluster)))
+    assert preflight_warnings(run) == []
+
+
+def test_another_stacks_pool_of_the_same_name_is_a_conflict_too():
+    other = {"name": "gpu", "vmSize": T4, "count": 1, "mode": "User", "tags": {"aks-gpu-stack": "aks-gpu/prod"}}
+    cluster = existing_cluster(agentPoolProfiles=[other])
+    _, error = deploy(cluster=cluster)
+    assert "(it carries aks-gpu-stack = aks-gpu/prod)" in error
+
+
+def test_the_gpu_operator_beside_other_teams_gpu_pools_stops_a_deployment():
+    theirs = {"name": "infer", "vmSize": "Standard_NC8as_T4_v3", "count": 1, "mode": "User"}
+    cluster = existing_cluster(agentPoolProfiles=[*existing_cluster()["agentPoolProfiles"], theirs])
+    _, error = deploy(cluster=cluster, gpuPool={"vmSize": T4, "management": "gpu-operator"})
+    assert "GPU pools this stack does not manage: infer (Standard_NC8as_T4_v3)" in error
+
+
+def test_the_device_plugin_beside_other_teams_gpu_pools_is_fine():
+    theirs = {"name": "infer", "vmSize": "Standard_NC8as_T4_v3", "count": 1, "mode": "User"}
+    cluster = existing_cluster(agentPoolProfiles=[*existing_cluster()["agentPoolProfiles"], theirs])
+    run, _ = run_cached("dev", cluster=cluster, **on_existing())
+    assert preflight_warnings(run) == []
+
+
+def test_a_kubernetes_version_nvidia_does_not_support_the_operator_on_warns():
+    cluster = existing_cluster(currentKubernetesVersion="1.31.9")
+    run, _ = run_cached("dev", cluster=cluster, **on_existing(gpuPool={"vmSize": T4, "management": "gpu-operator"}))
+    [warning] = [w for w in preflight_warnings(run) if "Kubernetes 1.31.9" in w]
+    assert "1.33 to 1.36" in warning and "(a deployment stops here)" not in warning
+
+
+def test_a_cluster_without_network_policy_warns_that_the_policies_do_nothing():
+    cluster = existing_cluster(networkProfile={"networkPlugin": "azure"})
+    run, _ = run_cached("dev", cluster=cluster, **on_existing())
+    assert any("enforces no NetworkPolicy" in w for w in preflight_warnings(run))
+
+
+def test_quota_is_checked_in_the_clusters_region_without_a_system_pool(tmp_path):
+    from test_preflight import FIXTURES
+
+    usages = json.loads((FIXTURES / "eastus-usage.json").read_text())
+    for usage in usages:
+        if usage["name"]["value"] == "standardNCASv3_T4Family":
+            usage["currentValue"], usage["limit"] = 0, 8
+    (tmp_path / "usage.json").write_text(json.dumps(usages))
+    files = {"skusFile": str(FIXTURES / "eastus-skus.json"), "usageFile": str(tmp_path / "usage.json")}
+    cluster = existing_cluster(location="eastus")
+    pools = {"a": {"vmSize": T4, "nodeCount": 1}, "b": {"vmSize": "Standard_NC8as_T4_v3", "nodeCount": 1}}
+    _, error = deploy(cluster=cluster, gpuPool=None, gpuPools=pools, preflight=files)
+    # One family, summed: 4 + 8 vCPUs of 8 free; the System pool is the cluster's, not counted.
+    assert (
+        "aks-gpu:gpuPools.a.vmSize Standard_NC4as_T4_v3 (1 x 4 vCPUs), aks-gpu:gpuPools.b.vmSize Standard_NC8as_T4_v3 (1 x 8 vCPUs) need 12 vCPUs"
+        in error
+    )
+    assert "systemPool" not in error
+
+
+def test_a_pool_mode_error_in_config_beats_the_cluster_read():
+    with pytest.raises(ConfigError):
+        run_program("dev", overrides=on_existing(gpuPool={"vmSize": T4, "management": "aks-managed", "minCount": 0, "maxCount": 1}))

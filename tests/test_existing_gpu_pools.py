@@ -1,0 +1,213 @@
+"""The guide's own reader: a cluster that already has a GPU pool made by hand (`az aks nodepool
+add`), used as it is (`gpuPools.<name>.existing: use`) or adopted (`existing: adopt`).
+Each behaviour in a preview and in a deployment."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import run_cached
+from test_config import refused
+
+from components.errors import PreflightError
+from tools.azure_mocks import AzureMocks, existing_cluster
+from tools.mock_engine import RecordingMonitor, run_program
+
+POOL = "azure-native:containerservice:AgentPool"
+DAEMONSET = "kubernetes:apps/v1:DaemonSet"
+JOB = "kubernetes:batch/v1:Job"
+SYSTEM = {"name": "system", "mode": "System", "vmSize": "Standard_D4s_v5", "count": 3, "maxPods": 250, "osType": "Linux"}
+# The guide's reader's pool, as `az aks show` reports it: T4 nodes, the guide's taint, the
+# autoscaler from zero to three, and settings of the owner's this program never sets.
+GPUNP = {
+    "name": "gpunp",
+    "mode": "User",
+    "vmSize": "Standard_NC4as_T4_v3",
+    "count": 0,
+    "enableAutoScaling": True,
+    "minCount": 0,
+    "maxCount": 3,
+    "maxPods": 250,
+    "nodeTaints": ["sku=gpu:NoSchedule"],
+    "nodeLabels": {"team": "ml"},
+    "availabilityZones": ["1", "2"],
+    "osDiskSizeGB": 128,
+    "osType": "Linux",
+    "type": "VirtualMachineScaleSets",
+    "tags": {"costcenter": "ml-42"},
+    "upgradeSettings": {"maxSurge": "10%"},
+}
+OURS = {"aks-gpu-stack": "aks-gpu/team"}
+BOTH = [True, False]  # a preview, a deployment
+
+
+def cluster(*pools):
+    return existing_cluster(agentPoolProfiles=[SYSTEM, *pools])
+
+
+def run(how="use", pool=GPUNP, preview=True, entry=None, **overrides):
+    """The team stack with the cluster's pool `gpunp` named by `existing`, beside nothing else."""
+    return run_cached("team", preview=preview, cluster=cluster(pool), gpuPools={"gpunp": {"existing": how, **(entry or {})}}, **overrides)[
+        0
+    ]
+
+
+def stopped(match, how="use", pool=GPUNP, preview=True, entry=None):
+    """The run refused in one line, with nothing registered."""
+    monitor = RecordingMonitor(AzureMocks(cluster=cluster(pool)))
+    with pytest.raises(PreflightError, match=match) as error:
+        run_program("team", overrides={"gpuPools": {"gpunp": {"existing": how, **(entry or {})}}}, monitor=monitor, preview=preview)
+    assert "\n" not in str(error.value)
+    assert monitor.registrations == []
+    return str(error.value)
+
+
+def tolerates(pod_spec, key, value, effect):
+    return any(t.get("key") == key and t.get("value") == value and t.get("effect") == effect for t in pod_spec.get("tolerations", []))
+
+
+# --------------------------------------------------------------------------- use
+
+
+@pytest.mark.parametrize("preview", BOTH)
+def test_a_used_pool_is_never_registered_so_no_run_of_the_stack_can_change_or_delete_it(preview):
+    done = run(preview=preview)
+    assert done.of_type(POOL) == []
+    assert any("gpuPools.gpunp (use)" in line and "never changed" in line for line in done.infos)
+
+
+@pytest.mark.parametrize("preview", BOTH)
+def test_a_used_pool_gets_a_proof_job_pinned_to_it_that_tolerates_its_own_taints(preview):
+    job = run(preview=preview).one(JOB).inputs["spec"]["template"]["spec"]
+    assert tolerates(job, "sku", "gpu", "NoSchedule")
+    assert job["nodeSelector"] == {"kubernetes.azure.com/agentpool": "gpunp"}
+
+
+def test_a_used_pool_with_a_taint_of_its_own_is_tolerated_by_the_plugin_and_the_job():
+    pool = {**GPUNP, "nodeTaints": ["nvidia.com/gpu=present:NoExecute"]}
+    done = run(pool=pool)
+    plugin = next(d for d in done.of_type(DAEMONSET) if "device-plugin" in d.name).inputs["spec"]["template"]["spec"]
+    assert tolerates(plugin, "nvidia.com/gpu", "present", "NoExecute")
+    assert tolerates(done.one(JOB).inputs["spec"]["template"]["spec"], "nvidia.com/gpu", "present", "NoExecute")
+
+
+def test_a_used_pool_served_by_aks_gets_no_device_plugin_from_the_stack():
+    pool = {**GPUNP, "enableAutoScaling": False, "count": 1, "gpuProfile": {"driver": "Install", "nvidia": {"managementMode": "Managed"}}}
+    done = run(pool=pool)
+    assert not [d for d in done.of_type(DAEMONSET) if "device-plugin" in d.name]
+    assert done.outputs["gpuPools"].value["gpunp"]["management"] == "aks-managed (existing pool)"
+
+
+def test_the_cost_lines_say_a_used_pool_is_the_owners_and_the_job_may_scale_it_from_zero():
+    done = run()
+    line = next(i for i in done.infos if i.startswith("cost: aks-gpu:gpuPools.gpunp"))
+    assert "the owner's pool" in line and "not counted here" in line and "from zero (0-3)" in line
+
+
+@pytest.mark.parametrize("member, value", [("vmSize", "Standard_NC4as_T4_v3"), ("nodeCount", 2), ("spot", True)])
+def test_a_used_pool_takes_no_other_member_because_they_come_from_azure(member, value):
+    message = refused(
+        rf"^invalid config aks-gpu:gpuPools\.gpunp\.{member} = .*not with existing: use",
+        existingCluster={"resourceGroupName": "team-rg", "name": "team-aks"},
+        gpuPools={"gpunp": {"existing": "use", member: value}},
+    )
+    assert message.endswith("remove it")
+
+
+def test_existing_is_refused_without_an_existing_cluster():
+    refused(
+        r"^invalid config aks-gpu:gpuPools\.gpunp\.existing = 'use': only with aks-gpu:existingCluster",
+        gpuPools={"gpunp": {"existing": "use"}},
+    )
+
+
+@pytest.mark.parametrize("preview", BOTH)
+def test_a_pool_the_cluster_does_not_have_is_refused_by_name(preview):
+    message = stopped(
+        r"gpuPools\.gpunp\.existing = use: the cluster has no pool named 'gpunp'", pool={**GPUNP, "name": "other"}, preview=preview
+    )
+    assert "its pools: system, other" in message
+
+
+@pytest.mark.parametrize("preview", BOTH)
+def test_a_pool_without_an_nvidia_gpu_is_refused_by_name(preview):
+    stopped(
+        r"its pool gpunp is Standard_D8s_v5, with no GPU: expected an NVIDIA GPU pool",
+        pool={**GPUNP, "vmSize": "Standard_D8s_v5"},
+        preview=preview,
+    )
+
+
+@pytest.mark.parametrize("preview", BOTH)
+def test_using_a_pool_this_stack_created_or_adopted_is_refused_because_the_run_would_delete_it(preview):
+    message = stopped(r"carries this stack's tag", pool={**GPUNP, "tags": OURS}, preview=preview)
+    assert "pulumi state delete" in message
+
+
+# --------------------------------------------------------------------------- adopt
+
+
+@pytest.mark.parametrize("preview", BOTH)
+def test_the_adopting_up_imports_the_pool_by_its_arm_id(preview):
+    pool = run("adopt", preview=preview).one(POOL)
+    assert pool.options["import"] == (
+        "/subscriptions/33333333-3333-3333-3333-333333333333/resourceGroups/team-rg/providers/"
+        "Microsoft.ContainerService/managedClusters/team-aks/agentPools/gpunp"
+    )
+
+
+@pytest.mark.parametrize("preview", BOTH)
+def test_an_adopted_pool_declares_what_azure_has_so_the_import_replaces_nothing(preview):
+    inputs = run("adopt", preview=preview).one(POOL).inputs
+    assert inputs["vmSize"] == "Standard_NC4as_T4_v3" and inputs["maxPods"] == 250
+    assert inputs["nodeTaints"] == ["sku=gpu:NoSchedule"]
+    assert inputs["nodeLabels"] == {"team": "ml"} and inputs["availabilityZones"] == ["1", "2"] and inputs["osDiskSizeGB"] == 128
+    assert (inputs["enableAutoScaling"], inputs["minCount"], inputs["maxCount"]) == (True, 0, 3)
+    assert inputs["upgradeSettings"] == {"maxSurge": "10%"}
+    assert inputs["tags"] == {"costcenter": "ml-42", **OURS}
+
+
+def test_an_adopted_pool_is_not_imported_again_once_it_carries_this_stacks_tag():
+    pool = run("adopt", pool={**GPUNP, "tags": {"costcenter": "ml-42", **OURS}}).one(POOL)
+    assert "import" not in pool.options
+
+
+def test_an_adopted_pool_takes_its_counts_from_the_config_which_aks_changes_in_place():
+    inputs = run("adopt", entry={"minCount": 1, "maxCount": 2}).one(POOL).inputs
+    assert (inputs["minCount"], inputs["maxCount"]) == (1, 2)
+
+
+@pytest.mark.parametrize("preview", BOTH)
+@pytest.mark.parametrize(
+    "member, value, live",
+    [("vmSize", "Standard_NC8as_T4_v3", "'Standard_NC4as_T4_v3'"), ("maxPods", 110, "250"), ("spot", True, "False")],
+)
+def test_adopting_with_a_fixed_property_set_otherwise_is_refused_naming_both_values(preview, member, value, live):
+    message = stopped(
+        rf"gpuPools\.gpunp\.{member} = {value!r}, but the pool gpunp has {live} in Azure", "adopt", entry={member: value}, preview=preview
+    )
+    assert "would replace it" in message
+
+
+def test_adopting_another_stacks_pool_is_refused():
+    stopped(
+        r"belongs to another stack \(aks-gpu-stack = aks-gpu/prod\)", "adopt", pool={**GPUNP, "tags": {"aks-gpu-stack": "aks-gpu/prod"}}
+    )
+
+
+def test_an_aks_managed_pool_can_be_used_but_not_adopted():
+    managed = {**GPUNP, "gpuProfile": {"nvidia": {"managementMode": "Managed"}}}
+    stopped(r"AKS-managed GPU nodes .*: use it, or add a new pool", "adopt", pool=managed)
+
+
+def test_a_windows_pool_is_refused_and_a_system_pool_can_be_used_but_not_adopted():
+    stopped(r"runs Windows: the guide's device plugin and proof run on Linux pools", pool={**GPUNP, "osType": "Windows"})
+    stopped(r"is a System pool, and this stack's pools are User pools: use it instead", "adopt", pool={**GPUNP, "mode": "System"})
+    assert run(pool={**GPUNP, "mode": "System"}).of_type(POOL) == []
+
+
+def test_a_stack_pool_named_like_the_owners_says_how_to_use_or_adopt_it():
+    monitor = RecordingMonitor(AzureMocks(cluster=cluster(GPUNP)))
+    with pytest.raises(PreflightError) as error:
+        run_program("team", overrides={"gpuPools": {"gpunp": {"vmSize": "Standard_NC4as_T4_v3"}}}, monitor=monitor)
+    done_message = str(error.value)
+    assert "pick another pool name, or set aks-gpu:gpuPools.gpunp.existing to use or adopt it" in done_message

@@ -1,0 +1,89 @@
+"""The worked example of docs/existing-cluster.md, "Coming from the guide", end to end and
+offline: the cluster ml-prod made by hand as the guide makes it (examples/guide-cluster/: its
+saved `az aks show` and `kubectl get namespaces,daemonsets`, and the stack file shipped
+with them), met the three ways in: used as it is, adopted, and with a new pool beside it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+
+from components.errors import PreflightError
+from tools.azure_mocks import AzureMocks
+from tools.mock_engine import RecordingMonitor, run_program
+
+EXAMPLE = ROOT / "examples" / "guide-cluster"
+STACK_FILE = EXAMPLE / "Pulumi.ml-prod.yaml"
+POOL, DAEMONSET, NAMESPACE, JOB = (
+    "azure-native:containerservice:AgentPool",
+    "kubernetes:apps/v1:DaemonSet",
+    "kubernetes:core/v1:Namespace",
+    "kubernetes:batch/v1:Job",
+)
+GPUNP_ID = (
+    "/subscriptions/33333333-3333-3333-3333-333333333333/resourcegroups/ml-rg/providers/"
+    "Microsoft.ContainerService/managedClusters/ml-prod/agentPools/gpunp"
+)
+BOTH = [True, False]
+
+
+def run(preview: bool, stack_file: Path = STACK_FILE, **overrides):
+    monitor = RecordingMonitor(AzureMocks())
+    return run_program("ml-prod", overrides=overrides, monitor=monitor, preview=preview, stack_file=stack_file), monitor
+
+
+def imports(done) -> dict[str, str]:
+    return {f"{r.type} {r.name}": r.options["import"] for r in done.resources if "import" in r.options}
+
+
+@pytest.mark.parametrize("preview", BOTH)
+def test_the_guides_cluster_used_as_it_is_gets_a_proof_on_its_pool_and_nothing_of_its_own_replaced(preview):
+    done, _ = run(preview)
+    assert done.of_type(POOL) == [] and done.of_type(DAEMONSET) == []
+    assert [n.inputs["metadata"]["name"] for n in done.of_type(NAMESPACE)] == ["gpu-workloads"]
+    assert imports(done) == {}
+    job = done.one(JOB).inputs["spec"]["template"]["spec"]
+    assert job["nodeSelector"] == {"kubernetes.azure.com/agentpool": "gpunp"}
+    assert {"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"} in job["tolerations"]
+    said = "\n".join(done.infos + done.warnings)
+    assert "gpu-resources/nvidia-device-plugin-daemonset serves its GPUs already" in said
+    assert "authorized IP ranges (203.0.113.0/24, 198.51.100.17/32)" in said
+    assert "gpunp=gpunp" not in said and "kubernetes.azure.com/agentpool=gpunp" in done.outputs["gpuPools"].value["gpunp"]["nodesCommand"]
+
+
+@pytest.mark.parametrize("preview", BOTH)
+def test_adopting_the_guides_pool_and_device_plugin_imports_exactly_those_three(preview):
+    done, _ = run(preview, gpuPools={"gpunp": {"existing": "adopt"}}, devicePlugin={"adopt": True})
+    assert imports(done) == {
+        f"{POOL} gpu-pool-gpunp-agent-pool": GPUNP_ID,
+        f"{NAMESPACE} nvidia-device-plugin-ns": "gpu-resources",
+        f"{DAEMONSET} nvidia-device-plugin-ds": "gpu-resources/nvidia-device-plugin-daemonset",
+    }
+    pool = done.one(POOL).inputs
+    assert (pool["vmSize"], pool["nodeTaints"], pool["minCount"], pool["maxCount"]) == (
+        "Standard_NC4as_T4_v3",
+        ["sku=gpu:NoSchedule"],
+        0,
+        3,
+    )
+
+
+def test_a_new_pool_beside_the_guides_stops_a_deployment_until_the_guides_plugin_is_adopted():
+    pools = {"gpunp": {"existing": "use"}, "t4": {"vmSize": "Standard_NC4as_T4_v3", "minCount": 0, "maxCount": 2}}
+    with pytest.raises(PreflightError) as error:
+        run(False, gpuPools=pools)
+    assert "gpu-resources/nvidia-device-plugin-daemonset runs NVIDIA's device plugin" in str(error.value)
+    assert "devicePlugin.adopt: true" in str(error.value)
+    done, _ = run(False, gpuPools=pools, devicePlugin={"adopt": True})
+    plugin = done.one(DAEMONSET, "nvidia-device-plugin-daemonset").inputs["spec"]["template"]["spec"]
+    served = plugin["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0]
+    assert served["matchExpressions"][0]["values"] == ["gpunp", "t4"]
+    assert {p.inputs["agentPoolName"] for p in done.of_type(POOL)} == {"t4"}
+
+
+def test_the_example_names_only_files_it_ships():
+    text = STACK_FILE.read_text()
+    for name in ("cluster.json", "kubernetes.json"):
+        assert f"examples/guide-cluster/{name}" in text and (EXAMPLE / name).is_file()

@@ -1,0 +1,111 @@
+"""The live read of what an existing cluster runs (components/azure/kubernetes_read.py), against
+a local fake of the API server: the two lists kubectl asks for, with the kubeconfig's own
+token, bounded by one deadline."""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+from components.azure import cluster_objects, kubernetes_read
+from components.azure.live_reader import LiveReader
+from components.errors import ClusterAccessError
+
+TOKEN = "kube-token-0123"
+
+
+class FakeApiServer(BaseHTTPRequestHandler):
+    routes: dict[str, tuple[int, Any]] = {}
+    seen: list[tuple[str, str]] = []
+    #: Set: every request waits for it (a server that accepts and never answers).
+    hold: threading.Event | None = None
+
+    def do_GET(self):
+        self.seen.append((self.path, self.headers.get("Authorization", "")))
+        if self.hold is not None:
+            self.hold.wait()
+            return
+        status, body = self.routes.get(self.path, (404, {"kind": "Status", "code": 404}))
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def api():
+    FakeApiServer.seen, FakeApiServer.hold = [], None
+    FakeApiServer.routes = {
+        "/api/v1/namespaces": (200, {"kind": "NamespaceList", "items": [{"metadata": {"name": "gpu-resources"}}]}),
+        "/apis/apps/v1/daemonsets": (
+            200,
+            {
+                "kind": "DaemonSetList",
+                "items": [
+                    {
+                        "metadata": {"name": "nvidia-device-plugin-daemonset", "namespace": "gpu-resources"},
+                        "spec": {"template": {"spec": {"containers": [{"image": "nvcr.io/nvidia/k8s-device-plugin:v0.18.0"}]}}},
+                    }
+                ],
+            },
+        ),
+    }
+    server = ThreadingHTTPServer(("127.0.0.1", 0), FakeApiServer)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    if FakeApiServer.hold is not None:
+        FakeApiServer.hold.set()
+    server.shutdown()
+    server.server_close()
+
+
+def kubeconfig(server: str) -> str:
+    return (
+        "apiVersion: v1\nkind: Config\n"
+        f"clusters:\n- name: c\n  cluster:\n    server: {server}\n"
+        "contexts:\n- name: c\n  context:\n    cluster: c\n    user: u\n"
+        "current-context: c\n"
+        f"users:\n- name: u\n  user:\n    token: {TOKEN}\n"
+    )
+
+
+def test_the_live_read_lists_namespaces_and_daemon_sets_with_the_kubeconfigs_own_token(api):
+    listed = LiveReader().kubernetes_objects(kubeconfig(api))
+    assert [path for path, _ in FakeApiServer.seen] == ["/api/v1/namespaces", "/apis/apps/v1/daemonsets"]
+    assert {auth for _, auth in FakeApiServer.seen} == {f"Bearer {TOKEN}"}
+    seen = cluster_objects.parse(listed)
+    assert list(seen.namespaces) == ["gpu-resources"]
+    assert [d.where for d in seen.daemon_sets] == ["DaemonSet gpu-resources/nvidia-device-plugin-daemonset"]
+    assert seen.daemon_sets[0].device_plugin
+
+
+def test_a_server_that_never_answers_is_given_up_at_the_deadline(api):
+    FakeApiServer.hold = threading.Event()
+    with pytest.raises((TimeoutError, ClusterAccessError)):
+        kubernetes_read.read(kubeconfig(api), limit=0.2)
+    assert FakeApiServer.seen, "the request was made, and never answered"
+
+
+def test_the_deadline_bounds_the_whole_read_not_each_request(api):
+    """The clock says the time is up once the credential is had: no list is asked for."""
+    ticks = iter([0.0, 100.0, 100.0])
+    with pytest.raises(TimeoutError, match="did not answer within 30 s"):
+        kubernetes_read.read(kubeconfig(api), limit=30.0, clock=lambda: next(ticks))
+    assert FakeApiServer.seen == []
+
+
+def test_a_refusal_names_the_list_the_cluster_refused(api):
+    FakeApiServer.routes["/apis/apps/v1/daemonsets"] = (403, {"kind": "Status", "reason": "Forbidden"})
+    with pytest.raises(ClusterAccessError, match="HTTP 403 .* to GET /apis/apps/v1/daemonsets"):
+        kubernetes_read.read(kubeconfig(api), limit=30.0)

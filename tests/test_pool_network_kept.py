@@ -1,0 +1,135 @@
+"""A GPU pool this stack already runs in an existing cluster keeps the subnet, pod subnet and
+maxPods it has in Azure when the cluster's owner moves the System pool (AKS fixes all three
+when a pool is created, so following the System pool would delete and recreate the GPU pool).
+Only the stack's own config moves it, and the preview says that this replaces the pool. Each
+case runs as `pulumi preview` and as `pulumi up` would."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import run_cached
+from test_config import parsed
+
+from components.azure import pool_network
+from components.azure.cluster_facts import OWNER_TAG, parse
+from tools.azure_mocks import existing_cluster
+
+T4 = "Standard_NC4as_T4_v3"
+POOL = "azure-native:containerservice:AgentPool"
+TEAM = {"resourceGroupName": "team-rg", "name": "team-aks"}
+VNET = "/subscriptions/3333/resourceGroups/net-rg/providers/Microsoft.Network/virtualNetworks/team-vnet/subnets"
+NODES, PODS = f"{VNET}/nodes", f"{VNET}/pods"
+# Where the owner moved the System pool since the stack added its GPU pool.
+NEW_NODES, NEW_PODS = f"{VNET}/nodes-2026", f"{VNET}/pods-2026"
+GPU_NODES = f"{VNET}/gpu-nodes"
+OURS = {OWNER_TAG: "aks-gpu/dev"}
+DYNAMIC_POD_IPS = {"networkPlugin": "azure", "networkPolicy": "cilium", "networkDataplane": "cilium"}
+MODES = pytest.mark.parametrize("preview", [True, False], ids=["preview", "deployment"])
+
+
+def moved_cluster(gpu_tags: dict | None = OURS, gpu_name: str = "gpu") -> dict:
+    """A cluster with dynamic pod IPs whose System pool its owner moved to new subnets and 50
+    pods per node, beside the GPU pool the stack added before, on the old ones with 30."""
+    system = {"name": "system", "mode": "System", "vmSize": "Standard_D4s_v5", "count": 3, "osType": "Linux"}
+    gpu = {"name": gpu_name, "mode": "User", "vmSize": T4, "count": 1, "osType": "Linux", "provisioningState": "Succeeded"}
+    pools = [
+        {**system, "vnetSubnetID": NEW_NODES, "podSubnetID": NEW_PODS, "maxPods": 50},
+        {**gpu, "vnetSubnetID": NODES, "podSubnetID": PODS, "maxPods": 30, **({"tags": gpu_tags} if gpu_tags else {})},
+    ]
+    return existing_cluster(networkProfile=DYNAMIC_POD_IPS, agentPoolProfiles=pools)
+
+
+def run(description: dict, preview: bool, **pool):
+    return run_cached("dev", preview=preview, cluster=description, existingCluster=TEAM, gpuPool={"vmSize": T4, **pool})[0]
+
+
+def network_of(declared: dict) -> tuple:
+    return declared.get("vnetSubnetID"), declared.get("podSubnetID"), declared["maxPods"]
+
+
+def replace_warnings(warnings: list[str]) -> list[str]:
+    return [w for w in warnings if "replaces pool" in w]
+
+
+@MODES
+def test_the_owner_moving_the_system_pool_moves_no_gpu_pool_of_the_stack(preview):
+    result = run(moved_cluster(), preview)
+    assert network_of(result.one(POOL).inputs) == (NODES, PODS, 30), "the pool's own subnets and pods per node, not the System pool's"
+    assert replace_warnings(result.warnings) == []
+    assert (
+        "network: aks-gpu:gpuPool joins Azure CNI with dynamic pod IPs: subnet team-vnet/nodes (kept from the live pool), "
+        "pod subnet team-vnet/pods (kept from the live pool), maxPods 30 (kept from the live pool)"
+    ) in result.infos
+
+
+@MODES
+def test_a_new_subnet_in_the_config_moves_the_pool_and_the_preview_says_it_is_replaced(preview):
+    result = run(moved_cluster(), preview, vnetSubnetId=GPU_NODES, maxPods=40)
+    assert network_of(result.one(POOL).inputs) == (GPU_NODES, PODS, 40)
+    (warning,) = replace_warnings(result.warnings)
+    assert warning.startswith(
+        "aks-gpu:gpuPool.vnetSubnetId is team-vnet/gpu-nodes and the live pool's team-vnet/nodes; "
+        "aks-gpu:gpuPool.maxPods is 40 and the live pool's 30: AKS fixes a pool's subnet, pod subnet and maxPods when it "
+        "creates the pool, so `pulumi up` replaces pool gpu, deleting it first"
+    )
+    assert (
+        "network: aks-gpu:gpuPool joins Azure CNI with dynamic pod IPs: subnet team-vnet/gpu-nodes (aks-gpu:gpuPool.vnetSubnetId; "
+        "the live pool has team-vnet/nodes: replaces it), pod subnet team-vnet/pods (kept from the live pool), maxPods 40 "
+        "(aks-gpu:gpuPool.maxPods; the live pool has 30: replaces it)"
+    ) in result.infos
+
+
+@MODES
+def test_a_config_that_names_what_the_pool_has_replaces_nothing(preview):
+    result = run(moved_cluster(), preview, vnetSubnetId=NODES, podSubnetId=PODS, maxPods=30)
+    assert network_of(result.one(POOL).inputs) == (NODES, PODS, 30)
+    assert replace_warnings(result.warnings) == []
+
+
+@MODES
+def test_a_new_pool_still_takes_the_system_pools_network(preview):
+    result = run(moved_cluster(gpu_name="other"), preview)
+    assert network_of(result.one(POOL).inputs) == (NEW_NODES, NEW_PODS, 50)
+    assert any("subnet team-vnet/nodes-2026 (the System pool's)" in i for i in result.infos)
+
+
+def test_a_pool_of_the_same_name_that_another_stack_added_is_not_kept():
+    """Its name is refused (a deployment stops: test_existing_cluster.py); a preview shows what
+    this stack would declare, the System pool's network, not the other stack's pool's."""
+    result = run(moved_cluster(gpu_tags={OWNER_TAG: "aks-gpu/prod"}), True)
+    assert network_of(result.one(POOL).inputs) == (NEW_NODES, NEW_PODS, 50)
+    assert replace_warnings(result.warnings) == []
+
+
+def test_the_managed_pool_keeps_the_live_network_too():
+    result = run(moved_cluster(), True, management="aks-managed")
+    body = result.one("pulumi-python:dynamic/aksgpu:ManagedGpuPool").inputs["properties"]
+    assert (body["vnetSubnetID"], body["podSubnetID"], body["maxPods"]) == (NODES, PODS, 30)
+
+
+def test_subnet_ids_that_differ_only_in_case_are_the_same_subnet():
+    """ARM's IDs compare without case, and the az CLI writes `resourcegroups`."""
+    found = parse(moved_cluster(), "team-rg")
+    live = next(p for p in found.pools if p.name == "gpu")
+    network = pool_network.plan(found, "aks-gpu:gpuPool", None, NODES.replace("resourceGroups", "resourcegroups"), None, live)
+    assert network.replaces is None
+
+
+def test_a_live_pool_without_max_pods_in_its_description_takes_what_a_new_pool_would():
+    """A saved description may leave maxPods out: nothing to keep, and nothing said to move."""
+    description = moved_cluster()
+    del description["agentPoolProfiles"][1]["maxPods"]
+    found = parse(description, "team-rg")
+    live = next(p for p in found.pools if p.name == "gpu")
+    network = pool_network.plan(found, "aks-gpu:gpuPool", None, current=live)
+    assert (network.max_pods, network.replaces) == (50, None)
+    assert pool_network.plan(found, "aks-gpu:gpuPool", 40, current=live).replaces is None
+
+
+def test_a_pool_taken_over_by_name_is_kept_like_the_stacks_own():
+    """`live` hands plan_pools a pool the stack adopts, which carries no tag of this stack."""
+    found = parse(moved_cluster(gpu_tags=None), "team-rg")
+    cfg = parsed(existingCluster=TEAM, gpuPool={"vmSize": T4})
+    assert pool_network.plan_pools(cfg, found, "dev")["gpu"].vnet_subnet_id == NEW_NODES
+    live = {p.name: p for p in found.pools if p.name == "gpu"}
+    assert pool_network.plan_pools(cfg, found, "dev", live)["gpu"].vnet_subnet_id == NODES
