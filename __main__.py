@@ -89,6 +89,8 @@ if found is not None and user_kubeconfig and (cfg.preflight.mode != "off" or cfg
         pulumi.log.info(line)
 if found is not None and not (in_cluster and in_cluster.read):
     pulumi.log.info(existing_cluster_checks.namespaces_line(cfg, found))
+    for line in existing_pools.unread_plugin_lines(cfg):
+        pulumi.log.warn(line)
 # A pool that runs under the other kind of GPU management cannot be switched: refused here.
 for warning in preflight.pool_switches(cfg, found, azure):
     pulumi.log.warn(warning)

@@ -90,6 +90,14 @@ def test_a_used_pool_with_a_taint_of_its_own_is_tolerated_by_the_plugin_and_the_
     assert tolerates(done.one(JOB).inputs["spec"]["template"]["spec"], "nvidia.com/gpu", "present", "NoExecute")
 
 
+@pytest.mark.parametrize("preview", BOTH)
+def test_a_used_pool_gets_the_stacks_plugin_and_a_warning_when_what_the_cluster_runs_was_not_read(preview):
+    done = run(preview=preview)
+    plugin = next(d for d in done.of_type(DAEMONSET) if "device-plugin" in d.name).inputs["spec"]["template"]["spec"]
+    assert tolerates(plugin, "sku", "gpu", "NoSchedule")
+    assert any(w.startswith("aks-gpu:gpuPools.gpunp (use): what the cluster runs was not read") for w in done.warnings)
+
+
 def test_a_used_pool_served_by_aks_gets_no_device_plugin_from_the_stack():
     pool = {**GPUNP, "enableAutoScaling": False, "count": 1, "gpuProfile": {"driver": "Install", "nvidia": {"managementMode": "Managed"}}}
     done = run(pool=pool)
@@ -141,6 +149,12 @@ def test_a_pool_without_an_nvidia_gpu_is_refused_by_name(preview):
 def test_using_a_pool_this_stack_created_or_adopted_is_refused_because_the_run_would_delete_it(preview):
     message = stopped(r"carries this stack's tag", pool={**GPUNP, "tags": OURS}, preview=preview)
     assert "pulumi state delete" in message
+
+
+def test_the_guides_single_gpu_pool_key_can_name_the_owners_pool_too():
+    done = run_cached("team", preview=False, cluster=cluster(GPUNP), gpuPools=None, gpuPool={"name": "gpunp", "existing": "use"})[0]
+    assert done.of_type(POOL) == []
+    assert (done.outputs["gpuPoolName"].value, done.outputs["gpuManagement"].value) == ("gpunp", "device-plugin-daemonset (existing pool)")
 
 
 # --------------------------------------------------------------------------- adopt

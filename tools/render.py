@@ -251,7 +251,9 @@ def summary(run: ProgramRun, out_dir: Path) -> str:
     lines.extend(gpu_pool_lines(run))
     lines.append(f"Kubernetes objects: {len(kubernetes_objects(run))} in {_relative(out_dir / 'manifests.yaml')}")
     lines.extend(run.notes)  # what the offline render assumed in Azure's place
-    lines.extend(i for i in run.infos if i.startswith(("proof:", "network:", "namespaces:", "cost:")))  # what a preview prints
+    lines.extend(
+        i for i in run.infos if i.startswith(("existing pool:", "kubernetes:", "proof:", "network:", "namespaces:", "cost:"))
+    )  # what a preview prints
     if run.warnings:
         lines.append(f"warnings ({len(run.warnings)}):")
         lines.extend(f"  - {w}" for w in run.warnings)

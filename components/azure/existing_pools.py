@@ -288,6 +288,18 @@ def resolve(cfg: StackConfig, found: ClusterFacts | None, owner: str) -> tuple[S
     return resolved_cfg, live, lines
 
 
+def unread_plugin_lines(cfg: StackConfig) -> list[str]:
+    """A pool used as it is gets the stack's device plugin only where nothing of the cluster's
+    serves it; when the cluster's DaemonSets could not be read, that is not known."""
+    return [
+        f"{cfg.pool_key(p)} (use): what the cluster runs was not read, so this stack puts its device plugin on {p.name}; if a "
+        "device plugin of the cluster's serves it already, that is two on one node: check with `kubectl get daemonsets "
+        "--all-namespaces`, or save that list as preflight.kubernetesFile"
+        for p in cfg.gpu_pools
+        if p.existing == "use" and p.mode == "device-plugin"
+    ]
+
+
 def line(key: str, pool: GpuPoolConfig, live: LivePool) -> str:
     """The pool in one line, as a preview says what it read."""
     counts = f"{pool.min_count}-{pool.max_count} (autoscaler)" if pool.autoscaling else f"{pool.node_count}"

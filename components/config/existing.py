@@ -106,7 +106,7 @@ def check_existing(pool: Any, given: Mapping[str, Any], key: str, existing_clust
             pool.existing,
             f"only with {NAMESPACE}:existingCluster: it names a pool the cluster already has; remove it to add a new pool",
         )
-    others = [member for member in given if member != "existing"]
+    others = [member for member in given if member not in ("existing", "name")]  # gpuPool names its pool
     if pool.existing == "use" and others:
         raise fail(
             f"{key}.{others[0]}",
