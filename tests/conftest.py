@@ -95,6 +95,16 @@ def program() -> Callable[..., ProgramRun]:
 MANAGED_GROUP, MANAGED_CLUSTER = "aks-gpu-dev-rg", "aks-gpu-dev"
 
 
+@pytest.fixture(scope="module")
+def price_file(tmp_path_factory) -> str:
+    """The fake price list (tests/fake_prices.py), saved: a stack's preflight.pricesFile."""
+    import fake_prices
+
+    path = tmp_path_factory.mktemp("prices") / "prices.json"
+    path.write_text(fake_prices.saved())
+    return str(path)
+
+
 @pytest.fixture
 def aks(monkeypatch):
     """A local fake of the agentPools REST calls with the dev cluster in it, which the managed

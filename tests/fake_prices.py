@@ -14,6 +14,7 @@ import threading
 import urllib.parse
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 REGIONS = {"eastus": "US East", "westeurope": "EU West", "westus2": "US West 2"}
@@ -154,3 +155,15 @@ def serve(items: list[dict[str, Any]] | None = None, page_size: int = 10, loop: 
     finally:
         server.shutdown()
         server.server_close()
+
+
+def saved_list(tmp_path: Path, items: list[dict[str, Any]], name: str = "prices.json") -> str:
+    """A price list saved as `make prices` saves one, in `tmp_path`; its path."""
+    path = tmp_path / name
+    path.write_text(saved(items))
+    return str(path)
+
+
+def with_prices(price_file: str, **overrides: Any) -> dict[str, Any]:
+    """A stack's overrides that price it from `price_file` (preflight.pricesFile)."""
+    return {"preflight": {"pricesFile": price_file}, **overrides}

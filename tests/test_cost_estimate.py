@@ -6,12 +6,12 @@ test_budget.py.)"""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import fake_prices
 import pytest
 from conftest import run_cached
+from fake_prices import saved_list, with_prices
 
 from components.azure import cost
 from components.azure.live_reader import LiveReader
@@ -20,23 +20,6 @@ from tools.azure_mocks import existing_cluster
 from tools.mock_engine import run_program
 
 T4, T4_8 = "Standard_NC4as_T4_v3", "Standard_NC8as_T4_v3"
-
-
-@pytest.fixture(scope="module")
-def price_file(tmp_path_factory) -> str:
-    path = tmp_path_factory.mktemp("prices") / "prices.json"
-    path.write_text(fake_prices.saved())
-    return str(path)
-
-
-def with_prices(price_file: str, **overrides):
-    return {"preflight": {"pricesFile": price_file}, **overrides}
-
-
-def saved_list(tmp_path: Path, items: list[dict[str, Any]], name: str = "prices.json") -> str:
-    path = tmp_path / name
-    path.write_text(fake_prices.saved(items))
-    return str(path)
 
 
 def exact(t4: float, system: float) -> list[dict[str, Any]]:

@@ -6,12 +6,12 @@ told to go on. (The figures themselves: test_cost_estimate.py.)"""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import fake_prices
 import pytest
 from conftest import run_cached
+from fake_prices import saved_list, with_prices
 
 from components.azure import cost, prices
 from components.azure.live_reader import LiveReader
@@ -23,29 +23,12 @@ from tools.mock_engine import RecordingMonitor, run_program
 T4 = "Standard_NC4as_T4_v3"
 
 
-def saved_list(tmp_path: Path, items: list[dict[str, Any]], name: str = "prices.json") -> str:
-    path = tmp_path / name
-    path.write_text(fake_prices.saved(items))
-    return str(path)
-
-
 def exact(t4: float, system: float) -> list[dict[str, Any]]:
     """The dev stack's two sizes at prices of the caller's choosing."""
     return [
         *fake_prices.family(T4, "NC4as T4 v3", "NCasT4_v3", "eastus", t4, t4 / 10),
         *fake_prices.family("Standard_D2s_v5", "D2s v5", "Dsv5", "eastus", system, system / 10),
     ]
-
-
-@pytest.fixture(scope="module")
-def price_file(tmp_path_factory) -> str:
-    path = tmp_path_factory.mktemp("prices") / "prices.json"
-    path.write_text(fake_prices.saved())
-    return str(path)
-
-
-def with_prices(price_file: str, **overrides):
-    return {"preflight": {"pricesFile": price_file}, **overrides}
 
 
 # --------------------------------------------------------------------------- the limit

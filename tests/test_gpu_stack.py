@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from conftest import run_cached
-
-from components.config import parse
-from components.errors import ConfigError
+from test_config import refused
 
 POOL = "azure-native:containerservice:AgentPool"
 DAEMONSET = "kubernetes:apps/v1:DaemonSet"
@@ -22,13 +18,6 @@ SKU_GPU = {"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSched
 
 def run(**overrides):
     return run_cached("dev", **overrides)[0]
-
-
-def refused(message: str, **keys):
-    raw = {f"aks-gpu:{k}": json.dumps(v) for k, v in keys.items()}
-    with pytest.raises(ConfigError, match=message) as error:
-        parse(raw, "aks-gpu", "dev")
-    assert "\n" not in str(error.value)
 
 
 def daemonsets(r) -> dict[str, dict]:

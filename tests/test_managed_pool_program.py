@@ -10,6 +10,7 @@ import json
 
 import pytest
 from conftest import run_cached
+from test_config import refused
 
 from components import config
 from components.config import ConfigError, parse
@@ -31,13 +32,6 @@ def dev(preview: bool = True, feature_state: str = "Registered", **overrides):
 
 def run(**overrides):
     return run_cached("dev", **overrides)[0]
-
-
-def refused(message: str, **keys):
-    raw = {f"aks-gpu:{k}": json.dumps(v) for k, v in keys.items()}
-    with pytest.raises(ConfigError, match=message) as error:
-        parse(raw, "aks-gpu", "dev")
-    assert "\n" not in str(error.value)
 
 
 # --------------------------------------------------------------------------- the dynamic resource

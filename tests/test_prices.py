@@ -14,6 +14,7 @@ from typing import Any
 
 import fake_prices
 import pytest
+from fake_prices import saved_list
 
 from components.azure import cost, prices
 from components.azure.live_reader import LiveReader
@@ -35,22 +36,9 @@ T4, A100 = "Standard_NC4as_T4_v3", "Standard_NC24ads_A100_v4"
 ITEMS = fake_prices.price_list()
 
 
-@pytest.fixture(scope="module")
-def price_file(tmp_path_factory) -> str:
-    path = tmp_path_factory.mktemp("prices") / "prices.json"
-    path.write_text(fake_prices.saved())
-    return str(path)
-
-
 @pytest.fixture
 def api():
     yield from fake_prices.serve(page_size=7)
-
-
-def saved_list(tmp_path: Path, items: list[dict[str, Any]], name: str = "prices.json") -> str:
-    path = tmp_path / name
-    path.write_text(fake_prices.saved(items))
-    return str(path)
 
 
 def estimated(run) -> dict[str, Any]:

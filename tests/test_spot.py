@@ -5,12 +5,12 @@ its ceiling (even above pay-as-you-go), and a cap below today's Spot price gets 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import fake_prices
 import pytest
 from conftest import run_cached
+from fake_prices import saved_list, with_prices
 
 from components.errors import ConfigError, CostError
 from tools.azure_mocks import AzureMocks
@@ -22,23 +22,6 @@ JOB = "kubernetes:batch/v1:Job"
 DAEMONSET = "kubernetes:apps/v1:DaemonSet"
 RELEASE = "kubernetes:helm.sh/v3:Release"
 ITEMS = fake_prices.price_list()
-
-
-@pytest.fixture(scope="module")
-def price_file(tmp_path_factory) -> str:
-    path = tmp_path_factory.mktemp("prices") / "prices.json"
-    path.write_text(fake_prices.saved())
-    return str(path)
-
-
-def with_prices(price_file: str, **overrides):
-    return {"preflight": {"pricesFile": price_file}, **overrides}
-
-
-def saved_list(tmp_path: Path, items: list[dict[str, Any]], name: str = "prices.json") -> str:
-    path = tmp_path / name
-    path.write_text(fake_prices.saved(items))
-    return str(path)
 
 
 def spot_run(tmp_path, items, **pool) -> Any:
