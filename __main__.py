@@ -28,7 +28,7 @@ from components.azure import (
 )
 from components.azure.live_reader import LiveReader
 from components.resources import budget
-from components.resources.budget import CostBudget, CostBudgetArgs, first_of_month
+from components.resources.budget import CostBudget, CostBudgetArgs
 from components.resources.cluster import GpuCluster, GpuClusterArgs
 from components.resources.dcgm_exporter import DcgmExporter, DcgmExporterArgs
 from components.resources.device_plugin import NvidiaDevicePlugin, NvidiaDevicePluginArgs
@@ -92,7 +92,8 @@ if found is not None and not (in_cluster and in_cluster.read):
     for line in existing_pools.unread_plugin_lines(cfg):
         pulumi.log.warn(line)
 # A pool that runs under the other kind of GPU management cannot be switched: refused here.
-for warning in preflight.pool_switches(cfg, found, azure):
+switch_notes, running_pools = preflight.pool_switches(cfg, found, azure)
+for warning in switch_notes:
     pulumi.log.warn(warning)
 checked = preflight.run(
     cfg,
@@ -146,6 +147,38 @@ else:
         ExistingClusterArgs(facts=found, user_kubeconfig=user_kubeconfig or ""),
     )
 
+# A monthly budget over what the stack runs, with e-mail alerts (cost.budget): its scope and
+# filter watch where AKS bills the GPU nodes (components/resources/budget.py says why). Created
+# before the GPU pools, which wait for it, so no GPU node bills without it; it waits for no pool
+# and no Job (a created cluster only, for its node resource group). Preflight has checked the
+# permission; a refusal it could not see stops the `up` after the cluster, before any pool.
+cost_budget = None
+if cfg.cost.budget is not None:
+    client_subscription = authorization.get_client_config_output().subscription_id
+    if isinstance(cluster, GpuCluster):
+        group_names = (cfg.resource_group_name, azure_facts.node_resource_group(cfg.resource_group_name, cfg.cluster_name, cfg.location))
+        # AKS names the node resource group of every cluster it creates (typed Optional by the SDK).
+        groups = [cluster.resource_group.name, cast("pulumi.Output[str]", cluster.managed_cluster.node_resource_group)]
+        watched = budget.resource_groups(client_subscription, groups, group_names)
+    else:
+        watched = budget.tagged(client_subscription, *next(iter(owner.items())))
+    budget_name = budget.budget_name(pulumi.get_project(), pulumi.get_stack(), cfg.cluster_name)
+    budget_line, budget_warnings = cost.budget_lines(cfg, estimate, budget_name, watched.says)
+    pulumi.log.info(budget_line)
+    for warning in budget_warnings:
+        pulumi.log.warn(warning)
+    cost_budget = CostBudget(
+        "cost",
+        CostBudgetArgs(watched=watched, name=budget_name, amount=cfg.cost.budget.amount, contact_emails=cfg.cost.budget.contact_emails),
+    )
+
+# What lives inside a cluster this stack creates (every Kubernetes object, the Helm release, the
+# GPU pools) is deleted with it (`deletedWith`): a destroy, or a replacement of the cluster,
+# deletes none of them by itself, and needs no API server (docs/lifecycle.md, "pulumi destroy").
+# Not on an existing cluster, which is not the stack's; not while the cluster is protected, whose
+# delete the engine refuses only after it has skipped theirs (the same section says why).
+inside = cluster.managed_cluster if isinstance(cluster, GpuCluster) and not cfg.protect else None
+
 # Step 2's `az aks nodepool add`, once per GPU pool, one after another: AKS runs one
 # agent-pool operation per cluster at a time, so each pool waits for every pool before it,
 # which orders deletes too (components/resources/gpu_pool.py, pool_dependencies).
@@ -172,8 +205,11 @@ for pool in cfg.gpu_pools:
                 tags=owner if existing else None,
                 moved_from=cluster if guide_pool and existing is None else None,
                 after=[p.node_pool for p in pools if p.node_pool is not None],
+                budget=cost_budget,
+                deleted_with=inside,
                 network=networks[pool.name],
                 live=live_pools.get(pool.name),
+                running=running_pools.get(pool.name),
             ),
         )
     )
@@ -185,6 +221,10 @@ def serving(mode: str) -> list[GpuPool | UsedPool]:
     served = in_cluster.served if in_cluster else frozenset()
     return [p for p in pools if p.pool.mode == mode and p.pool.owned or p.pool.mode == mode == "device-plugin" and p.name not in served]
 
+
+# Every Kubernetes object waits until the cluster lets the deployer in (GpuCluster.access): an
+# edge of their own, never an input of the provider (components/resources/cluster.py says why).
+access = cluster.access if isinstance(cluster, GpuCluster) else []
 
 # Steps 4-5: the gpu-resources namespace and the NVIDIA device plugin DaemonSet on the pools
 # whose GPU stack this program manages; AKS (step 6's successor) or NVIDIA's GPU Operator on
@@ -202,6 +242,8 @@ if plugin_pools := serving("device-plugin"):
             pool_names=[p.name for p in plugin_pools] if cfg.select_pools else (),
             marks=owner if existing else {},
             adopt=bool(in_cluster and in_cluster.adoption),
+            deleted_with=inside,
+            depends_on=access,
         ),
     )
     if cfg.monitoring.gpu_metrics:
@@ -213,6 +255,8 @@ if plugin_pools := serving("device-plugin"):
                 image=cfg.monitoring.dcgm_exporter_image,
                 gpu_pool_names=[p.name for p in plugin_pools],
                 gpu_tolerations=merged_tolerations(plugin_pools),
+                deleted_with=inside,
+                depends_on=access,
             ),
         )
 if operator_pools := serving("gpu-operator"):
@@ -225,6 +269,8 @@ if operator_pools := serving("gpu-operator"):
             gpu_metrics=cfg.monitoring.gpu_metrics,
             gpu_tolerations=merged_tolerations(operator_pools),
             marks=owner if existing else {},
+            deleted_with=inside,
+            depends_on=access,
         ),
     )
 
@@ -253,6 +299,8 @@ if cfg.mnist_job.enabled:
             script=ProofScript(cfg.mnist_job.max_seconds, cfg.mnist_job.min_accuracy) if cfg.mnist_job.runs_script else None,
             egress=cfg.mnist_job.egress,
             marks=owner if existing else {},
+            deleted_with=inside,
+            depends_on=access,
             runs=[
                 MnistRun(
                     pool_name=p.name,
@@ -264,37 +312,6 @@ if cfg.mnist_job.enabled:
                 )
                 for p in pools
             ],
-        ),
-    )
-
-# A monthly budget over what the stack runs, with e-mail alerts (cost.budget): its scope and
-# filter watch where AKS bills the GPU nodes (components/resources/budget.py says why). Created
-# last: a refusal (403, a team without rights at the subscription) leaves a whole stack.
-if cfg.cost.budget is not None:
-    client_subscription = authorization.get_client_config_output().subscription_id
-    if isinstance(cluster, GpuCluster):
-        group_names = (cfg.resource_group_name, azure_facts.node_resource_group(cfg.resource_group_name, cfg.cluster_name, cfg.location))
-        # AKS names the node resource group of every cluster it creates (typed Optional by the SDK).
-        groups = [cluster.resource_group.name, cast("pulumi.Output[str]", cluster.managed_cluster.node_resource_group)]
-        watched = budget.resource_groups(client_subscription, groups, group_names)
-    else:
-        owner = existing_cluster_checks.owner_tags(pulumi.get_project(), pulumi.get_stack())
-        watched = budget.tagged(client_subscription, *next(iter(owner.items())))
-    budget_name = budget.budget_name(pulumi.get_project(), pulumi.get_stack(), cfg.cluster_name)
-    budget_line, budget_warnings = cost.budget_lines(cfg, estimate, budget_name, watched.says)
-    pulumi.log.info(budget_line)
-    for warning in budget_warnings:
-        pulumi.log.warn(warning)
-    CostBudget(
-        "cost",
-        CostBudgetArgs(
-            watched=watched,
-            name=budget_name,
-            amount=cfg.cost.budget.amount,
-            contact_emails=cfg.cost.budget.contact_emails,
-            start_date=first_of_month(),
-            after=[p.node_pool for p in pools if p.node_pool is not None]
-            + [c for c in (device_plugin, exporter, operator, job) if c is not None],
         ),
     )
 

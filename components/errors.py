@@ -26,3 +26,13 @@ class AzureReadError(pulumi.RunError):
 class ClusterAccessError(pulumi.RunError):
     """The identity that runs the program may not yet create Kubernetes objects in the cluster,
     or the cluster could not be asked (components/azure/cluster_access.py)."""
+
+
+class ManagedPoolError(pulumi.RunError):
+    """A step of the AKS-managed pool's provider that failed: the step, the pool, and Azure's
+    answer or the time limit it ran out of. The provider runs in Pulumi's provider host, which
+    sends this message alone to the CLI (components/resources/provider_errors.py)."""
+
+
+class ManagedPoolTimeout(ManagedPoolError, TimeoutError):
+    """A step of the AKS-managed pool's provider that ran out of its time limit."""

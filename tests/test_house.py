@@ -19,6 +19,7 @@ RESOURCE_HELPERS = {
     "hardening": "the pod security settings and Checkov annotations the Kubernetes components share",
     "outputs": "stack outputs made of several components' outputs",
     "agent_pool_calls": "the REST calls the managed pool's dynamic provider makes",
+    "provider_errors": "the one-line failures of that provider, and the provider host told to send them so",
     "existing_pool": "what a GPU pool the cluster already had declares, and the pool used as it is, which nothing declares",
 }
 

@@ -10,13 +10,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from azure.core.exceptions import HttpResponseError
 from pulumi.output import Unknown
 from pulumi.runtime import rpc
 from test_managed_pool_provider import CLUSTER, GROUP, PROVIDER, inputs, up
 
 from components.azure.cluster_facts import OWNER_TAG
 from components.config import GpuPoolConfig
+from components.errors import ManagedPoolError
 from components.resources import managed_gpu_pool as mgp
 
 T4 = "Standard_NC4as_T4_v3"
@@ -84,7 +84,7 @@ def test_a_subnet_read_anew_from_an_existing_cluster_replaces_the_pool_deleting_
     news = {**olds, "properties": {**olds["properties"], member: subnet + "b"}}
     diff = PROVIDER.diff(mgp.pool_id(state), state, news)
     assert diff.replaces == [f"properties.{member}"] and diff.delete_before_replace
-    with pytest.raises(HttpResponseError, match="PropertyChangeNotAllowed"):
+    with pytest.raises(ManagedPoolError, match="PropertyChangeNotAllowed"):
         PROVIDER.update(mgp.pool_id(state), state, news)
 
 

@@ -11,11 +11,11 @@ host: test_managed_pool_provider_host.py.)
 from __future__ import annotations
 
 import pytest
-from azure.core.exceptions import HttpResponseError
 from conftest import MANAGED_CLUSTER, MANAGED_GROUP
 
 from components.azure.cluster_facts import OWNER_TAG
 from components.config import GpuPoolConfig
+from components.errors import ManagedPoolError
 from components.resources import gpu_pool
 from components.resources import managed_gpu_pool as mgp
 
@@ -145,10 +145,8 @@ def test_delete_twice_and_delete_with_the_cluster_gone_both_succeed(aks):
 
 def test_a_refusal_other_than_not_found_fails_the_step(aks):
     """A 400 (here: a fixed property changed behind the diff's back) is an error, not success."""
-    from azure.core.exceptions import HttpResponseError
-
     PROVIDER.create(inputs())
-    with pytest.raises(HttpResponseError, match="PropertyChangeNotAllowed"):
+    with pytest.raises(ManagedPoolError, match="PropertyChangeNotAllowed"):
         PROVIDER.update("", {}, inputs(GpuPoolConfig(vm_size=A100, management="aks-managed")))
 
 
@@ -162,7 +160,7 @@ def test_on_an_existing_cluster_a_create_never_overwrites_somebody_elses_pool(ak
         aks.pools.clear()
         PROVIDER.create(inputs(tags=theirs))  # somebody else's pool of the name
         puts = len(aks.calls("PUT"))
-        with pytest.raises(RuntimeError, match=r"node pool gpu already exists in cluster .* and is not this stack's"):
+        with pytest.raises(ManagedPoolError, match=r"node pool gpu already exists in cluster .* and is not this stack's"):
             PROVIDER.create(inputs(tags=OURS))
         assert len(aks.calls("PUT")) == puts, "nothing was sent"
 
@@ -177,14 +175,14 @@ def test_a_refresh_answered_403_fails_and_never_drops_the_pool_from_state(aks):
     Pulumi the pool was deleted."""
     olds = PROVIDER.create(inputs()).outs
     aks.refuse["GET"] = (403, "AuthorizationFailed")
-    with pytest.raises(HttpResponseError, match="AuthorizationFailed"):
+    with pytest.raises(ManagedPoolError, match="AuthorizationFailed"):
         PROVIDER.read(mgp.pool_id(olds), olds)
 
 
 def test_a_delete_answered_500_fails_instead_of_reporting_the_pool_gone(aks):
     olds = PROVIDER.create(inputs()).outs
     aks.refuse["DELETE"] = (500, "InternalServerError")
-    with pytest.raises(HttpResponseError, match="InternalServerError"):
+    with pytest.raises(ManagedPoolError, match="InternalServerError"):
         PROVIDER.delete(mgp.pool_id(olds), olds)
     assert KEY in aks.pools
 
@@ -197,6 +195,6 @@ def test_on_an_existing_cluster_the_refusal_names_the_pools_owner_or_says_it_has
     ):
         aks.pools.clear()
         PROVIDER.create(inputs(tags=theirs))
-        with pytest.raises(RuntimeError) as refused:
+        with pytest.raises(ManagedPoolError) as refused:
             PROVIDER.create(inputs(tags=ours))
         assert says in str(refused.value)

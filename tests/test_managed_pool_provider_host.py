@@ -142,12 +142,17 @@ def host_environment(arm: fake_aks.FakeAks, bin_dir: Path, **changes: str) -> di
     return environment
 
 
-@pytest.fixture(scope="module")
-def arm() -> Iterator[fake_aks.FakeAks]:
+def serve_arm() -> Iterator[fake_aks.FakeAks]:
+    """The fake AKS over TLS with the provider host's cluster in it, operations taking 50 ms."""
     for fake in fake_aks.serve(tls=True):
         fake.clusters.add((GROUP, CLUSTER))
         fake.operation_seconds = 0.05
         yield fake
+
+
+@pytest.fixture(scope="module")
+def arm() -> Iterator[fake_aks.FakeAks]:
+    yield from serve_arm()
 
 
 @pytest.fixture(scope="module")

@@ -67,7 +67,7 @@ def test_the_read_uses_the_api_version_the_managed_pool_is_sent_with():
 @pytest.mark.parametrize("mode", sorted(RUNS))
 def test_each_mode_is_told_apart_in_the_agent_pools_answer(azure, mode):
     running(azure, gpu=mode)
-    assert pool_modes.read(azure.client, MANAGED_GROUP, MANAGED_CLUSTER, ["gpu", "other"]) == {"gpu": mode}
+    assert pool_modes.read(azure.client, MANAGED_GROUP, MANAGED_CLUSTER, ["gpu", "other"]) == {"gpu": pool_modes.RunningPool.of_mode(mode)}
     assert pool_modes.read(azure.client, "no-rg", "no-cluster", ["gpu"]) == {}, "no cluster: nothing runs"
     assert azure.calls("GET")[0].api_version == "2026-08-01"
 

@@ -15,9 +15,9 @@ from typing import Any
 
 import fake_aks
 import pytest
-from azure.core.exceptions import HttpResponseError
 from test_managed_pool_provider import PROVIDER, inputs
 
+from components.errors import ManagedPoolError
 from components.resources import agent_pool_calls
 from components.resources import managed_gpu_pool as mgp
 
@@ -91,11 +91,9 @@ def test_a_409_without_retry_after_is_waited_out_at_the_providers_own_pace(aks, 
 
 
 def test_a_409_that_is_not_a_busy_cluster_fails_at_once(aks, monkeypatch):
-    from azure.core.exceptions import HttpResponseError
-
     monkeypatch.setattr(fake_aks, "BUSY", {"code": "Conflict", "message": "something else"})
     aks.busy = 1
-    with pytest.raises(HttpResponseError, match="Conflict"):
+    with pytest.raises(ManagedPoolError, match="Conflict"):
         PROVIDER.create(inputs())
     assert len(aks.calls("PUT")) == 1
 
@@ -181,7 +179,7 @@ def test_a_409_that_is_not_an_operation_in_progress_fails_at_once_with_aks_messa
     fake_time(monkeypatch, sleep=slept.append)
     olds = PROVIDER.create(inputs()).outs if method == "DELETE" else None
     aks.refuse[method] = STOPPED
-    with pytest.raises(HttpResponseError, match=r"Power State\(Stopped\), the operation cannot be performed"):
+    with pytest.raises(ManagedPoolError, match=r"Power State\(Stopped\), the operation cannot be performed"):
         PROVIDER.delete("", olds) if olds else PROVIDER.create(inputs())
     assert len(aks.calls(method)) == 1 and slept == []
 
@@ -200,9 +198,9 @@ def test_a_409_with_neither_busy_code_fails_at_once_with_azures_answer(aks, monk
     says: it fails at once, with Azure's own answer."""
     slept = clock_that_moves_when_it_sleeps(monkeypatch)
     aks.refuse["PUT"] = (409, code, message)
-    with pytest.raises(HttpResponseError, match=message) as raised:
+    with pytest.raises(ManagedPoolError, match=message) as raised:
         PROVIDER.create(inputs())
-    assert raised.value.status_code == 409 and len(aks.calls("PUT")) == 1 and slept == []
+    assert raised.value.__cause__.status_code == 409 and len(aks.calls("PUT")) == 1 and slept == []
 
 
 @pytest.mark.parametrize("status", [400, 500])
@@ -212,7 +210,7 @@ def test_a_refusal_with_a_busy_code_but_not_a_409_fails_at_once(aks, status, mon
     slept: list[float] = []
     fake_time(monkeypatch, sleep=slept.append)
     aks.refuse["PUT"] = (status, "OperationNotAllowed")
-    with pytest.raises(HttpResponseError, match="OperationNotAllowed"):
+    with pytest.raises(ManagedPoolError, match="OperationNotAllowed"):
         PROVIDER.create(inputs())
     assert len(aks.calls("PUT")) == 1 and slept == []
 
@@ -223,9 +221,9 @@ def test_an_in_progress_answer_under_another_status_than_409_fails_at_once(aks, 
     not waited out, but fails at once with Azure's answer."""
     slept = clock_that_moves_when_it_sleeps(monkeypatch)
     aks.refuse["PUT"] = (status, fake_aks.BUSY["code"], fake_aks.BUSY["message"])
-    with pytest.raises(HttpResponseError, match="in progress update node pool operation") as raised:
+    with pytest.raises(ManagedPoolError, match="in progress update node pool operation") as raised:
         PROVIDER.create(inputs())
-    assert raised.value.status_code == status and len(aks.calls("PUT")) == 1 and slept == []
+    assert raised.value.__cause__.status_code == status and len(aks.calls("PUT")) == 1 and slept == []
 
 
 def test_a_request_that_times_out_locally_is_not_reported_as_a_busy_cluster(aks, monkeypatch):
@@ -264,12 +262,12 @@ def test_the_clients_own_retries_still_try_again_what_azure_core_retries_but_a_4
 
     monkeypatch.setattr(agent_pool_calls, "client_factory", factory)
     aks.refuse["PUT"] = (status, "Refused")
-    with pytest.raises(HttpResponseError) as raised:
+    with pytest.raises(ManagedPoolError) as raised:
         PROVIDER.create(inputs())
-    assert raised.value.status_code == status and len(aks.calls("PUT")) == 3, "the PUT and two retries"
+    assert raised.value.__cause__.status_code == status and len(aks.calls("PUT")) == 3, "the PUT and two retries"
     aks.requests.clear()
     aks.refuse["PUT"] = STOPPED
-    with pytest.raises(HttpResponseError, match=r"Power State\(Stopped\)"):
+    with pytest.raises(ManagedPoolError, match=r"Power State\(Stopped\)"):
         PROVIDER.create(inputs())
     assert len(aks.calls("PUT")) == 1, "a 409 is the provider's to judge: the client does not retry it"
 

@@ -25,7 +25,7 @@ from pulumi.runtime import settings
 from components.azure.azure_facts import Facts
 from components.azure.cluster_facts import id_parts
 from components.azure.live_reader import GET_MANAGED_CLUSTER
-from components.azure.reader import NotRead
+from components.azure.reader import NotRead, RunningPool
 from tools.stack_files import saved_cluster, saved_kubernetes
 
 # The fake credential; tests check that it never shows up outside a secret.
@@ -158,7 +158,7 @@ class OfflineReader:
         *,
         facts: Facts | None = None,
         permissions: list[dict[str, Any]] | None = None,
-        pool_modes: Mapping[str, str] | None = None,
+        pool_modes: Mapping[str, str | RunningPool] | None = None,
         prices: list[dict[str, Any]] | None = None,
         refuse: Mapping[str, str] | None = None,
         sign_in: str | None = None,
@@ -258,10 +258,11 @@ class OfflineReader:
         self._asked("permissions")
         return self._given(self.permissions_answer, "the offline render makes no calls to Azure")
 
-    def pool_modes(self, subscription: str, resource_group: str, cluster: str, names: Sequence[str]) -> dict[str, str]:
+    def pool_modes(self, subscription: str, resource_group: str, cluster: str, names: Sequence[str]) -> dict[str, RunningPool]:
         self._asked("pool_modes")
         running = self._given(self.pool_modes_answer, "the offline render makes no calls to Azure")
-        return {name: mode for name, mode in running.items() if name in names}
+        # A test may answer a mode alone ("gpu-operator"), or the pool as it runs.
+        return {name: RunningPool.of_mode(r) if isinstance(r, str) else r for name, r in running.items() if name in names}
 
     def prices(self, region: str, sizes: Sequence[str], currency: str) -> list[dict[str, Any]]:
         self._asked("prices")
@@ -278,9 +279,9 @@ class OfflineReader:
             self._note(f"offline: what the cluster runs in Kubernetes read from {self.kubernetes_file}")
         return answer(kubeconfig) if callable(answer) else answer
 
-    def wait_for_access(self, kubeconfig: str, who: str) -> str:
+    def wait_for_access(self, kubeconfig: str, granted: str) -> str:
         self._asked("wait_for_access")
-        return self.access_wait(kubeconfig, who) if self.access_wait is not None else kubeconfig
+        return self.access_wait(kubeconfig, granted) if self.access_wait is not None else kubeconfig
 
     @staticmethod
     def _given(answer: Any, why: str) -> Any:
@@ -333,6 +334,8 @@ class AzureMocks(pulumi_mocks.Mocks):
 
     def answer(self, args: pulumi_mocks.MockCallArgs) -> dict:
         if args.token == USER_CREDENTIALS_TOKEN:
+            if USER_CREDENTIALS_TOKEN in self.reader.refused:  # a test refuses the created cluster's credential
+                raise EngineInvokeError(args.token, self.reader.refused[USER_CREDENTIALS_TOKEN])
             kubeconfig = self.reader.kubeconfig_of(args.args["resourceName"], exec_format=args.args.get("format") == "exec")
             return {"kubeconfigs": [{"name": "clusterUser", "value": kubeconfig}]}
         if args.token == CLIENT_CONFIG_TOKEN:

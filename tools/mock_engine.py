@@ -64,6 +64,10 @@ class Registration:
     dependencies: list[str]
     inputs: dict[str, Any]
     options: dict[str, Any]
+    #: Each input's dependencies (URNs), as the SDK sent them: the edges the engine makes an
+    #: input unknown by when a resource it names is replaced delete-first (pulumi/pulumi
+    #: step_generator.go calculateDependentReplacements).
+    property_dependencies: dict[str, list[str]] = field(default_factory=dict)
     #: The inputs as the SDK sent them to the engine (a protobuf Struct: every number a
     #: double, a preview's unknowns the UNKNOWN string), which the engine hands a provider.
     wire: Any = field(default=None, repr=False, compare=False)
@@ -161,6 +165,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                     provider=request.provider.rsplit("::", 1)[0] if request.provider else "",
                     dependencies=list(request.dependencies),
                     inputs=_unwrap(rpc.deserialize_properties(request.object)),
+                    property_dependencies={key: list(deps.urns) for key, deps in request.propertyDependencies.items()},
                     wire=request.object,
                     options={
                         "protect": bool(request.protect),
@@ -174,6 +179,8 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                         **({"import": request.importId} if request.importId else {}),
                         # Pulumi's `import` option: the ID the engine adopts the resource by.
                         **({"import": request.importId} if request.importId else {}),
+                        # The `deletedWith` option: the URN whose delete takes this resource with it.
+                        **({"deletedWith": request.deletedWith} if request.deletedWith else {}),
                     },
                 )
             )
@@ -293,6 +300,11 @@ def run_under_mocks(
     logger.handlers = [collector]
     logger.setLevel(logging.INFO)  # the SDK logs each registration at debug: records nobody reads
 
+    # As the language host does: a run that fails leaves futures nobody awaits (every object
+    # waiting on a failed one fails with it), and asyncio would log each one as it is collected
+    # (pulumi/pulumi sdk/python/cmd/pulumi-language-python-exec: "we simply turn off the logger
+    # for asyncio").
+    logging.getLogger("asyncio").setLevel(logging.CRITICAL)
     settings.ROOT.set(None)  # a fresh root stack for each run in one process
     # ...and a fresh record of failed RPCs: a run that failed after it registered resources (an
     # error raised inside an apply) leaves its exception there, which the next run's

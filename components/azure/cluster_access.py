@@ -9,15 +9,21 @@ authorization server" (azure-aks-docs articles/aks/entra-id-authorization.md, ms
 NoMatch (provider/pkg/await/await.go: `retrier.Do(apierrors.IsNotFound,
 meta.IsNoMatchError)`), not on 403 Forbidden: the first `up` would fail and only a rerun work.
 
-So the Kubernetes provider's kubeconfig resolves only once the cluster says the identity may
-create namespaces: a SelfSubjectAccessReview (`POST /apis/authorization.k8s.io/v1/selfsubjectaccessreviews`,
+So the Kubernetes objects wait (by `dependsOn`, never through the provider's inputs:
+components/resources/cluster.py says why) until the cluster says the identity may create
+namespaces: a SelfSubjectAccessReview (`POST /apis/authorization.k8s.io/v1/selfsubjectaccessreviews`,
 verb create, resource namespaces), which every signed-in identity may send (the system:basic-user
 ClusterRole) and whose `status.allowed` is the authorizers' current answer, Azure RBAC's
 webhook included. It is asked with the kubeconfig's own credential: the exec plugin
 (kubelogin) is run as client-go runs it (client.authentication.k8s.io ExecCredential: the
-token is `status.token`). While the answer is "not allowed" (or 401/403) it is asked again,
-5 s at first, doubling to 30 s, for at most WAIT_SECONDS; any other failure (a cluster that
-cannot be reached, kubelogin missing) stops at once, with what happened.
+token is `status.token`). Only while the grant is new (`grant_is_new`): an older one has
+reached the authorizer, and a run that changes nothing in Kubernetes need not reach the API
+server at all. While the answer is "not allowed" or 403 it is asked again, 5 s at first,
+doubling to 30 s, for at most WAIT_SECONDS. A 401 is no "not yet": the API server did not
+accept the token at all (a token for another tenant, an expired sign-in), which waiting never
+mends, so it stops at once, as does any other failure (a cluster that cannot be reached,
+kubelogin missing). Every message names the identity whose token was sent, read from the
+token's own claims (`identity`).
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import ssl
 import subprocess
 import tempfile
@@ -33,6 +40,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import yaml
@@ -57,6 +65,8 @@ class Answer:
     allowed: bool
     #: What the cluster said, for the message when time runs out.
     said: str
+    #: The identity whose token was sent (`identity`).
+    who: str = "the kubeconfig's user"
 
 
 def _current(config: Mapping[str, Any], kind: str, name: str) -> Mapping[str, Any]:
@@ -95,6 +105,39 @@ class Connection:
     server: str
     tls: ssl.SSLContext
     headers: Mapping[str, str]
+    #: The identity whose token the headers carry (`identity`).
+    who: str = "the kubeconfig's user"
+
+
+def claims(token: str) -> Mapping[str, Any]:
+    """The claims of a JSON Web Token, read without verifying it (only to name whom it is for:
+    the API server is what verifies it); empty for a token that is not a JWT."""
+    parts = token.split(".")
+    if len(parts) != 3:
+        return {}
+    try:
+        payload = json.loads(base64.urlsafe_b64decode(parts[1] + "=" * (-len(parts[1]) % 4)))
+    except ValueError:  # binascii.Error and UnicodeDecodeError are ValueErrors
+        return {}
+    return payload if isinstance(payload, dict) else {}
+
+
+def identity(token: str, user: str) -> str:
+    """Whom a bearer token speaks for, as a person can find them in Entra ID: a user's sign-in
+    name, or an application's ID (a service principal, a managed identity, GitHub's workload
+    identity), each with its object ID, the principal a role assignment names (Microsoft
+    identity platform access token claims: `upn`, `preferred_username`, `unique_name`, `appid`,
+    `azp`, `oid`). A token that is not a JWT: the kubeconfig's user, by name."""
+    said = claims(token)
+    oid = said.get("oid")
+    name = said.get("upn") or said.get("preferred_username") or said.get("unique_name")
+    app = said.get("appid") or said.get("azp")
+    who = str(name) if name else f"the application {app}" if app else None
+    if who and oid:
+        return f"{who} (object ID {oid})"
+    if who or oid:
+        return who or f"object ID {oid}"
+    return f"the kubeconfig's user {user!r}"
 
 
 def connect(
@@ -113,8 +156,10 @@ def connect(
             tls.load_verify_locations(ca.name)
         finally:
             os.unlink(ca.name)
-    headers = {"Authorization": f"Bearer {token(user, environ, run, timeout)}", "Content-Type": "application/json"}
-    return Connection(str(cluster.get("server", "")).rstrip("/"), tls, headers)
+    bearer = token(user, environ, run, timeout)
+    headers = {"Authorization": f"Bearer {bearer}", "Content-Type": "application/json"}
+    who = identity(bearer, context.get("user") or "")
+    return Connection(str(cluster.get("server", "")).rstrip("/"), tls, headers, who)
 
 
 def ask(kubeconfig: str, environ: Mapping[str, str] = os.environ, run: Callable[..., Any] = subprocess.run) -> Answer:
@@ -130,25 +175,35 @@ def ask(kubeconfig: str, environ: Mapping[str, str] = os.environ, run: Callable[
         with urllib.request.urlopen(request, timeout=REQUEST_SECONDS, context=connection.tls) as response:
             status = json.loads(response.read()).get("status") or {}
     except urllib.error.HTTPError as error:
-        if error.code in (401, 403):
-            return Answer(False, f"HTTP {error.code} {error.reason}")
+        if error.code == 401:
+            # Unauthorized: the API server accepted no identity from the token at all (another
+            # tenant's, an expired sign-in, a wrong audience). A role assignment that has not yet
+            # propagated is a 403 or "not allowed", never this: no wait mends it.
+            raise ClusterAccessError(
+                f"the cluster refused the token of {connection.who} (HTTP 401 Unauthorized): kubelogin signed in as an "
+                "identity, or for a tenant, this cluster does not accept; sign in again (`az login`, or the AAD_LOGIN_METHOD "
+                "the workflow sets) and rerun `pulumi up`"
+            ) from None
+        if error.code == 403:
+            return Answer(False, f"HTTP {error.code} {error.reason}", connection.who)
         raise ClusterAccessError(f"the cluster answered HTTP {error.code} {error.reason} to a SelfSubjectAccessReview") from None
     except (urllib.error.URLError, OSError, ValueError) as error:
         raise ClusterAccessError(f"could not reach the cluster's API server {connection.server}: {error}") from None
     allowed = status.get("allowed") is True
-    return Answer(allowed, "allowed" if allowed else f"not allowed ({status.get('reason') or 'no reason given'})")
+    return Answer(allowed, "allowed" if allowed else f"not allowed ({status.get('reason') or 'no reason given'})", connection.who)
 
 
 def wait_for_access(
     kubeconfig: str,
-    who: str,
+    granted: str,
     probe: Callable[[str], Answer] = ask,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
     limit: float = WAIT_SECONDS,
 ) -> str:
     """Asks until the cluster says yes; returns the kubeconfig. Raises ClusterAccessError when
-    time runs out or the cluster cannot be asked. `who` names the identity in the message."""
+    time runs out or the cluster cannot be asked. `granted`: the object ID the program granted
+    cluster-admin to, which the message names when it is not the identity whose token was sent."""
     deadline, delay = clock() + limit, FIRST_DELAY
     while True:
         answer = probe(kubeconfig)
@@ -156,8 +211,44 @@ def wait_for_access(
             return kubeconfig
         if clock() + delay > deadline:
             raise ClusterAccessError(
-                f"{who} may still not create namespaces in the cluster after {limit / 60:g} minutes (last answer: {answer.said}); "
-                "Azure RBAC may not have taken the role assignment yet: `pulumi up` again in a few minutes"
+                f"{answer.who} may still not create namespaces in the cluster after {limit / 60:g} minutes "
+                f"(last answer: {answer.said}); {_why(answer.who, granted)}"
             )
         sleep(delay)
         delay = min(delay * 2, LONGEST_DELAY)
+
+
+def _why(who: str, granted: str) -> str:
+    if granted and granted.lower() in who.lower():  # `who` names its object ID, a GUID
+        return "Azure RBAC may not have taken the role assignment yet: `pulumi up` again in a few minutes"
+    return (
+        f"cluster-admin was granted to object ID {granted}: if that is another identity, run `pulumi up` as that one "
+        "or set aks-gpu:access.deployerObjectId to this one's object ID; otherwise `pulumi up` again in a few minutes"
+    )
+
+
+# ARM's timestamps, as a role assignment's createdOn: "2026-08-18T09:30:12.3456789Z" (seven
+# decimals, which datetime.fromisoformat refuses before Python 3.11).
+_TIMESTAMP = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.\d+)?(Z|[+-]\d\d:\d\d)?")
+
+
+def grant_is_new(created_on: str | None, now: datetime, window: float = WAIT_SECONDS) -> bool:
+    """Whether a role assignment created at `created_on` (ARM's createdOn) may not have reached
+    the cluster's authorizer by `now`: younger than `window`, or of an age that cannot be read
+    (then it is asked, which costs one question). The program cannot read the previous state
+    (the engine tells it a resource's outputs, not whether this run created it:
+    pulumi/pulumi proto/pulumi/resource.proto RegisterResourceResponse), so the grant's own
+    age stands for "new in this run": a grant this run creates is seconds old when it is read,
+    one from an earlier run is as old as that run, and one an interrupted run left minutes ago
+    may still be propagating, which is just when asking again is right."""
+    found = _TIMESTAMP.fullmatch(created_on or "")
+    if found is None:
+        return True
+    offset = found.group(2) or "Z"
+    try:
+        sign = -1 if offset.startswith("-") else 1
+        zone = timezone.utc if offset == "Z" else timezone(sign * timedelta(hours=int(offset[1:3]), minutes=int(offset[4:6])))
+        created = datetime.strptime(found.group(1), "%Y-%m-%dT%H:%M:%S").replace(tzinfo=zone)
+    except ValueError:  # a month 13, an offset of a day or more
+        return True
+    return (now - created).total_seconds() < window

@@ -18,7 +18,7 @@ found, forbidden, not signed in) and what to do; docs/permissions.md has the rol
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -357,19 +357,42 @@ def read(reader: AzureReader, resource_group: str, name: str) -> ClusterFacts:
     return parse(answer or {}, resource_group)
 
 
+CREDENTIAL = "fetching its user credential (listClusterUserCredential)"
+
+
+def credential_error(what: str, error: BaseException, not_found_fix: str) -> AzureReadError:
+    """A failed listClusterUserCredential in one line, for an existing cluster and for one the
+    stack creates alike. The Reader role may not call it."""
+    return read_error(
+        f"{what}: {CREDENTIAL}",
+        error,
+        forbidden_fix=(
+            "it needs Microsoft.ContainerService/managedClusters/listClusterUserCredential/action, which Reader "
+            f"does not have: Azure Kubernetes Service Cluster User Role on the cluster ({PERMISSIONS})"
+        ),
+        not_found_fix=not_found_fix,
+    )
+
+
+def created_credential_failed(resource_group: str, cluster: str) -> Callable[[Exception], Any]:
+    """`Output.recover`'s answer to a failed listClusterUserCredential of the cluster the stack
+    creates: the existing cluster's one line, not the SDK's Exception and traceback
+    (pulumi/runtime/invoke.py `_invoke`). No invoke is made on a cluster still to be created
+    (pkg/resource/deploy/source_eval.go `Invoke`: unknown): a deployment, or a preview of one in the state."""
+
+    def failed(error: Exception) -> Any:
+        fix = "the state has a cluster Azure does not: `pulumi refresh` drops it, and the next `pulumi up` creates it again"
+        raise credential_error(f"cluster {resource_group}/{cluster} (this stack's)", error, not_found_fix=fix) from None
+
+    return failed
+
+
 def read_user_kubeconfig(reader: AzureReader, resource_group: str, name: str) -> str:
     """The cluster's user kubeconfig, base64 as AKS gives it (listClusterUserCredential,
-    format exec). The Reader role may not call it."""
-    what = f"aks-gpu:existingCluster {resource_group}/{name}: fetching its user credential (listClusterUserCredential)"
+    format exec)."""
     try:
         return reader.user_kubeconfig(resource_group, name)
     except Exception as error:  # noqa: BLE001 - the answer is the message
-        raise read_error(
-            what,
-            error,
-            forbidden_fix=(
-                "it needs Microsoft.ContainerService/managedClusters/listClusterUserCredential/action, which Reader "
-                f"does not have: Azure Kubernetes Service Cluster User Role on the cluster ({PERMISSIONS})"
-            ),
-            not_found_fix="check existingCluster.resourceGroupName and name",
+        raise credential_error(
+            f"aks-gpu:existingCluster {resource_group}/{name}", error, not_found_fix="check existingCluster.resourceGroupName and name"
         ) from None

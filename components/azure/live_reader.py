@@ -19,6 +19,7 @@ from typing import Any
 
 from components.azure import azure_facts, cluster_access, kubernetes_read, permissions, pool_modes, prices
 from components.azure.azure_facts import Facts
+from components.azure.reader import RunningPool
 
 GET_MANAGED_CLUSTER = "azure-native:containerservice:getManagedCluster"
 # The scope azure-mgmt-containerservice asks tokens for (ARM's audience).
@@ -79,7 +80,7 @@ class LiveReader:
     def permissions(self, subscription: str) -> list[dict[str, Any]]:
         return permissions.read(subscription, credential=self.credential, base_url=self.arm_endpoint)
 
-    def pool_modes(self, subscription: str, resource_group: str, cluster: str, names: Sequence[str]) -> dict[str, str]:
+    def pool_modes(self, subscription: str, resource_group: str, cluster: str, names: Sequence[str]) -> dict[str, RunningPool]:
         return pool_modes.read(pool_modes.client_for(subscription, self.credential), resource_group, cluster, names)
 
     def prices(self, region: str, sizes: Sequence[str], currency: str) -> list[dict[str, Any]]:
@@ -88,5 +89,5 @@ class LiveReader:
     def kubernetes_objects(self, kubeconfig: str) -> Mapping[str, Any]:
         return kubernetes_read.read(kubeconfig)
 
-    def wait_for_access(self, kubeconfig: str, who: str) -> str:
-        return cluster_access.wait_for_access(kubeconfig, who)
+    def wait_for_access(self, kubeconfig: str, granted: str) -> str:
+        return cluster_access.wait_for_access(kubeconfig, granted)

@@ -6,8 +6,8 @@ needs `Microsoft.Consumption/budgets/write` there ("Creates and update the budge
 subscription or a management group": Azure's resource provider operations list; Owner,
 Contributor and Cost Management Contributor have it: tutorial-acm-create-budgets.md). A team
 with Contributor on its own resource group alone lacks it, and the budget's create answers
-403. The program creates the budget last, after the pools and the Jobs, so that 403 leaves
-a whole stack and one missing budget; preflight says it first, where it can read the
+403. The program creates the budget before the GPU pools, which wait for it, so that 403
+leaves the cluster and no GPU pool; preflight says it first, where it can read the
 identity's permissions.
 
 The read: ARM's effective permissions of the caller, `GET {scope}/providers/Microsoft.Authorization/permissions`
@@ -87,7 +87,7 @@ def budget_problem(permissions: Sequence[Mapping[str, Any]], subscription_id: st
         return None
     return (
         f"cost.budget: the signed-in identity lacks {BUDGET_WRITE} at subscription {subscription_id}, where the "
-        "budget is created (its permissions there, as Azure lists them); created last, it would fail with 403 after "
-        "everything else: ask for Cost Management Contributor on the subscription, or remove aks-gpu:cost.budget "
+        "budget is created (its permissions there, as Azure lists them); created before the GPU pools, it would fail with "
+        "403 after the cluster: ask for Cost Management Contributor on the subscription, or remove aks-gpu:cost.budget "
         "(docs/permissions.md)"
     )

@@ -27,7 +27,9 @@ The read: the agentPools GET at api 2026-08-01, whose GPUProfile has
 `nvidia`), through the reader the program is handed (live: azure-identity's
 DefaultAzureCredential, as the managed pool's own provider reads). A pool or cluster that is
 not there (404) is no switch. A read that fails otherwise is a warning that nothing was
-checked.
+checked. It runs before anything is registered, in the preview and again in the update of
+an `up`, so all of it (every pool's GET, azure-core's retries and a 429's Retry-After) has one
+deadline, READ_SECONDS, after which it is a warning naming the read and the deadline.
 """
 
 from __future__ import annotations
@@ -35,13 +37,22 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from components.azure.reader import AzureReader, NotRead
+from components.azure import azure_facts
+from components.azure.reader import AzureReader, NotRead, RunningPool
 from components.config import StackConfig
 
 # Must equal components.resources.managed_gpu_pool.STABLE_API_VERSION (a test checks):
 # knowledge does not import the components.
 API_VERSION = "2026-08-01"
-TIMEOUT_SECONDS = 30
+# The whole read, every pool's GET together: azure-core's own limits bound neither (its
+# RetryPolicy `timeout` caps only a request's connection timeout and sleeps a Retry-After in
+# full: azure/core/pipeline/policies/_retry.py `_configure_timeout`, `_sleep_for_retry`), so
+# the read runs on a daemon thread the program stops waiting for at the deadline
+# (azure_facts.gather), as the other preflight reads do.
+READ_SECONDS = 30.0
+# Each request's own limits, and two retries of a 408, 429 or 5xx, inside that deadline.
+CONNECT_SECONDS = 5.0
+RETRIES = 2
 
 
 def mode_of(pool: Mapping[str, Any]) -> str:
@@ -57,37 +68,67 @@ def mode_of(pool: Mapping[str, Any]) -> str:
     return "device-plugin"
 
 
-def client_for(subscription_id: str, credential: Any, timeout: float = TIMEOUT_SECONDS) -> Any:
+def running_of(pool: Mapping[str, Any]) -> RunningPool:
+    """The pool as the agentPools GET returns it (`as_dict()`, or the REST body): its mode, and
+    what it has set that AKS fixes: a gpuProfile other than the default driver (an operator's
+    `None`, AKS's management), a MIG profile, the Spot priority with its eviction policy and
+    price. Subnets are left out: AKS reports the subnet it generated for a pool that was given
+    none, and no setting of this stack takes a pool's subnet away without a new cluster."""
+    properties = pool.get("properties") or pool
+    running = RunningPool.of_mode(mode_of(pool))
+    on = set(running.switched_on)
+    if properties.get("gpu_instance_profile") or properties.get("gpuInstanceProfile"):
+        on.add("gpuInstanceProfile")
+    if str(properties.get("scale_set_priority") or properties.get("scaleSetPriority") or "").lower() == "spot":
+        on |= {"scaleSetPriority", "scaleSetEvictionPolicy", "spotMaxPrice"}
+    return RunningPool(running.mode, frozenset(on))
+
+
+def client_for(subscription_id: str, credential: Any, timeout: float = READ_SECONDS) -> Any:
+    """The client, its retries and socket limits set rather than azure-core's defaults (ten
+    retries, 300 s to connect and to read: azure/core/configuration.py); ContainerServiceClient
+    hands `retry_policy` to its pipeline and the socket limits to its transport."""
+    from azure.core.pipeline.policies import RetryPolicy
     from azure.mgmt.containerservice import ContainerServiceClient
 
     return ContainerServiceClient(
         credential,
         subscription_id,
         api_version=API_VERSION,
-        retry_total=2,
-        connection_timeout=5,
+        retry_policy=RetryPolicy(retry_total=RETRIES, timeout=timeout),
+        connection_timeout=min(CONNECT_SECONDS, timeout),
         read_timeout=timeout,
     )
 
 
-def read(client: Any, resource_group: str, cluster: str, names: Sequence[str]) -> dict[str, str]:
-    """Each named pool's GPU management, for the pools that exist."""
+def read(client: Any, resource_group: str, cluster: str, names: Sequence[str], limit: float = READ_SECONDS) -> dict[str, RunningPool]:
+    """Each named pool as it runs, for the pools that exist; TimeoutError, naming the read and
+    its deadline, when all of it has not answered within `limit` seconds."""
     from azure.core.exceptions import ResourceNotFoundError
 
-    found = {}
-    for name in names:
-        try:
-            found[name] = mode_of(client.agent_pools.get(resource_group, cluster, name).as_dict())
-        except ResourceNotFoundError:  # the pool, its cluster or its group is not there
-            continue
-    return found
+    def each() -> dict[str, RunningPool]:
+        found = {}
+        for name in names:
+            try:
+                found[name] = running_of(client.agent_pools.get(resource_group, cluster, name).as_dict())
+            except ResourceNotFoundError:  # the pool, its cluster or its group is not there
+                continue
+        return found
+
+    try:
+        return azure_facts.gather([each], limit)[0]
+    except TimeoutError:
+        pools = ", ".join(names)
+        raise TimeoutError(
+            f"the agentPools GET of {pools} in cluster {resource_group}/{cluster} got no answer within {limit:g} s"
+        ) from None
 
 
-def switches(cfg: StackConfig, running: Mapping[str, str], cluster: str) -> list[str]:
+def switches(cfg: StackConfig, running: Mapping[str, RunningPool], cluster: str) -> list[str]:
     """One line for each pool whose kind the config would switch."""
     lines = []
     for pool in cfg.owned_pools:
-        was = running.get(pool.name)
+        was = running[pool.name].mode if pool.name in running else None
         if was is None or (was == "aks-managed") == pool.managed:
             continue
         key = cfg.pool_key(pool)
@@ -105,13 +146,14 @@ def switches(cfg: StackConfig, running: Mapping[str, str], cluster: str) -> list
 
 def check(
     cfg: StackConfig, resource_group: str, cluster: str, subscription: Callable[[], str], reader: AzureReader
-) -> tuple[list[str], list[str]]:
-    """(refusals, notes): the switches the config asks for, and what could not be read."""
+) -> tuple[list[str], list[str], dict[str, RunningPool]]:
+    """(refusals, notes, running): the switches the config asks for, what could not be read,
+    and the pools that run (none known when the read failed)."""
     try:
         running = reader.pool_modes(subscription(), resource_group, cluster, [p.name for p in cfg.gpu_pools])
     except NotRead:  # offline: nothing runs that a render could know of
-        return [], []
+        return [], [], {}
     except Exception as error:  # noqa: BLE001 - a failed read only means nothing was checked
         reason = " ".join(str(error).split())[:300] or type(error).__name__
-        return [], [f"preflight: the GPU pools' management in Azure was not checked: {type(error).__name__}: {reason}"]
-    return switches(cfg, running, cluster), []
+        return [], [f"preflight: the GPU pools' management in Azure was not checked: {type(error).__name__}: {reason}"], {}
+    return switches(cfg, running, cluster), [], dict(running)

@@ -12,7 +12,9 @@ what the table says AKS changes in place. A property AKS cannot change would oth
 
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -77,3 +79,23 @@ def fixed() -> list[str]:
 def in_place() -> tuple[str, ...]:
     """The properties AKS changes on an existing pool."""
     return tuple(name for name, how in AGENT_POOL.items() if how.in_place)
+
+
+def left_to_azure(declared: Mapping[str, Any], switched_on: Collection[str] = ()) -> list[str]:
+    """The fixed properties a typed pool leaves to Azure (its `ignoreChanges`): those the
+    declaration leaves unset, unless the pool that runs has one set (`switched_on`,
+    components/azure/pool_modes.py), which the declaration then switches off: a replacement.
+
+    Why. A refresh copies into the stored inputs any property whose value Azure reports
+    differently from the last write, set by the program or not (pulumi-azure-native
+    provider/pkg/provider/provider.go `Read`: the diff of the old and new outputs' input
+    projections, `applyDiff` into the old inputs). Its `Diff` compares those inputs with the
+    program's, a key the program leaves out counts as deleted (diff.go `objectDiff`:
+    `deletes[k] = old`; the news are read with SkipNulls, so null is no different), and the
+    engine turns a change of a `replaceOnChanges` path into a replacement (pulumi/pulumi
+    step_generator.go `applyReplaceOnChanges`, `DiffResult.Replace`): a GPU pool deleted first
+    because AKS began to report a default (a gpuProfile driver `Install`, a priority
+    `Regular`) or azure-native's API version moved. Ignored, the engine puts the stored value
+    back into the inputs (`processIgnoreChanges`), so it is no change, and the update's PUT
+    carries what Azure reported."""
+    return [name for name in fixed() if declared.get(name) is None and name not in switched_on]

@@ -33,7 +33,7 @@ from components.azure.existing_cluster_checks import check_existing_cluster, poo
 from components.azure.managed_pool_checks import feature_registration, host_problem, managed_pool_sign_in
 from components.azure.pool_network import PoolNetwork
 from components.azure.problem import Problem
-from components.azure.reader import AzureReader, NotRead
+from components.azure.reader import AzureReader, NotRead, RunningPool
 from components.config import NAMESPACE, StackConfig
 from components.errors import PreflightError
 
@@ -112,16 +112,17 @@ def provider_host(cfg: StackConfig, environ: Mapping[str, str]) -> None:
         raise PreflightError(f"preflight: {problem}")
 
 
-def pool_switches(cfg: StackConfig, found: ClusterFacts | None, reader: AzureReader) -> list[str]:
+def pool_switches(cfg: StackConfig, found: ClusterFacts | None, reader: AzureReader) -> tuple[list[str], dict[str, RunningPool]]:
     """A pool that runs in Azure under the other kind of GPU management than the config now
     asks for cannot be switched by any `up` (components/azure/pool_modes.py): that is
     certain, whatever preflight.mode says, so a preview stops too. Returns the notes of what
-    could not be read."""
+    could not be read, and the pools that run (what a typed pool's refresh may leave to
+    Azure: components/resources/gpu_pool.py)."""
     group, cluster = (found.resource_group, found.name) if found else (cfg.resource_group_name, cfg.cluster_name)
-    refused, notes = pool_modes.check(cfg, group, cluster, lambda: subscription_id(cfg, reader), reader)
+    refused, notes, running = pool_modes.check(cfg, group, cluster, lambda: subscription_id(cfg, reader), reader)
     if refused:
         raise PreflightError("preflight: " + refused[0] + (f" (and {len(refused) - 1} more pool(s) likewise)" if len(refused) > 1 else ""))
-    return notes
+    return notes, running
 
 
 def load_facts(cfg: StackConfig, reader: AzureReader, location: str, node_group: str | None = None) -> tuple[Facts | None, list[str]]:

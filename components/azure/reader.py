@@ -15,10 +15,29 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from components.azure.azure_facts import Facts
+
+
+@dataclass(frozen=True)
+class RunningPool:
+    """A GPU pool as it runs in Azure: its GPU management, and the properties AKS fixes at
+    creation that it has set away from AKS's default (REST names). A declaration that leaves
+    one of those unset asks to switch it off, which replaces the pool; any other fixed
+    property the declaration leaves unset is left to Azure (components/azure/pool_mutability.py,
+    `left_to_azure`, says why; components/azure/pool_modes.py reads it)."""
+
+    mode: str
+    switched_on: frozenset[str] = frozenset()
+
+    @classmethod
+    def of_mode(cls, mode: str) -> RunningPool:
+        """What a mode alone says: an operator's pool (driver None) and an AKS-managed one
+        (nvidia.managementMode) have their gpuProfile set."""
+        return cls(mode, frozenset({"gpuProfile"}) if mode != "device-plugin" else frozenset())
 
 
 class NotRead(Exception):
@@ -59,8 +78,9 @@ class AzureReader(Protocol):
         """The signed-in identity's permissions at the subscription's scope."""
         ...
 
-    def pool_modes(self, subscription: str, resource_group: str, cluster: str, names: Sequence[str]) -> dict[str, str]:
-        """The GPU management of each named pool that exists (components/azure/pool_modes.py)."""
+    def pool_modes(self, subscription: str, resource_group: str, cluster: str, names: Sequence[str]) -> dict[str, RunningPool]:
+        """Each named pool that exists, as it runs: its GPU management and the fixed settings it
+        has away from AKS's default (components/azure/pool_modes.py)."""
         ...
 
     def prices(self, region: str, sizes: Sequence[str], currency: str) -> list[dict[str, Any]]:
@@ -74,9 +94,10 @@ class AzureReader(Protocol):
         (components/azure/kubernetes_read.py)."""
         ...
 
-    def wait_for_access(self, kubeconfig: str, who: str) -> str:
+    def wait_for_access(self, kubeconfig: str, granted: str) -> str:
         """Waits until the cluster lets the kubeconfig's identity create namespaces; returns
-        the kubeconfig (components/azure/cluster_access.py)."""
+        the kubeconfig (components/azure/cluster_access.py). `granted`: the object ID the
+        program granted cluster-admin to, for the message."""
         ...
 
 

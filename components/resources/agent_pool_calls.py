@@ -7,11 +7,15 @@ no credential is ever an input or an output."""
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from components.azure import azure_facts
 from components.azure.cluster_facts import OWNER_TAG
+from components.errors import ManagedPoolError, ManagedPoolTimeout
+from components.resources.provider_errors import failed
 
 # Where ARM is: Azure's public cloud, as for every other resource of the program. An input,
 # so the state says where the pool's calls go (tests/test_managed_pool_provider_host.py points it at a
@@ -26,6 +30,20 @@ ENDPOINT = "armEndpoint"
 # both kinds of pool the same limits; a state written before the input existed gets these.
 TIMEOUTS = "timeoutMinutes"
 DEFAULT_TIMEOUT_MINUTES = {"create": 60, "update": 60, "delete": 45}
+# A read (the GET of `pulumi refresh`, and the look before a create or an update) has one
+# deadline for all of it: the sign-in, the GET and the client's retries, Retry-After waits
+# included (get_pool). Not an input the program registers (a new input would be a diff on
+# every stack); a state may carry `timeoutMinutes.read`, as the tests' do.
+READ_MINUTES = 1.0
+LIMIT_MINUTES = {**DEFAULT_TIMEOUT_MINUTES, "read": READ_MINUTES}
+# Each request's own socket limits, set rather than azure-core's defaults (300 s to connect
+# and 300 s to read: azure/core/configuration.py ConnectionConfiguration): a long-running
+# PUT or DELETE is answered at once with a status URL and then polled, so one request that
+# takes longer than this is a stalled connection, tried again within the step's limit.
+CONNECT_SECONDS = 10.0
+REQUEST_SECONDS = 60.0
+# azure-core's count, set rather than inherited: ten retries of a 408, 429 or 5xx.
+RETRIES = 10
 
 # AKS runs one operation on a cluster's agent pools at a time and answers another with 409
 # OperationNotAllowed and a message that says one is in progress: "Operation is not allowed:
@@ -68,20 +86,25 @@ def _retry_policy(**settings: Any) -> Any:
 def client_factory(subscription_id: str, api_version: str, endpoint: str = ARM_ENDPOINT, seconds: float | None = None) -> Any:
     """The AKS management client at `api_version`, for ARM at `endpoint`. azure-core retries
     a request answered 408, 429 or 5xx, or any other error but a 409 that carries a
-    Retry-After (`_retry_policy`), ten times; `seconds` bounds those retries in time (its
-    absolute `timeout`), so they end with the operation's limit."""
+    Retry-After (`_retry_policy`), RETRIES times; `seconds` (the step's limit; a read's when
+    None) bounds those retries in time (the policy's absolute `timeout`), and each request
+    connects and reads within CONNECT_SECONDS and REQUEST_SECONDS, or what is left of it.
+    ContainerServiceClient hands `connection_timeout` and `read_timeout` to its transport
+    (azure-core ConnectionConfiguration) and `retry_policy` to its pipeline
+    (azure-mgmt-containerservice _configuration.py)."""
     from azure.identity import DefaultAzureCredential
     from azure.mgmt.containerservice import ContainerServiceClient
 
-    limit: dict[str, Any] = {} if seconds is None else {"timeout": seconds}
+    within = float(seconds) if seconds is not None else READ_MINUTES * 60
     return ContainerServiceClient(
         DefaultAzureCredential(),
         subscription_id,
         base_url=endpoint,
         api_version=api_version,
         credential_scopes=[f"{endpoint}/.default"],
-        retry_policy=_retry_policy(**limit),
-        **limit,
+        retry_policy=_retry_policy(retry_total=RETRIES, timeout=within),
+        connection_timeout=min(CONNECT_SECONDS, within),
+        read_timeout=min(REQUEST_SECONDS, within),
     )
 
 
@@ -116,12 +139,24 @@ def json_numbers(value: Any) -> Any:
 
 
 def time_limit(props: Mapping[str, Any], operation: str) -> float:
-    """The seconds `operation` (create, update, delete) may take, from the pool's inputs."""
-    minutes = (props.get(TIMEOUTS) or {}).get(operation) or DEFAULT_TIMEOUT_MINUTES[operation]
+    """The seconds `operation` (create, update, delete, read) may take, from the pool's inputs."""
+    minutes = (props.get(TIMEOUTS) or {}).get(operation) or LIMIT_MINUTES[operation]
     return float(minutes) * 60
 
 
-def _is_not_found(error: Exception) -> bool:
+@contextlib.contextmanager
+def _in_azure_words(what: str) -> Iterator[None]:
+    """Any failure of Azure's (a refusal, no sign-in, no answer) as one line naming the step
+    (components/resources/provider_errors.py)."""
+    from azure.core.exceptions import AzureError
+
+    try:
+        yield
+    except AzureError as error:
+        raise failed(what, error) from error
+
+
+def _is_not_found(error: BaseException) -> bool:
     """ARM's 404: the pool, its cluster (ParentResourceNotFound) or its group is gone."""
     return getattr(error, "status_code", None) == 404
 
@@ -161,24 +196,25 @@ def _begin(start: Callable[[], Any], deadline: float, what: str) -> Any:
         try:
             return start()
         except (ServiceRequestTimeoutError, ServiceResponseTimeoutError) as error:
-            raise TimeoutError(
+            raise ManagedPoolTimeout(
                 f"{what} got no answer from Azure it could use within its time limit (the request timed out: {error}); "
                 "Azure may have started it: `pulumi refresh`, then `pulumi up`"
             ) from error
         except HttpResponseError as error:
             if not _is_busy(error):
-                raise
+                raise failed(what, error) from error
             delay = _retry_after(error)
             if time.monotonic() + delay >= deadline:
-                raise TimeoutError(busy) from error
+                raise ManagedPoolTimeout(busy) from error
             time.sleep(delay)
 
 
 def _wait(poller: Any, deadline: float, what: str) -> Any:
     poller.wait(max(0.0, deadline - time.monotonic()))
     if not poller.done():
-        raise TimeoutError(f"{what} did not finish within its time limit; Azure may still be working on it")
-    return poller.result()
+        raise ManagedPoolTimeout(f"{what} did not finish within its time limit; Azure may still be working on it")
+    with _in_azure_words(what):  # the operation failed in Azure: its error, as the status URL gave it
+        return poller.result()
 
 
 def put_pool(props: Mapping[str, Any], operation: str) -> dict[str, Any]:
@@ -190,37 +226,59 @@ def put_pool(props: Mapping[str, Any], operation: str) -> dict[str, Any]:
     deadline = time.monotonic() + seconds
     what = f"{'creating' if operation == 'create' else 'updating'} node pool {props['agentPoolName']}"
     body = AgentPool({"properties": json_numbers(dict(props["properties"]))})
-    client = _client(props, seconds)
-    poller = _begin(lambda: client.agent_pools.begin_create_or_update(*_where(props), body), deadline, what)
-    return _wait(poller, deadline, what).as_dict()
+    with _in_azure_words(what):
+        client = _client(props, seconds)
+        poller = _begin(lambda: client.agent_pools.begin_create_or_update(*_where(props), body), deadline, what)
+        return _wait(poller, deadline, what).as_dict()
 
 
-def get_pool(props: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The pool as ARM returns it, or None when it (or its cluster, or its group) is gone."""
+def get_pool(props: Mapping[str, Any], what: str | None = None) -> dict[str, Any] | None:
+    """The pool as ARM returns it, or None when it (or its cluster, or its group) is gone,
+    within one deadline (`time_limit(props, "read")`) for the sign-in, the GET and every retry:
+    the read runs on a daemon thread the provider stops waiting for then (azure_facts.gather),
+    since azure-core's own limits bound neither a Retry-After nor a socket that never answers
+    (its absolute `timeout` caps only the connection's timeout, azure/core/pipeline/policies/
+    _retry.py `_configure_timeout`, and a Retry-After is slept in full, `_sleep_for_retry`).
+    `what` names the step for its one line (by default, a refresh's read)."""
     from azure.core.exceptions import HttpResponseError
 
+    group, cluster, pool = _where(props)
+    what = what or f"reading node pool {pool} in cluster {group}/{cluster} (agentPools GET)"
+    seconds = time_limit(props, "read")
+
+    def read() -> dict[str, Any] | None:
+        with _in_azure_words(what):
+            try:
+                return _client(props, seconds).agent_pools.get(group, cluster, pool).as_dict()
+            except HttpResponseError as error:
+                if _is_not_found(error):
+                    return None
+                raise
+
     try:
-        return _client(props).agent_pools.get(*_where(props)).as_dict()
-    except HttpResponseError as error:
-        if _is_not_found(error):
-            return None
+        return azure_facts.gather([read], seconds)[0]
+    except ManagedPoolError:
         raise
+    except TimeoutError:
+        raise ManagedPoolTimeout(
+            f"{what}: no answer from Azure within {seconds:g} s (the sign-in, the GET and its retries); try again"
+        ) from None
 
 
 def delete_pool(props: Mapping[str, Any]) -> None:
     """DELETE the pool and wait; a pool, cluster or group already gone is done."""
-    from azure.core.exceptions import HttpResponseError
 
     seconds = time_limit(props, "delete")
     deadline = time.monotonic() + seconds
     what = f"deleting node pool {props['agentPoolName']}"
-    client = _client(props, seconds)
-    try:
-        poller = _begin(lambda: client.agent_pools.begin_delete(*_where(props)), deadline, what)
-        _wait(poller, deadline, what)
-    except HttpResponseError as error:
-        if not _is_not_found(error):
-            raise
+    with _in_azure_words(what):
+        client = _client(props, seconds)
+        try:
+            poller = _begin(lambda: client.agent_pools.begin_delete(*_where(props)), deadline, what)
+            _wait(poller, deadline, what)
+        except ManagedPoolError as error:
+            if not _is_not_found(error.__cause__ or error):
+                raise
 
 
 def refuse_others_pool(props: Mapping[str, Any]) -> None:
@@ -231,12 +289,12 @@ def refuse_others_pool(props: Mapping[str, Any]) -> None:
     owner = (props["properties"].get("tags") or {}).get(OWNER_TAG)
     if owner is None:
         return
-    found = get_pool(props)
+    found = get_pool(props, f"creating node pool {props['agentPoolName']}: reading the pool of that name")
     if found is None:
         return
     theirs = ((found.get("properties") or {}).get("tags") or {}).get(OWNER_TAG)
     if theirs != owner:
-        raise RuntimeError(
+        raise ManagedPoolError(
             f"node pool {props['agentPoolName']} already exists in cluster {props['clusterName']} and is not this "
             f"stack's ({OWNER_TAG} = {theirs or 'unset'}, this stack is {owner}); nothing was changed: pick another pool name"
         )

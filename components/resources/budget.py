@@ -32,7 +32,16 @@ Rules from the API (azure-native consumption.Budget, REST API 2024-08-01, its ar
   - contactEmails: "Must have at least one contact email or contact group specified at the
     Subscription or Resource Group scopes."
 
-The start date is decided when the budget is created and then left alone (`ignoreChanges:
+The start date is the first of the month in which the budget is created, read off the clock
+only once what the budget waits for is known (its scope, and a created cluster's node resource
+group), which is when the engine is handed the budget to create: a run that began on the last
+day of a month and reaches the budget after midnight on the 1st would otherwise send the
+month before, which the rule above refuses ("Past start date should be selected within the
+timegrain period"; a start in a later month is allowed but would leave the current month
+unwatched). What is left is the engine's own seconds between that reading and its PUT. A
+preview shows the start unknown until the cluster exists.
+
+It is then left alone (`ignoreChanges:
 [timePeriod]`): the first of the current month changes every month, and the service refuses
 to move a budget's start ("Start date of budgets cannot be updated. Please delete and create
 a new budget.", its 400 answer, quoted in Azure/CanadaPubSecALZ#317 and
@@ -51,6 +60,14 @@ the child was `cost-budget`): the next `up` creates the new budget, then deletes
 
 The comparison is GreaterThan, "the recommended OperatorType" (the SDK's OperatorType enum;
 EqualTo "will be deprecated"). tests/test_budget.py pins the alerts and the option.
+
+When: before the GPU pools (each pool waits for the budget, and the budget for no pool and no
+Job: tests/test_budget_first.py), so no GPU node bills without it. Creating it needs
+Microsoft.Consumption/budgets/write at the subscription's scope, which a team with rights on
+its own resource group lacks; preflight checks that first (components/azure/permissions.py), and
+a deployment without it stops before anything is created. A refusal preflight could not see
+(a 403 at the create) stops the engine from starting any new step (pulumi/pulumi
+pkg/resource/deploy/step_executor.go cancelDueToError), after the cluster and before any pool.
 """
 
 from __future__ import annotations
@@ -72,9 +89,14 @@ ALERTS = (
 )
 
 
+def utc_today() -> datetime.date:
+    """The clock the start date is read from (a test replaces it)."""
+    return datetime.datetime.now(datetime.timezone.utc).date()
+
+
 def first_of_month(today: datetime.date | None = None) -> str:
     """The budget's start: the first of this month, UTC, as the API writes dates."""
-    today = today or datetime.datetime.now(datetime.timezone.utc).date()
+    today = today or utc_today()
     return f"{today.replace(day=1).isoformat()}T00:00:00Z"
 
 
@@ -85,6 +107,9 @@ class Watched:
     scope: pulumi.Input[str]
     filter: consumption.BudgetFilterArgs
     says: str
+    #: The filter's values that are known only once something exists (a created cluster's node
+    #: resource group): the start date is read when they are (the module docstring says why).
+    waits_for: Sequence[pulumi.Input[str]] = ()
 
 
 def subscription_scope(subscription_id: pulumi.Input[str]) -> pulumi.Output[str]:
@@ -98,6 +123,7 @@ def resource_groups(subscription_id: pulumi.Input[str], groups: Sequence[pulumi.
         filter=consumption.BudgetFilterArgs(
             dimensions=consumption.BudgetComparisonExpressionArgs(name="ResourceGroupName", operator="In", values=list(groups))
         ),
+        waits_for=list(groups),
         says=(
             f"resource groups {' and '.join(named)} (filter ResourceGroupName In, at the subscription's scope): the "
             "cluster, and what its node resource group holds: the node VMs, their networking and storage"
@@ -143,13 +169,6 @@ class CostBudgetArgs:
     name: str
     amount: float
     contact_emails: Sequence[str]
-    start_date: str
-    #: What is created first: the GPU pools, what serves them and their Jobs. Creating the
-    #: budget needs Microsoft.Consumption/budgets/write at the subscription's scope, which a
-    #: team with rights on its own resource group lacks; its 403 stops the engine from
-    #: starting any new step, so the budget comes last, and a refusal leaves a whole stack
-    #: (components/azure/permissions.py, which preflight checks first where it can).
-    after: Sequence[pulumi.Resource] = ()
 
 
 def notifications(emails: Sequence[str]) -> dict[str, consumption.NotificationArgs]:
@@ -165,6 +184,12 @@ def notifications(emails: Sequence[str]) -> dict[str, consumption.NotificationAr
     }
 
 
+def start_once_known(watched: Watched) -> pulumi.Output[str]:
+    """The first of the month, read off the clock once the budget's scope and filter are known,
+    just before the engine creates it (the module docstring says why)."""
+    return pulumi.Output.all(watched.scope, *watched.waits_for).apply(lambda _: first_of_month())
+
+
 class CostBudget(pulumi.ComponentResource):
     budget: consumption.Budget
 
@@ -178,8 +203,8 @@ class CostBudget(pulumi.ComponentResource):
             filter=args.watched.filter,
             category=consumption.CategoryType.COST,
             time_grain=consumption.TimeGrainType.MONTHLY,
-            time_period=consumption.BudgetTimePeriodArgs(start_date=args.start_date),
+            time_period=consumption.BudgetTimePeriodArgs(start_date=start_once_known(args.watched)),
             notifications=notifications(args.contact_emails),
-            opts=pulumi.ResourceOptions(parent=self, ignore_changes=["timePeriod"], depends_on=list(args.after)),
+            opts=pulumi.ResourceOptions(parent=self, ignore_changes=["timePeriod"]),
         )
         self.register_outputs({"budgetName": self.budget.name})

@@ -17,6 +17,7 @@ import base64
 import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import Any
 
 import pulumi
@@ -25,6 +26,8 @@ import pulumi_kubernetes as k8s
 import yaml
 from pulumi_azure_native import authorization, containerservice, resources
 
+from components.azure.cluster_access import grant_is_new
+from components.azure.cluster_facts import created_credential_failed
 from components.config import SYSTEM_POOL_NAME, VERSION_UPGRADE_CHANNELS, AccessConfig, NetworkConfig, SystemPoolConfig, UpgradeConfig
 from components.resources.gpu_pool import MAX_PODS
 
@@ -159,6 +162,10 @@ class GpuCluster(pulumi.ComponentResource):
     kubeconfig: pulumi.Output[str]
     #: A Kubernetes provider bound to this cluster; every Kubernetes object of this program uses it.
     provider: k8s.Provider
+    #: What every Kubernetes object of this program waits for (`dependsOn`): with Entra ID, the
+    #: deployer's role assignment, resolved once the cluster says it took (_access_proven);
+    #: empty otherwise.
+    access: Sequence[pulumi.Input[pulumi.Resource]]
     resource_group_name: pulumi.Output[str]
     cluster_name: pulumi.Output[str]
     resource_uid: pulumi.Output[str]
@@ -178,6 +185,8 @@ class GpuCluster(pulumi.ComponentResource):
         self.kubeconfig = self._fetch_credentials(args)
         self.deployer_role_assignment = self._grant_deployer(args)
         self.provider = self._create_provider()
+        grant = self.deployer_role_assignment
+        self.access = [self._access_proven(grant)] if grant is not None else []
 
         self.resource_group_name = self.resource_group.name
         self.cluster_name = self.managed_cluster.name
@@ -255,7 +264,7 @@ class GpuCluster(pulumi.ComponentResource):
             resource_group_name=self.resource_group.name,
             resource_name=self.managed_cluster.name,
             format="exec" if args.access.entra else None,
-        )
+        ).recover(created_credential_failed(args.resource_group_name, args.cluster_name))
         decode = _decode_entra_kubeconfig if args.access.entra else _decode_kubeconfig
         return pulumi.Output.secret(credentials.kubeconfigs[0].value.apply(decode))
 
@@ -308,35 +317,52 @@ class GpuCluster(pulumi.ComponentResource):
         # kubelogin, an authorized IP range that excludes the runner, a network blip), and the
         # next `up` fails with AlreadyExists. docs/lifecycle.md cites the sources. When the
         # cluster really is gone, set PULUMI_K8S_DELETE_UNREACHABLE=true for that one run (README).
-        needs: list[pulumi.Resource] = [self.managed_cluster]
-        kubeconfig = self.kubeconfig
-        if self.deployer_role_assignment is not None:
-            needs.append(self.deployer_role_assignment)
-            kubeconfig = self._access_proven(self.deployer_role_assignment)
+        #
+        # Its inputs hang on the cluster alone (the credentials it lists), never on the deployer's
+        # role assignment: that one is replaced delete-first whenever its principal changes
+        # (another identity runs `up` with access.deployerObjectId unset). On a delete-first
+        # replace the engine makes unknown every input of a dependent that property-depends on
+        # the replaced resource (pulumi/pulumi@1b59498 pkg/resource/deploy/step_generator.go
+        # calculateDependentReplacements: `MakeComputed` for each `PropertyDependencies` entry
+        # in the replace set), and pulumi-kubernetes answers an unknown kubeconfig with a replace
+        # ("We can't tell for sure if a computed value has changed, so we make the conservative
+        # choice and force a replacement": provider/pkg/provider/provider.go DiffConfig); a
+        # replaced provider replaces everything it manages (requiresReplacement: "If the
+        # resource's provider is in the replace set, we must replace this resource"). The
+        # objects wait for the grant by `dependsOn` instead (`access`), an edge that replaces
+        # nothing: requiresReplacement reads only the property dependencies.
         return k8s.Provider(
             f"{self._name}-k8s",
-            kubeconfig=kubeconfig,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=needs),
+            kubeconfig=self.kubeconfig,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.managed_cluster]),
         )
 
-    def _access_proven(self, grant: authorization.RoleAssignment) -> pulumi.Output[str]:
-        """The kubeconfig, once the cluster says the deployer may create namespaces: a new role
+    def _access_proven(self, grant: authorization.RoleAssignment) -> pulumi.Output[pulumi.Resource]:
+        """The grant, once the cluster says the deployer may create namespaces: a new role
         assignment takes up to five minutes to reach the cluster's authorizer, and
         pulumi-kubernetes does not retry a 403 (components/azure/cluster_access.py asks, and
-        says why). Only in a deployment, and after the grant exists (its ID is known then); a
-        preview asks nothing. Every `up` asks once, which answers at once after the first.
-        The wait runs on a worker thread, so the program's other registrations go on."""
+        says why). Every Kubernetes object lists this in its `dependsOn` (the SDK resolves an
+        Output there before it registers the object: pulumi runtime/_depends_on.py), so none is
+        created before the answer, and each records a direct edge to the grant, which also
+        keeps their deletes before the grant's. Asked only in a deployment, and only while the
+        grant is new (grant_is_new, from its createdOn): an `up` that follows does not reach
+        the API server for it. The wait runs on a worker thread, so the program's other
+        registrations (the GPU pools) go on."""
 
-        wait = self._wait_for_access
+        wait, kubeconfig = self._wait_for_access, self.kubeconfig
 
-        def proven(values: list[Any]) -> Any:
-            kubeconfig = values[0]
-            if pulumi.runtime.is_dry_run() or wait is None:
-                return kubeconfig
-            who = f"the identity granted cluster-admin ({values[1]})"
-            return asyncio.get_running_loop().run_in_executor(None, wait, kubeconfig, who)
+        async def proven(values: list[Any]) -> pulumi.Resource:
+            principal, created_on = values
+            if pulumi.runtime.is_dry_run() or wait is None or not grant_is_new(created_on, datetime.now(timezone.utc)):
+                return grant
+            # Read here rather than through Output.all, so the objects' `dependsOn` holds the
+            # grant alone: the kubeconfig is known by now, the cluster having been created.
+            credential = await kubeconfig.future()
+            if credential is not None:
+                await asyncio.get_running_loop().run_in_executor(None, wait, credential, principal)
+            return grant
 
-        return pulumi.Output.secret(pulumi.Output.all(self.kubeconfig, grant.principal_id, grant.id).apply(proven))
+        return pulumi.Output.all(grant.principal_id, grant.created_on).apply(proven)
 
 
 def get_credentials_command(resource_group: str, cluster: str) -> str:

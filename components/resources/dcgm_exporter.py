@@ -51,7 +51,13 @@ class DcgmExporterArgs:
     #: The pools it runs on: one by nodeSelector (the guide's single pool), several by affinity.
     gpu_pool_names: Sequence[str]
     gpu_tolerations: Sequence[k8s.core.v1.TolerationArgs] = field(default_factory=tuple)
-    depends_on: Sequence[pulumi.Resource] = field(default_factory=tuple)
+    #: What every object here waits for (`dependsOn`): the deployer's access to the cluster
+    #: (GpuCluster.access); empty on an existing cluster.
+    depends_on: Sequence[pulumi.Input[pulumi.Resource]] = field(default_factory=tuple)
+    #: The cluster this stack creates: its delete takes these objects with it (`deletedWith`,
+    #: docs/lifecycle.md "pulumi destroy"), so a destroy sends none of them to the API server.
+    #: None on an existing cluster, which is not the stack's.
+    deleted_with: pulumi.Resource | None = None
 
 
 class DcgmExporter(pulumi.ComponentResource):
@@ -63,7 +69,9 @@ class DcgmExporter(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: DcgmExporterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("aks-gpu:kubernetes:DcgmExporter", name, None, opts)
-        on_cluster = pulumi.ResourceOptions(parent=self, provider=args.provider, depends_on=list(args.depends_on))
+        on_cluster = pulumi.ResourceOptions(
+            parent=self, provider=args.provider, depends_on=list(args.depends_on), deleted_with=args.deleted_with
+        )
         self.network_policy = self._admit_scrapes(name, args, on_cluster)
         self.daemon_set = self._create_daemon_set(name, args, on_cluster)
         self.service = k8s.core.v1.Service(

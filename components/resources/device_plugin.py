@@ -132,6 +132,13 @@ class NvidiaDevicePluginArgs:
     #: This run takes over the guide's namespace and DaemonSet, applied by hand
     #: (devicePlugin.adopt; components/azure/cluster_object_checks.py decides the run).
     adopt: bool = False
+    #: The cluster this stack creates: its delete takes these objects with it (`deletedWith`,
+    #: docs/lifecycle.md "pulumi destroy"), so a destroy sends none of them to the API server.
+    #: None on an existing cluster, which is not the stack's.
+    deleted_with: pulumi.Resource | None = None
+    #: What every object here waits for (`dependsOn`): the deployer's access to the cluster
+    #: (GpuCluster.access); empty on an existing cluster.
+    depends_on: Sequence[pulumi.Input[pulumi.Resource]] = field(default_factory=tuple)
 
 
 # Taking over an object `kubectl apply` made: Pulumi's `import` reads it into the state, then
@@ -158,7 +165,9 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: NvidiaDevicePluginArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("aks-gpu:kubernetes:NvidiaDevicePlugin", name, None, opts)
-        on_cluster = pulumi.ResourceOptions(parent=self, provider=args.provider)
+        on_cluster = pulumi.ResourceOptions(
+            parent=self, provider=args.provider, deleted_with=args.deleted_with, depends_on=list(args.depends_on)
+        )
         # The import IDs are pulumi-kubernetes' resource IDs, `<namespace>/<name>` or `<name>`
         # (provider/pkg/provider/util.go parseFqName); set on the adopting run only.
         imports = (args.namespace, f"{args.namespace}/{DAEMONSET_NAME}") if args.adopt else (None, None)

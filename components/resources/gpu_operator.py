@@ -53,6 +53,13 @@ class GpuOperatorArgs:
     #: Annotations that mark the stack's namespace in a cluster it shares
     #: (components/azure/cluster_objects.py STACK_ANNOTATION); none in a cluster it creates.
     marks: Mapping[str, str] = field(default_factory=dict)
+    #: The cluster this stack creates: its delete takes these objects with it (`deletedWith`,
+    #: docs/lifecycle.md "pulumi destroy"), so a destroy sends none of them to the API server.
+    #: None on an existing cluster, which is not the stack's.
+    deleted_with: pulumi.Resource | None = None
+    #: What every object here waits for (`dependsOn`): the deployer's access to the cluster
+    #: (GpuCluster.access); empty on an existing cluster.
+    depends_on: Sequence[pulumi.Input[pulumi.Resource]] = field(default_factory=tuple)
 
 
 def chart_values(args: GpuOperatorArgs) -> dict[str, Any]:
@@ -82,7 +89,9 @@ class GpuOperator(pulumi.ComponentResource):
         # DaemonSets that NFD's labels select), as the cluster autoscaler relies on. Each pool's
         # Job waits for its own pool and this release, so the first pool's Job does not wait
         # for the whole chain of pools (__main__.py).
-        on_cluster = pulumi.ResourceOptions(parent=self, provider=args.provider)
+        on_cluster = pulumi.ResourceOptions(
+            parent=self, provider=args.provider, deleted_with=args.deleted_with, depends_on=list(args.depends_on)
+        )
         # The namespace is this program's, like the other components' (NVIDIA's guide has helm
         # create it): `pulumi destroy` removes it with the release.
         self.namespace = k8s.core.v1.Namespace(

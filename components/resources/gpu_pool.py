@@ -29,6 +29,7 @@ from pulumi_azure_native import containerservice
 from components.azure import pool_mutability, pool_network
 from components.azure.existing_pools import LivePool
 from components.azure.pool_network import PoolNetwork
+from components.azure.reader import RunningPool
 from components.catalog import gpu_sizes
 from components.config import VERSION_UPGRADE_CHANNELS, GpuPoolConfig, UpgradeConfig, camel_case, pool_upgrades, snake
 from components.resources.existing_pool import adopted_settings, tolerations_for
@@ -196,6 +197,16 @@ def pool_ignore_changes(pool: GpuPoolConfig, version_moves: bool) -> list[str] |
     return ignored or None
 
 
+def typed_pool_ignores(pool: GpuPoolConfig, version_moves: bool, settings: Mapping[str, Any], running: RunningPool | None) -> list[str]:
+    """The typed pool's ignoreChanges: `pool_ignore_changes`, and the fixed properties its
+    `settings` (azure-native's keyword arguments) leave unset, which a refresh may fill in and
+    which would then replace the pool, unless the running pool has one set and the settings
+    switch it off (pool_mutability.left_to_azure)."""
+    declared = {REST_NAMES.get(k, camel_case(k)): v for k, v in settings.items()}
+    switched_on = running.switched_on if running is not None else frozenset()
+    return (pool_ignore_changes(pool, version_moves) or []) + pool_mutability.left_to_azure(declared, switched_on)
+
+
 def version_moves(upgrade: UpgradeConfig) -> bool:
     return upgrade.channel in VERSION_UPGRADE_CHANNELS
 
@@ -230,17 +241,25 @@ class GpuPoolArgs:
     #: The stack's GPU pools before this one: this pool's create, update and delete wait for
     #: each of them (`pool_dependencies` says why).
     after: Sequence[pulumi.Resource] = ()
+    #: The stack's budget: no GPU node is added before it exists (docs/lifecycle.md, "The budget
+    #: before the GPU pools").
+    budget: pulumi.Resource | None = None
+    #: The cluster this stack creates: its delete takes the pool with it (`deletedWith`), so a
+    #: destroy sends the pool no delete of its own. None on an existing cluster.
+    deleted_with: pulumi.Resource | None = None
     #: Its subnets and pods per node (pool_network.plan); unset, a created cluster's.
     network: PoolNetwork | None = None
     #: `existing: adopt`: the cluster's pool as Azure has it, imported on the adopting `up`.
     live: LivePool | None = None
+    #: The pool as it runs in Azure, read at preview and `up` (None: not running, or not read).
+    running: RunningPool | None = None
 
 
 def pool_dependencies(args: GpuPoolArgs) -> list[pulumi.Resource]:
-    """What a pool's operations wait for: its cluster, and every pool of the stack before it,
-    so AKS meets one pool operation at a time, creating and deleting (docs/lifecycle.md, "One
-    pool operation at a time", says why and cites the engine)."""
-    return list(args.cluster.dependencies) + list(args.after)
+    """What a pool's operations wait for: its cluster, the stack's budget, and every pool of the
+    stack before it, so AKS meets one pool operation at a time, creating and deleting
+    (docs/lifecycle.md, "One pool operation at a time", says why and cites the engine)."""
+    return list(args.cluster.dependencies) + ([args.budget] if args.budget is not None else []) + list(args.after)
 
 
 class GpuPool(pulumi.ComponentResource):
@@ -298,8 +317,11 @@ class GpuPool(pulumi.ComponentResource):
                 parent=self,
                 aliases=self._moved("gpu-cluster-gpu-pool", args),
                 depends_on=pool_dependencies(args),
+                deleted_with=args.deleted_with,
                 custom_timeouts=POOL_TIMEOUTS,
-                ignore_changes=pool_ignore_changes(pool, args.version_moves),
+                # The count and version Azure moves, and what AKS fixes that the settings leave
+                # unset, which a refresh may fill in (typed_pool_ignores says why).
+                ignore_changes=typed_pool_ignores(pool, args.version_moves, settings, args.running),
                 # What AKS fixes when the pool is created (components/azure/pool_mutability.py,
                 # each with its source): the GPU driver and MIG profile, the Spot priority,
                 # eviction policy and price, max pods, the subnets, the size. azure-native
@@ -346,6 +368,7 @@ class GpuPool(pulumi.ComponentResource):
                 parent=self,
                 aliases=self._moved("gpu-cluster-managed-gpu-pool", args),
                 depends_on=pool_dependencies(args),
+                deleted_with=args.deleted_with,
                 # The provider's diff asks for it too (DiffResult.delete_before_replace); stated
                 # here so the plan shows it whatever the provider answers.
                 delete_before_replace=True,

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import pulumi
-from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
+from pulumi.dynamic import ConfigureRequest, CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
 from pulumi.output import Unknown
 
 from components.azure import pool_mutability
@@ -29,6 +29,7 @@ from components.resources.agent_pool_calls import (
     put_pool,
     refuse_others_pool,
 )
+from components.resources.provider_errors import send_one_line
 
 # agentPools API versions. The managed GPU experience is `gpuProfile.nvidia.managementMode:
 # Managed`. STABLE carries it (azure-rest-api-specs aks/stable/2026-08-01: NvidiaGPUProfile,
@@ -112,13 +113,23 @@ def diff_pool(olds: Mapping[str, Any], news: Mapping[str, Any]) -> DiffResult:
     return DiffResult(changes=bool(replaces or updates), replaces=replaces, stables=[], delete_before_replace=True)
 
 
-def update_body(olds: Mapping[str, Any], news: Mapping[str, Any]) -> dict[str, Any]:
+def update_body(olds: Mapping[str, Any], news: Mapping[str, Any], live: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """What an update PUTs: the declared body, except that an autoscaled pool keeps the
-    count it has, so a change of taints does not scale it back to the declared start."""
+    count it runs, so a change of taints does not scale it. The count is the live pool's
+    (`live`, read right before the PUT), else the state's: the state holds the count of the
+    last create, update or refresh, and the autoscaler may have moved the pool since. AKS
+    takes a PUT's count as a manual scale, which it refuses on an autoscaled pool ("Cannot
+    manually scale AgentPool ... with cluster autoscaler enabled": hashicorp/terraform-provider-azurerm#4543;
+    "Manual scaling is disabled when you use the cluster autoscaler", azure-aks-docs
+    cluster-autoscaler-overview.md); azurerm's own node-pool update GETs the pool and PUTs
+    it back with the count it has (kubernetes_cluster_node_pool_resource.go,
+    resourceKubernetesClusterNodePoolUpdate)."""
     properties = dict(news.get("properties") or {})
-    current = (olds.get("properties") or {}).get("count")
-    if properties.get("enableAutoScaling") and current is not None:
-        properties["count"] = current
+    if properties.get("enableAutoScaling"):
+        running = (live or {}).get("properties") or {}
+        current = running.get("count", (olds.get("properties") or {}).get("count"))
+        if current is not None:
+            properties["count"] = current
     return {**news, "properties": properties}
 
 
@@ -139,6 +150,11 @@ class ManagedGpuPoolProvider(ResourceProvider):
 
     serialize_as_secret_always = False  # it captures nothing secret; keep the state readable
 
+    def configure(self, req: ConfigureRequest) -> None:
+        # The host calls this once it has unpickled the provider, before any step: from then
+        # on it sends a failed step's one line (a pulumi.RunError) without a traceback.
+        send_one_line()
+
     def create(self, props: dict[str, Any]) -> CreateResult:
         refuse_others_pool(props)
         found = put_pool(props, "create")
@@ -151,7 +167,11 @@ class ManagedGpuPoolProvider(ResourceProvider):
         return ReadResult(id_=id_, outs=observed(props, found))
 
     def update(self, id_: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
-        return UpdateResult(outs=observed(news, put_pool(update_body(olds, news), "update")))
+        # An autoscaled pool's count is read from Azure right before the PUT (update_body).
+        autoscaled = (news.get("properties") or {}).get("enableAutoScaling")
+        what = f"reading node pool {news.get('agentPoolName')}'s count before its update (agentPools GET)"
+        live = get_pool(news, what) if autoscaled else None
+        return UpdateResult(outs=observed(news, put_pool(update_body(olds, news, live), "update")))
 
     def delete(self, id_: str, props: dict[str, Any]) -> None:
         delete_pool(props)

@@ -190,6 +190,13 @@ class MnistJobArgs:
     #: Annotations that mark the stack's namespace in a cluster it shares
     #: (components/azure/cluster_objects.py STACK_ANNOTATION); none in a cluster it creates.
     marks: Mapping[str, str] = field(default_factory=dict)
+    #: The cluster this stack creates: its delete takes these objects with it (`deletedWith`,
+    #: docs/lifecycle.md "pulumi destroy"), so a destroy sends none of them to the API server.
+    #: None on an existing cluster, which is not the stack's.
+    deleted_with: pulumi.Resource | None = None
+    #: What every object here waits for (`dependsOn`), each Job too: the deployer's access to
+    #: the cluster (GpuCluster.access); empty on an existing cluster.
+    depends_on: Sequence[pulumi.Input[pulumi.Resource]] = field(default_factory=tuple)
 
     @property
     def job_name(self) -> str:
@@ -302,8 +309,11 @@ class MnistJob(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: MnistJobArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("aks-gpu:kubernetes:MnistJob", name, None, opts)
-        self._name, self._provider = name, args.provider
-        on_cluster = pulumi.ResourceOptions(parent=self, provider=args.provider)
+        self._name, self._provider, self._deleted_with = name, args.provider, args.deleted_with
+        self._access = list(args.depends_on)
+        on_cluster = pulumi.ResourceOptions(
+            parent=self, provider=args.provider, deleted_with=args.deleted_with, depends_on=list(args.depends_on)
+        )
         self.namespace = k8s.core.v1.Namespace(
             f"{name}-ns", metadata=k8s.meta.v1.ObjectMetaArgs(name=args.namespace, annotations=dict(args.marks) or None), opts=on_cluster
         )
@@ -330,7 +340,7 @@ class MnistJob(pulumi.ComponentResource):
             # changed name is a replacement, delete-first only when the name stays: provider.go
             # Diff, the same rule job_name relies on); the old one goes after the Jobs moved on.
             immutable=True,
-            opts=pulumi.ResourceOptions(parent=self, provider=self._provider),
+            opts=pulumi.ResourceOptions(parent=self, provider=self._provider, deleted_with=self._deleted_with, depends_on=self._access),
         )
 
     def _create_job(self, args: MnistJobArgs, run: MnistRun) -> JobOutputs:
@@ -353,7 +363,8 @@ class MnistJob(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(
                 parent=self,
                 provider=args.provider,
-                depends_on=[*run.depends_on, self.network_policy, *([self.script] if self.script else [])],
+                deleted_with=args.deleted_with,
+                depends_on=[*args.depends_on, *run.depends_on, self.network_policy, *([self.script] if self.script else [])],
                 custom_timeouts=pulumi.CustomTimeouts(create=run.create_timeout, update=run.create_timeout),
             ),
         )

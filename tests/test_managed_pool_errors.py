@@ -1,0 +1,171 @@
+"""What reaches the CLI when a step of the AKS-managed pool's provider fails: one line with the
+step and Azure's own words, not the Python traceback the SDK's dynamic provider host sends
+for any exception (pulumi/dynamic/__main__.py `_abort_with_traceback`:
+`context.abort(UNKNOWN, traceback.format_exc())`, whose text the engine prints as the
+resource's error). The provider's failures are `pulumi.RunError`s, and the provider tells the
+host to send those as their message alone (components/resources/provider_errors.py); anything
+else, a bug, keeps its traceback.
+
+These tests run the SDK's own host, as the engine does (test_managed_pool_provider_host.py
+says how), so an SDK whose host changes shape fails here."""
+
+from __future__ import annotations
+
+import math
+import sys
+import traceback
+import types
+from collections.abc import Iterator
+from pathlib import Path
+
+import fake_aks
+import pulumi
+import pytest
+from google.protobuf import struct_pb2
+from test_managed_pool_provider_host import CLUSTER, GROUP, HostError, host_environment, program_inputs, serve_arm, start_host
+
+from components.resources import managed_gpu_pool as mgp
+from components.resources import provider_errors
+
+FORBIDDEN = "The client 'x' does not have authorization to perform action 'Microsoft.ContainerService/managedClusters/agentPools/write'"
+SIGNED_OUT_AZ = """#!/bin/sh
+# `az account get-access-token` when nobody is signed in.
+echo "ERROR: Please run 'az login' to setup account." >&2
+exit 1
+"""
+
+
+@pytest.fixture(scope="module")
+def arm() -> Iterator[fake_aks.FakeAks]:
+    yield from serve_arm()
+
+
+@pytest.fixture(scope="module")
+def host(arm, tmp_path_factory):
+    yield from start_host(host_environment(arm, tmp_path_factory.mktemp("bin")))
+
+
+@pytest.fixture
+def fresh(arm):
+    with arm.lock:
+        arm.pools.clear()
+        arm.requests.clear()
+        arm.operations.clear()
+        arm.refuse.clear()
+        arm.busy, arm.busy_retry_after, arm.operation_seconds, arm.operation_refusals = 0, None, 0.05, None
+    return arm
+
+
+def failure(call) -> str:
+    """What the host answered instead of a result: the text the CLI prints."""
+    with pytest.raises(HostError) as raised:
+        call()
+    return str(raised.value)
+
+
+def test_azures_refusal_reaches_the_cli_as_one_line_with_azures_words(host, fresh):
+    fresh.refuse["PUT"] = (403, "AuthorizationFailed", FORBIDDEN)
+    said = failure(lambda: host.create(host.check(program_inputs(fresh))))
+    assert said == (
+        f"creating node pool gpu: Azure answered 403 AuthorizationFailed: {FORBIDDEN}; the identity running Pulumi "
+        "may not do it (docs/permissions.md)"
+    )
+
+
+def test_a_step_past_its_time_limit_reaches_the_cli_as_one_line(host, fresh):
+    fresh.operation_seconds = math.inf
+    news = program_inputs(fresh)
+    news[mgp.TIMEOUTS]["create"] = 0.02
+    said = failure(lambda: host.create(host.check(news)))
+    assert said == "creating node pool gpu did not finish within its time limit; Azure may still be working on it"
+
+
+@pytest.fixture
+def silent() -> Iterator[str]:
+    """An HTTPS endpoint that accepts connections and never answers (not even the TLS
+    handshake); its URL."""
+    yield from fake_aks.silent("https")
+
+
+def test_a_refresh_that_azure_never_answers_reaches_the_cli_as_one_line_at_its_deadline(host, fresh, silent):
+    olds = host.create(host.check(program_inputs(fresh)))
+    stalled = struct_pb2.Struct()
+    stalled.CopyFrom(olds)
+    stalled[mgp.ENDPOINT] = silent
+    stalled[mgp.TIMEOUTS]["read"] = 0.05 / 60
+    said = failure(lambda: host.read(stalled))
+    assert said == (
+        f"reading node pool gpu in cluster {GROUP}/{CLUSTER} (agentPools GET): no answer from Azure within 0.05 s "
+        "(the sign-in, the GET and its retries); try again"
+    )
+
+
+def test_a_bug_still_reaches_the_cli_with_its_traceback(host, fresh):
+    """Only the provider's own one-line errors lose their traceback: anything else is a bug,
+    and where it happened is what a maintainer needs."""
+    broken = program_inputs(fresh)
+    del broken["agentPoolName"]
+    said = failure(lambda: host.delete(broken))
+    assert said.startswith("Traceback (most recent call last):") and "KeyError: 'agentPoolName'" in said
+
+
+def test_no_sign_in_reaches_the_cli_as_one_line_that_says_az_login(arm, tmp_path):
+    environment = host_environment(arm, tmp_path)
+    (Path(tmp_path) / "az").write_text(SIGNED_OUT_AZ)
+    inputs = program_inputs(arm)
+    for signed_out in start_host(environment):
+        with pytest.raises(HostError) as raised:
+            signed_out.create(inputs)
+    said = str(raised.value)
+    assert "\n" not in said and said.startswith("creating node pool gpu: no Azure sign-in (")
+    assert "AzureCliCredential" in said and said.endswith("; run `az login` (or azure/login in GitHub Actions) and try again")
+
+
+# --------------------------------------------------------------------------- the host's formatter
+
+
+def a_host() -> types.ModuleType:
+    """A module shaped as the SDK's host is when the CLI runs it (`-m pulumi.dynamic`)."""
+    host = types.ModuleType("__main__")
+    host.__spec__ = types.SimpleNamespace(name=provider_errors.HOST_MODULE)  # type: ignore[assignment]
+    host._abort_with_traceback = lambda fn: fn  # type: ignore[attr-defined]
+    host.traceback = traceback  # type: ignore[attr-defined]
+    return host
+
+
+def formatted(host: types.ModuleType, error: Exception) -> str:
+    try:
+        raise error
+    except Exception:  # noqa: BLE001 - any error, as the host's wrapper catches it
+        return host.traceback.format_exc()  # type: ignore[attr-defined]
+
+
+def test_the_host_sends_a_run_error_as_its_message_and_anything_else_as_its_traceback():
+    host = a_host()
+    assert provider_errors.send_one_line(host) and provider_errors.send_one_line(host), "once, and again harmlessly"
+    assert formatted(host, pulumi.RunError("one line")) == "one line"
+    assert formatted(host, KeyError("x")).startswith("Traceback (most recent call last):")
+    assert host.traceback.format_list is traceback.format_list  # type: ignore[attr-defined]
+
+
+def test_outside_the_host_nothing_changes():
+    """In the program (or a test) `__main__` is not the SDK's host: nothing is touched."""
+    before = getattr(sys.modules.get("__main__"), "traceback", None)
+    assert provider_errors.send_one_line() is False
+    assert getattr(sys.modules.get("__main__"), "traceback", None) is before
+    other = a_host()
+    other.traceback = types.SimpleNamespace(format_exc=lambda: "another host's")  # type: ignore[attr-defined]
+    assert provider_errors.send_one_line(other) is False, "a host of another shape is left as it is"
+
+
+def test_an_operation_that_failed_in_azure_says_so_with_its_error():
+    """azure-core raises a failed long-running operation as an HttpResponseError of the status
+    URL's answer, a 200 whose body says Failed (azure/core/polling/base_polling.py
+    `OperationFailed`): not "Azure answered 200"."""
+    from azure.core.exceptions import HttpResponseError, ODataV4Format
+
+    error = HttpResponseError(message="Operation failed or canceled")
+    error.status_code = 200
+    error.error = ODataV4Format({"error": {"code": "VMExtensionProvisioningError", "message": "the GPU driver\nfailed"}})
+    said = str(provider_errors.failed("creating node pool gpu", error))
+    assert said == "creating node pool gpu: the operation failed in Azure VMExtensionProvisioningError: the GPU driver failed"

@@ -1,0 +1,210 @@
+"""Each read of Azure the program or the managed pool's provider makes has one deadline for
+all of it (sign-in, every GET, azure-core's retries, a 429's Retry-After), then one line that
+names what was read and the deadline: the management-mode read before anything is registered
+(components/azure/pool_modes.py, in a preview and in a deployment), and the provider's GET on
+`pulumi refresh` (components/resources/agent_pool_calls.py `get_pool`). The clients' retries
+and socket limits are set, not azure-core's defaults (ten retries, 300 s sockets).
+
+No outcome hangs on the machine's speed: Azure here never answers (a socket that accepts and
+says nothing) or asks to be called back in an hour (429, Retry-After 3600), so any deadline
+shorter than that ends the read, and the tests assert the line, not the time."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import fake_aks
+import pytest
+from conftest import MANAGED_CLUSTER, MANAGED_GROUP
+from test_managed_pool_provider import PROVIDER, inputs
+
+from components.azure import pool_modes
+from components.errors import ManagedPoolError, ManagedPoolTimeout
+from components.resources import agent_pool_calls
+from components.resources import managed_gpu_pool as mgp
+from tools.azure_mocks import AzureMocks, OfflineReader
+from tools.mock_engine import RecordingMonitor, run_program
+
+T4 = "Standard_NC4as_T4_v3"
+DEADLINE = 0.05  # seconds: Azure here never answers sooner, however fast the machine
+
+
+@pytest.fixture
+def silent() -> Iterator[str]:
+    """An endpoint that accepts connections and never answers; its URL."""
+    yield from fake_aks.silent("http")
+
+
+@pytest.fixture
+def throttled() -> Iterator[str]:
+    """An endpoint that answers every request 429 with Retry-After: 3600, as ARM throttles."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = b'{"error": {"code": "TooManyRequests", "message": "throttled"}}'
+            self.send_response(429)
+            self.send_header("Retry-After", "3600")
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+    server.server_close()
+
+
+def retrying_client(url: str) -> Any:
+    """The management-mode read's client (pool_modes.client_for: its retries, its socket
+    limits), with the fake's bearer header instead of a real credential."""
+    from azure.core.pipeline.policies import RetryPolicy
+    from azure.mgmt.containerservice import ContainerServiceClient
+
+    return ContainerServiceClient(
+        fake_aks.FakeCredential(),
+        "sub",
+        base_url=url,
+        api_version=pool_modes.API_VERSION,
+        authentication_policy=fake_aks.FakeBearer(),
+        retry_policy=RetryPolicy(retry_total=pool_modes.RETRIES, timeout=pool_modes.READ_SECONDS),
+        read_timeout=pool_modes.READ_SECONDS,
+    )
+
+
+# --------------------------------------------------------------------------- the management-mode read
+
+
+def test_the_management_mode_read_of_an_azure_that_never_answers_ends_at_its_deadline_naming_it(silent):
+    client = fake_aks.client_factory_for(silent)("sub", pool_modes.API_VERSION)
+    with pytest.raises(TimeoutError) as raised:
+        pool_modes.read(client, "rg", "aks", ["gpu", "spare"], limit=DEADLINE)
+    assert str(raised.value) == "the agentPools GET of gpu, spare in cluster rg/aks got no answer within 0.05 s"
+
+
+def test_a_429_whose_retry_after_outlasts_the_deadline_ends_the_read_at_the_deadline(throttled):
+    """azure-core sleeps a Retry-After in full, whatever its own `timeout` says: the deadline
+    is the read's, not the client's."""
+    with pytest.raises(TimeoutError, match=r"^the agentPools GET of gpu in cluster rg/aks got no answer within 0.05 s$"):
+        pool_modes.read(retrying_client(throttled), "rg", "aks", ["gpu"], limit=DEADLINE)
+
+
+class SilentAzure(OfflineReader):
+    """The program's reader, reading the pools' management as the live reader does, from an
+    Azure that never answers, with a short deadline."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__()
+        self.client = fake_aks.client_factory_for(url)("sub", pool_modes.API_VERSION)
+
+    def pool_modes(self, subscription: str, resource_group: str, cluster: str, names: Any) -> Any:
+        self.reads.append("pool_modes")
+        return pool_modes.read(self.client, resource_group, cluster, names, limit=DEADLINE)
+
+
+@pytest.mark.parametrize("preview", [True, False], ids=["preview", "deployment"])
+def test_a_management_mode_read_past_its_deadline_is_one_warning_and_the_run_goes_on(silent, preview):
+    monitor = RecordingMonitor(AzureMocks(reader=SilentAzure(silent)))
+    run = run_program("dev", overrides={"gpuPool": {"vmSize": T4, "management": "aks-managed"}}, monitor=monitor, preview=preview)
+    said = [w for w in run.warnings if "GPU pools' management" in w]
+    assert said == [
+        "preflight: the GPU pools' management in Azure was not checked: TimeoutError: the agentPools GET of gpu in "
+        f"cluster {MANAGED_GROUP}/{MANAGED_CLUSTER} got no answer within 0.05 s"
+    ]
+    assert run.of_type("pulumi-python:dynamic/aksgpu:ManagedGpuPool"), "a warning, not a refusal"
+
+
+def test_the_management_mode_client_sets_its_retries_and_socket_limits():
+    from azure.core.credentials import AccessToken
+
+    class Credential:
+        def get_token(self, *scopes: str, **kwargs: Any) -> AccessToken:
+            return AccessToken("t", 0)
+
+    client = pool_modes.client_for("sub", Credential(), timeout=12)
+    policy = client._config.retry_policy
+    connection = client._client._pipeline._transport.connection_config
+    assert (policy.total_retries, policy.timeout) == (pool_modes.RETRIES, 12)
+    assert (connection.timeout, connection.read_timeout) == (pool_modes.CONNECT_SECONDS, 12)
+
+
+# --------------------------------------------------------------------------- the managed pool's read
+
+
+def state(limit_minutes: float | None = None) -> dict[str, Any]:
+    """The pool's state as a refresh hands it to the provider, with a read deadline of its own."""
+    props = {**inputs(), mgp.TIMEOUTS: dict(mgp.DEFAULT_TIMEOUT_MINUTES)}
+    if limit_minutes is not None:
+        props[mgp.TIMEOUTS]["read"] = limit_minutes
+    return props
+
+
+def test_a_refresh_of_an_azure_that_never_answers_ends_at_its_deadline_in_one_line(silent, monkeypatch):
+    monkeypatch.setattr(agent_pool_calls, "client_factory", fake_aks.client_factory_for(silent))
+    olds = state(limit_minutes=DEADLINE / 60)
+    with pytest.raises(ManagedPoolTimeout) as raised:
+        PROVIDER.read(mgp.pool_id(olds), olds)
+    assert str(raised.value) == (
+        f"reading node pool gpu in cluster {MANAGED_GROUP}/{MANAGED_CLUSTER} (agentPools GET): no answer from Azure "
+        "within 0.05 s (the sign-in, the GET and its retries); try again"
+    )
+
+
+def test_a_create_that_looks_for_somebody_elses_pool_first_says_so_at_the_deadline(silent, monkeypatch):
+    """On an existing cluster a create reads the pool of its name first (refuse_others_pool)."""
+    from components.azure.cluster_facts import OWNER_TAG
+
+    monkeypatch.setattr(agent_pool_calls, "client_factory", fake_aks.client_factory_for(silent))
+    props = {**inputs(tags={OWNER_TAG: "aks-gpu/team"}), mgp.TIMEOUTS: {"read": DEADLINE / 60}}
+    with pytest.raises(
+        ManagedPoolTimeout, match=r"^creating node pool gpu: reading the pool of that name: no answer from Azure within 0.05 s"
+    ):
+        PROVIDER.create(props)
+
+
+def test_a_state_without_a_read_limit_reads_within_a_minute(aks, monkeypatch):
+    """No stack registers a read limit (a new input would be a diff on every stack): a refresh
+    gets READ_MINUTES, and its client is bounded by it."""
+    limits: list[Any] = []
+    real = agent_pool_calls.client_factory
+
+    def factory(subscription_id: str, api_version: str, endpoint: str = "", seconds: Any = None) -> Any:
+        limits.append(seconds)
+        return real(subscription_id, api_version, endpoint, seconds)
+
+    monkeypatch.setattr(agent_pool_calls, "client_factory", factory)
+    olds = PROVIDER.create(inputs()).outs
+    limits.clear()
+    assert PROVIDER.read(mgp.pool_id(olds), olds).id == mgp.pool_id(olds)
+    assert limits == [agent_pool_calls.READ_MINUTES * 60] == [60.0]
+
+
+def test_the_providers_client_sets_its_retries_and_socket_limits(monkeypatch):
+    monkeypatch.setenv("AZURE_TOKEN_CREDENTIALS", "AzureCliCredential")  # build one; it signs in only when asked
+    client = agent_pool_calls.client_factory("sub", mgp.STABLE_API_VERSION, seconds=3600)
+    policy = client._config.retry_policy
+    connection = client._client._pipeline._transport.connection_config
+    assert (policy.total_retries, policy.timeout) == (agent_pool_calls.RETRIES, 3600)
+    assert (connection.timeout, connection.read_timeout) == (agent_pool_calls.CONNECT_SECONDS, agent_pool_calls.REQUEST_SECONDS)
+    short = agent_pool_calls.client_factory("sub", mgp.STABLE_API_VERSION, seconds=2)
+    assert short._client._pipeline._transport.connection_config.read_timeout == 2, "no request outlasts the step's limit"
+
+
+def test_a_refresh_that_azure_refuses_is_one_line_with_azures_words(aks):
+    olds = PROVIDER.create(inputs()).outs
+    aks.refuse["GET"] = (403, "AuthorizationFailed", "The client 'x' may not read\nagentPools.")
+    with pytest.raises(ManagedPoolError) as raised:
+        PROVIDER.read(mgp.pool_id(olds), olds)
+    assert str(raised.value) == (
+        f"reading node pool gpu in cluster {MANAGED_GROUP}/{MANAGED_CLUSTER} (agentPools GET): Azure answered 403 "
+        "AuthorizationFailed: The client 'x' may not read agentPools.; the identity running Pulumi may not do it "
+        "(docs/permissions.md)"
+    )

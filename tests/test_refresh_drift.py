@@ -1,0 +1,148 @@
+"""A refresh that fills in a property AKS fixes at creation, which the program leaves unset,
+never makes the next `up` replace the typed GPU pool.
+
+What happens without the guard, at the sources: azure-native's `Read` copies into the stored
+inputs whatever Azure reports differently from the last write (pulumi-azure-native
+provider/pkg/provider/provider.go `Read`: the old and new outputs' input projections are
+diffed and `applyDiff` puts the difference into the old inputs), whether the program set it
+or not. Its `Diff` compares stored inputs with the program's, and a key the program leaves out
+is a deletion (diff.go `objectDiff`: `deletes[k] = old`; news are unmarshalled with
+SkipNulls, so declaring null changes nothing). The engine turns any change under a
+`replaceOnChanges` path into a replacement (pulumi/pulumi step_generator.go
+`applyReplaceOnChanges`; `DiffResult.Replace` looks at every DetailedDiff entry), and the
+typed pool replaces on every fixed property, deleting first. `engine_replaces` below plays
+those three steps on top-level keys; the program's answer is `ignoreChanges` on the fixed
+properties it leaves unset (the engine puts the stored value back: `processIgnoreChanges`),
+unless the pool that runs has one set, which the config then switches off: a replacement,
+as before (components/azure/pool_mutability.py `left_to_azure`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import fake_aks
+import pytest
+from conftest import MANAGED_CLUSTER, MANAGED_GROUP
+from test_managed_pool_switch import run
+
+from components.azure import pool_modes, pool_mutability
+
+POOL = "azure-native:containerservice:AgentPool"
+T4 = "Standard_NC4as_T4_v3"
+A100 = "Standard_NC24ads_A100_v4"
+FIXED = pool_mutability.fixed()
+SPOT = {"scaleSetPriority", "scaleSetEvictionPolicy", "spotMaxPrice"}
+
+
+@pytest.fixture
+def azure():
+    """The fake agentPools API with the dev cluster in it, which the program's reader reads."""
+    for fake in fake_aks.serve():
+        fake.clusters.add((MANAGED_GROUP, MANAGED_CLUSTER))
+        fake.client = fake_aks.client_factory_for(fake.url)("sub", pool_modes.API_VERSION)
+        yield fake
+
+
+def engine_replaces(stored: dict[str, Any], declared: dict[str, Any], ignore: list[str], replace_on: list[str]) -> list[str]:
+    """The top-level keys whose change replaces the resource: ignored keys take the stored
+    value (or stay absent), absent and null are alike, and a change of a replaceOnChanges key
+    replaces."""
+    news = {k: v for k, v in declared.items() if v is not None and k not in ignore}
+    news.update({k: stored[k] for k in ignore if k in stored})
+    changed = {k for k in set(stored) | set(news) if stored.get(k) != news.get(k)}
+    return sorted(changed & set(replace_on))
+
+
+def running_pool(azure, **properties: Any) -> None:
+    path = f"/subscriptions/sub/resourceGroups/{MANAGED_GROUP}/providers/Microsoft.ContainerService/managedClusters/{MANAGED_CLUSTER}/agentPools/gpu"
+    azure.pools[(MANAGED_GROUP, MANAGED_CLUSTER, "gpu")] = {
+        "id": path,
+        "name": "gpu",
+        "properties": {"vmSize": T4, "count": 1, **properties},
+    }
+
+
+def test_left_to_azure_is_every_fixed_property_left_unset_except_what_the_running_pool_has_set():
+    declared = {"vmSize": T4, "osType": "Linux", "type": "VirtualMachineScaleSets", "maxPods": 250, "gpuProfile": None}
+    assert pool_mutability.left_to_azure(declared) == [p for p in FIXED if p not in declared or declared[p] is None]
+    assert "gpuProfile" not in pool_mutability.left_to_azure(declared, {"gpuProfile"}), "a switch off replaces"
+    assert not set(pool_mutability.left_to_azure({p: "x" for p in FIXED})), "nothing declared is ignored"
+
+
+@pytest.mark.parametrize(
+    "reported, switched_on",
+    [
+        (
+            {"gpuProfile": {"driver": "Install"}, "scaleSetPriority": "Regular", "vnetSubnetID": "/subscriptions/s/aks-vnet/aks-subnet"},
+            set(),
+        ),
+        ({"gpuProfile": {"driver": "None"}}, {"gpuProfile"}),
+        ({"gpuInstanceProfile": "MIG1g"}, {"gpuInstanceProfile"}),
+        ({"scaleSetPriority": "Spot", "scaleSetEvictionPolicy": "Delete", "spotMaxPrice": -1}, SPOT),
+        ({"scale_set_priority": "Spot"}, SPOT),
+    ],
+)
+def test_the_running_pool_says_what_it_has_set_away_from_akss_default(reported, switched_on):
+    """AKS's defaults (driver Install, priority Regular) and a subnet it generated are nothing a
+    declaration could switch off."""
+    assert pool_modes.running_of({"properties": reported}).switched_on == switched_on
+
+
+@pytest.mark.parametrize("preview", [True, False])
+def test_a_refresh_that_fills_in_a_fixed_default_replaces_nothing(azure, preview):
+    """The dev stack's device-plugin pool, running as it was created; a refresh then reports
+    a gpuProfile and a priority the program never set."""
+    running_pool(azure, gpuProfile={"driver": "Install"})
+    result, _ = run(preview, azure, gpuPool={"vmSize": T4})
+    pool = result.one(POOL)
+    ignored, replace_on = pool.options["ignoreChanges"], pool.options["replaceOnChanges"]
+    assert {"gpuProfile", "gpuInstanceProfile", "vnetSubnetID", "podSubnetID"} | SPOT <= set(ignored)
+    assert not {"vmSize", "osType", "type", "maxPods"} & set(ignored), "what it declares stays compared"
+    assert set(FIXED) <= set(replace_on) and pool.options["deleteBeforeReplace"] is True
+    stored = {**pool.inputs, "gpuProfile": {"driver": "Install"}, "scaleSetPriority": "Regular"}
+    assert engine_replaces(stored, pool.inputs, ["count"], replace_on) == ["gpuProfile", "scaleSetPriority"], "unguarded"
+    assert engine_replaces(stored, pool.inputs, ignored, replace_on) == []
+
+
+@pytest.mark.parametrize(
+    "runs, now, replaced",
+    [
+        ({"gpuProfile": {"driver": "None"}}, {}, ["gpuProfile"]),
+        ({"scaleSetPriority": "Spot", "scaleSetEvictionPolicy": "Delete", "spotMaxPrice": -1}, {}, sorted(SPOT)),
+        ({"gpuInstanceProfile": "MIG1g"}, {"vmSize": A100}, ["gpuInstanceProfile"]),
+    ],
+)
+def test_a_config_that_switches_a_fixed_setting_off_still_replaces_the_pool(azure, runs, now, replaced):
+    """gpu-operator to device-plugin, Spot to regular, MIG to whole GPUs: the pool runs with
+    it set, so it is compared, and its deletion replaces the pool, deleting first."""
+    running_pool(azure, **runs)
+    result, _ = run(True, azure, gpuPool={"vmSize": T4, **now})
+    pool = result.one(POOL)
+    assert not set(replaced) & set(pool.options["ignoreChanges"])
+    assert (
+        engine_replaces({**pool.inputs, **runs}, pool.inputs, pool.options["ignoreChanges"], pool.options["replaceOnChanges"]) == replaced
+    )
+
+
+def test_a_config_that_switches_a_fixed_setting_on_replaces_the_pool(azure):
+    running_pool(azure, gpuProfile={"driver": "Install"})
+    result, _ = run(True, azure, gpuPool={"vmSize": T4, "spot": True})
+    pool = result.one(POOL)
+    assert not SPOT & set(pool.options["ignoreChanges"])
+    assert engine_replaces(
+        {k: v for k, v in pool.inputs.items() if k not in SPOT},
+        pool.inputs,
+        pool.options["ignoreChanges"],
+        pool.options["replaceOnChanges"],
+    ) == sorted(SPOT)
+
+
+def test_a_read_that_fails_leaves_every_unset_fixed_property_to_azure(azure):
+    """Nothing is known to switch off: no refresh can replace the pool, and a switch off
+    (which a preview with a sign-in would show) is not made; the read's warning says so."""
+    running_pool(azure, scaleSetPriority="Spot")
+    azure.refuse["GET"] = (403, "AuthorizationFailed")
+    result, _ = run(True, azure, gpuPool={"vmSize": T4})
+    assert SPOT <= set(result.one(POOL).options["ignoreChanges"])
+    assert any("management in Azure was not checked" in w for w in result.warnings)
