@@ -34,7 +34,7 @@ UV ?= $(or $(shell command -v uv 2>/dev/null),$(UV_BOOTSTRAP)/bin/uv)
 LOCK := $(UV) pip compile --quiet --universal --generate-hashes
 
 .DEFAULT_GOAL := help
-.PHONY: help render test unit lowest lint snapshots prices schema lock bench-setup mutation proof-local fuzz venv clean
+.PHONY: help render test unit lowest lint snapshots prices schema lock bench-setup mutation proof-local proof-gpu fuzz venv clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -148,6 +148,27 @@ mutation: $(MUTATION_STAMP) ## mutation testing (cosmic-ray) of the managed pool
 proof-local: $(PROOF_STAMP) ## the Job's script trained here on the CPU, and its tests (PyTorch: several GB on Linux)
 	$(PROOF_VENV)/bin/python proof/train_mnist.py --device cpu --data synthetic --max-steps 200
 	$(PROOF_VENV)/bin/python -m pytest -q -p no:cacheprovider proof/tests
+
+# The Job's script, as shipped, on this machine's CUDA GPU with the PyTorch already installed
+# here: $(PYTHON) (python3, or PYTHON=/path/to/python); nothing is installed. It trains on
+# MNIST when the script's mirror answers (one small file is fetched to find out), else on the
+# digits it draws, as a pod with no egress does (PROOF_GPU_DATA=mnist or synthetic decides
+# instead). One GPU: the first, unless CUDA_VISIBLE_DEVICES names one. Its PROOF line is
+# printed and its whole log kept in $(PROOF_GPU_LOG); the exit status is the script's.
+PROOF_GPU_LOG ?= build/proof-gpu.log
+PROOF_GPU_DATA ?=
+MNIST_PROBE := https://storage.googleapis.com/cvdf-datasets/mnist/t10k-labels-idx1-ubyte.gz
+proof-gpu: ## the Job's script on this machine's CUDA GPU, with its own PyTorch (PYTHON=...); log in build/
+	@mkdir -p $(dir $(PROOF_GPU_LOG))
+	@data="$(PROOF_GPU_DATA)"; \
+	if [ -z "$$data" ]; then \
+	  if $(PYTHON) -c "import urllib.request; urllib.request.urlopen('$(MNIST_PROBE)', timeout=15).read()" 2>/dev/null; \
+	  then data=mnist; else data=synthetic; echo "MNIST's mirror did not answer: training on drawn digits"; fi; \
+	fi; \
+	echo "$(PYTHON) proof/train_mnist.py --device cuda --data $$data (log: $(PROOF_GPU_LOG))"; \
+	CUDA_VISIBLE_DEVICES="$${CUDA_VISIBLE_DEVICES-0}" $(PYTHON) proof/train_mnist.py --device cuda --data $$data \
+	  --data-dir build/mnist > $(PROOF_GPU_LOG) 2>&1; status=$$?; \
+	grep '^PROOF ' $(PROOF_GPU_LOG) || tail -n 5 $(PROOF_GPU_LOG); exit $$status
 
 # Minutes: 10,000 generated configurations and saved files with fresh seeds (make test runs a
 # few dozen with a fixed one); FUZZ_EXAMPLES sets how many per run kind (docs/configuration.md).

@@ -36,7 +36,8 @@ from components.resources.existing_cluster import ExistingCluster, ExistingClust
 from components.resources.existing_pool import UsedPool
 from components.resources.gpu_operator import GpuOperator, GpuOperatorArgs
 from components.resources.gpu_pool import GpuPool, GpuPoolArgs, gpu_pool_taints, merged_tolerations, version_moves
-from components.resources.mnist_job import MnistJob, MnistJobArgs, MnistRun, ProofScript, job_timeout
+from components.resources.job_deadline import job_deadline, job_timeout
+from components.resources.mnist_job import MnistJob, MnistJobArgs, MnistRun, ProofScript
 from components.resources.outputs import gpu_metrics_location, nodes_command, pool_outputs
 
 # Parse and validate every setting, then check the subscription (and an existing cluster),
@@ -288,6 +289,9 @@ def proof_needs(pool: GpuPool | UsedPool) -> list[pulumi.Resource]:
 
 job = None
 if cfg.mnist_job.enabled:
+    # Each Job fails by itself (activeDeadlineSeconds) before `pulumi up` stops waiting for it:
+    # the training's time limit is the script's, or none for the image's own entrypoint.
+    max_seconds = cfg.mnist_job.max_seconds if cfg.mnist_job.runs_script else None
     job = MnistJob(
         "mnist",
         MnistJobArgs(
@@ -305,7 +309,8 @@ if cfg.mnist_job.enabled:
                 MnistRun(
                     pool_name=p.name,
                     gpu_tolerations=p.tolerations,
-                    create_timeout=job_timeout(p.pool),
+                    create_timeout=job_timeout(p.pool, max_seconds),
+                    deadline_seconds=job_deadline(p.pool, max_seconds),
                     depends_on=proof_needs(p),
                     pin=cfg.select_pools,
                     guide_names=guide_pool,

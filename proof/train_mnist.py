@@ -2,16 +2,21 @@
 
 aks-gpu mounts this file into each pool's MNIST Job from a ConfigMap and runs it with the
 image's Python. It needs PyTorch and nothing else. It:
-  - stops at once, in one line and with exit status 1, when no CUDA GPU is visible or a
-    kernel cannot run on it: it never trains quietly on the CPU;
-  - says what it runs on: the GPU, its compute capability, the driver, CUDA, a MIG slice;
+  - stops, in one line and with exit status 1, when CUDA cannot start (saying CUDA's own
+    words), when not exactly one device is visible, or when a kernel cannot run on it: it
+    never trains quietly on the CPU. While CUDA says the system is not yet initialised (error
+    802: an NVSwitch node's fabric manager is still starting), it tries again, for 120 s;
+  - says what it runs on: the GPU, its compute capability, the driver, CUDA, the MIG slice
+    (from CUDA's name for the device), and keeps its CPU threads within the pod's CPU limit;
   - trains for at most --max-steps steps or --max-seconds seconds, whichever comes first,
     on MNIST fetched from a mirror and checked against its SHA-256 (--data mnist), or on
     digits it draws itself when the pod has no egress (--data synthetic);
   - stops with exit status 1 if the test accuracy is under --min-accuracy;
-  - ends with one line: PROOF OK gpu=... steps=... accuracy=... seconds=...
+  - ends with one line: PROOF OK gpu=... steps=... accuracy=... seconds=..., or, whatever
+    stops it, foreseen or not, PROOF FAILED: ... (never a traceback).
 
 Locally, without a GPU: python proof/train_mnist.py --device cpu --data synthetic
+On a machine with a CUDA GPU and PyTorch: make proof-gpu
 """
 
 from __future__ import annotations
@@ -20,14 +25,24 @@ import argparse
 import ctypes
 import gzip
 import hashlib
+import http.client
+import math
 import os
+import re
+import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
-import torch
-from torch import nn
+try:
+    import torch
+    from torch import nn
+except Exception as error:  # noqa: BLE001 - an image whose python has no PyTorch, or a broken one: one line, not a traceback
+    print(f"PROOF FAILED: cannot import PyTorch in {sys.executable}: {type(error).__name__}: {' '.join(str(error).split())}; "
+          "nothing was trained", flush=True)
+    sys.exit(1)
 
 # The MNIST files as TensorFlow Datasets fetches them, with the sizes and SHA-256 it checks
 # (tensorflow/datasets tensorflow_datasets/image_classification/mnist.py and its checksums file).
@@ -39,6 +54,23 @@ FILES = {
     "t10k-labels-idx1-ubyte.gz": "f7ae60f92e00ec6debd23a6088c31dbd2371eca3ffa0defaefb259924204aec6",
 }
 BATCH = 128
+# CUDA's cudaErrorSystemNotReady, "system not yet initialized": on NVSwitch sizes (ND96asr_v4,
+# ND96isr_H100_v5, ND96isr_H200_v5) CUDA answers it until the node's fabric manager is up
+# (pytorch/pytorch#35710; microsoft/lisa#2823 on ND96asr_v4). NVIDIA's validator retries every
+# 5 s, in a new process each time (gpu-operator cmd/nvidia-validator/main.go,
+# defaultSleepIntervalSeconds and runCommandWithWait); so does this, for at most 120 s.
+NOT_READY = re.compile(r"\b802\b|not yet initiali[sz]ed", re.IGNORECASE)
+CUDA_RETRY_SECONDS = 5
+CUDA_WAIT_SECONDS = 120
+# torch.cuda.init() raises with CUDA's own words, where is_available() only says False.
+CUDA_START = """
+import torch
+try:
+    torch.cuda.init()
+except Exception as error:
+    print(f"{type(error).__name__}: {error}")
+    raise SystemExit(1)
+"""
 
 
 class ProofFailed(Exception):
@@ -57,42 +89,107 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def nvml_driver_and_slice() -> tuple[str, str]:
-    """The driver version and the MIG slice's name, through the NVIDIA management library
-    the container runtime mounts; ("unknown", "") where it is not there."""
+def first_line(error: BaseException) -> str:
+    """An exception as one line: its type and the first line of what it says."""
+    said = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {said[0]}" if said else type(error).__name__
+
+
+def cuda_start_error() -> str | None:
+    """None when CUDA starts in a new Python process, else CUDA's words, in one line. A new
+    process each time: PyTorch counts CUDA's devices once per process and keeps the answer
+    (c10/cuda/CUDAFunctions.cpp, device_count's static), so a CUDA that was not ready stays
+    unavailable in the process that asked."""
+    try:
+        done = subprocess.run([sys.executable, "-c", CUDA_START], capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        return "CUDA did not start within 120 s"
+    if done.returncode == 0:
+        return None
+    said = done.stdout.strip() or (done.stderr.strip().splitlines() or [""])[-1]
+    return " ".join(said.split()) or f"a Python process that starts CUDA ended with exit status {done.returncode}"
+
+
+def wait_for_cuda(
+    start_error: Callable[[], str | None] = cuda_start_error,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+    limit: float = CUDA_WAIT_SECONDS,
+) -> None:
+    """Returns once CUDA starts. While it says the system is not yet initialised, tries again
+    every 5 s for at most `limit` seconds; any other error stops the proof at once."""
+    began = clock()
+    while (error := start_error()) is not None:
+        waited = clock() - began
+        if not NOT_READY.search(error):
+            raise ProofFailed(
+                f"no CUDA GPU is visible to PyTorch {torch.__version__} (CUDA {torch.version.cuda}): {error}; the pod got no "
+                "nvidia.com/gpu, or the node's driver is missing or older than this CUDA needs; nothing was trained"
+            )
+        if waited >= limit:
+            raise ProofFailed(
+                f"CUDA was still not ready after {waited:.0f} s: {error}; on NVSwitch sizes CUDA waits for the node's "
+                "NVIDIA fabric manager (nvidia-fabricmanager), which has not come up; nothing was trained"
+            )
+        print(f"CUDA is not ready yet ({error}); trying again in {CUDA_RETRY_SECONDS} s", flush=True)
+        sleep(CUDA_RETRY_SECONDS)
+
+
+def nvml_driver() -> str:
+    """The driver's version, through the NVIDIA management library the container runtime
+    mounts; "unknown" where it is not there."""
     try:
         nvml = ctypes.CDLL("libnvidia-ml.so.1")
     except OSError:
-        return "unknown", ""
+        return "unknown"
     text = ctypes.create_string_buffer(96)
     if nvml.nvmlInit_v2() != 0:
-        return "unknown", ""
+        return "unknown"
     driver = text.value.decode() if nvml.nvmlSystemGetDriverVersion(text, 96) == 0 else "unknown"
-    visible = os.environ.get("NVIDIA_VISIBLE_DEVICES", "") + "," + os.environ.get("CUDA_VISIBLE_DEVICES", "")
-    uuid = next((d for d in visible.split(",") if d.startswith("MIG-")), "")
-    device = ctypes.c_void_p()
-    name = uuid
-    if uuid and nvml.nvmlDeviceGetHandleByUUID(uuid.encode(), ctypes.byref(device)) == 0:
-        name = text.value.decode() if nvml.nvmlDeviceGetName(device, text, 96) == 0 else uuid
     nvml.nvmlShutdown()
-    return driver, name
+    return driver
+
+
+def mig_slice(name: str) -> str:
+    """The MIG slice in CUDA's name for a device ("NVIDIA A100-SXM4-80GB MIG 1g.10gb": 1g.10gb;
+    NVIDIA's MIG user guide, "MIG Device Names"), or "" for a whole GPU. CUDA's name says it
+    however the GPU reached the pod: under the GPU Operator's CDI mode (its default since
+    v25.10) no NVIDIA_VISIBLE_DEVICES names the slice."""
+    found = re.search(r" MIG (\S+)$", name)
+    return found.group(1) if found else ""
+
+
+def the_one_gpu(cuda=torch.cuda):
+    """The properties of the one device CUDA shows this process. The pod asked for one
+    nvidia.com/gpu: more than one visible means the GPUs are not isolated."""
+    try:
+        cuda.init()
+    except RuntimeError as error:
+        raise ProofFailed(f"CUDA started in a new process but not in this one: {first_line(error)}")
+    count = cuda.device_count()
+    if count != 1:
+        names = ", ".join(cuda.get_device_name(i) for i in range(count))
+        raise ProofFailed(
+            f"{count} CUDA devices are visible ({names}), expected exactly one: the pod asked for one nvidia.com/gpu, "
+            "so the GPUs are not isolated (the node gave it devices the device plugin did not allocate)"
+        )
+    return cuda.get_device_properties(0)
+
+
+def describe(props, mig: str) -> None:
+    print(f"gpu: {props.name}, compute capability {props.major}.{props.minor}, {props.total_memory / 2**30:.1f} GiB, "
+          f"{props.multi_processor_count} SMs", flush=True)
+    print(f"driver {nvml_driver()}, CUDA {torch.version.cuda} (PyTorch {torch.__version__}, kernels for "
+          f"{' '.join(torch.cuda.get_arch_list())}); MIG slice: {mig or 'none'}", flush=True)
 
 
 def use_gpu() -> tuple[torch.device, str]:
-    """The CUDA GPU, checked the way NVIDIA's validators check one: a kernel runs on it and
-    gives the right answer. Returns the device and how to name it in the summary."""
-    if not torch.cuda.is_available():
-        raise ProofFailed(
-            f"no CUDA GPU is visible to PyTorch {torch.__version__} (CUDA {torch.version.cuda}): the pod got no "
-            "nvidia.com/gpu, or the node's driver is missing or older than this CUDA needs; nothing was trained"
-        )
-    props = torch.cuda.get_device_properties(0)
+    """The CUDA GPU, checked the way NVIDIA's validators check one: CUDA starts, and a kernel
+    runs on it and gives the right answer. Returns the device and how to name it in the summary."""
+    wait_for_cuda()
+    props = the_one_gpu()
     capability = f"{props.major}.{props.minor}"
-    driver, mig = nvml_driver_and_slice()
-    print(f"gpu: {props.name}, compute capability {capability}, {props.total_memory / 2**30:.1f} GiB, "
-          f"{props.multi_processor_count} SMs", flush=True)
-    print(f"driver {driver}, CUDA {torch.version.cuda} (PyTorch {torch.__version__}, kernels for "
-          f"{' '.join(torch.cuda.get_arch_list())}); MIG slice: {mig or 'none'}", flush=True)
+    describe(props, mig_slice(props.name))
     device = torch.device("cuda", 0)
     try:
         a = torch.arange(1.0, 65.0, device=device).reshape(8, 8)
@@ -101,21 +198,55 @@ def use_gpu() -> tuple[torch.device, str]:
         raise ProofFailed(f"a CUDA kernel failed on {props.name} (compute capability {capability}): {error}".replace("\n", " "))
     if not ok:
         raise ProofFailed(f"a matrix product on {props.name} gave a wrong answer")
-    return device, f"{props.name} (compute capability {capability}{', ' + mig if mig else ''})"
+    return device, f"{props.name} (compute capability {capability})"
+
+
+def cpu_limit(cgroup: Path) -> float | None:
+    """The pod's CPU limit, in CPUs, from its cgroup: v2's cpu.max ("$MAX $PERIOD", "max" for
+    none) or v1's cpu/cpu.cfs_quota_us over cpu.cfs_period_us (-1 for none); None without one."""
+    try:
+        quota, period = (cgroup / "cpu.max").read_text().split()
+    except (OSError, ValueError):
+        try:
+            quota, period = ((cgroup / "cpu" / name).read_text().strip() for name in ("cpu.cfs_quota_us", "cpu.cfs_period_us"))
+        except OSError:
+            return None
+    try:
+        return int(quota) / int(period) if int(quota) > 0 and int(period) > 0 else None
+    except ValueError:  # "max"
+        return None
+
+
+def bound_cpu_threads(cgroup: Path = Path("/sys/fs/cgroup")) -> int:
+    """PyTorch starts a thread per core of the node, not of the pod's CPU limit; past the limit
+    they are throttled. So no more threads than the limit's whole CPUs (at least one)."""
+    threads, limit = torch.get_num_threads(), cpu_limit(cgroup)
+    if limit is not None and limit < threads:
+        threads = max(1, math.floor(limit))
+        torch.set_num_threads(threads)
+    print(f"cpu: {threads} threads (CPU limit: {'none' if limit is None else f'{limit:g}'})", flush=True)
+    return threads
 
 
 def fetch_mnist(data_dir: Path, mirror: str) -> dict[str, bytes]:
     """The four MNIST files, downloaded once and checked against their SHA-256."""
-    data_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ProofFailed(f"cannot create --data-dir {data_dir}: {error}")
     found = {}
     for name, sha256 in FILES.items():
         path = data_dir / name
         if not path.exists() or hashlib.sha256(path.read_bytes()).hexdigest() != sha256:
             try:
                 with urllib.request.urlopen(mirror + name, timeout=60) as answer:
-                    path.write_bytes(answer.read())
-            except OSError as error:
+                    body = answer.read()
+            except (OSError, http.client.HTTPException) as error:  # a download cut short is an IncompleteRead, no OSError
                 raise ProofFailed(f"cannot download {mirror}{name}: {error}; with no egress, train on --data synthetic")
+            try:
+                path.write_bytes(body)
+            except OSError as error:
+                raise ProofFailed(f"cannot keep {path}: {error}")
         got = hashlib.sha256(path.read_bytes()).hexdigest()
         if got != sha256:
             raise ProofFailed(f"{mirror}{name} has SHA-256 {got}, expected {sha256}")
@@ -196,6 +327,7 @@ def run(args: argparse.Namespace) -> str:
     else:
         device, gpu = torch.device("cpu"), "none (--device cpu: a local check, which proves no GPU)"
         print(f"gpu: none; training on the CPU as asked (PyTorch {torch.__version__})", flush=True)
+    bound_cpu_threads()
     data = mnist(Path(args.data_dir), args.mirror) if args.data == "mnist" else synthetic()
     train_x, train_y, test_x, test_y = (t.to(device) for t in data)
     print(f"data: {args.data}, {len(train_x)} training and {len(test_x)} test images", flush=True)
@@ -217,8 +349,8 @@ def main(argv: list[str]) -> int:
     except ProofFailed as failed:
         print(f"PROOF FAILED: {failed}", flush=True)
         return 1
-    except RuntimeError as error:  # a CUDA error mid-run (out of memory, a lost device): its first line
-        print(f"PROOF FAILED: {type(error).__name__}: {str(error).strip().splitlines()[0]}", flush=True)
+    except Exception as error:  # noqa: BLE001 - the unforeseen (a CUDA error mid-run, out of memory, a lost device): one line, never a traceback
+        print(f"PROOF FAILED: {first_line(error)}", flush=True)
         return 1
     return 0
 

@@ -59,8 +59,11 @@ DAEMONSET_ADDITIONS = {
     "spec.template.spec.containers[0].imagePullPolicy": (None, "Always"),
 }
 JOB_ADDITIONS = {
-    # A smoke test's retries instead of Kubernetes' default 6 (mnist_job.BACKOFF_LIMIT says why).
+    # A smoke test's retries instead of Kubernetes' default 6 (job_deadline.BACKOFF_LIMIT says why).
     "spec.backoffLimit": (None, 2),
+    # A Job that cannot start fails by itself, before `pulumi up` stops waiting (job_deadline.py):
+    # a running node's pull, three tries of the guide's image and a margin.
+    "spec.activeDeadlineSeconds": (None, 2370),
     # Today's guide: the Job tolerates the GPU pool's taint.
     "spec.template.spec.tolerations": (None, [SKU_GPU_TOLERATION]),
     # Security baseline: a namespace of its own (with a NetworkPolicy) instead of `default`.
@@ -87,7 +90,8 @@ JOB_ADDITIONS = {
         None,
         [{"name": "HOME", "value": "/tmp"}, {"name": "CUDA_CACHE_PATH", "value": "/tmp/.nv"}],
     ),
-    # Security baseline: CPU and memory bounds beside the guide's GPU limit; fresh pulls.
+    # Security baseline: CPU and memory bounds beside the guide's GPU limit; fresh pulls of a
+    # tag, which can move (a digest keeps the guide's IfNotPresent: mnist_job.pull_policy).
     "spec.template.spec.containers[0].resources.requests": (None, {"cpu": "500m", "memory": "2Gi"}),
     "spec.template.spec.containers[0].resources.limits.cpu": (None, "2"),
     "spec.template.spec.containers[0].resources.limits.memory": (None, "4Gi"),
@@ -179,6 +183,8 @@ PROOF_CHANGES = {
     "spec.template.spec.containers[0].resources.requests": (None, {"cpu": "1", "memory": "2Gi"}),
     "spec.template.spec.containers[0].resources.limits.cpu": (None, "4"),
     "spec.template.spec.containers[0].resources.limits.memory": (None, "6Gi"),
+    # Three tries of the script's 120 s instead of the guide's image's (job_deadline.py).
+    "spec.activeDeadlineSeconds": (None, 1830),
 }
 
 
@@ -208,6 +214,8 @@ def test_the_default_job_is_the_guides_job_running_the_shipped_proof_in_pytorchs
                     "spec.template.spec.containers[0].volumeMounts",
                     "spec.template.spec.volumes",
                     "spec.template.spec.containers[0].env",
+                    # Pinned by digest: the guide's IfNotPresent (mnist_job.pull_policy).
+                    "spec.template.spec.containers[0].imagePullPolicy",
                 )
             )
         },
@@ -233,7 +241,9 @@ def test_an_image_pinned_by_digest_needs_no_digest_skip(program):
     skips = declared(run, "apps/v1:DaemonSet")["metadata"]["annotations"]
     assert "CKV_K8S_43" not in " ".join(skips.values())
     assert len(skips) == 4
-    assert declared(run, "batch/v1:Job")["metadata"]["annotations"] == {"pulumi.com/replaceUnready": "true"}
+    job = declared(run, "batch/v1:Job")
+    assert job["metadata"]["annotations"] == {"pulumi.com/replaceUnready": "true"}
+    assert job["spec"]["template"]["spec"]["containers"][0]["imagePullPolicy"] == "IfNotPresent", "the guide's own policy"
 
 
 def test_the_comparison_notices_a_change():

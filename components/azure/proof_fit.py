@@ -1,9 +1,12 @@
 """What each GPU pool is, and whether the proof Job's image can run on it, said at preview:
-the GPU, its compute capability, the driver that serves it, and the image's kernels.
+the GPU, its compute capability, the driver that serves it, the image's kernels, and whether
+the image has a build for the pool's CPU.
 
-An image that cannot be expected to run on a pool's GPU is a warning, not a refusal: the
-guide's image stays selectable (`mnistJob.image`), and its Job then fails on the cluster,
-which is what a preview should say before anyone pays for the node."""
+An image that cannot be expected to run on a pool's GPU, or that has no build for its CPU, is
+a warning, not a refusal: the guide's image stays selectable (`mnistJob.image`), and its Job
+then fails on the cluster, which is what a preview should say before anyone pays for the node.
+An image without a build for the node's CPU fails to pull ("no match for platform in
+manifest"), and the Job fails on its deadline (components/resources/mnist_job.py)."""
 
 from __future__ import annotations
 
@@ -32,6 +35,9 @@ def lines(cfg: StackConfig) -> tuple[list[str], list[str]]:
         said = f"proof: {key} {size.name}: {size.gpus_text}{slices} (compute capability {capability_text(size.gpu.capability)}), {driver}"
         if image is None:
             infos.append(f"{said}; {_image_text(cfg)}")
+        elif not image.builds_for(size.arch):
+            infos.append(f"{said}; {image.says} has no build for its {size.cpu_text} CPUs")
+            warnings.append(_no_build(cfg, key, size, image))
         elif image.runs_on(size.gpu.capability):
             infos.append(f"{said}; {image.says} runs on it")
         else:
@@ -46,6 +52,17 @@ def lines(cfg: StackConfig) -> tuple[list[str], list[str]]:
                 f"the Job would end BackoffLimitExceeded and `pulumi up` with it; {fix}"
             )
     return infos, warnings
+
+
+def _no_build(cfg: StackConfig, key: str, size: gpu_sizes.GpuSize, image: proof_images.ProofImage) -> str:
+    """An image no node of the pool can pull: what happens, and what to set."""
+    return (
+        f"{key}.vmSize {size.name} has {size.cpu_text} CPUs, and {NAMESPACE}:mnistJob.image {cfg.mnist_job.image} "
+        f"({image.says}) is built for {image.platforms_text} only: its pull fails there ('no match for platform in manifest'), "
+        f"the pod waits in ImagePullBackOff and the Job fails on its deadline (DeadlineExceeded), and `pulumi up` with it; "
+        f"set mnistJob.image to a CUDA image built for linux/{size.arch}, such as {proof_images.ARM64_ALTERNATIVE}, "
+        "or mnistJob.enabled to false (it is one setting for every pool)"
+    )
 
 
 def _image_text(cfg: StackConfig) -> str:

@@ -11,7 +11,11 @@ nccadsh100v5-series, ndasra100v4-series, ndh100v5-series, nd-h200-v5-series (ms.
 nd-gb300-v6-series (ms.date 08/12/2026), nvv3-series, nvv4-series, ndmi300xv5-series,
 nvadsv710-v5-series; the retirement pages nc-series-retirement, ncv2-series-retirement,
 ncv3-retirement, nvv3-series-retirement and nvv4-retirement (ms.date 06/13/2025: "On September
-30, 2026, Microsoft Azure will retire ..."); n-series-migration for the successors.
+30, 2026, Microsoft Azure will retire ..."); n-series-migration for the successors. The CPU:
+each specs include's "Processor" row (includes/<series>-specs.md), "Nvidia Grace CPU" for ND
+GB200 v6 (ms.date 03/20/2025) and ND GB300 v6 (11/13/2025), an x86-64 AMD EPYC or Intel Xeon
+for the others ("AMD EPYC 7V12 (Rome) [x86-64]" for NCasT4_v3, "Intel Xeon (Sapphire Rapids)
+[x86-64]" for ND H100 v5, "Intel Xeon Granite Rapids-AP [x86-64]" for the RTX PRO 6000 sizes).
 
 The driver AKS installs on each size: Azure/AgentBaker pkg/agent/baker.go `GetGPUDriverType`
 ("grid-v20" for RTX PRO 6000, "grid" for the A10 sizes, "cuda" with R470 for NCv1, "cuda-lts"
@@ -61,6 +65,13 @@ NOT_ON_AKS_GRACE = (
 )
 NOT_ON_AKS_CONFIDENTIAL = "no AKS page documents confidential GPU node pools"
 
+# A VM's CPU architecture, as Kubernetes labels its node (`kubernetes.io/arch`, Go's GOARCH)
+# and as an image names its platforms (`linux/amd64`, `linux/arm64`: the OCI image index's
+# `platform.architecture`).
+AMD64 = "amd64"
+ARM64 = "arm64"
+CPU_TEXT = {AMD64: "x86-64", ARM64: "Arm64"}
+
 
 @dataclass(frozen=True)
 class GpuSize:
@@ -78,6 +89,8 @@ class GpuSize:
     driver: Driver | None = None
     #: Why AKS may not run this size, when its docs say or show so.
     not_on_aks: str | None = None
+    #: The CPU architecture of its VMs (AMD64, ARM64): which platform of an image a node pulls.
+    arch: str = AMD64
 
     @property
     def gpu_model(self) -> str:
@@ -95,6 +108,11 @@ class GpuSize:
             return f"{self.share} of one {self.gpu.model}"
         return f"{self.gpus} x {self.gpu.model}"
 
+    @property
+    def cpu_text(self) -> str:
+        """`Arm64 (linux/arm64)`: the CPU, and the platform its nodes pull."""
+        return f"{CPU_TEXT[self.arch]} (linux/{self.arch})"
+
 
 def _family(
     names: dict[str, tuple[int | Fraction, str | None]],
@@ -105,10 +123,11 @@ def _family(
     driver: Driver | None = CUDA_LTS,
     retired: datetime.date | None = None,
     not_on_aks: str | None = None,
+    arch: str = AMD64,
 ) -> list[GpuSize]:
     """One size series: {size: (GPUs per VM, or its share of one; successor if retired)}."""
     return [
-        GpuSize(n, gpu, max(int(g), 1), gen1, gen2, retired, r, Fraction(g) if g < 1 else Fraction(1), driver, not_on_aks)
+        GpuSize(n, gpu, max(int(g), 1), gen1, gen2, retired, r, Fraction(g) if g < 1 else Fraction(1), driver, not_on_aks, arch)
         for n, (g, r) in names.items()
     ]
 
@@ -239,14 +258,19 @@ CATALOG: dict[str, GpuSize] = {
             driver=GRID_V20,
             not_on_aks=NOT_ON_AKS_NCV6,
         ),
-        # ND GB200 v6 and ND GB300 v6: four Blackwell GPUs beside two Grace (Arm64) CPUs.
-        *_family({"Standard_ND128isr_NDR_GB200_v6": (4, None)}, gpus.GB200, gen1=False, gen2=True, not_on_aks=NOT_ON_AKS_GRACE),
+        # ND GB200 v6 and ND GB300 v6: four Blackwell GPUs beside two Grace CPUs ("Each
+        # ND-GB200-v6 VM is powered by two NVIDIA Grace CPUs", nd-gb200-v6-series-summary;
+        # the same for GB300), and Grace is Arm64 (NVIDIA's Grace CPU benchmarking guide,
+        # "Developing for NVIDIA Grace": "All server-class Arm64 processors ... (including
+        # NVIDIA Grace)"). Their nodes pull an image's linux/arm64.
+        *_family({"Standard_ND128isr_NDR_GB200_v6": (4, None)}, gpus.GB200, gen1=False, gen2=True, not_on_aks=NOT_ON_AKS_GRACE, arch=ARM64),
         *_family(
             {"Standard_ND128isr_GB300_v6": (4, None), "Standard_ND128isrG5_GB300_v6": (4, None)},
             gpus.GB300,
             gen1=False,
             gen2=True,
             not_on_aks=NOT_ON_AKS_GRACE,
+            arch=ARM64,
         ),
         # AMD. "AKS currently supports the Standard_ND96isr_MI300X_v5 Azure VM size" with
         # AMD's own GPU stack (azure-aks-docs use-amd-gpus.md, ms.date 06/04/2025); NVv4

@@ -4,6 +4,10 @@ A CUDA program runs on a GPU when it carries machine code (a cubin) for the GPU'
 architecture, or PTX the driver compiles for it when it loads. A cubin built for compute
 capability X.y runs on X.z for any z >= y, and on nothing of another major version (NVIDIA's
 CUDA C++ Programming Guide, "Binary Compatibility").
+
+And it runs on a node when it has a build for the node's CPU: a node pulls the image's
+platform for its own architecture, and an image with none for it fails to pull ("no match for
+platform in manifest", containerd), so its pod waits in ImagePullBackOff.
 """
 
 from __future__ import annotations
@@ -26,6 +30,21 @@ class ProofImage:
     #: Compute capabilities the framework carries cubins for; None: not published, and the
     #: image is taken to run on what its CUDA knows.
     cubins: tuple[tuple[int, int], ...] | None = None
+    #: The platforms it is built for (`linux/amd64`): those a node can pull.
+    platforms: tuple[str, ...] = ("linux/amd64",)
+
+    @property
+    def digest(self) -> str | None:
+        """`sha256:...` when the reference pins one."""
+        return self.reference.split("@", 1)[1] if "@" in self.reference else None
+
+    def builds_for(self, arch: str) -> bool:
+        """Whether a node of CPU architecture `arch` (`kubernetes.io/arch`: amd64, arm64) can pull it."""
+        return f"linux/{arch}" in self.platforms
+
+    @property
+    def platforms_text(self) -> str:
+        return ", ".join(self.platforms)
 
     def runs_on(self, capability: tuple[int, int]) -> bool:
         if self.cubins is None:
@@ -47,6 +66,19 @@ class ProofImage:
 # through Blackwell: sm_89 on sm_86's cubin, GB300's 10.3 on sm_100's. CUDA 12.8 needs
 # driver ">=570.26" on Linux (CUDA Toolkit release notes, table 3); AKS installs 570.211.01
 # (GRID, A10), 580.159.04 (CUDA) and 595.58.03 (GRID v20) (components/catalog/gpu_sizes.py).
+#
+# Built for linux/amd64 alone. PyTorch's release workflow builds its CUDA images for that one
+# platform: .github/scripts/generate_docker_release_matrix.py, "CUDA amd64 Docker images are
+# available as both runtime and devel while CPU arm64 image is only available as runtime"
+# ("platform": "linux/amd64" for every CUDA entry), and its Dockerfile installs the CPU wheels
+# on linux/arm64 (`pip install --extra-index-url https://download.pytorch.org/whl/cpu/`).
+# pytorch/pytorch#145716 (open): images "are still only available for amd64"; #188815
+# (2026-07-02, closed unmerged: "Need arm runner to build arm images"): "The official docker
+# release workflow was building CUDA images only for linux/amd64, which is why tags like
+# pytorch/pytorch:<ver>-cuda*-cudnn*-{runtime,devel} resolved to x86 only". The digest is the
+# tag's linux/amd64 image manifest, not an index (public pins call it "Pinned official
+# linux/amd64 image manifest", a hub.docker.com/layers/.../images/sha256-7b32... link); so a
+# Grace (Arm64) node cannot pull it.
 PYTORCH = ProofImage(
     repository="pytorch/pytorch",
     reference="pytorch/pytorch:2.9.1-cuda12.8-cudnn9-runtime@sha256:7b324d212a4450795b49edba9949b7cdc72429148a64e974334bfe5774d51385",
@@ -54,6 +86,7 @@ PYTORCH = ProofImage(
     newest_known=(12, 0),
     driver_branch=570,
     cubins=((7, 0), (7, 5), (8, 0), (8, 6), (9, 0), (10, 0), (12, 0)),
+    platforms=("linux/amd64",),
 )
 
 # The guide's image: the Kubeflow labs' sample, `FROM tensorflow/tensorflow:1.4.0-gpu`
@@ -65,13 +98,24 @@ PYTORCH = ProofImage(
 # that works on a K80 (NVIDIA/nvidia-docker#1106), "Blas GEMM launch failed" with TensorFlow
 # 1.x on an A100 (CHTC/templates-GPUs#10). The guide's own sample log is a K80's
 # (use-nvidia-gpu.md, ms.date 07/02/2026: "name: Tesla K80 ... compute capability: 3.7").
+# linux/amd64 alone: TensorFlow's 1.4 GPU image stands on nvidia/cuda 8, which "is not a
+# multi-arch image (yet), so the x86 container causes `exec format error` on ARM"
+# (NVIDIA/nvidia-docker#1116, 2019).
 GUIDE = ProofImage(
     repository="mcr.microsoft.com/azuredocs/samples-tf-mnist-demo",
     reference="mcr.microsoft.com/azuredocs/samples-tf-mnist-demo:gpu",
     says="TensorFlow 1.4 on CUDA 8 (2017)",
     newest_known=(6, 2),
     driver_branch=375,
+    platforms=("linux/amd64",),
 )
+
+# What to run on Arm64 (Grace) nodes: NVIDIA's NGC PyTorch container publishes its tags for
+# linux/amd64 and linux/arm64 (public Dockerfiles build `FROM --platform=linux/arm64
+# nvcr.io/nvidia/pytorch:25.04-py3` beside `--platform=linux/amd64` of the same tag, and guides
+# for GH200 systems start `FROM --platform=linux/arm64 nvcr.io/nvidia/pytorch:25.08-py3`; read
+# 2026-11-26, not pulled from here). Not a default: its size and contents were not checked.
+ARM64_ALTERNATIVE = "NVIDIA's nvcr.io/nvidia/pytorch:<yy.mm>-py3 (built for linux/amd64 and linux/arm64)"
 
 KNOWN = (PYTORCH, GUIDE)
 
@@ -86,8 +130,11 @@ def repository(image: str) -> str:
 
 
 def known(image: str) -> ProofImage | None:
-    """What this program knows of an image, by its repository; None for another image."""
-    return next((i for i in KNOWN if repository(image) == i.repository), None)
+    """What this program knows of an image, by its repository or by its digest (a copy in the
+    team's own registry has the same digest: `az acr import` copies the manifest as it is);
+    None for another image."""
+    digest = image.split("@", 1)[1] if "@" in image else None
+    return next((i for i in KNOWN if repository(image) == i.repository or (digest is not None and digest == i.digest)), None)
 
 
 def why_not(image: ProofImage, capability: tuple[int, int]) -> str:

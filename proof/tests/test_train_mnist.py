@@ -1,9 +1,12 @@
 """The proof script as a user meets it, run by `make proof-local` with the PyTorch the Job's
 image carries: it refuses to train without a GPU unless told to, trains on the CPU when told,
-fails under its accuracy threshold, checks what it downloads, and ends with one line.
+fails under its accuracy threshold, checks what it downloads, and ends with one line, however
+it fails.
 
 The real MNIST mirror is out of reach from where these run; a local HTTP server on 127.0.0.1
-serves small IDX files in MNIST's format instead, and the script is pointed at it."""
+serves small IDX files in MNIST's format instead, and the script is pointed at it. No GPU is
+here either: what CUDA says (not ready, ready, one device or two, a MIG slice) comes from fakes
+of CUDA's start and of torch.cuda, and time from a fake clock."""
 
 from __future__ import annotations
 
@@ -11,15 +14,20 @@ import gzip
 import hashlib
 import http.server
 import re
+import shutil
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import torch
 
 SCRIPT = Path(__file__).resolve().parents[1] / "train_mnist.py"
+ROOT = SCRIPT.parents[1]
 sys.path.insert(0, str(SCRIPT.parent))
 import train_mnist  # noqa: E402
 
@@ -36,7 +44,8 @@ def test_without_a_gpu_it_fails_at_once_in_one_line_and_trains_nothing():
     assert done.returncode == 1
     lines = done.stdout.splitlines()
     assert lines == [lines[-1]] and lines[-1].startswith("PROOF FAILED: no CUDA GPU is visible to PyTorch")
-    assert "step" not in done.stdout
+    assert ": RuntimeError: " in lines[-1], "CUDA's own words, as torch.cuda.init() raised them"
+    assert "step" not in done.stdout and "Traceback" not in done.stdout + done.stderr
 
 
 def test_on_the_cpu_when_told_it_trains_the_drawn_digits_and_ends_with_one_summary_line():
@@ -111,3 +120,198 @@ def test_without_egress_the_download_fails_in_one_line_naming_the_way_out(tmp_pa
     assert train_mnist.main(["--device", "cpu", "--data-dir", str(tmp_path / "m"), "--mirror", "http://127.0.0.1:9/"]) == 1
     last = capsys.readouterr().out.splitlines()[-1]
     assert last.startswith("PROOF FAILED: cannot download http://127.0.0.1:9/train-images-idx3-ubyte.gz") and "--data synthetic" in last
+
+
+# --------------------------------------------------------------------------- every failure, one line
+
+
+def last_line(capsys) -> str:
+    out = capsys.readouterr().out
+    assert "Traceback" not in out
+    return out.splitlines()[-1]
+
+
+def test_a_data_directory_that_cannot_be_created_fails_in_one_line(tmp_path, capsys):
+    (tmp_path / "a-file").write_text("")
+    assert train_mnist.main(["--device", "cpu", "--data-dir", str(tmp_path / "a-file" / "mnist")]) == 1
+    assert last_line(capsys).startswith(f"PROOF FAILED: cannot create --data-dir {tmp_path}/a-file/mnist: [Errno")
+
+
+class CutShort(http.server.BaseHTTPRequestHandler):
+    """Promises 1000 bytes, sends 10 and hangs up: what a dropped connection looks like."""
+
+    def do_GET(self):
+        self.send_response(200)
+        self.send_header("Content-Length", "1000")
+        self.end_headers()
+        self.wfile.write(b"x" * 10)
+
+    def log_message(self, *args):
+        pass
+
+
+@contextmanager
+def serving(handler) -> Iterator[str]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_download_cut_short_fails_in_one_line(tmp_path, capsys):
+    """http.client.IncompleteRead is no OSError: it reached the log as a traceback."""
+    with serving(CutShort) as url:
+        assert train_mnist.main(["--device", "cpu", "--data-dir", str(tmp_path / "m"), "--mirror", url]) == 1
+    assert last_line(capsys) == (
+        f"PROOF FAILED: cannot download {url}train-images-idx3-ubyte.gz: IncompleteRead(10 bytes read, 990 more expected); "
+        "with no egress, train on --data synthetic"
+    )
+
+
+def test_anything_unforeseen_fails_in_one_line_naming_its_type(monkeypatch, capsys):
+    def broken(*args, **kwargs):
+        raise ValueError("a bug nobody foresaw\nand its second line")
+
+    monkeypatch.setattr(train_mnist, "synthetic", broken)
+    assert train_mnist.main(["--device", "cpu", "--data", "synthetic"]) == 1
+    assert last_line(capsys) == "PROOF FAILED: ValueError: a bug nobody foresaw"
+
+
+# --------------------------------------------------------------------------- CUDA not ready yet
+
+NOT_READY = (
+    "RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling "
+    "NumCudaDevices() that might have already set an error? Error 802: system not yet initialized"
+)
+
+
+class FakeTime:
+    """A clock that moves only when the script sleeps."""
+
+    def __init__(self):
+        self.now, self.slept = 1000.0, []
+
+    def clock(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds
+
+
+def test_cuda_not_ready_is_tried_again_every_five_seconds_until_it_starts(capsys):
+    answers, time = iter([NOT_READY, NOT_READY, None]), FakeTime()
+    train_mnist.wait_for_cuda(lambda: next(answers), time.clock, time.sleep)
+    assert time.slept == [5, 5]
+    assert capsys.readouterr().out.splitlines() == [f"CUDA is not ready yet ({NOT_READY}); trying again in 5 s"] * 2
+
+
+def test_cuda_never_ready_fails_after_120_seconds_in_one_line_with_cudas_words():
+    tries, time = [], FakeTime()
+    with pytest.raises(train_mnist.ProofFailed) as failed:
+        train_mnist.wait_for_cuda(lambda: tries.append(time.now) or NOT_READY, time.clock, time.sleep)
+    assert len(tries) == 25 and time.now - 1000 == 120
+    assert str(failed.value).startswith(f"CUDA was still not ready after 120 s: {NOT_READY}; on NVSwitch sizes CUDA waits")
+    assert "\n" not in str(failed.value)
+
+
+def test_another_cuda_error_stops_at_once_with_its_words():
+    time = FakeTime()
+    said = "RuntimeError: The NVIDIA driver on your system is too old (found version 11040)."
+    with pytest.raises(train_mnist.ProofFailed, match=re.escape(f"(CUDA {torch.version.cuda}): {said}; the pod got no")):
+        train_mnist.wait_for_cuda(lambda: said, time.clock, time.sleep)
+    assert time.slept == []
+
+
+# --------------------------------------------------------------------------- what it ran on
+
+
+class FakeCuda:
+    """torch.cuda as the script reads it, showing these devices."""
+
+    def __init__(self, *names: str):
+        self.names = names
+
+    def init(self) -> None:
+        pass
+
+    def device_count(self) -> int:
+        return len(self.names)
+
+    def get_device_name(self, index: int) -> str:
+        return self.names[index]
+
+    def get_device_properties(self, index: int) -> SimpleNamespace:
+        return SimpleNamespace(name=self.names[index], major=8, minor=0, total_memory=10 * 2**30, multi_processor_count=14)
+
+
+@pytest.mark.parametrize(
+    "name, slice_",
+    [
+        ("NVIDIA A100-SXM4-80GB MIG 1g.10gb", "1g.10gb"),
+        ("NVIDIA H100 80GB HBM3 MIG 3g.40gb", "3g.40gb"),
+        ("NVIDIA A100-SXM4-40GB MIG 1c.3g.20gb", "1c.3g.20gb"),
+        ("NVIDIA A100 80GB PCIe", ""),
+        ("Tesla T4", ""),
+    ],
+)
+def test_the_mig_slice_is_named_from_cudas_device_name_whatever_the_environment(name, slice_, monkeypatch, capsys):
+    monkeypatch.delenv("NVIDIA_VISIBLE_DEVICES", raising=False)  # under CDI, nothing there names the slice
+    props = train_mnist.the_one_gpu(FakeCuda(name))
+    train_mnist.describe(props, train_mnist.mig_slice(props.name))
+    assert capsys.readouterr().out.splitlines()[-1].endswith(f"; MIG slice: {slice_ or 'none'}")
+
+
+def test_two_visible_devices_fail_naming_how_many_and_which():
+    with pytest.raises(train_mnist.ProofFailed) as failed:
+        train_mnist.the_one_gpu(FakeCuda("NVIDIA H100 80GB HBM3", "NVIDIA H100 80GB HBM3"))
+    assert str(failed.value).startswith(
+        "2 CUDA devices are visible (NVIDIA H100 80GB HBM3, NVIDIA H100 80GB HBM3), expected exactly one: the pod asked for one nvidia.com/gpu"
+    )
+
+
+@pytest.mark.parametrize(
+    "files, threads",
+    [
+        ({"cpu.max": "400000 100000\n"}, 4),  # cgroup v2: the Job's limit of 4 CPUs
+        ({"cpu.max": "250000 100000\n"}, 2),  # 2.5 CPUs: the whole ones
+        ({"cpu.max": "50000 100000\n"}, 1),  # half a CPU: still one thread
+        ({"cpu.max": "max 100000\n"}, 96),  # no limit
+        ({"cpu/cpu.cfs_quota_us": "300000\n", "cpu/cpu.cfs_period_us": "100000\n"}, 3),  # cgroup v1
+        ({"cpu/cpu.cfs_quota_us": "-1\n", "cpu/cpu.cfs_period_us": "100000\n"}, 96),  # v1, no limit
+        ({"cpu.max": "20000000 100000\n"}, 96),  # a limit above the node's cores changes nothing
+        ({}, 96),  # no cgroup to read
+    ],
+)
+def test_the_cpu_threads_stay_within_the_pods_cpu_limit(files, threads, tmp_path, monkeypatch, capsys):
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    told = []
+    monkeypatch.setattr(train_mnist.torch, "get_num_threads", lambda: 96)  # a node's cores
+    monkeypatch.setattr(train_mnist.torch, "set_num_threads", told.append)
+    assert train_mnist.bound_cpu_threads(tmp_path) == threads
+    assert told == ([] if threads == 96 else [threads])
+    assert capsys.readouterr().out.startswith(f"cpu: {threads} threads (CPU limit: ")
+
+
+# --------------------------------------------------------------------------- make proof-gpu
+
+
+@pytest.mark.skipif(torch.cuda.is_available() or not shutil.which("make"), reason="this machine has a GPU, or no make")
+def test_make_proof_gpu_without_a_gpu_fails_in_one_line_and_keeps_its_log(tmp_path):
+    log = tmp_path / "proof-gpu.log"
+    done = subprocess.run(
+        ["make", "--no-print-directory", "proof-gpu", f"PYTHON={sys.executable}", "PROOF_GPU_DATA=synthetic", f"PROOF_GPU_LOG={log}"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode != 0
+    [failed] = [line for line in done.stdout.splitlines() if line.startswith("PROOF")]
+    assert failed.startswith("PROOF FAILED: no CUDA GPU is visible to PyTorch") and "--device cuda --data synthetic" in done.stdout
+    assert log.read_text().splitlines()[-1] == failed

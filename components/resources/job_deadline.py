@@ -1,0 +1,87 @@
+"""How long a proof Job may run (its `activeDeadlineSeconds`), and how long `pulumi up` waits
+for it (its create timeout): sized from what its pool needs, the deadline strictly first.
+
+Not a component: the numbers MnistJob's Jobs carry (components/resources/mnist_job.py), one
+pair per pool, from the pool's shape and the script's time limit.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from components.config import GpuPoolConfig
+
+# Retries before the Job is Failed. Kubernetes' default is 6, with the back-off doubling from
+# 10 s and capped at six minutes (kubernetes/website content/en/docs/concepts/workloads/
+# controllers/job.md, "Pod backoff failure policy"; with restartPolicy OnFailure the
+# container restarts count). Six tries of a smoke test that fails for good (no GPU, a CUDA
+# error) hold `pulumi up` for about ten minutes of back-off (10+20+40+80+160+320 s); two
+# retries still ride out a transient failure of the run-time MNIST download, and a broken
+# GPU fails the up within a minute.
+BACKOFF_LIMIT = 2
+
+
+# A Job whose pod cannot start never fails by itself: a pod in ImagePullBackOff (an image no
+# node can pull: another CPU architecture, a registry's rate limit) or Pending (no GPU node)
+# is neither succeeded nor failed, and pulumi-kubernetes waits for the Job until Pulumi's time
+# limit (`customTimeouts`). So each Job carries a deadline: Kubernetes fails it with
+# "DeadlineExceeded" once it has been active that long, "no matter how many Pods are created",
+# and the deadline "takes precedence over its .spec.backoffLimit" (kubernetes/website
+# content/en/docs/concepts/workloads/controllers/job.md, "Job termination and cleanup"; the
+# time counts from the Job's `status.startTime`). pulumi-kubernetes' Job await fails the
+# resource at once on a Failed condition whose reason is BackoffLimitExceeded or
+# DeadlineExceeded, "[DeadlineExceeded] Job was active longer than specified deadline", with
+# the pods' own reasons ("[ImagePullBackOff] ...") beside it (provider/pkg/await/checker/job/
+# check.go collectJobConditionErrors, provider/pkg/await/job.go, at pulumi-kubernetes
+# 94977969, v4.32.0-27). The deadline is what a pool needs, at worst, in seconds:
+#: The cluster autoscaler's scale-up, a GPU VM's provisioning and its driver, for a pool that
+#: may have no node (the 30 minutes job_timeout has always given it).
+NODE_FROM_ZERO_SECONDS = 30 * 60
+#: The GPU Operator installs the driver, toolkit and device plugin on a node after Helm's wait
+#: (components/resources/gpu_operator.py): a driver container, and a kernel module to load.
+OPERATOR_STACK_SECONDS = 10 * 60
+#: Pulling the image on a node that has none of it: PyTorch's is about 3.5 GB compressed
+#: (docs/proof.md, "Pulling the image"), a few minutes at a VM's bandwidth; twice that here.
+PULL_SECONDS = 10 * 60
+#: CUDA's start on a node whose NVSwitch fabric manager is still coming up: the script tries
+#: again for this long (proof/train_mnist.py CUDA_WAIT_SECONDS; a test holds the two equal).
+CUDA_WAIT_SECONDS = 120
+#: Each try's own start: CUDA's (above, at worst), the MNIST download, the test pass.
+START_SECONDS = CUDA_WAIT_SECONDS + 60
+#: A try of the guide's image, which runs its own `--max_steps` and has no time limit: about
+#: three minutes of training on the guide's K80, and some room.
+GUIDE_TRY_SECONDS = 5 * 60
+MARGIN_SECONDS = 5 * 60
+#: Between the deadline and Pulumi's time limit: the Job controller's sync that writes Failed,
+#: and the watch that brings it to pulumi-kubernetes; Pulumi's clock starts before the Job's.
+AWAIT_GRACE_SECONDS = 5 * 60
+
+
+def job_deadline(pool: GpuPoolConfig, max_seconds: int | None) -> int:
+    """The Job's `activeDeadlineSeconds`: a node (from zero, and the Operator's GPU stack), the
+    pull, and every try the backoffLimit allows at its longest (`max_seconds`, the script's
+    time limit; None: the guide's image) with the back-off between them, and a margin. A proof
+    that fails its last try still ends BackoffLimitExceeded, with the script's own line."""
+    node = (NODE_FROM_ZERO_SECONDS if pool.can_scale_to_zero else 0) + (OPERATOR_STACK_SECONDS if pool.mode == "gpu-operator" else 0)
+    tries = BACKOFF_LIMIT + 1
+    back_off = sum(10 * 2**n for n in range(BACKOFF_LIMIT))  # the kubelet's 10 s, doubling
+    run = (max_seconds if max_seconds is not None else GUIDE_TRY_SECONDS) + START_SECONDS
+    return node + PULL_SECONDS + tries * run + back_off + MARGIN_SECONDS
+
+
+def job_timeout(pool: GpuPoolConfig, max_seconds: int | None = None) -> str:
+    """How long `pulumi up` waits for the Job: its deadline and the grace for the Failed
+    condition to reach the provider, in whole minutes (30 for a running node with the shipped
+    script's 120 s, 60 from zero), so a Job that cannot start ends on its own reason, never on
+    Pulumi's timeout."""
+    return f"{math.ceil((job_deadline(pool, max_seconds) + AWAIT_GRACE_SECONDS) / 60)}m"
+
+
+def duration_seconds(duration: str) -> int:
+    """Seconds of a Pulumi custom timeout ("30m", "1h30m", "90s"; Go's time.ParseDuration units h, m, s)."""
+    parts = re.fullmatch(r"(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?", duration)
+    if not duration or parts is None:
+        raise ValueError(f"a timeout of whole hours, minutes and seconds, such as '30m', not {duration!r}")
+    hours, minutes, seconds = (int(p or 0) for p in parts.groups())
+    return hours * 3600 + minutes * 60 + seconds

@@ -1,0 +1,148 @@
+"""A Job that cannot start fails by itself: every proof Job carries a deadline
+(`activeDeadlineSeconds`) sized from its pool, strictly under the time `pulumi up` waits for it,
+so `up` ends with the Job's own reason (DeadlineExceeded, BackoffLimitExceeded), never on
+Pulumi's timeout; and a digest is pulled only when the node lacks it."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import run_cached
+
+from components.config import GpuPoolConfig
+from components.config.workloads import DEFAULT_MNIST_IMAGE, GUIDE_MNIST_IMAGE
+from components.resources import job_deadline
+from components.resources.job_deadline import AWAIT_GRACE_SECONDS, duration_seconds, job_timeout
+from components.resources.job_deadline import job_deadline as deadline
+from components.resources.mnist_job import MnistRun, pull_policy
+
+JOB = "kubernetes:batch/v1:Job"
+T4 = "Standard_NC4as_T4_v3"
+
+# Every shape a pool takes: what decides how long its first node takes to serve a GPU.
+SHAPES = {
+    "fixed": GpuPoolConfig(vm_size=T4, node_count=1),
+    "from zero": GpuPoolConfig(vm_size=T4, min_count=0, max_count=3, node_count=0),
+    "autoscaled, never zero": GpuPoolConfig(vm_size=T4, min_count=1, max_count=3, node_count=1),
+    "Spot from zero": GpuPoolConfig(vm_size=T4, spot=True, min_count=0, max_count=3, node_count=0),
+    "Spot, fixed": GpuPoolConfig(vm_size=T4, spot=True, node_count=1),
+    "AKS-managed": GpuPoolConfig(vm_size=T4, management="aks-managed", node_count=1),
+    "AKS-managed from zero": GpuPoolConfig(vm_size=T4, management="aks-managed", min_count=0, max_count=3, node_count=0),
+    "GPU Operator": GpuPoolConfig(vm_size=T4, management="gpu-operator", node_count=1),
+    "GPU Operator from zero": GpuPoolConfig(vm_size=T4, management="gpu-operator", min_count=0, max_count=3, node_count=0),
+}
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("max_seconds", [10, 120, 3600, None], ids=["10s", "120s", "3600s", "the image's entrypoint"])
+def test_every_pool_shape_fails_its_job_before_pulumi_stops_waiting(shape, max_seconds):
+    pool = SHAPES[shape]
+    active = deadline(pool, max_seconds)
+    waited = duration_seconds(job_timeout(pool, max_seconds))
+    assert active + AWAIT_GRACE_SECONDS <= waited, "the Failed condition has time to reach pulumi-kubernetes"
+    assert active < waited
+    MnistRun(pool.name, create_timeout=job_timeout(pool, max_seconds), deadline_seconds=active)  # accepted as a pair
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_the_deadline_holds_every_try_of_the_training_after_a_pull(shape):
+    """A proof that fails at its time limit three times still ends BackoffLimitExceeded, with
+    the script's own line, not DeadlineExceeded."""
+    pool = SHAPES[shape]
+    tries = job_deadline.BACKOFF_LIMIT + 1
+    assert deadline(pool, 120) >= job_deadline.PULL_SECONDS + tries * 120
+    assert deadline(pool, 3600) - deadline(pool, 120) == tries * (3600 - 120)
+
+
+def test_a_pool_that_may_start_from_zero_or_waits_for_the_operator_gets_more_time():
+    fixed, from_zero = deadline(SHAPES["fixed"], 120), deadline(SHAPES["from zero"], 120)
+    assert from_zero - fixed == job_deadline.NODE_FROM_ZERO_SECONDS
+    assert deadline(SHAPES["GPU Operator"], 120) - fixed == job_deadline.OPERATOR_STACK_SECONDS
+    assert deadline(SHAPES["Spot from zero"], 120) == from_zero and deadline(SHAPES["AKS-managed"], 120) == fixed
+
+
+def test_the_shipped_script_keeps_the_waits_pulumi_up_has_always_had():
+    assert job_timeout(SHAPES["fixed"], 120) == "36m" and job_timeout(SHAPES["from zero"], 120) == "66m"
+
+
+def test_a_deadline_that_is_not_under_pulumis_wait_is_refused():
+    with pytest.raises(ValueError, match=r"the Job's deadline \(1800 s\) must be under `pulumi up`'s wait for it \(30m\)"):
+        MnistRun("gpu", create_timeout="30m", deadline_seconds=1800)
+    with pytest.raises(ValueError, match="must be under"):
+        MnistRun("gpu", create_timeout="30m", deadline_seconds=0)
+    assert MnistRun("gpu", create_timeout="30m", deadline_seconds=1799).deadline_seconds == 1799
+    assert MnistRun("gpu").deadline_seconds is None, "a Job built without one has none"
+
+
+@pytest.mark.parametrize("duration, seconds", [("30m", 1800), ("1h30m", 5400), ("90s", 90), ("204m", 12240), ("2h", 7200)])
+def test_pulumis_timeouts_are_read_in_seconds(duration, seconds):
+    assert duration_seconds(duration) == seconds
+
+
+@pytest.mark.parametrize("duration", ["", "30", "1d", "30m10", "m"])
+def test_a_timeout_that_is_not_hours_minutes_and_seconds_is_refused(duration):
+    with pytest.raises(ValueError, match="a timeout of whole hours, minutes and seconds"):
+        duration_seconds(duration)
+
+
+# --------------------------------------------------------------------------- in the program
+
+
+@pytest.mark.parametrize("preview", [True, False])
+@pytest.mark.parametrize(
+    "pool, job",
+    [
+        ({"vmSize": T4}, {}),
+        ({"vmSize": T4, "minCount": 0, "maxCount": 2}, {}),
+        ({"vmSize": T4, "minCount": 0, "maxCount": 2, "spot": True}, {"maxSeconds": 3600}),
+        ({"vmSize": T4, "management": "aks-managed"}, {}),
+        ({"vmSize": T4, "management": "gpu-operator"}, {"image": GUIDE_MNIST_IMAGE}),
+    ],
+    ids=["fixed", "from zero", "Spot from zero, an hour's training", "AKS-managed", "GPU Operator, the guide's image"],
+)
+def test_each_job_carries_its_deadline_under_the_time_up_waits_for_it(preview, pool, job):
+    run = run_cached("dev", preview=preview, gpuPool=pool, mnistJob=job or None)[0]
+    assert run.of_type(JOB), "the program got as far as the Job"
+    for found in run.of_type(JOB):
+        active = found.inputs["spec"]["activeDeadlineSeconds"]
+        timeouts = found.options["customTimeouts"]
+        assert 0 < active < duration_seconds(timeouts["create"]) and timeouts["update"] == timeouts["create"]
+
+
+def test_every_pool_of_gpupools_gets_its_own_deadline():
+    pools = {
+        "t4": {"vmSize": T4, "minCount": 0, "maxCount": 3, "spot": True},
+        "a100": {"vmSize": "Standard_NC24ads_A100_v4", "nodeCount": 1},
+    }
+    run = run_cached("dev", gpuPool=None, gpuPools=pools)[0]
+    found = {r.inputs["metadata"]["name"]: r.inputs["spec"]["activeDeadlineSeconds"] for r in run.of_type(JOB)}
+    assert found == {"mnist-proof-t4": 3630, "mnist-proof-a100": 1830}
+
+
+# --------------------------------------------------------------------------- pulling
+
+
+def test_a_digest_is_pulled_only_when_the_node_lacks_it_and_a_tag_at_every_start():
+    assert pull_policy(DEFAULT_MNIST_IMAGE) == "IfNotPresent"
+    assert pull_policy(f"myacr.azurecr.io/pytorch/pytorch@sha256:{'a' * 64}") == "IfNotPresent"
+    assert pull_policy(GUIDE_MNIST_IMAGE) == "Always", "a tag can move"
+
+
+def test_the_default_job_pulls_its_digest_if_not_present_and_records_no_checkov_skip(dev):
+    job = dev.one(JOB)
+    assert job.inputs["spec"]["template"]["spec"]["containers"][0]["imagePullPolicy"] == "IfNotPresent"
+    # Checkov passes CKV_K8S_15 for an image pinned by digest with any policy (3.3.30,
+    # ImagePullPolicyAlways.py), so there is no exception to record on the object.
+    assert job.inputs["metadata"]["annotations"] == {"pulumi.com/replaceUnready": "true"}
+
+
+def test_each_try_leaves_room_for_the_scripts_own_wait_for_cuda():
+    """The script waits for CUDA on an NVSwitch node (error 802) for CUDA_WAIT_SECONDS before
+    it fails; a try the deadline counts shorter would end DeadlineExceeded instead of the
+    script's own line."""
+    import re
+    from pathlib import Path
+
+    script = (Path(__file__).resolve().parent.parent / "proof" / "train_mnist.py").read_text()
+    waited = re.search(r"^CUDA_WAIT_SECONDS = (\d+)$", script, re.M)
+    assert waited is not None and int(waited[1]) == job_deadline.CUDA_WAIT_SECONDS
+    assert job_deadline.START_SECONDS > job_deadline.CUDA_WAIT_SECONDS
