@@ -111,6 +111,12 @@ def test_the_cost_lines_say_a_used_pool_is_the_owners_and_the_job_may_scale_it_f
     assert "the owner's pool" in line and "not counted here" in line and "from zero (0-3)" in line
 
 
+def test_the_cost_lines_name_a_used_pool_beside_the_stacks_own_pools():
+    pools = {"a1": {"vmSize": "Standard_NC4as_T4_v3"}, "gpunp": {"existing": "use"}}
+    done = run_cached("team", cluster=cluster(GPUNP), gpuPools=pools)[0]
+    assert [i for i in done.infos if i.startswith("cost: aks-gpu:gpuPools.gpunp ")], "the used pool, after one of the stack's"
+
+
 @pytest.mark.parametrize("member, value", [("vmSize", "Standard_NC4as_T4_v3"), ("nodeCount", 2), ("spot", True)])
 def test_a_used_pool_takes_no_other_member_because_they_come_from_azure(member, value):
     message = refused(
