@@ -140,7 +140,12 @@ def test_the_providers_client_retries_ten_times_within_the_steps_limit_or_a_read
     """What docs/managed-pool-provider.md promises of the provider's client: ten retries within
     the step's limit (a minute for a read), 10 s to connect and 60 s to read, never past the limit."""
     monkeypatch.setattr("azure.identity.DefaultAzureCredential", lambda: object())
-    for seconds, bound, connect, read in ((None, 60.0, 10.0, 60.0), (30.0, 30.0, 10.0, 30.0), (5.0, 5.0, 5.0, 5.0)):
+    for seconds, bound, connect, read in (
+        (None, 60.0, 10.0, 60.0),
+        (120.0, 120.0, 10.0, 60.0),
+        (30.0, 30.0, 10.0, 30.0),
+        (5.0, 5.0, 5.0, 5.0),
+    ):
         client = agent_pool_calls.client_factory("sub", mgp.STABLE_API_VERSION, seconds=seconds)
         policy = client._config.retry_policy
         connection = client._client._pipeline._transport.connection_config
