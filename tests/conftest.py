@@ -120,6 +120,20 @@ def aks(monkeypatch):
 
 
 @pytest.fixture
+def azure():
+    """The fake agentPools API with the dev cluster in it, and a client that reaches it, which
+    a test hands the program's reader (the pools' GPU management, tests/fake_aks.py)."""
+    import fake_aks
+
+    from components.azure import pool_modes
+
+    for fake in fake_aks.serve():
+        fake.clusters.add((MANAGED_GROUP, MANAGED_CLUSTER))
+        fake.client = fake_aks.client_factory_for(fake.url)("sub", pool_modes.API_VERSION)
+        yield fake
+
+
+@pytest.fixture
 def arm():
     """A local fake of Azure Resource Manager (tests/fake_arm.py); its URL."""
     import fake_arm

@@ -137,6 +137,15 @@ class FakeAks:
     operations: dict[str, Operation] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
+    def reset(self, operation_seconds: float | None = 0.05) -> None:
+        """No pool, no request, no operation running, nothing refused and no 409 pending."""
+        with self.lock:
+            self.pools.clear()
+            self.requests.clear()
+            self.operations.clear()
+            self.refuse.clear()
+            self.busy, self.busy_retry_after, self.operation_seconds, self.operation_refusals = 0, None, operation_seconds, None
+
     def calls(self, method: str | None = None) -> list[Request]:
         return [r for r in self.requests if method is None or r.method == method]
 

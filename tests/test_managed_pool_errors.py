@@ -47,12 +47,7 @@ def host(arm, tmp_path_factory):
 
 @pytest.fixture
 def fresh(arm):
-    with arm.lock:
-        arm.pools.clear()
-        arm.requests.clear()
-        arm.operations.clear()
-        arm.refuse.clear()
-        arm.busy, arm.busy_retry_after, arm.operation_seconds, arm.operation_refusals = 0, None, 0.05, None
+    arm.reset()
     return arm
 
 

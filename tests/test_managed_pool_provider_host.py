@@ -163,11 +163,7 @@ def host(arm, tmp_path_factory) -> Iterator[Host]:
 @pytest.fixture
 def fresh(arm):
     """An empty cluster with no operation running, and no 409s pending."""
-    with arm.lock:
-        arm.pools.clear()
-        arm.requests.clear()
-        arm.operations.clear()
-        arm.busy, arm.busy_retry_after, arm.operation_seconds, arm.operation_refusals = 0, None, 0.05, None
+    arm.reset()
     return arm
 
 

@@ -4,7 +4,6 @@ a preview and in a deployment, with a way through for gpuPool and gpuPools alike
 
 from __future__ import annotations
 
-import fake_aks
 import pytest
 from conftest import MANAGED_CLUSTER, MANAGED_GROUP
 
@@ -20,15 +19,6 @@ RUNS = {
     "gpu-operator": {"vmSize": T4, "count": 1, "gpuProfile": {"driver": "None"}},
     "aks-managed": {"vmSize": T4, "count": 1, "gpuProfile": {"driver": "Install", "nvidia": {"managementMode": "Managed"}}},
 }
-
-
-@pytest.fixture
-def azure():
-    """The fake agentPools API with the dev cluster in it, and a client that reaches it."""
-    for fake in fake_aks.serve():
-        fake.clusters.add((MANAGED_GROUP, MANAGED_CLUSTER))
-        fake.client = fake_aks.client_factory_for(fake.url)("sub", pool_modes.API_VERSION)
-        yield fake
 
 
 def running(azure, **pools: str) -> None:

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import fake_aks
 import pytest
 from conftest import MANAGED_CLUSTER, MANAGED_GROUP
 from test_managed_pool_switch import run
@@ -33,15 +32,6 @@ T4 = "Standard_NC4as_T4_v3"
 A100 = "Standard_NC24ads_A100_v4"
 FIXED = pool_mutability.fixed()
 SPOT = {"scaleSetPriority", "scaleSetEvictionPolicy", "spotMaxPrice"}
-
-
-@pytest.fixture
-def azure():
-    """The fake agentPools API with the dev cluster in it, which the program's reader reads."""
-    for fake in fake_aks.serve():
-        fake.clusters.add((MANAGED_GROUP, MANAGED_CLUSTER))
-        fake.client = fake_aks.client_factory_for(fake.url)("sub", pool_modes.API_VERSION)
-        yield fake
 
 
 def engine_replaces(stored: dict[str, Any], declared: dict[str, Any], ignore: list[str], replace_on: list[str]) -> list[str]:
