@@ -40,7 +40,6 @@ import datetime
 import ipaddress
 import json
 import re
-import socket
 import ssl
 import tempfile
 import threading
@@ -377,28 +376,3 @@ def serve(tls: bool = False) -> Iterator[FakeAks]:
                 fake.operations.clear()
             server.shutdown()
             server.server_close()
-
-
-def silent(scheme: str) -> Iterator[str]:
-    """An endpoint that accepts connections and never answers (not even a TLS handshake),
-    for reads that must end at their own deadline; yields its URL, then closes it all."""
-    server = socket.create_server(("127.0.0.1", 0))
-    server.settimeout(0.05)
-    held: list[socket.socket] = []
-    stop = threading.Event()
-
-    def accept() -> None:
-        while not stop.is_set():
-            try:
-                held.append(server.accept()[0])
-            except OSError:  # the poll's timeout, or the socket closed
-                continue
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    yield f"{scheme}://127.0.0.1:{server.getsockname()[1]}"
-    stop.set()
-    thread.join()
-    server.close()
-    for connection in held:
-        connection.close()

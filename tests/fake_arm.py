@@ -4,7 +4,9 @@ on 127.0.0.1: what the live reads meet instead of Azure."""
 from __future__ import annotations
 
 import json
+import socket
 import threading
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -47,3 +49,28 @@ def serve():
     thread.start()
     yield f"http://127.0.0.1:{server.server_port}"
     server.shutdown()
+
+
+def silent(scheme: str) -> Iterator[str]:
+    """An endpoint that accepts connections and never answers (not even a TLS handshake),
+    for reads that must end at their own deadline; yields its URL, then closes it all."""
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(0.05)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                held.append(server.accept()[0])
+            except OSError:  # the poll's timeout, or the socket closed
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    yield f"{scheme}://127.0.0.1:{server.getsockname()[1]}"
+    stop.set()
+    thread.join()
+    server.close()
+    for connection in held:
+        connection.close()

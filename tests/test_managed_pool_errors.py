@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import fake_aks
+import fake_arm
 import pulumi
 import pytest
 from google.protobuf import struct_pb2
@@ -79,7 +80,7 @@ def test_a_step_past_its_time_limit_reaches_the_cli_as_one_line(host, fresh):
 def silent() -> Iterator[str]:
     """An HTTPS endpoint that accepts connections and never answers (not even the TLS
     handshake); its URL."""
-    yield from fake_aks.silent("https")
+    yield from fake_arm.silent("https")
 
 
 def test_a_refresh_that_azure_never_answers_reaches_the_cli_as_one_line_at_its_deadline(host, fresh, silent):

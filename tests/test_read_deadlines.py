@@ -17,6 +17,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import fake_aks
+import fake_arm
 import pytest
 from conftest import MANAGED_CLUSTER, MANAGED_GROUP
 from test_managed_pool_provider import PROVIDER, inputs
@@ -35,7 +36,7 @@ DEADLINE = 0.05  # seconds: Azure here never answers sooner, however fast the ma
 @pytest.fixture
 def silent() -> Iterator[str]:
     """An endpoint that accepts connections and never answers; its URL."""
-    yield from fake_aks.silent("http")
+    yield from fake_arm.silent("http")
 
 
 @pytest.fixture
