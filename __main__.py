@@ -220,7 +220,7 @@ def serving(mode: str) -> list[GpuPool | UsedPool]:
     """The pools whose GPU stack this program installs in `mode`: its own, and a used pool's
     that nothing of the cluster's serves already (in_cluster.served)."""
     served = in_cluster.served if in_cluster else frozenset()
-    return [p for p in pools if p.pool.mode == mode and p.pool.owned or p.pool.mode == mode == "device-plugin" and p.name not in served]
+    return [p for p in pools if p.pool.mode == mode and (p.pool.owned or (mode == "device-plugin" and p.name not in served))]
 
 
 # Every Kubernetes object waits until the cluster lets the deployer in (GpuCluster.access): an

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 import socket
+import ssl
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 from azure.core.credentials import AccessToken
@@ -18,7 +20,40 @@ class FakeCredential:
         return AccessToken("fake-token", 4102444800)
 
 
-class FakeArm(BaseHTTPRequestHandler):
+class JsonHandler(BaseHTTPRequestHandler):
+    """A request handler that answers JSON, and keeps quiet about each request."""
+
+    def answer_json(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        for name, value in {"Content-Type": "application/json", **(headers or {})}.items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+def serve_handler(handler: type[BaseHTTPRequestHandler], tls: tuple[Path, Path] | None = None) -> Iterator[str]:
+    """`handler` on 127.0.0.1, over HTTPS with `tls` (a certificate and its key), its URL
+    yielded; shut down after (a 20 ms poll: a quick shutdown)."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    if tls is not None:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(*tls)
+        server.socket = context.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+    try:
+        yield f"{'https' if tls else 'http'}://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+class FakeArm(JsonHandler):
     """The three ARM list calls, answered from the fixtures (a `value` page each)."""
 
     routes: dict[str, tuple[int, Any]] = {}
@@ -29,26 +64,11 @@ class FakeArm(BaseHTTPRequestHandler):
         self.seen.append(self.path)
         self.answer_json(*next((v for k, v in self.routes.items() if path.endswith(k)), (404, {"error": {"code": "NotFound"}})))
 
-    def answer_json(self, status: int, body: Any) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args):
-        pass
-
 
 def serve():
     """A local fake of ARM on 127.0.0.1 (FakeArm), its URL yielded; shut down after."""
     FakeArm.seen = []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), FakeArm)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)  # a quick shutdown()
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
+    yield from serve_handler(FakeArm)
 
 
 def silent(scheme: str) -> Iterator[str]:

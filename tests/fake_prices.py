@@ -10,12 +10,12 @@ reservations, other regions, an older meter).
 from __future__ import annotations
 
 import json
-import threading
 import urllib.parse
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+
+from fake_arm import JsonHandler, serve_handler
 
 REGIONS = {"eastus": "US East", "westeurope": "EU West", "westus2": "US West 2"}
 
@@ -123,7 +123,7 @@ def serve(items: list[dict[str, Any]] | None = None, page_size: int = 10, loop: 
     broken paging that never ends)."""
     fake = FakePrices(price_list() if items is None else items, page_size)
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(JsonHandler):
         def do_GET(self) -> None:
             parsed = urllib.parse.urlsplit(self.path)
             query = urllib.parse.parse_qs(parsed.query)
@@ -137,24 +137,11 @@ def serve(items: list[dict[str, Any]] | None = None, page_size: int = 10, loop: 
             elif following < len(fake.items):
                 next_query = urllib.parse.urlencode({**{k: v[0] for k, v in query.items()}, "$skip": following})
                 next_link = f"{fake.url}?{next_query}"
-            body = json.dumps({"Items": page, "NextPageLink": next_link, "Count": len(page)}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+            self.answer_json(200, {"Items": page, "NextPageLink": next_link, "Count": len(page)})
 
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    fake.url = f"http://127.0.0.1:{server.server_port}/api/retail/prices"
-    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
-    try:
+    for url in serve_handler(Handler):
+        fake.url = f"{url}/api/retail/prices"
         yield fake
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def saved_list(tmp_path: Path, items: list[dict[str, Any]], name: str = "prices.json") -> str:

@@ -7,14 +7,11 @@ from __future__ import annotations
 
 import base64
 import json
-import ssl
-import threading
 from datetime import datetime, timezone
-from http.server import ThreadingHTTPServer
 
 import fake_aks
 import pytest
-from fake_arm import FakeArm
+from fake_arm import FakeArm, serve_handler
 from test_cluster_access import Clock
 
 from components.azure import cluster_access
@@ -77,7 +74,7 @@ class FakeApiServer(FakeArm):
     answers: list[tuple[int, dict]] = []
     asked = 0
 
-    def do_POST(self):  # noqa: N802
+    def do_POST(self):
         self.rfile.read(int(self.headers["Content-Length"]))
         type(self).asked += 1
         self.answer_json(*(self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]))
@@ -88,11 +85,8 @@ def api(tmp_path):
     """A TLS API server on 127.0.0.1, and a kubeconfig for it whose user holds `token` (a
     function: the kubeconfig for a given token)."""
     cert, key = fake_aks._certificate(tmp_path)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), FakeApiServer)
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(cert, key)
-    server.socket = context.wrap_socket(server.socket, server_side=True)
-    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+    served = serve_handler(FakeApiServer, tls=(cert, key))
+    url = next(served)
     FakeApiServer.asked = 0
 
     def kubeconfig(token: str) -> str:
@@ -100,16 +94,14 @@ def api(tmp_path):
         return json.dumps(
             {
                 "current-context": "aks",
-                "clusters": [
-                    {"name": "aks", "cluster": {"server": f"https://127.0.0.1:{server.server_port}", "certificate-authority-data": ca}}
-                ],
+                "clusters": [{"name": "aks", "cluster": {"server": url, "certificate-authority-data": ca}}],
                 "contexts": [{"name": "aks", "context": {"cluster": "aks", "user": "clusterUser"}}],
                 "users": [{"name": "clusterUser", "user": {"token": token}}],
             }
         )
 
     yield kubeconfig
-    server.shutdown()
+    next(served, None)
 
 
 FORBIDDEN = (403, {"kind": "Status", "code": 403, "reason": "Forbidden"})

@@ -7,14 +7,11 @@ from __future__ import annotations
 
 import base64
 import json
-import ssl
 import sys
-import threading
-from http.server import ThreadingHTTPServer
 
 import fake_aks
 import pytest
-from fake_arm import FakeArm
+from fake_arm import FakeArm, serve_handler
 
 from components.azure import cluster_access
 from components.azure.cluster_access import Answer
@@ -80,7 +77,7 @@ class FakeApiServer(FakeArm):
     answer: tuple[int, dict] = (201, {})
     seen: list = []
 
-    def do_POST(self):  # noqa: N802
+    def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         self.seen.append((self.path, self.headers["Authorization"], body))
         self.answer_json(*self.answer)
@@ -91,11 +88,8 @@ def api(tmp_path):
     """A TLS API server on 127.0.0.1, and a kubeconfig for it whose exec plugin prints a token
     (as kubelogin does) and fails unless client-go's KUBERNETES_EXEC_INFO is set."""
     cert, key = fake_aks._certificate(tmp_path)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), FakeApiServer)
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(cert, key)
-    server.socket = context.wrap_socket(server.socket, server_side=True)
-    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+    served = serve_handler(FakeApiServer, tls=(cert, key))
+    url = next(served)
     plugin = tmp_path / "kubelogin.py"
     plugin.write_text(
         "import json, os, sys\n"
@@ -111,7 +105,7 @@ def api(tmp_path):
             {
                 "name": "aks",
                 "cluster": {
-                    "server": f"https://127.0.0.1:{server.server_port}",
+                    "server": url,
                     "certificate-authority-data": base64.b64encode(cert.read_bytes()).decode(),
                 },
             }
@@ -128,7 +122,7 @@ def api(tmp_path):
     }
     FakeApiServer.seen = []
     yield json.dumps(kubeconfig)
-    server.shutdown()
+    next(served, None)
 
 
 def test_one_question_is_a_self_subject_access_review_with_the_plugins_token(api):

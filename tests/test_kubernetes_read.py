@@ -4,12 +4,11 @@ token, bounded by one deadline."""
 
 from __future__ import annotations
 
-import json
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
+from fake_arm import JsonHandler, serve_handler
 
 from components.azure import cluster_objects, kubernetes_read
 from components.azure.live_reader import LiveReader
@@ -18,7 +17,7 @@ from components.errors import ClusterAccessError
 TOKEN = "kube-token-0123"
 
 
-class FakeApiServer(BaseHTTPRequestHandler):
+class FakeApiServer(JsonHandler):
     routes: dict[str, tuple[int, Any]] = {}
     seen: list[tuple[str, str]] = []
     #: Set: every request waits for it (a server that accepts and never answers).
@@ -29,16 +28,7 @@ class FakeApiServer(BaseHTTPRequestHandler):
         if self.hold is not None:
             self.hold.wait()
             return
-        status, body = self.routes.get(self.path, (404, {"kind": "Status", "code": 404}))
-        data = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args):
-        pass
+        self.answer_json(*self.routes.get(self.path, (404, {"kind": "Status", "code": 404})))
 
 
 @pytest.fixture
@@ -59,15 +49,11 @@ def api():
             },
         ),
     }
-    server = ThreadingHTTPServer(("127.0.0.1", 0), FakeApiServer)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}"
+    served = serve_handler(FakeApiServer)
+    yield next(served)
     if FakeApiServer.hold is not None:
         FakeApiServer.hold.set()
-    server.shutdown()
-    server.server_close()
+    next(served, None)
 
 
 def kubeconfig(server: str) -> str:

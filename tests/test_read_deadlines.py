@@ -11,9 +11,7 @@ shorter than that ends the read, and the tests assert the line, not the time."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import fake_aks
@@ -43,25 +41,11 @@ def silent() -> Iterator[str]:
 def throttled() -> Iterator[str]:
     """An endpoint that answers every request 429 with Retry-After: 3600, as ARM throttles."""
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(fake_arm.JsonHandler):
         def do_GET(self) -> None:
-            body = b'{"error": {"code": "TooManyRequests", "message": "throttled"}}'
-            self.send_response(429)
-            self.send_header("Retry-After", "3600")
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+            self.answer_json(429, {"error": {"code": "TooManyRequests", "message": "throttled"}}, {"Retry-After": "3600"})
 
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
-    server.server_close()
+    yield from fake_arm.serve_handler(Handler)
 
 
 def retrying_client(url: str) -> Any:

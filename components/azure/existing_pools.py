@@ -28,10 +28,6 @@ from components.config.pools import MIG_PROFILES, check_size
 from components.config.workloads import check_modes
 from components.errors import PreflightError
 
-# AKS labels every node with its pool's name (azure-aks-docs use-labels.md).
-AGENT_POOL_LABEL = "kubernetes.azure.com/agentpool"
-
-
 # Members of an adopted pool's description that this program does not set, declared as Azure
 # has them (REST name -> azure-native's AgentPool argument: pulumi_azure_native
 # containerservice/agent_pool.py). Most are fixed at creation (zones, OS disk and SKU, FIPS,
@@ -124,11 +120,6 @@ class LivePool:
     @property
     def taints(self) -> tuple[str, ...]:
         return self.facts.node_taints
-
-    @property
-    def labels(self) -> dict[str, str]:
-        """Its nodes' labels, as far as Azure says: its nodeLabels, and AKS's pool label."""
-        return {**self.facts.node_labels, AGENT_POOL_LABEL: self.facts.name}
 
 
 def mode_of(facts: PoolFacts) -> str:

@@ -26,7 +26,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 from pulumi_azure_native import containerservice
 
-from components.azure import pool_mutability, pool_network
+from components.azure import cluster_objects, pool_mutability, pool_network
 from components.azure.existing_pools import LivePool
 from components.azure.pool_network import PoolNetwork
 from components.azure.reader import RunningPool
@@ -49,9 +49,9 @@ GPU_TAINT = f"{GPU_TAINT_KEY}={GPU_TAINT_VALUE}:{GPU_TAINT_EFFECT}"
 SPOT_TAINT_KEY = "kubernetes.azure.com/scalesetpriority"
 SPOT_TAINT = f"{SPOT_TAINT_KEY}=spot:NoSchedule"
 
-# AKS labels every node with its pool's name (azure-aks-docs articles/aks/use-labels.md,
-# "kubernetes.azure.com/agentpool"): what pins a DaemonSet or a Job to this program's pools.
-AGENT_POOL_LABEL = "kubernetes.azure.com/agentpool"
+# AKS labels every node with its pool's name (components/azure/cluster_objects.py, where the
+# label is read too): what pins a DaemonSet or a Job to this program's pools.
+AGENT_POOL_LABEL = cluster_objects.AGENT_POOL_LABEL
 
 # Pods per node, stated so the desired state says it (and passes Checkov CKV_AZURE_168, at
 # least 50): 250 in a cluster this program creates; in an existing one, what its network
@@ -80,12 +80,8 @@ def gpu_pool_taints(pool: GpuPoolConfig) -> list[str]:
 
 
 def gpu_tolerations(pool: GpuPoolConfig) -> tuple[k8s.core.v1.TolerationArgs, ...]:
-    """What a pod must tolerate to run on the GPU pool: `sku=gpu`, and the Spot taint."""
-    gpu = k8s.core.v1.TolerationArgs(key=GPU_TAINT_KEY, operator="Equal", value=GPU_TAINT_VALUE, effect=GPU_TAINT_EFFECT)
-    if not pool.spot:
-        return (gpu,)
-    spot = k8s.core.v1.TolerationArgs(key=SPOT_TAINT_KEY, operator="Equal", value="spot", effect="NoSchedule")
-    return (gpu, spot)
+    """What a pod must tolerate to run on the GPU pool: its taints, `sku=gpu` and the Spot taint."""
+    return tolerations_for(gpu_pool_taints(pool))
 
 
 class Tolerating(Protocol):
@@ -303,7 +299,11 @@ class GpuPool(pulumi.ComponentResource):
         settings = {"tags": dict(args.tags) if args.tags else None, **gpu_pool_settings(pool, args.network)}
         if args.live is not None:
             # An adopted pool declares what Azure has (components/resources/existing_pool.py), and
-            # on the adopting `up` is imported by its ARM ID (docs/existing-cluster.md says what the engine does).
+            # on the adopting `up` is imported by its ARM ID: the engine imports, then updates to
+            # these inputs (pulumi/pulumi 3.174.0, #19339), and with the ID still set it refuses
+            # any replacement ("previously-imported resources that still specify an ID may not
+            # be replaced", pkg/resource/deploy/step_generator.go at 1b594989); the same ID on a
+            # later run imports nothing (`isImport`). tests/test_existing_gpu_pools.py pins when it is set.
             settings.update(adopted_settings(args.live, args.tags or {}))
         return containerservice.AgentPool(
             f"{self._name}-agent-pool",
