@@ -16,9 +16,8 @@ from test_cluster_objects import FIXTURES, listed, namespace
 from test_config import refused
 
 from components.azure import ownership
-from components.errors import ConfigError, PreflightError
+from components.errors import ManagedPoolError, PreflightError
 from components.resources.agent_pool_calls import refuse_others_pool
-from components.errors import ManagedPoolError
 from tools.azure_mocks import AzureMocks, OfflineReader, existing_cluster
 from tools.mock_engine import RecordingMonitor, run_program
 
@@ -66,7 +65,9 @@ def stopped(pools: dict[str, Any], preview: bool, kubernetes: Any = None, error=
 @pytest.mark.parametrize("entry", [{}, {"vmSize": T4}, {"vmSize": T4, "nodeCount": 1}])
 def test_an_adopted_pool_whose_entry_loses_existing_adopt_is_refused_before_it_is_replaced(preview, entry):
     message = stopped({"gpunp": entry}, preview)
-    assert message.startswith("aks-gpu:gpuPools.gpunp: the pool gpunp is the owner's, adopted by this stack (aks-gpu-adopted = aks-gpu/team)")
+    assert message.startswith(
+        "aks-gpu:gpuPools.gpunp: the pool gpunp is the owner's, adopted by this stack (aks-gpu-adopted = aks-gpu/team)"
+    )
     assert "put `existing: adopt` back in aks-gpu:gpuPools.gpunp" in message and "handing back what was adopted" in message
 
 
@@ -120,7 +121,9 @@ def provider_deletes(run, condemned: set[str]) -> set[str]:
 
 
 def test_a_destroy_sends_no_delete_for_what_was_adopted_and_deletes_what_the_stack_made():
-    done = plugin_run(*with_plugin({}, {}), False, gpuPools={"gpunp": {"existing": "adopt"}, "t4": {"vmSize": T4}}, devicePlugin={"adopt": True})
+    done = plugin_run(
+        *with_plugin({}, {}), False, gpuPools={"gpunp": {"existing": "adopt"}, "t4": {"vmSize": T4}}, devicePlugin={"adopt": True}
+    )
     everything = {r.urn for r in done.resources if r.custom}
     sent = {(done.by_urn(urn).type, done.by_urn(urn).name) for urn in provider_deletes(done, everything)}
     adopted = {(POOL, "gpu-pool-gpunp-agent-pool"), (NAMESPACE, "nvidia-device-plugin-ns"), (DAEMONSET, "nvidia-device-plugin-ds")}
@@ -147,8 +150,14 @@ def test_a_pool_adopted_before_the_adopted_mark_is_marked_and_released_from_this
 @pytest.mark.parametrize(
     "overrides, key",
     [
-        ({"gpuPools": {"t4": {"vmSize": T4, "onDestroy": "release"}}}, r"aks-gpu:gpuPools\.t4\.onDestroy = 'release': only with existing: adopt"),
-        ({"gpuPools": {"gpunp": {"existing": "use", "onDestroy": "delete"}}}, r"aks-gpu:gpuPools\.gpunp\.onDestroy = 'delete': only with existing: adopt"),
+        (
+            {"gpuPools": {"t4": {"vmSize": T4, "onDestroy": "release"}}},
+            r"aks-gpu:gpuPools\.t4\.onDestroy = 'release': only with existing: adopt",
+        ),
+        (
+            {"gpuPools": {"gpunp": {"existing": "use", "onDestroy": "delete"}}},
+            r"aks-gpu:gpuPools\.gpunp\.onDestroy = 'delete': only with existing: adopt",
+        ),
         ({"devicePlugin": {"onDestroy": "release"}}, r"aks-gpu:devicePlugin\.onDestroy = 'release': only with devicePlugin\.adopt: true"),
     ],
 )
@@ -157,7 +166,11 @@ def test_on_destroy_is_refused_where_nothing_was_adopted(overrides, key):
 
 
 def test_on_destroy_takes_release_or_delete_only():
-    refused(r"^invalid config aks-gpu:gpuPools\.gpunp\.onDestroy = 'keep'", **EXISTING, gpuPools={"gpunp": {"existing": "adopt", "onDestroy": "keep"}})
+    refused(
+        r"^invalid config aks-gpu:gpuPools\.gpunp\.onDestroy = 'keep'",
+        **EXISTING,
+        gpuPools={"gpunp": {"existing": "adopt", "onDestroy": "keep"}},
+    )
 
 
 # --------------------------------------------------------------------------- tag names as Azure matches them
@@ -195,7 +208,10 @@ def test_a_new_pool_named_like_another_stacks_pool_in_other_letters_is_refused(p
     monitor = RecordingMonitor(AzureMocks(reader=reader))
     said = "which this stack did not add (it carries aks-gpu-stack = aks-gpu/other)"
     if preview:
-        assert any(said in w for w in run_program("team", overrides={"gpuPools": {"gpunp": {"vmSize": T4}}}, monitor=monitor, preview=True).warnings)
+        assert any(
+            said in w
+            for w in run_program("team", overrides={"gpuPools": {"gpunp": {"vmSize": T4}}}, monitor=monitor, preview=True).warnings
+        )
         return
     with pytest.raises(PreflightError) as error:
         run_program("team", overrides={"gpuPools": {"gpunp": {"vmSize": T4}}}, monitor=monitor, preview=False)
@@ -272,7 +288,9 @@ def test_dropping_device_plugin_adopt_after_adopting_is_refused(preview):
 @pytest.mark.parametrize("preview", BOTH)
 def test_moving_the_device_plugin_out_of_the_adopted_namespace_is_refused(preview):
     found, kubernetes = with_plugin(ADOPTED, ADOPTED)
-    message = stopped({"gpunp": {"existing": "adopt"}}, preview, kubernetes, found=found, devicePlugin={"adopt": True, "namespace": "nvidia"})
+    message = stopped(
+        {"gpunp": {"existing": "adopt"}}, preview, kubernetes, found=found, devicePlugin={"adopt": True, "namespace": "nvidia"}
+    )
     assert "devicePlugin.namespace = nvidia, but the namespace gpu-resources" in message
     assert "set devicePlugin.namespace back to gpu-resources" in message
 

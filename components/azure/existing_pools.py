@@ -279,7 +279,9 @@ def resolve(cfg: StackConfig, found: ClusterFacts | None, owner: str) -> tuple[S
         key = cfg.pool_key(pool)
         live[pool.name] = found_pool = live_pool(pool, key, found, owner)
         # onDestroy is the config's alone (a guard's, not a setting read from Azure).
-        resolved = dataclasses.replace(settings_from_azure(pool, given.get(pool.name, {}), found_pool.facts, key), on_destroy=pool.on_destroy)
+        resolved = dataclasses.replace(
+            settings_from_azure(pool, given.get(pool.name, {}), found_pool.facts, key), on_destroy=pool.on_destroy
+        )
         lines += check_size(resolved.vm_size, resolved.gen2, key)
         pools.append(resolved)
         lines.append(line(key, resolved, found_pool))

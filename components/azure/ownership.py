@@ -98,8 +98,9 @@ def check_pools(cfg: StackConfig, found: ClusterFacts, owner: str) -> list[str]:
             key = cfg.pool_key(pool)
             raise PreflightError(
                 f"{key}: the pool {facts.name} is the owner's, adopted by this stack ({ADOPTED} = {owner}), and the entry no longer "
-                f"says existing: adopt: declared as a new pool ({pool.vm_size}, {pool.node_count} node(s) ...), it would be "
-                f"replaced, the owner's pool deleted first; put `existing: adopt` back in {key}, or hand the pool back first ({HAND_BACK})"
+                f"says existing: adopt: declared as a new pool, with the config's settings (vmSize {pool.vm_size} and the defaults), "
+                f"it would be replaced, the owner's pool deleted first; put `existing: adopt` back in {key}, or hand the pool back "
+                f"first ({HAND_BACK})"
             )
     return warnings
 

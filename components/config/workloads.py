@@ -11,9 +11,9 @@ from pydantic import Field
 from pydantic.dataclasses import dataclass
 
 from components.catalog import proof_images
+from components.config.existing import ON_DESTROY, check_on_destroy
 from components.config.messages import fail
 from components.config.pools import GpuPoolConfig
-from components.config.existing import ON_DESTROY, check_on_destroy
 from components.config.values import MODEL, NAMESPACE, Allowed, Bool, Image, OwnedNamespace, one_of, pattern, whole_number
 from components.errors import ConfigError
 

@@ -182,7 +182,9 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
         self.namespace = k8s.core.v1.Namespace(
             f"{name}-ns",
             metadata=k8s.meta.v1.ObjectMetaArgs(name=args.namespace, annotations=dict(args.marks) or None),
-            opts=pulumi.ResourceOptions.merge(on_cluster, pulumi.ResourceOptions(import_=imports[0], retain_on_delete=args.retain_on_delete)),
+            opts=pulumi.ResourceOptions.merge(
+                on_cluster, pulumi.ResourceOptions(import_=imports[0], retain_on_delete=args.retain_on_delete)
+            ),
         )
 
         # Not in the guide: the plugin neither serves nor calls anything over the network.
@@ -239,7 +241,9 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
                     ),
                 ),
             ),
-            opts=pulumi.ResourceOptions.merge(on_cluster, pulumi.ResourceOptions(import_=imports[1], retain_on_delete=args.retain_on_delete)),
+            opts=pulumi.ResourceOptions.merge(
+                on_cluster, pulumi.ResourceOptions(import_=imports[1], retain_on_delete=args.retain_on_delete)
+            ),
         )
 
         self.namespace_name = self.namespace.metadata.name
