@@ -47,11 +47,12 @@ def cluster(**tags: str) -> dict[str, Any]:
     return existing_cluster(agentPoolProfiles=[SYSTEM, {**GPUNP, "tags": {"costcenter": "ml-42", **tags}}])
 
 
-def stopped(pools: dict[str, Any], preview: bool, kubernetes: Any = None, error=PreflightError, **overrides: Any) -> str:
-    """The team stack refused in one line, with nothing registered."""
+def stopped(pools: dict[str, Any], preview: bool, kubernetes: Any = None, **overrides: Any) -> str:
+    """The team stack refused in one line, with nothing registered; the cluster's pool gpunp
+    adopted by it unless `found` says otherwise."""
     reader = OfflineReader(cluster=overrides.pop("found", None) or cluster(**ADOPTED), kubernetes=kubernetes)
     monitor = RecordingMonitor(AzureMocks(reader=reader))
-    with pytest.raises(error) as refusal:
+    with pytest.raises(PreflightError) as refusal:
         run_program("team", overrides={"gpuPools": pools, **overrides}, monitor=monitor, preview=preview)
     assert "\n" not in str(refusal.value)
     assert monitor.registrations == []
@@ -188,8 +189,9 @@ def test_a_pool_adopted_by_another_stack_is_not_adopted_again(preview):
     assert "belongs to another stack (aks-gpu-adopted = aks-gpu/other)" in message
 
 
-def test_a_tag_value_in_other_letters_is_another_stacks_because_azure_compares_values_as_written():
-    message = stopped({"gpunp": {"existing": "adopt"}}, True, found=cluster(**{"aks-gpu-stack": "AKS-GPU/TEAM"}))
+@pytest.mark.parametrize("preview", BOTH)
+def test_a_tag_value_in_other_letters_is_another_stacks_because_azure_compares_values_as_written(preview):
+    message = stopped({"gpunp": {"existing": "adopt"}}, preview, found=cluster(**{"aks-gpu-stack": "AKS-GPU/TEAM"}))
     assert "belongs to another stack (aks-gpu-stack = AKS-GPU/TEAM)" in message
 
 
@@ -307,3 +309,23 @@ def test_another_stacks_namespace_or_daemonset_is_not_adopted(preview, ns, ds, w
     found, kubernetes = with_plugin({}, ns, ds)
     message = stopped({"gpunp": {"existing": "adopt"}}, preview, kubernetes, found=found, devicePlugin={"adopt": True})
     assert message.startswith("preflight: aks-gpu:devicePlugin.adopt = true, but ") and what in message
+
+
+@pytest.mark.parametrize("preview", BOTH)
+def test_adopted_objects_the_stack_no_longer_declares_are_said_to_be_released(preview):
+    found, kubernetes = with_plugin(ADOPTED, ADOPTED)
+    monitor = RecordingMonitor(AzureMocks(reader=OfflineReader(cluster=found, kubernetes=kubernetes)))
+    pools = {"t4": {"vmSize": T4, "management": "aks-managed"}}
+    done = run_program("team", overrides={"gpuPools": pools}, monitor=monitor, preview=preview)
+    assert not done.of_type(DAEMONSET) or all("device-plugin" not in d.name for d in done.of_type(DAEMONSET))
+    said = " ".join(done.warnings)
+    assert "this `up` releases the namespace gpu-resources and its DaemonSet nvidia-device-plugin-daemonset it adopted" in said
+    assert "gpuPools: the pool gpunp that this stack adopted" in said
+
+
+@pytest.mark.parametrize("preview", BOTH)
+def test_the_guard_holds_with_preflight_off(preview):
+    found, kubernetes = with_plugin(ADOPTED, ADOPTED)
+    message = stopped({"gpunp": {"existing": "adopt"}}, preview, kubernetes, found=found, preflight={"mode": "off"})
+    assert message.startswith("preflight: aks-gpu:devicePlugin.adopt is not true")
+    assert "put `existing: adopt` back" in stopped({"gpunp": {"vmSize": T4}}, preview, kubernetes, found=found, preflight={"mode": "off"})

@@ -314,7 +314,7 @@ def line(key: str, pool: GpuPoolConfig, live: LivePool) -> str:
     if live.how == "use":
         what = "the owner's, read from Azure and never changed by this stack"
     elif live.import_id:
-        what = f"adopted: this `up` imports it ({live.import_id}) and declares it as Azure has it, then tags it {OWNER_TAG}"
+        what = f"adopted: this `up` imports it ({live.import_id}) and declares it as Azure has it, then tags it {OWNER_TAG} and {ownership.ADOPTED}"
     else:
         what = "adopted earlier (it carries this stack's tag): a pool of this stack"
         if not live.marked:

@@ -127,11 +127,13 @@ def check_objects(cfg: StackConfig, seen: Seen, owner: str, declares_plugin: boo
     adopted += [d.namespace for d in seen.daemon_sets if d.annotations.get(ADOPTED) == owner and d.namespace not in adopted]
     if not adopted:
         return []
-    where = f"namespace {adopted[0]} and its DaemonSet {GUIDE_DAEMONSET}, which this stack adopted ({ADOPTED} = {owner})"
+    what = f"namespace {adopted[0]} and its DaemonSet {GUIDE_DAEMONSET}"
+    where = f"{what}, which this stack adopted ({ADOPTED} = {owner}),"
     if not declares_plugin:
         return [
-            f"{PLUGIN_ADOPT}: the stack puts no device plugin on its pools now, so this `up` releases the {where} (the preview "
-            "shows `delete[retain]`), or deletes them if devicePlugin.onDestroy was delete (the preview shows `delete`)"
+            f"{PLUGIN_ADOPT}: the stack puts no device plugin on its pools now, so this `up` releases the {what} it adopted "
+            f"({ADOPTED} = {owner}; the preview shows `delete[retain]`), or deletes them if devicePlugin.onDestroy was delete "
+            "(the preview shows `delete`)"
         ]
     if not cfg.device_plugin.adopt:
         raise PreflightError(
