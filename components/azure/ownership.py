@@ -1,6 +1,7 @@
 """Whose a pool of an existing cluster is, or an object in it, and what this stack adopted:
 the marks, read as Azure and Kubernetes read them, and the guard that stops a run that would
-delete or replace what the stack adopted (docs/existing-cluster.md, "Adopted means guarded").
+delete or replace what the stack adopted (docs/existing-cluster.md, "Handing back what was
+adopted"; docs/lifecycle.md, "What the stack adopted").
 
 Two marks, each `<project>/<stack>`, as Azure tags on a pool and annotations on an object:
   - `aks-gpu-stack` (cluster_facts.OWNER_TAG, cluster_objects.STACK_ANNOTATION): the stack
@@ -90,9 +91,10 @@ def check_pools(cfg: StackConfig, found: ClusterFacts, owner: str) -> list[str]:
         pool = next((p for p in cfg.gpu_pools if p.name == facts.name), None)
         if pool is None:
             warnings.append(
-                f"gpuPools: the pool {facts.name} that this stack adopted ({ADOPTED} = {owner}) is no longer in the config: this "
-                "`up` releases it (the preview shows `delete[retain]`: Pulumi forgets it, Azure keeps it), or deletes it if the "
-                f"stack was told onDestroy: delete (the preview shows `delete`); to keep it, put it back with existing: adopt ({HAND_BACK})"
+                f"gpuPools: the pool {facts.name} that this stack adopted ({ADOPTED} = {owner}) is no longer in the config: while "
+                "the state holds it, this `up` releases it (the preview shows `delete[retain]`: Pulumi forgets it, Azure keeps it), "
+                "or deletes it if the stack was told onDestroy: delete (the preview shows `delete`); to keep it, put it back with "
+                f"existing: adopt; once released, take the stack's tags off ({HAND_BACK})"
             )
         elif pool.existing is None:
             key = cfg.pool_key(pool)
