@@ -21,6 +21,7 @@ from components.azure import (
     cost,
     existing_cluster_checks,
     existing_pools,
+    ownership,
     pool_network,
     preflight,
     proof_fit,
@@ -59,6 +60,11 @@ user_kubeconfig = cluster_facts.read_user_kubeconfig(azure, found.resource_group
 # The cluster's own GPU pools the stack uses or adopts (gpuPools.<name>.existing), read from it:
 # from here on their settings are Azure's.
 owner = existing_cluster_checks.owner_tags(pulumi.get_project(), pulumi.get_stack())
+# What this stack adopted is guarded: a config that would replace it stops here, and one that
+# no longer names it is told what the engine does (release, or delete where the stack may).
+if found is not None:
+    for warning in ownership.check_pools(cfg, found, next(iter(owner.values()))):
+        pulumi.log.warn(warning)
 cfg, live_pools, existing_lines = existing_pools.resolve(cfg, found, next(iter(owner.values())))
 for line in existing_lines:
     pulumi.log.info(line)
@@ -73,9 +79,10 @@ if found is not None:
             pulumi.log.warn(network.replaces)
 # What the existing cluster already runs in Kubernetes, read as the Kubernetes provider signs
 # in: a namespace this stack would create, another device plugin or the GPU Operator on its
-# pools, and the guide's DaemonSet that devicePlugin.adopt takes over on this run.
+# pools, and the guide's DaemonSet that devicePlugin.adopt takes over on this run. Read whatever
+# preflight.mode says: what the stack adopted is guarded by it (components/azure/ownership.py).
 in_cluster = None
-if found is not None and user_kubeconfig and (cfg.preflight.mode != "off" or cfg.device_plugin.adopt):
+if found is not None and user_kubeconfig:
     in_cluster = cluster_object_checks.check(
         cfg,
         azure,
@@ -203,7 +210,8 @@ for pool in cfg.gpu_pools:
                 subscription_id=subscription_id,
                 kubernetes_version=cfg.kubernetes_version,
                 version_moves=existing is not None or version_moves(cfg.upgrade),
-                tags=owner if existing else None,
+                tags=(ownership.adopted_marks(owner) if pool.existing == "adopt" else owner) if existing else None,
+                retain_on_delete=ownership.released(pool),
                 moved_from=cluster if guide_pool and existing is None else None,
                 after=[p.node_pool for p in pools if p.node_pool is not None],
                 budget=cost_budget,
@@ -241,8 +249,9 @@ if plugin_pools := serving("device-plugin"):
             gpu_tolerations=merged_tolerations(plugin_pools),
             mig=any(p.pool.mig_profile for p in plugin_pools),
             pool_names=[p.name for p in plugin_pools] if cfg.select_pools else (),
-            marks=owner if existing else {},
+            marks=(ownership.adopted_marks(owner) if cfg.device_plugin.adopt else owner) if existing else {},
             adopt=bool(in_cluster and in_cluster.adoption),
+            retain_on_delete=ownership.plugin_released(cfg),
             deleted_with=inside,
             depends_on=access,
         ),

@@ -183,7 +183,7 @@ def test_an_adopted_pool_declares_what_azure_has_so_the_import_replaces_nothing(
     assert inputs["nodeLabels"] == {"team": "ml"} and inputs["availabilityZones"] == ["1", "2"] and inputs["osDiskSizeGB"] == 128
     assert (inputs["enableAutoScaling"], inputs["minCount"], inputs["maxCount"]) == (True, 0, 3)
     assert inputs["upgradeSettings"] == {"maxSurge": "10%"}
-    assert inputs["tags"] == {"costcenter": "ml-42", **OURS}
+    assert inputs["tags"] == {"costcenter": "ml-42", **OURS, "aks-gpu-adopted": "aks-gpu/team"}
 
 
 def test_an_adopted_pool_is_not_imported_again_once_it_carries_this_stacks_tag():

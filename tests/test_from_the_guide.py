@@ -70,6 +70,15 @@ def test_adopting_the_guides_pool_and_device_plugin_imports_exactly_those_three(
     )
 
 
+@pytest.mark.parametrize("preview", BOTH)
+def test_what_is_adopted_from_the_guides_cluster_is_released_on_destroy_and_marked_as_adopted(preview):
+    done, _ = run(preview, gpuPools={"gpunp": {"existing": "adopt"}}, devicePlugin={"adopt": True})
+    adopted = [done.one(POOL), done.one(NAMESPACE, "gpu-resources"), done.one(DAEMONSET, "nvidia-device-plugin-daemonset")]
+    assert [r.options["retainOnDelete"] for r in adopted] == [True, True, True]
+    assert done.one(POOL).inputs["tags"]["aks-gpu-adopted"] == "aks-gpu/ml-prod"
+    assert done.one(JOB).options["retainOnDelete"] is False, "the stack's own objects are deleted as before"
+
+
 def test_a_new_pool_beside_the_guides_stops_a_deployment_until_the_guides_plugin_is_adopted():
     pools = {"gpunp": {"existing": "use"}, "t4": {"vmSize": "Standard_NC4as_T4_v3", "minCount": 0, "maxCount": 2}}
     with pytest.raises(PreflightError) as error:

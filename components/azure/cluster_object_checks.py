@@ -24,6 +24,7 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from components.azure import ownership
 from components.azure.cluster_facts import ClusterFacts
 from components.azure.cluster_objects import (
     GUIDE_DAEMONSET,
@@ -135,6 +136,8 @@ def check(cfg: StackConfig, reader: AzureReader, kubeconfig: str, pools: Sequenc
             lines.append(f"{ADOPT}: assumed the cluster runs the guide's DaemonSet {adoption.daemon_set}, to take over")
         return Findings(False, warnings=[unread or UNCHECKED], lines=lines, adoption=adoption)
     mine = Mine(seen, owner, frozenset(cfg.owned_namespaces))
+    # What this stack adopted, as the config names it now (components/azure/ownership.py).
+    warnings = ownership.check_objects(cfg, seen, owner, any(p.stack_plugin == "device-plugin" for p in pools))
     adoption, lines = adopt(cfg, seen, mine)
     taken = adoption.daemon_set if adoption else None
     served = served_already(seen, pools, mine, taken)
@@ -149,7 +152,7 @@ def check(cfg: StackConfig, reader: AzureReader, kubeconfig: str, pools: Sequenc
         guide = next(d for d in seen.daemon_sets if f"{d.namespace}/{d.name}" == adoption.daemon_set)
         problems += pools_left(guide, pools)
     notes = [f"kubernetes: {n}" for n in mine.legacy_notes()]
-    return Findings(True, problems, notes, lines, adoption, frozenset(served))
+    return Findings(True, problems, notes + warnings, lines, adoption, frozenset(served))
 
 
 def served_already(seen: Seen, pools: Sequence[PoolNodes], mine: Mine, taken: str | None) -> dict[str, str]:
@@ -279,10 +282,23 @@ def adopt(cfg: StackConfig, seen: Seen, mine: Mine) -> tuple[Adoption | None, li
     if not cfg.device_plugin.adopt:
         return None, []
     name = cfg.device_plugin.namespace
-    if mine.namespace(name):
-        return None, [f"{ADOPT}: namespace {name} and its device plugin are this stack's already; nothing is imported"]
     found = next((d for d in seen.daemon_sets if d.namespace == name and d.name == GUIDE_DAEMONSET), None)
     where = f"DaemonSet {name}/{GUIDE_DAEMONSET}"
+    # Another stack's mark, on the namespace or the DaemonSet: theirs to adopt, as its pool is.
+    namespace = seen.namespaces.get(name)
+    theirs = [(f"namespace {name}", ownership.others_mark(namespace.annotations, mine.owner)) if namespace else ("", None)]
+    theirs += [(where, ownership.others_mark(found.annotations, mine.owner))] if found else []
+    if other := next(((what, mark) for what, mark in theirs if mark), None):
+        raise PreflightError(
+            f"preflight: {ADOPT} = true, but {other[0]} belongs to another stack ({other[1]}): adopt it there, or pick another "
+            "devicePlugin.namespace"
+        )
+    if mine.namespace(name):
+        marked = namespace is not None and namespace.annotations.get(ownership.ADOPTED) == mine.owner
+        return None, [
+            f"{ADOPT}: namespace {name} and its device plugin are this stack's already; nothing is imported"
+            + ("" if marked else f"; this `up` marks them adopted ({ownership.ADOPTED})")
+        ]
     refusal = None
     if found is None:
         there = f"namespace {name} holds no {where}" if name in seen.namespaces else f"there is no namespace {name}"
@@ -301,9 +317,11 @@ def adopt(cfg: StackConfig, seen: Seen, mine: Mine) -> tuple[Adoption | None, li
         raise PreflightError(f"preflight: {ADOPT} = true, but {refusal}")
     adoption = Adoption(name, f"{name}/{GUIDE_DAEMONSET}")
     others = [d.where for d in seen.daemon_sets if d.namespace == name and d.name != GUIDE_DAEMONSET]
-    line = (
-        f"{ADOPT}: this run takes over namespace {name} and {where} (Pulumi's import), and its spec replaces theirs; "
-        "`pulumi destroy` will delete both" + (f", and with the namespace {', '.join(others)}" if others else "")
+    line = f"{ADOPT}: this run takes over namespace {name} and {where} (Pulumi's import), and its spec replaces theirs; " + (
+        "`pulumi destroy` releases both (Pulumi forgets them, the cluster keeps them)"
+        if ownership.plugin_released(cfg)
+        else "`pulumi destroy` deletes both (devicePlugin.onDestroy: delete)"
+        + (f", and with the namespace {', '.join(others)}" if others else "")
     )
     return adoption, [line]
 

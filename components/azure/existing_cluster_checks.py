@@ -10,6 +10,7 @@ import re
 import pulumi
 
 from components.azure.cluster_facts import OWNER_TAG, ClusterFacts, PoolFacts
+from components.azure.ownership import owner_of
 from components.azure.problem import Problem
 from components.catalog import gpu_sizes
 from components.config import NAMESPACE, StackConfig
@@ -58,7 +59,7 @@ def namespaces_line(cfg: StackConfig, found: ClusterFacts) -> str:
 def stack_pools(found: ClusterFacts, stack: str) -> dict[str, PoolFacts]:
     """The cluster's pools this stack added (its owner tag), by name, as they run."""
     mine = owner_tags(pulumi.get_project(), stack)[OWNER_TAG]
-    return {p.name: p for p in found.pools if p.tags.get(OWNER_TAG) == mine}
+    return {p.name: p for p in found.pools if owner_of(p.tags) == mine}
 
 
 def pools_of_stack(found: ClusterFacts, stack: str) -> dict[str, tuple[str, int]]:
@@ -185,7 +186,7 @@ def authorized_ranges_line(where: str, ranges: tuple[str, ...]) -> str:
 
 def pool_name_conflicts(cfg: StackConfig, found: ClusterFacts, stack: str) -> list[Problem]:
     mine = owner_tags(pulumi.get_project(), stack)[OWNER_TAG]
-    theirs = {p.name: p.tags.get(OWNER_TAG) for p in found.pools}
+    theirs = {p.name: owner_of(p.tags) for p in found.pools}  # its name matched as Azure matches tag names
     problems = []
     for pool in cfg.new_pools:  # `existing` names the cluster's own pool (components/azure/existing_pools.py)
         if pool.name in theirs and theirs[pool.name] != mine:

@@ -20,6 +20,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from components.azure import ownership
 from components.azure.cluster_facts import OWNER_TAG, ClusterFacts, PoolFacts
 from components.catalog import gpu_sizes
 from components.config import GpuPoolConfig, PoolUpgradeSettings, StackConfig, snake
@@ -116,6 +117,8 @@ class LivePool:
     how: str
     #: adopt: the ARM ID the adopting `up` imports; None once the pool carries this stack's tag.
     import_id: str | None = None
+    #: adopt: the pool carries this stack's adopted mark already (ownership.ADOPTED).
+    marked: bool = False
 
     @property
     def taints(self) -> tuple[str, ...]:
@@ -233,27 +236,32 @@ def live_pool(pool: GpuPoolConfig, key: str, found: ClusterFacts, owner: str) ->
         )
     if how == "adopt" and facts.mode.lower() == "system":
         raise _refused(key, how, found, f"its pool {pool.name} is a System pool, and this stack's pools are User pools: use it instead")
-    tagged = facts.tags.get(OWNER_TAG)
-    if how == "use" and tagged == owner:
+    # The stack's marks, their names matched as Azure matches tag names (ownership.tag).
+    marks = {OWNER_TAG: ownership.owner_of(facts.tags), ownership.ADOPTED: ownership.adopter_of(facts.tags)}
+    ours = owner in marks.values()
+    if how == "use" and ours:
+        mark = next(name for name, value in marks.items() if value == owner)
         raise _refused(
             key,
             how,
             found,
-            f"the pool carries this stack's tag ({OWNER_TAG} = {owner}): the stack created or adopted it, and a run without it "
-            "deletes it; to hand it back, `pulumi state delete` its AgentPool first (docs/existing-cluster.md, handing a pool back)",
+            f"the pool carries this stack's tag ({mark} = {owner}): the stack created or adopted it, and its state holds it; to "
+            "use it, hand it back first (remove its entry and `up`, which releases an adopted pool, or `pulumi state delete` its "
+            f"AgentPool), then remove the stack's tags ({ownership.HAND_BACK})",
         )
-    if how == "adopt" and tagged and tagged != owner:
-        raise _refused(key, how, found, f"the pool belongs to another stack ({OWNER_TAG} = {tagged}); adopt it there, or use it")
+    theirs = next(((name, value) for name, value in marks.items() if value and value != owner), None)
+    if how == "adopt" and theirs:
+        raise _refused(key, how, found, f"the pool belongs to another stack ({theirs[0]} = {theirs[1]}); adopt it there, or use it")
     if how == "adopt" and mode_of(facts) == "aks-managed":
         raise _refused(
             key, how, found, "the pool is AKS-managed GPU nodes (gpuProfile.nvidia.managementMode Managed): use it, or add a new pool"
         )
     import_id = None
-    if how == "adopt" and tagged != owner:
+    if how == "adopt" and not ours:
         if not found.resource_id:
             raise _refused(key, how, found, "the cluster's description has no id, so the pool's ARM ID is not known")
         import_id = f"{found.resource_id}/agentPools/{facts.name}"
-    return LivePool(facts, how, import_id)
+    return LivePool(facts, how, import_id, marked=marks[ownership.ADOPTED] == owner)
 
 
 def resolve(cfg: StackConfig, found: ClusterFacts | None, owner: str) -> tuple[StackConfig, dict[str, LivePool], list[str]]:
@@ -270,7 +278,10 @@ def resolve(cfg: StackConfig, found: ClusterFacts | None, owner: str) -> tuple[S
             continue
         key = cfg.pool_key(pool)
         live[pool.name] = found_pool = live_pool(pool, key, found, owner)
-        resolved = settings_from_azure(pool, given.get(pool.name, {}), found_pool.facts, key)
+        # onDestroy is the config's alone (a guard's, not a setting read from Azure).
+        resolved = dataclasses.replace(
+            settings_from_azure(pool, given.get(pool.name, {}), found_pool.facts, key), on_destroy=pool.on_destroy
+        )
         lines += check_size(resolved.vm_size, resolved.gen2, key)
         pools.append(resolved)
         lines.append(line(key, resolved, found_pool))
@@ -303,9 +314,17 @@ def line(key: str, pool: GpuPoolConfig, live: LivePool) -> str:
     if live.how == "use":
         what = "the owner's, read from Azure and never changed by this stack"
     elif live.import_id:
-        what = f"adopted: this `up` imports it ({live.import_id}) and declares it as Azure has it, then tags it {OWNER_TAG}"
+        what = f"adopted: this `up` imports it ({live.import_id}) and declares it as Azure has it, then tags it {OWNER_TAG} and {ownership.ADOPTED}"
     else:
         what = "adopted earlier (it carries this stack's tag): a pool of this stack"
+        if not live.marked:
+            what += f", marked by this `up` as adopted ({ownership.ADOPTED})"
+    if live.how == "adopt":
+        what += (
+            "; a destroy, or removing it from the config, releases it (Pulumi forgets it, Azure keeps it)"
+            if ownership.released(pool)
+            else "; onDestroy: delete: a destroy, or removing it from the config, deletes it"
+        )
     if live.how == "adopt" and (left := undeclared_members(live.facts)):
         what += f"; it also has {', '.join(left)}, which this stack does not declare (the preview's diff shows what an update sends)"
     return f"existing pool: {key} ({live.how}): {counts} x {pool.vm_size}, {taints}; {what}; {serves}"

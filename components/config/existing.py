@@ -15,6 +15,9 @@ from components.config.values import MODEL, NAMESPACE, ClusterName, ResourceGrou
 # A GPU pool the cluster already has (`gpuPools.<name>.existing`): `use` reads it and never
 # changes it; `adopt` brings it under the stack (docs/existing-cluster.md, "Coming from the guide").
 EXISTING_POOL_MODES = ("use", "adopt")
+# What `pulumi destroy`, or dropping it from the config, does to what the stack adopted:
+# release (Pulumi's `retainOnDelete`: the engine forgets it and sends no delete), or delete.
+ON_DESTROY = ("release", "delete")
 
 
 @dataclass(frozen=True, config=MODEL)
@@ -116,4 +119,21 @@ def check_existing(pool: Any, given: Mapping[str, Any], key: str, existing_clust
     if pool.existing == "adopt" and "dedicatedVhd" in given:
         raise fail(
             f"{key}.dedicatedVhd", given["dedicatedVhd"], "not with existing: adopt: the pool's GPU stack is read from Azure; remove it"
+        )
+
+
+def check_on_destroy(pool: Any, key: str, device_plugin: Any) -> None:
+    """`onDestroy` says what happens to something the stack adopted: on anything else it would
+    do nothing (what the stack creates, it deletes; what it uses, it never holds)."""
+    if pool is not None and pool.on_destroy is not None and pool.existing != "adopt":
+        raise fail(
+            f"{key}.onDestroy",
+            pool.on_destroy,
+            "only with existing: adopt: a pool the stack creates is deleted with it, and one it uses is never its to delete; remove it",
+        )
+    if device_plugin is not None and device_plugin.on_destroy is not None and not device_plugin.adopt:
+        raise fail(
+            f"{NAMESPACE}:devicePlugin.onDestroy",
+            device_plugin.on_destroy,
+            "only with devicePlugin.adopt: true: a namespace and DaemonSet the stack creates are deleted with it; remove it",
         )

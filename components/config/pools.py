@@ -16,7 +16,7 @@ from pydantic.dataclasses import dataclass
 from components.catalog import gpu_sizes
 from components.config import pool_upgrades
 from components.config.cluster import SYSTEM_POOL_NAME
-from components.config.existing import EXISTING_POOL_MODES, check_existing
+from components.config.existing import EXISTING_POOL_MODES, ON_DESTROY, check_existing, check_on_destroy
 from components.config.messages import did_you_mean, fail, json_object, structured
 from components.config.pool_upgrades import PoolUpgradeSettings
 from components.config.values import (
@@ -97,6 +97,8 @@ class GpuPoolSettings:
     """existingCluster only: the pods' subnet (Azure CNI with dynamic pod IPs). Unset: the System pool's, when it has one; a pool the stack runs already keeps its own."""
     existing: one_of(*EXISTING_POOL_MODES) | None = None
     """existingCluster only: the cluster's own pool of this name. use: read from Azure and never changed (its other members come from Azure); adopt: the stack takes it over, imported on the first up, declaring its live settings (docs/existing-cluster.md)."""
+    on_destroy: one_of(*ON_DESTROY) | None = None
+    """existing: adopt only: what `pulumi destroy`, or removing the pool from the config, does to the owner's pool. release (unset): Pulumi forgets it and Azure keeps it; delete: the stack may delete it (docs/existing-cluster.md)."""
     upgrade_settings: PoolUpgradeSettings | None = None
     """How AKS upgrades the pool's nodes: maxSurge, maxUnavailable, drainTimeoutInMinutes, nodeSoakDurationInMinutes, undrainableNodeBehavior. Unset: maxSurge '0', maxUnavailable '1': no GPU quota beyond the pool's nodes, one node down at a time (docs/lifecycle.md)."""
 
@@ -178,6 +180,7 @@ def check(found: Pools, job_enabled: bool, existing_cluster: bool = False) -> li
     warnings: list[str] = []
     for pool in found.pools:
         key = found.keys[pool.name]
+        check_on_destroy(pool, key, None)
         if pool.existing is not None:
             check_existing(pool, found.given[pool.name], key, existing_cluster)
             continue

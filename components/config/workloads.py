@@ -11,6 +11,7 @@ from pydantic import Field
 from pydantic.dataclasses import dataclass
 
 from components.catalog import proof_images
+from components.config.existing import ON_DESTROY, check_on_destroy
 from components.config.messages import fail
 from components.config.pools import GpuPoolConfig
 from components.config.values import MODEL, NAMESPACE, Allowed, Bool, Image, OwnedNamespace, one_of, pattern, whole_number
@@ -50,6 +51,8 @@ class DevicePluginConfig:
     """The device plugin image; the 2020 guide's is mcr.microsoft.com/oss/nvidia/k8s-device-plugin:1.11."""
     adopt: Bool = False
     """existingCluster only: take over the guide's DaemonSet nvidia-device-plugin-daemonset and its namespace (devicePlugin.namespace), applied by hand, instead of refusing them; the stack's spec replaces the guide's (docs/existing-cluster.md)."""
+    on_destroy: one_of(*ON_DESTROY) | None = None
+    """adopt only: what `pulumi destroy` does to the adopted namespace and DaemonSet. release (unset): Pulumi forgets them and the cluster keeps them; delete: the stack may delete them, and all in the namespace (docs/existing-cluster.md)."""
 
 
 Accuracy = Annotated[float, Field(gt=0, le=1, allow_inf_nan=False), Allowed("a fraction above 0 and at most 1, such as 0.9")]
@@ -243,6 +246,7 @@ def check(
     """The workloads' rules across pools: modes that may share a cluster, settings no pool's
     mode uses, how the Job runs, and the namespaces each workload owns; returns the warnings."""
     check_modes(pools, keys)
+    check_on_destroy(None, "", device_plugin)
     check_unused_settings(pools, values, keys)
     warnings = check_mnist_job(mnist_job, values.get("mnistJob", {}))
     check_namespaces(frozenset(p.mode for p in pools), device_plugin, mnist_job, operator)

@@ -14,6 +14,7 @@ from typing import Any
 
 from components.azure import azure_facts
 from components.azure.cluster_facts import OWNER_TAG
+from components.azure.ownership import owner_of
 from components.errors import ManagedPoolError, ManagedPoolTimeout
 from components.resources.provider_errors import failed
 
@@ -286,13 +287,14 @@ def refuse_others_pool(props: Mapping[str, Any]) -> None:
     existing cluster it must not overwrite somebody else's pool of the same name: when the
     body carries an owner tag, a pool already there must carry the same one. (Preflight
     stops such a deployment first; this holds with `preflight.mode` warn or off too.)"""
-    owner = (props["properties"].get("tags") or {}).get(OWNER_TAG)
+    owner = owner_of(props["properties"].get("tags") or {})
     if owner is None:
         return
     found = get_pool(props, f"creating node pool {props['agentPoolName']}: reading the pool of that name")
     if found is None:
         return
-    theirs = ((found.get("properties") or {}).get("tags") or {}).get(OWNER_TAG)
+    # The tag's name matched as Azure matches it: `AKS-GPU-STACK` is the same tag (ownership.tag).
+    theirs = owner_of((found.get("properties") or {}).get("tags") or {})
     if theirs != owner:
         raise ManagedPoolError(
             f"node pool {props['agentPoolName']} already exists in cluster {props['clusterName']} and is not this "

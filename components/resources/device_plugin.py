@@ -132,6 +132,9 @@ class NvidiaDevicePluginArgs:
     #: This run takes over the guide's namespace and DaemonSet, applied by hand
     #: (devicePlugin.adopt; components/azure/cluster_object_checks.py decides the run).
     adopt: bool = False
+    #: The namespace and DaemonSet are the owner's, adopted (devicePlugin.adopt, on this run or
+    #: before): a destroy releases them (`retainOnDelete`; devicePlugin.onDestroy: delete sets it false).
+    retain_on_delete: bool = False
     #: The cluster this stack creates: its delete takes these objects with it (`deletedWith`,
     #: docs/lifecycle.md "pulumi destroy"), so a destroy sends none of them to the API server.
     #: None on an existing cluster, which is not the stack's.
@@ -171,12 +174,17 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
         # The import IDs are pulumi-kubernetes' resource IDs, `<namespace>/<name>` or `<name>`
         # (provider/pkg/provider/util.go parseFqName); set on the adopting run only.
         imports = (args.namespace, f"{args.namespace}/{DAEMONSET_NAME}") if args.adopt else (None, None)
+        # What was adopted is released, not deleted: the engine's delete of a resource whose state
+        # says retainOnDelete sends nothing to the API server (pulumi/pulumi pkg/resource/deploy/
+        # step.go DeleteStep.Apply at 1b594989); the NetworkPolicy is the stack's own, and goes.
 
         # Step 4: kubectl create namespace gpu-resources
         self.namespace = k8s.core.v1.Namespace(
             f"{name}-ns",
             metadata=k8s.meta.v1.ObjectMetaArgs(name=args.namespace, annotations=dict(args.marks) or None),
-            opts=pulumi.ResourceOptions.merge(on_cluster, pulumi.ResourceOptions(import_=imports[0])),
+            opts=pulumi.ResourceOptions.merge(
+                on_cluster, pulumi.ResourceOptions(import_=imports[0], retain_on_delete=args.retain_on_delete)
+            ),
         )
 
         # Not in the guide: the plugin neither serves nor calls anything over the network.
@@ -233,7 +241,9 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
                     ),
                 ),
             ),
-            opts=pulumi.ResourceOptions.merge(on_cluster, pulumi.ResourceOptions(import_=imports[1])),
+            opts=pulumi.ResourceOptions.merge(
+                on_cluster, pulumi.ResourceOptions(import_=imports[1], retain_on_delete=args.retain_on_delete)
+            ),
         )
 
         self.namespace_name = self.namespace.metadata.name

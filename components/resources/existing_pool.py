@@ -9,6 +9,7 @@ from typing import Any
 
 import pulumi_kubernetes as k8s
 
+from components.azure import ownership
 from components.azure.existing_pools import PASSED_THROUGH, LivePool, declared_members
 from components.catalog import gpu_sizes
 from components.config import GpuPoolConfig
@@ -37,12 +38,12 @@ def tolerations_for(taints: Sequence[str]) -> tuple[k8s.core.v1.TolerationArgs, 
 
 def adopted_settings(live: LivePool, owner_tags: Mapping[str, str]) -> dict[str, Any]:
     """What an adopted pool declares as Azure has it, beside this program's own settings: its
-    taints, its tags with this stack's added, and the members PASSED_THROUGH names, as
+    taints, its tags with this stack's marks added (spelt as the stack spells them), and the members PASSED_THROUGH names, as
     azure-native's AgentPool arguments (a nested object keeps its REST spelling, which the
     SDK sends as it is)."""
     declared: dict[str, Any] = {
         "node_taints": list(live.facts.node_taints) or None,
-        "tags": {**live.facts.tags, **owner_tags},
+        "tags": {**ownership.without(live.facts.tags, owner_tags), **owner_tags},
     }
     declared.update({PASSED_THROUGH[member]: value for member, value in declared_members(live.facts).items()})
     return declared

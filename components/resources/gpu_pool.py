@@ -247,6 +247,9 @@ class GpuPoolArgs:
     network: PoolNetwork | None = None
     #: `existing: adopt`: the cluster's pool as Azure has it, imported on the adopting `up`.
     live: LivePool | None = None
+    #: The owner's pool, adopted: a destroy, or its removal from the config, releases it
+    #: (`retainOnDelete`; onDestroy: delete sets it false).
+    retain_on_delete: bool = False
     #: The pool as it runs in Azure, read at preview and `up` (None: not running, or not read).
     running: RunningPool | None = None
 
@@ -318,6 +321,11 @@ class GpuPool(pulumi.ComponentResource):
                 aliases=self._moved("gpu-cluster-gpu-pool", args),
                 depends_on=pool_dependencies(args),
                 deleted_with=args.deleted_with,
+                # An adopted pool is the owner's: the engine's delete of it (a destroy, its entry
+                # removed) is a no-op that forgets it, as the state records it, checked before
+                # `deletedWith` (pulumi/pulumi pkg/resource/deploy/step.go DeleteStep.Apply at
+                # 1b594989; docs/lifecycle.md, "What the stack adopted"). tests/test_adopted_guarded.py pins it.
+                retain_on_delete=args.retain_on_delete,
                 custom_timeouts=POOL_TIMEOUTS,
                 # The count and version Azure moves, and what AKS fixes that the settings leave
                 # unset, which a refresh may fill in (typed_pool_ignores says why).

@@ -1,0 +1,151 @@
+"""Whose a pool of an existing cluster is, or an object in it, and what this stack adopted:
+the marks, read as Azure and Kubernetes read them, and the guard that stops a run that would
+delete or replace what the stack adopted (docs/existing-cluster.md, "Handing back what was
+adopted"; docs/lifecycle.md, "What the stack adopted").
+
+Two marks, each `<project>/<stack>`, as Azure tags on a pool and annotations on an object:
+  - `aks-gpu-stack` (cluster_facts.OWNER_TAG, cluster_objects.STACK_ANNOTATION): the stack
+    declares it, having created or adopted it;
+  - `aks-gpu-adopted` (ADOPTED): the stack adopted it. Put on by the adopting `up` and by
+    every later one, so the owner's pool or object stays told apart from one the stack made.
+What the engine does on a destroy is in the state (`retainOnDelete`, docs/lifecycle.md); the
+marks are what a run can read before it declares anything.
+
+A stack that adopted before the second mark existed left the first alone. Read so: with
+`existing: adopt` (or `devicePlugin.adopt`) still in the config, it is adopted, and this run
+marks it; without, nothing tells it from what the stack created, and it is the stack's own
+(the docs say to run one `up` with adopt kept before anything else).
+
+Pure: no resource, no call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from components.azure.cluster_facts import OWNER_TAG, ClusterFacts
+from components.azure.cluster_objects import GUIDE_DAEMONSET, STACK_ANNOTATION, Seen
+from components.config import NAMESPACE, GpuPoolConfig, StackConfig
+from components.errors import PreflightError
+
+ADOPTED = "aks-gpu-adopted"
+STACK = STACK_ANNOTATION
+PLUGIN_ADOPT = f"{NAMESPACE}:devicePlugin.adopt"
+HAND_BACK = "docs/existing-cluster.md, handing back what was adopted"
+
+
+def tag(tags: Mapping[str, Any], name: str) -> str | None:
+    """A tag's value, its name matched as Azure matches it: "Tag names are case-insensitive
+    for operations ... Tag values are case-sensitive" (MicrosoftDocs/azure-docs
+    articles/azure-resource-manager/management/tag-resources.md at 000024f4, "Use tags to
+    organize your Azure resources"). So `AKS-GPU-STACK` is `aks-gpu-stack`, and a value is
+    compared as written."""
+    wanted = name.lower()
+    value = next((v for k, v in tags.items() if str(k).lower() == wanted), None)
+    return None if value is None else str(value)
+
+
+def owner_of(tags: Mapping[str, Any]) -> str | None:
+    """The stack that declares the pool (created or adopted it), by its tag."""
+    return tag(tags, OWNER_TAG)
+
+
+def adopter_of(tags: Mapping[str, Any]) -> str | None:
+    """The stack that adopted the pool, by its tag."""
+    return tag(tags, ADOPTED)
+
+
+def without(tags: Mapping[str, Any], names: Mapping[str, Any]) -> dict[str, Any]:
+    """`tags` less any of `names` however spelt: the stack's own spelling goes in their place,
+    and a request must not carry one tag twice under two casings."""
+    dropped = {n.lower() for n in names}
+    return {k: v for k, v in tags.items() if str(k).lower() not in dropped}
+
+
+def adopted_marks(owner: Mapping[str, str]) -> dict[str, str]:
+    """The marks of what the stack adopted: the owner mark, and the adopted one beside it."""
+    return {**owner, ADOPTED: owner[OWNER_TAG]}
+
+
+def released(pool: GpuPoolConfig) -> bool:
+    """A destroy, or removing the pool from the config, leaves the adopted pool to its owner."""
+    return pool.existing == "adopt" and pool.on_destroy != "delete"
+
+
+def plugin_released(cfg: StackConfig) -> bool:
+    """A destroy leaves the adopted namespace and DaemonSet to the cluster."""
+    return cfg.device_plugin.adopt and cfg.device_plugin.on_destroy != "delete"
+
+
+def check_pools(cfg: StackConfig, found: ClusterFacts, owner: str) -> list[str]:
+    """The pools this stack adopted (their `aks-gpu-adopted` tag), as the config now names
+    them: an entry without `existing: adopt` would declare the owner's pool as a new one
+    (the config's size and defaults) and replace it, deleting it first: refused, in one line.
+    A pool the config no longer names is released by the engine, unless the stack was told
+    it may delete it: the returned warnings say which the preview shows."""
+    warnings = []
+    for facts in found.pools:
+        if adopter_of(facts.tags) != owner:
+            continue
+        pool = next((p for p in cfg.gpu_pools if p.name == facts.name), None)
+        if pool is None:
+            warnings.append(
+                f"gpuPools: the pool {facts.name} that this stack adopted ({ADOPTED} = {owner}) is no longer in the config: while "
+                "the state holds it, this `up` releases it (the preview shows `delete[retain]`: Pulumi forgets it, Azure keeps it), "
+                "or deletes it if the stack was told onDestroy: delete (the preview shows `delete`); to keep it, put it back with "
+                f"existing: adopt; once released, take the stack's tags off ({HAND_BACK})"
+            )
+        elif pool.existing is None:
+            key = cfg.pool_key(pool)
+            raise PreflightError(
+                f"{key}: the pool {facts.name} is the owner's, adopted by this stack ({ADOPTED} = {owner}), and the entry no longer "
+                f"says existing: adopt: declared as a new pool, with the config's settings (vmSize {pool.vm_size} and the defaults), "
+                f"it would be replaced, the owner's pool deleted first; put `existing: adopt` back in {key}, or hand the pool back "
+                f"first ({HAND_BACK})"
+            )
+    return warnings
+
+
+def others_mark(annotations: Mapping[str, str], owner: str) -> str | None:
+    """`<annotation> = <value>` of another stack's mark on an object, or None. Kubernetes
+    matches annotation keys exactly (a key is a prefix and a name, each case-sensitive:
+    Kubernetes "Annotations", "Syntax and character set")."""
+    for name in (STACK, ADOPTED):
+        value = annotations.get(name)
+        if value is not None and value != owner:
+            return f"{name} = {value}"
+    return None
+
+
+def check_objects(cfg: StackConfig, seen: Seen, owner: str, declares_plugin: bool) -> list[str]:
+    """The namespace and DaemonSet this stack adopted (their `aks-gpu-adopted` annotation),
+    as the config now names them: without devicePlugin.adopt the stack would declare them as
+    its own, which a destroy deletes; under another devicePlugin.namespace it would replace the
+    namespace and leave the adopted DaemonSet beside a second plugin. Each refused in one
+    line. Returns a warning where the stack no longer declares a plugin at all: the engine
+    releases what it adopted (or deletes it, where devicePlugin.onDestroy said so)."""
+    adopted = [n.name for n in seen.namespaces.values() if n.annotations.get(ADOPTED) == owner]
+    adopted += [d.namespace for d in seen.daemon_sets if d.annotations.get(ADOPTED) == owner and d.namespace not in adopted]
+    if not adopted:
+        return []
+    what = f"namespace {adopted[0]} and its DaemonSet {GUIDE_DAEMONSET}"
+    where = f"{what}, which this stack adopted ({ADOPTED} = {owner}),"
+    if not declares_plugin:
+        return [
+            f"{PLUGIN_ADOPT}: the stack puts no device plugin on its pools now, so this `up` releases the {what} it adopted "
+            f"({ADOPTED} = {owner}; the preview shows `delete[retain]`), or deletes them if devicePlugin.onDestroy was delete "
+            "(the preview shows `delete`)"
+        ]
+    if not cfg.device_plugin.adopt:
+        raise PreflightError(
+            f"preflight: {PLUGIN_ADOPT} is not true, but the {where} are the owner's: declared as the stack's own, a destroy "
+            f"would delete them; set {PLUGIN_ADOPT}: true again, or hand them back first ({HAND_BACK})"
+        )
+    if cfg.device_plugin.namespace != adopted[0]:
+        raise PreflightError(
+            f"preflight: {NAMESPACE}:devicePlugin.namespace = {cfg.device_plugin.namespace}, but the {where} are the owner's: "
+            f"another namespace would replace it and leave the owner's DaemonSet beside a second device plugin; set "
+            f"devicePlugin.namespace back to {adopted[0]}, or hand them back first ({HAND_BACK})"
+        )
+    return []
