@@ -20,6 +20,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from components.azure import live_pool_counts
 from components.azure.cluster_facts import OWNER_TAG, ClusterFacts, PoolFacts
 from components.catalog import gpu_sizes
 from components.config import GpuPoolConfig, PoolUpgradeSettings, StackConfig, snake
@@ -271,6 +272,7 @@ def resolve(cfg: StackConfig, found: ClusterFacts | None, owner: str) -> tuple[S
         key = cfg.pool_key(pool)
         live[pool.name] = found_pool = live_pool(pool, key, found, owner)
         resolved = settings_from_azure(pool, given.get(pool.name, {}), found_pool.facts, key)
+        live_pool_counts.check(resolved, given.get(pool.name, {}), found_pool.facts, key, cfg.mnist_job.enabled)
         lines += check_size(resolved.vm_size, resolved.gen2, key)
         pools.append(resolved)
         lines.append(line(key, resolved, found_pool))
