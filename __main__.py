@@ -73,9 +73,10 @@ if found is not None:
             pulumi.log.warn(network.replaces)
 # What the existing cluster already runs in Kubernetes, read as the Kubernetes provider signs
 # in: a namespace this stack would create, another device plugin or the GPU Operator on its
-# pools, and the guide's DaemonSet that devicePlugin.adopt takes over on this run.
+# pools, and the guide's DaemonSet that devicePlugin.adopt takes over on this run. Read with
+# preflight.mode off too: two device plugins on one node are never declared (preflight.run).
 in_cluster = None
-if found is not None and user_kubeconfig and (cfg.preflight.mode != "off" or cfg.device_plugin.adopt):
+if found is not None and user_kubeconfig:
     in_cluster = cluster_object_checks.check(
         cfg,
         azure,

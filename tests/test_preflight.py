@@ -244,6 +244,16 @@ def test_off_mode_checks_nothing():
     assert not [w for w in run.warnings if w.startswith("preflight") or "retired" in w]
 
 
+@pytest.mark.parametrize("preview", [True, False])
+def test_off_mode_says_in_one_line_that_the_saved_skus_and_usage_are_not_read(preview):
+    files = {"skusFile": str(FIXTURES / "eastus-skus.json"), "usageFile": str(FIXTURES / "eastus-usage.json")}
+    run = run_program("dev", overrides={"preflight": {"mode": "off", **files}}, preview=preview)
+    assert [w for w in run.warnings if "not read" in w] == [
+        "aks-gpu:preflight.skusFile and usageFile are not read: aks-gpu:preflight.mode = off skips the VM size and quota checks "
+        "they are for; set mode to warn or enforce to check them, or remove them"
+    ]
+
+
 @pytest.mark.parametrize(
     "value, message",
     [

@@ -22,6 +22,7 @@ from pydantic import ValidationError
 
 from components.azure import live_pool_counts
 from components.azure.cluster_facts import OWNER_TAG, ClusterFacts, PoolFacts
+from components.azure.cluster_objects import SAVE_COMMAND
 from components.catalog import gpu_sizes
 from components.config import GpuPoolConfig, PoolUpgradeSettings, StackConfig, snake
 from components.config.existing import ADOPT_IN_PLACE
@@ -284,10 +285,12 @@ def resolve(cfg: StackConfig, found: ClusterFacts | None, owner: str) -> tuple[S
 def unread_plugin_lines(cfg: StackConfig) -> list[str]:
     """A pool used as it is gets the stack's device plugin only where nothing of the cluster's
     serves it; when the cluster's DaemonSets could not be read, that is not known."""
+    # Asked for only where it is not set: a set kubernetesFile is what the offline render
+    # reads, and a live run reads the cluster itself (components/azure/reader.py).
+    save = "" if cfg.preflight.kubernetes_file else " (the offline render reads that list saved as preflight.kubernetesFile)"
     return [
         f"{cfg.pool_key(p)} (use): what the cluster runs was not read, so this stack puts its device plugin on {p.name}; if a "
-        "device plugin of the cluster's serves it already, that is two on one node: check with `kubectl get daemonsets "
-        "--all-namespaces`, or save that list as preflight.kubernetesFile"
+        f"device plugin of the cluster's serves it already, that is two on one node: check with `{SAVE_COMMAND}`{save}"
         for p in cfg.gpu_pools
         if p.existing == "use" and p.mode == "device-plugin"
     ]
