@@ -342,8 +342,12 @@ def test_a_kubernetes_file_saved_without_all_namespaces_is_refused_as_incomplete
     result, monitor = run(listed(), preview, preflight={"kubernetesFile": str(saved)}, devicePlugin=devices)
     assert isinstance(result, ConfigError) and monitor.registrations == [] and "\n" not in str(result)
     message = str(result)
-    assert message.startswith(f"invalid config aks-gpu:preflight.kubernetesFile = {saved}: an incomplete list: no DaemonSet, though AKS runs")
-    assert message.endswith(f"save it again with `kubectl get namespaces,daemonsets --all-namespaces --show-managed-fields --output json > {saved}`")
+    assert message.startswith(
+        f"invalid config aks-gpu:preflight.kubernetesFile = {saved}: an incomplete list: no DaemonSet, though AKS runs"
+    )
+    assert message.endswith(
+        f"save it again with `kubectl get namespaces,daemonsets --all-namespaces --show-managed-fields --output json > {saved}`"
+    )
     assert "kubectl delete" not in message and "remove adopt" not in message
 
 

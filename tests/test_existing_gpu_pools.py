@@ -265,7 +265,11 @@ def test_adopting_with_a_floor_above_the_ceiling_is_refused_as_for_a_new_pool(pr
 
 @pytest.mark.parametrize("preview", BOTH)
 def test_a_used_pool_whose_description_has_a_floor_above_the_ceiling_is_refused(preview):
-    stopped(r"its autoscaler runs from minCount 5 to maxCount 1, which AKS does not allow", pool={**GPUNP, "minCount": 5, "maxCount": 1}, preview=preview)
+    stopped(
+        r"its autoscaler runs from minCount 5 to maxCount 1, which AKS does not allow",
+        pool={**GPUNP, "minCount": 5, "maxCount": 1},
+        preview=preview,
+    )
 
 
 @pytest.mark.parametrize("preview", BOTH)
