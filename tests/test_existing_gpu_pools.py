@@ -199,14 +199,30 @@ def test_an_adopted_pool_takes_its_counts_from_the_config_which_aks_changes_in_p
 
 @pytest.mark.parametrize("preview", BOTH)
 @pytest.mark.parametrize(
-    "member, value, live",
-    [("vmSize", "Standard_NC8as_T4_v3", "'Standard_NC4as_T4_v3'"), ("maxPods", 110, "250"), ("spot", True, "False")],
+    "member, value, written, live",
+    [
+        ("vmSize", "Standard_NC8as_T4_v3", "'Standard_NC8as_T4_v3'", "'Standard_NC4as_T4_v3'"),
+        ("maxPods", 110, "110", "250"),
+        ("spot", True, "true", "false"),  # as YAML writes them, not Python's True and False
+    ],
 )
-def test_adopting_with_a_fixed_property_set_otherwise_is_refused_naming_both_values(preview, member, value, live):
+def test_adopting_with_a_fixed_property_set_otherwise_is_refused_naming_both_values(preview, member, value, written, live):
     message = stopped(
-        rf"gpuPools\.gpunp\.{member} = {value!r}, but the pool gpunp has {live} in Azure", "adopt", entry={member: value}, preview=preview
+        rf"gpuPools\.gpunp\.{member} = {written}, but the pool gpunp has {live} in Azure", "adopt", entry={member: value}, preview=preview
     )
     assert "would replace it" in message
+
+
+@pytest.mark.parametrize("preview", BOTH)
+def test_adopting_with_the_pools_size_in_other_letters_is_told_its_spelling_not_a_replacement(preview):
+    message = stopped(
+        r"^invalid config aks-gpu:gpuPools\.gpunp\.vmSize = 'standard_nc4as_t4_v3': write it as Azure lists it, 'Standard_NC4as_T4_v3'",
+        "adopt",
+        entry={"vmSize": "standard_nc4as_t4_v3"},
+        preview=preview,
+        kind=ConfigError,
+    )
+    assert "replace" not in message
 
 
 def test_adopting_another_stacks_pool_is_refused():

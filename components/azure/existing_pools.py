@@ -25,6 +25,7 @@ from components.azure.cluster_facts import OWNER_TAG, ClusterFacts, PoolFacts
 from components.azure.cluster_objects import SAVE_COMMAND
 from components.catalog import gpu_sizes
 from components.config import GpuPoolConfig, PoolUpgradeSettings, StackConfig, snake
+from components.config.messages import fail, show
 from components.config.existing import ADOPT_IN_PLACE
 from components.config.pools import MIG_PROFILES, check_size
 from components.config.workloads import check_modes
@@ -157,6 +158,13 @@ def _same(member: str, given: Any, live: Any) -> bool:
     return bool(given == live)
 
 
+def _spelt_otherwise(member: str, given: Any, live: Any, key: str) -> None:
+    """The live pool's size in other letters: its spelling, as a new pool is told the
+    catalog's (pools.check_size), rather than a replacement it does not mean."""
+    if member == "vmSize" and isinstance(given, str) and isinstance(live, str) and given.lower() == live.lower():
+        raise fail(f"{key}.vmSize", given, f"write it as Azure lists it, {live!r} (the catalog, quota and price checks match names exactly)")
+
+
 def _upgrade_settings(facts: PoolFacts) -> PoolUpgradeSettings | None:
     live = facts.member("upgradeSettings")
     if not isinstance(live, Mapping):
@@ -173,9 +181,11 @@ def settings_from_azure(pool: GpuPoolConfig, given: Mapping[str, Any], facts: Po
     if pool.existing == "adopt":
         for member, live in fixed.items():
             if member in given and not _same(member, given[member], live):
+                _spelt_otherwise(member, given[member], live, key)
+                # Values as YAML writes them (true, null), as the stack file has them.
                 raise PreflightError(
-                    f"{key}.{member} = {given[member]!r}, but the pool {facts.name} has {live!r} in Azure, which AKS fixes when a "
-                    "pool is created: adopting it with another value would replace it, deleting the owner's pool; remove "
+                    f"{key}.{member} = {show(given[member])}, but the pool {facts.name} has {show(live)} in Azure, which AKS fixes when "
+                    "a pool is created: adopting it with another value would replace it, deleting the owner's pool; remove "
                     f"{member} to adopt it as it is, or add a new pool"
                 )
     autoscaled = facts.enable_auto_scaling and facts.min_count is not None and facts.max_count is not None
