@@ -25,8 +25,8 @@ from components.azure.cluster_facts import OWNER_TAG, ClusterFacts, PoolFacts
 from components.azure.cluster_objects import SAVE_COMMAND
 from components.catalog import gpu_sizes
 from components.config import GpuPoolConfig, PoolUpgradeSettings, StackConfig, snake
-from components.config.messages import fail, show
 from components.config.existing import ADOPT_IN_PLACE
+from components.config.messages import fail, show
 from components.config.pools import MIG_PROFILES, check_size
 from components.config.workloads import check_modes
 from components.errors import PreflightError
