@@ -84,9 +84,7 @@ def test_what_the_cli_hands_the_program_is_what_go_writes(text, yaml11, yaml12, 
 
 @pytest.mark.parametrize("text", sorted(DISPUTED))
 @pytest.mark.parametrize("where", ["top", "inside an object"])
-def test_a_value_the_readers_read_differently_for_a_key_that_takes_a_word_is_refused_in_one_line_saying_to_quote_it(
-    tmp_path, text, where
-):
+def test_a_value_the_readers_read_differently_for_a_key_that_takes_a_word_is_refused_in_one_line_saying_to_quote_it(tmp_path, text, where):
     body = f"  aks-gpu:clusterName: {text}\n" if where == "top" else f"  aks-gpu:preflight:\n    mode: {text}\n"
     with pytest.raises(SavedFileError) as error:
         stack_config("reading", stack_file(tmp_path, body))

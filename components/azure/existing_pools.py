@@ -162,7 +162,9 @@ def _spelt_otherwise(member: str, given: Any, live: Any, key: str) -> None:
     """The live pool's size in other letters: its spelling, as a new pool is told the
     catalog's (pools.check_size), rather than a replacement it does not mean."""
     if member == "vmSize" and isinstance(given, str) and isinstance(live, str) and given.lower() == live.lower():
-        raise fail(f"{key}.vmSize", given, f"write it as Azure lists it, {live!r} (the catalog, quota and price checks match names exactly)")
+        raise fail(
+            f"{key}.vmSize", given, f"write it as Azure lists it, {live!r} (the catalog, quota and price checks match names exactly)"
+        )
 
 
 def _upgrade_settings(facts: PoolFacts) -> PoolUpgradeSettings | None:
