@@ -80,7 +80,8 @@ if found is not None:
 # What the existing cluster already runs in Kubernetes, read as the Kubernetes provider signs
 # in: a namespace this stack would create, another device plugin or the GPU Operator on its
 # pools, and the guide's DaemonSet that devicePlugin.adopt takes over on this run. Read whatever
-# preflight.mode says: what the stack adopted is guarded by it (components/azure/ownership.py).
+# preflight.mode says: what the stack adopted is guarded by it (components/azure/ownership.py),
+# and two device plugins on one node are never declared (preflight.run).
 in_cluster = None
 if found is not None and user_kubeconfig:
     in_cluster = cluster_object_checks.check(

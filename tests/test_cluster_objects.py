@@ -54,6 +54,12 @@ def listed(*items: dict[str, Any]) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "List", "items": [copy.deepcopy(i) for i in items]}
 
 
+def saved_list(*items: dict[str, Any]) -> str:
+    """A list as `kubectl get ... --all-namespaces` saves it: with kube-system and a DaemonSet of AKS's there."""
+    kube_proxy = {"kind": "DaemonSet", "metadata": {"name": "kube-proxy", "namespace": "kube-system"}, "spec": {"template": {"spec": {}}}}
+    return json.dumps(listed(namespace("kube-system"), kube_proxy, *items))
+
+
 SKU_TOLERATION = {"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}
 
 
@@ -130,6 +136,28 @@ def test_a_device_plugin_in_another_namespace_that_tolerates_the_gpu_taint_stops
     assert said in text and "on nodes of gpu" in text and "two device plugins on one node" in text
     if not preview:
         assert isinstance(result, PreflightError) and monitor.registrations == []
+
+
+@pytest.mark.parametrize("preview", [True, False])
+@pytest.mark.parametrize("mode", ["warn", "off"])
+def test_a_second_device_plugin_stops_a_deployment_whatever_preflight_mode_says(preview, mode):
+    todays = guide_daemon_set("kube-system", tolerations=[SKU_TOLERATION])
+    result, monitor = run(listed(namespace("kube-system"), todays), preview, preflight={"mode": mode})
+    said = "kubernetes: DaemonSet kube-system/nvidia-device-plugin-daemonset runs NVIDIA's device plugin"
+    if preview:
+        assert [w for w in result.warnings if w.startswith(said)][0].endswith(
+            "(a deployment stops here, whatever aks-gpu:preflight.mode says)"
+        )
+    else:
+        assert isinstance(result, PreflightError) and monitor.registrations == [] and "\n" not in str(result)
+        assert str(result).startswith("preflight: never two device plugins on one node, whatever aks-gpu:preflight.mode says")
+        assert said in str(result)
+
+
+def test_with_preflight_off_the_namespace_checks_are_off_but_the_cluster_is_still_read():
+    result, _ = run(listed(namespace("gpu-resources"), namespace("kube-system")), False, preflight={"mode": "off"})
+    assert not isinstance(result, Exception), result
+    assert not [w for w in result.warnings if w.startswith("kubernetes:")]
 
 
 def test_the_2020_guides_daemon_set_elsewhere_cannot_land_on_the_stacks_tainted_pool():
@@ -260,7 +288,7 @@ def test_a_deployment_that_adopts_stops_when_the_cluster_cannot_be_read():
 
 def test_the_offline_render_checks_the_saved_kubernetes_file(tmp_path):
     saved = tmp_path / "team-aks-kubernetes.json"
-    saved.write_text(json.dumps(listed(namespace("gpu-resources"), guide_daemon_set())))
+    saved.write_text(saved_list(namespace("gpu-resources"), guide_daemon_set()))
     monitor = RecordingMonitor(AzureMocks(reader=OfflineReader(cluster=existing_cluster())))
     result = run_program("dev", overrides={**EXISTING, "preflight": {"kubernetesFile": str(saved)}}, monitor=monitor, preview=True)
     assert f"offline: what the cluster runs in Kubernetes read from {saved}" in result.notes
@@ -270,7 +298,7 @@ def test_the_offline_render_checks_the_saved_kubernetes_file(tmp_path):
 @pytest.mark.parametrize(
     ("content", "why"),
     [
-        ("[]", "expected what `kubectl get namespaces,daemonsets --all-namespaces -o json` prints"),
+        ("[]", "expected what `kubectl get namespaces,daemonsets --all-namespaces --show-managed-fields --output json` prints"),
         ('{"items": [{"kind": "Namespace", "metadata": {}}]}', "item 0: metadata.name is not a string"),
         (
             '{"items": [{"kind": "DaemonSet", "metadata": {"name": "x", "namespace": "y"}, "spec": {"template": {"spec": {"containers": [{"image": 3}]}}}}]}',
@@ -299,9 +327,28 @@ def test_the_program_itself_refuses_a_malformed_kubernetes_file_though_it_reads_
 
 def test_the_kubernetes_file_is_refused_without_an_existing_cluster(tmp_path):
     saved = tmp_path / "objects.json"
-    saved.write_text(json.dumps(listed()))
+    saved.write_text(saved_list())
     with pytest.raises(ConfigError, match=r"aks-gpu:preflight.kubernetesFile = .*only with aks-gpu:existingCluster"):
         run_program("dev", overrides={"preflight": {"kubernetesFile": str(saved)}}, preview=True)
+
+
+@pytest.mark.parametrize("preview", [True, False])
+@pytest.mark.parametrize("devices", [{}, {"adopt": True}])
+def test_a_kubernetes_file_saved_without_all_namespaces_is_refused_as_incomplete_not_taken_for_advice(tmp_path, preview, devices):
+    # `kubectl get namespaces,daemonsets` without --all-namespaces: every Namespace, and the
+    # current namespace's DaemonSets only (none here), though gpu-resources runs the guide's.
+    saved = tmp_path / "objects.json"
+    saved.write_text(json.dumps(listed(namespace("default"), namespace("kube-system"), namespace("gpu-resources"))))
+    result, monitor = run(listed(), preview, preflight={"kubernetesFile": str(saved)}, devicePlugin=devices)
+    assert isinstance(result, ConfigError) and monitor.registrations == [] and "\n" not in str(result)
+    message = str(result)
+    assert message.startswith(
+        f"invalid config aks-gpu:preflight.kubernetesFile = {saved}: an incomplete list: no DaemonSet, though AKS runs"
+    )
+    assert message.endswith(
+        f"save it again with `kubectl get namespaces,daemonsets --all-namespaces --show-managed-fields --output json > {saved}`"
+    )
+    assert "kubectl delete" not in message and "remove adopt" not in message
 
 
 # --------------------------------------------------------------------------- the stack's marks

@@ -4,12 +4,14 @@ Each behaviour in a preview and in a deployment."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from conftest import run_cached
 from test_config import refused
 
 from components.errors import PreflightError
-from tools.azure_mocks import AzureMocks, existing_cluster
+from tools.azure_mocks import AzureMocks, OfflineReader, existing_cluster
 from tools.mock_engine import RecordingMonitor, run_program
 
 POOL = "azure-native:containerservice:AgentPool"
@@ -95,7 +97,26 @@ def test_a_used_pool_gets_the_stacks_plugin_and_a_warning_when_what_the_cluster_
     done = run(preview=preview)
     plugin = next(d for d in done.of_type(DAEMONSET) if "device-plugin" in d.name).inputs["spec"]["template"]["spec"]
     assert tolerates(plugin, "sku", "gpu", "NoSchedule")
-    assert any(w.startswith("aks-gpu:gpuPools.gpunp (use): what the cluster runs was not read") for w in done.warnings)
+    [said] = [w for w in done.warnings if w.startswith("aks-gpu:gpuPools.gpunp (use): what the cluster runs was not read")]
+    assert "check with `kubectl get namespaces,daemonsets --all-namespaces --show-managed-fields --output json`" in said
+    assert said.endswith("(the offline render reads that list saved as preflight.kubernetesFile)")
+
+
+@pytest.mark.parametrize("preview", BOTH)
+def test_a_failed_read_does_not_ask_for_a_kubernetes_file_the_stack_sets_already(tmp_path, preview):
+    # As a live run with preflight.kubernetesFile set (the offline render's file) whose read of the cluster fails.
+    saved = tmp_path / "kubernetes.json"
+    kube_proxy = {"kind": "DaemonSet", "metadata": {"name": "kube-proxy", "namespace": "kube-system"}, "spec": {"template": {"spec": {}}}}
+    saved.write_text(json.dumps({"kind": "List", "items": [{"kind": "Namespace", "metadata": {"name": "kube-system"}}, kube_proxy]}))
+
+    def unreachable(kubeconfig):
+        raise TimeoutError("the cluster's API server did not answer within 30 s")
+
+    monitor = RecordingMonitor(AzureMocks(reader=OfflineReader(cluster=cluster(GPUNP), kubernetes=unreachable)))
+    overrides = {"gpuPools": {"gpunp": {"existing": "use"}}, "preflight": {"kubernetesFile": str(saved)}}
+    done = run_program("team", overrides=overrides, monitor=monitor, preview=preview)
+    [said] = [w for w in done.warnings if w.startswith("aks-gpu:gpuPools.gpunp (use): what the cluster runs was not read")]
+    assert "kubernetesFile" not in said
 
 
 def test_a_used_pool_served_by_aks_gets_no_device_plugin_from_the_stack():
@@ -198,12 +219,16 @@ def test_an_adopted_pool_takes_its_counts_from_the_config_which_aks_changes_in_p
 
 @pytest.mark.parametrize("preview", BOTH)
 @pytest.mark.parametrize(
-    "member, value, live",
-    [("vmSize", "Standard_NC8as_T4_v3", "'Standard_NC4as_T4_v3'"), ("maxPods", 110, "250"), ("spot", True, "False")],
+    "member, value, written, live",
+    [
+        ("vmSize", "Standard_NC8as_T4_v3", "'Standard_NC8as_T4_v3'", "'Standard_NC4as_T4_v3'"),
+        ("maxPods", 110, "110", "250"),
+        ("spot", True, "true", "false"),  # as YAML writes them, not Python's True and False
+    ],
 )
-def test_adopting_with_a_fixed_property_set_otherwise_is_refused_naming_both_values(preview, member, value, live):
+def test_adopting_with_a_fixed_property_set_otherwise_is_refused_naming_both_values(preview, member, value, written, live):
     message = stopped(
-        rf"gpuPools\.gpunp\.{member} = {value!r}, but the pool gpunp has {live} in Azure", "adopt", entry={member: value}, preview=preview
+        rf"gpuPools\.gpunp\.{member} = {written}, but the pool gpunp has {live} in Azure", "adopt", entry={member: value}, preview=preview
     )
     assert "would replace it" in message
 

@@ -5,12 +5,13 @@ with them), met the three ways in: used as it is, adopted, and with a new pool b
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 from conftest import ROOT
 
-from components.errors import PreflightError
+from components.errors import ConfigError, PreflightError
 from tools.azure_mocks import AzureMocks
 from tools.mock_engine import RecordingMonitor, run_program
 
@@ -90,6 +91,32 @@ def test_a_new_pool_beside_the_guides_stops_a_deployment_until_the_guides_plugin
     served = plugin["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0]
     assert served["matchExpressions"][0]["values"] == ["gpunp", "t4"]
     assert {p.inputs["agentPoolName"] for p in done.of_type(POOL)} == {"t4"}
+
+
+SAVED = {"clusterFile": "examples/guide-cluster/cluster.json", "kubernetesFile": "examples/guide-cluster/kubernetes.json"}
+
+
+@pytest.mark.parametrize("preview", BOTH)
+def test_with_preflight_off_the_saved_list_is_still_read_so_another_namespace_declares_no_second_plugin(preview):
+    done, _ = run(preview, preflight={"mode": "off", **SAVED}, devicePlugin={"namespace": "gpu-plugin"})
+    assert done.of_type(DAEMONSET) == []
+    said = "\n".join(done.infos + done.warnings)
+    assert "gpu-resources/nvidia-device-plugin-daemonset serves its GPUs already" in said
+    assert "was not read" not in said
+
+
+@pytest.mark.parametrize("preview", BOTH)
+@pytest.mark.parametrize("adopt", [False, True])
+def test_the_guides_list_saved_without_all_namespaces_is_refused_as_incomplete_instead_of_advising_a_deletion(tmp_path, preview, adopt):
+    listed = json.loads((EXAMPLE / "kubernetes.json").read_text())
+    listed["items"] = [i for i in listed["items"] if i["kind"] == "Namespace"]  # `kubectl get` in namespace default, which runs none
+    saved = tmp_path / "kubernetes.json"
+    saved.write_text(json.dumps(listed))
+    with pytest.raises(ConfigError) as error:
+        run(preview, preflight={**SAVED, "kubernetesFile": str(saved)}, devicePlugin={"adopt": adopt})
+    message = str(error.value)
+    assert "\n" not in message and "an incomplete list: no DaemonSet" in message and "--all-namespaces --show-managed-fields" in message
+    assert "kubectl delete" not in message and "remove adopt" not in message
 
 
 def test_the_example_names_only_files_it_ships():

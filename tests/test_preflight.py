@@ -57,7 +57,7 @@ def deploy(**overrides):
 
 
 def problems(run) -> list[str]:
-    return [w for w in run.warnings if not w.startswith(("preflight: VM size offers", "aks-gpu:mnistJob.image: "))]
+    return [w for w in run.warnings if not w.startswith("preflight: VM size offers")]
 
 
 # --------------------------------------------------------------------------- retired sizes
@@ -242,6 +242,16 @@ def test_warn_mode_lets_a_deployment_go_on_with_the_warnings():
 def test_off_mode_checks_nothing():
     run = run_program("dev", overrides={"preflight": {"mode": "off"}}, preview=False)
     assert not [w for w in run.warnings if w.startswith("preflight") or "retired" in w]
+
+
+@pytest.mark.parametrize("preview", [True, False])
+def test_off_mode_says_in_one_line_that_the_saved_skus_and_usage_are_not_read(preview):
+    files = {"skusFile": str(FIXTURES / "eastus-skus.json"), "usageFile": str(FIXTURES / "eastus-usage.json")}
+    run = run_program("dev", overrides={"preflight": {"mode": "off", **files}}, preview=preview)
+    assert [w for w in run.warnings if "not read" in w] == [
+        "aks-gpu:preflight.skusFile and usageFile are not read: aks-gpu:preflight.mode = off skips the VM size and quota checks "
+        "they are for; set mode to warn or enforce to check them, or remove them"
+    ]
 
 
 @pytest.mark.parametrize(

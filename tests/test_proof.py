@@ -198,13 +198,22 @@ def test_the_guides_image_on_a_turing_or_later_gpu_is_warned_with_why(program):
     assert "nvidia-docker#1106" in warning and warning.endswith("remove mnistJob.image for the PyTorch proof")
 
 
-def test_a_preview_warns_that_the_job_is_not_the_guides_unless_an_image_is_chosen(program):
-    [warning] = [w for w in program().warnings if w.startswith("aks-gpu:mnistJob.image: ")]
-    assert "the guide's image (TensorFlow 1.4 on CUDA 8 (2017)) cannot be expected to run on any GPU AKS still creates" in warning
-    assert warning.endswith(f"set mnistJob.image to {GUIDE_MNIST_IMAGE} for the guide's")
-    for chosen in (GUIDE_MNIST_IMAGE, DEFAULT_MNIST_IMAGE):
-        assert not [w for w in program(mnistJob={"image": chosen}).warnings if w.startswith("aks-gpu:mnistJob.image: ")]
-    assert not [w for w in program(mnistJob={"enabled": False}).warnings if w.startswith("aks-gpu:mnistJob.image: ")]
+def test_a_run_says_once_as_information_not_a_warning_that_the_job_is_the_guides_successor(program):
+    run = program()
+    [line] = [i for i in run.infos if "the successor of the guide's image" in i]
+    assert line.startswith("proof: the Job runs the shipped proof/train_mnist.py in PyTorch")
+    assert "(TensorFlow 1.4 on CUDA 8 (2017)), which cannot be expected to run on any GPU AKS still creates" in line
+    assert line.endswith(f"set aks-gpu:mnistJob.image to {GUIDE_MNIST_IMAGE} for the guide's")
+    assert not [w for w in run.warnings if w.startswith("aks-gpu:mnistJob.image") or "successor" in w]
+    for chosen in (GUIDE_MNIST_IMAGE, "registry.example/team/mnist:1"):
+        assert not [i for i in program(mnistJob={"image": chosen}).infos if "the successor of the guide's image" in i]
+    assert not [i for i in program(mnistJob={"enabled": False}).infos if "the successor of the guide's image" in i]
+
+
+def test_several_pools_hear_of_the_guides_image_once():
+    pools = {"a": {"vmSize": "Standard_NC4as_T4_v3"}, "b": {"vmSize": "Standard_NC8as_T4_v3"}}
+    done = run_cached("dev", gpuPool=None, gpuPools=pools)[0]
+    assert len([i for i in done.infos if "the successor of the guide's image" in i]) == 1
 
 
 def test_the_guides_image_on_the_guides_k80_is_not_warned_about_its_cuda(program):

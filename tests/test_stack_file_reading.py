@@ -84,14 +84,29 @@ def test_what_the_cli_hands_the_program_is_what_go_writes(text, yaml11, yaml12, 
 
 @pytest.mark.parametrize("text", sorted(DISPUTED))
 @pytest.mark.parametrize("where", ["top", "inside an object"])
-def test_a_value_the_readers_read_differently_is_refused_in_one_line_saying_to_quote_it(tmp_path, text, where):
-    body = f"  aks-gpu:protect: {text}\n" if where == "top" else f"  aks-gpu:gpuPool:\n    spot: {text}\n"
+def test_a_value_the_readers_read_differently_for_a_key_that_takes_a_word_is_refused_in_one_line_saying_to_quote_it(tmp_path, text, where):
+    body = f"  aks-gpu:clusterName: {text}\n" if where == "top" else f"  aks-gpu:preflight:\n    mode: {text}\n"
     with pytest.raises(SavedFileError) as error:
         stack_config("reading", stack_file(tmp_path, body))
-    key = "aks-gpu:protect" if where == "top" else "aks-gpu:gpuPool.spot"
+    key = "aks-gpu:clusterName" if where == "top" else "aks-gpu:preflight.mode"
     said = str(error.value)
     assert said.startswith(f"Pulumi.reading.yaml: {key} = {text}: YAML readers disagree on this value (")
-    assert said.endswith(f'quote it "{text}"') and "\n" not in said
+    assert said.endswith(f'; quote it "{text}"') and "\n" not in said and "true or false" not in said
+
+
+@pytest.mark.parametrize("text", ["yes", "no", "on", "off"])
+@pytest.mark.parametrize("key", ["aks-gpu:protect", "aks-gpu:gpuPool.spot"])
+def test_a_yaml_11_boolean_for_a_key_that_takes_a_boolean_is_told_to_write_true_or_false_not_to_quote_it(tmp_path, text, key):
+    body = f"  {key}: {text}\n" if "." not in key else f"  aks-gpu:gpuPool:\n    spot: {text}\n"
+    with pytest.raises(SavedFileError) as error:
+        stack_config("reading", stack_file(tmp_path, body))
+    assert str(error.value).startswith(f"Pulumi.reading.yaml: {key} = {text}: ") and str(error.value).endswith("; write true or false")
+
+
+def test_a_key_the_schema_does_not_know_is_told_both_ways(tmp_path):
+    with pytest.raises(SavedFileError) as error:
+        stack_config("reading", stack_file(tmp_path, "  team:flag: off\n"))
+    assert str(error.value).endswith('; write true or false, or quote it "off"')
 
 
 def test_spot_yes_says_what_each_reader_reads_and_what_to_write(tmp_path):
@@ -130,6 +145,7 @@ def test_unquoted_mode_off_stops_the_render_and_the_tests_before_anything_is_reg
     with pytest.raises(SavedFileError, match=r"aks-gpu:preflight.mode = off: YAML readers disagree") as error:
         run_program("dev", stack_file=path, monitor=monitor, preview=preview)
     assert isinstance(error.value, pulumi.RunError) and monitor.registrations == []
+    assert str(error.value).endswith('; quote it "off"'), "mode takes a word: quoting it is the answer, not true or false"
 
 
 def test_a_key_the_readers_read_differently_is_refused(tmp_path):

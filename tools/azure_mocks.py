@@ -24,6 +24,7 @@ from pulumi.runtime import settings
 
 from components.azure.azure_facts import Facts
 from components.azure.cluster_facts import id_parts
+from components.azure.cluster_objects import SAVE_COMMAND
 from components.azure.live_reader import GET_MANAGED_CLUSTER
 from components.azure.reader import NotRead, RunningPool
 from tools.stack_files import saved_cluster, saved_kubernetes
@@ -174,7 +175,7 @@ class OfflineReader:
         self.refused = dict(refuse or {})
         self.sign_in = sign_in
         self.access_wait = wait_for_access
-        #: What the cluster runs in Kubernetes (a `kubectl get namespaces,daemonsets -A -o json`
+        #: What the cluster runs in Kubernetes (a `kubectl get namespaces,daemonsets -A --show-managed-fields -o json`
         #: list, or a function of the kubeconfig that answers or raises); None: not read.
         self.kubernetes_answer = kubernetes
         #: The stack's preflight.kubernetesFile, when `kubernetes` is what it saved.
@@ -272,8 +273,7 @@ class OfflineReader:
         self._asked("kubernetes_objects")
         answer = self._given(
             self.kubernetes_answer,
-            "the offline render makes no calls to the cluster (set aks-gpu:preflight.kubernetesFile to a saved "
-            "`kubectl get namespaces,daemonsets --all-namespaces -o json` to check it)",
+            f"the offline render makes no calls to the cluster (set aks-gpu:preflight.kubernetesFile to a saved `{SAVE_COMMAND}` to check it)",
         )
         if self.kubernetes_file is not None:
             self._note(f"offline: what the cluster runs in Kubernetes read from {self.kubernetes_file}")

@@ -133,7 +133,7 @@ def saved_cluster(config: Mapping[str, str]) -> tuple[dict[str, Any], str] | Non
 
 def saved_kubernetes(config: Mapping[str, str]) -> tuple[dict[str, Any], str] | None:
     """What the existing cluster runs in Kubernetes as `aks-gpu:preflight.kubernetesFile`
-    saved it (`kubectl get namespaces,daemonsets --all-namespaces -o json`), and the file's
+    saved it (cluster_objects.SAVE_COMMAND), and the file's
     name as the stack gives it, if the stack names one. A file that is not such a list is
     one line (components/azure/cluster_objects.py `read_saved`)."""
     try:

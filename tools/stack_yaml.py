@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import functools
 import json
 import math
 import sys
@@ -87,9 +88,48 @@ def key_path(path: tuple[Any, ...], project: str | None = None) -> str:
     return text + "".join(f"[{p}]" if isinstance(p, int) and not isinstance(p, bool) else f".{go_key(p)}" for p in parts[1:])
 
 
+# The stack schema (`make schema`): what type a config key's value takes, so that the advice
+# fits the key (`mode: off` is a word to quote, `spot: yes` a boolean to write as true).
+SCHEMA = Path(__file__).resolve().parent.parent / "schema" / "stack.schema.json"
+
+
+@functools.cache
+def _schema() -> dict[str, Any]:
+    try:
+        found = json.loads(SCHEMA.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def _types(node: Any, depth: int = 0) -> frozenset[str]:
+    """The JSON types a schema node allows, through $ref and anyOf (the secure-value form aside)."""
+    if not isinstance(node, dict) or depth > 8:
+        return frozenset()
+    if isinstance(ref := node.get("$ref"), str):
+        return frozenset() if ref.endswith("/secureValue") else _types(_schema().get("$defs", {}).get(ref.rsplit("/", 1)[-1]), depth + 1)
+    kinds = frozenset(node["type"] if isinstance(node.get("type"), list) else [node["type"]]) if "type" in node else frozenset()
+    return kinds.union(*(_types(option, depth + 1) for option in node.get("anyOf", [])))
+
+
+def expects(path: tuple[Any, ...]) -> frozenset[str]:
+    """The JSON types the stack schema gives the value at `path` (from the file's root); empty
+    where the schema says nothing of it (another file, another namespace's key)."""
+    node: Any = _schema()
+    for part in path:
+        options = [node, *node.get("anyOf", [])] if isinstance(node, dict) else []
+        options = [_schema().get("$defs", {}).get(o["$ref"].rsplit("/", 1)[-1], {}) if "$ref" in o else o for o in options]
+        step = next((o["properties"][part] for o in options if part in o.get("properties", {})), None)
+        step = step or next((o["additionalProperties"] for o in options if isinstance(o.get("additionalProperties"), dict)), None)
+        if step is None:
+            return frozenset()
+        node = step
+    return _types(node)
+
+
 def _problems(node: Any, path: tuple[Any, ...], found: list[Problem], walked: set[int]) -> None:
     if isinstance(node, ScalarNode):
-        if node.tag == PLAIN and (says := disagreement(node.value)):
+        if node.tag == PLAIN and (says := disagreement(node.value, expects=expects(path))):
             found.append(Problem(path, node.value, says))
         elif node.tag == PLAIN and isinstance(value := go_scalar(node.value), float) and not math.isfinite(value):
             says = f"Pulumi's CLI cannot load this value ({json_refusal(value)}); write a number, or quote it {json.dumps(node.value)}"

@@ -299,9 +299,11 @@ def _said(text: str) -> str | None:
     )
 
 
-def disagreement(text: str, key: bool = False) -> str | None:
+def disagreement(text: str, key: bool = False, expects: frozenset[str] = frozenset()) -> str | None:
     """What the readers say of the plain scalar (or key) `text`, and what to write, if they do
-    not all read it alike; None if they do."""
+    not all read it alike; None if they do. `expects`: the JSON types the value's key takes
+    (the stack schema's; empty where unknown), so that a word is told to be quoted, and a
+    boolean or a number to be written as one."""
     said = _said(text)
     if said is None:
         return None
@@ -309,6 +311,12 @@ def disagreement(text: str, key: bool = False) -> str | None:
     if key:
         return f"YAML readers disagree on this key ({said}); quote it {quoted}"
     kinds = {kind for kind, _ in readings(text).values()}
+    if "string" in expects:
+        return f"YAML readers disagree on this value ({said}); quote it {quoted}"
+    if "boolean" in kinds and "boolean" in expects:
+        return f"YAML readers disagree on this value ({said}); write true or false"
+    if "number" in kinds and expects & {"integer", "number"}:
+        return f"YAML readers disagree on this value ({said}); write the number in decimal"
     advice = "write true or false, or " if "boolean" in kinds else "write the number in decimal, or " if "number" in kinds else ""
     return f"YAML readers disagree on this value ({said}); {advice}quote it {quoted}"
 

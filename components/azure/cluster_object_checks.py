@@ -247,7 +247,8 @@ def other_plugins(seen: Seen, pools: Sequence[PoolNodes], mine: Mine, taken: str
                 Problem(
                     f"kubernetes: the GPU Operator runs in the cluster ({found.where}), and it puts its driver and device plugin on "
                     f"every NVIDIA GPU node its ClusterPolicy lets it: with this stack's on {names}, two device plugins; remove it, or "
-                    "leave those GPUs to it"
+                    "leave those GPUs to it",
+                    always=True,
                 )
             )
             continue
@@ -262,7 +263,8 @@ def other_plugins(seen: Seen, pools: Sequence[PoolNodes], mine: Mine, taken: str
                 Problem(
                     f"kubernetes: {found.where} runs NVIDIA's device plugin ({found.images[0]}) on nodes of {', '.join(hits)}, "
                     "where this stack puts one too: two device plugins on one node; remove it, pin it to other pools, or "
-                    + (f"take it over with {ADOPT}: true" if found.name == GUIDE_DAEMONSET else "leave those pools to it")
+                    + (f"take it over with {ADOPT}: true" if found.name == GUIDE_DAEMONSET else "leave those pools to it"),
+                    always=True,
                 )
             )
     for pool in served:
@@ -270,7 +272,8 @@ def other_plugins(seen: Seen, pools: Sequence[PoolNodes], mine: Mine, taken: str
             problems.append(
                 Problem(
                     f"kubernetes: pool {pool.name} runs AKS's own device plugin (gpuProfile.nvidia.managementMode Managed, a "
-                    f"systemd unit), and this stack would put its {pool.stack_plugin} there too: give it management aks-managed"
+                    f"systemd unit), and this stack would put its {pool.stack_plugin} there too: give it management aks-managed",
+                    always=True,
                 )
             )
     return problems

@@ -1,6 +1,6 @@
 """What an existing cluster already runs in Kubernetes, as the program reads it before it
-declares anything: its namespaces and its DaemonSets, what `kubectl get
-namespaces,daemonsets --all-namespaces -o json` prints (a v1 List). Pure: the reader makes
+declares anything: its namespaces and its DaemonSets, what SAVE_COMMAND (below) prints
+(a v1 List). Pure: the reader makes
 the read (components/azure/reader.py), components/azure/cluster_object_checks.py says what
 it means for this stack.
 
@@ -50,7 +50,20 @@ REPELLING = ("NoSchedule", "NoExecute")
 # creates (provider/pkg/await/await.go), "pulumi-kubernetes-<random>" for server-side apply
 # (provider/pkg/provider/provider.go fieldManagerName), both at pulumi/pulumi-kubernetes@94977969.
 PULUMI_MANAGERS = ("pulumi-kubernetes", "pulumi-resource-kubernetes")
-SAVED = "what `kubectl get namespaces,daemonsets --all-namespaces -o json` prints: a List of Namespaces and DaemonSets"
+# The one command that saves the list (preflight.kubernetesFile): every namespace's
+# DaemonSets, and their managedFields, which kubectl leaves out since 1.21 unless asked
+# (kubernetes/kubernetes#96878; cli-runtime pkg/printers/managedfields.go) and which tell a
+# namespace pulumi-kubernetes made (Namespace.by_pulumi).
+SAVE_COMMAND = "kubectl get namespaces,daemonsets --all-namespaces --show-managed-fields --output json"
+SAVED = f"what `{SAVE_COMMAND}` prints: a List of Namespaces and DaemonSets"
+# AKS runs its own DaemonSets in kube-system on every node: the node's network (the AKS-managed
+# kube-proxy, which only a bring-your-own CNI may disable: azure-aks-docs configure-kube-proxy.md,
+# ms.date 01/28/2026; on Cilium's data plane, which needs no kube-proxy, Cilium's agent there:
+# azure-cni-powered-by-cilium.md), and the CSI drivers' node plugins, on by default
+# (csi-storage-drivers.md, ms.date 08/03/2026). A saved list with none was saved without
+# --all-namespaces, which lists only the current namespace's DaemonSets (and every Namespace,
+# which no namespace holds): it would say a namespace "holds no DaemonSet" that holds one.
+SYSTEM_NAMESPACE = "kube-system"
 
 
 class Malformed(ValueError):
@@ -223,9 +236,20 @@ def read_saved(key: str, path: Path) -> dict[str, Any]:
     and the file when it is not what the command prints."""
     doc = saved_files.read_json(key, path, SAVED)
     try:
-        parse(doc)
+        seen = parse(doc)
     except Malformed as why:
         raise saved_files.refused(key, path, str(why)) from None
+    if not any(d.namespace == SYSTEM_NAMESPACE for d in seen.daemon_sets):
+        found = f"{len(seen.daemon_sets)} DaemonSet(s), none in {SYSTEM_NAMESPACE}" if seen.daemon_sets else "no DaemonSet"
+        target = saved_files.shown(path) if len(saved_files.shown(path)) <= 120 else "<file>"
+        raise saved_files.refused(
+            key,
+            path,
+            f"an incomplete list: {found}, though AKS runs its own DaemonSets in {SYSTEM_NAMESPACE} on every node (kube-proxy or "
+            "Cilium, the CSI node drivers): "
+            f"saved without --all-namespaces, it cannot tell which DaemonSets the cluster runs; save it again with "
+            f"`{SAVE_COMMAND} > {target}`",
+        )
     return doc
 
 

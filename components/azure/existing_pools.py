@@ -20,11 +20,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from components.azure import ownership
+from components.azure import live_pool_counts, ownership
 from components.azure.cluster_facts import OWNER_TAG, ClusterFacts, PoolFacts
+from components.azure.cluster_objects import SAVE_COMMAND
 from components.catalog import gpu_sizes
 from components.config import GpuPoolConfig, PoolUpgradeSettings, StackConfig, snake
 from components.config.existing import ADOPT_IN_PLACE
+from components.config.messages import fail, show
 from components.config.pools import MIG_PROFILES, check_size
 from components.config.workloads import check_modes
 from components.errors import PreflightError
@@ -158,6 +160,15 @@ def _same(member: str, given: Any, live: Any) -> bool:
     return bool(given == live)
 
 
+def _spelt_otherwise(member: str, given: Any, live: Any, key: str) -> None:
+    """The live pool's size in other letters: its spelling, as a new pool is told the
+    catalog's (pools.check_size), rather than a replacement it does not mean."""
+    if member == "vmSize" and isinstance(given, str) and isinstance(live, str) and given.lower() == live.lower():
+        raise fail(
+            f"{key}.vmSize", given, f"write it as Azure lists it, {live!r} (the catalog, quota and price checks match names exactly)"
+        )
+
+
 def _upgrade_settings(facts: PoolFacts) -> PoolUpgradeSettings | None:
     live = facts.member("upgradeSettings")
     if not isinstance(live, Mapping):
@@ -174,9 +185,11 @@ def settings_from_azure(pool: GpuPoolConfig, given: Mapping[str, Any], facts: Po
     if pool.existing == "adopt":
         for member, live in fixed.items():
             if member in given and not _same(member, given[member], live):
+                _spelt_otherwise(member, given[member], live, key)
+                # Values as YAML writes them (true, null), as the stack file has them.
                 raise PreflightError(
-                    f"{key}.{member} = {given[member]!r}, but the pool {facts.name} has {live!r} in Azure, which AKS fixes when a "
-                    "pool is created: adopting it with another value would replace it, deleting the owner's pool; remove "
+                    f"{key}.{member} = {show(given[member])}, but the pool {facts.name} has {show(live)} in Azure, which AKS fixes when "
+                    "a pool is created: adopting it with another value would replace it, deleting the owner's pool; remove "
                     f"{member} to adopt it as it is, or add a new pool"
                 )
     autoscaled = facts.enable_auto_scaling and facts.min_count is not None and facts.max_count is not None
@@ -282,6 +295,7 @@ def resolve(cfg: StackConfig, found: ClusterFacts | None, owner: str) -> tuple[S
         resolved = dataclasses.replace(
             settings_from_azure(pool, given.get(pool.name, {}), found_pool.facts, key), on_destroy=pool.on_destroy
         )
+        live_pool_counts.check(resolved, given.get(pool.name, {}), found_pool.facts, key, cfg.mnist_job.enabled)
         lines += check_size(resolved.vm_size, resolved.gen2, key)
         pools.append(resolved)
         lines.append(line(key, resolved, found_pool))
@@ -293,10 +307,12 @@ def resolve(cfg: StackConfig, found: ClusterFacts | None, owner: str) -> tuple[S
 def unread_plugin_lines(cfg: StackConfig) -> list[str]:
     """A pool used as it is gets the stack's device plugin only where nothing of the cluster's
     serves it; when the cluster's DaemonSets could not be read, that is not known."""
+    # Asked for only where it is not set: a set kubernetesFile is what the offline render
+    # reads, and a live run reads the cluster itself (components/azure/reader.py).
+    save = "" if cfg.preflight.kubernetes_file else " (the offline render reads that list saved as preflight.kubernetesFile)"
     return [
         f"{cfg.pool_key(p)} (use): what the cluster runs was not read, so this stack puts its device plugin on {p.name}; if a "
-        "device plugin of the cluster's serves it already, that is two on one node: check with `kubectl get daemonsets "
-        "--all-namespaces`, or save that list as preflight.kubernetesFile"
+        f"device plugin of the cluster's serves it already, that is two on one node: check with `{SAVE_COMMAND}`{save}"
         for p in cfg.gpu_pools
         if p.existing == "use" and p.mode == "device-plugin"
     ]

@@ -1,7 +1,8 @@
 """The live read of what an existing cluster runs (components/azure/cluster_objects.py): its
 namespaces and its DaemonSets in every namespace, as `kubectl get namespaces,daemonsets
---all-namespaces -o json` prints them, asked of the API server with the kubeconfig's own
-credential (components/azure/cluster_access.py: its token, or its exec plugin's).
+--all-namespaces --show-managed-fields --output json` prints them (the API's lists keep
+managedFields), asked of the API server with the kubeconfig's own credential
+(components/azure/cluster_access.py: its token, or its exec plugin's).
 
 One deadline bounds the whole read, the credential plugin and both requests: each request
 waits at most what is left, and the read itself runs on a daemon thread the program stops

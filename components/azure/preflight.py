@@ -70,9 +70,12 @@ def run(
     deployment in `enforce` mode would hit a blocking problem."""
     mode = cfg.preflight.mode
     region = found.location if found is not None else cfg.location
-    if mode == "off":
-        return Checked([], region)
     dry_run = pulumi.runtime.is_dry_run() if dry_run is None else dry_run
+    in_cluster = list(in_cluster)
+    certain = never_two_plugins([p for p in in_cluster if p.always], dry_run)
+    in_cluster = [p for p in in_cluster if not p.always]
+    if mode == "off":
+        return Checked(certain, region)
     problems: list[Problem] = []
     node_group, own_pools = None, {}
     if found is not None:
@@ -99,7 +102,19 @@ def run(
             f"set {NAMESPACE}:preflight.mode to warn to deploy anyway):\n" + "\n".join(f"- {m}" for m in blocking)
         )
     stops = " (a deployment stops here)" if mode == "enforce" else ""
-    return Checked([*notes, *(p.message + (stops if p.blocking else "") for p in problems)], region)
+    return Checked([*certain, *notes, *(p.message + (stops if p.blocking else "") for p in problems)], region)
+
+
+def never_two_plugins(problems: list[Problem], dry_run: bool) -> list[str]:
+    """Two device plugins on one node ("Don't run multiple NVIDIA device plugin DaemonSets on
+    the same nodes", best-practices-ml-ops.md) are never deployed, whatever preflight.mode
+    says: not a check of Azure's answers to switch off, but what this stack would declare.
+    A deployment stops; a preview says each."""
+    whatever = f"whatever {NAMESPACE}:preflight.mode says"
+    if problems and not dry_run:
+        listed = problems[0].message if len(problems) == 1 else "\n" + "\n".join(f"- {p.message}" for p in problems)
+        raise PreflightError(f"preflight: never two device plugins on one node, {whatever} (nothing was created): {listed}")
+    return [f"{p.message} (a deployment stops here, {whatever})" for p in problems]
 
 
 def provider_host(cfg: StackConfig, environ: Mapping[str, str]) -> None:

@@ -11,3 +11,6 @@ class Problem:
     message: str
     #: Blocking: Azure would refuse the deployment. Otherwise a warning in every run.
     blocking: bool = True
+    #: Whatever preflight.mode says: two device plugins on one node, which no setting may
+    #: let through (a preview says it, a deployment stops: preflight.run).
+    always: bool = False

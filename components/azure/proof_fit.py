@@ -21,6 +21,14 @@ def lines(cfg: StackConfig) -> tuple[list[str], list[str]]:
         return [], []
     infos, warnings = [], []
     image = proof_images.known(cfg.mnist_job.image)
+    if cfg.mnist_job.image == proof_images.PYTORCH.reference:
+        # Said once, as information: the default is the program's choice, not a problem; a
+        # stack that sets the guide's image gets its warnings per pool below.
+        infos.append(
+            f"proof: the Job runs the shipped proof/train_mnist.py in {image.says if image else 'PyTorch'}, the successor of the guide's "
+            f"image ({proof_images.GUIDE.says}), which cannot be expected to run on any GPU AKS still creates (docs/guide-and-azure.md, "
+            f"the proof Job); set {NAMESPACE}:mnistJob.image to {proof_images.GUIDE.reference} for the guide's"
+        )
     for pool in cfg.gpu_pools:
         key, size = cfg.pool_key(pool), gpu_sizes.CATALOG.get(pool.vm_size)
         if size is None or size.gpu.capability is None:

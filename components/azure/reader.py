@@ -88,8 +88,8 @@ class AzureReader(Protocol):
         ...
 
     def kubernetes_objects(self, kubeconfig: str) -> Mapping[str, Any]:
-        """An existing cluster's namespaces and DaemonSets, what `kubectl get
-        namespaces,daemonsets --all-namespaces -o json` prints (a v1 List), read with the
+        """An existing cluster's namespaces and DaemonSets, what `kubectl get namespaces,daemonsets
+        --all-namespaces --show-managed-fields --output json` prints (a v1 List), read with the
         kubeconfig (YAML, as the Kubernetes provider gets it) within one deadline
         (components/azure/kubernetes_read.py)."""
         ...

@@ -195,3 +195,13 @@ def structured(key: str, raw: Any, cls: type) -> dict[str, Any]:
         if member not in allowed:
             raise ConfigError(f"unknown config {key}.{member}{did_you_mean(member, allowed)}; allowed: {', '.join(allowed)}")
     return value
+
+
+# A GPU pool's count rules, a new pool's (pools.py) and an adopted one's (azure/live_pool_counts.py).
+def min_above_max(key: str, min_count: int, max_count: int) -> ConfigError:
+    return ConfigError(f"invalid config {key}: minCount {min_count} is greater than maxCount {max_count}; expected minCount <= maxCount")
+
+
+def no_node_for_the_job(key: str) -> ConfigError:
+    why = "the Job would wait forever for a GPU node; set nodeCount >= 1, set minCount/maxCount, or set mnistJob.enabled to false"
+    return ConfigError(f"invalid config {key}.nodeCount = 0 with {NAMESPACE}:mnistJob.enabled = true: {why}")

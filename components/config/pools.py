@@ -17,7 +17,7 @@ from components.catalog import gpu_sizes
 from components.config import pool_upgrades
 from components.config.cluster import SYSTEM_POOL_NAME
 from components.config.existing import EXISTING_POOL_MODES, ON_DESTROY, check_existing, check_on_destroy
-from components.config.messages import did_you_mean, fail, json_object, structured
+from components.config.messages import did_you_mean, fail, json_object, min_above_max, no_node_for_the_job, structured
 from components.config.pool_upgrades import PoolUpgradeSettings
 from components.config.values import (
     MAX_POOL_NODES,
@@ -283,20 +283,14 @@ def check_gpu_pool(pool: GpuPoolConfig, job_enabled: bool, key: str) -> None:
     if pool.autoscaling:
         assert pool.min_count is not None and pool.max_count is not None
         if pool.min_count > pool.max_count:
-            raise ConfigError(
-                f"invalid config {key}: minCount {pool.min_count} is greater than maxCount {pool.max_count}; expected minCount <= maxCount"
-            )
+            raise min_above_max(key, pool.min_count, pool.max_count)
         if not pool.min_count <= pool.node_count <= pool.max_count:
             raise ConfigError(
                 f"invalid config {key}.nodeCount = {pool.node_count}: an autoscaled pool starts inside its range; "
                 f"expected {pool.min_count} <= nodeCount <= {pool.max_count}"
             )
     elif job_enabled and pool.node_count == 0:
-        raise ConfigError(
-            f"invalid config {key}.nodeCount = 0 with {NAMESPACE}:mnistJob.enabled = true: "
-            "the Job would wait forever for a GPU node; set nodeCount >= 1, set minCount/maxCount, "
-            "or set mnistJob.enabled to false"
-        )
+        raise no_node_for_the_job(key)
     if pool.spot_max_price is not None and not pool.spot:
         raise fail(f"{key}.spotMaxPrice", pool.spot_max_price, f"only with {key}.spot = true: it caps a Spot node's price; remove it")
     # "The minimum value that can be set for maximum pods per node is 10 if and only if the

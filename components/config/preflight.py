@@ -34,10 +34,11 @@ class PreflightConfig:
     cluster_file: FilePath | None = None
     """existingCluster only: `az aks show --output json` of the cluster, saved (relative to the project), which the offline render (make render) uses instead of assumed facts. pulumi preview and up read the cluster from Azure."""
     kubernetes_file: FilePath | None = None
-    """existingCluster only: `kubectl get namespaces,daemonsets --all-namespaces -o json` of the cluster, saved (relative to the project), which the offline render checks against. pulumi preview and up read the cluster itself."""
+    """existingCluster only: `kubectl get namespaces,daemonsets --all-namespaces --show-managed-fields --output json` of the cluster, saved (relative to the project), which the offline render checks against. pulumi preview and up read the cluster itself."""
 
 
-def check_preflight(preflight: PreflightConfig, root: Path) -> None:
+def check_preflight(preflight: PreflightConfig, root: Path) -> list[str]:
+    """The files' rules; returns what a run says of a file it will not read."""
     key = f"{NAMESPACE}:preflight"
     files = {"skusFile": preflight.skus_file, "usageFile": preflight.usage_file}
     given = [member for member, path in files.items() if path]
@@ -56,3 +57,11 @@ def check_preflight(preflight: PreflightConfig, root: Path) -> None:
             raise fail(f"{key}.{member}", path, f"cannot be opened ({error.strerror or error}); expected an existing file") from None
         if path and not found:
             raise fail(f"{key}.{member}", path, f"expected an existing file (relative to {root})")
+    # mode off skips the size and quota checks, the only readers of skusFile and usageFile
+    # (components/azure/preflight.py load_facts); the other files are read in every mode.
+    if preflight.mode == "off" and given:
+        return [
+            f"{key}.skusFile and usageFile are not read: {key}.mode = off skips the VM size and quota checks they are for; "
+            "set mode to warn or enforce to check them, or remove them"
+        ]
+    return []

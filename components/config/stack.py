@@ -171,9 +171,9 @@ def parse(raw: Mapping[str, str], project: str, stack: str, root: Path | None = 
     resource_group_name, cluster_name = _names(given, values, project, stack)
     found = pools.gpu_pools(given.gpu_pool, given.gpu_pools, values)
     warnings = pools.check(found, job_enabled=given.mnist_job.enabled, existing_cluster=given.existing_cluster is not None)
-    warnings += workloads.check(found.pools, found.keys, values, given.device_plugin, given.mnist_job, given.gpu_operator)
+    workloads.check(found.pools, found.keys, values, given.device_plugin, given.mnist_job, given.gpu_operator)
     warnings += cluster.check(given.access, given.network, given.upgrade, given.kubernetes_version)
-    check_preflight(given.preflight, root or Path.cwd())
+    warnings += check_preflight(given.preflight, root or Path.cwd())
     cost.check(given.cost, values)
     if given.existing_cluster is None:
         existing.check_without_existing(

@@ -198,9 +198,9 @@ def _unused_setting_message(setting: str, pools: tuple[GpuPoolConfig, ...], keys
 _SCRIPT_MEMBERS = {"maxSeconds": "--max-seconds", "minAccuracy": "--min-accuracy"}
 
 
-def check_mnist_job(job: MnistJobConfig, given: Mapping[str, Any]) -> list[str]:
+def check_mnist_job(job: MnistJobConfig, given: Mapping[str, Any]) -> None:
     """How the Job runs its image: refused where a member would do nothing, or the image
-    cannot do what is asked of it. Returns what a preview says of a Job that is not the guide's."""
+    cannot do what is asked of it."""
     key = f"{NAMESPACE}:mnistJob"
     guide = proof_images.known(job.image) is proof_images.GUIDE
     if guide and job.run == "script":
@@ -226,13 +226,8 @@ def check_mnist_job(job: MnistJobConfig, given: Mapping[str, Any]) -> list[str]:
             "the guide's image downloads MNIST when it starts, so it needs egress; remove egress, "
             "or remove image for the PyTorch proof, which trains on digits it draws without egress",
         )
-    if not job.enabled or "image" in given:
-        return []
-    return [
-        f"{key}.image: the guide's image ({proof_images.GUIDE.says}) cannot be expected to run on any GPU AKS still "
-        f"creates; running its successor instead, the shipped proof/train_mnist.py in {proof_images.PYTORCH.says} "
-        f"(docs/guide-and-azure.md, the proof Job); set mnistJob.image to {GUIDE_MNIST_IMAGE} for the guide's"
-    ]
+    # That the default Job is the guide's successor is said once, as information, by
+    # components/azure/proof_fit.py, beside what each pool's GPU runs.
 
 
 def check(
@@ -242,12 +237,11 @@ def check(
     device_plugin: DevicePluginConfig,
     mnist_job: MnistJobConfig,
     operator: GpuOperatorConfig,
-) -> list[str]:
+) -> None:
     """The workloads' rules across pools: modes that may share a cluster, settings no pool's
-    mode uses, how the Job runs, and the namespaces each workload owns; returns the warnings."""
+    mode uses, how the Job runs, and the namespaces each workload owns."""
     check_modes(pools, keys)
     check_on_destroy(None, "", device_plugin)
     check_unused_settings(pools, values, keys)
-    warnings = check_mnist_job(mnist_job, values.get("mnistJob", {}))
+    check_mnist_job(mnist_job, values.get("mnistJob", {}))
     check_namespaces(frozenset(p.mode for p in pools), device_plugin, mnist_job, operator)
-    return warnings
