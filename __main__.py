@@ -28,6 +28,7 @@ from components.azure import (
 )
 from components.azure.live_reader import LiveReader
 from components.resources import budget
+from components.resources.adopted import device_plugin_plans, pool_plan
 from components.resources.budget import CostBudget, CostBudgetArgs
 from components.resources.cluster import GpuCluster, GpuClusterArgs
 from components.resources.dcgm_exporter import DcgmExporter, DcgmExporterArgs
@@ -96,6 +97,12 @@ if found is not None and not (in_cluster and in_cluster.read):
 switch_notes, running_pools = preflight.pool_switches(cfg, found, azure)
 for warning in switch_notes:
     pulumi.log.warn(warning)
+# What the adopting `up` does to each pool it takes over: the import, then the update field
+# by field (a replacement is refused here); the device plugin's below, with its declaration.
+for pool in cfg.gpu_pools:
+    if (live := live_pools.get(pool.name)) is not None and live.import_id:
+        plan = pool_plan(pool, cfg.pool_key(pool), networks[pool.name], owner, live, running_pools.get(pool.name))
+        pulumi.log.info(plan.line())
 checked = preflight.run(
     cfg,
     stack=pulumi.get_stack(),
@@ -232,21 +239,22 @@ access = cluster.access if isinstance(cluster, GpuCluster) else []
 # the others: the guide warns against two device plugins. Then NVIDIA's DCGM exporter.
 device_plugin = exporter = operator = None
 if plugin_pools := serving("device-plugin"):
-    device_plugin = NvidiaDevicePlugin(
-        "nvidia-device-plugin",
-        NvidiaDevicePluginArgs(
-            provider=cluster.provider,
-            namespace=cfg.device_plugin.namespace,
-            image=cfg.device_plugin.image,
-            gpu_tolerations=merged_tolerations(plugin_pools),
-            mig=any(p.pool.mig_profile for p in plugin_pools),
-            pool_names=[p.name for p in plugin_pools] if cfg.select_pools else (),
-            marks=owner if existing else {},
-            adopt=bool(in_cluster and in_cluster.adoption),
-            deleted_with=inside,
-            depends_on=access,
-        ),
+    plugin_args = NvidiaDevicePluginArgs(
+        provider=cluster.provider,
+        namespace=cfg.device_plugin.namespace,
+        image=cfg.device_plugin.image,
+        gpu_tolerations=merged_tolerations(plugin_pools),
+        mig=any(p.pool.mig_profile for p in plugin_pools),
+        pool_names=[p.name for p in plugin_pools] if cfg.select_pools else (),
+        marks=owner if existing else {},
+        adopt=bool(in_cluster and in_cluster.adoption),
+        deleted_with=inside,
+        depends_on=access,
     )
+    # What the adopting `up` does to the guide's namespace and DaemonSet, field by field.
+    for plan in device_plugin_plans(plugin_args, in_cluster.adoption) if in_cluster and in_cluster.adoption else []:
+        pulumi.log.info(plan.line())
+    device_plugin = NvidiaDevicePlugin("nvidia-device-plugin", plugin_args)
     if cfg.monitoring.gpu_metrics:
         exporter = DcgmExporter(
             "dcgm-exporter",
