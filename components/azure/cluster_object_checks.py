@@ -310,7 +310,7 @@ def adopt(cfg: StackConfig, seen: Seen, mine: Mine) -> tuple[Adoption | None, li
             "change in place, and Pulumi refuses to replace an object it imports; remove adopt, or delete it and let the stack "
             "create its own"
         )
-    if refusal:
+    if refusal or found is None:
         raise PreflightError(f"preflight: {ADOPT} = true, but {refusal}")
     namespace = seen.namespaces.get(name)
     adoption = Adoption(name, f"{name}/{GUIDE_DAEMONSET}", namespace.item if namespace else {}, found.item)
