@@ -209,3 +209,13 @@ def test_the_offline_render_counts_the_imports_and_the_updates_that_follow_them_
     summary = render.summary(guide(saved_list(), True), render.ROOT / "build")
     assert " resources: 3 imported (3 then updated in place), " in summary.splitlines()[0]
     assert summary.splitlines()[0].endswith(" created, 0 replaced -> build")
+
+
+def test_a_preview_that_could_not_read_the_cluster_says_the_plugins_changes_are_not_known():
+    azure = OfflineReader(cluster=json.loads((EXAMPLE / "cluster.json").read_text()))
+    overrides = {"devicePlugin": {"adopt": True}, "preflight": {"clusterFile": "examples/guide-cluster/cluster.json"}}
+    done = run_program(
+        "ml-prod", overrides=overrides, monitor=RecordingMonitor(AzureMocks(reader=azure)), preview=True, stack_file=STACK_FILE
+    )
+    assert plan_lines(done, "aks-gpu:devicePlugin") == []
+    assert any("what the adopting `up` changes in it is not known" in line for line in done.infos)

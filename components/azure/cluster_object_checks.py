@@ -137,7 +137,10 @@ def check(cfg: StackConfig, reader: AzureReader, kubeconfig: str, pools: Sequenc
                     f"({(unread or '').removeprefix(UNCHECKED + ': ')}); nothing was created"
                 )
             adoption = Adoption(cfg.device_plugin.namespace, f"{cfg.device_plugin.namespace}/{GUIDE_DAEMONSET}")
-            lines.append(f"{ADOPT}: assumed the cluster runs the guide's DaemonSet {adoption.daemon_set}, to take over")
+            lines.append(
+                f"{ADOPT}: assumed the cluster runs the guide's DaemonSet {adoption.daemon_set}, to take over; what the adopting "
+                "`up` changes in it is not known (save `kubectl get` as preflight.kubernetesFile to see it field by field)"
+            )
         return Findings(False, warnings=[unread or UNCHECKED], lines=lines, adoption=adoption)
     mine = Mine(seen, owner, frozenset(cfg.owned_namespaces))
     adoption, lines = adopt(cfg, seen, mine)
