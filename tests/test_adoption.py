@@ -203,14 +203,6 @@ def test_a_live_field_the_stacks_spec_differs_in_is_named_with_both_values():
     assert 'spec.template.spec.priorityClassName: "gpu-critical" -> "system-node-critical"' in line
 
 
-def test_the_offline_render_counts_the_imports_and_the_updates_that_follow_them_apart():
-    from tools import render
-
-    summary = render.summary(guide(saved_list(), True), render.ROOT / "build")
-    assert " resources: 3 imported (3 then updated in place), " in summary.splitlines()[0]
-    assert summary.splitlines()[0].endswith(" created, 0 replaced -> build")
-
-
 def test_a_preview_that_could_not_read_the_cluster_says_the_plugins_changes_are_not_known():
     azure = OfflineReader(cluster=json.loads((EXAMPLE / "cluster.json").read_text()))
     overrides = {"devicePlugin": {"adopt": True}, "preflight": {"clusterFile": "examples/guide-cluster/cluster.json"}}
@@ -219,3 +211,11 @@ def test_a_preview_that_could_not_read_the_cluster_says_the_plugins_changes_are_
     )
     assert plan_lines(done, "aks-gpu:devicePlugin") == []
     assert any("what the adopting `up` changes in it is not known" in line for line in done.infos)
+
+
+def test_a_change_azure_native_replaces_the_pool_on_is_refused_too():
+    live = {**GPUNP, "name": "gpunp", "networkProfile": {"nodePublicIPTags": [{"ipTagType": "RoutingPreference", "tag": "Internet"}]}}
+    facts = PoolFacts("gpunp", "User", "Standard_NC4as_T4_v3", 0, profile=live)
+    declared = {**existing_pools.live_inputs(facts), "networkProfile": {}}
+    with pytest.raises(PreflightError, match=r"would change networkProfile\.nodePublicIPTags: \[.*\] -> \(none\)"):
+        adoption.pool_plan("aks-gpu:gpuPools.gpunp", facts, "/id", declared, ignored=())

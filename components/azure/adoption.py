@@ -127,6 +127,12 @@ def updated(line: str) -> bool:
     return line.startswith(LEAD) and UPDATES in line
 
 
+# What azure-native itself replaces an AgentPool on, beside the program's replaceOnChanges
+# (pool_mutability.fixed()): pulumi-azure-native provider/pkg/gen/replacement.go at 1b7112af,
+# forceNewMap ContainerService AgentPool (gpuInstanceProfile and vmSize are fixed() already).
+FORCE_NEW = ("networkProfile.nodePublicIPTags",)
+
+
 def pool_plan(key: str, facts: PoolFacts, import_id: str, declared: Mapping[str, Any], ignored: Collection[str]) -> Plan:
     """The adopting `up` of a pool: `declared` is the AgentPool's inputs by their REST name,
     `ignored` its ignoreChanges. Raises PreflightError where the update would replace the pool:
@@ -139,8 +145,7 @@ def pool_plan(key: str, facts: PoolFacts, import_id: str, declared: Mapping[str,
         if member not in skipped
         for change in field_changes(live.get(member, ABSENT), declared.get(member, ABSENT), member)
     ]
-    fixed = set(pool_mutability.fixed())
-    replaced = [c for c in changes if c.path.split(".")[0].split("[")[0] in fixed]
+    replaced = [c for c in changes if c.path.split(".")[0].split("[")[0] in pool_mutability.fixed() or c.path.startswith(FORCE_NEW)]
     if replaced:
         raise PreflightError(
             f"{key}.existing = adopt: the declaration would change {replaced[0]} on the pool {facts.name}, which AKS fixes when a "
