@@ -29,6 +29,7 @@ from components.azure import (
 )
 from components.azure.live_reader import LiveReader
 from components.resources import budget
+from components.resources.adopted import device_plugin_plans, pool_plan
 from components.resources.budget import CostBudget, CostBudgetArgs
 from components.resources.cluster import GpuCluster, GpuClusterArgs
 from components.resources.dcgm_exporter import DcgmExporter, DcgmExporterArgs
@@ -104,6 +105,14 @@ if found is not None and not (in_cluster and in_cluster.read):
 switch_notes, running_pools = preflight.pool_switches(cfg, found, azure)
 for warning in switch_notes:
     pulumi.log.warn(warning)
+# What the adopting `up` does to each pool it takes over: the import, then the update field
+# by field (a replacement is refused here); the device plugin's below, with its declaration.
+for pool in cfg.gpu_pools:
+    if (live := live_pools.get(pool.name)) is not None and live.import_id:
+        plan = pool_plan(
+            pool, cfg.pool_key(pool), networks[pool.name], ownership.pool_marks(pool, owner), live, running_pools.get(pool.name)
+        )
+        pulumi.log.info(plan.line())
 checked = preflight.run(
     cfg,
     stack=pulumi.get_stack(),
@@ -211,7 +220,7 @@ for pool in cfg.gpu_pools:
                 subscription_id=subscription_id,
                 kubernetes_version=cfg.kubernetes_version,
                 version_moves=existing is not None or version_moves(cfg.upgrade),
-                tags=(ownership.adopted_marks(owner) if pool.existing == "adopt" else owner) if existing else None,
+                tags=ownership.pool_marks(pool, owner) if existing else None,
                 retain_on_delete=ownership.released(pool),
                 moved_from=cluster if guide_pool and existing is None else None,
                 after=[p.node_pool for p in pools if p.node_pool is not None],
@@ -241,22 +250,23 @@ access = cluster.access if isinstance(cluster, GpuCluster) else []
 # the others: the guide warns against two device plugins. Then NVIDIA's DCGM exporter.
 device_plugin = exporter = operator = None
 if plugin_pools := serving("device-plugin"):
-    device_plugin = NvidiaDevicePlugin(
-        "nvidia-device-plugin",
-        NvidiaDevicePluginArgs(
-            provider=cluster.provider,
-            namespace=cfg.device_plugin.namespace,
-            image=cfg.device_plugin.image,
-            gpu_tolerations=merged_tolerations(plugin_pools),
-            mig=any(p.pool.mig_profile for p in plugin_pools),
-            pool_names=[p.name for p in plugin_pools] if cfg.select_pools else (),
-            marks=(ownership.adopted_marks(owner) if cfg.device_plugin.adopt else owner) if existing else {},
-            adopt=bool(in_cluster and in_cluster.adoption),
-            retain_on_delete=ownership.plugin_released(cfg),
-            deleted_with=inside,
-            depends_on=access,
-        ),
+    plugin_args = NvidiaDevicePluginArgs(
+        provider=cluster.provider,
+        namespace=cfg.device_plugin.namespace,
+        image=cfg.device_plugin.image,
+        gpu_tolerations=merged_tolerations(plugin_pools),
+        mig=any(p.pool.mig_profile for p in plugin_pools),
+        pool_names=[p.name for p in plugin_pools] if cfg.select_pools else (),
+        marks=(ownership.adopted_marks(owner) if cfg.device_plugin.adopt else owner) if existing else {},
+        adopt=bool(in_cluster and in_cluster.adoption),
+        retain_on_delete=ownership.plugin_released(cfg),
+        deleted_with=inside,
+        depends_on=access,
     )
+    # What the adopting `up` does to the guide's namespace and DaemonSet, field by field.
+    for plan in device_plugin_plans(plugin_args, in_cluster.adoption) if in_cluster and in_cluster.adoption else []:
+        pulumi.log.info(plan.line())
+    device_plugin = NvidiaDevicePlugin("nvidia-device-plugin", plugin_args)
     if cfg.monitoring.gpu_metrics:
         exporter = DcgmExporter(
             "dcgm-exporter",

@@ -237,3 +237,15 @@ def test_a_mig_pool_says_its_slices_in_its_summary_line(tmp_path: Path):
     lines = render.gpu_pool_lines(run)
     assert "GPU pool: a100 Standard_NC24ads_A100_v4, 1 node, MIG 7 slices of 1g.10gb per GPU, taints sku=gpu:NoSchedule" in lines
     assert not [line for line in lines if line.startswith("GPU pool: t4") and "MIG" in line]
+
+
+def test_the_summary_counts_what_a_first_up_imports_updates_creates_and_replaces_apart():
+    """The guide's cluster adopted (its pool, namespace and DaemonSet, each then updated: the
+    stack's tag at least), against a stack that adopts nothing; an adoption that would replace
+    is refused before the render, so replaces are always none."""
+    from test_adoption import guide, saved_list
+
+    first = render.summary(guide(saved_list(), True), render.ROOT / "build").splitlines()[0]
+    assert first == "aks-gpu ml-prod: 17 resources: 3 imported (3 then updated in place), 14 created, 0 replaced -> build"
+    [dev] = render.summary(run_cached("dev")[0], render.ROOT / "build").splitlines()[:1]
+    assert dev.endswith(": 0 imported (0 then updated in place), 19 created, 0 replaced -> build")

@@ -6,8 +6,7 @@ tests use) and writes `build/<stack>/`:
   azure.json      the Azure resources as an ARM template, for ARM linters such as Checkov
   resources.json  every resource: type, name, inputs, parent, provider, dependencies, options
   outputs.json    the stack outputs (secrets shown as "[secret]")
-and prints a summary: resources by type, the GPU pool, and any warnings.
-
+and prints a summary: what a first `up` does, resources by type, the GPU pool, and any warnings.
 Every file is normalised (sorted, no run-to-run noise), so the same program renders the
 same bytes: `make snapshots` keeps a copy of each stack's under tests/snapshots/, and a
 test compares them.
@@ -33,6 +32,7 @@ import pulumi
 import yaml
 from pulumi.output import Unknown
 
+from components.azure import adoption
 from components.catalog import gpu_sizes
 from tools.mock_engine import ProgramRun, Registration, Secret, close_event_loops, run_program
 from tools.stack_files import ROOT, SavedFileError, stack_config, stack_file, stacks
@@ -243,8 +243,15 @@ def _pool_line(name: str, p: dict[str, Any]) -> str:
     return f"GPU pool: {name} {p['vmSize']}, {scale}{mig}, taints {', '.join(p.get('nodeTaints', []))}"
 
 
+def counts(run: ProgramRun) -> str:
+    """What a first `up` does: imports (of which the `adopt:` lines say which it then updates),
+    creates and replaces: none, for an adoption that would replace is refused (adoption.py)."""
+    imported, updated = sum(1 for r in run.resources if r.options.get("import")), sum(map(adoption.updated, run.infos))
+    return f"{len(run.resources)} resources: {imported} imported ({updated} then updated in place), {len(run.resources) - imported} created, 0 replaced"
+
+
 def summary(run: ProgramRun, out_dir: Path) -> str:
-    lines = [f"{run.project} {run.stack}: {len(run.resources)} resources -> {_relative(out_dir)}"]
+    lines = [f"{run.project} {run.stack}: {counts(run)} -> {_relative(out_dir)}"]
     # By type: registrations arrive in whatever order the SDK's threads send them.
     for type_, count in sorted(collections.Counter(r.type for r in run.resources).items()):
         lines.append(f"  {count} x {type_}")
@@ -252,13 +259,10 @@ def summary(run: ProgramRun, out_dir: Path) -> str:
     lines.append(f"Kubernetes objects: {len(kubernetes_objects(run))} in {_relative(out_dir / 'manifests.yaml')}")
     lines.extend(run.notes)  # what the offline render assumed in Azure's place
     lines.extend(
-        i for i in run.infos if i.startswith(("existing pool:", "kubernetes:", "proof:", "network:", "namespaces:", "cost:"))
+        i for i in run.infos if i.startswith(("existing pool:", adoption.LEAD, "kubernetes:", "proof:", "network:", "namespaces:", "cost:"))
     )  # what a preview prints
-    if run.warnings:
-        lines.append(f"warnings ({len(run.warnings)}):")
-        lines.extend(f"  - {w}" for w in run.warnings)
-    else:
-        lines.append("warnings: none")
+    lines.append(f"warnings ({len(run.warnings)}):" if run.warnings else "warnings: none")
+    lines.extend(f"  - {w}" for w in run.warnings)
     return "\n".join(wrapped for line in lines for wrapped in fold(line))
 
 

@@ -21,8 +21,9 @@ its Helm release, carry no annotation of the stack's).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from components.azure import ownership
 from components.azure.cluster_facts import ClusterFacts
@@ -58,6 +59,10 @@ class Adoption:
 
     namespace: str
     daemon_set: str
+    #: Both as read (`kubectl get -o json`), for what the adopting `up` changes; empty when
+    #: the cluster was not read.
+    live_namespace: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    live_daemon_set: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -133,7 +138,10 @@ def check(cfg: StackConfig, reader: AzureReader, kubeconfig: str, pools: Sequenc
                     f"({(unread or '').removeprefix(UNCHECKED + ': ')}); nothing was created"
                 )
             adoption = Adoption(cfg.device_plugin.namespace, f"{cfg.device_plugin.namespace}/{GUIDE_DAEMONSET}")
-            lines.append(f"{ADOPT}: assumed the cluster runs the guide's DaemonSet {adoption.daemon_set}, to take over")
+            lines.append(
+                f"{ADOPT}: assumed the cluster runs the guide's DaemonSet {adoption.daemon_set}, to take over; what the adopting "
+                "`up` changes in it is not known (save `kubectl get` as preflight.kubernetesFile to see it field by field)"
+            )
         return Findings(False, warnings=[unread or UNCHECKED], lines=lines, adoption=adoption)
     mine = Mine(seen, owner, frozenset(cfg.owned_namespaces))
     # What this stack adopted, as the config names it now (components/azure/ownership.py).
@@ -311,14 +319,23 @@ def adopt(cfg: StackConfig, seen: Seen, mine: Mine) -> tuple[Adoption | None, li
             "the GPU Operator's" if found.gpu_operator else f"not NVIDIA's device plugin (it runs {', '.join(found.images) or 'no image'})"
         )
         refusal = f"{where} is {what}, not the guide's; remove adopt, or pick another devicePlugin.namespace"
-    elif dict(found.selector) != GUIDE_SELECTOR:
-        refusal = (
-            f"{where} selects its pods by {dict(found.selector)}, not the guide's {GUIDE_SELECTOR}: a selector cannot change in "
-            "place, and Pulumi refuses to replace an object it imports; remove adopt, or delete it and let the stack create its own"
+    elif dict(found.selector) != GUIDE_SELECTOR or found.selector_expressions:
+        # "once a DaemonSet is created, its .spec.selector can not be mutated" (kubernetes/website
+        # content/en/docs/concepts/workloads/controllers/daemonset.md; kubernetes#50808), and
+        # pulumi-kubernetes replaces a DaemonSet whose selector changes (pulumi-kubernetes#1008),
+        # which the engine refuses for an object it imports: the guide's matchLabels alone.
+        selects = (
+            dict(found.selector) if not found.selector_expressions else {"matchLabels": dict(found.selector), "matchExpressions": "..."}
         )
-    if refusal:
+        refusal = (
+            f"{where} selects its pods by {str(selects)[:120]}, not the guide's matchLabels {GUIDE_SELECTOR} alone: a selector cannot "
+            "change in place, and Pulumi refuses to replace an object it imports; remove adopt, or delete it and let the stack "
+            "create its own"
+        )
+    if refusal or found is None:
         raise PreflightError(f"preflight: {ADOPT} = true, but {refusal}")
-    adoption = Adoption(name, f"{name}/{GUIDE_DAEMONSET}")
+    namespace = seen.namespaces.get(name)
+    adoption = Adoption(name, f"{name}/{GUIDE_DAEMONSET}", namespace.item if namespace else {}, found.item)
     others = [d.where for d in seen.daemon_sets if d.namespace == name and d.name != GUIDE_DAEMONSET]
     line = f"{ADOPT}: this run takes over namespace {name} and {where} (Pulumi's import), and its spec replaces theirs; " + (
         "`pulumi destroy` releases both (Pulumi forgets them, the cluster keeps them)"

@@ -77,6 +77,8 @@ class Namespace:
     #: Written by pulumi-kubernetes (its managedFields; a live read has them, a saved
     #: `kubectl get` leaves them out).
     by_pulumi: bool = False
+    #: The object as read, for what adopting it changes (components/azure/adoption.py).
+    item: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -92,6 +94,10 @@ class DaemonSet:
     #: list of matchExpressions (ANDed); None: no required node affinity.
     terms: tuple[tuple[Mapping[str, Any], ...], ...] | None = None
     owners: tuple[str, ...] = ()
+    #: spec.selector.matchExpressions (a selector the guide's does not have).
+    selector_expressions: tuple[Mapping[str, Any], ...] = ()
+    #: The object as read, for what adopting it changes (components/azure/adoption.py).
+    item: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def where(self) -> str:
@@ -157,7 +163,7 @@ def _item_problem(item: dict[str, Any]) -> str | None:
     pod = _at(spec, "template", "spec")
     checks = (
         ("spec", spec, {"selector": OBJECT, "template": OBJECT}),
-        ("spec.selector", _at(spec, "selector") or {}, {"matchLabels": OBJECT}),
+        ("spec.selector", _at(spec, "selector") or {}, {"matchLabels": OBJECT, "matchExpressions": OBJECTS}),
         ("spec.template.spec", pod, {"containers": OBJECTS, "initContainers": OBJECTS, "nodeSelector": OBJECT}),
         ("spec.template.spec", pod, {"tolerations": OBJECTS, "affinity": OBJECT}),
     )
@@ -209,7 +215,9 @@ def parse(doc: Any, source: str = "the cluster") -> Seen:
         annotations = {str(k): str(v) for k, v in (meta.get("annotations") or {}).items()}
         if item.get("kind") == "Namespace":
             managers = {str(m.get("manager", "")) for m in meta.get("managedFields") or []}
-            namespaces[meta["name"]] = Namespace(meta["name"], annotations, by_pulumi=any(m.startswith(PULUMI_MANAGERS) for m in managers))
+            namespaces[meta["name"]] = Namespace(
+                meta["name"], annotations, by_pulumi=any(m.startswith(PULUMI_MANAGERS) for m in managers), item=item
+            )
         elif item.get("kind") == "DaemonSet":
             daemon_sets.append(_daemon_set(item, annotations))
     return Seen(namespaces, tuple(sorted(daemon_sets, key=lambda d: (d.namespace, d.name))), source)
@@ -228,6 +236,8 @@ def _daemon_set(item: dict[str, Any], annotations: dict[str, str]) -> DaemonSet:
         tolerations=tuple(pod.get("tolerations") or ()),
         terms=None if terms is None else tuple(tuple(t.get("matchExpressions") or ()) for t in terms),
         owners=tuple(str(o.get("kind")) for o in meta.get("ownerReferences") or []),
+        selector_expressions=tuple(_at(item, "spec", "selector", "matchExpressions") or ()),
+        item=item,
     )
 
 

@@ -21,93 +21,16 @@ from typing import Any
 from pydantic import ValidationError
 
 from components.azure import live_pool_counts, ownership
+from components.azure.agent_pool_members import undeclared_members
 from components.azure.cluster_facts import OWNER_TAG, ClusterFacts, PoolFacts
 from components.azure.cluster_objects import SAVE_COMMAND
 from components.catalog import gpu_sizes
-from components.config import GpuPoolConfig, PoolUpgradeSettings, StackConfig, snake
+from components.config import GpuPoolConfig, PoolUpgradeSettings, StackConfig, pool_upgrades, snake
 from components.config.existing import ADOPT_IN_PLACE
 from components.config.messages import fail, show
 from components.config.pools import MIG_PROFILES, check_size
 from components.config.workloads import check_modes
 from components.errors import PreflightError
-
-# Members of an adopted pool's description that this program does not set, declared as Azure
-# has them (REST name -> azure-native's AgentPool argument: pulumi_azure_native
-# containerservice/agent_pool.py). Most are fixed at creation (zones, OS disk and SKU, FIPS,
-# host encryption, public IPs: `az aks nodepool update` has no flag for them, azure-cli acs
-# _params.py); nodeLabels changes in place, and is declared so that adopting keeps it.
-# A member of neither table is named by the preview: the stack does not declare it.
-PASSED_THROUGH = {
-    "availabilityZones": "availability_zones",
-    "nodeLabels": "node_labels",
-    "osDiskSizeGB": "os_disk_size_gb",
-    "osDiskType": "os_disk_type",
-    "osSKU": "os_sku",
-    "enableNodePublicIP": "enable_node_public_ip",
-    "nodePublicIPPrefixID": "node_public_ip_prefix_id",
-    "enableEncryptionAtHost": "enable_encryption_at_host",
-    "enableFIPS": "enable_fips",
-    "enableUltraSSD": "enable_ultra_ssd",
-    "kubeletDiskType": "kubelet_disk_type",
-    "proximityPlacementGroupID": "proximity_placement_group_id",
-    "capacityReservationGroupID": "capacity_reservation_group_id",
-    "hostGroupID": "host_group_id",
-    "scaleDownMode": "scale_down_mode",
-    "workloadRuntime": "workload_runtime",
-    "kubeletConfig": "kubelet_config",
-    "linuxOSConfig": "linux_os_config",
-    "securityProfile": "security_profile",
-    "networkProfile": "network_profile",
-    "messageOfTheDay": "message_of_the_day",
-    "podIPAllocationMode": "pod_ip_allocation_mode",
-}
-# Read-only members of the description, and those this program sets itself.
-NOT_DECLARED = {
-    "name",
-    "id",
-    "type",
-    "count",
-    "vmSize",
-    "mode",
-    "osType",
-    "maxPods",
-    "vnetSubnetID",
-    "podSubnetID",
-    "nodeTaints",
-    "tags",
-    "enableAutoScaling",
-    "minCount",
-    "maxCount",
-    "scaleSetPriority",
-    "scaleSetEvictionPolicy",
-    "spotMaxPrice",
-    "gpuInstanceProfile",
-    "gpuProfile",
-    "upgradeSettings",
-    "orchestratorVersion",
-    "currentOrchestratorVersion",
-    "provisioningState",
-    "powerState",
-    "nodeImageVersion",
-    "etag",
-    "eTag",
-    "resourceGroup",
-    "systemData",
-    "properties",
-    "e_tag",
-}
-
-
-def declared_members(facts: PoolFacts) -> dict[str, Any]:
-    """The members of PASSED_THROUGH the pool's description has, by their REST name."""
-    spelt = {rest.lower(): rest for rest in PASSED_THROUGH}
-    return {spelt[m.lower()]: v for m, v in facts.profile.items() if m.lower() in spelt and v not in (None, [], {})}
-
-
-def undeclared_members(facts: PoolFacts) -> list[str]:
-    """The members of the pool's description the stack neither sets nor passes through."""
-    known = {m.lower() for m in (*PASSED_THROUGH, *NOT_DECLARED)}
-    return sorted(m for m, v in facts.profile.items() if m.lower() not in known and v not in (None, [], {}, False))
 
 
 @dataclass(frozen=True)
@@ -169,13 +92,29 @@ def _spelt_otherwise(member: str, given: Any, live: Any, key: str) -> None:
         )
 
 
-def _upgrade_settings(facts: PoolFacts) -> PoolUpgradeSettings | None:
+def _upgrade_settings(facts: PoolFacts, given: Mapping[str, Any], key: str) -> PoolUpgradeSettings | None:
+    """The pool's upgradeSettings as Azure has them, with what an adopting config sets over
+    them, member by member: a member neither sets stays unset, never this program's default
+    for a new pool (pool_upgrades.NO_SURGE), which would change the owner's upgrades."""
     live = facts.member("upgradeSettings")
-    if not isinstance(live, Mapping):
-        return None
     members = {f.name for f in dataclasses.fields(PoolUpgradeSettings)}
-    known = {snake(k): v for k, v in live.items() if snake(k) in members and v is not None}
-    return PoolUpgradeSettings(**known) if known else None
+    known = {snake(k): v for k, v in live.items() if snake(k) in members and v is not None} if isinstance(live, Mapping) else {}
+    config = given.get("upgradeSettings")
+    if isinstance(config, Mapping):
+        known.update({snake(k): v for k, v in config.items() if v is not None})
+    if not known:
+        return None
+    try:
+        settings = PoolUpgradeSettings(**known)
+    except ValidationError as error:
+        problem = error.errors()[0]
+        raise PreflightError(
+            f"{key}: the pool {facts.name} has upgradeSettings.{'.'.join(str(p) for p in problem['loc'])} = "
+            f"{str(problem.get('input'))[:80]!r} in Azure, which this program cannot take ({problem['msg']}); manage that pool by hand"
+        ) from None
+    if isinstance(config, Mapping):
+        pool_upgrades.check(settings, key, fill=False)
+    return settings
 
 
 def settings_from_azure(pool: GpuPoolConfig, given: Mapping[str, Any], facts: PoolFacts, key: str) -> GpuPoolConfig:
@@ -209,11 +148,11 @@ def settings_from_azure(pool: GpuPoolConfig, given: Mapping[str, Any], facts: Po
         "max_pods": given.get("maxPods") if pool.existing == "adopt" else facts.max_pods,
         "vnet_subnet_id": given.get("vnetSubnetId") if pool.existing == "adopt" else facts.vnet_subnet_id,
         "pod_subnet_id": given.get("podSubnetId") if pool.existing == "adopt" else facts.pod_subnet_id,
-        "upgrade_settings": _upgrade_settings(facts),
+        "upgrade_settings": _upgrade_settings(facts, given if pool.existing == "adopt" else {}, key),
     }
     if pool.existing == "adopt":
         for member in ADOPT_IN_PLACE:
-            if member in given:
+            if member in given and member != "upgradeSettings":
                 values[snake(member)] = getattr(pool, snake(member))
         values["gen2"] = pool.gen2
     try:
@@ -265,6 +204,17 @@ def live_pool(pool: GpuPoolConfig, key: str, found: ClusterFacts, owner: str) ->
     theirs = next(((name, value) for name, value in marks.items() if value and value != owner), None)
     if how == "adopt" and theirs:
         raise _refused(key, how, found, f"the pool belongs to another stack ({theirs[0]} = {theirs[1]}); adopt it there, or use it")
+    pool_type = str(facts.member("type") or "VirtualMachineScaleSets")
+    if how == "adopt" and pool_type.lower() != "virtualmachinescalesets":
+        # The program declares VirtualMachineScaleSets pools only, and `type` is fixed when a
+        # pool is created (pool_mutability): adopting another would replace it.
+        raise _refused(
+            key,
+            how,
+            found,
+            f"the pool {facts.name} is type {pool_type[:40]}, and this program adopts only VirtualMachineScaleSets pools (AKS fixes "
+            "a pool's type when it is created, so declaring it would replace the pool): use it instead, or add a new pool",
+        )
     if how == "adopt" and mode_of(facts) == "aks-managed":
         raise _refused(
             key, how, found, "the pool is AKS-managed GPU nodes (gpuProfile.nvidia.managementMode Managed): use it, or add a new pool"
@@ -330,7 +280,10 @@ def line(key: str, pool: GpuPoolConfig, live: LivePool) -> str:
     if live.how == "use":
         what = "the owner's, read from Azure and never changed by this stack"
     elif live.import_id:
-        what = f"adopted: this `up` imports it ({live.import_id}) and declares it as Azure has it, then tags it {OWNER_TAG} and {ownership.ADOPTED}"
+        what = (
+            f"adopted: this `up` imports it and declares it as Azure has it, tagged {OWNER_TAG} and {ownership.ADOPTED} (the "
+            "`adopt:` line says what it changes)"
+        )
     else:
         what = "adopted earlier (it carries this stack's tag): a pool of this stack"
         if not live.marked:
@@ -342,5 +295,5 @@ def line(key: str, pool: GpuPoolConfig, live: LivePool) -> str:
             else "; onDestroy: delete: a destroy, or removing it from the config, deletes it"
         )
     if live.how == "adopt" and (left := undeclared_members(live.facts)):
-        what += f"; it also has {', '.join(left)}, which this stack does not declare (the preview's diff shows what an update sends)"
+        what += f"; it also has {', '.join(left)}, which azure-native's AgentPool has no input for: this stack never sends them"
     return f"existing pool: {key} ({live.how}): {counts} x {pool.vm_size}, {taints}; {what}; {serves}"

@@ -68,6 +68,11 @@ def adopted_marks(owner: Mapping[str, str]) -> dict[str, str]:
     return {**owner, ADOPTED: owner[OWNER_TAG]}
 
 
+def pool_marks(pool: GpuPoolConfig, owner: Mapping[str, str]) -> dict[str, str]:
+    """The stack's tags on a pool it adds to an existing cluster: an adopted pool's carry the adopted mark too."""
+    return adopted_marks(owner) if pool.existing == "adopt" else dict(owner)
+
+
 def released(pool: GpuPoolConfig) -> bool:
     """A destroy, or removing the pool from the config, leaves the adopted pool to its owner."""
     return pool.existing == "adopt" and pool.on_destroy != "delete"

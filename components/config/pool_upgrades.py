@@ -64,8 +64,14 @@ def _nodes(share: str | None, pool_nodes: int) -> int:
     return int(share)
 
 
-def effective(settings: PoolUpgradeSettings | None) -> dict[str, Any]:
-    """The agentPools `upgradeSettings` the pool is sent with, in ARM's spelling."""
+# A pool the stack adopts keeps the owner's settings as they are (`fill=False`): what they
+# leave unset stays AKS's default, which is what that pool upgrades with today.
+AKS_MAX_SURGE = "10%"
+
+
+def effective(settings: PoolUpgradeSettings | None, fill: bool = True) -> dict[str, Any]:
+    """The agentPools `upgradeSettings` the pool is sent with, in ARM's spelling; with
+    `fill`, a new pool's defaults (NO_SURGE) where the settings leave the pair unset."""
     given = settings or PoolUpgradeSettings()
     body = {
         "maxSurge": given.max_surge,
@@ -74,9 +80,9 @@ def effective(settings: PoolUpgradeSettings | None) -> dict[str, Any]:
         "nodeSoakDurationInMinutes": given.node_soak_duration_in_minutes,
         "undrainableNodeBehavior": given.undrainable_node_behavior,
     }
-    if given.max_surge is None:
+    if fill and given.max_surge is None:
         body["maxSurge"] = NO_SURGE["maxSurge"]
-    if given.max_unavailable is None and body["maxSurge"] in ("0", "0%"):
+    if fill and given.max_unavailable is None and body["maxSurge"] in ("0", "0%"):
         body["maxUnavailable"] = NO_SURGE["maxUnavailable"]
     return {k: v for k, v in body.items() if v is not None}
 
@@ -86,10 +92,10 @@ def surge_nodes(settings: PoolUpgradeSettings | None, pool_nodes: int) -> int:
     return _nodes(effective(settings).get("maxSurge"), pool_nodes) if pool_nodes else 0
 
 
-def check(settings: PoolUpgradeSettings | None, key: str) -> None:
+def check(settings: PoolUpgradeSettings | None, key: str, fill: bool = True) -> None:
     """AKS's rules on the pair, in one line each."""
-    body = effective(settings)
-    surge, unavailable = body.get("maxSurge", "0"), body.get("maxUnavailable", "0")
+    body = effective(settings, fill)
+    surge, unavailable = body.get("maxSurge", "0" if fill else AKS_MAX_SURGE), body.get("maxUnavailable", "0")
     zero = {"0", "0%"}
     if surge in zero and unavailable in zero:
         raise ConfigError(

@@ -23,7 +23,8 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.resources import hardening
-from components.resources.gpu_pool import AGENT_POOL_LABEL, on_pools
+from components.resources.gpu_pool import AGENT_POOL_LABEL
+from components.resources.placement import on_pools
 
 NAME = "dcgm-exporter"
 LABELS = {"app.kubernetes.io/name": NAME}

@@ -26,7 +26,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.resources import hardening
-from components.resources.gpu_pool import on_pools
+from components.resources.placement import on_pools
 
 DAEMONSET_NAME = "nvidia-device-plugin-daemonset"
 POD_LABELS = {"name": "nvidia-device-plugin-ds"}
@@ -158,6 +158,57 @@ class NvidiaDevicePluginArgs:
 PATCH_FORCE = {"pulumi.com/patchForce": "true"}
 
 
+def daemon_set_annotations(args: NvidiaDevicePluginArgs) -> dict[str, str]:
+    """The DaemonSet's annotations: Checkov's skips with their reasons, the stack's marks, and
+    on the adopting run the forced apply (PATCH_FORCE)."""
+    skips = {
+        **CHECKOV_SKIPS,
+        **(MIG_CHECKOV_SKIPS if args.mig else {}),
+        **hardening.image_digest_skip(args.image, "aks-gpu:devicePlugin.image"),
+    }
+    return {**hardening.checkov_skips(skips), **args.marks, **(PATCH_FORCE if args.adopt else {})}
+
+
+def plugin_spec(args: NvidiaDevicePluginArgs) -> k8s.apps.v1.DaemonSetSpecArgs:
+    """The DaemonSet's spec: the guide's, with today's additions and the hardening (the module's docstring)."""
+    return k8s.apps.v1.DaemonSetSpecArgs(
+        selector=k8s.meta.v1.LabelSelectorArgs(match_labels=POD_LABELS),
+        update_strategy=k8s.apps.v1.DaemonSetUpdateStrategyArgs(type="RollingUpdate"),
+        template=k8s.core.v1.PodTemplateSpecArgs(
+            metadata=k8s.meta.v1.ObjectMetaArgs(
+                annotations={"scheduler.alpha.kubernetes.io/critical-pod": ""},
+                labels=POD_LABELS,
+            ),
+            spec=k8s.core.v1.PodSpecArgs(
+                tolerations=[*GUIDE_TOLERATIONS, *args.gpu_tolerations],
+                affinity=on_pools(args.pool_names) if args.pool_names else None,
+                priority_class_name="system-node-critical",
+                automount_service_account_token=False,
+                security_context=hardening.pod_security_context(),
+                containers=[
+                    k8s.core.v1.ContainerArgs(
+                        name=CONTAINER_NAME,
+                        image=args.image,
+                        image_pull_policy="Always",
+                        env=plugin_env(args.mig),
+                        resources=RESOURCES,
+                        security_context=plugin_security_context(args.mig),
+                        volume_mounts=[
+                            k8s.core.v1.VolumeMountArgs(name="device-plugin", mount_path=DEVICE_PLUGIN_PATH),
+                        ],
+                    )
+                ],
+                volumes=[
+                    k8s.core.v1.VolumeArgs(
+                        name="device-plugin",
+                        host_path=k8s.core.v1.HostPathVolumeSourceArgs(path=DEVICE_PLUGIN_PATH),
+                    )
+                ],
+            ),
+        ),
+    )
+
+
 class NvidiaDevicePlugin(pulumi.ComponentResource):
     """The namespace and the DaemonSet that advertise `nvidia.com/gpu` on GPU nodes."""
 
@@ -193,54 +244,12 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
         )
 
         # Step 5: kubectl apply -f nvidia-device-plugin-ds.yaml
-        skips = {
-            **CHECKOV_SKIPS,
-            **(MIG_CHECKOV_SKIPS if args.mig else {}),
-            **hardening.image_digest_skip(args.image, "aks-gpu:devicePlugin.image"),
-        }
         self.daemon_set = k8s.apps.v1.DaemonSet(
             f"{name}-ds",
             metadata=k8s.meta.v1.ObjectMetaArgs(
-                name=DAEMONSET_NAME,
-                namespace=self.namespace.metadata.name,
-                annotations={**hardening.checkov_skips(skips), **args.marks, **(PATCH_FORCE if args.adopt else {})},
+                name=DAEMONSET_NAME, namespace=self.namespace.metadata.name, annotations=daemon_set_annotations(args)
             ),
-            spec=k8s.apps.v1.DaemonSetSpecArgs(
-                selector=k8s.meta.v1.LabelSelectorArgs(match_labels=POD_LABELS),
-                update_strategy=k8s.apps.v1.DaemonSetUpdateStrategyArgs(type="RollingUpdate"),
-                template=k8s.core.v1.PodTemplateSpecArgs(
-                    metadata=k8s.meta.v1.ObjectMetaArgs(
-                        annotations={"scheduler.alpha.kubernetes.io/critical-pod": ""},
-                        labels=POD_LABELS,
-                    ),
-                    spec=k8s.core.v1.PodSpecArgs(
-                        tolerations=[*GUIDE_TOLERATIONS, *args.gpu_tolerations],
-                        affinity=on_pools(args.pool_names) if args.pool_names else None,
-                        priority_class_name="system-node-critical",
-                        automount_service_account_token=False,
-                        security_context=hardening.pod_security_context(),
-                        containers=[
-                            k8s.core.v1.ContainerArgs(
-                                name=CONTAINER_NAME,
-                                image=args.image,
-                                image_pull_policy="Always",
-                                env=plugin_env(args.mig),
-                                resources=RESOURCES,
-                                security_context=plugin_security_context(args.mig),
-                                volume_mounts=[
-                                    k8s.core.v1.VolumeMountArgs(name="device-plugin", mount_path=DEVICE_PLUGIN_PATH),
-                                ],
-                            )
-                        ],
-                        volumes=[
-                            k8s.core.v1.VolumeArgs(
-                                name="device-plugin",
-                                host_path=k8s.core.v1.HostPathVolumeSourceArgs(path=DEVICE_PLUGIN_PATH),
-                            )
-                        ],
-                    ),
-                ),
-            ),
+            spec=plugin_spec(args),
             opts=pulumi.ResourceOptions.merge(
                 on_cluster, pulumi.ResourceOptions(import_=imports[1], retain_on_delete=args.retain_on_delete)
             ),

@@ -105,6 +105,7 @@ def gpu_pool_settings(pool: GpuPoolConfig, network: PoolNetwork | None = None) -
     Network: the subnets and pods per node that fit the cluster (pool_network.plan).
     """
     network = network or pool_network.plan(None, "", pool.max_pods)
+    upgrade = pool_upgrades.effective(pool.upgrade_settings, fill=pool.existing is None)
     settings: dict[str, Any] = {
         "mode": containerservice.AgentPoolMode.USER,
         # gpuInstanceProfile (GA): `az aks nodepool add --gpu-instance-profile MIG1g`
@@ -121,10 +122,9 @@ def gpu_pool_settings(pool: GpuPoolConfig, network: PoolNetwork | None = None) -
         "pod_subnet_id": network.pod_subnet_id,
         "node_taints": gpu_pool_taints(pool),
         # How AKS upgrades the nodes; by default no surge node, which a GPU quota rarely holds
-        # (components/config/pool_upgrades.py says why and what it costs).
-        "upgrade_settings": containerservice.AgentPoolUpgradeSettingsArgs(
-            **{snake(k): v for k, v in pool_upgrades.effective(pool.upgrade_settings).items()}
-        ),
+        # (components/config/pool_upgrades.py says why and what it costs); an adopted pool's
+        # as Azure has them, with what the config sets over them.
+        "upgrade_settings": containerservice.AgentPoolUpgradeSettingsArgs(**{snake(k): v for k, v in upgrade.items()}) if upgrade else None,
     }
     if pool.autoscaling:
         settings.update(enable_auto_scaling=True, min_count=pool.min_count, max_count=pool.max_count)
@@ -201,6 +201,16 @@ def typed_pool_ignores(pool: GpuPoolConfig, version_moves: bool, settings: Mappi
     declared = {REST_NAMES.get(k, camel_case(k)): v for k, v in settings.items()}
     switched_on = running.switched_on if running is not None else frozenset()
     return (pool_ignore_changes(pool, version_moves) or []) + pool_mutability.left_to_azure(declared, switched_on)
+
+
+def agent_pool_settings(
+    pool: GpuPoolConfig, network: PoolNetwork | None, tags: Mapping[str, str] | None, live: LivePool | None
+) -> dict[str, Any]:
+    """The typed pool's arguments but its names and version; an adopted pool's as Azure has them (adopted_settings)."""
+    settings = {"tags": dict(tags) if tags else None, **gpu_pool_settings(pool, network)}
+    if live is not None:
+        settings.update(adopted_settings(live, pool, tags or {}))
+    return settings
 
 
 def version_moves(upgrade: UpgradeConfig) -> bool:
@@ -299,15 +309,13 @@ class GpuPool(pulumi.ComponentResource):
     #   --node-taints sku=gpu:NoSchedule (today's guide). Linux only (the guide).
     def _create_agent_pool(self, args: GpuPoolArgs) -> containerservice.AgentPool:
         pool = args.pool
-        settings = {"tags": dict(args.tags) if args.tags else None, **gpu_pool_settings(pool, args.network)}
-        if args.live is not None:
-            # An adopted pool declares what Azure has (components/resources/existing_pool.py), and
-            # on the adopting `up` is imported by its ARM ID: the engine imports, then updates to
-            # these inputs (pulumi/pulumi 3.174.0, #19339), and with the ID still set it refuses
-            # any replacement ("previously-imported resources that still specify an ID may not
-            # be replaced", pkg/resource/deploy/step_generator.go at 1b594989); the same ID on a
-            # later run imports nothing (`isImport`). tests/test_existing_gpu_pools.py pins when it is set.
-            settings.update(adopted_settings(args.live, args.tags or {}))
+        # An adopted pool declares what Azure has (components/resources/existing_pool.py), and
+        # on the adopting `up` is imported by its ARM ID: the engine imports, then updates to
+        # these inputs (pulumi/pulumi 3.174.0, #19339), and with the ID still set it refuses
+        # any replacement ("previously-imported resources that still specify an ID may not
+        # be replaced", pkg/resource/deploy/step_generator.go at 1b594989); the same ID on a
+        # later run imports nothing (`isImport`). tests/test_existing_gpu_pools.py pins when it is set.
+        settings = agent_pool_settings(pool, args.network, args.tags, args.live)
         return containerservice.AgentPool(
             f"{self._name}-agent-pool",
             resource_group_name=args.cluster.resource_group_name,
@@ -382,18 +390,3 @@ class GpuPool(pulumi.ComponentResource):
                 delete_before_replace=True,
             ),
         )
-
-
-def on_pools(names: Sequence[str]) -> k8s.core.v1.AffinityArgs:
-    """Pods only on the nodes of these pools, by the label AKS puts on every node."""
-    return k8s.core.v1.AffinityArgs(
-        node_affinity=k8s.core.v1.NodeAffinityArgs(
-            required_during_scheduling_ignored_during_execution=k8s.core.v1.NodeSelectorArgs(
-                node_selector_terms=[
-                    k8s.core.v1.NodeSelectorTermArgs(
-                        match_expressions=[k8s.core.v1.NodeSelectorRequirementArgs(key=AGENT_POOL_LABEL, operator="In", values=list(names))]
-                    )
-                ]
-            )
-        )
-    )

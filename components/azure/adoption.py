@@ -1,0 +1,198 @@
+"""What the adopting `up` does to each object of the owner's it takes over (a pool with
+`existing: adopt`, the guide's namespace and DaemonSet with `devicePlugin.adopt`), worked out
+before anything is registered, field by field: the live description against the declared
+inputs. Pure: no resource, no call.
+
+An adopting `up` is an import, then an update to the program's inputs in the same run
+(pulumi/pulumi CHANGELOG 3.174.0, #19339). The engine imports by the provider's `Read`, then
+diffs what it read against the program's inputs as for any update (pulumi/pulumi
+pkg/resource/deploy/step_generator.go at 1b594989: `continueStepsFromImport` after the
+`ImportStep`, `processIgnoreChanges` putting the imported value back for each ignored
+property, `applyReplaceOnChanges`); with the import ID still set, a replacement is refused at
+`up` and only warned of in a preview ("previously-imported resources that still specify an
+ID may not be replaced"). So a preview under Pulumi shows the update; the mock engine behind
+`make render` and the tests has no provider to diff, and this module says it instead. A change
+of a property that replaces the object is refused here, in one line, before any resource.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from components.azure import pool_mutability
+from components.azure.agent_pool_members import AGENT_POOL_INPUTS, live_inputs, undeclared_members, unset
+from components.azure.cluster_facts import PoolFacts
+from components.errors import PreflightError
+
+#: Every line of an adoption plan starts so; `make render` counts them (tools/render.py).
+LEAD = "adopt: "
+#: What a plan line says when the import is followed by an update.
+UPDATES = ", then updates "
+# A value quoted in a line is cut to this many characters.
+QUOTED = 80
+
+
+class Absent:
+    """No value: the member is not in the description, or not declared."""
+
+    def __repr__(self) -> str:
+        return "(none)"
+
+
+ABSENT = Absent()
+
+
+@dataclass(frozen=True)
+class Change:
+    """One field the update after the import changes: its path, the live value, the declared one."""
+
+    path: str
+    live: Any
+    declared: Any
+
+    def __str__(self) -> str:
+        return f"{self.path}: {show(self.live)} -> {show(self.declared)}"
+
+
+def show(value: Any) -> str:
+    """A value as JSON (YAML's spelling of true, false and null), cut to QUOTED characters."""
+    if value is ABSENT:
+        return "(none)"
+    text = json.dumps(value, sort_keys=True, separators=(", ", ": "), default=str)
+    return text if len(text) <= QUOTED else text[: QUOTED - 3] + "..."
+
+
+def field_changes(live: Any, declared: Any, path: str = "", skip: Callable[[str], bool] = lambda _: False) -> list[Change]:
+    """The fields where `declared` differs from `live`, objects compared member by member and
+    lists of the same length item by item; a member unset on both sides is no change."""
+    if skip(path):
+        return []
+    live_unset, declared_unset = live is ABSENT or unset(live), declared is ABSENT or unset(declared)
+    if live_unset and declared_unset:
+        return []
+    if isinstance(live, Mapping) or isinstance(declared, Mapping):
+        live, declared = _object(live), _object(declared)
+    if isinstance(live, Mapping) and isinstance(declared, Mapping):
+        changes = []
+        for member in sorted({*live, *declared}, key=str):
+            inner = f"{path}.{member}" if path else str(member)
+            changes += field_changes(live.get(member, ABSENT), declared.get(member, ABSENT), inner, skip)
+        return changes
+    if isinstance(live, list) and isinstance(declared, list) and len(live) == len(declared) and live != declared:
+        if all(isinstance(item, Mapping) for item in (*live, *declared)):
+            return [
+                c for i, (old, new) in enumerate(zip(live, declared, strict=True)) for c in field_changes(old, new, f"{path}[{i}]", skip)
+            ]
+    if live == declared:
+        return []
+    return [Change(path, ABSENT if live_unset else live, ABSENT if declared_unset else declared)]
+
+
+def _object(value: Any) -> Any:
+    """An absent object compared as an empty one, member by member."""
+    return {} if value is ABSENT else value
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What the adopting `up` does to one object: imports it, then these changes."""
+
+    key: str
+    #: The object, as a user names it (`AgentPool gpunp`, `DaemonSet gpu-resources/nvidia-device-plugin-daemonset`).
+    what: str
+    import_id: str
+    changes: tuple[Change, ...] = ()
+    #: Members of the live description that no input of the declared resource carries.
+    not_sent: tuple[str, ...] = ()
+
+    def line(self) -> str:
+        named = "" if self.what.endswith(f" {self.import_id}") else f" ({self.import_id})"
+        head = f"{LEAD}{self.key}: `pulumi up` imports {self.what}{named}"
+        if self.changes:
+            fields = "; ".join(str(c) for c in self.changes)
+            count = f"{len(self.changes)} field{'' if len(self.changes) == 1 else 's'}"
+            head += f"{UPDATES}{count} in place: {fields}"
+        else:
+            head += " and changes nothing of it"
+        if self.not_sent:
+            head += f"; it leaves {', '.join(self.not_sent)} as they are (no input of the resource carries them)"
+        return head + "; replaces nothing"
+
+
+def updated(line: str) -> bool:
+    """Whether a plan line (Plan.line) says that the import is followed by an update."""
+    return line.startswith(LEAD) and UPDATES in line
+
+
+# What azure-native itself replaces an AgentPool on, beside the program's replaceOnChanges
+# (pool_mutability.fixed()): pulumi-azure-native provider/pkg/gen/replacement.go at 1b7112af,
+# forceNewMap ContainerService AgentPool (gpuInstanceProfile and vmSize are fixed() already).
+FORCE_NEW = ("networkProfile.nodePublicIPTags",)
+
+
+def pool_plan(key: str, facts: PoolFacts, import_id: str, declared: Mapping[str, Any], ignored: Collection[str]) -> Plan:
+    """The adopting `up` of a pool: `declared` is the AgentPool's inputs by their REST name,
+    `ignored` its ignoreChanges. Raises PreflightError where the update would replace the pool:
+    a change of a property AKS fixes at creation (pool_mutability, the pool's replaceOnChanges)."""
+    live = live_inputs(facts)
+    skipped = {*ignored, "orchestratorVersion"}  # the version is the owner's (ignoreChanges on an existing cluster)
+    changes = [
+        change
+        for member in sorted({*live, *(m for m in declared if m in AGENT_POOL_INPUTS)})
+        if member not in skipped
+        for change in field_changes(live.get(member, ABSENT), declared.get(member, ABSENT), member)
+    ]
+    replaced = [c for c in changes if c.path.split(".")[0].split("[")[0] in pool_mutability.fixed() or c.path.startswith(FORCE_NEW)]
+    if replaced:
+        raise PreflightError(
+            f"{key}.existing = adopt: the declaration would change {replaced[0]} on the pool {facts.name}, which AKS fixes when a "
+            "pool is created: the `up` would replace it, deleting the owner's pool; this program refuses it (remove adopt to use "
+            "the pool as it is)"
+        )
+    return Plan(key, f"AgentPool {facts.name}", import_id, tuple(changes), tuple(undeclared_members(facts)))
+
+
+# What the API server sets on every object, and what its defaulting fills in, which no field
+# manager owns and so no server-side apply removes (Kubernetes "Server-Side Apply": fields
+# set by defaulting are not tracked; the defaults in kubernetes pkg/apis/apps/v1/defaults.go
+# SetDefaults_DaemonSet and pkg/apis/core/v1/defaults.go SetDefaults_PodSpec/_Container).
+SERVER_SET = (
+    "status",
+    "metadata.uid",
+    "metadata.resourceVersion",
+    "metadata.generation",
+    "metadata.creationTimestamp",
+    "metadata.managedFields",
+    "metadata.selfLink",
+    "metadata.annotations.deprecated.daemonset.template.generation",
+    "metadata.labels.kubernetes.io/metadata.name",
+    "spec.finalizers",
+    "spec.revisionHistoryLimit",
+    "spec.updateStrategy.rollingUpdate",
+    "spec.template.metadata.creationTimestamp",
+    "spec.template.spec.dnsPolicy",
+    "spec.template.spec.restartPolicy",
+    "spec.template.spec.schedulerName",
+    "spec.template.spec.terminationGracePeriodSeconds",
+    "spec.template.spec.containers[0].terminationMessagePath",
+    "spec.template.spec.containers[0].terminationMessagePolicy",
+    "spec.template.spec.volumes[0].hostPath.type",
+)
+
+
+def object_plan(key: str, what: str, import_id: str, live: Mapping[str, Any], declared: Mapping[str, Any]) -> Plan:
+    """The adopting `up` of a Kubernetes object: `live` as `kubectl get -o json` prints it,
+    `declared` the program's metadata and spec as the API spells them."""
+    fields = ("metadata", "spec")
+    mine = {f: declared.get(f, ABSENT) for f in fields}
+    theirs = {f: {k: v for k, v in (live.get(f) or {}).items() if not (f == "metadata" and k in ("name", "namespace"))} for f in fields}
+    mine["metadata"] = {k: v for k, v in dict(mine["metadata"] or {}).items() if k not in ("name", "namespace")}
+    changes = field_changes(theirs, mine, "", lambda path: path.startswith(SERVER_SET))
+    return Plan(key, what, import_id, tuple(changes))
+
+
+def lines(plans: Sequence[Plan]) -> list[str]:
+    return [plan.line() for plan in plans]

@@ -1,0 +1,225 @@
+"""What the adopting `up` does to the owner's objects (`existing: adopt`, `devicePlugin.adopt`):
+each is declared exactly as the owner has it, or its change is named field by field in the
+preview (`adopt:` lines), and nothing of theirs is replaced: a declaration that would replace
+is refused in one line before anything is registered. Each in a preview and a deployment."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+from pulumi_azure_native.containerservice import AgentPoolArgs
+from test_existing_gpu_pools import GPUNP, OURS, run, stopped
+from test_from_the_guide import EXAMPLE, STACK_FILE
+
+from components.azure import adoption, agent_pool_members
+from components.azure.cluster_facts import PoolFacts
+from components.errors import PreflightError
+from tools.azure_mocks import AzureMocks, OfflineReader
+from tools.mock_engine import RecordingMonitor, run_program
+
+POOL = "azure-native:containerservice:AgentPool"
+BOTH = [True, False]  # a preview, a deployment
+SPOT = {
+    **GPUNP,
+    "scaleSetPriority": "Spot",
+    "scaleSetEvictionPolicy": "Deallocate",
+    "nodeTaints": ["sku=gpu:NoSchedule", "kubernetes.azure.com/scalesetpriority=spot:NoSchedule"],
+}
+
+
+def plan_lines(done, key: str = "aks-gpu:gpuPools.gpunp") -> list[str]:
+    return [line for line in done.infos if line.startswith(f"adopt: {key}:")]
+
+
+# --------------------------------------------------------------------------- the pool
+
+
+@pytest.mark.parametrize("preview", BOTH)
+def test_a_pool_whose_upgrade_settings_leave_the_surge_unset_is_adopted_without_this_programs_no_surge_default(preview):
+    """Not maxSurge 0 / maxUnavailable 1 silently: the owner's pool upgrades as it did."""
+    done = run("adopt", pool={**GPUNP, "upgradeSettings": {"maxSurge": None, "drainTimeoutInMinutes": 45}}, preview=preview)
+    assert done.one(POOL).inputs["upgradeSettings"] == {"drainTimeoutInMinutes": 45}
+    assert "upgradeSettings" not in "".join(plan_lines(done))
+    unset = run("adopt", pool={k: v for k, v in GPUNP.items() if k != "upgradeSettings"}, preview=preview)
+    assert "upgradeSettings" not in unset.one(POOL).inputs
+
+
+@pytest.mark.parametrize("preview", BOTH)
+def test_upgrade_settings_the_config_sets_on_an_adopted_pool_go_over_azures_member_by_member_and_are_named(preview):
+    done = run("adopt", entry={"upgradeSettings": {"drainTimeoutInMinutes": 60}}, preview=preview)
+    assert done.one(POOL).inputs["upgradeSettings"] == {"maxSurge": "10%", "drainTimeoutInMinutes": 60}
+    [line] = plan_lines(done)
+    assert "upgradeSettings.drainTimeoutInMinutes: (none) -> 60" in line and "maxSurge" not in line
+
+
+def test_a_config_that_makes_the_adopted_pools_upgrade_settings_a_pair_aks_refuses_is_one_line():
+    with pytest.raises(Exception, match=r"maxSurge 10% with maxUnavailable 1: both above 0") as error:
+        run("adopt", entry={"upgradeSettings": {"maxUnavailable": "1"}})
+    assert "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize("preview", BOTH)
+def test_an_adopted_spot_pool_keeps_its_deallocate_eviction_policy_which_would_replace_it(preview):
+    done = run("adopt", pool=SPOT, preview=preview)
+    inputs = done.one(POOL).inputs
+    assert (inputs["scaleSetPriority"], inputs["scaleSetEvictionPolicy"]) == ("Spot", "Deallocate")
+    assert "spotMaxPrice" not in inputs, "the owner's pool has no price cap: none is declared (left to Azure)"
+    assert "scaleSet" not in "".join(plan_lines(done)) and "replaces nothing" in plan_lines(done)[0]
+
+
+@pytest.mark.parametrize("preview", BOTH)
+@pytest.mark.parametrize("pool_type", ["VirtualMachines", "AvailabilitySet"])
+def test_a_pool_of_a_type_this_program_does_not_declare_is_refused_in_one_line_not_replaced(preview, pool_type):
+    message = stopped(rf"the pool gpunp is type {pool_type}, and this program adopts only VirtualMachineScaleSets pools", "adopt",
+                      pool={**GPUNP, "type": pool_type}, preview=preview)  # fmt: skip
+    assert "use it instead" in message
+    assert run(pool={**GPUNP, "type": pool_type}).of_type(POOL) == [], "it can still be used as it is"
+
+
+@pytest.mark.parametrize("preview", BOTH)
+def test_every_member_of_the_live_pool_is_declared_as_it_is_or_named_in_the_preview(preview):
+    owners = {
+        **GPUNP,
+        "powerState": {"code": "Running"},
+        "scaleDownMode": "Deallocate",
+        "kubeletConfig": {"cpuManagerPolicy": "static"},
+        "osSku": "AzureLinux",
+        "enableFips": False,
+        "gpuProfile": {"driver": "Install"},
+        "artifactStreamingProfile": {"enabled": True},
+        "provisioningState": "Succeeded",
+    }
+    done = run("adopt", pool=owners, preview=preview)
+    inputs = done.one(POOL).inputs
+    for member, value in agent_pool_members.live_inputs(PoolFacts("gpunp", "User", "x", 0, profile=owners)).items():
+        if member not in ("tags", "orchestratorVersion"):
+            assert inputs[member] == value, member
+    assert inputs["tags"] == {"costcenter": "ml-42", **OURS, "aks-gpu-adopted": "aks-gpu/team"}
+    [line] = plan_lines(done)
+    assert (
+        'then updates 2 fields in place: tags.aks-gpu-adopted: (none) -> "aks-gpu/team"; tags.aks-gpu-stack: (none) -> "aks-gpu/team"'
+        in line
+    )
+    assert "it leaves artifactStreamingProfile as they are" in line
+
+
+@pytest.mark.parametrize("preview", BOTH)
+def test_the_preview_names_each_field_the_adopting_up_changes_with_both_values(preview):
+    [line] = plan_lines(run("adopt", entry={"minCount": 1, "maxCount": 2}, preview=preview))
+    assert line.startswith("adopt: aks-gpu:gpuPools.gpunp: `pulumi up` imports AgentPool gpunp (/subscriptions/")
+    assert line.endswith(
+        ', then updates 4 fields in place: maxCount: 3 -> 2; minCount: 0 -> 1; tags.aks-gpu-adopted: (none) -> "aks-gpu/team"; '
+        'tags.aks-gpu-stack: (none) -> "aks-gpu/team"; replaces nothing'
+    )
+
+
+def test_a_pool_adopted_earlier_gets_no_adoption_line():
+    done = run("adopt", pool={**GPUNP, "tags": {"costcenter": "ml-42", **OURS}})
+    assert plan_lines(done) == []
+
+
+def test_a_fixed_pool_with_the_autoscaler_off_declares_it_off_as_azure_says_it():
+    pool = {**GPUNP, "enableAutoScaling": False, "count": 2, "minCount": None, "maxCount": None}
+    done = run("adopt", pool=pool)
+    assert done.one(POOL).inputs["enableAutoScaling"] is False
+    assert "enableAutoScaling" not in plan_lines(done)[0]
+
+
+def test_a_declaration_that_would_change_a_property_aks_fixes_is_refused_naming_both_values():
+    facts = PoolFacts("gpunp", "User", "Standard_NC4as_T4_v3", 0, profile={**SPOT, "name": "gpunp"})
+    declared = {**agent_pool_members.live_inputs(facts), "scaleSetEvictionPolicy": "Delete"}
+    with pytest.raises(PreflightError) as error:
+        adoption.pool_plan("aks-gpu:gpuPools.gpunp", facts, "/id", declared, ignored=())
+    assert str(error.value).startswith(
+        'aks-gpu:gpuPools.gpunp.existing = adopt: the declaration would change scaleSetEvictionPolicy: "Deallocate" -> "Delete" '
+        "on the pool gpunp, which AKS fixes when a pool is created: the `up` would replace it"
+    )
+    assert adoption.pool_plan("k", facts, "/id", declared, ignored=("scaleSetEvictionPolicy",)).changes == ()
+
+
+def test_the_table_of_agent_pool_inputs_is_azure_natives():
+    """Every input the import reads into the state, so none is left out of the declaration."""
+    path = {"resource_group_name", "resource_name", "agent_pool_name"}
+    sdk = {name for name in AgentPoolArgs.__init__.__code__.co_varnames if not name.startswith("_")} - path - {"self"}
+    assert set(agent_pool_members.AGENT_POOL_INPUTS.values()) == sdk
+
+
+# --------------------------------------------------------------------------- the guide's device plugin
+
+
+def guide(kubernetes: dict[str, Any], preview: bool):
+    azure = OfflineReader(cluster=json.loads((EXAMPLE / "cluster.json").read_text()), kubernetes=kubernetes)
+    overrides = {"gpuPools": {"gpunp": {"existing": "adopt"}}, "devicePlugin": {"adopt": True}}
+    return run_program(
+        "ml-prod", overrides=overrides, monitor=RecordingMonitor(AzureMocks(reader=azure)), preview=preview, stack_file=STACK_FILE
+    )
+
+
+def saved_list() -> dict[str, Any]:
+    return json.loads((EXAMPLE / "kubernetes.json").read_text())
+
+
+def the_guides(listed: dict[str, Any]) -> dict[str, Any]:
+    return next(i for i in listed["items"] if i["kind"] == "DaemonSet" and i["metadata"]["name"] == "nvidia-device-plugin-daemonset")
+
+
+@pytest.mark.parametrize("preview", BOTH)
+def test_the_guides_daemonset_whose_selector_has_match_expressions_is_refused_as_a_selector_cannot_change(preview):
+    listed = saved_list()
+    the_guides(listed)["spec"]["selector"]["matchExpressions"] = [{"key": "tier", "operator": "In", "values": ["gpu"]}]
+    with pytest.raises(PreflightError) as error:
+        guide(listed, preview)
+    assert "not the guide's matchLabels {'name': 'nvidia-device-plugin-ds'} alone: a selector cannot change in place" in str(error.value)
+    assert "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize("preview", BOTH)
+def test_adopting_the_guides_plugin_names_each_field_the_stacks_spec_changes_and_replaces_nothing(preview):
+    done = guide(saved_list(), preview)
+    [namespace] = plan_lines(done, "aks-gpu:devicePlugin")[:1]
+    assert namespace == (
+        "adopt: aks-gpu:devicePlugin: `pulumi up` imports Namespace gpu-resources, then updates 2 fields in place: "
+        'metadata.annotations.aks-gpu-adopted: (none) -> "aks-gpu/ml-prod"; '
+        'metadata.annotations.aks-gpu-stack: (none) -> "aks-gpu/ml-prod"; replaces nothing'
+    )
+    daemon_set = plan_lines(done, "aks-gpu:devicePlugin")[1]
+    assert daemon_set.startswith("adopt: aks-gpu:devicePlugin: `pulumi up` imports DaemonSet gpu-resources/nvidia-device-plugin-daemonset")
+    for change in (
+        'spec.template.spec.containers[0].name: "nvidia-device-plugin-daemonset-ctr" -> "nvidia-device-plugin-ctr"',
+        'metadata.labels.name: "nvidia-device-plugin-ds" -> (none)',
+        'spec.template.spec.tolerations: [{"effect": "NoSchedule", "key": "sku", "operator": "Equal", "value": "gpu"}] -> ',
+        'spec.template.spec.securityContext.seccompProfile.type: (none) -> "RuntimeDefault"',
+    ):
+        assert change in daemon_set
+    assert "spec.selector" not in daemon_set and "containers[0].image:" not in daemon_set and daemon_set.endswith("; replaces nothing")
+
+
+def test_a_live_field_the_stacks_spec_differs_in_is_named_with_both_values():
+    listed = saved_list()
+    pod = the_guides(listed)["spec"]["template"]["spec"]
+    pod["containers"][0]["image"] = "mcr.microsoft.com/oss/nvidia/k8s-device-plugin:v0.14.1"
+    pod["priorityClassName"] = "gpu-critical"
+    line = plan_lines(guide(copy.deepcopy(listed), True), "aks-gpu:devicePlugin")[1]
+    assert 'containers[0].image: "mcr.microsoft.com/oss/nvidia/k8s-device-plugin:v0.14.1" -> "nvcr.io/nvidia/k8s-device-plugin:' in line
+    assert 'spec.template.spec.priorityClassName: "gpu-critical" -> "system-node-critical"' in line
+
+
+def test_a_preview_that_could_not_read_the_cluster_says_the_plugins_changes_are_not_known():
+    azure = OfflineReader(cluster=json.loads((EXAMPLE / "cluster.json").read_text()))
+    overrides = {"devicePlugin": {"adopt": True}, "preflight": {"clusterFile": "examples/guide-cluster/cluster.json"}}
+    done = run_program(
+        "ml-prod", overrides=overrides, monitor=RecordingMonitor(AzureMocks(reader=azure)), preview=True, stack_file=STACK_FILE
+    )
+    assert plan_lines(done, "aks-gpu:devicePlugin") == []
+    assert any("what the adopting `up` changes in it is not known" in line for line in done.infos)
+
+
+def test_a_change_azure_native_replaces_the_pool_on_is_refused_too():
+    live = {**GPUNP, "name": "gpunp", "networkProfile": {"nodePublicIPTags": [{"ipTagType": "RoutingPreference", "tag": "Internet"}]}}
+    facts = PoolFacts("gpunp", "User", "Standard_NC4as_T4_v3", 0, profile=live)
+    declared = {**agent_pool_members.live_inputs(facts), "networkProfile": {}}
+    with pytest.raises(PreflightError, match=r"would change networkProfile\.nodePublicIPTags: \[.*\] -> \(none\)"):
+        adoption.pool_plan("aks-gpu:gpuPools.gpunp", facts, "/id", declared, ignored=())
