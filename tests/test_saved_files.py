@@ -162,11 +162,11 @@ def test_make_render_says_the_same_one_line_and_exits_1(tmp_path, monkeypatch, c
         ({"name": "team-aks", "location": "eastus", "agentPoolProfiles": 5}, r"agentPoolProfiles is int, not a list of pools"),
         (
             {"name": "team-aks", "location": "eastus", "agentPoolProfiles": [{"name": "system", "vnetSubnetId": 5}]},
-            r"agentPoolProfiles\[0\]\.vnetSubnetID is 5, not a string",
+            r"agentPoolProfiles\[system\]\.vnetSubnetID is 5, not a string",
         ),
         (
             {"name": "team-aks", "location": "eastus", "agentPoolProfiles": [{"name": "system", "maxPods": "30"}]},
-            r"agentPoolProfiles\[0\]\.maxPods is '30', not a whole number",
+            r"agentPoolProfiles\[system\]\.maxPods is \"30\", not a whole number",
         ),
         (
             {"name": "other-aks", "location": "eastus", "agentPoolProfiles": []},
