@@ -21,9 +21,10 @@ def cut(text: str) -> str:
 
 
 def cut_words(message: str) -> str:
-    """Every run of more than LONGEST characters without a space in `message`, cut: the
-    backstop for a value quoted without `cut` (a key path, a list of Azure's names)."""
-    return re.sub(rf"\S{{{LONGEST + 1},}}", lambda found: cut(found.group()), message)
+    """Every run of more than LONGEST characters without a space, quote, bracket, comma, colon or
+    semicolon in `message`, cut: the backstop for a value quoted without `cut` (a key path, a
+    list of Azure's names), which keeps the punctuation around it."""
+    return re.sub(rf"[^\s'\"()\[\]{{}},;:]{{{LONGEST + 1},}}", lambda found: cut(found.group()), message)
 
 
 class OneLine(pulumi.RunError):

@@ -35,6 +35,10 @@ def kind(mode: int) -> str:
     return next((name for test, name in kinds if test(mode)), "not a regular file")
 
 
+def _limit() -> str:
+    return f"{LIMIT // 2**20} MiB" if LIMIT % 2**20 == 0 else f"{LIMIT:,} bytes"
+
+
 def _why(error: OSError) -> str:
     return f"cannot be read ({error.strerror or error})"
 
@@ -52,7 +56,7 @@ def problem(path: str | Path) -> str | None:
     if not stat.S_ISREG(found.st_mode):
         return f"is {kind(found.st_mode)}, not a regular file"
     if found.st_size > LIMIT:
-        return f"is {found.st_size:,} bytes, more than the {LIMIT // 2**20} MiB a file the program reads may be"
+        return f"is {found.st_size:,} bytes, more than the {_limit()} a file the program reads may be"
     return None
 
 
@@ -75,7 +79,7 @@ def read_bytes(path: str | Path) -> bytes:
         except OSError as error:
             raise Unreadable(_why(error)) from None
     if len(data) > LIMIT:  # it grew after the stat
-        raise Unreadable(f"is more than the {LIMIT // 2**20} MiB a file the program reads may be")
+        raise Unreadable(f"is more than the {_limit()} a file the program reads may be")
     return data
 
 
