@@ -81,7 +81,13 @@ def test_a_member_of_azures_answer_of_another_type_is_one_line_naming_it(change,
 
 @BOTH
 def test_the_clusters_own_members_are_typed_too(preview):
-    refused(AzureReadError, r"in Azure's answer, currentKubernetesVersion is 1\.34, not a string", cluster() | {"currentKubernetesVersion": 1.34}, "use", preview)
+    refused(
+        AzureReadError,
+        r"in Azure's answer, currentKubernetesVersion is 1\.34, not a string",
+        cluster() | {"currentKubernetesVersion": 1.34},
+        "use",
+        preview,
+    )
 
 
 @pytest.mark.parametrize("change, says", WRONG[:4] + WRONG[9:13], ids=IDS[:4] + IDS[9:13])

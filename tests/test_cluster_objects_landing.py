@@ -80,7 +80,17 @@ def by(operator: str, *values: str, label: str = "gen") -> DaemonSet:
         (by("Gt", "3", "4"), "no"),
         (by("Gt", "3", label="kubernetes.azure.com/agentpool"), "no"),
     ],
-    ids=["greater", "not less", "a sign", "leading zeros", "a superscript two", "5,000 digits", "past 64 bits", "two values", "a label that is no number"],
+    ids=[
+        "greater",
+        "not less",
+        "a sign",
+        "leading zeros",
+        "a superscript two",
+        "5,000 digits",
+        "past 64 bits",
+        "two values",
+        "a label that is no number",
+    ],
 )
 def test_gt_and_lt_compare_as_kubernetes_does_and_a_value_it_cannot_read_matches_no_node(daemon_set, answer):
     assert lands(daemon_set, NUMBERED).answer == answer
@@ -104,7 +114,9 @@ def test_a_daemon_set_whose_gt_is_no_number_is_read_without_a_traceback(preview)
     }
     cluster = existing_cluster(agentPoolProfiles=[SYSTEM, {**GPUNP, "nodeLabels": {"gen": "5"}}])
     reader = OfflineReader(cluster=cluster, kubernetes=listed(namespace("kube-system"), odd))
-    run = run_program("team", overrides={"gpuPools": {"gpunp": {"existing": "use"}}}, monitor=RecordingMonitor(AzureMocks(reader=reader)), preview=preview)
+    run = run_program(
+        "team", overrides={"gpuPools": {"gpunp": {"existing": "use"}}}, monitor=RecordingMonitor(AzureMocks(reader=reader)), preview=preview
+    )
     assert run.of_type("kubernetes:apps/v1:DaemonSet"), "its pods land nowhere, so the pool gets the stack's device plugin"
 
 

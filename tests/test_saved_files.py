@@ -310,7 +310,9 @@ def test_a_saved_file_larger_than_the_bound_is_one_line(tmp_path, monkeypatch):
 
     monkeypatch.setattr(files, "LIMIT", 1000)
     path = write(tmp_path, "prices.json", {"Items": [{"armSkuName": T4, "retailPrice": 0.5, "productName": "x" * 2000}]})
-    with pytest.raises(ConfigError, match=r"pricesFile = \S*/prices\.json: is 2,\d{3} bytes, more than the 1,000 bytes a file the program reads may be"):
+    with pytest.raises(
+        ConfigError, match=r"pricesFile = \S*/prices\.json: is 2,\d{3} bytes, more than the 1,000 bytes a file the program reads may be"
+    ):
         prices.from_file(Path(path))
 
 

@@ -184,7 +184,9 @@ def test_make_lints_check_names_every_disputed_value_one_line_each(tmp_path, cap
 
 NINE = ",".join(["lol"] * 9)
 # "Billion laughs": nine levels of nine aliases each, 9^9 strings once expanded.
-LAUGHS = "  aks-gpu:a0: &a0 [" + NINE + "]\n" + "".join(f"  aks-gpu:a{i}: &a{i} [" + ",".join([f"*a{i - 1}"] * 9) + "]\n" for i in range(1, 9))
+LAUGHS = (
+    "  aks-gpu:a0: &a0 [" + NINE + "]\n" + "".join(f"  aks-gpu:a{i}: &a{i} [" + ",".join([f"*a{i - 1}"] * 9) + "]\n" for i in range(1, 9))
+)
 UNREADABLE = [
     (LAUGHS, r"the document contains excessive aliasing, which Pulumi's CLI refuses \(yaml\.v3\)"),
     ("  aks-gpu:gpuPool: &pool [*pool]\n", r"an anchor's value contains an alias of itself, which Pulumi's CLI refuses"),
@@ -197,7 +199,9 @@ UNREADABLE = [
 ]
 
 
-@pytest.mark.parametrize("content, says", UNREADABLE, ids=["billion laughs", "a list in itself", "a mapping in itself", "deep", "deep by alias"])
+@pytest.mark.parametrize(
+    "content, says", UNREADABLE, ids=["billion laughs", "a list in itself", "a mapping in itself", "deep", "deep by alias"]
+)
 def test_a_stack_file_the_cli_refuses_for_its_aliases_or_depth_is_one_line(tmp_path, content, says):
     with pytest.raises(SavedFileError, match=rf"^Pulumi\.reading\.yaml: not valid YAML at line \d+, column \d+: {says}") as raised:
         stack_config("reading", stack_file(tmp_path, content))

@@ -18,7 +18,7 @@ import json
 import math
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import yaml
 from yaml.constructor import ConstructorError
@@ -202,7 +202,9 @@ def _nesting(text: str) -> None:
             if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
                 depth += 1
                 if depth > DEPTH:
-                    raise yaml.MarkedYAMLError(problem=f"nested more than {DEPTH} levels deep; no stack setting is", problem_mark=event.start_mark)
+                    raise yaml.MarkedYAMLError(
+                        problem=f"nested more than {DEPTH} levels deep; no stack setting is", problem_mark=cast(Any, event.start_mark)
+                    )
             elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
                 depth -= 1
     finally:

@@ -332,7 +332,9 @@ def read(reader: AzureReader, resource_group: str, name: str) -> ClusterFacts:
             not_found_fix=f"check existingCluster.resourceGroupName and name, and the subscription (`az aks show --resource-group {resource_group} --name {name}`)",
         ) from None
     if problem := rest_shapes.problem(answer or {}):
-        raise AzureReadError(f"{what}: in Azure's answer, {problem}; this program reads Azure's own types, and `az aks show` shows the answer")
+        raise AzureReadError(
+            f"{what}: in Azure's answer, {problem}; this program reads Azure's own types, and `az aks show` shows the answer"
+        )
     return parse(answer or {}, resource_group)
 
 

@@ -24,15 +24,14 @@ import json
 import math
 import typing
 from collections.abc import Mapping
-from typing import Annotated, Any
-
-from typing_extensions import TypedDict, is_typeddict
+from typing import Annotated, Any, Literal, cast
 
 from pydantic import BeforeValidator, ConfigDict, Field, TypeAdapter, ValidationError
+from typing_extensions import TypedDict, is_typeddict
 
 from components import files
 from components.config.pool_upgrades import NodeShare
-from components.config.values import Allowed, one_of, whole_number
+from components.config.values import Allowed
 from components.errors import cut
 
 
@@ -58,9 +57,9 @@ class UpgradeSettings(TypedDict, total=False):
 
     maxSurge: NodeShare | None
     maxUnavailable: NodeShare | None
-    drainTimeoutInMinutes: Annotated[whole_number(1, 1440), BeforeValidator(_whole)] | None
-    nodeSoakDurationInMinutes: Annotated[whole_number(0, 30), BeforeValidator(_whole)] | None
-    undrainableNodeBehavior: one_of("Cordon", "Schedule") | None
+    drainTimeoutInMinutes: Annotated[int, Field(ge=1, le=1440), Allowed("a whole number from 1 to 1440"), BeforeValidator(_whole)] | None
+    nodeSoakDurationInMinutes: Annotated[int, Field(ge=0, le=30), Allowed("a whole number from 0 to 30"), BeforeValidator(_whole)] | None
+    undrainableNodeBehavior: Annotated[Literal["Cordon", "Schedule"], Allowed("one of Cordon, Schedule")] | None
 
 
 class NvidiaProfile(TypedDict, total=False):
@@ -95,9 +94,9 @@ _SYSCTL_WHOLE = (
     "netIpv4TcpKeepaliveTime netIpv4TcpMaxSynBacklog netIpv4TcpMaxTwBuckets netIpv4TcpkeepaliveIntvl "
     "netNetfilterNfConntrackBuckets netNetfilterNfConntrackMax vmMaxMapCount vmSwappiness vmVfsCachePressure"
 ).split()
-SysctlConfig = TypedDict(  # type: ignore[misc]  # ok: the functional form, for 28 members
+SysctlConfig = TypedDict(  # the functional form, for 28 members
     "SysctlConfig",
-    {**dict.fromkeys(_SYSCTL_WHOLE, Whole | None), "netIpv4IpLocalPortRange": str | None, "netIpv4TcpTwReuse": bool | None},
+    {**dict.fromkeys(_SYSCTL_WHOLE, Whole | None), "netIpv4IpLocalPortRange": str | None, "netIpv4TcpTwReuse": bool | None},  # type: ignore[misc]
     total=False,
 )
 
@@ -215,9 +214,9 @@ class ManagedCluster(TypedDict, total=False):
 
 # Strict: "30" is not a whole number, 1 not true (pydantic's strict mode, on each shape).
 for _shape in (PowerState, UpgradeSettings, NvidiaProfile, GpuProfile, KubeletConfig, SysctlConfig, LinuxOSConfig, SecurityProfile):
-    _shape.__pydantic_config__ = ConfigDict(strict=True)  # type: ignore[attr-defined]
+    setattr(_shape, "__pydantic_config__", ConfigDict(strict=True))  # noqa: B010 - a TypedDict's pydantic config
 for _shape in (PortRange, IPTag, PoolNetworkProfile, AgentPoolProfile, NetworkProfile, ApiServerAccessProfile, ManagedCluster):
-    _shape.__pydantic_config__ = ConfigDict(strict=True)  # type: ignore[attr-defined]
+    setattr(_shape, "__pydantic_config__", ConfigDict(strict=True))  # noqa: B010 - a TypedDict's pydantic config
 CLUSTER = TypeAdapter(ManagedCluster)
 # pydantic's error types, as a line says what a member should be.
 EXPECTED = {
@@ -266,7 +265,7 @@ def view(value: Any, annotation: Any = ManagedCluster) -> Any:
 
 def _where(loc: tuple[Any, ...], checked: Mapping[str, Any]) -> str:
     """`agentPoolProfiles[gpunp].upgradeSettings.maxSurge`: a pool by its name where it has one."""
-    text, at = "", checked
+    text, at = "", cast(Any, checked)
     for part in loc:
         if isinstance(part, int):
             item = at[part] if isinstance(at, list) and part < len(at) else None
