@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 import pulumi
-from conftest import FIXTURE_STACKS
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from test_existing_gpu_pools import GPUNP, SYSTEM
@@ -32,7 +31,7 @@ from test_generated_input import LONG_RUN, SETTINGS
 from components.azure import rest_shapes
 from tools.azure_mocks import AzureMocks, existing_cluster
 from tools.mock_engine import RecordingMonitor, run_program
-from tools.stack_files import SavedFileError, stack_config
+from tools.stack_files import SavedFileError, stack_config, stack_file
 
 # Each example is a run of the program (0.2-0.5 s): `make test` runs ten of each kind with a
 # fixed seed, `make fuzz` thousands with fresh ones.
@@ -160,7 +159,7 @@ def aliased(draw: st.DrawFn) -> str:
 def test_a_generated_stack_file_is_read_as_the_cli_reads_it_or_refused_in_one_line(lines, preview):
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "Pulumi.gen.yaml"
-        path.write_text((FIXTURE_STACKS / "Pulumi.dev.yaml").read_text() + lines)
+        path.write_text(stack_file("dev").read_text() + lines)
         try:
             config = stack_config("gen", path)
         except SavedFileError as error:
