@@ -12,10 +12,12 @@ Microsoft.ContainerService.Aks.json: ManagedClusterAgentPoolProfile, AgentPoolUp
 KubeletConfig, LinuxOSConfig, SysctlConfig, AgentPoolSecurityProfile,
 AgentPoolNetworkProfile, PortRange, IPTag, ManagedClusterAPIServerAccessProfile), and of
 2026-01-02-preview for gpuProfile.nvidia (NvidiaGPUProfile), which the GA version lacks.
-Read-only members the schemas leave out (currentKubernetesVersion, provisioningState,
-powerState) are strings in the REST API's own definitions (azure-rest-api-specs
-managedClusters.json). A member the program neither reads nor passes on is not checked;
-nothing is nested deeper than saved_files.DEPTH (components/files.py `depth_problem`).
+Read-only members the ARM schemas leave out (currentKubernetesVersion, provisioningState,
+powerState.code, currentOrchestratorVersion, resourceUID) are strings in Azure's bicep types of
+the same version (Azure/bicep-types-az@1f896de generated/containerservice_1/
+microsoft.containerservice/2025-09-01/types.json, ReadOnly). A member the program neither
+reads nor passes on is not checked; nothing is nested deeper than saved_files.DEPTH
+(components/files.py `depth_problem`).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from pydantic import BeforeValidator, ConfigDict, Field, TypeAdapter, Validation
 from typing_extensions import TypedDict, is_typeddict
 
 from components import files
+from components.azure import saved_files
 from components.config.pool_upgrades import NodeShare
 from components.config.values import Allowed
 from components.errors import cut
@@ -249,11 +252,12 @@ def view(value: Any, annotation: Any = ManagedCluster) -> Any:
     shape = _bare(annotation)
     if is_typeddict(shape) and isinstance(value, Mapping):
         envelope = value.get("properties")
-        merged = {**envelope, **value} if isinstance(envelope, Mapping) else value
+        # The member itself first, then the envelope's: the first spelling found wins, as in `_get`.
+        members = [*value.items(), *(envelope.items() if isinstance(envelope, Mapping) else ())]
         hints = typing.get_type_hints(shape, include_extras=True)
         names = {name.lower(): name for name in hints}
         found: dict[str, Any] = {}
-        for key, inner in merged.items():
+        for key, inner in members:
             name = names.get(str(key).lower())
             if name is not None and name not in found:
                 found[name] = view(inner, hints[name])
@@ -304,7 +308,7 @@ def _shown(value: Any) -> str:
 def problem(doc: Any) -> str | None:
     """What member of a cluster's description is not of the type Azure gives it, in words,
     or None."""
-    if deep := files.depth_problem(doc, 32):
+    if deep := files.depth_problem(doc, saved_files.DEPTH):
         return deep
     checked = view(doc)
     try:
