@@ -174,7 +174,7 @@ proof-gpu: ## the Job's script on this machine's CUDA GPU, with its own PyTorch 
 # few dozen with a fixed one); FUZZ_EXAMPLES sets how many per run kind (docs/configuration.md).
 FUZZ_EXAMPLES ?= 5000
 fuzz: $(TEST_STAMP) ## a long run of the generated-input test: 2 x FUZZ_EXAMPLES configurations, previews and deployments
-	AKS_GPU_EXAMPLES=$(FUZZ_EXAMPLES) $(VENV)/bin/python -m pytest -q -n 2 -p no:randomly tests/test_generated_input.py
+	AKS_GPU_EXAMPLES=$(FUZZ_EXAMPLES) $(VENV)/bin/python -m pytest -q -n 2 -p no:randomly tests/test_generated_input.py tests/test_generated_files.py
 
 bench-setup: ## time a cold set-up against a plain pip install (tools/bench_setup.sh)
 	bash tools/bench_setup.sh

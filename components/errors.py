@@ -4,31 +4,60 @@ registered, nothing is left half-created."""
 
 from __future__ import annotations
 
+import re
+from typing import Any
+
 import pulumi
 
+# A value quoted in a message is cut past LONGEST characters to its first KEEP, with its
+# length: a 10,000-character pool name, in Azure's answer or a saved file, must not make a
+# 10,000-character line.
+LONGEST, KEEP = 200, 160
 
-class ConfigError(pulumi.RunError):
+
+def cut(text: str) -> str:
+    """`text` as a message quotes it: whole up to LONGEST characters, else its start and its length."""
+    return text if len(text) <= LONGEST else f"{text[:KEEP]}... ({len(text)} characters)"
+
+
+def cut_words(message: str) -> str:
+    """Every run of more than LONGEST characters without a space, quote, bracket, comma, colon or
+    semicolon in `message`, cut: the backstop for a value quoted without `cut` (a key path, a
+    list of Azure's names), which keeps the punctuation around it."""
+    return re.sub(rf"[^\s'\"()\[\]{{}},;:]{{{LONGEST + 1},}}", lambda found: cut(found.group()), message)
+
+
+class OneLine(pulumi.RunError):
+    """An error whose message a person reads: no word in it longer than LONGEST characters."""
+
+    def __init__(self, *args: Any) -> None:
+        if args and isinstance(args[0], str):
+            args = (cut_words(args[0]), *args[1:])
+        super().__init__(*args)
+
+
+class ConfigError(OneLine):
     """A configuration value that cannot work. The message is one line."""
 
 
-class PreflightError(pulumi.RunError):
+class PreflightError(OneLine):
     """A fact about the Azure subscription, or the machine, that would make the deployment fail."""
 
 
-class CostError(pulumi.RunError):
+class CostError(OneLine):
     """The stack would cost more per hour than aks-gpu:cost.maxHourly allows."""
 
 
-class AzureReadError(pulumi.RunError):
+class AzureReadError(OneLine):
     """A read of Azure that failed: what was read, what Azure answered, and what to do."""
 
 
-class ClusterAccessError(pulumi.RunError):
+class ClusterAccessError(OneLine):
     """The identity that runs the program may not yet create Kubernetes objects in the cluster,
     or the cluster could not be asked (components/azure/cluster_access.py)."""
 
 
-class ManagedPoolError(pulumi.RunError):
+class ManagedPoolError(OneLine):
     """A step of the AKS-managed pool's provider that failed: the step, the pool, and Azure's
     answer or the time limit it ran out of. The provider runs in Pulumi's provider host, which
     sends this message alone to the CLI (components/resources/provider_errors.py)."""

@@ -57,6 +57,69 @@ def test_a_daemon_set_lands_on_a_pool_by_its_taints_labels_and_required_affinity
     assert lands(daemon_set, GPU_POOL).answer == answer
 
 
+# Gt and Lt compare as Kubernetes compares them: one value, and both it and the node's label
+# read as strconv.ParseInt(s, 10, 64), or the requirement does not match
+# (kubernetes/apimachinery@2a9a9331 pkg/labels/selector.go `Requirement.Matches`).
+NUMBERED = PoolNodes("gpu", {**cluster_objects.pool_labels("gpu"), "gen": "5"}, (), True, "device-plugin")
+
+
+def by(operator: str, *values: str, label: str = "gen") -> DaemonSet:
+    return DaemonSet("a", "b", terms=(({"key": label, "operator": operator, "values": list(values)},),))
+
+
+@pytest.mark.parametrize(
+    ("daemon_set", "answer"),
+    [
+        (by("Gt", "3"), "yes"),
+        (by("Lt", "3"), "no"),
+        (by("Lt", "+6"), "yes"),
+        (by("Gt", "-0004"), "yes"),
+        (by("Gt", "²"), "no"),
+        (by("Lt", "9" * 5000), "no"),
+        (by("Lt", "9223372036854775808"), "no"),
+        (by("Gt", "3", "4"), "no"),
+        (by("Gt", "3", label="kubernetes.azure.com/agentpool"), "no"),
+    ],
+    ids=[
+        "greater",
+        "not less",
+        "a sign",
+        "leading zeros",
+        "a superscript two",
+        "5,000 digits",
+        "past 64 bits",
+        "two values",
+        "a label that is no number",
+    ],
+)
+def test_gt_and_lt_compare_as_kubernetes_does_and_a_value_it_cannot_read_matches_no_node(daemon_set, answer):
+    assert lands(daemon_set, NUMBERED).answer == answer
+
+
+@pytest.mark.parametrize("preview", [True, False], ids=["preview", "deployment"])
+def test_a_daemon_set_whose_gt_is_no_number_is_read_without_a_traceback(preview):
+    from test_cluster_objects import guide_daemon_set as daemon_set
+    from test_existing_gpu_pools import GPUNP, SYSTEM
+
+    from tools.azure_mocks import AzureMocks, OfflineReader, existing_cluster
+    from tools.mock_engine import RecordingMonitor, run_program
+
+    odd = daemon_set("kube-system", tolerations=[{"operator": "Exists"}])
+    odd["spec"]["template"]["spec"]["affinity"] = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchExpressions": [{"key": "gen", "operator": "Gt", "values": ["²"]}]}]
+            }
+        }
+    }
+    cluster = existing_cluster(agentPoolProfiles=[SYSTEM, {**GPUNP, "nodeLabels": {"gen": "5"}}])
+    reader = OfflineReader(cluster=cluster, kubernetes=listed(namespace("kube-system"), odd))
+    run = run_program(
+        "team", overrides={"gpuPools": {"gpunp": {"existing": "use"}}}, monitor=RecordingMonitor(AzureMocks(reader=reader)), preview=preview
+    )
+    assert run.of_type("kubernetes:apps/v1:DaemonSet"), "its pods land nowhere, so the pool gets the stack's device plugin"
+
+
 # --------------------------------------------------------------------------- the saved list, generated
 
 LONG_RUN = int(os.environ.get("AKS_GPU_EXAMPLES", "0"))

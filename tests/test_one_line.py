@@ -51,3 +51,23 @@ def test_a_config_error_in_make_render_is_one_line_and_exit_1(tmp_path):
     )
     done = run("-c", script)
     assert (done.returncode, done.stderr.splitlines()) == (1, [SAYS])
+
+
+EXISTING = 'aks-gpu:existingCluster={"resourceGroupName": "team-rg", "name": "team-aks"}'
+
+
+@pytest.mark.parametrize("mode", ["preview", "update"])
+@pytest.mark.parametrize("what", ["a device", "a member of another type"])
+def test_a_bad_saved_file_under_the_language_hosts_run_is_one_line_and_exit_1(tmp_path, mode, what):
+    """#44: a clusterFile that is /dev/zero, or a saved cluster whose pool has `osType: 5`."""
+    path = "/dev/zero"
+    if what == "a member of another type":
+        from tools.azure_mocks import existing_cluster
+
+        described = existing_cluster(agentPoolProfiles=[{"name": "gpunp", "vmSize": "Standard_NC4as_T4_v3", "osType": 5}])
+        (tmp_path / "cluster.json").write_text(__import__("json").dumps(described))
+        path = str(tmp_path / "cluster.json")
+    done = language_host("dev", mode, EXISTING, f'aks-gpu:preflight={{"clusterFile": "{path}"}}')
+    says = "is a character device, not a regular file" if what == "a device" else "agentPoolProfiles[gpunp].osType is 5, not a string"
+    assert done.returncode == 1 and len(done.stderr.splitlines()) == 1, done.stderr[-2000:]
+    assert done.stderr.startswith(f"error: invalid config aks-gpu:preflight.clusterFile = {path}: ") and says in done.stderr

@@ -6,6 +6,9 @@ registered: never a traceback, never silently an empty list."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -162,11 +165,11 @@ def test_make_render_says_the_same_one_line_and_exits_1(tmp_path, monkeypatch, c
         ({"name": "team-aks", "location": "eastus", "agentPoolProfiles": 5}, r"agentPoolProfiles is int, not a list of pools"),
         (
             {"name": "team-aks", "location": "eastus", "agentPoolProfiles": [{"name": "system", "vnetSubnetId": 5}]},
-            r"agentPoolProfiles\[0\]\.vnetSubnetID is 5, not a string",
+            r"agentPoolProfiles\[system\]\.vnetSubnetID is 5, not a string",
         ),
         (
             {"name": "team-aks", "location": "eastus", "agentPoolProfiles": [{"name": "system", "maxPods": "30"}]},
-            r"agentPoolProfiles\[0\]\.maxPods is '30', not a whole number",
+            r"agentPoolProfiles\[system\]\.maxPods is \"30\", not a whole number",
         ),
         (
             {"name": "other-aks", "location": "eastus", "agentPoolProfiles": []},
@@ -237,3 +240,97 @@ def test_a_file_inside_the_project_is_named_as_the_stack_file_names_it():
         ConfigError, match=r"^invalid config aks-gpu:preflight\.pricesFile = tests/fixtures/clusters/ml-aks\.json: no Items"
     ):
         run_program("dev", overrides={"preflight": {"pricesFile": "tests/fixtures/clusters/ml-aks.json"}}, preview=True)
+
+
+# --------------------------------------------------------------------------- what a path names (#44)
+
+
+@contextmanager
+def never_hangs():
+    """A FIFO opened for reading waits for a writer: were the program to open one, the test
+    would stop here and fail, not hang the suite. Nothing is timed: the guard only turns a
+    hang into a failure."""
+    signal.signal(signal.SIGALRM, lambda *_: pytest.fail("the run hung on a special file"))
+    signal.alarm(120)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+
+
+def special(tmp_path: Path, what: str) -> str:
+    """A path that is no regular file: a FIFO, a symlink loop, a directory, a device, a NUL."""
+    if what == "a FIFO":
+        os.mkfifo(tmp_path / "fifo.json")
+        return str(tmp_path / "fifo.json")
+    if what == "a symlink loop":
+        os.symlink(tmp_path / "loop.json", tmp_path / "loop.json")
+        return str(tmp_path / "loop.json")
+    if what == "a directory":
+        return str(tmp_path)
+    return {"/dev/zero": "/dev/zero", "/dev/urandom": "/dev/urandom", "a NUL": "a\x00b.json"}[what]
+
+
+SPECIAL = {
+    "a FIFO": r"is a FIFO \(a named pipe\), not a regular file",
+    "a symlink loop": r"cannot be read \(Too many levels of symbolic links\)",
+    "a directory": r"is a directory, not a regular file",
+    "/dev/zero": r"is a character device, not a regular file",
+    "/dev/urandom": r"is a character device, not a regular file",
+    "a NUL": r"(contains U\+0000|the path contains a NUL character)",
+}
+
+
+@pytest.mark.parametrize("preview", [True, False], ids=["preview", "deployment"])
+@pytest.mark.parametrize("member", ["clusterFile", "kubernetesFile", "pricesFile", "skusFile"])
+@pytest.mark.parametrize("what", sorted(SPECIAL))
+def test_a_saved_file_that_is_no_regular_file_is_one_line_and_never_read(tmp_path, what, member, preview):
+    files = {member: special(tmp_path, what), **({"usageFile": str(USAGE)} if member == "skusFile" else {})}
+    monitor = RecordingMonitor(AzureMocks())
+    with never_hangs(), pytest.raises(ConfigError, match=rf"^invalid config aks-gpu:preflight\.{member} = .*{SPECIAL[what]}") as raised:
+        run_program(
+            "dev", overrides={"existingCluster": TEAM, "gpuPool": {"vmSize": T4}, "preflight": files}, monitor=monitor, preview=preview
+        )
+    assert "\n" not in str(raised.value) and monitor.registrations == []
+
+
+def test_a_saved_file_read_directly_is_refused_the_same_way_whatever_the_stat_said(tmp_path):
+    """The render reads a clusterFile before the program checks its config: the reader itself
+    stats first and never opens a FIFO (components/files.py)."""
+    from components.azure import cluster_facts
+
+    with never_hangs(), pytest.raises(ConfigError, match=r"clusterFile = \S*/fifo\.json: is a FIFO"):
+        cluster_facts.read_saved("aks-gpu:preflight.clusterFile", Path(special(tmp_path, "a FIFO")), cluster_facts.Named(None))
+
+
+def test_a_saved_file_larger_than_the_bound_is_one_line(tmp_path, monkeypatch):
+    """The bound (64 MiB) made small here, so that the test writes little."""
+    from components import files
+    from components.azure import prices
+
+    monkeypatch.setattr(files, "LIMIT", 1000)
+    path = write(tmp_path, "prices.json", {"Items": [{"armSkuName": T4, "retailPrice": 0.5, "productName": "x" * 2000}]})
+    with pytest.raises(
+        ConfigError, match=r"pricesFile = \S*/prices\.json: is 2,\d{3} bytes, more than the 1,000 bytes a file the program reads may be"
+    ):
+        prices.from_file(Path(path))
+
+
+def test_a_saved_file_nested_deeper_than_azure_nests_is_one_line(tmp_path):
+    deep: dict = {}
+    for _ in range(900):
+        deep = {"a": deep}
+    path = write(tmp_path, "cluster.json", {"name": "team-aks", "location": "eastus", "agentPoolProfiles": [], "x": deep})
+    with pytest.raises(ConfigError, match=r"clusterFile = \S*/cluster\.json: it is nested more than 32 levels deep"):
+        run_program("dev", overrides={"existingCluster": TEAM, "gpuPool": {"vmSize": T4}, "preflight": {"clusterFile": path}}, preview=True)
+
+
+def test_make_render_refuses_a_fifo_as_the_cluster_file_in_one_line(tmp_path, monkeypatch, capsys):
+    fifo = special(tmp_path, "a FIFO")
+    real = render.run_program
+    fifo_file = {"existingCluster": TEAM, "gpuPool": {"vmSize": T4}, "preflight": {"clusterFile": fifo}}
+    monkeypatch.setattr(render, "run_program", lambda stack, overrides, **kw: real(stack, overrides={**overrides, **fifo_file}, **kw))
+    with never_hangs():
+        assert render.main(["--stack", "dev", "--out", str(tmp_path / "out")]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "clusterFile" in err and "is a FIFO" in err, err

@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime
 import json
 import math
+import os
 import re
 import subprocess
 import sys
@@ -193,6 +194,80 @@ def test_make_lints_check_names_every_disputed_value_one_line_each(tmp_path, cap
         f"{path}: aks-gpu:protect = yes",
         f"{path}: aks-gpu:gpuPool.nodeCount = 017",
     ]
+
+
+# --------------------------------------------------------------------------- aliases, depth, special files (#44)
+
+NINE = ",".join(["lol"] * 9)
+# "Billion laughs": nine levels of nine aliases each, 9^9 strings once expanded.
+LAUGHS = (
+    "  aks-gpu:a0: &a0 [" + NINE + "]\n" + "".join(f"  aks-gpu:a{i}: &a{i} [" + ",".join([f"*a{i - 1}"] * 9) + "]\n" for i in range(1, 9))
+)
+UNREADABLE = [
+    (LAUGHS, r"the document contains excessive aliasing, which Pulumi's CLI refuses \(yaml\.v3\)"),
+    ("  aks-gpu:gpuPool: &pool [*pool]\n", r"an anchor's value contains an alias of itself, which Pulumi's CLI refuses"),
+    ("  aks-gpu:gpuPool: &pool {tags: *pool}\n", r"an anchor's value contains an alias of itself"),
+    ("  aks-gpu:gpuPool: " + "[" * 100_000 + "]" * 100_000 + "\n", r"nested more than 64 levels deep; no stack setting is"),
+    (
+        "  aks-gpu:a: &a " + "[" * 40 + "]" * 40 + "\n  aks-gpu:b: " + "[" * 40 + "*a" + "]" * 40 + "\n",
+        r"nested more than 64 levels deep once its aliases are expanded",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "content, says", UNREADABLE, ids=["billion laughs", "a list in itself", "a mapping in itself", "deep", "deep by alias"]
+)
+def test_a_stack_file_the_cli_refuses_for_its_aliases_or_depth_is_one_line(tmp_path, content, says):
+    with pytest.raises(SavedFileError, match=rf"^Pulumi\.reading\.yaml: not valid YAML at line \d+, column \d+: {says}") as raised:
+        stack_config("reading", stack_file(tmp_path, content))
+    assert "\n" not in str(raised.value)
+
+
+def test_aliases_within_yaml_v3s_ratio_are_read_as_the_cli_reads_them(tmp_path):
+    content = "  aks-gpu:tags: &tags {team: ml}\n  aks-gpu:gpuPool: {vmSize: Standard_NC4as_T4_v3, tags: *tags}\n"
+    assert json.loads(stack_config("reading", stack_file(tmp_path, content))["aks-gpu:gpuPool"])["tags"] == {"team": "ml"}
+
+
+def test_yaml_v3s_alias_ratio_is_mirrored():
+    """go-yaml/yaml@f6f7691 decode.go `allowedAliasRatio`: 99% up to 400,000 decodes, 10% from
+    4,000,000, a straight line between."""
+    assert [round(stack_yaml.allowed_alias_ratio(n), 9) for n in (1, 400_000, 2_200_000, 4_000_000, 10**8)] == [0.99, 0.99, 0.545, 0.1, 0.1]
+
+
+@pytest.mark.parametrize("what", ["a FIFO", "a directory"])
+def test_a_stack_file_that_is_no_regular_file_is_one_line(tmp_path, what):
+    path = tmp_path / "Pulumi.reading.yaml"
+    if what == "a FIFO":
+        os.mkfifo(path)
+    else:
+        path.mkdir()
+    kind = "a FIFO (a named pipe)" if what == "a FIFO" else "a directory"
+    with pytest.raises(SavedFileError, match=rf"^Pulumi\.reading\.yaml: is {re.escape(kind)}, not a regular file$"):
+        stack_config("reading", path)
+
+
+def test_make_lints_check_refuses_aliases_and_special_files_one_line_each(tmp_path, capsys):
+    (tmp_path / "Pulumi.yaml").write_text("name: aks-gpu\n")
+    os.mkfifo(tmp_path / "Pulumi.fifo.yaml")
+    laughs = stack_file(tmp_path, LAUGHS)
+    assert stack_yaml.main([str(tmp_path / "Pulumi.fifo.yaml"), str(laughs), "/dev/zero"]) == 1
+    assert [line.split(": ", 1)[1] for line in capsys.readouterr().err.splitlines()] == [
+        "is a FIFO (a named pipe), not a regular file",
+        "not valid YAML at line 2, column 44: the document contains excessive aliasing, which Pulumi's CLI refuses (yaml.v3); write the values out",
+        "is a character device, not a regular file",
+    ]
+
+
+def test_make_render_refuses_a_billion_laughs_stack_file_in_one_line(tmp_path, monkeypatch, capsys):
+    from tools import render
+
+    path = stack_file(tmp_path, LAUGHS)
+    real = render.run_program
+    monkeypatch.setattr(render, "run_program", lambda stack, **kw: real(stack, stack_file=path, **kw))
+    assert render.main(["--stack", "reading", "--out", str(tmp_path / "out")]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "excessive aliasing" in err, err
 
 
 # --------------------------------------------------------------------------- provider keys

@@ -38,15 +38,19 @@ def run_program(path: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     stack, preview = args[0], (args[1:2] or ["preview"])[0] == "preview"
-    config = stack_config(stack)
-    for pair in args[2:]:
-        key, value = pair.split("=", 1)
-        config[key] = value
+    mocks = AzureMocks()
+    try:  # the stack file and the saved files it names, read before the engine starts: one line each
+        config = stack_config(stack)
+        for pair in args[2:]:
+            key, value = pair.split("=", 1)
+            config[key] = value
+        mocks.offline(config)
+    except pulumi.RunError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
     loop = asyncio.new_event_loop()  # the exec script's `asyncio.new_event_loop()`
     asyncio.set_event_loop(loop)
-    mocks = AzureMocks()
     monitor = RecordingMonitor(mocks)
-    mocks.offline(config)
     pulumi_mocks.set_mocks(monitor.mocks, project=project_name(), stack=stack, preview=preview, monitor=monitor)
     pulumi.runtime.set_all_config(config)
     settings.ROOT.set(None)  # run_in_stack registers the root Stack itself

@@ -13,9 +13,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import pulumi
 import yaml
 
+from components import files
+from components.errors import OneLine
 from tools import stack_yaml
 from tools.yaml_readers import cli_json, go_key
 
@@ -49,8 +50,16 @@ def _yaml_file(path: Path) -> Any:
     version of the file (a test session reads the project and stack files for every run), with
     libyaml when PyYAML has it. A value that YAML readers read differently (`spot: yes`), that
     the CLI cannot load (`.inf`), or a key given twice, is one line that says what to write."""
+    # Read as every file a stack names is (components/files.py): a regular file, bounded.
+    if why := files.problem(path):
+        raise SavedFileError(f"{path.name}: {why}")
     stat = path.stat()
-    document = _parsed_yaml(path, stat.st_mtime_ns, stat.st_size)
+    try:
+        document = _parsed_yaml(path, stat.st_mtime_ns, stat.st_size)
+    except files.Unreadable as why:
+        raise SavedFileError(f"{path.name}: {why}") from None
+    except UnicodeDecodeError as error:
+        raise SavedFileError(f"{path.name}: not UTF-8 text (byte {error.start}), which a stack file is") from None
     if document.problems:
         project = None if path.name == PROJECT_FILE.name else project_name()
         raise SavedFileError(document.problems[0].line(path.name, project))
@@ -59,7 +68,7 @@ def _yaml_file(path: Path) -> Any:
 
 @functools.cache
 def _parsed_yaml(path: Path, mtime_ns: int, size: int) -> stack_yaml.Document:
-    return stack_yaml.read(path.read_text())
+    return stack_yaml.read(files.read_bytes(path).decode("utf-8"))
 
 
 def project_name() -> str:
@@ -82,7 +91,7 @@ def project_config() -> dict[str, str]:
     return merged
 
 
-class SavedFileError(pulumi.RunError):
+class SavedFileError(OneLine):
     """A stack file, or a saved description the offline render reads, that it cannot use: one line."""
 
 

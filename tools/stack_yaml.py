@@ -19,12 +19,13 @@ import json
 import math
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import yaml
 from yaml.constructor import ConstructorError
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
+from components import files as file_checks
 from tools.yaml_readers import GoTime, disagreement, go_key, go_scalar, json_refusal
 
 PLAIN = "!pulumi-cli-plain"  # the tag the loader gives a plain scalar, resolved as yaml.v3 does
@@ -164,20 +165,103 @@ def _mapping_problems(node: MappingNode, path: tuple[Any, ...], found: list[Prob
         _problems(value_node, (*path, key), found, walked)
 
 
+# gopkg.in/yaml.v3's decoder, which the CLI reads stack files with, refuses excessive aliasing
+# (go-yaml/yaml@f6f7691 decode.go: `allowedAliasRatio`, "document contains excessive
+# aliasing"): past 100 aliased decodes and 1,000 in all, at most 99% of a document's decodes
+# may come from aliases, falling to 10% between 400,000 and 4,000,000 decodes. And an alias
+# inside its own anchor ("anchor '%s' value contains itself", `alias`). PyYAML shares an
+# anchored node among its aliases without a limit, so a "billion laughs" file reads in a
+# millisecond and then hangs whatever expands it, and a recursive one ends in a RecursionError.
+ALIAS_RATIO_LOW, ALIAS_RATIO_HIGH = 400_000, 4_000_000
+# yaml.v3 refuses nesting past 10,000 (scannerc.go max_flow_level, max_indents); no stack
+# setting is nested more than a few levels, and Python's walks stop near a thousand.
+DEPTH = 64
+
+
+def allowed_alias_ratio(decodes: int) -> float:
+    """yaml.v3's `allowedAliasRatio`."""
+    if decodes <= ALIAS_RATIO_LOW:
+        return 0.99
+    if decodes >= ALIAS_RATIO_HIGH:
+        return 0.10
+    return 0.99 - 0.89 * ((decodes - ALIAS_RATIO_LOW) / (ALIAS_RATIO_HIGH - ALIAS_RATIO_LOW))
+
+
+class _Decodes:
+    """yaml.v3's count of decodes over the composed document, each alias expanded where it
+    stands (document order: the first time a node is met is its anchor, each later time an
+    alias of it), stopped as yaml.v3 stops."""
+
+    def __init__(self) -> None:
+        self.count = self.aliased = 0
+        self.anchored: set[int] = set()
+        self.open: set[int] = set()  # the nodes being walked, from the root down
+
+    def refuse(self, node: Any, problem: str) -> None:
+        raise yaml.MarkedYAMLError(problem=problem, problem_mark=node.start_mark)
+
+    def walk(self, node: Any, aliases: int = 0, depth: int = 0) -> None:
+        if id(node) in self.anchored:
+            self._decode(node, aliases)  # the alias itself
+            if id(node) in self.open:
+                self.refuse(node, "an anchor's value contains an alias of itself, which Pulumi's CLI refuses (yaml.v3)")
+            aliases += 1
+        self._decode(node, aliases)
+        self.anchored.add(id(node))
+        if isinstance(node, ScalarNode):
+            return
+        if depth >= DEPTH:  # through aliases: the file itself was measured before it was composed
+            self.refuse(node, f"nested more than {DEPTH} levels deep once its aliases are expanded; no stack setting is")
+        self.open.add(id(node))
+        children = node.value if isinstance(node, SequenceNode) else [n for pair in node.value for n in pair]
+        for child in children:
+            self.walk(child, aliases, depth + 1)
+        self.open.discard(id(node))
+
+    def _decode(self, node: Any, aliases: int) -> None:
+        self.count += 1
+        self.aliased += 1 if aliases else 0
+        if self.aliased > 100 and self.count > 1000 and self.aliased / self.count > allowed_alias_ratio(self.count):
+            self.refuse(node, "the document contains excessive aliasing, which Pulumi's CLI refuses (yaml.v3); write the values out")
+
+
 @dataclasses.dataclass(frozen=True)
 class Document:
     data: Any  # the file's contents as the CLI reads them
     problems: tuple[Problem, ...]  # each value or key the readers read differently, in file order
 
 
+def _nesting(text: str) -> None:
+    """Refuses a document nested deeper than DEPTH from its events, before it is composed:
+    PyYAML's composer recurses once a level, and crashes the interpreter some 100,000 deep."""
+    loader = CliLoader(text)
+    try:
+        depth = 0
+        while loader.check_event():
+            event = loader.get_event()
+            if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                depth += 1
+                if depth > DEPTH:
+                    raise yaml.MarkedYAMLError(
+                        problem=f"nested more than {DEPTH} levels deep; no stack setting is", problem_mark=cast(Any, event.start_mark)
+                    )
+            elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                depth -= 1
+    finally:
+        loader.dispose()
+
+
 def read(text: str) -> Document:
     """A YAML file's contents as Pulumi's CLI reads them, and its problems. A file that is not
-    YAML raises yaml.YAMLError, as yaml.load does."""
+    YAML, or that the CLI refuses for its aliases or depth, raises yaml.YAMLError, as
+    yaml.load does."""
+    _nesting(text)
     loader = CliLoader(text)
     try:
         node = loader.get_single_node()
         found: list[Problem] = []
         if node is not None:
+            _Decodes().walk(node)
             _problems(node, (), found, set())
         return Document(loader.construct_document(node) if node is not None else None, tuple(found))
     finally:
@@ -190,8 +274,8 @@ def _project(stack_file: Path) -> str | None:
     if stack_file.name == "Pulumi.yaml" or not project_file.exists():
         return None
     try:
-        data = read(project_file.read_text(encoding="utf-8")).data
-    except yaml.YAMLError:
+        data = read(file_checks.read_bytes(project_file).decode("utf-8")).data
+    except (yaml.YAMLError, file_checks.Unreadable, UnicodeDecodeError):
         return None
     return data.get("name") if isinstance(data, dict) else None
 
@@ -202,7 +286,10 @@ def main(argv: list[str] | None = None) -> int:
     files = argv if argv is not None else sys.argv[1:]
     for name in files:
         try:
-            document = read(Path(name).read_text(encoding="utf-8"))
+            document = read(file_checks.read_bytes(name).decode("utf-8"))
+        except (file_checks.Unreadable, UnicodeDecodeError) as error:
+            lines.append(f"{name}: {error if isinstance(error, file_checks.Unreadable) else 'not UTF-8 text'}")
+            continue
         except yaml.YAMLError as error:
             mark = getattr(error, "problem_mark", None)
             where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from components.azure import saved_files
+from components.azure import rest_shapes, saved_files
 from components.azure.reader import AzureReader
 from components.config import NAMESPACE
 from components.errors import AzureReadError
@@ -205,41 +205,18 @@ def id_parts(resource_id: Any) -> tuple[str | None, str | None]:
     return id_segment(resource_id, "subscriptions"), id_segment(resource_id, "resourceGroups")
 
 
-def _shape_problem(doc: Mapping[str, Any], member: str, types: tuple[type, ...], what: str) -> str | None:
-    value = _get(doc, member)
-    if value is None or (isinstance(value, types) and not isinstance(value, bool)):
-        return None
-    return f"{member} is {value!r}, not {what}"
-
-
 def description_problem(doc: Any) -> str | None:
-    """What is wrong with a saved description of a cluster, as far as `parse` reads it, or
-    None: a file whose members have other types would be misread (a `maxPods` of "30" taken
-    for none) or fail later with a traceback."""
+    """What is wrong with a description of a cluster, as far as `parse` reads it, or None: a
+    member of another type than Azure's (components/azure/rest_shapes.py) would be misread
+    (a `maxPods` of "30" taken for none) or fail later with a traceback."""
     if not isinstance(doc, Mapping):
         return f"expected an object, found {type(doc).__name__}"
     absent = [m for m in ("name", "location", "agentPoolProfiles") if _get(doc, m) is None]
     if absent:
         return f"no {', '.join(absent)}"
-    checks = [_shape_problem(doc, m, (str,), "a string") for m in ("id", "name", "location", "kubernetesVersion", "nodeResourceGroup")]
-    checks += [_shape_problem(doc, m, (Mapping,), "an object") for m in ("networkProfile", "apiServerAccessProfile")]
-    checks.append(_shape_problem(_get(doc, "apiServerAccessProfile") or {}, "authorizedIPRanges", (list,), "a list of CIDRs"))
-    pools = _get(doc, "agentPoolProfiles")
-    if not isinstance(pools, list):
-        return f"agentPoolProfiles is {type(pools).__name__}, not a list of pools"
-    for index, pool in enumerate(pools):
-        if not isinstance(pool, Mapping):
-            return f"agentPoolProfiles[{index}] is not an object"
-        found = [
-            _shape_problem(pool, m, (str,), "a string")
-            for m in ("name", "mode", "vmSize", "vnetSubnetID", "podSubnetID", "provisioningState")
-        ]
-        found += [_shape_problem(pool, m, (int,), "a whole number") for m in ("count", "maxPods", "minCount", "maxCount")]
-        found += [_shape_problem(pool, m, (Mapping,), "an object") for m in ("tags", "nodeLabels", "gpuProfile")]
-        found.append(_shape_problem(pool, "nodeTaints", (list,), "a list of taints"))
-        found.append(_shape_problem(pool, "spotMaxPrice", (int, float), "a number"))
-        checks += [f"agentPoolProfiles[{index}].{problem}" for problem in found if problem]
-    return next((problem for problem in checks if problem), None)
+    if not isinstance(_get(doc, "agentPoolProfiles"), list):
+        return f"agentPoolProfiles is {type(_get(doc, 'agentPoolProfiles')).__name__}, not a list of pools"
+    return rest_shapes.problem(doc)
 
 
 SAVED_HOLDS = "the JSON object `az aks show --resource-group <group> --name <cluster> --output json` prints"
@@ -354,6 +331,10 @@ def read(reader: AzureReader, resource_group: str, name: str) -> ClusterFacts:
             forbidden_fix=f"it needs Microsoft.ContainerService/managedClusters/read on the cluster, such as Reader ({PERMISSIONS})",
             not_found_fix=f"check existingCluster.resourceGroupName and name, and the subscription (`az aks show --resource-group {resource_group} --name {name}`)",
         ) from None
+    if problem := rest_shapes.problem(answer or {}):
+        raise AzureReadError(
+            f"{what}: in Azure's answer, {problem}; this program reads Azure's own types, and `az aks show` shows the answer"
+        )
     return parse(answer or {}, resource_group)
 
 

@@ -14,6 +14,7 @@ taken as "may land there": never two device plugins on one node beats a false al
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -307,11 +308,26 @@ def _expression(expression: Mapping[str, Any], labels: Mapping[str, str]) -> str
         ok = True
     elif op == "DoesNotExist":
         ok = False
-    elif op in ("Gt", "Lt") and value.isdigit() and values and values[0].isdigit():
-        ok = int(value) > int(values[0]) if op == "Gt" else int(value) < int(values[0])
+    elif op in ("Gt", "Lt"):
+        # Kubernetes compares a Gt or Lt only when it has one value and both it and the node's
+        # label read as strconv.ParseInt(s, 10, 64); otherwise the requirement does not match
+        # (kubernetes/apimachinery@2a9a9331 pkg/labels/selector.go `Requirement.Matches`).
+        # So a value such as "²" or 5,000 digits, which a saved file may hold, lands nowhere.
+        given, have = (_int64(values[0]) if len(values) == 1 else None), _int64(value)
+        ok = given is not None and have is not None and (have > given if op == "Gt" else have < given)
     else:
         return "maybe"
     return "yes" if ok else "no"
+
+
+def _int64(text: str) -> int | None:
+    """`text` as Go's strconv.ParseInt(text, 10, 64) reads it: a sign, ASCII digits (not
+    str.isdigit's "²"), within 64 bits; None where it fails."""
+    found = re.fullmatch(r"([+-]?)0*([0-9]+)", text)
+    if found is None or len(found.group(2)) > 19:
+        return None
+    number = int(found.group(1) + found.group(2))
+    return number if -(2**63) <= number < 2**63 else None
 
 
 def lands(daemon_set: DaemonSet, pool: PoolNodes) -> Landing:

@@ -6,28 +6,36 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from components import files
 from components.config.messages import refuse_constant
-from components.errors import ConfigError
+from components.errors import ConfigError, cut
+
+# How deep a saved answer may nest (components/files.py `depth_problem`): Azure's deepest
+# shape the program reads is some six levels, and Python's own walks stop near a thousand.
+DEPTH = 32
 
 
 def shown(path: Path) -> str:
     """The path as the stack file would name it: relative to the project directory, where
     Pulumi runs the program, when it is inside it."""
+    # os.path.abspath, not Path.resolve: it follows no symlink, so a symlink loop is named,
+    # not a RuntimeError.
     try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
+        return str(Path(os.path.abspath(path)).relative_to(Path.cwd()))
     except ValueError:
         return str(path)
 
 
 def refused(key: str, path: Path, why: str) -> ConfigError:
-    """One line; a path too long to read is cut, with its length."""
+    """One line; a path too long to read is cut, with its length, and one with a character
+    that is not printable (a NUL) is quoted, escaped."""
     where = shown(path)
-    where = where if len(where) <= 200 else f"{where[:160]}... ({len(where)} characters)"
-    return ConfigError(f"invalid config {key} = {where}: {why}")
+    return ConfigError(f"invalid config {key} = {cut(where if where.isprintable() else repr(where))}: {why}")
 
 
 def read_json(key: str, path: Path, holds: str) -> Any:
@@ -36,17 +44,20 @@ def read_json(key: str, path: Path, holds: str) -> Any:
     are not JSON, though Python's parser takes them: a saved answer of Azure never has them,
     and a NaN price would switch the cost limit off."""
     try:
-        text = path.read_text(encoding="utf-8-sig")
-    except OSError as error:
-        raise refused(key, path, f"cannot be read ({error.strerror or error}); expected {holds}") from None
+        text = files.read_bytes(path).decode("utf-8-sig")
+    except files.Unreadable as why:
+        raise refused(key, path, f"{why}; expected {holds}") from None
     except UnicodeDecodeError as error:
         raise refused(key, path, f"not UTF-8 text (byte {error.start}); expected {holds}") from None
     try:
-        return json.loads(text, parse_constant=refuse_constant)
+        found = json.loads(text, parse_constant=refuse_constant)
     except json.JSONDecodeError as error:
         raise refused(key, path, f"not JSON (line {error.lineno}, column {error.colno}: {error.msg}); expected {holds}") from None
     except (ValueError, RecursionError) as error:
         raise refused(key, path, f"not JSON ({str(error)[:100]}); expected {holds}") from None
+    if deep := files.depth_problem(found, DEPTH):
+        raise refused(key, path, f"{deep}; expected {holds}")
+    return found
 
 
 def check_items(key: str, path: Path, items: Any, holds: str, bad: Callable[[dict[str, Any]], str | None]) -> list[dict[str, Any]]:

@@ -16,7 +16,7 @@ from pydantic import ConfigDict, TypeAdapter, ValidationError
 from pydantic.alias_generators import to_camel
 
 from components.config.values import NAMESPACE, Allowed
-from components.errors import ConfigError
+from components.errors import ConfigError, cut
 
 
 def validated(type_: Any, key: str, value: Any, hint: str = "") -> Any:
@@ -27,15 +27,18 @@ def validated(type_: Any, key: str, value: Any, hint: str = "") -> Any:
 
 
 def fail(key: str, value: Any, allowed: str) -> ConfigError:
-    return ConfigError(f"invalid config {key} = {show(value)}: {allowed}")
+    return ConfigError(f"invalid config {cut(key)} = {show(value)}: {allowed}")
 
 
 def show(value: Any) -> str:
-    """The value as the line shows it; a long one cut, with its length, so the line stays readable."""
-    text = json.dumps(value, default=str) if not isinstance(value, str) else repr(value)
-    if len(text) <= 200:
-        return text
-    return f"{value[:160]!r}... ({len(value)} characters)" if isinstance(value, str) else f"{text[:160]}... ({len(text)} characters)"
+    """The value as the line shows it; a long one cut, with its length, so the line stays
+    readable (components/errors.py `cut`, the one rule every message quotes by)."""
+    if isinstance(value, str):
+        return repr(value) if len(repr(value)) <= 200 else f"{value[:160]!r}... ({len(value)} characters)"
+    try:
+        return cut(json.dumps(value, default=str))
+    except (ValueError, RecursionError):  # NaN is written as Python writes it; a recursive value
+        return cut(repr(value)) if not isinstance(value, (dict, list)) else f"a nested {type(value).__name__}"
 
 
 def one_line(error: ValidationError, root: Any) -> ConfigError:

@@ -4,12 +4,14 @@ of live calls."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated
 
 from pydantic import Field
 from pydantic.dataclasses import dataclass
 
+from components import files as file_checks
 from components.config.messages import fail
 from components.config.values import MODEL, NAMESPACE, Allowed, one_of
 from components.errors import ConfigError
@@ -51,12 +53,12 @@ def check_preflight(preflight: PreflightConfig, root: Path) -> list[str]:
         "clusterFile": preflight.cluster_file,
         "kubernetesFile": preflight.kubernetes_file,
     }.items():
-        try:
-            found = bool(path) and (root / str(path)).is_file()
-        except OSError as error:  # a name longer than the system takes, say
-            raise fail(f"{key}.{member}", path, f"cannot be opened ({error.strerror or error}); expected an existing file") from None
-        if path and not found:
+        # A stat, never an open: a FIFO would block the run, a device never end (components/files.py).
+        why = file_checks.problem(root / str(path)) if path else None
+        if why and not os.path.lexists(root / str(path)):
             raise fail(f"{key}.{member}", path, f"expected an existing file (relative to {root})")
+        if why:
+            raise fail(f"{key}.{member}", path, f"{why}; expected a saved file (a regular file)")
     # mode off skips the size and quota checks, the only readers of skusFile and usageFile
     # (components/azure/preflight.py load_facts); the other files are read in every mode.
     if preflight.mode == "off" and given:

@@ -1,0 +1,125 @@
+"""Azure's description of a cluster is read through a typed model of its REST shape, once, at
+the edge (components/azure/rest_shapes.py): a member of another type than Azure's API gives it,
+whether Azure answered it or a saved `az aks show` holds it, is one line naming the member (a
+pool by its name) and the answer or the file, before anything is registered. Never an
+AttributeError, a pydantic traceback, an SDK assertion or a RecursionError later; and no line
+quotes a long value whole (components/errors.py `cut`)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from test_existing_gpu_pools import GPUNP, SYSTEM
+
+from components.errors import AzureReadError, ConfigError, PreflightError
+from tools.azure_mocks import AzureMocks, existing_cluster
+from tools.mock_engine import RecordingMonitor, run_program
+
+BOTH = pytest.mark.parametrize("preview", [True, False], ids=["preview", "deployment"])
+HOW = pytest.mark.parametrize("how", ["use", "adopt"])
+
+
+def nested(depth: int) -> dict:
+    inner: dict = {}
+    for _ in range(depth):
+        inner = {"a": inner}
+    return inner
+
+
+# The pool's member, as Azure's answer (or a saved file) has it, and the line's words for it.
+WRONG = [
+    ({"osType": 5}, r"agentPoolProfiles\[gpunp\]\.osType is 5, not a string"),
+    ({"scaleSetPriority": 1}, r"agentPoolProfiles\[gpunp\]\.scaleSetPriority is 1, not a string"),
+    ({"gpuProfile": {"driver": 5}}, r"agentPoolProfiles\[gpunp\]\.gpuProfile\.driver is 5, not a string"),
+    (
+        {"gpuProfile": {"nvidia": {"managementMode": ["Managed"]}}},
+        r"agentPoolProfiles\[gpunp\]\.gpuProfile\.nvidia\.managementMode is \[\"Managed\"\], not a string",
+    ),
+    ({"upgradeSettings": {"maxSurge": 5}}, r"agentPoolProfiles\[gpunp\]\.upgradeSettings\.maxSurge is 5, not a string"),
+    (
+        {"upgradeSettings": {"maxSurge": "lots"}},
+        r"agentPoolProfiles\[gpunp\]\.upgradeSettings\.maxSurge is \"lots\", not a node count from 0 to 1000, or a percentage",
+    ),
+    (
+        {"upgradeSettings": {"drainTimeoutInMinutes": "x"}},
+        r"agentPoolProfiles\[gpunp\]\.upgradeSettings\.drainTimeoutInMinutes is \"x\", not a whole number",
+    ),
+    ({"count": True}, r"agentPoolProfiles\[gpunp\]\.count is true, not a whole number"),
+    ({"spotMaxPrice": "cheap"}, r"agentPoolProfiles\[gpunp\]\.spotMaxPrice is \"cheap\", not a number"),
+    # Members an adopted pool passes through to its declaration (existing_pools.PASSED_THROUGH).
+    ({"kubeletConfig": [1, 2]}, r"agentPoolProfiles\[gpunp\]\.kubeletConfig is \[1, 2\], not an object"),
+    ({"kubeletConfig": {"podMaxPids": "many"}}, r"agentPoolProfiles\[gpunp\]\.kubeletConfig\.podMaxPids is \"many\", not a whole number"),
+    ({"nodeLabels": {"a": {"b": 1}}}, r"agentPoolProfiles\[gpunp\]\.nodeLabels\.a is \{\"b\": 1\}, not a string"),
+    ({"kubeletConfig": nested(900)}, r"it is nested more than 32 levels deep"),
+    ({"linuxOSConfig": {"sysctls": {"vmSwappiness": "0"}}}, r"linuxOSConfig\.sysctls\.vmSwappiness is \"0\", not a whole number"),
+    ({"availabilityZones": [1, 2]}, r"agentPoolProfiles\[gpunp\]\.availabilityZones\[0\] is 1, not a string"),
+]
+IDS = [re.sub(r"\W+", " ", json.dumps(change))[:40].strip() for change, _ in WRONG]
+
+
+def cluster(**pool) -> dict:
+    return existing_cluster(agentPoolProfiles=[SYSTEM, {**GPUNP, **pool}])
+
+
+def refused(error: type, says: str, answer: dict, how: str, preview: bool, **overrides) -> str:
+    monitor = RecordingMonitor(AzureMocks(cluster=answer))
+    with pytest.raises(error, match=says) as raised:
+        run_program("team", overrides={"gpuPools": {"gpunp": {"existing": how}}, **overrides}, monitor=monitor, preview=preview)
+    assert "\n" not in str(raised.value) and monitor.registrations == []
+    return str(raised.value)
+
+
+@BOTH
+@HOW
+@pytest.mark.parametrize("change, says", WRONG, ids=IDS)
+def test_a_member_of_azures_answer_of_another_type_is_one_line_naming_it(change, says, how, preview):
+    said = refused(AzureReadError, says, cluster(**change), how, preview)
+    assert said.startswith("aks-gpu:existingCluster team-rg/team-aks: reading the cluster (getManagedCluster): in Azure's answer, ")
+
+
+@BOTH
+def test_the_clusters_own_members_are_typed_too(preview):
+    refused(
+        AzureReadError,
+        r"in Azure's answer, currentKubernetesVersion is 1\.34, not a string",
+        cluster() | {"currentKubernetesVersion": 1.34},
+        "use",
+        preview,
+    )
+
+
+@pytest.mark.parametrize("change, says", WRONG[:4] + WRONG[9:13], ids=IDS[:4] + IDS[9:13])
+def test_a_saved_description_with_a_member_of_another_type_is_one_line_naming_the_file(tmp_path, change, says):
+    path = tmp_path / "cluster.json"
+    path.write_text(json.dumps(cluster(**change)))
+    config = {"existingCluster": {"resourceGroupName": "team-rg", "name": "team-aks"}, "preflight": {"clusterFile": str(path)}}
+    refused(ConfigError, rf"^invalid config aks-gpu:preflight\.clusterFile = \S*/cluster\.json: {says}", cluster(), "use", True, **config)
+
+
+@BOTH
+def test_whole_numbers_that_arrive_as_floats_are_read_as_the_invoke_sends_them(preview):
+    """An invoke's answer comes through a protobuf Struct, whose numbers are floats."""
+    monitor = RecordingMonitor(AzureMocks(cluster=cluster(count=2.0, minCount=0.0, maxCount=3.0)))
+    run_program("team", overrides={"gpuPools": {"gpunp": {"existing": "use"}}}, monitor=monitor, preview=preview)
+
+
+# --------------------------------------------------------------------------- long values
+
+
+@BOTH
+@pytest.mark.parametrize(
+    "pool",
+    [{"name": "g" * 10_000}, {"vmSize": "V" * 10_000}, {"osType": "W" * 10_000}],
+    ids=["a pool's name", "a size", "an OS"],
+)
+def test_a_long_value_in_azures_answer_is_cut_in_the_line_that_quotes_it(pool, preview):
+    said = refused(PreflightError, r"\.\.\. \(10000 characters\)", cluster(**pool), "use", preview)
+    assert len(said) < 400
+
+
+def test_a_long_pool_name_in_the_config_is_cut_in_the_key_and_the_value():
+    with pytest.raises(ConfigError) as raised:
+        run_program("team", overrides={"gpuPools": {"g" * 10_000: {"vmSize": "Standard_NC4as_T4_v3"}}}, preview=True)
+    assert len(str(raised.value)) < 600 and len(re.findall(r"\.\.\. \(100\d\d characters\)", str(raised.value))) == 2

@@ -1,0 +1,217 @@
+"""Bad saved files and stack files generated (Hypothesis), as #44 found them by hand: Azure's
+description of a cluster with members of other types, nested deep, with huge or odd strings
+and NaN, answered live or saved as `clusterFile` (bytes that are not UTF-8 too); stack files
+with aliases, aliases of themselves, expansions and depth; paths that name no regular file.
+Each run of the program, as a preview or a deployment, ends in one of two ways:
+
+  - accepted;
+  - refused with a `pulumi.RunError` of one line that names the key or the file, not too
+    long to read, before anything is registered.
+
+Never a traceback, never a hang. `make test` runs a few examples with a fixed seed
+(FEW, below); `make fuzz` runs these too, with fresh seeds.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pulumi
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
+from test_existing_gpu_pools import GPUNP, SYSTEM
+from test_generated_input import LONG_RUN, SETTINGS
+
+from components.azure import rest_shapes
+from tools.azure_mocks import AzureMocks, existing_cluster
+from tools.mock_engine import RecordingMonitor, run_program
+from tools.stack_files import SavedFileError, stack_config, stack_file
+
+# Each example is a run of the program (0.2-0.5 s): `make test` runs ten of each kind with a
+# fixed seed, `make fuzz` thousands with fresh ones.
+FEW = settings(SETTINGS, max_examples=LONG_RUN or 10)
+LONGEST_LINE = 1000  # a value is quoted at most 200 characters long (components/errors.py)
+TEAM = {"resourceGroupName": "team-rg", "name": "team-aks"}
+
+
+def deep(depth: int) -> Any:
+    inner: Any = {}
+    for _ in range(depth):
+        inner = {"a": inner}
+    return inner
+
+
+ODD = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=8),
+    st.text(alphabet=st.characters(categories=["Cc", "Cf", "Zl", "No", "Nd", "So"]), min_size=1, max_size=6),
+    st.sampled_from(["x" * 10_000, "²", "9" * 5000, "Managed", "Spot", "Linux", "10%"]),
+    st.lists(st.integers(), max_size=3),
+    st.dictionaries(st.text(max_size=5), st.integers() | st.text(max_size=3), max_size=2),
+    st.integers(min_value=20, max_value=900).map(deep),
+)
+# Every member the typed model reads of a pool, and a few it does not.
+POOL_MEMBERS = sorted({*rest_shapes.AgentPoolProfile.__annotations__, "unknownMember", "properties"})
+NESTED = ["upgradeSettings", "gpuProfile", "kubeletConfig", "linuxOSConfig", "securityProfile", "networkProfile", "powerState"]
+CLUSTER_MEMBERS = sorted(rest_shapes.ManagedCluster.__annotations__)
+
+
+@st.composite
+def described(draw: st.DrawFn) -> dict[str, Any]:
+    """Azure's description of the guide's cluster, one to three members changed."""
+    cluster = existing_cluster(agentPoolProfiles=[SYSTEM, copy.deepcopy(GPUNP)])
+    for _ in range(draw(st.integers(1, 3))):
+        where = draw(st.sampled_from(["pool", "pool", "nested", "cluster"]))
+        pool = cluster["agentPoolProfiles"][1] if isinstance(cluster.get("agentPoolProfiles"), list) else {}
+        if where == "pool" and isinstance(pool, dict):
+            pool[draw(st.sampled_from(POOL_MEMBERS))] = draw(ODD)
+        elif where == "nested" and isinstance(pool, dict):
+            member = draw(st.sampled_from(NESTED))
+            inner = pool[member] if isinstance(pool.get(member), dict) else {}
+            inner[draw(st.sampled_from(["maxSurge", "driver", "nvidia", "podMaxPids", "sysctls", "code", "x"]))] = draw(ODD)
+            pool[member] = inner
+        else:
+            cluster[draw(st.sampled_from(CLUSTER_MEMBERS))] = draw(ODD)
+    return cluster
+
+
+def one_line(error: BaseException, names: tuple[str, ...], monitor: RecordingMonitor) -> None:
+    said = str(error)
+    event(f"refused: {type(error).__name__}")
+    assert monitor.registrations == [], f"refused after registering {len(monitor.registrations)} resource(s): {said}"
+    if said.startswith(("preflight:", "cost")):  # preflight's list: one problem a line, each naming its key
+        assert all(("aks-gpu:" in line or "preflight" in line) and len(line) <= LONGEST_LINE for line in said.splitlines()), said
+        return
+    assert "\n" not in said and len(said) <= LONGEST_LINE, f"not one readable line: {said[:300]!r}"
+    assert any(name in said for name in names), f"names neither {names}: {said[:300]!r}"
+
+
+@FEW
+@given(answer=described(), how=st.sampled_from(["use", "adopt"]), preview=st.booleans())
+def test_a_generated_answer_of_azure_is_accepted_or_one_line(answer, how, preview):
+    monitor = RecordingMonitor(AzureMocks(cluster=answer))
+    try:
+        run_program("team", overrides={"gpuPools": {"gpunp": {"existing": how}}}, monitor=monitor, preview=preview)
+    except pulumi.RunError as error:
+        one_line(error, ("aks-gpu:existingCluster", "aks-gpu:gpuPools.gpunp"), monitor)
+        return
+    event("accepted")
+
+
+def _bytes(cluster: Any, how: str, draw: st.DrawFn) -> bytes:
+    if how == "not UTF-8":
+        return json.dumps(cluster).encode()[:-1] + draw(st.sampled_from([b"\xff", b"\xc3(", b"\xed\xa0\x80"])) + b"}"
+    if how == "NaN":
+        return json.dumps({**cluster, "spotMaxPrice": math.nan}, allow_nan=True).encode()
+    if how == "truncated":
+        text = json.dumps(cluster).encode()
+        return text[: draw(st.integers(0, len(text) - 1))]
+    return json.dumps(cluster, allow_nan=True).encode()
+
+
+@FEW
+@given(data=st.data(), how=st.sampled_from(["changed", "not UTF-8", "NaN", "truncated"]), preview=st.booleans())
+def test_a_generated_saved_cluster_file_is_accepted_or_one_line_naming_the_file(data, how, preview):
+    content = _bytes(data.draw(described()), how, data.draw)
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "cluster.json"
+        path.write_bytes(content)
+        monitor = RecordingMonitor(AzureMocks())  # the offline render's: it reads the file
+        overrides = {"existingCluster": TEAM, "gpuPools": {"gpunp": {"existing": "use"}}, "preflight": {"clusterFile": str(path)}}
+        try:
+            run_program("team", overrides=overrides, monitor=monitor, preview=preview)
+        except pulumi.RunError as error:
+            one_line(error, ("aks-gpu:preflight.clusterFile = ", "aks-gpu:existingCluster", "aks-gpu:gpuPools.gpunp"), monitor)
+            return
+    event("accepted")
+
+
+# --------------------------------------------------------------------------- stack files
+
+
+@st.composite
+def aliased(draw: st.DrawFn) -> str:
+    """Lines under `config:`: anchors and aliases nested `levels` deep and `width` wide (a
+    billion laughs at 9 and 9), an anchor aliased inside itself, or plain nesting."""
+    how = draw(st.sampled_from(["expansion", "recursion", "nesting", "merge"]))
+    if how == "expansion":
+        levels, width = draw(st.integers(1, 9)), draw(st.integers(1, 12))
+        lines = [f"  aks-gpu:a0: &a0 [{', '.join(['lol'] * width)}]"]
+        lines += [f"  aks-gpu:a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * width)}]" for i in range(1, levels)]
+        return "\n".join(lines) + "\n"
+    if how == "recursion":
+        inner = draw(st.sampled_from(["[*x]", "{k: *x}", "[1, [2, *x]]", "{a: {b: [*x]}}"]))
+        return f"  aks-gpu:gpuPool: &x {inner}\n"
+    if how == "nesting":
+        depth = draw(st.integers(1, 3000))
+        return f"  aks-gpu:gpuPool: {'[' * depth}{']' * depth}\n"
+    return "  aks-gpu:base: &base {vmSize: Standard_NC4as_T4_v3}\n  aks-gpu:gpuPool: {<<: *base, nodeCount: 1}\n"
+
+
+@FEW
+@given(lines=aliased(), preview=st.booleans())
+def test_a_generated_stack_file_is_read_as_the_cli_reads_it_or_refused_in_one_line(lines, preview):
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "Pulumi.gen.yaml"
+        path.write_text(stack_file("dev").read_text() + lines)
+        try:
+            config = stack_config("gen", path)
+        except SavedFileError as error:
+            said = str(error)
+            event("refused: the stack file")
+            assert "\n" not in said and said.startswith("Pulumi.gen.yaml: ") and len(said) <= LONGEST_LINE, said
+            return
+    monitor = RecordingMonitor(AzureMocks())
+    try:
+        run_program("dev", config=config, monitor=monitor, preview=preview)
+    except pulumi.RunError as error:
+        one_line(error, ("aks-gpu:", "preflight"), monitor)
+        return
+    event("accepted")
+
+
+# --------------------------------------------------------------------------- paths
+
+
+@st.composite
+def special_path(draw: st.DrawFn, folder: Path) -> str:
+    what = draw(st.sampled_from(["a FIFO", "a symlink loop", "a directory", "/dev/zero", "/dev/urandom", "a NUL", "missing", "long"]))
+    if what == "a FIFO":
+        os.mkfifo(folder / "fifo")
+        return str(folder / "fifo")
+    if what == "a symlink loop":
+        os.symlink(folder / "loop", folder / "loop")
+        return str(folder / "loop")
+    return {"a directory": str(folder), "a NUL": "x\x00.json", "missing": str(folder / "none.json"), "long": "d/" * 3000 + "f"}.get(
+        what, what
+    )
+
+
+@FEW
+@given(
+    data=st.data(), member=st.sampled_from(["clusterFile", "kubernetesFile", "pricesFile", "skusFile", "usageFile"]), preview=st.booleans()
+)
+def test_a_saved_file_path_that_names_no_regular_file_is_one_line_and_never_opened(data, member, preview):
+    with tempfile.TemporaryDirectory() as folder:
+        path = data.draw(special_path(Path(folder)))
+        other = {
+            "skusFile": {"usageFile": "tests/fixtures/preflight/eastus-usage.json"},
+            "usageFile": {"skusFile": "tests/fixtures/preflight/eastus-skus.json"},
+        }
+        files = {member: path, **other.get(member, {})}
+        monitor = RecordingMonitor(AzureMocks())
+        try:
+            run_program("dev", overrides={"existingCluster": TEAM, "preflight": files}, monitor=monitor, preview=preview)
+        except pulumi.RunError as error:
+            one_line(error, (f"aks-gpu:preflight.{member} = ", "aks-gpu:preflight:"), monitor)
+            return
+    raise AssertionError(f"accepted {path[:100]!r} as {member}")
