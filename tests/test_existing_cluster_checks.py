@@ -295,6 +295,7 @@ def test_a_signed_out_run_says_to_sign_in():
     [
         ({"provisioningState": "Updating"}, "is Updating, not Succeeded"),
         ({"provisioningState": "Failed"}, "is Failed, not Succeeded"),
+        ({"provisioningState": None}, "is without a provisioningState, not Succeeded"),
         ({"powerState": {"code": "Stopped"}}, 'is stopped: "You can only perform start or delete operations'),
     ],
 )

@@ -77,7 +77,7 @@ def check_existing_cluster(cfg: StackConfig, found: ClusterFacts, stack: str) ->
     if found.provisioning_state != SUCCEEDED:
         problems.append(
             Problem(
-                f"{where} is {found.provisioning_state}, not {SUCCEEDED}: AKS runs one operation at a time on a cluster "
+                f"{where} is {found.provisioning_state or 'without a provisioningState'}, not {SUCCEEDED}: AKS runs one operation at a time on a cluster "
                 '("Another operation ... is in progress"), and this program adds pools only to a cluster in Succeeded; '
                 "wait, or repair it (`az aks update` with no changes)"
             )
