@@ -17,7 +17,6 @@ from __future__ import annotations
 import copy
 import json
 import math
-import os
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -27,6 +26,7 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from test_existing_gpu_pools import GPUNP, SYSTEM
 from test_generated_input import LONG_RUN, SETTINGS
+from test_saved_files import SPECIAL, special
 
 from components.azure import rest_shapes
 from tools.azure_mocks import AzureMocks, existing_cluster
@@ -185,15 +185,9 @@ def test_a_generated_stack_file_is_read_as_the_cli_reads_it_or_refused_in_one_li
 @st.composite
 def special_path(draw: st.DrawFn, folder: Path) -> str:
     what = draw(st.sampled_from(["a FIFO", "a symlink loop", "a directory", "/dev/zero", "/dev/urandom", "a NUL", "missing", "long"]))
-    if what == "a FIFO":
-        os.mkfifo(folder / "fifo")
-        return str(folder / "fifo")
-    if what == "a symlink loop":
-        os.symlink(folder / "loop", folder / "loop")
-        return str(folder / "loop")
-    return {"a directory": str(folder), "a NUL": "x\x00.json", "missing": str(folder / "none.json"), "long": "d/" * 3000 + "f"}.get(
-        what, what
-    )
+    if what in SPECIAL:
+        return special(folder, what)
+    return {"missing": str(folder / "none.json"), "long": "d/" * 3000 + "f"}[what]
 
 
 @FEW
