@@ -219,7 +219,9 @@ def job_spec(args: MnistJobArgs, run: MnistRun) -> k8s.batch.v1.JobSpecArgs:
                 security_context=hardening.pod_security_context(RUN_AS_USER),
                 containers=[container(args)],
                 volumes=volumes(args),
-                restart_policy="OnFailure",
+                # Never: each try is a pod of its own, and a failed one stays with its log; with
+                # OnFailure the Job controller deletes the pod at the backoffLimit (job_deadline.py).
+                restart_policy="Never",
                 node_selector={AGENT_POOL_LABEL: run.pool_name} if run.pin else None,
                 tolerations=list(run.gpu_tolerations) or None,
             ),
@@ -248,6 +250,9 @@ def container(args: MnistJobArgs) -> k8s.core.v1.ContainerArgs:
         resources=resources,
         security_context=hardening.container_security_context(),
         volume_mounts=mounts,
+        # The status message pulumi-kubernetes prints for a failed container: the script's last
+        # line (it writes /dev/termination-log), else the log's last 80 lines (docs/proof.md).
+        termination_message_policy="FallbackToLogsOnError",
     )
 
 
