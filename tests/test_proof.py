@@ -328,3 +328,13 @@ def test_a_retired_sizes_suggestions_are_whole_nvidia_gpus_aks_documents():
     for alternative in gpu_sizes.alternatives("Standard_NC6"):
         assert alternative.gpu.nvidia and alternative.share == 1 and alternative.not_on_aks is None and alternative.retired is None
     assert gpu_sizes.alternatives("Standard_NC6")[0].gpu is gpus.T4, "the oldest architecture that is still sold comes first"
+
+
+def test_the_docs_say_the_images_size_and_disk_from_the_catalog():
+    """One figure in one place (components/catalog/proof_images.py): docs/proof.md quotes it."""
+    from components.catalog import proof_images
+
+    image = proof_images.PYTORCH
+    page = " ".join((SCRIPT.parents[1] / "docs" / "proof.md").read_text().split())
+    assert image.disk_gb == image.download_gb + image.unpacked_gb
+    assert f"About {image.download_gb} GB to download, {image.unpacked_gb} GB unpacked, and so about {image.disk_gb} GB of the node's OS disk" in page

@@ -49,9 +49,9 @@ NODE_FROM_ZERO_SECONDS = 30 * 60
 #: The GPU Operator installs the driver, toolkit and device plugin on a node after Helm's wait
 #: (components/resources/gpu_operator.py): a driver container, and a kernel module to load.
 OPERATOR_STACK_SECONDS = 10 * 60
-#: Pulling the image on a node that has none of it: PyTorch's is about 4 GB compressed
-#: (components/catalog/proof_images.py PYTORCH, docs/proof.md "Pulling the image"), two to
-#: four minutes at a VM's bandwidth; more than twice that here.
+#: Pulling the image on a node that has none of it (PyTorch's size: components/catalog/
+#: proof_images.py PYTORCH, its one place; docs/proof.md "Pulling the image"): two to four
+#: minutes at a VM's bandwidth; more than twice that here.
 PULL_SECONDS = 10 * 60
 #: CUDA's start on a node whose NVSwitch fabric manager is still coming up: the script tries
 #: again for this long (proof/train_mnist.py CUDA_WAIT_SECONDS; a test holds the two equal).
