@@ -50,8 +50,11 @@ try:
     import torch
     from torch import nn
 except Exception as error:  # noqa: BLE001 - an image whose python has no PyTorch, or a broken one: one line, not a traceback
-    print(f"PROOF FAILED: cannot import PyTorch in {sys.executable}: {type(error).__name__}: {' '.join(str(error).split())}; "
-          "nothing was trained", flush=True)
+    print(
+        f"PROOF FAILED: cannot import PyTorch in {sys.executable}: {type(error).__name__}: {' '.join(str(error).split())}; "
+        "nothing was trained",
+        flush=True,
+    )
     sys.exit(1)
 
 # The MNIST files as TensorFlow Datasets fetches them, with the sizes and SHA-256 it checks
@@ -177,8 +180,10 @@ class Watchdog:
                         "is deleted or evicted; nothing more was trained"
                     )
             elif phase is not None and phase is self.phase and self.clock() >= phase[2]:
-                self.fail(f"{phase[0]} did not end within {phase[1]:g} s{self.note}: the GPU stopped answering (a hung kernel or an Xid "
-                          "error: `nvidia-smi` and the node's kernel log say which); nothing more was trained")
+                self.fail(
+                    f"{phase[0]} did not end within {phase[1]:g} s{self.note}: the GPU stopped answering (a hung kernel or an Xid "
+                    "error: `nvidia-smi` and the node's kernel log say which); nothing more was trained"
+                )
 
     def fail(self, reason: str) -> None:
         finish(f"PROOF FAILED: {reason}")
@@ -216,7 +221,7 @@ def cuda_start_error(code: str = CUDA_START, timeout: float = CUDA_PROBE_SECONDS
             f"CUDA did not start within {timeout:g} s (torch.cuda.init() in a new process never returned): the GPU or its "
             "driver hangs (a GPU fallen off the bus, an Xid error: `nvidia-smi` and the node's kernel log say which); "
             "nothing was trained"
-        )
+        ) from None
     if done.returncode == 0:
         return None
     said = done.stdout.strip() or (done.stderr.strip().splitlines() or [""])[-1]
@@ -289,7 +294,7 @@ def the_one_gpu(cuda=torch.cuda):
     try:
         cuda.init()
     except RuntimeError as error:
-        raise ProofFailed(f"CUDA started in a new process but not in this one: {first_line(error)}")
+        raise ProofFailed(f"CUDA started in a new process but not in this one: {first_line(error)}") from error
     count = cuda.device_count()
     if count != 1:
         names = ", ".join(cuda.get_device_name(i) for i in range(count))
@@ -301,10 +306,16 @@ def the_one_gpu(cuda=torch.cuda):
 
 
 def describe(props, mig: str) -> None:
-    print(f"gpu: {props.name}, compute capability {props.major}.{props.minor}, {props.total_memory / 2**30:.1f} GiB, "
-          f"{props.multi_processor_count} SMs", flush=True)
-    print(f"driver {nvml_driver()}, CUDA {torch.version.cuda} (PyTorch {torch.__version__}, kernels for "
-          f"{' '.join(torch.cuda.get_arch_list())}); MIG slice: {mig or 'none'}", flush=True)
+    print(
+        f"gpu: {props.name}, compute capability {props.major}.{props.minor}, {props.total_memory / 2**30:.1f} GiB, "
+        f"{props.multi_processor_count} SMs",
+        flush=True,
+    )
+    print(
+        f"driver {nvml_driver()}, CUDA {torch.version.cuda} (PyTorch {torch.__version__}, kernels for "
+        f"{' '.join(torch.cuda.get_arch_list())}); MIG slice: {mig or 'none'}",
+        flush=True,
+    )
 
 
 def use_gpu(watchdog: Watchdog) -> tuple[torch.device, str]:
@@ -320,7 +331,7 @@ def use_gpu(watchdog: Watchdog) -> tuple[torch.device, str]:
         a = torch.arange(1.0, 65.0, device=device).reshape(8, 8)
         ok = bool(torch.allclose((a @ a).cpu(), a.cpu() @ a.cpu()))
     except RuntimeError as error:  # "no kernel image is available for execution on the device"
-        raise ProofFailed(f"a CUDA kernel failed on {props.name} (compute capability {capability}): {error}".replace("\n", " "))
+        raise ProofFailed(f"a CUDA kernel failed on {props.name} (compute capability {capability}): {error}".replace("\n", " ")) from error
     if not ok:
         raise ProofFailed(f"a matrix product on {props.name} gave a wrong answer")
     watchdog.disarm()
@@ -359,7 +370,7 @@ def fetch_mnist(data_dir: Path, mirror: str) -> dict[str, bytes]:
     try:
         data_dir.mkdir(parents=True, exist_ok=True)
     except OSError as error:
-        raise ProofFailed(f"cannot create --data-dir {data_dir}: {error}")
+        raise ProofFailed(f"cannot create --data-dir {data_dir}: {error}") from error
     found = {}
     for name, sha256 in FILES.items():
         path = data_dir / name
@@ -368,11 +379,11 @@ def fetch_mnist(data_dir: Path, mirror: str) -> dict[str, bytes]:
                 with urllib.request.urlopen(mirror + name, timeout=60) as answer:
                     body = answer.read()
             except (OSError, http.client.HTTPException) as error:  # a download cut short is an IncompleteRead, no OSError
-                raise ProofFailed(f"cannot download {mirror}{name}: {error}; with no egress, train on --data synthetic")
+                raise ProofFailed(f"cannot download {mirror}{name}: {error}; with no egress, train on --data synthetic") from error
             try:
                 path.write_bytes(body)
             except OSError as error:
-                raise ProofFailed(f"cannot keep {path}: {error}")
+                raise ProofFailed(f"cannot keep {path}: {error}") from error
         got = hashlib.sha256(path.read_bytes()).hexdigest()
         if got != sha256:
             raise ProofFailed(f"{mirror}{name} has SHA-256 {got}, expected {sha256}")
@@ -382,8 +393,8 @@ def fetch_mnist(data_dir: Path, mirror: str) -> dict[str, bytes]:
 
 def idx(raw: bytes, dims: int) -> torch.Tensor:
     """An IDX file (MNIST's format): a 4-byte magic, one big-endian size per dimension, then bytes."""
-    shape = [int.from_bytes(raw[4 + 4 * i: 8 + 4 * i], "big") for i in range(dims)]
-    return torch.frombuffer(bytearray(raw[4 + 4 * dims:]), dtype=torch.uint8).reshape(shape)
+    shape = [int.from_bytes(raw[4 + 4 * i : 8 + 4 * i], "big") for i in range(dims)]
+    return torch.frombuffer(bytearray(raw[4 + 4 * dims :]), dtype=torch.uint8).reshape(shape)
 
 
 def mnist(data_dir: Path, mirror: str) -> tuple[torch.Tensor, ...]:
@@ -429,8 +440,15 @@ def synthetic(train: int = 20_000, test: int = 2_000) -> tuple[torch.Tensor, ...
 def network() -> nn.Module:
     """PyTorch's examples/mnist network, without dropout."""
     return nn.Sequential(
-        nn.Conv2d(1, 32, 3), nn.ReLU(), nn.Conv2d(32, 64, 3), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
-        nn.Linear(9216, 128), nn.ReLU(), nn.Linear(128, 10),
+        nn.Conv2d(1, 32, 3),
+        nn.ReLU(),
+        nn.Conv2d(32, 64, 3),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Flatten(),
+        nn.Linear(9216, 128),
+        nn.ReLU(),
+        nn.Linear(128, 10),
     )
 
 
@@ -441,7 +459,7 @@ def train(model: nn.Module, images: torch.Tensor, labels: torch.Tensor, args: ar
     order = torch.randperm(len(images), generator=torch.Generator().manual_seed(1)).to(images.device)
     start, step = time.monotonic(), 0
     while step < args.max_steps and time.monotonic() - start < args.max_seconds:
-        batch = order[(step * BATCH) % len(images):][:BATCH]
+        batch = order[(step * BATCH) % len(images) :][:BATCH]
         loss = nn.functional.cross_entropy(model(images[batch]), labels[batch])
         optimizer.zero_grad()
         loss.backward()
@@ -455,7 +473,7 @@ def train(model: nn.Module, images: torch.Tensor, labels: torch.Tensor, args: ar
 
 @torch.no_grad()
 def accuracy(model: nn.Module, images: torch.Tensor, labels: torch.Tensor) -> float:
-    right = sum(int((model(images[i:i + 1000]).argmax(1) == labels[i:i + 1000]).sum()) for i in range(0, len(images), 1000))
+    right = sum(int((model(images[i : i + 1000]).argmax(1) == labels[i : i + 1000]).sum()) for i in range(0, len(images), 1000))
     return right / len(images)
 
 

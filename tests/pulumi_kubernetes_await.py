@@ -82,7 +82,9 @@ def container_status_errors(status: Obj) -> list[str]:
     last = status.get("lastState", {}).get("terminated")
     if last is not None:
         # FinishedAt.UTC().Format(time.RFC3339Nano): the fixtures' times are whole seconds in UTC.
-        found.append(f'container "{status["name"]}" terminated at {last["finishedAt"]} ({last.get("reason", "")}: exit code {last.get("exitCode", 0)})')
+        found.append(
+            f'container "{status["name"]}" terminated at {last["finishedAt"]} ({last.get("reason", "")}: exit code {last.get("exitCode", 0)})'
+        )
         if last.get("message"):
             found.append(last["message"])
     return found
@@ -141,7 +143,11 @@ def job_error(job: Obj) -> str:
     if job.get("status", {}).get("startTime") is None:
         return ""
     for condition in job.get("status", {}).get("conditions", []):
-        if condition["type"] == "Failed" and condition["status"] == "True" and condition.get("reason") in ("BackoffLimitExceeded", "DeadlineExceeded"):
+        if (
+            condition["type"] == "Failed"
+            and condition["status"] == "True"
+            and condition.get("reason") in ("BackoffLimitExceeded", "DeadlineExceeded")
+        ):
             return f"[{condition['reason']}] {condition.get('message', '')}"
     return ""
 

@@ -337,4 +337,7 @@ def test_the_docs_say_the_images_size_and_disk_from_the_catalog():
     image = proof_images.PYTORCH
     page = " ".join((SCRIPT.parents[1] / "docs" / "proof.md").read_text().split())
     assert image.disk_gb == image.download_gb + image.unpacked_gb
-    assert f"About {image.download_gb} GB to download, {image.unpacked_gb} GB unpacked, and so about {image.disk_gb} GB of the node's OS disk" in page
+    assert (
+        f"About {image.download_gb} GB to download, {image.unpacked_gb} GB unpacked, and so about {image.disk_gb} GB of the node's OS disk"
+        in page
+    )

@@ -41,9 +41,26 @@ def failed_pod(job: dict, try_: int, message: str, exit_code: int = 1) -> list[d
         "ownerReferences": [{"kind": "Job", "name": job["metadata"]["name"], "uid": job["metadata"]["uid"]}],
     }
     conditions = [{"type": "PodScheduled", "status": "True"}, {"type": "Initialized", "status": "True"}]
-    unready = {"type": "Ready", "status": "False", "reason": "ContainersNotReady", "message": f"containers with unready status: [{container}]"}
-    running = {"kind": "Pod", "metadata": metadata, "status": {"phase": "Running", "conditions": [*conditions, unready], "containerStatuses": [status]}}
-    ended = {"kind": "Pod", "metadata": metadata, "status": {"phase": "Failed", "conditions": [*conditions, {"type": "Ready", "status": "False", "reason": "PodFailed"}], "containerStatuses": [status]}}
+    unready = {
+        "type": "Ready",
+        "status": "False",
+        "reason": "ContainersNotReady",
+        "message": f"containers with unready status: [{container}]",
+    }
+    running = {
+        "kind": "Pod",
+        "metadata": metadata,
+        "status": {"phase": "Running", "conditions": [*conditions, unready], "containerStatuses": [status]},
+    }
+    ended = {
+        "kind": "Pod",
+        "metadata": metadata,
+        "status": {
+            "phase": "Failed",
+            "conditions": [*conditions, {"type": "Ready", "status": "False", "reason": "PodFailed"}],
+            "containerStatuses": [status],
+        },
+    }
     return [running, ended]
 
 
@@ -54,7 +71,14 @@ def backoff_limit_exceeded(job: dict) -> dict:
         "status": {
             "startTime": "2026-11-26T10:00:00Z",
             "failed": job_deadline.TRIES,
-            "conditions": [{"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded", "message": "Job has reached the specified backoff limit"}],
+            "conditions": [
+                {
+                    "type": "Failed",
+                    "status": "True",
+                    "reason": "BackoffLimitExceeded",
+                    "message": "Job has reached the specified backoff limit",
+                }
+            ],
         },
     }
 
@@ -111,7 +135,12 @@ def test_without_the_termination_message_the_line_never_reached_pulumi_up():
             "conditions": [
                 {"type": "PodScheduled", "status": "True"},
                 {"type": "Initialized", "status": "True"},
-                {"type": "Ready", "status": "False", "reason": "ContainersNotReady", "message": f"containers with unready status: [{name}]"},
+                {
+                    "type": "Ready",
+                    "status": "False",
+                    "reason": "ContainersNotReady",
+                    "message": f"containers with unready status: [{name}]",
+                },
             ],
             "containerStatuses": [
                 {
@@ -119,7 +148,14 @@ def test_without_the_termination_message_the_line_never_reached_pulumi_up():
                     "ready": False,
                     "restartCount": 1,
                     "state": {"waiting": {"reason": "CrashLoopBackOff", "message": "back-off 10s restarting failed container"}},
-                    "lastState": {"terminated": {"exitCode": 1, "reason": "Error", "message": termination_message("File", "", 1, LOG + LINE), "finishedAt": "2026-11-26T10:00:00Z"}},
+                    "lastState": {
+                        "terminated": {
+                            "exitCode": 1,
+                            "reason": "Error",
+                            "message": termination_message("File", "", 1, LOG + LINE),
+                            "finishedAt": "2026-11-26T10:00:00Z",
+                        }
+                    },
                 }
             ],
         },

@@ -113,7 +113,20 @@ def test_downloaded_files_are_checked_parsed_trained_on_and_kept(mirror, tmp_pat
     url, sums = mirror
     monkeypatch.setattr(train_mnist, "FILES", sums)
     # The drawn digits are hard (synthetic): 40 steps learn them only in part.
-    args = ["--device", "cpu", "--data", "mnist", "--min-accuracy", "0.05", "--data-dir", str(tmp_path / "mnist"), "--mirror", url, "--max-steps", "40"]
+    args = [
+        "--device",
+        "cpu",
+        "--data",
+        "mnist",
+        "--min-accuracy",
+        "0.05",
+        "--data-dir",
+        str(tmp_path / "mnist"),
+        "--mirror",
+        url,
+        "--max-steps",
+        "40",
+    ]
     assert train_mnist.main(args) == 0
     out = capsys.readouterr().out
     assert "data: mnist, 2000 training and 500 test images" in out and SUMMARY.match(out.splitlines()[-1])
@@ -256,7 +269,9 @@ def test_a_cuda_start_that_never_returns_says_the_driver_hangs():
     """A real process that does not finish, as a torch.cuda.init() stuck in the driver."""
     with pytest.raises(train_mnist.ProofFailed) as failed:
         train_mnist.cuda_start_error("import time; time.sleep(60)", timeout=1)
-    assert str(failed.value).startswith("CUDA did not start within 1 s (torch.cuda.init() in a new process never returned): the GPU or its driver hangs")
+    assert str(failed.value).startswith(
+        "CUDA did not start within 1 s (torch.cuda.init() in a new process never returned): the GPU or its driver hangs"
+    )
 
 
 # --------------------------------------------------------------------------- what it ran on
@@ -382,7 +397,9 @@ def test_a_refused_command_line_fails_in_one_line(termination_log, capsys):
     """argparse would print its usage and exit with status 2, outside the one line."""
     assert train_mnist.main(["--max-steps", "many"]) == 1
     out, err = capsys.readouterr()
-    assert out.splitlines() == ["PROOF FAILED: the command line is refused: argument --max-steps: invalid int value: 'many'; nothing was trained"]
+    assert out.splitlines() == [
+        "PROOF FAILED: the command line is refused: argument --max-steps: invalid int value: 'many'; nothing was trained"
+    ]
     assert err == "" and termination_log.read_text() == out.splitlines()[-1]
 
 
@@ -403,9 +420,12 @@ def test_sigterm_at_the_jobs_deadline_ends_in_one_line_naming_it(termination_log
     out, err = proof.communicate(timeout=60)
     assert proof.returncode == 1, out + err
     last = out.splitlines()[-1]
-    assert re.fullmatch(r"PROOF FAILED: stopped by SIGTERM after \d+ s, during training and its test pass \(--max-seconds 600, and 60 s more\): "
-                        r"Kubernetes stops a pod so at its Job's deadline \(activeDeadlineSeconds; the Job then fails DeadlineExceeded\), "
-                        r"or when the pod is deleted or evicted; nothing more was trained", last), last
+    assert re.fullmatch(
+        r"PROOF FAILED: stopped by SIGTERM after \d+ s, during training and its test pass \(--max-seconds 600, and 60 s more\): "
+        r"Kubernetes stops a pod so at its Job's deadline \(activeDeadlineSeconds; the Job then fails DeadlineExceeded\), "
+        r"or when the pod is deleted or evicted; nothing more was trained",
+        last,
+    ), last
     assert termination_log.read_text() == last and "Traceback" not in out + err
 
 
