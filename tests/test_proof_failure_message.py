@@ -14,6 +14,7 @@ import pytest
 from conftest import run_cached
 from pulumi_kubernetes_await import termination_message, up_reasons
 
+from components.config.workloads import GUIDE_MNIST_IMAGE
 from components.resources import job_deadline
 from tools.render import manifest
 
@@ -165,13 +166,22 @@ def test_without_the_termination_message_the_line_never_reached_pulumi_up():
     assert reasons[1].endswith('container "mnist-proof" terminated at 2026-11-26T10:00:00Z (Error: exit code 1)')
 
 
-@pytest.mark.parametrize("stack", ["dev", "team"])
-def test_every_job_keeps_its_failed_pods_and_falls_back_to_its_log(stack):
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {},
+        {"mnistJob": {"image": GUIDE_MNIST_IMAGE}},
+        {"gpuPool": None, "gpuPools": {"t4": {"vmSize": "Standard_NC4as_T4_v3"}, "a100": {"vmSize": "Standard_NC24ads_A100_v4"}}},
+    ],
+    ids=["the shipped script", "the guide's image", "one Job per pool"],
+)
+def test_every_job_keeps_its_failed_pods_and_falls_back_to_its_log(overrides):
     """restartPolicy Never: a try is a pod, and a failed one stays (with OnFailure the Job
     controller deletes the pod at the backoffLimit); the guide's image has no line of its own,
     so its log's last lines are the message."""
-    run = run_cached(stack)[0]
-    for job in run.of_type("kubernetes:batch/v1:Job"):
+    jobs = run_cached("dev", **overrides)[0].of_type("kubernetes:batch/v1:Job")
+    assert len(jobs) == len(overrides.get("gpuPools", {"gpu": None}))
+    for job in jobs:
         spec = manifest(job)["spec"]
         assert spec["template"]["spec"]["restartPolicy"] == "Never"
         assert spec["backoffLimit"] == job_deadline.BACKOFF_LIMIT == job_deadline.TRIES - 1
