@@ -173,7 +173,8 @@ class Watchdog:
             wait = None if phase is None else max(0.0, phase[2] - self.clock())
             if select.select([self.read], [], [], wait)[0]:
                 if signal.SIGTERM in self.read.recv(64):
-                    doing = f"during {self.phase[0]}" if self.phase else "outside training"
+                    now = self.phase
+                    doing = f"during {now[0]}" if now else "before its training began or after it ended"
                     self.fail(
                         f"stopped by SIGTERM after {self.clock() - self.began:.0f} s, {doing}: Kubernetes stops a pod so at "
                         "its Job's deadline (activeDeadlineSeconds; the Job then fails DeadlineExceeded), or when the pod "
