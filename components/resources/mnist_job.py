@@ -1,7 +1,9 @@
 """Guide steps 8-9: the MNIST Job that proves a GPU is schedulable and works.
 
 The Job is the guide's `samples-tf-mnist-demo.yaml`, field for field, plus the toleration
-for the GPU pool's taint (as today's guide adds). By default it runs the shipped script,
+for the GPU pool's taint (as today's guide adds), with restartPolicy Never instead of
+OnFailure so that a failed try's pod and its last words stay (docs/proof.md, "When it
+fails"). By default it runs the shipped script,
 proof/train_mnist.py, from a ConfigMap, in PyTorch's CUDA 12.8 image: the guide's image is
 TensorFlow 1.4 on CUDA 8, which cannot be expected to run on any GPU AKS still creates
 (components/catalog/proof_images.py). With the guide's image it is the guide's Job, with
