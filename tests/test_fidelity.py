@@ -66,6 +66,10 @@ JOB_ADDITIONS = {
     "spec.activeDeadlineSeconds": (None, 2370),
     # Today's guide: the Job tolerates the GPU pool's taint.
     "spec.template.spec.tolerations": (None, [SKU_GPU_TOLERATION]),
+    # Each try a pod of its own, kept with its log when it fails, and the failure's last words
+    # in `pulumi up`'s error (mnist_job.job_spec and container; tests/test_proof_failure_message.py).
+    "spec.template.spec.restartPolicy": ("OnFailure", "Never"),
+    "spec.template.spec.containers[0].terminationMessagePolicy": (None, "FallbackToLogsOnError"),
     # Security baseline: a namespace of its own (with a NetworkPolicy) instead of `default`.
     "metadata.namespace": (None, "gpu-workloads"),
     # Security baseline's Checkov skip, and pulumi.com/replaceUnready (mnist_job.py says why).
@@ -184,7 +188,7 @@ PROOF_CHANGES = {
     "spec.template.spec.containers[0].resources.limits.cpu": (None, "4"),
     "spec.template.spec.containers[0].resources.limits.memory": (None, "6Gi"),
     # Three tries of the script's 120 s instead of the guide's image's (job_deadline.py).
-    "spec.activeDeadlineSeconds": (None, 1830),
+    "spec.activeDeadlineSeconds": (None, 2010),
 }
 
 

@@ -48,8 +48,9 @@ def test_the_deadline_holds_every_try_of_the_training_after_a_pull(shape):
     """A proof that fails at its time limit three times still ends BackoffLimitExceeded, with
     the script's own line, not DeadlineExceeded."""
     pool = SHAPES[shape]
-    tries = job_deadline.BACKOFF_LIMIT + 1
-    assert deadline(pool, 120) >= job_deadline.PULL_SECONDS + tries * 120
+    tries = job_deadline.BACKOFF_LIMIT + 1  # restartPolicy Never: the Job fails when failed pods > backoffLimit
+    assert job_deadline.TRIES == tries == 3
+    assert deadline(pool, 120) >= job_deadline.PULL_SECONDS + tries * (120 + job_deadline.TRAIN_GRACE_SECONDS)
     assert deadline(pool, 3600) - deadline(pool, 120) == tries * (3600 - 120)
 
 
@@ -60,8 +61,28 @@ def test_a_pool_that_may_start_from_zero_or_waits_for_the_operator_gets_more_tim
     assert deadline(SHAPES["Spot from zero"], 120) == from_zero and deadline(SHAPES["AKS-managed"], 120) == fixed
 
 
-def test_the_shipped_script_keeps_the_waits_pulumi_up_has_always_had():
-    assert job_timeout(SHAPES["fixed"], 120) == "36m" and job_timeout(SHAPES["from zero"], 120) == "66m"
+def test_the_shipped_script_waits_39_minutes_on_a_running_node_and_69_from_zero():
+    """Three tries of 120 s, each with the watchdog's 60 s and three minutes' start, the pull
+    and a margin (and 30 minutes for a node from zero), then five minutes' grace."""
+    assert deadline(SHAPES["fixed"], 120) == 2010 and deadline(SHAPES["from zero"], 120) == 3810
+    assert job_timeout(SHAPES["fixed"], 120) == "39m" and job_timeout(SHAPES["from zero"], 120) == "69m"
+
+
+def test_the_docs_say_the_deadlines_the_program_computes():
+    """docs/proof.md and docs/troubleshooting.md quote the deadlines and `pulumi up`'s waits:
+    they are the ones job_deadline.py computes for the defaults."""
+    from pathlib import Path
+
+    docs = Path(__file__).resolve().parent.parent / "docs"
+    running, from_zero = deadline(SHAPES["fixed"], 120), deadline(SHAPES["from zero"], 120)
+    waits = [duration_seconds(job_timeout(SHAPES[s], 120)) // 60 for s in ("fixed", "from zero")]
+    proof = " ".join((docs / "proof.md").read_text().split())
+    assert f"{running} s for a running node with the defaults, {from_zero} s from zero" in proof
+    assert f"({waits[0]} and {waits[1]} minutes)" in proof
+    assert f"{job_deadline.TRIES} tries" in proof
+    troubleshooting = " ".join((docs / "troubleshooting.md").read_text().split())
+    assert f"about {round(from_zero / 60)} minutes on" in troubleshooting, "the Job's deadline for a pool from zero"
+    assert f"failed {job_deadline.TRIES} times (the Job's `backoffLimit` is {job_deadline.BACKOFF_LIMIT})" in troubleshooting
 
 
 def test_a_deadline_that_is_not_under_pulumis_wait_is_refused():
@@ -115,7 +136,7 @@ def test_every_pool_of_gpupools_gets_its_own_deadline():
     }
     run = run_cached("dev", gpuPool=None, gpuPools=pools)[0]
     found = {r.inputs["metadata"]["name"]: r.inputs["spec"]["activeDeadlineSeconds"] for r in run.of_type(JOB)}
-    assert found == {"mnist-proof-t4": 3630, "mnist-proof-a100": 1830}
+    assert found == {"mnist-proof-t4": 3810, "mnist-proof-a100": 2010}
 
 
 # --------------------------------------------------------------------------- pulling
@@ -146,3 +167,6 @@ def test_each_try_leaves_room_for_the_scripts_own_wait_for_cuda():
     waited = re.search(r"^CUDA_WAIT_SECONDS = (\d+)$", script, re.M)
     assert waited is not None and int(waited[1]) == job_deadline.CUDA_WAIT_SECONDS
     assert job_deadline.START_SECONDS > job_deadline.CUDA_WAIT_SECONDS
+    # The watchdog ends a try at --max-seconds and its grace: the deadline counts as much.
+    grace = re.search(r"^TRAIN_GRACE_SECONDS = (\d+)$", script, re.M)
+    assert grace is not None and int(grace[1]) == job_deadline.TRAIN_GRACE_SECONDS

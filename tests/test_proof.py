@@ -74,7 +74,10 @@ def test_the_script_needs_nothing_but_pytorch_and_the_standard_library():
 
 def test_every_way_the_script_ends_is_one_line_it_prints():
     source = SCRIPT.read_text()
-    assert 'print(f"PROOF FAILED: {failed}"' in source and 'return f"PROOF OK gpu=' in source
+    assert 'finish(f"PROOF FAILED: {failed}")' in source and 'return f"PROOF OK gpu=' in source
+    # That line is printed and kept as the container's termination message (finish), the
+    # watchdog's too: `pulumi up` prints the message (tests/test_proof_failure_message.py).
+    assert 'finish(f"PROOF FAILED: {reason}")' in source and "TERMINATION_LOG.write_text(" in source
     # Each failure is a ProofFailed, said in one line (no newline inside a message).
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Raise) and node.exc is not None:
@@ -334,3 +337,16 @@ def test_a_retired_sizes_suggestions_are_whole_nvidia_gpus_aks_documents():
     for alternative in gpu_sizes.alternatives("Standard_NC6"):
         assert alternative.gpu.nvidia and alternative.share == 1 and alternative.not_on_aks is None and alternative.retired is None
     assert gpu_sizes.alternatives("Standard_NC6")[0].gpu is gpus.T4, "the oldest architecture that is still sold comes first"
+
+
+def test_the_docs_say_the_images_size_and_disk_from_the_catalog():
+    """One figure in one place (components/catalog/proof_images.py): docs/proof.md quotes it."""
+    from components.catalog import proof_images
+
+    image = proof_images.PYTORCH
+    page = " ".join((SCRIPT.parents[1] / "docs" / "proof.md").read_text().split())
+    assert image.disk_gb == image.download_gb + image.unpacked_gb
+    assert (
+        f"About {image.download_gb} GB to download, {image.unpacked_gb} GB unpacked, and so about {image.disk_gb} GB of the node's OS disk"
+        in page
+    )

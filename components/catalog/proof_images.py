@@ -32,6 +32,15 @@ class ProofImage:
     cubins: tuple[tuple[int, int], ...] | None = None
     #: The platforms it is built for (`linux/amd64`): those a node can pull.
     platforms: tuple[str, ...] = ("linux/amd64",)
+    #: About how many GB a node downloads (its layers, compressed) and unpacks; None: not known.
+    download_gb: int | None = None
+    unpacked_gb: int | None = None
+
+    @property
+    def disk_gb(self) -> int | None:
+        """The node disk its pull takes: the layers as downloaded, which containerd keeps in
+        its content store unless its CRI `discard_unpacked_layers` is set, and their files."""
+        return None if self.download_gb is None or self.unpacked_gb is None else self.download_gb + self.unpacked_gb
 
     @property
     def digest(self) -> str | None:
@@ -79,6 +88,12 @@ class ProofImage:
 # tag's linux/amd64 image manifest, not an index (public pins call it "Pinned official
 # linux/amd64 image manifest", a hub.docker.com/layers/.../images/sha256-7b32... link); so a
 # Grace (Arm64) node cannot pull it.
+#
+# Its size is an estimate, measured here, not Docker Hub's figure (its API cannot be reached
+# from where this is built): the wheels it installs with pip (torch 2.9.1+cu128, nvidia-*,
+# triton), as `make proof-local` installs them, are 6.6 GB on disk and 4,051,892,421 bytes as
+# a `gzip -6` tarball, a layer's compression (2026-11-26, docs/proof.md "Pulling the image");
+# Ubuntu and Python beneath them add some hundreds of MB, not measured.
 PYTORCH = ProofImage(
     repository="pytorch/pytorch",
     reference="pytorch/pytorch:2.9.1-cuda12.8-cudnn9-runtime@sha256:7b324d212a4450795b49edba9949b7cdc72429148a64e974334bfe5774d51385",
@@ -87,6 +102,8 @@ PYTORCH = ProofImage(
     driver_branch=570,
     cubins=((7, 0), (7, 5), (8, 0), (8, 6), (9, 0), (10, 0), (12, 0)),
     platforms=("linux/amd64",),
+    download_gb=4,
+    unpacked_gb=7,
 )
 
 # The guide's image: the Kubeflow labs' sample, `FROM tensorflow/tensorflow:1.4.0-gpu`

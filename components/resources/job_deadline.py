@@ -12,14 +12,22 @@ import re
 
 from components.config import GpuPoolConfig
 
-# Retries before the Job is Failed. Kubernetes' default is 6, with the back-off doubling from
-# 10 s and capped at six minutes (kubernetes/website content/en/docs/concepts/workloads/
-# controllers/job.md, "Pod backoff failure policy"; with restartPolicy OnFailure the
-# container restarts count). Six tries of a smoke test that fails for good (no GPU, a CUDA
-# error) hold `pulumi up` for about ten minutes of back-off (10+20+40+80+160+320 s); two
-# retries still ride out a transient failure of the run-time MNIST download, and a broken
-# GPU fails the up within a minute.
+# Retries before the Job is Failed. Its pods run with restartPolicy Never
+# (components/resources/mnist_job.py), so each try is a pod of its own, and the Job fails once
+# more pods have failed than this: `exceedsBackoffLimit := jobCtx.failed > *job.Spec.BackoffLimit`
+# (kubernetes/kubernetes pkg/controller/job/job_controller.go syncJob, at 6ae037f1): two retries
+# are three tries. With OnFailure it would count the container's restarts instead and fail at
+# `result >= *job.Spec.BackoffLimit` (pastBackoffLimitOnFailure): two tries, the third killed
+# as it starts, and the pod deleted with its log ("your Pod running the Job will be terminated
+# once the job backoff limit has been reached. This can make debugging the Job's executable
+# more difficult", kubernetes/website content/en/docs/concepts/workloads/controllers/job.md,
+# "Pod backoff failure policy"). Kubernetes' default is 6, the controller recreating a failed
+# pod after 10 s, doubling (DefaultJobPodFailureBackOff, job_controller.go): six tries of a
+# smoke test that fails for good (no GPU, a CUDA error) would hold `pulumi up` for minutes of
+# back-off; two retries still ride out a transient failure of the run-time MNIST download.
 BACKOFF_LIMIT = 2
+#: Tries before the Job fails BackoffLimitExceeded: one, and a retry per backoffLimit.
+TRIES = BACKOFF_LIMIT + 1
 
 
 # A Job whose pod cannot start never fails by itself: a pod in ImagePullBackOff (an image no
@@ -41,14 +49,19 @@ NODE_FROM_ZERO_SECONDS = 30 * 60
 #: The GPU Operator installs the driver, toolkit and device plugin on a node after Helm's wait
 #: (components/resources/gpu_operator.py): a driver container, and a kernel module to load.
 OPERATOR_STACK_SECONDS = 10 * 60
-#: Pulling the image on a node that has none of it: PyTorch's is about 3.5 GB compressed
-#: (docs/proof.md, "Pulling the image"), a few minutes at a VM's bandwidth; twice that here.
+#: Pulling the image on a node that has none of it (PyTorch's size: components/catalog/
+#: proof_images.py PYTORCH, its one place; docs/proof.md "Pulling the image"): two to four
+#: minutes at a VM's bandwidth; more than twice that here.
 PULL_SECONDS = 10 * 60
 #: CUDA's start on a node whose NVSwitch fabric manager is still coming up: the script tries
 #: again for this long (proof/train_mnist.py CUDA_WAIT_SECONDS; a test holds the two equal).
 CUDA_WAIT_SECONDS = 120
-#: Each try's own start: CUDA's (above, at worst), the MNIST download, the test pass.
+#: Each try's own start: CUDA's (above, at worst), the MNIST download.
 START_SECONDS = CUDA_WAIT_SECONDS + 60
+#: What the script's watchdog allows past --max-seconds for the first steps' one-time work and
+#: the test pass, before it ends the try (proof/train_mnist.py TRAIN_GRACE_SECONDS; a test
+#: holds the two equal).
+TRAIN_GRACE_SECONDS = 60
 #: A try of the guide's image, which runs its own `--max_steps` and has no time limit: about
 #: three minutes of training on the guide's K80, and some room.
 GUIDE_TRY_SECONDS = 5 * 60
@@ -61,19 +74,19 @@ AWAIT_GRACE_SECONDS = 5 * 60
 def job_deadline(pool: GpuPoolConfig, max_seconds: int | None) -> int:
     """The Job's `activeDeadlineSeconds`: a node (from zero, and the Operator's GPU stack), the
     pull, and every try the backoffLimit allows at its longest (`max_seconds`, the script's
-    time limit; None: the guide's image) with the back-off between them, and a margin. A proof
-    that fails its last try still ends BackoffLimitExceeded, with the script's own line."""
+    time limit, and its watchdog's grace; None: the guide's image) with the Job controller's
+    back-off between them, and a margin. A proof that fails its last try still ends
+    BackoffLimitExceeded, with the script's own line."""
     node = (NODE_FROM_ZERO_SECONDS if pool.can_scale_to_zero else 0) + (OPERATOR_STACK_SECONDS if pool.mode == "gpu-operator" else 0)
-    tries = BACKOFF_LIMIT + 1
-    back_off = sum(10 * 2**n for n in range(BACKOFF_LIMIT))  # the kubelet's 10 s, doubling
-    run = (max_seconds if max_seconds is not None else GUIDE_TRY_SECONDS) + START_SECONDS
-    return node + PULL_SECONDS + tries * run + back_off + MARGIN_SECONDS
+    back_off = sum(10 * 2**n for n in range(BACKOFF_LIMIT))  # the Job controller's 10 s, doubling
+    run = (GUIDE_TRY_SECONDS if max_seconds is None else max_seconds + TRAIN_GRACE_SECONDS) + START_SECONDS
+    return node + PULL_SECONDS + TRIES * run + back_off + MARGIN_SECONDS
 
 
 def job_timeout(pool: GpuPoolConfig, max_seconds: int | None = None) -> str:
     """How long `pulumi up` waits for the Job: its deadline and the grace for the Failed
-    condition to reach the provider, in whole minutes (30 for a running node with the shipped
-    script's 120 s, 60 from zero), so a Job that cannot start ends on its own reason, never on
+    condition to reach the provider, in whole minutes (39 for a running node with the shipped
+    script's 120 s, 69 from zero), so a Job that cannot start ends on its own reason, never on
     Pulumi's timeout."""
     return f"{math.ceil((job_deadline(pool, max_seconds) + AWAIT_GRACE_SECONDS) / 60)}m"
 

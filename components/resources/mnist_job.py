@@ -1,7 +1,9 @@
 """Guide steps 8-9: the MNIST Job that proves a GPU is schedulable and works.
 
 The Job is the guide's `samples-tf-mnist-demo.yaml`, field for field, plus the toleration
-for the GPU pool's taint (as today's guide adds). By default it runs the shipped script,
+for the GPU pool's taint (as today's guide adds), with restartPolicy Never instead of
+OnFailure so that a failed try's pod and its last words stay (docs/proof.md, "When it
+fails"). By default it runs the shipped script,
 proof/train_mnist.py, from a ConfigMap, in PyTorch's CUDA 12.8 image: the guide's image is
 TensorFlow 1.4 on CUDA 8, which cannot be expected to run on any GPU AKS still creates
 (components/catalog/proof_images.py). With the guide's image it is the guide's Job, with
@@ -219,7 +221,9 @@ def job_spec(args: MnistJobArgs, run: MnistRun) -> k8s.batch.v1.JobSpecArgs:
                 security_context=hardening.pod_security_context(RUN_AS_USER),
                 containers=[container(args)],
                 volumes=volumes(args),
-                restart_policy="OnFailure",
+                # Never: each try is a pod of its own, and a failed one stays with its log; with
+                # OnFailure the Job controller deletes the pod at the backoffLimit (job_deadline.py).
+                restart_policy="Never",
                 node_selector={AGENT_POOL_LABEL: run.pool_name} if run.pin else None,
                 tolerations=list(run.gpu_tolerations) or None,
             ),
@@ -248,6 +252,9 @@ def container(args: MnistJobArgs) -> k8s.core.v1.ContainerArgs:
         resources=resources,
         security_context=hardening.container_security_context(),
         volume_mounts=mounts,
+        # The status message pulumi-kubernetes prints for a failed container: the script's last
+        # line (it writes /dev/termination-log), else the log's last 80 lines (docs/proof.md).
+        termination_message_policy="FallbackToLogsOnError",
     )
 
 
