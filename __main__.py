@@ -124,7 +124,7 @@ checked = preflight.run(
 for warning in checked.warnings:
     pulumi.log.warn(warning)
 # Each pool's GPU, and whether the proof's image can run on it.
-proof_lines, proof_warnings = proof_fit.lines(cfg)
+proof_lines, proof_warnings = proof_fit.lines(cfg, live_pools)
 for line in proof_lines:
     pulumi.log.info(line)
 for warning in proof_warnings:

@@ -256,3 +256,23 @@ def test_a_stack_pool_named_like_the_owners_says_how_to_use_or_adopt_it():
         run_program("team", overrides={"gpuPools": {"gpunp": {"vmSize": "Standard_NC4as_T4_v3"}}}, monitor=monitor)
     done_message = str(error.value)
     assert "pick another pool name, or set aks-gpu:gpuPools.gpunp.existing to use or adopt it" in done_message
+
+
+@pytest.mark.parametrize("preview", BOTH)
+@pytest.mark.parametrize("how", ["use", "adopt"])
+def test_a_pool_whose_os_disk_cannot_hold_the_proof_image_is_warned_of(how, preview):
+    done = run(how, pool={**GPUNP, "osDiskSizeGB": 8}, preview=preview)
+    [said] = [w for w in done.warnings if "OS disk" in w]
+    assert said.startswith(f"aks-gpu:gpuPools.gpunp ({how}): its nodes' OS disk is 8 GB, and PyTorch 2.9.1 on CUDA 12.8 alone takes about 11 GB")
+    assert said.endswith("or set aks-gpu:mnistJob.enabled to false")
+
+
+@pytest.mark.parametrize("disk", [None, 0, 11, 128])
+def test_a_pool_whose_os_disk_holds_the_proof_image_or_is_sized_by_aks_is_not_warned_of(disk):
+    done = run("use", pool={**GPUNP, "osDiskSizeGB": disk})
+    assert [w for w in done.warnings if "OS disk" in w] == []
+
+
+def test_no_disk_warning_when_the_proof_job_is_off():
+    done = run("use", pool={**GPUNP, "osDiskSizeGB": 8}, mnistJob={"enabled": False})
+    assert [w for w in done.warnings if "OS disk" in w] == []

@@ -10,16 +10,20 @@ manifest"), and the Job fails on its deadline (components/resources/mnist_job.py
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
+from components.azure.existing_pools import LivePool
 from components.catalog import gpu_sizes, proof_images
 from components.catalog.gpus import capability_text
 from components.config import NAMESPACE, StackConfig
 
 
-def lines(cfg: StackConfig) -> tuple[list[str], list[str]]:
-    """(what a preview says of each pool, what it warns of)."""
+def lines(cfg: StackConfig, live: Mapping[str, LivePool] | None = None) -> tuple[list[str], list[str]]:
+    """(what a preview says of each pool, what it warns of). `live`: the cluster's own pools
+    the stack uses or adopts, whose OS disk Azure reports."""
     if not cfg.mnist_job.enabled:
         return [], []
-    infos, warnings = [], []
+    infos, warnings = [], disk_warnings(cfg, live or {})
     image = proof_images.known(cfg.mnist_job.image)
     if cfg.mnist_job.image == proof_images.PYTORCH.reference:
         # Said once, as information: the default is the program's choice, not a problem; a
@@ -80,3 +84,26 @@ def _image_text(cfg: StackConfig) -> str:
         return f"the proof image ({image.says}) has kernels for {image.kernels_text}"
     how = "the shipped script in its python" if job.runs_script else "its own entrypoint"
     return f"the proof runs {job.image} ({how}), an image this program does not know: whether its CUDA build runs there is its own"
+
+
+def disk_warnings(cfg: StackConfig, live: Mapping[str, LivePool]) -> list[str]:
+    """A used or adopted pool whose OS disk, as Azure reports it, is smaller than the proof's
+    image alone (downloaded and unpacked, components/catalog/proof_images.py): its pull cannot
+    finish, and the Job fails at its deadline. A pool this program creates leaves osDiskSizeGB
+    unset, which AKS sizes by the VM size ("0 ... the default osDisk size according to the
+    vmSize specified", the agentPools API), so only a size Azure reports is checked."""
+    image = proof_images.known(cfg.mnist_job.image)
+    if image is None or image.disk_gb is None:
+        return []
+    said = []
+    for pool in cfg.gpu_pools:
+        disk = live[pool.name].facts.member("osDiskSizeGB") if pool.name in live else None
+        if not isinstance(disk, (int, float)) or isinstance(disk, bool) or not 0 < disk < image.disk_gb:
+            continue
+        said.append(
+            f"{cfg.pool_key(pool)} ({live[pool.name].how}): its nodes' OS disk is {disk:g} GB, and {image.says} alone takes about "
+            f"{image.disk_gb} GB of it ({image.download_gb} GB downloaded, {image.unpacked_gb} GB unpacked: docs/proof.md): the pull "
+            f"cannot finish and the proof Job fails at its deadline; run the proof on a pool with a larger OS disk, or set "
+            f"{NAMESPACE}:mnistJob.enabled to false"
+        )
+    return said
