@@ -227,3 +227,26 @@ def test_a_refused_mixed_pool_stops_a_deployment(tmp_path, monkeypatch):
     objects = plugin_with({"env": [{"name": "MIG_STRATEGY", "value": "mixed"}]})
     with pytest.raises(PreflightError, match="runs MIG strategy mixed"):
         run(tmp_path, False, mig_cluster(), objects)
+
+
+@pytest.mark.parametrize("preview", BOTH)
+def test_a_used_aks_managed_pool_with_mig_strategy_mixed_gets_a_job_that_asks_for_its_slice(tmp_path, preview):
+    cluster = mig_cluster()
+    pool = next(p for p in cluster["agentPoolProfiles"] if p["name"] == "gpunp")
+    pool["gpuProfile"] = {"nvidia": {"managementMode": "Managed", "migStrategy": "Mixed"}}
+    objects = copy.deepcopy(OBJECTS)
+    objects["items"] = [i for i in objects["items"] if i["metadata"]["name"] != "nvidia-device-plugin-daemonset"]
+    done = run(tmp_path, preview, cluster, objects)
+    assert "nvidia.com/mig-1g.10gb" in limits(done) and "AKS's device plugin runs MIG strategy mixed" in said(done)
+
+
+@pytest.mark.parametrize("preview", BOTH)
+def test_a_used_pool_the_gpu_operator_serves_is_read_from_the_operators_plugin(tmp_path, preview):
+    cluster = mig_cluster()
+    next(p for p in cluster["agentPoolProfiles"] if p["name"] == "gpunp")["gpuProfile"] = {"driver": "None"}
+    objects = plugin_with({"env": [{"name": "MIG_STRATEGY", "value": "mixed"}]})
+    operator = next(i for i in objects["items"] if i["metadata"]["name"] == "nvidia-device-plugin-daemonset")
+    operator["metadata"].update(namespace="gpu-operator", ownerReferences=[{"kind": "ClusterPolicy", "name": "cluster-policy"}])
+    operator["spec"]["template"]["spec"]["nodeSelector"] = {"nvidia.com/gpu.deploy.device-plugin": "true"}
+    done = run(tmp_path, preview, cluster, objects)
+    assert "nvidia.com/mig-1g.10gb" in limits(done)

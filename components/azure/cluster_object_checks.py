@@ -261,6 +261,8 @@ def other_plugins(seen: Seen, pools: Sequence[PoolNodes], mine: Mine, taken: str
         if not (found.device_plugin or found.gpu_operator) or mine.daemon_set(found) or f"{found.namespace}/{found.name}" == taken:
             continue
         if found.gpu_operator:
+            if not served:  # no pool where this stack puts a device plugin: nothing to meet
+                continue
             # It deploys its operands on every node with an NVIDIA GPU (NVIDIA GPU Operator docs,
             # getting-started), as its ClusterPolicy says, which the stack does not read.
             names = ", ".join(p.name for p in served)

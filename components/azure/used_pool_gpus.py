@@ -85,14 +85,23 @@ def resources(
         if facts is not None and (facts.gpu_management or "").lower() == "managed":
             strategy, where = str(facts.member("gpuProfile", "nvidia", "migStrategy") or "none").lower(), "AKS's device plugin"
         else:
-            plugin = next(
-                (d for d in seen.daemon_sets if d.device_plugin and not mine(d) and lands(d, nodes[pool.name]).answer == "yes"), None
-            )
+            plugin = _plugin(seen, nodes[pool.name], mine, pool.mode == "gpu-operator")
             if plugin is None:
                 continue
             strategy, where = strategy_of(plugin), plugin.where
         _decide(out, cfg.pool_key(pool), pool.name, pool.vm_size, pool.mig_profile, strategy, where)
     return out
+
+
+def _plugin(seen: Seen, pool: PoolNodes, mine: Callable[[DaemonSet], bool], operator: bool) -> DaemonSet | None:
+    """The cluster's device plugin that serves the pool: one that lands there for certain, or,
+    on a pool the GPU Operator serves, the Operator's, whose nodeSelector is a label NFD puts
+    on GPU nodes (nvidia.com/gpu.deploy.device-plugin), which Azure does not tell of a pool."""
+    plugins = [d for d in seen.daemon_sets if d.device_plugin and not mine(d)]
+    certain = next((d for d in plugins if lands(d, pool).answer == "yes"), None)
+    if certain is not None or not operator:
+        return certain
+    return next((d for d in plugins if d.gpu_operator and lands(d, pool).answer == "maybe"), None)
 
 
 def _decide(out: UsedPoolGpus, key: str, name: str, vm_size: str, profile: str | None, strategy: str | None, where: str) -> None:
