@@ -20,7 +20,7 @@ from components.azure import cluster_egress
 from components.azure.cluster_objects import parse
 from components.azure.used_pool_gpus import UsedPoolGpus, _decide, strategy_of
 from components.catalog import gpu_sizes
-from components.errors import PreflightError
+from components.errors import ConfigError, PreflightError
 from tools.azure_mocks import AzureMocks
 from tools.mock_engine import RecordingMonitor, run_program
 
@@ -114,9 +114,10 @@ def test_a_disabled_proxy_or_a_job_without_egress_adds_no_rule(tmp_path, preview
 
 def test_a_proxy_config_of_the_wrong_type_is_one_line_naming_the_member(tmp_path):
     cluster = with_cluster(httpProxyConfig={"httpProxy": "http://10.224.0.5:3128", "noProxy": "localhost"})
-    with pytest.raises(Exception) as raised:
+    with pytest.raises(ConfigError) as raised:
         run(tmp_path, True, cluster)
-    assert "httpProxyConfig.noProxy" in str(raised.value) and "\n" not in str(raised.value)
+    assert "aks-gpu:preflight.clusterFile" in str(raised.value) and "\n" not in str(raised.value)
+    assert 'httpProxyConfig.noProxy is "localhost", not a list' in str(raised.value)
 
 
 # --------------------------------------------------------------------------- the outbound type
