@@ -15,6 +15,7 @@ from pulumi_azure_native import authorization
 from components import config
 from components.azure import (
     azure_facts,
+    cluster_egress,
     cluster_facts,
     cluster_object_checks,
     cluster_objects,
@@ -92,6 +93,7 @@ if found is not None and user_kubeconfig:
         cluster_object_checks.stack_pools(cfg, found, gpu_pool_taints),
         next(iter(owner.values())),
         pulumi.runtime.is_dry_run(),
+        found,
     )
     for warning in in_cluster.warnings:
         pulumi.log.warn(warning)
@@ -128,6 +130,15 @@ proof_lines, proof_warnings = proof_fit.lines(cfg, live_pools)
 for line in proof_lines:
     pulumi.log.info(line)
 for warning in proof_warnings:
+    pulumi.log.warn(warning)
+# Where the proof's traffic leaves an existing cluster: its HTTP proxy, or an outbound type
+# with no way out (a cluster this program creates has neither: components/azure/cluster_egress.py).
+egress = found.egress if found is not None else cluster_egress.Egress()
+enforced = found is None or (found.network_policy or "none").lower() != "none"
+egress_lines, egress_warnings = cluster_egress.lines(cfg, found.name if found else cfg.cluster_name, egress, enforced)
+for line in egress_lines:
+    pulumi.log.info(line)
+for warning in egress_warnings:
     pulumi.log.warn(warning)
 
 # What it will cost per hour, one line per pool; a deployment above cost.maxHourly stops here.
@@ -322,6 +333,7 @@ if cfg.mnist_job.enabled:
             wait_for_completion=cfg.mnist_job.wait_for_completion,
             script=ProofScript(cfg.mnist_job.max_seconds, cfg.mnist_job.min_accuracy) if cfg.mnist_job.runs_script else None,
             egress=cfg.mnist_job.egress,
+            proxy=cluster_egress.proxy_rule(egress, cfg.mnist_job.egress),
             marks=owner if existing else {},
             deleted_with=inside,
             depends_on=access,
@@ -334,6 +346,7 @@ if cfg.mnist_job.enabled:
                     depends_on=proof_needs(p),
                     pin=cfg.select_pools,
                     guide_names=guide_pool,
+                    gpu_resource=in_cluster.gpus.resources.get(p.name, "nvidia.com/gpu") if in_cluster else "nvidia.com/gpu",
                 )
                 for p in pools
             ],

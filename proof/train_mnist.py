@@ -380,7 +380,9 @@ def fetch_mnist(data_dir: Path, mirror: str) -> dict[str, bytes]:
                 with urllib.request.urlopen(mirror + name, timeout=60) as answer:
                     body = answer.read()
             except (OSError, http.client.HTTPException) as error:  # a download cut short is an IncompleteRead, no OSError
-                raise ProofFailed(f"cannot download {mirror}{name}: {error}; with no egress, train on --data synthetic") from error
+                raise ProofFailed(
+                    f"cannot download {mirror}{name}: {error}; with no way out, set aks-gpu:mnistJob.egress: false to train on drawn digits"
+                ) from error
             try:
                 path.write_bytes(body)
             except OSError as error:

@@ -263,7 +263,9 @@ def test_a_stack_pool_named_like_the_owners_says_how_to_use_or_adopt_it():
 def test_a_pool_whose_os_disk_cannot_hold_the_proof_image_is_warned_of(how, preview):
     done = run(how, pool={**GPUNP, "osDiskSizeGB": 8}, preview=preview)
     [said] = [w for w in done.warnings if "OS disk" in w]
-    assert said.startswith(f"aks-gpu:gpuPools.gpunp ({how}): its nodes' OS disk is 8 GB, and PyTorch 2.9.1 on CUDA 12.8 alone takes about 11 GB")
+    assert said.startswith(
+        f"aks-gpu:gpuPools.gpunp ({how}): its nodes' OS disk is 8 GB, and PyTorch 2.9.1 on CUDA 12.8 alone takes about 11 GB"
+    )
     assert said.endswith("or set aks-gpu:mnistJob.enabled to false")
 
 

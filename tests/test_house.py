@@ -22,6 +22,7 @@ RESOURCE_HELPERS = {
     "provider_errors": "the one-line failures of that provider, and the provider host told to send them so",
     "existing_pool": "what a GPU pool the cluster already had declares, and the pool used as it is, which nothing declares",
     "job_deadline": "how long the proof Jobs may run and how long `pulumi up` waits for them, the pair each Job carries",
+    "job_network": "where the proof Jobs may connect: DNS, HTTPS to the internet, the cluster's proxy",
     "placement": "where a pod lands: the nodes of named GPU pools",
     "adopted": "what each adopting `up` does to the owner's objects, worked out from what their components declare",
 }

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from components.azure import rest_shapes, saved_files
+from components.azure.cluster_egress import Egress, parse_egress
 from components.azure.reader import AzureReader
 from components.config import NAMESPACE
 from components.errors import AzureReadError
@@ -109,6 +110,8 @@ class ClusterFacts:
     authorized_ip_ranges: tuple[str, ...] = ()
     #: The cluster's ARM ID (a pool's is `<id>/agentPools/<name>`).
     resource_id: str | None = None
+    #: networkProfile.outboundType and httpProxyConfig: how its traffic leaves it.
+    egress: Egress = field(default_factory=Egress)
 
     @property
     def system_pool(self) -> PoolFacts | None:
@@ -186,6 +189,7 @@ def parse(doc: Mapping[str, Any], resource_group: str, source: str = "Azure") ->
         vnet_integration=_get(doc, "apiServerAccessProfile", "enableVnetIntegration") is True,
         authorized_ip_ranges=tuple(str(r) for r in _get(doc, "apiServerAccessProfile", "authorizedIPRanges") or ()),
         resource_id=_get(doc, "id"),
+        egress=parse_egress(_get(doc, "networkProfile", "outboundType"), _get(doc, "httpProxyConfig")),
     )
 
 

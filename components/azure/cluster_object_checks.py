@@ -41,6 +41,7 @@ from components.azure.cluster_objects import (
 )
 from components.azure.problem import Problem
 from components.azure.reader import AzureReader, NotRead
+from components.azure.used_pool_gpus import UsedPoolGpus, resources
 from components.catalog import gpu_sizes
 from components.config import NAMESPACE, GpuPoolConfig, StackConfig
 from components.errors import PreflightError
@@ -78,6 +79,8 @@ class Findings:
     #: Pools used as they are that a device plugin of the cluster's serves already: the
     #: stack puts none of its own there.
     served: frozenset[str] = frozenset()
+    #: What each used pool's proof Job asks for where its plugin runs MIG "mixed".
+    gpus: UsedPoolGpus = field(default_factory=UsedPoolGpus)
 
 
 def read(reader: AzureReader, kubeconfig: str) -> tuple[Seen | None, str | None]:
@@ -124,9 +127,18 @@ def stack_pools(cfg: StackConfig, found: ClusterFacts, taints_of: Callable[[GpuP
     return pools
 
 
-def check(cfg: StackConfig, reader: AzureReader, kubeconfig: str, pools: Sequence[PoolNodes], owner: str, dry_run: bool) -> Findings:
+def check(
+    cfg: StackConfig,
+    reader: AzureReader,
+    kubeconfig: str,
+    pools: Sequence[PoolNodes],
+    owner: str,
+    dry_run: bool,
+    found: ClusterFacts | None = None,
+) -> Findings:
     """Reads what the cluster runs and says what it means for this stack; `owner` is
-    `<project>/<stack>`. Raises PreflightError where devicePlugin.adopt cannot be done."""
+    `<project>/<stack>`; `found`, the cluster's description, says what its used pools offer.
+    Raises PreflightError where devicePlugin.adopt cannot be done."""
     seen, unread = read(reader, kubeconfig)
     if seen is None:
         lines: list[str] = []
@@ -160,7 +172,8 @@ def check(cfg: StackConfig, reader: AzureReader, kubeconfig: str, pools: Sequenc
         guide = next(d for d in seen.daemon_sets if f"{d.namespace}/{d.name}" == adoption.daemon_set)
         problems += pools_left(guide, pools)
     notes = [f"kubernetes: {n}" for n in mine.legacy_notes()]
-    return Findings(True, problems, notes + warnings, lines, adoption, frozenset(served))
+    gpus = resources(cfg, found, seen, pools, mine.daemon_set) if found is not None else UsedPoolGpus()
+    return Findings(True, problems + gpus.problems, notes + warnings + gpus.warnings, lines + gpus.lines, adoption, frozenset(served), gpus)
 
 
 def served_already(seen: Seen, pools: Sequence[PoolNodes], mine: Mine, taken: str | None) -> dict[str, str]:
@@ -248,6 +261,8 @@ def other_plugins(seen: Seen, pools: Sequence[PoolNodes], mine: Mine, taken: str
         if not (found.device_plugin or found.gpu_operator) or mine.daemon_set(found) or f"{found.namespace}/{found.name}" == taken:
             continue
         if found.gpu_operator:
+            if not served:  # no pool where this stack puts a device plugin: nothing to meet
+                continue
             # It deploys its operands on every node with an NVIDIA GPU (NVIDIA GPU Operator docs,
             # getting-started), as its ClusterPolicy says, which the stack does not read.
             names = ", ".join(p.name for p in served)

@@ -9,6 +9,7 @@ AttributeError, a pydantic traceback or an SDK assertion later.
 The types are those of the ARM schema for Microsoft.ContainerService 2025-09-01, the API
 version azure-native 3.29.0 reads clusters and agent pools with (tests/azure-specs/2025-09-01/
 Microsoft.ContainerService.Aks.json: ManagedClusterAgentPoolProfile, AgentPoolUpgradeSettings,
+ContainerServiceNetworkProfile, ManagedClusterHttpProxyConfig,
 KubeletConfig, LinuxOSConfig, SysctlConfig, AgentPoolSecurityProfile,
 AgentPoolNetworkProfile, PortRange, IPTag, ManagedClusterAPIServerAccessProfile), and of
 2026-01-02-preview for gpuProfile.nvidia (NvidiaGPUProfile), which the GA version lacks.
@@ -191,6 +192,20 @@ class NetworkProfile(TypedDict, total=False):
     networkPluginMode: str | None
     networkPolicy: str | None
     networkDataplane: str | None
+    outboundType: str | None
+
+
+class HttpProxyConfig(TypedDict, total=False):
+    """ManagedClusterHttpProxyConfig. `enabled` and the read-only `effectiveNoProxy` are only in
+    the preview versions (2026-01-02-preview's ARM schema and bicep types), which a saved
+    `az aks show` of a newer az CLI may hold."""
+
+    enabled: bool | None
+    httpProxy: str | None
+    httpsProxy: str | None
+    noProxy: Strings | None
+    effectiveNoProxy: Strings | None
+    trustedCa: str | None
 
 
 class ApiServerAccessProfile(TypedDict, total=False):
@@ -212,6 +227,7 @@ class ManagedCluster(TypedDict, total=False):
     networkProfile: NetworkProfile | None
     aadProfile: dict[str, Any] | None
     apiServerAccessProfile: ApiServerAccessProfile | None
+    httpProxyConfig: HttpProxyConfig | None
     agentPoolProfiles: list[AgentPoolProfile] | None
 
 
@@ -220,6 +236,7 @@ for _shape in (PowerState, UpgradeSettings, NvidiaProfile, GpuProfile, KubeletCo
     setattr(_shape, "__pydantic_config__", ConfigDict(strict=True))  # noqa: B010 - a TypedDict's pydantic config
 for _shape in (PortRange, IPTag, PoolNetworkProfile, AgentPoolProfile, NetworkProfile, ApiServerAccessProfile, ManagedCluster):
     setattr(_shape, "__pydantic_config__", ConfigDict(strict=True))  # noqa: B010 - a TypedDict's pydantic config
+HttpProxyConfig.__pydantic_config__ = ConfigDict(strict=True)  # type: ignore[attr-defined]
 CLUSTER = TypeAdapter(ManagedCluster)
 # pydantic's error types, as a line says what a member should be.
 EXPECTED = {

@@ -25,7 +25,7 @@ tensorflow/tensorflow:1.4.0-gpu`, `ENTRYPOINT ["python", "/app/main.py"]`, no US
 downloads MNIST from https://storage.googleapis.com/cvdf-datasets/mnist/ at run time (the
 guide's log: "Successfully downloaded train-images-idx3-ubyte.gz"). Nothing needs root, so
 the Job runs as UID 10001 with a read-only root filesystem and an emptyDir at /tmp; its
-NetworkPolicy allows DNS and HTTPS to the internet, nothing else; with `mnistJob.egress:
+NetworkPolicy allows DNS, HTTPS to the internet and the cluster's proxy, nothing else; with `mnistJob.egress:
 false`, nothing at all, and the script trains on digits it draws.
 """
 
@@ -44,6 +44,7 @@ import pulumi_kubernetes as k8s
 from components.resources import hardening
 from components.resources.gpu_pool import AGENT_POOL_LABEL
 from components.resources.job_deadline import BACKOFF_LIMIT, duration_seconds
+from components.resources.job_network import job_egress
 
 JOB_NAME = "samples-tf-mnist-demo"
 # The shipped proof's Job, and where its script is mounted.
@@ -65,39 +66,15 @@ REPLACE_UNREADY_ANNOTATION = "pulumi.com/replaceUnready"
 # A UID of 10000 or more cannot collide with a user of the node (Checkov CKV_K8S_40).
 RUN_AS_USER = 10001
 SCRATCH = "/tmp"
-# TensorFlow 1.4 on one GPU; the host side of the CUDA context dominates memory.
-RESOURCES = hardening.resources(
-    requests={"cpu": "500m", "memory": "2Gi"},
-    limits={"cpu": "2", "memory": "4Gi", "nvidia.com/gpu": "1"},
-)
+# TensorFlow 1.4 on one GPU; the host side of the CUDA context dominates memory. Each limit
+# adds one of the GPU resource its pool offers (MnistRun.gpu_resource).
+RESOURCES = ({"cpu": "500m", "memory": "2Gi"}, {"cpu": "2", "memory": "4Gi"})
 # PyTorch loads cuBLAS and cuDNN (about 2 GiB of libraries) and holds MNIST (0.2 GiB) on the
 # host before it moves to the GPU; the CPU limit lets the first steps' host work run.
-SCRIPT_RESOURCES = hardening.resources(
-    requests={"cpu": "1", "memory": "2Gi"},
-    limits={"cpu": "4", "memory": "6Gi", "nvidia.com/gpu": "1"},
-)
+SCRIPT_RESOURCES = ({"cpu": "1", "memory": "2Gi"}, {"cpu": "4", "memory": "6Gi"})
 # The user has no home directory in the image; CUDA keeps its JIT cache under $HOME/.nv.
 ENV = {"HOME": SCRATCH, "CUDA_CACHE_PATH": f"{SCRATCH}/.nv"}
 SCRIPT_ENV = {**ENV, "PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1"}
-# AKS runs CoreDNS in kube-system with the label k8s-app=kube-dns.
-DNS_PEER = k8s.networking.v1.NetworkPolicyPeerArgs(
-    namespace_selector=k8s.meta.v1.LabelSelectorArgs(match_labels={"kubernetes.io/metadata.name": "kube-system"}),
-    pod_selector=k8s.meta.v1.LabelSelectorArgs(match_labels={"k8s-app": "kube-dns"}),
-)
-# Private ranges (RFC 1918) stay closed: the download goes to the internet.
-INTERNET = k8s.networking.v1.NetworkPolicyPeerArgs(
-    ip_block=k8s.networking.v1.IPBlockArgs(cidr="0.0.0.0/0", except_=["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"])
-)
-EGRESS = (
-    k8s.networking.v1.NetworkPolicyEgressRuleArgs(
-        to=[DNS_PEER],
-        ports=[
-            k8s.networking.v1.NetworkPolicyPortArgs(protocol="UDP", port=53),
-            k8s.networking.v1.NetworkPolicyPortArgs(protocol="TCP", port=53),
-        ],
-    ),
-    k8s.networking.v1.NetworkPolicyEgressRuleArgs(to=[INTERNET], ports=[k8s.networking.v1.NetworkPolicyPortArgs(protocol="TCP", port=443)]),
-)
 
 
 def job_name(spec: k8s.batch.v1.JobSpecArgs, wait_for_completion: bool, base: str = JOB_NAME) -> str:
@@ -149,6 +126,8 @@ class MnistRun:
     guide_names: bool = True
     #: The Job's `activeDeadlineSeconds` (job_deadline.job_deadline), strictly under create_timeout; None: none.
     deadline_seconds: int | None = None
+    #: What the pool offers: nvidia.com/gpu, or a used pool's nvidia.com/mig-<slice> (components/azure/used_pool_gpus.py).
+    gpu_resource: str = "nvidia.com/gpu"
 
     def __post_init__(self) -> None:
         if self.deadline_seconds is not None and not 0 < self.deadline_seconds < duration_seconds(self.create_timeout):
@@ -188,6 +167,9 @@ class MnistJobArgs:
     script: ProofScript | None = None
     #: False: the pods may reach nothing, and the script trains on digits it draws.
     egress: bool = True
+    #: The cluster's HTTP proxy, (CIDR, port), which AKS tells the pods to use for HTTPS
+    #: (components/azure/cluster_egress.py proxy_rule); None: none, or not an address.
+    proxy: tuple[str, int] | None = None
     #: Annotations that mark the stack's namespace in a cluster it shares
     #: (components/azure/cluster_objects.py STACK_ANNOTATION); none in a cluster it creates.
     marks: Mapping[str, str] = field(default_factory=dict)
@@ -219,7 +201,7 @@ def job_spec(args: MnistJobArgs, run: MnistRun) -> k8s.batch.v1.JobSpecArgs:
             spec=k8s.core.v1.PodSpecArgs(
                 automount_service_account_token=False,
                 security_context=hardening.pod_security_context(RUN_AS_USER),
-                containers=[container(args)],
+                containers=[container(args, run.gpu_resource)],
                 volumes=volumes(args),
                 # Never: each try is a pod of its own, and a failed one stays with its log; with
                 # OnFailure the Job controller deletes the pod at the backoffLimit (job_deadline.py).
@@ -231,17 +213,18 @@ def job_spec(args: MnistJobArgs, run: MnistRun) -> k8s.batch.v1.JobSpecArgs:
     )
 
 
-def container(args: MnistJobArgs) -> k8s.core.v1.ContainerArgs:
+def container(args: MnistJobArgs, gpu_resource: str = "nvidia.com/gpu") -> k8s.core.v1.ContainerArgs:
     """The guide's container: its image with `--max_steps`; or the shipped script in the
-    image's python, with what it is told to prove."""
+    image's python, with what it is told to prove. Either asks for one `gpu_resource`."""
     scratch = k8s.core.v1.VolumeMountArgs(name="scratch", mount_path=SCRATCH)
     if args.script is None:
-        command, arguments, env, resources, mounts = None, ["--max_steps", str(args.max_steps)], ENV, RESOURCES, [scratch]
+        command, arguments, env, (requests, limits), mounts = None, ["--max_steps", str(args.max_steps)], ENV, RESOURCES, [scratch]
     else:
         command = ["python", f"{SCRIPT_DIR}/{SCRIPT.name}"]
         arguments = script_arguments(args.script, args.max_steps, args.egress)
-        env, resources = SCRIPT_ENV, SCRIPT_RESOURCES
+        env, (requests, limits) = SCRIPT_ENV, SCRIPT_RESOURCES
         mounts = [scratch, k8s.core.v1.VolumeMountArgs(name="proof", mount_path=SCRIPT_DIR, read_only=True)]
+    resources = hardening.resources(requests, {**limits, gpu_resource: "1"})
     return k8s.core.v1.ContainerArgs(
         name=args.job_name,
         image=args.image,
@@ -335,7 +318,7 @@ class MnistJob(pulumi.ComponentResource):
             f"{args.job_name}-egress",
             self.namespace.metadata.name,
             args.labels,
-            egress=EGRESS if args.egress else (),
+            egress=job_egress(args.proxy) if args.egress else (),
             opts=on_cluster,
         )
         self.script = None if args.script is None else self._ship_script(args.script)

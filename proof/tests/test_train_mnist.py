@@ -144,7 +144,7 @@ def test_a_file_whose_sha256_differs_is_refused_in_one_line(mirror, tmp_path, ca
 def test_without_egress_the_download_fails_in_one_line_naming_the_way_out(tmp_path, capsys):
     assert train_mnist.main(["--device", "cpu", "--data-dir", str(tmp_path / "m"), "--mirror", "http://127.0.0.1:9/"]) == 1
     last = capsys.readouterr().out.splitlines()[-1]
-    assert last.startswith("PROOF FAILED: cannot download http://127.0.0.1:9/train-images-idx3-ubyte.gz") and "--data synthetic" in last
+    assert last.startswith("PROOF FAILED: cannot download http://127.0.0.1:9/train-images-idx3-ubyte.gz") and "egress: false" in last
 
 
 # --------------------------------------------------------------------------- every failure, one line
@@ -192,7 +192,7 @@ def test_a_download_cut_short_fails_in_one_line(tmp_path, capsys):
         assert train_mnist.main(["--device", "cpu", "--data-dir", str(tmp_path / "m"), "--mirror", url]) == 1
     assert last_line(capsys) == (
         f"PROOF FAILED: cannot download {url}train-images-idx3-ubyte.gz: IncompleteRead(10 bytes read, 990 more expected); "
-        "with no egress, train on --data synthetic"
+        "with no way out, set aks-gpu:mnistJob.egress: false to train on drawn digits"
     )
 
 

@@ -1,0 +1,253 @@
+"""Clusters where the proof cannot pass as it is, said at preview (issue #46, items 2 and 3):
+an existing cluster's HTTP proxy (the Job's NetworkPolicy lets it reach the proxy), an
+outbound type with no way out (the image from the team's registry, the digits drawn), and a
+pool used as it is whose device plugin runs MIG "mixed" (the Job asks for the slice it offers).
+Each runs the whole program on the guide's cluster (examples/guide-cluster/), its saved
+description and `kubectl get` changed as a test says, in a preview and in a deployment."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import ROOT
+
+from components.azure import cluster_egress
+from components.azure.cluster_objects import parse
+from components.azure.used_pool_gpus import UsedPoolGpus, _decide, strategy_of
+from components.catalog import gpu_sizes
+from components.errors import ConfigError, PreflightError
+from tools.azure_mocks import AzureMocks
+from tools.mock_engine import RecordingMonitor, run_program
+
+EXAMPLE = ROOT / "examples" / "guide-cluster"
+CLUSTER = json.loads((EXAMPLE / "cluster.json").read_text())
+OBJECTS = json.loads((EXAMPLE / "kubernetes.json").read_text())
+POLICY, JOB = "kubernetes:networking.k8s.io/v1:NetworkPolicy", "kubernetes:batch/v1:Job"
+BOTH = [True, False]
+ACR_IMAGE = "team.azurecr.io/pytorch/pytorch@sha256:7b324d212a4450795b49edba9949b7cdc72429148a64e974334bfe5774d51385"
+
+
+def run(tmp_path: Path, preview: bool, cluster: dict[str, Any] | None = None, objects: dict[str, Any] | None = None, **overrides):
+    (tmp_path / "cluster.json").write_text(json.dumps(cluster or CLUSTER))
+    (tmp_path / "kubernetes.json").write_text(json.dumps(objects or OBJECTS))
+    files = {"clusterFile": str(tmp_path / "cluster.json"), "kubernetesFile": str(tmp_path / "kubernetes.json")}
+    monitor = RecordingMonitor(AzureMocks())
+    return run_program(
+        "ml-prod", overrides={"preflight": files, **overrides}, monitor=monitor, preview=preview, stack_file=EXAMPLE / "Pulumi.ml-prod.yaml"
+    )
+
+
+def with_cluster(**members: Any) -> dict[str, Any]:
+    cluster = copy.deepcopy(CLUSTER)
+    for path, value in members.items():
+        at = cluster
+        *parents, last = path.split("__")
+        for parent in parents:
+            at = at[parent]
+        at[last] = value
+    return cluster
+
+
+def egress_rules(done) -> list[dict[str, Any]]:
+    return done.one(POLICY, "mnist-proof-egress").inputs["spec"]["egress"]
+
+
+def said(done) -> str:
+    return "\n".join(done.infos + done.warnings)
+
+
+# --------------------------------------------------------------------------- a proxy
+
+
+@pytest.mark.parametrize("preview", BOTH)
+def test_a_proxy_at_a_private_address_is_let_through_the_jobs_network_policy(tmp_path, preview):
+    cluster = with_cluster(httpProxyConfig={"httpProxy": "http://10.224.0.5:3128", "noProxy": ["localhost", "10.0.0.0/8"]})
+    done = run(tmp_path, preview, cluster)
+    assert egress_rules(done)[-1] == {"to": [{"ipBlock": {"cidr": "10.224.0.5/32"}}], "ports": [{"protocol": "TCP", "port": 3128}]}
+    assert "the Job's NetworkPolicy allows TCP 3128 to 10.224.0.5/32" in "\n".join(done.infos)
+    assert "proxy" not in "\n".join(done.warnings)
+
+
+@pytest.mark.parametrize("preview", BOTH)
+def test_the_https_proxy_wins_and_a_proxy_without_a_port_is_reached_on_443(tmp_path, preview):
+    cluster = with_cluster(httpProxyConfig={"httpProxy": "http://10.224.0.5:3128", "httpsProxy": "http://10.224.0.6"})
+    assert egress_rules(run(tmp_path, preview, cluster))[-1]["to"][0]["ipBlock"] == {"cidr": "10.224.0.6/32"}
+    assert egress_rules(run(tmp_path, preview, cluster))[-1]["ports"] == [{"protocol": "TCP", "port": 443}]
+
+
+@pytest.mark.parametrize("preview", BOTH)
+def test_a_proxy_named_by_host_name_is_a_warning_naming_what_to_allow_or_to_set(tmp_path, preview):
+    cluster = with_cluster(httpProxyConfig={"httpProxy": "http://proxy.corp.example:8080"})
+    done = run(tmp_path, preview, cluster)
+    assert len(egress_rules(done)) == 2, "DNS and HTTPS to the internet, as without a proxy"
+    warning = next(w for w in done.warnings if "proxy.corp.example" in w)
+    assert "a NetworkPolicy cannot name" in warning and "aks-gpu:mnistJob.egress to false" in warning
+
+
+@pytest.mark.parametrize("preview", BOTH)
+def test_a_proxy_whose_no_proxy_leaves_the_mirror_out_needs_no_rule(tmp_path, preview):
+    cluster = with_cluster(httpProxyConfig={"httpProxy": "http://10.224.0.5:3128", "noProxy": [".googleapis.com"]})
+    done = run(tmp_path, preview, cluster)
+    assert len(egress_rules(done)) == 2
+    assert "its noProxy leaves storage.googleapis.com out" in said(done)
+
+
+@pytest.mark.parametrize("preview", BOTH)
+def test_a_proxy_with_its_own_ca_warns_that_the_jobs_image_does_not_trust_it(tmp_path, preview):
+    cluster = with_cluster(httpProxyConfig={"httpProxy": "http://10.224.0.5:3128", "trustedCa": "LS0tLS1CRUdJTi0tLS0t"})
+    warning = next(w for w in run(tmp_path, preview, cluster).warnings if "trustedCa" in w)
+    assert "CERTIFICATE_VERIFY_FAILED" in warning and "mnistJob.egress to false" in warning
+
+
+@pytest.mark.parametrize("preview", BOTH)
+def test_a_disabled_proxy_or_a_job_without_egress_adds_no_rule(tmp_path, preview):
+    disabled = with_cluster(httpProxyConfig={"enabled": False, "httpProxy": "http://10.224.0.5:3128"})
+    assert len(egress_rules(run(tmp_path, preview, disabled))) == 2
+    enabled = with_cluster(httpProxyConfig={"httpProxy": "http://10.224.0.5:3128"})
+    assert egress_rules(run(tmp_path, preview, enabled, mnistJob={"egress": False})) == []
+
+
+def test_a_proxy_config_of_the_wrong_type_is_one_line_naming_the_member(tmp_path):
+    cluster = with_cluster(httpProxyConfig={"httpProxy": "http://10.224.0.5:3128", "noProxy": "localhost"})
+    with pytest.raises(ConfigError) as raised:
+        run(tmp_path, True, cluster)
+    assert "aks-gpu:preflight.clusterFile" in str(raised.value) and "\n" not in str(raised.value)
+    assert 'httpProxyConfig.noProxy is "localhost", not a list' in str(raised.value)
+
+
+# --------------------------------------------------------------------------- the outbound type
+
+
+@pytest.mark.parametrize("preview", BOTH)
+def test_user_defined_routing_says_the_image_must_come_from_the_teams_registry_and_the_digits_be_drawn(tmp_path, preview):
+    done = run(tmp_path, preview, with_cluster(networkProfile__outboundType="userDefinedRouting"))
+    warning = next(w for w in done.warnings if "outboundType userDefinedRouting" in w)
+    assert "az acr import" in warning and "aks-gpu:mnistJob.egress to false" in warning and "ImagePullBackOff" in warning
+
+
+@pytest.mark.parametrize("preview", BOTH)
+def test_no_outbound_access_with_the_image_in_the_teams_registry_and_drawn_digits_is_only_said(tmp_path, preview):
+    done = run(tmp_path, preview, with_cluster(networkProfile__outboundType="none"), mnistJob={"image": ACR_IMAGE, "egress": False})
+    assert not [w for w in done.warnings if "outboundType" in w]
+    assert "has outboundType none; the Job pulls team.azurecr.io/" in "\n".join(done.infos)
+
+
+@pytest.mark.parametrize("preview", BOTH)
+def test_no_outbound_access_with_the_image_in_the_teams_registry_still_asks_for_drawn_digits(tmp_path, preview):
+    done = run(tmp_path, preview, with_cluster(networkProfile__outboundType="none"), mnistJob={"image": ACR_IMAGE})
+    warning = next(w for w in done.warnings if "outboundType none" in w)
+    assert "no way out to the internet" in warning and "az acr import" not in warning and "mnistJob.egress to false" in warning
+
+
+@pytest.mark.parametrize("preview", BOTH)
+def test_a_load_balancer_or_nat_gateway_says_nothing_of_the_way_out(tmp_path, preview):
+    for outbound in ("loadBalancer", "managedNATGateway"):
+        assert "outboundType" not in said(run(tmp_path, preview, with_cluster(networkProfile__outboundType=outbound)))
+
+
+def test_docker_hub_is_an_image_with_no_registry_host_or_docker_hubs_own():
+    assert cluster_egress.from_docker_hub("pytorch/pytorch:2.9.1") and cluster_egress.from_docker_hub("ubuntu")
+    assert cluster_egress.from_docker_hub("docker.io/pytorch/pytorch@sha256:00")
+    assert not cluster_egress.from_docker_hub(ACR_IMAGE) and not cluster_egress.from_docker_hub("nvcr.io/nvidia/pytorch:25.08-py3")
+    assert not cluster_egress.from_docker_hub("localhost:5000/x") and not cluster_egress.from_docker_hub("localhost/x")
+
+
+# --------------------------------------------------------------------------- MIG "mixed"
+
+
+def mig_cluster(vm_size: str = "Standard_NC24ads_A100_v4") -> dict[str, Any]:
+    cluster = copy.deepcopy(CLUSTER)
+    pool = next(p for p in cluster["agentPoolProfiles"] if p["name"] == "gpunp")
+    pool.update(vmSize=vm_size, gpuInstanceProfile="MIG1g")
+    return cluster
+
+
+def plugin_with(container: dict[str, Any]) -> dict[str, Any]:
+    objects = copy.deepcopy(OBJECTS)
+    plugin = next(i for i in objects["items"] if i["metadata"]["name"] == "nvidia-device-plugin-daemonset")
+    plugin["spec"]["template"]["spec"]["containers"][0].update(container)
+    return objects
+
+
+def limits(done) -> dict[str, str]:
+    return done.one(JOB).inputs["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]
+
+
+@pytest.mark.parametrize("preview", BOTH)
+def test_a_used_pool_whose_plugin_runs_mixed_gets_a_job_that_asks_for_its_mig_slice(tmp_path, preview):
+    done = run(tmp_path, preview, mig_cluster(), plugin_with({"env": [{"name": "MIG_STRATEGY", "value": "mixed"}]}))
+    assert limits(done)["nvidia.com/mig-1g.10gb"] == "1" and "nvidia.com/gpu" not in limits(done)
+    assert "runs MIG strategy mixed, which offers MIG1g slices only as nvidia.com/mig-1g.10gb: the Job asks for one" in said(done)
+
+
+@pytest.mark.parametrize("preview", BOTH)
+def test_the_plugins_flag_says_its_strategy_as_its_variable_does(tmp_path, preview):
+    done = run(tmp_path, preview, mig_cluster(), plugin_with({"args": ["--mig-strategy", "mixed"]}))
+    assert "nvidia.com/mig-1g.10gb" in limits(done)
+
+
+@pytest.mark.parametrize("preview", BOTH)
+def test_a_used_pool_whose_plugin_runs_single_keeps_nvidia_com_gpu(tmp_path, preview):
+    done = run(tmp_path, preview, mig_cluster(), plugin_with({"env": [{"name": "MIG_STRATEGY", "value": "single"}]}))
+    assert limits(done)["nvidia.com/gpu"] == "1" and "mixed" not in said(done)
+
+
+@pytest.mark.parametrize("preview", BOTH)
+def test_a_strategy_from_a_config_file_is_a_warning_that_the_job_may_wait_pending(tmp_path, preview):
+    done = run(tmp_path, preview, mig_cluster(), plugin_with({"env": [{"name": "CONFIG_FILE", "value": "/config/config.yaml"}]}))
+    assert limits(done)["nvidia.com/gpu"] == "1"
+    assert any("config file or a ConfigMap" in w and "waits Pending" in w for w in done.warnings)
+
+
+def test_the_plugins_strategy_is_its_flag_then_its_variable_then_none():
+    def strategy(container: dict[str, Any]) -> str | None:
+        seen = parse(plugin_with(container))
+        return strategy_of(next(d for d in seen.daemon_sets if d.device_plugin))
+
+    assert strategy({}) == "none"
+    assert strategy({"args": ["--mig-strategy=Mixed"], "env": [{"name": "MIG_STRATEGY", "value": "single"}]}) == "mixed"
+    assert strategy({"env": [{"name": "MIG_STRATEGY", "valueFrom": {"configMapKeyRef": {"name": "x", "key": "y"}}}]}) is None
+    assert strategy({"args": ["--config-file=/c.yaml"]}) is None
+
+
+def test_mixed_on_a_gpu_whose_slice_names_are_unknown_is_refused_naming_the_strategy():
+    out = UsedPoolGpus()
+    _decide(out, "aks-gpu:gpuPools.mig", "mig", "Standard_Unknown_v9", "MIG1g", "mixed", "DaemonSet gpu-resources/plugin")
+    assert out.resources == {} and len(out.problems) == 1
+    assert "runs MIG strategy mixed" in out.problems[0].message and "MIG_STRATEGY to single" in out.problems[0].message
+
+
+def test_a_refused_mixed_pool_stops_a_deployment(tmp_path, monkeypatch):
+    size = gpu_sizes.CATALOG["Standard_NC24ads_A100_v4"]
+    monkeypatch.setitem(gpu_sizes.CATALOG, size.name, dataclasses.replace(size, gpu=dataclasses.replace(size.gpu, mig_slices=())))
+    objects = plugin_with({"env": [{"name": "MIG_STRATEGY", "value": "mixed"}]})
+    with pytest.raises(PreflightError, match="runs MIG strategy mixed"):
+        run(tmp_path, False, mig_cluster(), objects)
+
+
+@pytest.mark.parametrize("preview", BOTH)
+def test_a_used_aks_managed_pool_with_mig_strategy_mixed_gets_a_job_that_asks_for_its_slice(tmp_path, preview):
+    cluster = mig_cluster()
+    pool = next(p for p in cluster["agentPoolProfiles"] if p["name"] == "gpunp")
+    pool["gpuProfile"] = {"nvidia": {"managementMode": "Managed", "migStrategy": "Mixed"}}
+    objects = copy.deepcopy(OBJECTS)
+    objects["items"] = [i for i in objects["items"] if i["metadata"]["name"] != "nvidia-device-plugin-daemonset"]
+    done = run(tmp_path, preview, cluster, objects)
+    assert "nvidia.com/mig-1g.10gb" in limits(done) and "AKS's device plugin runs MIG strategy mixed" in said(done)
+
+
+@pytest.mark.parametrize("preview", BOTH)
+def test_a_used_pool_the_gpu_operator_serves_is_read_from_the_operators_plugin(tmp_path, preview):
+    cluster = mig_cluster()
+    next(p for p in cluster["agentPoolProfiles"] if p["name"] == "gpunp")["gpuProfile"] = {"driver": "None"}
+    objects = plugin_with({"env": [{"name": "MIG_STRATEGY", "value": "mixed"}]})
+    operator = next(i for i in objects["items"] if i["metadata"]["name"] == "nvidia-device-plugin-daemonset")
+    operator["metadata"].update(namespace="gpu-operator", ownerReferences=[{"kind": "ClusterPolicy", "name": "cluster-policy"}])
+    operator["spec"]["template"]["spec"]["nodeSelector"] = {"nvidia.com/gpu.deploy.device-plugin": "true"}
+    done = run(tmp_path, preview, cluster, objects)
+    assert "nvidia.com/mig-1g.10gb" in limits(done)
