@@ -4,10 +4,14 @@ the stack joins and in one it creates."""
 
 from __future__ import annotations
 
+import json
+import re
+
 import pytest
 from conftest import run_cached
 
 from tools.azure_mocks import existing_cluster
+from tools.stack_files import ROOT
 
 T4 = "Standard_NC4as_T4_v3"
 TEAM = {"resourceGroupName": "team-rg", "name": "team-aks"}
@@ -64,3 +68,24 @@ def test_a_cluster_this_program_creates_with_authorized_ranges_says_the_same():
     )
     assert "GitHub-hosted runners' addresses are not in them unless added" in line
     assert range_lines(run_cached("dev", gpuPool={"vmSize": T4})[0].warnings) == []
+
+
+def urn_glob_matches(glob: str, urn: str) -> bool:
+    """The engine's URN glob: `**` matches anything, `*` anything but `:` (pulumi/pulumi
+    pkg/resource/deploy/deployment.go, UrnTargets.getMatcher)."""
+    segments = ["[^:]*".join(re.escape(part) for part in segment.split("*")) for segment in glob.split("**")]
+    return re.fullmatch(".*".join(segments), urn) is not None
+
+
+@pytest.mark.parametrize("stack", ["dev", "team", "prod"])
+def test_the_outside_runners_refresh_leaves_out_every_kubernetes_object_and_no_azure_resource(stack):
+    """docs/lifecycle.md's `pulumi refresh --exclude` for a runner outside the authorized ranges
+    skips what needs the API server, and still refreshes the cluster and its GPU pools."""
+    docs = (ROOT / "docs" / "lifecycle.md").read_text()
+    glob = re.search(r"pulumi refresh --exclude '([^']+)'", docs).group(1)
+    resources = json.loads((ROOT / "tests" / "snapshots" / stack / "resources.json").read_text())
+    kubernetes = {r["urn"] for r in resources if r["type"].startswith("kubernetes:")}
+    azure = {r["urn"] for r in resources if r["type"].startswith("azure-native:")}
+    assert kubernetes and azure
+    assert all(urn_glob_matches(glob, urn) for urn in kubernetes)
+    assert not any(urn_glob_matches(glob, urn) for urn in azure)
