@@ -11,7 +11,8 @@ import pytest
 from conftest import run_cached
 
 from tools.azure_mocks import existing_cluster
-from tools.stack_files import ROOT
+from tools.render import SNAPSHOTS
+from tools.stack_files import ROOT, stacks
 
 T4 = "Standard_NC4as_T4_v3"
 TEAM = {"resourceGroupName": "team-rg", "name": "team-aks"}
@@ -77,13 +78,13 @@ def urn_glob_matches(glob: str, urn: str) -> bool:
     return re.fullmatch(".*".join(segments), urn) is not None
 
 
-@pytest.mark.parametrize("stack", ["dev", "team", "prod"])
+@pytest.mark.parametrize("stack", stacks())
 def test_the_outside_runners_refresh_leaves_out_every_kubernetes_object_and_no_azure_resource(stack):
     """docs/lifecycle.md's `pulumi refresh --exclude` for a runner outside the authorized ranges
     skips what needs the API server, and still refreshes the cluster and its GPU pools."""
     docs = (ROOT / "docs" / "lifecycle.md").read_text()
     glob = re.search(r"pulumi refresh --exclude '([^']+)'", docs).group(1)
-    resources = json.loads((ROOT / "tests" / "snapshots" / stack / "resources.json").read_text())
+    resources = json.loads((SNAPSHOTS / stack / "resources.json").read_text())
     kubernetes = {r["urn"] for r in resources if r["type"].startswith("kubernetes:")}
     azure = {r["urn"] for r in resources if r["type"].startswith("azure-native:")}
     assert kubernetes and azure
