@@ -21,7 +21,7 @@ from conftest import MANAGED_CLUSTER, MANAGED_GROUP
 from test_managed_pool_provider import PROVIDER, inputs
 
 from components.azure import pool_modes
-from components.errors import ManagedPoolError, ManagedPoolTimeout
+from components.errors import ManagedPoolError, ManagedPoolTimeout, PreflightError
 from components.resources import agent_pool_calls
 from components.resources import managed_gpu_pool as mgp
 from tools.azure_mocks import AzureMocks, OfflineReader
@@ -95,16 +95,29 @@ class SilentAzure(OfflineReader):
         return pool_modes.read(self.client, resource_group, cluster, names, limit=DEADLINE)
 
 
-@pytest.mark.parametrize("preview", [True, False], ids=["preview", "deployment"])
-def test_a_management_mode_read_past_its_deadline_is_one_warning_and_the_run_goes_on(silent, preview):
+def test_a_management_mode_read_past_its_deadline_leaves_a_previews_plan_unknown_in_one_warning(silent):
     monitor = RecordingMonitor(AzureMocks(reader=SilentAzure(silent)))
-    run = run_program("dev", overrides={"gpuPool": {"vmSize": T4, "management": "aks-managed"}}, monitor=monitor, preview=preview)
+    run = run_program("dev", overrides={"gpuPool": {"vmSize": T4, "management": "aks-managed"}}, monitor=monitor, preview=True)
     said = [w for w in run.warnings if "GPU pools' management" in w]
     assert said == [
-        "preflight: the GPU pools' management in Azure was not checked: TimeoutError: the agentPools GET of gpu in "
-        f"cluster {MANAGED_GROUP}/{MANAGED_CLUSTER} got no answer within 0.05 s"
+        "preflight: the plan is not known for GPU pool(s) gpu: the GPU pools' management in Azure was not read (TimeoutError: "
+        f"the agentPools GET of gpu in cluster {MANAGED_GROUP}/{MANAGED_CLUSTER} got no answer within 0.05 s), and `pulumi up` "
+        "reads it again and may plan otherwise: pool gpu is refused if it runs as a typed pool (device-plugin or gpu-operator). "
+        'A deployment stops here while the read fails (docs/lifecycle.md, "A plan that rests on a read")'
     ]
-    assert run.of_type("pulumi-python:dynamic/aksgpu:ManagedGpuPool"), "a warning, not a refusal"
+    assert run.of_type("pulumi-python:dynamic/aksgpu:ManagedGpuPool"), "a preview goes on"
+
+
+def test_a_management_mode_read_past_its_deadline_stops_a_deployment_in_one_line(silent):
+    monitor = RecordingMonitor(AzureMocks(reader=SilentAzure(silent)))
+    with pytest.raises(PreflightError) as raised:
+        run_program("dev", overrides={"gpuPool": {"vmSize": T4, "management": "aks-managed"}}, monitor=monitor, preview=False)
+    assert str(raised.value).startswith(
+        "preflight: the GPU pools' management in Azure could not be read (TimeoutError: the agentPools GET of gpu in "
+        f"cluster {MANAGED_GROUP}/{MANAGED_CLUSTER} got no answer within 0.05 s); it decides whether GPU pool(s) gpu are "
+        "replaced or refused, so nothing was deployed"
+    )
+    assert monitor.registrations == []
 
 
 def test_the_management_mode_client_sets_its_retries_and_socket_limits():
@@ -160,8 +173,9 @@ def test_a_refresh_of_an_azure_that_never_answers_ends_at_its_deadline_in_one_li
     )
 
 
-def test_a_create_that_looks_for_somebody_elses_pool_first_says_so_at_the_deadline(silent, monkeypatch):
-    """On an existing cluster a create reads the pool of its name first (refuse_others_pool)."""
+def test_a_create_that_reads_the_pool_of_its_name_first_says_so_at_the_deadline(silent, monkeypatch):
+    """A create reads the pool of its name first: its count, and on an existing cluster its
+    owner (refuse_others_pool)."""
     from components.azure.cluster_facts import OWNER_TAG
 
     monkeypatch.setattr(agent_pool_calls, "client_factory", fake_aks.client_factory_for(silent))
