@@ -150,7 +150,10 @@ def test_a_preview_names_only_what_a_pools_config_leaves_unset():
     operator_spot = GpuPoolConfig(vm_size=A100, management="gpu-operator", spot=True, mig_profile="MIG1g")
     assert pool_modes.could_differ(operator_spot, "aks-gpu:gpuPool") == "pool gpu is refused if it runs aks-managed"
     managed = GpuPoolConfig(vm_size=T4, management="aks-managed")
-    assert pool_modes.could_differ(managed, "aks-gpu:gpuPool") == "pool gpu is refused if it runs as a typed pool (device-plugin or gpu-operator)"
+    assert (
+        pool_modes.could_differ(managed, "aks-gpu:gpuPool")
+        == "pool gpu is refused if it runs as a typed pool (device-plugin or gpu-operator)"
+    )
 
 
 @pytest.mark.parametrize("refusal", [(403, "AuthorizationFailed"), (500, "InternalServerError")])

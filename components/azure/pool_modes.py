@@ -194,7 +194,7 @@ class Reading:
             f"preflight: the plan is not known for GPU pool(s) {', '.join(p.name for p in pools)}: the GPU pools' management "
             f"in Azure was not read ({self.failed}), and `pulumi up` reads it again and may plan otherwise: "
             + "; ".join(could_differ(p, cfg.pool_key(p)) for p in pools)
-            + ". A deployment stops here while the read fails (docs/lifecycle.md, \"A plan that rests on a read\")"
+            + '. A deployment stops here while the read fails (docs/lifecycle.md, "A plan that rests on a read")'
         )
 
     def stop(self, cfg: StackConfig) -> str:
@@ -203,7 +203,7 @@ class Reading:
         return (
             f"preflight: the GPU pools' management in Azure could not be read ({self.failed}); it decides whether GPU "
             f"pool(s) {names} are replaced or refused, so nothing was deployed, whatever {NAMESPACE}:preflight.mode says; "
-            "run `pulumi up` again once Azure answers (docs/lifecycle.md, \"A plan that rests on a read\")"
+            'run `pulumi up` again once Azure answers (docs/lifecycle.md, "A plan that rests on a read")'
         )
 
 
