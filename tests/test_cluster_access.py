@@ -1,7 +1,7 @@
 """The first `up` of an Entra ID cluster needs no rerun: the Kubernetes objects wait until the
 cluster says the deployer may create namespaces (components/azure/cluster_access.py), asked
-with the kubeconfig's own credential plugin. (What a 401, a 403 and an old grant do:
-test_access_wait.py.)"""
+with the kubeconfig's own credential plugin. (What a 401, a 403, a grant of any age and
+the one deadline do: test_access_wait.py.)"""
 
 from __future__ import annotations
 
