@@ -104,7 +104,9 @@ if found is not None and not (in_cluster and in_cluster.read):
     for line in existing_pools.unread_plugin_lines(cfg):
         pulumi.log.warn(line)
 # A pool that runs under the other kind of GPU management cannot be switched: refused here.
-switch_notes, running_pools = preflight.pool_switches(cfg, found, azure)
+# The same read decides what a typed pool leaves to Azure: unread, a preview says the plan is
+# not known and a deployment stops.
+switch_notes, running_pools = preflight.pool_switches(cfg, found, azure, pulumi.runtime.is_dry_run())
 for warning in switch_notes:
     pulumi.log.warn(warning)
 # What the adopting `up` does to each pool it takes over: the import, then the update field

@@ -187,6 +187,14 @@ def _start(fake: FakeAks, key: tuple[str, str, str], result: dict[str, Any] | No
     return f"{fake.url}/fake-operations/{op_id}"
 
 
+def _manual_scale(name: str, old: dict[str, Any], new: dict[str, Any]) -> dict[str, str] | None:
+    """A PUT's count is a manual scale, which AKS refuses while the autoscaler runs the pool
+    (hashicorp/terraform-provider-azurerm#4543 quotes the message; the code is not documented)."""
+    if old.get("enableAutoScaling") and new.get("enableAutoScaling") and new.get("count") != old.get("count"):
+        return {"code": "BadRequest", "message": f"Cannot manually scale AgentPool {name} with cluster autoscaler enabled"}
+    return None
+
+
 def _handler(fake: FakeAks) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -253,6 +261,8 @@ def _handler(fake: FakeAks) -> type[BaseHTTPRequestHandler]:
             old = (fake.pools.get(key) or {}).get("properties") or {}
             if changed := next((p for p in FIXED if key in fake.pools and p in new and new[p] != old.get(p)), None):
                 refusal = {"code": "PropertyChangeNotAllowed", "message": f"Changing property '{changed}' is not allowed."}
+                return self._answer(400, {"error": refusal})
+            if key in fake.pools and (refusal := _manual_scale(key[2], old, new)):
                 return self._answer(400, {"error": refusal})
             status = 200 if key in fake.pools else 201
             new.setdefault("currentOrchestratorVersion", "1.34.2")

@@ -220,14 +220,13 @@ def test_a_new_pool_named_like_another_stacks_pool_in_other_letters_is_refused(p
     assert said in str(error.value)
 
 
-def test_the_managed_pools_create_refuses_another_stacks_pool_whatever_the_tags_letters(monkeypatch):
+def test_the_managed_pools_create_refuses_another_stacks_pool_whatever_the_tags_letters():
     there = {"properties": {"tags": {"AKS-GPU-STACK": "aks-gpu/other"}}}
-    monkeypatch.setattr("components.resources.agent_pool_calls.get_pool", lambda props, doing: there)
     body = {"agentPoolName": "gpunp", "clusterName": "team-aks", "properties": {"tags": {"aks-gpu-stack": ME}}}
     with pytest.raises(ManagedPoolError, match=r"is not this stack's \(aks-gpu-stack = aks-gpu/other"):
-        refuse_others_pool(body)
+        refuse_others_pool(body, there)
     there["properties"]["tags"] = {"AKS-GPU-STACK": ME}
-    refuse_others_pool(body)
+    refuse_others_pool(body, there)
 
 
 def test_tag_names_match_without_case_and_values_as_written():

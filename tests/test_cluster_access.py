@@ -1,13 +1,15 @@
 """The first `up` of an Entra ID cluster needs no rerun: the Kubernetes objects wait until the
 cluster says the deployer may create namespaces (components/azure/cluster_access.py), asked
-with the kubeconfig's own credential plugin. (What a 401, a 403 and an old grant do:
-test_access_wait.py.)"""
+with the kubeconfig's own credential plugin. (What a 401, a 403, a grant of any age and
+the one deadline do: test_access_wait.py.)"""
 
 from __future__ import annotations
 
 import base64
 import json
+import subprocess
 import sys
+import urllib.request
 
 import fake_aks
 import pytest
@@ -38,7 +40,7 @@ class Clock:
 def test_it_asks_again_until_the_cluster_says_yes_backing_off():
     answers = iter([Answer(False, "HTTP 403 Forbidden"), Answer(False, "not allowed (no RBAC policy matched)"), Answer(True, "allowed")])
     clock = Clock()
-    got = cluster_access.wait_for_access("kubeconfig", "me", probe=lambda k: next(answers), clock=lambda: clock.now, sleep=clock.sleep)
+    got = cluster_access.wait_for_access("kubeconfig", "me", probe=lambda k, s: next(answers), clock=lambda: clock.now, sleep=clock.sleep)
     assert got == "kubeconfig" and clock.slept == [5.0, 10.0]
 
 
@@ -48,7 +50,7 @@ def test_it_gives_up_within_its_limit_in_one_line_that_says_what_to_do():
         cluster_access.wait_for_access(
             "k",
             "p-1",
-            probe=lambda k: Answer(False, "HTTP 403 Forbidden", "ci@contoso.com (object ID p-1)"),
+            probe=lambda k, s: Answer(False, "HTTP 403 Forbidden", "ci@contoso.com (object ID p-1)"),
             clock=lambda: clock.now,
             sleep=clock.sleep,
         )
@@ -59,11 +61,11 @@ def test_it_gives_up_within_its_limit_in_one_line_that_says_what_to_do():
 
 
 def test_a_cluster_that_cannot_be_asked_stops_at_once():
-    def unreachable(kubeconfig):
-        raise ClusterAccessError("could not reach the cluster's API server https://x: timed out")
+    def unreachable(kubeconfig, seconds):
+        raise cluster_access.Unreachable("could not reach the cluster's API server https://x: connection refused")
 
     clock = Clock()
-    with pytest.raises(ClusterAccessError, match="could not reach"):
+    with pytest.raises(cluster_access.Unreachable, match="could not reach"):
         cluster_access.wait_for_access("k", "me", probe=unreachable, clock=lambda: clock.now, sleep=clock.sleep)
     assert clock.slept == []
 
@@ -148,7 +150,7 @@ def test_not_yet_is_an_answer_to_wait_on(api, status, answer, allowed, said):
 
 def test_any_other_answer_or_no_plugin_stops_at_once(api):
     FakeApiServer.answer = (500, {"kind": "Status", "code": 500})
-    with pytest.raises(ClusterAccessError, match="HTTP 500"):
+    with pytest.raises(ClusterAccessError, match="HTTP 500 .* sent with the token of the kubeconfig's user 'u'"):
         cluster_access.ask(api)
     config = json.loads(api)
     config["users"][0]["user"]["exec"]["command"] = "/nonexistent/kubelogin"
@@ -156,8 +158,33 @@ def test_any_other_answer_or_no_plugin_stops_at_once(api):
         cluster_access.ask(json.dumps(config))
     config["clusters"][0]["cluster"]["server"] = "https://127.0.0.1:9"
     config["users"][0]["user"] = {"token": "t"}
-    with pytest.raises(ClusterAccessError, match="could not reach the cluster's API server https://127.0.0.1:9"):
+    with pytest.raises(cluster_access.Unreachable, match="could not reach the cluster's API server https://127.0.0.1:9"):
         cluster_access.ask(json.dumps(config))
+
+
+def test_one_question_gives_the_plugin_and_the_request_only_what_is_left_of_its_deadline(api, monkeypatch):
+    """kubelogin may take 120 s and a request 30: within a wait's last 10 s they get those 10."""
+    plugin_limits, request_limits = [], []
+
+    def run(*args, timeout, **kwargs):
+        plugin_limits.append(timeout)
+        return subprocess.run(*args, timeout=timeout, **kwargs)
+
+    real = urllib.request.urlopen
+
+    def urlopen(request, timeout, context):
+        request_limits.append(timeout)
+        return real(request, timeout=timeout, context=context)
+
+    monkeypatch.setattr(cluster_access.urllib.request, "urlopen", urlopen)
+    FakeApiServer.answer = (201, {"status": {"allowed": True}})
+    times = iter([0.0, 8.0])  # the plugin took 8 of the 10 s
+    assert cluster_access.ask(api, 10.0, run=run, clock=lambda: next(times)).allowed
+    assert plugin_limits == [10.0] and request_limits == [2.0]
+    times = iter([0.0, 10.0])  # ...or all of them: no request is sent
+    with pytest.raises(TimeoutError, match="the credential plugin took the 10 s left"):
+        cluster_access.ask(api, 10.0, run=run, clock=lambda: next(times))
+    assert request_limits == [2.0]
 
 
 # --------------------------------------------------------------------------- in the program
@@ -183,6 +210,21 @@ def test_the_kubernetes_objects_wait_until_the_cluster_said_yes():
     assert run.one("pulumi:providers:kubernetes").inputs["kubeconfig"].value == kubeconfig
     grant = run.one("azure-native:authorization:RoleAssignment")
     assert all(grant.urn in r.dependencies for r in run.resources if r.type.startswith("kubernetes:"))
+
+
+def test_a_runner_that_cannot_reach_the_api_server_is_warned_and_the_up_goes_on():
+    """A runner outside access.authorizedIpRanges may still change what lives in Azure; what
+    it changes in Kubernetes fails there by itself."""
+
+    def unreachable(kubeconfig, granted):
+        raise cluster_access.Unreachable("could not reach the cluster's API server https://aks: timed out")
+
+    run = deploy(unreachable)
+    assert (
+        "the deployer's access to the cluster was not checked: could not reach the cluster's API server https://aks: timed out; "
+        "what this `pulumi up` creates or changes in Kubernetes needs that API server (aks-gpu:access.authorizedIpRanges)"
+    ) in run.warnings
+    assert any(r.type.startswith("kubernetes:") for r in run.resources)
 
 
 @pytest.mark.parametrize("preview, overrides", [(True, ENTRA), (False, {"gpuPool": {"vmSize": T4}})], ids=["a preview", "local accounts"])

@@ -42,7 +42,7 @@ def test_count_and_taints_change_in_place(aks):
     diff = PROVIDER.diff(mgp.pool_id(outs), outs, inputs(spot))
     assert diff.changes and diff.replaces == []
     up(outs, inputs(spot))
-    assert [r.method for r in aks.requests] == ["PUT", "PUT"]
+    assert [r.method for r in aks.requests] == ["GET", "PUT", "PUT"], "a create reads the pool of its name first"
     assert aks.pools[(GROUP, CLUSTER, "gpu")]["properties"]["count"] == 2
 
 
@@ -68,7 +68,7 @@ def test_what_aks_fixes_at_creation_replaces_the_pool_deleting_the_old_one_first
     diff = PROVIDER.diff(mgp.pool_id(old), old, new)
     assert replaced in diff.replaces and diff.delete_before_replace is True
     up(old, new)
-    assert [r.method for r in aks.requests] == ["PUT", "DELETE", "PUT"]
+    assert [r.method for r in aks.requests] == ["GET", "PUT", "DELETE", "GET", "PUT"], "each create reads first: a 404 after the delete"
     assert aks.calls("DELETE")[0].path.endswith("/agentPools/gpu")
 
 

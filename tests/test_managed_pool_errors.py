@@ -113,7 +113,7 @@ def test_no_sign_in_reaches_the_cli_as_one_line_that_says_az_login(arm, tmp_path
         with pytest.raises(HostError) as raised:
             signed_out.create(inputs)
     said = str(raised.value)
-    assert "\n" not in said and said.startswith("creating node pool gpu: no Azure sign-in (")
+    assert "\n" not in said and said.startswith("creating node pool gpu: reading the pool of that name: no Azure sign-in (")
     assert "AzureCliCredential" in said and said.endswith("; run `az login` (or azure/login in GitHub Actions) and try again")
 
 

@@ -124,6 +124,46 @@ def test_an_autoscaled_pool_keeps_the_autoscalers_count_through_a_refresh_and_an
     assert aks.calls("PUT")[-1].body["properties"]["count"] == 2, "an update does not scale the pool back"
 
 
+AUTOSCALED = GpuPoolConfig(vm_size=T4, management="aks-managed", min_count=0, max_count=3, node_count=0)
+
+
+def test_a_create_that_takes_over_an_autoscaled_running_pool_keeps_the_count_it_runs(aks):
+    """The documented move from an earlier release's resource, or a lost state: the create meets
+    a pool the autoscaler has moved. It reads the pool first and sends that count, where the
+    config's would be a manual scale AKS refuses ("Cannot manually scale", the fake as AKS)."""
+    PROVIDER.create(inputs(AUTOSCALED))
+    aks.pools[KEY]["properties"]["count"] = 2  # the autoscaler
+    aks.requests.clear()
+    outs = PROVIDER.create(inputs(AUTOSCALED)).outs  # the state was lost: the engine creates again
+    get, put = aks.pool_calls()
+    assert (get.method, put.method) == ("GET", "PUT"), "read before the PUT"
+    assert put.body["properties"]["count"] == 2 and outs["properties"]["count"] == 2
+    assert aks.pools[KEY]["properties"]["count"] == 2, "nothing scaled"
+
+
+def test_without_the_read_the_takeover_would_meet_the_autoscalers_refusal(aks):
+    """What the read prevents, as the fake AKS answers a PUT of the config's count."""
+    PROVIDER.create(inputs(AUTOSCALED))
+    aks.pools[KEY]["properties"]["count"] = 2
+    with pytest.raises(ManagedPoolError, match="Cannot manually scale AgentPool gpu with cluster autoscaler enabled"):
+        mgp.put_pool(inputs(AUTOSCALED), "create")
+
+
+def test_a_create_of_a_new_pool_reads_a_404_and_puts_the_configs_count(aks):
+    PROVIDER.create(inputs(AUTOSCALED))
+    get, put = aks.pool_calls()
+    assert (get.method, put.method) == ("GET", "PUT")
+    assert put.body["properties"]["count"] == 0, "a new pool starts at the config's count"
+
+
+def test_a_create_over_a_fixed_pool_sends_the_configs_count(aks):
+    """No autoscaler: the config's count is the pool's, and the create scales to it."""
+    PROVIDER.create(inputs())
+    aks.pools[KEY]["properties"]["count"] = 3
+    PROVIDER.create(inputs())
+    assert aks.calls("PUT")[-1].body["properties"]["count"] == 1
+
+
 def test_a_cluster_created_anew_gets_the_pool_again_and_a_preview_of_a_cluster_update_shows_nothing(aks):
     outs = PROVIDER.create(inputs(uid="uid-1")).outs
     assert not PROVIDER.diff("", outs, inputs(uid=mgp.UNKNOWN)).changes, "unknown in a preview: no change"
@@ -140,7 +180,7 @@ def test_delete_twice_and_delete_with_the_cluster_gone_both_succeed(aks):
     PROVIDER.delete(mgp.pool_id(outs), outs)
     aks.clusters.clear()
     PROVIDER.delete(mgp.pool_id(outs), outs)
-    assert [r.method for r in aks.requests] == ["PUT", "DELETE", "DELETE", "DELETE"] and not aks.pools
+    assert [r.method for r in aks.requests] == ["GET", "PUT", "DELETE", "DELETE", "DELETE"] and not aks.pools
 
 
 def test_a_refusal_other_than_not_found_fails_the_step(aks):

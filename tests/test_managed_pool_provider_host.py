@@ -221,7 +221,8 @@ def test_the_put_body_that_leaves_the_host_carries_integers_where_the_spec_types
 def test_a_create_polls_the_operation_and_records_what_aks_reports(host, fresh):
     outs = plain(host.create(host.check(program_inputs(fresh))))
     assert outs["provisioningState"] == "Succeeded"
-    assert fresh.requests[0].method == "PUT" and fresh.requests[0].api_version == mgp.STABLE_API_VERSION
+    assert fresh.requests[0].method == "GET", "the create looks at the pool of its name first"
+    assert fresh.calls("PUT")[0].api_version == mgp.STABLE_API_VERSION
     assert any(r.path.startswith("/fake-operations/") for r in fresh.calls("GET")), "the Azure-AsyncOperation was polled"
     assert outs[mgp.TIMEOUTS] == {"create": 60.0, "update": 60.0, "delete": 45.0}, "the time limits are in the state"
 

@@ -10,7 +10,7 @@ from conftest import MANAGED_CLUSTER, MANAGED_GROUP
 from components.azure import pool_modes
 from components.errors import PreflightError
 from components.resources.managed_gpu_pool import STABLE_API_VERSION
-from tools.azure_mocks import AzureMocks, OfflineReader
+from tools.azure_mocks import UNREAD_POOLS, AzureMocks, OfflineReader
 from tools.mock_engine import RecordingMonitor, run_program
 
 T4 = "Standard_NC4as_T4_v3"
@@ -103,15 +103,20 @@ def test_a_switch_within_one_kind_of_pool_a_same_mode_or_a_new_pool_goes_on(azur
     assert not isinstance(result, PreflightError), result
 
 
-def test_a_read_that_fails_warns_that_nothing_was_checked_and_blocks_nothing(azure):
+def test_a_read_that_fails_stops_the_deployment_that_could_switch_a_pool(azure):
+    """Unread, the switch is not refused: the managed pool's PUT would take over the running
+    typed pool, and the old AgentPool's delete then remove it. The deployment stops instead."""
     running(azure, gpu="device-plugin")
     azure.refuse["GET"] = (403, "AuthorizationFailed")
-    result, _ = run(False, azure, gpuPool={"vmSize": T4, "management": "aks-managed"})
-    assert not isinstance(result, PreflightError)
-    assert any(w.startswith("preflight: the GPU pools' management in Azure was not checked: HttpResponseError") for w in result.warnings)
+    result, monitor = run(False, azure, gpuPool={"vmSize": T4, "management": "aks-managed"})
+    assert isinstance(result, PreflightError)
+    assert str(result).startswith("preflight: the GPU pools' management in Azure could not be read (HttpResponseError")
+    assert "GPU pool(s) gpu are replaced or refused, so nothing was deployed" in str(result)
+    assert monitor.registrations == []
 
 
-def test_the_offline_render_reads_no_pool_and_says_nothing_of_it():
+def test_the_offline_render_reads_no_pool_and_says_what_it_assumed():
     result, monitor = run(True, gpuPool={"vmSize": T4, "management": "aks-managed"})
     assert monitor.mocks.reader.reads.count("pool_modes") == 1
     assert not any("management in Azure" in w for w in result.warnings)
+    assert UNREAD_POOLS in result.notes, "the plan shown is that of pools that do not run yet"

@@ -11,6 +11,7 @@ shorter than that ends the read, and the tests assert the line, not the time."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -20,12 +21,13 @@ import pytest
 from conftest import MANAGED_CLUSTER, MANAGED_GROUP
 from test_managed_pool_provider import PROVIDER, inputs
 
-from components.azure import pool_modes
-from components.errors import ManagedPoolError, ManagedPoolTimeout
+from components.azure import cluster_facts, pool_modes
+from components.azure.live_reader import LiveReader
+from components.errors import AzureReadError, ManagedPoolError, ManagedPoolTimeout, PreflightError
 from components.resources import agent_pool_calls
 from components.resources import managed_gpu_pool as mgp
-from tools.azure_mocks import AzureMocks, OfflineReader
-from tools.mock_engine import RecordingMonitor, run_program
+from tools.azure_mocks import MANAGED_CLUSTER_TOKEN, USER_CREDENTIALS_TOKEN, AzureMocks, OfflineReader, existing_cluster
+from tools.mock_engine import RecordingMonitor, run_program, run_under_mocks
 
 T4 = "Standard_NC4as_T4_v3"
 DEADLINE = 0.05  # seconds: Azure here never answers sooner, however fast the machine
@@ -95,16 +97,29 @@ class SilentAzure(OfflineReader):
         return pool_modes.read(self.client, resource_group, cluster, names, limit=DEADLINE)
 
 
-@pytest.mark.parametrize("preview", [True, False], ids=["preview", "deployment"])
-def test_a_management_mode_read_past_its_deadline_is_one_warning_and_the_run_goes_on(silent, preview):
+def test_a_management_mode_read_past_its_deadline_leaves_a_previews_plan_unknown_in_one_warning(silent):
     monitor = RecordingMonitor(AzureMocks(reader=SilentAzure(silent)))
-    run = run_program("dev", overrides={"gpuPool": {"vmSize": T4, "management": "aks-managed"}}, monitor=monitor, preview=preview)
+    run = run_program("dev", overrides={"gpuPool": {"vmSize": T4, "management": "aks-managed"}}, monitor=monitor, preview=True)
     said = [w for w in run.warnings if "GPU pools' management" in w]
     assert said == [
-        "preflight: the GPU pools' management in Azure was not checked: TimeoutError: the agentPools GET of gpu in "
-        f"cluster {MANAGED_GROUP}/{MANAGED_CLUSTER} got no answer within 0.05 s"
+        "preflight: the plan is not known for GPU pool(s) gpu: the GPU pools' management in Azure was not read (TimeoutError: "
+        f"the agentPools GET of gpu in cluster {MANAGED_GROUP}/{MANAGED_CLUSTER} got no answer within 0.05 s), and `pulumi up` "
+        "reads it again and may plan otherwise: pool gpu is refused if it runs as a typed pool (device-plugin or gpu-operator). "
+        'A deployment stops here while the read fails (docs/lifecycle.md, "A plan that rests on a read")'
     ]
-    assert run.of_type("pulumi-python:dynamic/aksgpu:ManagedGpuPool"), "a warning, not a refusal"
+    assert run.of_type("pulumi-python:dynamic/aksgpu:ManagedGpuPool"), "a preview goes on"
+
+
+def test_a_management_mode_read_past_its_deadline_stops_a_deployment_in_one_line(silent):
+    monitor = RecordingMonitor(AzureMocks(reader=SilentAzure(silent)))
+    with pytest.raises(PreflightError) as raised:
+        run_program("dev", overrides={"gpuPool": {"vmSize": T4, "management": "aks-managed"}}, monitor=monitor, preview=False)
+    assert str(raised.value).startswith(
+        "preflight: the GPU pools' management in Azure could not be read (TimeoutError: the agentPools GET of gpu in "
+        f"cluster {MANAGED_GROUP}/{MANAGED_CLUSTER} got no answer within 0.05 s); it decides whether GPU pool(s) gpu are "
+        "replaced or refused, so nothing was deployed"
+    )
+    assert monitor.registrations == []
 
 
 def test_the_management_mode_client_sets_its_retries_and_socket_limits():
@@ -160,8 +175,9 @@ def test_a_refresh_of_an_azure_that_never_answers_ends_at_its_deadline_in_one_li
     )
 
 
-def test_a_create_that_looks_for_somebody_elses_pool_first_says_so_at_the_deadline(silent, monkeypatch):
-    """On an existing cluster a create reads the pool of its name first (refuse_others_pool)."""
+def test_a_create_that_reads_the_pool_of_its_name_first_says_so_at_the_deadline(silent, monkeypatch):
+    """A create reads the pool of its name first: its count, and on an existing cluster its
+    owner (refuse_others_pool)."""
     from components.azure.cluster_facts import OWNER_TAG
 
     monkeypatch.setattr(agent_pool_calls, "client_factory", fake_aks.client_factory_for(silent))
@@ -210,3 +226,55 @@ def test_a_refresh_that_azure_refuses_is_one_line_with_azures_words(aks):
         "AuthorizationFailed: The client 'x' may not read agentPools.; the identity running Pulumi may not do it "
         "(docs/permissions.md)"
     )
+
+
+# --------------------------------------------------------------------------- an existing cluster's invokes
+
+
+class SilentProvider(AzureMocks):
+    """azure-native, whose invokes of an existing cluster never answer (until the test ends)."""
+
+    def __init__(self) -> None:
+        super().__init__(reader=OfflineReader(cluster=existing_cluster()))
+        self.released = threading.Event()
+
+    def call(self, args: Any) -> Any:
+        if args.token in (MANAGED_CLUSTER_TOKEN, USER_CREDENTIALS_TOKEN):
+            self.released.wait()
+        return super().call(args)
+
+
+@pytest.mark.parametrize("preview", [True, False], ids=["preview", "deployment"])
+@pytest.mark.parametrize(
+    "read, said",
+    [
+        (
+            cluster_facts.read,
+            "aks-gpu:existingCluster team-rg/team-aks: reading the cluster (getManagedCluster): azure-native's getManagedCluster "
+            "got no answer within 0.05 s; try again",
+        ),
+        (
+            cluster_facts.read_user_kubeconfig,
+            "aks-gpu:existingCluster team-rg/team-aks: fetching its user credential (listClusterUserCredential): azure-native's "
+            "listClusterUserCredential got no answer within 0.05 s; try again",
+        ),
+    ],
+    ids=["the cluster", "its user credential"],
+)
+def test_an_existing_clusters_invoke_past_its_deadline_is_one_line_and_the_run_ends(read, said, preview):
+    """The engine never answers; the run still ends, with the read's one line (the invoke's
+    RPC, left waiting, is none the program's end waits for)."""
+    provider = SilentProvider()
+    failed: list[str] = []
+
+    def body() -> None:
+        try:
+            read(LiveReader(invoke_seconds=DEADLINE), "team-rg", "team-aks")
+        except AzureReadError as error:
+            failed.append(str(error))
+
+    try:
+        run = run_under_mocks(body, monitor=RecordingMonitor(provider), preview=preview)
+    finally:
+        provider.released.set()
+    assert failed == [said] and run.resources == []

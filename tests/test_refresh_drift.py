@@ -128,11 +128,63 @@ def test_a_config_that_switches_a_fixed_setting_on_replaces_the_pool(azure):
     ) == sorted(SPOT)
 
 
-def test_a_read_that_fails_leaves_every_unset_fixed_property_to_azure(azure):
-    """Nothing is known to switch off: no refresh can replace the pool, and a switch off
-    (which a preview with a sign-in would show) is not made; the read's warning says so."""
-    running_pool(azure, scaleSetPriority="Spot")
+def test_a_preview_whose_read_fails_says_the_plan_is_not_known_naming_the_pool_and_what_could_differ(azure):
+    """The operator's pool now configured for the device plugin, its management unread: the
+    preview cannot know that the `up` would replace it (driver None switched off), so it says so."""
+    running_pool(azure, gpuProfile={"driver": "None"})
     azure.refuse["GET"] = (403, "AuthorizationFailed")
     result, _ = run(True, azure, gpuPool={"vmSize": T4})
-    assert SPOT <= set(result.one(POOL).options["ignoreChanges"])
-    assert any("management in Azure was not checked" in w for w in result.warnings)
+    [said] = [w for w in result.warnings if "plan is not known" in w]
+    assert said.startswith("preflight: the plan is not known for GPU pool(s) gpu: the GPU pools' management in Azure was not read (")
+    assert "AuthorizationFailed" in said and "\n" not in said
+    assert (
+        "pool gpu is replaced, deleting it first, if it runs with a GPU driver or management of its own (gpuProfile), a MIG "
+        "profile (gpuInstanceProfile) or Spot (scaleSetPriority), which aks-gpu:gpuPool leaves unset, and refused if it runs aks-managed"
+    ) in said
+    assert "A deployment stops here while the read fails" in said
+
+
+def test_a_preview_names_only_what_a_pools_config_leaves_unset():
+    from components.config import GpuPoolConfig
+
+    operator_spot = GpuPoolConfig(vm_size=A100, management="gpu-operator", spot=True, mig_profile="MIG1g")
+    assert pool_modes.could_differ(operator_spot, "aks-gpu:gpuPool") == "pool gpu is refused if it runs aks-managed"
+    managed = GpuPoolConfig(vm_size=T4, management="aks-managed")
+    assert (
+        pool_modes.could_differ(managed, "aks-gpu:gpuPool")
+        == "pool gpu is refused if it runs as a typed pool (device-plugin or gpu-operator)"
+    )
+
+
+@pytest.mark.parametrize("refusal", [(403, "AuthorizationFailed"), (500, "InternalServerError")])
+def test_a_deployment_whose_read_fails_stops_in_one_line_before_anything_is_registered(azure, refusal):
+    """Not the preview's plan with every fixed property ignored: that `up` would keep the
+    operator's driver None on a pool the device plugin now serves (no usable driver)."""
+    running_pool(azure, gpuProfile={"driver": "None"})
+    azure.refuse["GET"] = refusal
+    error, monitor = run(False, azure, gpuPool={"vmSize": T4}, preflight={"mode": "off"})
+    said = str(error)
+    assert said.startswith("preflight: the GPU pools' management in Azure could not be read (")
+    assert "it decides whether GPU pool(s) gpu are replaced or refused, so nothing was deployed" in said
+    assert "whatever aks-gpu:preflight.mode says" in said and "\n" not in said
+    assert monitor.registrations == [], "nothing registered"
+
+
+def test_a_stack_that_declares_no_pool_of_its_own_needs_no_read():
+    """Every pool used as it is: nothing the stack registers rests on the read."""
+    from components.azure import preflight
+    from components.config import GpuPoolConfig
+
+    class Unreadable:
+        def pool_modes(self, *args: Any) -> Any:
+            raise TimeoutError("no answer")
+
+        def client_subscription(self) -> str:
+            return "sub"
+
+    class Config:
+        gpu_pools = (GpuPoolConfig(vm_size=T4, existing="use"),)
+        owned_pools = ()
+        resource_group_name, cluster_name, subscription_id = "rg", "aks", "sub"
+
+    assert preflight.pool_switches(Config(), None, Unreadable(), dry_run=False) == ([], {})  # type: ignore[arg-type]

@@ -127,6 +127,14 @@ ASSUMED = (
     "(set aks-gpu:preflight.clusterFile to a saved `az aks show --output json` to render your cluster)"
 )
 
+# What the render assumes of the GPU pools in Azure, which it does not read: a preview reads
+# them, and a pool that runs may then be planned otherwise (components/azure/pool_modes.py).
+UNREAD_POOLS = (
+    "offline: the GPU pools were not read in Azure; the plan shown is that of pools that do not run yet (`pulumi preview` "
+    "reads them: a pool that runs with a fixed setting the config leaves unset is replaced, and a switch to or from "
+    "aks-managed is refused)"
+)
+
 
 def read_note(group: str, described: Mapping[str, Any], source: str) -> str:
     """What the offline render says of a cluster it answers for from a saved description."""
@@ -261,6 +269,8 @@ class OfflineReader:
 
     def pool_modes(self, subscription: str, resource_group: str, cluster: str, names: Sequence[str]) -> dict[str, RunningPool]:
         self._asked("pool_modes")
+        if self.pool_modes_answer is None:
+            self._note(UNREAD_POOLS)
         running = self._given(self.pool_modes_answer, "the offline render makes no calls to Azure")
         # A test may answer a mode alone ("gpu-operator"), or the pool as it runs.
         return {name: RunningPool.of_mode(r) if isinstance(r, str) else r for name, r in running.items() if name in names}

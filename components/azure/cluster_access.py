@@ -16,14 +16,22 @@ verb create, resource namespaces), which every signed-in identity may send (the 
 ClusterRole) and whose `status.allowed` is the authorizers' current answer, Azure RBAC's
 webhook included. It is asked with the kubeconfig's own credential: the exec plugin
 (kubelogin) is run as client-go runs it (client.authentication.k8s.io ExecCredential: the
-token is `status.token`). Only while the grant is new (`grant_is_new`): an older one has
-reached the authorizer, and a run that changes nothing in Kubernetes need not reach the API
-server at all. While the answer is "not allowed" or 403 it is asked again, 5 s at first,
-doubling to 30 s, for at most WAIT_SECONDS. A 401 is no "not yet": the API server did not
+token is `status.token`).
+
+Asked in every deployment, once when the answer is yes. Whether the grant is new cannot be
+told reliably: the engine tells the program a resource's outputs, never whether this run
+created it (pulumi/pulumi pkg/resource/deploy/source_eval.go at 1b594989: the
+RegisterResourceResponse carries the URN, ID, outputs and dependencies; proto/pulumi/
+resource.proto's `stable` is never set), and the grant's createdOn is ARM's clock compared
+with the runner's, which may drift, and it stays in the state after an outside delete until a
+refresh. While the answer is "not allowed" or 403 it is asked again, 5 s at first, doubling to
+30 s, all of it within one deadline, WAIT_SECONDS, that bounds each question too (kubelogin's
+run and the request get what is left of it). A 401 is no "not yet": the API server did not
 accept the token at all (a token for another tenant, an expired sign-in), which waiting never
-mends, so it stops at once, as does any other failure (a cluster that cannot be reached,
-kubelogin missing). Every message names the identity whose token was sent, read from the
-token's own claims (`identity`).
+mends, so it stops at once, as does any other failure (kubelogin missing, an answer that is
+no review). An API server that cannot be reached is not a refusal of access: the caller goes
+on (`Unreachable`; components/resources/cluster.py says why). Every message names the identity
+whose token was sent, read from the token's own claims (`identity`), and the one granted.
 """
 
 from __future__ import annotations
@@ -31,7 +39,6 @@ from __future__ import annotations
 import base64
 import json
 import os
-import re
 import ssl
 import subprocess
 import tempfile
@@ -40,17 +47,20 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import yaml
 
+from components.azure import azure_facts
 from components.errors import ClusterAccessError
 
-# Twice what the docs give propagation, so a slow day still passes.
+# Twice what the docs give propagation, so a slow day still passes: the whole wait, each
+# question's kubelogin run and request included.
 WAIT_SECONDS = 600.0
 FIRST_DELAY, LONGEST_DELAY = 5.0, 30.0
+# At most this for one request, and for one run of the credential plugin, within what is left.
 REQUEST_SECONDS = 30.0
+PLUGIN_SECONDS = 120.0
 REVIEW = {
     "apiVersion": "authorization.k8s.io/v1",
     "kind": "SelfSubjectAccessReview",
@@ -58,6 +68,15 @@ REVIEW = {
 }
 # What client-go hands an exec plugin (KUBERNETES_EXEC_INFO): not interactive.
 EXEC_INFO = {"apiVersion": "client.authentication.k8s.io/v1beta1", "kind": "ExecCredential", "spec": {"interactive": False}}
+
+
+class Unreachable(ClusterAccessError):
+    """The API server could not be reached (a network, an authorized IP range that leaves this
+    runner out): nothing is known of the identity's access."""
+
+
+class OutOfTime(TimeoutError):
+    """A question that did not end within what was left of the wait's deadline."""
 
 
 @dataclass(frozen=True)
@@ -162,9 +181,32 @@ def connect(
     return Connection(str(cluster.get("server", "")).rstrip("/"), tls, headers, who)
 
 
-def ask(kubeconfig: str, environ: Mapping[str, str] = os.environ, run: Callable[..., Any] = subprocess.run) -> Answer:
-    """One SelfSubjectAccessReview with the kubeconfig's current context and credential."""
-    connection = connect(kubeconfig, environ, run)
+def ask(
+    kubeconfig: str,
+    seconds: float = WAIT_SECONDS,
+    environ: Mapping[str, str] = os.environ,
+    run: Callable[..., Any] = subprocess.run,
+    clock: Callable[[], float] = time.monotonic,
+) -> Answer:
+    """One SelfSubjectAccessReview with the kubeconfig's current context and credential, all
+    of it within `seconds`: the credential plugin and the request each get what is left (at
+    most PLUGIN_SECONDS and REQUEST_SECONDS), and the question runs on a daemon thread the
+    wait stops waiting for then (azure_facts.gather: a socket timeout bounds each read, not a
+    server that trickles). OutOfTime past `seconds`."""
+    try:
+        return azure_facts.gather([lambda: _ask(kubeconfig, seconds, environ, run, clock)], seconds)[0]
+    except OutOfTime:
+        raise
+    except TimeoutError:  # gather's: the question itself never came back
+        raise OutOfTime(f"a question got no answer within the {seconds:g} s left") from None
+
+
+def _ask(kubeconfig: str, seconds: float, environ: Mapping[str, str], run: Callable[..., Any], clock: Callable[[], float]) -> Answer:
+    deadline = clock() + seconds
+    connection = connect(kubeconfig, environ, run, timeout=min(PLUGIN_SECONDS, seconds))
+    left = deadline - clock()
+    if left <= 0:
+        raise OutOfTime(f"the credential plugin took the {seconds:g} s left")
     request = urllib.request.Request(
         f"{connection.server}/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
         data=json.dumps(REVIEW).encode(),
@@ -172,7 +214,7 @@ def ask(kubeconfig: str, environ: Mapping[str, str] = os.environ, run: Callable[
         headers=dict(connection.headers),
     )
     try:
-        with urllib.request.urlopen(request, timeout=REQUEST_SECONDS, context=connection.tls) as response:
+        with urllib.request.urlopen(request, timeout=min(REQUEST_SECONDS, left), context=connection.tls) as response:
             status = json.loads(response.read()).get("status") or {}
     except urllib.error.HTTPError as error:
         if error.code == 401:
@@ -186,9 +228,18 @@ def ask(kubeconfig: str, environ: Mapping[str, str] = os.environ, run: Callable[
             ) from None
         if error.code == 403:
             return Answer(False, f"HTTP {error.code} {error.reason}", connection.who)
-        raise ClusterAccessError(f"the cluster answered HTTP {error.code} {error.reason} to a SelfSubjectAccessReview") from None
-    except (urllib.error.URLError, OSError, ValueError) as error:
-        raise ClusterAccessError(f"could not reach the cluster's API server {connection.server}: {error}") from None
+        raise ClusterAccessError(
+            f"the cluster answered HTTP {error.code} {error.reason} to a SelfSubjectAccessReview sent with the token of {connection.who}"
+        ) from None
+    except (urllib.error.URLError, OSError) as error:
+        timed_out = isinstance(error, TimeoutError) or isinstance(getattr(error, "reason", None), TimeoutError)
+        if timed_out and left < REQUEST_SECONDS:  # the wait's deadline, not the server's silence
+            raise OutOfTime(f"the request got no answer within the {left:g} s left") from None
+        raise Unreachable(f"could not reach the cluster's API server {connection.server}: {error}") from None
+    except ValueError as error:
+        raise ClusterAccessError(
+            f"the cluster's API server {connection.server} answered a SelfSubjectAccessReview with no JSON: {error}"
+        ) from None
     allowed = status.get("allowed") is True
     return Answer(allowed, "allowed" if allowed else f"not allowed ({status.get('reason') or 'no reason given'})", connection.who)
 
@@ -196,17 +247,26 @@ def ask(kubeconfig: str, environ: Mapping[str, str] = os.environ, run: Callable[
 def wait_for_access(
     kubeconfig: str,
     granted: str,
-    probe: Callable[[str], Answer] = ask,
+    probe: Callable[[str, float], Answer] = ask,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
     limit: float = WAIT_SECONDS,
 ) -> str:
     """Asks until the cluster says yes; returns the kubeconfig. Raises ClusterAccessError when
-    time runs out or the cluster cannot be asked. `granted`: the object ID the program granted
-    cluster-admin to, which the message names when it is not the identity whose token was sent."""
+    time runs out or the cluster cannot be asked (Unreachable when it cannot be reached).
+    `granted`: the object ID the program granted cluster-admin to, which every message names.
+    One deadline: each question gets what is left of it (`probe(kubeconfig, seconds)`)."""
     deadline, delay = clock() + limit, FIRST_DELAY
+    answer: Answer | None = None
     while True:
-        answer = probe(kubeconfig)
+        try:
+            answer = probe(kubeconfig, max(deadline - clock(), 0.0))
+        except TimeoutError as error:
+            who = answer.who if answer else "the kubeconfig's identity"
+            raise ClusterAccessError(
+                f"{who} was not shown to be allowed to create namespaces in the cluster within {limit / 60:g} minutes "
+                f"({error}); {_why(who, granted)}"
+            ) from None
         if answer.allowed:
             return kubeconfig
         if clock() + delay > deadline:
@@ -220,35 +280,11 @@ def wait_for_access(
 
 def _why(who: str, granted: str) -> str:
     if granted and granted.lower() in who.lower():  # `who` names its object ID, a GUID
-        return "Azure RBAC may not have taken the role assignment yet: `pulumi up` again in a few minutes"
+        return (
+            f"cluster-admin was granted to object ID {granted}: Azure RBAC may not have taken the role assignment yet, "
+            "`pulumi up` again in a few minutes; if it was deleted outside Pulumi, `pulumi refresh` and `pulumi up` create it again"
+        )
     return (
         f"cluster-admin was granted to object ID {granted}: if that is another identity, run `pulumi up` as that one "
         "or set aks-gpu:access.deployerObjectId to this one's object ID; otherwise `pulumi up` again in a few minutes"
     )
-
-
-# ARM's timestamps, as a role assignment's createdOn: "2026-08-18T09:30:12.3456789Z" (seven
-# decimals, which datetime.fromisoformat refuses before Python 3.11).
-_TIMESTAMP = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.\d+)?(Z|[+-]\d\d:\d\d)?")
-
-
-def grant_is_new(created_on: str | None, now: datetime, window: float = WAIT_SECONDS) -> bool:
-    """Whether a role assignment created at `created_on` (ARM's createdOn) may not have reached
-    the cluster's authorizer by `now`: younger than `window`, or of an age that cannot be read
-    (then it is asked, which costs one question). The program cannot read the previous state
-    (the engine tells it a resource's outputs, not whether this run created it:
-    pulumi/pulumi proto/pulumi/resource.proto RegisterResourceResponse), so the grant's own
-    age stands for "new in this run": a grant this run creates is seconds old when it is read,
-    one from an earlier run is as old as that run, and one an interrupted run left minutes ago
-    may still be propagating, which is just when asking again is right."""
-    found = _TIMESTAMP.fullmatch(created_on or "")
-    if found is None:
-        return True
-    offset = found.group(2) or "Z"
-    try:
-        sign = -1 if offset.startswith("-") else 1
-        zone = timezone.utc if offset == "Z" else timezone(sign * timedelta(hours=int(offset[1:3]), minutes=int(offset[4:6])))
-        created = datetime.strptime(found.group(1), "%Y-%m-%dT%H:%M:%S").replace(tzinfo=zone)
-    except ValueError:  # a month 13, an offset of a day or more
-        return True
-    return (now - created).total_seconds() < window

@@ -306,6 +306,8 @@ SIGNED_OUT = re.compile(
 def read_error(what: str, error: BaseException, forbidden_fix: str, not_found_fix: str) -> AzureReadError:
     """One line: what was read, how Azure answered, and what to do."""
     text = " ".join(str(error).split())
+    if isinstance(error, TimeoutError):  # no answer at all: nothing of Azure's to quote
+        return AzureReadError(f"{what}: {text[:300]}; try again")
     code = next((m.group(1) for m in re.finditer(r"\b([A-Z][A-Za-z]+(?:NotFound|Failed|Forbidden|Token))\b", text)), None)
     answer = f" ({code})" if code else ""
     if NOT_FOUND.search(text):

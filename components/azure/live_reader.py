@@ -8,7 +8,7 @@ reads use the Azure SDK with one DefaultAzureCredential, built once here, for th
 (azure-identity's chain: the environment, workload identity, managed identity, `az login`).
 The AKS-managed pool's provider runs in another process, Pulumi's dynamic provider host, and
 builds its own (components/resources/agent_pool_calls.py). Each read is bounded by its own
-module's time limit.
+module's time limit; the existing cluster's invokes by invoke_deadline.py's.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from components.azure import azure_facts, cluster_access, kubernetes_read, permissions, pool_modes, prices
+from components.azure import azure_facts, cluster_access, invoke_deadline, kubernetes_read, permissions, pool_modes, prices
 from components.azure.azure_facts import Facts
 from components.azure.reader import RunningPool
 
@@ -27,10 +27,12 @@ ARM_SCOPE = "https://management.azure.com/.default"
 
 
 class LiveReader:
-    """Azure and the cluster, live. `arm_endpoint` is for the tests' local fake of ARM."""
+    """Azure and the cluster, live. `arm_endpoint` is for the tests' local fake of ARM;
+    `invoke_seconds`, the existing cluster's invokes' deadline (invoke_deadline.py)."""
 
-    def __init__(self, arm_endpoint: str | None = None) -> None:
+    def __init__(self, arm_endpoint: str | None = None, invoke_seconds: float = invoke_deadline.INVOKE_SECONDS) -> None:
         self.arm_endpoint = arm_endpoint
+        self.invoke_seconds = invoke_seconds
 
     @functools.cached_property
     def credential(self) -> Any:
@@ -40,20 +42,27 @@ class LiveReader:
 
     def cluster(self, resource_group: str, name: str) -> Mapping[str, Any]:
         # A plain invoke answers before the program goes on, so a failure stops the run
-        # before anything is registered, in a preview as in a deployment.
+        # before anything is registered, in a preview as in a deployment; within a deadline
+        # of its own (invoke_deadline.py).
         import pulumi
 
-        return pulumi.runtime.invoke(GET_MANAGED_CLUSTER, {"resourceGroupName": resource_group, "resourceName": name}).value or {}
+        def get() -> Mapping[str, Any]:
+            return pulumi.runtime.invoke(GET_MANAGED_CLUSTER, {"resourceGroupName": resource_group, "resourceName": name}).value or {}
+
+        return invoke_deadline.within(get, "azure-native's getManagedCluster", self.invoke_seconds)
 
     def user_kubeconfig(self, resource_group: str, name: str) -> str:
         # The `exec` format "only take[s] effect when requesting clusterUser credential of AAD
         # clusters" (the az CLI's `aks get-credentials --format` help).
         from pulumi_azure_native import containerservice
 
-        result = containerservice.list_managed_cluster_user_credentials(
-            resource_group_name=resource_group, resource_name=name, format="exec"
-        )
-        return result.kubeconfigs[0].value
+        def credentials() -> str:
+            result = containerservice.list_managed_cluster_user_credentials(
+                resource_group_name=resource_group, resource_name=name, format="exec"
+            )
+            return result.kubeconfigs[0].value
+
+        return invoke_deadline.within(credentials, "azure-native's listClusterUserCredential", self.invoke_seconds)
 
     def client_subscription(self) -> str:
         from pulumi_azure_native import authorization

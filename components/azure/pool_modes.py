@@ -26,20 +26,28 @@ The read: the agentPools GET at api 2026-08-01, whose GPUProfile has
 `nvidia.managementMode` (azure-native's invokes type pools at 2025-09-01, which has no
 `nvidia`), through the reader the program is handed (live: azure-identity's
 DefaultAzureCredential, as the managed pool's own provider reads). A pool or cluster that is
-not there (404) is no switch. A read that fails otherwise is a warning that nothing was
-checked. It runs before anything is registered, in the preview and again in the update of
-an `up`, so all of it (every pool's GET, azure-core's retries and a 429's Retry-After) has one
-deadline, READ_SECONDS, after which it is a warning naming the read and the deadline.
+not there (404) is no switch. It runs before anything is registered, in the preview and again
+in the update of an `up`, so all of it (every pool's GET, azure-core's retries and a 429's
+Retry-After) has one deadline, READ_SECONDS.
+
+A read that fails or passes its deadline leaves the plan unknown: the typed pool's
+ignoreChanges and the refusal of a switch both rest on it (components/resources/gpu_pool.py
+`typed_pool_ignores`), so a preview could show a pool kept that the `up` replaces, deleting
+it first, or the other way round. A preview then warns that the plan is not known, naming
+each pool and what could differ (`Reading.unknown`); a deployment stops in one line
+(`Reading.stop`), whatever preflight.mode says (components/azure/preflight.py
+`pool_switches`). The offline render's reader makes no calls (NotRead) and says so itself.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from components.azure import azure_facts
 from components.azure.reader import AzureReader, NotRead, RunningPool
-from components.config import StackConfig
+from components.config import NAMESPACE, GpuPoolConfig, StackConfig
 
 # Must equal components.resources.managed_gpu_pool.STABLE_API_VERSION (a test checks):
 # knowledge does not import the components.
@@ -144,16 +152,68 @@ def switches(cfg: StackConfig, running: Mapping[str, RunningPool], cluster: str)
     return lines
 
 
-def check(
-    cfg: StackConfig, resource_group: str, cluster: str, subscription: Callable[[], str], reader: AzureReader
-) -> tuple[list[str], list[str], dict[str, RunningPool]]:
-    """(refusals, notes, running): the switches the config asks for, what could not be read,
-    and the pools that run (none known when the read failed)."""
+# What a running pool may have set that a declaration leaving it unset would switch off
+# (`running_of` reports them), in a person's words: when the read fails, what could differ.
+SWITCHED_OFF = {
+    "gpuProfile": "a GPU driver or management of its own (gpuProfile)",
+    "gpuInstanceProfile": "a MIG profile (gpuInstanceProfile)",
+    "scaleSetPriority": "Spot (scaleSetPriority)",
+}
+
+
+def could_differ(pool: GpuPoolConfig, key: str) -> str:
+    """What the unread management of `pool` (declared at `key`) could change in the plan: the
+    fixed settings its config leaves unset, which replace a typed pool that runs with them (pool_mutability.
+    left_to_azure), and the switch of kind that is refused (`switches`)."""
+    if pool.managed:
+        return f"pool {pool.name} is refused if it runs as a typed pool (device-plugin or gpu-operator)"
+    left_unset = {"gpuProfile": pool.mode == "device-plugin", "gpuInstanceProfile": not pool.mig_profile, "scaleSetPriority": not pool.spot}
+    unset = [words for name, words in SWITCHED_OFF.items() if left_unset[name]]
+    replaced = f"replaced, deleting it first, if it runs with {_or(unset)}, which {key} leaves unset, and " if unset else ""
+    return f"pool {pool.name} is {replaced}refused if it runs aks-managed"
+
+
+def _or(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " or " + items[-1]
+
+
+@dataclass(frozen=True)
+class Reading:
+    #: One line for each pool whose kind the config would switch (`switches`).
+    refusals: list[str]
+    #: The pools that run, by name (none known when the read failed).
+    running: dict[str, RunningPool]
+    #: Why the read could not be made: an error or its deadline (None: read, or a reader that
+    #: makes no calls, the offline render's, which says so itself).
+    failed: str | None = None
+
+    def unknown(self, cfg: StackConfig) -> str:
+        """A preview's warning: the plan it shows may not be the one `pulumi up` follows."""
+        pools = cfg.owned_pools
+        return (
+            f"preflight: the plan is not known for GPU pool(s) {', '.join(p.name for p in pools)}: the GPU pools' management "
+            f"in Azure was not read ({self.failed}), and `pulumi up` reads it again and may plan otherwise: "
+            + "; ".join(could_differ(p, cfg.pool_key(p)) for p in pools)
+            + '. A deployment stops here while the read fails (docs/lifecycle.md, "A plan that rests on a read")'
+        )
+
+    def stop(self, cfg: StackConfig) -> str:
+        """A deployment's one line: what it cannot plan without the read."""
+        names = ", ".join(p.name for p in cfg.owned_pools)
+        return (
+            f"preflight: the GPU pools' management in Azure could not be read ({self.failed}); it decides whether GPU "
+            f"pool(s) {names} are replaced or refused, so nothing was deployed, whatever {NAMESPACE}:preflight.mode says; "
+            'run `pulumi up` again once Azure answers (docs/lifecycle.md, "A plan that rests on a read")'
+        )
+
+
+def check(cfg: StackConfig, resource_group: str, cluster: str, subscription: Callable[[], str], reader: AzureReader) -> Reading:
+    """The switches the config asks for, and the pools that run; or why they could not be read."""
     try:
         running = reader.pool_modes(subscription(), resource_group, cluster, [p.name for p in cfg.gpu_pools])
-    except NotRead:  # offline: nothing runs that a render could know of
-        return [], [], {}
-    except Exception as error:  # noqa: BLE001 - a failed read only means nothing was checked
+    except NotRead:  # offline: the reader's own note says what the render assumed
+        return Reading([], {})
+    except Exception as error:  # noqa: BLE001 - any failure: the plan is not known (preflight.pool_switches)
         reason = " ".join(str(error).split())[:300] or type(error).__name__
-        return [], [f"preflight: the GPU pools' management in Azure was not checked: {type(error).__name__}: {reason}"], {}
-    return switches(cfg, running, cluster), [], dict(running)
+        return Reading([], {}, f"{type(error).__name__}: {reason}")
+    return Reading(switches(cfg, running, cluster), dict(running))

@@ -127,17 +127,26 @@ def provider_host(cfg: StackConfig, environ: Mapping[str, str]) -> None:
         raise PreflightError(f"preflight: {problem}")
 
 
-def pool_switches(cfg: StackConfig, found: ClusterFacts | None, reader: AzureReader) -> tuple[list[str], dict[str, RunningPool]]:
+def pool_switches(
+    cfg: StackConfig, found: ClusterFacts | None, reader: AzureReader, dry_run: bool
+) -> tuple[list[str], dict[str, RunningPool]]:
     """A pool that runs in Azure under the other kind of GPU management than the config now
     asks for cannot be switched by any `up` (components/azure/pool_modes.py): that is
-    certain, whatever preflight.mode says, so a preview stops too. Returns the notes of what
-    could not be read, and the pools that run (what a typed pool's refresh may leave to
-    Azure: components/resources/gpu_pool.py)."""
+    certain, whatever preflight.mode says, so a preview stops too. A read that could not be
+    made leaves the plan of every pool the stack declares unknown: a preview says so, and a
+    deployment stops, whatever preflight.mode says, since the `up` would follow a plan nobody
+    saw. Returns the preview's warnings and the pools that run (what a typed pool's refresh
+    may leave to Azure: components/resources/gpu_pool.py)."""
     group, cluster = (found.resource_group, found.name) if found else (cfg.resource_group_name, cfg.cluster_name)
-    refused, notes, running = pool_modes.check(cfg, group, cluster, lambda: subscription_id(cfg, reader), reader)
+    reading = pool_modes.check(cfg, group, cluster, lambda: subscription_id(cfg, reader), reader)
+    refused = reading.refusals
     if refused:
         raise PreflightError("preflight: " + refused[0] + (f" (and {len(refused) - 1} more pool(s) likewise)" if len(refused) > 1 else ""))
-    return notes, running
+    if reading.failed is None or not cfg.owned_pools:  # read, or nothing the stack declares rests on it
+        return [], reading.running
+    if not dry_run:
+        raise PreflightError(reading.stop(cfg))
+    return [reading.unknown(cfg)], reading.running
 
 
 def load_facts(cfg: StackConfig, reader: AzureReader, location: str, node_group: str | None = None) -> tuple[Facts | None, list[str]]:

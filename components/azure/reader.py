@@ -49,12 +49,13 @@ class AzureReader(Protocol):
     """What the program reads of Azure and of the cluster."""
 
     def cluster(self, resource_group: str, name: str) -> Mapping[str, Any]:
-        """An existing cluster, as getManagedCluster answers (azure-native's spelling)."""
+        """An existing cluster, as getManagedCluster answers (azure-native's spelling), within
+        a deadline (TimeoutError past it)."""
         ...
 
     def user_kubeconfig(self, resource_group: str, name: str) -> str:
         """An existing cluster's user kubeconfig, base64 as listClusterUserCredential
-        (format exec) answers."""
+        (format exec) answers, within a deadline (TimeoutError past it)."""
         ...
 
     def client_subscription(self) -> str:
@@ -96,8 +97,9 @@ class AzureReader(Protocol):
 
     def wait_for_access(self, kubeconfig: str, granted: str) -> str:
         """Waits until the cluster lets the kubeconfig's identity create namespaces; returns
-        the kubeconfig (components/azure/cluster_access.py). `granted`: the object ID the
-        program granted cluster-admin to, for the message."""
+        the kubeconfig (components/azure/cluster_access.py); `cluster_access.Unreachable` when
+        the API server cannot be reached. `granted`: the object ID the program granted
+        cluster-admin to, for the message."""
         ...
 
 

@@ -282,16 +282,14 @@ def delete_pool(props: Mapping[str, Any]) -> None:
                 raise
 
 
-def refuse_others_pool(props: Mapping[str, Any]) -> None:
+def refuse_others_pool(props: Mapping[str, Any], found: Mapping[str, Any] | None) -> None:
     """A create adopts a pool its own failed create left (the PUT is idempotent), but on an
     existing cluster it must not overwrite somebody else's pool of the same name: when the
-    body carries an owner tag, a pool already there must carry the same one. (Preflight
-    stops such a deployment first; this holds with `preflight.mode` warn or off too.)"""
+    body carries an owner tag, a pool already there (`found`, read by the create) must carry
+    the same one. (Preflight stops such a deployment first; this holds with `preflight.mode`
+    warn or off too.)"""
     owner = owner_of(props["properties"].get("tags") or {})
-    if owner is None:
-        return
-    found = get_pool(props, f"creating node pool {props['agentPoolName']}: reading the pool of that name")
-    if found is None:
+    if owner is None or found is None:
         return
     # The tag's name matched as Azure matches it: `AKS-GPU-STACK` is the same tag (ownership.tag).
     theirs = owner_of((found.get("properties") or {}).get("tags") or {})

@@ -17,7 +17,6 @@ import base64
 import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import Any
 
 import pulumi
@@ -26,7 +25,7 @@ import pulumi_kubernetes as k8s
 import yaml
 from pulumi_azure_native import authorization, containerservice, resources
 
-from components.azure.cluster_access import grant_is_new
+from components.azure.cluster_access import Unreachable
 from components.azure.cluster_facts import created_credential_failed
 from components.config import SYSTEM_POOL_NAME, VERSION_UPGRADE_CHANNELS, AccessConfig, NetworkConfig, SystemPoolConfig, UpgradeConfig
 from components.resources.gpu_pool import MAX_PODS
@@ -344,25 +343,33 @@ class GpuCluster(pulumi.ComponentResource):
         says why). Every Kubernetes object lists this in its `dependsOn` (the SDK resolves an
         Output there before it registers the object: pulumi runtime/_depends_on.py), so none is
         created before the answer, and each records a direct edge to the grant, which also
-        keeps their deletes before the grant's. Asked only in a deployment, and only while the
-        grant is new (grant_is_new, from its createdOn): an `up` that follows does not reach
-        the API server for it. The wait runs on a worker thread, so the program's other
+        keeps their deletes before the grant's. Asked in every deployment, never in a preview:
+        whether this run created the grant is nothing the program can know, and its createdOn
+        is compared with a clock that may drift (cluster_access.py cites the engine). An API
+        server this runner cannot reach (access.authorizedIpRanges) is a warning, not a stop:
+        what this `up` changes in Kubernetes fails by itself there, and an `up` that changes
+        only Azure goes through. The wait runs on a worker thread, so the program's other
         registrations (the GPU pools) go on."""
 
         wait, kubeconfig = self._wait_for_access, self.kubeconfig
 
-        async def proven(values: list[Any]) -> pulumi.Resource:
-            principal, created_on = values
-            if pulumi.runtime.is_dry_run() or wait is None or not grant_is_new(created_on, datetime.now(timezone.utc)):
+        async def proven(principal: str) -> pulumi.Resource:
+            if pulumi.runtime.is_dry_run() or wait is None:
                 return grant
             # Read here rather than through Output.all, so the objects' `dependsOn` holds the
             # grant alone: the kubeconfig is known by now, the cluster having been created.
             credential = await kubeconfig.future()
             if credential is not None:
-                await asyncio.get_running_loop().run_in_executor(None, wait, credential, principal)
+                try:
+                    await asyncio.get_running_loop().run_in_executor(None, wait, credential, principal)
+                except Unreachable as error:
+                    pulumi.log.warn(
+                        f"the deployer's access to the cluster was not checked: {error}; what this `pulumi up` creates or "
+                        "changes in Kubernetes needs that API server (aks-gpu:access.authorizedIpRanges)"
+                    )
             return grant
 
-        return pulumi.Output.all(grant.principal_id, grant.created_on).apply(proven)
+        return grant.principal_id.apply(proven)
 
 
 def get_credentials_command(resource_group: str, cluster: str) -> str:

@@ -156,8 +156,14 @@ class ManagedGpuPoolProvider(ResourceProvider):
         send_one_line()
 
     def create(self, props: dict[str, Any]) -> CreateResult:
-        refuse_others_pool(props)
-        found = put_pool(props, "create")
+        # A create also takes over a pool that runs already: the move from an earlier release's
+        # resource, a lost state, a failed create's leftover (docs/lifecycle.md, "An autoscaled
+        # pool's count in an update"). So it reads the pool first (404: a new one) and, where it
+        # runs, keeps the autoscaler's count, as an update does (update_body).
+        what = f"creating node pool {props['agentPoolName']}: reading the pool of that name"
+        running = get_pool(props, what)
+        refuse_others_pool(props, running)
+        found = put_pool(update_body({}, props, running), "create")
         return CreateResult(id_=pool_id(props), outs=observed(props, found))
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
