@@ -18,6 +18,7 @@ from pulumi.dynamic import ConfigureRequest, CreateResult, DiffResult, ReadResul
 from pulumi.output import Unknown
 
 from components.azure import pool_mutability
+from components.resources import provider_errors
 from components.resources.agent_pool_calls import (
     ARM_ENDPOINT,
     DEFAULT_TIMEOUT_MINUTES,
@@ -29,7 +30,6 @@ from components.resources.agent_pool_calls import (
     put_pool,
     refuse_others_pool,
 )
-from components.resources.provider_errors import send_one_line
 
 # agentPools API versions. The managed GPU experience is `gpuProfile.nvidia.managementMode:
 # Managed`. STABLE carries it (azure-rest-api-specs aks/stable/2026-08-01: NvidiaGPUProfile,
@@ -152,8 +152,9 @@ class ManagedGpuPoolProvider(ResourceProvider):
 
     def configure(self, req: ConfigureRequest) -> None:
         # The host calls this once it has unpickled the provider, before any step: from then
-        # on it sends a failed step's one line (a pulumi.RunError) without a traceback.
-        send_one_line()
+        # on it sends a failed step's one line (a pulumi.RunError) without a traceback. A host
+        # of another shape is said on its stderr, and its errors still come, with a traceback.
+        provider_errors.tell_if_unpatched()
 
     def create(self, props: dict[str, Any]) -> CreateResult:
         # A create also takes over a pool that runs already: the move from an earlier release's
@@ -223,3 +224,7 @@ class ManagedGpuPool(Resource, module="aksgpu", name="ManagedGpuPool"):
             "currentOrchestratorVersion": None,
         }
         super().__init__(ManagedGpuPoolProvider(), name, props, opts)
+        # The CLI's provider host runs the program's SDK: one the one-line patch does not hold
+        # for is said at preview, not found in a failed `up` (provider_errors.SDK_RANGE).
+        if unpatched := provider_errors.unpatched_host_warning():
+            pulumi.log.warn(unpatched, resource=self)
