@@ -1,0 +1,98 @@
+"""A destroy that stops part-way never leaves a GPU pool running outside the state: each delete
+Azure may refuse (the budget's without Microsoft.Consumption/budgets/delete, the deployer's
+grant's without Microsoft.Authorization/roleAssignments/delete, the cluster's, a pool's own),
+refused alone, on the graph the program records (docs/lifecycle.md, "A destroy that stops
+part-way"). The engine's schedule and what a refusal stops are modelled in tests/destroy_model.py,
+which cites the engine's source for each rule."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from conftest import run_cached
+from destroy_model import CLUSTER, POOLS, nodes, refused_destroy, schedule, sends_delete, stranded_pools
+from test_existing_gpu_pools import GPUNP, cluster
+
+T4 = "Standard_NC4as_T4_v3"
+BUDGET = {"budget": {"amount": 500, "contactEmails": ["gpu-team@example.com"]}}
+ENTRA = {"mode": "entra", "deployerObjectId": "00000000-0000-0000-0000-000000000001"}
+GRANT = "azure-native:authorization:RoleAssignment"
+BUDGET_TYPE = "azure-native:consumption:Budget"
+PLUGIN_AND_MANAGED = {"a": {"vmSize": T4}, "b": {"vmSize": T4, "management": "aks-managed"}}
+
+
+def created(**overrides):
+    """A deployment's graph (what a destroy reads from the state) of a cluster this stack creates."""
+    settings = {"gpuPool": None, "gpuPools": PLUGIN_AND_MANAGED, "cost": BUDGET, "access": ENTRA, **overrides}
+    return run_cached("dev", preview=False, **settings)[0]
+
+
+GRAPHS = {
+    "created, device plugin and aks-managed, budget and grant": lambda: created(),
+    "created, gpu operator, budget": lambda: created(gpuPools={"op": {"vmSize": T4, "management": "gpu-operator"}}, access={}),
+    "created, no budget, grant": lambda: created(cost={}),
+    "protected": lambda: run_cached("prod", preview=False, cost=BUDGET)[0],
+    "existing cluster, one pool adopted and one added": lambda: run_cached(
+        "team", preview=False, cluster=cluster(GPUNP), gpuPools={"gpunp": {"existing": "adopt"}, "extra": {"vmSize": T4}}, cost=BUDGET
+    )[0],
+}
+
+
+def refusable(graph) -> list[str]:
+    condemned = {n.urn for n in graph}
+    return [n.urn for n in graph if sends_delete(n, condemned)]
+
+
+@pytest.mark.parametrize("continue_on_error", [False, True], ids=["stops", "--continue-on-error"])
+@pytest.mark.parametrize("stack", GRAPHS)
+def test_no_single_refused_delete_leaves_a_gpu_pool_running_outside_the_state(stack, continue_on_error):
+    graph = nodes(GRAPHS[stack]())
+    assert any(n.type in POOLS for n in graph)
+    for refused in refusable(graph):
+        outcome = refused_destroy(graph, refused, continue_on_error)
+        assert stranded_pools(graph, outcome) == [], f"{refused} refused"
+
+
+@pytest.mark.parametrize("kind", [BUDGET_TYPE, GRANT, CLUSTER], ids=["budget", "grant", "cluster"])
+def test_a_refused_budget_grant_or_cluster_delete_finds_the_gpu_pools_already_deleted(kind):
+    """The pools send their own Delete (no `deletedWith`): the next `pulumi destroy` has the
+    refused resource and what it stands in left to delete, all of it still in the state."""
+    graph = nodes(created())
+    refused = next(n.urn for n in graph if n.type == kind)
+    outcome = refused_destroy(graph, refused)
+    pools = {n.urn for n in graph if n.type in POOLS}
+    assert pools <= outcome.deleted
+    assert refused in outcome.in_state
+
+
+def test_the_pools_are_deleted_before_the_budget_and_the_grant_and_those_before_the_cluster():
+    """The engine's schedule on today's graph: the budget and the grant take the cluster's ID
+    and node resource group, so the cluster's delete waits for theirs; the pools wait for the
+    budget, so theirs come first."""
+    graph = nodes(created())
+    chains = schedule(graph)
+    at = {urn: i for i, chain in enumerate(chains) for urn in chain}
+    of = {n.type: n.urn for n in graph}
+    pools = [n.urn for n in graph if n.type in POOLS]
+    assert max(at[p] for p in pools) < min(at[of[BUDGET_TYPE]], at[of[GRANT]]) < at[of[CLUSTER]]
+
+
+def test_the_model_finds_the_stranded_pools_of_a_graph_whose_pools_are_deleted_with_the_cluster():
+    """The graph before this release: each pool `deletedWith` the cluster. A refused budget
+    delete stopped the destroy after the pools' skipped deletes had dropped them from the state."""
+    graph = nodes(created())
+    cluster_urn = next(n.urn for n in graph if n.type == CLUSTER)
+    before = [
+        dataclasses.replace(n, deleted_with=cluster_urn, edges=n.edges | {cluster_urn}) if n.type in POOLS else n for n in graph
+    ]
+    budget = next(n.urn for n in graph if n.type == BUDGET_TYPE)
+    outcome = refused_destroy(before, budget)
+    assert stranded_pools(before, outcome) == sorted(n.urn for n in graph if n.type in POOLS)
+
+
+@pytest.mark.parametrize("preview", [True, False])
+def test_no_gpu_pool_is_deleted_with_the_cluster_whatever_the_stack(preview):
+    run = created() if not preview else run_cached("dev", preview=True, gpuPool=None, gpuPools=PLUGIN_AND_MANAGED, cost=BUDGET)[0]
+    pools = [r for r in run.resources if r.type in POOLS]
+    assert pools and not [r.urn for r in pools if "deletedWith" in r.options]
