@@ -159,7 +159,5 @@ def stranded_pools(graph: Sequence[Node], outcome: Outcome) -> list[str]:
     """The stack's GPU pools that Azure still runs and the state no longer holds. A pool the
     stack gives back (`retainOnDelete`: adopted) is the owner's, and left out on purpose."""
     return sorted(
-        n.urn
-        for n in graph
-        if n.type in POOLS and not n.retain and n.urn not in outcome.in_state and alive_in_azure(n, graph, outcome)
+        n.urn for n in graph if n.type in POOLS and not n.retain and n.urn not in outcome.in_state and alive_in_azure(n, graph, outcome)
     )
