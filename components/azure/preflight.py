@@ -218,6 +218,8 @@ def destroy_permission(cfg: StackConfig, reader: AzureReader, at_subscription: P
     (components/azure/permissions.py says where each is read, and why it blocks nothing): a
     warning for each scope whose list lacks an action; a note when they cannot be read."""
     sub_needs, group_needs = destroy_needs(cfg)
+    if not (sub_needs or group_needs):
+        return [], []
     unchecked = "preflight: the permissions a `pulumi destroy` of this stack needs were not checked"
     try:
         subscription = subscription_id(cfg, reader)
