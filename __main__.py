@@ -203,11 +203,13 @@ if cfg.cost.budget is not None:
         CostBudgetArgs(watched=watched, name=budget_name, amount=cfg.cost.budget.amount, contact_emails=cfg.cost.budget.contact_emails),
     )
 
-# What lives inside a cluster this stack creates (every Kubernetes object, the Helm release, the
-# GPU pools) is deleted with it (`deletedWith`): a destroy, or a replacement of the cluster,
-# deletes none of them by itself, and needs no API server (docs/lifecycle.md, "pulumi destroy").
-# Not on an existing cluster, which is not the stack's; not while the cluster is protected, whose
-# delete the engine refuses only after it has skipped theirs (the same section says why).
+# What lives inside a cluster this stack creates (every Kubernetes object, the Helm release) is
+# deleted with it (`deletedWith`): a destroy, or a replacement of the cluster, deletes none of
+# them by itself, and needs no API server (docs/lifecycle.md, "pulumi destroy"). Not the GPU
+# pools, which bill: each is deleted by itself, so a destroy that stops part-way leaves none
+# running outside the state (GpuPool's pool_dependencies says why). Not on an existing cluster,
+# which is not the stack's; not while the cluster is protected, whose delete the engine refuses
+# only after it has skipped theirs (the same section says why).
 inside = cluster.managed_cluster if isinstance(cluster, GpuCluster) and not cfg.protect else None
 
 # Step 2's `az aks nodepool add`, once per GPU pool, one after another: AKS runs one
@@ -238,7 +240,6 @@ for pool in cfg.gpu_pools:
                 moved_from=cluster if guide_pool and existing is None else None,
                 after=[p.node_pool for p in pools if p.node_pool is not None],
                 budget=cost_budget,
-                deleted_with=inside,
                 network=networks[pool.name],
                 live=live_pools.get(pool.name),
                 running=running_pools.get(pool.name),

@@ -1,7 +1,9 @@
 """A destroy that needs no API server: what lives inside a cluster this stack creates (every
-Kubernetes object, the Helm release, the GPU pools) carries `deletedWith` the cluster, so the
-engine deletes none of it by itself when the cluster goes too; an existing cluster's contents,
-and a protected cluster's, are deleted one by one as before (docs/lifecycle.md, "pulumi destroy").
+Kubernetes object, the Helm release) carries `deletedWith` the cluster, so the engine deletes
+none of it by itself when the cluster goes too; the GPU pools, which bill, are deleted each by
+its own Delete, before the cluster (tests/test_failed_destroy.py says why); an existing
+cluster's contents, and a protected cluster's, are deleted one by one as before
+(docs/lifecycle.md, "pulumi destroy").
 
 The engine's rule, played on the recorded graph (pulumi/pulumi at 1b594989):
   - pkg/resource/deploy/step.go DeleteStep.Apply: the provider's Delete is skipped when
@@ -34,14 +36,14 @@ def created(pools, preview: bool, **overrides):
 
 
 def inside_the_cluster(run) -> set[str]:
-    """What the cluster holds: every Kubernetes object (the provider itself is the engine's
-    and talks to no cluster on delete: pkg/resource/deploy/providers/registry.go Delete), the
-    Helm release, and the GPU pools, typed or managed."""
-    return {
-        r.urn
-        for r in run.resources
-        if r.custom and (r.type.startswith("kubernetes:") or r.type in (POOL, MANAGED)) and r.type != K8S_PROVIDER
-    }
+    """What the cluster holds and its API server serves: every Kubernetes object (the provider
+    itself is the engine's and talks to no cluster on delete:
+    pkg/resource/deploy/providers/registry.go Delete) and the Helm release."""
+    return {r.urn for r in run.resources if r.custom and r.type.startswith("kubernetes:") and r.type != K8S_PROVIDER}
+
+
+def gpu_pools(run) -> set[str]:
+    return {r.urn for r in run.resources if r.type in (POOL, MANAGED)}
 
 
 def provider_deletes(run, condemned: set[str]) -> set[str]:
@@ -52,20 +54,22 @@ def provider_deletes(run, condemned: set[str]) -> set[str]:
 
 @pytest.mark.parametrize("preview", [True, False])
 @pytest.mark.parametrize("pools", [PLUGIN_AND_MANAGED, OPERATOR], ids=["device plugin and aks-managed", "gpu operator"])
-def test_everything_inside_a_created_cluster_and_nothing_else_is_deleted_with_it(pools, preview):
+def test_every_kubernetes_object_of_a_created_cluster_and_nothing_else_is_deleted_with_it(pools, preview):
     run = created(pools, preview)
     cluster = run.one(CLUSTER).urn
     inside = inside_the_cluster(run)
     marked = {r.urn: r.options["deletedWith"] for r in run.resources if "deletedWith" in r.options}
     assert set(marked) == inside and set(marked.values()) == {cluster}
     kinds = {run.by_urn(urn).type for urn in inside}
-    assert {POOL, "kubernetes:core/v1:Namespace", "kubernetes:batch/v1:Job"} <= kinds
-    assert MANAGED in kinds if pools is PLUGIN_AND_MANAGED else RELEASE in kinds
+    assert {"kubernetes:core/v1:Namespace", "kubernetes:batch/v1:Job"} <= kinds
+    if pools is OPERATOR:
+        assert RELEASE in kinds
+    assert gpu_pools(run) and not gpu_pools(run) & set(marked), "the GPU pools are deleted by themselves"
     assert not any(r.type.startswith("aks-gpu:") for r in run.resources if r.urn in marked), "custom resources only"
 
 
 @pytest.mark.parametrize("preview", [True, False])
-def test_a_destroy_sends_no_delete_to_the_api_server_and_none_to_the_pools(preview):
+def test_a_destroy_sends_no_delete_to_the_api_server_and_one_to_each_gpu_pool(preview):
     """The Kubernetes provider is configured from the state even so, and an unreachable
     cluster only marks it so (pulumi-kubernetes@010f5d8e provider/pkg/provider/provider.go
     Configure: "Rather than erroring out on an invalid k8s config, mark the cluster as
@@ -74,6 +78,7 @@ def test_a_destroy_sends_no_delete_to_the_api_server_and_none_to_the_pools(previ
     everything = {r.urn for r in run.resources if r.custom}
     sent = provider_deletes(run, everything)
     assert not sent & inside_the_cluster(run)
+    assert gpu_pools(run) <= sent, "each through ARM, which needs no API server"
     assert {r.type for r in run.resources if r.urn in sent} >= {CLUSTER, "azure-native:resources:ResourceGroup", K8S_PROVIDER}
 
 
@@ -87,14 +92,23 @@ def test_a_pool_removed_from_the_config_is_deleted_by_itself_with_its_job():
     assert provider_deletes(run, condemned) == condemned
 
 
-def test_a_replaced_cluster_replaces_what_it_holds_and_deletes_none_of_it_by_itself():
+def test_a_replaced_cluster_replaces_what_it_holds_and_deletes_no_kubernetes_object_by_itself():
     """A new clusterName replaces the cluster, delete-first (azure-native: a named resource).
-    Every resource deletedWith it is replaced with it, and deleted with the old one."""
+    Every resource deletedWith it is replaced with it, and deleted with the old one. The typed
+    pool takes its cluster's names from the cluster's outputs: a delete-first replacement makes
+    those unknown (step_generator.go calculateDependentReplacements, MakeComputed for each
+    property dependency on it), and azure-native replaces on any change of a path parameter
+    (pulumi-azure-native@03707ff7 provider/pkg/provider/diff.go calculateDetailedDiff: "All the
+    parameters that are part of the resource path cause a replacement"), so it is replaced too,
+    by its own Delete on the old cluster first. The managed pool is added to the new cluster
+    by its update (a new clusterResourceUid: components/resources/managed_gpu_pool.py diff_pool)."""
     run = created(PLUGIN_AND_MANAGED, False)
     cluster = run.one(CLUSTER).urn
     cascaded = {r.urn for r in run.resources if r.options.get("deletedWith") == cluster}
     assert cascaded == inside_the_cluster(run)
     assert provider_deletes(run, {cluster} | cascaded) == {cluster}
+    typed = run.one(POOL)
+    assert cluster in typed.property_dependencies["resourceName"]
 
 
 @pytest.mark.parametrize("preview", [True, False])

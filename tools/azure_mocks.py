@@ -152,7 +152,8 @@ class OfflineReader:
     `feature_state` is what Azure answers for a subscription feature registration (`az
     feature show`): "Registered" unless a test says otherwise. `cluster` is what
     getManagedCluster answers for an existing cluster (`existing_cluster()`), if any; None:
-    any cluster asked for exists, as ASSUMED. `facts`, `permissions`, `pool_modes` and
+    any cluster asked for exists, as ASSUMED. `facts`, `permissions` (the subscription's),
+    `group_permissions` (the stack's resource group's), `pool_modes` and
     `prices` are Azure's answers to those reads, and `kubernetes` the cluster's namespaces
     and DaemonSets (or the stack's preflight.kubernetesFile); None: not read (NotRead). `refuse` maps a
     read's name (a method of this class) to the error text Azure answers it with; `sign_in`
@@ -167,6 +168,7 @@ class OfflineReader:
         *,
         facts: Facts | None = None,
         permissions: list[dict[str, Any]] | None = None,
+        group_permissions: list[dict[str, Any]] | None = None,
         pool_modes: Mapping[str, str | RunningPool] | None = None,
         prices: list[dict[str, Any]] | None = None,
         refuse: Mapping[str, str] | None = None,
@@ -179,6 +181,7 @@ class OfflineReader:
         #: Where an assumed cluster is (None: in the stack's azure-native:location).
         self.location = location
         self.facts_answer, self.permissions_answer, self.prices_answer = facts, permissions, prices
+        self.group_permissions_answer = group_permissions
         self.pool_modes_answer = dict(pool_modes) if pool_modes is not None else None
         self.refused = dict(refuse or {})
         self.sign_in = sign_in
@@ -266,6 +269,10 @@ class OfflineReader:
     def permissions(self, subscription: str) -> list[dict[str, Any]]:
         self._asked("permissions")
         return self._given(self.permissions_answer, "the offline render makes no calls to Azure")
+
+    def group_permissions(self, subscription: str, resource_group: str) -> list[dict[str, Any]]:
+        self._asked("group_permissions")
+        return self._given(self.group_permissions_answer, "the offline render makes no calls to Azure")
 
     def pool_modes(self, subscription: str, resource_group: str, cluster: str, names: Sequence[str]) -> dict[str, RunningPool]:
         self._asked("pool_modes")

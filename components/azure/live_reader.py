@@ -89,6 +89,9 @@ class LiveReader:
     def permissions(self, subscription: str) -> list[dict[str, Any]]:
         return permissions.read(subscription, credential=self.credential, base_url=self.arm_endpoint)
 
+    def group_permissions(self, subscription: str, resource_group: str) -> list[dict[str, Any]]:
+        return permissions.read(subscription, credential=self.credential, base_url=self.arm_endpoint, resource_group=resource_group)
+
     def pool_modes(self, subscription: str, resource_group: str, cluster: str, names: Sequence[str]) -> dict[str, RunningPool]:
         return pool_modes.read(pool_modes.client_for(subscription, self.credential), resource_group, cluster, names)
 

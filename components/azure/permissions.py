@@ -19,12 +19,23 @@ Azure answers anything but that list, preflight says the permission was not chec
 blocks nothing. An action is granted when one permission's `actions` match it and none of
 that permission's `notActions` do ("Azure RBAC ... NotActions ... subtracted from Actions",
 role-definitions.md); a pattern's `*` matches any run of characters, case aside.
+
+What a `pulumi destroy` of the stack needs is read the same way, before anything is created:
+the budget's delete at the subscription's scope; for a cluster this stack creates, the deletes
+of its resource group, cluster, GPU pools and the deployer's grant, at the resource group's scope
+(Permissions_ListForResourceGroup), which also lists what the identity holds there from above;
+until the group exists, whoever creates it needs the subscription's rights, so the
+subscription's list stands in. Each missing one is said in one line, and blocks nothing: the
+deployment goes through, and a destroy by that identity would stop at it, leaving what it could
+not delete, and what waits for it, in Azure and in the state (docs/lifecycle.md, "A destroy
+that stops part-way").
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 BUDGET_WRITE = "Microsoft.Consumption/budgets/write"
@@ -48,10 +59,13 @@ def allows(permissions: Iterable[Mapping[str, Any]], action: str) -> bool:
     return False
 
 
-def read(subscription_id: str, credential: Any, base_url: str | None = None, timeout: float = TIMEOUT_SECONDS) -> list[dict[str, Any]]:
-    """The caller's permissions at the subscription's scope, every page. Raises on any
-    failure, or on an answer that is not a list of permissions; the caller turns that into
-    "not checked". `credential` is the live reader's; `base_url` is for the tests' local fake of ARM."""
+def read(
+    subscription_id: str, credential: Any, base_url: str | None = None, timeout: float = TIMEOUT_SECONDS, resource_group: str | None = None
+) -> list[dict[str, Any]]:
+    """The caller's permissions at the subscription's scope (or `resource_group`'s), every
+    page. Raises on any failure (a group that does not exist yet answers 404), or on an answer
+    that is not a list of permissions; the caller turns that into "not checked". `credential`
+    is the live reader's; `base_url` is for the tests' local fake of ARM."""
     from azure.core.pipeline.policies import RetryPolicy, UserAgentPolicy
     from azure.core.rest import HttpRequest
     from azure.mgmt.core import ARMPipelineClient
@@ -67,7 +81,8 @@ def read(subscription_id: str, credential: Any, base_url: str | None = None, tim
         ],
     )
     options = {"connection_timeout": 5, "read_timeout": timeout, "enforce_https": not endpoint.startswith("http://")}
-    url: str | None = f"{endpoint}/subscriptions/{subscription_id}/providers/Microsoft.Authorization/permissions?api-version={API_VERSION}"
+    scope = f"/subscriptions/{subscription_id}" + (f"/resourceGroups/{resource_group}" if resource_group else "")
+    url: str | None = f"{endpoint}{scope}/providers/Microsoft.Authorization/permissions?api-version={API_VERSION}"
     found: list[dict[str, Any]] = []
     while url:
         response = client.send_request(HttpRequest("GET", url), **options)
@@ -89,5 +104,40 @@ def budget_problem(permissions: Sequence[Mapping[str, Any]], subscription_id: st
         f"cost.budget: the signed-in identity lacks {BUDGET_WRITE} at subscription {subscription_id}, where the "
         "budget is created (its permissions there, as Azure lists them); created before the GPU pools, it would fail with "
         "403 after the cluster: ask for Cost Management Contributor on the subscription, or remove aks-gpu:cost.budget "
+        "(docs/permissions.md)"
+    )
+
+
+# What a destroy deletes, by the action Azure checks ("Microsoft.Consumption/budgets/delete",
+# "Microsoft.Authorization/roleAssignments/delete", ...: Azure's resource provider operations
+# list) and the smallest built-in role that has it (Azure's built-in roles: Contributor's
+# notActions take Microsoft.Authorization/*/Delete away).
+BUDGET_DELETE = "Microsoft.Consumption/budgets/delete"
+GRANT_DELETE = "Microsoft.Authorization/roleAssignments/delete"
+POOL_DELETE = "Microsoft.ContainerService/managedClusters/agentPools/delete"
+CLUSTER_DELETE = "Microsoft.ContainerService/managedClusters/delete"
+GROUP_DELETE = "Microsoft.Resources/subscriptions/resourceGroups/delete"
+GRANT_ROLES = "Owner, User Access Administrator or Role Based Access Control Administrator"
+
+
+@dataclass(frozen=True)
+class Need:
+    action: str
+    #: What a destroy deletes with it.
+    what: str
+    #: The smallest built-in role that has it.
+    role: str
+
+
+def destroy_problem(permissions: Sequence[Mapping[str, Any]], scope: str, needs: Sequence[Need]) -> str | None:
+    """What preflight says when the identity could not delete something of the stack, or None."""
+    missing = [n for n in needs if not allows(permissions, n.action)]
+    if not missing:
+        return None
+    listed = "; ".join(f"{n.action} ({n.what}: {n.role})" for n in missing)
+    return (
+        f"destroy: the signed-in identity lacks {listed} at {scope} (its permissions there, as Azure lists them); a "
+        "`pulumi destroy` by it would stop there and leave that, and what waits for it, in Azure and in the state until an "
+        "identity that has them runs `pulumi destroy` again: ask for the role, or destroy with an identity that has it "
         "(docs/permissions.md)"
     )

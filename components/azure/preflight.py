@@ -18,10 +18,12 @@ cluster_object_checks.py (what an existing cluster runs in Kubernetes).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pulumi
 
@@ -82,8 +84,10 @@ def run(
         problems += check_existing_cluster(cfg, found, stack)
         node_group, own_pools = found.node_resource_group, pools_of_stack(found, stack)
     facts, notes = load_facts(cfg, reader, region, node_group)
-    budget_problems, budget_notes = budget_permission(cfg, reader)
-    notes += budget_notes
+    at_subscription = functools.cache(lambda: reader.permissions(subscription_id(cfg, reader)))
+    budget_problems, budget_notes = budget_permission(cfg, reader, at_subscription)
+    destroy_problems, destroy_notes = destroy_permission(cfg, reader, at_subscription)
+    notes += budget_notes + destroy_notes
     if facts is not None and own_pools:
         facts = dataclasses.replace(facts, existing_pools={**facts.existing_pools, **own_pools})
     problems += [
@@ -94,6 +98,7 @@ def run(
         *managed_pool_sign_in(cfg, reader),
         *(capacity(cfg, facts, stack, region) if facts else []),
         *budget_problems,
+        *destroy_problems,
     ]
     blocking = [p.message for p in problems if p.blocking]
     if blocking and not dry_run and mode == "enforce":
@@ -169,22 +174,70 @@ def load_facts(cfg: StackConfig, reader: AzureReader, location: str, node_group:
         return None, [f"{unchecked}: {type(error).__name__}: {reason}"]
 
 
-def budget_permission(cfg: StackConfig, reader: AzureReader) -> tuple[list[Problem], list[str]]:
+Permissions = Callable[[], list[dict[str, Any]]]
+
+
+def budget_permission(cfg: StackConfig, reader: AzureReader, at_subscription: Permissions) -> tuple[list[Problem], list[str]]:
     """Whether the signed-in identity may create cost.budget at the subscription's scope
     (components/azure/permissions.py): a blocking problem when Azure lists its permissions
-    there without it; a note when they cannot be read."""
+    there (`at_subscription`) without it; a note when they cannot be read."""
     if cfg.cost.budget is None:
         return [], []
     unchecked = "preflight: the permission to create aks-gpu:cost.budget was not checked"
     try:
         subscription = subscription_id(cfg, reader)
-        problem = permissions.budget_problem(reader.permissions(subscription), subscription)
+        problem = permissions.budget_problem(at_subscription(), subscription)
     except NotRead as why:
         return [], [f"{unchecked}: {why}"]
     except Exception as error:  # noqa: BLE001 - any failure only means it was not checked
         reason = " ".join(str(error).split())[:300] or type(error).__name__
         return [], [f"{unchecked}: {type(error).__name__}: {reason}"]
     return ([Problem(problem)] if problem else []), []
+
+
+def destroy_needs(cfg: StackConfig) -> tuple[list[permissions.Need], list[permissions.Need]]:
+    """What a `pulumi destroy` of this stack deletes that Azure may refuse: at the
+    subscription's scope (the budget), and in the stack's resource group (what a created
+    cluster holds). Pools added to an existing cluster are left out: their owner's rights may
+    sit on the cluster alone, where a list at a wider scope cannot see them."""
+    at_subscription = [permissions.Need(permissions.BUDGET_DELETE, "the budget", "Cost Management Contributor")] if cfg.cost.budget else []
+    if cfg.existing_cluster is not None:
+        return at_subscription, []
+    grant = [permissions.Need(permissions.GRANT_DELETE, "the deployer's cluster-admin grant", permissions.GRANT_ROLES)]
+    in_group = [
+        *(grant if cfg.access.grants_deployer else []),
+        permissions.Need(permissions.POOL_DELETE, "the GPU pools", "Contributor"),
+        permissions.Need(permissions.CLUSTER_DELETE, "the cluster", "Contributor"),
+        permissions.Need(permissions.GROUP_DELETE, "the resource group", "Contributor"),
+    ]
+    return at_subscription, in_group
+
+
+def destroy_permission(cfg: StackConfig, reader: AzureReader, at_subscription: Permissions) -> tuple[list[Problem], list[str]]:
+    """Whether the signed-in identity could destroy what this stack creates
+    (components/azure/permissions.py says where each is read, and why it blocks nothing): a
+    warning for each scope whose list lacks an action; a note when they cannot be read."""
+    sub_needs, group_needs = destroy_needs(cfg)
+    if not (sub_needs or group_needs):
+        return [], []
+    unchecked = "preflight: the permissions a `pulumi destroy` of this stack needs were not checked"
+    try:
+        subscription = subscription_id(cfg, reader)
+        group: tuple[str, list[dict[str, Any]]] | None = None
+        if group_needs:
+            try:
+                group = (f"resource group {cfg.resource_group_name}", reader.group_permissions(subscription, cfg.resource_group_name))
+            except Exception:  # noqa: BLE001 - not there yet (404): whoever creates it needs the subscription's rights
+                sub_needs, group_needs = sub_needs + group_needs, []
+        found = [(f"subscription {subscription}", at_subscription(), sub_needs)] if sub_needs else []
+        found += [(*group, group_needs)] if group and group_needs else []
+    except NotRead as why:
+        return [], [f"{unchecked}: {why}"]
+    except Exception as error:  # noqa: BLE001 - any failure only means it was not checked
+        reason = " ".join(str(error).split())[:300] or type(error).__name__
+        return [], [f"{unchecked}: {type(error).__name__}: {reason}"]
+    said = (permissions.destroy_problem(listed, scope, needs) for scope, listed, needs in found)
+    return [Problem(line, blocking=False) for line in said if line], []
 
 
 def subscription_id(cfg: StackConfig, reader: AzureReader) -> str:

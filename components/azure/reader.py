@@ -79,6 +79,11 @@ class AzureReader(Protocol):
         """The signed-in identity's permissions at the subscription's scope."""
         ...
 
+    def group_permissions(self, subscription: str, resource_group: str) -> list[dict[str, Any]]:
+        """The signed-in identity's permissions at a resource group's scope (raises when the
+        group does not exist)."""
+        ...
+
     def pool_modes(self, subscription: str, resource_group: str, cluster: str, names: Sequence[str]) -> dict[str, RunningPool]:
         """Each named pool that exists, as it runs: its GPU management and the fixed settings it
         has away from AKS's default (components/azure/pool_modes.py)."""

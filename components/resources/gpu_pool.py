@@ -250,9 +250,6 @@ class GpuPoolArgs:
     #: The stack's budget: no GPU node is added before it exists (docs/lifecycle.md, "The budget
     #: before the GPU pools").
     budget: pulumi.Resource | None = None
-    #: The cluster this stack creates: its delete takes the pool with it (`deletedWith`), so a
-    #: destroy sends the pool no delete of its own. None on an existing cluster.
-    deleted_with: pulumi.Resource | None = None
     #: Its subnets and pods per node (pool_network.plan); unset, a created cluster's.
     network: PoolNetwork | None = None
     #: `existing: adopt`: the cluster's pool as Azure has it, imported on the adopting `up`.
@@ -267,7 +264,14 @@ class GpuPoolArgs:
 def pool_dependencies(args: GpuPoolArgs) -> list[pulumi.Resource]:
     """What a pool's operations wait for: its cluster, the stack's budget, and every pool of the
     stack before it, so AKS meets one pool operation at a time, creating and deleting
-    (docs/lifecycle.md, "One pool operation at a time", says why and cites the engine)."""
+    (docs/lifecycle.md, "One pool operation at a time", says why and cites the engine).
+
+    A destroy deletes each pool by its own Delete, before the budget's, the grant's and the
+    cluster's, never by `deletedWith` the cluster: the engine drops a skipped pool from the
+    state when its step runs, and that step comes before those deletes, any of which Azure may
+    refuse (the engine's schedule: pulumi/pulumi step_generator.go ScheduleDeletes; the skip:
+    step.go DeleteStep.Apply `isDeletedWith`, at 1b594989), which would leave the pool's
+    nodes running outside the state. tests/test_failed_destroy.py plays each refusal."""
     return list(args.cluster.dependencies) + ([args.budget] if args.budget is not None else []) + list(args.after)
 
 
@@ -328,11 +332,12 @@ class GpuPool(pulumi.ComponentResource):
                 parent=self,
                 aliases=self._moved("gpu-cluster-gpu-pool", args),
                 depends_on=pool_dependencies(args),
-                deleted_with=args.deleted_with,
+                # No `deletedWith` the cluster: a skipped delete drops the pool from the state at
+                # once, before the deletes the cluster's waits for (pool_dependencies says why).
                 # An adopted pool is the owner's: the engine's delete of it (a destroy, its entry
-                # removed) is a no-op that forgets it, as the state records it, checked before
-                # `deletedWith` (pulumi/pulumi pkg/resource/deploy/step.go DeleteStep.Apply at
-                # 1b594989; docs/lifecycle.md, "What the stack adopted"). tests/test_adopted_guarded.py pins it.
+                # removed) is a no-op that forgets it, as the state records it (pulumi/pulumi
+                # pkg/resource/deploy/step.go DeleteStep.Apply at 1b594989; docs/lifecycle.md,
+                # "What the stack adopted"). tests/test_adopted_guarded.py pins it.
                 retain_on_delete=args.retain_on_delete,
                 custom_timeouts=POOL_TIMEOUTS,
                 # The count and version Azure moves, and what AKS fixes that the settings leave
@@ -384,7 +389,6 @@ class GpuPool(pulumi.ComponentResource):
                 parent=self,
                 aliases=self._moved("gpu-cluster-managed-gpu-pool", args),
                 depends_on=pool_dependencies(args),
-                deleted_with=args.deleted_with,
                 # The provider's diff asks for it too (DiffResult.delete_before_replace); stated
                 # here so the plan shows it whatever the provider answers.
                 delete_before_replace=True,

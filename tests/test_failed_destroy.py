@@ -1,0 +1,195 @@
+"""A destroy that stops part-way never leaves a GPU pool running outside the state: each delete
+Azure may refuse (the budget's without Microsoft.Consumption/budgets/delete, the deployer's
+grant's without Microsoft.Authorization/roleAssignments/delete, the cluster's, a pool's own),
+refused alone, on the graph the program records (docs/lifecycle.md, "A destroy that stops
+part-way"). The engine's schedule and what a refusal stops are modelled in tests/destroy_model.py,
+which cites the engine's source for each rule."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from conftest import run_cached
+from destroy_model import CLUSTER, POOLS, nodes, refused_destroy, schedule, sends_delete, stranded_pools
+from test_existing_gpu_pools import GPUNP, cluster
+
+T4 = "Standard_NC4as_T4_v3"
+BUDGET = {"budget": {"amount": 500, "contactEmails": ["gpu-team@example.com"]}}
+ENTRA = {"mode": "entra", "deployerObjectId": "00000000-0000-0000-0000-000000000001"}
+GRANT = "azure-native:authorization:RoleAssignment"
+BUDGET_TYPE = "azure-native:consumption:Budget"
+PLUGIN_AND_MANAGED = {"a": {"vmSize": T4}, "b": {"vmSize": T4, "management": "aks-managed"}}
+
+
+def created(**overrides):
+    """A deployment's graph (what a destroy reads from the state) of a cluster this stack creates."""
+    settings = {"gpuPool": None, "gpuPools": PLUGIN_AND_MANAGED, "cost": BUDGET, "access": ENTRA, **overrides}
+    return run_cached("dev", preview=False, **settings)[0]
+
+
+GRAPHS = {
+    "created, device plugin and aks-managed, budget and grant": lambda: created(),
+    "created, gpu operator, budget": lambda: created(gpuPools={"op": {"vmSize": T4, "management": "gpu-operator"}}, access={}),
+    "created, no budget, grant": lambda: created(cost={}),
+    "protected": lambda: run_cached("prod", preview=False, cost=BUDGET)[0],
+    "existing cluster, one pool adopted and one added": lambda: run_cached(
+        "team", preview=False, cluster=cluster(GPUNP), gpuPools={"gpunp": {"existing": "adopt"}, "extra": {"vmSize": T4}}, cost=BUDGET
+    )[0],
+}
+
+
+def refusable(graph) -> list[str]:
+    condemned = {n.urn for n in graph}
+    return [n.urn for n in graph if sends_delete(n, condemned)]
+
+
+@pytest.mark.parametrize("continue_on_error", [False, True], ids=["stops", "--continue-on-error"])
+@pytest.mark.parametrize("stack", GRAPHS)
+def test_no_single_refused_delete_leaves_a_gpu_pool_running_outside_the_state(stack, continue_on_error):
+    graph = nodes(GRAPHS[stack]())
+    assert any(n.type in POOLS for n in graph)
+    for refused in refusable(graph):
+        outcome = refused_destroy(graph, refused, continue_on_error)
+        assert stranded_pools(graph, outcome) == [], f"{refused} refused"
+
+
+@pytest.mark.parametrize("kind", [BUDGET_TYPE, GRANT, CLUSTER], ids=["budget", "grant", "cluster"])
+def test_a_refused_budget_grant_or_cluster_delete_finds_the_gpu_pools_already_deleted(kind):
+    """The pools send their own Delete (no `deletedWith`): the next `pulumi destroy` has the
+    refused resource and what it stands in left to delete, all of it still in the state."""
+    graph = nodes(created())
+    refused = next(n.urn for n in graph if n.type == kind)
+    outcome = refused_destroy(graph, refused)
+    pools = {n.urn for n in graph if n.type in POOLS}
+    assert pools <= outcome.deleted
+    assert refused in outcome.in_state
+
+
+def test_the_pools_are_deleted_before_the_budget_and_the_grant_and_those_before_the_cluster():
+    """The engine's schedule on today's graph: the budget and the grant take the cluster's ID
+    and node resource group, so the cluster's delete waits for theirs; the pools wait for the
+    budget, so theirs come first."""
+    graph = nodes(created())
+    chains = schedule(graph)
+    at = {urn: i for i, chain in enumerate(chains) for urn in chain}
+    of = {n.type: n.urn for n in graph}
+    pools = [n.urn for n in graph if n.type in POOLS]
+    assert max(at[p] for p in pools) < min(at[of[BUDGET_TYPE]], at[of[GRANT]]) < at[of[CLUSTER]]
+
+
+def test_the_model_finds_the_stranded_pools_of_a_graph_whose_pools_are_deleted_with_the_cluster():
+    """The graph before this release: each pool `deletedWith` the cluster. A refused budget
+    delete stopped the destroy after the pools' skipped deletes had dropped them from the state."""
+    graph = nodes(created())
+    cluster_urn = next(n.urn for n in graph if n.type == CLUSTER)
+    before = [dataclasses.replace(n, deleted_with=cluster_urn, edges=n.edges | {cluster_urn}) if n.type in POOLS else n for n in graph]
+    budget = next(n.urn for n in graph if n.type == BUDGET_TYPE)
+    outcome = refused_destroy(before, budget)
+    assert stranded_pools(before, outcome) == sorted(n.urn for n in graph if n.type in POOLS)
+
+
+@pytest.mark.parametrize("preview", [True, False])
+def test_no_gpu_pool_is_deleted_with_the_cluster_whatever_the_stack(preview):
+    run = created() if not preview else run_cached("dev", preview=True, gpuPool=None, gpuPools=PLUGIN_AND_MANAGED, cost=BUDGET)[0]
+    pools = [r for r in run.resources if r.type in POOLS]
+    assert pools and not [r.urn for r in pools if "deletedWith" in r.options]
+
+
+# --------------------------------------------------------------------------- said before anything is created
+
+OWNER = [{"actions": ["*"], "notActions": []}]
+CONTRIBUTOR = [{"actions": ["*"], "notActions": ["Microsoft.Authorization/*/Delete", "Microsoft.Authorization/*/Write"]}]
+# Reads everything and may create the budget (which preflight requires of a deployment), nothing more.
+READER = [{"actions": ["*/read", "Microsoft.Consumption/budgets/write"], "notActions": []}]
+NO_BUDGET_DELETE = [{"actions": ["*"], "notActions": ["Microsoft.Consumption/budgets/delete"]}]
+
+
+def permission_run(preview: bool, permissions=None, group_permissions=None, refuse=None, **overrides):
+    """The program handed Azure's answers to the permission reads: the subscription's, and the
+    stack's resource group's (refused: the group does not exist yet)."""
+    from tools.azure_mocks import AzureMocks, OfflineReader
+    from tools.mock_engine import RecordingMonitor, run_program
+
+    reader = OfflineReader(
+        permissions=permissions, group_permissions=group_permissions, refuse={"facts": "no facts here", **(refuse or {})}
+    )
+    settings = {"gpuPool": {"vmSize": T4}, "cost": BUDGET, "access": ENTRA, **overrides}
+    return run_program("dev", overrides=settings, monitor=RecordingMonitor(AzureMocks(reader=reader)), preview=preview)
+
+
+def destroy_lines(run) -> list[str]:
+    return [w for w in run.warnings if w.startswith("destroy:")]
+
+
+@pytest.mark.parametrize("preview", [True, False])
+def test_an_identity_that_could_not_delete_the_grant_is_told_and_nothing_is_blocked(preview):
+    """Contributor on the subscription: it may delete everything but the role assignment. The
+    line names the action, what it deletes and the roles that have it; a deployment goes on."""
+    run = permission_run(preview, permissions=CONTRIBUTOR, group_permissions=CONTRIBUTOR)
+    assert destroy_lines(run) == [
+        "destroy: the signed-in identity lacks Microsoft.Authorization/roleAssignments/delete (the deployer's cluster-admin "
+        "grant: Owner, User Access Administrator or Role Based Access Control Administrator) at resource group "
+        "aks-gpu-dev-rg (its permissions there, as Azure lists them); a `pulumi destroy` by it would stop there and leave "
+        "that, and what waits for it, in Azure and in the state until an identity that has them runs `pulumi destroy` "
+        "again: ask for the role, or destroy with an identity that has it (docs/permissions.md)"
+    ]
+    assert run.resources, "a warning, not a stop"
+
+
+@pytest.mark.parametrize("preview", [True, False])
+def test_the_budgets_delete_is_read_at_the_subscription_and_the_clusters_in_its_group(preview):
+    """Owner of the group (granted there), and everything at the subscription but deleting
+    budgets: one line, at the subscription, for the budget alone."""
+    run = permission_run(preview, permissions=NO_BUDGET_DELETE, group_permissions=OWNER)
+    (line,) = destroy_lines(run)
+    assert line.startswith(
+        "destroy: the signed-in identity lacks Microsoft.Consumption/budgets/delete (the budget: Cost Management "
+        "Contributor) at subscription "
+    )
+
+
+def test_before_the_group_exists_the_subscriptions_permissions_stand_for_it():
+    run = permission_run(False, permissions=READER, refuse={"group_permissions": "(ResourceGroupNotFound) no group"})
+    (line,) = destroy_lines(run)
+    for action in ("budgets/delete", "roleAssignments/delete", "agentPools/delete", "managedClusters/delete", "resourceGroups/delete"):
+        assert action in line
+    assert " at subscription " in line and "\n" not in line
+
+
+def test_an_owner_is_told_nothing_and_permissions_that_cannot_be_read_block_nothing():
+    assert destroy_lines(permission_run(False, permissions=OWNER, group_permissions=OWNER)) == []
+    run = permission_run(False, refuse={"permissions": "(AuthorizationFailed) no", "group_permissions": "(AuthorizationFailed) no"})
+    assert "preflight: the permissions a `pulumi destroy` of this stack needs were not checked: RuntimeError: (AuthorizationFailed) no" in (
+        run.warnings
+    )
+    assert run.resources
+
+
+def test_on_an_existing_cluster_only_the_budgets_delete_is_read():
+    """The pools' rights may sit on the owner's cluster alone, which a wider list cannot see."""
+    existing = {"resourceGroupName": "team-rg", "name": "team-aks"}
+    run = permission_run(False, permissions=READER, group_permissions=READER, existingCluster=existing, access={})
+    (line,) = destroy_lines(run)
+    assert line.startswith("destroy: the signed-in identity lacks Microsoft.Consumption/budgets/delete (the budget")
+    assert "agentPools" not in line
+
+
+def test_the_group_is_read_at_its_own_scope_and_a_group_not_there_yet_raises(arm):
+    """Permissions_ListForResourceGroup (azure-rest-api-specs authorization 2022-04-01); the
+    live reader's read, against a local fake of ARM."""
+    from azure.core.exceptions import HttpResponseError
+    from fake_arm import FakeArm, FakeCredential
+
+    from components.azure import permissions
+
+    FakeArm.routes = {"/subscriptions/sub-1/resourcegroups/my-rg/providers/microsoft.authorization/permissions": (200, {"value": OWNER})}
+    assert permissions.read("sub-1", credential=FakeCredential(), base_url=arm, timeout=10, resource_group="my-rg") == OWNER
+    FakeArm.routes = {
+        "/subscriptions/sub-1/resourcegroups/my-rg/providers/microsoft.authorization/permissions": (
+            404,
+            {"error": {"code": "ResourceGroupNotFound", "message": "Resource group 'my-rg' could not be found."}},
+        )
+    }
+    with pytest.raises(HttpResponseError):
+        permissions.read("sub-1", credential=FakeCredential(), base_url=arm, timeout=10, resource_group="my-rg")
