@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import gc
+import hashlib
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -139,3 +140,9 @@ def arm():
     import fake_arm
 
     yield from fake_arm.serve()
+
+
+def git_blob(data: bytes) -> str:
+    """A file's git blob name, as `git hash-object` prints it: what pins a committed copy of
+    an upstream file to the blob its repository holds (tests/azure-specs/, tests/guide/)."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
