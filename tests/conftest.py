@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import gc
+import hashlib
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -20,6 +21,10 @@ from tools.azure_mocks import AzureMocks
 from tools.mock_engine import ProgramRun, RecordingMonitor, run_program
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# The helpers the test modules share (tests/support/) assert as tests do: pytest rewrites
+# their asserts too, so a failure in one says what was compared.
+pytest.register_assert_rewrite("support")
 
 # The tests' own stacks: copies of the shipped dev, prod and team (tests/fixtures/stacks/).
 # A stack's name means its file there, so what a test says of "the dev stack" holds in a
@@ -139,3 +144,34 @@ def arm():
     import fake_arm
 
     yield from fake_arm.serve()
+
+
+def git_blob(data: bytes) -> str:
+    """A file's git blob name, as `git hash-object` prints it: what pins a committed copy of
+    an upstream file to the blob its repository holds (tests/azure-specs/, tests/guide/)."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+# Azure's saved answers to the preflight's questions (SKUs, usage) in eastus.
+PREFLIGHT_FIXTURES = ROOT / "tests" / "fixtures" / "preflight"
+
+
+@pytest.fixture
+def facts(tmp_path):
+    """Copies of the saved SKU and usage files (tests/fixtures/preflight/), editable per
+    test: facts(usage={...}, drop=(...), change={...}) -> the preflight config naming them."""
+
+    def make(usage: dict[str, tuple[int, int]] | None = None, drop: tuple[str, ...] = (), change: dict[str, Any] | None = None):
+        skus = [s for s in json.loads((PREFLIGHT_FIXTURES / "eastus-skus.json").read_text()) if s["name"] not in drop]
+        for sku in skus:
+            for field, value in ((change or {}).get(sku["name"]) or {}).items():
+                sku["capabilities"] = [c for c in sku["capabilities"] if c["name"] != field] + [{"name": field, "value": value}]
+        usages = json.loads((PREFLIGHT_FIXTURES / "eastus-usage.json").read_text())
+        for u in usages:
+            if u["name"]["value"] in (usage or {}):
+                u["currentValue"], u["limit"] = usage[u["name"]["value"]]
+        (tmp_path / "skus.json").write_text(json.dumps(skus))
+        (tmp_path / "usage.json").write_text(json.dumps(usages))
+        return {"skusFile": str(tmp_path / "skus.json"), "usageFile": str(tmp_path / "usage.json")}
+
+    return make

@@ -12,7 +12,7 @@ import json
 import fake_aks
 import pytest
 from fake_arm import FakeArm, serve_handler
-from test_cluster_access import Clock
+from support.clock import Clock
 
 from components.azure import cluster_access
 from components.errors import ClusterAccessError

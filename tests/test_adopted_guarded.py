@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 import yaml
 from conftest import run_cached
-from test_cluster_objects import FIXTURES, listed, namespace
-from test_config import refused
+from support.config import refused
+from support.kubernetes_objects import FIXTURES, listed, namespace
 
 from components.azure import ownership
 from components.errors import ManagedPoolError, PreflightError

@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 from pulumi_azure_native.containerservice import AgentPoolArgs
-from test_existing_gpu_pools import GPUNP, OURS, run, stopped
-from test_from_the_guide import EXAMPLE, STACK_FILE
+from support.adoption import guide, saved_list
+from support.existing_pools import GPUNP, OURS, run, stopped
+from support.guide_example import EXAMPLE, STACK_FILE
 
 from components.azure import adoption, agent_pool_members
 from components.azure.cluster_facts import PoolFacts
@@ -148,18 +149,6 @@ def test_the_table_of_agent_pool_inputs_is_azure_natives():
 
 
 # --------------------------------------------------------------------------- the guide's device plugin
-
-
-def guide(kubernetes: dict[str, Any], preview: bool):
-    azure = OfflineReader(cluster=json.loads((EXAMPLE / "cluster.json").read_text()), kubernetes=kubernetes)
-    overrides = {"gpuPools": {"gpunp": {"existing": "adopt"}}, "devicePlugin": {"adopt": True}}
-    return run_program(
-        "ml-prod", overrides=overrides, monitor=RecordingMonitor(AzureMocks(reader=azure)), preview=preview, stack_file=STACK_FILE
-    )
-
-
-def saved_list() -> dict[str, Any]:
-    return json.loads((EXAMPLE / "kubernetes.json").read_text())
 
 
 def the_guides(listed: dict[str, Any]) -> dict[str, Any]:

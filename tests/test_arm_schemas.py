@@ -1,50 +1,27 @@
 """Every Azure resource the program declares, as `azure.json` renders its request body,
 validates against Azure's published ARM template schema for its API version
-(tests/azure-specs/, copies of ../shared/reference/azure-specs/arm-schemas/)."""
+(tests/azure-specs/, unchanged copies of Azure's files: its README names each one's source)."""
 
 from __future__ import annotations
 
-import hashlib
-import json
-from functools import cache
-from pathlib import Path
-from typing import Any
-
-import jsonschema
 import pytest
-from conftest import project_run, run_cached
-from referencing import Registry, Resource
-from referencing.jsonschema import DRAFT4
+from conftest import git_blob, project_run, run_cached
+from support.arm_schemas import SPECS, arm_problems, bodies, schema_errors
 
-from tools import render
-from tools.stack_files import ROOT, stacks
+from tools.stack_files import stacks
 
-SPECS = Path(__file__).parent / "azure-specs"
-SHARED = ROOT.parent / "shared" / "reference" / "azure-specs" / "arm-schemas"
-# ARM type -> (schema file, the section and name of its resource definition).
-DEFINITIONS = {
-    "Microsoft.Resources/resourceGroups": ("Microsoft.Resources.json", "subscription_resourceDefinitions", "resourceGroups"),
-    "Microsoft.ContainerService/managedClusters": ("Microsoft.ContainerService.Aks.json", "resourceDefinitions", "managedClusters"),
-    "Microsoft.ContainerService/managedClusters/agentPools": (
-        "Microsoft.ContainerService.Aks.json",
-        "resourceDefinitions",
-        "managedClusters_agentPools",
-    ),
-    "Microsoft.Authorization/roleAssignments": ("Microsoft.Authorization.json", "resourceDefinitions", "roleAssignments"),
-    # A resource-group deployment's budgets (the 2024-08-01 schema has no extension section).
-    "Microsoft.Consumption/budgets": ("Microsoft.Consumption.json", "resourceDefinitions", "budgets"),
-}
-# Copies that ../shared does not hold, by git blob (tests/azure-specs/README.md names the source).
-OUTSIDE_SHARED = {
+# Every committed schema by its git blob (`git hash-object`), the blob Azure's repository
+# holds at the commit tests/azure-specs/README.md names: a copy edited by hand, or a file
+# added without its source, no longer matches.
+BLOBS = {
+    "2022-04-01/Microsoft.Authorization.json": "f2bc8475f722d263bf8799b9cc8c96f17b35fea7",
+    "2024-03-01/Microsoft.Resources.json": "33886b7661837688a6ea43b5dde9fa955d3480c1",
     "2024-08-01/Microsoft.Consumption.json": "a09596ec23f6947a7ee18fffe38dfbfa58169cc6",
+    "2025-09-01/Microsoft.ContainerService.Aks.json": "2ef1207d966dba517f39f65fc2b163e00ef6b93b",
+    "2026-01-02-preview/Microsoft.ContainerService.Aks.json": "75966271a67dadef94174691248739e8f5e0c61d",
     "2026-05-02-preview/Microsoft.ContainerService.Aks.json": "a709f351e09321d89f81e15f8b2ab98800e5a6be",
+    "common/definitions.json": "49a5e57d386566aa904a396b3e1eb57b15a0ca09",
 }
-# API versions Azure publishes no ARM template schema for, and the schema that stands in
-# for each: azure-resource-manager-schemas (snapshot a1454431, 2026-08-16) has no
-# Microsoft.ContainerService.Aks.json for 2026-08-01, the managed pool's stable agentPools
-# version; its newest AKS schema with gpuProfile.nvidia (NvidiaGPUProfile) is
-# 2026-05-02-preview, whose agent pool has every property the program sends at 2026-08-01.
-STAND_INS = {"2026-08-01": "2026-05-02-preview"}
 # Configurations that reach every ARM shape the program can send.
 VARIANTS = {
     "entra, autoscaled Spot T4": {
@@ -63,52 +40,6 @@ VARIANTS = {
     # The schema types amount as an integer (the REST spec takes a decimal).
     "a monthly budget": {"cost": {"budget": {"amount": 500, "contactEmails": ["gpu-team@example.com", "finops@example.com"]}}},
 }
-
-
-@cache
-def registry() -> tuple[Registry, dict[str, dict[str, Any]]]:
-    reg: Registry = Registry()
-    docs = {}
-    for path in SPECS.rglob("*.json"):
-        doc = json.loads(path.read_text())
-        docs[path.relative_to(SPECS).as_posix()] = doc
-        reg = reg.with_resource(doc["id"].rstrip("#"), Resource(contents=doc, specification=DRAFT4))
-    return reg, docs
-
-
-def schema_errors(body: dict[str, Any]) -> list[str]:
-    reg, docs = registry()
-    file, section, name = DEFINITIONS[body["type"]]
-    version = STAND_INS.get(body["apiVersion"], body["apiVersion"])
-    if f"{version}/{file}" not in docs:
-        return [f"{body['type']}: no schema for API version {body['apiVersion']} in tests/azure-specs (see its README)"]
-    doc = docs[f"{version}/{file}"]
-    validator = jsonschema.Draft4Validator({"$ref": f"{doc['id'].rstrip('#')}#/{section}/{name}"}, registry=reg)
-    # A child written at the template's top level is named "<parent>/<child>"; the schema's
-    # name pattern describes the child's own name.
-    body = {**body, "name": body["name"].split("/")[-1], "apiVersion": version}
-    body.pop("scope", None)  # an extension resource's scope is part of its URL, not its body
-    errors = []
-    for error in validator.iter_errors(body):
-        # The schemas "list `properties` as required on every resource" (azure-specs
-        # README); the REST API does not require them of a resource group, and azure-native
-        # sends it none.
-        if error.message == "'properties' is a required property" and body["type"] == "Microsoft.Resources/resourceGroups":
-            continue
-        causes = [c.message for c in error.context or []] or [error.message]
-        errors.append(f"{body['type']} {'/'.join(map(str, error.absolute_path))}: {'; '.join(causes)[:300]}")
-    return errors
-
-
-def bodies(run) -> list[dict[str, Any]]:
-    return render.arm_template(run)["resources"]
-
-
-def arm_problems(run) -> list[str]:
-    """What in a run's azure.json Azure's schemas refuse, or have no definition for."""
-    rendered = bodies(run)
-    unknown = [f"{b['type']}: no schema definition known" for b in rendered if b["type"] not in DEFINITIONS]
-    return unknown + [e for b in rendered if b["type"] in DEFINITIONS for e in schema_errors(b)]
 
 
 @pytest.mark.parametrize("stack", stacks())
@@ -141,18 +72,15 @@ def test_the_validation_catches_a_body_azure_would_refuse():
     assert any("'Plan9' is not valid" in e for e in errors) and any("'many'" in e for e in errors)
 
 
-@pytest.mark.skipif(not SHARED.exists(), reason="../shared is not beside this clone")
 def test_the_committed_schemas_are_azures_unchanged():
-    for path in SPECS.rglob("*.json"):
-        if path.relative_to(SPECS).as_posix() in OUTSIDE_SHARED:
-            continue
-        assert path.read_bytes() == (SHARED / path.relative_to(SPECS)).read_bytes(), path
+    found = {path.relative_to(SPECS).as_posix(): git_blob(path.read_bytes()) for path in SPECS.rglob("*.json")}
+    assert found == BLOBS
 
 
-def test_the_schemas_from_outside_shared_are_the_named_blobs():
-    for name, blob in OUTSIDE_SHARED.items():
-        data = (SPECS / name).read_bytes()
-        assert hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest() == blob, name
+def test_the_readme_names_each_schemas_blob():
+    """So the README that says where each file comes from speaks of the files there are."""
+    readme = (SPECS / "README.md").read_text()
+    assert [name for name, blob in BLOBS.items() if f"| {name} | {blob} |" not in readme] == []
 
 
 def test_the_budget_body_is_validated_and_a_bad_one_refused():

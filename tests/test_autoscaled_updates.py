@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import yaml
 from conftest import MANAGED_CLUSTER, MANAGED_GROUP
-from test_managed_pool_provider import PROVIDER, T4, inputs
+from support.managed_pool import PROVIDER, T4, inputs
 
 from components.config import GpuPoolConfig
 from components.resources import managed_gpu_pool as mgp

@@ -4,7 +4,7 @@ zero. (On a channel: test_lifecycle.py; the managed pool refuses it: test_manage
 
 from __future__ import annotations
 
-from test_config import parsed, refused
+from support.config import parsed, refused
 
 from components.azure import pool_mutability
 

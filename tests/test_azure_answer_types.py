@@ -11,7 +11,7 @@ import json
 import re
 
 import pytest
-from test_existing_gpu_pools import GPUNP, SYSTEM
+from support.existing_pools import GPUNP, SYSTEM
 
 from components.errors import AzureReadError, ConfigError, PreflightError
 from tools.azure_mocks import AzureMocks, existing_cluster

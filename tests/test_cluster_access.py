@@ -14,6 +14,7 @@ import urllib.request
 import fake_aks
 import pytest
 from fake_arm import FakeArm, serve_handler
+from support.clock import Clock
 
 from components.azure import cluster_access
 from components.azure.cluster_access import Answer
@@ -26,15 +27,6 @@ ENTRA = {"gpuPool": {"vmSize": T4}, "access": {"mode": "entra"}}
 
 
 # --------------------------------------------------------------------------- the wait
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now, self.slept = 0.0, []
-
-    def sleep(self, seconds: float) -> None:
-        self.slept.append(seconds)
-        self.now += seconds
 
 
 def test_it_asks_again_until_the_cluster_says_yes_backing_off():

@@ -5,13 +5,11 @@ device plugin; `devicePlugin.adopt` takes over the guide's DaemonSet on the adop
 
 from __future__ import annotations
 
-import copy
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
+from support.kubernetes_objects import SKU_TOLERATION, guide_daemon_set, listed, namespace
 
 from components.azure import cluster_objects
 from components.azure.cluster_objects import PoolNodes
@@ -20,26 +18,11 @@ from components.resources import device_plugin
 from tools.azure_mocks import AzureMocks, OfflineReader, existing_cluster
 from tools.mock_engine import RecordingMonitor, run_program
 
-FIXTURES = Path(__file__).parent / "fixtures" / "kubernetes"
 T4 = "Standard_NC4as_T4_v3"
 EXISTING = {"existingCluster": {"resourceGroupName": "team-rg", "name": "team-aks"}, "gpuPool": {"vmSize": T4}}
 OWNER = "aks-gpu/dev"
 NAMESPACE_TYPE, DAEMONSET_TYPE = "kubernetes:core/v1:Namespace", "kubernetes:apps/v1:DaemonSet"
 UNCHECKED = "kubernetes: nothing the cluster runs was checked"
-
-
-def namespace(name: str, **annotations: str) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "annotations": annotations}}
-
-
-def guide_daemon_set(namespace: str = "gpu-resources", **changes: Any) -> dict[str, Any]:
-    """The guide's nvidia-device-plugin-ds.yaml as `kubectl get -o json` lists it, after `kubectl apply`."""
-    found = yaml.safe_load((FIXTURES / "guide-nvidia-device-plugin-ds.yaml").read_text())
-    found["metadata"]["namespace"] = namespace
-    spec = found["spec"]["template"]["spec"]
-    for member, value in changes.items():
-        spec[member] = value
-    return found
 
 
 def operator_daemon_set() -> dict[str, Any]:
@@ -50,17 +33,10 @@ def operator_daemon_set() -> dict[str, Any]:
     return found
 
 
-def listed(*items: dict[str, Any]) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "List", "items": [copy.deepcopy(i) for i in items]}
-
-
 def saved_list(*items: dict[str, Any]) -> str:
     """A list as `kubectl get ... --all-namespaces` saves it: with kube-system and a DaemonSet of AKS's there."""
     kube_proxy = {"kind": "DaemonSet", "metadata": {"name": "kube-proxy", "namespace": "kube-system"}, "spec": {"template": {"spec": {}}}}
     return json.dumps(listed(namespace("kube-system"), kube_proxy, *items))
-
-
-SKU_TOLERATION = {"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}
 
 
 def run(kubernetes: Any, preview: bool, cluster: dict[str, Any] | None = None, **overrides: Any):

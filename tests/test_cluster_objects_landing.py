@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_cluster_objects import SKU_TOLERATION, guide_daemon_set, listed, namespace
+from support.kubernetes_objects import SKU_TOLERATION, guide_daemon_set, listed, namespace
 
 from components.azure import cluster_objects
 from components.azure.cluster_objects import DaemonSet, PoolNodes, lands
@@ -98,8 +98,8 @@ def test_gt_and_lt_compare_as_kubernetes_does_and_a_value_it_cannot_read_matches
 
 @pytest.mark.parametrize("preview", [True, False], ids=["preview", "deployment"])
 def test_a_daemon_set_whose_gt_is_no_number_is_read_without_a_traceback(preview):
-    from test_cluster_objects import guide_daemon_set as daemon_set
-    from test_existing_gpu_pools import GPUNP, SYSTEM
+    from support.existing_pools import GPUNP, SYSTEM
+    from support.kubernetes_objects import guide_daemon_set as daemon_set
 
     from tools.azure_mocks import AzureMocks, OfflineReader, existing_cluster
     from tools.mock_engine import RecordingMonitor, run_program

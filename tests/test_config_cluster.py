@@ -5,7 +5,7 @@ naming the key."""
 from __future__ import annotations
 
 import pytest
-from test_config import parsed, refused
+from support.config import parsed, refused
 
 from components import config
 

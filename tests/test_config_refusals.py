@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 from conftest import run_cached
-from test_config import parsed, refused
+from support.config import parsed, refused
 
 from components.errors import ConfigError
 from tools.azure_mocks import AzureMocks, existing_cluster

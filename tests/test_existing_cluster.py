@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 from conftest import run_cached
-from test_config import parsed, refused
+from support.config import parsed, refused
+from support.existing_cluster import T4, TEAM, on_existing
 
 from components.azure import pool_mutability
 from tools.azure_mocks import existing_cluster
@@ -18,15 +19,8 @@ def outside_fixed(ignored: list[str]) -> list[str]:
     return [name for name in ignored if name not in pool_mutability.fixed()]
 
 
-T4 = "Standard_NC4as_T4_v3"
 POOL = "azure-native:containerservice:AgentPool"
-TEAM = {"resourceGroupName": "team-rg", "name": "team-aks"}
 OURS = {"aks-gpu-stack": "aks-gpu/dev"}
-
-
-def on_existing(**overrides):
-    """The dev stack's keys pointed at the mocked existing cluster, with a current size."""
-    return {"existingCluster": TEAM, "gpuPool": {"vmSize": T4}, **overrides}
 
 
 # --------------------------------------------------------------------------- config

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import run_cached
-from test_existing_cluster import on_existing
+from support.existing_cluster import on_existing
 
 from components.config import ConfigError
 from components.errors import AzureReadError, PreflightError
@@ -362,7 +362,7 @@ def test_a_cluster_without_network_policy_warns_that_the_policies_do_nothing():
 
 
 def test_quota_is_checked_in_the_clusters_region_without_a_system_pool(tmp_path):
-    from test_preflight import FIXTURES
+    from support.preflight import FIXTURES
 
     usages = json.loads((FIXTURES / "eastus-usage.json").read_text())
     for usage in usages:

@@ -8,59 +8,14 @@ import json
 
 import pytest
 from conftest import run_cached
-from test_config import refused
+from support.config import refused
+from support.existing_pools import BOTH, GPUNP, JOB, OURS, POOL, cluster, run, stopped
 
 from components.errors import PreflightError
-from tools.azure_mocks import AzureMocks, OfflineReader, existing_cluster
+from tools.azure_mocks import AzureMocks, OfflineReader
 from tools.mock_engine import RecordingMonitor, run_program
 
-POOL = "azure-native:containerservice:AgentPool"
 DAEMONSET = "kubernetes:apps/v1:DaemonSet"
-JOB = "kubernetes:batch/v1:Job"
-SYSTEM = {"name": "system", "mode": "System", "vmSize": "Standard_D4s_v5", "count": 3, "maxPods": 250, "osType": "Linux"}
-# The guide's reader's pool, as `az aks show` reports it: T4 nodes, the guide's taint, the
-# autoscaler from zero to three, and settings of the owner's this program never sets.
-GPUNP = {
-    "name": "gpunp",
-    "mode": "User",
-    "vmSize": "Standard_NC4as_T4_v3",
-    "count": 0,
-    "enableAutoScaling": True,
-    "minCount": 0,
-    "maxCount": 3,
-    "maxPods": 250,
-    "nodeTaints": ["sku=gpu:NoSchedule"],
-    "nodeLabels": {"team": "ml"},
-    "availabilityZones": ["1", "2"],
-    "osDiskSizeGB": 128,
-    "osType": "Linux",
-    "type": "VirtualMachineScaleSets",
-    "tags": {"costcenter": "ml-42"},
-    "upgradeSettings": {"maxSurge": "10%"},
-}
-OURS = {"aks-gpu-stack": "aks-gpu/team"}
-BOTH = [True, False]  # a preview, a deployment
-
-
-def cluster(*pools):
-    return existing_cluster(agentPoolProfiles=[SYSTEM, *pools])
-
-
-def run(how="use", pool=GPUNP, preview=True, entry=None, **overrides):
-    """The team stack with the cluster's pool `gpunp` named by `existing`, beside nothing else."""
-    return run_cached("team", preview=preview, cluster=cluster(pool), gpuPools={"gpunp": {"existing": how, **(entry or {})}}, **overrides)[
-        0
-    ]
-
-
-def stopped(match, how="use", pool=GPUNP, preview=True, entry=None):
-    """The run refused in one line, with nothing registered."""
-    monitor = RecordingMonitor(AzureMocks(cluster=cluster(pool)))
-    with pytest.raises(PreflightError, match=match) as error:
-        run_program("team", overrides={"gpuPools": {"gpunp": {"existing": how, **(entry or {})}}}, monitor=monitor, preview=preview)
-    assert "\n" not in str(error.value)
-    assert monitor.registrations == []
-    return str(error.value)
 
 
 def tolerates(pod_spec, key, value, effect):

@@ -7,7 +7,7 @@ Azure's spelling. Each in a preview and in a deployment."""
 from __future__ import annotations
 
 import pytest
-from test_existing_gpu_pools import BOTH, GPUNP, JOB, POOL, cluster, run
+from support.existing_pools import BOTH, GPUNP, JOB, POOL, cluster, run
 
 from components.errors import ConfigError, PreflightError
 from tools.azure_mocks import AzureMocks

@@ -12,7 +12,7 @@ import dataclasses
 import pytest
 from conftest import run_cached
 from destroy_model import CLUSTER, POOLS, nodes, refused_destroy, schedule, sends_delete, stranded_pools
-from test_existing_gpu_pools import GPUNP, cluster
+from support.existing_pools import GPUNP, cluster
 
 T4 = "Standard_NC4as_T4_v3"
 BUDGET = {"budget": {"amount": 500, "contactEmails": ["gpu-team@example.com"]}}

@@ -9,14 +9,12 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from support.guide_example import EXAMPLE, STACK_FILE
 
 from components.errors import ConfigError, PreflightError
 from tools.azure_mocks import AzureMocks
 from tools.mock_engine import RecordingMonitor, run_program
 
-EXAMPLE = ROOT / "examples" / "guide-cluster"
-STACK_FILE = EXAMPLE / "Pulumi.ml-prod.yaml"
 POOL, DAEMONSET, NAMESPACE, JOB = (
     "azure-native:containerservice:AgentPool",
     "kubernetes:apps/v1:DaemonSet",

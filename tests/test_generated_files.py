@@ -24,9 +24,9 @@ from typing import Any
 import pulumi
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
-from test_existing_gpu_pools import GPUNP, SYSTEM
-from test_generated_input import LONG_RUN, SETTINGS
-from test_saved_files import SPECIAL, special
+from support.existing_pools import GPUNP, SYSTEM
+from support.generated import LONG_RUN, SETTINGS
+from support.saved_files import SPECIAL, special
 
 from components.azure import rest_shapes
 from tools.azure_mocks import AzureMocks, existing_cluster

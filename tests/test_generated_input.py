@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import re
 import tempfile
 import unicodedata
@@ -27,8 +26,9 @@ from typing import Any
 import pulumi
 import pytest
 from conftest import FIXTURE_STACKS
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import event, given
 from hypothesis import strategies as st
+from support.generated import SETTINGS
 
 from tools.azure_mocks import AzureMocks
 from tools.mock_engine import RecordingMonitor, run_program
@@ -37,14 +37,6 @@ from tools.stack_files import ROOT, as_cli_string, stack_config, stacks
 SCHEMA = json.loads((ROOT / "schema" / "stack.schema.json").read_text())
 KEYS = SCHEMA["properties"]["config"]["properties"]
 FIXTURES = Path(__file__).parent / "fixtures" / "preflight"
-LONG_RUN = int(os.environ.get("AKS_GPU_EXAMPLES", "0"))
-SETTINGS = settings(
-    max_examples=LONG_RUN or 20,
-    derandomize=not LONG_RUN,  # make test: a fixed seed, the same examples every run
-    database=None,
-    deadline=None,  # nothing here may depend on wall-clock time (a busy CI machine)
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
-)
 
 # --------------------------------------------------------------------------- values
 

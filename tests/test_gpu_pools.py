@@ -9,7 +9,7 @@ import types
 
 import pytest
 from conftest import run_cached
-from test_config import parsed, refused
+from support.config import parsed, refused
 
 T4 = "Standard_NC4as_T4_v3"
 A100 = "Standard_NC24ads_A100_v4"

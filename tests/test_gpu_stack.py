@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from conftest import run_cached
-from test_config import refused
+from support.config import refused
 
 POOL = "azure-native:containerservice:AgentPool"
 DAEMONSET = "kubernetes:apps/v1:DaemonSet"

@@ -8,9 +8,17 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from support.house import per_stack
+
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = sorted(
-    [ROOT / "__main__.py", *(ROOT / "components").rglob("*.py"), *(ROOT / "tools").glob("*.py"), *(ROOT / "tests").glob("*.py")]
+    [
+        ROOT / "__main__.py",
+        *(ROOT / "components").rglob("*.py"),
+        *(ROOT / "tools").glob("*.py"),
+        *(ROOT / "tests").glob("*.py"),
+        *(ROOT / "tests" / "support").glob("*.py"),
+    ]
 )
 MAX_FUNCTION_LINES = 100
 MAX_MODULE_LINES = 400
@@ -216,6 +224,7 @@ def test_every_test_module_the_project_names_is_there():
         *(ROOT / "components").rglob("*.py"),
         *(ROOT / "tools").glob("*.py"),
         *(p for p in (ROOT / "tests").glob("*.py") if p.name != Path(__file__).name),
+        *(ROOT / "tests" / "support").glob("*.py"),
     ]
     named = {(p, m) for p in sources if p.is_file() for m in re.findall(r"\btest_[a-z0-9_]+\.py\b", p.read_text())}
     there = {p.name for p in [*(ROOT / "tests").glob("test_*.py"), *(ROOT / "proof" / "tests").glob("test_*.py")]}
@@ -256,14 +265,6 @@ SAMPLE_FILE = r"\bPulumi\.(?:dev|prod|team)\.yaml\b|\bsnapshots/(?:dev|prod|team
 RUNS_A_STACK = {"run_cached", "run_program", "stack_config", "main"}
 
 
-def per_stack(function: ast.FunctionDef) -> bool:
-    """Parametrized over the project's stack files: `@pytest.mark.parametrize("stack", stacks())`."""
-    return any(
-        isinstance(d, ast.Call) and len(d.args) == 2 and ast.unparse(d.args[0]) == "'stack'" and ast.unparse(d.args[1]) == "stacks()"
-        for d in function.decorator_list
-    )
-
-
 def sample_reaches(path: Path) -> list[str]:
     """Where a test module names a sample's file, snapshot or settings at the root, lists the
     stacks to parametrize over, or runs a per-stack test's stack by name (the tests' copy)."""
@@ -296,6 +297,7 @@ def test_no_test_reaches_the_projects_sample_stacks_by_name():
     # Not this module (the rule's examples), nor the one that checks the samples as examples
     # while they are there and what a fork without them is told (tests/test_samples.py).
     others = sorted(p for p in (ROOT / "tests").glob("*.py") if p.name not in (Path(__file__).name, "test_samples.py"))
+    others += sorted((ROOT / "tests" / "support").glob("*.py"))
     assert [f for p in others for f in sample_reaches(p)] == []
 
 

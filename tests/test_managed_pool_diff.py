@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from pulumi.output import Unknown
 from pulumi.runtime import rpc
-from test_managed_pool_provider import CLUSTER, GROUP, PROVIDER, inputs, up
+from support.managed_pool import CLUSTER, GROUP, PROVIDER, inputs, up
 
 from components.azure.cluster_facts import OWNER_TAG
 from components.config import GpuPoolConfig

@@ -25,7 +25,7 @@ import pulumi
 import pytest
 from conftest import ROOT
 from google.protobuf import struct_pb2
-from test_managed_pool_provider_host import CLUSTER, GROUP, HostError, host_environment, program_inputs, serve_arm, start_host
+from support.provider_host import CLUSTER, GROUP, HostError, host_environment, program_inputs, serve_arm, start_host
 
 from components.resources import managed_gpu_pool as mgp
 from components.resources import provider_errors

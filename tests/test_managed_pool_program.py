@@ -10,7 +10,7 @@ import json
 
 import pytest
 from conftest import run_cached
-from test_config import refused
+from support.config import refused
 
 from components import config
 from components.config import ConfigError, parse

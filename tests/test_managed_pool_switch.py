@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 from conftest import MANAGED_CLUSTER, MANAGED_GROUP
+from support.pool_switch import run
 
 from components.azure import pool_modes
 from components.errors import PreflightError
 from components.resources.managed_gpu_pool import STABLE_API_VERSION
-from tools.azure_mocks import UNREAD_POOLS, AzureMocks, OfflineReader
-from tools.mock_engine import RecordingMonitor, run_program
+from tools.azure_mocks import UNREAD_POOLS
 
 T4 = "Standard_NC4as_T4_v3"
 RUNS = {
@@ -25,29 +25,6 @@ def running(azure, **pools: str) -> None:
     for name, mode in pools.items():
         path = f"/subscriptions/sub/resourceGroups/{MANAGED_GROUP}/providers/Microsoft.ContainerService/managedClusters/{MANAGED_CLUSTER}/agentPools/{name}"
         azure.pools[(MANAGED_GROUP, MANAGED_CLUSTER, name)] = {"id": path, "name": name, "properties": dict(RUNS[mode])}
-
-
-class AgentPoolsReader(OfflineReader):
-    """The program's reader, answering the pools' GPU management as the live reader does:
-    the agentPools GET, here against the local fake of AKS."""
-
-    def __init__(self, azure) -> None:
-        super().__init__()
-        self.azure = azure
-
-    def pool_modes(self, subscription, resource_group, cluster, names):
-        self.reads.append("pool_modes")
-        return pool_modes.read(self.azure.client, resource_group, cluster, names)
-
-
-def run(preview: bool, azure=None, **overrides):
-    """The dev stack with `overrides`, handed a reader of the fake AKS (`azure`), or the
-    offline render's, which reads no pool."""
-    monitor = RecordingMonitor(AzureMocks(reader=AgentPoolsReader(azure) if azure is not None else None))
-    try:
-        return run_program("dev", overrides=overrides, monitor=monitor, preview=preview), monitor
-    except PreflightError as error:
-        return error, monitor
 
 
 def test_the_read_uses_the_api_version_the_managed_pool_is_sent_with():

@@ -15,7 +15,7 @@ from typing import Any
 
 import fake_aks
 import pytest
-from test_managed_pool_provider import PROVIDER, inputs
+from support.managed_pool import PROVIDER, inputs
 
 from components.errors import ManagedPoolError
 from components.resources import agent_pool_calls

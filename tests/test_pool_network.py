@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 from conftest import run_cached
-from test_arm_schemas import bodies, schema_errors
+from support.arm_schemas import bodies, schema_errors
 
 from components.errors import ConfigError, PreflightError
 from tools.azure_mocks import AzureMocks, existing_cluster

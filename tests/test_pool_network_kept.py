@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 from conftest import run_cached
-from test_config import parsed
+from support.config import parsed
 
 from components.azure import pool_network
 from components.azure.cluster_facts import OWNER_TAG, parse

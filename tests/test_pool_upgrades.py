@@ -5,10 +5,9 @@ changes in place, and its surge is counted in preflight's quota check."""
 from __future__ import annotations
 
 import pytest
-import test_preflight
 from conftest import run_cached
-from test_config import refused
-from test_preflight import T4, preview, problems
+from support.config import refused
+from support.preflight import T4, preview, problems
 
 from components.config import pool_upgrades
 from components.config.pool_upgrades import PoolUpgradeSettings
@@ -16,8 +15,6 @@ from components.resources.managed_gpu_pool import diff_pool
 
 POOL = "azure-native:containerservice:AgentPool"
 MANAGED = "pulumi-python:dynamic/aksgpu:ManagedGpuPool"
-
-facts = test_preflight.facts  # copies of the saved SKU and usage files, a fixture
 
 
 def typed(preview: bool = True, **pool):

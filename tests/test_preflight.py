@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import json
 import socket
-from pathlib import Path
-from typing import Any
 
 import pytest
+from support.preflight import FIXTURES, T4, preview, problems
 
 from components.azure import azure_facts, capacity
 from components.config import parse
@@ -17,34 +16,8 @@ from components.errors import ConfigError, PreflightError
 from tools.azure_mocks import AzureMocks, OfflineReader
 from tools.mock_engine import RecordingMonitor, run_program
 
-FIXTURES = Path(__file__).parent / "fixtures" / "preflight"
-T4 = "Standard_NC4as_T4_v3"
 A100 = "Standard_NC24ads_A100_v4"
 SUBSCRIPTION = "33333333-3333-3333-3333-333333333333"
-
-
-@pytest.fixture
-def facts(tmp_path):
-    """Copies of the fixture files, editable per test: facts(usage={...}, skus=[...]) -> preflight config."""
-
-    def make(usage: dict[str, tuple[int, int]] | None = None, drop: tuple[str, ...] = (), change: dict[str, Any] | None = None):
-        skus = [s for s in json.loads((FIXTURES / "eastus-skus.json").read_text()) if s["name"] not in drop]
-        for sku in skus:
-            for field, value in ((change or {}).get(sku["name"]) or {}).items():
-                sku["capabilities"] = [c for c in sku["capabilities"] if c["name"] != field] + [{"name": field, "value": value}]
-        usages = json.loads((FIXTURES / "eastus-usage.json").read_text())
-        for u in usages:
-            if u["name"]["value"] in (usage or {}):
-                u["currentValue"], u["limit"] = usage[u["name"]["value"]]
-        (tmp_path / "skus.json").write_text(json.dumps(skus))
-        (tmp_path / "usage.json").write_text(json.dumps(usages))
-        return {"skusFile": str(tmp_path / "skus.json"), "usageFile": str(tmp_path / "usage.json")}
-
-    return make
-
-
-def preview(**overrides):
-    return run_program("dev", overrides=overrides, preview=True)
 
 
 def deploy(**overrides):
@@ -54,13 +27,6 @@ def deploy(**overrides):
         run_program("dev", overrides=overrides, monitor=monitor, preview=False)
     created = [r for r in monitor.registrations if not r.type.startswith("pulumi:providers:")]
     return created, str(error.value)
-
-
-def problems(run) -> list[str]:
-    """What preflight found, less what it could not read offline (the SKUs when no file is
-    given, the permissions: tests/test_failed_destroy.py has those)."""
-    unread = ("preflight: VM size offers", "preflight: the permissions a `pulumi destroy`")
-    return [w for w in run.warnings if not w.startswith(unread)]
 
 
 # --------------------------------------------------------------------------- retired sizes

@@ -7,6 +7,7 @@ import shlex
 
 import pytest
 from conftest import project_run, run_cached
+from support.program import AKS, JOB, K8S_PROVIDER, POOL, RG, check_whole_guide
 
 from components.azure import pool_mutability
 from tools.azure_mocks import MOCK_USER_TOKEN
@@ -21,13 +22,8 @@ def outside_fixed(ignored: list[str]) -> list[str]:
     return [name for name in ignored if name not in pool_mutability.fixed()]
 
 
-RG = "azure-native:resources:ResourceGroup"
-AKS = "azure-native:containerservice:ManagedCluster"
-POOL = "azure-native:containerservice:AgentPool"
-K8S_PROVIDER = "pulumi:providers:kubernetes"
 NAMESPACE = "kubernetes:core/v1:Namespace"
 DAEMONSET = "kubernetes:apps/v1:DaemonSet"
-JOB = "kubernetes:batch/v1:Job"
 NETPOL = "kubernetes:networking.k8s.io/v1:NetworkPolicy"
 
 
@@ -38,22 +34,6 @@ def in_namespace(run: ProgramRun, type_: str, namespace: str):
 @pytest.mark.parametrize("stack", stacks())
 def test_every_stack_declares_the_whole_guide_in_one_graph(stack):
     check_whole_guide(project_run(stack))
-
-
-def check_whole_guide(run: ProgramRun) -> None:
-    existing = "aks-gpu:existingCluster" in run.config
-    for type_ in (RG, AKS):  # an existing cluster is read, not declared
-        assert len(run.of_type(type_)) == (0 if existing else 1), type_
-    assert len(run.of_type(K8S_PROVIDER)) == 1
-    pools = json.loads(run.config.get("aks-gpu:gpuPools", '{"gpu": {}}'))
-    declared = run.of_type(POOL) + run.of_type("pulumi-python:dynamic/aksgpu:ManagedGpuPool")
-    named = json.loads(run.config.get("aks-gpu:gpuPool", "{}")).get("name", "gpu")
-    assert sorted(r.inputs["agentPoolName"] for r in declared) == sorted(pools if "aks-gpu:gpuPools" in run.config else [named])
-    assert len(run.of_type(JOB)) == len(pools), "one proof per GPU pool"
-    assert run.outputs["clusterName"].value
-    stack_urn = run.resources[0].parent
-    assert all(r.parent for r in run.resources), "every resource has a parent"
-    assert {r.parent for r in run.resources if r.type.startswith("aks-gpu:")} == {stack_urn}
 
 
 def test_dev_is_the_guide_one_standard_nc6_node_in_eastus(dev: ProgramRun):

@@ -19,7 +19,7 @@ import fake_aks
 import fake_arm
 import pytest
 from conftest import MANAGED_CLUSTER, MANAGED_GROUP
-from test_managed_pool_provider import PROVIDER, inputs
+from support.managed_pool import PROVIDER, inputs
 
 from components.azure import cluster_facts, pool_modes
 from components.azure.live_reader import LiveReader

@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 from conftest import MANAGED_CLUSTER, MANAGED_GROUP
-from test_managed_pool_switch import run
+from support.pool_switch import run
 
 from components.azure import pool_modes, pool_mutability
 

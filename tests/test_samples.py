@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import FIXTURE_STACKS, run_cached
-from test_house import per_stack
-from test_schema import VALIDATOR
-from test_stacks_a_team_adds import lint_plan
+from support.house import per_stack
+from support.stack_schema import VALIDATOR
+from support.team_stacks import lint_plan
 
 from tools import render, schema, stack_files
 from tools.stack_files import ROOT, stack_config, stacks

@@ -6,12 +6,12 @@ registered: never a traceback, never silently an empty list."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from support.saved_files import SPECIAL, special
 
 from components.errors import ConfigError
 from tools import render
@@ -256,29 +256,6 @@ def never_hangs():
         yield
     finally:
         signal.alarm(0)
-
-
-def special(tmp_path: Path, what: str) -> str:
-    """A path that is no regular file: a FIFO, a symlink loop, a directory, a device, a NUL."""
-    if what == "a FIFO":
-        os.mkfifo(tmp_path / "fifo.json")
-        return str(tmp_path / "fifo.json")
-    if what == "a symlink loop":
-        os.symlink(tmp_path / "loop.json", tmp_path / "loop.json")
-        return str(tmp_path / "loop.json")
-    if what == "a directory":
-        return str(tmp_path)
-    return {"/dev/zero": "/dev/zero", "/dev/urandom": "/dev/urandom", "a NUL": "a\x00b.json"}[what]
-
-
-SPECIAL = {
-    "a FIFO": r"is a FIFO \(a named pipe\), not a regular file",
-    "a symlink loop": r"cannot be read \(Too many levels of symbolic links\)",
-    "a directory": r"is a directory, not a regular file",
-    "/dev/zero": r"is a character device, not a regular file",
-    "/dev/urandom": r"is a character device, not a regular file",
-    "a NUL": r"(contains U\+0000|the path contains a NUL character)",
-}
 
 
 @pytest.mark.parametrize("preview", [True, False], ids=["preview", "deployment"])

@@ -10,15 +10,12 @@ import typing
 
 import jsonschema
 import pytest
-import yaml
+from support.stack_schema import SCHEMA, VALIDATOR, stack_file_problems
 
 from components import config
 from components.errors import ConfigError
 from tools import schema
 from tools.stack_files import ROOT, stacks
-
-SCHEMA = json.loads(schema.SCHEMA_FILE.read_text())
-VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
 
 
 def schema_errors(cfg: dict) -> list[str]:
@@ -45,19 +42,6 @@ def test_the_schema_itself_is_valid_json_schema():
 @pytest.mark.parametrize("stack", stacks())
 def test_every_stack_file_names_the_schema_for_the_editor_and_passes_it(stack):
     assert stack_file_problems(ROOT / f"Pulumi.{stack}.yaml") == []
-
-
-# The line that lets an editor (the YAML language server) check a stack file as it is typed.
-SCHEMA_LINE = "# yaml-language-server: $schema=schema/stack.schema.json"
-
-
-def stack_file_problems(path) -> list[str]:
-    """What `make lint`'s check-jsonschema would find in a stack file, and a missing schema
-    line, said with the line to add."""
-    text = path.read_text()
-    first = (text.splitlines() or [""])[0]
-    line = [] if first == SCHEMA_LINE else [f"{path.name}: add this line as its first line (the editor's schema): {SCHEMA_LINE}"]
-    return line + [e.message for e in VALIDATOR.iter_errors(yaml.safe_load(text))]
 
 
 def test_every_key_and_member_has_a_type_a_default_and_a_description():

@@ -4,11 +4,11 @@ that stay open (each with a reason, in security/ and in docs/security.md)."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 import yaml
 from conftest import project_run
+from support.security import EXPORTER, JOB, PLUGIN, check_open_checks_documented, check_pods, open_checks, workloads
 
 from components.resources import hardening
 from components.resources.cluster import entra_kubeconfig
@@ -20,8 +20,6 @@ from tools.stack_files import ROOT, stacks
 AKS = "azure-native:containerservice:ManagedCluster"
 ROLE = "azure-native:authorization:RoleAssignment"
 K8S_PROVIDER = "pulumi:providers:kubernetes"
-JOB = "kubernetes:batch/v1:Job"
-DAEMONSET = "kubernetes:apps/v1:DaemonSet"
 NETPOL = "kubernetes:networking.k8s.io/v1:NetworkPolicy"
 ENTRA = {"mode": "entra"}
 AKS_RBAC_CLUSTER_ADMIN = "b1ff04bb-8a4e-4dc4-8eb5-8693973ce19b"
@@ -108,13 +106,6 @@ def test_calico_enforces_policy_on_the_azure_dataplane(program):
     assert (net["networkDataplane"], net["networkPolicy"]) == ("azure", "calico")
 
 
-PLUGIN, EXPORTER = "nvidia-device-plugin-daemonset", "dcgm-exporter"
-
-
-def workloads(run: ProgramRun) -> list:
-    return [*run.of_type(DAEMONSET), *run.of_type(JOB)]
-
-
 def test_every_pod_the_program_runs_is_selected_by_a_network_policy(dev: ProgramRun):
     policies = {
         (p.inputs["metadata"]["namespace"], tuple(sorted(p.inputs["spec"]["podSelector"]["matchLabels"].items())))
@@ -168,29 +159,6 @@ def test_no_pod_gets_an_api_token_escalates_or_keeps_a_capability(stack):
     check_pods(project_run(stack))
 
 
-def check_pods(run: ProgramRun) -> None:
-    for workload in workloads(run):
-        pod = workload.inputs["spec"]["template"]["spec"]
-        assert pod["automountServiceAccountToken"] is False
-        assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
-        for container in pod["containers"]:
-            ctx = container["securityContext"]
-            assert ctx["allowPrivilegeEscalation"] is False and ctx["capabilities"]["drop"] == ["ALL"]
-            if workload.inputs["metadata"]["name"] == EXPORTER:
-                # NVIDIA's manifest: CAP_SYS_ADMIN for profiling metrics, a writable root.
-                assert ctx["capabilities"]["add"] == ["SYS_ADMIN"] and "readOnlyRootFilesystem" not in ctx
-                continue
-            mig = {"name": "NVIDIA_MIG_MONITOR_DEVICES", "value": "all"} in (container.get("env") or [])
-            if workload.inputs["metadata"]["name"] == PLUGIN and mig:
-                # NVIDIA's chart with a MIG strategy: CAP_SYS_ADMIN for the MIG monitor devices.
-                assert ctx["capabilities"] == {"drop": ["ALL"], "add": ["SYS_ADMIN"]}
-            else:
-                assert ctx["capabilities"] == {"drop": ["ALL"]}
-            assert ctx["readOnlyRootFilesystem"] is True
-            assert set(container["resources"]["requests"]) == {"cpu", "memory"}
-            assert {"cpu", "memory"} <= set(container["resources"]["limits"])
-
-
 def test_the_job_runs_as_a_high_non_root_uid_with_a_writable_tmp_and_its_script_read_only(dev: ProgramRun):
     pod = dev.one(JOB).inputs["spec"]["template"]["spec"]
     assert pod["securityContext"]["runAsNonRoot"] is True and pod["securityContext"]["runAsUser"] >= 10000
@@ -227,29 +195,9 @@ def test_a_skip_without_a_usable_reason_is_refused():
 # --------------------------------------------------------------------------- open AKS checks
 
 
-def checkov_settings(stack: str) -> Path:
-    """The stack's Checkov settings, as the Makefile picks them: its own, or the default."""
-    own = ROOT / "security" / f"checkov-aks-{stack}.yaml"
-    return own if own.exists() else ROOT / "security" / "checkov-aks.yaml"
-
-
-def open_checks(stack: str) -> dict[str, str]:
-    """`skip-check` entries of the stack's Checkov settings, with their comments."""
-    path = checkov_settings(stack)
-    found = dict(re.findall(r"^\s*-\s*(CKV_AZURE_\d+)\s*#\s*(.+)$", path.read_text(), re.M))
-    assert sorted(found) == sorted(yaml.safe_load(path.read_text())["skip-check"]), "every skip has a reason comment"
-    return found
-
-
 @pytest.mark.parametrize("stack", stacks())
 def test_every_open_aks_check_has_a_reason_and_is_in_the_security_doc(stack):
     check_open_checks_documented(stack)
-
-
-def check_open_checks_documented(stack: str) -> None:
-    doc = (ROOT / "docs" / "security.md").read_text()
-    for check in open_checks(stack):
-        assert re.search(rf"\| `{check}` \|", doc), f"{check} missing from docs/security.md's open-checks table"
 
 
 def test_prod_closes_what_dev_leaves_open_for_the_guides_sake():

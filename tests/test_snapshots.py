@@ -9,11 +9,11 @@ itself run the tests' own stacks (tests/fixtures/stacks/).
 
 from __future__ import annotations
 
-import difflib
 from pathlib import Path
 
 import pytest
 from conftest import project_run, run_cached
+from support.snapshots import check_snapshot
 
 from tools import render
 from tools.mock_engine import run_program
@@ -23,24 +23,6 @@ from tools.stack_files import stacks
 @pytest.mark.parametrize("stack", stacks())
 def test_the_rendered_state_matches_the_committed_snapshot(stack: str, tmp_path: Path):
     check_snapshot(project_run(stack), stack, render.SNAPSHOTS, tmp_path)
-
-
-def check_snapshot(run, stack: str, snapshots: Path, tmp_path: Path) -> None:
-    render.write(run, tmp_path)
-    for name in render.RENDERED_FILES:
-        committed = snapshots / stack / name
-        assert committed.exists(), f"no snapshot {committed.relative_to(render.ROOT)}: run `make snapshots`"
-        expected, actual = committed.read_text(), (tmp_path / name).read_text()
-        if actual != expected:
-            diff = "".join(
-                difflib.unified_diff(
-                    expected.splitlines(keepends=True),
-                    actual.splitlines(keepends=True),
-                    f"snapshot/{stack}/{name}",
-                    f"rendered/{stack}/{name}",
-                )
-            )
-            pytest.fail(f"{stack}/{name} changed; if intended, run `make snapshots` and commit:\n{diff}")
 
 
 def test_every_snapshot_belongs_to_a_stack():

@@ -17,12 +17,13 @@ from pathlib import Path
 
 import pytest
 import yaml
-from test_arm_schemas import arm_problems
-from test_kubernetes_schemas import kubernetes_problems
-from test_program import check_whole_guide
-from test_schema import SCHEMA_LINE, stack_file_problems
-from test_security import check_open_checks_documented, check_pods
-from test_snapshots import check_snapshot
+from support.arm_schemas import arm_problems
+from support.kubernetes_schemas import kubernetes_problems
+from support.program import check_whole_guide
+from support.security import check_open_checks_documented, check_pods
+from support.snapshots import check_snapshot
+from support.stack_schema import SCHEMA_LINE, stack_file_problems
+from support.team_stacks import lint_plan
 
 from tools import checkov_runs, render
 from tools.mock_engine import run_program
@@ -101,17 +102,6 @@ def test_make_lint_checks_an_added_stack_with_the_default_checkov_settings():
         ml: "security/checkov-aks.yaml",
         staging: "security/checkov-aks.yaml",
     }
-
-
-def lint_plan(*stacks: str) -> str:
-    """What `make lint` would run for these stacks (make -n: nothing runs)."""
-    return subprocess.run(
-        ["make", "-n", "--no-print-directory", "lint", f"STACKS={' '.join(stacks)}"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
 
 
 def test_make_lint_fails_on_an_added_stack_without_snapshots_and_names_the_fix():

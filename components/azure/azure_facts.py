@@ -44,8 +44,6 @@ class Sku:
     generations: tuple[str, ...]
     #: The reason Azure does not offer it here ("NotAvailableForSubscription"), if it does not.
     restriction: str | None = None
-    #: Zones where it is not offered.
-    restricted_zones: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -82,12 +80,10 @@ def parse_skus(items: Iterable[dict[str, Any]], location: str) -> dict[str, Sku]
         if location.lower() not in [loc.lower() for loc in item.get("locations") or []]:
             continue
         capabilities = {c["name"]: c["value"] for c in item.get("capabilities") or []}
-        restriction, zones = None, list[str]()
+        restriction: str | None = None
         for r in item.get("restrictions") or []:
             if r.get("type") == "Location":
                 restriction = r.get("reasonCode") or "restricted"
-            elif r.get("type") == "Zone":
-                zones += (r.get("restrictionInfo") or {}).get("zones") or []
         skus[item["name"]] = Sku(
             name=item["name"],
             family=item.get("family") or "",
@@ -95,7 +91,6 @@ def parse_skus(items: Iterable[dict[str, Any]], location: str) -> dict[str, Sku]
             gpus=int(capabilities["GPUs"]) if "GPUs" in capabilities else None,
             generations=tuple(g.strip() for g in capabilities.get("HyperVGenerations", "").split(",") if g.strip()),
             restriction=restriction,
-            restricted_zones=tuple(sorted(set(zones))),
         )
     return skus
 

@@ -122,9 +122,6 @@ class StackConfig:
         """The pools the stack adds to the cluster (not the cluster's own, used or adopted)."""
         return tuple(p for p in self.gpu_pools if p.existing is None)
 
-    def pools_of(self, mode: str) -> tuple[GpuPoolConfig, ...]:
-        return tuple(p for p in self.gpu_pools if p.mode == mode)
-
     @property
     def owned_namespaces(self) -> tuple[str, ...]:
         """The namespaces the stack creates, and deletes on destroy."""

@@ -1,0 +1,1 @@
+"""Helpers the test modules share (docs/layout.md, "The tests, by behaviour")."""

@@ -1,0 +1,22 @@
+"""The guide's worked example adopted: its run, and the Kubernetes objects its cluster lists."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from support.guide_example import EXAMPLE, STACK_FILE
+from tools.azure_mocks import AzureMocks, OfflineReader
+from tools.mock_engine import RecordingMonitor, run_program
+
+
+def guide(kubernetes: dict[str, Any], preview: bool):
+    azure = OfflineReader(cluster=json.loads((EXAMPLE / "cluster.json").read_text()), kubernetes=kubernetes)
+    overrides = {"gpuPools": {"gpunp": {"existing": "adopt"}}, "devicePlugin": {"adopt": True}}
+    return run_program(
+        "ml-prod", overrides=overrides, monitor=RecordingMonitor(AzureMocks(reader=azure)), preview=preview, stack_file=STACK_FILE
+    )
+
+
+def saved_list() -> dict[str, Any]:
+    return json.loads((EXAMPLE / "kubernetes.json").read_text())
