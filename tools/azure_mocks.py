@@ -25,7 +25,7 @@ from pulumi.runtime import settings
 from components.azure.azure_facts import Facts
 from components.azure.cluster_facts import id_parts
 from components.azure.cluster_objects import SAVE_COMMAND
-from components.azure.live_reader import GET_MANAGED_CLUSTER
+from components.azure.live_reader import GET_MANAGED_CLUSTER, READ_STACK_RESOURCES
 from components.azure.reader import NotRead, RunningPool
 from tools.stack_files import saved_cluster, saved_kubernetes
 
@@ -35,6 +35,7 @@ USER_CREDENTIALS_TOKEN = "azure-native:containerservice:listManagedClusterUserCr
 CLIENT_CONFIG_TOKEN = "azure-native:authorization:getClientConfig"
 FEATURE_REGISTRATION_TOKEN = "azure-native:features:getSubscriptionFeatureRegistration"
 MANAGED_CLUSTER_TOKEN = GET_MANAGED_CLUSTER  # the live reader's invoke
+STACK_RESOURCES_TOKEN = READ_STACK_RESOURCES  # the live reader's read of the stack's state
 # Who "runs pulumi up" under mocks.
 MOCK_CLIENT = {
     "clientId": "11111111-1111-1111-1111-111111111111",
@@ -173,6 +174,7 @@ class OfflineReader:
         sign_in: str | None = None,
         wait_for_access: Callable[[str, str], str] | None = None,
         kubernetes: Mapping[str, Any] | Callable[[str], Mapping[str, Any]] | None = None,
+        stack: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> None:
         self.feature_state_answer = feature_state
         self.described_cluster = dict(cluster) if cluster is not None else None
@@ -186,6 +188,8 @@ class OfflineReader:
         #: What the cluster runs in Kubernetes (a `kubectl get namespaces,daemonsets -A --show-managed-fields -o json`
         #: list, or a function of the kubeconfig that answers or raises); None: not read.
         self.kubernetes_answer = kubernetes
+        #: What the stack's state holds (URN -> {"type", "outputs"}); None: not read.
+        self.stack_answer = dict(stack) if stack is not None else None
         #: The stack's preflight.kubernetesFile, when `kubernetes` is what it saved.
         self.kubernetes_file: str | None = None
         #: The reads the program made, by name, in order.
@@ -289,6 +293,10 @@ class OfflineReader:
             self._note(f"offline: what the cluster runs in Kubernetes read from {self.kubernetes_file}")
         return answer(kubeconfig) if callable(answer) else answer
 
+    def stack_resources(self) -> Mapping[str, Mapping[str, Any]]:
+        self._asked("stack_resources")
+        return self._given(self.stack_answer, "the offline render has no stack state")
+
     def wait_for_access(self, kubeconfig: str, granted: str) -> str:
         self._asked("wait_for_access")
         return self.access_wait(kubeconfig, granted) if self.access_wait is not None else kubeconfig
@@ -316,6 +324,8 @@ class AzureMocks(pulumi_mocks.Mocks):
         self.reader = reader or OfflineReader(feature_state, cluster, location)
         #: The invokes the declared resources made, by token.
         self.calls: list[str] = []
+        #: The stack names the state was read for.
+        self.stack_names: list[str] = []
 
     @property
     def notes(self) -> list[str]:
@@ -358,4 +368,11 @@ class AzureMocks(pulumi_mocks.Mocks):
                 return dict(self.reader.cluster(args.args["resourceGroupName"], args.args["resourceName"]))
             except RuntimeError as error:
                 raise EngineInvokeError(args.token, str(error)) from None
+        if args.token == STACK_RESOURCES_TOKEN:
+            # The engine's builtin answers "unknown stack" or the backend's error (pulumi/pulumi@1b594989
+            # pkg/backend/backend.go GetStackResourceOutputs); a test that hands no state gets that.
+            if self.reader.stack_answer is None:
+                raise EngineInvokeError(args.token, f"unknown stack {args.args.get('stackName')!r}")
+            self.stack_names.append(args.args["stackName"])
+            return dict(self.reader.stack_answer)
         raise NotImplementedError(f"no mock for invoke {args.token}")

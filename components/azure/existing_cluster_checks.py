@@ -67,7 +67,7 @@ def pools_of_stack(found: ClusterFacts, stack: str) -> dict[str, tuple[str, int]
     return {name: (p.vm_size, p.count) for name, p in stack_pools(found, stack).items()}
 
 
-def check_existing_cluster(cfg: StackConfig, found: ClusterFacts, stack: str) -> list[Problem]:
+def check_existing_cluster(cfg: StackConfig, found: ClusterFacts, stack: str, held: frozenset[str] | None = None) -> list[Problem]:
     """The existing cluster as a deployment would meet it: Succeeded and running, no other
     owner's pool under one of this stack's pool names, a Kubernetes version the chosen mode
     supports, and no GPU pool of others that the GPU Operator would take over. (That it
@@ -111,7 +111,7 @@ def check_existing_cluster(cfg: StackConfig, found: ClusterFacts, stack: str) ->
         problems.append(Problem(private_line(where, found), blocking=False))
     if found.authorized_ip_ranges:
         problems.append(Problem(authorized_ranges_line(where, found.authorized_ip_ranges), blocking=False))
-    problems += pool_name_conflicts(cfg, found, stack)
+    problems += pool_name_conflicts(cfg, found, stack, held)
     problems += mode_against_cluster(cfg, found)
     return problems
 
@@ -184,12 +184,22 @@ def authorized_ranges_line(where: str, ranges: tuple[str, ...]) -> str:
     )
 
 
-def pool_name_conflicts(cfg: StackConfig, found: ClusterFacts, stack: str) -> list[Problem]:
+def pool_name_conflicts(cfg: StackConfig, found: ClusterFacts, stack: str, held: frozenset[str] | None = None) -> list[Problem]:
+    """`held`: the pools the stack's state holds (components/azure/stack_state.py), the stack's
+    whatever their tags say: the pool declares its tags, so this run puts a lost tag back."""
     mine = owner_tags(pulumi.get_project(), stack)[OWNER_TAG]
     theirs = {p.name: owner_of(p.tags) for p in found.pools}  # its name matched as Azure matches tag names
     problems = []
     for pool in cfg.new_pools:  # `existing` names the cluster's own pool (components/azure/existing_pools.py)
-        if pool.name in theirs and theirs[pool.name] != mine:
+        if pool.name in theirs and theirs[pool.name] != mine and pool.name in (held or ()):
+            problems.append(
+                Problem(
+                    f"{cfg.pool_key(pool)}: the pool {pool.name!r} lacks {OWNER_TAG} = {mine}, but the stack's state holds it: "
+                    "this run puts the tag back",
+                    blocking=False,
+                )
+            )
+        elif pool.name in theirs and theirs[pool.name] != mine:
             owner = f"it carries {OWNER_TAG} = {theirs[pool.name]}" if theirs[pool.name] else f"it has no {OWNER_TAG} tag"
             problems.append(
                 Problem(

@@ -19,9 +19,12 @@ from typing import Any
 
 from components.azure import azure_facts, cluster_access, invoke_deadline, kubernetes_read, permissions, pool_modes, prices
 from components.azure.azure_facts import Facts
-from components.azure.reader import RunningPool
+from components.azure.reader import NotRead, RunningPool
 
 GET_MANAGED_CLUSTER = "azure-native:containerservice:getManagedCluster"
+# The engine's builtin provider serves package `pulumi`'s invokes in a preview and an up
+# (pulumi/pulumi@1b594989 pkg/resource/deploy/builtins.go readStackResourceOutputs).
+READ_STACK_RESOURCES = "pulumi:pulumi:readStackResourceOutputs"
 # The scope azure-mgmt-containerservice asks tokens for (ARM's audience).
 ARM_SCOPE = "https://management.azure.com/.default"
 
@@ -100,3 +103,16 @@ class LiveReader:
 
     def wait_for_access(self, kubeconfig: str, granted: str) -> str:
         return cluster_access.wait_for_access(kubeconfig, granted)
+
+    def stack_resources(self) -> Mapping[str, Mapping[str, Any]]:
+        # The backend parses "organization/project/stack" (ParseStackReference) and answers
+        # URN -> {"type", "outputs"} from the last snapshot (pkg/backend/backend.go
+        # GetStackResourceOutputs); any failure (an old CLI, an unknown stack) is "not read".
+        import pulumi
+
+        name = f"{pulumi.get_organization()}/{pulumi.get_project()}/{pulumi.get_stack()}"
+        try:
+            answer = pulumi.runtime.invoke(READ_STACK_RESOURCES, {"stackName": name}).value
+        except Exception as error:  # any failure is "not read"
+            raise NotRead(f"the stack's state could not be read ({type(error).__name__})") from error
+        return dict(answer or {})

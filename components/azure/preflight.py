@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pulumi
 
-from components.azure import azure_facts, permissions, pool_modes, pool_network
+from components.azure import azure_facts, permissions, pool_modes, pool_network, stack_state
 from components.azure.azure_facts import Facts
 from components.azure.capacity import capacity, retired_sizes
 from components.azure.cluster_facts import ClusterFacts
@@ -79,7 +79,7 @@ def run(
     problems: list[Problem] = []
     node_group, own_pools = None, {}
     if found is not None:
-        problems += check_existing_cluster(cfg, found, stack)
+        problems += check_existing_cluster(cfg, found, stack, stack_state.held_pools(reader, found.name))
         node_group, own_pools = found.node_resource_group, pools_of_stack(found, stack)
     facts, notes = load_facts(cfg, reader, region, node_group)
     budget_problems, budget_notes = budget_permission(cfg, reader)

@@ -95,6 +95,13 @@ class AzureReader(Protocol):
         (components/azure/kubernetes_read.py)."""
         ...
 
+    def stack_resources(self) -> Mapping[str, Mapping[str, Any]]:
+        """What this stack's last snapshot holds: URN -> {"type", "outputs"} for each resource
+        not pending delete (the engine's builtin invoke pulumi:pulumi:readStackResourceOutputs,
+        pulumi/pulumi@1b594989 pkg/backend/backend.go GetStackResourceOutputs). NotRead
+        where it cannot be read (offline, an old CLI, an error)."""
+        ...
+
     def wait_for_access(self, kubeconfig: str, granted: str) -> str:
         """Waits until the cluster lets the kubeconfig's identity create namespaces; returns
         the kubeconfig (components/azure/cluster_access.py); `cluster_access.Unreachable` when
