@@ -19,7 +19,6 @@ from fake_arm import FakeArm, FakeCredential
 
 from components.azure import azure_facts
 from components.azure.live_reader import LiveReader
-from components.azure.reader import NotRead
 from components.errors import AzureReadError, PreflightError
 from tools.azure_mocks import (
     CLIENT_CONFIG_TOKEN,
@@ -103,36 +102,6 @@ def test_the_live_readers_cluster_reads_are_azure_natives_invokes():
     assert seen["kubeconfig"] == azure.kubeconfig_of("team-aks", exec_format=True)
     assert monitor.mocks.calls == [MANAGED_CLUSTER_TOKEN, USER_CREDENTIALS_TOKEN, CLIENT_CONFIG_TOKEN, FEATURE_REGISTRATION_TOKEN]
     assert run.resources == []
-
-
-def test_the_live_reader_reads_what_the_stack_holds_from_the_engines_state_by_its_full_name():
-    """The state is read through the engine's builtin invoke, named organization/project/stack,
-    and a stack the engine cannot answer for is "not read", never an error of the run."""
-    pool = {"type": "azure-native:containerservice:AgentPool", "outputs": {"name": "gpu", "tags": {}}}
-    held = OfflineReader(stack={"urn:pulumi:dev::aks-gpu::azure-native:containerservice:AgentPool::gpu": pool})
-    monitor = RecordingMonitor(AzureMocks(reader=held))
-    seen = {}
-
-    def body() -> None:
-        import pulumi
-
-        seen["name"] = f"{pulumi.get_organization()}/{pulumi.get_project()}/{pulumi.get_stack()}"
-        seen["held"] = LiveReader().stack_resources()
-
-    run_under_mocks(body, monitor=monitor)
-    assert list(seen["held"].values()) == [pool] and monitor.mocks.stack_names == [seen["name"]]
-    assert seen["name"].count("/") == 2
-
-    unread = RecordingMonitor(AzureMocks(reader=OfflineReader()))
-
-    def unread_body() -> None:
-        try:
-            LiveReader().stack_resources()
-        except NotRead as why:
-            seen["why"] = str(why)
-
-    run_under_mocks(unread_body, monitor=unread)
-    assert seen["why"].startswith("the stack's state could not be read")
 
 
 class CountedCredential:

@@ -12,6 +12,7 @@ from test_config import parsed
 
 from components.azure import pool_network
 from components.azure.cluster_facts import OWNER_TAG, parse
+from components.azure.stack_state import StackState
 from tools.azure_mocks import existing_cluster
 
 T4 = "Standard_NC4as_T4_v3"
@@ -130,6 +131,7 @@ def test_a_pool_taken_over_by_name_is_kept_like_the_stacks_own():
     """`live` hands plan_pools a pool the stack adopts, which carries no tag of this stack."""
     found = parse(moved_cluster(gpu_tags=None), "team-rg")
     cfg = parsed(existingCluster=TEAM, gpuPool={"vmSize": T4})
-    assert pool_network.plan_pools(cfg, found, "dev")["gpu"].vnet_subnet_id == NEW_NODES
+    # The state known, and not holding it: the stack's config would add a new pool.
+    assert pool_network.plan_pools(cfg, found, "dev", state=StackState(True))["gpu"].vnet_subnet_id == NEW_NODES
     live = {p.name: p for p in found.pools if p.name == "gpu"}
     assert pool_network.plan_pools(cfg, found, "dev", live)["gpu"].vnet_subnet_id == NODES

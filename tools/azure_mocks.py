@@ -15,6 +15,7 @@ offline render says what it read), or an assumed one (it says so)."""
 from __future__ import annotations
 
 import base64
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -25,7 +26,7 @@ from pulumi.runtime import settings
 from components.azure.azure_facts import Facts
 from components.azure.cluster_facts import id_parts
 from components.azure.cluster_objects import SAVE_COMMAND
-from components.azure.live_reader import GET_MANAGED_CLUSTER, READ_STACK_RESOURCES
+from components.azure.live_reader import GET_MANAGED_CLUSTER, READ_STACK_OUTPUTS, READ_STACK_RESOURCES
 from components.azure.reader import NotRead, RunningPool
 from tools.stack_files import saved_cluster, saved_kubernetes
 
@@ -36,6 +37,7 @@ CLIENT_CONFIG_TOKEN = "azure-native:authorization:getClientConfig"
 FEATURE_REGISTRATION_TOKEN = "azure-native:features:getSubscriptionFeatureRegistration"
 MANAGED_CLUSTER_TOKEN = GET_MANAGED_CLUSTER  # the live reader's invoke
 STACK_RESOURCES_TOKEN = READ_STACK_RESOURCES  # the live reader's read of the stack's state
+STACK_OUTPUTS_TOKEN = READ_STACK_OUTPUTS  # ... asked first
 # Who "runs pulumi up" under mocks.
 MOCK_CLIENT = {
     "clientId": "11111111-1111-1111-1111-111111111111",
@@ -175,6 +177,7 @@ class OfflineReader:
         wait_for_access: Callable[[str, str], str] | None = None,
         kubernetes: Mapping[str, Any] | Callable[[str], Mapping[str, Any]] | None = None,
         stack: Mapping[str, Mapping[str, Any]] | None = None,
+        stack_outputs: Mapping[str, Any] | None = None,
     ) -> None:
         self.feature_state_answer = feature_state
         self.described_cluster = dict(cluster) if cluster is not None else None
@@ -190,6 +193,11 @@ class OfflineReader:
         self.kubernetes_answer = kubernetes
         #: What the stack's state holds (URN -> {"type", "outputs"}); None: not read.
         self.stack_answer = dict(stack) if stack is not None else None
+        #: The stack's own outputs, as the engine's readStackOutputs answers them: a stack with
+        #: a state has some (a deployment completed), one without none (never deployed).
+        #: Reads that do not answer until their event is set (a test's backend that hangs).
+        self.stall: dict[str, threading.Event] = {}
+        self.stack_outputs = dict(stack_outputs) if stack_outputs is not None else ({"clusterName": "aks"} if stack else {})
         #: The stack's preflight.kubernetesFile, when `kubernetes` is what it saved.
         self.kubernetes_file: str | None = None
         #: The reads the program made, by name, in order.
@@ -324,8 +332,9 @@ class AzureMocks(pulumi_mocks.Mocks):
         self.reader = reader or OfflineReader(feature_state, cluster, location)
         #: The invokes the declared resources made, by token.
         self.calls: list[str] = []
-        #: The stack names the state was read for.
+        #: The stack names the state was read for, and the reads, in order.
         self.stack_names: list[str] = []
+        self.state_reads: list[str] = []
 
     @property
     def notes(self) -> list[str]:
@@ -368,11 +377,24 @@ class AzureMocks(pulumi_mocks.Mocks):
                 return dict(self.reader.cluster(args.args["resourceGroupName"], args.args["resourceName"]))
             except RuntimeError as error:
                 raise EngineInvokeError(args.token, str(error)) from None
-        if args.token == STACK_RESOURCES_TOKEN:
-            # The engine's builtin answers "unknown stack" or the backend's error (pulumi/pulumi@1b594989
-            # pkg/backend/backend.go GetStackResourceOutputs); a test that hands no state gets that.
-            if self.reader.stack_answer is None:
-                raise EngineInvokeError(args.token, f"unknown stack {args.args.get('stackName')!r}")
-            self.stack_names.append(args.args["stackName"])
-            return dict(self.reader.stack_answer)
+        if args.token in (STACK_OUTPUTS_TOKEN, STACK_RESOURCES_TOKEN):
+            return self.stack_state(args.token, args.args)
         raise NotImplementedError(f"no mock for invoke {args.token}")
+
+    def stack_state(self, token: str, args: Mapping[str, Any]) -> dict[str, Any]:
+        """The engine's builtin reads of the stack's own state, in its shapes (pulumi/pulumi@1b594989
+        pkg/resource/deploy/builtins.go readStackReference, readStackResourceOutputs). The
+        snapshot of a stack that never deployed is nil, and readStackResourceOutputs would panic
+        the CLI on it (pkg/backend/backend.go GetStackResourceOutputs): here it fails the test."""
+        self.state_reads.append(token)
+        if (stalled := self.reader.stall.get(token)) is not None:
+            stalled.wait()  # a backend that does not answer until the test lets it
+        if token in self.reader.refused:
+            raise EngineInvokeError(token, self.reader.refused[token])
+        if token == STACK_OUTPUTS_TOKEN:
+            self.stack_names.append(args["name"])
+            return {"name": args["name"], "outputs": dict(self.reader.stack_outputs), "secretOutputNames": []}
+        self.stack_names.append(args["stackName"])
+        if self.reader.stack_answer is None:
+            raise AssertionError("readStackResourceOutputs on a stack that never deployed panics the CLI")
+        return {"name": args["stackName"], "outputs": dict(self.reader.stack_answer)}

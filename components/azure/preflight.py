@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pulumi
 
-from components.azure import azure_facts, permissions, pool_modes, pool_network, stack_state
+from components.azure import azure_facts, permissions, pool_modes, pool_network
 from components.azure.azure_facts import Facts
 from components.azure.capacity import capacity, retired_sizes
 from components.azure.cluster_facts import ClusterFacts
@@ -34,6 +34,7 @@ from components.azure.managed_pool_checks import feature_registration, host_prob
 from components.azure.pool_network import PoolNetwork
 from components.azure.problem import Problem
 from components.azure.reader import AzureReader, NotRead, RunningPool
+from components.azure.stack_state import NOT_READ, StackState
 from components.config import NAMESPACE, StackConfig
 from components.errors import PreflightError
 
@@ -62,10 +63,12 @@ def run(
     networks: Iterable[PoolNetwork] = (),
     dry_run: bool | None = None,
     in_cluster: Iterable[Problem] = (),
+    state: StackState = NOT_READ,
 ) -> Checked:
     """Every check this stack needs, reading Azure through `reader`; `found` is the existing
     cluster, as read (cluster_facts), `networks` how each pool joins its network (pool_network),
-    and `in_cluster` what the cluster runs in Kubernetes means for it (cluster_object_checks).
+    `in_cluster` what the cluster runs in Kubernetes means for it (cluster_object_checks), and
+    `state` what the stack's state holds (stack_state).
     Returns the warnings to show and the cluster's region; raises PreflightError when a
     deployment in `enforce` mode would hit a blocking problem."""
     mode = cfg.preflight.mode
@@ -79,8 +82,8 @@ def run(
     problems: list[Problem] = []
     node_group, own_pools = None, {}
     if found is not None:
-        problems += check_existing_cluster(cfg, found, stack, stack_state.held_pools(reader, found.name))
-        node_group, own_pools = found.node_resource_group, pools_of_stack(found, stack)
+        problems += check_existing_cluster(cfg, found, stack, state)
+        node_group, own_pools = found.node_resource_group, pools_of_stack(found, stack, state.pools())
     facts, notes = load_facts(cfg, reader, region, node_group)
     budget_problems, budget_notes = budget_permission(cfg, reader)
     notes += budget_notes

@@ -98,8 +98,9 @@ class AzureReader(Protocol):
     def stack_resources(self) -> Mapping[str, Mapping[str, Any]]:
         """What this stack's last snapshot holds: URN -> {"type", "outputs"} for each resource
         not pending delete (the engine's builtin invoke pulumi:pulumi:readStackResourceOutputs,
-        pulumi/pulumi@1b594989 pkg/backend/backend.go GetStackResourceOutputs). NotRead
-        where it cannot be read (offline, an old CLI, an error)."""
+        pulumi/pulumi@1b594989 pkg/backend/backend.go GetStackResourceOutputs), asked only once
+        the stack's own outputs say a deployment completed (live_reader.py says why). NotRead
+        where it is not known (offline, no deployment yet, an error, past its deadline)."""
         ...
 
     def wait_for_access(self, kubeconfig: str, granted: str) -> str:
