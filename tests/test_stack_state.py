@@ -103,7 +103,7 @@ def test_without_the_state_a_pool_that_lost_its_tag_gets_how_to_check_not_advice
             run_with(with_gpu_pool(UNTAGGED), None, preview)
         said = str(error.value)
     assert "what this stack's state holds is not known (the offline render has no stack state)" in said
-    assert "check with `pulumi stack export | grep -e gpu-pool-gpu-agent-pool or gpu-pool-gpu-managed`" in said
+    assert "check with `pulumi stack export | grep -e gpu-pool-gpu-agent-pool -e gpu-pool-gpu-managed`" in said
     # Each action that would delete a pool the stack holds comes only after "if not".
     keep, _, rest = said.partition("if not, it is somebody else's")
     assert "keep this entry as it is (a new name or `existing` would delete it)" in keep and "pick another pool name" not in keep
@@ -268,3 +268,20 @@ def test_a_state_read_past_its_deadline_is_not_known_and_holds_nothing_up():
     finally:
         release.set()
     assert isinstance(answer, NotRead) and "readStackOutputs got no answer within 0.05 s" in str(answer)
+
+
+@BOTH
+def test_an_adopted_pool_that_lost_its_tags_is_still_guarded_by_the_tags_its_state_recorded(preview):
+    """The entry lost `existing: adopt`: declared as a new pool it would be replaced, the
+    owner's pool deleted first. The live tags are gone; the state's record of them says adopted."""
+    first = guide_run(saved_list(), preview=False)
+    cluster = json.loads((EXAMPLE / "cluster.json").read_text())
+    for pool in cluster["agentPoolProfiles"]:
+        pool["tags"] = UNTAGGED
+    reader = OfflineReader(cluster=cluster, kubernetes=saved_list(), stack=state_of(first))
+    overrides = {"gpuPools": {"gpunp": {"vmSize": "Standard_NC4as_T4_v3"}}, "devicePlugin": {"adopt": True}}
+    with pytest.raises(PreflightError) as error:
+        run_program(
+            "ml-prod", overrides=overrides, monitor=RecordingMonitor(AzureMocks(reader=reader)), preview=preview, stack_file=STACK_FILE
+        )
+    assert "the pool gpunp is the owner's, adopted by this stack" in str(error.value) and "\n" not in str(error.value)

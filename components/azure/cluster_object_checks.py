@@ -142,28 +142,29 @@ def check(
     found: ClusterFacts | None = None,
     state: StackState = NOT_READ,
 ) -> Findings:
-    """Reads what the cluster runs and says what it means for this stack; `owner` is
-    `<project>/<stack>`; `found`, the cluster's description, says what its used pools offer;
-    `state`, what the stack's state holds (an object it holds is the stack's whatever its
-    annotations say). Raises PreflightError where devicePlugin.adopt cannot be done."""
+    """Reads what the cluster runs and says what it means for this stack; `owner` is `<project>/<stack>`;
+    `found`, the cluster's description, says what its used pools offer; `state`, what the stack's state
+    holds (the stack's whatever its annotations say). Raises PreflightError where devicePlugin.adopt cannot be done."""
     seen, unread = read(reader, kubeconfig)
     if seen is None:
         lines: list[str] = []
         adoption = None
-        if cfg.device_plugin.adopt:
+        held = (state.holds(*stack_state.PLUGIN_NAMESPACE), state.holds(*stack_state.PLUGIN_DAEMON_SET))
+        if cfg.device_plugin.adopt and not all(held):  # both held: nothing to take over
             if not dry_run:
                 raise PreflightError(
                     f"preflight: {ADOPT} = true, but what the cluster runs could not be read, so what to take over is not known "
                     f"({(unread or '').removeprefix(UNCHECKED + ': ')}); nothing was created"
                 )
-            adoption = Adoption(cfg.device_plugin.namespace, f"{cfg.device_plugin.namespace}/{GUIDE_DAEMONSET}")
+            name = cfg.device_plugin.namespace
+            adoption = Adoption(name, f"{name}/{GUIDE_DAEMONSET}", import_namespace=not held[0], import_daemon_set=not held[1])
             lines.append(
                 f"{ADOPT}: assumed the cluster runs the guide's DaemonSet {adoption.daemon_set}, to take over; what the adopting "
                 "`up` changes in it is not known (save `kubectl get` as preflight.kubernetesFile to see it field by field)"
             )
         return Findings(False, warnings=[unread or UNCHECKED], lines=lines, adoption=adoption)
-    held = (state.kubernetes_ids(stack_state.NAMESPACE), state.kubernetes_ids(stack_state.DAEMON_SET))
-    mine = Mine(seen, owner, frozenset(cfg.owned_namespaces), *held)
+    objects = (state.kubernetes_ids(stack_state.NAMESPACE), state.kubernetes_ids(stack_state.DAEMON_SET))
+    mine = Mine(seen, owner, frozenset(cfg.owned_namespaces), *objects)
     # What this stack adopted, as the config names it now (components/azure/ownership.py).
     warnings = ownership.check_objects(cfg, seen, owner, any(p.stack_plugin == "device-plugin" for p in pools))
     adoption, lines = adopt(cfg, seen, mine, state)

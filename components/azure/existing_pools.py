@@ -235,11 +235,13 @@ def _own_pool_used(owner: str, marks: Mapping[str, str | None], held: str | None
     it: `use` unregisters the pool, which the engine then deletes (a pool the stack created)."""
     mark = next((f"{name} = {owner}" for name, value in marks.items() if value == owner), None)
     why = f"the stack's state holds it ({held})" if held else f"the pool carries this stack's tag ({mark})"
-    urn = f"'{held}'" if held else "<its AgentPool's URN, listed by `pulumi stack export`>"
+    delete = (
+        f"`pulumi state delete '{held}'`" if held else "`pulumi state delete` with its AgentPool's URN, which `pulumi stack export` lists"
+    )
     return (
         f"{why}: the stack created or adopted it, and `use` would unregister it, which deletes a pool the stack created; keep "
-        f"its entry as it is, or, to use it instead, take it out of the state without deleting it (`pulumi state delete {urn}`), "
-        f"then remove the stack's tags ({ownership.HAND_BACK})"
+        f"its entry as it is, or, to use it instead, take it out of the state without deleting it ({delete}), then remove the "
+        f"stack's tags ({ownership.HAND_BACK})"
     )
 
 

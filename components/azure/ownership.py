@@ -26,6 +26,7 @@ from typing import Any
 
 from components.azure.cluster_facts import OWNER_TAG, ClusterFacts
 from components.azure.cluster_objects import GUIDE_DAEMONSET, STACK_ANNOTATION, Seen
+from components.azure.stack_state import NOT_READ, StackState
 from components.config import NAMESPACE, GpuPoolConfig, StackConfig
 from components.errors import PreflightError
 
@@ -83,15 +84,16 @@ def plugin_released(cfg: StackConfig) -> bool:
     return cfg.device_plugin.adopt and cfg.device_plugin.on_destroy != "delete"
 
 
-def check_pools(cfg: StackConfig, found: ClusterFacts, owner: str) -> list[str]:
-    """The pools this stack adopted (their `aks-gpu-adopted` tag), as the config now names
+def check_pools(cfg: StackConfig, found: ClusterFacts, owner: str, state: StackState = NOT_READ) -> list[str]:
+    """The pools this stack adopted (their `aks-gpu-adopted` tag, or the one the stack last
+    wrote on a pool its state holds: components/azure/stack_state.py), as the config now names
     them: an entry without `existing: adopt` would declare the owner's pool as a new one
     (the config's size and defaults) and replace it, deleting it first: refused, in one line.
     A pool the config no longer names is released by the engine, unless the stack was told
     it may delete it: the returned warnings say which the preview shows."""
     warnings = []
     for facts in found.pools:
-        if adopter_of(facts.tags) != owner:
+        if owner not in (adopter_of(facts.tags), adopter_of(state.pool_tags.get(facts.name, {}))):
             continue
         pool = next((p for p in cfg.gpu_pools if p.name == facts.name), None)
         if pool is None:

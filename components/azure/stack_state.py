@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from components.azure.reader import AzureReader, NotRead
 
@@ -59,6 +60,10 @@ class StackState:
     #: `<name>` (provider/pkg/provider/util.go parseFqName), by (type, name): its state's
     #: outputs are the live object (provider.go checkpointObject), so metadata names it.
     objects: Mapping[tuple[str, str], str] = field(default_factory=dict)
+
+    #: The tags the stack last wrote on each GPU pool it holds, by AKS name: azure-native's
+    #: outputs are Azure's answer (its `tags`), the managed pool's its request's properties.
+    pool_tags: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def kubernetes_ids(self, type_: str) -> frozenset[str]:
         """The IDs of the objects of `type_` the state holds (empty when not known)."""
@@ -112,13 +117,23 @@ def read(reader: AzureReader) -> StackState:
         if type_.startswith("kubernetes:") and isinstance(metadata, Mapping) and metadata.get("name"):
             where = metadata.get("namespace")
             objects[(type_, name)] = f"{where}/{metadata['name']}" if where else str(metadata["name"])
-    return StackState(True, held, objects=objects)
+    return StackState(True, held, objects=objects, pool_tags=_pool_tags(StackState(True, held), answer))
+
+
+def _pool_tags(state: StackState, answer: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    tags = {}
+    for pool in state.pools() or ():
+        outputs = answer.get(state.pool_urn(pool) or "", {}).get("outputs") or {}
+        recorded = outputs.get("tags") if "tags" in outputs else (outputs.get("properties") or {}).get("tags")
+        if isinstance(recorded, Mapping):
+            tags[pool] = recorded
+    return tags
 
 
 def unknown_pool_advice(pool: str, state: StackState) -> str:
     """How a person tells whether the state holds the pool `pool`, and what each answer means,
     where the program could not: never an action that would unregister a pool the stack holds."""
-    names = " or ".join(n.format(pool) for n in POOL_NAMES.values())
+    names = " -e ".join(n.format(pool) for n in POOL_NAMES.values())
     return (
         f"what this stack's state holds is not known ({state.why}): check with `{EXPORT} | grep -e {names}`; if the state "
         f"lists it, the pool is this stack's and lost its tag: keep this entry as it is (a new name or `existing` would "
