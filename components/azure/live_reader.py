@@ -26,7 +26,9 @@ GET_MANAGED_CLUSTER = "azure-native:containerservice:getManagedCluster"
 # (pulumi/pulumi@1b594989 pkg/resource/deploy/builtins.go `Invoke`): the stack's own outputs,
 # and every resource of its last snapshot. The Python SDK's StackReference reads the first
 # through the same provider's Read (sdk/python/lib/pulumi/stack_reference.py, builtins.go
-# `Read` -> readStackReference); an invoke registers nothing, so no URN is added.
+# `Read` -> readStackReference); an invoke registers nothing, so no URN is added. Package
+# `pulumi` is always the builtins (providers/registry.go loadProvider), never denied with
+# default providers off (default_providers.go shouldDenyRequest).
 READ_STACK_OUTPUTS = "pulumi:pulumi:readStackOutputs"
 READ_STACK_RESOURCES = "pulumi:pulumi:readStackResourceOutputs"
 # The backend reads one checkpoint file, or exports one deployment from the Pulumi Cloud.
