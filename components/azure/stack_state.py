@@ -61,8 +61,9 @@ class StackState:
     #: outputs are the live object (provider.go checkpointObject), so metadata names it.
     objects: Mapping[tuple[str, str], str] = field(default_factory=dict)
 
-    #: The tags the stack last wrote on each GPU pool it holds, by AKS name: azure-native's
-    #: outputs are Azure's answer (its `tags`), the managed pool's its request's properties.
+    #: The tags the stack last wrote on each GPU pool it holds, by AKS name: the AgentPool's
+    #: `tags` output (pulumi_azure_native 3.29.0 containerservice/agent_pool.py), the managed
+    #: pool's `properties.tags` (components/resources/managed_gpu_pool.py `observed`).
     pool_tags: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def kubernetes_ids(self, type_: str) -> frozenset[str]:
@@ -123,8 +124,12 @@ def read(reader: AzureReader) -> StackState:
 def _pool_tags(state: StackState, answer: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
     tags = {}
     for pool in state.pools() or ():
-        outputs = answer.get(state.pool_urn(pool) or "", {}).get("outputs") or {}
-        recorded = outputs.get("tags") if "tags" in outputs else (outputs.get("properties") or {}).get("tags")
+        entry = answer.get(state.pool_urn(pool) or "")
+        outputs = entry.get("outputs") if isinstance(entry, Mapping) else None
+        if not isinstance(outputs, Mapping):
+            continue
+        properties = outputs.get("properties")
+        recorded = outputs.get("tags") if "tags" in outputs else properties.get("tags") if isinstance(properties, Mapping) else None
         if isinstance(recorded, Mapping):
             tags[pool] = recorded
     return tags
