@@ -70,7 +70,7 @@ state = stack_state.read(azure) if found is not None else stack_state.NOT_READ
 # What this stack adopted is guarded: a config that would replace it stops here, and one that
 # no longer names it is told what the engine does (release, or delete where the stack may).
 if found is not None:
-    for warning in ownership.check_pools(cfg, found, next(iter(owner.values())), state):
+    for warning in ownership.check_pools(cfg, found, next(iter(owner.values())), state, pulumi.runtime.is_dry_run()):
         pulumi.log.warn(warning)
 cfg, live_pools, existing_lines = existing_pools.resolve(cfg, found, next(iter(owner.values())), state)
 for line in existing_lines:

@@ -285,3 +285,26 @@ def test_an_adopted_pool_that_lost_its_tags_is_still_guarded_by_the_tags_its_sta
             "ml-prod", overrides=overrides, monitor=RecordingMonitor(AzureMocks(reader=reader)), preview=preview, stack_file=STACK_FILE
         )
     assert "the pool gpunp is the owner's, adopted by this stack" in str(error.value) and "\n" not in str(error.value)
+
+
+@BOTH
+def test_using_an_untagged_pool_while_the_state_could_not_be_read_stops_a_deployment_and_warns_a_preview(preview):
+    """`use` would delete the pool if the stack held it: where the state read failed, not on
+    a stack's first run (tests above: the mock engine's reader holds no state)."""
+    reader = OfflineReader(cluster=with_gpu_pool(UNTAGGED), refuse={"stack_resources": "backend: 503 Service Unavailable"})
+    monitor = RecordingMonitor(AzureMocks(reader=reader))
+    overrides = on_existing(gpuPool={"existing": "use"})
+    if preview:
+        [said] = [w for w in run_program("dev", overrides=overrides, monitor=monitor, preview=True).warnings if "existing = use" in w]
+    else:
+        with pytest.raises(PreflightError) as error:
+            run_program("dev", overrides=overrides, monitor=monitor, preview=False)
+        said = str(error.value)
+        assert said.endswith("; nothing was created") and [r for r in monitor.registrations if r.custom] == []
+    assert "what this stack's state holds is not known (RuntimeError: backend: 503 Service Unavailable)" in said
+    assert (
+        "`use` would delete the pool gpu if the stack added it: check with `pulumi stack export | grep -e gpu-pool-gpu-agent-pool" in said
+    )
+    assert "\n" not in said
+    first = run_program("dev", overrides=overrides, monitor=RecordingMonitor(AzureMocks(cluster=with_gpu_pool(UNTAGGED))), preview=preview)
+    assert not [w for w in first.warnings if "existing = use" in w], "a stack's first run holds nothing"

@@ -27,7 +27,7 @@ from components.azure.azure_facts import Facts
 from components.azure.cluster_facts import id_parts
 from components.azure.cluster_objects import SAVE_COMMAND
 from components.azure.live_reader import GET_MANAGED_CLUSTER, READ_STACK_OUTPUTS, READ_STACK_RESOURCES
-from components.azure.reader import NotRead, RunningPool
+from components.azure.reader import NotDeployed, NotRead, RunningPool
 from tools.stack_files import saved_cluster, saved_kubernetes
 
 # The fake credential; tests check that it never shows up outside a secret.
@@ -36,8 +36,7 @@ USER_CREDENTIALS_TOKEN = "azure-native:containerservice:listManagedClusterUserCr
 CLIENT_CONFIG_TOKEN = "azure-native:authorization:getClientConfig"
 FEATURE_REGISTRATION_TOKEN = "azure-native:features:getSubscriptionFeatureRegistration"
 MANAGED_CLUSTER_TOKEN = GET_MANAGED_CLUSTER  # the live reader's invoke
-STACK_RESOURCES_TOKEN = READ_STACK_RESOURCES  # the live reader's read of the stack's state
-STACK_OUTPUTS_TOKEN = READ_STACK_OUTPUTS  # ... asked first
+STACK_OUTPUTS_TOKEN, STACK_RESOURCES_TOKEN = READ_STACK_OUTPUTS, READ_STACK_RESOURCES  # the live reader's state reads
 # Who "runs pulumi up" under mocks.
 MOCK_CLIENT = {
     "clientId": "11111111-1111-1111-1111-111111111111",
@@ -191,13 +190,12 @@ class OfflineReader:
         #: What the cluster runs in Kubernetes (a `kubectl get namespaces,daemonsets -A --show-managed-fields -o json`
         #: list, or a function of the kubeconfig that answers or raises); None: not read.
         self.kubernetes_answer = kubernetes
-        #: What the stack's state holds (URN -> {"type", "outputs"}); None: not read.
+        #: The stack's state (URN -> {"type", "outputs"}; None: its first run) and its own outputs,
+        #: as readStackOutputs answers them: some once a deployment completed, none before.
         self.stack_answer = dict(stack) if stack is not None else None
-        #: The stack's own outputs, as the engine's readStackOutputs answers them: a stack with
-        #: a state has some (a deployment completed), one without none (never deployed).
+        self.stack_outputs = dict(stack_outputs) if stack_outputs is not None else ({"clusterName": "aks"} if stack else {})
         #: Reads that do not answer until their event is set (a test's backend that hangs).
         self.stall: dict[str, threading.Event] = {}
-        self.stack_outputs = dict(stack_outputs) if stack_outputs is not None else ({"clusterName": "aks"} if stack else {})
         #: The stack's preflight.kubernetesFile, when `kubernetes` is what it saved.
         self.kubernetes_file: str | None = None
         #: The reads the program made, by name, in order.
@@ -302,8 +300,11 @@ class OfflineReader:
         return answer(kubeconfig) if callable(answer) else answer
 
     def stack_resources(self) -> Mapping[str, Mapping[str, Any]]:
+        # None handed in: the stack's first run (live_reader.py); a test that refuses it, a failed read.
         self._asked("stack_resources")
-        return self._given(self.stack_answer, "the offline render has no stack state")
+        if self.stack_answer is None:
+            raise NotDeployed("the offline render has no stack state")
+        return self.stack_answer
 
     def wait_for_access(self, kubeconfig: str, granted: str) -> str:
         self._asked("wait_for_access")
@@ -382,10 +383,9 @@ class AzureMocks(pulumi_mocks.Mocks):
         raise NotImplementedError(f"no mock for invoke {args.token}")
 
     def stack_state(self, token: str, args: Mapping[str, Any]) -> dict[str, Any]:
-        """The engine's builtin reads of the stack's own state, in its shapes (pulumi/pulumi@1b594989
-        pkg/resource/deploy/builtins.go readStackReference, readStackResourceOutputs). The
-        snapshot of a stack that never deployed is nil, and readStackResourceOutputs would panic
-        the CLI on it (pkg/backend/backend.go GetStackResourceOutputs): here it fails the test."""
+        """The engine's builtin reads of the stack's state, in its shapes (pulumi/pulumi@1b594989 builtins.go
+        readStackReference, readStackResourceOutputs). readStackResourceOutputs on a stack that never
+        deployed would panic the CLI (pkg/backend/backend.go GetStackResourceOutputs): it fails the test."""
         self.state_reads.append(token)
         if (stalled := self.reader.stall.get(token)) is not None:
             stalled.wait()  # a backend that does not answer until the test lets it

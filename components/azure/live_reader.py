@@ -19,7 +19,7 @@ from typing import Any
 
 from components.azure import azure_facts, cluster_access, invoke_deadline, kubernetes_read, permissions, pool_modes, prices
 from components.azure.azure_facts import Facts
-from components.azure.reader import NotRead, RunningPool
+from components.azure.reader import NotDeployed, NotRead, RunningPool
 
 GET_MANAGED_CLUSTER = "azure-native:containerservice:getManagedCluster"
 # The engine's builtin provider serves package `pulumi`'s invokes, in a preview and an up alike
@@ -143,7 +143,7 @@ class LiveReader:
         try:
             own = invoke_deadline.within(lambda: ask(READ_STACK_OUTPUTS, {"name": name}), "readStackOutputs", self.state_seconds)
             if not own.get("outputs"):
-                raise NotRead("the stack has no outputs yet: no deployment of it has completed")
+                raise NotDeployed("the stack has no outputs yet: no deployment of it has completed")
             held = invoke_deadline.within(
                 lambda: ask(READ_STACK_RESOURCES, {"stackName": name}), "readStackResourceOutputs", self.state_seconds
             )

@@ -45,6 +45,10 @@ class NotRead(Exception):
     and how to give the program the answer another way."""
 
 
+class NotDeployed(NotRead):
+    """The stack's state holds nothing yet: no deployment of it has completed."""
+
+
 class AzureReader(Protocol):
     """What the program reads of Azure and of the cluster."""
 

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from components.azure.reader import AzureReader, NotRead
+from components.azure.reader import AzureReader, NotDeployed, NotRead
 
 AGENT_POOL = "azure-native:containerservice:AgentPool"
 MANAGED_POOL = "pulumi-python:dynamic/aksgpu:ManagedGpuPool"
@@ -56,6 +56,9 @@ class StackState:
     known: bool
     held: Mapping[tuple[str, str], str] = field(default_factory=dict)
     why: str = ""
+    #: Not known because no deployment of the stack has completed (nothing it could hold but
+    #: what a failed first `up` left, which carries the stack's tags as it was created).
+    undeployed: bool = False
     #: A Kubernetes object's ID as pulumi-kubernetes writes it, `<namespace>/<name>` or
     #: `<name>` (provider/pkg/provider/util.go parseFqName), by (type, name): its state's
     #: outputs are the live object (provider.go checkpointObject), so metadata names it.
@@ -103,6 +106,8 @@ def read(reader: AzureReader) -> StackState:
     """What the stack holds, read once; a read that fails is "not known" with its reason."""
     try:
         answer = reader.stack_resources()
+    except NotDeployed as why:
+        return StackState(False, why=str(why), undeployed=True)
     except NotRead as why:
         return StackState(False, why=str(why))
     except Exception as error:  # noqa: BLE001 - any failure only means "not known"
