@@ -27,6 +27,7 @@ from components.azure import (
     preflight,
     proof_fit,
     reader,
+    stack_state,
 )
 from components.azure.live_reader import LiveReader
 from components.resources import budget
@@ -62,18 +63,22 @@ user_kubeconfig = cluster_facts.read_user_kubeconfig(azure, found.resource_group
 # The cluster's own GPU pools the stack uses or adopts (gpuPools.<name>.existing), read from it:
 # from here on their settings are Azure's.
 owner = existing_cluster_checks.owner_tags(pulumi.get_project(), pulumi.get_stack())
+# What the stack holds already, from the engine's state, not from a tag its owner can remove: a
+# pool, namespace or DaemonSet it registered is its own whatever its marks say, and its import
+# is decided by it. Not known: a run says how to check, and gives no advice that deletes.
+state = stack_state.read(azure) if found is not None else stack_state.NOT_READ
 # What this stack adopted is guarded: a config that would replace it stops here, and one that
 # no longer names it is told what the engine does (release, or delete where the stack may).
 if found is not None:
-    for warning in ownership.check_pools(cfg, found, next(iter(owner.values()))):
+    for warning in ownership.check_pools(cfg, found, next(iter(owner.values())), state, pulumi.runtime.is_dry_run()):
         pulumi.log.warn(warning)
-cfg, live_pools, existing_lines = existing_pools.resolve(cfg, found, next(iter(owner.values())))
+cfg, live_pools, existing_lines = existing_pools.resolve(cfg, found, next(iter(owner.values())), state)
 for line in existing_lines:
     pulumi.log.info(line)
 # Each GPU pool's subnets and pods per node, fitted to the cluster's network; a pool this
 # stack runs already keeps its own, and a config that moves it is said to replace it.
 adopted = {name: live.facts for name, live in live_pools.items() if live.how == "adopt"}
-networks = pool_network.plan_pools(cfg, found, pulumi.get_stack(), adopted)
+networks = pool_network.plan_pools(cfg, found, pulumi.get_stack(), adopted, state)
 if found is not None:
     for network in networks.values():
         pulumi.log.info(network.why)
@@ -94,6 +99,7 @@ if found is not None and user_kubeconfig:
         next(iter(owner.values())),
         pulumi.runtime.is_dry_run(),
         found,
+        state,
     )
     for warning in in_cluster.warnings:
         pulumi.log.warn(warning)
@@ -124,6 +130,7 @@ checked = preflight.run(
     found=found,
     networks=networks.values(),
     in_cluster=in_cluster.problems if in_cluster else (),
+    state=state,
 )
 for warning in checked.warnings:
     pulumi.log.warn(warning)
@@ -273,6 +280,9 @@ if plugin_pools := serving("device-plugin"):
         pool_names=[p.name for p in plugin_pools] if cfg.select_pools else (),
         marks=(ownership.adopted_marks(owner) if cfg.device_plugin.adopt else owner) if existing else {},
         adopt=bool(in_cluster and in_cluster.adoption),
+        imports=(in_cluster.adoption.import_namespace, in_cluster.adoption.import_daemon_set)
+        if in_cluster and in_cluster.adoption
+        else (True, True),
         retain_on_delete=ownership.plugin_released(cfg),
         deleted_with=inside,
         depends_on=access,

@@ -76,7 +76,8 @@ def test_an_adopted_pool_whose_entry_loses_existing_adopt_is_refused_before_it_i
 def test_using_an_adopted_pool_is_refused_until_it_is_handed_back(preview):
     message = stopped({"gpunp": {"existing": "use"}}, preview)
     assert "carries this stack's tag (aks-gpu-stack = aks-gpu/team)" in message
-    assert "remove its entry and `up`, which releases an adopted pool" in message
+    # Not "remove its entry and `up`", which deletes a pool the stack created (#45).
+    assert "take it out of the state without deleting it (`pulumi state delete" in message
 
 
 @pytest.mark.parametrize("preview", BOTH)
@@ -208,7 +209,7 @@ def test_a_new_pool_named_like_another_stacks_pool_in_other_letters_is_refused(p
     found = cluster(**{"AKS-GPU-STACK": "aks-gpu/other"})
     reader = OfflineReader(cluster=found)
     monitor = RecordingMonitor(AzureMocks(reader=reader))
-    said = "which this stack did not add (it carries aks-gpu-stack = aks-gpu/other)"
+    said = "the cluster already has a pool named 'gpunp' (it carries aks-gpu-stack = aks-gpu/other)"
     if preview:
         assert any(
             said in w

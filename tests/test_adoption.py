@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import Any
 
 import pytest
 from pulumi_azure_native.containerservice import AgentPoolArgs
-from support.adoption import guide, saved_list
+from support.adoption import guide, saved_list, the_guides
 from support.existing_pools import GPUNP, OURS, run, stopped
 from support.guide_example import EXAMPLE, STACK_FILE
 
@@ -149,10 +148,6 @@ def test_the_table_of_agent_pool_inputs_is_azure_natives():
 
 
 # --------------------------------------------------------------------------- the guide's device plugin
-
-
-def the_guides(listed: dict[str, Any]) -> dict[str, Any]:
-    return next(i for i in listed["items"] if i["kind"] == "DaemonSet" and i["metadata"]["name"] == "nvidia-device-plugin-daemonset")
 
 
 @pytest.mark.parametrize("preview", BOTH)

@@ -311,13 +311,14 @@ def test_a_preview_of_a_stopped_cluster_warns_and_says_how_to_start_it():
 
 
 def test_somebody_elses_pool_of_the_same_name_stops_a_deployment():
+    # The state is not known here (the mock engine holds none): the line says how to tell a
+    # pool that lost the stack's tag from somebody else's (tests/test_stack_state.py).
     theirs = {"name": "gpu", "vmSize": T4, "count": 2, "mode": "User", "tags": {"owner": "ml-team"}}
     cluster = existing_cluster(agentPoolProfiles=[*existing_cluster()["agentPoolProfiles"], theirs])
     created, error = deploy(cluster=cluster)
     assert created == []
-    assert (
-        "aks-gpu:gpuPool: the cluster already has a pool named 'gpu', which this stack did not add (it has no aks-gpu-stack tag)" in error
-    )
+    assert "aks-gpu:gpuPool: the cluster already has a pool named 'gpu' (it has no aks-gpu-stack tag)" in error
+    assert "if not, it is somebody else's: then pick another pool name" in error
 
 
 def test_this_stacks_own_pool_is_no_conflict_on_the_next_up():

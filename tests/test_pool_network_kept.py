@@ -9,46 +9,30 @@ from __future__ import annotations
 import pytest
 from conftest import run_cached
 from support.config import parsed
+from support.pool_network import (
+    NEW_NODES,
+    NEW_PODS,
+    NODES,
+    PODS,
+    T4,
+    VNET,
+    moved_cluster,
+    network_of,
+    replace_warnings,
+)
 
 from components.azure import pool_network
 from components.azure.cluster_facts import OWNER_TAG, parse
-from tools.azure_mocks import existing_cluster
+from components.azure.stack_state import StackState
 
-T4 = "Standard_NC4as_T4_v3"
 POOL = "azure-native:containerservice:AgentPool"
 TEAM = {"resourceGroupName": "team-rg", "name": "team-aks"}
-VNET = "/subscriptions/3333/resourceGroups/net-rg/providers/Microsoft.Network/virtualNetworks/team-vnet/subnets"
-NODES, PODS = f"{VNET}/nodes", f"{VNET}/pods"
-# Where the owner moved the System pool since the stack added its GPU pool.
-NEW_NODES, NEW_PODS = f"{VNET}/nodes-2026", f"{VNET}/pods-2026"
 GPU_NODES = f"{VNET}/gpu-nodes"
-OURS = {OWNER_TAG: "aks-gpu/dev"}
-DYNAMIC_POD_IPS = {"networkPlugin": "azure", "networkPolicy": "cilium", "networkDataplane": "cilium"}
 MODES = pytest.mark.parametrize("preview", [True, False], ids=["preview", "deployment"])
-
-
-def moved_cluster(gpu_tags: dict | None = OURS, gpu_name: str = "gpu") -> dict:
-    """A cluster with dynamic pod IPs whose System pool its owner moved to new subnets and 50
-    pods per node, beside the GPU pool the stack added before, on the old ones with 30."""
-    system = {"name": "system", "mode": "System", "vmSize": "Standard_D4s_v5", "count": 3, "osType": "Linux"}
-    gpu = {"name": gpu_name, "mode": "User", "vmSize": T4, "count": 1, "osType": "Linux", "provisioningState": "Succeeded"}
-    pools = [
-        {**system, "vnetSubnetID": NEW_NODES, "podSubnetID": NEW_PODS, "maxPods": 50},
-        {**gpu, "vnetSubnetID": NODES, "podSubnetID": PODS, "maxPods": 30, **({"tags": gpu_tags} if gpu_tags else {})},
-    ]
-    return existing_cluster(networkProfile=DYNAMIC_POD_IPS, agentPoolProfiles=pools)
 
 
 def run(description: dict, preview: bool, **pool):
     return run_cached("dev", preview=preview, cluster=description, existingCluster=TEAM, gpuPool={"vmSize": T4, **pool})[0]
-
-
-def network_of(declared: dict) -> tuple:
-    return declared.get("vnetSubnetID"), declared.get("podSubnetID"), declared["maxPods"]
-
-
-def replace_warnings(warnings: list[str]) -> list[str]:
-    return [w for w in warnings if "replaces pool" in w]
 
 
 @MODES
@@ -130,6 +114,7 @@ def test_a_pool_taken_over_by_name_is_kept_like_the_stacks_own():
     """`live` hands plan_pools a pool the stack adopts, which carries no tag of this stack."""
     found = parse(moved_cluster(gpu_tags=None), "team-rg")
     cfg = parsed(existingCluster=TEAM, gpuPool={"vmSize": T4})
-    assert pool_network.plan_pools(cfg, found, "dev")["gpu"].vnet_subnet_id == NEW_NODES
+    # The state known, and not holding it: the stack's config would add a new pool.
+    assert pool_network.plan_pools(cfg, found, "dev", state=StackState(True))["gpu"].vnet_subnet_id == NEW_NODES
     live = {p.name: p for p in found.pools if p.name == "gpu"}
     assert pool_network.plan_pools(cfg, found, "dev", live)["gpu"].vnet_subnet_id == NODES

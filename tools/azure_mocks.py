@@ -15,6 +15,7 @@ offline render says what it read), or an assumed one (it says so)."""
 from __future__ import annotations
 
 import base64
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -25,8 +26,8 @@ from pulumi.runtime import settings
 from components.azure.azure_facts import Facts
 from components.azure.cluster_facts import id_parts
 from components.azure.cluster_objects import SAVE_COMMAND
-from components.azure.live_reader import GET_MANAGED_CLUSTER
-from components.azure.reader import NotRead, RunningPool
+from components.azure.live_reader import GET_MANAGED_CLUSTER, READ_STACK_OUTPUTS, READ_STACK_RESOURCES
+from components.azure.reader import NotDeployed, NotRead, RunningPool
 from tools.stack_files import saved_cluster, saved_kubernetes
 
 # The fake credential; tests check that it never shows up outside a secret.
@@ -35,6 +36,7 @@ USER_CREDENTIALS_TOKEN = "azure-native:containerservice:listManagedClusterUserCr
 CLIENT_CONFIG_TOKEN = "azure-native:authorization:getClientConfig"
 FEATURE_REGISTRATION_TOKEN = "azure-native:features:getSubscriptionFeatureRegistration"
 MANAGED_CLUSTER_TOKEN = GET_MANAGED_CLUSTER  # the live reader's invoke
+STACK_OUTPUTS_TOKEN, STACK_RESOURCES_TOKEN = READ_STACK_OUTPUTS, READ_STACK_RESOURCES  # the live reader's state reads
 # Who "runs pulumi up" under mocks.
 MOCK_CLIENT = {
     "clientId": "11111111-1111-1111-1111-111111111111",
@@ -175,6 +177,8 @@ class OfflineReader:
         sign_in: str | None = None,
         wait_for_access: Callable[[str, str], str] | None = None,
         kubernetes: Mapping[str, Any] | Callable[[str], Mapping[str, Any]] | None = None,
+        stack: Mapping[str, Mapping[str, Any]] | None = None,
+        stack_outputs: Mapping[str, Any] | None = None,
     ) -> None:
         self.feature_state_answer = feature_state
         self.described_cluster = dict(cluster) if cluster is not None else None
@@ -189,6 +193,12 @@ class OfflineReader:
         #: What the cluster runs in Kubernetes (a `kubectl get namespaces,daemonsets -A --show-managed-fields -o json`
         #: list, or a function of the kubeconfig that answers or raises); None: not read.
         self.kubernetes_answer = kubernetes
+        #: The stack's state (URN -> {"type", "outputs"}; None: its first run) and its own outputs,
+        #: as readStackOutputs answers them: some once a deployment completed, none before.
+        self.stack_answer = dict(stack) if stack is not None else None
+        self.stack_outputs = dict(stack_outputs) if stack_outputs is not None else ({"clusterName": "aks"} if stack else {})
+        #: Reads that do not answer until their event is set (a test's backend that hangs).
+        self.stall: dict[str, threading.Event] = {}
         #: The stack's preflight.kubernetesFile, when `kubernetes` is what it saved.
         self.kubernetes_file: str | None = None
         #: The reads the program made, by name, in order.
@@ -296,6 +306,13 @@ class OfflineReader:
             self._note(f"offline: what the cluster runs in Kubernetes read from {self.kubernetes_file}")
         return answer(kubeconfig) if callable(answer) else answer
 
+    def stack_resources(self) -> Mapping[str, Mapping[str, Any]]:
+        # None handed in: the stack's first run (live_reader.py); a test that refuses it, a failed read.
+        self._asked("stack_resources")
+        if self.stack_answer is None:
+            raise NotDeployed("the offline render has no stack state")
+        return self.stack_answer
+
     def wait_for_access(self, kubeconfig: str, granted: str) -> str:
         self._asked("wait_for_access")
         return self.access_wait(kubeconfig, granted) if self.access_wait is not None else kubeconfig
@@ -323,6 +340,9 @@ class AzureMocks(pulumi_mocks.Mocks):
         self.reader = reader or OfflineReader(feature_state, cluster, location)
         #: The invokes the declared resources made, by token.
         self.calls: list[str] = []
+        #: The stack names the state was read for, and the reads, in order.
+        self.stack_names: list[str] = []
+        self.state_reads: list[str] = []
 
     @property
     def notes(self) -> list[str]:
@@ -365,4 +385,23 @@ class AzureMocks(pulumi_mocks.Mocks):
                 return dict(self.reader.cluster(args.args["resourceGroupName"], args.args["resourceName"]))
             except RuntimeError as error:
                 raise EngineInvokeError(args.token, str(error)) from None
+        if args.token in (STACK_OUTPUTS_TOKEN, STACK_RESOURCES_TOKEN):
+            return self.stack_state(args.token, args.args)
         raise NotImplementedError(f"no mock for invoke {args.token}")
+
+    def stack_state(self, token: str, args: Mapping[str, Any]) -> dict[str, Any]:
+        """The engine's builtin reads of the stack's state, in its shapes (pulumi/pulumi@1b594989 builtins.go
+        readStackReference, readStackResourceOutputs). readStackResourceOutputs on a stack that never
+        deployed would panic the CLI (pkg/backend/backend.go GetStackResourceOutputs): it fails the test."""
+        self.state_reads.append(token)
+        if (stalled := self.reader.stall.get(token)) is not None:
+            stalled.wait()  # a backend that does not answer until the test lets it
+        if token in self.reader.refused:
+            raise EngineInvokeError(token, self.reader.refused[token])
+        if token == STACK_OUTPUTS_TOKEN:
+            self.stack_names.append(args["name"])
+            return {"name": args["name"], "outputs": dict(self.reader.stack_outputs), "secretOutputNames": []}
+        self.stack_names.append(args["stackName"])
+        if self.reader.stack_answer is None:
+            raise AssertionError("readStackResourceOutputs on a stack that never deployed panics the CLI")
+        return {"name": args["stackName"], "outputs": dict(self.reader.stack_answer)}

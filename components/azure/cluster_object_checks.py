@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from components.azure import ownership
+from components.azure import ownership, stack_state
 from components.azure.cluster_facts import ClusterFacts
 from components.azure.cluster_objects import (
     GUIDE_DAEMONSET,
@@ -41,6 +41,7 @@ from components.azure.cluster_objects import (
 )
 from components.azure.problem import Problem
 from components.azure.reader import AzureReader, NotRead
+from components.azure.stack_state import NOT_READ, StackState
 from components.azure.used_pool_gpus import UsedPoolGpus, resources
 from components.catalog import gpu_sizes
 from components.config import NAMESPACE, GpuPoolConfig, StackConfig
@@ -64,6 +65,10 @@ class Adoption:
     #: the cluster was not read.
     live_namespace: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
     live_daemon_set: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    #: Which of the two this run imports: not one the stack's state holds already (stack_state),
+    #: so a DaemonSet whose import failed after its namespace's is imported on the next run.
+    import_namespace: bool = True
+    import_daemon_set: bool = True
 
 
 @dataclass(frozen=True)
@@ -135,30 +140,34 @@ def check(
     owner: str,
     dry_run: bool,
     found: ClusterFacts | None = None,
+    state: StackState = NOT_READ,
 ) -> Findings:
-    """Reads what the cluster runs and says what it means for this stack; `owner` is
-    `<project>/<stack>`; `found`, the cluster's description, says what its used pools offer.
-    Raises PreflightError where devicePlugin.adopt cannot be done."""
+    """Reads what the cluster runs and says what it means for this stack; `owner` is `<project>/<stack>`;
+    `found`, the cluster's description, says what its used pools offer; `state`, what the stack's state
+    holds (the stack's whatever its annotations say). Raises PreflightError where devicePlugin.adopt cannot be done."""
     seen, unread = read(reader, kubeconfig)
     if seen is None:
         lines: list[str] = []
         adoption = None
-        if cfg.device_plugin.adopt:
+        held = (state.holds(*stack_state.PLUGIN_NAMESPACE), state.holds(*stack_state.PLUGIN_DAEMON_SET))
+        if cfg.device_plugin.adopt and not all(held):  # both held: nothing to take over
             if not dry_run:
                 raise PreflightError(
                     f"preflight: {ADOPT} = true, but what the cluster runs could not be read, so what to take over is not known "
                     f"({(unread or '').removeprefix(UNCHECKED + ': ')}); nothing was created"
                 )
-            adoption = Adoption(cfg.device_plugin.namespace, f"{cfg.device_plugin.namespace}/{GUIDE_DAEMONSET}")
+            name = cfg.device_plugin.namespace
+            adoption = Adoption(name, f"{name}/{GUIDE_DAEMONSET}", import_namespace=not held[0], import_daemon_set=not held[1])
             lines.append(
                 f"{ADOPT}: assumed the cluster runs the guide's DaemonSet {adoption.daemon_set}, to take over; what the adopting "
                 "`up` changes in it is not known (save `kubectl get` as preflight.kubernetesFile to see it field by field)"
             )
         return Findings(False, warnings=[unread or UNCHECKED], lines=lines, adoption=adoption)
-    mine = Mine(seen, owner, frozenset(cfg.owned_namespaces))
+    objects = (state.kubernetes_ids(stack_state.NAMESPACE), state.kubernetes_ids(stack_state.DAEMON_SET))
+    mine = Mine(seen, owner, frozenset(cfg.owned_namespaces), *objects)
     # What this stack adopted, as the config names it now (components/azure/ownership.py).
     warnings = ownership.check_objects(cfg, seen, owner, any(p.stack_plugin == "device-plugin" for p in pools))
-    adoption, lines = adopt(cfg, seen, mine)
+    adoption, lines = adopt(cfg, seen, mine, state)
     taken = adoption.daemon_set if adoption else None
     served = served_already(seen, pools, mine, taken)
     lines += [
@@ -200,18 +209,25 @@ class Mine:
     seen: Seen
     owner: str
     owned_names: frozenset[str]
+    #: The namespaces and DaemonSets (`<namespace>/<name>`) the stack's state holds: the
+    #: stack's whatever their annotations say (stack_state).
+    held_namespaces: frozenset[str] = frozenset()
+    held_daemon_sets: frozenset[str] = frozenset()
 
     def namespace(self, name: str) -> bool:
         found = self.seen.namespaces.get(name)
         if found is None:
             return False
+        if name in self.held_namespaces:
+            return True
         # Made by pulumi-kubernetes, unmarked, under a name this stack creates: this stack,
         # deployed before it marked its objects.
         legacy = STACK_ANNOTATION not in found.annotations and found.by_pulumi and name in self.owned_names
         return found.annotations.get(STACK_ANNOTATION) == self.owner or legacy
 
     def daemon_set(self, found: DaemonSet) -> bool:
-        return found.annotations.get(STACK_ANNOTATION) == self.owner or self.namespace(found.namespace)
+        held = f"{found.namespace}/{found.name}" in self.held_daemon_sets
+        return held or found.annotations.get(STACK_ANNOTATION) == self.owner or self.namespace(found.namespace)
 
     def legacy_notes(self) -> list[str]:
         return [
@@ -302,39 +318,59 @@ def other_plugins(seen: Seen, pools: Sequence[PoolNodes], mine: Mine, taken: str
     return problems
 
 
-def adopt(cfg: StackConfig, seen: Seen, mine: Mine) -> tuple[Adoption | None, list[str]]:
-    """What devicePlugin.adopt takes over on this run: nothing once the namespace is the
-    stack's (adopted before, or created); else the guide's DaemonSet, or a one-line refusal."""
+def adopt(cfg: StackConfig, seen: Seen, mine: Mine, state: StackState = NOT_READ) -> tuple[Adoption | None, list[str]]:
+    """What devicePlugin.adopt takes over on this run, the namespace and the guide's DaemonSet each
+    by itself: not what the state holds (not known: what carries the stack's own mark), so a
+    DaemonSet whose import failed after its namespace's is imported again, not created (AlreadyExists)."""
     if not cfg.device_plugin.adopt:
         return None, []
     name = cfg.device_plugin.namespace
     found = next((d for d in seen.daemon_sets if d.namespace == name and d.name == GUIDE_DAEMONSET), None)
     where = f"DaemonSet {name}/{GUIDE_DAEMONSET}"
-    # Another stack's mark, on the namespace or the DaemonSet: theirs to adopt, as its pool is.
     namespace = seen.namespaces.get(name)
-    theirs = [(f"namespace {name}", ownership.others_mark(namespace.annotations, mine.owner)) if namespace else ("", None)]
-    theirs += [(where, ownership.others_mark(found.annotations, mine.owner))] if found else []
+    held_namespace = mine.namespace(name) if (ns := state.holds(*stack_state.PLUGIN_NAMESPACE)) is None else ns
+    ds_marked = found is not None and found.annotations.get(STACK_ANNOTATION) == mine.owner
+    held_daemon_set = ds_marked if (ds := state.holds(*stack_state.PLUGIN_DAEMON_SET)) is None else ds
+    # Another stack's mark, on what this run would import: theirs to adopt, as its pool is.
+    theirs = [(f"namespace {name}", ownership.others_mark(namespace.annotations, mine.owner))] if namespace and not held_namespace else []
+    theirs += [(where, ownership.others_mark(found.annotations, mine.owner))] if found and not held_daemon_set else []
     if other := next(((what, mark) for what, mark in theirs if mark), None):
         raise PreflightError(
             f"preflight: {ADOPT} = true, but {other[0]} belongs to another stack ({other[1]}): adopt it there, or pick another "
             "devicePlugin.namespace"
         )
-    if mine.namespace(name):
+    if held_namespace and (held_daemon_set or found is None):
         marked = namespace is not None and namespace.annotations.get(ownership.ADOPTED) == mine.owner
         return None, [
             f"{ADOPT}: namespace {name} and its device plugin are this stack's already; nothing is imported"
             + ("" if marked else f"; this `up` marks them adopted ({ownership.ADOPTED})")
         ]
-    refusal = None
+    if refusal := _not_the_guides(name, where, found, seen):
+        raise PreflightError(f"preflight: {ADOPT} = true, but {refusal}")
+    assert found is not None  # _not_the_guides refuses a DaemonSet that is not there
+    live = namespace.item if namespace else {}
+    adoption = Adoption(name, f"{name}/{GUIDE_DAEMONSET}", live, found.item, not held_namespace, not held_daemon_set)
+    others = [d.where for d in seen.daemon_sets if d.namespace == name and d.name != GUIDE_DAEMONSET]
+    taken = f"namespace {name} and {where}" if not held_namespace else f"{where} (namespace {name} is the stack's already)"
+    line = f"{ADOPT}: this run takes over {taken} (Pulumi's import), and its spec replaces theirs; " + (
+        "`pulumi destroy` releases both (Pulumi forgets them, the cluster keeps them)"
+        if ownership.plugin_released(cfg)
+        else "`pulumi destroy` deletes both (devicePlugin.onDestroy: delete)"
+        + (f", and with the namespace {', '.join(others)}" if others else "")
+    )
+    return adoption, [line]
+
+
+def _not_the_guides(name: str, where: str, found: DaemonSet | None, seen: Seen) -> str | None:
     if found is None:
         there = f"namespace {name} holds no {where}" if name in seen.namespaces else f"there is no namespace {name}"
-        refusal = f"{there} to take over; remove adopt, and the stack creates its own"
-    elif not found.device_plugin or found.gpu_operator:
+        return f"{there} to take over; remove adopt, and the stack creates its own"
+    if not found.device_plugin or found.gpu_operator:
         what = (
             "the GPU Operator's" if found.gpu_operator else f"not NVIDIA's device plugin (it runs {', '.join(found.images) or 'no image'})"
         )
-        refusal = f"{where} is {what}, not the guide's; remove adopt, or pick another devicePlugin.namespace"
-    elif dict(found.selector) != GUIDE_SELECTOR or found.selector_expressions:
+        return f"{where} is {what}, not the guide's; remove adopt, or pick another devicePlugin.namespace"
+    if dict(found.selector) != GUIDE_SELECTOR or found.selector_expressions:
         # "once a DaemonSet is created, its .spec.selector can not be mutated" (kubernetes/website
         # content/en/docs/concepts/workloads/controllers/daemonset.md; kubernetes#50808), and
         # pulumi-kubernetes replaces a DaemonSet whose selector changes (pulumi-kubernetes#1008),
@@ -342,23 +378,12 @@ def adopt(cfg: StackConfig, seen: Seen, mine: Mine) -> tuple[Adoption | None, li
         selects = (
             dict(found.selector) if not found.selector_expressions else {"matchLabels": dict(found.selector), "matchExpressions": "..."}
         )
-        refusal = (
+        return (
             f"{where} selects its pods by {str(selects)[:120]}, not the guide's matchLabels {GUIDE_SELECTOR} alone: a selector cannot "
             "change in place, and Pulumi refuses to replace an object it imports; remove adopt, or delete it and let the stack "
             "create its own"
         )
-    if refusal or found is None:
-        raise PreflightError(f"preflight: {ADOPT} = true, but {refusal}")
-    namespace = seen.namespaces.get(name)
-    adoption = Adoption(name, f"{name}/{GUIDE_DAEMONSET}", namespace.item if namespace else {}, found.item)
-    others = [d.where for d in seen.daemon_sets if d.namespace == name and d.name != GUIDE_DAEMONSET]
-    line = f"{ADOPT}: this run takes over namespace {name} and {where} (Pulumi's import), and its spec replaces theirs; " + (
-        "`pulumi destroy` releases both (Pulumi forgets them, the cluster keeps them)"
-        if ownership.plugin_released(cfg)
-        else "`pulumi destroy` deletes both (devicePlugin.onDestroy: delete)"
-        + (f", and with the namespace {', '.join(others)}" if others else "")
-    )
-    return adoption, [line]
+    return None
 
 
 def pools_left(guide: DaemonSet, pools: Sequence[PoolNodes]) -> list[Problem]:

@@ -12,6 +12,7 @@ import pulumi
 from components.azure.cluster_facts import OWNER_TAG, ClusterFacts, PoolFacts
 from components.azure.ownership import owner_of
 from components.azure.problem import Problem
+from components.azure.stack_state import NOT_READ, StackState, unknown_pool_advice
 from components.catalog import gpu_sizes
 from components.config import NAMESPACE, StackConfig
 from components.config.cluster import ranges_listed
@@ -56,18 +57,19 @@ def namespaces_line(cfg: StackConfig, found: ClusterFacts) -> str:
     )
 
 
-def stack_pools(found: ClusterFacts, stack: str) -> dict[str, PoolFacts]:
-    """The cluster's pools this stack added (its owner tag), by name, as they run."""
+def stack_pools(found: ClusterFacts, stack: str, held: frozenset[str] | None = None) -> dict[str, PoolFacts]:
+    """The cluster's pools this stack added, by name, as they run: those its state holds
+    (`held`, stack_state), whatever their tags say, and those with its owner tag."""
     mine = owner_tags(pulumi.get_project(), stack)[OWNER_TAG]
-    return {p.name: p for p in found.pools if owner_of(p.tags) == mine}
+    return {p.name: p for p in found.pools if owner_of(p.tags) == mine or p.name in (held or ())}
 
 
-def pools_of_stack(found: ClusterFacts, stack: str) -> dict[str, tuple[str, int]]:
-    """The cluster's pools this stack added (its owner tag): name -> (VM size, nodes)."""
-    return {name: (p.vm_size, p.count) for name, p in stack_pools(found, stack).items()}
+def pools_of_stack(found: ClusterFacts, stack: str, held: frozenset[str] | None = None) -> dict[str, tuple[str, int]]:
+    """The cluster's pools this stack added (stack_pools): name -> (VM size, nodes)."""
+    return {name: (p.vm_size, p.count) for name, p in stack_pools(found, stack, held).items()}
 
 
-def check_existing_cluster(cfg: StackConfig, found: ClusterFacts, stack: str) -> list[Problem]:
+def check_existing_cluster(cfg: StackConfig, found: ClusterFacts, stack: str, state: StackState = NOT_READ) -> list[Problem]:
     """The existing cluster as a deployment would meet it: Succeeded and running, no other
     owner's pool under one of this stack's pool names, a Kubernetes version the chosen mode
     supports, and no GPU pool of others that the GPU Operator would take over. (That it
@@ -111,7 +113,7 @@ def check_existing_cluster(cfg: StackConfig, found: ClusterFacts, stack: str) ->
         problems.append(Problem(private_line(where, found), blocking=False))
     if found.authorized_ip_ranges:
         problems.append(Problem(authorized_ranges_line(where, found.authorized_ip_ranges), blocking=False))
-    problems += pool_name_conflicts(cfg, found, stack)
+    problems += pool_name_conflicts(cfg, found, stack, state)
     problems += mode_against_cluster(cfg, found)
     return problems
 
@@ -184,17 +186,43 @@ def authorized_ranges_line(where: str, ranges: tuple[str, ...]) -> str:
     )
 
 
-def pool_name_conflicts(cfg: StackConfig, found: ClusterFacts, stack: str) -> list[Problem]:
+def pool_name_conflicts(cfg: StackConfig, found: ClusterFacts, stack: str, state: StackState = NOT_READ) -> list[Problem]:
+    """A new pool's name that the cluster has already, as what the stack's state holds says
+    (stack_state): a pool it holds is the stack's whatever its tags say, and this run puts a lost
+    tag back (the pool declares its tags); one it does not hold is somebody else's. Where the
+    state is not known, a pool without the stack's tag may still be the stack's: the line says
+    how to check, and gives no advice that would delete it."""
     mine = owner_tags(pulumi.get_project(), stack)[OWNER_TAG]
     theirs = {p.name: owner_of(p.tags) for p in found.pools}  # its name matched as Azure matches tag names
+    held = state.pools()
     problems = []
     for pool in cfg.new_pools:  # `existing` names the cluster's own pool (components/azure/existing_pools.py)
-        if pool.name in theirs and theirs[pool.name] != mine:
-            owner = f"it carries {OWNER_TAG} = {theirs[pool.name]}" if theirs[pool.name] else f"it has no {OWNER_TAG} tag"
+        if pool.name not in theirs or theirs[pool.name] == mine:
+            continue
+        key = cfg.pool_key(pool)
+        owner = f"it carries {OWNER_TAG} = {theirs[pool.name]}" if theirs[pool.name] else f"it has no {OWNER_TAG} tag"
+        if held is not None and pool.name in held:
             problems.append(
                 Problem(
-                    f"{cfg.pool_key(pool)}: the cluster already has a pool named {pool.name!r}, which this stack did not add "
-                    f"({owner}); pick another pool name, or set {cfg.pool_key(pool)}.existing to use or adopt it (docs/existing-cluster.md)"
+                    f"{key}: the pool {pool.name!r} lacks {OWNER_TAG} = {mine} ({owner}), but the stack's state holds it "
+                    f"({state.pool_urn(pool.name)}): it is this stack's, and this `up` puts the tag back",
+                    blocking=False,
+                )
+            )
+        elif held is not None:
+            problems.append(
+                Problem(
+                    f"{key}: the cluster already has a pool named {pool.name!r}, which this stack did not add ({owner}; the "
+                    f"stack's state does not hold it); pick another pool name, or set {key}.existing to use or adopt it "
+                    "(docs/existing-cluster.md)"
+                )
+            )
+        else:
+            problems.append(
+                Problem(
+                    f"{key}: the cluster already has a pool named {pool.name!r} ({owner}), and "
+                    f"{unknown_pool_advice(pool.name, state)}: then pick another pool name, or set {key}.existing to use or "
+                    'adopt it (docs/lifecycle.md, "A pool that lost the stack\'s tag")'
                 )
             )
     return problems

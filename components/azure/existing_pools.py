@@ -24,6 +24,7 @@ from components.azure import live_pool_counts, ownership
 from components.azure.agent_pool_members import undeclared_members
 from components.azure.cluster_facts import OWNER_TAG, ClusterFacts, PoolFacts
 from components.azure.cluster_objects import SAVE_COMMAND
+from components.azure.stack_state import NOT_READ, StackState
 from components.catalog import gpu_sizes
 from components.config import GpuPoolConfig, PoolUpgradeSettings, StackConfig, pool_upgrades, snake
 from components.config.existing import ADOPT_IN_PLACE
@@ -40,10 +41,13 @@ class LivePool:
     facts: PoolFacts
     #: use or adopt.
     how: str
-    #: adopt: the ARM ID the adopting `up` imports; None once the pool carries this stack's tag.
+    #: adopt: the ARM ID the adopting `up` imports; None once the stack's state holds the pool
+    #: (or, where the state is not known, once the pool carries this stack's tag).
     import_id: str | None = None
     #: adopt: the pool carries this stack's adopted mark already (ownership.ADOPTED).
     marked: bool = False
+    #: The stack's state holds the pool (stack_state), whatever its tags say.
+    held: bool = False
 
     @property
     def taints(self) -> tuple[str, ...]:
@@ -170,9 +174,10 @@ def _refused(key: str, how: str, found: ClusterFacts, why: str) -> PreflightErro
     return PreflightError(f"{key}.existing = {how}: {why} (cluster {found.resource_group}/{found.name})")
 
 
-def live_pool(pool: GpuPoolConfig, key: str, found: ClusterFacts, owner: str) -> LivePool:
+def live_pool(pool: GpuPoolConfig, key: str, found: ClusterFacts, owner: str, state: StackState = NOT_READ) -> LivePool:
     """The cluster's pool that `pool` names, checked: it exists, has an NVIDIA GPU, and is
-    not this stack's own (use) or another stack's (adopt)."""
+    not this stack's own (use: its state holds it, or it carries the stack's tag) or another
+    stack's (adopt)."""
     how = str(pool.existing)
     facts = next((p for p in found.pools if p.name == pool.name), None)
     if facts is None:
@@ -190,19 +195,12 @@ def live_pool(pool: GpuPoolConfig, key: str, found: ClusterFacts, owner: str) ->
         raise _refused(key, how, found, f"its pool {pool.name} is a System pool, and this stack's pools are User pools: use it instead")
     # The stack's marks, their names matched as Azure matches tag names (ownership.tag).
     marks = {OWNER_TAG: ownership.owner_of(facts.tags), ownership.ADOPTED: ownership.adopter_of(facts.tags)}
-    ours = owner in marks.values()
+    held = state.pool_urn(pool.name)
+    ours = owner in marks.values() or held is not None
     if how == "use" and ours:
-        mark = next(name for name, value in marks.items() if value == owner)
-        raise _refused(
-            key,
-            how,
-            found,
-            f"the pool carries this stack's tag ({mark} = {owner}): the stack created or adopted it, and its state holds it; to "
-            "use it, hand it back first (remove its entry and `up`, which releases an adopted pool, or `pulumi state delete` its "
-            f"AgentPool), then remove the stack's tags ({ownership.HAND_BACK})",
-        )
+        raise _refused(key, how, found, _own_pool_used(owner, marks, held))
     theirs = next(((name, value) for name, value in marks.items() if value and value != owner), None)
-    if how == "adopt" and theirs:
+    if how == "adopt" and theirs and held is None:
         raise _refused(key, how, found, f"the pool belongs to another stack ({theirs[0]} = {theirs[1]}); adopt it there, or use it")
     pool_type = str(facts.member("type") or "VirtualMachineScaleSets")
     if how == "adopt" and pool_type.lower() != "virtualmachinescalesets":
@@ -220,16 +218,39 @@ def live_pool(pool: GpuPoolConfig, key: str, found: ClusterFacts, owner: str) ->
             key, how, found, "the pool is AKS-managed GPU nodes (gpuProfile.nvidia.managementMode Managed): use it, or add a new pool"
         )
     import_id = None
-    if how == "adopt" and not ours:
+    # The import is decided by what the state holds: an import ID that differs from the one the
+    # state recorded (say, in case alone) is an ImportReplacementStep and a ReplaceStep, which
+    # deletes the old entry's resource, the same pool (pulumi/pulumi@1b594989 pkg/resource/
+    # deploy/step_generator.go `isImport`: `oldImportID != goal.ID`; pulumi/pulumi#2893). The
+    # tag decides only where the state is not known.
+    if how == "adopt" and not (held is not None if state.known else owner in marks.values()):
         if not found.resource_id:
             raise _refused(key, how, found, "the cluster's description has no id, so the pool's ARM ID is not known")
         import_id = f"{found.resource_id}/agentPools/{facts.name}"
-    return LivePool(facts, how, import_id, marked=marks[ownership.ADOPTED] == owner)
+    return LivePool(facts, how, import_id, marked=marks[ownership.ADOPTED] == owner, held=held is not None)
 
 
-def resolve(cfg: StackConfig, found: ClusterFacts | None, owner: str) -> tuple[StackConfig, dict[str, LivePool], list[str]]:
+def _own_pool_used(owner: str, marks: Mapping[str, str | None], held: str | None) -> str:
+    """Why `use` is refused on the stack's own pool, and how to hand it back without deleting
+    it: `use` unregisters the pool, which the engine then deletes (a pool the stack created)."""
+    mark = next((f"{name} = {owner}" for name, value in marks.items() if value == owner), None)
+    why = f"the stack's state holds it ({held})" if held else f"the pool carries this stack's tag ({mark})"
+    delete = (
+        f"`pulumi state delete '{held}'`" if held else "`pulumi state delete` with its AgentPool's URN, which `pulumi stack export` lists"
+    )
+    return (
+        f"{why}: the stack created or adopted it, and `use` would unregister it, which deletes a pool the stack created; keep "
+        f"its entry as it is, or, to use it instead, take it out of the state without deleting it ({delete}), then remove the "
+        f"stack's tags ({ownership.HAND_BACK})"
+    )
+
+
+def resolve(
+    cfg: StackConfig, found: ClusterFacts | None, owner: str, state: StackState = NOT_READ
+) -> tuple[StackConfig, dict[str, LivePool], list[str]]:
     """The config with each `existing` pool's settings read from the cluster, the live pools
-    by name, and what a preview says of them. `owner` is this stack's owner tag value."""
+    by name, and what a preview says of them. `owner` is this stack's owner tag value; `state`,
+    what the stack's state holds (stack_state)."""
     if found is None or not any(p.existing for p in cfg.gpu_pools):
         return cfg, {}, []
     live: dict[str, LivePool] = {}
@@ -240,7 +261,7 @@ def resolve(cfg: StackConfig, found: ClusterFacts | None, owner: str) -> tuple[S
             pools.append(pool)
             continue
         key = cfg.pool_key(pool)
-        live[pool.name] = found_pool = live_pool(pool, key, found, owner)
+        live[pool.name] = found_pool = live_pool(pool, key, found, owner, state)
         # onDestroy is the config's alone (a guard's, not a setting read from Azure).
         resolved = dataclasses.replace(
             settings_from_azure(pool, given.get(pool.name, {}), found_pool.facts, key), on_destroy=pool.on_destroy
@@ -284,6 +305,8 @@ def line(key: str, pool: GpuPoolConfig, live: LivePool) -> str:
             f"adopted: this `up` imports it and declares it as Azure has it, tagged {OWNER_TAG} and {ownership.ADOPTED} (the "
             "`adopt:` line says what it changes)"
         )
+    elif live.held:
+        what = "adopted earlier (the stack's state holds it): a pool of this stack; this `up` puts its tags back where lost"
     else:
         what = "adopted earlier (it carries this stack's tag): a pool of this stack"
         if not live.marked:

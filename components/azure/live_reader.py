@@ -19,9 +19,20 @@ from typing import Any
 
 from components.azure import azure_facts, cluster_access, invoke_deadline, kubernetes_read, permissions, pool_modes, prices
 from components.azure.azure_facts import Facts
-from components.azure.reader import RunningPool
+from components.azure.reader import NotDeployed, NotRead, RunningPool
 
 GET_MANAGED_CLUSTER = "azure-native:containerservice:getManagedCluster"
+# The engine's builtin provider serves package `pulumi`'s invokes, in a preview and an up alike
+# (pulumi/pulumi@1b594989 pkg/resource/deploy/builtins.go `Invoke`): the stack's own outputs,
+# and every resource of its last snapshot. The Python SDK's StackReference reads the first
+# through the same provider's Read (sdk/python/lib/pulumi/stack_reference.py, builtins.go
+# `Read` -> readStackReference); an invoke registers nothing, so no URN is added. Package
+# `pulumi` is always the builtins (providers/registry.go loadProvider), never denied with
+# default providers off (default_providers.go shouldDenyRequest).
+READ_STACK_OUTPUTS = "pulumi:pulumi:readStackOutputs"
+READ_STACK_RESOURCES = "pulumi:pulumi:readStackResourceOutputs"
+# The backend reads one checkpoint file, or exports one deployment from the Pulumi Cloud.
+STATE_READ_SECONDS = 60.0
 # The scope azure-mgmt-containerservice asks tokens for (ARM's audience).
 ARM_SCOPE = "https://management.azure.com/.default"
 
@@ -30,9 +41,15 @@ class LiveReader:
     """Azure and the cluster, live. `arm_endpoint` is for the tests' local fake of ARM;
     `invoke_seconds`, the existing cluster's invokes' deadline (invoke_deadline.py)."""
 
-    def __init__(self, arm_endpoint: str | None = None, invoke_seconds: float = invoke_deadline.INVOKE_SECONDS) -> None:
+    def __init__(
+        self,
+        arm_endpoint: str | None = None,
+        invoke_seconds: float = invoke_deadline.INVOKE_SECONDS,
+        state_seconds: float = STATE_READ_SECONDS,
+    ) -> None:
         self.arm_endpoint = arm_endpoint
         self.invoke_seconds = invoke_seconds
+        self.state_seconds = state_seconds
 
     @functools.cached_property
     def credential(self) -> Any:
@@ -103,3 +120,43 @@ class LiveReader:
 
     def wait_for_access(self, kubeconfig: str, granted: str) -> str:
         return cluster_access.wait_for_access(kubeconfig, granted)
+
+    def stack_resources(self) -> Mapping[str, Mapping[str, Any]]:
+        """URN -> {"type", "outputs"} of the stack's last snapshot, its own outputs asked first.
+
+        readStackResourceOutputs ranges over the snapshot with no nil check (pkg/backend/
+        backend.go GetStackResourceOutputs at 1b594989), and the diy backend's snapshot of a
+        stack that never deployed is nil (pkg/backend/diy/state.go getSnapshot ->
+        pkg/resource/stack/checkpoint.go DeserializeCheckpoint: `checkpoint.Latest` nil, as
+        `pulumi stack init` writes it, diy/backend.go CreateStack -> saveStack(TypedDeployment{})),
+        which would panic the CLI. readStackOutputs answers such a stack with no outputs
+        (diy/state.go getSnapshotStackOutputs: `checkpoint.Latest == nil` -> empty map; the
+        Pulumi Cloud exports a deployment either way, httpstate/state.go). So the snapshot is
+        read only once the stack's outputs say a deployment completed. Each read has a deadline
+        (invoke_deadline.py); no answer, an error or no outputs yet is NotRead."""
+        import pulumi
+
+        # "<organization>/<project>/<stack>", which both backends parse (backend.go ParseStackReference;
+        # httpstate/backend.go requires the three parts for readStackOutputs).
+        name = f"{pulumi.get_organization()}/{pulumi.get_project()}/{pulumi.get_stack()}"
+
+        def ask(token: str, args: dict[str, str]) -> Mapping[str, Any]:
+            return pulumi.runtime.invoke(token, args).value or {}
+
+        try:
+            own = invoke_deadline.within(lambda: ask(READ_STACK_OUTPUTS, {"name": name}), "readStackOutputs", self.state_seconds)
+            if not own.get("outputs"):
+                raise NotDeployed("the stack has no outputs yet: no deployment of it has completed")
+            held = invoke_deadline.within(
+                lambda: ask(READ_STACK_RESOURCES, {"stackName": name}), "readStackResourceOutputs", self.state_seconds
+            )
+        except NotRead:
+            raise
+        except Exception as error:  # noqa: BLE001 - any failure is "not known", said in one line
+            reason = " ".join(str(error).split())[:200] or type(error).__name__
+            raise NotRead(f"the stack's state could not be read: {reason}") from None
+        # builtins.go readStackResourceOutputs answers {"name", "outputs": {URN: {"type", "outputs"}}}.
+        resources = held.get("outputs")
+        if not isinstance(resources, Mapping):
+            raise NotRead("the stack's state was answered without its resources")
+        return dict(resources)

@@ -26,6 +26,7 @@ from typing import Any
 
 from components.azure.cluster_facts import OWNER_TAG, ClusterFacts
 from components.azure.cluster_objects import GUIDE_DAEMONSET, STACK_ANNOTATION, Seen
+from components.azure.stack_state import EXPORT, NOT_READ, POOL_NAMES, StackState
 from components.config import NAMESPACE, GpuPoolConfig, StackConfig
 from components.errors import PreflightError
 
@@ -83,15 +84,17 @@ def plugin_released(cfg: StackConfig) -> bool:
     return cfg.device_plugin.adopt and cfg.device_plugin.on_destroy != "delete"
 
 
-def check_pools(cfg: StackConfig, found: ClusterFacts, owner: str) -> list[str]:
-    """The pools this stack adopted (their `aks-gpu-adopted` tag), as the config now names
+def check_pools(cfg: StackConfig, found: ClusterFacts, owner: str, state: StackState = NOT_READ, dry_run: bool = True) -> list[str]:
+    """The pools this stack adopted (their `aks-gpu-adopted` tag, or the one the stack last
+    wrote on a pool its state holds: components/azure/stack_state.py), as the config now names
     them: an entry without `existing: adopt` would declare the owner's pool as a new one
     (the config's size and defaults) and replace it, deleting it first: refused, in one line.
     A pool the config no longer names is released by the engine, unless the stack was told
-    it may delete it: the returned warnings say which the preview shows."""
-    warnings = []
+    it may delete it: the returned warnings say which the preview shows. And `use` of a pool
+    the state may hold (used_unknown)."""
+    warnings = used_unknown(cfg, found, owner, state, dry_run)
     for facts in found.pools:
-        if adopter_of(facts.tags) != owner:
+        if owner not in (adopter_of(facts.tags), adopter_of(state.pool_tags.get(facts.name, {}))):
             continue
         pool = next((p for p in cfg.gpu_pools if p.name == facts.name), None)
         if pool is None:
@@ -110,6 +113,30 @@ def check_pools(cfg: StackConfig, found: ClusterFacts, owner: str) -> list[str]:
                 f"first ({HAND_BACK})"
             )
     return warnings
+
+
+def used_unknown(cfg: StackConfig, found: ClusterFacts, owner: str, state: StackState, dry_run: bool) -> list[str]:
+    """`existing: use` unregisters a pool the stack held, which the engine then deletes; a pool
+    its state holds is refused (existing_pools.live_pool). Where the state could not be read (a
+    failure, past its deadline; not a stack with no deployment yet, nor one the pool's tag
+    says is this stack's, refused anyway), a deployment stops and a preview warns, saying how to check."""
+    if state.known or state.undeployed or state is NOT_READ:
+        return []
+    lines = []
+    for pool in (p for p in cfg.gpu_pools if p.existing == "use"):
+        facts = next((f for f in found.pools if f.name == pool.name), None)
+        if facts is None or owner in (owner_of(facts.tags), adopter_of(facts.tags)):
+            continue
+        names = " -e ".join(n.format(pool.name) for n in POOL_NAMES.values())
+        lines.append(
+            f"{cfg.pool_key(pool)}.existing = use: what this stack's state holds is not known ({state.why}), and `use` would "
+            f"delete the pool {pool.name} if the stack added it: check with `{EXPORT} | grep -e {names}`; listed, it is this "
+            "stack's: take `existing` out again, or `pulumi state delete` that URN first; not listed, run again once the state "
+            "can be read"
+        )
+    if lines and not dry_run:
+        raise PreflightError(f"preflight: {lines[0]}; nothing was created")
+    return lines
 
 
 def others_mark(annotations: Mapping[str, str], owner: str) -> str | None:

@@ -35,6 +35,8 @@ from dataclasses import dataclass
 
 from components.azure import existing_cluster_checks
 from components.azure.cluster_facts import ClusterFacts, PoolFacts, id_segment
+from components.azure.ownership import owner_of
+from components.azure.stack_state import NOT_READ, StackState
 from components.config import StackConfig
 
 # "The default for Azure CNI Overlay is 250. The maximum value you can specify in Azure CNI
@@ -238,12 +240,26 @@ def problems(networks: Sequence[PoolNetwork]) -> list[str]:
 
 
 def plan_pools(
-    cfg: StackConfig, found: ClusterFacts | None, stack: str, live: Mapping[str, PoolFacts] | None = None
+    cfg: StackConfig,
+    found: ClusterFacts | None,
+    stack: str,
+    live: Mapping[str, PoolFacts] | None = None,
+    state: StackState = NOT_READ,
 ) -> dict[str, PoolNetwork]:
     """Every GPU pool's network, by pool name: a pool that runs in `found` already keeps what it
-    has, whether this stack added it (its owner tag, existing_cluster_checks.stack_pools) or
-    takes it over (`live`, by name)."""
-    live = {**(existing_cluster_checks.stack_pools(found, stack) if found is not None else {}), **(live or {})}
+    has, whether this stack added it (its state holds it, or it carries the stack's tag:
+    existing_cluster_checks.stack_pools) or takes it over (`live`, by name).
+
+    A pool that lost the stack's tag is still the stack's where the state holds it; where the
+    state is not known, a pool with no stack's tag under a new pool's name keeps its own values too:
+    followed to where the System pool now is, a pool the stack holds would be replaced,
+    deleted first (under preflight.mode warn, which lets the run go on), and a pool of
+    somebody else's is left as it is (preflight says whose it may be)."""
+    held = state.pools()
+    if found is not None and held is None:  # a pool without the stack's tag may have lost it
+        untagged = {p.name for p in found.pools if owner_of(p.tags) is None}
+        held = frozenset(p.name for p in cfg.new_pools if p.name in untagged)
+    live = {**(existing_cluster_checks.stack_pools(found, stack, held) if found is not None else {}), **(live or {})}
     return {
         pool.name: plan(found, cfg.pool_key(pool), pool.max_pods, pool.vnet_subnet_id, pool.pod_subnet_id, live.get(pool.name))
         for pool in cfg.owned_pools  # a pool used as it is (`existing: use`) joins nothing

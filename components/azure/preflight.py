@@ -36,6 +36,7 @@ from components.azure.managed_pool_checks import feature_registration, host_prob
 from components.azure.pool_network import PoolNetwork
 from components.azure.problem import Problem
 from components.azure.reader import AzureReader, NotRead, RunningPool
+from components.azure.stack_state import NOT_READ, StackState
 from components.config import NAMESPACE, StackConfig
 from components.errors import PreflightError
 
@@ -64,10 +65,12 @@ def run(
     networks: Iterable[PoolNetwork] = (),
     dry_run: bool | None = None,
     in_cluster: Iterable[Problem] = (),
+    state: StackState = NOT_READ,
 ) -> Checked:
     """Every check this stack needs, reading Azure through `reader`; `found` is the existing
     cluster, as read (cluster_facts), `networks` how each pool joins its network (pool_network),
-    and `in_cluster` what the cluster runs in Kubernetes means for it (cluster_object_checks).
+    `in_cluster` what the cluster runs in Kubernetes means for it (cluster_object_checks), and
+    `state` what the stack's state holds (stack_state).
     Returns the warnings to show and the cluster's region; raises PreflightError when a
     deployment in `enforce` mode would hit a blocking problem."""
     mode = cfg.preflight.mode
@@ -81,8 +84,8 @@ def run(
     problems: list[Problem] = []
     node_group, own_pools = None, {}
     if found is not None:
-        problems += check_existing_cluster(cfg, found, stack)
-        node_group, own_pools = found.node_resource_group, pools_of_stack(found, stack)
+        problems += check_existing_cluster(cfg, found, stack, state)
+        node_group, own_pools = found.node_resource_group, pools_of_stack(found, stack, state.pools())
     facts, notes = load_facts(cfg, reader, region, node_group)
     at_subscription = functools.cache(lambda: reader.permissions(subscription_id(cfg, reader)))
     budget_problems, budget_notes = budget_permission(cfg, reader, at_subscription)

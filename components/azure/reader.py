@@ -45,6 +45,10 @@ class NotRead(Exception):
     and how to give the program the answer another way."""
 
 
+class NotDeployed(NotRead):
+    """The stack's state holds nothing yet: no deployment of it has completed."""
+
+
 class AzureReader(Protocol):
     """What the program reads of Azure and of the cluster."""
 
@@ -98,6 +102,14 @@ class AzureReader(Protocol):
         --all-namespaces --show-managed-fields --output json` prints (a v1 List), read with the
         kubeconfig (YAML, as the Kubernetes provider gets it) within one deadline
         (components/azure/kubernetes_read.py)."""
+        ...
+
+    def stack_resources(self) -> Mapping[str, Mapping[str, Any]]:
+        """What this stack's last snapshot holds: URN -> {"type", "outputs"} for each resource
+        not pending delete (the engine's builtin invoke pulumi:pulumi:readStackResourceOutputs,
+        pulumi/pulumi@1b594989 pkg/backend/backend.go GetStackResourceOutputs), asked only once
+        the stack's own outputs say a deployment completed (live_reader.py says why). NotRead
+        where it is not known (offline, no deployment yet, an error, past its deadline)."""
         ...
 
     def wait_for_access(self, kubeconfig: str, granted: str) -> str:

@@ -47,7 +47,8 @@ def device_plugin_plans(args: NvidiaDevicePluginArgs, taken: Adoption) -> list[a
         return []  # not read: the line that says so is the check's (cluster_object_checks)
     namespace = {"metadata": {"annotations": dict(args.marks)}}
     daemon_set = {"metadata": {"annotations": daemon_set_annotations(args)}, "spec": plain(plugin_spec(args))}
-    return [
-        adoption.object_plan(key, f"Namespace {taken.namespace}", taken.namespace, taken.live_namespace, namespace),
-        adoption.object_plan(key, f"DaemonSet {taken.daemon_set}", taken.daemon_set, taken.live_daemon_set, daemon_set),
-    ]
+    plans = [adoption.object_plan(key, f"Namespace {taken.namespace}", taken.namespace, taken.live_namespace, namespace)]
+    plans = plans if taken.import_namespace else []
+    if taken.import_daemon_set:
+        plans.append(adoption.object_plan(key, f"DaemonSet {taken.daemon_set}", taken.daemon_set, taken.live_daemon_set, daemon_set))
+    return plans

@@ -132,6 +132,9 @@ class NvidiaDevicePluginArgs:
     #: This run takes over the guide's namespace and DaemonSet, applied by hand
     #: (devicePlugin.adopt; components/azure/cluster_object_checks.py decides the run).
     adopt: bool = False
+    #: Which of (namespace, DaemonSet) the adopting run imports: not one the stack's state
+    #: holds already (cluster_object_checks.Adoption).
+    imports: tuple[bool, bool] = (True, True)
     #: The namespace and DaemonSet are the owner's, adopted (devicePlugin.adopt, on this run or
     #: before): a destroy releases them (`retainOnDelete`; devicePlugin.onDestroy: delete sets it false).
     retain_on_delete: bool = False
@@ -223,8 +226,10 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
             parent=self, provider=args.provider, deleted_with=args.deleted_with, depends_on=list(args.depends_on)
         )
         # The import IDs are pulumi-kubernetes' resource IDs, `<namespace>/<name>` or `<name>`
-        # (provider/pkg/provider/util.go parseFqName); set on the adopting run only.
-        imports = (args.namespace, f"{args.namespace}/{DAEMONSET_NAME}") if args.adopt else (None, None)
+        # (provider/pkg/provider/util.go parseFqName); set on the adopting run only, and never on
+        # one the state holds (pulumi/pulumi pkg/resource/deploy/step_generator.go `isImport` at 1b594989).
+        ids = (args.namespace, f"{args.namespace}/{DAEMONSET_NAME}")
+        imports = tuple(i if args.adopt and wanted else None for i, wanted in zip(ids, args.imports, strict=True))
         # What was adopted is released, not deleted: the engine's delete of a resource whose state
         # says retainOnDelete sends nothing to the API server (pulumi/pulumi pkg/resource/deploy/
         # step.go DeleteStep.Apply at 1b594989); the NetworkPolicy is the stack's own, and goes.

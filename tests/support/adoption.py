@@ -20,3 +20,7 @@ def guide(kubernetes: dict[str, Any], preview: bool):
 
 def saved_list() -> dict[str, Any]:
     return json.loads((EXAMPLE / "kubernetes.json").read_text())
+
+
+def the_guides(listed: dict[str, Any]) -> dict[str, Any]:
+    return next(i for i in listed["items"] if i["kind"] == "DaemonSet" and i["metadata"]["name"] == "nvidia-device-plugin-daemonset")

@@ -1,0 +1,152 @@
+"""What this stack already holds, from the engine's state (AzureReader.stack_resources), not
+from a mark on the live object: `az aks nodepool update --tags` replaces a pool's whole tag set,
+and a pool the stack registered stays the stack's whatever its tags say (issue #45, item 1;
+docs/lifecycle.md, "A pool that lost the stack's tag").
+
+The state is keyed by URN, and so is what the engine does with a resource: a URN the state
+holds is updated (and its tags put back), one it does not hold is created or imported
+(pulumi/pulumi@1b594989 pkg/resource/deploy/step_generator.go, `isImport`). So "held" means
+"the state holds the URN this program registers for it": the names below are the program's
+(components/resources/gpu_pool.py, device_plugin.py, under __main__.py's names), and
+tests/test_stack_state.py holds them to the registered graph.
+
+Where the state is not known (the offline render, a stack with no completed deployment, a read
+that failed or ran past its deadline), `known` is False and every caller says what it cannot
+tell, never a guess that would delete: docs/lifecycle.md says how a person checks.
+
+Pure: the one read is the reader's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from components.azure.reader import AzureReader, NotDeployed, NotRead
+
+AGENT_POOL = "azure-native:containerservice:AgentPool"
+MANAGED_POOL = "pulumi-python:dynamic/aksgpu:ManagedGpuPool"
+NAMESPACE = "kubernetes:core/v1:Namespace"
+DAEMON_SET = "kubernetes:apps/v1:DaemonSet"
+# The names __main__.py and the components give them: GpuPool "gpu-pool-<pool>" declares
+# "<its name>-agent-pool" or "<its name>-managed"; NvidiaDevicePlugin "nvidia-device-plugin"
+# declares "<its name>-ns" and "<its name>-ds".
+POOL_NAMES = {AGENT_POOL: "gpu-pool-{}-agent-pool", MANAGED_POOL: "gpu-pool-{}-managed"}
+PLUGIN_NAMESPACE = (NAMESPACE, "nvidia-device-plugin-ns")
+PLUGIN_DAEMON_SET = (DAEMON_SET, "nvidia-device-plugin-ds")
+# How a person lists what the state holds, whatever the program could read.
+EXPORT = "pulumi stack export"
+
+
+def type_and_name(urn: str) -> tuple[str, str]:
+    """A URN's resource type (the last of its parent-qualified types) and its name:
+    `urn:pulumi:<stack>::<project>::<parent types$type>::<name>` (pulumi/pulumi sdk/go/common/
+    resource/urn.go)."""
+    parts = urn.split("::", 3)
+    if len(parts) < 4:
+        return "", ""
+    return parts[2].rsplit("$", 1)[-1], parts[3]
+
+
+@dataclass(frozen=True)
+class StackState:
+    """What the stack's state holds, as (type, name) pairs by URN; `known` False: not read, and `why`."""
+
+    known: bool
+    held: Mapping[tuple[str, str], str] = field(default_factory=dict)
+    why: str = ""
+    #: Not known because no deployment of the stack has completed (nothing it could hold but
+    #: what a failed first `up` left, which carries the stack's tags as it was created).
+    undeployed: bool = False
+    #: A Kubernetes object's ID as pulumi-kubernetes writes it, `<namespace>/<name>` or
+    #: `<name>` (provider/pkg/provider/util.go parseFqName), by (type, name): its state's
+    #: outputs are the live object (provider.go checkpointObject), so metadata names it.
+    objects: Mapping[tuple[str, str], str] = field(default_factory=dict)
+
+    #: The tags the stack last wrote on each GPU pool it holds, by AKS name: the AgentPool's
+    #: `tags` output (pulumi_azure_native 3.29.0 containerservice/agent_pool.py), the managed
+    #: pool's `properties.tags` (components/resources/managed_gpu_pool.py `observed`).
+    pool_tags: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    def kubernetes_ids(self, type_: str) -> frozenset[str]:
+        """The IDs of the objects of `type_` the state holds (empty when not known)."""
+        return frozenset(i for (t, _), i in self.objects.items() if t == type_)
+
+    def urn(self, type_: str, name: str) -> str | None:
+        return self.held.get((type_, name))
+
+    def holds(self, type_: str, name: str) -> bool | None:
+        """Whether the state holds that resource; None: not known."""
+        return (type_, name) in self.held if self.known else None
+
+    def pool_urn(self, pool: str) -> str | None:
+        """The URN under which the state holds the GPU pool `pool`, typed or AKS-managed."""
+        return next((u for t, n in POOL_NAMES.items() if (u := self.urn(t, n.format(pool)))), None)
+
+    def pools(self) -> frozenset[str] | None:
+        """The GPU pools the state holds, by AKS name; None: not known."""
+        if not self.known:
+            return None
+        names = set()
+        for type_, name in self.held:
+            pattern = POOL_NAMES.get(type_)
+            if pattern is None:
+                continue
+            head, tail = pattern.split("{}")
+            if name.startswith(head) and name.endswith(tail) and len(name) > len(head) + len(tail):
+                names.add(name[len(head) : len(name) - len(tail)])
+        return frozenset(names)
+
+
+NOT_READ = StackState(False, why="the stack's state is read only for an existing cluster")
+
+
+def read(reader: AzureReader) -> StackState:
+    """What the stack holds, read once; a read that fails is "not known" with its reason."""
+    try:
+        answer = reader.stack_resources()
+    except NotDeployed as why:
+        return StackState(False, why=str(why), undeployed=True)
+    except NotRead as why:
+        return StackState(False, why=str(why))
+    except Exception as error:  # noqa: BLE001 - any failure only means "not known"
+        return StackState(False, why=f"{type(error).__name__}: {' '.join(str(error).split())[:200]}")
+    held, objects = {}, {}
+    for urn, entry in answer.items():
+        type_, name = type_and_name(str(urn))
+        if not type_:
+            continue
+        held[(type_, name)] = str(urn)
+        outputs = entry.get("outputs") if isinstance(entry, Mapping) else None
+        metadata = outputs.get("metadata") if isinstance(outputs, Mapping) else None
+        if type_.startswith("kubernetes:") and isinstance(metadata, Mapping) and metadata.get("name"):
+            where = metadata.get("namespace")
+            objects[(type_, name)] = f"{where}/{metadata['name']}" if where else str(metadata["name"])
+    return StackState(True, held, objects=objects, pool_tags=_pool_tags(StackState(True, held), answer))
+
+
+def _pool_tags(state: StackState, answer: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    tags = {}
+    for pool in state.pools() or ():
+        entry = answer.get(state.pool_urn(pool) or "")
+        outputs = entry.get("outputs") if isinstance(entry, Mapping) else None
+        if not isinstance(outputs, Mapping):
+            continue
+        properties = outputs.get("properties")
+        recorded = outputs.get("tags") if "tags" in outputs else properties.get("tags") if isinstance(properties, Mapping) else None
+        if isinstance(recorded, Mapping):
+            tags[pool] = recorded
+    return tags
+
+
+def unknown_pool_advice(pool: str, state: StackState) -> str:
+    """How a person tells whether the state holds the pool `pool`, and what each answer means,
+    where the program could not: never an action that would unregister a pool the stack holds."""
+    names = " -e ".join(n.format(pool) for n in POOL_NAMES.values())
+    return (
+        f"what this stack's state holds is not known ({state.why}): check with `{EXPORT} | grep -e {names}`; if the state "
+        f"lists it, the pool is this stack's and lost its tag: keep this entry as it is (a new name or `existing` would "
+        "delete it) and run again once the state can be read, or put the tag back with `az aks nodepool update --tags` "
+        "naming every tag it keeps; if not, it is somebody else's"
+    )

@@ -1,0 +1,309 @@
+"""What the stack already holds is known from the engine's state (components/azure/stack_state.py),
+not from a tag alone: `az aks nodepool update --tags` replaces a pool's whole tag set (#45, item 1).
+A pool, namespace or DaemonSet an earlier run registered is the stack's whatever its marks say;
+where the state is not known, no line advises what would delete it. Each in a preview and a
+deployment; the state an earlier run left is that run's own registrations."""
+
+from __future__ import annotations
+
+import copy
+import json
+import threading
+from typing import Any
+
+import pytest
+from support.adoption import guide as guide_run
+from support.adoption import saved_list, the_guides
+from support.existing_cluster import T4, on_existing
+from support.guide_example import EXAMPLE, STACK_FILE
+from support.pool_network import NODES, PODS, moved_cluster, network_of, replace_warnings
+
+from components.azure import stack_state
+from components.azure.live_reader import LiveReader
+from components.azure.reader import NotRead
+from components.errors import PreflightError
+from tools.azure_mocks import STACK_OUTPUTS_TOKEN, STACK_RESOURCES_TOKEN, AzureMocks, OfflineReader, existing_cluster
+from tools.mock_engine import ProgramRun, RecordingMonitor, run_program, run_under_mocks
+
+POOL = "azure-native:containerservice:AgentPool"
+NAMESPACE = "kubernetes:core/v1:Namespace"
+DAEMON_SET = "kubernetes:apps/v1:DaemonSet"
+BOTH = pytest.mark.parametrize("preview", [True, False], ids=["preview", "deployment"])
+UNTAGGED = {"cost-center": "ml"}  # what `az aks nodepool update --tags cost-center=ml` leaves
+
+
+def state_of(run: ProgramRun, leave_out: tuple[str, ...] = ()) -> dict[str, dict[str, Any]]:
+    """The state a deployment leaves, as readStackResourceOutputs answers it: each custom
+    resource's URN, type and outputs (the mock engine echoes inputs as outputs)."""
+    return {r.urn: {"type": r.type, "outputs": r.inputs} for r in run.resources if r.custom and r.type not in leave_out}
+
+
+def run_with(cluster: dict, state: dict | None, preview: bool, **overrides: Any) -> ProgramRun:
+    reader = OfflineReader(cluster=cluster, stack=state)
+    return run_program("dev", overrides=on_existing(**overrides), monitor=RecordingMonitor(AzureMocks(reader=reader)), preview=preview)
+
+
+def with_gpu_pool(tags: dict | None, **pool: Any) -> dict:
+    gpu = {"name": "gpu", "vmSize": T4, "count": 1, "mode": "User", "osType": "Linux", **pool, **({"tags": tags} if tags else {})}
+    return existing_cluster(agentPoolProfiles=[*existing_cluster()["agentPoolProfiles"], gpu])
+
+
+@pytest.fixture(scope="module")
+def earlier() -> dict[str, dict[str, Any]]:
+    """What the stack's first `up` on the team's cluster left in its state."""
+    return state_of(run_with(existing_cluster(), None, preview=False))
+
+
+# --------------------------------------------------------------------------- the names the state is read by
+
+
+def test_the_names_the_state_is_read_by_are_the_ones_the_program_registers(earlier):
+    state = stack_state.read(OfflineReader(stack=earlier))
+    assert state.pools() == {"gpu"} and state.pool_urn("gpu") == run_with(existing_cluster(), None, True).one(POOL).urn
+    assert state.holds(*stack_state.PLUGIN_NAMESPACE) and state.holds(*stack_state.PLUGIN_DAEMON_SET)
+    assert state.kubernetes_ids(DAEMON_SET) >= {"gpu-resources/nvidia-device-plugin-daemonset"}
+    managed = run_with(existing_cluster(), None, True, gpuPool={"vmSize": T4, "management": "aks-managed"})
+    assert stack_state.read(OfflineReader(stack=state_of(managed))).pools() == {"gpu"}
+
+
+# --------------------------------------------------------------------------- a pool that lost the stack's tag
+
+
+@BOTH
+def test_the_stacks_own_pool_that_lost_its_tag_is_the_stacks_and_the_up_puts_the_tag_back(earlier, preview):
+    run = run_with(with_gpu_pool(UNTAGGED), earlier, preview)
+    said = " ".join(run.warnings)
+    assert "did not add" not in said and "pick another pool name" not in said
+    [line] = [w for w in run.warnings if "lacks aks-gpu-stack" in w]
+    assert line.startswith("aks-gpu:gpuPool: the pool 'gpu' lacks aks-gpu-stack = aks-gpu/dev (it has no aks-gpu-stack tag)")
+    assert line.endswith("it is this stack's, and this `up` puts the tag back") and "\n" not in line
+    pool = run.one(POOL)
+    assert pool.urn in line and pool.inputs["tags"]["aks-gpu-stack"] == "aks-gpu/dev" and "import" not in pool.options
+
+
+@BOTH
+def test_a_pool_the_state_does_not_hold_is_somebody_elses_and_may_be_renamed(earlier, preview):
+    not_ours = {u: e for u, e in earlier.items() if e["type"] != POOL}
+    if preview:
+        said = " ".join(run_with(with_gpu_pool(UNTAGGED), not_ours, preview).warnings)
+    else:
+        with pytest.raises(PreflightError) as error:
+            run_with(with_gpu_pool(UNTAGGED), not_ours, preview)
+        said = str(error.value)
+    assert "which this stack did not add (it has no aks-gpu-stack tag; the stack's state does not hold it); pick another pool name" in said
+
+
+@BOTH
+def test_without_the_state_a_pool_that_lost_its_tag_gets_how_to_check_not_advice_that_deletes(preview):
+    if preview:
+        [said] = [w for w in run_with(with_gpu_pool(UNTAGGED), None, preview).warnings if "pool named 'gpu'" in w]
+    else:
+        with pytest.raises(PreflightError) as error:
+            run_with(with_gpu_pool(UNTAGGED), None, preview)
+        said = str(error.value)
+    assert "what this stack's state holds is not known (the offline render has no stack state)" in said
+    assert "check with `pulumi stack export | grep -e gpu-pool-gpu-agent-pool -e gpu-pool-gpu-managed`" in said
+    # Each action that would delete a pool the stack holds comes only after "if not".
+    keep, _, rest = said.partition("if not, it is somebody else's")
+    assert "keep this entry as it is (a new name or `existing` would delete it)" in keep and "pick another pool name" not in keep
+    assert "pick another pool name" in rest
+
+
+@BOTH
+def test_using_the_stacks_own_pool_that_lost_its_tag_is_refused_naming_its_urn(earlier, preview):
+    with pytest.raises(PreflightError) as error:
+        run_with(with_gpu_pool(UNTAGGED, vmSize=T4), earlier, preview, gpuPool={"existing": "use"})
+    message = str(error.value)
+    urn = stack_state.read(OfflineReader(stack=earlier)).pool_urn("gpu")
+    assert f"the stack's state holds it ({urn})" in message and f"`pulumi state delete '{urn}'`" in message
+    assert "\n" not in message
+
+
+@pytest.mark.parametrize("mode", ["warn", "off"])
+@BOTH
+def test_under_warn_a_held_pool_that_lost_its_tag_keeps_its_own_network_when_the_system_pool_moved(earlier, preview, mode):
+    cluster = moved_cluster(gpu_tags=UNTAGGED)
+    run = run_with(cluster, earlier, preview, preflight={"mode": mode})
+    assert network_of(run.one(POOL).inputs) == (NODES, PODS, 30), "not the System pool's: that would replace the pool delete-first"
+    assert replace_warnings(run.warnings) == []
+    # Not known either: a pool under the new pool's name keeps its own values.
+    unknown = run_with(cluster, None, preview, preflight={"mode": mode})
+    assert network_of(unknown.one(POOL).inputs) == (NODES, PODS, 30)
+
+
+# --------------------------------------------------------------------------- adoption decided by the state
+
+
+@BOTH
+def test_an_adopted_pool_the_state_holds_is_not_imported_again_whatever_its_tags(preview):
+    first = guide_run(saved_list(), preview=False)
+    cluster = json.loads((EXAMPLE / "cluster.json").read_text())
+    for pool in cluster["agentPoolProfiles"]:
+        pool["tags"] = UNTAGGED  # the stack's tags gone
+    reader = OfflineReader(cluster=cluster, kubernetes=saved_list(), stack=state_of(first))
+    overrides = {"gpuPools": {"gpunp": {"existing": "adopt"}}, "devicePlugin": {"adopt": True}}
+    run = run_program(
+        "ml-prod", overrides=overrides, monitor=RecordingMonitor(AzureMocks(reader=reader)), preview=preview, stack_file=STACK_FILE
+    )
+    assert first.one(POOL).options["import"], "the first run imported it"
+    assert "import" not in run.one(POOL).options
+    assert not [line for line in run.infos if line.startswith("adopt: aks-gpu:gpuPools.gpunp:")]
+    assert "adopted earlier (the stack's state holds it)" in " ".join(run.infos)
+
+
+def test_a_pool_that_carries_the_stacks_tag_but_the_state_lost_is_imported_again():
+    """`pulumi state delete` took it out; its tag stayed: the state decides, and it is imported."""
+    first = guide_run(saved_list(), preview=False)
+    cluster = json.loads((EXAMPLE / "cluster.json").read_text())
+    for pool in cluster["agentPoolProfiles"]:
+        if pool["name"] == "gpunp":
+            pool["tags"] = {**(pool.get("tags") or {}), "aks-gpu-stack": "aks-gpu/ml-prod", "aks-gpu-adopted": "aks-gpu/ml-prod"}
+    reader = OfflineReader(cluster=cluster, kubernetes=saved_list(), stack=state_of(first, leave_out=(POOL,)))
+    overrides = {"gpuPools": {"gpunp": {"existing": "adopt"}}, "devicePlugin": {"adopt": True}}
+    run = run_program(
+        "ml-prod", overrides=overrides, monitor=RecordingMonitor(AzureMocks(reader=reader)), preview=False, stack_file=STACK_FILE
+    )
+    assert run.one(POOL).options["import"] == first.one(POOL).options["import"]
+
+
+def namespace_adopted(listed: dict[str, Any]) -> dict[str, Any]:
+    """The guide's list after an adopting `up` that imported and marked the namespace, then
+    failed at the DaemonSet's import: the DaemonSet is the guide's still, unmarked."""
+    listed = copy.deepcopy(listed)
+    for item in listed["items"]:
+        if item["kind"] == "Namespace" and item["metadata"]["name"] == "gpu-resources":
+            item["metadata"]["annotations"] = {"aks-gpu-stack": "aks-gpu/ml-prod", "aks-gpu-adopted": "aks-gpu/ml-prod"}
+    return listed
+
+
+@pytest.mark.parametrize("known", [True, False], ids=["state known", "state not known"])
+@BOTH
+def test_a_daemonset_whose_import_failed_after_its_namespaces_is_imported_again_not_created(preview, known):
+    first = guide_run(saved_list(), preview=False)
+    listed = namespace_adopted(saved_list())
+    state = state_of(first, leave_out=(DAEMON_SET,)) if known else None
+    reader = OfflineReader(cluster=json.loads((EXAMPLE / "cluster.json").read_text()), kubernetes=listed, stack=state)
+    overrides = {"gpuPools": {"gpunp": {"existing": "adopt"}}, "devicePlugin": {"adopt": True}}
+    run = run_program(
+        "ml-prod", overrides=overrides, monitor=RecordingMonitor(AzureMocks(reader=reader)), preview=preview, stack_file=STACK_FILE
+    )
+    assert run.one(DAEMON_SET, "nvidia-device-plugin-daemonset").options["import"] == "gpu-resources/nvidia-device-plugin-daemonset"
+    assert "import" not in run.one(NAMESPACE, "gpu-resources").options
+    lines = [line for line in run.infos if line.startswith("adopt: aks-gpu:devicePlugin:")]
+    assert len(lines) == 1 and "imports DaemonSet gpu-resources/nvidia-device-plugin-daemonset" in lines[0]
+    assert "(namespace gpu-resources is the stack's already)" in " ".join(run.infos)
+
+
+@BOTH
+def test_a_namespace_and_daemonset_the_state_holds_are_the_stacks_whatever_their_annotations(preview):
+    first = guide_run(saved_list(), preview=False)
+    listed = saved_list()  # the stack's annotations gone from both: the guide's objects, as listed
+    reader = OfflineReader(cluster=json.loads((EXAMPLE / "cluster.json").read_text()), kubernetes=listed, stack=state_of(first))
+    overrides = {"gpuPools": {"gpunp": {"existing": "adopt"}}, "devicePlugin": {"adopt": True}}
+    run = run_program(
+        "ml-prod", overrides=overrides, monitor=RecordingMonitor(AzureMocks(reader=reader)), preview=preview, stack_file=STACK_FILE
+    )
+    assert (
+        "import" not in run.one(DAEMON_SET, "nvidia-device-plugin-daemonset").options
+        and "import" not in run.one(NAMESPACE, "gpu-resources").options
+    )
+    assert "two device plugins" not in " ".join(run.warnings)
+    assert the_guides(listed)["metadata"]["name"] == "nvidia-device-plugin-daemonset"
+
+
+# --------------------------------------------------------------------------- the live read, in the engine's order
+
+
+def read_live(reader: OfflineReader, **live: Any) -> tuple[Any, AzureMocks]:
+    mocks = AzureMocks(reader=reader)
+    seen: dict[str, Any] = {}
+
+    def body() -> None:
+        try:
+            seen["answer"] = LiveReader(**live).stack_resources()
+        except NotRead as why:
+            seen["answer"] = why
+
+    run_under_mocks(body, monitor=RecordingMonitor(mocks))
+    return seen["answer"], mocks
+
+
+def test_a_stack_that_never_deployed_is_not_asked_for_its_snapshot_which_would_panic_the_cli():
+    """The diy backend's snapshot of a stack that never deployed is nil, and
+    readStackResourceOutputs ranges over it unchecked: it is asked only after the stack's own
+    outputs say a deployment completed (components/azure/live_reader.py cites both)."""
+    answer, mocks = read_live(OfflineReader())
+    assert isinstance(answer, NotRead) and str(answer) == "the stack has no outputs yet: no deployment of it has completed"
+    assert mocks.state_reads == [STACK_OUTPUTS_TOKEN]
+
+
+def test_a_stack_that_deployed_is_read_outputs_first_then_its_resources_by_its_full_name():
+    held = {
+        "urn:pulumi:dev::aks-gpu::pulumi:pulumi:Stack$aks-gpu:azure:GpuPool$" + POOL + "::gpu-pool-gpu-agent-pool": {
+            "type": POOL,
+            "outputs": {"name": "gpu", "tags": {}},
+        }
+    }
+    answer, mocks = read_live(OfflineReader(stack=held))
+    assert answer == held and mocks.state_reads == [STACK_OUTPUTS_TOKEN, STACK_RESOURCES_TOKEN]
+    [name] = set(mocks.stack_names)
+    assert name.count("/") == 2 and name.split("/")[1] == "aks-gpu"  # organization/project/stack
+
+
+def test_a_state_read_that_fails_is_not_known_in_one_line():
+    reader = OfflineReader(stack={})
+    reader.refused[STACK_OUTPUTS_TOKEN] = "backend: 503 Service Unavailable"
+    answer, _ = read_live(reader)
+    assert isinstance(answer, NotRead) and str(answer).startswith("the stack's state could not be read: ")
+    assert "503 Service Unavailable" in str(answer) and "\n" not in str(answer)
+
+
+def test_a_state_read_past_its_deadline_is_not_known_and_holds_nothing_up():
+    release = threading.Event()
+    reader = OfflineReader(stack={})
+    reader.stall[STACK_OUTPUTS_TOKEN] = release
+    try:
+        answer, _ = read_live(reader, state_seconds=0.05)
+    finally:
+        release.set()
+    assert isinstance(answer, NotRead) and "readStackOutputs got no answer within 0.05 s" in str(answer)
+
+
+@BOTH
+def test_an_adopted_pool_that_lost_its_tags_is_still_guarded_by_the_tags_its_state_recorded(preview):
+    """The entry lost `existing: adopt`: declared as a new pool it would be replaced, the
+    owner's pool deleted first. The live tags are gone; the state's record of them says adopted."""
+    first = guide_run(saved_list(), preview=False)
+    cluster = json.loads((EXAMPLE / "cluster.json").read_text())
+    for pool in cluster["agentPoolProfiles"]:
+        pool["tags"] = UNTAGGED
+    reader = OfflineReader(cluster=cluster, kubernetes=saved_list(), stack=state_of(first))
+    overrides = {"gpuPools": {"gpunp": {"vmSize": "Standard_NC4as_T4_v3"}}, "devicePlugin": {"adopt": True}}
+    with pytest.raises(PreflightError) as error:
+        run_program(
+            "ml-prod", overrides=overrides, monitor=RecordingMonitor(AzureMocks(reader=reader)), preview=preview, stack_file=STACK_FILE
+        )
+    assert "the pool gpunp is the owner's, adopted by this stack" in str(error.value) and "\n" not in str(error.value)
+
+
+@BOTH
+def test_using_an_untagged_pool_while_the_state_could_not_be_read_stops_a_deployment_and_warns_a_preview(preview):
+    """`use` would delete the pool if the stack held it: where the state read failed, not on
+    a stack's first run (tests above: the mock engine's reader holds no state)."""
+    reader = OfflineReader(cluster=with_gpu_pool(UNTAGGED), refuse={"stack_resources": "backend: 503 Service Unavailable"})
+    monitor = RecordingMonitor(AzureMocks(reader=reader))
+    overrides = on_existing(gpuPool={"existing": "use"})
+    if preview:
+        [said] = [w for w in run_program("dev", overrides=overrides, monitor=monitor, preview=True).warnings if "existing = use" in w]
+    else:
+        with pytest.raises(PreflightError) as error:
+            run_program("dev", overrides=overrides, monitor=monitor, preview=False)
+        said = str(error.value)
+        assert said.endswith("; nothing was created") and [r for r in monitor.registrations if r.custom] == []
+    assert "what this stack's state holds is not known (RuntimeError: backend: 503 Service Unavailable)" in said
+    assert (
+        "`use` would delete the pool gpu if the stack added it: check with `pulumi stack export | grep -e gpu-pool-gpu-agent-pool" in said
+    )
+    assert "\n" not in said
+    first = run_program("dev", overrides=overrides, monitor=RecordingMonitor(AzureMocks(cluster=with_gpu_pool(UNTAGGED))), preview=preview)
+    assert not [w for w in first.warnings if "existing = use" in w], "a stack's first run holds nothing"
