@@ -66,7 +66,7 @@ owner = existing_cluster_checks.owner_tags(pulumi.get_project(), pulumi.get_stac
 # What the stack holds already, from the engine's state, not from a tag its owner can remove: a
 # pool, namespace or DaemonSet it registered is its own whatever its marks say, and its import
 # is decided by it. Not known: a run says how to check, and gives no advice that deletes.
-state = stack_state.read(azure) if found is not None else stack_state.NOT_READ
+state = stack_state.read(azure, (found.resource_group, found.name)) if found is not None else stack_state.NOT_READ
 # What this stack adopted is guarded: a config that would replace it stops here, and one that
 # no longer names it is told what the engine does (release, or delete where the stack may).
 if found is not None:

@@ -1,7 +1,6 @@
-"""The house stays easy to walk: no module over 400 lines, no function over 100, no import
-circle, and the path says what a module is (docs/layout.md): components/resources/ declares
-Pulumi resources, components/azure/ and components/config/ only reason about Azure and the
-configuration, and never import a component."""
+"""The house stays easy to walk: no import circle, and the path says what a module is
+(docs/layout.md): components/resources/ declares Pulumi resources, components/azure/ and
+components/config/ only reason about Azure and the configuration, and never import a component."""
 
 from __future__ import annotations
 
@@ -11,17 +10,6 @@ from pathlib import Path
 from support.house import per_stack
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCES = sorted(
-    [
-        ROOT / "__main__.py",
-        *(ROOT / "components").rglob("*.py"),
-        *(ROOT / "tools").glob("*.py"),
-        *(ROOT / "tests").glob("*.py"),
-        *(ROOT / "tests" / "support").glob("*.py"),
-    ]
-)
-MAX_FUNCTION_LINES = 100
-MAX_MODULE_LINES = 400
 # Modules of components/resources/ that declare no component of their own, and why they live there.
 RESOURCE_HELPERS = {
     "hardening": "the pod security settings and Checkov annotations the Kubernetes components share",
@@ -34,22 +22,6 @@ RESOURCE_HELPERS = {
     "placement": "where a pod lands: the nodes of named GPU pools",
     "adopted": "what each adopting `up` does to the owner's objects, worked out from what their components declare",
 }
-
-
-def test_no_function_is_longer_than_a_hundred_lines():
-    long = []
-    for path in SOURCES:
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                lines = node.end_lineno - node.lineno + 1
-                if lines > MAX_FUNCTION_LINES:
-                    long.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name} ({lines} lines)")
-    assert long == []
-
-
-def test_no_module_is_longer_than_four_hundred_lines():
-    long = [f"{p.relative_to(ROOT)} ({n} lines)" for p in SOURCES if (n := len(p.read_text().splitlines())) > MAX_MODULE_LINES]
-    assert long == []
 
 
 def module_name(path: Path) -> str:
@@ -193,20 +165,6 @@ def test_the_rules_above_see_a_resource_where_there_is_one():
     assert {"ResourceGroup", "ManagedCluster"} <= set(provider_constructors(cluster))
 
 
-def test_the_layout_page_names_every_module_there_is():
-    """docs/layout.md draws the house: each module of components/ and tools/ is named there,
-    and nothing it names is gone."""
-    page = (ROOT / "docs" / "layout.md").read_text()
-    modules = [p for p in [*(ROOT / "components").rglob("*.py"), *(ROOT / "tools").glob("*.py")] if p.name != "__init__.py"]
-    named = {str(p.relative_to(ROOT)) for p in modules}
-    missing = sorted(n for n in named if n not in page and n.replace("components/", "") not in page and Path(n).name not in page)
-    assert missing == []
-    import re
-
-    listed = set(re.findall(r"\b((?:components|tools)/[a-z_/]+\.py)\b", page))
-    assert sorted(n for n in listed if not (ROOT / n).exists()) == []
-
-
 def test_every_test_module_the_project_names_is_there():
     """Test modules are named after what they test, and a rename or a merge leaves no name
     behind: each test_*.py that the docs, the Makefile, CI, mutation/, the program's comments
@@ -229,10 +187,6 @@ def test_every_test_module_the_project_names_is_there():
     named = {(p, m) for p in sources if p.is_file() for m in re.findall(r"\btest_[a-z0-9_]+\.py\b", p.read_text())}
     there = {p.name for p in [*(ROOT / "tests").glob("test_*.py"), *(ROOT / "proof" / "tests").glob("test_*.py")]}
     assert sorted(f"{p.relative_to(ROOT)} names {m}" for p, m in named if m not in there) == []
-
-
-def test_the_readme_stays_a_page_the_details_live_in_docs():
-    assert len((ROOT / "README.md").read_text().splitlines()) <= 250
 
 
 PROGRAM = [ROOT / "__main__.py", *(ROOT / "components").rglob("*.py")]

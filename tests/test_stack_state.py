@@ -93,6 +93,37 @@ def test_a_pool_the_state_does_not_hold_is_somebody_elses_and_may_be_renamed(ear
     assert "which this stack did not add (it has no aks-gpu-stack tag; the stack's state does not hold it); pick another pool name" in said
 
 
+ROOT = "urn:pulumi:dev::aks-gpu::pulumi:pulumi:Stack::aks-gpu-dev"
+
+
+def deployed_into(earlier: dict, group: str, name: str) -> dict:
+    """The state with its root Stack's outputs, as __main__.py exports them, naming a cluster."""
+    root = {"type": "pulumi:pulumi:Stack", "outputs": {"resourceGroupName": group, "clusterName": name}}
+    return {ROOT: root, **earlier}
+
+
+@BOTH
+def test_a_pool_the_state_holds_in_another_cluster_is_not_this_clusters_pool_of_the_same_name(earlier, preview):
+    """existingCluster moved to another cluster: the state's pool 'gpu' is in the old one, so the
+    new cluster's untagged 'gpu' is somebody else's, not a pool whose tag this run puts back."""
+    state = deployed_into(earlier, "old-rg", "old-aks")
+    if preview:
+        said = " ".join(run_with(with_gpu_pool(UNTAGGED), state, preview).warnings)
+    else:
+        with pytest.raises(PreflightError) as error:
+            run_with(with_gpu_pool(UNTAGGED), state, preview)
+        said = str(error.value)
+    assert "puts the tag back" not in said
+    assert "which this stack did not add (it has no aks-gpu-stack tag; the stack's state does not hold it); pick another pool name" in said
+
+
+def test_the_states_cluster_is_compared_as_arm_compares_names_without_case(earlier):
+    same = stack_state.read(OfflineReader(stack=deployed_into(earlier, "TEAM-RG", "Team-AKS")), ("team-rg", "team-aks"))
+    other = stack_state.read(OfflineReader(stack=deployed_into(earlier, "team-rg", "other-aks")), ("team-rg", "team-aks"))
+    assert same.pools() == {"gpu"} and same.holds(*stack_state.PLUGIN_DAEMON_SET)
+    assert other.known and other.pools() == frozenset() and not other.holds(*stack_state.PLUGIN_DAEMON_SET)
+
+
 @BOTH
 def test_without_the_state_a_pool_that_lost_its_tag_gets_how_to_check_not_advice_that_deletes(preview):
     if preview:

@@ -102,8 +102,16 @@ class StackState:
 NOT_READ = StackState(False, why="the stack's state is read only for an existing cluster")
 
 
-def read(reader: AzureReader) -> StackState:
-    """What the stack holds, read once; a read that fails is "not known" with its reason."""
+STACK = "pulumi:pulumi:Stack"
+# What lives in the existing cluster, and so is held only while the state's cluster is this one.
+IN_THE_CLUSTER = (AGENT_POOL, MANAGED_POOL, NAMESPACE, DAEMON_SET)
+
+
+def read(reader: AzureReader, cluster: tuple[str, str] | None = None) -> StackState:
+    """What the stack holds, read once; a read that fails is "not known" with its reason.
+    `cluster` (resource group, name): the existing cluster of this run. When the state's own
+    outputs (the root Stack's, __main__.py's `resourceGroupName` and `clusterName`) name another
+    one, `existingCluster` moved, and nothing the state holds lives in this cluster."""
     try:
         answer = reader.stack_resources()
     except NotDeployed as why:
@@ -112,10 +120,11 @@ def read(reader: AzureReader) -> StackState:
         return StackState(False, why=str(why))
     except Exception as error:  # noqa: BLE001 - any failure only means "not known"
         return StackState(False, why=f"{type(error).__name__}: {' '.join(str(error).split())[:200]}")
+    elsewhere = _other_cluster(answer, cluster)
     held, objects = {}, {}
     for urn, entry in answer.items():
         type_, name = type_and_name(str(urn))
-        if not type_:
+        if not type_ or (elsewhere and type_ in IN_THE_CLUSTER):
             continue
         held[(type_, name)] = str(urn)
         outputs = entry.get("outputs") if isinstance(entry, Mapping) else None
@@ -124,6 +133,19 @@ def read(reader: AzureReader) -> StackState:
             where = metadata.get("namespace")
             objects[(type_, name)] = f"{where}/{metadata['name']}" if where else str(metadata["name"])
     return StackState(True, held, objects=objects, pool_tags=_pool_tags(StackState(True, held), answer))
+
+
+def _other_cluster(answer: Mapping[str, Any], cluster: tuple[str, str] | None) -> bool:
+    """Whether the state's last deployment was into another cluster than `cluster` (ARM names
+    compare without case)."""
+    root = next((e for u, e in answer.items() if type_and_name(str(u))[0] == STACK and isinstance(e, Mapping)), None)
+    outputs = root.get("outputs") if root is not None else None
+    if cluster is None or not isinstance(outputs, Mapping):
+        return False
+    was = (outputs.get("resourceGroupName"), outputs.get("clusterName"))
+    if not all(isinstance(w, str) for w in was):
+        return False
+    return tuple(str(w).lower() for w in was) != tuple(c.lower() for c in cluster)
 
 
 def _pool_tags(state: StackState, answer: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
