@@ -104,3 +104,26 @@ def test_every_direct_dependency_is_locked_within_its_range_with_hashes(project)
         assert versions and all(v in requirement.specifier for v in versions), f"{where}: {line} locked at {versions}"
     unhashed = [p["name"] for p in packages if "virtual" not in p["source"] and not locked_hashes(packages, p["name"], {p["version"]})]
     assert unhashed == []
+
+
+@pytest.mark.parametrize(
+    "line, installed, held",
+    [
+        ("pulumi>=3.260,<4", "3.260.0", True),
+        ("types-grpcio>=1.85,<2", "1.85.0.20261028", True),  # a stub package's dated release
+        ("azure-mgmt-compute>=38,<40", "38.0.0", True),
+        ("azure-mgmt-compute>=38,<40", "39.0.0", False),  # a bound nothing tested
+        ("pulumi>=3.260,<4", "3.261.0", False),
+    ],
+)
+def test_make_lowest_fails_a_dependency_that_resolved_above_its_lower_bound(line, installed, held):
+    from tools.lowest import held as at_bound
+
+    assert at_bound(Requirement(line), installed)[0] is held
+
+
+def test_make_lowest_checks_the_program_and_the_test_group():
+    from tools.lowest import direct
+
+    names = {Requirement(line).name for line in direct(tomllib.loads((ROOT / "pyproject.toml").read_text()), "test")}
+    assert {"pulumi", "pydantic", "pytest", "hypothesis"} <= names and "ruff" not in names and "torch" not in names
