@@ -3,11 +3,12 @@
 #   make test               the tests (pytest under Pulumi's mock engine) and the linters
 # `make help` lists every target.
 #
-# Virtualenvs are made with uv from hash-locked files: .venv (requirements.txt, the one
-# Pulumi.yaml names, so `pulumi up` uses the same packages; `make test` adds
-# requirements-test.txt's to it) and .venv-lint
-# (requirements-lint.txt, the linters, kept out of the program's environment). Without uv
-# on the PATH, uv itself is installed from PyPI into .uv/ (requirements-uv.txt, hashed).
+# Virtualenvs are made with uv from the one lock, uv.lock (pyproject.toml's dependencies and
+# groups, every package at an exact version and hash): .venv (the program's packages, the
+# virtualenv Pulumi.yaml names, so `pulumi up` uses the same ones; `make test` adds the test
+# group to it) and .venv-lint (the lint group, kept out of the program's environment); Checkov
+# has a lock of its own, security/checkov/, in .venv-checkov. Without uv on the PATH, uv itself
+# is installed from PyPI into .uv/ (requirements-uv.txt, hashed, exported from uv.lock).
 
 PYTHON ?= python3
 # Python may cache bytecode (.pyc, in git-ignored __pycache__ folders). With
@@ -22,6 +23,8 @@ STAMP  := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 MUTATION_STAMP := $(VENV)/.installed-mutation
 LINT_STAMP := $(LINT_VENV)/.installed
+CHECKOV_VENV := .venv-checkov
+CHECKOV_STAMP := $(CHECKOV_VENV)/.installed
 PROOF_VENV := .venv-proof
 PROOF_STAMP := $(PROOF_VENV)/.installed
 LOWEST_VENV := .venv-lowest
@@ -30,11 +33,19 @@ STACKS := $(patsubst Pulumi.%.yaml,%,$(wildcard Pulumi.*.yaml))
 
 UV_BOOTSTRAP := .uv
 UV ?= $(or $(shell command -v uv 2>/dev/null),$(UV_BOOTSTRAP)/bin/uv)
-# The lock files are universal: one file for every Python version the README supports.
-LOCK := $(UV) pip compile --quiet --universal --generate-hashes
+# Every install is from the lock as committed (--locked): a pyproject.toml changed without
+# `make lock` stops with uv's "The lockfile needs to be updated". uv.lock is universal, one
+# file for every Python version the README supports, and uv checks each wheel's hash from it.
+SYNC := $(UV) sync --quiet --locked
+# The lock's packages as hashed requirements files, for what reads no uv.lock: Pulumi's pip
+# toolchain (requirements.txt, the program's packages) and the bootstrap's pip (requirements-uv.txt).
+EXPORT := $(UV) export --quiet --locked --format requirements-txt --no-emit-project --no-header
+EXPORTED_HEADER = echo "\# Generated from uv.lock by \`make lock\` ($(1)); \`make lint\` checks it. Do not edit."
+export_program = { $(call EXPORTED_HEADER,the program's packages: Pulumi's pip toolchain installs them); $(EXPORT); } > $(1)
+export_uv = { $(call EXPORTED_HEADER,uv for a machine without it: make installs it into .uv/); $(EXPORT) --only-group uv; } > $(1)
 
 .DEFAULT_GOAL := help
-.PHONY: help render test unit lowest lint snapshots prices schema lock bench-setup mutation proof-local proof-gpu fuzz venv clean
+.PHONY: help render test unit lowest lint locked snapshots prices schema lock bench-setup mutation proof-local proof-gpu fuzz venv clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -51,47 +62,19 @@ unit: $(TEST_STAMP) ## pytest under Pulumi's mock engine, on two workers
 	$(VENV)/bin/python -m pytest -n 2
 
 # The lower bounds hold: the suite against the lowest version of each direct dependency that
-# requirements.in and requirements-test.in allow (uv's --resolution lowest-direct; what those
-# need, at the newest that fits), in a virtualenv of its own. It compiles the two files' own
-# lines, their -r and -c lines left out: requirements-test.in's `-c requirements.txt` would pin
-# everything to the lock. A fresh resolution each run, not a lock. A bound that resolves to a
-# newer release (another package needs more) fails before the tests: it would claim a version
-# nothing tested (docs/layout.md, "Dependencies").
-lowest: $(UV) ## the tests at the lowest versions requirements*.in allow (uv --resolution lowest-direct)
+# pyproject.toml's dependencies and test group allow (uv's --resolution lowest-direct; what
+# those need, at the newest that fits), in a virtualenv of its own. A fresh resolution each run
+# into build/lowest/, never uv.lock: `uv pip compile` reads pyproject.toml and writes only its
+# -o file. A bound that resolves to a newer release (another package needs more) fails before
+# the tests (tools/lowest.py): it would claim a version nothing tested (docs/layout.md, "Dependencies").
+lowest: $(UV) ## the tests at the lowest versions pyproject.toml allows (uv --resolution lowest-direct)
 	@mkdir -p $(LOWEST)
-	grep -hv '^-[rc] ' requirements.in requirements-test.in > $(LOWEST)/requirements.in
-	rm -f $(LOWEST)/requirements.txt
 	$(UV) venv --quiet --allow-existing --python $(PYTHON) $(LOWEST_VENV)
 	$(UV) pip compile --quiet --resolution lowest-direct --python $(LOWEST_VENV)/bin/python \
-	  $(LOWEST)/requirements.in -o $(LOWEST)/requirements.txt
+	  pyproject.toml --group test -o $(LOWEST)/requirements.txt
 	$(UV) pip sync --quiet --python $(LOWEST_VENV)/bin/python $(LOWEST)/requirements.txt
-	@$(LOWEST_VENV)/bin/python -c "$$LOWEST_CHECK" $(LOWEST)/requirements.in
+	$(LOWEST_VENV)/bin/python -m tools.lowest
 	$(LOWEST_VENV)/bin/python -m pytest -n 2
-
-# Prints each direct dependency as installed; fails if one is not at its lower bound's release
-# (34 is 34.0.0; 1.85 is also 1.85.0.20261028, a stub package's dated release).
-define LOWEST_CHECK
-import sys
-from importlib.metadata import version
-from packaging.requirements import Requirement
-from packaging.version import Version
-print("The direct dependencies at their lowest:")
-above = []
-for line in open(sys.argv[1]).read().splitlines():
-    if not line.strip() or line.startswith("#"):
-        continue
-    req = Requirement(line)
-    if req.marker and not req.marker.evaluate():
-        continue
-    got = version(req.name)
-    bound = next((s.version for s in req.specifier if s.operator in (">=", "==", "~=")), None)
-    low = Version(bound).release if bound else ()
-    held = (Version(got).release + (0,) * len(low))[: len(low)] == low
-    print(f"  {req.name}=={got}" + ("" if held else f"  above its lower bound {bound}"))
-    above += [] if held else [req.name]
-sys.exit(f"above their lower bounds: {', '.join(above)}; raise them to what resolved" if above else None)
-endef
-export LOWEST_CHECK
 
 # A stack's Checkov settings: its own, or those of any stack a team adds (security/checkov-aks.yaml).
 checkov_settings = $(or $(wildcard security/checkov-aks-$(1).yaml),security/checkov-aks.yaml)
@@ -107,7 +90,7 @@ checkov_settings = $(or $(wildcard security/checkov-aks-$(1).yaml),security/chec
 # First, Pulumi.yaml and every stack file read as Pulumi's CLI reads them (tools/stack_yaml.py;
 # PyYAML is all it needs, so .venv-lint runs it): a value that YAML 1.1, YAML 1.2 and the CLI
 # read differently (`spot: yes`), one line each, with what to write, before the schema's word.
-lint: $(LINT_STAMP) $(STAMP) ## ruff, mypy, check-jsonschema, zizmor and Checkov (on the committed snapshots)
+lint: $(LINT_STAMP) $(CHECKOV_STAMP) $(STAMP) locked ## the locks, ruff, mypy, check-jsonschema, zizmor and Checkov (on the committed snapshots)
 	$(LINT_VENV)/bin/ruff check .
 	$(LINT_VENV)/bin/ruff format --check .
 	$(VENV)/bin/python -m mypy .
@@ -116,7 +99,7 @@ lint: $(LINT_STAMP) $(STAMP) ## ruff, mypy, check-jsonschema, zizmor and Checkov
 	$(LINT_VENV)/bin/python -m tools.stack_yaml Pulumi.yaml $(STACKS:%=Pulumi.%.yaml)
 	$(if $(STACKS),$(LINT_VENV)/bin/check-jsonschema --schemafile schema/stack.schema.json $(STACKS:%=Pulumi.%.yaml))
 	$(LINT_VENV)/bin/zizmor --offline --min-severity medium .github
-	$(if $(STACKS),$(LINT_VENV)/bin/python tools/checkov_runs.py --config-file security/checkov-kubernetes.yaml \
+	$(if $(STACKS),$(CHECKOV_VENV)/bin/python tools/checkov_runs.py --config-file security/checkov-kubernetes.yaml \
 	  $(foreach s,$(STACKS),-f tests/snapshots/$(s)/manifests.yaml) \
 	  $(foreach s,$(STACKS),-- --config-file $(call checkov_settings,$(s)) -f tests/snapshots/$(s)/azure.json))
 
@@ -130,13 +113,28 @@ prices: $(STAMP) ## save the Retail Prices API's prices for every stack into pri
 schema: $(STAMP) ## regenerate schema/stack.schema.json from components/config/
 	$(VENV)/bin/python -m tools.schema
 
-lock: $(UV) ## recompile the lock files from requirements*.in
-	$(LOCK) --python-version 3.10 requirements.in -o requirements.txt
-	$(LOCK) --python-version 3.10 requirements-test.in -o requirements-test.txt
-	$(LOCK) --python-version 3.10 requirements-mutation.in -o requirements-mutation.txt
-	$(LOCK) --python-version 3.10 requirements-proof.in -o requirements-proof.txt
-	$(LOCK) --python-version 3.11 requirements-lint.in -o requirements-lint.txt
-	$(LOCK) --python-version 3.10 requirements-uv.in -o requirements-uv.txt
+LOCKED := build/locked
+# After an edit of pyproject.toml or security/checkov/pyproject.toml. Without --upgrade, uv keeps
+# every locked version the edit leaves allowed; Dependabot proposes the upgrades (.github/dependabot.yml).
+lock: $(UV) ## re-lock uv.lock and security/checkov/uv.lock, and export requirements.txt and requirements-uv.txt from uv.lock
+	$(UV) lock --quiet
+	$(UV) lock --quiet --project security/checkov
+	@mkdir -p $(LOCKED)
+	@$(call export_program,$(LOCKED)/requirements.txt)
+	@$(call export_uv,$(LOCKED)/requirements-uv.txt)
+	@# Copied only when changed: a new requirements-uv.txt makes make reinstall .uv/.
+	@for f in requirements.txt requirements-uv.txt; do cmp -s $(LOCKED)/$$f $$f || cp $(LOCKED)/$$f $$f; done
+
+# The locks match the project files (uv lock --check), and the exported files match uv.lock:
+# what Pulumi installs is what the tests ran.
+locked: $(UV)
+	$(UV) lock --quiet --check
+	$(UV) lock --quiet --check --project security/checkov
+	@mkdir -p $(LOCKED)
+	@$(call export_program,$(LOCKED)/requirements.txt)
+	@$(call export_uv,$(LOCKED)/requirements-uv.txt)
+	@cmp -s requirements.txt $(LOCKED)/requirements.txt || { echo "requirements.txt is not uv.lock's export: run make lock"; exit 1; }
+	@cmp -s requirements-uv.txt $(LOCKED)/requirements-uv.txt || { echo "requirements-uv.txt is not uv.lock's export: run make lock"; exit 1; }
 
 # Minutes, not seconds: not part of `make test` (docs/mutation.md says when to run it).
 mutation: $(MUTATION_STAMP) ## mutation testing (cosmic-ray) of the managed pool's provider, the cost estimate and the prices
@@ -144,7 +142,7 @@ mutation: $(MUTATION_STAMP) ## mutation testing (cosmic-ray) of the managed pool
 
 # The Job's own script (proof/train_mnist.py) on this machine, without a GPU: it trains on
 # digits it draws, on the CPU, and says so; then its tests (proof/tests/). Its PyTorch is the
-# one the Job's default image carries, from requirements-proof.txt (docs/proof.md). All 500
+# one the Job's default image carries, from uv.lock's proof group (docs/proof.md). All 500
 # steps, as the Job runs them: the drawn digits pass the mark only late; a CPU takes minutes
 # for what a GPU does in seconds, so the time limit is the CPU's.
 proof-local: $(PROOF_STAMP) ## the Job's script trained here on the CPU, and its tests (PyTorch: several GB on Linux)
@@ -187,29 +185,37 @@ $(UV_BOOTSTRAP)/bin/uv: requirements-uv.txt
 	$(PYTHON) -m pip install --quiet --disable-pip-version-check --require-hashes --target $(UV_BOOTSTRAP) -r requirements-uv.txt
 	@touch $@
 
-# --seed puts pip in .venv too: Pulumi's pip toolchain (Pulumi.yaml) calls it.
-$(STAMP): requirements.txt $(UV)
+# --seed puts pip in .venv too: Pulumi's pip toolchain (Pulumi.yaml) calls it (`pip list`,
+# pulumi/pulumi sdk/python/toolchain/pip.go ListPackages); --inexact keeps it, and keeps the
+# test group when `make render` syncs the program's packages after `make test`.
+$(STAMP): pyproject.toml uv.lock $(UV)
 	$(UV) venv --quiet --seed --allow-existing --python $(PYTHON) $(VENV)
-	$(UV) pip install --quiet --require-hashes --python $(VENV)/bin/python -r requirements.txt
+	UV_PROJECT_ENVIRONMENT=$(VENV) $(SYNC) --inexact
 	@touch $@
 
-$(TEST_STAMP): requirements-test.txt $(STAMP)
-	$(UV) pip install --quiet --require-hashes --python $(VENV)/bin/python -r requirements-test.txt
+$(TEST_STAMP): pyproject.toml uv.lock $(STAMP)
+	UV_PROJECT_ENVIRONMENT=$(VENV) $(SYNC) --inexact --group test
 	@touch $@
 
-$(MUTATION_STAMP): requirements-mutation.txt $(TEST_STAMP)
-	$(UV) pip install --quiet --require-hashes --python $(VENV)/bin/python -r requirements-mutation.txt
+$(MUTATION_STAMP): pyproject.toml uv.lock $(TEST_STAMP)
+	UV_PROJECT_ENVIRONMENT=$(VENV) $(SYNC) --inexact --group mutation
 	@touch $@
 
-$(LINT_STAMP): requirements-lint.txt $(UV)
+# The other virtualenvs hold one group each: UV_PROJECT_ENVIRONMENT names the one uv syncs.
+$(LINT_STAMP): pyproject.toml uv.lock $(UV)
 	$(UV) venv --quiet --allow-existing --python $(PYTHON) $(LINT_VENV)
-	$(UV) pip install --quiet --require-hashes --python $(LINT_VENV)/bin/python -r requirements-lint.txt
+	UV_PROJECT_ENVIRONMENT=$(LINT_VENV) $(SYNC) --only-group lint
 	@touch $@
 
-$(PROOF_STAMP): requirements-proof.txt $(UV)
+$(CHECKOV_STAMP): security/checkov/pyproject.toml security/checkov/uv.lock $(UV)
+	$(UV) venv --quiet --allow-existing --python $(PYTHON) $(CHECKOV_VENV)
+	UV_PROJECT_ENVIRONMENT=$(abspath $(CHECKOV_VENV)) $(SYNC) --project security/checkov
+	@touch $@
+
+$(PROOF_STAMP): pyproject.toml uv.lock $(UV)
 	$(UV) venv --quiet --allow-existing --python $(PYTHON) $(PROOF_VENV)
-	$(UV) pip install --quiet --require-hashes --python $(PROOF_VENV)/bin/python -r requirements-proof.txt
+	UV_PROJECT_ENVIRONMENT=$(PROOF_VENV) $(SYNC) --only-group proof
 	@touch $@
 
 clean: ## remove build/ and the virtualenvs
-	rm -rf build $(VENV) $(LINT_VENV) $(PROOF_VENV) $(LOWEST_VENV) $(UV_BOOTSTRAP)
+	rm -rf build $(VENV) $(LINT_VENV) $(CHECKOV_VENV) $(PROOF_VENV) $(LOWEST_VENV) $(UV_BOOTSTRAP)

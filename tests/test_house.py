@@ -57,36 +57,6 @@ def test_the_components_import_no_circle():
     assert [m for m in graph if reaches(m, m)] == []
 
 
-def lock_pins(lock: str) -> dict[str, list[str]]:
-    pins: dict[str, list[str]] = {}
-    for line in lock.split("\n"):
-        if line and not line.startswith((" ", "#")):
-            name, _, rest = line.partition("==")
-            pins.setdefault(name.strip().lower().replace("_", "-"), []).append(rest.split()[0].rstrip("\\").split(";")[0])
-    return pins
-
-
-def test_the_tests_run_the_versions_the_program_is_locked_to():
-    program = lock_pins((ROOT / "requirements.txt").read_text())
-    tests = lock_pins((ROOT / "requirements-test.txt").read_text())
-    assert {name: tests.get(name) for name in program} == program
-
-
-def test_every_lock_pins_each_direct_dependency_within_its_range_with_hashes():
-    """`make lock` output: requirements*.in name the ranges, requirements*.txt the versions."""
-    from packaging.requirements import Requirement
-
-    for source in sorted(ROOT.glob("requirements*.in")):
-        lock = (ROOT / source.name.replace(".in", ".txt")).read_text()
-        pins = lock_pins(lock)
-        assert lock.count("--hash=sha256:") >= len(pins), f"{source.name}: every pin has a hash"
-        for line in source.read_text().splitlines():
-            if line.strip() and not line.startswith(("#", "-")):  # -r / -c: other files
-                requirement = Requirement(line)
-                versions = pins.get(requirement.name.lower().replace("_", "-"), [])
-                assert versions and all(v in requirement.specifier for v in versions), f"{source.name}: {line}"
-
-
 RESOURCE_BASES = {"ComponentResource", "CustomResource", "Resource", "ResourceProvider"}
 
 

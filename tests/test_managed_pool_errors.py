@@ -159,18 +159,27 @@ def test_outside_the_host_nothing_changes():
 # --------------------------------------------------------------------------- the SDKs the patch holds for
 
 
+def pyproject() -> dict:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pytest's own dependency on Python 3.10
+        import tomli as tomllib
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())
+
+
 def pulumi_requirement(path: Path) -> str:
     [line] = [line for line in path.read_text().splitlines() if line.startswith("pulumi") and line.split("=")[0].rstrip("<>!~") == "pulumi"]
     return line
 
 
-def test_the_sdk_range_is_the_one_requirements_in_bounds_pulumi_to_and_the_lock_pins_inside_it():
-    """A newer SDK comes only with its host read again: requirements.in's bound, which a
+def test_the_sdk_range_is_the_one_pyproject_bounds_pulumi_to_and_the_lock_pins_inside_it():
+    """A newer SDK comes only with its host read again: pyproject.toml's bound, which a
     Dependabot PR raises, fails here until SDK_RANGE is raised with it."""
     from packaging.requirements import Requirement
 
     (low_major, low_minor), (high_major, high_minor) = provider_errors.SDK_RANGE
-    bounds = {str(s) for s in Requirement(pulumi_requirement(ROOT / "requirements.in")).specifier}
+    [declared] = [d for d in pyproject()["project"]["dependencies"] if Requirement(d).name == "pulumi"]
+    bounds = {str(s) for s in Requirement(declared).specifier}
     assert bounds == {f">={low_major}.{low_minor}", f"<{high_major}.{high_minor + 1}"}
     locked = pulumi_requirement(ROOT / "requirements.txt").split("==")[1].split()[0]
     assert provider_errors.in_range(locked), locked

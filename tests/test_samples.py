@@ -115,7 +115,7 @@ def test_make_lint_checks_the_stack_files_there_are_and_none_when_there_is_none(
     assert "check-jsonschema --schemafile schema/stack.schema.json Pulumi.ml.yaml\n" in one
     assert "-f tests/snapshots/ml/manifests.yaml -- --config-file security/checkov-aks.yaml -f tests/snapshots/ml/azure.json" in one
     none = lint_plan()
-    assert "stack.schema.json" not in none and "checkov" not in none
+    assert "stack.schema.json" not in none and "checkov_runs" not in none
     assert "zizmor" in none and "vendor.github-workflows" in none, "the rest of the linters still run"
 
 

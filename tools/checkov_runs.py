@@ -6,11 +6,11 @@ stack's settings, so this script imports Checkov once and forks a child per run:
 is a fresh copy of the imported process and runs `checkov ARGS` exactly as the command line
 would (checkov.main.Checkov, the class behind the `checkov` command). One Checkov object does
 not survive a second run in one process (its results carry over), hence the fork. The exit
-code is the first failing run's, else 0. Runs on the lint virtualenv's Python; POSIX only.
+code is the first failing run's, else 0. Runs on Checkov's virtualenv's Python (.venv-checkov); POSIX only.
 
 A file to scan that does not exist stops everything with exit 2, before Checkov is even
 imported: one line per stack whose snapshot lacks it, naming `make snapshots`. Checkov itself logs "Template file not found" and
-still exits 0 (Checkov 3.3.30, as requirements-lint.txt pins it): the Kubernetes runner's
+still exits 0 (Checkov 3.3.30, as security/checkov/pyproject.toml pins it): the Kubernetes runner's
 parser, checkov/kubernetes/parser/parser.py parse(), returns None for a missing file and
 checkov/kubernetes/kubernetes_utils.py get_files_definitions() drops the file without a
 word; the ARM runner, checkov/arm/utils.py get_files_definitions(), records it only as a

@@ -37,7 +37,7 @@ CONFIGS = ROOT / "mutation"
 EQUIVALENT = CONFIGS / "equivalent.txt"
 TARGET = 0.90
 # What the copy leaves out: environments, caches and build output (the copy links .venv).
-LEFT_OUT = {".git", ".venv", ".venv-lint", ".uv", "build", "__pycache__", ".pytest_cache"}
+LEFT_OUT = {".git", ".venv", ".venv-lint", ".venv-checkov", ".uv", "build", "__pycache__", ".pytest_cache"}
 
 
 @dataclass(frozen=True)

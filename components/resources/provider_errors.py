@@ -26,7 +26,7 @@ which the host calls once it has unpickled the provider, before any step
 (pulumi/dynamic/__main__.py `get_provider`). tests/test_managed_pool_errors.py runs the SDK's
 own host, so an SDK whose host changes shape fails there, not in a user's `pulumi up`.
 
-The patch holds for the SDKs in SDK_RANGE, which requirements.in's bound on pulumi repeats; a
+The patch holds for the SDKs in SDK_RANGE, which pyproject.toml's bound on pulumi repeats; a
 host of another shape is one warning at preview (`unpatched_host_warning`) and one line on the
 host's stderr (`configure`), and its errors still arrive, traceback and all. It goes once a
 released SDK sends a provider's error without a traceback (pulumi/pulumi#16344, not in any SDK
@@ -54,7 +54,7 @@ HOST_MODULE = "pulumi.dynamic.__main__"
 # The SDK releases (major, minor) whose host has the shape `send_one_line` patches: from 3.260,
 # the first with `_abort_with_traceback` (pulumi/pulumi 1b594989, after v3.259.0, has none: grpc
 # answers "Exception calling application: ..."), to 3.272, the newest on PyPI on 2026-11-27
-# (the 3.260.0, 3.266.0 and 3.272.0 wheels' pulumi/dynamic/__main__.py read). requirements.in
+# (the 3.260.0, 3.266.0 and 3.272.0 wheels' pulumi/dynamic/__main__.py read). pyproject.toml
 # says `pulumi>=3.260,<3.273`; a test holds the two together. `make test` runs the top's host,
 # `make lowest` the bottom's.
 SDK_RANGE = ((3, 260), (3, 272))
