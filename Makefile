@@ -90,10 +90,11 @@ checkov_settings = $(or $(wildcard security/checkov-aks-$(1).yaml),security/chec
 # First, Pulumi.yaml and every stack file read as Pulumi's CLI reads them (tools/stack_yaml.py;
 # PyYAML is all it needs, so .venv-lint runs it): a value that YAML 1.1, YAML 1.2 and the CLI
 # read differently (`spot: yes`), one line each, with what to write, before the schema's word.
-lint: $(LINT_STAMP) $(CHECKOV_STAMP) $(STAMP) locked ## the locks, ruff, mypy, check-jsonschema, zizmor and Checkov (on the committed snapshots)
+lint: $(LINT_STAMP) $(CHECKOV_STAMP) $(STAMP) locked ## the locks, ruff, mypy, import-linter, check-jsonschema, zizmor and Checkov (on the committed snapshots)
 	$(LINT_VENV)/bin/ruff check .
 	$(LINT_VENV)/bin/ruff format --check .
 	$(VENV)/bin/python -m mypy .
+	$(LINT_VENV)/bin/lint-imports --no-cache
 	$(LINT_VENV)/bin/check-jsonschema --builtin-schema vendor.github-workflows .github/workflows/*.yml
 	$(LINT_VENV)/bin/check-jsonschema --builtin-schema vendor.dependabot .github/dependabot.yml
 	$(LINT_VENV)/bin/python -m tools.stack_yaml Pulumi.yaml $(STACKS:%=Pulumi.%.yaml)
