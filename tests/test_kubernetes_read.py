@@ -77,10 +77,11 @@ def test_the_live_read_lists_namespaces_and_daemon_sets_with_the_kubeconfigs_own
 
 
 def test_a_server_that_never_answers_is_given_up_at_the_deadline(api):
+    """Whether the request reached the server before the 0.2 s ran out depends on the machine's
+    load, so only the giving up is asserted (no wall-clock margin: the server never answers)."""
     FakeApiServer.hold = threading.Event()
     with pytest.raises((TimeoutError, ClusterAccessError)):
         kubernetes_read.read(kubeconfig(api), limit=0.2)
-    assert FakeApiServer.seen, "the request was made, and never answered"
 
 
 def test_the_deadline_bounds_the_whole_read_not_each_request(api):
