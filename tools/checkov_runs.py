@@ -1,23 +1,8 @@
 """Several Checkov runs for the price of one start: `python tools/checkov_runs.py ARGS [-- ARGS ...]`.
-
-Checkov spends about 5 s of a run importing itself (its checks for every framework) and well
-under a second checking this project's files. `make lint` runs it once per stack with that
-stack's settings, so this script imports Checkov once and forks a child per run: each child
-is a fresh copy of the imported process and runs `checkov ARGS` exactly as the command line
-would (checkov.main.Checkov, the class behind the `checkov` command). One Checkov object does
-not survive a second run in one process (its results carry over), hence the fork. The exit
-code is the first failing run's, else 0. Runs on Checkov's virtualenv's Python (.venv-checkov); POSIX only.
-
-A file to scan that does not exist stops everything with exit 2, before Checkov is even
-imported: one line per stack whose snapshot lacks it, naming `make snapshots`. Checkov itself logs "Template file not found" and
-still exits 0 (Checkov 3.3.30, as security/checkov/pyproject.toml pins it): the Kubernetes runner's
-parser, checkov/kubernetes/parser/parser.py parse(), returns None for a missing file and
-checkov/kubernetes/kubernetes_utils.py get_files_definitions() drops the file without a
-word; the ARM runner, checkov/arm/utils.py get_files_definitions(), records it only as a
-parsing error, and checkov/common/output/report.py Report.get_exit_code() fails a run on
-parsing errors only when CKV_PARSE_ERROR_FAIL=true, else on failed checks alone. A stack a
-team added without `make snapshots` would then pass `make lint` with nothing checked.
-"""
+Checkov is imported once and a child is forked per run, each running `checkov ARGS` as the command
+line would, on Checkov's own virtualenv (.venv-checkov); the exit code is the first failing run's, else 0. A file to scan that does not exist
+stops everything with exit 2, since Checkov would pass it with nothing checked. Why, with Checkov's
+sources: docs/design-notes/tools.md, "One Checkov start for every stack"."""
 
 from __future__ import annotations
 

@@ -1,18 +1,9 @@
-"""The program as `pulumi preview` and `pulumi up` start it, against the mock monitor: what a
-person sees on the terminal when the program stops.
+"""The program as `pulumi preview` and `pulumi up` start it (pulumi-language-python-exec's
+`run_in_stack` on a fresh loop), against the mock monitor: what a person sees on the terminal when
+the program stops. What it copies from the real host, and the one difference (asyncio's logger
+stays on): docs/design-notes/tools.md, "The language host".
 
-The Pulumi CLI runs a Python program through `pulumi-language-python-exec` (pulumi/pulumi
-sdk/python/cmd/pulumi-language-python-exec): it sets the config and the settings, makes a
-fresh event loop, runs `pulumi.runtime.run_in_stack(lambda: runpy.run_path(program))` on it,
-prints a `pulumi.RunError` as `pulumi.log.error(str(e))` (one line; any other exception as
-its traceback), closes the loop and exits 1. This does the same, with the mock monitor in
-the engine's place and the error printed as `error: <message>` on stderr, as the CLI shows
-it. One difference, on purpose: the real host silences asyncio's logger ("we simply turn off
-the logger for asyncio"); here it stays on, so a run that left tasks pending ("Task was
-destroyed but it is pending!") shows it.
-
-    python -m tools.language_host <stack> [preview|update] [key=value ...]
-"""
+    python -m tools.language_host <stack> [preview|update] [key=value ...]"""
 
 from __future__ import annotations
 

@@ -1,20 +1,8 @@
-"""Runs the real Pulumi program under Pulumi's mock engine and records what it declares.
-
-This is the machinery behind both `make render` and the tests: no cloud, no credentials,
-no Pulumi CLI. It does what the CLI would do before it starts the program:
-
-  * merges project config from `Pulumi.yaml` (provider values and project-key defaults)
-    with `Pulumi.<stack>.yaml`, and hands the program the same flat string map the CLI
-    does (the mock engine applies no `Pulumi.yaml` defaults by itself);
-  * records every resource registration with its type, inputs, parent, provider,
-    dependencies and options (the stock mock monitor keeps only the resulting state);
-  * collects stack outputs (with their secretness) and the warnings the program logs.
-
-Mock answers stand in for Azure (tools/azure_mocks.py): resource names echo their inputs
-and the user credential is a fake kubeconfig whose token is `MOCK_USER_TOKEN`; the program is
-handed the same fake Azure as its reader (components/azure/reader.py), an `OfflineReader`. The stack's
-config comes from its files as the CLI merges them (tools/stack_files.py).
-"""
+"""Runs the real Pulumi program under Pulumi's mock engine and records what it declares: the
+machinery behind `make render` and the tests (no cloud, no credentials, no CLI). It merges the
+config as the CLI does, records every registration with its options, collects the outputs and
+warnings, and hands the program an `OfflineReader` over the mocks (tools/azure_mocks.py).
+Docs: docs/layout.md, "The mock engine"."""
 
 from __future__ import annotations
 

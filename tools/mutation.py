@@ -1,18 +1,7 @@
-"""`make mutation`: how much of what the tests watch really is watched, by cosmic-ray.
-
-For each configuration in mutation/ (a module and the tests that exercise it), cosmic-ray
-changes the module one small way at a time (a comparison turned, a constant changed, a
-condition negated) and runs those tests: a mutant the tests fail on is killed, one they pass
-on survived. This prints each module's score (killed over mutants, less those listed in
-mutation/equivalent.txt as changing nothing a user could observe) and every survivor, and
-exits 1 when a module scores under 90%.
-
-Each module runs in a copy of the project (tracked and untracked files, no bytecode), so the
-working tree is never mutated, even by a run that is stopped half-way, and two modules run
-at once on a two-core machine. cosmic-ray runs its tests with PYTHONDONTWRITEBYTECODE, and
-the copy holds no `__pycache__` of the project, so no stale bytecode hides a mutant that
-keeps the file's size (`==` to `!=`). docs/mutation.md says when to run it.
-"""
+"""`make mutation`: how much of what the tests watch really is watched, by cosmic-ray. Prints each
+module's score (killed over mutants, less mutation/equivalent.txt) and every survivor, and exits 1
+under 90%. Each module runs in a copy of the project with no bytecode, two at once, so the working
+tree is never mutated and no stale bytecode hides a mutant. When to run it, and how: docs/mutation.md."""
 
 from __future__ import annotations
 

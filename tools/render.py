@@ -1,18 +1,8 @@
-"""`make render STACK=dev`: the program's desired state, offline.
-
-Runs the real program under the mock engine (tools/mock_engine.py, the same machinery the
-tests use) and writes `build/<stack>/`:
-  manifests.yaml  the Kubernetes objects, namespaces first, for `kubectl apply -f`
-  azure.json      the Azure resources as an ARM template, for ARM linters such as Checkov
-  resources.json  every resource: type, name, inputs, parent, provider, dependencies, options
-  outputs.json    the stack outputs (secrets shown as "[secret]")
-and prints a summary: what a first `up` does, resources by type, the GPU pool, and any warnings.
-Every file is normalised (sorted, no run-to-run noise), so the same program renders the
-same bytes: `make snapshots` keeps a copy of each stack's under tests/snapshots/, and a
-test compares them.
-
-A configuration error prints its one line and exits 1, as `pulumi preview` would.
-"""
+"""`make render STACK=dev`: the program's desired state, offline, under the mock engine
+(tools/mock_engine.py), written to `build/<stack>/` (manifests.yaml, azure.json, resources.json,
+outputs.json) and summarised. Every file is normalised, so the same program renders the same bytes
+(`make snapshots`; docs/layout.md, "Snapshots"); a configuration error prints its one line and
+exits 1, as `pulumi preview` would. The files: README.md, "Two commands on a fresh machine"."""
 
 from __future__ import annotations
 

@@ -1,19 +1,7 @@
-"""`make schema`: the JSON Schema of a `Pulumi.<stack>.yaml`, from the config's own definitions.
-
-The `aks-gpu:` keys, their members, types, defaults, allowed values and descriptions come
-from the pydantic dataclasses in `components/config/`, the same definitions that parse a
-stack's config, so the schema cannot say something the program does not do. What this
-module adds is the shape of a stack file around them:
-  - `config:` holds `aks-gpu:<key>` entries; an unknown `aks-gpu:` key is refused, and so is
-    an `azure-native:` key the provider does not have (its keys from the installed SDK:
-    components/config/providers.py), while other namespaces' keys (`kubernetes:...`) pass;
-  - a secret (`pulumi config set --secret`) is written `{secure: <ciphertext>}`, accepted
-    wherever a string is (Pulumi's stack file format);
-  - the keys `Pulumi.yaml` declares with `default: ""` accept "" ("not set").
-The result is committed as `schema/stack.schema.json`; each stack file names it on its first
-line for the YAML language server, `make lint` validates every stack file against it, and a
-test fails when it is stale.
-"""
+"""`make schema`: the JSON Schema of a `Pulumi.<stack>.yaml` (schema/stack.schema.json), from the
+config's own pydantic definitions in `components/config/`, so the schema cannot say something the
+program does not do; this module adds the stack file's frame (the key namespaces, secrets, the
+`default: ""` keys). Docs: docs/design-notes/tools.md, "The stack schema's frame"."""
 
 from __future__ import annotations
 

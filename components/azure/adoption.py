@@ -1,19 +1,8 @@
 """What the adopting `up` does to each object of the owner's it takes over (a pool with
 `existing: adopt`, the guide's namespace and DaemonSet with `devicePlugin.adopt`), worked out
 before anything is registered, field by field: the live description against the declared
-inputs. Pure: no resource, no call.
-
-An adopting `up` is an import, then an update to the program's inputs in the same run
-(pulumi/pulumi CHANGELOG 3.174.0, #19339). The engine imports by the provider's `Read`, then
-diffs what it read against the program's inputs as for any update (pulumi/pulumi
-pkg/resource/deploy/step_generator.go at 1b594989: `continueStepsFromImport` after the
-`ImportStep`, `processIgnoreChanges` putting the imported value back for each ignored
-property, `applyReplaceOnChanges`); with the import ID still set, a replacement is refused at
-`up` and only warned of in a preview ("previously-imported resources that still specify an
-ID may not be replaced"). So a preview under Pulumi shows the update; the mock engine behind
-`make render` and the tests has no provider to diff, and this module says it instead. A change
-of a property that replaces the object is refused here, in one line, before any resource.
-"""
+inputs; a change that would replace it is refused in one line. Pure: no resource, no call.
+Why (the engine imports, then updates in one run): docs/existing-cluster.md, "What the adopting `up` changes"."""
 
 from __future__ import annotations
 

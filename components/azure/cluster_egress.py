@@ -1,36 +1,8 @@
-"""Where an existing cluster's traffic leaves it, as far as the proof Job needs the internet:
-its HTTP proxy (`httpProxyConfig`) and its outbound type (`networkProfile.outboundType`), read
-from the cluster's description, and what a preview says of them.
-
-The Job needs the internet twice: the node pulls `mnistJob.image` (PyTorch's, from Docker
-Hub, by default), and the pod downloads MNIST from storage.googleapis.com over HTTPS (its
-NetworkPolicy allows DNS, and TCP 443 to addresses outside the private ranges:
-components/resources/mnist_job.py). `mnistJob.egress: false` leaves the second out: the
-script trains on digits it draws, and the policy allows nothing.
-
-- **A proxy.** "Pods are injected with the following environment variables: HTTP_PROXY,
-  http_proxy, HTTPS_PROXY, https_proxy, NO_PROXY, no_proxy", by a mutating admission webhook,
-  and "both AKS nodes and pods are configured to use the HTTP proxy"; httpsProxy, "if not
-  specified, then httpProxy is used for both HTTP and HTTPS connections"; the trusted CA is
-  installed "onto the nodes" (azure-aks-docs articles/aks/http-proxy.md, ms.date 08/26/2026).
-  The script downloads with urllib, which reads https_proxy and no_proxy (CPython
-  Lib/urllib/request.py getproxies_environment, proxy_bypass_environment: host names and
-  suffixes, no CIDR, as the AKS page warns). So the pod's download goes to the proxy's own
-  address, which the policy must allow. The node's pull goes through the proxy too, which no
-  NetworkPolicy governs (it is the node's, not a pod's).
-- **An outbound type.** `userDefinedRouting`: "AKS won't automatically configure egress
-  paths", traffic goes where the owner's routes send it, "an appliance like a firewall,
-  gateway, proxy" (articles/aks/egress-outboundtype.md, ms.date 04/29/2024); `none`: no
-  outbound path at all (the ARM schema's enum: loadBalancer, userDefinedRouting,
-  managedNATGateway, userAssignedNATGateway, none, tests/azure-specs/2025-09-01; the preview
-  adds managedNATGatewayV2). A pull from Docker Hub that the firewall drops waits in
-  ImagePullBackOff until the Job's deadline.
-
-A cluster this program creates sets no outboundType and no httpProxyConfig
-(components/resources/cluster.py network_profile): AKS's default, a load balancer with a
-public address ("By default, AKS provisions a standard SKU load balancer to be set up and used
-for egress", egress-outboundtype.md), and no proxy. So only an existing cluster has either.
-"""
+"""Where an existing cluster's traffic leaves it, as far as the proof Job needs the internet
+(the image's pull, MNIST's download): its HTTP proxy (`httpProxyConfig`) and its outbound type
+(`networkProfile.outboundType`), read from the cluster's description, and what a preview says
+of them. A created cluster has neither. What AKS and urllib do with each, with their sources:
+docs/existing-cluster.md, "Its way out: a proxy, a firewall"."""
 
 from __future__ import annotations
 

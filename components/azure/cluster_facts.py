@@ -1,19 +1,8 @@
 """What the program knows of an existing AKS cluster (`aks-gpu:existingCluster`), read once
-from Azure before anything is registered, and what a failed read of Azure means.
-
-The cluster is read with azure-native's getManagedCluster invoke (the token and arguments
-`pulumi_azure_native.containerservice.get_managed_cluster` sends), without the SDK's typing,
-so that one parser reads every description of a cluster the program meets:
-  - the invoke's answer, in azure-native's spelling of the REST properties (`resourceUID`,
-    `agentPoolProfiles[].vnetSubnetID`, as its `GetManagedClusterResult` getters name them);
-  - a saved `az aks show -o json`, the offline render's stand-in for the read
-    (`aks-gpu:preflight.clusterFile`), in the az CLI's spelling (`resourceUid`, `vnetSubnetId`);
-  - ARM's REST body, with its `properties` envelope.
-Keys are matched without case, and a `properties` envelope is looked into.
-
-Every read that can fail here says, in one line, what was read, what Azure answered (not
-found, forbidden, not signed in) and what to do; docs/permissions.md has the roles.
-"""
+from Azure before anything is registered (azure-native's getManagedCluster invoke, untyped), and
+what a failed read of Azure means: one line, what was read, what Azure answered, what to do.
+One parser reads the invoke's answer, a saved `az aks show` and ARM's REST body (docs/existing-cluster.md,
+"An existing cluster" and "An offline preview"); the roles: docs/permissions.md."""
 
 from __future__ import annotations
 

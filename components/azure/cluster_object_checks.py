@@ -1,22 +1,8 @@
-"""What an existing cluster already runs in Kubernetes, as this stack would meet it, read
-before anything is registered (components/azure/cluster_objects.py reads the list):
-
-  * a namespace this stack creates that is there already: pulumi-kubernetes 4.29.0 and
-    later create client-side, so `pulumi up` would stop at it with AlreadyExists (its
-    CHANGELOG, #2926), and a preview's dry-run create hides that (provider.go `Create`);
-  * something else that would serve the nodes where this stack puts a device plugin: an
-    NVIDIA device plugin DaemonSet in any namespace, the GPU Operator, or AKS's own plugin
-    on an AKS-managed pool. "Don't run multiple NVIDIA device plugin DaemonSets on the same
-    nodes" (azure-aks-docs articles/aks/best-practices-ml-ops.md);
-  * `devicePlugin.adopt`: the guide's DaemonSet and its namespace, taken over with Pulumi's
-    `import` option on the run that adopts them, never after.
-
-Both kinds of problem block: a preview says them, a deployment stops (preflight.run). A
-read that cannot be made is one warning saying nothing was checked. The stack knows its own
-objects by the `aks-gpu-stack` annotation it puts on them (cluster_objects.STACK_ANNOTATION);
-a DaemonSet in a namespace so marked is the stack's too (the GPU Operator's operands, made by
-its Helm release, carry no annotation of the stack's).
-"""
+"""What an existing cluster already runs in Kubernetes, as this stack would meet it, read before
+anything is registered (components/azure/cluster_objects.py reads the list): a namespace this
+stack creates that is there already, another device plugin on the stack's nodes, and the
+guide's objects that `devicePlugin.adopt` takes over. Why each blocks, how the stack knows its
+own objects, and the sources: docs/existing-cluster.md, "What the cluster runs in Kubernetes"."""
 
 from __future__ import annotations
 

@@ -1,18 +1,8 @@
 """What the stack will cost per hour, before anything is created, and the limit a deployment
-cannot pass (aks-gpu:cost.maxHourly). docs/cost.md explains the figures and what they leave out.
-
-Each pool's nodes are priced from the Retail Prices API (components/azure/prices.py): the GPU pools
-and, when this program creates the cluster, its System pool. A pool's least per hour is at
-minCount (or nodeCount), its most at maxCount (or nodeCount), its most per month that for 730
-hours. Disks, egress, the Standard tier's fee and taxes are not counted.
-
-Like preflight, this runs before any resource is registered: a preview prints the figures and
-warns about the limit; a deployment above the limit stops with one line. A limit fails
-closed: a deployment whose prices cannot all be had stops too, unless the stack says
-`cost.withoutPrices: deploy`, and a preview says which of the two applies. Every figure is
-in `cost.currency`. Prices come from a saved list, or through the program's reader
-(components/azure/reader.py): the offline render's reads none.
-"""
+cannot pass (aks-gpu:cost.maxHourly): each pool's nodes priced from the Retail Prices API, least
+at minCount, most at maxCount, a month at 730 hours. A preview warns; a deployment above the
+limit, or without all its prices (unless `cost.withoutPrices: deploy`), stops with one line.
+The figures, what they leave out and the limit: docs/cost.md."""
 
 from __future__ import annotations
 

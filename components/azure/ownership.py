@@ -1,23 +1,8 @@
-"""Whose a pool of an existing cluster is, or an object in it, and what this stack adopted:
-the marks, read as Azure and Kubernetes read them, and the guard that stops a run that would
-delete or replace what the stack adopted (docs/existing-cluster.md, "Handing back what was
-adopted"; docs/lifecycle.md, "What the stack adopted").
-
-Two marks, each `<project>/<stack>`, as Azure tags on a pool and annotations on an object:
-  - `aks-gpu-stack` (cluster_facts.OWNER_TAG, cluster_objects.STACK_ANNOTATION): the stack
-    declares it, having created or adopted it;
-  - `aks-gpu-adopted` (ADOPTED): the stack adopted it. Put on by the adopting `up` and by
-    every later one, so the owner's pool or object stays told apart from one the stack made.
-What the engine does on a destroy is in the state (`retainOnDelete`, docs/lifecycle.md); the
-marks are what a run can read before it declares anything.
-
-A stack that adopted before the second mark existed left the first alone. Read so: with
-`existing: adopt` (or `devicePlugin.adopt`) still in the config, it is adopted, and this run
-marks it; without, nothing tells it from what the stack created, and it is the stack's own
-(the docs say to run one `up` with adopt kept before anything else).
-
-Pure: no resource, no call.
-"""
+"""Whose a pool of an existing cluster is, or an object in it, and what this stack adopted: the
+marks `aks-gpu-stack` and `aks-gpu-adopted` (`<project>/<stack>`), read as Azure and Kubernetes
+read them, and the guard that stops a run that would delete or replace what the stack adopted.
+Pure: no resource, no call. Docs: docs/existing-cluster.md, "Handing back what was adopted"
+(the marks, and stacks adopted before the second); docs/lifecycle.md, "What the stack adopted"."""
 
 from __future__ import annotations
 

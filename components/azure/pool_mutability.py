@@ -85,17 +85,6 @@ def left_to_azure(declared: Mapping[str, Any], switched_on: Collection[str] = ()
     """The fixed properties a typed pool leaves to Azure (its `ignoreChanges`): those the
     declaration leaves unset, unless the pool that runs has one set (`switched_on`,
     components/azure/pool_modes.py), which the declaration then switches off: a replacement.
-
-    Why. A refresh copies into the stored inputs any property whose value Azure reports
-    differently from the last write, set by the program or not (pulumi-azure-native
-    provider/pkg/provider/provider.go `Read`: the diff of the old and new outputs' input
-    projections, `applyDiff` into the old inputs). Its `Diff` compares those inputs with the
-    program's, a key the program leaves out counts as deleted (diff.go `objectDiff`:
-    `deletes[k] = old`; the news are read with SkipNulls, so null is no different), and the
-    engine turns a change of a `replaceOnChanges` path into a replacement (pulumi/pulumi
-    step_generator.go `applyReplaceOnChanges`, `DiffResult.Replace`): a GPU pool deleted first
-    because AKS began to report a default (a gpuProfile driver `Install`, a priority
-    `Regular`) or azure-native's API version moved. Ignored, the engine puts the stored value
-    back into the inputs (`processIgnoreChanges`), so it is no change, and the update's PUT
-    carries what Azure reported."""
+    Why (a refresh copies Azure's values into the inputs, and a replaceOnChanges path would replace
+    the pool): docs/lifecycle.md, "A refresh and the fixed properties left unset"."""
     return [name for name in fixed() if declared.get(name) is None and name not in switched_on]

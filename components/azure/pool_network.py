@@ -1,32 +1,8 @@
-"""How each GPU pool joins its cluster's network: its nodes' subnet, its pods' subnet and
-its pods per node, decided from the cluster (components/azure/cluster_facts.py) and the pool's
-config. Pure: no resource, no call to Azure.
-
-The rules, from azure-aks-docs at fb060abe (2026-08-21) and AKS's own answers:
-  - "All node pools must reside in the same virtual network" (create-node-pools.md, ms.date
-    07/13/2026; node-pool-unique-subnet.md: "All subnets assigned to node pools must belong
-    to the same virtual network"). A cluster in its own VNet carries `vnetSubnetID` on its
-    pools, and one in AKS's managed VNet carries none: AKS refuses a subnet there ("Cannot
-    use a custom subnet because agent pool agentpool is using a managed subnet. Please omit
-    the vnetSubnetID parameter", MicrosoftDocs/azure-docs#116169). A new pool joins with the
-    System pool's subnet, or another of its VNet that `vnetSubnetId` names;
-  - Azure CNI with dynamic pod IPs carries `podSubnetID`, and AKS answers a mix with
-    "InvalidParameter: All or none of the agentpools should set podsubnet": the System
-    pool's pod subnet, or `podSubnetId`;
-  - "You can't change the max pods setting of a node pool after you create it"
-    (create-node-pools.md), and the default differs by model ("Azure CNI Overlay 250, Azure
-    CNI Pod subnet 110, Azure CNI (Legacy) 30, Kubenet 110", concepts-network-ip-address-
-    planning.md, ms.date 04/16/2026). Without overlay every pod takes an address of the
-    node's (or the pod) subnet, sized for the pods per node the cluster was planned with: a
-    new pool takes the System pool's `maxPods` unless `maxPods` says otherwise;
-  - Azure CNI Overlay, kubenet and a cluster this program creates (Overlay) take 250, as
-    they always have here: "The default for Azure CNI Overlay is 250", the most AKS allows;
-  - a pool that runs already (`current`: one this stack added, or one it adopts) keeps the
-    subnet, pod subnet and maxPods it has in Azure unless its config names another: AKS fixes
-    all three when a pool is created (components/azure/pool_mutability.py), so following the
-    System pool after its owner moves it would delete and recreate the GPU pool. A value the
-    config sets that differs from the live pool's replaces the pool, and the preview says so.
-"""
+"""How each GPU pool joins its cluster's network: its nodes' subnet, its pods' subnet and its pods
+per node, decided from the cluster (components/azure/cluster_facts.py) and the pool's config; a
+pool that runs already keeps what it has in Azure unless its config names another. Pure: no
+resource, no call to Azure. The rules and their sources (azure-aks-docs, AKS's answers):
+docs/existing-cluster.md, "Its network" and "The network rules' sources"."""
 
 from __future__ import annotations
 

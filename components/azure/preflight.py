@@ -1,19 +1,8 @@
-"""Checks against the Azure subscription that run before any resource is registered.
-
-The commonest way a first GPU deployment fails is capacity, not the program: GPU families
-start with zero vCPU quota, a size is often not offered to a subscription in a region, and
-the guide's Standard_NC6 is retired. Each would otherwise fail `pulumi up` after the cluster
-was created, 5-15 minutes and real money in.
-
-A preview (`pulumi preview`, `make render`) reports every problem as a warning. A deployment
-(the update step of `pulumi up`) stops with one `PreflightError` that lists every blocking
-problem, one per line, before any resource is registered; `aks-gpu:preflight.mode: warn`
-makes it warn and go on, `off` skips every check. The facts come from Azure itself, or from
-saved az CLI output (components/azure/azure_facts.py); when they cannot be had, a warning says what
-was not checked, and nothing is blocked. The checks: capacity.py (sizes, offers, quota),
-managed_pool_checks.py (the preview feature, the sign-in), existing_cluster_checks.py,
-cluster_object_checks.py (what an existing cluster runs in Kubernetes).
-"""
+"""Checks against the Azure subscription that run before any resource is registered: a preview
+warns of every problem; a deployment stops with one `PreflightError` listing every blocking one
+(`preflight.mode: warn` goes on, `off` skips). The checks live in capacity.py, managed_pool_checks.py,
+existing_cluster_checks.py and cluster_object_checks.py; the facts come from Azure or saved az CLI
+output (azure_facts.py). Why, and what each checks: docs/preflight.md."""
 
 from __future__ import annotations
 

@@ -1,25 +1,8 @@
 """Azure's description of a managed cluster, typed: every member the program reads of it, and
-every member an adopted pool passes through to its declaration, with the type Azure's API
-gives it. One check at the edge, for each description the program meets (azure-native's
-getManagedCluster answer, a saved `az aks show -o json`, a REST body: keys matched without
-case, a `properties` envelope looked into), so that a wrong type is one line naming the
-member, `agentPoolProfiles[gpunp].upgradeSettings.maxSurge is 5, not a string`, and never an
-AttributeError, a pydantic traceback or an SDK assertion later.
-
-The types are those of the ARM schema for Microsoft.ContainerService 2025-09-01, the API
-version azure-native 3.29.0 reads clusters and agent pools with (tests/azure-specs/2025-09-01/
-Microsoft.ContainerService.Aks.json: ManagedClusterAgentPoolProfile, AgentPoolUpgradeSettings,
-ContainerServiceNetworkProfile, ManagedClusterHttpProxyConfig,
-KubeletConfig, LinuxOSConfig, SysctlConfig, AgentPoolSecurityProfile,
-AgentPoolNetworkProfile, PortRange, IPTag, ManagedClusterAPIServerAccessProfile), and of
-2026-01-02-preview for gpuProfile.nvidia (NvidiaGPUProfile), which the GA version lacks.
-Read-only members the ARM schemas leave out (currentKubernetesVersion, provisioningState,
-powerState.code, currentOrchestratorVersion, resourceUID) are strings in Azure's bicep types of
-the same version (Azure/bicep-types-az@1f896de generated/containerservice_1/
-microsoft.containerservice/2025-09-01/types.json, ReadOnly). A member the program neither
-reads nor passes on is not checked; nothing is nested deeper than saved_files.DEPTH
-(components/files.py `depth_problem`).
-"""
+every member an adopted pool passes through to its declaration, with the type Azure's API gives it,
+checked once at the edge for each description the program meets, so that a wrong type is one line
+naming the member, never a traceback later. The types' sources (the ARM schema 2025-09-01 and
+2026-01-02-preview, Azure's bicep types): docs/configuration.md, the existing cluster's description."""
 
 from __future__ import annotations
 

@@ -1,23 +1,8 @@
 """What the proof Job asks for on a GPU pool used as it is (`existing: use`): the resource the
-pool's own device plugin offers, which need not be `nvidia.com/gpu`.
-
-NVIDIA's device plugin takes its MIG strategy from `--mig-strategy` or the environment's
-MIG_STRATEGY, "none | single | mixed", default none (NVIDIA/k8s-device-plugin@2d84cad
-cmd/nvidia-device-plugin/main.go), a flag or variable set winning over its config file's
-`flags.migStrategy` (api/config/v1 NewConfig: the file, then the CLI flags that are set).
-"single" offers each MIG slice as one `nvidia.com/gpu`; "mixed" offers them only as
-`nvidia.com/mig-<slice_count>g.<memory_size>gb` (its README, "MIG_STRATEGY": "With a
-MIG_STRATEGY of mixed, you will have additional resources available to you of the form
-nvidia.com/mig-<slice_count>g.<memory_size>gb"), so a pod that asks for nvidia.com/gpu waits
-Pending there until the Job's deadline. AKS's own plugin (gpuProfile.nvidia.managementMode
-Managed) has the pool's gpuProfile.nvidia.migStrategy (None, Single, Mixed; 2026-01-02-preview
-NvidiaGPUProfile). The slice's name follows from the pool's size and gpuInstanceProfile
-(components/catalog/gpus.py mig_slices): where the catalog does not know the GPU, the run
-refuses, naming the strategy.
-
-The stack's own plugin runs "single" (components/resources/device_plugin.py plugin_env), so
-only a used pool's plugin, the cluster's, can be "mixed".
-"""
+pool's own device plugin offers, which need not be `nvidia.com/gpu` (a "mixed" MIG strategy offers
+`nvidia.com/mig-<n>g.<mem>gb` only; the stack's own plugin runs "single"). Where the catalog does
+not know the slice's name, the run refuses, naming the strategy. The plugin's rules and their
+sources: docs/existing-cluster.md, "A used pool's MIG strategy"."""
 
 from __future__ import annotations
 

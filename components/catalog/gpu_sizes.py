@@ -1,26 +1,8 @@
 """Azure's GPU VM sizes a user of this program might pick: the GPU, how many (or what share of
-one) a VM gets, the Hyper-V generations it boots, retirements and successors, the driver AKS
-installs, and what AKS does not document.
-
-Sources (learn.microsoft.com/azure/virtual-machines/sizes/gpu-accelerated/..., from
-MicrosoftDocs/azure-compute-docs; each page's specs table for GPUs per VM, its "Feature
-support" list for Gen1/Gen2): nc-series, ncv2-series, ncv3-series, ncast4v3-series,
-nvadsa10v5-series (ms.date 07/31/2024), nca100v4-series, ncadsh100v5-series,
-nccadsh100v5-series, ndasra100v4-series, ndh100v5-series, nd-h200-v5-series (ms.date
-09/02/2025), nc-rtxpro6000-bse-v6-series-overview (ms.date 06/03/2026), nd-gb200-v6-series,
-nd-gb300-v6-series (ms.date 08/12/2026), nvv3-series, nvv4-series, ndmi300xv5-series,
-nvadsv710-v5-series; the retirement pages nc-series-retirement, ncv2-series-retirement,
-ncv3-retirement, nvv3-series-retirement and nvv4-retirement (ms.date 06/13/2025: "On September
-30, 2026, Microsoft Azure will retire ..."); n-series-migration for the successors. The CPU:
-each specs include's "Processor" row (includes/<series>-specs.md), "Nvidia Grace CPU" for ND
-GB200 v6 (ms.date 03/20/2025) and ND GB300 v6 (11/13/2025), an x86-64 AMD EPYC or Intel Xeon
-for the others ("AMD EPYC 7V12 (Rome) [x86-64]" for NCasT4_v3, "Intel Xeon (Sapphire Rapids)
-[x86-64]" for ND H100 v5, "Intel Xeon Granite Rapids-AP [x86-64]" for the RTX PRO 6000 sizes).
-
-The driver AKS installs on each size: Azure/AgentBaker pkg/agent/baker.go `GetGPUDriverType`
-("grid-v20" for RTX PRO 6000, "grid" for the A10 sizes, "cuda" with R470 for NCv1, "cuda-lts"
-for every other size) and the versions in parts/common/components.json, at 06836ee2 (2026-08-21).
-"""
+one) a VM gets, the Hyper-V generations it boots, its CPU, retirements and successors, the driver
+AKS installs, and what AKS does not document. Each figure's source (the sizes' pages and their
+ms.date, the retirement pages, Azure/AgentBaker at 06836ee2): docs/variants.md, "GPU sizes" and
+"The catalog's sources"."""
 
 from __future__ import annotations
 

@@ -1,22 +1,8 @@
 """The stack's configuration, by concept: each module holds one concept's settings (pydantic
 dataclasses: type, default, allowed values, description), its rules and its messages, and
-`stack.py` parses them all at once into the `StackConfig` the program runs on.
-
-  values.py     the value types every concept uses (names, sizes, images, subnets)
-  messages.py   the one-line errors
-  cluster.py    systemPool, access, network, upgrade: the cluster this program creates
-  pools.py      gpuPool / gpuPools: each GPU pool
-  pool_upgrades.py  a GPU pool's upgradeSettings, and the default that needs no extra GPU quota
-  workloads.py  devicePlugin, gpuOperator, monitoring, mnistJob: what runs on the pools
-  existing.py   existingCluster
-  preflight.py  preflight
-  cost.py       cost
-  providers.py  the azure-native: keys the provider has (from its SDK)
-  stack.py      every key, parsed (parse, load)
-
-This package is the only code that knows config keys: components receive the typed objects
-and never call `pulumi.Config()`. The same definitions generate schema/stack.schema.json.
-"""
+`stack.py` parses them all at once into the `StackConfig` the program runs on. This package is
+the only code that knows config keys; the same definitions generate schema/stack.schema.json.
+Which module holds which keys: docs/layout.md, "Every module"."""
 
 # What the program, the tools and the tests take from here. Every settings dataclass is among
 # them: tools/schema.py looks each up by its class name to carry descriptions to subclasses.

@@ -1,23 +1,8 @@
 """`upgradeSettings` of a GPU pool: how AKS upgrades its nodes (a Kubernetes version, a node
-image), and the default that needs no GPU quota beyond the pool's own nodes.
-
-AKS upgrades a pool by surging: it adds `maxSurge` new nodes, then drains and reimages the old
-ones ("Add surge nodes: Add new buffer nodes based on max surge (--max-surge) settings",
-upgrade-aks-node-pools-rolling.md, ms.date 05/29/2026). Unset, maxSurge is "10%" (the
-agentPools spec, AgentPoolUpgradeSettings) and "A percent value is rounded up to the nearest
-node count" (the page): one extra GPU node for any pool. A GPU team's quota rarely holds it,
-and the upgrade fails with QuotaExceeded. So a GPU pool here defaults to maxSurge "0" with
-maxUnavailable "1": AKS cordons, drains and reimages one node at a time with no new node
-("The default value of maxUnavailable is 0. When maxUnavailable is 0, AKS requires maxSurge to
-be greater than 0", the page). The cost: one GPU node is out of service while it upgrades.
-
-Members, as azure-native's AgentPoolUpgradeSettings (api 2025-09-01) and the ARM schema
-(tests/azure-specs/2025-09-01) have them: maxSurge and maxUnavailable "an integer (e.g. '5')
-or a percentage (e.g. '50%')", drainTimeoutInMinutes 1-1440 (default 30), nodeSoakDurationInMinutes
-0-30 (default 0), undrainableNodeBehavior Cordon | Schedule. Both maxSurge and maxUnavailable
-above 0 is AKS's "MaxUnavailable fallback", a preview: refused here. All of them change in
-place (`az aks nodepool update --max-surge ...`; components/azure/pool_mutability.py).
-"""
+image), and the default, maxSurge "0" with maxUnavailable "1", that needs no GPU quota beyond the
+pool's own nodes (AKS's own default surges one extra GPU node). Both above 0 (AKS's preview
+"MaxUnavailable fallback") is refused. Why, the members' ranges and their sources:
+docs/lifecycle.md, "Upgrades of a GPU pool"."""
 
 from __future__ import annotations
 

@@ -1,22 +1,8 @@
 """The keys of the provider namespace the program documents, `azure-native:` (README,
-"Configuration": `azure-native:location`; docs/preflight.md: `azure-native:subscriptionId`).
-
-The CLI hands a program every key of every namespace (PULUMI_CONFIG, which the Python language
-host fills from the whole stack config: pulumi/pulumi sdk/python/cmd/pulumi-language-python
-main.go; `Target.Config.Decrypt` in pkg/resource/deploy/source_eval.go), and the default
-azure-native provider takes every `azure-native:` key as its configuration
-(pkg/resource/deploy/target.go `GetPackageConfig`) without a word about one it does not have:
-its CheckConfig returns its inputs unchecked (pulumi/pulumi-azure-native
-provider/pkg/provider/provider.go). A misspelt `azure-native:locaton` would leave the region at
-Pulumi.yaml's eastus, silently. So the program refuses such a key in one line with a
-suggestion, as it refuses an unknown `aks-gpu:` key, in a preview and in a deployment.
-
-The keys are the provider's own list, read from the installed SDK: the module its code
-generator writes from the provider schema's `config.variables` (pulumi_azure_native/config/
-vars.py, one `__config__.get...('<key>')` each; pulumi-azure-native provider/pkg/gen/schema.go
-`PulumiSchema`), so a new release's keys come with the lock. Beside them, the keys the engine
-reads in any provider's namespace, and the one the provider reads that its schema leaves out.
-"""
+"Configuration": `azure-native:location`; docs/preflight.md: `azure-native:subscriptionId`): the
+provider's own list, read from its installed SDK, and the one-line refusal, with a suggestion, of
+any other (a misspelt `azure-native:locaton` would leave the region at eastus, silently). Why,
+and where the keys come from: docs/configuration.md, "How a stack file is read" ("Provider keys")."""
 
 from __future__ import annotations
 

@@ -1,18 +1,8 @@
 """GPU metrics: NVIDIA's DCGM exporter on the GPU pool's nodes (management: device-plugin).
-
-The DaemonSet follows NVIDIA's own static manifest (NVIDIA/dcgm-exporter dcgm-exporter.yaml
-at tag 4.5.3-4.8.2): the image, port 9400 named `metrics`, DCGM_EXPORTER_LISTEN,
-DCGM_EXPORTER_KUBERNETES (pod labels on each metric, read from the kubelet's pod-resources
-socket, mounted read-only), root with CAP_SYS_ADMIN only ("Required for profiling metrics
-(DCGM_FI_PROF_*)"), every other capability dropped and no privilege escalation. The probes are
-the Helm chart's (deployment/templates/daemonset.yaml: GET /health on the metrics port).
-
-It runs only on the GPU pools (AKS labels each node with its pool:
-kubernetes.azure.com/agentpool, azure-aks-docs articles/aks/use-labels.md) and tolerates its
-taints. A Service with the usual `prometheus.io/*` scrape annotations (on the Service and the
-pods) fronts it; its NetworkPolicy admits scrapes on 9400 from pods inside the cluster only,
-and no egress (DCGM runs in the exporter's process; the kubelet is reached over a socket).
-"""
+A DaemonSet after NVIDIA's own manifest (NVIDIA/dcgm-exporter dcgm-exporter.yaml at 4.5.3-4.8.2),
+only on the GPU pools and tolerating their taints, behind a Service with the `prometheus.io/*`
+annotations and a NetworkPolicy that admits in-cluster scrapes on 9400 and no egress. What it
+copies from NVIDIA, and why: docs/gpu.md, "GPU metrics"; its Checkov skips: docs/security.md."""
 
 from __future__ import annotations
 

@@ -1,21 +1,8 @@
-"""Guide steps 4-5: the `gpu-resources` namespace and the NVIDIA device plugin DaemonSet.
-
-The DaemonSet is the guide's `nvidia-device-plugin-ds.yaml`, field for field (names, labels,
-selector, update strategy, tolerations, container, security context, hostPath mount), plus
-what today's guide (azure-aks-docs articles/aks/use-nvidia-gpu.md) adds to it:
-  - a toleration for the GPU pool's taint, or the plugin never lands on a GPU node;
-  - `priorityClassName: system-node-critical`, the supported form of the guide's
-    `scheduler.alpha.kubernetes.io/critical-pod` annotation (ignored since Kubernetes 1.16;
-    kept for fidelity, it does no harm);
-  - `FAIL_ON_INIT_ERROR=false`, so the plugin idles instead of crash-looping on the
-    System pool's nodes, which have no GPU (the image's default is to fail).
-
-And the security baseline (components/resources/hardening.py): seccomp RuntimeDefault, a read-only
-root filesystem, no service-account token (the plugin talks to the kubelet over its
-socket, not to the API server), CPU and memory requests and limits, `imagePullPolicy:
-Always`, and a NetworkPolicy that denies all traffic (the plugin needs none). What cannot
-pass is annotated on the DaemonSet with Checkov skips and their reasons.
-"""
+"""Guide steps 4-5: the `gpu-resources` namespace and the NVIDIA device plugin DaemonSet: the
+guide's `nvidia-device-plugin-ds.yaml` field for field, plus what today's guide adds (the GPU pool's
+toleration, `priorityClassName`, FAIL_ON_INIT_ERROR=false) and the security baseline
+(components/resources/hardening.py). Each difference and its reason: docs/guide-and-azure.md (the
+DaemonSet's bullets); the baseline and its Checkov skips: docs/security.md."""
 
 from __future__ import annotations
 
@@ -59,24 +46,10 @@ GUIDE_TOLERATIONS = (
 
 
 def plugin_env(mig: bool) -> list[k8s.core.v1.EnvVarArgs]:
-    """FAIL_ON_INIT_ERROR=false, and with MIG the "single" strategy: every MIG instance is one
-    `nvidia.com/gpu`, so a pod that asks for one GPU (the MNIST Job) runs on a slice unchanged
-    (NVIDIA/k8s-device-plugin v0.18: `--mig-strategy` / MIG_STRATEGY, none | single | mixed;
-    internal/rm/rm.go, single -> AddMIGResource("*", "gpu"); azure-aks-docs
-    articles/aks/gpu-multi-instance.md). One DaemonSet serves every device-plugin pool: on a
-    pool without MIG, "single" offers whole GPUs (v0.18.2 internal/rm/device_map.go
-    buildGPUDeviceMap skips only MIG-enabled GPUs; internal/lm/mig-strategy.go: "No devices
-    have migEnabled=true. This is equivalent to the `none` MIG strategy").
-
-    With MIG, also NVIDIA_MIG_MONITOR_DEVICES=all, as NVIDIA's chart sets it whenever a MIG
-    strategy is not none (deployments/helm/nvidia-device-plugin templates/_helpers.tpl
-    `addMigMonitorDevices`, daemonset-device-plugin.yml; AKS's MIG page installs through that
-    chart): it lets the plugin read every MIG device's information through
-    /proc/driver/nvidia/capabilities/mig/monitor, without which it fails with "Insufficient
-    Permissions" (NVIDIA/k8s-device-plugin#399, #916). The container toolkit honours it only
-    in a container with CAP_SYS_ADMIN (nvidia-container-toolkit cmd/nvidia-container-runtime
-    README: "the container must be started with CAP_SYS_ADMIN privileges"), which
-    `plugin_security_context` adds with it."""
+    """FAIL_ON_INIT_ERROR=false, and with MIG the "single" strategy (every MIG instance is one
+    `nvidia.com/gpu`, so the MNIST Job runs on a slice unchanged) and NVIDIA_MIG_MONITOR_DEVICES=all,
+    as NVIDIA's chart sets it with a MIG strategy; `plugin_security_context` adds the CAP_SYS_ADMIN it
+    needs. Sources: docs/gpu.md, "Multi-instance GPU" ("Strategy `single`", "The MIG device plugin")."""
     env = [k8s.core.v1.EnvVarArgs(name="FAIL_ON_INIT_ERROR", value="false")]
     if mig:
         env.append(k8s.core.v1.EnvVarArgs(name="MIG_STRATEGY", value="single"))

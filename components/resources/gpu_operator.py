@@ -1,31 +1,8 @@
-"""NVIDIA's GPU Operator (gpuPool.management: gpu-operator): the alternative AKS documents for
-users who want to own the GPU driver (azure-aks-docs articles/aks/nvidia-gpu-operator.md).
-
-The pool skips AKS's driver (`gpuProfile.driver: None`, components/resources/cluster.py). The operator
-then installs the driver, the container toolkit, the device plugin and, if metrics are on,
-the DCGM exporter on the GPU nodes. It is NVIDIA's `gpu-operator` chart from NVIDIA's
-repository, at a pinned version, as NVIDIA's install guide does it (`helm install ... -n
-gpu-operator --create-namespace nvidia/gpu-operator`, NVIDIA/gpu-operator README). It is a
-`helm.v3.Release`, whose inputs the mock engine and the snapshots see; the chart's own
-objects are not rendered offline, because the chart cannot be fetched offline (docs/gpu.md).
-
-Values (NVIDIA/gpu-operator deployments/gpu-operator/values.yaml, v26.7.0):
-  - `daemonsets.tolerations` and `node-feature-discovery.worker.tolerations` default to
-    `nvidia.com/gpu` only; the GPU pool is tainted `sku=gpu` (and Spot), so both get the
-    pool's tolerations too, or no operand would land on a GPU node;
-  - `mig.strategy: single` (each MIG instance is one nvidia.com/gpu), the chart's default;
-  - `dcgmExporter.enabled` follows monitoring.gpuMetrics; its ServiceMonitor needs the
-    Prometheus Operator's CRD, which AKS does not install, so it stays off;
-  - `operator.cleanupCRD: true` (the chart's default is false): Helm does not delete a
-    chart's CRDs on uninstall, so a destroy or a mode switch would leave the ClusterPolicy,
-    NVIDIADriver and GPUCluster CRDs (and NFD's) behind. With it, the chart's pre-delete hook
-    Job (templates/cleanup_crd.yaml: the operator image's `/usr/bin/manage-crds delete` on
-    those CRD files, under the chart's gpu-operator ServiceAccount, which
-    templates/clusterrole.yaml then allows to delete CRDs) removes them. pulumi-kubernetes'
-    Release delete runs Helm's uninstall with hooks on and waits for them within the release
-    timeout (helm_release.go Delete: no DisableHooks; `uninstall.Wait`, `uninstall.Timeout`),
-    and a failed hook Job fails the delete, so nothing is left half-removed unseen.
-"""
+"""NVIDIA's GPU Operator (gpuPool.management: gpu-operator), the alternative AKS documents for
+users who want to own the GPU driver (azure-aks-docs articles/aks/nvidia-gpu-operator.md): the
+pool skips AKS's driver, and NVIDIA's `gpu-operator` chart, pinned, is a `helm.v3.Release`.
+Its values (tolerations, mig.strategy, the DCGM exporter, `operator.cleanupCRD`) and their
+sources: docs/gpu.md, "Who manages the GPU stack"."""
 
 from __future__ import annotations
 

@@ -1,20 +1,8 @@
-"""One GPU node pool of the cluster (guide step 2's `az aks nodepool add`), after the Azure
-Verified Module's `modules/nodepool`: a pool is a component of its own that takes its
-cluster by reference (the module's `parent_id`, "Resource ID of the existing Kubernetes
-cluster": Azure/terraform-azurerm-avm-res-containerservice-managedcluster
-modules/nodepool/variables.tf), so the same pool goes into a cluster this program creates
-(components/resources/cluster.py) or one it looks up (components/resources/existing_cluster.py), and a stack can
-have several (`aks-gpu:gpuPools`).
-
-The pool is a typed `AgentPool`, or, when AKS manages the GPU stack (`management:
-aks-managed`), a `ManagedGpuPool` over the agentPools REST API (components/resources/managed_gpu_pool.py).
-
-Moved from `GpuCluster`: stacks deployed before this component existed hold the guide's pool
-at `...GpuCluster$azure-native:containerservice:AgentPool::gpu-cluster-gpu-pool` (or the
-managed pool's `...::gpu-cluster-managed-gpu-pool`). The pool carries that URN as an alias,
-so the engine moves it in the state instead of replacing it (Pulumi docs, "Resource option:
-aliases"); tests/test_urns.py pins every URN of today's stacks.
-"""
+"""One GPU node pool of the cluster (guide step 2's `az aks nodepool add`): a component that takes
+its cluster by reference, as the Azure Verified Module's `modules/nodepool` does, so it goes into
+a created or an existing cluster and a stack can have several (`aks-gpu:gpuPools`). A typed
+`AgentPool`, or a `ManagedGpuPool` for `management: aks-managed`; it carries its URN from
+`GpuCluster` as an alias (docs/lifecycle.md, "The GPU pool's own component"; tests/test_urns.py)."""
 
 from __future__ import annotations
 

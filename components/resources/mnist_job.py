@@ -1,33 +1,8 @@
-"""Guide steps 8-9: the MNIST Job that proves a GPU is schedulable and works.
-
-The Job is the guide's `samples-tf-mnist-demo.yaml`, field for field, plus the toleration
-for the GPU pool's taint (as today's guide adds), with restartPolicy Never instead of
-OnFailure so that a failed try's pod and its last words stay (docs/proof.md, "When it
-fails"). By default it runs the shipped script,
-proof/train_mnist.py, from a ConfigMap, in PyTorch's CUDA 12.8 image: the guide's image is
-TensorFlow 1.4 on CUDA 8, which cannot be expected to run on any GPU AKS still creates
-(components/catalog/proof_images.py). With the guide's image it is the guide's Job, with
-the guide's `--max_steps`. pulumi-kubernetes waits for a Job to
-reach `Complete` (batch/v1 Job resource docs: it fails at once on `Failed`), so a finished
-`pulumi up` is itself the guide's step 8 check: a pod that asked for `nvidia.com/gpu: 1`
-was scheduled and trained to the end.
-
-No `ttlSecondsAfterFinished`: Kubernetes would delete the finished Job, and the next
-`pulumi up` would see it missing and train again. Changing the pod template (image,
-maxSteps) replaces the Job, which trains again: that is the point of changing them.
-
-What the image needs, and so what the security baseline (components/resources/hardening.py) can
-take away. The script writes only under /tmp (MNIST in /tmp/mnist) and reads itself from a
-read-only mount. The guide's image is the Kubeflow labs' GPU MNIST sample: `FROM
-tensorflow/tensorflow:1.4.0-gpu`, `ENTRYPOINT ["python", "/app/main.py"]`, no USER
-(Azure/kubeflow-labs 4-gpus/README.md). main.py writes only under /tmp (--data_dir
-/tmp/tensorflow/input_data, --log_dir /tmp/tensorflow/logs, tempfile downloads) and
-downloads MNIST from https://storage.googleapis.com/cvdf-datasets/mnist/ at run time (the
-guide's log: "Successfully downloaded train-images-idx3-ubyte.gz"). Nothing needs root, so
-the Job runs as UID 10001 with a read-only root filesystem and an emptyDir at /tmp; its
-NetworkPolicy allows DNS, HTTPS to the internet and the cluster's proxy, nothing else; with `mnistJob.egress:
-false`, nothing at all, and the script trains on digits it draws.
-"""
+"""Guide steps 8-9: the MNIST Job that proves a GPU is schedulable and works: the guide's
+`samples-tf-mnist-demo.yaml` plus the GPU pool's toleration and restartPolicy Never, running the
+shipped proof/train_mnist.py in PyTorch's image (or the guide's), hardened (resources/hardening.py).
+Why each field, and what the images need: docs/guide-and-azure.md, "The proof Job" and the
+Job's bullets; docs/proof.md; docs/security.md."""
 
 from __future__ import annotations
 

@@ -1,37 +1,8 @@
 """What the AKS-managed pool's provider says when a step fails: one line with the step, the
-pool and Azure's own words (`failed`), and the provider host that sends that line alone
-(`send_one_line`).
-
-Why the host needs telling. The engine runs the provider in the SDK's dynamic provider host
-(`python -m pulumi.dynamic`), which answers any exception a provider raises with
-`context.abort(grpc.StatusCode.UNKNOWN, traceback.format_exc())` (pulumi 3.260 to 3.272,
-pulumi/dynamic/__main__.py `_abort_with_traceback`, on Create, Read, Update, Delete, Diff
-and Check); the engine prints that text as the resource's error (pulumi/pulumi
-sdk/go/common/resource/plugin/provider_plugin.go `parseError` keeps the gRPC message;
-pkg/engine/update.go reports it with diag.GetResourceOperationFailedError, "%v"). So the CLI
-showed a Python traceback with Azure's answer at its bottom. The host offers a dynamic
-provider no other way to fail: no error type it sends plainly (pulumi/pulumi#16344, a "bail"
-error that shows nothing more, is open), and `CheckFailure`s are for inputs only.
-
-`pulumi.RunError` is the SDK's own word for an error whose message is the whole story: "a
-clean exit rather than the usual verbose unhandled error logic which emits the source program
-text and complete stack trace" (pulumi/errors.py); the program's language host prints its
-message alone (sdk/python/cmd/pulumi-language-python-exec: `except pulumi.RunError as e:
-pulumi.log.error(str(e))`), and so does the SDK's component provider server
-(pulumi/provider/server.py re-raises a RunError as it is). `send_one_line` gives the dynamic
-host the same rule, in the host's process alone: the host's `traceback` name becomes a
-stand-in whose `format_exc` is the message of a RunError in flight and the real traceback of
-anything else (a bug still shows where it happened). The provider calls it from `configure`,
-which the host calls once it has unpickled the provider, before any step
-(pulumi/dynamic/__main__.py `get_provider`). tests/test_managed_pool_errors.py runs the SDK's
-own host, so an SDK whose host changes shape fails there, not in a user's `pulumi up`.
-
-The patch holds for the SDKs in SDK_RANGE, which pyproject.toml's bound on pulumi repeats; a
-host of another shape is one warning at preview (`unpatched_host_warning`) and one line on the
-host's stderr (`configure`), and its errors still arrive, traceback and all. It goes once a
-released SDK sends a provider's error without a traceback (pulumi/pulumi#16344, not in any SDK
-up to 3.272.0): docs/managed-pool-provider.md, "The one-line patch", says how to retire it.
-"""
+pool and Azure's own words (`failed`), and the dynamic provider host patched to send that line
+alone (`send_one_line`), for the SDKs in SDK_RANGE. Why the host needs telling, where the patch
+holds, what a host of another shape does, and how to retire it (pulumi/pulumi#16344):
+docs/managed-pool-provider.md, "The one-line patch"."""
 
 from __future__ import annotations
 
