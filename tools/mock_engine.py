@@ -12,7 +12,7 @@ no Pulumi CLI. It does what the CLI would do before it starts the program:
 
 Mock answers stand in for Azure (tools/azure_mocks.py): resource names echo their inputs
 and the user credential is a fake kubeconfig whose token is `MOCK_USER_TOKEN`; the program is
-handed the same fake Azure as its reader (components/azure/reader.py), an `OfflineReader`. The stack's
+handed the same fake Azure as its reader (`main(reader)`, components/azure/reader.py), an `OfflineReader`. The stack's
 config comes from its files as the CLI merges them (tools/stack_files.py).
 """
 
@@ -36,7 +36,7 @@ from pulumi.runtime import rpc, settings
 from pulumi.runtime.stack import wait_for_rpcs
 from pulumi.runtime.sync_await import _sync_await
 
-from components.azure import reader as azure_reader
+from components.azure.reader import AzureReader
 from tools.azure_mocks import AzureMocks, OfflineReader
 from tools.stack_files import ROOT, as_cli_string, project_name, stack_config
 
@@ -268,14 +268,21 @@ def run_program(
         else:
             merged[full] = as_cli_string(value)
 
+    monitor = monitor or RecordingMonitor(AzureMocks())
+
     def program() -> None:
         with _program_on_path():
-            runpy.run_path(str(ROOT / "__main__.py"), run_name="__main__")
+            run_main(reader_of(monitor))
 
-    monitor = monitor or RecordingMonitor(AzureMocks())
     if isinstance(monitor.mocks, AzureMocks):
         monitor.mocks.offline(merged)
     return run_under_mocks(program, stack=stack, config=merged, monitor=monitor, preview=preview)
+
+
+def run_main(reader: AzureReader) -> None:
+    """Runs `__main__.py` under another name than `__main__` (so its last line, which hands
+    it the live reader, does not run) and calls its `main` with `reader`."""
+    runpy.run_path(str(ROOT / "__main__.py"), run_name="aks_gpu_program")["main"](reader)
 
 
 def reader_of(monitor: RecordingMonitor) -> OfflineReader:
@@ -290,8 +297,7 @@ def run_under_mocks(
     monitor: RecordingMonitor | None = None,
     preview: bool = False,
 ) -> ProgramRun:
-    """Runs `body` (a program, or a test that builds one component) under mocks, handing it
-    the monitor's fake Azure as its reader."""
+    """Runs `body` (a program, or a test that builds one component) under mocks."""
     project = project_name()
     monitor = monitor or RecordingMonitor(AzureMocks())
     collector = _WarningCollector()
@@ -314,7 +320,7 @@ def run_under_mocks(
     pulumi.runtime.set_all_config(dict(config or {}))
 
     try:
-        with _program_on_path(), azure_reader.handed(reader_of(monitor)):
+        with _program_on_path():
             body()
             _sync_await(wait_for_rpcs())
             outputs = _sync_await(_resolve_outputs(settings.get_root_resource().outputs))  # type: ignore[union-attr]

@@ -25,8 +25,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pulumi
-
 from components.azure import azure_facts, permissions, pool_modes, pool_network
 from components.azure.azure_facts import Facts
 from components.azure.capacity import capacity, retired_sizes
@@ -63,7 +61,8 @@ def run(
     reader: AzureReader,
     found: ClusterFacts | None = None,
     networks: Iterable[PoolNetwork] = (),
-    dry_run: bool | None = None,
+    *,
+    dry_run: bool,
     in_cluster: Iterable[Problem] = (),
     state: StackState = NOT_READ,
 ) -> Checked:
@@ -75,7 +74,6 @@ def run(
     deployment in `enforce` mode would hit a blocking problem."""
     mode = cfg.preflight.mode
     region = found.location if found is not None else cfg.location
-    dry_run = pulumi.runtime.is_dry_run() if dry_run is None else dry_run
     in_cluster = list(in_cluster)
     certain = never_two_plugins([p for p in in_cluster if p.always], dry_run)
     in_cluster = [p for p in in_cluster if not p.always]
