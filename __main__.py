@@ -11,7 +11,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import cast
 
 import pulumi
-from pulumi_azure_native import authorization
 
 from components import config
 from components.azure import azure_facts, cluster_egress, cost, ownership
@@ -89,6 +88,7 @@ def declare_cluster(plan: Plan, reader: AzureReader) -> Cluster:
             retire_managed_pool_command=guide_pool(plan) and cfg.gpu_pools[0].managed,
             # A deployment waits for the deployer's access; a preview never does.
             wait_for_access=None if plan.mode.preview else reader.wait_for_access,
+            subscription_id=plan.subscription,
         ),
     )
 
@@ -102,14 +102,14 @@ def declare_budget(plan: Plan, cluster: Cluster) -> CostBudget | None:
     cfg = plan.cfg
     if cfg.cost.budget is None or plan.budget_name is None:
         return None
-    client_subscription = authorization.get_client_config_output().subscription_id
+    assert plan.subscription is not None, "the plan reads it for a budget"
     if isinstance(cluster, GpuCluster):
         group_names = (cfg.resource_group_name, azure_facts.node_resource_group(cfg.resource_group_name, cfg.cluster_name, cfg.location))
         # AKS names the node resource group of every cluster it creates (typed Optional by the SDK).
         groups = [cluster.resource_group.name, cast("pulumi.Output[str]", cluster.managed_cluster.node_resource_group)]
-        watched = budget.resource_groups(client_subscription, groups, group_names)
+        watched = budget.resource_groups(plan.subscription, groups, group_names)
     else:
-        watched = budget.tagged(client_subscription, *next(iter(plan.owner.items())))
+        watched = budget.tagged(plan.subscription, *next(iter(plan.owner.items())))
     return CostBudget(
         "cost",
         CostBudgetArgs(
@@ -125,8 +125,6 @@ def declare_budget(plan: Plan, cluster: Cluster) -> CostBudget | None:
 # The managed pool's own provider calls the agentPools API in azure-native's subscription.
 def declare_pools(plan: Plan, cluster: Cluster, cost_budget: CostBudget | None) -> list[Pool]:
     cfg, existing = plan.cfg, plan.cfg.existing_cluster
-    managed = any(pool.managed for pool in cfg.gpu_pools)
-    subscription_id = authorization.get_client_config_output().subscription_id if managed else None
     pools: list[Pool] = []
     for pool in cfg.gpu_pools:
         if pool.existing == "use":  # the owner's pool as it is: nothing of it is registered
@@ -140,7 +138,7 @@ def declare_pools(plan: Plan, cluster: Cluster, cost_budget: CostBudget | None) 
                     cluster=cluster,
                     resource_group_name=cfg.resource_group_name,
                     cluster_name=cfg.cluster_name,
-                    subscription_id=subscription_id,
+                    subscription_id=plan.subscription,
                     kubernetes_version=cfg.kubernetes_version,
                     version_moves=existing is not None or version_moves(cfg.upgrade),
                     tags=ownership.pool_marks(pool, plan.owner) if existing else None,

@@ -35,6 +35,7 @@ from components.azure.existing_pools import LivePool
 from components.azure.pool_network import PoolNetwork
 from components.azure.reader import AzureReader, RunningPool
 from components.config import StackConfig
+from components.errors import PreflightError
 from components.resources import budget
 from components.resources.adopted import pool_plan
 from components.resources.existing_cluster import provider_kubeconfig
@@ -101,6 +102,8 @@ class Plan:
     estimate: cost.Estimate | None
     #: The budget's name, when cost.budget asks for one.
     budget_name: str | None
+    #: The run's subscription, read once, where a declaration names it (None: none does).
+    subscription: str | None = None
     #: What the run says before it declares anything, in order.
     messages: tuple[Message, ...] = field(default=())
 
@@ -142,10 +145,11 @@ def build_plan(
     # The cluster's own GPU pools the stack uses or adopts, read from it: from here on their settings are Azure's.
     cfg, live_pools, existing_lines = existing_pools.resolve(cfg, found, owner_tag, state)
     said.info(existing_lines)
+    subscription = preflight.subscription_reader(cfg, reader)
     networks = _networks(cfg, found, stack, live_pools, state, said)
     in_cluster = _in_cluster(cfg, reader, found, user_kubeconfig, owner_tag, state, mode, said)
     # A pool that runs under the other kind of GPU management cannot be switched: refused here.
-    switch_notes, running_pools = preflight.pool_switches(cfg, found, reader, mode.preview)
+    switch_notes, running_pools = preflight.pool_switches(cfg, found, reader, mode.preview, subscription)
     said.warn(switch_notes)
     # What the adopting `up` does to each pool it takes over: the import, then the update field by field.
     said.info(
@@ -164,6 +168,7 @@ def build_plan(
         dry_run=mode.preview,
         in_cluster=in_cluster.problems if in_cluster else (),
         state=state,
+        subscription=subscription,
     )
     said.warn(checked.warnings)
     _said_twice(said, *proof_fit.lines(cfg, live_pools))
@@ -186,6 +191,7 @@ def build_plan(
         egress=egress,
         estimate=estimate,
         budget_name=budget_name,
+        subscription=_declared_subscription(cfg, found, subscription),
         messages=tuple(said),
     )
 
@@ -269,3 +275,19 @@ def _budget(
     line, warnings = cost.budget_lines(cfg, estimate, name, watched)
     _said_twice(said, [line], warnings)
     return name
+
+
+def _declared_subscription(cfg: StackConfig, found: ClusterFacts | None, subscription: preflight.Subscription) -> str | None:
+    """The subscription the declarations name: the budget's scope, an AKS-managed pool's
+    provider (it calls the agentPools API there), a created cluster's grant of cluster-admin
+    to the deployer. The checks' read, so one run reads it once."""
+    if cfg.cost.budget is None and not any(p.managed for p in cfg.gpu_pools) and not (found is None and cfg.access.grants_deployer):
+        return None
+    try:
+        return subscription()
+    except Exception as error:
+        reason = " ".join(str(error).split())[:300] or type(error).__name__
+        raise PreflightError(
+            f"preflight: the subscription could not be read ({type(error).__name__}: {reason}); "
+            f"sign in (az login), or set azure-native:subscriptionId"
+        ) from error

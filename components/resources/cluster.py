@@ -147,6 +147,9 @@ class GpuClusterArgs:
     #: (components/azure/reader.py AzureReader.wait_for_access); None: it does not wait (a
     #: preview: __main__.py hands none then).
     wait_for_access: Callable[[str, str], str] | None = None
+    #: The run's subscription (components/plan.py reads it once), where the deployer's grant
+    #: names its role; None: the client's, as azure-native's getClientConfig answers.
+    subscription_id: str | None = None
 
 
 class GpuCluster(pulumi.ComponentResource):
@@ -285,7 +288,7 @@ class GpuCluster(pulumi.ComponentResource):
             principal_type=args.access.deployer_type,
             role_definition_id=pulumi.Output.concat(
                 "/subscriptions/",
-                client.subscription_id,
+                args.subscription_id or client.subscription_id,
                 "/providers/Microsoft.Authorization/roleDefinitions/",
                 AKS_RBAC_CLUSTER_ADMIN_ROLE,
             ),
