@@ -67,6 +67,11 @@ class Message:
 class Said(list[Message]):
     """The messages of a run, in the order it says them."""
 
+    def lines_then_warnings(self, lines: Iterable[str], warnings: Iterable[str]) -> None:
+        """What a check returns as (lines, warnings): the lines first, as the run prints them."""
+        self.info(lines)
+        self.warn(warnings)
+
     def warn(self, lines: Iterable[str]) -> None:
         self.extend(Message("warn", line) for line in lines)
 
@@ -106,10 +111,6 @@ class Plan:
     subscription: str | None = None
     #: What the run says before it declares anything, in order.
     messages: tuple[Message, ...] = field(default=())
-
-    @property
-    def owner_tag(self) -> str:
-        return next(iter(self.owner.values()))
 
 
 def build_plan(
@@ -171,11 +172,11 @@ def build_plan(
         subscription=subscription,
     )
     said.warn(checked.warnings)
-    _said_twice(said, *proof_fit.lines(cfg, live_pools))
+    said.lines_then_warnings(*proof_fit.lines(cfg, live_pools))
     egress = _egress(cfg, found, said)
     # What it will cost per hour, one line per pool; a deployment above cost.maxHourly stops here.
     estimate, cost_lines, cost_warnings = cost.run(cfg, checked.region, reader, dry_run=mode.preview)
-    _said_twice(said, cost_lines, cost_warnings)
+    said.lines_then_warnings(cost_lines, cost_warnings)
     budget_name = _budget(cfg, found, owner, estimate, project, stack, said)
     return Plan(
         mode=mode,
@@ -194,11 +195,6 @@ def build_plan(
         subscription=_declared_subscription(cfg, found, subscription),
         messages=tuple(said),
     )
-
-
-def _said_twice(said: Said, lines: Iterable[str], warnings: Iterable[str]) -> None:
-    said.info(lines)
-    said.warn(warnings)
 
 
 def _networks(
@@ -249,7 +245,7 @@ def _egress(cfg: StackConfig, found: ClusterFacts | None, said: Said) -> cluster
     with no way out (a cluster this program creates has neither: components/azure/cluster_egress.py)."""
     egress = found.egress if found is not None else cluster_egress.Egress()
     enforced = found is None or (found.network_policy or "none").lower() != "none"
-    _said_twice(said, *cluster_egress.lines(cfg, found.name if found else cfg.cluster_name, egress, enforced))
+    said.lines_then_warnings(*cluster_egress.lines(cfg, found.name if found else cfg.cluster_name, egress, enforced))
     return egress
 
 
@@ -273,7 +269,7 @@ def _budget(
         watched = budget.tagged_says(*next(iter(owner.items())))
     name = budget.budget_name(project, stack, cfg.cluster_name)
     line, warnings = cost.budget_lines(cfg, estimate, name, watched)
-    _said_twice(said, [line], warnings)
+    said.lines_then_warnings([line], warnings)
     return name
 
 

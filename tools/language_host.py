@@ -3,13 +3,15 @@ person sees on the terminal when the program stops.
 
 The Pulumi CLI runs a Python program through `pulumi-language-python-exec` (pulumi/pulumi
 sdk/python/cmd/pulumi-language-python-exec): it sets the config and the settings, makes a
-fresh event loop, runs `pulumi.runtime.run_in_stack(lambda: runpy.run_path(program))` on it,
+fresh event loop, runs `pulumi.runtime.run_in_stack(lambda: runpy.run_path(program, run_name='__main__'))` on it,
 prints a `pulumi.RunError` as `pulumi.log.error(str(e))` (one line; any other exception as
 its traceback), closes the loop and exits 1. This does the same, with the mock monitor in
 the engine's place and the error printed as `error: <message>` on stderr, as the CLI shows
-it. One difference, on purpose: the real host silences asyncio's logger ("we simply turn off
-the logger for asyncio"); here it stays on, so a run that left tasks pending ("Task was
-destroyed but it is pending!") shows it.
+it. Two differences, on purpose: the real host silences asyncio's logger ("we simply turn
+off the logger for asyncio"); here it stays on, so a run that left tasks pending ("Task was
+destroyed but it is pending!") shows it. And the exec script runs the program as
+`run_path(program, run_name='__main__')`, whose last line hands `main` the live reader; here
+it runs under another name, and its `main` is handed the mocks' reader.
 
     python -m tools.language_host <stack> [preview|update] [key=value ...]
 """
