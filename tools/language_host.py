@@ -3,6 +3,10 @@
 the program stops. What it copies from the real host, and the one difference (asyncio's logger
 stays on): docs/design-notes/tools.md, "The language host".
 
+It runs the program under another name than `__main__` and calls its `main` with the mocks'
+reader (the real host's `run_path(program, run_name='__main__')` runs the last line, which
+hands `main` the live reader).
+
     python -m tools.language_host <stack> [preview|update] [key=value ...]"""
 
 from __future__ import annotations
@@ -16,14 +20,16 @@ import pulumi
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import settings
 
-from components.azure import reader
+from components.azure.reader import AzureReader
 from tools.azure_mocks import AzureMocks
 from tools.mock_engine import RecordingMonitor
 from tools.stack_files import ROOT, project_name, stack_config
 
 
-def run_program(path: str) -> None:
-    runpy.run_path(path, run_name="__main__")
+def run_program(path: str, reader: AzureReader) -> None:
+    """As the exec script runs it, but under another name than `__main__`, so the program's
+    last line (the live reader) does not run: its `main` is handed the mocks' reader."""
+    runpy.run_path(path, run_name="aks_gpu_program")["main"](reader)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -48,8 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     program = str(ROOT / "__main__.py")
     sys.path.insert(0, str(ROOT))
     try:
-        with reader.handed(mocks.reader):
-            loop.run_until_complete(pulumi.runtime.run_in_stack(lambda: run_program(program)))
+        loop.run_until_complete(pulumi.runtime.run_in_stack(lambda: run_program(program, mocks.reader)))
         return 0
     except pulumi.RunError as error:
         print(f"error: {error}", file=sys.stderr)

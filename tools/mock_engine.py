@@ -1,8 +1,8 @@
 """Runs the real Pulumi program under Pulumi's mock engine and records what it declares: the
 machinery behind `make render` and the tests (no cloud, no credentials, no CLI). It merges the
 config as the CLI does, records every registration with its options, collects the outputs and
-warnings, and hands the program an `OfflineReader` over the mocks (tools/azure_mocks.py).
-Docs: docs/layout.md, "The mock engine"."""
+warnings, and calls the program's `main` with an `OfflineReader` over the mocks
+(tools/azure_mocks.py). Docs: docs/layout.md, "The mock engine"."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from pulumi.runtime import rpc, settings
 from pulumi.runtime.stack import wait_for_rpcs
 from pulumi.runtime.sync_await import _sync_await
 
-from components.azure import reader as azure_reader
+from components.azure.reader import AzureReader
 from tools.azure_mocks import AzureMocks, OfflineReader
 from tools.stack_files import ROOT, as_cli_string, project_name, stack_config
 
@@ -256,14 +256,21 @@ def run_program(
         else:
             merged[full] = as_cli_string(value)
 
+    monitor = monitor or RecordingMonitor(AzureMocks())
+
     def program() -> None:
         with _program_on_path():
-            runpy.run_path(str(ROOT / "__main__.py"), run_name="__main__")
+            run_main(reader_of(monitor))
 
-    monitor = monitor or RecordingMonitor(AzureMocks())
     if isinstance(monitor.mocks, AzureMocks):
         monitor.mocks.offline(merged)
     return run_under_mocks(program, stack=stack, config=merged, monitor=monitor, preview=preview)
+
+
+def run_main(reader: AzureReader) -> None:
+    """Runs `__main__.py` under another name than `__main__` (so its last line, which hands
+    it the live reader, does not run) and calls its `main` with `reader`."""
+    runpy.run_path(str(ROOT / "__main__.py"), run_name="aks_gpu_program")["main"](reader)
 
 
 def reader_of(monitor: RecordingMonitor) -> OfflineReader:
@@ -278,8 +285,7 @@ def run_under_mocks(
     monitor: RecordingMonitor | None = None,
     preview: bool = False,
 ) -> ProgramRun:
-    """Runs `body` (a program, or a test that builds one component) under mocks, handing it
-    the monitor's fake Azure as its reader."""
+    """Runs `body` (a program, or a test that builds one component) under mocks."""
     project = project_name()
     monitor = monitor or RecordingMonitor(AzureMocks())
     collector = _WarningCollector()
@@ -302,7 +308,7 @@ def run_under_mocks(
     pulumi.runtime.set_all_config(dict(config or {}))
 
     try:
-        with _program_on_path(), azure_reader.handed(reader_of(monitor)):
+        with _program_on_path():
             body()
             _sync_await(wait_for_rpcs())
             outputs = _sync_await(_resolve_outputs(settings.get_root_resource().outputs))  # type: ignore[union-attr]

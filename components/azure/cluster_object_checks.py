@@ -7,7 +7,7 @@ own objects, and the sources: docs/existing-cluster.md, "What the cluster runs i
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,7 +30,8 @@ from components.azure.reader import AzureReader, NotRead
 from components.azure.stack_state import NOT_READ, StackState
 from components.azure.used_pool_gpus import UsedPoolGpus, resources
 from components.catalog import gpu_sizes
-from components.config import NAMESPACE, GpuPoolConfig, StackConfig
+from components.config import NAMESPACE, StackConfig
+from components.config.pools import pool_taints
 from components.errors import PreflightError
 
 UNCHECKED = (
@@ -87,16 +88,16 @@ def read(reader: AzureReader, kubeconfig: str) -> tuple[Seen | None, str | None]
         return None, f"{UNCHECKED}: {type(error).__name__}: {reason}"
 
 
-def stack_pools(cfg: StackConfig, found: ClusterFacts, taints_of: Callable[[GpuPoolConfig], Sequence[str]]) -> list[PoolNodes]:
+def stack_pools(cfg: StackConfig, found: ClusterFacts) -> list[PoolNodes]:
     """Every pool of the cluster as a DaemonSet's scheduling sees it: this stack's, with
-    what it puts there (`taints_of`: the taints it gives a new pool, gpu_pool.gpu_pool_taints),
-    and the others as Azure describes them."""
+    what it puts there (the taints it gives a new pool: components/config/pools.py,
+    pool_taints), and the others as Azure describes them."""
     azure = {p.name: p for p in found.pools}
     pools = []
     for pool in cfg.gpu_pools:
         there = azure.get(pool.name)
         labels = pool_labels(pool.name, there.node_labels if there else None)
-        taints = tuple(there.node_taints) if there and there.node_taints else tuple(taints_of(pool))
+        taints = tuple(there.node_taints) if there and there.node_taints else tuple(pool_taints(pool))
         managed = bool(there and there.gpu_management == "Managed")
         pools.append(
             PoolNodes(

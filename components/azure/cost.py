@@ -10,8 +10,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pulumi
-
 from components.azure import prices
 from components.azure.reader import AzureReader, NotRead
 from components.config import NAMESPACE, StackConfig
@@ -309,14 +307,11 @@ def used_pool_lines(cfg: StackConfig) -> list[str]:
     return out
 
 
-def run(
-    cfg: StackConfig, region: str | None, reader: AzureReader, dry_run: bool | None = None
-) -> tuple[Estimate | None, list[str], list[str]]:
+def run(cfg: StackConfig, region: str | None, reader: AzureReader, *, dry_run: bool) -> tuple[Estimate | None, list[str], list[str]]:
     """The estimate, the lines to print, and the warnings. Raises CostError when a deployment
     would cost more per hour than cost.maxHourly, or when the limit cannot be checked and
     cost.withoutPrices is stop. `region` is the cluster's (preflight's Checked.region): None
     when an existing cluster's could not be read."""
-    dry_run = pulumi.runtime.is_dry_run() if dry_run is None else dry_run
     limit = cfg.cost.max_hourly
     why_not: str | None
     if region is None:

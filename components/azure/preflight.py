@@ -14,8 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pulumi
-
 from components.azure import azure_facts, permissions, pool_modes, pool_network
 from components.azure.azure_facts import Facts
 from components.azure.capacity import capacity, retired_sizes
@@ -52,19 +50,21 @@ def run(
     reader: AzureReader,
     found: ClusterFacts | None = None,
     networks: Iterable[PoolNetwork] = (),
-    dry_run: bool | None = None,
+    *,
+    dry_run: bool,
     in_cluster: Iterable[Problem] = (),
     state: StackState = NOT_READ,
+    subscription: Subscription | None = None,
 ) -> Checked:
     """Every check this stack needs, reading Azure through `reader`; `found` is the existing
     cluster, as read (cluster_facts), `networks` how each pool joins its network (pool_network),
     `in_cluster` what the cluster runs in Kubernetes means for it (cluster_object_checks), and
-    `state` what the stack's state holds (stack_state).
+    `state` what the stack's state holds (stack_state), `subscription` the run's (subscription_reader).
     Returns the warnings to show and the cluster's region; raises PreflightError when a
     deployment in `enforce` mode would hit a blocking problem."""
     mode = cfg.preflight.mode
+    subscription = subscription or subscription_reader(cfg, reader)
     region = found.location if found is not None else cfg.location
-    dry_run = pulumi.runtime.is_dry_run() if dry_run is None else dry_run
     in_cluster = list(in_cluster)
     certain = never_two_plugins([p for p in in_cluster if p.always], dry_run)
     in_cluster = [p for p in in_cluster if not p.always]
@@ -75,10 +75,10 @@ def run(
     if found is not None:
         problems += check_existing_cluster(cfg, found, stack, state)
         node_group, own_pools = found.node_resource_group, pools_of_stack(found, stack, state.pools())
-    facts, notes = load_facts(cfg, reader, region, node_group)
-    at_subscription = functools.cache(lambda: reader.permissions(subscription_id(cfg, reader)))
-    budget_problems, budget_notes = budget_permission(cfg, reader, at_subscription)
-    destroy_problems, destroy_notes = destroy_permission(cfg, reader, at_subscription)
+    facts, notes = load_facts(cfg, reader, region, node_group, subscription)
+    at_subscription = functools.cache(lambda: reader.permissions(subscription()))
+    budget_problems, budget_notes = budget_permission(cfg, subscription, at_subscription)
+    destroy_problems, destroy_notes = destroy_permission(cfg, reader, at_subscription, subscription)
     notes += budget_notes + destroy_notes
     if facts is not None and own_pools:
         facts = dataclasses.replace(facts, existing_pools={**facts.existing_pools, **own_pools})
@@ -125,7 +125,7 @@ def provider_host(cfg: StackConfig, environ: Mapping[str, str]) -> None:
 
 
 def pool_switches(
-    cfg: StackConfig, found: ClusterFacts | None, reader: AzureReader, dry_run: bool
+    cfg: StackConfig, found: ClusterFacts | None, reader: AzureReader, dry_run: bool, subscription: Subscription | None = None
 ) -> tuple[list[str], dict[str, RunningPool]]:
     """A pool that runs in Azure under the other kind of GPU management than the config now
     asks for cannot be switched by any `up` (components/azure/pool_modes.py): that is
@@ -135,7 +135,7 @@ def pool_switches(
     saw. Returns the preview's warnings and the pools that run (what a typed pool's refresh
     may leave to Azure: components/resources/gpu_pool.py)."""
     group, cluster = (found.resource_group, found.name) if found else (cfg.resource_group_name, cfg.cluster_name)
-    reading = pool_modes.check(cfg, group, cluster, lambda: subscription_id(cfg, reader), reader)
+    reading = pool_modes.check(cfg, group, cluster, subscription or subscription_reader(cfg, reader), reader)
     refused = reading.refusals
     if refused:
         raise PreflightError("preflight: " + refused[0] + (f" (and {len(refused) - 1} more pool(s) likewise)" if len(refused) > 1 else ""))
@@ -146,7 +146,9 @@ def pool_switches(
     return [reading.unknown(cfg)], reading.running
 
 
-def load_facts(cfg: StackConfig, reader: AzureReader, location: str, node_group: str | None = None) -> tuple[Facts | None, list[str]]:
+def load_facts(
+    cfg: StackConfig, reader: AzureReader, location: str, node_group: str | None = None, subscription: Subscription | None = None
+) -> tuple[Facts | None, list[str]]:
     """Files when given; otherwise what the reader reads. `location` is the cluster's region;
     `node_group` an existing cluster's node resource group."""
     pf = cfg.preflight
@@ -154,9 +156,8 @@ def load_facts(cfg: StackConfig, reader: AzureReader, location: str, node_group:
         return azure_facts.from_files(Path(pf.skus_file), Path(pf.usage_file), location), []
     unchecked = "preflight: VM size offers and vCPU quota were not checked"
     try:
-        subscription = subscription_id(cfg, reader)
         node_group = node_group or azure_facts.node_resource_group(cfg.resource_group_name, cfg.cluster_name, location)
-        return reader.facts(subscription, location, node_group), []
+        return reader.facts((subscription or subscription_reader(cfg, reader))(), location, node_group), []
     except NotRead as why:
         return None, [
             f"{unchecked}: {why}; set {NAMESPACE}:preflight.skusFile and usageFile to check saved az CLI output (docs/preflight.md)"
@@ -169,7 +170,7 @@ def load_facts(cfg: StackConfig, reader: AzureReader, location: str, node_group:
 Permissions = Callable[[], list[dict[str, Any]]]
 
 
-def budget_permission(cfg: StackConfig, reader: AzureReader, at_subscription: Permissions) -> tuple[list[Problem], list[str]]:
+def budget_permission(cfg: StackConfig, subscription: Subscription, at_subscription: Permissions) -> tuple[list[Problem], list[str]]:
     """Whether the signed-in identity may create cost.budget at the subscription's scope
     (components/azure/permissions.py): a blocking problem when Azure lists its permissions
     there (`at_subscription`) without it; a note when they cannot be read."""
@@ -177,8 +178,7 @@ def budget_permission(cfg: StackConfig, reader: AzureReader, at_subscription: Pe
         return [], []
     unchecked = "preflight: the permission to create aks-gpu:cost.budget was not checked"
     try:
-        subscription = subscription_id(cfg, reader)
-        problem = permissions.budget_problem(at_subscription(), subscription)
+        problem = permissions.budget_problem(at_subscription(), subscription())
     except NotRead as why:
         return [], [f"{unchecked}: {why}"]
     except Exception as error:  # noqa: BLE001 - any failure only means it was not checked
@@ -205,7 +205,9 @@ def destroy_needs(cfg: StackConfig) -> tuple[list[permissions.Need], list[permis
     return at_subscription, in_group
 
 
-def destroy_permission(cfg: StackConfig, reader: AzureReader, at_subscription: Permissions) -> tuple[list[Problem], list[str]]:
+def destroy_permission(
+    cfg: StackConfig, reader: AzureReader, at_subscription: Permissions, subscription: Subscription
+) -> tuple[list[Problem], list[str]]:
     """Whether the signed-in identity could destroy what this stack creates
     (components/azure/permissions.py says where each is read, and why it blocks nothing): a
     warning for each scope whose list lacks an action; a note when they cannot be read."""
@@ -214,14 +216,14 @@ def destroy_permission(cfg: StackConfig, reader: AzureReader, at_subscription: P
         return [], []
     unchecked = "preflight: the permissions a `pulumi destroy` of this stack needs were not checked"
     try:
-        subscription = subscription_id(cfg, reader)
+        named = subscription()
         group: tuple[str, list[dict[str, Any]]] | None = None
         if group_needs:
             try:
-                group = (f"resource group {cfg.resource_group_name}", reader.group_permissions(subscription, cfg.resource_group_name))
+                group = (f"resource group {cfg.resource_group_name}", reader.group_permissions(named, cfg.resource_group_name))
             except Exception:  # noqa: BLE001 - not there yet (404): whoever creates it needs the subscription's rights
                 sub_needs, group_needs = sub_needs + group_needs, []
-        found = [(f"subscription {subscription}", at_subscription(), sub_needs)] if sub_needs else []
+        found = [(f"subscription {named}", at_subscription(), sub_needs)] if sub_needs else []
         found += [(*group, group_needs)] if group and group_needs else []
     except NotRead as why:
         return [], [f"{unchecked}: {why}"]
@@ -230,6 +232,16 @@ def destroy_permission(cfg: StackConfig, reader: AzureReader, at_subscription: P
         return [], [f"{unchecked}: {type(error).__name__}: {reason}"]
     said = (permissions.destroy_problem(listed, scope, needs) for scope, listed, needs in found)
     return [Problem(line, blocking=False) for line in said if line], []
+
+
+# The run's subscription, asked for where a check or a declaration needs it.
+Subscription = Callable[[], str]
+
+
+def subscription_reader(cfg: StackConfig, reader: AzureReader) -> Subscription:
+    """The run's subscription, read once (components/plan.py hands it to every check and to
+    the declarations); a read that fails is asked again by the next that needs it."""
+    return functools.cache(lambda: subscription_id(cfg, reader))
 
 
 def subscription_id(cfg: StackConfig, reader: AzureReader) -> str:

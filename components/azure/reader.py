@@ -13,8 +13,7 @@ that fails raises, and its caller says what that means; a read the reader does n
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -118,23 +117,3 @@ class AzureReader(Protocol):
         the API server cannot be reached. `granted`: the object ID the program granted
         cluster-admin to, for the message."""
         ...
-
-
-_handed: AzureReader | None = None
-
-
-def handed_in() -> AzureReader | None:
-    """The reader the program was handed (`make render`, the tests), if any; `pulumi preview`
-    and `pulumi up` hand none, and the program reads live (__main__.py)."""
-    return _handed
-
-
-@contextlib.contextmanager
-def handed(reader: AzureReader) -> Iterator[AzureReader]:
-    """Hands `reader` to the program run inside the block."""
-    global _handed
-    before, _handed = _handed, reader
-    try:
-        yield reader
-    finally:
-        _handed = before

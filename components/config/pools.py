@@ -135,6 +135,26 @@ class GpuPoolConfig(GpuPoolSettings):
     """The pool's name (the guide's `--name gpu`); not 'system'."""
 
 
+# Today's guide (azure-aks-docs articles/aks/use-nvidia-gpu.md) taints the GPU pool so
+# that only pods that ask for it land there: `az aks nodepool add ... --node-taints sku=gpu:NoSchedule`.
+GPU_TAINT_KEY = "sku"
+GPU_TAINT_VALUE = "gpu"
+GPU_TAINT_EFFECT = "NoSchedule"
+GPU_TAINT = f"{GPU_TAINT_KEY}={GPU_TAINT_VALUE}:{GPU_TAINT_EFFECT}"
+
+# AKS puts this taint (and label) on every node of a Spot pool (azure-aks-docs
+# articles/aks/spot-node-pool.md: "A Spot node pool has the
+# kubernetes.azure.com/scalesetpriority=spot:NoSchedule taint"). It is declared explicitly
+# as well, so the declared taints equal what Azure reports and no diff appears.
+SPOT_TAINT_KEY = "kubernetes.azure.com/scalesetpriority"
+SPOT_TAINT = f"{SPOT_TAINT_KEY}=spot:NoSchedule"
+
+
+def pool_taints(pool: GpuPoolConfig) -> list[str]:
+    """The taints a GPU pool this program declares gets: the guide's, and the Spot taint."""
+    return [GPU_TAINT, SPOT_TAINT] if pool.spot else [GPU_TAINT]
+
+
 # gpuPools: AKS pool name -> the members of gpuPool but its name.
 GpuPoolMap = Annotated[
     dict[str, GpuPoolSettings],

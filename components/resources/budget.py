@@ -58,10 +58,7 @@ def resource_groups(subscription_id: pulumi.Input[str], groups: Sequence[pulumi.
             dimensions=consumption.BudgetComparisonExpressionArgs(name="ResourceGroupName", operator="In", values=list(groups))
         ),
         waits_for=list(groups),
-        says=(
-            f"resource groups {' and '.join(named)} (filter ResourceGroupName In, at the subscription's scope): the "
-            "cluster, and what its node resource group holds: the node VMs, their networking and storage"
-        ),
+        says=resource_groups_says(named),
     )
 
 
@@ -70,10 +67,23 @@ def tagged(subscription_id: pulumi.Input[str], tag: str, value: str) -> Watched:
     return Watched(
         scope=subscription_scope(subscription_id),
         filter=consumption.BudgetFilterArgs(tags=consumption.BudgetComparisonExpressionArgs(name=tag, operator="In", values=[value])),
-        says=(
-            f"tag {tag} = {value} (filter at the subscription's scope): this stack's GPU pools' scale sets and their VMs; "
-            "not their OS disks, the cluster's load balancer or egress, which AKS does not tag with it"
-        ),
+        says=tagged_says(tag, value),
+    )
+
+
+def resource_groups_says(named: Sequence[str]) -> str:
+    """What a budget over a created cluster's resource groups watches, in words (components/plan.py says it first)."""
+    return (
+        f"resource groups {' and '.join(named)} (filter ResourceGroupName In, at the subscription's scope): the "
+        "cluster, and what its node resource group holds: the node VMs, their networking and storage"
+    )
+
+
+def tagged_says(tag: str, value: str) -> str:
+    """What a budget over the scale sets with the stack's tag watches, in words."""
+    return (
+        f"tag {tag} = {value} (filter at the subscription's scope): this stack's GPU pools' scale sets and their VMs; "
+        "not their OS disks, the cluster's load balancer or egress, which AKS does not tag with it"
     )
 
 

@@ -144,8 +144,12 @@ class GpuClusterArgs:
     #: (_retire_managed_pool_command says why).
     retire_managed_pool_command: bool = False
     #: How a deployment waits for the deployer's cluster access: the program's reader's
-    #: (components/azure/reader.py AzureReader.wait_for_access); None: it does not wait.
+    #: (components/azure/reader.py AzureReader.wait_for_access); None: it does not wait (a
+    #: preview: __main__.py hands none then).
     wait_for_access: Callable[[str, str], str] | None = None
+    #: The run's subscription (components/plan.py reads it once), where the deployer's grant
+    #: names its role; None: the client's, as azure-native's getClientConfig answers.
+    subscription_id: str | None = None
 
 
 class GpuCluster(pulumi.ComponentResource):
@@ -284,7 +288,7 @@ class GpuCluster(pulumi.ComponentResource):
             principal_type=args.access.deployer_type,
             role_definition_id=pulumi.Output.concat(
                 "/subscriptions/",
-                client.subscription_id,
+                args.subscription_id or client.subscription_id,
                 "/providers/Microsoft.Authorization/roleDefinitions/",
                 AKS_RBAC_CLUSTER_ADMIN_ROLE,
             ),
@@ -354,7 +358,7 @@ class GpuCluster(pulumi.ComponentResource):
         wait, kubeconfig = self._wait_for_access, self.kubeconfig
 
         async def proven(principal: str) -> pulumi.Resource:
-            if pulumi.runtime.is_dry_run() or wait is None:
+            if wait is None:  # a preview, or no wait asked for
                 return grant
             # Read here rather than through Output.all, so the objects' `dependsOn` holds the
             # grant alone: the kubeconfig is known by now, the cluster having been created.

@@ -20,22 +20,12 @@ from components.azure.pool_network import PoolNetwork
 from components.azure.reader import RunningPool
 from components.catalog import gpu_sizes
 from components.config import VERSION_UPGRADE_CHANNELS, GpuPoolConfig, UpgradeConfig, camel_case, pool_upgrades, snake
+from components.config.pools import pool_taints
 from components.resources.existing_pool import adopted_settings, tolerations_for
 from components.resources.managed_gpu_pool import ARM_ENDPOINT, MIG_API_VERSION, STABLE_API_VERSION, ManagedGpuPool
 
-# Today's guide (azure-aks-docs articles/aks/use-nvidia-gpu.md) taints the GPU pool so
-# that only pods that ask for it land there: `az aks nodepool add ... --node-taints sku=gpu:NoSchedule`.
-GPU_TAINT_KEY = "sku"
-GPU_TAINT_VALUE = "gpu"
-GPU_TAINT_EFFECT = "NoSchedule"
-GPU_TAINT = f"{GPU_TAINT_KEY}={GPU_TAINT_VALUE}:{GPU_TAINT_EFFECT}"
-
-# AKS puts this taint (and label) on every node of a Spot pool (azure-aks-docs
-# articles/aks/spot-node-pool.md: "A Spot node pool has the
-# kubernetes.azure.com/scalesetpriority=spot:NoSchedule taint"). It is declared explicitly
-# as well, so the declared taints equal what Azure reports and no diff appears.
-SPOT_TAINT_KEY = "kubernetes.azure.com/scalesetpriority"
-SPOT_TAINT = f"{SPOT_TAINT_KEY}=spot:NoSchedule"
+# The GPU pool's taints (the guide's sku=gpu, and AKS's Spot taint) are the pools' config's rule
+# (components/config/pools.py, pool_taints): the checks of an existing cluster read it too.
 
 # AKS labels every node with its pool's name (components/azure/cluster_objects.py, where the
 # label is read too): what pins a DaemonSet or a Job to this program's pools.
@@ -63,13 +53,9 @@ GPU_MANAGEMENT_OUTPUTS = {
 }
 
 
-def gpu_pool_taints(pool: GpuPoolConfig) -> list[str]:
-    return [GPU_TAINT, SPOT_TAINT] if pool.spot else [GPU_TAINT]
-
-
 def gpu_tolerations(pool: GpuPoolConfig) -> tuple[k8s.core.v1.TolerationArgs, ...]:
     """What a pod must tolerate to run on the GPU pool: its taints, `sku=gpu` and the Spot taint."""
-    return tolerations_for(gpu_pool_taints(pool))
+    return tolerations_for(pool_taints(pool))
 
 
 class Tolerating(Protocol):
@@ -108,7 +94,7 @@ def gpu_pool_settings(pool: GpuPoolConfig, network: PoolNetwork | None = None) -
         "max_pods": network.max_pods,
         "vnet_subnet_id": network.vnet_subnet_id,
         "pod_subnet_id": network.pod_subnet_id,
-        "node_taints": gpu_pool_taints(pool),
+        "node_taints": pool_taints(pool),
         # How AKS upgrades the nodes; by default no surge node, which a GPU quota rarely holds
         # (components/config/pool_upgrades.py says why and what it costs); an adopted pool's
         # as Azure has them, with what the config sets over them.

@@ -1,0 +1,289 @@
+"""The plan: what a run will declare, and what it says first, as one frozen value.
+
+`build_plan` reads Azure and the cluster through the reader it is handed, resolves the
+config's existing pools from them, runs every check and the cost estimate, and collects
+the messages a run prints, in order. It registers no resource and logs nothing, so a test
+calls it as a plain function; __main__.py reports its messages and declares from it. A
+problem that stops the run raises its one-line error here, before anything is registered.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from components.azure import (
+    azure_facts,
+    cluster_egress,
+    cluster_facts,
+    cluster_object_checks,
+    cluster_objects,
+    cost,
+    existing_cluster_checks,
+    existing_pools,
+    ownership,
+    pool_network,
+    preflight,
+    proof_fit,
+    stack_state,
+)
+from components.azure.cluster_facts import ClusterFacts
+from components.azure.cluster_object_checks import Findings
+from components.azure.existing_pools import LivePool
+from components.azure.pool_network import PoolNetwork
+from components.azure.reader import AzureReader, RunningPool
+from components.config import StackConfig
+from components.errors import PreflightError
+from components.resources import budget
+from components.resources.adopted import pool_plan
+from components.resources.existing_cluster import provider_kubeconfig
+
+
+class Mode(enum.Enum):
+    """The run: `pulumi preview` warns where a deployment (`pulumi up`'s update) stops."""
+
+    PREVIEW = "preview"
+    DEPLOYMENT = "deployment"
+
+    @property
+    def preview(self) -> bool:
+        return self is Mode.PREVIEW
+
+    @classmethod
+    def of(cls, dry_run: bool) -> Mode:
+        return cls.PREVIEW if dry_run else cls.DEPLOYMENT
+
+
+@dataclass(frozen=True)
+class Message:
+    """One line a run prints: a warning (`pulumi.log.warn`) or a line for the record (`info`)."""
+
+    level: Literal["warn", "info"]
+    text: str
+
+
+class Said(list[Message]):
+    """The messages of a run, in the order it says them."""
+
+    def lines_then_warnings(self, lines: Iterable[str], warnings: Iterable[str]) -> None:
+        """What a check returns as (lines, warnings): the lines first, as the run prints them."""
+        self.info(lines)
+        self.warn(warnings)
+
+    def warn(self, lines: Iterable[str]) -> None:
+        self.extend(Message("warn", line) for line in lines)
+
+    def info(self, lines: Iterable[str]) -> None:
+        self.extend(Message("info", line) for line in lines)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What the checks decided; __main__.py declares from it."""
+
+    mode: Mode
+    #: The config, with the existing cluster's pools resolved (existing_pools.resolve).
+    cfg: StackConfig
+    #: The owner tag this stack writes: {tag: "<project>/<stack>"}.
+    owner: Mapping[str, str]
+    #: The existing cluster as read (None: the program creates one), and its user kubeconfig.
+    found: ClusterFacts | None
+    user_kubeconfig: str | None
+    #: What the stack's state holds.
+    state: stack_state.StackState
+    #: The cluster's GPU pools this stack uses or adopts, as Azure runs them.
+    live_pools: Mapping[str, LivePool]
+    #: Each GPU pool's network.
+    networks: Mapping[str, PoolNetwork]
+    #: What the existing cluster runs in Kubernetes (None: not read, or no existing cluster).
+    in_cluster: Findings | None
+    #: Each pool that runs already, as it runs (its GPU management, its fixed settings).
+    running_pools: Mapping[str, RunningPool]
+    #: Where the proof's traffic leaves the cluster.
+    egress: cluster_egress.Egress
+    #: What it will cost per hour (None: not estimated).
+    estimate: cost.Estimate | None
+    #: The budget's name, when cost.budget asks for one.
+    budget_name: str | None
+    #: The run's subscription, read once, where a declaration names it (None: none does).
+    subscription: str | None = None
+    #: What the run says before it declares anything, in order.
+    messages: tuple[Message, ...] = field(default=())
+
+
+def build_plan(
+    cfg: StackConfig,
+    reader: AzureReader,
+    mode: Mode,
+    *,
+    project: str,
+    stack: str,
+    environ: Mapping[str, str],
+    said: Said | None = None,
+) -> Plan:
+    """Reads, resolves and checks; returns the plan. `said` collects the messages as they
+    come, so a run that stops part-way still prints what it said before (__main__.py)."""
+    said = Said() if said is None else said
+    said.warn(cfg.warnings)
+    preflight.provider_host(cfg, environ)  # an AKS-managed pool's provider must load where Pulumi runs it
+    existing = cfg.existing_cluster
+    named = cluster_facts.Named(existing.name, existing.resource_group_name, cfg.subscription_id) if existing else cluster_facts.Named(None)
+    cluster_facts.check_saved(cfg.preflight.cluster_file, named)
+    cluster_objects.check_saved(cfg.preflight.kubernetes_file)
+    # An existing cluster is read once, here: a cluster that cannot be read stops the run.
+    found = cluster_facts.read(reader, existing.resource_group_name, existing.name) if existing else None
+    user_kubeconfig = cluster_facts.read_user_kubeconfig(reader, found.resource_group, found.name) if found else None
+    owner = existing_cluster_checks.owner_tags(project, stack)
+    owner_tag = next(iter(owner.values()))
+    # What the stack holds already, from the engine's state, not from a tag its owner can remove
+    # (components/azure/stack_state.py).
+    state = stack_state.read(reader, (found.resource_group, found.name)) if found is not None else stack_state.NOT_READ
+    # What this stack adopted is guarded: a config that would replace it stops here.
+    if found is not None:
+        said.warn(ownership.check_pools(cfg, found, owner_tag, state, mode.preview))
+    # The cluster's own GPU pools the stack uses or adopts, read from it: from here on their settings are Azure's.
+    cfg, live_pools, existing_lines = existing_pools.resolve(cfg, found, owner_tag, state)
+    said.info(existing_lines)
+    subscription = preflight.subscription_reader(cfg, reader)
+    networks = _networks(cfg, found, stack, live_pools, state, said)
+    in_cluster = _in_cluster(cfg, reader, found, user_kubeconfig, owner_tag, state, mode, said)
+    # A pool that runs under the other kind of GPU management cannot be switched: refused here.
+    switch_notes, running_pools = preflight.pool_switches(cfg, found, reader, mode.preview, subscription)
+    said.warn(switch_notes)
+    # What the adopting `up` does to each pool it takes over: the import, then the update field by field.
+    said.info(
+        pool_plan(
+            pool, cfg.pool_key(pool), networks[pool.name], ownership.pool_marks(pool, owner), live, running_pools.get(pool.name)
+        ).line()
+        for pool in cfg.gpu_pools
+        if (live := live_pools.get(pool.name)) is not None and live.import_id
+    )
+    checked = preflight.run(
+        cfg,
+        stack=stack,
+        reader=reader,
+        found=found,
+        networks=networks.values(),
+        dry_run=mode.preview,
+        in_cluster=in_cluster.problems if in_cluster else (),
+        state=state,
+        subscription=subscription,
+    )
+    said.warn(checked.warnings)
+    said.lines_then_warnings(*proof_fit.lines(cfg, live_pools))
+    egress = _egress(cfg, found, said)
+    # What it will cost per hour, one line per pool; a deployment above cost.maxHourly stops here.
+    estimate, cost_lines, cost_warnings = cost.run(cfg, checked.region, reader, dry_run=mode.preview)
+    said.lines_then_warnings(cost_lines, cost_warnings)
+    budget_name = _budget(cfg, found, owner, estimate, project, stack, said)
+    return Plan(
+        mode=mode,
+        cfg=cfg,
+        owner=owner,
+        found=found,
+        user_kubeconfig=user_kubeconfig,
+        state=state,
+        live_pools=live_pools,
+        networks=networks,
+        in_cluster=in_cluster,
+        running_pools=running_pools,
+        egress=egress,
+        estimate=estimate,
+        budget_name=budget_name,
+        subscription=_declared_subscription(cfg, found, subscription),
+        messages=tuple(said),
+    )
+
+
+def _networks(
+    cfg: StackConfig, found: ClusterFacts | None, stack: str, live_pools: Mapping[str, LivePool], state: stack_state.StackState, said: Said
+) -> dict[str, PoolNetwork]:
+    """Each GPU pool's subnets and pods per node, fitted to the cluster's network; a pool this
+    stack runs already keeps its own, and a config that moves it is said to replace it."""
+    adopted = {name: live.facts for name, live in live_pools.items() if live.how == "adopt"}
+    networks = pool_network.plan_pools(cfg, found, stack, adopted, state)
+    if found is not None:
+        for network in networks.values():
+            said.info([network.why])
+            said.warn([network.replaces] if network.replaces else [])
+    return networks
+
+
+def _in_cluster(
+    cfg: StackConfig,
+    reader: AzureReader,
+    found: ClusterFacts | None,
+    user_kubeconfig: str | None,
+    owner_tag: str,
+    state: stack_state.StackState,
+    mode: Mode,
+    said: Said,
+) -> Findings | None:
+    """What the existing cluster already runs in Kubernetes, read as the Kubernetes provider
+    signs in: a namespace this stack would create, another device plugin or the GPU Operator on
+    its pools, and the guide's DaemonSet that devicePlugin.adopt takes over on this run. Read
+    whatever preflight.mode says: what the stack adopted is guarded by it
+    (components/azure/ownership.py), and two device plugins on one node are never declared."""
+    in_cluster = None
+    if found is not None and user_kubeconfig:
+        pools = cluster_object_checks.stack_pools(cfg, found)
+        in_cluster = cluster_object_checks.check(
+            cfg, reader, provider_kubeconfig(user_kubeconfig), pools, owner_tag, mode.preview, found, state
+        )
+        said.warn(in_cluster.warnings)
+        said.info(in_cluster.lines)
+    if found is not None and not (in_cluster and in_cluster.read):
+        said.info([existing_cluster_checks.namespaces_line(cfg, found)])
+        said.warn(existing_pools.unread_plugin_lines(cfg))
+    return in_cluster
+
+
+def _egress(cfg: StackConfig, found: ClusterFacts | None, said: Said) -> cluster_egress.Egress:
+    """Where the proof's traffic leaves an existing cluster: its HTTP proxy, or an outbound type
+    with no way out (a cluster this program creates has neither: components/azure/cluster_egress.py)."""
+    egress = found.egress if found is not None else cluster_egress.Egress()
+    enforced = found is None or (found.network_policy or "none").lower() != "none"
+    said.lines_then_warnings(*cluster_egress.lines(cfg, found.name if found else cfg.cluster_name, egress, enforced))
+    return egress
+
+
+def _budget(
+    cfg: StackConfig,
+    found: ClusterFacts | None,
+    owner: Mapping[str, str],
+    estimate: cost.Estimate | None,
+    project: str,
+    stack: str,
+    said: Said,
+) -> str | None:
+    """The monthly budget's name, and what it watches said against the estimate (cost.budget):
+    a created cluster's resource groups, or the scale sets with an existing cluster's owner tag."""
+    if cfg.cost.budget is None:
+        return None
+    if found is None:
+        node_group = azure_facts.node_resource_group(cfg.resource_group_name, cfg.cluster_name, cfg.location)
+        watched = budget.resource_groups_says((cfg.resource_group_name, node_group))
+    else:
+        watched = budget.tagged_says(*next(iter(owner.items())))
+    name = budget.budget_name(project, stack, cfg.cluster_name)
+    line, warnings = cost.budget_lines(cfg, estimate, name, watched)
+    said.lines_then_warnings([line], warnings)
+    return name
+
+
+def _declared_subscription(cfg: StackConfig, found: ClusterFacts | None, subscription: preflight.Subscription) -> str | None:
+    """The subscription the declarations name: the budget's scope, an AKS-managed pool's
+    provider (it calls the agentPools API there), a created cluster's grant of cluster-admin
+    to the deployer. The checks' read, so one run reads it once."""
+    if cfg.cost.budget is None and not any(p.managed for p in cfg.gpu_pools) and not (found is None and cfg.access.grants_deployer):
+        return None
+    try:
+        return subscription()
+    except Exception as error:
+        reason = " ".join(str(error).split())[:300] or type(error).__name__
+        raise PreflightError(
+            f"preflight: the subscription could not be read ({type(error).__name__}: {reason}); "
+            f"sign in (az login), or set azure-native:subscriptionId"
+        ) from error
