@@ -29,7 +29,7 @@ from components.azure import (
     reader,
     stack_state,
 )
-from components.azure.live_reader import LiveReader
+from components.azure.live.reader import LiveReader
 from components.resources import budget
 from components.resources.adopted import device_plugin_plans, pool_plan
 from components.resources.budget import CostBudget, CostBudgetArgs

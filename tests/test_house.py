@@ -207,7 +207,7 @@ def test_only_the_live_reader_builds_an_azure_credential_in_the_program():
     """One DefaultAzureCredential for a run; the managed pool's provider, in Pulumi's provider
     host (another process), builds its own."""
     building = sorted(str(p.relative_to(ROOT)) for p in PROGRAM if "DefaultAzureCredential()" in p.read_text())
-    assert building == ["components/azure/live_reader.py", "components/resources/agent_pool_calls.py"]
+    assert building == ["components/azure/live/reader.py", "components/resources/agent_pool_calls.py"]
 
 
 # The stacks the project ships as examples. The tests run them from their own copies

@@ -274,7 +274,7 @@ def run_program(
 
     monitor = monitor or RecordingMonitor(AzureMocks())
     if isinstance(monitor.mocks, AzureMocks):
-        monitor.mocks.offline(merged)
+        monitor.mocks.offline(merged, stack)
     return run_under_mocks(program, stack=stack, config=merged, monitor=monitor, preview=preview)
 
 

@@ -51,8 +51,8 @@ from typing import Any
 
 import yaml
 
-from components.azure import azure_facts
-from components.errors import ClusterAccessError
+from components.azure.live.deadline import gather
+from components.errors import ClusterAccessError, one_line
 
 # Twice what the docs give propagation, so a slow day still passes: the whole wait, each
 # question's kubelogin run and request included.
@@ -109,7 +109,7 @@ def token(user: Mapping[str, Any], environ: Mapping[str, str], run: Callable[...
     except (OSError, subprocess.TimeoutExpired) as error:
         raise ClusterAccessError(f"could not run the kubeconfig's credential plugin {plugin['command']}: {error}") from None
     if done.returncode != 0:
-        said = " ".join((done.stderr or done.stdout or "").split())[:300]
+        said = one_line(done.stderr or done.stdout or "")
         raise ClusterAccessError(f"the kubeconfig's credential plugin {plugin['command']} failed (exit {done.returncode}): {said}")
     try:
         return str(json.loads(done.stdout)["status"]["token"])
@@ -191,10 +191,10 @@ def ask(
     """One SelfSubjectAccessReview with the kubeconfig's current context and credential, all
     of it within `seconds`: the credential plugin and the request each get what is left (at
     most PLUGIN_SECONDS and REQUEST_SECONDS), and the question runs on a daemon thread the
-    wait stops waiting for then (azure_facts.gather: a socket timeout bounds each read, not a
+    wait stops waiting for then (deadline.gather: a socket timeout bounds each read, not a
     server that trickles). OutOfTime past `seconds`."""
     try:
-        return azure_facts.gather([lambda: _ask(kubeconfig, seconds, environ, run, clock)], seconds)[0]
+        return gather([lambda: _ask(kubeconfig, seconds, environ, run, clock)], seconds)[0]
     except OutOfTime:
         raise
     except TimeoutError:  # gather's: the question itself never came back
