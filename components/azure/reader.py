@@ -67,17 +67,17 @@ class BadAnswer(ValueError):
 
 @functools.cache
 def read_errors() -> tuple[type[BaseException], ...]:
-    """What a read through the reader raises when Azure or the cluster cannot be read: azure-core's
-    errors (HTTP answers, sign-in, transport: azure.core.exceptions.AzureError and its subclasses,
-    azure-identity's CredentialUnavailableError among them), a socket's or urllib's (`OSError`:
-    URLError, HTTPError and TimeoutError are OSErrors), a deadline's `TimeoutError`, a failed
-    invoke, an answer that is not what the API documents, the cluster's refusals, and `NotRead`.
-    Imported when first asked: azure-core is 0.1 s to import, and most runs never fail a read."""
-    from azure.core.exceptions import AzureError
+    """What a read through the reader raises when Azure or the cluster cannot be read:
+    azure-core's errors (azure.core.exceptions: AzureError, azure-identity's sign-in errors
+    among them, and DeserializationError, an answer the SDK's models cannot hold), a socket's
+    (`OSError`: urllib's URLError and HTTPError, TimeoutError), a failed invoke, an answer no
+    API documents, the cluster's refusal, and `NotRead`. Imported when first asked: azure-core
+    takes 0.1 s to import, and most runs fail no read."""
+    from azure.core.exceptions import AzureError, DeserializationError
 
     from components.errors import ClusterAccessError
 
-    return (AzureError, OSError, TimeoutError, InvokeFailed, BadAnswer, ClusterAccessError, NotRead)
+    return (AzureError, DeserializationError, OSError, TimeoutError, InvokeFailed, BadAnswer, ClusterAccessError, NotRead)
 
 
 class AzureReader(Protocol):

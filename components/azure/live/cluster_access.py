@@ -163,14 +163,23 @@ def connect(
     kubeconfig: str, environ: Mapping[str, str] = os.environ, run: Callable[..., Any] = subprocess.run, timeout: float = 120
 ) -> Connection:
     """The current context's server, its CA, and the user's bearer token (`timeout`: for the exec plugin)."""
-    config = yaml.safe_load(kubeconfig) or {}
+    try:
+        config = yaml.safe_load(kubeconfig) or {}
+    except yaml.YAMLError as error:  # AKS's answer (listClusterUserCredential), not YAML
+        raise ClusterAccessError(f"the kubeconfig is not YAML: {one_line(error)}") from None
+    if not isinstance(config, dict):
+        raise ClusterAccessError("the kubeconfig is not a mapping")
     context = _current(config, "context", config.get("current-context") or "")
     cluster = _current(config, "cluster", context.get("cluster") or "")
     user = _current(config, "user", context.get("user") or "")
     tls = ssl.create_default_context()
     if cluster.get("certificate-authority-data"):
+        try:
+            authority = base64.b64decode(cluster["certificate-authority-data"])
+        except ValueError:  # binascii.Error: not base64
+            raise ClusterAccessError("the kubeconfig's certificate-authority-data is not base64") from None
         with tempfile.NamedTemporaryFile("wb", suffix=".pem", delete=False) as ca:
-            ca.write(base64.b64decode(cluster["certificate-authority-data"]))
+            ca.write(authority)
         try:
             tls.load_verify_locations(ca.name)
         finally:

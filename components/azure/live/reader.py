@@ -22,7 +22,7 @@ from typing import Any
 from components.azure.azure_facts import Facts
 from components.azure.live import agent_pools, cluster_access, compute, invoke_deadline, kubernetes_read, permissions, retail_prices
 from components.azure.live.deadline import gather
-from components.azure.reader import NotDeployed, NotRead, RunningPool, read_errors
+from components.azure.reader import BadAnswer, NotDeployed, NotRead, RunningPool, read_errors
 from components.errors import error_line, one_line
 
 GET_MANAGED_CLUSTER = "azure-native:containerservice:getManagedCluster"
@@ -57,9 +57,13 @@ class LiveReader:
 
     @functools.cached_property
     def credential(self) -> Any:
+        from azure.core.exceptions import ClientAuthenticationError
         from azure.identity import DefaultAzureCredential
 
-        return DefaultAzureCredential()
+        try:
+            return DefaultAzureCredential()
+        except ValueError as error:  # AZURE_TOKEN_CREDENTIALS set to no credential (azure-identity 1.27.0 _internal/utils.py)
+            raise ClientAuthenticationError(message=f"DefaultAzureCredential: {error}") from None
 
     def cluster(self, resource_group: str, name: str) -> Mapping[str, Any]:
         # A plain invoke answers before the program goes on, so a failure stops the run
@@ -81,6 +85,8 @@ class LiveReader:
             result = containerservice.list_managed_cluster_user_credentials(
                 resource_group_name=resource_group, resource_name=name, format="exec"
             )
+            if not result.kubeconfigs:
+                raise BadAnswer("listClusterUserCredential answered no kubeconfig")
             return result.kubeconfigs[0].value
 
         return invoke_deadline.within(credentials, "azure-native's listClusterUserCredential", self.invoke_seconds)
