@@ -14,7 +14,7 @@ import pulumi
 
 from components import config
 from components.azure import azure_facts, cluster_egress, cost, ownership
-from components.azure.live_reader import LiveReader
+from components.azure.live.reader import LiveReader
 from components.azure.reader import AzureReader
 from components.plan import Message, Mode, Plan, Said, build_plan
 from components.resources import budget

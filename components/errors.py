@@ -27,6 +27,22 @@ def cut_words(message: str) -> str:
     return re.sub(rf"[^\s'\"()\[\]{{}},;:]{{{LONGEST + 1},}}", lambda found: cut(found.group()), message)
 
 
+# What a message quotes of an error, or of a tool's output: its first SAID characters.
+SAID = 300
+
+
+def one_line(text: object, longest: int | None = SAID) -> str:
+    """`text` (an error, what a tool printed) on one line, its first `longest` characters (all
+    of it with None)."""
+    said = " ".join(str(text).split())
+    return said if longest is None else said[:longest]
+
+
+def error_line(error: BaseException, longest: int = SAID) -> str:
+    """`<type>: <what it said>` on one line: how a message quotes a read that failed."""
+    return f"{type(error).__name__}: {one_line(error, longest) or type(error).__name__}"
+
+
 class OneLine(pulumi.RunError):
     """An error whose message a person reads: no word in it longer than LONGEST characters."""
 
@@ -54,7 +70,7 @@ class AzureReadError(OneLine):
 
 class ClusterAccessError(OneLine):
     """The identity that runs the program may not yet create Kubernetes objects in the cluster,
-    or the cluster could not be asked (components/azure/cluster_access.py)."""
+    or the cluster could not be asked (components/azure/live/cluster_access.py)."""
 
 
 class ManagedPoolError(OneLine):

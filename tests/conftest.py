@@ -130,11 +130,11 @@ def azure():
     a test hands the program's reader (the pools' GPU management, tests/fake_aks.py)."""
     import fake_aks
 
-    from components.azure import pool_modes
+    from components.azure.live import agent_pools
 
     for fake in fake_aks.serve():
         fake.clusters.add((MANAGED_GROUP, MANAGED_CLUSTER))
-        fake.client = fake_aks.client_factory_for(fake.url)("sub", pool_modes.API_VERSION)
+        fake.client = fake_aks.client_factory_for(fake.url)("sub", agent_pools.API_VERSION)
         yield fake
 
 

@@ -18,7 +18,8 @@ from conftest import ROOT
 from fake_arm import FakeArm, FakeCredential
 
 from components.azure import azure_facts
-from components.azure.live_reader import LiveReader
+from components.azure.live import compute, deadline
+from components.azure.live.reader import LiveReader
 from components.errors import AzureReadError, PreflightError
 from tools.azure_mocks import (
     CLIENT_CONFIG_TOKEN,
@@ -155,7 +156,7 @@ def test_the_live_path_reads_skus_usage_and_the_deployed_pools(arm):
         "/locations/eastus/usages": (200, {"value": json.loads((FIXTURES / "eastus-usage.json").read_text())}),
         "/resourcegroups/mc_rg_aks_eastus/providers/microsoft.compute/virtualmachinescalesets": (200, {"value": [vmss]}),
     }
-    facts = azure_facts.live(SUBSCRIPTION, "eastus", "MC_rg_aks_eastus", credential=FakeCredential(), base_url=arm, timeout=10)
+    facts = compute.facts(SUBSCRIPTION, "eastus", "MC_rg_aks_eastus", credential=FakeCredential(), base_url=arm, timeout=10)
     assert facts.skus[T4].vcpus == 4 and facts.skus["Standard_NC6s_v3"].restriction == "NotAvailableForSubscription"
     assert facts.usages["standardNCASv3_T4Family"].display == "Standard NCASv3_T4 Family vCPUs"
     assert facts.existing_pools == {"gpu": (T4, 2)}
@@ -167,14 +168,14 @@ def test_the_live_path_treats_a_missing_node_resource_group_as_a_first_deploymen
         "/providers/microsoft.compute/skus": (200, {"value": []}),
         "/locations/eastus/usages": (200, {"value": []}),
     }
-    facts = azure_facts.live(SUBSCRIPTION, "eastus", "MC_rg_aks_eastus", credential=FakeCredential(), base_url=arm, timeout=10)
+    facts = compute.facts(SUBSCRIPTION, "eastus", "MC_rg_aks_eastus", credential=FakeCredential(), base_url=arm, timeout=10)
     assert facts.existing_pools == {}
 
 
 def test_the_live_path_raises_on_a_refusal_for_preflight_to_report(arm):
     FakeArm.routes = {"/providers/microsoft.compute/skus": (403, {"error": {"code": "AuthorizationFailed", "message": "no"}})}
     with pytest.raises(HttpResponseError):
-        azure_facts.live(SUBSCRIPTION, "eastus", "MC_rg_aks_eastus", credential=FakeCredential(), base_url=arm, timeout=10)
+        compute.facts(SUBSCRIPTION, "eastus", "MC_rg_aks_eastus", credential=FakeCredential(), base_url=arm, timeout=10)
 
 
 def test_a_stuck_azure_call_does_not_hold_the_program_after_the_timeout():
@@ -182,9 +183,9 @@ def test_a_stuck_azure_call_does_not_hold_the_program_after_the_timeout():
     `_python_exit`), so a call stuck in a socket held the program after the "not checked"
     warning. The calls now run on daemon threads: the process ends though one never returns."""
     script = (
-        "import threading, sys; from components.azure import azure_facts\n"
+        "import threading, sys; from components.azure.live import deadline\n"
         "stuck = threading.Event()\n"
-        "try:\n    azure_facts.gather([stuck.wait, lambda: 1], timeout=0.2)\n"
+        "try:\n    deadline.gather([stuck.wait, lambda: 1], timeout=0.2)\n"
         "except TimeoutError as e:\n    print('timeout:', e)\n"
     )
     result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
@@ -192,6 +193,6 @@ def test_a_stuck_azure_call_does_not_hold_the_program_after_the_timeout():
 
 
 def test_gather_returns_results_in_order_and_raises_the_first_error():
-    assert azure_facts.gather([lambda: "skus", lambda: "usage"], timeout=10) == ["skus", "usage"]
+    assert deadline.gather([lambda: "skus", lambda: "usage"], timeout=10) == ["skus", "usage"]
     with pytest.raises(ValueError, match="refused"):
-        azure_facts.gather([lambda: 1, lambda: (_ for _ in ()).throw(ValueError("refused"))], timeout=10)
+        deadline.gather([lambda: 1, lambda: (_ for _ in ()).throw(ValueError("refused"))], timeout=10)

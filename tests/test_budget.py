@@ -161,13 +161,17 @@ def test_a_preview_warns_and_permissions_that_cannot_be_read_block_nothing():
     run, monitor = budget_run(preview=False, refuse={"permissions": "(AuthorizationFailed) no"})
     assert run.of_type(BUDGET), "not blocked"
     assert "permissions" in monitor.mocks.reader.reads
-    assert "preflight: the permission to create aks-gpu:cost.budget was not checked: RuntimeError: (AuthorizationFailed) no" in run.warnings
+    assert (
+        "preflight: the permission to create aks-gpu:cost.budget was not checked: HttpResponseError: (AuthorizationFailed) no"
+        in run.warnings
+    )
     allowed, _ = budget_run(preview=False, permissions=PERMISSIONS["Contributor"])
     assert not [w for w in allowed.warnings if "cost.budget" in w]
 
 
 def test_the_budget_permission_is_read_at_the_subscriptions_scope_every_page(arm):
     from components.azure import permissions
+    from components.azure.live import permissions as live_permissions
 
     FakeArm.routes = {
         "/subscriptions/sub-1/providers/microsoft.authorization/permissions": (
@@ -176,7 +180,7 @@ def test_the_budget_permission_is_read_at_the_subscriptions_scope_every_page(arm
         ),
         "/fake-next/permissions-page-2": (200, {"value": [{"actions": ["Microsoft.Consumption/*"], "notActions": []}]}),
     }
-    found = permissions.read("sub-1", credential=FakeCredential(), base_url=arm, timeout=10)
+    found = live_permissions.read("sub-1", credential=FakeCredential(), base_url=arm, timeout=10)
     assert found == [{"actions": ["*/read"], "notActions": []}, {"actions": ["Microsoft.Consumption/*"], "notActions": []}]
     assert any("api-version=2022-04-01" in p for p in FakeArm.seen)
     assert permissions.budget_problem(found, "sub-1") is None
@@ -186,11 +190,12 @@ def test_the_budget_permission_is_read_at_the_subscriptions_scope_every_page(arm
     "answer", [(403, {"error": {"code": "AuthorizationFailed", "message": "no"}}), (200, {"value": "all"}), (200, [1])]
 )
 def test_an_answer_that_is_not_a_list_of_permissions_raises_for_preflight_to_report(arm, answer):
-    from components.azure import permissions
+    from components.azure.live import permissions as live_permissions
+    from components.azure.reader import BadAnswer
 
     FakeArm.routes = {"/subscriptions/sub-1/providers/microsoft.authorization/permissions": answer}
-    with pytest.raises((HttpResponseError, ValueError)):
-        permissions.read("sub-1", credential=FakeCredential(), base_url=arm, timeout=10)
+    with pytest.raises((HttpResponseError, BadAnswer)):
+        live_permissions.read("sub-1", credential=FakeCredential(), base_url=arm, timeout=10)
 
 
 # --------------------------------------------------------------------------- against the stack's cost

@@ -239,7 +239,7 @@ def _times_out(kubeconfig: str):
     ("answer", "refuse", "why"),
     [
         (None, None, "the offline render makes no calls to the cluster"),
-        (listed(), "HTTP 403 Forbidden", "RuntimeError: HTTP 403 Forbidden"),
+        (listed(), "HTTP 403 Forbidden", "ClusterAccessError: HTTP 403 Forbidden"),
         (_times_out, None, "TimeoutError: the cluster's API server did not answer within 30 s"),
     ],
     ids=["not read", "an error", "a timeout"],

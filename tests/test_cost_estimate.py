@@ -14,7 +14,7 @@ from conftest import run_cached
 from fake_prices import saved_list, with_prices
 
 from components.azure import cost
-from components.azure.live_reader import LiveReader
+from components.azure.live.reader import LiveReader
 from components.config import ConfigError, parse
 from tools.azure_mocks import existing_cluster
 from tools.mock_engine import run_program

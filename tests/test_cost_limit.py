@@ -13,8 +13,9 @@ import pytest
 from conftest import run_cached
 from fake_prices import saved_list, with_prices
 
-from components.azure import cost, prices
-from components.azure.live_reader import LiveReader
+from components.azure import cost
+from components.azure.live import retail_prices
+from components.azure.live.reader import LiveReader
 from components.config import ConfigError, parse
 from components.errors import CostError
 from tools.azure_mocks import AzureMocks
@@ -146,7 +147,7 @@ def test_without_prices_says_what_a_limit_does_and_is_refused_without_one():
 
 
 def test_prices_that_cannot_be_had_warn_and_stop_only_a_deployment_with_a_limit(monkeypatch):
-    monkeypatch.setattr(prices, "PRICES_URL", "http://127.0.0.1:9/api/retail/prices")  # nothing listens on port 9
+    monkeypatch.setattr(retail_prices, "PRICES_URL", "http://127.0.0.1:9/api/retail/prices")  # nothing listens on port 9
     free = parse({}, "aks-gpu", "dev")
     est, lines, warnings = cost.run(free, "eastus", LiveReader(), dry_run=False)
     assert est is None and lines == [] and len(warnings) == 1 and warnings[0].startswith("cost: not estimated: URLError")

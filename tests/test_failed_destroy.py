@@ -160,8 +160,9 @@ def test_before_the_group_exists_the_subscriptions_permissions_stand_for_it():
 def test_an_owner_is_told_nothing_and_permissions_that_cannot_be_read_block_nothing():
     assert destroy_lines(permission_run(False, permissions=OWNER, group_permissions=OWNER)) == []
     run = permission_run(False, refuse={"permissions": "(AuthorizationFailed) no", "group_permissions": "(AuthorizationFailed) no"})
-    assert "preflight: the permissions a `pulumi destroy` of this stack needs were not checked: RuntimeError: (AuthorizationFailed) no" in (
-        run.warnings
+    assert (
+        "preflight: the permissions a `pulumi destroy` of this stack needs were not checked: HttpResponseError: (AuthorizationFailed) no"
+        in (run.warnings)
     )
     assert run.resources
 
@@ -181,10 +182,10 @@ def test_the_group_is_read_at_its_own_scope_and_a_group_not_there_yet_raises(arm
     from azure.core.exceptions import HttpResponseError
     from fake_arm import FakeArm, FakeCredential
 
-    from components.azure import permissions
+    from components.azure.live import permissions as live_permissions
 
     FakeArm.routes = {"/subscriptions/sub-1/resourcegroups/my-rg/providers/microsoft.authorization/permissions": (200, {"value": OWNER})}
-    assert permissions.read("sub-1", credential=FakeCredential(), base_url=arm, timeout=10, resource_group="my-rg") == OWNER
+    assert live_permissions.read("sub-1", credential=FakeCredential(), base_url=arm, timeout=10, resource_group="my-rg") == OWNER
     FakeArm.routes = {
         "/subscriptions/sub-1/resourcegroups/my-rg/providers/microsoft.authorization/permissions": (
             404,
@@ -192,4 +193,4 @@ def test_the_group_is_read_at_its_own_scope_and_a_group_not_there_yet_raises(arm
         )
     }
     with pytest.raises(HttpResponseError):
-        permissions.read("sub-1", credential=FakeCredential(), base_url=arm, timeout=10, resource_group="my-rg")
+        live_permissions.read("sub-1", credential=FakeCredential(), base_url=arm, timeout=10, resource_group="my-rg")

@@ -133,7 +133,7 @@ def test_only_the_live_reader_builds_an_azure_credential_in_the_program():
     """One DefaultAzureCredential for a run; the managed pool's provider, in Pulumi's provider
     host (another process), builds its own."""
     building = sorted(str(p.relative_to(ROOT)) for p in PROGRAM if "DefaultAzureCredential()" in p.read_text())
-    assert building == ["components/azure/live_reader.py", "components/resources/agent_pool_calls.py"]
+    assert building == ["components/azure/live/reader.py", "components/resources/agent_pool_calls.py"]
 
 
 # The stacks the project ships as examples. The tests run them from their own copies
@@ -194,3 +194,33 @@ def test_the_rule_above_finds_what_it_looks_for(tmp_path):
         "test_x.py:8 names Pulumi.prod.yaml",
         "test_x.py:9 joins render.SNAPSHOTS / 'team'",
     ]
+
+
+# What makes a call out of the process: a socket, a subprocess, an Azure SDK client or its
+# pipeline, an invoke (docs/layout.md: only components/azure/live/ and the managed pool's
+# provider, which runs in Pulumi's provider host, make them).
+CALLS_OUT = (
+    "urllib.request",
+    "http.client",
+    "socket",
+    "subprocess",
+    "azure.mgmt",
+    "azure.identity",
+    "azure.core.pipeline",
+    "azure.core.rest",
+)
+
+
+def test_only_the_live_reader_and_the_managed_pools_provider_call_out_of_the_process():
+    calling = []
+    for path in (ROOT / "components").rglob("*.py"):
+        where = path.relative_to(ROOT)
+        if where.parts[:3] == ("components", "azure", "live") or where.parts[:2] == ("components", "resources"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            names += [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            if isinstance(node, ast.Attribute) and node.attr == "invoke":
+                names.append("pulumi.runtime.invoke")
+            calling += [f"{where}:{node.lineno} {n}" for n in names if n == "pulumi.runtime.invoke" or n.startswith(CALLS_OUT)]
+    assert calling == []

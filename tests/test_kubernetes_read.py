@@ -1,4 +1,4 @@
-"""The live read of what an existing cluster runs (components/azure/kubernetes_read.py), against
+"""The live read of what an existing cluster runs (components/azure/live/kubernetes_read.py), against
 a local fake of the API server: the two lists kubectl asks for, with the kubeconfig's own
 token, bounded by one deadline."""
 
@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 from fake_arm import JsonHandler, serve_handler
 
-from components.azure import cluster_objects, kubernetes_read
-from components.azure.live_reader import LiveReader
+from components.azure import cluster_objects
+from components.azure.live import kubernetes_read
+from components.azure.live.reader import LiveReader
 from components.errors import ClusterAccessError
 
 TOKEN = "kube-token-0123"

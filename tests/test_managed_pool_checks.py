@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from conftest import run_cached
 
-from components.azure.live_reader import LiveReader
+from components.azure.live.reader import LiveReader
 from components.errors import PreflightError
 from tools.azure_mocks import AzureMocks, OfflineReader
 from tools.mock_engine import RecordingMonitor, run_program

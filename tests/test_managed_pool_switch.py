@@ -9,6 +9,7 @@ from conftest import MANAGED_CLUSTER, MANAGED_GROUP
 from support.pool_switch import run
 
 from components.azure import pool_modes
+from components.azure.live import agent_pools
 from components.errors import PreflightError
 from components.resources.managed_gpu_pool import STABLE_API_VERSION
 from tools.azure_mocks import UNREAD_POOLS
@@ -28,14 +29,14 @@ def running(azure, **pools: str) -> None:
 
 
 def test_the_read_uses_the_api_version_the_managed_pool_is_sent_with():
-    assert pool_modes.API_VERSION == STABLE_API_VERSION
+    assert agent_pools.API_VERSION == STABLE_API_VERSION
 
 
 @pytest.mark.parametrize("mode", sorted(RUNS))
 def test_each_mode_is_told_apart_in_the_agent_pools_answer(azure, mode):
     running(azure, gpu=mode)
-    assert pool_modes.read(azure.client, MANAGED_GROUP, MANAGED_CLUSTER, ["gpu", "other"]) == {"gpu": pool_modes.RunningPool.of_mode(mode)}
-    assert pool_modes.read(azure.client, "no-rg", "no-cluster", ["gpu"]) == {}, "no cluster: nothing runs"
+    assert agent_pools.read(azure.client, MANAGED_GROUP, MANAGED_CLUSTER, ["gpu", "other"]) == {"gpu": pool_modes.RunningPool.of_mode(mode)}
+    assert agent_pools.read(azure.client, "no-rg", "no-cluster", ["gpu"]) == {}, "no cluster: nothing runs"
     assert azure.calls("GET")[0].api_version == "2026-08-01"
 
 

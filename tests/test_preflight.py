@@ -260,4 +260,4 @@ def test_facts_that_cannot_be_had_warn_and_never_block():
     azure = OfflineReader(refuse={"facts": "DefaultAzureCredential failed to retrieve a token"})
     run = run_program("dev", overrides={"gpuPool": {"vmSize": T4}}, preview=False, monitor=RecordingMonitor(AzureMocks(reader=azure)))
     assert run.of_type("azure-native:containerservice:AgentPool"), "not blocked"
-    assert any("not checked: RuntimeError: DefaultAzureCredential failed" in w for w in run.warnings)
+    assert any("not checked: HttpResponseError: DefaultAzureCredential failed" in w for w in run.warnings)

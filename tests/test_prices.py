@@ -17,7 +17,9 @@ import pytest
 from fake_prices import saved_list
 
 from components.azure import cost, prices
-from components.azure.live_reader import LiveReader
+from components.azure.live import retail_prices
+from components.azure.live.reader import LiveReader
+from components.azure.reader import BadAnswer
 from components.catalog import gpu_sizes
 from components.config import parse
 from tools.mock_engine import run_program
@@ -57,7 +59,7 @@ PAGE_CAP = 20
 def clock(monkeypatch, *readings: float) -> None:
     """time.monotonic in the price lookup, reading the given seconds one call after another."""
     ticks = iter(readings)
-    monkeypatch.setattr(prices, "time", types.SimpleNamespace(monotonic=lambda: next(ticks)))
+    monkeypatch.setattr(retail_prices, "time", types.SimpleNamespace(monotonic=lambda: next(ticks)))
 
 
 def answering(monkeypatch, *pages: Any) -> None:
@@ -66,7 +68,7 @@ def answering(monkeypatch, *pages: Any) -> None:
     import json
 
     answers = iter(pages)
-    monkeypatch.setattr(prices.urllib.request, "urlopen", lambda url, timeout: io.BytesIO(json.dumps(next(answers)).encode()))
+    monkeypatch.setattr(retail_prices.urllib.request, "urlopen", lambda url, timeout: io.BytesIO(json.dumps(next(answers)).encode()))
 
 
 # --------------------------------------------------------------------------- sizes
@@ -165,8 +167,8 @@ def test_a_list_in_dollars_for_a_stack_that_counts_in_euros_prices_nothing(tmp_p
 def test_live_prices_are_asked_in_cost_currency():
     """The API answers in the currency asked for: `currencyCode='EUR'` beside the filter."""
     for api in fake_prices.serve(page_size=50):
-        prices.live("eastus", [T4], "EUR", base_url=api.url, timeout=10)
-        prices.live("eastus", [T4], base_url=api.url, timeout=10)
+        retail_prices.read("eastus", [T4], "EUR", base_url=api.url, timeout=10)
+        retail_prices.read("eastus", [T4], base_url=api.url, timeout=10)
         asked = [q.get("currencyCode") for q in api.queries if "$skip" not in q]
     assert asked == [["'EUR'"], ["'USD'"]]
 
@@ -177,14 +179,14 @@ def test_live_prices_are_asked_in_cost_currency():
 def test_a_list_of_exactly_the_page_cap_is_read_whole():
     items = [meter(0.5 + n / 1000) for n in range(PAGE_CAP)]
     for api in fake_prices.serve(items, page_size=1):
-        assert len(prices.live("eastus", [T4], base_url=api.url, timeout=10)) == PAGE_CAP
+        assert len(retail_prices.read("eastus", [T4], base_url=api.url, timeout=10)) == PAGE_CAP
         assert len(api.queries) == PAGE_CAP
 
 
 def test_a_next_page_link_that_never_ends_stops_at_the_cap():
     for api in fake_prices.serve([meter(0.526)], page_size=1, loop=True):
-        with pytest.raises(RuntimeError, match=r"^the Retail Prices API gave more than 20 pages$"):
-            prices.live("eastus", [T4], base_url=api.url, timeout=10)
+        with pytest.raises(BadAnswer, match=r"^the Retail Prices API gave more than 20 pages$"):
+            retail_prices.read("eastus", [T4], base_url=api.url, timeout=10)
         assert len(api.queries) == PAGE_CAP
 
 
@@ -204,7 +206,7 @@ def test_an_api_slow_enough_to_use_up_the_time_budget_stops_between_pages(monkey
     for api in fake_prices.serve([meter(0.5 + n / 1000) for n in range(5)], page_size=1):
         clock(monkeypatch, *readings)
         with pytest.raises(TimeoutError, match=r"^the Retail Prices API did not answer within 100 s$"):
-            prices.live("eastus", [T4], base_url=api.url, timeout=100.0)
+            retail_prices.read("eastus", [T4], base_url=api.url, timeout=100.0)
         assert len(api.queries) == pages
 
 
@@ -212,16 +214,16 @@ def test_a_budget_left_of_under_a_second_is_still_used(monkeypatch):
     """0.9 s of the budget left, as the lookup counts it: every page is read, each asked with
     what is left as its time limit (recorded; the local fake is asked with a long one)."""
     limits = []
-    real = prices.urllib.request.urlopen
+    real = retail_prices.urllib.request.urlopen
 
     def urlopen(url, timeout):
         limits.append(timeout)
         return real(url, timeout=60)
 
-    monkeypatch.setattr(prices.urllib.request, "urlopen", urlopen)
+    monkeypatch.setattr(retail_prices.urllib.request, "urlopen", urlopen)
     for api in fake_prices.serve([meter(0.5), meter(0.6)], page_size=1):
         clock(monkeypatch, 0.0, 0.05, 0.1)
-        assert len(prices.live("eastus", [T4], base_url=api.url, timeout=0.9)) == 2
+        assert len(retail_prices.read("eastus", [T4], base_url=api.url, timeout=0.9)) == 2
     assert limits == pytest.approx([0.85, 0.8])
 
 
@@ -229,7 +231,7 @@ def test_a_preview_waits_fifteen_seconds_for_prices_and_says_so(monkeypatch):
     """The live lookup's budget, as the warning a preview shows states it."""
     clock(monkeypatch, 0.0, 15.0)
     with pytest.raises(TimeoutError, match=r"did not answer within 15 s$"):
-        prices.live("eastus", [T4], base_url="http://127.0.0.1:9")
+        retail_prices.read("eastus", [T4], base_url="http://127.0.0.1:9")
 
 
 def test_the_query_spells_sizes_and_regions_as_arm_does_and_the_answer_matches_without_case():
@@ -261,7 +263,7 @@ def test_a_size_outside_the_catalog_is_queried_as_azures_naming_convention_spell
 
 
 def test_the_live_path_follows_next_page_link_to_the_end(api):
-    items = prices.live("eastus", [T4, "Standard_D4s_v5"], base_url=api.url, timeout=10)
+    items = retail_prices.read("eastus", [T4, "Standard_D4s_v5"], base_url=api.url, timeout=10)
     assert len(items) == len(ITEMS) and len(api.queries) == -(-len(ITEMS) // 7)
     first = api.queries[0]
     assert first["api-version"] == ["2023-01-01-preview"]
@@ -273,7 +275,7 @@ def test_the_live_path_follows_next_page_link_to_the_end(api):
 
 
 def test_a_live_estimate_equals_the_saved_ones(api, monkeypatch, price_file):
-    monkeypatch.setattr(prices, "PRICES_URL", api.url)
+    monkeypatch.setattr(retail_prices, "PRICES_URL", api.url)
     cfg = parse({"aks-gpu:gpuPool": json.dumps({"vmSize": T4, "minCount": 0, "maxCount": 3})}, "aks-gpu", "dev")
     est, lines, warnings = cost.run(cfg, "eastus", LiveReader(), dry_run=True)
     assert warnings == [] and est.source == "the Azure Retail Prices API"
@@ -295,7 +297,7 @@ def test_a_live_estimate_equals_the_saved_ones(api, monkeypatch, price_file):
 def test_a_live_answer_that_is_not_a_page_of_items_is_refused_in_one_line(monkeypatch, page):
     answering(monkeypatch, page)
     with pytest.raises(ValueError, match=r"^the Retail Prices API answered something other than a page of Items$"):
-        prices.live("eastus", [T4], timeout=10)
+        retail_prices.read("eastus", [T4], timeout=10)
 
 
 @pytest.mark.parametrize("bad", [-0.5, "0.526", None], ids=["below zero", "a string", "null"])
@@ -305,13 +307,13 @@ def test_a_live_item_without_a_usable_price_is_refused_naming_it_on_any_page(bad
     second = {"Items": [meter(0.526), {**meter(0.5), "retailPrice": bad}], "NextPageLink": None}
     answering(monkeypatch, {"Items": [meter(0.526)], "NextPageLink": "https://prices.azure.com/next"}, second)
     with pytest.raises(ValueError, match=r"^the Retail Prices API answered an item it cannot have meant: item 1: retailPrice "):
-        prices.live("eastus", [T4], timeout=10)
+        retail_prices.read("eastus", [T4], timeout=10)
 
 
 def test_a_next_page_link_that_is_not_a_url_is_refused(monkeypatch):
     answering(monkeypatch, {"Items": [meter(0.526)], "NextPageLink": {"href": "https://prices.azure.com/next"}})
     with pytest.raises(ValueError, match=r"^the Retail Prices API answered a NextPageLink that is not a URL$"):
-        prices.live("eastus", [T4], timeout=10)
+        retail_prices.read("eastus", [T4], timeout=10)
 
 
 def test_a_price_lookup_that_fails_says_why_in_one_line_cut_at_300_characters(monkeypatch):
@@ -320,15 +322,15 @@ def test_a_price_lookup_that_fails_says_why_in_one_line_cut_at_300_characters(mo
     answer = "Service Unavailable\n" + "x" * 500
 
     def down(*args: Any, **kwargs: Any) -> list:
-        raise RuntimeError(answer)
+        raise BadAnswer(answer)
 
-    monkeypatch.setattr(prices, "live", down)
+    monkeypatch.setattr(retail_prices, "read", down)
     cfg = parse({"aks-gpu:gpuPool": json.dumps({"vmSize": T4})}, "aks-gpu", "dev")
     estimate, lines, warnings = cost.run(cfg, "eastus", LiveReader(), dry_run=False)
     assert estimate is None and lines == []
     [warning] = warnings
     reason = " ".join(answer.split())[:300]
-    assert warning == f"cost: not estimated: RuntimeError: {reason}" and len(reason) == 300
+    assert warning == f"cost: not estimated: BadAnswer: {reason}" and len(reason) == 300
 
 
 # --------------------------------------------------------------------------- make prices

@@ -21,8 +21,9 @@ import pytest
 from conftest import MANAGED_CLUSTER, MANAGED_GROUP
 from support.managed_pool import PROVIDER, inputs
 
-from components.azure import cluster_facts, pool_modes
-from components.azure.live_reader import LiveReader
+from components.azure import cluster_facts
+from components.azure.live import agent_pools
+from components.azure.live.reader import LiveReader
 from components.errors import AzureReadError, ManagedPoolError, ManagedPoolTimeout, PreflightError
 from components.resources import agent_pool_calls
 from components.resources import managed_gpu_pool as mgp
@@ -51,7 +52,7 @@ def throttled() -> Iterator[str]:
 
 
 def retrying_client(url: str) -> Any:
-    """The management-mode read's client (pool_modes.client_for: its retries, its socket
+    """The management-mode read's client (agent_pools.client_for: its retries, its socket
     limits), with the fake's bearer header instead of a real credential."""
     from azure.core.pipeline.policies import RetryPolicy
     from azure.mgmt.containerservice import ContainerServiceClient
@@ -60,10 +61,10 @@ def retrying_client(url: str) -> Any:
         fake_aks.FakeCredential(),
         "sub",
         base_url=url,
-        api_version=pool_modes.API_VERSION,
+        api_version=agent_pools.API_VERSION,
         authentication_policy=fake_aks.FakeBearer(),
-        retry_policy=RetryPolicy(retry_total=pool_modes.RETRIES, timeout=pool_modes.READ_SECONDS),
-        read_timeout=pool_modes.READ_SECONDS,
+        retry_policy=RetryPolicy(retry_total=agent_pools.RETRIES, timeout=agent_pools.READ_SECONDS),
+        read_timeout=agent_pools.READ_SECONDS,
     )
 
 
@@ -71,9 +72,9 @@ def retrying_client(url: str) -> Any:
 
 
 def test_the_management_mode_read_of_an_azure_that_never_answers_ends_at_its_deadline_naming_it(silent):
-    client = fake_aks.client_factory_for(silent)("sub", pool_modes.API_VERSION)
+    client = fake_aks.client_factory_for(silent)("sub", agent_pools.API_VERSION)
     with pytest.raises(TimeoutError) as raised:
-        pool_modes.read(client, "rg", "aks", ["gpu", "spare"], limit=DEADLINE)
+        agent_pools.read(client, "rg", "aks", ["gpu", "spare"], limit=DEADLINE)
     assert str(raised.value) == "the agentPools GET of gpu, spare in cluster rg/aks got no answer within 0.05 s"
 
 
@@ -81,7 +82,7 @@ def test_a_429_whose_retry_after_outlasts_the_deadline_ends_the_read_at_the_dead
     """azure-core sleeps a Retry-After in full, whatever its own `timeout` says: the deadline
     is the read's, not the client's."""
     with pytest.raises(TimeoutError, match=r"^the agentPools GET of gpu in cluster rg/aks got no answer within 0.05 s$"):
-        pool_modes.read(retrying_client(throttled), "rg", "aks", ["gpu"], limit=DEADLINE)
+        agent_pools.read(retrying_client(throttled), "rg", "aks", ["gpu"], limit=DEADLINE)
 
 
 class SilentAzure(OfflineReader):
@@ -90,11 +91,11 @@ class SilentAzure(OfflineReader):
 
     def __init__(self, url: str) -> None:
         super().__init__()
-        self.client = fake_aks.client_factory_for(url)("sub", pool_modes.API_VERSION)
+        self.client = fake_aks.client_factory_for(url)("sub", agent_pools.API_VERSION)
 
     def pool_modes(self, subscription: str, resource_group: str, cluster: str, names: Any) -> Any:
         self.reads.append("pool_modes")
-        return pool_modes.read(self.client, resource_group, cluster, names, limit=DEADLINE)
+        return agent_pools.read(self.client, resource_group, cluster, names, limit=DEADLINE)
 
 
 def test_a_management_mode_read_past_its_deadline_leaves_a_previews_plan_unknown_in_one_warning(silent):
@@ -129,11 +130,11 @@ def test_the_management_mode_client_sets_its_retries_and_socket_limits():
         def get_token(self, *scopes: str, **kwargs: Any) -> AccessToken:
             return AccessToken("t", 0)
 
-    client = pool_modes.client_for("sub", Credential(), timeout=12)
+    client = agent_pools.client_for("sub", Credential(), timeout=12)
     policy = client._config.retry_policy
     connection = client._client._pipeline._transport.connection_config
-    assert (policy.total_retries, policy.timeout) == (pool_modes.RETRIES, 12)
-    assert (connection.timeout, connection.read_timeout) == (pool_modes.CONNECT_SECONDS, 12)
+    assert (policy.total_retries, policy.timeout) == (agent_pools.RETRIES, 12)
+    assert (connection.timeout, connection.read_timeout) == (agent_pools.CONNECT_SECONDS, 12)
 
 
 def test_the_providers_client_retries_ten_times_within_the_steps_limit_or_a_reads_minute(monkeypatch):

@@ -19,7 +19,7 @@ from support.guide_example import EXAMPLE, STACK_FILE
 from support.pool_network import NODES, PODS, moved_cluster, network_of, replace_warnings
 
 from components.azure import stack_state
-from components.azure.live_reader import LiveReader
+from components.azure.live.reader import LiveReader
 from components.azure.reader import NotRead
 from components.errors import PreflightError
 from tools.azure_mocks import STACK_OUTPUTS_TOKEN, STACK_RESOURCES_TOKEN, AzureMocks, OfflineReader, existing_cluster
@@ -262,7 +262,7 @@ def read_live(reader: OfflineReader, **live: Any) -> tuple[Any, AzureMocks]:
 def test_a_stack_that_never_deployed_is_not_asked_for_its_snapshot_which_would_panic_the_cli():
     """The diy backend's snapshot of a stack that never deployed is nil, and
     readStackResourceOutputs ranges over it unchecked: it is asked only after the stack's own
-    outputs say a deployment completed (components/azure/live_reader.py cites both)."""
+    outputs say a deployment completed (components/azure/live/reader.py cites both)."""
     answer, mocks = read_live(OfflineReader())
     assert isinstance(answer, NotRead) and str(answer) == "the stack has no outputs yet: no deployment of it has completed"
     assert mocks.state_reads == [STACK_OUTPUTS_TOKEN]
@@ -331,7 +331,7 @@ def test_using_an_untagged_pool_while_the_state_could_not_be_read_stops_a_deploy
             run_program("dev", overrides=overrides, monitor=monitor, preview=False)
         said = str(error.value)
         assert said.endswith("; nothing was created") and [r for r in monitor.registrations if r.custom] == []
-    assert "what this stack's state holds is not known (RuntimeError: backend: 503 Service Unavailable)" in said
+    assert "what this stack's state holds is not known (InvokeFailed: backend: 503 Service Unavailable)" in said
     assert (
         "`use` would delete the pool gpu if the stack added it: check with `pulumi stack export | grep -e gpu-pool-gpu-agent-pool" in said
     )

@@ -23,12 +23,15 @@ import grpc
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import settings
 
+from components.azure import cluster_facts, cluster_objects
 from components.azure.azure_facts import Facts
 from components.azure.cluster_facts import id_parts
 from components.azure.cluster_objects import SAVE_COMMAND
-from components.azure.live_reader import GET_MANAGED_CLUSTER, READ_STACK_OUTPUTS, READ_STACK_RESOURCES
-from components.azure.reader import NotDeployed, NotRead, RunningPool
-from tools.stack_files import saved_cluster, saved_kubernetes
+from components.azure.live.reader import GET_MANAGED_CLUSTER, READ_STACK_OUTPUTS, READ_STACK_RESOURCES
+from components.azure.reader import InvokeFailed, NotDeployed, NotRead, RunningPool
+from components.config import NAMESPACE, StackConfig, parse
+from components.errors import ClusterAccessError, ConfigError
+from tools.stack_files import ROOT, project_name
 
 # The fake credential; tests check that it never shows up outside a secret.
 MOCK_USER_TOKEN = "mock-user-token-0123456789abcdef"
@@ -122,6 +125,45 @@ class EngineInvokeError(grpc.RpcError):
         return self._details
 
 
+# The reads the live reader makes as invokes (components/azure/live/reader.py), and those the
+# cluster answers; the others are the Azure SDK's.
+INVOKED = frozenset({"cluster", "user_kubeconfig", "client_subscription", "feature_state", "stack_resources"})
+OF_THE_CLUSTER = frozenset({"kubernetes_objects", "wait_for_access"})
+
+
+def refusal(read: str, said: str) -> Exception:
+    """A refused read, raised as the live reader raises it: a failed invoke, the cluster's
+    refusal, or azure-core's HttpResponseError, whose text is ARM's "(<code>) <message>"."""
+    from azure.core.exceptions import HttpResponseError
+
+    if read in INVOKED:
+        return InvokeFailed(said)
+    return ClusterAccessError(said) if read in OF_THE_CLUSTER else HttpResponseError(message=said)
+
+
+def saved_cluster(cfg: StackConfig) -> dict[str, Any] | None:
+    """The existing cluster as the parsed config's preflight.clusterFile saved it (`az aks show
+    --output json`), read relative to the project (where the CLI runs the program) and checked
+    against the cluster the stack names as the program checks it: one that is not such a
+    description is one line naming the key (components/azure/cluster_facts.py `read_saved`)."""
+    if not cfg.preflight.cluster_file:
+        return None
+    existing = cfg.existing_cluster
+    named = cluster_facts.Named(
+        existing.name if existing else None, existing.resource_group_name if existing else None, cfg.subscription_id
+    )
+    return cluster_facts.read_saved(f"{NAMESPACE}:preflight.clusterFile", ROOT / cfg.preflight.cluster_file, named)
+
+
+def saved_kubernetes(cfg: StackConfig) -> dict[str, Any] | None:
+    """What the existing cluster runs in Kubernetes as the parsed config's
+    preflight.kubernetesFile saved it (cluster_objects.SAVE_COMMAND); one line naming the key
+    when it is not such a list (components/azure/cluster_objects.py `read_saved`)."""
+    if not cfg.preflight.kubernetes_file:
+        return None
+    return cluster_objects.read_saved(f"{NAMESPACE}:preflight.kubernetesFile", ROOT / cfg.preflight.kubernetes_file)
+
+
 # What the offline render says when it answers for a cluster it has no description of.
 ASSUMED = (
     "offline: cluster {group}/{name} was not read; assumed: in {location}, Succeeded and running, Kubernetes 1.34.2, "
@@ -212,22 +254,29 @@ class OfflineReader:
         #: The subscription the client is signed in to: the saved cluster's, when its ID names one.
         self.subscription = MOCK_CLIENT["subscriptionId"]
 
-    def offline(self, config: Mapping[str, str]) -> None:
-        """What the stack's config tells the offline render: the cluster a stack saved
-        (preflight.clusterFile), and the region to assume a cluster in."""
-        if self.described_cluster is None and (saved := saved_cluster(config)) is not None:
-            self.described_cluster, self.cluster_file = saved
+    def offline(self, config: Mapping[str, str], stack: str) -> None:
+        """What the stack's config tells the offline render, as the program parses it
+        (components/config, the only code that knows its keys): the cluster a stack saved
+        (preflight.clusterFile), what it runs in Kubernetes (preflight.kubernetesFile), and
+        the region to assume a cluster in. A config the program refuses gives nothing here:
+        the program's own parse says what is wrong, in its run."""
+        try:
+            cfg = parse(config, project_name(), stack, ROOT)
+        except ConfigError:
+            return
+        if self.described_cluster is None and (cluster := saved_cluster(cfg)) is not None:
+            self.described_cluster, self.cluster_file = cluster, cfg.preflight.cluster_file
             # The budget's scope and the pools' subscriptionId then name the team's
             # subscription, not the mock's.
             self.subscription = id_parts(self.described_cluster.get("id"))[0] or self.subscription
-        if self.kubernetes_answer is None and (objects := saved_kubernetes(config)) is not None:
-            self.kubernetes_answer, self.kubernetes_file = objects
-        self.location = self.location or config.get("azure-native:location") or "eastus"
+        if self.kubernetes_answer is None and (objects := saved_kubernetes(cfg)) is not None:
+            self.kubernetes_answer, self.kubernetes_file = objects, cfg.preflight.kubernetes_file
+        self.location = self.location or cfg.location
 
     def _asked(self, read: str) -> None:
         self.reads.append(read)
         if read in self.refused:
-            raise RuntimeError(self.refused[read])
+            raise refusal(read, self.refused[read])
 
     def _note(self, note: str) -> None:
         if note not in self.notes:
@@ -237,7 +286,7 @@ class OfflineReader:
         self._asked("cluster")
         if self.described_cluster is not None:
             if name != self.described_cluster["name"]:  # azure-native's error quotes ARM's (ResourceNotFound, 404)
-                raise RuntimeError(f"ResourceNotFound: The Resource 'Microsoft.ContainerService/managedClusters/{name}' was not found")
+                raise InvokeFailed(f"ResourceNotFound: The Resource 'Microsoft.ContainerService/managedClusters/{name}' was not found")
             if self.cluster_file is not None:
                 self._note(read_note(resource_group, self.described_cluster, self.cluster_file))
             found = dict(self.described_cluster)
@@ -307,7 +356,7 @@ class OfflineReader:
         return answer(kubeconfig) if callable(answer) else answer
 
     def stack_resources(self) -> Mapping[str, Mapping[str, Any]]:
-        # None handed in: the stack's first run (live_reader.py); a test that refuses it, a failed read.
+        # None handed in: the stack's first run (live/reader.py); a test that refuses it, a failed read.
         self._asked("stack_resources")
         if self.stack_answer is None:
             raise NotDeployed("the offline render has no stack state")
@@ -348,8 +397,8 @@ class AzureMocks(pulumi_mocks.Mocks):
     def notes(self) -> list[str]:
         return self.reader.notes
 
-    def offline(self, config: Mapping[str, str]) -> None:
-        self.reader.offline(config)
+    def offline(self, config: Mapping[str, str], stack: str) -> None:
+        self.reader.offline(config, stack)
 
     def new_resource(self, args: pulumi_mocks.MockResourceArgs) -> tuple[str | None, dict]:
         state = dict(args.inputs)
@@ -383,7 +432,7 @@ class AzureMocks(pulumi_mocks.Mocks):
         if args.token == MANAGED_CLUSTER_TOKEN:
             try:
                 return dict(self.reader.cluster(args.args["resourceGroupName"], args.args["resourceName"]))
-            except RuntimeError as error:
+            except InvokeFailed as error:
                 raise EngineInvokeError(args.token, str(error)) from None
         if args.token in (STACK_OUTPUTS_TOKEN, STACK_RESOURCES_TOKEN):
             return self.stack_state(args.token, args.args)

@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
         for pair in args[2:]:
             key, value = pair.split("=", 1)
             config[key] = value
-        mocks.offline(config)
+        mocks.offline(config, stack)
     except pulumi.RunError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1

@@ -263,7 +263,7 @@ def run_program(
             run_main(reader_of(monitor))
 
     if isinstance(monitor.mocks, AzureMocks):
-        monitor.mocks.offline(merged)
+        monitor.mocks.offline(merged, stack)
     return run_under_mocks(program, stack=stack, config=merged, monitor=monitor, preview=preview)
 
 

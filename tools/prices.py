@@ -2,7 +2,7 @@
 into `prices/retail-prices.json`, with the date it was saved, so that `make render` prices
 the stacks on a machine without the network (docs/cost.md).
 
-It asks the same filtered query the program asks (components/azure/prices.py: Virtual Machines,
+It asks the same filtered query the program asks (components/azure/live/retail_prices.py: Virtual Machines,
 pay-as-you-go, the region, the sizes as ARM spells them), once per region of the stacks
 (`azure-native:location`; an existing cluster's region is only known by reading it, so its
 stack's location is taken, which says where its saved description puts it when one is
@@ -18,8 +18,10 @@ import sys
 from pathlib import Path
 
 from components import config
-from components.azure import cost, prices
-from tools.stack_files import ROOT, project_name, saved_cluster, stack_config, stacks
+from components.azure import cost
+from components.azure.live import retail_prices
+from tools.azure_mocks import saved_cluster
+from tools.stack_files import ROOT, project_name, stack_config, stacks
 
 SAVED = ROOT / "prices" / "retail-prices.json"
 
@@ -30,8 +32,8 @@ def wanted(names: list[str]) -> dict[tuple[str, str], set[str]]:
     for stack in names:
         raw = stack_config(stack)
         cfg = config.parse(raw, project_name(), stack, ROOT)
-        saved = saved_cluster(raw) if cfg.existing_cluster else None
-        region = (saved[0] if saved else {}).get("location") or cfg.location
+        saved = saved_cluster(cfg) if cfg.existing_cluster else None
+        region = (saved or {}).get("location") or cfg.location
         found.setdefault((region.lower(), cfg.cost.currency), set()).update(n.vm_size for n in cost.nodes(cfg))
     return found
 
@@ -40,10 +42,10 @@ def save(out: Path, names: list[str], base_url: str | None = None, today: dateti
     items = []
     regions = wanted(names)
     for (region, currency), sizes in sorted(regions.items()):
-        items += prices.live(region, sorted(sizes), currency, base_url=base_url)
+        items += retail_prices.read(region, sorted(sizes), currency, base_url=base_url)
     saved = {
         "savedAt": (today or datetime.datetime.now(datetime.timezone.utc).date()).isoformat(),
-        "source": f"{prices.PRICES_URL}?api-version={prices.API_VERSION}",
+        "source": f"{retail_prices.PRICES_URL}?api-version={retail_prices.API_VERSION}",
         "regions": {f"{region} {currency}": sorted(sizes) for (region, currency), sizes in sorted(regions.items())},
         "Items": items,
     }

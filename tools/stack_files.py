@@ -2,14 +2,14 @@
 `Pulumi.yaml` (provider values and the declared defaults of project keys) merged with
 `Pulumi.<stack>.yaml`, handed over as the flat `namespace:key -> string` map the CLI gives a
 program (the mock engine applies no `Pulumi.yaml` defaults by itself). A stack file that is
-not such a file, and a saved cluster description the offline render reads, are one line."""
+not such a file is one line. What its values mean is components/config's alone: the offline
+render reads the files a stack names from the parsed config (tools/azure_mocks.py)."""
 
 from __future__ import annotations
 
 import copy
 import functools
 import json
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -92,7 +92,7 @@ def project_config() -> dict[str, str]:
 
 
 class SavedFileError(OneLine):
-    """A stack file, or a saved description the offline render reads, that it cannot use: one line."""
+    """A stack file that the CLI could not load: one line."""
 
 
 def stack_config(stack: str, path: Path | None = None) -> dict[str, str]:
@@ -115,46 +115,6 @@ def stack_config(stack: str, path: Path | None = None) -> dict[str, str]:
         full = go_key(key) if ":" in go_key(key) else f"{name}:{go_key(key)}"
         merged[full] = as_cli_string(value)
     return merged
-
-
-def saved_cluster(config: Mapping[str, str]) -> tuple[dict[str, Any], str] | None:
-    """The existing cluster as `aks-gpu:preflight.clusterFile` saved it (`az aks show
-    --output json`), and the file's name as the stack gives it, for the offline render to
-    answer getManagedCluster with, if the stack names one. A file that is not such a
-    description is one line."""
-    try:
-        preflight = json.loads(config.get(f"{project_name()}:preflight", "{}"))
-        existing = json.loads(config.get(f"{project_name()}:existingCluster", "{}"))
-    except json.JSONDecodeError:
-        return None  # the program's own config check says what is wrong
-    name = preflight.get("clusterFile") if isinstance(preflight, dict) else None
-    if not name or not isinstance(name, str):
-        return None  # not set, or not a path: the program's own config check says which
-    from components.azure import cluster_facts
-
-    given = existing if isinstance(existing, dict) else {}
-    named = cluster_facts.Named(
-        given.get("name"), given.get("resourceGroupName"), config.get("azure-native:subscriptionId") or None, project_name()
-    )
-    described = cluster_facts.read_saved(f"{project_name()}:preflight.clusterFile", ROOT / name, named)
-    return described, name
-
-
-def saved_kubernetes(config: Mapping[str, str]) -> tuple[dict[str, Any], str] | None:
-    """What the existing cluster runs in Kubernetes as `aks-gpu:preflight.kubernetesFile`
-    saved it (cluster_objects.SAVE_COMMAND), and the file's
-    name as the stack gives it, if the stack names one. A file that is not such a list is
-    one line (components/azure/cluster_objects.py `read_saved`)."""
-    try:
-        preflight = json.loads(config.get(f"{project_name()}:preflight", "{}"))
-    except json.JSONDecodeError:
-        return None  # the program's own config check says what is wrong
-    name = preflight.get("kubernetesFile") if isinstance(preflight, dict) else None
-    if not name or not isinstance(name, str):
-        return None
-    from components.azure import cluster_objects
-
-    return cluster_objects.read_saved(f"{project_name()}:preflight.kubernetesFile", ROOT / name), name
 
 
 def stack_file(stack: str) -> Path:

@@ -5,8 +5,8 @@ Two sources, one shape. Both give the REST API's objects (ResourceSku, Usage), s
 reads them:
   - files: the az CLI's JSON, `az vm list-skus --location <loc> --resource-type
     virtualMachines --all --output json` and `az vm list-usage --location <loc> --output json`;
-  - live: the Azure SDK for Python with the live reader's credential (components/azure/
-    live_reader.py; azure-mgmt-compute's ResourceSkus and Usage lists),
+  - live: the Azure SDK for Python with the live reader's credential (components/azure/live/
+    compute.py; azure-mgmt-compute's ResourceSkus and Usage lists),
     each model turned back into its REST shape (`as_dict()`).
 REST shapes: Azure/azure-rest-api-specs specification/compute/resource-manager/
 Microsoft.Compute/Skus (ResourceSku, ResourceSkuCapabilities, ResourceSkuRestrictions) and
@@ -15,22 +15,16 @@ ComputeRP (Usage, UsageName).
 
 from __future__ import annotations
 
-import threading
-import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from components.azure import saved_files
 
-# How long the live calls may take together before preflight gives up on them.
-LIVE_TIMEOUT_SECONDS = 30
 # Quota names for the regional totals (Usage.name.value).
 REGIONAL_CORES = "cores"  # "Total Regional vCPUs"
 REGIONAL_SPOT_CORES = "lowPriorityCores"  # "Total Regional Low-priority vCPUs" (Spot)
-# AKS tags each node pool's scale set with its pool's name.
-POOL_TAG = "aks-managed-poolName"
 
 
 @dataclass(frozen=True)
@@ -179,87 +173,7 @@ def from_files(
     return Facts(source=f"files {skus_file.name}, {usage_file.name}", skus=parse_skus(skus, location), usages=parse_usages(usages))
 
 
-# --------------------------------------------------------------------------- live
-
-
 def node_resource_group(resource_group: str, cluster: str, location: str) -> str:
     """AKS's default node resource group, MC_<group>_<cluster>_<location> (azure-aks-docs
     articles/aks/faq.yml, ms.date 11/06/2023, "Why are two resource groups created with AKS?")."""
     return f"MC_{resource_group}_{cluster}_{location}"
-
-
-def live(
-    subscription_id: str,
-    location: str,
-    node_group: str,
-    credential: Any,
-    base_url: str | None = None,
-    timeout: float = LIVE_TIMEOUT_SECONDS,
-) -> Facts:
-    """Reads the facts from Azure, the three lists at once, within `timeout` seconds.
-
-    Raises on any failure (no credential, no permission, a timeout): the caller turns that
-    into a warning. `credential` is the live reader's; `base_url` is for the tests' local
-    fake of ARM.
-    """
-    from azure.core.exceptions import ResourceNotFoundError
-    from azure.mgmt.compute import ComputeManagementClient
-
-    options: dict[str, Any] = {"connection_timeout": 5, "read_timeout": timeout, "retry_total": 2}
-    if base_url:
-        options["base_url"] = base_url
-    client = ComputeManagementClient(credential, subscription_id, **options)
-    call: dict[str, Any] = {"enforce_https": not (base_url or "").startswith("http://")}
-
-    def skus() -> list[dict[str, Any]]:
-        return [s.as_dict() for s in client.resource_skus.list(filter=f"location eq '{location}'", **call)]
-
-    def usages() -> list[dict[str, Any]]:
-        return [u.as_dict() for u in client.usage.list(location, **call)]
-
-    def pools() -> dict[str, tuple[str, int]]:
-        try:
-            sets = list(client.virtual_machine_scale_sets.list(node_group, **call))
-        except ResourceNotFoundError:  # no node resource group yet: a first deployment
-            return {}
-        return {s.tags[POOL_TAG]: (str(s.sku.name), s.sku.capacity or 0) for s in sets if s.tags and POOL_TAG in s.tags and s.sku}
-
-    sku_items, usage_items, existing = gather([skus, usages, pools], timeout)
-    return Facts(
-        source=f"Azure, subscription {subscription_id}",
-        skus=parse_skus(sku_items, location),
-        usages=parse_usages(usage_items),
-        existing_pools=existing,
-    )
-
-
-def gather(calls: list[Callable[[], Any]], timeout: float) -> list[Any]:
-    """Runs the calls at once and returns their results, or raises the first error, or
-    TimeoutError once `timeout` seconds have passed.
-
-    Daemon threads, not a ThreadPoolExecutor: the interpreter joins an executor's workers
-    when it exits (concurrent.futures.thread registers `_python_exit` with
-    threading._register_atexit), so a call stuck in a socket would hold the program after
-    the timeout, until the SDK's own read timeout. A daemon thread is abandoned at exit.
-    """
-    results: list[Any] = [None] * len(calls)
-    errors: list[BaseException] = []
-    done = threading.Semaphore(0)
-
-    def run(index: int, call: Callable[[], Any]) -> None:
-        try:
-            results[index] = call()
-        except BaseException as error:  # noqa: BLE001 - handed to the caller
-            errors.append(error)
-        finally:
-            done.release()
-
-    for index, call in enumerate(calls):
-        threading.Thread(target=run, args=(index, call), daemon=True, name=f"azure-facts-{index}").start()
-    deadline = time.monotonic() + timeout
-    for _ in calls:
-        if not done.acquire(timeout=max(deadline - time.monotonic(), 0)):
-            raise TimeoutError(f"Azure did not answer within {timeout:g} s")
-        if errors:
-            raise errors[0]
-    return results

@@ -14,9 +14,9 @@ from typing import Any
 
 from components.azure import rest_shapes, saved_files
 from components.azure.cluster_egress import Egress, parse_egress
-from components.azure.reader import AzureReader
+from components.azure.reader import AzureReader, read_errors
 from components.config import NAMESPACE
-from components.errors import AzureReadError
+from components.errors import AzureReadError, one_line
 
 # pulumi_azure_native/containerservice/get_managed_cluster.py: the invoke's token.
 SYSTEM_MODE = "System"
@@ -294,7 +294,7 @@ SIGNED_OUT = re.compile(
 
 def read_error(what: str, error: BaseException, forbidden_fix: str, not_found_fix: str) -> AzureReadError:
     """One line: what was read, how Azure answered, and what to do."""
-    text = " ".join(str(error).split())
+    text = one_line(error, None)
     if isinstance(error, TimeoutError):  # no answer at all: nothing of Azure's to quote
         return AzureReadError(f"{what}: {text[:300]}; try again")
     code = next((m.group(1) for m in re.finditer(r"\b([A-Z][A-Za-z]+(?:NotFound|Failed|Forbidden|Token))\b", text)), None)
@@ -319,7 +319,7 @@ def read(reader: AzureReader, resource_group: str, name: str) -> ClusterFacts:
     what = f"aks-gpu:existingCluster {resource_group}/{name}: reading the cluster (getManagedCluster)"
     try:
         answer = reader.cluster(resource_group, name)
-    except Exception as error:  # noqa: BLE001 - the answer is the message
+    except read_errors() as error:  # Azure's answer is the message
         raise read_error(
             what,
             error,
@@ -368,7 +368,7 @@ def read_user_kubeconfig(reader: AzureReader, resource_group: str, name: str) ->
     format exec)."""
     try:
         return reader.user_kubeconfig(resource_group, name)
-    except Exception as error:  # noqa: BLE001 - the answer is the message
+    except read_errors() as error:  # Azure's answer is the message
         raise credential_error(
             f"aks-gpu:existingCluster {resource_group}/{name}", error, not_found_fix="check existingCluster.resourceGroupName and name"
         ) from None

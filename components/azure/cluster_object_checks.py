@@ -26,13 +26,13 @@ from components.azure.cluster_objects import (
     pool_labels,
 )
 from components.azure.problem import Problem
-from components.azure.reader import AzureReader, NotRead
+from components.azure.reader import AzureReader, NotRead, read_errors
 from components.azure.stack_state import NOT_READ, StackState
 from components.azure.used_pool_gpus import UsedPoolGpus, resources
 from components.catalog import gpu_sizes
 from components.config import NAMESPACE, StackConfig
 from components.config.pools import pool_taints
-from components.errors import PreflightError
+from components.errors import PreflightError, error_line
 
 UNCHECKED = (
     "kubernetes: nothing the cluster runs was checked (namespaces this stack would create, another device plugin or the "
@@ -83,9 +83,8 @@ def read(reader: AzureReader, kubeconfig: str) -> tuple[Seen | None, str | None]
         return None, f"{UNCHECKED}: {why}"
     except Malformed as why:
         return None, f"{UNCHECKED}: the cluster answered something else than a list ({why})"
-    except Exception as error:  # noqa: BLE001 - any failure only means nothing was checked
-        reason = " ".join(str(error).split())[:300] or type(error).__name__
-        return None, f"{UNCHECKED}: {type(error).__name__}: {reason}"
+    except read_errors() as error:  # the cluster not read: nothing was checked
+        return None, f"{UNCHECKED}: {error_line(error)}"
 
 
 def stack_pools(cfg: StackConfig, found: ClusterFacts) -> list[PoolNodes]:

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from components.azure import prices
-from components.azure.reader import AzureReader, NotRead
+from components.azure.reader import AzureReader, NotRead, read_errors
 from components.config import NAMESPACE, StackConfig
-from components.errors import CostError
+from components.errors import CostError, error_line
 
 # "730 hours" a month: the Azure pricing calculator's month.
 HOURS_PER_MONTH = 730
@@ -243,8 +243,8 @@ def load(cfg: StackConfig, region: str, reader: AzureReader) -> tuple[Estimate |
         return estimate(cfg, reader.prices(region, sizes, cfg.cost.currency), region, "the Azure Retail Prices API"), None, False
     except NotRead as why:
         return None, f"{why}; set {NAMESPACE}:preflight.pricesFile to price a saved list", True
-    except Exception as error:  # noqa: BLE001 - without prices: `run` says what that means
-        return None, f"{type(error).__name__}: {' '.join(str(error).split())[:300]}", False
+    except read_errors() as error:  # without prices: `run` says what that means
+        return None, error_line(error), False
 
 
 def budget_lines(cfg: StackConfig, est: Estimate | None, name: str, watched: str) -> tuple[str, list[str]]:

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 
 from components.azure.cluster_facts import PERMISSIONS, read_error
 from components.azure.problem import Problem
-from components.azure.reader import AzureReader
+from components.azure.reader import AzureReader, read_errors
 from components.config import StackConfig, managed_key
 
 # AKS-managed GPU nodes (`gpuPool.management: aks-managed`) are a preview behind this
@@ -36,7 +36,7 @@ def feature_registration(cfg: StackConfig, reader: AzureReader) -> list[Problem]
         return []
     try:
         state = reader.feature_state(MANAGED_GPU_FEATURE_NAMESPACE, MANAGED_GPU_FEATURE)
-    except Exception as error:  # noqa: BLE001 - the answer is the message
+    except read_errors() as error:  # Azure's answer is the message
         failed = read_error(
             f"{managed_key(managed[0], cfg.pool_key(managed[0]))} (AKS-managed GPU nodes): reading the subscription feature "
             f"{MANAGED_GPU_FEATURE_NAMESPACE}/{MANAGED_GPU_FEATURE}",

@@ -10,7 +10,7 @@ with Contributor on its own resource group alone lacks it, and the budget's crea
 leaves the cluster and no GPU pool; preflight says it first, where it can read the
 identity's permissions.
 
-The read: ARM's effective permissions of the caller, `GET {scope}/providers/Microsoft.Authorization/permissions`
+The read (components/azure/live/permissions.py): ARM's effective permissions of the caller, `GET {scope}/providers/Microsoft.Authorization/permissions`
 (api-version 2022-04-01; Permission: actions, notActions, dataActions, notDataActions). The
 REST reference documents it at a resource group's and a resource's scope
 (Permissions_ListForResourceGroup, Permissions_ListForResource, azure-rest-api-specs
@@ -39,8 +39,6 @@ from dataclasses import dataclass
 from typing import Any
 
 BUDGET_WRITE = "Microsoft.Consumption/budgets/write"
-API_VERSION = "2022-04-01"
-TIMEOUT_SECONDS = 15
 
 
 def _matches(pattern: str, action: str) -> bool:
@@ -57,43 +55,6 @@ def allows(permissions: Iterable[Mapping[str, Any]], action: str) -> bool:
         if granted and not taken:
             return True
     return False
-
-
-def read(
-    subscription_id: str, credential: Any, base_url: str | None = None, timeout: float = TIMEOUT_SECONDS, resource_group: str | None = None
-) -> list[dict[str, Any]]:
-    """The caller's permissions at the subscription's scope (or `resource_group`'s), every
-    page. Raises on any failure (a group that does not exist yet answers 404), or on an answer
-    that is not a list of permissions; the caller turns that into "not checked". `credential`
-    is the live reader's; `base_url` is for the tests' local fake of ARM."""
-    from azure.core.pipeline.policies import RetryPolicy, UserAgentPolicy
-    from azure.core.rest import HttpRequest
-    from azure.mgmt.core import ARMPipelineClient
-    from azure.mgmt.core.policies import ARMChallengeAuthenticationPolicy
-
-    endpoint = base_url or "https://management.azure.com"
-    client: Any = ARMPipelineClient(
-        base_url=endpoint,
-        policies=[
-            UserAgentPolicy("aks-gpu-preflight"),
-            RetryPolicy(retry_total=2, timeout=timeout),
-            ARMChallengeAuthenticationPolicy(credential, f"{endpoint}/.default"),
-        ],
-    )
-    options = {"connection_timeout": 5, "read_timeout": timeout, "enforce_https": not endpoint.startswith("http://")}
-    scope = f"/subscriptions/{subscription_id}" + (f"/resourceGroups/{resource_group}" if resource_group else "")
-    url: str | None = f"{endpoint}{scope}/providers/Microsoft.Authorization/permissions?api-version={API_VERSION}"
-    found: list[dict[str, Any]] = []
-    while url:
-        response = client.send_request(HttpRequest("GET", url), **options)
-        response.raise_for_status()
-        page = response.json()
-        values = page.get("value") if isinstance(page, dict) else None
-        if not isinstance(values, list) or not all(isinstance(v, dict) for v in values):
-            raise ValueError(f"Azure's answer is not a list of permissions: {str(page)[:200]}")
-        found += values
-        url = page.get("nextLink")
-    return found
 
 
 def budget_problem(permissions: Sequence[Mapping[str, Any]], subscription_id: str) -> str | None:

@@ -22,13 +22,13 @@ for a while); with `gpuPools`, also two `up`s with the entry removed in between.
 `gpu-operator` nothing is refused: both are a typed pool, and the driver setting replaces it,
 deleting first (components/azure/pool_mutability.py).
 
-The read: the agentPools GET at api 2026-08-01, whose GPUProfile has
+The read (components/azure/live/agent_pools.py): the agentPools GET at api 2026-08-01, whose GPUProfile has
 `nvidia.managementMode` (azure-native's invokes type pools at 2025-09-01, which has no
 `nvidia`), through the reader the program is handed (live: azure-identity's
 DefaultAzureCredential, as the managed pool's own provider reads). A pool or cluster that is
 not there (404) is no switch. It runs before anything is registered, in the preview and again
 in the update of an `up`, so all of it (every pool's GET, azure-core's retries and a 429's
-Retry-After) has one deadline, READ_SECONDS.
+Retry-After) has one deadline, live/agent_pools.py READ_SECONDS.
 
 A read that fails or passes its deadline leaves the plan unknown: the typed pool's
 ignoreChanges and the refusal of a switch both rest on it (components/resources/gpu_pool.py
@@ -41,26 +41,13 @@ each pool and what could differ (`Reading.unknown`); a deployment stops in one l
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from components.azure import azure_facts
-from components.azure.reader import AzureReader, NotRead, RunningPool
+from components.azure.reader import AzureReader, NotRead, RunningPool, read_errors
 from components.config import NAMESPACE, GpuPoolConfig, StackConfig
-
-# Must equal components.resources.managed_gpu_pool.STABLE_API_VERSION (a test checks):
-# knowledge does not import the components.
-API_VERSION = "2026-08-01"
-# The whole read, every pool's GET together: azure-core's own limits bound neither (its
-# RetryPolicy `timeout` caps only a request's connection timeout and sleeps a Retry-After in
-# full: azure/core/pipeline/policies/_retry.py `_configure_timeout`, `_sleep_for_retry`), so
-# the read runs on a daemon thread the program stops waiting for at the deadline
-# (azure_facts.gather), as the other preflight reads do.
-READ_SECONDS = 30.0
-# Each request's own limits, and two retries of a 408, 429 or 5xx, inside that deadline.
-CONNECT_SECONDS = 5.0
-RETRIES = 2
+from components.errors import error_line
 
 
 def mode_of(pool: Mapping[str, Any]) -> str:
@@ -90,46 +77,6 @@ def running_of(pool: Mapping[str, Any]) -> RunningPool:
     if str(properties.get("scale_set_priority") or properties.get("scaleSetPriority") or "").lower() == "spot":
         on |= {"scaleSetPriority", "scaleSetEvictionPolicy", "spotMaxPrice"}
     return RunningPool(running.mode, frozenset(on))
-
-
-def client_for(subscription_id: str, credential: Any, timeout: float = READ_SECONDS) -> Any:
-    """The client, its retries and socket limits set rather than azure-core's defaults (ten
-    retries, 300 s to connect and to read: azure/core/configuration.py); ContainerServiceClient
-    hands `retry_policy` to its pipeline and the socket limits to its transport."""
-    from azure.core.pipeline.policies import RetryPolicy
-    from azure.mgmt.containerservice import ContainerServiceClient
-
-    return ContainerServiceClient(
-        credential,
-        subscription_id,
-        api_version=API_VERSION,
-        retry_policy=RetryPolicy(retry_total=RETRIES, timeout=timeout),
-        connection_timeout=min(CONNECT_SECONDS, timeout),
-        read_timeout=timeout,
-    )
-
-
-def read(client: Any, resource_group: str, cluster: str, names: Sequence[str], limit: float = READ_SECONDS) -> dict[str, RunningPool]:
-    """Each named pool as it runs, for the pools that exist; TimeoutError, naming the read and
-    its deadline, when all of it has not answered within `limit` seconds."""
-    from azure.core.exceptions import ResourceNotFoundError
-
-    def each() -> dict[str, RunningPool]:
-        found = {}
-        for name in names:
-            try:
-                found[name] = running_of(client.agent_pools.get(resource_group, cluster, name).as_dict())
-            except ResourceNotFoundError:  # the pool, its cluster or its group is not there
-                continue
-        return found
-
-    try:
-        return azure_facts.gather([each], limit)[0]
-    except TimeoutError:
-        pools = ", ".join(names)
-        raise TimeoutError(
-            f"the agentPools GET of {pools} in cluster {resource_group}/{cluster} got no answer within {limit:g} s"
-        ) from None
 
 
 def switches(cfg: StackConfig, running: Mapping[str, RunningPool], cluster: str) -> list[str]:
@@ -213,7 +160,6 @@ def check(cfg: StackConfig, resource_group: str, cluster: str, subscription: Cal
         running = reader.pool_modes(subscription(), resource_group, cluster, [p.name for p in cfg.gpu_pools])
     except NotRead:  # offline: the reader's own note says what the render assumed
         return Reading([], {})
-    except Exception as error:  # noqa: BLE001 - any failure: the plan is not known (preflight.pool_switches)
-        reason = " ".join(str(error).split())[:300] or type(error).__name__
-        return Reading([], {}, f"{type(error).__name__}: {reason}")
+    except read_errors() as error:  # Azure not read: the plan is not known (preflight.pool_switches)
+        return Reading([], {}, error_line(error))
     return Reading(switches(cfg, running, cluster), dict(running))

@@ -22,10 +22,10 @@ from components.azure.existing_cluster_checks import check_existing_cluster, poo
 from components.azure.managed_pool_checks import feature_registration, host_problem, managed_pool_sign_in
 from components.azure.pool_network import PoolNetwork
 from components.azure.problem import Problem
-from components.azure.reader import AzureReader, NotRead, RunningPool
+from components.azure.reader import AzureReader, NotRead, RunningPool, read_errors
 from components.azure.stack_state import NOT_READ, StackState
 from components.config import NAMESPACE, StackConfig
-from components.errors import PreflightError
+from components.errors import PreflightError, error_line
 
 # Where the subscription comes from when the stack does not set azure-native:subscriptionId:
 # the variables azure-native and the Azure SDK read.
@@ -162,9 +162,8 @@ def load_facts(
         return None, [
             f"{unchecked}: {why}; set {NAMESPACE}:preflight.skusFile and usageFile to check saved az CLI output (docs/preflight.md)"
         ]
-    except Exception as error:  # noqa: BLE001 - any failure only means the facts are missing
-        reason = " ".join(str(error).split())[:300] or type(error).__name__
-        return None, [f"{unchecked}: {type(error).__name__}: {reason}"]
+    except read_errors() as error:  # Azure not read: the facts are missing
+        return None, [f"{unchecked}: {error_line(error)}"]
 
 
 Permissions = Callable[[], list[dict[str, Any]]]
@@ -181,9 +180,8 @@ def budget_permission(cfg: StackConfig, subscription: Subscription, at_subscript
         problem = permissions.budget_problem(at_subscription(), subscription())
     except NotRead as why:
         return [], [f"{unchecked}: {why}"]
-    except Exception as error:  # noqa: BLE001 - any failure only means it was not checked
-        reason = " ".join(str(error).split())[:300] or type(error).__name__
-        return [], [f"{unchecked}: {type(error).__name__}: {reason}"]
+    except read_errors() as error:  # Azure not read: not checked
+        return [], [f"{unchecked}: {error_line(error)}"]
     return ([Problem(problem)] if problem else []), []
 
 
@@ -221,15 +219,14 @@ def destroy_permission(
         if group_needs:
             try:
                 group = (f"resource group {cfg.resource_group_name}", reader.group_permissions(named, cfg.resource_group_name))
-            except Exception:  # noqa: BLE001 - not there yet (404): whoever creates it needs the subscription's rights
+            except read_errors():  # not there yet (404): whoever creates it needs the subscription's rights
                 sub_needs, group_needs = sub_needs + group_needs, []
         found = [(f"subscription {named}", at_subscription(), sub_needs)] if sub_needs else []
         found += [(*group, group_needs)] if group and group_needs else []
     except NotRead as why:
         return [], [f"{unchecked}: {why}"]
-    except Exception as error:  # noqa: BLE001 - any failure only means it was not checked
-        reason = " ".join(str(error).split())[:300] or type(error).__name__
-        return [], [f"{unchecked}: {type(error).__name__}: {reason}"]
+    except read_errors() as error:  # Azure not read: not checked
+        return [], [f"{unchecked}: {error_line(error)}"]
     said = (permissions.destroy_problem(listed, scope, needs) for scope, listed, needs in found)
     return [Problem(line, blocking=False) for line in said if line], []
 

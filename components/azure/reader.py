@@ -2,17 +2,20 @@
 the cluster, before it registers anything (and the access wait before the Kubernetes
 objects), goes through one `AzureReader` it is handed.
 
-Three readers stand behind it: the live one (components/azure/live_reader.py: azure-native's
+Three readers stand behind it: the live one (components/azure/live/reader.py: azure-native's
 invokes and the Azure SDK with one credential), the offline render's and the tests' (tools/
 azure_mocks.py `OfflineReader`: saved descriptions, or whatever a test answers). No module
 asks which one it has ("ports and adapters": the program is handed its client). A reader
 answers in Azure's own shapes (the REST bodies), so one parser reads every source; a read
 that fails raises, and its caller says what that means; a read the reader does not make
 (the offline render asks no live price) raises `NotRead`, whose reason the caller prints.
+What a read can raise is `read_errors()`; a caller catches those alone, so a bug of the
+program's own (a KeyError in a parser) surfaces as one, not as "Azure was not read".
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
@@ -46,6 +49,34 @@ class NotRead(Exception):
 
 class NotDeployed(NotRead):
     """The stack's state holds nothing yet: no deployment of it has completed."""
+
+
+class InvokeFailed(Exception):
+    """A failed invoke (azure-native's, the engine's builtins'). pulumi.runtime.invoke raises a
+    bare `Exception("invoke of <token> failed: ...")` for the provider's error and for the
+    engine's gRPC error alike (pulumi 3.272.0 sdk/python/lib/pulumi/runtime/invoke.py `_invoke`,
+    settings.py `grpc_error_to_exception`); the live reader raises this in its place, so that
+    no caller has to catch Exception."""
+
+
+class BadAnswer(ValueError):
+    """An answer of Azure or of the cluster that is not what its API documents (no JSON, no
+    list where the API has one): the live reads raise it where they parse an answer."""
+
+
+@functools.cache
+def read_errors() -> tuple[type[BaseException], ...]:
+    """What a read through the reader raises when Azure or the cluster cannot be read:
+    azure-core's errors (azure.core.exceptions: AzureError, azure-identity's sign-in errors
+    among them, and DeserializationError, an answer the SDK's models cannot hold), a socket's
+    (`OSError`: urllib's URLError and HTTPError, TimeoutError), a failed invoke, an answer no
+    API documents, the cluster's refusal, and `NotRead`. Imported when first asked: azure-core
+    takes 0.1 s to import, and most runs fail no read."""
+    from azure.core.exceptions import AzureError, DeserializationError
+
+    from components.errors import ClusterAccessError
+
+    return (AzureError, DeserializationError, OSError, TimeoutError, InvokeFailed, BadAnswer, ClusterAccessError, NotRead)
 
 
 class AzureReader(Protocol):
@@ -100,20 +131,20 @@ class AzureReader(Protocol):
         """An existing cluster's namespaces and DaemonSets, what `kubectl get namespaces,daemonsets
         --all-namespaces --show-managed-fields --output json` prints (a v1 List), read with the
         kubeconfig (YAML, as the Kubernetes provider gets it) within one deadline
-        (components/azure/kubernetes_read.py)."""
+        (components/azure/live/kubernetes_read.py)."""
         ...
 
     def stack_resources(self) -> Mapping[str, Mapping[str, Any]]:
         """What this stack's last snapshot holds: URN -> {"type", "outputs"} for each resource
         not pending delete (the engine's builtin invoke pulumi:pulumi:readStackResourceOutputs,
         pulumi/pulumi@1b594989 pkg/backend/backend.go GetStackResourceOutputs), asked only once
-        the stack's own outputs say a deployment completed (live_reader.py says why). NotRead
+        the stack's own outputs say a deployment completed (live/reader.py says why). NotRead
         where it is not known (offline, no deployment yet, an error, past its deadline)."""
         ...
 
     def wait_for_access(self, kubeconfig: str, granted: str) -> str:
         """Waits until the cluster lets the kubeconfig's identity create namespaces; returns
-        the kubeconfig (components/azure/cluster_access.py); `cluster_access.Unreachable` when
+        the kubeconfig (components/azure/live/cluster_access.py); `cluster_access.Unreachable` when
         the API server cannot be reached. `granted`: the object ID the program granted
         cluster-admin to, for the message."""
         ...

@@ -23,7 +23,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from components.azure.reader import AzureReader, NotDeployed, NotRead
+from components.azure.reader import AzureReader, NotDeployed, NotRead, read_errors
+from components.errors import error_line
 
 AGENT_POOL = "azure-native:containerservice:AgentPool"
 MANAGED_POOL = "pulumi-python:dynamic/aksgpu:ManagedGpuPool"
@@ -118,8 +119,8 @@ def read(reader: AzureReader, cluster: tuple[str, str] | None = None) -> StackSt
         return StackState(False, why=str(why), undeployed=True)
     except NotRead as why:
         return StackState(False, why=str(why))
-    except Exception as error:  # noqa: BLE001 - any failure only means "not known"
-        return StackState(False, why=f"{type(error).__name__}: {' '.join(str(error).split())[:200]}")
+    except read_errors() as error:  # not read: "not known"
+        return StackState(False, why=error_line(error, 200))
     elsewhere = _other_cluster(answer, cluster)
     held, objects = {}, {}
     for urn, entry in answer.items():

@@ -25,8 +25,8 @@ import pulumi_kubernetes as k8s
 import yaml
 from pulumi_azure_native import authorization, containerservice, resources
 
-from components.azure.cluster_access import Unreachable
 from components.azure.cluster_facts import created_credential_failed
+from components.azure.live.cluster_access import Unreachable
 from components.config import SYSTEM_POOL_NAME, VERSION_UPGRADE_CHANNELS, AccessConfig, NetworkConfig, SystemPoolConfig, UpgradeConfig
 from components.resources.gpu_pool import MAX_PODS
 
@@ -343,7 +343,7 @@ class GpuCluster(pulumi.ComponentResource):
     def _access_proven(self, grant: authorization.RoleAssignment) -> pulumi.Output[pulumi.Resource]:
         """The grant, once the cluster says the deployer may create namespaces: a new role
         assignment takes up to five minutes to reach the cluster's authorizer, and
-        pulumi-kubernetes does not retry a 403 (components/azure/cluster_access.py asks, and
+        pulumi-kubernetes does not retry a 403 (components/azure/live/cluster_access.py asks, and
         says why). Every Kubernetes object lists this in its `dependsOn` (the SDK resolves an
         Output there before it registers the object: pulumi runtime/_depends_on.py), so none is
         created before the answer, and each records a direct edge to the grant, which also

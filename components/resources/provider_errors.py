@@ -18,7 +18,7 @@ from typing import Any, TextIO
 
 import pulumi
 
-from components.errors import ManagedPoolError
+from components.errors import ManagedPoolError, one_line
 
 # The module the CLI runs as the dynamic provider host (`python -u -m pulumi.dynamic`).
 HOST_MODULE = "pulumi.dynamic.__main__"
@@ -143,7 +143,7 @@ def tell_if_unpatched(stream: TextIO | None = None) -> bool:
 
 
 def _words(text: Any) -> str:
-    said = " ".join(str(text or "").split())
+    said = one_line(text or "", None)
     return said if len(said) <= MESSAGE_CHARS else said[: MESSAGE_CHARS - 1] + "…"
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from components.azure import pool_modes
+from components.azure.live import agent_pools
 from components.errors import PreflightError
 from tools.azure_mocks import AzureMocks, OfflineReader
 from tools.mock_engine import RecordingMonitor, run_program
@@ -18,7 +18,7 @@ class AgentPoolsReader(OfflineReader):
 
     def pool_modes(self, subscription, resource_group, cluster, names):
         self.reads.append("pool_modes")
-        return pool_modes.read(self.azure.client, resource_group, cluster, names)
+        return agent_pools.read(self.azure.client, resource_group, cluster, names)
 
 
 def run(preview: bool, azure=None, **overrides):

@@ -1,12 +1,12 @@
 """An azure-native invoke the program makes before it registers anything (the existing cluster's
-getManagedCluster and listClusterUserCredential: components/azure/live_reader.py), with a
+getManagedCluster and listClusterUserCredential: components/azure/live/reader.py), with a
 deadline of its own.
 
 The SDK gives an invoke none: `pulumi.runtime.invoke` sends the engine's Invoke on the event
 loop's default executor and waits for it (pulumi/runtime/invoke.py `_invoke`: `run_in_executor(None,
 do_invoke)`; `monitor.Invoke(req)` without a gRPC timeout), so a provider that never answers
 holds the run. Here the invoke runs on a daemon thread the program stops waiting for at the
-deadline (azure_facts.gather), inside a copy of the program's context (the SDK keeps its
+deadline (deadline.gather), inside a copy of the program's context (the SDK keeps its
 settings, the monitor among them, in context variables: pulumi/runtime/settings.py
 `contextproperty`), with three things of its own, so that nothing it leaves behind touches the
 program's run:
@@ -29,7 +29,8 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from components.azure import azure_facts
+from components.azure.live.deadline import gather
+from components.azure.reader import InvokeFailed
 
 T = TypeVar("T")
 
@@ -58,9 +59,20 @@ class DaemonExecutor(ThreadPoolExecutor):
         return future
 
 
+def typed(call: Callable[[], T]) -> T:
+    """`call()`, an invoke: its failure, a bare Exception in the SDK (reader.py `InvokeFailed`
+    cites it), raised as InvokeFailed with the same words; any other error as it is."""
+    try:
+        return call()
+    except Exception as error:
+        if type(error) is Exception:
+            raise InvokeFailed(str(error)) from error
+        raise
+
+
 def within(call: Callable[[], T], what: str, seconds: float = INVOKE_SECONDS) -> T:
     """`call()` (an invoke, made as the program makes it), or TimeoutError naming `what` once
-    `seconds` have passed; its own errors as they are."""
+    `seconds` have passed; its own errors as they are, a failed invoke's as InvokeFailed (`typed`)."""
     context = contextvars.copy_context()
 
     def isolated() -> T:
@@ -72,12 +84,12 @@ def within(call: Callable[[], T], what: str, seconds: float = INVOKE_SECONDS) ->
         loop.set_default_executor(DaemonExecutor())
         asyncio.set_event_loop(loop)
         try:
-            return call()
+            return typed(call)
         finally:
             asyncio.set_event_loop(None)
             loop.close()
 
     try:
-        return azure_facts.gather([lambda: context.run(isolated)], seconds)[0]
+        return gather([lambda: context.run(isolated)], seconds)[0]
     except TimeoutError:
         raise TimeoutError(f"{what} got no answer within {seconds:g} s") from None

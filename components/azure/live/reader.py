@@ -1,5 +1,6 @@
 """The live reader (components/azure/reader.py): what `pulumi preview` and `pulumi up` read of
-Azure and of the cluster.
+Azure and of the cluster. Every call out of the process is made here or in this package's
+modules; what they answer is parsed by the pure modules beside it (docs/layout.md).
 
 Two ways in, as before the seam: the cluster, its user credential, the client's subscription
 and a feature's registration are azure-native invokes, signed in as azure-native is (its
@@ -8,7 +9,8 @@ reads use the Azure SDK with one DefaultAzureCredential, built once here, for th
 (azure-identity's chain: the environment, workload identity, managed identity, `az login`).
 The AKS-managed pool's provider runs in another process, Pulumi's dynamic provider host, and
 builds its own (components/resources/agent_pool_calls.py). Each read is bounded by its own
-module's time limit; the existing cluster's invokes by invoke_deadline.py's.
+module's time limit; the existing cluster's invokes by invoke_deadline.py's. A failed invoke
+raises InvokeFailed, an SDK's or a socket's error is raised as it is (reader.py `read_errors`).
 """
 
 from __future__ import annotations
@@ -17,9 +19,11 @@ import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from components.azure import azure_facts, cluster_access, invoke_deadline, kubernetes_read, permissions, pool_modes, prices
 from components.azure.azure_facts import Facts
-from components.azure.reader import NotDeployed, NotRead, RunningPool
+from components.azure.live import agent_pools, cluster_access, compute, invoke_deadline, kubernetes_read, permissions, retail_prices
+from components.azure.live.deadline import gather
+from components.azure.reader import BadAnswer, NotDeployed, NotRead, RunningPool, read_errors
+from components.errors import error_line, one_line
 
 GET_MANAGED_CLUSTER = "azure-native:containerservice:getManagedCluster"
 # The engine's builtin provider serves package `pulumi`'s invokes, in a preview and an up alike
@@ -53,9 +57,13 @@ class LiveReader:
 
     @functools.cached_property
     def credential(self) -> Any:
+        from azure.core.exceptions import ClientAuthenticationError
         from azure.identity import DefaultAzureCredential
 
-        return DefaultAzureCredential()
+        try:
+            return DefaultAzureCredential()
+        except ValueError as error:  # AZURE_TOKEN_CREDENTIALS set to no credential (azure-identity 1.27.0 _internal/utils.py)
+            raise ClientAuthenticationError(message=f"DefaultAzureCredential: {error}") from None
 
     def cluster(self, resource_group: str, name: str) -> Mapping[str, Any]:
         # A plain invoke answers before the program goes on, so a failure stops the run
@@ -77,6 +85,8 @@ class LiveReader:
             result = containerservice.list_managed_cluster_user_credentials(
                 resource_group_name=resource_group, resource_name=name, format="exec"
             )
+            if not result.kubeconfigs:
+                raise BadAnswer("listClusterUserCredential answered no kubeconfig")
             return result.kubeconfigs[0].value
 
         return invoke_deadline.within(credentials, "azure-native's listClusterUserCredential", self.invoke_seconds)
@@ -84,24 +94,26 @@ class LiveReader:
     def client_subscription(self) -> str:
         from pulumi_azure_native import authorization
 
-        return authorization.get_client_config().subscription_id
+        return invoke_deadline.typed(lambda: authorization.get_client_config().subscription_id)
 
     def feature_state(self, namespace: str, feature: str) -> str | None:
         # Read, never created: ARM answers 200 with a state for any feature (pulumi-azure-native #1722).
         from pulumi_azure_native import features
 
-        result = features.get_subscription_feature_registration(provider_namespace=namespace, feature_name=feature)
+        result = invoke_deadline.typed(
+            lambda: features.get_subscription_feature_registration(provider_namespace=namespace, feature_name=feature)
+        )
         return result.properties.state if result.properties else None
 
     def sign_in_problem(self) -> str | None:
         try:
-            azure_facts.gather([lambda: self.credential.get_token(ARM_SCOPE)], azure_facts.LIVE_TIMEOUT_SECONDS)
-        except Exception as error:  # noqa: BLE001 - any failure is the answer
-            return f"{type(error).__name__}: {' '.join(str(error).split())[:300]}"
+            gather([lambda: self.credential.get_token(ARM_SCOPE)], compute.LIVE_TIMEOUT_SECONDS)
+        except read_errors() as error:  # no token: the failure is the answer
+            return error_line(error)
         return None
 
     def facts(self, subscription: str, location: str, node_group: str) -> Facts:
-        return azure_facts.live(subscription, location, node_group, credential=self.credential, base_url=self.arm_endpoint)
+        return compute.facts(subscription, location, node_group, credential=self.credential, base_url=self.arm_endpoint)
 
     def permissions(self, subscription: str) -> list[dict[str, Any]]:
         return permissions.read(subscription, credential=self.credential, base_url=self.arm_endpoint)
@@ -110,10 +122,10 @@ class LiveReader:
         return permissions.read(subscription, credential=self.credential, base_url=self.arm_endpoint, resource_group=resource_group)
 
     def pool_modes(self, subscription: str, resource_group: str, cluster: str, names: Sequence[str]) -> dict[str, RunningPool]:
-        return pool_modes.read(pool_modes.client_for(subscription, self.credential), resource_group, cluster, names)
+        return agent_pools.read(agent_pools.client_for(subscription, self.credential), resource_group, cluster, names)
 
     def prices(self, region: str, sizes: Sequence[str], currency: str) -> list[dict[str, Any]]:
-        return prices.live(region, sizes, currency)
+        return retail_prices.read(region, sizes, currency)
 
     def kubernetes_objects(self, kubeconfig: str) -> Mapping[str, Any]:
         return kubernetes_read.read(kubeconfig)
@@ -152,9 +164,8 @@ class LiveReader:
             )
         except NotRead:
             raise
-        except Exception as error:  # noqa: BLE001 - any failure is "not known", said in one line
-            reason = " ".join(str(error).split())[:200] or type(error).__name__
-            raise NotRead(f"the stack's state could not be read: {reason}") from None
+        except read_errors() as error:  # "not known", said in one line
+            raise NotRead(f"the stack's state could not be read: {one_line(error, 200) or type(error).__name__}") from None
         # builtins.go readStackResourceOutputs answers {"name", "outputs": {URN: {"type", "outputs"}}}.
         resources = held.get("outputs")
         if not isinstance(resources, Mapping):

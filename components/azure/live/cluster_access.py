@@ -51,8 +51,8 @@ from typing import Any
 
 import yaml
 
-from components.azure import azure_facts
-from components.errors import ClusterAccessError
+from components.azure.live.deadline import gather
+from components.errors import ClusterAccessError, one_line
 
 # Twice what the docs give propagation, so a slow day still passes: the whole wait, each
 # question's kubelogin run and request included.
@@ -109,7 +109,7 @@ def token(user: Mapping[str, Any], environ: Mapping[str, str], run: Callable[...
     except (OSError, subprocess.TimeoutExpired) as error:
         raise ClusterAccessError(f"could not run the kubeconfig's credential plugin {plugin['command']}: {error}") from None
     if done.returncode != 0:
-        said = " ".join((done.stderr or done.stdout or "").split())[:300]
+        said = one_line(done.stderr or done.stdout or "")
         raise ClusterAccessError(f"the kubeconfig's credential plugin {plugin['command']} failed (exit {done.returncode}): {said}")
     try:
         return str(json.loads(done.stdout)["status"]["token"])
@@ -163,14 +163,23 @@ def connect(
     kubeconfig: str, environ: Mapping[str, str] = os.environ, run: Callable[..., Any] = subprocess.run, timeout: float = 120
 ) -> Connection:
     """The current context's server, its CA, and the user's bearer token (`timeout`: for the exec plugin)."""
-    config = yaml.safe_load(kubeconfig) or {}
+    try:
+        config = yaml.safe_load(kubeconfig) or {}
+    except yaml.YAMLError as error:  # AKS's answer (listClusterUserCredential), not YAML
+        raise ClusterAccessError(f"the kubeconfig is not YAML: {one_line(error)}") from None
+    if not isinstance(config, dict):
+        raise ClusterAccessError("the kubeconfig is not a mapping")
     context = _current(config, "context", config.get("current-context") or "")
     cluster = _current(config, "cluster", context.get("cluster") or "")
     user = _current(config, "user", context.get("user") or "")
     tls = ssl.create_default_context()
     if cluster.get("certificate-authority-data"):
+        try:
+            authority = base64.b64decode(cluster["certificate-authority-data"])
+        except ValueError:  # binascii.Error: not base64
+            raise ClusterAccessError("the kubeconfig's certificate-authority-data is not base64") from None
         with tempfile.NamedTemporaryFile("wb", suffix=".pem", delete=False) as ca:
-            ca.write(base64.b64decode(cluster["certificate-authority-data"]))
+            ca.write(authority)
         try:
             tls.load_verify_locations(ca.name)
         finally:
@@ -191,10 +200,10 @@ def ask(
     """One SelfSubjectAccessReview with the kubeconfig's current context and credential, all
     of it within `seconds`: the credential plugin and the request each get what is left (at
     most PLUGIN_SECONDS and REQUEST_SECONDS), and the question runs on a daemon thread the
-    wait stops waiting for then (azure_facts.gather: a socket timeout bounds each read, not a
+    wait stops waiting for then (deadline.gather: a socket timeout bounds each read, not a
     server that trickles). OutOfTime past `seconds`."""
     try:
-        return azure_facts.gather([lambda: _ask(kubeconfig, seconds, environ, run, clock)], seconds)[0]
+        return gather([lambda: _ask(kubeconfig, seconds, environ, run, clock)], seconds)[0]
     except OutOfTime:
         raise
     except TimeoutError:  # gather's: the question itself never came back

@@ -2,11 +2,11 @@
 namespaces and its DaemonSets in every namespace, as `kubectl get namespaces,daemonsets
 --all-namespaces --show-managed-fields --output json` prints them (the API's lists keep
 managedFields), asked of the API server with the kubeconfig's own credential
-(components/azure/cluster_access.py: its token, or its exec plugin's).
+(cluster_access.py: its token, or its exec plugin's).
 
 One deadline bounds the whole read, the credential plugin and both requests: each request
 waits at most what is left, and the read itself runs on a daemon thread the program stops
-waiting for at the deadline (azure_facts.gather), so a server that accepts and never answers
+waiting for at the deadline (deadline.gather), so a server that accepts and never answers
 costs READ_SECONDS, not a socket timeout per read.
 """
 
@@ -21,8 +21,8 @@ import urllib.request
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from components.azure import azure_facts
-from components.azure.cluster_access import connect
+from components.azure.live.cluster_access import connect
+from components.azure.live.deadline import gather
 from components.errors import ClusterAccessError
 
 # The whole read: long enough for kubelogin's sign-in and two lists, short enough that a
@@ -42,7 +42,7 @@ def read(
 ) -> dict[str, Any]:
     """The cluster's namespaces and DaemonSets, a v1 List; TimeoutError after `limit` seconds."""
     try:
-        return azure_facts.gather([lambda: _read(kubeconfig, limit, environ, run, clock)], limit)[0]
+        return gather([lambda: _read(kubeconfig, limit, environ, run, clock)], limit)[0]
     except TimeoutError:
         raise TimeoutError(f"the cluster's API server did not answer within {limit:g} s") from None
 

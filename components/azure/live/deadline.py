@@ -1,0 +1,41 @@
+"""Calls out of the process, each bounded by a deadline the program keeps itself: a socket
+timeout bounds each read, not a server that trickles, nor azure-core's retries."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+
+def gather(calls: list[Callable[[], Any]], timeout: float) -> list[Any]:
+    """Runs the calls at once and returns their results, or raises the first error, or
+    TimeoutError once `timeout` seconds have passed.
+
+    Daemon threads, not a ThreadPoolExecutor: the interpreter joins an executor's workers
+    when it exits (concurrent.futures.thread registers `_python_exit` with
+    threading._register_atexit), so a call stuck in a socket would hold the program after
+    the timeout, until the SDK's own read timeout. A daemon thread is abandoned at exit.
+    """
+    results: list[Any] = [None] * len(calls)
+    errors: list[BaseException] = []
+    done = threading.Semaphore(0)
+
+    def run(index: int, call: Callable[[], Any]) -> None:
+        try:
+            results[index] = call()
+        except BaseException as error:  # noqa: BLE001 - handed to the caller
+            errors.append(error)
+        finally:
+            done.release()
+
+    for index, call in enumerate(calls):
+        threading.Thread(target=run, args=(index, call), daemon=True, name=f"azure-facts-{index}").start()
+    deadline = time.monotonic() + timeout
+    for _ in calls:
+        if not done.acquire(timeout=max(deadline - time.monotonic(), 0)):
+            raise TimeoutError(f"Azure did not answer within {timeout:g} s")
+        if errors:
+            raise errors[0]
+    return results
