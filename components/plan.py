@@ -33,9 +33,9 @@ from components.azure.cluster_facts import ClusterFacts
 from components.azure.cluster_object_checks import Findings
 from components.azure.existing_pools import LivePool
 from components.azure.pool_network import PoolNetwork
-from components.azure.reader import AzureReader, RunningPool
+from components.azure.reader import AzureReader, RunningPool, read_errors
 from components.config import StackConfig
-from components.errors import PreflightError
+from components.errors import PreflightError, error_line
 from components.resources import budget
 from components.resources.adopted import pool_plan
 from components.resources.existing_cluster import provider_kubeconfig
@@ -281,9 +281,7 @@ def _declared_subscription(cfg: StackConfig, found: ClusterFacts | None, subscri
         return None
     try:
         return subscription()
-    except Exception as error:
-        reason = " ".join(str(error).split())[:300] or type(error).__name__
+    except read_errors() as error:
         raise PreflightError(
-            f"preflight: the subscription could not be read ({type(error).__name__}: {reason}); "
-            f"sign in (az login), or set azure-native:subscriptionId"
+            f"preflight: the subscription could not be read ({error_line(error)}); sign in (az login), or set azure-native:subscriptionId"
         ) from error

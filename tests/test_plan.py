@@ -9,7 +9,7 @@ from support.config import parsed
 from support.existing_cluster import T4, TEAM
 from support.existing_pools import GPUNP, cluster
 
-from components.errors import CostError
+from components.errors import CostError, PreflightError
 from components.plan import Mode, Said, build_plan
 from tools.azure_mocks import OfflineReader
 
@@ -81,3 +81,32 @@ def test_a_subscription_the_config_names_is_the_one_declared_and_the_client_is_n
     )
     assert plan(cfg, reader).subscription == mine
     assert "client_subscription" not in reader.reads
+
+
+class NoSubscription(OfflineReader):
+    """A reader whose sign-in answers with `failure` when the subscription is asked for."""
+
+    def __init__(self, failure: BaseException) -> None:
+        super().__init__()
+        self.failure = failure
+
+    def client_subscription(self) -> str:
+        raise self.failure
+
+
+BUDGETED = {"gpuPool": {"vmSize": T4}, "cost": {"budget": {"amount": 100, "contactEmails": ["ml@example.com"]}}}
+
+
+def test_a_subscription_that_cannot_be_read_for_the_budget_stops_the_plan_in_one_line_naming_az_login():
+    from azure.core.exceptions import ClientAuthenticationError
+
+    with pytest.raises(PreflightError) as error:
+        plan(parsed(**BUDGETED), NoSubscription(ClientAuthenticationError("DefaultAzureCredential failed to retrieve a token")))
+    said = str(error.value)
+    assert said.startswith("preflight: the subscription could not be read (ClientAuthenticationError: DefaultAzureCredential failed")
+    assert said.endswith("sign in (az login), or set azure-native:subscriptionId") and "\n" not in said
+
+
+def test_a_bug_of_the_programs_own_while_reading_the_subscription_surfaces_as_itself():
+    with pytest.raises(KeyError, match="subscriptionId"):
+        plan(parsed(**BUDGETED), NoSubscription(KeyError("subscriptionId")))

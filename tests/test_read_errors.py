@@ -60,7 +60,7 @@ MANAGED = parsed(gpuPool={"vmSize": T4, "management": "aks-managed"}, **{"azure-
 READS: dict[str, Callable[[Failing], Any]] = {
     "VM sizes and quota": lambda r: preflight.load_facts(CFG, r, "eastus")[1],
     "the budget's permission": lambda r: preflight.budget_permission(WITH_BUDGET, r, lambda: r.permissions("sub-1"))[1],
-    "the destroy's permissions": lambda r: preflight.destroy_permission(WITH_BUDGET, r, lambda: r.permissions("sub-1"))[1],
+    "the destroy's permissions": lambda r: preflight.destroy_permission(WITH_BUDGET, r, lambda: r.permissions("sub-1"), lambda: "sub-1")[1],
     "prices": lambda r: cost.load(CFG, "eastus", r)[1],
     "the pools' management": lambda r: pool_modes.check(CFG, "rg", "aks", lambda: "sub-1", r).failed,
     "what the cluster runs": lambda r: cluster_object_checks.read(r, "kubeconfig")[1],
