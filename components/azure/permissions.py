@@ -1,35 +1,9 @@
-"""Whether the signed-in identity may create the stack's budget (aks-gpu:cost.budget), read
-before anything is created.
-
-The budget sits at the subscription's scope (components/resources/budget.py), and creating it
-needs `Microsoft.Consumption/budgets/write` there ("Creates and update the budgets by a
-subscription or a management group": Azure's resource provider operations list; Owner,
-Contributor and Cost Management Contributor have it: tutorial-acm-create-budgets.md). A team
-with Contributor on its own resource group alone lacks it, and the budget's create answers
-403. The program creates the budget before the GPU pools, which wait for it, so that 403
-leaves the cluster and no GPU pool; preflight says it first, where it can read the
-identity's permissions.
-
-The read (components/azure/live/permissions.py): ARM's effective permissions of the caller, `GET {scope}/providers/Microsoft.Authorization/permissions`
-(api-version 2022-04-01; Permission: actions, notActions, dataActions, notDataActions). The
-REST reference documents it at a resource group's and a resource's scope
-(Permissions_ListForResourceGroup, Permissions_ListForResource, azure-rest-api-specs
-authorization 2022-04-01); it is asked here at the subscription's, the budget's scope. When
-Azure answers anything but that list, preflight says the permission was not checked and
-blocks nothing. An action is granted when one permission's `actions` match it and none of
-that permission's `notActions` do ("Azure RBAC ... NotActions ... subtracted from Actions",
-role-definitions.md); a pattern's `*` matches any run of characters, case aside.
-
-What a `pulumi destroy` of the stack needs is read the same way, before anything is created:
-the budget's delete at the subscription's scope; for a cluster this stack creates, the deletes
-of its resource group, cluster, GPU pools and the deployer's grant, at the resource group's scope
-(Permissions_ListForResourceGroup), which also lists what the identity holds there from above;
-until the group exists, whoever creates it needs the subscription's rights, so the
-subscription's list stands in. Each missing one is said in one line, and blocks nothing: the
-deployment goes through, and a destroy by that identity would stop at it, leaving what it could
-not delete, and what waits for it, in Azure and in the state (docs/lifecycle.md, "A destroy
-that stops part-way").
-"""
+"""Whether the signed-in identity may create the stack's budget (aks-gpu:cost.budget) at the
+subscription's scope, and what a `pulumi destroy` by it could not delete, read from ARM's
+effective permissions (components/azure/live/permissions.py) before anything is created. A
+missing budget write is a preflight check; a missing delete blocks nothing. The rules and sources
+(the operations list, role-definitions.md, azure-rest-api-specs authorization 2022-04-01):
+docs/preflight.md, "The permissions read, and its sources"."""
 
 from __future__ import annotations
 

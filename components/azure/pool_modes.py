@@ -1,43 +1,9 @@
 """Whether a GPU pool that already runs in Azure is managed the way the config now says, read
-before anything is registered: a switch between `aks-managed` and the other modes is refused
-in one line, in a preview and in a deployment alike.
-
-Why refuse. The two kinds of pool are different Pulumi resources (a typed `AgentPool`; the
-dynamic `ManagedGpuPool`) for one AKS pool name. Unaliased, the engine creates the new
-resource while the program runs and deletes the old one only after it (pulumi/pulumi
-pkg/resource/deploy/step_generator.go: a URN with no old state is a CreateStep;
-GenerateDeletes deletes what was not registered, through the old state's provider). The
-managed pool's PUT adopts the running pool, and the old `AgentPool`'s delete then removes the
-pool just adopted; the other way, azure-native's create of a pool that exists fails
-("cannot create already existing resource": provider.go CanCreate). AKS cannot switch in
-place either: "The managementMode, migStrategy, and driver fields under gpuProfile are
-immutable after node pool creation" (aks-managed-gpu-nodes.md, ms.date 07/02/2026). An alias
-across the types would not make it safe: the engine's providerChanged asks the *new*
-provider's DiffConfig, which the dynamic provider host does not implement, and the outcome
-rests on the diff of a provider that never saw the old state (docs/lifecycle.md).
-
-The way through, with `gpuPool` and `gpuPools` alike: a new pool name (`gpuPool.name`, or the
-entry's key), so one `up` creates the new pool and then deletes the old one (quota for both
-for a while); with `gpuPools`, also two `up`s with the entry removed in between. Between `device-plugin` and
-`gpu-operator` nothing is refused: both are a typed pool, and the driver setting replaces it,
-deleting first (components/azure/pool_mutability.py).
-
-The read (components/azure/live/agent_pools.py): the agentPools GET at api 2026-08-01, whose GPUProfile has
-`nvidia.managementMode` (azure-native's invokes type pools at 2025-09-01, which has no
-`nvidia`), through the reader the program is handed (live: azure-identity's
-DefaultAzureCredential, as the managed pool's own provider reads). A pool or cluster that is
-not there (404) is no switch. It runs before anything is registered, in the preview and again
-in the update of an `up`, so all of it (every pool's GET, azure-core's retries and a 429's
-Retry-After) has one deadline, live/agent_pools.py READ_SECONDS.
-
-A read that fails or passes its deadline leaves the plan unknown: the typed pool's
-ignoreChanges and the refusal of a switch both rest on it (components/resources/gpu_pool.py
-`typed_pool_ignores`), so a preview could show a pool kept that the `up` replaces, deleting
-it first, or the other way round. A preview then warns that the plan is not known, naming
-each pool and what could differ (`Reading.unknown`); a deployment stops in one line
-(`Reading.stop`), whatever preflight.mode says (components/azure/preflight.py
-`pool_switches`). The offline render's reader makes no calls (NotRead) and says so itself.
-"""
+before anything is registered (components/azure/live/agent_pools.py): a switch between
+`aks-managed` and the other modes is refused in one line, in a preview and a deployment alike; a
+read that fails leaves the plan unknown (a preview warns, a deployment stops). Why, the way
+through and the sources (step_generator.go, provider.go, aks-managed-gpu-nodes.md): docs/
+lifecycle.md, "Switching variants", "The refusal's sources" and "A plan that rests on a read"."""
 
 from __future__ import annotations
 

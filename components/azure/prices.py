@@ -1,20 +1,7 @@
-"""VM prices from Azure's public Retail Prices API, live or saved (docs/cost.md).
-
-The API (learn.microsoft.com/rest/api/cost-management/retail-prices/azure-retail-prices) is
-an unauthenticated GET of `https://prices.azure.com/api/retail/prices` with an OData
-`$filter`; it answers `{"Items": [...], "NextPageLink": <the next page's URL, or null>}`.
-Each item names a meter: `armSkuName`, `armRegionName`, `retailPrice`, `unitOfMeasure`
-("1 Hour"), `type` ("Consumption", "DevTestConsumption", "Reservation"), `reservationTerm`,
-`skuName` ("NC4as T4 v3", "NC4as T4 v3 Spot", "NC4as T4 v3 Low Priority"), `productName`
-("Virtual Machines NCasT4_v3 Series", "... Series Windows") and `currencyCode`. "Filter values
-are case-sensitive" from api-version 2023-01-01-preview on, so the filter spells the service
-as the API does ("Virtual Machines").
-
-One list holds every kind of price side by side, so `pick` is strict: a node's price is the
-Linux pay-as-you-go meter (`type` Consumption, no "Windows" product, no "Spot" or "Low
-Priority" SKU, no reservation, per hour) of the size in the cluster's region, or for a Spot
-pool the Linux Spot meter. Never a DevTest, reservation, Windows or other region's price.
-"""
+"""VM prices from Azure's public Retail Prices API, live or saved. One list holds every kind of
+price side by side, so `pick` is strict: a node's price is the Linux pay-as-you-go meter (or for
+a Spot pool the Linux Spot meter) of its size in the cluster's region, per hour. The API, its
+answer's fields and the rules: docs/cost.md, "Where the prices come from"."""
 
 from __future__ import annotations
 

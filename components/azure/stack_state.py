@@ -1,21 +1,9 @@
-"""What this stack already holds, from the engine's state (AzureReader.stack_resources), not
-from a mark on the live object: `az aks nodepool update --tags` replaces a pool's whole tag set,
-and a pool the stack registered stays the stack's whatever its tags say (issue #45, item 1;
-docs/lifecycle.md, "A pool that lost the stack's tag").
-
-The state is keyed by URN, and so is what the engine does with a resource: a URN the state
-holds is updated (and its tags put back), one it does not hold is created or imported
-(pulumi/pulumi@1b594989 pkg/resource/deploy/step_generator.go, `isImport`). So "held" means
-"the state holds the URN this program registers for it": the names below are the program's
-(components/resources/gpu_pool.py, device_plugin.py, under __main__.py's names), and
-tests/test_stack_state.py holds them to the registered graph.
-
-Where the state is not known (the offline render, a stack with no completed deployment, a read
-that failed or ran past its deadline), `known` is False and every caller says what it cannot
-tell, never a guess that would delete: docs/lifecycle.md says how a person checks.
-
-Pure: the one read is the reader's.
-"""
+"""What this stack already holds, from the engine's state (AzureReader.stack_resources), not from
+a mark on the live object the owner can remove (issue #45, item 1): "held" means the state holds
+the URN this program registers for it. Where the state is not known, `known` is False and every
+caller says what it cannot tell, never a guess that would delete. Pure: the one read is the
+reader's. Why, and the sources (step_generator.go `isImport`): docs/lifecycle.md, "A pool that
+lost the stack's tag"."""
 
 from __future__ import annotations
 

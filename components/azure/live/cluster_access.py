@@ -1,38 +1,9 @@
 """Whether the identity that runs `pulumi up` may create the program's Kubernetes objects yet,
-proven by asking the cluster, before the first of them is created.
-
-On an Entra ID cluster with Azure RBAC the program grants that identity "Azure Kubernetes
-Service RBAC Cluster Admin" (components/resources/cluster.py) and creates the namespaces right
-after. "New role assignments can take up to five minutes to propagate and be updated by the
-authorization server" (azure-aks-docs articles/aks/entra-id-authorization.md, ms.date
-08/18/2026), and pulumi-kubernetes retries a create only while the answer is NotFound or
-NoMatch (provider/pkg/await/await.go: `retrier.Do(apierrors.IsNotFound,
-meta.IsNoMatchError)`), not on 403 Forbidden: the first `up` would fail and only a rerun work.
-
-So the Kubernetes objects wait (by `dependsOn`, never through the provider's inputs:
-components/resources/cluster.py says why) until the cluster says the identity may create
-namespaces: a SelfSubjectAccessReview (`POST /apis/authorization.k8s.io/v1/selfsubjectaccessreviews`,
-verb create, resource namespaces), which every signed-in identity may send (the system:basic-user
-ClusterRole) and whose `status.allowed` is the authorizers' current answer, Azure RBAC's
-webhook included. It is asked with the kubeconfig's own credential: the exec plugin
-(kubelogin) is run as client-go runs it (client.authentication.k8s.io ExecCredential: the
-token is `status.token`).
-
-Asked in every deployment, once when the answer is yes. Whether the grant is new cannot be
-told reliably: the engine tells the program a resource's outputs, never whether this run
-created it (pulumi/pulumi pkg/resource/deploy/source_eval.go at 1b594989: the
-RegisterResourceResponse carries the URN, ID, outputs and dependencies; proto/pulumi/
-resource.proto's `stable` is never set), and the grant's createdOn is ARM's clock compared
-with the runner's, which may drift, and it stays in the state after an outside delete until a
-refresh. While the answer is "not allowed" or 403 it is asked again, 5 s at first, doubling to
-30 s, all of it within one deadline, WAIT_SECONDS, that bounds each question too (kubelogin's
-run and the request get what is left of it). A 401 is no "not yet": the API server did not
-accept the token at all (a token for another tenant, an expired sign-in), which waiting never
-mends, so it stops at once, as does any other failure (kubelogin missing, an answer that is
-no review). An API server that cannot be reached is not a refusal of access: the caller goes
-on (`Unreachable`; components/resources/cluster.py says why). Every message names the identity
-whose token was sent, read from the token's own claims (`identity`), and the one granted.
-"""
+proven by asking the cluster (a SelfSubjectAccessReview with the kubeconfig's own credential)
+before the first of them is created: asked in every deployment until yes, within one deadline
+(WAIT_SECONDS) that bounds each question too. Why, and the sources (entra-id-authorization.md,
+pulumi-kubernetes await.go, pulumi/pulumi source_eval.go@1b594989): docs/lifecycle.md, "The
+deployer's role assignment" and "How the cluster is asked"."""
 
 from __future__ import annotations
 

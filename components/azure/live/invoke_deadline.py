@@ -1,24 +1,9 @@
-"""An azure-native invoke the program makes before it registers anything (the existing cluster's
-getManagedCluster and listClusterUserCredential: components/azure/live/reader.py), with a
-deadline of its own.
-
-The SDK gives an invoke none: `pulumi.runtime.invoke` sends the engine's Invoke on the event
-loop's default executor and waits for it (pulumi/runtime/invoke.py `_invoke`: `run_in_executor(None,
-do_invoke)`; `monitor.Invoke(req)` without a gRPC timeout), so a provider that never answers
-holds the run. Here the invoke runs on a daemon thread the program stops waiting for at the
-deadline (deadline.gather), inside a copy of the program's context (the SDK keeps its
-settings, the monitor among them, in context variables: pulumi/runtime/settings.py
-`contextproperty`), with three things of its own, so that nothing it leaves behind touches the
-program's run:
-  - an event loop: `_sync_await` runs the invoke to completion on the thread's loop
-    (pulumi/runtime/sync_await.py `_ensure_event_loop`);
-  - that loop's executor runs on daemon threads: the interpreter joins a ThreadPoolExecutor's
-    workers when it exits (concurrent.futures.thread `_python_exit`), which would hold the
-    program after the deadline until the engine answered;
-  - an RPCManager: the program's awaits every RPC it records when the program ends
-    (pulumi/runtime/stack.py `wait_for_rpcs`), and one left pending on the abandoned thread's
-    loop would hold or fail that end. A failed invoke raises here, as it would in the program.
-"""
+"""An azure-native or builtin invoke the program makes before it registers anything (the
+existing cluster's getManagedCluster and listClusterUserCredential, the stack's own state:
+components/azure/live/reader.py), with a deadline of its own: the SDK gives an invoke none. It
+runs on a daemon thread with its own event loop, executor and RPCManager, so that nothing it
+leaves behind holds the program's run. Why each, and the sources (pulumi/runtime/invoke.py,
+settings.py, sync_await.py, stack.py): docs/design-notes/invoke-deadline.md."""
 
 from __future__ import annotations
 
