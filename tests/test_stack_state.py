@@ -81,15 +81,20 @@ def test_the_stacks_own_pool_that_lost_its_tag_is_the_stacks_and_the_up_puts_the
     assert pool.urn in line and pool.inputs["tags"]["aks-gpu-stack"] == "aks-gpu/dev" and "import" not in pool.options
 
 
+def untagged_gpu_said(state: dict, preview: bool) -> str:
+    """What a run says of an untagged pool 'gpu' under the state `state`: a preview's warnings,
+    or the line a deployment stops with (enforce)."""
+    if preview:
+        return " ".join(run_with(with_gpu_pool(UNTAGGED), state, preview).warnings)
+    with pytest.raises(PreflightError) as error:
+        run_with(with_gpu_pool(UNTAGGED), state, preview)
+    return str(error.value)
+
+
 @BOTH
 def test_a_pool_the_state_does_not_hold_is_somebody_elses_and_may_be_renamed(earlier, preview):
     not_ours = {u: e for u, e in earlier.items() if e["type"] != POOL}
-    if preview:
-        said = " ".join(run_with(with_gpu_pool(UNTAGGED), not_ours, preview).warnings)
-    else:
-        with pytest.raises(PreflightError) as error:
-            run_with(with_gpu_pool(UNTAGGED), not_ours, preview)
-        said = str(error.value)
+    said = untagged_gpu_said(not_ours, preview)
     assert "which this stack did not add (it has no aks-gpu-stack tag; the stack's state does not hold it); pick another pool name" in said
 
 
@@ -107,12 +112,7 @@ def test_a_pool_the_state_holds_in_another_cluster_is_not_this_clusters_pool_of_
     """existingCluster moved to another cluster: the state's pool 'gpu' is in the old one, so the
     new cluster's untagged 'gpu' is somebody else's, not a pool whose tag this run puts back."""
     state = deployed_into(earlier, "old-rg", "old-aks")
-    if preview:
-        said = " ".join(run_with(with_gpu_pool(UNTAGGED), state, preview).warnings)
-    else:
-        with pytest.raises(PreflightError) as error:
-            run_with(with_gpu_pool(UNTAGGED), state, preview)
-        said = str(error.value)
+    said = untagged_gpu_said(state, preview)
     assert "puts the tag back" not in said
     assert "which this stack did not add (it has no aks-gpu-stack tag; the stack's state does not hold it); pick another pool name" in said
 
