@@ -10,7 +10,7 @@ import json
 
 import pytest
 from pulumi_azure_native.containerservice import AgentPoolArgs
-from support.adoption import guide, saved_list, the_guides
+from support.adoption import guide, guide_as_listed, saved_list, the_guides
 from support.existing_pools import GPUNP, OURS, run, stopped
 from support.guide_example import EXAMPLE, STACK_FILE
 
@@ -162,7 +162,7 @@ def test_the_guides_daemonset_whose_selector_has_match_expressions_is_refused_as
 
 @pytest.mark.parametrize("preview", BOTH)
 def test_adopting_the_guides_plugin_names_each_field_the_stacks_spec_changes_and_replaces_nothing(preview):
-    done = guide(saved_list(), preview)
+    done = guide_as_listed(preview)
     [namespace] = plan_lines(done, "aks-gpu:devicePlugin")[:1]
     assert namespace == (
         "adopt: aks-gpu:devicePlugin: `pulumi up` imports Namespace gpu-resources, then updates 2 fields in place: "

@@ -10,6 +10,7 @@ import pytest
 from azure.core.exceptions import HttpResponseError
 from conftest import run_cached
 from fake_arm import FakeArm, FakeCredential
+from support.plan import lines
 
 from components.resources import budget
 
@@ -49,7 +50,7 @@ def test_on_an_existing_cluster_the_budget_watches_this_stacks_pools_by_their_ta
     inputs = run.one(BUDGET).inputs
     assert inputs["filter"] == {"tags": {"name": "aks-gpu-stack", "operator": "In", "values": ["aks-gpu/dev"]}}
     assert run.one("azure-native:containerservice:AgentPool").inputs["tags"] == {"aks-gpu-stack": "aks-gpu/dev"}, "what it filters on"
-    [line] = [i for i in run_cached("dev", **team)[0].infos if i.startswith("cost: budget")]
+    [line] = [i for i in lines("dev", **team).infos if i.startswith("cost: budget")]
     assert "tag aks-gpu-stack = aks-gpu/dev" in line and "not their OS disks, the cluster's load balancer or egress" in line
 
 
@@ -219,10 +220,10 @@ def test_the_preview_says_how_the_budget_stands_against_the_stacks_least_and_mos
     path = tmp_path_factory.mktemp("prices") / "prices.json"
     path.write_text(fake_prices.saved())
     cost = {"budget": {"amount": amount, "contactEmails": ["gpu-team@example.com"]}}
-    run, _ = run_cached("prod", preflight={"pricesFile": str(path)}, cost=cost)
-    [line] = [i for i in run.infos if i.startswith("cost: budget ")]
+    said = lines("prod", preflight={"pricesFile": str(path)}, cost=cost)
+    [line] = [i for i in said.infos if i.startswith("cost: budget ")]
     assert line.startswith(f"cost: budget aks-gpu-prod-gpu: {amount:,.2f} USD a month over ") and line.endswith(says)
-    warnings = [w for w in run.warnings if w.startswith("aks-gpu:cost.budget.amount")]
+    warnings = [w for w in said.warnings if w.startswith("aks-gpu:cost.budget.amount")]
     assert bool(warnings) is warned
     if warned:
         assert warnings[0].startswith(
@@ -232,7 +233,7 @@ def test_the_preview_says_how_the_budget_stands_against_the_stacks_least_and_mos
 
 def test_a_budget_in_another_currency_is_said_in_it():
     cost = {"currency": "EUR", "budget": {"amount": 450, "contactEmails": ["gpu-team@example.com"]}}
-    [line] = [i for i in run_cached("prod", cost=cost)[0].infos if i.startswith("cost: budget ")]
+    [line] = [i for i in lines("prod", cost=cost).infos if i.startswith("cost: budget ")]
     assert line.startswith("cost: budget aks-gpu-prod-gpu: 450.00 EUR a month over ")
 
 
@@ -249,10 +250,10 @@ def budget_at(tmp_path, amount: float) -> tuple[str, list[str]]:
     path = tmp_path / "prices.json"
     path.write_text(fake_prices.saved(items))
     cost = {"budget": {"amount": amount, "contactEmails": ["gpu-team@example.com"]}}
-    run, _ = run_cached("dev", preflight={"pricesFile": str(path)}, gpuPool={"vmSize": T4, "minCount": 0, "maxCount": 2}, cost=cost)
-    [line] = [i for i in run.infos if i.startswith("cost: budget ")]
+    said = lines("dev", preflight={"pricesFile": str(path)}, gpuPool={"vmSize": T4, "minCount": 0, "maxCount": 2}, cost=cost)
+    [line] = [i for i in said.infos if i.startswith("cost: budget ")]
     assert line.startswith(f"cost: budget aks-gpu-dev-gpu: {amount:,.2f} USD a month over ")
-    return line, [w for w in run.warnings if w.startswith("aks-gpu:cost.budget.amount")]
+    return line, [w for w in said.warnings if w.startswith("aks-gpu:cost.budget.amount")]
 
 
 BELOW_THE_MOST = "; below the stack's most per month, 912.50 USD: it cannot cover the worst case"

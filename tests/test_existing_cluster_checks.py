@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import run_cached
 from support.existing_cluster import on_existing
+from support.plan import lines
 
 from components.config import ConfigError
 from components.errors import AzureReadError, PreflightError
@@ -55,12 +56,12 @@ def preflight_warnings(run) -> list[str]:
 @pytest.mark.parametrize("integration", [False, True])
 def test_a_private_cluster_is_named_in_the_preview_with_the_ways_to_reach_it(integration):
     access = {"enablePrivateCluster": True, "enableVnetIntegration": integration}
-    run, _ = run_cached("dev", cluster=existing_cluster(apiServerAccessProfile=access), **on_existing())
-    [line] = [w for w in run.warnings if "private cluster" in w]
+    said = lines("dev", cluster=existing_cluster(apiServerAccessProfile=access), **on_existing())
+    [line] = [w for w in said.warnings if "private cluster" in w]
     assert line.startswith(f"{WHERE} is a private cluster{' (API server VNet integration, private)' if integration else ''}: ")
     for way in ("in its VNet or a peered one", "VPN or ExpressRoute", "self-hosted CI runner"):
         assert way in line
-    public, _ = run_cached("dev", cluster=existing_cluster(), **on_existing())
+    public = lines("dev", cluster=existing_cluster(), **on_existing())
     assert not [w for w in public.warnings if "private cluster" in w], "a public cluster is not called private"
 
 
@@ -72,9 +73,9 @@ def test_an_owners_pool_in_an_operation_is_named_in_a_preview_and_stops_a_deploy
     """AKS runs one operation at a time on a cluster: the first GPU pool would get a 409.
     provisioningState is a free string, so any state but Succeeded, Failed or Canceled is an
     operation in progress."""
-    run, _ = run_cached("dev", cluster=with_pools(state), **on_existing())
+    said = lines("dev", cluster=with_pools(state), **on_existing())
     says = f"{WHERE}: its pool apps0 is {state}, not Succeeded: AKS refuses another operation on the cluster"
-    assert any(w.startswith(says) and w.endswith("(a deployment stops here)") for w in preflight_warnings(run))
+    assert any(w.startswith(says) and w.endswith("(a deployment stops here)") for w in preflight_warnings(said))
     registered, error = deploy(cluster=with_pools(state))
     assert registered == [] and says in error, "stopped before anything, the first GPU pool included"
 
@@ -88,8 +89,8 @@ def test_a_pool_whose_last_operation_ended_is_said_but_blocks_nothing(state):
 
 
 def test_pools_in_succeeded_say_nothing():
-    run, _ = run_cached("dev", cluster=with_pools("Succeeded"), **on_existing())
-    assert not [w for w in run.warnings if "its pool" in w]
+    said = lines("dev", cluster=with_pools("Succeeded"), **on_existing())
+    assert not [w for w in said.warnings if "its pool" in w]
 
 
 # --------------------------------------------------------------------------- kubenet
@@ -111,11 +112,11 @@ def test_a_pod_subnet_in_another_vnet_is_refused_like_a_node_subnet():
     pools = [{**SYSTEM, "vnetSubnetID": f"{vnet}/team-vnet/subnets/nodes", "podSubnetID": f"{vnet}/team-vnet/subnets/pods"}]
     cluster = existing_cluster(agentPoolProfiles=pools, networkProfile={"networkPlugin": "azure", "networkPolicy": "cilium"})
     other = f"{vnet}/other-vnet/subnets/pods"
-    run, _ = run_cached("dev", cluster=cluster, **on_existing(gpuPool={"vmSize": T4, "podSubnetId": other}))
-    assert any(w.startswith(f"aks-gpu:gpuPool.podSubnetId {other} is not in the cluster's virtual network (") for w in run.warnings)
+    said = lines("dev", cluster=cluster, **on_existing(gpuPool={"vmSize": T4, "podSubnetId": other}))
+    assert any(w.startswith(f"aks-gpu:gpuPool.podSubnetId {other} is not in the cluster's virtual network (") for w in said.warnings)
     registered, error = deploy(cluster=cluster, gpuPool={"vmSize": T4, "podSubnetId": other})
     assert registered == [] and "podSubnetId" in error
-    same, _ = run_cached("dev", cluster=cluster, **on_existing(gpuPool={"vmSize": T4, "podSubnetId": f"{vnet}/team-vnet/subnets/pods2"}))
+    same = lines("dev", cluster=cluster, **on_existing(gpuPool={"vmSize": T4, "podSubnetId": f"{vnet}/team-vnet/subnets/pods2"}))
     assert not [w for w in same.warnings if "virtual network" in w]
 
 
@@ -305,8 +306,8 @@ def test_a_cluster_aks_would_not_add_a_pool_to_stops_a_deployment(change, says):
 
 
 def test_a_preview_of_a_stopped_cluster_warns_and_says_how_to_start_it():
-    run, _ = run_cached("dev", cluster=existing_cluster(powerState={"code": "Stopped"}), **on_existing())
-    [warning] = [w for w in preflight_warnings(run) if "stopped" in w]
+    said = lines("dev", cluster=existing_cluster(powerState={"code": "Stopped"}), **on_existing())
+    [warning] = [w for w in preflight_warnings(said) if "stopped" in w]
     assert "`az aks start --resource-group team-rg --name team-aks`" in warning and warning.endswith("(a deployment stops here)")
 
 
@@ -324,8 +325,8 @@ def test_somebody_elses_pool_of_the_same_name_stops_a_deployment():
 def test_this_stacks_own_pool_is_no_conflict_on_the_next_up():
     ours = {"name": "gpu", "vmSize": T4, "count": 1, "mode": "User", "tags": OURS}
     cluster = existing_cluster(agentPoolProfiles=[*existing_cluster()["agentPoolProfiles"], ours])
-    run = run_program("dev", overrides=on_existing(), preview=False, monitor=RecordingMonitor(AzureMocks(cluster=cluster)))
-    assert preflight_warnings(run) == []
+    said = lines("dev", preview=False, cluster=cluster, **on_existing())
+    assert preflight_warnings(said) == []
 
 
 def test_another_stacks_pool_of_the_same_name_is_a_conflict_too():
@@ -345,21 +346,21 @@ def test_the_gpu_operator_beside_other_teams_gpu_pools_stops_a_deployment():
 def test_the_device_plugin_beside_other_teams_gpu_pools_is_fine():
     theirs = {"name": "infer", "vmSize": "Standard_NC8as_T4_v3", "count": 1, "mode": "User"}
     cluster = existing_cluster(agentPoolProfiles=[*existing_cluster()["agentPoolProfiles"], theirs])
-    run, _ = run_cached("dev", cluster=cluster, **on_existing())
-    assert preflight_warnings(run) == []
+    said = lines("dev", cluster=cluster, **on_existing())
+    assert preflight_warnings(said) == []
 
 
 def test_a_kubernetes_version_nvidia_does_not_support_the_operator_on_warns():
     cluster = existing_cluster(currentKubernetesVersion="1.31.9")
-    run, _ = run_cached("dev", cluster=cluster, **on_existing(gpuPool={"vmSize": T4, "management": "gpu-operator"}))
-    [warning] = [w for w in preflight_warnings(run) if "Kubernetes 1.31.9" in w]
+    said = lines("dev", cluster=cluster, **on_existing(gpuPool={"vmSize": T4, "management": "gpu-operator"}))
+    [warning] = [w for w in preflight_warnings(said) if "Kubernetes 1.31.9" in w]
     assert "1.33 to 1.36" in warning and "(a deployment stops here)" not in warning
 
 
 def test_a_cluster_without_network_policy_warns_that_the_policies_do_nothing():
     cluster = existing_cluster(networkProfile={"networkPlugin": "azure"})
-    run, _ = run_cached("dev", cluster=cluster, **on_existing())
-    assert any("enforces no NetworkPolicy" in w for w in preflight_warnings(run))
+    said = lines("dev", cluster=cluster, **on_existing())
+    assert any("enforces no NetworkPolicy" in w for w in preflight_warnings(said))
 
 
 def test_quota_is_checked_in_the_clusters_region_without_a_system_pool(tmp_path):

@@ -9,7 +9,8 @@ import json
 import pytest
 from conftest import run_cached
 from support.config import refused
-from support.existing_pools import BOTH, GPUNP, JOB, OURS, POOL, cluster, run, stopped
+from support.existing_pools import BOTH, GPUNP, JOB, OURS, POOL, cluster, pool_lines, run, stopped
+from support.plan import lines
 
 from components.errors import PreflightError
 from tools.azure_mocks import AzureMocks, OfflineReader
@@ -89,8 +90,9 @@ def test_the_cost_lines_say_a_used_pool_is_the_owners_and_the_job_may_scale_it_f
 
 def test_the_cost_lines_name_a_used_pool_beside_the_stacks_own_pools():
     pools = {"a1": {"vmSize": "Standard_NC4as_T4_v3"}, "gpunp": {"existing": "use"}}
-    done = run_cached("team", cluster=cluster(GPUNP), gpuPools=pools)[0]
-    assert [i for i in done.infos if i.startswith("cost: aks-gpu:gpuPools.gpunp ")], "the used pool, after one of the stack's"
+    assert [i for i in lines("team", cluster=cluster(GPUNP), gpuPools=pools).infos if i.startswith("cost: aks-gpu:gpuPools.gpunp ")], (
+        "the used pool, after one of the stack's"
+    )
 
 
 @pytest.mark.parametrize("member, value", [("vmSize", "Standard_NC4as_T4_v3"), ("nodeCount", 2), ("spot", True)])
@@ -216,20 +218,17 @@ def test_a_stack_pool_named_like_the_owners_says_how_to_use_or_adopt_it():
 @pytest.mark.parametrize("preview", BOTH)
 @pytest.mark.parametrize("how", ["use", "adopt"])
 def test_a_pool_whose_os_disk_cannot_hold_the_proof_image_is_warned_of(how, preview):
-    done = run(how, pool={**GPUNP, "osDiskSizeGB": 8}, preview=preview)
-    [said] = [w for w in done.warnings if "OS disk" in w]
-    assert said.startswith(
+    [warning] = [w for w in pool_lines(how, pool={**GPUNP, "osDiskSizeGB": 8}, preview=preview).warnings if "OS disk" in w]
+    assert warning.startswith(
         f"aks-gpu:gpuPools.gpunp ({how}): its nodes' OS disk is 8 GB, and PyTorch 2.9.1 on CUDA 12.8 alone takes about 11 GB"
     )
-    assert said.endswith("or set aks-gpu:mnistJob.enabled to false")
+    assert warning.endswith("or set aks-gpu:mnistJob.enabled to false")
 
 
 @pytest.mark.parametrize("disk", [None, 0, 11, 128])
 def test_a_pool_whose_os_disk_holds_the_proof_image_or_is_sized_by_aks_is_not_warned_of(disk):
-    done = run("use", pool={**GPUNP, "osDiskSizeGB": disk})
-    assert [w for w in done.warnings if "OS disk" in w] == []
+    assert [w for w in pool_lines("use", pool={**GPUNP, "osDiskSizeGB": disk}).warnings if "OS disk" in w] == []
 
 
 def test_no_disk_warning_when_the_proof_job_is_off():
-    done = run("use", pool={**GPUNP, "osDiskSizeGB": 8}, mnistJob={"enabled": False})
-    assert [w for w in done.warnings if "OS disk" in w] == []
+    assert [w for w in pool_lines("use", pool={**GPUNP, "osDiskSizeGB": 8}, mnistJob={"enabled": False}).warnings if "OS disk" in w] == []

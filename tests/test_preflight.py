@@ -8,6 +8,7 @@ import json
 import socket
 
 import pytest
+from support.plan import plan_warnings
 from support.preflight import FIXTURES, T4, preview, problems
 
 from components.azure import azure_facts, capacity
@@ -33,7 +34,7 @@ def deploy(**overrides):
 
 
 def test_a_retired_size_warns_in_a_preview_with_the_command_that_picks_a_current_one():
-    [warning] = [w for w in preview().warnings if "retired" in w]
+    [warning] = [w for w in plan_warnings(preview()) if "retired" in w]
     assert warning.startswith("aks-gpu:gpuPool.vmSize Standard_NC6 (NVIDIA Tesla K80) was retired by Azure on 2023-09-06")
     assert "`pulumi config set --path aks-gpu:gpuPool.vmSize Standard_NC4as_T4_v3 -s dev`" in warning
     assert warning.endswith("(a deployment stops here)")
@@ -51,7 +52,7 @@ def test_pulumi_up_on_the_dev_stack_stops_before_anything_is_created():
     "size, replacement", [("Standard_NC6s_v2", "Standard_NC24ads_A100_v4"), ("Standard_NC6s_v3", "Standard_NC40ads_H100_v5")]
 )
 def test_every_retired_size_names_microsofts_replacement(size, replacement):
-    [warning] = [w for w in preview(gpuPool={"vmSize": size}).warnings if "retired" in w]
+    [warning] = [w for w in plan_warnings(preview(gpuPool={"vmSize": size})) if "retired" in w]
     assert f"vmSize {replacement} -s dev" in warning
 
 
@@ -191,7 +192,7 @@ BLOCKING = {
 def test_every_blocking_rule_warns_in_a_preview_and_stops_a_deployment(rule, facts):
     overrides, fact_changes, text = BLOCKING[rule]
     cfg = {**overrides, "preflight": facts(**fact_changes)}
-    [warning] = [w for w in preview(**cfg).warnings if text in w]
+    [warning] = [w for w in plan_warnings(preview(**cfg)) if text in w]
     assert warning.endswith("(a deployment stops here)")
     created, error = deploy(**cfg)
     assert created == [], "nothing registered"

@@ -12,6 +12,7 @@ import json
 
 import pytest
 from conftest import run_cached
+from support.plan import lines
 
 from components.catalog import gpu_sizes, gpus, proof_images
 from components.config import ConfigError, parse
@@ -177,22 +178,22 @@ def test_a_proof_that_cannot_do_what_is_asked_is_refused_in_one_line(job, refuse
 # --------------------------------------------------------------------------- what a preview says
 
 
-def preview_of(program, size: str, **job):
-    return program(gpuPool={"vmSize": size}, **({"mnistJob": job} if job else {}))
+def preview_of(size: str, **job):
+    return lines(gpuPool={"vmSize": size}, **({"mnistJob": job} if job else {}))
 
 
-def test_a_preview_names_each_pools_gpu_compute_capability_and_driver_and_says_the_proof_runs(program):
-    run = preview_of(program, "Standard_NC4as_T4_v3")
+def test_a_preview_names_each_pools_gpu_compute_capability_and_driver_and_says_the_proof_runs():
+    said = preview_of("Standard_NC4as_T4_v3")
     assert (
         "proof: aks-gpu:gpuPool Standard_NC4as_T4_v3: 1 x NVIDIA Tesla T4 16GB (compute capability 7.5), AKS installs the "
         "CUDA driver 580.159.04; PyTorch 2.9.1 on CUDA 12.8 runs on it"
-    ) in run.infos
-    assert not [w for w in run.warnings if "cannot be expected to run there" in w]
+    ) in said.infos
+    assert not [w for w in said.warnings if "cannot be expected to run there" in w]
 
 
-def test_the_guides_image_on_a_turing_or_later_gpu_is_warned_with_why(program):
-    run = preview_of(program, "Standard_NV36ads_A10_v5", image=GUIDE_MNIST_IMAGE)
-    [warning] = [w for w in run.warnings if "mnistJob.image " in w]
+def test_the_guides_image_on_a_turing_or_later_gpu_is_warned_with_why():
+    said = preview_of("Standard_NV36ads_A10_v5", image=GUIDE_MNIST_IMAGE)
+    [warning] = [w for w in said.warnings if "mnistJob.image " in w]
     assert warning.startswith(
         "aks-gpu:gpuPool.vmSize Standard_NV36ads_A10_v5 (NVIDIA A10 24GB, compute capability 8.6) with aks-gpu:mnistJob.image "
         "mcr.microsoft.com/azuredocs/samples-tf-mnist-demo:gpu: TensorFlow 1.4 on CUDA 8 (2017) cannot be expected to run there: "
@@ -201,56 +202,56 @@ def test_the_guides_image_on_a_turing_or_later_gpu_is_warned_with_why(program):
     assert "nvidia-docker#1106" in warning and warning.endswith("remove mnistJob.image for the PyTorch proof")
 
 
-def test_a_run_says_once_as_information_not_a_warning_that_the_job_is_the_guides_successor(program):
-    run = program()
-    [line] = [i for i in run.infos if "the successor of the guide's image" in i]
+def test_a_run_says_once_as_information_not_a_warning_that_the_job_is_the_guides_successor():
+    said = lines()
+    [line] = [i for i in said.infos if "the successor of the guide's image" in i]
     assert line.startswith("proof: the Job runs the shipped proof/train_mnist.py in PyTorch")
     assert "(TensorFlow 1.4 on CUDA 8 (2017)), which cannot be expected to run on any GPU AKS still creates" in line
     assert line.endswith(f"set aks-gpu:mnistJob.image to {GUIDE_MNIST_IMAGE} for the guide's")
-    assert not [w for w in run.warnings if w.startswith("aks-gpu:mnistJob.image") or "successor" in w]
+    assert not [w for w in said.warnings if w.startswith("aks-gpu:mnistJob.image") or "successor" in w]
     for chosen in (GUIDE_MNIST_IMAGE, "registry.example/team/mnist:1"):
-        assert not [i for i in program(mnistJob={"image": chosen}).infos if "the successor of the guide's image" in i]
-    assert not [i for i in program(mnistJob={"enabled": False}).infos if "the successor of the guide's image" in i]
+        assert not [i for i in lines(mnistJob={"image": chosen}).infos if "the successor of the guide's image" in i]
+    assert not [i for i in lines(mnistJob={"enabled": False}).infos if "the successor of the guide's image" in i]
 
 
 def test_several_pools_hear_of_the_guides_image_once():
     pools = {"a": {"vmSize": "Standard_NC4as_T4_v3"}, "b": {"vmSize": "Standard_NC8as_T4_v3"}}
-    done = run_cached("dev", gpuPool=None, gpuPools=pools)[0]
-    assert len([i for i in done.infos if "the successor of the guide's image" in i]) == 1
+    said = lines(gpuPool=None, gpuPools=pools)
+    assert len([i for i in said.infos if "the successor of the guide's image" in i]) == 1
 
 
-def test_the_guides_image_on_the_guides_k80_is_not_warned_about_its_cuda(program):
-    run = preview_of(program, "Standard_NC6", image=GUIDE_MNIST_IMAGE)
-    assert not [w for w in run.warnings if "cannot be expected to run there" in w]
-    assert [w for w in run.warnings if "retired by Azure" in w], "the size itself is retired: that is warned"
+def test_the_guides_image_on_the_guides_k80_is_not_warned_about_its_cuda():
+    said = preview_of("Standard_NC6", image=GUIDE_MNIST_IMAGE)
+    assert not [w for w in said.warnings if "cannot be expected to run there" in w]
+    assert [w for w in said.warnings if "retired by Azure" in w], "the size itself is retired: that is warned"
 
 
-def test_the_pytorch_proof_on_a_gpu_older_than_its_kernels_is_warned(program):
-    run = preview_of(program, "Standard_NC6")
-    [warning] = [w for w in run.warnings if "mnistJob.image pytorch" in w]
+def test_the_pytorch_proof_on_a_gpu_older_than_its_kernels_is_warned():
+    said = preview_of("Standard_NC6")
+    [warning] = [w for w in said.warnings if "mnistJob.image pytorch" in w]
     assert "none of which runs on compute capability 3.7" in warning and warning.endswith("pick a GPU of compute capability 7.0 or later")
 
 
-def test_an_image_the_program_does_not_know_is_said_to_be_its_own_affair(program):
-    run = preview_of(program, "Standard_NC4as_T4_v3", image="myregistry.azurecr.io/pytorch:2.9")
+def test_an_image_the_program_does_not_know_is_said_to_be_its_own_affair():
+    said = preview_of("Standard_NC4as_T4_v3", image="myregistry.azurecr.io/pytorch:2.9")
     assert any(
-        "myregistry.azurecr.io/pytorch:2.9 (the shipped script in its python), an image this program does not know" in i for i in run.infos
+        "myregistry.azurecr.io/pytorch:2.9 (the shipped script in its python), an image this program does not know" in i for i in said.infos
     )
 
 
-def test_gpu_operator_pools_name_the_operators_driver(program):
-    run = program(gpuPool={"vmSize": "Standard_NC4as_T4_v3", "management": "gpu-operator"})
-    assert any("(compute capability 7.5), the GPU Operator's driver;" in i for i in run.infos)
+def test_gpu_operator_pools_name_the_operators_driver():
+    said = lines(gpuPool={"vmSize": "Standard_NC4as_T4_v3", "management": "gpu-operator"})
+    assert any("(compute capability 7.5), the GPU Operator's driver;" in i for i in said.infos)
 
 
-def test_mig_slices_are_named_in_the_pools_line(program):
-    run = program(gpuPool={"vmSize": "Standard_NC24ads_A100_v4", "migProfile": "MIG1g", "gen2": True})
-    assert any("1 x NVIDIA A100 PCIe 80GB in 7 MIG slices (MIG1g) (compute capability 8.0)" in i for i in run.infos)
+def test_mig_slices_are_named_in_the_pools_line():
+    said = lines(gpuPool={"vmSize": "Standard_NC24ads_A100_v4", "migProfile": "MIG1g", "gen2": True})
+    assert any("1 x NVIDIA A100 PCIe 80GB in 7 MIG slices (MIG1g) (compute capability 8.0)" in i for i in said.infos)
 
 
-def test_without_the_job_nothing_is_said_of_the_proof(program):
-    run = program(gpuPool={"vmSize": "Standard_NC4as_T4_v3"}, mnistJob={"enabled": False})
-    assert not [i for i in run.infos if i.startswith("proof:")]
+def test_without_the_job_nothing_is_said_of_the_proof():
+    said = lines(gpuPool={"vmSize": "Standard_NC4as_T4_v3"}, mnistJob={"enabled": False})
+    assert not [i for i in said.infos if i.startswith("proof:")]
 
 
 # --------------------------------------------------------------------------- the catalog

@@ -5,7 +5,7 @@ says plainly when a pool's nodes cannot pull the image, and what to set."""
 from __future__ import annotations
 
 import pytest
-from conftest import run_cached
+from support.plan import plan_infos, plan_warnings, planned
 
 from components.catalog import gpu_sizes, proof_images
 from components.config.workloads import DEFAULT_MNIST_IMAGE, GUIDE_MNIST_IMAGE
@@ -15,8 +15,8 @@ GB200 = GRACE[0]
 NO_BUILD = "is built for linux/amd64 only"
 
 
-def platform_warnings(run) -> list[str]:
-    return [w for w in run.warnings if NO_BUILD in w]
+def platform_warnings(plan) -> list[str]:
+    return [w for w in plan_warnings(plan) if NO_BUILD in w]
 
 
 # --------------------------------------------------------------------------- the catalog
@@ -50,8 +50,8 @@ def test_a_copy_in_the_teams_registry_is_known_by_its_digest():
 @pytest.mark.parametrize("preview", [True, False], ids=["preview", "deployment"])
 @pytest.mark.parametrize("size", GRACE)
 def test_an_arm64_pool_under_the_default_image_is_warned_with_what_to_set(preview, size):
-    run = run_cached("dev", preview=preview, gpuPool={"vmSize": size, "gen2": True})[0]
-    [warning] = platform_warnings(run)
+    plan = planned("dev", preview=preview, gpuPool={"vmSize": size, "gen2": True})
+    [warning] = platform_warnings(plan)
     assert warning.startswith(
         f"aks-gpu:gpuPool.vmSize {size} has Arm64 (linux/arm64) CPUs, and aks-gpu:mnistJob.image {DEFAULT_MNIST_IMAGE} "
         "(PyTorch 2.9.1 on CUDA 12.8) is built for linux/amd64 only: its pull fails there ('no match for platform in manifest')"
@@ -59,7 +59,7 @@ def test_an_arm64_pool_under_the_default_image_is_warned_with_what_to_set(previe
     assert "ImagePullBackOff" in warning and "DeadlineExceeded" in warning
     assert "set mnistJob.image to a CUDA image built for linux/arm64, such as NVIDIA's nvcr.io/nvidia/pytorch" in warning
     assert warning.endswith("or mnistJob.enabled to false (it is one setting for every pool)") and "\n" not in warning
-    [info] = [i for i in run.infos if i.startswith(f"proof: aks-gpu:gpuPool {size}:")]
+    [info] = [i for i in plan_infos(plan) if i.startswith(f"proof: aks-gpu:gpuPool {size}:")]
     assert info.endswith("PyTorch 2.9.1 on CUDA 12.8 has no build for its Arm64 (linux/arm64) CPUs")
     assert "runs on it" not in info
 
@@ -68,40 +68,41 @@ def test_an_arm64_pool_under_the_default_image_is_warned_with_what_to_set(previe
     "size", ["Standard_NC4as_T4_v3", "Standard_NV36ads_A10_v5", "Standard_NC24ads_A100_v4", "Standard_ND96isr_H200_v5"]
 )
 def test_an_x86_pool_gets_no_platform_warning(size):
-    run = run_cached("dev", gpuPool={"vmSize": size, "gen2": True})[0]
-    assert not platform_warnings(run)
-    assert any(i.startswith(f"proof: aks-gpu:gpuPool {size}:") and i.endswith("runs on it") for i in run.infos)
+    plan = planned("dev", gpuPool={"vmSize": size, "gen2": True})
+    assert not platform_warnings(plan)
+    assert any(i.startswith(f"proof: aks-gpu:gpuPool {size}:") and i.endswith("runs on it") for i in plan_infos(plan))
 
 
 def test_the_guides_image_on_an_arm64_pool_is_warned_for_its_platform_first():
-    run = run_cached("dev", gpuPool={"vmSize": GB200, "gen2": True}, mnistJob={"image": GUIDE_MNIST_IMAGE})[0]
-    [warning] = platform_warnings(run)
+    plan = planned("dev", gpuPool={"vmSize": GB200, "gen2": True}, mnistJob={"image": GUIDE_MNIST_IMAGE})
+    [warning] = platform_warnings(plan)
     assert "(TensorFlow 1.4 on CUDA 8 (2017)) is built for linux/amd64 only" in warning
-    assert not [w for w in run.warnings if "cannot be expected to run there" in w], "a pull that fails trains nothing"
+    assert not [w for w in plan_warnings(plan) if "cannot be expected to run there" in w], "a pull that fails trains nothing"
 
 
 def test_a_copy_of_the_default_image_in_the_teams_registry_is_warned_the_same():
     image = f"myacr.azurecr.io/pytorch/pytorch@{proof_images.PYTORCH.digest}"
-    run = run_cached("dev", gpuPool={"vmSize": GB200, "gen2": True}, mnistJob={"image": image})[0]
-    [warning] = platform_warnings(run)
+    plan = planned("dev", gpuPool={"vmSize": GB200, "gen2": True}, mnistJob={"image": image})
+    [warning] = platform_warnings(plan)
     assert f"aks-gpu:mnistJob.image {image} (PyTorch 2.9.1 on CUDA 12.8)" in warning
 
 
 def test_an_image_the_program_does_not_know_is_not_warned_for_its_platform():
-    run = run_cached("dev", gpuPool={"vmSize": GB200, "gen2": True}, mnistJob={"image": "nvcr.io/nvidia/pytorch:25.08-py3"})[0]
-    assert not platform_warnings(run)
+    plan = planned("dev", gpuPool={"vmSize": GB200, "gen2": True}, mnistJob={"image": "nvcr.io/nvidia/pytorch:25.08-py3"})
+    assert not platform_warnings(plan)
     assert any(
-        "nvcr.io/nvidia/pytorch:25.08-py3 (the shipped script in its python), an image this program does not know" in i for i in run.infos
+        "nvcr.io/nvidia/pytorch:25.08-py3 (the shipped script in its python), an image this program does not know" in i
+        for i in plan_infos(plan)
     )
 
 
 def test_with_gpupools_only_the_arm64_pool_is_warned():
     pools = {"gb": {"vmSize": GB200, "gen2": True, "nodeCount": 1}, "t4": {"vmSize": "Standard_NC4as_T4_v3", "nodeCount": 1}}
-    run = run_cached("dev", gpuPool=None, gpuPools=pools)[0]
-    [warning] = platform_warnings(run)
+    plan = planned("dev", gpuPool=None, gpuPools=pools)
+    [warning] = platform_warnings(plan)
     assert warning.startswith(f"aks-gpu:gpuPools.gb.vmSize {GB200} has Arm64")
 
 
 def test_without_the_job_nothing_is_said_of_platforms():
-    run = run_cached("dev", gpuPool={"vmSize": GB200, "gen2": True}, mnistJob={"enabled": False})[0]
-    assert not platform_warnings(run)
+    plan = planned("dev", gpuPool={"vmSize": GB200, "gen2": True}, mnistJob={"enabled": False})
+    assert not platform_warnings(plan)

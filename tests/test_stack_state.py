@@ -12,8 +12,7 @@ import threading
 from typing import Any
 
 import pytest
-from support.adoption import guide as guide_run
-from support.adoption import saved_list, the_guides
+from support.adoption import guide_as_listed, saved_list, the_guides
 from support.existing_cluster import T4, on_existing
 from support.guide_example import EXAMPLE, STACK_FILE
 from support.pool_network import NODES, PODS, moved_cluster, network_of, replace_warnings
@@ -34,8 +33,9 @@ UNTAGGED = {"cost-center": "ml"}  # what `az aks nodepool update --tags cost-cen
 
 def state_of(run: ProgramRun, leave_out: tuple[str, ...] = ()) -> dict[str, dict[str, Any]]:
     """The state a deployment leaves, as readStackResourceOutputs answers it: each custom
-    resource's URN, type and outputs (the mock engine echoes inputs as outputs)."""
-    return {r.urn: {"type": r.type, "outputs": r.inputs} for r in run.resources if r.custom and r.type not in leave_out}
+    resource's URN, type and outputs (the mock engine echoes inputs as outputs). A copy: the
+    run may be shared (guide_as_listed), and the reader handed this state must not reach it."""
+    return {r.urn: {"type": r.type, "outputs": copy.deepcopy(r.inputs)} for r in run.resources if r.custom and r.type not in leave_out}
 
 
 def run_with(cluster: dict, state: dict | None, preview: bool, **overrides: Any) -> ProgramRun:
@@ -167,7 +167,7 @@ def test_under_warn_a_held_pool_that_lost_its_tag_keeps_its_own_network_when_the
 
 @BOTH
 def test_an_adopted_pool_the_state_holds_is_not_imported_again_whatever_its_tags(preview):
-    first = guide_run(saved_list(), preview=False)
+    first = guide_as_listed(preview=False)
     cluster = json.loads((EXAMPLE / "cluster.json").read_text())
     for pool in cluster["agentPoolProfiles"]:
         pool["tags"] = UNTAGGED  # the stack's tags gone
@@ -184,7 +184,7 @@ def test_an_adopted_pool_the_state_holds_is_not_imported_again_whatever_its_tags
 
 def test_a_pool_that_carries_the_stacks_tag_but_the_state_lost_is_imported_again():
     """`pulumi state delete` took it out; its tag stayed: the state decides, and it is imported."""
-    first = guide_run(saved_list(), preview=False)
+    first = guide_as_listed(preview=False)
     cluster = json.loads((EXAMPLE / "cluster.json").read_text())
     for pool in cluster["agentPoolProfiles"]:
         if pool["name"] == "gpunp":
@@ -210,7 +210,7 @@ def namespace_adopted(listed: dict[str, Any]) -> dict[str, Any]:
 @pytest.mark.parametrize("known", [True, False], ids=["state known", "state not known"])
 @BOTH
 def test_a_daemonset_whose_import_failed_after_its_namespaces_is_imported_again_not_created(preview, known):
-    first = guide_run(saved_list(), preview=False)
+    first = guide_as_listed(preview=False)
     listed = namespace_adopted(saved_list())
     state = state_of(first, leave_out=(DAEMON_SET,)) if known else None
     reader = OfflineReader(cluster=json.loads((EXAMPLE / "cluster.json").read_text()), kubernetes=listed, stack=state)
@@ -227,7 +227,7 @@ def test_a_daemonset_whose_import_failed_after_its_namespaces_is_imported_again_
 
 @BOTH
 def test_a_namespace_and_daemonset_the_state_holds_are_the_stacks_whatever_their_annotations(preview):
-    first = guide_run(saved_list(), preview=False)
+    first = guide_as_listed(preview=False)
     listed = saved_list()  # the stack's annotations gone from both: the guide's objects, as listed
     reader = OfflineReader(cluster=json.loads((EXAMPLE / "cluster.json").read_text()), kubernetes=listed, stack=state_of(first))
     overrides = {"gpuPools": {"gpunp": {"existing": "adopt"}}, "devicePlugin": {"adopt": True}}
@@ -304,7 +304,7 @@ def test_a_state_read_past_its_deadline_is_not_known_and_holds_nothing_up():
 def test_an_adopted_pool_that_lost_its_tags_is_still_guarded_by_the_tags_its_state_recorded(preview):
     """The entry lost `existing: adopt`: declared as a new pool it would be replaced, the
     owner's pool deleted first. The live tags are gone; the state's record of them says adopted."""
-    first = guide_run(saved_list(), preview=False)
+    first = guide_as_listed(preview=False)
     cluster = json.loads((EXAMPLE / "cluster.json").read_text())
     for pool in cluster["agentPoolProfiles"]:
         pool["tags"] = UNTAGGED

@@ -247,15 +247,7 @@ def run_program(
     Errors the program raises (a `ConfigError`, say) propagate unchanged; pass your own
     `monitor` to see what was registered before one.
     """
-    project = project_name()
-    merged = dict(config) if config is not None else stack_config(stack, stack_file)
-    for key, value in (overrides or {}).items():
-        full = key if ":" in key else f"{project}:{key}"
-        if value is None:  # not set
-            merged.pop(full, None)
-        else:
-            merged[full] = as_cli_string(value)
-
+    merged = merged_config(stack, config, overrides, stack_file)
     monitor = monitor or RecordingMonitor(AzureMocks())
 
     def program() -> None:
@@ -265,6 +257,22 @@ def run_program(
     if isinstance(monitor.mocks, AzureMocks):
         monitor.mocks.offline(merged, stack)
     return run_under_mocks(program, stack=stack, config=merged, monitor=monitor, preview=preview)
+
+
+def merged_config(
+    stack: str, config: Mapping[str, str] | None = None, overrides: Mapping[str, Any] | None = None, stack_file: Path | None = None
+) -> dict[str, str]:
+    """The flat config the CLI would hand the run: `config`, or the stack's file, with
+    `overrides` on top, as `run_program` says."""
+    project = project_name()
+    merged = dict(config) if config is not None else stack_config(stack, stack_file)
+    for key, value in (overrides or {}).items():
+        full = key if ":" in key else f"{project}:{key}"
+        if value is None:  # not set
+            merged.pop(full, None)
+        else:
+            merged[full] = as_cli_string(value)
+    return merged
 
 
 def run_main(reader: AzureReader) -> None:

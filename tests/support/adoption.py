@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
@@ -16,6 +17,13 @@ def guide(kubernetes: dict[str, Any], preview: bool):
     return run_program(
         "ml-prod", overrides=overrides, monitor=RecordingMonitor(AzureMocks(reader=azure)), preview=preview, stack_file=STACK_FILE
     )
+
+
+@functools.cache
+def guide_as_listed(preview: bool):
+    """`guide` of the list the guide's cluster holds (kubernetes.json): one run per mode in a
+    test session, as conftest's run_cached shares runs. Treat it as read-only."""
+    return guide(saved_list(), preview)
 
 
 def saved_list() -> dict[str, Any]:

@@ -6,6 +6,7 @@ import pytest
 from conftest import run_cached
 
 from components.errors import PreflightError
+from support.plan import lines
 from tools.azure_mocks import AzureMocks, existing_cluster
 from tools.mock_engine import RecordingMonitor, run_program
 
@@ -50,6 +51,11 @@ def run(how="use", pool=GPUNP, preview=True, entry=None, **overrides):
     return run_cached("team", preview=preview, cluster=cluster(pool), gpuPools={"gpunp": {"existing": how, **(entry or {})}}, **overrides)[
         0
     ]
+
+
+def pool_lines(how="use", pool=GPUNP, preview=True, entry=None, **overrides):
+    """What `run` with the same arguments says from its plan (support/plan.py), with no run."""
+    return lines("team", preview=preview, cluster=cluster(pool), gpuPools={"gpunp": {"existing": how, **(entry or {})}}, **overrides)
 
 
 def stopped(match, how="use", pool=GPUNP, preview=True, entry=None):

@@ -1,0 +1,51 @@
+"""A stack's plan (components/plan.py) by a plain call, with no mock engine: what a run of the
+program would say before it declares anything, from the same config and offline reader."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from components.config import parse
+from components.plan import Mode, Plan, build_plan
+from tools.azure_mocks import OfflineReader
+from tools.mock_engine import merged_config
+from tools.stack_files import ROOT, project_name
+
+
+def planned(
+    stack: str = "dev", preview: bool = True, feature_state: str = "Registered", cluster: dict[str, Any] | None = None, **overrides: Any
+) -> Plan:
+    """The plan `run_program(stack, overrides=overrides, preview=preview)` declares from:
+    its config merged as that run merges it, and the offline reader it is handed
+    (`feature_state` and `cluster` as conftest's run_cached takes them)."""
+    merged = merged_config(stack, overrides=overrides)
+    reader = OfflineReader(feature_state, cluster)
+    reader.offline(merged, stack)  # as run_program readies the mocks' reader
+    cfg = parse(merged, project_name(), stack, ROOT)
+    return build_plan(cfg, reader, Mode.of(preview), project=project_name(), stack=stack, environ=os.environ)
+
+
+def plan_warnings(plan: Plan) -> list[str]:
+    """The plan's warnings, as the run logs them (`pulumi.log.warn`), in order."""
+    return [m.text for m in plan.messages if m.level == "warn"]
+
+
+def plan_infos(plan: Plan) -> list[str]:
+    """The plan's lines for the record (`pulumi.log.info`), in order."""
+    return [m.text for m in plan.messages if m.level == "info"]
+
+
+@dataclass(frozen=True)
+class Lines:
+    """What a run says before it declares anything: its warnings and its lines for the record."""
+
+    warnings: list[str]
+    infos: list[str]
+
+
+def lines(stack: str = "dev", preview: bool = True, **overrides: Any) -> Lines:
+    """The lines `run_cached(stack, preview, ..., **overrides)` says from its plan."""
+    plan = planned(stack, preview, **overrides)
+    return Lines(plan_warnings(plan), plan_infos(plan))
