@@ -6,6 +6,7 @@ naming the member, never a traceback later. The types' sources (the ARM schema 2
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import typing
@@ -245,6 +246,13 @@ def _bare(annotation: Any) -> Any:
             return annotation
 
 
+@functools.cache
+def _hints(shape: Any) -> dict[str, Any]:
+    """A TypedDict's members and their annotations, resolved once (`get_type_hints` resolves
+    every string annotation again on each call)."""
+    return typing.get_type_hints(shape, include_extras=True)
+
+
 def view(value: Any, annotation: Any = ManagedCluster) -> Any:
     """`value` with the members of `annotation` under their schema names (matched without
     case, a `properties` envelope looked into, as cluster_facts `_get` reads them) and the
@@ -254,7 +262,7 @@ def view(value: Any, annotation: Any = ManagedCluster) -> Any:
         envelope = value.get("properties")
         # The member itself first, then the envelope's: the first spelling found wins, as in `_get`.
         members = [*value.items(), *(envelope.items() if isinstance(envelope, Mapping) else ())]
-        hints = typing.get_type_hints(shape, include_extras=True)
+        hints = _hints(shape)
         names = {name.lower(): name for name in hints}
         found: dict[str, Any] = {}
         for key, inner in members:
@@ -290,7 +298,7 @@ def _allowed(loc: tuple[Any, ...]) -> str | None:
         if isinstance(part, int):
             annotation = typing.get_args(shape)[0]
         elif is_typeddict(shape):
-            annotation = typing.get_type_hints(shape, include_extras=True).get(str(part))
+            annotation = _hints(shape).get(str(part))
         else:
             return None
     inner = [a for a in typing.get_args(annotation) if a is not type(None)] if type(None) in typing.get_args(annotation) else []
