@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import json
+import ssl
 import subprocess
 import sys
 import urllib.request
@@ -177,6 +178,47 @@ def test_one_question_gives_the_plugin_and_the_request_only_what_is_left_of_its_
     with pytest.raises(TimeoutError, match="the credential plugin took the 10 s left"):
         cluster_access.ask(api, 10.0, run=run, clock=lambda: next(times))
     assert request_limits == [2.0]
+
+
+def kubeconfig_with(authority: str | None) -> str:
+    cluster = {"server": "https://127.0.0.1:1", **({"certificate-authority-data": authority} if authority is not None else {})}
+    return json.dumps(
+        {
+            "current-context": "aks",
+            "clusters": [{"name": "aks", "cluster": cluster}],
+            "contexts": [{"name": "aks", "context": {"cluster": "aks", "user": "u"}}],
+            "users": [{"name": "u", "user": {"token": "t"}}],
+        }
+    )
+
+
+def test_the_clusters_ca_is_the_only_one_trusted_and_without_one_the_systems_are(tmp_path, monkeypatch):
+    """As kubectl (client-go transport.go rootCertPool): a kubeconfig's CA is the one trust
+    anchor, not one more beside the machine's; with none, the machine's CAs."""
+    (tmp_path / "cluster").mkdir()
+    (tmp_path / "system").mkdir()
+    cluster_ca, _ = fake_aks._certificate(tmp_path / "cluster")
+    system_ca, _ = fake_aks._certificate(tmp_path / "system")
+    monkeypatch.setenv("SSL_CERT_FILE", str(system_ca))  # the machine's CAs, as OpenSSL finds them
+    der = {path: ssl.PEM_cert_to_DER_cert(path.read_text()) for path in (cluster_ca, system_ca)}
+    with_ca = cluster_access.connect(kubeconfig_with(base64.b64encode(cluster_ca.read_bytes()).decode()))
+    assert with_ca.tls.get_ca_certs(binary_form=True) == [der[cluster_ca]]
+    assert cluster_access.connect(kubeconfig_with(None)).tls.get_ca_certs(binary_form=True) == [der[system_ca]]
+
+
+@pytest.mark.parametrize(
+    "authority, says",
+    [
+        ("not base64!", "the kubeconfig's certificate-authority-data is not base64"),
+        (base64.b64encode(b"no certificate here").decode(), "the kubeconfig's certificate-authority-data holds no PEM certificate: "),
+        (base64.b64encode(bytes(range(256))).decode(), "the kubeconfig's certificate-authority-data holds no PEM certificate: "),
+    ],
+    ids=["not base64", "no certificate", "not text"],
+)
+def test_a_ca_that_is_no_certificate_stops_in_one_line(authority, says):
+    with pytest.raises(ClusterAccessError) as raised:
+        cluster_access.connect(kubeconfig_with(authority))
+    assert str(raised.value).startswith(says) and "\n" not in str(raised.value)
 
 
 # --------------------------------------------------------------------------- in the program

@@ -12,7 +12,6 @@ import json
 import os
 import ssl
 import subprocess
-import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -130,6 +129,21 @@ def identity(token: str, user: str) -> str:
     return f"the kubeconfig's user {user!r}"
 
 
+def _trust(authority_data: Any) -> ssl.SSLContext:
+    """What the connection trusts, as client-go does (transport/transport.go `rootCertPool`):
+    the cluster's CA alone when the kubeconfig has one, the system's CAs when it has none."""
+    if not authority_data:
+        return ssl.create_default_context()
+    try:
+        authority = base64.b64decode(authority_data)
+    except ValueError:  # binascii.Error: not base64
+        raise ClusterAccessError("the kubeconfig's certificate-authority-data is not base64") from None
+    try:
+        return ssl.create_default_context(cadata=authority.decode("ascii"))
+    except (UnicodeDecodeError, ssl.SSLError) as error:
+        raise ClusterAccessError(f"the kubeconfig's certificate-authority-data holds no PEM certificate: {one_line(error)}") from None
+
+
 def connect(
     kubeconfig: str, environ: Mapping[str, str] = os.environ, run: Callable[..., Any] = subprocess.run, timeout: float = 120
 ) -> Connection:
@@ -143,18 +157,7 @@ def connect(
     context = _current(config, "context", config.get("current-context") or "")
     cluster = _current(config, "cluster", context.get("cluster") or "")
     user = _current(config, "user", context.get("user") or "")
-    tls = ssl.create_default_context()
-    if cluster.get("certificate-authority-data"):
-        try:
-            authority = base64.b64decode(cluster["certificate-authority-data"])
-        except ValueError:  # binascii.Error: not base64
-            raise ClusterAccessError("the kubeconfig's certificate-authority-data is not base64") from None
-        with tempfile.NamedTemporaryFile("wb", suffix=".pem", delete=False) as ca:
-            ca.write(authority)
-        try:
-            tls.load_verify_locations(ca.name)
-        finally:
-            os.unlink(ca.name)
+    tls = _trust(cluster.get("certificate-authority-data"))
     bearer = token(user, environ, run, timeout)
     headers = {"Authorization": f"Bearer {bearer}", "Content-Type": "application/json"}
     who = identity(bearer, context.get("user") or "")
