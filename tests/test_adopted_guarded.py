@@ -14,6 +14,7 @@ import yaml
 from conftest import run_cached
 from support.config import refused
 from support.kubernetes_objects import FIXTURES, listed, namespace
+from support.plan import lines_by
 
 from components.azure import ownership
 from components.errors import ManagedPoolError, PreflightError
@@ -206,18 +207,14 @@ def test_this_stacks_tag_in_other_letters_is_this_stacks_and_declared_once_in_it
 
 @pytest.mark.parametrize("preview", BOTH)
 def test_a_new_pool_named_like_another_stacks_pool_in_other_letters_is_refused(preview):
-    found = cluster(**{"AKS-GPU-STACK": "aks-gpu/other"})
-    reader = OfflineReader(cluster=found)
-    monitor = RecordingMonitor(AzureMocks(reader=reader))
+    # What the run says from its plan (tests/support/plan.py), with no run.
+    reader = OfflineReader(cluster=cluster(**{"AKS-GPU-STACK": "aks-gpu/other"}))
     said = "the cluster already has a pool named 'gpunp' (it carries aks-gpu-stack = aks-gpu/other)"
     if preview:
-        assert any(
-            said in w
-            for w in run_program("team", overrides={"gpuPools": {"gpunp": {"vmSize": T4}}}, monitor=monitor, preview=True).warnings
-        )
+        assert any(said in w for w in lines_by(reader, "team", True, gpuPools={"gpunp": {"vmSize": T4}}).warnings)
         return
     with pytest.raises(PreflightError) as error:
-        run_program("team", overrides={"gpuPools": {"gpunp": {"vmSize": T4}}}, monitor=monitor, preview=False)
+        lines_by(reader, "team", False, gpuPools={"gpunp": {"vmSize": T4}})
     assert said in str(error.value)
 
 

@@ -11,8 +11,9 @@ import json
 import pytest
 from pulumi_azure_native.containerservice import AgentPoolArgs
 from support.adoption import guide, guide_as_listed, saved_list, the_guides
-from support.existing_pools import GPUNP, OURS, run, stopped
+from support.existing_pools import GPUNP, OURS, pool_lines, run, stopped
 from support.guide_example import EXAMPLE, STACK_FILE
+from support.plan import lines_by
 
 from components.azure import adoption, agent_pool_members
 from components.azure.cluster_facts import PoolFacts
@@ -57,7 +58,7 @@ def test_upgrade_settings_the_config_sets_on_an_adopted_pool_go_over_azures_memb
 
 def test_a_config_that_makes_the_adopted_pools_upgrade_settings_a_pair_aks_refuses_is_one_line():
     with pytest.raises(Exception, match=r"maxSurge 10% with maxUnavailable 1: both above 0") as error:
-        run("adopt", entry={"upgradeSettings": {"maxUnavailable": "1"}})
+        pool_lines("adopt", entry={"upgradeSettings": {"maxUnavailable": "1"}})
     assert "\n" not in str(error.value)
 
 
@@ -108,7 +109,7 @@ def test_every_member_of_the_live_pool_is_declared_as_it_is_or_named_in_the_prev
 
 @pytest.mark.parametrize("preview", BOTH)
 def test_the_preview_names_each_field_the_adopting_up_changes_with_both_values(preview):
-    [line] = plan_lines(run("adopt", entry={"minCount": 1, "maxCount": 2}, preview=preview))
+    [line] = plan_lines(pool_lines("adopt", entry={"minCount": 1, "maxCount": 2}, preview=preview))
     assert line.startswith("adopt: aks-gpu:gpuPools.gpunp: `pulumi up` imports AgentPool gpunp (/subscriptions/")
     assert line.endswith(
         ', then updates 4 fields in place: maxCount: 3 -> 2; minCount: 0 -> 1; tags.aks-gpu-adopted: (none) -> "aks-gpu/team"; '
@@ -117,7 +118,7 @@ def test_the_preview_names_each_field_the_adopting_up_changes_with_both_values(p
 
 
 def test_a_pool_adopted_earlier_gets_no_adoption_line():
-    done = run("adopt", pool={**GPUNP, "tags": {"costcenter": "ml-42", **OURS}})
+    done = pool_lines("adopt", pool={**GPUNP, "tags": {"costcenter": "ml-42", **OURS}})
     assert plan_lines(done) == []
 
 
@@ -154,8 +155,9 @@ def test_the_table_of_agent_pool_inputs_is_azure_natives():
 def test_the_guides_daemonset_whose_selector_has_match_expressions_is_refused_as_a_selector_cannot_change(preview):
     listed = saved_list()
     the_guides(listed)["spec"]["selector"]["matchExpressions"] = [{"key": "tier", "operator": "In", "values": ["gpu"]}]
-    with pytest.raises(PreflightError) as error:
-        guide(listed, preview)
+    azure = OfflineReader(cluster=json.loads((EXAMPLE / "cluster.json").read_text()), kubernetes=listed)
+    with pytest.raises(PreflightError) as error:  # `guide(listed, preview)`, from its plan (tests/support/plan.py)
+        lines_by(azure, "ml-prod", preview, STACK_FILE, gpuPools={"gpunp": {"existing": "adopt"}}, devicePlugin={"adopt": True})
     assert "not the guide's matchLabels {'name': 'nvidia-device-plugin-ds'} alone: a selector cannot change in place" in str(error.value)
     assert "\n" not in str(error.value)
 

@@ -8,6 +8,7 @@ import pytest
 from conftest import run_cached
 from support.config import parsed, refused
 from support.existing_cluster import T4, TEAM, on_existing
+from support.plan import lines
 
 from components.azure import pool_mutability
 from tools.azure_mocks import existing_cluster
@@ -132,10 +133,8 @@ def test_the_team_stack_adds_two_pools_and_two_proofs_to_an_existing_cluster(pre
 
 
 def test_a_preview_says_which_namespaces_it_creates_since_it_cannot_see_the_clusters():
-    run = run_cached(
-        "dev", **on_existing(gpuPool=None, gpuPools={"t4": {"vmSize": T4}, "op": {"vmSize": T4, "management": "aks-managed"}})
-    )[0]
-    [line] = [i for i in run.infos if i.startswith("namespaces:")]
+    said = lines("dev", **on_existing(gpuPool=None, gpuPools={"t4": {"vmSize": T4}, "op": {"vmSize": T4, "management": "aks-managed"}}))
+    [line] = [i for i in said.infos if i.startswith("namespaces:")]
     assert line.startswith("namespaces: this stack creates gpu-resources, gpu-workloads in team-aks and deletes them on destroy; ")
     assert "`kubectl get namespace gpu-resources gpu-workloads`" in line
     assert not [i for i in run_cached("dev")[0].infos if i.startswith("namespaces:")], "a cluster this stack creates has none of others'"

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import run_cached
 from support.existing_cluster import on_existing
-from support.plan import lines
+from support.plan import lines, lines_by
 
 from components.config import ConfigError
 from components.errors import AzureReadError, PreflightError
@@ -203,7 +203,7 @@ def test_the_offline_render_signs_in_to_the_subscription_the_saved_cluster_names
 
 
 def test_a_healthy_cluster_passes_preflight_and_the_deployment_goes_on():
-    run = run_program("dev", overrides=on_existing(), preview=False, monitor=RecordingMonitor(AzureMocks()))
+    run, _ = run_cached("dev", preview=False, **on_existing())
     assert preflight_warnings(run) == []
     assert run.of_type(POOL)
 
@@ -272,23 +272,23 @@ FEATURE_FORBIDDEN = (
 def test_a_feature_registration_the_identity_may_not_read_warns_in_a_preview_and_stops_a_deployment(preview):
     """Preflight's own read of Azure: a preview says it in one line and goes on, a deployment
     stops on it before anything is created, naming the permission and the manual check."""
-    monitor = refusing("feature_state", FORBIDDEN)
     managed = {"gpuPool": {"vmSize": T4, "management": "aks-managed"}}
-    if preview:
-        run = run_program("dev", overrides=managed, monitor=monitor, preview=True)
-        assert [w for w in preflight_warnings(run) if "ManagedGPUExperiencePreview" in w] == [
+    if preview:  # what the run says, from its plan
+        said = lines_by(OfflineReader(refuse={"feature_state": FORBIDDEN}), "dev", True, **managed)
+        assert [w for w in preflight_warnings(said) if "ManagedGPUExperiencePreview" in w] == [
             f"{FEATURE_FORBIDDEN} (a deployment stops here)"
         ]
         return
+    monitor = refusing("feature_state", FORBIDDEN)
     with pytest.raises(PreflightError) as raised:
         run_program("dev", overrides=managed, monitor=monitor, preview=False)
     assert f"\n- {FEATURE_FORBIDDEN}" in str(raised.value) and monitor.registrations == []
 
 
 def test_a_signed_out_run_says_to_sign_in():
-    monitor = refusing("cluster", "DefaultAzureCredential failed to retrieve a token: please run 'az login'")
+    reader = OfflineReader(refuse={"cluster": "DefaultAzureCredential failed to retrieve a token: please run 'az login'"})
     with pytest.raises(AzureReadError, match=r": no Azure sign-in; run `az login` \(or azure/login in GitHub Actions\) and try again$"):
-        run_program("dev", overrides=on_existing(), monitor=monitor, preview=True)
+        lines_by(reader, "dev", True, **on_existing())  # the run's plan
 
 
 @pytest.mark.parametrize(

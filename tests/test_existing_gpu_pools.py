@@ -10,11 +10,10 @@ import pytest
 from conftest import run_cached
 from support.config import refused
 from support.existing_pools import BOTH, GPUNP, JOB, OURS, POOL, cluster, pool_lines, run, stopped
-from support.plan import lines
+from support.plan import lines, lines_by
 
 from components.errors import PreflightError
-from tools.azure_mocks import AzureMocks, OfflineReader
-from tools.mock_engine import RecordingMonitor, run_program
+from tools.azure_mocks import OfflineReader
 
 DAEMONSET = "kubernetes:apps/v1:DaemonSet"
 
@@ -68,9 +67,9 @@ def test_a_failed_read_does_not_ask_for_a_kubernetes_file_the_stack_sets_already
     def unreachable(kubeconfig):
         raise TimeoutError("the cluster's API server did not answer within 30 s")
 
-    monitor = RecordingMonitor(AzureMocks(reader=OfflineReader(cluster=cluster(GPUNP), kubernetes=unreachable)))
+    reader = OfflineReader(cluster=cluster(GPUNP), kubernetes=unreachable)
     overrides = {"gpuPools": {"gpunp": {"existing": "use"}}, "preflight": {"kubernetesFile": str(saved)}}
-    done = run_program("team", overrides=overrides, monitor=monitor, preview=preview)
+    done = lines_by(reader, "team", preview, **overrides)  # what the run says, from its plan
     [said] = [w for w in done.warnings if w.startswith("aks-gpu:gpuPools.gpunp (use): what the cluster runs was not read")]
     assert "kubernetesFile" not in said
 
@@ -208,9 +207,8 @@ def test_a_windows_pool_is_refused_and_a_system_pool_can_be_used_but_not_adopted
 
 
 def test_a_stack_pool_named_like_the_owners_says_how_to_use_or_adopt_it():
-    monitor = RecordingMonitor(AzureMocks(cluster=cluster(GPUNP)))
-    with pytest.raises(PreflightError) as error:
-        run_program("team", overrides={"gpuPools": {"gpunp": {"vmSize": "Standard_NC4as_T4_v3"}}}, monitor=monitor)
+    with pytest.raises(PreflightError) as error:  # a deployment, from its plan
+        lines("team", preview=False, cluster=cluster(GPUNP), gpuPools={"gpunp": {"vmSize": "Standard_NC4as_T4_v3"}})
     done_message = str(error.value)
     assert "pick another pool name, or set aks-gpu:gpuPools.gpunp.existing to use or adopt it" in done_message
 

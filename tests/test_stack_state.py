@@ -12,9 +12,11 @@ import threading
 from typing import Any
 
 import pytest
+from conftest import run_cached
 from support.adoption import guide_as_listed, saved_list, the_guides
 from support.existing_cluster import T4, on_existing
 from support.guide_example import EXAMPLE, STACK_FILE
+from support.plan import Lines, lines_by
 from support.pool_network import NODES, PODS, moved_cluster, network_of, replace_warnings
 
 from components.azure import stack_state
@@ -43,6 +45,18 @@ def run_with(cluster: dict, state: dict | None, preview: bool, **overrides: Any)
     return run_program("dev", overrides=on_existing(**overrides), monitor=RecordingMonitor(AzureMocks(reader=reader)), preview=preview)
 
 
+def said_with(cluster: dict, state: dict | None, preview: bool, **overrides: Any) -> Lines:
+    """What `run_with` of the same arguments says before it declares anything, from its plan
+    (tests/support/plan.py), with no run."""
+    return lines_by(OfflineReader(cluster=cluster, stack=state), "dev", preview, **on_existing(**overrides))
+
+
+def shared_run(preview: bool, **overrides: Any) -> ProgramRun:
+    """`run_with(existing_cluster(), None, preview, **overrides)`, the run shared in a test
+    session (conftest's run_cached): read-only."""
+    return run_cached("dev", preview=preview, cluster=existing_cluster(), **on_existing(**overrides))[0]
+
+
 def with_gpu_pool(tags: dict | None, **pool: Any) -> dict:
     gpu = {"name": "gpu", "vmSize": T4, "count": 1, "mode": "User", "osType": "Linux", **pool, **({"tags": tags} if tags else {})}
     return existing_cluster(agentPoolProfiles=[*existing_cluster()["agentPoolProfiles"], gpu])
@@ -51,7 +65,7 @@ def with_gpu_pool(tags: dict | None, **pool: Any) -> dict:
 @pytest.fixture(scope="module")
 def earlier() -> dict[str, dict[str, Any]]:
     """What the stack's first `up` on the team's cluster left in its state."""
-    return state_of(run_with(existing_cluster(), None, preview=False))
+    return state_of(shared_run(preview=False))
 
 
 # --------------------------------------------------------------------------- the names the state is read by
@@ -59,10 +73,10 @@ def earlier() -> dict[str, dict[str, Any]]:
 
 def test_the_names_the_state_is_read_by_are_the_ones_the_program_registers(earlier):
     state = stack_state.read(OfflineReader(stack=earlier))
-    assert state.pools() == {"gpu"} and state.pool_urn("gpu") == run_with(existing_cluster(), None, True).one(POOL).urn
+    assert state.pools() == {"gpu"} and state.pool_urn("gpu") == shared_run(True).one(POOL).urn
     assert state.holds(*stack_state.PLUGIN_NAMESPACE) and state.holds(*stack_state.PLUGIN_DAEMON_SET)
     assert state.kubernetes_ids(DAEMON_SET) >= {"gpu-resources/nvidia-device-plugin-daemonset"}
-    managed = run_with(existing_cluster(), None, True, gpuPool={"vmSize": T4, "management": "aks-managed"})
+    managed = shared_run(True, gpuPool={"vmSize": T4, "management": "aks-managed"})
     assert stack_state.read(OfflineReader(stack=state_of(managed))).pools() == {"gpu"}
 
 
@@ -83,11 +97,11 @@ def test_the_stacks_own_pool_that_lost_its_tag_is_the_stacks_and_the_up_puts_the
 
 def untagged_gpu_said(state: dict, preview: bool) -> str:
     """What a run says of an untagged pool 'gpu' under the state `state`: a preview's warnings,
-    or the line a deployment stops with (enforce)."""
+    or the line a deployment stops with (enforce), from its plan."""
     if preview:
-        return " ".join(run_with(with_gpu_pool(UNTAGGED), state, preview).warnings)
+        return " ".join(said_with(with_gpu_pool(UNTAGGED), state, preview).warnings)
     with pytest.raises(PreflightError) as error:
-        run_with(with_gpu_pool(UNTAGGED), state, preview)
+        said_with(with_gpu_pool(UNTAGGED), state, preview)
     return str(error.value)
 
 
@@ -127,10 +141,10 @@ def test_the_states_cluster_is_compared_as_arm_compares_names_without_case(earli
 @BOTH
 def test_without_the_state_a_pool_that_lost_its_tag_gets_how_to_check_not_advice_that_deletes(preview):
     if preview:
-        [said] = [w for w in run_with(with_gpu_pool(UNTAGGED), None, preview).warnings if "pool named 'gpu'" in w]
+        [said] = [w for w in said_with(with_gpu_pool(UNTAGGED), None, preview).warnings if "pool named 'gpu'" in w]
     else:
         with pytest.raises(PreflightError) as error:
-            run_with(with_gpu_pool(UNTAGGED), None, preview)
+            said_with(with_gpu_pool(UNTAGGED), None, preview)
         said = str(error.value)
     assert "what this stack's state holds is not known (the offline render has no stack state)" in said
     assert "check with `pulumi stack export | grep -e gpu-pool-gpu-agent-pool -e gpu-pool-gpu-managed`" in said
@@ -143,7 +157,7 @@ def test_without_the_state_a_pool_that_lost_its_tag_gets_how_to_check_not_advice
 @BOTH
 def test_using_the_stacks_own_pool_that_lost_its_tag_is_refused_naming_its_urn(earlier, preview):
     with pytest.raises(PreflightError) as error:
-        run_with(with_gpu_pool(UNTAGGED, vmSize=T4), earlier, preview, gpuPool={"existing": "use"})
+        said_with(with_gpu_pool(UNTAGGED, vmSize=T4), earlier, preview, gpuPool={"existing": "use"})
     message = str(error.value)
     urn = stack_state.read(OfflineReader(stack=earlier)).pool_urn("gpu")
     assert f"the stack's state holds it ({urn})" in message and f"`pulumi state delete '{urn}'`" in message
@@ -311,9 +325,7 @@ def test_an_adopted_pool_that_lost_its_tags_is_still_guarded_by_the_tags_its_sta
     reader = OfflineReader(cluster=cluster, kubernetes=saved_list(), stack=state_of(first))
     overrides = {"gpuPools": {"gpunp": {"vmSize": "Standard_NC4as_T4_v3"}}, "devicePlugin": {"adopt": True}}
     with pytest.raises(PreflightError) as error:
-        run_program(
-            "ml-prod", overrides=overrides, monitor=RecordingMonitor(AzureMocks(reader=reader)), preview=preview, stack_file=STACK_FILE
-        )
+        lines_by(reader, "ml-prod", preview, STACK_FILE, **overrides)
     assert "the pool gpunp is the owner's, adopted by this stack" in str(error.value) and "\n" not in str(error.value)
 
 
@@ -325,7 +337,7 @@ def test_using_an_untagged_pool_while_the_state_could_not_be_read_stops_a_deploy
     monitor = RecordingMonitor(AzureMocks(reader=reader))
     overrides = on_existing(gpuPool={"existing": "use"})
     if preview:
-        [said] = [w for w in run_program("dev", overrides=overrides, monitor=monitor, preview=True).warnings if "existing = use" in w]
+        [said] = [w for w in lines_by(reader, "dev", True, **overrides).warnings if "existing = use" in w]
     else:
         with pytest.raises(PreflightError) as error:
             run_program("dev", overrides=overrides, monitor=monitor, preview=False)
@@ -336,5 +348,5 @@ def test_using_an_untagged_pool_while_the_state_could_not_be_read_stops_a_deploy
         "`use` would delete the pool gpu if the stack added it: check with `pulumi stack export | grep -e gpu-pool-gpu-agent-pool" in said
     )
     assert "\n" not in said
-    first = run_program("dev", overrides=overrides, monitor=RecordingMonitor(AzureMocks(cluster=with_gpu_pool(UNTAGGED))), preview=preview)
+    first = said_with(with_gpu_pool(UNTAGGED), None, preview, gpuPool={"existing": "use"})
     assert not [w for w in first.warnings if "existing = use" in w], "a stack's first run holds nothing"
