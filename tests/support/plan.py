@@ -7,6 +7,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from components.azure import cost
 from components.config import parse
 from components.plan import Mode, Plan, build_plan
 from tools.azure_mocks import OfflineReader
@@ -49,3 +50,18 @@ def lines(stack: str = "dev", preview: bool = True, **overrides: Any) -> Lines:
     """The lines `run_cached(stack, preview, ..., **overrides)` says from its plan."""
     plan = planned(stack, preview, **overrides)
     return Lines(plan_warnings(plan), plan_infos(plan))
+
+
+def planned_by(reader: OfflineReader, stack: str = "dev", preview: bool = True, **overrides: Any) -> Plan:
+    """The plan a run handed `reader` declares from: `run_program(stack, overrides=overrides,
+    monitor=RecordingMonitor(AzureMocks(reader=reader)), preview=preview)`."""
+    merged = merged_config(stack, overrides=overrides)
+    reader.offline(merged, stack)
+    cfg = parse(merged, project_name(), stack, ROOT)
+    return build_plan(cfg, reader, Mode.of(preview), project=project_name(), stack=stack, environ=os.environ)
+
+
+def estimated_cost(plan: Plan) -> dict[str, Any]:
+    """The estimatedCost output a run exports from the plan (__main__.py: `cost.output`)."""
+    assert plan.estimate is not None, "the run exports no estimatedCost"
+    return cost.output(plan.estimate)
