@@ -1,7 +1,8 @@
 """What the stack will cost (docs/cost.md): the figures a preview prints and the estimatedCost
 output, to the cent, pools the list cannot price, and the offline render. (Where a price comes
 from: test_prices.py; the limit: test_cost_limit.py; Spot: test_spot.py; the budget:
-test_budget.py.)"""
+test_budget.py.) Most read the plan by a plain call (support/plan.py): its lines and the
+estimatedCost output made from its estimate; a whole run checks the output is exported."""
 
 from __future__ import annotations
 
@@ -12,12 +13,12 @@ import fake_prices
 import pytest
 from conftest import run_cached
 from fake_prices import saved_list, with_prices
+from support.plan import estimated_cost, lines, plan_infos, plan_warnings, planned
 
 from components.azure import cost
 from components.azure.live.reader import LiveReader
 from components.config import ConfigError, parse
 from tools.azure_mocks import existing_cluster
-from tools.mock_engine import run_program
 
 T4, T4_8 = "Standard_NC4as_T4_v3", "Standard_NC8as_T4_v3"
 
@@ -30,17 +31,12 @@ def exact(t4: float, system: float) -> list[dict[str, Any]]:
     ]
 
 
-def estimated(run) -> dict[str, Any]:
-    return run.outputs["estimatedCost"].value
-
-
 # --------------------------------------------------------------------------- the figures
 
 
 def test_a_preview_prints_one_line_per_pool_and_the_stack(price_file):
-    run, _ = run_cached("prod", **with_prices(price_file))
-    lines = [i for i in run.infos if i.startswith("cost:")]
-    assert lines == [
+    said = [i for i in lines("prod", **with_prices(price_file)).infos if i.startswith("cost:")]
+    assert said == [
         "cost: aks-gpu:gpuPool Standard_NC4as_T4_v3: 0.53 USD per node-hour x 0-3 nodes = 0.00 USD to 1.58 USD per hour, at most 1,151.94 USD per month",
         "cost: aks-gpu:systemPool Standard_D4s_v5: 0.19 USD per node-hour x 3 nodes = 0.58 USD to 0.58 USD per hour, at most 420.48 USD per month",
         "cost: the stack: 0.58 USD to 2.15 USD per hour, at most 1,572.42 USD per month (730 h; VMs only: no disks, egress, "
@@ -67,10 +63,10 @@ def test_the_preview_line_counts_a_pools_nodes_in_plain_words(tmp_path, pool, jo
         "mnistJob": {"enabled": job},
         "preflight": {"pricesFile": saved_list(tmp_path, exact(0.5, 0.25))},
     }
-    run = run_program("dev", overrides=overrides, preview=True)
-    [line] = [i for i in run.infos if i.startswith("cost: aks-gpu:gpuPool ")]
+    plan = planned("dev", **overrides)
+    [line] = [i for i in plan_infos(plan) if i.startswith("cost: aks-gpu:gpuPool ")]
     assert says in line
-    gpu = estimated(run)["pools"]["gpu"]
+    gpu = estimated_cost(plan)["pools"]["gpu"]
     assert (gpu["leastNodes"], gpu["mostNodes"]) == nodes
 
 
@@ -85,13 +81,7 @@ def test_the_estimated_cost_output_carries_the_figures_as_numbers(price_file):
 def test_the_output_gives_hourly_figures_to_four_decimals_and_monthly_ones_to_two(tmp_path):
     """estimatedCost as a dashboard or a script reads it: 0.123456 + 0.011111 an hour is
     0.1346, and 730 hours of it 98.23."""
-    out = estimated(
-        run_program(
-            "dev",
-            overrides={"gpuPool": {"vmSize": T4}, "preflight": {"pricesFile": saved_list(tmp_path, exact(0.123456, 0.011111))}},
-            preview=True,
-        )
-    )
+    out = estimated_cost(planned("dev", gpuPool={"vmSize": T4}, preflight={"pricesFile": saved_list(tmp_path, exact(0.123456, 0.011111))}))
     assert (out["leastHourly"], out["mostHourly"], out["expectedMostHourly"], out["mostMonthly"]) == (0.1346, 0.1346, 0.1346, 98.23)
     gpu = out["pools"]["gpu"]
     assert (gpu["leastHourly"], gpu["mostHourly"], gpu["mostMonthly"], gpu["hourlyPerNode"]) == (0.1235, 0.1235, 90.12, 0.123456)
@@ -99,7 +89,7 @@ def test_the_output_gives_hourly_figures_to_four_decimals_and_monthly_ones_to_tw
 
 def test_several_pools_are_priced_each_and_summed(price_file):
     pools = {"t4": {"vmSize": T4, "nodeCount": 2}, "big": {"vmSize": T4_8, "minCount": 1, "maxCount": 3}}
-    out = run_cached("dev", **with_prices(price_file, gpuPool=None, gpuPools=pools))[0].outputs["estimatedCost"].value
+    out = estimated_cost(planned("dev", **with_prices(price_file, gpuPool=None, gpuPools=pools)))
     assert sorted(out["pools"]) == ["big", "system", "t4"]
     system = fake_prices.D2S  # dev's System pool: one Standard_D2s_v5
     assert out["leastHourly"] == pytest.approx(2 * fake_prices.T4 + 1 * fake_prices.T4_8 + system)
@@ -109,7 +99,7 @@ def test_several_pools_are_priced_each_and_summed(price_file):
 def test_an_existing_clusters_own_system_pool_is_not_counted_and_its_region_is_the_clusters(price_file):
     cluster = existing_cluster(location="westeurope")
     overrides = with_prices(price_file, existingCluster={"resourceGroupName": "team-rg", "name": "team-aks"}, gpuPool={"vmSize": T4})
-    out = run_cached("dev", cluster=cluster, **overrides)[0].outputs["estimatedCost"].value
+    out = estimated_cost(planned("dev", cluster=cluster, **overrides))
     assert sorted(out["pools"]) == ["gpu"] and out["pools"]["gpu"]["hourlyPerNode"] == 0.631
 
 
@@ -117,12 +107,12 @@ def test_an_existing_clusters_own_system_pool_is_not_counted_and_its_region_is_t
 
 
 def test_a_pool_without_a_price_is_left_out_with_a_warning(price_file):
-    run, _ = run_cached("dev", **with_prices(price_file, gpuPool={"vmSize": "Standard_NC40ads_H100_v5"}))
+    plan = planned("dev", **with_prices(price_file, gpuPool={"vmSize": "Standard_NC40ads_H100_v5"}))
     assert (
         "cost: no file prices.json price in USD for aks-gpu:gpuPool.vmSize Standard_NC40ads_H100_v5 in eastus; it is not counted"
-        in run.warnings
+        in plan_warnings(plan)
     )
-    assert run.outputs["estimatedCost"].value["unpriced"] == ["aks-gpu:gpuPool Standard_NC40ads_H100_v5"]
+    assert estimated_cost(plan)["unpriced"] == ["aks-gpu:gpuPool Standard_NC40ads_H100_v5"]
 
 
 def test_a_pool_the_list_cannot_price_leaves_the_pools_after_it_priced(tmp_path):
@@ -133,18 +123,20 @@ def test_a_pool_the_list_cannot_price_leaves_the_pools_after_it_priced(tmp_path)
         "preflight": {"pricesFile": saved_list(tmp_path, fake_prices.price_list())},
         "gpuPools": {"a": {"vmSize": "Standard_NC40ads_H100_v5"}, "b": {"vmSize": T4}},
     }
-    out = estimated(run_program("dev", overrides=overrides, preview=True))
+    out = estimated_cost(planned("dev", **overrides))
     assert set(out["pools"]) == {"b", "system"}
     assert out["missing"] == ["aks-gpu:gpuPools.a Standard_NC40ads_H100_v5 (no price)"]
 
 
 def test_an_unpriced_pool_makes_the_total_and_the_limit_say_incomplete(price_file):
-    run = run_cached("dev", **with_prices(price_file, gpuPool={"vmSize": "Standard_NC40ads_H100_v5"}, cost={"maxHourly": 10}))[0]
-    assert run.outputs["estimatedCost"].value["complete"] is False
+    plan = planned("dev", **with_prices(price_file, gpuPool={"vmSize": "Standard_NC40ads_H100_v5"}, cost={"maxHourly": 10}))
+    assert estimated_cost(plan)["complete"] is False
     assert [
-        i for i in run.infos if i.startswith("cost: the stack: INCOMPLETE, without aks-gpu:gpuPool Standard_NC40ads_H100_v5 (no price):")
+        i
+        for i in plan_infos(plan)
+        if i.startswith("cost: the stack: INCOMPLETE, without aks-gpu:gpuPool Standard_NC40ads_H100_v5 (no price):")
     ]
-    [warning] = [w for w in run.warnings if "maxHourly" in w]
+    [warning] = [w for w in plan_warnings(plan) if "maxHourly" in w]
     assert warning.startswith(
         "aks-gpu:cost.maxHourly = 10.00 USD could not be checked (the total leaves out aks-gpu:gpuPool Standard_NC40ads_H100_v5 "
         "(no price)): a limit that cannot be checked stops a deployment;"
@@ -165,10 +157,10 @@ def test_an_existing_cluster_whose_region_was_not_read_warns_that_nothing_is_est
 
 
 def test_an_offline_render_without_a_list_estimates_nothing_and_warns_nothing():
-    run, _ = run_cached("prod")
-    assert "estimatedCost" not in run.outputs
-    assert not [w for w in run.warnings if w.startswith("cost:")]
-    assert [i for i in run.infos if i.startswith("cost:")] == [
+    plan = planned("prod")
+    assert plan.estimate is None, "no estimatedCost output (__main__.py exports one from an estimate)"
+    assert not [w for w in plan_warnings(plan) if w.startswith("cost:")]
+    assert [i for i in plan_infos(plan) if i.startswith("cost:")] == [
         "cost: not estimated: the offline render makes no calls to the Retail Prices API; set aks-gpu:preflight.pricesFile to price a saved list"
     ]
 

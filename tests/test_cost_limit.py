@@ -12,6 +12,7 @@ import fake_prices
 import pytest
 from conftest import run_cached
 from fake_prices import saved_list, with_prices
+from support.plan import lines
 
 from components.azure import cost
 from components.azure.live import retail_prices
@@ -36,8 +37,7 @@ def exact(t4: float, system: float) -> list[dict[str, Any]]:
 
 
 def test_a_preview_above_the_limit_warns_with_the_figure_and_the_limit(price_file):
-    run, _ = run_cached("prod", **with_prices(price_file, cost={"maxHourly": 2}))
-    [warning] = [w for w in run.warnings if "cost.maxHourly" in w]
+    [warning] = [w for w in lines("prod", **with_prices(price_file, cost={"maxHourly": 2})).warnings if "cost.maxHourly" in w]
     assert warning.startswith("aks-gpu:cost.maxHourly = 2.00 USD: the stack may cost up to 2.15 USD per hour")
     assert warning.endswith("(a deployment stops here)")
 
@@ -114,8 +114,7 @@ def test_bad_cost_settings_are_one_line_errors(cost_config, match):
 
 
 def test_without_prices_a_preview_says_the_limit_stops_the_deployment():
-    run, _ = run_cached("prod", preview=True, cost={"maxHourly": 0.01})
-    [warning] = [w for w in run.warnings if "maxHourly" in w]
+    [warning] = [w for w in lines("prod", preview=True, cost={"maxHourly": 0.01}).warnings if "maxHourly" in w]
     assert warning.startswith("aks-gpu:cost.maxHourly = 0.01 USD could not be checked (no prices; docs/cost.md): a limit that")
     assert "set aks-gpu:cost.withoutPrices to deploy" in warning and warning.endswith("(a deployment stops here)")
 

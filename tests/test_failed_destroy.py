@@ -13,6 +13,10 @@ import pytest
 from conftest import run_cached
 from destroy_model import CLUSTER, POOLS, nodes, refused_destroy, schedule, sends_delete, stranded_pools
 from support.existing_pools import GPUNP, cluster
+from support.plan import plan_warnings, planned_by
+
+from tools.azure_mocks import AzureMocks, OfflineReader
+from tools.mock_engine import RecordingMonitor, run_program
 
 T4 = "Standard_NC4as_T4_v3"
 BUDGET = {"budget": {"amount": 500, "contactEmails": ["gpu-team@example.com"]}}
@@ -105,21 +109,32 @@ READER = [{"actions": ["*/read", "Microsoft.Consumption/budgets/write"], "notAct
 NO_BUDGET_DELETE = [{"actions": ["*"], "notActions": ["Microsoft.Consumption/budgets/delete"]}]
 
 
+def permission_reader(permissions=None, group_permissions=None, refuse=None) -> OfflineReader:
+    """Azure's answers to the permission reads: the subscription's, and the stack's resource
+    group's (refused: the group does not exist yet)."""
+    return OfflineReader(permissions=permissions, group_permissions=group_permissions, refuse={"facts": "no facts here", **(refuse or {})})
+
+
+def permission_settings(**overrides) -> dict:
+    return {"gpuPool": {"vmSize": T4}, "cost": BUDGET, "access": ENTRA, **overrides}
+
+
 def permission_run(preview: bool, permissions=None, group_permissions=None, refuse=None, **overrides):
-    """The program handed Azure's answers to the permission reads: the subscription's, and the
-    stack's resource group's (refused: the group does not exist yet)."""
-    from tools.azure_mocks import AzureMocks, OfflineReader
-    from tools.mock_engine import RecordingMonitor, run_program
-
-    reader = OfflineReader(
-        permissions=permissions, group_permissions=group_permissions, refuse={"facts": "no facts here", **(refuse or {})}
-    )
-    settings = {"gpuPool": {"vmSize": T4}, "cost": BUDGET, "access": ENTRA, **overrides}
-    return run_program("dev", overrides=settings, monitor=RecordingMonitor(AzureMocks(reader=reader)), preview=preview)
+    """The program handed those answers, where a test asks what it declares."""
+    reader = permission_reader(permissions, group_permissions, refuse)
+    monitor = RecordingMonitor(AzureMocks(reader=reader))
+    return run_program("dev", overrides=permission_settings(**overrides), monitor=monitor, preview=preview)
 
 
-def destroy_lines(run) -> list[str]:
-    return [w for w in run.warnings if w.startswith("destroy:")]
+def permission_lines(preview: bool, permissions=None, group_permissions=None, refuse=None, **overrides) -> list[str]:
+    """What a run handed those answers warns before it declares anything: its plan's warnings
+    by a plain call (support/plan.py)."""
+    reader = permission_reader(permissions, group_permissions, refuse)
+    return plan_warnings(planned_by(reader, "dev", preview, **permission_settings(**overrides)))
+
+
+def destroy_lines(warnings: list[str]) -> list[str]:
+    return [w for w in warnings if w.startswith("destroy:")]
 
 
 @pytest.mark.parametrize("preview", [True, False])
@@ -127,7 +142,7 @@ def test_an_identity_that_could_not_delete_the_grant_is_told_and_nothing_is_bloc
     """Contributor on the subscription: it may delete everything but the role assignment. The
     line names the action, what it deletes and the roles that have it; a deployment goes on."""
     run = permission_run(preview, permissions=CONTRIBUTOR, group_permissions=CONTRIBUTOR)
-    assert destroy_lines(run) == [
+    assert destroy_lines(run.warnings) == [
         "destroy: the signed-in identity lacks Microsoft.Authorization/roleAssignments/delete (the deployer's cluster-admin "
         "grant: Owner, User Access Administrator or Role Based Access Control Administrator) at resource group "
         "aks-gpu-dev-rg (its permissions there, as Azure lists them); a `pulumi destroy` by it would stop there and leave "
@@ -141,8 +156,7 @@ def test_an_identity_that_could_not_delete_the_grant_is_told_and_nothing_is_bloc
 def test_the_budgets_delete_is_read_at_the_subscription_and_the_clusters_in_its_group(preview):
     """Owner of the group (granted there), and everything at the subscription but deleting
     budgets: one line, at the subscription, for the budget alone."""
-    run = permission_run(preview, permissions=NO_BUDGET_DELETE, group_permissions=OWNER)
-    (line,) = destroy_lines(run)
+    (line,) = destroy_lines(permission_lines(preview, permissions=NO_BUDGET_DELETE, group_permissions=OWNER))
     assert line.startswith(
         "destroy: the signed-in identity lacks Microsoft.Consumption/budgets/delete (the budget: Cost Management "
         "Contributor) at subscription "
@@ -150,15 +164,14 @@ def test_the_budgets_delete_is_read_at_the_subscription_and_the_clusters_in_its_
 
 
 def test_before_the_group_exists_the_subscriptions_permissions_stand_for_it():
-    run = permission_run(False, permissions=READER, refuse={"group_permissions": "(ResourceGroupNotFound) no group"})
-    (line,) = destroy_lines(run)
+    (line,) = destroy_lines(permission_lines(False, permissions=READER, refuse={"group_permissions": "(ResourceGroupNotFound) no group"}))
     for action in ("budgets/delete", "roleAssignments/delete", "agentPools/delete", "managedClusters/delete", "resourceGroups/delete"):
         assert action in line
     assert " at subscription " in line and "\n" not in line
 
 
 def test_an_owner_is_told_nothing_and_permissions_that_cannot_be_read_block_nothing():
-    assert destroy_lines(permission_run(False, permissions=OWNER, group_permissions=OWNER)) == []
+    assert destroy_lines(permission_lines(False, permissions=OWNER, group_permissions=OWNER)) == []
     run = permission_run(False, refuse={"permissions": "(AuthorizationFailed) no", "group_permissions": "(AuthorizationFailed) no"})
     assert (
         "preflight: the permissions a `pulumi destroy` of this stack needs were not checked: HttpResponseError: (AuthorizationFailed) no"
@@ -170,8 +183,7 @@ def test_an_owner_is_told_nothing_and_permissions_that_cannot_be_read_block_noth
 def test_on_an_existing_cluster_only_the_budgets_delete_is_read():
     """The pools' rights may sit on the owner's cluster alone, which a wider list cannot see."""
     existing = {"resourceGroupName": "team-rg", "name": "team-aks"}
-    run = permission_run(False, permissions=READER, group_permissions=READER, existingCluster=existing, access={})
-    (line,) = destroy_lines(run)
+    (line,) = destroy_lines(permission_lines(False, permissions=READER, group_permissions=READER, existingCluster=existing, access={}))
     assert line.startswith("destroy: the signed-in identity lacks Microsoft.Consumption/budgets/delete (the budget")
     assert "agentPools" not in line
 

@@ -10,6 +10,7 @@ import types
 import pytest
 from conftest import run_cached
 from support.config import parsed, refused
+from support.plan import lines
 
 T4 = "Standard_NC4as_T4_v3"
 A100 = "Standard_NC24ads_A100_v4"
@@ -99,8 +100,8 @@ def test_settings_no_pool_uses_are_refused_and_settings_one_pool_uses_are_not():
 
 
 def test_a_retired_size_warning_names_the_pool_that_has_it():
-    run = pools_run({"old": {"vmSize": "Standard_NC6"}, "t4": {"vmSize": T4}})
-    [warning] = [w for w in run.warnings if "retired" in w]
+    said = lines("dev", gpuPool=None, gpuPools={"old": {"vmSize": "Standard_NC6"}, "t4": {"vmSize": T4}})
+    [warning] = [w for w in said.warnings if "retired" in w]
     assert warning.startswith("aks-gpu:gpuPools.old.vmSize Standard_NC6 ")
     assert "`pulumi config set --path aks-gpu:gpuPools.old.vmSize Standard_NC4as_T4_v3 -s dev`" in warning
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from conftest import run_cached
 from support.arm_schemas import bodies, schema_errors
+from support.plan import plan_warnings, planned
 
 from components.errors import ConfigError, PreflightError
 from tools.azure_mocks import AzureMocks, existing_cluster
@@ -109,8 +110,8 @@ def test_a_subnet_on_a_cluster_whose_pools_have_none_warns_at_preview_and_stops_
         f"aks-gpu:gpuPool.{member} is set, but the cluster's pools have no {rest}, and AKS takes it on all of a "
         "cluster's pools or none; remove it"
     )
-    run = run_cached("dev", cluster=description, existingCluster=TEAM, gpuPool={"vmSize": T4, member: GPU_NODES})[0]
-    assert any(w.startswith(message) for w in run.warnings)
+    said = plan_warnings(planned("dev", cluster=description, existingCluster=TEAM, gpuPool={"vmSize": T4, member: GPU_NODES}))
+    assert any(w.startswith(message) for w in said)
     monitor = RecordingMonitor(AzureMocks(cluster=description))
     with pytest.raises(PreflightError, match=rf"- {message}"):
         run_program("dev", overrides={"existingCluster": TEAM, "gpuPool": {"vmSize": T4, member: GPU_NODES}}, monitor=monitor)
@@ -120,13 +121,13 @@ def test_a_subnet_on_a_cluster_whose_pools_have_none_warns_at_preview_and_stops_
 @pytest.mark.parametrize("member", ["vnetSubnetId", "podSubnetId"])
 def test_subnets_are_refused_for_a_cluster_this_program_creates(member):
     with pytest.raises(ConfigError, match=rf"^invalid config aks-gpu:gpuPool\.{member} = .*only with aks-gpu:existingCluster"):
-        run_program("dev", overrides={"gpuPool": {"vmSize": T4, member: GPU_NODES}}, preview=True)
+        planned("dev", gpuPool={"vmSize": T4, member: GPU_NODES})
 
 
 @pytest.mark.parametrize("value", ["not-a-subnet", f"{VNET}"])
 def test_a_malformed_subnet_id_is_refused_by_name(value):
     with pytest.raises(ConfigError, match=r"^invalid config aks-gpu:gpuPool\.vnetSubnetId = .*a subnet's resource ID"):
-        run_program("dev", overrides={"existingCluster": TEAM, "gpuPool": {"vmSize": T4, "vnetSubnetId": value}}, preview=True)
+        planned("dev", existingCluster=TEAM, gpuPool={"vmSize": T4, "vnetSubnetId": value})
 
 
 def test_max_pods_on_a_created_cluster_is_the_pools_own():
@@ -137,8 +138,8 @@ def test_max_pods_on_a_created_cluster_is_the_pools_own():
 
 def test_a_subnet_of_another_virtual_network_is_refused():
     other = "/subscriptions/3333/resourceGroups/net-rg/providers/Microsoft.Network/virtualNetworks/other-vnet/subnets/gpu"
-    run = run_cached("dev", cluster=LEGACY_AZURE_CNI, existingCluster=TEAM, gpuPool={"vmSize": T4, "vnetSubnetId": other})[0]
-    assert any(w.startswith(f"aks-gpu:gpuPool.vnetSubnetId {other} is not in the cluster's virtual network (") for w in run.warnings)
+    said = plan_warnings(planned("dev", cluster=LEGACY_AZURE_CNI, existingCluster=TEAM, gpuPool={"vmSize": T4, "vnetSubnetId": other}))
+    assert any(w.startswith(f"aks-gpu:gpuPool.vnetSubnetId {other} is not in the cluster's virtual network (") for w in said)
 
 
 def test_without_the_system_pools_count_the_aks_default_of_the_model_applies():
@@ -152,5 +153,5 @@ def test_fewer_than_30_pods_per_node_needs_room_for_30_in_the_pool():
         ConfigError,
         match=r"^invalid config aks-gpu:gpuPool\.maxPods = 10: AKS takes fewer than 30 pods per node only when .*set maxPods to at least 30",
     ):
-        run_program("dev", overrides={"gpuPool": {"vmSize": T4, "maxPods": 10}}, preview=True)
+        planned("dev", gpuPool={"vmSize": T4, "maxPods": 10})
     assert run_cached("dev", gpuPool={"vmSize": T4, "maxPods": 10, "nodeCount": 3})[0].one(POOL).inputs["maxPods"] == 10

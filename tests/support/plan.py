@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from components.azure import cost
 from components.config import parse
 from components.plan import Mode, Plan, build_plan
 from tools.azure_mocks import OfflineReader
@@ -55,7 +56,7 @@ def lines(stack: str = "dev", preview: bool = True, **overrides: Any) -> Lines:
 def planned_by(reader: OfflineReader, stack: str = "dev", preview: bool = True, stack_file: Path | None = None, **overrides: Any) -> Plan:
     """The plan `run_program(stack, overrides=overrides, monitor=RecordingMonitor(AzureMocks(reader=reader)),
     preview=preview, stack_file=stack_file)` declares from: a test's own reader (a stack state, a
-    Kubernetes list, a refused read), readied as that run readies it."""
+    Kubernetes list, a refused read, Azure's answers), readied as that run readies it."""
     merged = merged_config(stack, overrides=overrides, stack_file=stack_file)
     reader.offline(merged, stack)
     cfg = parse(merged, project_name(), stack, ROOT)
@@ -66,3 +67,9 @@ def lines_by(reader: OfflineReader, stack: str = "dev", preview: bool = True, st
     """What that run (`planned_by`'s) says from its plan."""
     plan = planned_by(reader, stack, preview, stack_file, **overrides)
     return Lines(plan_warnings(plan), plan_infos(plan))
+
+
+def estimated_cost(plan: Plan) -> dict[str, Any]:
+    """The estimatedCost output a run exports from the plan (__main__.py: `cost.output`)."""
+    assert plan.estimate is not None, "the run exports no estimatedCost"
+    return cost.output(plan.estimate)
