@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from components.config import parse
@@ -49,3 +50,13 @@ def lines(stack: str = "dev", preview: bool = True, **overrides: Any) -> Lines:
     """The lines `run_cached(stack, preview, ..., **overrides)` says from its plan."""
     plan = planned(stack, preview, **overrides)
     return Lines(plan_warnings(plan), plan_infos(plan))
+
+
+def plan_of(reader: OfflineReader, stack: str = "dev", preview: bool = True, stack_file: Path | None = None, **overrides: Any) -> Plan:
+    """The plan `run_program(stack, overrides=overrides, monitor=RecordingMonitor(AzureMocks(reader=reader)),
+    preview=preview, stack_file=stack_file)` declares from, with `reader` readied as that run readies it;
+    `reader.reads` and `reader.notes` then hold what the plan read and assumed."""
+    merged = merged_config(stack, overrides=overrides, stack_file=stack_file)
+    reader.offline(merged, stack)
+    cfg = parse(merged, project_name(), stack, ROOT)
+    return build_plan(cfg, reader, Mode.of(preview), project=project_name(), stack=stack, environ=os.environ)
