@@ -12,9 +12,10 @@ import re
 
 import pytest
 from support.existing_pools import GPUNP, SYSTEM
+from support.plan import planned_by
 
 from components.errors import AzureReadError, ConfigError, PreflightError
-from tools.azure_mocks import AzureMocks, existing_cluster
+from tools.azure_mocks import AzureMocks, OfflineReader, existing_cluster
 from tools.mock_engine import RecordingMonitor, run_program
 
 BOTH = pytest.mark.parametrize("preview", [True, False], ids=["preview", "deployment"])
@@ -121,5 +122,5 @@ def test_a_long_value_in_azures_answer_is_cut_in_the_line_that_quotes_it(pool, p
 
 def test_a_long_pool_name_in_the_config_is_cut_in_the_key_and_the_value():
     with pytest.raises(ConfigError) as raised:
-        run_program("team", overrides={"gpuPools": {"g" * 10_000: {"vmSize": "Standard_NC4as_T4_v3"}}}, preview=True)
+        planned_by(OfflineReader(), "team", True, gpuPools={"g" * 10_000: {"vmSize": "Standard_NC4as_T4_v3"}})
     assert len(str(raised.value)) < 600 and len(re.findall(r"\.\.\. \(100\d\d characters\)", str(raised.value))) == 2

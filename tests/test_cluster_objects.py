@@ -9,7 +9,9 @@ import json
 from typing import Any
 
 import pytest
+from conftest import run_cached
 from support.kubernetes_objects import SKU_TOLERATION, guide_daemon_set, listed, namespace
+from support.plan import Lines, plan_infos, plan_warnings, planned_by
 
 from components.azure import cluster_objects
 from components.azure.cluster_objects import PoolNodes
@@ -50,6 +52,26 @@ def run(kubernetes: Any, preview: bool, cluster: dict[str, Any] | None = None, *
         return error, monitor
 
 
+def said_by_plan(kubernetes: Any, preview: bool, cluster: dict[str, Any] | None = None, **overrides: Any) -> Lines | Exception:
+    """What `run` with the same arguments says before it declares anything, by a plain call on
+    its plan (support/plan.py): its lines, or the one-line error that stops it."""
+    azure = OfflineReader(cluster=cluster or existing_cluster(), kubernetes=kubernetes)
+    try:
+        plan = planned_by(azure, "dev", preview, **{**EXISTING, **overrides})
+    except (PreflightError, ConfigError) as error:
+        return error
+    return Lines(plan_warnings(plan), plan_infos(plan))
+
+
+def run_or_plan(kubernetes: Any, preview: bool, cluster: dict[str, Any] | None = None, **overrides: Any):
+    """A preview's lines by a plain call on its plan (`said_by_plan`); a deployment, which a test
+    asks whether it stopped before anything was registered, run whole (`run`): (lines, run or
+    error; None, or the run's monitor)."""
+    if preview:
+        return said_by_plan(kubernetes, preview, cluster, **overrides), None
+    return run(kubernetes, preview, cluster, **overrides)
+
+
 def imports(monitor: RecordingMonitor) -> dict[str, str]:
     return {r.type: r.options["import"] for r in monitor.registrations if "import" in r.options}
 
@@ -59,11 +81,12 @@ def imports(monitor: RecordingMonitor) -> dict[str, str]:
 
 @pytest.mark.parametrize("preview", [True, False])
 def test_a_namespace_the_stack_would_create_that_exists_is_said_at_preview_and_stops_a_deployment(preview):
-    result, monitor = run(listed(namespace("gpu-workloads")), preview)
     said = "kubernetes: namespace gpu-workloads is in the cluster already, and this stack would create it (aks-gpu:mnistJob.namespace)"
     if preview:
-        assert any(w.startswith(said) and w.endswith("(a deployment stops here)") for w in result.warnings)
+        lines = said_by_plan(listed(namespace("gpu-workloads")), preview)
+        assert any(w.startswith(said) and w.endswith("(a deployment stops here)") for w in lines.warnings)
     else:
+        result, monitor = run(listed(namespace("gpu-workloads")), preview)
         assert isinstance(result, PreflightError) and said in str(result) and monitor.registrations == []
 
 
@@ -78,14 +101,13 @@ def test_the_stacks_own_namespaces_are_no_problem_once_they_carry_its_annotation
 def test_a_namespace_made_by_pulumi_before_the_stack_marked_its_objects_is_taken_as_its_own_with_a_warning():
     made = namespace("gpu-resources")
     made["metadata"]["managedFields"] = [{"manager": "pulumi-kubernetes", "operation": "Update"}]
-    result, _ = run(listed(made), False)
+    result = said_by_plan(listed(made), False)
     assert not isinstance(result, Exception)
     assert any("namespace gpu-resources was made by pulumi-kubernetes" in w for w in result.warnings)
 
 
 def test_the_namespaces_line_stays_for_a_cluster_that_could_not_be_read_and_goes_once_it_is():
-    unread, _ = run(None, True)
-    read, _ = run(listed(), True)
+    unread, read = said_by_plan(None, True), said_by_plan(listed(), True)
     assert any(i.startswith("namespaces: this stack creates") for i in unread.infos)
     assert not any(i.startswith("namespaces:") for i in read.infos)
 
@@ -95,7 +117,7 @@ def test_the_namespaces_line_stays_for_a_cluster_that_could_not_be_read_and_goes
 
 @pytest.mark.parametrize("preview", [True, False])
 def test_the_guides_daemon_set_applied_by_hand_stops_a_deployment_and_names_adopt(preview):
-    result, monitor = run(listed(namespace("gpu-resources"), guide_daemon_set()), preview)
+    result, monitor = run_or_plan(listed(namespace("gpu-resources"), guide_daemon_set()), preview)
     said = "kubernetes: namespace gpu-resources is in the cluster already (it runs DaemonSet gpu-resources/nvidia-device-plugin-daemonset)"
     text = "\n".join(result.warnings) if preview else str(result)
     assert said in text and "devicePlugin.adopt: true" in text
@@ -106,7 +128,7 @@ def test_the_guides_daemon_set_applied_by_hand_stops_a_deployment_and_names_adop
 @pytest.mark.parametrize("preview", [True, False])
 def test_a_device_plugin_in_another_namespace_that_tolerates_the_gpu_taint_stops_a_deployment(preview):
     todays = guide_daemon_set("kube-system", tolerations=[SKU_TOLERATION])
-    result, monitor = run(listed(namespace("kube-system"), todays), preview)
+    result, monitor = run_or_plan(listed(namespace("kube-system"), todays), preview)
     said = "kubernetes: DaemonSet kube-system/nvidia-device-plugin-daemonset runs NVIDIA's device plugin"
     text = "\n".join(result.warnings) if preview else str(result)
     assert said in text and "on nodes of gpu" in text and "two device plugins on one node" in text
@@ -118,7 +140,7 @@ def test_a_device_plugin_in_another_namespace_that_tolerates_the_gpu_taint_stops
 @pytest.mark.parametrize("mode", ["warn", "off"])
 def test_a_second_device_plugin_stops_a_deployment_whatever_preflight_mode_says(preview, mode):
     todays = guide_daemon_set("kube-system", tolerations=[SKU_TOLERATION])
-    result, monitor = run(listed(namespace("kube-system"), todays), preview, preflight={"mode": mode})
+    result, monitor = run_or_plan(listed(namespace("kube-system"), todays), preview, preflight={"mode": mode})
     said = "kubernetes: DaemonSet kube-system/nvidia-device-plugin-daemonset runs NVIDIA's device plugin"
     if preview:
         assert [w for w in result.warnings if w.startswith(said)][0].endswith(
@@ -131,20 +153,20 @@ def test_a_second_device_plugin_stops_a_deployment_whatever_preflight_mode_says(
 
 
 def test_with_preflight_off_the_namespace_checks_are_off_but_the_cluster_is_still_read():
-    result, _ = run(listed(namespace("gpu-resources"), namespace("kube-system")), False, preflight={"mode": "off"})
+    result = said_by_plan(listed(namespace("gpu-resources"), namespace("kube-system")), False, preflight={"mode": "off"})
     assert not isinstance(result, Exception), result
     assert not [w for w in result.warnings if w.startswith("kubernetes:")]
 
 
 def test_the_2020_guides_daemon_set_elsewhere_cannot_land_on_the_stacks_tainted_pool():
     """Its tolerations are CriticalAddonsOnly and nvidia.com/gpu: the pool's sku=gpu:NoSchedule keeps it off."""
-    result, _ = run(listed(namespace("kube-system"), guide_daemon_set("kube-system")), False)
+    result = said_by_plan(listed(namespace("kube-system"), guide_daemon_set("kube-system")), False)
     assert not isinstance(result, Exception) and not [w for w in result.warnings if w.startswith("kubernetes:")]
 
 
 @pytest.mark.parametrize("preview", [True, False])
 def test_the_gpu_operator_in_the_cluster_stops_a_deployment(preview):
-    result, monitor = run(listed(namespace("gpu-operator"), operator_daemon_set()), preview)
+    result, monitor = run_or_plan(listed(namespace("gpu-operator"), operator_daemon_set()), preview)
     said = "kubernetes: the GPU Operator runs in the cluster (DaemonSet gpu-operator/nvidia-device-plugin-daemonset)"
     text = "\n".join(result.warnings) if preview else str(result)
     assert said in text
@@ -203,7 +225,7 @@ def test_adopt_names_the_gpu_pools_that_would_lose_their_device_plugin(preview):
         {"name": "system", "mode": "System", "vmSize": "Standard_D4s_v5", "count": 3, "osType": "Linux"},
         {"name": "legacy", "mode": "User", "vmSize": T4, "count": 1, "osType": "Linux"},
     ]
-    result, monitor = run(
+    result, monitor = run_or_plan(
         listed(namespace("gpu-resources"), guide_daemon_set()),
         preview,
         cluster=existing_cluster(agentPoolProfiles=pools),
@@ -265,10 +287,10 @@ def test_a_deployment_that_adopts_stops_when_the_cluster_cannot_be_read():
 def test_the_offline_render_checks_the_saved_kubernetes_file(tmp_path):
     saved = tmp_path / "team-aks-kubernetes.json"
     saved.write_text(saved_list(namespace("gpu-resources"), guide_daemon_set()))
-    monitor = RecordingMonitor(AzureMocks(reader=OfflineReader(cluster=existing_cluster())))
-    result = run_program("dev", overrides={**EXISTING, "preflight": {"kubernetesFile": str(saved)}}, monitor=monitor, preview=True)
-    assert f"offline: what the cluster runs in Kubernetes read from {saved}" in result.notes
-    assert any("kubernetes: namespace gpu-resources is in the cluster already" in w for w in result.warnings)
+    reader = OfflineReader(cluster=existing_cluster())
+    plan = planned_by(reader, "dev", True, **{**EXISTING, "preflight": {"kubernetesFile": str(saved)}})
+    assert f"offline: what the cluster runs in Kubernetes read from {saved}" in reader.notes
+    assert any("kubernetes: namespace gpu-resources is in the cluster already" in w for w in plan_warnings(plan))
 
 
 @pytest.mark.parametrize(
@@ -338,5 +360,5 @@ def test_the_stacks_namespaces_and_device_plugin_carry_its_annotation_on_an_exis
         (NAMESPACE_TYPE, "gpu-workloads"),
         (DAEMONSET_TYPE, "nvidia-device-plugin-daemonset"),
     }
-    own = run_program("dev", preview=True)
+    own = run_cached("dev")[0]
     assert not [r for r in own.resources if "aks-gpu-stack" in ((r.inputs.get("metadata") or {}).get("annotations") or {})]

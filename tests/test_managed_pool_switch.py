@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import pytest
 from conftest import MANAGED_CLUSTER, MANAGED_GROUP
-from support.pool_switch import run
+from support.plan import plan_warnings, planned_by
+from support.pool_switch import AgentPoolsReader, run
 
 from components.azure import pool_modes
 from components.azure.live import agent_pools
 from components.errors import PreflightError
 from components.resources.managed_gpu_pool import STABLE_API_VERSION
-from tools.azure_mocks import UNREAD_POOLS
+from tools.azure_mocks import UNREAD_POOLS, OfflineReader
 
 T4 = "Standard_NC4as_T4_v3"
 RUNS = {
@@ -77,7 +78,10 @@ def test_a_switch_within_one_kind_of_pool_a_same_mode_or_a_new_pool_goes_on(azur
     deleting first (test_lifecycle.py)."""
     if was:
         running(azure, gpu=was)
-    result, _ = run(True, azure, gpuPool={"vmSize": T4, **now})
+    try:  # the preview's plan, by a plain call (support/plan.py): the switch is refused there, or not at all
+        result = planned_by(AgentPoolsReader(azure), "dev", True, gpuPool={"vmSize": T4, **now})
+    except PreflightError as error:
+        result = error
     assert not isinstance(result, PreflightError), result
 
 
@@ -94,7 +98,8 @@ def test_a_read_that_fails_stops_the_deployment_that_could_switch_a_pool(azure):
 
 
 def test_the_offline_render_reads_no_pool_and_says_what_it_assumed():
-    result, monitor = run(True, gpuPool={"vmSize": T4, "management": "aks-managed"})
-    assert monitor.mocks.reader.reads.count("pool_modes") == 1
-    assert not any("management in Azure" in w for w in result.warnings)
-    assert UNREAD_POOLS in result.notes, "the plan shown is that of pools that do not run yet"
+    reader = OfflineReader()  # the offline render's, read by a plain call on the preview's plan (support/plan.py)
+    plan = planned_by(reader, "dev", True, gpuPool={"vmSize": T4, "management": "aks-managed"})
+    assert reader.reads.count("pool_modes") == 1
+    assert not any("management in Azure" in w for w in plan_warnings(plan))
+    assert UNREAD_POOLS in reader.notes, "the plan shown is that of pools that do not run yet"

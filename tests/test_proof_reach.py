@@ -15,13 +15,14 @@ from typing import Any
 
 import pytest
 from conftest import ROOT
+from support.plan import Lines, plan_infos, plan_warnings, planned_by
 
 from components.azure import cluster_egress
 from components.azure.cluster_objects import parse
 from components.azure.used_pool_gpus import UsedPoolGpus, _decide, strategy_of
 from components.catalog import gpu_sizes
 from components.errors import ConfigError, PreflightError
-from tools.azure_mocks import AzureMocks
+from tools.azure_mocks import AzureMocks, OfflineReader
 from tools.mock_engine import RecordingMonitor, run_program
 
 EXAMPLE = ROOT / "examples" / "guide-cluster"
@@ -32,14 +33,29 @@ BOTH = [True, False]
 ACR_IMAGE = "team.azurecr.io/pytorch/pytorch@sha256:7b324d212a4450795b49edba9949b7cdc72429148a64e974334bfe5774d51385"
 
 
-def run(tmp_path: Path, preview: bool, cluster: dict[str, Any] | None = None, objects: dict[str, Any] | None = None, **overrides):
+def saved(tmp_path: Path, cluster: dict[str, Any] | None, objects: dict[str, Any] | None) -> dict[str, str]:
+    """The cluster's description and `kubectl get` saved, as the stack's preflight names them."""
     (tmp_path / "cluster.json").write_text(json.dumps(cluster or CLUSTER))
     (tmp_path / "kubernetes.json").write_text(json.dumps(objects or OBJECTS))
-    files = {"clusterFile": str(tmp_path / "cluster.json"), "kubernetesFile": str(tmp_path / "kubernetes.json")}
+    return {"clusterFile": str(tmp_path / "cluster.json"), "kubernetesFile": str(tmp_path / "kubernetes.json")}
+
+
+def run(tmp_path: Path, preview: bool, cluster: dict[str, Any] | None = None, objects: dict[str, Any] | None = None, **overrides):
+    files = saved(tmp_path, cluster, objects)
     monitor = RecordingMonitor(AzureMocks())
     return run_program(
         "ml-prod", overrides={"preflight": files, **overrides}, monitor=monitor, preview=preview, stack_file=EXAMPLE / "Pulumi.ml-prod.yaml"
     )
+
+
+def lines(
+    tmp_path: Path, preview: bool, cluster: dict[str, Any] | None = None, objects: dict[str, Any] | None = None, **overrides
+) -> Lines:
+    """What `run` with the same arguments says before it declares anything, by a plain call on
+    its plan (support/plan.py), for a test that asks nothing of what it declares."""
+    files = saved(tmp_path, cluster, objects)
+    plan = planned_by(OfflineReader(), "ml-prod", preview, stack_file=EXAMPLE / "Pulumi.ml-prod.yaml", preflight=files, **overrides)
+    return Lines(plan_warnings(plan), plan_infos(plan))
 
 
 def with_cluster(**members: Any) -> dict[str, Any]:
@@ -57,7 +73,7 @@ def egress_rules(done) -> list[dict[str, Any]]:
     return done.one(POLICY, "mnist-proof-egress").inputs["spec"]["egress"]
 
 
-def said(done) -> str:
+def said(done: Any) -> str:
     return "\n".join(done.infos + done.warnings)
 
 
@@ -76,8 +92,9 @@ def test_a_proxy_at_a_private_address_is_let_through_the_jobs_network_policy(tmp
 @pytest.mark.parametrize("preview", BOTH)
 def test_the_https_proxy_wins_and_a_proxy_without_a_port_is_reached_on_443(tmp_path, preview):
     cluster = with_cluster(httpProxyConfig={"httpProxy": "http://10.224.0.5:3128", "httpsProxy": "http://10.224.0.6"})
-    assert egress_rules(run(tmp_path, preview, cluster))[-1]["to"][0]["ipBlock"] == {"cidr": "10.224.0.6/32"}
-    assert egress_rules(run(tmp_path, preview, cluster))[-1]["ports"] == [{"protocol": "TCP", "port": 443}]
+    rule = egress_rules(run(tmp_path, preview, cluster))[-1]
+    assert rule["to"][0]["ipBlock"] == {"cidr": "10.224.0.6/32"}
+    assert rule["ports"] == [{"protocol": "TCP", "port": 443}]
 
 
 @pytest.mark.parametrize("preview", BOTH)
@@ -100,7 +117,7 @@ def test_a_proxy_whose_no_proxy_leaves_the_mirror_out_needs_no_rule(tmp_path, pr
 @pytest.mark.parametrize("preview", BOTH)
 def test_a_proxy_with_its_own_ca_warns_that_the_jobs_image_does_not_trust_it(tmp_path, preview):
     cluster = with_cluster(httpProxyConfig={"httpProxy": "http://10.224.0.5:3128", "trustedCa": "LS0tLS1CRUdJTi0tLS0t"})
-    warning = next(w for w in run(tmp_path, preview, cluster).warnings if "trustedCa" in w)
+    warning = next(w for w in lines(tmp_path, preview, cluster).warnings if "trustedCa" in w)
     assert "CERTIFICATE_VERIFY_FAILED" in warning and "mnistJob.egress to false" in warning
 
 
@@ -115,7 +132,7 @@ def test_a_disabled_proxy_or_a_job_without_egress_adds_no_rule(tmp_path, preview
 def test_a_proxy_config_of_the_wrong_type_is_one_line_naming_the_member(tmp_path):
     cluster = with_cluster(httpProxyConfig={"httpProxy": "http://10.224.0.5:3128", "noProxy": "localhost"})
     with pytest.raises(ConfigError) as raised:
-        run(tmp_path, True, cluster)
+        lines(tmp_path, True, cluster)
     assert "aks-gpu:preflight.clusterFile" in str(raised.value) and "\n" not in str(raised.value)
     assert 'httpProxyConfig.noProxy is "localhost", not a list' in str(raised.value)
 
@@ -125,21 +142,21 @@ def test_a_proxy_config_of_the_wrong_type_is_one_line_naming_the_member(tmp_path
 
 @pytest.mark.parametrize("preview", BOTH)
 def test_user_defined_routing_says_the_image_must_come_from_the_teams_registry_and_the_digits_be_drawn(tmp_path, preview):
-    done = run(tmp_path, preview, with_cluster(networkProfile__outboundType="userDefinedRouting"))
+    done = lines(tmp_path, preview, with_cluster(networkProfile__outboundType="userDefinedRouting"))
     warning = next(w for w in done.warnings if "outboundType userDefinedRouting" in w)
     assert "az acr import" in warning and "aks-gpu:mnistJob.egress to false" in warning and "ImagePullBackOff" in warning
 
 
 @pytest.mark.parametrize("preview", BOTH)
 def test_no_outbound_access_with_the_image_in_the_teams_registry_and_drawn_digits_is_only_said(tmp_path, preview):
-    done = run(tmp_path, preview, with_cluster(networkProfile__outboundType="none"), mnistJob={"image": ACR_IMAGE, "egress": False})
+    done = lines(tmp_path, preview, with_cluster(networkProfile__outboundType="none"), mnistJob={"image": ACR_IMAGE, "egress": False})
     assert not [w for w in done.warnings if "outboundType" in w]
     assert "has outboundType none; the Job pulls team.azurecr.io/" in "\n".join(done.infos)
 
 
 @pytest.mark.parametrize("preview", BOTH)
 def test_no_outbound_access_with_the_image_in_the_teams_registry_still_asks_for_drawn_digits(tmp_path, preview):
-    done = run(tmp_path, preview, with_cluster(networkProfile__outboundType="none"), mnistJob={"image": ACR_IMAGE})
+    done = lines(tmp_path, preview, with_cluster(networkProfile__outboundType="none"), mnistJob={"image": ACR_IMAGE})
     warning = next(w for w in done.warnings if "outboundType none" in w)
     assert "no way out to the internet" in warning and "az acr import" not in warning and "mnistJob.egress to false" in warning
 
@@ -147,7 +164,7 @@ def test_no_outbound_access_with_the_image_in_the_teams_registry_still_asks_for_
 @pytest.mark.parametrize("preview", BOTH)
 def test_a_load_balancer_or_nat_gateway_says_nothing_of_the_way_out(tmp_path, preview):
     for outbound in ("loadBalancer", "managedNATGateway"):
-        assert "outboundType" not in said(run(tmp_path, preview, with_cluster(networkProfile__outboundType=outbound)))
+        assert "outboundType" not in said(lines(tmp_path, preview, with_cluster(networkProfile__outboundType=outbound)))
 
 
 def test_docker_hub_is_an_image_with_no_registry_host_or_docker_hubs_own():
@@ -227,7 +244,7 @@ def test_a_refused_mixed_pool_stops_a_deployment(tmp_path, monkeypatch):
     monkeypatch.setitem(gpu_sizes.CATALOG, size.name, dataclasses.replace(size, gpu=dataclasses.replace(size.gpu, mig_slices=())))
     objects = plugin_with({"env": [{"name": "MIG_STRATEGY", "value": "mixed"}]})
     with pytest.raises(PreflightError, match="runs MIG strategy mixed"):
-        run(tmp_path, False, mig_cluster(), objects)
+        lines(tmp_path, False, mig_cluster(), objects)
 
 
 @pytest.mark.parametrize("preview", BOTH)

@@ -11,11 +11,12 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from support.plan import planned_by
 from support.saved_files import SPECIAL, special
 
 from components.errors import ConfigError
 from tools import render
-from tools.azure_mocks import AzureMocks
+from tools.azure_mocks import AzureMocks, OfflineReader
 from tools.mock_engine import RecordingMonitor, run_program
 
 FIXTURES = Path(__file__).parent / "fixtures" / "preflight"
@@ -180,7 +181,7 @@ def test_make_render_says_the_same_one_line_and_exits_1(tmp_path, monkeypatch, c
 def test_a_saved_cluster_that_is_not_the_clusters_description_is_one_line(tmp_path, content, says):
     path = write(tmp_path, "cluster.json", content)
     with pytest.raises(ConfigError, match=rf"^invalid config aks-gpu:preflight\.clusterFile = \S*/cluster\.json: {says}"):
-        run_program("dev", overrides={"existingCluster": TEAM, "gpuPool": {"vmSize": T4}, "preflight": {"clusterFile": path}}, preview=True)
+        planned_by(OfflineReader(), "dev", True, existingCluster=TEAM, gpuPool={"vmSize": T4}, preflight={"clusterFile": path})
 
 
 @pytest.mark.parametrize(
@@ -229,7 +230,7 @@ def test_a_path_longer_than_the_system_takes_is_one_line(member):
         ConfigError,
         match=rf"^invalid config aks-gpu:preflight\.{member} = '?.{{100,}}\.\.\. \(\d+ characters\): (cannot be|expected an existing file)",
     ) as raised:
-        run_program("dev", overrides={"gpuPool": {"vmSize": T4}, "preflight": files, **extra}, preview=True)
+        planned_by(OfflineReader(), "dev", True, gpuPool={"vmSize": T4}, preflight=files, **extra)
     assert len(str(raised.value)) < 400
 
 
@@ -239,7 +240,7 @@ def test_a_file_inside_the_project_is_named_as_the_stack_file_names_it():
     with pytest.raises(
         ConfigError, match=r"^invalid config aks-gpu:preflight\.pricesFile = tests/fixtures/clusters/ml-aks\.json: no Items"
     ):
-        run_program("dev", overrides={"preflight": {"pricesFile": "tests/fixtures/clusters/ml-aks.json"}}, preview=True)
+        planned_by(OfflineReader(), "dev", True, preflight={"pricesFile": "tests/fixtures/clusters/ml-aks.json"})
 
 
 # --------------------------------------------------------------------------- what a path names (#44)
@@ -299,7 +300,7 @@ def test_a_saved_file_nested_deeper_than_azure_nests_is_one_line(tmp_path):
         deep = {"a": deep}
     path = write(tmp_path, "cluster.json", {"name": "team-aks", "location": "eastus", "agentPoolProfiles": [], "x": deep})
     with pytest.raises(ConfigError, match=r"clusterFile = \S*/cluster\.json: it is nested more than 32 levels deep"):
-        run_program("dev", overrides={"existingCluster": TEAM, "gpuPool": {"vmSize": T4}, "preflight": {"clusterFile": path}}, preview=True)
+        planned_by(OfflineReader(), "dev", True, existingCluster=TEAM, gpuPool={"vmSize": T4}, preflight={"clusterFile": path})
 
 
 def test_make_render_refuses_a_fifo_as_the_cluster_file_in_one_line(tmp_path, monkeypatch, capsys):
