@@ -22,11 +22,7 @@ def planned(
     """The plan `run_program(stack, overrides=overrides, preview=preview)` declares from:
     its config merged as that run merges it, and the offline reader it is handed
     (`feature_state` and `cluster` as conftest's run_cached takes them)."""
-    merged = merged_config(stack, overrides=overrides)
-    reader = OfflineReader(feature_state, cluster)
-    reader.offline(merged, stack)  # as run_program readies the mocks' reader
-    cfg = parse(merged, project_name(), stack, ROOT)
-    return build_plan(cfg, reader, Mode.of(preview), project=project_name(), stack=stack, environ=os.environ)
+    return planned_by(OfflineReader(feature_state, cluster), stack, preview, **overrides)
 
 
 def plan_warnings(plan: Plan) -> list[str]:
