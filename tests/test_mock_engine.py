@@ -5,16 +5,20 @@ ships (tools/mock_engine.py `_alias_urns_left_to_the_engine`, docs/layout.md "Th
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import re
+import threading
 from pathlib import Path
 from typing import Any
 
 import pulumi
 import pytest
+from google.protobuf import struct_pb2
+from pulumi.runtime.proto import resource_pb2
 
 from tools import mock_engine
-from tools.azure_mocks import AzureMocks
+from tools.azure_mocks import CLIENT_CONFIG_TOKEN, AzureMocks
 from tools.mock_engine import RecordingMonitor, run_program
 
 T4 = "Standard_NC4as_T4_v3"
@@ -118,3 +122,23 @@ def test_only_a_monitor_without_alias_specs_reads_the_urns_the_shortcut_skips():
     # ...inside all_aliases, which prepare_aliases calls only without alias specs.
     prepare = source[source.index("async def prepare_aliases") : source.index("async def _create_provider_ref")]
     assert prepare.index("if supports_alias_specs:") < prepare.index("else:") < prepare.index("all_aliases(")
+
+
+def test_a_worker_thread_that_served_only_an_invoke_has_its_loop_closed_at_the_end():
+    """The mock monitor gives each thread it serves on an event loop of its own, an invoke's
+    too; `make render` closes every one it knows of at its exit (close_event_loops). One it
+    did not know of was left open once, in a loaded run of test_render."""
+    monitor = RecordingMonitor(AzureMocks())
+    loops: list[Any] = []
+
+    def invoke_on_a_fresh_thread() -> None:
+        monitor.Invoke(resource_pb2.ResourceInvokeRequest(tok=CLIENT_CONFIG_TOKEN, args=struct_pb2.Struct()))
+        loops.append(asyncio.get_event_loop())
+
+    def body() -> None:
+        thread = threading.Thread(target=invoke_on_a_fresh_thread)
+        thread.start()
+        thread.join()
+
+    mock_engine.run_under_mocks(body, monitor=monitor)
+    assert len(loops) == 1 and loops[0] in mock_engine.WORKER_LOOPS

@@ -138,14 +138,28 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         super().__init__(mocks)
         self.registrations: list[Registration] = []
 
+    # The SDK's monitor runs on the SDK's worker threads and gives each an event loop of its
+    # own (mocks.py Invoke, ReadResource and RegisterResource: `_ensure_event_loop()`), which
+    # nothing closes: each is kept for close_event_loops. A thread that served only an invoke
+    # has one too (`make render` left such a loop open once in a loaded run).
+
+    def Invoke(self, request):  # noqa: N802 (gRPC method name)
+        try:
+            return super().Invoke(request)
+        finally:
+            WORKER_LOOPS.add(asyncio.get_event_loop())
+
+    def ReadResource(self, request):  # noqa: N802 (gRPC method name)
+        try:
+            return super().ReadResource(request)
+        finally:
+            WORKER_LOOPS.add(asyncio.get_event_loop())
+
     def RegisterResource(self, request):  # noqa: N802 (gRPC method name)
         response = super().RegisterResource(request)
-        # The SDK's monitor runs on the SDK's worker threads and gives each an event loop of
-        # its own (mocks.py RegisterResource: `_ensure_event_loop()`), which nothing closes.
-        # (The stack's own registration returns before it makes one.)
+        # (The stack's own registration returns before it makes a loop.)
         if request.type != "pulumi:pulumi:Stack":
             WORKER_LOOPS.add(asyncio.get_event_loop())
-        if request.type != "pulumi:pulumi:Stack":
             timeouts = request.customTimeouts
             self.registrations.append(
                 Registration(
