@@ -139,7 +139,11 @@ def build_plan(
     owner_tag = next(iter(owner.values()))
     # What the stack holds already, from the engine's state, not from a tag its owner can remove
     # (components/azure/stack_state.py).
-    state = stack_state.read(reader, (found.resource_group, found.name)) if found is not None else stack_state.NOT_READ
+    state = stack_state.NOT_READ
+    if found is not None:
+        state = stack_state.read(reader, (found.resource_group, found.name), project=project, stack=stack)
+        if refusal := stack_state.stray_refusal(state, project, stack):
+            raise PreflightError(refusal)
     # What this stack adopted is guarded: a config that would replace it stops here.
     if found is not None:
         said.warn(ownership.check_pools(cfg, found, owner_tag, state, mode.preview))

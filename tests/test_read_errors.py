@@ -64,7 +64,7 @@ READS: dict[str, Callable[[Failing], Any]] = {
     "prices": lambda r: cost.load(CFG, "eastus", r)[1],
     "the pools' management": lambda r: pool_modes.check(CFG, "rg", "aks", lambda: "sub-1", r).failed,
     "what the cluster runs": lambda r: cluster_object_checks.read(r, "kubeconfig")[1],
-    "the stack's state": lambda r: stack_state.read(r).why,
+    "the stack's state": lambda r: stack_state.read(r, project="aks-gpu", stack="dev").why,
     "the existing cluster": lambda r: cluster_facts.read(r, "rg", "aks"),
     "its user credential": lambda r: cluster_facts.read_user_kubeconfig(r, "rg", "aks"),
     "the preview feature": lambda r: managed_pool_checks.feature_registration(MANAGED, r)[0].message,

@@ -16,6 +16,7 @@ from conftest import run_cached
 from support.adoption import guide_as_listed, saved_list, the_guides
 from support.existing_cluster import T4, on_existing
 from support.guide_example import EXAMPLE, STACK_FILE
+from support.kubernetes_objects import guide_daemon_set, listed, namespace
 from support.plan import Lines, lines_by
 from support.pool_network import NODES, PODS, moved_cluster, network_of, replace_warnings
 
@@ -38,6 +39,11 @@ def state_of(run: ProgramRun, leave_out: tuple[str, ...] = ()) -> dict[str, dict
     resource's URN, type and outputs (the mock engine echoes inputs as outputs). A copy: the
     run may be shared (guide_as_listed), and the reader handed this state must not reach it."""
     return {r.urn: {"type": r.type, "outputs": copy.deepcopy(r.inputs)} for r in run.resources if r.custom and r.type not in leave_out}
+
+
+def read_state(state: dict, cluster: tuple[str, str] | None = None, stack: str = "dev") -> stack_state.StackState:
+    """What the dev stack's run reads of `state`."""
+    return stack_state.read(OfflineReader(stack=state), cluster, project="aks-gpu", stack=stack)
 
 
 def run_with(cluster: dict, state: dict | None, preview: bool, **overrides: Any) -> ProgramRun:
@@ -72,12 +78,12 @@ def earlier() -> dict[str, dict[str, Any]]:
 
 
 def test_the_names_the_state_is_read_by_are_the_ones_the_program_registers(earlier):
-    state = stack_state.read(OfflineReader(stack=earlier))
+    state = read_state(earlier)
     assert state.pools() == {"gpu"} and state.pool_urn("gpu") == shared_run(True).one(POOL).urn
     assert state.holds(*stack_state.PLUGIN_NAMESPACE) and state.holds(*stack_state.PLUGIN_DAEMON_SET)
     assert state.kubernetes_ids(DAEMON_SET) >= {"gpu-resources/nvidia-device-plugin-daemonset"}
     managed = shared_run(True, gpuPool={"vmSize": T4, "management": "aks-managed"})
-    assert stack_state.read(OfflineReader(stack=state_of(managed))).pools() == {"gpu"}
+    assert read_state(state_of(managed)).pools() == {"gpu"}
 
 
 # --------------------------------------------------------------------------- a pool that lost the stack's tag
@@ -132,8 +138,8 @@ def test_a_pool_the_state_holds_in_another_cluster_is_not_this_clusters_pool_of_
 
 
 def test_the_states_cluster_is_compared_as_arm_compares_names_without_case(earlier):
-    same = stack_state.read(OfflineReader(stack=deployed_into(earlier, "TEAM-RG", "Team-AKS")), ("team-rg", "team-aks"))
-    other = stack_state.read(OfflineReader(stack=deployed_into(earlier, "team-rg", "other-aks")), ("team-rg", "team-aks"))
+    same = read_state(deployed_into(earlier, "TEAM-RG", "Team-AKS"), ("team-rg", "team-aks"))
+    other = read_state(deployed_into(earlier, "team-rg", "other-aks"), ("team-rg", "team-aks"))
     assert same.pools() == {"gpu"} and same.holds(*stack_state.PLUGIN_DAEMON_SET)
     assert other.known and other.pools() == frozenset() and not other.holds(*stack_state.PLUGIN_DAEMON_SET)
 
@@ -159,7 +165,7 @@ def test_using_the_stacks_own_pool_that_lost_its_tag_is_refused_naming_its_urn(e
     with pytest.raises(PreflightError) as error:
         said_with(with_gpu_pool(UNTAGGED, vmSize=T4), earlier, preview, gpuPool={"existing": "use"})
     message = str(error.value)
-    urn = stack_state.read(OfflineReader(stack=earlier)).pool_urn("gpu")
+    urn = read_state(earlier).pool_urn("gpu")
     assert f"the stack's state holds it ({urn})" in message and f"`pulumi state delete '{urn}'`" in message
     assert "\n" not in message
 
@@ -350,3 +356,147 @@ def test_using_an_untagged_pool_while_the_state_could_not_be_read_stops_a_deploy
     assert "\n" not in said
     first = said_with(with_gpu_pool(UNTAGGED), None, preview, gpuPool={"existing": "use"})
     assert not [w for w in first.warnings if "existing = use" in w], "a stack's first run holds nothing"
+
+
+def test_a_diy_backend_in_the_legacy_layout_is_read_by_the_stacks_name_alone():
+    """It refuses `organization/<project>/<stack>` (diy/store.go legacyReferenceStore.ParseReference,
+    tokens.ParseStackName at 1b594989): the state is read by the stack's name alone, not left unknown."""
+    held = {f"urn:pulumi:test::aks-gpu::aks-gpu:azure:GpuPool${POOL}::gpu-pool-gpu-agent-pool": {"type": POOL, "outputs": {}}}
+    reader = OfflineReader(stack=held)
+    reader.legacy_layout = True
+    answer, mocks = read_live(reader)
+    assert answer == held
+    assert mocks.stack_names == ["test", "test"], "the qualified name was refused; the stack's name answered both reads"
+    assert mocks.state_reads == [STACK_OUTPUTS_TOKEN, STACK_OUTPUTS_TOKEN, STACK_RESOURCES_TOKEN]
+
+
+# --------------------------------------------------------------------------- held: the whole URN the program registers
+
+
+def test_the_urns_held_are_the_ones_the_program_registers(earlier):
+    run = shared_run(True)
+    registered = {(r.type, r.name): r.urn for r in run.resources}
+    for type_, name in [(POOL, "gpu-pool-gpu-agent-pool"), stack_state.PLUGIN_NAMESPACE, stack_state.PLUGIN_DAEMON_SET]:
+        assert stack_state.program_urn("aks-gpu", "dev", type_, name) == registered[(type_, name)]
+    managed = {(r.type, r.name): r.urn for r in shared_run(True, gpuPool={"vmSize": T4, "management": "aks-managed"}).resources}
+    name = "gpu-pool-gpu-managed"
+    assert stack_state.program_urn("aks-gpu", "dev", stack_state.MANAGED_POOL, name) == managed[(stack_state.MANAGED_POOL, name)]
+    assert read_state(earlier).strays == ()
+
+
+def imported_by_hand(earlier: dict, urn: str) -> dict:
+    """`earlier` with its GPU pool held at `urn`, as `pulumi import` at another parent leaves it."""
+    [pool] = [u for u, e in earlier.items() if e["type"] == POOL]
+    return {**{u: e for u, e in earlier.items() if u != pool}, urn: earlier[pool]}
+
+
+TOP_LEVEL = f"urn:pulumi:dev::aks-gpu::{POOL}::gpu-pool-gpu-agent-pool"
+
+
+@pytest.mark.parametrize("urn", [TOP_LEVEL, f"urn:pulumi:dev::aks-gpu::aks-gpu:azure:ExistingCluster${POOL}::gpunp"])
+@BOTH
+def test_a_pool_imported_by_hand_at_another_urn_is_not_held_and_is_refused_with_what_to_do(earlier, preview, urn):
+    state = imported_by_hand(earlier, urn)
+    overrides = on_existing(gpuPool={"existing": "adopt"})
+    reader = OfflineReader(cluster=with_gpu_pool(UNTAGGED, vmSize=T4), stack=state)
+    monitor = RecordingMonitor(AzureMocks(reader=reader))
+    with pytest.raises(PreflightError) as error:
+        run_program("dev", overrides=overrides, monitor=monitor, preview=preview)
+    message = str(error.value)
+    assert message.startswith(f"preflight: the stack's state holds the GPU pool '{urn}', which this program does not register")
+    assert f"`pulumi state delete --force '{urn}'`, then run again" in message and "\n" not in message
+    assert monitor.registrations == []
+    assert read_state(state).pools() == frozenset(), "not held: the program imports it under its own URN once it is gone"
+
+
+@pytest.mark.parametrize("stack, project", [("prod", "aks-gpu"), ("dev", "other-project")])
+@BOTH
+def test_a_pool_in_the_state_under_another_stack_or_project_is_not_held(earlier, preview, stack, project):
+    theirs = {u.replace("urn:pulumi:dev::aks-gpu::", f"urn:pulumi:{stack}::{project}::"): e for u, e in earlier.items()}
+    said = untagged_gpu_said(theirs, preview)
+    assert "puts the tag back" not in said
+    assert "which this stack did not add (it has no aks-gpu-stack tag; the stack's state does not hold it); pick another pool name" in said
+
+
+# --------------------------------------------------------------------------- the adopted plugin guarded by the state
+
+
+@pytest.mark.parametrize("read", [True, False], ids=["cluster read", "cluster not read"])
+@BOTH
+def test_dropping_device_plugin_adopt_is_refused_by_the_states_record_when_the_marks_were_stripped(preview, read):
+    """`kubectl annotate ... aks-gpu-stack- aks-gpu-adopted-` took the live marks off; the state
+    still records them, and without adopt a destroy would delete the owner's gpu-resources."""
+    state = state_of(guide_as_listed(preview=False))
+    cluster = json.loads((EXAMPLE / "cluster.json").read_text())
+    reader = OfflineReader(cluster=cluster, kubernetes=saved_list() if read else None, stack=state)
+    monitor = RecordingMonitor(AzureMocks(reader=reader))
+    overrides = {"gpuPools": {"gpunp": {"existing": "adopt"}}, "devicePlugin": {"adopt": False}}
+    with pytest.raises(PreflightError) as error:
+        run_program("ml-prod", overrides=overrides, monitor=monitor, preview=preview, stack_file=STACK_FILE)
+    message = str(error.value)
+    assert message.startswith("preflight: aks-gpu:devicePlugin.adopt is not true, but the namespace gpu-resources")
+    assert "a destroy would delete them" in message and "\n" not in message
+    assert monitor.registrations == []
+
+
+# --------------------------------------------------------------------------- a second plugin in the stack's namespace
+
+
+def another_plugin(namespace_name: str = "gpu-resources") -> dict[str, Any]:
+    found = guide_daemon_set(namespace_name, tolerations=[{"operator": "Exists"}])
+    found["metadata"]["name"] = "team-device-plugin"
+    return found
+
+
+@pytest.mark.parametrize("known", [True, False], ids=["state known", "state not known"])
+@BOTH
+def test_a_second_device_plugin_in_the_stacks_own_namespace_is_not_taken_for_the_stacks(earlier, preview, known):
+    ours = {"aks-gpu-stack": "aks-gpu/dev"}
+    listed_now = listed(namespace("gpu-resources", **ours), guide_daemon_set(), another_plugin())
+    listed_now["items"][1]["metadata"]["annotations"] = dict(ours)
+    reader = OfflineReader(cluster=with_gpu_pool({"aks-gpu-stack": "aks-gpu/dev"}), kubernetes=listed_now, stack=earlier if known else None)
+    said = "kubernetes: DaemonSet gpu-resources/team-device-plugin runs NVIDIA's device plugin"
+    if preview:
+        warnings = lines_by(reader, "dev", True, **on_existing()).warnings
+        assert any(w.startswith(said) and "two device plugins on one node" in w for w in warnings)
+        assert not any("gpu-resources/nvidia-device-plugin-daemonset runs" in w for w in warnings), "the stack's own is the stack's"
+        return
+    monitor = RecordingMonitor(AzureMocks(reader=reader))
+    with pytest.raises(PreflightError) as error:
+        run_program("dev", overrides=on_existing(), monitor=monitor, preview=False)
+    assert "never two device plugins on one node" in str(error.value) and monitor.registrations == []
+
+
+# --------------------------------------------------------------------------- reads stay linear
+
+
+class Counted(str):
+    """A name that counts how often it is compared, and stops a search that is not linear."""
+
+    compared = 0
+    budget = 0
+
+    def __eq__(self, other: object) -> bool:
+        Counted.compared += 1
+        assert Counted.compared <= Counted.budget, "a quadratic search: each name compared with each"
+        return str.__eq__(self, other)
+
+    __hash__ = str.__hash__
+
+
+@BOTH
+def test_ninety_thousand_adopted_marked_objects_are_read_and_the_slip_refused(preview):
+    """Each of 45,000 namespaces and 45,000 DaemonSets carries this stack's adopted mark: the
+    guard and the checks read them a few times each, never each against each."""
+    marks = {"aks-gpu-stack": "aks-gpu/dev", "aks-gpu-adopted": "aks-gpu/dev"}
+    items = [namespace(Counted(f"ns-{i}"), **marks) for i in range(45_000)]
+    pod = {"template": {"spec": {}}}
+    items += [
+        {"kind": "DaemonSet", "metadata": {"name": "d", "namespace": Counted(f"ds-{i}"), "annotations": marks}, "spec": pod}
+        for i in range(45_000)
+    ]
+    reader = OfflineReader(cluster=existing_cluster(), kubernetes={"kind": "List", "items": items})
+    Counted.compared, Counted.budget = 0, 20 * len(items)
+    with pytest.raises(PreflightError) as error:
+        lines_by(reader, "dev", preview, **on_existing())
+    assert str(error.value).startswith("preflight: aks-gpu:devicePlugin.adopt is not true, but the namespace ns-0 and its DaemonSet")

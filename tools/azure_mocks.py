@@ -239,6 +239,8 @@ class OfflineReader:
         #: as readStackOutputs answers them: some once a deployment completed, none before.
         self.stack_answer = dict(stack) if stack is not None else None
         self.stack_outputs = dict(stack_outputs) if stack_outputs is not None else ({"clusterName": "aks"} if stack else {})
+        #: A diy backend in the legacy layout: it parses a stack reference as a bare stack name.
+        self.legacy_layout = False
         #: Reads that do not answer until their event is set (a test's backend that hangs).
         self.stall: dict[str, threading.Event] = {}
         #: The stack's preflight.kubernetesFile, when `kubernetes` is what it saved.
@@ -447,6 +449,12 @@ class AzureMocks(pulumi_mocks.Mocks):
             stalled.wait()  # a backend that does not answer until the test lets it
         if token in self.reader.refused:
             raise EngineInvokeError(token, self.reader.refused[token])
+        name = str(args.get("name", args.get("stackName")))
+        if self.reader.legacy_layout and "/" in name:
+            # pulumi/pulumi@1b594989 diy/store.go legacyReferenceStore.ParseReference -> tokens.ParseStackName.
+            at = name.index("/")
+            said = f"a stack name may only contain alphanumeric, hyphens, underscores, or periods: invalid character '/' at position {at}"
+            raise EngineInvokeError(token, said)
         if token == STACK_OUTPUTS_TOKEN:
             self.stack_names.append(args["name"])
             return {"name": args["name"], "outputs": dict(self.reader.stack_outputs), "secretOutputNames": []}

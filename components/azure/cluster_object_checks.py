@@ -132,7 +132,10 @@ def check(
     `found`, the cluster's description, says what its used pools offer; `state`, what the stack's state
     holds (the stack's whatever its annotations say). Raises PreflightError where devicePlugin.adopt cannot be done."""
     seen, unread = read(reader, kubeconfig)
+    declares_plugin = any(p.stack_plugin == "device-plugin" for p in pools)
     if seen is None:
+        # What the stack adopted is guarded by its state's record even where the cluster was not read.
+        guarded = ownership.check_objects(cfg, None, owner, declares_plugin, state)
         lines: list[str] = []
         adoption = None
         held = (state.holds(*stack_state.PLUGIN_NAMESPACE), state.holds(*stack_state.PLUGIN_DAEMON_SET))
@@ -148,11 +151,11 @@ def check(
                 f"{ADOPT}: assumed the cluster runs the guide's DaemonSet {adoption.daemon_set}, to take over; what the adopting "
                 "`up` changes in it is not known (save `kubectl get` as preflight.kubernetesFile to see it field by field)"
             )
-        return Findings(False, warnings=[unread or UNCHECKED], lines=lines, adoption=adoption)
+        return Findings(False, warnings=[unread or UNCHECKED, *guarded], lines=lines, adoption=adoption)
     objects = (state.kubernetes_ids(stack_state.NAMESPACE), state.kubernetes_ids(stack_state.DAEMON_SET))
-    mine = Mine(seen, owner, frozenset(cfg.owned_namespaces), *objects)
+    mine = Mine(seen, owner, frozenset(cfg.owned_namespaces), *objects, state_known=state.known)
     # What this stack adopted, as the config names it now (components/azure/ownership.py).
-    warnings = ownership.check_objects(cfg, seen, owner, any(p.stack_plugin == "device-plugin" for p in pools))
+    warnings = ownership.check_objects(cfg, seen, owner, declares_plugin, state)
     adoption, lines = adopt(cfg, seen, mine, state)
     taken = adoption.daemon_set if adoption else None
     served = served_already(seen, pools, mine, taken)
@@ -199,6 +202,9 @@ class Mine:
     #: stack's whatever their annotations say (stack_state).
     held_namespaces: frozenset[str] = frozenset()
     held_daemon_sets: frozenset[str] = frozenset()
+    #: The state was read: a DaemonSet is the stack's only if the state holds it, so another
+    #: device plugin in the stack's namespace is not taken for the stack's own.
+    state_known: bool = False
 
     def namespace(self, name: str) -> bool:
         found = self.seen.namespaces.get(name)
@@ -212,8 +218,16 @@ class Mine:
         return found.annotations.get(STACK_ANNOTATION) == self.owner or legacy
 
     def daemon_set(self, found: DaemonSet) -> bool:
-        held = f"{found.namespace}/{found.name}" in self.held_daemon_sets
-        return held or found.annotations.get(STACK_ANNOTATION) == self.owner or self.namespace(found.namespace)
+        if f"{found.namespace}/{found.name}" in self.held_daemon_sets:
+            return True
+        if found.gpu_operator:  # the operands of the stack's GPU Operator, in its namespace
+            return found.annotations.get(STACK_ANNOTATION) == self.owner or self.namespace(found.namespace)
+        if self.state_known:
+            return False
+        # Not known: the stack's mark, or the guide's name, which the stack gives its own too
+        # (components/resources/device_plugin.py DAEMONSET_NAME), in a namespace of its own.
+        own_name = found.name == GUIDE_DAEMONSET and self.namespace(found.namespace)
+        return found.annotations.get(STACK_ANNOTATION) == self.owner or own_name
 
     def legacy_notes(self) -> list[str]:
         return [

@@ -9,11 +9,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from components.azure import stack_state
 from components.azure.cluster_facts import OWNER_TAG, ClusterFacts
 from components.azure.cluster_objects import GUIDE_DAEMONSET, STACK_ANNOTATION, Seen
 from components.azure.stack_state import EXPORT, NOT_READ, POOL_NAMES, StackState
 from components.config import NAMESPACE, GpuPoolConfig, StackConfig
-from components.errors import PreflightError
+from components.errors import PreflightError, cut
 
 ADOPTED = "aks-gpu-adopted"
 STACK = STACK_ANNOTATION
@@ -135,18 +136,38 @@ def others_mark(annotations: Mapping[str, str], owner: str) -> str | None:
     return None
 
 
-def check_objects(cfg: StackConfig, seen: Seen, owner: str, declares_plugin: bool) -> list[str]:
-    """The namespace and DaemonSet this stack adopted (their `aks-gpu-adopted` annotation),
-    as the config now names them: without devicePlugin.adopt the stack would declare them as
-    its own, which a destroy deletes; under another devicePlugin.namespace it would replace the
-    namespace and leave the adopted DaemonSet beside a second plugin. Each refused in one
-    line. Returns a warning where the stack no longer declares a plugin at all: the engine
-    releases what it adopted (or deletes it, where devicePlugin.onDestroy said so)."""
-    adopted = [n.name for n in seen.namespaces.values() if n.annotations.get(ADOPTED) == owner]
-    adopted += [d.namespace for d in seen.daemon_sets if d.annotations.get(ADOPTED) == owner and d.namespace not in adopted]
+def adopted_namespaces(seen: Seen | None, owner: str, state: StackState = NOT_READ) -> list[str]:
+    """The namespaces whose device plugin this stack adopted, in order, once each: by the marks
+    the stack last wrote on the namespace and DaemonSet its state holds (stack_state `marks`),
+    which an owner's `kubectl annotate` does not reach, then by the live annotations. Linear."""
+    found: dict[str, None] = {}
+    for held in (stack_state.PLUGIN_NAMESPACE, stack_state.PLUGIN_DAEMON_SET):
+        where = state.objects.get(held)
+        if where is not None and state.marks.get(held, {}).get(ADOPTED) == owner:
+            found.setdefault(where.split("/", 1)[0])
+    if seen is not None:
+        found.update((n.name, None) for n in seen.namespaces.values() if n.annotations.get(ADOPTED) == owner)
+        found.update((d.namespace, None) for d in seen.daemon_sets if d.annotations.get(ADOPTED) == owner)
+    return list(found)
+
+
+def named(name: str) -> str:
+    """A name as a message quotes it: cut to a readable length, escaped where not printable."""
+    return cut(name) if name.isprintable() else cut(ascii(name))
+
+
+def check_objects(cfg: StackConfig, seen: Seen | None, owner: str, declares_plugin: bool, state: StackState = NOT_READ) -> list[str]:
+    """The namespace and DaemonSet this stack adopted (adopted_namespaces: its state's record,
+    or their `aks-gpu-adopted` annotation), as the config now names them: without
+    devicePlugin.adopt the stack would declare them as its own, which a destroy deletes; under
+    another devicePlugin.namespace it would replace the namespace and leave the adopted
+    DaemonSet beside a second plugin. Each refused in one line. Returns a warning where the
+    stack no longer declares a plugin at all: the engine releases what it adopted (or deletes
+    it, where devicePlugin.onDestroy said so). `seen` None: the cluster was not read."""
+    adopted = adopted_namespaces(seen, owner, state)
     if not adopted:
         return []
-    what = f"namespace {adopted[0]} and its DaemonSet {GUIDE_DAEMONSET}"
+    what = f"namespace {named(adopted[0])} and its DaemonSet {GUIDE_DAEMONSET}"
     where = f"{what}, which this stack adopted ({ADOPTED} = {owner}),"
     if not declares_plugin:
         return [
@@ -163,6 +184,6 @@ def check_objects(cfg: StackConfig, seen: Seen, owner: str, declares_plugin: boo
         raise PreflightError(
             f"preflight: {NAMESPACE}:devicePlugin.namespace = {cfg.device_plugin.namespace}, but the {where} are the owner's: "
             f"another namespace would replace it and leave the owner's DaemonSet beside a second device plugin; set "
-            f"devicePlugin.namespace back to {adopted[0]}, or hand them back first ({HAND_BACK})"
+            f"devicePlugin.namespace back to {named(adopted[0])}, or hand them back first ({HAND_BACK})"
         )
     return []

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from components.azure.reader import AzureReader, NotDeployed, NotRead, read_errors
-from components.errors import error_line
+from components.errors import cut, error_line
 
 AGENT_POOL = "azure-native:containerservice:AgentPool"
 MANAGED_POOL = "pulumi-python:dynamic/aksgpu:ManagedGpuPool"
@@ -24,6 +24,13 @@ DAEMON_SET = "kubernetes:apps/v1:DaemonSet"
 POOL_NAMES = {AGENT_POOL: "gpu-pool-{}-agent-pool", MANAGED_POOL: "gpu-pool-{}-managed"}
 PLUGIN_NAMESPACE = (NAMESPACE, "nvidia-device-plugin-ns")
 PLUGIN_DAEMON_SET = (DAEMON_SET, "nvidia-device-plugin-ds")
+# The component each is declared in, a child of the stack (components/resources/gpu_pool.py,
+# device_plugin.py), and the package of every component the program declares.
+POOL_COMPONENT = "aks-gpu:azure:GpuPool"
+PLUGIN_COMPONENT = "aks-gpu:kubernetes:NvidiaDevicePlugin"
+COMPONENTS = "aks-gpu:"
+# What the adoption guards read; a URN of theirs the program does not register is a stray.
+GUARDED = (AGENT_POOL, MANAGED_POOL, NAMESPACE, DAEMON_SET)
 # How a person lists what the state holds, whatever the program could read.
 EXPORT = "pulumi stack export"
 
@@ -36,6 +43,39 @@ def type_and_name(urn: str) -> tuple[str, str]:
     if len(parts) < 4:
         return "", ""
     return parts[2].rsplit("$", 1)[-1], parts[3]
+
+
+def program_urn(project: str, stack: str, type_: str, name: str) -> str | None:
+    """The URN this program registers a guarded resource under, None for a name it never gives:
+    a child's qualified type is its parent's, then its own, the root Stack's left out
+    (pulumi/pulumi@1b594989 pkg/resource/deploy/deployment.go generateURN)."""
+    if (type_, name) in (PLUGIN_NAMESPACE, PLUGIN_DAEMON_SET):
+        parent = PLUGIN_COMPONENT
+    elif (pattern := POOL_NAMES.get(type_)) and _pool_of(pattern, name):
+        parent = POOL_COMPONENT
+    else:
+        return None
+    return f"urn:pulumi:{stack}::{project}::{parent}${type_}::{name}"
+
+
+def _pool_of(pattern: str, name: str) -> str | None:
+    head, tail = pattern.split("{}")
+    if name.startswith(head) and name.endswith(tail) and len(name) > len(head) + len(tail):
+        return name[len(head) : len(name) - len(tail)]
+    return None
+
+
+def registered_by_program(urn: str, project: str, stack: str) -> bool:
+    """Whether the program registers `urn` in this stack: its own URN for a guarded resource; for
+    another, a child of one of the program's components (the stack's and project's, not another's)."""
+    parts = urn.split("::", 3)
+    if len(parts) < 4 or parts[0] != f"urn:pulumi:{stack}" or parts[1] != project:
+        return False
+    type_, name = type_and_name(urn)
+    if (expected := program_urn(project, stack, type_, name)) is not None:
+        return urn == expected
+    chain = parts[2].split("$")
+    return type_ == STACK if len(chain) == 1 else len(chain) == 2 and chain[0].startswith(COMPONENTS)
 
 
 @dataclass(frozen=True)
@@ -58,6 +98,12 @@ class StackState:
     #: pool's `properties.tags` (components/resources/managed_gpu_pool.py `observed`).
     pool_tags: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
+    #: What the state holds of the guarded types that the program does not register there (a
+    #: `pulumi import` by hand at another parent or name), by URN: see stray_refusal.
+    strays: tuple[str, ...] = ()
+    #: The annotations the stack last wrote on each Kubernetes object it holds, by (type, name).
+    marks: Mapping[tuple[str, str], Mapping[str, str]] = field(default_factory=dict)
+
     def kubernetes_ids(self, type_: str) -> frozenset[str]:
         """The IDs of the objects of `type_` the state holds (empty when not known)."""
         return frozenset(i for (t, _), i in self.objects.items() if t == type_)
@@ -77,15 +123,7 @@ class StackState:
         """The GPU pools the state holds, by AKS name; None: not known."""
         if not self.known:
             return None
-        names = set()
-        for type_, name in self.held:
-            pattern = POOL_NAMES.get(type_)
-            if pattern is None:
-                continue
-            head, tail = pattern.split("{}")
-            if name.startswith(head) and name.endswith(tail) and len(name) > len(head) + len(tail):
-                names.add(name[len(head) : len(name) - len(tail)])
-        return frozenset(names)
+        return frozenset(p for t, n in self.held if (pattern := POOL_NAMES.get(t)) and (p := _pool_of(pattern, n)))
 
 
 NOT_READ = StackState(False, why="the stack's state is read only for an existing cluster")
@@ -96,11 +134,12 @@ STACK = "pulumi:pulumi:Stack"
 IN_THE_CLUSTER = (AGENT_POOL, MANAGED_POOL, NAMESPACE, DAEMON_SET)
 
 
-def read(reader: AzureReader, cluster: tuple[str, str] | None = None) -> StackState:
+def read(reader: AzureReader, cluster: tuple[str, str] | None = None, *, project: str, stack: str) -> StackState:
     """What the stack holds, read once; a read that fails is "not known" with its reason.
     `cluster` (resource group, name): the existing cluster of this run. When the state's own
     outputs (the root Stack's, __main__.py's `resourceGroupName` and `clusterName`) name another
-    one, `existingCluster` moved, and nothing the state holds lives in this cluster."""
+    one, `existingCluster` moved, and nothing the state holds lives in this cluster. Held is what
+    this program registers in `project`/`stack`, by its whole URN (registered_by_program)."""
     try:
         answer = reader.stack_resources()
     except NotDeployed as why:
@@ -109,19 +148,25 @@ def read(reader: AzureReader, cluster: tuple[str, str] | None = None) -> StackSt
         return StackState(False, why=str(why))
     except read_errors() as error:  # not read: "not known"
         return StackState(False, why=error_line(error, 200))
-    elsewhere = _other_cluster(answer, cluster)
-    held, objects = {}, {}
-    for urn, entry in answer.items():
-        type_, name = type_and_name(str(urn))
-        if not type_ or (elsewhere and type_ in IN_THE_CLUSTER):
+    ours = {str(u): e for u, e in answer.items() if registered_by_program(str(u), project, stack)}
+    elsewhere = _other_cluster(ours, cluster)
+    held, objects, marks = {}, {}, {}
+    for urn, entry in ours.items():
+        type_, name = type_and_name(urn)
+        if elsewhere and type_ in IN_THE_CLUSTER:
             continue
-        held[(type_, name)] = str(urn)
+        held[(type_, name)] = urn
         outputs = entry.get("outputs") if isinstance(entry, Mapping) else None
         metadata = outputs.get("metadata") if isinstance(outputs, Mapping) else None
-        if type_.startswith("kubernetes:") and isinstance(metadata, Mapping) and metadata.get("name"):
+        if type_.startswith("kubernetes:") and isinstance(metadata, Mapping) and isinstance(metadata.get("name"), str):
             where = metadata.get("namespace")
-            objects[(type_, name)] = f"{where}/{metadata['name']}" if where else str(metadata["name"])
-    return StackState(True, held, objects=objects, pool_tags=_pool_tags(StackState(True, held), answer))
+            objects[(type_, name)] = f"{where}/{metadata['name']}" if isinstance(where, str) and where else metadata["name"]
+            annotations = metadata.get("annotations")
+            if isinstance(annotations, Mapping):
+                marks[(type_, name)] = {k: v for k, v in annotations.items() if isinstance(k, str) and isinstance(v, str)}
+    strays = tuple(str(u) for u in answer if _stray(str(u), project, stack))
+    tags = _pool_tags(StackState(True, held), ours)
+    return StackState(True, held, objects=objects, pool_tags=tags, strays=strays, marks=marks)
 
 
 def _other_cluster(answer: Mapping[str, Any], cluster: tuple[str, str] | None) -> bool:
@@ -137,6 +182,38 @@ def _other_cluster(answer: Mapping[str, Any], cluster: tuple[str, str] | None) -
     return tuple(str(w).lower() for w in was) != tuple(c.lower() for c in cluster)
 
 
+def _stray(urn: str, project: str, stack: str) -> bool:
+    """A GPU pool, or the device plugin's namespace or DaemonSet by the program's name, that the
+    state holds in this stack where the program does not register it."""
+    type_, name = type_and_name(urn)
+    pool = type_ in POOL_NAMES
+    if not (pool or (type_, name) in (PLUGIN_NAMESPACE, PLUGIN_DAEMON_SET)):
+        return False
+    return urn.startswith(f"urn:pulumi:{stack}::{project}::") and urn != program_urn(project, stack, type_, name)
+
+
+def stray_refusal(state: StackState, project: str, stack: str) -> str | None:
+    """Why a state that holds a stray stops the run: the engine would delete it at the end of
+    this `up` (it is not registered: pulumi/pulumi@1b594989 pkg/resource/deploy/step_generator.go
+    GenerateDeletes), the same pool or object the program imports or updates under its own URN,
+    or stop there if `pulumi import` protected it (its --protect, true by default: pkg/cmd/pulumi/
+    operations/import.go)."""
+    if not state.strays:
+        return None
+    urn = state.strays[0]
+    type_, name = type_and_name(urn)
+    kind = "GPU pool" if type_ in POOL_NAMES else type_.rsplit(":", 1)[-1]
+    mine = program_urn(project, stack, type_, name)
+    where = f"it declares it as {quoted(mine)}" if mine else "it declares no such name"
+    return (
+        f"preflight: the stack's state holds the {kind} {quoted(urn)}, which this program does not register ({where}), "
+        "probably brought in by hand (`pulumi import`): this `up` would delete it, and with it what the program "
+        f"declares, or stop at it if protected; take it out of the state, which leaves it in Azure and the cluster: "
+        f"`pulumi state delete --force {quoted(urn)}`, then run again (existing: adopt or devicePlugin.adopt imports it "
+        "where the program declares it); nothing was created"
+    )
+
+
 def _pool_tags(state: StackState, answer: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
     tags = {}
     for pool in state.pools() or ():
@@ -149,6 +226,12 @@ def _pool_tags(state: StackState, answer: Mapping[str, Any]) -> dict[str, Mappin
         if isinstance(recorded, Mapping):
             tags[pool] = recorded
     return tags
+
+
+def quoted(urn: str) -> str:
+    """A URN as a shell takes it, single-quoted (as `pulumi state delete`'s help asks), cut to a
+    readable length; one with a quote or a character that is not printable, escaped."""
+    return f"'{cut(urn)}'" if urn.isprintable() and "'" not in urn else cut(ascii(urn))
 
 
 def unknown_pool_advice(pool: str, state: StackState) -> str:

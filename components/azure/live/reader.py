@@ -22,7 +22,7 @@ from typing import Any
 from components.azure.azure_facts import Facts
 from components.azure.live import agent_pools, cluster_access, compute, invoke_deadline, kubernetes_read, permissions, retail_prices
 from components.azure.live.deadline import gather
-from components.azure.reader import BadAnswer, NotDeployed, NotRead, RunningPool, read_errors
+from components.azure.reader import BadAnswer, InvokeFailed, NotDeployed, NotRead, RunningPool, read_errors
 from components.errors import error_line, one_line
 
 GET_MANAGED_CLUSTER = "azure-native:containerservice:getManagedCluster"
@@ -39,6 +39,20 @@ READ_STACK_RESOURCES = "pulumi:pulumi:readStackResourceOutputs"
 STATE_READ_SECONDS = 60.0
 # The scope azure-mgmt-containerservice asks tokens for (ARM's audience).
 ARM_SCOPE = "https://management.azure.com/.default"
+
+
+# A diy backend in the legacy layout (PULUMI_DIY_BACKEND_LEGACY_LAYOUT, or a store an older CLI
+# made without .pulumi/meta.yaml: diy/meta.go) parses a reference as a bare stack name
+# (diy/store.go legacyReferenceStore.ParseReference -> tokens.ParseStackName), so it refuses
+# the qualified name's "/"; with PULUMI_DISABLE_VALIDATION it finds no such stack instead
+# (backend.go GetStackOutputs: "unknown stack"). Both at pulumi/pulumi@1b594989.
+LEGACY_REFUSALS = ("a stack name may only contain alphanumeric, hyphens, underscores, or periods: invalid character '/'", "unknown stack")
+
+
+def legacy_layout_refusal(said: str, name: str) -> bool:
+    """Whether readStackOutputs refused the qualified `name` as only a legacy diy layout does:
+    the stack the program runs in always exists in its own backend."""
+    return said.find(LEGACY_REFUSALS[0]) >= 0 or said.find(f'{LEGACY_REFUSALS[1]} "{name}"') >= 0
 
 
 class LiveReader:
@@ -148,15 +162,21 @@ class LiveReader:
         (invoke_deadline.py); no answer, an error or no outputs yet is NotRead."""
         import pulumi
 
-        # "<organization>/<project>/<stack>", which both backends parse (backend.go ParseStackReference;
-        # httpstate/backend.go requires the three parts for readStackOutputs).
+        # "<organization>/<project>/<stack>", which the Pulumi Cloud requires (httpstate/backend.go)
+        # and a diy backend in the project layout parses (diy/store.go projectReferenceStore.ParseReference).
         name = f"{pulumi.get_organization()}/{pulumi.get_project()}/{pulumi.get_stack()}"
 
         def ask(token: str, args: dict[str, str]) -> Mapping[str, Any]:
             return pulumi.runtime.invoke(token, args).value or {}
 
         try:
-            own = invoke_deadline.within(lambda: ask(READ_STACK_OUTPUTS, {"name": name}), "readStackOutputs", self.state_seconds)
+            try:
+                own = invoke_deadline.within(lambda: ask(READ_STACK_OUTPUTS, {"name": name}), "readStackOutputs", self.state_seconds)
+            except InvokeFailed as error:
+                if not legacy_layout_refusal(str(error), name):
+                    raise
+                name = pulumi.get_stack()  # the legacy layout names a stack by its name alone
+                own = invoke_deadline.within(lambda: ask(READ_STACK_OUTPUTS, {"name": name}), "readStackOutputs", self.state_seconds)
             if not own.get("outputs"):
                 raise NotDeployed("the stack has no outputs yet: no deployment of it has completed")
             held = invoke_deadline.within(
