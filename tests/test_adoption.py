@@ -17,7 +17,7 @@ from support.plan import lines_by
 
 from components.azure import adoption, agent_pool_members
 from components.azure.cluster_facts import PoolFacts
-from components.errors import PreflightError
+from components.errors import ConfigError, PreflightError
 from tools.azure_mocks import AzureMocks, OfflineReader
 from tools.mock_engine import RecordingMonitor, run_program
 
@@ -209,3 +209,37 @@ def test_a_change_azure_native_replaces_the_pool_on_is_refused_too():
     declared = {**agent_pool_members.live_inputs(facts), "networkProfile": {}}
     with pytest.raises(PreflightError, match=r"would change networkProfile\.nodePublicIPTags: \[.*\] -> \(none\)"):
         adoption.pool_plan("aks-gpu:gpuPools.gpunp", facts, "/id", declared, ignored=())
+
+
+# --------------------------------------------------------------------------- members of the wrong type
+
+
+def refused_list(tmp_path, listed, preview, **overrides):
+    """The guide's stack with `listed` saved as its kubernetesFile and answered for the cluster: the one line it stops with."""
+    saved = tmp_path / "kubernetes.json"
+    saved.write_text(json.dumps(listed))
+    azure = OfflineReader(cluster=json.loads((EXAMPLE / "cluster.json").read_text()), kubernetes=listed)
+    monitor = RecordingMonitor(AzureMocks(reader=azure))
+    with pytest.raises(ConfigError) as error:
+        run_program("ml-prod", overrides={**overrides, "preflight": {"kubernetesFile": str(saved)}}, monitor=monitor, preview=preview, stack_file=STACK_FILE)  # fmt: skip
+    assert monitor.registrations == [] and "\n" not in str(error.value)
+    assert str(error.value).startswith(f"invalid config aks-gpu:preflight.kubernetesFile = {saved}: item ")
+    return str(error.value)
+
+
+@pytest.mark.parametrize("preview", BOTH)
+@pytest.mark.parametrize("member, value", [("args", 5), ("command", {"a": 1}), ("env", "MIG_STRATEGY=mixed"), ("args", [1])])
+def test_a_device_plugin_container_whose_args_command_or_env_is_not_a_list_is_one_line_not_a_traceback(tmp_path, preview, member, value):
+    listed = saved_list()
+    the_guides(listed)["spec"]["template"]["spec"]["containers"][0][member] = value
+    message = refused_list(tmp_path, listed, preview)
+    assert f"a container's {member} is {json.dumps(value)}, not a list of" in message
+
+
+@pytest.mark.parametrize("preview", BOTH)
+@pytest.mark.parametrize("spec", ["Active", ["finalizers"], 3])
+def test_a_namespace_whose_spec_is_not_an_object_is_one_line_not_a_traceback(tmp_path, preview, spec):
+    listed = saved_list()
+    next(i for i in listed["items"] if i["kind"] == "Namespace" and i["metadata"]["name"] == "gpu-resources")["spec"] = spec
+    message = refused_list(tmp_path, listed, preview, gpuPools={"gpunp": {"existing": "adopt"}}, devicePlugin={"adopt": True})
+    assert f"spec is {json.dumps(spec)}, not an object" in message
