@@ -243,3 +243,66 @@ def test_a_namespace_whose_spec_is_not_an_object_is_one_line_not_a_traceback(tmp
     next(i for i in listed["items"] if i["kind"] == "Namespace" and i["metadata"]["name"] == "gpu-resources")["spec"] = spec
     message = refused_list(tmp_path, listed, preview, gpuPools={"gpunp": {"existing": "adopt"}}, devicePlugin={"adopt": True})
     assert f"spec is {json.dumps(spec)}, not an object" in message
+
+
+# --------------------------------------------------------------------------- the owner's MIG strategy
+
+
+def adopting(listed, preview):
+    """The guide's stack adopting its pool and plugin from `listed`: (run or error, monitor)."""
+    azure = OfflineReader(cluster=json.loads((EXAMPLE / "cluster.json").read_text()), kubernetes=listed)
+    monitor = RecordingMonitor(AzureMocks(reader=azure))
+    overrides = {"gpuPools": {"gpunp": {"existing": "adopt"}}, "devicePlugin": {"adopt": True}}
+    try:
+        return run_program("ml-prod", overrides=overrides, monitor=monitor, preview=preview, stack_file=STACK_FILE), monitor
+    except PreflightError as error:
+        return error, monitor
+
+
+@pytest.mark.parametrize("preview", BOTH)
+@pytest.mark.parametrize(
+    "member, value",
+    [
+        ("env", [{"name": "MIG_STRATEGY", "value": "mixed"}]),
+        ("args", ["--mig-strategy=mixed"]),
+        ("args", ["-mig-strategy", "mixed"]),  # Go's flags take one dash too
+    ],
+)
+def test_adopting_a_plugin_that_runs_mig_mixed_is_refused_in_one_line_never_declared_single(preview, member, value):
+    listed = saved_list()
+    the_guides(listed)["spec"]["template"]["spec"]["containers"][0][member] = value
+    result, monitor = adopting(listed, preview)
+    assert isinstance(result, PreflightError) and monitor.registrations == [] and "\n" not in str(result)
+    assert str(result).startswith(
+        "preflight: aks-gpu:devicePlugin.adopt = true, but DaemonSet gpu-resources/nvidia-device-plugin-daemonset runs MIG strategy "
+        "mixed, and the stack's plugin runs single or none: adopting it would take away the nvidia.com/mig-<slices>g.<memory>gb"
+    )
+    assert "use the pools as they are (existing: use)" in str(result)
+
+
+@pytest.mark.parametrize("preview", BOTH)
+def test_adopting_a_plugin_that_reads_its_strategy_from_a_config_file_is_refused_as_its_spec_would_drop_it(preview):
+    listed = saved_list()
+    the_guides(listed)["spec"]["template"]["spec"]["containers"][0]["args"] = ["--config-file=/config/config.yaml"]
+    result, monitor = adopting(listed, preview)
+    assert isinstance(result, PreflightError) and monitor.registrations == []
+    assert "takes its MIG strategy from a config file or a ConfigMap" in str(result)
+
+
+@pytest.mark.parametrize("preview", BOTH)
+def test_the_adopt_line_names_each_changed_item_of_a_long_env_list_by_name_so_no_change_is_cut_out(preview):
+    """The owner's env, longer than a quoted value: its MIG_STRATEGY, which the stack's spec takes away, is named whole."""
+    listed = saved_list()
+    env = [{"name": "FAIL_ON_INIT_ERROR", "value": "true"}, {"name": "MIG_STRATEGY", "value": "single"}, {"name": "PASS_DEVICE_SPECS", "value": "true"}]  # fmt: skip
+    the_guides(listed)["spec"]["template"]["spec"]["containers"][0]["env"] = env
+    done, _ = adopting(listed, preview)
+    line = plan_lines(done, "aks-gpu:devicePlugin")[1]
+    assert 'containers[0].env[name=MIG_STRATEGY]: {"name": "MIG_STRATEGY", "value": "single"} -> (none)' in line
+    assert 'containers[0].env[name=FAIL_ON_INIT_ERROR].value: "true" -> "false"' in line
+
+
+def test_a_long_value_changed_past_the_quoted_length_is_shown_where_it_changes():
+    live, declared = "a" * 120 + "mixed" + "b" * 40, "a" * 120 + "single" + "b" * 40
+    [change] = adoption.field_changes({"v": live}, {"v": declared})
+    assert "mixed" in str(change).split(" -> ")[0] and "single" in str(change).split(" -> ")[1]
+    assert len(str(change)) < 2 * adoption.QUOTED + 10

@@ -28,7 +28,7 @@ from components.azure.cluster_objects import (
 from components.azure.problem import Problem
 from components.azure.reader import AzureReader, NotRead, read_errors
 from components.azure.stack_state import NOT_READ, StackState
-from components.azure.used_pool_gpus import UsedPoolGpus, resources
+from components.azure.used_pool_gpus import UsedPoolGpus, resources, strategy_of
 from components.catalog import gpu_sizes
 from components.config import NAMESPACE, StackConfig
 from components.config.pools import pool_taints
@@ -334,6 +334,8 @@ def adopt(cfg: StackConfig, seen: Seen, mine: Mine, state: StackState = NOT_READ
     if refusal := _not_the_guides(name, where, found, seen):
         raise PreflightError(f"preflight: {ADOPT} = true, but {refusal}")
     assert found is not None  # _not_the_guides refuses a DaemonSet that is not there
+    if not held_daemon_set and (refusal := _strategy_not_kept(where, found)):
+        raise PreflightError(f"preflight: {ADOPT} = true, but {refusal}")
     live = namespace.item if namespace else {}
     adoption = Adoption(name, f"{name}/{GUIDE_DAEMONSET}", live, found.item, not held_namespace, not held_daemon_set)
     others = [d.where for d in seen.daemon_sets if d.namespace == name and d.name != GUIDE_DAEMONSET]
@@ -368,6 +370,27 @@ def _not_the_guides(name: str, where: str, found: DaemonSet | None, seen: Seen) 
             f"{where} selects its pods by {str(selects)[:120]}, not the guide's matchLabels {GUIDE_SELECTOR} alone: a selector cannot "
             "change in place, and Pulumi refuses to replace an object it imports; remove adopt, or delete it and let the stack "
             "create its own"
+        )
+    return None
+
+
+def _strategy_not_kept(where: str, found: DaemonSet) -> str | None:
+    """The owner's plugin runs a MIG strategy the stack's spec would not keep: "mixed" (the
+    stack's runs "single" or none: components/resources/device_plugin.py plugin_env), or one
+    from a config file this program does not read, which its spec would drop. NVIDIA's flags:
+    NVIDIA/k8s-device-plugin cmd/nvidia-device-plugin/main.go at 01421a20 (mig-strategy, config-file)."""
+    strategy = strategy_of(found)
+    if strategy == "mixed":
+        return (
+            f"{where} runs MIG strategy mixed, and the stack's plugin runs single or none: adopting it would take away the "
+            "nvidia.com/mig-<slices>g.<memory>gb resources the owner's pods ask for, which would stay Pending; leave adopt off "
+            "and use the pools as they are (existing: use), which keeps their plugin, or set its MIG_STRATEGY to single first"
+        )
+    if strategy is None:
+        return (
+            f"{where} takes its MIG strategy from a config file or a ConfigMap (--config-file, CONFIG_FILE, or MIG_STRATEGY "
+            "from valueFrom), which this program does not read and the stack's spec would drop; leave adopt off and use the "
+            "pools as they are (existing: use), or give the plugin its strategy by MIG_STRATEGY first"
         )
     return None
 
