@@ -306,3 +306,37 @@ def test_a_long_value_changed_past_the_quoted_length_is_shown_where_it_changes()
     [change] = adoption.field_changes({"v": live}, {"v": declared})
     assert "mixed" in str(change).split(" -> ")[0] and "single" in str(change).split(" -> ")[1]
     assert len(str(change)) < 2 * adoption.QUOTED + 10
+
+
+# --------------------------------------------------------------------------- a Spot pool the guide's plugin does not serve
+
+
+def spot_guide(preview, **overrides):
+    """The guide's stack, its pool gpunp a Spot pool with AKS's Spot taint, which the guide's DaemonSet does not tolerate."""
+    cluster = json.loads((EXAMPLE / "cluster.json").read_text())
+    gpunp = next(p for p in cluster["agentPoolProfiles"] if p["name"] == "gpunp")
+    gpunp.update(SPOT)
+    azure = OfflineReader(cluster=cluster, kubernetes=saved_list())
+    monitor = RecordingMonitor(AzureMocks(reader=azure))
+    try:
+        return run_program("ml-prod", overrides=overrides, monitor=monitor, preview=preview, stack_file=STACK_FILE), monitor
+    except PreflightError as error:
+        return error, monitor
+
+
+@pytest.mark.parametrize("preview", BOTH)
+def test_a_spot_pool_the_guides_plugin_does_not_tolerate_is_said_why_and_what_to_do_not_only_that_the_namespace_is_there(preview):
+    done, monitor = spot_guide(preview)
+    said = str(done) if isinstance(done, PreflightError) else next(w for w in done.warnings if "namespace gpu-resources" in w)
+    assert isinstance(done, PreflightError) != preview and (preview or monitor.registrations == [])
+    assert (
+        "that is because DaemonSet gpu-resources/nvidia-device-plugin-daemonset serves no node of gpunp: it does not tolerate "
+        "kubernetes.azure.com/scalesetpriority=spot:NoSchedule (AKS's taint on Spot nodes); add that toleration to it, and this "
+        "stack leaves gpunp to it, or take it over with aks-gpu:devicePlugin.adopt: true, and the stack's spec tolerates gpunp's taints"
+    ) in said
+    taken, _ = spot_guide(preview, devicePlugin={"adopt": True})  # as the line says: the stack's spec tolerates the Spot taint
+    [plugin] = [
+        r for r in taken.of_type("kubernetes:apps/v1:DaemonSet") if r.inputs["metadata"]["name"] == "nvidia-device-plugin-daemonset"
+    ]
+    spot = {"key": "kubernetes.azure.com/scalesetpriority", "operator": "Equal", "value": "spot", "effect": "NoSchedule"}
+    assert spot in plugin.inputs["spec"]["template"]["spec"]["tolerations"]

@@ -245,13 +245,9 @@ def test_adopting_a_pool_with_fifty_tags_is_refused_naming_azures_limit_as_the_s
         r"the pool gpunp has 50 tags, and adopting it adds the stack's", "adopt", pool={**GPUNP, "tags": FIFTY}, preview=preview
     )
     assert "52 tags, and Azure allows at most 50 on a resource; remove 2 of the pool's tags first, or use it instead" in message
-
-
-@pytest.mark.parametrize("preview", BOTH)
-def test_a_pool_with_fifty_tags_is_still_used_as_it_is_and_one_with_48_is_adopted(preview):
-    assert run(pool={**GPUNP, "tags": FIFTY}, preview=preview).of_type(POOL) == []
-    tags = {f"team-{i}": "x" for i in range(48)}
-    assert len(run("adopt", pool={**GPUNP, "tags": tags}, preview=preview).one(POOL).inputs["tags"]) == 50
+    assert run(pool={**GPUNP, "tags": FIFTY}, preview=preview).of_type(POOL) == [], "it can still be used as it is"
+    fits = {f"team-{i}": "x" for i in range(48)}
+    assert len(run("adopt", pool={**GPUNP, "tags": fits}, preview=preview).one(POOL).inputs["tags"]) == 50
 
 
 @pytest.mark.parametrize("preview", BOTH)
@@ -278,8 +274,6 @@ def adopted_from(tmp_path, described, preview=True):
     [
         ("/subscriptions/33333333-3333-3333-3333-333333333333/resourceGroups/team-rg/providers/Microsoft.ContainerService/managedClusters/other-aks",
          r"its id names cluster \"other-aks\", but it describes \"team-aks\""),
-        ("/subscriptions/33333333-3333-3333-3333-333333333333/resourceGroups/other-rg/providers/Microsoft.ContainerService/managedClusters/team-aks",
-         r"it describes other-rg/team-aks, but aks-gpu:existingCluster.resourceGroupName is 'team-rg'"),
         ("team-aks", r"its id \"team-aks\" is not a managed cluster's ARM ID"),
         ("/subscriptions/x/resourceGroups/team-rg/providers/Microsoft.Compute/virtualMachines/team-aks", r"its id \".*\" is not a managed cluster's ARM ID"),
     ],

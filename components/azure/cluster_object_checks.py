@@ -31,8 +31,8 @@ from components.azure.stack_state import NOT_READ, StackState
 from components.azure.used_pool_gpus import UsedPoolGpus, resources, strategy_of
 from components.catalog import gpu_sizes
 from components.config import NAMESPACE, StackConfig
-from components.config.pools import pool_taints
-from components.errors import PreflightError, error_line
+from components.config.pools import SPOT_TAINT, pool_taints
+from components.errors import PreflightError, cut, error_line
 
 UNCHECKED = (
     "kubernetes: nothing the cluster runs was checked (namespaces this stack would create, another device plugin or the "
@@ -250,9 +250,32 @@ def namespaces_there(cfg: StackConfig, seen: Seen, mine: Mine, adoption: Adoptio
                 "`pulumi up` would stop at it (AlreadyExists) and `pulumi destroy` would delete it; pick another name with "
                 f"{NAMESPACE}:{key}, or delete it (`kubectl delete namespace {name}`) if nothing in it is needed"
                 + (f", or take over the guide's device plugin there with {ADOPT}: true" if guide else "")
+                + (_why_not_served(inside, pools) if key == "devicePlugin.namespace" else "")
             )
         )
     return problems
+
+
+def _why_not_served(inside: Sequence[DaemonSet], pools: Sequence[PoolNodes]) -> str:
+    """Why the stack would put its own plugin beside the one the namespace runs: a pool used
+    as it is whose nodes that plugin never lands on (a taint it does not tolerate), and what to do."""
+    for pool in pools:
+        if not (pool.used and pool.stack_plugin == "device-plugin"):
+            continue
+        for found in (d for d in inside if d.device_plugin and not d.gpu_operator):
+            landing = lands(found, pool)
+            if landing.answer != "no":
+                continue
+            why = f"; that is because {found.where} serves no node of {pool.name}: {cut(landing.why)}"
+            untolerated = landing.why.removeprefix("it does not tolerate ")
+            if untolerated == landing.why:
+                return f"{why}; change it to land there, and this stack leaves {pool.name} to it"
+            spot = " (AKS's taint on Spot nodes)" if untolerated == SPOT_TAINT else ""
+            return (
+                f"{why}{spot}; add that toleration to it, and this stack leaves {pool.name} to it, or take it over with {ADOPT}: "
+                f"true, and the stack's spec tolerates {pool.name}'s taints"
+            )
+    return ""
 
 
 def other_plugins(seen: Seen, pools: Sequence[PoolNodes], mine: Mine, taken: str | None) -> list[Problem]:
