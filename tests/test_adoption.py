@@ -315,7 +315,7 @@ def spot_guide(preview, **overrides):
     """The guide's stack, its pool gpunp a Spot pool with AKS's Spot taint, which the guide's DaemonSet does not tolerate."""
     cluster = json.loads((EXAMPLE / "cluster.json").read_text())
     gpunp = next(p for p in cluster["agentPoolProfiles"] if p["name"] == "gpunp")
-    gpunp.update(SPOT)
+    gpunp.update({k: v for k, v in SPOT.items() if k.startswith("scaleSet") or k == "nodeTaints"})
     azure = OfflineReader(cluster=cluster, kubernetes=saved_list())
     monitor = RecordingMonitor(AzureMocks(reader=azure))
     try:
