@@ -148,9 +148,14 @@ def build_plan(
     if found is not None:
         said.warn(ownership.check_pools(cfg, found, owner_tag, state, mode.preview))
     # The cluster's own GPU pools the stack uses or adopts, read from it: from here on their settings are Azure's.
-    cfg, live_pools, existing_lines = existing_pools.resolve(cfg, found, owner_tag, state)
-    said.info(existing_lines)
     subscription = preflight.subscription_reader(cfg, reader)
+    arm_id = (
+        (lambda: cluster_facts.cluster_id(_read_subscription(subscription), existing.resource_group_name, existing.name))
+        if existing
+        else None
+    )
+    cfg, live_pools, existing_lines = existing_pools.resolve(cfg, found, owner_tag, state, arm_id)
+    said.info(existing_lines)
     networks = _networks(cfg, found, stack, live_pools, state, said)
     in_cluster = _in_cluster(cfg, reader, found, user_kubeconfig, owner_tag, state, mode, said)
     # A pool that runs under the other kind of GPU management cannot be switched: refused here.
@@ -283,6 +288,10 @@ def _declared_subscription(cfg: StackConfig, found: ClusterFacts | None, subscri
     to the deployer. The checks' read, so one run reads it once."""
     if cfg.cost.budget is None and not any(p.managed for p in cfg.gpu_pools) and not (found is None and cfg.access.grants_deployer):
         return None
+    return _read_subscription(subscription)
+
+
+def _read_subscription(subscription: preflight.Subscription) -> str:
     try:
         return subscription()
     except read_errors() as error:

@@ -17,7 +17,7 @@ from support.plan import lines_by
 
 from components.azure import adoption, agent_pool_members
 from components.azure.cluster_facts import PoolFacts
-from components.errors import PreflightError
+from components.errors import ConfigError, PreflightError
 from tools.azure_mocks import AzureMocks, OfflineReader
 from tools.mock_engine import RecordingMonitor, run_program
 
@@ -209,3 +209,134 @@ def test_a_change_azure_native_replaces_the_pool_on_is_refused_too():
     declared = {**agent_pool_members.live_inputs(facts), "networkProfile": {}}
     with pytest.raises(PreflightError, match=r"would change networkProfile\.nodePublicIPTags: \[.*\] -> \(none\)"):
         adoption.pool_plan("aks-gpu:gpuPools.gpunp", facts, "/id", declared, ignored=())
+
+
+# --------------------------------------------------------------------------- members of the wrong type
+
+
+def refused_list(tmp_path, listed, preview, **overrides):
+    """The guide's stack with `listed` saved as its kubernetesFile and answered for the cluster: the one line it stops with."""
+    saved = tmp_path / "kubernetes.json"
+    saved.write_text(json.dumps(listed))
+    azure = OfflineReader(cluster=json.loads((EXAMPLE / "cluster.json").read_text()), kubernetes=listed)
+    monitor = RecordingMonitor(AzureMocks(reader=azure))
+    with pytest.raises(ConfigError) as error:
+        run_program("ml-prod", overrides={**overrides, "preflight": {"kubernetesFile": str(saved)}}, monitor=monitor, preview=preview, stack_file=STACK_FILE)  # fmt: skip
+    assert monitor.registrations == [] and "\n" not in str(error.value)
+    assert str(error.value).startswith(f"invalid config aks-gpu:preflight.kubernetesFile = {saved}: item ")
+    return str(error.value)
+
+
+@pytest.mark.parametrize("preview", BOTH)
+@pytest.mark.parametrize("member, value", [("args", 5), ("command", {"a": 1}), ("env", "MIG_STRATEGY=mixed"), ("args", [1])])
+def test_a_device_plugin_container_whose_args_command_or_env_is_not_a_list_is_one_line_not_a_traceback(tmp_path, preview, member, value):
+    listed = saved_list()
+    the_guides(listed)["spec"]["template"]["spec"]["containers"][0][member] = value
+    message = refused_list(tmp_path, listed, preview)
+    assert f"a container's {member} is {json.dumps(value)}, not a list of" in message
+
+
+@pytest.mark.parametrize("preview", BOTH)
+@pytest.mark.parametrize("spec", ["Active", ["finalizers"], 3])
+def test_a_namespace_whose_spec_is_not_an_object_is_one_line_not_a_traceback(tmp_path, preview, spec):
+    listed = saved_list()
+    next(i for i in listed["items"] if i["kind"] == "Namespace" and i["metadata"]["name"] == "gpu-resources")["spec"] = spec
+    message = refused_list(tmp_path, listed, preview, gpuPools={"gpunp": {"existing": "adopt"}}, devicePlugin={"adopt": True})
+    assert f"spec is {json.dumps(spec)}, not an object" in message
+
+
+# --------------------------------------------------------------------------- the owner's MIG strategy
+
+
+def adopting(listed, preview):
+    """The guide's stack adopting its pool and plugin from `listed`: (run or error, monitor)."""
+    azure = OfflineReader(cluster=json.loads((EXAMPLE / "cluster.json").read_text()), kubernetes=listed)
+    monitor = RecordingMonitor(AzureMocks(reader=azure))
+    overrides = {"gpuPools": {"gpunp": {"existing": "adopt"}}, "devicePlugin": {"adopt": True}}
+    try:
+        return run_program("ml-prod", overrides=overrides, monitor=monitor, preview=preview, stack_file=STACK_FILE), monitor
+    except PreflightError as error:
+        return error, monitor
+
+
+@pytest.mark.parametrize("preview", BOTH)
+@pytest.mark.parametrize(
+    "member, value",
+    [
+        ("env", [{"name": "MIG_STRATEGY", "value": "mixed"}]),
+        ("args", ["--mig-strategy=mixed"]),
+        ("args", ["-mig-strategy", "mixed"]),  # Go's flags take one dash too
+    ],
+)
+def test_adopting_a_plugin_that_runs_mig_mixed_is_refused_in_one_line_never_declared_single(preview, member, value):
+    listed = saved_list()
+    the_guides(listed)["spec"]["template"]["spec"]["containers"][0][member] = value
+    result, monitor = adopting(listed, preview)
+    assert isinstance(result, PreflightError) and monitor.registrations == [] and "\n" not in str(result)
+    assert str(result).startswith(
+        "preflight: aks-gpu:devicePlugin.adopt = true, but DaemonSet gpu-resources/nvidia-device-plugin-daemonset runs MIG strategy "
+        "mixed, and the stack's plugin runs single or none: adopting it would take away the nvidia.com/mig-<slices>g.<memory>gb"
+    )
+    assert "use the pools as they are (existing: use)" in str(result)
+
+
+@pytest.mark.parametrize("preview", BOTH)
+def test_adopting_a_plugin_that_reads_its_strategy_from_a_config_file_is_refused_as_its_spec_would_drop_it(preview):
+    listed = saved_list()
+    the_guides(listed)["spec"]["template"]["spec"]["containers"][0]["args"] = ["--config-file=/config/config.yaml"]
+    result, monitor = adopting(listed, preview)
+    assert isinstance(result, PreflightError) and monitor.registrations == []
+    assert "takes its MIG strategy from a config file or a ConfigMap" in str(result)
+
+
+@pytest.mark.parametrize("preview", BOTH)
+def test_the_adopt_line_names_each_changed_item_of_a_long_env_list_by_name_so_no_change_is_cut_out(preview):
+    """The owner's env, longer than a quoted value: its MIG_STRATEGY, which the stack's spec takes away, is named whole."""
+    listed = saved_list()
+    env = [{"name": "FAIL_ON_INIT_ERROR", "value": "true"}, {"name": "MIG_STRATEGY", "value": "single"}, {"name": "PASS_DEVICE_SPECS", "value": "true"}]  # fmt: skip
+    the_guides(listed)["spec"]["template"]["spec"]["containers"][0]["env"] = env
+    done, _ = adopting(listed, preview)
+    line = plan_lines(done, "aks-gpu:devicePlugin")[1]
+    assert 'containers[0].env[name=MIG_STRATEGY]: {"name": "MIG_STRATEGY", "value": "single"} -> (none)' in line
+    assert 'containers[0].env[name=FAIL_ON_INIT_ERROR].value: "true" -> "false"' in line
+
+
+def test_a_long_value_changed_past_the_quoted_length_is_shown_where_it_changes():
+    live, declared = "a" * 120 + "mixed" + "b" * 40, "a" * 120 + "single" + "b" * 40
+    [change] = adoption.field_changes({"v": live}, {"v": declared})
+    assert "mixed" in str(change).split(" -> ")[0] and "single" in str(change).split(" -> ")[1]
+    assert len(str(change)) < 2 * adoption.QUOTED + 10
+
+
+# --------------------------------------------------------------------------- a Spot pool the guide's plugin does not serve
+
+
+def spot_guide(preview, **overrides):
+    """The guide's stack, its pool gpunp a Spot pool with AKS's Spot taint, which the guide's DaemonSet does not tolerate."""
+    cluster = json.loads((EXAMPLE / "cluster.json").read_text())
+    gpunp = next(p for p in cluster["agentPoolProfiles"] if p["name"] == "gpunp")
+    gpunp.update({k: v for k, v in SPOT.items() if k.startswith("scaleSet") or k == "nodeTaints"})
+    azure = OfflineReader(cluster=cluster, kubernetes=saved_list())
+    monitor = RecordingMonitor(AzureMocks(reader=azure))
+    try:
+        return run_program("ml-prod", overrides=overrides, monitor=monitor, preview=preview, stack_file=STACK_FILE), monitor
+    except PreflightError as error:
+        return error, monitor
+
+
+@pytest.mark.parametrize("preview", BOTH)
+def test_a_spot_pool_the_guides_plugin_does_not_tolerate_is_said_why_and_what_to_do_not_only_that_the_namespace_is_there(preview):
+    done, monitor = spot_guide(preview)
+    said = str(done) if isinstance(done, PreflightError) else next(w for w in done.warnings if "namespace gpu-resources" in w)
+    assert isinstance(done, PreflightError) != preview and (preview or monitor.registrations == [])
+    assert (
+        "that is because DaemonSet gpu-resources/nvidia-device-plugin-daemonset serves no node of gpunp: it does not tolerate "
+        "kubernetes.azure.com/scalesetpriority=spot:NoSchedule (AKS's taint on Spot nodes); add that toleration to it, and this "
+        "stack leaves gpunp to it, or take it over with aks-gpu:devicePlugin.adopt: true, and the stack's spec tolerates gpunp's taints"
+    ) in said
+    taken, _ = spot_guide(preview, devicePlugin={"adopt": True})  # as the line says: the stack's spec tolerates the Spot taint
+    [plugin] = [
+        r for r in taken.of_type("kubernetes:apps/v1:DaemonSet") if r.inputs["metadata"]["name"] == "nvidia-device-plugin-daemonset"
+    ]
+    spot = {"key": "kubernetes.azure.com/scalesetpriority", "operator": "Equal", "value": "spot", "effect": "NoSchedule"}
+    assert spot in plugin.inputs["spec"]["template"]["spec"]["tolerations"]

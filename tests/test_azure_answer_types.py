@@ -124,3 +124,35 @@ def test_a_long_pool_name_in_the_config_is_cut_in_the_key_and_the_value():
     with pytest.raises(ConfigError) as raised:
         planned_by(OfflineReader(), "team", True, gpuPools={"g" * 10_000: {"vmSize": "Standard_NC4as_T4_v3"}})
     assert len(str(raised.value)) < 600 and len(re.findall(r"\.\.\. \(100\d\d characters\)", str(raised.value))) == 2
+
+
+# --------------------------------------------------------------------------- one member, two casings
+
+
+TWICE = [
+    ({"VMSize": "Standard_NC24ads_A100_v4"}, r"agentPoolProfiles\[gpunp\]\.vmSize is given twice, as \"vmSize\" and \"VMSize\""),
+    (
+        {"upgradeSettings": {"maxSurge": "10%", "MaxSurge": 5}},
+        r"upgradeSettings\.maxSurge is given twice, as \"maxSurge\" and \"MaxSurge\"",
+    ),
+]
+
+
+@BOTH
+@HOW
+@pytest.mark.parametrize("change, says", TWICE, ids=["vmSize", "maxSurge"])
+def test_a_member_given_twice_in_two_casings_is_one_line_not_checked_on_one_and_declared_from_the_other(change, says, how, preview):
+    said = refused(AzureReadError, says, cluster(**change), how, preview)
+    assert "Azure's member names do not depend on case, so this program cannot tell which one Azure means" in said
+
+
+@BOTH
+def test_a_saved_description_with_a_member_in_two_casings_is_one_line_naming_the_file(tmp_path, preview):
+    path = tmp_path / "cluster.json"
+    path.write_text(json.dumps(cluster(VMSize="Standard_NC24ads_A100_v4")))
+    config = {"existingCluster": {"resourceGroupName": "team-rg", "name": "team-aks"}, "preflight": {"clusterFile": str(path)}}
+    says = r"^invalid config aks-gpu:preflight\.clusterFile = \S*/cluster\.json: agentPoolProfiles\[gpunp\]\.vmSize is given twice"
+    refused(ConfigError, says, cluster(), "adopt", preview, **config)
+    # Kubernetes label keys are case-sensitive: `Team` and `team` are two labels, taken.
+    monitor = RecordingMonitor(AzureMocks(cluster=cluster(nodeLabels={"team": "ml", "Team": "ML"})))
+    run_program("team", overrides={"gpuPools": {"gpunp": {"existing": "use"}}}, monitor=monitor, preview=preview)

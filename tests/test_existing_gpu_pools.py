@@ -12,8 +12,9 @@ from support.config import refused
 from support.existing_pools import BOTH, GPUNP, JOB, OURS, POOL, cluster, pool_lines, run, stopped
 from support.plan import lines, lines_by
 
-from components.errors import PreflightError
-from tools.azure_mocks import OfflineReader
+from components.errors import ConfigError, PreflightError
+from tools.azure_mocks import AzureMocks, OfflineReader
+from tools.mock_engine import RecordingMonitor, run_program
 
 DAEMONSET = "kubernetes:apps/v1:DaemonSet"
 
@@ -230,3 +231,84 @@ def test_a_pool_whose_os_disk_holds_the_proof_image_or_is_sized_by_aks_is_not_wa
 
 def test_no_disk_warning_when_the_proof_job_is_off():
     assert [w for w in pool_lines("use", pool={**GPUNP, "osDiskSizeGB": 8}, mnistJob={"enabled": False}).warnings if "OS disk" in w] == []
+
+
+# --------------------------------------------------------------------------- what Azure allows, and which pool it is
+
+
+FIFTY = {f"team-{i}": "x" for i in range(50)}
+
+
+@pytest.mark.parametrize("preview", BOTH)
+def test_adopting_a_pool_with_fifty_tags_is_refused_naming_azures_limit_as_the_stacks_two_marks_would_make_52(preview):
+    message = stopped(
+        r"the pool gpunp has 50 tags, and adopting it adds the stack's", "adopt", pool={**GPUNP, "tags": FIFTY}, preview=preview
+    )
+    assert "52 tags, and Azure allows at most 50 on a resource; remove 2 of the pool's tags first, or use it instead" in message
+    assert run(pool={**GPUNP, "tags": FIFTY}, preview=preview).of_type(POOL) == [], "it can still be used as it is"
+    fits = {f"team-{i}": "x" for i in range(48)}
+    assert len(run("adopt", pool={**GPUNP, "tags": fits}, preview=preview).one(POOL).inputs["tags"]) == 50
+
+
+@pytest.mark.parametrize("preview", BOTH)
+def test_a_virtual_machines_pool_without_a_vm_size_is_refused_saying_what_it_is(preview):
+    """Not "is , with no GPU": the size of such a pool is in its virtualMachinesProfile."""
+    pool = {**GPUNP, "type": "VirtualMachines", "vmSize": None, "virtualMachinesProfile": {"scale": {"manual": [{"size": "Standard_NC4as_T4_v3", "count": 2}]}}}  # fmt: skip
+    for how in ("use", "adopt"):
+        message = stopped(r"its pool gpunp is a VirtualMachines pool \(virtualMachinesProfile sizes: \"Standard_NC4as_T4_v3\"\) with no vmSize", how, pool=pool, preview=preview)  # fmt: skip
+        assert "is , with" not in message and "add a new pool with the size you need, or use one of type VirtualMachineScaleSets" in message
+
+
+def adopted_from(tmp_path, described, preview=True):
+    """The team stack adopting gpunp, with `described` saved as its clusterFile and answered for the cluster."""
+    path = tmp_path / "cluster.json"
+    path.write_text(json.dumps(described))
+    monitor = RecordingMonitor(AzureMocks(cluster=described))
+    overrides = {"gpuPools": {"gpunp": {"existing": "adopt"}}, "preflight": {"clusterFile": str(path)}}
+    return monitor, lambda: run_program("team", overrides=overrides, monitor=monitor, preview=preview)
+
+
+@pytest.mark.parametrize("preview", BOTH)
+@pytest.mark.parametrize(
+    "given, says",
+    [
+        ("/subscriptions/33333333-3333-3333-3333-333333333333/resourceGroups/team-rg/providers/Microsoft.ContainerService/managedClusters/other-aks",
+         r"its id names cluster \"other-aks\", but it describes \"team-aks\""),
+        ("team-aks", r"its id \"team-aks\" is not a managed cluster's ARM ID"),
+        ("/subscriptions/x/resourceGroups/team-rg/providers/Microsoft.Compute/virtualMachines/team-aks", r"its id \".*\" is not a managed cluster's ARM ID"),
+    ],
+)  # fmt: skip
+def test_a_saved_description_whose_id_names_another_cluster_or_no_arm_path_is_refused_naming_the_file(tmp_path, preview, given, says):
+    monitor, up = adopted_from(tmp_path, cluster(GPUNP) | {"id": given}, preview)
+    with pytest.raises(ConfigError, match=rf"^invalid config aks-gpu:preflight\.clusterFile = \S*/cluster\.json: {says}") as error:
+        up()
+    assert "\n" not in str(error.value) and monitor.registrations == []
+
+
+@pytest.mark.parametrize("preview", BOTH)
+def test_a_saved_pool_whose_own_id_names_another_cluster_is_refused_naming_the_file(tmp_path, preview):
+    other = "/subscriptions/33333333-3333-3333-3333-333333333333/resourceGroups/team-rg/providers/Microsoft.ContainerService/managedClusters/x/agentPools/gpunp"  # fmt: skip
+    monitor, up = adopted_from(tmp_path, cluster({**GPUNP, "id": other}), preview)
+    with pytest.raises(
+        ConfigError, match=r"clusterFile = \S*/cluster\.json: the id of its pool \"gpunp\", \"/subscriptions/.*is not that pool's"
+    ):
+        up()
+    assert monitor.registrations == []
+
+
+@pytest.mark.parametrize("preview", BOTH)
+def test_the_adopting_up_imports_the_pool_under_the_cluster_the_config_names_not_the_descriptions_spelling(tmp_path, preview):
+    """The description's id agrees in everything but case (ARM's names are not case-sensitive): the ID is the config's."""
+    spelt = "/SUBSCRIPTIONS/33333333-3333-3333-3333-333333333333/resourcegroups/TEAM-RG/providers/microsoft.containerservice/managedClusters/team-aks"  # fmt: skip
+    _, up = adopted_from(tmp_path, cluster(GPUNP) | {"id": spelt}, preview)
+    assert up().one(POOL).options["import"] == (
+        "/subscriptions/33333333-3333-3333-3333-333333333333/resourceGroups/team-rg/providers/"
+        "Microsoft.ContainerService/managedClusters/team-aks/agentPools/gpunp"
+    )
+    _, up = adopted_from(tmp_path, {k: v for k, v in cluster(GPUNP).items() if k != "id"}, preview)
+    assert (
+        up()
+        .one(POOL)
+        .options["import"]
+        .endswith("/resourceGroups/team-rg/providers/Microsoft.ContainerService/managedClusters/team-aks/agentPools/gpunp")
+    )

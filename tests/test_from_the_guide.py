@@ -22,7 +22,7 @@ POOL, DAEMONSET, NAMESPACE, JOB = (
     "kubernetes:batch/v1:Job",
 )
 GPUNP_ID = (
-    "/subscriptions/33333333-3333-3333-3333-333333333333/resourcegroups/ml-rg/providers/"
+    "/subscriptions/33333333-3333-3333-3333-333333333333/resourceGroups/ml-rg/providers/"
     "Microsoft.ContainerService/managedClusters/ml-prod/agentPools/gpunp"
 )
 BOTH = [True, False]

@@ -43,15 +43,53 @@ class Change:
     declared: Any
 
     def __str__(self) -> str:
-        return f"{self.path}: {show(self.live)} -> {show(self.declared)}"
+        live, declared = _texts(self.live, self.declared)
+        return f"{self.path}: {live} -> {declared}"
+
+
+def _json(value: Any) -> str:
+    """JSON (YAML's spelling of true, false and null), every character past ASCII escaped."""
+    return "(none)" if value is ABSENT else json.dumps(value, sort_keys=True, separators=(", ", ": "), default=str)
 
 
 def show(value: Any) -> str:
-    """A value as JSON (YAML's spelling of true, false and null), cut to QUOTED characters."""
-    if value is ABSENT:
-        return "(none)"
-    text = json.dumps(value, sort_keys=True, separators=(", ", ": "), default=str)
+    """A value as JSON, cut to QUOTED characters."""
+    text = _json(value)
     return text if len(text) <= QUOTED else text[: QUOTED - 3] + "..."
+
+
+def _texts(live: Any, declared: Any) -> tuple[str, str]:
+    """Both values as `show` writes them, but a long one cut around where the two first differ,
+    so the change is never cut out of the line that names it."""
+    texts = _json(live), _json(declared)
+    if all(len(t) <= QUOTED for t in texts):
+        return texts
+    first = next((i for i, (a, b) in enumerate(zip(*texts, strict=False)) if a != b), min(map(len, texts)))
+    start = max(0, first - QUOTED // 4)
+
+    def around(text: str) -> str:
+        if len(text) <= QUOTED:
+            return text
+        end = start + QUOTED - 6
+        return ("..." if start else "") + text[start:end] + ("..." if end < len(text) else "")
+
+    return around(texts[0]), around(texts[1])
+
+
+def _member(name: Any) -> str:
+    """A member's name in a path: as it is where plain, else as JSON (escaped), cut."""
+    text = str(name)
+    plain = text.isprintable() and text.isascii() and not any(c in text for c in "[]; ")
+    return text if plain and len(text) <= QUOTED else show(text)
+
+
+def _by_name(items: list[Any]) -> dict[str, Any] | None:
+    """A list of objects each named by a distinct string `name` (a container's env, its
+    containers, volumes: Kubernetes merges them by it), as a mapping by name; else None."""
+    names = [item.get("name") if isinstance(item, Mapping) else None for item in items]
+    if all(isinstance(n, str) for n in names) and len(set(names)) == len(names):
+        return dict(zip(names, items, strict=True))  # type: ignore[arg-type]
+    return None
 
 
 def field_changes(live: Any, declared: Any, path: str = "", skip: Callable[[str], bool] = lambda _: False) -> list[Change]:
@@ -67,7 +105,7 @@ def field_changes(live: Any, declared: Any, path: str = "", skip: Callable[[str]
     if isinstance(live, Mapping) and isinstance(declared, Mapping):
         changes = []
         for member in sorted({*live, *declared}, key=str):
-            inner = f"{path}.{member}" if path else str(member)
+            inner = f"{path}.{_member(member)}" if path else _member(member)
             changes += field_changes(live.get(member, ABSENT), declared.get(member, ABSENT), inner, skip)
         return changes
     if isinstance(live, list) and isinstance(declared, list) and len(live) == len(declared) and live != declared:
@@ -75,6 +113,16 @@ def field_changes(live: Any, declared: Any, path: str = "", skip: Callable[[str]
             return [
                 c for i, (old, new) in enumerate(zip(live, declared, strict=True)) for c in field_changes(old, new, f"{path}[{i}]", skip)
             ]
+    if isinstance(live, list) and isinstance(declared, list) and live != declared:
+        # Lists of another length: named items matched by name, so a changed value is its own field.
+        theirs, mine = _by_name(live), _by_name(declared)
+        if theirs is not None and mine is not None:
+            changes = []
+            for name in sorted({*theirs, *mine}):
+                old, new, inner = theirs.get(name, ABSENT), mine.get(name, ABSENT), f"{path}[name={_member(name)}]"
+                whole = old is ABSENT or new is ABSENT  # an item added or taken away: said whole
+                changes += [Change(inner, old, new)] if whole and not skip(inner) else field_changes(old, new, inner, skip)
+            return changes
     if live == declared:
         return []
     return [Change(path, ABSENT if live_unset else live, ABSENT if declared_unset else declared)]

@@ -6,6 +6,7 @@ One parser reads the invoke's answer, a saved `az aks show` and ARM's REST body 
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -16,7 +17,7 @@ from components.azure import rest_shapes, saved_files
 from components.azure.cluster_egress import Egress, parse_egress
 from components.azure.reader import AzureReader, read_errors
 from components.config import NAMESPACE
-from components.errors import AzureReadError, one_line
+from components.errors import AzureReadError, cut, one_line
 
 # pulumi_azure_native/containerservice/get_managed_cluster.py: the invoke's token.
 SYSTEM_MODE = "System"
@@ -192,6 +193,19 @@ def id_segment(resource_id: Any, segment: str) -> str | None:
     return parts[index] or None if index < len(parts) else None
 
 
+# A managed cluster's ARM ID, its segments matched without case (ARM's, as id_segment).
+CLUSTER_ID = re.compile(
+    r"/subscriptions/(?P<subscription>[^/]+)/resourceGroups/(?P<group>[^/]+)/providers/Microsoft\.ContainerService/"
+    r"managedClusters/(?P<cluster>[^/]+)",
+    re.IGNORECASE,
+)
+
+
+def cluster_id(subscription: str, resource_group: str, name: str) -> str:
+    """The cluster's ARM ID, as azure-native's getManagedCluster names it (its resource path)."""
+    return f"/subscriptions/{subscription}/resourceGroups/{resource_group}/providers/Microsoft.ContainerService/managedClusters/{name}"
+
+
 def id_parts(resource_id: Any) -> tuple[str | None, str | None]:
     """The subscription and resource group an ARM resource ID names
     (`/subscriptions/<id>/resourceGroups/<group>/providers/...`)."""
@@ -234,11 +248,42 @@ class Named:
         name = _get(described, "name")
         if self.name is not None and name != self.name:
             return f"it describes cluster {name!r}, but {self.namespace}:existingCluster.name is {self.name!r}"
+        if other := _id_mismatch(described, name):
+            return other
         if self.resource_group is not None and group is not None and group.lower() != self.resource_group.lower():
             return f"it describes {group}/{name}, but {self.namespace}:existingCluster.resourceGroupName is {self.resource_group!r}"
         if self.subscription is not None and subscription is not None and subscription.lower() != self.subscription.lower():
             return f"its cluster is in subscription {subscription}, but azure-native:subscriptionId is {self.subscription}"
         return None
+
+
+def _id_mismatch(described: Mapping[str, Any], name: Any) -> str | None:
+    """How the description's `id`, or a pool's, names another cluster or no ARM path at all:
+    an adopted pool is imported by the ID the config names (existing_pools), never by these."""
+    given = _get(described, "id")
+    found = CLUSTER_ID.fullmatch(given) if isinstance(given, str) else None
+    if given is not None and found is None:
+        return f"its id {_quoted(given)} is not a managed cluster's ARM ID ({cluster_id('<subscription>', '<group>', '<name>')})"
+    if found is not None and found["cluster"] != name:
+        return f"its id names cluster {_quoted(found['cluster'])}, but it describes {_quoted(name)}"
+    for pool in _get(described, "agentPoolProfiles") or ():
+        pool_id, pool_name = _get(pool, "id"), _get(pool, "name")
+        if pool_id is None:
+            continue
+        # The REST agentPools answer gives a pool its own id: the cluster's, then /agentPools/<name>.
+        whole = (
+            re.fullmatch(rf"({CLUSTER_ID.pattern})/agentPools/(?P<pool>[^/]+)", pool_id, re.IGNORECASE)
+            if isinstance(pool_id, str)
+            else None
+        )
+        if whole is None or whole["cluster"] != name or whole["pool"] != pool_name or (given and whole[1].lower() != given.lower()):
+            return f"the id of its pool {_quoted(pool_name)}, {_quoted(pool_id)}, is not that pool's in the cluster it describes"
+    return None
+
+
+def _quoted(value: Any) -> str:
+    """A value of a description as a line quotes it: JSON (escaped), cut."""
+    return cut(json.dumps(value, default=str))
 
 
 def read_saved(key: str, path: Path, named: Named) -> dict[str, Any]:

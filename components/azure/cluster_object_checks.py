@@ -28,11 +28,11 @@ from components.azure.cluster_objects import (
 from components.azure.problem import Problem
 from components.azure.reader import AzureReader, NotRead, read_errors
 from components.azure.stack_state import NOT_READ, StackState
-from components.azure.used_pool_gpus import UsedPoolGpus, resources
+from components.azure.used_pool_gpus import UsedPoolGpus, resources, strategy_of
 from components.catalog import gpu_sizes
 from components.config import NAMESPACE, StackConfig
-from components.config.pools import pool_taints
-from components.errors import PreflightError, error_line
+from components.config.pools import SPOT_TAINT, pool_taints
+from components.errors import PreflightError, cut, error_line
 
 UNCHECKED = (
     "kubernetes: nothing the cluster runs was checked (namespaces this stack would create, another device plugin or the "
@@ -264,9 +264,32 @@ def namespaces_there(cfg: StackConfig, seen: Seen, mine: Mine, adoption: Adoptio
                 "`pulumi up` would stop at it (AlreadyExists) and `pulumi destroy` would delete it; pick another name with "
                 f"{NAMESPACE}:{key}, or delete it (`kubectl delete namespace {name}`) if nothing in it is needed"
                 + (f", or take over the guide's device plugin there with {ADOPT}: true" if guide else "")
+                + (_why_not_served(inside, pools) if key == "devicePlugin.namespace" else "")
             )
         )
     return problems
+
+
+def _why_not_served(inside: Sequence[DaemonSet], pools: Sequence[PoolNodes]) -> str:
+    """Why the stack would put its own plugin beside the one the namespace runs: a pool used
+    as it is whose nodes that plugin never lands on (a taint it does not tolerate), and what to do."""
+    for pool in pools:
+        if not (pool.used and pool.stack_plugin == "device-plugin"):
+            continue
+        for found in (d for d in inside if d.device_plugin and not d.gpu_operator):
+            landing = lands(found, pool)
+            if landing.answer != "no":
+                continue
+            why = f"; that is because {found.where} serves no node of {pool.name}: {cut(landing.why)}"
+            untolerated = landing.why.removeprefix("it does not tolerate ")
+            if untolerated == landing.why:
+                return f"{why}; change it to land there, and this stack leaves {pool.name} to it"
+            spot = " (AKS's taint on Spot nodes)" if untolerated == SPOT_TAINT else ""
+            return (
+                f"{why}{spot}; add that toleration to it, and this stack leaves {pool.name} to it, or take it over with {ADOPT}: "
+                f"true, and the stack's spec tolerates {pool.name}'s taints"
+            )
+    return ""
 
 
 def other_plugins(seen: Seen, pools: Sequence[PoolNodes], mine: Mine, taken: str | None) -> list[Problem]:
@@ -348,6 +371,8 @@ def adopt(cfg: StackConfig, seen: Seen, mine: Mine, state: StackState = NOT_READ
     if refusal := _not_the_guides(name, where, found, seen):
         raise PreflightError(f"preflight: {ADOPT} = true, but {refusal}")
     assert found is not None  # _not_the_guides refuses a DaemonSet that is not there
+    if not held_daemon_set and (refusal := _strategy_not_kept(where, found)):
+        raise PreflightError(f"preflight: {ADOPT} = true, but {refusal}")
     live = namespace.item if namespace else {}
     adoption = Adoption(name, f"{name}/{GUIDE_DAEMONSET}", live, found.item, not held_namespace, not held_daemon_set)
     others = [d.where for d in seen.daemon_sets if d.namespace == name and d.name != GUIDE_DAEMONSET]
@@ -382,6 +407,27 @@ def _not_the_guides(name: str, where: str, found: DaemonSet | None, seen: Seen) 
             f"{where} selects its pods by {str(selects)[:120]}, not the guide's matchLabels {GUIDE_SELECTOR} alone: a selector cannot "
             "change in place, and Pulumi refuses to replace an object it imports; remove adopt, or delete it and let the stack "
             "create its own"
+        )
+    return None
+
+
+def _strategy_not_kept(where: str, found: DaemonSet) -> str | None:
+    """The owner's plugin runs a MIG strategy the stack's spec would not keep: "mixed" (the
+    stack's runs "single" or none: components/resources/device_plugin.py plugin_env), or one
+    from a config file this program does not read, which its spec would drop. NVIDIA's flags:
+    NVIDIA/k8s-device-plugin cmd/nvidia-device-plugin/main.go at 01421a20 (mig-strategy, config-file)."""
+    strategy = strategy_of(found)
+    if strategy == "mixed":
+        return (
+            f"{where} runs MIG strategy mixed, and the stack's plugin runs single or none: adopting it would take away the "
+            "nvidia.com/mig-<slices>g.<memory>gb resources the owner's pods ask for, which would stay Pending; leave adopt off "
+            "and use the pools as they are (existing: use), which keeps their plugin, or set its MIG_STRATEGY to single first"
+        )
+    if strategy is None:
+        return (
+            f"{where} takes its MIG strategy from a config file or a ConfigMap (--config-file, CONFIG_FILE, or MIG_STRATEGY "
+            "from valueFrom), which this program does not read and the stack's spec would drop; leave adopt off and use the "
+            "pools as they are (existing: use), or give the plugin its strategy by MIG_STRATEGY first"
         )
     return None
 

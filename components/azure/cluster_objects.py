@@ -156,8 +156,11 @@ def _item_problem(item: dict[str, Any]) -> str | None:
     if not isinstance(meta, dict) or not isinstance(meta.get("name"), str):
         return "metadata.name is not a string"
     problem = typed(meta, {"namespace": STRING, "annotations": OBJECT, "managedFields": OBJECTS, "ownerReferences": OBJECTS})
-    if problem or item.get("kind") != "DaemonSet":
-        return f"metadata.{problem}" if problem else None
+    if problem:
+        return f"metadata.{problem}"
+    # Adopting reads a Namespace's spec too, member by member (components/azure/adoption.py).
+    if item.get("kind") != "DaemonSet":
+        return typed(item, {"spec": OBJECT})
     if not isinstance(meta.get("namespace"), str):
         return "metadata.namespace is not a string"
     spec = _at(item, "spec")
@@ -176,6 +179,9 @@ def _item_problem(item: dict[str, Any]) -> str | None:
     for container in [*(pod.get("containers") or []), *(pod.get("initContainers") or [])]:
         if not isinstance(container.get("image"), str):
             return f"a container's image is {json.dumps(container.get('image'))[:40]}, not a string"
+        # What the device plugin is told (components/azure/used_pool_gpus.py strategy_of).
+        if problem := typed(container, {"command": STRINGS, "args": STRINGS, "env": OBJECTS}):
+            return f"a container's {problem}"
     if any(not isinstance(v, str) for v in (pod.get("nodeSelector") or {}).values()):
         return "spec.template.spec.nodeSelector has a value that is not a string"
     return _terms_problem(_at(pod, "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms"))

@@ -14,7 +14,8 @@ docs/existing-cluster.md, "Coming from the guide", is the user's side of it.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+import json
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,7 +32,7 @@ from components.config.existing import ADOPT_IN_PLACE
 from components.config.messages import fail, show
 from components.config.pools import MIG_PROFILES, check_size
 from components.config.workloads import check_modes
-from components.errors import PreflightError
+from components.errors import PreflightError, cut
 
 
 @dataclass(frozen=True)
@@ -174,15 +175,74 @@ def _refused(key: str, how: str, found: ClusterFacts, why: str) -> PreflightErro
     return PreflightError(f"{key}.existing = {how}: {why} (cluster {found.resource_group}/{found.name})")
 
 
-def live_pool(pool: GpuPoolConfig, key: str, found: ClusterFacts, owner: str, state: StackState = NOT_READ) -> LivePool:
+# Azure's limit of tags on a resource: "The specified entity can have a maximum of 50 tags"
+# (learn.microsoft.com rest/api/resources/tags/createorupdateatscope; tag-resources, "Limitations").
+MAX_TAGS = 50
+
+
+def _virtual_machines_sizes(facts: PoolFacts) -> list[str]:
+    """The sizes a VirtualMachines pool lists (virtualMachinesProfile.scale: `manual[].size`,
+    and 2026-01-02-preview's `autoscale.size`), where its vmSize is empty."""
+    scale = facts.member("virtualMachinesProfile", "scale")
+    scale = scale if isinstance(scale, Mapping) else {}
+    manual = next((v for k, v in scale.items() if str(k).lower() == "manual"), None)
+    autoscale = next((v for k, v in scale.items() if str(k).lower() == "autoscale"), None)
+    entries = [*(manual if isinstance(manual, list) else ()), *([autoscale] if autoscale is not None else ())]
+    sizes = [e.get("size") for e in entries if isinstance(e, Mapping)]
+    return list(dict.fromkeys(str(s) for s in sizes if s))
+
+
+def _not_a_scale_set(key: str, how: str, found: ClusterFacts, facts: PoolFacts) -> PreflightError | None:
+    """A VirtualMachines pool, whose size is in its virtualMachinesProfile, not in vmSize, which
+    this program reads a pool's size and GPUs from (ARM schema 2025-09-01 ManualScaleProfile)."""
+    if facts.vm_size or str(facts.member("type") or "").lower() != "virtualmachines":
+        return None
+    sizes = ", ".join(cut(json.dumps(s)) for s in _virtual_machines_sizes(facts)[:5]) or "none listed"
+    return _refused(
+        key,
+        how,
+        found,
+        f"its pool {facts.name} is a VirtualMachines pool (virtualMachinesProfile sizes: {sizes}) with no vmSize, and this program "
+        "reads a pool's size, GPUs and counts from vmSize, which VirtualMachineScaleSets pools have: add a new pool with the size "
+        "you need, or use one of type VirtualMachineScaleSets",
+    )
+
+
+def _too_many_tags(key: str, how: str, found: ClusterFacts, facts: PoolFacts, owner: str) -> PreflightError | None:
+    """An adopted pool declares its tags with the stack's two marks added (ownership.adopted_marks):
+    more than Azure allows on one resource is refused before anything is registered."""
+    marks = ownership.adopted_marks({OWNER_TAG: owner})
+    count = len(ownership.without(facts.tags, marks)) + len(marks)
+    if how != "adopt" or count <= MAX_TAGS:
+        return None
+    return _refused(
+        key,
+        how,
+        found,
+        f"the pool {facts.name} has {len(facts.tags)} tags, and adopting it adds the stack's {', '.join(marks)}: {count} tags, and "
+        f"Azure allows at most {MAX_TAGS} on a resource; remove {count - MAX_TAGS} of the pool's tags first, or use it instead",
+    )
+
+
+def live_pool(
+    pool: GpuPoolConfig,
+    key: str,
+    found: ClusterFacts,
+    owner: str,
+    state: StackState = NOT_READ,
+    cluster_id: Callable[[], str] | None = None,
+) -> LivePool:
     """The cluster's pool that `pool` names, checked: it exists, has an NVIDIA GPU, and is
     not this stack's own (use: its state holds it, or it carries the stack's tag) or another
-    stack's (adopt)."""
+    stack's (adopt). `cluster_id`: the ARM ID of the cluster the config names, which an
+    adopted pool is imported under (None: the description's)."""
     how = str(pool.existing)
     facts = next((p for p in found.pools if p.name == pool.name), None)
     if facts is None:
         pools = ", ".join(p.name for p in found.pools) or "none"
         raise _refused(key, how, found, f"the cluster has no pool named {pool.name!r} (its pools: {pools}); check the name")
+    if refusal := _not_a_scale_set(key, how, found, facts) or _too_many_tags(key, how, found, facts, owner):
+        raise refusal
     size = gpu_sizes.CATALOG.get(facts.vm_size)
     if not gpu_sizes.is_gpu_family(facts.vm_size) or (size is not None and not size.gpu.nvidia):
         gpu = "no GPU" if not gpu_sizes.is_gpu_family(facts.vm_size) else f"an {size.gpu.vendor if size else 'unknown'} GPU"
@@ -224,9 +284,11 @@ def live_pool(pool: GpuPoolConfig, key: str, found: ClusterFacts, owner: str, st
     # deploy/step_generator.go `isImport`: `oldImportID != goal.ID`; pulumi/pulumi#2893). The
     # tag decides only where the state is not known.
     if how == "adopt" and not (held is not None if state.known else owner in marks.values()):
-        if not found.resource_id:
+        # Built from the cluster the config names, never a saved description's `id` (checked: cluster_facts.Named).
+        cluster = cluster_id() if cluster_id is not None else found.resource_id
+        if not cluster:
             raise _refused(key, how, found, "the cluster's description has no id, so the pool's ARM ID is not known")
-        import_id = f"{found.resource_id}/agentPools/{facts.name}"
+        import_id = f"{cluster}/agentPools/{facts.name}"
     return LivePool(facts, how, import_id, marked=marks[ownership.ADOPTED] == owner, held=held is not None)
 
 
@@ -246,11 +308,15 @@ def _own_pool_used(owner: str, marks: Mapping[str, str | None], held: str | None
 
 
 def resolve(
-    cfg: StackConfig, found: ClusterFacts | None, owner: str, state: StackState = NOT_READ
+    cfg: StackConfig,
+    found: ClusterFacts | None,
+    owner: str,
+    state: StackState = NOT_READ,
+    cluster_id: Callable[[], str] | None = None,
 ) -> tuple[StackConfig, dict[str, LivePool], list[str]]:
     """The config with each `existing` pool's settings read from the cluster, the live pools
     by name, and what a preview says of them. `owner` is this stack's owner tag value; `state`,
-    what the stack's state holds (stack_state)."""
+    what the stack's state holds (stack_state); `cluster_id`, the ARM ID of the cluster the config names."""
     if found is None or not any(p.existing for p in cfg.gpu_pools):
         return cfg, {}, []
     live: dict[str, LivePool] = {}
@@ -261,7 +327,7 @@ def resolve(
             pools.append(pool)
             continue
         key = cfg.pool_key(pool)
-        live[pool.name] = found_pool = live_pool(pool, key, found, owner, state)
+        live[pool.name] = found_pool = live_pool(pool, key, found, owner, state, cluster_id)
         # onDestroy is the config's alone (a guard's, not a setting read from Azure).
         resolved = dataclasses.replace(
             settings_from_azure(pool, given.get(pool.name, {}), found_pool.facts, key), on_destroy=pool.on_destroy

@@ -313,11 +313,48 @@ def _shown(value: Any) -> str:
         return cut(repr(value))
 
 
+# Maps whose keys are data, not Azure's member names: Kubernetes label keys are case-sensitive.
+_DATA = frozenset({"nodelabels"})
+
+
+def _twice(value: Any, where: str = "") -> str | None:
+    """A member given twice in two casings (`vmSize` and `VMSize`), anywhere: the program
+    reads members without case (cluster_facts `_get`), so which one Azure meant is not known."""
+    if isinstance(value, list):
+        return next((t for i, item in enumerate(value) if (t := _twice(item, f"{where}[{_name(item, i)}]"))), None)
+    if not isinstance(value, Mapping):
+        return None
+    seen: dict[str, str] = {}
+    for key in value:
+        lowered = str(key).lower()
+        if lowered in seen and lowered not in _DATA:
+            return f"{_in(where, seen[lowered])} is given twice, as {_shown(seen[lowered])} and {_shown(str(key))}"
+        seen[lowered] = str(key)
+    return next((t for k, inner in value.items() if str(k).lower() not in _DATA and (t := _twice(inner, _in(where, str(k))))), None)
+
+
+def _plain(text: str) -> bool:
+    return text.isprintable() and text.isascii() and 0 < len(text) <= 40
+
+
+def _in(where: str, key: str) -> str:
+    """A member's path, its name quoted (escaped, cut) where it is not plain."""
+    name = key if _plain(key) else _shown(key)
+    return f"{where}.{name}" if where else name
+
+
+def _name(item: Any, index: int) -> str:
+    name = item.get("name") if isinstance(item, Mapping) else None
+    return name if isinstance(name, str) and _plain(name) else str(index)
+
+
 def problem(doc: Any) -> str | None:
     """What member of a cluster's description is not of the type Azure gives it, in words,
     or None."""
     if deep := files.depth_problem(doc, saved_files.DEPTH):
         return deep
+    if twice := _twice(doc):
+        return f"{twice}: Azure's member names do not depend on case, so this program cannot tell which one Azure means"
     checked = view(doc)
     try:
         CLUSTER.validate_python(checked)

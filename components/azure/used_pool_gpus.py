@@ -25,7 +25,9 @@ def strategy_of(daemon_set: DaemonSet) -> str | None:
     """The plugin container's MIG strategy, lowercased: its flag, else its variable, else
     "none"; None where it cannot be told (a variable from a ConfigMap, or a config file)."""
     for container in _containers(daemon_set):
+        # Go's flag package, which urfave/cli v2 parses with, takes one dash or two (pkg flag, "Command line flag syntax").
         words = [str(w) for w in [*(container.get("command") or ()), *(container.get("args") or ())]]
+        words = [f"-{w}" if w.startswith(FLAG[1:]) else w for w in words]
         for index, word in enumerate(words):
             if word.startswith(f"{FLAG}="):
                 return word.partition("=")[2].lower()
@@ -35,7 +37,7 @@ def strategy_of(daemon_set: DaemonSet) -> str | None:
         if VARIABLE in env:
             value = env[VARIABLE].get("value")
             return value.lower() if isinstance(value, str) else None
-        if CONFIG[1] in env or any(w.startswith(CONFIG[0]) for w in words):
+        if CONFIG[1] in env or any(w.startswith((CONFIG[0], CONFIG[0][1:])) for w in words):
             return None
     return "none"
 
