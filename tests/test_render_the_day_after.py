@@ -146,9 +146,7 @@ BROKEN = [
 
 @pytest.mark.parametrize(("how", "said"), BROKEN, ids=[b[0] for b in BROKEN])
 @BOTH
-def test_a_state_file_that_is_not_this_stacks_export_is_one_line_naming_the_key_before_anything_is_registered(
-    tmp_path, how, said, preview
-):
+def test_a_state_file_that_is_not_this_stacks_export_is_one_line_naming_the_key_before_anything_is_registered(tmp_path, how, said, preview):
     path = tmp_path / "state.json"
     path.write_bytes(bad(copy.deepcopy(exported(guide_as_listed(preview=False))), how))
     monitor = RecordingMonitor(AzureMocks())
@@ -184,7 +182,10 @@ def test_a_pool_the_saved_cluster_runs_aks_managed_is_refused_a_switch_offline_a
     [gpunp] = [p for p in cluster["agentPoolProfiles"] if p["name"] == "gpunp"]
     gpunp["gpuProfile"] = {"nvidia": {"managementMode": "Managed"}}
     (tmp_path / "cluster.json").write_text(json.dumps(cluster))
-    settings = {"gpuPools": {"gpunp": {"vmSize": "Standard_NC4as_T4_v3"}}, "preflight": {**SAVED, "clusterFile": str(tmp_path / "cluster.json")}}
+    settings = {
+        "gpuPools": {"gpunp": {"vmSize": "Standard_NC4as_T4_v3"}},
+        "preflight": {**SAVED, "clusterFile": str(tmp_path / "cluster.json")},
+    }
     with pytest.raises(PreflightError) as error:
         run_program("ml-prod", overrides=settings, preview=preview, stack_file=STACK_FILE)
     assert "node pool gpunp in cluster ml-prod runs aks-managed" in str(error.value) and "cannot switch" in str(error.value)

@@ -350,7 +350,7 @@ class OfflineReader:
 
     def pool_modes(self, subscription: str, resource_group: str, cluster: str, names: Sequence[str]) -> dict[str, RunningPool]:
         self._asked("pool_modes")
-        if self.pool_modes_answer is None and self.described_cluster is not None:
+        if self.pool_modes_answer is None and self.cluster_file is not None:  # the saved `az aks show` describes them
             return self.described_pools(names)
         if self.pool_modes_answer is None:
             self._note(UNREAD_POOLS)
@@ -359,7 +359,7 @@ class OfflineReader:
         return {name: RunningPool.of_mode(r) if isinstance(r, str) else r for name, r in running.items() if name in names}
 
     def described_pools(self, names: Sequence[str]) -> dict[str, RunningPool]:
-        """The named pools as the described cluster lists them: an agentPoolProfiles entry has every
+        """The named pools as the saved cluster lists them: an agentPoolProfiles entry has every
         property of the agentPools GET's (tests/azure-specs/2025-09-01: ManagedClusterAgentPoolProfile
         holds all of ManagedClusterAgentPoolProfileProperties), so it says what the live read would; a
         pool it does not list does not run there (the live read's 404)."""

@@ -79,8 +79,10 @@ def read_saved(key: str, path: Path, project: str, stack: str) -> SavedState:
             raise refuse(f"{member} has no {'urn' if not urn else 'type'}")
         if not urn.startswith(prefix) or urn.count("::") < 3:
             raise saved_files.refused(
-                key, path, f"{member}.urn is {shown(urn)}, not of stack {shown(stack)} of project {shown(project)}; "
-                f"save this stack's own state: `pulumi stack export --stack {shown(stack)} > {cut(saved_files.shown(path))}`"
+                key,
+                path,
+                f"{member}.urn is {shown(urn)}, not of stack {shown(stack)} of project {shown(project)}; "
+                f"save this stack's own state: `pulumi stack export --stack {shown(stack)} > {cut(saved_files.shown(path))}`",
             )
         if not (urn.isprintable() and type_.isprintable()):
             raise refuse(f"{member} has a character no URN or type has (urn {shown(urn)}, type {shown(type_)})")
