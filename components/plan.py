@@ -27,6 +27,7 @@ from components.azure import (
     pool_network,
     preflight,
     proof_fit,
+    saved_state,
     stack_state,
 )
 from components.azure.cluster_facts import ClusterFacts
@@ -132,6 +133,7 @@ def build_plan(
     named = cluster_facts.Named(existing.name, existing.resource_group_name, cfg.subscription_id) if existing else cluster_facts.Named(None)
     cluster_facts.check_saved(cfg.preflight.cluster_file, named)
     cluster_objects.check_saved(cfg.preflight.kubernetes_file)
+    saved_state.check_saved(cfg.preflight.state_file, project, stack)
     # An existing cluster is read once, here: a cluster that cannot be read stops the run.
     found = cluster_facts.read(reader, existing.resource_group_name, existing.name) if existing else None
     user_kubeconfig = cluster_facts.read_user_kubeconfig(reader, found.resource_group, found.name) if found else None

@@ -1,6 +1,7 @@
 """Bad saved files and stack files generated (Hypothesis), as #44 found them by hand: Azure's
 description of a cluster with members of other types, nested deep, with huge or odd strings
-and NaN, answered live or saved as `clusterFile` (bytes that are not UTF-8 too); stack files
+and NaN, answered live or saved as `clusterFile` (bytes that are not UTF-8 too); the stack's
+state saved as `stateFile` with members of other types, another stack's URNs, secrets; stack files
 with aliases, aliases of themselves, expansions and depth; paths that name no regular file.
 Each run of the program, as a preview or a deployment, ends in one of two ways:
 
@@ -15,6 +16,7 @@ Never a traceback, never a hang. `make test` runs a few examples with a fixed se
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import math
 import tempfile
@@ -27,6 +29,7 @@ from hypothesis import strategies as st
 from support.existing_pools import GPUNP, SYSTEM
 from support.generated import LONG_RUN, SETTINGS
 from support.saved_files import SPECIAL, special
+from support.stack_export import exported
 
 from components.azure import rest_shapes
 from tools.azure_mocks import AzureMocks, existing_cluster
@@ -135,6 +138,62 @@ def test_a_generated_saved_cluster_file_is_accepted_or_one_line_naming_the_file(
     event("accepted")
 
 
+# --------------------------------------------------------------------------- the stack's saved state
+
+ADOPTED = {"existingCluster": TEAM, "gpuPools": {"gpunp": {"existing": "adopt"}}, "devicePlugin": {"adopt": False}}
+STATE_MEMBERS = ["urn", "type", "outputs", "delete", "parent", "id"]
+OUTPUT_MEMBERS = ["tags", "metadata", "resourceGroupName", "clusterName", "properties", "agentPoolName"]
+SECRET = {"4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270"}
+
+
+@functools.cache
+def _adopted_state() -> str:
+    """The export the team stack's adopting `up` of gpunp left (JSON text: each example a fresh copy)."""
+    run = run_program("team", overrides=ADOPTED, monitor=RecordingMonitor(AzureMocks(cluster=_team_cluster())), preview=False)
+    return json.dumps(exported(run))
+
+
+def _team_cluster() -> dict[str, Any]:
+    return existing_cluster(agentPoolProfiles=[SYSTEM, copy.deepcopy(GPUNP)])
+
+
+@st.composite
+def export_changed(draw: st.DrawFn) -> dict[str, Any]:
+    """That export, one to three members changed: a resource's, its outputs', a secret's, or the envelope's."""
+    export = json.loads(_adopted_state())
+    resources = export["deployment"]["resources"]
+    for _ in range(draw(st.integers(1, 3))):
+        where = draw(st.sampled_from(["resource", "resource", "outputs", "secret", "envelope"]))
+        item = resources[draw(st.integers(0, len(resources) - 1))] if isinstance(resources, list) and resources else {}
+        if where == "resource" and isinstance(item, dict):
+            item[draw(st.sampled_from(STATE_MEMBERS))] = draw(ODD | st.sampled_from(["urn:pulumi:prod::aks-gpu::x::y", "urn:pulumi:team"]))
+        elif where == "outputs" and isinstance(item, dict) and isinstance(item.get("outputs"), dict):
+            item["outputs"][draw(st.sampled_from(OUTPUT_MEMBERS))] = draw(ODD)
+        elif where == "secret" and isinstance(item, dict) and isinstance(item.get("outputs"), dict):
+            sealed = draw(st.sampled_from([{"ciphertext": "v1:x"}, {"plaintext": draw(st.text(max_size=8))}, {"plaintext": draw(ODD)}]))
+            item["outputs"][draw(st.sampled_from(OUTPUT_MEMBERS))] = {**SECRET, **sealed}
+        else:
+            export[draw(st.sampled_from(["version", "deployment"]))] = draw(ODD)
+    return export
+
+
+@FEW
+@given(data=st.data(), how=st.sampled_from(["changed", "not UTF-8", "NaN", "truncated"]), preview=st.booleans())
+def test_a_generated_saved_state_file_is_accepted_or_one_line_naming_the_file(data, how, preview):
+    content = _bytes(data.draw(export_changed()), how, data.draw)
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "state.json"
+        path.write_bytes(content)
+        monitor = RecordingMonitor(AzureMocks(cluster=_team_cluster()))  # the offline render's: it reads the file
+        overrides = {**ADOPTED, "preflight": {"stateFile": str(path)}}
+        try:
+            run_program("team", overrides=overrides, monitor=monitor, preview=preview)
+        except pulumi.RunError as error:
+            one_line(error, ("aks-gpu:preflight.stateFile = ", "aks-gpu:existingCluster", "aks-gpu:gpuPools.gpunp"), monitor)
+            return
+    event("accepted")
+
+
 # --------------------------------------------------------------------------- stack files
 
 
@@ -192,7 +251,9 @@ def special_path(draw: st.DrawFn, folder: Path) -> str:
 
 @FEW
 @given(
-    data=st.data(), member=st.sampled_from(["clusterFile", "kubernetesFile", "pricesFile", "skusFile", "usageFile"]), preview=st.booleans()
+    data=st.data(),
+    member=st.sampled_from(["clusterFile", "kubernetesFile", "pricesFile", "skusFile", "usageFile", "stateFile"]),
+    preview=st.booleans(),
 )
 def test_a_saved_file_path_that_names_no_regular_file_is_one_line_and_never_opened(data, member, preview):
     with tempfile.TemporaryDirectory() as folder:

@@ -23,7 +23,7 @@ import grpc
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import settings
 
-from components.azure import cluster_facts, cluster_objects
+from components.azure import cluster_facts, cluster_objects, pool_modes, saved_state
 from components.azure.azure_facts import Facts
 from components.azure.cluster_facts import id_parts
 from components.azure.cluster_objects import SAVE_COMMAND
@@ -164,6 +164,14 @@ def saved_kubernetes(cfg: StackConfig) -> dict[str, Any] | None:
     return cluster_objects.read_saved(f"{NAMESPACE}:preflight.kubernetesFile", ROOT / cfg.preflight.kubernetes_file)
 
 
+def saved_stack_state(cfg: StackConfig, stack: str) -> saved_state.SavedState | None:
+    """The stack's state as the parsed config's preflight.stateFile saved it (`pulumi stack
+    export`); one line naming the key when it is not this stack's export (saved_state.py)."""
+    if not cfg.preflight.state_file:
+        return None
+    return saved_state.read_saved(f"{NAMESPACE}:preflight.stateFile", ROOT / cfg.preflight.state_file, project_name(), stack)
+
+
 # What the offline render says when it answers for a cluster it has no description of.
 ASSUMED = (
     "offline: cluster {group}/{name} was not read; assumed: in {location}, Succeeded and running, Kubernetes 1.34.2, "
@@ -245,12 +253,16 @@ class OfflineReader:
         self.stall: dict[str, threading.Event] = {}
         #: The stack's preflight.kubernetesFile, when `kubernetes` is what it saved.
         self.kubernetes_file: str | None = None
+        #: The URNs of the state the program was answered (none: it read no state).
+        self.held: frozenset[str] = frozenset()
         #: The reads the program made, by name, in order.
         self.reads: list[str] = []
         #: What the answers assumed (the offline render prints it).
         self.notes: list[str] = []
         #: The existing clusters getManagedCluster answered for.
         self.read: set[str] = set()
+        #: The stack's preflight.stateFile, when `stack` is what it saved.
+        self.state_file: str | None = None
         #: The stack's preflight.clusterFile, when `cluster` is what it saved.
         self.cluster_file: str | None = None
         #: The subscription the client is signed in to: the saved cluster's, when its ID names one.
@@ -260,7 +272,7 @@ class OfflineReader:
         """What the stack's config tells the offline render, as the program parses it
         (components/config, the only code that knows its keys): the cluster a stack saved
         (preflight.clusterFile), what it runs in Kubernetes (preflight.kubernetesFile), and
-        the region to assume a cluster in. A config the program refuses gives nothing here:
+        the stack's state (preflight.stateFile), and the region to assume a cluster in. A config the program refuses gives nothing here:
         the program's own parse says what is wrong, in its run."""
         try:
             cfg = parse(config, project_name(), stack, ROOT)
@@ -273,6 +285,9 @@ class OfflineReader:
             self.subscription = id_parts(self.described_cluster.get("id"))[0] or self.subscription
         if self.kubernetes_answer is None and (objects := saved_kubernetes(cfg)) is not None:
             self.kubernetes_answer, self.kubernetes_file = objects, cfg.preflight.kubernetes_file
+        if self.stack_answer is None and (state := saved_stack_state(cfg, stack)) is not None:
+            self.stack_answer, self.stack_outputs = dict(state.resources), dict(state.outputs)
+            self.state_file = cfg.preflight.state_file
         self.location = self.location or cfg.location
 
     def _asked(self, read: str) -> None:
@@ -337,11 +352,22 @@ class OfflineReader:
 
     def pool_modes(self, subscription: str, resource_group: str, cluster: str, names: Sequence[str]) -> dict[str, RunningPool]:
         self._asked("pool_modes")
+        if self.pool_modes_answer is None and self.cluster_file is not None:  # the saved `az aks show` describes them
+            return self.described_pools(names)
         if self.pool_modes_answer is None:
             self._note(UNREAD_POOLS)
         running = self._given(self.pool_modes_answer, "the offline render makes no calls to Azure")
         # A test may answer a mode alone ("gpu-operator"), or the pool as it runs.
         return {name: RunningPool.of_mode(r) if isinstance(r, str) else r for name, r in running.items() if name in names}
+
+    def described_pools(self, names: Sequence[str]) -> dict[str, RunningPool]:
+        """The named pools as the saved cluster lists them: an agentPoolProfiles entry has every
+        property of the agentPools GET's (tests/azure-specs/2025-09-01: ManagedClusterAgentPoolProfile
+        holds all of ManagedClusterAgentPoolProfileProperties), so it says what the live read would; a
+        pool it does not list does not run there (the live read's 404)."""
+        profiles = (self.described_cluster or {}).get("agentPoolProfiles")
+        listed = {p.get("name"): p for p in profiles if isinstance(p, Mapping)} if isinstance(profiles, list) else {}
+        return {name: pool_modes.running_of(listed[name]) for name in names if name in listed}
 
     def prices(self, region: str, sizes: Sequence[str], currency: str) -> list[dict[str, Any]]:
         self._asked("prices")
@@ -362,6 +388,12 @@ class OfflineReader:
         self._asked("stack_resources")
         if self.stack_answer is None:
             raise NotDeployed("the offline render has no stack state")
+        if self.state_file is not None:
+            # As the live read: the snapshot counts once the stack's own outputs say a deployment completed (live/reader.py).
+            if not self.stack_outputs:
+                raise NotDeployed(f"the stack's state in {self.state_file} has no outputs yet: no deployment of it had completed")
+            self._note(f"offline: the stack's state read from {self.state_file} ({len(self.stack_answer)} resources)")
+        self.held = frozenset(self.stack_answer)
         return self.stack_answer
 
     def wait_for_access(self, kubeconfig: str, granted: str) -> str:

@@ -85,6 +85,8 @@ class ProgramRun:
     infos: list[str] = field(default_factory=list)
     #: What the mock engine assumed in Azure's place (a cluster it had no description of).
     notes: list[str] = field(default_factory=list)
+    #: The URNs the stack's state held, as the run read it from its offline reader (none: a first `up`).
+    held: frozenset[str] = frozenset()
 
     def of_type(self, type_: str) -> list[Registration]:
         return [r for r in self.resources if r.type == type_]
@@ -406,6 +408,7 @@ def run_under_mocks(
         warnings=list(collector.messages),
         infos=list(collector.infos),
         notes=list(reader_of(monitor).notes),
+        held=frozenset(reader_of(monitor).held),
     )
 
 

@@ -31,7 +31,8 @@ SECRET_MASK = "[secret]"
 # What a preview does not know yet (a resource's output before it exists: a new cluster's
 # resourceUID), where `pulumi preview` shows `output<string>`.
 UNKNOWN_MASK = "[unknown until deployed]"
-MANIFEST_KEYS = ("apiVersion", "kind", "metadata", "spec")
+# A ConfigMap's `data` is what it holds (the proof's script): a reviewer reads it here.
+MANIFEST_KEYS = ("apiVersion", "kind", "metadata", "spec", "data")
 
 
 def masked(value: Any) -> Any:
@@ -69,7 +70,7 @@ def kubernetes_objects(run: ProgramRun) -> list[Registration]:
 
 
 def manifest(resource: Registration) -> dict[str, Any]:
-    """apiVersion, kind, metadata, spec; inside them keys sorted, so diffs stay stable."""
+    """apiVersion, kind, metadata, spec, data; inside them keys sorted, so diffs stay stable."""
     return {k: _sorted(masked(resource.inputs[k])) for k in MANIFEST_KEYS if k in resource.inputs}
 
 
@@ -235,9 +236,18 @@ def _pool_line(name: str, p: dict[str, Any]) -> str:
 
 def counts(run: ProgramRun) -> str:
     """What a first `up` does: imports (of which the `adopt:` lines say which it then updates),
-    creates and replaces: none, for an adoption that would replace is refused (adoption.py)."""
+    creates and replaces: none, for an adoption that would replace is refused (adoption.py). With
+    the stack's state (preflight.stateFile), what it holds apart: neither imported nor created."""
     imported, updated = sum(1 for r in run.resources if r.options.get("import")), sum(map(adoption.updated, run.infos))
-    return f"{len(run.resources)} resources: {imported} imported ({updated} then updated in place), {len(run.resources) - imported} created, 0 replaced"
+    held = sum(1 for r in run.resources if r.urn in run.held)
+    if not held:
+        return f"{len(run.resources)} resources: {imported} imported ({updated} then updated in place), {len(run.resources) - imported} created, 0 replaced"
+    # The day after: what the state holds is diffed by the engine, which the offline render does not run.
+    created = len(run.resources) - imported - held
+    return (
+        f"{len(run.resources)} resources: {held} held in the stack's state (`pulumi preview` diffs them), "
+        f"{imported} imported ({updated} then updated in place), {created} created"
+    )
 
 
 def summary(run: ProgramRun, out_dir: Path) -> str:
@@ -339,10 +349,22 @@ def no_such_stack(error: FileNotFoundError, stack: str) -> str:
     return f"error: {error}; the stacks here: {', '.join(there)} (make render STACK={there[0]})"
 
 
+def stack_name(config_file: Path) -> str:
+    """The stack a `Pulumi.<stack>.yaml` is for, or the file's stem."""
+    name = config_file.name
+    return name[len("Pulumi.") : -len(".yaml")] if name.startswith("Pulumi.") and name.endswith(".yaml") else config_file.stem
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--stack", action="append", help="stack name: reads Pulumi.<stack>.yaml (default: dev; repeatable)")
     parser.add_argument("--all", action="store_true", help="every stack with a Pulumi.<stack>.yaml")
+    parser.add_argument(
+        "--config-file",
+        type=Path,
+        help="the stack's config from this file, as `pulumi preview --config-file` (default: Pulumi.<stack>.yaml; "
+        "the stack is named by --stack, else by the file's Pulumi.<stack>.yaml)",
+    )
     parser.add_argument(
         "--out", type=Path, help="output folder (default: build/<stack>); with several stacks, the parent of one folder each"
     )
@@ -351,12 +373,17 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     listed = args.all or args.snapshots
-    names = stacks() if listed else (args.stack or ["dev"])
+    if args.config_file and (listed or len(args.stack or ()) > 1):
+        parser.error("--config-file is one stack's file: give it with at most one --stack, without --all or --snapshots")
+    named = [stack_name(args.config_file)] if args.config_file and not args.stack else None
+    names = stacks() if listed else (args.stack or named or ["dev"])
     if listed and not names:
         print("no Pulumi.<stack>.yaml in the project: nothing to render")
     for stack in names:
         # Listed, it is the project's own file, whatever a name alone means (stack_files.STACK_FOLDER).
         own: dict[str, Any] = {"stack_file": ROOT / f"Pulumi.{stack}.yaml"} if listed else {}
+        if args.config_file:  # relative to where make runs, the project; its saved files too, as the CLI runs the program there
+            own = {"stack_file": args.config_file if args.config_file.is_absolute() else ROOT / args.config_file}
         if args.snapshots:
             out_dir = SNAPSHOTS / stack
         elif args.out and len(names) == 1:

@@ -1,5 +1,5 @@
 """Saved answers of Azure that a stack names in its config (`aks-gpu:preflight.skusFile`,
-`usageFile`, `pricesFile`, `clusterFile`): read once, and refused in one line that names the
+`usageFile`, `pricesFile`, `clusterFile`, `kubernetesFile`, `stateFile`): read once, and refused in one line that names the
 key, the file and what it should hold, never a traceback and never silently empty."""
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def refused(key: str, path: Path, why: str) -> ConfigError:
     return ConfigError(f"invalid config {key} = {cut(where if where.isprintable() else repr(where))}: {why}")
 
 
-def read_json(key: str, path: Path, holds: str) -> Any:
+def read_json(key: str, path: Path, holds: str, depth: int = DEPTH) -> Any:
     """The file's JSON; `holds` says what it should be, for the message. JSON is UTF-8 text
     (RFC 8259; a byte-order mark, which Windows tools write, is taken), and NaN or Infinity
     are not JSON, though Python's parser takes them: a saved answer of Azure never has them,
@@ -55,7 +55,7 @@ def read_json(key: str, path: Path, holds: str) -> Any:
         raise refused(key, path, f"not JSON (line {error.lineno}, column {error.colno}: {error.msg}); expected {holds}") from None
     except (ValueError, RecursionError) as error:
         raise refused(key, path, f"not JSON ({str(error)[:100]}); expected {holds}") from None
-    if deep := files.depth_problem(found, DEPTH):
+    if deep := files.depth_problem(found, depth):
         raise refused(key, path, f"{deep}; expected {holds}")
     return found
 

@@ -61,7 +61,12 @@ def check_existing_cluster(values: Mapping[str, Any], parsed: Mapping[str, Any],
 
 
 def check_without_existing(
-    pools: Iterable[Any], keys: Mapping[str, str], cluster_file: str | None, kubernetes_file: str | None = None, adopt: bool = False
+    pools: Iterable[Any],
+    keys: Mapping[str, str],
+    cluster_file: str | None,
+    kubernetes_file: str | None = None,
+    adopt: bool = False,
+    state_file: str | None = None,
 ) -> None:
     """What only an existing cluster takes: subnets on its pools, saved descriptions of it,
     and the adoption of what was applied to it by hand."""
@@ -85,6 +90,12 @@ def check_without_existing(
             f"{NAMESPACE}:preflight.kubernetesFile",
             kubernetes_file,
             f"only with {NAMESPACE}:existingCluster: it lists what the existing cluster runs, for the offline render; remove it",
+        )
+    if state_file:
+        raise fail(
+            f"{NAMESPACE}:preflight.stateFile",
+            state_file,
+            f"only with {NAMESPACE}:existingCluster: the state is read only for what an existing cluster holds; remove it",
         )
     if adopt:
         raise fail(

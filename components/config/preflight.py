@@ -1,6 +1,6 @@
 """Checks against Azure before anything is created (`preflight`): how strict they are, and the
-saved answers of Azure (SKUs, usage, prices, the existing cluster) a stack may name instead
-of live calls."""
+saved answers of Azure (SKUs, usage, prices, the existing cluster) and the stack's saved state
+a stack may name instead of live calls."""
 
 from __future__ import annotations
 
@@ -37,6 +37,8 @@ class PreflightConfig:
     """existingCluster only: `az aks show --output json` of the cluster, saved (relative to the project), which the offline render (make render) uses instead of assumed facts. pulumi preview and up read the cluster from Azure."""
     kubernetes_file: FilePath | None = None
     """existingCluster only: `kubectl get namespaces,daemonsets --all-namespaces --show-managed-fields --output json` of the cluster, saved (relative to the project), which the offline render checks against. pulumi preview and up read the cluster itself."""
+    state_file: FilePath | None = None
+    """existingCluster only: `pulumi stack export` of this stack, saved (relative to the project), which the offline render plans on as `up` would on that state (the day after adopting). pulumi preview and up read the stack's state from its backend."""
 
 
 def check_preflight(preflight: PreflightConfig, root: Path) -> list[str]:
@@ -52,6 +54,7 @@ def check_preflight(preflight: PreflightConfig, root: Path) -> list[str]:
         "pricesFile": preflight.prices_file,
         "clusterFile": preflight.cluster_file,
         "kubernetesFile": preflight.kubernetes_file,
+        "stateFile": preflight.state_file,
     }.items():
         # A stat, never an open: a FIFO would block the run, a device never end (components/files.py).
         why = file_checks.problem(root / str(path)) if path else None

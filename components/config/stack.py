@@ -174,7 +174,12 @@ def parse(raw: Mapping[str, str], project: str, stack: str, root: Path | None = 
     cost.check(given.cost, values)
     if given.existing_cluster is None:
         existing.check_without_existing(
-            found.pools, found.keys, given.preflight.cluster_file, given.preflight.kubernetes_file, given.device_plugin.adopt
+            found.pools,
+            found.keys,
+            given.preflight.cluster_file,
+            given.preflight.kubernetes_file,
+            given.device_plugin.adopt,
+            given.preflight.state_file,
         )
     return StackConfig(
         location=validated(Location, LOCATION_KEY, raw.get(LOCATION_KEY) or DEFAULT_LOCATION),
