@@ -118,7 +118,8 @@ MANAGED = {"management": "aks-managed"}
 def configurations() -> dict[str, dict]:
     """Every shape a destroy meets: a created cluster with a budget or not and the deployer's
     grant or not, or an existing cluster with a budget (without one, nothing but the pools is
-    Azure's to delete there); one pool or several; typed or AKS-managed."""
+    Azure's to delete there); one pool or several; typed or AKS-managed; and prod's protected
+    cluster, whose Kubernetes objects carry no `deletedWith`."""
     found = {}
     for where, budget, grant in [("created", b, g) for b in (True, False) for g in (True, False)] + [("existing", True, False)]:
         for count in (1, 2):
@@ -129,6 +130,7 @@ def configurations() -> dict[str, dict]:
                     settings |= {"gpuPool": None, "access": ENTRA if grant else {}}
                 name = f"{where}, {'budget' if budget else 'no budget'}, {'grant' if grant else 'no grant'}, {count} {kind}"
                 found[name] = {"stack": "dev" if where == "created" else "team", **settings}
+    found["created and protected (prod), no budget, grant, 1 typed"] = {"stack": "prod"}
     return found
 
 
