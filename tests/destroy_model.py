@@ -64,8 +64,9 @@ def nodes(run: Any) -> list[Node]:
 
 
 def dependencies_of(graph: Sequence[Node]) -> dict[str, set[str]]:
-    """DependenciesOf for each resource: its edges and its parent, and a component's children
-    registered before it."""
+    """DependenciesOf for each resource: its edges and its parent, and the children registered
+    before it of a component among its edges (not of its parent: dependency_graph.go adds the
+    parent alone)."""
     index = {n.urn: i for i, n in enumerate(graph)}
     children: dict[str, list[str]] = {}
     for n in graph:
@@ -79,9 +80,10 @@ def dependencies_of(graph: Sequence[Node]) -> dict[str, set[str]]:
 
     depends: dict[str, set[str]] = {}
     for n in graph:
-        deps = {u for u in n.edges if u in index} | ({n.parent} if n.parent in index else set())
+        deps = {u for u in n.edges if u in index}
         for u in [u for u in deps if not graph[index[u]].custom]:
             deps |= {c for c in descendants(u) if index[c] < index[n.urn]}
+        deps |= {n.parent} if n.parent in index else set()
         depends[n.urn] = deps
     return depends
 
@@ -153,6 +155,20 @@ def alive_in_azure(node: Node, graph: Sequence[Node], outcome: Outcome) -> bool:
     cluster = container(node, graph, [CLUSTER])
     group = container(by_urn[cluster], graph, [GROUP]) if cluster else None
     return not outcome.deleted & ({node.urn, cluster, group} - {None})
+
+
+def azure_deletes_after_the_pools(graph: Sequence[Node]) -> list[str]:
+    """The deletes Azure may refuse that no GPU pool depends on: every ARM resource's but a
+    pool's (the budget, the deployer's grant, the cluster, its group). A Kubernetes object's
+    delete is the API server's, and a Job's must come before its pool's."""
+    condemned = {n.urn for n in graph}
+    return [n.urn for n in graph if n.type.startswith("azure-native:") and n.type not in POOLS and sends_delete(n, condemned)]
+
+
+def billing_pools(graph: Sequence[Node], outcome: Outcome) -> list[str]:
+    """The stack's GPU pools Azure still runs once the destroy stops, in the state or not; one
+    the stack gives back (`retainOnDelete`: adopted) is the owner's, and left out."""
+    return sorted(n.urn for n in graph if n.type in POOLS and not n.retain and alive_in_azure(n, graph, outcome))
 
 
 def stranded_pools(graph: Sequence[Node], outcome: Outcome) -> list[str]:

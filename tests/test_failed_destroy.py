@@ -1,9 +1,9 @@
-"""A destroy that stops part-way never leaves a GPU pool running outside the state: each delete
-Azure may refuse (the budget's without Microsoft.Consumption/budgets/delete, the deployer's
-grant's without Microsoft.Authorization/roleAssignments/delete, the cluster's, a pool's own),
-refused alone, on the graph the program records (docs/lifecycle.md, "A destroy that stops
-part-way"). The engine's schedule and what a refusal stops are modelled in tests/destroy_model.py,
-which cites the engine's source for each rule."""
+"""A destroy that stops part-way never leaves a GPU pool running outside the state, nor billing in
+it: each delete Azure may refuse (the budget's without Microsoft.Consumption/budgets/delete, the
+deployer's grant's without Microsoft.Authorization/roleAssignments/delete, the cluster's, a pool's
+own), refused alone, on the graph the program records, in every configuration (docs/lifecycle.md,
+"A destroy that stops part-way"). The engine's schedule and what a refusal stops are modelled in
+tests/destroy_model.py, which cites the engine's source for each rule."""
 
 from __future__ import annotations
 
@@ -11,7 +11,17 @@ import dataclasses
 
 import pytest
 from conftest import run_cached
-from destroy_model import CLUSTER, POOLS, nodes, refused_destroy, schedule, sends_delete, stranded_pools
+from destroy_model import (
+    CLUSTER,
+    POOLS,
+    azure_deletes_after_the_pools,
+    billing_pools,
+    nodes,
+    refused_destroy,
+    schedule,
+    sends_delete,
+    stranded_pools,
+)
 from support.existing_pools import GPUNP, cluster
 from support.plan import plan_warnings, planned_by
 
@@ -73,7 +83,7 @@ def test_a_refused_budget_grant_or_cluster_delete_finds_the_gpu_pools_already_de
 def test_the_pools_are_deleted_before_the_budget_and_the_grant_and_those_before_the_cluster():
     """The engine's schedule on today's graph: the budget and the grant take the cluster's ID
     and node resource group, so the cluster's delete waits for theirs; the pools wait for the
-    budget, so theirs come first."""
+    budget and the grant, so theirs come first."""
     graph = nodes(created())
     chains = schedule(graph)
     at = {urn: i for i, chain in enumerate(chains) for urn in chain}
@@ -98,6 +108,85 @@ def test_no_gpu_pool_is_deleted_with_the_cluster_whatever_the_stack(preview):
     run = created() if not preview else run_cached("dev", preview=True, gpuPool=None, gpuPools=PLUGIN_AND_MANAGED, cost=BUDGET)[0]
     pools = [r for r in run.resources if r.type in POOLS]
     assert pools and not [r.urn for r in pools if "deletedWith" in r.options]
+
+
+# --------------------------------------------------------------------------- nothing left billing, in every configuration
+
+MANAGED = {"management": "aks-managed"}
+
+
+def configurations() -> dict[str, dict]:
+    """Every shape a destroy meets: a created cluster with a budget or not and the deployer's
+    grant or not, or an existing cluster with a budget (without one, nothing but the pools is
+    Azure's to delete there); one pool or several; typed or AKS-managed; and prod's protected
+    cluster, whose Kubernetes objects carry no `deletedWith`."""
+    found = {}
+    for where, budget, grant in [("created", b, g) for b in (True, False) for g in (True, False)] + [("existing", True, False)]:
+        for count in (1, 2):
+            for kind, extra in (("typed", {}), ("aks-managed", MANAGED)):
+                pools = {name: {"vmSize": T4, **extra} for name in "ab"[:count]}
+                settings = {"gpuPools": pools, "cost": BUDGET if budget else {}}
+                if where == "created":
+                    settings |= {"gpuPool": None, "access": ENTRA if grant else {}}
+                name = f"{where}, {'budget' if budget else 'no budget'}, {'grant' if grant else 'no grant'}, {count} {kind}"
+                found[name] = {"stack": "dev" if where == "created" else "team", **settings}
+    found["created and protected (prod), no budget, grant, 1 typed"] = {"stack": "prod"}
+    return found
+
+
+CONFIGURATIONS = configurations()
+
+
+def configured(name: str, preview: bool):
+    settings = dict(CONFIGURATIONS[name])
+    return run_cached(settings.pop("stack"), preview=preview, **settings)[0]
+
+
+@pytest.mark.parametrize("preview", [True, False], ids=["preview", "deployment"])
+@pytest.mark.parametrize("name", CONFIGURATIONS)
+def test_each_gpu_pools_delete_comes_before_anything_else_azure_may_refuse(name, preview):
+    """The engine's schedule on the graph a preview shows and a deployment writes: every pool's
+    delete in an earlier round than the budget's, the grant's, the cluster's and the group's."""
+    graph = nodes(configured(name, preview))
+    chains = schedule(graph)
+    at = {urn: i for i, chain in enumerate(chains) for urn in chain}
+    pools, after = [n.urn for n in graph if n.type in POOLS], azure_deletes_after_the_pools(graph)
+    assert pools and after
+    late = {p.split("::")[-1]: sorted(a.split("::")[-1] for a in after if at[a] <= at[p]) for p in pools}
+    assert late == {p.split("::")[-1]: [] for p in pools}
+
+
+@pytest.mark.parametrize("continue_on_error", [False, True], ids=["stops", "--continue-on-error"])
+@pytest.mark.parametrize("name", CONFIGURATIONS)
+def test_no_refused_azure_delete_leaves_a_gpu_pool_billing(name, continue_on_error):
+    """Each of those deletes refused alone (a 403 on the grant or the budget, a lock on the
+    cluster): every pool is gone from Azure by then, not only from the state."""
+    graph = nodes(configured(name, False))
+    for refused in azure_deletes_after_the_pools(graph):
+        outcome = refused_destroy(graph, refused, continue_on_error)
+        assert billing_pools(graph, outcome) == [], f"{refused} refused"
+
+
+@pytest.mark.parametrize("preview", [True, False], ids=["preview", "deployment"])
+@pytest.mark.parametrize("name", [n for n in CONFIGURATIONS if ", grant," in n])
+def test_each_gpu_pool_waits_for_the_deployers_grant_by_an_edge_of_its_own(name, preview):
+    """A direct edge: the engine orders deletes by direct dependencies alone, so the pools
+    after the first would not carry it through the first."""
+    run = configured(name, preview)
+    grant = run.one(GRANT).urn
+    pools = [r for r in run.resources if r.type in POOLS]
+    assert pools and [r.urn for r in pools if grant not in r.dependencies] == []
+
+
+def test_the_model_finds_the_first_pool_billing_beside_a_refused_grant_without_a_budget():
+    """The graph before this release: no pool waited for the grant, so the first pool's delete
+    and the grant's shared a round, and a 403 on the grant cancelled the pool's before it began."""
+    graph = nodes(configured("created, no budget, grant, 2 typed", False))
+    grant = next(n.urn for n in graph if n.type == GRANT)
+    before = [dataclasses.replace(n, edges=n.edges - {grant}) if n.type in POOLS else n for n in graph]
+    first = next(n.urn for n in graph if n.type in POOLS)
+    assert billing_pools(before, refused_destroy(before, grant)) == [first]
+    assert stranded_pools(before, refused_destroy(before, grant)) == [], "in the state, billing until the next destroy"
 
 
 # --------------------------------------------------------------------------- said before anything is created

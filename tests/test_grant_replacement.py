@@ -1,7 +1,8 @@
-"""A replaced role assignment replaces no Kubernetes object: the Kubernetes provider's inputs hang
+"""A replaced role assignment replaces no Kubernetes object and no GPU pool: the Kubernetes provider's inputs hang
 on the cluster's credentials alone, and the objects wait for the deployer's access by an edge of
 their own (`dependsOn` the grant, resolved once the cluster said yes), never through the
-provider's kubeconfig (components/resources/cluster.py, _create_provider, says why).
+provider's kubeconfig (components/resources/cluster.py, _create_provider, says why); each GPU pool
+waits for the grant by `dependsOn` too, so its delete comes first (gpu_pool.py pool_dependencies).
 
 The engine's rule, played on the recorded graph (pulumi/pulumi at 1b594989,
 pkg/resource/deploy/step_generator.go calculateDependentReplacements): when the grant is replaced
@@ -68,6 +69,16 @@ def test_a_replaced_grant_replaces_nothing_but_itself(pools, preview):
     grant = run.one(GRANT).urn
     assert replaced_with(run, grant) == {grant}
     assert kubernetes_objects(run), "the run declares Kubernetes objects"
+
+
+@RUNS
+@POOLS
+def test_a_replaced_grant_replaces_no_gpu_pool_though_each_waits_for_it(pools, preview):
+    run = entra(pools, preview)
+    grant = run.one(GRANT).urn
+    gpu_pools = [r for r in run.resources if r.type == "azure-native:containerservice:AgentPool"]
+    assert gpu_pools and all(grant in r.dependencies for r in gpu_pools)
+    assert not replaced_with(run, grant) & {r.urn for r in gpu_pools}
 
 
 @RUNS

@@ -172,7 +172,8 @@ class GpuCluster(pulumi.ComponentResource):
     resource_group_name: pulumi.Output[str]
     cluster_name: pulumi.Output[str]
     resource_uid: pulumi.Output[str]
-    #: What a GPU pool waits for: the cluster.
+    #: What a GPU pool waits for, and what its delete comes before: the cluster, and the
+    #: deployer's grant (GpuPool's pool_dependencies says why).
     dependencies: Sequence[pulumi.Resource]
     #: The command that merges this cluster's credentials into ~/.kube/config (guide step 3).
     get_credentials_command: pulumi.Output[str]
@@ -194,7 +195,7 @@ class GpuCluster(pulumi.ComponentResource):
         self.resource_group_name = self.resource_group.name
         self.cluster_name = self.managed_cluster.name
         self.resource_uid = self.managed_cluster.resource_uid
-        self.dependencies = (self.managed_cluster,)
+        self.dependencies = (self.managed_cluster, *([grant] if grant is not None else []))
         self.get_credentials_command = pulumi.Output.all(self.resource_group.name, self.managed_cluster.name).apply(
             lambda names: get_credentials_command(names[0], names[1])
         )

@@ -198,7 +198,8 @@ class Cluster(Protocol):
     cluster_name: pulumi.Output[str]
     #: ManagedCluster.resourceUID: a new value means the cluster was created anew.
     resource_uid: pulumi.Output[str]
-    #: What must exist before a pool is added (the created cluster; nothing for an existing one).
+    #: What must exist before a pool is added, and be deleted after it (the created cluster and
+    #: its deployer grant; nothing for an existing one).
     dependencies: Sequence[pulumi.Resource]
 
 
@@ -236,16 +237,19 @@ class GpuPoolArgs:
 
 
 def pool_dependencies(args: GpuPoolArgs) -> list[pulumi.Resource]:
-    """What a pool's operations wait for: its cluster, the stack's budget, and every pool of the
-    stack before it, so AKS meets one pool operation at a time, creating and deleting
-    (docs/lifecycle.md, "One pool operation at a time", says why and cites the engine).
+    """What a pool's operations wait for: its cluster (a created one's deployer grant too), the
+    stack's budget, and every pool of the stack before it, so AKS meets one pool operation at a
+    time, creating and deleting (docs/lifecycle.md, "One pool operation at a time", says why).
 
-    A destroy deletes each pool by its own Delete, before the budget's, the grant's and the
-    cluster's, never by `deletedWith` the cluster: the engine drops a skipped pool from the
-    state when its step runs, and that step comes before those deletes, any of which Azure may
-    refuse (the engine's schedule: pulumi/pulumi step_generator.go ScheduleDeletes; the skip:
-    step.go DeleteStep.Apply `isDeletedWith`, at 1b594989), which would leave the pool's
-    nodes running outside the state. tests/test_failed_destroy.py plays each refusal."""
+    A destroy schedules its deletes from each resource's direct dependencies alone (pulumi/pulumi
+    step_generator.go ScheduleDeletes, graph/dependency_graph.go DependenciesOf, at 1b594989), so
+    each pool names every resource whose delete Azure may refuse: without its edge the grant's
+    delete ran beside the first pool's, and a 403 on it cancelled the pool's before it began
+    (step_executor.go cancelDueToError), the nodes billing. Each pool is deleted by its own Delete,
+    never by `deletedWith` the cluster: the engine drops a skipped pool from the state when its
+    step runs, before those deletes (step.go DeleteStep.Apply `isDeletedWith`), which would leave
+    its nodes running outside the state. tests/test_failed_destroy.py plays each refusal in each
+    configuration (budget or not, grant or not, pools typed or managed, one or several)."""
     return list(args.cluster.dependencies) + ([args.budget] if args.budget is not None else []) + list(args.after)
 
 
