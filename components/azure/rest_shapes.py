@@ -17,7 +17,7 @@ from pydantic import BeforeValidator, ConfigDict, Field, TypeAdapter, Validation
 from typing_extensions import TypedDict, is_typeddict
 
 from components import files
-from components.azure import saved_files
+from components.azure import cluster_egress, saved_files
 from components.config.pool_upgrades import NodeShare
 from components.config.values import Allowed
 from components.errors import cut
@@ -326,4 +326,14 @@ def problem(doc: Any) -> str | None:
         where = _where(tuple(first["loc"]), checked)
         expected = EXPECTED.get(first["type"]) or _allowed(tuple(first["loc"])) or first["msg"].lower()
         return f"{where} is {_shown(first['input'])}, not {expected}"
+    return _proxy_problem(checked.get("httpProxyConfig") if isinstance(checked, Mapping) else None)
+
+
+def _proxy_problem(config: Any) -> str | None:
+    """A proxy URL urllib cannot read (the Job would fail on it, and the program with it), quoted
+    without its password."""
+    for member in ("httpProxy", "httpsProxy"):
+        url = config.get(member) if isinstance(config, Mapping) else None
+        if isinstance(url, str) and url and (allowed := cluster_egress.url_problem(url)):
+            return f"httpProxyConfig.{member} is {_shown(cluster_egress.shown_url(url))}, not {allowed}"
     return None
