@@ -188,6 +188,13 @@ def test_an_ipv4_mapped_proxy_address_gets_the_rule_of_the_ipv4_address_its_pack
     assert "allows TCP 3128 to 10.224.0.5/32" in said(done)
 
 
+@pytest.mark.parametrize("preview", BOTH)
+def test_a_proxy_host_with_a_nul_or_a_bidi_override_is_warned_of_escaped(tmp_path, preview):
+    done = run(tmp_path, preview, with_cluster(httpProxyConfig={"httpProxy": "http://proxy\u202e\x00.corp:3128"}))
+    warning = next(w for w in done.warnings if "a host name" in w)
+    assert "proxy\\u202e\\x00.corp is a host name" in warning and "\u202e" not in warning and "\x00" not in warning
+
+
 # --------------------------------------------------------------------------- the outbound type
 
 
