@@ -223,11 +223,11 @@ def destroy_permission(
                 sub_needs, group_needs = sub_needs + group_needs, []
         found = [(f"subscription {named}", at_subscription(), sub_needs)] if sub_needs else []
         found += [(*group, group_needs)] if group and group_needs else []
+        said = [permissions.destroy_problem(listed, scope, needs) for scope, listed, needs in found]
     except NotRead as why:
         return [], [f"{unchecked}: {why}"]
-    except read_errors() as error:  # Azure not read: not checked
+    except read_errors() as error:  # Azure not read, or an answer of another shape (BadAnswer): not checked
         return [], [f"{unchecked}: {error_line(error)}"]
-    said = (permissions.destroy_problem(listed, scope, needs) for scope, listed, needs in found)
     return [Problem(line, blocking=False) for line in said if line], []
 
 
