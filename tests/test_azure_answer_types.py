@@ -153,8 +153,11 @@ def test_a_nul_a_bidi_override_or_a_line_break_in_azures_answer_is_quoted_escape
 @BOTH
 def test_a_lone_surrogate_in_azures_answer_is_one_line_naming_the_member_not_an_encoding_crash(preview):
     said = refused(
-        AzureReadError, r"agentPoolProfiles\[gpunp\]\.nodeTaints\[0\] is \"sku=gpu\\ud800:NoSchedule\", not text: it holds a lone surrogate",
-        cluster(nodeTaints=["sku=gpu\ud800:NoSchedule"]), "use", preview,
+        AzureReadError,
+        r"agentPoolProfiles\[gpunp\]\.nodeTaints\[0\] is \"sku=gpu\\ud800:NoSchedule\", not text: it holds a lone surrogate",
+        cluster(nodeTaints=["sku=gpu\ud800:NoSchedule"]),
+        "use",
+        preview,
     )
     safe(said)
 
@@ -163,7 +166,9 @@ def test_a_lone_surrogate_in_a_saved_description_is_one_line_naming_the_file(tmp
     path = tmp_path / "cluster.json"
     path.write_text(json.dumps(cluster(tags={"team\ud800": "ml"})))
     config = {"existingCluster": {"resourceGroupName": "team-rg", "name": "team-aks"}, "preflight": {"clusterFile": str(path)}}
-    said = refused(ConfigError, r"agentPoolProfiles\[gpunp\]\.tags has a member whose name holds a lone surrogate", cluster(), "use", True, **config)
+    said = refused(
+        ConfigError, r"agentPoolProfiles\[gpunp\]\.tags has a member whose name holds a lone surrogate", cluster(), "use", True, **config
+    )
     safe(said)
 
 

@@ -203,7 +203,10 @@ def test_an_answer_that_is_not_a_list_of_permissions_raises_for_preflight_to_rep
 # letter (`"*"` granting everything), a number raised a TypeError.
 MISSHAPEN = [
     ([{"actions": "*", "notActions": []}], 'value[0].actions is "*", not a list of strings'),
-    ([{"actions": ["*"], "notActions": "Microsoft.Consumption/*"}], 'value[0].notActions is "Microsoft.Consumption/*", not a list of strings'),
+    (
+        [{"actions": ["*"], "notActions": "Microsoft.Consumption/*"}],
+        'value[0].notActions is "Microsoft.Consumption/*", not a list of strings',
+    ),
     ([{"actions": 5}], "value[0].actions is 5, not a list of strings"),
     ([{"actions": ["*"], "notActions": [None]}], "value[0].notActions is [null], not a list of strings"),
     (["Owner"], "value[0] is str, not a permission (an object)"),

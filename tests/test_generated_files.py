@@ -65,19 +65,22 @@ POOL_MEMBERS = sorted({*rest_shapes.AgentPoolProfile.__annotations__, "unknownMe
 NESTED = ["upgradeSettings", "gpuProfile", "kubeletConfig", "linuxOSConfig", "securityProfile", "networkProfile", "powerState"]
 CLUSTER_MEMBERS = sorted(rest_shapes.ManagedCluster.__annotations__)
 # Proxy URLs urllib refuses or a NetworkPolicy cannot hold as they are, with a password or without.
-PROXY_URLS = st.sampled_from(
-    [
-        "http://[fd00::5:3128",
-        "http://]proxy:3128",
-        "http://alice:s3cret@[zz]:1",
-        "http://alice:s3cret@10.0.0.5:3128",
-        "http://[fe80::1%eth0]:3128",
-        "http://[::ffff:10.0.0.1]:3128",
-        "http://10.0.0.5:99999",
-        "http://:3128",
-        "10.0.0.5:3128",
-    ]
-) | ODD
+PROXY_URLS = (
+    st.sampled_from(
+        [
+            "http://[fd00::5:3128",
+            "http://]proxy:3128",
+            "http://alice:s3cret@[zz]:1",
+            "http://alice:s3cret@10.0.0.5:3128",
+            "http://[fe80::1%eth0]:3128",
+            "http://[::ffff:10.0.0.1]:3128",
+            "http://10.0.0.5:99999",
+            "http://:3128",
+            "10.0.0.5:3128",
+        ]
+    )
+    | ODD
+)
 
 
 @st.composite

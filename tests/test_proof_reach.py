@@ -217,7 +217,10 @@ def test_a_proxy_with_user_defined_routing_says_the_node_pulls_docker_hubs_image
 
 @pytest.mark.parametrize("preview", BOTH)
 def test_a_proxy_with_the_image_in_the_teams_registry_says_where_it_is_pulled_without_a_warning(tmp_path, preview):
-    cluster = with_cluster(httpProxyConfig={"httpProxy": "http://10.224.0.5:3128", "noProxy": ["azurecr.io"]}, networkProfile__outboundType="userDefinedRouting")
+    cluster = with_cluster(
+        httpProxyConfig={"httpProxy": "http://10.224.0.5:3128", "noProxy": ["azurecr.io"]},
+        networkProfile__outboundType="userDefinedRouting",
+    )
     done = run(tmp_path, preview, cluster, mnistJob={"image": ACR_IMAGE})
     assert not [w for w in done.warnings if "pull" in w]
     assert "pull mnistJob.image team.azurecr.io/pytorch/pytorch@sha256:7b32" in said(done)

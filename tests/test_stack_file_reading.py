@@ -246,7 +246,9 @@ def test_what_the_cli_hands_over_for_a_number_past_64_bits_is_a_string_as_yaml_v
 
 
 def test_a_5000_digit_number_inside_a_structured_key_is_one_line_in_the_program_too():
-    with pytest.raises(ConfigError, match=r"^invalid config aks-gpu:gpuPool = .*: a whole number of 5000 digits; no setting takes one past 64 bits$"):
+    with pytest.raises(
+        ConfigError, match=r"^invalid config aks-gpu:gpuPool = .*: a whole number of 5000 digits; no setting takes one past 64 bits$"
+    ):
         parse({"aks-gpu:gpuPool": '{"maxCount": ' + LONG + "}"}, "aks-gpu", "reading")
 
 

@@ -26,7 +26,6 @@ from yaml.constructor import ConstructorError
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from components import files as file_checks
-from components.errors import cut
 from tools.yaml_readers import LONG_DIGITS, GoTime, disagreement, go_key, go_scalar, json_refusal, long_number
 
 PLAIN = "!pulumi-cli-plain"  # the tag the loader gives a plain scalar, resolved as yaml.v3 does
@@ -79,6 +78,11 @@ class Problem:
         stack file's config key is the key with its namespace (`aks-gpu:gpuPool.spot`)."""
         where = key_path(self.path, project)
         return f"{file}: {where} (a key): {self.says}" if self.key else f"{file}: {where} = {cut(self.text)}: {self.says}"
+
+
+def cut(text: str) -> str:
+    """components/errors.py `cut`'s rule (200, then 160 and the length), without its pulumi import: make lint runs this in .venv-lint."""
+    return text if len(text) <= 200 else f"{text[:160]}... ({len(text)} characters)"
 
 
 def key_path(path: tuple[Any, ...], project: str | None = None) -> str:

@@ -205,8 +205,8 @@ def lines(cfg: StackConfig, cluster: str, egress: Egress, policy_enforced: bool)
         return [], []
     if egress.proxy is not None:
         pulled, pull_warned = _pull_line(cfg, cluster, egress, egress.proxy)
-        said, warned = _proxy_lines(cfg, cluster, egress.proxy, policy_enforced)
-        return said + pulled, warned + pull_warned
+        infos, warned = _proxy_lines(cfg, cluster, egress.proxy, policy_enforced)
+        return infos + pulled, warned + pull_warned
     closed = CLOSED.get((egress.outbound_type or "").lower())
     if closed is None:
         return [], []
