@@ -5,6 +5,7 @@ registered, nothing is left half-created."""
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Any
 
 import pulumi
@@ -15,8 +16,33 @@ import pulumi
 LONGEST, KEEP = 200, 160
 
 
+# Characters a message never carries raw: controls (a NUL, a line break, an escape), format
+# characters (U+202E turns the rest of a line around), line and paragraph separators, and lone
+# surrogates, which UTF-8 cannot encode (the CLI's gRPC log call would fail on them).
+UNSAFE = frozenset(("Cc", "Cf", "Zl", "Zp", "Cs"))
+
+
+def escaped(text: str, keep: str = "") -> str:
+    """`text` with every UNSAFE character but those in `keep` written as Python writes it
+    (\\x00, \\n, \\u202e, \\ud800): one readable line that any terminal and encoder takes. Linear."""
+    if text.isprintable() and text.isascii():
+        return text
+    return "".join(c if c in keep or unicodedata.category(c) not in UNSAFE else repr(c)[1:-1] for c in text)
+
+
+# Where a message lists problems, one a line (preflight's): the one line break it keeps.
+ITEM = "\n- "
+
+
+def escaped_lines(text: str) -> str:
+    """A message escaped, each of its listed items (ITEM) on a line of its own; a line break
+    anywhere else (a value's) is escaped with the rest."""
+    return ITEM.join(escaped(part) for part in text.split(ITEM))
+
+
 def cut(text: str) -> str:
-    """`text` as a message quotes it: whole up to LONGEST characters, else its start and its length."""
+    """`text` as a message quotes it, escaped: whole up to LONGEST characters, else its start and its length."""
+    text = escaped(text)
     return text if len(text) <= LONGEST else f"{text[:KEEP]}... ({len(text)} characters)"
 
 
@@ -34,7 +60,7 @@ SAID = 300
 def one_line(text: object, longest: int | None = SAID) -> str:
     """`text` (an error, what a tool printed) on one line, its first `longest` characters (all
     of it with None)."""
-    said = " ".join(str(text).split())
+    said = escaped(" ".join(str(text).split()))
     return said if longest is None else said[:longest]
 
 
@@ -48,7 +74,7 @@ class OneLine(pulumi.RunError):
 
     def __init__(self, *args: Any) -> None:
         if args and isinstance(args[0], str):
-            args = (cut_words(args[0]), *args[1:])
+            args = (cut_words(escaped_lines(args[0])), *args[1:])
         super().__init__(*args)
 
 

@@ -36,7 +36,7 @@ from components.azure.existing_pools import LivePool
 from components.azure.pool_network import PoolNetwork
 from components.azure.reader import AzureReader, RunningPool, read_errors
 from components.config import StackConfig
-from components.errors import PreflightError, error_line
+from components.errors import PreflightError, error_line, escaped_lines
 from components.resources import budget
 from components.resources.adopted import pool_plan
 from components.resources.existing_cluster import provider_kubeconfig
@@ -74,10 +74,10 @@ class Said(list[Message]):
         self.warn(warnings)
 
     def warn(self, lines: Iterable[str]) -> None:
-        self.extend(Message("warn", line) for line in lines)
+        self.extend(Message("warn", escaped_lines(line)) for line in lines)
 
     def info(self, lines: Iterable[str]) -> None:
-        self.extend(Message("info", line) for line in lines)
+        self.extend(Message("info", escaped_lines(line)) for line in lines)
 
 
 @dataclass(frozen=True)

@@ -156,3 +156,61 @@ def test_a_saved_description_with_a_member_in_two_casings_is_one_line_naming_the
     # Kubernetes label keys are case-sensitive: `Team` and `team` are two labels, taken.
     monitor = RecordingMonitor(AzureMocks(cluster=cluster(nodeLabels={"team": "ml", "Team": "ML"})))
     run_program("team", overrides={"gpuPools": {"gpunp": {"existing": "use"}}}, monitor=monitor, preview=preview)
+
+
+# --------------------------------------------------------------------------- characters no line carries raw
+
+RAW = "\x00\u202e\n\ud800"  # a NUL, a right-to-left override, a line break, a lone surrogate
+
+
+def safe(said: str) -> None:
+    """One line a terminal shows as it is, that UTF-8 (the CLI's gRPC log call) can carry."""
+    said.encode("utf-8")
+    assert not any(c in said for c in RAW), said
+
+
+@BOTH
+@pytest.mark.parametrize(
+    "pool, says",
+    [
+        ({"name": "gpu\u202e\x00np"}, r"its pools: system, gpu\\u202e\\x00np\)"),
+        ({"vmSize": "Standard_\u202eNC\x00\nx"}, r"is Standard_\\u202eNC\\x00\\nx, with no GPU"),
+    ],
+    ids=["a pool's name", "a size"],
+)
+def test_a_nul_a_bidi_override_or_a_line_break_in_azures_answer_is_quoted_escaped(pool, says, preview):
+    safe(refused(PreflightError, says, cluster(**pool), "use", preview))
+
+
+@BOTH
+def test_a_lone_surrogate_in_azures_answer_is_one_line_naming_the_member_not_an_encoding_crash(preview):
+    said = refused(
+        AzureReadError,
+        r"agentPoolProfiles\[gpunp\]\.nodeTaints\[0\] is \"sku=gpu\\ud800:NoSchedule\", not text: it holds a lone surrogate",
+        cluster(nodeTaints=["sku=gpu\ud800:NoSchedule"]),
+        "use",
+        preview,
+    )
+    safe(said)
+
+
+def test_a_lone_surrogate_in_a_saved_description_is_one_line_naming_the_file(tmp_path):
+    path = tmp_path / "cluster.json"
+    path.write_text(json.dumps(cluster(tags={"team\ud800": "ml"})))
+    config = {"existingCluster": {"resourceGroupName": "team-rg", "name": "team-aks"}, "preflight": {"clusterFile": str(path)}}
+    said = refused(
+        ConfigError, r"agentPoolProfiles\[gpunp\]\.tags has a member whose name holds a lone surrogate", cluster(), "use", True, **config
+    )
+    safe(said)
+
+
+def test_the_quoting_helpers_escape_what_no_line_carries_raw_and_keep_the_rest():
+    from components.errors import ConfigError as Refusal
+    from components.errors import cut, escaped, one_line
+
+    assert escaped("a\x00b\u202ec\nd\ud800e\u2028f\x1b") == "a\\x00b\\u202ec\\nd\\ud800e\\u2028f\\x1b"
+    assert escaped("Standard_NC4as_T4_v3 é 中 ⚡") == "Standard_NC4as_T4_v3 é 中 ⚡", "printable text is left as it is"
+    assert cut("x\ud800" * 300).endswith("... (2100 characters)"), "escaped, then cut"
+    assert one_line(ValueError("a\nb\x00\u202e")) == "a b\\x00\\u202e"
+    assert str(Refusal("one\x00\u202e\ud800\ntwo")) == "one\\x00\\u202e\\ud800\\ntwo"
+    assert str(Refusal("preflight:\n- a\n- b\nc")) == "preflight:\n- a\n- b\\nc", "a list of problems keeps its lines, and only those"

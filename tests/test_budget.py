@@ -199,6 +199,53 @@ def test_an_answer_that_is_not_a_list_of_permissions_raises_for_preflight_to_rep
         live_permissions.read("sub-1", credential=FakeCredential(), base_url=arm, timeout=10)
 
 
+# Permissions whose actions or notActions are not lists of strings: a string was read letter by
+# letter (`"*"` granting everything), a number raised a TypeError.
+MISSHAPEN = [
+    ([{"actions": "*", "notActions": []}], 'value[0].actions is "*", not a list of strings'),
+    (
+        [{"actions": ["*"], "notActions": "Microsoft.Consumption/*"}],
+        'value[0].notActions is "Microsoft.Consumption/*", not a list of strings',
+    ),
+    ([{"actions": 5}], "value[0].actions is 5, not a list of strings"),
+    ([{"actions": ["*"], "notActions": [None]}], "value[0].notActions is [null], not a list of strings"),
+    (["Owner"], "value[0] is str, not a permission (an object)"),
+]
+
+
+@pytest.mark.parametrize("preview", [True, False])
+@pytest.mark.parametrize("listed, says", MISSHAPEN, ids=["actions a string", "notActions a string", "a number", "a null", "a string"])
+def test_permissions_whose_actions_are_not_lists_are_not_checked_in_one_line_not_a_traceback(preview, listed, says):
+    run, _ = budget_run(preview=preview, permissions=listed)
+    lines = [w for w in run.warnings if "not checked" in w]
+    budget_line = next(w for w in lines if "aks-gpu:cost.budget" in w)
+    assert budget_line.endswith(f"BadAnswer: Azure's list of permissions: {says}") and "\n" not in budget_line
+    assert any("a `pulumi destroy` of this stack needs were not checked" in w and says in w for w in lines)
+    assert not [w for w in run.warnings if "lacks" in w], "neither granted nor refused on an answer it cannot read"
+
+
+def test_the_live_read_refuses_permissions_whose_actions_are_not_lists(arm):
+    from components.azure.live import permissions as live_permissions
+    from components.azure.reader import BadAnswer
+
+    FakeArm.routes = {"/subscriptions/sub-1/providers/microsoft.authorization/permissions": (200, {"value": [{"actions": "*"}]})}
+    with pytest.raises(BadAnswer, match=r'value\[0\]\.actions is "\*", not a list of strings'):
+        live_permissions.read("sub-1", credential=FakeCredential(), base_url=arm, timeout=10)
+
+
+def test_a_not_actions_pattern_of_many_stars_is_matched_at_once_and_right():
+    """The stars' pieces are found in order, each at its leftmost place: no backtracking."""
+    from components.azure import permissions
+
+    many = "*" + "a*" * 2000 + "c"
+    listed = [{"actions": ["*"], "notActions": [many, "M*i*c*r*o*s*o*f*t*.*C*o*n*s*u*m*p*t*i*o*n*/*b*u*d*g*e*t*s*/*x"]}]
+    assert permissions.allows(listed, "a" * 3000 + "b") is True, "no c at the end: not taken away"
+    assert permissions.allows(listed, "a" * 3000 + "c") is False, "2000 a's and a c: taken away"
+    assert permissions.allows([{"actions": ["*"], "notActions": ["a*" * 30 + "b"]}], "a" * 40) is True
+    assert permissions.allows([{"actions": ["MICROSOFT.consumption/*/WRITE"]}], permissions.BUDGET_WRITE) is True
+    assert permissions.allows([{"actions": ["Microsoft.Consumption/budgets/write*x"]}], permissions.BUDGET_WRITE) is False
+
+
 # --------------------------------------------------------------------------- against the stack's cost
 
 

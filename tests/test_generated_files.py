@@ -58,6 +58,7 @@ ODD = st.one_of(
     st.text(max_size=8),
     st.text(alphabet=st.characters(categories=["Cc", "Cf", "Zl", "No", "Nd", "So"]), min_size=1, max_size=6),
     st.sampled_from(["x" * 10_000, "²", "9" * 5000, "Managed", "Spot", "Linux", "10%"]),
+    st.sampled_from(["\ud800", "a\udfffb", "\x00\u202e\n"]),  # a lone surrogate (a saved file's JSON escape), a NUL, a bidi override
     st.lists(st.integers(), max_size=3),
     st.dictionaries(st.text(max_size=5), st.integers() | st.text(max_size=3), max_size=2),
     st.integers(min_value=20, max_value=900).map(deep),
@@ -66,6 +67,23 @@ ODD = st.one_of(
 POOL_MEMBERS = sorted({*rest_shapes.AgentPoolProfile.__annotations__, "unknownMember", "properties"})
 NESTED = ["upgradeSettings", "gpuProfile", "kubeletConfig", "linuxOSConfig", "securityProfile", "networkProfile", "powerState"]
 CLUSTER_MEMBERS = sorted(rest_shapes.ManagedCluster.__annotations__)
+# Proxy URLs urllib refuses or a NetworkPolicy cannot hold as they are, with a password or without.
+PROXY_URLS = (
+    st.sampled_from(
+        [
+            "http://[fd00::5:3128",
+            "http://]proxy:3128",
+            "http://alice:s3cret@[zz]:1",
+            "http://alice:s3cret@10.0.0.5:3128",
+            "http://[fe80::1%eth0]:3128",
+            "http://[::ffff:10.0.0.1]:3128",
+            "http://10.0.0.5:99999",
+            "http://:3128",
+            "10.0.0.5:3128",
+        ]
+    )
+    | ODD
+)
 
 
 @st.composite
@@ -73,7 +91,7 @@ def described(draw: st.DrawFn) -> dict[str, Any]:
     """Azure's description of the guide's cluster, one to three members changed."""
     cluster = existing_cluster(agentPoolProfiles=[SYSTEM, copy.deepcopy(GPUNP)])
     for _ in range(draw(st.integers(1, 3))):
-        where = draw(st.sampled_from(["pool", "pool", "nested", "cluster"]))
+        where = draw(st.sampled_from(["pool", "pool", "nested", "cluster", "proxy"]))
         pool = cluster["agentPoolProfiles"][1] if isinstance(cluster.get("agentPoolProfiles"), list) else {}
         if where == "pool" and isinstance(pool, dict):
             pool[draw(st.sampled_from(POOL_MEMBERS))] = draw(ODD)
@@ -82,6 +100,8 @@ def described(draw: st.DrawFn) -> dict[str, Any]:
             inner = pool[member] if isinstance(pool.get(member), dict) else {}
             inner[draw(st.sampled_from(["maxSurge", "driver", "nvidia", "podMaxPids", "sysctls", "code", "x"]))] = draw(ODD)
             pool[member] = inner
+        elif where == "proxy":
+            cluster["httpProxyConfig"] = {draw(st.sampled_from(["httpProxy", "httpsProxy"])): draw(PROXY_URLS)}
         else:
             cluster[draw(st.sampled_from(CLUSTER_MEMBERS))] = draw(ODD)
     return cluster
@@ -90,6 +110,8 @@ def described(draw: st.DrawFn) -> dict[str, Any]:
 def one_line(error: BaseException, names: tuple[str, ...], monitor: RecordingMonitor) -> None:
     said = str(error)
     event(f"refused: {type(error).__name__}")
+    said.encode("utf-8")  # no lone surrogate: the CLI's gRPC call would fail on it
+    assert "s3cret" not in said and "\x00" not in said and "\u202e" not in said, said[:300]
     assert monitor.registrations == [], f"refused after registering {len(monitor.registrations)} resource(s): {said}"
     if said.startswith(("preflight:", "cost")):  # preflight's list: one problem a line, each naming its key
         assert all(("aks-gpu:" in line or "preflight" in line) and len(line) <= LONGEST_LINE for line in said.splitlines()), said
@@ -103,10 +125,13 @@ def one_line(error: BaseException, names: tuple[str, ...], monitor: RecordingMon
 def test_a_generated_answer_of_azure_is_accepted_or_one_line(answer, how, preview):
     monitor = RecordingMonitor(AzureMocks(cluster=answer))
     try:
-        run_program("team", overrides={"gpuPools": {"gpunp": {"existing": how}}}, monitor=monitor, preview=preview)
+        done = run_program("team", overrides={"gpuPools": {"gpunp": {"existing": how}}}, monitor=monitor, preview=preview)
     except pulumi.RunError as error:
         one_line(error, ("aks-gpu:existingCluster", "aks-gpu:gpuPools.gpunp"), monitor)
         return
+    said = "\n".join(done.warnings + done.infos)
+    said.encode("utf-8")
+    assert "s3cret" not in said and "\x00" not in said and "\u202e" not in said
     event("accepted")
 
 
@@ -200,8 +225,14 @@ def test_a_generated_saved_state_file_is_accepted_or_one_line_naming_the_file(da
 @st.composite
 def aliased(draw: st.DrawFn) -> str:
     """Lines under `config:`: anchors and aliases nested `levels` deep and `width` wide (a
-    billion laughs at 9 and 9), an anchor aliased inside itself, or plain nesting."""
-    how = draw(st.sampled_from(["expansion", "recursion", "nesting", "merge"]))
+    billion laughs at 9 and 9), an anchor aliased inside itself, plain nesting, or a number
+    past Python's 4,300 digits."""
+    how = draw(st.sampled_from(["expansion", "recursion", "nesting", "merge", "long number"]))
+    if how == "long number":
+        digits = draw(st.integers(4000, 6000))
+        number = draw(st.sampled_from(["9" * digits, "-1" + "0" * digits, "0x" + "f" * digits, "1_" * (digits // 2)]))
+        key = draw(st.sampled_from(["gpuPool:\n    maxCount", "cost:\n    maxHourly", "clusterName"]))
+        return f"  aks-gpu:{key}: {number}\n"
     if how == "expansion":
         levels, width = draw(st.integers(1, 9)), draw(st.integers(1, 12))
         lines = [f"  aks-gpu:a0: &a0 [{', '.join(['lol'] * width)}]"]

@@ -21,7 +21,7 @@ from components.azure import cluster_egress
 from components.azure.cluster_objects import parse
 from components.azure.used_pool_gpus import UsedPoolGpus, _decide, strategy_of
 from components.catalog import gpu_sizes
-from components.errors import ConfigError, PreflightError
+from components.errors import AzureReadError, ConfigError, PreflightError
 from tools.azure_mocks import AzureMocks, OfflineReader
 from tools.mock_engine import RecordingMonitor, run_program
 
@@ -137,6 +137,64 @@ def test_a_proxy_config_of_the_wrong_type_is_one_line_naming_the_member(tmp_path
     assert 'httpProxyConfig.noProxy is "localhost", not a list' in str(raised.value)
 
 
+MALFORMED = ["http://[fd00::5:3128", "http://]proxy:3128", "http://10.224.0.5:99999", "http://:3128", "http://[not-an-address]:3128"]
+
+
+@pytest.mark.parametrize("preview", BOTH)
+@pytest.mark.parametrize("url", MALFORMED)
+def test_a_malformed_proxy_url_is_one_line_naming_the_member_and_the_file(tmp_path, preview, url):
+    cluster = with_cluster(httpProxyConfig={"httpProxy": url})
+    with pytest.raises(ConfigError) as raised:
+        lines(tmp_path, preview, cluster)
+    said = str(raised.value)
+    assert "aks-gpu:preflight.clusterFile" in said and "\n" not in said
+    assert "httpProxyConfig.httpProxy is" in said and "not a proxy URL such as http://10.224.0.5:3128" in said
+
+
+@pytest.mark.parametrize("preview", BOTH)
+def test_a_malformed_proxy_url_in_azures_answer_stops_before_anything_is_registered(preview):
+    monitor = RecordingMonitor(AzureMocks(cluster=with_cluster(httpProxyConfig={"httpsProxy": "http://alice:s3cret@[fd00::5:3128"})))
+    with pytest.raises(AzureReadError) as raised:
+        run_program("ml-prod", monitor=monitor, preview=preview, stack_file=EXAMPLE / "Pulumi.ml-prod.yaml")
+    said = str(raised.value)
+    assert 'httpProxyConfig.httpsProxy is "http://***@[fd00::5:3128"' in said and "s3cret" not in said and "alice" not in said
+    assert monitor.registrations == []
+
+
+@pytest.mark.parametrize("preview", BOTH)
+def test_a_proxys_password_is_never_printed(tmp_path, preview):
+    for url in ("http://alice:s3cret@10.224.0.5:3128", "http://alice:s3cret@proxy.corp.example:8080"):
+        done = run(tmp_path, preview, with_cluster(httpProxyConfig={"httpProxy": url, "trustedCa": "LS0t"}))
+        assert "s3cret" not in said(done) and "alice" not in said(done)
+        assert "the proxy http://***@" in said(done)
+    with pytest.raises(ConfigError) as raised:
+        lines(tmp_path, preview, with_cluster(httpProxyConfig={"httpProxy": "http://alice:s3cret@[fd00::5:3128"}))
+    assert "s3cret" not in str(raised.value) and "http://***@[fd00::5:3128" in str(raised.value)
+
+
+@pytest.mark.parametrize("preview", BOTH)
+def test_a_proxy_at_a_link_local_address_with_a_zone_gets_no_rule_kubernetes_would_refuse_and_is_said(tmp_path, preview):
+    done = run(tmp_path, preview, with_cluster(httpProxyConfig={"httpProxy": "http://[fe80::5%eth0]:3128"}))
+    assert len(egress_rules(done)) == 2, "no ipBlock with a zone: the API server refuses it (ValidateIPBlock)"
+    warning = next(w for w in done.warnings if "fe80::5%eth0" in w)
+    assert "an IPv6 address with a zone (%eth0)" in warning and "none is declared" in warning
+    assert "aks-gpu:mnistJob.egress to false" in warning
+
+
+@pytest.mark.parametrize("preview", BOTH)
+def test_an_ipv4_mapped_proxy_address_gets_the_rule_of_the_ipv4_address_its_packets_carry(tmp_path, preview):
+    done = run(tmp_path, preview, with_cluster(httpProxyConfig={"httpProxy": "http://[::ffff:10.224.0.5]:3128"}))
+    assert egress_rules(done)[-1] == {"to": [{"ipBlock": {"cidr": "10.224.0.5/32"}}], "ports": [{"protocol": "TCP", "port": 3128}]}
+    assert "allows TCP 3128 to 10.224.0.5/32" in said(done)
+
+
+@pytest.mark.parametrize("preview", BOTH)
+def test_a_proxy_host_with_a_nul_or_a_bidi_override_is_warned_of_escaped(tmp_path, preview):
+    done = run(tmp_path, preview, with_cluster(httpProxyConfig={"httpProxy": "http://proxy\u202e\x00.corp:3128"}))
+    warning = next(w for w in done.warnings if "a host name" in w)
+    assert "proxy\\u202e\\x00.corp is a host name" in warning and "\u202e" not in warning and "\x00" not in warning
+
+
 # --------------------------------------------------------------------------- the outbound type
 
 
@@ -145,6 +203,36 @@ def test_user_defined_routing_says_the_image_must_come_from_the_teams_registry_a
     done = lines(tmp_path, preview, with_cluster(networkProfile__outboundType="userDefinedRouting"))
     warning = next(w for w in done.warnings if "outboundType userDefinedRouting" in w)
     assert "az acr import" in warning and "aks-gpu:mnistJob.egress to false" in warning and "ImagePullBackOff" in warning
+
+
+@pytest.mark.parametrize("preview", BOTH)
+def test_a_proxy_with_user_defined_routing_says_the_node_pulls_docker_hubs_image_through_it_or_from_the_teams_registry(tmp_path, preview):
+    cluster = with_cluster(httpProxyConfig={"httpProxy": "http://10.224.0.5:3128"}, networkProfile__outboundType="userDefinedRouting")
+    done = run(tmp_path, preview, cluster)
+    warning = next(w for w in done.warnings if "pull mnistJob.image" in w)
+    assert "from Docker Hub (registry-1.docker.io) through the proxy http://10.224.0.5:3128" in warning
+    assert "outboundType userDefinedRouting: the proxy must let it through" in warning and "az acr import" in warning
+    assert "set mnistJob.image to the copy" in warning and "ImagePullBackOff" in warning
+
+
+@pytest.mark.parametrize("preview", BOTH)
+def test_a_proxy_with_the_image_in_the_teams_registry_says_where_it_is_pulled_without_a_warning(tmp_path, preview):
+    cluster = with_cluster(
+        httpProxyConfig={"httpProxy": "http://10.224.0.5:3128", "noProxy": ["azurecr.io"]},
+        networkProfile__outboundType="userDefinedRouting",
+    )
+    done = run(tmp_path, preview, cluster, mnistJob={"image": ACR_IMAGE})
+    assert not [w for w in done.warnings if "pull" in w]
+    assert "pull mnistJob.image team.azurecr.io/pytorch/pytorch@sha256:7b32" in said(done)
+    assert "from team.azurecr.io directly (its noProxy leaves team.azurecr.io out); the way out must let it through" in said(done)
+
+
+@pytest.mark.parametrize("preview", BOTH)
+def test_a_proxy_with_a_load_balancer_says_where_the_image_is_pulled_as_information(tmp_path, preview):
+    done = lines(tmp_path, preview, with_cluster(httpProxyConfig={"httpProxy": "http://10.224.0.5:3128"}))
+    assert not [w for w in done.warnings if "pull" in w]
+    info = next(i for i in done.infos if "pull mnistJob.image" in i)
+    assert "through the proxy http://10.224.0.5:3128; the proxy must let it through, or copy it to your own registry" in info
 
 
 @pytest.mark.parametrize("preview", BOTH)

@@ -198,6 +198,60 @@ def test_make_lints_check_names_every_disputed_value_one_line_each(tmp_path, cap
 
 # --------------------------------------------------------------------------- aliases, depth, special files (#44)
 
+# Python's int() stops at 4,300 digits (sys.get_int_max_str_digits): a number past it in a
+# stack file is one line naming the file and the key, never a traceback from a reader.
+LONG = "9" * 5000
+LONG_NUMBERS = [
+    ("  aks-gpu:gpuPool:\n    maxCount: " + LONG + "\n", "aks-gpu:gpuPool.maxCount", "a whole number of 5000 digits"),
+    ("  aks-gpu:clusterName: -" + LONG + "\n", "aks-gpu:clusterName", "a whole number of 5000 digits"),
+    ("  aks-gpu:cost:\n    maxHourly: 0x" + "f" * 5000 + "\n", "aks-gpu:cost.maxHourly", "a whole number of 5002 characters, past 64 bits"),
+]
+
+
+@pytest.mark.parametrize(("content", "key", "says"), LONG_NUMBERS, ids=["decimal", "negative at the top", "hexadecimal"])
+def test_a_5000_digit_number_in_a_stack_file_is_one_line_naming_the_file_and_the_key(tmp_path, content, key, says):
+    with pytest.raises(SavedFileError) as raised:
+        stack_config("reading", stack_file(tmp_path, content))
+    said = str(raised.value)
+    assert said.startswith(f"Pulumi.reading.yaml: {key} = ") and says in said and "\n" not in said and len(said) < 600, said
+    assert "set_int_max_str_digits" not in said
+
+
+@pytest.mark.parametrize("preview", [True, False])
+def test_a_5000_digit_number_stops_a_preview_and_a_deployment_before_anything_is_registered(tmp_path, preview):
+    monitor = RecordingMonitor(AzureMocks())
+    path = stack_file(tmp_path, LONG_NUMBERS[0][0])
+    with pytest.raises(SavedFileError, match=r"aks-gpu:gpuPool.maxCount = 9+\.\.\. \(5000 characters\): a whole number of 5000 digits"):
+        run_program("dev", stack_file=path, monitor=monitor, preview=preview)
+    assert monitor.registrations == []
+
+
+def test_make_render_and_make_lints_check_say_a_5000_digit_number_in_one_line(tmp_path, monkeypatch, capsys):
+    from tools import render
+
+    (tmp_path / "Pulumi.yaml").write_text("name: aks-gpu\n")
+    path = stack_file(tmp_path, LONG_NUMBERS[0][0])
+    real = render.run_program
+    monkeypatch.setattr(render, "run_program", lambda stack, **kw: real(stack, stack_file=path, **kw))
+    assert render.main(["--stack", "reading", "--out", str(tmp_path / "out")]) == 1
+    assert stack_yaml.main([str(path)]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 2 and all("a whole number of 5000 digits" in line and len(line) < 600 for line in err), err
+
+
+def test_what_the_cli_hands_over_for_a_number_past_64_bits_is_a_string_as_yaml_v3_reads_it():
+    """yaml.v3 resolve.go: ParseInt and ParseUint fail (ErrRange), ParseFloat too (+Inf): a string."""
+    assert go_scalar(LONG) == LONG and go_scalar("0x" + "f" * 5000) == "0x" + "f" * 5000
+    assert go_scalar("0" * 5000 + "17") == 15, "leading zeros: octal 17, within 64 bits"
+
+
+def test_a_5000_digit_number_inside_a_structured_key_is_one_line_in_the_program_too():
+    with pytest.raises(
+        ConfigError, match=r"^invalid config aks-gpu:gpuPool = .*: a whole number of 5000 digits; no setting takes one past 64 bits$"
+    ):
+        parse({"aks-gpu:gpuPool": '{"maxCount": ' + LONG + "}"}, "aks-gpu", "reading")
+
+
 NINE = ",".join(["lol"] * 9)
 # "Billion laughs": nine levels of nine aliases each, 9^9 strings once expanded.
 LAUGHS = (

@@ -26,7 +26,7 @@ from yaml.constructor import ConstructorError
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from components import files as file_checks
-from tools.yaml_readers import GoTime, disagreement, go_key, go_scalar, json_refusal
+from tools.yaml_readers import LONG_DIGITS, GoTime, disagreement, go_key, go_scalar, json_refusal, long_number
 
 PLAIN = "!pulumi-cli-plain"  # the tag the loader gives a plain scalar, resolved as yaml.v3 does
 MERGE = "tag:yaml.org,2002:merge"
@@ -77,7 +77,12 @@ class Problem:
         """One line: `<file>: <key path> = <value>: <what>`. With `project`, the path of a
         stack file's config key is the key with its namespace (`aks-gpu:gpuPool.spot`)."""
         where = key_path(self.path, project)
-        return f"{file}: {where} (a key): {self.says}" if self.key else f"{file}: {where} = {self.text}: {self.says}"
+        return f"{file}: {where} (a key): {self.says}" if self.key else f"{file}: {where} = {cut(self.text)}: {self.says}"
+
+
+def cut(text: str) -> str:
+    """components/errors.py `cut`'s rule (200, then 160 and the length), without its pulumi import: make lint runs this in .venv-lint."""
+    return text if len(text) <= 200 else f"{text[:160]}... ({len(text)} characters)"
 
 
 def key_path(path: tuple[Any, ...], project: str | None = None) -> str:
@@ -130,7 +135,9 @@ def expects(path: tuple[Any, ...]) -> frozenset[str]:
 
 def _problems(node: Any, path: tuple[Any, ...], found: list[Problem], walked: set[int]) -> None:
     if isinstance(node, ScalarNode):
-        if node.tag == PLAIN and (says := disagreement(node.value, expects=expects(path))):
+        if node.tag == PLAIN and (digits := long_number(node.value)):
+            found.append(Problem(path, node.value, _long(digits)))
+        elif node.tag == PLAIN and (says := disagreement(node.value, expects=expects(path))):
             found.append(Problem(path, node.value, says))
         elif node.tag == PLAIN and isinstance(value := go_scalar(node.value), float) and not math.isfinite(value):
             says = f"Pulumi's CLI cannot load this value ({json_refusal(value)}); write a number, or quote it {json.dumps(node.value)}"
@@ -144,6 +151,13 @@ def _problems(node: Any, path: tuple[Any, ...], found: list[Problem], walked: se
             _problems(item, (*path, index), found, walked)
     elif isinstance(node, MappingNode):
         _mapping_problems(node, path, found, walked)
+
+
+def _long(digits: int) -> str:
+    return (
+        f"a whole number of {digits} digits, which YAML 1.1 and YAML 1.2 readers cannot read (Python's stop at {LONG_DIGITS:,}) "
+        "and Pulumi's CLI reads as a string; no setting takes a number past 64 bits: write one of at most 19 digits, or quote it for a string"
+    )
 
 
 def _mapping_problems(node: MappingNode, path: tuple[Any, ...], found: list[Problem], walked: set[int]) -> None:

@@ -53,6 +53,8 @@ def _go_int(text: str) -> int | None:
     allowed = _BASES["x"][1] if base == 16 else "0123456789"[:base]
     if not digits or any(c not in allowed for c in digits):
         return None
+    if len(digits.lstrip("0")) > 64:  # past 64 bits in any base: ErrRange, without Python's 4,300-digit int() limit
+        return None
     value = int(digits, base) * (-1 if text[:1] == "-" else 1)
     if -(2**63) <= value < 2**63 or (text[:1] not in "+-" and 0 <= value < 2**64):
         return value
@@ -174,6 +176,17 @@ class Unreadable(str):
     """A reader that cannot construct the value at all; the text says why."""
 
 
+# Python's int() refuses more than 4,300 decimal digits (sys.get_int_max_str_digits), as
+# PyYAML's and ruamel.yaml's constructors do: said in words, not as the interpreter's advice.
+LONG_DIGITS = 4300
+
+
+def long_number(text: str) -> int:
+    """How many digits a plain decimal integer scalar has past Python's int() limit; 0 if none."""
+    digits = text.lstrip("+-").replace("_", "")
+    return len(digits) if len(digits) > LONG_DIGITS and digits.isascii() and digits.isdigit() else 0
+
+
 def yaml11_scalar(text: str) -> Any:
     """A plain scalar as PyYAML's SafeLoader reads it (YAML 1.1)."""
     tag = _YAML11_RESOLVER.resolve(ScalarNode, text, (True, False))
@@ -247,6 +260,8 @@ def _kind(value: Any) -> tuple[str, Any]:
 def _describe(kind: str, value: Any, text: str) -> str:
     if kind == "boolean":
         return f"the boolean {'true' if value else 'false'}"
+    if kind == "number" and isinstance(value, int) and value.bit_length() > 64:  # str() stops at 4,300 digits
+        return f"a whole number of {len(text)} characters, past 64 bits"
     if kind == "number":
         shown = str(value) if isinstance(value, int) or value == "nan" or not math.isfinite(value) else _go_float(value, json_format=True)
         return f"the number {shown}"

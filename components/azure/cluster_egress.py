@@ -29,6 +29,41 @@ def _get(doc: Any, key: str) -> Any:
     return next((v for k, v in doc.items() if str(k).lower() == key.lower()), None) if isinstance(doc, Mapping) else None
 
 
+# What a proxy URL must be, as a refusal of a description's httpProxy or httpsProxy says it.
+URL_ALLOWED = "a proxy URL such as http://10.224.0.5:3128 or http://[fd00::5]:3128"
+
+
+def _split(url: str) -> urllib.parse.SplitResult | None:
+    """The URL as urllib reads it (a bare `host:port` as a network location), or None where
+    urlsplit refuses it: a bracket unclosed, or around no IPv6 address (CPython Lib/urllib/parse.py)."""
+    try:
+        return urllib.parse.urlsplit(url if "//" in url else f"//{url}")
+    except ValueError:
+        return None
+
+
+def shown_url(url: str) -> str:
+    """`url` with its user and password (userinfo) left out, read without urlsplit, so that a
+    URL it refuses is redacted too: a message never prints a proxy's password."""
+    scheme, slashes, rest = url.partition("//") if "//" in url else ("", "", url)
+    end = min((i for i in (rest.find(c) for c in "/?#") if i >= 0), default=len(rest))
+    user, at, host = rest[:end].rpartition("@")
+    return f"{scheme}{slashes}{'***@' if at else ''}{host}{rest[end:]}"
+
+
+def url_problem(url: str) -> str | None:
+    """Why a proxy URL cannot be a proxy's, or None: one urlsplit refuses, one with no host, or
+    a port that is not a number from 1 to 65535."""
+    split = _split(url)
+    if split is None or not split.hostname:
+        return URL_ALLOWED
+    try:
+        port = split.port
+    except ValueError:
+        port = 0
+    return None if port != 0 else f"{URL_ALLOWED} (its port a number from 1 to 65535)"
+
+
 @dataclass(frozen=True)
 class Proxy:
     """The proxy AKS tells every pod to use for HTTPS (httpsProxy, else httpProxy)."""
@@ -38,8 +73,13 @@ class Proxy:
     trusted_ca: bool = False
 
     @property
+    def shown(self) -> str:
+        return shown_url(self.url)
+
+    @property
     def host(self) -> str:
-        return urllib.parse.urlsplit(self.url if "//" in self.url else f"//{self.url}").hostname or ""
+        split = _split(self.url)
+        return split.hostname or "" if split is not None else ""
 
     @property
     def port(self) -> int | None:
@@ -48,20 +88,42 @@ class Proxy:
         port is 443 (CPython Lib/urllib/request.py ProxyHandler.proxy_open, `set_proxy`).
         None: a port that is not a number."""
         try:
-            return urllib.parse.urlsplit(self.url if "//" in self.url else f"//{self.url}").port or HTTPS_PORT
+            split = _split(self.url)
+            return split.port or HTTPS_PORT if split is not None else None
         except ValueError:
             return None
+
+    @property
+    def address(self) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+        """The proxy's IP address, an IPv4-mapped IPv6 one (::ffff:10.0.0.1) as the IPv4 address
+        its packets carry; None for a host name."""
+        try:
+            address = ipaddress.ip_address(self.host)
+        except ValueError:
+            return None
+        return address.ipv4_mapped or address if isinstance(address, ipaddress.IPv6Address) else address
 
     @property
     def cidr(self) -> str | None:
         """The proxy's address as a NetworkPolicy's ipBlock names it, or None for a host name,
         which a NetworkPolicy cannot name (it selects pods, namespaces and ipBlocks only:
-        kubernetes.io "Network Policies")."""
-        try:
-            address = ipaddress.ip_address(self.host)
-        except ValueError:
+        kubernetes.io "Network Policies"), or an address with a zone, which the API server refuses
+        (kubernetes/kubernetes pkg/apis/networking/validation/validation.go ValidateIPBlock: net.ParseCIDR's form)."""
+        address = self.address
+        if address is None or (isinstance(address, ipaddress.IPv6Address) and address.scope_id):
             return None
         return f"{address}/{address.max_prefixlen}"
+
+    @property
+    def unnamed(self) -> str:
+        """Why a NetworkPolicy cannot name the proxy (where `cidr` is None)."""
+        address = self.address
+        if isinstance(address, ipaddress.IPv6Address) and address.scope_id:
+            return (
+                f"{self.host} is an IPv6 address with a zone (%{address.scope_id}), which a NetworkPolicy's ipBlock cannot hold "
+                "(Kubernetes refuses a CIDR with a zone), so none is declared"
+            )
+        return f"{self.host or self.shown} is a host name, which a NetworkPolicy cannot name"
 
     def bypasses(self, host: str) -> bool:
         """Whether no_proxy sends `host` around the proxy, as urllib reads it
@@ -111,13 +173,40 @@ def from_docker_hub(image: str) -> bool:
     return first.lower() in DOCKER_HUB
 
 
+def registry_host(image: str) -> str:
+    """The registry a node pulls `image` from: its first part where that names a host, else Docker Hub's."""
+    return DOCKER_HUB[2] if from_docker_hub(image) else image.partition("/")[0].lower()
+
+
+def _pull_line(cfg: StackConfig, cluster: str, egress: Egress, proxy: Proxy) -> tuple[list[str], list[str]]:
+    """Where a node behind the proxy pulls the proof's image: AKS configures the nodes to use the
+    proxy, not only the pods (learn.microsoft.com/azure/aks/http-proxy). A warning where the
+    outbound type leaves no other way out (userDefinedRouting, none) and the image is Docker Hub's."""
+    image, host = cfg.mnist_job.image, registry_host(cfg.mnist_job.image)
+    hub = from_docker_hub(image)
+    where = f"from Docker Hub ({host})" if hub else f"from {host}"
+    how = f"directly (its noProxy leaves {host} out)" if proxy.bypasses(host) else f"through the proxy {proxy.shown}"
+    said = f"proof: the nodes of cluster {cluster} pull mnistJob.image {image} {where} {how}"
+    closed = CLOSED.get((egress.outbound_type or "").lower())
+    need = "the proxy must let it through" if not proxy.bypasses(host) else "the way out must let it through"
+    if not hub:
+        return [f"{said}; {need}"], []
+    if closed is None:
+        return [f"{said}; {need}, or {REGISTRY}"], []
+    return [], [
+        f"{said}, with outboundType {closed}: {need}, or {REGISTRY}; otherwise the pod waits in ImagePullBackOff until the Job's deadline"
+    ]
+
+
 def lines(cfg: StackConfig, cluster: str, egress: Egress, policy_enforced: bool) -> tuple[list[str], list[str]]:
     """(what a preview says of the proof's way out of the cluster, what it warns of)."""
     job = cfg.mnist_job
     if not job.enabled:
         return [], []
     if egress.proxy is not None:
-        return _proxy_lines(cfg, cluster, egress.proxy, policy_enforced)
+        pulled, pull_warned = _pull_line(cfg, cluster, egress, egress.proxy)
+        infos, warned = _proxy_lines(cfg, cluster, egress.proxy, policy_enforced)
+        return infos + pulled, warned + pull_warned
     closed = CLOSED.get((egress.outbound_type or "").lower())
     if closed is None:
         return [], []
@@ -139,9 +228,9 @@ def lines(cfg: StackConfig, cluster: str, egress: Egress, policy_enforced: bool)
 
 
 def _proxy_lines(cfg: StackConfig, cluster: str, proxy: Proxy, policy_enforced: bool) -> tuple[list[str], list[str]]:
-    said = f"proof: cluster {cluster} tells its pods to use the proxy {proxy.url} (httpProxyConfig; AKS sets HTTPS_PROXY in every pod)"
+    said = f"proof: cluster {cluster} tells its pods to use the proxy {proxy.shown} (httpProxyConfig; AKS sets HTTPS_PROXY in every pod)"
     if not cfg.mnist_job.egress:
-        return [f"{said}; the Job downloads nothing (mnistJob.egress false), and its node pulls the image through the proxy"], []
+        return [f"{said}; the Job downloads nothing (mnistJob.egress false)"], []
     if proxy.bypasses(MIRROR_HOST):
         return [f"{said}; its noProxy leaves {MIRROR_HOST} out, so the Job downloads MNIST directly (TCP 443)"], []
     infos, warnings = [], []
@@ -153,7 +242,7 @@ def _proxy_lines(cfg: StackConfig, cluster: str, proxy: Proxy, policy_enforced: 
         infos.append(f"{said}; the cluster enforces no NetworkPolicy, and the proxy must let {MIRROR_HOST} through")
     else:
         warnings.append(
-            f"{said}: {proxy.host or proxy.url} is a host name, which a NetworkPolicy cannot name, so the Job's policy (DNS, and "
+            f"{said}: {proxy.unnamed}, so the Job's policy (DNS, and "
             f"TCP 443 outside the private ranges) may not let the download reach it; add a NetworkPolicy in namespace "
             f"{cfg.mnist_job.namespace} that allows the proxy's address and port to the pods labelled app=mnist-proof, or {DRAWN}"
         )

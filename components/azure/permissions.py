@@ -7,25 +7,62 @@ docs/preflight.md, "The permissions read, and its sources"."""
 
 from __future__ import annotations
 
-import re
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from components.azure.reader import BadAnswer
+from components.errors import cut
+
 BUDGET_WRITE = "Microsoft.Consumption/budgets/write"
+# The members `allows` reads of each permission (azure-rest-api-specs authorization 2022-04-01
+# Permission: `actions` and `notActions`, arrays of strings).
+PATTERNS = ("actions", "notActions")
 
 
 def _matches(pattern: str, action: str) -> bool:
-    regex = ".*".join(re.escape(part) for part in pattern.split("*"))
-    return re.fullmatch(regex, action, flags=re.IGNORECASE) is not None
+    """`*` matches any run of characters, case aside: the pieces between the stars found in
+    order, each at its leftmost place, which is linear (a regex of many `.*` backtracks)."""
+    first, *middle, last = pattern.lower().split("*") if "*" in pattern else (pattern.lower(), None)
+    action = action.lower()
+    if last is None:
+        return action == first
+    if not action.startswith(first) or len(action) < len(first) + len(last) or not action.endswith(last):
+        return False
+    at, end = len(first), len(action) - len(last)
+    for piece in middle:
+        found = action.find(piece, at, end)
+        if found < 0:
+            return False
+        at = found + len(piece)
+    return True
+
+
+def shape_problem(permissions: Any) -> str | None:
+    """How an answer is not ARM's list of permissions, each `actions` and `notActions` a list of
+    strings where it has one, or None: a string would be read letter by letter, `"*"` granting all."""
+    if not isinstance(permissions, list):
+        return f"the answer is {type(permissions).__name__}, not a list of permissions"
+    for index, permission in enumerate(permissions):
+        if not isinstance(permission, Mapping):
+            return f"value[{index}] is {type(permission).__name__}, not a permission (an object)"
+        for member in PATTERNS:
+            patterns = permission.get(member)
+            if patterns is not None and not (isinstance(patterns, list) and all(isinstance(p, str) for p in patterns)):
+                return f"value[{index}].{member} is {cut(json.dumps(patterns, default=str))}, not a list of strings"
+    return None
 
 
 def allows(permissions: Iterable[Mapping[str, Any]], action: str) -> bool:
     """Does any permission grant `action`: an `actions` pattern matches it and no
-    `notActions` pattern of the same permission does?"""
+    `notActions` pattern of the same permission does? An answer of another shape raises
+    BadAnswer, which the caller says as "not checked"."""
+    if problem := shape_problem(permissions):
+        raise BadAnswer(f"Azure's list of permissions: {problem}")
     for permission in permissions:
-        granted = any(_matches(p, action) for p in permission.get("actions") or [] if isinstance(p, str))
-        taken = any(_matches(p, action) for p in permission.get("notActions") or [] if isinstance(p, str))
+        granted = any(_matches(p, action) for p in permission.get("actions") or [])
+        taken = any(_matches(p, action) for p in permission.get("notActions") or [])
         if granted and not taken:
             return True
     return False

@@ -25,7 +25,7 @@ from components.azure.problem import Problem
 from components.azure.reader import AzureReader, NotRead, RunningPool, read_errors
 from components.azure.stack_state import NOT_READ, StackState
 from components.config import NAMESPACE, StackConfig
-from components.errors import PreflightError, error_line
+from components.errors import PreflightError, error_line, escaped
 
 # Where the subscription comes from when the stack does not set azure-native:subscriptionId:
 # the variables azure-native and the Azure SDK read.
@@ -96,7 +96,7 @@ def run(
     if blocking and not dry_run and mode == "enforce":
         raise PreflightError(
             f"preflight: Azure would refuse this deployment ({len(blocking)} problem(s); nothing was created; "
-            f"set {NAMESPACE}:preflight.mode to warn to deploy anyway):\n" + "\n".join(f"- {m}" for m in blocking)
+            f"set {NAMESPACE}:preflight.mode to warn to deploy anyway):\n" + "\n".join(f"- {escaped(m)}" for m in blocking)
         )
     stops = " (a deployment stops here)" if mode == "enforce" else ""
     return Checked([*certain, *notes, *(p.message + (stops if p.blocking else "") for p in problems)], region)
@@ -109,7 +109,7 @@ def never_two_plugins(problems: list[Problem], dry_run: bool) -> list[str]:
     A deployment stops; a preview says each."""
     whatever = f"whatever {NAMESPACE}:preflight.mode says"
     if problems and not dry_run:
-        listed = problems[0].message if len(problems) == 1 else "\n" + "\n".join(f"- {p.message}" for p in problems)
+        listed = problems[0].message if len(problems) == 1 else "\n" + "\n".join(f"- {escaped(p.message)}" for p in problems)
         raise PreflightError(f"preflight: never two device plugins on one node, {whatever} (nothing was created): {listed}")
     return [f"{p.message} (a deployment stops here, {whatever})" for p in problems]
 
@@ -223,11 +223,11 @@ def destroy_permission(
                 sub_needs, group_needs = sub_needs + group_needs, []
         found = [(f"subscription {named}", at_subscription(), sub_needs)] if sub_needs else []
         found += [(*group, group_needs)] if group and group_needs else []
+        said = [permissions.destroy_problem(listed, scope, needs) for scope, listed, needs in found]
     except NotRead as why:
         return [], [f"{unchecked}: {why}"]
-    except read_errors() as error:  # Azure not read: not checked
+    except read_errors() as error:  # Azure not read, or an answer of another shape (BadAnswer): not checked
         return [], [f"{unchecked}: {error_line(error)}"]
-    said = (permissions.destroy_problem(listed, scope, needs) for scope, listed, needs in found)
     return [Problem(line, blocking=False) for line in said if line], []
 
 

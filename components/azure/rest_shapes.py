@@ -17,7 +17,7 @@ from pydantic import BeforeValidator, ConfigDict, Field, TypeAdapter, Validation
 from typing_extensions import TypedDict, is_typeddict
 
 from components import files
-from components.azure import saved_files
+from components.azure import cluster_egress, saved_files
 from components.config.pool_upgrades import NodeShare
 from components.config.values import Allowed
 from components.errors import cut
@@ -363,4 +363,39 @@ def problem(doc: Any) -> str | None:
         where = _where(tuple(first["loc"]), checked)
         expected = EXPECTED.get(first["type"]) or _allowed(tuple(first["loc"])) or first["msg"].lower()
         return f"{where} is {_shown(first['input'])}, not {expected}"
+    return _surrogate_problem(checked) or _proxy_problem(checked.get("httpProxyConfig") if isinstance(checked, Mapping) else None)
+
+
+def _surrogates(value: Any, loc: tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
+    """Where the first string holding a lone surrogate is (a JSON `\\ud800` escape in a saved
+    file: UTF-8 cannot carry it, so neither a message nor a declared input can), or None."""
+    if isinstance(value, str):
+        return loc if any("\ud800" <= c <= "\udfff" for c in value) else None
+    items = value.items() if isinstance(value, Mapping) else enumerate(value) if isinstance(value, list) else ()
+    for key, inner in items:
+        if isinstance(key, str) and _surrogates(key) is not None:
+            return loc
+        if (found := _surrogates(inner, (*loc, key))) is not None:
+            return found
+    return None
+
+
+def _surrogate_problem(checked: Any) -> str | None:
+    loc = _surrogates(checked)
+    if loc is None:
+        return None
+    at: Any = checked
+    for part in loc:
+        at = at[part]
+    said = f"is {_shown(at)}, not text: it holds" if isinstance(at, str) else "has a member whose name holds"
+    return f"{_where(loc, checked) or 'the description'} {said} a lone surrogate, which UTF-8 cannot carry"
+
+
+def _proxy_problem(config: Any) -> str | None:
+    """A proxy URL urllib cannot read (the Job would fail on it, and the program with it), quoted
+    without its password."""
+    for member in ("httpProxy", "httpsProxy"):
+        url = config.get(member) if isinstance(config, Mapping) else None
+        if isinstance(url, str) and url and (allowed := cluster_egress.url_problem(url)):
+            return f"httpProxyConfig.{member} is {_shown(cluster_egress.shown_url(url))}, not {allowed}"
     return None

@@ -143,14 +143,33 @@ def json_object(key: str, raw: Any) -> dict[str, Any]:
     """A structured key's value, decoded: an object, or a one-line error."""
     expected = "expected an object (a YAML mapping in Pulumi.<stack>.yaml)"
     try:
-        value = json.loads(raw, object_pairs_hook=_no_repeats, parse_constant=refuse_constant) if isinstance(raw, str) else raw
+        value = (
+            json.loads(raw, object_pairs_hook=_no_repeats, parse_constant=refuse_constant, parse_int=_whole)
+            if isinstance(raw, str)
+            else raw
+        )
     except _RepeatedError as repeated:
         raise ConfigError(f"invalid config {key}: {repeated.member!r} is given twice; expected each member once") from None
+    except _LongNumber as long:
+        raise fail(key, raw[:200], f"a whole number of {long.digits} digits; no setting takes one past 64 bits") from None
     except (ValueError, RecursionError):  # JSONDecodeError is a ValueError; so is NaN
         raise fail(key, raw[:200] if isinstance(raw, str) else raw, expected) from None
     if not isinstance(value, dict):
         raise fail(key, value, expected)
     return value
+
+
+class _LongNumber(ValueError):
+    def __init__(self, digits: int) -> None:
+        self.digits = digits
+
+
+def _whole(text: str) -> int:
+    """json's `parse_int`, refusing what int() refuses past 4,300 digits (Python's
+    sys.get_int_max_str_digits) in words of its own, not the interpreter's advice."""
+    if len(text.lstrip("-")) > 64:
+        raise _LongNumber(len(text.lstrip("-")))
+    return int(text)
 
 
 def refuse_constant(name: str) -> Any:

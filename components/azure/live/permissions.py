@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from components.azure.permissions import shape_problem
 from components.azure.reader import BadAnswer
 
 API_VERSION = "2022-04-01"
@@ -48,6 +49,8 @@ def read(
         values = page.get("value") if isinstance(page, dict) else None
         if not isinstance(values, list) or not all(isinstance(v, dict) for v in values):
             raise BadAnswer(f"Azure's answer is not a list of permissions: {str(page)[:200]}")
+        if problem := shape_problem(values):  # typed at the seam: actions and notActions are lists of strings
+            raise BadAnswer(f"Azure's answer is not a list of permissions: {problem}")
         found += values
         url = page.get("nextLink")
     return found
