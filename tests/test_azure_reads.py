@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import fake_prices
@@ -196,3 +197,23 @@ def test_gather_returns_results_in_order_and_raises_the_first_error():
     assert deadline.gather([lambda: "skus", lambda: "usage"], timeout=10) == ["skus", "usage"]
     with pytest.raises(ValueError, match="refused"):
         deadline.gather([lambda: 1, lambda: (_ for _ in ()).throw(ValueError("refused"))], timeout=10)
+
+
+class _Clock:
+    """deadline's clock: the waiting thread's time stands at 0, a call's at `at`, so what a
+    call raised is before or after the deadline whenever the threads really ran."""
+
+    def __init__(self, at: float) -> None:
+        self.at, self.waiter = at, threading.get_ident()
+
+    def monotonic(self) -> float:
+        return 0.0 if threading.get_ident() == self.waiter else self.at
+
+
+@pytest.mark.parametrize("at, raised", [(5.0, ValueError), (31.0, TimeoutError)], ids=["before the deadline", "after it"])
+def test_an_error_a_call_raises_after_the_deadline_is_the_deadlines_however_late_the_waiter_wakes(monkeypatch, at, raised):
+    """A socket's timeout and the deadline end together when they are the same length (the
+    managed pool's read): whichever thread the machine runs first, the line is the deadline's."""
+    monkeypatch.setattr(deadline, "time", _Clock(at))
+    with pytest.raises(raised):
+        deadline.gather([lambda: (_ for _ in ()).throw(ValueError("read timed out"))], timeout=30)

@@ -19,23 +19,28 @@ def gather(calls: list[Callable[[], Any]], timeout: float) -> list[Any]:
     the timeout, until the SDK's own read timeout. A daemon thread is abandoned at exit.
     """
     results: list[Any] = [None] * len(calls)
-    errors: list[BaseException] = []
+    errors: list[tuple[float, BaseException]] = []
     done = threading.Semaphore(0)
+    # Set before any call starts, so a call's own timer (a socket's, azure-core's retries')
+    # always ends after it: its error then is the deadline's, whenever this thread wakes.
+    deadline = time.monotonic() + timeout
 
     def run(index: int, call: Callable[[], Any]) -> None:
         try:
             results[index] = call()
         except BaseException as error:  # noqa: BLE001 - handed to the caller
-            errors.append(error)
+            errors.append((time.monotonic(), error))
         finally:
             done.release()
 
     for index, call in enumerate(calls):
         threading.Thread(target=run, args=(index, call), daemon=True, name=f"azure-facts-{index}").start()
-    deadline = time.monotonic() + timeout
     for _ in calls:
         if not done.acquire(timeout=max(deadline - time.monotonic(), 0)):
             raise TimeoutError(f"Azure did not answer within {timeout:g} s")
         if errors:
-            raise errors[0]
+            when, error = errors[0]
+            if when >= deadline:  # raised after the deadline: no answer within it, however late this thread ran
+                raise TimeoutError(f"Azure did not answer within {timeout:g} s") from error
+            raise error
     return results
