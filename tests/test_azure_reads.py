@@ -71,7 +71,7 @@ def test_prices_a_test_hands_in_are_the_estimate_a_preview_prints():
 def test_a_pool_running_under_aks_management_that_a_test_hands_in_is_refused_in_a_preview():
     error, monitor = handed(OfflineReader(pool_modes={"gpu": "aks-managed"}), preview=True, gpuPool={"vmSize": T4})
     assert isinstance(error, PreflightError) and monitor.registrations == []
-    assert "node pool gpu in cluster aks-gpu-dev runs aks-managed (read from Azure)" in str(error)
+    assert "node pool gpu in cluster aks-gpu-dev runs aks-managed (as Azure describes it)" in str(error)
 
 
 def test_the_offline_readers_reads_are_the_programs_and_nothing_else_asks_azure():

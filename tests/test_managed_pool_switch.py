@@ -52,7 +52,7 @@ def test_a_switch_to_or_from_aks_managed_is_refused_before_anything_is_registere
     message = str(error)
     assert "\n" not in message
     assert message.startswith("preflight: aks-gpu:gpuPool.management = ")
-    assert f"node pool gpu in cluster {MANAGED_CLUSTER} runs {was} (read from Azure)" in message
+    assert f"node pool gpu in cluster {MANAGED_CLUSTER} runs {was} (as Azure describes it)" in message
     assert "Give the pool a new name (aks-gpu:gpuPool.name)" in message and "remove the entry" not in message
 
 

@@ -57,7 +57,7 @@ def switches(cfg: StackConfig, running: Mapping[str, RunningPool], cluster: str)
         rename = f"{key}.name" if single else f"the entry's key in {key.rsplit('.', 1)[0]}"
         two_ups = "" if single else "; or remove the entry, `pulumi up`, then add it back"
         lines.append(
-            f"{key}.management = {pool.mode}: node pool {pool.name} in cluster {cluster} runs {was} (read from Azure), and "
+            f"{key}.management = {pool.mode}: node pool {pool.name} in cluster {cluster} runs {was} (as Azure describes it), and "
             "AKS cannot switch a pool's GPU management in place; nothing was changed. Give the pool a new name "
             f"({rename}): one `pulumi up` creates the new pool, then deletes the old one (GPU quota for both for a while)"
             f"{two_ups} (docs/lifecycle.md)"
