@@ -150,15 +150,21 @@ def _bytes(cluster: Any, how: str, draw: st.DrawFn) -> bytes:
 @given(data=st.data(), how=st.sampled_from(["changed", "not UTF-8", "NaN", "truncated"]), preview=st.booleans())
 def test_a_generated_saved_cluster_file_is_accepted_or_one_line_naming_the_file(data, how, preview):
     content = _bytes(data.draw(described()), how, data.draw)
+    overrides = {"existingCluster": TEAM, "gpuPools": {"gpunp": {"existing": "use"}}}
+    _saved_and_run(content, "clusterFile", overrides, AzureMocks(), preview)
+
+
+def _saved_and_run(content: bytes, key: str, overrides: dict[str, Any], mocks: AzureMocks, preview: bool) -> None:
+    """`content` saved as the file preflight.<key> names, and the team stack run on it by the
+    offline render's reader (which reads the file): accepted, or one line naming the key."""
     with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "cluster.json"
+        path = Path(folder) / f"{key}.json"
         path.write_bytes(content)
-        monitor = RecordingMonitor(AzureMocks())  # the offline render's: it reads the file
-        overrides = {"existingCluster": TEAM, "gpuPools": {"gpunp": {"existing": "use"}}, "preflight": {"clusterFile": str(path)}}
+        monitor = RecordingMonitor(mocks)
         try:
-            run_program("team", overrides=overrides, monitor=monitor, preview=preview)
+            run_program("team", overrides={**overrides, "preflight": {key: str(path)}}, monitor=monitor, preview=preview)
         except pulumi.RunError as error:
-            one_line(error, ("aks-gpu:preflight.clusterFile = ", "aks-gpu:existingCluster", "aks-gpu:gpuPools.gpunp"), monitor)
+            one_line(error, (f"aks-gpu:preflight.{key} = ", "aks-gpu:existingCluster", "aks-gpu:gpuPools.gpunp"), monitor)
             return
     event("accepted")
 
@@ -205,18 +211,7 @@ def export_changed(draw: st.DrawFn) -> dict[str, Any]:
 @FEW
 @given(data=st.data(), how=st.sampled_from(["changed", "not UTF-8", "NaN", "truncated"]), preview=st.booleans())
 def test_a_generated_saved_state_file_is_accepted_or_one_line_naming_the_file(data, how, preview):
-    content = _bytes(data.draw(export_changed()), how, data.draw)
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "state.json"
-        path.write_bytes(content)
-        monitor = RecordingMonitor(AzureMocks(cluster=_team_cluster()))  # the offline render's: it reads the file
-        overrides = {**ADOPTED, "preflight": {"stateFile": str(path)}}
-        try:
-            run_program("team", overrides=overrides, monitor=monitor, preview=preview)
-        except pulumi.RunError as error:
-            one_line(error, ("aks-gpu:preflight.stateFile = ", "aks-gpu:existingCluster", "aks-gpu:gpuPools.gpunp"), monitor)
-            return
-    event("accepted")
+    _saved_and_run(_bytes(data.draw(export_changed()), how, data.draw), "stateFile", ADOPTED, AzureMocks(cluster=_team_cluster()), preview)
 
 
 # --------------------------------------------------------------------------- stack files
