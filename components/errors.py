@@ -107,3 +107,8 @@ class ManagedPoolError(OneLine):
 
 class ManagedPoolTimeout(ManagedPoolError, TimeoutError):
     """A step of the AKS-managed pool's provider that ran out of its time limit."""
+
+
+class ProofWatchFailed(OneLine):
+    """The proof cannot train, or did not: the cause in the cluster's words (components/azure/
+    proof_watch.py decides, components/azure/live/proof_watch.py watches during `pulumi up`)."""

@@ -33,6 +33,8 @@ def watch(
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
 ) -> Verdict:
-    """Watches the proof until it trained (returns that Verdict), failed, or cannot start (raises
-    ProofWatchFailed with the line), or `seconds` pass; `status` gets what it waits for."""
+    """Watches the proof until it trained (returns that Verdict, or a "waiting" one saying why it
+    could not watch: the Job's own await then decides), failed, or cannot start (raises
+    components.errors.ProofWatchFailed with the line, after ending the Job), or `seconds` pass;
+    `status` gets what it waits for, each time that changes."""
     raise NotImplementedError("filled in by #53's live work")
