@@ -48,7 +48,12 @@ def job(conditions: Sequence[Mapping[str, str]] = ()) -> dict[str, Any]:
     (kubernetes pkg/controller/job/job_controller.go: BackoffLimitExceeded "Job has reached the
     specified backoff limit")."""
     return {
-        "metadata": {"name": FACTS.job_name, "namespace": FACTS.namespace, "uid": "job-uid", "annotations": {SPEC_ANNOTATION: FACTS.spec_hash}},
+        "metadata": {
+            "name": FACTS.job_name,
+            "namespace": FACTS.namespace,
+            "uid": "job-uid",
+            "annotations": {SPEC_ANNOTATION: FACTS.spec_hash},
+        },
         "status": {"conditions": [{"status": "True", **c} for c in conditions]},
     }
 
@@ -77,11 +82,17 @@ def pod(
         state = {"terminated": {"exitCode": int(failed), "reason": "Error" if failed else "Completed", "message": terminated}}
     conditions = []
     if unschedulable_since is not None:
-        conditions.append({"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "lastTransitionTime": at(unschedulable_since)})
+        conditions.append(
+            {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "lastTransitionTime": at(unschedulable_since)}
+        )
     return {
         "metadata": {"name": name, "creationTimestamp": at(created)},
         "spec": {"nodeName": node} if node else {},
-        "status": {"phase": phase, "conditions": conditions, "containerStatuses": [] if node is None else [{"name": "mnist-proof", "state": state}]},
+        "status": {
+            "phase": phase,
+            "conditions": conditions,
+            "containerStatuses": [] if node is None else [{"name": "mnist-proof", "state": state}],
+        },
     }
 
 
@@ -102,7 +113,9 @@ def event(reason: str, message: str, times: Sequence[float], now: float, *, kind
     }
 
 
-def look(now: float, job_: Mapping[str, Any] | None, pods: Sequence[Mapping[str, Any]], *events: Mapping[str, Any] | None, log: str | None = None) -> Snapshot:
+def look(
+    now: float, job_: Mapping[str, Any] | None, pods: Sequence[Mapping[str, Any]], *events: Mapping[str, Any] | None, log: str | None = None
+) -> Snapshot:
     return Snapshot(now=START + timedelta(seconds=now), job=job_, pods=pods, events=[e for e in events if e], log_tail=log)
 
 
@@ -171,7 +184,9 @@ def trains(now: float, running_from: float, done_at: float, *events: Mapping[str
     if now >= done_at:
         return look(now, job([{"type": "Complete"}]), [pod(0, node=NODE, phase="Succeeded", terminated=PROOF_OK)], *events)
     step = min(500, int((now - running_from) // 10) * 100)
-    log = "gpu: NVIDIA A100 80GB PCIe, compute capability 8.0\n" + "".join(f"step {s}: loss 0.{900 - s:04d}\n" for s in range(100, step + 1, 100))
+    log = "gpu: NVIDIA A100 80GB PCIe, compute capability 8.0\n" + "".join(
+        f"step {s}: loss 0.{900 - s:04d}\n" for s in range(100, step + 1, 100)
+    )
     return look(now, job(), [pod(0, node=NODE, phase="Running", running_since=running_from)], *events, log=log)
 
 
@@ -184,7 +199,12 @@ def test_a_pull_that_fails_once_then_succeeds_trains():
         events = (
             event("Pulling", pulling(), [t for t in (0, 12) if t <= now], now),
             event("Failed", failed_pull(RATE_LIMITED), [2], now),
-            event("Pulled", f'Successfully pulled image "{IMAGE}" in 1m50s (1m50s including waiting). Image size: 3378374221 bytes.', [122], now),
+            event(
+                "Pulled",
+                f'Successfully pulled image "{IMAGE}" in 1m50s (1m50s including waiting). Image size: 3378374221 bytes.',
+                [122],
+                now,
+            ),
         )
         if now < 2:
             return look(now, job(), [pod(0, node=NODE)], *events)
@@ -278,8 +298,7 @@ QUOTA = (
     + "-" * 80
     + '\n{\n  "error": {\n    "code": "OperationNotAllowed",\n    "message": "Operation could not be completed as it results in '
     "exceeding approved standardNCADSA100v4Family Cores quota. Additional details - Deployment Model: Resource Manager, "
-    'Location: eastus, Current Limit: 0, Current Usage: 0, Additional Required: 24, (Minimum) New Limit Required: 24."\n  }\n}\n'
-    + "-" * 80
+    'Location: eastus, Current Limit: 0, Current Usage: 0, Additional Required: 24, (Minimum) New Limit Required: 24."\n  }\n}\n' + "-" * 80
 )
 # Azure's words for a VM it has no capacity for (AllocationFailed), in the pod event an autoscaler
 # writes when a scale-up for it failed ("Node scale up in zones %s associated with this pod
@@ -308,7 +327,8 @@ def scale_up_then(failure: Callable[[float], Sequence[Mapping[str, Any] | None]]
 
 def test_a_scale_up_azure_refuses_for_quota_stops_with_azures_words():
     when, verdict, lines = first_verdict(
-        FACTS, scale_up_then(lambda now: [event("FailedToScaleUpGroup", QUOTA, [14], now, kind="ConfigMap", name="cluster-autoscaler-status")])
+        FACTS,
+        scale_up_then(lambda now: [event("FailedToScaleUpGroup", QUOTA, [14], now, kind="ConfigMap", name="cluster-autoscaler-status")]),
     )
     assert (verdict.kind, when) == ("stop", 20)
     assert verdict.line.startswith(
@@ -320,7 +340,10 @@ def test_a_scale_up_azure_refuses_for_quota_stops_with_azures_words():
 def test_a_scale_up_azure_has_no_capacity_for_stops_with_azures_words():
     when, verdict, _ = first_verdict(FACTS, scale_up_then(lambda now: [event("FailedScaleUp", ALLOCATION, [95], now)]))
     assert (verdict.kind, when) == ("stop", 100)
-    assert "FailedScaleUp: Node scale up in zones eastus-1 associated with this pod failed: AllocationFailed: Allocation failed." in verdict.line
+    assert (
+        "FailedScaleUp: Node scale up in zones eastus-1 associated with this pod failed: AllocationFailed: Allocation failed."
+        in verdict.line
+    )
 
 
 def test_vms_azure_failed_to_provision_stop_with_the_autoscalers_words():
@@ -336,7 +359,9 @@ def test_vms_azure_failed_to_provision_stop_with_the_autoscalers_words():
 
 def test_another_pools_failed_scale_up_is_not_this_proofs():
     other = QUOTA.replace(SCALE_SET, "aks-gpu2-87654321-vmss")
-    snapshot = scale_up_then(lambda now: [event("FailedToScaleUpGroup", other, [14], now, kind="ConfigMap", name="cluster-autoscaler-status")])(60)
+    snapshot = scale_up_then(
+        lambda now: [event("FailedToScaleUpGroup", other, [14], now, kind="ConfigMap", name="cluster-autoscaler-status")]
+    )(60)
     assert decide(FACTS, snapshot).kind == "waiting"
 
 
@@ -346,7 +371,12 @@ def test_a_scale_up_that_takes_eight_minutes_trains_and_says_how_long_on_the_way
             event("FailedScheduling", no_node(2, "2 node(s) didn't match Pod's node affinity/selector"), [1], now),
             event("TriggeredScaleUp", TRIGGERED, [12], now),
             # The node joined; its device plugin has not registered nvidia.com/gpu yet.
-            event("FailedScheduling", no_node(3, "1 Insufficient nvidia.com/gpu", "2 node(s) didn't match Pod's node affinity/selector"), [470], now),
+            event(
+                "FailedScheduling",
+                no_node(3, "1 Insufficient nvidia.com/gpu", "2 node(s) didn't match Pod's node affinity/selector"),
+                [470],
+                now,
+            ),
             event("Pulling", pulling(), [492], now),
             event("Pulled", f'Container image "{IMAGE}" already present on machine', [560], now),
         )
@@ -376,7 +406,11 @@ def test_an_untolerated_taint_on_a_pool_without_autoscaler_stops():
 
 def test_a_node_still_joining_or_a_gpu_not_yet_offered_does_not_stop_a_fixed_pool():
     for said in (
-        no_node(2, "1 node(s) had untolerated taint {CriticalAddonsOnly: true}", "1 node(s) had untolerated taint {node.kubernetes.io/not-ready: }"),
+        no_node(
+            2,
+            "1 node(s) had untolerated taint {CriticalAddonsOnly: true}",
+            "1 node(s) had untolerated taint {node.kubernetes.io/not-ready: }",
+        ),
         no_node(2, "1 Insufficient nvidia.com/gpu", "1 node(s) had untolerated taint {CriticalAddonsOnly: true}"),
     ):
         snapshot = look(1800, job(), [pod(0, unschedulable_since=1)], event("FailedScheduling", said, [1], 1800))
@@ -394,9 +428,22 @@ def test_a_pod_that_runs_and_fails_ends_failed_with_its_proof_failed_line():
             if now < begins:
                 break
             done = now >= begins + 40
-            pods.append(pod(begins, name=name, node=NODE, phase="Failed" if done else "Running", running_since=begins + 5, terminated=PROOF_FAILED if done else None))
+            pods.append(
+                pod(
+                    begins,
+                    name=name,
+                    node=NODE,
+                    phase="Failed" if done else "Running",
+                    running_since=begins + 5,
+                    terminated=PROOF_FAILED if done else None,
+                )
+            )
         failed = now >= 160
-        conditions = [{"type": "Failed", "reason": "BackoffLimitExceeded", "message": "Job has reached the specified backoff limit"}] if failed else []
+        conditions = (
+            [{"type": "Failed", "reason": "BackoffLimitExceeded", "message": "Job has reached the specified backoff limit"}]
+            if failed
+            else []
+        )
         return look(now, job(conditions), pods, log="CUDA is not ready yet (CUDA error 802); trying again in 5 s\n")
 
     when, verdict, lines = first_verdict(FACTS, sequence)

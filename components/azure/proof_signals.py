@@ -102,7 +102,9 @@ EXCLUDED_FOR_GOOD = re.compile(r"untolerated taint|didn't match Pod's node affin
 # Taints a node carries only on its way to Ready (kubernetes pkg/apis/core/v1 well-known taints:
 # node.kubernetes.io/not-ready, unreachable, network-unavailable; node.cloudprovider.kubernetes.io/
 # uninitialized until the cloud controller initialises it).
-NOT_FOR_GOOD = re.compile(r"node\.kubernetes\.io/(not-ready|unreachable|network-unavailable)|node\.cloudprovider\.kubernetes\.io/uninitialized")
+NOT_FOR_GOOD = re.compile(
+    r"node\.kubernetes\.io/(not-ready|unreachable|network-unavailable)|node\.cloudprovider\.kubernetes\.io/uninitialized"
+)
 
 
 @dataclass(frozen=True)
