@@ -1,0 +1,481 @@
+"""The proof's watch decides in minutes, in the cluster's words: recorded sequences of what the
+API server answers (the Job, its pods, their events, the log's tail), a look every 10 s, each
+object shaped and worded as the component that writes it does (sources beside each helper), and
+the time each sequence takes to decide held (components/azure/proof_watch.py decide)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from components.azure.proof_signals import NOT_TRIGGERED_SECONDS, PULL_FAILING_SECONDS, UNSCHEDULABLE_SECONDS
+from components.azure.proof_watch import SPEC_ANNOTATION, Snapshot, Verdict, WatchFacts, decide
+
+START = datetime(2026, 9, 1, 12, 0, tzinfo=timezone.utc)
+POLL = 10  # the watch's look, every 10 s
+FIVE_MINUTES = 300
+IMAGE = "docker.io/pytorch/pytorch@sha256:11691e035a3651d25a87116b4f6adc113a27a29d8f5a6a583f8569e0ee5ff897"
+POD = "mnist-proof-gpu-x7k2q"
+NODE = "aks-gpu-12345678-vmss000000"
+SCALE_SET = "aks-gpu-12345678-vmss"
+FACTS = WatchFacts(
+    namespace="gpu-workloads",
+    job_name="mnist-proof-gpu",
+    pool_name="gpu",
+    spec_hash="0123abcd",
+    autoscaled=True,
+    image=IMAGE,
+    max_steps=500,
+)
+FIXED = WatchFacts(**{**vars(FACTS), "autoscaled": False})
+PROOF_OK = "PROOF OK gpu=NVIDIA A100 80GB PCIe (compute capability 8.0) data=mnist steps=500 accuracy=0.9812 seconds=31.4"
+PROOF_FAILED = (
+    "PROOF FAILED: no CUDA GPU is visible to PyTorch 2.8.0 (CUDA 12.8): RuntimeError: No CUDA GPUs are available; "
+    "the pod got no nvidia.com/gpu, or the node's driver is missing or older than this CUDA needs; nothing was trained"
+)
+
+
+# --- the objects, as each component writes them -------------------------------------------
+
+
+def at(seconds: float) -> str:
+    return (START + timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def job(conditions: Sequence[Mapping[str, str]] = ()) -> dict[str, Any]:
+    """A batch/v1 Job as the Job controller reports it: Complete or Failed with a reason
+    (kubernetes pkg/controller/job/job_controller.go: BackoffLimitExceeded "Job has reached the
+    specified backoff limit")."""
+    return {
+        "metadata": {
+            "name": FACTS.job_name,
+            "namespace": FACTS.namespace,
+            "uid": "job-uid",
+            "annotations": {SPEC_ANNOTATION: FACTS.spec_hash},
+        },
+        "status": {"conditions": [{"status": "True", **c} for c in conditions]},
+    }
+
+
+def pod(
+    created: float,
+    *,
+    name: str = POD,
+    node: str | None = None,
+    phase: str = "Pending",
+    unschedulable_since: float | None = None,
+    waiting: tuple[str, str] | None = None,
+    running_since: float | None = None,
+    terminated: str | None = None,
+) -> dict[str, Any]:
+    """A core/v1 Pod as the scheduler and the kubelet report it: PodScheduled False/Unschedulable
+    until a node takes it (pkg/scheduler/schedule_one.go), then the container's waiting (reason
+    and message), running (startedAt) or terminated (its termination message) state."""
+    state: dict[str, Any] = {"waiting": {"reason": "ContainerCreating"}}
+    if waiting is not None:
+        state = {"waiting": {"reason": waiting[0], "message": waiting[1]}}
+    if running_since is not None:
+        state = {"running": {"startedAt": at(running_since)}}
+    if terminated is not None:
+        failed = terminated.startswith("PROOF FAILED")
+        state = {"terminated": {"exitCode": int(failed), "reason": "Error" if failed else "Completed", "message": terminated}}
+    conditions = []
+    if unschedulable_since is not None:
+        conditions.append(
+            {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "lastTransitionTime": at(unschedulable_since)}
+        )
+    return {
+        "metadata": {"name": name, "creationTimestamp": at(created)},
+        "spec": {"nodeName": node} if node else {},
+        "status": {
+            "phase": phase,
+            "conditions": conditions,
+            "containerStatuses": [] if node is None else [{"name": "mnist-proof", "state": state}],
+        },
+    }
+
+
+def event(reason: str, message: str, times: Sequence[float], now: float, *, kind: str = "Pod", name: str = POD) -> dict[str, Any] | None:
+    """A core/v1 Event as client-go's recorder writes one that recurs with the same message: one
+    object whose count grows and lastTimestamp moves (tools/record/events_cache.go
+    eventLogger.eventObserve); None before its first time."""
+    seen = [t for t in times if t <= now]
+    if not seen:
+        return None
+    return {
+        "involvedObject": {"kind": kind, "name": name, "namespace": FACTS.namespace if kind == "Pod" else "kube-system"},
+        "reason": reason,
+        "message": message,
+        "count": len(seen),
+        "firstTimestamp": at(seen[0]),
+        "lastTimestamp": at(seen[-1]),
+    }
+
+
+def look(
+    now: float, job_: Mapping[str, Any] | None, pods: Sequence[Mapping[str, Any]], *events: Mapping[str, Any] | None, log: str | None = None
+) -> Snapshot:
+    return Snapshot(now=START + timedelta(seconds=now), job=job_, pods=pods, events=[e for e in events if e], log_tail=log)
+
+
+# The kubelet's tries at an image that fails: 10 s back-off doubling to 300 s
+# (pkg/kubelet/kubelet.go imageBackOffPeriod, MaxImageBackOff), from the first at `first`.
+def pull_tries(first: float, until: float = 3600) -> list[float]:
+    tries, back_off = [first], 10
+    while tries[-1] + back_off < until:
+        tries.append(tries[-1] + back_off)
+        back_off = min(back_off * 2, 300)
+    return tries
+
+
+# The kubelet's messages (pkg/kubelet/images/image_manager.go EnsureImageExists).
+def pulling(image: str = IMAGE) -> str:
+    return f'Pulling image "{image}"'
+
+
+def failed_pull(error: str, image: str = IMAGE) -> str:
+    return f'Failed to pull image "{image}": {error}'
+
+
+# containerd's errors through the CRI, as the kubelet quotes them: Docker Hub's rate limit
+# (HTTP 429 "toomanyrequests", docs.docker.com "Docker Hub usage and limits") and a digest the
+# registry does not have (containerd core/remotes/docker/resolver.go: "%s: not found").
+RATE_LIMITED = (
+    f'failed to pull and unpack image "{IMAGE}": failed to copy: httpReadSeeker: failed open: unexpected status code '
+    "https://registry-1.docker.io/v2/pytorch/pytorch/manifests/sha256:11691e03: 429 Too Many Requests - Server message: "
+    "toomanyrequests: You have reached your unauthenticated pull rate limit. https://www.docker.com/increase-rate-limit"
+)
+NOT_FOUND = f'rpc error: code = NotFound desc = failed to pull and unpack image "{IMAGE}": failed to resolve reference "{IMAGE}": {IMAGE}: not found'
+
+
+# The scheduler's FailedScheduling (pkg/scheduler/framework/types.go FitError.Error(), v1.34).
+def no_node(nodes: int, *reasons: str) -> str:
+    return f"0/{nodes} nodes are available: {', '.join(sorted(reasons))}. preemption: 0/{nodes} nodes are available: {nodes} Preemption is not helpful for scheduling."
+
+
+# The cluster autoscaler's pod events (processors/status/eventing_scale_up_processor.go, 16c271a3).
+TRIGGERED = f"pod triggered scale-up: [{{{SCALE_SET} 0->1 (max: 1)}}]"
+
+
+def not_triggered(*reasons: str) -> str:
+    return f"pod didn't trigger scale-up: {', '.join(reasons)}"
+
+
+# --- the driver -----------------------------------------------------------------------------
+
+
+def first_verdict(facts: WatchFacts, sequence: Callable[[float], Snapshot], until: float = 3600) -> tuple[float, Verdict, list[str]]:
+    """Looks every POLL seconds from 0 and returns when the first verdict that is not "waiting"
+    came, that verdict, and the waiting lines on the way (each once)."""
+    lines: list[str] = []
+    for now in range(0, int(until) + 1, POLL):
+        verdict = decide(facts, sequence(now))
+        if verdict.kind != "waiting":
+            return now, verdict, lines
+        if not lines or lines[-1] != verdict.line:
+            lines.append(verdict.line)
+    raise AssertionError(f"still waiting after {until} s; last: {lines[-1:]}")
+
+
+def trains(now: float, running_from: float, done_at: float, *events: Mapping[str, Any] | None) -> Snapshot:
+    """From `running_from` the pod runs and logs a step line every 100 steps (proof/train_mnist.py
+    train: "step {step}: loss {loss:.4f}") until it completes at `done_at`."""
+    if now >= done_at:
+        return look(now, job([{"type": "Complete"}]), [pod(0, node=NODE, phase="Succeeded", terminated=PROOF_OK)], *events)
+    step = min(500, int((now - running_from) // 10) * 100)
+    log = "gpu: NVIDIA A100 80GB PCIe, compute capability 8.0\n" + "".join(
+        f"step {s}: loss 0.{900 - s:04d}\n" for s in range(100, step + 1, 100)
+    )
+    return look(now, job(), [pod(0, node=NODE, phase="Running", running_since=running_from)], *events, log=log)
+
+
+# --- the sequences --------------------------------------------------------------------------
+
+
+def test_a_pull_that_fails_once_then_succeeds_trains():
+    # Docker Hub refuses the first try (429); the kubelet's next try, 10 s later, pulls.
+    def sequence(now: float) -> Snapshot:
+        events = (
+            event("Pulling", pulling(), [t for t in (0, 12) if t <= now], now),
+            event("Failed", failed_pull(RATE_LIMITED), [2], now),
+            event(
+                "Pulled",
+                f'Successfully pulled image "{IMAGE}" in 1m50s (1m50s including waiting). Image size: 3378374221 bytes.',
+                [122],
+                now,
+            ),
+        )
+        if now < 2:
+            return look(now, job(), [pod(0, node=NODE)], *events)
+        if now < 12:
+            return look(now, job(), [pod(0, node=NODE, waiting=("ImagePullBackOff", f'Back-off pulling image "{IMAGE}"'))], *events)
+        if now < 123:
+            return look(now, job(), [pod(0, node=NODE)], *events)
+        return trains(now, 123, 200, *events)
+
+    when, verdict, lines = first_verdict(FACTS, sequence)
+    assert (verdict.kind, verdict.line, when) == ("trained", PROOF_OK, 200)
+    assert any("failed, the kubelet tries again" in line and "429 Too Many Requests" in line for line in lines)
+    assert any(line.startswith(f'pulling image "{IMAGE}" on node {NODE} for ') for line in lines)
+
+
+def test_a_pull_that_keeps_failing_stops_within_five_minutes_of_the_first_failure():
+    tries = pull_tries(5)
+
+    def sequence(now: float) -> Snapshot:
+        failed = [t + 2 for t in tries]
+        reason = "ErrImagePull" if any(0 <= now - t < 10 for t in failed) else "ImagePullBackOff"
+        return look(
+            now,
+            job(),
+            [pod(0, node=NODE, waiting=(reason, f'Back-off pulling image "{IMAGE}"'))],
+            event("Pulling", pulling(), tries, now),
+            event("Failed", failed_pull(RATE_LIMITED), failed, now),
+            event("BackOff", f'Back-off pulling image "{IMAGE}"', [t + 3 for t in tries], now),
+        )
+
+    when, verdict, _ = first_verdict(FACTS, sequence)
+    first_failure = tries[0] + 2
+    assert verdict.kind == "stop"
+    assert PULL_FAILING_SECONDS <= when - first_failure <= FIVE_MINUTES
+    assert verdict.line.startswith(f'the proof\'s pod {POD} cannot pull image "{IMAGE}" (registry docker.io) on node {NODE}: ')
+    assert "toomanyrequests" in verdict.line and verdict.line.endswith("(failing for 3m03s, 5 tries)")
+
+
+def test_a_digest_the_registry_does_not_have_stops_at_the_first_look_after_the_failure():
+    def sequence(now: float) -> Snapshot:
+        return look(
+            now,
+            job(),
+            [pod(0, node=NODE, waiting=("ErrImagePull", NOT_FOUND) if now >= 7 else None)],
+            event("Pulling", pulling(), [5], now),
+            event("Failed", failed_pull(NOT_FOUND), [7], now),
+        )
+
+    when, verdict, _ = first_verdict(FACTS, sequence)
+    assert (verdict.kind, when) == ("stop", 10)
+    assert f"{IMAGE}: not found" in verdict.line and "(registry docker.io)" in verdict.line
+
+
+def test_an_image_name_the_kubelet_cannot_parse_stops_at_once():
+    bad = "docker.io/pytorch/pytorch:2.8.0-cuda12.8@sha256:nothex"
+    message = f'Failed to apply default image tag "{bad}": couldn\'t parse image name "{bad}": invalid reference format'
+    snapshot = look(30, job(), [pod(0, node=NODE, waiting=("InvalidImageName", message))], event("InspectFailed", message, [3], 30))
+    verdict = decide(FACTS, snapshot)
+    assert verdict.kind == "stop" and "InvalidImageName" in verdict.line and "invalid reference format" in verdict.line
+
+
+def test_a_scale_up_the_autoscaler_refuses_stops_within_five_minutes():
+    unschedulable = no_node(3, "3 node(s) didn't match Pod's node affinity/selector")
+
+    def sequence(now: float) -> Snapshot:
+        return look(
+            now,
+            job(),
+            [pod(0, unschedulable_since=1)],
+            event("FailedScheduling", unschedulable, [1, 61, 121, 181, 241], now),
+            event("NotTriggerScaleUp", not_triggered("1 max node group size reached"), list(range(12, 3600, 10)), now),
+        )
+
+    when, verdict, lines = first_verdict(FACTS, sequence)
+    assert verdict.kind == "stop"
+    assert NOT_TRIGGERED_SECONDS <= when - 12 <= FIVE_MINUTES
+    assert verdict.line == (
+        f"the cluster autoscaler will not add a node to pool gpu for the proof's pod {POD}: "
+        "pod didn't trigger scale-up: 1 max node group size reached (for 3m08s, no TriggeredScaleUp since)"
+    )
+    assert lines[-1].startswith("the cluster autoscaler declines to add a node to pool gpu for ")
+
+
+# A scale set's PUT refused for quota, as the Go SDK prints it (azcore ResponseError.Error()),
+# quoted by the autoscaler's FailedToScaleUpGroup on its status ConfigMap (executor.go).
+QUOTA = (
+    f"Scale-up failed for group {SCALE_SET}: PUT https://management.azure.com/subscriptions/0000/resourceGroups/"
+    f"MC_rg_aks_eastus/providers/Microsoft.Compute/virtualMachineScaleSets/{SCALE_SET}\n"
+    + "-" * 80
+    + "\nRESPONSE 409: 409 Conflict\nERROR CODE: OperationNotAllowed\n"
+    + "-" * 80
+    + '\n{\n  "error": {\n    "code": "OperationNotAllowed",\n    "message": "Operation could not be completed as it results in '
+    "exceeding approved standardNCADSA100v4Family Cores quota. Additional details - Deployment Model: Resource Manager, "
+    'Location: eastus, Current Limit: 0, Current Usage: 0, Additional Required: 24, (Minimum) New Limit Required: 24."\n  }\n}\n' + "-" * 80
+)
+# Azure's words for a VM it has no capacity for (AllocationFailed), in the pod event an autoscaler
+# writes when a scale-up for it failed ("Node scale up in zones %s associated with this pod
+# failed: %s. Pod is at risk of not being scheduled.", the FailedScaleUp text GKE's autoscaler
+# writes; upstream writes ScaleUpFailed on its ConfigMap instead, the next test).
+ALLOCATION = (
+    "Node scale up in zones eastus-1 associated with this pod failed: AllocationFailed: Allocation failed. We do not have "
+    "sufficient capacity for the requested VM size in this region. Read more about improving likelihood of allocation "
+    "success at http://aka.ms/allocation-guidance. Pod is at risk of not being scheduled."
+)
+
+
+def scale_up_then(failure: Callable[[float], Sequence[Mapping[str, Any] | None]]) -> Callable[[float], Snapshot]:
+    def sequence(now: float) -> Snapshot:
+        return look(
+            now,
+            job(),
+            [pod(0, unschedulable_since=1)],
+            event("FailedScheduling", no_node(2, "2 node(s) didn't match Pod's node affinity/selector"), [1], now),
+            event("TriggeredScaleUp", TRIGGERED, [12], now),
+            *failure(now),
+        )
+
+    return sequence
+
+
+def test_a_scale_up_azure_refuses_for_quota_stops_with_azures_words():
+    when, verdict, lines = first_verdict(
+        FACTS,
+        scale_up_then(lambda now: [event("FailedToScaleUpGroup", QUOTA, [14], now, kind="ConfigMap", name="cluster-autoscaler-status")]),
+    )
+    assert (verdict.kind, when) == ("stop", 20)
+    assert verdict.line.startswith(
+        "the cluster autoscaler could not add a node to pool gpu for the proof: FailedToScaleUpGroup: OperationNotAllowed: "
+        "Operation could not be completed as it results in exceeding approved standardNCADSA100v4Family Cores quota."
+    )
+
+
+def test_a_scale_up_azure_has_no_capacity_for_stops_with_azures_words():
+    when, verdict, _ = first_verdict(FACTS, scale_up_then(lambda now: [event("FailedScaleUp", ALLOCATION, [95], now)]))
+    assert (verdict.kind, when) == ("stop", 100)
+    assert (
+        "FailedScaleUp: Node scale up in zones eastus-1 associated with this pod failed: AllocationFailed: Allocation failed."
+        in verdict.line
+    )
+
+
+def test_vms_azure_failed_to_provision_stop_with_the_autoscalers_words():
+    # clusterstate.go handleInstanceCreationErrors: "Failed adding %v nodes to group %v due to %v; source errors: %v",
+    # the error azure_scale_set_instance_cache.go gives a VM whose provisioning failed.
+    message = f"Failed adding 1 nodes to group {SCALE_SET} due to OutOfResource.provisioning-state-failed; source errors: Azure failed to provision a node for this node group"
+    when, verdict, _ = first_verdict(
+        FACTS, scale_up_then(lambda now: [event("ScaleUpFailed", message, [400], now, kind="ConfigMap", name="cluster-autoscaler-status")])
+    )
+    assert (verdict.kind, when) == ("stop", 400)
+    assert "Azure failed to provision a node for this node group" in verdict.line
+
+
+def test_another_pools_failed_scale_up_is_not_this_proofs():
+    other = QUOTA.replace(SCALE_SET, "aks-gpu2-87654321-vmss")
+    snapshot = scale_up_then(
+        lambda now: [event("FailedToScaleUpGroup", other, [14], now, kind="ConfigMap", name="cluster-autoscaler-status")]
+    )(60)
+    assert decide(FACTS, snapshot).kind == "waiting"
+
+
+def test_a_scale_up_that_takes_eight_minutes_trains_and_says_how_long_on_the_way():
+    def sequence(now: float) -> Snapshot:
+        events = (
+            event("FailedScheduling", no_node(2, "2 node(s) didn't match Pod's node affinity/selector"), [1], now),
+            event("TriggeredScaleUp", TRIGGERED, [12], now),
+            # The node joined; its device plugin has not registered nvidia.com/gpu yet.
+            event(
+                "FailedScheduling",
+                no_node(3, "1 Insufficient nvidia.com/gpu", "2 node(s) didn't match Pod's node affinity/selector"),
+                [470],
+                now,
+            ),
+            event("Pulling", pulling(), [492], now),
+            event("Pulled", f'Container image "{IMAGE}" already present on machine', [560], now),
+        )
+        if now < 490:
+            return look(now, job(), [pod(0, unschedulable_since=1)], *events)
+        if now < 561:
+            return look(now, job(), [pod(0, node=NODE)], *events)
+        return trains(now, 561, 640, *events)
+
+    when, verdict, lines = first_verdict(FACTS, sequence)
+    assert (verdict.kind, verdict.line, when) == ("trained", PROOF_OK, 640)
+    assert f"a node being added in pool gpu by the cluster autoscaler ({{{SCALE_SET} 0->1 (max: 1)}}) for 7m38s" in lines
+    assert any(line.startswith(f'pulling image "{IMAGE}" on node {NODE} for ') for line in lines)
+
+
+def test_an_untolerated_taint_on_a_pool_without_autoscaler_stops():
+    said = no_node(2, "1 node(s) had untolerated taint {CriticalAddonsOnly: true}", "1 node(s) had untolerated taint {sku: gpu}")
+
+    def sequence(now: float) -> Snapshot:
+        return look(now, job(), [pod(0, unschedulable_since=1)], event("FailedScheduling", said, [1, 61, 121], now))
+
+    when, verdict, _ = first_verdict(FIXED, sequence)
+    assert verdict.kind == "stop"
+    assert UNSCHEDULABLE_SECONDS <= when - 1 <= FIVE_MINUTES
+    assert verdict.line.startswith(f"no node can take the proof's pod {POD}, and pool gpu has no autoscaler to add one: {said[:60]}")
+
+
+def test_a_node_still_joining_or_a_gpu_not_yet_offered_does_not_stop_a_fixed_pool():
+    for said in (
+        no_node(
+            2,
+            "1 node(s) had untolerated taint {CriticalAddonsOnly: true}",
+            "1 node(s) had untolerated taint {node.kubernetes.io/not-ready: }",
+        ),
+        no_node(2, "1 Insufficient nvidia.com/gpu", "1 node(s) had untolerated taint {CriticalAddonsOnly: true}"),
+    ):
+        snapshot = look(1800, job(), [pod(0, unschedulable_since=1)], event("FailedScheduling", said, [1], 1800))
+        assert decide(FIXED, snapshot).kind == "waiting", said
+
+
+def test_a_pod_that_runs_and_fails_ends_failed_with_its_proof_failed_line():
+    # Three tries (backoffLimit 2, components/resources/job_deadline.py), each a pod of its own.
+    names = [f"mnist-proof-gpu-{s}" for s in ("aaaaa", "bbbbb", "ccccc")]
+
+    def sequence(now: float) -> Snapshot:
+        pods = []
+        for i, name in enumerate(names):
+            begins = i * 60
+            if now < begins:
+                break
+            done = now >= begins + 40
+            pods.append(
+                pod(
+                    begins,
+                    name=name,
+                    node=NODE,
+                    phase="Failed" if done else "Running",
+                    running_since=begins + 5,
+                    terminated=PROOF_FAILED if done else None,
+                )
+            )
+        failed = now >= 160
+        conditions = (
+            [{"type": "Failed", "reason": "BackoffLimitExceeded", "message": "Job has reached the specified backoff limit"}]
+            if failed
+            else []
+        )
+        return look(now, job(conditions), pods, log="CUDA is not ready yet (CUDA error 802); trying again in 5 s\n")
+
+    when, verdict, lines = first_verdict(FACTS, sequence)
+    assert (verdict.kind, when) == ("failed", 160)
+    assert verdict.line == (
+        f"the Job {FACTS.job_name} failed: [BackoffLimitExceeded] Job has reached the specified backoff limit; its last pod said: {PROOF_FAILED}"
+    )
+    assert f"try 1 of the proof failed: {PROOF_FAILED}; the Job's next try comes" in lines
+    assert any(line.startswith(f"CUDA starting on node {NODE} for ") for line in lines)
+
+
+def test_a_pod_that_trains_ends_trained_with_its_proof_ok_line_and_says_its_steps_on_the_way():
+    when, verdict, lines = first_verdict(FACTS, lambda now: trains(now, 0, 70))
+    assert (verdict.kind, verdict.line, when) == ("trained", PROOF_OK, 70)
+    assert [line for line in lines if "step" in line] == [f"training on node {NODE}: step {s}/500" for s in (100, 200, 300, 400, 500)]
+
+
+def test_the_guides_image_completes_without_a_proof_line():
+    snapshot = look(60, job([{"type": "Complete"}]), [pod(0, node=NODE, phase="Succeeded", terminated="")])
+    verdict = decide(FACTS, snapshot)
+    assert verdict.kind == "trained" and verdict.line.startswith(f"the Job {FACTS.job_name} completed")
+
+
+def test_before_the_job_is_there_or_while_an_earlier_ups_job_is_it_waits():
+    assert decide(FACTS, look(0, None, [])) == Verdict("waiting", "the Job gpu-workloads/mnist-proof-gpu is not created yet")
+    earlier = job([{"type": "Failed", "reason": "DeadlineExceeded", "message": "Job was active longer than specified deadline"}])
+    earlier["metadata"]["annotations"][SPEC_ANNOTATION] = "older"
+    assert decide(FACTS, look(0, earlier, [])).kind == "waiting"
+
+
+def test_a_message_from_the_cluster_is_one_line():
+    said = no_node(2, "1 node(s) had untolerated taint {evil: a\nb\u202e}", "1 node(s) had untolerated taint {sku: gpu}")
+    snapshot = look(600, job(), [pod(0, unschedulable_since=1)], event("FailedScheduling", said, [1], 600))
+    verdict = decide(FIXED, snapshot)
+    assert verdict.kind == "stop" and "\n" not in verdict.line and "\u202e" not in verdict.line
