@@ -13,7 +13,7 @@ from typing import Any
 import fake_aks
 import fake_kube_api
 import pytest
-from fake_arm import FakeCredential, JsonHandler, serve_handler
+from fake_arm import FakeCredential, JsonHandler, serve_handler, silent
 from fake_kube_api import Refusal, State, event, job, pod
 from support.clock import Clock
 
@@ -296,6 +296,17 @@ def test_an_api_server_that_cannot_be_reached_is_asked_again_until_the_watchs_li
         "looking again in 10 s: could not reach the cluster's API server https://127.0.0.1:9"
     )
     assert clock.slept == [live.POLL_SECONDS] * 3 and kube.requests == []
+
+
+def test_a_look_the_api_server_never_answers_ends_at_the_looks_own_limit_and_is_tried_again(kube, monkeypatch):
+    monkeypatch.setattr(live, "LOOK_SECONDS", 0.05)  # the look's limit, on the real clock: nothing answers anyway
+    connection = cluster_access.connect(kube.kubeconfig())
+    for url in silent("https"):
+        mute = cluster_access.Connection(url, connection.tls, connection.headers)
+        got, said, clock = watching(kube, Scripted(WAITING), seconds=10, connect=lambda config, timeout: mute)
+
+    assert got.kind == "waiting" and said == ["looking again in 10 s: the cluster's API server did not answer a look within 0.05 s"]
+    assert clock.slept == [live.POLL_SECONDS]
 
 
 def test_an_expired_token_is_renewed_once_and_the_watch_goes_on(kube):

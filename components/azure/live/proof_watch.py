@@ -447,15 +447,19 @@ def watch(
         return _not_watched(say, str(error))
     ours = _Ours(facts, clock, started)
     while True:
+        within = min(LOOK_SECONDS, max(deadline - clock(), 1.0))
         try:
-            left = max(deadline - clock(), 1.0)
-            look = gather([lambda: _look(api, facts, ours)], min(LOOK_SECONDS, left))[0]
+            # A daemon thread the watch stops waiting for (deadline.gather): a socket timeout
+            # bounds each read, not a server that trickles.
+            look = gather([lambda: _look(api, facts, ours)], within)[0]
         except _CannotWatch as error:
             return _not_watched(say, str(error))
         except ClusterAccessError as error:  # the credential plugin, run again after a 401
             return _not_watched(say, str(error))
-        except (_NoAnswer, _Refused, TimeoutError) as error:  # _Refused: what no GET of the watch should meet (400, 410)
+        except (_NoAnswer, _Refused) as error:  # _Refused: what no GET of the watch should meet (400, 410)
             say(f"looking again in {POLL_SECONDS:g} s: {error}")
+        except TimeoutError:  # gather's
+            say(f"looking again in {POLL_SECONDS:g} s: the cluster's API server did not answer a look within {within:g} s")
         else:
             verdict = decide(facts, look)
             if verdict.kind != "waiting":
