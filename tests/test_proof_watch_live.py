@@ -303,7 +303,7 @@ def test_a_look_the_api_server_never_answers_ends_at_the_looks_own_limit_and_is_
     connection = cluster_access.connect(kube.kubeconfig())
     for url in silent("https"):
         mute = cluster_access.Connection(url, connection.tls, connection.headers)
-        got, said, clock = watching(kube, Scripted(WAITING), seconds=10, connect=lambda config, timeout: mute)
+        got, said, clock = watching(kube, Scripted(WAITING), seconds=10, connect=lambda config, timeout, mute=mute: mute)
 
     assert got.kind == "waiting" and said == ["looking again in 10 s: the cluster's API server did not answer a look within 0.05 s"]
     assert clock.slept == [live.POLL_SECONDS]
