@@ -130,10 +130,14 @@ def test_no_module_of_the_program_asks_whether_it_runs_under_the_mock_engine():
 
 
 def test_only_the_live_reader_builds_an_azure_credential_in_the_program():
-    """One DefaultAzureCredential for a run; the managed pool's provider, in Pulumi's provider
-    host (another process), builds its own."""
+    """One DefaultAzureCredential for a run; the managed pool's provider and the proof's watch,
+    in Pulumi's provider host (another process), build their own."""
     building = sorted(str(p.relative_to(ROOT)) for p in PROGRAM if "DefaultAzureCredential()" in p.read_text())
-    assert building == ["components/azure/live/reader.py", "components/resources/agent_pool_calls.py"]
+    assert building == [
+        "components/azure/live/proof_watch.py",
+        "components/azure/live/reader.py",
+        "components/resources/agent_pool_calls.py",
+    ]
 
 
 # The stacks the project ships as examples. The tests run them from their own copies

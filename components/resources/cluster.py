@@ -22,10 +22,10 @@ from typing import Any
 import pulumi
 import pulumi_command as command
 import pulumi_kubernetes as k8s
-import yaml
 from pulumi_azure_native import authorization, containerservice, resources
 
 from components.azure.cluster_facts import created_credential_failed
+from components.azure.kubeconfig import entra_kubeconfig  # its old place too (tests import it from here)
 from components.azure.live.cluster_access import Unreachable
 from components.config import SYSTEM_POOL_NAME, VERSION_UPGRADE_CHANNELS, AccessConfig, NetworkConfig, SystemPoolConfig, UpgradeConfig
 from components.resources.gpu_pool import MAX_PODS
@@ -70,37 +70,6 @@ def access_settings(access: AccessConfig) -> dict[str, Any]:
             authorized_ip_ranges=list(access.authorized_ip_ranges),
         )
     return settings
-
-
-# PyYAML's safe loader and dumper, in C (libyaml) where PyYAML was built with it.
-_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_YAML_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-
-
-def entra_kubeconfig(kubeconfig: str) -> str:
-    """Makes an Entra ID cluster's kubeconfig sign in without a prompt.
-
-    listClusterUserCredential with format "exec" returns a kubelogin exec plugin that signs
-    in with `--login devicecode`, which waits for a human. `--login azurecli` reuses the
-    `az login` session instead (a developer's, or CI's OIDC login), as
-    `kubelogin convert-kubeconfig -l azurecli` does (Azure/kubelogin docs). The server ID
-    (the AKS Entra application) is kept from what AKS returned.
-    """
-    config = yaml.load(kubeconfig, Loader=_YAML_LOADER)
-    for user in config.get("users") or []:
-        exec_ = (user.get("user") or {}).get("exec")
-        if not exec_:
-            continue
-        args = exec_.get("args") or []
-        server_id = args[args.index("--server-id") + 1] if "--server-id" in args else None
-        exec_["args"] = ["get-token", "--login", "azurecli"] + (["--server-id", server_id] if server_id else [])
-        # An exec plugin's `env` overrides the caller's environment (client.authentication.k8s.io
-        # ExecConfig), and kubelogin prefers AAD_LOGIN_METHOD over `--login` (Azure/kubelogin
-        # options.go UpdateFromEnv): drop it, so the environment of whoever runs the program
-        # decides (the workflows set `workloadidentity`, see .github/workflows/pr.yml).
-        env = [e for e in exec_.get("env") or [] if e.get("name") != "AAD_LOGIN_METHOD"]
-        exec_["env"] = env or None
-    return yaml.dump(config, Dumper=_YAML_DUMPER, sort_keys=False)
 
 
 def cluster_ignore_changes(upgrade: UpgradeConfig) -> list[str]:

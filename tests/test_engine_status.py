@@ -1,0 +1,85 @@
+"""What the proof's watch says while it waits reaches the engine as the watch resource's status
+(components/azure/live/engine_status.py): a fake pulumirpc.Engine on 127.0.0.1 keeps each
+LogRequest, as the CLI's engine would receive it from the provider host."""
+
+from __future__ import annotations
+
+import sys
+from concurrent import futures
+
+import grpc
+import pytest
+from google.protobuf import empty_pb2
+from pulumi.runtime.proto import engine_pb2, engine_pb2_grpc
+
+from components.azure.live.engine_status import reporter
+
+URN = "urn:pulumi:dev::aks-gpu::aksgpu:index:MnistJob$pulumi-python:dynamic/aksgpu:ProofWatch::mnist-watch"
+
+
+class FakeEngine(engine_pb2_grpc.EngineServicer):
+    def __init__(self, fail: bool = False) -> None:
+        self.logged: list[engine_pb2.LogRequest] = []
+        self.fail = fail
+
+    def Log(self, request, context):  # noqa: N802 (gRPC method name)
+        self.logged.append(request)
+        if self.fail:
+            context.abort(grpc.StatusCode.UNAVAILABLE, "the engine is going away")
+        return empty_pb2.Empty()
+
+
+def serve(engine: FakeEngine):
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+    engine_pb2_grpc.add_EngineServicer_to_server(engine, server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    return server, f"127.0.0.1:{port}"
+
+
+@pytest.fixture
+def engine():
+    fake = FakeEngine()
+    server, address = serve(fake)
+    yield fake, address
+    server.stop(0)
+
+
+def test_a_status_reaches_the_engine_as_an_ephemeral_info_on_the_watch_resource(engine):
+    fake, address = engine
+
+    reporter(URN, address)("waiting for a node in pool gpu (3 minutes so far)")
+
+    [request] = fake.logged
+    assert request.severity == engine_pb2.INFO and request.ephemeral is True
+    assert request.urn == URN and request.message == "waiting for a node in pool gpu (3 minutes so far)"
+    assert request.streamId == 0
+
+
+def test_the_engines_address_is_the_provider_hosts_first_argument(engine, monkeypatch):
+    fake, address = engine
+    monkeypatch.setattr(sys, "argv", ["pulumi/dynamic/__main__.py", address])
+
+    reporter(URN)("pulling the image on node aks-gpu-0")
+
+    assert [r.message for r in fake.logged] == ["pulling the image on node aks-gpu-0"]
+
+
+def test_a_status_the_engine_refuses_is_dropped_and_the_next_one_still_sent():
+    fake = FakeEngine(fail=True)
+    server, address = serve(fake)
+    try:
+        send = reporter(URN, address)
+        send("one")
+        send("two")
+    finally:
+        server.stop(0)
+
+    assert [r.message for r in fake.logged] == ["one", "two"]
+
+
+def test_a_status_with_no_engine_to_reach_is_dropped(monkeypatch):
+    monkeypatch.setattr(sys, "argv", ["pulumi/dynamic/__main__.py"])
+    reporter(URN)("nobody hears this")  # no address: nothing to send to, and no error
+
+    reporter(URN, "127.0.0.1:9")("nor this")  # nothing listens there: gRPC fails fast, the line is dropped
