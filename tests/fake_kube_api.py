@@ -152,9 +152,16 @@ def handler(fake: FakeKube) -> type[JsonHandler]:
                 key, _, uid = query.get("labelSelector", [""])[0].partition("=")
                 items = [p for p in state.pods if key and (p["metadata"].get("labels") or {}).get(key) == uid]
                 return self.answer_json(200, {"kind": "PodList", "items": items})
-            if EVENTS.match(path):
-                key, _, uid = query.get("fieldSelector", [""])[0].partition("=")
-                items = [e for e in state.events if key == "involvedObject.uid" and e["involvedObject"]["uid"] == uid]
+            if match := EVENTS.match(path):
+                # A field selector is terms joined by ',', each `field=value`, all of which an
+                # event must match (apimachinery pkg/fields/selector.go ParseSelector).
+                terms = [t.partition("=") for t in query.get("fieldSelector", [""])[0].split(",")]
+                items = [
+                    e
+                    for e in state.events
+                    if e.get("metadata", {}).get("namespace", "gpu-proof") == match["ns"]
+                    and all(e["involvedObject"].get(k.removeprefix("involvedObject.")) == v for k, _, v in terms)
+                ]
                 return self.answer_json(200, {"kind": "EventList", "items": items})
             if match := LOG.match(path):
                 if match["pod"] not in state.logs:
@@ -233,10 +240,13 @@ def pod(name: str, job_uid: str, phase: str = "Pending", created: str = "2026-11
     }
 
 
-def event(uid: str, reason: str, message: str, at: str, kind: str = "Pod", type_: str = "Warning") -> dict[str, Any]:
+def event(
+    uid: str, reason: str, message: str, at: str, kind: str = "Pod", type_: str = "Warning", name: str = "", namespace: str = "gpu-proof"
+) -> dict[str, Any]:
     return {
         "kind": "Event",
-        "involvedObject": {"kind": kind, "uid": uid},
+        "metadata": {"namespace": namespace},
+        "involvedObject": {"kind": kind, "uid": uid, "name": name},
         "reason": reason,
         "message": message,
         "type": type_,

@@ -200,8 +200,54 @@ def test_events_are_asked_per_object_by_uid_and_reach_the_decision_oldest_first(
     [look] = decide.looks
     assert [p["metadata"]["name"] for p in look.pods] == ["p-1", "p-2"]
     assert [e["reason"] for e in look.events] == ["SuccessfulCreate", "NotTriggerScaleUp", "FailedScaleUp"]
-    asked = sorted(r.query["fieldSelector"][0] for r in kube.calls("GET", "/events$"))
+    asked = sorted(r.query["fieldSelector"][0] for r in kube.calls("GET", "/gpu-proof/events$"))
     assert asked == ["involvedObject.uid=j-1", "involvedObject.uid=uid-p-1", "involvedObject.uid=uid-p-2"]
+
+
+FAILED_GROUP = event(
+    "uid-status",
+    "FailedToScaleUpGroup",
+    "Scale-up failed for group aks-gpu-12345678-vmss: QuotaExceeded",
+    "2026-11-28T12:03:00Z",
+    kind="ConfigMap",
+    name="cluster-autoscaler-status",
+    namespace="kube-system",
+)
+
+
+def test_a_pending_pod_of_an_autoscaled_pool_hears_the_autoscalers_status_configmap_too(kube):
+    # Upstream's autoscaler records a failed scale-up on kube-system/cluster-autoscaler-status,
+    # not on the pod (components/azure/proof_signals.py): a look that read only the pod's
+    # events would miss Azure's words.
+    kube.states = [State(job("j-1", "hash-now", active=1), [pod("p-1", "j-1")], [FAILED_GROUP])]
+    decide = Scripted(Verdict("trained", "PROOF OK"))
+
+    watching(kube, decide)
+
+    [look] = decide.looks
+    assert [e["reason"] for e in look.events] == ["FailedToScaleUpGroup"]
+    [asked] = kube.calls("GET", "/kube-system/events$")
+    assert asked.query["fieldSelector"] == ["involvedObject.kind=ConfigMap,involvedObject.name=cluster-autoscaler-status"]
+
+
+def test_the_autoscalers_status_is_not_read_once_the_pod_has_a_node(kube):
+    scheduled = pod("p-1", "j-1")
+    scheduled["spec"]["nodeName"] = "aks-gpu-12345678-vmss000000"
+    kube.states = [State(job("j-1", "hash-now", active=1), [scheduled], [FAILED_GROUP])]
+    watching(kube, Scripted(Verdict("trained", "PROOF OK")))
+    assert kube.calls("GET", "/kube-system/events$") == []
+
+
+def test_an_identity_that_may_not_read_kube_systems_events_is_still_watched(kube):
+    kube.states = [State(job("j-1", "hash-now", active=1), [pod("p-1", "j-1")], [FAILED_GROUP])]
+    kube.refuse = [fake_kube_api.Refusal("GET", "/kube-system/events$", 403)]
+    decide = Scripted(Verdict("trained", "PROOF OK"))
+
+    got, said, _ = watching(kube, decide)
+
+    assert got == Verdict("trained", "PROOF OK") and said == []
+    [look] = decide.looks
+    assert look.events == []
 
 
 def test_the_running_pods_log_tail_and_the_api_servers_clock_reach_the_decision(kube):

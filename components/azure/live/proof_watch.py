@@ -16,6 +16,11 @@ What it asks, and why each (Kubernetes API, kubernetes/kubernetes at 0158de93 un
   (a selectable field of core/v1 Event: pkg/apis/core/v1/conversion.go
   `AddFieldLabelConversionsForEvent`): the kubelet's pull errors, the scheduler's and the cluster
   autoscaler's words are events on the pod, and the Job's await never reads them;
+- while a pod of a pool the autoscaler sizes waits for a node, the events of the autoscaler's
+  status ConfigMap, kube-system/cluster-autoscaler-status: upstream records a failed scale-up
+  there (FailedToScaleUpGroup, ScaleUpFailed, ScaleUpTimedOut, with the cloud's error), not on
+  the pod (components/azure/proof_signals.py cites it); an identity that may not read
+  kube-system's events (403) still has the pod's NotTriggerScaleUp, so that read is skipped;
 - the last LOG_LINES lines of the running pod's log (`tailLines`), for the training's progress;
 - the API server's clock, from each answer's HTTP Date header: every age is the cluster's;
 - to end the Job: a JSON merge PATCH of `spec.activeDeadlineSeconds` with the Job's
@@ -54,6 +59,7 @@ from components.azure import proof_watch as decisions
 from components.azure.kubeconfig import entra_kubeconfig
 from components.azure.live import cluster_access
 from components.azure.live.deadline import gather
+from components.azure.proof_signals import AUTOSCALER_STATUS
 from components.azure.proof_watch import SPEC_ANNOTATION, Snapshot, Verdict, WatchFacts
 from components.errors import ClusterAccessError, ProofWatchFailed, cut, error_line, one_line
 
@@ -344,9 +350,25 @@ def _look(api: _Api, facts: WatchFacts, ours: _Ours) -> Snapshot:
         for uid in [_uid(job), *(_uid(p) for p in pods)]:
             listed = api.call("GET", f"/api/v1/namespaces/{namespace}/events?fieldSelector={_q(f'involvedObject.uid={uid}')}")
             events += _items(listed, "events")
+        if facts.autoscaled and any(not _scheduled(p) for p in pods):
+            events += _autoscaler_events(api)
         events.sort(key=_event_time)
         tail = _log_tail(api, facts.namespace, pods)
     return Snapshot(now=api.date or datetime.now(timezone.utc), job=job, pods=pods, events=events, log_tail=tail)
+
+
+def _scheduled(pod: Mapping[str, Any]) -> bool:
+    return bool((pod.get("spec") or {}).get("nodeName"))
+
+
+def _autoscaler_events(api: _Api) -> list[Mapping[str, Any]]:
+    """The events of the autoscaler's status ConfigMap (the module docstring says why); none
+    where they may not be read or are not there."""
+    selector = _q(f"involvedObject.kind=ConfigMap,involvedObject.name={AUTOSCALER_STATUS}")
+    try:
+        return _items(api.call("GET", f"/api/v1/namespaces/kube-system/events?fieldSelector={selector}"), "events")
+    except (_CannotWatch, _Refused):
+        return []
 
 
 # --------------------------------------------------------------------------- the end
