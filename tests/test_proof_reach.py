@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 from conftest import ROOT
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from support.plan import Lines, plan_infos, plan_warnings, planned_by
 
 from components.azure import cluster_egress
@@ -454,3 +456,24 @@ def test_a_used_pool_the_gpu_operator_serves_is_read_from_the_operators_plugin(t
     operator["spec"]["template"]["spec"]["nodeSelector"] = {"nvidia.com/gpu.deploy.device-plugin": "true"}
     done = run(tmp_path, preview, cluster, objects)
     assert "nvidia.com/mig-1g.10gb" in limits(done)
+
+
+@given(
+    entries=st.lists(
+        st.one_of(
+            st.sampled_from(["*", "", " ", ".googleapis.com", "googleapis.com", "*.googleapis.com", "GOOGLEAPIS.COM", *AKS_ADDED]),
+            st.text(alphabet="abcgo.*:/0123 ", max_size=12),
+        ),
+        max_size=5,
+    ),
+    host=st.sampled_from(["storage.googleapis.com", "storage.googleapis.com:443", "localhost", "10.1.2.3", "a:", "googleapis.com"]),
+)
+@settings(max_examples=300, derandomize=True, database=None, deadline=None)
+def test_the_scripts_rule_is_cpythons_own(entries, host):
+    """cluster_egress.urllib_bypasses is CPython's proxy_bypass_environment, read line for line
+    (components/azure may not import urllib.request): the two agree on any NO_PROXY."""
+    import urllib.request
+
+    value = ",".join(entries)
+    assert cluster_egress.urllib_bypasses(value, host) == bool(urllib.request.proxy_bypass_environment(host, {"no": value}))
+    assert cluster_egress.urllib_bypasses("*", host), "the whole value `*`"
