@@ -197,7 +197,12 @@ def test_a_pod_no_node_can_take_is_named_neither_while_up_waits_nor_in_its_error
     job = the_job()
     metadata = {"name": "mnist-proof-ax7k", "namespace": "gpu-workloads", "ownerReferences": [{"uid": job["metadata"]["uid"]}]}
     pending = pod_state(job, metadata, "Pending", {}, scheduled=False)
-    deadline = {"type": "Failed", "status": "True", "reason": "DeadlineExceeded", "message": "Job was active longer than specified deadline"}
+    deadline = {
+        "type": "Failed",
+        "status": "True",
+        "reason": "DeadlineExceeded",
+        "message": "Job was active longer than specified deadline",
+    }
     events = [started(job, active=1), pending, started(job, failed=1, conditions=[deadline])]
     assert not any("nodes are available" in s for s in live_status(job, events, URN))
     reasons = up_reasons(job, events, URN)
@@ -249,7 +254,7 @@ def finished(line: str) -> bytes:
         log = Path(folder) / "termination-log"
         log.touch()
         space: dict = {"TERMINATION_LOG": log}
-        exec(compile(ast.Module(body=wanted, type_ignores=[]), str(SCRIPT), "exec"), space)  # noqa: S102 - the script's own code
+        exec(compile(ast.Module(body=wanted, type_ignores=[]), str(SCRIPT), "exec"), space)  # the script's own code, run without PyTorch
         assert space["TERMINATION_MESSAGE_BYTES"] == MESSAGE_BYTES
         with contextlib.redirect_stdout(io.StringIO()):
             space["finish"](line)
