@@ -93,6 +93,10 @@ TRAIN_GRACE_SECONDS = 60
 # /dev/termination-log by default): what is written there becomes the container status's
 # message, which pulumi-kubernetes prints when the Job fails (docs/proof.md, "When it fails").
 TERMINATION_LOG = Path(os.environ.get("PROOF_TERMINATION_LOG", "/dev/termination-log"))
+# The kubelet keeps the file's last 4096 bytes (MaxContainerTerminationMessageLength, read with
+# tail.ReadAtMost: kubernetes/kubernetes pkg/kubelet/kuberuntime/kuberuntime_container.go
+# getTerminationMessage), so a longer line would lose its start, "PROOF FAILED:" with it.
+TERMINATION_MESSAGE_BYTES = 4096
 # torch.cuda.init() raises with CUDA's own words, where is_available() only says False.
 CUDA_START = """
 import torch
@@ -121,7 +125,10 @@ def finish(line: str) -> None:
     print(line, flush=True)
     try:
         if TERMINATION_LOG.is_file():
-            TERMINATION_LOG.write_text(line[:4000])  # the kubelet keeps 4096 bytes of it
+            # At most the bytes the kubelet keeps, cut at the end and on a whole character, so
+            # what it keeps is the line's start: a line of 4000 characters may be 16000 bytes.
+            kept = line.encode()[:TERMINATION_MESSAGE_BYTES].decode(errors="ignore")
+            TERMINATION_LOG.write_bytes(kept.encode())
     except OSError:
         pass
 

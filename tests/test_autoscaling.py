@@ -63,5 +63,5 @@ def test_a_fixed_pool_keeps_its_count_managed(dev):
 def test_the_job_waits_longer_when_the_pool_may_start_from_zero(program):
     from_zero = program(gpuPool={"vmSize": "Standard_NC4as_T4_v3", "minCount": 0, "maxCount": 2})
     warm = program(gpuPool={"vmSize": "Standard_NC4as_T4_v3", "minCount": 1, "maxCount": 2})
-    assert from_zero.one(JOB).options["customTimeouts"]["create"] == "69m"
-    assert warm.one(JOB).options["customTimeouts"]["create"] == "39m"
+    assert from_zero.one(JOB).options["customTimeouts"]["create"] == "81m"
+    assert warm.one(JOB).options["customTimeouts"]["create"] == "51m"

@@ -67,7 +67,7 @@ JOB_ADDITIONS = {
     "spec.backoffLimit": (None, 2),
     # A Job that cannot start fails by itself, before `pulumi up` stops waiting (job_deadline.py):
     # a running node's pull, three tries of the guide's image and a margin.
-    "spec.activeDeadlineSeconds": (None, 2370),
+    "spec.activeDeadlineSeconds": (None, 3105),
     # Today's guide: the Job tolerates the GPU pool's taint.
     "spec.template.spec.tolerations": (None, [SKU_GPU_TOLERATION]),
     # Each try a pod of its own, kept with its log when it fails, and the failure's last words
@@ -190,7 +190,7 @@ PROOF_CHANGES = {
     "spec.template.spec.containers[0].resources.limits.cpu": (None, "4"),
     "spec.template.spec.containers[0].resources.limits.memory": (None, "6Gi"),
     # Three tries of the script's 120 s instead of the guide's image's (job_deadline.py).
-    "spec.activeDeadlineSeconds": (None, 2010),
+    "spec.activeDeadlineSeconds": (None, 2745),
 }
 
 

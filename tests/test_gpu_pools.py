@@ -135,8 +135,8 @@ def test_every_pool_gets_one_job_pinned_to_it_that_waits_for_that_pool(preview):
         assert not set(others) & set(job.dependencies), "a Job waits for its own pool only"
     t4_tolerations = {t["key"] for t in jobs["mnist-proof-t4"].inputs["spec"]["template"]["spec"]["tolerations"]}
     assert t4_tolerations == {"sku", "kubernetes.azure.com/scalesetpriority"}
-    assert jobs["mnist-proof-t4"].options["customTimeouts"]["create"] == "69m", "a Spot pool from zero: a cold scale-up"
-    assert jobs["mnist-proof-a100"].options["customTimeouts"]["create"] == "39m"
+    assert jobs["mnist-proof-t4"].options["customTimeouts"]["create"] == "81m", "a Spot pool from zero: a cold scale-up"
+    assert jobs["mnist-proof-a100"].options["customTimeouts"]["create"] == "51m"
 
 
 def test_one_device_plugin_serves_every_device_plugin_pool_with_their_tolerations_and_mig():

@@ -61,11 +61,13 @@ def test_a_pool_that_may_start_from_zero_or_waits_for_the_operator_gets_more_tim
     assert deadline(SHAPES["Spot from zero"], 120) == from_zero and deadline(SHAPES["AKS-managed"], 120) == fixed
 
 
-def test_the_shipped_script_waits_39_minutes_on_a_running_node_and_69_from_zero():
-    """Three tries of 120 s, each with the watchdog's 60 s and three minutes' start, the pull
-    and a margin (and 30 minutes for a node from zero), then five minutes' grace."""
-    assert deadline(SHAPES["fixed"], 120) == 2010 and deadline(SHAPES["from zero"], 120) == 3810
-    assert job_timeout(SHAPES["fixed"], 120) == "39m" and job_timeout(SHAPES["from zero"], 120) == "69m"
+def test_the_shipped_script_waits_51_minutes_on_a_running_node_and_81_from_zero():
+    """Three tries of 120 s, each with the watchdog's 60 s and a start of 425 s at worst (CUDA's
+    wait and its last try, the watchdog's check of the GPU, the download), the pull and a margin
+    (and 30 minutes for a node from zero), then five minutes' grace."""
+    assert job_deadline.START_SECONDS == 425
+    assert deadline(SHAPES["fixed"], 120) == 2745 and deadline(SHAPES["from zero"], 120) == 4545
+    assert job_timeout(SHAPES["fixed"], 120) == "51m" and job_timeout(SHAPES["from zero"], 120) == "81m"
 
 
 def test_the_docs_say_the_deadlines_the_program_computes():
@@ -137,7 +139,7 @@ def test_every_pool_of_gpupools_gets_its_own_deadline():
     }
     run = run_cached("dev", gpuPool=None, gpuPools=pools)[0]
     found = {r.inputs["metadata"]["name"]: r.inputs["spec"]["activeDeadlineSeconds"] for r in run.of_type(JOB)}
-    assert found == {"mnist-proof-t4": 3810, "mnist-proof-a100": 2010}
+    assert found == {"mnist-proof-t4": 4545, "mnist-proof-a100": 2745}
 
 
 # --------------------------------------------------------------------------- pulling
@@ -157,17 +159,47 @@ def test_the_default_job_pulls_its_digest_if_not_present_and_records_no_checkov_
     assert job.inputs["metadata"]["annotations"] == {"pulumi.com/replaceUnready": "true"}
 
 
-def test_each_try_leaves_room_for_the_scripts_own_wait_for_cuda():
-    """The script waits for CUDA on an NVSwitch node (error 802) for CUDA_WAIT_SECONDS before
-    it fails; a try the deadline counts shorter would end DeadlineExceeded instead of the
-    script's own line."""
+def script_constant(name: str) -> int:
     import re
     from pathlib import Path
 
     script = (Path(__file__).resolve().parent.parent / "proof" / "train_mnist.py").read_text()
-    waited = re.search(r"^CUDA_WAIT_SECONDS = (\d+)$", script, re.M)
-    assert waited is not None and int(waited[1]) == job_deadline.CUDA_WAIT_SECONDS
-    assert job_deadline.START_SECONDS > job_deadline.CUDA_WAIT_SECONDS
+    found = re.search(rf"^{name} = (\d+)$", script, re.M)
+    assert found is not None, f"proof/train_mnist.py sets {name}"
+    return int(found[1])
+
+
+def test_each_try_leaves_room_for_the_scripts_own_wait_for_cuda():
+    """The script waits for CUDA on an NVSwitch node (error 802) for CUDA_WAIT_SECONDS, a retry
+    every CUDA_RETRY_SECONDS, each try bounded by CUDA_PROBE_SECONDS; a try the deadline counts
+    shorter would end DeadlineExceeded instead of the script's own line."""
+    for name in ("CUDA_WAIT_SECONDS", "CUDA_RETRY_SECONDS", "CUDA_PROBE_SECONDS"):
+        assert script_constant(name) == getattr(job_deadline, name), name
+    # The last try starts before the wait is over, after a retry's sleep, and runs to its limit.
+    assert job_deadline.CUDA_START_SECONDS >= (
+        job_deadline.CUDA_WAIT_SECONDS + job_deadline.CUDA_RETRY_SECONDS + job_deadline.CUDA_PROBE_SECONDS
+    )
     # The watchdog ends a try at --max-seconds and its grace: the deadline counts as much.
-    grace = re.search(r"^TRAIN_GRACE_SECONDS = (\d+)$", script, re.M)
-    assert grace is not None and int(grace[1]) == job_deadline.TRAIN_GRACE_SECONDS
+    assert script_constant("TRAIN_GRACE_SECONDS") == job_deadline.TRAIN_GRACE_SECONDS
+
+
+def test_every_phase_the_scripts_watchdog_bounds_is_counted_in_a_try():
+    """Each `watchdog.arm(what, limit)` in the script is a phase a try may spend its limit in:
+    the check of the GPU after wait_for_cuda (CUDA_PROBE_SECONDS), and the training with its
+    grace; the deadline counts both, on top of wait_for_cuda's longest."""
+    import ast
+    from pathlib import Path
+
+    tree = ast.parse((Path(__file__).resolve().parent.parent / "proof" / "train_mnist.py").read_text())
+    armed = [
+        ast.unparse(call.args[1])
+        for call in ast.walk(tree)
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "arm"
+    ]
+    assert armed == ["CUDA_PROBE_SECONDS", "limit"], "a new phase: count it in job_deadline.py"
+    use_gpu = next(f for f in ast.walk(tree) if isinstance(f, ast.FunctionDef) and f.name == "use_gpu")
+    calls = [ast.unparse(c.func) for c in ast.walk(use_gpu) if isinstance(c, ast.Call)]
+    assert calls.index("wait_for_cuda") < calls.index("watchdog.arm"), "the check comes after CUDA's wait, not within it"
+    assert job_deadline.START_SECONDS >= job_deadline.CUDA_START_SECONDS + script_constant("CUDA_PROBE_SECONDS")
+    run = 120 + job_deadline.TRAIN_GRACE_SECONDS + job_deadline.START_SECONDS  # a try of the shipped script
+    assert deadline(SHAPES["fixed"], 120) >= job_deadline.PULL_SECONDS + job_deadline.TRIES * run

@@ -123,7 +123,7 @@ def test_every_kubernetes_object_uses_the_clusters_provider(dev: ProgramRun):
 
 def test_the_job_waits_long_enough_for_a_cold_node_and_the_image_pull(dev: ProgramRun):
     job = dev.one(JOB)
-    assert job.options["customTimeouts"]["create"] == "39m"
+    assert job.options["customTimeouts"]["create"] == "51m"
     assert "pulumi.com/skipAwait" not in job.inputs["metadata"]["annotations"], "pulumi-kubernetes awaits completion"
     assert "ttlSecondsAfterFinished" not in job.inputs["spec"]
 
@@ -242,4 +242,4 @@ def test_prod_is_production_shaped():
     assert aks.inputs["disableLocalAccounts"] is True
     assert aks.inputs["agentPoolProfiles"][0]["count"] == 3
     assert {r.type for r in run.resources if r.options["protect"]} == {RG, AKS}
-    assert run.one(JOB).options["customTimeouts"]["create"] == "69m", "room for a scale-up from zero"
+    assert run.one(JOB).options["customTimeouts"]["create"] == "81m", "room for a scale-up from zero"

@@ -78,7 +78,7 @@ def test_every_way_the_script_ends_is_one_line_it_prints():
     assert 'finish(f"PROOF FAILED: {failed}")' in source and 'return f"PROOF OK gpu=' in source
     # That line is printed and kept as the container's termination message (finish), the
     # watchdog's too: `pulumi up` prints the message (tests/test_proof_failure_message.py).
-    assert 'finish(f"PROOF FAILED: {reason}")' in source and "TERMINATION_LOG.write_text(" in source
+    assert 'finish(f"PROOF FAILED: {reason}")' in source and "TERMINATION_LOG.write_bytes(" in source
     # Each failure is a ProofFailed, said in one line (no newline inside a message).
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Raise) and node.exc is not None:

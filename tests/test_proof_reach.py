@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 from conftest import ROOT
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from support.plan import Lines, plan_infos, plan_warnings, planned_by
 
 from components.azure import cluster_egress
@@ -112,6 +114,104 @@ def test_a_proxy_whose_no_proxy_leaves_the_mirror_out_needs_no_rule(tmp_path, pr
     done = run(tmp_path, preview, cluster)
     assert len(egress_rules(done)) == 2
     assert "its noProxy leaves storage.googleapis.com out" in said(done)
+
+
+# What AKS puts in NO_PROXY beside the owner's entries (effectiveNoProxy, "a superset of noProxy
+# and values injected by AKS"), as an `az aks show` of a proxied cluster lists them.
+AKS_ADDED = [
+    "konnectivity",
+    "ml-prod-dns-1a2b3c4d.hcp.westeurope.azmk8s.io",
+    "10.224.0.0/12",
+    "localhost",
+    "127.0.0.1",
+    "169.254.169.254",
+    "10.244.0.0/16",
+    "10.0.0.0/16",
+    "168.63.129.16",
+]
+
+
+@pytest.mark.parametrize("preview", BOTH)
+def test_a_star_among_aks_entries_still_sends_the_download_through_the_proxy(tmp_path, preview):
+    """urllib bypasses everything only when NO_PROXY is `*` and nothing else; AKS adds its own
+    entries to every pod's, so the Job's download still goes to the proxy, and its
+    NetworkPolicy must let it reach it."""
+    config = {"httpProxy": "http://10.224.0.5:3128", "noProxy": ["*"], "effectiveNoProxy": ["*", *AKS_ADDED]}
+    done = run(tmp_path, preview, with_cluster(httpProxyConfig=config))
+    assert egress_rules(done)[-1] == {"to": [{"ipBlock": {"cidr": "10.224.0.5/32"}}], "ports": [{"protocol": "TCP", "port": 3128}]}
+    assert "leaves storage.googleapis.com out" not in said(done)
+
+
+@pytest.mark.parametrize(
+    "no_proxy, bypassed",
+    [
+        (["*"], True),
+        (["*", "localhost"], False),
+        (["*", *AKS_ADDED], False),
+        (AKS_ADDED, False),
+        ([".googleapis.com"], True),
+        (["googleapis.com"], True),
+        (["Storage.GoogleAPIs.com"], True),
+        (["oogleapis.com"], False),
+        (["*.googleapis.com"], False),
+        (["172.217.0.0/16", "142.250.0.0/15"], False),
+        ([" googleapis.com ", ""], True),
+    ],
+    ids=[
+        "* alone",
+        "* among others",
+        "* among AKS's",
+        "AKS's own",
+        ".suffix",
+        "suffix",
+        "any case",
+        "a suffix that is not after a dot",
+        "*.suffix (AKS refuses it; urllib matches nothing)",
+        "CIDRs (urllib reads them as names)",
+        "spaces and empty entries",
+    ],
+)
+def test_the_scripts_download_bypasses_the_proxy_as_urllib_decides(no_proxy, bypassed):
+    proxy = cluster_egress.Proxy("http://10.224.0.5:3128", tuple(no_proxy))
+    assert proxy.script_bypasses(cluster_egress.MIRROR_HOST) is bypassed
+
+
+@pytest.mark.parametrize(
+    "no_proxy, registry, bypassed",
+    [
+        (["*", *AKS_ADDED], "registry-1.docker.io", True),
+        (AKS_ADDED, "registry-1.docker.io", False),
+        (["10.0.0.0/8"], "10.1.2.3:5000", True),
+        (["10.0.0.0/8"], "team.azurecr.io", False),
+        (["10.1.2.3"], "10.1.2.3", True),
+        ([".azurecr.io"], "team.azurecr.io", True),
+        ([".azurecr.io"], "azurecr.io", False),
+        (["azurecr.io"], "azurecr.io", True),
+        (["*.azurecr.io"], "team.azurecr.io", True),
+        (["team.azurecr.io:443"], "team.azurecr.io", True),
+        (["team.azurecr.io:5000"], "team.azurecr.io", False),
+        ([], "localhost:5000", True),
+    ],
+    ids=[
+        "* among others",
+        "AKS's own",
+        "a CIDR holding the address",
+        "a CIDR and a name",
+        "an address",
+        ".suffix: a subdomain",
+        ".suffix: not the domain itself",
+        "a domain: itself",
+        "*.suffix",
+        "the HTTPS port named",
+        "another port",
+        "localhost, never proxied",
+    ],
+)
+def test_the_nodes_pull_bypasses_the_proxy_as_go_decides(no_proxy, registry, bypassed):
+    """containerd pulls with Go's http.ProxyFromEnvironment, whose NO_PROXY rule differs from
+    urllib's: `*` anywhere, CIDRs, ports, and `.suffix` for subdomains only."""
+    proxy = cluster_egress.Proxy("http://10.224.0.5:3128", tuple(no_proxy))
+    assert proxy.node_bypasses(registry) is bypassed
 
 
 @pytest.mark.parametrize("preview", BOTH)
@@ -356,3 +456,24 @@ def test_a_used_pool_the_gpu_operator_serves_is_read_from_the_operators_plugin(t
     operator["spec"]["template"]["spec"]["nodeSelector"] = {"nvidia.com/gpu.deploy.device-plugin": "true"}
     done = run(tmp_path, preview, cluster, objects)
     assert "nvidia.com/mig-1g.10gb" in limits(done)
+
+
+@given(
+    entries=st.lists(
+        st.one_of(
+            st.sampled_from(["*", "", " ", ".googleapis.com", "googleapis.com", "*.googleapis.com", "GOOGLEAPIS.COM", *AKS_ADDED]),
+            st.text(alphabet="abcgo.*:/0123 ", max_size=12),
+        ),
+        max_size=5,
+    ),
+    host=st.sampled_from(["storage.googleapis.com", "storage.googleapis.com:443", "localhost", "10.1.2.3", "a:", "googleapis.com"]),
+)
+@settings(max_examples=300, derandomize=True, database=None, deadline=None)
+def test_the_scripts_rule_is_cpythons_own(entries, host):
+    """cluster_egress.urllib_bypasses is CPython's proxy_bypass_environment, read line for line
+    (components/azure may not import urllib.request): the two agree on any NO_PROXY."""
+    import urllib.request
+
+    value = ",".join(entries)
+    assert cluster_egress.urllib_bypasses(value, host) == bool(urllib.request.proxy_bypass_environment(host, {"no": value}))
+    assert cluster_egress.urllib_bypasses("*", host), "the whole value `*`"

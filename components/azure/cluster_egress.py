@@ -7,6 +7,7 @@ docs/existing-cluster.md, "Its way out: a proxy, a firewall"."""
 from __future__ import annotations
 
 import ipaddress
+import re
 import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -125,13 +126,108 @@ class Proxy:
             )
         return f"{self.host or self.shown} is a host name, which a NetworkPolicy cannot name"
 
-    def bypasses(self, host: str) -> bool:
-        """Whether no_proxy sends `host` around the proxy, as urllib reads it
-        (proxy_bypass_environment: `*`, the name, or a suffix, with or without its dot)."""
-        for entry in (e.strip().lstrip(".").lower() for e in self.no_proxy):
-            if entry == "*" or (entry and (host == entry or host.endswith(f".{entry}"))):
+    @property
+    def no_proxy_value(self) -> str:
+        """NO_PROXY (and no_proxy) as AKS's webhook sets it in a pod: the entries joined by commas."""
+        return ",".join(self.no_proxy)
+
+    def script_bypasses(self, host: str) -> bool:
+        """Whether the script's download of `host` goes around the proxy. The script downloads with
+        urllib.request.urlopen (proof/train_mnist.py fetch_mnist), whose ProxyHandler skips the proxy
+        where `proxy_bypass(req.host)` says so, and on Linux proxy_bypass is proxy_bypass_environment
+        (CPython Lib/urllib/request.py): urllib_bypasses, with the value the pod has."""
+        return urllib_bypasses(self.no_proxy_value, host)
+
+    def node_bypasses(self, host: str) -> bool:
+        """Whether the node's pull from registry `host` goes around the proxy. The kubelet asks
+        containerd to pull, and containerd, a Go program, takes the proxy from the environment AKS
+        gives the node with Go's http.ProxyFromEnvironment (containerd internal/cri/server/images/
+        image_pull.go registryHosts: docker.DefaultHTTPTransport, `Proxy: http.ProxyFromEnvironment`),
+        which reads NO_PROXY as golang.org/x/net/http/httpproxy does: go_bypasses."""
+        return go_bypasses(self.no_proxy_value, host)
+
+
+def urllib_bypasses(no_proxy: str, host: str) -> bool:
+    """CPython's urllib.request.proxy_bypass_environment(host, {"no": no_proxy}), line for line
+    (Lib/urllib/request.py, read in the installed CPython 3.11, the Python pytorch/pytorch's
+    Dockerfile builds its images with: `ARG PYTHON_VERSION=3.11`, at 01343dcd; a test holds the
+    two equal). Not imported: nothing outside components/azure/live/ imports urllib.request.
+    The whole value `*` bypasses everything, and only then ("'*' is special case for always
+    bypass": `no_proxy == '*'`); otherwise each entry, leading dots dropped, matches the host
+    itself or a suffix after a dot. A `*` among other entries matches nothing, and CIDRs and
+    addresses match only as text (azure-aks-docs http-proxy.md: "Curl and Python don't support
+    CIDR in no_proxy")."""
+    if no_proxy == "*":
+        return True
+    host = host.lower()
+    port = re.fullmatch(r"(.*):([0-9]*)", host, re.DOTALL)  # urllib.parse._splitport: a port of digits, not empty
+    hostonly = port[1] if port and port[2] else host
+    for name in no_proxy.split(","):
+        name = name.strip()
+        if name:
+            name = name.lstrip(".").lower()
+            if hostonly == name or host == name:
                 return True
-        return False
+            name = "." + name
+            if hostonly.endswith(name) or host.endswith(name):
+                return True
+    return False
+
+
+def _go_split_host_port(entry: str) -> tuple[str, str] | None:
+    """Go's net.SplitHostPort for the forms a NO_PROXY entry takes: `host:port`, `[v6]:port`; None
+    where Go refuses it (no colon, or more than one outside brackets)."""
+    if entry.startswith("["):
+        end = entry.find("]")
+        return (entry[1:end], entry[end + 2 :]) if end > 0 and entry[end + 1 : end + 2] == ":" else None
+    host, colon, port = entry.rpartition(":")
+    return (host, port) if colon and ":" not in host else None
+
+
+def go_bypasses(no_proxy: str, host: str) -> bool:
+    """golang.org/x/net/http/httpproxy (config.init and useProxy, at 094d4385), for an HTTPS
+    request to `host` (`host` or `host:port`; 443 by default): localhost and loopback addresses
+    never use the proxy; a `*` entry anywhere bypasses everything; an entry that is a CIDR
+    matches the addresses in it, an address matches itself (and its port, where it names one);
+    any other entry is a domain: `foo.com` matches it and its subdomains, `.foo.com` and
+    `*.foo.com` only the subdomains."""
+    split = _go_split_host_port(host.lower())
+    name, port = split if split is not None and split[1] else (host.lower().strip("[]"), str(HTTPS_PORT))
+    try:
+        ip: ipaddress.IPv4Address | ipaddress.IPv6Address | None = ipaddress.ip_address(name)
+    except ValueError:
+        ip = None
+    if name == "localhost" or (ip is not None and ip.is_loopback):
+        return True
+    for entry in (e.strip().lower() for e in no_proxy.split(",")):
+        if not entry:
+            continue
+        if entry == "*":
+            return True
+        try:
+            network = ipaddress.ip_network(entry, strict=False) if "/" in entry else None
+        except ValueError:
+            network = None
+        if network is not None:
+            if ip is not None and ip in network:
+                return True
+            continue
+        parts = _go_split_host_port(entry)
+        phost, pport = parts if parts is not None else (entry, "")
+        try:
+            if ipaddress.ip_address(phost) == ip and pport in ("", port):
+                return True
+            continue
+        except ValueError:
+            pass
+        if not phost:
+            continue
+        phost = phost[1:] if phost.startswith("*.") else phost
+        whole = not phost.startswith(".")
+        suffix = f".{phost}" if whole else phost
+        if (name.endswith(suffix) or (whole and name == suffix[1:])) and pport in ("", port):
+            return True
+    return False
 
 
 @dataclass(frozen=True)
@@ -149,7 +245,11 @@ def parse_egress(outbound_type: Any, config: Any) -> Egress:
     url = _get(config, "httpsProxy") or _get(config, "httpProxy")
     proxy = None
     if isinstance(url, str) and url and _get(config, "enabled") is not False:
-        no_proxy = [*(_get(config, "noProxy") or ()), *(_get(config, "effectiveNoProxy") or ())]
+        # What the pod's NO_PROXY holds: effectiveNoProxy where Azure reports it, "a superset of
+        # noProxy and values injected by AKS" (the ARM spec's ManagedClusterHTTPProxyConfig), which
+        # adds the API server's name, localhost, 169.254.169.254, 168.63.129.16 and the cluster's
+        # ranges; else noProxy alone. So a noProxy of just `*` never reaches a pod as the whole value.
+        no_proxy = _get(config, "effectiveNoProxy") or _get(config, "noProxy") or ()
         proxy = Proxy(url, tuple(str(e) for e in no_proxy), bool(_get(config, "trustedCa")))
     return Egress(outbound_type if isinstance(outbound_type, str) else None, proxy)
 
@@ -159,7 +259,7 @@ def proxy_rule(egress: Egress, job_egress: bool) -> tuple[str, int] | None:
     proxy: only for an address (a host name cannot be said in a policy), only when the Job
     downloads and the proxy does not leave the mirror out."""
     proxy = egress.proxy
-    if not job_egress or proxy is None or proxy.bypasses(MIRROR_HOST) or proxy.cidr is None or proxy.port is None:
+    if not job_egress or proxy is None or proxy.script_bypasses(MIRROR_HOST) or proxy.cidr is None or proxy.port is None:
         return None
     return proxy.cidr, proxy.port
 
@@ -185,10 +285,10 @@ def _pull_line(cfg: StackConfig, cluster: str, egress: Egress, proxy: Proxy) -> 
     image, host = cfg.mnist_job.image, registry_host(cfg.mnist_job.image)
     hub = from_docker_hub(image)
     where = f"from Docker Hub ({host})" if hub else f"from {host}"
-    how = f"directly (its noProxy leaves {host} out)" if proxy.bypasses(host) else f"through the proxy {proxy.shown}"
+    how = f"directly (its noProxy leaves {host} out)" if proxy.node_bypasses(host) else f"through the proxy {proxy.shown}"
     said = f"proof: the nodes of cluster {cluster} pull mnistJob.image {image} {where} {how}"
     closed = CLOSED.get((egress.outbound_type or "").lower())
-    need = "the proxy must let it through" if not proxy.bypasses(host) else "the way out must let it through"
+    need = "the proxy must let it through" if not proxy.node_bypasses(host) else "the way out must let it through"
     if not hub:
         return [f"{said}; {need}"], []
     if closed is None:
@@ -231,7 +331,7 @@ def _proxy_lines(cfg: StackConfig, cluster: str, proxy: Proxy, policy_enforced: 
     said = f"proof: cluster {cluster} tells its pods to use the proxy {proxy.shown} (httpProxyConfig; AKS sets HTTPS_PROXY in every pod)"
     if not cfg.mnist_job.egress:
         return [f"{said}; the Job downloads nothing (mnistJob.egress false)"], []
-    if proxy.bypasses(MIRROR_HOST):
+    if proxy.script_bypasses(MIRROR_HOST):
         return [f"{said}; its noProxy leaves {MIRROR_HOST} out, so the Job downloads MNIST directly (TCP 443)"], []
     infos, warnings = [], []
     if proxy.cidr is not None and proxy.port is not None:

@@ -56,8 +56,21 @@ PULL_SECONDS = 10 * 60
 #: CUDA's start on a node whose NVSwitch fabric manager is still coming up: the script tries
 #: again for this long (proof/train_mnist.py CUDA_WAIT_SECONDS; a test holds the two equal).
 CUDA_WAIT_SECONDS = 120
-#: Each try's own start: CUDA's (above, at worst), the MNIST download.
-START_SECONDS = CUDA_WAIT_SECONDS + 60
+#: The script's sleep between two tries of CUDA's start (CUDA_RETRY_SECONDS there), and how long
+#: one try, a new process, may take before the script calls the driver hung (CUDA_PROBE_SECONDS).
+CUDA_RETRY_SECONDS = 5
+CUDA_PROBE_SECONDS = 120
+#: wait_for_cuda at its longest: its last try starts before CUDA_WAIT_SECONDS have passed, after
+#: a retry's sleep, and may run until its own time limit (proof/train_mnist.py wait_for_cuda: the
+#: wait is checked only after a try returns).
+CUDA_START_SECONDS = CUDA_WAIT_SECONDS + CUDA_RETRY_SECONDS + CUDA_PROBE_SECONDS
+#: Then use_gpu arms the watchdog for CUDA's start in the script's own process and a matrix
+#: product on the GPU, CUDA_PROBE_SECONDS again, before the training's own limit begins.
+CUDA_CHECK_SECONDS = CUDA_PROBE_SECONDS
+#: MNIST's four files from the mirror (about 11 MB).
+DOWNLOAD_SECONDS = 60
+#: Each try's own start, at worst: CUDA's start, its check, the MNIST download.
+START_SECONDS = CUDA_START_SECONDS + CUDA_CHECK_SECONDS + DOWNLOAD_SECONDS
 #: What the script's watchdog allows past --max-seconds for the first steps' one-time work and
 #: the test pass, before it ends the try (proof/train_mnist.py TRAIN_GRACE_SECONDS; a test
 #: holds the two equal).
@@ -85,8 +98,8 @@ def job_deadline(pool: GpuPoolConfig, max_seconds: int | None) -> int:
 
 def job_timeout(pool: GpuPoolConfig, max_seconds: int | None = None) -> str:
     """How long `pulumi up` waits for the Job: its deadline and the grace for the Failed
-    condition to reach the provider, in whole minutes (39 for a running node with the shipped
-    script's 120 s, 69 from zero), so a Job that cannot start ends on its own reason, never on
+    condition to reach the provider, in whole minutes (51 for a running node with the shipped
+    script's 120 s, 81 from zero), so a Job that cannot start ends on its own reason, never on
     Pulumi's timeout."""
     return f"{math.ceil((job_deadline(pool, max_seconds) + AWAIT_GRACE_SECONDS) / 60)}m"
 
