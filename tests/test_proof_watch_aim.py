@@ -1,0 +1,145 @@
+"""#53's aim, measured end to end offline: the live watch (components/azure/live/proof_watch.py)
+with the real decision (components/azure/proof_watch.py), against the fake API server over TLS
+(tests/fake_kube_api.py) answering the recorded sequences of tests/test_proof_watch_decide.py
+look by look, on a clock the test moves (a look every 10 s, no real waiting). What is held is
+the time from `pulumi up`'s start (the watch's, which starts beside the Job's create) to the
+watch's end, the Job ended by its PATCH, the cause in the raised line and in `<job>-result`."""
+
+from __future__ import annotations
+
+import email.utils
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+import fake_kube_api
+import pytest
+from fake_kube_api import State
+from support.clock import Clock
+from test_proof_watch_decide import (
+    FACTS,
+    IMAGE,
+    NODE,
+    QUOTA,
+    RATE_LIMITED,
+    SCALE_SET,
+    START,
+    event,
+    failed_pull,
+    job,
+    look,
+    no_node,
+    pod,
+    pull_tries,
+    pulling,
+    trains,
+)
+
+from components.azure.live import proof_watch as live
+from components.azure.proof_watch import Snapshot
+from components.errors import ProofWatchFailed
+
+TEN_MINUTES = 600
+CLUSTER = live.ClusterRef("sub", "rg", "aks", entra=False)
+
+
+@pytest.fixture
+def kube(tmp_path) -> Iterator[fake_kube_api.FakeKube]:
+    yield from fake_kube_api.serve(tmp_path)
+
+
+def served(sequence: Callable[[float], Snapshot], looks: int = 400) -> list[State]:
+    """The sequence as the API server answers it at each look (every 10 s from 0): the Job made by
+    this `up` (created at its start), its pods labelled with its UID, each event bound to its
+    object's UID and namespace, the Date header the snapshot's time."""
+    states = []
+    for n in range(looks):
+        snap = sequence(n * live.POLL_SECONDS)
+        the_job = None
+        if snap.job is not None:
+            the_job = {**snap.job, "metadata": {**snap.job["metadata"], "creationTimestamp": START.strftime("%Y-%m-%dT%H:%M:%SZ")}}
+        pods = [_labelled(p) for p in snap.pods]
+        events = [_bound(e) for e in snap.events]
+        logs = {p["metadata"]["name"]: snap.log_tail for p in pods if snap.log_tail is not None}
+        states.append(State(the_job, pods, events, logs=logs, date=email.utils.format_datetime(snap.now, usegmt=True)))
+    return states
+
+
+def _labelled(p: Mapping[str, Any]) -> dict[str, Any]:
+    meta = p["metadata"]
+    labels = {"batch.kubernetes.io/controller-uid": "job-uid"}
+    return {**p, "metadata": {**meta, "uid": f"uid-{meta['name']}", "namespace": FACTS.namespace, "labels": labels}}
+
+
+def _bound(e: Mapping[str, Any]) -> dict[str, Any]:
+    involved = dict(e["involvedObject"])
+    involved["uid"] = f"uid-{involved['name']}" if involved["kind"] == "Pod" else "uid-status"
+    return {**e, "metadata": {"namespace": involved["namespace"]}, "involvedObject": involved}
+
+
+def watched(kube: fake_kube_api.FakeKube, sequence: Callable[[float], Snapshot]) -> tuple[Any, Clock]:
+    kube.states = served(sequence)
+    clock = Clock()
+    try:
+        got: Any = live.watch(
+            CLUSTER, FACTS, 4545, lambda line: None, clock=lambda: clock.now, sleep=clock.sleep, kubeconfig=lambda c: kube.kubeconfig()
+        )
+    except ProofWatchFailed as error:
+        got = error
+    return got, clock
+
+
+def ended(kube: fake_kube_api.FakeKube) -> bool:
+    return any(r.body == {"metadata": {"uid": "job-uid"}, "spec": {"activeDeadlineSeconds": 1}} for r in kube.calls("PATCH", "/jobs/"))
+
+
+def kept(kube: fake_kube_api.FakeKube) -> dict[str, str]:
+    return kube.config_maps[(FACTS.namespace, live.result_name(FACTS.job_name))]["data"]
+
+
+def test_an_image_no_node_can_pull_fails_up_within_ten_minutes_of_its_start_with_the_registrys_words(kube):
+    tries = pull_tries(35)  # the Job's pod on a node that runs, its first pull at 35 s
+
+    def sequence(now: float) -> Snapshot:
+        failed = [t + 2 for t in tries]
+        reason = "ErrImagePull" if any(0 <= now - t < 10 for t in failed) else "ImagePullBackOff"
+        return look(
+            now,
+            job(),
+            [pod(30, node=NODE, waiting=(reason, f'Back-off pulling image "{IMAGE}"') if now >= failed[0] else None)],
+            event("Pulling", pulling(), tries, now),
+            event("Failed", failed_pull(RATE_LIMITED), failed, now),
+        )
+
+    got, clock = watched(kube, sequence)
+
+    assert isinstance(got, ProofWatchFailed) and "toomanyrequests" in str(got) and "(registry docker.io)" in str(got)
+    assert clock.now <= TEN_MINUTES, f"decided {clock.now:g} s after `pulumi up` started"
+    assert ended(kube) and kept(kube)["outcome"] == "stop" and kept(kube)["line"] == str(got)
+
+
+def test_a_pool_from_zero_azure_will_not_grow_fails_up_within_ten_minutes_of_the_autoscaler_giving_up(kube):
+    gave_up = 95  # the scale set's PUT refused for quota, on the autoscaler's status ConfigMap
+
+    def sequence(now: float) -> Snapshot:
+        return look(
+            now,
+            job(),
+            [pod(5, unschedulable_since=6)],
+            event("FailedScheduling", no_node(2, "2 node(s) didn't match Pod's node affinity/selector"), [6], now),
+            event("TriggeredScaleUp", f"pod triggered scale-up: [{{{SCALE_SET} 0->1 (max: 1)}}]", [15], now),
+            event("FailedToScaleUpGroup", QUOTA, [gave_up], now, kind="ConfigMap", name="cluster-autoscaler-status"),
+        )
+
+    got, clock = watched(kube, sequence)
+
+    assert isinstance(got, ProofWatchFailed) and "exceeding approved standardNCADSA100v4Family Cores quota" in str(got)
+    assert clock.now - gave_up <= TEN_MINUTES
+    assert ended(kube) and kept(kube)["outcome"] == "stop"
+
+
+def test_a_proof_that_trains_returns_its_line_and_leaves_the_job_alone(kube):
+    got, clock = watched(kube, lambda now: trains(now, 60, 120))
+
+    assert got.kind == "trained" and got.line.startswith("PROOF OK ")
+    assert not ended(kube) and kept(kube)["line"] == got.line
+    assert clock.now == 120  # the first look after it completed
