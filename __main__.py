@@ -72,7 +72,8 @@ def declare_cluster(plan: Plan, reader: AzureReader) -> Cluster:
     cfg = plan.cfg
     if plan.found is not None:
         return ExistingCluster(
-            "existing-cluster", ExistingClusterArgs(facts=plan.found, user_kubeconfig=plan.user_kubeconfig or "", subscription_id=plan.subscription)
+            "existing-cluster",
+            ExistingClusterArgs(facts=plan.found, user_kubeconfig=plan.user_kubeconfig or "", subscription_id=plan.subscription),
         )
     return GpuCluster(
         "gpu-cluster",

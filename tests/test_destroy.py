@@ -42,9 +42,7 @@ def inside_the_cluster(run) -> set[str]:
     pkg/resource/deploy/providers/registry.go Delete) and the Helm release; and each proof
     Job's watch, which goes as its Job goes (its Delete does nothing either way:
     components/resources/proof_watch.py)."""
-    return {
-        r.urn for r in run.resources if r.custom and (r.type.startswith("kubernetes:") and r.type != K8S_PROVIDER or r.type == WATCH)
-    }
+    return {r.urn for r in run.resources if r.custom and (r.type.startswith("kubernetes:") and r.type != K8S_PROVIDER or r.type == WATCH)}
 
 
 def gpu_pools(run) -> set[str]:

@@ -101,7 +101,10 @@ def test_a_job_that_ran_before_the_annotation_is_updated_in_place_not_replaced_f
     which changes `.metadata.annotations` only, a path pulumi-kubernetes changes in place (no
     JOB_FORCE_NEW prefix), so a Job that trained is not trained again for it."""
     job = pools_run().one(JOB, "mnist-proof-t4").inputs
-    before = {**job, "metadata": {**job["metadata"], "annotations": {k: v for k, v in job["metadata"]["annotations"].items() if k != SPEC_ANNOTATION}}}
+    before = {
+        **job,
+        "metadata": {**job["metadata"], "annotations": {k: v for k, v in job["metadata"]["annotations"].items() if k != SPEC_ANNOTATION}},
+    }
     changed = changed_paths(before, job)
     assert changed == [f".metadata.annotations.{SPEC_ANNOTATION}"]
     assert not [p for p in changed if p.startswith(JOB_FORCE_NEW)]
@@ -333,4 +336,3 @@ def test_the_host_reads_the_state_back_as_it_is_and_deletes_nothing(host):
     assert read.id == "gpu-workloads/mnist-proof-t4/h"
     assert plain(read.properties) == plain(state)
     host.stub.Delete(proto.DeleteRequest(id=read.id, urn=URN, properties=state, timeout=1), timeout=120)
-
