@@ -71,7 +71,10 @@ def guide_pool(plan: Plan) -> bool:
 def declare_cluster(plan: Plan, reader: AzureReader) -> Cluster:
     cfg = plan.cfg
     if plan.found is not None:
-        return ExistingCluster("existing-cluster", ExistingClusterArgs(facts=plan.found, user_kubeconfig=plan.user_kubeconfig or ""))
+        return ExistingCluster(
+            "existing-cluster",
+            ExistingClusterArgs(facts=plan.found, user_kubeconfig=plan.user_kubeconfig or "", subscription_id=plan.subscription),
+        )
     return GpuCluster(
         "gpu-cluster",
         GpuClusterArgs(
@@ -264,6 +267,8 @@ def declare_proof(plan: Plan, cluster: Cluster, pools: list[Pool], installers: M
             marks=plan.owner if cfg.existing_cluster else {},
             deleted_with=inside(plan, cluster),
             depends_on=access(cluster),
+            # Each awaited Job's watch (components/resources/proof_watch.py) finds the cluster so.
+            watch_on=cluster.ref,
             runs=[
                 MnistRun(
                     pool_name=p.name,
@@ -274,6 +279,7 @@ def declare_proof(plan: Plan, cluster: Cluster, pools: list[Pool], installers: M
                     pin=cfg.select_pools,
                     guide_names=guide_pool(plan),
                     gpu_resource=in_cluster.gpus.resources.get(p.name, "nvidia.com/gpu") if in_cluster else "nvidia.com/gpu",
+                    autoscaled=p.pool.autoscaling,
                 )
                 for p in pools
             ],
@@ -315,6 +321,8 @@ def export_outputs(
         pulumi.export("mnistJobName", first.name)
         pulumi.export("mnistJobNamespace", first.namespace)
         pulumi.export("jobLogsCommand", first.logs_command)
+        if first.result_command is not None:  # the last proof's line, kept by its watch
+            pulumi.export("jobResultCommand", first.result_command)
         pulumi.export("mnistJobUrn", first.urn)
 
 

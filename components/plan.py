@@ -287,8 +287,15 @@ def _budget(
 def _declared_subscription(cfg: StackConfig, found: ClusterFacts | None, subscription: preflight.Subscription) -> str | None:
     """The subscription the declarations name: the budget's scope, an AKS-managed pool's
     provider (it calls the agentPools API there), a created cluster's grant of cluster-admin
-    to the deployer. The checks' read, so one run reads it once."""
-    if cfg.cost.budget is None and not any(p.managed for p in cfg.gpu_pools) and not (found is None and cfg.access.grants_deployer):
+    to the deployer, the proof's watch (it fetches the cluster's kubeconfig there). The
+    checks' read, so one run reads it once."""
+    watched = cfg.mnist_job.enabled and cfg.mnist_job.wait_for_completion
+    if (
+        cfg.cost.budget is None
+        and not any(p.managed for p in cfg.gpu_pools)
+        and not (found is None and cfg.access.grants_deployer)
+        and not watched
+    ):
         return None
     return _read_subscription(subscription)
 

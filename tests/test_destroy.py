@@ -26,6 +26,7 @@ POOL = "azure-native:containerservice:AgentPool"
 MANAGED = "pulumi-python:dynamic/aksgpu:ManagedGpuPool"
 RELEASE = "kubernetes:helm.sh/v3:Release"
 K8S_PROVIDER = "pulumi:providers:kubernetes"
+WATCH = "pulumi-python:dynamic/aksgpu:ProofWatch"
 PLUGIN_AND_MANAGED = {"a": {"vmSize": T4}, "b": {"vmSize": T4, "management": "aks-managed"}}
 OPERATOR = {"op": {"vmSize": T4, "management": "gpu-operator"}}
 BUDGET = {"budget": {"amount": 500, "contactEmails": ["gpu-team@example.com"]}}
@@ -38,8 +39,10 @@ def created(pools, preview: bool, **overrides):
 def inside_the_cluster(run) -> set[str]:
     """What the cluster holds and its API server serves: every Kubernetes object (the provider
     itself is the engine's and talks to no cluster on delete:
-    pkg/resource/deploy/providers/registry.go Delete) and the Helm release."""
-    return {r.urn for r in run.resources if r.custom and r.type.startswith("kubernetes:") and r.type != K8S_PROVIDER}
+    pkg/resource/deploy/providers/registry.go Delete) and the Helm release; and each proof
+    Job's watch, which goes as its Job goes (its Delete does nothing either way:
+    components/resources/proof_watch.py)."""
+    return {r.urn for r in run.resources if r.custom and (r.type.startswith("kubernetes:") and r.type != K8S_PROVIDER or r.type == WATCH)}
 
 
 def gpu_pools(run) -> set[str]:
@@ -88,7 +91,7 @@ def test_a_pool_removed_from_the_config_is_deleted_by_itself_with_its_job():
     run = created(PLUGIN_AND_MANAGED, False)
     smaller = created({"a": PLUGIN_AND_MANAGED["a"]}, False)
     condemned = {r.urn for r in run.resources if r.custom} - {r.urn for r in smaller.resources}
-    assert {run.by_urn(u).type for u in condemned} == {MANAGED, "kubernetes:batch/v1:Job"}
+    assert {run.by_urn(u).type for u in condemned} == {MANAGED, "kubernetes:batch/v1:Job", WATCH}
     assert provider_deletes(run, condemned) == condemned
 
 

@@ -136,7 +136,7 @@ def test_wait_for_completion_false_skips_the_await(program):
 def test_a_disabled_job_is_not_declared_nor_exported(program):
     run = program(mnistJob={"enabled": False})
     assert run.of_type(JOB) == []
-    assert not {"mnistJobName", "mnistJobNamespace", "jobLogsCommand"} & set(run.outputs)
+    assert not {"mnistJobName", "mnistJobNamespace", "jobLogsCommand", "jobResultCommand"} & set(run.outputs)
     assert run.one(DAEMONSET, "nvidia-device-plugin-daemonset")
 
 
@@ -159,6 +159,10 @@ def test_unprotected_by_default(dev: ProgramRun):
 NODES = "kubectl get nodes -l kubernetes.azure.com/agentpool=gpu -o custom-columns='NAME:.metadata.name,GPUS:.status.allocatable.nvidia\\.com/gpu'"
 
 
+# The last proof's line, which the Job's watch keeps after the Job is gone (docs/troubleshooting.md).
+RESULT = "kubectl get configmap mnist-proof-result --namespace gpu-workloads --output jsonpath='{.data.line}'"
+
+
 def test_outputs_name_what_was_built(dev: ProgramRun):
     values = {k: v.value for k, v in dev.outputs.items() if not v.secret}
     assert values == {
@@ -177,6 +181,7 @@ def test_outputs_name_what_was_built(dev: ProgramRun):
         "jobLogsCommand": "kubectl logs --namespace gpu-workloads job/mnist-proof",
         "gpuNodesCommand": NODES,
         "mnistJobUrn": "urn:pulumi:dev::aks-gpu::aks-gpu:kubernetes:MnistJob$kubernetes:batch/v1:Job::mnist-job",
+        "jobResultCommand": RESULT,
         "gpuPools": {
             "gpu": {
                 "vmSize": "Standard_NC6",
@@ -189,6 +194,7 @@ def test_outputs_name_what_was_built(dev: ProgramRun):
                     "namespace": "gpu-workloads",
                     "logsCommand": "kubectl logs --namespace gpu-workloads job/mnist-proof",
                     "urn": "urn:pulumi:dev::aks-gpu::aks-gpu:kubernetes:MnistJob$kubernetes:batch/v1:Job::mnist-job",
+                    "resultCommand": RESULT,
                 },
             }
         },

@@ -27,6 +27,7 @@ from pulumi_azure_native import authorization, containerservice, resources
 from components.azure.cluster_facts import created_credential_failed
 from components.azure.kubeconfig import entra_kubeconfig  # its old place too (tests import it from here)
 from components.azure.live.cluster_access import Unreachable
+from components.azure.live.proof_watch import ClusterRef
 from components.config import SYSTEM_POOL_NAME, VERSION_UPGRADE_CHANNELS, AccessConfig, NetworkConfig, SystemPoolConfig, UpgradeConfig
 from components.resources.gpu_pool import MAX_PODS
 
@@ -146,6 +147,9 @@ class GpuCluster(pulumi.ComponentResource):
     dependencies: Sequence[pulumi.Resource]
     #: The command that merges this cluster's credentials into ~/.kube/config (guide step 3).
     get_credentials_command: pulumi.Output[str]
+    #: Where the cluster is, as plain values, for the proof's watch, which fetches a kubeconfig
+    #: itself (components/resources/proof_watch.py); None where the run's subscription is not known.
+    ref: ClusterRef | None
 
     def __init__(self, name: str, args: GpuClusterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("aks-gpu:azure:GpuCluster", name, None, opts)
@@ -165,6 +169,11 @@ class GpuCluster(pulumi.ComponentResource):
         self.cluster_name = self.managed_cluster.name
         self.resource_uid = self.managed_cluster.resource_uid
         self.dependencies = (self.managed_cluster, *([grant] if grant is not None else []))
+        self.ref = (
+            ClusterRef(args.subscription_id, args.resource_group_name, args.cluster_name, entra=args.access.entra)
+            if args.subscription_id
+            else None
+        )
         self.get_credentials_command = pulumi.Output.all(self.resource_group.name, self.managed_cluster.name).apply(
             lambda names: get_credentials_command(names[0], names[1])
         )

@@ -22,6 +22,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.azure.cluster_facts import ClusterFacts
+from components.azure.live.proof_watch import ClusterRef
 from components.resources.cluster import _decode_entra_kubeconfig, get_credentials_command
 
 
@@ -37,6 +38,8 @@ class ExistingClusterArgs:
     facts: ClusterFacts
     #: listClusterUserCredential's kubeconfig, base64 (cluster_facts.read_user_kubeconfig).
     user_kubeconfig: str
+    #: The run's subscription, where the cluster is (components/plan.py reads it once); None: not read.
+    subscription_id: str | None = None
 
 
 class ExistingCluster(pulumi.ComponentResource):
@@ -53,6 +56,8 @@ class ExistingCluster(pulumi.ComponentResource):
     kubeconfig: pulumi.Output[str]
     provider: k8s.Provider
     get_credentials_command: pulumi.Output[str]
+    #: Where the cluster is, as plain values, for the proof's watch (GpuCluster.ref says why).
+    ref: ClusterRef | None
 
     def __init__(self, name: str, args: ExistingClusterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("aks-gpu:azure:ExistingCluster", name, None, opts)
@@ -63,6 +68,7 @@ class ExistingCluster(pulumi.ComponentResource):
         self.location = facts.location
         self.kubernetes_version = facts.kubernetes_version
         self.dependencies = ()
+        self.ref = ClusterRef(args.subscription_id, facts.resource_group, facts.name, entra=facts.entra) if args.subscription_id else None
         self.kubeconfig = pulumi.Output.secret(provider_kubeconfig(args.user_kubeconfig))
         # No deleteUnreachable, as for a created cluster (cluster.GpuCluster._create_provider).
         self.provider = k8s.Provider(f"{name}-k8s", kubeconfig=self.kubeconfig, opts=pulumi.ResourceOptions(parent=self))

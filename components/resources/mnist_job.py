@@ -16,12 +16,21 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.azure.live.proof_watch import ClusterRef
+from components.azure.proof_watch import SPEC_ANNOTATION, WatchFacts
 from components.resources import hardening
+from components.resources import proof_watch as watch_resource
 from components.resources.gpu_pool import AGENT_POOL_LABEL
 from components.resources.job_deadline import BACKOFF_LIMIT, duration_seconds
 from components.resources.job_network import job_egress
 
 JOB_NAME = "samples-tf-mnist-demo"
+# The component's type token: the first link of its children's URNs (the watch's status URN).
+MNIST_JOB_TYPE = "aks-gpu:kubernetes:MnistJob"
+# The ConfigMap the proof's watch leaves its outcome in, `<job name>-result` in the Job's
+# namespace (components/azure/live/proof_watch.py writes it): it outlives replaceUnready's
+# delete of the Job and its pods, and `result_command` reads it.
+RESULT_SUFFIX = "-result"
 # The shipped proof's Job, and where its script is mounted.
 PROOF_JOB_NAME = "mnist-proof"
 SCRIPT = Path(__file__).resolve().parents[2] / "proof" / "train_mnist.py"
@@ -69,8 +78,14 @@ def job_name(spec: k8s.batch.v1.JobSpecArgs, wait_for_completion: bool, base: st
     """
     if wait_for_completion:
         return base
-    digest = hashlib.sha256(json.dumps(_plain(spec), sort_keys=True).encode()).hexdigest()
-    return f"{base}-{digest[:8]}"
+    return f"{base}-{spec_hash(spec)[:8]}"
+
+
+def spec_hash(spec: k8s.batch.v1.JobSpecArgs) -> str:
+    """sha256 of the Job's spec as plain JSON: the un-awaited Job's name carries its first 8
+    characters (job_name), the awaited Job's SPEC_ANNOTATION all of it, by which its watch
+    knows the Job this `up` declared from one an earlier `up` left (components/azure/proof_watch.py)."""
+    return hashlib.sha256(json.dumps(_plain(spec), sort_keys=True).encode()).hexdigest()
 
 
 def _plain(value: Any) -> Any:
@@ -103,6 +118,9 @@ class MnistRun:
     deadline_seconds: int | None = None
     #: What the pool offers: nvidia.com/gpu, or a used pool's nvidia.com/mig-<slice> (components/azure/used_pool_gpus.py).
     gpu_resource: str = "nvidia.com/gpu"
+    #: The pool's node count is the cluster autoscaler's: its watch waits for a node to be added
+    #: and reads the autoscaler's events (components/azure/proof_watch.py).
+    autoscaled: bool = False
 
     def __post_init__(self) -> None:
         if self.deadline_seconds is not None and not 0 < self.deadline_seconds < duration_seconds(self.create_timeout):
@@ -155,6 +173,9 @@ class MnistJobArgs:
     #: What every object here waits for (`dependsOn`), each Job too: the deployer's access to
     #: the cluster (GpuCluster.access); empty on an existing cluster.
     depends_on: Sequence[pulumi.Input[pulumi.Resource]] = field(default_factory=tuple)
+    #: Where the cluster is, for each awaited Job's watch (components/resources/proof_watch.py);
+    #: None: no watch, the Jobs' own await alone decides.
+    watch_on: ClusterRef | None = None
 
     @property
     def job_name(self) -> str:
@@ -266,6 +287,11 @@ class JobOutputs:
     logs_command: pulumi.Output[str]
     #: The Job's URN, for `pulumi up --replace` after it has Failed.
     urn: pulumi.Output[str]
+    #: The Job's watch, where `pulumi up` waits for the Job; None otherwise.
+    watch: watch_resource.ProofWatch | None = None
+    #: The command that prints the last proof's line, which the watch keeps in a ConfigMap that
+    #: outlives the Job (`kubectl get configmap <job>-result ...`); None without a watch.
+    result_command: pulumi.Output[str] | None = None
 
 
 class MnistJob(pulumi.ComponentResource):
@@ -279,7 +305,7 @@ class MnistJob(pulumi.ComponentResource):
     jobs: dict[str, JobOutputs]
 
     def __init__(self, name: str, args: MnistJobArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__("aks-gpu:kubernetes:MnistJob", name, None, opts)
+        super().__init__(MNIST_JOB_TYPE, name, None, opts)
         self._name, self._provider, self._deleted_with = name, args.provider, args.deleted_with
         self._access = list(args.depends_on)
         on_cluster = pulumi.ResourceOptions(
@@ -315,17 +341,26 @@ class MnistJob(pulumi.ComponentResource):
         )
 
     def _create_job(self, args: MnistJobArgs, run: MnistRun) -> JobOutputs:
+        spec = job_spec(args, run)
         annotations = hardening.checkov_skips(hardening.image_digest_skip(args.image, "aks-gpu:mnistJob.image"))
         if args.wait_for_completion:
             annotations[REPLACE_UNREADY_ANNOTATION] = "true"
+            # An annotation is metadata, which pulumi-kubernetes changes in place: of a Job's
+            # metadata only `.metadata.name` and `.metadata.namespace` force a replacement
+            # (pulumi-kubernetes@94977969 provider/pkg/provider/diff.go forceNewProperties,
+            # metadataForceNewProperties), so a Job that trained before it carried one is not
+            # trained again for it.
+            annotations[SPEC_ANNOTATION] = spec_hash(spec)
         else:
             annotations[SKIP_AWAIT_ANNOTATION] = "true"
-        spec = job_spec(args, run)
         suffix = "" if run.guide_names else f"-{run.pool_name}"
+        plain_name = job_name(spec, args.wait_for_completion, f"{args.job_name}{suffix}")
+        # What the Job waits for, and its watch too (never the Job: _watch says why).
+        before = [*args.depends_on, *run.depends_on, self.network_policy, *([self.script] if self.script else [])]
         job = k8s.batch.v1.Job(
             f"{self._name}-job{suffix}",
             metadata=k8s.meta.v1.ObjectMetaArgs(
-                name=job_name(spec, args.wait_for_completion, f"{args.job_name}{suffix}"),
+                name=plain_name,
                 namespace=self.namespace.metadata.name,
                 labels=args.labels,
                 annotations=annotations or None,
@@ -335,10 +370,13 @@ class MnistJob(pulumi.ComponentResource):
                 parent=self,
                 provider=args.provider,
                 deleted_with=args.deleted_with,
-                depends_on=[*args.depends_on, *run.depends_on, self.network_policy, *([self.script] if self.script else [])],
+                depends_on=before,
                 custom_timeouts=pulumi.CustomTimeouts(create=run.create_timeout, update=run.create_timeout),
             ),
         )
+        watch = None
+        if args.wait_for_completion and args.watch_on is not None:
+            watch = self._watch(args, args.watch_on, run, f"{self._name}-watch{suffix}", plain_name, annotations[SPEC_ANNOTATION], before)
         name, namespace = job.metadata.name, job.metadata.namespace
         return JobOutputs(
             job=job,
@@ -348,4 +386,40 @@ class MnistJob(pulumi.ComponentResource):
             # For `pulumi up --replace <URN>`: an un-awaited Job, or a Complete one, trains
             # again only so (docs/troubleshooting.md).
             urn=job.urn,
+            watch=watch,
+            result_command=None if watch is None else pulumi.Output.from_input(result_command(plain_name, args.namespace)),
         )
+
+    def _watch(
+        self, args: MnistJobArgs, cluster: ClusterRef, run: MnistRun, name: str, job: str, digest: str, before: list[Any]
+    ) -> watch_resource.ProofWatch:
+        """The Job's watch (components/resources/proof_watch.py): a sibling of the Job with the
+        Job's own dependencies and not the Job, so the engine runs its create beside the Job's
+        create-and-await (a dependency on the Job would start it after the await, too late to
+        say anything); deleted with what the Job is deleted with. It watches for as long as
+        `pulumi up` waits for the Job, and says what it waits for on its own row, by its own
+        URN, which is known here (child_urn)."""
+        facts = WatchFacts(
+            namespace=args.namespace,
+            job_name=job,
+            pool_name=run.pool_name,
+            spec_hash=digest,
+            autoscaled=run.autoscaled,
+            image=args.image,
+            max_steps=args.max_steps,
+        )
+        return watch_resource.ProofWatch(
+            name,
+            cluster=cluster,
+            facts=facts,
+            namespace=self.namespace.metadata.name,
+            seconds=duration_seconds(run.create_timeout),
+            status_urn=watch_resource.child_urn(MNIST_JOB_TYPE, watch_resource.TYPE, name),
+            opts=pulumi.ResourceOptions(parent=self, deleted_with=args.deleted_with, depends_on=before),
+        )
+
+
+def result_command(job: str, namespace: str) -> str:
+    """The command that prints the last proof's line from the watch's ConfigMap (RESULT_SUFFIX),
+    after the next `up` has deleted the Job and its pods (docs/troubleshooting.md)."""
+    return f"kubectl get configmap {job}{RESULT_SUFFIX} --namespace {namespace} --output jsonpath='{{.data.line}}'"

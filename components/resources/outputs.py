@@ -46,7 +46,7 @@ def nodes_command(pool_name: str) -> str:
 
 def pool_outputs(pools: Sequence[Any], job: Any | None) -> dict[str, dict[str, Any]]:
     """The gpuPools output: each pool's size, GPUs per node, management mode, the command
-    that lists its nodes' GPUs, and its Job."""
+    that lists its nodes' GPUs, and its Job (with the command that reads its watch's outcome)."""
     described = {}
     for pool in pools:
         entry: dict[str, Any] = {
@@ -59,5 +59,7 @@ def pool_outputs(pools: Sequence[Any], job: Any | None) -> dict[str, dict[str, A
         if job is not None:
             run = job.jobs[pool.name]
             entry["job"] = {"name": run.name, "namespace": run.namespace, "logsCommand": run.logs_command, "urn": run.urn}
+            if run.result_command is not None:  # the last proof's line, after the Job is gone (docs/troubleshooting.md)
+                entry["job"]["resultCommand"] = run.result_command
         described[pool.name] = entry
     return described

@@ -126,15 +126,16 @@ def unpatched_host_warning() -> str | None:
     return host_warning(*installed_host())
 
 
-def tell_if_unpatched(stream: TextIO | None = None) -> bool:
+def tell_if_unpatched(stream: TextIO | None = None, whose: str = "the AKS-managed pool's provider") -> bool:
     """`send_one_line`, and where it could not hold, one line on the host's stderr, which the
     CLI shows (pulumi/pulumi 1b594989 sdk/go/common/resource/plugin/plugin.go: a dynamic
-    provider's output is not hidden, stderr goes to Diag.Infoerrf). True where it holds."""
+    provider's output is not hidden, stderr goes to Diag.Infoerrf), naming `whose` provider
+    it is. True where it holds."""
     if send_one_line():
         return True
     version, _ = installed_host()
     print(
-        f"aks-gpu: the AKS-managed pool's provider runs in a host it cannot teach to send one-line errors "
+        f"aks-gpu: {whose} runs in a host it cannot teach to send one-line errors "
         f"(pulumi SDK {version}, checked for {sdk_range()}): its errors come with their Python traceback",
         file=stream if stream is not None else sys.stderr,
         flush=True,
