@@ -35,7 +35,7 @@ from test_proof_watch_decide import (
 )
 
 from components.azure.live import proof_watch as live
-from components.azure.proof_watch import Snapshot
+from components.azure.proof_watch import Snapshot, result_name
 from components.errors import ProofWatchFailed
 
 TEN_MINUTES = 600
@@ -93,7 +93,7 @@ def ended(kube: fake_kube_api.FakeKube) -> bool:
 
 
 def kept(kube: fake_kube_api.FakeKube) -> dict[str, str]:
-    return kube.config_maps[(FACTS.namespace, live.result_name(FACTS.job_name))]["data"]
+    return kube.config_maps[(FACTS.namespace, result_name(FACTS.job_name))]["data"]
 
 
 def test_an_image_no_node_can_pull_fails_up_within_ten_minutes_of_its_start_with_the_registrys_words(kube):

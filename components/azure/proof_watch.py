@@ -24,6 +24,12 @@ from components.errors import SAID, cut, one_line
 SPEC_ANNOTATION = "aks-gpu.io/proof-spec"
 
 
+def result_name(job_name: str) -> str:
+    """The ConfigMap the watch keeps the last proof's outcome in, beside its Job: it outlives the
+    Job, which the next `up` deletes with its pods (replaceUnready)."""
+    return f"{job_name}-result"
+
+
 @dataclass(frozen=True)
 class WatchFacts:
     """What the watch knows of the proof before it looks (the watch resource's inputs)."""

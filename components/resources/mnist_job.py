@@ -17,7 +17,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.azure.live.proof_watch import ClusterRef
-from components.azure.proof_watch import SPEC_ANNOTATION, WatchFacts
+from components.azure.proof_watch import SPEC_ANNOTATION, WatchFacts, result_name
 from components.resources import hardening
 from components.resources import proof_watch as watch_resource
 from components.resources.gpu_pool import AGENT_POOL_LABEL
@@ -27,10 +27,6 @@ from components.resources.job_network import job_egress
 JOB_NAME = "samples-tf-mnist-demo"
 # The component's type token: the first link of its children's URNs (the watch's status URN).
 MNIST_JOB_TYPE = "aks-gpu:kubernetes:MnistJob"
-# The ConfigMap the proof's watch leaves its outcome in, `<job name>-result` in the Job's
-# namespace (components/azure/live/proof_watch.py writes it): it outlives replaceUnready's
-# delete of the Job and its pods, and `result_command` reads it.
-RESULT_SUFFIX = "-result"
 # The shipped proof's Job, and where its script is mounted.
 PROOF_JOB_NAME = "mnist-proof"
 SCRIPT = Path(__file__).resolve().parents[2] / "proof" / "train_mnist.py"
@@ -420,6 +416,6 @@ class MnistJob(pulumi.ComponentResource):
 
 
 def result_command(job: str, namespace: str) -> str:
-    """The command that prints the last proof's line from the watch's ConfigMap (RESULT_SUFFIX),
+    """The command that prints the last proof's line from the watch's ConfigMap (result_name),
     after the next `up` has deleted the Job and its pods (docs/troubleshooting.md)."""
-    return f"kubectl get configmap {job}{RESULT_SUFFIX} --namespace {namespace} --output jsonpath='{{.data.line}}'"
+    return f"kubectl get configmap {result_name(job)} --namespace {namespace} --output jsonpath='{{.data.line}}'"

@@ -60,7 +60,7 @@ from components.azure.kubeconfig import entra_kubeconfig
 from components.azure.live import cluster_access
 from components.azure.live.deadline import gather
 from components.azure.proof_signals import AUTOSCALER_STATUS
-from components.azure.proof_watch import SPEC_ANNOTATION, Snapshot, Verdict, WatchFacts
+from components.azure.proof_watch import SPEC_ANNOTATION, result_name, Snapshot, Verdict, WatchFacts
 from components.errors import ClusterAccessError, ProofWatchFailed, cut, error_line, one_line
 
 # How often the watch looks: a pull error, a refused scale-up or a failed pod is seen within
@@ -93,13 +93,7 @@ LOG_LINES = 5
 # What the PATCH that ends the Job sets: already past for any Job that started a second ago.
 ENDED_DEADLINE_SECONDS = 1
 FIELD_MANAGER = "aks-gpu-proof-watch"
-RESULT_SUFFIX = "-result"
 JOB_UID_LABEL = "batch.kubernetes.io/controller-uid"
-
-
-def result_name(job_name: str) -> str:
-    """The ConfigMap that keeps the last proof's outcome (docs/proof.md says how to read it)."""
-    return f"{job_name}{RESULT_SUFFIX}"
 
 
 @dataclass(frozen=True)
