@@ -6,8 +6,10 @@ cluster's words, ending the Job, once waiting will not mend the cause (issue #53
 Why a resource beside the Job, and not the Job's own await:
   - pulumi-kubernetes' Job await watches the Job and its pods' conditions only, hides a pod
     message that holds "containers with unready status" while it waits, and reads no event
-    (pulumi-kubernetes@94977969 provider/pkg/await/job.go; v4.34.2, which uv.lock pins, is that
-    code); `pulumi.com/waitFor` only adds a readiness condition on the object itself
+    (pulumi-kubernetes@94977969, v4.32.0-27, provider/pkg/await/job.go; uv.lock pins v4.34.2,
+    whose release notes since name no change to it: v4.34.0's, pulumi-kubernetes#4568, list
+    extension parameterization, Kubernetes v1.36 and a waitFor JSONPath filter fix);
+    `pulumi.com/waitFor` only adds a readiness condition on the object itself
     (provider/pkg/metadata/overrides.go ReadyCondition): neither can fail early;
   - the engine runs a resource's create as soon as its dependencies are done, beside any other
     step (pulumi/pulumi@1b594989 pkg/resource/deploy/step_executor.go): the watch depends on
