@@ -60,7 +60,7 @@ from components.azure.kubeconfig import entra_kubeconfig
 from components.azure.live import cluster_access
 from components.azure.live.deadline import gather
 from components.azure.proof_signals import AUTOSCALER_STATUS
-from components.azure.proof_watch import SPEC_ANNOTATION, result_name, Snapshot, Verdict, WatchFacts
+from components.azure.proof_watch import SPEC_ANNOTATION, Snapshot, Verdict, WatchFacts, result_name
 from components.errors import ClusterAccessError, ProofWatchFailed, cut, error_line, one_line
 
 # How often the watch looks: a pull error, a refused scale-up or a failed pod is seen within
