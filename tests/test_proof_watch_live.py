@@ -288,6 +288,22 @@ def test_each_waiting_line_is_sent_once_and_again_only_when_it_changes(kube):
     assert said == [node.line, pull.line, "training: step 40/500"]
 
 
+def test_a_line_that_only_counts_on_is_sent_again_at_most_every_thirty_seconds(kube):
+    # A duration that grows each look would otherwise be a line in a CI log every 10 s.
+    kube.states = [State(job("j-1", "hash-now", active=1))]
+    counting = [Verdict("waiting", f"a node being added in pool gpu for {10 * n}s") for n in range(1, 8)]
+    decide = Scripted(*counting, Verdict("waiting", "pulling on node aks-gpu-0 for 5s"), Verdict("trained", "PROOF OK"))
+
+    _, said, _ = watching(kube, decide)
+
+    assert said == [
+        "a node being added in pool gpu for 10s",
+        "a node being added in pool gpu for 40s",
+        "a node being added in pool gpu for 70s",
+        "pulling on node aks-gpu-0 for 5s",
+    ]
+
+
 def test_a_line_with_the_clusters_line_breaks_is_sent_as_one_line(kube):
     kube.states = [State(job("j-1", "hash-now", active=1))]
     _, said, _ = watching(kube, Scripted(Verdict("waiting", "pulling:\nBack-off\x1b[2J"), Verdict("trained", "PROOF OK")))

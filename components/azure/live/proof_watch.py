@@ -46,6 +46,7 @@ from __future__ import annotations
 import base64
 import email.utils
 import json
+import re
 import time
 import urllib.error
 import urllib.parse
@@ -90,6 +91,8 @@ RETRIES = 3
 # Must equal components.resources.managed_gpu_pool.STABLE_API_VERSION, as live/agent_pools.py's.
 API_VERSION = "2026-08-01"
 LOG_LINES = 5
+# How often a status that only counts on (its numbers) is sent again (_Status).
+REPEAT_SECONDS = 30.0
 # What the PATCH that ends the Job sets: already past for any Job that started a second ago.
 ENDED_DEADLINE_SECONDS = 1
 FIELD_MANAGER = "aks-gpu-proof-watch"
@@ -418,16 +421,27 @@ def _finish(api: _Api, facts: WatchFacts, look: Snapshot, verdict: Verdict, stat
 
 
 class _Status:
-    """Sends each line once, when it differs from the last one sent."""
+    """Sends each line once, when it differs from the last one sent; a line that differs only in
+    its numbers (a duration counting up, the training's step) at most every REPEAT_SECONDS. A
+    non-interactive run prints the resource's row at each status it gets (pulumi/pulumi@1b594989
+    pkg/backend/display/jsonmessage.go `rowUpdated`), so a CI log gets a line per change: one
+    every REPEAT_SECONDS of an 8-minute scale-up, not one a look."""
 
-    def __init__(self, send: Callable[[str], None]) -> None:
-        self.send, self.last = send, ""
+    def __init__(self, send: Callable[[str], None], clock: Callable[[], float]) -> None:
+        self.send, self.clock, self.last, self.sent_at = send, clock, "", float("-inf")
 
     def __call__(self, line: str) -> None:
         line = one_line(line, None)  # a status is one line, whatever the cluster's words held
-        if line != self.last:
-            self.last = line
-            self.send(line)
+        if line == self.last:
+            return
+        if _shape(line) == _shape(self.last) and self.clock() - self.sent_at < REPEAT_SECONDS:
+            return
+        self.last, self.sent_at = line, self.clock()
+        self.send(line)
+
+
+def _shape(line: str) -> str:
+    return re.sub(r"\d+", "#", line)
 
 
 def _not_watched(status: _Status, why: str) -> Verdict:
@@ -455,7 +469,7 @@ def watch(
     API server (a test's fakes)."""
     started = clock()
     deadline = started + seconds
-    say = _Status(status)
+    say = _Status(status, clock)
     try:
         config = kubeconfig(cluster)
         api = _Api(lambda: connect(config, timeout=PLUGIN_SECONDS), connect(config, timeout=PLUGIN_SECONDS))
