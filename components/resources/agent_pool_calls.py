@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from components.azure.cluster_facts import OWNER_TAG
+from components.azure.live.aks_client import ARM_ENDPOINT, aks_client
 from components.azure.live.deadline import gather
 from components.azure.ownership import owner_of
 from components.errors import ManagedPoolError, ManagedPoolTimeout
@@ -20,8 +21,7 @@ from components.resources.provider_errors import failed
 
 # Where ARM is: Azure's public cloud, as for every other resource of the program. An input,
 # so the state says where the pool's calls go (tests/test_managed_pool_provider_host.py points it at a
-# local fake of ARM); a state written before it existed means this one.
-ARM_ENDPOINT = "https://management.azure.com"
+# local fake of ARM); a state written before it existed means this one (aks_client.ARM_ENDPOINT).
 ENDPOINT = "armEndpoint"
 
 # Each operation's time limit, in minutes, is an input (`timeoutMinutes`), because the
@@ -94,18 +94,16 @@ def client_factory(subscription_id: str, api_version: str, endpoint: str = ARM_E
     (azure-core ConnectionConfiguration) and `retry_policy` to its pipeline
     (azure-mgmt-containerservice _configuration.py)."""
     from azure.identity import DefaultAzureCredential
-    from azure.mgmt.containerservice import ContainerServiceClient
 
     within = float(seconds) if seconds is not None else READ_MINUTES * 60
-    return ContainerServiceClient(
+    return aks_client(
         DefaultAzureCredential(),
         subscription_id,
-        base_url=endpoint,
-        api_version=api_version,
-        credential_scopes=[f"{endpoint}/.default"],
+        api_version,
         retry_policy=_retry_policy(retry_total=RETRIES, timeout=within),
-        connection_timeout=min(CONNECT_SECONDS, within),
-        read_timeout=min(REQUEST_SECONDS, within),
+        connect_seconds=min(CONNECT_SECONDS, within),
+        read_seconds=min(REQUEST_SECONDS, within),
+        endpoint=endpoint,
     )
 
 

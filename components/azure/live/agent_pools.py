@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from components.azure.live.aks_client import aks_client
 from components.azure.live.deadline import gather
 from components.azure.pool_modes import running_of
 from components.azure.reader import RunningPool
@@ -26,19 +27,16 @@ RETRIES = 2
 
 
 def client_for(subscription_id: str, credential: Any, timeout: float = READ_SECONDS) -> Any:
-    """The client, its retries and socket limits set rather than azure-core's defaults (ten
-    retries, 300 s to connect and to read: azure/core/configuration.py); ContainerServiceClient
-    hands `retry_policy` to its pipeline and the socket limits to its transport."""
+    """The client, its retries and socket limits set rather than azure-core's defaults (live/aks_client.py)."""
     from azure.core.pipeline.policies import RetryPolicy
-    from azure.mgmt.containerservice import ContainerServiceClient
 
-    return ContainerServiceClient(
+    return aks_client(
         credential,
         subscription_id,
-        api_version=API_VERSION,
+        API_VERSION,
         retry_policy=RetryPolicy(retry_total=RETRIES, timeout=timeout),
-        connection_timeout=min(CONNECT_SECONDS, timeout),
-        read_timeout=timeout,
+        connect_seconds=min(CONNECT_SECONDS, timeout),
+        read_seconds=timeout,
     )
 
 

@@ -59,6 +59,7 @@ from typing import Any
 from components.azure import proof_watch as decisions
 from components.azure.kubeconfig import entra_kubeconfig
 from components.azure.live import cluster_access
+from components.azure.live.aks_client import ARM_ENDPOINT, aks_client
 from components.azure.live.deadline import gather
 from components.azure.proof_signals import AUTOSCALER_STATUS
 from components.azure.proof_watch import SPEC_ANNOTATION, Snapshot, Verdict, WatchFacts, result_name
@@ -109,7 +110,7 @@ class ClusterRef:
     cluster_name: str
     #: Entra ID sign-in: the kubeconfig's kubelogin made to sign in without a prompt (cluster.entra_kubeconfig).
     entra: bool
-    arm_endpoint: str = "https://management.azure.com"
+    arm_endpoint: str = ARM_ENDPOINT
 
 
 # --------------------------------------------------------------------------- the kubeconfig
@@ -118,23 +119,18 @@ class ClusterRef:
 def arm_client(cluster: ClusterRef, seconds: float, credential: Any = None) -> Any:
     """The AKS management client for ARM at the cluster's endpoint, with DefaultAzureCredential
     (az login locally, the OIDC login in CI) unless given one; its retries and sockets bounded
-    within `seconds`, as agent_pool_calls.py `client_factory` bounds the managed pool's
-    (ContainerServiceClient hands `retry_policy` to its pipeline, the socket limits to its
-    transport: azure-mgmt-containerservice _configuration.py)."""
+    within `seconds`, as the managed pool's are (live/aks_client.py)."""
     from azure.core.pipeline.policies import RetryPolicy
     from azure.identity import DefaultAzureCredential
-    from azure.mgmt.containerservice import ContainerServiceClient
 
-    endpoint = cluster.arm_endpoint.rstrip("/")
-    return ContainerServiceClient(
+    return aks_client(
         credential if credential is not None else DefaultAzureCredential(),
         cluster.subscription_id,
-        base_url=endpoint,
-        api_version=API_VERSION,
-        credential_scopes=[f"{endpoint}/.default"],
+        API_VERSION,
         retry_policy=RetryPolicy(retry_total=RETRIES, timeout=seconds),
-        connection_timeout=min(CONNECT_SECONDS, seconds),
-        read_timeout=min(REQUEST_SECONDS, seconds),
+        connect_seconds=min(CONNECT_SECONDS, seconds),
+        read_seconds=min(REQUEST_SECONDS, seconds),
+        endpoint=cluster.arm_endpoint,
     )
 
 
