@@ -30,12 +30,17 @@ The LRO answers carry `retry-after-ms`, which azure-core's poller honours (a `Re
 With `tls`, the fake serves HTTPS with a certificate of its own (`ca_file`): the Azure SDK
 sends a bearer token over HTTPS only, so a client with a real credential can talk to it.
 
-Every request is recorded with its method, path, api-version, body and the body's raw
+It also answers a cluster's listClusterUserCredential (POST, ARM's CredentialResults: the
+kubeconfig base64-encoded in `kubeconfigs[0].value`) with the kubeconfig a test puts in
+`kubeconfigs` for that cluster; 404 ResourceNotFound for a cluster it holds none for.
+
+Every request is recorded with its method, path, api-version, query, body and the body's raw
 bytes, so tests check what went over the wire, not what an SDK method was called with.
 """
 
 from __future__ import annotations
 
+import base64
 import datetime
 import ipaddress
 import json
@@ -58,6 +63,11 @@ from azure.core.pipeline.policies import SansIOHTTPPolicy
 POOL_PATH = re.compile(
     r"^/subscriptions/(?P<sub>[^/]+)/resourceGroups/(?P<rg>[^/]+)/providers/Microsoft\.ContainerService/"
     r"managedClusters/(?P<cluster>[^/]+)/agentPools/(?P<pool>[^/]+)$",
+    re.IGNORECASE,
+)
+CREDENTIAL_PATH = re.compile(
+    r"^/subscriptions/(?P<sub>[^/]+)/resourceGroups/(?P<rg>[^/]+)/providers/Microsoft\.ContainerService/"
+    r"managedClusters/(?P<cluster>[^/]+)/listClusterUserCredential$",
     re.IGNORECASE,
 )
 OPERATION_PATH = re.compile(r"^/fake-operations/(?P<id>[0-9a-f-]+)$")
@@ -89,6 +99,7 @@ class Request:
     api_version: str
     body: dict[str, Any] | None
     raw: bytes = b""
+    query: dict[str, list[str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -131,15 +142,18 @@ class FakeAks:
     busy_retry_after: str | None = None
     #: Answers to give instead, by method: (status, error code[, message]), to every such request.
     refuse: dict[str, tuple[Any, ...]] = field(default_factory=dict)
+    #: The user kubeconfig (its text) listClusterUserCredential answers, by (group, cluster).
+    kubeconfigs: dict[tuple[str, str], str] = field(default_factory=dict)
     #: The CA certificate a client must trust (with `tls`).
     ca_file: Path | None = None
     operations: dict[str, Operation] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def reset(self, operation_seconds: float | None = 0.05) -> None:
-        """No pool, no request, no operation running, nothing refused and no 409 pending."""
+        """No pool, no kubeconfig, no request, no operation running, nothing refused and no 409 pending."""
         with self.lock:
             self.pools.clear()
+            self.kubeconfigs.clear()
             self.requests.clear()
             self.operations.clear()
             self.refuse.clear()
@@ -217,11 +231,14 @@ def _handler(fake: FakeAks) -> type[BaseHTTPRequestHandler]:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length) if length else b""
             body = json.loads(raw) if raw else None
-            api = parse_qs(url.query).get("api-version", [""])[0]
+            query = parse_qs(url.query)
+            api = query.get("api-version", [""])[0]
             with fake.lock:
-                fake.requests.append(Request(method, url.path, api, body, raw))
+                fake.requests.append(Request(method, url.path, api, body, raw, query))
                 if (op := OPERATION_PATH.match(url.path)) and method == "GET":
                     return self._operation(op["id"])
+                if (credential := CREDENTIAL_PATH.match(url.path)) and method == "POST":
+                    return self._credential((credential["rg"], credential["cluster"]))
                 match = POOL_PATH.match(url.path)
                 if not match:
                     return self._answer(404, {"error": {"code": "NotFound", "message": url.path}})
@@ -247,6 +264,13 @@ def _handler(fake: FakeAks) -> type[BaseHTTPRequestHandler]:
                 return self._answer(204) if op.done() else self._answer(202, None, {"Location": self._here(), "retry-after-ms": "5"})
             status = "Succeeded" if op.done() else "InProgress"
             self._answer(200, {"name": op_id, "status": status}, {"retry-after-ms": "5"})
+
+        def _credential(self, cluster: tuple[str, str]) -> None:
+            kubeconfig = fake.kubeconfigs.get(cluster)
+            if kubeconfig is None:
+                return self._answer(404, {"error": {"code": "ResourceNotFound", "message": f"managedClusters/{cluster[1]}"}})
+            value = base64.b64encode(kubeconfig.encode()).decode()
+            self._answer(200, {"kubeconfigs": [{"name": "clusterUser", "value": value}]})
 
         def _here(self) -> str:
             return f"{fake.url}{self.path}"
@@ -290,6 +314,9 @@ def _handler(fake: FakeAks) -> type[BaseHTTPRequestHandler]:
 
         def do_DELETE(self):
             self._route("DELETE")
+
+        def do_POST(self):
+            self._route("POST")
 
         def log_message(self, *args: Any) -> None:
             pass

@@ -5,44 +5,19 @@ LogRequest, as the CLI's engine would receive it from the provider host."""
 from __future__ import annotations
 
 import sys
-from concurrent import futures
 
-import grpc
 import pytest
-from google.protobuf import empty_pb2
-from pulumi.runtime.proto import engine_pb2, engine_pb2_grpc
+from fake_engine import FakeEngine, serve, served
+from pulumi.runtime.proto import engine_pb2
 
 from components.azure.live.engine_status import reporter
 
 URN = "urn:pulumi:dev::aks-gpu::aksgpu:index:MnistJob$pulumi-python:dynamic/aksgpu:ProofWatch::mnist-watch"
 
 
-class FakeEngine(engine_pb2_grpc.EngineServicer):
-    def __init__(self, fail: bool = False) -> None:
-        self.logged: list[engine_pb2.LogRequest] = []
-        self.fail = fail
-
-    def Log(self, request, context):  # noqa: N802 (gRPC method name)
-        self.logged.append(request)
-        if self.fail:
-            context.abort(grpc.StatusCode.UNAVAILABLE, "the engine is going away")
-        return empty_pb2.Empty()
-
-
-def serve(engine: FakeEngine):
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
-    engine_pb2_grpc.add_EngineServicer_to_server(engine, server)
-    port = server.add_insecure_port("127.0.0.1:0")
-    server.start()
-    return server, f"127.0.0.1:{port}"
-
-
 @pytest.fixture
 def engine():
-    fake = FakeEngine()
-    server, address = serve(fake)
-    yield fake, address
-    server.stop(0)
+    yield from served()
 
 
 def test_a_status_reaches_the_engine_as_an_ephemeral_info_on_the_watch_resource(engine):

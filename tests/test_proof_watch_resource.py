@@ -10,7 +10,8 @@ provider behaves in the SDK's own provider host, which hands it doubles and Unkn
 
 Create needs the live watch (components/azure/live/proof_watch.py), which calls the cluster: the
 provider's create is tested in this process with `watch` and `reporter` replaced, and the host
-is driven over gRPC for Check, Diff, Read and Delete.
+is driven over gRPC for Check, Diff, Read and Delete; test_proof_watch_provider_host.py runs the
+create in the host, nothing replaced, against fakes of the engine, ARM and the API server.
 """
 
 from __future__ import annotations

@@ -45,33 +45,34 @@ class Host:
     def __init__(self, process: subprocess.Popen, stub: Any) -> None:
         self.process, self.stub = process, stub
 
-    def _call(self, method: str, request: Any) -> Any:
+    def call(self, method: str, request: Any) -> Any:
+        """One call of `method`; HostError with what the host answered where it failed."""
         try:
             return getattr(self.stub, method)(request, timeout=120)
         except grpc.RpcError as error:
             raise HostError(error.details()) from None
 
     def check(self, news: struct_pb2.Struct, olds: struct_pb2.Struct | None = None) -> struct_pb2.Struct:
-        response = self._call("Check", proto.CheckRequest(urn=URN, olds=olds or struct_pb2.Struct(), news=news))
+        response = self.call("Check", proto.CheckRequest(urn=URN, olds=olds or struct_pb2.Struct(), news=news))
         assert not response.failures
         return response.inputs
 
     def diff(self, olds: struct_pb2.Struct, news: struct_pb2.Struct) -> Any:
-        return self._call("Diff", proto.DiffRequest(id=pool_id(), urn=URN, olds=olds, news=news))
+        return self.call("Diff", proto.DiffRequest(id=pool_id(), urn=URN, olds=olds, news=news))
 
     def create(self, props: struct_pb2.Struct) -> struct_pb2.Struct:
-        response = self._call("Create", proto.CreateRequest(urn=URN, properties=props, timeout=1))
+        response = self.call("Create", proto.CreateRequest(urn=URN, properties=props, timeout=1))
         assert response.id == pool_id()
         return response.properties
 
     def read(self, props: struct_pb2.Struct) -> Any:
-        return self._call("Read", proto.ReadRequest(id=pool_id(), urn=URN, properties=props))
+        return self.call("Read", proto.ReadRequest(id=pool_id(), urn=URN, properties=props))
 
     def update(self, olds: struct_pb2.Struct, news: struct_pb2.Struct) -> struct_pb2.Struct:
-        return self._call("Update", proto.UpdateRequest(id=pool_id(), urn=URN, olds=olds, news=news, timeout=1)).properties
+        return self.call("Update", proto.UpdateRequest(id=pool_id(), urn=URN, olds=olds, news=news, timeout=1)).properties
 
     def delete(self, props: struct_pb2.Struct) -> None:
-        self._call("Delete", proto.DeleteRequest(id=pool_id(), urn=URN, properties=props, timeout=1))
+        self.call("Delete", proto.DeleteRequest(id=pool_id(), urn=URN, properties=props, timeout=1))
 
 
 def pool_id() -> str:
@@ -81,11 +82,14 @@ def pool_id() -> str:
     )
 
 
-def start_host(environment: dict[str, str]) -> Iterator[Host]:
+def start_host(environment: dict[str, str], engine: str | None = None) -> Iterator[Host]:
     """The host, started as the CLI starts it: `python -u -m pulumi.dynamic` in the project
-    directory; it prints its port, and the engine Configures it first."""
+    directory, with the engine's address as its first argument where `engine` names one (the
+    CLI always passes it: pulumi/pulumi@1b594989 pkg/resource/plugin/provider_plugin.go newPlugin,
+    `[]string{host.ServerAddr()}`, which sdk/python/dist/pulumi-resource-pulumi-python hands on
+    as `$@`); it prints its port, and the engine Configures it first."""
     process = subprocess.Popen(
-        [sys.executable, "-u", "-m", "pulumi.dynamic"],
+        [sys.executable, "-u", "-m", "pulumi.dynamic", *([engine] if engine is not None else [])],
         cwd=ROOT,
         env=environment,
         stdout=subprocess.PIPE,
