@@ -170,13 +170,13 @@ def unpullable(image: str, spec_hash: str) -> State:
 
 
 def test_a_proof_that_trains_is_watched_in_the_host_and_its_proof_ok_line_is_the_watchs_output(host, arm, engine, kube):
-    """The numbers arrive as the host hands them over (doubles) and the watch still counts in
-    whole steps; what it waits for reaches the engine as the watch's ephemeral status."""
+    """The numbers arrive as the host hands them over (doubles), and the watch fetches its own
+    kubeconfig from ARM and reads the proof with it."""
     inputs, watch = news(arm), program_watch()
     assert (inputs["maxSteps"], inputs["seconds"]) == (500.0, float(watch.inputs["seconds"]))
     assert all(isinstance(inputs[k], float) for k in ("maxSteps", "seconds")), "a Struct's numbers are doubles"
-    image, spec_hash = watch.inputs["image"], watch.inputs["specHash"]
-    kube.states = [training(image, spec_hash), trained(spec_hash)]
+    spec_hash = watch.inputs["specHash"]
+    kube.states = [trained(spec_hash)]
 
     created = create(host, inputs)
 
@@ -184,10 +184,7 @@ def test_a_proof_that_trains_is_watched_in_the_host_and_its_proof_ok_line_is_the
     outs = rpc.deserialize_properties(created.properties)
     assert outs[pw.OUTPUT] == PROOF_OK
     assert {k: outs[k] for k in ("maxSteps", "seconds", "statusUrn")} == {k: inputs[k] for k in ("maxSteps", "seconds", "statusUrn")}
-    [status] = engine.logged
-    assert status.message == f"training on node {NODE}: step 120/500", "500 steps, not 500.0"
-    assert (status.urn, status.severity, status.ephemeral) == (watch.urn, engine_pb2.INFO, True)
-    assert watch.inputs["statusUrn"] == watch.urn
+    assert engine.logged == [], "nothing was waited for"
     [kept] = kube.calls("PATCH", "/configmaps/")
     assert kept.path == "/api/v1/namespaces/gpu-workloads/configmaps/mnist-proof-t4-result"
     assert (kept.body["data"]["line"], kept.body["data"]["outcome"], kept.body["data"]["jobUid"]) == (PROOF_OK, "trained", JOB_UID)
@@ -199,6 +196,25 @@ def test_a_proof_that_trains_is_watched_in_the_host_and_its_proof_ok_line_is_the
         "Microsoft.ContainerService/managedClusters/aks-gpu-dev/listClusterUserCredential"
     )
     assert fetched.query == {"api-version": [live.API_VERSION], "format": ["exec"]}
+
+
+def test_what_the_watch_waits_for_reaches_the_engine_as_the_watchs_ephemeral_status(host, arm, engine, kube):
+    """One waiting look, within a time limit shorter than the watch's pause between looks, so
+    the watch ends without sleeping (live/proof_watch.py `watch`: no look past the limit) and
+    the Job's own await decides: the status went to the engine on the watch's own URN."""
+    inputs, watch = news(arm), program_watch()
+    inputs["seconds"] = 5.0
+    kube.states = [training(watch.inputs["image"], watch.inputs["specHash"])]
+
+    created = create(host, inputs)
+
+    [status] = engine.logged
+    assert status.message == f"training on node {NODE}: step 120/500", "500 steps, not 500.0"
+    assert (status.urn, status.severity, status.ephemeral) == (watch.urn, engine_pb2.INFO, True)
+    assert watch.inputs["statusUrn"] == watch.urn
+    line = rpc.deserialize_properties(created.properties)[pw.OUTPUT]
+    assert line.startswith("watched for ") and line.endswith("the Job's own await decides")
+    assert kube.calls("PATCH", "/jobs/") == [], "a watch that ran out of time leaves the Job to its await"
 
 
 def test_a_proof_that_cannot_start_fails_the_create_in_one_line_after_ending_its_job(host, arm, engine, kube):
