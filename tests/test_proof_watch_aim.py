@@ -17,20 +17,15 @@ from fake_kube_api import State
 from support.clock import Clock
 from test_proof_watch_decide import (
     FACTS,
-    IMAGE,
-    NODE,
     QUOTA,
-    RATE_LIMITED,
     SCALE_SET,
     START,
     event,
-    failed_pull,
+    failing_pull,
     job,
     look,
     no_node,
     pod,
-    pull_tries,
-    pulling,
     trains,
 )
 
@@ -97,20 +92,8 @@ def kept(kube: fake_kube_api.FakeKube) -> dict[str, str]:
 
 
 def test_an_image_no_node_can_pull_fails_up_within_ten_minutes_of_its_start_with_the_registrys_words(kube):
-    tries = pull_tries(35)  # the Job's pod on a node that runs, its first pull at 35 s
-
-    def sequence(now: float) -> Snapshot:
-        failed = [t + 2 for t in tries]
-        reason = "ErrImagePull" if any(0 <= now - t < 10 for t in failed) else "ImagePullBackOff"
-        return look(
-            now,
-            job(),
-            [pod(30, node=NODE, waiting=(reason, f'Back-off pulling image "{IMAGE}"') if now >= failed[0] else None)],
-            event("Pulling", pulling(), tries, now),
-            event("Failed", failed_pull(RATE_LIMITED), failed, now),
-        )
-
-    got, clock = watched(kube, sequence)
+    # The Job's pod on a node that runs, made at 30 s, its first pull at 35 s.
+    got, clock = watched(kube, failing_pull(35, created=30))
 
     assert isinstance(got, ProofWatchFailed) and "toomanyrequests" in str(got) and "(registry docker.io)" in str(got)
     assert clock.now <= TEN_MINUTES, f"decided {clock.now:g} s after `pulumi up` started"

@@ -220,22 +220,30 @@ def test_a_pull_that_fails_once_then_succeeds_trains():
     assert any(line.startswith(f'pulling image "{IMAGE}" on node {NODE} for ') for line in lines)
 
 
-def test_a_pull_that_keeps_failing_stops_within_five_minutes_of_the_first_failure():
-    tries = pull_tries(5)
+def failing_pull(first: float, created: float = 0) -> Callable[[float], Snapshot]:
+    """A pod on a node whose image pull fails for good (Docker Hub's rate limit), the kubelet
+    trying from `first` on its back-off: each try fails 2 s in, the container waiting in
+    ErrImagePull for a while after each failure, then in ImagePullBackOff."""
+    tries = pull_tries(first)
+    failed = [t + 2 for t in tries]
 
     def sequence(now: float) -> Snapshot:
-        failed = [t + 2 for t in tries]
         reason = "ErrImagePull" if any(0 <= now - t < 10 for t in failed) else "ImagePullBackOff"
         return look(
             now,
             job(),
-            [pod(0, node=NODE, waiting=(reason, f'Back-off pulling image "{IMAGE}"'))],
+            [pod(created, node=NODE, waiting=(reason, f'Back-off pulling image "{IMAGE}"') if now >= failed[0] else None)],
             event("Pulling", pulling(), tries, now),
             event("Failed", failed_pull(RATE_LIMITED), failed, now),
             event("BackOff", f'Back-off pulling image "{IMAGE}"', [t + 3 for t in tries], now),
         )
 
-    when, verdict, _ = first_verdict(FACTS, sequence)
+    return sequence
+
+
+def test_a_pull_that_keeps_failing_stops_within_five_minutes_of_the_first_failure():
+    tries = pull_tries(5)
+    when, verdict, _ = first_verdict(FACTS, failing_pull(5))
     first_failure = tries[0] + 2
     assert verdict.kind == "stop"
     assert PULL_FAILING_SECONDS <= when - first_failure <= FIVE_MINUTES
