@@ -45,7 +45,7 @@ export_program = { $(call EXPORTED_HEADER,the program's packages: Pulumi's pip t
 export_uv = { $(call EXPORTED_HEADER,uv for a machine without it: make installs it into .uv/); $(EXPORT) --only-group uv; } > $(1)
 
 .DEFAULT_GOAL := help
-.PHONY: help render test unit lowest lint locked snapshots prices schema lock bench-setup mutation proof-local proof-gpu fuzz venv clean
+.PHONY: help render test unit lowest lint locked snapshots prices schema config-docs lock bench-setup mutation proof-local proof-gpu fuzz venv clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -113,6 +113,11 @@ prices: $(STAMP) ## save the Retail Prices API's prices for every stack into pri
 
 schema: $(STAMP) ## regenerate schema/stack.schema.json from components/config/
 	$(VENV)/bin/python -m tools.schema
+
+# Every key's default, what is allowed and what it does, from the schema (tools/config_docs.py);
+# tests/test_config_docs.py fails while the committed page differs.
+config-docs: schema ## regenerate schema/stack.schema.json, then docs/configuration-keys.md from it
+	$(VENV)/bin/python -m tools.config_docs
 
 LOCKED := build/locked
 # After an edit of pyproject.toml or security/checkov/pyproject.toml. Without --upgrade, uv keeps

@@ -3,10 +3,7 @@ every stack file, and in agreement with the parser."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
-import re
-import typing
 
 import jsonschema
 import pytest
@@ -100,21 +97,3 @@ def test_a_secret_is_accepted_wherever_a_string_is():
     secret = {"secure": "v1:abc"}
     assert schema_errors({"aks-gpu:clusterName": secret, "aks-gpu:gpuPool": {"vmSize": secret}}) == []
     assert schema_errors({"aks-gpu:gpuPool": {"nodeCount": secret}}), "not where a number is"
-
-
-def test_the_readme_documents_every_key_and_member():
-    readme = (ROOT / "README.md").read_text()
-    rows = [line for line in readme.splitlines() if line.startswith("| `aks-gpu:") or line.startswith("| `azure-native:")]
-    documented = " ".join(rows)
-    for key in config.known_keys():
-        assert f"`{key}" in documented, key
-    hints = {name: config.strip_optional(t) for name, t in typing.get_type_hints(config.ProjectConfig).items()}
-    structured = {name: t for name, t in hints.items() if dataclasses.is_dataclass(t)}
-    assert {"gpu_pool", "access", "monitoring", "existing_cluster"} <= set(structured), (
-        "the structured keys are found, so members are checked"
-    )
-    for name, cls in structured.items():
-        for member in config.members(cls):
-            key = f"aks-gpu:{config.camel_case(name)}"
-            row = " ".join(r for r in rows if f"`{key}." in r)
-            assert re.search(rf"\b{member}\b", row), f"{key}.{member} missing from the README's config table"

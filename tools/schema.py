@@ -16,6 +16,7 @@ from pydantic import TypeAdapter
 
 from components import config
 from components.config import providers
+from components.config.values import ALLOWED_KEYWORD
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA_FILE = ROOT / "schema" / "stack.schema.json"
@@ -105,8 +106,9 @@ def _with_secure_strings(schema: Any) -> Any:
     """Every string may be a `{secure: ...}` value instead."""
     if isinstance(schema, dict):
         if schema.get("type") == "string":
-            string = {k: v for k, v in schema.items() if k not in ("description", "default")}
-            outer = {k: v for k, v in schema.items() if k in ("description", "default")}
+            said = ("description", "default", ALLOWED_KEYWORD)  # of the value, secret or not
+            string = {k: v for k, v in schema.items() if k not in said}
+            outer = {k: v for k, v in schema.items() if k in said}
             return {**outer, "anyOf": [string, SECURE]}
         return {k: _with_secure_strings(v) for k, v in schema.items()}
     if isinstance(schema, list):

@@ -67,33 +67,10 @@ class ProofImage:
         return " ".join(f"sm_{major}{minor}" for major, minor in self.cubins)
 
 
-# PyTorch's official CUDA 12.8 runtime image. The digest is the one public Dockerfiles pin
-# for this tag (six repositories agree; it could not be checked against Docker Hub from
-# where this program is built). Its torch is the cu128 build, whose kernels are
-# TORCH_CUDA_ARCH_LIST="7.0;7.5;8.0;8.6;9.0;10.0;12.0" (pytorch/pytorch
-# .ci/manywheel/build_cuda.sh, the 12.8 case, from 2.8 on; no PTX), so it runs on Volta
-# through Blackwell: sm_89 on sm_86's cubin, GB300's 10.3 on sm_100's. CUDA 12.8 needs
-# driver ">=570.26" on Linux (CUDA Toolkit release notes, table 3); AKS installs 570.211.01
-# (GRID, A10), 580.159.04 (CUDA) and 595.58.03 (GRID v20) (components/catalog/gpu_sizes.py).
-#
-# Built for linux/amd64 alone. PyTorch's release workflow builds its CUDA images for that one
-# platform: .github/scripts/generate_docker_release_matrix.py, "CUDA amd64 Docker images are
-# available as both runtime and devel while CPU arm64 image is only available as runtime"
-# ("platform": "linux/amd64" for every CUDA entry), and its Dockerfile installs the CPU wheels
-# on linux/arm64 (`pip install --extra-index-url https://download.pytorch.org/whl/cpu/`).
-# pytorch/pytorch#145716 (open): images "are still only available for amd64"; #188815
-# (2026-07-02, closed unmerged: "Need arm runner to build arm images"): "The official docker
-# release workflow was building CUDA images only for linux/amd64, which is why tags like
-# pytorch/pytorch:<ver>-cuda*-cudnn*-{runtime,devel} resolved to x86 only". The digest is the
-# tag's linux/amd64 image manifest, not an index (public pins call it "Pinned official
-# linux/amd64 image manifest", a hub.docker.com/layers/.../images/sha256-7b32... link); so a
-# Grace (Arm64) node cannot pull it.
-#
-# Its size is an estimate, measured here, not Docker Hub's figure (its API cannot be reached
-# from where this is built): the wheels it installs with pip (torch 2.9.1+cu128, nvidia-*,
-# triton), as `make proof-local` installs them, are 6.6 GB on disk and 4,051,892,421 bytes as
-# a `gzip -6` tarball, a layer's compression (2026-11-26, docs/proof.md "Pulling the image");
-# Ubuntu and Python beneath them add some hundreds of MB, not measured.
+# PyTorch's official CUDA 12.8 runtime image, pinned by the digest public Dockerfiles pin. Its
+# kernels (sm_70 to sm_120, no PTX), the driver it needs (570.26+), its one platform
+# (linux/amd64: no Grace node can pull it) and its measured size, each with its source:
+# docs/guide-and-azure.md "The proof Job", docs/proof.md "Pulling the image".
 PYTORCH = ProofImage(
     repository="pytorch/pytorch",
     reference="pytorch/pytorch:2.9.1-cuda12.8-cudnn9-runtime@sha256:7b324d212a4450795b49edba9949b7cdc72429148a64e974334bfe5774d51385",
@@ -106,18 +83,9 @@ PYTORCH = ProofImage(
     unpacked_gb=7,
 )
 
-# The guide's image: the Kubeflow labs' sample, `FROM tensorflow/tensorflow:1.4.0-gpu`
-# (Azure/kubeflow-labs 1-docker/src/Dockerfile at 971c3d0), TensorFlow 1.4 built with CUDA 8
-# and cuDNN 6 (tensorflow/docs site/en/install/source.md, tested build configurations). CUDA
-# 8 knows GPUs up to compute capability 6.2: Volta (7.0) came with CUDA 9, Turing (7.5) with
-# CUDA 10. On later GPUs its kernels exist only as PTX for the driver to compile, and CUDA 8's
-# cuBLAS fails there: "CUBLAS_STATUS_EXECUTION_FAILED" with a CUDA 8 image on an RTX 2080
-# that works on a K80 (NVIDIA/nvidia-docker#1106), "Blas GEMM launch failed" with TensorFlow
-# 1.x on an A100 (CHTC/templates-GPUs#10). The guide's own sample log is a K80's
-# (use-nvidia-gpu.md, ms.date 07/02/2026: "name: Tesla K80 ... compute capability: 3.7").
-# linux/amd64 alone: TensorFlow's 1.4 GPU image stands on nvidia/cuda 8, which "is not a
-# multi-arch image (yet), so the x86 container causes `exec format error` on ARM"
-# (NVIDIA/nvidia-docker#1116, 2019).
+# The guide's image: TensorFlow 1.4 on CUDA 8, which knows GPUs up to compute capability 6.2
+# (not Volta or later), built for linux/amd64 alone; the public reports of it failing on
+# today's GPUs: docs/guide-and-azure.md "The proof Job".
 GUIDE = ProofImage(
     repository="mcr.microsoft.com/azuredocs/samples-tf-mnist-demo",
     reference="mcr.microsoft.com/azuredocs/samples-tf-mnist-demo:gpu",

@@ -54,7 +54,8 @@ VERSION_UPGRADE_CHANNELS = ("patch", "stable", "rapid")
 @dataclass(frozen=True, config=MODEL)
 class SystemPoolConfig:
     """The small Linux System pool that runs kube-system pods (GPU nodes are tainted).
-    Applied when the cluster is created: Azure cannot update it through the cluster."""
+    Applied when the cluster is created: Azure cannot update it through the cluster
+    (docs/lifecycle.md#after-pulumi-refresh)."""
 
     vm_size: VmSize = "Standard_D2s_v5"
     """The System pool's VM size."""
@@ -69,13 +70,13 @@ class AccessConfig:
     mode: one_of(*ACCESS_MODES) = "local"
     """local: the guide's local accounts and Kubernetes RBAC; entra: Entra ID sign-in, Azure RBAC, local accounts off."""
     admin_group_object_ids: list_of(Guid, 100) = ()
-    """entra only: Entra ID groups whose members are cluster admins."""
+    """entra only: Entra ID groups whose members are cluster admins; needed with deployerType none."""
     authorized_ip_ranges: list_of(Ipv4Range, MAX_AUTHORIZED_IP_RANGES) = ()
     """IPv4 addresses or ranges allowed to reach the API server; empty allows any address."""
     deployer_type: one_of(*DEPLOYER_TYPES) = "ServicePrincipal"
     """entra only: what kind of identity runs pulumi up, granted cluster-admin; none grants nothing."""
     deployer_object_id: Guid | None = None
-    """entra only: the object ID granted cluster-admin; unset, whoever runs the program."""
+    """entra only: the object ID granted cluster-admin; not with deployerType none. Unset: whoever runs the program (a preview warns)."""
 
     @property
     def entra(self) -> bool:
@@ -91,7 +92,7 @@ class NetworkConfig:
     """The network policy engine on Azure CNI Overlay (chosen when the cluster is created)."""
 
     policy: one_of(*NETWORK_POLICIES) = "cilium"
-    """cilium (Azure CNI powered by Cilium), calico, or none (NetworkPolicies unenforced)."""
+    """cilium (Azure CNI Overlay powered by Cilium), calico (Calico on the Azure dataplane), or none (a preview warns: NetworkPolicies unenforced)."""
 
 
 @dataclass(frozen=True, config=MODEL)
@@ -100,7 +101,7 @@ class UpgradeConfig:
     upgrades, weekly node images. Stated here so the stack says what the cluster does."""
 
     channel: one_of(*UPGRADE_CHANNELS) = "none"
-    """autoUpgradeProfile.upgradeChannel; patch, stable and rapid move the Kubernetes version."""
+    """autoUpgradeProfile.upgradeChannel; patch, stable and rapid move the Kubernetes version, so the program leaves it to AKS (docs/lifecycle.md#after-pulumi-refresh)."""
     node_os_channel: one_of(*NODE_OS_CHANNELS) = "NodeImage"
     """autoUpgradeProfile.nodeOSUpgradeChannel."""
 

@@ -53,11 +53,11 @@ class CostConfig:
     currency: Currency = "USD"
     """The currency of every cost figure, of maxHourly and of budget.amount: live prices are asked in it, a saved list must be in it; a budget counts in the billing account's currency, so set it to that."""
     max_hourly: PositiveAmount | None = None
-    """The most the stack may cost per hour at its pools' largest sizes, in `currency`; a deployment above it stops, and so does one whose prices cannot all be had (see withoutPrices)."""
+    """The most the stack may cost per hour at its pools' largest sizes (every pool at maxCount or nodeCount, Spot at its ceiling), in `currency`; a deployment above it stops before anything is created, and so does one whose prices cannot all be had (see withoutPrices); a preview warns (docs/cost.md)."""
     without_prices: one_of("stop", "deploy") = "stop"  # type: ignore[valid-type]
     """With maxHourly: what a deployment does when a pool's price cannot be had (no route to the Retail Prices API, a size the list lacks): stop, or deploy without the limit checked."""
     budget: BudgetConfig | None = None
-    """A monthly consumption budget over what the stack runs (its resource groups, or on an existing cluster its pools' tag), with e-mail alerts."""
+    """A monthly consumption budget over where the GPU nodes are billed (the cluster's and its node resource group, or on an existing cluster its pools' tag), with e-mail alerts; the preview compares it with the stack's least and most per month (docs/cost.md#the-budget-aks-gpucostbudget)."""
 
 
 def check(cost: CostConfig, values: Mapping[str, Any]) -> None:

@@ -28,7 +28,7 @@ class PoolUpgradeSettings:
     """How AKS upgrades the pool's nodes (AgentPoolUpgradeSettings). Unset: maxSurge '0' and maxUnavailable '1', which need no GPU quota beyond the pool's own nodes."""
 
     max_surge: NodeShare | None = None
-    """Nodes AKS adds while it upgrades ('1', '33%'); each needs GPU quota. Unset: '0' (AKS's own default, '10%', is at least one extra GPU node)."""
+    """Nodes AKS adds while it upgrades ('1', '33%'); each needs GPU quota, and preflight counts it. Not above 0 together with maxUnavailable, nor both 0. Unset: '0' (AKS's own default, '10%', is at least one extra GPU node)."""
     max_unavailable: NodeShare | None = None
     """Nodes out of service at once while AKS upgrades them in place. Unset: '1' when maxSurge is unset or 0, else AKS's 0."""
     drain_timeout_in_minutes: whole_number(1, 1440) | None = None

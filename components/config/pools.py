@@ -70,37 +70,37 @@ class GpuPoolSettings:
     """One GPU User pool (`az aks nodepool add`): an entry of gpuPools, whose key names it."""
 
     vm_size: VmSize = gpu_sizes.GUIDE_SIZE
-    """A GPU (N-series) size. Unset: the guide's Standard_NC6 (retired), or Standard_NC6s_v2 with gen2."""
+    """A GPU (N-series) size (docs/variants.md#gpu-sizes). Unset: the guide's Standard_NC6 (retired), or Standard_NC6s_v2 with gen2."""
     node_count: whole_number(0, MAX_POOL_NODES) = 1
-    """GPU nodes; with autoscaling, the starting count (default: minCount)."""
+    """GPU nodes; with autoscaling, the starting count, inside [minCount, maxCount] (default: minCount)."""
     min_count: whole_number(0, MAX_POOL_NODES) | None = None
-    """With maxCount: the cluster autoscaler's floor (0 scales to zero)."""
+    """With maxCount (both or neither): the cluster autoscaler's floor (0 scales to zero), at most maxCount; not with AKS-managed GPU nodes (no autoscaler there during the preview)."""
     max_count: whole_number(1, MAX_POOL_NODES) | None = None
     """With minCount: the cluster autoscaler's ceiling."""
     gen2: Bool = False
     """The guide's Gen2 variant: refuses a Gen1-only size (Linux pools boot Gen2 when they can)."""
     dedicated_vhd: Bool = False
-    """The guide's dedicated GPU image, today AKS-managed GPU nodes (preview): AKS installs the GPU stack."""
+    """The guide's dedicated GPU image, today AKS-managed GPU nodes (preview): AKS installs the GPU stack, no device plugin; the pool is a resource over the AKS REST API (docs/variants.md)."""
     spot: Bool = False
     """Spot VMs: Delete on eviction; no price cap unless spotMaxPrice sets one."""
     spot_max_price: SpotMaxPrice | None = None
-    """spot only: the most a node may cost per hour, in US dollars, above which Azure evicts it; -1 (the default): no cap, billed up to the pay-as-you-go price."""
+    """spot only: the most a node may cost per hour, in US dollars, above which Azure evicts it; -1 (the default): no cap, billed up to the pay-as-you-go price. Cost figures count Spot at this ceiling."""
     management: one_of(*GPU_MANAGEMENT_MODES) = "device-plugin"
-    """Who installs the GPU driver and device plugin: device-plugin (the guide's DaemonSet), aks-managed (AKS, preview; what dedicatedVhd selects), or gpu-operator (NVIDIA's GPU Operator)."""
+    """Who installs the GPU driver and device plugin: device-plugin (the guide's DaemonSet), aks-managed (AKS, preview; what dedicatedVhd selects), or gpu-operator (NVIDIA's GPU Operator). device-plugin to gpu-operator or back replaces the pool; to or from aks-managed on a running pool is refused: rename it (docs/gpu.md)."""
     mig_profile: one_of(*MIG_PROFILES) | None = None
-    """Multi-instance GPU: slice each GPU (A100, H100 sizes); each slice is one nvidia.com/gpu."""
+    """Multi-instance GPU: slice each GPU (A100, H100 sizes); each slice is one nvidia.com/gpu. Unset: whole GPUs. Fixed when the pool is created."""
     max_pods: whole_number(10, 250) | None = None
-    """Pods per node. Unset: 250, or on an existing cluster with Azure CNI without overlay its System pool's, which its subnets are sized for; a pool the stack runs already keeps what it has."""
+    """Pods per node, fixed when the pool is created. Unset: 250, or on an existing cluster with Azure CNI without overlay its System pool's, which its subnets are sized for; a pool the stack runs already keeps what it has (docs/existing-cluster.md#its-network)."""
     vnet_subnet_id: SubnetId | None = None
     """existingCluster only: the nodes' subnet. Unset: the System pool's, when the cluster's pools have subnets of their own; a pool the stack runs already keeps its own."""
     pod_subnet_id: SubnetId | None = None
     """existingCluster only: the pods' subnet (Azure CNI with dynamic pod IPs). Unset: the System pool's, when it has one; a pool the stack runs already keeps its own."""
     existing: one_of(*EXISTING_POOL_MODES) | None = None
-    """existingCluster only: the cluster's own pool of this name. use: read from Azure and never changed (its other members come from Azure); adopt: the stack takes it over, imported on the first up, declaring its live settings (docs/existing-cluster.md)."""
+    """existingCluster only: the cluster's own pool of this name, made by hand. use: read from Azure and never registered or changed (no other member: they come from Azure); adopt: imported on the first up as Azure has it; a fixed property set otherwise, or a pool of another type than VirtualMachineScaleSets, is refused, and the preview's adopt: line names each field up changes (docs/existing-cluster.md#coming-from-the-guide-a-cluster-made-by-hand)."""
     on_destroy: one_of(*ON_DESTROY) | None = None
-    """existing: adopt only: what `pulumi destroy`, or removing the pool from the config, does to the owner's pool. release (unset): Pulumi forgets it and Azure keeps it; delete: the stack may delete it (docs/existing-cluster.md)."""
+    """existing: adopt only: what `pulumi destroy`, or removing the pool from the config, does to the owner's pool. release (unset): Pulumi forgets it and Azure keeps it (Pulumi's retainOnDelete); delete: the stack may delete it (docs/existing-cluster.md#handing-back-what-was-adopted)."""
     upgrade_settings: PoolUpgradeSettings | None = None
-    """How AKS upgrades the pool's nodes: maxSurge, maxUnavailable, drainTimeoutInMinutes, nodeSoakDurationInMinutes, undrainableNodeBehavior. Unset: maxSurge '0', maxUnavailable '1': no GPU quota beyond the pool's nodes, one node down at a time (docs/lifecycle.md)."""
+    """How AKS upgrades the pool's nodes: maxSurge, maxUnavailable, drainTimeoutInMinutes, nodeSoakDurationInMinutes, undrainableNodeBehavior. Unset: maxSurge '0', maxUnavailable '1': no GPU quota beyond the pool's nodes, one node down at a time; an adopted pool keeps Azure's, with the config's members over them (docs/lifecycle.md#upgrades-of-a-gpu-pool)."""
 
     @property
     def managed(self) -> bool:

@@ -26,7 +26,7 @@ class PreflightConfig:
     """Checks against the Azure subscription before anything is created (docs/preflight.md)."""
 
     mode: one_of(*PREFLIGHT_MODES) = "enforce"
-    """enforce: a deployment stops on a problem Azure would refuse; warn: it warns and goes on; off: no checks."""
+    """enforce: a deployment stops on a problem Azure would refuse; warn: it warns and goes on; off: no checks (skusFile and usageFile are then not read, and said so). Two device plugins on one node stop a deployment in every mode (docs/preflight.md)."""
     skus_file: FilePath | None = None
     """With usageFile: `az vm list-skus --location <loc> --resource-type virtualMachines --all -o json`, saved (relative to the project). Set, no live call is made."""
     usage_file: FilePath | None = None

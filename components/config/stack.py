@@ -45,15 +45,15 @@ class ProjectConfig:
     resource_group_name: ResourceGroupName | None = None
     """The resource group's name. Unset or empty: <project>-<stack>-rg."""
     cluster_name: ClusterName | None = None
-    """The AKS cluster's name. Unset or empty: <project>-<stack>."""
+    """The AKS cluster's name. Unset or empty: <project>-<stack> (a `.` in the stack name becomes `-`)."""
     kubernetes_version: KubernetesVersion | None = None
     """'1.NN' or '1.NN.P' (quote it in YAML). Unset or empty: the AKS default."""
     system_pool: SystemPoolConfig = SystemPoolConfig()
     gpu_pool: GpuPoolConfig = GpuPoolConfig()
     gpu_pools: GpuPoolMap | None = None
-    """Several GPU pools, keyed by AKS pool name, each with gpuPool's members but name; instead of gpuPool."""
+    """Several GPU pools, keyed by AKS pool name (not system), each with gpuPool's members but name; not with gpuPool. Each pool gets its own MNIST Job (docs/existing-cluster.md#several-gpu-pools)."""
     existing_cluster: ExistingClusterConfig | None = None
-    """Add the GPU pools to this AKS cluster instead of creating one; the stack owns only what it adds."""
+    """Add the GPU pools to this AKS cluster instead of creating one: both members, or neither. The cluster is read and never changed, the stack owns only what it adds, and the cluster's own keys (systemPool, access, ...) are refused (docs/existing-cluster.md)."""
     device_plugin: DevicePluginConfig = DevicePluginConfig()
     mnist_job: MnistJobConfig = MnistJobConfig()
     access: AccessConfig = AccessConfig()

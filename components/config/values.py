@@ -21,11 +21,23 @@ RESERVED_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease
 MODEL = ConfigDict(strict=True, extra="forbid", alias_generator=to_camel, populate_by_name=True, use_attribute_docstrings=True)
 
 
+# The schema keyword that carries `Allowed`'s words (tools/schema.py, tools/config_docs.py).
+ALLOWED_KEYWORD = "x-allowed"
+
+
 class Allowed:
     """What a one-line error says is allowed, attached to a type: `Annotated[str, ..., Allowed("...")]`."""
 
     def __init__(self, text: str) -> None:
         self.text = text
+
+    def __get_pydantic_json_schema__(self, core_schema: Any, handler: Any) -> Any:
+        # The same words in the stack schema, as an annotation keyword (JSON Schema 2020-12
+        # core, 6.5: unknown keywords are annotations), for the generated key reference
+        # (tools/config_docs.py, docs/configuration-keys.md).
+        schema = handler(core_schema)
+        schema[ALLOWED_KEYWORD] = self.text
+        return schema
 
 
 def pattern(regex: str, allowed: str, description: str = "") -> Any:
@@ -127,7 +139,7 @@ def _not_reserved(namespace: str) -> str:
 # RFC 1123 DNS label: what Kubernetes requires of a namespace name.
 OwnedNamespace = Annotated[
     str,
-    Field(pattern=r"^[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?$", description="Created and deleted by this program."),
+    Field(pattern=r"^[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?$"),
     AfterValidator(_not_reserved),
     Allowed("a DNS label: 1-63 lowercase letters, digits or '-', starting and ending with a letter or digit; not 'default' or 'kube-*'"),
 ]

@@ -46,11 +46,11 @@ class DevicePluginConfig:
     """The NVIDIA device plugin DaemonSet (guide steps 4-5)."""
 
     namespace: OwnedNamespace = "gpu-resources"
-    """The device plugin's namespace (the guide's gpu-resources)."""
+    """The device plugin's namespace (the guide's gpu-resources), created and deleted by this program."""
     image: Image = DEFAULT_DEVICE_PLUGIN_IMAGE
     """The device plugin image; the 2020 guide's is mcr.microsoft.com/oss/nvidia/k8s-device-plugin:1.11."""
     adopt: Bool = False
-    """existingCluster only: take over the guide's DaemonSet nvidia-device-plugin-daemonset and its namespace (devicePlugin.namespace), applied by hand, instead of refusing them; the stack's spec replaces the guide's (docs/existing-cluster.md)."""
+    """existingCluster only: take over the guide's DaemonSet nvidia-device-plugin-daemonset and its namespace (devicePlugin.namespace), applied by hand, instead of refusing them; the stack's spec replaces the guide's (docs/existing-cluster.md#what-the-cluster-runs-in-kubernetes)."""
     on_destroy: one_of(*ON_DESTROY) | None = None
     """adopt only: what `pulumi destroy` does to the adopted namespace and DaemonSet. release (unset): Pulumi forgets them and the cluster keeps them; delete: the stack may delete them, and all in the namespace (docs/existing-cluster.md)."""
 
@@ -65,7 +65,7 @@ class MnistJobConfig:
     enabled: Bool = True
     """false: no Job."""
     image: Image = DEFAULT_MNIST_IMAGE
-    """The training image: PyTorch on CUDA 12.8, pinned by digest; the guide's is mcr.microsoft.com/azuredocs/samples-tf-mnist-demo:gpu."""
+    """The training image: PyTorch on CUDA 12.8, pinned by digest; the guide's is mcr.microsoft.com/azuredocs/samples-tf-mnist-demo:gpu (a preview warns on GPUs it cannot run on)."""
     run: one_of(*MNIST_RUNS) | None = None
     """script: the shipped proof/train_mnist.py in the image's python (needs PyTorch); image: the image's own entrypoint with --max_steps. Unset: image for the guide's image, else script."""
     max_steps: whole_number(1, 1_000_000) = 500
@@ -75,13 +75,13 @@ class MnistJobConfig:
     min_accuracy: Accuracy = 0.9
     """script only: the least test accuracy that passes; under it the Job fails."""
     egress: Bool = True
-    """false: the pod may reach nothing (its NetworkPolicy allows no egress) and the script trains on digits it draws instead of MNIST."""
+    """true: MNIST from its mirror, checked by SHA-256 (on an existing cluster with an HTTP proxy at an IP address, the NetworkPolicy allows the proxy too; docs/existing-cluster.md#its-way-out-a-proxy-a-firewall). false: the pod may reach nothing (its NetworkPolicy allows no egress) and the script trains on digits it draws; not with the guide's image."""
     wait_for_completion: Bool = True
     """false: pulumi up returns once the Job is created (pulumi.com/skipAwait); its name then carries a hash of its spec."""
     # The guide's `kubectl apply` lands the Job in `default`; a namespace of its own lets it
     # have its own NetworkPolicy and keeps workloads out of `default` (Checkov CKV_K8S_21).
     namespace: OwnedNamespace = "gpu-workloads"
-    """The Job's namespace, other than the device plugin's."""
+    """The Job's namespace, other than the device plugin's, created and deleted by this program."""
 
     @property
     def runs_script(self) -> bool:
@@ -96,9 +96,9 @@ class MonitoringConfig:
     """GPU metrics (docs/gpu.md)."""
 
     gpu_metrics: Bool = True
-    """NVIDIA's DCGM exporter on the GPU nodes: this program's DaemonSet (device-plugin) or the chart's (gpu-operator); AKS runs its own (aks-managed)."""
+    """NVIDIA's DCGM exporter on the GPU nodes: this program's DaemonSet (device-plugin) or the chart's (gpu-operator); false deploys none. Not settable with aks-managed: AKS runs its own."""
     dcgm_exporter_image: Image = DEFAULT_DCGM_EXPORTER_IMAGE
-    """The DCGM exporter image the device-plugin mode deploys."""
+    """The DCGM exporter image the device-plugin mode deploys; device-plugin only."""
 
 
 @dataclass(frozen=True, config=MODEL)
@@ -106,9 +106,9 @@ class GpuOperatorConfig:
     """NVIDIA's GPU Operator Helm chart (gpuPool.management: gpu-operator)."""
 
     version: ChartVersion = DEFAULT_GPU_OPERATOR_VERSION
-    """The gpu-operator chart version, from NVIDIA's chart repository."""
+    """The gpu-operator chart version, from NVIDIA's chart repository; gpu-operator only."""
     namespace: OwnedNamespace = "gpu-operator"
-    """The operator's namespace (NVIDIA's install guide uses gpu-operator)."""
+    """The operator's namespace (NVIDIA's install guide uses gpu-operator), other than mnistJob.namespace, created and deleted by this program; gpu-operator only."""
 
 
 def check_namespaces(

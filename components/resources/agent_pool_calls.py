@@ -46,22 +46,10 @@ REQUEST_SECONDS = 60.0
 # azure-core's count, set rather than inherited: ten retries of a 408, 429 or 5xx.
 RETRIES = 10
 
-# AKS runs one operation on a cluster's agent pools at a time and answers another with 409
-# OperationNotAllowed and a message that says one is in progress: "Operation is not allowed:
-# Another agentpool operation (nodepool1 - Creating) is in progress, please wait for it to
-# finish" (cilium/cilium#25944), or, today, "Operation is not allowed because there's an in
-# progress create managed cluster operation" (hashicorp/terraform-provider-azurerm#28878);
-# Microsoft's support article operationnotallowed.md lists the forms, each "... is in
-# progress". AnotherOperationInProgress is the network's code for the same ("Another operation
-# on this or dependent resource is in progress": microsoft/AzureTRE#2222), which a pool in a
-# team's subnet can meet. Within its time limit an operation waits and tries again: the
-# program orders its own pools one after another (components/resources/gpu_pool.py), so a
-# busy answer means an operation still running from an earlier, interrupted `up`, or
-# somebody else's on the cluster. OperationNotAllowed alone is not "busy": AKS also answers
-# it to what it will never do while the cluster stays as it is, a stopped cluster
-# ("managed cluster is in Provisioning State(Succeeded) and Power State(Stopped), stopping
-# cannot be performed": MicrosoftDocs/azure-docs#85161); that fails at once, with AKS's
-# own message.
+# AKS runs one agent-pool operation per cluster at a time and answers another with 409
+# OperationNotAllowed saying one "is in progress" (the network: AnotherOperationInProgress):
+# that alone is waited out. OperationNotAllowed without it (a stopped cluster) never passes
+# and fails at once. The messages and their sources: docs/lifecycle.md, "One pool operation at a time".
 BUSY_CODE = "AnotherOperationInProgress"
 REFUSED_UNLESS_IN_PROGRESS = "OperationNotAllowed"
 # How long to wait before trying again when Azure's answer has no Retry-After.

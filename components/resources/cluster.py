@@ -293,26 +293,10 @@ class GpuCluster(pulumi.ComponentResource):
         )
 
     def _create_provider(self) -> k8s.Provider:
-        # No deleteUnreachable: pulumi-kubernetes treats any failure to build a client from
-        # the kubeconfig as "the cluster is unreachable", and with deleteUnreachable a
-        # `pulumi refresh` then drops every Kubernetes object from the state (a logged-out
-        # kubelogin, an authorized IP range that excludes the runner, a network blip), and the
-        # next `up` fails with AlreadyExists. docs/lifecycle.md cites the sources. When the
-        # cluster really is gone, set PULUMI_K8S_DELETE_UNREACHABLE=true for that one run (README).
-        #
-        # Its inputs hang on the cluster alone (the credentials it lists), never on the deployer's
-        # role assignment: that one is replaced delete-first whenever its principal changes
-        # (another identity runs `up` with access.deployerObjectId unset). On a delete-first
-        # replace the engine makes unknown every input of a dependent that property-depends on
-        # the replaced resource (pulumi/pulumi@1b59498 pkg/resource/deploy/step_generator.go
-        # calculateDependentReplacements: `MakeComputed` for each `PropertyDependencies` entry
-        # in the replace set), and pulumi-kubernetes answers an unknown kubeconfig with a replace
-        # ("We can't tell for sure if a computed value has changed, so we make the conservative
-        # choice and force a replacement": provider/pkg/provider/provider.go DiffConfig); a
-        # replaced provider replaces everything it manages (requiresReplacement: "If the
-        # resource's provider is in the replace set, we must replace this resource"). The
-        # objects wait for the grant by `dependsOn` instead (`access`), an edge that replaces
-        # nothing: requiresReplacement reads only the property dependencies.
+        # No deleteUnreachable: a refresh that cannot build a client (a logged-out kubelogin)
+        # would drop every object from the state. Inputs from the cluster alone: the grant's
+        # delete-first replacement would replace the provider and all it manages.
+        # docs/lifecycle.md, "When the refresh cannot reach the cluster", "The deployer's role assignment".
         return k8s.Provider(
             f"{self._name}-k8s",
             kubeconfig=self.kubeconfig,

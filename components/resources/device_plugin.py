@@ -120,17 +120,11 @@ class NvidiaDevicePluginArgs:
     depends_on: Sequence[pulumi.Input[pulumi.Resource]] = field(default_factory=tuple)
 
 
-# Taking over an object `kubectl apply` made: Pulumi's `import` reads it into the state, then
-# updates it to the program's spec in the same `up` (pulumi/pulumi CHANGELOG 3.174.0, "import
-# and then update a resource in a single deployment"). pulumi-kubernetes updates by
-# server-side apply. In an `up` it first renames to its own the field managers whose names
-# begin with "kubectl" (so `kubectl apply`'s "kubectl-client-side-apply" too: provider/pkg/
-# await/await.go fixCSAFieldManagers at pulumi/pulumi-kubernetes@94977969, a prefix match in
-# fluxcd/pkg ssa patchReplaceFieldsManagers); in a preview it does not, and does not force
-# either (await.go patchForce), so the preview's dry-run apply would stop at conflicts on
-# the fields kubectl wrote and the program changes (the image, the tolerations: an atomic
-# list). The annotation forces the apply, in both. Only on the adopting run: later the fields
-# are the stack's, and another writer's change should be a conflict again.
+# Taking over the DaemonSet `kubectl apply` made: an `up` takes over kubectl's field managers
+# before its server-side apply, a preview does not, so its dry run would stop at conflicts on
+# the fields the program changes; the annotation forces both, on the adopting run only (later
+# another writer's change should conflict again). docs/existing-cluster.md, "What the cluster
+# runs in Kubernetes".
 PATCH_FORCE = {"pulumi.com/patchForce": "true"}
 
 

@@ -12,37 +12,19 @@ import re
 
 from components.config import GpuPoolConfig
 
-# Retries before the Job is Failed. Its pods run with restartPolicy Never
-# (components/resources/mnist_job.py), so each try is a pod of its own, and the Job fails once
-# more pods have failed than this: `exceedsBackoffLimit := jobCtx.failed > *job.Spec.BackoffLimit`
-# (kubernetes/kubernetes pkg/controller/job/job_controller.go syncJob, at 6ae037f1): two retries
-# are three tries. With OnFailure it would count the container's restarts instead and fail at
-# `result >= *job.Spec.BackoffLimit` (pastBackoffLimitOnFailure): two tries, the third killed
-# as it starts, and the pod deleted with its log ("your Pod running the Job will be terminated
-# once the job backoff limit has been reached. This can make debugging the Job's executable
-# more difficult", kubernetes/website content/en/docs/concepts/workloads/controllers/job.md,
-# "Pod backoff failure policy"). Kubernetes' default is 6, the controller recreating a failed
-# pod after 10 s, doubling (DefaultJobPodFailureBackOff, job_controller.go): six tries of a
-# smoke test that fails for good (no GPU, a CUDA error) would hold `pulumi up` for minutes of
-# back-off; two retries still ride out a transient failure of the run-time MNIST download.
+# Retries before the Job is Failed. Each try is a pod of its own (restartPolicy Never), so two
+# retries are three tries and every failed pod keeps its log; Kubernetes' 6 would hold a
+# smoke test that fails for good for minutes of back-off. docs/proof.md, "The failed pods stay"
+# and "The deadline".
 BACKOFF_LIMIT = 2
 #: Tries before the Job fails BackoffLimitExceeded: one, and a retry per backoffLimit.
 TRIES = BACKOFF_LIMIT + 1
 
 
-# A Job whose pod cannot start never fails by itself: a pod in ImagePullBackOff (an image no
-# node can pull: another CPU architecture, a registry's rate limit) or Pending (no GPU node)
-# is neither succeeded nor failed, and pulumi-kubernetes waits for the Job until Pulumi's time
-# limit (`customTimeouts`). So each Job carries a deadline: Kubernetes fails it with
-# "DeadlineExceeded" once it has been active that long, "no matter how many Pods are created",
-# and the deadline "takes precedence over its .spec.backoffLimit" (kubernetes/website
-# content/en/docs/concepts/workloads/controllers/job.md, "Job termination and cleanup"; the
-# time counts from the Job's `status.startTime`). pulumi-kubernetes' Job await fails the
-# resource at once on a Failed condition whose reason is BackoffLimitExceeded or
-# DeadlineExceeded, "[DeadlineExceeded] Job was active longer than specified deadline", with
-# the pods' own reasons ("[ImagePullBackOff] ...") beside it (provider/pkg/await/checker/job/
-# check.go collectJobConditionErrors, provider/pkg/await/job.go, at pulumi-kubernetes
-# 94977969, v4.32.0-27). The deadline is what a pool needs, at worst, in seconds:
+# A Job whose pod cannot start (an image no node can pull, no GPU node) never fails by itself,
+# and pulumi-kubernetes would wait until Pulumi's time limit. So each Job carries a deadline,
+# which fails it DeadlineExceeded whatever its backoffLimit, and the await at once with the
+# pods' reasons (docs/proof.md, "The deadline"). The deadline is what a pool needs, at worst:
 #: The cluster autoscaler's scale-up, a GPU VM's provisioning and its driver, for a pool that
 #: may have no node (the 30 minutes job_timeout has always given it).
 NODE_FROM_ZERO_SECONDS = 30 * 60
