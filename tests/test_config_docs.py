@@ -1,6 +1,7 @@
 """The key reference, docs/configuration-keys.md: generated from the stack schema by `make
 config-docs` (tools/config_docs.py), fresh, naming every key and member the program parses,
-with links that lead somewhere; and the README's short table names only keys there are."""
+with links that lead somewhere; and the README names every key and member (its list,
+written with the page) and its short table only keys there are."""
 
 from __future__ import annotations
 
@@ -82,3 +83,30 @@ def test_the_readmes_table_names_only_keys_there_are_and_links_every_key():
         first, *more = re.findall(r"`([^`]+)`", row.split(" | ")[0])
         named += [first, *(f"{first.rsplit('.', 1)[0]}.{m}" for m in more)]
     assert sorted(set(named) - ROWS) == []
+
+
+def _readme_block() -> str:
+    readme = (ROOT / "README.md").read_text()
+    return readme[readme.index(config_docs.README_START) : readme.index(config_docs.README_END) + len(config_docs.README_END)]
+
+
+def test_the_readmes_list_of_every_key_is_what_make_config_docs_writes():
+    assert _readme_block() == config_docs.readme_keys(), "stale: run `make config-docs`"
+
+
+def test_the_readme_names_every_key_and_member_the_key_reference_has():
+    named = set()
+    for key, members in re.findall(r"\[`([^`]+)`\]\([^)]+\)(?:\s\(([^)]*)\))?", _readme_block()):
+        named |= {key, *(f"{key}.{m}" for m in re.findall(r"`([^`]+)`", members))}
+    assert named == ROWS
+
+
+def test_a_stale_readme_list_fails_the_check_and_names_the_fix(tmp_path, monkeypatch, capsys):
+    readme = tmp_path / "README.md"
+    readme.write_text((ROOT / "README.md").read_text().replace("(`vmSize`, `nodeCount`)", "(`vmSize`)", 1))
+    monkeypatch.setattr(config_docs, "README", readme)
+    monkeypatch.setattr(config_docs, "ROOT", tmp_path)
+    monkeypatch.setattr(config_docs, "PAGE", tmp_path / "configuration-keys.md")
+    (tmp_path / "configuration-keys.md").write_text(PAGE)
+    assert config_docs.main(["--check"]) == 1
+    assert capsys.readouterr().err == "README.md is stale: run `make config-docs`\n"
