@@ -116,7 +116,7 @@ schema: $(STAMP) ## regenerate schema/stack.schema.json from components/config/
 
 # Every key's default, what is allowed and what it does, from the schema (tools/config_docs.py);
 # tests/test_config_docs.py fails while the committed page differs.
-config-docs: schema ## regenerate schema/stack.schema.json, then docs/configuration-keys.md from it
+config-docs: schema ## regenerate schema/stack.schema.json, then docs/configuration-keys.md and the README's list of every key from it
 	$(VENV)/bin/python -m tools.config_docs
 
 LOCKED := build/locked
