@@ -145,11 +145,12 @@ def test_resource_init_calls_the_swapped_name_as_the_stand_in_takes_it_and_keeps
 @pytest.mark.parametrize(
     "change",
     [
-        ("self._aliases.append(collapse_alias_to_urn(", "self._aliases.append(runtime.collapse_alias_to_urn("),  # another name: not swapped
-        ("self._aliases.append(collapse_alias_to_urn(", "self._alias_urns.append(collapse_alias_to_urn("),  # its result kept elsewhere
+        ("self._aliases.append(collapse_alias_to_urn(", "self._aliases.append(runtime.collapse_alias_to_urn("),
+        ("self._aliases.append(collapse_alias_to_urn(", "self._alias_urns.append(collapse_alias_to_urn("),
         ("collapse_alias_to_urn(alias, name, t, opts.parent)", "collapse_alias_to_urn(alias, name, t, opts.parent, opts)"),
         ("collapse_alias_to_urn(alias, name, t, opts.parent)", "collapse_alias_to_urn(alias, name, t, parent=opts.parent)"),
     ],
+    ids=["another name", "its result kept elsewhere", "a fifth argument", "an argument by keyword"],
 )
 def test_an_sdk_that_calls_the_swapped_function_another_way_fails_the_test_above(change):
     old, new = change
