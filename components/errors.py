@@ -102,7 +102,7 @@ class ClusterAccessError(OneLine):
 class ManagedPoolError(OneLine):
     """A step of the AKS-managed pool's provider that failed: the step, the pool, and Azure's
     answer or the time limit it ran out of. The provider runs in Pulumi's provider host, which
-    sends this message alone to the CLI (components/resources/provider_errors.py)."""
+    sends this message alone to the CLI (components/resources/provider_host_patch.py)."""
 
 
 class ManagedPoolTimeout(ManagedPoolError, TimeoutError):

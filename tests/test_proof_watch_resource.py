@@ -269,7 +269,7 @@ def test_a_namespace_a_preview_does_not_know_yet_is_a_new_watch():
 
 def test_the_provider_tells_the_host_to_send_its_one_line(monkeypatch):
     told = []
-    monkeypatch.setattr(pw.provider_errors, "tell_if_unpatched", lambda **kwargs: told.append(kwargs) or True)
+    monkeypatch.setattr(pw.provider_host_patch, "tell_if_unpatched", lambda **kwargs: told.append(kwargs) or True)
     pw.ProofWatchProvider().configure(None)  # type: ignore[arg-type]
     assert told == [{"whose": "the proof watch's provider"}]
 

@@ -22,14 +22,13 @@ from types import CodeType
 from typing import Any
 
 import pulumi
-import pulumi.resource
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import rpc, settings
-from pulumi.runtime.proto import resource_pb2
 from pulumi.runtime.stack import wait_for_rpcs
 from pulumi.runtime.sync_await import _sync_await
 
 from components.azure.reader import AzureReader
+from tools import sdk_swaps
 from tools.azure_mocks import AzureMocks, OfflineReader
 from tools.stack_files import ROOT, as_cli_string, project_name, stack_config
 
@@ -222,31 +221,6 @@ def alias_urns(request: Any) -> list[str]:
     return urns
 
 
-def _alias_urn_not_computed(alias: Any, name: str, type_: str, parent: Any) -> None:
-    """Stands in for `pulumi.resource.collapse_alias_to_urn` during a run (below)."""
-    return None
-
-
-@contextlib.contextmanager
-def _alias_urns_left_to_the_engine() -> Iterator[None]:
-    """Skips the URN the SDK computes, as an Output, for each alias of each resource it makes
-    (`Resource.__init__`: `self._aliases`). Only `all_aliases` reads that list, for a monitor
-    without alias specs (pulumi/runtime/resource.py `prepare_aliases`); the CLI's engine has
-    them (pulumi/pulumi pkg/resource/deploy/source_eval.go `SupportsFeature`: "aliasSpecs"
-    true) and so has the mock monitor, so what a run sends is the same; an azure-native
-    resource carries some sixty type aliases, and their Outputs are half a run's time
-    (pulumi/pulumi#10010). tests/test_mock_engine.py holds both claims. Docs: docs/layout.md."""
-    if not settings.monitor_supports_feature(resource_pb2.RESOURCE_MONITOR_FEATURE_ALIAS_SPECS):
-        yield  # a monitor without alias specs reads the list: leave the SDK as it is
-        return
-    original = pulumi.resource.collapse_alias_to_urn
-    pulumi.resource.collapse_alias_to_urn = _alias_urn_not_computed  # type: ignore[assignment]
-    try:
-        yield
-    finally:
-        pulumi.resource.collapse_alias_to_urn = original
-
-
 class _WarningCollector(logging.Handler):
     """The program's warnings, and its info lines (what `pulumi preview` prints as `info:`)."""
 
@@ -390,7 +364,7 @@ def run_under_mocks(
     pulumi.runtime.set_all_config(dict(config or {}))
 
     try:
-        with _program_on_path(), _alias_urns_left_to_the_engine():
+        with _program_on_path(), sdk_swaps.alias_urns_left_to_the_engine():
             body()
             _sync_await(wait_for_rpcs())
             outputs = _sync_await(_resolve_outputs(settings.get_root_resource().outputs))  # type: ignore[union-attr]

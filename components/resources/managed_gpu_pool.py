@@ -18,7 +18,7 @@ from pulumi.dynamic import ConfigureRequest, CreateResult, DiffResult, ReadResul
 from pulumi.output import Unknown
 
 from components.azure import pool_mutability
-from components.resources import provider_errors
+from components.resources import provider_host_patch
 from components.resources.agent_pool_calls import (
     ARM_ENDPOINT,
     DEFAULT_TIMEOUT_MINUTES,
@@ -154,7 +154,7 @@ class ManagedGpuPoolProvider(ResourceProvider):
         # The host calls this once it has unpickled the provider, before any step: from then
         # on it sends a failed step's one line (a pulumi.RunError) without a traceback. A host
         # of another shape is said on its stderr, and its errors still come, with a traceback.
-        provider_errors.tell_if_unpatched()
+        provider_host_patch.tell_if_unpatched()
 
     def create(self, props: dict[str, Any]) -> CreateResult:
         # A create also takes over a pool that runs already: the move from an earlier release's
@@ -225,6 +225,6 @@ class ManagedGpuPool(Resource, module="aksgpu", name="ManagedGpuPool"):
         }
         super().__init__(ManagedGpuPoolProvider(), name, props, opts)
         # The CLI's provider host runs the program's SDK: one the one-line patch does not hold
-        # for is said at preview, not found in a failed `up` (provider_errors.SDK_RANGE).
-        if unpatched := provider_errors.unpatched_host_warning():
+        # for is said at preview, not found in a failed `up` (provider_host_patch.SDK_RANGE).
+        if unpatched := provider_host_patch.unpatched_host_warning():
             pulumi.log.warn(unpatched, resource=self)

@@ -46,7 +46,7 @@ from components.azure.live import engine_status
 from components.azure.live import proof_watch as live_watch
 from components.azure.live.proof_watch import ClusterRef
 from components.azure.proof_watch import WatchFacts
-from components.resources import provider_errors
+from components.resources import provider_host_patch
 
 # The watch's type token: `pulumi-python:` and the dynamic module and name of the class below
 # (pulumi/dynamic/dynamic.py Resource.__init_subclass__).
@@ -128,7 +128,7 @@ class ProofWatchProvider(ResourceProvider):
     def configure(self, req: ConfigureRequest) -> None:
         # As the managed pool's provider: the host then sends a failed step's one line (a
         # pulumi.RunError, components.errors.ProofWatchFailed) without a traceback.
-        provider_errors.tell_if_unpatched(whose="the proof watch's provider")
+        provider_host_patch.tell_if_unpatched(whose="the proof watch's provider")
 
     def create(self, props: dict[str, Any]) -> CreateResult:
         # Raises ProofWatchFailed (after ending the Job) where the proof failed or cannot start;

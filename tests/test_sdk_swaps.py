@@ -1,0 +1,175 @@
+"""The mock engine's one change inside Pulumi's SDK (tools/sdk_swaps.py): the URN of each alias
+of each resource is not computed during a run. What the swap assumes of the SDK holds in the
+SDK installed (the function's shape, its one caller, the list only a monitor without alias
+specs reads), and a run sends the engine byte for byte the requests of the SDK as it ships."""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import inspect
+import re
+from pathlib import Path
+from typing import Any
+
+import pulumi
+import pulumi.resource
+import pulumi.runtime.resource
+import pytest
+
+from tools import mock_engine, sdk_swaps
+from tools.azure_mocks import AzureMocks
+from tools.mock_engine import RecordingMonitor, run_program
+
+T4 = "Standard_NC4as_T4_v3"
+
+CASES: dict[str, tuple[str, bool, dict[str, Any]]] = {
+    "dev preview (a pool moved under an alias)": ("dev", True, {}),
+    "prod preview": ("prod", True, {}),
+    "prod deployment": ("prod", False, {}),
+    "team deployment (an existing cluster)": ("team", False, {}),
+    "dev, the GPU Operator by Helm": ("dev", True, {"gpuPool": {"name": "gpu", "vmSize": T4, "management": "gpu-operator"}}),
+    "dev, the managed pool": ("dev", True, {"gpuPool": {"name": "gpu", "vmSize": T4, "management": "aks-managed"}}),
+}
+
+
+#: Where in the source each request was made: the frames of this test and of the context
+#: manager that stands for the SDK as shipped differ by line, not what the request asks.
+WHERE = ("sourcePosition", "stackTrace", "parentStackTraceHandle")
+
+
+def wire(request: Any) -> bytes:
+    copy = type(request)()
+    copy.CopyFrom(request)
+    fields = type(request).DESCRIPTOR.fields_by_name
+    for name in WHERE:
+        if name in fields:
+            copy.ClearField(name)
+    # The SDK gathers a resource's dependencies in a set: their order differs from run to run
+    # with or without the shortcut, and the engine reads them as a set.
+    if "dependencies" in fields:
+        urns = sorted(copy.dependencies)
+        del copy.dependencies[:]
+        copy.dependencies.extend(urns)
+    if "propertyDependencies" in fields:
+        for deps in copy.propertyDependencies.values():
+            urns = sorted(deps.urns)
+            del deps.urns[:]
+            deps.urns.extend(urns)
+    return copy.SerializeToString(deterministic=True)
+
+
+class WireMonitor(RecordingMonitor):
+    """Keeps every request the program sent, as the bytes the engine would receive."""
+
+    def __init__(self) -> None:
+        super().__init__(AzureMocks())
+        self.sent: list[tuple[str, bytes]] = []
+
+    def RegisterResource(self, request):  # noqa: N802 (gRPC method name)
+        self.sent.append(("RegisterResource", wire(request)))
+        return super().RegisterResource(request)
+
+    def RegisterResourceOutputs(self, request):  # noqa: N802
+        self.sent.append(("RegisterResourceOutputs", wire(request)))
+        return super().RegisterResourceOutputs(request)
+
+    def Invoke(self, request):  # noqa: N802
+        self.sent.append(("Invoke", wire(request)))
+        return super().Invoke(request)
+
+
+def sent_by(stack: str, preview: bool, overrides: dict[str, Any]) -> tuple[list[tuple[str, bytes]], Any]:
+    monitor = WireMonitor()
+    run = run_program(stack, overrides=overrides, monitor=monitor, preview=preview)
+    # The SDK's worker threads answer registrations in any order; what each request says is the point.
+    return sorted(monitor.sent), ({k: (v.value, v.secret) for k, v in run.outputs.items()}, run.warnings, run.infos)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_a_run_sends_the_engine_the_same_requests_with_the_shortcut_as_without(case: str, monkeypatch: pytest.MonkeyPatch):
+    stack, preview, overrides = CASES[case]
+    shortcut = sent_by(stack, preview, overrides)
+    monkeypatch.setattr(sdk_swaps, "alias_urns_left_to_the_engine", contextlib.nullcontext)
+    sdk_as_shipped = sent_by(stack, preview, overrides)
+    assert shortcut[0] and shortcut[0] == sdk_as_shipped[0]
+    assert shortcut[1] == sdk_as_shipped[1]
+
+
+def test_the_shortcut_is_taken_under_the_mock_monitor_and_undone_after_the_run():
+    seen: list[Any] = []
+
+    def body() -> None:
+        seen.append(pulumi.resource.collapse_alias_to_urn)
+
+    original = pulumi.resource.collapse_alias_to_urn
+    mock_engine.run_under_mocks(body, monitor=RecordingMonitor(AzureMocks()))
+    assert seen == [sdk_swaps.alias_urn_not_computed]
+    assert pulumi.resource.collapse_alias_to_urn is original
+
+
+# --------------------------------------------------------------------------- what the swap assumes of the SDK
+
+SDK = Path(pulumi.__file__).parent
+
+
+def swapped_calls(source: str) -> list[str]:
+    """Each call of `collapse_alias_to_urn` in a module's source: what takes its result, the
+    name it is called by, how many arguments it is given (and whether any by keyword)."""
+    tree = ast.parse(source)
+    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and ast.unparse(node.func).split(".")[-1] == "collapse_alias_to_urn":
+            taker = parents[node]
+            took = ast.unparse(taker.func) if isinstance(taker, ast.Call) else type(taker).__name__
+            keywords = " and keywords" if node.keywords else ""
+            found.append(f"{took}({ast.unparse(node.func)}: {len(node.args)} arguments{keywords})")
+    return found
+
+
+def resource_source() -> str:
+    return (SDK / "resource.py").read_text(encoding="utf-8")
+
+
+def test_resource_init_calls_the_swapped_name_as_the_stand_in_takes_it_and_keeps_the_result_in_aliases_alone():
+    """The swap replaces the module global `pulumi.resource.collapse_alias_to_urn`: it holds
+    where `Resource.__init__` calls that name, with the four arguments the stand-in takes, and
+    keeps what it returns only in `self._aliases` (which the test below follows)."""
+    assert swapped_calls(resource_source()) == ["self._aliases.append(collapse_alias_to_urn: 4 arguments)"]
+    assert pulumi.resource.collapse_alias_to_urn is pulumi.runtime.resource.collapse_alias_to_urn
+    kinds = [p.kind for p in inspect.signature(pulumi.runtime.resource.collapse_alias_to_urn).parameters.values()]
+    assert kinds == [p.kind for p in inspect.signature(sdk_swaps.alias_urn_not_computed).parameters.values()]
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        ("self._aliases.append(collapse_alias_to_urn(", "self._aliases.append(runtime.collapse_alias_to_urn("),
+        ("self._aliases.append(collapse_alias_to_urn(", "self._alias_urns.append(collapse_alias_to_urn("),
+        ("collapse_alias_to_urn(alias, name, t, opts.parent)", "collapse_alias_to_urn(alias, name, t, opts.parent, opts)"),
+        ("collapse_alias_to_urn(alias, name, t, opts.parent)", "collapse_alias_to_urn(alias, name, t, parent=opts.parent)"),
+    ],
+    ids=["another name", "its result kept elsewhere", "a fifth argument", "an argument by keyword"],
+)
+def test_an_sdk_that_calls_the_swapped_function_another_way_fails_the_test_above(change):
+    old, new = change
+    source = resource_source()
+    assert old in source
+    assert swapped_calls(source.replace(old, new)) != swapped_calls(source)
+
+
+def test_only_a_monitor_without_alias_specs_reads_the_urns_the_shortcut_skips():
+    """If an SDK release reads `Resource._aliases` anywhere else, the shortcut may change a
+    run: this fails, and the shortcut must be checked again."""
+    sdk = SDK
+    readers = []
+    for path in sorted(sdk.rglob("*.py")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if re.search(r"\._aliases\b", line) and not re.search(r"self\._aliases\s*(=|\.append)", line):
+                readers.append((path.relative_to(sdk).as_posix(), line.strip()))
+    assert readers == [("runtime/resource.py", "for parent_alias in parent._aliases:")]
+    source = (sdk / "runtime" / "resource.py").read_text(encoding="utf-8")
+    # ...inside all_aliases, which prepare_aliases calls only without alias specs.
+    prepare = source[source.index("async def prepare_aliases") : source.index("async def _create_provider_ref")]
+    assert prepare.index("if supports_alias_specs:") < prepare.index("else:") < prepare.index("all_aliases(")
