@@ -1,7 +1,8 @@
 """Every setting is proven to matter (#54 §3): each key the stack schema knows, set to a valid
-value other than its base's, changes what a preview declares (a resource, its inputs or options,
-a stack output), or is listed below as changing only what the run says, with the reason. A key
-wired to nothing fails here the day it is added to components/config/ (and so to the schema).
+value other than its base's, changes what a run declares (a resource, its inputs or options, a
+stack output; for a key that decides whether a deployment goes ahead, that it stops or not), or
+is listed in SAYS_ONLY as changing only what the run says, with the reason. A key wired to
+nothing fails here the day it is added to components/config/ (and so to the schema).
 
 The keys come from schema/stack.schema.json (`make schema`), every member of every structured
 key included; the value from the schema where it can say one (an enum, a boolean, a bounded
@@ -24,10 +25,10 @@ from support.stack_export import exported, saved
 from support.stack_schema import SCHEMA, VALIDATOR
 
 from components import config
-from components.errors import CostError, PreflightError
 from components.config.stack import SUBSCRIPTION_KEY
+from components.errors import CostError, PreflightError
 from tools.azure_mocks import existing_cluster
-from tools.mock_engine import ProgramRun, Secret, merged_config
+from tools.mock_engine import Secret, merged_config
 from tools.stack_files import ROOT
 
 POOL_NAME = "<name>"  # a gpuPools member's place in a key's name, as `pulumi config set --path` writes a pool's
@@ -357,7 +358,9 @@ def seen(base: Base, overrides: Mapping[str, Any], files: Mapping[str, str]) -> 
 
 # --------------------------------------------------------------------------- the lists
 
-# Keys whose only effect offline is on what the run says; each with the reason.
+# Keys whose only effect is on what the run says, each with the reason; a listed key that
+# changes what is declared, or nothing at all, fails. None today: the keys that only warn in a
+# preview (preflight's, the cost limit's) are set on a deployment, which they stop or let go.
 SAYS_ONLY: dict[str, str] = {}
 
 # --------------------------------------------------------------------------- the tests
@@ -404,7 +407,9 @@ def test_every_key_changes_what_a_run_declares_or_is_listed_as_only_said(key: st
         assert not declares, f"{shown} changes what is declared: take it off SAYS_ONLY"
         assert says, f"{shown} changes nothing, not even what the run says"
     else:
-        assert declares, f"{shown} changes nothing the run declares" + (" (only what it says: list it in SAYS_ONLY, with the reason)" if says else "")
+        assert declares, f"{shown} changes nothing the run declares" + (
+            " (only what it says: list it in SAYS_ONLY, with the reason)" if says else ""
+        )
 
 
 def test_the_tables_name_only_keys_the_schema_has() -> None:
