@@ -1,9 +1,10 @@
 """aks-gpu: Microsoft's "Use GPUs for compute-intensive workloads on AKS", as one Pulumi program.
 
 Read top to bottom, `main` is the guide's table of contents:
-  config -> the plan (preflight and what it will cost, an existing cluster as read) -> the
-  cluster (created, or an existing one) -> its GPU pools -> the device plugin (or the GPU
-  Operator) and GPU metrics on those pools -> one MNIST Job per pool -> outputs.
+  config -> the plan (preflight and what it will cost, an existing cluster as read, and
+  every decision below: components/plan.py) -> the cluster (created, or an existing one) ->
+  its GPU pools -> the device plugin (or the GPU Operator) and GPU metrics on those pools ->
+  one MNIST Job per pool -> outputs. Each step passes the plan's values on and decides nothing.
 """
 
 import os
