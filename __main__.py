@@ -1,9 +1,10 @@
 """aks-gpu: Microsoft's "Use GPUs for compute-intensive workloads on AKS", as one Pulumi program.
 
 Read top to bottom, `main` is the guide's table of contents:
-  config -> the plan (preflight and what it will cost, an existing cluster as read) -> the
-  cluster (created, or an existing one) -> its GPU pools -> the device plugin (or the GPU
-  Operator) and GPU metrics on those pools -> one MNIST Job per pool -> outputs.
+  config -> the plan (preflight and what it will cost, an existing cluster as read, and
+  every decision below: components/plan.py) -> the cluster (created, or an existing one) ->
+  its GPU pools -> the device plugin (or the GPU Operator) and GPU metrics on those pools ->
+  one MNIST Job per pool -> outputs. Each step passes the plan's values on and decides nothing.
 """
 
 import os
@@ -13,7 +14,7 @@ from typing import cast
 import pulumi
 
 from components import config
-from components.azure import azure_facts, cluster_egress, cost, ownership
+from components.azure import cost
 from components.azure.live.reader import LiveReader
 from components.azure.reader import AzureReader
 from components.plan import Message, Mode, Plan, Said, build_plan
@@ -26,7 +27,7 @@ from components.resources.device_plugin import NvidiaDevicePlugin, NvidiaDeviceP
 from components.resources.existing_cluster import ExistingCluster, ExistingClusterArgs
 from components.resources.existing_pool import UsedPool
 from components.resources.gpu_operator import GpuOperator, GpuOperatorArgs
-from components.resources.gpu_pool import GpuPool, GpuPoolArgs, merged_tolerations, version_moves
+from components.resources.gpu_pool import GpuPool, GpuPoolArgs, merged_tolerations
 from components.resources.job_deadline import job_deadline, job_timeout
 from components.resources.mnist_job import MnistJob, MnistJobArgs, MnistRun, ProofScript
 from components.resources.outputs import gpu_metrics_location, nodes_command, pool_outputs
@@ -61,11 +62,6 @@ def report(messages: Iterable[Message]) -> None:
         (pulumi.log.warn if message.level == "warn" else pulumi.log.info)(message.text)
 
 
-def guide_pool(plan: Plan) -> bool:
-    """The guide's one pool (gpuPool), not a gpuPools map."""
-    return not plan.cfg.pool_map
-
-
 # Steps 1-3: the cluster and its credentials. The guide's first section creates a resource
 # group and a cluster; its other entry point starts from the reader's existing cluster.
 def declare_cluster(plan: Plan, reader: AzureReader) -> Cluster:
@@ -88,9 +84,8 @@ def declare_cluster(plan: Plan, reader: AzureReader) -> Cluster:
             upgrade=cfg.upgrade,
             tier=cfg.cluster_tier,
             protect=cfg.protect,
-            retire_managed_pool_command=guide_pool(plan) and cfg.gpu_pools[0].managed,
-            # A deployment waits for the deployer's access; a preview never does.
-            wait_for_access=None if plan.mode.preview else reader.wait_for_access,
+            retire_managed_pool_command=plan.decided.retire_managed_pool_command,
+            wait_for_access=reader.wait_for_access if plan.decided.waits_for_access else None,
             subscription_id=plan.subscription,
         ),
     )
@@ -102,22 +97,19 @@ def declare_cluster(plan: Plan, reader: AzureReader) -> Cluster:
 # and no Job (a created cluster only, for its node resource group). Preflight has checked the
 # permission; a refusal it could not see stops the `up` after the cluster, before any pool.
 def declare_budget(plan: Plan, cluster: Cluster) -> CostBudget | None:
-    cfg = plan.cfg
-    if cfg.cost.budget is None or plan.budget_name is None:
+    wanted = plan.cfg.cost.budget
+    if wanted is None or plan.budget_name is None:
         return None
     assert plan.subscription is not None, "the plan reads it for a budget"
     if isinstance(cluster, GpuCluster):
-        group_names = (cfg.resource_group_name, azure_facts.node_resource_group(cfg.resource_group_name, cfg.cluster_name, cfg.location))
         # AKS names the node resource group of every cluster it creates (typed Optional by the SDK).
         groups = [cluster.resource_group.name, cast("pulumi.Output[str]", cluster.managed_cluster.node_resource_group)]
-        watched = budget.resource_groups(plan.subscription, groups, group_names)
+        watched = budget.resource_groups(plan.subscription, groups, plan.decided.budget_groups)
     else:
         watched = budget.tagged(plan.subscription, *next(iter(plan.owner.items())))
     return CostBudget(
         "cost",
-        CostBudgetArgs(
-            watched=watched, name=plan.budget_name, amount=cfg.cost.budget.amount, contact_emails=cfg.cost.budget.contact_emails
-        ),
+        CostBudgetArgs(watched=watched, name=plan.budget_name, amount=wanted.amount, contact_emails=wanted.contact_emails),
     )
 
 
@@ -127,10 +119,10 @@ def declare_budget(plan: Plan, cluster: Cluster) -> CostBudget | None:
 # The guide's pool keeps the URN it had as a child of the cluster component (an alias).
 # The managed pool's own provider calls the agentPools API in azure-native's subscription.
 def declare_pools(plan: Plan, cluster: Cluster, cost_budget: CostBudget | None) -> list[Pool]:
-    cfg, existing = plan.cfg, plan.cfg.existing_cluster
+    cfg, decided = plan.cfg, plan.decided
     pools: list[Pool] = []
     for pool in cfg.gpu_pools:
-        if pool.existing == "use":  # the owner's pool as it is: nothing of it is registered
+        if not pool.owned:  # the owner's pool as it is (existing: use): nothing of it is registered
             pools.append(UsedPool(pool, plan.live_pools[pool.name]))
             continue
         pools.append(
@@ -143,10 +135,10 @@ def declare_pools(plan: Plan, cluster: Cluster, cost_budget: CostBudget | None) 
                     cluster_name=cfg.cluster_name,
                     subscription_id=plan.subscription,
                     kubernetes_version=cfg.kubernetes_version,
-                    version_moves=existing is not None or version_moves(cfg.upgrade),
-                    tags=ownership.pool_marks(pool, plan.owner) if existing else None,
-                    retain_on_delete=ownership.released(pool),
-                    moved_from=cluster if guide_pool(plan) and existing is None else None,
+                    version_moves=decided.version_moves,
+                    tags=decided.pool_tags[pool.name],
+                    retain_on_delete=pool.name in decided.released_pools,
+                    moved_from=cluster if decided.pool_moved_from_cluster else None,
                     after=[p.node_pool for p in pools if p.node_pool is not None],
                     budget=cost_budget,
                     network=plan.networks[pool.name],
@@ -158,22 +150,14 @@ def declare_pools(plan: Plan, cluster: Cluster, cost_budget: CostBudget | None) 
     return pools
 
 
-def serving(plan: Plan, pools: list[Pool], mode: str) -> list[Pool]:
-    """The pools whose GPU stack this program installs in `mode`: its own, and a used pool's
-    that nothing of the cluster's serves already (in_cluster.served)."""
-    served = plan.in_cluster.served if plan.in_cluster else frozenset()
-    return [p for p in pools if p.pool.mode == mode and (p.pool.owned or (mode == "device-plugin" and p.name not in served))]
+def serving(plan: Plan, pools: list[Pool], installer: str) -> list[Pool]:
+    """The pools whose GPU stack `installer` installs (Decided.serving)."""
+    return [p for p in pools if p.name in plan.decided.serving[installer]]
 
 
 def inside(plan: Plan, cluster: Cluster) -> pulumi.Resource | None:
-    """What lives inside a cluster this stack creates (every Kubernetes object, the Helm release)
-    is deleted with it (`deletedWith`): a destroy, or a replacement of the cluster, deletes none
-    of them by itself, and needs no API server (docs/lifecycle.md, "pulumi destroy"). Not the GPU
-    pools, which bill: each is deleted by itself, so a destroy that stops part-way leaves none
-    running outside the state (GpuPool's pool_dependencies says why). Not on an existing
-    cluster, which is not the stack's; not while the cluster is protected, whose delete the
-    engine refuses only after it has skipped theirs (the same section says why)."""
-    return cluster.managed_cluster if isinstance(cluster, GpuCluster) and not plan.cfg.protect else None
+    """What every Kubernetes object is deleted with (Decided.deleted_with_cluster says when and why)."""
+    return cluster.managed_cluster if plan.decided.deleted_with_cluster and isinstance(cluster, GpuCluster) else None
 
 
 def access(cluster: Cluster) -> Sequence[pulumi.Input[pulumi.Resource]]:
@@ -188,27 +172,27 @@ def access(cluster: Cluster) -> Sequence[pulumi.Input[pulumi.Resource]]:
 def declare_gpu_stack(
     plan: Plan, cluster: Cluster, pools: list[Pool]
 ) -> tuple[NvidiaDevicePlugin | None, DcgmExporter | None, GpuOperator | None]:
-    cfg, in_cluster, existing = plan.cfg, plan.in_cluster, plan.cfg.existing_cluster
+    cfg, decided = plan.cfg, plan.decided
     device_plugin = exporter = operator = None
     if plugin_pools := serving(plan, pools, "device-plugin"):
-        adoption = in_cluster.adoption if in_cluster else None
+        adoption = decided.device_plugin_adoption
         plugin_args = NvidiaDevicePluginArgs(
             provider=cluster.provider,
             namespace=cfg.device_plugin.namespace,
             image=cfg.device_plugin.image,
             gpu_tolerations=merged_tolerations(plugin_pools),
-            mig=any(p.pool.mig_profile for p in plugin_pools),
+            mig=decided.device_plugin_mig,
             pool_names=[p.name for p in plugin_pools] if cfg.select_pools else (),
-            marks=(ownership.adopted_marks(plan.owner) if cfg.device_plugin.adopt else plan.owner) if existing else {},
-            adopt=bool(adoption),
+            marks=decided.device_plugin_marks,
+            adopt=adoption is not None,
             imports=(adoption.import_namespace, adoption.import_daemon_set) if adoption else (True, True),
-            retain_on_delete=ownership.plugin_released(cfg),
+            retain_on_delete=decided.device_plugin_released,
             deleted_with=inside(plan, cluster),
             depends_on=access(cluster),
         )
-        # What the adopting `up` does to the guide's namespace and DaemonSet, field by field.
-        for adopting in device_plugin_plans(plugin_args, adoption) if adoption else []:
-            pulumi.log.info(adopting.line())
+        # What the adopting `up` does to the guide's namespace and DaemonSet, field by field: from
+        # the DaemonSet's spec as the component declares it, so said here, not in the plan.
+        report(Message("info", adopting.line()) for adopting in (device_plugin_plans(plugin_args, adoption) if adoption else []))
         device_plugin = NvidiaDevicePlugin("nvidia-device-plugin", plugin_args)
         if cfg.monitoring.gpu_metrics:
             exporter = DcgmExporter(
@@ -232,7 +216,7 @@ def declare_gpu_stack(
                 version=cfg.gpu_operator.version,
                 gpu_metrics=cfg.monitoring.gpu_metrics,
                 gpu_tolerations=merged_tolerations(operator_pools),
-                marks=plan.owner if existing else {},
+                marks=decided.object_marks,
                 deleted_with=inside(plan, cluster),
                 depends_on=access(cluster),
             ),
@@ -247,12 +231,11 @@ def declare_gpu_stack(
 # DaemonSet, or the GPU Operator's release, neither of which waits for any pool; AKS does it
 # on an aks-managed pool), never for the pools after it.
 def declare_proof(plan: Plan, cluster: Cluster, pools: list[Pool], installers: Mapping[str, pulumi.Resource | None]) -> MnistJob | None:
-    cfg, in_cluster = plan.cfg, plan.in_cluster
+    cfg, decided = plan.cfg, plan.decided
     if not cfg.mnist_job.enabled:
         return None
-    # Each Job fails by itself (activeDeadlineSeconds) before `pulumi up` stops waiting for it:
-    # the training's time limit is the script's, or none for the image's own entrypoint.
-    max_seconds = cfg.mnist_job.max_seconds if cfg.mnist_job.runs_script else None
+    # Each Job fails by itself (activeDeadlineSeconds) before `pulumi up` stops waiting for it.
+    max_seconds = decided.proof_max_seconds
     return MnistJob(
         "mnist",
         MnistJobArgs(
@@ -263,8 +246,8 @@ def declare_proof(plan: Plan, cluster: Cluster, pools: list[Pool], installers: M
             wait_for_completion=cfg.mnist_job.wait_for_completion,
             script=ProofScript(cfg.mnist_job.max_seconds, cfg.mnist_job.min_accuracy) if cfg.mnist_job.runs_script else None,
             egress=cfg.mnist_job.egress,
-            proxy=cluster_egress.proxy_rule(plan.egress, cfg.mnist_job.egress),
-            marks=plan.owner if cfg.existing_cluster else {},
+            proxy=decided.proof_proxy,
+            marks=decided.object_marks,
             deleted_with=inside(plan, cluster),
             depends_on=access(cluster),
             # Each awaited Job's watch (components/resources/proof_watch.py) finds the cluster so.
@@ -277,8 +260,8 @@ def declare_proof(plan: Plan, cluster: Cluster, pools: list[Pool], installers: M
                     deadline_seconds=job_deadline(p.pool, max_seconds),
                     depends_on=[r for r in (p.node_pool, installers.get(p.pool.mode)) if r is not None],
                     pin=cfg.select_pools,
-                    guide_names=guide_pool(plan),
-                    gpu_resource=in_cluster.gpus.resources.get(p.name, "nvidia.com/gpu") if in_cluster else "nvidia.com/gpu",
+                    guide_names=decided.guide_pool,
+                    gpu_resource=decided.gpu_resources[p.name],
                     autoscaled=p.pool.autoscaling,
                 )
                 for p in pools
@@ -297,11 +280,11 @@ def export_outputs(
     exporter: DcgmExporter | None,
     operator: GpuOperator | None,
 ) -> None:
-    cfg = plan.cfg
+    cfg, guide_pool = plan.cfg, plan.decided.guide_pool
     pulumi.export("resourceGroupName", cluster.resource_group_name)
     pulumi.export("clusterName", cluster.cluster_name)
     pulumi.export("gpuPools", pool_outputs(pools, job))
-    if guide_pool(plan):  # the guide's one pool, by the names earlier releases exported
+    if guide_pool:  # the guide's one pool, by the names earlier releases exported
         gpu = pools[0]
         pulumi.export("gpuPoolName", gpu.name)
         pulumi.export("gpuPoolVmSize", gpu.vm_size)
@@ -316,7 +299,7 @@ def export_outputs(
         pulumi.export("devicePluginNamespace", device_plugin.namespace_name)
     pulumi.export("kubeconfig", cluster.kubeconfig)
     pulumi.export("getCredentialsCommand", cluster.get_credentials_command)
-    if job is not None and guide_pool(plan):
+    if job is not None and guide_pool:
         first = job.jobs[pools[0].name]
         pulumi.export("mnistJobName", first.name)
         pulumi.export("mnistJobNamespace", first.namespace)

@@ -25,21 +25,20 @@ from components.azure import (
     existing_pools,
     ownership,
     pool_network,
+    pool_settings,
     preflight,
     proof_fit,
     saved_state,
     stack_state,
 )
 from components.azure.cluster_facts import ClusterFacts
-from components.azure.cluster_object_checks import Findings
+from components.azure.cluster_object_checks import Adoption, Findings
 from components.azure.existing_pools import LivePool
+from components.azure.kubeconfig import provider_kubeconfig
 from components.azure.pool_network import PoolNetwork
 from components.azure.reader import AzureReader, RunningPool, read_errors
 from components.config import StackConfig
 from components.errors import PreflightError, error_line, escaped_lines
-from components.resources import budget
-from components.resources.adopted import pool_plan
-from components.resources.existing_cluster import provider_kubeconfig
 
 
 class Mode(enum.Enum):
@@ -80,6 +79,59 @@ class Said(list[Message]):
         self.extend(Message("info", escaped_lines(line)) for line in lines)
 
 
+# The GPU stacks this program installs on the pools it serves (an aks-managed pool's is AKS's).
+INSTALLERS = ("device-plugin", "gpu-operator")
+GPU = "nvidia.com/gpu"
+
+
+@dataclass(frozen=True)
+class Decided:
+    """What each step of __main__.py declares, as plain values: pool names, booleans, marks."""
+
+    #: The guide's one pool (gpuPool), not a gpuPools map: it keeps the URN it had as the cluster
+    #: component's child (an alias), its Job the guide's names, the outputs their old names.
+    guide_pool: bool
+    #: That pool on a created cluster: the URN it had as a child of the cluster component is its alias.
+    pool_moved_from_cluster: bool
+    #: The cluster's command that retires the guide's card (`dedicatedVhd`): its one pool is AKS-managed.
+    retire_managed_pool_command: bool
+    #: A deployment waits until a created cluster lets the deployer in; a preview never does.
+    waits_for_access: bool
+    #: Each declared pool's version is moved by something else (an upgrade channel, or an
+    #: existing cluster's owner), so `pulumi up` leaves it to Azure (pool_settings.pool_ignore_changes).
+    version_moves: bool
+    #: Each pool the stack declares (not one used as it is), by name: the tags it carries (None on
+    #: a created cluster, whose pools carry none), and whether a destroy leaves it to its owner.
+    pool_tags: Mapping[str, Mapping[str, str] | None]
+    released_pools: frozenset[str]
+    #: Each installer's pools, in the config's order: the pools whose GPU stack this program
+    #: installs (its own, and a used pool's that nothing of the cluster's serves already).
+    serving: Mapping[str, tuple[str, ...]]
+    #: The device plugin serves a MIG pool (its MIG strategy and the env it needs).
+    device_plugin_mig: bool
+    #: Every Kubernetes object and the Helm release are deleted with a created, unprotected
+    #: cluster (`deletedWith`; docs/lifecycle.md, "pulumi destroy", says why, and why not on an
+    #: existing cluster, nor while the cluster is protected). Never the GPU pools, which bill.
+    deleted_with_cluster: bool
+    #: The marks on the Kubernetes objects this program declares on an existing cluster (none on
+    #: a created one), and on the device plugin's, which devicePlugin.adopt marks as adopted too.
+    object_marks: Mapping[str, str]
+    device_plugin_marks: Mapping[str, str]
+    #: devicePlugin.adopt on this run: the guide's namespace and DaemonSet, and which of the two
+    #: it imports (none that the stack's state holds already); a destroy leaves them or not.
+    device_plugin_adoption: Adoption | None
+    device_plugin_released: bool
+    #: The address and port the proof Job's NetworkPolicy allows for the cluster's proxy.
+    proof_proxy: tuple[str, int] | None
+    #: The proof's training time limit: the shipped script's, or none for the image's own entrypoint.
+    proof_max_seconds: int | None
+    #: What each pool's Job asks for: a used pool's MIG `mixed` slice, else nvidia.com/gpu.
+    gpu_resources: Mapping[str, str]
+    #: What the budget watches on a created cluster: its resource group and node resource group,
+    #: where AKS bills the GPU nodes; empty on an existing cluster, where it watches the owner tag.
+    budget_groups: tuple[str, ...]
+
+
 @dataclass(frozen=True)
 class Plan:
     """What the checks decided; __main__.py declares from it."""
@@ -108,6 +160,8 @@ class Plan:
     estimate: cost.Estimate | None
     #: The budget's name, when cost.budget asks for one.
     budget_name: str | None
+    #: What __main__.py declares, decided here (`_decide`): it only passes it on.
+    decided: Decided
     #: The run's subscription, read once, where a declaration names it (None: none does).
     subscription: str | None = None
     #: What the run says before it declares anything, in order.
@@ -165,7 +219,7 @@ def build_plan(
     said.warn(switch_notes)
     # What the adopting `up` does to each pool it takes over: the import, then the update field by field.
     said.info(
-        pool_plan(
+        pool_settings.adopted_pool_plan(
             pool, cfg.pool_key(pool), networks[pool.name], ownership.pool_marks(pool, owner), live, running_pools.get(pool.name)
         ).line()
         for pool in cfg.gpu_pools
@@ -205,7 +259,53 @@ def build_plan(
         budget_name=budget_name,
         subscription=_declared_subscription(cfg, found, subscription),
         messages=tuple(said),
+        decided=_decide(cfg, found, owner, in_cluster, egress, mode),
     )
+
+
+def _decide(
+    cfg: StackConfig,
+    found: ClusterFacts | None,
+    owner: Mapping[str, str],
+    in_cluster: Findings | None,
+    egress: cluster_egress.Egress,
+    mode: Mode,
+) -> Decided:
+    """What __main__.py declares, from the resolved config and what the run read."""
+    guide_pool = not cfg.pool_map
+    served = in_cluster.served if in_cluster else frozenset()
+    gpus = in_cluster.gpus.resources if in_cluster else {}
+    serving = {
+        installer: tuple(
+            p.name for p in cfg.gpu_pools if p.mode == installer and (p.owned or (installer == "device-plugin" and p.name not in served))
+        )
+        for installer in INSTALLERS
+    }
+    return Decided(
+        guide_pool=guide_pool,
+        pool_moved_from_cluster=guide_pool and found is None,
+        retire_managed_pool_command=guide_pool and cfg.gpu_pools[0].managed,
+        waits_for_access=not mode.preview,
+        version_moves=found is not None or pool_settings.version_moves(cfg.upgrade),
+        pool_tags={p.name: ownership.pool_marks(p, owner) if found else None for p in cfg.owned_pools},
+        released_pools=frozenset(p.name for p in cfg.owned_pools if ownership.released(p)),
+        serving=serving,
+        device_plugin_mig=any(p.mig_profile for p in cfg.gpu_pools if p.name in serving["device-plugin"]),
+        deleted_with_cluster=found is None and not cfg.protect,
+        object_marks=dict(owner) if found else {},
+        device_plugin_marks=(ownership.adopted_marks(owner) if cfg.device_plugin.adopt else dict(owner)) if found else {},
+        device_plugin_adoption=in_cluster.adoption if in_cluster else None,
+        device_plugin_released=ownership.plugin_released(cfg),
+        proof_proxy=cluster_egress.proxy_rule(egress, cfg.mnist_job.egress),
+        proof_max_seconds=cfg.mnist_job.max_seconds if cfg.mnist_job.runs_script else None,
+        gpu_resources={p.name: gpus.get(p.name, GPU) for p in cfg.gpu_pools},
+        budget_groups=_created_groups(cfg) if found is None else (),
+    )
+
+
+def _created_groups(cfg: StackConfig) -> tuple[str, str]:
+    """A created cluster's resource group, and the node resource group AKS names for it."""
+    return cfg.resource_group_name, azure_facts.node_resource_group(cfg.resource_group_name, cfg.cluster_name, cfg.location)
 
 
 def _networks(
@@ -274,11 +374,10 @@ def _budget(
     if cfg.cost.budget is None:
         return None
     if found is None:
-        node_group = azure_facts.node_resource_group(cfg.resource_group_name, cfg.cluster_name, cfg.location)
-        watched = budget.resource_groups_says((cfg.resource_group_name, node_group))
+        watched = cost.resource_groups_says(_created_groups(cfg))
     else:
-        watched = budget.tagged_says(*next(iter(owner.items())))
-    name = budget.budget_name(project, stack, cfg.cluster_name)
+        watched = cost.tagged_says(*next(iter(owner.items())))
+    name = cost.budget_name(project, stack, cfg.cluster_name)
     line, warnings = cost.budget_lines(cfg, estimate, name, watched)
     said.lines_then_warnings([line], warnings)
     return name

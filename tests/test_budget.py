@@ -12,6 +12,7 @@ from conftest import run_cached
 from fake_arm import FakeArm, FakeCredential
 from support.plan import lines
 
+from components.azure import cost
 from components.resources import budget
 
 T4 = "Standard_NC4as_T4_v3"
@@ -80,8 +81,8 @@ def test_what_would_replace_the_budget_makes_a_new_resource_instead_with_this_mo
     assert found.name == "cost-subscription-aks-gpu-prod-gpu"
     assert found.name.endswith(found.inputs["budgetName"])
     assert found.options.get("aliases", []) == []
-    assert budget.budget_name("aks-gpu", "prod", "aks-gpu-prod") == "aks-gpu-prod-gpu", "a default cluster name once"
-    assert budget.budget_name("aks-gpu", "team", "team-aks") == "aks-gpu-team-team-aks-gpu"
+    assert cost.budget_name("aks-gpu", "prod", "aks-gpu-prod") == "aks-gpu-prod-gpu", "a default cluster name once"
+    assert cost.budget_name("aks-gpu", "team", "team-aks") == "aks-gpu-team-team-aks-gpu"
     other_cluster = run_cached("prod", cost=BUDGET_CONFIG, clusterName="gpu-lab")[0].one(BUDGET)
     assert other_cluster.name != found.name, "a new budget name is a new resource, not a replacement"
 

@@ -17,11 +17,11 @@ RESOURCE_HELPERS = {
     "agent_pool_calls": "the REST calls the managed pool's dynamic provider makes",
     "provider_errors": "the one-line failures of that provider, in Azure's words",
     "provider_host_patch": "the provider host, Pulumi's, told to send both dynamic providers' one-line failures so",
-    "existing_pool": "what a GPU pool the cluster already had declares, and the pool used as it is, which nothing declares",
+    "existing_pool": "the pool used as it is, which nothing declares, and the tolerations of a pool's taints",
     "job_deadline": "how long the proof Jobs may run and how long `pulumi up` waits for them, the pair each Job carries",
     "job_network": "where the proof Jobs may connect: DNS, HTTPS to the internet, the cluster's proxy",
     "placement": "where a pod lands: the nodes of named GPU pools",
-    "adopted": "what each adopting `up` does to the owner's objects, worked out from what their components declare",
+    "adopted": "what the adopting `up` does to the guide's device plugin, worked out from the DaemonSet its component declares",
 }
 
 

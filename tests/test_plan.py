@@ -8,6 +8,7 @@ import pytest
 from support.config import parsed
 from support.existing_cluster import T4, TEAM
 from support.existing_pools import GPUNP, cluster
+from support.kubernetes_objects import guide_daemon_set, listed, namespace
 
 from components.errors import CostError, PreflightError
 from components.plan import Mode, Said, build_plan
@@ -110,3 +111,87 @@ def test_a_subscription_that_cannot_be_read_for_the_budget_stops_the_plan_in_one
 def test_a_bug_of_the_programs_own_while_reading_the_subscription_surfaces_as_itself():
     with pytest.raises(KeyError, match="subscriptionId"):
         plan(parsed(**BUDGETED), NoSubscription(KeyError("subscriptionId")))
+
+
+# What __main__.py declares is decided in the plan (Plan.decided), and read here by a plain call.
+TEST_OWNER = {"aks-gpu-stack": "aks-gpu/test"}
+
+
+def test_kubernetes_objects_are_deleted_with_a_created_cluster_unless_it_is_protected_and_never_with_an_existing_one():
+    assert plan(parsed(gpuPool={"vmSize": T4})).decided.deleted_with_cluster
+    assert not plan(parsed(gpuPool={"vmSize": T4}, protect=True)).decided.deleted_with_cluster
+    existing = plan(parsed(existingCluster=TEAM, gpuPools={"gpunp": {"existing": "use"}}), OfflineReader(cluster=cluster(GPUNP)))
+    assert not existing.decided.deleted_with_cluster
+
+
+def test_each_installer_serves_the_pools_of_its_mode_and_none_serves_an_aks_managed_pool():
+    mixed = plan(parsed(gpuPools={"a": {"vmSize": T4}, "m": {"vmSize": T4, "management": "aks-managed"}}))
+    assert mixed.decided.serving == {"device-plugin": ("a",), "gpu-operator": ()}
+    assert not mixed.decided.device_plugin_mig
+    operator = plan(parsed(gpuPools={"op": {"vmSize": T4, "management": "gpu-operator"}}))
+    assert operator.decided.serving == {"device-plugin": (), "gpu-operator": ("op",)}
+
+
+def test_a_used_pool_gets_the_device_plugin_where_nothing_of_the_clusters_serves_it():
+    used = plan(parsed(existingCluster=TEAM, gpuPools={"gpunp": {"existing": "use"}}), OfflineReader(cluster=cluster(GPUNP)))
+    assert used.decided.serving == {"device-plugin": ("gpunp",), "gpu-operator": ()}
+
+
+def test_the_stacks_objects_on_an_existing_cluster_carry_its_mark_and_an_adopted_device_plugin_the_adopted_mark_too():
+    reader = OfflineReader(cluster=cluster(GPUNP), kubernetes=listed(namespace("gpu-resources"), guide_daemon_set()))
+    adopting = plan(parsed(existingCluster=TEAM, gpuPools={"gpunp": {"existing": "adopt"}}, devicePlugin={"adopt": True}), reader)
+    decided = adopting.decided
+    assert decided.object_marks == TEST_OWNER and decided.device_plugin_marks == {**TEST_OWNER, "aks-gpu-adopted": "aks-gpu/test"}
+    assert decided.device_plugin_adoption is not None and decided.device_plugin_released
+    assert decided.pool_tags == {"gpunp": decided.device_plugin_marks} and decided.released_pools == {"gpunp"}
+    using = plan(parsed(existingCluster=TEAM, gpuPools={"gpunp": {"existing": "use"}}), OfflineReader(cluster=cluster(GPUNP))).decided
+    assert using.device_plugin_marks == using.object_marks == TEST_OWNER and using.device_plugin_adoption is None
+    assert using.pool_tags == {} and not using.device_plugin_released, "a used pool is not declared"
+
+
+def test_a_created_clusters_objects_and_pools_carry_no_mark_and_nothing_is_released():
+    decided = plan(parsed(gpuPools={"a": {"vmSize": T4}, "b": {"vmSize": T4}})).decided
+    assert decided.object_marks == decided.device_plugin_marks == {}
+    assert decided.pool_tags == {"a": None, "b": None} and decided.released_pools == frozenset()
+
+
+def test_the_guides_one_pool_keeps_its_urn_from_the_cluster_component_only_on_a_created_cluster():
+    guide = plan(parsed(gpuPool={"vmSize": T4})).decided
+    assert guide.guide_pool and guide.pool_moved_from_cluster
+    assert not plan(parsed(gpuPools={"gpu": {"vmSize": T4}})).decided.guide_pool
+    existing = plan(parsed(existingCluster=TEAM, gpuPool={"vmSize": T4}), OfflineReader(cluster=cluster(GPUNP))).decided
+    assert existing.guide_pool and not existing.pool_moved_from_cluster
+
+
+@pytest.mark.parametrize(
+    ("overrides", "moves"),
+    [({}, False), ({"upgrade": {"channel": "stable"}}, True), ({"upgrade": {"channel": "node-image"}}, False)],
+)
+def test_a_pools_version_is_left_to_azure_where_an_upgrade_channel_moves_it(overrides, moves):
+    assert plan(parsed(gpuPool={"vmSize": T4}, **overrides)).decided.version_moves is moves
+
+
+def test_an_existing_clusters_pools_leave_their_version_to_its_owner():
+    existing = plan(parsed(existingCluster=TEAM, gpuPool={"vmSize": T4}), OfflineReader(cluster=cluster(GPUNP)))
+    assert existing.decided.version_moves
+
+
+@pytest.mark.parametrize("mode", list(Mode))
+def test_only_a_deployment_waits_for_the_deployers_access_to_the_cluster(mode):
+    assert plan(parsed(gpuPool={"vmSize": T4}), mode=mode).decided.waits_for_access is (mode is Mode.DEPLOYMENT)
+
+
+def test_the_proof_trains_within_the_scripts_limit_and_asks_each_pool_for_a_gpu():
+    decided = plan(parsed(gpuPool={"vmSize": T4}, mnistJob={"maxSeconds": 300})).decided
+    assert decided.proof_max_seconds == 300 and decided.gpu_resources == {"gpu": "nvidia.com/gpu"} and decided.proof_proxy is None
+    guides = plan(parsed(gpuPool={"vmSize": T4}, mnistJob={"image": "mcr.microsoft.com/azuredocs/samples-tf-mnist-demo:gpu"})).decided
+    assert guides.proof_max_seconds is None, "the guide's image runs its own entrypoint, without the script's limit"
+
+
+def test_a_budget_on_a_created_cluster_watches_its_resource_group_and_the_node_resource_group_aks_names():
+    budgeted = {"budget": {"amount": 100, "contactEmails": ["ml@example.com"]}}
+    decided = plan(parsed(gpuPool={"vmSize": T4}, cost=budgeted)).decided
+    [group, node_group] = decided.budget_groups
+    assert node_group.startswith(f"MC_{group}_")
+    existing = plan(parsed(existingCluster=TEAM, gpuPool={"vmSize": T4}, cost=budgeted), OfflineReader(cluster=cluster(GPUNP)))
+    assert existing.decided.budget_groups == (), "an existing cluster's budget watches the owner tag"

@@ -10,8 +10,8 @@ import yaml
 from conftest import project_run
 from support.security import EXPORTER, JOB, PLUGIN, check_open_checks_documented, check_pods, open_checks, workloads
 
+from components.azure.kubeconfig import entra_kubeconfig
 from components.resources import hardening
-from components.resources.cluster import entra_kubeconfig
 from tools.azure_mocks import AKS_ENTRA_SERVER_ID, MOCK_CLIENT
 from tools.mock_engine import ProgramRun, Secret
 from tools.render import kubernetes_objects, manifest

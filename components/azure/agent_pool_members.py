@@ -72,7 +72,7 @@ AGENT_POOL_INPUTS = {
 # with the stack's added, and the version it leaves to the owner (ignoreChanges).
 SET_BY_THE_STACK = {"count", "enableAutoScaling", "minCount", "maxCount", "upgradeSettings", "tags", "orchestratorVersion"}
 # Every other input is declared as Azure has it, absent where the pool has none (the fixed
-# ones are then left to Azure: gpu_pool.typed_pool_ignores), so the import changes none of them.
+# ones are then left to Azure: pool_settings.typed_pool_ignores), so the import changes none of them.
 PASSED_THROUGH = {rest: sdk for rest, sdk in AGENT_POOL_INPUTS.items() if rest not in SET_BY_THE_STACK}
 # Members of the description that are no input (Azure reports them; the import reads none
 # of them into the inputs, and no update sends them), or that name the pool.

@@ -6,6 +6,8 @@ The figures, what they leave out and the limit: docs/cost.md."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -245,6 +247,31 @@ def load(cfg: StackConfig, region: str, reader: AzureReader) -> tuple[Estimate |
         return None, f"{why}; set {NAMESPACE}:preflight.pricesFile to price a saved list", True
     except read_errors() as error:  # without prices: `run` says what that means
         return None, error_line(error), False
+
+
+def resource_groups_says(named: Sequence[str]) -> str:
+    """What a budget over a created cluster's resource groups watches, in words (the plan says it; components/resources/budget.py declares it)."""
+    return (
+        f"resource groups {' and '.join(named)} (filter ResourceGroupName In, at the subscription's scope): the "
+        "cluster, and what its node resource group holds: the node VMs, their networking and storage"
+    )
+
+
+def tagged_says(tag: str, value: str) -> str:
+    """What a budget over the scale sets with the stack's tag watches, in words."""
+    return (
+        f"tag {tag} = {value} (filter at the subscription's scope): this stack's GPU pools' scale sets and their VMs; "
+        "not their OS disks, the cluster's load balancer or egress, which AKS does not tag with it"
+    )
+
+
+def budget_name(project: str, stack: str, cluster: str) -> str:
+    """Unique within the subscription, which is the budget's scope: "1-63 ... Alphanumerics,
+    hyphens, and underscores" (Microsoft.Consumption/budgets' template reference). The
+    cluster's name once: a cluster named by default is already <project>-<stack>."""
+    base = f"{project}-{stack}"
+    named = cluster if cluster.startswith(base) else f"{base}-{cluster}"
+    return re.sub(r"[^A-Za-z0-9_-]", "-", f"{named}-gpu")[:63]
 
 
 def budget_lines(cfg: StackConfig, est: Estimate | None, name: str, watched: str) -> tuple[str, list[str]]:

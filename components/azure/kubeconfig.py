@@ -1,8 +1,11 @@
 """An AKS user kubeconfig (listClusterUserCredential's) made to sign in without a prompt:
-pure, so the cluster component (components/resources/cluster.py) and the proof's watch, which
-fetches its own (components/azure/live/proof_watch.py), convert it the same way."""
+pure, so the cluster components (components/resources/), the plan's read of what an existing
+cluster runs (components/plan.py) and the proof's watch, which fetches its own
+(components/azure/live/proof_watch.py), convert it the same way."""
 
 from __future__ import annotations
+
+import base64
 
 import yaml
 
@@ -35,3 +38,11 @@ def entra_kubeconfig(kubeconfig: str) -> str:
         env = [e for e in exec_.get("env") or [] if e.get("name") != "AAD_LOGIN_METHOD"]
         exec_["env"] = env or None
     return yaml.dump(config, Dumper=_YAML_DUMPER, sort_keys=False)
+
+
+def provider_kubeconfig(user_kubeconfig: str) -> str:
+    """The kubeconfig a Kubernetes client signs in with: listClusterUserCredential's (base64),
+    decoded, an Entra ID cluster's made to sign in without a prompt (a local-accounts
+    cluster's token passes unchanged). The created cluster's provider, the existing cluster's,
+    and the plan's read of what an existing cluster runs all sign in with it."""
+    return entra_kubeconfig(base64.b64decode(user_kubeconfig).decode("utf-8"))

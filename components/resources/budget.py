@@ -7,12 +7,13 @@ their sources"; its order before the GPU pools: docs/lifecycle.md, "The budget b
 from __future__ import annotations
 
 import datetime
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pulumi
 from pulumi_azure_native import consumption
+
+from components.azure.cost import resource_groups_says, tagged_says
 
 # (key, threshold in percent, what it compares). Keys name the alert; they are the
 # notifications map's keys, which the API leaves to the caller.
@@ -69,31 +70,6 @@ def tagged(subscription_id: pulumi.Input[str], tag: str, value: str) -> Watched:
         filter=consumption.BudgetFilterArgs(tags=consumption.BudgetComparisonExpressionArgs(name=tag, operator="In", values=[value])),
         says=tagged_says(tag, value),
     )
-
-
-def resource_groups_says(named: Sequence[str]) -> str:
-    """What a budget over a created cluster's resource groups watches, in words (components/plan.py says it first)."""
-    return (
-        f"resource groups {' and '.join(named)} (filter ResourceGroupName In, at the subscription's scope): the "
-        "cluster, and what its node resource group holds: the node VMs, their networking and storage"
-    )
-
-
-def tagged_says(tag: str, value: str) -> str:
-    """What a budget over the scale sets with the stack's tag watches, in words."""
-    return (
-        f"tag {tag} = {value} (filter at the subscription's scope): this stack's GPU pools' scale sets and their VMs; "
-        "not their OS disks, the cluster's load balancer or egress, which AKS does not tag with it"
-    )
-
-
-def budget_name(project: str, stack: str, cluster: str) -> str:
-    """Unique within the subscription, which is the budget's scope: "1-63 ... Alphanumerics,
-    hyphens, and underscores" (Microsoft.Consumption/budgets' template reference). The
-    cluster's name once: a cluster named by default is already <project>-<stack>."""
-    base = f"{project}-{stack}"
-    named = cluster if cluster.startswith(base) else f"{base}-{cluster}"
-    return re.sub(r"[^A-Za-z0-9_-]", "-", f"{named}-gpu")[:63]
 
 
 # The kind of scope every budget here sits at (`subscription_scope`); part of its Pulumi name.

@@ -25,7 +25,7 @@ import pulumi_kubernetes as k8s
 from pulumi_azure_native import authorization, containerservice, resources
 
 from components.azure.cluster_facts import created_credential_failed
-from components.azure.kubeconfig import entra_kubeconfig  # its old place too (tests import it from here)
+from components.azure.kubeconfig import provider_kubeconfig
 from components.azure.live.cluster_access import Unreachable
 from components.azure.live.proof_watch import ClusterRef
 from components.config import SYSTEM_POOL_NAME, VERSION_UPGRADE_CHANNELS, AccessConfig, NetworkConfig, SystemPoolConfig, UpgradeConfig
@@ -247,7 +247,7 @@ class GpuCluster(pulumi.ComponentResource):
             resource_name=self.managed_cluster.name,
             format="exec" if args.access.entra else None,
         ).recover(created_credential_failed(args.resource_group_name, args.cluster_name))
-        decode = _decode_entra_kubeconfig if args.access.entra else _decode_kubeconfig
+        decode = provider_kubeconfig if args.access.entra else _decode_kubeconfig
         return pulumi.Output.secret(credentials.kubeconfigs[0].value.apply(decode))
 
     def _grant_deployer(self, args: GpuClusterArgs) -> authorization.RoleAssignment | None:
@@ -352,7 +352,3 @@ def _dns_prefix(cluster_name: str) -> str:
 
 def _decode_kubeconfig(value: str) -> str:
     return base64.b64decode(value).decode("utf-8")
-
-
-def _decode_entra_kubeconfig(value: str) -> str:
-    return entra_kubeconfig(_decode_kubeconfig(value))

@@ -9,7 +9,7 @@ The cluster and its user credential are read once, before anything is registered
 to this component as plain values: its resource UID (which tells a managed pool that the
 cluster was re-created), and the kubeconfig. That is fetched in the `exec` format, which
 only Entra ID clusters honour; an Entra ID cluster then answers with a kubelogin exec
-plugin, which cluster.entra_kubeconfig makes sign in without a prompt. A local-accounts
+plugin, which components/azure/kubeconfig.py makes sign in without a prompt. A local-accounts
 cluster answers with its token, unchanged.
 """
 
@@ -22,15 +22,9 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.azure.cluster_facts import ClusterFacts
+from components.azure.kubeconfig import provider_kubeconfig
 from components.azure.live.proof_watch import ClusterRef
-from components.resources.cluster import _decode_entra_kubeconfig, get_credentials_command
-
-
-def provider_kubeconfig(user_kubeconfig: str) -> str:
-    """The kubeconfig the Kubernetes provider signs in with: listClusterUserCredential's,
-    decoded, an Entra ID cluster's made to sign in without a prompt. The program's read of
-    what the cluster runs (components/azure/cluster_objects.py) signs in with it too."""
-    return _decode_entra_kubeconfig(user_kubeconfig)
+from components.resources.cluster import get_credentials_command
 
 
 @dataclass(frozen=True)

@@ -1,18 +1,13 @@
 """A GPU pool the cluster already had (components/azure/existing_pools.py): the pool used as it
-is, which the stack never registers (`UsedPool`), and what an adopted pool declares beyond
-this program's own settings, so that importing it changes nothing Azure fixes."""
+is, which the stack never registers (`UsedPool`), and the tolerations of a pool's taints. What
+an adopted pool declares beyond this program's own settings is components/azure/pool_settings.py's."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from enum import Enum
-from typing import Any
+from collections.abc import Sequence
 
 import pulumi_kubernetes as k8s
-from pulumi import _types
 
-from components.azure import ownership
-from components.azure.agent_pool_members import PASSED_THROUGH, declared_members
 from components.azure.existing_pools import LivePool
 from components.catalog import gpu_sizes
 from components.config import GpuPoolConfig
@@ -37,36 +32,6 @@ def tolerations_for(taints: Sequence[str]) -> tuple[k8s.core.v1.TolerationArgs, 
         else:
             tolerations.append(k8s.core.v1.TolerationArgs(key=key, operator="Exists", effect=effect or None))
     return tuple(tolerations)
-
-
-def adopted_settings(live: LivePool, pool: GpuPoolConfig, owner_tags: Mapping[str, str]) -> dict[str, Any]:
-    """What an adopted pool declares as Azure has it, beside the members the stack sets itself
-    (agent_pool_members.SET_BY_THE_STACK): every other input of the AgentPool, as the live pool has
-    it, or unset where it has none (so a fixed one is left to Azure, not set to this program's
-    choice: the Spot pool's eviction policy, its price cap, the pool's type, its GPU profile),
-    and its tags with this stack's added. As azure-native's AgentPool arguments; a nested
-    object keeps its REST spelling, which the SDK sends as it is."""
-    members = declared_members(live.facts)
-    declared: dict[str, Any] = {sdk: members.get(rest) for rest, sdk in PASSED_THROUGH.items()}
-    declared["tags"] = {**ownership.without(live.facts.tags, owner_tags), **owner_tags}
-    if live.facts.member("enableAutoScaling") is False and not pool.autoscaling:
-        declared["enable_auto_scaling"] = False  # as Azure says it, not left out (which the update would send as a deletion)
-    return declared
-
-
-def plain(value: Any) -> Any:
-    """A declared value as the engine is sent it: an SDK `...Args` object as an object of its
-    wire names, an enum as its value (pulumi sdk/python/lib/pulumi/_types.py
-    `input_type_to_dict`, which the SDK's serialize_property uses; None members left out)."""
-    if isinstance(value, Enum):
-        return value.value
-    if _types.is_input_type(type(value)):
-        return {k: plain(v) for k, v in _types.input_type_to_dict(value).items()}
-    if isinstance(value, Mapping):
-        return {str(k): plain(v) for k, v in value.items() if v is not None}
-    if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
-    return value
 
 
 class UsedPool:

@@ -17,11 +17,12 @@ from pulumi_azure_native import containerservice
 from components.azure import cluster_objects, pool_mutability, pool_network
 from components.azure.existing_pools import LivePool
 from components.azure.pool_network import PoolNetwork
+from components.azure.pool_settings import REST_NAMES, agent_pool_settings, gpu_pool_settings, typed_pool_ignores
 from components.azure.reader import RunningPool
 from components.catalog import gpu_sizes
-from components.config import VERSION_UPGRADE_CHANNELS, GpuPoolConfig, UpgradeConfig, camel_case, pool_upgrades, snake
+from components.config import GpuPoolConfig, camel_case, pool_upgrades
 from components.config.pools import pool_taints
-from components.resources.existing_pool import adopted_settings, tolerations_for
+from components.resources.existing_pool import tolerations_for
 from components.resources.managed_gpu_pool import ARM_ENDPOINT, MIG_API_VERSION, STABLE_API_VERSION, ManagedGpuPool
 
 # The GPU pool's taints (the guide's sku=gpu, and AKS's Spot taint) are the pools' config's rule
@@ -35,8 +36,6 @@ AGENT_POOL_LABEL = cluster_objects.AGENT_POOL_LABEL
 # least 50): 250 in a cluster this program creates; in an existing one, what its network
 # allows (components/azure/pool_network.py).
 MAX_PODS = pool_network.MAX_PODS
-# The agentPools REST spelling of the members whose snake_case the camel-casing gets wrong.
-REST_NAMES = {"vnet_subnet_id": "vnetSubnetID", "pod_subnet_id": "podSubnetID"}
 
 # A GPU pool can wait long for scarce capacity; the limits state the worst case accepted.
 # The typed pool gets them as customTimeouts, which azure-native gives its operations; the
@@ -66,49 +65,6 @@ def merged_tolerations(pools: Sequence[Tolerating]) -> tuple[k8s.core.v1.Tolerat
     """What a DaemonSet serving all of `pools` (new, adopted or used) must tolerate: each
     pool's tolerations, once."""
     return tuple({(t.key, t.operator, t.value, t.effect): t for pool in pools for t in pool.tolerations}.values())
-
-
-def gpu_pool_settings(pool: GpuPoolConfig, network: PoolNetwork | None = None) -> dict[str, Any]:
-    """The GPU pool's agent-pool properties, as azure-native keyword arguments.
-
-    Autoscaling: `enableAutoScaling` with `minCount`/`maxCount` is `az aks nodepool add
-    --enable-cluster-autoscaler --min-count --max-count` (today's guide). User pools may
-    scale to zero ("User node pools can contain zero or more nodes", create-node-pools.md).
-    Spot: `--priority Spot --eviction-policy Delete --spot-max-price -1`, where -1 means
-    "the instance won't be evicted based on price" (spot-node-pool.md).
-    Network: the subnets and pods per node that fit the cluster (pool_network.plan).
-    """
-    network = network or pool_network.plan(None, "", pool.max_pods)
-    upgrade = pool_upgrades.effective(pool.upgrade_settings, fill=pool.existing is None)
-    settings: dict[str, Any] = {
-        "mode": containerservice.AgentPoolMode.USER,
-        # gpuInstanceProfile (GA): `az aks nodepool add --gpu-instance-profile MIG1g`
-        # (azure-aks-docs articles/aks/gpu-multi-instance.md).
-        "gpu_instance_profile": pool.mig_profile,
-        # The GPU Operator installs its own driver: `--gpu-driver none` (nvidia-gpu-operator.md).
-        "gpu_profile": containerservice.GPUProfileArgs(driver=containerservice.GPUDriver.NONE) if pool.mode == "gpu-operator" else None,
-        "os_type": containerservice.OSType.LINUX,
-        "type": containerservice.AgentPoolType.VIRTUAL_MACHINE_SCALE_SETS,
-        "vm_size": pool.vm_size,
-        "count": pool.node_count,
-        "max_pods": network.max_pods,
-        "vnet_subnet_id": network.vnet_subnet_id,
-        "pod_subnet_id": network.pod_subnet_id,
-        "node_taints": pool_taints(pool),
-        # How AKS upgrades the nodes; by default no surge node, which a GPU quota rarely holds
-        # (components/config/pool_upgrades.py says why and what it costs); an adopted pool's
-        # as Azure has them, with what the config sets over them.
-        "upgrade_settings": containerservice.AgentPoolUpgradeSettingsArgs(**{snake(k): v for k, v in upgrade.items()}) if upgrade else None,
-    }
-    if pool.autoscaling:
-        settings.update(enable_auto_scaling=True, min_count=pool.min_count, max_count=pool.max_count)
-    if pool.spot:
-        settings.update(
-            scale_set_priority=containerservice.ScaleSetPriority.SPOT,
-            scale_set_eviction_policy=containerservice.ScaleSetEvictionPolicy.DELETE,
-            spot_max_price=pool.spot_max_price if pool.spot_max_price is not None else -1,
-        )
-    return settings
 
 
 # `dedicatedVhd: true` / `management: aks-managed`: the guide's "AKS specialized GPU image"
@@ -148,47 +104,6 @@ def _rest_value(value: Any) -> Any:
     from enum import Enum
 
     return str(value.value) if isinstance(value, Enum) else value
-
-
-def pool_ignore_changes(pool: GpuPoolConfig, version_moves: bool) -> list[str] | None:
-    """What `pulumi up` must leave to Azure on the GPU pool: the count, when the cluster
-    autoscaler owns it; the version, when something else moves it: an upgrade channel (AKS
-    upgrades node pools with the control plane: auto-upgrade-cluster.md), or an existing
-    cluster's owner. Unset is not enough: azure-native's Read writes a property that changed
-    outside Pulumi into the stored inputs, and its Diff then reports the program's missing
-    value as a deletion, an update on every `up` (pulumi-azure-native provider.go `Read`,
-    applyDiff of the outputs' change; `Diff`/objectDiff: `deletes[k] = old`).
-    tests/test_existing_cluster.py pins it."""
-    ignored = []
-    if pool.autoscaling:
-        ignored.append("count")
-    if version_moves:
-        ignored.append("orchestratorVersion")
-    return ignored or None
-
-
-def typed_pool_ignores(pool: GpuPoolConfig, version_moves: bool, settings: Mapping[str, Any], running: RunningPool | None) -> list[str]:
-    """The typed pool's ignoreChanges: `pool_ignore_changes`, and the fixed properties its
-    `settings` (azure-native's keyword arguments) leave unset, which a refresh may fill in and
-    which would then replace the pool, unless the running pool has one set and the settings
-    switch it off (pool_mutability.left_to_azure)."""
-    declared = {REST_NAMES.get(k, camel_case(k)): v for k, v in settings.items()}
-    switched_on = running.switched_on if running is not None else frozenset()
-    return (pool_ignore_changes(pool, version_moves) or []) + pool_mutability.left_to_azure(declared, switched_on)
-
-
-def agent_pool_settings(
-    pool: GpuPoolConfig, network: PoolNetwork | None, tags: Mapping[str, str] | None, live: LivePool | None
-) -> dict[str, Any]:
-    """The typed pool's arguments but its names and version; an adopted pool's as Azure has them (adopted_settings)."""
-    settings = {"tags": dict(tags) if tags else None, **gpu_pool_settings(pool, network)}
-    if live is not None:
-        settings.update(adopted_settings(live, pool, tags or {}))
-    return settings
-
-
-def version_moves(upgrade: UpgradeConfig) -> bool:
-    return upgrade.channel in VERSION_UPGRADE_CHANNELS
 
 
 class Cluster(Protocol):
