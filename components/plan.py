@@ -314,7 +314,7 @@ def _networks(
     """Each GPU pool's subnets and pods per node, fitted to the cluster's network; a pool this
     stack runs already keeps its own, and a config that moves it is said to replace it."""
     adopted = {name: live.facts for name, live in live_pools.items() if live.how == "adopt"}
-    networks = pool_network.plan_pools(cfg, found, stack, adopted, state)
+    networks = pool_network.plan_pools(cfg.pools, found, stack, adopted, state)
     if found is not None:
         for network in networks.values():
             said.info([network.why])

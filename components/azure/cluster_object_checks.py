@@ -170,7 +170,7 @@ def check(
         guide = next(d for d in seen.daemon_sets if f"{d.namespace}/{d.name}" == adoption.daemon_set)
         problems += pools_left(guide, pools)
     notes = [f"kubernetes: {n}" for n in mine.legacy_notes()]
-    gpus = resources(cfg, found, seen, pools, mine.daemon_set) if found is not None else UsedPoolGpus()
+    gpus = resources(cfg.pools, cfg.mnist_job.enabled, found, seen, pools, mine.daemon_set) if found is not None else UsedPoolGpus()
     return Findings(True, problems + gpus.problems, notes + warnings + gpus.warnings, lines + gpus.lines, adoption, frozenset(served), gpus)
 
 
