@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from components.azure import (
@@ -210,7 +210,8 @@ def build_plan(
         if existing
         else None
     )
-    cfg, live_pools, existing_lines = existing_pools.resolve(cfg, found, owner_tag, state, arm_id)
+    resolved, live_pools, existing_lines = existing_pools.resolve(cfg.pools, cfg.mnist_job.enabled, found, owner_tag, state, arm_id)
+    cfg = replace(cfg, gpu_pools=resolved)
     said.info(existing_lines)
     networks = _networks(cfg, found, stack, live_pools, state, said)
     in_cluster = _in_cluster(cfg, reader, found, user_kubeconfig, owner_tag, state, mode, said)
@@ -347,7 +348,7 @@ def _in_cluster(
         said.info(in_cluster.lines)
     if found is not None and not (in_cluster and in_cluster.read):
         said.info([existing_cluster_checks.namespaces_line(cfg, found)])
-        said.warn(existing_pools.unread_plugin_lines(cfg))
+        said.warn(existing_pools.unread_plugin_lines(cfg.pools, cfg.preflight.kubernetes_file))
     return in_cluster
 
 
