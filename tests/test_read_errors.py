@@ -67,7 +67,7 @@ READS: dict[str, Callable[[Failing], Any]] = {
     "the stack's state": lambda r: stack_state.read(r, project="aks-gpu", stack="dev").why,
     "the existing cluster": lambda r: cluster_facts.read(r, "rg", "aks"),
     "its user credential": lambda r: cluster_facts.read_user_kubeconfig(r, "rg", "aks"),
-    "the preview feature": lambda r: managed_pool_checks.feature_registration(MANAGED, r)[0].message,
+    "the preview feature": lambda r: managed_pool_checks.feature_registration(MANAGED.pools, r)[0].message,
 }
 
 # What a read raises when Azure or the cluster cannot be read, as the live reader raises it.
