@@ -16,7 +16,7 @@ from typing import Any
 
 from components.azure import azure_facts, permissions, pool_modes, pool_network
 from components.azure.azure_facts import Facts
-from components.azure.capacity import capacity, retired_sizes
+from components.azure.capacity import Demand, capacity, retired_sizes
 from components.azure.cluster_facts import ClusterFacts
 from components.azure.existing_cluster_checks import check_existing_cluster, pools_of_stack
 from components.azure.managed_pool_checks import feature_registration, host_problem, managed_pool_sign_in
@@ -85,10 +85,10 @@ def run(
     problems += [
         *(Problem(p) for p in pool_network.problems(list(networks))),
         *in_cluster,
-        *retired_sizes(cfg, stack),
+        *retired_sizes(cfg.pools, stack),
         *feature_registration(cfg.pools, reader),
         *managed_pool_sign_in(cfg.pools, reader),
-        *(capacity(cfg, facts, stack, region) if facts else []),
+        *(capacity(demand(cfg), facts, stack, region) if facts else []),
         *budget_problems,
         *destroy_problems,
     ]
@@ -100,6 +100,11 @@ def run(
         )
     stops = " (a deployment stops here)" if mode == "enforce" else ""
     return Checked([*certain, *notes, *(p.message + (stops if p.blocking else "") for p in problems)], region)
+
+
+def demand(cfg: StackConfig) -> Demand:
+    """What the run asks of the region (capacity.Demand)."""
+    return Demand(cfg.pools, cfg.mnist_job.enabled, cfg.system_pool if cfg.existing_cluster is None else None)
 
 
 def never_two_plugins(problems: list[Problem], dry_run: bool) -> list[str]:
