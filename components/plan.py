@@ -357,7 +357,7 @@ def _egress(cfg: StackConfig, found: ClusterFacts | None, said: Said) -> cluster
     with no way out (a cluster this program creates has neither: components/azure/cluster_egress.py)."""
     egress = found.egress if found is not None else cluster_egress.Egress()
     enforced = found is None or (found.network_policy or "none").lower() != "none"
-    said.lines_then_warnings(*cluster_egress.lines(cfg, found.name if found else cfg.cluster_name, egress, enforced))
+    said.lines_then_warnings(*cluster_egress.lines(cfg.mnist_job, found.name if found else cfg.cluster_name, egress, enforced))
     return egress
 
 
