@@ -238,7 +238,7 @@ def build_plan(
         subscription=subscription,
     )
     said.warn(checked.warnings)
-    said.lines_then_warnings(*proof_fit.lines(cfg, live_pools))
+    said.lines_then_warnings(*proof_fit.lines(cfg.pools, cfg.mnist_job, live_pools))
     egress = _egress(cfg, found, said)
     # What it will cost per hour, one line per pool; a deployment above cost.maxHourly stops here.
     estimate, cost_lines, cost_warnings = cost.run(cfg, checked.region, reader, dry_run=mode.preview)
