@@ -62,7 +62,7 @@ READS: dict[str, Callable[[Failing], Any]] = {
     "the budget's permission": lambda r: preflight.budget_permission(WITH_BUDGET, r, lambda: r.permissions("sub-1"))[1],
     "the destroy's permissions": lambda r: preflight.destroy_permission(WITH_BUDGET, r, lambda: r.permissions("sub-1"), lambda: "sub-1")[1],
     "prices": lambda r: cost.load(CFG, "eastus", r)[1],
-    "the pools' management": lambda r: pool_modes.check(CFG, "rg", "aks", lambda: "sub-1", r).failed,
+    "the pools' management": lambda r: pool_modes.check(CFG.pools, "rg", "aks", lambda: "sub-1", r).failed,
     "what the cluster runs": lambda r: cluster_object_checks.read(r, "kubeconfig")[1],
     "the stack's state": lambda r: stack_state.read(r, project="aks-gpu", stack="dev").why,
     "the existing cluster": lambda r: cluster_facts.read(r, "rg", "aks"),
@@ -118,7 +118,7 @@ def test_a_bug_in_parsing_an_answer_is_not_reported_as_unread_pools():
             return {"gpu": {}["mode"]}
 
     with pytest.raises(KeyError):
-        pool_modes.check(CFG, "rg", "aks", lambda: "sub-1", Answers())
+        pool_modes.check(CFG.pools, "rg", "aks", lambda: "sub-1", Answers())
 
 
 def test_every_read_error_is_a_read_error_and_no_bug_is():

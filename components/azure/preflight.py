@@ -140,15 +140,15 @@ def pool_switches(
     saw. Returns the preview's warnings and the pools that run (what a typed pool's refresh
     may leave to Azure: components/resources/gpu_pool.py)."""
     group, cluster = (found.resource_group, found.name) if found else (cfg.resource_group_name, cfg.cluster_name)
-    reading = pool_modes.check(cfg, group, cluster, subscription or subscription_reader(cfg, reader), reader)
+    reading = pool_modes.check(cfg.pools, group, cluster, subscription or subscription_reader(cfg, reader), reader)
     refused = reading.refusals
     if refused:
         raise PreflightError("preflight: " + refused[0] + (f" (and {len(refused) - 1} more pool(s) likewise)" if len(refused) > 1 else ""))
     if reading.failed is None or not cfg.owned_pools:  # read, or nothing the stack declares rests on it
         return [], reading.running
     if not dry_run:
-        raise PreflightError(reading.stop(cfg))
-    return [reading.unknown(cfg)], reading.running
+        raise PreflightError(reading.stop(cfg.pools))
+    return [reading.unknown(cfg.pools)], reading.running
 
 
 def load_facts(
