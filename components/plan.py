@@ -182,7 +182,7 @@ def build_plan(
     come, so a run that stops part-way still prints what it said before (__main__.py)."""
     said = Said() if said is None else said
     said.warn(cfg.warnings)
-    preflight.provider_host(cfg, environ)  # an AKS-managed pool's provider must load where Pulumi runs it
+    preflight.provider_host(cfg.pools, environ)  # an AKS-managed pool's provider must load where Pulumi runs it
     existing = cfg.existing_cluster
     named = cluster_facts.Named(existing.name, existing.resource_group_name, cfg.subscription_id) if existing else cluster_facts.Named(None)
     cluster_facts.check_saved(cfg.preflight.cluster_file, named)
@@ -204,7 +204,7 @@ def build_plan(
     if found is not None:
         said.warn(ownership.check_pools(cfg, found, owner_tag, state, mode.preview))
     # The cluster's own GPU pools the stack uses or adopts, read from it: from here on their settings are Azure's.
-    subscription = preflight.subscription_reader(cfg, reader)
+    subscription = preflight.subscription_reader(cfg.subscription_id, reader)
     arm_id = (
         (lambda: cluster_facts.cluster_id(_read_subscription(subscription), existing.resource_group_name, existing.name))
         if existing
@@ -216,7 +216,9 @@ def build_plan(
     networks = _networks(cfg, found, stack, live_pools, state, said)
     in_cluster = _in_cluster(cfg, reader, found, user_kubeconfig, owner_tag, state, mode, said)
     # A pool that runs under the other kind of GPU management cannot be switched: refused here.
-    switch_notes, running_pools = preflight.pool_switches(cfg, found, reader, mode.preview, subscription)
+    switch_notes, running_pools = preflight.pool_switches(
+        cfg.pools, (found.resource_group, found.name) if found else (cfg.resource_group_name, cfg.cluster_name), reader, mode.preview, subscription
+    )
     said.warn(switch_notes)
     # What the adopting `up` does to each pool it takes over: the import, then the update field by field.
     said.info(
