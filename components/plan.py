@@ -217,7 +217,11 @@ def build_plan(
     in_cluster = _in_cluster(cfg, reader, found, user_kubeconfig, owner_tag, state, mode, said)
     # A pool that runs under the other kind of GPU management cannot be switched: refused here.
     switch_notes, running_pools = preflight.pool_switches(
-        cfg.pools, (found.resource_group, found.name) if found else (cfg.resource_group_name, cfg.cluster_name), reader, mode.preview, subscription
+        cfg.pools,
+        (found.resource_group, found.name) if found else (cfg.resource_group_name, cfg.cluster_name),
+        reader,
+        mode.preview,
+        subscription,
     )
     said.warn(switch_notes)
     # What the adopting `up` does to each pool it takes over: the import, then the update field by field.

@@ -61,7 +61,11 @@ READS: dict[str, Callable[[Failing], Any]] = {
     "VM sizes and quota": lambda r: preflight.load_facts(CFG.preflight, r, "eastus", "MC_rg_aks_eastus", lambda: "sub-1")[1],
     "the budget's permission": lambda r: preflight.budget_permission(WITH_BUDGET.cost.budget, r, lambda: r.permissions("sub-1"))[1],
     "the destroy's permissions": lambda r: preflight.destroy_permission(
-        preflight.destroy_needs(True, WITH_BUDGET.access), WITH_BUDGET.resource_group_name, r, lambda: r.permissions("sub-1"), lambda: "sub-1"
+        preflight.destroy_needs(True, WITH_BUDGET.access),
+        WITH_BUDGET.resource_group_name,
+        r,
+        lambda: r.permissions("sub-1"),
+        lambda: "sub-1",
     )[1],
     "prices": lambda r: cost.load(CFG, "eastus", r)[1],
     "the pools' management": lambda r: pool_modes.check(CFG.pools, "rg", "aks", lambda: "sub-1", r).failed,

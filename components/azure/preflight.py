@@ -175,7 +175,9 @@ def load_facts(
 Permissions = Callable[[], list[dict[str, Any]]]
 
 
-def budget_permission(budget: BudgetConfig | None, subscription: Subscription, at_subscription: Permissions) -> tuple[list[Problem], list[str]]:
+def budget_permission(
+    budget: BudgetConfig | None, subscription: Subscription, at_subscription: Permissions
+) -> tuple[list[Problem], list[str]]:
     """Whether the signed-in identity may create cost.budget at the subscription's scope
     (components/azure/permissions.py): a blocking problem when Azure lists its permissions
     there (`at_subscription`) without it; a note when they cannot be read."""
