@@ -202,7 +202,7 @@ def build_plan(
             raise PreflightError(refusal)
     # What this stack adopted is guarded: a config that would replace it stops here.
     if found is not None:
-        said.warn(ownership.check_pools(cfg, found, owner_tag, state, mode.preview))
+        said.warn(ownership.check_pools(cfg.pools, found, owner_tag, state, mode.preview))
     # The cluster's own GPU pools the stack uses or adopts, read from it: from here on their settings are Azure's.
     subscription = preflight.subscription_reader(cfg.subscription_id, reader)
     arm_id = (
@@ -302,7 +302,7 @@ def _decide(
         object_marks=dict(owner) if found else {},
         device_plugin_marks=(ownership.adopted_marks(owner) if cfg.device_plugin.adopt else dict(owner)) if found else {},
         device_plugin_adoption=in_cluster.adoption if in_cluster else None,
-        device_plugin_released=ownership.plugin_released(cfg),
+        device_plugin_released=ownership.plugin_released(cfg.device_plugin),
         proof_proxy=cluster_egress.proxy_rule(egress, cfg.mnist_job.egress),
         proof_max_seconds=cfg.mnist_job.max_seconds if cfg.mnist_job.runs_script else None,
         gpu_resources={p.name: gpus.get(p.name, GPU) for p in cfg.gpu_pools},
