@@ -353,7 +353,7 @@ def _in_cluster(
         said.warn(in_cluster.warnings)
         said.info(in_cluster.lines)
     if found is not None and not (in_cluster and in_cluster.read):
-        said.info([existing_cluster_checks.namespaces_line(cfg, found)])
+        said.info([existing_cluster_checks.namespaces_line(cfg.owned_namespaces, found)])
         said.warn(existing_pools.unread_plugin_lines(cfg.pools, cfg.preflight.kubernetes_file))
     return in_cluster
 

@@ -157,7 +157,9 @@ def named(name: str) -> str:
     return cut(name) if name.isprintable() else cut(ascii(name))
 
 
-def check_objects(plugin: DevicePluginConfig, seen: Seen | None, owner: str, declares_plugin: bool, state: StackState = NOT_READ) -> list[str]:
+def check_objects(
+    plugin: DevicePluginConfig, seen: Seen | None, owner: str, declares_plugin: bool, state: StackState = NOT_READ
+) -> list[str]:
     """The namespace and DaemonSet this stack adopted (adopted_namespaces: its state's record,
     or their `aks-gpu-adopted` annotation), as the config now names them: without
     devicePlugin.adopt the stack would declare them as its own, which a destroy deletes; under

@@ -75,7 +75,8 @@ def run(
     problems: list[Problem] = []
     node_group, own_pools = azure_facts.node_resource_group(cfg.resource_group_name, cfg.cluster_name, region), {}
     if found is not None:
-        problems += check_existing_cluster(cfg, found, stack, state)
+        if cfg.existing_cluster is not None:  # always, where a cluster was read (components/plan.py)
+            problems += check_existing_cluster(cfg.existing_cluster, cfg.pools, cfg.gpu_operator, found, stack, state)
         node_group, own_pools = found.node_resource_group or node_group, pools_of_stack(found, stack, state.pools())
     facts, notes = load_facts(cfg.preflight, reader, region, node_group, subscription)
     at_subscription = functools.cache(lambda: reader.permissions(subscription()))
