@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from components.azure import (
@@ -182,7 +182,7 @@ def build_plan(
     come, so a run that stops part-way still prints what it said before (__main__.py)."""
     said = Said() if said is None else said
     said.warn(cfg.warnings)
-    preflight.provider_host(cfg, environ)  # an AKS-managed pool's provider must load where Pulumi runs it
+    preflight.provider_host(cfg.pools, environ)  # an AKS-managed pool's provider must load where Pulumi runs it
     existing = cfg.existing_cluster
     named = cluster_facts.Named(existing.name, existing.resource_group_name, cfg.subscription_id) if existing else cluster_facts.Named(None)
     cluster_facts.check_saved(cfg.preflight.cluster_file, named)
@@ -202,20 +202,27 @@ def build_plan(
             raise PreflightError(refusal)
     # What this stack adopted is guarded: a config that would replace it stops here.
     if found is not None:
-        said.warn(ownership.check_pools(cfg, found, owner_tag, state, mode.preview))
+        said.warn(ownership.check_pools(cfg.pools, found, owner_tag, state, mode.preview))
     # The cluster's own GPU pools the stack uses or adopts, read from it: from here on their settings are Azure's.
-    subscription = preflight.subscription_reader(cfg, reader)
+    subscription = preflight.subscription_reader(cfg.subscription_id, reader)
     arm_id = (
         (lambda: cluster_facts.cluster_id(_read_subscription(subscription), existing.resource_group_name, existing.name))
         if existing
         else None
     )
-    cfg, live_pools, existing_lines = existing_pools.resolve(cfg, found, owner_tag, state, arm_id)
+    resolved, live_pools, existing_lines = existing_pools.resolve(cfg.pools, cfg.mnist_job.enabled, found, owner_tag, state, arm_id)
+    cfg = replace(cfg, gpu_pools=resolved)
     said.info(existing_lines)
     networks = _networks(cfg, found, stack, live_pools, state, said)
     in_cluster = _in_cluster(cfg, reader, found, user_kubeconfig, owner_tag, state, mode, said)
     # A pool that runs under the other kind of GPU management cannot be switched: refused here.
-    switch_notes, running_pools = preflight.pool_switches(cfg, found, reader, mode.preview, subscription)
+    switch_notes, running_pools = preflight.pool_switches(
+        cfg.pools,
+        (found.resource_group, found.name) if found else (cfg.resource_group_name, cfg.cluster_name),
+        reader,
+        mode.preview,
+        subscription,
+    )
     said.warn(switch_notes)
     # What the adopting `up` does to each pool it takes over: the import, then the update field by field.
     said.info(
@@ -237,7 +244,7 @@ def build_plan(
         subscription=subscription,
     )
     said.warn(checked.warnings)
-    said.lines_then_warnings(*proof_fit.lines(cfg, live_pools))
+    said.lines_then_warnings(*proof_fit.lines(cfg.pools, cfg.mnist_job, live_pools))
     egress = _egress(cfg, found, said)
     # What it will cost per hour, one line per pool; a deployment above cost.maxHourly stops here.
     estimate, cost_lines, cost_warnings = cost.run(cfg, checked.region, reader, dry_run=mode.preview)
@@ -295,7 +302,7 @@ def _decide(
         object_marks=dict(owner) if found else {},
         device_plugin_marks=(ownership.adopted_marks(owner) if cfg.device_plugin.adopt else dict(owner)) if found else {},
         device_plugin_adoption=in_cluster.adoption if in_cluster else None,
-        device_plugin_released=ownership.plugin_released(cfg),
+        device_plugin_released=ownership.plugin_released(cfg.device_plugin),
         proof_proxy=cluster_egress.proxy_rule(egress, cfg.mnist_job.egress),
         proof_max_seconds=cfg.mnist_job.max_seconds if cfg.mnist_job.runs_script else None,
         gpu_resources={p.name: gpus.get(p.name, GPU) for p in cfg.gpu_pools},
@@ -314,7 +321,7 @@ def _networks(
     """Each GPU pool's subnets and pods per node, fitted to the cluster's network; a pool this
     stack runs already keeps its own, and a config that moves it is said to replace it."""
     adopted = {name: live.facts for name, live in live_pools.items() if live.how == "adopt"}
-    networks = pool_network.plan_pools(cfg, found, stack, adopted, state)
+    networks = pool_network.plan_pools(cfg.pools, found, stack, adopted, state)
     if found is not None:
         for network in networks.values():
             said.info([network.why])
@@ -346,8 +353,8 @@ def _in_cluster(
         said.warn(in_cluster.warnings)
         said.info(in_cluster.lines)
     if found is not None and not (in_cluster and in_cluster.read):
-        said.info([existing_cluster_checks.namespaces_line(cfg, found)])
-        said.warn(existing_pools.unread_plugin_lines(cfg))
+        said.info([existing_cluster_checks.namespaces_line(cfg.owned_namespaces, found)])
+        said.warn(existing_pools.unread_plugin_lines(cfg.pools, cfg.preflight.kubernetes_file))
     return in_cluster
 
 
@@ -356,7 +363,7 @@ def _egress(cfg: StackConfig, found: ClusterFacts | None, said: Said) -> cluster
     with no way out (a cluster this program creates has neither: components/azure/cluster_egress.py)."""
     egress = found.egress if found is not None else cluster_egress.Egress()
     enforced = found is None or (found.network_policy or "none").lower() != "none"
-    said.lines_then_warnings(*cluster_egress.lines(cfg, found.name if found else cfg.cluster_name, egress, enforced))
+    said.lines_then_warnings(*cluster_egress.lines(cfg.mnist_job, found.name if found else cfg.cluster_name, egress, enforced))
     return egress
 
 

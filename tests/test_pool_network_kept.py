@@ -115,6 +115,6 @@ def test_a_pool_taken_over_by_name_is_kept_like_the_stacks_own():
     found = parse(moved_cluster(gpu_tags=None), "team-rg")
     cfg = parsed(existingCluster=TEAM, gpuPool={"vmSize": T4})
     # The state known, and not holding it: the stack's config would add a new pool.
-    assert pool_network.plan_pools(cfg, found, "dev", state=StackState(True))["gpu"].vnet_subnet_id == NEW_NODES
+    assert pool_network.plan_pools(cfg.pools, found, "dev", state=StackState(True))["gpu"].vnet_subnet_id == NEW_NODES
     live = {p.name: p for p in found.pools if p.name == "gpu"}
-    assert pool_network.plan_pools(cfg, found, "dev", live)["gpu"].vnet_subnet_id == NODES
+    assert pool_network.plan_pools(cfg.pools, found, "dev", live)["gpu"].vnet_subnet_id == NODES

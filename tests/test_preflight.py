@@ -143,10 +143,10 @@ def test_a_deployed_pool_counts_only_what_the_change_adds():
     """Azure's usage already counts the nodes a deployed stack runs."""
     cfg = parse({"aks-gpu:gpuPool": json.dumps({"vmSize": T4, "nodeCount": 3})}, "aks-gpu", "dev")
     facts = azure_facts.Facts("test", {}, {}, existing_pools={"gpu": (T4, 2), "system": ("Standard_D2s_v5", 1)})
-    gpu, system = capacity.pool_needs(cfg, facts)
+    gpu, system = capacity.pool_needs(capacity.Demand(cfg.pools, True, cfg.system_pool), facts)
     assert (gpu.nodes, system.nodes) == (1, 0)
     other_size = azure_facts.Facts("test", {}, {}, existing_pools={"gpu": ("Standard_NC8as_T4_v3", 2)})
-    assert capacity.pool_needs(cfg, other_size)[0].nodes == 3, "a new size is a new pool"
+    assert capacity.pool_needs(capacity.Demand(cfg.pools, True, cfg.system_pool), other_size)[0].nodes == 3, "a new size is a new pool"
 
 
 # --------------------------------------------------------------------------- the catalog against Azure

@@ -58,16 +58,22 @@ MANAGED = parsed(gpuPool={"vmSize": T4, "management": "aks-managed"}, **{"azure-
 
 # Every place a read's failure is caught, as the program makes the read.
 READS: dict[str, Callable[[Failing], Any]] = {
-    "VM sizes and quota": lambda r: preflight.load_facts(CFG, r, "eastus")[1],
-    "the budget's permission": lambda r: preflight.budget_permission(WITH_BUDGET, r, lambda: r.permissions("sub-1"))[1],
-    "the destroy's permissions": lambda r: preflight.destroy_permission(WITH_BUDGET, r, lambda: r.permissions("sub-1"), lambda: "sub-1")[1],
+    "VM sizes and quota": lambda r: preflight.load_facts(CFG.preflight, r, "eastus", "MC_rg_aks_eastus", lambda: "sub-1")[1],
+    "the budget's permission": lambda r: preflight.budget_permission(WITH_BUDGET.cost.budget, r, lambda: r.permissions("sub-1"))[1],
+    "the destroy's permissions": lambda r: preflight.destroy_permission(
+        preflight.destroy_needs(True, WITH_BUDGET.access),
+        WITH_BUDGET.resource_group_name,
+        r,
+        lambda: r.permissions("sub-1"),
+        lambda: "sub-1",
+    )[1],
     "prices": lambda r: cost.load(CFG, "eastus", r)[1],
-    "the pools' management": lambda r: pool_modes.check(CFG, "rg", "aks", lambda: "sub-1", r).failed,
+    "the pools' management": lambda r: pool_modes.check(CFG.pools, "rg", "aks", lambda: "sub-1", r).failed,
     "what the cluster runs": lambda r: cluster_object_checks.read(r, "kubeconfig")[1],
     "the stack's state": lambda r: stack_state.read(r, project="aks-gpu", stack="dev").why,
     "the existing cluster": lambda r: cluster_facts.read(r, "rg", "aks"),
     "its user credential": lambda r: cluster_facts.read_user_kubeconfig(r, "rg", "aks"),
-    "the preview feature": lambda r: managed_pool_checks.feature_registration(MANAGED, r)[0].message,
+    "the preview feature": lambda r: managed_pool_checks.feature_registration(MANAGED.pools, r)[0].message,
 }
 
 # What a read raises when Azure or the cluster cannot be read, as the live reader raises it.
@@ -118,7 +124,7 @@ def test_a_bug_in_parsing_an_answer_is_not_reported_as_unread_pools():
             return {"gpu": {}["mode"]}
 
     with pytest.raises(KeyError):
-        pool_modes.check(CFG, "rg", "aks", lambda: "sub-1", Answers())
+        pool_modes.check(CFG.pools, "rg", "aks", lambda: "sub-1", Answers())
 
 
 def test_every_read_error_is_a_read_error_and_no_bug_is():

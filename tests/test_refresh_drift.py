@@ -174,6 +174,7 @@ def test_a_stack_that_declares_no_pool_of_its_own_needs_no_read():
     """Every pool used as it is: nothing the stack registers rests on the read."""
     from components.azure import preflight
     from components.config import GpuPoolConfig
+    from components.config.pools import Pools
 
     class Unreadable:
         def pool_modes(self, *args: Any) -> Any:
@@ -182,9 +183,5 @@ def test_a_stack_that_declares_no_pool_of_its_own_needs_no_read():
         def client_subscription(self) -> str:
             return "sub"
 
-    class Config:
-        gpu_pools = (GpuPoolConfig(vm_size=T4, existing="use"),)
-        owned_pools = ()
-        resource_group_name, cluster_name, subscription_id = "rg", "aks", "sub"
-
-    assert preflight.pool_switches(Config(), None, Unreadable(), dry_run=False) == ([], {})  # type: ignore[arg-type]
+    used = Pools((GpuPoolConfig(vm_size=T4, existing="use"),), {"gpu": "aks-gpu:gpuPool"}, {})
+    assert preflight.pool_switches(used, ("rg", "aks"), Unreadable(), False, lambda: "sub") == ([], {})  # type: ignore[arg-type]

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from components.azure.azure_facts import REGIONAL_CORES, REGIONAL_SPOT_CORES, Facts
 from components.azure.problem import Problem
 from components.catalog import gpu_sizes
-from components.config import NAMESPACE, SYSTEM_POOL_NAME, StackConfig, pool_upgrades
+from components.config import NAMESPACE, SYSTEM_POOL_NAME, SystemPoolConfig, pool_upgrades
+from components.config.pools import Pools
 
 QUOTA_FIX = "request more on the Azure portal's Quotas page (Compute, {location}, '{display}')"
 
@@ -35,13 +36,24 @@ class PoolNeed:
     surge: int = 0
 
 
-def retired_sizes(cfg: StackConfig, stack: str) -> list[Problem]:
+@dataclass(frozen=True)
+class Demand:
+    """What the run asks of the region, as the plan builds it from the config: the pools it
+    adds, whether each needs a node for the proof Job (mnistJob.enabled), and the System pool
+    of the cluster it creates (None in an existing cluster)."""
+
+    pools: Pools
+    job_enabled: bool
+    system_pool: SystemPoolConfig | None
+
+
+def retired_sizes(pools: Pools, stack: str) -> list[Problem]:
     problems = []
-    for pool in cfg.new_pools:
+    for pool in pools.new:
         retired = gpu_sizes.retirement(pool.vm_size)
         if retired is None:
             continue
-        key = cfg.pool_key(pool)
+        key = pools.key(pool)
         problems.append(
             Problem(
                 f"{key}.vmSize {retired.name} ({retired.gpu_model}) was retired by Azure on "
@@ -56,28 +68,26 @@ def set_size_command(size: str, stack: str, key: str = f"{NAMESPACE}:gpuPool") -
     return f"pulumi config set --path {key}.vmSize {size} -s {stack}"
 
 
-def pool_needs(cfg: StackConfig, facts: Facts) -> list[PoolNeed]:
+def pool_needs(demand: Demand, facts: Facts) -> list[PoolNeed]:
     """The pools, less what a deployed stack already runs (Azure's usage counts those)."""
     needs = []
-    for gpu in cfg.new_pools:  # the cluster's own pools have their nodes already
-        start = max(gpu.node_count, 1) if cfg.mnist_job.enabled else gpu.node_count
+    for gpu in demand.pools.new:  # the cluster's own pools have their nodes already
+        start = max(gpu.node_count, 1) if demand.job_enabled else gpu.node_count
         most = max(gpu.max_count or gpu.node_count, start)
         surge = pool_upgrades.surge_nodes(gpu.upgrade_settings, most)
         existing_size, existing_nodes = facts.existing_pools.get(gpu.name, (None, 0))
         if existing_size == gpu.vm_size:
             start, most = max(start - existing_nodes, 0), max(most - existing_nodes, 0)
-        needs.append(PoolNeed(cfg.pool_key(gpu), gpu.vm_size, start, most, gpu.spot, gpu=True, gen2=gpu.gen2, surge=surge))
-    if cfg.existing_cluster is None:
+        needs.append(PoolNeed(demand.pools.key(gpu), gpu.vm_size, start, most, gpu.spot, gpu=True, gen2=gpu.gen2, surge=surge))
+    if (system := demand.system_pool) is not None:
         # The System pool is created with the cluster and never changed by `pulumi up` after.
-        system = cfg.system_pool
         system_nodes = 0 if SYSTEM_POOL_NAME in facts.existing_pools else system.node_count
         needs.append(PoolNeed(f"{NAMESPACE}:systemPool", system.vm_size, system_nodes, system_nodes))
     return needs
 
 
-def capacity(cfg: StackConfig, facts: Facts, stack: str, location: str | None = None) -> list[Problem]:
-    location = location or cfg.location
-    needs = pool_needs(cfg, facts)
+def capacity(demand: Demand, facts: Facts, stack: str, location: str) -> list[Problem]:
+    needs = pool_needs(demand, facts)
     problems = [p for need in needs for p in offer(need, facts, location)]
     offered = [n for n in needs if n.vm_size in facts.skus and not facts.skus[n.vm_size].restriction]
     problems += quota(offered, facts, location, lambda need: suggestion(need, facts, location, stack))

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from components.config import NAMESPACE, StackConfig
+from components.config import NAMESPACE, MnistJobConfig
 
 # The script's MNIST mirror (proof/train_mnist.py MIRROR), and the port of its HTTPS.
 MIRROR_HOST = "storage.googleapis.com"
@@ -278,11 +278,11 @@ def registry_host(image: str) -> str:
     return DOCKER_HUB[2] if from_docker_hub(image) else image.partition("/")[0].lower()
 
 
-def _pull_line(cfg: StackConfig, cluster: str, egress: Egress, proxy: Proxy) -> tuple[list[str], list[str]]:
+def _pull_line(job: MnistJobConfig, cluster: str, egress: Egress, proxy: Proxy) -> tuple[list[str], list[str]]:
     """Where a node behind the proxy pulls the proof's image: AKS configures the nodes to use the
     proxy, not only the pods (learn.microsoft.com/azure/aks/http-proxy). A warning where the
     outbound type leaves no other way out (userDefinedRouting, none) and the image is Docker Hub's."""
-    image, host = cfg.mnist_job.image, registry_host(cfg.mnist_job.image)
+    image, host = job.image, registry_host(job.image)
     hub = from_docker_hub(image)
     where = f"from Docker Hub ({host})" if hub else f"from {host}"
     how = f"directly (its noProxy leaves {host} out)" if proxy.node_bypasses(host) else f"through the proxy {proxy.shown}"
@@ -298,14 +298,13 @@ def _pull_line(cfg: StackConfig, cluster: str, egress: Egress, proxy: Proxy) -> 
     ]
 
 
-def lines(cfg: StackConfig, cluster: str, egress: Egress, policy_enforced: bool) -> tuple[list[str], list[str]]:
+def lines(job: MnistJobConfig, cluster: str, egress: Egress, policy_enforced: bool) -> tuple[list[str], list[str]]:
     """(what a preview says of the proof's way out of the cluster, what it warns of)."""
-    job = cfg.mnist_job
     if not job.enabled:
         return [], []
     if egress.proxy is not None:
-        pulled, pull_warned = _pull_line(cfg, cluster, egress, egress.proxy)
-        infos, warned = _proxy_lines(cfg, cluster, egress.proxy, policy_enforced)
+        pulled, pull_warned = _pull_line(job, cluster, egress, egress.proxy)
+        infos, warned = _proxy_lines(job, cluster, egress.proxy, policy_enforced)
         return infos + pulled, warned + pull_warned
     closed = CLOSED.get((egress.outbound_type or "").lower())
     if closed is None:
@@ -327,9 +326,9 @@ def lines(cfg: StackConfig, cluster: str, egress: Egress, policy_enforced: bool)
     ]
 
 
-def _proxy_lines(cfg: StackConfig, cluster: str, proxy: Proxy, policy_enforced: bool) -> tuple[list[str], list[str]]:
+def _proxy_lines(job: MnistJobConfig, cluster: str, proxy: Proxy, policy_enforced: bool) -> tuple[list[str], list[str]]:
     said = f"proof: cluster {cluster} tells its pods to use the proxy {proxy.shown} (httpProxyConfig; AKS sets HTTPS_PROXY in every pod)"
-    if not cfg.mnist_job.egress:
+    if not job.egress:
         return [f"{said}; the Job downloads nothing (mnistJob.egress false)"], []
     if proxy.script_bypasses(MIRROR_HOST):
         return [f"{said}; its noProxy leaves {MIRROR_HOST} out, so the Job downloads MNIST directly (TCP 443)"], []
@@ -344,7 +343,7 @@ def _proxy_lines(cfg: StackConfig, cluster: str, proxy: Proxy, policy_enforced: 
         warnings.append(
             f"{said}: {proxy.unnamed}, so the Job's policy (DNS, and "
             f"TCP 443 outside the private ranges) may not let the download reach it; add a NetworkPolicy in namespace "
-            f"{cfg.mnist_job.namespace} that allows the proxy's address and port to the pods labelled app=mnist-proof, or {DRAWN}"
+            f"{job.namespace} that allows the proxy's address and port to the pods labelled app=mnist-proof, or {DRAWN}"
         )
     if proxy.trusted_ca:
         warnings.append(

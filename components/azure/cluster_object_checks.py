@@ -135,7 +135,7 @@ def check(
     declares_plugin = any(p.stack_plugin == "device-plugin" for p in pools)
     if seen is None:
         # What the stack adopted is guarded by its state's record even where the cluster was not read.
-        guarded = ownership.check_objects(cfg, None, owner, declares_plugin, state)
+        guarded = ownership.check_objects(cfg.device_plugin, None, owner, declares_plugin, state)
         lines: list[str] = []
         adoption = None
         held = (state.holds(*stack_state.PLUGIN_NAMESPACE), state.holds(*stack_state.PLUGIN_DAEMON_SET))
@@ -155,7 +155,7 @@ def check(
     objects = (state.kubernetes_ids(stack_state.NAMESPACE), state.kubernetes_ids(stack_state.DAEMON_SET))
     mine = Mine(seen, owner, frozenset(cfg.owned_namespaces), *objects, state_known=state.known)
     # What this stack adopted, as the config names it now (components/azure/ownership.py).
-    warnings = ownership.check_objects(cfg, seen, owner, declares_plugin, state)
+    warnings = ownership.check_objects(cfg.device_plugin, seen, owner, declares_plugin, state)
     adoption, lines = adopt(cfg, seen, mine, state)
     taken = adoption.daemon_set if adoption else None
     served = served_already(seen, pools, mine, taken)
@@ -170,7 +170,7 @@ def check(
         guide = next(d for d in seen.daemon_sets if f"{d.namespace}/{d.name}" == adoption.daemon_set)
         problems += pools_left(guide, pools)
     notes = [f"kubernetes: {n}" for n in mine.legacy_notes()]
-    gpus = resources(cfg, found, seen, pools, mine.daemon_set) if found is not None else UsedPoolGpus()
+    gpus = resources(cfg.pools, cfg.mnist_job.enabled, found, seen, pools, mine.daemon_set) if found is not None else UsedPoolGpus()
     return Findings(True, problems + gpus.problems, notes + warnings + gpus.warnings, lines + gpus.lines, adoption, frozenset(served), gpus)
 
 
@@ -379,7 +379,7 @@ def adopt(cfg: StackConfig, seen: Seen, mine: Mine, state: StackState = NOT_READ
     taken = f"namespace {name} and {where}" if not held_namespace else f"{where} (namespace {name} is the stack's already)"
     line = f"{ADOPT}: this run takes over {taken} (Pulumi's import), and its spec replaces theirs; " + (
         "`pulumi destroy` releases both (Pulumi forgets them, the cluster keeps them)"
-        if ownership.plugin_released(cfg)
+        if ownership.plugin_released(cfg.device_plugin)
         else "`pulumi destroy` deletes both (devicePlugin.onDestroy: delete)"
         + (f", and with the namespace {', '.join(others)}" if others else "")
     )

@@ -6,6 +6,7 @@ show (namespaces that exist already)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 import pulumi
 
@@ -14,8 +15,9 @@ from components.azure.ownership import owner_of
 from components.azure.problem import Problem
 from components.azure.stack_state import NOT_READ, StackState, unknown_pool_advice
 from components.catalog import gpu_sizes
-from components.config import NAMESPACE, StackConfig
+from components.config import NAMESPACE, ExistingClusterConfig, GpuOperatorConfig
 from components.config.cluster import ranges_listed
+from components.config.pools import Pools
 
 # OWNER_TAG (cluster_facts): which stack added a pool. A pool of the same name without this
 # stack's is somebody else's, and the stack must not touch it (azure-native's create refuses
@@ -44,14 +46,14 @@ def owner_tags(project: str, stack: str) -> dict[str, str]:
     return {OWNER_TAG: f"{project}/{stack}"}
 
 
-def namespaces_line(cfg: StackConfig, found: ClusterFacts) -> str:
+def namespaces_line(owned_namespaces: Sequence[str], found: ClusterFacts) -> str:
     """What a preview of an existing cluster cannot show: a namespace this stack would create
     that the cluster already has. pulumi-kubernetes 4.29.0 and later create with a client-side
     create, which the API server answers AlreadyExists (its CHANGELOG, #2926), and a preview's
     dry-run create hides that answer (provider.go Create, `failedPreview`)."""
-    names = " ".join(cfg.owned_namespaces)
+    names = " ".join(owned_namespaces)
     return (
-        f"namespaces: this stack creates {', '.join(cfg.owned_namespaces)} in {found.name} and deletes them on destroy; if the "
+        f"namespaces: this stack creates {', '.join(owned_namespaces)} in {found.name} and deletes them on destroy; if the "
         f"cluster has one already, `pulumi up` stops at it (AlreadyExists), which a preview cannot show: check with "
         f"`kubectl get namespace {names}`, and rename with devicePlugin.namespace, gpuOperator.namespace or mnistJob.namespace"
     )
@@ -69,7 +71,14 @@ def pools_of_stack(found: ClusterFacts, stack: str, held: frozenset[str] | None 
     return {name: (p.vm_size, p.count) for name, p in stack_pools(found, stack, held).items()}
 
 
-def check_existing_cluster(cfg: StackConfig, found: ClusterFacts, stack: str, state: StackState = NOT_READ) -> list[Problem]:
+def check_existing_cluster(
+    existing: ExistingClusterConfig,
+    pools: Pools,
+    operator: GpuOperatorConfig,
+    found: ClusterFacts,
+    stack: str,
+    state: StackState = NOT_READ,
+) -> list[Problem]:
     """The existing cluster as a deployment would meet it: Succeeded and running, no other
     owner's pool under one of this stack's pool names, a Kubernetes version the chosen mode
     supports, and no GPU pool of others that the GPU Operator would take over. (That it
@@ -88,7 +97,7 @@ def check_existing_cluster(cfg: StackConfig, found: ClusterFacts, stack: str, st
         problems.append(
             Problem(
                 f'{where} is stopped: "You can only perform start or delete operations on a stopped AKS cluster" '
-                f"(start-stop-cluster.md); start it with `az aks start --resource-group {cfg.resource_group_name} --name {cfg.cluster_name}`"
+                f"(start-stop-cluster.md); start it with `az aks start --resource-group {existing.resource_group_name} --name {existing.name}`"
             )
         )
     policy = found.network_policy
@@ -113,8 +122,8 @@ def check_existing_cluster(cfg: StackConfig, found: ClusterFacts, stack: str, st
         problems.append(Problem(private_line(where, found), blocking=False))
     if found.authorized_ip_ranges:
         problems.append(Problem(authorized_ranges_line(where, found.authorized_ip_ranges), blocking=False))
-    problems += pool_name_conflicts(cfg, found, stack, state)
-    problems += mode_against_cluster(cfg, found)
+    problems += pool_name_conflicts(pools, found, stack, state)
+    problems += mode_against_cluster(pools, operator, found)
     return problems
 
 
@@ -186,7 +195,7 @@ def authorized_ranges_line(where: str, ranges: tuple[str, ...]) -> str:
     )
 
 
-def pool_name_conflicts(cfg: StackConfig, found: ClusterFacts, stack: str, state: StackState = NOT_READ) -> list[Problem]:
+def pool_name_conflicts(pools: Pools, found: ClusterFacts, stack: str, state: StackState = NOT_READ) -> list[Problem]:
     """A new pool's name that the cluster has already, as what the stack's state holds says
     (stack_state): a pool it holds is the stack's whatever its tags say, and this run puts a lost
     tag back (the pool declares its tags); one it does not hold is somebody else's. Where the
@@ -196,10 +205,10 @@ def pool_name_conflicts(cfg: StackConfig, found: ClusterFacts, stack: str, state
     theirs = {p.name: owner_of(p.tags) for p in found.pools}  # its name matched as Azure matches tag names
     held = state.pools()
     problems = []
-    for pool in cfg.new_pools:  # `existing` names the cluster's own pool (components/azure/existing_pools.py)
+    for pool in pools.new:  # `existing` names the cluster's own pool (components/azure/existing_pools.py)
         if pool.name not in theirs or theirs[pool.name] == mine:
             continue
-        key = cfg.pool_key(pool)
+        key = pools.key(pool)
         owner = f"it carries {OWNER_TAG} = {theirs[pool.name]}" if theirs[pool.name] else f"it has no {OWNER_TAG} tag"
         if held is not None and pool.name in held:
             problems.append(
@@ -228,11 +237,11 @@ def pool_name_conflicts(cfg: StackConfig, found: ClusterFacts, stack: str, state
     return problems
 
 
-def mode_against_cluster(cfg: StackConfig, found: ClusterFacts) -> list[Problem]:
-    operator = [p for p in cfg.gpu_pools if p.mode == "gpu-operator"]
-    if not operator:
+def mode_against_cluster(pools: Pools, operator: GpuOperatorConfig, found: ClusterFacts) -> list[Problem]:
+    served = [p for p in pools.pools if p.mode == "gpu-operator"]
+    if not served:
         return []
-    key = cfg.pool_key(operator[0])
+    key = pools.key(served[0])
     problems = []
     # A version as Azure writes it, "1.33.3" (a saved file or another tool may write "v1.33.3"):
     # its minor. One that cannot be read is not known to be supported.
@@ -243,12 +252,12 @@ def mode_against_cluster(cfg: StackConfig, found: ClusterFacts) -> list[Problem]
         problems.append(
             Problem(
                 f"{key}.management = gpu-operator: the cluster runs Kubernetes {found.kubernetes_version}, and NVIDIA "
-                f"supports the GPU Operator {cfg.gpu_operator.version} on {low[0]}.{low[1]} to {high[0]}.{high[1]} only "
+                f"supports the GPU Operator {operator.version} on {low[0]}.{low[1]} to {high[0]}.{high[1]} only "
                 "(NVIDIA's platform support page)",
                 blocking=False,
             )
         )
-    ours = {p.name for p in cfg.gpu_pools}
+    ours = {p.name for p in pools.pools}
     others = [p for p in found.pools if p.name not in ours and gpu_sizes.is_gpu_family(p.vm_size)]
     if others:
         names = ", ".join(f"{p.name} ({p.vm_size})" for p in others)

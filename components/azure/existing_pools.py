@@ -27,10 +27,10 @@ from components.azure.cluster_facts import OWNER_TAG, ClusterFacts, PoolFacts
 from components.azure.cluster_objects import SAVE_COMMAND
 from components.azure.stack_state import NOT_READ, StackState
 from components.catalog import gpu_sizes
-from components.config import GpuPoolConfig, PoolUpgradeSettings, StackConfig, pool_upgrades, snake
+from components.config import GpuPoolConfig, PoolUpgradeSettings, pool_upgrades, snake
 from components.config.existing import ADOPT_IN_PLACE
 from components.config.messages import fail, show
-from components.config.pools import MIG_PROFILES, check_size
+from components.config.pools import MIG_PROFILES, Pools, check_size
 from components.config.workloads import check_modes
 from components.errors import PreflightError, cut
 
@@ -308,49 +308,48 @@ def _own_pool_used(owner: str, marks: Mapping[str, str | None], held: str | None
 
 
 def resolve(
-    cfg: StackConfig,
+    pools: Pools,
+    job_enabled: bool,
     found: ClusterFacts | None,
     owner: str,
     state: StackState = NOT_READ,
     cluster_id: Callable[[], str] | None = None,
-) -> tuple[StackConfig, dict[str, LivePool], list[str]]:
-    """The config with each `existing` pool's settings read from the cluster, the live pools
-    by name, and what a preview says of them. `owner` is this stack's owner tag value; `state`,
-    what the stack's state holds (stack_state); `cluster_id`, the ARM ID of the cluster the config names."""
-    if found is None or not any(p.existing for p in cfg.gpu_pools):
-        return cfg, {}, []
+) -> tuple[tuple[GpuPoolConfig, ...], dict[str, LivePool], list[str]]:
+    """The pools with each `existing` pool's settings read from the cluster, the live pools
+    by name, and what a preview says of them. `job_enabled`: mnistJob.enabled (a used pool must
+    have a node for the Job); `owner`, this stack's owner tag value; `state`, what the stack's
+    state holds (stack_state); `cluster_id`, the ARM ID of the cluster the config names."""
+    if found is None or not any(p.existing for p in pools.pools):
+        return pools.pools, {}, []
     live: dict[str, LivePool] = {}
-    pools, lines = [], []
-    given = cfg.given_pools
-    for pool in cfg.gpu_pools:
+    resolved_pools, lines = [], []
+    for pool in pools.pools:
         if pool.existing is None:
-            pools.append(pool)
+            resolved_pools.append(pool)
             continue
-        key = cfg.pool_key(pool)
+        key = pools.key(pool)
+        given = pools.given.get(pool.name, {})
         live[pool.name] = found_pool = live_pool(pool, key, found, owner, state, cluster_id)
         # onDestroy is the config's alone (a guard's, not a setting read from Azure).
-        resolved = dataclasses.replace(
-            settings_from_azure(pool, given.get(pool.name, {}), found_pool.facts, key), on_destroy=pool.on_destroy
-        )
-        live_pool_counts.check(resolved, given.get(pool.name, {}), found_pool.facts, key, cfg.mnist_job.enabled)
+        resolved = dataclasses.replace(settings_from_azure(pool, given, found_pool.facts, key), on_destroy=pool.on_destroy)
+        live_pool_counts.check(resolved, given, found_pool.facts, key, job_enabled)
         lines += check_size(resolved.vm_size, resolved.gen2, key)
-        pools.append(resolved)
+        resolved_pools.append(resolved)
         lines.append(line(key, resolved, found_pool))
-    resolved_cfg = dataclasses.replace(cfg, gpu_pools=tuple(pools))
-    check_modes(tuple(p for p in resolved_cfg.gpu_pools), {p.name: cfg.pool_key(p) for p in resolved_cfg.gpu_pools})
-    return resolved_cfg, live, lines
+    check_modes(tuple(resolved_pools), {p.name: pools.key(p) for p in resolved_pools})
+    return tuple(resolved_pools), live, lines
 
 
-def unread_plugin_lines(cfg: StackConfig) -> list[str]:
+def unread_plugin_lines(pools: Pools, kubernetes_file: str | None) -> list[str]:
     """A pool used as it is gets the stack's device plugin only where nothing of the cluster's
     serves it; when the cluster's DaemonSets could not be read, that is not known."""
-    # Asked for only where it is not set: a set kubernetesFile is what the offline render
-    # reads, and a live run reads the cluster itself (components/azure/reader.py).
-    save = "" if cfg.preflight.kubernetes_file else " (the offline render reads that list saved as preflight.kubernetesFile)"
+    # Asked for only where it is not set: a set kubernetesFile (preflight.kubernetesFile) is
+    # what the offline render reads, and a live run reads the cluster itself (components/azure/reader.py).
+    save = "" if kubernetes_file else " (the offline render reads that list saved as preflight.kubernetesFile)"
     return [
-        f"{cfg.pool_key(p)} (use): what the cluster runs was not read, so this stack puts its device plugin on {p.name}; if a "
+        f"{pools.key(p)} (use): what the cluster runs was not read, so this stack puts its device plugin on {p.name}; if a "
         f"device plugin of the cluster's serves it already, that is two on one node: check with `{SAVE_COMMAND}`{save}"
-        for p in cfg.gpu_pools
+        for p in pools.pools
         if p.existing == "use" and p.mode == "device-plugin"
     ]
 

@@ -8,7 +8,8 @@ from collections.abc import Mapping
 from components.azure.cluster_facts import PERMISSIONS, read_error
 from components.azure.problem import Problem
 from components.azure.reader import AzureReader, read_errors
-from components.config import StackConfig, managed_key
+from components.config import managed_key
+from components.config.pools import Pools
 
 # AKS-managed GPU nodes (`gpuPool.management: aks-managed`) are a preview behind this
 # subscription feature (azure-aks-docs articles/aks/aks-managed-gpu-nodes.md: "Register the
@@ -26,19 +27,19 @@ REGISTER_COMMANDS = (
 )
 
 
-def feature_registration(cfg: StackConfig, reader: AzureReader) -> list[Problem]:
+def feature_registration(pools: Pools, reader: AzureReader) -> list[Problem]:
     """The managed-GPU preview's registration, read, never created: creating a
     `SubscriptionFeatureRegistration` always fails with "cannot create already existing
     resource", because ARM answers the provider's existence check with 200 for every
     feature (pulumi-azure-native #1722, open). The same GET says the state."""
-    managed = [p for p in cfg.owned_pools if p.managed]
+    managed = [p for p in pools.owned if p.managed]
     if not managed:
         return []
     try:
         state = reader.feature_state(MANAGED_GPU_FEATURE_NAMESPACE, MANAGED_GPU_FEATURE)
     except read_errors() as error:  # Azure's answer is the message
         failed = read_error(
-            f"{managed_key(managed[0], cfg.pool_key(managed[0]))} (AKS-managed GPU nodes): reading the subscription feature "
+            f"{managed_key(managed[0], pools.key(managed[0]))} (AKS-managed GPU nodes): reading the subscription feature "
             f"{MANAGED_GPU_FEATURE_NAMESPACE}/{MANAGED_GPU_FEATURE}",
             error,
             forbidden_fix="it needs Microsoft.Features/providers/features/read on the subscription, such as Reader "
@@ -50,7 +51,7 @@ def feature_registration(cfg: StackConfig, reader: AzureReader) -> list[Problem]
         return []
     return [
         Problem(
-            f"{managed_key(managed[0], cfg.pool_key(managed[0]))} (AKS-managed GPU nodes) needs the subscription feature "
+            f"{managed_key(managed[0], pools.key(managed[0]))} (AKS-managed GPU nodes) needs the subscription feature "
             f"{MANAGED_GPU_FEATURE_NAMESPACE}/{MANAGED_GPU_FEATURE}, which is {state or 'unknown'}; "
             f"register it with `{REGISTER_COMMANDS[0]}`, wait until `az feature show --namespace "
             f"{MANAGED_GPU_FEATURE_NAMESPACE} --name {MANAGED_GPU_FEATURE}` says Registered, then run "
@@ -59,11 +60,11 @@ def feature_registration(cfg: StackConfig, reader: AzureReader) -> list[Problem]
     ]
 
 
-def managed_pool_sign_in(cfg: StackConfig, reader: AzureReader) -> list[Problem]:
+def managed_pool_sign_in(pools: Pools, reader: AzureReader) -> list[Problem]:
     """The managed GPU pool is created by this program's dynamic provider with azure-identity's
     DefaultAzureCredential, not with azure-native's sign-in: without it, the pool's create
     would fail after the cluster had been created."""
-    managed = [p for p in cfg.owned_pools if p.managed]
+    managed = [p for p in pools.owned if p.managed]
     if not managed:
         return []
     error = reader.sign_in_problem()
@@ -71,7 +72,7 @@ def managed_pool_sign_in(cfg: StackConfig, reader: AzureReader) -> list[Problem]
         return []
     return [
         Problem(
-            f"{managed_key(managed[0], cfg.pool_key(managed[0]))}: the managed GPU pool is created with azure-identity's "
+            f"{managed_key(managed[0], pools.key(managed[0]))}: the managed GPU pool is created with azure-identity's "
             f"DefaultAzureCredential, which cannot sign in here ({error}); run `az login`, or in GitHub "
             "Actions run azure/login before pulumi (docs/variants.md)"
         )

@@ -13,7 +13,8 @@ from components.azure import stack_state
 from components.azure.cluster_facts import OWNER_TAG, ClusterFacts
 from components.azure.cluster_objects import GUIDE_DAEMONSET, STACK_ANNOTATION, Seen
 from components.azure.stack_state import EXPORT, NOT_READ, POOL_NAMES, StackState
-from components.config import NAMESPACE, GpuPoolConfig, StackConfig
+from components.config import NAMESPACE, DevicePluginConfig, GpuPoolConfig
+from components.config.pools import Pools
 from components.errors import PreflightError, cut
 
 ADOPTED = "aks-gpu-adopted"
@@ -65,12 +66,12 @@ def released(pool: GpuPoolConfig) -> bool:
     return pool.existing == "adopt" and pool.on_destroy != "delete"
 
 
-def plugin_released(cfg: StackConfig) -> bool:
+def plugin_released(plugin: DevicePluginConfig) -> bool:
     """A destroy leaves the adopted namespace and DaemonSet to the cluster."""
-    return cfg.device_plugin.adopt and cfg.device_plugin.on_destroy != "delete"
+    return plugin.adopt and plugin.on_destroy != "delete"
 
 
-def check_pools(cfg: StackConfig, found: ClusterFacts, owner: str, state: StackState = NOT_READ, dry_run: bool = True) -> list[str]:
+def check_pools(pools: Pools, found: ClusterFacts, owner: str, state: StackState = NOT_READ, dry_run: bool = True) -> list[str]:
     """The pools this stack adopted (their `aks-gpu-adopted` tag, or the one the stack last
     wrote on a pool its state holds: components/azure/stack_state.py), as the config now names
     them: an entry without `existing: adopt` would declare the owner's pool as a new one
@@ -78,11 +79,11 @@ def check_pools(cfg: StackConfig, found: ClusterFacts, owner: str, state: StackS
     A pool the config no longer names is released by the engine, unless the stack was told
     it may delete it: the returned warnings say which the preview shows. And `use` of a pool
     the state may hold (used_unknown)."""
-    warnings = used_unknown(cfg, found, owner, state, dry_run)
+    warnings = used_unknown(pools, found, owner, state, dry_run)
     for facts in found.pools:
         if owner not in (adopter_of(facts.tags), adopter_of(state.pool_tags.get(facts.name, {}))):
             continue
-        pool = next((p for p in cfg.gpu_pools if p.name == facts.name), None)
+        pool = next((p for p in pools.pools if p.name == facts.name), None)
         if pool is None:
             warnings.append(
                 f"gpuPools: the pool {facts.name} that this stack adopted ({ADOPTED} = {owner}) is no longer in the config: while "
@@ -91,7 +92,7 @@ def check_pools(cfg: StackConfig, found: ClusterFacts, owner: str, state: StackS
                 f"existing: adopt; once released, take the stack's tags off ({HAND_BACK})"
             )
         elif pool.existing is None:
-            key = cfg.pool_key(pool)
+            key = pools.key(pool)
             raise PreflightError(
                 f"{key}: the pool {facts.name} is the owner's, adopted by this stack ({ADOPTED} = {owner}), and the entry no longer "
                 f"says existing: adopt: declared as a new pool, with the config's settings (vmSize {pool.vm_size} and the defaults), "
@@ -101,7 +102,7 @@ def check_pools(cfg: StackConfig, found: ClusterFacts, owner: str, state: StackS
     return warnings
 
 
-def used_unknown(cfg: StackConfig, found: ClusterFacts, owner: str, state: StackState, dry_run: bool) -> list[str]:
+def used_unknown(pools: Pools, found: ClusterFacts, owner: str, state: StackState, dry_run: bool) -> list[str]:
     """`existing: use` unregisters a pool the stack held, which the engine then deletes; a pool
     its state holds is refused (existing_pools.live_pool). Where the state could not be read (a
     failure, past its deadline; not a stack with no deployment yet, nor one the pool's tag
@@ -109,13 +110,13 @@ def used_unknown(cfg: StackConfig, found: ClusterFacts, owner: str, state: Stack
     if state.known or state.undeployed or state is NOT_READ:
         return []
     lines = []
-    for pool in (p for p in cfg.gpu_pools if p.existing == "use"):
+    for pool in (p for p in pools.pools if p.existing == "use"):
         facts = next((f for f in found.pools if f.name == pool.name), None)
         if facts is None or owner in (owner_of(facts.tags), adopter_of(facts.tags)):
             continue
         names = " -e ".join(n.format(pool.name) for n in POOL_NAMES.values())
         lines.append(
-            f"{cfg.pool_key(pool)}.existing = use: what this stack's state holds is not known ({state.why}), and `use` would "
+            f"{pools.key(pool)}.existing = use: what this stack's state holds is not known ({state.why}), and `use` would "
             f"delete the pool {pool.name} if the stack added it: check with `{EXPORT} | grep -e {names}`; listed, it is this "
             "stack's: take `existing` out again, or `pulumi state delete` that URN first; not listed, run again once the state "
             "can be read"
@@ -156,7 +157,9 @@ def named(name: str) -> str:
     return cut(name) if name.isprintable() else cut(ascii(name))
 
 
-def check_objects(cfg: StackConfig, seen: Seen | None, owner: str, declares_plugin: bool, state: StackState = NOT_READ) -> list[str]:
+def check_objects(
+    plugin: DevicePluginConfig, seen: Seen | None, owner: str, declares_plugin: bool, state: StackState = NOT_READ
+) -> list[str]:
     """The namespace and DaemonSet this stack adopted (adopted_namespaces: its state's record,
     or their `aks-gpu-adopted` annotation), as the config now names them: without
     devicePlugin.adopt the stack would declare them as its own, which a destroy deletes; under
@@ -175,14 +178,14 @@ def check_objects(cfg: StackConfig, seen: Seen | None, owner: str, declares_plug
             f"({ADOPTED} = {owner}; the preview shows `delete[retain]`), or deletes them if devicePlugin.onDestroy was delete "
             "(the preview shows `delete`)"
         ]
-    if not cfg.device_plugin.adopt:
+    if not plugin.adopt:
         raise PreflightError(
             f"preflight: {PLUGIN_ADOPT} is not true, but the {where} are the owner's: declared as the stack's own, a destroy "
             f"would delete them; set {PLUGIN_ADOPT}: true again, or hand them back first ({HAND_BACK})"
         )
-    if cfg.device_plugin.namespace != adopted[0]:
+    if plugin.namespace != adopted[0]:
         raise PreflightError(
-            f"preflight: {NAMESPACE}:devicePlugin.namespace = {cfg.device_plugin.namespace}, but the {where} are the owner's: "
+            f"preflight: {NAMESPACE}:devicePlugin.namespace = {plugin.namespace}, but the {where} are the owner's: "
             f"another namespace would replace it and leave the owner's DaemonSet beside a second device plugin; set "
             f"devicePlugin.namespace back to {named(adopted[0])}, or hand them back first ({HAND_BACK})"
         )

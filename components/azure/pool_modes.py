@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from components.azure.reader import AzureReader, NotRead, RunningPool, read_errors
-from components.config import NAMESPACE, GpuPoolConfig, StackConfig
+from components.config import NAMESPACE, GpuPoolConfig
+from components.config.pools import Pools
 from components.errors import error_line
 
 
@@ -45,14 +46,14 @@ def running_of(pool: Mapping[str, Any]) -> RunningPool:
     return RunningPool(running.mode, frozenset(on))
 
 
-def switches(cfg: StackConfig, running: Mapping[str, RunningPool], cluster: str) -> list[str]:
+def switches(pools: Pools, running: Mapping[str, RunningPool], cluster: str) -> list[str]:
     """One line for each pool whose kind the config would switch."""
     lines = []
-    for pool in cfg.owned_pools:
+    for pool in pools.owned:
         was = running[pool.name].mode if pool.name in running else None
         if was is None or (was == "aks-managed") == pool.managed:
             continue
-        key = cfg.pool_key(pool)
+        key = pools.key(pool)
         single = key.endswith(":gpuPool")
         rename = f"{key}.name" if single else f"the entry's key in {key.rsplit('.', 1)[0]}"
         two_ups = "" if single else "; or remove the entry, `pulumi up`, then add it back"
@@ -100,19 +101,19 @@ class Reading:
     #: makes no calls, the offline render's, which says so itself).
     failed: str | None = None
 
-    def unknown(self, cfg: StackConfig) -> str:
+    def unknown(self, pools: Pools) -> str:
         """A preview's warning: the plan it shows may not be the one `pulumi up` follows."""
-        pools = cfg.owned_pools
+        owned = pools.owned
         return (
-            f"preflight: the plan is not known for GPU pool(s) {', '.join(p.name for p in pools)}: the GPU pools' management "
+            f"preflight: the plan is not known for GPU pool(s) {', '.join(p.name for p in owned)}: the GPU pools' management "
             f"in Azure was not read ({self.failed}), and `pulumi up` reads it again and may plan otherwise: "
-            + "; ".join(could_differ(p, cfg.pool_key(p)) for p in pools)
+            + "; ".join(could_differ(p, pools.key(p)) for p in owned)
             + '. A deployment stops here while the read fails (docs/lifecycle.md, "A plan that rests on a read")'
         )
 
-    def stop(self, cfg: StackConfig) -> str:
+    def stop(self, pools: Pools) -> str:
         """A deployment's one line: what it cannot plan without the read."""
-        names = ", ".join(p.name for p in cfg.owned_pools)
+        names = ", ".join(p.name for p in pools.owned)
         return (
             f"preflight: the GPU pools' management in Azure could not be read ({self.failed}); it decides whether GPU "
             f"pool(s) {names} are replaced or refused, so nothing was deployed, whatever {NAMESPACE}:preflight.mode says; "
@@ -120,12 +121,12 @@ class Reading:
         )
 
 
-def check(cfg: StackConfig, resource_group: str, cluster: str, subscription: Callable[[], str], reader: AzureReader) -> Reading:
+def check(pools: Pools, resource_group: str, cluster: str, subscription: Callable[[], str], reader: AzureReader) -> Reading:
     """The switches the config asks for, and the pools that run; or why they could not be read."""
     try:
-        running = reader.pool_modes(subscription(), resource_group, cluster, [p.name for p in cfg.gpu_pools])
+        running = reader.pool_modes(subscription(), resource_group, cluster, [p.name for p in pools.pools])
     except NotRead:  # offline: the reader's own note says what the render assumed
         return Reading([], {})
     except read_errors() as error:  # Azure not read: the plan is not known (preflight.pool_switches)
         return Reading([], {}, error_line(error))
-    return Reading(switches(cfg, running, cluster), dict(running))
+    return Reading(switches(pools, running, cluster), dict(running))

@@ -13,7 +13,7 @@ from components.azure import existing_cluster_checks
 from components.azure.cluster_facts import ClusterFacts, PoolFacts, id_segment
 from components.azure.ownership import owner_of
 from components.azure.stack_state import NOT_READ, StackState
-from components.config import StackConfig
+from components.config.pools import Pools
 
 # "The default for Azure CNI Overlay is 250. The maximum value you can specify in Azure CNI
 # Overlay is 250" pods per node (azure-aks-docs articles/aks/azure-cni-overlay.md).
@@ -216,7 +216,7 @@ def problems(networks: Sequence[PoolNetwork]) -> list[str]:
 
 
 def plan_pools(
-    cfg: StackConfig,
+    pools: Pools,
     found: ClusterFacts | None,
     stack: str,
     live: Mapping[str, PoolFacts] | None = None,
@@ -234,9 +234,9 @@ def plan_pools(
     held = state.pools()
     if found is not None and held is None:  # a pool without the stack's tag may have lost it
         untagged = {p.name for p in found.pools if owner_of(p.tags) is None}
-        held = frozenset(p.name for p in cfg.new_pools if p.name in untagged)
+        held = frozenset(p.name for p in pools.new if p.name in untagged)
     live = {**(existing_cluster_checks.stack_pools(found, stack, held) if found is not None else {}), **(live or {})}
     return {
-        pool.name: plan(found, cfg.pool_key(pool), pool.max_pods, pool.vnet_subnet_id, pool.pod_subnet_id, live.get(pool.name))
-        for pool in cfg.owned_pools  # a pool used as it is (`existing: use`) joins nothing
+        pool.name: plan(found, pools.key(pool), pool.max_pods, pool.vnet_subnet_id, pool.pod_subnet_id, live.get(pool.name))
+        for pool in pools.owned  # a pool used as it is (`existing: use`) joins nothing
     }

@@ -16,7 +16,7 @@ from typing import Any
 
 from components.azure import azure_facts, permissions, pool_modes, pool_network
 from components.azure.azure_facts import Facts
-from components.azure.capacity import capacity, retired_sizes
+from components.azure.capacity import Demand, capacity, retired_sizes
 from components.azure.cluster_facts import ClusterFacts
 from components.azure.existing_cluster_checks import check_existing_cluster, pools_of_stack
 from components.azure.managed_pool_checks import feature_registration, host_problem, managed_pool_sign_in
@@ -24,7 +24,9 @@ from components.azure.pool_network import PoolNetwork
 from components.azure.problem import Problem
 from components.azure.reader import AzureReader, NotRead, RunningPool, read_errors
 from components.azure.stack_state import NOT_READ, StackState
-from components.config import NAMESPACE, StackConfig
+from components.config import NAMESPACE, AccessConfig, PreflightConfig, StackConfig
+from components.config.cost import BudgetConfig
+from components.config.pools import Pools
 from components.errors import PreflightError, error_line, escaped
 
 # Where the subscription comes from when the stack does not set azure-native:subscriptionId:
@@ -63,7 +65,7 @@ def run(
     Returns the warnings to show and the cluster's region; raises PreflightError when a
     deployment in `enforce` mode would hit a blocking problem."""
     mode = cfg.preflight.mode
-    subscription = subscription or subscription_reader(cfg, reader)
+    subscription = subscription or subscription_reader(cfg.subscription_id, reader)
     region = found.location if found is not None else cfg.location
     in_cluster = list(in_cluster)
     certain = never_two_plugins([p for p in in_cluster if p.always], dry_run)
@@ -71,24 +73,32 @@ def run(
     if mode == "off":
         return Checked(certain, region)
     problems: list[Problem] = []
-    node_group, own_pools = None, {}
+    node_group, own_pools = azure_facts.node_resource_group(cfg.resource_group_name, cfg.cluster_name, region), {}
     if found is not None:
-        problems += check_existing_cluster(cfg, found, stack, state)
-        node_group, own_pools = found.node_resource_group, pools_of_stack(found, stack, state.pools())
-    facts, notes = load_facts(cfg, reader, region, node_group, subscription)
+        if cfg.existing_cluster is not None:  # always, where a cluster was read (components/plan.py)
+            problems += check_existing_cluster(cfg.existing_cluster, cfg.pools, cfg.gpu_operator, found, stack, state)
+        node_group, own_pools = found.node_resource_group or node_group, pools_of_stack(found, stack, state.pools())
+    facts, notes = load_facts(cfg.preflight, reader, region, node_group, subscription)
     at_subscription = functools.cache(lambda: reader.permissions(subscription()))
-    budget_problems, budget_notes = budget_permission(cfg, subscription, at_subscription)
-    destroy_problems, destroy_notes = destroy_permission(cfg, reader, at_subscription, subscription)
+    budget_problems, budget_notes = budget_permission(cfg.cost.budget, subscription, at_subscription)
+    destroy_problems, destroy_notes = destroy_permission(
+        destroy_needs(cfg.cost.budget is not None, None if cfg.existing_cluster else cfg.access),
+        cfg.resource_group_name,
+        reader,
+        at_subscription,
+        subscription,
+    )
     notes += budget_notes + destroy_notes
+    demand = Demand(cfg.pools, cfg.mnist_job.enabled, cfg.system_pool if cfg.existing_cluster is None else None)
     if facts is not None and own_pools:
         facts = dataclasses.replace(facts, existing_pools={**facts.existing_pools, **own_pools})
     problems += [
         *(Problem(p) for p in pool_network.problems(list(networks))),
         *in_cluster,
-        *retired_sizes(cfg, stack),
-        *feature_registration(cfg, reader),
-        *managed_pool_sign_in(cfg, reader),
-        *(capacity(cfg, facts, stack, region) if facts else []),
+        *retired_sizes(cfg.pools, stack),
+        *feature_registration(cfg.pools, reader),
+        *managed_pool_sign_in(cfg.pools, reader),
+        *(capacity(demand, facts, stack, region) if facts else []),
         *budget_problems,
         *destroy_problems,
     ]
@@ -114,18 +124,18 @@ def never_two_plugins(problems: list[Problem], dry_run: bool) -> list[str]:
     return [f"{p.message} (a deployment stops here, {whatever})" for p in problems]
 
 
-def provider_host(cfg: StackConfig, environ: Mapping[str, str]) -> None:
+def provider_host(pools: Pools, environ: Mapping[str, str]) -> None:
     """An AKS-managed pool runs in Pulumi's dynamic provider host, which must import
     components/ from the project directory; where it could not, every operation on the pool
     fails after the rest of the stack is built. That is certain, whatever preflight.mode
     says: a preview stops too."""
-    problem = host_problem(environ) if any(p.managed for p in cfg.owned_pools) else None
+    problem = host_problem(environ) if any(p.managed for p in pools.owned) else None
     if problem:
         raise PreflightError(f"preflight: {problem}")
 
 
 def pool_switches(
-    cfg: StackConfig, found: ClusterFacts | None, reader: AzureReader, dry_run: bool, subscription: Subscription | None = None
+    pools: Pools, cluster: tuple[str, str], reader: AzureReader, dry_run: bool, subscription: Subscription
 ) -> tuple[list[str], dict[str, RunningPool]]:
     """A pool that runs in Azure under the other kind of GPU management than the config now
     asks for cannot be switched by any `up` (components/azure/pool_modes.py): that is
@@ -133,31 +143,28 @@ def pool_switches(
     made leaves the plan of every pool the stack declares unknown: a preview says so, and a
     deployment stops, whatever preflight.mode says, since the `up` would follow a plan nobody
     saw. Returns the preview's warnings and the pools that run (what a typed pool's refresh
-    may leave to Azure: components/resources/gpu_pool.py)."""
-    group, cluster = (found.resource_group, found.name) if found else (cfg.resource_group_name, cfg.cluster_name)
-    reading = pool_modes.check(cfg, group, cluster, subscription or subscription_reader(cfg, reader), reader)
+    may leave to Azure: components/resources/gpu_pool.py). `cluster`: its resource group and name."""
+    reading = pool_modes.check(pools, *cluster, subscription, reader)
     refused = reading.refusals
     if refused:
         raise PreflightError("preflight: " + refused[0] + (f" (and {len(refused) - 1} more pool(s) likewise)" if len(refused) > 1 else ""))
-    if reading.failed is None or not cfg.owned_pools:  # read, or nothing the stack declares rests on it
+    if reading.failed is None or not pools.owned:  # read, or nothing the stack declares rests on it
         return [], reading.running
     if not dry_run:
-        raise PreflightError(reading.stop(cfg))
-    return [reading.unknown(cfg)], reading.running
+        raise PreflightError(reading.stop(pools))
+    return [reading.unknown(pools)], reading.running
 
 
 def load_facts(
-    cfg: StackConfig, reader: AzureReader, location: str, node_group: str | None = None, subscription: Subscription | None = None
+    pf: PreflightConfig, reader: AzureReader, location: str, node_group: str, subscription: Subscription
 ) -> tuple[Facts | None, list[str]]:
-    """Files when given; otherwise what the reader reads. `location` is the cluster's region;
-    `node_group` an existing cluster's node resource group."""
-    pf = cfg.preflight
+    """Files when given (preflight.skusFile, usageFile); otherwise what the reader reads.
+    `location` is the cluster's region; `node_group` its node resource group."""
     if pf.skus_file and pf.usage_file:
         return azure_facts.from_files(Path(pf.skus_file), Path(pf.usage_file), location), []
     unchecked = "preflight: VM size offers and vCPU quota were not checked"
     try:
-        node_group = node_group or azure_facts.node_resource_group(cfg.resource_group_name, cfg.cluster_name, location)
-        return reader.facts((subscription or subscription_reader(cfg, reader))(), location, node_group), []
+        return reader.facts(subscription(), location, node_group), []
     except NotRead as why:
         return None, [
             f"{unchecked}: {why}; set {NAMESPACE}:preflight.skusFile and usageFile to check saved az CLI output (docs/preflight.md)"
@@ -169,11 +176,13 @@ def load_facts(
 Permissions = Callable[[], list[dict[str, Any]]]
 
 
-def budget_permission(cfg: StackConfig, subscription: Subscription, at_subscription: Permissions) -> tuple[list[Problem], list[str]]:
+def budget_permission(
+    budget: BudgetConfig | None, subscription: Subscription, at_subscription: Permissions
+) -> tuple[list[Problem], list[str]]:
     """Whether the signed-in identity may create cost.budget at the subscription's scope
     (components/azure/permissions.py): a blocking problem when Azure lists its permissions
     there (`at_subscription`) without it; a note when they cannot be read."""
-    if cfg.cost.budget is None:
+    if budget is None:
         return [], []
     unchecked = "preflight: the permission to create aks-gpu:cost.budget was not checked"
     try:
@@ -185,17 +194,21 @@ def budget_permission(cfg: StackConfig, subscription: Subscription, at_subscript
     return ([Problem(problem)] if problem else []), []
 
 
-def destroy_needs(cfg: StackConfig) -> tuple[list[permissions.Need], list[permissions.Need]]:
+Needs = tuple[list[permissions.Need], list[permissions.Need]]
+
+
+def destroy_needs(budget: bool, created: AccessConfig | None) -> Needs:
     """What a `pulumi destroy` of this stack deletes that Azure may refuse: at the
-    subscription's scope (the budget), and in the stack's resource group (what a created
-    cluster holds). Pools added to an existing cluster are left out: their owner's rights may
+    subscription's scope (the budget, where cost.budget is set), and in the stack's resource
+    group (what a created cluster holds; `created`: its access settings, None in an existing
+    cluster). Pools added to an existing cluster are left out: their owner's rights may
     sit on the cluster alone, where a list at a wider scope cannot see them."""
-    at_subscription = [permissions.Need(permissions.BUDGET_DELETE, "the budget", "Cost Management Contributor")] if cfg.cost.budget else []
-    if cfg.existing_cluster is not None:
+    at_subscription = [permissions.Need(permissions.BUDGET_DELETE, "the budget", "Cost Management Contributor")] if budget else []
+    if created is None:
         return at_subscription, []
     grant = [permissions.Need(permissions.GRANT_DELETE, "the deployer's cluster-admin grant", permissions.GRANT_ROLES)]
     in_group = [
-        *(grant if cfg.access.grants_deployer else []),
+        *(grant if created.grants_deployer else []),
         permissions.Need(permissions.POOL_DELETE, "the GPU pools", "Contributor"),
         permissions.Need(permissions.CLUSTER_DELETE, "the cluster", "Contributor"),
         permissions.Need(permissions.GROUP_DELETE, "the resource group", "Contributor"),
@@ -204,12 +217,13 @@ def destroy_needs(cfg: StackConfig) -> tuple[list[permissions.Need], list[permis
 
 
 def destroy_permission(
-    cfg: StackConfig, reader: AzureReader, at_subscription: Permissions, subscription: Subscription
+    needs: Needs, resource_group: str, reader: AzureReader, at_subscription: Permissions, subscription: Subscription
 ) -> tuple[list[Problem], list[str]]:
-    """Whether the signed-in identity could destroy what this stack creates
-    (components/azure/permissions.py says where each is read, and why it blocks nothing): a
-    warning for each scope whose list lacks an action; a note when they cannot be read."""
-    sub_needs, group_needs = destroy_needs(cfg)
+    """Whether the signed-in identity could destroy what this stack creates (`needs`, in the
+    subscription and in `resource_group`; components/azure/permissions.py says where each is
+    read, and why it blocks nothing): a warning for each scope whose list lacks an action; a
+    note when they cannot be read."""
+    sub_needs, group_needs = needs
     if not (sub_needs or group_needs):
         return [], []
     unchecked = "preflight: the permissions a `pulumi destroy` of this stack needs were not checked"
@@ -218,7 +232,7 @@ def destroy_permission(
         group: tuple[str, list[dict[str, Any]]] | None = None
         if group_needs:
             try:
-                group = (f"resource group {cfg.resource_group_name}", reader.group_permissions(named, cfg.resource_group_name))
+                group = (f"resource group {resource_group}", reader.group_permissions(named, resource_group))
             except read_errors():  # not there yet (404): whoever creates it needs the subscription's rights
                 sub_needs, group_needs = sub_needs + group_needs, []
         found = [(f"subscription {named}", at_subscription(), sub_needs)] if sub_needs else []
@@ -235,16 +249,16 @@ def destroy_permission(
 Subscription = Callable[[], str]
 
 
-def subscription_reader(cfg: StackConfig, reader: AzureReader) -> Subscription:
+def subscription_reader(configured: str | None, reader: AzureReader) -> Subscription:
     """The run's subscription, read once (components/plan.py hands it to every check and to
     the declarations); a read that fails is asked again by the next that needs it."""
-    return functools.cache(lambda: subscription_id(cfg, reader))
+    return functools.cache(lambda: subscription_id(configured, reader))
 
 
-def subscription_id(cfg: StackConfig, reader: AzureReader) -> str:
+def subscription_id(configured: str | None, reader: AzureReader) -> str:
     """azure-native:subscriptionId, the variables azure-native reads, or the subscription
     azure-native itself resolved (its getClientConfig)."""
-    for value in (cfg.subscription_id, *(os.environ.get(v) for v in SUBSCRIPTION_VARIABLES)):
+    for value in (configured, *(os.environ.get(v) for v in SUBSCRIPTION_VARIABLES)):
         if value:
             return value
     return reader.client_subscription()

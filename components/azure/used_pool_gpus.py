@@ -14,7 +14,7 @@ from components.azure.cluster_facts import ClusterFacts
 from components.azure.cluster_objects import DaemonSet, PoolNodes, Seen, lands
 from components.azure.problem import Problem
 from components.catalog import gpu_sizes
-from components.config import StackConfig
+from components.config.pools import Pools
 
 GPU = "nvidia.com/gpu"
 FLAG, VARIABLE = "--mig-strategy", "MIG_STRATEGY"
@@ -57,15 +57,15 @@ class UsedPoolGpus:
 
 
 def resources(
-    cfg: StackConfig, found: ClusterFacts, seen: Seen, pools: Sequence[PoolNodes], mine: Callable[[DaemonSet], bool]
+    gpu_pools: Pools, job_enabled: bool, found: ClusterFacts, seen: Seen, pools: Sequence[PoolNodes], mine: Callable[[DaemonSet], bool]
 ) -> UsedPoolGpus:
     """For each pool used as it is, whose plugin serves it, with what strategy, and so what its
-    Job asks for. `mine(daemon_set)`: the stack's own, which runs "single"."""
+    Job (where `mnistJob.enabled`) asks for. `mine(daemon_set)`: the stack's own, which runs "single"."""
     out = UsedPoolGpus()
     nodes = {p.name: p for p in pools}
     azure = {p.name: p for p in found.pools}
-    for pool in cfg.gpu_pools:
-        if pool.existing != "use" or not cfg.mnist_job.enabled or pool.name not in nodes:
+    for pool in gpu_pools.pools:
+        if pool.existing != "use" or not job_enabled or pool.name not in nodes:
             continue
         facts = azure.get(pool.name)
         strategy: str | None
@@ -76,7 +76,7 @@ def resources(
             if plugin is None:
                 continue
             strategy, where = strategy_of(plugin), plugin.where
-        _decide(out, cfg.pool_key(pool), pool.name, pool.vm_size, pool.mig_profile, strategy, where)
+        _decide(out, gpu_pools.key(pool), pool.name, pool.vm_size, pool.mig_profile, strategy, where)
     return out
 
 

@@ -169,8 +169,27 @@ class Pools:
     each pool's entry in the stack file sets."""
 
     pools: tuple[GpuPoolConfig, ...]
-    keys: dict[str, str]
-    given: dict[str, Mapping[str, Any]]
+    keys: Mapping[str, str]
+    given: Mapping[str, Mapping[str, Any]]
+
+    def key(self, pool: GpuPoolConfig) -> str:
+        """The config key that declares `pool`, as error messages and warnings name it."""
+        return self.keys[pool.name]
+
+    @property
+    def modes(self) -> frozenset[str]:
+        """Who manages the GPU stack, over all pools."""
+        return frozenset(p.mode for p in self.pools)
+
+    @property
+    def owned(self) -> tuple[GpuPoolConfig, ...]:
+        """The pools the stack declares: new ones and adopted ones, not those it uses as they are."""
+        return tuple(p for p in self.pools if p.owned)
+
+    @property
+    def new(self) -> tuple[GpuPoolConfig, ...]:
+        """The pools the stack adds to the cluster (not the cluster's own, used or adopted)."""
+        return tuple(p for p in self.pools if p.existing is None)
 
 
 def gpu_pools(gpu_pool: GpuPoolConfig, pool_map: dict[str, GpuPoolSettings] | None, values: Mapping[str, Any]) -> Pools:

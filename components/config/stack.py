@@ -26,7 +26,7 @@ from components.config.cluster import CLUSTER_TIERS, AccessConfig, NetworkConfig
 from components.config.cost import CostConfig
 from components.config.existing import ExistingClusterConfig
 from components.config.messages import did_you_mean, json_object, one_line, printable, strip_optional, structured, validated
-from components.config.pools import GpuPoolConfig, GpuPoolMap
+from components.config.pools import GpuPoolConfig, GpuPoolMap, Pools
 from components.config.preflight import PreflightConfig, check_preflight
 from components.config.values import MODEL, NAMESPACE, Bool, ClusterName, KubernetesVersion, Location, ResourceGroupName, one_of
 from components.config.workloads import DevicePluginConfig, GpuOperatorConfig, MnistJobConfig, MonitoringConfig
@@ -106,6 +106,12 @@ class StackConfig:
     def pool_key(self, pool: GpuPoolConfig) -> str:
         """The config key that declares `pool`, as error messages and warnings name it."""
         return f"{NAMESPACE}:gpuPools.{pool.name}" if self.pool_map else f"{NAMESPACE}:gpuPool"
+
+    @property
+    def pools(self) -> Pools:
+        """The GPU pools with the key that names each and the members each entry sets: what a
+        check of the pools is handed instead of the whole config (docs/layout.md, "The plan")."""
+        return Pools(self.gpu_pools, {p.name: self.pool_key(p) for p in self.gpu_pools}, self.given_pools)
 
     @property
     def modes(self) -> frozenset[str]:
