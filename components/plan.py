@@ -247,7 +247,7 @@ def build_plan(
     said.lines_then_warnings(*proof_fit.lines(cfg.pools, cfg.mnist_job, live_pools))
     egress = _egress(cfg, found, said)
     # What it will cost per hour, one line per pool; a deployment above cost.maxHourly stops here.
-    estimate, cost_lines, cost_warnings = cost.run(cfg, checked.region, reader, dry_run=mode.preview)
+    estimate, cost_lines, cost_warnings = cost.run(billed(cfg), checked.region, reader, dry_run=mode.preview)
     said.lines_then_warnings(cost_lines, cost_warnings)
     budget_name = _budget(cfg, found, owner, estimate, project, stack, said)
     return Plan(
@@ -308,6 +308,13 @@ def _decide(
         gpu_resources={p.name: gpus.get(p.name, GPU) for p in cfg.gpu_pools},
         budget_groups=_created_groups(cfg) if found is None else (),
     )
+
+
+def billed(cfg: StackConfig) -> cost.Billed:
+    """What the cost reads of the config: the pools, a created cluster's System pool, whether
+    the Job runs, the cost settings and a saved price list."""
+    system_pool = cfg.system_pool if cfg.existing_cluster is None else None
+    return cost.Billed(cfg.pools, system_pool, cfg.mnist_job.enabled, cfg.cost, cfg.preflight.prices_file)
 
 
 def _created_groups(cfg: StackConfig) -> tuple[str, str]:
@@ -385,7 +392,7 @@ def _budget(
     else:
         watched = cost.tagged_says(*next(iter(owner.items())))
     name = cost.budget_name(project, stack, cfg.cluster_name)
-    line, warnings = cost.budget_lines(cfg, estimate, name, watched)
+    line, warnings = cost.budget_lines(cfg.cost, estimate, name, watched)
     said.lines_then_warnings([line], warnings)
     return name
 
