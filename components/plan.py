@@ -353,9 +353,9 @@ def _in_cluster(
     (components/azure/ownership.py), and two device plugins on one node are never declared."""
     in_cluster = None
     if found is not None and user_kubeconfig:
-        pools = cluster_object_checks.stack_pools(cfg, found)
+        pools = cluster_object_checks.stack_pools(cfg.pools, found)
         in_cluster = cluster_object_checks.check(
-            cfg, reader, provider_kubeconfig(user_kubeconfig), pools, owner_tag, mode.preview, found, state
+            stack_objects(cfg), reader, provider_kubeconfig(user_kubeconfig), pools, owner_tag, mode.preview, found, state
         )
         said.warn(in_cluster.warnings)
         said.info(in_cluster.lines)
@@ -363,6 +363,15 @@ def _in_cluster(
         said.info([existing_cluster_checks.namespaces_line(cfg.owned_namespaces, found)])
         said.warn(existing_pools.unread_plugin_lines(cfg.pools, cfg.preflight.kubernetes_file))
     return in_cluster
+
+
+def stack_objects(cfg: StackConfig) -> cluster_object_checks.StackObjects:
+    """What the check of what an existing cluster runs reads of the config: the pools, the
+    device plugin's settings, the namespaces the stack creates and which key names each."""
+    job_namespace = cfg.mnist_job.namespace if cfg.mnist_job.enabled else None
+    return cluster_object_checks.StackObjects(
+        cfg.pools, cfg.device_plugin, cfg.gpu_operator.namespace, job_namespace, frozenset(cfg.owned_namespaces)
+    )
 
 
 def _egress(cfg: StackConfig, found: ClusterFacts | None, said: Said) -> cluster_egress.Egress:
