@@ -54,6 +54,10 @@ class StackObjects:
     job_namespace: str | None
     owned_namespaces: frozenset[str]
 
+    @property
+    def job_enabled(self) -> bool:
+        return self.job_namespace is not None
+
 
 @dataclass(frozen=True)
 class Adoption:
@@ -184,7 +188,7 @@ def check(
         guide = next(d for d in seen.daemon_sets if f"{d.namespace}/{d.name}" == adoption.daemon_set)
         problems += pools_left(guide, pools)
     notes = [f"kubernetes: {n}" for n in mine.legacy_notes()]
-    gpus = resources(objects.pools, objects.job_namespace is not None, found, seen, pools, mine.daemon_set) if found is not None else UsedPoolGpus()
+    gpus = resources(objects.pools, objects.job_enabled, found, seen, pools, mine.daemon_set) if found is not None else UsedPoolGpus()
     return Findings(True, problems + gpus.problems, notes + warnings + gpus.warnings, lines + gpus.lines, adoption, frozenset(served), gpus)
 
 
