@@ -247,7 +247,7 @@ def build_plan(
     said.lines_then_warnings(*proof_fit.lines(cfg.pools, cfg.mnist_job, live_pools))
     egress = _egress(cfg, found, said)
     # What it will cost per hour, one line per pool; a deployment above cost.maxHourly stops here.
-    estimate, cost_lines, cost_warnings = cost.run(cfg, checked.region, reader, dry_run=mode.preview)
+    estimate, cost_lines, cost_warnings = cost.run(billed(cfg), checked.region, reader, dry_run=mode.preview)
     said.lines_then_warnings(cost_lines, cost_warnings)
     budget_name = _budget(cfg, found, owner, estimate, project, stack, said)
     return Plan(
@@ -310,6 +310,13 @@ def _decide(
     )
 
 
+def billed(cfg: StackConfig) -> cost.Billed:
+    """What the cost reads of the config: the pools, a created cluster's System pool, whether
+    the Job runs, the cost settings and a saved price list."""
+    system_pool = cfg.system_pool if cfg.existing_cluster is None else None
+    return cost.Billed(cfg.pools, system_pool, cfg.mnist_job.enabled, cfg.cost, cfg.preflight.prices_file)
+
+
 def _created_groups(cfg: StackConfig) -> tuple[str, str]:
     """A created cluster's resource group, and the node resource group AKS names for it."""
     return cfg.resource_group_name, azure_facts.node_resource_group(cfg.resource_group_name, cfg.cluster_name, cfg.location)
@@ -346,9 +353,9 @@ def _in_cluster(
     (components/azure/ownership.py), and two device plugins on one node are never declared."""
     in_cluster = None
     if found is not None and user_kubeconfig:
-        pools = cluster_object_checks.stack_pools(cfg, found)
+        pools = cluster_object_checks.stack_pools(cfg.pools, found)
         in_cluster = cluster_object_checks.check(
-            cfg, reader, provider_kubeconfig(user_kubeconfig), pools, owner_tag, mode.preview, found, state
+            stack_objects(cfg), reader, provider_kubeconfig(user_kubeconfig), pools, owner_tag, mode.preview, found, state
         )
         said.warn(in_cluster.warnings)
         said.info(in_cluster.lines)
@@ -356,6 +363,15 @@ def _in_cluster(
         said.info([existing_cluster_checks.namespaces_line(cfg.owned_namespaces, found)])
         said.warn(existing_pools.unread_plugin_lines(cfg.pools, cfg.preflight.kubernetes_file))
     return in_cluster
+
+
+def stack_objects(cfg: StackConfig) -> cluster_object_checks.StackObjects:
+    """What the check of what an existing cluster runs reads of the config: the pools, the
+    device plugin's settings, the namespaces the stack creates and which key names each."""
+    job_namespace = cfg.mnist_job.namespace if cfg.mnist_job.enabled else None
+    return cluster_object_checks.StackObjects(
+        cfg.pools, cfg.device_plugin, cfg.gpu_operator.namespace, job_namespace, frozenset(cfg.owned_namespaces)
+    )
 
 
 def _egress(cfg: StackConfig, found: ClusterFacts | None, said: Said) -> cluster_egress.Egress:
@@ -385,7 +401,7 @@ def _budget(
     else:
         watched = cost.tagged_says(*next(iter(owner.items())))
     name = cost.budget_name(project, stack, cfg.cluster_name)
-    line, warnings = cost.budget_lines(cfg, estimate, name, watched)
+    line, warnings = cost.budget_lines(cfg.cost, estimate, name, watched)
     said.lines_then_warnings([line], warnings)
     return name
 

@@ -18,6 +18,7 @@ from support.plan import estimated_cost, lines, plan_infos, plan_warnings, plann
 from components.azure import cost
 from components.azure.live.reader import LiveReader
 from components.config import ConfigError, parse
+from components.plan import billed
 from tools.azure_mocks import existing_cluster
 
 T4, T4_8 = "Standard_NC4as_T4_v3", "Standard_NC8as_T4_v3"
@@ -148,7 +149,7 @@ def test_an_existing_cluster_whose_region_was_not_read_warns_that_nothing_is_est
     """Preflight could not read the team's cluster (region None): without a limit the preview
     and the deployment go on, and the missing figures are a warning, not a quiet note."""
     cfg = parse({"aks-gpu:gpuPool": json.dumps({"vmSize": T4})}, "aks-gpu", "dev")
-    estimate, lines, warnings = cost.run(cfg, None, LiveReader(), dry_run=preview)
+    estimate, lines, warnings = cost.run(billed(cfg), None, LiveReader(), dry_run=preview)
     assert estimate is None and lines == []
     assert warnings == ["cost: not estimated: the existing cluster's region is not known (it was not read: see preflight)"]
 

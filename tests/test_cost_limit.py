@@ -19,6 +19,7 @@ from components.azure.live import retail_prices
 from components.azure.live.reader import LiveReader
 from components.config import ConfigError, parse
 from components.errors import CostError
+from components.plan import billed
 from tools.azure_mocks import AzureMocks
 from tools.mock_engine import RecordingMonitor, run_program
 
@@ -148,8 +149,8 @@ def test_without_prices_says_what_a_limit_does_and_is_refused_without_one():
 def test_prices_that_cannot_be_had_warn_and_stop_only_a_deployment_with_a_limit(monkeypatch):
     monkeypatch.setattr(retail_prices, "PRICES_URL", "http://127.0.0.1:9/api/retail/prices")  # nothing listens on port 9
     free = parse({}, "aks-gpu", "dev")
-    est, lines, warnings = cost.run(free, "eastus", LiveReader(), dry_run=False)
+    est, lines, warnings = cost.run(billed(free), "eastus", LiveReader(), dry_run=False)
     assert est is None and lines == [] and len(warnings) == 1 and warnings[0].startswith("cost: not estimated: URLError")
     capped = parse({"aks-gpu:cost": json.dumps({"maxHourly": 1})}, "aks-gpu", "dev")
     with pytest.raises(CostError, match=r"^aks-gpu:cost\.maxHourly = 1\.00 USD could not be checked \(no prices; docs/cost\.md\)"):
-        cost.run(capped, "eastus", LiveReader(), dry_run=False)
+        cost.run(billed(capped), "eastus", LiveReader(), dry_run=False)

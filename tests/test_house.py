@@ -258,18 +258,6 @@ def test_the_rule_above_sees_a_call_out_where_there_is_one(tmp_path):
 # it (docs/layout.md, "The plan"). The functions that still take it, each with why.
 TAKES_THE_CONFIG = {
     "components/azure/preflight.py:run": "the checks' entry point: it hands each check of Azure its piece, as the plan does",
-    "components/azure/cost.py:nodes": "not yet done (#54 §2): the cost reads the pools, the System pool, mnistJob, cost and preflight",
-    "components/azure/cost.py:estimate": "not yet done (#54 §2), as cost.nodes",
-    "components/azure/cost.py:load": "not yet done (#54 §2), as cost.nodes",
-    "components/azure/cost.py:budget_lines": "not yet done (#54 §2), as cost.nodes",
-    "components/azure/cost.py:unchecked": "not yet done (#54 §2), as cost.nodes",
-    "components/azure/cost.py:used_pool_lines": "not yet done (#54 §2), as cost.nodes",
-    "components/azure/cost.py:run": "the cost's entry point, not yet done (#54 §2), as cost.nodes",
-    "components/azure/cluster_object_checks.py:stack_pools": "not yet done (#54 §2)",
-    "components/azure/cluster_object_checks.py:check": "not yet done (#54 §2)",
-    "components/azure/cluster_object_checks.py:_namespace_keys": "not yet done (#54 §2)",
-    "components/azure/cluster_object_checks.py:namespaces_there": "not yet done (#54 §2)",
-    "components/azure/cluster_object_checks.py:adopt": "not yet done (#54 §2)",
 }
 # Where StackConfig is at home: the module that builds it, and the plan that hands it out.
 CONFIG_HOMES = ("components/config/", "components/plan.py")

@@ -22,6 +22,7 @@ from components.azure.live.reader import LiveReader
 from components.azure.reader import BadAnswer
 from components.catalog import gpu_sizes
 from components.config import parse
+from components.plan import billed
 from tools.mock_engine import run_program
 
 PRODUCT = "Virtual Machines NCasT4_v3 Series"
@@ -277,9 +278,9 @@ def test_the_live_path_follows_next_page_link_to_the_end(api):
 def test_a_live_estimate_equals_the_saved_ones(api, monkeypatch, price_file):
     monkeypatch.setattr(retail_prices, "PRICES_URL", api.url)
     cfg = parse({"aks-gpu:gpuPool": json.dumps({"vmSize": T4, "minCount": 0, "maxCount": 3})}, "aks-gpu", "dev")
-    est, lines, warnings = cost.run(cfg, "eastus", LiveReader(), dry_run=True)
+    est, lines, warnings = cost.run(billed(cfg), "eastus", LiveReader(), dry_run=True)
     assert warnings == [] and est.source == "the Azure Retail Prices API"
-    saved = cost.estimate(cfg, prices.from_file(Path(price_file)).items, "eastus", "file")
+    saved = cost.estimate(billed(cfg), prices.from_file(Path(price_file)).items, "eastus", "file")
     assert (est.least_hourly, est.most_hourly) == (saved.least_hourly, saved.most_hourly)
 
 
@@ -326,7 +327,7 @@ def test_a_price_lookup_that_fails_says_why_in_one_line_cut_at_300_characters(mo
 
     monkeypatch.setattr(retail_prices, "read", down)
     cfg = parse({"aks-gpu:gpuPool": json.dumps({"vmSize": T4})}, "aks-gpu", "dev")
-    estimate, lines, warnings = cost.run(cfg, "eastus", LiveReader(), dry_run=False)
+    estimate, lines, warnings = cost.run(billed(cfg), "eastus", LiveReader(), dry_run=False)
     assert estimate is None and lines == []
     [warning] = warnings
     reason = " ".join(answer.split())[:300]

@@ -26,6 +26,7 @@ from components.azure.live import invoke_deadline
 from components.azure.live.reader import LiveReader
 from components.azure.reader import BadAnswer, InvokeFailed, NotRead, read_errors
 from components.errors import AzureReadError, ClusterAccessError, error_line, one_line
+from components.plan import billed
 
 T4 = "Standard_NC4as_T4_v3"
 
@@ -67,7 +68,7 @@ READS: dict[str, Callable[[Failing], Any]] = {
         lambda: r.permissions("sub-1"),
         lambda: "sub-1",
     )[1],
-    "prices": lambda r: cost.load(CFG, "eastus", r)[1],
+    "prices": lambda r: cost.load(billed(CFG), "eastus", r)[1],
     "the pools' management": lambda r: pool_modes.check(CFG.pools, "rg", "aks", lambda: "sub-1", r).failed,
     "what the cluster runs": lambda r: cluster_object_checks.read(r, "kubeconfig")[1],
     "the stack's state": lambda r: stack_state.read(r, project="aks-gpu", stack="dev").why,

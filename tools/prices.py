@@ -20,6 +20,7 @@ from pathlib import Path
 from components import config
 from components.azure import cost
 from components.azure.live import retail_prices
+from components.plan import billed
 from tools.azure_mocks import saved_cluster
 from tools.stack_files import ROOT, project_name, stack_config, stacks
 
@@ -34,7 +35,7 @@ def wanted(names: list[str]) -> dict[tuple[str, str], set[str]]:
         cfg = config.parse(raw, project_name(), stack, ROOT)
         saved = saved_cluster(cfg) if cfg.existing_cluster else None
         region = (saved or {}).get("location") or cfg.location
-        found.setdefault((region.lower(), cfg.cost.currency), set()).update(n.vm_size for n in cost.nodes(cfg))
+        found.setdefault((region.lower(), cfg.cost.currency), set()).update(n.vm_size for n in cost.nodes(billed(cfg)))
     return found
 
 

@@ -30,8 +30,8 @@ from components.azure.reader import AzureReader, NotRead, read_errors
 from components.azure.stack_state import NOT_READ, StackState
 from components.azure.used_pool_gpus import UsedPoolGpus, resources, strategy_of
 from components.catalog import gpu_sizes
-from components.config import NAMESPACE, StackConfig
-from components.config.pools import SPOT_TAINT, pool_taints
+from components.config import NAMESPACE, DevicePluginConfig
+from components.config.pools import SPOT_TAINT, Pools, pool_taints
 from components.errors import PreflightError, cut, error_line
 
 UNCHECKED = (
@@ -39,6 +39,24 @@ UNCHECKED = (
     "GPU Operator on the stack's GPU pools)"
 )
 ADOPT = f"{NAMESPACE}:devicePlugin.adopt"
+
+
+@dataclass(frozen=True)
+class StackObjects:
+    """What this stack puts in the cluster, as the plan builds it from the config: the GPU pools,
+    the device plugin's settings (devicePlugin: its namespace, adopt, onDestroy), the GPU
+    Operator's namespace, the proof Job's (None: mnistJob.enabled is false), and the namespaces
+    the stack creates (StackConfig.owned_namespaces)."""
+
+    pools: Pools
+    device_plugin: DevicePluginConfig
+    operator_namespace: str
+    job_namespace: str | None
+    owned_namespaces: frozenset[str]
+
+    @property
+    def job_enabled(self) -> bool:
+        return self.job_namespace is not None
 
 
 @dataclass(frozen=True)
@@ -87,13 +105,13 @@ def read(reader: AzureReader, kubeconfig: str) -> tuple[Seen | None, str | None]
         return None, f"{UNCHECKED}: {error_line(error)}"
 
 
-def stack_pools(cfg: StackConfig, found: ClusterFacts) -> list[PoolNodes]:
+def stack_pools(stack: Pools, found: ClusterFacts) -> list[PoolNodes]:
     """Every pool of the cluster as a DaemonSet's scheduling sees it: this stack's, with
     what it puts there (the taints it gives a new pool: components/config/pools.py,
     pool_taints), and the others as Azure describes them."""
     azure = {p.name: p for p in found.pools}
     pools = []
-    for pool in cfg.gpu_pools:
+    for pool in stack.pools:
         there = azure.get(pool.name)
         labels = pool_labels(pool.name, there.node_labels if there else None)
         taints = tuple(there.node_taints) if there and there.node_taints else tuple(pool_taints(pool))
@@ -111,7 +129,7 @@ def stack_pools(cfg: StackConfig, found: ClusterFacts) -> list[PoolNodes]:
             )
         )
     for other in found.pools:
-        if other.name not in {p.name for p in cfg.gpu_pools}:
+        if other.name not in {p.name for p in stack.pools}:
             gpu = gpu_sizes.is_gpu_family(other.vm_size or "")
             labels = pool_labels(other.name, other.node_labels)
             pools.append(PoolNodes(other.name, labels, tuple(other.node_taints), gpu, None, other.gpu_management == "Managed"))
@@ -119,7 +137,7 @@ def stack_pools(cfg: StackConfig, found: ClusterFacts) -> list[PoolNodes]:
 
 
 def check(
-    cfg: StackConfig,
+    objects: StackObjects,
     reader: AzureReader,
     kubeconfig: str,
     pools: Sequence[PoolNodes],
@@ -135,28 +153,28 @@ def check(
     declares_plugin = any(p.stack_plugin == "device-plugin" for p in pools)
     if seen is None:
         # What the stack adopted is guarded by its state's record even where the cluster was not read.
-        guarded = ownership.check_objects(cfg.device_plugin, None, owner, declares_plugin, state)
+        guarded = ownership.check_objects(objects.device_plugin, None, owner, declares_plugin, state)
         lines: list[str] = []
         adoption = None
         held = (state.holds(*stack_state.PLUGIN_NAMESPACE), state.holds(*stack_state.PLUGIN_DAEMON_SET))
-        if cfg.device_plugin.adopt and not all(held):  # both held: nothing to take over
+        if objects.device_plugin.adopt and not all(held):  # both held: nothing to take over
             if not dry_run:
                 raise PreflightError(
                     f"preflight: {ADOPT} = true, but what the cluster runs could not be read, so what to take over is not known "
                     f"({(unread or '').removeprefix(UNCHECKED + ': ')}); nothing was created"
                 )
-            name = cfg.device_plugin.namespace
+            name = objects.device_plugin.namespace
             adoption = Adoption(name, f"{name}/{GUIDE_DAEMONSET}", import_namespace=not held[0], import_daemon_set=not held[1])
             lines.append(
                 f"{ADOPT}: assumed the cluster runs the guide's DaemonSet {adoption.daemon_set}, to take over; what the adopting "
                 "`up` changes in it is not known (save `kubectl get` as preflight.kubernetesFile to see it field by field)"
             )
         return Findings(False, warnings=[unread or UNCHECKED, *guarded], lines=lines, adoption=adoption)
-    objects = (state.kubernetes_ids(stack_state.NAMESPACE), state.kubernetes_ids(stack_state.DAEMON_SET))
-    mine = Mine(seen, owner, frozenset(cfg.owned_namespaces), *objects, state_known=state.known)
+    held_ids = (state.kubernetes_ids(stack_state.NAMESPACE), state.kubernetes_ids(stack_state.DAEMON_SET))
+    mine = Mine(seen, owner, objects.owned_namespaces, *held_ids, state_known=state.known)
     # What this stack adopted, as the config names it now (components/azure/ownership.py).
-    warnings = ownership.check_objects(cfg.device_plugin, seen, owner, declares_plugin, state)
-    adoption, lines = adopt(cfg, seen, mine, state)
+    warnings = ownership.check_objects(objects.device_plugin, seen, owner, declares_plugin, state)
+    adoption, lines = adopt(objects.device_plugin, seen, mine, state)
     taken = adoption.daemon_set if adoption else None
     served = served_already(seen, pools, mine, taken)
     lines += [
@@ -164,13 +182,13 @@ def check(
         for pool, where in served.items()
     ]
     pools = [dataclasses.replace(p, stack_plugin=None) if p.name in served else p for p in pools]
-    problems = namespaces_there(cfg, seen, mine, adoption, pools)
+    problems = namespaces_there(objects, seen, mine, adoption, pools)
     problems += other_plugins(seen, pools, mine, taken)
     if adoption is not None:
         guide = next(d for d in seen.daemon_sets if f"{d.namespace}/{d.name}" == adoption.daemon_set)
         problems += pools_left(guide, pools)
     notes = [f"kubernetes: {n}" for n in mine.legacy_notes()]
-    gpus = resources(cfg.pools, cfg.mnist_job.enabled, found, seen, pools, mine.daemon_set) if found is not None else UsedPoolGpus()
+    gpus = resources(objects.pools, objects.job_enabled, found, seen, pools, mine.daemon_set) if found is not None else UsedPoolGpus()
     return Findings(True, problems + gpus.problems, notes + warnings + gpus.warnings, lines + gpus.lines, adoption, frozenset(served), gpus)
 
 
@@ -238,21 +256,21 @@ class Mine:
         ]
 
 
-def _namespace_keys(cfg: StackConfig, pools: Sequence[PoolNodes]) -> dict[str, str]:
+def _namespace_keys(objects: StackObjects, pools: Sequence[PoolNodes]) -> dict[str, str]:
     """The namespaces this run creates, by the key that names each: a workload's only where
     the stack installs it on some pool."""
     installs = {p.stack_plugin for p in pools}
-    keys = {cfg.mnist_job.namespace: "mnistJob.namespace"} if cfg.mnist_job.enabled else {}
+    keys = {objects.job_namespace: "mnistJob.namespace"} if objects.job_namespace is not None else {}
     if "gpu-operator" in installs:
-        keys[cfg.gpu_operator.namespace] = "gpuOperator.namespace"
+        keys[objects.operator_namespace] = "gpuOperator.namespace"
     if "device-plugin" in installs:
-        keys[cfg.device_plugin.namespace] = "devicePlugin.namespace"
+        keys[objects.device_plugin.namespace] = "devicePlugin.namespace"
     return keys
 
 
-def namespaces_there(cfg: StackConfig, seen: Seen, mine: Mine, adoption: Adoption | None, pools: Sequence[PoolNodes]) -> list[Problem]:
+def namespaces_there(objects: StackObjects, seen: Seen, mine: Mine, adoption: Adoption | None, pools: Sequence[PoolNodes]) -> list[Problem]:
     problems = []
-    for name, key in _namespace_keys(cfg, pools).items():
+    for name, key in _namespace_keys(objects, pools).items():
         if name not in seen.namespaces or mine.namespace(name) or (adoption and adoption.namespace == name):
             continue
         inside = [d for d in seen.daemon_sets if d.namespace == name]
@@ -341,13 +359,13 @@ def other_plugins(seen: Seen, pools: Sequence[PoolNodes], mine: Mine, taken: str
     return problems
 
 
-def adopt(cfg: StackConfig, seen: Seen, mine: Mine, state: StackState = NOT_READ) -> tuple[Adoption | None, list[str]]:
+def adopt(plugin: DevicePluginConfig, seen: Seen, mine: Mine, state: StackState = NOT_READ) -> tuple[Adoption | None, list[str]]:
     """What devicePlugin.adopt takes over on this run, the namespace and the guide's DaemonSet each
     by itself: not what the state holds (not known: what carries the stack's own mark), so a
     DaemonSet whose import failed after its namespace's is imported again, not created (AlreadyExists)."""
-    if not cfg.device_plugin.adopt:
+    if not plugin.adopt:
         return None, []
-    name = cfg.device_plugin.namespace
+    name = plugin.namespace
     found = next((d for d in seen.daemon_sets if d.namespace == name and d.name == GUIDE_DAEMONSET), None)
     where = f"DaemonSet {name}/{GUIDE_DAEMONSET}"
     namespace = seen.namespaces.get(name)
@@ -379,7 +397,7 @@ def adopt(cfg: StackConfig, seen: Seen, mine: Mine, state: StackState = NOT_READ
     taken = f"namespace {name} and {where}" if not held_namespace else f"{where} (namespace {name} is the stack's already)"
     line = f"{ADOPT}: this run takes over {taken} (Pulumi's import), and its spec replaces theirs; " + (
         "`pulumi destroy` releases both (Pulumi forgets them, the cluster keeps them)"
-        if ownership.plugin_released(cfg.device_plugin)
+        if ownership.plugin_released(plugin)
         else "`pulumi destroy` deletes both (devicePlugin.onDestroy: delete)"
         + (f", and with the namespace {', '.join(others)}" if others else "")
     )

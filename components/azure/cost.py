@@ -14,11 +14,26 @@ from typing import Any
 
 from components.azure import prices
 from components.azure.reader import AzureReader, NotRead, read_errors
-from components.config import NAMESPACE, StackConfig
+from components.config import NAMESPACE, CostConfig, SystemPoolConfig
+from components.config.pools import Pools
 from components.errors import CostError, error_line
 
 # "730 hours" a month: the Azure pricing calculator's month.
 HOURS_PER_MONTH = 730
+
+
+@dataclass(frozen=True)
+class Billed:
+    """What the cost reads, as the plan builds it from the config (as capacity.Demand): the GPU
+    pools, the System pool of the cluster the program creates (None in an existing cluster's:
+    its owner's), whether the proof Job runs (mnistJob.enabled), the cost settings, and a saved
+    price list (preflight.pricesFile; None: the reader's)."""
+
+    pools: Pools
+    system_pool: SystemPoolConfig | None
+    job_enabled: bool
+    cost: CostConfig
+    prices_file: str | None = None
 
 
 @dataclass(frozen=True)
@@ -111,13 +126,13 @@ class Estimate:
         return not self.missing
 
 
-def nodes(cfg: StackConfig) -> list[Node]:
+def nodes(billed: Billed) -> list[Node]:
     """The pools that cost money in this stack: the GPU pools it declares, and the System pool
     of a cluster this program creates (an existing cluster's, and a pool it uses, are their
     owner's: used_pool_lines)."""
     found = [
         Node(
-            cfg.pool_key(p),
+            billed.pools.key(p),
             p.name,
             p.vm_size,
             p.spot,
@@ -125,10 +140,9 @@ def nodes(cfg: StackConfig) -> list[Node]:
             p.max_count or p.node_count,
             p.spot_max_price,
         )
-        for p in cfg.owned_pools
+        for p in billed.pools.owned
     ]
-    if cfg.existing_cluster is None:
-        system = cfg.system_pool
+    if (system := billed.system_pool) is not None:
         found.append(Node(f"{NAMESPACE}:systemPool", "system", system.vm_size, False, system.node_count, system.node_count))
     return found
 
@@ -152,10 +166,10 @@ def spot_ceiling(node: Node, pay_as_you_go: prices.Price | None, currency: str) 
     return None, "unknown: no pay-as-you-go price in the list", None
 
 
-def estimate(cfg: StackConfig, items: list[dict[str, Any]], region: str, source: str) -> Estimate:
+def estimate(billed: Billed, items: list[dict[str, Any]], region: str, source: str) -> Estimate:
     priced, unpriced = [], []
-    currency = cfg.cost.currency
-    for node in nodes(cfg):
+    currency = billed.cost.currency
+    for node in nodes(billed):
         price = prices.pick(items, node.vm_size, region, node.spot, currency)
         if price is None:
             unpriced.append(node)
@@ -230,19 +244,19 @@ def output(est: Estimate) -> dict[str, Any]:
     }
 
 
-def load(cfg: StackConfig, region: str, reader: AzureReader) -> tuple[Estimate | None, str | None, bool]:
+def load(billed: Billed, region: str, reader: AzureReader) -> tuple[Estimate | None, str | None, bool]:
     """The estimate, or why there is none, and whether that is expected (a reader that makes
     no such read: the offline render). A saved list when given; otherwise what the reader reads."""
-    sizes = [n.vm_size for n in nodes(cfg)]
+    sizes = [n.vm_size for n in nodes(billed)]
     if not sizes:  # only pools the stack uses as they are: nothing of its own to price
-        return estimate(cfg, [], region, "no price list (the stack declares no pool of its own)"), None, False
-    if cfg.preflight.prices_file:
-        path = Path(cfg.preflight.prices_file)
+        return estimate(billed, [], region, "no price list (the stack declares no pool of its own)"), None, False
+    if billed.prices_file:
+        path = Path(billed.prices_file)
         saved = prices.from_file(path)
         when = f", saved {saved.saved_at}" if saved.saved_at else ""
-        return estimate(cfg, saved.items, region, f"file {path.name}{when}"), None, False
+        return estimate(billed, saved.items, region, f"file {path.name}{when}"), None, False
     try:
-        return estimate(cfg, reader.prices(region, sizes, cfg.cost.currency), region, "the Azure Retail Prices API"), None, False
+        return estimate(billed, reader.prices(region, sizes, billed.cost.currency), region, "the Azure Retail Prices API"), None, False
     except NotRead as why:
         return None, f"{why}; set {NAMESPACE}:preflight.pricesFile to price a saved list", True
     except read_errors() as error:  # without prices: `run` says what that means
@@ -274,16 +288,16 @@ def budget_name(project: str, stack: str, cluster: str) -> str:
     return re.sub(r"[^A-Za-z0-9_-]", "-", f"{named}-gpu")[:63]
 
 
-def budget_lines(cfg: StackConfig, est: Estimate | None, name: str, watched: str) -> tuple[str, list[str]]:
+def budget_lines(settings: CostConfig, est: Estimate | None, name: str, watched: str) -> tuple[str, list[str]]:
     """cost.budget, as the preview says it: its amount in cost.currency (Azure counts a budget
     in the billing account's currency, which cost.currency should be), what it watches, and
     how it stands against the stack's least and most per month. The budget's forecast alert
     (100% of forecast cost, components/resources/budget.py) goes off once the month's
     forecast passes it: at once, if even the stack's least does. Returns the line and the
     warnings."""
-    budget = cfg.cost.budget
+    budget = settings.budget
     assert budget is not None
-    amount, currency = budget.amount, cfg.cost.currency
+    amount, currency = budget.amount, settings.currency
     line = f"cost: budget {name}: {money(amount, currency)} a month over {watched}"
     if est is None:
         return line + " (not compared with the stack's cost: no prices)", []
@@ -301,12 +315,12 @@ def budget_lines(cfg: StackConfig, est: Estimate | None, name: str, watched: str
     return line + f"; covers the stack's most per month{short}, {money(most, currency)}", []
 
 
-def unchecked(cfg: StackConfig, why: str, dry_run: bool) -> str:
+def unchecked(settings: CostConfig, why: str, dry_run: bool) -> str:
     """cost.maxHourly that could not be checked: a deployment stops (the limit fails closed)
     unless cost.withoutPrices says deploy. Raises CostError in a deployment that stops;
     returns the warning a preview (or a deployment that goes on) prints."""
-    limit = f"{NAMESPACE}:cost.maxHourly = {money(cfg.cost.max_hourly or 0, cfg.cost.currency)}"
-    if cfg.cost.without_prices == "deploy":
+    limit = f"{NAMESPACE}:cost.maxHourly = {money(settings.max_hourly or 0, settings.currency)}"
+    if settings.without_prices == "deploy":
         return f"{limit} could not be checked ({why}): a deployment goes on without it ({NAMESPACE}:cost.withoutPrices = deploy)"
     message = (
         f"{limit} could not be checked ({why}): a limit that cannot be checked stops a deployment; give the runner a route "
@@ -317,40 +331,41 @@ def unchecked(cfg: StackConfig, why: str, dry_run: bool) -> str:
     return message + " (a deployment stops here)"
 
 
-def used_pool_lines(cfg: StackConfig) -> list[str]:
+def used_pool_lines(pools: Pools, job_enabled: bool) -> list[str]:
     """A pool the stack uses as it is (`existing: use`) is its owner's to pay for; the proof
     Job still asks it for a GPU node, which its autoscaler may add from zero."""
     out = []
-    for p in cfg.gpu_pools:
+    for p in pools.pools:
         if p.owned:
             continue
-        if not cfg.mnist_job.enabled:
+        if not job_enabled:
             job = "this stack runs nothing that asks it for a node"
         elif p.can_scale_to_zero:
             job = f"the proof Job asks it for one GPU node, which its autoscaler adds from zero (0-{p.max_count}) and removes once idle"
         else:
             job = "the proof Job runs on one of its nodes"
-        out.append(f"cost: {cfg.pool_key(p)} {p.vm_size}: the owner's pool (existing: use), billed to them and not counted here; {job}")
+        out.append(f"cost: {pools.key(p)} {p.vm_size}: the owner's pool (existing: use), billed to them and not counted here; {job}")
     return out
 
 
-def run(cfg: StackConfig, region: str | None, reader: AzureReader, *, dry_run: bool) -> tuple[Estimate | None, list[str], list[str]]:
+def run(billed: Billed, region: str | None, reader: AzureReader, *, dry_run: bool) -> tuple[Estimate | None, list[str], list[str]]:
     """The estimate, the lines to print, and the warnings. Raises CostError when a deployment
     would cost more per hour than cost.maxHourly, or when the limit cannot be checked and
     cost.withoutPrices is stop. `region` is the cluster's (preflight's Checked.region): None
     when an existing cluster's could not be read."""
-    limit = cfg.cost.max_hourly
+    limit = billed.cost.max_hourly
+    used = used_pool_lines(billed.pools, billed.job_enabled)
     why_not: str | None
     if region is None:
         est, why_not, expected = None, "the existing cluster's region is not known (it was not read: see preflight)", False
     else:
-        est, why_not, expected = load(cfg, region, reader)
+        est, why_not, expected = load(billed, region, reader)
     if est is None:
         note = f"cost: not estimated: {why_not}"
         if limit is not None:
-            return None, used_pool_lines(cfg), [note, unchecked(cfg, "no prices; docs/cost.md", dry_run)]
+            return None, used, [note, unchecked(billed.cost, "no prices; docs/cost.md", dry_run)]
         # Where the reader makes no such read (offline), that is expected, and said without a warning.
-        return None, used_pool_lines(cfg) + ([note] if expected else []), ([] if expected else [note])
+        return None, used + ([note] if expected else []), ([] if expected else [note])
     warnings = [
         f"cost: no {est.source} price in {est.currency} for {n.key}.vmSize {n.vm_size} in {region}; it is not counted" for n in est.unpriced
     ]
@@ -371,5 +386,5 @@ def run(cfg: StackConfig, region: str | None, reader: AzureReader, *, dry_run: b
             raise CostError(message + " (nothing was created)")
         warnings.append(message + " (a deployment stops here)")
     elif limit is not None and not est.complete:
-        warnings.append(unchecked(cfg, f"the total leaves out {'; '.join(est.missing)}", dry_run))
-    return est, used_pool_lines(cfg) + lines(est), warnings
+        warnings.append(unchecked(billed.cost, f"the total leaves out {'; '.join(est.missing)}", dry_run))
+    return est, used + lines(est), warnings
