@@ -14,10 +14,10 @@ from typing import cast
 import pulumi
 
 from components import config
-from components.azure import cost
-from components.azure.live.reader import LiveReader
-from components.azure.reader import AzureReader
+from components.deciding.cost import cost
+from components.live.reader import LiveReader
 from components.plan import Message, Mode, Plan, Said, build_plan
+from components.reading.reader import AzureReader
 from components.resources import budget
 from components.resources.adopted import device_plugin_plans
 from components.resources.budget import CostBudget, CostBudgetArgs

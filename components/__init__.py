@@ -2,9 +2,10 @@
 
 - `components.config`: the stack's configuration, parsed once into typed objects, one module
   per concept; the only code that knows config keys.
-- `components.azure`: what the program knows and checks about Azure before anything is
-  declared (GPU sizes, the existing cluster, quota and offers, prices, cost). Declares no
-  resource.
+- `components.reading`: what reads, the one seam (`AzureReader`) and Azure's saved answers.
+- `components.deciding`: what the program knows and checks before anything is declared, by
+  concern (the existing cluster, Azure's facts and quota, cost, the proof). Declares no resource.
+- `components.live`: every call out of the process, the live reader.
 - `components.resources`: the Pulumi components, each declaring its resources.
 - `components.errors`: the one-line errors all three raise.
 - `components.managed_gpu_pool`: the path every stack's state names the managed pool's

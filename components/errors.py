@@ -96,7 +96,7 @@ class AzureReadError(OneLine):
 
 class ClusterAccessError(OneLine):
     """The identity that runs the program may not yet create Kubernetes objects in the cluster,
-    or the cluster could not be asked (components/azure/live/cluster_access.py)."""
+    or the cluster could not be asked (components/live/cluster_access.py)."""
 
 
 class ManagedPoolError(OneLine):
@@ -110,5 +110,5 @@ class ManagedPoolTimeout(ManagedPoolError, TimeoutError):
 
 
 class ProofWatchFailed(OneLine):
-    """The proof cannot train, or did not: the cause in the cluster's words (components/azure/
-    proof_watch.py decides, components/azure/live/proof_watch.py watches during `pulumi up`)."""
+    """The proof cannot train, or did not: the cause in the cluster's words (components/deciding/
+    proof/proof_watch.py decides, components/live/proof_watch.py watches during `pulumi up`)."""

@@ -14,31 +14,29 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from components.azure import (
-    azure_facts,
-    cluster_egress,
-    cluster_facts,
+from components.config import StackConfig
+from components.deciding import preflight
+from components.deciding.azure import cluster_egress, cluster_facts
+from components.deciding.azure.cluster_facts import ClusterFacts
+from components.deciding.azure.kubeconfig import provider_kubeconfig
+from components.deciding.cost import cost
+from components.deciding.existing import (
     cluster_object_checks,
     cluster_objects,
-    cost,
     existing_cluster_checks,
     existing_pools,
     ownership,
     pool_network,
     pool_settings,
-    preflight,
-    proof_fit,
-    saved_state,
     stack_state,
 )
-from components.azure.cluster_facts import ClusterFacts
-from components.azure.cluster_object_checks import Adoption, Findings
-from components.azure.existing_pools import LivePool
-from components.azure.kubeconfig import provider_kubeconfig
-from components.azure.pool_network import PoolNetwork
-from components.azure.reader import AzureReader, RunningPool, read_errors
-from components.config import StackConfig
+from components.deciding.existing.cluster_object_checks import Adoption, Findings
+from components.deciding.existing.existing_pools import LivePool
+from components.deciding.existing.pool_network import PoolNetwork
+from components.deciding.proof import proof_fit
 from components.errors import PreflightError, error_line, escaped_lines
+from components.reading import azure_facts, saved_state
+from components.reading.reader import AzureReader, RunningPool, read_errors
 
 
 class Mode(enum.Enum):
@@ -194,7 +192,7 @@ def build_plan(
     owner = existing_cluster_checks.owner_tags(project, stack)
     owner_tag = next(iter(owner.values()))
     # What the stack holds already, from the engine's state, not from a tag its owner can remove
-    # (components/azure/stack_state.py).
+    # (components/deciding/existing/stack_state.py).
     state = stack_state.NOT_READ
     if found is not None:
         state = stack_state.read(reader, (found.resource_group, found.name), project=project, stack=stack)
@@ -350,7 +348,7 @@ def _in_cluster(
     signs in: a namespace this stack would create, another device plugin or the GPU Operator on
     its pools, and the guide's DaemonSet that devicePlugin.adopt takes over on this run. Read
     whatever preflight.mode says: what the stack adopted is guarded by it
-    (components/azure/ownership.py), and two device plugins on one node are never declared."""
+    (components/deciding/existing/ownership.py), and two device plugins on one node are never declared."""
     in_cluster = None
     if found is not None and user_kubeconfig:
         pools = cluster_object_checks.stack_pools(cfg.pools, found)
@@ -376,7 +374,7 @@ def stack_objects(cfg: StackConfig) -> cluster_object_checks.StackObjects:
 
 def _egress(cfg: StackConfig, found: ClusterFacts | None, said: Said) -> cluster_egress.Egress:
     """Where the proof's traffic leaves an existing cluster: its HTTP proxy, or an outbound type
-    with no way out (a cluster this program creates has neither: components/azure/cluster_egress.py)."""
+    with no way out (a cluster this program creates has neither: components/deciding/azure/cluster_egress.py)."""
     egress = found.egress if found is not None else cluster_egress.Egress()
     enforced = found is None or (found.network_policy or "none").lower() != "none"
     said.lines_then_warnings(*cluster_egress.lines(cfg.mnist_job, found.name if found else cfg.cluster_name, egress, enforced))

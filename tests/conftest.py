@@ -14,8 +14,6 @@ import pulumi_azure_native.containerservice  # noqa: F401
 import pytest
 
 # Imported for gc.freeze() below, before any test runs the program.
-import components.azure.preflight
-import components.config  # noqa: F401
 from tools import stack_files
 from tools.azure_mocks import AzureMocks
 from tools.mock_engine import ProgramRun, RecordingMonitor, run_program
@@ -130,7 +128,7 @@ def azure():
     a test hands the program's reader (the pools' GPU management, tests/fake_aks.py)."""
     import fake_aks
 
-    from components.azure.live import agent_pools
+    from components.live import agent_pools
 
     for fake in fake_aks.serve():
         fake.clusters.add((MANAGED_GROUP, MANAGED_CLUSTER))

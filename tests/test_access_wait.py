@@ -1,4 +1,4 @@
-"""The access wait before the Kubernetes objects (components/azure/live/cluster_access.py): every
+"""The access wait before the Kubernetes objects (components/live/cluster_access.py): every
 deployment asks, whatever the grant's createdOn says; a 401 stops it at once, a 403 or "not
 allowed" is waited out within one deadline that bounds each question too, and every message
 names the identity whose token was sent, read from the token's own claims, and the one granted.
@@ -14,8 +14,8 @@ import pytest
 from fake_arm import FakeArm, serve_handler
 from support.clock import Clock
 
-from components.azure.live import cluster_access
 from components.errors import ClusterAccessError
+from components.live import cluster_access
 from tools.azure_mocks import AzureMocks, OfflineReader
 from tools.mock_engine import RecordingMonitor, run_program
 

@@ -15,8 +15,8 @@ from support.existing_pools import GPUNP, OURS, pool_lines, run, stopped
 from support.guide_example import EXAMPLE, STACK_FILE
 from support.plan import lines_by
 
-from components.azure import adoption, agent_pool_members
-from components.azure.cluster_facts import PoolFacts
+from components.deciding.azure.cluster_facts import PoolFacts
+from components.deciding.existing import adoption, agent_pool_members
 from components.errors import ConfigError, PreflightError
 from tools.azure_mocks import AzureMocks, OfflineReader
 from tools.mock_engine import RecordingMonitor, run_program

@@ -1,5 +1,5 @@
 """The first `up` of an Entra ID cluster needs no rerun: the Kubernetes objects wait until the
-cluster says the deployer may create namespaces (components/azure/live/cluster_access.py), asked
+cluster says the deployer may create namespaces (components/live/cluster_access.py), asked
 with the kubeconfig's own credential plugin. (What a 401, a 403, a grant of any age and
 the one deadline do: test_access_wait.py.)"""
 
@@ -17,9 +17,9 @@ import pytest
 from fake_arm import FakeArm, serve_handler
 from support.clock import Clock
 
-from components.azure.live import cluster_access
-from components.azure.live.cluster_access import Answer
 from components.errors import ClusterAccessError
+from components.live import cluster_access
+from components.live.cluster_access import Answer
 from tools.azure_mocks import AzureMocks, OfflineReader
 from tools.mock_engine import RecordingMonitor, run_program
 

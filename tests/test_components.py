@@ -7,8 +7,8 @@ import base64
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.azure import cluster_facts
 from components.config import GpuPoolConfig, SystemPoolConfig
+from components.deciding.azure import cluster_facts
 from components.resources.cluster import GpuCluster, GpuClusterArgs
 from components.resources.device_plugin import NvidiaDevicePlugin, NvidiaDevicePluginArgs
 from components.resources.existing_cluster import ExistingCluster, ExistingClusterArgs

@@ -15,9 +15,9 @@ from conftest import run_cached
 from fake_prices import saved_list, with_prices
 from support.plan import estimated_cost, lines, plan_infos, plan_warnings, planned
 
-from components.azure import cost
-from components.azure.live.reader import LiveReader
 from components.config import ConfigError, parse
+from components.deciding.cost import cost
+from components.live.reader import LiveReader
 from components.plan import billed
 from tools.azure_mocks import existing_cluster
 

@@ -1,4 +1,4 @@
-"""An existing cluster as a deployment meets it (components/azure/existing_cluster_checks.py):
+"""An existing cluster as a deployment meets it (components/deciding/existing/existing_cluster_checks.py):
 found, readable, running, with room for this stack's pools and no one else's of the same name,
 and a team's own cluster as it really is (issue #32): private, busy, on kubenet, in its own
 VNet with a pod subnet, in its own subscription. What a preview says of each, and what stops

@@ -1,5 +1,5 @@
 """The path says what a module is (docs/layout.md): components/resources/ declares Pulumi
-resources, components/azure/, components/config/ and components/catalog/ declare none. Which
+resources, components/reading/, deciding/, config/ and catalog/ declare none. Which
 module may import which is import-linter's ([tool.importlinter] in pyproject.toml, `make lint`)."""
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def provider_constructors(tree: ast.AST) -> list[str]:
 
 
 def kind_paths(kind: str) -> list[Path]:
-    return sorted(p for p in (ROOT / "components" / kind).glob("*.py") if p.name != "__init__.py")
+    return sorted(p for p in (ROOT / "components" / kind).rglob("*.py") if p.name != "__init__.py")
 
 
 def test_each_module_of_components_resources_declares_a_component():
@@ -77,7 +77,7 @@ def test_each_module_of_components_resources_declares_a_component():
 
 def test_knowledge_configuration_and_the_catalog_declare_no_resource():
     """What they may import is import-linter's contracts ([tool.importlinter], `make lint`)."""
-    for kind in ("azure", "config", "catalog"):
+    for kind in ("reading", "deciding", "live", "config", "catalog"):
         for path in kind_paths(kind):
             tree = ast.parse(path.read_text())
             where = path.relative_to(ROOT)
@@ -121,7 +121,7 @@ PROGRAM = [ROOT / "__main__.py", *(ROOT / "components").rglob("*.py")]
 
 def test_no_module_of_the_program_asks_whether_it_runs_under_the_mock_engine():
     """The program meets Azure and the cluster through the reader it is handed
-    (components/azure/reader.py); what runs for real is what runs under test."""
+    (components/reading/reader.py); what runs for real is what runs under test."""
     asking = [
         str(p.relative_to(ROOT))
         for p in PROGRAM
@@ -135,8 +135,8 @@ def test_only_the_live_reader_builds_an_azure_credential_in_the_program():
     in Pulumi's provider host (another process), build their own."""
     building = sorted(str(p.relative_to(ROOT)) for p in PROGRAM if "DefaultAzureCredential()" in p.read_text())
     assert building == [
-        "components/azure/live/proof_watch.py",
-        "components/azure/live/reader.py",
+        "components/live/proof_watch.py",
+        "components/live/reader.py",
         "components/resources/agent_pool_calls.py",
     ]
 
@@ -215,7 +215,7 @@ CALLS_OUT = (
     "azure.core.pipeline",
     "azure.core.rest",
 )
-# Besides components/azure/live/, exactly the modules that call out, each with why it does so
+# Besides components/live/, exactly the modules that call out, each with why it does so
 # where it is.
 CALLING_OUT = {
     "components/resources/agent_pool_calls.py": "the managed pool's dynamic provider runs in Pulumi's provider host, "
@@ -237,11 +237,9 @@ def calls_out(path: Path) -> list[str]:
 
 
 def test_only_the_live_reader_and_the_managed_pools_provider_call_out_of_the_process():
-    """Outside components/azure/live/, none but the modules named, and each named one does."""
+    """Outside components/live/, none but the modules named, and each named one does."""
     calling = {
-        str(path.relative_to(ROOT))
-        for path in PROGRAM
-        if path.relative_to(ROOT).parts[:3] != ("components", "azure", "live") and calls_out(path)
+        str(path.relative_to(ROOT)) for path in PROGRAM if path.relative_to(ROOT).parts[:2] != ("components", "live") and calls_out(path)
     }
     assert sorted(calling) == sorted(CALLING_OUT)
 
@@ -257,7 +255,7 @@ def test_the_rule_above_sees_a_call_out_where_there_is_one(tmp_path):
 # config: the plan holds StackConfig and hands the pieces out, and components/config/ builds
 # it (docs/layout.md, "The plan"). The functions that still take it, each with why.
 TAKES_THE_CONFIG = {
-    "components/azure/preflight.py:run": "the checks' entry point: it hands each check of Azure its piece, as the plan does",
+    "components/deciding/preflight.py:run": "the checks' entry point: it hands each check of Azure its piece, as the plan does",
 }
 # Where StackConfig is at home: the module that builds it, and the plan that hands it out.
 CONFIG_HOMES = ("components/config/", "components/plan.py")

@@ -14,8 +14,8 @@ from pulumi.output import Unknown
 from pulumi.runtime import rpc
 from support.managed_pool import CLUSTER, GROUP, PROVIDER, inputs, up
 
-from components.azure.cluster_facts import OWNER_TAG
 from components.config import GpuPoolConfig
+from components.deciding.azure.cluster_facts import OWNER_TAG
 from components.errors import ManagedPoolError
 from components.resources import managed_gpu_pool as mgp
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 import pytest
 from support.managed_pool import CLUSTER, GROUP, PROVIDER, T4, inputs, up
 
-from components.azure.cluster_facts import OWNER_TAG
 from components.config import GpuPoolConfig
+from components.deciding.azure.cluster_facts import OWNER_TAG
 from components.errors import ManagedPoolError
 from components.resources import managed_gpu_pool as mgp
 

@@ -1,5 +1,5 @@
 """A GPU pool that runs under one kind of GPU management, and a config that asks for the
-other (components/azure/pool_modes.py): refused in one line before anything is registered, in
+other (components/deciding/existing/pool_modes.py): refused in one line before anything is registered, in
 a preview and in a deployment, with a way through for gpuPool and gpuPools alike."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from conftest import MANAGED_CLUSTER, MANAGED_GROUP
 from support.plan import plan_warnings, planned_by
 from support.pool_switch import AgentPoolsReader, run
 
-from components.azure import pool_modes
-from components.azure.live import agent_pools
+from components.deciding.existing import pool_modes
 from components.errors import PreflightError
+from components.live import agent_pools
 from components.resources.managed_gpu_pool import STABLE_API_VERSION
 from tools.azure_mocks import UNREAD_POOLS, OfflineReader
 

@@ -30,8 +30,8 @@ def test_the_modules_the_issue_names_are_all_covered():
     assert {
         "components/resources/managed_gpu_pool.py",
         "components/resources/agent_pool_calls.py",
-        "components/azure/cost.py",
-        "components/azure/prices.py",
+        "components/deciding/cost/cost.py",
+        "components/deciding/cost/prices.py",
     } <= covered
 
 

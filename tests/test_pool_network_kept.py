@@ -21,9 +21,9 @@ from support.pool_network import (
     replace_warnings,
 )
 
-from components.azure import pool_network
-from components.azure.cluster_facts import OWNER_TAG, parse
-from components.azure.stack_state import StackState
+from components.deciding.azure.cluster_facts import OWNER_TAG, parse
+from components.deciding.existing import pool_network
+from components.deciding.existing.stack_state import StackState
 
 POOL = "azure-native:containerservice:AgentPool"
 TEAM = {"resourceGroupName": "team-rg", "name": "team-aks"}

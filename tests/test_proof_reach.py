@@ -19,10 +19,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from support.plan import Lines, plan_infos, plan_warnings, planned_by
 
-from components.azure import cluster_egress
-from components.azure.cluster_objects import parse
-from components.azure.used_pool_gpus import UsedPoolGpus, _decide, strategy_of
 from components.catalog import gpu_sizes
+from components.deciding.azure import cluster_egress
+from components.deciding.existing.cluster_objects import parse
+from components.deciding.existing.used_pool_gpus import UsedPoolGpus, _decide, strategy_of
 from components.errors import AzureReadError, ConfigError, PreflightError
 from tools.azure_mocks import AzureMocks, OfflineReader
 from tools.mock_engine import RecordingMonitor, run_program
@@ -471,7 +471,7 @@ def test_a_used_pool_the_gpu_operator_serves_is_read_from_the_operators_plugin(t
 @settings(max_examples=300, derandomize=True, database=None, deadline=None)
 def test_the_scripts_rule_is_cpythons_own(entries, host):
     """cluster_egress.urllib_bypasses is CPython's proxy_bypass_environment, read line for line
-    (components/azure may not import urllib.request): the two agree on any NO_PROXY."""
+    (components/deciding may not import urllib.request): the two agree on any NO_PROXY."""
     import urllib.request
 
     value = ",".join(entries)

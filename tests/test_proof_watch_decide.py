@@ -1,7 +1,7 @@
 """The proof's watch decides in minutes, in the cluster's words: recorded sequences of what the
 API server answers (the Job, its pods, their events, the log's tail), a look every 10 s, each
 object shaped and worded as the component that writes it does (sources beside each helper), and
-the time each sequence takes to decide held (components/azure/proof_watch.py decide)."""
+the time each sequence takes to decide held (components/deciding/proof/proof_watch.py decide)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from components.azure.proof_signals import NOT_TRIGGERED_SECONDS, PULL_FAILING_SECONDS, UNSCHEDULABLE_SECONDS
-from components.azure.proof_watch import SPEC_ANNOTATION, Snapshot, Verdict, WatchFacts, decide
+from components.deciding.proof.proof_signals import NOT_TRIGGERED_SECONDS, PULL_FAILING_SECONDS, UNSCHEDULABLE_SECONDS
+from components.deciding.proof.proof_watch import SPEC_ANNOTATION, Snapshot, Verdict, WatchFacts, decide
 
 START = datetime(2026, 9, 1, 12, 0, tzinfo=timezone.utc)
 POLL = 10  # the watch's look, every 10 s

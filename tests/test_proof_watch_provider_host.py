@@ -1,11 +1,11 @@
 """The proof's watch as the real `pulumi up` creates it (#53): the program's own inputs, pickled
 provider and all, handed over gRPC to the SDK's dynamic provider host, which runs the live watch
-(components/azure/live/proof_watch.py `watch`, the real decision) with nothing replaced in its
+(components/live/proof_watch.py `watch`, the real decision) with nothing replaced in its
 process.
 
 The engine starts the host the CLI ships (`python -u -m pulumi.dynamic`, in the project
 directory) with its own address as the first argument, which the watch's status lines go to
-(components/azure/live/engine_status.py), and sends Check, then Create. These tests do the same:
+(components/live/engine_status.py), and sends Check, then Create. These tests do the same:
 
   - the engine is tests/fake_engine.py, keeping each LogRequest the host sends;
   - the host signs in with azure-identity's DefaultAzureCredential, narrowed to the Azure CLI
@@ -39,8 +39,8 @@ from pulumi.runtime import proto, rpc
 from pulumi.runtime.proto import engine_pb2
 from support.provider_host import Host, HostError, host_environment, start_host
 
-from components.azure.live import proof_watch as live
 from components.errors import SAID
+from components.live import proof_watch as live
 from components.resources import proof_watch as pw
 
 T4 = "Standard_NC4as_T4_v3"
@@ -148,7 +148,7 @@ def trained(spec_hash: str) -> State:
 
 
 def not_found(image: str) -> str:
-    """containerd's words for a digest the registry does not have (components/azure/proof_signals.py PERMANENT_PULL)."""
+    """containerd's words for a digest the registry does not have (components/deciding/proof/proof_signals.py PERMANENT_PULL)."""
     ref = f"docker.io/{image}"
     return (
         f'rpc error: code = NotFound desc = failed to pull and unpack image "{ref}": failed to resolve reference "{ref}": {ref}: not found'

@@ -8,7 +8,7 @@ would make it say everything too late); it says its status on its own row (its s
 URN the engine gives it); it is replaced exactly when the Job it watches is another; and the
 provider behaves in the SDK's own provider host, which hands it doubles and Unknowns.
 
-Create needs the live watch (components/azure/live/proof_watch.py), which calls the cluster: the
+Create needs the live watch (components/live/proof_watch.py), which calls the cluster: the
 provider's create is tested in this process with `watch` and `reporter` replaced, and the host
 is driven over gRPC for Check, Diff, Read and Delete; test_proof_watch_provider_host.py runs the
 create in the host, nothing replaced, against fakes of the engine, ARM and the API server.
@@ -26,9 +26,9 @@ from google.protobuf import struct_pb2
 from pulumi.runtime import proto, rpc
 from support.provider_host import Host, start_host
 
-from components.azure.live.proof_watch import ClusterRef
-from components.azure.proof_watch import SPEC_ANNOTATION, Verdict, WatchFacts
+from components.deciding.proof.proof_watch import SPEC_ANNOTATION, Verdict, WatchFacts
 from components.errors import ProofWatchFailed
+from components.live.proof_watch import ClusterRef
 from components.resources import proof_watch as pw
 from components.resources.job_deadline import duration_seconds
 from tools.azure_mocks import MOCK_CLIENT

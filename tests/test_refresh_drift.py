@@ -14,7 +14,7 @@ typed pool replaces on every fixed property, deleting first. `engine_replaces` b
 those three steps on top-level keys; the program's answer is `ignoreChanges` on the fixed
 properties it leaves unset (the engine puts the stored value back: `processIgnoreChanges`),
 unless the pool that runs has one set, which the config then switches off: a replacement,
-as before (components/azure/pool_mutability.py `left_to_azure`).
+as before (components/deciding/azure/pool_mutability.py `left_to_azure`).
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ import pytest
 from conftest import MANAGED_CLUSTER, MANAGED_GROUP
 from support.pool_switch import run
 
-from components.azure import pool_modes, pool_mutability
+from components.deciding.azure import pool_mutability
+from components.deciding.existing import pool_modes
 
 POOL = "azure-native:containerservice:AgentPool"
 T4 = "Standard_NC4as_T4_v3"
@@ -172,9 +173,9 @@ def test_a_deployment_whose_read_fails_stops_in_one_line_before_anything_is_regi
 
 def test_a_stack_that_declares_no_pool_of_its_own_needs_no_read():
     """Every pool used as it is: nothing the stack registers rests on the read."""
-    from components.azure import preflight
     from components.config import GpuPoolConfig
     from components.config.pools import Pools
+    from components.deciding import preflight
 
     class Unreadable:
         def pool_modes(self, *args: Any) -> Any:

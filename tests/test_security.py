@@ -10,7 +10,7 @@ import yaml
 from conftest import project_run
 from support.security import EXPORTER, JOB, PLUGIN, check_open_checks_documented, check_pods, open_checks, workloads
 
-from components.azure.kubeconfig import entra_kubeconfig
+from components.deciding.azure.kubeconfig import entra_kubeconfig
 from components.resources import hardening
 from tools.azure_mocks import AKS_ENTRA_SERVER_ID, MOCK_CLIENT
 from tools.mock_engine import ProgramRun, Secret

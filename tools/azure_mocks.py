@@ -1,6 +1,6 @@
 """What stands in for Azure under the mock engine, in two parts that share one fake Azure:
 
-  * `OfflineReader`, the reader the program is handed (components/azure/reader.py): an
+  * `OfflineReader`, the reader the program is handed (components/reading/reader.py): an
     existing cluster and its user credential, the client's subscription, the preview
     feature's registration, and any answer a test gives (SKUs and quota, permissions, the
     pools' GPU management, prices), or a refusal; what it is not given it does not read
@@ -23,14 +23,16 @@ import grpc
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import settings
 
-from components.azure import cluster_facts, cluster_objects, pool_modes, saved_state
-from components.azure.azure_facts import Facts
-from components.azure.cluster_facts import id_parts
-from components.azure.cluster_objects import SAVE_COMMAND
-from components.azure.live.reader import GET_MANAGED_CLUSTER, READ_STACK_OUTPUTS, READ_STACK_RESOURCES
-from components.azure.reader import InvokeFailed, NotDeployed, NotRead, RunningPool
 from components.config import NAMESPACE, StackConfig, parse
+from components.deciding.azure import cluster_facts
+from components.deciding.azure.cluster_facts import id_parts
+from components.deciding.existing import cluster_objects, pool_modes
+from components.deciding.existing.cluster_objects import SAVE_COMMAND
 from components.errors import ClusterAccessError, ConfigError
+from components.live.reader import GET_MANAGED_CLUSTER, READ_STACK_OUTPUTS, READ_STACK_RESOURCES
+from components.reading import saved_state
+from components.reading.azure_facts import Facts
+from components.reading.reader import InvokeFailed, NotDeployed, NotRead, RunningPool
 from tools.stack_files import ROOT, project_name
 
 # The fake credential; tests check that it never shows up outside a secret.
@@ -125,7 +127,7 @@ class EngineInvokeError(grpc.RpcError):
         return self._details
 
 
-# The reads the live reader makes as invokes (components/azure/live/reader.py), and those the
+# The reads the live reader makes as invokes (components/live/reader.py), and those the
 # cluster answers; the others are the Azure SDK's.
 INVOKED = frozenset({"cluster", "user_kubeconfig", "client_subscription", "feature_state", "stack_resources"})
 OF_THE_CLUSTER = frozenset({"kubernetes_objects", "wait_for_access"})
@@ -145,7 +147,7 @@ def saved_cluster(cfg: StackConfig) -> dict[str, Any] | None:
     """The existing cluster as the parsed config's preflight.clusterFile saved it (`az aks show
     --output json`), read relative to the project (where the CLI runs the program) and checked
     against the cluster the stack names as the program checks it: one that is not such a
-    description is one line naming the key (components/azure/cluster_facts.py `read_saved`)."""
+    description is one line naming the key (components/deciding/azure/cluster_facts.py `read_saved`)."""
     if not cfg.preflight.cluster_file:
         return None
     existing = cfg.existing_cluster
@@ -158,7 +160,7 @@ def saved_cluster(cfg: StackConfig) -> dict[str, Any] | None:
 def saved_kubernetes(cfg: StackConfig) -> dict[str, Any] | None:
     """What the existing cluster runs in Kubernetes as the parsed config's
     preflight.kubernetesFile saved it (cluster_objects.SAVE_COMMAND); one line naming the key
-    when it is not such a list (components/azure/cluster_objects.py `read_saved`)."""
+    when it is not such a list (components/deciding/existing/cluster_objects.py `read_saved`)."""
     if not cfg.preflight.kubernetes_file:
         return None
     return cluster_objects.read_saved(f"{NAMESPACE}:preflight.kubernetesFile", ROOT / cfg.preflight.kubernetes_file)
@@ -180,7 +182,7 @@ ASSUMED = (
 )
 
 # What the render assumes of the GPU pools in Azure, which it does not read: a preview reads
-# them, and a pool that runs may then be planned otherwise (components/azure/pool_modes.py).
+# them, and a pool that runs may then be planned otherwise (components/deciding/existing/pool_modes.py).
 UNREAD_POOLS = (
     "offline: the GPU pools were not read in Azure; the plan shown is that of pools that do not run yet (`pulumi preview` "
     "reads them: a pool that runs with a fixed setting the config leaves unset is replaced, and a switch to or from "
@@ -190,7 +192,8 @@ UNREAD_POOLS = (
 
 def read_note(group: str, described: Mapping[str, Any], source: str) -> str:
     """What the offline render says of a cluster it answers for from a saved description."""
-    from components.azure import cluster_facts, pool_network
+    from components.deciding.azure import cluster_facts
+    from components.deciding.existing import pool_network
 
     found = cluster_facts.parse(described, group, source=source)
     own_vnet = any(p.vnet_subnet_id for p in found.pools)
@@ -199,7 +202,7 @@ def read_note(group: str, described: Mapping[str, Any], source: str) -> str:
 
 
 class OfflineReader:
-    """Azure as the offline render and the tests see it (components/azure/reader.AzureReader).
+    """Azure as the offline render and the tests see it (components/reading/reader.AzureReader).
 
     `feature_state` is what Azure answers for a subscription feature registration (`az
     feature show`): "Registered" unless a test says otherwise. `cluster` is what

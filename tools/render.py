@@ -22,8 +22,8 @@ import pulumi
 import yaml
 from pulumi.output import Unknown
 
-from components.azure import adoption
 from components.catalog import gpu_sizes
+from components.deciding.existing import adoption
 from tools.mock_engine import ProgramRun, Registration, Secret, close_event_loops, run_program
 from tools.stack_files import ROOT, SavedFileError, stack_config, stack_file, stacks
 

@@ -173,7 +173,7 @@ def authorized_ranges_warning(ranges: tuple[str, ...]) -> str:
     authorized ranges"; at creation AKS adds "the API server public IP and the outbound public
     IP of the Standard SKU load balancer" (azure-aks-docs api-server-authorized-ip-ranges.md,
     ms.date 08/03/2026, at fb060abe). The Kubernetes objects are created through that API
-    server, from wherever `pulumi` runs (components/azure/existing_cluster_checks.py says the
+    server, from wherever `pulumi` runs (components/deciding/existing/existing_cluster_checks.py says the
     same of a cluster this program joins, with GitHub's sources)."""
     return (
         f"{NAMESPACE}:access.authorizedIpRanges: the API server answers only {ranges_listed(ranges)} (and the cluster's own "

@@ -106,7 +106,7 @@ def check_without_existing(
 
 
 # What `existing: adopt` may set beside `existing`, which the live pool is held to: what AKS
-# changes in place (components/azure/pool_mutability.py) follows the config; a fixed one must
+# changes in place (components/deciding/azure/pool_mutability.py) follows the config; a fixed one must
 # equal Azure's, or the import would be followed by a replacement that deletes the pool.
 ADOPT_IN_PLACE = ("nodeCount", "minCount", "maxCount", "upgradeSettings")
 

@@ -215,7 +215,7 @@ def gpu_pools(gpu_pool: GpuPoolConfig, pool_map: dict[str, GpuPoolSettings] | No
 def check(found: Pools, job_enabled: bool, existing_cluster: bool = False) -> list[str]:
     """Each pool's rules; returns what a preview should say of them (sizes, modes). A pool
     the cluster has (`existing`) is checked once it is read from Azure
-    (components/azure/existing_pools.py)."""
+    (components/deciding/existing/existing_pools.py)."""
     warnings: list[str] = []
     for pool in found.pools:
         key = found.keys[pool.name]
@@ -306,7 +306,7 @@ def gpu_pool_defaults(value: dict[str, Any], key: str) -> dict[str, Any]:
             "set both to turn the cluster autoscaler on, or neither for a fixed nodeCount"
         )
     if value.get("existing") is not None:
-        return value  # the pool's size and counts come from Azure (components/azure/existing_pools.py)
+        return value  # the pool's size and counts come from Azure (components/deciding/existing/existing_pools.py)
     if "vmSize" not in value:
         # The guide's size for the chosen generation (Standard_NC6, or Standard_NC6s_v2).
         value["vmSize"] = gpu_sizes.default_size(value.get("gen2") is True)

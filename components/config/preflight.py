@@ -63,7 +63,7 @@ def check_preflight(preflight: PreflightConfig, root: Path) -> list[str]:
         if why:
             raise fail(f"{key}.{member}", path, f"{why}; expected a saved file (a regular file)")
     # mode off skips the size and quota checks, the only readers of skusFile and usageFile
-    # (components/azure/preflight.py load_facts); the other files are read in every mode.
+    # (components/deciding/preflight.py load_facts); the other files are read in every mode.
     if preflight.mode == "off" and given:
         return [
             f"{key}.skusFile and usageFile are not read: {key}.mode = off skips the VM size and quota checks they are for; "

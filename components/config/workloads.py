@@ -227,7 +227,7 @@ def check_mnist_job(job: MnistJobConfig, given: Mapping[str, Any]) -> None:
             "or remove image for the PyTorch proof, which trains on digits it draws without egress",
         )
     # That the default Job is the guide's successor is said once, as information, by
-    # components/azure/proof_fit.py, beside what each pool's GPU runs.
+    # components/deciding/proof/proof_fit.py, beside what each pool's GPU runs.
 
 
 def check(

@@ -1,15 +1,15 @@
 """What the adopting `up` does to the guide's namespace and DaemonSet (devicePlugin.adopt), from
-the DaemonSet's spec as NvidiaDevicePlugin declares it: the plans components/azure/adoption.py
+the DaemonSet's spec as NvidiaDevicePlugin declares it: the plans components/deciding/existing/adoption.py
 works out, handed the declared inputs as the engine is sent them. Pure: it declares nothing;
 __main__.py says them before the plugin is registered. An adopted pool's plan needs no
-component's arguments, and is the plan's (components/azure/pool_settings.py)."""
+component's arguments, and is the plan's (components/deciding/existing/pool_settings.py)."""
 
 from __future__ import annotations
 
-from components.azure import adoption
-from components.azure.cluster_object_checks import Adoption
-from components.azure.pool_settings import plain
 from components.config import NAMESPACE
+from components.deciding.existing import adoption
+from components.deciding.existing.cluster_object_checks import Adoption
+from components.deciding.existing.pool_settings import plain
 from components.resources.device_plugin import NvidiaDevicePluginArgs, daemon_set_annotations, plugin_spec
 
 

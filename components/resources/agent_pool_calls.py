@@ -12,11 +12,11 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from components.azure.cluster_facts import OWNER_TAG
-from components.azure.live.aks_client import ARM_ENDPOINT, aks_client
-from components.azure.live.deadline import gather
-from components.azure.ownership import owner_of
+from components.deciding.azure.cluster_facts import OWNER_TAG
+from components.deciding.existing.ownership import owner_of
 from components.errors import ManagedPoolError, ManagedPoolTimeout
+from components.live.aks_client import ARM_ENDPOINT, aks_client
+from components.live.deadline import gather
 from components.resources.provider_errors import failed
 
 # Where ARM is: Azure's public cloud, as for every other resource of the program. An input,
@@ -222,7 +222,7 @@ def put_pool(props: Mapping[str, Any], operation: str) -> dict[str, Any]:
 def get_pool(props: Mapping[str, Any], what: str | None = None) -> dict[str, Any] | None:
     """The pool as ARM returns it, or None when it (or its cluster, or its group) is gone,
     within one deadline (`time_limit(props, "read")`) for the sign-in, the GET and every retry:
-    the read runs on a daemon thread the provider stops waiting for then (components/azure/live/deadline.py gather),
+    the read runs on a daemon thread the provider stops waiting for then (components/live/deadline.py gather),
     since azure-core's own limits bound neither a Retry-After nor a socket that never answers
     (its absolute `timeout` caps only the connection's timeout, azure/core/pipeline/policies/
     _retry.py `_configure_timeout`, and a Retry-After is slept in full, `_sleep_for_retry`).

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import pulumi
 from pulumi_azure_native import consumption
 
-from components.azure.cost import resource_groups_says, tagged_says
+from components.deciding.cost.cost import resource_groups_says, tagged_says
 
 # (key, threshold in percent, what it compares). Keys name the alert; they are the
 # notifications map's keys, which the API leaves to the caller.

@@ -24,11 +24,11 @@ import pulumi_command as command
 import pulumi_kubernetes as k8s
 from pulumi_azure_native import authorization, containerservice, resources
 
-from components.azure.cluster_facts import created_credential_failed
-from components.azure.kubeconfig import provider_kubeconfig
-from components.azure.live.cluster_access import Unreachable
-from components.azure.live.proof_watch import ClusterRef
 from components.config import SYSTEM_POOL_NAME, VERSION_UPGRADE_CHANNELS, AccessConfig, NetworkConfig, SystemPoolConfig, UpgradeConfig
+from components.deciding.azure.cluster_facts import created_credential_failed
+from components.deciding.azure.kubeconfig import provider_kubeconfig
+from components.live.cluster_access import Unreachable
+from components.live.proof_watch import ClusterRef
 from components.resources.gpu_pool import MAX_PODS
 
 # Built-in role "Azure Kubernetes Service RBAC Cluster Admin": "Lets you manage all
@@ -114,7 +114,7 @@ class GpuClusterArgs:
     #: (_retire_managed_pool_command says why).
     retire_managed_pool_command: bool = False
     #: How a deployment waits for the deployer's cluster access: the program's reader's
-    #: (components/azure/reader.py AzureReader.wait_for_access); None: it does not wait (a
+    #: (components/reading/reader.py AzureReader.wait_for_access); None: it does not wait (a
     #: preview: __main__.py hands none then).
     wait_for_access: Callable[[str, str], str] | None = None
     #: The run's subscription (components/plan.py reads it once), where the deployer's grant
@@ -306,7 +306,7 @@ class GpuCluster(pulumi.ComponentResource):
     def _access_proven(self, grant: authorization.RoleAssignment) -> pulumi.Output[pulumi.Resource]:
         """The grant, once the cluster says the deployer may create namespaces: a new role
         assignment takes up to five minutes to reach the cluster's authorizer, and
-        pulumi-kubernetes does not retry a 403 (components/azure/live/cluster_access.py asks, and
+        pulumi-kubernetes does not retry a 403 (components/live/cluster_access.py asks, and
         says why). Every Kubernetes object lists this in its `dependsOn` (the SDK resolves an
         Output there before it registers the object: pulumi runtime/_depends_on.py), so none is
         created before the answer, and each records a direct edge to the grant, which also

@@ -99,11 +99,11 @@ class NvidiaDevicePluginArgs:
     #: the same nodes" (azure-aks-docs articles/aks/best-practices-ml-ops.md, commit 4c2b0282).
     pool_names: Sequence[str] = field(default_factory=tuple)
     #: Annotations that mark the stack's objects in a cluster it shares, which the next run's
-    #: read knows them by (components/azure/cluster_objects.py STACK_ANNOTATION); none in a
+    #: read knows them by (components/deciding/existing/cluster_objects.py STACK_ANNOTATION); none in a
     #: cluster the stack creates, which nothing else runs in.
     marks: Mapping[str, str] = field(default_factory=dict)
     #: This run takes over the guide's namespace and DaemonSet, applied by hand
-    #: (devicePlugin.adopt; components/azure/cluster_object_checks.py decides the run).
+    #: (devicePlugin.adopt; components/deciding/existing/cluster_object_checks.py decides the run).
     adopt: bool = False
     #: Which of (namespace, DaemonSet) the adopting run imports: not one the stack's state
     #: holds already (cluster_object_checks.Adoption).

@@ -5,11 +5,11 @@ and `pulumi destroy` removes only what the stack added (its GPU pools, and the K
 objects on them).
 
 The cluster and its user credential are read once, before anything is registered
-(components/azure/cluster_facts.py: a read that fails is one line naming what to do), and handed
+(components/deciding/azure/cluster_facts.py: a read that fails is one line naming what to do), and handed
 to this component as plain values: its resource UID (which tells a managed pool that the
 cluster was re-created), and the kubeconfig. That is fetched in the `exec` format, which
 only Entra ID clusters honour; an Entra ID cluster then answers with a kubelogin exec
-plugin, which components/azure/kubeconfig.py makes sign in without a prompt. A local-accounts
+plugin, which components/deciding/azure/kubeconfig.py makes sign in without a prompt. A local-accounts
 cluster answers with its token, unchanged.
 """
 
@@ -21,9 +21,9 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.azure.cluster_facts import ClusterFacts
-from components.azure.kubeconfig import provider_kubeconfig
-from components.azure.live.proof_watch import ClusterRef
+from components.deciding.azure.cluster_facts import ClusterFacts
+from components.deciding.azure.kubeconfig import provider_kubeconfig
+from components.live.proof_watch import ClusterRef
 from components.resources.cluster import get_credentials_command
 
 

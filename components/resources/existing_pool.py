@@ -1,6 +1,6 @@
-"""A GPU pool the cluster already had (components/azure/existing_pools.py): the pool used as it
+"""A GPU pool the cluster already had (components/deciding/existing/existing_pools.py): the pool used as it
 is, which the stack never registers (`UsedPool`), and the tolerations of a pool's taints. What
-an adopted pool declares beyond this program's own settings is components/azure/pool_settings.py's."""
+an adopted pool declares beyond this program's own settings is components/deciding/existing/pool_settings.py's."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from collections.abc import Sequence
 
 import pulumi_kubernetes as k8s
 
-from components.azure.existing_pools import LivePool
 from components.catalog import gpu_sizes
 from components.config import GpuPoolConfig
+from components.deciding.existing.existing_pools import LivePool
 
 # The gpuManagement output of a pool the stack uses (its GPU stack is as Azure has it).
 USED_MANAGEMENT = {

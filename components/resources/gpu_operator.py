@@ -28,7 +28,7 @@ class GpuOperatorArgs:
     gpu_metrics: bool
     gpu_tolerations: Sequence[k8s.core.v1.TolerationArgs] = field(default_factory=tuple)
     #: Annotations that mark the stack's namespace in a cluster it shares
-    #: (components/azure/cluster_objects.py STACK_ANNOTATION); none in a cluster it creates.
+    #: (components/deciding/existing/cluster_objects.py STACK_ANNOTATION); none in a cluster it creates.
     marks: Mapping[str, str] = field(default_factory=dict)
     #: The cluster this stack creates: its delete takes these objects with it (`deletedWith`,
     #: docs/lifecycle.md "pulumi destroy"), so a destroy sends none of them to the API server.

@@ -14,27 +14,28 @@ import pulumi
 import pulumi_kubernetes as k8s
 from pulumi_azure_native import containerservice
 
-from components.azure import cluster_objects, pool_mutability, pool_network
-from components.azure.existing_pools import LivePool
-from components.azure.pool_network import PoolNetwork
-from components.azure.pool_settings import REST_NAMES, agent_pool_settings, gpu_pool_settings, typed_pool_ignores
-from components.azure.reader import RunningPool
 from components.catalog import gpu_sizes
 from components.config import GpuPoolConfig, camel_case, pool_upgrades
 from components.config.pools import pool_taints
+from components.deciding.azure import pool_mutability
+from components.deciding.existing import cluster_objects, pool_network
+from components.deciding.existing.existing_pools import LivePool
+from components.deciding.existing.pool_network import PoolNetwork
+from components.deciding.existing.pool_settings import REST_NAMES, agent_pool_settings, gpu_pool_settings, typed_pool_ignores
+from components.reading.reader import RunningPool
 from components.resources.existing_pool import tolerations_for
 from components.resources.managed_gpu_pool import ARM_ENDPOINT, MIG_API_VERSION, STABLE_API_VERSION, ManagedGpuPool
 
 # The GPU pool's taints (the guide's sku=gpu, and AKS's Spot taint) are the pools' config's rule
 # (components/config/pools.py, pool_taints): the checks of an existing cluster read it too.
 
-# AKS labels every node with its pool's name (components/azure/cluster_objects.py, where the
+# AKS labels every node with its pool's name (components/deciding/existing/cluster_objects.py, where the
 # label is read too): what pins a DaemonSet or a Job to this program's pools.
 AGENT_POOL_LABEL = cluster_objects.AGENT_POOL_LABEL
 
 # Pods per node, stated so the desired state says it (and passes Checkov CKV_AZURE_168, at
 # least 50): 250 in a cluster this program creates; in an existing one, what its network
-# allows (components/azure/pool_network.py).
+# allows (components/deciding/existing/pool_network.py).
 MAX_PODS = pool_network.MAX_PODS
 
 # A GPU pool can wait long for scarce capacity; the limits state the worst case accepted.
@@ -236,7 +237,7 @@ class GpuPool(pulumi.ComponentResource):
                 # The count and version Azure moves, and what AKS fixes that the settings leave
                 # unset, which a refresh may fill in (typed_pool_ignores says why).
                 ignore_changes=typed_pool_ignores(pool, args.version_moves, settings, args.running),
-                # What AKS fixes when the pool is created (components/azure/pool_mutability.py,
+                # What AKS fixes when the pool is created (components/deciding/azure/pool_mutability.py,
                 # each with its source): the GPU driver and MIG profile, the Spot priority,
                 # eviction policy and price, max pods, the subnets, the size. azure-native
                 # replaces only on vmSize and gpuInstanceProfile (replacement.go, PR #3655), so

@@ -1,5 +1,5 @@
 """Where a proof Job may connect: the cluster's DNS, HTTPS to the internet (the MNIST mirror), and
-the cluster's HTTP proxy when it has one at an IP address (components/azure/cluster_egress.py)."""
+the cluster's HTTP proxy when it has one at an IP address (components/deciding/azure/cluster_egress.py)."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ import pulumi
 from pulumi.dynamic import ConfigureRequest, CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
 from pulumi.output import Unknown
 
-from components.azure import pool_mutability
+from components.deciding.azure import pool_mutability
 from components.resources import provider_host_patch
 from components.resources.agent_pool_calls import (
     ARM_ENDPOINT,
@@ -46,7 +46,7 @@ MIG_API_VERSION = "2026-01-02-preview"
 # the count, the autoscaler and its range, the taints, the Kubernetes version, the tags, the
 # mode, the upgrade settings). Any other difference in the body replaces the pool: AKS fixes
 # the size, OS, max pods, subnets, Spot settings, gpuInstanceProfile and gpuProfile when the
-# pool is created. components/azure/pool_mutability.py has each with its source; the typed
+# pool is created. components/deciding/azure/pool_mutability.py has each with its source; the typed
 # pool replaces on the same set.
 IN_PLACE = pool_mutability.in_place()
 # Where the pool is: a change moves it, which is a new pool.

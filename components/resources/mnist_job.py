@@ -16,8 +16,8 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.azure.live.proof_watch import ClusterRef
-from components.azure.proof_watch import SPEC_ANNOTATION, WatchFacts, result_name
+from components.deciding.proof.proof_watch import SPEC_ANNOTATION, WatchFacts, result_name
+from components.live.proof_watch import ClusterRef
 from components.resources import hardening
 from components.resources import proof_watch as watch_resource
 from components.resources.gpu_pool import AGENT_POOL_LABEL
@@ -80,7 +80,7 @@ def job_name(spec: k8s.batch.v1.JobSpecArgs, wait_for_completion: bool, base: st
 def spec_hash(spec: k8s.batch.v1.JobSpecArgs) -> str:
     """sha256 of the Job's spec as plain JSON: the un-awaited Job's name carries its first 8
     characters (job_name), the awaited Job's SPEC_ANNOTATION all of it, by which its watch
-    knows the Job this `up` declared from one an earlier `up` left (components/azure/proof_watch.py)."""
+    knows the Job this `up` declared from one an earlier `up` left (components/deciding/proof/proof_watch.py)."""
     return hashlib.sha256(json.dumps(_plain(spec), sort_keys=True).encode()).hexdigest()
 
 
@@ -112,10 +112,10 @@ class MnistRun:
     guide_names: bool = True
     #: The Job's `activeDeadlineSeconds` (job_deadline.job_deadline), strictly under create_timeout; None: none.
     deadline_seconds: int | None = None
-    #: What the pool offers: nvidia.com/gpu, or a used pool's nvidia.com/mig-<slice> (components/azure/used_pool_gpus.py).
+    #: What the pool offers: nvidia.com/gpu, or a used pool's nvidia.com/mig-<slice> (components/deciding/existing/used_pool_gpus.py).
     gpu_resource: str = "nvidia.com/gpu"
     #: The pool's node count is the cluster autoscaler's: its watch waits for a node to be added
-    #: and reads the autoscaler's events (components/azure/proof_watch.py).
+    #: and reads the autoscaler's events (components/deciding/proof/proof_watch.py).
     autoscaled: bool = False
 
     def __post_init__(self) -> None:
@@ -157,10 +157,10 @@ class MnistJobArgs:
     #: False: the pods may reach nothing, and the script trains on digits it draws.
     egress: bool = True
     #: The cluster's HTTP proxy, (CIDR, port), which AKS tells the pods to use for HTTPS
-    #: (components/azure/cluster_egress.py proxy_rule); None: none, or not an address.
+    #: (components/deciding/azure/cluster_egress.py proxy_rule); None: none, or not an address.
     proxy: tuple[str, int] | None = None
     #: Annotations that mark the stack's namespace in a cluster it shares
-    #: (components/azure/cluster_objects.py STACK_ANNOTATION); none in a cluster it creates.
+    #: (components/deciding/existing/cluster_objects.py STACK_ANNOTATION); none in a cluster it creates.
     marks: Mapping[str, str] = field(default_factory=dict)
     #: The cluster this stack creates: its delete takes these objects with it (`deletedWith`,
     #: docs/lifecycle.md "pulumi destroy"), so a destroy sends none of them to the API server.

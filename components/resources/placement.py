@@ -1,5 +1,5 @@
 """Where a pod lands: on the nodes of the named GPU pools, by the label AKS puts on every node
-(components/azure/cluster_objects.py reads the same label)."""
+(components/deciding/existing/cluster_objects.py reads the same label)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import pulumi_kubernetes as k8s
 
-from components.azure.cluster_objects import AGENT_POOL_LABEL
+from components.deciding.existing.cluster_objects import AGENT_POOL_LABEL
 
 
 def on_pools(names: Sequence[str]) -> k8s.core.v1.AffinityArgs:

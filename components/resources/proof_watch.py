@@ -1,5 +1,5 @@
 """The proof's watch as a Pulumi dynamic resource: a sibling of each proof Job `pulumi up` waits
-for, whose create watches the Job's pods and events during `up` (components/azure/live/
+for, whose create watches the Job's pods and events during `up` (components/live/
 proof_watch.py `watch`), says what it waits for on its own row of the CLI, and fails in the
 cluster's words, ending the Job, once waiting will not mend the cause (issue #53; docs/proof.md).
 
@@ -42,10 +42,10 @@ import pulumi
 from pulumi.dynamic import ConfigureRequest, CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
 from pulumi.output import Unknown
 
-from components.azure.live import engine_status
-from components.azure.live import proof_watch as live_watch
-from components.azure.live.proof_watch import ClusterRef
-from components.azure.proof_watch import WatchFacts
+from components.deciding.proof.proof_watch import WatchFacts
+from components.live import engine_status
+from components.live import proof_watch as live_watch
+from components.live.proof_watch import ClusterRef
 from components.resources import provider_host_patch
 
 # The watch's type token: `pulumi-python:` and the dynamic module and name of the class below
@@ -199,7 +199,7 @@ class ProofWatch(Resource, module="aksgpu", name="ProofWatch"):
 def child_urn(parent_type: str, type_: str, name: str) -> str:
     """The URN the engine gives a child of a component registered at the stack's root: its type
     chain is the parent's type, then its own, the root Stack's left out (pulumi/pulumi@1b594989
-    pkg/resource/deploy/deployment.go generateURN; components/azure/stack_state.py program_urn).
+    pkg/resource/deploy/deployment.go generateURN; components/deciding/existing/stack_state.py program_urn).
     Plain, at construction: an input that were the parent's `urn` Output would make the watch
     depend on the component, and so on every child of it, the Job too (the SDK expands a
     component dependency into its children)."""

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from components.azure import cost
 from components.config import parse
+from components.deciding.cost import cost
 from components.plan import Mode, Plan, build_plan
 from tools.azure_mocks import OfflineReader
 from tools.mock_engine import merged_config

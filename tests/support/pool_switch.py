@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from components.azure.live import agent_pools
 from components.errors import PreflightError
+from components.live import agent_pools
 from tools.azure_mocks import AzureMocks, OfflineReader
 from tools.mock_engine import RecordingMonitor, run_program
 

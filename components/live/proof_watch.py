@@ -1,0 +1,496 @@
+"""The proof's watch, live: during `pulumi up` only, it looks at the proof Job, its pods and their
+events through the API server with the kubeconfig's own credential (the connection
+components/live/cluster_access.py makes), says what it waits for, and ends the Job when
+components/deciding/proof/proof_watch.py finds a cause that waiting will not mend.
+
+What it asks, and why each (Kubernetes API, kubernetes/kubernetes at 0158de93 unless said):
+- the kubeconfig: listClusterUserCredential (azure-mgmt-containerservice
+  `managed_clusters.list_cluster_user_credentials`, format "exec"), with azure-identity's
+  DefaultAzureCredential as the managed pool's provider signs in (components/resources/
+  agent_pool_calls.py), made to sign in without a prompt for an Entra ID cluster
+  (components/deciding/azure/kubeconfig.py); no credential is an input or an output of the watch;
+- GET the Job by name; its pods by the label the Job controller puts on them,
+  `batch.kubernetes.io/controller-uid` (pkg/apis/batch/types.go, `ControllerUidLabel`), so a
+  pod of an earlier Job of the same name is never read as this one's;
+- the events of the Job and of each pod, one list each, `fieldSelector=involvedObject.uid=<uid>`
+  (a selectable field of core/v1 Event: pkg/apis/core/v1/conversion.go
+  `AddFieldLabelConversionsForEvent`): the kubelet's pull errors, the scheduler's and the cluster
+  autoscaler's words are events on the pod, and the Job's await never reads them;
+- while a pod of a pool the autoscaler sizes waits for a node, the events of the autoscaler's
+  status ConfigMap, kube-system/cluster-autoscaler-status: upstream records a failed scale-up
+  there (FailedToScaleUpGroup, ScaleUpFailed, ScaleUpTimedOut, with the cloud's error), not on
+  the pod (components/deciding/proof/proof_signals.py cites it); an identity that may not read
+  kube-system's events (403) still has the pod's NotTriggerScaleUp, so that read is skipped;
+- the last LOG_LINES lines of the running pod's log (`tailLines`), for the training's progress;
+- the API server's clock, from each answer's HTTP Date header: every age is the cluster's;
+- to end the Job: a JSON merge PATCH of `spec.activeDeadlineSeconds` with the Job's
+  `metadata.uid` in the body, as a precondition: the UID is immutable (apimachinery
+  pkg/api/validation/objectmeta.go `ValidateObjectMetaUpdate`), so a Job of the same name that
+  replaced ours is refused (422), never ended; activeDeadlineSeconds is not among the fields
+  `ValidateJobSpecUpdate` holds immutable (pkg/apis/batch/validation/validation.go), any value
+  >= 0 is valid (`validateJobSpec`), and the Job controller, seeing it change on a started Job,
+  syncs again after `total - passed` (pkg/controller/job/job_controller.go `updateJob`), where
+  `pastActiveDeadline` fails it "DeadlineExceeded: Job was active longer than specified
+  deadline" and deletes its active pods (`syncJob`). pulumi-kubernetes' Job await then returns
+  on the Failed condition, and the Job is left Failed, as replaceUnready expects: the next
+  `pulumi up` replaces it;
+- the outcome kept in a ConfigMap `<job>-result` by server-side apply (PATCH with
+  `application/apply-patch+yaml`, `fieldManager`, `force=true`: one request that creates it or
+  replaces what this manager wrote before; the patch handler sets `forceAllowCreate` for an
+  apply, staging/src/k8s.io/apiserver/pkg/endpoints/handlers/patch.go), which outlives the
+  foreground delete of the Job and its pods.
+"""
+
+from __future__ import annotations
+
+import base64
+import email.utils
+import json
+import re
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from components.deciding.azure.kubeconfig import entra_kubeconfig
+from components.deciding.proof import proof_watch as decisions
+from components.deciding.proof.proof_signals import AUTOSCALER_STATUS
+from components.deciding.proof.proof_watch import SPEC_ANNOTATION, Snapshot, Verdict, WatchFacts, result_name
+from components.errors import ClusterAccessError, ProofWatchFailed, cut, error_line, one_line
+from components.live import cluster_access
+from components.live.aks_client import ARM_ENDPOINT, aks_client
+from components.live.deadline import gather
+
+# How often the watch looks: a pull error, a refused scale-up or a failed pod is seen within
+# this of its event, far inside the issue's five minutes; a look is four to six small GETs.
+POLL_SECONDS = 10.0
+# A Job of this `up`'s spec that was there, unfinished, when the watch first looked, and made
+# before this `up` (below), is the one replaceUnready is about to replace (pulumi-kubernetes
+# provider.go Diff replaces a Job that is not Ready, and every Diff runs before this step): the
+# watch waits this long for a new UID, then watches that Job as it is.
+REPLACEMENT_SECONDS = 300.0
+# "Made before this `up`": created longer ago, on the API server's clock, than the watch has run
+# plus this. The Job's create runs beside the watch's (neither depends on the other), and the
+# watch first fetches a kubeconfig and runs its credential plugin, so the Job this `up` creates
+# is usually there, Active, at the first look: taking every unfinished Job of the spec for a
+# stale one would blind the watch for REPLACEMENT_SECONDS on every first run. The margin covers
+# the engine starting the Job's step a little before the watch's, and clock skew between the
+# API server and this machine does not enter (both ends are the server's, or both this one's).
+MADE_BEFORE_MARGIN_SECONDS = 120.0
+# One request, and one whole look, at most (or what is left of the watch's time).
+REQUEST_SECONDS = 15.0
+LOOK_SECONDS = 60.0
+# The sign-in, listClusterUserCredential and its retries; and the kubeconfig's credential plugin.
+KUBECONFIG_SECONDS = 120.0
+PLUGIN_SECONDS = 120.0
+CONNECT_SECONDS = 10.0
+RETRIES = 3
+# Must equal components.resources.managed_gpu_pool.STABLE_API_VERSION, as live/agent_pools.py's.
+API_VERSION = "2026-08-01"
+LOG_LINES = 5
+# How often a status that only counts on (its numbers) is sent again (_Status).
+REPEAT_SECONDS = 30.0
+# What the PATCH that ends the Job sets: already past for any Job that started a second ago.
+ENDED_DEADLINE_SECONDS = 1
+FIELD_MANAGER = "aks-gpu-proof-watch"
+JOB_UID_LABEL = "batch.kubernetes.io/controller-uid"
+
+
+@dataclass(frozen=True)
+class ClusterRef:
+    """Where the cluster is, for the kubeconfig the watch fetches itself (listClusterUserCredential):
+    no credential is ever an input or an output of the watch resource."""
+
+    subscription_id: str
+    resource_group_name: str
+    cluster_name: str
+    #: Entra ID sign-in: the kubeconfig's kubelogin made to sign in without a prompt (cluster.entra_kubeconfig).
+    entra: bool
+    arm_endpoint: str = ARM_ENDPOINT
+
+
+# --------------------------------------------------------------------------- the kubeconfig
+
+
+def arm_client(cluster: ClusterRef, seconds: float, credential: Any = None) -> Any:
+    """The AKS management client for ARM at the cluster's endpoint, with DefaultAzureCredential
+    (az login locally, the OIDC login in CI) unless given one; its retries and sockets bounded
+    within `seconds`, as the managed pool's are (live/aks_client.py)."""
+    from azure.core.pipeline.policies import RetryPolicy
+    from azure.identity import DefaultAzureCredential
+
+    return aks_client(
+        credential if credential is not None else DefaultAzureCredential(),
+        cluster.subscription_id,
+        API_VERSION,
+        retry_policy=RetryPolicy(retry_total=RETRIES, timeout=seconds),
+        connect_seconds=min(CONNECT_SECONDS, seconds),
+        read_seconds=min(REQUEST_SECONDS, seconds),
+        endpoint=cluster.arm_endpoint,
+    )
+
+
+def user_kubeconfig(cluster: ClusterRef, seconds: float = KUBECONFIG_SECONDS, credential: Any = None) -> str:
+    """The cluster's user kubeconfig (listClusterUserCredential, format "exec": "only take[s]
+    effect when requesting clusterUser credential of AAD clusters", the az CLI's help), made to
+    sign in without a prompt on an Entra ID cluster; ClusterAccessError in one line when it
+    cannot be had within `seconds`."""
+    what = f"fetching the user kubeconfig of cluster {cluster.resource_group_name}/{cluster.cluster_name} (listClusterUserCredential)"
+
+    def fetch() -> str:
+        client = arm_client(cluster, seconds, credential)
+        found = client.managed_clusters.list_cluster_user_credentials(cluster.resource_group_name, cluster.cluster_name, format="exec")
+        kubeconfigs = found.kubeconfigs or []
+        if not kubeconfigs or not kubeconfigs[0].value:
+            raise ClusterAccessError(f"{what}: Azure answered no kubeconfig")
+        value = kubeconfigs[0].value  # bytes: the SDK decodes the base64 (models CredentialResult `format="base64"`)
+        text = (value if isinstance(value, bytes) else base64.b64decode(value)).decode("utf-8")
+        return entra_kubeconfig(text) if cluster.entra else text
+
+    try:
+        return str(gather([fetch], seconds)[0])
+    except ClusterAccessError:
+        raise
+    except TimeoutError:
+        raise ClusterAccessError(f"{what}: no answer within {seconds:g} s") from None
+    except Exception as error:  # noqa: BLE001 - Azure's refusal, no sign-in, an answer not UTF-8 or YAML: one line
+        raise ClusterAccessError(f"{what}: {error_line(error)}") from None
+
+
+# --------------------------------------------------------------------------- the API server
+
+
+class _CannotWatch(Exception):
+    """An answer that looking again will not change: the identity was refused (401 with a fresh
+    token, 403), or the API server answered what is not Kubernetes JSON."""
+
+
+class _NoAnswer(Exception):
+    """No answer this time (5xx, unreachable, a timeout): the watch looks again."""
+
+
+class _Refused(Exception):
+    """Any other refusal (400, 409, 422, ...): what it means is the caller's to say."""
+
+    def __init__(self, code: int, reason: str, method: str, path: str) -> None:
+        super().__init__(f"the cluster answered HTTP {code} {reason} to {method} {_path(path)}")
+        self.code = code
+
+
+@dataclass
+class _Api:
+    """The API server over one Connection; a 401 makes a new one (the credential plugin signs in
+    again: a token outlives no more than an hour) and asks once more."""
+
+    connect: Callable[[], cluster_access.Connection]
+    connection: cluster_access.Connection
+    #: The API server's clock at its last answer (HTTP Date).
+    date: datetime | None = None
+
+    def call(self, method: str, path: str, body: Any = None, content_type: str = "application/json", raw: bool = False) -> Any:
+        """The answer's JSON (its text with `raw`); None for 404. _CannotWatch, _NoAnswer, or
+        _Refused for any other refusal (the caller knows what it means there)."""
+        for attempt in (1, 2):
+            try:
+                return self._send(method, path, body, content_type, raw)
+            except urllib.error.HTTPError as error:
+                if error.code == 404:
+                    return None
+                if error.code == 401 and attempt == 1:
+                    self.connection = self.connect()
+                    continue
+                if error.code in (401, 403):
+                    raise _CannotWatch(
+                        f"the cluster answered HTTP {error.code} {error.reason} to {method} {_path(path)} as {self.connection.who}"
+                    ) from None
+                if error.code >= 500 or error.code == 429:
+                    raise _NoAnswer(f"the cluster answered HTTP {error.code} {error.reason} to {method} {_path(path)}") from None
+                raise _Refused(error.code, str(error.reason), method, path) from None
+            except (urllib.error.URLError, OSError) as error:
+                raise _NoAnswer(f"could not reach the cluster's API server {self.connection.server}: {one_line(error)}") from None
+        raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
+
+    def _send(self, method: str, path: str, body: Any, content_type: str, raw: bool) -> Any:
+        headers = {**self.connection.headers, "Content-Type": content_type, "Accept": "*/*" if raw else "application/json"}
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(f"{self.connection.server}{path}", data=data, method=method, headers=headers)
+        with urllib.request.urlopen(request, timeout=REQUEST_SECONDS, context=self.connection.tls) as response:
+            self.date = _server_time(response.headers.get("Date")) or self.date
+            text = response.read().decode("utf-8", errors="replace")
+        if raw:
+            return text
+        try:
+            return json.loads(text)
+        except ValueError:
+            raise _CannotWatch(f"the cluster's API server {self.connection.server} answered {method} {_path(path)} with no JSON") from None
+
+
+def _path(path: str) -> str:
+    return cut(path.split("?")[0])
+
+
+def _server_time(header: str | None) -> datetime | None:
+    if not header:
+        return None
+    try:
+        return email.utils.parsedate_to_datetime(header)
+    except (TypeError, ValueError):
+        return None
+
+
+def _q(value: str) -> str:
+    return urllib.parse.quote(value, safe="")
+
+
+# --------------------------------------------------------------------------- which Job is ours
+
+
+@dataclass
+class _Ours:
+    """Which Job of the proof's name is this `up`'s (SPEC_ANNOTATION, and a stale UID waited past)."""
+
+    facts: WatchFacts
+    clock: Callable[[], float]
+    started: float
+    first: bool = True
+    stale: str | None = None
+    stale_since: float = 0.0
+
+    def which(self, job: Mapping[str, Any] | None, now: datetime | None) -> Mapping[str, Any] | None:
+        first, self.first = self.first, False
+        if job is None:
+            return None
+        meta = job.get("metadata") or {}
+        if (meta.get("annotations") or {}).get(SPEC_ANNOTATION) != self.facts.spec_hash:
+            return None  # an earlier `up`'s Job: this one's replaces it
+        if meta.get("deletionTimestamp"):
+            return None  # replaceUnready's delete, in the foreground: going, with its pods
+        uid = str(meta.get("uid") or "")
+        if first and not _complete(job) and self._made_before(meta.get("creationTimestamp"), now):
+            self.stale, self.stale_since = uid, self.clock()
+        if self.stale is not None and uid == self.stale:
+            if self.clock() - self.stale_since < REPLACEMENT_SECONDS:
+                return None
+            self.stale = None  # not replaced after all: watched as it is
+        return job
+
+    def _made_before(self, created: Any, now: datetime | None) -> bool:
+        try:
+            # RFC 3339 in UTC, as the API server writes it; Python 3.10's fromisoformat has no "Z".
+            made = datetime.fromisoformat(str(created).replace("Z", "+00:00"))
+        except ValueError:  # no creationTimestamp: nothing says it is older than this `up`
+            return False
+        if now is None or made.tzinfo is None:
+            return False
+        return (now - made).total_seconds() > self.clock() - self.started + MADE_BEFORE_MARGIN_SECONDS
+
+
+def _complete(job: Mapping[str, Any]) -> bool:
+    conditions = (job.get("status") or {}).get("conditions") or []
+    return any(c.get("type") == "Complete" and c.get("status") == "True" for c in conditions if isinstance(c, Mapping))
+
+
+# --------------------------------------------------------------------------- one look
+
+
+def _items(listed: Any, what: str) -> list[Mapping[str, Any]]:
+    found = listed.get("items") if isinstance(listed, Mapping) else None
+    if not isinstance(found, list):
+        raise _CannotWatch(f"the cluster's answer to the list of {what} has no items list")
+    return [item for item in found if isinstance(item, Mapping)]
+
+
+def _uid(thing: Mapping[str, Any]) -> str:
+    return str((thing.get("metadata") or {}).get("uid") or "")
+
+
+def _event_time(event: Mapping[str, Any]) -> str:
+    # RFC 3339 in UTC, so the strings sort as the times do.
+    return str(event.get("lastTimestamp") or event.get("eventTime") or (event.get("metadata") or {}).get("creationTimestamp") or "")
+
+
+def _log_tail(api: _Api, namespace: str, pods: Sequence[Mapping[str, Any]]) -> str | None:
+    running = [p for p in pods if (p.get("status") or {}).get("phase") == "Running"]
+    if not running:
+        return None
+    pod = running[-1]
+    containers = (pod.get("spec") or {}).get("containers") or [{}]
+    container = str(containers[0].get("name") or "")
+    name = str((pod.get("metadata") or {}).get("name") or "")
+    query = f"tailLines={LOG_LINES}" + (f"&container={_q(container)}" if container else "")
+    try:
+        text = api.call("GET", f"/api/v1/namespaces/{_q(namespace)}/pods/{_q(name)}/log?{query}", raw=True)
+    except (_CannotWatch, _NoAnswer, _Refused):
+        return None  # a log is the progress, never the verdict: a pod that has not started answers 400
+    return str(text) if text is not None else None
+
+
+def _look(api: _Api, facts: WatchFacts, ours: _Ours) -> Snapshot:
+    namespace = _q(facts.namespace)
+    found = api.call("GET", f"/apis/batch/v1/namespaces/{namespace}/jobs/{_q(facts.job_name)}")
+    job = ours.which(found, api.date)
+    pods: list[Mapping[str, Any]] = []
+    events: list[Mapping[str, Any]] = []
+    tail = None
+    if job is not None:
+        selector = _q(f"{JOB_UID_LABEL}={_uid(job)}")
+        pods = _items(api.call("GET", f"/api/v1/namespaces/{namespace}/pods?labelSelector={selector}"), "the Job's pods")
+        pods.sort(key=lambda p: str((p.get("metadata") or {}).get("creationTimestamp") or ""))
+        for uid in [_uid(job), *(_uid(p) for p in pods)]:
+            listed = api.call("GET", f"/api/v1/namespaces/{namespace}/events?fieldSelector={_q(f'involvedObject.uid={uid}')}")
+            events += _items(listed, "events")
+        if facts.autoscaled and any(not _scheduled(p) for p in pods):
+            events += _autoscaler_events(api)
+        events.sort(key=_event_time)
+        tail = _log_tail(api, facts.namespace, pods)
+    return Snapshot(now=api.date or datetime.now(timezone.utc), job=job, pods=pods, events=events, log_tail=tail)
+
+
+def _scheduled(pod: Mapping[str, Any]) -> bool:
+    return bool((pod.get("spec") or {}).get("nodeName"))
+
+
+def _autoscaler_events(api: _Api) -> list[Mapping[str, Any]]:
+    """The events of the autoscaler's status ConfigMap (the module docstring says why); none
+    where they may not be read or are not there."""
+    selector = _q(f"involvedObject.kind=ConfigMap,involvedObject.name={AUTOSCALER_STATUS}")
+    try:
+        return _items(api.call("GET", f"/api/v1/namespaces/kube-system/events?fieldSelector={selector}"), "events")
+    except (_CannotWatch, _Refused):
+        return []
+
+
+# --------------------------------------------------------------------------- the end
+
+
+def _end_job(api: _Api, facts: WatchFacts, uid: str) -> str | None:
+    """Ends the Job `uid` (the module docstring says how); what stopped it, when it could not."""
+    body = {"metadata": {"uid": uid}, "spec": {"activeDeadlineSeconds": ENDED_DEADLINE_SECONDS}}
+    path = f"/apis/batch/v1/namespaces/{_q(facts.namespace)}/jobs/{_q(facts.job_name)}"
+    try:
+        api.call("PATCH", path, body, content_type="application/merge-patch+json")
+    except _Refused as error:
+        if error.code in (409, 422):  # the UID precondition: another Job has the name now, not ours to end
+            return None
+        return f"the watch could not end Job {facts.namespace}/{facts.job_name} ({error}); it runs until its activeDeadlineSeconds"
+    except (_CannotWatch, _NoAnswer) as error:
+        return f"the watch could not end Job {facts.namespace}/{facts.job_name} ({error}); it runs until its activeDeadlineSeconds"
+    return None
+
+
+def _keep(api: _Api, facts: WatchFacts, verdict: Verdict, uid: str) -> str | None:
+    """The outcome in the ConfigMap `<job>-result`; what stopped it, when it could not."""
+    name = result_name(facts.job_name)
+    finished = (api.date or datetime.now(timezone.utc)).astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    body = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": facts.namespace, "labels": {"app.kubernetes.io/managed-by": FIELD_MANAGER}},
+        "data": {"line": verdict.line, "outcome": verdict.kind, "jobUid": uid, "finishedAt": finished},
+    }
+    query = f"fieldManager={FIELD_MANAGER}&force=true"
+    try:
+        api.call("PATCH", f"/api/v1/namespaces/{_q(facts.namespace)}/configmaps/{_q(name)}?{query}", body, "application/apply-patch+yaml")
+    except (_CannotWatch, _NoAnswer, _Refused) as error:
+        return f"the proof's outcome could not be kept in ConfigMap {facts.namespace}/{name}: {error}"
+    return None
+
+
+def _finish(api: _Api, facts: WatchFacts, look: Snapshot, verdict: Verdict, status: Callable[[str], None]) -> Verdict:
+    uid = _uid(look.job) if look.job is not None else ""
+    line = verdict.line
+    if verdict.kind == "stop" and uid:
+        if (not_ended := _end_job(api, facts, uid)) is not None:
+            line = f"{line} ({not_ended})"
+    if (not_kept := _keep(api, facts, verdict, uid)) is not None:
+        status(not_kept)
+    if verdict.kind == "trained":
+        return verdict
+    raise ProofWatchFailed(line)
+
+
+# --------------------------------------------------------------------------- the watch
+
+
+class _Status:
+    """Sends each line once, when it differs from the last one sent; a line that differs only in
+    its numbers (a duration counting up, the training's step) at most every REPEAT_SECONDS. A
+    non-interactive run prints the resource's row at each status it gets (pulumi/pulumi@1b594989
+    pkg/backend/display/jsonmessage.go `rowUpdated`), so a CI log gets a line per change: one
+    every REPEAT_SECONDS of an 8-minute scale-up, not one a look."""
+
+    def __init__(self, send: Callable[[str], None], clock: Callable[[], float]) -> None:
+        self.send, self.clock, self.last, self.sent_at = send, clock, "", float("-inf")
+
+    def __call__(self, line: str) -> None:
+        line = one_line(line, None)  # a status is one line, whatever the cluster's words held
+        if line == self.last:
+            return
+        if _shape(line) == _shape(self.last) and self.clock() - self.sent_at < REPEAT_SECONDS:
+            return
+        self.last, self.sent_at = line, self.clock()
+        self.send(line)
+
+
+def _shape(line: str) -> str:
+    return re.sub(r"\d+", "#", line)
+
+
+def _not_watched(status: _Status, why: str) -> Verdict:
+    verdict = Verdict("waiting", f"the proof is not watched: {why}; the Job's own await decides")
+    status(verdict.line)
+    return verdict
+
+
+def watch(
+    cluster: ClusterRef,
+    facts: WatchFacts,
+    seconds: float,
+    status: Callable[[str], None],
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+    decide: Callable[[WatchFacts, Snapshot], Verdict] = decisions.decide,
+    kubeconfig: Callable[[ClusterRef], str] = user_kubeconfig,
+    connect: Callable[..., cluster_access.Connection] = cluster_access.connect,
+) -> Verdict:
+    """Watches the proof until it trained (returns that Verdict, or a "waiting" one saying why it
+    could not watch: the Job's own await then decides), failed, or cannot start (raises
+    components.errors.ProofWatchFailed with the line, after ending the Job), or `seconds` pass;
+    `status` gets what it waits for, each time that changes. `decide`: what a look means
+    (components/deciding/proof/proof_watch.py); `kubeconfig` and `connect`: the seams to Azure and to the
+    API server (a test's fakes)."""
+    started = clock()
+    deadline = started + seconds
+    say = _Status(status, clock)
+    try:
+        config = kubeconfig(cluster)
+        api = _Api(lambda: connect(config, timeout=PLUGIN_SECONDS), connect(config, timeout=PLUGIN_SECONDS))
+    except ClusterAccessError as error:
+        return _not_watched(say, str(error))
+    ours = _Ours(facts, clock, started)
+    while True:
+        within = min(LOOK_SECONDS, max(deadline - clock(), 1.0))
+        try:
+            # A daemon thread the watch stops waiting for (deadline.gather): a socket timeout
+            # bounds each read, not a server that trickles.
+            look = gather([lambda: _look(api, facts, ours)], within)[0]
+        except _CannotWatch as error:
+            return _not_watched(say, str(error))
+        except ClusterAccessError as error:  # the credential plugin, run again after a 401
+            return _not_watched(say, str(error))
+        except (_NoAnswer, _Refused) as error:  # _Refused: what no GET of the watch should meet (400, 410)
+            say(f"looking again in {POLL_SECONDS:g} s: {error}")
+        except TimeoutError:  # gather's
+            say(f"looking again in {POLL_SECONDS:g} s: the cluster's API server did not answer a look within {within:g} s")
+        else:
+            verdict = decide(facts, look)
+            if verdict.kind != "waiting":
+                return _finish(api, facts, look, verdict, say)
+            say(verdict.line)
+        if clock() + POLL_SECONDS > deadline:
+            return Verdict("waiting", f"watched for {seconds / 60:g} minutes, the watch's limit: {say.last}; the Job's own await decides")
+        sleep(POLL_SECONDS)
