@@ -477,3 +477,11 @@ def test_the_scripts_rule_is_cpythons_own(entries, host):
     value = ",".join(entries)
     assert cluster_egress.urllib_bypasses(value, host) == bool(urllib.request.proxy_bypass_environment(host, {"no": value}))
     assert cluster_egress.urllib_bypasses("*", host), "the whole value `*`"
+
+
+def test_a_host_with_an_empty_port_is_matched_without_its_colon_as_cpython_does():
+    # Found by `make lowest`'s Hypothesis (6.100): urllib.parse._splitport("a:") is ("a", None).
+    import urllib.request
+
+    assert bool(urllib.request.proxy_bypass_environment("a:", {"no": "a"})) is True
+    assert cluster_egress.urllib_bypasses("a", "a:") is True

@@ -160,8 +160,11 @@ def urllib_bypasses(no_proxy: str, host: str) -> bool:
     if no_proxy == "*":
         return True
     host = host.lower()
-    port = re.fullmatch(r"(.*):([0-9]*)", host, re.DOTALL)  # urllib.parse._splitport: a port of digits, not empty
-    hostonly = port[1] if port and port[2] else host
+    # urllib.parse._splitport: a trailing `:digits` (or a bare `:`) comes off; with an empty port
+    # it answers the host without the colon, and None for the port (`host, port = match.groups()`
+    # reassigns `host` before `if port:`), so "a:" is host "a".
+    port = re.fullmatch(r"(.*):([0-9]*)", host, re.DOTALL)
+    hostonly = port[1] if port else host
     for name in no_proxy.split(","):
         name = name.strip()
         if name:
