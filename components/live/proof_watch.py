@@ -73,13 +73,9 @@ POLL_SECONDS = 10.0
 # provider.go Diff replaces a Job that is not Ready, and every Diff runs before this step): the
 # watch waits this long for a new UID, then watches that Job as it is.
 REPLACEMENT_SECONDS = 300.0
-# "Made before this `up`": created longer ago, on the API server's clock, than the watch has run
-# plus this. The Job's create runs beside the watch's (neither depends on the other), and the
-# watch first fetches a kubeconfig and runs its credential plugin, so the Job this `up` creates
-# is usually there, Active, at the first look: taking every unfinished Job of the spec for a
-# stale one would blind the watch for REPLACEMENT_SECONDS on every first run. The margin covers
-# the engine starting the Job's step a little before the watch's, and clock skew between the
-# API server and this machine does not enter (both ends are the server's, or both this one's).
+# "Made before this `up`": older, on the API server's clock, than the watch has run plus this.
+# The Job this `up` creates is usually there at the first look; the margin covers its step
+# starting a little before the watch's (docs/proof.md, "The watch: the reason in minutes").
 MADE_BEFORE_MARGIN_SECONDS = 120.0
 # One request, and one whole look, at most (or what is left of the watch's time).
 REQUEST_SECONDS = 15.0

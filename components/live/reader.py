@@ -26,13 +26,9 @@ from components.reading.azure_facts import Facts
 from components.reading.reader import BadAnswer, InvokeFailed, NotDeployed, NotRead, RunningPool, read_errors
 
 GET_MANAGED_CLUSTER = "azure-native:containerservice:getManagedCluster"
-# The engine's builtin provider serves package `pulumi`'s invokes, in a preview and an up alike
-# (pulumi/pulumi@1b594989 pkg/resource/deploy/builtins.go `Invoke`): the stack's own outputs,
-# and every resource of its last snapshot. The Python SDK's StackReference reads the first
-# through the same provider's Read (sdk/python/lib/pulumi/stack_reference.py, builtins.go
-# `Read` -> readStackReference); an invoke registers nothing, so no URN is added. Package
-# `pulumi` is always the builtins (providers/registry.go loadProvider), never denied with
-# default providers off (default_providers.go shouldDenyRequest).
+# The engine's builtins answer these invokes in a preview and an up alike, with default providers
+# off too, and an invoke registers nothing, so no URN is added (docs/lifecycle.md, "A pool that
+# lost the stack's tag", has the sources).
 READ_STACK_OUTPUTS = "pulumi:pulumi:readStackOutputs"
 READ_STACK_RESOURCES = "pulumi:pulumi:readStackResourceOutputs"
 # The backend reads one checkpoint file, or exports one deployment from the Pulumi Cloud.

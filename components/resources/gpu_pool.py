@@ -68,14 +68,9 @@ def merged_tolerations(pools: Sequence[Tolerating]) -> tuple[k8s.core.v1.Tolerat
     return tuple({(t.key, t.operator, t.value, t.effect): t for pool in pools for t in pool.tolerations}.values())
 
 
-# `dedicatedVhd: true` / `management: aks-managed`: the guide's "AKS specialized GPU image"
-# (the UseGPUDedicatedVHD header) was retired on 2025-01-10 (azure-aks-docs
-# includes/aks-gpu-image-retirement.md), and ARM cannot send custom headers anyway. Its
-# successor is AKS-managed GPU nodes: AKS installs the driver, the device plugin and the DCGM
-# exporter on a pool whose gpuProfile.nvidia.managementMode is "Managed" (azure-aks-docs
-# articles/aks/aks-managed-gpu-nodes.md; the az CLI's --enable-managed-gpu=true, which only the
-# aks-preview extension has). The pool is a dynamic resource over the agentPools REST API
-# (components/resources/managed_gpu_pool.py).
+# `dedicatedVhd: true` / `management: aks-managed`: the guide's retired GPU image's successor,
+# AKS-managed GPU nodes (gpuProfile.nvidia.managementMode "Managed"), a dynamic resource over
+# the agentPools REST API (docs/gpu.md, "Who manages the GPU stack", and docs/guide-and-azure.md).
 def managed_gpu_pool_properties(
     pool: GpuPoolConfig,
     orchestrator_version: str | None,
@@ -207,12 +202,9 @@ class GpuPool(pulumi.ComponentResource):
     #   --node-taints sku=gpu:NoSchedule (today's guide). Linux only (the guide).
     def _create_agent_pool(self, args: GpuPoolArgs) -> containerservice.AgentPool:
         pool = args.pool
-        # An adopted pool declares what Azure has (components/resources/existing_pool.py), and
-        # on the adopting `up` is imported by its ARM ID: the engine imports, then updates to
-        # these inputs (pulumi/pulumi 3.174.0, #19339), and with the ID still set it refuses
-        # any replacement ("previously-imported resources that still specify an ID may not
-        # be replaced", pkg/resource/deploy/step_generator.go at 1b594989); the same ID on a
-        # later run imports nothing (`isImport`). tests/test_existing_gpu_pools.py pins when it is set.
+        # An adopted pool declares what Azure has and is imported by its ARM ID on the adopting
+        # `up`; the engine then refuses to replace it, and the same ID later imports nothing
+        # (docs/lifecycle.md, "What the stack adopted"). tests/test_existing_gpu_pools.py pins it.
         settings = agent_pool_settings(pool, args.network, args.tags, args.live)
         return containerservice.AgentPool(
             f"{self._name}-agent-pool",
@@ -226,23 +218,17 @@ class GpuPool(pulumi.ComponentResource):
                 parent=self,
                 aliases=self._moved("gpu-cluster-gpu-pool", args),
                 depends_on=pool_dependencies(args),
-                # No `deletedWith` the cluster: a skipped delete drops the pool from the state at
-                # once, before the deletes the cluster's waits for (pool_dependencies says why).
-                # An adopted pool is the owner's: the engine's delete of it (a destroy, its entry
-                # removed) is a no-op that forgets it, as the state records it (pulumi/pulumi
-                # pkg/resource/deploy/step.go DeleteStep.Apply at 1b594989; docs/lifecycle.md,
-                # "What the stack adopted"). tests/test_adopted_guarded.py pins it.
+                # No `deletedWith` the cluster (pool_dependencies says why). An adopted pool is the
+                # owner's: its delete only forgets it (docs/lifecycle.md, "What the stack
+                # adopted"). tests/test_adopted_guarded.py pins it.
                 retain_on_delete=args.retain_on_delete,
                 custom_timeouts=POOL_TIMEOUTS,
                 # The count and version Azure moves, and what AKS fixes that the settings leave
                 # unset, which a refresh may fill in (typed_pool_ignores says why).
                 ignore_changes=typed_pool_ignores(pool, args.version_moves, settings, args.running),
-                # What AKS fixes when the pool is created (components/deciding/azure/pool_mutability.py,
-                # each with its source): the GPU driver and MIG profile, the Spot priority,
-                # eviction policy and price, max pods, the subnets, the size. azure-native
-                # replaces only on vmSize and gpuInstanceProfile (replacement.go, PR #3655), so
-                # without this a Spot toggle, a new maxPods or a subnet read from an existing
-                # cluster would preview as `~ update` and then fail at `up`.
+                # What AKS fixes at creation (pool_mutability.py, each with its source); azure-native
+                # replaces only on vmSize and gpuInstanceProfile, so without this a Spot toggle would
+                # preview as `~ update` and fail at `up` (docs/lifecycle.md, "What changes a GPU pool").
                 replace_on_changes=pool_mutability.fixed(),
                 # ...and delete first: the pool's name is fixed, and AKS refuses a second pool of
                 # one name. azure-native asks for delete-first only for replacements it reports

@@ -21,10 +21,8 @@ BACKOFF_LIMIT = 2
 TRIES = BACKOFF_LIMIT + 1
 
 
-# A Job whose pod cannot start (an image no node can pull, no GPU node) never fails by itself,
-# and pulumi-kubernetes would wait until Pulumi's time limit. So each Job carries a deadline,
-# which fails it DeadlineExceeded whatever its backoffLimit, and the await at once with the
-# pods' reasons (docs/proof.md, "The deadline"). The deadline is what a pool needs, at worst:
+# A Job whose pod cannot start never fails by itself: its deadline fails it, whatever its
+# backoffLimit, and the await with it (docs/proof.md, "The deadline"). It is what a pool needs:
 #: The cluster autoscaler's scale-up, a GPU VM's provisioning and its driver, for a pool that
 #: may have no node (the 30 minutes job_timeout has always given it).
 NODE_FROM_ZERO_SECONDS = 30 * 60

@@ -31,23 +31,15 @@ from components.resources.agent_pool_calls import (
     refuse_others_pool,
 )
 
-# agentPools API versions. The managed GPU experience is `gpuProfile.nvidia.managementMode:
-# Managed`. STABLE carries it (azure-rest-api-specs aks/stable/2026-08-01: NvidiaGPUProfile,
-# and the example AgentPoolsCreate_ManagedGPU.json at commit 1001d5a2;
-# azure-mgmt-containerservice 41.8.0 defaults to it, and its NvidiaGPUProfile has
-# management_mode but no mig strategy). `migStrategy`, which a managed pool
-# needs to offer MIG slices, exists in preview versions only (aks/preview/2026-01-02-preview,
-# NvidiaGPUProfile.migStrategy: None | Single | Mixed): a managed MIG pool uses MIG_API_VERSION
-# and a preview says so.
+# agentPools API versions: STABLE carries `gpuProfile.nvidia.managementMode`; `migStrategy`, which
+# a managed MIG pool needs, exists in preview versions only, so such a pool uses MIG_API_VERSION
+# and a preview says so (docs/managed-pool-provider.md, "API versions", has the sources).
 STABLE_API_VERSION = "2026-08-01"
 MIG_API_VERSION = "2026-01-02-preview"
 
-# Properties AKS changes on an existing pool (`az aks nodepool update` / `scale` / `upgrade`:
-# the count, the autoscaler and its range, the taints, the Kubernetes version, the tags, the
-# mode, the upgrade settings). Any other difference in the body replaces the pool: AKS fixes
-# the size, OS, max pods, subnets, Spot settings, gpuInstanceProfile and gpuProfile when the
-# pool is created. components/deciding/azure/pool_mutability.py has each with its source; the typed
-# pool replaces on the same set.
+# Properties AKS changes on an existing pool; any other difference replaces it, as the typed pool
+# does (components/deciding/azure/pool_mutability.py has each with its source; docs/lifecycle.md,
+# "What changes a GPU pool in place, and what replaces it").
 IN_PLACE = pool_mutability.in_place()
 # Where the pool is: a change moves it, which is a new pool.
 LOCATION_KEYS = ("subscriptionId", "resourceGroupName", "clusterName", "agentPoolName")

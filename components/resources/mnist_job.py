@@ -33,14 +33,9 @@ SCRIPT = Path(__file__).resolve().parents[2] / "proof" / "train_mnist.py"
 SCRIPT_DIR = "/opt/aks-gpu"
 # pulumi-kubernetes skips its await logic for a resource with this annotation set to "true".
 SKIP_AWAIT_ANNOTATION = "pulumi.com/skipAwait"
-# A Job that Failed stays Failed: pulumi-kubernetes' Job await reports `BackoffLimitExceeded`
-# as an error (provider/pkg/await/checker/job/check.go), and the engine's next `up` only awaits
-# the same Job again (pulumi/pulumi step_generator.go: an empty update for a resource with
-# init errors), so every later `up` fails at once. With this annotation the provider's Diff
-# reads the live Job and, if it is not ready, replaces it (provider/pkg/provider/provider.go
-# Diff, `metadata.ReplaceUnready`, case "Job"; pulumi-kubernetes 94977969), deleting first
-# as the name stays. So after a failure, fixing the cause and running `pulumi up` trains
-# again. Only on the awaited Job: an un-awaited one may still be running at the next `up`.
+# A Job that Failed stays Failed, and every later `up` would fail at once awaiting it again; with
+# this annotation the next `up` replaces a Job that is not ready. Only on the awaited Job: an
+# un-awaited one may still be running (docs/lifecycle.md, "The MNIST Job", has the sources).
 REPLACE_UNREADY_ANNOTATION = "pulumi.com/replaceUnready"
 
 # A UID of 10000 or more cannot collide with a user of the node (Checkov CKV_K8S_40).

@@ -8,14 +8,10 @@ from typing import Any
 
 from components.deciding.azure.cluster_facts import PoolFacts
 
-# Every input of azure-native's AgentPool (pulumi_azure_native containerservice/agent_pool.py,
-# SDK 3.29.0, api 2025-09-01) by its REST name, with its SDK argument; tests/test_adoption.py
-# holds it to the SDK. An import reads each of them that the live pool has into the stack's
-# inputs (pulumi-azure-native provider/pkg/provider/provider.go at 006a62af, `Read`: with no
-# old inputs, `ResponseToSdkInputs` of the whole response), and the update that follows
-# diffs the program's inputs against those: a member the program leaves out is deleted
-# (provider/pkg/provider/diff.go `objectDiff`: "If there was no new property, it has been
-# deleted"), and one of the fixed members replaces the pool (pool_mutability, replaceOnChanges).
+# Every input of azure-native's AgentPool (SDK 3.29.0, api 2025-09-01) by its REST name, with its
+# SDK argument; tests/test_adoption.py holds it to the SDK. An import reads each into the state,
+# and the update after it deletes a member the program leaves out (docs/existing-cluster.md,
+# "What the adopting `up` changes", has the sources).
 AGENT_POOL_INPUTS = {
     "availabilityZones": "availability_zones",
     "capacityReservationGroupID": "capacity_reservation_group_id",

@@ -57,13 +57,9 @@ PULUMI_MANAGERS = ("pulumi-kubernetes", "pulumi-resource-kubernetes")
 # namespace pulumi-kubernetes made (Namespace.by_pulumi).
 SAVE_COMMAND = "kubectl get namespaces,daemonsets --all-namespaces --show-managed-fields --output json"
 SAVED = f"what `{SAVE_COMMAND}` prints: a List of Namespaces and DaemonSets"
-# AKS runs its own DaemonSets in kube-system on every node: the node's network (the AKS-managed
-# kube-proxy, which only a bring-your-own CNI may disable: azure-aks-docs configure-kube-proxy.md,
-# ms.date 01/28/2026; on Cilium's data plane, which needs no kube-proxy, Cilium's agent there:
-# azure-cni-powered-by-cilium.md), and the CSI drivers' node plugins, on by default
-# (csi-storage-drivers.md, ms.date 08/03/2026). A saved list with none was saved without
-# --all-namespaces, which lists only the current namespace's DaemonSets (and every Namespace,
-# which no namespace holds): it would say a namespace "holds no DaemonSet" that holds one.
+# AKS always runs DaemonSets in kube-system (kube-proxy or Cilium's agent, the CSI node plugins):
+# a saved list with none there was saved without --all-namespaces, and would call a namespace
+# empty that is not (docs/existing-cluster.md, "What the cluster runs in Kubernetes", sources).
 SYSTEM_NAMESPACE = "kube-system"
 
 

@@ -19,23 +19,13 @@ from components.deciding.azure.problem import Problem
 from components.deciding.existing.ownership import owner_of
 from components.deciding.existing.stack_state import NOT_READ, StackState, unknown_pool_advice
 
-# OWNER_TAG (cluster_facts): which stack added a pool. A pool of the same name without this
-# stack's is somebody else's, and the stack must not touch it (azure-native's create refuses
-# an existing pool: "cannot create already existing resource" (provider azCoreClient.CanCreate);
-# the managed pool's create refuses it too, agent_pool_calls.refuse_others_pool).
-# NVIDIA GPU Operator v26.7.0 supports Kubernetes 1.33 to 1.36 (NVIDIA/cloud-native-docs
-# gpu-operator/platform-support.rst at commit 52dcb7b8, "26.7"; AKS left its table in
-# adfe9224, and was 1.30-1.35 at v25.10.1). The other modes state no version: the AKS pages
-# use-nvidia-gpu.md, aks-managed-gpu-nodes.md and gpu-multi-instance.md name none
-# (azure-aks-docs fb060abe, 2026-08-21).
+# A pool of one of the stack's names without its OWNER_TAG is somebody else's: both creates
+# refuse it (docs/lifecycle.md, "A pool that lost the stack's tag"). NVIDIA's support range for
+# the GPU Operator's chart; the other modes name no version (docs/preflight.md, "What is checked").
 GPU_OPERATOR_KUBERNETES = ((1, 33), (1, 36))
 SUCCEEDED = "Succeeded"
-# A pool whose last operation ended without Succeeded runs no operation now; any other state
-# is one in progress ("Updating", "Upgrading", "Scaling", ...: the API types provisioningState
-# as a string, "AKS uses custom provisioning states beyond standard ARM states",
-# azure-rest-api-specs AgentPoolModels.tsp), and AKS refuses a new pool meanwhile: "Managed
-# Cluster operation is not allowed: Another operation (<operation-name>) is in progress on
-# agent pool (<agent-pool-name>)" (SupportArticles-docs operationnotallowed.md).
+# A pool whose last operation ended without Succeeded runs none now; any other state is one in
+# progress, and AKS refuses a new pool meanwhile (docs/preflight.md, "What is checked").
 ENDED = ("Failed", "Canceled")
 # "Starting on March 31, 2028, Azure Kubernetes Service (AKS) no longer supports kubenet
 # networking" (azure-aks-docs includes/kubenet-retirement.md, ms.date 01/14/2026).

@@ -27,13 +27,9 @@ from components.errors import one_line
 # pull that failed five times before the kubelet's next try, 160 s later, could mend it.
 PULL_FAILING_SECONDS = 180
 PULL_FAILED_TRIES = 4
-# A NotTriggerScaleUp that persists with no TriggeredScaleUp since: the autoscaler re-evaluates
-# every 10 s (`scan-interval`, cluster-autoscaler FAQ.md; AKS's default too, azure-aks-docs
-# articles/aks/cluster-autoscaler.md, ms.date 07/30/2026), so three minutes are 18 of its loops
-# giving the same refusal. A refusal that can mend does so sooner: "not ready for scale-up" while
-# the pool is being updated, a node group in its 5-minute back-off after a failed scale-up that
-# then succeeds (`initial-node-group-backoff-duration` 5m0s, FAQ.md) shows TriggeredScaleUp,
-# and that resets this clock.
+# A NotTriggerScaleUp that persists with no TriggeredScaleUp since: the autoscaler looks every
+# 10 s, so three minutes are 18 loops of the same refusal; one that mends shows TriggeredScaleUp,
+# which resets this clock (docs/proof-watch.md, the NotTriggerScaleUp row, and its sources).
 NOT_TRIGGERED_SECONDS = 180
 # A pool that cannot add a node (no autoscaler) whose every node the scheduler excludes by a
 # taint or by the pod's node selector: a node that just joined carries the kubelet's
@@ -47,13 +43,9 @@ PULL_WAITING = frozenset({"ErrImagePull", "ImagePullBackOff", "ErrImageNeverPull
 # Of those, the ones no retry mends: a name the kubelet cannot parse (applyDefaultImageTag), and
 # an image that is not on the node under imagePullPolicy Never (image_manager.go).
 PULL_NEVER_MENDS = frozenset({"InvalidImageName", "ErrImageNeverPull"})
-# A pull error in the runtime's words that no retry mends. containerd's resolver says
-# "<ref>: not found" for a tag or digest the registry does not have (errdefs.ErrNotFound), "no
-# match for platform in manifest: not found" for an image without the node's platform
-# (components/catalog/proof_images.py), and the registry's own 401/403 ("unauthorized",
-# "denied", "insufficient_scope", "pull access denied": the OCI Distribution Spec's error codes
-# UNAUTHORIZED, DENIED, MANIFEST_UNKNOWN, NAME_UNKNOWN). A 429 (toomanyrequests) or a timeout is
-# not here: it may pass, and PULL_FAILING_SECONDS decides.
+# A pull error in the runtime's words that no retry mends: no such tag or digest, no build for
+# the node's platform, the registry's 401/403. A 429 or a timeout may pass: PULL_FAILING_SECONDS
+# decides (docs/proof-watch.md, the `Failed` pull rows, has the words and their sources).
 PERMANENT_PULL = re.compile(
     r"manifest unknown|name unknown|: not found|no match for platform|unauthorized|\b401\b|\b403\b|forbidden|"
     r"pull access denied|access denied|denied:|insufficient_scope|repository does not exist",
@@ -67,14 +59,8 @@ PERMANENT_PULL = re.compile(
 FAILED_PULL = re.compile(r'^Failed to pull image "(?P<image>[^"]*)": (?P<error>.*)$', re.DOTALL)
 PULLING = re.compile(r'^Pulling image "(?P<image>[^"]*)"')
 
-# The cluster autoscaler's pod events (cluster-autoscaler/processors/status/
-# eventing_scale_up_processor.go, kubernetes/autoscaler 16c271a3): NotTriggerScaleUp "pod didn't
-# trigger scale-up: <count> <reason>, ..." (older releases: "pod didn't trigger scale-up (it
-# wouldn't fit if a new node is added): ...", e0237d47) and TriggeredScaleUp "pod triggered
-# scale-up: [{<node group> <current>-><new> (max: <max>)}]". On Azure a node group is the
-# pool's scale set, `aks-<pool>-<digits>-vmss` (azure-aks-docs articles/aks/
-# autoscale-gpu-workloads-with-keda.md, ms.date 07/02/2026: "[{aks-gpunp-36854149-vmss 0->1
-# (max: 2)}]").
+# The cluster autoscaler's pod events; on Azure a node group is the pool's scale set,
+# `aks-<pool>-<digits>-vmss` (docs/proof-watch.md, "The events' words", with their sources).
 NOT_TRIGGERED, TRIGGERED = "NotTriggerScaleUp", "TriggeredScaleUp"
 # A failed scale-up. Upstream writes it on the autoscaler's status ConfigMap (kube-system/
 # cluster-autoscaler-status, its LogRecorder), not on the pod: FailedToScaleUpGroup "Scale-up
@@ -89,13 +75,9 @@ NOT_TRIGGERED, TRIGGERED = "NotTriggerScaleUp", "TriggeredScaleUp"
 # autoscalers (GKE's) put FailedScaleUp on the pod itself; the watch takes either.
 SCALE_UP_FAILED = frozenset({"FailedScaleUp", "FailedToScaleUpGroup", "ScaleUpFailed", "ScaleUpTimedOut"})
 AUTOSCALER_STATUS = "cluster-autoscaler-status"
-# The scheduler's FailedScheduling (pkg/scheduler/framework/types.go: NoNodeAvailableMsg "0/%v
-# nodes are available", then "<count> <reason>" sorted and joined with ", ", then "."; then the
-# preemption's " preemption: ..."; kubernetes v1.34). The reasons that exclude a node whatever it
-# frees: plugins/tainttoleration "node(s) had untolerated taint {%s: %s}" (newer: "node(s) had
-# untolerated taint(s)"), plugins/nodeaffinity ErrReasonPod "node(s) didn't match Pod's node
-# affinity/selector". "Insufficient <resource>" (plugins/noderesources/fit.go) is not one: a
-# node's device plugin that has not registered yet offers no nvidia.com/gpu for a while.
+# The scheduler's FailedScheduling, and the reasons that exclude a node whatever it frees (a
+# taint, the node selector). "Insufficient nvidia.com/gpu" is not one: a device plugin may not
+# have registered yet (docs/proof-watch.md, "The events' words").
 FIT_ERROR = re.compile(r"^0/(?P<nodes>\d+) nodes are available: (?P<reasons>.*?)(?:\.\s+preemption:.*|\.?\s*)$", re.DOTALL)
 REASON = re.compile(r"(?:^|, )(?P<count>\d+) (?P<reason>.*?)(?=, \d+ |$)", re.DOTALL)
 EXCLUDED_FOR_GOOD = re.compile(r"untolerated taint|didn't match Pod's node affinity/selector|didn't match pod's node affinity")
@@ -200,14 +182,9 @@ def last_seen(events: Sequence[Seen], reasons: Iterable[str]) -> Seen | None:
     return matching[-1] if matching else None
 
 
-# Azure's error as the autoscaler quotes it. AKS names the codes a node it cannot create meets:
-# "Common errors include: SKUNotAvailable, AllocationFailed, OverconstrainedAllocationRequest,
-# QuotaExceeded" (azure-aks-docs articles/aks/upgrade-capacity-cost-planning.md, ms.date
-# 07/07/2026); every one of them is terminal here, since the autoscaler backs the pool off for
-# 5 to 30 minutes after it, longer than the proof can wait. The Go SDK's ResponseError prints the request,
-# "ERROR CODE: <code>" and the response's JSON body, `{"error": {"code": ..., "message": ...}}`
-# (Azure/azure-sdk-for-go sdk/azcore/internal/exported/response_error.go Error(), 83431d5f),
-# over lines, the body indented.
+# Azure's error as the autoscaler quotes it (the Go SDK's "ERROR CODE: <code>" and JSON body).
+# Every code is terminal: the autoscaler backs the pool off 5 to 30 minutes after it, longer than
+# the proof can wait (docs/proof-watch.md, after the table, and "The events' words").
 ERROR_CODE = re.compile(r'ERROR CODE: (?P<code>\w+)|"code"\s*:\s*"(?P<json_code>\w+)"')
 ERROR_MESSAGE = re.compile(r'"message"\s*:\s*"(?P<message>(?:[^"\\]|\\.)*)"')
 
