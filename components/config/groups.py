@@ -65,6 +65,11 @@ class GpuGroups:
         by_name = {p.name: p for p in pools}
         return tuple(by_name[name] for name in self.groups[group] if name in by_name)
 
+    def labels_of(self, pool_name: str) -> dict[str, str]:
+        """The node labels a pool carries for its group (AgentPool nodeLabels); none outside one."""
+        group = self.group_of(pool_name)
+        return {GROUP_LABEL: group} if group is not None else {}
+
     def key(self, group: str) -> str:
         """The config key that declares `group`, as messages name it."""
         return f"{KEY}.{group}"
@@ -101,6 +106,12 @@ def parse(given: Mapping[str, tuple[str, ...]] | None, pools: Pools, pool_map: b
     by_name = {p.name: p for p in pools.pools}
     for group, names in given.items():
         key = f"{KEY}.{group}"
+        if group in by_name:
+            raise fail(
+                key,
+                group,
+                f"a group's name is its proof Job's, as a pool's name is its Job's: name it other than {NAMESPACE}:gpuPools' entries",
+            )
         for name in names:
             if names.count(name) > 1:
                 raise fail(key, list(names), f"{name!r} is listed twice; expected each pool once")
