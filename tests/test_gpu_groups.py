@@ -75,6 +75,7 @@ def _pools(**changed: dict[str, Any]) -> dict[str, Any]:
             r"gpuGroups\.inference = .*'l4' is not an entry of aks-gpu:gpuPools; expected one of a10, t4, t4b",
         ),
         ({"a": ["t4", "a10"], "b": ["t4b", "t4"]}, POOLS, r"gpuGroups\.b = .*'t4' is in aks-gpu:gpuGroups\.a already"),
+        ({"t4": ["t4b", "a10"]}, POOLS, r"gpuGroups\.t4 = 't4': a group's name is its proof Job's, as a pool's name is its Job's"),
         (
             GROUPS,
             _pools(t4={"vmSize": T4}),
