@@ -4,7 +4,7 @@ Read top to bottom, `main` is the guide's table of contents:
   config -> the plan (preflight and what it will cost, an existing cluster as read, and
   every decision below: components/plan.py) -> the cluster (created, or an existing one) ->
   its GPU pools -> the device plugin (or the GPU Operator) and GPU metrics on those pools ->
-  one MNIST Job per pool -> outputs. Each step passes the plan's values on and decides nothing.
+  one MNIST Job per pool (or per capacity group) -> outputs. Each step passes the plan's values on and decides nothing.
 """
 
 import os
@@ -30,7 +30,7 @@ from components.resources.gpu_operator import GpuOperator, GpuOperatorArgs
 from components.resources.gpu_pool import GpuPool, GpuPoolArgs, merged_tolerations
 from components.resources.job_deadline import job_deadline, job_timeout
 from components.resources.mnist_job import MnistJob, MnistJobArgs, MnistRun, ProofScript
-from components.resources.outputs import gpu_metrics_location, nodes_command, pool_outputs
+from components.resources.outputs import gpu_metrics_location, group_outputs, nodes_command, pool_outputs
 
 Cluster = GpuCluster | ExistingCluster
 Pool = GpuPool | UsedPool
@@ -137,6 +137,7 @@ def declare_pools(plan: Plan, cluster: Cluster, cost_budget: CostBudget | None) 
                     kubernetes_version=cfg.kubernetes_version,
                     version_moves=decided.version_moves,
                     tags=decided.pool_tags[pool.name],
+                    node_labels=decided.pool_labels[pool.name],
                     retain_on_delete=pool.name in decided.released_pools,
                     moved_from=cluster if decided.pool_moved_from_cluster else None,
                     after=[p.node_pool for p in pools if p.node_pool is not None],
@@ -224,7 +225,8 @@ def declare_gpu_stack(
     return device_plugin, exporter, operator
 
 
-# Steps 8-9: one MNIST training Job per GPU pool, each on its own pool; `pulumi up` waits
+# Steps 8-9: one MNIST training Job per GPU pool, each on its own pool, and one per capacity
+# group (gpuGroups) on whichever of its pools Azure could fill; `pulumi up` waits
 # for every Job to complete (they run side by side). The Jobs run the shipped script
 # (proof/train_mnist.py) in PyTorch's image, or the guide's image as the guide runs it. A Job
 # waits for its own pool and for what installs that pool's device plugin (this program's
@@ -234,8 +236,9 @@ def declare_proof(plan: Plan, cluster: Cluster, pools: list[Pool], installers: M
     cfg, decided = plan.cfg, plan.decided
     if not cfg.mnist_job.enabled:
         return None
-    # Each Job fails by itself (activeDeadlineSeconds) before `pulumi up` stops waiting for it.
-    max_seconds = decided.proof_max_seconds
+    by_name = {p.name: p for p in pools}
+    group_runs = [group_run(plan, group, [by_name[n] for n in names], installers) for group, names in decided.proof_groups.items()]
+    grouped = {name for names in decided.proof_groups.values() for name in names}
     return MnistJob(
         "mnist",
         MnistJobArgs(
@@ -252,21 +255,47 @@ def declare_proof(plan: Plan, cluster: Cluster, pools: list[Pool], installers: M
             depends_on=access(cluster),
             # Each awaited Job's watch (components/resources/proof_watch.py) finds the cluster so.
             watch_on=cluster.ref,
-            runs=[
-                MnistRun(
-                    pool_name=p.name,
-                    gpu_tolerations=p.tolerations,
-                    create_timeout=job_timeout(p.pool, max_seconds),
-                    deadline_seconds=job_deadline(p.pool, max_seconds),
-                    depends_on=[r for r in (p.node_pool, installers.get(p.pool.mode)) if r is not None],
-                    pin=cfg.select_pools,
-                    guide_names=decided.guide_pool,
-                    gpu_resource=decided.gpu_resources[p.name],
-                    autoscaled=p.pool.autoscaling,
-                )
-                for p in pools
-            ],
+            runs=[*(pool_run(plan, p, installers) for p in pools if p.name not in grouped), *group_runs],
         ),
+    )
+
+
+def pool_run(plan: Plan, p: Pool, installers: Mapping[str, pulumi.Resource | None]) -> MnistRun:
+    """A pool's own Job: on its pool, after it and what installs its GPU stack. It fails by itself
+    (activeDeadlineSeconds) before `pulumi up` stops waiting for it."""
+    max_seconds = plan.decided.proof_max_seconds
+    return MnistRun(
+        pool_name=p.name,
+        gpu_tolerations=p.tolerations,
+        create_timeout=job_timeout(p.pool, max_seconds),
+        deadline_seconds=job_deadline(p.pool, max_seconds),
+        depends_on=[r for r in (p.node_pool, installers.get(p.pool.mode)) if r is not None],
+        pin=plan.cfg.select_pools,
+        guide_names=plan.decided.guide_pool,
+        gpu_resource=plan.decided.gpu_resources[p.name],
+        autoscaled=p.pool.autoscaling,
+    )
+
+
+def group_run(plan: Plan, group: str, members: Sequence[Pool], installers: Mapping[str, pulumi.Resource | None]) -> MnistRun:
+    """A capacity group's one Job, named after the group: on the nodes of any of its pools (the
+    group's label), tolerating each pool's taints, after every pool and what installs their GPU
+    stack, and waiting as long as the slowest of them needs (each scales from zero)."""
+    max_seconds = plan.decided.proof_max_seconds
+    slowest = max(members, key=lambda m: job_deadline(m.pool, max_seconds))
+    waits = [r for m in members for r in (m.node_pool, installers.get(m.pool.mode)) if r is not None]
+    return MnistRun(
+        pool_name=group,
+        gpu_tolerations=merged_tolerations(members),
+        create_timeout=job_timeout(slowest.pool, max_seconds),
+        deadline_seconds=job_deadline(slowest.pool, max_seconds),
+        depends_on=list(dict.fromkeys(waits)),
+        pin=True,
+        guide_names=False,
+        gpu_resource=plan.decided.gpu_resources[members[0].name],
+        autoscaled=True,
+        accepted_pools=tuple(m.name for m in members),
+        group=True,
     )
 
 
@@ -283,7 +312,9 @@ def export_outputs(
     cfg, guide_pool = plan.cfg, plan.decided.guide_pool
     pulumi.export("resourceGroupName", cluster.resource_group_name)
     pulumi.export("clusterName", cluster.cluster_name)
-    pulumi.export("gpuPools", pool_outputs(pools, job))
+    pulumi.export("gpuPools", pool_outputs(pools, job, plan.decided.proof_groups))
+    if plan.decided.proof_groups:  # the capacity groups (gpuGroups), each with its one Job
+        pulumi.export("gpuGroups", group_outputs(plan.decided.proof_groups, pools, job))
     if guide_pool:  # the guide's one pool, by the names earlier releases exported
         gpu = pools[0]
         pulumi.export("gpuPoolName", gpu.name)

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from components.config import StackConfig
+from components.config import StackConfig, groups
 from components.deciding import preflight
 from components.deciding.azure import cluster_egress, cluster_facts
 from components.deciding.azure.cluster_facts import ClusterFacts
@@ -101,6 +101,8 @@ class Decided:
     #: Each pool the stack declares (not one used as it is), by name: the tags it carries (None on
     #: a created cluster, whose pools carry none), and whether a destroy leaves it to its owner.
     pool_tags: Mapping[str, Mapping[str, str] | None]
+    #: Each declared pool's node labels: its capacity group's (gpuGroups), none outside one.
+    pool_labels: Mapping[str, Mapping[str, str]]
     released_pools: frozenset[str]
     #: Each installer's pools, in the config's order: the pools whose GPU stack this program
     #: installs (its own, and a used pool's that nothing of the cluster's serves already).
@@ -125,6 +127,9 @@ class Decided:
     proof_max_seconds: int | None
     #: What each pool's Job asks for: a used pool's MIG `mixed` slice, else nvidia.com/gpu.
     gpu_resources: Mapping[str, str]
+    #: Each capacity group with a pool to declare (gpuGroups): its pools, first choice first. The
+    #: group gets one proof Job; its pools none of their own.
+    proof_groups: Mapping[str, tuple[str, ...]]
     #: What the budget watches on a created cluster: its resource group and node resource group,
     #: where AKS bills the GPU nodes; empty on an existing cluster, where it watches the owner tag.
     budget_groups: tuple[str, ...]
@@ -211,6 +216,8 @@ def build_plan(
     resolved, live_pools, existing_lines = existing_pools.resolve(cfg.pools, cfg.mnist_job.enabled, found, owner_tag, state, arm_id)
     cfg = replace(cfg, gpu_pools=resolved)
     said.info(existing_lines)
+    # An adopted pool's size, counts and management are Azure's: its group's rules hold them now.
+    groups.check_pools(cfg.gpu_groups, cfg.gpu_pools, cfg.pools.keys)
     networks = _networks(cfg, found, stack, live_pools, state, said)
     in_cluster = _in_cluster(cfg, reader, found, user_kubeconfig, owner_tag, state, mode, said)
     # A pool that runs under the other kind of GPU management cannot be switched: refused here.
@@ -225,7 +232,13 @@ def build_plan(
     # What the adopting `up` does to each pool it takes over: the import, then the update field by field.
     said.info(
         pool_settings.adopted_pool_plan(
-            pool, cfg.pool_key(pool), networks[pool.name], ownership.pool_marks(pool, owner), live, running_pools.get(pool.name)
+            pool,
+            cfg.pool_key(pool),
+            networks[pool.name],
+            ownership.pool_marks(pool, owner),
+            live,
+            running_pools.get(pool.name),
+            cfg.gpu_groups.labels_of(pool.name),
         ).line()
         for pool in cfg.gpu_pools
         if (live := live_pools.get(pool.name)) is not None and live.import_id
@@ -293,6 +306,7 @@ def _decide(
         waits_for_access=not mode.preview,
         version_moves=found is not None or pool_settings.version_moves(cfg.upgrade),
         pool_tags={p.name: ownership.pool_marks(p, owner) if found else None for p in cfg.owned_pools},
+        pool_labels={p.name: cfg.gpu_groups.labels_of(p.name) for p in cfg.owned_pools},
         released_pools=frozenset(p.name for p in cfg.owned_pools if ownership.released(p)),
         serving=serving,
         device_plugin_mig=any(p.mig_profile for p in cfg.gpu_pools if p.name in serving["device-plugin"]),
@@ -304,8 +318,17 @@ def _decide(
         proof_proxy=cluster_egress.proxy_rule(egress, cfg.mnist_job.egress),
         proof_max_seconds=cfg.mnist_job.max_seconds if cfg.mnist_job.runs_script else None,
         gpu_resources={p.name: gpus.get(p.name, GPU) for p in cfg.gpu_pools},
+        proof_groups=_groups(cfg),
         budget_groups=_created_groups(cfg) if found is None else (),
     )
+
+
+def _groups(cfg: StackConfig) -> dict[str, tuple[str, ...]]:
+    """Each capacity group's pools among those the run declares, first choice first; a group
+    with none left has no Job."""
+    groups = cfg.gpu_groups
+    present = {name: tuple(p.name for p in groups.pools_of(name, cfg.gpu_pools)) for name in groups.groups}
+    return {name: pools for name, pools in present.items() if pools}
 
 
 def billed(cfg: StackConfig) -> cost.Billed:

@@ -3,7 +3,7 @@ at that URN or as an alias of the resource that took its place.
 
 tests/fixtures/urns/ holds the URNs of the dev and prod stacks and of the aks-managed and
 gpu-operator variants as the program declared them at 518fc57, before the GPU pool became a
-component of its own. A URN the program stops declaring is, on a user's next `pulumi up`,
+component of its own, and of a stack with a capacity group (gpuGroups) as it came in. A URN the program stops declaring is, on a user's next `pulumi up`,
 a deletion, and its successor a creation: for the GPU pool, a new pool after the old one is
 deleted; for the cluster, a new cluster. The stacks run are the tests' copies of dev and prod
 (tests/fixtures/stacks/), so the pins hold whatever the project's own stack files now are.
@@ -25,6 +25,19 @@ CASES = {
     "prod": ("prod", {}),
     "dev-aks-managed": ("dev", {"gpuPool": {"name": "gpu", "vmSize": T4, "management": "aks-managed"}}),
     "dev-gpu-operator": ("dev", {"gpuPool": {"name": "gpu", "vmSize": T4, "management": "gpu-operator"}}),
+    # Capacity groups (gpuGroups, #55), pinned as they came in: a group's pools and its one Job.
+    "dev-gpu-groups": (
+        "dev",
+        {
+            "gpuPool": None,
+            "gpuPools": {
+                "t4": {"vmSize": T4, "minCount": 0, "maxCount": 2},
+                "t4b": {"vmSize": "Standard_NC8as_T4_v3", "minCount": 0, "maxCount": 2},
+                "a10": {"vmSize": "Standard_NV36ads_A10_v5", "minCount": 0, "maxCount": 1},
+            },
+            "gpuGroups": {"inference": ["t4", "t4b", "a10"]},
+        },
+    ),
 }
 
 

@@ -128,6 +128,8 @@ class GpuPoolArgs:
     version_moves: bool = False
     #: Azure tags on the pool (on an existing cluster: which stack owns it, for preflight).
     tags: Mapping[str, str] | None = None
+    #: Node labels: its capacity group's (Decided.pool_labels); none outside a group.
+    node_labels: Mapping[str, str] | None = None
     #: The component that held the pool before it had its own (`GpuCluster`), for aliases.
     moved_from: pulumi.Resource | None = None
     #: The stack's GPU pools before this one: this pool's create, update and delete wait for
@@ -205,7 +207,7 @@ class GpuPool(pulumi.ComponentResource):
         # An adopted pool declares what Azure has and is imported by its ARM ID on the adopting
         # `up`; the engine then refuses to replace it, and the same ID later imports nothing
         # (docs/lifecycle.md, "What the stack adopted"). tests/test_existing_gpu_pools.py pins it.
-        settings = agent_pool_settings(pool, args.network, args.tags, args.live)
+        settings = agent_pool_settings(pool, args.network, args.tags, args.live, args.node_labels)
         return containerservice.AgentPool(
             f"{self._name}-agent-pool",
             resource_group_name=args.cluster.resource_group_name,

@@ -16,6 +16,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.config import GROUP_LABEL
 from components.deciding.proof.proof_watch import SPEC_ANNOTATION, WatchFacts, result_name
 from components.live.proof_watch import ClusterRef
 from components.resources import hardening
@@ -112,6 +113,11 @@ class MnistRun:
     #: The pool's node count is the cluster autoscaler's: its watch waits for a node to be added
     #: and reads the autoscaler's events (components/deciding/proof/proof_watch.py).
     autoscaled: bool = False
+    #: the pools this Job may land on, in the team's order; empty: `(pool_name,)`
+    accepted_pools: Sequence[str] = field(default_factory=tuple)
+    #: A capacity group's Job (gpuGroups): `pool_name` is the group's name, and the pod selects
+    #: the group's node label, which each of accepted_pools carries, not one pool's.
+    group: bool = False
 
     def __post_init__(self) -> None:
         if self.deadline_seconds is not None and not 0 < self.deadline_seconds < duration_seconds(self.create_timeout):
@@ -141,7 +147,7 @@ class MnistJobArgs:
     provider: k8s.Provider
     image: str
     max_steps: int
-    #: One Job per GPU pool.
+    #: One Job per GPU pool in no capacity group, and one per group.
     runs: Sequence[MnistRun]
     #: The namespace this component creates for the Jobs (the guide's lands in `default`).
     namespace: str = "gpu-workloads"
@@ -193,11 +199,20 @@ def job_spec(args: MnistJobArgs, run: MnistRun) -> k8s.batch.v1.JobSpecArgs:
                 # Never: each try is a pod of its own, and a failed one stays with its log; with
                 # OnFailure the Job controller deletes the pod at the backoffLimit (job_deadline.py).
                 restart_policy="Never",
-                node_selector={AGENT_POOL_LABEL: run.pool_name} if run.pin else None,
+                node_selector=node_selector(run),
                 tolerations=list(run.gpu_tolerations) or None,
             ),
         ),
     )
+
+
+def node_selector(run: MnistRun) -> dict[str, str] | None:
+    """Where the pod may land: a capacity group's nodes by the group's label (any of its pools,
+    whichever the cluster autoscaler could fill), or its pool's by AKS's agentpool label; unpinned,
+    the guide's one pool in a cluster of its own."""
+    if run.group:
+        return {GROUP_LABEL: run.pool_name}
+    return {AGENT_POOL_LABEL: run.pool_name} if run.pin else None
 
 
 def container(args: MnistJobArgs, gpu_resource: str = "nvidia.com/gpu") -> k8s.core.v1.ContainerArgs:
@@ -292,7 +307,7 @@ class MnistJob(pulumi.ComponentResource):
     network_policy: k8s.networking.v1.NetworkPolicy
     #: The proof script every Job mounts; None when the Jobs run the image's own entrypoint.
     script: k8s.core.v1.ConfigMap | None
-    #: Per GPU pool name.
+    #: Per GPU pool name, and per capacity group's name (a group's pools have no Job of their own).
     jobs: dict[str, JobOutputs]
 
     def __init__(self, name: str, args: MnistJobArgs, opts: pulumi.ResourceOptions | None = None) -> None:

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pulumi
 
+from components.config import GROUP_LABEL
 from components.resources.gpu_pool import AGENT_POOL_LABEL
+
+# AKS labels each node with its VM size (azure-aks-docs use-labels.md, "Reserved system labels":
+# `node.kubernetes.io/instance-type`, "<VM size>").
+INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 
 AKS_MANAGED_METRICS = "port 19400 on each GPU node (AKS-managed DCGM exporter)"
 
@@ -44,9 +49,12 @@ def nodes_command(pool_name: str) -> str:
     )
 
 
-def pool_outputs(pools: Sequence[Any], job: Any | None) -> dict[str, dict[str, Any]]:
+def pool_outputs(pools: Sequence[Any], job: Any | None, groups: Mapping[str, Sequence[str]] | None = None) -> dict[str, dict[str, Any]]:
     """The gpuPools output: each pool's size, GPUs per node, management mode, the command
-    that lists its nodes' GPUs, and its Job (with the command that reads its watch's outcome)."""
+    that lists its nodes' GPUs, and its Job (with the command that reads its watch's outcome);
+    a pool of a capacity group (`groups`, Decided.proof_groups) names its group instead, whose
+    one Job the gpuGroups output has (group_outputs)."""
+    group_of = {name: group for group, names in (groups or {}).items() for name in names}
     described = {}
     for pool in pools:
         entry: dict[str, Any] = {
@@ -56,10 +64,42 @@ def pool_outputs(pools: Sequence[Any], job: Any | None) -> dict[str, dict[str, A
             "management": pool.management,
             "nodesCommand": nodes_command(pool.name),
         }
-        if job is not None:
-            run = job.jobs[pool.name]
-            entry["job"] = {"name": run.name, "namespace": run.namespace, "logsCommand": run.logs_command, "urn": run.urn}
-            if run.result_command is not None:  # the last proof's line, after the Job is gone (docs/troubleshooting.md)
-                entry["job"]["resultCommand"] = run.result_command
+        if pool.name in group_of:
+            entry["group"] = group_of[pool.name]
+        elif job is not None:
+            entry["job"] = job_output(job.jobs[pool.name])
         described[pool.name] = entry
+    return described
+
+
+def job_output(run: Any) -> dict[str, Any]:
+    """A proof Job as the outputs describe it: its name, namespace, the command that shows its
+    log, its URN, and the command that reads its watch's outcome."""
+    described = {"name": run.name, "namespace": run.namespace, "logsCommand": run.logs_command, "urn": run.urn}
+    if run.result_command is not None:  # the last proof's line, after the Job is gone (docs/troubleshooting.md)
+        described["resultCommand"] = run.result_command
+    return described
+
+
+def group_nodes_command(group: str) -> str:
+    """A capacity group's nodes, each with its size and its pool: which size Azure supplied. AKS
+    labels each node with its VM size (use-labels.md, "Reserved system labels":
+    node.kubernetes.io/instance-type) and its pool; `-L` shows a label as a column
+    (`kubectl get --label-columns`)."""
+    return f"kubectl get nodes -l {GROUP_LABEL}={group} -L {INSTANCE_TYPE_LABEL} -L {AGENT_POOL_LABEL}"
+
+
+def group_outputs(groups: Mapping[str, Sequence[str]], pools: Sequence[Any], job: Any | None) -> dict[str, dict[str, Any]]:
+    """The gpuGroups output: each capacity group's pools, first choice first, with each one's
+    size, the command that lists the group's nodes, and the group's one Job."""
+    by_name = {pool.name: pool for pool in pools}
+    described = {}
+    for group, names in groups.items():
+        entry: dict[str, Any] = {
+            "pools": [{"name": name, "vmSize": by_name[name].vm_size} for name in names],
+            "nodesCommand": group_nodes_command(group),
+        }
+        if job is not None:
+            entry["job"] = job_output(job.jobs[group])
+        described[group] = entry
     return described

@@ -49,6 +49,10 @@ AGENT_POOL = {
     "nodeTaints": Mutability(
         True, 'use-node-taints.md (05/07/2024): "Update a node pool to add a node taint using the az aks nodepool update command"'
     ),
+    "nodeLabels": Mutability(
+        True,
+        'use-labels.md (06/10/2024): "You can update the labels on an existing node pool. Note that updating labels will overwrite the old labels"',
+    ),
     "tags": Mutability(True, "`az aks nodepool update --tags`"),
     "orchestratorVersion": Mutability(True, "`az aks nodepool upgrade --kubernetes-version`"),
     "scaleSetPriority": Mutability(

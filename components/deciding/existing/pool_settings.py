@@ -97,12 +97,21 @@ def typed_pool_ignores(pool: GpuPoolConfig, version_moves: bool, settings: Mappi
 
 
 def agent_pool_settings(
-    pool: GpuPoolConfig, network: PoolNetwork | None, tags: Mapping[str, str] | None, live: LivePool | None
+    pool: GpuPoolConfig,
+    network: PoolNetwork | None,
+    tags: Mapping[str, str] | None,
+    live: LivePool | None,
+    labels: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """The typed pool's arguments but its names and version; an adopted pool's as Azure has them (adopted_settings)."""
+    """The typed pool's arguments but its names and version; an adopted pool's as Azure has them
+    (adopted_settings). `labels`: its capacity group's node label (gpuGroups), added to an
+    adopted pool's own, which an update would otherwise overwrite (use-labels.md: "updating
+    labels will overwrite the old labels"); a pool in no group sets none."""
     settings = {"tags": dict(tags) if tags else None, **gpu_pool_settings(pool, network)}
     if live is not None:
         settings.update(adopted_settings(live, pool, tags or {}))
+    if labels:
+        settings["node_labels"] = {**(settings.get("node_labels") or {}), **labels}
     return settings
 
 
@@ -147,11 +156,17 @@ def rest_properties(settings: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def adopted_pool_plan(
-    pool: GpuPoolConfig, key: str, network: PoolNetwork | None, tags: Mapping[str, str], live: LivePool, running: RunningPool | None
+    pool: GpuPoolConfig,
+    key: str,
+    network: PoolNetwork | None,
+    tags: Mapping[str, str],
+    live: LivePool,
+    running: RunningPool | None,
+    labels: Mapping[str, str] | None = None,
 ) -> adoption.Plan:
     """The adopting `up` of the owner's pool: the import, then the update field by field; a
     replacement refused. The version is the owner's on an existing cluster (ignoreChanges)."""
     assert live.import_id is not None, "only the adopting run imports"
-    settings = agent_pool_settings(pool, network, tags, live)
+    settings = agent_pool_settings(pool, network, tags, live, labels)
     ignored = typed_pool_ignores(pool, True, settings, running)
     return adoption.pool_plan(key, live.facts, live.import_id, rest_properties(settings), ignored)

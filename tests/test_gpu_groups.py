@@ -1,0 +1,327 @@
+"""Capacity groups (`aks-gpu:gpuGroups`, issue #55): a workload that asks for a group lands on
+the next size when Azure has none of the first. The config: every rule of a group refused in
+one line naming the group's key, before anything is registered."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import yaml
+from conftest import ROOT, run_cached
+from support.arm_schemas import arm_problems
+from support.config import parsed, refused
+from support.existing_pools import GPUNP, cluster
+from support.kubernetes_schemas import invalid
+from support.plan import lines
+from support.stack_schema import VALIDATOR
+
+from components.config import GROUP_LABEL, ConfigError
+from components.deciding.existing.cluster_objects import DaemonSet, PoolNodes, lands, pool_labels
+from components.resources.outputs import INSTANCE_TYPE_LABEL as INSTANCE_TYPE
+
+T4, T4_8, A10 = "Standard_NC4as_T4_v3", "Standard_NC8as_T4_v3", "Standard_NV36ads_A10_v5"
+GB200 = "Standard_ND128isr_NDR_GB200_v6"
+POOLS: dict[str, Any] = {
+    "t4": {"vmSize": T4, "minCount": 0, "maxCount": 2},
+    "t4b": {"vmSize": T4_8, "minCount": 0, "maxCount": 2},
+    "a10": {"vmSize": A10, "minCount": 0, "maxCount": 1},
+}
+GROUPS = {"inference": ["t4", "t4b", "a10"]}
+POOL, JOB, DAEMON_SET = "azure-native:containerservice:AgentPool", "kubernetes:batch/v1:Job", "kubernetes:apps/v1:DaemonSet"
+# AKS labels each node of a Spot pool so (use-labels.md, "Reserved system labels").
+SPOT_LABEL = "kubernetes.azure.com/scalesetpriority"
+
+
+# --------------------------------------------------------------------------- the config
+
+
+def test_a_group_keeps_the_teams_order_and_knows_its_pools() -> None:
+    cfg = parsed(gpuPools=POOLS, gpuGroups=GROUPS)
+    groups = cfg.gpu_groups
+    assert groups.groups == {"inference": ("t4", "t4b", "a10")}
+    assert [p.name for p in groups.pools_of("inference", cfg.gpu_pools)] == ["t4", "t4b", "a10"]  # not gpuPools' name order
+    assert (groups.group_of("a10"), groups.group_of("nope")) == ("inference", None)
+
+
+def test_a_config_without_groups_has_none() -> None:
+    assert not parsed(gpuPools=POOLS).gpu_groups
+
+
+def test_a_pool_preflight_dropped_is_not_among_its_groups_pools() -> None:
+    cfg = parsed(gpuPools=POOLS, gpuGroups=GROUPS)
+    kept = [p for p in cfg.gpu_pools if p.name != "t4b"]
+    assert [p.name for p in cfg.gpu_groups.pools_of("inference", kept)] == ["t4", "a10"]
+
+
+def _pools(**changed: dict[str, Any]) -> dict[str, Any]:
+    return {**POOLS, **changed}
+
+
+@pytest.mark.parametrize(
+    ("groups", "pools", "says"),
+    [
+        ({"Inference": ["t4", "a10"]}, POOLS, r"gpuGroups\.Inference = 'Inference': a group name must be 1-63 lowercase"),
+        ({"-x": ["t4", "a10"]}, POOLS, r"gpuGroups\.-x = '-x': a group name"),
+        ({"x" * 64: ["t4", "a10"]}, POOLS, r"gpuGroups\.x{64} = 'x{64}': a group name must be 1-63"),
+        ({}, POOLS, r"gpuGroups = \{\}: expected at least one group"),
+        ({"inference": ["t4"]}, POOLS, r"gpuGroups\.inference = \[\"t4\"\]: a group lists 2 or more gpuPools names"),
+        ({"inference": "t4"}, POOLS, r"gpuGroups\.inference = 't4': expected a list of 2 or more gpuPools names"),
+        ({"inference": ["t4", "T4"]}, POOLS, r"gpuGroups\.inference\[1\] = 'T4': expected 1-12 lowercase letters"),
+        ({"inference": ["t4", "t4"]}, POOLS, r"gpuGroups\.inference = \[\"t4\", \"t4\"\]: 't4' is listed twice"),
+        (
+            {"inference": ["t4", "l4"]},
+            POOLS,
+            r"gpuGroups\.inference = .*'l4' is not an entry of aks-gpu:gpuPools; expected one of a10, t4, t4b",
+        ),
+        ({"a": ["t4", "a10"], "b": ["t4b", "t4"]}, POOLS, r"gpuGroups\.b = .*'t4' is in aks-gpu:gpuGroups\.a already"),
+        ({"t4": ["t4b", "a10"]}, POOLS, r"gpuGroups\.t4 = 't4': a group's name is its proof Job's, as a pool's name is its Job's"),
+        (
+            GROUPS,
+            _pools(t4={"vmSize": T4}),
+            r"gpuGroups\.inference = 't4': aks-gpu:gpuPools\.t4 has a fixed nodeCount 1: each pool of a group scales from zero",
+        ),
+        (
+            GROUPS,
+            _pools(t4={"vmSize": T4, "minCount": 1, "maxCount": 2}),
+            r"gpuGroups\.inference = 't4': aks-gpu:gpuPools\.t4 has minCount 1: each pool of a group scales from zero",
+        ),
+        (
+            GROUPS,
+            _pools(t4={"vmSize": T4, "nodeCount": 1, "management": "aks-managed"}),
+            r"gpuGroups\.inference = 't4': aks-gpu:gpuPools\.t4 is aks-managed, which has no cluster autoscaler during its preview",
+        ),
+        (
+            GROUPS,
+            _pools(a10={"vmSize": A10, "minCount": 0, "maxCount": 1, "management": "gpu-operator"}),
+            r"gpuGroups\.inference = .*more than one management \(t4: device-plugin, t4b: device-plugin, a10: gpu-operator\)",
+        ),
+        (
+            GROUPS,
+            _pools(a10={"vmSize": GB200, "minCount": 0, "maxCount": 1}),
+            r"gpuGroups\.inference = .*more than one CPU architecture \(t4: amd64, t4b: amd64, a10: arm64\)",
+        ),
+        (
+            GROUPS,
+            _pools(a10={"vmSize": "Standard_NC8ads_L4_v9", "minCount": 0, "maxCount": 1}),
+            r"gpuGroups\.inference = 'a10': .*Standard_NC8ads_L4_v9 is not in this program's GPU size catalog, so its CPU architecture and GPU memory",
+        ),
+    ],
+)
+def test_a_group_the_pools_cannot_serve_is_refused_in_one_line(groups: Any, pools: dict[str, Any], says: str) -> None:
+    refused(r"^invalid config aks-gpu:" + says, gpuPools=pools, gpuGroups=groups)
+
+
+def test_a_group_of_the_guides_one_pool_is_refused() -> None:
+    refused(
+        r"^invalid config aks-gpu:gpuGroups with aks-gpu:gpuPool: a group lists gpuPools entries", gpuGroups={"inference": ["gpu", "a10"]}
+    )
+
+
+def test_a_pool_the_stack_only_uses_cannot_be_in_a_group() -> None:
+    team = {"resourceGroupName": "team-rg", "name": "team-aks"}
+    refused(
+        r"^invalid config aks-gpu:gpuGroups\.inference = .*'gpunp' is existing: use, the owner's pool",
+        existingCluster=team,
+        gpuPools={"gpunp": {"existing": "use"}, "t4": POOLS["t4"]},
+        gpuGroups={"inference": ["t4", "gpunp"]},
+    )
+
+
+# --------------------------------------------------------------------------- what is declared
+
+# Two groups and a pool of its own on a created cluster: the proof of each group must land on
+# its pools and on nothing else (the System pool, the pool in no group, the other group's).
+MANY: dict[str, Any] = {
+    **POOLS,
+    "t4b": {**POOLS["t4b"], "spot": True},
+    "b1": {"vmSize": T4, "minCount": 0, "maxCount": 1},
+    "b2": {"vmSize": A10, "minCount": 0, "maxCount": 1},
+    "solo": {"vmSize": T4, "minCount": 0, "maxCount": 1},
+}
+MANY_GROUPS = {"inference": ["t4", "t4b", "a10"], "batch": ["b2", "b1"]}
+
+
+def many(preview: bool = True) -> Any:
+    return run_cached("dev", preview, gpuPool=None, gpuPools=MANY, gpuGroups=MANY_GROUPS)[0]
+
+
+def _pool_nodes(run: Any) -> list[PoolNodes]:
+    """Every pool's nodes as the scheduler sees them: AKS's labels (its pool's name, OS, VM size,
+    and Spot's priority), the pool's declared nodeLabels, and its declared nodeTaints. The
+    labels are complete: AKS sets no other label a proof selects on (use-labels.md, "Reserved
+    system labels"), so a label missing here is missing on the node."""
+    cluster = run.one("azure-native:containerservice:ManagedCluster").inputs
+    system = [
+        PoolNodes(p["name"], {**pool_labels(p["name"]), INSTANCE_TYPE: p["vmSize"]}, tuple(p.get("nodeTaints") or ()))
+        for p in cluster["agentPoolProfiles"]
+    ]
+    gpu = []
+    for pool in run.of_type(POOL):
+        inputs = pool.inputs
+        aks = {INSTANCE_TYPE: inputs["vmSize"], **({SPOT_LABEL: "spot"} if inputs.get("scaleSetPriority") == "Spot" else {})}
+        gpu.append(
+            PoolNodes(
+                inputs["agentPoolName"],
+                {**pool_labels(inputs["agentPoolName"], inputs.get("nodeLabels")), **aks},
+                tuple(inputs["nodeTaints"]),
+            )
+        )
+    return system + gpu
+
+
+def _pod(job: Any) -> DaemonSet:
+    """The Job's pod as the matcher reads a pod template (cluster_objects.lands: every
+    NoSchedule/NoExecute taint tolerated as k8s.io/api core/v1 toleration.go ToleratesTaint
+    does, the nodeSelector's every label equal, required node affinity met)."""
+    spec = job.inputs["spec"]["template"]["spec"]
+    affinity = (spec.get("affinity") or {}).get("nodeAffinity", {}).get("requiredDuringSchedulingIgnoredDuringExecution")
+    terms = tuple(tuple(t.get("matchExpressions") or ()) for t in affinity["nodeSelectorTerms"]) if affinity else None
+    return DaemonSet(
+        "gpu-workloads",
+        job.inputs["metadata"]["name"],
+        node_selector=spec.get("nodeSelector") or {},
+        tolerations=tuple(spec.get("tolerations") or ()),
+        terms=terms,
+    )
+
+
+def _lands_on(run: Any, job_name: str) -> set[str]:
+    """The pools the Job's pod can be scheduled on. A nodeSelector label the pool's nodes lack
+    is "maybe" to the matcher (Azure may not tell of a live pool's every label); here the labels
+    are complete, so only "yes" lands."""
+    pod = _pod(run.one(JOB, job_name))
+    return {pool.name for pool in _pool_nodes(run) if lands(pod, pool).answer == "yes"}
+
+
+@pytest.mark.parametrize(
+    ("job", "pools"), [("mnist-proof-inference", {"t4", "t4b", "a10"}), ("mnist-proof-batch", {"b1", "b2"}), ("mnist-proof-solo", {"solo"})]
+)
+def test_the_proof_of_a_group_lands_on_every_pool_of_it_and_on_no_other(job: str, pools: set[str]) -> None:
+    assert _lands_on(many(), job) == pools
+
+
+def test_a_workload_that_asks_as_the_docs_say_lands_on_the_groups_pools_only() -> None:
+    """docs/gpu.md's workload: the group's label, the guide's toleration and Spot's."""
+    run = many()
+    asked = DaemonSet(
+        "team",
+        "inference-server",
+        node_selector={GROUP_LABEL: "inference"},
+        tolerations=(
+            {"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"},
+            {"key": "kubernetes.azure.com/scalesetpriority", "operator": "Equal", "value": "spot", "effect": "NoSchedule"},
+        ),
+    )
+    assert {pool.name for pool in _pool_nodes(run) if lands(asked, pool).answer == "yes"} == {"t4", "t4b", "a10"}
+
+
+def test_each_pool_of_a_group_carries_the_groups_label_and_no_other_pool_a_label() -> None:
+    labels = {p.inputs["agentPoolName"]: p.inputs.get("nodeLabels") for p in many().of_type(POOL)}
+    assert labels == {
+        "t4": {GROUP_LABEL: "inference"},
+        "t4b": {GROUP_LABEL: "inference"},
+        "a10": {GROUP_LABEL: "inference"},
+        "b1": {GROUP_LABEL: "batch"},
+        "b2": {GROUP_LABEL: "batch"},
+        "solo": None,
+    }
+
+
+def test_a_group_has_one_proof_job_named_after_it_and_its_pools_none_of_their_own() -> None:
+    jobs = sorted(j.inputs["metadata"]["name"] for j in many().of_type(JOB))
+    assert jobs == ["mnist-proof-batch", "mnist-proof-inference", "mnist-proof-solo"]
+
+
+def test_the_groups_job_waits_for_every_pool_of_it_and_the_device_plugin_and_as_long_as_a_pool_from_zero_needs() -> None:
+    run = many(preview=False)
+    job = run.one(JOB, "mnist-proof-inference")
+    pools = {p.inputs["agentPoolName"]: p.urn for p in run.of_type(POOL)}
+    plugin = run.one(DAEMON_SET, "nvidia-device-plugin-daemonset").urn
+    assert {pools["t4"], pools["t4b"], pools["a10"], plugin} <= set(job.dependencies)
+    assert not {pools["b1"], pools["b2"], pools["solo"]} & set(job.dependencies)
+    from_zero = run.one(JOB, "mnist-proof-solo")  # a pool of its own, from zero: the longest a pool needs
+    assert job.inputs["spec"]["activeDeadlineSeconds"] == from_zero.inputs["spec"]["activeDeadlineSeconds"]
+    assert job.options["customTimeouts"] == from_zero.options["customTimeouts"]
+
+
+def test_the_device_plugin_and_gpu_metrics_reach_every_pool_of_a_group() -> None:
+    run = many()
+    for name in ("nvidia-device-plugin-daemonset", "dcgm-exporter"):
+        spec = run.one(DAEMON_SET, name).inputs["spec"]["template"]["spec"]
+        terms = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+        plugin = DaemonSet(
+            "gpu-resources",
+            name,
+            tolerations=tuple(spec.get("tolerations") or ()),
+            terms=tuple(tuple(t["matchExpressions"]) for t in terms),
+        )
+        reached = {pool.name for pool in _pool_nodes(run) if lands(plugin, pool).answer == "yes"}
+        assert {"t4", "t4b", "a10", "b1", "b2"} <= reached, name
+
+
+def test_the_outputs_list_each_groups_pools_in_order_with_their_sizes_and_its_job() -> None:
+    run = many()
+    groups = run.outputs["gpuGroups"].value
+    assert [(p["name"], p["vmSize"]) for p in groups["inference"]["pools"]] == [("t4", T4), ("t4b", T4_8), ("a10", A10)]
+    assert [p["name"] for p in groups["batch"]["pools"]] == ["b2", "b1"]
+    assert groups["inference"]["job"]["name"] == "mnist-proof-inference"
+    assert "node.kubernetes.io/instance-type" in groups["inference"]["nodesCommand"]
+    pools = run.outputs["gpuPools"].value
+    assert (pools["t4"].get("group"), "job" in pools["t4"]) == ("inference", False)
+    assert (pools["solo"].get("group"), pools["solo"]["job"]["name"]) == (None, "mnist-proof-solo")
+
+
+def test_a_stack_without_groups_has_no_groups_output() -> None:
+    assert "gpuGroups" not in run_cached("dev", gpuPool=None, gpuPools=POOLS)[0].outputs
+
+
+def test_a_groups_objects_validate_against_azures_schemas_and_kubernetes_openapi() -> None:
+    run = many()
+    assert arm_problems(run) == []
+    assert invalid(run) == []
+
+
+# --------------------------------------------------------------------------- an adopted pool
+
+TEAM = {"resourceGroupName": "team-rg", "name": "team-aks"}
+ADOPTING = {"gpunp": {"existing": "adopt"}, "t4": POOLS["t4"]}
+
+
+def test_an_adopted_pool_joins_its_group_by_a_label_added_in_place_beside_its_own() -> None:
+    said = lines("team", cluster=cluster(GPUNP), gpuPools=ADOPTING, gpuGroups={"inference": ["gpunp", "t4"]})
+    (plan,) = [line for line in said.infos if line.startswith("adopt: aks-gpu:gpuPools.gpunp:")]
+    assert "nodeLabels" in plan and "aks-gpu.io/gpu-group" in plan and plan.endswith("replaces nothing"), plan
+    run = run_cached("team", cluster=cluster(GPUNP), gpuPools=ADOPTING, gpuGroups={"inference": ["gpunp", "t4"]})[0]
+    adopted = next(p for p in run.of_type(POOL) if p.inputs["agentPoolName"] == "gpunp")
+    assert adopted.inputs["nodeLabels"] == {"team": "ml", GROUP_LABEL: "inference"}  # the owner's label kept: an update overwrites them
+    assert "nodeLabels" not in adopted.options["replaceOnChanges"]
+
+
+def test_an_adopted_pool_that_azure_runs_with_a_floor_above_zero_is_refused_for_a_group() -> None:
+    fixed = {**GPUNP, "enableAutoScaling": False, "minCount": None, "maxCount": None, "count": 1}
+    with pytest.raises(
+        ConfigError,
+        match=r"^invalid config aks-gpu:gpuGroups\.inference = 'gpunp': aks-gpu:gpuPools\.gpunp has a fixed nodeCount 1 \(as Azure has it\)",
+    ):
+        lines("team", cluster=cluster(fixed), gpuPools=ADOPTING, gpuGroups={"inference": ["gpunp", "t4"]})
+
+
+# --------------------------------------------------------------------------- the example
+
+EXAMPLE = ROOT / "examples" / "gpu-groups" / "Pulumi.inference.yaml"
+
+
+def test_the_examples_stack_file_passes_the_schema_and_its_group_lists_a_t4_then_a_larger_t4_then_an_a10() -> None:
+    config = yaml.safe_load(EXAMPLE.read_text())
+    assert list(VALIDATOR.iter_errors(config)) == []
+    pools, groups = config["config"]["aks-gpu:gpuPools"], config["config"]["aks-gpu:gpuGroups"]
+    assert [pools[name]["vmSize"] for name in groups["inference"]] == [T4, T4_8, A10]
+
+
+def test_the_example_declares_its_group_and_one_proof_for_it() -> None:
+    run = run_cached("inference", stack_file=EXAMPLE)[0]
+    assert {p.inputs["agentPoolName"]: p.inputs["nodeLabels"] for p in run.of_type(POOL)} == dict.fromkeys(
+        ("t4", "t4b", "a10"), {GROUP_LABEL: "inference"}
+    )
+    assert [j.inputs["metadata"]["name"] for j in run.of_type(JOB)] == ["mnist-proof-inference"]
