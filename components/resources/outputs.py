@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pulumi
@@ -10,6 +10,9 @@ import pulumi
 from components.resources.gpu_pool import AGENT_POOL_LABEL
 
 AKS_MANAGED_METRICS = "port 19400 on each GPU node (AKS-managed DCGM exporter)"
+# servedBy where the watch saw no node run the proof: it could not start, or the stack's state is
+# from before the watch recorded it (the next proof's watch does).
+NOT_SERVED = "not known: the watch saw no node run this proof"
 
 
 def gpu_metrics_location(modes: frozenset[str], enabled: bool, exporter: Any | None, operator: Any | None) -> pulumi.Input[str]:
@@ -61,5 +64,21 @@ def pool_outputs(pools: Sequence[Any], job: Any | None) -> dict[str, dict[str, A
             entry["job"] = {"name": run.name, "namespace": run.namespace, "logsCommand": run.logs_command, "urn": run.urn}
             if run.result_command is not None:  # the last proof's line, after the Job is gone (docs/troubleshooting.md)
                 entry["job"]["resultCommand"] = run.result_command
+            if run.watch is not None:  # which pool, and so which size, ran the proof (docs/proof.md)
+                entry["job"]["servedBy"] = served_by(run.watch, {p.name: p.vm_size for p in pools})
         described[pool.name] = entry
     return described
+
+
+def served_by(watch: Any, vm_sizes: Mapping[str, str]) -> pulumi.Output[str]:
+    """`<pool> (<vmSize>)` of the node that ran the proof, as its watch recorded it
+    (ProofWatch.served_pool, served_vm_size); a watch not told the sizes (a Job of one pool)
+    names its pool, whose size is the declared one. NOT_SERVED where it saw none."""
+    return pulumi.Output.all(watch.served_pool, watch.served_vm_size).apply(lambda served: served_words(served[0], served[1], vm_sizes))
+
+
+def served_words(pool: str | None, vm_size: str | None, vm_sizes: Mapping[str, str]) -> str:
+    if not pool:
+        return NOT_SERVED
+    size = vm_size or vm_sizes.get(pool, "")
+    return f"{pool} ({size})" if size else pool
