@@ -255,6 +255,7 @@ def declare_proof(plan: Plan, cluster: Cluster, pools: list[Pool], installers: M
             depends_on=access(cluster),
             # Each awaited Job's watch (components/resources/proof_watch.py) finds the cluster so.
             watch_on=cluster.ref,
+            vm_sizes={p.name: p.vm_size for p in pools},
             runs=[*(pool_run(plan, p, installers) for p in pools if p.name not in grouped), *group_runs],
         ),
     )

@@ -17,19 +17,24 @@ from fake_kube_api import State
 from support.clock import Clock
 from test_proof_watch_decide import (
     FACTS,
+    GROUP,
     QUOTA,
     SCALE_SET,
     START,
+    STATUS,
+    allocation_failed,
     event,
     failing_pull,
+    group_trains,
     job,
     look,
     no_node,
     pod,
     trains,
+    triggered_in,
 )
 
-from components.deciding.proof.proof_watch import Snapshot, result_name
+from components.deciding.proof.proof_watch import Snapshot, WatchFacts, result_name
 from components.errors import ProofWatchFailed
 from components.live import proof_watch as live
 
@@ -71,12 +76,15 @@ def _bound(e: Mapping[str, Any]) -> dict[str, Any]:
     return {**e, "metadata": {"namespace": involved["namespace"]}, "involvedObject": involved}
 
 
-def watched(kube: fake_kube_api.FakeKube, sequence: Callable[[float], Snapshot]) -> tuple[Any, Clock]:
+def watched(
+    kube: fake_kube_api.FakeKube, sequence: Callable[[float], Snapshot], facts: WatchFacts = FACTS, said: list[str] | None = None
+) -> tuple[Any, Clock]:
     kube.states = served(sequence)
     clock = Clock()
+    status = said.append if said is not None else (lambda line: None)
     try:
         got: Any = live.watch(
-            CLUSTER, FACTS, 4545, lambda line: None, clock=lambda: clock.now, sleep=clock.sleep, kubeconfig=lambda c: kube.kubeconfig()
+            CLUSTER, facts, 4545, status, clock=lambda: clock.now, sleep=clock.sleep, kubeconfig=lambda c: kube.kubeconfig()
         )
     except ProofWatchFailed as error:
         got = error
@@ -126,3 +134,25 @@ def test_a_proof_that_trains_returns_its_line_and_leaves_the_job_alone(kube):
     assert got.kind == "trained" and got.line.startswith("PROOF OK ")
     assert not ended(kube) and kept(kube)["line"] == got.line
     assert clock.now == 120  # the first look after it completed
+
+
+def test_a_group_whose_first_pool_azure_cannot_fill_trains_on_the_next_and_keeps_which_served(kube):
+    # t4's VM fails to provision at 190 s (ScaleUpFailed on the autoscaler's status ConfigMap),
+    # the autoscaler adds a node to t4b at 202 s, which trains from 620 s to 700 s.
+    def sequence(now: float) -> Snapshot:
+        events = (
+            event("TriggeredScaleUp", triggered_in("t4"), [12], now),
+            event("ScaleUpFailed", allocation_failed("t4"), [190], now, **STATUS),
+            event("TriggeredScaleUp", triggered_in("t4b"), [202], now),
+        )
+        if now < 600:
+            return look(now, job(), [pod(5, unschedulable_since=6)], *events)
+        return group_trains(now, "t4b", 620, 700, *events)
+
+    said: list[str] = []
+    got, clock = watched(kube, sequence, GROUP, said)
+
+    assert got.kind == "trained" and (got.pool, got.vm_size) == ("t4b", "Standard_NC8as_T4_v3")
+    assert clock.now == 700 and not ended(kube)
+    assert any(line.startswith("pool t4 could not add a node (ScaleUpFailed: ") for line in said), "the fall-back said while it waits"
+    assert (kept(kube)["pool"], kept(kube)["vmSize"]) == ("t4b", "Standard_NC8as_T4_v3")

@@ -487,3 +487,160 @@ def test_a_message_from_the_cluster_is_one_line():
     snapshot = look(600, job(), [pod(0, unschedulable_since=1)], event("FailedScheduling", said, [1], 600))
     verdict = decide(FIXED, snapshot)
     assert verdict.kind == "stop" and "\n" not in verdict.line and "\u202e" not in verdict.line
+
+
+# --- a capacity group: one Job, several pools in the team's order -------------------------------
+#
+# The cluster autoscaler backs a node group off after its scale-up failed and leaves it out of
+# the next scale-ups (kubernetes/autoscaler@bdef0a7a cluster-autoscaler/core/scaleup/orchestrator/
+# orchestrator.go: filterValidScaleUpNodeGroups skips a group IsNodeGroupReadyToScaleUp answers
+# BackoffReason for), so the pod's next TriggeredScaleUp names another pool that fits
+# (FAQ.md@55c37cd5: "may attempt to scale up a different group if the pods are still pending").
+
+GROUP_POOLS = ("t4", "t4b", "a10")
+SIZES = {"t4": "Standard_NC4as_T4_v3", "t4b": "Standard_NC8as_T4_v3", "a10": "Standard_NV36ads_A10_v5"}
+SETS = {"t4": "aks-t4-12345678-vmss", "t4b": "aks-t4b-23456789-vmss", "a10": "aks-a10-34567890-vmss"}
+GROUP = WatchFacts(**{**vars(FACTS), "pool_name": "t4", "accepted_pools": GROUP_POOLS, "vm_sizes": SIZES})
+STATUS = {"kind": "ConfigMap", "name": "cluster-autoscaler-status"}
+
+
+def triggered_in(pool: str) -> str:
+    return f"pod triggered scale-up: [{{{SETS[pool]} 0->1 (max: 2)}}]"
+
+
+# Azure's VMs that failed to provision (AllocationFailed, ZonalAllocationFailed), as upstream's
+# Azure provider reports them (cloudprovider/azure/azure_scale_set.go@55c37cd5
+# instanceStatusFromProvisioningStateAndPowerState: OutOfResource "provisioning-state-failed",
+# "Azure failed to provision a node for this node group") and clusterstate.go writes them.
+def allocation_failed(pool: str) -> str:
+    return (
+        f"Failed adding 1 nodes to group {SETS[pool]} due to OutOfResource.provisioning-state-failed; "
+        "source errors: Azure failed to provision a node for this node group"
+    )
+
+
+def quota_refused(pool: str) -> str:
+    return QUOTA.replace(SCALE_SET, SETS[pool])
+
+
+def timed_out(pool: str) -> str:
+    # clusterstate.go updateScaleRequests: "Nodes added to group %s failed to register within %v".
+    return f"Nodes added to group {SETS[pool]} failed to register within 15m0s"
+
+
+def group_trains(now: float, pool: str, running_from: float, done_at: float, *events: Mapping[str, Any] | None) -> Snapshot:
+    node = f"{SETS[pool]}000000"
+    if now >= done_at:
+        return look(now, job([{"type": "Complete"}]), [pod(0, node=node, phase="Succeeded", terminated=PROOF_OK)], *events)
+    return look(now, job(), [pod(0, node=node, phase="Running", running_since=running_from)], *events, log="step 100: loss 0.8000\n")
+
+
+def test_a_group_whose_first_pool_azure_cannot_fill_trains_on_the_next_and_says_which_served():
+    def sequence(now: float) -> Snapshot:
+        events = (
+            event("FailedScheduling", no_node(2, "2 node(s) didn't match Pod's node affinity/selector"), [1], now),
+            event("TriggeredScaleUp", triggered_in("t4"), [12], now),
+            event("ScaleUpFailed", allocation_failed("t4"), [190], now, **STATUS),
+            event("TriggeredScaleUp", triggered_in("t4b"), [202], now),
+        )
+        if now < 600:
+            return look(now, job(), [pod(0, unschedulable_since=1)], *events)
+        return group_trains(now, "t4b", 620, 700, *events)
+
+    when, verdict, lines = first_verdict(GROUP, sequence)
+    assert (verdict.kind, verdict.line, when) == ("trained", PROOF_OK, 700)
+    assert (verdict.pool, verdict.vm_size) == ("t4b", "Standard_NC8as_T4_v3")
+    fell_back = (
+        "pool t4 could not add a node (ScaleUpFailed: Failed adding 1 nodes to group aks-t4-12345678-vmss due to "
+        "OutOfResource.provisioning-state-failed; source errors: Azure failed to provision a node for this node group)"
+    )
+    assert f"{fell_back}; the autoscaler tries the next: t4b, a10" in lines
+    assert any(
+        line.startswith(f"a node being added in pool t4b by the cluster autoscaler ({{{SETS['t4b']} 0->1 (max: 2)}}) for ")
+        and line.endswith(f", after {fell_back}; the autoscaler tries the next: t4b, a10")
+        for line in lines
+    )
+    assert not any(line.startswith("a node being added in pool t4 or") for line in lines)
+
+
+def test_a_group_whose_every_pool_failed_stops_naming_each_in_azures_words():
+    def sequence(now: float) -> Snapshot:
+        return look(
+            now,
+            job(),
+            [pod(0, unschedulable_since=1)],
+            event("TriggeredScaleUp", triggered_in("t4"), [12], now),
+            event("FailedToScaleUpGroup", quota_refused("t4"), [14], now, **STATUS),
+            event("TriggeredScaleUp", triggered_in("t4b"), [22], now),
+            event("ScaleUpFailed", allocation_failed("t4b"), [200], now, **STATUS),
+            event("TriggeredScaleUp", triggered_in("a10"), [212], now),
+            event("ScaleUpTimedOut", timed_out("a10"), [1112], now, **STATUS),
+        )
+
+    when, verdict, lines = first_verdict(GROUP, sequence)
+    assert (verdict.kind, when) == ("stop", 1120), "terminal only once the last pool of the group failed too"
+    assert verdict.line.startswith(
+        "the cluster autoscaler could not add a node to any pool the proof accepts (t4, t4b, a10): "
+        "pool t4: FailedToScaleUpGroup: OperationNotAllowed: Operation could not be completed as it results in exceeding approved"
+    )
+    assert "; pool t4b: ScaleUpFailed: Failed adding 1 nodes to group aks-t4b-23456789-vmss" in verdict.line
+    assert verdict.line.endswith("; pool a10: ScaleUpTimedOut: Nodes added to group aks-a10-34567890-vmss failed to register within 15m0s")
+    assert (verdict.pool, verdict.vm_size) == ("", ""), "no node ran it"
+    assert any(line.endswith("the autoscaler tries the next: a10") for line in lines)
+
+
+def test_a_group_whose_first_pool_has_no_quota_waits_for_the_next_one_azure_fills():
+    def sequence(now: float) -> Snapshot:
+        events = (
+            event("TriggeredScaleUp", triggered_in("t4"), [12], now),
+            event("FailedToScaleUpGroup", quota_refused("t4"), [14], now, **STATUS),
+        )
+        return look(now, job(), [pod(0, unschedulable_since=1)], *events)
+
+    verdict = decide(GROUP, sequence(20))
+    assert verdict.kind == "waiting"
+    assert verdict.line.startswith("pool t4 could not add a node (FailedToScaleUpGroup: OperationNotAllowed: Operation could not")
+    assert verdict.line.endswith("; the autoscaler tries the next: t4b, a10")
+    # The same refusal stops a Job of that one pool, as before groups.
+    alone = WatchFacts(**{**vars(FACTS), "pool_name": "t4"})
+    assert decide(alone, sequence(20)).kind == "stop"
+
+
+def test_a_failure_on_the_pod_that_names_no_pool_is_the_pool_of_the_scale_up_it_followed():
+    snapshot = look(
+        120,
+        job(),
+        [pod(0, unschedulable_since=1)],
+        event("TriggeredScaleUp", triggered_in("t4"), [12], 120),
+        event("FailedScaleUp", ALLOCATION, [95], 120),
+    )
+    verdict = decide(GROUP, snapshot)
+    assert verdict.kind == "waiting" and verdict.line.startswith("pool t4 could not add a node (FailedScaleUp: Node scale up in zones")
+
+
+def test_a_group_pods_refusal_stays_the_pods_and_says_what_failed_before():
+    # After t4's failure the others are at their max: the autoscaler's NotTriggerScaleUp on the pod
+    # (skippedreasons.go: "in backoff after failed scale-up", "max node group size reached").
+    said = not_triggered("1 in backoff after failed scale-up", "2 max node group size reached")
+
+    def sequence(now: float) -> Snapshot:
+        return look(
+            now,
+            job(),
+            [pod(0, unschedulable_since=1)],
+            event("TriggeredScaleUp", triggered_in("t4"), [12], now),
+            event("ScaleUpFailed", allocation_failed("t4"), [100], now, **STATUS),
+            event("NotTriggerScaleUp", said, list(range(110, 3600, 10)), now),
+        )
+
+    when, verdict, _ = first_verdict(GROUP, sequence)
+    assert verdict.kind == "stop" and NOT_TRIGGERED_SECONDS <= when - 110 <= FIVE_MINUTES
+    assert verdict.line.startswith(f"the cluster autoscaler will not add a node to pool t4, t4b or a10 for the proof's pod {POD}: {said} ")
+    assert "; pool t4 could not add a node (ScaleUpFailed: " in verdict.line
+
+
+def test_a_pool_of_its_own_served_the_proof_it_ran_on():
+    verdict = decide(FACTS, trains(200, 0, 100))
+    assert (verdict.kind, verdict.pool, verdict.vm_size) == ("trained", "gpu", "")
+    told = WatchFacts(**{**vars(FACTS), "vm_sizes": {"gpu": "Standard_NC24ads_A100_v4"}})
+    assert decide(told, trains(200, 0, 100)).vm_size == "Standard_NC24ads_A100_v4"

@@ -90,6 +90,16 @@ def test_a_proof_that_trains_returns_its_line_and_keeps_it_in_the_result_configm
     assert kube.calls("PATCH", "/jobs/") == []
 
 
+def test_the_result_configmap_names_the_pool_and_size_that_served_where_the_watch_knows_them(kube):
+    kube.states = [State(job("j-1", "hash-now", "Complete", succeeded=1), date="Sat, 28 Nov 2026 12:30:00 GMT")]
+    served = Verdict("trained", "PROOF OK", pool="t4b", vm_size="Standard_NC8as_T4_v3")
+
+    assert watching(kube, Scripted(served))[0] == served
+    [apply] = kube.calls("PATCH", "/configmaps/")
+    assert (apply.body["data"]["pool"], apply.body["data"]["vmSize"]) == ("t4b", "Standard_NC8as_T4_v3")
+    assert live.served(Verdict("trained", "PROOF OK", pool="gpu")) == {"pool": "gpu"}, "a size not told is left out, not empty"
+
+
 def test_a_cause_that_waiting_will_not_mend_ends_the_job_by_its_uid_then_fails_in_that_line(kube):
     kube.states = [State(job("j-1", "hash-now", active=1), [pod("p-1", "j-1")])]
     stop = Verdict("stop", "the image ghcr.io/example/mnist@sha256:abc cannot be pulled on node aks-gpu-0: 403 Forbidden")

@@ -242,6 +242,13 @@ def test_a_proof_that_cannot_start_fails_the_create_in_one_line_after_ending_its
     assert kept.path == "/api/v1/namespaces/gpu-workloads/configmaps/mnist-proof-t4-result"
     assert kept.content_type == "application/apply-patch+yaml"
     assert kept.query == {"fieldManager": [live.FIELD_MANAGER], "force": ["true"]}
-    assert kept.body["data"] == {"line": str(failed.value), "outcome": "stop", "jobUid": JOB_UID, "finishedAt": "2026-11-28T12:01:00Z"}
+    landed = {"pool": "t4"}  # the node the pod was on, whose image it could not pull (docs/proof.md, "Which size served")
+    assert kept.body["data"] == {
+        "line": str(failed.value),
+        "outcome": "stop",
+        "jobUid": JOB_UID,
+        "finishedAt": "2026-11-28T12:01:00Z",
+        **landed,
+    }
     assert [r.path.rsplit("/", 2)[-2] for r in kube.calls("PATCH")] == ["jobs", "configmaps"], "the Job is ended before the outcome is kept"
     assert engine.logged == [], "a cause found at the first look: nothing was waited for"

@@ -20,6 +20,7 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
+import pulumi_kubernetes as k8s
 import pytest
 from conftest import run_cached
 from google.protobuf import struct_pb2
@@ -29,9 +30,12 @@ from support.provider_host import Host, start_host
 from components.deciding.proof.proof_watch import SPEC_ANNOTATION, Verdict, WatchFacts
 from components.errors import ProofWatchFailed
 from components.live.proof_watch import ClusterRef
+from components.resources import outputs
 from components.resources import proof_watch as pw
 from components.resources.job_deadline import duration_seconds
+from components.resources.mnist_job import MnistJob, MnistJobArgs, MnistRun
 from tools.azure_mocks import MOCK_CLIENT
+from tools.mock_engine import run_under_mocks
 
 WATCH = pw.TYPE
 JOB = "kubernetes:batch/v1:Job"
@@ -177,6 +181,54 @@ def test_each_pools_output_names_the_command_that_reads_its_last_proofs_line():
     )
 
 
+SIZES = {"t4": T4, "t4b": "Standard_NC8as_T4_v3", "a10": "Standard_NV36ads_A10_v5", "v100": "Standard_NC6s_v3"}
+
+
+def group_and_pool_run(preview: bool = False):
+    """A capacity group's one Job (pools t4, t4b, a10 in that order) beside a pool's own Job."""
+
+    def body() -> None:
+        provider = k8s.Provider("p", kubeconfig="apiVersion: v1")
+        runs = [
+            MnistRun("t4", accepted_pools=("t4", "t4b", "a10"), autoscaled=True, guide_names=False),
+            MnistRun("v100", guide_names=False),
+        ]
+        cluster = ClusterRef("sub", "rg", "aks", entra=False)
+        MnistJob("m", MnistJobArgs(provider=provider, image="mnist:gpu", max_steps=7, runs=runs, watch_on=cluster, vm_sizes=SIZES))
+
+    return run_under_mocks(body, preview=preview)
+
+
+def test_a_groups_watch_is_told_its_pools_in_order_and_their_sizes_and_a_pools_own_watch_neither():
+    watches = {w.inputs["poolName"]: w for w in group_and_pool_run().of_type(WATCH)}
+    group, alone = watches["t4"], watches["v100"]
+    assert group.inputs["acceptedPools"] == ["t4", "t4b", "a10"]
+    assert group.inputs["vmSizes"] == {p: SIZES[p] for p in ("t4", "t4b", "a10")}
+    facts = pw.watch_facts(rpc.deserialize_properties(group.wire))
+    assert (facts.pools, dict(facts.vm_sizes)) == (("t4", "t4b", "a10"), {p: SIZES[p] for p in ("t4", "t4b", "a10")})
+    assert "acceptedPools" not in alone.inputs and "vmSizes" not in alone.inputs, "a pool's own watch keeps its inputs"
+    assert pw.watch_facts(rpc.deserialize_properties(alone.wire)).pools == ("v100",)
+
+
+def test_a_watch_of_a_stack_from_before_groups_keeps_its_inputs_and_so_its_diff():
+    """The dev stack's two pools, each with its own Job: the inputs are those the state holds."""
+    for watch in pools_run().of_type(WATCH):
+        assert not {"acceptedPools", "vmSizes", "servedPool", "servedVmSize"} & set(watch.inputs)
+
+
+# --------------------------------------------------------------------------- which size served
+
+
+def test_each_pools_job_says_which_pool_and_size_served_its_proof():
+    assert pools_run(preview=True).outputs["gpuPools"].value["t4"]["job"]["servedBy"] is None, "a preview does not know yet"
+    # Under the mocks no watch ran: its outputs are what a state from before groups holds, none.
+    assert pools_run().outputs["gpuPools"].value["t4"]["job"]["servedBy"] == outputs.NOT_SERVED
+    assert outputs.served_words("t4b", "Standard_NC8as_T4_v3", SIZES) == "t4b (Standard_NC8as_T4_v3)"
+    assert outputs.served_words("t4", "", SIZES) == f"t4 ({T4})", "a pool's own watch is not told its size: the pool's"
+    for pool in ("", None):
+        assert outputs.served_words(pool, None, SIZES) == outputs.NOT_SERVED
+
+
 # --------------------------------------------------------------------------- the provider, here
 
 
@@ -216,6 +268,17 @@ def test_create_watches_that_job_for_as_long_as_up_waits_and_reports_on_the_watc
     assert pw.inputs_only(result.outs) == pw.inputs_only(props), "the state keeps every input, for the next diff"
 
 
+def test_create_keeps_the_pool_and_size_that_served_as_the_watchs_outputs(monkeypatch):
+    served = Verdict("trained", "PROOF OK", pool="t4b", vm_size="Standard_NC8as_T4_v3")
+    monkeypatch.setattr(pw.engine_status, "reporter", lambda urn, address=None: lambda said: None)
+    monkeypatch.setattr(pw.live_watch, "watch", lambda *args, **kwargs: served)
+    outs = pw.ProofWatchProvider().create(host_props()).outs
+    assert (outs["servedPool"], outs["servedVmSize"]) == ("t4b", "Standard_NC8as_T4_v3")
+    monkeypatch.setattr(pw.live_watch, "watch", nothing_watched)
+    kept = pw.ProofWatchProvider().update("id", outs, {**host_props(), "seconds": 60.0}).outs
+    assert (kept["servedPool"], kept["servedVmSize"], kept["line"]) == ("t4b", "Standard_NC8as_T4_v3", "PROOF OK")
+
+
 def test_a_create_whose_watch_fails_raises_its_one_line_and_leaves_no_state(monkeypatch):
     line = "PROOF FAILED: image pytorch/pytorch cannot be pulled from docker.io: 429 Too Many Requests"
 
@@ -249,14 +312,16 @@ def test_another_job_is_a_new_watch_created_before_the_old_one_goes(key):
     assert (result.changes, result.replaces, result.delete_before_replace) == (True, [key], False)
 
 
-@pytest.mark.parametrize("key", ["statusUrn", "seconds", "poolName", "autoscaled", "image", "maxSteps", "entra"])
+@pytest.mark.parametrize(
+    "key", ["statusUrn", "seconds", "poolName", "autoscaled", "image", "maxSteps", "entra", "acceptedPools", "vmSizes"]
+)
 def test_any_other_change_is_an_update_that_watches_nothing(key):
     result = pw.diff_watch({**host_props(), "line": "PROOF OK"}, {**host_props(), key: "other"})
     assert (result.changes, result.replaces) == (True, [])
 
 
 def test_the_same_inputs_are_no_change_whatever_the_line_or_the_pickled_provider():
-    olds = {**host_props(), "line": "PROOF OK", pw.PROVIDER_KEY: "an older pickle"}
+    olds = {**host_props(), "line": "PROOF OK", "servedPool": "t4", "servedVmSize": "", pw.PROVIDER_KEY: "an older pickle"}
     assert pw.diff_watch(olds, host_props()).changes is False
 
 

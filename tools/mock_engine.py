@@ -406,6 +406,17 @@ async def _resolve_outputs(exports: Mapping[str, Any]) -> dict[str, StackOutput]
     resolved: dict[str, StackOutput] = {}
     for name, value in exports.items():
         out = pulumi.Output.from_input(value)
-        resolved[name] = StackOutput(value=await out.future(), secret=await out.is_secret())
+        resolved[name] = StackOutput(value=await _leaves(value), secret=await out.is_secret())
     await asyncio.sleep(0)
     return resolved
+
+
+async def _leaves(value: Any) -> Any:
+    """An export resolved leaf by leaf, as the SDK serializes one (pulumi/runtime/rpc.py
+    serialize_property recurses into dicts and lists): a value a preview does not know is None
+    where it stands, its siblings known, not the whole export."""
+    if isinstance(value, Mapping):
+        return {key: await _leaves(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [await _leaves(item) for item in value]
+    return await pulumi.Output.from_input(value).future()

@@ -34,7 +34,7 @@ What it asks, and why each (Kubernetes API, kubernetes/kubernetes at 0158de93 un
   deadline" and deletes its active pods (`syncJob`). pulumi-kubernetes' Job await then returns
   on the Failed condition, and the Job is left Failed, as replaceUnready expects: the next
   `pulumi up` replaces it;
-- the outcome kept in a ConfigMap `<job>-result` by server-side apply (PATCH with
+- the outcome, and the pool and vmSize of the node the proof ran on, kept in a ConfigMap `<job>-result` by server-side apply (PATCH with
   `application/apply-patch+yaml`, `fieldManager`, `force=true`: one request that creates it or
   replaces what this manager wrote before; the patch handler sets `forceAllowCreate` for an
   apply, staging/src/k8s.io/apiserver/pkg/endpoints/handlers/patch.go), which outlives the
@@ -386,7 +386,7 @@ def _keep(api: _Api, facts: WatchFacts, verdict: Verdict, uid: str) -> str | Non
         "apiVersion": "v1",
         "kind": "ConfigMap",
         "metadata": {"name": name, "namespace": facts.namespace, "labels": {"app.kubernetes.io/managed-by": FIELD_MANAGER}},
-        "data": {"line": verdict.line, "outcome": verdict.kind, "jobUid": uid, "finishedAt": finished},
+        "data": {"line": verdict.line, "outcome": verdict.kind, "jobUid": uid, "finishedAt": finished, **served(verdict)},
     }
     query = f"fieldManager={FIELD_MANAGER}&force=true"
     try:
@@ -394,6 +394,12 @@ def _keep(api: _Api, facts: WatchFacts, verdict: Verdict, uid: str) -> str | Non
     except (_CannotWatch, _NoAnswer, _Refused) as error:
         return f"the proof's outcome could not be kept in ConfigMap {facts.namespace}/{name}: {error}"
     return None
+
+
+def served(verdict: Verdict) -> dict[str, str]:
+    """Where the proof's pod ran, as the ConfigMap's `pool` and `vmSize` (docs/proof.md, "Which
+    size served"): each where known, so a reader tells "not known" from a value."""
+    return {key: value for key, value in (("pool", verdict.pool), ("vmSize", verdict.vm_size)) if value}
 
 
 def _finish(api: _Api, facts: WatchFacts, look: Snapshot, verdict: Verdict, status: Callable[[str], None]) -> Verdict:

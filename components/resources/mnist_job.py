@@ -173,6 +173,8 @@ class MnistJobArgs:
     #: Where the cluster is, for each awaited Job's watch (components/resources/proof_watch.py);
     #: None: no watch, the Jobs' own await alone decides.
     watch_on: ClusterRef | None = None
+    #: Each GPU pool's vmSize, by pool name: the watch of a Job of several pools says which served.
+    vm_sizes: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def job_name(self) -> str:
@@ -413,6 +415,10 @@ class MnistJob(pulumi.ComponentResource):
             autoscaled=run.autoscaled,
             image=args.image,
             max_steps=args.max_steps,
+            accepted_pools=tuple(run.accepted_pools),
+            # Only a Job of several pools is told the sizes: a Job of one keeps today's inputs,
+            # and its size is its pool's (outputs.py served_by).
+            vm_sizes={p: args.vm_sizes[p] for p in run.accepted_pools if p in args.vm_sizes} if len(run.accepted_pools) > 1 else {},
         )
         return watch_resource.ProofWatch(
             name,

@@ -15,6 +15,9 @@ from components.resources.gpu_pool import AGENT_POOL_LABEL
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 
 AKS_MANAGED_METRICS = "port 19400 on each GPU node (AKS-managed DCGM exporter)"
+# servedBy where the watch saw no node run the proof: it could not start, or the stack's state is
+# from before the watch recorded it (the next proof's watch does).
+NOT_SERVED = "not known: the watch saw no node run this proof"
 
 
 def gpu_metrics_location(modes: frozenset[str], enabled: bool, exporter: Any | None, operator: Any | None) -> pulumi.Input[str]:
@@ -55,6 +58,7 @@ def pool_outputs(pools: Sequence[Any], job: Any | None, groups: Mapping[str, Seq
     a pool of a capacity group (`groups`, Decided.proof_groups) names its group instead, whose
     one Job the gpuGroups output has (group_outputs)."""
     group_of = {name: group for group, names in (groups or {}).items() for name in names}
+    vm_sizes = {pool.name: pool.vm_size for pool in pools}
     described = {}
     for pool in pools:
         entry: dict[str, Any] = {
@@ -67,17 +71,19 @@ def pool_outputs(pools: Sequence[Any], job: Any | None, groups: Mapping[str, Seq
         if pool.name in group_of:
             entry["group"] = group_of[pool.name]
         elif job is not None:
-            entry["job"] = job_output(job.jobs[pool.name])
+            entry["job"] = job_output(job.jobs[pool.name], vm_sizes)
         described[pool.name] = entry
     return described
 
 
-def job_output(run: Any) -> dict[str, Any]:
+def job_output(run: Any, vm_sizes: Mapping[str, str]) -> dict[str, Any]:
     """A proof Job as the outputs describe it: its name, namespace, the command that shows its
-    log, its URN, and the command that reads its watch's outcome."""
-    described = {"name": run.name, "namespace": run.namespace, "logsCommand": run.logs_command, "urn": run.urn}
+    log, its URN, the command that reads its watch's outcome, and which pool and size served it."""
+    described: dict[str, Any] = {"name": run.name, "namespace": run.namespace, "logsCommand": run.logs_command, "urn": run.urn}
     if run.result_command is not None:  # the last proof's line, after the Job is gone (docs/troubleshooting.md)
         described["resultCommand"] = run.result_command
+    if run.watch is not None:  # which pool, and so which size, ran the proof (docs/proof.md)
+        described["servedBy"] = served_by(run.watch, vm_sizes)
     return described
 
 
@@ -100,6 +106,20 @@ def group_outputs(groups: Mapping[str, Sequence[str]], pools: Sequence[Any], job
             "nodesCommand": group_nodes_command(group),
         }
         if job is not None:
-            entry["job"] = job_output(job.jobs[group])
+            entry["job"] = job_output(job.jobs[group], {p.name: p.vm_size for p in pools})
         described[group] = entry
     return described
+
+
+def served_by(watch: Any, vm_sizes: Mapping[str, str]) -> pulumi.Output[str]:
+    """`<pool> (<vmSize>)` of the node that ran the proof, as its watch recorded it
+    (ProofWatch.served_pool, served_vm_size); a watch not told the sizes (a Job of one pool)
+    names its pool, whose size is the declared one. NOT_SERVED where it saw none."""
+    return pulumi.Output.all(watch.served_pool, watch.served_vm_size).apply(lambda served: served_words(served[0], served[1], vm_sizes))
+
+
+def served_words(pool: str | None, vm_size: str | None, vm_sizes: Mapping[str, str]) -> str:
+    if not pool:
+        return NOT_SERVED
+    size = vm_size or vm_sizes.get(pool, "")
+    return f"{pool} ({size})" if size else pool

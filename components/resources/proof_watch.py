@@ -57,8 +57,14 @@ TYPE = "pulumi-python:dynamic/aksgpu:ProofWatch"
 # watch, which creates it again (its create watches). Nothing else is compared for a
 # replacement: a changed status URN or time limit is an update that does nothing.
 WATCHED = ("subscriptionId", "resourceGroupName", "clusterName", "armEndpoint", "namespace", "jobName", "specHash")
-# What the create reports, not an input.
+# What the create reports, not inputs: the proof's last line, and the pool and vmSize of the node
+# it ran on (docs/proof.md, "Which size served").
 OUTPUT = "line"
+SERVED_POOL, SERVED_VM_SIZE = "servedPool", "servedVmSize"
+OUTPUTS = (OUTPUT, SERVED_POOL, SERVED_VM_SIZE)
+# Inputs only a Job of several pools (a capacity group's) has, so today's one-pool watch keeps its
+# inputs and diff: the pools in the team's order, and each one's vmSize.
+ACCEPTED_POOLS, VM_SIZES = "acceptedPools", "vmSizes"
 # The dynamic host's key for the pickled provider (pulumi/dynamic/__main__.py PROVIDER_KEY).
 PROVIDER_KEY = "__provider"
 
@@ -99,11 +105,13 @@ def watch_facts(props: Mapping[str, Any]) -> WatchFacts:
         autoscaled=bool(props["autoscaled"]),
         image=str(props["image"]),
         max_steps=int(props["maxSteps"]),
+        accepted_pools=tuple(str(pool) for pool in props.get(ACCEPTED_POOLS) or ()),
+        vm_sizes={str(pool): str(size) for pool, size in (props.get(VM_SIZES) or {}).items()},
     )
 
 
 def inputs_only(props: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in props.items() if k not in (OUTPUT, PROVIDER_KEY)}
+    return {k: v for k, v in props.items() if k not in (*OUTPUTS, PROVIDER_KEY)}
 
 
 def diff_watch(olds: Mapping[str, Any], news: Mapping[str, Any]) -> DiffResult:
@@ -137,7 +145,8 @@ class ProofWatchProvider(ResourceProvider):
         verdict = live_watch.watch(
             cluster_ref(props), watch_facts(props), float(props["seconds"]), engine_status.reporter(str(props["statusUrn"]))
         )
-        return CreateResult(id_=watch_id(props), outs={**inputs_only(props), OUTPUT: verdict.line})
+        served = {SERVED_POOL: verdict.pool, SERVED_VM_SIZE: verdict.vm_size}
+        return CreateResult(id_=watch_id(props), outs={**inputs_only(props), OUTPUT: verdict.line, **served})
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
         # The state as it is: what the watch saw is its outcome, and the Job it watched is
@@ -146,9 +155,9 @@ class ProofWatchProvider(ResourceProvider):
 
     def update(self, id_: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
         # Only what diff_watch calls no replacement gets here (the status URN, the time limit,
-        # the pool's facts): the Job is the same, nothing is watched again, the line is kept.
+        # the pool's facts): the Job is the same, nothing is watched again, what it saw is kept.
         # Without outs the host would store none (pulumi/dynamic/__main__.py Update).
-        return UpdateResult(outs={**inputs_only(news), OUTPUT: olds.get(OUTPUT)})
+        return UpdateResult(outs={**inputs_only(news), **{key: olds.get(key) for key in OUTPUTS}})
 
     def delete(self, id_: str, props: dict[str, Any]) -> None:
         # Nothing remote: the outcome's ConfigMap is in the stack's namespace, and goes with it.
@@ -163,6 +172,11 @@ class ProofWatch(Resource, module="aksgpu", name="ProofWatch"):
 
     #: What the watch ended with: the proof's last line, or why it could not watch.
     line: pulumi.Output[str]
+    #: The pool of the node that ran the proof ("" where the watch saw none); None in a state
+    #: from before it was recorded.
+    served_pool: pulumi.Output[str]
+    #: That pool's vmSize, where the watch was told the sizes (a Job of several pools); else "".
+    served_vm_size: pulumi.Output[str]
 
     def __init__(
         self,
@@ -191,9 +205,13 @@ class ProofWatch(Resource, module="aksgpu", name="ProofWatch"):
             "maxSteps": facts.max_steps,
             "seconds": seconds,
             "statusUrn": status_urn,
-            OUTPUT: None,
+            **({ACCEPTED_POOLS: list(facts.pools)} if facts.pools != (facts.pool_name,) else {}),
+            **({VM_SIZES: dict(facts.vm_sizes)} if facts.vm_sizes else {}),
+            **dict.fromkeys(OUTPUTS),
         }
         super().__init__(ProofWatchProvider(), name, props, opts)
+        # The SDK names each output attribute as its key (pulumi/runtime/rpc.py transfer_properties).
+        self.served_pool, self.served_vm_size = getattr(self, SERVED_POOL), getattr(self, SERVED_VM_SIZE)
 
 
 def child_urn(parent_type: str, type_: str, name: str) -> str:

@@ -159,6 +159,19 @@ def scale_set_of(pool: str) -> re.Pattern[str]:
     return re.compile(rf"\baks-{re.escape(pool)}-\d+-vmss\b", re.IGNORECASE)
 
 
+# A node of a VMSS pool: its scale set's name and the VM's instance suffix,
+# `aks-<pool>-<digits>-vmss<instance>` (azure-aks-docs at fb060abe: "aks-nodepool1-12345678-vmss000000",
+# articles/aks/configure-automatic-zone-placement.md; the scale set's own name: docs/proof-watch.md).
+NODE_OF_POOL = re.compile(r"^aks-(?P<pool>[a-z0-9]+)-\d+-vmss[0-9a-z]+$", re.IGNORECASE)
+
+
+def pool_of_node(node: str, pools: Sequence[str]) -> str:
+    """Which of `pools` a node is of, by its name (NODE_OF_POOL); "" when the name says none of them."""
+    found = NODE_OF_POOL.match(node)
+    named = found["pool"].lower() if found else ""
+    return next((pool for pool in pools if pool.lower() == named), "")
+
+
 def excluded_for_good(message: str) -> bool:
     """Whether a FailedScheduling message says every node is excluded by a taint that stays or by
     the pod's node selector or affinity: no node the pool has, and none freed, can take the pod."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Literal
 
@@ -44,6 +44,15 @@ class WatchFacts:
     autoscaled: bool
     image: str
     max_steps: int
+    #: The pools the Job's pod may land on, in the team's order (a capacity group's); empty: (pool_name,).
+    accepted_pools: tuple[str, ...] = ()
+    #: Each pool's vmSize, where the watch is told (a Job of several pools); empty: not told.
+    vm_sizes: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def pools(self) -> tuple[str, ...]:
+        """The pools the Job may land on, in the team's order; today's one pool is the one-element case."""
+        return tuple(self.accepted_pools) or (self.pool_name,)
 
 
 @dataclass(frozen=True)
@@ -71,6 +80,10 @@ class Verdict:
 
     kind: Literal["waiting", "trained", "failed", "stop"]
     line: str
+    #: Where the proof's pod ran, in a verdict that ends the watch: the node's pool ("" where no
+    #: node took it, or its name names no pool of the Job) and that pool's vmSize ("" where not told).
+    pool: str = ""
+    vm_size: str = ""
 
 
 # The proof's training lines (proof/train_mnist.py train: `step {step}: loss {loss:.4f}`) and the
@@ -80,7 +93,25 @@ CUDA_WAIT = "CUDA is not ready yet"
 
 
 def decide(facts: WatchFacts, look: Snapshot) -> Verdict:
-    """What one look says (see the module docstring)."""
+    """What one look says (see the module docstring); a verdict that ends the watch says where
+    the proof's pod ran (Verdict.pool, Verdict.vm_size)."""
+    verdict = _decide(facts, look)
+    if verdict.kind == "waiting":
+        return verdict
+    pool = ran_on(facts, look.pods)
+    return replace(verdict, pool=pool, vm_size=facts.vm_sizes.get(pool, "") if pool else "")
+
+
+def ran_on(facts: WatchFacts, pods: Sequence[Mapping[str, Any]]) -> str:
+    """The pool of the node the newest pod with a node ran on: the Job's one pool, or of several
+    the one its node's name names (proof_signals.pool_of_node); "" where no pod had a node."""
+    nodes = [_node(pod) for pod in pods if _node(pod)]
+    if not nodes:
+        return ""
+    return facts.pool_name if len(facts.pools) == 1 else signals.pool_of_node(nodes[-1], facts.pools)
+
+
+def _decide(facts: WatchFacts, look: Snapshot) -> Verdict:
     job = look.job
     if job is None:
         return Verdict("waiting", f"the Job {facts.namespace}/{facts.job_name} is not created yet")
@@ -148,12 +179,14 @@ def _retry_coming(facts: WatchFacts, pods: Sequence[Mapping[str, Any]]) -> Verdi
 
 
 def _unscheduled(facts: WatchFacts, look: Snapshot, pod: Mapping[str, Any], events: Sequence[Seen]) -> Verdict:
-    """Pending without a node: the autoscaler's word on the pool, or the scheduler's."""
-    name, pool = _name(pod), facts.pool_name
+    """Pending without a node: the autoscaler's word on the pools, or the scheduler's."""
+    name, pool = _name(pod), _pool_words(facts)
     since = _created(pod) or look.now
-    failed = _scale_up_failed(facts, look, since, events)
-    if failed is not None:
-        return failed
+    failed = _scale_ups_failed(facts, look, since, events)
+    if failed and all(p in failed for p in facts.pools):
+        return _every_pool_failed(facts, failed)
+    # Some of several pools failed: the autoscaler backs each off and tries another (docs/proof-watch.md).
+    fell_back = _falling_back(facts, failed)
     scheduling = signals.last_seen(events, ["FailedScheduling"])
     scheduler_says = one_line(scheduling.message) if scheduling else "not scheduled yet"
     if facts.autoscaled:
@@ -167,49 +200,108 @@ def _unscheduled(facts: WatchFacts, look: Snapshot, pod: Mapping[str, Any], even
                 refused_since = max(refused_since, triggered.last)
             age = _seconds(look.now, refused_since)
             said = one_line(refusals[-1].message)
+            also = f"; {fell_back}" if fell_back else ""
             if age >= signals.NOT_TRIGGERED_SECONDS:
                 return Verdict(
                     "stop",
-                    f"the cluster autoscaler will not add a node to pool {pool} for the proof's pod {name}: {said} "
-                    f"(for {_duration(age)}, no TriggeredScaleUp since)",
+                    f"the cluster autoscaler will not add a node to {pool} for the proof's pod {name}: {said} "
+                    f"(for {_duration(age)}, no TriggeredScaleUp since){also}",
                 )
-            return Verdict("waiting", f"the cluster autoscaler declines to add a node to pool {pool} for {_duration(age)}: {said}")
-        if triggered is not None:
+            return Verdict("waiting", f"the cluster autoscaler declines to add a node to {pool} for {_duration(age)}: {said}{also}")
+        latest_failure = max((s.last for s in failed.values()), default=None)
+        if triggered is not None and (latest_failure is None or triggered.last > latest_failure):
             adding = _between(triggered.message, "[", "]") or triggered.message
+            also = f", after {fell_back}" if fell_back else ""
             return Verdict(
                 "waiting",
-                f"a node being added in pool {pool} by the cluster autoscaler ({one_line(adding)}) for "
-                f"{_duration(_seconds(look.now, triggered.first))}",
+                f"a node being added in {_pool_named(facts, triggered.message)} by the cluster autoscaler ({one_line(adding)}) for "
+                f"{_duration(_seconds(look.now, triggered.first))}{also}",
             )
-        return Verdict("waiting", f"the proof's pod {name} waits for a node of pool {pool}: {scheduler_says}")
+        if fell_back:
+            return Verdict("waiting", fell_back)
+        return Verdict("waiting", f"the proof's pod {name} waits for a node of {pool}: {scheduler_says}")
     unschedulable_since = _condition_since(pod, "PodScheduled", "False") or since
     age = _seconds(look.now, unschedulable_since)
     if scheduling is not None and signals.excluded_for_good(scheduling.message) and age >= signals.UNSCHEDULABLE_SECONDS:
         return Verdict(
             "stop",
-            f"no node can take the proof's pod {name}, and pool {pool} has no autoscaler to add one: {scheduler_says} "
-            f"(for {_duration(age)})",
+            f"no node can take the proof's pod {name}, and {pool} has no autoscaler to add one: {scheduler_says} (for {_duration(age)})",
         )
-    return Verdict("waiting", f"the proof's pod {name} waits for a node of pool {pool} ({_duration(age)}): {scheduler_says}")
+    return Verdict("waiting", f"the proof's pod {name} waits for a node of {pool} ({_duration(age)}): {scheduler_says}")
 
 
-def _scale_up_failed(facts: WatchFacts, look: Snapshot, since: datetime, pod_events: Sequence[Seen]) -> Verdict | None:
-    """A failed scale-up since the pod was created: on the pod (FailedScaleUp), or on the
-    autoscaler's status ConfigMap naming the pool's scale set (FailedToScaleUpGroup,
-    ScaleUpFailed, ScaleUpTimedOut; proof_signals.SCALE_UP_FAILED)."""
-    scale_set = signals.scale_set_of(facts.pool_name)
-    status = signals.events_of(look.events, "ConfigMap", signals.AUTOSCALER_STATUS)
-    found = [s for s in pod_events if s.reason in signals.SCALE_UP_FAILED]
-    found += [s for s in status if s.reason in signals.SCALE_UP_FAILED and scale_set.search(s.message)]
-    found = [s for s in found if s.last >= since]
-    if not found:
-        return None
-    failure = max(found, key=lambda s: s.last)
-    return Verdict(
-        "stop",
-        f"the cluster autoscaler could not add a node to pool {facts.pool_name} for the proof: {failure.reason}: "
-        f"{signals.azure_words(failure.message)}",
+def _scale_ups_failed(facts: WatchFacts, look: Snapshot, since: datetime, pod_events: Sequence[Seen]) -> dict[str, Seen]:
+    """Each pool of the Job whose scale-up failed since the pod was created, with its last
+    failure: on the autoscaler's status ConfigMap naming the pool's scale set (FailedToScaleUpGroup,
+    ScaleUpFailed, ScaleUpTimedOut; proof_signals.SCALE_UP_FAILED), or on the pod (FailedScaleUp),
+    which is the pool's it names, else the pool of the scale-up it followed (_pool_failed_on_pod)."""
+    status = [
+        s
+        for s in signals.events_of(look.events, "ConfigMap", signals.AUTOSCALER_STATUS)
+        if s.reason in signals.SCALE_UP_FAILED and s.last >= since
+    ]
+    on_pod = [s for s in pod_events if s.reason in signals.SCALE_UP_FAILED and s.last >= since]
+    failed: dict[str, Seen] = {}
+    for pool in facts.pools:
+        scale_set = signals.scale_set_of(pool)
+        found = [s for s in status if scale_set.search(s.message)]
+        found += [s for s in on_pod if _pool_failed_on_pod(facts, s, pod_events) == pool]
+        if found:
+            failed[pool] = max(found, key=lambda s: s.last)
+    return failed
+
+
+def _pool_failed_on_pod(facts: WatchFacts, failure: Seen, pod_events: Sequence[Seen]) -> str:
+    """The pool a failure on the pod is about: the Job's one pool; of several, the one whose scale
+    set it names, else the one the last TriggeredScaleUp before it named; "" where none says."""
+    if len(facts.pools) == 1:
+        return facts.pool_name
+    named = _pools_in(facts, failure.message)
+    if named:
+        return named[0]
+    before = [s for s in pod_events if s.reason == signals.TRIGGERED and s.first <= failure.last]
+    return next(iter(_pools_in(facts, before[-1].message)), "") if before else ""
+
+
+def _every_pool_failed(facts: WatchFacts, failed: Mapping[str, Seen]) -> Verdict:
+    if len(facts.pools) == 1:
+        failure = failed[facts.pool_name]
+        return Verdict(
+            "stop",
+            f"the cluster autoscaler could not add a node to pool {facts.pool_name} for the proof: {failure.reason}: "
+            f"{signals.azure_words(failure.message)}",
+        )
+    each = "; ".join(f"pool {p}: {failed[p].reason}: {signals.azure_words(failed[p].message)}" for p in facts.pools)
+    return Verdict("stop", f"the cluster autoscaler could not add a node to any pool the proof accepts ({', '.join(facts.pools)}): {each}")
+
+
+def _falling_back(facts: WatchFacts, failed: Mapping[str, Seen]) -> str:
+    """What failed on some of several pools, in the autoscaler's and Azure's words, and the pools
+    it tries next in the team's order: "pool t4 could not add a node (<Azure's words>); the
+    autoscaler tries the next: t4b, a10"; "" where none failed."""
+    if not failed:
+        return ""
+    could_not = "; ".join(
+        f"pool {p} could not add a node ({failed[p].reason}: {signals.azure_words(failed[p].message)})" for p in facts.pools if p in failed
     )
+    return f"{could_not}; the autoscaler tries the next: {', '.join(p for p in facts.pools if p not in failed)}"
+
+
+def _pool_words(facts: WatchFacts) -> str:
+    """`pool gpu`; of several, `pool t4, t4b or a10`."""
+    pools = facts.pools
+    return f"pool {pools[0]}" if len(pools) == 1 else f"pool {', '.join(pools[:-1])} or {pools[-1]}"
+
+
+def _pools_in(facts: WatchFacts, text: str) -> list[str]:
+    """The Job's pools whose scale set `text` names, in the team's order."""
+    return [p for p in facts.pools if signals.scale_set_of(p).search(text)]
+
+
+def _pool_named(facts: WatchFacts, text: str) -> str:
+    """`pool <the one text names>`; where it names none of the Job's pools, all of them."""
+    named = _pools_in(facts, text)
+    return f"pool {named[0]}" if len(named) == 1 else _pool_words(facts)
 
 
 # --- a pod on a node ----------------------------------------------------------------------
