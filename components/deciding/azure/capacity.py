@@ -13,7 +13,7 @@ from components.catalog import gpu_sizes
 from components.config import NAMESPACE, SYSTEM_POOL_NAME, SystemPoolConfig, pool_upgrades
 from components.config.pools import Pools
 from components.deciding.azure.problem import Problem
-from components.reading.azure_facts import REGIONAL_CORES, REGIONAL_SPOT_CORES, Facts
+from components.reading.azure_facts import REGIONAL_CORES, REGIONAL_SPOT_CORES, Facts, Sku
 
 QUOTA_FIX = "request more on the Azure portal's Quotas page (Compute, {location}, '{display}')"
 
@@ -131,8 +131,7 @@ def quota(needs: list[PoolNeed], facts: Facts, location: str, alternative: Calla
     demands: dict[str, list[tuple[PoolNeed, int]]] = {}
     for need in needs:
         vcpus = facts.skus[need.vm_size].vcpus
-        names = [REGIONAL_SPOT_CORES] if need.spot else [facts.skus[need.vm_size].family, REGIONAL_CORES]
-        for name in names:
+        for name in quota_names(facts.skus[need.vm_size], need.spot):
             demands.setdefault(name, []).append((need, vcpus))
     problems = []
     for name, users in demands.items():
@@ -168,6 +167,24 @@ def quota(needs: list[PoolNeed], facts: Facts, location: str, alternative: Calla
     return problems
 
 
+def quota_names(sku: Sku, spot: bool) -> list[str]:
+    """The quotas a node of `sku` draws on: its family's and the regional total, or for a Spot
+    node the regional Spot quota instead of both (azure-aks-docs articles/aks/spot-node-pool.md)."""
+    return [REGIONAL_SPOT_CORES] if spot else [sku.family, REGIONAL_CORES]
+
+
+def drawn(needs: list[PoolNeed], facts: Facts) -> dict[str, int]:
+    """The vCPUs of each quota that `needs` start with, where Azure offers their sizes."""
+    total: dict[str, int] = {}
+    for need in needs:
+        sku = facts.skus.get(need.vm_size)
+        if sku is None or sku.restriction:
+            continue
+        for name in quota_names(sku, need.spot):
+            total[name] = total.get(name, 0) + need.nodes * sku.vcpus
+    return total
+
+
 def suggestion(need: PoolNeed, facts: Facts, location: str, stack: str) -> str:
     """A current catalog size with the same or a newer GPU, offered here, with room in its
     quotas for this pool's start: the one with the fewest vCPUs."""
@@ -177,8 +194,7 @@ def suggestion(need: PoolNeed, facts: Facts, location: str, stack: str) -> str:
         if sku is None or sku.restriction:
             continue
         needed = need.nodes * sku.vcpus
-        quotas = [REGIONAL_SPOT_CORES] if need.spot else [sku.family, REGIONAL_CORES]
-        if all(q in facts.usages and facts.usages[q].free >= needed for q in quotas):
+        if all(q in facts.usages and facts.usages[q].free >= needed for q in quota_names(sku, need.spot)):
             fits.append((sku.vcpus, size))
     if not fits:
         return ""
