@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from components.config import StackConfig
+from components.config import StackConfig, groups
 from components.deciding import preflight
 from components.deciding.azure import cluster_egress, cluster_facts
 from components.deciding.azure.cluster_facts import ClusterFacts
@@ -211,6 +211,8 @@ def build_plan(
     resolved, live_pools, existing_lines = existing_pools.resolve(cfg.pools, cfg.mnist_job.enabled, found, owner_tag, state, arm_id)
     cfg = replace(cfg, gpu_pools=resolved)
     said.info(existing_lines)
+    # An adopted pool's size, counts and management are Azure's: its group's rules hold them now.
+    groups.check_pools(cfg.gpu_groups, cfg.gpu_pools, cfg.pools.keys)
     networks = _networks(cfg, found, stack, live_pools, state, said)
     in_cluster = _in_cluster(cfg, reader, found, user_kubeconfig, owner_tag, state, mode, said)
     # A pool that runs under the other kind of GPU management cannot be switched: refused here.

@@ -161,6 +161,14 @@ ENTRA = CREATED.with_(access={"mode": "entra"})
 # A deployment that Azure's saved lists let go ahead (tests/fixtures/preflight: quota for A100s, none for T4s).
 WITH_FACTS = CREATED.with_(gpuPool={"name": "gpu", "vmSize": A100}, preflight=FACTS).deployed()
 BUDGET = CREATED.with_(cost={"budget": {"amount": 100, "contactEmails": ["gpu@example.com"]}})
+# Two pools that scale from zero, which a capacity group may list (components/config/groups.py).
+TWO_SIZES = Base(
+    "dev",
+    {
+        "gpuPool": None,
+        "gpuPools": {"t4": {"vmSize": T4, "minCount": 0, "maxCount": 2}, "t4b": {"vmSize": T4_8, "minCount": 0, "maxCount": 2}},
+    },
+)
 
 # Keys that mean something only beside others (the config refuses them alone, or they change
 # nothing alone), or only in a deployment (whether it goes ahead).
@@ -187,6 +195,7 @@ BASES: dict[str, Base] = {
     "aks-gpu:cost.withoutPrices": CREATED.with_(cost={"maxHourly": 100}).deployed(),
     "aks-gpu:cost.budget.amount": BUDGET,
     "aks-gpu:cost.budget.contactEmails": BUDGET,
+    f"aks-gpu:gpuGroups.{POOL_NAME}": TWO_SIZES,
 }
 
 
@@ -238,6 +247,7 @@ VALUES: dict[str, Any] = {
     "aks-gpu:cost.currency": "EUR",
     "aks-gpu:cost.maxHourly": 0.01,
     "aks-gpu:cost.budget.contactEmails": ["ml@example.com"],
+    f"aks-gpu:gpuGroups.{POOL_NAME}": ["t4", "t4b"],
     "azure-native:location": "westeurope",
     "azure-native:subscriptionId": "00000000-0000-0000-0000-000000000001",
 }
@@ -310,7 +320,8 @@ def with_key(base: Base, key: str, value: Any) -> dict[str, Any]:
         if not isinstance(node.get(part), dict):
             node[part] = {}
         node = node[part]
-    node[path[-1]] = value
+    # A map's entry (gpuGroups' group) takes the base's own name, or one of its own.
+    node[next(iter(node), "inference") if path[-1] == POOL_NAME else path[-1]] = value
     return {**base.overrides, top_key: top}
 
 

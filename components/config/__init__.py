@@ -17,6 +17,7 @@ from components.config.cluster import (
 )
 from components.config.cost import BudgetConfig, CostConfig
 from components.config.existing import ExistingClusterConfig
+from components.config.groups import GROUP_LABEL, GpuGroups
 from components.config.messages import camel_case, members, snake, strip_optional
 from components.config.pool_upgrades import PoolUpgradeSettings
 from components.config.pools import MANAGED_MIG_API_VERSION, GpuPoolConfig, GpuPoolSettings, managed_key
@@ -34,6 +35,7 @@ from components.errors import ConfigError
 
 __all__ = [
     "DEFAULT_LOCATION",
+    "GROUP_LABEL",
     "GUIDE_DEVICE_PLUGIN_IMAGE",
     "LOCATION_KEY",
     "MANAGED_MIG_API_VERSION",
@@ -46,6 +48,7 @@ __all__ = [
     "CostConfig",
     "DevicePluginConfig",
     "ExistingClusterConfig",
+    "GpuGroups",
     "GpuOperatorConfig",
     "GpuPoolConfig",
     "GpuPoolSettings",

@@ -21,10 +21,11 @@ from pydantic import TypeAdapter, ValidationError
 from pydantic.alias_generators import to_camel
 from pydantic.dataclasses import dataclass
 
-from components.config import cluster, cost, existing, pools, providers, workloads
+from components.config import cluster, cost, existing, groups, pools, providers, workloads
 from components.config.cluster import CLUSTER_TIERS, AccessConfig, NetworkConfig, SystemPoolConfig, UpgradeConfig
 from components.config.cost import CostConfig
 from components.config.existing import ExistingClusterConfig
+from components.config.groups import GpuGroupMap, GpuGroups
 from components.config.messages import did_you_mean, json_object, one_line, printable, strip_optional, structured, validated
 from components.config.pools import GpuPoolConfig, GpuPoolMap, Pools
 from components.config.preflight import PreflightConfig, check_preflight
@@ -52,6 +53,8 @@ class ProjectConfig:
     gpu_pool: GpuPoolConfig = GpuPoolConfig()
     gpu_pools: GpuPoolMap | None = None
     """Several GPU pools, keyed by AKS pool name (not system), each with gpuPool's members but name; not with gpuPool. Each pool gets its own MNIST Job (docs/existing-cluster.md#several-gpu-pools)."""
+    gpu_groups: GpuGroupMap | None = None
+    """Capacity groups: group name -> gpuPools names in the order the team prefers them, such as {inference: [t4, t4b, a10]}. Each pool of a group gets the node label aks-gpu.io/gpu-group=<group>, and the group one proof Job that lands on whichever pool the cluster autoscaler can fill; each pool scales from zero, and all have one GPU management and CPU architecture (docs/gpu.md#capacity-groups-the-next-size-when-azure-has-none-of-the-first)."""
     existing_cluster: ExistingClusterConfig | None = None
     """Add the GPU pools to this AKS cluster instead of creating one: both members, or neither. The cluster is read and never changed, the stack owns only what it adds, and the cluster's own keys (systemPool, access, ...) are refused (docs/existing-cluster.md)."""
     device_plugin: DevicePluginConfig = DevicePluginConfig()
@@ -100,6 +103,8 @@ class StackConfig:
     pool_map: bool = False
     #: The members each pool's entry sets, as given (an `existing: adopt` pool is held to them).
     given_pools: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    #: The capacity groups (gpuGroups): each group's pool names, first choice first; none by default.
+    gpu_groups: GpuGroups = GpuGroups()
     # Things the user should know at preview time (preview features, unknown sizes, ...).
     warnings: tuple[str, ...] = field(default=())
 
@@ -174,6 +179,7 @@ def parse(raw: Mapping[str, str], project: str, stack: str, root: Path | None = 
     resource_group_name, cluster_name = _names(given, values, project, stack)
     found = pools.gpu_pools(given.gpu_pool, given.gpu_pools, values)
     warnings = pools.check(found, job_enabled=given.mnist_job.enabled, existing_cluster=given.existing_cluster is not None)
+    gpu_groups = groups.parse(given.gpu_groups, found, pool_map=given.gpu_pools is not None)
     workloads.check(found.pools, found.keys, values, given.device_plugin, given.mnist_job, given.gpu_operator)
     warnings += cluster.check(given.access, given.network, given.upgrade, given.kubernetes_version)
     warnings += check_preflight(given.preflight, root or Path.cwd())
@@ -209,6 +215,7 @@ def parse(raw: Mapping[str, str], project: str, stack: str, root: Path | None = 
         existing_cluster=given.existing_cluster,
         pool_map=given.gpu_pools is not None,
         given_pools=found.given,
+        gpu_groups=gpu_groups,
         warnings=tuple(warnings),
     )
 
@@ -246,7 +253,7 @@ def _decode(raw: Mapping[str, str]) -> dict[str, Any]:
         if key not in _KEYS:
             shown = full_key if full_key.isprintable() else repr(full_key)  # one line, whatever the key holds
             raise ConfigError(f"unknown config {shown}{did_you_mean(key, _KEYS)}; allowed: {', '.join(known_keys())}")
-        if key in _OBJECT_KEYS or key == "gpuPools":
+        if key in _OBJECT_KEYS or key in ("gpuPools", "gpuGroups"):
             printable(full_key, json_object(full_key, value))
         else:
             printable(full_key, value)
@@ -256,6 +263,8 @@ def _decode(raw: Mapping[str, str]) -> dict[str, Any]:
                 values[key] = pools.gpu_pool_defaults(values[key], full_key)
         elif key == "gpuPools":
             values[key] = pools.pool_map(full_key, value)
+        elif key == "gpuGroups":
+            values[key] = groups.group_map(value)
         elif value == "":
             continue
         elif key in _BOOLEAN_SCALARS and value in ("true", "false"):
