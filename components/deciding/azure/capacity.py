@@ -34,6 +34,8 @@ class PoolNeed:
     gen2: bool = False
     #: Nodes AKS adds while it upgrades the pool at its largest (upgradeSettings.maxSurge).
     surge: int = 0
+    #: A pool of a capacity group (gpuGroups): its size's offer is the group's to say (group_capacity).
+    grouped: bool = False
 
 
 @dataclass(frozen=True)
@@ -45,11 +47,17 @@ class Demand:
     pools: Pools
     job_enabled: bool
     system_pool: SystemPoolConfig | None
+    #: The pools of capacity groups (gpuGroups): the proof needs one node of a group, not one of
+    #: each of its pools (group_capacity.py holds each size to that node).
+    grouped: frozenset[str] = frozenset()
 
 
-def retired_sizes(pools: Pools, stack: str) -> list[Problem]:
+def retired_sizes(pools: Pools, stack: str, grouped: frozenset[str] = frozenset()) -> list[Problem]:
+    """A retired size of a pool outside any group (a group's pool is dropped: group_capacity)."""
     problems = []
     for pool in pools.new:
+        if pool.name in grouped:
+            continue
         retired = gpu_sizes.retirement(pool.vm_size)
         if retired is None:
             continue
@@ -72,13 +80,16 @@ def pool_needs(demand: Demand, facts: Facts) -> list[PoolNeed]:
     """The pools, less what a deployed stack already runs (Azure's usage counts those)."""
     needs = []
     for gpu in demand.pools.new:  # the cluster's own pools have their nodes already
-        start = max(gpu.node_count, 1) if demand.job_enabled else gpu.node_count
+        grouped = gpu.name in demand.grouped
+        start = max(gpu.node_count, 1) if demand.job_enabled and not grouped else gpu.node_count
         most = max(gpu.max_count or gpu.node_count, start)
         surge = pool_upgrades.surge_nodes(gpu.upgrade_settings, most)
         existing_size, existing_nodes = facts.existing_pools.get(gpu.name, (None, 0))
         if existing_size == gpu.vm_size:
             start, most = max(start - existing_nodes, 0), max(most - existing_nodes, 0)
-        needs.append(PoolNeed(demand.pools.key(gpu), gpu.vm_size, start, most, gpu.spot, gpu=True, gen2=gpu.gen2, surge=surge))
+        needs.append(
+            PoolNeed(demand.pools.key(gpu), gpu.vm_size, start, most, gpu.spot, gpu=True, gen2=gpu.gen2, surge=surge, grouped=grouped)
+        )
     if (system := demand.system_pool) is not None:
         # The System pool is created with the cluster and never changed by `pulumi up` after.
         system_nodes = 0 if SYSTEM_POOL_NAME in facts.existing_pools else system.node_count
@@ -99,6 +110,8 @@ def offer(need: PoolNeed, facts: Facts, location: str) -> list[Problem]:
     catalog about it?"""
     sku = facts.skus.get(need.vm_size)
     size = f"{need.key}.vmSize {need.vm_size}"
+    if need.grouped and (sku is None or sku.restriction):
+        return []  # the group drops the pool, or says why it keeps it (group_capacity.GroupDecision)
     if sku is None:
         # `az vm list-skus --all` lists every size of the region, offered or not.
         blocking = gpu_sizes.is_gpu_family(need.vm_size)

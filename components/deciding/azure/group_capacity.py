@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from components.catalog import gpu_sizes
 from components.deciding.azure.capacity import quota_names
+from components.deciding.azure.problem import Problem
 from components.reading.azure_facts import Facts, Sku
 
 
@@ -95,3 +96,63 @@ def fits(pools: Sequence[GroupPool], facts: Facts | None, location: str, drawn: 
     """Each pool of a group, in the team's order. The proof needs ONE node of the group, not one
     per pool: each size is held to one node beside what the rest of the run starts (`drawn`)."""
     return tuple(fit(pool, facts, location, drawn) for pool in pools)
+
+
+@dataclass(frozen=True)
+class GroupDecision:
+    """What preflight decides of one group: the pools it drops (they cannot run at all, and the
+    stack does not run them), and what it says of each."""
+
+    group: str
+    #: The group's config key (aks-gpu:gpuGroups.<group>), as messages name it.
+    key: str
+    fits: tuple[SizeFit, ...]
+    #: The pools that run already: never dropped (a drop would delete what runs).
+    running: frozenset[str] = frozenset()
+
+    @property
+    def empty(self) -> bool:
+        """No pool of the group could run, and the stack runs none of them: a deployment stops."""
+        return all(f.verdict.cannot_run and f.pool not in self.running for f in self.fits)
+
+    @property
+    def dropped(self) -> tuple[SizeFit, ...]:
+        """The pools not declared. None where the group is empty: a deployment stops there, and a
+        preview (or preflight.mode warn) shows the config as given."""
+        if self.empty:
+            return ()
+        return tuple(f for f in self.fits if f.verdict.cannot_run and f.pool not in self.running)
+
+    @property
+    def kept(self) -> tuple[str, ...]:
+        dropped = {f.pool for f in self.dropped}
+        return tuple(f.pool for f in self.fits if f.pool not in dropped)
+
+    def problems(self) -> list[Problem]:
+        """One warning per dropped pool and per pool kept only because it runs; the empty
+        group's one blocking line, naming each size and why."""
+        if self.empty:
+            sizes = "; ".join(f"{f.pool} ({f.vm_size}): {f.why}" for f in self.fits)
+            return [
+                Problem(
+                    f"{self.key}: no pool of the group can run: {sizes}; request quota, or add a size that can run to "
+                    "the group (the config as given is what a preview shows)"
+                )
+            ]
+        rest = ", ".join(f"{f.pool} ({f.vm_size})" for f in self.fits if f.pool in self.kept)
+        said = [
+            Problem(f"{self.key}: dropping pool {f.pool} ({f.vm_size}): {f.why}; the group serves from {rest}", False) for f in self.dropped
+        ]
+        said += [
+            Problem(f"{self.key}: keeping pool {f.pool} ({f.vm_size}), which runs already, though {f.why}", False)
+            for f in self.fits
+            if f.verdict.cannot_run and f.pool in self.running
+        ]
+        return said
+
+
+def decide(
+    group: str, key: str, pools: Sequence[GroupPool], running: frozenset[str], facts: Facts | None, location: str, drawn: Mapping[str, int]
+) -> GroupDecision:
+    """The group's pools (first choice first) held to Azure's facts; `running`: the pools that run already."""
+    return GroupDecision(group, key, fits(pools, facts, location, drawn), running & {p.name for p in pools})
