@@ -133,6 +133,9 @@ class Decided:
     #: What the budget watches on a created cluster: its resource group and node resource group,
     #: where AKS bills the GPU nodes; empty on an existing cluster, where it watches the owner tag.
     budget_groups: tuple[str, ...]
+    #: The pools of capacity groups preflight dropped (a size that cannot run at all, a pool the
+    #: stack does not run): not in the plan's config, so nothing declares them or their Job.
+    dropped_pools: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -253,13 +256,18 @@ def build_plan(
         in_cluster=in_cluster.problems if in_cluster else (),
         state=state,
         subscription=subscription,
+        running=frozenset(running_pools) | (state.pools() or frozenset()),
     )
     said.warn(checked.warnings)
+    # A capacity group's pool that cannot run at all is not declared: from here on the config is without it.
+    cfg = replace(cfg, gpu_pools=tuple(p for p in cfg.gpu_pools if p.name not in checked.dropped))
+    networks = {name: network for name, network in networks.items() if name not in checked.dropped}
     said.lines_then_warnings(*proof_fit.lines(cfg.pools, cfg.mnist_job, live_pools))
     egress = _egress(cfg, found, said)
     # What it will cost per hour, one line per pool; a deployment above cost.maxHourly stops here.
     estimate, cost_lines, cost_warnings = cost.run(billed(cfg), checked.region, reader, dry_run=mode.preview)
     said.lines_then_warnings(cost_lines, cost_warnings)
+    said.info(cost.group_lines([(g.key, g.kept) for g in checked.groups], estimate))
     budget_name = _budget(cfg, found, owner, estimate, project, stack, said)
     return Plan(
         mode=mode,
@@ -277,7 +285,7 @@ def build_plan(
         budget_name=budget_name,
         subscription=_declared_subscription(cfg, found, subscription),
         messages=tuple(said),
-        decided=_decide(cfg, found, owner, in_cluster, egress, mode),
+        decided=_decide(cfg, found, owner, in_cluster, egress, mode, checked.dropped),
     )
 
 
@@ -288,6 +296,7 @@ def _decide(
     in_cluster: Findings | None,
     egress: cluster_egress.Egress,
     mode: Mode,
+    dropped: frozenset[str] = frozenset(),
 ) -> Decided:
     """What __main__.py declares, from the resolved config and what the run read."""
     guide_pool = not cfg.pool_map
@@ -320,6 +329,7 @@ def _decide(
         gpu_resources={p.name: gpus.get(p.name, GPU) for p in cfg.gpu_pools},
         proof_groups=_groups(cfg),
         budget_groups=_created_groups(cfg) if found is None else (),
+        dropped_pools=dropped,
     )
 
 

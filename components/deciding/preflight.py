@@ -14,12 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from components.config import NAMESPACE, AccessConfig, PreflightConfig, StackConfig
+from components.config import NAMESPACE, AccessConfig, GpuGroups, PreflightConfig, StackConfig
 from components.config.cost import BudgetConfig
 from components.config.pools import Pools
-from components.deciding.azure import permissions
-from components.deciding.azure.capacity import Demand, capacity, retired_sizes
+from components.deciding.azure import capacity, group_capacity, permissions
+from components.deciding.azure.capacity import Demand, retired_sizes
 from components.deciding.azure.cluster_facts import ClusterFacts
+from components.deciding.azure.group_capacity import GroupDecision, GroupPool
 from components.deciding.azure.managed_pool_checks import feature_registration, host_problem, managed_pool_sign_in
 from components.deciding.azure.problem import Problem
 from components.deciding.existing import pool_modes, pool_network
@@ -46,6 +47,13 @@ class Checked:
     #: The cluster's region: the config's, or an existing cluster's as read (None when it
     #: could not be read, or preflight is off).
     region: str | None
+    #: Each capacity group as Azure's facts stand for it: the pools it drops (group_capacity).
+    groups: tuple[GroupDecision, ...] = ()
+
+    @property
+    def dropped(self) -> frozenset[str]:
+        """The pools of capacity groups that cannot run at all: not declared."""
+        return frozenset(f.pool for g in self.groups for f in g.dropped)
 
 
 def run(
@@ -59,13 +67,15 @@ def run(
     in_cluster: Iterable[Problem] = (),
     state: StackState = NOT_READ,
     subscription: Subscription | None = None,
+    running: frozenset[str] = frozenset(),
 ) -> Checked:
     """Every check this stack needs, reading Azure through `reader`; `found` is the existing
     cluster, as read (cluster_facts), `networks` how each pool joins its network (pool_network),
     `in_cluster` what the cluster runs in Kubernetes means for it (cluster_object_checks), and
-    `state` what the stack's state holds (stack_state), `subscription` the run's (subscription_reader).
-    Returns the warnings to show and the cluster's region; raises PreflightError when a
-    deployment in `enforce` mode would hit a blocking problem."""
+    `state` what the stack's state holds (stack_state), `subscription` the run's (subscription_reader),
+    `running` the GPU pools that run already (never dropped from a capacity group).
+    Returns the warnings to show, the cluster's region and the capacity groups' drops; raises
+    PreflightError when a deployment in `enforce` mode would hit a blocking problem."""
     mode = cfg.preflight.mode
     subscription = subscription or subscription_reader(cfg.subscription_id, reader)
     region = found.location if found is not None else cfg.location
@@ -91,16 +101,23 @@ def run(
         subscription,
     )
     notes += budget_notes + destroy_notes
-    demand = Demand(cfg.pools, cfg.mnist_job.enabled, cfg.system_pool if cfg.existing_cluster is None else None)
     if facts is not None and own_pools:
         facts = dataclasses.replace(facts, existing_pools={**facts.existing_pools, **own_pools})
+    system_pool = cfg.system_pool if cfg.existing_cluster is None else None
+    grouped = frozenset(name for names in cfg.gpu_groups.groups.values() for name in names)
+    runs = running | frozenset(facts.existing_pools if facts else ())
+    groups = capacity_groups(cfg.gpu_groups, Demand(cfg.pools, cfg.mnist_job.enabled, system_pool), facts, region, runs)
+    dropped = frozenset(f.pool for g in groups for f in g.dropped)
+    pools = dataclasses.replace(cfg.pools, pools=tuple(p for p in cfg.pools.pools if p.name not in dropped))
+    demand = Demand(pools, cfg.mnist_job.enabled, system_pool, grouped)
     problems += [
         *(Problem(p) for p in pool_network.problems(list(networks))),
         *in_cluster,
-        *retired_sizes(cfg.pools, stack),
+        *(p for g in groups for p in g.problems()),
+        *retired_sizes(pools, stack, grouped),
         *feature_registration(cfg.pools, reader),
         *managed_pool_sign_in(cfg.pools, reader),
-        *(capacity(demand, facts, stack, region) if facts else []),
+        *(capacity.capacity(demand, facts, stack, region) if facts else []),
         *budget_problems,
         *destroy_problems,
     ]
@@ -111,7 +128,33 @@ def run(
             f"set {NAMESPACE}:preflight.mode to warn to deploy anyway):\n" + "\n".join(f"- {escaped(m)}" for m in blocking)
         )
     stops = " (a deployment stops here)" if mode == "enforce" else ""
-    return Checked([*certain, *notes, *(p.message + (stops if p.blocking else "") for p in problems)], region)
+    return Checked([*certain, *notes, *(p.message + (stops if p.blocking else "") for p in problems)], region, tuple(groups))
+
+
+def capacity_groups(groups: GpuGroups, demand: Demand, facts: Facts | None, region: str, running: frozenset[str]) -> list[GroupDecision]:
+    """Each capacity group's sizes held to one node beside what the rest of the run (`demand`)
+    starts: its pools outside any group, a created cluster's System pool
+    (components/deciding/azure/group_capacity.py). `running`: the pools that run already."""
+    grouped = {name for names in groups.groups.values() for name in names}
+    if not grouped:
+        return []
+    rest = dataclasses.replace(
+        demand, pools=dataclasses.replace(demand.pools, pools=tuple(p for p in demand.pools.pools if p.name not in grouped))
+    )
+    drawn = capacity.drawn(capacity.pool_needs(rest, facts), facts) if facts else {}
+    by_name = {p.name: p for p in demand.pools.pools}
+    return [
+        group_capacity.decide(
+            group,
+            groups.key(group),
+            [GroupPool(name, by_name[name].vm_size, by_name[name].spot) for name in names if name in by_name],
+            running,
+            facts,
+            region,
+            drawn,
+        )
+        for group, names in groups.groups.items()
+    ]
 
 
 def never_two_plugins(problems: list[Problem], dry_run: bool) -> list[str]:

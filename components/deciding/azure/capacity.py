@@ -13,7 +13,7 @@ from components.catalog import gpu_sizes
 from components.config import NAMESPACE, SYSTEM_POOL_NAME, SystemPoolConfig, pool_upgrades
 from components.config.pools import Pools
 from components.deciding.azure.problem import Problem
-from components.reading.azure_facts import REGIONAL_CORES, REGIONAL_SPOT_CORES, Facts
+from components.reading.azure_facts import REGIONAL_CORES, REGIONAL_SPOT_CORES, Facts, Sku
 
 QUOTA_FIX = "request more on the Azure portal's Quotas page (Compute, {location}, '{display}')"
 
@@ -34,6 +34,8 @@ class PoolNeed:
     gen2: bool = False
     #: Nodes AKS adds while it upgrades the pool at its largest (upgradeSettings.maxSurge).
     surge: int = 0
+    #: A pool of a capacity group (gpuGroups): its size's offer is the group's to say (group_capacity).
+    grouped: bool = False
 
 
 @dataclass(frozen=True)
@@ -45,11 +47,17 @@ class Demand:
     pools: Pools
     job_enabled: bool
     system_pool: SystemPoolConfig | None
+    #: The pools of capacity groups (gpuGroups): the proof needs one node of a group, not one of
+    #: each of its pools (group_capacity.py holds each size to that node).
+    grouped: frozenset[str] = frozenset()
 
 
-def retired_sizes(pools: Pools, stack: str) -> list[Problem]:
+def retired_sizes(pools: Pools, stack: str, grouped: frozenset[str] = frozenset()) -> list[Problem]:
+    """A retired size of a pool outside any group (a group's pool is dropped: group_capacity)."""
     problems = []
     for pool in pools.new:
+        if pool.name in grouped:
+            continue
         retired = gpu_sizes.retirement(pool.vm_size)
         if retired is None:
             continue
@@ -72,13 +80,16 @@ def pool_needs(demand: Demand, facts: Facts) -> list[PoolNeed]:
     """The pools, less what a deployed stack already runs (Azure's usage counts those)."""
     needs = []
     for gpu in demand.pools.new:  # the cluster's own pools have their nodes already
-        start = max(gpu.node_count, 1) if demand.job_enabled else gpu.node_count
+        grouped = gpu.name in demand.grouped
+        start = max(gpu.node_count, 1) if demand.job_enabled and not grouped else gpu.node_count
         most = max(gpu.max_count or gpu.node_count, start)
         surge = pool_upgrades.surge_nodes(gpu.upgrade_settings, most)
         existing_size, existing_nodes = facts.existing_pools.get(gpu.name, (None, 0))
         if existing_size == gpu.vm_size:
             start, most = max(start - existing_nodes, 0), max(most - existing_nodes, 0)
-        needs.append(PoolNeed(demand.pools.key(gpu), gpu.vm_size, start, most, gpu.spot, gpu=True, gen2=gpu.gen2, surge=surge))
+        needs.append(
+            PoolNeed(demand.pools.key(gpu), gpu.vm_size, start, most, gpu.spot, gpu=True, gen2=gpu.gen2, surge=surge, grouped=grouped)
+        )
     if (system := demand.system_pool) is not None:
         # The System pool is created with the cluster and never changed by `pulumi up` after.
         system_nodes = 0 if SYSTEM_POOL_NAME in facts.existing_pools else system.node_count
@@ -99,6 +110,8 @@ def offer(need: PoolNeed, facts: Facts, location: str) -> list[Problem]:
     catalog about it?"""
     sku = facts.skus.get(need.vm_size)
     size = f"{need.key}.vmSize {need.vm_size}"
+    if need.grouped and (sku is None or sku.restriction):
+        return []  # the group drops the pool, or says why it keeps it (group_capacity.GroupDecision)
     if sku is None:
         # `az vm list-skus --all` lists every size of the region, offered or not.
         blocking = gpu_sizes.is_gpu_family(need.vm_size)
@@ -131,8 +144,7 @@ def quota(needs: list[PoolNeed], facts: Facts, location: str, alternative: Calla
     demands: dict[str, list[tuple[PoolNeed, int]]] = {}
     for need in needs:
         vcpus = facts.skus[need.vm_size].vcpus
-        names = [REGIONAL_SPOT_CORES] if need.spot else [facts.skus[need.vm_size].family, REGIONAL_CORES]
-        for name in names:
+        for name in quota_names(facts.skus[need.vm_size], need.spot):
             demands.setdefault(name, []).append((need, vcpus))
     problems = []
     for name, users in demands.items():
@@ -168,6 +180,24 @@ def quota(needs: list[PoolNeed], facts: Facts, location: str, alternative: Calla
     return problems
 
 
+def quota_names(sku: Sku, spot: bool) -> list[str]:
+    """The quotas a node of `sku` draws on: its family's and the regional total, or for a Spot
+    node the regional Spot quota instead of both (azure-aks-docs articles/aks/spot-node-pool.md)."""
+    return [REGIONAL_SPOT_CORES] if spot else [sku.family, REGIONAL_CORES]
+
+
+def drawn(needs: list[PoolNeed], facts: Facts) -> dict[str, int]:
+    """The vCPUs of each quota that `needs` start with, where Azure offers their sizes."""
+    total: dict[str, int] = {}
+    for need in needs:
+        sku = facts.skus.get(need.vm_size)
+        if sku is None or sku.restriction:
+            continue
+        for name in quota_names(sku, need.spot):
+            total[name] = total.get(name, 0) + need.nodes * sku.vcpus
+    return total
+
+
 def suggestion(need: PoolNeed, facts: Facts, location: str, stack: str) -> str:
     """A current catalog size with the same or a newer GPU, offered here, with room in its
     quotas for this pool's start: the one with the fewest vCPUs."""
@@ -177,8 +207,7 @@ def suggestion(need: PoolNeed, facts: Facts, location: str, stack: str) -> str:
         if sku is None or sku.restriction:
             continue
         needed = need.nodes * sku.vcpus
-        quotas = [REGIONAL_SPOT_CORES] if need.spot else [sku.family, REGIONAL_CORES]
-        if all(q in facts.usages and facts.usages[q].free >= needed for q in quotas):
+        if all(q in facts.usages and facts.usages[q].free >= needed for q in quota_names(sku, need.spot)):
             fits.append((sku.vcpus, size))
     if not fits:
         return ""

@@ -331,6 +331,31 @@ def unchecked(settings: CostConfig, why: str, dry_run: bool) -> str:
     return message + " (a deployment stops here)"
 
 
+def group_lines(groups: Sequence[tuple[str, Sequence[str]]], est: Estimate | None) -> list[str]:
+    """One line per capacity group (its key, its kept pools first choice first): each size at
+    the most Azure may bill a node per hour, and the priciest, which the cost ceiling counts at
+    its maxCount with every other size (each pool is counted at its own: `nodes`)."""
+    priced = {p.node.name: p for p in est.pools} if est is not None else {}
+    out = []
+    for key, names in groups:
+        each = {name: priced[name] for name in names if name in priced}
+        sizes = ", then ".join(
+            f"{name} ({p.node.vm_size}{' Spot' if p.node.spot else ''}, {money(_node_ceiling(p), p.price.currency)} per node-hour)"
+            if (p := each.get(name))
+            else f"{name} (no price)"
+            for name in names
+        )
+        priciest = max(each.values(), key=_node_ceiling, default=None)
+        most = f"the priciest {priciest.node.vm_size} ({priciest.node.name})" if priciest else "the priciest not known (no prices)"
+        out.append(f"{key}: serves from {sizes}; the cost ceiling counts every size at its maxCount, {most}")
+    return out
+
+
+def _node_ceiling(p: PoolCost) -> float:
+    """The most a node of the pool is counted per hour: its ceiling, or today's price where that is unknown."""
+    return p.ceiling if p.ceiling is not None else p.price.hourly
+
+
 def used_pool_lines(pools: Pools, job_enabled: bool) -> list[str]:
     """A pool the stack uses as it is (`existing: use`) is its owner's to pay for; the proof
     Job still asks it for a GPU node, which its autoscaler may add from zero."""
