@@ -241,19 +241,26 @@ def test_the_proof_of_a_group_fits_each_of_its_pools_at_zero_nodes_as_the_autosc
     assert {node.name for node in _template_nodes(run) if lands(pod, node).answer == "yes"} == pools
 
 
-def test_a_workload_that_asks_as_the_docs_say_lands_on_the_groups_pools_only() -> None:
-    """docs/gpu.md's workload: the group's label, the guide's toleration and Spot's."""
-    run = many()
-    asked = DaemonSet(
+def _docs_workload() -> DaemonSet:
+    """docs/gpu.md's workload ("Asking for a group in a workload"), as the page shows it."""
+    page = (ROOT / "docs" / "gpu.md").read_text()
+    section = page[page.index("### Asking for a group in a workload") :]
+    spec = yaml.safe_load(section.split("```yaml\n", 1)[1].split("```", 1)[0])["spec"]
+    affinity = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    return DaemonSet(
         "team",
         "inference-server",
-        node_selector={GROUP_LABEL: "inference"},
-        tolerations=(
-            {"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"},
-            {"key": "kubernetes.azure.com/scalesetpriority", "operator": "Equal", "value": "spot", "effect": "NoSchedule"},
-        ),
+        node_selector=spec.get("nodeSelector") or {},
+        tolerations=tuple(spec["tolerations"]),
+        terms=tuple(tuple(t["matchExpressions"]) for t in affinity["nodeSelectorTerms"]),
     )
+
+
+def test_a_workload_that_asks_as_the_docs_say_lands_on_the_groups_pools_only_with_nodes_and_from_zero() -> None:
+    """docs/gpu.md's workload: the group's pools by the agentpool label, the guide's toleration and Spot's."""
+    run, asked = many(), _docs_workload()
     assert {pool.name for pool in _pool_nodes(run) if lands(asked, pool).answer == "yes"} == {"t4", "t4b", "a10"}
+    assert {pool.name for pool in _template_nodes(run) if lands(asked, pool).answer == "yes"} == {"t4", "t4b", "a10"}
 
 
 def test_each_pool_of_a_group_carries_the_groups_label_and_no_other_pool_a_label() -> None:
