@@ -21,6 +21,7 @@ from components.reading.reader import AzureReader
 from components.resources import budget
 from components.resources.adopted import device_plugin_plans
 from components.resources.budget import CostBudget, CostBudgetArgs
+from components.resources.capacity_expander import CapacityExpander, CapacityExpanderArgs
 from components.resources.cluster import GpuCluster, GpuClusterArgs
 from components.resources.dcgm_exporter import DcgmExporter, DcgmExporterArgs
 from components.resources.device_plugin import NvidiaDevicePlugin, NvidiaDevicePluginArgs
@@ -28,7 +29,7 @@ from components.resources.existing_cluster import ExistingCluster, ExistingClust
 from components.resources.existing_pool import UsedPool
 from components.resources.gpu_operator import GpuOperator, GpuOperatorArgs
 from components.resources.gpu_pool import GpuPool, GpuPoolArgs, merged_tolerations
-from components.resources.job_deadline import job_deadline, job_timeout
+from components.resources.job_deadline import group_deadline, group_timeout, job_deadline, job_timeout
 from components.resources.mnist_job import MnistJob, MnistJobArgs, MnistRun, ProofScript
 from components.resources.outputs import gpu_metrics_location, group_outputs, nodes_command, pool_outputs
 
@@ -53,7 +54,8 @@ def main(reader: AzureReader) -> None:
     cost_budget = declare_budget(plan, cluster)
     pools = declare_pools(plan, cluster, cost_budget)
     device_plugin, exporter, operator = declare_gpu_stack(plan, cluster, pools)
-    job = declare_proof(plan, cluster, pools, {"device-plugin": device_plugin, "gpu-operator": operator})
+    expander = declare_expander(plan, cluster)
+    job = declare_proof(plan, cluster, pools, {"device-plugin": device_plugin, "gpu-operator": operator}, expander)
     export_outputs(plan, cluster, pools, job, device_plugin, exporter, operator)
 
 
@@ -87,6 +89,7 @@ def declare_cluster(plan: Plan, reader: AzureReader) -> Cluster:
             retire_managed_pool_command=plan.decided.retire_managed_pool_command,
             wait_for_access=reader.wait_for_access if plan.decided.waits_for_access else None,
             subscription_id=plan.subscription,
+            priority_expander=plan.decided.expander_priorities is not None,
         ),
     )
 
@@ -225,6 +228,21 @@ def declare_gpu_stack(
     return device_plugin, exporter, operator
 
 
+# Capacity groups on a cluster the stack creates: the cluster autoscaler's priorities, so a
+# group's pools are scaled in the team's order (the profile's expander is the cluster's, above).
+# On an existing cluster both are the owner's: the plan says what they would set.
+def declare_expander(plan: Plan, cluster: Cluster) -> CapacityExpander | None:
+    priorities = plan.decided.expander_priorities
+    if priorities is None:
+        return None
+    return CapacityExpander(
+        "capacity-expander",
+        CapacityExpanderArgs(
+            provider=cluster.provider, priorities=priorities, deleted_with=inside(plan, cluster), depends_on=access(cluster)
+        ),
+    )
+
+
 # Steps 8-9: one MNIST training Job per GPU pool, each on its own pool, and one per capacity
 # group (gpuGroups) on whichever of its pools Azure could fill; `pulumi up` waits
 # for every Job to complete (they run side by side). The Jobs run the shipped script
@@ -232,12 +250,20 @@ def declare_gpu_stack(
 # waits for its own pool and for what installs that pool's device plugin (this program's
 # DaemonSet, or the GPU Operator's release, neither of which waits for any pool; AKS does it
 # on an aks-managed pool), never for the pools after it.
-def declare_proof(plan: Plan, cluster: Cluster, pools: list[Pool], installers: Mapping[str, pulumi.Resource | None]) -> MnistJob | None:
+def declare_proof(
+    plan: Plan,
+    cluster: Cluster,
+    pools: list[Pool],
+    installers: Mapping[str, pulumi.Resource | None],
+    expander: CapacityExpander | None = None,
+) -> MnistJob | None:
     cfg, decided = plan.cfg, plan.decided
     if not cfg.mnist_job.enabled:
         return None
     by_name = {p.name: p for p in pools}
-    group_runs = [group_run(plan, group, [by_name[n] for n in names], installers) for group, names in decided.proof_groups.items()]
+    # A group's Job after the priorities, so its first scale-up already follows the team's order.
+    order = [expander.config_map] if expander is not None else []
+    group_runs = [group_run(plan, group, [by_name[n] for n in names], installers, order) for group, names in decided.proof_groups.items()]
     grouped = {name for names in decided.proof_groups.values() for name in names}
     return MnistJob(
         "mnist",
@@ -278,18 +304,24 @@ def pool_run(plan: Plan, p: Pool, installers: Mapping[str, pulumi.Resource | Non
     )
 
 
-def group_run(plan: Plan, group: str, members: Sequence[Pool], installers: Mapping[str, pulumi.Resource | None]) -> MnistRun:
+def group_run(
+    plan: Plan,
+    group: str,
+    members: Sequence[Pool],
+    installers: Mapping[str, pulumi.Resource | None],
+    after: Sequence[pulumi.Resource] = (),
+) -> MnistRun:
     """A capacity group's one Job, named after the group: on the nodes of any of its pools (the
-    group's label), tolerating each pool's taints, after every pool and what installs their GPU
-    stack, and waiting as long as the slowest of them needs (each scales from zero)."""
+    pools by AKS's agentpool label), tolerating each pool's taints, after every pool and what
+    installs their GPU stack, and waiting as long as the slowest of them needs (each scales from
+    zero) and the autoscaler's giving up on each pool before the last (job_deadline.group_deadline)."""
     max_seconds = plan.decided.proof_max_seconds
-    slowest = max(members, key=lambda m: job_deadline(m.pool, max_seconds))
-    waits = [r for m in members for r in (m.node_pool, installers.get(m.pool.mode)) if r is not None]
+    waits = [*(r for m in members for r in (m.node_pool, installers.get(m.pool.mode)) if r is not None), *after]
     return MnistRun(
         pool_name=group,
         gpu_tolerations=merged_tolerations(members),
-        create_timeout=job_timeout(slowest.pool, max_seconds),
-        deadline_seconds=job_deadline(slowest.pool, max_seconds),
+        create_timeout=group_timeout([m.pool for m in members], max_seconds),
+        deadline_seconds=group_deadline([m.pool for m in members], max_seconds),
         depends_on=list(dict.fromkeys(waits)),
         pin=True,
         guide_names=False,

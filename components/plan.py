@@ -16,7 +16,7 @@ from typing import Literal
 
 from components.config import StackConfig, groups
 from components.deciding import preflight
-from components.deciding.azure import cluster_egress, cluster_facts
+from components.deciding.azure import cluster_egress, cluster_facts, priority_expander
 from components.deciding.azure.cluster_facts import ClusterFacts
 from components.deciding.azure.kubeconfig import provider_kubeconfig
 from components.deciding.cost import cost
@@ -136,6 +136,10 @@ class Decided:
     #: The pools of capacity groups preflight dropped (a size that cannot run at all, a pool the
     #: stack does not run): not in the plan's config, so nothing declares them or their Job.
     dropped_pools: frozenset[str] = frozenset()
+    #: On a cluster the stack creates, while a capacity group has a pool: the cluster
+    #: autoscaler's priorities (the profile's `expander: priority` and its ConfigMap), each
+    #: group's pools in the team's order. None: no group, or an existing cluster (the owner's).
+    expander_priorities: priority_expander.Priorities | None = None
 
 
 @dataclass(frozen=True)
@@ -268,6 +272,7 @@ def build_plan(
     estimate, cost_lines, cost_warnings = cost.run(billed(cfg), checked.region, reader, dry_run=mode.preview)
     said.lines_then_warnings(cost_lines, cost_warnings)
     said.info(cost.group_lines([(g.key, g.kept) for g in checked.groups], estimate))
+    said.info(_expander_lines(cfg, found))
     budget_name = _budget(cfg, found, owner, estimate, project, stack, said)
     return Plan(
         mode=mode,
@@ -330,7 +335,19 @@ def _decide(
         proof_groups=_groups(cfg),
         budget_groups=_created_groups(cfg) if found is None else (),
         dropped_pools=dropped,
+        expander_priorities=priority_expander.priorities(present) if (present := _groups(cfg)) and found is None else None,
     )
+
+
+def _expander_lines(cfg: StackConfig, found: ClusterFacts | None) -> list[str]:
+    """What the cluster autoscaler's order among a group's pools comes from: the stack's profile
+    and ConfigMap on a cluster it creates; on an existing one, what its owner would set."""
+    present = _groups(cfg)
+    if not present:
+        return []
+    if found is None:
+        return [priority_expander.created_cluster_line(present)]
+    return [priority_expander.existing_cluster_line(present, found.resource_group, found.name)]
 
 
 def _groups(cfg: StackConfig) -> dict[str, tuple[str, ...]]:

@@ -70,6 +70,21 @@ def test_the_shipped_script_waits_51_minutes_on_a_running_node_and_81_from_zero(
     assert job_timeout(SHAPES["fixed"], 120) == "51m" and job_timeout(SHAPES["from zero"], 120) == "81m"
 
 
+def test_a_groups_job_waits_out_the_autoscaler_giving_up_on_each_pool_before_its_last():
+    """A group of three pools from zero: the autoscaler may give up on the first two, each after
+    max-node-provision-time (AKS's 15 minutes) and a loop (10 s), and the third still gets a
+    whole pool's time; a group of the pools' shapes waits as its slowest pool does, plus that."""
+    from_zero, operator = SHAPES["from zero"], SHAPES["GPU Operator from zero"]
+    assert job_deadline.POOL_GIVEN_UP_SECONDS == 15 * 60 + 10
+    assert job_deadline.group_deadline([from_zero, from_zero, from_zero], 120) == 4545 + 2 * 910
+    assert job_deadline.group_deadline([from_zero, operator], 120) == deadline(operator, 120) + 910
+    assert job_deadline.group_timeout([from_zero, from_zero, from_zero], 120) == "112m"
+    for pools in ([from_zero, from_zero], [from_zero, operator, from_zero]):
+        for max_seconds in (120, 3600, None):
+            active = job_deadline.group_deadline(pools, max_seconds)
+            assert active + AWAIT_GRACE_SECONDS <= duration_seconds(job_deadline.group_timeout(pools, max_seconds))
+
+
 def test_the_docs_say_the_deadlines_the_program_computes():
     """docs/proof.md and docs/troubleshooting.md quote the deadlines and `pulumi up`'s waits:
     they are the ones job_deadline.py computes for the defaults."""

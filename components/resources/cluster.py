@@ -27,6 +27,7 @@ from pulumi_azure_native import authorization, containerservice, resources
 from components.config import SYSTEM_POOL_NAME, VERSION_UPGRADE_CHANNELS, AccessConfig, NetworkConfig, SystemPoolConfig, UpgradeConfig
 from components.deciding.azure.cluster_facts import created_credential_failed
 from components.deciding.azure.kubeconfig import provider_kubeconfig
+from components.deciding.azure.priority_expander import EXPANDER
 from components.live.cluster_access import Unreachable
 from components.live.proof_watch import ClusterRef
 from components.resources.gpu_pool import MAX_PODS
@@ -120,6 +121,9 @@ class GpuClusterArgs:
     #: The run's subscription (components/plan.py reads it once), where the deployer's grant
     #: names its role; None: the client's, as azure-native's getClientConfig answers.
     subscription_id: str | None = None
+    #: A capacity group exists: the cluster autoscaler's profile sets `expander: priority`
+    #: (Decided.expander_priorities); False: no profile is declared, AKS's defaults, as before groups.
+    priority_expander: bool = False
 
 
 class GpuCluster(pulumi.ComponentResource):
@@ -218,6 +222,7 @@ class GpuCluster(pulumi.ComponentResource):
                 upgrade_channel=args.upgrade.channel,
                 node_os_upgrade_channel=args.upgrade.node_os_channel,
             ),
+            auto_scaler_profile=_autoscaler_profile(args.priority_expander),
             agent_pool_profiles=[
                 containerservice.ManagedClusterAgentPoolProfileArgs(
                     name=SYSTEM_POOL_NAME,
@@ -337,6 +342,15 @@ class GpuCluster(pulumi.ComponentResource):
             return grant
 
         return grant.principal_id.apply(proven)
+
+
+def _autoscaler_profile(priority: bool) -> containerservice.ManagedClusterPropertiesAutoScalerProfileArgs | None:
+    """`expander: priority` while a capacity group exists, and nothing else of the profile, so
+    AKS keeps its defaults for the rest (azure-native 3.29.0 ManagedClusterPropertiesAutoScalerProfileArgs,
+    `expander`: enum containerservice.Expander; ARM 2025-09-01 ManagedClusterPropertiesAutoScalerProfile).
+    An update in place: AKS applies the profile to every autoscaled pool (cluster-autoscaler.md).
+    Once no group is left the input is gone, and Azure keeps the value (docs/gpu-capacity.md)."""
+    return containerservice.ManagedClusterPropertiesAutoScalerProfileArgs(expander=EXPANDER) if priority else None
 
 
 def get_credentials_command(resource_group: str, cluster: str) -> str:

@@ -2,13 +2,14 @@
 for it (its create timeout): sized from what its pool needs, the deadline strictly first.
 
 Not a component: the numbers MnistJob's Jobs carry (components/resources/mnist_job.py), one
-pair per pool, from the pool's shape and the script's time limit.
+pair per pool (or per capacity group), from the pool's shape and the script's time limit.
 """
 
 from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 
 from components.config import GpuPoolConfig
 
@@ -59,6 +60,12 @@ TRAIN_GRACE_SECONDS = 60
 #: three minutes of training on the guide's K80, and some room.
 GUIDE_TRY_SECONDS = 5 * 60
 MARGIN_SECONDS = 5 * 60
+#: A capacity group's pod goes to its next pool once the cluster autoscaler gives up on one Azure
+#: cannot fill: at the latest when the node has not registered after max-node-provision-time,
+#: AKS's default 15 minutes (azure-aks-docs@fb060abe articles/aks/cluster-autoscaler.md, the
+#: profile table; kubernetes/autoscaler clusterstate.go updateScaleRequests), then one loop,
+#: scan-interval 10 s. docs/gpu-capacity.md, "How long until a node of the next pool".
+POOL_GIVEN_UP_SECONDS = 15 * 60 + 10
 #: Between the deadline and Pulumi's time limit: the Job controller's sync that writes Failed,
 #: and the watch that brings it to pulumi-kubernetes; Pulumi's clock starts before the Job's.
 AWAIT_GRACE_SECONDS = 5 * 60
@@ -81,7 +88,24 @@ def job_timeout(pool: GpuPoolConfig, max_seconds: int | None = None) -> str:
     condition to reach the provider, in whole minutes (51 for a running node with the shipped
     script's 120 s, 81 from zero), so a Job that cannot start ends on its own reason, never on
     Pulumi's timeout."""
-    return f"{math.ceil((job_deadline(pool, max_seconds) + AWAIT_GRACE_SECONDS) / 60)}m"
+    return timeout_of(job_deadline(pool, max_seconds))
+
+
+def group_deadline(pools: Sequence[GpuPoolConfig], max_seconds: int | None) -> int:
+    """A capacity group's Job's `activeDeadlineSeconds`: the slowest of its pools' own, and the
+    autoscaler's giving up on each pool before the last (POOL_GIVEN_UP_SECONDS), so the last
+    pool of the list still has a whole pool's time to serve."""
+    return max(job_deadline(pool, max_seconds) for pool in pools) + (len(pools) - 1) * POOL_GIVEN_UP_SECONDS
+
+
+def group_timeout(pools: Sequence[GpuPoolConfig], max_seconds: int | None = None) -> str:
+    """How long `pulumi up` waits for a capacity group's Job (job_timeout's rule on group_deadline)."""
+    return timeout_of(group_deadline(pools, max_seconds))
+
+
+def timeout_of(deadline: int) -> str:
+    """A deadline and the grace for the Failed condition to reach the provider, in whole minutes."""
+    return f"{math.ceil((deadline + AWAIT_GRACE_SECONDS) / 60)}m"
 
 
 def duration_seconds(duration: str) -> int:

@@ -16,7 +16,6 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.config import GROUP_LABEL
 from components.deciding.proof.proof_watch import SPEC_ANNOTATION, WatchFacts, result_name
 from components.live.proof_watch import ClusterRef
 from components.resources import hardening
@@ -24,6 +23,7 @@ from components.resources import proof_watch as watch_resource
 from components.resources.gpu_pool import AGENT_POOL_LABEL
 from components.resources.job_deadline import BACKOFF_LIMIT, duration_seconds
 from components.resources.job_network import job_egress
+from components.resources.placement import on_pools
 
 JOB_NAME = "samples-tf-mnist-demo"
 # The component's type token: the first link of its children's URNs (the watch's status URN).
@@ -115,8 +115,8 @@ class MnistRun:
     autoscaled: bool = False
     #: the pools this Job may land on, in the team's order; empty: `(pool_name,)`
     accepted_pools: Sequence[str] = field(default_factory=tuple)
-    #: A capacity group's Job (gpuGroups): `pool_name` is the group's name, and the pod selects
-    #: the group's node label, which each of accepted_pools carries, not one pool's.
+    #: A capacity group's Job (gpuGroups): `pool_name` is the group's name, and the pod requires
+    #: AKS's agentpool label In accepted_pools (node affinity), not one pool's nodeSelector.
     group: bool = False
 
     def __post_init__(self) -> None:
@@ -202,6 +202,7 @@ def job_spec(args: MnistJobArgs, run: MnistRun) -> k8s.batch.v1.JobSpecArgs:
                 # OnFailure the Job controller deletes the pod at the backoffLimit (job_deadline.py).
                 restart_policy="Never",
                 node_selector=node_selector(run),
+                affinity=affinity(run),
                 tolerations=list(run.gpu_tolerations) or None,
             ),
         ),
@@ -209,12 +210,21 @@ def job_spec(args: MnistJobArgs, run: MnistRun) -> k8s.batch.v1.JobSpecArgs:
 
 
 def node_selector(run: MnistRun) -> dict[str, str] | None:
-    """Where the pod may land: a capacity group's nodes by the group's label (any of its pools,
-    whichever the cluster autoscaler could fill), or its pool's by AKS's agentpool label; unpinned,
-    the guide's one pool in a cluster of its own."""
+    """Where the pod may land: its pool's nodes by AKS's agentpool label; unpinned, the guide's
+    one pool in a cluster of its own; a capacity group's by its affinity instead (affinity)."""
     if run.group:
-        return {GROUP_LABEL: run.pool_name}
+        return None
     return {AGENT_POOL_LABEL: run.pool_name} if run.pin else None
+
+
+def affinity(run: MnistRun) -> k8s.core.v1.AffinityArgs | None:
+    """A capacity group's pod: on the nodes of any of its pools, by AKS's agentpool label In the
+    list, not by the group's own label. A pool at zero nodes is scaled up only if the pod fits
+    the cluster autoscaler's template node, which upstream gives `kubernetes.azure.com/agentpool`
+    from the scale set's `aks-managed-poolName` tag and no AKS nodeLabels (kubernetes/autoscaler@55c37cd5
+    cloudprovider/azure/azure_template.go processVMSSTemplate; azure_scale_set.go TemplateNodeInfo
+    passes empty input labels). docs/gpu.md, "Capacity groups", says what is proven."""
+    return on_pools(run.accepted_pools) if run.group else None
 
 
 def container(args: MnistJobArgs, gpu_resource: str = "nvidia.com/gpu") -> k8s.core.v1.ContainerArgs:

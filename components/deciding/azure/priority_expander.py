@@ -1,0 +1,91 @@
+"""The cluster autoscaler's priority expander for capacity groups (gpuGroups): which pool of a
+group it scales first, in the team's order, and what the plan says of it.
+
+A pending pod of a group fits each of the group's pools; AKS's default expander, `random`,
+picks any of them. With `expander: priority` the autoscaler reads the ConfigMap
+`kube-system/cluster-autoscaler-priority-expander`, key `priorities`, a YAML map from an
+integer (higher first) to regexes matched against each node group's ID (kubernetes/autoscaler
+@2d425888, tag cluster-autoscaler-1.35.2, expander/priority/priority.go: `map[int][]string`,
+`FindStringIndex`, a search, so each pattern is anchored). docs/gpu-capacity.md has the sources.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+
+#: The ConfigMap the expander reads, and its key (priority.go PriorityConfigMapName,
+#: ConfigMapKey), in the autoscaler's namespace, kube-system (config/flags/flags.go).
+CONFIG_MAP_NAME = "cluster-autoscaler-priority-expander"
+CONFIG_MAP_NAMESPACE = "kube-system"
+CONFIG_MAP_KEY = "priorities"
+#: The profile's value (ARM ManagedClusterPropertiesAutoScalerProfile.expander; AKS's default is random).
+EXPANDER = "priority"
+#: Every node group matches it, at the lowest priority: pools outside groups tie there and the
+#: chain's fallback, random, picks among them as today, without a PriorityConfigMapNotMatchedGroup.
+CATCH_ALL = ".*"
+LOWEST = 10
+STEP = 10
+
+
+def scale_set_pattern(pool: str) -> str:
+    """The node group of an AKS pool is its scale set, `aks-<pool>-<digits>-vmss` (the Azure
+    provider's ScaleSet.Id(); azure-aks-docs autoscale-gpu-workloads-with-keda.md shows
+    `aks-gpunp-36854149-vmss`). Anchored, so `t4`'s pattern does not match `t4b`'s scale set;
+    pool names are lowercase letters and digits, nothing to escape. RE2 syntax only."""
+    return f"^aks-{pool}-[0-9]+-vmss$"
+
+
+@dataclasses.dataclass(frozen=True)
+class Priorities:
+    """The priorities of every group's pools: within a group, its first pool highest. Groups
+    share levels: a pod of one group fits only that group's pools, so levels of two groups never
+    compete (each pool is in one group)."""
+
+    #: (priority, patterns), highest first; the catch-all last.
+    levels: tuple[tuple[int, tuple[str, ...]], ...]
+
+    def yaml(self) -> str:
+        """The `priorities` value, YAML that priority.go unmarshals into map[int][]string;
+        single-quoted, so a regex is a string whatever its characters (none is a quote)."""
+        return "\n".join(f"{level}:\n" + "".join(f"  - '{p}'\n" for p in patterns) for level, patterns in self.levels).rstrip("\n")
+
+    def flow(self) -> str:
+        """The same map on one line (YAML flow style), for a plan's line."""
+        return "{" + ", ".join(f"{level}: [{', '.join(repr(p) for p in patterns)}]" for level, patterns in self.levels) + "}"
+
+
+def priorities(groups: Mapping[str, Sequence[str]]) -> Priorities:
+    """Each group's pools, first choice highest: of n pools, the first gets STEP * (n + 1), the
+    last 2 * STEP; the catch-all LOWEST. A level holds the pools of every group at that rank."""
+    by_level: dict[int, list[str]] = {}
+    for pools in groups.values():
+        for rank, pool in enumerate(pools):
+            by_level.setdefault(STEP * (len(pools) + 1 - rank), []).append(scale_set_pattern(pool))
+    levels = tuple((level, tuple(by_level[level])) for level in sorted(by_level, reverse=True))
+    return Priorities((*levels, (LOWEST, (CATCH_ALL,))))
+
+
+def created_cluster_line(groups: Mapping[str, Sequence[str]]) -> str:
+    """What a created cluster gets while a group exists, and what stays when none does."""
+    return (
+        f"gpuGroups: the cluster autoscaler scales each group's pools in the team's order: this stack sets its "
+        f"profile's expander to {EXPANDER} and declares the ConfigMap {CONFIG_MAP_NAMESPACE}/{CONFIG_MAP_NAME} "
+        f"({CONFIG_MAP_KEY}: {priorities(groups).flow()}). Once no group is left the ConfigMap is deleted and the "
+        f"order is random again, but Azure keeps expander={EXPANDER} (a removed input is not reset); to set AKS's "
+        "default back: az aks update --resource-group <rg> --name <cluster> --cluster-autoscaler-profile expander=random"
+    )
+
+
+def existing_cluster_line(groups: Mapping[str, Sequence[str]], resource_group: str, cluster: str) -> str:
+    """What the owner of an existing cluster would set for the team's order: this stack changes
+    neither their profile nor their ConfigMap."""
+    return (
+        f"gpuGroups on the existing cluster {cluster}: its cluster autoscaler's settings are its owner's, and this stack "
+        "changes none of them; each group still falls back to its next pool when Azure cannot fill one, in the order "
+        "of the owner's expander (AKS's default: random). For the team's order the owner would run "
+        f"`az aks update --resource-group {resource_group} --name {cluster} --cluster-autoscaler-profile "
+        f"expander={EXPANDER}` and add to the ConfigMap {CONFIG_MAP_NAMESPACE}/{CONFIG_MAP_NAME}, key "
+        f"{CONFIG_MAP_KEY}, above their own entries: {priorities(groups).flow()} (the '{CATCH_ALL}' only if "
+        "theirs has no catch-all; docs/gpu-capacity.md)"
+    )

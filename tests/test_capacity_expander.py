@@ -1,0 +1,119 @@
+"""The team's order at run time (issue #55): on a cluster the stack creates, while a capacity
+group exists, the cluster autoscaler's profile says `expander: priority` and the ConfigMap
+`kube-system/cluster-autoscaler-priority-expander` ranks each group's pools first choice first;
+a config without groups declares neither, and an existing cluster's autoscaler is its owner's
+(the plan says what they would set)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import yaml
+from conftest import run_cached
+from support.existing_pools import GPUNP, cluster
+from support.plan import lines, planned
+from test_gpu_groups import MANY, MANY_GROUPS, POOLS
+
+from components.deciding.azure import priority_expander
+
+CLUSTER, CONFIG_MAP, JOB = "azure-native:containerservice:ManagedCluster", "kubernetes:core/v1:ConfigMap", "kubernetes:batch/v1:Job"
+EXPANDER_MAP = "cluster-autoscaler-priority-expander"
+# The scale set AKS makes for each pool: `aks-<pool>-<digits>-vmss` (docs/gpu-capacity.md).
+SCALE_SETS = {name: f"aks-{name}-31415926-vmss" for name in (*MANY, "system")}
+
+
+def many() -> Any:
+    return run_cached("dev", gpuPool=None, gpuPools=MANY, gpuGroups=MANY_GROUPS)[0]
+
+
+def _priorities(run: Any) -> dict[int, list[str]]:
+    """The ConfigMap's `priorities` as priority.go reads it: YAML into map[int][]string."""
+    config_map = run.one(CONFIG_MAP, EXPANDER_MAP)
+    assert config_map.inputs["metadata"]["namespace"] == "kube-system"
+    parsed = yaml.safe_load(config_map.inputs["data"]["priorities"])
+    assert all(isinstance(k, int) and all(isinstance(p, str) for p in v) for k, v in parsed.items()), parsed
+    return parsed
+
+
+def _chosen_first(priorities: dict[int, list[str]], options: list[str]) -> list[str]:
+    """The options priority.go BestOptions keeps: those matching a pattern (a search, as Go's
+    FindStringIndex) at the highest priority any of them reaches."""
+    best: dict[str, int] = {}
+    for level, patterns in priorities.items():
+        for option in options:
+            if any(re.search(p, SCALE_SETS[option]) for p in patterns):
+                best[option] = max(best.get(option, -1), level)
+    top = max(best.values())
+    return [o for o in options if best.get(o) == top]
+
+
+def test_a_created_cluster_with_a_group_gets_the_priority_expander_in_its_autoscaler_profile() -> None:
+    assert many().one(CLUSTER).inputs["autoScalerProfile"] == {"expander": "priority"}
+
+
+def test_the_priorities_rank_each_groups_pools_in_the_teams_order_and_everything_else_last() -> None:
+    assert _priorities(many()) == {
+        40: ["^aks-t4-[0-9]+-vmss$"],
+        30: ["^aks-b2-[0-9]+-vmss$", "^aks-t4b-[0-9]+-vmss$"],  # two groups' pools share a level: a pod fits one group's
+        20: ["^aks-b1-[0-9]+-vmss$", "^aks-a10-[0-9]+-vmss$"],
+        10: [".*"],
+    }
+
+
+def test_the_autoscaler_scales_a_groups_pools_in_the_teams_order_as_each_before_fails() -> None:
+    """Among the pools the pending pod fits (its group's, less those backed off), the priority
+    expander keeps the team's first choice."""
+    priorities = _priorities(many())
+    assert _chosen_first(priorities, ["a10", "t4b", "t4"]) == ["t4"]
+    assert _chosen_first(priorities, ["a10", "t4b"]) == ["t4b"]  # t4 backed off
+    assert _chosen_first(priorities, ["a10"]) == ["a10"]
+    assert _chosen_first(priorities, ["b1", "b2"]) == ["b2"]
+    # A pool in no group ties with the others outside groups at the catch-all: random, as today.
+    assert _chosen_first(priorities, ["solo", "system"]) == ["solo", "system"]
+
+
+def test_each_pattern_matches_its_own_pools_scale_set_and_no_others() -> None:
+    """Anchored: t4's pattern does not match t4b's scale set. Only RE2's syntax (^ $ [0-9] +)."""
+    for pool in ("t4", "t4b", "a10", "b1", "b2"):
+        pattern = priority_expander.scale_set_pattern(pool)
+        assert re.fullmatch(r"\^aks-[a-z0-9]+-\[0-9\]\+-vmss\$", pattern), pattern
+        assert [name for name, scale_set in SCALE_SETS.items() if re.search(pattern, scale_set)] == [pool]
+
+
+def test_the_groups_job_waits_for_the_priorities_so_its_first_scale_up_follows_them() -> None:
+    run = run_cached("dev", False, gpuPool=None, gpuPools=MANY, gpuGroups=MANY_GROUPS)[0]
+    config_map = run.one(CONFIG_MAP, EXPANDER_MAP).urn
+    assert config_map in run.one(JOB, "mnist-proof-inference").dependencies
+    assert config_map not in run.one(JOB, "mnist-proof-solo").dependencies
+
+
+def test_a_created_cluster_with_a_group_says_what_it_sets_and_that_the_expander_stays_after_the_last_group() -> None:
+    (line,) = [i for i in lines(gpuPool=None, gpuPools=POOLS, gpuGroups={"inference": ["t4", "t4b", "a10"]}).infos if "expander" in i]
+    assert "expander to priority" in line and "kube-system/cluster-autoscaler-priority-expander" in line
+    assert "{40: ['^aks-t4-[0-9]+-vmss$'], 30: ['^aks-t4b-[0-9]+-vmss$'], 20: ['^aks-a10-[0-9]+-vmss$'], 10: ['.*']}" in line
+    assert "Azure keeps expander=priority" in line and "--cluster-autoscaler-profile expander=random" in line
+
+
+def test_a_config_without_groups_declares_no_autoscaler_profile_nor_priorities_and_says_nothing_of_them() -> None:
+    run = run_cached("dev", gpuPool=None, gpuPools=POOLS)[0]
+    assert "autoScalerProfile" not in run.one(CLUSTER).inputs
+    assert not [c for c in run.of_type(CONFIG_MAP) if c.inputs["metadata"]["name"] == EXPANDER_MAP]
+    assert not [c for c in run.resources if c.type == "aks-gpu:kubernetes:CapacityExpander"]
+    assert not [i for i in lines(gpuPool=None, gpuPools=POOLS).infos if "expander" in i]
+    assert planned(gpuPool=None, gpuPools=POOLS).decided.expander_priorities is None
+
+
+TEAM_POOLS = {"gpunp": {"existing": "adopt"}, "t4": POOLS["t4"]}
+TEAM_GROUPS = {"inference": ["gpunp", "t4"]}
+
+
+def test_an_existing_cluster_gets_no_profile_nor_priorities_and_the_plan_says_what_its_owner_would_set() -> None:
+    run = run_cached("team", cluster=cluster(GPUNP), gpuPools=TEAM_POOLS, gpuGroups=TEAM_GROUPS)[0]
+    assert not run.of_type(CLUSTER)
+    assert not [c for c in run.of_type(CONFIG_MAP) if c.inputs["metadata"]["name"] == EXPANDER_MAP]
+    said = lines("team", cluster=cluster(GPUNP), gpuPools=TEAM_POOLS, gpuGroups=TEAM_GROUPS).infos
+    (line,) = [i for i in said if "expander" in i]
+    assert "changes none of them" in line and "in the order of the owner's expander" in line
+    assert "az aks update --resource-group team-rg --name team-aks --cluster-autoscaler-profile expander=priority" in line
+    assert "{30: ['^aks-gpunp-[0-9]+-vmss$'], 20: ['^aks-t4-[0-9]+-vmss$'], 10: ['.*']}" in line
