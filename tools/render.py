@@ -259,7 +259,11 @@ def summary(run: ProgramRun, out_dir: Path) -> str:
     lines.append(f"Kubernetes objects: {len(kubernetes_objects(run))} in {_relative(out_dir / 'manifests.yaml')}")
     lines.extend(run.notes)  # what the offline render assumed in Azure's place
     lines.extend(
-        i for i in run.infos if i.startswith(("existing pool:", adoption.LEAD, "kubernetes:", "proof:", "network:", "namespaces:", "cost:"))
+        i
+        for i in run.infos
+        if i.startswith(
+            ("existing pool:", adoption.LEAD, "kubernetes:", "proof:", "network:", "namespaces:", "cost:", "gpuGroups", "aks-gpu:gpuGroups")
+        )
     )  # what a preview prints
     lines.append(f"warnings ({len(run.warnings)}):" if run.warnings else "warnings: none")
     lines.extend(f"  - {w}" for w in run.warnings)
