@@ -89,6 +89,11 @@ def _pools(**changed: dict[str, Any]) -> dict[str, Any]:
         ),
         (
             GROUPS,
+            _pools(t4={"vmSize": T4, "minCount": 0, "maxCount": 2, "nodeCount": 1}),
+            r"gpuGroups\.inference = 't4': aks-gpu:gpuPools\.t4\.nodeCount = 1: a new pool of a group starts with no node",
+        ),
+        (
+            GROUPS,
             _pools(t4={"vmSize": T4, "nodeCount": 1, "management": "aks-managed"}),
             r"gpuGroups\.inference = 't4': aks-gpu:gpuPools\.t4 is aks-managed, which has no cluster autoscaler during its preview",
         ),

@@ -164,6 +164,15 @@ def _check_member(key: str, pool: GpuPoolConfig, pool_key: str) -> None:
             f"{pool_key} has {counts}{where}: each pool of a group scales from zero (minCount: 0, maxCount >= 1), so a size "
             "Azure cannot supply fails no `pulumi up` and costs nothing while the others serve",
         )
+    if pool.existing is None and pool.node_count != 0:
+        # AKS creates an autoscaled pool with nodeCount nodes: a size Azure cannot supply would fail
+        # the create, and the `up`, before the autoscaler could fall back to the next pool.
+        raise fail(
+            key,
+            pool.name,
+            f"{pool_key}.nodeCount = {pool.node_count}: a new pool of a group starts with no node (leave nodeCount unset), "
+            "so a size Azure cannot supply fails no `pulumi up`; the autoscaler adds the nodes pods ask for",
+        )
     if pool.vm_size not in gpu_sizes.CATALOG:
         raise fail(
             key,
