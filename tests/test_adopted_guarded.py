@@ -10,10 +10,10 @@ import copy
 from typing import Any
 
 import pytest
-import yaml
 from conftest import run_cached
+from support import kubernetes_objects
 from support.config import refused
-from support.kubernetes_objects import FIXTURES, listed, namespace
+from support.kubernetes_objects import listed, namespace
 from support.plan import lines_by
 
 from components.deciding.existing import ownership
@@ -237,8 +237,7 @@ def test_tag_names_match_without_case_and_values_as_written():
 
 
 def guide_daemon_set(**annotations: str) -> dict[str, Any]:
-    found = yaml.safe_load((FIXTURES / "guide-nvidia-device-plugin-ds.yaml").read_text())
-    found["metadata"]["namespace"] = "gpu-resources"
+    found = kubernetes_objects.guide_daemon_set("gpu-resources")
     found["metadata"].setdefault("annotations", {}).update(annotations)
     return found
 

@@ -1,5 +1,5 @@
-"""The mock engine itself: every event loop the mock monitor makes is closed at the end. Its one
-change inside the SDK, and the test that it changes nothing a run sends, are
+"""The mock engine itself: every event loop the mock monitor makes is closed at the end. Its two
+changes inside the SDK, and the tests that they change nothing a run sends, are
 tools/sdk_swaps.py's and tests/test_sdk_swaps.py's."""
 
 from __future__ import annotations

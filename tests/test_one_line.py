@@ -1,55 +1,58 @@
 """What a person sees when the program stops on bad input: one line on stderr and exit 1,
 from `make render` and from the path `pulumi preview` and `pulumi up` take (the language
 host's run_in_stack, tools/language_host.py), with every Python warning shown: no "Task was
-destroyed but it is pending!", no "coroutine ... was never awaited" after it."""
+destroyed but it is pending!", no "coroutine ... was never awaited" after it. Each is a Python
+of its own, forked from one that made its imports once (tests/support/forked_python.py)."""
 
 from __future__ import annotations
 
 import subprocess
-import sys
+from collections.abc import Iterator
 
 import pytest
 from conftest import FIXTURE_STACKS_PRELUDE
+from support.forked_python import ForkedPython, forked_python, imports_of
 
 from tools.stack_files import ROOT
 
 BAD_POOL = '{"nodeCount": -1}'
 SAYS = "error: invalid config aks-gpu:gpuPool.nodeCount = -1: expected a whole number from 0 to 1000"
-# Every warning shown, each time (ResourceWarning included); asyncio's own logger left on.
-STRICT = [sys.executable, "-W", "always"]
 
 
-def run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([*STRICT, *args], cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+@pytest.fixture(scope="module")
+def python() -> Iterator[ForkedPython]:
+    """`python -W always -c ...`: every warning shown, each time (ResourceWarning included);
+    asyncio's own logger left on. The imports of the language host and the program made once."""
+    yield from forked_python(["-W", "always"], imports_of(ROOT / "tools" / "language_host.py", ROOT / "__main__.py"), ROOT)
 
 
-def language_host(*args: str) -> subprocess.CompletedProcess:
+def language_host(python: ForkedPython, *args: str) -> subprocess.CompletedProcess:
     """`python -m tools.language_host ARGS`, its stack names the tests' own (tests/conftest.py)."""
-    return run("-c", FIXTURE_STACKS_PRELUDE + "import runpy; runpy.run_module('tools.language_host', run_name='__main__')", *args)
+    return python.run(FIXTURE_STACKS_PRELUDE + "import runpy; runpy.run_module('tools.language_host', run_name='__main__')", *args)
 
 
 @pytest.mark.parametrize("mode", ["preview", "update"])
-def test_a_config_error_under_the_language_hosts_run_is_one_line_and_exit_1(mode):
-    done = language_host("dev", mode, f"aks-gpu:gpuPool={BAD_POOL}")
+def test_a_config_error_under_the_language_hosts_run_is_one_line_and_exit_1(python, mode):
+    done = language_host(python, "dev", mode, f"aks-gpu:gpuPool={BAD_POOL}")
     assert (done.returncode, done.stderr.splitlines()) == (1, [SAYS])
 
 
-def test_a_stop_after_the_checks_under_the_language_hosts_run_is_one_line():
+def test_a_stop_after_the_checks_under_the_language_hosts_run_is_one_line(python):
     """A cost limit without prices stops a deployment after config, the cluster read and
     preflight have run: still one line (the warnings before it are the preview's own)."""
-    done = language_host("prod", "update", 'aks-gpu:cost={"maxHourly": 1}')
+    done = language_host(python, "prod", "update", 'aks-gpu:cost={"maxHourly": 1}')
     errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
     assert done.returncode == 1 and len(errors) == 1 and errors[0].endswith("(nothing was created)")
     assert not [line for line in done.stderr.splitlines() if "Task was destroyed" in line or "never awaited" in line]
 
 
-def test_a_config_error_in_make_render_is_one_line_and_exit_1(tmp_path):
+def test_a_config_error_in_make_render_is_one_line_and_exit_1(python, tmp_path):
     script = FIXTURE_STACKS_PRELUDE + (
         "import sys, json; from tools import render; real = render.run_program\n"
         f"render.run_program = lambda stack, overrides, **kw: real(stack, overrides={{**overrides, 'gpuPool': json.loads({BAD_POOL!r})}}, **kw)\n"
         f"sys.exit(render.main(['--stack', 'dev', '--out', {str(tmp_path)!r}]))"
     )
-    done = run("-c", script)
+    done = python.run(script)
     assert (done.returncode, done.stderr.splitlines()) == (1, [SAYS])
 
 
@@ -58,7 +61,7 @@ EXISTING = 'aks-gpu:existingCluster={"resourceGroupName": "team-rg", "name": "te
 
 @pytest.mark.parametrize("mode", ["preview", "update"])
 @pytest.mark.parametrize("what", ["a device", "a member of another type"])
-def test_a_bad_saved_file_under_the_language_hosts_run_is_one_line_and_exit_1(tmp_path, mode, what):
+def test_a_bad_saved_file_under_the_language_hosts_run_is_one_line_and_exit_1(python, tmp_path, mode, what):
     """#44: a clusterFile that is /dev/zero, or a saved cluster whose pool has `osType: 5`."""
     path = "/dev/zero"
     if what == "a member of another type":
@@ -67,7 +70,7 @@ def test_a_bad_saved_file_under_the_language_hosts_run_is_one_line_and_exit_1(tm
         described = existing_cluster(agentPoolProfiles=[{"name": "gpunp", "vmSize": "Standard_NC4as_T4_v3", "osType": 5}])
         (tmp_path / "cluster.json").write_text(__import__("json").dumps(described))
         path = str(tmp_path / "cluster.json")
-    done = language_host("dev", mode, EXISTING, f'aks-gpu:preflight={{"clusterFile": "{path}"}}')
+    done = language_host(python, "dev", mode, EXISTING, f'aks-gpu:preflight={{"clusterFile": "{path}"}}')
     says = "is a character device, not a regular file" if what == "a device" else "agentPoolProfiles[gpunp].osType is 5, not a string"
     assert done.returncode == 1 and len(done.stderr.splitlines()) == 1, done.stderr[-2000:]
     # The device is refused by the config's own check, which quotes the value (components/config/

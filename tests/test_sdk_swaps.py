@@ -1,7 +1,9 @@
-"""The mock engine's one change inside Pulumi's SDK (tools/sdk_swaps.py): the URN of each alias
-of each resource is not computed during a run. What the swap assumes of the SDK holds in the
-SDK installed (the function's shape, its one caller, the list only a monitor without alias
-specs reads), and a run sends the engine byte for byte the requests of the SDK as it ships."""
+"""The mock engine's two changes inside Pulumi's SDK (tools/sdk_swaps.py): the URN of each alias
+of each resource is not computed during a run, and each registration's stack trace is made
+from the frames without reading their source lines. What the swaps assume of the SDK holds in
+the SDK installed (the functions' shapes, their callers, the list only a monitor without alias
+specs reads), every stack trace is the SDK's own frame for frame, and a run sends the engine
+byte for byte the requests of the SDK as it ships."""
 
 from __future__ import annotations
 
@@ -91,6 +93,7 @@ def test_a_run_sends_the_engine_the_same_requests_with_the_shortcut_as_without(c
     stack, preview, overrides = CASES[case]
     shortcut = sent_by(stack, preview, overrides)
     monkeypatch.setattr(sdk_swaps, "alias_urns_left_to_the_engine", contextlib.nullcontext)
+    monkeypatch.setattr(sdk_swaps, "stack_traces_from_frames", contextlib.nullcontext)
     sdk_as_shipped = sent_by(stack, preview, overrides)
     assert shortcut[0] and shortcut[0] == sdk_as_shipped[0]
     assert shortcut[1] == sdk_as_shipped[1]
@@ -100,15 +103,36 @@ def test_the_shortcut_is_taken_under_the_mock_monitor_and_undone_after_the_run()
     seen: list[Any] = []
 
     def body() -> None:
-        seen.append(pulumi.resource.collapse_alias_to_urn)
+        seen.append((pulumi.resource.collapse_alias_to_urn, pulumi.runtime.resource._get_stack_trace))
 
-    original = pulumi.resource.collapse_alias_to_urn
+    original = (pulumi.resource.collapse_alias_to_urn, pulumi.runtime.resource._get_stack_trace)
     mock_engine.run_under_mocks(body, monitor=RecordingMonitor(AzureMocks()))
-    assert seen == [sdk_swaps.alias_urn_not_computed]
-    assert pulumi.resource.collapse_alias_to_urn is original
+    assert seen == [(sdk_swaps.alias_urn_not_computed, sdk_swaps.stack_trace_from_frames)]
+    assert (pulumi.resource.collapse_alias_to_urn, pulumi.runtime.resource._get_stack_trace) == original
 
 
-# --------------------------------------------------------------------------- what the swap assumes of the SDK
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_every_stack_trace_a_run_sends_is_the_sdks_own_frame_for_frame(case: str, monkeypatch: pytest.MonkeyPatch):
+    """The stand-in and the SDK's `_get_stack_trace`, called side by side at every registration
+    of a run, from the same frame: the same bytes, and the program's own line among them."""
+    stack, preview, overrides = CASES[case]
+    sdk_as_shipped, stand_in = pulumi.runtime.resource._get_stack_trace, sdk_swaps.stack_trace_from_frames
+    traces: list[Any] = []
+
+    def both() -> Any:
+        shipped, ours = sdk_as_shipped(), stand_in()
+        traces.append((shipped.SerializeToString(deterministic=True), ours.SerializeToString(deterministic=True), ours))
+        return ours
+
+    monkeypatch.setattr(sdk_swaps, "stack_trace_from_frames", both)
+    run = run_program(stack, overrides=overrides, monitor=RecordingMonitor(AzureMocks()), preview=preview)
+    assert len(traces) == len(run.resources)
+    assert [shipped for shipped, _, _ in traces] == [ours for _, ours, _ in traces]
+    program = (mock_engine.ROOT / "__main__.py").as_uri()
+    assert all(any(frame.pc.uri == program for frame in trace.frames) for _, _, trace in traces)
+
+
+# --------------------------------------------------------------------------- what the swaps assume of the SDK
 
 SDK = Path(pulumi.__file__).parent
 
@@ -173,3 +197,18 @@ def test_only_a_monitor_without_alias_specs_reads_the_urns_the_shortcut_skips():
     # ...inside all_aliases, which prepare_aliases calls only without alias specs.
     prepare = source[source.index("async def prepare_aliases") : source.index("async def _create_provider_ref")]
     assert prepare.index("if supports_alias_specs:") < prepare.index("else:") < prepare.index("all_aliases(")
+
+
+def test_the_sdk_calls_get_stack_trace_by_its_global_name_with_no_arguments_and_nowhere_else():
+    """The stack trace's swap replaces the module global `pulumi.runtime.resource._get_stack_trace`:
+    it holds where the SDK calls that name without arguments (registrations and reads), and no
+    other module of the SDK names it (an import by value would keep the SDK's own)."""
+    calls = []
+    for path in sorted(SDK.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and ast.unparse(node.func).split(".")[-1] == "_get_stack_trace":
+                calls.append((path.relative_to(SDK).as_posix(), ast.unparse(node)))
+            elif isinstance(node, ast.ImportFrom) and any(alias.name == "_get_stack_trace" for alias in node.names):
+                calls.append((path.relative_to(SDK).as_posix(), ast.unparse(node)))
+    assert calls and set(calls) == {("runtime/resource.py", "_get_stack_trace()")}
+    assert not inspect.signature(pulumi.runtime.resource._get_stack_trace).parameters

@@ -364,7 +364,7 @@ def run_under_mocks(
     pulumi.runtime.set_all_config(dict(config or {}))
 
     try:
-        with _program_on_path(), sdk_swaps.alias_urns_left_to_the_engine():
+        with _program_on_path(), sdk_swaps.alias_urns_left_to_the_engine(), sdk_swaps.stack_traces_from_frames():
             body()
             _sync_await(wait_for_rpcs())
             outputs = _sync_await(_resolve_outputs(settings.get_root_resource().outputs))  # type: ignore[union-attr]

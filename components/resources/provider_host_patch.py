@@ -76,9 +76,11 @@ def in_range(version: str) -> bool:
     return SDK_RANGE[0] <= (major, minor) <= SDK_RANGE[1]
 
 
+@functools.cache
 def host_has_shape(source: str) -> bool:
     """Whether a host module's source has what `send_one_line` changes: a module-level
-    `import traceback` and an `_abort_with_traceback` that sends `traceback.format_exc()`."""
+    `import traceback` and an `_abort_with_traceback` that sends `traceback.format_exc()`.
+    Parsed once per source: every preview of a managed pool asks it of the same SDK's host."""
     try:
         tree = ast.parse(source)
     except SyntaxError:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -15,9 +16,16 @@ def namespace(name: str, **annotations: str) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "annotations": annotations}}
 
 
+@functools.cache
+def _guide_manifest() -> dict[str, Any]:
+    """The guide's nvidia-device-plugin-ds.yaml, parsed once per test process (a hundred tests
+    list it); each caller changes a deep copy."""
+    return yaml.safe_load((FIXTURES / "guide-nvidia-device-plugin-ds.yaml").read_text())
+
+
 def guide_daemon_set(namespace: str = "gpu-resources", **changes: Any) -> dict[str, Any]:
     """The guide's nvidia-device-plugin-ds.yaml as `kubectl get -o json` lists it, after `kubectl apply`."""
-    found = yaml.safe_load((FIXTURES / "guide-nvidia-device-plugin-ds.yaml").read_text())
+    found = copy.deepcopy(_guide_manifest())
     found["metadata"]["namespace"] = namespace
     spec = found["spec"]["template"]["spec"]
     for member, value in changes.items():
