@@ -1,4 +1,4 @@
-"""The mock engine itself: every event loop the mock monitor makes is closed at the end. Its two
+"""The mock engine itself: every event loop the mock monitor makes is closed at the end. Its three
 changes inside the SDK, and the tests that they change nothing a run sends, are
 tools/sdk_swaps.py's and tests/test_sdk_swaps.py's."""
 

@@ -1,16 +1,20 @@
-"""The mock engine's two changes inside Pulumi's SDK (tools/sdk_swaps.py): the URN of each alias
-of each resource is not computed during a run, and each registration's stack trace is made
-from the frames without reading their source lines. What the swaps assume of the SDK holds in
-the SDK installed (the functions' shapes, their callers, the list only a monitor without alias
-specs reads), every stack trace is the SDK's own frame for frame, and a run sends the engine
-byte for byte the requests of the SDK as it ships."""
+"""The mock engine's three changes inside Pulumi's SDK (tools/sdk_swaps.py): the URN of each alias
+of each resource is not computed during a run, each registration's stack trace is made from
+the frames without reading their source lines, and the SDK's calls to the monitor run on the
+thread that makes them. What the swaps assume of the SDK holds in the SDK installed (the
+functions' shapes, their callers, the list only a monitor without alias specs reads, the
+executor its monitor calls go to), every stack trace is the SDK's own frame for frame, a
+monitor call meets the event loops a worker thread of the SDK's would, and a run sends the
+engine byte for byte the requests of the SDK as it ships."""
 
 from __future__ import annotations
 
 import ast
+import asyncio
 import contextlib
 import inspect
 import re
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -94,6 +98,7 @@ def test_a_run_sends_the_engine_the_same_requests_with_the_shortcut_as_without(c
     shortcut = sent_by(stack, preview, overrides)
     monkeypatch.setattr(sdk_swaps, "alias_urns_left_to_the_engine", contextlib.nullcontext)
     monkeypatch.setattr(sdk_swaps, "stack_traces_from_frames", contextlib.nullcontext)
+    monkeypatch.setattr(sdk_swaps, "monitor_called_on_the_calling_thread", contextlib.nullcontext)
     sdk_as_shipped = sent_by(stack, preview, overrides)
     assert shortcut[0] and shortcut[0] == sdk_as_shipped[0]
     assert shortcut[1] == sdk_as_shipped[1]
@@ -109,6 +114,61 @@ def test_the_shortcut_is_taken_under_the_mock_monitor_and_undone_after_the_run()
     mock_engine.run_under_mocks(body, monitor=RecordingMonitor(AzureMocks()))
     assert seen == [(sdk_swaps.alias_urn_not_computed, sdk_swaps.stack_trace_from_frames)]
     assert (pulumi.resource.collapse_alias_to_urn, pulumi.runtime.resource._get_stack_trace) == original
+
+
+class WhereMonitor(RecordingMonitor):
+    """Notes, at each registration, the thread it is answered on and the event loops it meets."""
+
+    def __init__(self) -> None:
+        super().__init__(AzureMocks())
+        self.where: list[tuple[int, Any, Any]] = []
+
+    def RegisterResource(self, request):  # noqa: N802 (gRPC method name)
+        self.where.append((threading.get_ident(), asyncio.events._get_running_loop(), asyncio.get_event_loop()))
+        return super().RegisterResource(request)
+
+
+def test_the_monitor_answers_on_the_runs_thread_with_a_loop_of_its_own_as_a_worker_would_and_the_executor_is_put_back():
+    """What the mock monitor meets is what it met on the SDK's worker threads: no running event
+    loop, and a loop of its own that is not the run's (so its own `_sync_await` runs that loop
+    and never re-enters the run's); only now on the run's thread. After the run the run's loop
+    has its own executor back, and the stand-in's loop is closed."""
+    run_loop = sdk_swaps._ensure_event_loop()
+    before = run_loop._default_executor  # type: ignore[attr-defined]
+    monitor = WhereMonitor()
+    run = run_program("prod", monitor=monitor, preview=True)
+    assert len(monitor.where) == len(run.resources) + 1 > 10  # and the Stack's own registration
+    assert {thread for thread, _, _ in monitor.where} == {threading.get_ident()}
+    assert {running for _, running, _ in monitor.where} == {None}
+    loops = {loop for _, _, loop in monitor.where}
+    assert len(loops) == 1 and run_loop not in loops and all(loop.is_closed() for loop in loops)
+    assert run_loop._default_executor is before  # type: ignore[attr-defined]
+    assert asyncio.get_event_loop() is run_loop
+
+
+def test_a_call_the_stand_in_runs_gives_its_result_or_its_error_through_the_future_and_puts_the_loops_back():
+    executor = sdk_swaps.CallingThread()
+    previous = sdk_swaps._ensure_event_loop()  # the runs' loop on this thread: put back after
+    outer = asyncio.new_event_loop()
+    asyncio.set_event_loop(outer)
+    try:
+        seen: list[Any] = []
+
+        def call(value: int) -> int:
+            seen.append((asyncio.events._get_running_loop(), asyncio.get_event_loop()))
+            if value < 0:
+                raise ValueError("refused")
+            return value * 2
+
+        assert executor.submit(call, 21).result() == 42
+        failed = executor.submit(call, -1)
+        assert isinstance(failed.exception(), ValueError) and str(failed.exception()) == "refused"
+        assert seen == [(None, executor.loop)] * 2
+        assert asyncio.get_event_loop() is outer and asyncio.events._get_running_loop() is None
+    finally:
+        executor.loop.close()
+        outer.close()
+        asyncio.set_event_loop(previous)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -197,6 +257,20 @@ def test_only_a_monitor_without_alias_specs_reads_the_urns_the_shortcut_skips():
     # ...inside all_aliases, which prepare_aliases calls only without alias specs.
     prepare = source[source.index("async def prepare_aliases") : source.index("async def _create_provider_ref")]
     assert prepare.index("if supports_alias_specs:") < prepare.index("else:") < prepare.index("all_aliases(")
+
+
+def test_every_call_the_sdk_hands_to_an_executor_goes_to_the_loops_default_one():
+    """The monitor's swap sets the run's loop's default executor: it holds where every
+    `run_in_executor` of the SDK's runtime (the monitor's and the engine's calls) passes None,
+    the default. One that named an executor of its own would run on a thread as shipped: no
+    request would change, the run would only take longer."""
+    calls = []
+    for path in sorted((SDK / "runtime").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and ast.unparse(node.func).split(".")[-1] == "run_in_executor":
+                calls.append((path.relative_to(SDK).as_posix(), ast.unparse(node.args[0])))
+    assert len(calls) >= 5 and {executor for _, executor in calls} == {"None"}, calls
+    assert {path for path, _ in calls} >= {"runtime/resource.py", "runtime/invoke.py"}
 
 
 def test_the_sdk_calls_get_stack_trace_by_its_global_name_with_no_arguments_and_nowhere_else():

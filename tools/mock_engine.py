@@ -139,10 +139,12 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         super().__init__(mocks)
         self.registrations: list[Registration] = []
 
-    # The SDK's monitor runs on the SDK's worker threads and gives each an event loop of its
-    # own (mocks.py Invoke, ReadResource and RegisterResource: `_ensure_event_loop()`), which
-    # nothing closes: each is kept for close_event_loops. A thread that served only an invoke
-    # has one too (`make render` left such a loop open once in a loaded run).
+    # The SDK's monitor gives each thread it answers on an event loop of its own (mocks.py
+    # Invoke, ReadResource and RegisterResource: `_ensure_event_loop()`). During a run that is
+    # the stand-in's, closed after it (sdk_swaps.monitor_called_on_the_calling_thread); a call
+    # from another thread makes one nothing closes: each is kept for close_event_loops. A
+    # thread that served only an invoke has one too (`make render` left such a loop open once
+    # in a loaded run).
 
     def Invoke(self, request):  # noqa: N802 (gRPC method name)
         try:
@@ -364,7 +366,12 @@ def run_under_mocks(
     pulumi.runtime.set_all_config(dict(config or {}))
 
     try:
-        with _program_on_path(), sdk_swaps.alias_urns_left_to_the_engine(), sdk_swaps.stack_traces_from_frames():
+        with (
+            _program_on_path(),
+            sdk_swaps.alias_urns_left_to_the_engine(),
+            sdk_swaps.stack_traces_from_frames(),
+            sdk_swaps.monitor_called_on_the_calling_thread(),
+        ):
             body()
             _sync_await(wait_for_rpcs())
             outputs = _sync_await(_resolve_outputs(settings.get_root_resource().outputs))  # type: ignore[union-attr]

@@ -1,4 +1,4 @@
-"""The mock engine's two changes inside Pulumi's SDK, for the length of a run; neither changes
+"""The mock engine's three changes inside Pulumi's SDK, for the length of a run; none changes
 a byte of what a run sends. Why, and what each saves: docs/layout.md, "The mock engine".
 
 - The URN of each alias of each resource, which the SDK computes as an Output in
@@ -13,6 +13,12 @@ a byte of what a run sends. Why, and what each saves: docs/layout.md, "The mock 
   source line (linecache), and with each frame's URI made once, not once per registration:
   under pytest a registration's stack is some fifty frames deep, and the SDK's way was a
   fifth of a run's time.
+- The SDK's calls to the monitor, which it hands to its event loop's default executor
+  (`run_in_executor(None, ...)` in pulumi/runtime/resource.py, invoke.py, settings.py,
+  stack.py: a pool of threads, each with an event loop of its own), run at once on the thread
+  that makes them, with an event loop of their own as a worker's: the mock monitor answers in
+  the process, and the hand-over to a thread and back (the GIL's switch interval, the loop's
+  wake-up) was a quarter of a run's time.
 
 tests/test_sdk_swaps.py pins them: the SDK functions still have the shape and the callers the
 swaps assume, nothing else reads the alias list, every stack trace is the SDK's own frame for
@@ -24,6 +30,8 @@ virtualenvs, never in a user's `pulumi up`, so it needs no range of its own."""
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import contextlib
 import functools
 import sys
@@ -36,6 +44,7 @@ import pulumi.resource
 import pulumi.runtime.resource
 from pulumi.runtime import settings
 from pulumi.runtime.proto import resource_pb2, source_pb2
+from pulumi.runtime.sync_await import _ensure_event_loop
 
 
 def alias_urn_not_computed(alias: Any, name: str, type_: str, parent: Any) -> None:
@@ -107,3 +116,47 @@ def stack_traces_from_frames() -> Iterator[None]:
         yield
     finally:
         pulumi.runtime.resource._get_stack_trace = original
+
+
+class CallingThread(concurrent.futures.ThreadPoolExecutor):
+    """An executor that runs each call at once, on the thread that submits it, as one of the
+    SDK's worker threads would: with an event loop of its own set and none running, so the mock
+    monitor's own `_sync_await` (pulumi/runtime/mocks.py RegisterResource, Invoke) runs that
+    loop and never re-enters the run's. No thread is started: `submit` never reaches the pool.
+    A ThreadPoolExecutor because `loop.set_default_executor` takes nothing else."""
+
+    def __init__(self) -> None:
+        super().__init__(max_workers=1)
+        self.loop = asyncio.new_event_loop()
+
+    def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> concurrent.futures.Future[Any]:  # type: ignore[override]
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        running = asyncio.events._get_running_loop()
+        outer = asyncio.get_event_loop_policy().get_event_loop()
+        asyncio.events._set_running_loop(None)
+        asyncio.set_event_loop(self.loop)
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except BaseException as error:  # noqa: BLE001 (kept in the future, as the pool's worker does: concurrent/futures/thread.py _WorkItem.run)
+            future.set_exception(error)
+        finally:
+            asyncio.set_event_loop(outer)
+            asyncio.events._set_running_loop(running)
+        return future
+
+
+@contextlib.contextmanager
+def monitor_called_on_the_calling_thread() -> Iterator[CallingThread]:
+    """The swap, for one run: the run's event loop (the SDK's, `_ensure_event_loop`) hands its
+    executor calls to a CallingThread; its own executor is put back after the run, and the
+    stand-in's loop closed. `_default_executor` is where `run_in_executor(None, ...)` looks
+    (asyncio/base_events.py); set_default_executor cannot put back the None it starts with."""
+    loop = _ensure_event_loop()
+    original = loop._default_executor  # type: ignore[attr-defined]
+    stand_in = CallingThread()
+    loop.set_default_executor(stand_in)
+    try:
+        yield stand_in
+    finally:
+        loop._default_executor = original  # type: ignore[attr-defined]
+        stand_in.loop.close()
