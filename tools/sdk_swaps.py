@@ -18,7 +18,7 @@ a byte of what a run sends. Why, and what each saves: docs/layout.md, "The mock 
   stack.py: a pool of threads, each with an event loop of its own), run at once on the thread
   that makes them, with an event loop of their own as a worker's: the mock monitor answers in
   the process, and the hand-over to a thread and back (the GIL's switch interval, the loop's
-  wake-up) was a quarter of a run's time.
+  wake-up) was a tenth to a fifth of a run's CPU.
 
 tests/test_sdk_swaps.py pins them: the SDK functions still have the shape and the callers the
 swaps assume, nothing else reads the alias list, every stack trace is the SDK's own frame for
