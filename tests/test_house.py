@@ -13,7 +13,6 @@ ROOT = Path(__file__).resolve().parent.parent
 # Modules of components/resources/ that declare no component of their own, and why they live there.
 RESOURCE_HELPERS = {
     "hardening": "the NetworkPolicy the Kubernetes components share, beside the pod security baseline they import with it",
-    "adopted": "what the adopting `up` does to the guide's device plugin, worked out from the DaemonSet its component declares",
     "outputs": "stack outputs made of several components' outputs",
     "agent_pool_calls": "the REST calls the managed pool's dynamic provider makes",
     "provider_errors": "the one-line failures of that provider, in Azure's words",

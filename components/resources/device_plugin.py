@@ -1,12 +1,13 @@
 """Guide steps 4-5: the `gpu-resources` namespace and the NVIDIA device plugin DaemonSet, declared
-from the spec components/deciding/workloads/device_plugin.py builds of its inputs, with the
-NetworkPolicy the guide does not have (the plugin neither serves nor calls anything over the
-network)."""
+from the spec components/deciding/workloads/device_plugin.py builds of the plan's inputs
+(Decided.device_plugin), with the NetworkPolicy the guide does not have (the plugin neither
+serves nor calls anything over the network)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -23,7 +24,7 @@ from components.resources import hardening
 
 @dataclass(frozen=True, kw_only=True)
 class NvidiaDevicePluginArgs(DevicePluginInputs):
-    """The inputs of the namespace and DaemonSet, and how they are declared."""
+    """The plan's inputs of the namespace and DaemonSet, and how they are declared."""
 
     provider: k8s.Provider
     #: Which of (namespace, DaemonSet) the adopting run imports: not one the stack's state
@@ -39,6 +40,11 @@ class NvidiaDevicePluginArgs(DevicePluginInputs):
     #: What every object here waits for (`dependsOn`): the deployer's access to the cluster
     #: (GpuCluster.access); empty on an existing cluster.
     depends_on: Sequence[pulumi.Input[pulumi.Resource]] = field(default_factory=tuple)
+
+    @classmethod
+    def of(cls, inputs: DevicePluginInputs, **declared: Any) -> NvidiaDevicePluginArgs:
+        """The plan's inputs (Decided.device_plugin), with `declared`: the provider and the options."""
+        return cls(**{f.name: getattr(inputs, f.name) for f in fields(DevicePluginInputs)}, **declared)
 
 
 class NvidiaDevicePlugin(pulumi.ComponentResource):

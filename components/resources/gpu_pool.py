@@ -59,7 +59,7 @@ class Tolerating(Protocol):
 
 def merged_tolerations(pools: Sequence[Tolerating]) -> tuple[k8s.core.v1.TolerationArgs, ...]:
     """What a pod serving all of `pools` (new, adopted or used) must tolerate: each pool's
-    tolerations, once (tolerations.merged)."""
+    tolerations, once (tolerations.merged, as the plan merges the device plugin's)."""
     return tolerations.merged(pool.tolerations for pool in pools)
 
 

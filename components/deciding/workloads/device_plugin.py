@@ -1,11 +1,10 @@
 """Guide steps 4-5's DaemonSet as plain values: the guide's `nvidia-device-plugin-ds.yaml` field
 for field, plus what today's guide adds (the GPU pool's toleration, `priorityClassName`,
 FAIL_ON_INIT_ERROR=false) and the security baseline (hardening.py), built from the few inputs
-that make it (`DevicePluginInputs`). Below both the plan and the components: what the adopting
-`up` changes in the guide's DaemonSet is worked out from it (`adoption_plans`), and
-components/resources/device_plugin.py declares it. Each difference and its reason:
-docs/guide-and-azure.md (the DaemonSet's bullets); the baseline and its Checkov skips:
-docs/security.md."""
+the plan decides (`DevicePluginInputs`). Below both: the plan says from it what the adopting
+`up` changes in the guide's DaemonSet (`adoption_plans`), and components/resources/
+device_plugin.py declares it. Each difference and its reason: docs/guide-and-azure.md (the
+DaemonSet's bullets); the baseline and its Checkov skips: docs/security.md."""
 
 from __future__ import annotations
 
@@ -92,7 +91,7 @@ def plugin_security_context(mig: bool) -> k8s.core.v1.SecurityContextArgs:
 
 @dataclass(frozen=True)
 class DevicePluginInputs:
-    """What the namespace and the DaemonSet are made from."""
+    """What the namespace and the DaemonSet are made from, decided by the plan (Decided.device_plugin)."""
 
     namespace: str
     image: str

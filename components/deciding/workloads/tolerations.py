@@ -1,7 +1,7 @@
 """What a pod must tolerate to land on a GPU pool: the taints of the pool as the program
 declares it, or as the cluster runs it (a used or adopted pool, components/deciding/existing/
-existing_pools.py). One source for every pod that lands on a pool: the components' (GpuPool,
-UsedPool carry it) and the device plugin's."""
+existing_pools.py). One source for every pod that lands on a pool: the plan decides the
+device plugin's from it, and GpuPool and UsedPool carry it for the proof Jobs and the others."""
 
 from __future__ import annotations
 
