@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -42,9 +41,26 @@ class NvidiaDevicePluginArgs(DevicePluginInputs):
     depends_on: Sequence[pulumi.Input[pulumi.Resource]] = field(default_factory=tuple)
 
     @classmethod
-    def of(cls, inputs: DevicePluginInputs, **declared: Any) -> NvidiaDevicePluginArgs:
-        """The plan's inputs (Decided.device_plugin), with `declared`: the provider and the options."""
-        return cls(**{f.name: getattr(inputs, f.name) for f in fields(DevicePluginInputs)}, **declared)
+    def of(
+        cls,
+        inputs: DevicePluginInputs,
+        *,
+        provider: k8s.Provider,
+        imports: tuple[bool, bool] = (True, True),
+        retain_on_delete: bool = False,
+        deleted_with: pulumi.Resource | None = None,
+        depends_on: Sequence[pulumi.Input[pulumi.Resource]] = (),
+    ) -> NvidiaDevicePluginArgs:
+        """The plan's inputs (Decided.device_plugin), with the provider and how they are declared."""
+        planned = {f.name: getattr(inputs, f.name) for f in fields(DevicePluginInputs)}
+        return cls(
+            **planned,
+            provider=provider,
+            imports=imports,
+            retain_on_delete=retain_on_delete,
+            deleted_with=deleted_with,
+            depends_on=depends_on,
+        )
 
 
 class NvidiaDevicePlugin(pulumi.ComponentResource):
