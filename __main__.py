@@ -19,7 +19,6 @@ from components.live.reader import LiveReader
 from components.plan import Message, Mode, Plan, Said, build_plan
 from components.reading.reader import AzureReader
 from components.resources import budget
-from components.resources.adopted import device_plugin_plans
 from components.resources.budget import CostBudget, CostBudgetArgs
 from components.resources.capacity_expander import CapacityExpander, CapacityExpanderArgs
 from components.resources.cluster import GpuCluster, GpuClusterArgs
@@ -178,26 +177,19 @@ def declare_gpu_stack(
 ) -> tuple[NvidiaDevicePlugin | None, DcgmExporter | None, GpuOperator | None]:
     cfg, decided = plan.cfg, plan.decided
     device_plugin = exporter = operator = None
-    if plugin_pools := serving(plan, pools, "device-plugin"):
-        adoption = decided.device_plugin_adoption
-        plugin_args = NvidiaDevicePluginArgs(
-            provider=cluster.provider,
-            namespace=cfg.device_plugin.namespace,
-            image=cfg.device_plugin.image,
-            gpu_tolerations=merged_tolerations(plugin_pools),
-            mig=decided.device_plugin_mig,
-            pool_names=[p.name for p in plugin_pools] if cfg.select_pools else (),
-            marks=decided.device_plugin_marks,
-            adopt=adoption is not None,
-            imports=(adoption.import_namespace, adoption.import_daemon_set) if adoption else (True, True),
-            retain_on_delete=decided.device_plugin_released,
-            deleted_with=inside(plan, cluster),
-            depends_on=access(cluster),
+    if decided.device_plugin is not None:  # it serves a pool (Decided.serving)
+        plugin_pools, adoption = serving(plan, pools, "device-plugin"), decided.device_plugin_adoption
+        device_plugin = NvidiaDevicePlugin(
+            "nvidia-device-plugin",
+            NvidiaDevicePluginArgs.of(
+                decided.device_plugin,  # the plan's inputs, from which it said what the adopting `up` changes
+                provider=cluster.provider,
+                imports=(adoption.import_namespace, adoption.import_daemon_set) if adoption else (True, True),
+                retain_on_delete=decided.device_plugin_released,
+                deleted_with=inside(plan, cluster),
+                depends_on=access(cluster),
+            ),
         )
-        # What the adopting `up` does to the guide's namespace and DaemonSet, field by field: from
-        # the DaemonSet's spec as the component declares it, so said here, not in the plan.
-        report(Message("info", adopting.line()) for adopting in (device_plugin_plans(plugin_args, adoption) if adoption else []))
-        device_plugin = NvidiaDevicePlugin("nvidia-device-plugin", plugin_args)
         if cfg.monitoring.gpu_metrics:
             exporter = DcgmExporter(
                 "dcgm-exporter",

@@ -21,6 +21,7 @@ from components.deciding.azure.cluster_facts import ClusterFacts
 from components.deciding.azure.kubeconfig import provider_kubeconfig
 from components.deciding.cost import cost
 from components.deciding.existing import (
+    adoption,
     cluster_object_checks,
     cluster_objects,
     existing_cluster_checks,
@@ -34,6 +35,8 @@ from components.deciding.existing.cluster_object_checks import Adoption, Finding
 from components.deciding.existing.existing_pools import LivePool
 from components.deciding.existing.pool_network import PoolNetwork
 from components.deciding.proof import proof_fit
+from components.deciding.workloads import device_plugin, tolerations
+from components.deciding.workloads.device_plugin import DevicePluginInputs
 from components.errors import PreflightError, error_line, escaped_lines
 from components.reading import azure_facts, saved_state
 from components.reading.reader import AzureReader, RunningPool, read_errors
@@ -121,6 +124,9 @@ class Decided:
     #: it imports (none that the stack's state holds already); a destroy leaves them or not.
     device_plugin_adoption: Adoption | None
     device_plugin_released: bool
+    #: What the device plugin's namespace and DaemonSet are made from (None: it serves no pool):
+    #: the plan says from it what the adopting `up` changes, NvidiaDevicePlugin declares it.
+    device_plugin: DevicePluginInputs | None
     #: The address and port the proof Job's NetworkPolicy allows for the cluster's proxy.
     proof_proxy: tuple[str, int] | None
     #: The proof's training time limit: the shipped script's, or none for the image's own entrypoint.
@@ -274,6 +280,10 @@ def build_plan(
     said.info(cost.group_lines([(g.key, g.kept) for g in checked.groups], estimate))
     said.info(_expander_lines(cfg, found))
     budget_name = _budget(cfg, found, owner, estimate, project, stack, said)
+    decided = _decide(cfg, found, owner, in_cluster, egress, mode, live_pools, checked.dropped)
+    # What the adopting `up` does to the guide's namespace and DaemonSet, field by field: said
+    # last, where runs said it while the component still built the DaemonSet's spec.
+    said.info(adoption.lines(_plugin_adoption(decided)))
     return Plan(
         mode=mode,
         cfg=cfg,
@@ -290,7 +300,7 @@ def build_plan(
         budget_name=budget_name,
         subscription=_declared_subscription(cfg, found, subscription),
         messages=tuple(said),
-        decided=_decide(cfg, found, owner, in_cluster, egress, mode, checked.dropped),
+        decided=decided,
     )
 
 
@@ -301,6 +311,7 @@ def _decide(
     in_cluster: Findings | None,
     egress: cluster_egress.Egress,
     mode: Mode,
+    live_pools: Mapping[str, LivePool],
     dropped: frozenset[str] = frozenset(),
 ) -> Decided:
     """What __main__.py declares, from the resolved config and what the run read."""
@@ -313,6 +324,9 @@ def _decide(
         )
         for installer in INSTALLERS
     }
+    device_plugin_mig = any(p.mig_profile for p in cfg.gpu_pools if p.name in serving["device-plugin"])
+    device_plugin_marks = (ownership.adopted_marks(owner) if cfg.device_plugin.adopt else dict(owner)) if found else {}
+    device_plugin_adoption = in_cluster.adoption if in_cluster else None
     return Decided(
         guide_pool=guide_pool,
         pool_moved_from_cluster=guide_pool and found is None,
@@ -323,12 +337,15 @@ def _decide(
         pool_labels={p.name: cfg.gpu_groups.labels_of(p.name) for p in cfg.owned_pools},
         released_pools=frozenset(p.name for p in cfg.owned_pools if ownership.released(p)),
         serving=serving,
-        device_plugin_mig=any(p.mig_profile for p in cfg.gpu_pools if p.name in serving["device-plugin"]),
+        device_plugin_mig=device_plugin_mig,
         deleted_with_cluster=found is None and not cfg.protect,
         object_marks=dict(owner) if found else {},
-        device_plugin_marks=(ownership.adopted_marks(owner) if cfg.device_plugin.adopt else dict(owner)) if found else {},
-        device_plugin_adoption=in_cluster.adoption if in_cluster else None,
+        device_plugin_marks=device_plugin_marks,
+        device_plugin_adoption=device_plugin_adoption,
         device_plugin_released=ownership.plugin_released(cfg.device_plugin),
+        device_plugin=_device_plugin(
+            cfg, serving["device-plugin"], live_pools, device_plugin_mig, device_plugin_marks, device_plugin_adoption is not None
+        ),
         proof_proxy=cluster_egress.proxy_rule(egress, cfg.mnist_job.egress),
         proof_max_seconds=cfg.mnist_job.max_seconds if cfg.mnist_job.runs_script else None,
         gpu_resources={p.name: gpus.get(p.name, GPU) for p in cfg.gpu_pools},
@@ -337,6 +354,32 @@ def _decide(
         dropped_pools=dropped,
         expander_priorities=priority_expander.priorities(present) if (present := _groups(cfg)) and found is None else None,
     )
+
+
+def _device_plugin(
+    cfg: StackConfig, served: tuple[str, ...], live_pools: Mapping[str, LivePool], mig: bool, marks: Mapping[str, str], adopt: bool
+) -> DevicePluginInputs | None:
+    """The device plugin's inputs, where it serves a pool: each served pool's tolerations once,
+    and its pools by name wherever the cluster may hold others (StackConfig.select_pools)."""
+    pools = [p for p in cfg.gpu_pools if p.name in served]
+    if not pools:
+        return None
+    return DevicePluginInputs(
+        namespace=cfg.device_plugin.namespace,
+        image=cfg.device_plugin.image,
+        gpu_tolerations=tolerations.merged(tolerations.pool_tolerations(p, live_pools.get(p.name)) for p in pools),
+        mig=mig,
+        pool_names=tuple(p.name for p in pools) if cfg.select_pools else (),
+        marks=marks,
+        adopt=adopt,
+    )
+
+
+def _plugin_adoption(decided: Decided) -> list[adoption.Plan]:
+    """The adopting `up` of the guide's namespace and DaemonSet, where this run takes them over
+    for a plugin it declares (the lines say nothing where the cluster was not read)."""
+    plugin, taken = decided.device_plugin, decided.device_plugin_adoption
+    return device_plugin.adoption_plans(plugin, taken) if plugin is not None and taken is not None else []
 
 
 def _expander_lines(cfg: StackConfig, found: ClusterFacts | None) -> list[str]:

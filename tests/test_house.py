@@ -12,16 +12,14 @@ from support.house import per_stack
 ROOT = Path(__file__).resolve().parent.parent
 # Modules of components/resources/ that declare no component of their own, and why they live there.
 RESOURCE_HELPERS = {
-    "hardening": "the pod security settings and Checkov annotations the Kubernetes components share",
+    "hardening": "the NetworkPolicy the Kubernetes components share, beside the pod security baseline they import with it",
     "outputs": "stack outputs made of several components' outputs",
     "agent_pool_calls": "the REST calls the managed pool's dynamic provider makes",
     "provider_errors": "the one-line failures of that provider, in Azure's words",
     "provider_host_patch": "the provider host, Pulumi's, told to send both dynamic providers' one-line failures so",
-    "existing_pool": "the pool used as it is, which nothing declares, and the tolerations of a pool's taints",
+    "existing_pool": "the pool used as it is, which nothing declares",
     "job_deadline": "how long the proof Jobs may run and how long `pulumi up` waits for them, the pair each Job carries",
     "job_network": "where the proof Jobs may connect: DNS, HTTPS to the internet, the cluster's proxy",
-    "placement": "where a pod lands: the nodes of named GPU pools",
-    "adopted": "what the adopting `up` does to the guide's device plugin, worked out from the DaemonSet its component declares",
 }
 
 

@@ -3,12 +3,17 @@ it declares anything, built by a plain call with a reader, no mock engine and no
 
 from __future__ import annotations
 
+import json
+
 import fake_prices
 import pytest
+from support.adoption import guide_as_listed, saved_list
 from support.config import parsed
 from support.existing_cluster import T4, TEAM
 from support.existing_pools import GPUNP, cluster
+from support.guide_example import EXAMPLE, STACK_FILE
 from support.kubernetes_objects import guide_daemon_set, listed, namespace
+from support.plan import planned_by
 
 from components.errors import CostError, PreflightError
 from components.plan import Mode, Said, build_plan
@@ -195,3 +200,78 @@ def test_a_budget_on_a_created_cluster_watches_its_resource_group_and_the_node_r
     assert node_group.startswith(f"MC_{group}_")
     existing = plan(parsed(existingCluster=TEAM, gpuPool={"vmSize": T4}, cost=budgeted), OfflineReader(cluster=cluster(GPUNP)))
     assert existing.decided.budget_groups == (), "an existing cluster's budget watches the owner tag"
+
+
+# The adopting `up` of the guide's namespace and DaemonSet (devicePlugin.adopt): said by the plan,
+# from the DaemonSet's spec decided there (Decided.device_plugin), after every other line.
+ADOPTING = {"existingCluster": TEAM, "gpuPools": {"gpunp": {"existing": "adopt"}}, "devicePlugin": {"adopt": True}}
+PLUGIN_LINE = "adopt: aks-gpu:devicePlugin: `pulumi up` imports "
+NAMESPACE_URN = "urn:pulumi:test::aks-gpu::aks-gpu:kubernetes:NvidiaDevicePlugin$kubernetes:core/v1:Namespace::nvidia-device-plugin-ns"
+
+
+def plugin_lines(built) -> list[str]:
+    return [m.text for m in built.messages if m.text.startswith(PLUGIN_LINE)]
+
+
+@pytest.mark.parametrize("mode", list(Mode))
+def test_adopting_the_guides_plugin_the_plan_says_its_namespace_then_its_daemonset_last_of_all(mode):
+    reader = OfflineReader(cluster=cluster(GPUNP), kubernetes=listed(namespace("gpu-resources"), guide_daemon_set()))
+    built = plan(parsed(**ADOPTING), reader, mode)
+    namespace_line, daemon_set_line = plugin_lines(built)
+    assert [m.text for m in built.messages[-2:]] == [namespace_line, daemon_set_line]
+    assert {m.level for m in built.messages[-2:]} == {"info"}
+    assert namespace_line.startswith(f"{PLUGIN_LINE}Namespace gpu-resources, then updates 2 fields in place: ")
+    assert daemon_set_line.startswith(f"{PLUGIN_LINE}DaemonSet gpu-resources/nvidia-device-plugin-daemonset, then updates ")
+    assert 'spec.template.spec.securityContext.seccompProfile.type: (none) -> "RuntimeDefault"' in daemon_set_line
+    # Before them, the adopted pool's own line, as the run says it.
+    assert any(m.text.startswith("adopt: aks-gpu:gpuPools.gpunp: `pulumi up` imports AgentPool gpunp") for m in built.messages[:-2])
+
+
+@pytest.mark.parametrize("mode", list(Mode))
+def test_a_namespace_the_stacks_state_holds_already_leaves_the_plan_one_line_the_daemonsets(mode):
+    reader = OfflineReader(
+        cluster=cluster(GPUNP),
+        kubernetes=listed(namespace("gpu-resources"), guide_daemon_set()),
+        stack={NAMESPACE_URN: {"type": "kubernetes:core/v1:Namespace", "outputs": {"metadata": {"name": "gpu-resources"}}}},
+    )
+    built = plan(parsed(**ADOPTING), reader, mode)
+    assert built.decided.device_plugin_adoption is not None and not built.decided.device_plugin_adoption.import_namespace
+    [daemon_set_line] = plugin_lines(built)
+    assert built.messages[-1].text == daemon_set_line
+    assert daemon_set_line.startswith(f"{PLUGIN_LINE}DaemonSet gpu-resources/nvidia-device-plugin-daemonset, then updates ")
+
+
+def test_a_cluster_whose_objects_were_not_read_gets_no_adoption_line_for_the_plugin_and_is_told_so():
+    built = plan(parsed(**ADOPTING), OfflineReader(cluster=cluster(GPUNP)))
+    assert plugin_lines(built) == []
+    assert any("what the adopting `up` changes in it is not known" in m.text for m in built.messages)
+    assert built.decided.device_plugin is not None, "the plugin is declared all the same"
+
+
+@pytest.mark.parametrize("preview", [True, False], ids=["preview", "deployment"])
+def test_the_run_says_the_plans_plugin_lines_once_each_in_the_plans_order_and_nothing_else_of_adoption(preview):
+    run = guide_as_listed(preview)
+    said = [line for line in run.infos if line.startswith("adopt: ")]
+    overrides = {"gpuPools": {"gpunp": {"existing": "adopt"}}, "devicePlugin": {"adopt": True}}
+    reader = OfflineReader(cluster=json.loads((EXAMPLE / "cluster.json").read_text()), kubernetes=saved_list())
+    planned = planned_by(reader, "ml-prod", preview, STACK_FILE, **overrides)
+    assert said == [m.text for m in planned.messages if m.text.startswith("adopt: ")] and len(said) == 3
+
+
+def test_the_device_plugins_inputs_are_decided_in_the_plan_from_the_pools_it_serves():
+    """Each served pool's tolerations once (a used pool's from its live taints), its pools where
+    the cluster may hold others, the owner's marks, and adopt only where the run adopts."""
+    reader = OfflineReader(cluster=cluster(GPUNP, {**GPUNP, "name": "spotnp", "nodeTaints": ["sku=gpu:NoSchedule", "x=y:NoExecute"]}))
+    using = plan(parsed(existingCluster=TEAM, gpuPools={"gpunp": {"existing": "use"}, "spotnp": {"existing": "use"}}), reader)
+    plugin = using.decided.device_plugin
+    assert plugin is not None
+    assert [(t.key, t.operator, t.value, t.effect) for t in plugin.gpu_tolerations] == [
+        ("sku", "Equal", "gpu", "NoSchedule"),
+        ("x", "Equal", "y", "NoExecute"),
+    ]
+    assert plugin.pool_names == ("gpunp", "spotnp") and plugin.marks == TEST_OWNER and not plugin.adopt
+    assert (plugin.namespace, plugin.image, plugin.mig) == ("gpu-resources", using.cfg.device_plugin.image, False)
+    created = plan(parsed(gpuPool={"vmSize": T4})).decided.device_plugin
+    assert created is not None and created.pool_names == () and created.marks == {}
+    assert [(t.key, t.value) for t in created.gpu_tolerations] == [("sku", "gpu")]
+    assert plan(parsed(gpuPools={"op": {"vmSize": T4, "management": "gpu-operator"}})).decided.device_plugin is None

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.deciding.workloads.placement import on_pools
 from components.resources import hardening
 from components.resources.gpu_pool import AGENT_POOL_LABEL
-from components.resources.placement import on_pools
 
 NAME = "dcgm-exporter"
 LABELS = {"app.kubernetes.io/name": NAME}

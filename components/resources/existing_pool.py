@@ -1,16 +1,13 @@
 """A GPU pool the cluster already had (components/deciding/existing/existing_pools.py): the pool used as it
-is, which the stack never registers (`UsedPool`), and the tolerations of a pool's taints. What
-an adopted pool declares beyond this program's own settings is components/deciding/existing/pool_settings.py's."""
+is, which the stack never registers (`UsedPool`). What an adopted pool declares beyond this
+program's own settings is components/deciding/existing/pool_settings.py's."""
 
 from __future__ import annotations
-
-from collections.abc import Sequence
-
-import pulumi_kubernetes as k8s
 
 from components.catalog import gpu_sizes
 from components.config import GpuPoolConfig
 from components.deciding.existing.existing_pools import LivePool
+from components.deciding.workloads.tolerations import pool_tolerations
 
 # The gpuManagement output of a pool the stack uses (its GPU stack is as Azure has it).
 USED_MANAGEMENT = {
@@ -18,20 +15,6 @@ USED_MANAGEMENT = {
     "aks-managed": "aks-managed (existing pool)",
     "gpu-operator": "gpu-operator (existing pool)",
 }
-
-
-def tolerations_for(taints: Sequence[str]) -> tuple[k8s.core.v1.TolerationArgs, ...]:
-    """What a pod must tolerate to land on nodes with these taints, as AKS writes them
-    (`key=value:Effect`, or `key:Effect`)."""
-    tolerations = []
-    for taint in taints:
-        pair, _, effect = taint.rpartition(":")
-        key, has_value, value = pair.partition("=")
-        if has_value:
-            tolerations.append(k8s.core.v1.TolerationArgs(key=key, operator="Equal", value=value, effect=effect or None))
-        else:
-            tolerations.append(k8s.core.v1.TolerationArgs(key=key, operator="Exists", effect=effect or None))
-    return tuple(tolerations)
 
 
 class UsedPool:
@@ -48,4 +31,4 @@ class UsedPool:
         self.generation = gpu_sizes.generation(pool.vm_size)
         self.management = USED_MANAGEMENT[pool.mode]
         self.gpus_per_node = gpu_sizes.gpus_per_node(pool.vm_size, pool.mig_profile)
-        self.tolerations = tolerations_for(live.taints)
+        self.tolerations = pool_tolerations(pool, live)

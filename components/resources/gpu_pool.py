@@ -16,18 +16,18 @@ from pulumi_azure_native import containerservice
 
 from components.catalog import gpu_sizes
 from components.config import GpuPoolConfig, camel_case, pool_upgrades
-from components.config.pools import pool_taints
 from components.deciding.azure import pool_mutability
 from components.deciding.existing import cluster_objects, pool_network
 from components.deciding.existing.existing_pools import LivePool
 from components.deciding.existing.pool_network import PoolNetwork
 from components.deciding.existing.pool_settings import REST_NAMES, agent_pool_settings, gpu_pool_settings, typed_pool_ignores
+from components.deciding.workloads import tolerations
 from components.reading.reader import RunningPool
-from components.resources.existing_pool import tolerations_for
 from components.resources.managed_gpu_pool import ARM_ENDPOINT, MIG_API_VERSION, STABLE_API_VERSION, ManagedGpuPool
 
 # The GPU pool's taints (the guide's sku=gpu, and AKS's Spot taint) are the pools' config's rule
-# (components/config/pools.py, pool_taints): the checks of an existing cluster read it too.
+# (components/config/pools.py, pool_taints): the checks of an existing cluster read it too, and
+# what a pod tolerates on the pool is worked out from it (components/deciding/workloads/tolerations.py).
 
 # AKS labels every node with its pool's name (components/deciding/existing/cluster_objects.py, where the
 # label is read too): what pins a DaemonSet or a Job to this program's pools.
@@ -53,19 +53,14 @@ GPU_MANAGEMENT_OUTPUTS = {
 }
 
 
-def gpu_tolerations(pool: GpuPoolConfig) -> tuple[k8s.core.v1.TolerationArgs, ...]:
-    """What a pod must tolerate to run on the GPU pool: its taints, `sku=gpu` and the Spot taint."""
-    return tolerations_for(pool_taints(pool))
-
-
 class Tolerating(Protocol):
     tolerations: tuple[k8s.core.v1.TolerationArgs, ...]
 
 
 def merged_tolerations(pools: Sequence[Tolerating]) -> tuple[k8s.core.v1.TolerationArgs, ...]:
-    """What a DaemonSet serving all of `pools` (new, adopted or used) must tolerate: each
-    pool's tolerations, once."""
-    return tuple({(t.key, t.operator, t.value, t.effect): t for pool in pools for t in pool.tolerations}.values())
+    """What a pod serving all of `pools` (new, adopted or used) must tolerate: each pool's
+    tolerations, once (tolerations.merged, as the plan merges the device plugin's)."""
+    return tolerations.merged(pool.tolerations for pool in pools)
 
 
 # `dedicatedVhd: true` / `management: aks-managed`: the guide's retired GPU image's successor,
@@ -193,7 +188,7 @@ class GpuPool(pulumi.ComponentResource):
         self.generation = gpu_sizes.generation(pool.vm_size)
         self.management = GPU_MANAGEMENT_OUTPUTS[pool.mode]
         self.gpus_per_node = gpu_sizes.gpus_per_node(pool.vm_size, pool.mig_profile)
-        self.tolerations = tolerations_for(args.live.taints) if args.live else gpu_tolerations(pool)
+        self.tolerations = tolerations.pool_tolerations(pool, args.live)
         self.register_outputs({"name": self.name, "vmSize": self.vm_size})
 
     def _moved(self, old_name: str, args: GpuPoolArgs) -> list[pulumi.Alias] | None:

@@ -1,6 +1,6 @@
 """Guide steps 8-9: the MNIST Job that proves a GPU is schedulable and works: the guide's
 `samples-tf-mnist-demo.yaml` plus the GPU pool's toleration and restartPolicy Never, running the
-shipped proof/train_mnist.py in PyTorch's image (or the guide's), hardened (resources/hardening.py).
+shipped proof/train_mnist.py in PyTorch's image (or the guide's), hardened (deciding/workloads/hardening.py).
 Why each field, and what the images need: docs/guide-and-azure.md, "The proof Job" and the
 Job's bullets; docs/proof.md; docs/security.md."""
 
@@ -17,13 +17,13 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.deciding.proof.proof_watch import SPEC_ANNOTATION, WatchFacts, result_name
+from components.deciding.workloads.placement import on_pools
 from components.live.proof_watch import ClusterRef
 from components.resources import hardening
 from components.resources import proof_watch as watch_resource
 from components.resources.gpu_pool import AGENT_POOL_LABEL
 from components.resources.job_deadline import BACKOFF_LIMIT, duration_seconds
 from components.resources.job_network import job_egress
-from components.resources.placement import on_pools
 
 JOB_NAME = "samples-tf-mnist-demo"
 # The component's type token: the first link of its children's URNs (the watch's status URN).

@@ -243,7 +243,7 @@ class Mine:
         if self.state_known:
             return False
         # Not known: the stack's mark, or the guide's name, which the stack gives its own too
-        # (components/resources/device_plugin.py DAEMONSET_NAME), in a namespace of its own.
+        # (components/deciding/workloads/device_plugin.py DAEMONSET_NAME), in a namespace of its own.
         own_name = found.name == GUIDE_DAEMONSET and self.namespace(found.namespace)
         return found.annotations.get(STACK_ANNOTATION) == self.owner or own_name
 
@@ -431,7 +431,7 @@ def _not_the_guides(name: str, where: str, found: DaemonSet | None, seen: Seen) 
 
 def _strategy_not_kept(where: str, found: DaemonSet) -> str | None:
     """The owner's plugin runs a MIG strategy the stack's spec would not keep: "mixed" (the
-    stack's runs "single" or none: components/resources/device_plugin.py plugin_env), or one
+    stack's runs "single" or none: components/deciding/workloads/device_plugin.py plugin_env), or one
     from a config file this program does not read, which its spec would drop. NVIDIA's flags:
     NVIDIA/k8s-device-plugin cmd/nvidia-device-plugin/main.go at 01421a20 (mig-strategy, config-file)."""
     strategy = strategy_of(found)
