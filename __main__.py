@@ -235,13 +235,9 @@ def declare_expander(plan: Plan, cluster: Cluster) -> CapacityExpander | None:
     )
 
 
-# Steps 8-9: one MNIST training Job per GPU pool, each on its own pool, and one per capacity
-# group (gpuGroups) on whichever of its pools Azure could fill; `pulumi up` waits
-# for every Job to complete (they run side by side). The Jobs run the shipped script
-# (proof/train_mnist.py) in PyTorch's image, or the guide's image as the guide runs it. A Job
-# waits for its own pool and for what installs that pool's device plugin (this program's
-# DaemonSet, or the GPU Operator's release, neither of which waits for any pool; AKS does it
-# on an aks-managed pool), never for the pools after it.
+# Steps 8-9: one MNIST Job per GPU pool and one per capacity group, side by side; `pulumi up`
+# waits for each. A Job waits for its pool(s) and what installs their device plugin, never for
+# the pools after it (docs/lifecycle.md, "One pool operation at a time").
 def declare_proof(
     plan: Plan,
     cluster: Cluster,
