@@ -185,9 +185,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                         "deleteBeforeReplace": bool(request.deleteBeforeReplace),
                         "replaceOnChanges": list(request.replaceOnChanges),
                         **({"aliases": aliases} if (aliases := alias_urns(request)) else {}),
-                        # The `import` option: the ID of an object the run takes over.
-                        **({"import": request.importId} if request.importId else {}),
-                        # Pulumi's `import` option: the ID the engine adopts the resource by.
+                        # Pulumi's `import` option: the ID of an object the run takes over.
                         **({"import": request.importId} if request.importId else {}),
                         # The `deletedWith` option: the URN whose delete takes this resource with it.
                         **({"deletedWith": request.deletedWith} if request.deletedWith else {}),
