@@ -6,7 +6,9 @@ of its own, forked from one that made its imports once (tests/support/forked_pyt
 
 from __future__ import annotations
 
+import re
 import subprocess
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -77,3 +79,37 @@ def test_a_bad_saved_file_under_the_language_hosts_run_is_one_line_and_exit_1(py
     # preflight.py), before the offline reader would read the file; the saved cluster by its read.
     shown = f"'{path}'" if what == "a device" else path
     assert done.stderr.startswith(f"error: invalid config aks-gpu:preflight.clusterFile = {shown}: ") and says in done.stderr
+
+
+# A command that ends as the tests above must not: a coroutine never awaited, a socket left open
+# where the module defines a function (its globals are then a cycle only the collector frees),
+# an exit status of its own.
+LEAVES_BEHIND = """import asyncio, socket, sys
+async def never_awaited():
+    pass
+never_awaited()
+left_open = socket.socket()
+print(sys.argv[1:])
+sys.exit(3)
+"""
+
+
+def _warnings(stderr: str) -> list[str]:
+    """The warnings a Python printed, without where (the same code runs a line lower in a real
+    Python, which makes the imports first)."""
+    return sorted(re.sub(r"fd=\d+", "fd=N", line.split(": ", 1)[1]) for line in stderr.splitlines() if re.match(r"\S+: \w+Warning: ", line))
+
+
+def test_a_forked_python_ends_as_the_python_it_stands_for_with_every_warning_of_its_shutdown(python):
+    """The fixture's claim (tests/support/forked_python.py): a child ends as `python -W always
+    -c CODE` does after making the same imports; were a shutdown's warning lost, the tests above
+    could pass where a person sees more than one line. The real Python makes the imports itself."""
+    forked = python.run(LEAVES_BEHIND, "an argument")
+    imports = imports_of(ROOT / "tools" / "language_host.py", ROOT / "__main__.py")
+    real = subprocess.run(
+        [sys.executable, "-W", "always", "-c", f"{imports}\n{LEAVES_BEHIND}", "an argument"], cwd=ROOT, capture_output=True, text=True
+    )
+    assert (forked.returncode, forked.stdout) == (real.returncode, real.stdout) == (3, "['an argument']\n")
+    assert _warnings(forked.stderr) == _warnings(real.stderr)
+    assert any("ResourceWarning: unclosed <socket.socket" in w for w in _warnings(real.stderr)), real.stderr
+    assert any("never_awaited' was never awaited" in w for w in _warnings(real.stderr)), real.stderr

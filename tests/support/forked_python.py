@@ -4,7 +4,7 @@ process makes before it does anything (the language host's, the program's: the t
 import statements of their files, `imports_of`), then forks a child per command. The child is
 that process from there on: its stdout and stderr are files of its own, `sys.argv` and a fresh
 `__main__` are what `-c` gives, the code runs as `-c` runs it, and it exits as a Python exits
-(`sys.exit`'s status, an uncaught exception's traceback with one frame of the parent's loop
+(`sys.exit`'s status, an uncaught exception's traceback with two frames of the parent's loop
 above the code's, the warnings and "Exception ignored" lines of its shutdown). What the imports
 would have printed is not lost: the parent's own stderr must stay empty, or every command fails
 with it. The modules are imported, not run: a `runpy.run_module` of one of them would warn
@@ -27,33 +27,37 @@ from pathlib import Path
 
 # Runs as `python <flags> -c PARENT IMPORTS`: makes the imports, says so, then one command per
 # line of stdin ({"code", "args", "stdout", "stderr"}), answering each with the exit status.
-# The child breaks out of the loop and ends the script: from there on it is the `-c` process.
+# The child runs the code in the `__main__` the imports saw (dill keeps the one it was imported
+# under, as any `import __main__` does), its dict as a `-c` process starts with it, then
+# returns from the loop and ends the script: from there on it is the `-c` process.
 PARENT = """
-import builtins, json, os, sys, types
-exec(sys.argv[1], {"__name__": "imports"})
-import gc
-gc.collect()
-gc.freeze()
-sys.argv = ["-c"]
-print("ready", flush=True)
-for line in sys.stdin:
-    command = json.loads(line)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    child = os.fork()
-    if child == 0:
-        for fd, path in ((1, command["stdout"]), (2, command["stderr"])):
-            opened = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            os.dup2(opened, fd)
-            os.close(opened)
-        sys.argv = ["-c", *command["args"]]
-        main = types.ModuleType("__main__")
-        main.__builtins__ = builtins
-        sys.modules["__main__"] = main
-        exec(compile(command["code"], "<string>", "exec"), main.__dict__)
-        break
-    _, status = os.waitpid(child, 0)
-    print(json.dumps(os.waitstatus_to_exitcode(status)), flush=True)
+initial = dict(globals())
+def serve(initial):
+    import gc, json, os, sys
+    exec(sys.argv[1], {"__name__": "imports"})
+    gc.collect()
+    gc.freeze()
+    sys.argv = ["-c"]
+    print("ready", flush=True)
+    for line in sys.stdin:
+        command = json.loads(line)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        child = os.fork()
+        if child == 0:
+            for fd, path in ((1, command["stdout"]), (2, command["stderr"])):
+                opened = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+                os.dup2(opened, fd)
+                os.close(opened)
+            sys.argv = ["-c", *command["args"]]
+            main = sys.modules["__main__"].__dict__
+            main.clear()
+            main.update(initial)
+            exec(compile(command["code"], "<string>", "exec"), main)
+            return
+        _, status = os.waitpid(child, 0)
+        print(json.dumps(os.waitstatus_to_exitcode(status)), flush=True)
+serve(initial)
 """
 
 
