@@ -110,16 +110,13 @@ class Decided:
     #: Each installer's pools, in the config's order: the pools whose GPU stack this program
     #: installs (its own, and a used pool's that nothing of the cluster's serves already).
     serving: Mapping[str, tuple[str, ...]]
-    #: The device plugin serves a MIG pool (its MIG strategy and the env it needs).
-    device_plugin_mig: bool
     #: Every Kubernetes object and the Helm release are deleted with a created, unprotected
     #: cluster (`deletedWith`; docs/lifecycle.md, "pulumi destroy", says why, and why not on an
     #: existing cluster, nor while the cluster is protected). Never the GPU pools, which bill.
     deleted_with_cluster: bool
     #: The marks on the Kubernetes objects this program declares on an existing cluster (none on
-    #: a created one), and on the device plugin's, which devicePlugin.adopt marks as adopted too.
+    #: a created one); the device plugin's are its inputs' (devicePlugin.adopt adds the adopted mark).
     object_marks: Mapping[str, str]
-    device_plugin_marks: Mapping[str, str]
     #: devicePlugin.adopt on this run: the guide's namespace and DaemonSet, and which of the two
     #: it imports (none that the stack's state holds already); a destroy leaves them or not.
     device_plugin_adoption: Adoption | None
@@ -324,8 +321,6 @@ def _decide(
         )
         for installer in INSTALLERS
     }
-    device_plugin_mig = any(p.mig_profile for p in cfg.gpu_pools if p.name in serving["device-plugin"])
-    device_plugin_marks = (ownership.adopted_marks(owner) if cfg.device_plugin.adopt else dict(owner)) if found else {}
     device_plugin_adoption = in_cluster.adoption if in_cluster else None
     return Decided(
         guide_pool=guide_pool,
@@ -337,14 +332,12 @@ def _decide(
         pool_labels={p.name: cfg.gpu_groups.labels_of(p.name) for p in cfg.owned_pools},
         released_pools=frozenset(p.name for p in cfg.owned_pools if ownership.released(p)),
         serving=serving,
-        device_plugin_mig=device_plugin_mig,
         deleted_with_cluster=found is None and not cfg.protect,
         object_marks=dict(owner) if found else {},
-        device_plugin_marks=device_plugin_marks,
         device_plugin_adoption=device_plugin_adoption,
         device_plugin_released=ownership.plugin_released(cfg.device_plugin),
         device_plugin=_device_plugin(
-            cfg, serving["device-plugin"], live_pools, device_plugin_mig, device_plugin_marks, device_plugin_adoption is not None
+            cfg, serving["device-plugin"], live_pools, owner if found else None, adopt=device_plugin_adoption is not None
         ),
         proof_proxy=cluster_egress.proxy_rule(egress, cfg.mnist_job.egress),
         proof_max_seconds=cfg.mnist_job.max_seconds if cfg.mnist_job.runs_script else None,
@@ -357,10 +350,12 @@ def _decide(
 
 
 def _device_plugin(
-    cfg: StackConfig, served: tuple[str, ...], live_pools: Mapping[str, LivePool], mig: bool, marks: Mapping[str, str], adopt: bool
+    cfg: StackConfig, served: tuple[str, ...], live_pools: Mapping[str, LivePool], owner: Mapping[str, str] | None, adopt: bool
 ) -> DevicePluginInputs | None:
     """The device plugin's inputs, where it serves a pool: each served pool's tolerations once,
-    and its pools by name wherever the cluster may hold others (StackConfig.select_pools)."""
+    its pools by name wherever the cluster may hold others (StackConfig.select_pools), MIG where
+    one is cut, and on an existing cluster (`owner`: the stack's marks) the marks, adopted too
+    where devicePlugin.adopt says so."""
     pools = [p for p in cfg.gpu_pools if p.name in served]
     if not pools:
         return None
@@ -368,9 +363,9 @@ def _device_plugin(
         namespace=cfg.device_plugin.namespace,
         image=cfg.device_plugin.image,
         gpu_tolerations=tolerations.merged(tolerations.pool_tolerations(p, live_pools.get(p.name)) for p in pools),
-        mig=mig,
+        mig=any(p.mig_profile for p in pools),
         pool_names=tuple(p.name for p in pools) if cfg.select_pools else (),
-        marks=marks,
+        marks={} if owner is None else ownership.adopted_marks(owner) if cfg.device_plugin.adopt else dict(owner),
         adopt=adopt,
     )
 

@@ -132,7 +132,7 @@ def test_kubernetes_objects_are_deleted_with_a_created_cluster_unless_it_is_prot
 def test_each_installer_serves_the_pools_of_its_mode_and_none_serves_an_aks_managed_pool():
     mixed = plan(parsed(gpuPools={"a": {"vmSize": T4}, "m": {"vmSize": T4, "management": "aks-managed"}}))
     assert mixed.decided.serving == {"device-plugin": ("a",), "gpu-operator": ()}
-    assert not mixed.decided.device_plugin_mig
+    assert mixed.decided.device_plugin is not None and not mixed.decided.device_plugin.mig
     operator = plan(parsed(gpuPools={"op": {"vmSize": T4, "management": "gpu-operator"}}))
     assert operator.decided.serving == {"device-plugin": (), "gpu-operator": ("op",)}
 
@@ -146,17 +146,20 @@ def test_the_stacks_objects_on_an_existing_cluster_carry_its_mark_and_an_adopted
     reader = OfflineReader(cluster=cluster(GPUNP), kubernetes=listed(namespace("gpu-resources"), guide_daemon_set()))
     adopting = plan(parsed(existingCluster=TEAM, gpuPools={"gpunp": {"existing": "adopt"}}, devicePlugin={"adopt": True}), reader)
     decided = adopting.decided
-    assert decided.object_marks == TEST_OWNER and decided.device_plugin_marks == {**TEST_OWNER, "aks-gpu-adopted": "aks-gpu/test"}
+    assert decided.device_plugin is not None
+    assert decided.object_marks == TEST_OWNER and decided.device_plugin.marks == {**TEST_OWNER, "aks-gpu-adopted": "aks-gpu/test"}
     assert decided.device_plugin_adoption is not None and decided.device_plugin_released
-    assert decided.pool_tags == {"gpunp": decided.device_plugin_marks} and decided.released_pools == {"gpunp"}
+    assert decided.pool_tags == {"gpunp": decided.device_plugin.marks} and decided.released_pools == {"gpunp"}
     using = plan(parsed(existingCluster=TEAM, gpuPools={"gpunp": {"existing": "use"}}), OfflineReader(cluster=cluster(GPUNP))).decided
-    assert using.device_plugin_marks == using.object_marks == TEST_OWNER and using.device_plugin_adoption is None
+    assert using.device_plugin is not None
+    assert using.device_plugin.marks == using.object_marks == TEST_OWNER and using.device_plugin_adoption is None
     assert using.pool_tags == {} and not using.device_plugin_released, "a used pool is not declared"
 
 
 def test_a_created_clusters_objects_and_pools_carry_no_mark_and_nothing_is_released():
     decided = plan(parsed(gpuPools={"a": {"vmSize": T4}, "b": {"vmSize": T4}})).decided
-    assert decided.object_marks == decided.device_plugin_marks == {}
+    assert decided.device_plugin is not None
+    assert decided.object_marks == decided.device_plugin.marks == {}
     assert decided.pool_tags == {"a": None, "b": None} and decided.released_pools == frozenset()
 
 
