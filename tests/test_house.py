@@ -12,7 +12,7 @@ from support.house import per_stack
 ROOT = Path(__file__).resolve().parent.parent
 # Modules of components/resources/ that declare no component of their own, and why they live there.
 RESOURCE_HELPERS = {
-    "hardening": "the NetworkPolicy the Kubernetes components share, beside the pod security baseline they import with it",
+    "hardening": "the NetworkPolicy the Kubernetes components share (the baseline they share is deciding/workloads/hardening.py)",
     "outputs": "stack outputs made of several components' outputs",
     "agent_pool_calls": "the REST calls the managed pool's dynamic provider makes",
     "provider_errors": "the one-line failures of that provider, in Azure's words",

@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.deciding.workloads import hardening
 from components.deciding.workloads.placement import on_pools
-from components.resources import hardening
 from components.resources.gpu_pool import AGENT_POOL_LABEL
+from components.resources.hardening import network_policy
 
 NAME = "dcgm-exporter"
 LABELS = {"app.kubernetes.io/name": NAME}
@@ -84,9 +85,7 @@ class DcgmExporter(pulumi.ComponentResource):
             from_=[k8s.networking.v1.NetworkPolicyPeerArgs(namespace_selector=k8s.meta.v1.LabelSelectorArgs())],
             ports=[k8s.networking.v1.NetworkPolicyPortArgs(protocol="TCP", port=PORT)],
         )
-        return hardening.network_policy(
-            f"{name}-netpol", f"{NAME}-scrapes-only", args.namespace, LABELS, egress=[], ingress=[in_cluster], opts=opts
-        )
+        return network_policy(f"{name}-netpol", f"{NAME}-scrapes-only", args.namespace, LABELS, egress=[], ingress=[in_cluster], opts=opts)
 
     def _create_daemon_set(self, name: str, args: DcgmExporterArgs, opts: pulumi.ResourceOptions) -> k8s.apps.v1.DaemonSet:
         skips = {**CHECKOV_SKIPS, **hardening.image_digest_skip(args.image, "aks-gpu:monitoring.dcgmExporterImage")}

@@ -18,7 +18,7 @@ from components.deciding.workloads.device_plugin import (
     daemon_set_annotations,
     plugin_spec,
 )
-from components.resources import hardening
+from components.resources.hardening import network_policy
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -95,7 +95,7 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
         )
 
         # Not in the guide: the plugin neither serves nor calls anything over the network.
-        self.network_policy = hardening.network_policy(
+        self.network_policy = network_policy(
             f"{name}-netpol", "nvidia-device-plugin-deny-all", self.namespace.metadata.name, POD_LABELS, egress=[], opts=on_cluster
         )
 

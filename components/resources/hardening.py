@@ -1,6 +1,6 @@
-"""The NetworkPolicy every Kubernetes component declares for its pods, and the security
-baseline they share, re-exported from components/deciding/workloads/hardening.py (below the
-plan too, which compares the device plugin's spec with what the cluster runs)."""
+"""The NetworkPolicy every Kubernetes component declares for its pods. The security baseline
+they share is components/deciding/workloads/hardening.py (below the plan too, which compares the
+device plugin's spec with what the cluster runs)."""
 
 from __future__ import annotations
 
@@ -8,29 +8,6 @@ from collections.abc import Mapping, Sequence
 
 import pulumi
 import pulumi_kubernetes as k8s
-
-from components.deciding.workloads.hardening import (
-    IMAGE_DIGEST_CHECK,
-    SKIP_ANNOTATION_PREFIX,
-    checkov_skips,
-    container_security_context,
-    image_digest_skip,
-    pinned_by_digest,
-    pod_security_context,
-    resources,
-)
-
-__all__ = [
-    "IMAGE_DIGEST_CHECK",
-    "SKIP_ANNOTATION_PREFIX",
-    "checkov_skips",
-    "container_security_context",
-    "image_digest_skip",
-    "network_policy",
-    "pinned_by_digest",
-    "pod_security_context",
-    "resources",
-]
 
 
 def network_policy(

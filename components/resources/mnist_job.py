@@ -17,11 +17,12 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.deciding.proof.proof_watch import SPEC_ANNOTATION, WatchFacts, result_name
+from components.deciding.workloads import hardening
 from components.deciding.workloads.placement import on_pools
 from components.live.proof_watch import ClusterRef
-from components.resources import hardening
 from components.resources import proof_watch as watch_resource
 from components.resources.gpu_pool import AGENT_POOL_LABEL
+from components.resources.hardening import network_policy
 from components.resources.job_deadline import BACKOFF_LIMIT, duration_seconds
 from components.resources.job_network import job_egress
 
@@ -332,7 +333,7 @@ class MnistJob(pulumi.ComponentResource):
         self.namespace = k8s.core.v1.Namespace(
             f"{name}-ns", metadata=k8s.meta.v1.ObjectMetaArgs(name=args.namespace, annotations=dict(args.marks) or None), opts=on_cluster
         )
-        self.network_policy = hardening.network_policy(
+        self.network_policy = network_policy(
             f"{name}-netpol",
             f"{args.job_name}-egress",
             self.namespace.metadata.name,
