@@ -178,11 +178,11 @@ def declare_gpu_stack(
     cfg, decided = plan.cfg, plan.decided
     device_plugin = exporter = operator = None
     if decided.device_plugin is not None:  # it serves a pool (Decided.serving)
-        plugin_pools, adoption = serving(plan, pools, "device-plugin"), decided.device_plugin_adoption
+        plugin, adoption = decided.device_plugin, decided.device_plugin_adoption
         device_plugin = NvidiaDevicePlugin(
             "nvidia-device-plugin",
             NvidiaDevicePluginArgs.of(
-                decided.device_plugin,  # the plan's inputs, from which it said what the adopting `up` changes
+                plugin,  # the plan's inputs, from which it said what the adopting `up` changes
                 provider=cluster.provider,
                 imports=(adoption.import_namespace, adoption.import_daemon_set) if adoption else (True, True),
                 retain_on_delete=decided.device_plugin_released,
@@ -197,8 +197,8 @@ def declare_gpu_stack(
                     provider=cluster.provider,
                     namespace=device_plugin.namespace_name,
                     image=cfg.monitoring.dcgm_exporter_image,
-                    gpu_pool_names=[p.name for p in plugin_pools],
-                    gpu_tolerations=merged_tolerations(plugin_pools),
+                    gpu_pool_names=list(decided.serving["device-plugin"]),
+                    gpu_tolerations=plugin.gpu_tolerations,
                     deleted_with=inside(plan, cluster),
                     depends_on=access(cluster),
                 ),
