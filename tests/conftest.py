@@ -12,6 +12,7 @@ from typing import Any
 
 import pulumi_azure_native.containerservice  # noqa: F401
 import pytest
+from hypothesis.internal.entropy import deterministic_PRNG
 
 # Imported for gc.freeze() below, before any test runs the program.
 from tools import stack_files
@@ -40,6 +41,14 @@ FIXTURE_STACKS_PRELUDE = (
 # imports made (azure-native's modules are millions). Frozen, those are left alone; and with
 # a larger first threshold the collector runs less often during a run. Measured on the
 # 2-core machine: the suite on two workers from 20.5 s to 15.5-17.5 s (docs/layout.md).
+#
+# Hypothesis registers the random it seeds on first use, and first looks for what refers to it
+# (hypothesis/internal/entropy.py `register_random`: `gc.get_referrers`, which never sees a frozen
+# object: CPython gcmodule.c `gc_get_referrers` walks the three generations, not the permanent
+# one). Registered after a freeze, it warns that its random "could be garbage collected"; so it
+# is registered here, before anything is frozen.
+with deterministic_PRNG():
+    pass
 gc.freeze()
 gc.set_threshold(20_000, 50, 50)
 
