@@ -6,6 +6,7 @@ the time each sequence takes to decide held (components/deciding/proof/proof_wat
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -274,8 +275,13 @@ def test_an_image_name_the_kubelet_cannot_parse_stops_at_once():
     assert verdict.kind == "stop" and "InvalidImageName" in verdict.line and "invalid reference format" in verdict.line
 
 
-def test_a_scale_up_the_autoscaler_refuses_stops_within_five_minutes():
+def test_a_pod_that_fits_no_pool_the_autoscaler_could_scale_stops_within_five_minutes():
+    # The pool's template refuses the pod (its node selector names no label the pool has): the
+    # autoscaler's NotTriggerScaleUp gives the fit's reason (orchestrator.go SchedulablePodGroups).
     unschedulable = no_node(3, "3 node(s) didn't match Pod's node affinity/selector")
+    refused = not_triggered(
+        "1 node(s) didn't match Pod's node affinity/selector", "2 node(s) had untolerated taint {CriticalAddonsOnly: true}"
+    )
 
     def sequence(now: float) -> Snapshot:
         return look(
@@ -283,17 +289,42 @@ def test_a_scale_up_the_autoscaler_refuses_stops_within_five_minutes():
             job(),
             [pod(0, unschedulable_since=1)],
             event("FailedScheduling", unschedulable, [1, 61, 121, 181, 241], now),
-            event("NotTriggerScaleUp", not_triggered("1 max node group size reached"), list(range(12, 3600, 10)), now),
+            event("NotTriggerScaleUp", refused, list(range(12, 3600, 10)), now),
         )
 
     when, verdict, lines = first_verdict(FACTS, sequence)
     assert verdict.kind == "stop"
     assert NOT_TRIGGERED_SECONDS <= when - 12 <= FIVE_MINUTES
     assert verdict.line == (
-        f"the cluster autoscaler will not add a node to pool gpu for the proof's pod {POD}: "
-        "pod didn't trigger scale-up: 1 max node group size reached (for 3m08s, no TriggeredScaleUp since)"
+        f"the cluster autoscaler will not add a node to pool gpu for the proof's pod {POD}: {refused} (for 3m08s, no TriggeredScaleUp since)"
     )
     assert lines[-1].startswith("the cluster autoscaler declines to add a node to pool gpu for ")
+
+
+def test_a_pool_at_its_maximum_whose_nodes_cannot_take_the_pod_stops_in_the_schedulers_words():
+    # A node group at its maximum is skipped before the pod is fitted to it (orchestrator.go
+    # filterValidScaleUpNodeGroups): as a pool without autoscaler, its nodes are all the pod can
+    # have, and the scheduler says none of them ever will.
+    unschedulable = no_node(
+        3, "1 node(s) had untolerated taint {dedicated: training}", "2 node(s) didn't match Pod's node affinity/selector"
+    )
+    refused = not_triggered("1 max node group size reached", "2 node(s) didn't match Pod's node affinity/selector")
+
+    def sequence(now: float) -> Snapshot:
+        return look(
+            now,
+            job(),
+            [pod(0, unschedulable_since=1)],
+            event("FailedScheduling", unschedulable, [1, 61, 121, 181, 241], now),
+            event("NotTriggerScaleUp", refused, list(range(12, 3600, 10)), now),
+        )
+
+    when, verdict, lines = first_verdict(FACTS, sequence)
+    assert verdict.kind == "stop" and UNSCHEDULABLE_SECONDS <= when - 1 <= FIVE_MINUTES
+    assert verdict.line == (
+        f"no node can take the proof's pod {POD}, and the cluster autoscaler adds no node to pool gpu ({refused}): {unschedulable} (for 2m09s)"
+    )
+    assert lines[-1].startswith("pool gpu is at its maximum node count; the proof's pod")
 
 
 # A scale set's PUT refused for quota, as the Go SDK prints it (azcore ResponseError.Error()),
@@ -619,9 +650,9 @@ def test_a_failure_on_the_pod_that_names_no_pool_is_the_pool_of_the_scale_up_it_
 
 
 def test_a_group_pods_refusal_stays_the_pods_and_says_what_failed_before():
-    # After t4's failure the others are at their max: the autoscaler's NotTriggerScaleUp on the pod
-    # (skippedreasons.go: "in backoff after failed scale-up", "max node group size reached").
-    said = not_triggered("1 in backoff after failed scale-up", "2 max node group size reached")
+    # After t4's failure the others no longer fit the pod's template here (their taint changed):
+    # the autoscaler's NotTriggerScaleUp on the pod (skippedreasons.go, the fit's reasons).
+    said = not_triggered("1 in backoff after failed scale-up", "2 node(s) had untolerated taint {sku: a10}")
 
     def sequence(now: float) -> Snapshot:
         return look(
@@ -639,8 +670,318 @@ def test_a_group_pods_refusal_stays_the_pods_and_says_what_failed_before():
     assert "; pool t4 could not add a node (ScaleUpFailed: " in verdict.line
 
 
+def test_a_group_whose_other_pools_are_at_their_maximum_waits_for_their_gpus_and_says_what_failed_before():
+    said = not_triggered("1 in backoff after failed scale-up", "2 max node group size reached")
+    busy = no_node(2, "2 Insufficient nvidia.com/gpu")
+
+    def sequence(now: float) -> Snapshot:
+        return look(
+            now,
+            job(),
+            [pod(0, unschedulable_since=1)],
+            event("TriggeredScaleUp", triggered_in("t4"), [12], now),
+            event("ScaleUpFailed", allocation_failed("t4"), [100], now, **STATUS),
+            event("FailedScheduling", busy, [1, 120, 600], now),
+            event("NotTriggerScaleUp", said, list(range(110, 3600, 10)), now),
+        )
+
+    verdict = decide(GROUP, sequence(1800))
+    assert verdict.kind == "waiting"
+    assert verdict.line.startswith(f"pool t4, t4b or a10 is at its maximum node count; the proof's pod {POD} waits: {busy}")
+    assert "; pool t4 could not add a node (ScaleUpFailed: " in verdict.line
+
+
 def test_a_pool_of_its_own_served_the_proof_it_ran_on():
     verdict = decide(FACTS, trains(200, 0, 100))
     assert (verdict.kind, verdict.pool, verdict.vm_size) == ("trained", "gpu", "")
     told = WatchFacts(**{**vars(FACTS), "vm_sizes": {"gpu": "Standard_NC24ads_A100_v4"}})
     assert decide(told, trains(200, 0, 100)).vm_size == "Standard_NC24ads_A100_v4"
+
+
+# --- what passes and what lasts: the autoscaler's refusals, the API server's, a busy pool -------
+#
+# Azure's refusals of a scale set's PUT, as the autoscaler's FailedToScaleUpGroup quotes them
+# ("Scale-up failed for group %s: %v", executor.go:169): 1.35 passes azcore's ResponseError
+# (sdk/azcore/internal/exported/response_error.go Error()), 1.33 and 1.34 cloud-provider-azure's
+# retry.Error ("Retriable: %v, RetryAfter: %ds, HTTPStatusCode: %d, RawError: %w").
+
+
+def refused(status: int, status_text: str, code: str, message: str, group: str = SCALE_SET) -> str:
+    line = "-" * 80
+    body = '{\n  "error": {\n    "code": "' + code + '",\n    "message": "' + message + '"\n  }\n}'
+    return (
+        f"Scale-up failed for group {group}: PUT https://management.azure.com/subscriptions/0000/resourceGroups/MC_rg_aks_eastus/"
+        f"providers/Microsoft.Compute/virtualMachineScaleSets/{group}\n{line}\nRESPONSE {status}: {status} {status_text}\n"
+        f"ERROR CODE: {code}\n{line}\n{body}\n{line}"
+    )
+
+
+# Compute's throttling (learn.microsoft.com troubleshooting-throttling-errors: 429, the body's code OperationNotAllowed).
+THROTTLED = refused(
+    429,
+    "Too Many Requests",
+    "OperationNotAllowed",
+    "The server rejected the request because too many requests have been received for this subscription.",
+)
+PASSING = {
+    "throttled": THROTTLED,
+    "throttled, track 1": (
+        f"Scale-up failed for group {SCALE_SET}: Retriable: true, RetryAfter: 17s, HTTPStatusCode: 429, "
+        'RawError: {"error":{"code":"SubscriptionRequestsThrottled","message":"Number of write requests exceeded the limit."}}'
+    ),
+    "busy": refused(409, "Conflict", "AnotherOperationInProgress", "Another operation on this or dependent resource is in progress."),
+    "a lost race": refused(412, "Precondition Failed", "PreconditionFailed", "The operation failed the ETag precondition."),
+    "a server error": refused(
+        500, "Internal Server Error", "InternalServerError", "An unexpected error occured while processing the request."
+    ),
+    "no answer": f'Scale-up failed for group {SCALE_SET}: PUT "https://management.azure.com/...": context deadline exceeded',
+}
+LASTING = {
+    "quota": QUOTA,
+    "size not offered": refused(
+        409, "Conflict", "SkuNotAvailable", "The requested VM size Standard_NC4as_T4_v3 is currently not available in location 'eastus'."
+    ),
+    "no capacity": refused(
+        200, "OK", "AllocationFailed", "Allocation failed. We do not have sufficient capacity for the requested VM size in this region."
+    ),
+    "a bad request": refused(400, "Bad Request", "InvalidParameter", "The value of parameter sku.capacity is invalid."),
+}
+
+
+def scale_up_refused(refusal: str, retried_at: float, joined_at: float) -> Callable[[float], Snapshot]:
+    """The autoscaler's PUT refused at 14 s; the pool backed off (NotTriggerScaleUp "in backoff
+    after failed scale-up" on the pod every loop) until it is tried again at `retried_at`; the node
+    joins at `joined_at` and the proof trains (orchestrator.go filterValidScaleUpNodeGroups)."""
+
+    def sequence(now: float) -> Snapshot:
+        backed_off = not_triggered("1 in backoff after failed scale-up", "2 node(s) didn't match Pod's node affinity/selector")
+        events = (
+            event("FailedScheduling", no_node(2, "2 node(s) didn't match Pod's node affinity/selector"), [1], now),
+            event("TriggeredScaleUp", TRIGGERED, [12, retried_at], now),
+            event("FailedToScaleUpGroup", refusal, [14], now, kind="ConfigMap", name="cluster-autoscaler-status"),
+            event("NotTriggerScaleUp", backed_off, list(range(24, int(retried_at), 10)), now),
+        )
+        if now < joined_at:
+            return look(now, job(), [pod(0, unschedulable_since=1)], *events)
+        return trains(now, joined_at + 30, joined_at + 100, *events)
+
+    return sequence
+
+
+def test_a_scale_up_refusal_that_passes_waits_out_the_autoscalers_back_off_and_trains():
+    for what, refusal in PASSING.items():
+        when, verdict, lines = first_verdict(FACTS, scale_up_refused(refusal, retried_at=314, joined_at=800))
+        assert (verdict.kind, when) == ("trained", 900), what
+        assert any(line.startswith("the cluster autoscaler tries pool gpu again when its back-off ends") for line in lines), what
+        assert any("pool gpu could not add a node for now (FailedToScaleUpGroup: " in line for line in lines), what
+
+
+def test_quota_a_size_not_offered_no_capacity_and_any_other_refusal_still_stop_at_once_in_azures_words():
+    for what, refusal in LASTING.items():
+        when, verdict, _ = first_verdict(FACTS, scale_up_refused(refusal, retried_at=314, joined_at=800))
+        assert (verdict.kind, when) == ("stop", 20), what
+        assert verdict.line.startswith("the cluster autoscaler could not add a node to pool gpu for the proof: FailedToScaleUpGroup: "), (
+            what
+        )
+
+
+def test_a_group_falls_back_past_a_pool_whose_refusal_passes_and_never_counts_it_as_failed_for_good():
+    def sequence(now: float) -> Snapshot:
+        return look(
+            now,
+            job(),
+            [pod(0, unschedulable_since=1)],
+            event("TriggeredScaleUp", triggered_in("t4"), [12], now),
+            event("FailedToScaleUpGroup", THROTTLED.replace(SCALE_SET, SETS["t4"]), [14], now, **STATUS),
+            event("TriggeredScaleUp", triggered_in("t4b"), [22], now),
+            event("FailedToScaleUpGroup", quota_refused("t4b"), [24], now, **STATUS),
+            event("TriggeredScaleUp", triggered_in("a10"), [32], now),
+            event("ScaleUpTimedOut", timed_out("a10"), [932], now, **STATUS),
+        )
+
+    verdict = decide(GROUP, sequence(940))
+    assert verdict.kind == "waiting", "t4's refusal passes: the autoscaler tries it again after its back-off"
+    assert verdict.line.startswith("pool t4 could not add a node for now (FailedToScaleUpGroup: OperationNotAllowed: The server rejected")
+    assert verdict.line.endswith("; the autoscaler tries again when a back-off ends")
+
+
+def test_a_refusal_of_another_group_whose_words_mention_the_proofs_scale_set_is_not_the_proofs():
+    # Another node group's refusal that names the proof's scale set in Azure's words: the event is
+    # about the group its message leads with, not about every group it mentions.
+    stranger = QUOTA.replace(f"for group {SCALE_SET}:", "for group aks-cpu-99999999-vmss:", 1)
+    assert SCALE_SET in stranger and stranger.startswith("Scale-up failed for group aks-cpu-99999999-vmss: ")
+    snapshot = scale_up_then(
+        lambda now: [event("FailedToScaleUpGroup", stranger, [14], now, kind="ConfigMap", name="cluster-autoscaler-status")]
+    )(60)
+    assert decide(FACTS, snapshot).kind == "waiting"
+    # ScaleUpFailed and ScaleUpTimedOut lead with their group too (clusterstate.go:1178, 304).
+    for reason, message in (
+        ("ScaleUpFailed", f"Failed adding 1 nodes to group aks-cpu-99999999-vmss due to OtherError; source errors: {SCALE_SET} was busy"),
+        ("ScaleUpTimedOut", f"Nodes added to group aks-cpu-99999999-vmss failed to register within 15m0s ({SCALE_SET})"),
+    ):
+        snapshot = scale_up_then(
+            lambda now, r=reason, m=message: [event(r, m, [14], now, kind="ConfigMap", name="cluster-autoscaler-status")]
+        )(60)
+        assert decide(FACTS, snapshot).kind == "waiting", reason
+
+
+def busy_pool(freed_at: float) -> Callable[[float], Snapshot]:
+    """An autoscaled pool at its maximum, its one GPU held by another team's pod until `freed_at`:
+    the autoscaler skips the full group before fitting the pod (orchestrator.go
+    filterValidScaleUpNodeGroups: "max node group size reached"), the scheduler finds the node's
+    GPU taken (plugins/noderesources/fit.go "Insufficient nvidia.com/gpu")."""
+    holder = {"metadata": {"name": "train-7f9c", "namespace": "research"}, "spec": {"nodeName": NODE}}
+    node = {"metadata": {"name": NODE}, "status": {"conditions": [{"type": "Ready", "status": "True"}]}, "spec": {}}
+
+    def sequence(now: float) -> Snapshot:
+        events = (
+            event(
+                "FailedScheduling",
+                no_node(3, "1 Insufficient nvidia.com/gpu", "2 node(s) didn't match Pod's node affinity/selector"),
+                [1],
+                now,
+            ),
+            event(
+                "NotTriggerScaleUp",
+                not_triggered("1 max node group size reached", "2 node(s) didn't match Pod's node affinity/selector"),
+                list(range(12, int(freed_at), 10)),
+                now,
+            ),
+        )
+        if now < freed_at:
+            snapshot = look(now, job(), [pod(0, unschedulable_since=1)], *events)
+            return replace(snapshot, nodes=[node], holders=[holder])
+        return trains(now, freed_at + 10, freed_at + 80, *events)
+
+    return sequence
+
+
+def test_a_pool_at_its_maximum_whose_gpu_another_pod_holds_waits_names_the_holder_and_trains_once_it_is_freed():
+    when, verdict, lines = first_verdict(FACTS, busy_pool(freed_at=1500))
+    assert (verdict.kind, when) == ("trained", 1580)
+    scheduler = no_node(3, "1 Insufficient nvidia.com/gpu", "2 node(s) didn't match Pod's node affinity/selector")
+    assert (
+        f"pool gpu is at its maximum node count; its GPUs are held by pod research/train-7f9c (node {NODE}); "
+        f"the proof's pod {POD} waits: {scheduler}"
+    ) in lines
+
+
+# The Job controller's FailedCreate on the Job (controller_utils.go createPods: "Error creating: %v"),
+# an admission webhook's denial as the API server words it (apiserver webhook/errors ToStatusErr).
+DENIED = (
+    'Error creating: pods "mnist-proof-gpu-x7k2q" is forbidden: admission webhook "validation.gatekeeper.sh" denied the request: '
+    '[k8sallowedrepos] container <mnist-proof> has an invalid image repo <docker.io/pytorch/pytorch>, allowed repos are ["myacr.azurecr.io/"]'
+)
+
+
+def test_a_job_whose_pods_the_api_server_refuses_stops_within_three_minutes_in_the_api_servers_words():
+    def sequence(now: float) -> Snapshot:
+        # The Job controller tries again on its back-off, 1 s doubling to a minute (job_controller.go).
+        return look(
+            now,
+            job(),
+            [],
+            event(
+                "FailedCreate", DENIED, [t for t in (1, 2, 4, 8, 16, 32, 64, 124, 184) if t <= now], now, kind="Job", name=FACTS.job_name
+            ),
+        )
+
+    when, verdict, lines = first_verdict(FACTS, sequence)
+    assert verdict.kind == "stop" and 120 <= when <= 180
+    assert verdict.line.startswith(f"the API server refuses the proof Job {FACTS.job_name}'s pod: {DENIED[:120]}")
+    assert verdict.line.endswith("(for 2m09s, 8 tries)")
+    assert lines[0] == f"the Job {FACTS.job_name} has no pod yet"
+    assert any(
+        line.startswith("the API server refuses the proof Job mnist-proof-gpu's pod, and the Job controller tries again: ")
+        for line in lines
+    )
+
+
+def test_a_refusal_that_passes_before_the_job_controllers_next_try_trains():
+    # A ResourceQuota full for a minute: the controller's next pod is made and the proof trains.
+    quota = 'Error creating: pods "mnist-proof-gpu-x7k2q" is forbidden: exceeded quota: gpu-quota, requested: requests.nvidia.com/gpu=1, used: requests.nvidia.com/gpu=1, limited: requests.nvidia.com/gpu=1'
+
+    def sequence(now: float) -> Snapshot:
+        refusals = event("FailedCreate", quota, [1, 2, 4, 8, 16, 32], now, kind="Job", name=FACTS.job_name)
+        if now < 70:
+            return look(now, job(), [], refusals)
+        return trains(now, 80, 150, refusals)
+
+    when, verdict, _ = first_verdict(FACTS, sequence)
+    assert (verdict.kind, when) == ("trained", 150)
+
+
+def test_a_failed_try_whose_retry_the_api_server_refuses_stops_too():
+    def sequence(now: float) -> Snapshot:
+        failed = pod(0, node=NODE, phase="Failed", terminated=PROOF_FAILED)
+        return look(
+            now,
+            job(),
+            [failed],
+            event("FailedCreate", DENIED, [t for t in range(60, 3600, 30) if t <= now], now, kind="Job", name=FACTS.job_name),
+        )
+
+    when, verdict, _ = first_verdict(FACTS, sequence)
+    assert verdict.kind == "stop" and 180 <= when <= 240 and DENIED[:60] in verdict.line
+
+
+def test_the_newer_schedulers_unnamed_taint_waits_while_a_node_of_the_pool_is_joining_and_stops_once_none_is():
+    # kubernetes v1.35.0 and v1.34.2 (kubernetes/kubernetes#134740): "node(s) had untolerated taint(s)".
+    said = no_node(1, "1 node(s) had untolerated taint(s)")
+    joining = {
+        "metadata": {"name": NODE},
+        "status": {"conditions": [{"type": "Ready", "status": "False"}]},
+        "spec": {"taints": [{"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}]},
+    }
+    ready = {
+        "metadata": {"name": NODE},
+        "status": {"conditions": [{"type": "Ready", "status": "True"}]},
+        "spec": {"taints": [{"key": "sku", "value": "a100", "effect": "NoSchedule"}]},
+    }
+    snapshot = look(600, job(), [pod(0, unschedulable_since=1)], event("FailedScheduling", said, [1], 600))
+    assert decide(FIXED, replace(snapshot, nodes=[joining])).kind == "waiting", "a node still joining carries a taint it sheds"
+    assert decide(FIXED, snapshot).kind == "waiting", "the nodes not read: nothing says the taint stays"
+    stopped = decide(FIXED, replace(snapshot, nodes=[ready]))
+    assert stopped.kind == "stop" and stopped.line.endswith(f"{said} (for 9m59s)")
+
+
+def test_a_date_the_api_server_sends_without_a_zone_is_its_utc():
+    snapshot = look(
+        600,
+        job(),
+        [pod(0, unschedulable_since=1)],
+        event("FailedScheduling", no_node(1, "1 node(s) didn't match Pod's node affinity/selector"), [1], 600),
+    )
+    naive = replace(snapshot, now=snapshot.now.replace(tzinfo=None))
+    assert decide(FIXED, naive) == decide(FIXED, snapshot)
+
+
+def test_a_megabyte_of_the_schedulers_whitespace_and_commas_is_read_in_one_pass():
+    # A lazy group then `\s*$` over a run of whitespace was quadratic (100,000 spaces: minutes).
+    for said in (
+        no_node(2, "2 node(s) didn't match Pod's node affinity/selector") + " " * 1_000_000,
+        "0/2 nodes are available: " + ", " * 500_000 + "2 node(s) didn't match Pod's node affinity/selector.",
+        "0/2 nodes are available: 2 node(s) had untolerated taint {a: " + "1, " * 300_000 + "}.",
+    ):
+        snapshot = look(600, job(), [pod(0, unschedulable_since=1)], event("FailedScheduling", said, [1], 600))
+        assert decide(FIXED, snapshot).kind == "stop"
+
+
+def test_ten_thousand_events_are_each_read_once_a_look(monkeypatch):
+    from components.deciding.proof import proof_signals
+
+    reads = []
+    real = proof_signals.seen
+    monkeypatch.setattr(proof_signals, "seen", lambda e: reads.append(1) or real(e))
+    noise = [
+        event("FailedScheduling", no_node(2, f"2 node(s) didn't match Pod's node affinity/selector {i}"), [1], 600) for i in range(10_000)
+    ]
+    snapshot = look(
+        600,
+        job(),
+        [pod(0, unschedulable_since=1)],
+        *noise,
+        event("NotTriggerScaleUp", not_triggered("1 node(s) didn't match Pod's node affinity/selector"), [12, 590], 600),
+    )
+    assert decide(FACTS, snapshot).kind == "stop"
+    assert len(reads) == 10_001

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any, Literal
 
 from components.deciding.proof import proof_signals as signals
@@ -69,6 +69,12 @@ class Snapshot:
     events: Sequence[Mapping[str, Any]]
     #: The last lines of the log of the pod that runs now, where one runs; None otherwise.
     log_tail: str | None = None
+    #: The nodes of the Job's pools (AKS's agentpool label), read while its pod waits for a
+    #: node; None: not read (not asked, or refused).
+    nodes: Sequence[Mapping[str, Any]] | None = None
+    #: The pods on those nodes that hold a GPU (a container that asks for nvidia.com/*), the
+    #: proof's own left out; None: not read.
+    holders: Sequence[Mapping[str, Any]] | None = None
 
 
 @dataclass(frozen=True)
@@ -92,10 +98,36 @@ STEP = re.compile(r"^step (\d+): loss", re.MULTILINE)
 CUDA_WAIT = "CUDA is not ready yet"
 
 
+# A Job whose pods the API server refuses (FailedCreate, below) for this long, with no pod made
+# since, is refused for good: the Job controller tries again with a back-off of 1 s doubling to
+# a minute (kubernetes pkg/controller/job/job_controller.go DefaultJobApiBackOff, MaxJobApiBackOff),
+# so two minutes are several of its tries with the same answer (docs/proof-watch.md).
+FAILED_CREATE_SECONDS = 120
+# The Job controller's event when the API server refuses one of its pods: FailedCreate "Error
+# creating: %v", on the Job (pkg/controller/controller_utils.go RealPodControl.createPods,
+# FailedCreatePodReason; job_controller.go manageJob passes the Job as the controller object).
+FAILED_CREATE = "FailedCreate"
+
+
+@dataclass(frozen=True)
+class _Look:
+    """One look, its events read once (proof_signals.by_object) and its time aware."""
+
+    facts: WatchFacts
+    snapshot: Snapshot
+    now: datetime
+    events: Mapping[tuple[str, str], Sequence[Seen]]
+
+    def of(self, kind: str, name: str) -> Sequence[Seen]:
+        return self.events.get((kind, name), ())
+
+
 def decide(facts: WatchFacts, look: Snapshot) -> Verdict:
     """What one look says (see the module docstring); a verdict that ends the watch says where
     the proof's pod ran (Verdict.pool, Verdict.vm_size)."""
-    verdict = _decide(facts, look)
+    # A time without a zone is the API server's UTC (its Date header with -0000 parses naive).
+    now = look.now if look.now.tzinfo is not None else look.now.replace(tzinfo=timezone.utc)
+    verdict = _decide(_Look(facts, look, now, signals.by_object(look.events)))
     if verdict.kind == "waiting":
         return verdict
     pool = ran_on(facts, look.pods)
@@ -111,31 +143,32 @@ def ran_on(facts: WatchFacts, pods: Sequence[Mapping[str, Any]]) -> str:
     return facts.pool_name if len(facts.pools) == 1 else signals.pool_of_node(nodes[-1], facts.pools)
 
 
-def _decide(facts: WatchFacts, look: Snapshot) -> Verdict:
-    job = look.job
+def _decide(look: _Look) -> Verdict:
+    facts, job, pods = look.facts, look.snapshot.job, look.snapshot.pods
     if job is None:
         return Verdict("waiting", f"the Job {facts.namespace}/{facts.job_name} is not created yet")
     annotations = _get(job, "metadata", "annotations")
     if isinstance(annotations, Mapping) and annotations.get(SPEC_ANNOTATION) not in (None, facts.spec_hash):
         return Verdict("waiting", f"the Job {facts.job_name} is an earlier `pulumi up`'s: waiting for this one's to replace it")
-    ended = _job_ended(facts, job, look.pods)
+    ended = _job_ended(facts, job, pods)
     if ended is not None:
         return ended
-    if not look.pods:
-        return Verdict("waiting", f"the Job {facts.job_name} has no pod yet")
-    pod = look.pods[-1]
-    events = signals.events_of(look.events, "Pod", _name(pod))
+    refused = _pods_refused(look, job)
+    if not pods:
+        return refused or Verdict("waiting", f"the Job {facts.job_name} has no pod yet")
+    pod = pods[-1]
+    events = look.of("Pod", _name(pod))
     phase = _get(pod, "status", "phase")
     if phase == "Failed":
-        return _retry_coming(facts, look.pods)
+        return refused or _retry_coming(facts, pods)
     if phase == "Succeeded":
         return Verdict("waiting", f"the proof's pod {_name(pod)} completed; waiting for the Job to say Complete")
     if not _node(pod):
-        return _unscheduled(facts, look, pod, events)
-    return _on_node(facts, look, pod, events)
+        return _unscheduled(look, pod, events)
+    return _on_node(look, pod, events)
 
 
-# --- the Job: done, or a try that failed --------------------------------------------------
+# --- the Job: done, a try that failed, or pods the API server refuses ----------------------
 
 
 def _job_ended(facts: WatchFacts, job: Mapping[str, Any], pods: Sequence[Mapping[str, Any]]) -> Verdict | None:
@@ -151,6 +184,28 @@ def _job_ended(facts: WatchFacts, job: Mapping[str, Any], pods: Sequence[Mapping
             said = one_line(f"[{condition.get('reason') or 'Failed'}] {condition.get('message') or ''}")
             return Verdict("failed", f"the Job {facts.job_name} failed: {said}" + (f"; its last pod said: {last}" if last else ""))
     return None
+
+
+def _pods_refused(look: _Look, job: Mapping[str, Any]) -> Verdict | None:
+    """The API server refuses the Job's pods (an admission webhook, PodSecurity, a ResourceQuota):
+    the Job controller's FailedCreate since its newest pod was made, while no pod of it waits or
+    runs. Terminal once it has lasted FAILED_CREATE_SECONDS, in the API server's words; the
+    controller's tries until then are a wait. None where no such refusal is seen."""
+    pods = look.snapshot.pods
+    if pods and _get(pods[-1], "status", "phase") not in ("Failed", "Succeeded"):
+        return None  # a pod was made and is on its way: the refusal, if any, passed
+    since = (_created(pods[-1]) if pods else None) or _created(job)
+    refusals = [s for s in look.of("Job", _name(job)) if s.reason == FAILED_CREATE and (since is None or s.last >= since)]
+    if not refusals:
+        return None
+    first = max(min(s.first for s in refusals), since) if since is not None else min(s.first for s in refusals)
+    age, tries = _seconds(look.now, first), sum(s.count for s in refusals)
+    said = f"{one_line(refusals[-1].message)} (for {_duration(age)}, {tries} {'try' if tries == 1 else 'tries'})"
+    if age >= FAILED_CREATE_SECONDS:
+        return Verdict("stop", f"the API server refuses the proof Job {look.facts.job_name}'s pod: {said}")
+    return Verdict(
+        "waiting", f"the API server refuses the proof Job {look.facts.job_name}'s pod, and the Job controller tries again: {said}"
+    )
 
 
 def _last_words(pods: Sequence[Mapping[str, Any]]) -> str:
@@ -178,148 +233,238 @@ def _retry_coming(facts: WatchFacts, pods: Sequence[Mapping[str, Any]]) -> Verdi
 # --- a pod no node has taken yet ----------------------------------------------------------
 
 
-def _unscheduled(facts: WatchFacts, look: Snapshot, pod: Mapping[str, Any], events: Sequence[Seen]) -> Verdict:
+@dataclass(frozen=True)
+class _Failure:
+    """A pool's failed scale-up since the pod was made: the event, and whether Azure's refusal
+    passes (proof_signals.refusal: the autoscaler tries the pool again after its back-off)."""
+
+    seen: Seen
+    passes: bool
+    words: str
+
+    @property
+    def said(self) -> str:
+        return f"{self.seen.reason}: {self.words}"
+
+
+def _unscheduled(look: _Look, pod: Mapping[str, Any], events: Sequence[Seen]) -> Verdict:
     """Pending without a node: the autoscaler's word on the pools, or the scheduler's."""
-    name, pool = _name(pod), _pool_words(facts)
+    facts, name, pool = look.facts, _name(pod), _pool_words(look.facts)
     since = _created(pod) or look.now
-    failed = _scale_ups_failed(facts, look, since, events)
-    if failed and all(p in failed for p in facts.pools):
-        return _every_pool_failed(facts, failed)
-    # Some of several pools failed: the autoscaler backs each off and tries another (docs/proof-watch.md).
+    failed = _scale_ups_failed(look, since, events)
+    lasting = {p: f for p, f in failed.items() if not f.passes}
+    if lasting and all(p in lasting for p in facts.pools):
+        return _every_pool_failed(facts, lasting)
+    # Some of several pools failed, or one for now: the autoscaler backs each off and tries
+    # another, or the same again once its back-off ends (docs/proof-watch.md).
     fell_back = _falling_back(facts, failed)
     scheduling = signals.last_seen(events, ["FailedScheduling"])
+    if not facts.autoscaled:
+        return _no_autoscaler(look, pod, scheduling, f"{pool} has no autoscaler to add one")
+    triggered = signals.last_seen(events, [signals.TRIGGERED])
+    refusals = [s for s in events if s.reason == signals.NOT_TRIGGERED and (triggered is None or s.last > triggered.last)]
+    if refusals:
+        return _not_triggered(look, pod, refusals, triggered, scheduling, failed, fell_back)
+    latest_failure = max((f.seen.last for f in failed.values()), default=None)
+    if triggered is not None and (latest_failure is None or triggered.last > latest_failure):
+        adding = _between(triggered.message, "[", "]") or triggered.message
+        also = f", after {fell_back}" if fell_back else ""
+        return Verdict(
+            "waiting",
+            f"a node being added in {_pool_named(facts, triggered.message)} by the cluster autoscaler ({one_line(adding)}) for "
+            f"{_duration(_seconds(look.now, triggered.first))}{also}",
+        )
+    if fell_back:
+        return Verdict("waiting", fell_back)
     scheduler_says = one_line(scheduling.message) if scheduling else "not scheduled yet"
-    if facts.autoscaled:
-        triggered = signals.last_seen(events, [signals.TRIGGERED])
-        refusals = [s for s in events if s.reason == signals.NOT_TRIGGERED and (triggered is None or s.last > triggered.last)]
-        if refusals:
-            # Since the first refusal after the last TriggeredScaleUp: an event the recorder
-            # aggregated (same message, count and lastTimestamp updated) may have begun before it.
-            refused_since = min(s.first for s in refusals)
-            if triggered is not None:
-                refused_since = max(refused_since, triggered.last)
-            age = _seconds(look.now, refused_since)
-            said = one_line(refusals[-1].message)
-            also = f"; {fell_back}" if fell_back else ""
-            if age >= signals.NOT_TRIGGERED_SECONDS:
-                return Verdict(
-                    "stop",
-                    f"the cluster autoscaler will not add a node to {pool} for the proof's pod {name}: {said} "
-                    f"(for {_duration(age)}, no TriggeredScaleUp since){also}",
-                )
-            return Verdict("waiting", f"the cluster autoscaler declines to add a node to {pool} for {_duration(age)}: {said}{also}")
-        latest_failure = max((s.last for s in failed.values()), default=None)
-        if triggered is not None and (latest_failure is None or triggered.last > latest_failure):
-            adding = _between(triggered.message, "[", "]") or triggered.message
-            also = f", after {fell_back}" if fell_back else ""
-            return Verdict(
-                "waiting",
-                f"a node being added in {_pool_named(facts, triggered.message)} by the cluster autoscaler ({one_line(adding)}) for "
-                f"{_duration(_seconds(look.now, triggered.first))}{also}",
-            )
-        if fell_back:
-            return Verdict("waiting", fell_back)
-        return Verdict("waiting", f"the proof's pod {name} waits for a node of {pool}: {scheduler_says}")
-    unschedulable_since = _condition_since(pod, "PodScheduled", "False") or since
-    age = _seconds(look.now, unschedulable_since)
-    if scheduling is not None and signals.excluded_for_good(scheduling.message) and age >= signals.UNSCHEDULABLE_SECONDS:
+    return Verdict("waiting", f"the proof's pod {name} waits for a node of {pool}: {scheduler_says}")
+
+
+def _not_triggered(
+    look: _Look,
+    pod: Mapping[str, Any],
+    refusals: Sequence[Seen],
+    triggered: Seen | None,
+    scheduling: Seen | None,
+    failed: Mapping[str, _Failure],
+    fell_back: str,
+) -> Verdict:
+    """The autoscaler's NotTriggerScaleUp since its last TriggeredScaleUp. A pool at its maximum
+    is the same case as a pool without autoscaler: the scheduler's word on its nodes decides
+    (a GPU another pod holds is a wait). A pool backed off after a refusal that passes is a
+    wait: the autoscaler tries it again when the back-off ends. Any other refusal that lasts
+    NOT_TRIGGERED_SECONDS with no TriggeredScaleUp since is terminal."""
+    name, pool = _name(pod), _pool_words(look.facts)
+    reasons = {reason for _, reason in signals.not_triggered_reasons(refusals[-1].message)}
+    said = one_line(refusals[-1].message)
+    also = f"; {fell_back}" if fell_back else ""
+    if signals.AT_MAX in reasons:
+        return _no_autoscaler(look, pod, scheduling, f"the cluster autoscaler adds no node to {pool} ({said})", at_max=True, also=also)
+    passing = [p for p, f in failed.items() if f.passes]
+    if signals.IN_BACKOFF in reasons and passing:
+        return Verdict(
+            "waiting",
+            f"the cluster autoscaler tries {_pool_list(passing)} again when its back-off ends (5 minutes after a first failure, "
+            f"doubling to 30), for a refusal of Azure's that passes{also}",
+        )
+    # Since the first refusal after the last TriggeredScaleUp: an event the recorder
+    # aggregated (same message, count and lastTimestamp updated) may have begun before it.
+    refused_since = min(s.first for s in refusals)
+    if triggered is not None:
+        refused_since = max(refused_since, triggered.last)
+    age = _seconds(look.now, refused_since)
+    if age >= signals.NOT_TRIGGERED_SECONDS:
         return Verdict(
             "stop",
-            f"no node can take the proof's pod {name}, and {pool} has no autoscaler to add one: {scheduler_says} (for {_duration(age)})",
+            f"the cluster autoscaler will not add a node to {pool} for the proof's pod {name}: {said} "
+            f"(for {_duration(age)}, no TriggeredScaleUp since){also}",
         )
-    return Verdict("waiting", f"the proof's pod {name} waits for a node of {pool} ({_duration(age)}): {scheduler_says}")
+    return Verdict("waiting", f"the cluster autoscaler declines to add a node to {pool} for {_duration(age)}: {said}{also}")
 
 
-def _scale_ups_failed(facts: WatchFacts, look: Snapshot, since: datetime, pod_events: Sequence[Seen]) -> dict[str, Seen]:
+def _no_autoscaler(look: _Look, pod: Mapping[str, Any], scheduling: Seen | None, why: str, at_max: bool = False, also: str = "") -> Verdict:
+    """A pod no node can be added for (a pool without autoscaler, or at its maximum): terminal
+    once the scheduler has excluded every node for good for UNSCHEDULABLE_SECONDS, else a wait,
+    saying what holds the pool's GPUs where the watch could read it."""
+    name, pool = _name(pod), _pool_words(look.facts)
+    scheduler_says = one_line(scheduling.message) if scheduling else "not scheduled yet"
+    unschedulable_since = _condition_since(pod, "PodScheduled", "False") or _created(pod) or look.now
+    age = _seconds(look.now, unschedulable_since)
+    joining = _nodes_joining(look.snapshot.nodes)
+    if scheduling is not None and signals.excluded_for_good(scheduling.message, joining) and age >= signals.UNSCHEDULABLE_SECONDS:
+        return Verdict("stop", f"no node can take the proof's pod {name}, and {why}: {scheduler_says} (for {_duration(age)}){also}")
+    if at_max:
+        return Verdict(
+            "waiting", f"{pool} is at its maximum node count{_holders(look)}; the proof's pod {name} waits: {scheduler_says}{also}"
+        )
+    return Verdict("waiting", f"the proof's pod {name} waits for a node of {pool} ({_duration(age)}){_holders(look)}: {scheduler_says}")
+
+
+def _nodes_joining(nodes: Sequence[Mapping[str, Any]] | None) -> bool | None:
+    """Whether a node of the Job's pools is on its way to Ready: not Ready, or carrying a taint a
+    joining node carries (proof_signals.NOT_FOR_GOOD); None where the nodes were not read."""
+    if nodes is None:
+        return None
+    for node in nodes:
+        ready = [c for c in _list(_get(node, "status", "conditions")) if c.get("type") == "Ready"]
+        if not ready or ready[-1].get("status") != "True":
+            return True
+        if any(signals.NOT_FOR_GOOD.search(str(t.get("key") or "")) for t in _list(_get(node, "spec", "taints"))):
+            return True
+    return False
+
+
+def _holders(look: _Look) -> str:
+    """ "; its GPUs are held by pod team/train-1 (node aks-gpu-...-vmss000000)", where read."""
+    holders = look.snapshot.holders
+    if holders is None:
+        return ""
+    if not holders:
+        return "; no other pod holds a GPU on its nodes"
+    named = [f"{cut(str(_get(h, 'metadata', 'namespace') or '?'))}/{_name(h)} (node {_node(h)})" for h in holders[:3]]
+    more = f" and {len(holders) - 3} more" if len(holders) > 3 else ""
+    return f"; its GPUs are held by pod{'s' if len(holders) > 1 else ''} {', '.join(named)}{more}"
+
+
+def _scale_ups_failed(look: _Look, since: datetime, pod_events: Sequence[Seen]) -> dict[str, _Failure]:
     """Each pool of the Job whose scale-up failed since the pod was created, with its last
-    failure: on the autoscaler's status ConfigMap naming the pool's scale set (FailedToScaleUpGroup,
-    ScaleUpFailed, ScaleUpTimedOut; proof_signals.SCALE_UP_FAILED), or on the pod (FailedScaleUp),
-    which is the pool's it names, else the pool of the scale-up it followed (_pool_failed_on_pod)."""
-    status = [
-        s
-        for s in signals.events_of(look.events, "ConfigMap", signals.AUTOSCALER_STATUS)
-        if s.reason in signals.SCALE_UP_FAILED and s.last >= since
-    ]
-    on_pod = [s for s in pod_events if s.reason in signals.SCALE_UP_FAILED and s.last >= since]
-    failed: dict[str, Seen] = {}
-    for pool in facts.pools:
-        scale_set = signals.scale_set_of(pool)
-        found = [s for s in status if scale_set.search(s.message)]
-        found += [s for s in on_pod if _pool_failed_on_pod(facts, s, pod_events) == pool]
-        if found:
-            failed[pool] = max(found, key=lambda s: s.last)
-    return failed
+    failure: on the autoscaler's status ConfigMap, the node group its message leads with being
+    the pool's scale set (FailedToScaleUpGroup, ScaleUpFailed, ScaleUpTimedOut; proof_signals
+    GROUP_LEADS), or on the pod (FailedScaleUp), which is the pool's of the scale-up it followed
+    (_pool_failed_on_pod)."""
+    facts = look.facts
+    found: dict[str, list[Seen]] = {}
+    for s in look.of("ConfigMap", signals.AUTOSCALER_STATUS):
+        if s.reason in signals.SCALE_UP_FAILED and s.last >= since:
+            if pool := signals.pool_of_group(signals.group_of(s.reason, s.message), facts.pools):
+                found.setdefault(pool, []).append(s)
+    for s in pod_events:
+        if s.reason in signals.SCALE_UP_FAILED and s.last >= since:
+            if pool := _pool_failed_on_pod(facts, s, pod_events):
+                found.setdefault(pool, []).append(s)
+    return {pool: _failure(max(found[pool], key=lambda s: s.last)) for pool in facts.pools if pool in found}
+
+
+def _failure(seen: Seen) -> _Failure:
+    """A VM that failed to provision or never registered (ScaleUpFailed, ScaleUpTimedOut) does
+    not pass; a refused PUT passes or not by Azure's answer (proof_signals.refusal)."""
+    if seen.reason in ("ScaleUpFailed", "ScaleUpTimedOut"):
+        return _Failure(seen, False, signals.azure_words(seen.message))
+    refused = signals.refusal(seen.message)
+    return _Failure(seen, refused.passes, refused.words)
 
 
 def _pool_failed_on_pod(facts: WatchFacts, failure: Seen, pod_events: Sequence[Seen]) -> str:
-    """The pool a failure on the pod is about: the Job's one pool; of several, the one whose scale
-    set it names, else the one the last TriggeredScaleUp before it named; "" where none says."""
+    """The pool a failure on the pod is about: the Job's one pool; of several, the one of the
+    last TriggeredScaleUp before it (the pod's own event, naming the groups it scaled); "" where
+    none says."""
     if len(facts.pools) == 1:
         return facts.pool_name
-    named = _pools_in(facts, failure.message)
-    if named:
-        return named[0]
     before = [s for s in pod_events if s.reason == signals.TRIGGERED and s.first <= failure.last]
     return next(iter(_pools_in(facts, before[-1].message)), "") if before else ""
 
 
-def _every_pool_failed(facts: WatchFacts, failed: Mapping[str, Seen]) -> Verdict:
+def _every_pool_failed(facts: WatchFacts, failed: Mapping[str, _Failure]) -> Verdict:
     if len(facts.pools) == 1:
-        failure = failed[facts.pool_name]
         return Verdict(
-            "stop",
-            f"the cluster autoscaler could not add a node to pool {facts.pool_name} for the proof: {failure.reason}: "
-            f"{signals.azure_words(failure.message)}",
+            "stop", f"the cluster autoscaler could not add a node to pool {facts.pool_name} for the proof: {failed[facts.pool_name].said}"
         )
-    each = "; ".join(f"pool {p}: {failed[p].reason}: {signals.azure_words(failed[p].message)}" for p in facts.pools)
+    each = "; ".join(f"pool {p}: {failed[p].said}" for p in facts.pools)
     return Verdict("stop", f"the cluster autoscaler could not add a node to any pool the proof accepts ({', '.join(facts.pools)}): {each}")
 
 
-def _falling_back(facts: WatchFacts, failed: Mapping[str, Seen]) -> str:
-    """What failed on some of several pools, in the autoscaler's and Azure's words, and the pools
-    it tries next in the team's order: "pool t4 could not add a node (<Azure's words>); the
-    autoscaler tries the next: t4b, a10"; "" where none failed."""
+def _falling_back(facts: WatchFacts, failed: Mapping[str, _Failure]) -> str:
+    """What failed on some of several pools, or on one for now, in the autoscaler's and Azure's
+    words, and the pools it tries next in the team's order: "pool t4 could not add a node
+    (<Azure's words>); the autoscaler tries the next: t4b, a10"; "" where none failed."""
     if not failed:
         return ""
     could_not = "; ".join(
-        f"pool {p} could not add a node ({failed[p].reason}: {signals.azure_words(failed[p].message)})" for p in facts.pools if p in failed
+        f"pool {p} could not add a node{' for now' if failed[p].passes else ''} ({failed[p].said})" for p in facts.pools if p in failed
     )
-    return f"{could_not}; the autoscaler tries the next: {', '.join(p for p in facts.pools if p not in failed)}"
+    rest = [p for p in facts.pools if p not in failed]
+    if not rest:
+        return f"{could_not}; the autoscaler tries again when a back-off ends"
+    return f"{could_not}; the autoscaler tries the next: {', '.join(rest)}"
 
 
 def _pool_words(facts: WatchFacts) -> str:
     """`pool gpu`; of several, `pool t4, t4b or a10`."""
-    pools = facts.pools
+    return _pool_list(facts.pools)
+
+
+def _pool_list(pools: Sequence[str]) -> str:
     return f"pool {pools[0]}" if len(pools) == 1 else f"pool {', '.join(pools[:-1])} or {pools[-1]}"
 
 
-def _pools_in(facts: WatchFacts, text: str) -> list[str]:
-    """The Job's pools whose scale set `text` names, in the team's order."""
-    return [p for p in facts.pools if signals.scale_set_of(p).search(text)]
+def _pools_in(facts: WatchFacts, triggered: str) -> list[str]:
+    """The Job's pools a TriggeredScaleUp scaled (its own list of node groups), in the team's order."""
+    named = {signals.pool_of_group(group, facts.pools) for group in signals.triggered_groups(triggered)}
+    return [p for p in facts.pools if p in named]
 
 
-def _pool_named(facts: WatchFacts, text: str) -> str:
-    """`pool <the one text names>`; where it names none of the Job's pools, all of them."""
-    named = _pools_in(facts, text)
+def _pool_named(facts: WatchFacts, triggered: str) -> str:
+    """`pool <the one a TriggeredScaleUp names>`; where it names none of the Job's pools, all of them."""
+    named = _pools_in(facts, triggered)
     return f"pool {named[0]}" if len(named) == 1 else _pool_words(facts)
 
 
 # --- a pod on a node ----------------------------------------------------------------------
 
 
-def _on_node(facts: WatchFacts, look: Snapshot, pod: Mapping[str, Any], events: Sequence[Seen]) -> Verdict:
+def _on_node(look: _Look, pod: Mapping[str, Any], events: Sequence[Seen]) -> Verdict:
     """On a node: its image, CUDA's start, the training."""
-    name, node = _name(pod), _node(pod)
+    facts, name, node = look.facts, _name(pod), _node(pod)
     statuses = _list(_get(pod, "status", "containerStatuses"))
     waiting = [_get(s, "state", "waiting") for s in statuses]
     waiting_on = [w for w in waiting if isinstance(w, Mapping)]
     reason = str(waiting_on[0].get("reason") or "") if waiting_on else ""
     if reason in signals.PULL_WAITING:
-        return _pull_failing(facts, look, pod, events, waiting_on[0])
+        return _pull_failing(look, pod, events, waiting_on[0])
     running = [_get(s, "state", "running") for s in statuses]
     started = [r for r in running if isinstance(r, Mapping)]
     if started:
-        return _running(facts, look, pod, started[0])
+        return _running(look, pod, started[0])
     pulling = signals.last_seen(events, ["Pulling", "Pulled", "Failed", "BackOff"])
     if pulling is not None and pulling.reason == "Pulling":
         image = (signals.PULLING.match(pulling.message) or {"image": facts.image})["image"]
@@ -330,10 +475,10 @@ def _on_node(facts: WatchFacts, look: Snapshot, pod: Mapping[str, Any], events: 
     return Verdict("waiting", f"the proof's pod {name} is starting on node {node}" + (f" ({reason})" if reason else ""))
 
 
-def _pull_failing(facts: WatchFacts, look: Snapshot, pod: Mapping[str, Any], events: Sequence[Seen], waiting: Mapping[str, Any]) -> Verdict:
+def _pull_failing(look: _Look, pod: Mapping[str, Any], events: Sequence[Seen], waiting: Mapping[str, Any]) -> Verdict:
     """The kubelet cannot pull the image: terminal at once for a cause no retry mends, else once
     it has failed PULL_FAILED_TRIES times over PULL_FAILING_SECONDS."""
-    name, node, reason = _name(pod), _node(pod), str(waiting.get("reason"))
+    facts, name, node, reason = look.facts, _name(pod), _node(pod), str(waiting.get("reason"))
     failures = [s for s in events if s.reason == "Failed" and signals.FAILED_PULL.match(s.message)]
     last = failures[-1] if failures else None
     parsed = signals.FAILED_PULL.match(last.message) if last else None
@@ -352,9 +497,9 @@ def _pull_failing(facts: WatchFacts, look: Snapshot, pod: Mapping[str, Any], eve
     return Verdict("waiting", f'pulling image "{image}" on node {node} failed, the kubelet tries again: {said} ({so_far})')
 
 
-def _running(facts: WatchFacts, look: Snapshot, pod: Mapping[str, Any], running: Mapping[str, Any]) -> Verdict:
+def _running(look: _Look, pod: Mapping[str, Any], running: Mapping[str, Any]) -> Verdict:
     """Running: the training's step from the log tail, or CUDA's start."""
-    node, tail = _node(pod), look.log_tail or ""
+    facts, node, tail = look.facts, _node(pod), look.snapshot.log_tail or ""
     steps = STEP.findall(tail)
     if steps:
         return Verdict("waiting", f"training on node {node}: step {steps[-1]}/{facts.max_steps}")
