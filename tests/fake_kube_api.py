@@ -7,6 +7,9 @@ It answers as the API server does for what the watch relies on:
   - a Job by name (404 when the state has none); pods by `labelSelector=
     batch.kubernetes.io/controller-uid=<uid>`, only those whose label has that value; events by
     `fieldSelector=involvedObject.uid=<uid>`, only that object's;
+  - nodes by a set-based `labelSelector=<key> in (<v>,...)`, only those whose label has one of
+    the values; pods of every namespace by `fieldSelector=spec.nodeName=<node>`, only that
+    node's (the state's `nodes` and `pods_on_nodes`);
   - a pod's log (`tailLines`) as text, 400 for a pod the state has no log for (the API server's
     answer for a container that has not started);
   - a JSON merge PATCH of the Job: 422 when the body's metadata.uid is not the Job's (the UID is
@@ -37,6 +40,8 @@ PODS = re.compile(r"^/api/v1/namespaces/(?P<ns>[^/]+)/pods$")
 LOG = re.compile(r"^/api/v1/namespaces/(?P<ns>[^/]+)/pods/(?P<pod>[^/]+)/log$")
 EVENTS = re.compile(r"^/api/v1/namespaces/(?P<ns>[^/]+)/events$")
 CONFIGMAP = re.compile(r"^/api/v1/namespaces/(?P<ns>[^/]+)/configmaps/(?P<name>[^/]+)$")
+NODES = re.compile(r"^/api/v1/nodes$")
+ALL_PODS = re.compile(r"^/api/v1/pods$")
 
 
 @dataclass
@@ -58,6 +63,9 @@ class State:
     events: list[dict[str, Any]] = field(default_factory=list)
     logs: dict[str, str] = field(default_factory=dict)
     date: str | None = None
+    nodes: list[dict[str, Any]] = field(default_factory=list)
+    #: Pods of any namespace, each with its spec.nodeName (what the nodes run).
+    pods_on_nodes: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -148,6 +156,16 @@ def handler(fake: FakeKube) -> type[JsonHandler]:
                     return self.answer_json(422, {"kind": "Status", "code": 422, "message": "metadata.uid: field is immutable"})
                 state.job.setdefault("spec", {}).update(request.body.get("spec") or {})
                 return self.answer_json(200, state.job)
+            if NODES.match(path):
+                # A set-based selector, `key in (a,b)` (apimachinery pkg/labels/selector.go Parse).
+                key, _, values = query.get("labelSelector", [""])[0].partition(" in ")
+                wanted = set(values.strip("()").split(","))
+                items = [n for n in state.nodes if (n["metadata"].get("labels") or {}).get(key) in wanted]
+                return self.answer_json(200, {"kind": "NodeList", "items": items})
+            if ALL_PODS.match(path):
+                key, _, node = query.get("fieldSelector", [""])[0].partition("=")
+                items = [p for p in state.pods_on_nodes if key == "spec.nodeName" and p["spec"].get("nodeName") == node]
+                return self.answer_json(200, {"kind": "PodList", "items": items})
             if PODS.match(path):
                 key, _, uid = query.get("labelSelector", [""])[0].partition("=")
                 items = [p for p in state.pods if key and (p["metadata"].get("labels") or {}).get(key) == uid]

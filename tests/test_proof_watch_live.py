@@ -532,3 +532,122 @@ def test_a_refused_kubeconfig_fetch_is_one_line_naming_the_call(arm):
     said = str(raised.value)
     assert said.startswith("fetching the user kubeconfig of cluster rg-1/aks-1 (listClusterUserCredential): HttpResponseError:")
     assert "AuthorizationFailed" in said and "\n" not in said
+
+
+# --------------------------------------------------------------------------- a Job that is not there, or not any more
+
+
+def test_a_job_whose_create_was_refused_hands_the_proof_back_to_its_step_within_two_minutes(kube):
+    # An admission webhook, AlreadyExists or a 403 refused the Job's create, or `pulumi up
+    # --parallel 1` ran the watch before the Job's step: no Job of this spec comes.
+    kube.states = [State()]
+    decide = Scripted(Verdict("waiting", "the Job gpu-proof/mnist-train is not created yet"))
+
+    got, said, clock = watching(kube, decide, seconds=3600.0)
+
+    assert got == Verdict(
+        "waiting",
+        "the proof is not watched: no Job gpu-proof/mnist-train of this `pulumi up` appeared within 2 minutes "
+        "(its create refused, or not begun); the Job's own await decides",
+    )
+    assert live.NOT_CREATED_SECONDS <= clock.now <= live.NOT_CREATED_SECONDS + live.POLL_SECONDS
+    assert said[-1] == got.line
+
+
+def test_a_job_of_the_name_that_is_not_this_ups_and_stays_is_handed_back_too(kube):
+    # A Job someone made by hand under the proof's name (the create's AlreadyExists): another spec, never deleted.
+    kube.states = [State(job("j-0", "someone-elses"))]
+    got, _, clock = watching(kube, Scripted(Verdict("waiting", "not this up's")))
+    assert got.line.startswith("the proof is not watched: no Job gpu-proof/mnist-train of this `pulumi up` appeared")
+    assert clock.now <= live.NOT_CREATED_SECONDS + live.POLL_SECONDS
+
+
+def test_a_replacement_that_takes_longer_than_two_minutes_is_still_watched(kube):
+    # replaceUnready deletes the earlier Job in the foreground with its pods first: a Job being
+    # deleted is a sign the new one comes.
+    going = job("j-0", "hash-old")
+    going["metadata"]["deletionTimestamp"] = "2026-11-28T12:00:30Z"
+    kube.states = [*[State(going)] * 15, State(), State(job("j-1", "hash-now", "Complete", succeeded=1))]
+    decide = Scripted(*[WAITING] * 16, Verdict("trained", "PROOF OK"))
+
+    got, _, clock = watching(kube, decide)
+
+    assert got == Verdict("trained", "PROOF OK") and clock.now > live.NOT_CREATED_SECONDS
+
+
+def test_the_job_this_up_created_once_deleted_ends_the_watch_at_the_next_look(kube):
+    # After a first Ctrl-C the watch goes on (the SDK's dynamic provider host answers the engine's
+    # Cancel with nothing: docs/proof.md); deleting the Job is what it sees.
+    kube.states = [State(job("j-1", "hash-now", active=1), [pod("p-1", "j-1")]), State()]
+
+    got, said, clock = watching(kube, Scripted(WAITING))
+
+    assert got == Verdict(
+        "waiting",
+        "the proof is not watched: the Job gpu-proof/mnist-train this `pulumi up` created was deleted; the Job's own await decides",
+    )
+    assert clock.now == live.POLL_SECONDS and said == [WAITING.line, got.line]
+    assert kube.calls("PATCH") == [], "nothing is ended or kept for a Job that is gone"
+
+
+# --------------------------------------------------------------------------- a pod waiting for a node: its pools' nodes
+
+
+def gpu_pod(name: str, namespace: str, node: str, resource: str = "nvidia.com/gpu", **labels: str) -> dict[str, Any]:
+    return {
+        "metadata": {"name": name, "namespace": namespace, "labels": labels},
+        "spec": {"nodeName": node, "containers": [{"name": "c", "resources": {"limits": {resource: "1"}}}]},
+        "status": {"phase": "Running"},
+    }
+
+
+def test_a_pending_pod_reads_its_pools_nodes_and_the_pods_that_hold_their_gpus(kube):
+    node = {"metadata": {"name": "aks-gpu-12345678-vmss000000", "labels": {"kubernetes.azure.com/agentpool": "gpu"}}}
+    other = {"metadata": {"name": "aks-system-1-vmss000000", "labels": {"kubernetes.azure.com/agentpool": "system"}}}
+    on_node = [
+        gpu_pod("train-7f9c", "research", "aks-gpu-12345678-vmss000000"),
+        gpu_pod("mig-1", "research", "aks-gpu-12345678-vmss000000", "nvidia.com/mig-1g.10gb"),
+        gpu_pod("p-0", "gpu-proof", "aks-gpu-12345678-vmss000000", **{"batch.kubernetes.io/controller-uid": "j-1"}),
+        {
+            **gpu_pod("web", "default", "aks-gpu-12345678-vmss000000"),
+            "spec": {"nodeName": "aks-gpu-12345678-vmss000000", "containers": [{}]},
+        },
+        {**gpu_pod("done", "research", "aks-gpu-12345678-vmss000000"), "status": {"phase": "Succeeded"}},
+    ]
+    kube.states = [State(job("j-1", "hash-now", active=1), [pod("p-1", "j-1")], nodes=[node, other], pods_on_nodes=on_node)]
+    decide = Scripted(Verdict("trained", "PROOF OK"))
+
+    watching(kube, decide)
+
+    [look] = decide.looks
+    assert look.nodes == [node]
+    assert [p["metadata"]["name"] for p in look.holders or []] == ["train-7f9c", "mig-1"], "GPU and MIG holders, not the proof's own"
+    [nodes] = kube.calls("GET", "/api/v1/nodes$")
+    assert nodes.query == {"labelSelector": ["kubernetes.azure.com/agentpool in (gpu)"]}
+    [pods] = kube.calls("GET", "/api/v1/pods$")
+    assert pods.query == {"fieldSelector": ["spec.nodeName=aks-gpu-12345678-vmss000000"]}
+
+
+def test_a_deployer_that_may_not_list_nodes_is_still_watched_and_its_look_says_not_read(kube):
+    kube.states = [State(job("j-1", "hash-now", active=1), [pod("p-1", "j-1")])]
+    kube.refuse = [fake_kube_api.Refusal("GET", "^/api/v1/nodes$", 403)]
+    decide = Scripted(Verdict("trained", "PROOF OK"))
+
+    assert watching(kube, decide)[0] == Verdict("trained", "PROOF OK")
+    [look] = decide.looks
+    assert (look.nodes, look.holders) == (None, None)
+
+
+def test_a_pod_on_a_node_asks_for_no_nodes(kube):
+    scheduled = pod("p-1", "j-1")
+    scheduled["spec"]["nodeName"] = "aks-gpu-12345678-vmss000000"
+    kube.states = [State(job("j-1", "hash-now", active=1), [scheduled])]
+    watching(kube, Scripted(Verdict("trained", "PROOF OK")))
+    assert kube.calls("GET", "^/api/v1/(nodes|pods)$") == []
+
+
+def test_a_date_header_without_a_zone_is_the_api_servers_utc(kube):
+    kube.states = [State(job("j-1", "hash-now", "Complete", succeeded=1), date="Sat, 28 Nov 2026 12:30:00 -0000")]
+    decide = Scripted(Verdict("trained", "PROOF OK"))
+    watching(kube, decide)
+    assert decide.looks[0].now == datetime(2026, 11, 28, 12, 30, tzinfo=timezone.utc)

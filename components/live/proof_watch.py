@@ -57,6 +57,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from components.deciding.azure.kubeconfig import entra_kubeconfig
+from components.deciding.existing.cluster_objects import AGENT_POOL_LABEL
 from components.deciding.proof import proof_watch as decisions
 from components.deciding.proof.proof_signals import AUTOSCALER_STATUS
 from components.deciding.proof.proof_watch import SPEC_ANNOTATION, Snapshot, Verdict, WatchFacts, result_name
@@ -88,6 +89,14 @@ RETRIES = 3
 # Must equal components.resources.managed_gpu_pool.STABLE_API_VERSION, as live/agent_pools.py's.
 API_VERSION = "2026-08-01"
 LOG_LINES = 5
+# No Job of this `up`'s spec for this long, nor one being deleted: its create was refused (an
+# admission webhook, AlreadyExists, a 403) or has not begun (`pulumi up --parallel 1` may run the
+# watch first): the watch hands back, and the Job's own step decides (docs/proof.md).
+NOT_CREATED_SECONDS = 120.0
+# At most this many of the pools' nodes are asked which pods hold their GPUs, a look.
+HOLDER_NODES = 5
+# The extended resources NVIDIA's device plugin offers (nvidia.com/gpu, nvidia.com/mig-<profile>).
+GPU_RESOURCES = "nvidia.com/"
 # How often a status that only counts on (its numbers) is sent again (_Status).
 REPEAT_SECONDS = 30.0
 # What the PATCH that ends the Job sets: already past for any Job that started a second ago.
@@ -230,12 +239,16 @@ def _path(path: str) -> str:
 
 
 def _server_time(header: str | None) -> datetime | None:
+    """The HTTP Date header as an aware time: a date whose zone is "-0000" parses naive
+    (CPython Lib/email/utils.py parsedate_to_datetime: "the datetime will be a naive datetime"),
+    and HTTP dates are in UTC (RFC 9110 5.6.7)."""
     if not header:
         return None
     try:
-        return email.utils.parsedate_to_datetime(header)
-    except (TypeError, ValueError):
+        when = email.utils.parsedate_to_datetime(header)
+    except (TypeError, ValueError, IndexError, OverflowError):
         return None
+    return when if when.tzinfo is not None else when.replace(tzinfo=timezone.utc)
 
 
 def _q(value: str) -> str:
@@ -247,7 +260,9 @@ def _q(value: str) -> str:
 
 @dataclass
 class _Ours:
-    """Which Job of the proof's name is this `up`'s (SPEC_ANNOTATION, and a stale UID waited past)."""
+    """Which Job of the proof's name is this `up`'s (SPEC_ANNOTATION, and a stale UID waited
+    past); whether this `up`'s Job was there and is gone (`gone`), and how long no Job of this
+    spec has been there (`absent_for`)."""
 
     facts: WatchFacts
     clock: Callable[[], float]
@@ -255,23 +270,38 @@ class _Ours:
     first: bool = True
     stale: str | None = None
     stale_since: float = 0.0
+    #: The UID of this `up`'s Job, once the watch has seen it.
+    seen: str | None = None
+    #: That Job was there and is not any more: deleted (by a person, after a first Ctrl-C).
+    gone: bool = False
+    #: The watch's clock when a Job of this spec, or one being deleted, was last there.
+    last_sign: float | None = None
+
+    def absent_for(self) -> float:
+        """Seconds since the watch began, or since a sign of the Job was last there."""
+        return self.clock() - (self.last_sign if self.last_sign is not None else self.started)
 
     def which(self, job: Mapping[str, Any] | None, now: datetime | None) -> Mapping[str, Any] | None:
         first, self.first = self.first, False
-        if job is None:
+        meta = (job.get("metadata") or {}) if job is not None else {}
+        ours = (meta.get("annotations") or {}).get(SPEC_ANNOTATION) == self.facts.spec_hash
+        uid = str(meta.get("uid") or "")
+        if job is not None and (ours or meta.get("deletionTimestamp")):
+            self.last_sign = self.clock()
+        if self.seen is not None and (uid != self.seen or meta.get("deletionTimestamp")):
+            self.gone = True  # this `up`'s Job deleted: 404, being deleted, or another Job has the name now
             return None
-        meta = job.get("metadata") or {}
-        if (meta.get("annotations") or {}).get(SPEC_ANNOTATION) != self.facts.spec_hash:
-            return None  # an earlier `up`'s Job: this one's replaces it
+        if job is None or not ours:
+            return None  # not there yet, or an earlier `up`'s Job: this one's replaces it
         if meta.get("deletionTimestamp"):
             return None  # replaceUnready's delete, in the foreground: going, with its pods
-        uid = str(meta.get("uid") or "")
         if first and not _complete(job) and self._made_before(meta.get("creationTimestamp"), now):
             self.stale, self.stale_since = uid, self.clock()
         if self.stale is not None and uid == self.stale:
             if self.clock() - self.stale_since < REPLACEMENT_SECONDS:
                 return None
             self.stale = None  # not replaced after all: watched as it is
+        self.seen = uid
         return job
 
     def _made_before(self, created: Any, now: datetime | None) -> bool:
@@ -332,6 +362,8 @@ def _look(api: _Api, facts: WatchFacts, ours: _Ours) -> Snapshot:
     pods: list[Mapping[str, Any]] = []
     events: list[Mapping[str, Any]] = []
     tail = None
+    nodes: list[Mapping[str, Any]] | None = None
+    holders: list[Mapping[str, Any]] | None = None
     if job is not None:
         selector = _q(f"{JOB_UID_LABEL}={_uid(job)}")
         pods = _items(api.call("GET", f"/api/v1/namespaces/{namespace}/pods?labelSelector={selector}"), "the Job's pods")
@@ -339,15 +371,56 @@ def _look(api: _Api, facts: WatchFacts, ours: _Ours) -> Snapshot:
         for uid in [_uid(job), *(_uid(p) for p in pods)]:
             listed = api.call("GET", f"/api/v1/namespaces/{namespace}/events?fieldSelector={_q(f'involvedObject.uid={uid}')}")
             events += _items(listed, "events")
-        if facts.autoscaled and any(not _scheduled(p) for p in pods):
+        waiting = any(not _scheduled(p) for p in pods)
+        if facts.autoscaled and waiting:
             events += _autoscaler_events(api)
+        if waiting:
+            nodes, holders = _pool_nodes(api, facts, _uid(job))
         events.sort(key=_event_time)
         tail = _log_tail(api, facts.namespace, pods)
-    return Snapshot(now=api.date or datetime.now(timezone.utc), job=job, pods=pods, events=events, log_tail=tail)
+    now = api.date or datetime.now(timezone.utc)
+    return Snapshot(now=now, job=job, pods=pods, events=events, log_tail=tail, nodes=nodes, holders=holders)
 
 
 def _scheduled(pod: Mapping[str, Any]) -> bool:
     return bool((pod.get("spec") or {}).get("nodeName"))
+
+
+def _pool_nodes(api: _Api, facts: WatchFacts, job_uid: str) -> tuple[list[Mapping[str, Any]] | None, list[Mapping[str, Any]] | None]:
+    """While the Job's pod waits for a node: the nodes of its pools (AKS's agentpool label, a
+    set-based selector: apimachinery labels.Parse `in`), and the pods on the first HOLDER_NODES
+    of them that hold a GPU, the Job's own left out (the module docstring says why). None for
+    what may not be read (a deployer without cluster-wide list rights): a status says less then,
+    and the decision reads the nodes only to excuse a joining node's taint."""
+    selector = _q(f"{AGENT_POOL_LABEL} in ({','.join(facts.pools)})")
+    try:
+        nodes = _items(api.call("GET", f"/api/v1/nodes?labelSelector={selector}"), "nodes")
+    except (_CannotWatch, _Refused):
+        return None, None
+    holders: list[Mapping[str, Any]] = []
+    for node in nodes[:HOLDER_NODES]:
+        name = str((node.get("metadata") or {}).get("name") or "")
+        try:
+            on_node = _items(api.call("GET", f"/api/v1/pods?fieldSelector={_q(f'spec.nodeName={name}')}"), "pods")
+        except (_CannotWatch, _Refused):
+            return nodes, None
+        holders += [p for p in on_node if _holds_gpu(p) and ((p.get("metadata") or {}).get("labels") or {}).get(JOB_UID_LABEL) != job_uid]
+    return nodes, holders
+
+
+def _holds_gpu(pod: Mapping[str, Any]) -> bool:
+    """A pod not ended with a container that asks for an NVIDIA resource (nvidia.com/gpu, or a
+    MIG slice nvidia.com/mig-<profile>): the scheduler counts it against the node's GPUs."""
+    if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+        return False
+    for container in (pod.get("spec") or {}).get("containers") or []:
+        resources = container.get("resources") if isinstance(container, Mapping) else None
+        if not isinstance(resources, Mapping):
+            continue
+        asked = [name for part in ("requests", "limits") if isinstance(amounts := resources.get(part), Mapping) for name in amounts]
+        if any(str(name).startswith(GPU_RESOURCES) for name in asked):
+            return True
+    return False
 
 
 def _autoscaler_events(api: _Api) -> list[Mapping[str, Any]]:
@@ -489,6 +562,15 @@ def watch(
         except TimeoutError:  # gather's
             say(f"looking again in {POLL_SECONDS:g} s: the cluster's API server did not answer a look within {within:g} s")
         else:
+            job = f"{facts.namespace}/{facts.job_name}"
+            if ours.gone:
+                return _not_watched(say, f"the Job {job} this `pulumi up` created was deleted")
+            if look.job is None and ours.absent_for() >= NOT_CREATED_SECONDS:
+                return _not_watched(
+                    say,
+                    f"no Job {job} of this `pulumi up` appeared within {NOT_CREATED_SECONDS / 60:g} minutes "
+                    "(its create refused, or not begun)",
+                )
             verdict = decide(facts, look)
             if verdict.kind != "waiting":
                 return _finish(api, facts, look, verdict, say)
