@@ -135,6 +135,49 @@ def test_a_watch_is_deleted_with_what_its_job_is_deleted_with():
 
 
 @pytest.mark.parametrize("preview", [True, False], ids=["preview", "deployment"])
+def test_watches_run_in_provider_hosts_of_their_own_at_most_three_a_host_and_never_in_the_managed_pools(preview):
+    """A watch's Create holds one of its host's four threads for as long as it watches: four
+    watches in the host the AKS-managed pool's provider runs in would keep that provider, and
+    every Check and Diff of the host, waiting until one ends."""
+    pools = {f"t{i}": {"vmSize": T4, "minCount": 0, "maxCount": 1} for i in range(5)}
+    run = run_cached(
+        "dev",
+        preview=preview,
+        feature_state="Registered",
+        gpuPool=None,
+        gpuPools={**pools, "m": {"vmSize": T4, "management": "aks-managed"}},
+    )[0]
+    watches, hosts = run.of_type(WATCH), run.of_type("pulumi:providers:pulumi-python")
+    assert len(watches) == 6 and len(hosts) == 2
+    by_host = {host.urn: [w.name for w in watches if w.provider == host.urn] for host in hosts}
+    assert sorted(len(names) for names in by_host.values()) == [3, 3], by_host
+    assert all(host.parent == watches[0].parent for host in hosts), "the hosts are the proof's component's"
+    [managed] = run.of_type("pulumi-python:dynamic/aksgpu:ManagedGpuPool")
+    assert managed.provider == "", "the managed pool's provider runs in the default host, which no watch shares"
+
+
+def test_a_hosts_thread_count_is_the_one_the_installed_sdks_dynamic_provider_host_has():
+    """pulumi/dynamic/__main__.py main() serves on `futures.ThreadPoolExecutor(max_workers=N)`:
+    read from the installed SDK (importing it would start a server)."""
+    import ast
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.find_spec("pulumi.dynamic.__main__")
+    assert spec is not None and spec.origin is not None
+    tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
+    workers = [
+        k.value.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "ThreadPoolExecutor"
+        for k in node.keywords
+        if k.arg == "max_workers" and isinstance(k.value, ast.Constant)
+    ]
+    assert workers == [pw.HOST_WORKERS]
+    assert pw.WATCHES_PER_HOST == pw.HOST_WORKERS - 1
+
+
+@pytest.mark.parametrize("preview", [True, False], ids=["preview", "deployment"])
 def test_a_watchs_status_urn_is_the_urn_the_engine_gives_it(preview):
     """The engine shows a status line on the row of the URN it names: the watch's own."""
     for run in (pools_run(preview), run_cached("prod", preview=preview)[0]):

@@ -342,6 +342,9 @@ class MnistJob(pulumi.ComponentResource):
             opts=on_cluster,
         )
         self.script = None if args.script is None else self._ship_script(args.script)
+        #: The provider hosts the Jobs' watches run in, WATCHES_PER_HOST a host (_watch_host).
+        self.watch_hosts: list[pulumi.ProviderResource] = []
+        self._watches = 0
         self.jobs = {run.pool_name: self._create_job(args, run) for run in args.runs}
         self.register_outputs({pool: out.name for pool, out in self.jobs.items()})
 
@@ -438,8 +441,20 @@ class MnistJob(pulumi.ComponentResource):
             namespace=self.namespace.metadata.name,
             seconds=duration_seconds(run.create_timeout),
             status_urn=watch_resource.child_urn(MNIST_JOB_TYPE, watch_resource.TYPE, name),
-            opts=pulumi.ResourceOptions(parent=self, deleted_with=args.deleted_with, depends_on=before),
+            opts=pulumi.ResourceOptions(parent=self, deleted_with=args.deleted_with, depends_on=before, provider=self._watch_host()),
         )
+
+    def _watch_host(self) -> pulumi.ProviderResource:
+        """The provider host the next watch runs in: a new one every WATCHES_PER_HOST watches, so
+        no watch holds the last thread of a host, and none shares the managed pool's
+        (components/resources/proof_watch.py HOST_WORKERS says why)."""
+        if self._watches % watch_resource.WATCHES_PER_HOST == 0:
+            host = pulumi.ProviderResource(
+                watch_resource.DYNAMIC_PACKAGE, f"{self._name}-watch-host-{len(self.watch_hosts)}", {}, pulumi.ResourceOptions(parent=self)
+            )
+            self.watch_hosts.append(host)
+        self._watches += 1
+        return self.watch_hosts[-1]
 
 
 def result_command(job: str, namespace: str) -> str:

@@ -68,6 +68,20 @@ ACCEPTED_POOLS, VM_SIZES = "acceptedPools", "vmSizes"
 # The dynamic host's key for the pickled provider (pulumi/dynamic/__main__.py PROVIDER_KEY).
 PROVIDER_KEY = "__provider"
 
+# The dynamic provider host answers every call on a pool of this many threads (pulumi 3.272.0
+# pulumi/dynamic/__main__.py main: `grpc.server(futures.ThreadPoolExecutor(max_workers=4))`;
+# pulumi/pulumi@1b594989 the same), and a watch's Create holds one for as long as it watches. So
+# watches never share a host with the AKS-managed pool's provider, and at most WATCHES_PER_HOST
+# share one, leaving a thread for the Check, Diff and Read calls the engine sends meanwhile: each
+# host is an explicit `pulumi-python` provider of its own, which the engine starts as a plugin
+# process of its own (pulumi/pulumi@1b594989 pkg/host/host.go Provider: plugin.NewProvider per
+# provider resource). tests/test_proof_watch_resource.py holds HOST_WORKERS to the installed SDK.
+HOST_WORKERS = 4
+WATCHES_PER_HOST = HOST_WORKERS - 1
+# The package of Python's dynamic providers, whose provider resources are `pulumi:providers:pulumi-python`
+# (pulumi/pulumi@1b594989 pkg/resource/deploy/target.go pythonDynamicProviderPackage).
+DYNAMIC_PACKAGE = "pulumi-python"
+
 # The dynamic provider's placeholder for a value a preview does not know (pulumi.runtime.rpc.UNKNOWN).
 UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
 
