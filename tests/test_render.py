@@ -248,4 +248,4 @@ def test_the_summary_counts_what_a_first_up_imports_updates_creates_and_replaces
     first = render.summary(guide_as_listed(True), render.ROOT / "build").splitlines()[0]
     assert first == "aks-gpu ml-prod: 19 resources: 3 imported (3 then updated in place), 16 created, 0 replaced -> build"
     [dev] = render.summary(run_cached("dev")[0], render.ROOT / "build").splitlines()[:1]
-    assert dev.endswith(": 0 imported (0 then updated in place), 20 created, 0 replaced -> build")
+    assert dev.endswith(": 0 imported (0 then updated in place), 21 created, 0 replaced -> build")
