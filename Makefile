@@ -45,7 +45,7 @@ export_program = { $(call EXPORTED_HEADER,the program's packages: Pulumi's pip t
 export_uv = { $(call EXPORTED_HEADER,uv for a machine without it: make installs it into .uv/); $(EXPORT) --only-group uv; } > $(1)
 
 .DEFAULT_GOAL := help
-.PHONY: help render test unit lowest lint locked snapshots prices schema config-docs lock bench-setup mutation proof-local proof-gpu fuzz venv clean
+.PHONY: help render test unit lowest lint locked snapshots prices schema config-docs lock bench-setup bench-watch mutation proof-local proof-gpu fuzz venv clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -184,6 +184,9 @@ fuzz: $(TEST_STAMP) ## a long run of the generated-input test: 2 x FUZZ_EXAMPLES
 
 bench-setup: ## time a cold set-up against a plain pip install (tools/bench_setup.sh)
 	bash tools/bench_setup.sh
+
+bench-watch: $(STAMP) ## time one look of the proof's watch on 10,000 events and a 1 MB message (tools/bench_watch.py)
+	$(VENV)/bin/python -m tools.bench_watch
 
 venv: $(STAMP)
 
