@@ -275,13 +275,8 @@ def test_an_image_name_the_kubelet_cannot_parse_stops_at_once():
     assert verdict.kind == "stop" and "InvalidImageName" in verdict.line and "invalid reference format" in verdict.line
 
 
-def test_a_pod_that_fits_no_pool_the_autoscaler_could_scale_stops_within_five_minutes():
-    # The pool's template refuses the pod (its node selector names no label the pool has): the
-    # autoscaler's NotTriggerScaleUp gives the fit's reason (orchestrator.go SchedulablePodGroups).
-    unschedulable = no_node(3, "3 node(s) didn't match Pod's node affinity/selector")
-    refused = not_triggered(
-        "1 node(s) didn't match Pod's node affinity/selector", "2 node(s) had untolerated taint {CriticalAddonsOnly: true}"
-    )
+def scheduler_and_autoscaler_refuse(unschedulable: str, refused: str) -> Callable[[float], Snapshot]:
+    """The scheduler's FailedScheduling every minute, the autoscaler's NotTriggerScaleUp every loop from 12 s."""
 
     def sequence(now: float) -> Snapshot:
         return look(
@@ -292,7 +287,18 @@ def test_a_pod_that_fits_no_pool_the_autoscaler_could_scale_stops_within_five_mi
             event("NotTriggerScaleUp", refused, list(range(12, 3600, 10)), now),
         )
 
-    when, verdict, lines = first_verdict(FACTS, sequence)
+    return sequence
+
+
+def test_a_pod_that_fits_no_pool_the_autoscaler_could_scale_stops_within_five_minutes():
+    # The pool's template refuses the pod (its node selector names no label the pool has): the
+    # autoscaler's NotTriggerScaleUp gives the fit's reason (orchestrator.go SchedulablePodGroups).
+    unschedulable = no_node(3, "3 node(s) didn't match Pod's node affinity/selector")
+    refused = not_triggered(
+        "1 node(s) didn't match Pod's node affinity/selector", "2 node(s) had untolerated taint {CriticalAddonsOnly: true}"
+    )
+
+    when, verdict, lines = first_verdict(FACTS, scheduler_and_autoscaler_refuse(unschedulable, refused))
     assert verdict.kind == "stop"
     assert NOT_TRIGGERED_SECONDS <= when - 12 <= FIVE_MINUTES
     assert verdict.line == (
@@ -310,16 +316,7 @@ def test_a_pool_at_its_maximum_whose_nodes_cannot_take_the_pod_stops_in_the_sche
     )
     refused = not_triggered("1 max node group size reached", "2 node(s) didn't match Pod's node affinity/selector")
 
-    def sequence(now: float) -> Snapshot:
-        return look(
-            now,
-            job(),
-            [pod(0, unschedulable_since=1)],
-            event("FailedScheduling", unschedulable, [1, 61, 121, 181, 241], now),
-            event("NotTriggerScaleUp", refused, list(range(12, 3600, 10)), now),
-        )
-
-    when, verdict, lines = first_verdict(FACTS, sequence)
+    when, verdict, lines = first_verdict(FACTS, scheduler_and_autoscaler_refuse(unschedulable, refused))
     assert verdict.kind == "stop" and UNSCHEDULABLE_SECONDS <= when - 1 <= FIVE_MINUTES
     assert verdict.line == (
         f"no node can take the proof's pod {POD}, and the cluster autoscaler adds no node to pool gpu ({refused}): {unschedulable} (for 2m09s)"
@@ -674,18 +671,17 @@ def test_a_group_whose_other_pools_are_at_their_maximum_waits_for_their_gpus_and
     said = not_triggered("1 in backoff after failed scale-up", "2 max node group size reached")
     busy = no_node(2, "2 Insufficient nvidia.com/gpu")
 
-    def sequence(now: float) -> Snapshot:
-        return look(
-            now,
-            job(),
-            [pod(0, unschedulable_since=1)],
-            event("TriggeredScaleUp", triggered_in("t4"), [12], now),
-            event("ScaleUpFailed", allocation_failed("t4"), [100], now, **STATUS),
-            event("FailedScheduling", busy, [1, 120, 600], now),
-            event("NotTriggerScaleUp", said, list(range(110, 3600, 10)), now),
-        )
+    now = 1800
+    snapshot = look(
+        now,
+        job(),
+        [pod(0, unschedulable_since=1)],
+        event("ScaleUpFailed", allocation_failed("t4"), [100], now, **STATUS),
+        event("FailedScheduling", busy, [1, 120, 600], now),
+        event("NotTriggerScaleUp", said, list(range(110, 3600, 10)), now),
+    )
 
-    verdict = decide(GROUP, sequence(1800))
+    verdict = decide(GROUP, snapshot)
     assert verdict.kind == "waiting"
     assert verdict.line.startswith(f"pool t4, t4b or a10 is at its maximum node count; the proof's pod {POD} waits: {busy}")
     assert "; pool t4 could not add a node (ScaleUpFailed: " in verdict.line
@@ -786,20 +782,16 @@ def test_quota_a_size_not_offered_no_capacity_and_any_other_refusal_still_stop_a
 
 
 def test_a_group_falls_back_past_a_pool_whose_refusal_passes_and_never_counts_it_as_failed_for_good():
-    def sequence(now: float) -> Snapshot:
-        return look(
-            now,
-            job(),
-            [pod(0, unschedulable_since=1)],
-            event("TriggeredScaleUp", triggered_in("t4"), [12], now),
-            event("FailedToScaleUpGroup", THROTTLED.replace(SCALE_SET, SETS["t4"]), [14], now, **STATUS),
-            event("TriggeredScaleUp", triggered_in("t4b"), [22], now),
-            event("FailedToScaleUpGroup", quota_refused("t4b"), [24], now, **STATUS),
-            event("TriggeredScaleUp", triggered_in("a10"), [32], now),
-            event("ScaleUpTimedOut", timed_out("a10"), [932], now, **STATUS),
-        )
+    # t4 throttled, t4b without quota, a10's node never registered: 940 s in, one look.
+    failures = [
+        ("FailedToScaleUpGroup", THROTTLED.replace(SCALE_SET, SETS["t4"]), 14),
+        ("FailedToScaleUpGroup", quota_refused("t4b"), 24),
+        ("ScaleUpTimedOut", timed_out("a10"), 932),
+    ]
+    events = [event(reason, message, [at_], 940, **STATUS) for reason, message, at_ in failures]
+    triggered = [event("TriggeredScaleUp", triggered_in(p), [t], 940) for p, t in (("t4", 12), ("t4b", 22), ("a10", 32))]
 
-    verdict = decide(GROUP, sequence(940))
+    verdict = decide(GROUP, look(940, job(), [pod(0, unschedulable_since=1)], *triggered, *events))
     assert verdict.kind == "waiting", "t4's refusal passes: the autoscaler tries it again after its back-off"
     assert verdict.line.startswith("pool t4 could not add a node for now (FailedToScaleUpGroup: OperationNotAllowed: The server rejected")
     assert verdict.line.endswith("; the autoscaler tries again when a back-off ends")
