@@ -352,9 +352,15 @@ def _decide(
         proof_groups=_groups(cfg),
         budget_groups=_created_groups(cfg) if found is None else (),
         dropped_pools=dropped,
-        expander_priorities=(expander := priority_expander.priorities(present) if (present := _groups(cfg)) and found is None else None),
+        expander_priorities=(expander := _priorities(cfg, found)),
         expander_config_map=None if owners_expander else expander,
     )
+
+
+def _priorities(cfg: StackConfig, found: ClusterFacts | None) -> priority_expander.Priorities | None:
+    """The autoscaler's priorities on a cluster the stack creates, while a group has a pool."""
+    present = _groups(cfg)
+    return priority_expander.priorities(present) if present and found is None else None
 
 
 def _device_plugin(
