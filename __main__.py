@@ -222,9 +222,10 @@ def declare_gpu_stack(
 
 # Capacity groups on a cluster the stack creates: the cluster autoscaler's priorities, so a
 # group's pools are scaled in the team's order (the profile's expander is the cluster's, above).
-# On an existing cluster both are the owner's: the plan says what they would set.
+# On an existing cluster both are the owner's: the plan says what they would set. A created
+# cluster may have its owner's ConfigMap: used as it is, never declared (the plan says so).
 def declare_expander(plan: Plan, cluster: Cluster) -> CapacityExpander | None:
-    priorities = plan.decided.expander_priorities
+    priorities = plan.decided.expander_config_map
     if priorities is None:
         return None
     return CapacityExpander(

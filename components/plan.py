@@ -29,6 +29,7 @@ from components.deciding.existing import (
     ownership,
     pool_network,
     pool_settings,
+    priority_config_map,
     stack_state,
 )
 from components.deciding.existing.cluster_object_checks import Adoption, Findings
@@ -140,9 +141,13 @@ class Decided:
     #: stack does not run): not in the plan's config, so nothing declares them or their Job.
     dropped_pools: frozenset[str] = frozenset()
     #: On a cluster the stack creates, while a capacity group has a pool: the cluster
-    #: autoscaler's priorities (the profile's `expander: priority` and its ConfigMap), each
-    #: group's pools in the team's order. None: no group, or an existing cluster (the owner's).
+    #: autoscaler's priorities (the profile's `expander: priority`), each group's pools in the
+    #: team's order. None: no group, or an existing cluster (the owner's).
     expander_priorities: priority_expander.Priorities | None = None
+    #: What the stack's own priority ConfigMap holds, where it declares one: the same priorities,
+    #: unless the created cluster has its owner's, which the stack uses as it is, never registered
+    #: (components/deciding/existing/priority_config_map.py). None: it declares no ConfigMap.
+    expander_config_map: priority_expander.Priorities | None = None
 
 
 @dataclass(frozen=True)
@@ -275,9 +280,9 @@ def build_plan(
     estimate, cost_lines, cost_warnings = cost.run(billed(cfg), checked.region, reader, dry_run=mode.preview)
     said.lines_then_warnings(cost_lines, cost_warnings)
     said.info(cost.group_lines([(g.key, g.kept) for g in checked.groups], estimate))
-    said.info(_expander_lines(cfg, found))
+    owners_expander = _expander(cfg, reader, found, mode, (project, stack), said)
     budget_name = _budget(cfg, found, owner, estimate, project, stack, said)
-    decided = _decide(cfg, found, owner, in_cluster, egress, mode, live_pools, checked.dropped)
+    decided = _decide(cfg, found, owner, in_cluster, egress, mode, live_pools, checked.dropped, owners_expander)
     # What the adopting `up` does to the guide's namespace and DaemonSet, field by field: said
     # last, where runs said it while the component still built the DaemonSet's spec.
     said.info(adoption.lines(_plugin_adoption(decided)))
@@ -310,8 +315,10 @@ def _decide(
     mode: Mode,
     live_pools: Mapping[str, LivePool],
     dropped: frozenset[str] = frozenset(),
+    owners_expander: bool = False,
 ) -> Decided:
-    """What __main__.py declares, from the resolved config and what the run read."""
+    """What __main__.py declares, from the resolved config and what the run read
+    (`owners_expander`: the created cluster has its owner's priority ConfigMap)."""
     guide_pool = not cfg.pool_map
     served = in_cluster.served if in_cluster else frozenset()
     gpus = in_cluster.gpus.resources if in_cluster else {}
@@ -345,8 +352,15 @@ def _decide(
         proof_groups=_groups(cfg),
         budget_groups=_created_groups(cfg) if found is None else (),
         dropped_pools=dropped,
-        expander_priorities=priority_expander.priorities(present) if (present := _groups(cfg)) and found is None else None,
+        expander_priorities=(expander := _priorities(cfg, found)),
+        expander_config_map=None if owners_expander else expander,
     )
+
+
+def _priorities(cfg: StackConfig, found: ClusterFacts | None) -> priority_expander.Priorities | None:
+    """The autoscaler's priorities on a cluster the stack creates, while a group has a pool."""
+    present = _groups(cfg)
+    return priority_expander.priorities(present) if present and found is None else None
 
 
 def _device_plugin(
@@ -377,15 +391,32 @@ def _plugin_adoption(decided: Decided) -> list[adoption.Plan]:
     return device_plugin.adoption_plans(plugin, taken) if plugin is not None and taken is not None else []
 
 
-def _expander_lines(cfg: StackConfig, found: ClusterFacts | None) -> list[str]:
-    """What the cluster autoscaler's order among a group's pools comes from: the stack's profile
-    and ConfigMap on a cluster it creates; on an existing one, what its owner would set."""
+def _expander(cfg: StackConfig, reader: AzureReader, found: ClusterFacts | None, mode: Mode, names: tuple[str, str], said: Said) -> bool:
+    """Says what the cluster autoscaler's order among a group's pools comes from: on a cluster
+    the stack creates, its profile and its ConfigMap, or the owner's ConfigMap where the cluster
+    has one that the stack's state does not hold (returns True: the stack declares none); on an
+    existing cluster, what its owner would set. `names`: the project and the stack."""
     present = _groups(cfg)
     if not present:
-        return []
-    if found is None:
-        return [priority_expander.created_cluster_line(present)]
-    return [priority_expander.existing_cluster_line(present, found.resource_group, found.name)]
+        return False
+    if found is not None:
+        said.info([priority_expander.existing_cluster_line(present, found.resource_group, found.name)])
+        return False
+    # Read only here: the state tells whether the cluster is there already, and the ConfigMap the stack's.
+    cluster = (cfg.resource_group_name, cfg.cluster_name)
+    state = stack_state.read(reader, cluster, project=names[0], stack=names[1])
+    there = priority_config_map.read(reader, state, cluster)
+    if there.owners is not None:
+        # A warning where the team's order does not hold; a line for the record where it does.
+        line = priority_config_map.owners_line(present, cfg.cluster_name, there.owners)
+        (said.info if priority_config_map.has_every_line(present, there.owners) else said.warn)([line])
+        return True
+    if there.unknown is not None:
+        if not mode.preview:
+            raise PreflightError(priority_config_map.stop_line(cfg.cluster_name, there.unknown))
+        said.warn([priority_config_map.unknown_line(cfg.cluster_name, there.unknown)])
+    said.info([priority_expander.created_cluster_line(present)])
+    return False
 
 
 def _groups(cfg: StackConfig) -> dict[str, tuple[str, ...]]:

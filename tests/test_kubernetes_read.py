@@ -97,3 +97,33 @@ def test_a_refusal_names_the_list_the_cluster_refused(api):
     FakeApiServer.routes["/apis/apps/v1/daemonsets"] = (403, {"kind": "Status", "reason": "Forbidden"})
     with pytest.raises(ClusterAccessError, match="HTTP 403 .* to GET /apis/apps/v1/daemonsets"):
         kubernetes_read.read(kubeconfig(api), limit=30.0)
+
+
+CONFIG_MAP = "/api/v1/namespaces/kube-system/configmaps/cluster-autoscaler-priority-expander"
+
+
+def test_the_live_read_of_a_configmap_asks_for_it_by_name_and_the_apis_not_found_is_none(api):
+    """What `kubectl get configmap` answers: the object, or the API's NotFound Status about
+    configmaps (k8s.io/apimachinery pkg/api/errors NewNotFound)."""
+    owners = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cluster-autoscaler-priority-expander"}, "data": {}}
+    FakeApiServer.routes[CONFIG_MAP] = (200, owners)
+    assert LiveReader().config_map(kubeconfig(api), "kube-system", "cluster-autoscaler-priority-expander") == owners
+    assert FakeApiServer.seen == [(CONFIG_MAP, f"Bearer {TOKEN}")]
+    not_found = {"kind": "Status", "reason": "NotFound", "code": 404, "details": {"name": "x", "kind": "configmaps"}}
+    FakeApiServer.routes[CONFIG_MAP] = (404, not_found)
+    assert kubernetes_read.config_map(kubeconfig(api), "kube-system", "cluster-autoscaler-priority-expander") is None
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        (404, {"kind": "Status", "code": 404}),
+        (404, {"reason": "NotFound", "details": {"kind": "namespaces"}}),
+        (403, {"reason": "Forbidden"}),
+    ],
+    ids=["a 404 without the API's Status", "another resource's NotFound", "a refusal"],
+)
+def test_an_answer_that_is_not_the_apis_not_found_is_a_failed_read_never_an_absence(api, answer):
+    FakeApiServer.routes[CONFIG_MAP] = answer
+    with pytest.raises(ClusterAccessError, match=f"HTTP {answer[0]} .* to GET {CONFIG_MAP}"):
+        kubernetes_read.config_map(kubeconfig(api), "kube-system", "cluster-autoscaler-priority-expander")

@@ -27,7 +27,7 @@ from components.config import NAMESPACE, StackConfig, parse
 from components.deciding.azure import cluster_facts
 from components.deciding.azure.cluster_facts import id_parts
 from components.deciding.existing import cluster_objects, pool_modes
-from components.deciding.existing.cluster_objects import SAVE_COMMAND
+from components.deciding.existing.cluster_objects import SAVE_COMMAND, SAVE_WITH_CONFIG_MAPS
 from components.errors import ClusterAccessError, ConfigError
 from components.live.reader import GET_MANAGED_CLUSTER, READ_STACK_OUTPUTS, READ_STACK_RESOURCES
 from components.reading import saved_state
@@ -130,7 +130,7 @@ class EngineInvokeError(grpc.RpcError):
 # The reads the live reader makes as invokes (components/live/reader.py), and those the
 # cluster answers; the others are the Azure SDK's.
 INVOKED = frozenset({"cluster", "user_kubeconfig", "client_subscription", "feature_state", "stack_resources"})
-OF_THE_CLUSTER = frozenset({"kubernetes_objects", "wait_for_access"})
+OF_THE_CLUSTER = frozenset({"kubernetes_objects", "config_map", "wait_for_access"})
 
 
 def refusal(read: str, said: str) -> Exception:
@@ -210,7 +210,7 @@ class OfflineReader:
     any cluster asked for exists, as ASSUMED. `facts`, `permissions` (the subscription's),
     `group_permissions` (the stack's resource group's), `pool_modes` and
     `prices` are Azure's answers to those reads, and `kubernetes` the cluster's namespaces
-    and DaemonSets (or the stack's preflight.kubernetesFile); None: not read (NotRead). `refuse` maps a
+    and DaemonSets, and any ConfigMaps (or the stack's preflight.kubernetesFile); None: not read (NotRead). `refuse` maps a
     read's name (a method of this class) to the error text Azure answers it with; `sign_in`
     is why the Azure SDK cannot sign in (None: it can); `wait_for_access` stands in for the
     cluster's access wait (None: access at once)."""
@@ -385,6 +385,21 @@ class OfflineReader:
         if self.kubernetes_file is not None:
             self._note(f"offline: what the cluster runs in Kubernetes read from {self.kubernetes_file}")
         return answer(kubeconfig) if callable(answer) else answer
+
+    def config_map(self, kubeconfig: str, namespace: str, name: str) -> Mapping[str, Any] | None:
+        # From the same list: a saved `kubectl get` with the namespace's ConfigMaps, or a test's.
+        self._asked("config_map")
+        save = f"set aks-gpu:preflight.kubernetesFile to a saved `{SAVE_WITH_CONFIG_MAPS}` to check it"
+        answer = self._given(self.kubernetes_answer, f"the offline render makes no calls to the cluster ({save})")
+        listed = answer(kubeconfig) if callable(answer) else answer
+        where = self.kubernetes_file or "the list"
+        try:
+            found = cluster_objects.listed_config_map(listed, namespace, name)
+        except cluster_objects.NotListed as why:
+            raise NotRead(f"{where}: {why} ({save})") from None
+        if self.kubernetes_file is not None:
+            self._note(f"offline: what the cluster runs in Kubernetes read from {self.kubernetes_file}")
+        return found
 
     def stack_resources(self) -> Mapping[str, Mapping[str, Any]]:
         # None handed in: the stack's first run (live/reader.py); a test that refuses it, a failed read.

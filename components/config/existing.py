@@ -67,9 +67,12 @@ def check_without_existing(
     kubernetes_file: str | None = None,
     adopt: bool = False,
     state_file: str | None = None,
+    groups: bool = False,
 ) -> None:
     """What only an existing cluster takes: subnets on its pools, saved descriptions of it,
-    and the adoption of what was applied to it by hand."""
+    and the adoption of what was applied to it by hand. A created cluster with a capacity group
+    (`groups`) takes the saved state and Kubernetes list too: the day after, they tell whose the
+    priority expander's ConfigMap is (components/deciding/existing/priority_config_map.py)."""
     for pool in pools:
         for member, value in (("vnetSubnetId", pool.vnet_subnet_id), ("podSubnetId", pool.pod_subnet_id)):
             if value:
@@ -85,17 +88,19 @@ def check_without_existing(
             cluster_file,
             f"only with {NAMESPACE}:existingCluster: it describes the existing cluster for the offline render; remove it",
         )
-    if kubernetes_file:
+    if kubernetes_file and not groups:
         raise fail(
             f"{NAMESPACE}:preflight.kubernetesFile",
             kubernetes_file,
-            f"only with {NAMESPACE}:existingCluster: it lists what the existing cluster runs, for the offline render; remove it",
+            f"only with {NAMESPACE}:existingCluster, or {NAMESPACE}:gpuGroups: it lists what the existing cluster runs, or "
+            "whether a created one has the priority expander's ConfigMap, for the offline render; remove it",
         )
-    if state_file:
+    if state_file and not groups:
         raise fail(
             f"{NAMESPACE}:preflight.stateFile",
             state_file,
-            f"only with {NAMESPACE}:existingCluster: the state is read only for what an existing cluster holds; remove it",
+            f"only with {NAMESPACE}:existingCluster, or {NAMESPACE}:gpuGroups: the state is read only for what an existing "
+            "cluster holds, or for whose a created cluster's priority expander's ConfigMap is; remove it",
         )
     if adopt:
         raise fail(

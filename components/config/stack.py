@@ -192,6 +192,7 @@ def parse(raw: Mapping[str, str], project: str, stack: str, root: Path | None = 
             given.preflight.kubernetes_file,
             given.device_plugin.adopt,
             given.preflight.state_file,
+            groups=bool(gpu_groups.groups),
         )
     return StackConfig(
         location=validated(Location, LOCATION_KEY, raw.get(LOCATION_KEY) or DEFAULT_LOCATION),

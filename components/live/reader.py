@@ -140,6 +140,9 @@ class LiveReader:
     def kubernetes_objects(self, kubeconfig: str) -> Mapping[str, Any]:
         return kubernetes_read.read(kubeconfig)
 
+    def config_map(self, kubeconfig: str, namespace: str, name: str) -> Mapping[str, Any] | None:
+        return kubernetes_read.config_map(kubeconfig, namespace, name)
+
     def wait_for_access(self, kubeconfig: str, granted: str) -> str:
         return cluster_access.wait_for_access(kubeconfig, granted)
 

@@ -134,6 +134,12 @@ class AzureReader(Protocol):
         (components/live/kubernetes_read.py)."""
         ...
 
+    def config_map(self, kubeconfig: str, namespace: str, name: str) -> Mapping[str, Any] | None:
+        """One ConfigMap of the cluster, as `kubectl get configmap --namespace <namespace> <name>
+        --output json` prints it; None where the API server answers that it has none (NotFound).
+        Read with the kubeconfig within one deadline (components/live/kubernetes_read.py)."""
+        ...
+
     def stack_resources(self) -> Mapping[str, Mapping[str, Any]]:
         """What this stack's last snapshot holds: URN -> {"type", "outputs"} for each resource
         not pending delete (the engine's builtin invoke pulumi:pulumi:readStackResourceOutputs,

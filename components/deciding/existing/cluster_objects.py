@@ -57,6 +57,9 @@ PULUMI_MANAGERS = ("pulumi-kubernetes", "pulumi-resource-kubernetes")
 # namespace pulumi-kubernetes made (Namespace.by_pulumi).
 SAVE_COMMAND = "kubectl get namespaces,daemonsets --all-namespaces --show-managed-fields --output json"
 SAVED = f"what `{SAVE_COMMAND}` prints: a List of Namespaces and DaemonSets"
+# The same list with every namespace's ConfigMaps, for the day after on a cluster the stack
+# created: whether it has the priority expander's ConfigMap already (priority_config_map.py).
+SAVE_WITH_CONFIG_MAPS = "kubectl get namespaces,daemonsets,configmaps --all-namespaces --show-managed-fields --output json"
 # AKS always runs DaemonSets in kube-system (kube-proxy or Cilium's agent, the CSI node plugins):
 # a saved list with none there was saved without --all-namespaces, and would call a namespace
 # empty that is not (docs/existing-cluster.md, "What the cluster runs in Kubernetes", sources).
@@ -154,6 +157,8 @@ def _item_problem(item: dict[str, Any]) -> str | None:
     problem = typed(meta, {"namespace": STRING, "annotations": OBJECT, "managedFields": OBJECTS, "ownerReferences": OBJECTS})
     if problem:
         return f"metadata.{problem}"
+    if item.get("kind") == "ConfigMap":
+        return _config_map_problem(item)
     # Adopting reads a Namespace's spec too, member by member (components/deciding/existing/adoption.py).
     if item.get("kind") != "DaemonSet":
         return typed(item, {"spec": OBJECT})
@@ -181,6 +186,17 @@ def _item_problem(item: dict[str, Any]) -> str | None:
     if any(not isinstance(v, str) for v in (pod.get("nodeSelector") or {}).values()):
         return "spec.template.spec.nodeSelector has a value that is not a string"
     return _terms_problem(_at(pod, "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms"))
+
+
+def _config_map_problem(item: dict[str, Any]) -> str | None:
+    """A ConfigMap's namespace and data as the API has them: `data` maps keys to strings
+    (k8s.io/api core/v1 ConfigMap, `Data map[string]string`)."""
+    if not isinstance(item["metadata"].get("namespace"), str):
+        return "metadata.namespace is not a string"
+    data = item.get("data")
+    if data is not None and not (isinstance(data, dict) and all(isinstance(v, str) for v in data.values())):
+        return "data is not an object of strings"
+    return None
 
 
 def _terms_problem(terms: Any) -> str | None:
@@ -264,6 +280,23 @@ def read_saved(key: str, path: Path) -> dict[str, Any]:
             f"`{SAVE_COMMAND} > {target}`",
         )
     return doc
+
+
+class NotListed(LookupError):
+    """The list was saved without that namespace's ConfigMaps."""
+
+
+def listed_config_map(doc: Any, namespace: str, name: str) -> dict[str, Any] | None:
+    """The ConfigMap `namespace`/`name` of a list parse() took, or None where the list has the
+    namespace's ConfigMaps and not that one. A list with no ConfigMap in the namespace was saved
+    without them (SAVE_COMMAND): kube-controller-manager publishes `kube-root-ca.crt` into every
+    namespace (kubernetes/kubernetes@e0a566e7 pkg/controller/certificates/rootcacertpublisher/
+    publisher.go, syncNamespace), so NotListed, never an absence the cluster did not say."""
+    items = [i for i in doc.get("items") or [] if isinstance(i, dict) and i.get("kind") == "ConfigMap"]
+    there = [i for i in items if isinstance(i.get("metadata"), dict) and i["metadata"].get("namespace") == namespace]
+    if not there:
+        raise NotListed(f"it lists no ConfigMap in {namespace}: saved without them")
+    return next((i for i in there if i["metadata"].get("name") == name), None)
 
 
 def check_saved(kubernetes_file: str | None, key: str = "aks-gpu:preflight.kubernetesFile") -> None:

@@ -24,6 +24,11 @@ DAEMON_SET = "kubernetes:apps/v1:DaemonSet"
 POOL_NAMES = {AGENT_POOL: "gpu-pool-{}-agent-pool", MANAGED_POOL: "gpu-pool-{}-managed"}
 PLUGIN_NAMESPACE = (NAMESPACE, "nvidia-device-plugin-ns")
 PLUGIN_DAEMON_SET = (DAEMON_SET, "nvidia-device-plugin-ds")
+# The cluster GpuCluster "gpu-cluster" creates ("<its name>-aks"), and the priority expander's
+# ConfigMap CapacityExpander "capacity-expander" declares ("<its name>-priorities"): what the
+# day after a group is added reads (components/deciding/existing/priority_config_map.py).
+MANAGED_CLUSTER = ("azure-native:containerservice:ManagedCluster", "gpu-cluster-aks")
+PRIORITY_CONFIG_MAP = ("kubernetes:core/v1:ConfigMap", "capacity-expander-priorities")
 # The component each is declared in, a child of the stack (components/resources/gpu_pool.py,
 # device_plugin.py), and the package of every component the program declares.
 POOL_COMPONENT = "aks-gpu:azure:GpuPool"
@@ -130,13 +135,14 @@ NOT_READ = StackState(False, why="the stack's state is read only for an existing
 
 
 STACK = "pulumi:pulumi:Stack"
-# What lives in the existing cluster, and so is held only while the state's cluster is this one.
-IN_THE_CLUSTER = (AGENT_POOL, MANAGED_POOL, NAMESPACE, DAEMON_SET)
+# What lives in the run's cluster, and so is held only while the state's cluster is this one; and
+# the created cluster itself: another name is another cluster, which a first `up` creates.
+IN_THE_CLUSTER = (AGENT_POOL, MANAGED_POOL, NAMESPACE, DAEMON_SET, PRIORITY_CONFIG_MAP[0], MANAGED_CLUSTER[0])
 
 
 def read(reader: AzureReader, cluster: tuple[str, str] | None = None, *, project: str, stack: str) -> StackState:
     """What the stack holds, read once; a read that fails is "not known" with its reason.
-    `cluster` (resource group, name): the existing cluster of this run. When the state's own
+    `cluster` (resource group, name): the cluster of this run, existing or created. When the state's own
     outputs (the root Stack's, __main__.py's `resourceGroupName` and `clusterName`) name another
     one, `existingCluster` moved, and nothing the state holds lives in this cluster. Held is what
     this program registers in `project`/`stack`, by its whole URN (registered_by_program)."""
