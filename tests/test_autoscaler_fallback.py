@@ -156,3 +156,9 @@ def test_the_design_note_traces_the_walk_the_model_computes() -> None:
     assert mixed is not None and f"A B A C, C at {minutes(mixed)}" in said
     assert "A at 0:00, B at 0:20, C at 0:40, D at 1:00" in said
     assert walk("ABCD", {p: FAST for p in "ABCD"}).first_tries == {"A": 0, "B": 20, "C": 40, "D": 60}
+
+
+def test_the_key_reference_and_the_gpu_page_say_how_many_pools_a_group_may_list() -> None:
+    most = fallback.reach(99)
+    assert f"at most {most} pools, as many as the autoscaler ever tries" in flat("configuration-keys.md")
+    assert f"2 or {most} pools, each an entry of `gpuPools`" in flat("gpu.md")
