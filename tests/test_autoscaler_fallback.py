@@ -158,6 +158,21 @@ def test_the_design_note_traces_the_walk_the_model_computes() -> None:
     assert walk("ABCD", {p: FAST for p in "ABCD"}).first_tries == {"A": 0, "B": 20, "C": 40, "D": 60}
 
 
+def test_the_capacity_page_says_the_walk_the_model_computes() -> None:
+    page = flat("gpu-capacity.md")
+    second, third = walk("AB").first_try("B"), walk("ABC").first_try("C")
+    assert second is not None and third is not None
+    assert f"| 2 | A B A B A B … | {second // 60} min {second % 60} s ({second} s) |" in page
+    assert f"| 3 | A B A B A B C, then A B C in turn | {third // 60} min ({third} s) |" in page
+    assert f"| {fallback.reach(4) + 1} or more | as for {fallback.reach(4)} | never: no pool after the third is ever tried |" in page
+    assert f"{SLOW // 60} min {SLOW % 60} s" in page and f"A at 0 s, B at {2 * LOOP} s, C at {4 * LOOP} s" in page
+    mixed = walk("ABC", {"A": FAST}).first_try("C")
+    assert mixed is not None and f"A B A C, the third at {mixed // 60} minutes" in page
+    assert f"backoff, at most {fallback.MAX_BACKOFF_SECONDS // 60} minutes, never outlasts two slow tries" in page
+    assert f"**A group lists at most {fallback.reach(99)} pools**" in page
+    assert "[design-notes/autoscaler-fallback.md](design-notes/autoscaler-fallback.md)" in page
+
+
 def test_the_key_reference_and_the_gpu_page_say_how_many_pools_a_group_may_list() -> None:
     most = fallback.reach(99)
     assert f"at most {most} pools, as many as the autoscaler ever tries" in flat("configuration-keys.md")

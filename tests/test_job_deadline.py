@@ -118,6 +118,27 @@ def test_the_docs_say_the_deadlines_the_program_computes():
     assert f"failed {job_deadline.TRIES} times (the Job's `backoffLimit` is {job_deadline.BACKOFF_LIMIT})" in troubleshooting
 
 
+def test_the_docs_say_a_groups_deadline_the_program_computes():
+    """docs/proof.md, docs/gpu-capacity.md and docs/gpu.md quote a group's deadline and `pulumi
+    up`'s wait for two and three pools from zero with the shipped script's 120 s."""
+    from pathlib import Path
+
+    docs = Path(__file__).resolve().parent.parent / "docs"
+    from_zero = SHAPES["from zero"]
+    two, three = named(from_zero, "t4", "a10"), named(from_zero, "t4", "t4b", "a10")
+    deadlines = [job_deadline.group_deadline(pools, 120) for pools in (two, three)]
+    waits = [duration_seconds(job_deadline.group_timeout(pools, 120)) // 60 for pools in (two, three)]
+    assert (deadlines, waits) == ([5465, 10065], [97, 173])
+    first_tries = [deadlines[0] - deadline(from_zero, 120), deadlines[1] - deadline(from_zero, 120)]
+    proof, capacity, gpu = (" ".join((docs / page).read_text().split()) for page in ("proof.md", "gpu-capacity.md", "gpu.md"))
+    assert f"the second of two pools at {first_tries[0]} s, the third of three at {first_tries[1]} s" in proof
+    assert f"{deadlines[0]} s for two pools and {deadlines[1]} s for three with the defaults" in proof
+    assert f"`pulumi up` waits {waits[0]} and {waits[1]} minutes for" in proof
+    assert f"{deadlines[0]} s for two pools with the defaults and {deadlines[1]} s for three" in capacity
+    assert f"`pulumi up` waits {waits[0]} and {waits[1]} minutes for" in capacity
+    assert f"waits {waits[0]} minutes for two pools and {waits[1]} for three with the defaults" in gpu
+
+
 def test_a_deadline_that_is_not_under_pulumis_wait_is_refused():
     with pytest.raises(ValueError, match=r"the Job's deadline \(1800 s\) must be under `pulumi up`'s wait for it \(30m\)"):
         MnistRun("gpu", create_timeout="30m", deadline_seconds=1800)
