@@ -132,7 +132,9 @@ def trace(pools: str) -> list[str]:
     rows, backed_off = [], {}
     for n, tried in enumerate(walk(pools).tries, 1):
         backed_off[tried.pool] = b = back_off(backed_off.get(tried.pool), tried.failed)
-        rows.append(f"| {n} | {tried.pool} | {minutes(tried.start)} | {minutes(tried.failed)} | {b.duration // 60} min, to {minutes(b.until)} |")
+        rows.append(
+            f"| {n} | {tried.pool} | {minutes(tried.start)} | {minutes(tried.failed)} | {b.duration // 60} min, to {minutes(b.until)} |"
+        )
     return rows
 
 
