@@ -302,8 +302,9 @@ def group_run(
 ) -> MnistRun:
     """A capacity group's one Job, named after the group: on the nodes of any of its pools (the
     pools by AKS's agentpool label), tolerating each pool's taints, after every pool and what
-    installs their GPU stack, and waiting as long as the slowest of them needs (each scales from
-    zero) and the autoscaler's giving up on each pool before the last (job_deadline.group_deadline)."""
+    installs their GPU stack, and waiting until the autoscaler first tries the last pool, every
+    try before failing slowly, then as long as the slowest of them needs (each scales from zero;
+    job_deadline.group_deadline)."""
     max_seconds = plan.decided.proof_max_seconds
     waits = [*(r for m in members for r in (m.node_pool, installers.get(m.pool.mode)) if r is not None), *after]
     return MnistRun(

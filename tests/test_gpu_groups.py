@@ -67,7 +67,7 @@ def _pools(**changed: dict[str, Any]) -> dict[str, Any]:
         ({"x" * 64: ["t4", "a10"]}, POOLS, r"gpuGroups\.x{64} = 'x{64}': a group name must be 1-63"),
         ({}, POOLS, r"gpuGroups = \{\}: expected at least one group"),
         ({"inference": ["t4"]}, POOLS, r"gpuGroups\.inference = \[\"t4\"\]: a group lists 2 or more gpuPools names"),
-        ({"inference": "t4"}, POOLS, r"gpuGroups\.inference = 't4': expected a list of 2 or more gpuPools names"),
+        ({"inference": "t4"}, POOLS, r"gpuGroups\.inference = 't4': expected a list of 2 to 3 gpuPools names"),
         ({"inference": ["t4", "T4"]}, POOLS, r"gpuGroups\.inference\[1\] = 'T4': expected 1-12 lowercase letters"),
         ({"inference": ["t4", "t4"]}, POOLS, r"gpuGroups\.inference = \[\"t4\", \"t4\"\]: 't4' is listed twice"),
         (
@@ -116,6 +116,21 @@ def _pools(**changed: dict[str, Any]) -> dict[str, Any]:
 )
 def test_a_group_the_pools_cannot_serve_is_refused_in_one_line(groups: Any, pools: dict[str, Any], says: str) -> None:
     refused(r"^invalid config aks-gpu:" + says, gpuPools=pools, gpuGroups=groups)
+
+
+def test_a_group_of_more_pools_than_the_autoscaler_ever_tries_is_refused_in_one_line() -> None:
+    """With failures that show only at max-node-provision-time the autoscaler goes back to a
+    group's first pools and never tries a fourth (components/catalog/autoscaler_fallback.py)."""
+    pools = {**POOLS, "l4": {"vmSize": "Standard_NC16as_T4_v3", "minCount": 0, "maxCount": 1}}
+    with pytest.raises(ConfigError) as refusal:
+        parsed(gpuPools=pools, gpuGroups={"inference": ["t4", "t4b", "a10", "l4"]})
+    said = str(refusal.value)
+    assert "\n" not in said
+    assert said.startswith('invalid config aks-gpu:gpuGroups.inference = ["t4", "t4b", "a10", "l4"]: 4 pools, ')
+    assert "the cluster autoscaler reaches 3 of a group" in said and "max-node-provision-time (15 minutes)" in said
+    assert "backs the pool off for 5 minutes, doubling up to 30" in said and "pool 4 is never tried" in said
+    assert said.endswith("list at most 3, first choice first")
+    assert not VALIDATOR.is_valid({"config": {"aks-gpu:gpuGroups": {"inference": ["t4", "t4b", "a10", "l4"]}}}), "the schema refuses it too"
 
 
 def test_a_group_of_the_guides_one_pool_is_refused() -> None:
@@ -293,12 +308,13 @@ def test_the_groups_job_waits_for_every_pool_of_it_and_the_device_plugin_and_for
     assert {pools["t4"], pools["t4b"], pools["a10"], plugin} <= set(job.dependencies)
     assert not {pools["b1"], pools["b2"], pools["solo"]} & set(job.dependencies)
     from_zero = run.one(JOB, "mnist-proof-solo")  # a pool of its own, from zero: the longest a pool needs
-    # Three pools: the autoscaler may give up on the first two (max-node-provision-time and a loop each).
+    # Three pools, each try failing only at max-node-provision-time: the autoscaler tries
+    # t4 t4b t4 t4b t4 t4b, then a10 at 5520 s, which still gets a pool's time from zero.
     deadline = job.inputs["spec"]["activeDeadlineSeconds"]
-    assert deadline == from_zero.inputs["spec"]["activeDeadlineSeconds"] + 2 * (15 * 60 + 10)
+    assert deadline == from_zero.inputs["spec"]["activeDeadlineSeconds"] + 5520
     assert duration_seconds(job.options["customTimeouts"]["create"]) > deadline
-    batch = run.one(JOB, "mnist-proof-batch")  # two pools: one given up on
-    assert batch.inputs["spec"]["activeDeadlineSeconds"] == from_zero.inputs["spec"]["activeDeadlineSeconds"] + 15 * 60 + 10
+    batch = run.one(JOB, "mnist-proof-batch")  # two pools: the second tried at 920 s
+    assert batch.inputs["spec"]["activeDeadlineSeconds"] == from_zero.inputs["spec"]["activeDeadlineSeconds"] + 920
 
 
 def test_the_device_plugin_and_gpu_metrics_reach_every_pool_of_a_group() -> None:

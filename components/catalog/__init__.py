@@ -1,3 +1,4 @@
-"""The floor under configuration and knowledge: facts of GPUs, of Azure's GPU VM sizes and of
-the proof images, each with its source. components/config/, reading/ and deciding/ stand
-on it; it imports nothing of components, decides nothing and declares nothing."""
+"""The floor under configuration and knowledge: facts of GPUs, of Azure's GPU VM sizes, of the
+proof images and of the cluster autoscaler AKS runs, each with its source. components/config/,
+reading/ and deciding/ stand on it; it imports nothing of components, decides nothing and
+declares nothing."""

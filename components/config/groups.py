@@ -4,7 +4,8 @@ of the first (docs/gpu.md, "Capacity groups"). The pools stay what they are (one
 their own name, Spot and counts); a group only labels them and gives them one proof Job.
 
 The rules of a group, each one line naming `aks-gpu:gpuGroups.<group>`: its name a Kubernetes
-label value; 2 or more pools, each a gpuPools entry, each in at most one group; each declared by
+label value; 2 pools or more, and no more than the cluster autoscaler ever tries (3 with AKS's
+defaults: MAX_GROUP_POOLS), each a gpuPools entry, each in at most one group; each declared by
 the stack (not `existing: use`), autoscaled from zero, under one GPU management that has an
 autoscaler, of one CPU architecture, and a size the catalog knows (its GPU memory, and so the
 proof's fit, is known: docs/gpu.md, "Capacity groups", argues the threshold)."""
@@ -18,7 +19,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from components.catalog import gpu_sizes
+from components.catalog import autoscaler_fallback, gpu_sizes
 from components.config.messages import fail, json_object
 from components.config.pools import MAX_GPU_POOLS, GpuPoolConfig, Pools
 from components.config.values import NAMESPACE, Allowed, PoolName
@@ -34,11 +35,16 @@ GROUP_NAME_ALLOWED = "1-63 lowercase letters, digits or '-', starting and ending
 # The GPU managements a group may have: both run the cluster autoscaler; AKS-managed GPU nodes
 # have none during their preview (components/config/pools.py, check_managed_gpu).
 GROUP_MODES = ("device-plugin", "gpu-operator")
+# The most pools a group may list: as many as the cluster autoscaler ever tries when each try
+# fails only at max-node-provision-time. It goes back to a group's first pools once their
+# back-off has run out, and before long no later pool is tried at all
+# (components/catalog/autoscaler_fallback.py; docs/design-notes/autoscaler-fallback.md).
+MAX_GROUP_POOLS = autoscaler_fallback.reach(MAX_GPU_POOLS)
 
 GroupPools = Annotated[
     tuple[PoolName, ...],
-    Field(min_length=2, max_length=MAX_GPU_POOLS, json_schema_extra={"uniqueItems": True}),
-    Allowed("a list of 2 or more gpuPools names, each once, first choice first"),
+    Field(min_length=2, max_length=MAX_GROUP_POOLS, json_schema_extra={"uniqueItems": True}),
+    Allowed(f"a list of 2 to {MAX_GROUP_POOLS} gpuPools names, each once, first choice first"),
 ]
 GpuGroupMap = Annotated[
     dict[str, GroupPools],
@@ -88,7 +94,21 @@ def group_map(raw: Any) -> dict[str, Any]:
             raise fail(
                 f"{KEY}.{name}", names, "a group lists 2 or more gpuPools names, first choice first; a pool of its own needs no group"
             )
+        if isinstance(names, list) and len(names) > MAX_GROUP_POOLS:
+            raise fail(f"{KEY}.{name}", names, unreachable(len(names)))
     return entries
+
+
+def unreachable(count: int) -> str:
+    """Why a group of `count` pools is refused, in the cluster autoscaler's terms."""
+    minutes = autoscaler_fallback.MAX_NODE_PROVISION_SECONDS // 60
+    backoff = (autoscaler_fallback.INITIAL_BACKOFF_SECONDS // 60, autoscaler_fallback.MAX_BACKOFF_SECONDS // 60)
+    return (
+        f"{count} pools, and the cluster autoscaler reaches {MAX_GROUP_POOLS} of a group: when each scale-up fails only at "
+        f"max-node-provision-time ({minutes} minutes), it backs the pool off for {backoff[0]} minutes, doubling up to "
+        f"{backoff[1]}, and returns to the first pools once their back-off ends, so pool {MAX_GROUP_POOLS + 1} is never "
+        f"tried; list at most {MAX_GROUP_POOLS}, first choice first"
+    )
 
 
 def parse(given: Mapping[str, tuple[str, ...]] | None, pools: Pools, pool_map: bool) -> GpuGroups:

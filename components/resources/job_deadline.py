@@ -11,6 +11,7 @@ import math
 import re
 from collections.abc import Sequence
 
+from components.catalog import autoscaler_fallback
 from components.config import GpuPoolConfig
 
 # Retries before the Job is Failed. Each try is a pod of its own (restartPolicy Never), so two
@@ -60,12 +61,6 @@ TRAIN_GRACE_SECONDS = 60
 #: three minutes of training on the guide's K80, and some room.
 GUIDE_TRY_SECONDS = 5 * 60
 MARGIN_SECONDS = 5 * 60
-#: A capacity group's pod goes to its next pool once the cluster autoscaler gives up on one Azure
-#: cannot fill: at the latest when the node has not registered after max-node-provision-time,
-#: AKS's default 15 minutes (azure-aks-docs@fb060abe articles/aks/cluster-autoscaler.md, the
-#: profile table; kubernetes/autoscaler clusterstate.go updateScaleRequests), then one loop,
-#: scan-interval 10 s. docs/gpu-capacity.md, "How long until a node of the next pool".
-POOL_GIVEN_UP_SECONDS = 15 * 60 + 10
 #: Between the deadline and Pulumi's time limit: the Job controller's sync that writes Failed,
 #: and the watch that brings it to pulumi-kubernetes; Pulumi's clock starts before the Job's.
 AWAIT_GRACE_SECONDS = 5 * 60
@@ -92,10 +87,17 @@ def job_timeout(pool: GpuPoolConfig, max_seconds: int | None = None) -> str:
 
 
 def group_deadline(pools: Sequence[GpuPoolConfig], max_seconds: int | None) -> int:
-    """A capacity group's Job's `activeDeadlineSeconds`: the slowest of its pools' own, and the
-    autoscaler's giving up on each pool before the last (POOL_GIVEN_UP_SECONDS), so the last
-    pool of the list still has a whole pool's time to serve."""
-    return max(job_deadline(pool, max_seconds) for pool in pools) + (len(pools) - 1) * POOL_GIVEN_UP_SECONDS
+    """A capacity group's Job's `activeDeadlineSeconds`: until the cluster autoscaler first tries
+    the last pool of the list when every try before fails only at max-node-provision-time (the
+    slowest way a failure shows: it goes back to the first pools in between;
+    catalog/autoscaler_fallback.py `walk`), then a whole pool's time from zero (the slowest of
+    the pools' own deadlines), so the last pool still has it. docs/gpu-capacity.md, "How long
+    until a node of the next pool"."""
+    last = pools[-1].name
+    last_try = autoscaler_fallback.walk([pool.name for pool in pools]).first_try(last)
+    if last_try is None:  # components/config/groups.py refuses such a group
+        raise ValueError(f"the cluster autoscaler never tries {last!r}, the last of {len(pools)} pools")
+    return last_try + max(job_deadline(pool, max_seconds) for pool in pools)
 
 
 def group_timeout(pools: Sequence[GpuPoolConfig], max_seconds: int | None = None) -> str:
