@@ -10,11 +10,13 @@ problem that stops the run raises its one-line error here, before anything is re
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from components.config import StackConfig, groups
+from components.config import SYSTEM_POOL_NAME, StackConfig, groups
+from components.config.values import POOL_NAME_PATTERN
 from components.deciding import preflight
 from components.deciding.azure import cluster_egress, cluster_facts, priority_expander
 from components.deciding.azure.cluster_facts import ClusterFacts
@@ -345,7 +347,7 @@ def _decide(
         proof_groups=_groups(cfg),
         budget_groups=_created_groups(cfg) if found is None else (),
         dropped_pools=dropped,
-        expander_priorities=priority_expander.priorities(present) if (present := _groups(cfg)) and found is None else None,
+        expander_priorities=priority_expander.priorities(present, _outside(cfg)) if (present := _groups(cfg)) and found is None else None,
     )
 
 
@@ -384,8 +386,20 @@ def _expander_lines(cfg: StackConfig, found: ClusterFacts | None) -> list[str]:
     if not present:
         return []
     if found is None:
-        return [priority_expander.created_cluster_line(present)]
-    return [priority_expander.existing_cluster_line(present, found.resource_group, found.name)]
+        return [priority_expander.created_cluster_line(present, _outside(cfg))]
+    return [priority_expander.existing_cluster_line(present, _outside(cfg, found), found.resource_group, found.name)]
+
+
+def _outside(cfg: StackConfig, found: ClusterFacts | None = None) -> tuple[str, ...]:
+    """The pools in no capacity group, whose node groups no group may outrank
+    (priority_expander.priorities): a created cluster's System pool and the stack's GPU pools, or
+    an existing cluster's pools and the stack's new ones. Only an AKS Linux pool's name makes a
+    pattern (values.POOL_NAME_PATTERN): a saved description may hold any text, and no other name
+    is a scale set's."""
+    grouped = {name for names in cfg.gpu_groups.groups.values() for name in names}
+    there = [p.name for p in found.pools] if found is not None else [SYSTEM_POOL_NAME]
+    names = dict.fromkeys([*there, *(p.name for p in cfg.gpu_pools)])
+    return tuple(n for n in names if n not in grouped and re.fullmatch(POOL_NAME_PATTERN, n))
 
 
 def _groups(cfg: StackConfig) -> dict[str, tuple[str, ...]]:
