@@ -228,8 +228,9 @@ def build_plan(
     resolved, live_pools, existing_lines = existing_pools.resolve(cfg.pools, cfg.mnist_job.enabled, found, owner_tag, state, arm_id)
     cfg = replace(cfg, gpu_pools=resolved)
     said.info(existing_lines)
-    # An adopted pool's size, counts and management are Azure's: its group's rules hold them now.
-    groups.check_pools(cfg.gpu_groups, cfg.gpu_pools, cfg.pools.keys)
+    # An adopted pool's size, counts, management and scaleDownMode are Azure's: its group's rules hold them now.
+    scale_down = {name: live.facts.scale_down_mode for name, live in live_pools.items() if live.how == "adopt"}
+    groups.check_pools(cfg.gpu_groups, cfg.gpu_pools, cfg.pools.keys, scale_down)
     networks = _networks(cfg, found, stack, live_pools, state, said)
     in_cluster = _in_cluster(cfg, reader, found, user_kubeconfig, owner_tag, state, mode, said)
     # A pool that runs under the other kind of GPU management cannot be switched: refused here.

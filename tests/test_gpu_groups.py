@@ -363,6 +363,27 @@ def test_an_adopted_pool_that_azure_runs_with_a_floor_above_zero_is_refused_for_
         lines("team", cluster=cluster(fixed), gpuPools=ADOPTING, gpuGroups={"inference": ["gpunp", "t4"]})
 
 
+@pytest.mark.parametrize("preview", [True, False], ids=["preview", "deployment"])
+def test_a_group_of_an_adopted_pool_that_azure_runs_in_deallocate_mode_is_refused_in_one_line(preview: bool) -> None:
+    """Refused for the group only: the same pool in no group, or in Delete mode, is adopted."""
+    deallocating = {**GPUNP, "scaleDownMode": "Deallocate"}
+    with pytest.raises(ConfigError) as error:
+        lines("team", preview, cluster=cluster(deallocating), gpuPools=ADOPTING, gpuGroups={"inference": ["gpunp", "t4"]})
+    said = str(error.value)
+    assert said.startswith(
+        "invalid config aks-gpu:gpuGroups.inference = 'gpunp': aks-gpu:gpuPools.gpunp has scaleDownMode Deallocate (as Azure has it): "
+        "the cluster autoscaler does not back such a pool off"
+    ), said
+    assert "the group would never fall back to its next pool" in said and "--scale-down-mode Delete" in said
+    assert "or leave the pool out of the group" in said and "\n" not in said
+    alone = lines("team", preview, cluster=cluster(deallocating), gpuPools={"gpunp": {"existing": "adopt"}})
+    deleting = lines(
+        "team", preview, cluster=cluster({**GPUNP, "scaleDownMode": "Delete"}), gpuPools=ADOPTING, gpuGroups={"inference": ["gpunp", "t4"]}
+    )
+    for adopted in (alone, deleting):
+        assert [line for line in adopted.infos if line.startswith("adopt: aks-gpu:gpuPools.gpunp:")]
+
+
 # --------------------------------------------------------------------------- the example
 
 EXAMPLE = ROOT / "examples" / "gpu-groups" / "Pulumi.inference.yaml"

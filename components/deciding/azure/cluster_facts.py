@@ -62,6 +62,9 @@ class PoolFacts:
     gpu_driver: str | None = None
     gpu_management: str | None = None
     orchestrator_version: str | None = None
+    #: scaleDownMode: Delete, or Deallocate (stopped nodes kept and started first on a scale-up);
+    #: unset is Delete ("If not specified, it defaults to Delete", ARM 2025-09-01 ScaleDownMode).
+    scale_down_mode: str | None = None
     #: The pool as the description gave it (its source's spelling; read with `member`).
     profile: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
@@ -156,6 +159,7 @@ def parse(doc: Mapping[str, Any], resource_group: str, source: str = "Azure") ->
             gpu_driver=_get(p, "gpuProfile", "driver"),
             gpu_management=_get(p, "gpuProfile", "nvidia", "managementMode"),
             orchestrator_version=_get(p, "currentOrchestratorVersion") or _get(p, "orchestratorVersion"),
+            scale_down_mode=_get(p, "scaleDownMode"),
             profile=dict(p),
         )
         for p in _get(doc, "agentPoolProfiles") or []
