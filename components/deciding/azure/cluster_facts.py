@@ -106,6 +106,9 @@ class ClusterFacts:
     resource_id: str | None = None
     #: networkProfile.outboundType and httpProxyConfig: how its traffic leaves it.
     egress: Egress = field(default_factory=Egress)
+    #: nodeProvisioningProfile.mode: Manual (unset: "If not specified, the default is Manual", ARM
+    #: 2025-09-01), or Auto: node auto-provisioning, where AKS refuses new autoscaled pools.
+    node_provisioning_mode: str | None = None
 
     @property
     def system_pool(self) -> PoolFacts | None:
@@ -185,6 +188,7 @@ def parse(doc: Mapping[str, Any], resource_group: str, source: str = "Azure") ->
         authorized_ip_ranges=tuple(str(r) for r in _get(doc, "apiServerAccessProfile", "authorizedIPRanges") or ()),
         resource_id=_get(doc, "id"),
         egress=parse_egress(_get(doc, "networkProfile", "outboundType"), _get(doc, "httpProxyConfig")),
+        node_provisioning_mode=_get(doc, "nodeProvisioningProfile", "mode"),
     )
 
 
