@@ -393,7 +393,10 @@ def test_a_pool_mode_error_in_config_beats_the_cluster_read():
 NAP = {"mode": "Auto", "defaultNodePools": "Auto"}
 CAS_BLOCK = "autoscaling.azure.com/cas-block=true:NoSchedule"
 T4_8 = "Standard_NC8as_T4_v3"
-GROUP = {"gpuPool": None, "gpuPools": {"t4": {"vmSize": T4, "minCount": 0, "maxCount": 2}, "t4b": {"vmSize": T4_8, "minCount": 0, "maxCount": 2}}}
+GROUP = {
+    "gpuPool": None,
+    "gpuPools": {"t4": {"vmSize": T4, "minCount": 0, "maxCount": 2}, "t4b": {"vmSize": T4_8, "minCount": 0, "maxCount": 2}},
+}
 GROUPED = {**GROUP, "gpuGroups": {"inference": ["t4", "t4b"]}}
 # The owner's autoscaled GPU pool, tainted for the cluster autoscaler beside NAP, adopted.
 GPUNP = {
@@ -443,7 +446,10 @@ def test_a_tainted_pool_on_a_nap_cluster_without_the_feature_flag_is_said_with_t
     cluster = nap_cluster(GPUNP)
     said = lines("dev", cluster=cluster, feature_state="NotRegistered", **on_existing(**ADOPTED))
     [line] = [w for w in said.warnings if w.startswith(NAP_SAYS)]
-    assert "AKS needs the subscription feature Microsoft.ContainerService/AllowClusterAutoscalerAndNAP registered (it is NotRegistered: " in line
+    assert (
+        "AKS needs the subscription feature Microsoft.ContainerService/AllowClusterAutoscalerAndNAP registered (it is NotRegistered: "
+        in line
+    )
     assert "`az feature register --namespace Microsoft.ContainerService --name AllowClusterAutoscalerAndNAP`" in line
     assert "cas-block" not in line.split("AKS needs", 1)[1], "the pool carries the taint"
     registered, error = deploy_on(cluster, "NotRegistered", **ADOPTED)
@@ -453,7 +459,9 @@ def test_a_tainted_pool_on_a_nap_cluster_without_the_feature_flag_is_said_with_t
 def test_a_nap_cluster_with_the_feature_flag_and_the_taint_on_each_autoscaled_pool_warns_of_double_provisioning_and_deploys():
     run, _ = run_cached("dev", preview=False, cluster=nap_cluster(GPUNP), feature_state="Registered", **on_existing(**ADOPTED))
     [line] = [w for w in run.warnings if "node auto-provisioning" in w]
-    assert line.startswith(f"{WHERE} runs node auto-provisioning (nodeProvisioningProfile.mode Auto) beside the cluster autoscaler of aks-gpu:gpuPools.gpunp")
+    assert line.startswith(
+        f"{WHERE} runs node auto-provisioning (nodeProvisioningProfile.mode Auto) beside the cluster autoscaler of aks-gpu:gpuPools.gpunp"
+    )
     assert '"can lead to double provisioning of nodes"' in line and not line.endswith("(a deployment stops here)")
     assert run.of_type(POOL), "the deployment goes on"
 

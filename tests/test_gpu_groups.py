@@ -198,12 +198,13 @@ def _names_kubernetes_refuses(run: Any) -> list[str]:
     """Every name the run gives a Kubernetes object, and the ConfigMap each watch writes, that
     Kubernetes would refuse."""
     named = [(r.type, r.inputs["metadata"]["name"]) for r in run.resources if r.type.startswith("kubernetes:")]
-    named += [("kubernetes:core/v1:ConfigMap", f"{w.inputs['jobName']}-result") for w in run.of_type("pulumi-python:dynamic/aksgpu:ProofWatch")]
+    named += [
+        ("kubernetes:core/v1:ConfigMap", f"{w.inputs['jobName']}-result") for w in run.of_type("pulumi-python:dynamic/aksgpu:ProofWatch")
+    ]
     return [
         name
         for kind, name in named
-        if not (SUBDOMAIN.fullmatch(name) and len(name) <= 253)
-        or (kind == JOB and not (LABEL_VALUE.fullmatch(name) and len(name) <= 63))
+        if not (SUBDOMAIN.fullmatch(name) and len(name) <= 253) or (kind == JOB and not (LABEL_VALUE.fullmatch(name) and len(name) <= 63))
     ]
 
 
@@ -216,7 +217,10 @@ def test_a_generated_groups_name_is_accepted_with_every_object_named_as_kubernet
     monitor = RecordingMonitor(AzureMocks())
     try:
         run = run_program(
-            "dev", overrides={"gpuPool": None, "gpuPools": POOLS, "gpuGroups": {group: ["t4", "a10"]}, "mnistJob": job}, monitor=monitor, preview=True
+            "dev",
+            overrides={"gpuPool": None, "gpuPools": POOLS, "gpuGroups": {group: ["t4", "a10"]}, "mnistJob": job},
+            monitor=monitor,
+            preview=True,
         )
     except ConfigError as error:
         said = str(error)

@@ -12,8 +12,8 @@ from pydantic.dataclasses import dataclass
 
 from components.catalog import proof_images, proof_names
 from components.config.existing import ON_DESTROY, check_on_destroy
-from components.config.messages import fail
 from components.config.groups import GpuGroups
+from components.config.messages import fail
 from components.config.pools import GpuPoolConfig, Pools
 from components.config.values import MODEL, NAMESPACE, Allowed, Bool, Image, OwnedNamespace, one_of, pattern, whole_number
 from components.errors import ConfigError
@@ -273,4 +273,6 @@ def _check_proof_name(key: str, owner: str | None, job: MnistJobConfig) -> None:
         raise fail(key, owner or name, f"its proof Job would be named {shown!r} ({problem}): {proof_names.JOB_NAME_WHY}{fix}")
     result = proof_names.result_name(name)
     if not hashed and (problem := proof_names.subdomain_problem(result, proof_names.SUBDOMAIN_MOST)):
-        raise fail(key, owner or name, f"its proof's watch would write the ConfigMap {result!r} ({problem}): {proof_names.SUBDOMAIN_WHY}{fix}")
+        raise fail(
+            key, owner or name, f"its proof's watch would write the ConfigMap {result!r} ({problem}): {proof_names.SUBDOMAIN_WHY}{fix}"
+        )

@@ -53,8 +53,8 @@ def check(pools: Pools, groups: GpuGroups, found: ClusterFacts, reader: AzureRea
         return [
             Problem(
                 f"{where} runs {mode} beside the cluster autoscaler of {keys} ({FEATURE} is {REGISTERED}, and each pool "
-                f"carries {CAS_BLOCK_TAINT}): both react to pending pods, and AKS warns they \"can lead to double "
-                "provisioning of nodes\"; only pods that tolerate the taint land on these pools",
+                f'carries {CAS_BLOCK_TAINT}): both react to pending pods, and AKS warns they "can lead to double '
+                'provisioning of nodes"; only pods that tolerate the taint land on these pools',
                 blocking=False,
             )
         ]
