@@ -1,3 +1,4 @@
 """The floor under configuration and knowledge: facts of GPUs, of Azure's GPU VM sizes and of
-the proof images, and the proof objects' names with Kubernetes' limits on them, each with its source. components/config/, reading/ and deciding/ stand
-on it; it imports nothing of components, decides nothing and declares nothing."""
+the proof images, and the proof objects' names with Kubernetes' limits on them, each with its
+source. components/config/, reading/ and deciding/ stand on it; it imports nothing of
+components, decides nothing and declares nothing."""

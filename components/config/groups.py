@@ -7,8 +7,9 @@ The rules of a group, each one line naming `aks-gpu:gpuGroups.<group>`: its name
 label value; 2 or more pools, each a gpuPools entry, each in at most one group; each declared by
 the stack (not `existing: use`), autoscaled from zero, under one GPU management that has an
 autoscaler, not in scaleDownMode Deallocate (an adopted pool's, as Azure has it), of one CPU
-architecture, and a size the catalog knows (its GPU memory, and so the
-proof's fit, is known: docs/gpu.md, "Capacity groups", argues the threshold)."""
+architecture, and a size the catalog knows (its GPU memory, and so the proof's fit, is known:
+docs/gpu.md, "Capacity groups", argues the threshold). The proof Job's name it makes is checked
+with the other proof objects' (components/config/workloads.py check_object_names)."""
 
 from __future__ import annotations
 
