@@ -10,11 +10,13 @@ problem that stops the run raises its one-line error here, before anything is re
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from components.config import StackConfig, groups
+from components.config import SYSTEM_POOL_NAME, StackConfig, groups
+from components.config.values import POOL_NAME_PATTERN
 from components.deciding import preflight
 from components.deciding.azure import cluster_egress, cluster_facts, priority_expander
 from components.deciding.azure.cluster_facts import ClusterFacts
@@ -231,8 +233,9 @@ def build_plan(
     resolved, live_pools, existing_lines = existing_pools.resolve(cfg.pools, cfg.mnist_job.enabled, found, owner_tag, state, arm_id)
     cfg = replace(cfg, gpu_pools=resolved)
     said.info(existing_lines)
-    # An adopted pool's size, counts and management are Azure's: its group's rules hold them now.
-    groups.check_pools(cfg.gpu_groups, cfg.gpu_pools, cfg.pools.keys)
+    # An adopted pool's size, counts, management and scaleDownMode are Azure's: its group's rules hold them now.
+    scale_down = {name: live.facts.scale_down_mode for name, live in live_pools.items() if live.how == "adopt"}
+    groups.check_pools(cfg.gpu_groups, cfg.gpu_pools, cfg.pools.keys, scale_down)
     networks = _networks(cfg, found, stack, live_pools, state, said)
     in_cluster = _in_cluster(cfg, reader, found, user_kubeconfig, owner_tag, state, mode, said)
     # A pool that runs under the other kind of GPU management cannot be switched: refused here.
@@ -360,7 +363,7 @@ def _decide(
 def _priorities(cfg: StackConfig, found: ClusterFacts | None) -> priority_expander.Priorities | None:
     """The autoscaler's priorities on a cluster the stack creates, while a group has a pool."""
     present = _groups(cfg)
-    return priority_expander.priorities(present) if present and found is None else None
+    return priority_expander.priorities(present, _outside(cfg)) if present and found is None else None
 
 
 def _device_plugin(
@@ -400,7 +403,7 @@ def _expander(cfg: StackConfig, reader: AzureReader, found: ClusterFacts | None,
     if not present:
         return False
     if found is not None:
-        said.info([priority_expander.existing_cluster_line(present, found.resource_group, found.name)])
+        said.info([priority_expander.existing_cluster_line(present, _outside(cfg, found), found.resource_group, found.name)])
         return False
     # Read only here: the state tells whether the cluster is there already, and the ConfigMap the stack's.
     cluster = (cfg.resource_group_name, cfg.cluster_name)
@@ -408,15 +411,27 @@ def _expander(cfg: StackConfig, reader: AzureReader, found: ClusterFacts | None,
     there = priority_config_map.read(reader, state, cluster)
     if there.owners is not None:
         # A warning where the team's order does not hold; a line for the record where it does.
-        line = priority_config_map.owners_line(present, cfg.cluster_name, there.owners)
-        (said.info if priority_config_map.has_every_line(present, there.owners) else said.warn)([line])
+        line = priority_config_map.owners_line(present, _outside(cfg), cfg.cluster_name, there.owners)
+        (said.info if priority_config_map.has_every_line(present, _outside(cfg), there.owners) else said.warn)([line])
         return True
     if there.unknown is not None:
         if not mode.preview:
             raise PreflightError(priority_config_map.stop_line(cfg.cluster_name, there.unknown))
         said.warn([priority_config_map.unknown_line(cfg.cluster_name, there.unknown)])
-    said.info([priority_expander.created_cluster_line(present)])
+    said.info([priority_expander.created_cluster_line(present, _outside(cfg))])
     return False
+
+
+def _outside(cfg: StackConfig, found: ClusterFacts | None = None) -> tuple[str, ...]:
+    """The pools in no capacity group, whose node groups no group may outrank
+    (priority_expander.priorities): a created cluster's System pool and the stack's GPU pools, or
+    an existing cluster's pools and the stack's new ones. Only an AKS Linux pool's name makes a
+    pattern (values.POOL_NAME_PATTERN): a saved description may hold any text, and no other name
+    is a scale set's."""
+    grouped = {name for names in cfg.gpu_groups.groups.values() for name in names}
+    there = [p.name for p in found.pools] if found is not None else [SYSTEM_POOL_NAME]
+    names = dict.fromkeys([*there, *(p.name for p in cfg.gpu_pools)])
+    return tuple(n for n in names if n not in grouped and re.fullmatch(POOL_NAME_PATTERN, n))
 
 
 def _groups(cfg: StackConfig) -> dict[str, tuple[str, ...]]:

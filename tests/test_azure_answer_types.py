@@ -91,6 +91,17 @@ def test_the_clusters_own_members_are_typed_too(preview):
     )
 
 
+@BOTH
+def test_the_node_provisioning_mode_is_typed_as_azure_gives_it(preview):
+    refused(
+        AzureReadError,
+        r"in Azure's answer, nodeProvisioningProfile\.mode is true, not a string",
+        cluster() | {"nodeProvisioningProfile": {"mode": True}},
+        "adopt",
+        preview,
+    )
+
+
 @pytest.mark.parametrize("change, says", WRONG[:4] + WRONG[9:13], ids=IDS[:4] + IDS[9:13])
 def test_a_saved_description_with_a_member_of_another_type_is_one_line_naming_the_file(tmp_path, change, says):
     path = tmp_path / "cluster.json"

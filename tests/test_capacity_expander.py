@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 import yaml
-from conftest import run_cached
+from conftest import ROOT, run_cached
 from support.existing_pools import GPUNP, cluster
 from support.plan import lines, planned
 from test_gpu_groups import MANY, MANY_GROUPS, POOLS
@@ -20,7 +20,7 @@ from components.deciding.azure import priority_expander
 CLUSTER, CONFIG_MAP, JOB = "azure-native:containerservice:ManagedCluster", "kubernetes:core/v1:ConfigMap", "kubernetes:batch/v1:Job"
 EXPANDER_MAP = "cluster-autoscaler-priority-expander"
 # The scale set AKS makes for each pool: `aks-<pool>-<digits>-vmss` (docs/gpu-capacity.md).
-SCALE_SETS = {name: f"aks-{name}-31415926-vmss" for name in (*MANY, "system")}
+SCALE_SETS = {name: f"aks-{name}-31415926-vmss" for name in (*MANY, "system", "byhand")}
 
 
 def many() -> Any:
@@ -36,28 +36,43 @@ def _priorities(run: Any) -> dict[int, list[str]]:
     return parsed
 
 
+def _best_options(priorities: dict[int, list[str]], options: list[str], levels_in: Any = sorted) -> list[str]:
+    """The options priority.go BestOptions keeps (kubernetes/autoscaler cluster-autoscaler-1.35.2),
+    step for step: each option against each priority whose patterns it matches (a search, as Go's
+    FindStringIndex); one below the best so far is skipped, one above it starts the list anew. An
+    option that matches nothing is dropped; when none matches, every option is kept. `levels_in`:
+    the order the priorities are walked in, which Go's map leaves to chance."""
+    best_priority, best = -1, []
+    for option in options:
+        for level in levels_in(priorities):
+            if not any(re.search(pattern, SCALE_SETS[option]) for pattern in priorities[level]):
+                continue
+            if level < best_priority:
+                continue
+            if level > best_priority:
+                best_priority, best = level, []
+            best.append(option)
+    return best or options
+
+
 def _chosen_first(priorities: dict[int, list[str]], options: list[str]) -> list[str]:
-    """The options priority.go BestOptions keeps: those matching a pattern (a search, as Go's
-    FindStringIndex) at the highest priority any of them reaches."""
-    best: dict[str, int] = {}
-    for level, patterns in priorities.items():
-        for option in options:
-            if any(re.search(p, SCALE_SETS[option]) for p in patterns):
-                best[option] = max(best.get(option, -1), level)
-    top = max(best.values())
-    return [o for o in options if best.get(o) == top]
+    """What the expander keeps, the same whichever order Go's map walks the priorities in."""
+    kept = _best_options(priorities, options)
+    assert _best_options(priorities, options, lambda levels: sorted(levels, reverse=True)) == kept
+    return kept
 
 
 def test_a_created_cluster_with_a_group_gets_the_priority_expander_in_its_autoscaler_profile() -> None:
     assert many().one(CLUSTER).inputs["autoScalerProfile"] == {"expander": "priority"}
 
 
-def test_the_priorities_rank_each_groups_pools_in_the_teams_order_and_everything_else_last() -> None:
+def test_the_priorities_rank_each_groups_pools_in_the_teams_order_and_every_other_declared_pool_first() -> None:
     assert _priorities(many()) == {
-        40: ["^aks-t4-[0-9]+-vmss$"],
-        30: ["^aks-b2-[0-9]+-vmss$", "^aks-t4b-[0-9]+-vmss$"],  # two groups' pools share a level: a pod fits one group's
-        20: ["^aks-b1-[0-9]+-vmss$", "^aks-a10-[0-9]+-vmss$"],
-        10: [".*"],
+        # Each group's first choice, the System pool and the pools in no group: no group outranks those.
+        40: ["^aks-b2-[0-9]+-vmss$", "^aks-t4-[0-9]+-vmss$", "^aks-system-[0-9]+-vmss$", "^aks-solo-[0-9]+-vmss$"],
+        30: ["^aks-b1-[0-9]+-vmss$", "^aks-t4b-[0-9]+-vmss$"],  # two groups' pools share a level: a pod fits one group's
+        20: ["^aks-a10-[0-9]+-vmss$"],
+        10: [".*"],  # what the stack does not declare
     }
 
 
@@ -69,8 +84,20 @@ def test_the_autoscaler_scales_a_groups_pools_in_the_teams_order_as_each_before_
     assert _chosen_first(priorities, ["a10", "t4b"]) == ["t4b"]  # t4 backed off
     assert _chosen_first(priorities, ["a10"]) == ["a10"]
     assert _chosen_first(priorities, ["b1", "b2"]) == ["b2"]
-    # A pool in no group ties with the others outside groups at the catch-all: random, as today.
+    assert _chosen_first(priorities, ["b1"]) == ["b1"]
+
+
+def test_a_pod_that_fits_a_groups_pool_and_a_pool_outside_groups_is_not_steered_onto_the_groups_pool() -> None:
+    """A pod that tolerates every taint and selects no pool fits a group's pools and the others:
+    the pools outside groups are never ranked below a group's, so it is not sent to the GPUs."""
+    priorities = _priorities(many())
+    assert _chosen_first(priorities, ["t4", "solo"]) == ["t4", "solo"]  # a tie: random, as AKS's default expander
+    assert _chosen_first(priorities, ["t4b", "solo"]) == ["solo"]
+    assert _chosen_first(priorities, ["a10", "b1", "system"]) == ["system"]
     assert _chosen_first(priorities, ["solo", "system"]) == ["solo", "system"]
+    # A pool added by hand, which this stack does not declare, matches only the catch-all.
+    assert _chosen_first(priorities, ["a10", "byhand"]) == ["a10"]
+    assert _chosen_first(priorities, ["byhand"]) == ["byhand"]
 
 
 def test_each_pattern_matches_its_own_pools_scale_set_and_no_others() -> None:
@@ -91,7 +118,12 @@ def test_the_groups_job_waits_for_the_priorities_so_its_first_scale_up_follows_t
 def test_a_created_cluster_with_a_group_says_what_it_sets_and_that_the_expander_stays_after_the_last_group() -> None:
     (line,) = [i for i in lines(gpuPool=None, gpuPools=POOLS, gpuGroups={"inference": ["t4", "t4b", "a10"]}).infos if "expander" in i]
     assert "expander to priority" in line and "kube-system/cluster-autoscaler-priority-expander" in line
-    assert "{40: ['^aks-t4-[0-9]+-vmss$'], 30: ['^aks-t4b-[0-9]+-vmss$'], 20: ['^aks-a10-[0-9]+-vmss$'], 10: ['.*']}" in line
+    assert (
+        "{40: ['^aks-t4-[0-9]+-vmss$', '^aks-system-[0-9]+-vmss$'], 30: ['^aks-t4b-[0-9]+-vmss$'], "
+        "20: ['^aks-a10-[0-9]+-vmss$'], 10: ['.*']}" in line
+    )
+    assert "a pod that fits one of them and a group's pool is not steered onto the group's" in line
+    assert "pools this stack does not declare match only '.*' and rank below the groups" in line
     assert "Azure keeps expander=priority" in line and "--cluster-autoscaler-profile expander=random" in line
 
 
@@ -116,4 +148,13 @@ def test_an_existing_cluster_gets_no_profile_nor_priorities_and_the_plan_says_wh
     (line,) = [i for i in said if "expander" in i]
     assert "changes none of them" in line and "in the order of the owner's expander" in line
     assert "az aks update --resource-group team-rg --name team-aks --cluster-autoscaler-profile expander=priority" in line
-    assert "{30: ['^aks-gpunp-[0-9]+-vmss$'], 20: ['^aks-t4-[0-9]+-vmss$'], 10: ['.*']}" in line
+    # The cluster's System pool, outside the group, is on the group's first level: never outranked.
+    assert "{30: ['^aks-gpunp-[0-9]+-vmss$', '^aks-system-[0-9]+-vmss$'], 20: ['^aks-t4-[0-9]+-vmss$'], 10: ['.*']}" in line
+    assert "every pool outside a group on the groups' top level" in line
+
+
+def test_the_priorities_docs_gpu_capacity_shows_are_those_the_program_declares_for_its_example() -> None:
+    page = (ROOT / "docs" / "gpu-capacity.md").read_text()
+    shown = page.split("## What the program does", 1)[1].split("```yaml\n", 1)[1].split("```", 1)[0]
+    run = run_cached("dev", gpuPool=None, gpuPools=POOLS, gpuGroups={"inference": ["t4", "t4b", "a10"]})[0]
+    assert yaml.safe_load(yaml.safe_load(shown)["priorities"]) == _priorities(run)

@@ -386,3 +386,90 @@ def test_quota_is_checked_in_the_clusters_region_without_a_system_pool(tmp_path)
 def test_a_pool_mode_error_in_config_beats_the_cluster_read():
     with pytest.raises(ConfigError):
         run_program("dev", overrides=on_existing(gpuPool={"vmSize": T4, "management": "aks-managed", "minCount": 0, "maxCount": 1}))
+
+
+# --------------------------------------------------------------------------- node auto-provisioning
+
+NAP = {"mode": "Auto", "defaultNodePools": "Auto"}
+CAS_BLOCK = "autoscaling.azure.com/cas-block=true:NoSchedule"
+T4_8 = "Standard_NC8as_T4_v3"
+GROUP = {
+    "gpuPool": None,
+    "gpuPools": {"t4": {"vmSize": T4, "minCount": 0, "maxCount": 2}, "t4b": {"vmSize": T4_8, "minCount": 0, "maxCount": 2}},
+}
+GROUPED = {**GROUP, "gpuGroups": {"inference": ["t4", "t4b"]}}
+# The owner's autoscaled GPU pool, tainted for the cluster autoscaler beside NAP, adopted.
+GPUNP = {
+    **SYSTEM,
+    "name": "gpunp",
+    "mode": "User",
+    "vmSize": T4,
+    "count": 0,
+    "enableAutoScaling": True,
+    "minCount": 0,
+    "maxCount": 2,
+    "nodeTaints": ["sku=gpu:NoSchedule", CAS_BLOCK],
+}
+ADOPTED = {"gpuPool": None, "gpuPools": {"gpunp": {"existing": "adopt"}}}
+NAP_SAYS = f"{WHERE} runs node auto-provisioning (nodeProvisioningProfile.mode Auto), where AKS refuses autoscaled pools"
+
+
+def nap_cluster(*pools: dict) -> dict:
+    return existing_cluster(agentPoolProfiles=[SYSTEM, *pools], nodeProvisioningProfile=NAP)
+
+
+def deploy_on(cluster: dict, feature_state: str = "Registered", **overrides) -> tuple[list, str]:
+    """A deployment that stops at preflight, with the subscription feature's state Azure answers."""
+    monitor = RecordingMonitor(AzureMocks(cluster=cluster, feature_state=feature_state))
+    with pytest.raises(PreflightError) as error:
+        run_program("dev", overrides=on_existing(**overrides), monitor=monitor, preview=False)
+    return [r for r in monitor.registrations if not r.type.startswith("pulumi:providers:")], str(error.value)
+
+
+def test_a_groups_pools_on_a_cluster_that_runs_nap_are_said_at_preview_and_stop_a_deployment():
+    said = lines("dev", cluster=nap_cluster(), **on_existing(**GROUPED))
+    [line] = [w for w in said.warnings if w.startswith(NAP_SAYS)]
+    assert "this stack would declare the autoscaled pools aks-gpu:gpuPools.t4, aks-gpu:gpuPools.t4b" in line
+    assert f"the taint {CAS_BLOCK} on every cluster-autoscaler pool (t4, t4b would have none" in line
+    assert "AllowClusterAutoscalerAndNAP" not in line, "Registered: only the taint is missing"
+    assert "(a capacity group's pools always autoscale)" in line and line.endswith("(a deployment stops here)")
+    registered, error = deploy_on(nap_cluster(), **GROUPED)
+    assert registered == [] and NAP_SAYS in error and "\n- " + NAP_SAYS in error
+    # A pool in no group may be fixed instead, which AKS still creates beside NAP.
+    [alone] = [w for w in lines("dev", cluster=nap_cluster(), **on_existing(**GROUP)).warnings if w.startswith(NAP_SAYS)]
+    assert "; or give aks-gpu:gpuPools.t4, aks-gpu:gpuPools.t4b a fixed nodeCount" in alone
+    assert not [w for w in lines("dev", cluster=nap_cluster(), **on_existing()).warnings if "node auto-provisioning" in w]
+    assert not [w for w in lines("dev", cluster=existing_cluster(), **on_existing(**GROUPED)).warnings if "node auto-provisioning" in w]
+
+
+def test_a_tainted_pool_on_a_nap_cluster_without_the_feature_flag_is_said_with_the_command_that_registers_it():
+    cluster = nap_cluster(GPUNP)
+    said = lines("dev", cluster=cluster, feature_state="NotRegistered", **on_existing(**ADOPTED))
+    [line] = [w for w in said.warnings if w.startswith(NAP_SAYS)]
+    assert (
+        "AKS needs the subscription feature Microsoft.ContainerService/AllowClusterAutoscalerAndNAP registered (it is NotRegistered: "
+        in line
+    )
+    assert "`az feature register --namespace Microsoft.ContainerService --name AllowClusterAutoscalerAndNAP`" in line
+    assert "cas-block" not in line.split("AKS needs", 1)[1], "the pool carries the taint"
+    registered, error = deploy_on(cluster, "NotRegistered", **ADOPTED)
+    assert registered == [] and "it is NotRegistered" in error
+
+
+def test_a_nap_cluster_with_the_feature_flag_and_the_taint_on_each_autoscaled_pool_warns_of_double_provisioning_and_deploys():
+    run, _ = run_cached("dev", preview=False, cluster=nap_cluster(GPUNP), feature_state="Registered", **on_existing(**ADOPTED))
+    [line] = [w for w in run.warnings if "node auto-provisioning" in w]
+    assert line.startswith(
+        f"{WHERE} runs node auto-provisioning (nodeProvisioningProfile.mode Auto) beside the cluster autoscaler of aks-gpu:gpuPools.gpunp"
+    )
+    assert '"can lead to double provisioning of nodes"' in line and not line.endswith("(a deployment stops here)")
+    assert run.of_type(POOL), "the deployment goes on"
+
+
+def test_a_saved_description_of_a_nap_cluster_is_said_in_the_offline_preview(tmp_path):
+    saved = saved_copy(tmp_path, nodeProvisioningProfile=NAP)
+    pools = {"t4": {"vmSize": T4, "minCount": 0, "maxCount": 1}}
+    said = lines("dev", existingCluster=ML, gpuPool=None, gpuPools=pools, preflight={"clusterFile": saved})
+    [line] = [w for w in said.warnings if "node auto-provisioning" in w]
+    assert line.startswith("aks-gpu:existingCluster ml-platform/ml-aks runs node auto-provisioning (nodeProvisioningProfile.mode Auto)")
+    assert "aks-gpu:gpuPools.t4" in line and CAS_BLOCK in line

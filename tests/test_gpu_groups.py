@@ -4,14 +4,18 @@ one line naming the group's key, before anything is registered."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
 import yaml
 from conftest import ROOT, run_cached
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
 from support.arm_schemas import arm_problems
 from support.config import parsed, refused
 from support.existing_pools import GPUNP, cluster
+from support.generated import LONG_RUN, SETTINGS
 from support.kubernetes_schemas import invalid
 from support.plan import lines
 from support.stack_schema import VALIDATOR
@@ -20,6 +24,8 @@ from components.config import GROUP_LABEL, ConfigError
 from components.deciding.existing.cluster_objects import DaemonSet, PoolNodes, lands, pool_labels
 from components.resources.job_deadline import duration_seconds
 from components.resources.outputs import INSTANCE_TYPE_LABEL as INSTANCE_TYPE
+from tools.azure_mocks import AzureMocks
+from tools.mock_engine import RecordingMonitor, run_program
 
 T4, T4_8, A10 = "Standard_NC4as_T4_v3", "Standard_NC8as_T4_v3", "Standard_NV36ads_A10_v5"
 GB200 = "Standard_ND128isr_NDR_GB200_v6"
@@ -147,6 +153,98 @@ def test_a_pool_the_stack_only_uses_cannot_be_in_a_group() -> None:
         gpuPools={"gpunp": {"existing": "use"}, "t4": POOLS["t4"]},
         gpuGroups={"inference": ["t4", "gpunp"]},
     )
+
+
+# --------------------------------------------------------------------------- the names it makes
+
+GUIDE_IMAGE = {"image": "mcr.microsoft.com/azuredocs/samples-tf-mnist-demo:gpu"}
+UNAWAITED = {"waitForCompletion": False}
+# A DNS subdomain (apimachinery IsDNS1123Subdomain) and a label value (IsValidLabelValue), as
+# Kubernetes checks them: a Job's name is both, since the API server copies it into its pods' labels.
+SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
+
+
+def _group(length: int) -> str:
+    return ("inference" * 8)[:length]
+
+
+@pytest.mark.parametrize(
+    ("length", "job", "name", "spare"),
+    [
+        (52, {}, "mnist-proof-{group}' (64 characters, over 63)", 51),
+        (43, UNAWAITED, "mnist-proof-{group}-<8 hex digits of its spec hash>' (64 characters, over 63)", 42),
+        (42, GUIDE_IMAGE, "samples-tf-mnist-demo-{group}' (64 characters, over 63)", 41),
+        (63, {**GUIDE_IMAGE, **UNAWAITED}, "samples-tf-mnist-demo-{group}-<8 hex digits of its spec hash>' (94 characters, over 63)", 32),
+    ],
+)
+def test_a_group_whose_proof_jobs_name_would_pass_63_characters_is_refused_in_one_line(
+    length: int, job: dict[str, Any], name: str, spare: int
+) -> None:
+    group = _group(length)
+    said = refused(r"^invalid config aks-gpu:gpuGroups\.", gpuPools=POOLS, gpuGroups={group: ["t4", "a10"]}, mnistJob=job)
+    assert said.startswith(f"invalid config aks-gpu:gpuGroups.{group} = '{group}': its proof Job would be named '"), said
+    assert name.format(group=group) in said and f"name it in at most {spare} characters" in said, said
+    assert "Kubernetes copies a Job's name into its pods' job-name label, whose value is at most 63 characters" in said
+
+
+def test_a_group_whose_proof_jobs_name_is_63_characters_declares_that_job_and_its_result_is_named_after_it() -> None:
+    group = _group(51)
+    run = run_cached("dev", gpuPool=None, gpuPools=POOLS, gpuGroups={group: ["t4", "a10"]})[0]
+    job = run.one(JOB, f"mnist-proof-{group}").inputs["metadata"]["name"]
+    assert len(job) == 63
+    (watch,) = [w for w in run.of_type("pulumi-python:dynamic/aksgpu:ProofWatch") if w.inputs["poolName"] == group]
+    assert watch.inputs["jobName"] == job  # its result's ConfigMap: mnist-proof-<group>-result, 70 of 253
+
+
+@st.composite
+def group_names(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
+    """A group's name of any length a name may have (1-63, a label value's characters), mostly
+    near the lengths where a proof Job's name passes 63, and each way the Job is named."""
+    length = draw(st.one_of(st.integers(1, 63), st.integers(28, 56)))
+    ends = st.sampled_from("abcdefghijklmnopqrstuvwxyz0123456789")
+    middle = draw(st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-", min_size=max(length - 2, 0), max_size=max(length - 2, 0)))
+    name = draw(ends) + (middle + draw(ends) if length > 1 else "")
+    job = draw(st.sampled_from([{}, UNAWAITED, GUIDE_IMAGE, {**GUIDE_IMAGE, **UNAWAITED}]))
+    return name, job
+
+
+def _names_kubernetes_refuses(run: Any) -> list[str]:
+    """Every name the run gives a Kubernetes object, and the ConfigMap each watch writes, that
+    Kubernetes would refuse."""
+    named = [(r.type, r.inputs["metadata"]["name"]) for r in run.resources if r.type.startswith("kubernetes:")]
+    named += [
+        ("kubernetes:core/v1:ConfigMap", f"{w.inputs['jobName']}-result") for w in run.of_type("pulumi-python:dynamic/aksgpu:ProofWatch")
+    ]
+    return [
+        name
+        for kind, name in named
+        if not (SUBDOMAIN.fullmatch(name) and len(name) <= 253) or (kind == JOB and not (LABEL_VALUE.fullmatch(name) and len(name) <= 63))
+    ]
+
+
+@settings(SETTINGS, max_examples=LONG_RUN or 8)
+@given(example=group_names())
+def test_a_generated_groups_name_is_accepted_with_every_object_named_as_kubernetes_allows_or_refused_in_one_line(
+    example: tuple[str, dict[str, Any]],
+) -> None:
+    group, job = example
+    monitor = RecordingMonitor(AzureMocks())
+    try:
+        run = run_program(
+            "dev",
+            overrides={"gpuPool": None, "gpuPools": POOLS, "gpuGroups": {group: ["t4", "a10"]}, "mnistJob": job},
+            monitor=monitor,
+            preview=True,
+        )
+    except ConfigError as error:
+        said = str(error)
+        event("refused")
+        assert said.startswith(f"invalid config aks-gpu:gpuGroups.{group} = '{group}': its proof Job would be named") and "\n" not in said
+        assert monitor.registrations == []
+        return
+    event("accepted")
+    assert _names_kubernetes_refuses(run) == []
 
 
 # --------------------------------------------------------------------------- what is declared
@@ -377,6 +475,27 @@ def test_an_adopted_pool_that_azure_runs_with_a_floor_above_zero_is_refused_for_
         match=r"^invalid config aks-gpu:gpuGroups\.inference = 'gpunp': aks-gpu:gpuPools\.gpunp has a fixed nodeCount 1 \(as Azure has it\)",
     ):
         lines("team", cluster=cluster(fixed), gpuPools=ADOPTING, gpuGroups={"inference": ["gpunp", "t4"]})
+
+
+@pytest.mark.parametrize("preview", [True, False], ids=["preview", "deployment"])
+def test_a_group_of_an_adopted_pool_that_azure_runs_in_deallocate_mode_is_refused_in_one_line(preview: bool) -> None:
+    """Refused for the group only: the same pool in no group, or in Delete mode, is adopted."""
+    deallocating = {**GPUNP, "scaleDownMode": "Deallocate"}
+    with pytest.raises(ConfigError) as error:
+        lines("team", preview, cluster=cluster(deallocating), gpuPools=ADOPTING, gpuGroups={"inference": ["gpunp", "t4"]})
+    said = str(error.value)
+    assert said.startswith(
+        "invalid config aks-gpu:gpuGroups.inference = 'gpunp': aks-gpu:gpuPools.gpunp has scaleDownMode Deallocate (as Azure has it): "
+        "the cluster autoscaler does not back such a pool off"
+    ), said
+    assert "the group would never fall back to its next pool" in said and "--scale-down-mode Delete" in said
+    assert "or leave the pool out of the group" in said and "\n" not in said
+    alone = lines("team", preview, cluster=cluster(deallocating), gpuPools={"gpunp": {"existing": "adopt"}})
+    deleting = lines(
+        "team", preview, cluster=cluster({**GPUNP, "scaleDownMode": "Delete"}), gpuPools=ADOPTING, gpuGroups={"inference": ["gpunp", "t4"]}
+    )
+    for adopted in (alone, deleting):
+        assert [line for line in adopted.infos if line.startswith("adopt: aks-gpu:gpuPools.gpunp:")]
 
 
 # --------------------------------------------------------------------------- the example

@@ -7,8 +7,10 @@ The rules of a group, each one line naming `aks-gpu:gpuGroups.<group>`: its name
 label value; 2 pools or more, and no more than the cluster autoscaler ever tries (3 with AKS's
 defaults: MAX_GROUP_POOLS), each a gpuPools entry, each in at most one group; each declared by
 the stack (not `existing: use`), autoscaled from zero, under one GPU management that has an
-autoscaler, of one CPU architecture, and a size the catalog knows (its GPU memory, and so the
-proof's fit, is known: docs/gpu.md, "Capacity groups", argues the threshold)."""
+autoscaler, not in scaleDownMode Deallocate (an adopted pool's, as Azure has it), of one CPU
+architecture, and a size the catalog knows (its GPU memory, and so the proof's fit, is known:
+docs/gpu.md, "Capacity groups", argues the threshold). The proof Job's name it makes is checked
+with the other proof objects' (components/config/workloads.py check_object_names)."""
 
 from __future__ import annotations
 
@@ -154,15 +156,20 @@ def parse(given: Mapping[str, tuple[str, ...]] | None, pools: Pools, pool_map: b
     return groups
 
 
-def check_pools(groups: GpuGroups, pools: Sequence[GpuPoolConfig], keys: Mapping[str, str]) -> None:
+def check_pools(
+    groups: GpuGroups, pools: Sequence[GpuPoolConfig], keys: Mapping[str, str], scale_down_modes: Mapping[str, str | None] | None = None
+) -> None:
     """Each group's pools can stand in for each other: autoscaled from zero, one GPU management
-    that has an autoscaler, one CPU architecture, sizes the catalog knows. Run on the config's own
-    pools when it is parsed, and again by the plan once an adopted pool's settings are read
-    from Azure (components/plan.py)."""
+    that has an autoscaler, one CPU architecture, sizes the catalog knows, and none that
+    deallocates its nodes. Run on the config's own pools when it is parsed, and again by the plan
+    once an adopted pool's settings are read from Azure (components/plan.py), with each adopted
+    pool's scaleDownMode (`scale_down_modes`: the config sets none, and a new pool gets AKS's
+    default, Delete)."""
     for group in groups.groups:
         members = groups.pools_of(group, pools)
         for pool in members:
             _check_member(groups.key(group), pool, keys[pool.name])
+            _check_scale_down(groups.key(group), pool, keys[pool.name], (scale_down_modes or {}).get(pool.name))
         _one_of_each(groups.key(group), members, "management", lambda p: p.mode)
         _one_of_each(groups.key(group), members, "CPU architecture", lambda p: gpu_sizes.CATALOG[p.vm_size].arch)
 
@@ -200,6 +207,27 @@ def _check_member(key: str, pool: GpuPoolConfig, pool_key: str) -> None:
             f"{pool_key}.vmSize {pool.vm_size}{where} is not in this program's GPU size catalog, so its CPU architecture and GPU "
             f"memory are not known and the group cannot promise the proof runs on it; expected sizes such as "
             f"{', '.join(gpu_sizes.current_sizes()[:3])}",
+        )
+
+
+def _check_scale_down(key: str, pool: GpuPoolConfig, pool_key: str, scale_down_mode: str | None) -> None:
+    # A Deallocate pool is never backed off when Azure cannot start or add its nodes, so the
+    # autoscaler keeps scaling it and the group never falls back: Azure/AKS#5589 (open, filed
+    # 2026-02-04 by AKS's autoscaling team, "acknowledged - added to backlog"): "for nodepools
+    # using deallocate mode, CAS will not back off due to failed provisioning ... priority
+    # expander + their backup nodepool was not switched to". Its fix, Azure/autoscaler#48, is
+    # upstream only as the closed cherry-pick kubernetes/autoscaler#9932, and Azure/AKS's
+    # CHANGELOG at 8d1c8909 (2026-08-07) names no rollout. And "the deallocated nodes are started
+    # first before any new nodes are provisioned" (azure-aks-docs scale-down-mode.md, 08/21/2023).
+    if (scale_down_mode or "").lower() == "deallocate":
+        where = " (as Azure has it)" if pool.existing == "adopt" else ""
+        raise fail(
+            key,
+            pool.name,
+            f"{pool_key} has scaleDownMode {scale_down_mode}{where}: the cluster autoscaler does not back such a pool off "
+            "when Azure cannot start or add its nodes, so the group would never fall back to its next pool; set it to "
+            f"Delete (`az aks nodepool update --name {pool.name} --scale-down-mode Delete` with the cluster's "
+            "--resource-group and --cluster-name, which deletes its deallocated nodes), or leave the pool out of the group",
         )
 
 

@@ -181,6 +181,7 @@ def parse(raw: Mapping[str, str], project: str, stack: str, root: Path | None = 
     warnings = pools.check(found, job_enabled=given.mnist_job.enabled, existing_cluster=given.existing_cluster is not None)
     gpu_groups = groups.parse(given.gpu_groups, found, pool_map=given.gpu_pools is not None)
     workloads.check(found.pools, found.keys, values, given.device_plugin, given.mnist_job, given.gpu_operator)
+    workloads.check_object_names(given.mnist_job, found, gpu_groups, pool_map=given.gpu_pools is not None)
     warnings += cluster.check(given.access, given.network, given.upgrade, given.kubernetes_version)
     warnings += check_preflight(given.preflight, root or Path.cwd())
     cost.check(given.cost, values)

@@ -10,10 +10,11 @@ from typing import Annotated, Any
 from pydantic import Field
 from pydantic.dataclasses import dataclass
 
-from components.catalog import proof_images
+from components.catalog import proof_images, proof_names
 from components.config.existing import ON_DESTROY, check_on_destroy
+from components.config.groups import GpuGroups
 from components.config.messages import fail
-from components.config.pools import GpuPoolConfig
+from components.config.pools import GpuPoolConfig, Pools
 from components.config.values import MODEL, NAMESPACE, Allowed, Bool, Image, OwnedNamespace, one_of, pattern, whole_number
 from components.errors import ConfigError
 
@@ -245,3 +246,33 @@ def check(
     check_unused_settings(pools, values, keys)
     check_mnist_job(mnist_job, values.get("mnistJob", {}))
     check_namespaces(frozenset(p.mode for p in pools), device_plugin, mnist_job, operator)
+
+
+def check_object_names(job: MnistJobConfig, pools: Pools, groups: GpuGroups, pool_map: bool) -> None:
+    """Every object the proof declares has a name Kubernetes accepts, or the config is refused in
+    one line naming the key that makes it, before the pools are created and bill: the Job of each
+    pool in no group and of each group (components/catalog/proof_names.py), and the ConfigMap each
+    awaited Job's watch writes. A group's name may be 63 characters, a Job's at most 63 with the
+    prefix before it."""
+    if not job.enabled:
+        return
+    grouped = {name for names in groups.groups.values() for name in names}
+    owners = [(pools.key(p), p.name if pool_map else None) for p in pools.pools if p.name not in grouped]
+    owners += [(groups.key(group), group) for group in groups.groups]
+    for key, owner in owners:
+        _check_proof_name(key, owner, job)
+
+
+def _check_proof_name(key: str, owner: str | None, job: MnistJobConfig) -> None:
+    base, hashed = proof_names.job_base(job.runs_script), not job.wait_for_completion
+    name = proof_names.job_name(base, owner, "0" * proof_names.SPEC_HASH_DIGITS if hashed else None)
+    shown = proof_names.job_name(base, owner) + ("-<8 hex digits of its spec hash>" if hashed else "")
+    spare = proof_names.JOB_NAME_MOST - (len(name) - len(owner or ""))
+    fix = f"; name it in at most {spare} characters" if owner and spare > 0 else ""
+    if problem := proof_names.subdomain_problem(name, proof_names.JOB_NAME_MOST):
+        raise fail(key, owner or name, f"its proof Job would be named {shown!r} ({problem}): {proof_names.JOB_NAME_WHY}{fix}")
+    result = proof_names.result_name(name)
+    if not hashed and (problem := proof_names.subdomain_problem(result, proof_names.SUBDOMAIN_MOST)):
+        raise fail(
+            key, owner or name, f"its proof's watch would write the ConfigMap {result!r} ({problem}): {proof_names.SUBDOMAIN_WHY}{fix}"
+        )

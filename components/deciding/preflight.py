@@ -23,7 +23,7 @@ from components.deciding.azure.cluster_facts import ClusterFacts
 from components.deciding.azure.group_capacity import GroupDecision, GroupPool
 from components.deciding.azure.managed_pool_checks import feature_registration, host_problem, managed_pool_sign_in
 from components.deciding.azure.problem import Problem
-from components.deciding.existing import pool_modes, pool_network
+from components.deciding.existing import node_provisioning, pool_modes, pool_network
 from components.deciding.existing.existing_cluster_checks import check_existing_cluster, pools_of_stack
 from components.deciding.existing.pool_network import PoolNetwork
 from components.deciding.existing.stack_state import NOT_READ, StackState
@@ -89,6 +89,7 @@ def run(
     if found is not None:
         if cfg.existing_cluster is not None:  # always, where a cluster was read (components/plan.py)
             problems += check_existing_cluster(cfg.existing_cluster, cfg.pools, cfg.gpu_operator, found, stack, state)
+            problems += node_provisioning.check(cfg.pools, cfg.gpu_groups, found, reader)
         node_group, own_pools = found.node_resource_group or node_group, pools_of_stack(found, stack, state.pools())
     facts, notes = load_facts(cfg.preflight, reader, region, node_group, subscription)
     at_subscription = functools.cache(lambda: reader.permissions(subscription()))

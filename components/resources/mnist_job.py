@@ -16,6 +16,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.catalog import proof_names
 from components.deciding.proof.proof_watch import SPEC_ANNOTATION, WatchFacts, result_name
 from components.deciding.workloads import hardening
 from components.deciding.workloads.placement import on_pools
@@ -26,11 +27,11 @@ from components.resources.hardening import network_policy
 from components.resources.job_deadline import BACKOFF_LIMIT, duration_seconds
 from components.resources.job_network import job_egress
 
-JOB_NAME = "samples-tf-mnist-demo"
+JOB_NAME = proof_names.GUIDE_JOB
 # The component's type token: the first link of its children's URNs (the watch's status URN).
 MNIST_JOB_TYPE = "aks-gpu:kubernetes:MnistJob"
 # The shipped proof's Job, and where its script is mounted.
-PROOF_JOB_NAME = "mnist-proof"
+PROOF_JOB_NAME = proof_names.SCRIPT_JOB
 SCRIPT = Path(__file__).resolve().parents[2] / "proof" / "train_mnist.py"
 SCRIPT_DIR = "/opt/aks-gpu"
 # pulumi-kubernetes skips its await logic for a resource with this annotation set to "true".
@@ -54,9 +55,11 @@ ENV = {"HOME": SCRATCH, "CUDA_CACHE_PATH": f"{SCRATCH}/.nv"}
 SCRIPT_ENV = {**ENV, "PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1"}
 
 
-def job_name(spec: k8s.batch.v1.JobSpecArgs, wait_for_completion: bool, base: str = JOB_NAME) -> str:
-    """The guide's name (or, for another pool's Job, the guide's name and the pool's), or, for
-    a Job `pulumi up` does not wait for, that name and a hash of the spec.
+def job_name(spec: k8s.batch.v1.JobSpecArgs, wait_for_completion: bool, base: str = JOB_NAME, owner: str | None = None) -> str:
+    """The guide's name (or, for another pool's Job or a capacity group's, the guide's name and
+    the pool's or group's: `owner`), or, for a Job `pulumi up` does not wait for, that name and a
+    hash of the spec (components/catalog/proof_names.py makes it, and the config is refused where
+    it would be too long: components/config/workloads.py check_object_names).
 
     A Job's pod template cannot change in place, so pulumi-kubernetes replaces the Job
     (provider/pkg/provider/diff.go: `.spec.template` of batch/v1 Job forces replacement).
@@ -69,9 +72,7 @@ def job_name(spec: k8s.batch.v1.JobSpecArgs, wait_for_completion: bool, base: st
     create-before-delete. (Autonaming would too, but its random suffix is invisible to the
     offline render; this name is known at preview.) Read at pulumi-kubernetes v4.32.0.
     """
-    if wait_for_completion:
-        return base
-    return f"{base}-{spec_hash(spec)[:8]}"
+    return proof_names.job_name(base, owner, None if wait_for_completion else spec_hash(spec))
 
 
 def spec_hash(spec: k8s.batch.v1.JobSpecArgs) -> str:
@@ -179,7 +180,7 @@ class MnistJobArgs:
 
     @property
     def job_name(self) -> str:
-        return PROOF_JOB_NAME if self.script is not None else JOB_NAME
+        return proof_names.job_base(self.script is not None)
 
     @property
     def labels(self) -> dict[str, str]:
@@ -376,7 +377,7 @@ class MnistJob(pulumi.ComponentResource):
         else:
             annotations[SKIP_AWAIT_ANNOTATION] = "true"
         suffix = "" if run.guide_names else f"-{run.pool_name}"
-        plain_name = job_name(spec, args.wait_for_completion, f"{args.job_name}{suffix}")
+        plain_name = job_name(spec, args.wait_for_completion, args.job_name, None if run.guide_names else run.pool_name)
         # What the Job waits for, and its watch too (never the Job: _watch says why).
         before = [*args.depends_on, *run.depends_on, self.network_policy, *([self.script] if self.script else [])]
         job = k8s.batch.v1.Job(

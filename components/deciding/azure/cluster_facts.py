@@ -62,6 +62,9 @@ class PoolFacts:
     gpu_driver: str | None = None
     gpu_management: str | None = None
     orchestrator_version: str | None = None
+    #: scaleDownMode: Delete, or Deallocate (stopped nodes kept and started first on a scale-up);
+    #: unset is Delete ("If not specified, it defaults to Delete", ARM 2025-09-01 ScaleDownMode).
+    scale_down_mode: str | None = None
     #: The pool as the description gave it (its source's spelling; read with `member`).
     profile: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
@@ -103,6 +106,9 @@ class ClusterFacts:
     resource_id: str | None = None
     #: networkProfile.outboundType and httpProxyConfig: how its traffic leaves it.
     egress: Egress = field(default_factory=Egress)
+    #: nodeProvisioningProfile.mode: Manual (unset: "If not specified, the default is Manual", ARM
+    #: 2025-09-01), or Auto: node auto-provisioning, where AKS refuses new autoscaled pools.
+    node_provisioning_mode: str | None = None
 
     @property
     def system_pool(self) -> PoolFacts | None:
@@ -156,6 +162,7 @@ def parse(doc: Mapping[str, Any], resource_group: str, source: str = "Azure") ->
             gpu_driver=_get(p, "gpuProfile", "driver"),
             gpu_management=_get(p, "gpuProfile", "nvidia", "managementMode"),
             orchestrator_version=_get(p, "currentOrchestratorVersion") or _get(p, "orchestratorVersion"),
+            scale_down_mode=_get(p, "scaleDownMode"),
             profile=dict(p),
         )
         for p in _get(doc, "agentPoolProfiles") or []
@@ -181,6 +188,7 @@ def parse(doc: Mapping[str, Any], resource_group: str, source: str = "Azure") ->
         authorized_ip_ranges=tuple(str(r) for r in _get(doc, "apiServerAccessProfile", "authorizedIPRanges") or ()),
         resource_id=_get(doc, "id"),
         egress=parse_egress(_get(doc, "networkProfile", "outboundType"), _get(doc, "httpProxyConfig")),
+        node_provisioning_mode=_get(doc, "nodeProvisioningProfile", "mode"),
     )
 
 

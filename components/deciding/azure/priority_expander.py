@@ -21,8 +21,9 @@ CONFIG_MAP_NAMESPACE = "kube-system"
 CONFIG_MAP_KEY = "priorities"
 #: The profile's value (ARM ManagedClusterPropertiesAutoScalerProfile.expander; AKS's default is random).
 EXPANDER = "priority"
-#: Every node group matches it, at the lowest priority: pools outside groups tie there and the
-#: chain's fallback, random, picks among them as today, without a PriorityConfigMapNotMatchedGroup.
+#: Every node group matches it, at the lowest priority: a node group this stack does not declare
+#: (a pool added by hand) is then ranked below every declared pool, never dropped with a
+#: PriorityConfigMapNotMatchedGroup, and those tie there, where the chain's fallback, random, picks.
 CATCH_ALL = ".*"
 LOWEST = 10
 STEP = 10
@@ -38,7 +39,8 @@ def scale_set_pattern(pool: str) -> str:
 
 @dataclasses.dataclass(frozen=True)
 class Priorities:
-    """The priorities of every group's pools: within a group, its first pool highest. Groups
+    """The priorities of every declared pool: the pools outside groups and each group's first
+    choice on the top level, each group's next pools one step below the one before. Groups
     share levels: a pod of one group fits only that group's pools, so levels of two groups never
     compete (each pool is in one group)."""
 
@@ -55,37 +57,51 @@ class Priorities:
         return "{" + ", ".join(f"{level}: [{', '.join(repr(p) for p in patterns)}]" for level, patterns in self.levels) + "}"
 
 
-def priorities(groups: Mapping[str, Sequence[str]]) -> Priorities:
-    """Each group's pools, first choice highest: of n pools, the first gets STEP * (n + 1), the
-    last 2 * STEP; the catch-all LOWEST. A level holds the pools of every group at that rank."""
+def priorities(groups: Mapping[str, Sequence[str]], outside: Sequence[str] = ()) -> Priorities:
+    """Each group's pools, first choice highest, and the pools outside groups (`outside`) on the
+    top level with the first choices, so that no group outranks them: priority.go keeps only the
+    options at the highest priority any of them matches (BestOptions), so a pool ranked below a
+    group's would never be chosen for a pod that fits both, and such a pod would always land on the
+    GPUs. Of the longest group's n pools the first gets STEP * (n + 1), the last 2 * STEP; each
+    shorter group starts on the same top level. The catch-all LOWEST, for the node groups this
+    stack does not declare. A pattern of a pool that is not a node group (one the autoscaler does
+    not scale) matches nothing and costs nothing: listed all the same, so the System pool ranks
+    right if its owner turns the autoscaler on by hand."""
+    top = STEP * (max((len(pools) for pools in groups.values()), default=0) + 1)
     by_level: dict[int, list[str]] = {}
     for pools in groups.values():
         for rank, pool in enumerate(pools):
-            by_level.setdefault(STEP * (len(pools) + 1 - rank), []).append(scale_set_pattern(pool))
+            by_level.setdefault(top - STEP * rank, []).append(scale_set_pattern(pool))
+    by_level.setdefault(top, []).extend(scale_set_pattern(pool) for pool in outside)
     levels = tuple((level, tuple(by_level[level])) for level in sorted(by_level, reverse=True))
     return Priorities((*levels, (LOWEST, (CATCH_ALL,))))
 
 
-def created_cluster_line(groups: Mapping[str, Sequence[str]]) -> str:
+def created_cluster_line(groups: Mapping[str, Sequence[str]], outside: Sequence[str]) -> str:
     """What a created cluster gets while a group exists, and what stays when none does."""
     return (
         f"gpuGroups: the cluster autoscaler scales each group's pools in the team's order: this stack sets its "
         f"profile's expander to {EXPANDER} and declares the ConfigMap {CONFIG_MAP_NAMESPACE}/{CONFIG_MAP_NAME} "
-        f"({CONFIG_MAP_KEY}: {priorities(groups).flow()}). Once no group is left the ConfigMap is deleted and the "
-        f"order is random again, but Azure keeps expander={EXPANDER} (a removed input is not reset); to set AKS's "
-        "default back: az aks update --resource-group <rg> --name <cluster> --cluster-autoscaler-profile expander=random"
+        f"({CONFIG_MAP_KEY}: {priorities(groups, outside).flow()}). The pools it declares outside groups rank with "
+        "each group's first choice, so a pod that fits one of them and a group's pool is not steered onto the group's; "
+        f"pools this stack does not declare match only '{CATCH_ALL}' and rank below the groups. Once no group is left "
+        f"the ConfigMap is deleted and the order is random again, but Azure keeps expander={EXPANDER} (a removed input "
+        "is not reset); to set AKS's default back: az aks update --resource-group <rg> --name <cluster> "
+        "--cluster-autoscaler-profile expander=random"
     )
 
 
-def existing_cluster_line(groups: Mapping[str, Sequence[str]], resource_group: str, cluster: str) -> str:
+def existing_cluster_line(groups: Mapping[str, Sequence[str]], outside: Sequence[str], resource_group: str, cluster: str) -> str:
     """What the owner of an existing cluster would set for the team's order: this stack changes
-    neither their profile nor their ConfigMap."""
+    neither their profile nor their ConfigMap. `outside`: the cluster's pools and the stack's in
+    no group, which the owner's lines keep on the groups' top level."""
     return (
         f"gpuGroups on the existing cluster {cluster}: its cluster autoscaler's settings are its owner's, and this stack "
         "changes none of them; each group still falls back to its next pool when Azure cannot fill one, in the order "
         "of the owner's expander (AKS's default: random). For the team's order the owner would run "
         f"`az aks update --resource-group {resource_group} --name {cluster} --cluster-autoscaler-profile "
         f"expander={EXPANDER}` and add to the ConfigMap {CONFIG_MAP_NAMESPACE}/{CONFIG_MAP_NAME}, key "
-        f"{CONFIG_MAP_KEY}, above their own entries: {priorities(groups).flow()} (the '{CATCH_ALL}' only if "
-        "theirs has no catch-all; docs/gpu-capacity.md)"
+        f"{CONFIG_MAP_KEY}: {priorities(groups, outside).flow()}, every pool outside a group on the groups' top level, "
+        "so that a pod that fits one of them and a group's pool is not steered onto the group's (their own entries "
+        f"at or above that level; the '{CATCH_ALL}' only if theirs has no catch-all; docs/gpu-capacity.md)"
     )

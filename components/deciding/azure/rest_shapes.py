@@ -199,6 +199,14 @@ class ApiServerAccessProfile(TypedDict, total=False):
     authorizedIPRanges: Strings | None
 
 
+class NodeProvisioningProfile(TypedDict, total=False):
+    """ManagedClusterNodeProvisioningProfile (ARM 2025-09-01): `mode` Manual or Auto (node
+    auto-provisioning, Karpenter), `defaultNodePools` None or Auto."""
+
+    mode: str | None
+    defaultNodePools: str | None
+
+
 class ManagedCluster(TypedDict, total=False):
     id: str | None
     name: str | None
@@ -213,13 +221,23 @@ class ManagedCluster(TypedDict, total=False):
     aadProfile: dict[str, Any] | None
     apiServerAccessProfile: ApiServerAccessProfile | None
     httpProxyConfig: HttpProxyConfig | None
+    nodeProvisioningProfile: NodeProvisioningProfile | None
     agentPoolProfiles: list[AgentPoolProfile] | None
 
 
 # Strict: "30" is not a whole number, 1 not true (pydantic's strict mode, on each shape).
 for _shape in (PowerState, UpgradeSettings, NvidiaProfile, GpuProfile, KubeletConfig, SysctlConfig, LinuxOSConfig, SecurityProfile):
     setattr(_shape, "__pydantic_config__", ConfigDict(strict=True))  # noqa: B010 - a TypedDict's pydantic config
-for _shape in (PortRange, IPTag, PoolNetworkProfile, AgentPoolProfile, NetworkProfile, ApiServerAccessProfile, ManagedCluster):
+for _shape in (
+    PortRange,
+    IPTag,
+    PoolNetworkProfile,
+    AgentPoolProfile,
+    NetworkProfile,
+    ApiServerAccessProfile,
+    NodeProvisioningProfile,
+    ManagedCluster,
+):
     setattr(_shape, "__pydantic_config__", ConfigDict(strict=True))  # noqa: B010 - a TypedDict's pydantic config
 HttpProxyConfig.__pydantic_config__ = ConfigDict(strict=True)  # type: ignore[attr-defined]
 CLUSTER = TypeAdapter(ManagedCluster)

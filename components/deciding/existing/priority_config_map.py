@@ -139,9 +139,10 @@ def compare(ours: Priorities, owners: Owners) -> tuple[Priorities, Priorities]:
     return _levels(had), _levels(lacking)
 
 
-def has_every_line(groups: Mapping[str, Sequence[str]], owners: Owners) -> bool:
-    """Whether the owner's priorities hold the team's order: readable, and lacking none of the groups' lines."""
-    return owners.unreadable is None and not compare(priorities(groups), owners)[1].levels
+def has_every_line(groups: Mapping[str, Sequence[str]], outside: Sequence[str], owners: Owners) -> bool:
+    """Whether the owner's priorities hold the team's order: readable, and lacking none of the
+    groups' lines (with `outside`, the pools in no group, on the groups' top level)."""
+    return owners.unreadable is None and not compare(priorities(groups, outside), owners)[1].levels
 
 
 def _levels(lines: Iterable[tuple[int, str]]) -> Priorities:
@@ -151,10 +152,11 @@ def _levels(lines: Iterable[tuple[int, str]]) -> Priorities:
     return Priorities(tuple((level, tuple(by_level[level])) for level in sorted(by_level, reverse=True)))
 
 
-def owners_line(groups: Mapping[str, Sequence[str]], cluster: str, owners: Owners) -> str:
+def owners_line(groups: Mapping[str, Sequence[str]], outside: Sequence[str], cluster: str, owners: Owners) -> str:
     """The plan's line where the cluster has its owner's ConfigMap: used, not declared, and what
-    the owner would add for the team's order, in the shape of their `priorities`."""
-    ours = priorities(groups)
+    the owner would add for the team's order, in the shape of their `priorities` (`outside`: the
+    pools in no group, on the groups' top level, so no group outranks them)."""
+    ours = priorities(groups, outside)
     head = (
         f"gpuGroups: the ConfigMap {WHERE} in cluster {cluster} is its owner's (this stack's state does not hold it): "
         f"the stack uses it as it is and declares none, and sets the profile's expander to {EXPANDER}, so the cluster "
@@ -163,7 +165,7 @@ def owners_line(groups: Mapping[str, Sequence[str]], cluster: str, owners: Owner
     if owners.unreadable:
         return (
             f"{head}, which it cannot read ({owners.unreadable}): it keeps every option, so each group falls back in random "
-            f"order; for the team's order the owner would mend key {CONFIG_MAP_KEY} and put in it, above their own entries: "
+            f"order; for the team's order the owner would mend key {CONFIG_MAP_KEY} and put in it, their own entries at or above its top level: "
             f"{ours.flow()} (docs/gpu-capacity.md)"
         )
     had, lacking = compare(ours, owners)
@@ -172,7 +174,7 @@ def owners_line(groups: Mapping[str, Sequence[str]], cluster: str, owners: Owner
     catch_all = f" (the '{CATCH_ALL}' only if theirs has no catch-all)" if any(CATCH_ALL in p for _, p in lacking.levels) else ""
     return (
         f"{head}, which have {had.flow() if had.levels else 'none'} of the groups' lines; for the team's order the owner "
-        f"would add to key {CONFIG_MAP_KEY}, above their own entries: {lacking.flow()}{catch_all}; until then a group's "
+        f"would add to key {CONFIG_MAP_KEY}, their own entries at or above its top level: {lacking.flow()}{catch_all}; until then a group's "
         "pools go in the order their lines give, at random where they give none (docs/gpu-capacity.md)"
     )
 

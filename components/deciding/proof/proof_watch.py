@@ -15,6 +15,9 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any, Literal
 
+# The ConfigMap the watch keeps the last proof's line in, named by the one naming rule, which
+# the config's check holds to Kubernetes' limits (components/config/workloads.py check_object_names).
+from components.catalog.proof_names import result_name as result_name
 from components.deciding.proof import proof_signals as signals
 from components.deciding.proof.proof_signals import Seen
 from components.errors import SAID, cut, one_line
@@ -22,12 +25,6 @@ from components.errors import SAID, cut, one_line
 # The annotation the proof Job carries with the hash of its spec: the watch knows by it that a
 # Job of that name is the one this `up` declared, not the one an earlier `up` left.
 SPEC_ANNOTATION = "aks-gpu.io/proof-spec"
-
-
-def result_name(job_name: str) -> str:
-    """The ConfigMap the watch keeps the last proof's outcome in, beside its Job: it outlives the
-    Job, which the next `up` deletes with its pods (replaceUnready)."""
-    return f"{job_name}-result"
 
 
 @dataclass(frozen=True)
