@@ -32,7 +32,11 @@ CLUSTER, CONFIG_MAP = "azure-native:containerservice:ManagedCluster", "kubernete
 EXPANDER_MAP = "cluster-autoscaler-priority-expander"
 GROUPS = {"inference": ["t4", "t4b", "a10"]}
 WITH_GROUP = {"gpuPool": None, "gpuPools": POOLS, "gpuGroups": GROUPS}
-OURS = "{40: ['^aks-t4-[0-9]+-vmss$'], 30: ['^aks-t4b-[0-9]+-vmss$'], 20: ['^aks-a10-[0-9]+-vmss$'], 10: ['.*']}"
+# The groups' lines and the System pool's, outside every group, on their top level.
+OUTSIDE = ("system",)
+OURS = (
+    "{40: ['^aks-t4-[0-9]+-vmss$', '^aks-system-[0-9]+-vmss$'], 30: ['^aks-t4b-[0-9]+-vmss$'], 20: ['^aks-a10-[0-9]+-vmss$'], 10: ['.*']}"
+)
 # The blog's ConfigMap for Spot pools (Azure/AKS website/blog/2025-07-17-Scaling-safely-with-spot-on-aks).
 BLOG = "50:\n  - .*spot.*\n10:\n  - .*on-demand.*\n1:\n  - .*catch-all.*\n"
 CHECK = "kubectl get configmap -n kube-system cluster-autoscaler-priority-expander -o yaml"
@@ -111,7 +115,7 @@ def test_the_day_after_a_group_is_added_the_owners_configmap_is_used_and_not_dec
         "(this stack's state does not hold it): the stack uses it as it is and declares none"
     )
     assert (
-        f"which have none of the groups' lines; for the team's order the owner would add to key priorities, above their own entries: {OURS}"
+        f"which have none of the groups' lines; for the team's order the owner would add to key priorities, their own entries at or above its top level: {OURS}"
         in line
     )
     assert reader.reads[-2:] == ["user_kubeconfig", "config_map"]
@@ -132,12 +136,15 @@ def test_an_owners_configmap_with_some_of_the_groups_lines_is_said_with_those_it
     level, line = plan_line("40:\n  - '^aks-t4-[0-9]+-vmss$'\n50:\n  - .*spot.*\n1:\n  - '.*'\n")
     assert level == "warn"
     assert "which have {40: ['^aks-t4-[0-9]+-vmss$'], 1: ['.*']} of the groups' lines" in line
-    assert "above their own entries: {30: ['^aks-t4b-[0-9]+-vmss$'], 20: ['^aks-a10-[0-9]+-vmss$']};" in line
+    assert (
+        "their own entries at or above its top level: {40: ['^aks-system-[0-9]+-vmss$'], 30: ['^aks-t4b-[0-9]+-vmss$'], "
+        "20: ['^aks-a10-[0-9]+-vmss$']};"
+    ) in line
     assert "only if theirs has no catch-all" not in line
 
 
 def test_an_owners_configmap_with_every_line_of_the_groups_is_said_for_the_record():
-    level, line = plan_line(priority_expander.priorities(GROUPS).yaml() + "\n50:\n  - .*spot.*\n")
+    level, line = plan_line(priority_expander.priorities(GROUPS, OUTSIDE).yaml() + "\n50:\n  - .*spot.*\n")
     assert level == "info" and line.endswith(
         f"which have every line of the groups' ({OURS}): each group's pools are scaled in the team's order"
     )
@@ -155,9 +162,9 @@ def test_an_owners_configmap_with_every_line_of_the_groups_is_said_for_the_recor
 )
 def test_priorities_the_autoscaler_cannot_read_are_said_so_with_every_line_the_owner_would_put_in(data, why):
     owners = priority_config_map.owners_of(config_map(EXPANDER_MAP, data))
-    line = priority_config_map.owners_line(GROUPS, "aks-gpu-dev", owners)
+    line = priority_config_map.owners_line(GROUPS, OUTSIDE, "aks-gpu-dev", owners)
     assert f"which it cannot read ({why}): it keeps every option, so each group falls back in random order" in line
-    assert line.endswith(f"put in it, above their own entries: {OURS} (docs/gpu-capacity.md)")
+    assert line.endswith(f"put in it, their own entries at or above its top level: {OURS} (docs/gpu-capacity.md)")
 
 
 def test_a_priority_written_as_text_is_read_as_the_autoscaler_reads_it():
@@ -176,21 +183,21 @@ def test_a_configmap_the_stacks_state_holds_stays_the_stacks_and_the_cluster_is_
     run, reader = day_after(with_group, listed(ROOT_CA, theirs), preview)
     (declared,) = expander_maps(run)
     assert declared.urn == first.one(CONFIG_MAP, EXPANDER_MAP).urn and declared.inputs == first.one(CONFIG_MAP, EXPANDER_MAP).inputs
-    assert "config_map" not in reader.reads and said(run) == [priority_expander.created_cluster_line(GROUPS)]
+    assert "config_map" not in reader.reads and said(run) == [priority_expander.created_cluster_line(GROUPS, OUTSIDE)]
 
 
 @BOTH
 def test_on_a_first_up_nothing_of_the_cluster_is_read_and_the_configmap_is_declared(preview):
     run, reader = day_after(None, listed(ROOT_CA, OWNERS), preview)
     assert len(expander_maps(run)) == 1 and {"user_kubeconfig", "config_map"}.isdisjoint(reader.reads)
-    assert said(run) == [priority_expander.created_cluster_line(GROUPS)]
+    assert said(run) == [priority_expander.created_cluster_line(GROUPS, OUTSIDE)]
 
 
 @BOTH
 def test_a_created_cluster_without_the_configmap_gets_the_stacks_own(without_groups, preview):
     run, reader = day_after(without_groups, listed(ROOT_CA), preview)
     assert len(expander_maps(run)) == 1 and "config_map" in reader.reads
-    assert said(run) == [priority_expander.created_cluster_line(GROUPS)] and not [w for w in run.warnings if "gpuGroups" in w]
+    assert said(run) == [priority_expander.created_cluster_line(GROUPS, OUTSIDE)] and not [w for w in run.warnings if "gpuGroups" in w]
 
 
 @BOTH
