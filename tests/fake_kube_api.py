@@ -17,7 +17,8 @@ It answers as the API server does for what the watch relies on:
   - a server-side apply of a ConfigMap: 201 the first time, 200 after, the object kept;
   - the Date header from the state's `date` (an HTTP date) where a step sets one.
 `refuse` answers a request whose method and path match with a status instead, `times` times
-(None: always); `tokens` are the bearer tokens it accepts (others: 401).
+(None: always); `tokens` are the bearer tokens it accepts (others: 401); `gate`, where set, holds
+each GET of the Job until it is set.
 """
 
 from __future__ import annotations
@@ -89,6 +90,10 @@ class FakeKube:
     url: str = ""
     ca: bytes = b""
     lock: threading.Lock = field(default_factory=threading.Lock)
+    #: Set: each GET of the Job first waits for it (a test holds a look there while it acts),
+    #: and `held` is set once one waits.
+    gate: threading.Event | None = None
+    held: threading.Event = field(default_factory=threading.Event)
 
     @property
     def state(self) -> State:
@@ -124,6 +129,9 @@ def handler(fake: FakeKube) -> type[JsonHandler]:
             url = urlsplit(self.path)
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length) if length else b""
+            if fake.gate is not None and method == "GET" and JOB.match(url.path):
+                fake.held.set()
+                fake.gate.wait(120)
             with fake.lock:
                 if method == "GET" and JOB.match(url.path):
                     fake.looks += 1

@@ -254,34 +254,37 @@ def test_a_proof_that_cannot_start_fails_the_create_in_one_line_after_ending_its
     assert engine.logged == [], "a cause found at the first look: nothing was waited for"
 
 
-def test_the_engines_cancel_reaches_no_watch_and_deleting_the_job_ends_it_at_the_next_look(host, arm, engine, kube):
+def test_the_engines_cancel_reaches_no_watch_which_goes_on_to_its_verdict(host, arm, engine, kube):
     """A first Ctrl-C: the engine asks every provider to cancel (pulumi/pulumi@1b594989
     pkg/resource/deploy/deployment_executor.go Execute -> Host.SignalCancellation -> each
     provider's Cancel) and waits for the steps in flight. The SDK's host answers Cancel with
     nothing (pulumi/dynamic/__main__.py `Cancel`: `return empty_pb2.Empty()`), the Create's own
     call is never cancelled (provider_plugin.go requestContext: the plugin context's base,
     cancelled only when the run closes), and the host runs in a process group of its own
-    (cmdutil RegisterProcessGroup, Setpgid), so no SIGINT reaches it: the watch goes on. What
-    it sees is the Job: deleted, the watch hands back at its next look (10 s, one real pause)."""
+    (cmdutil RegisterProcessGroup, Setpgid), so no SIGINT reaches it: the watch goes on, here to
+    the cause its look finds. (What ends it sooner, the Job deleted: test_proof_watch_live.py.)"""
     import threading
 
     from google.protobuf import empty_pb2
 
     watch = program_watch()
-    kube.states = [State(the_job(watch.inputs["specHash"], active=1), [the_pod("Pending", {})]), State()]
-    created: list[Any] = []
-    creating = threading.Thread(target=lambda: created.append(create(host, news(arm))), daemon=True)
-    creating.start()
-    while kube.looks < 1 and creating.is_alive():  # the watch's first look, then the Ctrl-C
-        creating.join(0.05)
-    assert isinstance(host.call("Cancel", empty_pb2.Empty()), empty_pb2.Empty)
-    creating.join(120)
+    kube.states = [unpullable(watch.inputs["image"], watch.inputs["specHash"])]
+    kube.gate = threading.Event()
+    failed: list[BaseException] = []
 
-    [response] = created
-    line = rpc.deserialize_properties(response.properties)[pw.OUTPUT]
-    assert line == (
-        "the proof is not watched: the Job gpu-workloads/mnist-proof-t4 this `pulumi up` created was deleted; the Job's own await decides"
-    )
-    assert kube.looks == 2, "it looked again after the Cancel: the Cancel did not end it"
-    assert kube.calls("PATCH") == []
-    assert [status.message for status in engine.logged][-1] == line
+    def creating() -> None:
+        try:
+            create(host, news(arm))
+        except HostError as error:
+            failed.append(error)
+
+    thread = threading.Thread(target=creating, daemon=True)
+    thread.start()
+    assert kube.held.wait(120), "the watch's first look, held at the Job's GET"
+    assert isinstance(host.call("Cancel", empty_pb2.Empty()), empty_pb2.Empty)
+    kube.gate.set()
+    thread.join(120)
+
+    [error] = failed
+    assert str(error).startswith(f"the proof's pod {POD} cannot pull image"), "after the Cancel, the watch went on to its verdict"
+    assert [r.path.rsplit("/", 2)[-2] for r in kube.calls("PATCH")] == ["jobs", "configmaps"]

@@ -134,15 +134,14 @@ def test_a_watch_is_deleted_with_what_its_job_is_deleted_with():
         assert watch_of(run, job).options["deletedWith"] == job.options["deletedWith"] == cluster
 
 
-@pytest.mark.parametrize("preview", [True, False], ids=["preview", "deployment"])
-def test_watches_run_in_provider_hosts_of_their_own_at_most_three_a_host_and_never_in_the_managed_pools(preview):
+def test_watches_run_in_provider_hosts_of_their_own_at_most_three_a_host_and_never_in_the_managed_pools():
     """A watch's Create holds one of its host's four threads for as long as it watches: four
     watches in the host the AKS-managed pool's provider runs in would keep that provider, and
     every Check and Diff of the host, waiting until one ends."""
     pools = {f"t{i}": {"vmSize": T4, "minCount": 0, "maxCount": 1} for i in range(5)}
     run = run_cached(
         "dev",
-        preview=preview,
+        preview=False,
         feature_state="Registered",
         gpuPool=None,
         gpuPools={**pools, "m": {"vmSize": T4, "management": "aks-managed"}},
