@@ -142,34 +142,37 @@ def flat(path: str) -> str:
     return " ".join((ROOT / "docs" / path).read_text().split())
 
 
+def figures() -> tuple[int, int, int]:
+    """When B is first tried of two pools, C of three, and C of three where A fails fast."""
+    second, third, mixed = walk("AB").first_try("B"), walk("ABC").first_try("C"), walk("ABC", {"A": FAST}).first_try("C")
+    assert second is not None and third is not None and mixed is not None
+    return second, third, mixed
+
+
 def test_the_design_note_traces_the_walk_the_model_computes() -> None:
     note = (ROOT / "docs" / "design-notes" / "autoscaler-fallback.md").read_text()
     table = [line for line in note.splitlines() if line.startswith("| ") and not line.startswith("| try")]
     assert table == trace("ABC"), "the three pools' walk, try by try, until it repeats"
     said = flat("design-notes/autoscaler-fallback.md")
-    third, second = walk("ABC").first_try("C"), walk("AB").first_try("B")
-    assert third is not None and second is not None
+    second, third, mixed = figures()
     assert f"A B A B A B C, the third pool at {third // 60} minutes" in said
     assert f"B first tried at {minutes(second)}" in said
     assert f"(try 7, at {minutes(walk('AB').tries[6].start)})" in said
     assert f"first pool's back-off ({fallback.INITIAL_BACKOFF_SECONDS // 60} minutes)" in said
     assert f"(2 × {minutes(SLOW + LOOP)} = {minutes(2 * (SLOW + LOOP))} before the pod is free)" in said
-    mixed = walk("ABC", {"A": FAST}).first_try("C")
-    assert mixed is not None and f"A B A C, C at {minutes(mixed)}" in said
+    assert f"A B A C, C at {minutes(mixed)}" in said
     assert "A at 0:00, B at 0:20, C at 0:40, D at 1:00" in said
     assert walk("ABCD", {p: FAST for p in "ABCD"}).first_tries == {"A": 0, "B": 20, "C": 40, "D": 60}
 
 
 def test_the_capacity_page_says_the_walk_the_model_computes() -> None:
     page = flat("gpu-capacity.md")
-    second, third = walk("AB").first_try("B"), walk("ABC").first_try("C")
-    assert second is not None and third is not None
+    second, third, mixed = figures()
     assert f"| 2 | A B A B A B … | {second // 60} min {second % 60} s ({second} s) |" in page
     assert f"| 3 | A B A B A B C, then A B C in turn | {third // 60} min ({third} s) |" in page
     assert f"| {fallback.reach(4) + 1} or more | as for {fallback.reach(4)} | never: no pool after the third is ever tried |" in page
     assert f"{SLOW // 60} min {SLOW % 60} s" in page and f"A at 0 s, B at {2 * LOOP} s, C at {4 * LOOP} s" in page
-    mixed = walk("ABC", {"A": FAST}).first_try("C")
-    assert mixed is not None and f"A B A C, the third at {mixed // 60} minutes" in page
+    assert f"A B A C, the third at {mixed // 60} minutes" in page
     assert f"backoff, at most {fallback.MAX_BACKOFF_SECONDS // 60} minutes, never outlasts two slow tries" in page
     assert f"**A group lists at most {fallback.reach(99)} pools**" in page
     assert "[design-notes/autoscaler-fallback.md](design-notes/autoscaler-fallback.md)" in page
