@@ -411,8 +411,9 @@ def _expander(cfg: StackConfig, reader: AzureReader, found: ClusterFacts | None,
     there = priority_config_map.read(reader, state, cluster)
     if there.owners is not None:
         # A warning where the team's order does not hold; a line for the record where it does.
-        line = priority_config_map.owners_line(present, _outside(cfg), cfg.cluster_name, there.owners)
-        (said.info if priority_config_map.has_every_line(present, _outside(cfg), there.owners) else said.warn)([line])
+        ours = priority_expander.priorities(present, _outside(cfg))
+        line = priority_config_map.owners_line(ours, cfg.cluster_name, there.owners)
+        (said.info if priority_config_map.has_every_line(ours, there.owners) else said.warn)([line])
         return True
     if there.unknown is not None:
         if not mode.preview:

@@ -162,7 +162,7 @@ def test_an_owners_configmap_with_every_line_of_the_groups_is_said_for_the_recor
 )
 def test_priorities_the_autoscaler_cannot_read_are_said_so_with_every_line_the_owner_would_put_in(data, why):
     owners = priority_config_map.owners_of(config_map(EXPANDER_MAP, data))
-    line = priority_config_map.owners_line(GROUPS, OUTSIDE, "aks-gpu-dev", owners)
+    line = priority_config_map.owners_line(priority_expander.priorities(GROUPS, OUTSIDE), "aks-gpu-dev", owners)
     assert f"which it cannot read ({why}): it keeps every option, so each group falls back in random order" in line
     assert line.endswith(f"put in it, their own entries at or above its top level: {OURS} (docs/gpu-capacity.md)")
 

@@ -34,7 +34,8 @@ from test_proof_watch_decide import (
     triggered_in,
 )
 
-from components.deciding.proof.proof_watch import Snapshot, WatchFacts, result_name
+from components.catalog.proof_names import result_name
+from components.deciding.proof.proof_watch import Snapshot, WatchFacts
 from components.errors import ProofWatchFailed
 from components.live import proof_watch as live
 

@@ -56,11 +56,12 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
+from components.catalog.proof_names import result_name
 from components.deciding.azure.kubeconfig import entra_kubeconfig
 from components.deciding.existing.cluster_objects import AGENT_POOL_LABEL
 from components.deciding.proof import proof_watch as decisions
 from components.deciding.proof.proof_signals import AUTOSCALER_STATUS
-from components.deciding.proof.proof_watch import SPEC_ANNOTATION, Snapshot, Verdict, WatchFacts, result_name
+from components.deciding.proof.proof_watch import SPEC_ANNOTATION, Snapshot, Verdict, WatchFacts
 from components.errors import ClusterAccessError, ProofWatchFailed, cut, error_line, one_line
 from components.live import cluster_access
 from components.live.aks_client import ARM_ENDPOINT, aks_client

@@ -17,7 +17,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.catalog import proof_names
-from components.deciding.proof.proof_watch import SPEC_ANNOTATION, WatchFacts, result_name
+from components.deciding.proof.proof_watch import SPEC_ANNOTATION, WatchFacts
 from components.deciding.workloads import hardening
 from components.deciding.workloads.placement import on_pools
 from components.live.proof_watch import ClusterRef
@@ -461,4 +461,4 @@ class MnistJob(pulumi.ComponentResource):
 def result_command(job: str, namespace: str) -> str:
     """The command that prints the last proof's line from the watch's ConfigMap (result_name),
     after the next `up` has deleted the Job and its pods (docs/troubleshooting.md)."""
-    return f"kubectl get configmap {result_name(job)} --namespace {namespace} --output jsonpath='{{.data.line}}'"
+    return f"kubectl get configmap {proof_names.result_name(job)} --namespace {namespace} --output jsonpath='{{.data.line}}'"

@@ -21,7 +21,7 @@ Pure: the reads are the reader's.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,7 +36,6 @@ from components.deciding.azure.priority_expander import (
     CONFIG_MAP_NAMESPACE,
     EXPANDER,
     Priorities,
-    priorities,
 )
 from components.deciding.existing.stack_state import MANAGED_CLUSTER, PRIORITY_CONFIG_MAP, StackState
 from components.errors import cut, error_line
@@ -139,10 +138,10 @@ def compare(ours: Priorities, owners: Owners) -> tuple[Priorities, Priorities]:
     return _levels(had), _levels(lacking)
 
 
-def has_every_line(groups: Mapping[str, Sequence[str]], outside: Sequence[str], owners: Owners) -> bool:
+def has_every_line(ours: Priorities, owners: Owners) -> bool:
     """Whether the owner's priorities hold the team's order: readable, and lacking none of the
-    groups' lines (with `outside`, the pools in no group, on the groups' top level)."""
-    return owners.unreadable is None and not compare(priorities(groups, outside), owners)[1].levels
+    lines the stack would declare (`ours`, priority_expander.priorities)."""
+    return owners.unreadable is None and not compare(ours, owners)[1].levels
 
 
 def _levels(lines: Iterable[tuple[int, str]]) -> Priorities:
@@ -152,11 +151,10 @@ def _levels(lines: Iterable[tuple[int, str]]) -> Priorities:
     return Priorities(tuple((level, tuple(by_level[level])) for level in sorted(by_level, reverse=True)))
 
 
-def owners_line(groups: Mapping[str, Sequence[str]], outside: Sequence[str], cluster: str, owners: Owners) -> str:
+def owners_line(ours: Priorities, cluster: str, owners: Owners) -> str:
     """The plan's line where the cluster has its owner's ConfigMap: used, not declared, and what
-    the owner would add for the team's order, in the shape of their `priorities` (`outside`: the
-    pools in no group, on the groups' top level, so no group outranks them)."""
-    ours = priorities(groups, outside)
+    the owner would add for the team's order (`ours`: the lines the stack would declare), in the
+    shape of their `priorities`."""
     head = (
         f"gpuGroups: the ConfigMap {WHERE} in cluster {cluster} is its owner's (this stack's state does not hold it): "
         f"the stack uses it as it is and declares none, and sets the profile's expander to {EXPANDER}, so the cluster "

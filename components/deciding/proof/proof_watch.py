@@ -15,9 +15,6 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any, Literal
 
-# The ConfigMap the watch keeps the last proof's line in, named by the one naming rule, which
-# the config's check holds to Kubernetes' limits (components/config/workloads.py check_object_names).
-from components.catalog.proof_names import result_name as result_name
 from components.deciding.proof import proof_signals as signals
 from components.deciding.proof.proof_signals import Seen
 from components.errors import SAID, cut, one_line
