@@ -25,7 +25,7 @@ import pytest
 from conftest import run_cached
 from google.protobuf import struct_pb2
 from pulumi.runtime import proto, rpc
-from support.provider_host import Host, start_host
+from support.provider_host import Host, HostError, start_host
 
 from components.deciding.proof.proof_watch import SPEC_ANNOTATION, Verdict, WatchFacts
 from components.errors import ProofWatchFailed
@@ -444,3 +444,13 @@ def test_the_host_reads_the_state_back_as_it_is_and_deletes_nothing(host):
     assert read.id == "gpu-workloads/mnist-proof-t4/h"
     assert plain(read.properties) == plain(state)
     host.stub.Delete(proto.DeleteRequest(id=read.id, urn=URN, properties=state, timeout=1), timeout=120)
+
+
+def test_a_watch_moved_to_another_host_is_not_replaced_for_it_the_hosts_diff_config_being_unimplemented(host):
+    """The engine diffs a changed provider reference with the new host's DiffConfig and takes
+    UNIMPLEMENTED as no replacement (pulumi/pulumi@1b594989 step_generator.go providerChanged,
+    provider_plugin.go DiffConfig): a pool removed, which moves the watches after it to another
+    host, replaces none of them; and the hosts' inputs are empty, so there is nothing to differ."""
+    with pytest.raises(HostError, match="DiffConfig is not implemented by the dynamic provider"):
+        host.call("DiffConfig", proto.DiffRequest(urn="urn:pulumi:dev::aks-gpu::pulumi:providers:pulumi-python::mnist-watch-host-0"))
+    assert {h.name: h.inputs for h in pools_run().of_type("pulumi:providers:pulumi-python")} == {"mnist-watch-host-0": {}}

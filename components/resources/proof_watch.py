@@ -76,6 +76,12 @@ PROVIDER_KEY = "__provider"
 # host is an explicit `pulumi-python` provider of its own, which the engine starts as a plugin
 # process of its own (pulumi/pulumi@1b594989 pkg/host/host.go Provider: plugin.NewProvider per
 # provider resource). tests/test_proof_watch_resource.py holds HOST_WORKERS to the installed SDK.
+# What the engine does with these hosts (pulumi/pulumi@1b594989): a watch moved to another host
+# (a pool removed shifts the watches after it) is no replacement, since the engine asks the new
+# host's DiffConfig (pkg/resource/deploy/step_generator.go providerChanged), which the dynamic host
+# leaves unimplemented, answered as "DiffUnknown with no replaces" (sdk/go/common/resource/plugin/
+# provider_plugin.go DiffConfig); a refresh reads no provider resource and a destroy's delete of
+# one only closes its plugin (pkg/resource/deploy/providers/registry.go Read, Delete).
 HOST_WORKERS = 4
 WATCHES_PER_HOST = HOST_WORKERS - 1
 # The package of Python's dynamic providers, whose provider resources are `pulumi:providers:pulumi-python`
