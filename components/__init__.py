@@ -8,6 +8,4 @@
 - `components.live`: every call out of the process, the live reader.
 - `components.resources`: the Pulumi components, each declaring its resources.
 - `components.errors`: the one-line errors all three raise.
-- `components.managed_gpu_pool`: the path every stack's state names the managed pool's
-  provider by (it re-exports `components.resources.managed_gpu_pool`).
 """

@@ -25,7 +25,6 @@ import json
 import math
 import re
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import fake_aks
@@ -38,12 +37,6 @@ from support.provider_host import POOL, T4, Host, HostError, host_environment, p
 from components.resources import managed_gpu_pool as mgp
 from tools.azure_mocks import AzureMocks
 from tools.mock_engine import RecordingMonitor, run_program
-
-# The pickled provider as every stack's state holds it (`__provider`), made with dill 0.4.1
-# from components/managed_gpu_pool.py at d305683 (the same bytes as today's): a reference
-# to the class by its path, 96 bytes.
-STORED_PICKLE = (Path(__file__).parent / "fixtures" / "managed-pool-provider.b64").read_text().strip()
-
 
 @pytest.fixture(scope="module")
 def arm() -> Iterator[fake_aks.FakeAks]:
@@ -210,44 +203,6 @@ def test_a_cluster_busy_past_the_time_limit_fails_the_operation_at_its_limit(hos
     ):
         host.create(host.check(limited))
     assert len(fresh.pool_calls("PUT")) == 1, "no second try: it would come after the limit"
-
-
-# --------------------------------------------------------------------------- the pickle
-
-
-def test_an_old_state_s_pickle_still_names_the_provider_and_refresh_and_destroy_run_it(host, fresh):
-    """Every stack's state holds the provider pickled by reference: before the house moved
-    it, to components.managed_gpu_pool.ManagedGpuPoolProvider (re-exported there since);
-    refresh and destroy unpickle the state's copy. A state from before the time limits were
-    inputs lacks them: the defaults hold."""
-    import base64
-
-    assert b"components.managed_gpu_pool" in base64.b64decode(STORED_PICKLE)
-    assert b"ManagedGpuPoolProvider" in base64.b64decode(STORED_PICKLE)
-    olds = host.create(host.check(program_inputs(fresh)))
-    old_state = struct_pb2.Struct()
-    old_state.CopyFrom(olds)
-    old_state["__provider"] = STORED_PICKLE
-    del old_state[mgp.TIMEOUTS]
-    assert host.read(old_state).id == pool_id()
-    host.delete(old_state)
-    assert not fresh.pools
-
-
-def test_todays_pickle_names_the_providers_new_path_and_a_preview_of_an_old_state_shows_no_change(host, fresh):
-    """Today's program pickles the provider by reference to its module in
-    components/resources/, a second path every later state names; the first preview after the
-    move diffs an old state's pickle against today's and finds no change (the diff compares
-    the pool, not `__provider`), so the engine only writes the new pickle into state."""
-    import base64
-
-    pickle = base64.b64decode(program_inputs(fresh)["__provider"])
-    assert b"components.resources.managed_gpu_pool" in pickle and len(pickle) < 1000, "by reference, not by value"
-    olds = host.create(host.check(program_inputs(fresh)))
-    old_state = struct_pb2.Struct()
-    old_state.CopyFrom(olds)
-    old_state["__provider"] = STORED_PICKLE
-    assert host.diff(old_state, host.check(program_inputs(fresh), old_state)).changes == proto.DiffResponse.DIFF_NONE
 
 
 def test_with_pythonsafepath_the_host_cannot_load_the_provider(arm, tmp_path):

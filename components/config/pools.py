@@ -377,7 +377,7 @@ def managed_gpu_warnings(pool: GpuPoolConfig, key: str) -> list[str]:
 # aks-managed-gpu-nodes.md in azure-aks-docs f21c5e447 (2025-10-29), and the page at
 # f63267b4 (2026-07-15, ms.date 07/02/2026) states no minimum.
 
-# Must equal components.managed_gpu_pool.MIG_API_VERSION (a test checks): config cannot
+# Must equal components.resources.managed_gpu_pool.MIG_API_VERSION (a test checks): config cannot
 # import the components.
 MANAGED_MIG_API_VERSION = "2026-01-02-preview"
 

@@ -3,7 +3,7 @@ over the AKS agentPools REST API: create and update are ARM's idempotent PUT, re
 delete treats 404 as done, and the diff is pure. Why it is not a typed resource, which
 typed resource replaces it and how a stack moves over, why the provider's module path is
 part of every state (**moving or renaming this module or the class needs a re-export at
-both paths**), and what Pulumi's provider host does differently from the program:
+the old path**), and what Pulumi's provider host does differently from the program:
 docs/managed-pool-provider.md.
 """
 
