@@ -85,7 +85,6 @@ def declare_cluster(plan: Plan, reader: AzureReader) -> Cluster:
             upgrade=cfg.upgrade,
             tier=cfg.cluster_tier,
             protect=cfg.protect,
-            retire_managed_pool_command=plan.decided.retire_managed_pool_command,
             wait_for_access=reader.wait_for_access if plan.decided.waits_for_access else None,
             subscription_id=plan.subscription,
             priority_expander=plan.decided.expander_priorities is not None,

@@ -97,8 +97,6 @@ class Decided:
     guide_pool: bool
     #: That pool on a created cluster: the URN it had as a child of the cluster component is its alias.
     pool_moved_from_cluster: bool
-    #: The cluster's command that retires the guide's card (`dedicatedVhd`): its one pool is AKS-managed.
-    retire_managed_pool_command: bool
     #: A deployment waits until a created cluster lets the deployer in; a preview never does.
     waits_for_access: bool
     #: Each declared pool's version is moved by something else (an upgrade channel, or an
@@ -335,7 +333,6 @@ def _decide(
     return Decided(
         guide_pool=guide_pool,
         pool_moved_from_cluster=guide_pool and found is None,
-        retire_managed_pool_command=guide_pool and cfg.gpu_pools[0].managed,
         waits_for_access=not mode.preview,
         version_moves=found is not None or pool_settings.version_moves(cfg.upgrade),
         pool_tags={p.name: ownership.pool_marks(p, owner) if found else None for p in cfg.owned_pools},

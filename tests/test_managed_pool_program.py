@@ -20,7 +20,6 @@ POOL = "azure-native:containerservice:AgentPool"
 MANAGED_POOL = "pulumi-python:dynamic/aksgpu:ManagedGpuPool"
 DAEMONSET = "kubernetes:apps/v1:DaemonSet"
 JOB = "kubernetes:batch/v1:Job"
-COMMAND = "command:local:Command"
 T4 = "Standard_NC4as_T4_v3"
 A100 = "Standard_NC24ads_A100_v4"
 MANAGED = {"vmSize": T4, "dedicatedVhd": True}
@@ -56,8 +55,7 @@ def test_the_managed_gpu_pool_is_a_dynamic_resource_over_the_agent_pools_api():
 
 
 def test_the_managed_pools_location_is_plain_config_so_a_cluster_update_preview_shows_no_change():
-    """The old Command's trigger, the cluster identity, was unknown in every preview of a
-    cluster update, and showed the pool replaced. The names are the config's strings, and an
+    """The names are the config's strings, known in every preview of a cluster update, and an
     unknown cluster UID is no change to the resource's diff (managed_gpu_pool.diff_pool)."""
     pool = dev(gpuPool=MANAGED)[0].one(MANAGED_POOL)
     assert all(isinstance(pool.inputs[k], str) for k in ("resourceGroupName", "clusterName", "agentPoolName"))
@@ -82,22 +80,9 @@ def test_the_managed_pool_carries_spot_and_a_version_pin_in_its_body():
     assert "orchestratorVersion" not in moved.inputs["properties"], "the channel moves it"
 
 
-def test_a_stack_deployed_with_the_old_az_command_keeps_it_at_its_urn_as_a_no_op():
-    """Dropped, the old Command would be deleted after the new resource adopted the pool, and
-    its stored `az aks nodepool delete` would delete that pool. Kept at its URN with no
-    create, update or delete and the same trigger, pulumi-command updates it (only triggers
-    replace) and runs nothing; a later delete runs the emptied state's delete."""
-    run, _ = dev(gpuPool=MANAGED)
-    [shim] = run.of_type(COMMAND)
-    assert shim.urn == "urn:pulumi:dev::aks-gpu::aks-gpu:azure:GpuCluster$command:local:Command::gpu-cluster-managed-gpu-pool"
-    assert {"create", "update", "delete"}.isdisjoint(shim.inputs) and "triggers" in shim.inputs
-    # pulumi_command's SDK itself asks for replacement on triggers only (Command.__init__).
-    assert shim.options["retainOnDelete"] is True and shim.options["replaceOnChanges"] == ["triggers[*]"]
-
-
-def test_the_program_runs_no_az_command_in_any_stack_or_mode():
+def test_the_program_declares_no_command_in_any_stack_or_mode():
     """Core azure-cli 2.91 rejects --enable-managed-gpu and --gpu-mig-strategy (aks-preview
-    only), so nothing the program runs may need the az CLI."""
+    only), so nothing the program runs may need the az CLI, and it declares no command at all."""
     variants = [
         {},
         {"gpuPool": MANAGED},
@@ -106,8 +91,7 @@ def test_the_program_runs_no_az_command_in_any_stack_or_mode():
     ]
     runs = [run_cached(stack)[0] for stack in ("dev", "prod")] + [dev(**v)[0] for v in variants]
     for run in runs:
-        for command in run.of_type(COMMAND):
-            assert {"create", "update", "delete"}.isdisjoint(command.inputs), command.urn
+        assert [r.urn for r in run.resources if r.type.startswith("command:")] == []
 
 
 def test_the_job_waits_for_the_managed_pool():

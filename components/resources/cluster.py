@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import pulumi
-import pulumi_command as command
 import pulumi_kubernetes as k8s
 from pulumi_azure_native import authorization, containerservice, resources
 
@@ -111,9 +110,6 @@ class GpuClusterArgs:
     tier: str = "Free"
     # Protects the resource group and the cluster from `pulumi destroy` and replacement.
     protect: bool = False
-    #: The guide's gpuPool is AKS-managed: keep the retired Command's stand-in
-    #: (_retire_managed_pool_command says why).
-    retire_managed_pool_command: bool = False
     #: How a deployment waits for the deployer's cluster access: the program's reader's
     #: (components/reading/reader.py AzureReader.wait_for_access); None: it does not wait (a
     #: preview: __main__.py hands none then).
@@ -161,8 +157,6 @@ class GpuCluster(pulumi.ComponentResource):
         self._wait_for_access = args.wait_for_access
         self.resource_group = self._create_resource_group(args)
         self.managed_cluster = self._create_cluster(args)
-        if args.retire_managed_pool_command:
-            self._retire_managed_pool_command()
         self.kubeconfig = self._fetch_credentials(args)
         self.deployer_role_assignment = self._grant_deployer(args)
         self.provider = self._create_provider()
@@ -285,16 +279,6 @@ class GpuCluster(pulumi.ComponentResource):
                 # RoleAssignmentExists. Delete first (tests/test_lifecycle.py cites the sources).
                 delete_before_replace=True,
             ),
-        )
-
-    def _retire_managed_pool_command(self) -> command.local.Command:
-        """A no-op stand-in for the `az aks nodepool add` Command that earlier releases
-        declared for this pool, at the same URN, so that its stored delete line never runs on
-        the pool just adopted (docs/lifecycle.md, "Moving a managed pool between resources")."""
-        return command.local.Command(
-            f"{self._name}-managed-gpu-pool",
-            triggers=[self.managed_cluster.identity.apply(lambda i: i.principal_id if i else None)],
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.managed_cluster], retain_on_delete=True),
         )
 
     def _create_provider(self) -> k8s.Provider:
