@@ -117,7 +117,6 @@ def declare_budget(plan: Plan, cluster: Cluster) -> CostBudget | None:
 # Step 2's `az aks nodepool add`, once per GPU pool, one after another: AKS runs one
 # agent-pool operation per cluster at a time, so each pool waits for every pool before it,
 # which orders deletes too (components/resources/gpu_pool.py, pool_dependencies).
-# The guide's pool keeps the URN it had as a child of the cluster component (an alias).
 # The managed pool's own provider calls the agentPools API in azure-native's subscription.
 def declare_pools(plan: Plan, cluster: Cluster, cost_budget: CostBudget | None) -> list[Pool]:
     cfg, decided = plan.cfg, plan.decided
@@ -140,7 +139,6 @@ def declare_pools(plan: Plan, cluster: Cluster, cost_budget: CostBudget | None) 
                     tags=decided.pool_tags[pool.name],
                     node_labels=decided.pool_labels[pool.name],
                     retain_on_delete=pool.name in decided.released_pools,
-                    moved_from=cluster if decided.pool_moved_from_cluster else None,
                     after=[p.node_pool for p in pools if p.node_pool is not None],
                     budget=cost_budget,
                     network=plan.networks[pool.name],

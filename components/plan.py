@@ -92,11 +92,9 @@ GPU = "nvidia.com/gpu"
 class Decided:
     """What each step of __main__.py declares, as plain values: pool names, booleans, marks."""
 
-    #: The guide's one pool (gpuPool), not a gpuPools map: it keeps the URN it had as the cluster
-    #: component's child (an alias), its Job the guide's names, the outputs their old names.
+    #: The guide's one pool (gpuPool), not a gpuPools map: its Job the guide's names, and the
+    #: outputs of that one Job.
     guide_pool: bool
-    #: That pool on a created cluster: the URN it had as a child of the cluster component is its alias.
-    pool_moved_from_cluster: bool
     #: A deployment waits until a created cluster lets the deployer in; a preview never does.
     waits_for_access: bool
     #: Each declared pool's version is moved by something else (an upgrade channel, or an
@@ -332,7 +330,6 @@ def _decide(
     device_plugin_adoption = in_cluster.adoption if in_cluster else None
     return Decided(
         guide_pool=guide_pool,
-        pool_moved_from_cluster=guide_pool and found is None,
         waits_for_access=not mode.preview,
         version_moves=found is not None or pool_settings.version_moves(cfg.upgrade),
         pool_tags={p.name: ownership.pool_marks(p, owner) if found else None for p in cfg.owned_pools},

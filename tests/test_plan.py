@@ -163,12 +163,11 @@ def test_a_created_clusters_objects_and_pools_carry_no_mark_and_nothing_is_relea
     assert decided.pool_tags == {"a": None, "b": None} and decided.released_pools == frozenset()
 
 
-def test_the_guides_one_pool_keeps_its_urn_from_the_cluster_component_only_on_a_created_cluster():
-    guide = plan(parsed(gpuPool={"vmSize": T4})).decided
-    assert guide.guide_pool and guide.pool_moved_from_cluster
+def test_gpu_pool_is_the_guides_one_pool_on_a_created_or_an_existing_cluster_and_gpu_pools_is_not():
+    assert plan(parsed(gpuPool={"vmSize": T4})).decided.guide_pool
     assert not plan(parsed(gpuPools={"gpu": {"vmSize": T4}})).decided.guide_pool
     existing = plan(parsed(existingCluster=TEAM, gpuPool={"vmSize": T4}), OfflineReader(cluster=cluster(GPUNP))).decided
-    assert existing.guide_pool and not existing.pool_moved_from_cluster
+    assert existing.guide_pool
 
 
 @pytest.mark.parametrize(

@@ -1,8 +1,7 @@
 """One GPU node pool of the cluster (guide step 2's `az aks nodepool add`): a component that takes
 its cluster by reference, as the Azure Verified Module's `modules/nodepool` does, so it goes into
 a created or an existing cluster and a stack can have several (`aks-gpu:gpuPools`). A typed
-`AgentPool`, or a `ManagedGpuPool` for `management: aks-managed`; it carries its URN from
-`GpuCluster` as an alias (docs/lifecycle.md, "The GPU pool's own component"; tests/test_urns.py)."""
+`AgentPool`, or a `ManagedGpuPool` for `management: aks-managed`."""
 
 from __future__ import annotations
 
@@ -125,8 +124,6 @@ class GpuPoolArgs:
     tags: Mapping[str, str] | None = None
     #: Node labels: its capacity group's (Decided.pool_labels); none outside a group.
     node_labels: Mapping[str, str] | None = None
-    #: The component that held the pool before it had its own (`GpuCluster`), for aliases.
-    moved_from: pulumi.Resource | None = None
     #: The stack's GPU pools before this one: this pool's create, update and delete wait for
     #: each of them (`pool_dependencies` says why).
     after: Sequence[pulumi.Resource] = ()
@@ -191,10 +188,6 @@ class GpuPool(pulumi.ComponentResource):
         self.tolerations = tolerations.pool_tolerations(pool, args.live)
         self.register_outputs({"name": self.name, "vmSize": self.vm_size})
 
-    def _moved(self, old_name: str, args: GpuPoolArgs) -> list[pulumi.Alias] | None:
-        """The URN the pool had as a child of `GpuCluster` (the module docstring says why)."""
-        return [pulumi.Alias(name=old_name, parent=args.moved_from)] if args.moved_from is not None else None
-
     # az aks nodepool add --name gpu --node-vm-size Standard_NC6 --node-count 1
     #   --node-taints sku=gpu:NoSchedule (today's guide). Linux only (the guide).
     def _create_agent_pool(self, args: GpuPoolArgs) -> containerservice.AgentPool:
@@ -213,7 +206,6 @@ class GpuPool(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(
                 import_=args.live.import_id if args.live else None,
                 parent=self,
-                aliases=self._moved("gpu-cluster-gpu-pool", args),
                 depends_on=pool_dependencies(args),
                 # No `deletedWith` the cluster (pool_dependencies says why). An adopted pool is the
                 # owner's: its delete only forgets it (docs/lifecycle.md, "What the stack
@@ -264,7 +256,6 @@ class GpuPool(pulumi.ComponentResource):
             arm_endpoint=ARM_ENDPOINT,
             opts=pulumi.ResourceOptions(
                 parent=self,
-                aliases=self._moved("gpu-cluster-managed-gpu-pool", args),
                 depends_on=pool_dependencies(args),
                 # The provider's diff asks for it too (DiffResult.delete_before_replace); stated
                 # here so the plan shows it whatever the provider answers.
