@@ -30,7 +30,7 @@ from components.resources.gpu_operator import GpuOperator, GpuOperatorArgs
 from components.resources.gpu_pool import GpuPool, GpuPoolArgs, merged_tolerations
 from components.resources.job_deadline import group_deadline, group_timeout, job_deadline, job_timeout
 from components.resources.mnist_job import MnistJob, MnistJobArgs, MnistRun, ProofScript
-from components.resources.outputs import gpu_metrics_location, group_outputs, nodes_command, pool_outputs
+from components.resources.outputs import gpu_metrics_location, group_outputs, pool_outputs
 
 Cluster = GpuCluster | ExistingCluster
 Pool = GpuPool | UsedPool
@@ -335,14 +335,6 @@ def export_outputs(
     pulumi.export("gpuPools", pool_outputs(pools, job, plan.decided.proof_groups))
     if plan.decided.proof_groups:  # the capacity groups (gpuGroups), each with its one Job
         pulumi.export("gpuGroups", group_outputs(plan.decided.proof_groups, pools, job))
-    if guide_pool:  # the guide's one pool, by the names earlier releases exported
-        gpu = pools[0]
-        pulumi.export("gpuPoolName", gpu.name)
-        pulumi.export("gpuPoolVmSize", gpu.vm_size)
-        pulumi.export("gpuPoolGeneration", gpu.generation)
-        pulumi.export("gpuManagement", gpu.management)
-        pulumi.export("gpusPerNode", gpu.gpus_per_node)
-        pulumi.export("gpuNodesCommand", nodes_command(gpu.name))  # the guide's "confirm that GPUs are schedulable"
     if plan.estimate is not None:
         pulumi.export("estimatedCost", cost.output(plan.estimate))
     pulumi.export("gpuMetrics", gpu_metrics_location(cfg.modes, cfg.monitoring.gpu_metrics, exporter, operator))

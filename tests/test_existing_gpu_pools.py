@@ -138,7 +138,7 @@ def test_using_a_pool_this_stack_created_or_adopted_is_refused_because_the_run_w
 def test_the_guides_single_gpu_pool_key_can_name_the_owners_pool_too():
     done = run_cached("team", preview=False, cluster=cluster(GPUNP), gpuPools=None, gpuPool={"name": "gpunp", "existing": "use"})[0]
     assert done.of_type(POOL) == []
-    assert (done.outputs["gpuPoolName"].value, done.outputs["gpuManagement"].value) == ("gpunp", "device-plugin-daemonset (existing pool)")
+    assert done.outputs["gpuPools"].value["gpunp"]["management"] == "device-plugin-daemonset (existing pool)"
 
 
 # --------------------------------------------------------------------------- adopt

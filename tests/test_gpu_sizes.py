@@ -76,10 +76,10 @@ def test_gen2_with_a_gen1_only_size_is_refused_naming_both_keys():
 def test_gen2_with_a_gen2_capable_size_deploys_it_as_given(program):
     run = program(gpuPool={"gen2": True, "vmSize": "Standard_NC4as_T4_v3"})
     assert run.one(POOL).inputs["vmSize"] == "Standard_NC4as_T4_v3"
-    assert run.outputs["gpuPoolGeneration"].value == "2"
+    assert run.outputs["gpuPools"].value["gpu"]["generation"] == "2"
     assert not any(k.lower().startswith("usegen2") for k in run.one(POOL).inputs), "no header, no extra property"
 
 
 @pytest.mark.parametrize("size, generation", [("Standard_NC6", "1"), ("Standard_NC24ads_A100_v4", "2"), ("Standard_NC999_new", "unknown")])
 def test_the_generation_output_says_what_the_pool_boots(program, size, generation):
-    assert program(gpuPool={"vmSize": size}).outputs["gpuPoolGeneration"].value == generation
+    assert program(gpuPool={"vmSize": size}).outputs["gpuPools"].value["gpu"]["generation"] == generation

@@ -65,7 +65,7 @@ def test_the_mig_device_plugin_runs_as_nvidias_chart_runs_it_and_only_with_mig(m
 )
 def test_gpus_per_node_is_gpus_per_vm_times_slices_per_gpu(size, profile, gpus):
     pool = {"vmSize": size, **({"migProfile": profile} if profile else {})}
-    assert run(gpuPool=pool).outputs["gpusPerNode"].value == gpus
+    assert run(gpuPool=pool).outputs["gpuPools"].value["gpu"]["gpusPerNode"] == gpus
 
 
 def test_without_mig_the_pool_and_the_plugin_are_the_guides():

@@ -114,7 +114,7 @@ def test_a_dedicated_vhd_pool_gets_no_device_plugin(program):
     namespaces = [r.inputs["metadata"]["name"] for r in run.of_type("kubernetes:core/v1:Namespace")]
     assert namespaces == ["gpu-workloads"], "only the Job's"
     assert "devicePluginNamespace" not in run.outputs
-    assert run.outputs["gpuManagement"].value == "aks-managed (preview)"
+    assert run.outputs["gpuPools"].value["gpu"]["management"] == "aks-managed (preview)"
 
 
 def test_dedicated_vhd_warns_that_it_is_a_preview(program):
@@ -185,7 +185,7 @@ def test_management_aks_managed_is_what_dedicated_vhd_selects():
     by_mode = run(gpuPool={"vmSize": T4, "management": "aks-managed"})
     for r in (by_key, by_mode):
         assert r.one(MANAGED_POOL) and not r.of_type(DAEMONSET) and not r.of_type(POOL)
-        assert r.outputs["gpuManagement"].value == "aks-managed (preview)"
+        assert r.outputs["gpuPools"].value["gpu"]["management"] == "aks-managed (preview)"
         assert r.outputs["gpuMetrics"].value == "port 19400 on each GPU node (AKS-managed DCGM exporter)"
 
 

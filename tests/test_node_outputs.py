@@ -34,7 +34,6 @@ def test_the_command_selects_the_pools_nodes_and_reads_their_allocatable_gpus_as
 @pytest.mark.parametrize("preview", [True, False], ids=["preview", "deployment"])
 def test_the_guides_pool_exports_its_nodes_command_beside_the_jobs_logs_command(preview):
     outputs = run_cached("dev", preview=preview, gpuPool={"vmSize": T4})[0].outputs
-    assert outputs["gpuNodesCommand"].value == GUIDE
     assert outputs["gpuPools"].value["gpu"]["nodesCommand"] == GUIDE
     assert "jobLogsCommand" in outputs
 
@@ -45,12 +44,11 @@ def test_each_of_several_pools_has_its_own_nodes_command(preview):
     outputs = run_cached("dev", preview=preview, gpuPool=None, gpuPools=pools)[0].outputs
     described = outputs["gpuPools"].value
     assert {name: entry["nodesCommand"] for name, entry in described.items()} == {name: nodes_command(name) for name in pools}
-    assert "gpuNodesCommand" not in outputs, "the single-pool outputs belong to gpuPool"
 
 
 def test_a_pool_added_to_an_existing_cluster_has_its_nodes_command():
     outputs = run_cached("dev", cluster=existing_cluster(), existingCluster=TEAM, gpuPool={"vmSize": T4})[0].outputs
-    assert outputs["gpuNodesCommand"].value == GUIDE
+    assert outputs["gpuPools"].value["gpu"]["nodesCommand"] == GUIDE
 
 
 @pytest.mark.parametrize("how", ["use", "adopt"])

@@ -168,18 +168,12 @@ def test_outputs_name_what_was_built(dev: ProgramRun):
     assert values == {
         "resourceGroupName": "aks-gpu-dev-rg",
         "clusterName": "aks-gpu-dev",
-        "gpuPoolName": "gpu",
-        "gpuPoolVmSize": "Standard_NC6",
-        "gpuPoolGeneration": "1",
-        "gpuManagement": "device-plugin-daemonset",
-        "gpusPerNode": 1,
         "gpuMetrics": "http://dcgm-exporter.gpu-resources.svc:9400/metrics",
         "devicePluginNamespace": "gpu-resources",
         "mnistJobName": "mnist-proof",
         "mnistJobNamespace": "gpu-workloads",
         "getCredentialsCommand": "az aks get-credentials --resource-group aks-gpu-dev-rg --name aks-gpu-dev",
         "jobLogsCommand": "kubectl logs --namespace gpu-workloads job/mnist-proof",
-        "gpuNodesCommand": NODES,
         "mnistJobUrn": "urn:pulumi:dev::aks-gpu::aks-gpu:kubernetes:MnistJob$kubernetes:batch/v1:Job::mnist-job",
         "jobResultCommand": RESULT,
         "gpuPools": {
@@ -243,7 +237,7 @@ def test_prod_is_production_shaped():
     assert pool.inputs["vmSize"] == "Standard_NC4as_T4_v3"
     assert (pool.inputs["enableAutoScaling"], pool.inputs["minCount"], pool.inputs["count"]) == (True, 0, 0)
     assert outside_fixed(pool.options["ignoreChanges"]) == ["count", "orchestratorVersion"], "autoscaler and patch channel"
-    assert run.outputs["gpuPoolGeneration"].value == "2"
+    assert run.outputs["gpuPools"].value["gpu"]["generation"] == "2"
     aks = run.one(AKS)
     assert aks.inputs["sku"]["tier"] == "Standard"
     assert aks.inputs["autoUpgradeProfile"] == {"upgradeChannel": "patch", "nodeOSUpgradeChannel": "NodeImage"}

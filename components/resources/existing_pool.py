@@ -9,7 +9,7 @@ from components.config import GpuPoolConfig
 from components.deciding.existing.existing_pools import LivePool
 from components.deciding.workloads.tolerations import pool_tolerations
 
-# The gpuManagement output of a pool the stack uses (its GPU stack is as Azure has it).
+# The `management` output (gpuPools) of a pool the stack uses (its GPU stack is as Azure has it).
 USED_MANAGEMENT = {
     "device-plugin": "device-plugin-daemonset (existing pool)",
     "aks-managed": "aks-managed (existing pool)",

@@ -44,7 +44,7 @@ MAX_PODS = pool_network.MAX_PODS
 POOL_TIMEOUT_MINUTES = {"create": 60, "update": 60, "delete": 45}
 POOL_TIMEOUTS = pulumi.CustomTimeouts(**{op: f"{minutes}m" for op, minutes in POOL_TIMEOUT_MINUTES.items()})
 
-# The gpuManagement output, per gpuPool.management.
+# The `management` output (gpuPools), per gpuPool.management.
 GPU_MANAGEMENT_OUTPUTS = {
     "device-plugin": "device-plugin-daemonset",
     "aks-managed": "aks-managed (preview)",
@@ -168,7 +168,7 @@ class GpuPool(pulumi.ComponentResource):
     vm_size: str
     #: The Hyper-V generation the GPU nodes boot: "1", "2" or "unknown" (a size not in the catalog).
     generation: str
-    #: Who installs the NVIDIA device plugin (the gpuManagement output).
+    #: Who installs the NVIDIA device plugin (the `management` output, in gpuPools).
     management: str
     gpus_per_node: int | None
     #: Tolerations a pod needs to land on this pool.
