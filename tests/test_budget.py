@@ -74,9 +74,8 @@ def test_a_budget_is_monthly_with_three_alerts():
 def test_what_would_replace_the_budget_makes_a_new_resource_instead_with_this_months_start():
     """A replacement would be created with the start in state (the engine applies
     ignoreChanges before it diffs), which Azure refuses once that month is past. The Pulumi
-    name carries the budget's name and scope kind, with no alias to the releases that scoped it
-    to the resource group (`cost-budget`): a new budget, with this month's start, then the old
-    one deleted."""
+    name carries the budget's name and scope kind: a new budget, with this month's start, then
+    the old one deleted."""
     found = run_cached("prod", cost=BUDGET_CONFIG)[0].one(BUDGET)
     assert found.name == "cost-subscription-aks-gpu-prod-gpu"
     assert found.name.endswith(found.inputs["budgetName"])

@@ -18,7 +18,7 @@ import pytest
 from support.managed_pool import PROVIDER, inputs
 
 from components.errors import ManagedPoolError
-from components.resources import agent_pool_calls
+from components.resources import agent_pool_calls, gpu_pool
 from components.resources import managed_gpu_pool as mgp
 
 
@@ -47,16 +47,6 @@ def clock_that_moves_when_it_sleeps(monkeypatch) -> list[float]:
 
     fake_time(monkeypatch, lambda: clock[0], sleep)
     return slept
-
-
-def recording_factory(aks, limits: list) -> Any:
-    real = fake_aks.client_factory_for(aks.url)
-
-    def factory(subscription_id: str, api_version: str, endpoint: str = "", seconds: Any = None) -> Any:
-        limits.append(seconds)
-        return real(subscription_id, api_version, endpoint, seconds)
-
-    return factory
 
 
 def polled_for(monkeypatch) -> list[Any]:
@@ -107,8 +97,8 @@ def test_a_cluster_busy_for_longer_than_the_limit_fails_with_the_limit(aks, monk
         TimeoutError, match=r"^deleting node pool gpu could not start within its time limit: Azure kept answering that it is busy"
     ):
         PROVIDER.delete("", inputs())
-    assert clock[0] <= mgp.DEFAULT_TIMEOUT_MINUTES["delete"] * 60
-    assert len(aks.calls("DELETE")) == mgp.DEFAULT_TIMEOUT_MINUTES["delete"] * 60 // agent_pool_calls.BUSY_RETRY_SECONDS
+    assert clock[0] <= gpu_pool.POOL_TIMEOUT_MINUTES["delete"] * 60
+    assert len(aks.calls("DELETE")) == gpu_pool.POOL_TIMEOUT_MINUTES["delete"] * 60 // agent_pool_calls.BUSY_RETRY_SECONDS
 
 
 @pytest.mark.parametrize(
@@ -273,19 +263,6 @@ def test_the_clients_own_retries_still_try_again_what_azure_core_retries_but_a_4
 
 
 # --------------------------------------------------------------------------- time limits
-
-
-def test_a_state_from_before_the_limits_were_inputs_gets_sixty_sixty_and_forty_five_minutes(aks, monkeypatch):
-    """What docs/lifecycle.md promises an older stack: its create and update get 60 minutes,
-    its delete 45, and the client's own retries end with them."""
-    limits: list = []
-    monkeypatch.setattr(agent_pool_calls, "client_factory", recording_factory(aks, limits))
-    old = {k: v for k, v in inputs().items() if k != mgp.TIMEOUTS}
-    PROVIDER.create(old)
-    PROVIDER.update(mgp.pool_id(old), old, {**old, "properties": {**old["properties"], "count": 2}})
-    PROVIDER.delete(mgp.pool_id(old), old)
-    # The create's look at the pool first (a read: READ_MINUTES), then its PUT, the update, the delete.
-    assert [limit for limit in limits if limit is not None] == [60.0, 3600.0, 3600.0, 2700.0]
 
 
 def test_an_update_that_outlasts_its_limit_says_it_was_updating(aks):

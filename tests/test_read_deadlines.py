@@ -159,7 +159,7 @@ def test_the_providers_client_retries_ten_times_within_the_steps_limit_or_a_read
 
 def state(limit_minutes: float | None = None) -> dict[str, Any]:
     """The pool's state as a refresh hands it to the provider, with a read deadline of its own."""
-    props = {**inputs(), mgp.TIMEOUTS: dict(mgp.DEFAULT_TIMEOUT_MINUTES)}
+    props = inputs()
     if limit_minutes is not None:
         props[mgp.TIMEOUTS]["read"] = limit_minutes
     return props

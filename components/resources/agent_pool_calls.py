@@ -21,22 +21,20 @@ from components.resources.provider_errors import failed
 
 # Where ARM is: Azure's public cloud, as for every other resource of the program. An input,
 # so the state says where the pool's calls go (tests/test_managed_pool_provider_host.py points it at a
-# local fake of ARM); a state written before it existed means this one (aks_client.ARM_ENDPOINT).
+# local fake of ARM).
 ENDPOINT = "armEndpoint"
 
 # Each operation's time limit, in minutes, is an input (`timeoutMinutes`), because the
 # dynamic provider host never reads the engine's `timeout` (customTimeouts): its Create,
 # Update and Delete call the provider with the properties alone
 # (pulumi/pulumi sdk/python/lib/pulumi/dynamic/__main__.py). components/resources/gpu_pool.py gives
-# both kinds of pool the same limits; a state written before the input existed gets these.
+# both kinds of pool the same limits.
 TIMEOUTS = "timeoutMinutes"
-DEFAULT_TIMEOUT_MINUTES = {"create": 60, "update": 60, "delete": 45}
 # A read (the GET of `pulumi refresh`, and the look before a create or an update) has one
 # deadline for all of it: the sign-in, the GET and the client's retries, Retry-After waits
 # included (get_pool). Not an input the program registers (a new input would be a diff on
 # every stack); a state may carry `timeoutMinutes.read`, as the tests' do.
 READ_MINUTES = 1.0
-LIMIT_MINUTES = {**DEFAULT_TIMEOUT_MINUTES, "read": READ_MINUTES}
 # Each request's own socket limits, set rather than azure-core's defaults (300 s to connect
 # and 300 s to read: azure/core/configuration.py ConnectionConfiguration): a long-running
 # PUT or DELETE is answered at once with a status URL and then polled, so one request that
@@ -96,7 +94,7 @@ def client_factory(subscription_id: str, api_version: str, endpoint: str = ARM_E
 
 
 def _client(props: Mapping[str, Any], seconds: float | None = None) -> Any:
-    return client_factory(props["subscriptionId"], props["apiVersion"], props.get(ENDPOINT) or ARM_ENDPOINT, seconds)
+    return client_factory(props["subscriptionId"], props["apiVersion"], props[ENDPOINT], seconds)
 
 
 def _where(props: Mapping[str, Any]) -> tuple[str, str, str]:
@@ -126,9 +124,10 @@ def json_numbers(value: Any) -> Any:
 
 
 def time_limit(props: Mapping[str, Any], operation: str) -> float:
-    """The seconds `operation` (create, update, delete, read) may take, from the pool's inputs."""
-    minutes = (props.get(TIMEOUTS) or {}).get(operation) or LIMIT_MINUTES[operation]
-    return float(minutes) * 60
+    """The seconds `operation` (create, update, delete, read) may take, from the pool's inputs;
+    a read's is READ_MINUTES unless they say."""
+    limits = props[TIMEOUTS]
+    return float(limits.get("read", READ_MINUTES) if operation == "read" else limits[operation]) * 60
 
 
 @contextlib.contextmanager

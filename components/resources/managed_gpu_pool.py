@@ -21,7 +21,6 @@ from components.deciding.azure import pool_mutability
 from components.resources import provider_host_patch
 from components.resources.agent_pool_calls import (
     ARM_ENDPOINT,
-    DEFAULT_TIMEOUT_MINUTES,
     ENDPOINT,
     TIMEOUTS,
     delete_pool,
@@ -149,9 +148,9 @@ class ManagedGpuPoolProvider(ResourceProvider):
         provider_host_patch.tell_if_unpatched()
 
     def create(self, props: dict[str, Any]) -> CreateResult:
-        # A create also takes over a pool that runs already: the move from an earlier release's
-        # resource, a lost state, a failed create's leftover (docs/lifecycle.md, "An autoscaled
-        # pool's count in an update"). So it reads the pool first (404: a new one) and, where it
+        # A create also takes over a pool that runs already: a lost state, a failed create's
+        # leftover (docs/lifecycle.md, "An autoscaled pool's count in an update"). So it reads
+        # the pool first (404: a new one) and, where it
         # runs, keeps the autoscaler's count, as an update does (update_body).
         what = f"creating node pool {props['agentPoolName']}: reading the pool of that name"
         running = get_pool(props, what)
@@ -198,7 +197,7 @@ class ManagedGpuPool(Resource, module="aksgpu", name="ManagedGpuPool"):
         properties: Mapping[str, Any],
         api_version: str = STABLE_API_VERSION,
         cluster_resource_uid: pulumi.Input[str] | None = None,
-        timeout_minutes: Mapping[str, int] = DEFAULT_TIMEOUT_MINUTES,
+        timeout_minutes: Mapping[str, int],
         arm_endpoint: str = ARM_ENDPOINT,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:

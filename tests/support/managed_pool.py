@@ -24,6 +24,8 @@ def inputs(pool: GpuPoolConfig | None = None, version=None, uid="uid-1", tags=No
         "apiVersion": mgp.MIG_API_VERSION if pool.mig_profile else mgp.STABLE_API_VERSION,
         "properties": gpu_pool.managed_gpu_pool_properties(pool, version, tags),
         mgp.CLUSTER_UID: uid,
+        mgp.TIMEOUTS: dict(gpu_pool.POOL_TIMEOUT_MINUTES),
+        mgp.ENDPOINT: mgp.ARM_ENDPOINT,
     }
 
 
