@@ -38,6 +38,7 @@ from components.resources import managed_gpu_pool as mgp
 from tools.azure_mocks import AzureMocks
 from tools.mock_engine import RecordingMonitor, run_program
 
+
 @pytest.fixture(scope="module")
 def arm() -> Iterator[fake_aks.FakeAks]:
     yield from serve_arm()
