@@ -15,7 +15,6 @@ import sys
 from pathlib import Path
 
 import jsonschema
-import pulumi
 import pulumi_azure_native.config.vars as azure_native_vars
 import pytest
 
@@ -60,7 +59,13 @@ def test_yes_no_on_off_stay_strings_as_yaml_v3_reads_them_into_config(tmp_path, 
 # resolve.go lines 52-54: YAML 1.2's spellings of true, false and null.
 @pytest.mark.parametrize(
     ("text", "top", "inside"),
-    [("true", "true", '{"m":true}'), ("TRUE", "true", '{"m":true}'), ("False", "false", '{"m":false}'), ("~", "", '{"m":null}'), ("null", "", '{"m":null}')],
+    [
+        ("true", "true", '{"m":true}'),
+        ("TRUE", "true", '{"m":true}'),
+        ("False", "false", '{"m":false}'),
+        ("~", "", '{"m":null}'),
+        ("null", "", '{"m":null}'),
+    ],
 )
 def test_true_false_and_null_are_read_in_yaml_1_2s_spellings_as_yaml_v3_reads_them(tmp_path, text, top, inside):
     assert handed(tmp_path, text) == (top, inside)
@@ -75,7 +80,16 @@ def test_spot_yes_reaches_the_program_as_the_string_the_cli_hands_it_and_is_refu
 # 0o, 0x and 0b prefixes, a sign; line 200 ParseUint up to 2^64-1.
 @pytest.mark.parametrize(
     ("text", "number"),
-    [("0o17", "15"), ("0x1F", "31"), ("-0x1F", "-31"), ("0b101", "5"), ("1_000", "1000"), ("+12", "12"), ("0", "0"), ("18446744073709551615", "18446744073709551615")],
+    [
+        ("0o17", "15"),
+        ("0x1F", "31"),
+        ("-0x1F", "-31"),
+        ("0b101", "5"),
+        ("1_000", "1000"),
+        ("+12", "12"),
+        ("0", "0"),
+        ("18446744073709551615", "18446744073709551615"),
+    ],
 )
 def test_0o_0x_0b_and_underscores_are_read_as_yaml_v3_reads_them(tmp_path, text, number):
     assert handed(tmp_path, text) == (number, f'{{"m":{number}}}')
@@ -83,7 +97,9 @@ def test_0o_0x_0b_and_underscores_are_read_as_yaml_v3_reads_them(tmp_path, text,
 
 # resolve.go lines 124 and 204 (yamlStyleFloat, ParseFloat) and 173-178 (a leading "."): floats,
 # which the CLI hands over as Go's encoding/json writes them (1000, not 1000.0 or 1e3).
-@pytest.mark.parametrize(("text", "number"), [("1e3", "1000"), (".5", "0.5"), ("1.", "1"), ("2.50", "2.5"), ("1e21", "1e+21"), (".5e-7", "5e-8")])
+@pytest.mark.parametrize(
+    ("text", "number"), [("1e3", "1000"), (".5", "0.5"), ("1.", "1"), ("2.50", "2.5"), ("1e21", "1e+21"), (".5e-7", "5e-8")]
+)
 def test_floats_are_read_as_yaml_v3_reads_them_and_handed_over_as_go_writes_them(tmp_path, text, number):
     assert handed(tmp_path, text) == (number, f'{{"m":{number}}}')
 
@@ -130,7 +146,10 @@ def test_a_number_past_64_bits_is_refused_as_yaml_v3_reads_it_as_a_float_or_a_st
 @pytest.mark.parametrize("second", ["spot: false", '"spot": false'])
 def test_a_duplicate_key_is_refused_as_yaml_v3_refuses_it(tmp_path, second):
     path = stack_file(tmp_path, f"  aks-gpu:gpuPool:\n    spot: true\n    {second}\n")
-    with pytest.raises(SavedFileError, match=r"^Pulumi.reading.yaml: aks-gpu:gpuPool.spot \(a key\): given twice \(lines 3 and 4\): Pulumi's CLI refuses the file"):
+    with pytest.raises(
+        SavedFileError,
+        match=r"^Pulumi.reading.yaml: aks-gpu:gpuPool.spot \(a key\): given twice \(lines 3 and 4\): Pulumi's CLI refuses the file",
+    ):
         stack_config("reading", path)
 
 
@@ -140,7 +159,7 @@ def test_a_duplicate_key_inside_a_merged_mapping_is_refused_as_yaml_v3_refuses_i
         stack_config("reading", stack_file(tmp_path, "  aks-gpu:gpuPool: {<<: {vmSize: a, vmSize: b}}\n"))
 
 
-# resolve.go line 59 ("<<" is the merge tag); decode.go lines 826-857 and 959-996: the mapping's
+# decode.go lines 240-243 (a plain "<<" is the merge tag), 826-857 and 959-996: the mapping's
 # own keys win over merged ones, and an earlier merged mapping over a later one.
 def test_a_merge_key_merges_as_yaml_v3_merges_it(tmp_path):
     content = "  aks-gpu:a: &a {vmSize: A, nodeCount: 1}\n  aks-gpu:b: &b {vmSize: B, maxCount: 3}\n  aks-gpu:gpuPool: {nodeCount: 2, <<: [*a, *b]}\n"
@@ -151,9 +170,13 @@ def test_a_merge_key_merges_as_yaml_v3_merges_it(tmp_path):
 # resolve.go lines 126-151: an explicit tag is applied by yaml.v3's own rules (!!bool yes fails,
 # !!int 017 is 15), by PyYAML's YAML 1.1 ones (!!bool yes is true) and by YAML 1.2's (!!int 017
 # is 17); !!str is a string for each (line 159).
-@pytest.mark.parametrize(("text", "tag"), [("!!int 017", "!!int"), ("!!bool yes", "!!bool"), ("!!timestamp 2026-01-01", "!!timestamp"), ("!custom x", "!custom")])
+@pytest.mark.parametrize(
+    ("text", "tag"), [("!!int 017", "!!int"), ("!!bool yes", "!!bool"), ("!!timestamp 2026-01-01", "!!timestamp"), ("!custom x", "!custom")]
+)
 def test_an_explicit_tag_is_refused_as_readers_apply_it_differently(tmp_path, text, tag):
-    with pytest.raises(SavedFileError, match=rf"^Pulumi.reading.yaml: aks-gpu:k = .*: an explicit tag \({tag}\), which YAML readers apply differently"):
+    with pytest.raises(
+        SavedFileError, match=rf"^Pulumi.reading.yaml: aks-gpu:k = .*: an explicit tag \({tag}\), which YAML readers apply differently"
+    ):
         stack_config("reading", stack_file(tmp_path, f"  aks-gpu:k: {text}\n"))
 
 
@@ -165,7 +188,10 @@ def test_a_second_document_is_refused_where_yaml_v3_would_drop_it(tmp_path):
     # yaml.go `unmarshal` decodes the parser's first document only: the CLI would drop the second.
     path = tmp_path / "Pulumi.reading.yaml"
     path.write_text("config:\n  aks-gpu:clusterName: a\n---\nconfig:\n  aks-gpu:clusterName: b\n")
-    with pytest.raises(SavedFileError, match=r"^Pulumi\.reading\.yaml: not valid YAML at line 3, column 1: a second document, which Pulumi's CLI would drop; keep one"):
+    with pytest.raises(
+        SavedFileError,
+        match=r"^Pulumi\.reading\.yaml: not valid YAML at line 3, column 1: a second document, which Pulumi's CLI would drop; keep one",
+    ):
         stack_config("reading", path)
 
 
@@ -189,6 +215,11 @@ def test_a_pool_named_on_is_the_key_on_as_yaml_v3_reads_it(tmp_path):
 def test_a_refused_key_is_named_as_a_key(tmp_path):
     with pytest.raises(SavedFileError, match=r"^Pulumi.reading.yaml: aks-gpu:gpuPools.017 \(a key\): a leading 0 makes this octal"):
         stack_config("reading", stack_file(tmp_path, "  aks-gpu:gpuPools:\n    017:\n      vmSize: Standard_NC4as_T4_v3\n"))
+
+
+def test_a_refused_value_in_a_list_is_named_by_its_index(tmp_path):
+    with pytest.raises(SavedFileError, match=r"^Pulumi.reading.yaml: aks-gpu:tags\[1\] = 2026-01-01: Pulumi's CLI reads this as a time"):
+        stack_config("reading", stack_file(tmp_path, "  aks-gpu:tags: [a, 2026-01-01]\n"))
 
 
 def test_a_key_set_to_null_reaches_the_program_empty_as_from_the_cli(tmp_path):
@@ -240,7 +271,9 @@ def test_a_5000_digit_number_in_a_stack_file_is_one_line_naming_the_file_and_the
     with pytest.raises(SavedFileError) as raised:
         stack_config("reading", stack_file(tmp_path, content))
     said = str(raised.value)
-    assert said.startswith(f"Pulumi.reading.yaml: {key} = ") and "a whole number past 64 bits" in said and "\n" not in said and len(said) < 600, said
+    assert (
+        said.startswith(f"Pulumi.reading.yaml: {key} = ") and "a whole number past 64 bits" in said and "\n" not in said and len(said) < 600
+    ), said
     assert "set_int_max_str_digits" not in said
 
 

@@ -35,7 +35,9 @@ FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?\Z")
 INT = re.compile(r"[-+]?(?:0[xX]([0-9a-fA-F]+)|0[oO]([0-7]+)|0[bB]([01]+)|([0-9]+))\Z")
 OCTAL = re.compile(r"[-+]?0+[1-9][0-9]*\Z")  # ParseInt's base 0 reads a leading 0 as octal; YAML 1.2 as decimal
 # resolve.go lines 294-325 `parseTimestamp`: Go's time.Parse with these layouts (ranges unchecked here).
-TIME = re.compile(r"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:(?:[Tt]|( +))[0-9]{1,2}:[0-9]{1,2}:[0-9]{1,2}(?:[.,][0-9]+)?(?(1)|(?:Z|[-+][0-9]{2}:[0-9]{2})))?\Z")
+TIME = re.compile(
+    r"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:(?:[Tt]|( +))[0-9]{1,2}:[0-9]{1,2}:[0-9]{1,2}(?:[.,][0-9]+)?(?(1)|(?:Z|[-+][0-9]{2}:[0-9]{2})))?\Z"
+)
 
 
 class Refused(ValueError):
@@ -54,7 +56,7 @@ class Refused(ValueError):
         parts = list(self.path)
         if project and len(parts) > 1 and parts[0] == "config":
             parts = [parts[1] if ":" in parts[1] else f"{project}:{parts[1]}", *parts[2:]]
-        where = ".".join(parts) or "(the document)"
+        where = "".join(p if p.startswith("[") or i == 0 else f".{p}" for i, p in enumerate(parts)) or "(the document)"
         return f"{file}: {where} (a key): {self.says}" if self.key else f"{file}: {where} = {cut(self.text)}: {self.says}"
 
 
@@ -68,7 +70,9 @@ def number(text: str) -> Any:
     a float or a string; refused where the CLI's answer is not what was written."""
     if text in NAN_INF:
         value = "NaN" if "a" in text.lower() else ("-Inf" if text[0] == "-" else "+Inf")
-        raise Refused(f"Pulumi's CLI cannot load this value (json: unsupported value: {value}); write a number, or quote it {json.dumps(text)}", text)
+        raise Refused(
+            f"Pulumi's CLI cannot load this value (json: unsupported value: {value}); write a number, or quote it {json.dumps(text)}", text
+        )
     if not text.isascii():  # Python's int() and float() read other scripts' digits; Go's do not
         return text
     if text[0] == ".":  # line 175 ParseFloat(in): Python's float() places "_" as Go's does (between digits)
@@ -98,7 +102,10 @@ def _finite(text: str, value: float | None) -> float | str:
     if value is None:
         return text
     if not math.isfinite(value):
-        raise Refused(f"past the largest number Pulumi's CLI reads (Go's float64), which it reads as a string; write a smaller number, or quote it {json.dumps(cut(text))}", text)
+        raise Refused(
+            f"past the largest number Pulumi's CLI reads (Go's float64), which it reads as a string; write a smaller number, or quote it {json.dumps(cut(text))}",
+            text,
+        )
     return value
 
 
@@ -116,7 +123,10 @@ def _int(text: str, plain: str, digits: str) -> int | str:
 
 
 def _refuse_explicit_tag(loader: CliLoader, node: Node) -> Any:
-    raise Refused(f"an explicit tag ({node.tag.replace('tag:yaml.org,2002:', '!!')}), which YAML readers apply differently; write the value without it, quoted for a string", str(node.value) if isinstance(node, ScalarNode) else node.tag)
+    raise Refused(
+        f"an explicit tag ({node.tag.replace('tag:yaml.org,2002:', '!!')}), which YAML readers apply differently; write the value without it, quoted for a string",
+        str(node.value) if isinstance(node, ScalarNode) else node.tag,
+    )
 
 
 def _once(node: MappingNode) -> None:
@@ -155,7 +165,9 @@ class CliLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[
             except Refused as refused:
                 raise refused.under(where, key=True) from None
             if isinstance(key, (dict, list)):
-                raise ConstructorError(None, None, "a mapping or a list as a key, which Pulumi's CLI refuses (invalid map key)", key_node.start_mark)
+                raise ConstructorError(
+                    None, None, "a mapping or a list as a key, which Pulumi's CLI refuses (invalid map key)", key_node.start_mark
+                )
             try:
                 mapping[key] = self.construct_object(value_node, deep=True)
             except Refused as refused:
@@ -175,7 +187,7 @@ class CliLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[
 for _tag, _pattern, _first in (
     (BOOL, r"(?:true|True|TRUE|false|False|FALSE)\Z", "tTfF"),  # resolve.go lines 52-53: YAML 1.2's, no yes/no/on/off
     (NULL, r"(?:~|null|Null|NULL|)\Z", ["~", "n", "N", ""]),  # line 54
-    (MERGE, r"<<\Z", "<"),  # line 59
+    (MERGE, r"<<\Z", "<"),  # a plain "<<": decode.go lines 240-243
     (NUMBER, r"[-+.0-9]", "-+.0123456789"),  # lines 37-45: the hints that lines 173-209 read as a number, or not
 ):
     CliLoader.add_implicit_resolver(_tag, re.compile(_pattern), list(_first))
@@ -280,7 +292,9 @@ def read(text: str) -> Any:
         except yaml.composer.ComposerError as error:
             if error.problem != "but found another document":
                 raise
-            raise yaml.MarkedYAMLError(problem="a second document, which Pulumi's CLI would drop; keep one", problem_mark=error.problem_mark) from None
+            raise yaml.MarkedYAMLError(
+                problem="a second document, which Pulumi's CLI would drop; keep one", problem_mark=error.problem_mark
+            ) from None
         if node is None:
             return None
         _Decodes().walk(node)
