@@ -88,8 +88,8 @@ checkov_settings = $(or $(wildcard security/checkov-aks-$(1).yaml),security/chec
 # are called; with no stack file at all (a team between deleting the samples and adding its
 # own), the two per-stack lines have nothing to check and expand to nothing.
 # First, Pulumi.yaml and every stack file read as Pulumi's CLI reads them (tools/stack_yaml.py;
-# PyYAML is all it needs, so .venv-lint runs it): a value that YAML 1.1, YAML 1.2 and the CLI
-# read differently (`spot: yes`), one line each, with what to write, before the schema's word.
+# PyYAML is all it needs, so .venv-lint runs it): a value the CLI reads otherwise than written
+# or than YAML 1.2 does (`017`), one line each, with what to write, before the schema's word.
 lint: $(LINT_STAMP) $(CHECKOV_STAMP) $(STAMP) locked ## the locks, ruff, mypy, import-linter, check-jsonschema, zizmor and Checkov (on the committed snapshots)
 	$(LINT_VENV)/bin/ruff check .
 	$(LINT_VENV)/bin/ruff format --check .

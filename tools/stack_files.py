@@ -10,6 +10,9 @@ from __future__ import annotations
 import copy
 import functools
 import json
+import math
+import re
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +21,6 @@ import yaml
 from components import files
 from components.errors import OneLine
 from tools import stack_yaml
-from tools.yaml_readers import cli_json, go_key
 
 ROOT = Path(__file__).resolve().parent.parent
 PROJECT_FILE = ROOT / "Pulumi.yaml"
@@ -30,11 +32,11 @@ STACK_FOLDER = ROOT
 
 
 def as_cli_string(value: Any) -> str:
-    """A config value as the CLI hands it to a program (tools/yaml_readers.py): a string as it
-    is; null as "" (a stack file's key set to null); anything else as Go's encoding/json writes
-    it (keys sorted, no spaces). Infinity and NaN, which the CLI cannot load (stack_config
-    refuses them first), are written as Python's json writes them, so that a test can still
-    hand them to the program."""
+    """A config value as the CLI hands it to a program (pulumi/pulumi sdk/go/common/resource/
+    config/object.go `unmarshalObject`, `MarshalString`): a string as it is; null as "" (a
+    stack file's key set to null); anything else as Go's encoding/json writes it (keys sorted,
+    no spaces). Infinity and NaN, which the CLI cannot load (stack_yaml refuses them first),
+    are written as Python's json writes them, so that a test can still hand them to the program."""
     if isinstance(value, str):
         return value
     if value is None:
@@ -45,29 +47,87 @@ def as_cli_string(value: Any) -> str:
         return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
 
+# No library writes JSON as Go's encoding/json does, which is what the program gets from the CLI.
+def _go_float(value: float, json_format: bool) -> str:
+    """Go's shortest form of a float: encoding/json's (`e` below 1e-6 and from 1e21), or
+    `%v`'s (`'g'`: `e` below 1e-4 and from 1e6)."""
+    if not math.isfinite(value):
+        raise ValueError(f"json: unsupported value: {value}")
+    digits = Decimal(repr(value))
+    exponent = digits.adjusted()
+    small, large = (-7, 21) if json_format else (-5, 6)
+    if value != 0 and (exponent <= small or exponent >= large):
+        mantissa, _, power = f"{digits.normalize():e}".partition("e")
+        text = f"{mantissa}e{power[0]}{int(power[1:]):02d}"
+        return re.sub(r"e-0(\d)$", r"e-\1", text) if json_format else text
+    text = format(digits, "f")
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def go_key(key: Any) -> str:
+    """A mapping key as unmarshalObject names it: `fmt.Sprintf("%v", key)`."""
+    if isinstance(key, str):
+        return key
+    if key is None:
+        return "<nil>"
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    if isinstance(key, float):
+        return _go_float(key, json_format=False)
+    return str(key)
+
+
+def _go_string(text: str) -> str:
+    quoted = json.dumps(text, ensure_ascii=False)
+    for char, escape in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
+        quoted = quoted.replace(char, escape)
+    return quoted
+
+
+def cli_json(value: Any) -> str:
+    """`value` as Go's encoding/json writes it (json.Marshal): keys sorted, no spaces, `<`, `>`
+    and `&` escaped, floats in Go's shortest form. Infinity and NaN raise ValueError."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return _go_float(value, json_format=True)
+    if isinstance(value, str):
+        return _go_string(value)
+    if isinstance(value, dict):
+        members = sorted((go_key(k), v) for k, v in value.items())
+        return "{" + ",".join(f"{_go_string(k)}:{cli_json(v)}" for k, v in members) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(cli_json(v) for v in value) + "]"
+    raise TypeError(f"no JSON for {type(value).__name__}")
+
+
 def _yaml_file(path: Path) -> Any:
     """A YAML file's contents as Pulumi's CLI reads them (tools/stack_yaml.py), parsed once per
     version of the file (a test session reads the project and stack files for every run), with
-    libyaml when PyYAML has it. A value that YAML readers read differently (`spot: yes`), that
-    the CLI cannot load (`.inf`), or a key given twice, is one line that says what to write."""
+    libyaml when PyYAML has it. A value the CLI reads otherwise than written (`017`, a date,
+    `.inf`), a key given twice, or a file that is not YAML, is one line that says what to write."""
     # Read as every file a stack names is (components/files.py): a regular file, bounded.
     if why := files.problem(path):
         raise SavedFileError(f"{path.name}: {why}")
     stat = path.stat()
     try:
-        document = _parsed_yaml(path, stat.st_mtime_ns, stat.st_size)
+        return copy.deepcopy(_parsed_yaml(path, stat.st_mtime_ns, stat.st_size))
     except files.Unreadable as why:
         raise SavedFileError(f"{path.name}: {why}") from None
     except UnicodeDecodeError as error:
         raise SavedFileError(f"{path.name}: not UTF-8 text (byte {error.start}), which a stack file is") from None
-    if document.problems:
-        project = None if path.name == PROJECT_FILE.name else project_name()
-        raise SavedFileError(document.problems[0].line(path.name, project))
-    return copy.deepcopy(document.data)
+    except yaml.YAMLError as error:
+        raise SavedFileError(stack_yaml.not_yaml(path.name, error)) from None
+    except stack_yaml.Refused as refused:
+        raise SavedFileError(refused.line(path.name, None if path.name == PROJECT_FILE.name else project_name())) from None
 
 
 @functools.cache
-def _parsed_yaml(path: Path, mtime_ns: int, size: int) -> stack_yaml.Document:
+def _parsed_yaml(path: Path, mtime_ns: int, size: int) -> Any:
     return stack_yaml.read(files.read_bytes(path).decode("utf-8"))
 
 
@@ -102,12 +162,7 @@ def stack_config(stack: str, path: Path | None = None) -> dict[str, str]:
         raise FileNotFoundError(f"no stack file {path.name}")
     name = project_name()
     merged = project_config()
-    try:
-        document = _yaml_file(path) or {}
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise SavedFileError(f"{path.name}: not valid YAML{where}: {getattr(error, 'problem', None) or error}") from None
+    document = _yaml_file(path) or {}
     config = document.get("config") if isinstance(document, dict) else None
     if not isinstance(document, dict) or not isinstance(config or {}, dict):
         raise SavedFileError(f"{path.name}: expected a mapping with a `config:` mapping of keys to values (Pulumi's stack file format)")

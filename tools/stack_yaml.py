@@ -1,82 +1,62 @@
-"""A stack file read as the Pulumi CLI reads it, and each value YAML readers read otherwise.
+"""A YAML file read as the Pulumi CLI reads it (gopkg.in/yaml.v3 v3.0.1, go-yaml/yaml@f6f7691).
 
-`read` parses a file with PyYAML (libyaml where PyYAML has it) and resolves each plain
-scalar as Pulumi's CLI does (gopkg.in/yaml.v3: tools/yaml_readers.py, with the sources), so
-`make render` and the tests see what the CLI hands the program. It names, for the caller to
-refuse, each plain value or key that YAML 1.1 (PyYAML), YAML 1.2 (`make lint`'s
-check-jsonschema) and the CLI read differently, each value the CLI cannot load (infinity,
-NaN), and each key given twice (yaml.v3 refuses the file; PyYAML keeps the last).
-`python -m tools.stack_yaml FILE...` prints one line for each: `make lint` runs it from
-.venv-lint, since it needs only PyYAML.
+PyYAML parses and constructs; the loader below swaps its YAML 1.1 resolvers for yaml.v3's
+rules (YAML 1.2's core schema, resolve.go `resolve`), refuses a key given twice and bounds
+aliases as yaml.v3 does. What yaml.v3 reads otherwise than written or than YAML 1.2 (`make
+lint`'s check-jsonschema) reads it, or cannot hand over (017, a date, .inf, a number past 64
+bits, an explicit tag), is refused in one line that says what to write. Why PyYAML, and each
+rule's source: docs/design/yaml-reader.md. `python -m tools.stack_yaml FILE...` prints that
+line for each file: `make lint` runs it from .venv-lint, which has PyYAML.
 """
 
 from __future__ import annotations
 
-import base64
-import dataclasses
-import functools
 import json
 import math
+import re
 import sys
 from pathlib import Path
 from typing import Any, cast
 
 import yaml
-from yaml.constructor import ConstructorError
-from yaml.nodes import MappingNode, ScalarNode, SequenceNode
+from yaml.constructor import ConstructorError, SafeConstructor
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from components import files as file_checks
-from tools.yaml_readers import LONG_DIGITS, GoTime, disagreement, go_key, go_scalar, json_refusal, long_number
 
-PLAIN = "!pulumi-cli-plain"  # the tag the loader gives a plain scalar, resolved as yaml.v3 does
 MERGE = "tag:yaml.org,2002:merge"
-_BASE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-class CliLoader(_BASE_LOADER):  # type: ignore[misc, valid-type]
-    """PyYAML's SafeLoader (libyaml's parser where PyYAML has it) with yaml.v3's scalars: a
-    plain scalar resolves as `go_scalar` says; an explicit tag is read as yaml.v3 reads it."""
-
-    def resolve(self, kind: Any, value: str, implicit: tuple[bool, bool]) -> str:
-        if kind is ScalarNode and implicit[0]:
-            return MERGE if value == "<<" else PLAIN
-        return super().resolve(kind, value, implicit)
-
-
-def _tagged(kinds: tuple[type, ...], tag: str) -> Any:
-    def construct(loader: CliLoader, node: ScalarNode) -> Any:
-        value = go_scalar(node.value)
-        if isinstance(value, bool) != (bool in kinds) or not isinstance(value, kinds):
-            if float in kinds and isinstance(value, int) and not isinstance(value, bool):
-                return float(value)
-            raise ConstructorError(None, None, f"cannot decode `{node.value}` as a {tag}", node.start_mark)
-        return value
-
-    return construct
-
-
-CliLoader.add_constructor(PLAIN, lambda loader, node: go_scalar(node.value))
-CliLoader.add_constructor(MERGE, lambda loader, node: "<<")  # "<<" as a value: the string
-for _tag, _kinds in (("int", (int,)), ("float", (float,)), ("bool", (bool,)), ("null", (type(None),)), ("timestamp", (GoTime,))):
-    CliLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _tagged(_kinds, f"!!{_tag}"))
-CliLoader.add_constructor(
-    "tag:yaml.org,2002:binary", lambda loader, node: base64.b64decode(loader.construct_scalar(node)).decode("utf-8", "replace")
+STR, SEQ, MAP = (f"tag:yaml.org,2002:{kind}" for kind in ("str", "seq", "map"))
+BOOL, NULL, NUMBER = "!yaml.v3:bool", "!yaml.v3:null", "!yaml.v3:number"  # private: an explicit !!bool is not these
+# resolve.go lines 55-58: yaml.v3's only spellings of NaN and infinity.
+NAN_INF = {".nan", ".NaN", ".NAN"} | {f"{sign}.{word}" for sign in ("", "+", "-") for word in ("inf", "Inf", "INF")}
+# resolve.go line 124 `yamlStyleFloat`, which line 204 matches after line 191 drops every "_".
+FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?\Z")
+# Go's strconv.ParseInt(s, 0, 64) (resolve.go line 192): a sign, then 0x, 0o, 0b (either case) or decimals.
+INT = re.compile(r"[-+]?(?:0[xX]([0-9a-fA-F]+)|0[oO]([0-7]+)|0[bB]([01]+)|([0-9]+))\Z")
+OCTAL = re.compile(r"[-+]?0+[1-9][0-9]*\Z")  # ParseInt's base 0 reads a leading 0 as octal; YAML 1.2 as decimal
+# resolve.go lines 294-325 `parseTimestamp`: Go's time.Parse with these layouts (ranges unchecked here).
+TIME = re.compile(
+    r"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:(?:[Tt]|( +))[0-9]{1,2}:[0-9]{1,2}:[0-9]{1,2}(?:[.,][0-9]+)?(?(1)|(?:Z|[-+][0-9]{2}:[0-9]{2})))?\Z"
 )
 
 
-@dataclasses.dataclass(frozen=True)
-class Problem:
-    """A value or key the CLI reads otherwise than another reader, or cannot load."""
+class Refused(ValueError):
+    """A value or key that the CLI reads otherwise than written or than YAML 1.2 does, or refuses."""
 
-    path: tuple[Any, ...]  # from the document's root: mapping keys and list indexes
-    text: str  # the value, or the key, as written
-    says: str  # what is wrong, and what to write instead
-    key: bool = False  # `text` is a mapping key (the last of `path`)
+    def __init__(self, says: str, text: str, path: tuple[str, ...] = (), key: bool = False) -> None:
+        super().__init__(says)
+        self.says, self.text, self.path, self.key = says, text, path, key
+
+    def under(self, part: str, key: bool = False) -> Refused:
+        return Refused(self.says, self.text, (part, *self.path), key or self.key)
 
     def line(self, file: str, project: str | None = None) -> str:
-        """One line: `<file>: <key path> = <value>: <what>`. With `project`, the path of a
-        stack file's config key is the key with its namespace (`aks-gpu:gpuPool.spot`)."""
-        where = key_path(self.path, project)
+        """`<file>: <key path> = <value>: <what>`; with `project`, a stack file's config key
+        with its namespace (`aks-gpu:gpuPool.spot`), as the CLI names it."""
+        parts = list(self.path)
+        if project and len(parts) > 1 and parts[0] == "config":
+            parts = [parts[1] if ":" in parts[1] else f"{project}:{parts[1]}", *parts[2:]]
+        where = "".join(p if p.startswith("[") or i == 0 else f".{p}" for i, p in enumerate(parts)) or "(the document)"
         return f"{file}: {where} (a key): {self.says}" if self.key else f"{file}: {where} = {cut(self.text)}: {self.says}"
 
 
@@ -85,107 +65,148 @@ def cut(text: str) -> str:
     return text if len(text) <= 200 else f"{text[:160]}... ({len(text)} characters)"
 
 
-def key_path(path: tuple[Any, ...], project: str | None = None) -> str:
-    parts = list(path)
-    if project and len(parts) > 1 and parts[0] == "config":
-        parts = parts[1:]
-        parts[0] = parts[0] if ":" in str(parts[0]) else f"{project}:{parts[0]}"
-    text = go_key(parts[0]) if parts else "(the document)"
-    return text + "".join(f"[{p}]" if isinstance(p, int) and not isinstance(p, bool) else f".{go_key(p)}" for p in parts[1:])
+def number(text: str) -> Any:
+    """A plain scalar that starts as a number does, as resolve.go lines 173-209 read it: an int,
+    a float or a string; refused where the CLI's answer is not what was written."""
+    if text in NAN_INF:
+        value = "NaN" if "a" in text.lower() else ("-Inf" if text[0] == "-" else "+Inf")
+        raise Refused(
+            f"Pulumi's CLI cannot load this value (json: unsupported value: {value}); write a number, or quote it {json.dumps(text)}", text
+        )
+    if not text.isascii():  # Python's int() and float() read other scripts' digits; Go's do not
+        return text
+    if text[0] == ".":  # line 175 ParseFloat(in): Python's float() places "_" as Go's does (between digits)
+        return _finite(text, _float(text))
+    if TIME.match(text):
+        raise Refused(f"Pulumi's CLI reads this as a time and hands the program Go's text for it; quote it {json.dumps(text)}", text)
+    plain = text.replace("_", "")  # line 191
+    if OCTAL.match(plain):
+        raise Refused(
+            f"a leading 0 makes this octal for Pulumi's CLI and decimal for YAML 1.2; write it without the 0 (0o17 for octal), or quote it {json.dumps(text)}",
+            text,
+        )
+    if found := INT.match(plain):
+        return _int(text, plain, next(group for group in found.groups() if group))
+    return _finite(text, float(plain)) if FLOAT.match(plain) else text
 
 
-# The stack schema (`make schema`): what type a config key's value takes, so that the advice
-# fits the key (`mode: off` is a word to quote, `spot: yes` a boolean to write as true).
-SCHEMA = Path(__file__).resolve().parent.parent / "schema" / "stack.schema.json"
-
-
-@functools.cache
-def _schema() -> dict[str, Any]:
+def _float(text: str) -> float | None:
     try:
-        found = json.loads(SCHEMA.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return found if isinstance(found, dict) else {}
+        return float(text)
+    except ValueError:
+        return None
 
 
-def _types(node: Any, depth: int = 0) -> frozenset[str]:
-    """The JSON types a schema node allows, through $ref and anyOf (the secure-value form aside)."""
-    if not isinstance(node, dict) or depth > 8:
-        return frozenset()
-    if isinstance(ref := node.get("$ref"), str):
-        return frozenset() if ref.endswith("/secureValue") else _types(_schema().get("$defs", {}).get(ref.rsplit("/", 1)[-1]), depth + 1)
-    kinds = frozenset(node["type"] if isinstance(node.get("type"), list) else [node["type"]]) if "type" in node else frozenset()
-    return kinds.union(*(_types(option, depth + 1) for option in node.get("anyOf", [])))
+def _finite(text: str, value: float | None) -> float | str:
+    """Go's ParseFloat fails past its range (ErrRange), and yaml.v3 keeps the text; YAML 1.2 reads infinity."""
+    if value is None:
+        return text
+    if not math.isfinite(value):
+        raise Refused(
+            f"past the largest number Pulumi's CLI reads (Go's float64), which it reads as a string; write a smaller number, or quote it {json.dumps(cut(text))}",
+            text,
+        )
+    return value
 
 
-def expects(path: tuple[Any, ...]) -> frozenset[str]:
-    """The JSON types the stack schema gives the value at `path` (from the file's root); empty
-    where the schema says nothing of it (another file, another namespace's key)."""
-    node: Any = _schema()
-    for part in path:
-        options = [node, *node.get("anyOf", [])] if isinstance(node, dict) else []
-        options = [_schema().get("$defs", {}).get(o["$ref"].rsplit("/", 1)[-1], {}) if "$ref" in o else o for o in options]
-        step = next((o["properties"][part] for o in options if part in o.get("properties", {})), None)
-        step = step or next((o["additionalProperties"] for o in options if isinstance(o.get("additionalProperties"), dict)), None)
-        if step is None:
-            return frozenset()
-        node = step
-    return _types(node)
+def _int(text: str, plain: str, digits: str) -> int | str:
+    """ParseInt(plain, 0, 64), else ParseUint (lines 192-203): the range of Go's int64 or, unsigned, uint64."""
+    past = len(digits.lstrip("0")) > 64  # no 64-bit number has more digits (Python's int() stops at 4,300)
+    value = 0 if past else int(plain, 0)  # Python's base 0 takes Go's prefixes and signs; OCTAL is refused before
+    if past or not (-(2**63) <= value < 2 ** (63 if plain[0] in "+-" else 64)):
+        raise Refused(
+            "a whole number past 64 bits, which Pulumi's CLI reads as a float or a string (yaml.v3); no setting takes one: "
+            "write one of at most 19 digits, or quote it for a string",
+            text,
+        )
+    return value
 
 
-def _problems(node: Any, path: tuple[Any, ...], found: list[Problem], walked: set[int]) -> None:
-    if isinstance(node, ScalarNode):
-        if node.tag == PLAIN and (digits := long_number(node.value)):
-            found.append(Problem(path, node.value, _long(digits)))
-        elif node.tag == PLAIN and (says := disagreement(node.value, expects=expects(path))):
-            found.append(Problem(path, node.value, says))
-        elif node.tag == PLAIN and isinstance(value := go_scalar(node.value), float) and not math.isfinite(value):
-            says = f"Pulumi's CLI cannot load this value ({json_refusal(value)}); write a number, or quote it {json.dumps(node.value)}"
-            found.append(Problem(path, node.value, says))
-        return
-    if id(node) in walked:  # an alias of a node already walked
-        return
-    walked.add(id(node))
-    if isinstance(node, SequenceNode):
-        for index, item in enumerate(node.value):
-            _problems(item, (*path, index), found, walked)
-    elif isinstance(node, MappingNode):
-        _mapping_problems(node, path, found, walked)
-
-
-def _long(digits: int) -> str:
-    return (
-        f"a whole number of {digits} digits, which YAML 1.1 and YAML 1.2 readers cannot read (Python's stop at {LONG_DIGITS:,}) "
-        "and Pulumi's CLI reads as a string; no setting takes a number past 64 bits: write one of at most 19 digits, or quote it for a string"
+def _refuse_explicit_tag(loader: CliLoader, node: Node) -> Any:
+    raise Refused(
+        f"an explicit tag ({node.tag.replace('tag:yaml.org,2002:', '!!')}), which YAML readers apply differently; write the value without it, quoted for a string",
+        str(node.value) if isinstance(node, ScalarNode) else node.tag,
     )
 
 
-def _mapping_problems(node: MappingNode, path: tuple[Any, ...], found: list[Problem], walked: set[int]) -> None:
-    """A mapping's keys (given twice: yaml.v3 compares them as written; read differently) and
-    its values. A merge key's mapping is walked at the mapping's own path."""
+def _once(node: MappingNode) -> None:
+    """decode.go lines 769-781: a key written twice (compared as written) refuses the file; a
+    merged mapping's keys too (its merge unmarshals the mapping); PyYAML would keep the last."""
     lines: dict[str, int] = {}
     for key_node, value_node in node.value:
-        if key_node.tag == MERGE or not isinstance(key_node, ScalarNode):
-            _problems(value_node, path, found, walked)
+        if key_node.tag == MERGE:
+            for merged in value_node.value if isinstance(value_node, SequenceNode) else [value_node]:
+                if isinstance(merged, MappingNode):
+                    _once(merged)
+        if not isinstance(key_node, ScalarNode):
             continue
-        key = go_scalar(key_node.value) if key_node.tag == PLAIN else key_node.value
-        line = key_node.start_mark.line + 1
         if key_node.value in lines:
-            twice = f"given twice (lines {lines[key_node.value]} and {line}): Pulumi's CLI refuses the file (mapping key already defined), YAML 1.1 keeps the last; keep one"
-            found.append(Problem((*path, key), key_node.value, twice, key=True))
-        lines.setdefault(key_node.value, line)
-        if key_node.tag == PLAIN and (says := disagreement(key_node.value, key=True)):
-            found.append(Problem((*path, key), key_node.value, says, key=True))
-        _problems(value_node, (*path, key), found, walked)
+            says = f"given twice (lines {lines[key_node.value]} and {key_node.start_mark.line + 1}): Pulumi's CLI refuses the file (mapping key already defined); keep one"
+            raise Refused(says, key_node.value, (key_node.value,), key=True)
+        lines[key_node.value] = key_node.start_mark.line + 1
 
 
-# gopkg.in/yaml.v3's decoder, which the CLI reads stack files with, refuses excessive aliasing
-# (go-yaml/yaml@f6f7691 decode.go: `allowedAliasRatio`, "document contains excessive
-# aliasing"): past 100 aliased decodes and 1,000 in all, at most 99% of a document's decodes
-# may come from aliases, falling to 10% between 400,000 and 4,000,000 decodes. And an alias
-# inside its own anchor ("anchor '%s' value contains itself", `alias`). PyYAML shares an
-# anchored node among its aliases without a limit, so a "billion laughs" file reads in a
-# millisecond and then hangs whatever expands it, and a recursive one ends in a RecursionError.
+class CliLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """PyYAML's SafeLoader (libyaml's parser where PyYAML has it) with yaml.v3's answers."""
+
+    yaml_implicit_resolvers: dict[Any, list[tuple[str, re.Pattern[str]]]] = {}  # none of YAML 1.1's
+    yaml_constructors: dict[Any, Any] = {}  # str, seq, map and the private tags alone; any other tag is refused
+
+    def construct_mapping(self, node: MappingNode, deep: bool = False) -> dict[Any, Any]:  # type: ignore[override]
+        """Each value's refusal named by its key; merge keys (`<<`) as PyYAML and yaml.v3 both
+        merge them (decode.go `merge`: the mapping's own keys win, then the first merged)."""
+        _once(node)
+        self.flatten_mapping(node)
+        mapping: dict[Any, Any] = {}
+        for key_node, value_node in node.value:
+            where = key_node.value if isinstance(key_node, ScalarNode) else "(a key)"
+            try:
+                key = self.construct_object(key_node, deep=True)
+            except Refused as refused:
+                raise refused.under(where, key=True) from None
+            if isinstance(key, (dict, list)):
+                raise ConstructorError(
+                    None, None, "a mapping or a list as a key, which Pulumi's CLI refuses (invalid map key)", key_node.start_mark
+                )
+            try:
+                mapping[key] = self.construct_object(value_node, deep=True)
+            except Refused as refused:
+                raise refused.under(where) from None
+        return mapping
+
+    def construct_sequence(self, node: SequenceNode, deep: bool = False) -> list[Any]:  # type: ignore[override]
+        items = []
+        for index, child in enumerate(node.value):
+            try:
+                items.append(self.construct_object(child, deep=True))
+            except Refused as refused:
+                raise refused.under(f"[{index}]") from None
+        return items
+
+
+for _tag, _pattern, _first in (
+    (BOOL, r"(?:true|True|TRUE|false|False|FALSE)\Z", "tTfF"),  # resolve.go lines 52-53: YAML 1.2's, no yes/no/on/off
+    (NULL, r"(?:~|null|Null|NULL|)\Z", ["~", "n", "N", ""]),  # line 54
+    (MERGE, r"<<\Z", "<"),  # a plain "<<": decode.go lines 240-243
+    (NUMBER, r"[-+.0-9]", "-+.0123456789"),  # lines 37-45: the hints that lines 173-209 read as a number, or not
+):
+    CliLoader.add_implicit_resolver(_tag, re.compile(_pattern), list(_first))
+CliLoader.add_constructor(STR, SafeConstructor.construct_yaml_str)
+CliLoader.add_constructor(SEQ, SafeConstructor.construct_yaml_seq)
+CliLoader.add_constructor(MAP, SafeConstructor.construct_yaml_map)
+CliLoader.add_constructor(BOOL, lambda loader, node: node.value.lower() == "true")
+CliLoader.add_constructor(NULL, lambda loader, node: None)
+CliLoader.add_constructor(NUMBER, lambda loader, node: number(node.value))
+CliLoader.add_constructor(MERGE, lambda loader, node: "<<")  # "<<" as a value: the string
+CliLoader.add_constructor(None, _refuse_explicit_tag)
+
+
+# No library bounds aliases as yaml.v3 does (decode.go lines 468-491 `allowedAliasRatio`,
+# "document contains excessive aliasing"; line 536 "anchor '%s' value contains itself"): past
+# 100 aliased decodes and 1,000 in all, at most 99% of a document's decodes may come from
+# aliases, falling to 10% between 400,000 and 4,000,000 decodes. PyYAML shares an anchored node
+# among its aliases, so a "billion laughs" file reads in a millisecond and then hangs whatever
+# expands it, and one that holds itself builds a recursive list.
 ALIAS_RATIO_LOW, ALIAS_RATIO_HIGH = 400_000, 4_000_000
 # yaml.v3 refuses nesting past 10,000 (scannerc.go max_flow_level, max_indents); no stack
 # setting is nested more than a few levels, and Python's walks stop near a thousand.
@@ -239,12 +260,6 @@ class _Decodes:
             self.refuse(node, "the document contains excessive aliasing, which Pulumi's CLI refuses (yaml.v3); write the values out")
 
 
-@dataclasses.dataclass(frozen=True)
-class Document:
-    data: Any  # the file's contents as the CLI reads them
-    problems: tuple[Problem, ...]  # each value or key the readers read differently, in file order
-
-
 def _nesting(text: str) -> None:
     """Refuses a document nested deeper than DEPTH from its events, before it is composed:
     PyYAML's composer recurses once a level, and crashes the interpreter some 100,000 deep."""
@@ -265,21 +280,34 @@ def _nesting(text: str) -> None:
         loader.dispose()
 
 
-def read(text: str) -> Document:
-    """A YAML file's contents as Pulumi's CLI reads them, and its problems. A file that is not
-    YAML, or that the CLI refuses for its aliases or depth, raises yaml.YAMLError, as
-    yaml.load does."""
+def read(text: str) -> Any:
+    """A YAML file's contents as Pulumi's CLI reads them. A value or key it reads otherwise
+    raises Refused; a file that is not YAML, that holds a second document (which yaml.v3's
+    Unmarshal would drop), or that the CLI refuses for its aliases or depth, yaml.YAMLError."""
     _nesting(text)
     loader = CliLoader(text)
     try:
-        node = loader.get_single_node()
-        found: list[Problem] = []
-        if node is not None:
-            _Decodes().walk(node)
-            _problems(node, (), found, set())
-        return Document(loader.construct_document(node) if node is not None else None, tuple(found))
+        try:
+            node = loader.get_single_node()
+        except yaml.composer.ComposerError as error:
+            if error.problem != "but found another document":
+                raise
+            raise yaml.MarkedYAMLError(
+                problem="a second document, which Pulumi's CLI would drop; keep one", problem_mark=error.problem_mark
+            ) from None
+        if node is None:
+            return None
+        _Decodes().walk(node)
+        return loader.construct_document(node)
     finally:
         loader.dispose()
+
+
+def not_yaml(name: str, error: yaml.YAMLError) -> str:
+    """The one line for a file that is not YAML as the CLI reads it."""
+    mark = getattr(error, "problem_mark", None)
+    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+    return f"{name}: not valid YAML{where}: {getattr(error, 'problem', None) or error}"
 
 
 def _project(stack_file: Path) -> str | None:
@@ -288,32 +316,29 @@ def _project(stack_file: Path) -> str | None:
     if stack_file.name == "Pulumi.yaml" or not project_file.exists():
         return None
     try:
-        data = read(file_checks.read_bytes(project_file).decode("utf-8")).data
-    except (yaml.YAMLError, file_checks.Unreadable, UnicodeDecodeError):
+        data = read(file_checks.read_bytes(project_file).decode("utf-8"))
+    except (yaml.YAMLError, Refused, file_checks.Unreadable, UnicodeDecodeError):
         return None
     return data.get("name") if isinstance(data, dict) else None
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m tools.stack_yaml FILE...`: one line per problem on stderr; exit 1 if there is any."""
+    """`python -m tools.stack_yaml FILE...`: one line per refused file on stderr; exit 1 if there is any."""
     lines = []
     files = argv if argv is not None else sys.argv[1:]
     for name in files:
         try:
-            document = read(file_checks.read_bytes(name).decode("utf-8"))
+            read(file_checks.read_bytes(name).decode("utf-8"))
         except (file_checks.Unreadable, UnicodeDecodeError) as error:
             lines.append(f"{name}: {error if isinstance(error, file_checks.Unreadable) else 'not UTF-8 text'}")
-            continue
         except yaml.YAMLError as error:
-            mark = getattr(error, "problem_mark", None)
-            where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-            lines.append(f"{name}: not valid YAML{where}: {getattr(error, 'problem', None) or error}")
-            continue
-        lines += [problem.line(name, _project(Path(name))) for problem in document.problems]
+            lines.append(not_yaml(name, error))
+        except Refused as refused:
+            lines.append(refused.line(name, _project(Path(name))))
     for line in lines:
         print(line, file=sys.stderr)
     if not lines:
-        print(f"{len(files)} file(s) read alike by YAML 1.1, YAML 1.2 and Pulumi's CLI")
+        print(f"{len(files)} file(s) read as Pulumi's CLI reads them")
     return 1 if lines else 0
 
 
