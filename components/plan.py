@@ -1,10 +1,13 @@
-"""The plan: what a run will declare, and what it says first, as one frozen value.
+"""The plan: what a run will declare, one typed Args per component, and what it says first,
+as one frozen value.
 
 `build_plan` reads Azure and the cluster through the reader it is handed, resolves the
-config's existing pools from them, runs every check and the cost estimate, and collects
-the messages a run prints, in order. It registers no resource and logs nothing, so a test
-calls it as a plain function; __main__.py reports its messages and declares from it. A
-problem that stops the run raises its one-line error here, before anything is registered.
+config's existing pools from them (a value of their own: the config is never rewritten),
+runs every check and the cost estimate, collects the messages a run prints, in order, and
+decides each component's Args (docs/design/component-args.md). It registers no resource and
+logs nothing, so a test calls it as a plain function; __main__.py reports its messages and
+passes each Args to its component. A problem that stops the run raises its one-line error
+here, before anything is registered.
 """
 
 from __future__ import annotations
@@ -12,10 +15,13 @@ from __future__ import annotations
 import enum
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Literal
 
-from components.config import SYSTEM_POOL_NAME, StackConfig, groups
+import pulumi_kubernetes as k8s
+
+from components.config import SYSTEM_POOL_NAME, GpuPoolConfig, StackConfig, groups
+from components.config.pools import Pools
 from components.config.values import POOL_NAME_PATTERN
 from components.deciding import preflight
 from components.deciding.azure import cluster_egress, cluster_facts, priority_expander
@@ -39,10 +45,21 @@ from components.deciding.existing.existing_pools import LivePool
 from components.deciding.existing.pool_network import PoolNetwork
 from components.deciding.proof import proof_fit
 from components.deciding.workloads import device_plugin, tolerations
-from components.deciding.workloads.device_plugin import DevicePluginInputs
 from components.errors import PreflightError, error_line, escaped_lines
 from components.reading import azure_facts, saved_state
 from components.reading.reader import AzureReader, RunningPool, read_errors
+from components.resources.budget import CostBudgetArgs
+from components.resources.capacity_expander import CapacityExpanderArgs
+from components.resources.cluster import GpuClusterArgs
+from components.resources.dcgm_exporter import DcgmExporterArgs
+from components.resources.device_plugin import NvidiaDevicePluginArgs
+from components.resources.existing_cluster import ExistingClusterArgs
+from components.resources.existing_pool import UsedPool
+from components.resources.gpu_operator import GpuOperatorArgs
+from components.resources.gpu_pool import GpuPoolArgs
+from components.resources.job_deadline import group_deadline, group_timeout, job_deadline, job_timeout
+from components.resources.mnist_job import MnistJobArgs, MnistRun, ProofScript
+from components.resources.outputs import OutputsArgs
 
 
 class Mode(enum.Enum):
@@ -86,100 +103,43 @@ class Said(list[Message]):
 # The GPU stacks this program installs on the pools it serves (an aks-managed pool's is AKS's).
 INSTALLERS = ("device-plugin", "gpu-operator")
 GPU = "nvidia.com/gpu"
-
-
-@dataclass(frozen=True)
-class Decided:
-    """What each step of __main__.py declares, as plain values: pool names, booleans, marks."""
-
-    #: The guide's one pool (gpuPool), not a gpuPools map: its Job the guide's names, and the
-    #: outputs of that one Job.
-    guide_pool: bool
-    #: A deployment waits until a created cluster lets the deployer in; a preview never does.
-    waits_for_access: bool
-    #: Each declared pool's version is moved by something else (an upgrade channel, or an
-    #: existing cluster's owner), so `pulumi up` leaves it to Azure (pool_settings.pool_ignore_changes).
-    version_moves: bool
-    #: Each pool the stack declares (not one used as it is), by name: the tags it carries (None on
-    #: a created cluster, whose pools carry none), and whether a destroy leaves it to its owner.
-    pool_tags: Mapping[str, Mapping[str, str] | None]
-    #: Each declared pool's node labels: its capacity group's (gpuGroups), none outside one.
-    pool_labels: Mapping[str, Mapping[str, str]]
-    released_pools: frozenset[str]
-    #: Each installer's pools, in the config's order: the pools whose GPU stack this program
-    #: installs (its own, and a used pool's that nothing of the cluster's serves already).
-    serving: Mapping[str, tuple[str, ...]]
-    #: Every Kubernetes object and the Helm release are deleted with a created, unprotected
-    #: cluster (`deletedWith`; docs/lifecycle.md, "pulumi destroy", says why, and why not on an
-    #: existing cluster, nor while the cluster is protected). Never the GPU pools, which bill.
-    deleted_with_cluster: bool
-    #: The marks on the Kubernetes objects this program declares on an existing cluster (none on
-    #: a created one); the device plugin's are its inputs' (devicePlugin.adopt adds the adopted mark).
-    object_marks: Mapping[str, str]
-    #: devicePlugin.adopt on this run: the guide's namespace and DaemonSet, and which of the two
-    #: it imports (none that the stack's state holds already); a destroy leaves them or not.
-    device_plugin_adoption: Adoption | None
-    device_plugin_released: bool
-    #: What the device plugin's namespace and DaemonSet are made from (None: it serves no pool):
-    #: the plan says from it what the adopting `up` changes, NvidiaDevicePlugin declares it.
-    device_plugin: DevicePluginInputs | None
-    #: The address and port the proof Job's NetworkPolicy allows for the cluster's proxy.
-    proof_proxy: tuple[str, int] | None
-    #: The proof's training time limit: the shipped script's, or none for the image's own entrypoint.
-    proof_max_seconds: int | None
-    #: What each pool's Job asks for: a used pool's MIG `mixed` slice, else nvidia.com/gpu.
-    gpu_resources: Mapping[str, str]
-    #: Each capacity group with a pool to declare (gpuGroups): its pools, first choice first. The
-    #: group gets one proof Job; its pools none of their own.
-    proof_groups: Mapping[str, tuple[str, ...]]
-    #: What the budget watches on a created cluster: its resource group and node resource group,
-    #: where AKS bills the GPU nodes; empty on an existing cluster, where it watches the owner tag.
-    budget_groups: tuple[str, ...]
-    #: The pools of capacity groups preflight dropped (a size that cannot run at all, a pool the
-    #: stack does not run): not in the plan's config, so nothing declares them or their Job.
-    dropped_pools: frozenset[str] = frozenset()
-    #: On a cluster the stack creates, while a capacity group has a pool: the cluster
-    #: autoscaler's priorities (the profile's `expander: priority`), each group's pools in the
-    #: team's order. None: no group, or an existing cluster (the owner's).
-    expander_priorities: priority_expander.Priorities | None = None
-    #: What the stack's own priority ConfigMap holds, where it declares one: the same priorities,
-    #: unless the created cluster has its owner's, which the stack uses as it is, never registered
-    #: (components/deciding/existing/priority_config_map.py). None: it declares no ConfigMap.
-    expander_config_map: priority_expander.Priorities | None = None
+# What a proof Job of a capacity group waits for besides its pools: the priorities (MnistRun.after).
+EXPANDER = "capacity-expander"
 
 
 @dataclass(frozen=True)
 class Plan:
-    """What the checks decided; __main__.py declares from it."""
+    """What a run declares, as one typed Args per component (docs/design/component-args.md), and
+    what it says first; __main__.py passes each Args to its component's constructor."""
 
     mode: Mode
-    #: The config, with the existing cluster's pools resolved (existing_pools.resolve).
-    cfg: StackConfig
-    #: The owner tag this stack writes: {tag: "<project>/<stack>"}.
-    owner: Mapping[str, str]
-    #: The existing cluster as read (None: the program creates one), and its user kubeconfig.
-    found: ClusterFacts | None
-    user_kubeconfig: str | None
-    #: What the stack's state holds.
-    state: stack_state.StackState
-    #: The cluster's GPU pools this stack uses or adopts, as Azure runs them.
-    live_pools: Mapping[str, LivePool]
+    #: The GPU pools this run declares or uses: existing pools as Azure has them
+    #: (existing_pools.resolve), less the capacity groups' pools preflight dropped. The config
+    #: is never rewritten: these are a value of their own.
+    pools: Pools
+    #: The cluster: one the program creates, or the existing one as read.
+    cluster: GpuClusterArgs | ExistingClusterArgs
+    #: The monthly budget (cost.budget); None: none.
+    budget: CostBudgetArgs | None
+    #: Each GPU pool in the config's order: GpuPoolArgs for one the stack declares (new or
+    #: adopted), UsedPool for one it uses as it is (nothing registered).
+    gpu_pools: tuple[GpuPoolArgs | UsedPool, ...]
+    #: The GPU stack: the device plugin (None: it serves no pool), NVIDIA's DCGM exporter beside
+    #: it (monitoring.gpuMetrics), and the GPU Operator (None: no gpu-operator pool).
+    device_plugin: NvidiaDevicePluginArgs | None
+    dcgm_exporter: DcgmExporterArgs | None
+    gpu_operator: GpuOperatorArgs | None
+    #: The cluster autoscaler's priority ConfigMap (None: no capacity group on a created
+    #: cluster, or the owner's ConfigMap is used as it is).
+    expander: CapacityExpanderArgs | None
+    #: The proof Jobs (None: mnistJob.enabled is false).
+    proof: MnistJobArgs | None
+    #: What the stack exports beside what the components built.
+    outputs: OutputsArgs
     #: Each GPU pool's network.
-    networks: Mapping[str, PoolNetwork]
-    #: What the existing cluster runs in Kubernetes (None: not read, or no existing cluster).
-    in_cluster: Findings | None
-    #: Each pool that runs already, as it runs (its GPU management, its fixed settings).
-    running_pools: Mapping[str, RunningPool]
-    #: Where the proof's traffic leaves the cluster.
-    egress: cluster_egress.Egress
+    networks: Mapping[str, PoolNetwork] = field(default_factory=dict)
     #: What it will cost per hour (None: not estimated).
-    estimate: cost.Estimate | None
-    #: The budget's name, when cost.budget asks for one.
-    budget_name: str | None
-    #: What __main__.py declares, decided here (`_decide`): it only passes it on.
-    decided: Decided
-    #: The run's subscription, read once, where a declaration names it (None: none does).
-    subscription: str | None = None
+    estimate: cost.Estimate | None = None
     #: What the run says before it declares anything, in order.
     messages: tuple[Message, ...] = field(default=())
 
@@ -227,16 +187,16 @@ def build_plan(
         else None
     )
     resolved, live_pools, existing_lines = existing_pools.resolve(cfg.pools, cfg.mnist_job.enabled, found, owner_tag, state, arm_id)
-    cfg = replace(cfg, gpu_pools=resolved)
+    pools = Pools(resolved, cfg.pools.keys, cfg.pools.given)  # the run's pools, a value of their own
     said.info(existing_lines)
     # An adopted pool's size, counts, management and scaleDownMode are Azure's: its group's rules hold them now.
     scale_down = {name: live.facts.scale_down_mode for name, live in live_pools.items() if live.how == "adopt"}
-    groups.check_pools(cfg.gpu_groups, cfg.gpu_pools, cfg.pools.keys, scale_down)
-    networks = _networks(cfg, found, stack, live_pools, state, said)
-    in_cluster = _in_cluster(cfg, reader, found, user_kubeconfig, owner_tag, state, mode, said)
+    groups.check_pools(cfg.gpu_groups, pools.pools, pools.keys, scale_down)
+    networks = _networks(pools, found, stack, live_pools, state, said)
+    in_cluster = _in_cluster(cfg, pools, reader, found, user_kubeconfig, owner_tag, state, mode, said)
     # A pool that runs under the other kind of GPU management cannot be switched: refused here.
     switch_notes, running_pools = preflight.pool_switches(
-        cfg.pools,
+        pools,
         (found.resource_group, found.name) if found else (cfg.resource_group_name, cfg.cluster_name),
         reader,
         mode.preview,
@@ -247,14 +207,14 @@ def build_plan(
     said.info(
         pool_settings.adopted_pool_plan(
             pool,
-            cfg.pool_key(pool),
+            pools.key(pool),
             networks[pool.name],
             ownership.pool_marks(pool, owner),
             live,
             running_pools.get(pool.name),
             cfg.gpu_groups.labels_of(pool.name),
         ).line()
-        for pool in cfg.gpu_pools
+        for pool in pools.pools
         if (live := live_pools.get(pool.name)) is not None and live.import_id
     )
     checked = preflight.run(
@@ -268,136 +228,281 @@ def build_plan(
         state=state,
         subscription=subscription,
         running=frozenset(running_pools) | (state.pools() or frozenset()),
+        pools=pools,
     )
     said.warn(checked.warnings)
-    # A capacity group's pool that cannot run at all is not declared: from here on the config is without it.
-    cfg = replace(cfg, gpu_pools=tuple(p for p in cfg.gpu_pools if p.name not in checked.dropped))
+    # A capacity group's pool that cannot run at all is not declared: from here on the run's pools are without it.
+    pools = pools.without(checked.dropped)
     networks = {name: network for name, network in networks.items() if name not in checked.dropped}
-    said.lines_then_warnings(*proof_fit.lines(cfg.pools, cfg.mnist_job, live_pools))
+    said.lines_then_warnings(*proof_fit.lines(pools, cfg.mnist_job, live_pools))
     egress = _egress(cfg, found, said)
     # What it will cost per hour, one line per pool; a deployment above cost.maxHourly stops here.
-    estimate, cost_lines, cost_warnings = cost.run(billed(cfg), checked.region, reader, dry_run=mode.preview)
+    estimate, cost_lines, cost_warnings = cost.run(billed(cfg, pools), checked.region, reader, dry_run=mode.preview)
     said.lines_then_warnings(cost_lines, cost_warnings)
     said.info(cost.group_lines([(g.key, g.kept) for g in checked.groups], estimate))
-    owners_expander = _expander(cfg, reader, found, mode, (project, stack), said)
+    owners_expander = _expander(cfg, pools, reader, found, mode, (project, stack), said)
     budget_name = _budget(cfg, found, owner, estimate, project, stack, said)
-    decided = _decide(cfg, found, owner, in_cluster, egress, mode, live_pools, checked.dropped, owners_expander)
+    marks = dict(owner) if found else {}  # on the objects the stack declares in a cluster it shares
+    adoption_found = in_cluster.adoption if in_cluster else None
+    serving = _serving(pools, in_cluster)
+    plugin = _device_plugin(cfg, pools, serving["device-plugin"], live_pools, owner if found else None, adoption_found)
     # What the adopting `up` does to the guide's namespace and DaemonSet, field by field: said
     # last, where runs said it while the component still built the DaemonSet's spec.
-    said.info(adoption.lines(_plugin_adoption(decided)))
+    said.info(adoption.lines(device_plugin.adoption_plans(plugin, adoption_found) if plugin and adoption_found else []))
+    subscription_id = _declared_subscription(cfg, pools, found, subscription)
+    priorities, proof_groups = _priorities(cfg, pools, found), _groups(cfg, pools)
+    ours = priorities if not owners_expander else None  # the owner's ConfigMap is used as it is
     return Plan(
         mode=mode,
-        cfg=cfg,
-        owner=owner,
-        found=found,
-        user_kubeconfig=user_kubeconfig,
-        state=state,
-        live_pools=live_pools,
+        pools=pools,
+        cluster=_cluster(cfg, pools, found, user_kubeconfig, subscription_id, priorities is not None),
+        budget=_budget_args(cfg, found, owner, budget_name, subscription_id),
+        gpu_pools=_pools(cfg, pools, found, owner, live_pools, networks, running_pools, subscription_id),
+        device_plugin=plugin,
+        dcgm_exporter=_dcgm_exporter(cfg, plugin, serving["device-plugin"]),
+        gpu_operator=_gpu_operator(cfg, pools, serving["gpu-operator"], live_pools, marks),
+        expander=CapacityExpanderArgs(ours) if ours is not None else None,
+        proof=_proof(cfg, pools, live_pools, in_cluster, egress, marks, proof_groups, with_expander=ours is not None),
+        outputs=OutputsArgs(
+            not cfg.pool_map, proof_groups, cost.output(estimate) if estimate else None, pools.modes, cfg.monitoring.gpu_metrics
+        ),
         networks=networks,
-        in_cluster=in_cluster,
-        running_pools=running_pools,
-        egress=egress,
         estimate=estimate,
-        budget_name=budget_name,
-        subscription=_declared_subscription(cfg, found, subscription),
         messages=tuple(said),
-        decided=decided,
     )
 
 
-def _decide(
+def _cluster(
+    cfg: StackConfig, pools: Pools, found: ClusterFacts | None, user_kubeconfig: str | None, subscription: str | None, expander: bool
+) -> GpuClusterArgs | ExistingClusterArgs:
+    """The cluster: the existing one as read, or the one the program creates (`expander`: a
+    capacity group's priorities set the autoscaler's `expander: priority`)."""
+    if found is not None:
+        return ExistingClusterArgs(facts=found, user_kubeconfig=user_kubeconfig or "", subscription_id=subscription)
+    return GpuClusterArgs(
+        location=cfg.location,
+        resource_group_name=cfg.resource_group_name,
+        cluster_name=cfg.cluster_name,
+        kubernetes_version=cfg.kubernetes_version,
+        system_pool=cfg.system_pool,
+        access=cfg.access,
+        network=cfg.network,
+        upgrade=cfg.upgrade,
+        tier=cfg.cluster_tier,
+        protect=cfg.protect,
+        subscription_id=subscription,
+        priority_expander=expander,
+    )
+
+
+def _budget_args(
+    cfg: StackConfig, found: ClusterFacts | None, owner: Mapping[str, str], name: str | None, subscription: str | None
+) -> CostBudgetArgs | None:
+    """What the budget watches: a created cluster's resource group and node resource group, where
+    AKS bills the GPU nodes, or the scale sets an existing cluster's pools carry the owner tag on."""
+    wanted = cfg.cost.budget
+    if wanted is None or name is None:
+        return None
+    assert subscription is not None, "the plan reads it for a budget"
+    watched = {"groups": _created_groups(cfg)} if found is None else {"owner_tag": next(iter(owner.items()))}
+    return CostBudgetArgs(name, wanted.amount, wanted.contact_emails, subscription, **watched)
+
+
+def _pools(
     cfg: StackConfig,
+    pools: Pools,
     found: ClusterFacts | None,
     owner: Mapping[str, str],
-    in_cluster: Findings | None,
-    egress: cluster_egress.Egress,
-    mode: Mode,
     live_pools: Mapping[str, LivePool],
-    dropped: frozenset[str] = frozenset(),
-    owners_expander: bool = False,
-) -> Decided:
-    """What __main__.py declares, from the resolved config and what the run read
-    (`owners_expander`: the created cluster has its owner's priority ConfigMap)."""
-    guide_pool = not cfg.pool_map
+    networks: Mapping[str, PoolNetwork],
+    running: Mapping[str, RunningPool],
+    subscription: str | None,
+) -> tuple[GpuPoolArgs | UsedPool, ...]:
+    """Each GPU pool: the owner's as it is (existing: use), or one the stack declares, with the tags
+    that mark it on an existing cluster (none on a created one), its capacity group's labels,
+    and whether a destroy leaves it to its owner. Its version is left to Azure where something
+    else moves it (an upgrade channel, or an existing cluster's owner: pool_settings.pool_ignore_changes)."""
+    moves = found is not None or pool_settings.version_moves(cfg.upgrade)
+    return tuple(
+        UsedPool(pool, live_pools[pool.name])
+        if not pool.owned
+        else GpuPoolArgs(
+            pool=pool,
+            resource_group_name=cfg.resource_group_name,
+            cluster_name=cfg.cluster_name,
+            subscription_id=subscription,
+            kubernetes_version=cfg.kubernetes_version,
+            version_moves=moves,
+            tags=ownership.pool_marks(pool, owner) if found else None,
+            node_labels=cfg.gpu_groups.labels_of(pool.name),
+            retain_on_delete=ownership.released(pool),
+            network=networks[pool.name],
+            live=live_pools.get(pool.name),
+            running=running.get(pool.name),
+        )
+        for pool in pools.pools
+    )
+
+
+def _serving(pools: Pools, in_cluster: Findings | None) -> dict[str, tuple[str, ...]]:
+    """Each installer's pools, in the config's order: the pools whose GPU stack this program
+    installs (its own, and a used pool's that nothing of the cluster's serves already)."""
     served = in_cluster.served if in_cluster else frozenset()
-    gpus = in_cluster.gpus.resources if in_cluster else {}
-    serving = {
+    return {
         installer: tuple(
-            p.name for p in cfg.gpu_pools if p.mode == installer and (p.owned or (installer == "device-plugin" and p.name not in served))
+            p.name for p in pools.pools if p.mode == installer and (p.owned or (installer == "device-plugin" and p.name not in served))
         )
         for installer in INSTALLERS
     }
-    device_plugin_adoption = in_cluster.adoption if in_cluster else None
-    return Decided(
-        guide_pool=guide_pool,
-        waits_for_access=not mode.preview,
-        version_moves=found is not None or pool_settings.version_moves(cfg.upgrade),
-        pool_tags={p.name: ownership.pool_marks(p, owner) if found else None for p in cfg.owned_pools},
-        pool_labels={p.name: cfg.gpu_groups.labels_of(p.name) for p in cfg.owned_pools},
-        released_pools=frozenset(p.name for p in cfg.owned_pools if ownership.released(p)),
-        serving=serving,
-        deleted_with_cluster=found is None and not cfg.protect,
-        object_marks=dict(owner) if found else {},
-        device_plugin_adoption=device_plugin_adoption,
-        device_plugin_released=ownership.plugin_released(cfg.device_plugin),
-        device_plugin=_device_plugin(
-            cfg, serving["device-plugin"], live_pools, owner if found else None, adopt=device_plugin_adoption is not None
-        ),
-        proof_proxy=cluster_egress.proxy_rule(egress, cfg.mnist_job.egress),
-        proof_max_seconds=cfg.mnist_job.max_seconds if cfg.mnist_job.runs_script else None,
-        gpu_resources={p.name: gpus.get(p.name, GPU) for p in cfg.gpu_pools},
-        proof_groups=_groups(cfg),
-        budget_groups=_created_groups(cfg) if found is None else (),
-        dropped_pools=dropped,
-        expander_priorities=(expander := _priorities(cfg, found)),
-        expander_config_map=None if owners_expander else expander,
+
+
+def _tolerations(pools: Iterable[GpuPoolConfig], live_pools: Mapping[str, LivePool]) -> tuple[k8s.core.v1.TolerationArgs, ...]:
+    """What a pod serving all of `pools` must tolerate: each pool's tolerations, once."""
+    return tolerations.merged(tolerations.pool_tolerations(p, live_pools.get(p.name)) for p in pools)
+
+
+def _dcgm_exporter(cfg: StackConfig, plugin: NvidiaDevicePluginArgs | None, served: tuple[str, ...]) -> DcgmExporterArgs | None:
+    """NVIDIA's DCGM exporter on the device plugin's pools, where GPU metrics are on."""
+    if plugin is None or not cfg.monitoring.gpu_metrics:
+        return None
+    return DcgmExporterArgs(image=cfg.monitoring.dcgm_exporter_image, gpu_pool_names=list(served), gpu_tolerations=plugin.gpu_tolerations)
+
+
+def _gpu_operator(
+    cfg: StackConfig, pools: Pools, served: tuple[str, ...], live_pools: Mapping[str, LivePool], marks: Mapping[str, str]
+) -> GpuOperatorArgs | None:
+    """NVIDIA's GPU Operator, tolerating each of its pools' taints, where a pool's management is gpu-operator."""
+    if not served:
+        return None
+    return GpuOperatorArgs(
+        namespace=cfg.gpu_operator.namespace,
+        version=cfg.gpu_operator.version,
+        gpu_metrics=cfg.monitoring.gpu_metrics,
+        gpu_tolerations=_tolerations((p for p in pools.pools if p.name in served), live_pools),
+        marks=marks,
     )
 
 
-def _priorities(cfg: StackConfig, found: ClusterFacts | None) -> priority_expander.Priorities | None:
-    """The autoscaler's priorities on a cluster the stack creates, while a group has a pool."""
-    present = _groups(cfg)
-    return priority_expander.priorities(present, _outside(cfg)) if present and found is None else None
+def _proof(
+    cfg: StackConfig,
+    pools: Pools,
+    live_pools: Mapping[str, LivePool],
+    in_cluster: Findings | None,
+    egress: cluster_egress.Egress,
+    marks: Mapping[str, str],
+    proof_groups: Mapping[str, tuple[str, ...]],
+    with_expander: bool,
+) -> MnistJobArgs | None:
+    """One proof Job per GPU pool in no capacity group, and one per group (steps 8-9): each waits
+    for its pool(s) and what installs their GPU stack, never for the pools after it (docs/
+    lifecycle.md, "One pool operation at a time"); a group's after the priorities too
+    (`with_expander`), so its first scale-up already follows the team's order."""
+    job = cfg.mnist_job
+    if not job.enabled:
+        return None
+    max_seconds = job.max_seconds if job.runs_script else None
+    gpus = in_cluster.gpus.resources if in_cluster else {}
+    grouped = {name for names in proof_groups.values() for name in names}
+    by_name = {p.name: p for p in pools.pools}
+    # A pool's own Job fails by itself (activeDeadlineSeconds) before `pulumi up` stops waiting for it.
+    own = [
+        MnistRun(
+            pool_name=p.name,
+            gpu_tolerations=_tolerations([p], live_pools),
+            create_timeout=job_timeout(p, max_seconds),
+            deadline_seconds=job_deadline(p, max_seconds),
+            after=(p.name, p.mode),
+            pin=cfg.select_pools,
+            guide_names=not cfg.pool_map,
+            gpu_resource=gpus.get(p.name, GPU),
+            autoscaled=p.autoscaling,
+        )
+        for p in pools.pools
+        if p.name not in grouped
+    ]
+    # A group's one Job, named after the group: on the nodes of any of its pools, tolerating each
+    # pool's taints, waiting until the autoscaler first tries the last pool, every try before
+    # failing slowly, then as long as the slowest of them needs (job_deadline.group_deadline).
+    group_runs = [
+        MnistRun(
+            pool_name=group,
+            gpu_tolerations=_tolerations(members, live_pools),
+            create_timeout=group_timeout(members, max_seconds),
+            deadline_seconds=group_deadline(members, max_seconds),
+            after=tuple(dict.fromkeys([*(n for m in members for n in (m.name, m.mode)), *([EXPANDER] if with_expander else [])])),
+            pin=True,
+            guide_names=False,
+            gpu_resource=gpus.get(members[0].name, GPU),
+            autoscaled=True,
+            accepted_pools=tuple(m.name for m in members),
+            group=True,
+        )
+        for group, names in proof_groups.items()
+        if (members := [by_name[n] for n in names])
+    ]
+    return MnistJobArgs(
+        image=job.image,
+        namespace=job.namespace,
+        max_steps=job.max_steps,
+        wait_for_completion=job.wait_for_completion,
+        script=ProofScript(job.max_seconds, job.min_accuracy) if job.runs_script else None,
+        egress=job.egress,
+        proxy=cluster_egress.proxy_rule(egress, job.egress),
+        marks=marks,
+        vm_sizes={p.name: p.vm_size for p in pools.pools},
+        runs=[*own, *group_runs],
+    )
+
+
+def _priorities(cfg: StackConfig, pools: Pools, found: ClusterFacts | None) -> priority_expander.Priorities | None:
+    """The autoscaler's priorities on a cluster the stack creates, while a group has a pool
+    (the profile's `expander: priority`, each group's pools in the team's order); None: no
+    group, or an existing cluster (the owner's)."""
+    present = _groups(cfg, pools)
+    return priority_expander.priorities(present, _outside(cfg, pools)) if present and found is None else None
 
 
 def _device_plugin(
-    cfg: StackConfig, served: tuple[str, ...], live_pools: Mapping[str, LivePool], owner: Mapping[str, str] | None, adopt: bool
-) -> DevicePluginInputs | None:
-    """The device plugin's inputs, where it serves a pool: each served pool's tolerations once,
-    its pools by name wherever the cluster may hold others (StackConfig.select_pools), MIG where
-    one is cut, and on an existing cluster (`owner`: the stack's marks) the marks, adopted too
-    where devicePlugin.adopt says so."""
-    pools = [p for p in cfg.gpu_pools if p.name in served]
-    if not pools:
+    cfg: StackConfig,
+    pools: Pools,
+    served: tuple[str, ...],
+    live_pools: Mapping[str, LivePool],
+    owner: Mapping[str, str] | None,
+    adoption_found: Adoption | None,
+) -> NvidiaDevicePluginArgs | None:
+    """The device plugin, where it serves a pool: each served pool's tolerations once, its pools
+    by name wherever the cluster may hold others (StackConfig.select_pools), MIG where one is
+    cut, and on an existing cluster (`owner`: the stack's marks) the marks, adopted too where
+    devicePlugin.adopt says so; `adoption_found`: the guide's namespace and DaemonSet this run
+    takes over, and which of the two it imports (none the stack's state holds already)."""
+    serves = [p for p in pools.pools if p.name in served]
+    if not serves:
         return None
-    return DevicePluginInputs(
+    return NvidiaDevicePluginArgs(
         namespace=cfg.device_plugin.namespace,
         image=cfg.device_plugin.image,
-        gpu_tolerations=tolerations.merged(tolerations.pool_tolerations(p, live_pools.get(p.name)) for p in pools),
-        mig=any(p.mig_profile for p in pools),
-        pool_names=tuple(p.name for p in pools) if cfg.select_pools else (),
+        gpu_tolerations=_tolerations(serves, live_pools),
+        mig=any(p.mig_profile for p in serves),
+        pool_names=tuple(p.name for p in serves) if cfg.select_pools else (),
         marks={} if owner is None else ownership.adopted_marks(owner) if cfg.device_plugin.adopt else dict(owner),
-        adopt=adopt,
+        adopt=adoption_found is not None,
+        imports=(adoption_found.import_namespace, adoption_found.import_daemon_set) if adoption_found else (True, True),
+        retain_on_delete=ownership.plugin_released(cfg.device_plugin),
     )
 
 
-def _plugin_adoption(decided: Decided) -> list[adoption.Plan]:
-    """The adopting `up` of the guide's namespace and DaemonSet, where this run takes them over
-    for a plugin it declares (the lines say nothing where the cluster was not read)."""
-    plugin, taken = decided.device_plugin, decided.device_plugin_adoption
-    return device_plugin.adoption_plans(plugin, taken) if plugin is not None and taken is not None else []
-
-
-def _expander(cfg: StackConfig, reader: AzureReader, found: ClusterFacts | None, mode: Mode, names: tuple[str, str], said: Said) -> bool:
+def _expander(
+    cfg: StackConfig, pools: Pools, reader: AzureReader, found: ClusterFacts | None, mode: Mode, names: tuple[str, str], said: Said
+) -> bool:
     """Says what the cluster autoscaler's order among a group's pools comes from: on a cluster
     the stack creates, its profile and its ConfigMap, or the owner's ConfigMap where the cluster
     has one that the stack's state does not hold (returns True: the stack declares none); on an
     existing cluster, what its owner would set. `names`: the project and the stack."""
-    present = _groups(cfg)
+    present = _groups(cfg, pools)
     if not present:
         return False
     if found is not None:
-        said.info([priority_expander.existing_cluster_line(present, _outside(cfg, found), found.resource_group, found.name)])
+        said.info([priority_expander.existing_cluster_line(present, _outside(cfg, pools, found), found.resource_group, found.name)])
         return False
     # Read only here: the state tells whether the cluster is there already, and the ConfigMap the stack's.
     cluster = (cfg.resource_group_name, cfg.cluster_name)
@@ -405,7 +510,7 @@ def _expander(cfg: StackConfig, reader: AzureReader, found: ClusterFacts | None,
     there = priority_config_map.read(reader, state, cluster)
     if there.owners is not None:
         # A warning where the team's order does not hold; a line for the record where it does.
-        ours = priority_expander.priorities(present, _outside(cfg))
+        ours = priority_expander.priorities(present, _outside(cfg, pools))
         line = priority_config_map.owners_line(ours, cfg.cluster_name, there.owners)
         (said.info if priority_config_map.has_every_line(ours, there.owners) else said.warn)([line])
         return True
@@ -413,11 +518,11 @@ def _expander(cfg: StackConfig, reader: AzureReader, found: ClusterFacts | None,
         if not mode.preview:
             raise PreflightError(priority_config_map.stop_line(cfg.cluster_name, there.unknown))
         said.warn([priority_config_map.unknown_line(cfg.cluster_name, there.unknown)])
-    said.info([priority_expander.created_cluster_line(present, _outside(cfg))])
+    said.info([priority_expander.created_cluster_line(present, _outside(cfg, pools))])
     return False
 
 
-def _outside(cfg: StackConfig, found: ClusterFacts | None = None) -> tuple[str, ...]:
+def _outside(cfg: StackConfig, pools: Pools, found: ClusterFacts | None = None) -> tuple[str, ...]:
     """The pools in no capacity group, whose node groups no group may outrank
     (priority_expander.priorities): a created cluster's System pool and the stack's GPU pools, or
     an existing cluster's pools and the stack's new ones. Only an AKS Linux pool's name makes a
@@ -425,23 +530,23 @@ def _outside(cfg: StackConfig, found: ClusterFacts | None = None) -> tuple[str, 
     is a scale set's."""
     grouped = {name for names in cfg.gpu_groups.groups.values() for name in names}
     there = [p.name for p in found.pools] if found is not None else [SYSTEM_POOL_NAME]
-    names = dict.fromkeys([*there, *(p.name for p in cfg.gpu_pools)])
+    names = dict.fromkeys([*there, *(p.name for p in pools.pools)])
     return tuple(n for n in names if n not in grouped and re.fullmatch(POOL_NAME_PATTERN, n))
 
 
-def _groups(cfg: StackConfig) -> dict[str, tuple[str, ...]]:
-    """Each capacity group's pools among those the run declares, first choice first; a group
-    with none left has no Job."""
+def _groups(cfg: StackConfig, pools: Pools) -> dict[str, tuple[str, ...]]:
+    """Each capacity group with a pool the run declares (gpuGroups): its pools, first choice
+    first. The group gets one proof Job, its pools none of their own; a group with none left has no Job."""
     groups = cfg.gpu_groups
-    present = {name: tuple(p.name for p in groups.pools_of(name, cfg.gpu_pools)) for name in groups.groups}
-    return {name: pools for name, pools in present.items() if pools}
+    present = {name: tuple(p.name for p in groups.pools_of(name, pools.pools)) for name in groups.groups}
+    return {name: names for name, names in present.items() if names}
 
 
-def billed(cfg: StackConfig) -> cost.Billed:
-    """What the cost reads of the config: the pools, a created cluster's System pool, whether
-    the Job runs, the cost settings and a saved price list."""
+def billed(cfg: StackConfig, pools: Pools | None = None) -> cost.Billed:
+    """What the cost reads: the run's pools (None: the config's), a created cluster's System
+    pool, whether the Job runs, the cost settings and a saved price list."""
     system_pool = cfg.system_pool if cfg.existing_cluster is None else None
-    return cost.Billed(cfg.pools, system_pool, cfg.mnist_job.enabled, cfg.cost, cfg.preflight.prices_file)
+    return cost.Billed(pools or cfg.pools, system_pool, cfg.mnist_job.enabled, cfg.cost, cfg.preflight.prices_file)
 
 
 def _created_groups(cfg: StackConfig) -> tuple[str, str]:
@@ -450,12 +555,12 @@ def _created_groups(cfg: StackConfig) -> tuple[str, str]:
 
 
 def _networks(
-    cfg: StackConfig, found: ClusterFacts | None, stack: str, live_pools: Mapping[str, LivePool], state: stack_state.StackState, said: Said
+    pools: Pools, found: ClusterFacts | None, stack: str, live_pools: Mapping[str, LivePool], state: stack_state.StackState, said: Said
 ) -> dict[str, PoolNetwork]:
     """Each GPU pool's subnets and pods per node, fitted to the cluster's network; a pool this
     stack runs already keeps its own, and a config that moves it is said to replace it."""
     adopted = {name: live.facts for name, live in live_pools.items() if live.how == "adopt"}
-    networks = pool_network.plan_pools(cfg.pools, found, stack, adopted, state)
+    networks = pool_network.plan_pools(pools, found, stack, adopted, state)
     if found is not None:
         for network in networks.values():
             said.info([network.why])
@@ -465,6 +570,7 @@ def _networks(
 
 def _in_cluster(
     cfg: StackConfig,
+    pools: Pools,
     reader: AzureReader,
     found: ClusterFacts | None,
     user_kubeconfig: str | None,
@@ -480,24 +586,26 @@ def _in_cluster(
     (components/deciding/existing/ownership.py), and two device plugins on one node are never declared."""
     in_cluster = None
     if found is not None and user_kubeconfig:
-        pools = cluster_object_checks.stack_pools(cfg.pools, found)
-        in_cluster = cluster_object_checks.check(
-            stack_objects(cfg), reader, provider_kubeconfig(user_kubeconfig), pools, owner_tag, mode.preview, found, state
+        objects, kubeconfig, stack_pools = (
+            stack_objects(cfg, pools),
+            provider_kubeconfig(user_kubeconfig),
+            cluster_object_checks.stack_pools(pools, found),
         )
+        in_cluster = cluster_object_checks.check(objects, reader, kubeconfig, stack_pools, owner_tag, mode.preview, found, state)
         said.warn(in_cluster.warnings)
         said.info(in_cluster.lines)
     if found is not None and not (in_cluster and in_cluster.read):
-        said.info([existing_cluster_checks.namespaces_line(cfg.owned_namespaces, found)])
-        said.warn(existing_pools.unread_plugin_lines(cfg.pools, cfg.preflight.kubernetes_file))
+        said.info([existing_cluster_checks.namespaces_line(cfg.owned_namespaces(pools.modes), found)])
+        said.warn(existing_pools.unread_plugin_lines(pools, cfg.preflight.kubernetes_file))
     return in_cluster
 
 
-def stack_objects(cfg: StackConfig) -> cluster_object_checks.StackObjects:
-    """What the check of what an existing cluster runs reads of the config: the pools, the
-    device plugin's settings, the namespaces the stack creates and which key names each."""
+def stack_objects(cfg: StackConfig, pools: Pools) -> cluster_object_checks.StackObjects:
+    """What the check of what an existing cluster runs reads of the config and the run's pools:
+    the pools, the device plugin's settings, the namespaces the stack creates and which key names each."""
     job_namespace = cfg.mnist_job.namespace if cfg.mnist_job.enabled else None
     return cluster_object_checks.StackObjects(
-        cfg.pools, cfg.device_plugin, cfg.gpu_operator.namespace, job_namespace, frozenset(cfg.owned_namespaces)
+        pools, cfg.device_plugin, cfg.gpu_operator.namespace, job_namespace, frozenset(cfg.owned_namespaces(pools.modes))
     )
 
 
@@ -533,7 +641,7 @@ def _budget(
     return name
 
 
-def _declared_subscription(cfg: StackConfig, found: ClusterFacts | None, subscription: preflight.Subscription) -> str | None:
+def _declared_subscription(cfg: StackConfig, pools: Pools, found: ClusterFacts | None, subscription: preflight.Subscription) -> str | None:
     """The subscription the declarations name: the budget's scope, an AKS-managed pool's
     provider (it calls the agentPools API there), a created cluster's grant of cluster-admin
     to the deployer, the proof's watch (it fetches the cluster's kubeconfig there). The
@@ -541,7 +649,7 @@ def _declared_subscription(cfg: StackConfig, found: ClusterFacts | None, subscri
     watched = cfg.mnist_job.enabled and cfg.mnist_job.wait_for_completion
     if (
         cfg.cost.budget is None
-        and not any(p.managed for p in cfg.gpu_pools)
+        and not any(p.managed for p in pools.pools)
         and not (found is None and cfg.access.grants_deployer)
         and not watched
     ):

@@ -1,8 +1,9 @@
-"""The access wait before the Kubernetes objects (components/live/cluster_access.py): every
-deployment asks, whatever the grant's createdOn says; a 401 stops it at once, a 403 or "not
-allowed" is waited out within one deadline that bounds each question too, and every message
-names the identity whose token was sent, read from the token's own claims, and the one granted.
-No wall clock: the waits run on a fake clock, the API server is a local fake."""
+"""The access wait before the Kubernetes objects (components/live/cluster_access.py), a resource
+of its own whose create runs in Pulumi's provider host (components/resources/access_wait.py):
+a new grant is asked about; a 401 stops it at once, a 403 or "not allowed" is waited out within
+one deadline that bounds each question too, and every message names the identity whose token
+was sent, read from the token's own claims, and the one granted. No wall clock: the waits run on
+a fake clock, the API server is a local fake; in the host, the cluster answers at once."""
 
 from __future__ import annotations
 
@@ -10,14 +11,20 @@ import base64
 import json
 
 import fake_aks
+import fake_engine
 import pytest
+from conftest import run_cached
 from fake_arm import FakeArm, serve_handler
+from google.protobuf import struct_pb2
+from pulumi.runtime import proto
+from pulumi.runtime.proto import engine_pb2
 from support.clock import Clock
+from support.provider_host import HostError, host_environment, start_host
 
 from components.errors import ClusterAccessError
 from components.live import cluster_access
-from tools.azure_mocks import AzureMocks, OfflineReader
-from tools.mock_engine import RecordingMonitor, run_program
+from components.resources import access_wait
+from components.resources.proof_watch import UNKNOWN
 
 T4 = "Standard_NC4as_T4_v3"
 ENTRA = {"gpuPool": None, "gpuPools": {"a": {"vmSize": T4}}, "access": {"mode": "entra"}}
@@ -196,46 +203,91 @@ def test_a_question_that_outlasts_the_deadline_fails_naming_the_identity_and_the
     assert clock.now == cluster_access.WAIT_SECONDS and "\n" not in said
 
 
-# --------------------------------------------------------------------------- every deployment asks
+# --------------------------------------------------------------------------- a resource of its own, in the provider host
 
 
-class GrantMadeAt(AzureMocks):
-    """Azure, whose role assignment reports it was created at `created_on` (ARM's createdOn)."""
-
-    def __init__(self, created_on: str | None, reader: OfflineReader) -> None:
-        super().__init__(reader=reader)
-        self.created_on = created_on
-
-    def new_resource(self, args):
-        id_, state = super().new_resource(args)
-        if args.typ == "azure-native:authorization:RoleAssignment" and self.created_on is not None:
-            state["createdOn"] = self.created_on
-        return id_, state
+def program_wait(**overrides):
+    """The access wait as a deployment of the dev stack registers it."""
+    return run_cached("dev", preview=False, **{**ENTRA, **overrides})[0].of_type(access_wait.TYPE)
 
 
-def deploy(created_on: str | None, preview: bool = False) -> list[str]:
-    asked: list[str] = []
-    reader = OfflineReader(wait_for_access=lambda kubeconfig, granted: asked.append(granted) or kubeconfig)
-    run_program("dev", overrides=ENTRA, monitor=RecordingMonitor(GrantMadeAt(created_on, reader)), preview=preview)
-    return asked
+def test_a_created_cluster_with_a_grant_declares_one_wait_for_the_granted_identity_and_no_credential():
+    [wait] = program_wait()
+    assert (wait.inputs["granted"], wait.inputs["clusterName"], wait.inputs["entra"]) == (
+        "22222222-2222-2222-2222-222222222222",
+        "aks-gpu-dev",
+        True,
+    )
+    assert wait.inputs["grantId"] and not [k for k in wait.inputs if "kubeconfig" in k.lower() or "token" in k.lower()]
+    assert program_wait(access={"mode": "local"}) == [], "local accounts: no grant, no wait"
 
 
-@pytest.mark.parametrize(
-    "created_on",
-    [
-        "2020-01-01T00:00:00.0000000Z",  # an earlier run's, or one deleted outside Pulumi and still in the state
-        "2026-11-27T11:45:00Z",  # the one an `up` that timed out ten minutes ago made
-        "2999-01-01T00:00:00Z",  # ARM's clock, or the runner's, far off
-        None,
-    ],
-    ids=["old", "after a timeout", "a clock off", "none"],
-)
-def test_every_deployment_asks_once_whatever_the_grants_created_on_says(created_on):
-    """Whether this run made the grant is nothing the program can know (the engine's answer to a
-    registration says no such thing), and createdOn is another machine's clock: so every
-    deployment asks, once when the answer is yes, for the principal it granted."""
-    assert deploy(created_on) == ["22222222-2222-2222-2222-222222222222"]
+def test_the_wait_asks_again_only_about_another_grant():
+    olds = {"granted": ALICE, "grantId": "g1", "clusterName": "aks", access_wait.STATUS_URN: "urn:a"}
+    assert not access_wait.diff_wait(olds, dict(olds)).changes
+    assert access_wait.diff_wait(olds, {**olds, "grantId": "g2"}).replaces == ["grantId"]
+    assert access_wait.diff_wait(olds, {**olds, "grantId": UNKNOWN}).replaces == ["grantId"], "a grant being replaced"
+    moved = access_wait.diff_wait(olds, {**olds, access_wait.STATUS_URN: "urn:b"})
+    assert moved.changes and moved.replaces == []
 
 
-def test_a_preview_asks_nothing():
-    assert deploy(None, preview=True) == []
+@pytest.fixture(scope="module")
+def served_engine():
+    yield from fake_engine.served()
+
+
+@pytest.fixture(scope="module")
+def arm():
+    yield from fake_aks.serve(tls=True)
+
+
+@pytest.fixture(scope="module")
+def host(arm, served_engine, tmp_path_factory):
+    yield from start_host(host_environment(arm, tmp_path_factory.mktemp("bin")), engine=served_engine[1])
+
+
+def create(host, arm, kubeconfig: str):
+    """Check, then Create, as the engine does, with the program's inputs pointed at the fake ARM,
+    which answers the cluster's listClusterUserCredential with `kubeconfig`."""
+    [wait] = program_wait()
+    arm.reset()
+    arm.kubeconfigs[(wait.inputs["resourceGroupName"], wait.inputs["clusterName"])] = kubeconfig
+    sent = struct_pb2.Struct()
+    sent.CopyFrom(wait.wire)
+    sent["armEndpoint"] = arm.url
+    checked = host.call("Check", proto.CheckRequest(urn=wait.urn, olds=struct_pb2.Struct(), news=sent))
+    return host.call("Create", proto.CreateRequest(urn=wait.urn, properties=checked.inputs))
+
+
+def test_in_the_provider_host_the_wait_fetches_the_kubeconfig_itself_and_is_done_once_the_cluster_says_yes(host, arm, api, served_engine):
+    FakeApiServer.answers = [ALLOWED]
+    created = create(host, arm, api(jwt(upn="alice@contoso.com", oid=ALICE)))
+    assert created.id == "aks-gpu-dev/22222222-2222-2222-2222-222222222222"
+    assert FakeApiServer.asked == 1 and [r.path.rsplit("/", 1)[-1] for r in arm.calls("POST")] == ["listClusterUserCredential"]
+    assert served_engine[0].logged == []
+
+
+def test_in_the_provider_host_a_401_fails_the_create_in_one_line_naming_whose_token_it_refused(host, arm, api):
+    FakeApiServer.answers = [(401, {"kind": "Status", "code": 401})]
+    with pytest.raises(HostError) as raised:
+        create(host, arm, api(jwt(upn="alice@contoso.com", oid=ALICE)))
+    said = str(raised.value)
+    assert said.startswith(f"the cluster refused the token of alice@contoso.com (object ID {ALICE}) (HTTP 401 Unauthorized)")
+    assert "\n" not in said and "Traceback" not in said
+
+
+def test_in_the_provider_host_an_api_server_it_cannot_reach_is_a_warning_on_the_waits_row_and_the_up_goes_on(host, arm, served_engine):
+    """A runner outside access.authorizedIpRanges may still change what lives in Azure; what
+    it changes in Kubernetes fails there by itself."""
+    served_engine[0].logged.clear()
+    closed = {"current-context": "aks", "clusters": [{"name": "aks", "cluster": {"server": "https://127.0.0.1:9"}}]}
+    closed |= {"contexts": [{"name": "aks", "context": {"cluster": "aks", "user": "u"}}], "users": [{"name": "u", "user": {"token": "t"}}]}
+    created = create(host, arm, json.dumps(closed))
+    assert created.id
+    [warned] = served_engine[0].logged
+    [wait] = program_wait()
+    assert (warned.severity, warned.urn, warned.ephemeral) == (engine_pb2.WARNING, wait.inputs[access_wait.STATUS_URN], False)
+    assert warned.message.startswith(
+        "the deployer's access to the cluster was not checked: could not reach the cluster's API server https://127.0.0.1:9"
+    )
+    assert warned.message.endswith("needs that API server (aks-gpu:access.authorizedIpRanges)")

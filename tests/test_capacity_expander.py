@@ -16,6 +16,7 @@ from support.plan import lines, planned
 from test_gpu_groups import MANY, MANY_GROUPS, POOLS
 
 from components.deciding.azure import priority_expander
+from components.resources.cluster import GpuClusterArgs
 
 CLUSTER, CONFIG_MAP, JOB = "azure-native:containerservice:ManagedCluster", "kubernetes:core/v1:ConfigMap", "kubernetes:batch/v1:Job"
 EXPANDER_MAP = "cluster-autoscaler-priority-expander"
@@ -133,7 +134,8 @@ def test_a_config_without_groups_declares_no_autoscaler_profile_nor_priorities_a
     assert not [c for c in run.of_type(CONFIG_MAP) if c.inputs["metadata"]["name"] == EXPANDER_MAP]
     assert not [c for c in run.resources if c.type == "aks-gpu:kubernetes:CapacityExpander"]
     assert not [i for i in lines(gpuPool=None, gpuPools=POOLS).infos if "expander" in i]
-    assert planned(gpuPool=None, gpuPools=POOLS).decided.expander_priorities is None
+    without = planned(gpuPool=None, gpuPools=POOLS)
+    assert without.expander is None and isinstance(without.cluster, GpuClusterArgs) and not without.cluster.priority_expander
 
 
 TEAM_POOLS = {"gpunp": {"existing": "adopt"}, "t4": POOLS["t4"]}

@@ -1,7 +1,7 @@
 """The first `up` of an Entra ID cluster needs no rerun: the Kubernetes objects wait until the
 cluster says the deployer may create namespaces (components/live/cluster_access.py), asked
-with the kubeconfig's own credential plugin. (What a 401, a 403, a grant of any age and
-the one deadline do: test_access_wait.py.)"""
+with the kubeconfig's own credential plugin. (What a 401, a 403, a new grant and the one
+deadline do, and the wait in Pulumi's provider host: test_access_wait.py.)"""
 
 from __future__ import annotations
 
@@ -20,12 +20,6 @@ from support.clock import Clock
 from components.errors import ClusterAccessError
 from components.live import cluster_access
 from components.live.cluster_access import Answer
-from tools.azure_mocks import AzureMocks, OfflineReader
-from tools.mock_engine import RecordingMonitor, run_program
-
-T4 = "Standard_NC4as_T4_v3"
-ENTRA = {"gpuPool": {"vmSize": T4}, "access": {"mode": "entra"}}
-
 
 # --------------------------------------------------------------------------- the wait
 
@@ -219,59 +213,3 @@ def test_a_ca_that_is_no_certificate_stops_in_one_line(authority, says):
     with pytest.raises(ClusterAccessError) as raised:
         cluster_access.connect(kubeconfig_with(authority))
     assert str(raised.value).startswith(says) and "\n" not in str(raised.value)
-
-
-# --------------------------------------------------------------------------- in the program
-
-
-def deploy(wait, preview=False, **overrides):
-    """The program, handed a reader whose access wait is `wait`."""
-    monitor = RecordingMonitor(AzureMocks(reader=OfflineReader(wait_for_access=wait)))
-    return run_program("dev", overrides=overrides or ENTRA, monitor=monitor, preview=preview)
-
-
-def test_the_kubernetes_objects_wait_until_the_cluster_said_yes():
-    asked = []
-
-    def wait(kubeconfig, granted):
-        asked.append((kubeconfig, granted))
-        return kubeconfig
-
-    run = deploy(wait)
-    [(kubeconfig, granted)] = asked
-    assert "--login" in kubeconfig and "azurecli" in kubeconfig, "the Entra kubeconfig, as the provider uses it"
-    assert granted == "22222222-2222-2222-2222-222222222222"
-    assert run.one("pulumi:providers:kubernetes").inputs["kubeconfig"].value == kubeconfig
-    grant = run.one("azure-native:authorization:RoleAssignment")
-    assert all(grant.urn in r.dependencies for r in run.resources if r.type.startswith("kubernetes:"))
-
-
-def test_a_runner_that_cannot_reach_the_api_server_is_warned_and_the_up_goes_on():
-    """A runner outside access.authorizedIpRanges may still change what lives in Azure; what
-    it changes in Kubernetes fails there by itself."""
-
-    def unreachable(kubeconfig, granted):
-        raise cluster_access.Unreachable("could not reach the cluster's API server https://aks: timed out")
-
-    run = deploy(unreachable)
-    assert (
-        "the deployer's access to the cluster was not checked: could not reach the cluster's API server https://aks: timed out; "
-        "what this `pulumi up` creates or changes in Kubernetes needs that API server (aks-gpu:access.authorizedIpRanges)"
-    ) in run.warnings
-    assert any(r.type.startswith("kubernetes:") for r in run.resources)
-
-
-@pytest.mark.parametrize("preview, overrides", [(True, ENTRA), (False, {"gpuPool": {"vmSize": T4}})], ids=["a preview", "local accounts"])
-def test_a_preview_or_a_cluster_without_the_grant_asks_nothing(preview, overrides):
-    asked = []
-    deploy(lambda k, who: asked.append(k) or k, preview=preview, **overrides)
-    assert asked == []
-
-
-def test_a_deployer_that_never_gets_access_fails_the_up_in_one_line():
-    def never(kubeconfig, granted):
-        raise ClusterAccessError(f"object ID {granted} may still not create namespaces in the cluster after 10 minutes")
-
-    with pytest.raises(ClusterAccessError) as raised:
-        deploy(never)
-    assert "\n" not in str(raised.value)

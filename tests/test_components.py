@@ -9,7 +9,7 @@ import pulumi_kubernetes as k8s
 
 from components.config import GpuPoolConfig, SystemPoolConfig
 from components.deciding.azure import cluster_facts
-from components.resources.cluster import GpuCluster, GpuClusterArgs
+from components.resources.cluster import GpuCluster, GpuClusterArgs, InCluster
 from components.resources.device_plugin import NvidiaDevicePlugin, NvidiaDevicePluginArgs
 from components.resources.existing_cluster import ExistingCluster, ExistingClusterArgs
 from components.resources.gpu_pool import GpuPool, GpuPoolArgs
@@ -36,7 +36,8 @@ def a_pool(cluster, **pool) -> GpuPool:
     config = GpuPoolConfig(**{"vm_size": "Standard_NC4as_T4_v3", **pool})
     return GpuPool(
         f"p-{config.name}",
-        GpuPoolArgs(pool=config, cluster=cluster, resource_group_name="rg1", cluster_name="aks1", subscription_id="sub"),
+        GpuPoolArgs(pool=config, resource_group_name="rg1", cluster_name="aks1", subscription_id="sub"),
+        cluster=cluster,
     )
 
 
@@ -84,9 +85,8 @@ def test_device_plugin_alone_uses_the_given_provider_namespace_and_tolerations()
         provider = k8s.Provider("p", kubeconfig="apiVersion: v1")
         NvidiaDevicePlugin(
             "dp",
-            NvidiaDevicePluginArgs(
-                provider=provider, namespace="nvidia", image="nvidia/k8s-device-plugin:1.11", gpu_tolerations=[TOLERATION]
-            ),
+            NvidiaDevicePluginArgs(namespace="nvidia", image="nvidia/k8s-device-plugin:1.11", gpu_tolerations=[TOLERATION]),
+            cluster=InCluster(provider, None, ()),
         )
 
     run = run_under_mocks(body)
@@ -105,9 +105,9 @@ def test_mnist_job_alone_waits_for_what_it_is_given():
         gate = k8s.core.v1.ConfigMap("gate", metadata={"name": "gate"}, opts=pulumi.ResourceOptions(provider=provider))
         MnistJob(
             "m",
-            MnistJobArgs(
-                provider=provider, image="mnist:gpu", max_steps=7, runs=[MnistRun("gpu", create_timeout="45m", depends_on=[gate])]
-            ),
+            MnistJobArgs(image="mnist:gpu", max_steps=7, runs=[MnistRun("gpu", create_timeout="45m", after=("gpu",))]),
+            cluster=InCluster(provider, None, ()),
+            after={"gpu": gate},
         )
 
     run = run_under_mocks(body)
@@ -122,7 +122,7 @@ def test_mnist_job_alone_runs_one_pinned_job_per_pool_in_one_namespace():
     def body():
         provider = k8s.Provider("p", kubeconfig="apiVersion: v1")
         runs = [MnistRun(pool, pin=True, guide_names=False) for pool in ("t4", "a100")]
-        MnistJob("m", MnistJobArgs(provider=provider, image="mnist:gpu", max_steps=7, runs=runs))
+        MnistJob("m", MnistJobArgs(image="mnist:gpu", max_steps=7, runs=runs), cluster=InCluster(provider, None, ()))
 
     run = run_under_mocks(body)
     jobs = {r.name: r.inputs for r in run.of_type("kubernetes:batch/v1:Job")}

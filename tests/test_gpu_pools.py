@@ -39,7 +39,7 @@ def test_each_key_of_the_map_is_a_pool_with_its_own_settings():
     t4, a100 = sorted(cfg.gpu_pools, key=lambda p: p.name, reverse=True)
     assert (t4.name, t4.spot, t4.min_count, t4.node_count) == ("t4", True, 0, 0)
     assert (a100.name, a100.mig_profile, a100.node_count) == ("a100", "MIG1g", 1)
-    assert cfg.pool_key(t4) == "aks-gpu:gpuPools.t4"
+    assert cfg.pools.key(t4) == "aks-gpu:gpuPools.t4"
 
 
 def test_pools_come_in_name_order_whatever_the_stack_file_says():
@@ -85,7 +85,7 @@ def test_the_gpu_operator_beside_another_mode_is_refused():
 
 def test_several_operator_pools_are_fine():
     cfg = parsed(gpuPools={"a": {"vmSize": T4, "management": "gpu-operator"}, "b": {"vmSize": A100, "management": "gpu-operator"}})
-    assert cfg.modes == {"gpu-operator"}
+    assert cfg.pools.modes == {"gpu-operator"}
 
 
 def test_settings_no_pool_uses_are_refused_and_settings_one_pool_uses_are_not():

@@ -1,6 +1,6 @@
 """A replaced role assignment replaces no Kubernetes object and no GPU pool: the Kubernetes provider's inputs hang
 on the cluster's credentials alone, and the objects wait for the deployer's access by an edge of
-their own (`dependsOn` the grant, resolved once the cluster said yes), never through the
+their own (`dependsOn` the grant and the access wait, done once the cluster said yes), never through the
 provider's kubeconfig (components/resources/cluster.py, _create_provider, says why); each GPU pool
 waits for the grant by `dependsOn` too, so its delete comes first (gpu_pool.py pool_dependencies).
 
@@ -13,22 +13,22 @@ whose kubeconfig is unknown (provider/pkg/provider/provider.go DiffConfig), and 
 a replaced provider is replaced, as is one `deletedWith` a replaced resource. A plain
 `dependsOn` edge makes nothing unknown: requiresReplacement reads only the property
 dependencies. So the replace set of a grant's replacement is the grant alone exactly when no
-input of any resource property-depends on it and nothing is deleted with it."""
+input of any resource property-depends on it and nothing is deleted with it, but for the access
+wait (components/resources/access_wait.py), which names the grant so that a new grant is asked about."""
 
 from __future__ import annotations
 
 import pytest
 from conftest import run_cached
 
-from components.errors import ClusterAccessError
-from tools.azure_mocks import AzureMocks, OfflineReader
-from tools.mock_engine import RecordingMonitor, run_program
+from components.resources import access_wait
 
 T4 = "Standard_NC4as_T4_v3"
 GRANT = "azure-native:authorization:RoleAssignment"
 CLUSTER = "azure-native:containerservice:ManagedCluster"
 GROUP = "azure-native:resources:ResourceGroup"
 K8S_PROVIDER = "pulumi:providers:kubernetes"
+ACCESS_WAIT = access_wait.TYPE
 ENTRA = {"mode": "entra"}
 PLUGIN = {"a": {"vmSize": T4}}
 OPERATOR = {"op": {"vmSize": T4, "management": "gpu-operator"}}
@@ -64,10 +64,10 @@ def replaced_with(run, root: str) -> set[str]:
 
 @RUNS
 @POOLS
-def test_a_replaced_grant_replaces_nothing_but_itself(pools, preview):
+def test_a_replaced_grant_replaces_nothing_but_itself_and_the_access_wait_which_asks_about_the_new_one(pools, preview):
     run = entra(pools, preview)
     grant = run.one(GRANT).urn
-    assert replaced_with(run, grant) == {grant}
+    assert replaced_with(run, grant) == {grant, run.one(ACCESS_WAIT).urn}
     assert kubernetes_objects(run), "the run declares Kubernetes objects"
 
 
@@ -96,25 +96,10 @@ def test_the_kubernetes_provider_hangs_on_the_clusters_credentials_alone(preview
 @RUNS
 @POOLS
 def test_every_kubernetes_object_waits_for_the_deployers_access(pools, preview):
+    """A direct edge to the access wait, which the engine creates once the cluster said yes (a
+    failed wait creates none of them), and to the grant, so their deletes come before its own."""
     run = entra(pools, preview)
-    grant = run.one(GRANT).urn
-    waiting = {r.urn: grant in r.dependencies for r in kubernetes_objects(run)}
+    grant, wait = run.one(GRANT).urn, run.one(ACCESS_WAIT)
+    waiting = {r.urn: {grant, wait.urn} <= set(r.dependencies) for r in kubernetes_objects(run)}
     assert waiting and all(waiting.values()), [urn for urn, waits in waiting.items() if not waits]
-
-
-def test_no_kubernetes_object_is_registered_while_the_cluster_refuses_the_deployer():
-    registered_while_waiting = []
-
-    def refused(kubeconfig, granted):
-        registered_while_waiting.extend(kubernetes_objects_of(monitor))
-        raise ClusterAccessError(f"object ID {granted} may still not create namespaces in the cluster after 10 minutes")
-
-    monitor = RecordingMonitor(AzureMocks(reader=OfflineReader(wait_for_access=refused)))
-    with pytest.raises(ClusterAccessError):
-        run_program("dev", overrides={"gpuPool": None, "gpuPools": PLUGIN, "access": ENTRA}, monitor=monitor)
-    assert registered_while_waiting == [] and kubernetes_objects_of(monitor) == []
-    assert [r for r in monitor.registrations if r.type == GRANT], "the grant itself was made"
-
-
-def kubernetes_objects_of(monitor: RecordingMonitor) -> list[str]:
-    return [r.urn for r in monitor.registrations if r.type.startswith("kubernetes:") and r.type != K8S_PROVIDER]
+    assert grant in wait.dependencies

@@ -134,8 +134,8 @@ def group_plan(names, mode=Mode.PREVIEW, facts=None, running=None, said=None, **
 
 def test_a_group_pool_whose_size_cannot_run_is_dropped_with_one_warning_and_the_deployment_goes_on():
     built = group_plan(["t4", "a10", "a100"], Mode.DEPLOYMENT)
-    assert [p.name for p in built.cfg.gpu_pools] == ["a100"], "what the steps declare"
-    assert built.decided.dropped_pools == {"t4", "a10"}
+    assert [p.name for p in built.pools.pools] == ["a100"], "what the steps declare"
+    assert [a.pool.name for a in built.gpu_pools] == ["a100"] and "t4" not in built.networks
     dropping = [w for w in plan_warnings(built) if "dropping" in w]
     assert dropping == [
         "aks-gpu:gpuGroups.inference: dropping pool t4 (Standard_NC4as_T4_v3): no quota for one node of 4 vCPUs: 'Standard "
@@ -156,7 +156,7 @@ def test_outside_a_group_the_same_size_still_stops_a_deployment():
 
 def test_a_pool_that_runs_already_is_never_dropped():
     built = group_plan(["t4", "a100"], Mode.DEPLOYMENT, running={"t4": "device-plugin"})
-    assert [p.name for p in built.cfg.gpu_pools] == ["a100", "t4"] and not built.decided.dropped_pools
+    assert [p.name for p in built.pools.pools] == ["a100", "t4"]
     [kept] = [w for w in plan_warnings(built) if "inference" in w]
     assert kept.startswith("aks-gpu:gpuGroups.inference: keeping pool t4 (Standard_NC4as_T4_v3), which runs already, though no quota")
 
@@ -179,7 +179,7 @@ def test_a_preview_warns_of_an_empty_group_and_shows_the_config_as_given():
     built = group_plan(["t4", "a10"])
     [stop] = [w for w in plan_warnings(built) if "no pool of the group can run" in w]
     assert stop.endswith("(a deployment stops here)")
-    assert [p.name for p in built.cfg.gpu_pools] == ["a10", "t4"] and not built.decided.dropped_pools
+    assert [p.name for p in built.pools.pools] == ["a10", "t4"]
 
 
 def test_the_proof_asks_one_node_of_a_group_not_one_of_each_of_its_pools():
@@ -191,7 +191,7 @@ def test_the_proof_asks_one_node_of_a_group_not_one_of_each_of_its_pools():
         build_plan(parsed(gpuPools=pools), OfflineReader(facts=one_node), Mode.DEPLOYMENT, project="aks-gpu", stack="test", environ={})
     grouped = parsed(gpuPools=pools, gpuGroups={"inference": ["t4", "t4z"]})
     built = build_plan(grouped, OfflineReader(facts=one_node), Mode.DEPLOYMENT, project="aks-gpu", stack="test", environ={})
-    assert [p.name for p in built.cfg.gpu_pools] == ["t4", "t4z"], "the deployment goes on with both"
+    assert [p.name for p in built.pools.pools] == ["t4", "t4z"], "the deployment goes on with both"
     [grows] = [w for w in plan_warnings(built) if "vCPUs" in w]
     assert "(0 x 4 vCPUs) may grow to 8 vCPUs" in grows, "their maxCount, still said"
 

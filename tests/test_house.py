@@ -285,3 +285,29 @@ def test_the_rule_above_sees_a_parameter_annotated_stack_config(tmp_path):
         "def c(job: MnistJobConfig): ...\nclass R:\n    def d(self, *, cfg: StackConfig): ...\n"
     )
     assert sorted(takes_the_config(tmp_path / "m.py")) == ["a", "b", "d"]
+
+
+# The plan hands out one typed Args per component (docs/design/component-args.md): __main__.py
+# reads those and the messages, never a config field, and nothing rewrites the user's config.
+PLAN_ARGS = {"cluster", "budget", "gpu_pools", "device_plugin", "dcgm_exporter", "gpu_operator", "expander", "proof", "outputs"}
+
+
+def test_the_program_reads_no_config_field_only_the_plans_args():
+    tree = ast.parse((ROOT / "__main__.py").read_text())
+    read = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "plan"}
+    assert read <= PLAN_ARGS, sorted(read - PLAN_ARGS)
+    assert not [n.lineno for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id in ("cfg", "decided")]
+
+
+def test_no_module_rewrites_the_users_config_or_which_pools_it_names():
+    """The resolved pools are a value of their own (Pools.without, components/plan.py)."""
+    rewriting = [
+        f"{path.relative_to(ROOT)}:{n.lineno}"
+        for path in PROGRAM
+        for n in ast.walk(ast.parse(path.read_text()))
+        if isinstance(n, ast.Call)
+        and ast.unparse(n.func).endswith("replace")
+        and n.args
+        and (ast.unparse(n.args[0]) == "cfg" or ast.unparse(n.args[0]).endswith("pools"))
+    ]
+    assert rewriting == []

@@ -24,6 +24,7 @@ from components.deciding.azure import priority_expander
 from components.deciding.existing import priority_config_map, stack_state
 from components.deciding.existing.cluster_objects import SAVE_WITH_CONFIG_MAPS
 from components.errors import ConfigError, PreflightError
+from components.resources.cluster import GpuClusterArgs
 from tools.azure_mocks import AzureMocks, OfflineReader
 from tools.mock_engine import ProgramRun, RecordingMonitor, run_program
 
@@ -127,7 +128,7 @@ def plan_line(owners_priorities: str) -> tuple[str, str]:
         stack=state_of(deployed()), kubernetes=listed(ROOT_CA, config_map(EXPANDER_MAP, {"priorities": owners_priorities}))
     )
     plan = planned_by(reader, "dev", True, **WITH_GROUP)
-    assert plan.decided.expander_config_map is None and plan.decided.expander_priorities is not None
+    assert plan.expander is None and isinstance(plan.cluster, GpuClusterArgs) and plan.cluster.priority_expander
     ((level, line),) = [(m.level, m.text) for m in plan.messages if m.text.startswith("gpuGroups:")]
     return level, line
 

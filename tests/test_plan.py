@@ -17,6 +17,10 @@ from support.plan import planned_by
 
 from components.errors import CostError, PreflightError
 from components.plan import Mode, Said, build_plan
+from components.resources.cluster import GpuClusterArgs
+from components.resources.existing_cluster import ExistingClusterArgs
+from components.resources.existing_pool import UsedPool
+from components.resources.gpu_pool import GpuPoolArgs
 from tools.azure_mocks import OfflineReader
 
 
@@ -39,8 +43,8 @@ def test_a_new_cluster_offline_says_what_was_not_checked_then_the_proof_then_the
         ("info", "proof"),
         ("info", "cost"),
     ]
-    assert built.found is None and built.estimate is None and built.mode is mode
-    assert [p.name for p in built.cfg.gpu_pools] == ["gpu"] and set(built.networks) == {"gpu"}
+    assert isinstance(built.cluster, GpuClusterArgs) and built.estimate is None and built.mode is mode
+    assert [p.name for p in built.pools.pools] == ["gpu"] and set(built.networks) == {"gpu"}
 
 
 def test_a_preview_above_cost_max_hourly_warns_last_where_a_deployment_stops_in_the_plan():
@@ -59,10 +63,11 @@ def test_a_preview_above_cost_max_hourly_warns_last_where_a_deployment_stops_in_
 
 def test_an_existing_clusters_used_pool_is_resolved_to_what_azure_runs():
     built = plan(parsed(existingCluster=TEAM, gpuPools={"gpunp": {"existing": "use"}}), OfflineReader(cluster=cluster(GPUNP)))
-    [pool] = built.cfg.gpu_pools
+    [pool] = built.pools.pools
     assert (pool.name, pool.vm_size, pool.existing, pool.min_count, pool.max_count) == ("gpunp", T4, "use", 0, 3)
-    assert built.found is not None and built.found.name == TEAM["name"]
-    assert built.live_pools["gpunp"].how == "use" and built.live_pools["gpunp"].taints == ("sku=gpu:NoSchedule",)
+    assert isinstance(built.cluster, ExistingClusterArgs) and built.cluster.facts.name == TEAM["name"]
+    [used] = built.gpu_pools
+    assert isinstance(used, UsedPool) and used.live.how == "use" and used.live.taints == ("sku=gpu:NoSchedule",)
     first = built.messages[0]
     assert first.level == "info"
     assert first.text.startswith("existing pool: aks-gpu:gpuPools.gpunp (use): 0-3 (autoscaler) x Standard_NC4as_T4_v3")
@@ -72,9 +77,9 @@ def test_the_subscription_is_read_once_for_the_checks_and_the_budget():
     reader = OfflineReader()
     cfg = parsed(gpuPool={"vmSize": T4}, cost={"budget": {"amount": 100, "contactEmails": ["ml@example.com"]}})
     built = plan(cfg, reader)
-    assert built.subscription == reader.subscription
     assert reader.reads.count("client_subscription") == 1
-    assert built.budget_name is not None and built.messages[-1].text.startswith(f"cost: budget {built.budget_name}: 100.00 USD a month")
+    assert built.budget is not None and built.budget.subscription_id == reader.subscription
+    assert built.messages[-1].text.startswith(f"cost: budget {built.budget.name}: 100.00 USD a month")
 
 
 def test_a_subscription_the_config_names_is_the_one_declared_and_the_client_is_not_asked():
@@ -85,7 +90,8 @@ def test_a_subscription_the_config_names_is_the_one_declared_and_the_client_is_n
         cost={"budget": {"amount": 100, "contactEmails": ["ml@example.com"]}},
         **{"azure-native__subscriptionId": mine},
     )
-    assert plan(cfg, reader).subscription == mine
+    budget = plan(cfg, reader).budget
+    assert budget is not None and budget.subscription_id == mine
     assert "client_subscription" not in reader.reads
 
 
@@ -118,56 +124,54 @@ def test_a_bug_of_the_programs_own_while_reading_the_subscription_surfaces_as_it
         plan(parsed(**BUDGETED), NoSubscription(KeyError("subscriptionId")))
 
 
-# What __main__.py declares is decided in the plan (Plan.decided), and read here by a plain call.
+# What __main__.py declares is decided in the plan (one Args per component), and read here by a plain call.
 TEST_OWNER = {"aks-gpu-stack": "aks-gpu/test"}
-
-
-def test_kubernetes_objects_are_deleted_with_a_created_cluster_unless_it_is_protected_and_never_with_an_existing_one():
-    assert plan(parsed(gpuPool={"vmSize": T4})).decided.deleted_with_cluster
-    assert not plan(parsed(gpuPool={"vmSize": T4}, protect=True)).decided.deleted_with_cluster
-    existing = plan(parsed(existingCluster=TEAM, gpuPools={"gpunp": {"existing": "use"}}), OfflineReader(cluster=cluster(GPUNP)))
-    assert not existing.decided.deleted_with_cluster
 
 
 def test_each_installer_serves_the_pools_of_its_mode_and_none_serves_an_aks_managed_pool():
     mixed = plan(parsed(gpuPools={"a": {"vmSize": T4}, "m": {"vmSize": T4, "management": "aks-managed"}}))
-    assert mixed.decided.serving == {"device-plugin": ("a",), "gpu-operator": ()}
-    assert mixed.decided.device_plugin is not None and not mixed.decided.device_plugin.mig
+    assert mixed.device_plugin is not None and mixed.device_plugin.pool_names == ("a",) and not mixed.device_plugin.mig
+    assert mixed.gpu_operator is None
     operator = plan(parsed(gpuPools={"op": {"vmSize": T4, "management": "gpu-operator"}}))
-    assert operator.decided.serving == {"device-plugin": (), "gpu-operator": ("op",)}
+    assert operator.device_plugin is None and operator.gpu_operator is not None
 
 
 def test_a_used_pool_gets_the_device_plugin_where_nothing_of_the_clusters_serves_it():
     used = plan(parsed(existingCluster=TEAM, gpuPools={"gpunp": {"existing": "use"}}), OfflineReader(cluster=cluster(GPUNP)))
-    assert used.decided.serving == {"device-plugin": ("gpunp",), "gpu-operator": ()}
+    assert used.device_plugin is not None and used.device_plugin.pool_names == ("gpunp",) and used.gpu_operator is None
+
+
+def declared(built) -> dict[str, GpuPoolArgs]:
+    return {args.pool.name: args for args in built.gpu_pools if isinstance(args, GpuPoolArgs)}
 
 
 def test_the_stacks_objects_on_an_existing_cluster_carry_its_mark_and_an_adopted_device_plugin_the_adopted_mark_too():
     reader = OfflineReader(cluster=cluster(GPUNP), kubernetes=listed(namespace("gpu-resources"), guide_daemon_set()))
     adopting = plan(parsed(existingCluster=TEAM, gpuPools={"gpunp": {"existing": "adopt"}}, devicePlugin={"adopt": True}), reader)
-    decided = adopting.decided
-    assert decided.device_plugin is not None
-    assert decided.object_marks == TEST_OWNER and decided.device_plugin.marks == {**TEST_OWNER, "aks-gpu-adopted": "aks-gpu/test"}
-    assert decided.device_plugin_adoption is not None and decided.device_plugin_released
-    assert decided.pool_tags == {"gpunp": decided.device_plugin.marks} and decided.released_pools == {"gpunp"}
-    using = plan(parsed(existingCluster=TEAM, gpuPools={"gpunp": {"existing": "use"}}), OfflineReader(cluster=cluster(GPUNP))).decided
-    assert using.device_plugin is not None
-    assert using.device_plugin.marks == using.object_marks == TEST_OWNER and using.device_plugin_adoption is None
-    assert using.pool_tags == {} and not using.device_plugin_released, "a used pool is not declared"
+    plugin = adopting.device_plugin
+    assert plugin is not None and adopting.proof is not None
+    assert adopting.proof.marks == TEST_OWNER and plugin.marks == {**TEST_OWNER, "aks-gpu-adopted": "aks-gpu/test"}
+    assert plugin.adopt and plugin.retain_on_delete
+    [pool] = declared(adopting).values()
+    assert pool.tags == plugin.marks and pool.retain_on_delete
+    using = plan(parsed(existingCluster=TEAM, gpuPools={"gpunp": {"existing": "use"}}), OfflineReader(cluster=cluster(GPUNP)))
+    assert using.device_plugin is not None and using.proof is not None
+    assert using.device_plugin.marks == using.proof.marks == TEST_OWNER and not using.device_plugin.adopt
+    assert declared(using) == {} and not using.device_plugin.retain_on_delete, "a used pool is not declared"
 
 
 def test_a_created_clusters_objects_and_pools_carry_no_mark_and_nothing_is_released():
-    decided = plan(parsed(gpuPools={"a": {"vmSize": T4}, "b": {"vmSize": T4}})).decided
-    assert decided.device_plugin is not None
-    assert decided.object_marks == decided.device_plugin.marks == {}
-    assert decided.pool_tags == {"a": None, "b": None} and decided.released_pools == frozenset()
+    built = plan(parsed(gpuPools={"a": {"vmSize": T4}, "b": {"vmSize": T4}}))
+    assert built.device_plugin is not None and built.proof is not None
+    assert built.proof.marks == built.device_plugin.marks == {}
+    assert [(p.tags, p.retain_on_delete) for p in declared(built).values()] == [(None, False), (None, False)]
 
 
 def test_gpu_pool_is_the_guides_one_pool_on_a_created_or_an_existing_cluster_and_gpu_pools_is_not():
-    assert plan(parsed(gpuPool={"vmSize": T4})).decided.guide_pool
-    assert not plan(parsed(gpuPools={"gpu": {"vmSize": T4}})).decided.guide_pool
-    existing = plan(parsed(existingCluster=TEAM, gpuPool={"vmSize": T4}), OfflineReader(cluster=cluster(GPUNP))).decided
-    assert existing.guide_pool
+    assert plan(parsed(gpuPool={"vmSize": T4})).outputs.guide_pool
+    assert not plan(parsed(gpuPools={"gpu": {"vmSize": T4}})).outputs.guide_pool
+    existing = plan(parsed(existingCluster=TEAM, gpuPool={"vmSize": T4}), OfflineReader(cluster=cluster(GPUNP)))
+    assert existing.outputs.guide_pool
 
 
 @pytest.mark.parametrize(
@@ -175,37 +179,34 @@ def test_gpu_pool_is_the_guides_one_pool_on_a_created_or_an_existing_cluster_and
     [({}, False), ({"upgrade": {"channel": "stable"}}, True), ({"upgrade": {"channel": "node-image"}}, False)],
 )
 def test_a_pools_version_is_left_to_azure_where_an_upgrade_channel_moves_it(overrides, moves):
-    assert plan(parsed(gpuPool={"vmSize": T4}, **overrides)).decided.version_moves is moves
+    assert declared(plan(parsed(gpuPool={"vmSize": T4}, **overrides)))["gpu"].version_moves is moves
 
 
 def test_an_existing_clusters_pools_leave_their_version_to_its_owner():
     existing = plan(parsed(existingCluster=TEAM, gpuPool={"vmSize": T4}), OfflineReader(cluster=cluster(GPUNP)))
-    assert existing.decided.version_moves
-
-
-@pytest.mark.parametrize("mode", list(Mode))
-def test_only_a_deployment_waits_for_the_deployers_access_to_the_cluster(mode):
-    assert plan(parsed(gpuPool={"vmSize": T4}), mode=mode).decided.waits_for_access is (mode is Mode.DEPLOYMENT)
+    assert declared(existing)["gpu"].version_moves
 
 
 def test_the_proof_trains_within_the_scripts_limit_and_asks_each_pool_for_a_gpu():
-    decided = plan(parsed(gpuPool={"vmSize": T4}, mnistJob={"maxSeconds": 300})).decided
-    assert decided.proof_max_seconds == 300 and decided.gpu_resources == {"gpu": "nvidia.com/gpu"} and decided.proof_proxy is None
-    guides = plan(parsed(gpuPool={"vmSize": T4}, mnistJob={"image": "mcr.microsoft.com/azuredocs/samples-tf-mnist-demo:gpu"})).decided
-    assert guides.proof_max_seconds is None, "the guide's image runs its own entrypoint, without the script's limit"
+    proof = plan(parsed(gpuPool={"vmSize": T4}, mnistJob={"maxSeconds": 300})).proof
+    assert proof is not None and proof.script is not None and proof.script.max_seconds == 300 and proof.proxy is None
+    assert [(run.pool_name, run.gpu_resource, run.after) for run in proof.runs] == [("gpu", "nvidia.com/gpu", ("gpu", "device-plugin"))]
+    guides = plan(parsed(gpuPool={"vmSize": T4}, mnistJob={"image": "mcr.microsoft.com/azuredocs/samples-tf-mnist-demo:gpu"})).proof
+    assert guides is not None and guides.script is None, "the guide's image runs its own entrypoint, without the script's limit"
 
 
 def test_a_budget_on_a_created_cluster_watches_its_resource_group_and_the_node_resource_group_aks_names():
     budgeted = {"budget": {"amount": 100, "contactEmails": ["ml@example.com"]}}
-    decided = plan(parsed(gpuPool={"vmSize": T4}, cost=budgeted)).decided
-    [group, node_group] = decided.budget_groups
+    budget = plan(parsed(gpuPool={"vmSize": T4}, cost=budgeted)).budget
+    assert budget is not None and budget.owner_tag is None
+    [group, node_group] = budget.groups
     assert node_group.startswith(f"MC_{group}_")
-    existing = plan(parsed(existingCluster=TEAM, gpuPool={"vmSize": T4}, cost=budgeted), OfflineReader(cluster=cluster(GPUNP)))
-    assert existing.decided.budget_groups == (), "an existing cluster's budget watches the owner tag"
+    existing = plan(parsed(existingCluster=TEAM, gpuPool={"vmSize": T4}, cost=budgeted), OfflineReader(cluster=cluster(GPUNP))).budget
+    assert existing is not None and existing.groups == () and existing.owner_tag == next(iter(TEST_OWNER.items())), "the owner tag"
 
 
 # The adopting `up` of the guide's namespace and DaemonSet (devicePlugin.adopt): said by the plan,
-# from the DaemonSet's spec decided there (Decided.device_plugin), after every other line.
+# from the DaemonSet's spec decided there (Plan.device_plugin), after every other line.
 ADOPTING = {"existingCluster": TEAM, "gpuPools": {"gpunp": {"existing": "adopt"}}, "devicePlugin": {"adopt": True}}
 PLUGIN_LINE = "adopt: aks-gpu:devicePlugin: `pulumi up` imports "
 NAMESPACE_URN = "urn:pulumi:test::aks-gpu::aks-gpu:kubernetes:NvidiaDevicePlugin$kubernetes:core/v1:Namespace::nvidia-device-plugin-ns"
@@ -237,7 +238,7 @@ def test_a_namespace_the_stacks_state_holds_already_leaves_the_plan_one_line_the
         stack={NAMESPACE_URN: {"type": "kubernetes:core/v1:Namespace", "outputs": {"metadata": {"name": "gpu-resources"}}}},
     )
     built = plan(parsed(**ADOPTING), reader, mode)
-    assert built.decided.device_plugin_adoption is not None and not built.decided.device_plugin_adoption.import_namespace
+    assert built.device_plugin is not None and built.device_plugin.imports == (False, True)
     [daemon_set_line] = plugin_lines(built)
     assert built.messages[-1].text == daemon_set_line
     assert daemon_set_line.startswith(f"{PLUGIN_LINE}DaemonSet gpu-resources/nvidia-device-plugin-daemonset, then updates ")
@@ -247,7 +248,7 @@ def test_a_cluster_whose_objects_were_not_read_gets_no_adoption_line_for_the_plu
     built = plan(parsed(**ADOPTING), OfflineReader(cluster=cluster(GPUNP)))
     assert plugin_lines(built) == []
     assert any("what the adopting `up` changes in it is not known" in m.text for m in built.messages)
-    assert built.decided.device_plugin is not None, "the plugin is declared all the same"
+    assert built.device_plugin is not None, "the plugin is declared all the same"
 
 
 @pytest.mark.parametrize("preview", [True, False], ids=["preview", "deployment"])
@@ -265,15 +266,15 @@ def test_the_device_plugins_inputs_are_decided_in_the_plan_from_the_pools_it_ser
     the cluster may hold others, the owner's marks, and adopt only where the run adopts."""
     reader = OfflineReader(cluster=cluster(GPUNP, {**GPUNP, "name": "spotnp", "nodeTaints": ["sku=gpu:NoSchedule", "x=y:NoExecute"]}))
     using = plan(parsed(existingCluster=TEAM, gpuPools={"gpunp": {"existing": "use"}, "spotnp": {"existing": "use"}}), reader)
-    plugin = using.decided.device_plugin
+    plugin = using.device_plugin
     assert plugin is not None
     assert [(t.key, t.operator, t.value, t.effect) for t in plugin.gpu_tolerations] == [
         ("sku", "Equal", "gpu", "NoSchedule"),
         ("x", "Equal", "y", "NoExecute"),
     ]
     assert plugin.pool_names == ("gpunp", "spotnp") and plugin.marks == TEST_OWNER and not plugin.adopt
-    assert (plugin.namespace, plugin.image, plugin.mig) == ("gpu-resources", using.cfg.device_plugin.image, False)
-    created = plan(parsed(gpuPool={"vmSize": T4})).decided.device_plugin
+    assert (plugin.namespace, plugin.image, plugin.mig) == ("gpu-resources", parsed().device_plugin.image, False)
+    created = plan(parsed(gpuPool={"vmSize": T4})).device_plugin
     assert created is not None and created.pool_names == () and created.marks == {}
     assert [(t.key, t.value) for t in created.gpu_tolerations] == [("sku", "gpu")]
-    assert plan(parsed(gpuPools={"op": {"vmSize": T4, "management": "gpu-operator"}})).decided.device_plugin is None
+    assert plan(parsed(gpuPools={"op": {"vmSize": T4, "management": "gpu-operator"}})).device_plugin is None

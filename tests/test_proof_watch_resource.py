@@ -32,6 +32,7 @@ from components.errors import ProofWatchFailed
 from components.live.proof_watch import ClusterRef
 from components.resources import outputs
 from components.resources import proof_watch as pw
+from components.resources.cluster import InCluster
 from components.resources.job_deadline import duration_seconds
 from components.resources.mnist_job import MnistJob, MnistJobArgs, MnistRun
 from tools.azure_mocks import MOCK_CLIENT
@@ -236,7 +237,9 @@ def group_and_pool_run(preview: bool = False):
             MnistRun("v100", guide_names=False),
         ]
         cluster = ClusterRef("sub", "rg", "aks", entra=False)
-        MnistJob("m", MnistJobArgs(provider=provider, image="mnist:gpu", max_steps=7, runs=runs, watch_on=cluster, vm_sizes=SIZES))
+        MnistJob(
+            "m", MnistJobArgs(image="mnist:gpu", max_steps=7, runs=runs, vm_sizes=SIZES), cluster=InCluster(provider, None, (), ref=cluster)
+        )
 
     return run_under_mocks(body, preview=preview)
 

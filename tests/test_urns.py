@@ -32,6 +32,7 @@ T4 = "Standard_NC4as_T4_v3"
 PICKLED_PROVIDERS = {
     "pulumi-python:dynamic/aksgpu:ManagedGpuPool": "components.resources.managed_gpu_pool.ManagedGpuPoolProvider",
     "pulumi-python:dynamic/aksgpu:ProofWatch": "components.resources.proof_watch.ProofWatchProvider",
+    "pulumi-python:dynamic/aksgpu:AccessWait": "components.resources.access_wait.AccessWaitProvider",
 }
 
 

@@ -130,7 +130,7 @@ class EngineInvokeError(grpc.RpcError):
 # The reads the live reader makes as invokes (components/live/reader.py), and those the
 # cluster answers; the others are the Azure SDK's.
 INVOKED = frozenset({"cluster", "user_kubeconfig", "client_subscription", "feature_state", "stack_resources"})
-OF_THE_CLUSTER = frozenset({"kubernetes_objects", "config_map", "wait_for_access"})
+OF_THE_CLUSTER = frozenset({"kubernetes_objects", "config_map"})
 
 
 def refusal(read: str, said: str) -> Exception:
@@ -212,8 +212,7 @@ class OfflineReader:
     `prices` are Azure's answers to those reads, and `kubernetes` the cluster's namespaces
     and DaemonSets, and any ConfigMaps (or the stack's preflight.kubernetesFile); None: not read (NotRead). `refuse` maps a
     read's name (a method of this class) to the error text Azure answers it with; `sign_in`
-    is why the Azure SDK cannot sign in (None: it can); `wait_for_access` stands in for the
-    cluster's access wait (None: access at once)."""
+    is why the Azure SDK cannot sign in (None: it can)."""
 
     def __init__(
         self,
@@ -228,7 +227,6 @@ class OfflineReader:
         prices: list[dict[str, Any]] | None = None,
         refuse: Mapping[str, str] | None = None,
         sign_in: str | None = None,
-        wait_for_access: Callable[[str, str], str] | None = None,
         kubernetes: Mapping[str, Any] | Callable[[str], Mapping[str, Any]] | None = None,
         stack: Mapping[str, Mapping[str, Any]] | None = None,
         stack_outputs: Mapping[str, Any] | None = None,
@@ -242,7 +240,6 @@ class OfflineReader:
         self.pool_modes_answer = dict(pool_modes) if pool_modes is not None else None
         self.refused = dict(refuse or {})
         self.sign_in = sign_in
-        self.access_wait = wait_for_access
         #: What the cluster runs in Kubernetes (a `kubectl get namespaces,daemonsets -A --show-managed-fields -o json`
         #: list, or a function of the kubeconfig that answers or raises); None: not read.
         self.kubernetes_answer = kubernetes
@@ -413,10 +410,6 @@ class OfflineReader:
             self._note(f"offline: the stack's state read from {self.state_file} ({len(self.stack_answer)} resources)")
         self.held = frozenset(self.stack_answer)
         return self.stack_answer
-
-    def wait_for_access(self, kubeconfig: str, granted: str) -> str:
-        self._asked("wait_for_access")
-        return self.access_wait(kubeconfig, granted) if self.access_wait is not None else kubeconfig
 
     @staticmethod
     def _given(answer: Any, why: str) -> Any:

@@ -191,6 +191,11 @@ class Pools:
         """The pools the stack adds to the cluster (not the cluster's own, used or adopted)."""
         return tuple(p for p in self.pools if p.existing is None)
 
+    def without(self, names: frozenset[str]) -> Pools:
+        """These pools but `names` (a capacity group's pools that cannot run: preflight.run): a
+        new value, the pools the run declares; the config is never rewritten."""
+        return Pools(tuple(p for p in self.pools if p.name not in names), self.keys, self.given)
+
 
 def gpu_pools(gpu_pool: GpuPoolConfig, pool_map: dict[str, GpuPoolSettings] | None, values: Mapping[str, Any]) -> Pools:
     """gpuPool's one pool, or gpuPools' entries sorted by name, so nothing (resources,
@@ -345,7 +350,7 @@ def check_gpu_pool(pool: GpuPoolConfig, job_enabled: bool, key: str) -> None:
 
 def managed_key(pool: GpuPoolConfig, key: str) -> str:
     """The key that asked for AKS-managed GPU nodes, as the stack file spells it; `key` is
-    the pool's (StackConfig.pool_key)."""
+    the pool's (StackConfig.pools)."""
     if pool.dedicated_vhd:
         return f"{key}.dedicatedVhd = true"
     return f"{key}.management = aks-managed"

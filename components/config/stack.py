@@ -108,36 +108,19 @@ class StackConfig:
     # Things the user should know at preview time (preview features, unknown sizes, ...).
     warnings: tuple[str, ...] = field(default=())
 
-    def pool_key(self, pool: GpuPoolConfig) -> str:
-        """The config key that declares `pool`, as error messages and warnings name it."""
-        return f"{NAMESPACE}:gpuPools.{pool.name}" if self.pool_map else f"{NAMESPACE}:gpuPool"
-
     @property
     def pools(self) -> Pools:
-        """The GPU pools with the key that names each and the members each entry sets: what a
-        check of the pools is handed instead of the whole config (docs/layout.md, "The plan")."""
-        return Pools(self.gpu_pools, {p.name: self.pool_key(p) for p in self.gpu_pools}, self.given_pools)
+        """The GPU pools with the config key that names each, as messages name it, and the
+        members each entry sets: what a check of the pools is handed instead of the whole config
+        (docs/layout.md, "The plan")."""
+        key = f"{NAMESPACE}:gpuPools.{{}}" if self.pool_map else f"{NAMESPACE}:gpuPool"
+        return Pools(self.gpu_pools, {p.name: key.format(p.name) for p in self.gpu_pools}, self.given_pools)
 
-    @property
-    def modes(self) -> frozenset[str]:
-        """Who manages the GPU stack, over all pools."""
-        return frozenset(p.mode for p in self.gpu_pools)
-
-    @property
-    def owned_pools(self) -> tuple[GpuPoolConfig, ...]:
-        """The pools the stack declares: new ones and adopted ones, not those it uses as they are."""
-        return tuple(p for p in self.gpu_pools if p.owned)
-
-    @property
-    def new_pools(self) -> tuple[GpuPoolConfig, ...]:
-        """The pools the stack adds to the cluster (not the cluster's own, used or adopted)."""
-        return tuple(p for p in self.gpu_pools if p.existing is None)
-
-    @property
-    def owned_namespaces(self) -> tuple[str, ...]:
-        """The namespaces the stack creates, and deletes on destroy."""
-        names = [self.device_plugin.namespace] if "device-plugin" in self.modes else []
-        names += [self.gpu_operator.namespace] if "gpu-operator" in self.modes else []
+    def owned_namespaces(self, modes: frozenset[str]) -> tuple[str, ...]:
+        """The namespaces the stack creates, and deletes on destroy, for pools of these `modes`
+        (the resolved pools', components/plan.py)."""
+        names = [self.device_plugin.namespace] if "device-plugin" in modes else []
+        names += [self.gpu_operator.namespace] if "gpu-operator" in modes else []
         names += [self.mnist_job.namespace] if self.mnist_job.enabled else []
         return tuple(names)
 

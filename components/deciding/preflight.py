@@ -68,15 +68,17 @@ def run(
     state: StackState = NOT_READ,
     subscription: Subscription | None = None,
     running: frozenset[str] = frozenset(),
+    pools: Pools | None = None,
 ) -> Checked:
     """Every check this stack needs, reading Azure through `reader`; `found` is the existing
     cluster, as read (cluster_facts), `networks` how each pool joins its network (pool_network),
     `in_cluster` what the cluster runs in Kubernetes means for it (cluster_object_checks), and
     `state` what the stack's state holds (stack_state), `subscription` the run's (subscription_reader),
-    `running` the GPU pools that run already (never dropped from a capacity group).
+    `running` the GPU pools that run already (never dropped from a capacity group), `pools` the
+    pools as the plan resolved them (existing_pools.resolve; None: the config's).
     Returns the warnings to show, the cluster's region and the capacity groups' drops; raises
     PreflightError when a deployment in `enforce` mode would hit a blocking problem."""
-    mode = cfg.preflight.mode
+    mode, given = cfg.preflight.mode, pools or cfg.pools
     subscription = subscription or subscription_reader(cfg.subscription_id, reader)
     region = found.location if found is not None else cfg.location
     in_cluster = list(in_cluster)
@@ -88,8 +90,8 @@ def run(
     node_group, own_pools = azure_facts.node_resource_group(cfg.resource_group_name, cfg.cluster_name, region), {}
     if found is not None:
         if cfg.existing_cluster is not None:  # always, where a cluster was read (components/plan.py)
-            problems += check_existing_cluster(cfg.existing_cluster, cfg.pools, cfg.gpu_operator, found, stack, state)
-            problems += node_provisioning.check(cfg.pools, cfg.gpu_groups, found, reader)
+            problems += check_existing_cluster(cfg.existing_cluster, given, cfg.gpu_operator, found, stack, state)
+            problems += node_provisioning.check(given, cfg.gpu_groups, found, reader)
         node_group, own_pools = found.node_resource_group or node_group, pools_of_stack(found, stack, state.pools())
     facts, notes = load_facts(cfg.preflight, reader, region, node_group, subscription)
     at_subscription = functools.cache(lambda: reader.permissions(subscription()))
@@ -107,17 +109,16 @@ def run(
     system_pool = cfg.system_pool if cfg.existing_cluster is None else None
     grouped = frozenset(name for names in cfg.gpu_groups.groups.values() for name in names)
     runs = running | frozenset(facts.existing_pools if facts else ())
-    groups = capacity_groups(cfg.gpu_groups, Demand(cfg.pools, cfg.mnist_job.enabled, system_pool), facts, region, runs)
-    dropped = frozenset(f.pool for g in groups for f in g.dropped)
-    pools = dataclasses.replace(cfg.pools, pools=tuple(p for p in cfg.pools.pools if p.name not in dropped))
-    demand = Demand(pools, cfg.mnist_job.enabled, system_pool, grouped)
+    groups = capacity_groups(cfg.gpu_groups, Demand(given, cfg.mnist_job.enabled, system_pool), facts, region, runs)
+    kept = given.without(frozenset(f.pool for g in groups for f in g.dropped))
+    demand = Demand(kept, cfg.mnist_job.enabled, system_pool, grouped)
     problems += [
         *(Problem(p) for p in pool_network.problems(list(networks))),
         *in_cluster,
         *(p for g in groups for p in g.problems()),
-        *retired_sizes(pools, stack, grouped),
-        *feature_registration(cfg.pools, reader),
-        *managed_pool_sign_in(cfg.pools, reader),
+        *retired_sizes(kept, stack, grouped),
+        *feature_registration(given, reader),
+        *managed_pool_sign_in(given, reader),
         *(capacity.capacity(demand, facts, stack, region) if facts else []),
         *budget_problems,
         *destroy_problems,
@@ -139,9 +140,7 @@ def capacity_groups(groups: GpuGroups, demand: Demand, facts: Facts | None, regi
     grouped = {name for names in groups.groups.values() for name in names}
     if not grouped:
         return []
-    rest = dataclasses.replace(
-        demand, pools=dataclasses.replace(demand.pools, pools=tuple(p for p in demand.pools.pools if p.name not in grouped))
-    )
+    rest = dataclasses.replace(demand, pools=demand.pools.without(frozenset(grouped)))
     drawn = capacity.drawn(capacity.pool_needs(rest, facts), facts) if facts else {}
     by_name = {p.name: p for p in demand.pools.pools}
     return [

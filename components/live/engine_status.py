@@ -21,9 +21,10 @@ from collections.abc import Callable
 SEND_SECONDS = 5.0
 
 
-def reporter(urn: str, address: str | None = None) -> Callable[[str], None]:
+def reporter(urn: str, address: str | None = None, warning: bool = False) -> Callable[[str], None]:
     """What sends `line` as the status of the resource `urn` to the engine at `address` (the
-    host's first argument when None); a line that cannot be sent is dropped, never an error."""
+    host's first argument when None); a line that cannot be sent is dropped, never an error.
+    `warning`: a warning the run's summary keeps (the access wait's), not a passing status."""
     target = address if address is not None else (sys.argv[1] if len(sys.argv) > 1 else "")
     if not target:
         return lambda line: None
@@ -36,7 +37,8 @@ def reporter(urn: str, address: str | None = None) -> Callable[[str], None]:
 
     def send(line: str) -> None:
         # The request pulumi/log.py `_log` builds for a resource's message, marked ephemeral.
-        request = engine_pb2.LogRequest(severity=engine_pb2.INFO, message=line, urn=urn, streamId=0, ephemeral=True)
+        severity = engine_pb2.WARNING if warning else engine_pb2.INFO
+        request = engine_pb2.LogRequest(severity=severity, message=line, urn=urn, streamId=0, ephemeral=not warning)
         try:
             engine.Log(request, timeout=SEND_SECONDS)
         except grpc.RpcError:  # the engine gone or slow (UNAVAILABLE, DEADLINE_EXCEEDED): the status is dropped

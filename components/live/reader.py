@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from components.errors import error_line, one_line
-from components.live import agent_pools, cluster_access, compute, invoke_deadline, kubernetes_read, permissions, retail_prices
+from components.live import agent_pools, compute, invoke_deadline, kubernetes_read, permissions, retail_prices
 from components.live.deadline import gather
 from components.reading.azure_facts import Facts
 from components.reading.reader import BadAnswer, InvokeFailed, NotDeployed, NotRead, RunningPool, read_errors
@@ -142,9 +142,6 @@ class LiveReader:
 
     def config_map(self, kubeconfig: str, namespace: str, name: str) -> Mapping[str, Any] | None:
         return kubernetes_read.config_map(kubeconfig, namespace, name)
-
-    def wait_for_access(self, kubeconfig: str, granted: str) -> str:
-        return cluster_access.wait_for_access(kubeconfig, granted)
 
     def stack_resources(self) -> Mapping[str, Mapping[str, Any]]:
         """URN -> {"type", "outputs"} of the stack's last snapshot, its own outputs asked first.

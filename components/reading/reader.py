@@ -147,10 +147,3 @@ class AzureReader(Protocol):
         the stack's own outputs say a deployment completed (live/reader.py says why). NotRead
         where it is not known (offline, no deployment yet, an error, past its deadline)."""
         ...
-
-    def wait_for_access(self, kubeconfig: str, granted: str) -> str:
-        """Waits until the cluster lets the kubeconfig's identity create namespaces; returns
-        the kubeconfig (components/live/cluster_access.py); `cluster_access.Unreachable` when
-        the API server cannot be reached. `granted`: the object ID the program granted
-        cluster-admin to, for the message."""
-        ...

@@ -83,12 +83,22 @@ def logical_name(component: str, budget: str) -> str:
 
 @dataclass(frozen=True)
 class CostBudgetArgs:
-    #: Its scope (the subscription's) and what within it the budget counts.
-    watched: Watched
+    """The monthly budget (cost.budget); on a created cluster, CostBudget's `cluster` names the
+    resource groups it watches, so it comes after the cluster."""
+
     #: The budget's name (unique within its scope).
     name: str
+    #: The month's amount (cost.budget.amount), in the billing currency.
     amount: float
+    #: Who is e-mailed at each alert (cost.budget.contactEmails).
     contact_emails: Sequence[str]
+    #: Its scope: the run's subscription.
+    subscription_id: str
+    #: A created cluster's resource group and node resource group, by name, as the budget says
+    #: what it watches; empty: an existing cluster, whose pools it finds by `owner_tag`.
+    groups: tuple[str, ...] = ()
+    #: The owner tag (name, value) of the scale sets it watches on an existing cluster.
+    owner_tag: tuple[str, str] | None = None
 
 
 def notifications(emails: Sequence[str]) -> dict[str, consumption.NotificationArgs]:
@@ -113,17 +123,23 @@ def start_once_known(watched: Watched) -> pulumi.Output[str]:
 class CostBudget(pulumi.ComponentResource):
     budget: consumption.Budget
 
-    def __init__(self, name: str, args: CostBudgetArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(
+        self, name: str, args: CostBudgetArgs, *, groups: Sequence[pulumi.Input[str]] = (), opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        """`groups`: the created cluster's resource groups as it names them (GpuCluster.billing_groups)."""
         super().__init__("aks-gpu:azure:CostBudget", name, None, opts)
+        scope = (
+            tagged(args.subscription_id, *args.owner_tag) if args.owner_tag else resource_groups(args.subscription_id, groups, args.groups)
+        )
         self.budget = consumption.Budget(
             logical_name(name, args.name),
             budget_name=args.name,
-            scope=args.watched.scope,
+            scope=scope.scope,
             amount=args.amount,
-            filter=args.watched.filter,
+            filter=scope.filter,
             category=consumption.CategoryType.COST,
             time_grain=consumption.TimeGrainType.MONTHLY,
-            time_period=consumption.BudgetTimePeriodArgs(start_date=start_once_known(args.watched)),
+            time_period=consumption.BudgetTimePeriodArgs(start_date=start_once_known(scope)),
             notifications=notifications(args.contact_emails),
             opts=pulumi.ResourceOptions(parent=self, ignore_changes=["timePeriod"]),
         )

@@ -12,12 +12,11 @@ into `Scaling` (pulumi/pulumi-azure-native#4264).
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import shlex
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -27,9 +26,11 @@ from components.config import SYSTEM_POOL_NAME, VERSION_UPGRADE_CHANNELS, Access
 from components.deciding.azure.cluster_facts import created_credential_failed
 from components.deciding.azure.kubeconfig import provider_kubeconfig
 from components.deciding.azure.priority_expander import EXPANDER
-from components.live.cluster_access import Unreachable
 from components.live.proof_watch import ClusterRef
+from components.resources import access_wait
+from components.resources.access_wait import AccessWait
 from components.resources.gpu_pool import MAX_PODS
+from components.resources.proof_watch import child_urn
 
 # Built-in role "Azure Kubernetes Service RBAC Cluster Admin": "Lets you manage all
 # resources in the cluster" (azure-docs articles/role-based-access-control/built-in-roles.md).
@@ -98,28 +99,57 @@ CLUSTER_TIMEOUTS = pulumi.CustomTimeouts(create="60m", update="60m", delete="60m
 
 @dataclass(frozen=True)
 class GpuClusterArgs:
+    """A cluster the program creates, with its resource group (guide steps 1-3)."""
+
+    #: The Azure region (azure-native:location), and the resource group's and cluster's names.
     location: str
     resource_group_name: str
     cluster_name: str
+    #: The System pool's size and count, fixed at creation (cluster_ignore_changes says why).
     system_pool: SystemPoolConfig
+    #: The Kubernetes version; None: AKS's default.
     kubernetes_version: str | None = None
+    #: Sign-in (local accounts or Entra ID), the API server's ranges, the network, the upgrade channels.
     access: AccessConfig = AccessConfig()
     network: NetworkConfig = NetworkConfig()
     upgrade: UpgradeConfig = UpgradeConfig()
     #: sku.tier: Free, Standard (uptime SLA) or Premium.
     tier: str = "Free"
-    # Protects the resource group and the cluster from `pulumi destroy` and replacement.
+    #: Protects the resource group and the cluster from `pulumi destroy` and replacement; while
+    #: set, the Kubernetes objects are not deleted with the cluster (GpuCluster.objects).
     protect: bool = False
-    #: How a deployment waits for the deployer's cluster access: the program's reader's
-    #: (components/reading/reader.py AzureReader.wait_for_access); None: it does not wait (a
-    #: preview: __main__.py hands none then).
-    wait_for_access: Callable[[str, str], str] | None = None
     #: The run's subscription (components/plan.py reads it once), where the deployer's grant
     #: names its role; None: the client's, as azure-native's getClientConfig answers.
     subscription_id: str | None = None
     #: A capacity group exists: the cluster autoscaler's profile sets `expander: priority`
-    #: (Decided.expander_priorities); False: no profile is declared, AKS's defaults, as before groups.
+    #: (the plan's priorities); False: no profile is declared, AKS's defaults, as before groups.
     priority_expander: bool = False
+
+
+@dataclass(frozen=True)
+class InCluster:
+    """What every Kubernetes object of this program takes from its cluster, created or existing
+    (GpuCluster.objects, ExistingCluster.objects): each Kubernetes component takes it as a
+    constructor argument beside its Args (docs/design/component-args.md)."""
+
+    #: The Kubernetes provider bound to the cluster; every Kubernetes object of this program uses it.
+    provider: k8s.Provider
+    #: A created, unprotected cluster: its delete takes every Kubernetes object with it
+    #: (`deletedWith`, docs/lifecycle.md "pulumi destroy"), so a destroy sends none of them to the
+    #: API server. None on an existing cluster, which is not the stack's, or a protected one.
+    deleted_with: pulumi.Resource | None
+    #: What every object waits for (`dependsOn`): the deployer's grant and the wait until the
+    #: cluster says it took (GpuCluster.access); empty on an existing cluster.
+    depends_on: Sequence[pulumi.Resource]
+    #: Where the cluster is, for each awaited proof Job's watch (components/resources/proof_watch.py);
+    #: None where the run's subscription is not known: no watch, the Jobs' own await decides.
+    ref: ClusterRef | None = None
+
+    def options(self, parent: pulumi.Resource) -> pulumi.ResourceOptions:
+        """A Kubernetes object's options in this cluster, as a child of `parent`."""
+        return pulumi.ResourceOptions(
+            parent=parent, provider=self.provider, deleted_with=self.deleted_with, depends_on=list(self.depends_on)
+        )
 
 
 class GpuCluster(pulumi.ComponentResource):
@@ -136,12 +166,17 @@ class GpuCluster(pulumi.ComponentResource):
     #: A Kubernetes provider bound to this cluster; every Kubernetes object of this program uses it.
     provider: k8s.Provider
     #: What every Kubernetes object of this program waits for (`dependsOn`): with Entra ID, the
-    #: deployer's role assignment, resolved once the cluster says it took (_access_proven);
+    #: deployer's role assignment and the wait until the cluster says it took (_access_proven);
     #: empty otherwise.
-    access: Sequence[pulumi.Input[pulumi.Resource]]
+    access: Sequence[pulumi.Resource]
     resource_group_name: pulumi.Output[str]
     cluster_name: pulumi.Output[str]
     resource_uid: pulumi.Output[str]
+    #: Where AKS bills the nodes, which the budget watches: the resource group, and the node
+    #: resource group AKS names for every cluster it creates (typed Optional by the SDK).
+    billing_groups: Sequence[pulumi.Output[str]]
+    #: What every Kubernetes object of this program takes from the cluster (in_cluster.py).
+    objects: InCluster
     #: What a GPU pool waits for, and what its delete comes before: the cluster, and the
     #: deployer's grant (GpuPool's pool_dependencies says why).
     dependencies: Sequence[pulumi.Resource]
@@ -154,24 +189,28 @@ class GpuCluster(pulumi.ComponentResource):
     def __init__(self, name: str, args: GpuClusterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("aks-gpu:azure:GpuCluster", name, None, opts)
         self._name = name
-        self._wait_for_access = args.wait_for_access
         self.resource_group = self._create_resource_group(args)
         self.managed_cluster = self._create_cluster(args)
         self.kubeconfig = self._fetch_credentials(args)
         self.deployer_role_assignment = self._grant_deployer(args)
         self.provider = self._create_provider()
         grant = self.deployer_role_assignment
-        self.access = [self._access_proven(grant)] if grant is not None else []
-
-        self.resource_group_name = self.resource_group.name
-        self.cluster_name = self.managed_cluster.name
-        self.resource_uid = self.managed_cluster.resource_uid
-        self.dependencies = (self.managed_cluster, *([grant] if grant is not None else []))
         self.ref = (
             ClusterRef(args.subscription_id, args.resource_group_name, args.cluster_name, entra=args.access.entra)
             if args.subscription_id
             else None
         )
+        # The plan reads the subscription wherever the deployer is granted (plan._declared_subscription).
+        self.access = [grant, self._access_proven(grant, self.ref)] if grant is not None and self.ref is not None else []
+
+        self.resource_group_name = self.resource_group.name
+        self.cluster_name = self.managed_cluster.name
+        self.resource_uid = self.managed_cluster.resource_uid
+        self.billing_groups = [self.resource_group.name, cast("pulumi.Output[str]", self.managed_cluster.node_resource_group)]
+        # Deleted with the cluster unless it is protected (docs/lifecycle.md, "pulumi destroy",
+        # says why; never the GPU pools, which bill).
+        self.objects = InCluster(self.provider, None if args.protect else self.managed_cluster, self.access, self.ref)
+        self.dependencies = (self.managed_cluster, *([grant] if grant is not None else []))
         self.get_credentials_command = pulumi.Output.all(self.resource_group.name, self.managed_cluster.name).apply(
             lambda names: get_credentials_command(names[0], names[1])
         )
@@ -292,40 +331,16 @@ class GpuCluster(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.managed_cluster]),
         )
 
-    def _access_proven(self, grant: authorization.RoleAssignment) -> pulumi.Output[pulumi.Resource]:
-        """The grant, once the cluster says the deployer may create namespaces: a new role
-        assignment takes up to five minutes to reach the cluster's authorizer, and
-        pulumi-kubernetes does not retry a 403 (components/live/cluster_access.py asks, and
-        says why). Every Kubernetes object lists this in its `dependsOn` (the SDK resolves an
-        Output there before it registers the object: pulumi runtime/_depends_on.py), so none is
-        created before the answer, and each records a direct edge to the grant, which also
-        keeps their deletes before the grant's. Asked in every deployment, never in a preview:
-        whether this run created the grant is nothing the program can know, and its createdOn
-        is compared with a clock that may drift (cluster_access.py cites the engine). An API
-        server this runner cannot reach (access.authorizedIpRanges) is a warning, not a stop:
-        what this `up` changes in Kubernetes fails by itself there, and an `up` that changes
-        only Azure goes through. The wait runs on a worker thread, so the program's other
-        registrations (the GPU pools) go on."""
-
-        wait, kubeconfig = self._wait_for_access, self.kubeconfig
-
-        async def proven(principal: str) -> pulumi.Resource:
-            if wait is None:  # a preview, or no wait asked for
-                return grant
-            # Read here rather than through Output.all, so the objects' `dependsOn` holds the
-            # grant alone: the kubeconfig is known by now, the cluster having been created.
-            credential = await kubeconfig.future()
-            if credential is not None:
-                try:
-                    await asyncio.get_running_loop().run_in_executor(None, wait, credential, principal)
-                except Unreachable as error:
-                    pulumi.log.warn(
-                        f"the deployer's access to the cluster was not checked: {error}; what this `pulumi up` creates or "
-                        "changes in Kubernetes needs that API server (aks-gpu:access.authorizedIpRanges)"
-                    )
-            return grant
-
-        return grant.principal_id.apply(proven)
+    def _access_proven(self, grant: authorization.RoleAssignment, ref: ClusterRef) -> AccessWait:
+        """Done once the cluster says the deployer may create namespaces (access_wait.py; a new
+        grant takes minutes to reach the authorizer, pulumi-kubernetes retries no 403). Every
+        Kubernetes object lists it and the grant in its `dependsOn`: none is created before the
+        answer, and their deletes come before the grant's. It holds one of the default dynamic
+        host's four threads (proof_watch.HOST_WORKERS) beside the managed pools', one at a time."""
+        name = f"{self._name}-access"
+        status_urn = child_urn("aks-gpu:azure:GpuCluster", access_wait.TYPE, name)
+        opts = pulumi.ResourceOptions(parent=self, depends_on=[grant])
+        return AccessWait(name, cluster=ref, grant_id=grant.id, granted=grant.principal_id, status_urn=status_urn, opts=opts)
 
 
 def _autoscaler_profile(priority: bool) -> containerservice.ManagedClusterPropertiesAutoScalerProfileArgs | None:

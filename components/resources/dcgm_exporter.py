@@ -14,6 +14,7 @@ import pulumi_kubernetes as k8s
 
 from components.deciding.workloads import hardening
 from components.deciding.workloads.placement import on_pools
+from components.resources.cluster import InCluster
 from components.resources.gpu_pool import AGENT_POOL_LABEL
 from components.resources.hardening import network_policy
 
@@ -35,21 +36,15 @@ CHECKOV_SKIPS = {
 
 @dataclass(frozen=True)
 class DcgmExporterArgs:
-    provider: k8s.Provider
-    #: The namespace to run in (the device plugin's): a namespace resource's name output.
-    namespace: pulumi.Input[str]
+    """NVIDIA's DCGM exporter beside the device plugin (monitoring.gpuMetrics); its namespace is
+    the device plugin's, handed to DcgmExporter as the namespace object's name, after it."""
+
+    #: The exporter's image (monitoring.dcgmExporterImage).
     image: str
-    #: The GPU pool's name: the exporter runs on its nodes only.
     #: The pools it runs on: one by nodeSelector (the guide's single pool), several by affinity.
     gpu_pool_names: Sequence[str]
+    #: What a pod on those pools tolerates (the device plugin's tolerations).
     gpu_tolerations: Sequence[k8s.core.v1.TolerationArgs] = field(default_factory=tuple)
-    #: What every object here waits for (`dependsOn`): the deployer's access to the cluster
-    #: (GpuCluster.access); empty on an existing cluster.
-    depends_on: Sequence[pulumi.Input[pulumi.Resource]] = field(default_factory=tuple)
-    #: The cluster this stack creates: its delete takes these objects with it (`deletedWith`,
-    #: docs/lifecycle.md "pulumi destroy"), so a destroy sends none of them to the API server.
-    #: None on an existing cluster, which is not the stack's.
-    deleted_with: pulumi.Resource | None = None
 
 
 class DcgmExporter(pulumi.ComponentResource):
@@ -59,16 +54,22 @@ class DcgmExporter(pulumi.ComponentResource):
     #: Where the metrics are, inside the cluster.
     metrics_url: pulumi.Output[str]
 
-    def __init__(self, name: str, args: DcgmExporterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        args: DcgmExporterArgs,
+        *,
+        cluster: InCluster,
+        namespace: pulumi.Input[str],
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
         super().__init__("aks-gpu:kubernetes:DcgmExporter", name, None, opts)
-        on_cluster = pulumi.ResourceOptions(
-            parent=self, provider=args.provider, depends_on=list(args.depends_on), deleted_with=args.deleted_with
-        )
+        on_cluster, self._namespace = cluster.options(self), namespace
         self.network_policy = self._admit_scrapes(name, args, on_cluster)
         self.daemon_set = self._create_daemon_set(name, args, on_cluster)
         self.service = k8s.core.v1.Service(
             f"{name}-svc",
-            metadata=k8s.meta.v1.ObjectMetaArgs(name=NAME, namespace=args.namespace, labels=LABELS, annotations=SCRAPE_ANNOTATIONS),
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=NAME, namespace=self._namespace, labels=LABELS, annotations=SCRAPE_ANNOTATIONS),
             spec=k8s.core.v1.ServiceSpecArgs(
                 selector=LABELS,
                 ports=[k8s.core.v1.ServicePortArgs(name="metrics", port=PORT, target_port="metrics", protocol="TCP")],
@@ -85,7 +86,7 @@ class DcgmExporter(pulumi.ComponentResource):
             from_=[k8s.networking.v1.NetworkPolicyPeerArgs(namespace_selector=k8s.meta.v1.LabelSelectorArgs())],
             ports=[k8s.networking.v1.NetworkPolicyPortArgs(protocol="TCP", port=PORT)],
         )
-        return network_policy(f"{name}-netpol", f"{NAME}-scrapes-only", args.namespace, LABELS, egress=[], ingress=[in_cluster], opts=opts)
+        return network_policy(f"{name}-netpol", f"{NAME}-scrapes-only", self._namespace, LABELS, egress=[], ingress=[in_cluster], opts=opts)
 
     def _create_daemon_set(self, name: str, args: DcgmExporterArgs, opts: pulumi.ResourceOptions) -> k8s.apps.v1.DaemonSet:
         skips = {**CHECKOV_SKIPS, **hardening.image_digest_skip(args.image, "aks-gpu:monitoring.dcgmExporterImage")}
@@ -119,7 +120,7 @@ class DcgmExporter(pulumi.ComponentResource):
         return k8s.apps.v1.DaemonSet(
             f"{name}-ds",
             metadata=k8s.meta.v1.ObjectMetaArgs(
-                name=NAME, namespace=args.namespace, labels=LABELS, annotations=hardening.checkov_skips(skips)
+                name=NAME, namespace=self._namespace, labels=LABELS, annotations=hardening.checkov_skips(skips)
             ),
             spec=k8s.apps.v1.DaemonSetSpecArgs(
                 selector=k8s.meta.v1.LabelSelectorArgs(match_labels=LABELS),

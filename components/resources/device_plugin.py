@@ -1,12 +1,11 @@
 """Guide steps 4-5: the `gpu-resources` namespace and the NVIDIA device plugin DaemonSet, declared
 from the spec components/deciding/workloads/device_plugin.py builds of the plan's inputs
-(Decided.device_plugin), with the NetworkPolicy the guide does not have (the plugin neither
+(NvidiaDevicePluginArgs), with the NetworkPolicy the guide does not have (the plugin neither
 serves nor calls anything over the network)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -18,49 +17,21 @@ from components.deciding.workloads.device_plugin import (
     daemon_set_annotations,
     plugin_spec,
 )
+from components.resources.cluster import InCluster
 from components.resources.hardening import network_policy
 
 
 @dataclass(frozen=True, kw_only=True)
 class NvidiaDevicePluginArgs(DevicePluginInputs):
-    """The plan's inputs of the namespace and DaemonSet, and how they are declared."""
+    """The device plugin's namespace and DaemonSet, as the plan decides them (components/plan.py);
+    the cluster they go into is NvidiaDevicePlugin's `cluster` argument."""
 
-    provider: k8s.Provider
     #: Which of (namespace, DaemonSet) the adopting run imports: not one the stack's state
     #: holds already (cluster_object_checks.Adoption).
     imports: tuple[bool, bool] = (True, True)
     #: The namespace and DaemonSet are the owner's, adopted (devicePlugin.adopt, on this run or
     #: before): a destroy releases them (`retainOnDelete`; devicePlugin.onDestroy: delete sets it false).
     retain_on_delete: bool = False
-    #: The cluster this stack creates: its delete takes these objects with it (`deletedWith`,
-    #: docs/lifecycle.md "pulumi destroy"), so a destroy sends none of them to the API server.
-    #: None on an existing cluster, which is not the stack's.
-    deleted_with: pulumi.Resource | None = None
-    #: What every object here waits for (`dependsOn`): the deployer's access to the cluster
-    #: (GpuCluster.access); empty on an existing cluster.
-    depends_on: Sequence[pulumi.Input[pulumi.Resource]] = field(default_factory=tuple)
-
-    @classmethod
-    def of(
-        cls,
-        inputs: DevicePluginInputs,
-        *,
-        provider: k8s.Provider,
-        imports: tuple[bool, bool] = (True, True),
-        retain_on_delete: bool = False,
-        deleted_with: pulumi.Resource | None = None,
-        depends_on: Sequence[pulumi.Input[pulumi.Resource]] = (),
-    ) -> NvidiaDevicePluginArgs:
-        """The plan's inputs (Decided.device_plugin), with the provider and how they are declared."""
-        planned = {f.name: getattr(inputs, f.name) for f in fields(DevicePluginInputs)}
-        return cls(
-            **planned,
-            provider=provider,
-            imports=imports,
-            retain_on_delete=retain_on_delete,
-            deleted_with=deleted_with,
-            depends_on=depends_on,
-        )
 
 
 class NvidiaDevicePlugin(pulumi.ComponentResource):
@@ -71,11 +42,9 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
     daemon_set: k8s.apps.v1.DaemonSet
     namespace_name: pulumi.Output[str]
 
-    def __init__(self, name: str, args: NvidiaDevicePluginArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(self, name: str, args: NvidiaDevicePluginArgs, *, cluster: InCluster, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("aks-gpu:kubernetes:NvidiaDevicePlugin", name, None, opts)
-        on_cluster = pulumi.ResourceOptions(
-            parent=self, provider=args.provider, deleted_with=args.deleted_with, depends_on=list(args.depends_on)
-        )
+        on_cluster = cluster.options(self)
         # The import IDs are pulumi-kubernetes' resource IDs, `<namespace>/<name>` or `<name>`
         # (provider/pkg/provider/util.go parseFqName); set on the adopting run only, and never on
         # one the state holds (pulumi/pulumi pkg/resource/deploy/step_generator.go `isImport` at 1b594989).

@@ -24,11 +24,14 @@ import pulumi_kubernetes as k8s
 from components.deciding.azure.cluster_facts import ClusterFacts
 from components.deciding.azure.kubeconfig import provider_kubeconfig
 from components.live.proof_watch import ClusterRef
-from components.resources.cluster import get_credentials_command
+from components.resources.cluster import InCluster, get_credentials_command
 
 
 @dataclass(frozen=True)
 class ExistingClusterArgs:
+    """The existing cluster the GPU pools go into, as the plan read it: nothing of it is registered."""
+
+    #: The cluster as Azure described it (cluster_facts.read).
     facts: ClusterFacts
     #: listClusterUserCredential's kubeconfig, base64 (cluster_facts.read_user_kubeconfig).
     user_kubeconfig: str
@@ -67,4 +70,7 @@ class ExistingCluster(pulumi.ComponentResource):
         # No deleteUnreachable, as for a created cluster (cluster.GpuCluster._create_provider).
         self.provider = k8s.Provider(f"{name}-k8s", kubeconfig=self.kubeconfig, opts=pulumi.ResourceOptions(parent=self))
         self.get_credentials_command = pulumi.Output.from_input(get_credentials_command(facts.resource_group, facts.name))
+        # The budget watches the owner tag here; nothing of the cluster is deleted with it.
+        self.billing_groups: Sequence[pulumi.Output[str]] = ()
+        self.objects = InCluster(self.provider, None, (), self.ref)
         self.register_outputs({"resourceGroupName": self.resource_group_name, "clusterName": self.cluster_name})

@@ -7,7 +7,6 @@ from __future__ import annotations
 from components.catalog import gpu_sizes
 from components.config import GpuPoolConfig
 from components.deciding.existing.existing_pools import LivePool
-from components.deciding.workloads.tolerations import pool_tolerations
 
 # The `management` output (gpuPools) of a pool the stack uses (its GPU stack is as Azure has it).
 USED_MANAGEMENT = {
@@ -31,4 +30,3 @@ class UsedPool:
         self.generation = gpu_sizes.generation(pool.vm_size)
         self.management = USED_MANAGEMENT[pool.mode]
         self.gpus_per_node = gpu_sizes.gpus_per_node(pool.vm_size, pool.mig_profile)
-        self.tolerations = pool_tolerations(pool, live)

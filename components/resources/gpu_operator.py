@@ -13,6 +13,8 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.resources.cluster import InCluster
+
 CHART = "gpu-operator"
 REPOSITORY = "https://helm.ngc.nvidia.com/nvidia"
 # The operator's operands (driver, toolkit) roll out after Helm's wait; 300 s, the provider's
@@ -22,21 +24,19 @@ TIMEOUT_SECONDS = 1200
 
 @dataclass(frozen=True)
 class GpuOperatorArgs:
-    provider: k8s.Provider
+    """NVIDIA's GPU Operator chart, for the pools whose `management` is gpu-operator."""
+
+    #: The namespace this component creates for the release (gpuOperator.namespace).
     namespace: str
+    #: The chart's version (gpuOperator.version).
     version: str
+    #: The chart's own DCGM exporter on (monitoring.gpuMetrics).
     gpu_metrics: bool
+    #: What its DaemonSets tolerate: each of its pools' tolerations, once.
     gpu_tolerations: Sequence[k8s.core.v1.TolerationArgs] = field(default_factory=tuple)
     #: Annotations that mark the stack's namespace in a cluster it shares
     #: (components/deciding/existing/cluster_objects.py STACK_ANNOTATION); none in a cluster it creates.
     marks: Mapping[str, str] = field(default_factory=dict)
-    #: The cluster this stack creates: its delete takes these objects with it (`deletedWith`,
-    #: docs/lifecycle.md "pulumi destroy"), so a destroy sends none of them to the API server.
-    #: None on an existing cluster, which is not the stack's.
-    deleted_with: pulumi.Resource | None = None
-    #: What every object here waits for (`dependsOn`): the deployer's access to the cluster
-    #: (GpuCluster.access); empty on an existing cluster.
-    depends_on: Sequence[pulumi.Input[pulumi.Resource]] = field(default_factory=tuple)
 
 
 def chart_values(args: GpuOperatorArgs) -> dict[str, Any]:
@@ -59,16 +59,14 @@ class GpuOperator(pulumi.ComponentResource):
     #: Where the chart's DCGM exporter serves its metrics (monitoring.gpuMetrics).
     metrics_url: pulumi.Output[str] | None
 
-    def __init__(self, name: str, args: GpuOperatorArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(self, name: str, args: GpuOperatorArgs, *, cluster: InCluster, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("aks-gpu:kubernetes:GpuOperator", name, None, opts)
         # No GPU pool among its dependencies: the chart's own objects (the operator, NFD) run on
         # the System pool, and the operator sets up each GPU node as it joins (its operands are
         # DaemonSets that NFD's labels select), as the cluster autoscaler relies on. Each pool's
         # Job waits for its own pool and this release, so the first pool's Job does not wait
         # for the whole chain of pools (__main__.py).
-        on_cluster = pulumi.ResourceOptions(
-            parent=self, provider=args.provider, deleted_with=args.deleted_with, depends_on=list(args.depends_on)
-        )
+        on_cluster = cluster.options(self)
         # The namespace is this program's, like the other components' (NVIDIA's guide has helm
         # create it): `pulumi destroy` removes it with the release.
         self.namespace = k8s.core.v1.Namespace(

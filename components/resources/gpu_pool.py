@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import pulumi
-import pulumi_kubernetes as k8s
 from pulumi_azure_native import containerservice
 
 from components.catalog import gpu_sizes
@@ -20,7 +19,6 @@ from components.deciding.existing import cluster_objects, pool_network
 from components.deciding.existing.existing_pools import LivePool
 from components.deciding.existing.pool_network import PoolNetwork
 from components.deciding.existing.pool_settings import REST_NAMES, agent_pool_settings, gpu_pool_settings, typed_pool_ignores
-from components.deciding.workloads import tolerations
 from components.reading.reader import RunningPool
 from components.resources.managed_gpu_pool import ARM_ENDPOINT, MIG_API_VERSION, STABLE_API_VERSION, ManagedGpuPool
 
@@ -44,22 +42,12 @@ MAX_PODS = pool_network.MAX_PODS
 POOL_TIMEOUT_MINUTES = {"create": 60, "update": 60, "delete": 45}
 POOL_TIMEOUTS = pulumi.CustomTimeouts(**{op: f"{minutes}m" for op, minutes in POOL_TIMEOUT_MINUTES.items()})
 
-# The `management` output (gpuPools), per gpuPool.management.
+# The gpuManagement output, per gpuPool.management.
 GPU_MANAGEMENT_OUTPUTS = {
     "device-plugin": "device-plugin-daemonset",
     "aks-managed": "aks-managed (preview)",
     "gpu-operator": "gpu-operator",
 }
-
-
-class Tolerating(Protocol):
-    tolerations: tuple[k8s.core.v1.TolerationArgs, ...]
-
-
-def merged_tolerations(pools: Sequence[Tolerating]) -> tuple[k8s.core.v1.TolerationArgs, ...]:
-    """What a pod serving all of `pools` (new, adopted or used) must tolerate: each pool's
-    tolerations, once (tolerations.merged, as the plan merges the device plugin's)."""
-    return tolerations.merged(pool.tolerations for pool in pools)
 
 
 # `dedicatedVhd: true` / `management: aks-managed`: the guide's retired GPU image's successor,
@@ -110,26 +98,24 @@ class Cluster(Protocol):
 
 @dataclass(frozen=True)
 class GpuPoolArgs:
+    """One GPU pool the stack declares (new or adopted), as the plan resolved it; its cluster,
+    the pools before it and the budget are GpuPool's `cluster`, `after` and `budget` arguments."""
+
+    #: The pool's settings: the config's, or an adopted pool's as Azure has them (existing_pools.resolve).
     pool: GpuPoolConfig
-    cluster: Cluster
-    #: The cluster's names as plain values, for the managed pool's REST calls.
+    #: The cluster's names as plain values, for the managed pool's REST calls (the typed pool takes the cluster's outputs).
     resource_group_name: str
     cluster_name: str
     #: The subscription the managed pool's REST calls go to (only a managed pool needs it).
     subscription_id: pulumi.Input[str] | None = None
+    #: The pool's Kubernetes version (the cluster's, kubernetesVersion); None: AKS's.
     kubernetes_version: str | None = None
     #: Something other than this stack moves the Kubernetes version (an upgrade channel, an existing cluster's owner).
     version_moves: bool = False
     #: Azure tags on the pool (on an existing cluster: which stack owns it, for preflight).
     tags: Mapping[str, str] | None = None
-    #: Node labels: its capacity group's (Decided.pool_labels); none outside a group.
+    #: Node labels: its capacity group's (gpuGroups); none outside a group.
     node_labels: Mapping[str, str] | None = None
-    #: The stack's GPU pools before this one: this pool's create, update and delete wait for
-    #: each of them (`pool_dependencies` says why).
-    after: Sequence[pulumi.Resource] = ()
-    #: The stack's budget: no GPU node is added before it exists (docs/lifecycle.md, "The budget
-    #: before the GPU pools").
-    budget: pulumi.Resource | None = None
     #: Its subnets and pods per node (pool_network.plan); unset, a created cluster's.
     network: PoolNetwork | None = None
     #: `existing: adopt`: the cluster's pool as Azure has it, imported on the adopting `up`.
@@ -141,7 +127,7 @@ class GpuPoolArgs:
     running: RunningPool | None = None
 
 
-def pool_dependencies(args: GpuPoolArgs) -> list[pulumi.Resource]:
+def pool_dependencies(cluster: Cluster, after: Sequence[pulumi.Resource], budget: pulumi.Resource | None) -> list[pulumi.Resource]:
     """What a pool's operations wait for: its cluster (a created one's deployer grant too), the
     stack's budget, and every pool of the stack before it, so AKS meets one pool operation at a
     time, creating and deleting (docs/lifecycle.md, "One pool operation at a time", says why).
@@ -155,7 +141,7 @@ def pool_dependencies(args: GpuPoolArgs) -> list[pulumi.Resource]:
     step runs, before those deletes (step.go DeleteStep.Apply `isDeletedWith`), which would leave
     its nodes running outside the state. tests/test_failed_destroy.py plays each refusal in each
     configuration (budget or not, grant or not, pools typed or managed, one or several)."""
-    return list(args.cluster.dependencies) + ([args.budget] if args.budget is not None else []) + list(args.after)
+    return list(cluster.dependencies) + ([budget] if budget is not None else []) + list(after)
 
 
 class GpuPool(pulumi.ComponentResource):
@@ -168,15 +154,26 @@ class GpuPool(pulumi.ComponentResource):
     vm_size: str
     #: The Hyper-V generation the GPU nodes boot: "1", "2" or "unknown" (a size not in the catalog).
     generation: str
-    #: Who installs the NVIDIA device plugin (the `management` output, in gpuPools).
+    #: Who installs the NVIDIA device plugin (the gpuManagement output).
     management: str
     gpus_per_node: int | None
-    #: Tolerations a pod needs to land on this pool.
-    tolerations: tuple[k8s.core.v1.TolerationArgs, ...]
 
-    def __init__(self, name: str, args: GpuPoolArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        args: GpuPoolArgs,
+        *,
+        cluster: Cluster,
+        after: Sequence[pulumi.Resource] = (),
+        budget: pulumi.Resource | None = None,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        """`cluster`: created or existing; `after`: the stack's GPU pools before this one, whose
+        operations come first (`pool_dependencies` says why); `budget`: the stack's, before any
+        GPU node (docs/lifecycle.md, "The budget before the GPU pools")."""
         super().__init__("aks-gpu:azure:GpuPool", name, None, opts)
-        self._name = name
+        self._name, self._cluster = name, cluster
+        self._dependencies = pool_dependencies(cluster, after, budget)
         pool = args.pool
         self.pool = pool
         self.node_pool = self._create_managed_pool(args) if pool.managed else self._create_agent_pool(args)
@@ -185,7 +182,6 @@ class GpuPool(pulumi.ComponentResource):
         self.generation = gpu_sizes.generation(pool.vm_size)
         self.management = GPU_MANAGEMENT_OUTPUTS[pool.mode]
         self.gpus_per_node = gpu_sizes.gpus_per_node(pool.vm_size, pool.mig_profile)
-        self.tolerations = tolerations.pool_tolerations(pool, args.live)
         self.register_outputs({"name": self.name, "vmSize": self.vm_size})
 
     # az aks nodepool add --name gpu --node-vm-size Standard_NC6 --node-count 1
@@ -198,15 +194,15 @@ class GpuPool(pulumi.ComponentResource):
         settings = agent_pool_settings(pool, args.network, args.tags, args.live, args.node_labels)
         return containerservice.AgentPool(
             f"{self._name}-agent-pool",
-            resource_group_name=args.cluster.resource_group_name,
-            resource_name_=args.cluster.cluster_name,
+            resource_group_name=self._cluster.resource_group_name,
+            resource_name_=self._cluster.cluster_name,
             agent_pool_name=pool.name,
             orchestrator_version=args.kubernetes_version,
             **settings,
             opts=pulumi.ResourceOptions(
                 import_=args.live.import_id if args.live else None,
                 parent=self,
-                depends_on=pool_dependencies(args),
+                depends_on=self._dependencies,
                 # No `deletedWith` the cluster (pool_dependencies says why). An adopted pool is the
                 # owner's: its delete only forgets it (docs/lifecycle.md, "What the stack
                 # adopted"). tests/test_adopted_guarded.py pins it.
@@ -251,12 +247,12 @@ class GpuPool(pulumi.ComponentResource):
             agent_pool_name=pool.name,
             properties=managed_gpu_pool_properties(pool, version, args.tags, args.network),
             api_version=MIG_API_VERSION if pool.mig_profile else STABLE_API_VERSION,
-            cluster_resource_uid=args.cluster.resource_uid,
+            cluster_resource_uid=self._cluster.resource_uid,
             timeout_minutes=POOL_TIMEOUT_MINUTES,
             arm_endpoint=ARM_ENDPOINT,
             opts=pulumi.ResourceOptions(
                 parent=self,
-                depends_on=pool_dependencies(args),
+                depends_on=self._dependencies,
                 # The provider's diff asks for it too (DiffResult.delete_before_replace); stated
                 # here so the plan shows it whatever the provider answers.
                 delete_before_replace=True,

@@ -22,6 +22,7 @@ from components.deciding.workloads import hardening
 from components.deciding.workloads.placement import on_pools
 from components.live.proof_watch import ClusterRef
 from components.resources import proof_watch as watch_resource
+from components.resources.cluster import InCluster
 from components.resources.gpu_pool import AGENT_POOL_LABEL
 from components.resources.hardening import network_policy
 from components.resources.job_deadline import BACKOFF_LIMIT, duration_seconds
@@ -95,14 +96,17 @@ def _plain(value: Any) -> Any:
 
 @dataclass(frozen=True)
 class MnistRun:
-    """One Job, proving one GPU pool."""
+    """One Job, proving one GPU pool, or one capacity group's pools."""
 
+    #: The pool's name (a group's: the group's), which the Job's name carries.
     pool_name: str
+    #: What the pod tolerates: the pool's taints (a group's: each of its pools').
     gpu_tolerations: Sequence[k8s.core.v1.TolerationArgs] = field(default_factory=tuple)
     #: How long `pulumi up` waits for the Job to complete (job_deadline.job_timeout).
     create_timeout: str = "30m"
-    #: What must exist before the Job can run: its GPU pool and the device plugin.
-    depends_on: Sequence[pulumi.Resource] = field(default_factory=tuple)
+    #: What must exist before the Job can run, by name among MnistJob's `after`: its GPU pool(s)
+    #: by pool name, what installs their GPU stack by its management mode, the capacity expander.
+    after: Sequence[str] = field(default_factory=tuple)
     #: Pin the Job to its pool (nodeSelector on AKS's agentpool label). The guide's one pool
     #: in a cluster of its own is the only GPU pool there, and its Job stays the guide's.
     pin: bool = False
@@ -146,8 +150,12 @@ class ProofScript:
 
 @dataclass(frozen=True)
 class MnistJobArgs:
-    provider: k8s.Provider
+    """The proof (mnistJob): its namespace, egress policy and script, and one Job per run; the
+    cluster and what the Jobs wait for are MnistJob's `cluster` and `after` arguments."""
+
+    #: The Jobs' image (mnistJob.image).
     image: str
+    #: Training steps (mnistJob.maxSteps).
     max_steps: int
     #: One Job per GPU pool in no capacity group, and one per group.
     runs: Sequence[MnistRun]
@@ -165,16 +173,6 @@ class MnistJobArgs:
     #: Annotations that mark the stack's namespace in a cluster it shares
     #: (components/deciding/existing/cluster_objects.py STACK_ANNOTATION); none in a cluster it creates.
     marks: Mapping[str, str] = field(default_factory=dict)
-    #: The cluster this stack creates: its delete takes these objects with it (`deletedWith`,
-    #: docs/lifecycle.md "pulumi destroy"), so a destroy sends none of them to the API server.
-    #: None on an existing cluster, which is not the stack's.
-    deleted_with: pulumi.Resource | None = None
-    #: What every object here waits for (`dependsOn`), each Job too: the deployer's access to
-    #: the cluster (GpuCluster.access); empty on an existing cluster.
-    depends_on: Sequence[pulumi.Input[pulumi.Resource]] = field(default_factory=tuple)
-    #: Where the cluster is, for each awaited Job's watch (components/resources/proof_watch.py);
-    #: None: no watch, the Jobs' own await alone decides.
-    watch_on: ClusterRef | None = None
     #: Each GPU pool's vmSize, by pool name: the watch of a Job of several pools says which served.
     vm_sizes: Mapping[str, str] = field(default_factory=dict)
 
@@ -324,13 +322,19 @@ class MnistJob(pulumi.ComponentResource):
     #: Per GPU pool name, and per capacity group's name (a group's pools have no Job of their own).
     jobs: dict[str, JobOutputs]
 
-    def __init__(self, name: str, args: MnistJobArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        args: MnistJobArgs,
+        *,
+        cluster: InCluster,
+        after: Mapping[str, pulumi.Resource | None] | None = None,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        """`after`: what a run's Job may wait for, by the names its `after` lists (None: nothing there)."""
         super().__init__(MNIST_JOB_TYPE, name, None, opts)
-        self._name, self._provider, self._deleted_with = name, args.provider, args.deleted_with
-        self._access = list(args.depends_on)
-        on_cluster = pulumi.ResourceOptions(
-            parent=self, provider=args.provider, deleted_with=args.deleted_with, depends_on=list(args.depends_on)
-        )
+        self._name, self._cluster, self._after = name, cluster, after or {}
+        on_cluster = cluster.options(self)
         self.namespace = k8s.core.v1.Namespace(
             f"{name}-ns", metadata=k8s.meta.v1.ObjectMetaArgs(name=args.namespace, annotations=dict(args.marks) or None), opts=on_cluster
         )
@@ -360,7 +364,7 @@ class MnistJob(pulumi.ComponentResource):
             # changed name is a replacement, delete-first only when the name stays: provider.go
             # Diff, the same rule job_name relies on); the old one goes after the Jobs moved on.
             immutable=True,
-            opts=pulumi.ResourceOptions(parent=self, provider=self._provider, deleted_with=self._deleted_with, depends_on=self._access),
+            opts=self._cluster.options(self),
         )
 
     def _create_job(self, args: MnistJobArgs, run: MnistRun) -> JobOutputs:
@@ -379,7 +383,8 @@ class MnistJob(pulumi.ComponentResource):
         suffix = "" if run.guide_names else f"-{run.pool_name}"
         plain_name = job_name(spec, args.wait_for_completion, args.job_name, None if run.guide_names else run.pool_name)
         # What the Job waits for, and its watch too (never the Job: _watch says why).
-        before = [*args.depends_on, *run.depends_on, self.network_policy, *([self.script] if self.script else [])]
+        waits = [r for r in (self._after.get(n) for n in run.after) if r is not None]
+        before = [*self._cluster.depends_on, *waits, self.network_policy, *([self.script] if self.script else [])]
         job = k8s.batch.v1.Job(
             f"{self._name}-job{suffix}",
             metadata=k8s.meta.v1.ObjectMetaArgs(
@@ -391,15 +396,17 @@ class MnistJob(pulumi.ComponentResource):
             spec=spec,
             opts=pulumi.ResourceOptions(
                 parent=self,
-                provider=args.provider,
-                deleted_with=args.deleted_with,
+                provider=self._cluster.provider,
+                deleted_with=self._cluster.deleted_with,
                 depends_on=before,
                 custom_timeouts=pulumi.CustomTimeouts(create=run.create_timeout, update=run.create_timeout),
             ),
         )
         watch = None
-        if args.wait_for_completion and args.watch_on is not None:
-            watch = self._watch(args, args.watch_on, run, f"{self._name}-watch{suffix}", plain_name, annotations[SPEC_ANNOTATION], before)
+        if args.wait_for_completion and self._cluster.ref is not None:
+            watch = self._watch(
+                args, self._cluster.ref, run, f"{self._name}-watch{suffix}", plain_name, annotations[SPEC_ANNOTATION], before
+            )
         name, namespace = job.metadata.name, job.metadata.namespace
         return JobOutputs(
             job=job,
@@ -442,7 +449,9 @@ class MnistJob(pulumi.ComponentResource):
             namespace=self.namespace.metadata.name,
             seconds=duration_seconds(run.create_timeout),
             status_urn=watch_resource.child_urn(MNIST_JOB_TYPE, watch_resource.TYPE, name),
-            opts=pulumi.ResourceOptions(parent=self, deleted_with=args.deleted_with, depends_on=before, provider=self._watch_host()),
+            opts=pulumi.ResourceOptions(
+                parent=self, deleted_with=self._cluster.deleted_with, depends_on=before, provider=self._watch_host()
+            ),
         )
 
     def _watch_host(self) -> pulumi.ProviderResource:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pulumi
@@ -18,6 +19,21 @@ AKS_MANAGED_METRICS = "port 19400 on each GPU node (AKS-managed DCGM exporter)"
 # servedBy where the watch saw no node run the proof: it could not start, or the stack's state is
 # from before the watch recorded it (the next proof's watch does).
 NOT_SERVED = "not known: the watch saw no node run this proof"
+
+
+@dataclass(frozen=True)
+class OutputsArgs:
+    """What the stack exports beside what the components built (__main__.py export_outputs)."""
+
+    #: The guide's one pool (gpuPool, not a gpuPools map): its outputs keep the names earlier releases exported.
+    guide_pool: bool
+    #: Each capacity group with a pool the run declares (gpuGroups): its pools, first choice first (gpuGroups output).
+    proof_groups: Mapping[str, tuple[str, ...]]
+    #: What the run will cost per hour, as exported (estimatedCost); None: not estimated.
+    estimated_cost: Mapping[str, Any] | None
+    #: Who manages the GPU stack over the run's pools, and whether GPU metrics are on (gpuMetrics).
+    modes: frozenset[str]
+    gpu_metrics: bool
 
 
 def gpu_metrics_location(modes: frozenset[str], enabled: bool, exporter: Any | None, operator: Any | None) -> pulumi.Input[str]:
@@ -55,7 +71,7 @@ def nodes_command(pool_name: str) -> str:
 def pool_outputs(pools: Sequence[Any], job: Any | None, groups: Mapping[str, Sequence[str]] | None = None) -> dict[str, dict[str, Any]]:
     """The gpuPools output: each pool's size, GPUs per node, management mode, the command
     that lists its nodes' GPUs, and its Job (with the command that reads its watch's outcome);
-    a pool of a capacity group (`groups`, Decided.proof_groups) names its group instead, whose
+    a pool of a capacity group (`groups`, OutputsArgs.proof_groups) names its group instead, whose
     one Job the gpuGroups output has (group_outputs)."""
     group_of = {name: group for group, names in (groups or {}).items() for name in names}
     vm_sizes = {pool.name: pool.vm_size for pool in pools}

@@ -91,8 +91,9 @@ def plugin_security_context(mig: bool) -> k8s.core.v1.SecurityContextArgs:
 
 @dataclass(frozen=True)
 class DevicePluginInputs:
-    """What the namespace and the DaemonSet are made from, decided by the plan (Decided.device_plugin)."""
+    """What the namespace and the DaemonSet are made from, decided by the plan (NvidiaDevicePluginArgs)."""
 
+    #: The namespace the stack creates (devicePlugin.namespace; the guide's gpu-resources) and the plugin's image.
     namespace: str
     image: str
     #: Tolerations for the GPU pools' taints, added after the guide's own.
