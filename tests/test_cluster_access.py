@@ -219,14 +219,19 @@ def test_the_clusters_ca_is_the_only_one_trusted_and_without_one_the_systems_are
 
 
 @pytest.mark.parametrize(
-    "authority",
-    ["not base64!", base64.b64encode(b"no certificate here").decode(), base64.b64encode(bytes(range(256))).decode()],
+    "authority, says",
+    [
+        ("not base64!", "the kubeconfig cannot be used: Invalid base64-encoded string"),
+        (base64.b64encode(b"no certificate here").decode(), "the kubeconfig's certificate-authority-data holds no PEM certificate"),
+        (base64.b64encode(bytes(range(256))).decode(), "the kubeconfig's certificate-authority-data holds no PEM certificate"),
+    ],
     ids=["not base64", "no certificate", "not text"],
 )
-def test_a_ca_that_is_no_certificate_stops_in_one_line(api, authority):
+def test_a_ca_that_is_no_certificate_stops_in_one_line_before_any_request(api, authority, says):
     with pytest.raises(ClusterAccessError) as raised:
         cluster_access.ask(kubeconfig_with(json.loads(api)["clusters"][0]["cluster"]["server"], authority))
-    assert "\n" not in str(raised.value) and FakeApiServer.seen == []
+    assert str(raised.value).startswith(says) and "\n" not in str(raised.value) and FakeApiServer.seen == []
+    assert not isinstance(raised.value, cluster_access.Unreachable), "a kubeconfig that is wrong is no unreachable server"
 
 
 # --------------------------------------------------------------------------- in the program

@@ -11,9 +11,9 @@ import base64
 import json
 import logging
 import time
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -63,25 +63,16 @@ class Connection:
 
 
 class _Logged(logging.Handler):
+    """What the kubernetes package logs instead of raising while it loads a kubeconfig: a
+    credential plugin that failed (kubernetes 37.0.2 config/kube_config.py
+    `_load_from_exec_plugin` catches it and calls `logging.error`)."""
+
     def __init__(self) -> None:
         super().__init__(logging.ERROR)
         self.lines: list[str] = []
 
     def emit(self, record: logging.LogRecord) -> None:
         self.lines.append(record.getMessage())
-
-
-@contextmanager
-def _logged() -> Iterator[list[str]]:
-    """What the kubernetes package logs instead of raising while it loads a kubeconfig: a
-    credential plugin that failed (kubernetes 37.0.2 config/kube_config.py
-    `_load_from_exec_plugin` catches it and calls `logging.error`)."""
-    handler, root = _Logged(), logging.getLogger()
-    root.addHandler(handler)
-    try:
-        yield handler.lines
-    finally:
-        root.removeHandler(handler)
 
 
 def connect(kubeconfig: str) -> Connection:
@@ -102,12 +93,19 @@ def connect(kubeconfig: str) -> Connection:
     if not isinstance(config, dict):
         raise ClusterAccessError("the kubeconfig is not a mapping")
     configuration = client.Configuration()
-    with _logged() as logged:
-        try:
-            loader = KubeConfigLoader(config_dict=config)
-            loader.load_and_set(configuration)
-        except (ConfigException, ValueError, KeyError, TypeError, OSError) as error:  # binascii.Error: a CA not base64
-            raise ClusterAccessError(f"the kubeconfig cannot be used: {one_line(error)}") from None
+    logged = _Logged()
+    logging.getLogger().addHandler(logged)
+    try:
+        loader = KubeConfigLoader(config_dict=config)
+        loader.load_and_set(configuration)
+    except (ConfigException, ValueError, KeyError, TypeError, OSError) as error:  # binascii.Error: a CA not base64
+        raise ClusterAccessError(f"the kubeconfig cannot be used: {one_line(error)}") from None
+    finally:
+        logging.getLogger().removeHandler(logged)
+    # urllib3 would read a CA file without a certificate only at the first request, as a TLS
+    # failure, which is no refusal (Unreachable): the kubeconfig is AKS's answer, and wrong.
+    if configuration.ssl_ca_cert and b"-----BEGIN CERTIFICATE-----" not in Path(configuration.ssl_ca_cert).read_bytes():
+        raise ClusterAccessError("the kubeconfig's certificate-authority-data holds no PEM certificate")
     configuration.retries = False
     user_name = str(loader.current_context["context"].get("user") or "")
     bearer = str(configuration.api_key.get("BearerToken") or "").removeprefix("Bearer ")
@@ -115,7 +113,7 @@ def connect(kubeconfig: str) -> Connection:
         user = next((u.get("user") or {} for u in config.get("users") or [] if u.get("name") == user_name), {})
         if not user.get("exec"):
             raise ClusterAccessError("the kubeconfig's user has neither a token nor an exec plugin")
-        said = one_line("; ".join(logged)) or "it printed no token"
+        said = one_line("; ".join(logged.lines)) or "it printed no token"
         raise ClusterAccessError(f"the kubeconfig's credential plugin {user['exec'].get('command')} failed: {said}")
     return Connection(client.ApiClient(configuration), configuration.host, identity(bearer, user_name))
 

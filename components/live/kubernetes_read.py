@@ -44,7 +44,9 @@ def config_map(kubeconfig: str, namespace: str, name: str, limit: float = READ_S
 
     def get() -> Any:
         connection = connect(kubeconfig)
-        found = _get(connection, path, lambda **o: CoreV1Api(connection.api).read_namespaced_config_map(name, namespace, **o), limit, "configmaps")
+        found = _get(
+            connection, path, lambda **o: CoreV1Api(connection.api).read_namespaced_config_map(name, namespace, **o), limit, "configmaps"
+        )
         if found is not None and not isinstance(found, dict):
             raise ClusterAccessError(f"the cluster's answer to GET {path} is not an object")
         return found
@@ -70,7 +72,9 @@ def _get(connection: Connection, path: str, call: Callable[..., Any], timeout: f
         if absent is not None and error.status == 404 and _not_found(error.body, absent):
             return None
         if not error.status:  # the package's own: TLS failed (rest.py wraps urllib3's SSLError)
-            raise ClusterAccessError(f"could not read {path} from the cluster's API server {connection.server}: {one_line(error.reason)}") from None
+            raise ClusterAccessError(
+                f"could not read {path} from the cluster's API server {connection.server}: {one_line(error.reason)}"
+            ) from None
         raise ClusterAccessError(f"the cluster answered HTTP {error.status} {error.reason} to GET {path}") from None
     except (HTTPError, ValueError) as error:  # urllib3's: no answer; or no JSON
         raise ClusterAccessError(f"could not read {path} from the cluster's API server {connection.server}: {one_line(error)}") from None
