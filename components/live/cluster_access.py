@@ -27,11 +27,6 @@ WAIT_SECONDS = 600.0
 FIRST_DELAY, LONGEST_DELAY = 5.0, 30.0
 # At most this for one request, within what is left.
 REQUEST_SECONDS = 30.0
-REVIEW = {
-    "apiVersion": "authorization.k8s.io/v1",
-    "kind": "SelfSubjectAccessReview",
-    "spec": {"resourceAttributes": {"verb": "create", "resource": "namespaces"}},
-}
 
 
 class Unreachable(ClusterAccessError):
@@ -164,7 +159,13 @@ def ask(kubeconfig: str, seconds: float = WAIT_SECONDS, clock: Callable[[], floa
 
 
 def _ask(kubeconfig: str, seconds: float, clock: Callable[[], float]) -> Answer:
-    from kubernetes.client import ApiException, AuthorizationV1Api
+    from kubernetes.client import (
+        ApiException,
+        AuthorizationV1Api,
+        V1ResourceAttributes,
+        V1SelfSubjectAccessReview,
+        V1SelfSubjectAccessReviewSpec,
+    )
     from urllib3.exceptions import HTTPError, NewConnectionError
     from urllib3.exceptions import TimeoutError as SocketTimeout
 
@@ -173,9 +174,13 @@ def _ask(kubeconfig: str, seconds: float, clock: Callable[[], float]) -> Answer:
     left = deadline - clock()
     if left <= 0:
         raise OutOfTime(f"the credential plugin took the {seconds:g} s left")
+    review = V1SelfSubjectAccessReview(
+        spec=V1SelfSubjectAccessReviewSpec(resource_attributes=V1ResourceAttributes(verb="create", resource="namespaces"))
+    )
     try:
-        answer = AuthorizationV1Api(connection.api).create_self_subject_access_review(
-            REVIEW, _request_timeout=min(REQUEST_SECONDS, left), _preload_content=False
+        # Not preloaded: the urllib3 answer itself (api_client.py _call_with_legacy_options), not the declared model.
+        answer: Any = AuthorizationV1Api(connection.api).create_self_subject_access_review(
+            review, _request_timeout=min(REQUEST_SECONDS, left), _preload_content=False
         )
         status = json.loads(answer.data).get("status") or {}
     except ApiException as error:

@@ -461,8 +461,17 @@ def _keep(api: _Api, facts: WatchFacts, verdict: Verdict, uid: str) -> str | Non
     }
     try:
         what = f"PATCH /api/v1/namespaces/{facts.namespace}/configmaps/{name}"
-        apply = {"field_manager": FIELD_MANAGER, "force": True, "_content_type": "application/apply-patch+yaml"}
-        api.call(what, "core.patch_namespaced_config_map", name, facts.namespace, body, **apply)
+        apply = "application/apply-patch+yaml"
+        api.call(
+            what,
+            "core.patch_namespaced_config_map",
+            name,
+            facts.namespace,
+            body,
+            field_manager=FIELD_MANAGER,
+            force=True,
+            _content_type=apply,
+        )
     except (_CannotWatch, _NoAnswer, _Refused) as error:
         return f"the proof's outcome could not be kept in ConfigMap {facts.namespace}/{name}: {error}"
     return None
