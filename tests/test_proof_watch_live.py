@@ -379,6 +379,26 @@ def test_a_look_the_api_server_never_answers_ends_at_the_looks_own_limit_and_is_
     assert clock.slept == [live.POLL_SECONDS]
 
 
+class CutShort(JsonHandler):
+    """An API server whose every answer ends before the Content-Length it announced."""
+
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Length", "100")
+        self.end_headers()
+        self.wfile.write(b'{"kind": ')
+        self.close_connection = True
+
+
+def test_an_answer_cut_short_is_no_answer_and_the_watch_looks_again(kube):
+    for url in serve_handler(CutShort):
+        cut_short = kube.kubeconfig().replace(kube.url, url)
+        got, said, clock = watching(kube, Scripted(WAITING), seconds=10, kubeconfig=lambda cluster, cut_short=cut_short: cut_short)
+
+    assert got.kind == "waiting" and said[0].startswith("looking again in 10 s: could not reach the cluster's API server http://127.0.0.1:")
+    assert "\n" not in said[0] and clock.slept == [live.POLL_SECONDS]
+
+
 def test_an_expired_token_is_renewed_once_and_the_watch_goes_on(kube):
     kube.tokens = {"fresh"}
     tokens = iter(["expired", "fresh"])

@@ -208,6 +208,7 @@ class _Api:
             api = (BatchV1Api if group == "batch" else CoreV1Api)(self.connection.api)
             try:
                 response = getattr(api, name)(*args, **params, _request_timeout=REQUEST_SECONDS, _preload_content=False)
+                body = response.data  # read here: a body cut short or too slow is urllib3's error too
             except ApiException as error:
                 if error.status == 404:
                     return None
@@ -228,7 +229,7 @@ class _Api:
             except HTTPError as error:  # urllib3's: no answer
                 raise _NoAnswer(f"could not reach the cluster's API server {self.connection.server}: {one_line(error)}") from None
             self.date = _server_time(response.headers.get("Date")) or self.date
-            text = response.data.decode("utf-8", errors="replace")
+            text = body.decode("utf-8", errors="replace")
             if raw:
                 return text
             try:
