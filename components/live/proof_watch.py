@@ -194,12 +194,10 @@ class _Api:
     date: datetime | None = None
 
     def call(self, what: str, method: str, *args: Any, raw: bool = False, **params: Any) -> Any:
-        """The answer to `method` (the kubernetes package's BatchV1Api's "batch.<name>" or
-        CoreV1Api's "core.<name>") with `args` and `params`: its JSON (its text with `raw`); None
-        for 404. `what`: the HTTP method and path, for the messages. _CannotWatch, _NoAnswer, or
-        _Refused for any other refusal (the caller knows what it means there). Each request: at
-        most REQUEST_SECONDS, and the answer's bytes and headers, not the package's models (the
-        decisions read the API's JSON; the clock is the Date header)."""
+        """The JSON (the text with `raw`) that `method`, "batch.<name>" or "core.<name>" of the
+        kubernetes package's BatchV1Api or CoreV1Api, answers within REQUEST_SECONDS, as sent (the
+        decisions read the API's JSON, the clock is its Date); None for 404. `what`: "METHOD path",
+        for the messages. _CannotWatch, _NoAnswer, or _Refused for any other refusal."""
         from kubernetes.client import ApiException, BatchV1Api, CoreV1Api
         from urllib3.exceptions import HTTPError
 
@@ -462,17 +460,8 @@ def _keep(api: _Api, facts: WatchFacts, verdict: Verdict, uid: str) -> str | Non
     }
     try:
         what = f"PATCH /api/v1/namespaces/{facts.namespace}/configmaps/{name}"
-        apply = "application/apply-patch+yaml"
-        api.call(
-            what,
-            "core.patch_namespaced_config_map",
-            name,
-            facts.namespace,
-            body,
-            field_manager=FIELD_MANAGER,
-            force=True,
-            _content_type=apply,
-        )
+        apply: dict[str, Any] = {"field_manager": FIELD_MANAGER, "force": True, "_content_type": "application/apply-patch+yaml"}
+        api.call(what, "core.patch_namespaced_config_map", name, facts.namespace, body, **apply)
     except (_CannotWatch, _NoAnswer, _Refused) as error:
         return f"the proof's outcome could not be kept in ConfigMap {facts.namespace}/{name}: {error}"
     return None
