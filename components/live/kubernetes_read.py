@@ -2,8 +2,9 @@
 namespaces and its DaemonSets in every namespace, as `kubectl get namespaces,daemonsets
 --all-namespaces --show-managed-fields --output json` prints them (the API's lists keep
 managedFields), asked of the API server with the kubeconfig's own credential
-(cluster_access.py: its token, or its exec plugin's, through the kubernetes package). And one ConfigMap by name, the priority
-expander's on a cluster the stack created (components/deciding/existing/priority_config_map.py).
+(cluster_access.py: its token, or its exec plugin's, through the kubernetes package). And one
+ConfigMap by name, the priority expander's on a cluster the stack created
+(components/deciding/existing/priority_config_map.py).
 
 One deadline bounds the whole read, the credential plugin and both requests: each request
 waits at most what is left, and the read itself runs on a daemon thread the program stops
@@ -38,11 +39,11 @@ def read(kubeconfig: str, limit: float = READ_SECONDS, clock: Callable[[], float
 def config_map(kubeconfig: str, namespace: str, name: str, limit: float = READ_SECONDS) -> dict[str, Any] | None:
     """The ConfigMap `namespace`/`name`, as `kubectl get configmap -o json` prints it, or None
     where the API server answers NotFound; TimeoutError after `limit` seconds."""
-    from kubernetes.client import CoreV1Api
-
     path = f"/api/v1/namespaces/{namespace}/configmaps/{name}"
 
     def get() -> Any:
+        from kubernetes.client import CoreV1Api
+
         connection = connect(kubeconfig)
         found = _get(
             connection, path, lambda **o: CoreV1Api(connection.api).read_namespaced_config_map(name, namespace, **o), limit, "configmaps"
