@@ -221,7 +221,7 @@ def test_the_clusters_ca_is_the_only_one_trusted_and_without_one_the_systems_are
 @pytest.mark.parametrize(
     "authority, says",
     [
-        ("not base64!", "the kubeconfig cannot be used: Invalid base64-encoded string"),
+        ("not base64!", "the kubeconfig's certificate-authority-data or client-certificate-data is not base64: "),
         (base64.b64encode(b"no certificate here").decode(), "the kubeconfig's certificate-authority-data holds no PEM certificate"),
         (base64.b64encode(bytes(range(256))).decode(), "the kubeconfig's certificate-authority-data holds no PEM certificate"),
     ],

@@ -8,6 +8,7 @@ deployer's role assignment" and "How the cluster is asked"."""
 from __future__ import annotations
 
 import base64
+import binascii
 import json
 import logging
 import time
@@ -93,7 +94,9 @@ def connect(kubeconfig: str) -> Connection:
     try:
         loader = KubeConfigLoader(config_dict=config)
         loader.load_and_set(configuration)
-    except (ConfigException, ValueError, KeyError, TypeError, OSError) as error:  # binascii.Error: a CA not base64
+    except binascii.Error as error:  # FileOrData decodes each *-data key (config/kube_config.py)
+        raise ClusterAccessError(f"the kubeconfig's certificate-authority-data or client-certificate-data is not base64: {error}") from None
+    except (ConfigException, ValueError, KeyError, TypeError, OSError) as error:
         raise ClusterAccessError(f"the kubeconfig cannot be used: {one_line(error)}") from None
     finally:
         logging.getLogger().removeHandler(logged)
