@@ -7,10 +7,7 @@ from __future__ import annotations
 
 import base64
 import json
-import ssl
-import subprocess
 import sys
-import urllib.request
 
 import fake_aks
 import pytest
@@ -104,7 +101,12 @@ def api(tmp_path):
             {
                 "name": "u",
                 "user": {
-                    "exec": {"command": sys.executable, "args": [str(plugin), "server-id"], "env": [{"name": "LOGIN", "value": "azurecli"}]}
+                    "exec": {
+                        "apiVersion": "client.authentication.k8s.io/v1beta1",
+                        "command": sys.executable,
+                        "args": [str(plugin), "server-id"],
+                        "env": [{"name": "LOGIN", "value": "azurecli"}],
+                    }
                 },
             }
         ],
@@ -141,7 +143,7 @@ def test_any_other_answer_or_no_plugin_stops_at_once(api):
         cluster_access.ask(api)
     config = json.loads(api)
     config["users"][0]["user"]["exec"]["command"] = "/nonexistent/kubelogin"
-    with pytest.raises(ClusterAccessError, match="could not run the kubeconfig's credential plugin /nonexistent/kubelogin"):
+    with pytest.raises(ClusterAccessError, match="^the kubeconfig's credential plugin /nonexistent/kubelogin failed: .*No such file"):
         cluster_access.ask(json.dumps(config))
     config["clusters"][0]["cluster"]["server"] = "https://127.0.0.1:9"
     config["users"][0]["user"] = {"token": "t"}
@@ -149,33 +151,43 @@ def test_any_other_answer_or_no_plugin_stops_at_once(api):
         cluster_access.ask(json.dumps(config))
 
 
-def test_one_question_gives_the_plugin_and_the_request_only_what_is_left_of_its_deadline(api, monkeypatch):
-    """kubelogin may take 120 s and a request 30: within a wait's last 10 s they get those 10."""
-    plugin_limits, request_limits = [], []
+def test_a_failing_credential_plugin_stops_at_once_in_one_line_with_its_own_words(api, tmp_path):
+    """The kubernetes package logs a plugin's failure instead of raising it: the question says it."""
+    config = json.loads(api)
+    failing = tmp_path / "failing.py"
+    failing.write_text("import sys\nsys.stderr.write('AADSTS50076: sign in again\\n')\nsys.exit(3)\n")
+    config["users"][0]["user"]["exec"]["args"] = [str(failing)]
+    with pytest.raises(ClusterAccessError) as raised:
+        cluster_access.ask(json.dumps(config))
+    said = str(raised.value)
+    assert said.startswith(f"the kubeconfig's credential plugin {sys.executable} failed: exec: process returned 3")
+    assert "AADSTS50076: sign in again" in said and "\n" not in said and FakeApiServer.seen == []
 
-    def run(*args, timeout, **kwargs):
-        plugin_limits.append(timeout)
-        return subprocess.run(*args, timeout=timeout, **kwargs)
 
-    real = urllib.request.urlopen
+def test_the_request_gets_only_what_is_left_of_the_questions_deadline(api, monkeypatch):
+    """A request may take 30 s: within a wait's last 10 s, of which the plugin took 8, it gets 2."""
+    from kubernetes.client import rest
 
-    def urlopen(request, timeout, context):
-        request_limits.append(timeout)
-        return real(request, timeout=timeout, context=context)
+    limits = []
+    real = rest.RESTClientObject.request
 
-    monkeypatch.setattr(cluster_access.urllib.request, "urlopen", urlopen)
+    def request(self, *args, _request_timeout=None, **kwargs):
+        limits.append(_request_timeout)
+        return real(self, *args, _request_timeout=_request_timeout, **kwargs)
+
+    monkeypatch.setattr(rest.RESTClientObject, "request", request)
     FakeApiServer.answer = (201, {"status": {"allowed": True}})
     times = iter([0.0, 8.0])  # the plugin took 8 of the 10 s
-    assert cluster_access.ask(api, 10.0, run=run, clock=lambda: next(times)).allowed
-    assert plugin_limits == [10.0] and request_limits == [2.0]
+    assert cluster_access.ask(api, 10.0, clock=lambda: next(times)).allowed
+    assert limits == [2.0]
     times = iter([0.0, 10.0])  # ...or all of them: no request is sent
     with pytest.raises(TimeoutError, match="the credential plugin took the 10 s left"):
-        cluster_access.ask(api, 10.0, run=run, clock=lambda: next(times))
-    assert request_limits == [2.0]
+        cluster_access.ask(api, 10.0, clock=lambda: next(times))
+    assert limits == [2.0]
 
 
-def kubeconfig_with(authority: str | None) -> str:
-    cluster = {"server": "https://127.0.0.1:1", **({"certificate-authority-data": authority} if authority is not None else {})}
+def kubeconfig_with(server: str, authority: str | None) -> str:
+    cluster = {"server": server, **({"certificate-authority-data": authority} if authority is not None else {})}
     return json.dumps(
         {
             "current-context": "aks",
@@ -186,30 +198,31 @@ def kubeconfig_with(authority: str | None) -> str:
     )
 
 
-def test_the_clusters_ca_is_the_only_one_trusted_and_without_one_the_systems_are(tmp_path, monkeypatch):
+def test_the_clusters_ca_is_the_only_one_trusted_and_without_one_the_systems_are(api, tmp_path, monkeypatch):
     """As kubectl (client-go transport.go rootCertPool): a kubeconfig's CA is the one trust
     anchor, not one more beside the machine's; with none, the machine's CAs."""
-    (tmp_path / "cluster").mkdir()
-    (tmp_path / "system").mkdir()
-    cluster_ca, _ = fake_aks._certificate(tmp_path / "cluster")
-    system_ca, _ = fake_aks._certificate(tmp_path / "system")
-    monkeypatch.setenv("SSL_CERT_FILE", str(system_ca))  # the machine's CAs, as OpenSSL finds them
-    der = {path: ssl.PEM_cert_to_DER_cert(path.read_text()) for path in (cluster_ca, system_ca)}
-    with_ca = cluster_access.connect(kubeconfig_with(base64.b64encode(cluster_ca.read_bytes()).decode()))
-    assert with_ca.tls.get_ca_certs(binary_form=True) == [der[cluster_ca]]
-    assert cluster_access.connect(kubeconfig_with(None)).tls.get_ca_certs(binary_form=True) == [der[system_ca]]
+    server = json.loads(api)["clusters"][0]["cluster"]
+    (tmp_path / "other").mkdir()
+    other_ca, _ = fake_aks._certificate(tmp_path / "other")
+    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "fake-arm.pem"))  # the machine trusts the server's certificate (fake_aks's)
+    FakeApiServer.answer = (201, {"status": {"allowed": True}})
+    assert cluster_access.ask(kubeconfig_with(server["server"], None)).allowed
+    with pytest.raises(cluster_access.Unreachable, match="CERTIFICATE_VERIFY_FAILED"):
+        cluster_access.ask(kubeconfig_with(server["server"], base64.b64encode(other_ca.read_bytes()).decode()))
+    assert cluster_access.ask(kubeconfig_with(server["server"], server["certificate-authority-data"])).allowed
 
 
 @pytest.mark.parametrize(
     "authority, says",
     [
-        ("not base64!", "the kubeconfig's certificate-authority-data is not base64"),
-        (base64.b64encode(b"no certificate here").decode(), "the kubeconfig's certificate-authority-data holds no PEM certificate: "),
-        (base64.b64encode(bytes(range(256))).decode(), "the kubeconfig's certificate-authority-data holds no PEM certificate: "),
+        ("not base64!", "the kubeconfig's certificate-authority-data or client-certificate-data is not base64: "),
+        (base64.b64encode(b"no certificate here").decode(), "the kubeconfig's certificate-authority-data holds no PEM certificate"),
+        (base64.b64encode(bytes(range(256))).decode(), "the kubeconfig's certificate-authority-data holds no PEM certificate"),
     ],
     ids=["not base64", "no certificate", "not text"],
 )
-def test_a_ca_that_is_no_certificate_stops_in_one_line(authority, says):
+def test_a_ca_that_is_no_certificate_stops_in_one_line_before_any_request(api, authority, says):
     with pytest.raises(ClusterAccessError) as raised:
-        cluster_access.connect(kubeconfig_with(authority))
-    assert str(raised.value).startswith(says) and "\n" not in str(raised.value)
+        cluster_access.ask(kubeconfig_with(json.loads(api)["clusters"][0]["cluster"]["server"], authority))
+    assert str(raised.value).startswith(says) and "\n" not in str(raised.value) and FakeApiServer.seen == []
+    assert not isinstance(raised.value, cluster_access.Unreachable), "a kubeconfig that is wrong is no unreachable server"

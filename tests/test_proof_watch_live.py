@@ -359,10 +359,9 @@ def test_an_api_server_that_fails_for_a_while_is_asked_again_and_says_so(kube):
 
 
 def test_an_api_server_that_cannot_be_reached_is_asked_again_until_the_watchs_limit(kube):
-    connection = cluster_access.connect(kube.kubeconfig())
-    gone = cluster_access.Connection("https://127.0.0.1:9", connection.tls, connection.headers)
+    gone = kube.kubeconfig().replace(kube.url, "https://127.0.0.1:9")
 
-    got, said, clock = watching(kube, Scripted(WAITING), seconds=30, connect=lambda config, timeout: gone)
+    got, said, clock = watching(kube, Scripted(WAITING), seconds=30, kubeconfig=lambda cluster: gone)
 
     assert got.kind == "waiting" and said[0].startswith(
         "looking again in 10 s: could not reach the cluster's API server https://127.0.0.1:9"
@@ -372,13 +371,32 @@ def test_an_api_server_that_cannot_be_reached_is_asked_again_until_the_watchs_li
 
 def test_a_look_the_api_server_never_answers_ends_at_the_looks_own_limit_and_is_tried_again(kube, monkeypatch):
     monkeypatch.setattr(live, "LOOK_SECONDS", 0.05)  # the look's limit, on the real clock: nothing answers anyway
-    connection = cluster_access.connect(kube.kubeconfig())
     for url in silent("https"):
-        mute = cluster_access.Connection(url, connection.tls, connection.headers)
-        got, said, clock = watching(kube, Scripted(WAITING), seconds=10, connect=lambda config, timeout, mute=mute: mute)
+        mute = kube.kubeconfig().replace(kube.url, url)
+        got, said, clock = watching(kube, Scripted(WAITING), seconds=10, kubeconfig=lambda cluster, mute=mute: mute)
 
     assert got.kind == "waiting" and said == ["looking again in 10 s: the cluster's API server did not answer a look within 0.05 s"]
     assert clock.slept == [live.POLL_SECONDS]
+
+
+class CutShort(JsonHandler):
+    """An API server whose every answer ends before the Content-Length it announced."""
+
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Length", "100")
+        self.end_headers()
+        self.wfile.write(b'{"kind": ')
+        self.close_connection = True
+
+
+def test_an_answer_cut_short_is_no_answer_and_the_watch_looks_again(kube):
+    for url in serve_handler(CutShort):
+        cut_short = kube.kubeconfig().replace(kube.url, url)
+        got, said, clock = watching(kube, Scripted(WAITING), seconds=10, kubeconfig=lambda cluster, cut_short=cut_short: cut_short)
+
+    assert got.kind == "waiting" and said[0].startswith("looking again in 10 s: could not reach the cluster's API server http://127.0.0.1:")
+    assert "\n" not in said[0] and clock.slept == [live.POLL_SECONDS]
 
 
 def test_an_expired_token_is_renewed_once_and_the_watch_goes_on(kube):
@@ -386,8 +404,8 @@ def test_an_expired_token_is_renewed_once_and_the_watch_goes_on(kube):
     tokens = iter(["expired", "fresh"])
     made = []
 
-    def connect(config, timeout):
-        made.append(timeout)
+    def connect(config):
+        made.append(config)
         return cluster_access.connect(kube.kubeconfig(next(tokens)))
 
     got, said, _ = watching(kube, Scripted(Verdict("trained", "PROOF OK")), connect=connect)

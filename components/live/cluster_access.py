@@ -8,15 +8,13 @@ deployer's role assignment" and "How the cluster is asked"."""
 from __future__ import annotations
 
 import base64
+import binascii
 import json
-import os
-import ssl
-import subprocess
+import logging
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -28,16 +26,8 @@ from components.live.deadline import gather
 # question's kubelogin run and request included.
 WAIT_SECONDS = 600.0
 FIRST_DELAY, LONGEST_DELAY = 5.0, 30.0
-# At most this for one request, and for one run of the credential plugin, within what is left.
+# At most this for one request, within what is left.
 REQUEST_SECONDS = 30.0
-PLUGIN_SECONDS = 120.0
-REVIEW = {
-    "apiVersion": "authorization.k8s.io/v1",
-    "kind": "SelfSubjectAccessReview",
-    "spec": {"resourceAttributes": {"verb": "create", "resource": "namespaces"}},
-}
-# What client-go hands an exec plugin (KUBERNETES_EXEC_INFO): not interactive.
-EXEC_INFO = {"apiVersion": "client.authentication.k8s.io/v1beta1", "kind": "ExecCredential", "spec": {"interactive": False}}
 
 
 class Unreachable(ClusterAccessError):
@@ -58,44 +48,72 @@ class Answer:
     who: str = "the kubeconfig's user"
 
 
-def _current(config: Mapping[str, Any], kind: str, name: str) -> Mapping[str, Any]:
-    entry = next((e for e in config.get(f"{kind}s") or [] if e.get("name") == name), None)
-    if entry is None:
-        raise ClusterAccessError(f"the kubeconfig has no {kind} named {name!r}")
-    return entry.get(kind) or {}
-
-
-def token(user: Mapping[str, Any], environ: Mapping[str, str], run: Callable[..., Any] = subprocess.run, timeout: float = 120) -> str:
-    """The bearer token of the kubeconfig's user: its `token`, or what its exec plugin prints."""
-    if user.get("token"):
-        return str(user["token"])
-    plugin = user.get("exec")
-    if not plugin:
-        raise ClusterAccessError("the kubeconfig's user has neither a token nor an exec plugin")
-    env = {**environ, **{e["name"]: e["value"] for e in plugin.get("env") or []}, "KUBERNETES_EXEC_INFO": json.dumps(EXEC_INFO)}
-    command = [plugin["command"], *(plugin.get("args") or [])]
-    try:
-        done = run(command, env=env, capture_output=True, text=True, timeout=timeout, check=False)
-    except (OSError, subprocess.TimeoutExpired) as error:
-        raise ClusterAccessError(f"could not run the kubeconfig's credential plugin {plugin['command']}: {error}") from None
-    if done.returncode != 0:
-        said = one_line(done.stderr or done.stdout or "")
-        raise ClusterAccessError(f"the kubeconfig's credential plugin {plugin['command']} failed (exit {done.returncode}): {said}")
-    try:
-        return str(json.loads(done.stdout)["status"]["token"])
-    except (ValueError, KeyError, TypeError):
-        raise ClusterAccessError(f"the kubeconfig's credential plugin {plugin['command']} printed no ExecCredential token") from None
-
-
 @dataclass(frozen=True)
 class Connection:
-    """The API server of the kubeconfig's current context, and how to talk to it."""
+    """The API server of the kubeconfig's current context: a kubernetes.client.ApiClient."""
 
+    api: Any
     server: str
-    tls: ssl.SSLContext
-    headers: Mapping[str, str]
-    #: The identity whose token the headers carry (`identity`).
+    #: The identity whose token the client sends (`identity`).
     who: str = "the kubeconfig's user"
+
+
+class _Logged(logging.Handler):
+    """What the kubernetes package logs instead of raising while it loads a kubeconfig: a
+    credential plugin that failed (kubernetes 37.0.2 config/kube_config.py
+    `_load_from_exec_plugin` catches it and calls `logging.error`)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
+
+
+def connect(kubeconfig: str) -> Connection:
+    """A client for the current context's API server, as the kubernetes package loads a
+    kubeconfig (config/kube_config.py KubeConfigLoader): the cluster's CA the one trusted, the
+    user's token or what its exec plugin prints (config/exec_provider.py: client-go's
+    KUBERNETES_EXEC_INFO, not interactive without a terminal). The plugin runs without a time
+    limit of its own: the caller's deadline (deadline.gather) bounds it. urllib3's retries are
+    off (`retries`: False), so each request is one try within its `_request_timeout`."""
+    from kubernetes import client
+    from kubernetes.config.config_exception import ConfigException
+    from kubernetes.config.kube_config import KubeConfigLoader
+
+    try:
+        config = yaml.safe_load(kubeconfig) or {}
+    except yaml.YAMLError as error:  # AKS's answer (listClusterUserCredential), not YAML
+        raise ClusterAccessError(f"the kubeconfig is not YAML: {one_line(error)}") from None
+    if not isinstance(config, dict):
+        raise ClusterAccessError("the kubeconfig is not a mapping")
+    configuration = client.Configuration()
+    logged = _Logged()
+    logging.getLogger().addHandler(logged)
+    try:
+        loader = KubeConfigLoader(config_dict=config)
+        loader.load_and_set(configuration)
+    except binascii.Error as error:  # FileOrData decodes each *-data key (config/kube_config.py)
+        raise ClusterAccessError(f"the kubeconfig's certificate-authority-data or client-certificate-data is not base64: {error}") from None
+    except (ConfigException, ValueError, KeyError, TypeError, OSError) as error:
+        raise ClusterAccessError(f"the kubeconfig cannot be used: {one_line(error)}") from None
+    finally:
+        logging.getLogger().removeHandler(logged)
+    # urllib3 would read a CA file without a certificate only at the first request, as a TLS
+    # failure, which is no refusal (Unreachable): the kubeconfig is AKS's answer, and wrong.
+    if configuration.ssl_ca_cert and b"-----BEGIN CERTIFICATE-----" not in Path(configuration.ssl_ca_cert).read_bytes():
+        raise ClusterAccessError("the kubeconfig's certificate-authority-data holds no PEM certificate")
+    configuration.retries = False
+    user_name = str(loader.current_context["context"].get("user") or "")
+    bearer = str(configuration.api_key.get("BearerToken") or "").removeprefix("Bearer ")
+    if not bearer:
+        user = next((u.get("user") or {} for u in config.get("users") or [] if u.get("name") == user_name), {})
+        if not user.get("exec"):
+            raise ClusterAccessError("the kubeconfig's user has neither a token nor an exec plugin")
+        said = one_line("; ".join(logged.lines)) or "it printed no token"
+        raise ClusterAccessError(f"the kubeconfig's credential plugin {user['exec'].get('command')} failed: {said}")
+    return Connection(client.ApiClient(configuration), configuration.host, identity(bearer, user_name))
 
 
 def claims(token: str) -> Mapping[str, Any]:
@@ -129,78 +147,47 @@ def identity(token: str, user: str) -> str:
     return f"the kubeconfig's user {user!r}"
 
 
-def _trust(authority_data: Any) -> ssl.SSLContext:
-    """What the connection trusts, as client-go does (transport/transport.go `rootCertPool`):
-    the cluster's CA alone when the kubeconfig has one, the system's CAs when it has none."""
-    if not authority_data:
-        return ssl.create_default_context()
-    try:
-        authority = base64.b64decode(authority_data)
-    except ValueError:  # binascii.Error: not base64
-        raise ClusterAccessError("the kubeconfig's certificate-authority-data is not base64") from None
-    try:
-        return ssl.create_default_context(cadata=authority.decode("ascii"))
-    except (UnicodeDecodeError, ssl.SSLError) as error:
-        raise ClusterAccessError(f"the kubeconfig's certificate-authority-data holds no PEM certificate: {one_line(error)}") from None
-
-
-def connect(
-    kubeconfig: str, environ: Mapping[str, str] = os.environ, run: Callable[..., Any] = subprocess.run, timeout: float = 120
-) -> Connection:
-    """The current context's server, its CA, and the user's bearer token (`timeout`: for the exec plugin)."""
-    try:
-        config = yaml.safe_load(kubeconfig) or {}
-    except yaml.YAMLError as error:  # AKS's answer (listClusterUserCredential), not YAML
-        raise ClusterAccessError(f"the kubeconfig is not YAML: {one_line(error)}") from None
-    if not isinstance(config, dict):
-        raise ClusterAccessError("the kubeconfig is not a mapping")
-    context = _current(config, "context", config.get("current-context") or "")
-    cluster = _current(config, "cluster", context.get("cluster") or "")
-    user = _current(config, "user", context.get("user") or "")
-    tls = _trust(cluster.get("certificate-authority-data"))
-    bearer = token(user, environ, run, timeout)
-    headers = {"Authorization": f"Bearer {bearer}", "Content-Type": "application/json"}
-    who = identity(bearer, context.get("user") or "")
-    return Connection(str(cluster.get("server", "")).rstrip("/"), tls, headers, who)
-
-
-def ask(
-    kubeconfig: str,
-    seconds: float = WAIT_SECONDS,
-    environ: Mapping[str, str] = os.environ,
-    run: Callable[..., Any] = subprocess.run,
-    clock: Callable[[], float] = time.monotonic,
-) -> Answer:
+def ask(kubeconfig: str, seconds: float = WAIT_SECONDS, clock: Callable[[], float] = time.monotonic) -> Answer:
     """One SelfSubjectAccessReview with the kubeconfig's current context and credential, all
-    of it within `seconds`: the credential plugin and the request each get what is left (at
-    most PLUGIN_SECONDS and REQUEST_SECONDS), and the question runs on a daemon thread the
-    wait stops waiting for then (deadline.gather: a socket timeout bounds each read, not a
-    server that trickles). OutOfTime past `seconds`."""
+    of it within `seconds`: the request gets what is left after the credential plugin (at most
+    REQUEST_SECONDS), and the question runs on a daemon thread the wait stops waiting for then
+    (deadline.gather: a socket timeout bounds each read, not a server that trickles).
+    OutOfTime past `seconds`."""
     try:
-        return gather([lambda: _ask(kubeconfig, seconds, environ, run, clock)], seconds)[0]
+        return gather([lambda: _ask(kubeconfig, seconds, clock)], seconds)[0]
     except OutOfTime:
         raise
     except TimeoutError:  # gather's: the question itself never came back
         raise OutOfTime(f"a question got no answer within the {seconds:g} s left") from None
 
 
-def _ask(kubeconfig: str, seconds: float, environ: Mapping[str, str], run: Callable[..., Any], clock: Callable[[], float]) -> Answer:
+def _ask(kubeconfig: str, seconds: float, clock: Callable[[], float]) -> Answer:
+    from kubernetes.client import (
+        ApiException,
+        AuthorizationV1Api,
+        V1ResourceAttributes,
+        V1SelfSubjectAccessReview,
+        V1SelfSubjectAccessReviewSpec,
+    )
+    from urllib3.exceptions import HTTPError, NewConnectionError
+    from urllib3.exceptions import TimeoutError as SocketTimeout
+
     deadline = clock() + seconds
-    connection = connect(kubeconfig, environ, run, timeout=min(PLUGIN_SECONDS, seconds))
+    connection = connect(kubeconfig)
     left = deadline - clock()
     if left <= 0:
         raise OutOfTime(f"the credential plugin took the {seconds:g} s left")
-    request = urllib.request.Request(
-        f"{connection.server}/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
-        data=json.dumps(REVIEW).encode(),
-        method="POST",
-        headers=dict(connection.headers),
+    review = V1SelfSubjectAccessReview(
+        spec=V1SelfSubjectAccessReviewSpec(resource_attributes=V1ResourceAttributes(verb="create", resource="namespaces"))
     )
     try:
-        with urllib.request.urlopen(request, timeout=min(REQUEST_SECONDS, left), context=connection.tls) as response:
-            status = json.loads(response.read()).get("status") or {}
-    except urllib.error.HTTPError as error:
-        if error.code == 401:
+        # Not preloaded: the urllib3 answer itself (api_client.py _call_with_legacy_options), not the declared model.
+        answer: Any = AuthorizationV1Api(connection.api).create_self_subject_access_review(
+            review, _request_timeout=min(REQUEST_SECONDS, left), _preload_content=False
+        )
+        status = json.loads(answer.data).get("status") or {}
+    except ApiException as error:
+        if error.status == 401:
             # Unauthorized: the API server accepted no identity from the token at all (another
             # tenant's, an expired sign-in, a wrong audience). A role assignment that has not yet
             # propagated is a 403 or "not allowed", never this: no wait mends it.
@@ -209,16 +196,18 @@ def _ask(kubeconfig: str, seconds: float, environ: Mapping[str, str], run: Calla
                 "identity, or for a tenant, this cluster does not accept; sign in again (`az login`, or the AAD_LOGIN_METHOD "
                 "the workflow sets) and rerun `pulumi up`"
             ) from None
-        if error.code == 403:
-            return Answer(False, f"HTTP {error.code} {error.reason}", connection.who)
+        if error.status == 403:
+            return Answer(False, f"HTTP {error.status} {error.reason}", connection.who)
+        if not error.status:  # the package's own: TLS failed (rest.py wraps urllib3's SSLError)
+            raise Unreachable(f"could not reach the cluster's API server {connection.server}: {one_line(error.reason)}") from None
         raise ClusterAccessError(
-            f"the cluster answered HTTP {error.code} {error.reason} to a SelfSubjectAccessReview sent with the token of {connection.who}"
+            f"the cluster answered HTTP {error.status} {error.reason} to a SelfSubjectAccessReview sent with the token of {connection.who}"
         ) from None
-    except (urllib.error.URLError, OSError) as error:
-        timed_out = isinstance(error, TimeoutError) or isinstance(getattr(error, "reason", None), TimeoutError)
+    except HTTPError as error:  # urllib3's: no answer
+        timed_out = isinstance(error, SocketTimeout) and not isinstance(error, NewConnectionError)
         if timed_out and left < REQUEST_SECONDS:  # the wait's deadline, not the server's silence
             raise OutOfTime(f"the request got no answer within the {left:g} s left") from None
-        raise Unreachable(f"could not reach the cluster's API server {connection.server}: {error}") from None
+        raise Unreachable(f"could not reach the cluster's API server {connection.server}: {one_line(error)}") from None
     except ValueError as error:
         raise ClusterAccessError(
             f"the cluster's API server {connection.server} answered a SelfSubjectAccessReview with no JSON: {error}"

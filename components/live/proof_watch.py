@@ -48,9 +48,6 @@ import email.utils
 import json
 import re
 import time
-import urllib.error
-import urllib.parse
-import urllib.request
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -82,9 +79,8 @@ MADE_BEFORE_MARGIN_SECONDS = 120.0
 # One request, and one whole look, at most (or what is left of the watch's time).
 REQUEST_SECONDS = 15.0
 LOOK_SECONDS = 60.0
-# The sign-in, listClusterUserCredential and its retries; and the kubeconfig's credential plugin.
+# The sign-in, listClusterUserCredential and its retries.
 KUBECONFIG_SECONDS = 120.0
-PLUGIN_SECONDS = 120.0
 CONNECT_SECONDS = 10.0
 RETRIES = 3
 # Must equal components.resources.managed_gpu_pool.STABLE_API_VERSION, as live/agent_pools.py's.
@@ -182,8 +178,8 @@ class _NoAnswer(Exception):
 class _Refused(Exception):
     """Any other refusal (400, 409, 422, ...): what it means is the caller's to say."""
 
-    def __init__(self, code: int, reason: str, method: str, path: str) -> None:
-        super().__init__(f"the cluster answered HTTP {code} {reason} to {method} {_path(path)}")
+    def __init__(self, code: int, reason: str, what: str) -> None:
+        super().__init__(f"the cluster answered HTTP {code} {reason} to {cut(what)}")
         self.code = code
 
 
@@ -197,46 +193,48 @@ class _Api:
     #: The API server's clock at its last answer (HTTP Date).
     date: datetime | None = None
 
-    def call(self, method: str, path: str, body: Any = None, content_type: str = "application/json", raw: bool = False) -> Any:
-        """The answer's JSON (its text with `raw`); None for 404. _CannotWatch, _NoAnswer, or
-        _Refused for any other refusal (the caller knows what it means there)."""
+    def call(self, what: str, method: str, *args: Any, raw: bool = False, **params: Any) -> Any:
+        """The JSON (the text with `raw`) that `method`, "batch.<name>" or "core.<name>" of the
+        kubernetes package's BatchV1Api or CoreV1Api, answers within REQUEST_SECONDS, as sent (the
+        decisions read the API's JSON, the clock is its Date); None for 404. `what`: "METHOD path",
+        for the messages. _CannotWatch, _NoAnswer, or _Refused for any other refusal."""
+        from kubernetes.client import ApiException, BatchV1Api, CoreV1Api
+        from urllib3.exceptions import HTTPError
+
+        group, name = method.split(".")
         for attempt in (1, 2):
+            api = (BatchV1Api if group == "batch" else CoreV1Api)(self.connection.api)
             try:
-                return self._send(method, path, body, content_type, raw)
-            except urllib.error.HTTPError as error:
-                if error.code == 404:
+                response = getattr(api, name)(*args, **params, _request_timeout=REQUEST_SECONDS, _preload_content=False)
+                body = response.data  # read here: a body cut short or too slow is urllib3's error too
+            except ApiException as error:
+                if error.status == 404:
                     return None
-                if error.code == 401 and attempt == 1:
+                if error.status == 401 and attempt == 1:
                     self.connection = self.connect()
                     continue
-                if error.code in (401, 403):
+                if error.status in (401, 403):
                     raise _CannotWatch(
-                        f"the cluster answered HTTP {error.code} {error.reason} to {method} {_path(path)} as {self.connection.who}"
+                        f"the cluster answered HTTP {error.status} {error.reason} to {cut(what)} as {self.connection.who}"
                     ) from None
-                if error.code >= 500 or error.code == 429:
-                    raise _NoAnswer(f"the cluster answered HTTP {error.code} {error.reason} to {method} {_path(path)}") from None
-                raise _Refused(error.code, str(error.reason), method, path) from None
-            except (urllib.error.URLError, OSError) as error:
+                if not error.status:  # the package's own: TLS failed (rest.py wraps urllib3's SSLError)
+                    raise _NoAnswer(
+                        f"could not reach the cluster's API server {self.connection.server}: {one_line(error.reason)}"
+                    ) from None
+                if error.status >= 500 or error.status == 429:
+                    raise _NoAnswer(f"the cluster answered HTTP {error.status} {error.reason} to {cut(what)}") from None
+                raise _Refused(error.status, str(error.reason), what) from None
+            except HTTPError as error:  # urllib3's: no answer
                 raise _NoAnswer(f"could not reach the cluster's API server {self.connection.server}: {one_line(error)}") from None
-        raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
-
-    def _send(self, method: str, path: str, body: Any, content_type: str, raw: bool) -> Any:
-        headers = {**self.connection.headers, "Content-Type": content_type, "Accept": "*/*" if raw else "application/json"}
-        data = json.dumps(body).encode() if body is not None else None
-        request = urllib.request.Request(f"{self.connection.server}{path}", data=data, method=method, headers=headers)
-        with urllib.request.urlopen(request, timeout=REQUEST_SECONDS, context=self.connection.tls) as response:
             self.date = _server_time(response.headers.get("Date")) or self.date
-            text = response.read().decode("utf-8", errors="replace")
-        if raw:
-            return text
-        try:
-            return json.loads(text)
-        except ValueError:
-            raise _CannotWatch(f"the cluster's API server {self.connection.server} answered {method} {_path(path)} with no JSON") from None
-
-
-def _path(path: str) -> str:
-    return cut(path.split("?")[0])
+            text = body.decode("utf-8", errors="replace")
+            if raw:
+                return text
+            try:
+                return json.loads(text)
+            except ValueError:
+                raise _CannotWatch(f"the cluster's API server {self.connection.server} answered {cut(what)} with no JSON") from None
+        raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
 
 
 def _server_time(header: str | None) -> datetime | None:
@@ -250,10 +248,6 @@ def _server_time(header: str | None) -> datetime | None:
     except (TypeError, ValueError, IndexError, OverflowError):
         return None
     return when if when.tzinfo is not None else when.replace(tzinfo=timezone.utc)
-
-
-def _q(value: str) -> str:
-    return urllib.parse.quote(value, safe="")
 
 
 # --------------------------------------------------------------------------- which Job is ours
@@ -348,17 +342,17 @@ def _log_tail(api: _Api, namespace: str, pods: Sequence[Mapping[str, Any]]) -> s
     containers = (pod.get("spec") or {}).get("containers") or [{}]
     container = str(containers[0].get("name") or "")
     name = str((pod.get("metadata") or {}).get("name") or "")
-    query = f"tailLines={LOG_LINES}" + (f"&container={_q(container)}" if container else "")
     try:
-        text = api.call("GET", f"/api/v1/namespaces/{_q(namespace)}/pods/{_q(name)}/log?{query}", raw=True)
+        what = f"GET /api/v1/namespaces/{namespace}/pods/{name}/log"
+        text = api.call(what, "core.read_namespaced_pod_log", name, namespace, container=container or None, tail_lines=LOG_LINES, raw=True)
     except (_CannotWatch, _NoAnswer, _Refused):
         return None  # a log is the progress, never the verdict: a pod that has not started answers 400
     return str(text) if text is not None else None
 
 
 def _look(api: _Api, facts: WatchFacts, ours: _Ours) -> Snapshot:
-    namespace = _q(facts.namespace)
-    found = api.call("GET", f"/apis/batch/v1/namespaces/{namespace}/jobs/{_q(facts.job_name)}")
+    ns, at = facts.namespace, f"GET /api/v1/namespaces/{facts.namespace}"
+    found = api.call(f"GET /apis/batch/v1/namespaces/{ns}/jobs/{facts.job_name}", "batch.read_namespaced_job", facts.job_name, ns)
     job = ours.which(found, api.date)
     pods: list[Mapping[str, Any]] = []
     events: list[Mapping[str, Any]] = []
@@ -366,11 +360,11 @@ def _look(api: _Api, facts: WatchFacts, ours: _Ours) -> Snapshot:
     nodes: list[Mapping[str, Any]] | None = None
     holders: list[Mapping[str, Any]] | None = None
     if job is not None:
-        selector = _q(f"{JOB_UID_LABEL}={_uid(job)}")
-        pods = _items(api.call("GET", f"/api/v1/namespaces/{namespace}/pods?labelSelector={selector}"), "the Job's pods")
+        listed = api.call(f"{at}/pods", "core.list_namespaced_pod", ns, label_selector=f"{JOB_UID_LABEL}={_uid(job)}")
+        pods = _items(listed, "the Job's pods")
         pods.sort(key=lambda p: str((p.get("metadata") or {}).get("creationTimestamp") or ""))
         for uid in [_uid(job), *(_uid(p) for p in pods)]:
-            listed = api.call("GET", f"/api/v1/namespaces/{namespace}/events?fieldSelector={_q(f'involvedObject.uid={uid}')}")
+            listed = api.call(f"{at}/events", "core.list_namespaced_event", ns, field_selector=f"involvedObject.uid={uid}")
             events += _items(listed, "events")
         waiting = any(not _scheduled(p) for p in pods)
         if facts.autoscaled and waiting:
@@ -393,16 +387,17 @@ def _pool_nodes(api: _Api, facts: WatchFacts, job_uid: str) -> tuple[list[Mappin
     of them that hold a GPU, the Job's own left out (the module docstring says why). None for
     what may not be read (a deployer without cluster-wide list rights): a status says less then,
     and the decision reads the nodes only to excuse a joining node's taint."""
-    selector = _q(f"{AGENT_POOL_LABEL} in ({','.join(facts.pools)})")
+    selector = f"{AGENT_POOL_LABEL} in ({','.join(facts.pools)})"
     try:
-        nodes = _items(api.call("GET", f"/api/v1/nodes?labelSelector={selector}"), "nodes")
+        nodes = _items(api.call("GET /api/v1/nodes", "core.list_node", label_selector=selector), "nodes")
     except (_CannotWatch, _Refused):
         return None, None
     holders: list[Mapping[str, Any]] = []
     for node in nodes[:HOLDER_NODES]:
         name = str((node.get("metadata") or {}).get("name") or "")
         try:
-            on_node = _items(api.call("GET", f"/api/v1/pods?fieldSelector={_q(f'spec.nodeName={name}')}"), "pods")
+            listed = api.call("GET /api/v1/pods", "core.list_pod_for_all_namespaces", field_selector=f"spec.nodeName={name}")
+            on_node = _items(listed, "pods")
         except (_CannotWatch, _Refused):
             return nodes, None
         holders += [p for p in on_node if _holds_gpu(p) and ((p.get("metadata") or {}).get("labels") or {}).get(JOB_UID_LABEL) != job_uid]
@@ -427,9 +422,10 @@ def _holds_gpu(pod: Mapping[str, Any]) -> bool:
 def _autoscaler_events(api: _Api) -> list[Mapping[str, Any]]:
     """The events of the autoscaler's status ConfigMap (the module docstring says why); none
     where they may not be read or are not there."""
-    selector = _q(f"involvedObject.kind=ConfigMap,involvedObject.name={AUTOSCALER_STATUS}")
+    selector = f"involvedObject.kind=ConfigMap,involvedObject.name={AUTOSCALER_STATUS}"
     try:
-        return _items(api.call("GET", f"/api/v1/namespaces/kube-system/events?fieldSelector={selector}"), "events")
+        listed = api.call("GET /api/v1/namespaces/kube-system/events", "core.list_namespaced_event", "kube-system", field_selector=selector)
+        return _items(listed, "events")
     except (_CannotWatch, _Refused):
         return []
 
@@ -440,9 +436,9 @@ def _autoscaler_events(api: _Api) -> list[Mapping[str, Any]]:
 def _end_job(api: _Api, facts: WatchFacts, uid: str) -> str | None:
     """Ends the Job `uid` (the module docstring says how); what stopped it, when it could not."""
     body = {"metadata": {"uid": uid}, "spec": {"activeDeadlineSeconds": ENDED_DEADLINE_SECONDS}}
-    path = f"/apis/batch/v1/namespaces/{_q(facts.namespace)}/jobs/{_q(facts.job_name)}"
     try:
-        api.call("PATCH", path, body, content_type="application/merge-patch+json")
+        what = f"PATCH /apis/batch/v1/namespaces/{facts.namespace}/jobs/{facts.job_name}"
+        api.call(what, "batch.patch_namespaced_job", facts.job_name, facts.namespace, body, _content_type="application/merge-patch+json")
     except _Refused as error:
         if error.code in (409, 422):  # the UID precondition: another Job has the name now, not ours to end
             return None
@@ -462,9 +458,10 @@ def _keep(api: _Api, facts: WatchFacts, verdict: Verdict, uid: str) -> str | Non
         "metadata": {"name": name, "namespace": facts.namespace, "labels": {"app.kubernetes.io/managed-by": FIELD_MANAGER}},
         "data": {"line": verdict.line, "outcome": verdict.kind, "jobUid": uid, "finishedAt": finished, **served(verdict)},
     }
-    query = f"fieldManager={FIELD_MANAGER}&force=true"
     try:
-        api.call("PATCH", f"/api/v1/namespaces/{_q(facts.namespace)}/configmaps/{_q(name)}?{query}", body, "application/apply-patch+yaml")
+        what = f"PATCH /api/v1/namespaces/{facts.namespace}/configmaps/{name}"
+        apply: dict[str, Any] = {"field_manager": FIELD_MANAGER, "force": True, "_content_type": "application/apply-patch+yaml"}
+        api.call(what, "core.patch_namespaced_config_map", name, facts.namespace, body, **apply)
     except (_CannotWatch, _NoAnswer, _Refused) as error:
         return f"the proof's outcome could not be kept in ConfigMap {facts.namespace}/{name}: {error}"
     return None
@@ -531,7 +528,7 @@ def watch(
     sleep: Callable[[float], None] = time.sleep,
     decide: Callable[[WatchFacts, Snapshot], Verdict] = decisions.decide,
     kubeconfig: Callable[[ClusterRef], str] = user_kubeconfig,
-    connect: Callable[..., cluster_access.Connection] = cluster_access.connect,
+    connect: Callable[[str], cluster_access.Connection] = cluster_access.connect,
 ) -> Verdict:
     """Watches the proof until it trained (returns that Verdict, or a "waiting" one saying why it
     could not watch: the Job's own await then decides), failed, or cannot start (raises
@@ -544,7 +541,7 @@ def watch(
     say = _Status(status, clock)
     try:
         config = kubeconfig(cluster)
-        api = _Api(lambda: connect(config, timeout=PLUGIN_SECONDS), connect(config, timeout=PLUGIN_SECONDS))
+        api = _Api(lambda: connect(config), connect(config))
     except ClusterAccessError as error:
         return _not_watched(say, str(error))
     ours = _Ours(facts, clock, started)

@@ -1,6 +1,7 @@
 """VM prices from Azure's public Retail Prices API, live: an unauthenticated GET of
 PRICES_URL with components/deciding/cost/prices.py's filter, page after page (that module says what
-the API answers, and picks the price)."""
+the API answers, and picks the price). Plain urllib: the Retail Prices API has no maintained
+SDK (azure-mgmt-commerce is the older RateCard API, which needs a sign-in)."""
 
 from __future__ import annotations
 
