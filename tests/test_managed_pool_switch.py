@@ -12,7 +12,6 @@ from support.pool_switch import AgentPoolsReader, run
 from components.deciding.existing import pool_modes
 from components.errors import PreflightError
 from components.live import agent_pools
-from components.resources.managed_gpu_pool import STABLE_API_VERSION
 from tools.azure_mocks import UNREAD_POOLS, OfflineReader
 
 T4 = "Standard_NC4as_T4_v3"
@@ -27,10 +26,6 @@ def running(azure, **pools: str) -> None:
     for name, mode in pools.items():
         path = f"/subscriptions/sub/resourceGroups/{MANAGED_GROUP}/providers/Microsoft.ContainerService/managedClusters/{MANAGED_CLUSTER}/agentPools/{name}"
         azure.pools[(MANAGED_GROUP, MANAGED_CLUSTER, name)] = {"id": path, "name": name, "properties": dict(RUNS[mode])}
-
-
-def test_the_read_uses_the_api_version_the_managed_pool_is_sent_with():
-    assert agent_pools.API_VERSION == STABLE_API_VERSION
 
 
 @pytest.mark.parametrize("mode", sorted(RUNS))

@@ -7,14 +7,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from components.catalog import api_versions
 from components.deciding.existing.pool_modes import running_of
 from components.live.aks_client import aks_client
 from components.live.deadline import gather
 from components.reading.reader import RunningPool
 
-# Must equal components.resources.managed_gpu_pool.STABLE_API_VERSION (a test checks):
-# knowledge does not import the components.
-API_VERSION = "2026-08-01"
+API_VERSION = api_versions.STABLE
 # The whole read, every pool's GET together: azure-core's own limits bound neither (its
 # RetryPolicy `timeout` caps only a request's connection timeout and sleeps a Retry-After in
 # full: azure/core/pipeline/policies/_retry.py `_configure_timeout`, `_sleep_for_retry`), so

@@ -17,6 +17,7 @@ import pulumi
 from pulumi.dynamic import ConfigureRequest, CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
 from pulumi.output import Unknown
 
+from components.catalog import api_versions
 from components.deciding.azure import pool_mutability
 from components.resources import provider_host_patch
 from components.resources.agent_pool_calls import (
@@ -31,11 +32,9 @@ from components.resources.agent_pool_calls import (
     refuse_others_pool,
 )
 
-# agentPools API versions: STABLE carries `gpuProfile.nvidia.managementMode`; `migStrategy`, which
-# a managed MIG pool needs, exists in preview versions only, so such a pool uses MIG_API_VERSION
-# and a preview says so (docs/managed-pool-provider.md, "API versions", has the sources).
-STABLE_API_VERSION = "2026-08-01"
-MIG_API_VERSION = "2026-01-02-preview"
+# agentPools API versions (components/catalog/api_versions.py says which needs which).
+STABLE_API_VERSION = api_versions.STABLE
+MIG_API_VERSION = api_versions.MIG_PREVIEW
 
 # Properties AKS changes on an existing pool; any other difference replaces it, as the typed pool
 # does (components/deciding/azure/pool_mutability.py has each with its source; docs/lifecycle.md,
