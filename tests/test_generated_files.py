@@ -31,6 +31,8 @@ from support.generated import LONG_RUN, SETTINGS
 from support.saved_files import SPECIAL, special
 from support.stack_export import exported
 
+from azure.mgmt.containerservice import models
+
 from components.deciding.azure import rest_shapes
 from tools.azure_mocks import AzureMocks, existing_cluster
 from tools.mock_engine import RecordingMonitor, run_program
@@ -64,9 +66,9 @@ ODD = st.one_of(
     st.integers(min_value=20, max_value=900).map(deep),
 )
 # Every member the typed model reads of a pool, and a few it does not.
-POOL_MEMBERS = sorted({*rest_shapes.AgentPoolProfile.__annotations__, "unknownMember", "properties"})
+POOL_MEMBERS = sorted({*rest_shapes.fields(models.ManagedClusterAgentPoolProfile), "unknownMember", "properties"})
 NESTED = ["upgradeSettings", "gpuProfile", "kubeletConfig", "linuxOSConfig", "securityProfile", "networkProfile", "powerState"]
-CLUSTER_MEMBERS = sorted(rest_shapes.ManagedCluster.__annotations__)
+CLUSTER_MEMBERS = sorted({*rest_shapes.fields(models.ManagedCluster), *rest_shapes.fields(models.ManagedClusterProperties)})
 # Proxy URLs urllib refuses or a NetworkPolicy cannot hold as they are, with a password or without.
 PROXY_URLS = (
     st.sampled_from(

@@ -18,7 +18,7 @@ from pulumi.dynamic import ConfigureRequest, CreateResult, DiffResult, ReadResul
 from pulumi.output import Unknown
 
 from components.catalog import api_versions
-from components.deciding.azure import pool_mutability
+from components.deciding.existing import pool_fields
 from components.resources import provider_host_patch
 from components.resources.agent_pool_calls import (
     ARM_ENDPOINT,
@@ -37,9 +37,9 @@ STABLE_API_VERSION = api_versions.STABLE
 MIG_API_VERSION = api_versions.MIG_PREVIEW
 
 # Properties AKS changes on an existing pool; any other difference replaces it, as the typed pool
-# does (components/deciding/azure/pool_mutability.py has each with its source; docs/lifecycle.md,
+# does (components/deciding/existing/pool_fields.py has each with its source; docs/lifecycle.md,
 # "What changes a GPU pool in place, and what replaces it").
-IN_PLACE = pool_mutability.in_place()
+IN_PLACE = pool_fields.in_place()
 # Where the pool is: a change moves it, which is a new pool.
 LOCATION_KEYS = ("subscriptionId", "resourceGroupName", "clusterName", "agentPoolName")
 # The cluster's resourceUID, which "uniquely identifies ManagedClusters that reuse ARM

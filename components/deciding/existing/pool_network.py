@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from components.config.pools import Pools
+from components.config.pools import GpuPoolConfig, Pools
 from components.deciding.azure.cluster_facts import ClusterFacts, PoolFacts, id_segment
 from components.deciding.existing import existing_cluster_checks
 from components.deciding.existing.ownership import owner_of
@@ -79,6 +79,15 @@ def _subnet(name: str, given: str | None, cluster_uses: bool, system: str | None
     return None, "", None
 
 
+# The config's keys of a pool's network, which AKS fixes when it creates the pool.
+CONFIG_KEYS = ("maxPods", "vnetSubnetId", "podSubnetId")
+
+
+def of_created(pool: GpuPoolConfig) -> PoolNetwork:
+    """A pool's network in a cluster this program creates."""
+    return plan(None, "", pool.max_pods)
+
+
 def plan(
     found: ClusterFacts | None,
     key: str,
@@ -138,7 +147,7 @@ def _kept(
 ) -> PoolNetwork:
     """A pool that runs already: each member the config sets is the config's, and replaces the
     pool where it differs from the live one (AKS fixes all three at creation:
-    pool_mutability.AGENT_POOL's vnetSubnetID, podSubnetID and maxPods); each it leaves unset
+    pool_fields.AGENT_POOL's network fields); each it leaves unset
     is the live pool's, whatever the System pool has now."""
     texts: list[str] = []
     moves: list[str] = []
