@@ -71,7 +71,6 @@ def test_left_to_azure_is_every_fixed_property_left_unset_except_what_the_runnin
         ({"gpuProfile": {"driver": "None"}}, {"gpuProfile"}),
         ({"gpuInstanceProfile": "MIG1g"}, {"gpuInstanceProfile"}),
         ({"scaleSetPriority": "Spot", "scaleSetEvictionPolicy": "Delete", "spotMaxPrice": -1}, SPOT),
-        ({"scale_set_priority": "Spot"}, SPOT),
     ],
 )
 def test_the_running_pool_says_what_it_has_set_away_from_akss_default(reported, switched_on):

@@ -6,6 +6,7 @@ One parser reads the invoke's answer, a saved `az aks show` and ARM's REST body 
 
 from __future__ import annotations
 
+import enum
 import json
 import re
 from collections.abc import Callable, Mapping
@@ -33,7 +34,13 @@ OWNER_TAG = "aks-gpu-stack"
 
 class PoolFacts(models.ManagedClusterAgentPoolProfile):
     """One of the cluster's agent pools, as Azure describes it: the SDK's own model, its members
-    read as attributes (`pool.vm_size`) or by their REST names (`member`)."""
+    read as attributes (`pool.vm_size`) or by their REST names (`member`). An open enum's value
+    reads as the text Azure wrote, not the SDK's enum member, whose str() is `OSType.WINDOWS`
+    (azure-core CaseInsensitiveEnumMeta; model_base `_deserialize_with_callable`)."""
+
+    def __getattribute__(self, name: str) -> Any:
+        value = super().__getattribute__(name)
+        return value.value if isinstance(value, enum.Enum) else value
 
     def member(self, *path: str) -> Any:
         """A member of the pool's description by its REST names (`gpuProfile`, `nvidia`)."""
