@@ -24,14 +24,13 @@ from pathlib import Path
 from typing import Any
 
 import pulumi
+from azure.mgmt.containerservice import models
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from support.existing_pools import GPUNP, SYSTEM
 from support.generated import LONG_RUN, SETTINGS
 from support.saved_files import SPECIAL, special
 from support.stack_export import exported
-
-from azure.mgmt.containerservice import models
 
 from components.deciding.azure import rest_shapes
 from tools.azure_mocks import AzureMocks, existing_cluster

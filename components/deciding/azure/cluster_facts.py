@@ -39,8 +39,7 @@ class PoolFacts(models.ManagedClusterAgentPoolProfile):
     (azure-core CaseInsensitiveEnumMeta; model_base `_deserialize_with_callable`)."""
 
     def __getattribute__(self, name: str) -> Any:
-        value = super().__getattribute__(name)
-        return value.value if isinstance(value, enum.Enum) else value
+        return _text(super().__getattribute__(name))
 
     def member(self, *path: str) -> Any:
         """A member of the pool's description by its REST names (`gpuProfile`, `nvidia`)."""
@@ -109,6 +108,11 @@ def _get(doc: Any, *path: str) -> Any:
     return doc
 
 
+def _text(value: Any) -> Any:
+    """An open enum as the text Azure wrote (PoolFacts says why)."""
+    return value.value if isinstance(value, enum.Enum) else value
+
+
 def parse(doc: Mapping[str, Any], resource_group: str, source: str = "Azure") -> ClusterFacts:
     """A description of a cluster (the invoke's answer, `az aks show -o json`, a REST body),
     read into the SDK's model (rest_shapes.cluster)."""
@@ -123,12 +127,12 @@ def parse(doc: Mapping[str, Any], resource_group: str, source: str = "Azure") ->
         resource_uid=props.resource_uid,
         kubernetes_version=props.current_kubernetes_version or props.kubernetes_version,
         provisioning_state=props.provisioning_state,
-        power_state=props.power_state.code if props.power_state else None,
+        power_state=_text(props.power_state.code) if props.power_state else None,
         node_resource_group=props.node_resource_group,
-        network_plugin=network.network_plugin,
-        network_plugin_mode=network.network_plugin_mode,
-        network_policy=network.network_policy,
-        network_dataplane=network.network_dataplane,
+        network_plugin=_text(network.network_plugin),
+        network_plugin_mode=_text(network.network_plugin_mode),
+        network_policy=_text(network.network_policy),
+        network_dataplane=_text(network.network_dataplane),
         entra=bool(props.aad_profile),
         pools=tuple(PoolFacts(p) for p in props.agent_pool_profiles or []),
         source=source,
@@ -136,8 +140,8 @@ def parse(doc: Mapping[str, Any], resource_group: str, source: str = "Azure") ->
         vnet_integration=access.enable_vnet_integration is True,
         authorized_ip_ranges=tuple(access.authorized_ip_ranges or ()),
         resource_id=found.id,
-        egress=parse_egress(network.outbound_type, props.http_proxy_config),
-        node_provisioning_mode=props.node_provisioning_profile.mode if props.node_provisioning_profile else None,
+        egress=parse_egress(_text(network.outbound_type), props.http_proxy_config),
+        node_provisioning_mode=_text(props.node_provisioning_profile.mode) if props.node_provisioning_profile else None,
     )
 
 

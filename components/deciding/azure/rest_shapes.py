@@ -109,10 +109,18 @@ def _wrong(value: Any, annotation: Any, loc: tuple[Any, ...]) -> tuple[tuple[Any
         return next((w for w in inner if w), None) or _ruled(value, shape, loc)
     origin, args = typing.get_origin(shape), typing.get_args(shape)
     if origin is list:
-        return (loc, "a list") if not isinstance(value, list) else next((w for i, v in enumerate(value) if (w := _wrong(v, args[0], (*loc, i)))), None)
+        return (
+            (loc, "a list")
+            if not isinstance(value, list)
+            else next((w for i, v in enumerate(value) if (w := _wrong(v, args[0], (*loc, i)))), None)
+        )
     if origin is dict:
         items = value.items() if isinstance(value, Mapping) else ()
-        return (loc, "an object") if not isinstance(value, Mapping) else next((w for k, v in items if (w := _wrong(v, args[1], (*loc, k)))), None)
+        return (
+            (loc, "an object")
+            if not isinstance(value, Mapping)
+            else next((w for k, v in items if (w := _wrong(v, args[1], (*loc, k)))), None)
+        )
     number = isinstance(value, (int, float)) and not isinstance(value, bool)
     if shape is int and not (number and math.isfinite(value) and float(value).is_integer()):
         # An invoke's answer reaches the program through a protobuf Struct, whose numbers are all

@@ -22,7 +22,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from components.catalog import gpu_sizes
-from components.config import GpuPoolConfig, PoolUpgradeSettings, pool_upgrades, snake
+from components.config import GpuPoolConfig, snake
 from components.config.messages import fail, show
 from components.config.pools import MIG_PROFILES, Pools, check_size
 from components.config.workloads import check_modes
@@ -72,7 +72,7 @@ def _spelt_otherwise(member: str, given: Any, live: Any, key: str) -> None:
 def settings_from_azure(pool: GpuPoolConfig, given: Mapping[str, Any], facts: PoolFacts, key: str) -> GpuPoolConfig:
     """The pool's settings as Azure has them; with `adopt`, what the config sets in place
     (counts, upgrades) over them, and a fixed field set otherwise refused (pool_fields)."""
-    fixed = {field.config: field.live(facts) for field in pool_fields.AGENT_POOL.values() if field.config and field.live}
+    fixed = pool_fields.compared(facts)
     if pool.existing == "adopt":
         for member, live in fixed.items():
             if member in given and not _same(member, given[member], live):
@@ -98,9 +98,7 @@ def settings_from_azure(pool: GpuPoolConfig, given: Mapping[str, Any], facts: Po
         # An adopted pool's network is kept from the live pool by its plan (pool_network.plan),
         # which says so; the config may only repeat it (above).
         values.update({snake(member): given.get(member) for member in pool_network.CONFIG_KEYS})
-        for field in pool_fields.AGENT_POOL.values():
-            if field.by_stack and field.config in given and field.config != pool_fields.UPGRADES:
-                values[snake(field.config)] = getattr(pool, snake(field.config))
+        values.update({snake(member): getattr(pool, snake(member)) for member in pool_fields.ADOPT_IN_PLACE if member in given})
         values["gen2"] = pool.gen2
     try:
         return GpuPoolConfig(**values)
@@ -185,9 +183,9 @@ def live_pool(
         raise _refused(key, how, found, f"the cluster has no pool named {pool.name!r} (its pools: {pools}); check the name")
     if refusal := _not_a_scale_set(key, how, found, facts) or _too_many_tags(key, how, found, facts, owner):
         raise refusal
-    size = gpu_sizes.CATALOG.get(facts.vm_size)
-    if not gpu_sizes.is_gpu_family(facts.vm_size) or (size is not None and not size.gpu.nvidia):
-        gpu = "no GPU" if not gpu_sizes.is_gpu_family(facts.vm_size) else f"an {size.gpu.vendor if size else 'unknown'} GPU"
+    size = gpu_sizes.CATALOG.get(facts.vm_size or "")
+    if not gpu_sizes.is_gpu_family(facts.vm_size or "") or (size is not None and not size.gpu.nvidia):
+        gpu = "no GPU" if not gpu_sizes.is_gpu_family(facts.vm_size or "") else f"an {size.gpu.vendor if size else 'unknown'} GPU"
         raise _refused(key, how, found, f"its pool {pool.name} is {facts.vm_size}, with {gpu}: expected an NVIDIA GPU pool")
     if (facts.os_type or "Linux").lower() != "linux":
         raise _refused(

@@ -34,12 +34,12 @@ def tag(tags: Mapping[str, Any] | None, name: str) -> str | None:
     return None if value is None else str(value)
 
 
-def owner_of(tags: Mapping[str, Any]) -> str | None:
+def owner_of(tags: Mapping[str, Any] | None) -> str | None:
     """The stack that declares the pool (created or adopted it), by its tag."""
     return tag(tags, OWNER_TAG)
 
 
-def adopter_of(tags: Mapping[str, Any]) -> str | None:
+def adopter_of(tags: Mapping[str, Any] | None) -> str | None:
     """The stack that adopted the pool, by its tag."""
     return tag(tags, ADOPTED)
 

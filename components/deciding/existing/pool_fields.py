@@ -185,12 +185,21 @@ AGENT_POOL = {
 
 
 UPGRADES = "upgradeSettings"
+# What an adopting config sets over Azure's values as it is: the counts (the upgrades merge with
+# Azure's member by member: `upgrades`).
+ADOPT_IN_PLACE = tuple(f.config for f in AGENT_POOL.values() if f.by_stack and f.config is not None and f.config != UPGRADES)
 
 
 def upgrades(facts: Any, given: Mapping[str, Any], key: str) -> pool_upgrades.PoolUpgradeSettings | None:
     """A pool's upgrade settings as Azure has them, with what an adopting config (`given`)
     sets over them (pool_upgrades.adopted)."""
     return pool_upgrades.adopted(facts.member(UPGRADES), given.get(UPGRADES), key)
+
+
+def compared(facts: Any) -> dict[str, Any]:
+    """The fields an adopting config is compared with, as the config names them and the live
+    pool has them."""
+    return {field.config: field.live(facts) for field in AGENT_POOL.values() if field.config is not None and field.live is not None}
 
 
 def fixed() -> list[str]:
