@@ -177,7 +177,7 @@ def id_parts(resource_id: Any) -> tuple[str | None, str | None]:
 def description_problem(doc: Any) -> str | None:
     """What is wrong with a description of a cluster, as far as `parse` reads it, or None: a
     member of another type than Azure's (components/deciding/azure/rest_shapes.py) would be misread
-    (a `maxPods` of "30" taken for none) or fail later with a traceback."""
+    (the SDK's model reads an `enableAutoScaling` of "false" as true) or fail later with a traceback."""
     if not isinstance(doc, Mapping):
         return f"expected an object, found {type(doc).__name__}"
     absent = [m for m in ("name", "location", "agentPoolProfiles") if _get(doc, m) is None]
@@ -267,22 +267,6 @@ def check_saved(cluster_file: str | None, named: Named, key: str = "aks-gpu:pref
     and in a deployment alike, though only the offline render reads it for the cluster."""
     if cluster_file:
         read_saved(key, Path(cluster_file), named)
-
-
-def summary(found: ClusterFacts, network: str) -> str:
-    """The cluster in one line, as the offline render shows what it read: where, its state,
-    its version, its network (`network`, in the docs' words) and its pools."""
-    pools = ", ".join(
-        f"{p.name} ({p.mode or 'User'}, {p.count} x {p.vm_size}"
-        + (f", maxPods {p.max_pods}" if p.max_pods else "")
-        + (f", subnet {p.vnet_subnet_id.rsplit('/', 1)[-1]}" if p.vnet_subnet_id else "")
-        + ")"
-        for p in found.pools
-    )
-    state = f"{found.provisioning_state or 'state unknown'} and {(found.power_state or 'power state unknown').lower()}"
-    sign_in = "Entra ID" if found.entra else "local accounts"
-    version = found.kubernetes_version or "version unknown"
-    return f"in {found.location}, {state}, Kubernetes {version}, {network}, {sign_in}; pools: {pools or 'none'}"
 
 
 # --------------------------------------------------------------------------- failed reads

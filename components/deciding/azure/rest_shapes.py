@@ -146,7 +146,7 @@ def _ruled(value: Mapping[str, Any], model: type, loc: tuple[Any, ...]) -> tuple
 
 
 def _where(loc: tuple[Any, ...], checked: Mapping[str, Any]) -> str:
-    """`agentPoolProfiles[gpunp].upgradeSettings.maxSurge`: a pool by its name where it has one,
+    """`agentPoolProfiles[gpunp].gpuProfile.driver`: a pool by its name where it has one,
     the `properties` envelope not said (the invoke's answer and `az aks show` have none)."""
     text, at = "", cast(Any, checked)
     for part in loc:

@@ -249,3 +249,21 @@ def plan_pools(
         pool.name: plan(found, pools.key(pool), pool.max_pods, pool.vnet_subnet_id, pool.pod_subnet_id, live.get(pool.name))
         for pool in pools.owned  # a pool used as it is (`existing: use`) joins nothing
     }
+
+
+def summary(found: ClusterFacts) -> str:
+    """The cluster in one line, as the offline render shows what it read: where, its state,
+    its version, its network (in the docs' words) and its pools."""
+    own_vnet = any(p.vnet_subnet_id for p in found.pools)
+    network = f"{model(found)}{' in its own virtual network' if own_vnet else ''}"
+    pools = ", ".join(
+        f"{p.name} ({p.mode or 'User'}, {p.count or 0} x {p.vm_size}"
+        + (f", maxPods {p.max_pods}" if p.max_pods else "")
+        + (f", subnet {p.vnet_subnet_id.rsplit('/', 1)[-1]}" if p.vnet_subnet_id else "")
+        + ")"
+        for p in found.pools
+    )
+    state = f"{found.provisioning_state or 'state unknown'} and {(found.power_state or 'power state unknown').lower()}"
+    sign_in = "Entra ID" if found.entra else "local accounts"
+    version = found.kubernetes_version or "version unknown"
+    return f"in {found.location}, {state}, Kubernetes {version}, {network}, {sign_in}; pools: {pools or 'none'}"
