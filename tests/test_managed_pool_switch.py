@@ -12,6 +12,7 @@ from support.pool_switch import AgentPoolsReader, run
 from components.deciding.existing import pool_modes
 from components.errors import PreflightError
 from components.live import agent_pools
+from components.reading.reader import BadAnswer
 from tools.azure_mocks import UNREAD_POOLS, OfflineReader
 
 T4 = "Standard_NC4as_T4_v3"
@@ -98,3 +99,11 @@ def test_the_offline_render_reads_no_pool_and_says_what_it_assumed():
     assert reader.reads.count("pool_modes") == 1
     assert not any("management in Azure" in w for w in plan_warnings(plan))
     assert UNREAD_POOLS in reader.notes, "the plan shown is that of pools that do not run yet"
+
+
+def test_an_agent_pools_answer_of_another_type_is_one_line_naming_the_pool_and_member(azure):
+    """Read into the SDK's AgentPool and checked against its types (components/deciding/azure/rest_shapes.py)."""
+    running(azure, gpu="aks-managed")
+    azure.pools[(MANAGED_GROUP, MANAGED_CLUSTER, "gpu")]["properties"]["gpuProfile"] = "Managed"
+    with pytest.raises(BadAnswer, match=r"^the agentPools GET of gpu in cluster \S+: in Azure's answer, gpuProfile is \"Managed\", not an object$"):
+        agent_pools.read(azure.client, MANAGED_GROUP, MANAGED_CLUSTER, ["gpu"])

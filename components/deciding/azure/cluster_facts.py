@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from azure.mgmt.containerservice import models
+from azure.mgmt.containerservice import models  # the SDK's data models: no client, no call
 
 from components.config import NAMESPACE
 from components.deciding.azure import rest_shapes

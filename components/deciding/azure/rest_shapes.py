@@ -16,8 +16,7 @@ import typing
 from collections.abc import Mapping
 from typing import Any, cast
 
-from azure.mgmt.containerservice import models
-from azure.mgmt.containerservice._utils.model_base import Model
+from azure.mgmt.containerservice import models  # the SDK's data models: no client, no call
 from pydantic import ValidationError
 
 from components import files
@@ -55,7 +54,8 @@ def _bare(annotation: Any) -> Any:
 
 
 def _is_model(shape: Any) -> bool:
-    return isinstance(shape, type) and issubclass(shape, Model)
+    # As the SDK tells one itself (model_base `_is_model`).
+    return isinstance(shape, type) and getattr(shape, "_is_model", False) is True
 
 
 def _names(model: type) -> dict[str, str]:
@@ -202,22 +202,22 @@ def _name(item: Any, index: int) -> str:
     return name if isinstance(name, str) and _plain(name) else str(index)
 
 
-def problem(doc: Any) -> str | None:
-    """What member of a cluster's description is not of the type Azure gives it, in words,
-    or None."""
+def problem(doc: Any, model: type = models.ManagedCluster) -> str | None:
+    """What member of Azure's description of a `model` (a cluster, or an agentPools answer)
+    is not of the type Azure gives it, in words, or None."""
     if deep := files.depth_problem(doc, saved_files.DEPTH):
         return deep
     if twice := _twice(doc):
         return f"{twice}: Azure's member names do not depend on case, so this program cannot tell which one Azure means"
-    checked = view(doc)
-    if wrong := _wrong(checked, models.ManagedCluster, ()):
+    checked = view(doc, model)
+    if wrong := _wrong(checked, model, ()):
         loc, expected = wrong
         at: Any = checked
         for part in loc:
             at = at[part]
         return f"{_where(loc, checked)} is {_shown(at)}, not {expected}"
-    proxy = (checked.get("properties") or {}).get("httpProxyConfig") if isinstance(checked.get("properties"), Mapping) else None
-    return _surrogate_problem(checked) or _proxy_problem(proxy)
+    properties = checked.get("properties")
+    return _surrogate_problem(checked) or _proxy_problem(properties.get("httpProxyConfig") if isinstance(properties, Mapping) else None)
 
 
 def cluster(doc: Any) -> models.ManagedCluster:
