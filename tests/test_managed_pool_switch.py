@@ -105,5 +105,7 @@ def test_an_agent_pools_answer_of_another_type_is_one_line_naming_the_pool_and_m
     """Read into the SDK's AgentPool and checked against its types (components/deciding/azure/rest_shapes.py)."""
     running(azure, gpu="aks-managed")
     azure.pools[(MANAGED_GROUP, MANAGED_CLUSTER, "gpu")]["properties"]["gpuProfile"] = "Managed"
-    with pytest.raises(BadAnswer, match=r"^the agentPools GET of gpu in cluster \S+: in Azure's answer, gpuProfile is \"Managed\", not an object$"):
+    with pytest.raises(
+        BadAnswer, match=r"^the agentPools GET of gpu in cluster \S+: in Azure's answer, gpuProfile is \"Managed\", not an object$"
+    ):
         agent_pools.read(azure.client, MANAGED_GROUP, MANAGED_CLUSTER, ["gpu"])
