@@ -146,7 +146,7 @@ def test_the_table_of_agent_pool_inputs_is_azure_natives():
     """Every input the import reads into the state, so none is left out of the declaration."""
     path = {"resource_group_name", "resource_name", "agent_pool_name"}
     sdk = {name for name in AgentPoolArgs.__init__.__code__.co_varnames if not name.startswith("_")} - path - {"self"}
-    assert set(agent_pool_members.AGENT_POOL_INPUTS.values()) == sdk
+    assert set(agent_pool_members.inputs().values()) == sdk
 
 
 # --------------------------------------------------------------------------- the guide's device plugin

@@ -49,7 +49,7 @@ WRONG = [
     ),
     ({"count": True}, r"agentPoolProfiles\[gpunp\]\.count is true, not a whole number"),
     ({"spotMaxPrice": "cheap"}, r"agentPoolProfiles\[gpunp\]\.spotMaxPrice is \"cheap\", not a number"),
-    # Members an adopted pool passes through to its declaration (existing_pools.PASSED_THROUGH).
+    # Members an adopted pool passes through to its declaration (pool_fields.passed_through).
     ({"kubeletConfig": [1, 2]}, r"agentPoolProfiles\[gpunp\]\.kubeletConfig is \[1, 2\], not an object"),
     ({"kubeletConfig": {"podMaxPids": "many"}}, r"agentPoolProfiles\[gpunp\]\.kubeletConfig\.podMaxPids is \"many\", not a whole number"),
     ({"nodeLabels": {"a": {"b": 1}}}, r"agentPoolProfiles\[gpunp\]\.nodeLabels\.a is \{\"b\": 1\}, not a string"),

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from components.deciding.azure.cluster_facts import PoolFacts
-from components.deciding.existing.pool_fields import AGENT_POOL_INPUTS, fixed, live_inputs, undeclared_members, unset
+from components.deciding.existing.pool_fields import fixed, inputs, live_inputs, undeclared_members, unset
 from components.errors import PreflightError
 
 #: Every line of an adoption plan starts so; `make render` counts them (tools/render.py).
@@ -177,7 +177,7 @@ def pool_plan(key: str, facts: PoolFacts, import_id: str, declared: Mapping[str,
     skipped = {*ignored, "orchestratorVersion"}  # the version is the owner's (ignoreChanges on an existing cluster)
     changes = [
         change
-        for member in sorted({*live, *(m for m in declared if m in AGENT_POOL_INPUTS)})
+        for member in sorted({*live, *(m for m in declared if m in inputs())})
         if member not in skipped
         for change in field_changes(live.get(member, ABSENT), declared.get(member, ABSENT), member)
     ]

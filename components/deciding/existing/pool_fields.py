@@ -13,12 +13,10 @@ config's schema (components/config/pools.py)."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
-
-from pulumi import _types
-from pulumi_azure_native import containerservice
 
 from components.config import GpuPoolConfig, pool_upgrades
 from components.config.pools import pool_taints
@@ -243,26 +241,34 @@ def left_to_azure(declared: Mapping[str, Any], switched_on: Collection[str] = ()
 
 # --------------------------------------------------------------------------- adoption
 
-# Every input of azure-native's AgentPool by its REST name, with its SDK argument, as the SDK
-# itself maps them (its `pulumi.getter` names). An import reads each into the state, and the
-# update after it deletes a member the program leaves out (docs/existing-cluster.md, "What the
-# adopting `up` changes", has the sources).
-AGENT_POOL_INPUTS = {
-    rest: py
-    for py, rest in _types.input_type_py_to_pulumi_names(containerservice.AgentPoolArgs).items()
-    if py not in ("resource_group_name", "resource_name", "agent_pool_name")
-}
-# What the stack sets on an adopted pool itself (`by_stack`). Every other input is declared as
-# Azure has it, absent where the pool has none (the fixed ones are then left to Azure:
-# pool_settings.typed_pool_ignores), so the import changes none of them.
-PASSED_THROUGH = {rest: sdk for rest, sdk in AGENT_POOL_INPUTS.items() if not (rest in AGENT_POOL and AGENT_POOL[rest].by_stack)}
+
+@functools.cache
+def inputs() -> dict[str, str]:
+    """Every input of azure-native's AgentPool by its REST name, with its SDK argument, as the
+    SDK itself maps them (its `pulumi.getter` names). An import reads each into the state, and
+    the update after it deletes a member the program leaves out (docs/existing-cluster.md, "What
+    the adopting `up` changes", has the sources). Imported when first asked: azure-native takes
+    seconds to import, and the managed pool's provider host, which reads this table, needs none of it."""
+    from pulumi import _types
+    from pulumi_azure_native import containerservice
+
+    names = _types.input_type_py_to_pulumi_names(containerservice.AgentPoolArgs)
+    return {rest: py for py, rest in names.items() if py not in ("resource_group_name", "resource_name", "agent_pool_name")}
+
+
+def passed_through() -> list[str]:
+    """The inputs an adopted pool declares as Azure has them, absent where the pool has none (the
+    fixed ones are then left to Azure: pool_settings.typed_pool_ignores), so the import changes
+    none of them: all but what the stack sets itself (`by_stack`)."""
+    return [rest for rest in inputs() if not (rest in AGENT_POOL and AGENT_POOL[rest].by_stack)]
+
+
 # Members of the description that are no input (Azure reports them; the import reads none
 # of them into the inputs, and no update sends them), or that name the pool.
 READ_ONLY = {
     *("name", "id", "currentOrchestratorVersion", "provisioningState", "nodeImageVersion", "etag", "eTag", "e_tag"),
     *("resourceGroup", "systemData", "properties", "status"),
 }
-_SPELT = {rest.lower(): rest for rest in AGENT_POOL_INPUTS}
 
 
 def unset(value: Any) -> bool:
@@ -272,16 +278,17 @@ def unset(value: Any) -> bool:
 
 def live_inputs(facts: Mapping[str, Any]) -> dict[str, Any]:
     """The inputs of azure-native's AgentPool the pool's description has, by their REST name."""
-    return {_SPELT[m.lower()]: v for m, v in facts.items() if m.lower() in _SPELT and not unset(v)}
+    spelt = {rest.lower(): rest for rest in inputs()}
+    return {spelt[m.lower()]: v for m, v in facts.items() if m.lower() in spelt and not unset(v)}
 
 
 def declared_members(facts: Mapping[str, Any]) -> dict[str, Any]:
-    """The members of PASSED_THROUGH the pool's description has, by their REST name."""
-    return {m: v for m, v in live_inputs(facts).items() if m in PASSED_THROUGH}
+    """The members of `passed_through` the pool's description has, by their REST name."""
+    return {m: v for m, v in live_inputs(facts).items() if m in passed_through()}
 
 
 def undeclared_members(facts: Mapping[str, Any]) -> list[str]:
     """The members of the pool's description that azure-native's AgentPool has no input for:
     the import does not read them, and no update sends them."""
-    known = {m.lower() for m in (*AGENT_POOL_INPUTS, *READ_ONLY)}
+    known = {m.lower() for m in (*inputs(), *READ_ONLY)}
     return sorted(m for m, v in facts.items() if m.lower() not in known and not unset(v) and v is not False)

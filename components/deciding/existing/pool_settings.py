@@ -82,7 +82,7 @@ def adopted_settings(live: LivePool, pool: GpuPoolConfig, owner_tags: Mapping[st
     and its tags with this stack's added. By REST names; a nested object keeps its REST
     spelling, which azure-native's SDK sends as it is."""
     members = pool_fields.declared_members(live.facts)
-    declared: dict[str, Any] = {rest: members.get(rest) for rest in pool_fields.PASSED_THROUGH}
+    declared: dict[str, Any] = {rest: members.get(rest) for rest in pool_fields.passed_through()}
     declared["tags"] = {**ownership.without(live.facts.tags, owner_tags), **owner_tags}
     if live.facts.member("enableAutoScaling") is False and not pool.autoscaling:
         declared["enableAutoScaling"] = False  # as Azure says it, not left out (which the update would send as a deletion)
@@ -106,7 +106,7 @@ def plain(value: Any) -> Any:
 
 def sdk_arguments(settings: Mapping[str, Any]) -> dict[str, Any]:
     """The settings as azure-native's AgentPool keyword arguments."""
-    return {pool_fields.AGENT_POOL_INPUTS[k]: v for k, v in settings.items()}
+    return {pool_fields.inputs()[k]: v for k, v in settings.items()}
 
 
 def adopted_pool_plan(
