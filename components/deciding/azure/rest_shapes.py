@@ -28,10 +28,14 @@ from components.reading import saved_files
 # A model whose members the program reads into its own config is held to the config's rules
 # too (AKS's: components/config/pool_upgrades.py).
 RULES: dict[type, Any] = {models.AgentPoolUpgradeSettings: pool_upgrades.PoolUpgradeSettings}
-# Members the preview versions have that the SDK's stable models lack: the read-only
-# `effectiveNoProxy` (2026-01-02-preview's ARM schema, ManagedClusterHTTPProxyConfig), which a
-# saved `az aks show` of a newer az CLI may hold (cluster_egress reads it).
-PREVIEW_MEMBERS: dict[type, dict[str, Any]] = {models.ManagedClusterHTTPProxyConfig: {"effectiveNoProxy": list[str]}}
+# Members the preview versions have that the SDK's stable models lack (2026-01-02-preview's ARM
+# schema): the read-only `effectiveNoProxy` (ManagedClusterHTTPProxyConfig), which a saved
+# `az aks show` of a newer az CLI may hold (cluster_egress reads it), and a managed MIG pool's
+# `migStrategy` (NvidiaGPUProfile; used_pool_gpus reads it).
+PREVIEW_MEMBERS: dict[type, dict[str, Any]] = {
+    models.ManagedClusterHTTPProxyConfig: {"effectiveNoProxy": list[str]},
+    models.NvidiaGPUProfile: {"migStrategy": str},
+}
 
 
 @functools.cache
