@@ -226,7 +226,7 @@ def switched_on(pool: Mapping[str, Any]) -> frozenset[str]:
     if properties.get("gpuInstanceProfile"):
         on.add("gpuInstanceProfile")
     if str(properties.get("scaleSetPriority") or "").lower() == "spot":
-        on |= {name for name, field in AGENT_POOL.items() if field.source == SPOT_SOURCE or name == "scaleSetEvictionPolicy"}
+        on |= {"scaleSetPriority", "scaleSetEvictionPolicy", "spotMaxPrice"}
     return frozenset(on)
 
 
