@@ -28,9 +28,9 @@ class Field:
     in_place: bool
     #: Where that is said.
     source: str
-    #: The declared pool's value, from its config and network (pool_network.PoolNetwork); its
-    #: None: unset. None: the pool does not declare it of itself (the plan gives its tags and
-    #: labels, the cluster its version).
+    #: How the declared pool sets it, from its config and network (pool_network.PoolNetwork),
+    #: None for unset; no function where the pool does not declare it of itself (the plan gives
+    #: its tags and labels, the cluster its version).
     declare: Callable[[GpuPoolConfig, Any], Any] | None = None
     #: The config key that sets it on a pool the stack adopts: a fixed one must equal the live
     #: pool's (`live` reads it as the config names it), an in-place one follows the config.
