@@ -56,6 +56,11 @@ WRONG = [
     ({"kubeletConfig": nested(900)}, r"it is nested more than 32 levels deep"),
     ({"linuxOSConfig": {"sysctls": {"vmSwappiness": "0"}}}, r"linuxOSConfig\.sysctls\.vmSwappiness is \"0\", not a whole number"),
     ({"availabilityZones": [1, 2]}, r"agentPoolProfiles\[gpunp\]\.availabilityZones\[0\] is 1, not a string"),
+    # A member the program neither reads nor passes on, typed as the SDK's model types it.
+    (
+        {"artifactStreamingProfile": {"enabled": "yes"}},
+        r"agentPoolProfiles\[gpunp\]\.artifactStreamingProfile\.enabled is \"yes\", not true or false",
+    ),
 ]
 IDS = [re.sub(r"\W+", " ", json.dumps(change))[:40].strip() for change, _ in WRONG]
 
