@@ -16,7 +16,8 @@ from support.guide_example import EXAMPLE, STACK_FILE
 from support.plan import lines_by
 
 from components.deciding.azure.cluster_facts import PoolFacts
-from components.deciding.existing import adoption, agent_pool_members
+from components.deciding.existing import adoption
+from components.deciding.existing import pool_fields as agent_pool_members
 from components.errors import ConfigError, PreflightError
 from tools.azure_mocks import AzureMocks, OfflineReader
 from tools.mock_engine import RecordingMonitor, run_program
@@ -95,7 +96,7 @@ def test_every_member_of_the_live_pool_is_declared_as_it_is_or_named_in_the_prev
     }
     done = run("adopt", pool=owners, preview=preview)
     inputs = done.one(POOL).inputs
-    for member, value in agent_pool_members.live_inputs(PoolFacts("gpunp", "User", "x", 0, profile=owners)).items():
+    for member, value in agent_pool_members.live_inputs(PoolFacts(owners)).items():
         if member not in ("tags", "orchestratorVersion"):
             assert inputs[member] == value, member
     assert inputs["tags"] == {"costcenter": "ml-42", **OURS, "aks-gpu-adopted": "aks-gpu/team"}
@@ -130,7 +131,7 @@ def test_a_fixed_pool_with_the_autoscaler_off_declares_it_off_as_azure_says_it()
 
 
 def test_a_declaration_that_would_change_a_property_aks_fixes_is_refused_naming_both_values():
-    facts = PoolFacts("gpunp", "User", "Standard_NC4as_T4_v3", 0, profile={**SPOT, "name": "gpunp"})
+    facts = PoolFacts({**SPOT, "name": "gpunp"})
     declared = {**agent_pool_members.live_inputs(facts), "scaleSetEvictionPolicy": "Delete"}
     with pytest.raises(PreflightError) as error:
         adoption.pool_plan("aks-gpu:gpuPools.gpunp", facts, "/id", declared, ignored=())
@@ -145,7 +146,7 @@ def test_the_table_of_agent_pool_inputs_is_azure_natives():
     """Every input the import reads into the state, so none is left out of the declaration."""
     path = {"resource_group_name", "resource_name", "agent_pool_name"}
     sdk = {name for name in AgentPoolArgs.__init__.__code__.co_varnames if not name.startswith("_")} - path - {"self"}
-    assert set(agent_pool_members.AGENT_POOL_INPUTS.values()) == sdk
+    assert set(agent_pool_members.inputs().values()) == sdk
 
 
 # --------------------------------------------------------------------------- the guide's device plugin
@@ -205,7 +206,7 @@ def test_a_preview_that_could_not_read_the_cluster_says_the_plugins_changes_are_
 
 def test_a_change_azure_native_replaces_the_pool_on_is_refused_too():
     live = {**GPUNP, "name": "gpunp", "networkProfile": {"nodePublicIPTags": [{"ipTagType": "RoutingPreference", "tag": "Internet"}]}}
-    facts = PoolFacts("gpunp", "User", "Standard_NC4as_T4_v3", 0, profile=live)
+    facts = PoolFacts(live)
     declared = {**agent_pool_members.live_inputs(facts), "networkProfile": {}}
     with pytest.raises(PreflightError, match=r"would change networkProfile\.nodePublicIPTags: \[.*\] -> \(none\)"):
         adoption.pool_plan("aks-gpu:gpuPools.gpunp", facts, "/id", declared, ignored=())

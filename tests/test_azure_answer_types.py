@@ -49,13 +49,18 @@ WRONG = [
     ),
     ({"count": True}, r"agentPoolProfiles\[gpunp\]\.count is true, not a whole number"),
     ({"spotMaxPrice": "cheap"}, r"agentPoolProfiles\[gpunp\]\.spotMaxPrice is \"cheap\", not a number"),
-    # Members an adopted pool passes through to its declaration (existing_pools.PASSED_THROUGH).
+    # Members an adopted pool passes through to its declaration (pool_fields.passed_through).
     ({"kubeletConfig": [1, 2]}, r"agentPoolProfiles\[gpunp\]\.kubeletConfig is \[1, 2\], not an object"),
     ({"kubeletConfig": {"podMaxPids": "many"}}, r"agentPoolProfiles\[gpunp\]\.kubeletConfig\.podMaxPids is \"many\", not a whole number"),
     ({"nodeLabels": {"a": {"b": 1}}}, r"agentPoolProfiles\[gpunp\]\.nodeLabels\.a is \{\"b\": 1\}, not a string"),
     ({"kubeletConfig": nested(900)}, r"it is nested more than 32 levels deep"),
     ({"linuxOSConfig": {"sysctls": {"vmSwappiness": "0"}}}, r"linuxOSConfig\.sysctls\.vmSwappiness is \"0\", not a whole number"),
     ({"availabilityZones": [1, 2]}, r"agentPoolProfiles\[gpunp\]\.availabilityZones\[0\] is 1, not a string"),
+    # A member the program neither reads nor passes on, typed as the SDK's model types it.
+    (
+        {"artifactStreamingProfile": {"enabled": "yes"}},
+        r"agentPoolProfiles\[gpunp\]\.artifactStreamingProfile\.enabled is \"yes\", not true or false",
+    ),
 ]
 IDS = [re.sub(r"\W+", " ", json.dumps(change))[:40].strip() for change, _ in WRONG]
 

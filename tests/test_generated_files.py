@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pulumi
+from azure.mgmt.containerservice import models
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from support.existing_pools import GPUNP, SYSTEM
@@ -64,9 +65,9 @@ ODD = st.one_of(
     st.integers(min_value=20, max_value=900).map(deep),
 )
 # Every member the typed model reads of a pool, and a few it does not.
-POOL_MEMBERS = sorted({*rest_shapes.AgentPoolProfile.__annotations__, "unknownMember", "properties"})
+POOL_MEMBERS = sorted({*rest_shapes.fields(models.ManagedClusterAgentPoolProfile), "unknownMember", "properties"})
 NESTED = ["upgradeSettings", "gpuProfile", "kubeletConfig", "linuxOSConfig", "securityProfile", "networkProfile", "powerState"]
-CLUSTER_MEMBERS = sorted(rest_shapes.ManagedCluster.__annotations__)
+CLUSTER_MEMBERS = sorted({*rest_shapes.fields(models.ManagedCluster), *rest_shapes.fields(models.ManagedClusterProperties)})
 # Proxy URLs urllib refuses or a NetworkPolicy cannot hold as they are, with a password or without.
 PROXY_URLS = (
     st.sampled_from(

@@ -12,7 +12,6 @@ import pytest
 from conftest import run_cached
 from support.config import refused
 
-from components import config
 from components.config import ConfigError, parse
 
 AKS = "azure-native:containerservice:ManagedCluster"
@@ -154,12 +153,6 @@ def test_the_preview_names_the_key_that_asked_for_managed_gpu_nodes():
     assert any(w.startswith("aks-gpu:gpuPool.management = aks-managed: AKS-managed GPU nodes") for w in by_mode)
     assert not [w for w in by_mode if "dedicatedVhd" in w or "UseGPUDedicatedVHD" in w]
     assert not [w for w in by_vhd + by_mode if "az CLI" in w or "aks-preview" in w], "nothing needs the az CLI now"
-
-
-def test_the_config_and_the_pool_agree_on_the_preview_api_for_managed_mig():
-    from components.resources import managed_gpu_pool
-
-    assert config.MANAGED_MIG_API_VERSION == managed_gpu_pool.MIG_API_VERSION
 
 
 def test_managed_gpu_nodes_take_any_kubernetes_version_the_cluster_takes():

@@ -12,7 +12,7 @@ from support.pool_switch import AgentPoolsReader, run
 from components.deciding.existing import pool_modes
 from components.errors import PreflightError
 from components.live import agent_pools
-from components.resources.managed_gpu_pool import STABLE_API_VERSION
+from components.reading.reader import BadAnswer
 from tools.azure_mocks import UNREAD_POOLS, OfflineReader
 
 T4 = "Standard_NC4as_T4_v3"
@@ -27,10 +27,6 @@ def running(azure, **pools: str) -> None:
     for name, mode in pools.items():
         path = f"/subscriptions/sub/resourceGroups/{MANAGED_GROUP}/providers/Microsoft.ContainerService/managedClusters/{MANAGED_CLUSTER}/agentPools/{name}"
         azure.pools[(MANAGED_GROUP, MANAGED_CLUSTER, name)] = {"id": path, "name": name, "properties": dict(RUNS[mode])}
-
-
-def test_the_read_uses_the_api_version_the_managed_pool_is_sent_with():
-    assert agent_pools.API_VERSION == STABLE_API_VERSION
 
 
 @pytest.mark.parametrize("mode", sorted(RUNS))
@@ -103,3 +99,13 @@ def test_the_offline_render_reads_no_pool_and_says_what_it_assumed():
     assert reader.reads.count("pool_modes") == 1
     assert not any("management in Azure" in w for w in plan_warnings(plan))
     assert UNREAD_POOLS in reader.notes, "the plan shown is that of pools that do not run yet"
+
+
+def test_an_agent_pools_answer_of_another_type_is_one_line_naming_the_pool_and_member(azure):
+    """Read into the SDK's AgentPool and checked against its types (components/deciding/azure/rest_shapes.py)."""
+    running(azure, gpu="aks-managed")
+    azure.pools[(MANAGED_GROUP, MANAGED_CLUSTER, "gpu")]["properties"]["gpuProfile"] = "Managed"
+    with pytest.raises(
+        BadAnswer, match=r"^the agentPools GET of gpu in cluster \S+: in Azure's answer, gpuProfile is \"Managed\", not an object$"
+    ):
+        agent_pools.read(azure.client, MANAGED_GROUP, MANAGED_CLUSTER, ["gpu"])

@@ -14,7 +14,7 @@ typed pool replaces on every fixed property, deleting first. `engine_replaces` b
 those three steps on top-level keys; the program's answer is `ignoreChanges` on the fixed
 properties it leaves unset (the engine puts the stored value back: `processIgnoreChanges`),
 unless the pool that runs has one set, which the config then switches off: a replacement,
-as before (components/deciding/azure/pool_mutability.py `left_to_azure`).
+as before (components/deciding/existing/pool_fields.py `left_to_azure`).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import pytest
 from conftest import MANAGED_CLUSTER, MANAGED_GROUP
 from support.pool_switch import run
 
-from components.deciding.azure import pool_mutability
+from components.deciding.existing import pool_fields as pool_mutability
 from components.deciding.existing import pool_modes
 
 POOL = "azure-native:containerservice:AgentPool"
@@ -71,7 +71,6 @@ def test_left_to_azure_is_every_fixed_property_left_unset_except_what_the_runnin
         ({"gpuProfile": {"driver": "None"}}, {"gpuProfile"}),
         ({"gpuInstanceProfile": "MIG1g"}, {"gpuInstanceProfile"}),
         ({"scaleSetPriority": "Spot", "scaleSetEvictionPolicy": "Delete", "spotMaxPrice": -1}, SPOT),
-        ({"scale_set_priority": "Spot"}, SPOT),
     ],
 )
 def test_the_running_pool_says_what_it_has_set_away_from_akss_default(reported, switched_on):

@@ -196,9 +196,7 @@ def read_note(group: str, described: Mapping[str, Any], source: str) -> str:
     from components.deciding.existing import pool_network
 
     found = cluster_facts.parse(described, group, source=source)
-    own_vnet = any(p.vnet_subnet_id for p in found.pools)
-    network = f"{pool_network.model(found)}{' in its own virtual network' if own_vnet else ''}"
-    return f"offline: cluster {group}/{found.name} read from {source}: {cluster_facts.summary(found, network)}"
+    return f"offline: cluster {group}/{found.name} read from {source}: {pool_network.summary(found)}"
 
 
 class OfflineReader:

@@ -110,12 +110,6 @@ def check_without_existing(
         )
 
 
-# What `existing: adopt` may set beside `existing`, which the live pool is held to: what AKS
-# changes in place (components/deciding/azure/pool_mutability.py) follows the config; a fixed one must
-# equal Azure's, or the import would be followed by a replacement that deletes the pool.
-ADOPT_IN_PLACE = ("nodeCount", "minCount", "maxCount", "upgradeSettings")
-
-
 def check_existing(pool: Any, given: Mapping[str, Any], key: str, existing_cluster: bool) -> None:
     """`existing` on its own, before Azure is read: only in an existing cluster, and with
     `use` no other member (they come from Azure)."""

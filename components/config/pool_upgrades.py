@@ -7,10 +7,12 @@ docs/lifecycle.md, "Upgrades of a GPU pool"."""
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic.dataclasses import dataclass
 
+from components.config.messages import snake
 from components.config.values import MODEL, one_of, pattern, whole_number
 from components.errors import ConfigError
 
@@ -75,6 +77,23 @@ def effective(settings: PoolUpgradeSettings | None, fill: bool = True) -> dict[s
 def surge_nodes(settings: PoolUpgradeSettings | None, pool_nodes: int) -> int:
     """The nodes an upgrade adds to a pool of `pool_nodes` nodes, as preflight counts quota."""
     return _nodes(effective(settings).get("maxSurge"), pool_nodes) if pool_nodes else 0
+
+
+def adopted(live: Any, config: Any, key: str) -> PoolUpgradeSettings | None:
+    """A pool's upgradeSettings as Azure has them (REST names; held to these rules when Azure's
+    answer is read: rest_shapes.RULES), with what an adopting config sets over them, member by
+    member: a member neither sets stays unset, never this program's default for a new pool
+    (NO_SURGE), which would change the owner's upgrades."""
+    members = PoolUpgradeSettings.__dataclass_fields__
+    known = {snake(k): v for k, v in live.items() if snake(k) in members and v is not None} if isinstance(live, Mapping) else {}
+    if isinstance(config, Mapping):
+        known.update({snake(k): v for k, v in config.items() if v is not None})
+    if not known:
+        return None
+    settings = PoolUpgradeSettings(**known)
+    if isinstance(config, Mapping):
+        check(settings, key, fill=False)
+    return settings
 
 
 def check(settings: PoolUpgradeSettings | None, key: str, fill: bool = True) -> None:

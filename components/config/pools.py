@@ -13,7 +13,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, Field
 from pydantic.dataclasses import dataclass
 
-from components.catalog import gpu_sizes
+from components.catalog import api_versions, gpu_sizes
 from components.config import pool_upgrades
 from components.config.cluster import SYSTEM_POOL_NAME
 from components.config.existing import EXISTING_POOL_MODES, ON_DESTROY, check_existing, check_on_destroy
@@ -382,9 +382,7 @@ def managed_gpu_warnings(pool: GpuPoolConfig, key: str) -> list[str]:
 # aks-managed-gpu-nodes.md in azure-aks-docs f21c5e447 (2025-10-29), and the page at
 # f63267b4 (2026-07-15, ms.date 07/02/2026) states no minimum.
 
-# Must equal components.resources.managed_gpu_pool.MIG_API_VERSION (a test checks): config cannot
-# import the components.
-MANAGED_MIG_API_VERSION = "2026-01-02-preview"
+MANAGED_MIG_API_VERSION = api_versions.MIG_PREVIEW
 
 
 def check_pool_stack(pool: GpuPoolConfig, given: Mapping[str, Any], key: str) -> list[str]:

@@ -7,14 +7,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from azure.mgmt.containerservice import models  # the SDK's data models: no client, no call
+
+from components.catalog import api_versions
+from components.deciding.azure import rest_shapes
 from components.deciding.existing.pool_modes import running_of
 from components.live.aks_client import aks_client
 from components.live.deadline import gather
-from components.reading.reader import RunningPool
+from components.reading.reader import BadAnswer, RunningPool
 
-# Must equal components.resources.managed_gpu_pool.STABLE_API_VERSION (a test checks):
-# knowledge does not import the components.
-API_VERSION = "2026-08-01"
+API_VERSION = api_versions.STABLE
 # The whole read, every pool's GET together: azure-core's own limits bound neither (its
 # RetryPolicy `timeout` caps only a request's connection timeout and sleeps a Retry-After in
 # full: azure/core/pipeline/policies/_retry.py `_configure_timeout`, `_sleep_for_retry`), so
@@ -49,9 +51,12 @@ def read(client: Any, resource_group: str, cluster: str, names: Sequence[str], l
         found = {}
         for name in names:
             try:
-                found[name] = running_of(client.agent_pools.get(resource_group, cluster, name).as_dict())
+                answer = client.agent_pools.get(resource_group, cluster, name).as_dict()
             except ResourceNotFoundError:  # the pool, its cluster or its group is not there
                 continue
+            if wrong := rest_shapes.problem(answer, models.AgentPool):
+                raise BadAnswer(f"the agentPools GET of {name} in cluster {resource_group}/{cluster}: in Azure's answer, {wrong}")
+            found[name] = running_of(answer)
         return found
 
     try:

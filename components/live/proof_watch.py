@@ -53,6 +53,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
+from components.catalog import api_versions
 from components.catalog.proof_names import result_name
 from components.deciding.azure.kubeconfig import entra_kubeconfig
 from components.deciding.existing.cluster_objects import AGENT_POOL_LABEL
@@ -83,8 +84,7 @@ LOOK_SECONDS = 60.0
 KUBECONFIG_SECONDS = 120.0
 CONNECT_SECONDS = 10.0
 RETRIES = 3
-# Must equal components.resources.managed_gpu_pool.STABLE_API_VERSION, as live/agent_pools.py's.
-API_VERSION = "2026-08-01"
+API_VERSION = api_versions.STABLE
 LOG_LINES = 5
 # No Job of this `up`'s spec for this long, nor one being deleted: its create was refused (an
 # admission webhook, AlreadyExists, a 403) or has not begun (`pulumi up --parallel 1` may run the

@@ -29,7 +29,7 @@ class RunningPool:
     """A GPU pool as it runs in Azure: its GPU management, and the properties AKS fixes at
     creation that it has set away from AKS's default (REST names). A declaration that leaves
     one of those unset asks to switch it off, which replaces the pool; any other fixed
-    property the declaration leaves unset is left to Azure (components/deciding/azure/pool_mutability.py,
+    property the declaration leaves unset is left to Azure (components/deciding/existing/pool_fields.py,
     `left_to_azure`, says why; components/deciding/existing/pool_modes.py reads it)."""
 
     mode: str

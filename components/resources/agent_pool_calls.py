@@ -112,8 +112,8 @@ def pool_id(props: Mapping[str, Any]) -> str:
 def json_numbers(value: Any) -> Any:
     """The body as ARM's JSON types it: a whole number is an integer. The engine's Struct
     carries every number as a double, and the SDK would send `"count": 1.0` where the spec
-    says `integer` (count, minCount, maxCount, maxPods, ...). The one non-integer number an
-    agent pool takes, spotMaxPrice, is a `number`, for which -1 and -1.0 are the same."""
+    says `integer` (count, minCount, maxCount, the pods per node, ...). The one non-integer number
+    an agent pool takes, the Spot price cap, is a `number`, for which -1 and -1.0 are the same."""
     if isinstance(value, Mapping):
         return {k: json_numbers(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

@@ -13,12 +13,11 @@ import pulumi
 from pulumi_azure_native import containerservice
 
 from components.catalog import gpu_sizes
-from components.config import GpuPoolConfig, camel_case, pool_upgrades
-from components.deciding.azure import pool_mutability
-from components.deciding.existing import cluster_objects, pool_network
+from components.config import GpuPoolConfig
+from components.deciding.existing import cluster_objects, pool_fields, pool_network
 from components.deciding.existing.existing_pools import LivePool
 from components.deciding.existing.pool_network import PoolNetwork
-from components.deciding.existing.pool_settings import REST_NAMES, agent_pool_settings, gpu_pool_settings, typed_pool_ignores
+from components.deciding.existing.pool_settings import agent_pool_settings, gpu_pool_settings, sdk_arguments, typed_pool_ignores
 from components.reading.reader import RunningPool
 from components.resources.managed_gpu_pool import ARM_ENDPOINT, MIG_API_VERSION, STABLE_API_VERSION, ManagedGpuPool
 
@@ -60,28 +59,19 @@ def managed_gpu_pool_properties(
     network: PoolNetwork | None = None,
 ) -> dict[str, Any]:
     """The managed pool's agentPools REST properties: the typed pool's settings
-    (gpu_pool_settings) in ARM's spelling, plus gpuProfile.nvidia. With MIG, AKS's device
+    (gpu_pool_settings), plus gpuProfile.nvidia. With MIG, AKS's device
     plugin offers each slice as one nvidia.com/gpu with migStrategy Single
     (aks-managed-gpu-nodes.md: --gpu-instance-profile MIG1g --gpu-mig-strategy Single)."""
-    settings = gpu_pool_settings(pool, network).items()
-    body = {REST_NAMES.get(k, camel_case(k)): _rest_value(v) for k, v in settings if v is not None}
+    body = {k: v for k, v in gpu_pool_settings(pool, network).items() if v is not None}
     nvidia = {"managementMode": "Managed", **({"migStrategy": "Single"} if pool.mig_profile else {})}
     # As the spec's own example, AgentPoolsCreate_ManagedGPU.json (azure-rest-api-specs
     # aks/stable/2026-08-01/examples, commit 1001d5a2): driver Install, nvidia Managed.
     body["gpuProfile"] = {"driver": "Install", "nvidia": nvidia}
-    body["upgradeSettings"] = pool_upgrades.effective(pool.upgrade_settings)
     if orchestrator_version:
         body["orchestratorVersion"] = orchestrator_version
     if tags:
         body["tags"] = dict(tags)
     return body
-
-
-def _rest_value(value: Any) -> Any:
-    """azure-native's enums are `str` subclasses; the REST body wants plain JSON values."""
-    from enum import Enum
-
-    return str(value.value) if isinstance(value, Enum) else value
 
 
 class Cluster(Protocol):
@@ -198,7 +188,7 @@ class GpuPool(pulumi.ComponentResource):
             resource_name_=self._cluster.cluster_name,
             agent_pool_name=pool.name,
             orchestrator_version=args.kubernetes_version,
-            **settings,
+            **sdk_arguments(settings),
             opts=pulumi.ResourceOptions(
                 import_=args.live.import_id if args.live else None,
                 parent=self,
@@ -211,10 +201,10 @@ class GpuPool(pulumi.ComponentResource):
                 # The count and version Azure moves, and what AKS fixes that the settings leave
                 # unset, which a refresh may fill in (typed_pool_ignores says why).
                 ignore_changes=typed_pool_ignores(pool, args.version_moves, settings, args.running),
-                # What AKS fixes at creation (pool_mutability.py, each with its source); azure-native
+                # What AKS fixes at creation (pool_fields.py, each with its source); azure-native
                 # replaces only on vmSize and gpuInstanceProfile, so without this a Spot toggle would
                 # preview as `~ update` and fail at `up` (docs/lifecycle.md, "What changes a GPU pool").
-                replace_on_changes=pool_mutability.fixed(),
+                replace_on_changes=pool_fields.fixed(),
                 # ...and delete first: the pool's name is fixed, and AKS refuses a second pool of
                 # one name. azure-native asks for delete-first only for replacements it reports
                 # itself (provider.go Diff: `deleteBeforeReplace := len(replaces) > 0`); one that

@@ -17,7 +17,8 @@ import pulumi
 from pulumi.dynamic import ConfigureRequest, CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
 from pulumi.output import Unknown
 
-from components.deciding.azure import pool_mutability
+from components.catalog import api_versions
+from components.deciding.existing import pool_fields
 from components.resources import provider_host_patch
 from components.resources.agent_pool_calls import (
     ARM_ENDPOINT,
@@ -30,16 +31,14 @@ from components.resources.agent_pool_calls import (
     refuse_others_pool,
 )
 
-# agentPools API versions: STABLE carries `gpuProfile.nvidia.managementMode`; `migStrategy`, which
-# a managed MIG pool needs, exists in preview versions only, so such a pool uses MIG_API_VERSION
-# and a preview says so (docs/managed-pool-provider.md, "API versions", has the sources).
-STABLE_API_VERSION = "2026-08-01"
-MIG_API_VERSION = "2026-01-02-preview"
+# agentPools API versions (components/catalog/api_versions.py says which needs which).
+STABLE_API_VERSION = api_versions.STABLE
+MIG_API_VERSION = api_versions.MIG_PREVIEW
 
 # Properties AKS changes on an existing pool; any other difference replaces it, as the typed pool
-# does (components/deciding/azure/pool_mutability.py has each with its source; docs/lifecycle.md,
+# does (components/deciding/existing/pool_fields.py has each with its source; docs/lifecycle.md,
 # "What changes a GPU pool in place, and what replaces it").
-IN_PLACE = pool_mutability.in_place()
+IN_PLACE = pool_fields.in_place()
 # Where the pool is: a change moves it, which is a new pool.
 LOCATION_KEYS = ("subscriptionId", "resourceGroupName", "clusterName", "agentPoolName")
 # The cluster's resourceUID, which "uniquely identifies ManagedClusters that reuse ARM

@@ -6,12 +6,15 @@ One parser reads the invoke's answer, a saved `az aks show` and ARM's REST body 
 
 from __future__ import annotations
 
+import enum
 import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from azure.mgmt.containerservice import models  # the SDK's data models: no client, no call
 
 from components.config import NAMESPACE
 from components.deciding.azure import rest_shapes
@@ -29,48 +32,25 @@ SYSTEM_MODE = "System"
 OWNER_TAG = "aks-gpu-stack"
 
 
-@dataclass(frozen=True)
-class PoolFacts:
-    """One of the cluster's agent pools, as far as a new pool must fit beside it."""
+class PoolFacts(models.ManagedClusterAgentPoolProfile):
+    """One of the cluster's agent pools, as Azure describes it: the SDK's own model, its members
+    read as attributes (`pool.vm_size`) or by their REST names (`member`). An open enum's value
+    reads as the text Azure wrote, not the SDK's enum member, whose str() is `OSType.WINDOWS`
+    (azure-core CaseInsensitiveEnumMeta; model_base `_deserialize_with_callable`)."""
 
-    name: str
-    mode: str
-    vm_size: str
-    count: int
-    max_pods: int | None = None
-    vnet_subnet_id: str | None = None
-    pod_subnet_id: str | None = None
-    tags: Mapping[str, str] = field(default_factory=dict)
-    #: Succeeded, or the operation it is in (AKS's own states: the API types it as a string,
-    #: "AKS uses custom provisioning states beyond standard ARM states", AgentPoolModels.tsp).
-    provisioning_state: str | None = None
-    #: What a pool used or adopted as it is (`gpuPools.<name>.existing`) is read for: its
-    #: taints and labels (nodeTaints, nodeLabels), the autoscaler's range, its OS, priority
-    #: and GPU settings, as the agentPools API names them.
-    node_taints: tuple[str, ...] = ()
-    node_labels: Mapping[str, str] = field(default_factory=dict)
-    enable_auto_scaling: bool = False
-    min_count: int | None = None
-    max_count: int | None = None
-    os_type: str | None = None
-    #: scaleSetPriority: Regular or Spot; with Spot, the eviction policy and the price cap.
-    scale_set_priority: str | None = None
-    scale_set_eviction_policy: str | None = None
-    spot_max_price: float | None = None
-    gpu_instance_profile: str | None = None
-    #: gpuProfile.driver (Install, None) and gpuProfile.nvidia.managementMode (Managed, Unmanaged).
-    gpu_driver: str | None = None
-    gpu_management: str | None = None
-    orchestrator_version: str | None = None
-    #: scaleDownMode: Delete, or Deallocate (stopped nodes kept and started first on a scale-up);
-    #: unset is Delete ("If not specified, it defaults to Delete", ARM 2025-09-01 ScaleDownMode).
-    scale_down_mode: str | None = None
-    #: The pool as the description gave it (its source's spelling; read with `member`).
-    profile: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    def __getattribute__(self, name: str) -> Any:
+        return _text(super().__getattribute__(name))
 
     def member(self, *path: str) -> Any:
-        """A member of the pool's description, matched without case (`upgradeSettings`)."""
-        return _get(self.profile, *path)
+        """A member of the pool's description by its REST names (`gpuProfile`, `nvidia`)."""
+        at: Any = self
+        for key in path:
+            at = at.get(key) if isinstance(at, Mapping) else None
+        return at
+
+    @property
+    def taints(self) -> tuple[str, ...]:
+        return tuple(self.node_taints or ())
 
 
 @dataclass(frozen=True)
@@ -128,67 +108,40 @@ def _get(doc: Any, *path: str) -> Any:
     return doc
 
 
-def _int(value: Any) -> int | None:
-    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-
-def _float(value: Any) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+def _text(value: Any) -> Any:
+    """An open enum as the text Azure wrote (PoolFacts says why)."""
+    return value.value if isinstance(value, enum.Enum) else value
 
 
 def parse(doc: Mapping[str, Any], resource_group: str, source: str = "Azure") -> ClusterFacts:
-    """A description of a cluster (the invoke's answer, `az aks show -o json`, a REST body)."""
-    pools = tuple(
-        PoolFacts(
-            name=str(_get(p, "name") or ""),
-            mode=str(_get(p, "mode") or ""),
-            vm_size=str(_get(p, "vmSize") or ""),
-            count=_int(_get(p, "count")) or 0,
-            max_pods=_int(_get(p, "maxPods")),
-            vnet_subnet_id=_get(p, "vnetSubnetID") or None,
-            pod_subnet_id=_get(p, "podSubnetID") or None,
-            tags=dict(_get(p, "tags") or {}),
-            provisioning_state=_get(p, "provisioningState"),
-            node_taints=tuple(str(t) for t in _get(p, "nodeTaints") or ()),
-            node_labels={str(k): str(v) for k, v in (_get(p, "nodeLabels") or {}).items()},
-            enable_auto_scaling=_get(p, "enableAutoScaling") is True,
-            min_count=_int(_get(p, "minCount")),
-            max_count=_int(_get(p, "maxCount")),
-            os_type=_get(p, "osType"),
-            scale_set_priority=_get(p, "scaleSetPriority"),
-            scale_set_eviction_policy=_get(p, "scaleSetEvictionPolicy"),
-            spot_max_price=_float(_get(p, "spotMaxPrice")),
-            gpu_instance_profile=_get(p, "gpuInstanceProfile"),
-            gpu_driver=_get(p, "gpuProfile", "driver"),
-            gpu_management=_get(p, "gpuProfile", "nvidia", "managementMode"),
-            orchestrator_version=_get(p, "currentOrchestratorVersion") or _get(p, "orchestratorVersion"),
-            scale_down_mode=_get(p, "scaleDownMode"),
-            profile=dict(p),
-        )
-        for p in _get(doc, "agentPoolProfiles") or []
-    )
+    """A description of a cluster (the invoke's answer, `az aks show -o json`, a REST body),
+    read into the SDK's model (rest_shapes.cluster)."""
+    found = rest_shapes.cluster(doc)
+    props = found.properties or models.ManagedClusterProperties()
+    network = props.network_profile or models.ContainerServiceNetworkProfile()
+    access = props.api_server_access_profile or models.ManagedClusterAPIServerAccessProfile()
     return ClusterFacts(
         resource_group=resource_group,
-        name=str(_get(doc, "name") or ""),
-        location=str(_get(doc, "location") or ""),
-        resource_uid=_get(doc, "resourceUID"),
-        kubernetes_version=_get(doc, "currentKubernetesVersion") or _get(doc, "kubernetesVersion"),
-        provisioning_state=_get(doc, "provisioningState"),
-        power_state=_get(doc, "powerState", "code"),
-        node_resource_group=_get(doc, "nodeResourceGroup"),
-        network_plugin=_get(doc, "networkProfile", "networkPlugin"),
-        network_plugin_mode=_get(doc, "networkProfile", "networkPluginMode"),
-        network_policy=_get(doc, "networkProfile", "networkPolicy"),
-        network_dataplane=_get(doc, "networkProfile", "networkDataplane"),
-        entra=bool(_get(doc, "aadProfile")),
-        pools=pools,
+        name=found.name or "",
+        location=found.location or "",
+        resource_uid=props.resource_uid,
+        kubernetes_version=props.current_kubernetes_version or props.kubernetes_version,
+        provisioning_state=props.provisioning_state,
+        power_state=_text(props.power_state.code) if props.power_state else None,
+        node_resource_group=props.node_resource_group,
+        network_plugin=_text(network.network_plugin),
+        network_plugin_mode=_text(network.network_plugin_mode),
+        network_policy=_text(network.network_policy),
+        network_dataplane=_text(network.network_dataplane),
+        entra=bool(props.aad_profile),
+        pools=tuple(PoolFacts(p) for p in props.agent_pool_profiles or []),
         source=source,
-        private=_get(doc, "apiServerAccessProfile", "enablePrivateCluster") is True,
-        vnet_integration=_get(doc, "apiServerAccessProfile", "enableVnetIntegration") is True,
-        authorized_ip_ranges=tuple(str(r) for r in _get(doc, "apiServerAccessProfile", "authorizedIPRanges") or ()),
-        resource_id=_get(doc, "id"),
-        egress=parse_egress(_get(doc, "networkProfile", "outboundType"), _get(doc, "httpProxyConfig")),
-        node_provisioning_mode=_get(doc, "nodeProvisioningProfile", "mode"),
+        private=access.enable_private_cluster is True,
+        vnet_integration=access.enable_vnet_integration is True,
+        authorized_ip_ranges=tuple(access.authorized_ip_ranges or ()),
+        resource_id=found.id,
+        egress=parse_egress(_text(network.outbound_type), props.http_proxy_config),
+        node_provisioning_mode=_text(props.node_provisioning_profile.mode) if props.node_provisioning_profile else None,
     )
 
 
@@ -224,7 +177,7 @@ def id_parts(resource_id: Any) -> tuple[str | None, str | None]:
 def description_problem(doc: Any) -> str | None:
     """What is wrong with a description of a cluster, as far as `parse` reads it, or None: a
     member of another type than Azure's (components/deciding/azure/rest_shapes.py) would be misread
-    (a `maxPods` of "30" taken for none) or fail later with a traceback."""
+    (the SDK's model reads an `enableAutoScaling` of "false" as true) or fail later with a traceback."""
     if not isinstance(doc, Mapping):
         return f"expected an object, found {type(doc).__name__}"
     absent = [m for m in ("name", "location", "agentPoolProfiles") if _get(doc, m) is None]
@@ -314,22 +267,6 @@ def check_saved(cluster_file: str | None, named: Named, key: str = "aks-gpu:pref
     and in a deployment alike, though only the offline render reads it for the cluster."""
     if cluster_file:
         read_saved(key, Path(cluster_file), named)
-
-
-def summary(found: ClusterFacts, network: str) -> str:
-    """The cluster in one line, as the offline render shows what it read: where, its state,
-    its version, its network (`network`, in the docs' words) and its pools."""
-    pools = ", ".join(
-        f"{p.name} ({p.mode or 'User'}, {p.count} x {p.vm_size}"
-        + (f", maxPods {p.max_pods}" if p.max_pods else "")
-        + (f", subnet {p.vnet_subnet_id.rsplit('/', 1)[-1]}" if p.vnet_subnet_id else "")
-        + ")"
-        for p in found.pools
-    )
-    state = f"{found.provisioning_state or 'state unknown'} and {(found.power_state or 'power state unknown').lower()}"
-    sign_in = "Entra ID" if found.entra else "local accounts"
-    version = found.kubernetes_version or "version unknown"
-    return f"in {found.location}, {state}, Kubernetes {version}, {network}, {sign_in}; pools: {pools or 'none'}"
 
 
 # --------------------------------------------------------------------------- failed reads

@@ -11,9 +11,8 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from components.deciding.azure import pool_mutability
 from components.deciding.azure.cluster_facts import PoolFacts
-from components.deciding.existing.agent_pool_members import AGENT_POOL_INPUTS, live_inputs, undeclared_members, unset
+from components.deciding.existing.pool_fields import fixed, inputs, live_inputs, undeclared_members, unset
 from components.errors import PreflightError
 
 #: Every line of an adoption plan starts so; `make render` counts them (tools/render.py).
@@ -165,7 +164,7 @@ def updated(line: str) -> bool:
 
 
 # What azure-native itself replaces an AgentPool on, beside the program's replaceOnChanges
-# (pool_mutability.fixed()): pulumi-azure-native provider/pkg/gen/replacement.go at 1b7112af,
+# (fixed()): pulumi-azure-native provider/pkg/gen/replacement.go at 1b7112af,
 # forceNewMap ContainerService AgentPool (gpuInstanceProfile and vmSize are fixed() already).
 FORCE_NEW = ("networkProfile.nodePublicIPTags",)
 
@@ -173,16 +172,16 @@ FORCE_NEW = ("networkProfile.nodePublicIPTags",)
 def pool_plan(key: str, facts: PoolFacts, import_id: str, declared: Mapping[str, Any], ignored: Collection[str]) -> Plan:
     """The adopting `up` of a pool: `declared` is the AgentPool's inputs by their REST name,
     `ignored` its ignoreChanges. Raises PreflightError where the update would replace the pool:
-    a change of a property AKS fixes at creation (pool_mutability, the pool's replaceOnChanges)."""
+    a change of a property AKS fixes at creation (pool_fields, the pool's replaceOnChanges)."""
     live = live_inputs(facts)
     skipped = {*ignored, "orchestratorVersion"}  # the version is the owner's (ignoreChanges on an existing cluster)
     changes = [
         change
-        for member in sorted({*live, *(m for m in declared if m in AGENT_POOL_INPUTS)})
+        for member in sorted({*live, *(m for m in declared if m in inputs())})
         if member not in skipped
         for change in field_changes(live.get(member, ABSENT), declared.get(member, ABSENT), member)
     ]
-    replaced = [c for c in changes if c.path.split(".")[0].split("[")[0] in pool_mutability.fixed() or c.path.startswith(FORCE_NEW)]
+    replaced = [c for c in changes if c.path.split(".")[0].split("[")[0] in fixed() or c.path.startswith(FORCE_NEW)]
     if replaced:
         raise PreflightError(
             f"{key}.existing = adopt: the declaration would change {replaced[0]} on the pool {facts.name}, which AKS fixes when a "

@@ -16,7 +16,7 @@ from components.config import NAMESPACE, DevicePluginConfig
 from components.config.pools import SPOT_TAINT, Pools, pool_taints
 from components.deciding.azure.cluster_facts import ClusterFacts
 from components.deciding.azure.problem import Problem
-from components.deciding.existing import ownership, stack_state
+from components.deciding.existing import ownership, pool_fields, stack_state
 from components.deciding.existing.cluster_objects import (
     GUIDE_DAEMONSET,
     GUIDE_SELECTOR,
@@ -115,7 +115,7 @@ def stack_pools(stack: Pools, found: ClusterFacts) -> list[PoolNodes]:
         there = azure.get(pool.name)
         labels = pool_labels(pool.name, there.node_labels if there else None)
         taints = tuple(there.node_taints) if there and there.node_taints else tuple(pool_taints(pool))
-        managed = bool(there and there.gpu_management == "Managed")
+        managed = bool(there and pool_fields.management(there) == "aks-managed")
         pools.append(
             PoolNodes(
                 pool.name,
@@ -132,7 +132,7 @@ def stack_pools(stack: Pools, found: ClusterFacts) -> list[PoolNodes]:
         if other.name not in {p.name for p in stack.pools}:
             gpu = gpu_sizes.is_gpu_family(other.vm_size or "")
             labels = pool_labels(other.name, other.node_labels)
-            pools.append(PoolNodes(other.name, labels, tuple(other.node_taints), gpu, None, other.gpu_management == "Managed"))
+            pools.append(PoolNodes(other.name, labels, other.taints, gpu, None, pool_fields.management(other) == "aks-managed"))
     return pools
 
 

@@ -58,7 +58,7 @@ def stack_pools(found: ClusterFacts, stack: str, held: frozenset[str] | None = N
 
 def pools_of_stack(found: ClusterFacts, stack: str, held: frozenset[str] | None = None) -> dict[str, tuple[str, int]]:
     """The cluster's pools this stack added (stack_pools): name -> (VM size, nodes)."""
-    return {name: (p.vm_size, p.count) for name, p in stack_pools(found, stack, held).items()}
+    return {name: (p.vm_size or "", p.count or 0) for name, p in stack_pools(found, stack, held).items()}
 
 
 def check_existing_cluster(
@@ -248,7 +248,7 @@ def mode_against_cluster(pools: Pools, operator: GpuOperatorConfig, found: Clust
             )
         )
     ours = {p.name for p in pools.pools}
-    others = [p for p in found.pools if p.name not in ours and gpu_sizes.is_gpu_family(p.vm_size)]
+    others = [p for p in found.pools if p.name not in ours and gpu_sizes.is_gpu_family(p.vm_size or "")]
     if others:
         names = ", ".join(f"{p.name} ({p.vm_size})" for p in others)
         problems.append(

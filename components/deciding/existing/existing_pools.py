@@ -22,14 +22,12 @@ from typing import Any
 from pydantic import ValidationError
 
 from components.catalog import gpu_sizes
-from components.config import GpuPoolConfig, PoolUpgradeSettings, pool_upgrades, snake
-from components.config.existing import ADOPT_IN_PLACE
+from components.config import GpuPoolConfig, snake
 from components.config.messages import fail, show
 from components.config.pools import MIG_PROFILES, Pools, check_size
 from components.config.workloads import check_modes
 from components.deciding.azure.cluster_facts import OWNER_TAG, ClusterFacts, PoolFacts
-from components.deciding.existing import live_pool_counts, ownership
-from components.deciding.existing.agent_pool_members import undeclared_members
+from components.deciding.existing import live_pool_counts, ownership, pool_fields, pool_network
 from components.deciding.existing.cluster_objects import SAVE_COMMAND
 from components.deciding.existing.stack_state import NOT_READ, StackState
 from components.errors import PreflightError, cut
@@ -52,33 +50,7 @@ class LivePool:
 
     @property
     def taints(self) -> tuple[str, ...]:
-        return self.facts.node_taints
-
-
-def mode_of(facts: PoolFacts) -> str:
-    """Who serves the pool's GPUs, from its gpuProfile: AKS (nvidia.managementMode Managed),
-    an operator (driver None: "skip GPU driver installation", nvidia-gpu-operator.md), or a
-    device plugin beside the driver AKS installs (the guide's pool)."""
-    if (facts.gpu_management or "").lower() == "managed":
-        return "aks-managed"
-    if (facts.gpu_driver or "").lower() == "none":
-        return "gpu-operator"
-    return "device-plugin"
-
-
-# A fixed property (components/deciding/azure/pool_mutability.py) as the config names it, and as
-# the live pool has it.
-def _fixed(facts: PoolFacts) -> dict[str, Any]:
-    return {
-        "vmSize": facts.vm_size,
-        "spot": (facts.scale_set_priority or "").lower() == "spot",
-        "spotMaxPrice": facts.spot_max_price if (facts.scale_set_priority or "").lower() == "spot" else None,
-        "migProfile": facts.gpu_instance_profile,
-        "management": mode_of(facts),
-        "maxPods": facts.max_pods,
-        "vnetSubnetId": facts.vnet_subnet_id,
-        "podSubnetId": facts.pod_subnet_id,
-    }
+        return self.facts.taints
 
 
 def _same(member: str, given: Any, live: Any) -> bool:
@@ -97,35 +69,10 @@ def _spelt_otherwise(member: str, given: Any, live: Any, key: str) -> None:
         )
 
 
-def _upgrade_settings(facts: PoolFacts, given: Mapping[str, Any], key: str) -> PoolUpgradeSettings | None:
-    """The pool's upgradeSettings as Azure has them, with what an adopting config sets over
-    them, member by member: a member neither sets stays unset, never this program's default
-    for a new pool (pool_upgrades.NO_SURGE), which would change the owner's upgrades."""
-    live = facts.member("upgradeSettings")
-    members = {f.name for f in dataclasses.fields(PoolUpgradeSettings)}
-    known = {snake(k): v for k, v in live.items() if snake(k) in members and v is not None} if isinstance(live, Mapping) else {}
-    config = given.get("upgradeSettings")
-    if isinstance(config, Mapping):
-        known.update({snake(k): v for k, v in config.items() if v is not None})
-    if not known:
-        return None
-    try:
-        settings = PoolUpgradeSettings(**known)
-    except ValidationError as error:
-        problem = error.errors()[0]
-        raise PreflightError(
-            f"{key}: the pool {facts.name} has upgradeSettings.{'.'.join(str(p) for p in problem['loc'])} = "
-            f"{str(problem.get('input'))[:80]!r} in Azure, which this program cannot take ({problem['msg']}); manage that pool by hand"
-        ) from None
-    if isinstance(config, Mapping):
-        pool_upgrades.check(settings, key, fill=False)
-    return settings
-
-
 def settings_from_azure(pool: GpuPoolConfig, given: Mapping[str, Any], facts: PoolFacts, key: str) -> GpuPoolConfig:
     """The pool's settings as Azure has them; with `adopt`, what the config sets in place
-    (counts, upgradeSettings) over them, and a fixed property set otherwise refused."""
-    fixed = _fixed(facts)
+    (counts, upgrades) over them, and a fixed field set otherwise refused (pool_fields)."""
+    fixed = pool_fields.compared(facts)
     if pool.existing == "adopt":
         for member, live in fixed.items():
             if member in given and not _same(member, given[member], live):
@@ -140,25 +87,18 @@ def settings_from_azure(pool: GpuPoolConfig, given: Mapping[str, Any], facts: Po
     values: dict[str, Any] = {
         "name": pool.name,
         "existing": pool.existing,
-        "vm_size": facts.vm_size,
-        "node_count": facts.count,
+        **{snake(member): live for member, live in fixed.items()},
+        "node_count": facts.count or 0,
         "min_count": facts.min_count if autoscaled else None,
         "max_count": facts.max_count if autoscaled else None,
-        "spot": fixed["spot"],
-        "spot_max_price": fixed["spotMaxPrice"],
-        "mig_profile": facts.gpu_instance_profile if facts.gpu_instance_profile in MIG_PROFILES else None,
-        "management": fixed["management"],
-        # An adopted pool's network is kept from the live pool by its plan (pool_network.plan),
-        # which says so; the config may only repeat it (above).
-        "max_pods": given.get("maxPods") if pool.existing == "adopt" else facts.max_pods,
-        "vnet_subnet_id": given.get("vnetSubnetId") if pool.existing == "adopt" else facts.vnet_subnet_id,
-        "pod_subnet_id": given.get("podSubnetId") if pool.existing == "adopt" else facts.pod_subnet_id,
-        "upgrade_settings": _upgrade_settings(facts, given if pool.existing == "adopt" else {}, key),
+        "mig_profile": fixed["migProfile"] if fixed["migProfile"] in MIG_PROFILES else None,
+        snake(pool_fields.UPGRADES): pool_fields.upgrades(facts, given if pool.existing == "adopt" else {}, key),
     }
     if pool.existing == "adopt":
-        for member in ADOPT_IN_PLACE:
-            if member in given and member != "upgradeSettings":
-                values[snake(member)] = getattr(pool, snake(member))
+        # An adopted pool's network is kept from the live pool by its plan (pool_network.plan),
+        # which says so; the config may only repeat it (above).
+        values.update({snake(member): given.get(member) for member in pool_network.CONFIG_KEYS})
+        values.update({snake(member): getattr(pool, snake(member)) for member in pool_fields.ADOPT_IN_PLACE if member in given})
         values["gen2"] = pool.gen2
     try:
         return GpuPoolConfig(**values)
@@ -219,7 +159,7 @@ def _too_many_tags(key: str, how: str, found: ClusterFacts, facts: PoolFacts, ow
         key,
         how,
         found,
-        f"the pool {facts.name} has {len(facts.tags)} tags, and adopting it adds the stack's {', '.join(marks)}: {count} tags, and "
+        f"the pool {facts.name} has {len(facts.tags or {})} tags, and adopting it adds the stack's {', '.join(marks)}: {count} tags, and "
         f"Azure allows at most {MAX_TAGS} on a resource; remove {count - MAX_TAGS} of the pool's tags first, or use it instead",
     )
 
@@ -243,15 +183,15 @@ def live_pool(
         raise _refused(key, how, found, f"the cluster has no pool named {pool.name!r} (its pools: {pools}); check the name")
     if refusal := _not_a_scale_set(key, how, found, facts) or _too_many_tags(key, how, found, facts, owner):
         raise refusal
-    size = gpu_sizes.CATALOG.get(facts.vm_size)
-    if not gpu_sizes.is_gpu_family(facts.vm_size) or (size is not None and not size.gpu.nvidia):
-        gpu = "no GPU" if not gpu_sizes.is_gpu_family(facts.vm_size) else f"an {size.gpu.vendor if size else 'unknown'} GPU"
+    size = gpu_sizes.CATALOG.get(facts.vm_size or "")
+    if not gpu_sizes.is_gpu_family(facts.vm_size or "") or (size is not None and not size.gpu.nvidia):
+        gpu = "no GPU" if not gpu_sizes.is_gpu_family(facts.vm_size or "") else f"an {size.gpu.vendor if size else 'unknown'} GPU"
         raise _refused(key, how, found, f"its pool {pool.name} is {facts.vm_size}, with {gpu}: expected an NVIDIA GPU pool")
     if (facts.os_type or "Linux").lower() != "linux":
         raise _refused(
             key, how, found, f"its pool {pool.name} runs {facts.os_type}: the guide's device plugin and proof run on Linux pools"
         )
-    if how == "adopt" and facts.mode.lower() == "system":
+    if how == "adopt" and (facts.mode or "").lower() == "system":
         raise _refused(key, how, found, f"its pool {pool.name} is a System pool, and this stack's pools are User pools: use it instead")
     # The stack's marks, their names matched as Azure matches tag names (ownership.tag).
     marks = {OWNER_TAG: ownership.owner_of(facts.tags), ownership.ADOPTED: ownership.adopter_of(facts.tags)}
@@ -265,7 +205,7 @@ def live_pool(
     pool_type = str(facts.member("type") or "VirtualMachineScaleSets")
     if how == "adopt" and pool_type.lower() != "virtualmachinescalesets":
         # The program declares VirtualMachineScaleSets pools only, and `type` is fixed when a
-        # pool is created (pool_mutability): adopting another would replace it.
+        # pool is created (pool_fields): adopting another would replace it.
         raise _refused(
             key,
             how,
@@ -273,7 +213,7 @@ def live_pool(
             f"the pool {facts.name} is type {pool_type[:40]}, and this program adopts only VirtualMachineScaleSets pools (AKS fixes "
             "a pool's type when it is created, so declaring it would replace the pool): use it instead, or add a new pool",
         )
-    if how == "adopt" and mode_of(facts) == "aks-managed":
+    if how == "adopt" and pool_fields.management(facts) == "aks-managed":
         raise _refused(
             key, how, found, "the pool is AKS-managed GPU nodes (gpuProfile.nvidia.managementMode Managed): use it, or add a new pool"
         )
@@ -382,6 +322,6 @@ def line(key: str, pool: GpuPoolConfig, live: LivePool) -> str:
             if ownership.released(pool)
             else "; onDestroy: delete: a destroy, or removing it from the config, deletes it"
         )
-    if live.how == "adopt" and (left := undeclared_members(live.facts)):
+    if live.how == "adopt" and (left := pool_fields.undeclared_members(live.facts)):
         what += f"; it also has {', '.join(left)}, which azure-native's AgentPool has no input for: this stack never sends them"
     return f"existing pool: {key} ({live.how}): {counts} x {pool.vm_size}, {taints}; {what}; {serves}"

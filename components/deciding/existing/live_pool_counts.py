@@ -21,7 +21,7 @@ from components.errors import ConfigError, PreflightError
 
 
 def _autoscaled(facts: PoolFacts) -> bool:
-    return facts.enable_auto_scaling and facts.min_count is not None and facts.max_count is not None
+    return bool(facts.enable_auto_scaling) and facts.min_count is not None and facts.max_count is not None
 
 
 def check(pool: GpuPoolConfig, given: Mapping[str, Any], facts: PoolFacts, key: str, job_enabled: bool) -> None:

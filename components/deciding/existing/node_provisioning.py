@@ -43,7 +43,7 @@ def check(pools: Pools, groups: GpuGroups, found: ClusterFacts, reader: AzureRea
     autoscaled = [p for p in pools.owned if p.autoscaling]
     if not autoscaled:
         return []
-    running = {p.name: p.node_taints for p in found.pools}
+    running = {p.name: p.taints for p in found.pools}
     untainted = [p.name for p in autoscaled if CAS_BLOCK_TAINT not in (running.get(p.name, ()) if p.existing else pool_taints(p))]
     state = _feature_state(reader)
     where = f"{NAMESPACE}:existingCluster {found.resource_group}/{found.name}"

@@ -23,32 +23,32 @@ PLUGIN_ADOPT = f"{NAMESPACE}:devicePlugin.adopt"
 HAND_BACK = "docs/existing-cluster.md, handing back what was adopted"
 
 
-def tag(tags: Mapping[str, Any], name: str) -> str | None:
+def tag(tags: Mapping[str, Any] | None, name: str) -> str | None:
     """A tag's value, its name matched as Azure matches it: "Tag names are case-insensitive
     for operations ... Tag values are case-sensitive" (MicrosoftDocs/azure-docs
     articles/azure-resource-manager/management/tag-resources.md at 000024f4, "Use tags to
     organize your Azure resources"). So `AKS-GPU-STACK` is `aks-gpu-stack`, and a value is
     compared as written."""
     wanted = name.lower()
-    value = next((v for k, v in tags.items() if str(k).lower() == wanted), None)
+    value = next((v for k, v in (tags or {}).items() if str(k).lower() == wanted), None)
     return None if value is None else str(value)
 
 
-def owner_of(tags: Mapping[str, Any]) -> str | None:
+def owner_of(tags: Mapping[str, Any] | None) -> str | None:
     """The stack that declares the pool (created or adopted it), by its tag."""
     return tag(tags, OWNER_TAG)
 
 
-def adopter_of(tags: Mapping[str, Any]) -> str | None:
+def adopter_of(tags: Mapping[str, Any] | None) -> str | None:
     """The stack that adopted the pool, by its tag."""
     return tag(tags, ADOPTED)
 
 
-def without(tags: Mapping[str, Any], names: Mapping[str, Any]) -> dict[str, Any]:
+def without(tags: Mapping[str, Any] | None, names: Mapping[str, Any]) -> dict[str, Any]:
     """`tags` less any of `names` however spelt: the stack's own spelling goes in their place,
     and a request must not carry one tag twice under two casings."""
     dropped = {n.lower() for n in names}
-    return {k: v for k, v in tags.items() if str(k).lower() not in dropped}
+    return {k: v for k, v in (tags or {}).items() if str(k).lower() not in dropped}
 
 
 def adopted_marks(owner: Mapping[str, str]) -> dict[str, str]:

@@ -13,37 +13,15 @@ from typing import Any
 
 from components.config import NAMESPACE, GpuPoolConfig
 from components.config.pools import Pools
+from components.deciding.existing import pool_fields
 from components.errors import error_line
 from components.reading.reader import AzureReader, NotRead, RunningPool, read_errors
 
 
-def mode_of(pool: Mapping[str, Any]) -> str:
-    """The GPU management of a pool as the agentPools GET returns it (`as_dict()`: snake_case,
-    or the REST body's camelCase)."""
-    properties = pool.get("properties") or pool
-    profile = properties.get("gpu_profile") or properties.get("gpuProfile") or {}
-    nvidia = profile.get("nvidia") or {}
-    if str(nvidia.get("management_mode") or nvidia.get("managementMode") or "").lower() == "managed":
-        return "aks-managed"
-    if str(profile.get("driver") or "").lower() == "none":
-        return "gpu-operator"
-    return "device-plugin"
-
-
 def running_of(pool: Mapping[str, Any]) -> RunningPool:
-    """The pool as the agentPools GET returns it (`as_dict()`, or the REST body): its mode, and
-    what it has set that AKS fixes: a gpuProfile other than the default driver (an operator's
-    `None`, AKS's management), a MIG profile, the Spot priority with its eviction policy and
-    price. Subnets are left out: AKS reports the subnet it generated for a pool that was given
-    none, and no setting of this stack takes a pool's subnet away without a new cluster."""
-    properties = pool.get("properties") or pool
-    running = RunningPool.of_mode(mode_of(pool))
-    on = set(running.switched_on)
-    if properties.get("gpu_instance_profile") or properties.get("gpuInstanceProfile"):
-        on.add("gpuInstanceProfile")
-    if str(properties.get("scale_set_priority") or properties.get("scaleSetPriority") or "").lower() == "spot":
-        on |= {"scaleSetPriority", "scaleSetEvictionPolicy", "spotMaxPrice"}
-    return RunningPool(running.mode, frozenset(on))
+    """The pool as the agentPools GET returns it (`as_dict()`: REST names): its mode, and the
+    fixed fields it has set (pool_fields.switched_on)."""
+    return RunningPool(pool_fields.management(pool), pool_fields.switched_on(pool))
 
 
 def switches(pools: Pools, running: Mapping[str, RunningPool], cluster: str) -> list[str]:
@@ -77,7 +55,7 @@ SWITCHED_OFF = {
 
 def could_differ(pool: GpuPoolConfig, key: str) -> str:
     """What the unread management of `pool` (declared at `key`) could change in the plan: the
-    fixed settings its config leaves unset, which replace a typed pool that runs with them (pool_mutability.
+    fixed settings its config leaves unset, which replace a typed pool that runs with them (pool_fields.
     left_to_azure), and the switch of kind that is refused (`switches`)."""
     if pool.managed:
         return f"pool {pool.name} is refused if it runs as a typed pool (device-plugin or gpu-operator)"

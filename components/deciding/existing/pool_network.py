@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from components.config.pools import Pools
+from components.config.pools import GpuPoolConfig, Pools
 from components.deciding.azure.cluster_facts import ClusterFacts, PoolFacts, id_segment
 from components.deciding.existing import existing_cluster_checks
 from components.deciding.existing.ownership import owner_of
@@ -79,6 +79,15 @@ def _subnet(name: str, given: str | None, cluster_uses: bool, system: str | None
     return None, "", None
 
 
+# The config's keys of a pool's network, which AKS fixes when it creates the pool.
+CONFIG_KEYS = ("maxPods", "vnetSubnetId", "podSubnetId")
+
+
+def of_created(pool: GpuPoolConfig) -> PoolNetwork:
+    """A pool's network in a cluster this program creates."""
+    return plan(None, "", pool.max_pods)
+
+
 def plan(
     found: ClusterFacts | None,
     key: str,
@@ -138,7 +147,7 @@ def _kept(
 ) -> PoolNetwork:
     """A pool that runs already: each member the config sets is the config's, and replaces the
     pool where it differs from the live one (AKS fixes all three at creation:
-    pool_mutability.AGENT_POOL's vnetSubnetID, podSubnetID and maxPods); each it leaves unset
+    pool_fields.AGENT_POOL's network fields); each it leaves unset
     is the live pool's, whatever the System pool has now."""
     texts: list[str] = []
     moves: list[str] = []
@@ -240,3 +249,21 @@ def plan_pools(
         pool.name: plan(found, pools.key(pool), pool.max_pods, pool.vnet_subnet_id, pool.pod_subnet_id, live.get(pool.name))
         for pool in pools.owned  # a pool used as it is (`existing: use`) joins nothing
     }
+
+
+def summary(found: ClusterFacts) -> str:
+    """The cluster in one line, as the offline render shows what it read: where, its state,
+    its version, its network (in the docs' words) and its pools."""
+    own_vnet = any(p.vnet_subnet_id for p in found.pools)
+    network = f"{model(found)}{' in its own virtual network' if own_vnet else ''}"
+    pools = ", ".join(
+        f"{p.name} ({p.mode or 'User'}, {p.count or 0} x {p.vm_size}"
+        + (f", maxPods {p.max_pods}" if p.max_pods else "")
+        + (f", subnet {p.vnet_subnet_id.rsplit('/', 1)[-1]}" if p.vnet_subnet_id else "")
+        + ")"
+        for p in found.pools
+    )
+    state = f"{found.provisioning_state or 'state unknown'} and {(found.power_state or 'power state unknown').lower()}"
+    sign_in = "Entra ID" if found.entra else "local accounts"
+    version = found.kubernetes_version or "version unknown"
+    return f"in {found.location}, {state}, Kubernetes {version}, {network}, {sign_in}; pools: {pools or 'none'}"

@@ -1,8 +1,8 @@
-"""A GPU pool's agent-pool settings as the typed pool declares them (azure-native's AgentPool
-keyword arguments), and what `pulumi up` leaves to Azure among them: worked out here, below
-both the plan and the components, so the plan can say what an adopting `up` changes
+"""A GPU pool's agent-pool settings as both kinds of pool declare them (by their REST names,
+field by field in pool_fields), and what `pulumi up` leaves to Azure among them: worked out here,
+below both the plan and the components, so the plan can say what an adopting `up` changes
 (`adopted_pool_plan`) from the very settings components/resources/gpu_pool.py then declares.
-Pure: it declares nothing (azure-native's `...Args` types and enums are plain values)."""
+Pure: it declares nothing."""
 
 from __future__ import annotations
 
@@ -11,62 +11,19 @@ from enum import Enum
 from typing import Any
 
 from pulumi import _types
-from pulumi_azure_native import containerservice
 
-from components.config import VERSION_UPGRADE_CHANNELS, GpuPoolConfig, UpgradeConfig, camel_case, pool_upgrades, snake
-from components.config.pools import pool_taints
-from components.deciding.azure import pool_mutability
-from components.deciding.existing import adoption, ownership, pool_network
-from components.deciding.existing.agent_pool_members import AGENT_POOL_INPUTS, PASSED_THROUGH, declared_members
+from components.config import VERSION_UPGRADE_CHANNELS, GpuPoolConfig, UpgradeConfig
+from components.deciding.existing import adoption, ownership, pool_fields, pool_network
 from components.deciding.existing.existing_pools import LivePool
 from components.deciding.existing.pool_network import PoolNetwork
 from components.reading.reader import RunningPool
 
-# The agentPools REST spelling of the members whose snake_case the camel-casing gets wrong.
-REST_NAMES = {"vnet_subnet_id": "vnetSubnetID", "pod_subnet_id": "podSubnetID"}
-
 
 def gpu_pool_settings(pool: GpuPoolConfig, network: PoolNetwork | None = None) -> dict[str, Any]:
-    """The GPU pool's agent-pool properties, as azure-native keyword arguments.
-
-    Autoscaling: `enableAutoScaling` with `minCount`/`maxCount` is `az aks nodepool add
-    --enable-cluster-autoscaler --min-count --max-count` (today's guide). User pools may
-    scale to zero ("User node pools can contain zero or more nodes", create-node-pools.md).
-    Spot: `--priority Spot --eviction-policy Delete --spot-max-price -1`, where -1 means
-    "the instance won't be evicted based on price" (spot-node-pool.md).
-    Network: the subnets and pods per node that fit the cluster (pool_network.plan).
-    """
-    network = network or pool_network.plan(None, "", pool.max_pods)
-    upgrade = pool_upgrades.effective(pool.upgrade_settings, fill=pool.existing is None)
-    settings: dict[str, Any] = {
-        "mode": containerservice.AgentPoolMode.USER,
-        # gpuInstanceProfile (GA): `az aks nodepool add --gpu-instance-profile MIG1g`
-        # (azure-aks-docs articles/aks/gpu-multi-instance.md).
-        "gpu_instance_profile": pool.mig_profile,
-        # The GPU Operator installs its own driver: `--gpu-driver none` (nvidia-gpu-operator.md).
-        "gpu_profile": containerservice.GPUProfileArgs(driver=containerservice.GPUDriver.NONE) if pool.mode == "gpu-operator" else None,
-        "os_type": containerservice.OSType.LINUX,
-        "type": containerservice.AgentPoolType.VIRTUAL_MACHINE_SCALE_SETS,
-        "vm_size": pool.vm_size,
-        "count": pool.node_count,
-        "max_pods": network.max_pods,
-        "vnet_subnet_id": network.vnet_subnet_id,
-        "pod_subnet_id": network.pod_subnet_id,
-        "node_taints": pool_taints(pool),
-        # How AKS upgrades the nodes; by default no surge node, which a GPU quota rarely holds
-        # (components/config/pool_upgrades.py says why and what it costs); an adopted pool's
-        # as Azure has them, with what the config sets over them.
-        "upgrade_settings": containerservice.AgentPoolUpgradeSettingsArgs(**{snake(k): v for k, v in upgrade.items()}) if upgrade else None,
-    }
-    if pool.autoscaling:
-        settings.update(enable_auto_scaling=True, min_count=pool.min_count, max_count=pool.max_count)
-    if pool.spot:
-        settings.update(
-            scale_set_priority=containerservice.ScaleSetPriority.SPOT,
-            scale_set_eviction_policy=containerservice.ScaleSetEvictionPolicy.DELETE,
-            spot_max_price=pool.spot_max_price if pool.spot_max_price is not None else -1,
-        )
-    return settings
+    """The GPU pool's agent-pool fields as it declares them, by their REST names
+    (pool_fields.declared); its network, the subnets and pods per node that fit the cluster
+    (pool_network.plan)."""
+    return pool_fields.declared(pool, network or pool_network.of_created(pool))
 
 
 def pool_ignore_changes(pool: GpuPoolConfig, version_moves: bool) -> list[str] | None:
@@ -87,13 +44,11 @@ def pool_ignore_changes(pool: GpuPoolConfig, version_moves: bool) -> list[str] |
 
 
 def typed_pool_ignores(pool: GpuPoolConfig, version_moves: bool, settings: Mapping[str, Any], running: RunningPool | None) -> list[str]:
-    """The typed pool's ignoreChanges: `pool_ignore_changes`, and the fixed properties its
-    `settings` (azure-native's keyword arguments) leave unset, which a refresh may fill in and
-    which would then replace the pool, unless the running pool has one set and the settings
-    switch it off (pool_mutability.left_to_azure)."""
-    declared = {REST_NAMES.get(k, camel_case(k)): v for k, v in settings.items()}
+    """The typed pool's ignoreChanges: `pool_ignore_changes`, and the fixed fields its
+    `settings` leave unset, which a refresh may fill in and which would then replace the pool,
+    unless the running pool has one set and the settings switch it off (pool_fields.left_to_azure)."""
     switched_on = running.switched_on if running is not None else frozenset()
-    return (pool_ignore_changes(pool, version_moves) or []) + pool_mutability.left_to_azure(declared, switched_on)
+    return (pool_ignore_changes(pool, version_moves) or []) + pool_fields.left_to_azure(settings, switched_on)
 
 
 def agent_pool_settings(
@@ -111,7 +66,7 @@ def agent_pool_settings(
     if live is not None:
         settings.update(adopted_settings(live, pool, tags or {}))
     if labels:
-        settings["node_labels"] = {**(settings.get("node_labels") or {}), **labels}
+        settings["nodeLabels"] = {**(settings.get("nodeLabels") or {}), **labels}
     return settings
 
 
@@ -120,17 +75,17 @@ def version_moves(upgrade: UpgradeConfig) -> bool:
 
 
 def adopted_settings(live: LivePool, pool: GpuPoolConfig, owner_tags: Mapping[str, str]) -> dict[str, Any]:
-    """What an adopted pool declares as Azure has it, beside the members the stack sets itself
-    (agent_pool_members.SET_BY_THE_STACK): every other input of the AgentPool, as the live pool has
-    it, or unset where it has none (so a fixed one is left to Azure, not set to this program's
+    """What an adopted pool declares as Azure has it, beside the fields the stack sets itself
+    (pool_fields `by_stack`): every other input of the AgentPool, as the live pool has it, or
+    unset where it has none (so a fixed one is left to Azure, not set to this program's
     choice: the Spot pool's eviction policy, its price cap, the pool's type, its GPU profile),
-    and its tags with this stack's added. As azure-native's AgentPool arguments; a nested
-    object keeps its REST spelling, which the SDK sends as it is."""
-    members = declared_members(live.facts)
-    declared: dict[str, Any] = {sdk: members.get(rest) for rest, sdk in PASSED_THROUGH.items()}
+    and its tags with this stack's added. By REST names; a nested object keeps its REST
+    spelling, which azure-native's SDK sends as it is."""
+    members = pool_fields.declared_members(live.facts)
+    declared: dict[str, Any] = {rest: members.get(rest) for rest in pool_fields.passed_through()}
     declared["tags"] = {**ownership.without(live.facts.tags, owner_tags), **owner_tags}
     if live.facts.member("enableAutoScaling") is False and not pool.autoscaling:
-        declared["enable_auto_scaling"] = False  # as Azure says it, not left out (which the update would send as a deletion)
+        declared["enableAutoScaling"] = False  # as Azure says it, not left out (which the update would send as a deletion)
     return declared
 
 
@@ -149,10 +104,9 @@ def plain(value: Any) -> Any:
     return value
 
 
-def rest_properties(settings: Mapping[str, Any]) -> dict[str, Any]:
-    """The typed pool's arguments as the agentPools API names and spells them, unset ones left out."""
-    rest_name = {sdk: rest for rest, sdk in AGENT_POOL_INPUTS.items()}
-    return {rest_name[k]: plain(v) for k, v in settings.items() if v is not None}
+def sdk_arguments(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """The settings as azure-native's AgentPool keyword arguments."""
+    return {pool_fields.inputs()[k]: v for k, v in settings.items()}
 
 
 def adopted_pool_plan(
@@ -169,4 +123,4 @@ def adopted_pool_plan(
     assert live.import_id is not None, "only the adopting run imports"
     settings = agent_pool_settings(pool, network, tags, live, labels)
     ignored = typed_pool_ignores(pool, True, settings, running)
-    return adoption.pool_plan(key, live.facts, live.import_id, rest_properties(settings), ignored)
+    return adoption.pool_plan(key, live.facts, live.import_id, {k: plain(v) for k, v in settings.items() if v is not None}, ignored)

@@ -11,6 +11,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from azure.mgmt.containerservice import models  # the SDK's data models: no client, no call
+
+from components.deciding.azure import rest_shapes
 from components.errors import cut, error_line
 from components.reading.reader import AzureReader, NotDeployed, NotRead, read_errors
 
@@ -221,14 +224,14 @@ def stray_refusal(state: StackState, project: str, stack: str) -> str | None:
 
 
 def _pool_tags(state: StackState, answer: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    """Each pool's entry's outputs read as the SDK's AgentPool, the typed pool's flat ones and the
+    managed pool's `properties` alike (rest_shapes.view): the tags it last recorded."""
     tags = {}
     for pool in state.pools() or ():
         entry = answer.get(state.pool_urn(pool) or "")
-        outputs = entry.get("outputs") if isinstance(entry, Mapping) else None
-        if not isinstance(outputs, Mapping):
-            continue
-        properties = outputs.get("properties")
-        recorded = outputs.get("tags") if "tags" in outputs else properties.get("tags") if isinstance(properties, Mapping) else None
+        outputs = rest_shapes.view(entry.get("outputs") if isinstance(entry, Mapping) else None, models.AgentPool)
+        properties = outputs.get("properties") if isinstance(outputs, Mapping) else None
+        recorded = properties.get("tags") if isinstance(properties, Mapping) else None
         if isinstance(recorded, Mapping):
             tags[pool] = recorded
     return tags

@@ -14,6 +14,7 @@ from components.catalog import gpu_sizes
 from components.config.pools import Pools
 from components.deciding.azure.cluster_facts import ClusterFacts
 from components.deciding.azure.problem import Problem
+from components.deciding.existing import pool_fields
 from components.deciding.existing.cluster_objects import DaemonSet, PoolNodes, Seen, lands
 
 GPU = "nvidia.com/gpu"
@@ -69,7 +70,7 @@ def resources(
             continue
         facts = azure.get(pool.name)
         strategy: str | None
-        if facts is not None and (facts.gpu_management or "").lower() == "managed":
+        if facts is not None and pool_fields.management(facts) == "aks-managed":
             strategy, where = str(facts.member("gpuProfile", "nvidia", "migStrategy") or "none").lower(), "AKS's device plugin"
         else:
             plugin = _plugin(seen, nodes[pool.name], mine, pool.mode == "gpu-operator")
