@@ -238,7 +238,7 @@ def declare_expander(plan: Plan, cluster: Cluster) -> CapacityExpander | None:
 
 # Steps 8-9: one MNIST Job per GPU pool and one per capacity group, side by side; `pulumi up`
 # waits for each. A Job waits for its pool(s) and what installs their device plugin, never for
-# the pools after it (docs/lifecycle.md, "One pool operation at a time").
+# the pools after it (docs/design/lifecycle.md, "One pool operation at a time").
 def declare_proof(
     plan: Plan,
     cluster: Cluster,

@@ -290,7 +290,7 @@ class GpuCluster(pulumi.ComponentResource):
     def _retire_managed_pool_command(self) -> command.local.Command:
         """A no-op stand-in for the `az aks nodepool add` Command that earlier releases
         declared for this pool, at the same URN, so that its stored delete line never runs on
-        the pool just adopted (docs/lifecycle.md, "Moving a managed pool between resources")."""
+        the pool just adopted (docs/design/lifecycle.md, "Moving a managed pool between resources")."""
         return command.local.Command(
             f"{self._name}-managed-gpu-pool",
             triggers=[self.managed_cluster.identity.apply(lambda i: i.principal_id if i else None)],
@@ -349,7 +349,7 @@ def _autoscaler_profile(priority: bool) -> containerservice.ManagedClusterProper
     AKS keeps its defaults for the rest (azure-native 3.29.0 ManagedClusterPropertiesAutoScalerProfileArgs,
     `expander`: enum containerservice.Expander; ARM 2025-09-01 ManagedClusterPropertiesAutoScalerProfile).
     An update in place: AKS applies the profile to every autoscaled pool (cluster-autoscaler.md).
-    Once no group is left the input is gone, and Azure keeps the value (docs/gpu-capacity.md)."""
+    Once no group is left the input is gone, and Azure keeps the value (docs/design/capacity-groups.md)."""
     return containerservice.ManagedClusterPropertiesAutoScalerProfileArgs(expander=EXPANDER) if priority else None
 
 

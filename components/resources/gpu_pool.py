@@ -2,7 +2,7 @@
 its cluster by reference, as the Azure Verified Module's `modules/nodepool` does, so it goes into
 a created or an existing cluster and a stack can have several (`aks-gpu:gpuPools`). A typed
 `AgentPool`, or a `ManagedGpuPool` for `management: aks-managed`; it carries its URN from
-`GpuCluster` as an alias (docs/lifecycle.md, "The GPU pool's own component"; tests/test_urns.py)."""
+`GpuCluster` as an alias (docs/design/lifecycle.md, "The GPU pool's own component"; tests/test_urns.py)."""
 
 from __future__ import annotations
 
@@ -65,7 +65,7 @@ def merged_tolerations(pools: Sequence[Tolerating]) -> tuple[k8s.core.v1.Tolerat
 
 # `dedicatedVhd: true` / `management: aks-managed`: the guide's retired GPU image's successor,
 # AKS-managed GPU nodes (gpuProfile.nvidia.managementMode "Managed"), a dynamic resource over
-# the agentPools REST API (docs/gpu.md, "Who manages the GPU stack", and docs/guide-and-azure.md).
+# the agentPools REST API (docs/design/gpu-stack.md, "Who manages the GPU stack", and docs/design/guide-and-azure.md).
 def managed_gpu_pool_properties(
     pool: GpuPoolConfig,
     orchestrator_version: str | None,
@@ -130,7 +130,7 @@ class GpuPoolArgs:
     #: The stack's GPU pools before this one: this pool's create, update and delete wait for
     #: each of them (`pool_dependencies` says why).
     after: Sequence[pulumi.Resource] = ()
-    #: The stack's budget: no GPU node is added before it exists (docs/lifecycle.md, "The budget
+    #: The stack's budget: no GPU node is added before it exists (docs/design/lifecycle.md, "The budget
     #: before the GPU pools").
     budget: pulumi.Resource | None = None
     #: Its subnets and pods per node (pool_network.plan); unset, a created cluster's.
@@ -147,7 +147,7 @@ class GpuPoolArgs:
 def pool_dependencies(args: GpuPoolArgs) -> list[pulumi.Resource]:
     """What a pool's operations wait for: its cluster (a created one's deployer grant too), the
     stack's budget, and every pool of the stack before it, so AKS meets one pool operation at a
-    time, creating and deleting (docs/lifecycle.md, "One pool operation at a time", says why).
+    time, creating and deleting (docs/design/lifecycle.md, "One pool operation at a time", says why).
 
     A destroy schedules its deletes from each resource's direct dependencies alone (pulumi/pulumi
     step_generator.go ScheduleDeletes, graph/dependency_graph.go DependenciesOf, at 1b594989), so
@@ -201,7 +201,7 @@ class GpuPool(pulumi.ComponentResource):
         pool = args.pool
         # An adopted pool declares what Azure has and is imported by its ARM ID on the adopting
         # `up`; the engine then refuses to replace it, and the same ID later imports nothing
-        # (docs/lifecycle.md, "What the stack adopted"). tests/test_existing_gpu_pools.py pins it.
+        # (docs/design/lifecycle.md, "What the stack adopted"). tests/test_existing_gpu_pools.py pins it.
         settings = agent_pool_settings(pool, args.network, args.tags, args.live, args.node_labels)
         return containerservice.AgentPool(
             f"{self._name}-agent-pool",
@@ -216,7 +216,7 @@ class GpuPool(pulumi.ComponentResource):
                 aliases=self._moved("gpu-cluster-gpu-pool", args),
                 depends_on=pool_dependencies(args),
                 # No `deletedWith` the cluster (pool_dependencies says why). An adopted pool is the
-                # owner's: its delete only forgets it (docs/lifecycle.md, "What the stack
+                # owner's: its delete only forgets it (docs/design/lifecycle.md, "What the stack
                 # adopted"). tests/test_adopted_guarded.py pins it.
                 retain_on_delete=args.retain_on_delete,
                 custom_timeouts=POOL_TIMEOUTS,

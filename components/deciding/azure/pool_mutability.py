@@ -90,5 +90,5 @@ def left_to_azure(declared: Mapping[str, Any], switched_on: Collection[str] = ()
     declaration leaves unset, unless the pool that runs has one set (`switched_on`,
     components/deciding/existing/pool_modes.py), which the declaration then switches off: a replacement.
     Why (a refresh copies Azure's values into the inputs, and a replaceOnChanges path would replace
-    the pool): docs/lifecycle.md, "A refresh and the fixed properties left unset"."""
+    the pool): docs/design/lifecycle.md, "A refresh and the fixed properties left unset"."""
     return [name for name in fixed() if declared.get(name) is None and name not in switched_on]
