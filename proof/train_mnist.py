@@ -68,7 +68,7 @@ FILES = {
 }
 BATCH = 128
 # The drawn digits' difficulty (synthetic): turn, move, blanked patch and noise, chosen so that
-# on the CPU the network passes 0.9 late in its 500 steps (docs/design/proof.md, "The drawn digits").
+# on the CPU the network passes 0.9 late in its 500 steps (docs/proof.md, "The drawn digits").
 SYNTHETIC_DEGREES = 20
 SYNTHETIC_SHIFT = 4
 SYNTHETIC_PATCH = (6, 10)
@@ -418,7 +418,7 @@ def synthetic(train: int = 20_000, test: int = 2_000) -> tuple[torch.Tensor, ...
     """Digits drawn here, for a pod with no egress: ten fixed 28x28 stroke patterns, each
     sample one of them turned by up to 20 degrees, moved by up to 4 pixels either way, with a
     patch of 6 to 10 pixels blanked out and strong noise (SYNTHETIC_NOISE). Hard enough that
-    the network passes --min-accuracy 0.9 only late in its 500 steps (docs/design/proof.md, "The
+    the network passes --min-accuracy 0.9 only late in its 500 steps (docs/proof.md, "The
     drawn digits"), so passing says it trained; it proves the GPU, not a data set."""
     gen = torch.Generator().manual_seed(0)
     shapes = (torch.rand(10, 1, 7, 7, generator=gen) > 0.5).float()

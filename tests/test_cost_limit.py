@@ -152,5 +152,5 @@ def test_prices_that_cannot_be_had_warn_and_stop_only_a_deployment_with_a_limit(
     est, lines, warnings = cost.run(billed(free), "eastus", LiveReader(), dry_run=False)
     assert est is None and lines == [] and len(warnings) == 1 and warnings[0].startswith("cost: not estimated: URLError")
     capped = parse({"aks-gpu:cost": json.dumps({"maxHourly": 1})}, "aks-gpu", "dev")
-    with pytest.raises(CostError, match=r"^aks-gpu:cost\.maxHourly = 1\.00 USD could not be checked \(no prices; docs/cost\.md\)"):
+    with pytest.raises(CostError, match=r"^aks-gpu:cost\.maxHourly = 1\.00 USD could not be checked \(no prices; docs/preflight\.md\)"):
         cost.run(billed(capped), "eastus", LiveReader(), dry_run=False)

@@ -2,7 +2,7 @@
 (the proof Job's deadlines and `pulumi up`'s waits, a capacity group's, the watch's looks and
 hand-back), written from the program's own constants into one table of docs/proof.md, between two
 marker lines; every other page links to that table instead of stating a figure.
-tests/test_doc_figures.py fails while the committed table differs from what this writes."""
+tests/test_docs_pages.py fails while the committed table differs from what this writes."""
 
 from __future__ import annotations
 
