@@ -1,4 +1,4 @@
-"""`make config-docs` (and `make doc-figures`): the timing figures more than one docs page quotes
+"""`make config-docs`: the timing figures more than one docs page quotes
 (the proof Job's deadlines and `pulumi up`'s waits, a capacity group's, the watch's looks and
 hand-back), written from the program's own constants into one table of docs/proof.md, between two
 marker lines; every other page links to that table instead of stating a figure.
@@ -16,7 +16,7 @@ from components.config import GpuPoolConfig
 from components.config.workloads import MnistJobConfig
 from components.deciding.proof import proof_signals
 from components.deciding.proof.proof_watch import FAILED_CREATE_SECONDS
-from components.live import cluster_access
+from components.live import agent_pools, cluster_access, compute, kubernetes_read, retail_prices
 from components.live import proof_watch as watch
 from components.resources import job_deadline as jd
 
@@ -84,9 +84,19 @@ def watch_rows() -> list[tuple[str, str]]:
     ]
 
 
+def read_rows() -> list[tuple[str, str]]:
+    """How long the reads a run makes before it registers anything may take, each in all."""
+    return [
+        ("preflight's reads of Azure (sizes, usage, scale sets)", f"{compute.LIVE_TIMEOUT_SECONDS} s"),
+        ("the Retail Prices API", f"{retail_prices.LIVE_TIMEOUT_SECONDS:g} s"),
+        ("the read of the GPU pools as they run", f"{agent_pools.READ_SECONDS:g} s"),
+        ("the read of what an existing cluster runs in Kubernetes", f"{kubernetes_read.READ_SECONDS:g} s"),
+    ]
+
+
 def render() -> str:
     max_seconds = MnistJobConfig().max_seconds
-    rows = [*job_rows(max_seconds), *group_rows(max_seconds), *watch_rows()]
+    rows = [*job_rows(max_seconds), *group_rows(max_seconds), *watch_rows(), *read_rows()]
     lines = [
         START,
         f"With the defaults (`mnistJob.maxSeconds` {max_seconds}, the shipped script):",
