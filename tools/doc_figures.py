@@ -42,12 +42,20 @@ def job_rows(max_seconds: int) -> list[tuple[str, str]]:
     """The proof Job's deadline and `pulumi up`'s wait for it, by the pool's shape."""
     rows = []
     for shape, pool in (("a pool with a node", FIXED), ("a pool from zero", FROM_ZERO), ("a `gpu-operator` pool with a node", OPERATOR)):
-        rows.append((f"the Job's deadline, {shape}", f"{jd.job_deadline(pool, max_seconds)} s; `pulumi up` waits {_minutes(jd.job_timeout(pool, max_seconds))} min"))
+        rows.append(
+            (
+                f"the Job's deadline, {shape}",
+                f"{jd.job_deadline(pool, max_seconds)} s; `pulumi up` waits {_minutes(jd.job_timeout(pool, max_seconds))} min",
+            )
+        )
     rows += [
         ("tries before the Job fails", f"{jd.TRIES} (`backoffLimit` {jd.BACKOFF_LIMIT}), each a pod of its own"),
         ("the image's pull, allowed for", _mmss(jd.PULL_SECONDS)),
         ("CUDA not ready yet (error 802)", f"tried again every {jd.CUDA_RETRY_SECONDS} s for {jd.CUDA_WAIT_SECONDS} s"),
-        ("the script's watchdog", f"`mnistJob.maxSeconds` + {jd.TRAIN_GRACE_SECONDS} s of training; {jd.CUDA_PROBE_SECONDS} s for CUDA's start"),
+        (
+            "the script's watchdog",
+            f"`mnistJob.maxSeconds` + {jd.TRAIN_GRACE_SECONDS} s of training; {jd.CUDA_PROBE_SECONDS} s for CUDA's start",
+        ),
     ]
     return rows
 
