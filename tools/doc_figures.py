@@ -18,6 +18,7 @@ from components.deciding.proof import proof_signals
 from components.deciding.proof.proof_watch import FAILED_CREATE_SECONDS
 from components.live import agent_pools, cluster_access, compute, kubernetes_read, retail_prices
 from components.live import proof_watch as watch
+from components.resources import gpu_pool
 from components.resources import job_deadline as jd
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -99,6 +100,7 @@ def read_rows() -> list[tuple[str, str]]:
         ("the Retail Prices API", f"{retail_prices.LIVE_TIMEOUT_SECONDS:g} s"),
         ("the read of the GPU pools as they run", f"{agent_pools.READ_SECONDS:g} s"),
         ("the read of what an existing cluster runs in Kubernetes", f"{kubernetes_read.READ_SECONDS:g} s"),
+        ("a GPU pool's create, update and delete", ", ".join(f"{m} min" for m in gpu_pool.POOL_TIMEOUT_MINUTES.values())),
     ]
 
 
