@@ -49,7 +49,7 @@ def broken_links(page: Path) -> list[str]:
     return broken
 
 
-# docs/layout.md still links docs/mutation.md, now docs/design/mutation.md; the page is rewritten
+# docs/layout.md still links mutation.md, now design/mutation.md; the page is rewritten
 # after the modules move, in the same merge: strict, so the mark goes once its links lead somewhere.
 LAYOUT_PENDING = pytest.mark.xfail(strict=True, reason="docs/layout.md is rewritten after the module move; drop this mark then")
 
@@ -95,3 +95,28 @@ def test_the_timings_say_how_often_the_watch_looks_and_when_it_hands_back() -> N
     table = doc_figures.render()
     assert f"| the watch looks | every {int(proof_watch.POLL_SECONDS)} s |" in table
     assert f"after {int(proof_watch.NOT_CREATED_SECONDS)} s the watch hands back" in table
+
+
+def test_every_docs_page_the_program_its_tools_and_tests_name_is_there() -> None:
+    """A message, a comment or a schema description that names docs/<page>.md leads to a page
+    there is, so a page moved or merged leaves no reader at a dead end."""
+    sources = [
+        ROOT / "__main__.py",
+        ROOT / "Makefile",
+        *(ROOT / "components").rglob("*.py"),
+        *(ROOT / "tools").glob("*.py"),
+        *(ROOT / "proof").rglob("*.py"),
+        *(ROOT / "tests").glob("*.py"),
+        *(ROOT / "tests" / "support").glob("*.py"),
+        *(ROOT / "mutation").glob("*.toml"),
+        *(ROOT / ".github" / "workflows").glob("*.yml"),
+        ROOT / "schema" / "stack.schema.json",
+    ]
+    named = {
+        (p.relative_to(ROOT), m)
+        for p in sources
+        if p.is_file() and p.name != Path(__file__).name
+        for m in re.findall(r"(?<![\w./-])docs/[\w./-]+?\.md\b", p.read_text())
+    }
+    assert named, "the program names its docs pages"
+    assert sorted(f"{p} names {m}" for p, m in named if not (ROOT / m).is_file()) == []
