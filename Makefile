@@ -119,10 +119,12 @@ prices: $(STAMP) ## save the Retail Prices API's prices for every stack into pri
 schema: $(STAMP) ## regenerate schema/stack.schema.json from components/config/
 	$(VENV)/bin/python -m tools.schema
 
-# Every key's default, what is allowed and what it does, from the schema (tools/config_docs.py);
-# tests/test_config_docs.py fails while the committed page differs.
-config-docs: schema ## regenerate schema/stack.schema.json, then docs/configuration-keys.md and the README's list of every key from it
+# Every key's default, what is allowed and what it does, from the schema (tools/config_docs.py),
+# and the timings docs/proof.md states from the program's constants (tools/doc_figures.py);
+# tests/test_config_docs.py and tests/test_docs_pages.py fail while a committed page differs.
+config-docs: schema ## regenerate schema/stack.schema.json, then docs/configuration-keys.md, the README's list of every key, and docs/proof.md's timings
 	$(VENV)/bin/python -m tools.config_docs
+	$(VENV)/bin/python -m tools.doc_figures
 
 LOCKED := build/locked
 # After an edit of pyproject.toml or security/checkov/pyproject.toml. Without --upgrade, uv keeps
@@ -147,7 +149,7 @@ locked: $(UV)
 	@cmp -s requirements.txt $(LOCKED)/requirements.txt || { echo "requirements.txt is not uv.lock's export: run make lock"; exit 1; }
 	@cmp -s requirements-uv.txt $(LOCKED)/requirements-uv.txt || { echo "requirements-uv.txt is not uv.lock's export: run make lock"; exit 1; }
 
-# Minutes, not seconds: not part of `make test` (docs/mutation.md says when to run it).
+# Minutes, not seconds: not part of `make test` (docs/design/mutation.md says when to run it).
 mutation: $(MUTATION_STAMP) ## mutation testing (cosmic-ray) of the managed pool's provider, the cost estimate and the prices
 	$(VENV)/bin/python -m tools.mutation
 

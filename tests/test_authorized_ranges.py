@@ -38,7 +38,7 @@ def test_an_existing_cluster_with_authorized_ranges_says_where_pulumi_must_run(p
         "`pulumi preview` and `pulumi up` must run from an address in them"
     )
     assert "GitHub-hosted runners' addresses are not in them unless added" in line
-    assert line.endswith("(docs/permissions.md, authorized IP ranges)")
+    assert line.endswith("(docs/deploying.md, authorized IP ranges)")
     assert run.resources, "it stops nothing: the Azure steps work from anywhere"
 
 

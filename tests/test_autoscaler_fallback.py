@@ -1,7 +1,7 @@
 """How the cluster autoscaler falls back across a capacity group's pools, as
 components/catalog/autoscaler_fallback.py models it from the upstream code: which pool it tries
 when, for one pending pod, and why a group's later pools may wait long or never be tried. The
-figures are the ones docs/gpu-capacity.md and docs/design-notes/autoscaler-fallback.md quote."""
+figures are the ones docs/design/capacity-groups.md and docs/design/autoscaler-fallback.md quote."""
 
 from __future__ import annotations
 
@@ -150,10 +150,10 @@ def figures() -> tuple[int, int, int]:
 
 
 def test_the_design_note_traces_the_walk_the_model_computes() -> None:
-    note = (ROOT / "docs" / "design-notes" / "autoscaler-fallback.md").read_text()
+    note = (ROOT / "docs" / "design" / "autoscaler-fallback.md").read_text()
     table = [line for line in note.splitlines() if line.startswith("| ") and not line.startswith("| try")]
     assert table == trace("ABC"), "the three pools' walk, try by try, until it repeats"
-    said = flat("design-notes/autoscaler-fallback.md")
+    said = flat("design/autoscaler-fallback.md")
     second, third, mixed = figures()
     assert f"A B A B A B C, the third pool at {third // 60} minutes" in said
     assert f"B first tried at {minutes(second)}" in said
@@ -166,7 +166,7 @@ def test_the_design_note_traces_the_walk_the_model_computes() -> None:
 
 
 def test_the_capacity_page_says_the_walk_the_model_computes() -> None:
-    page = flat("gpu-capacity.md")
+    page = flat("design/capacity-groups.md")
     second, third, mixed = figures()
     assert f"| 2 | A B A B A B … | {second // 60} min {second % 60} s ({second} s) |" in page
     assert f"| 3 | A B A B A B C, then A B C in turn | {third // 60} min ({third} s) |" in page
@@ -175,7 +175,7 @@ def test_the_capacity_page_says_the_walk_the_model_computes() -> None:
     assert f"A B A C, the third at {mixed // 60} minutes" in page
     assert f"backoff, at most {fallback.MAX_BACKOFF_SECONDS // 60} minutes, never outlasts two slow tries" in page
     assert f"**A group lists at most {fallback.reach(99)} pools**" in page
-    assert "[design-notes/autoscaler-fallback.md](design-notes/autoscaler-fallback.md)" in page
+    assert "[autoscaler-fallback.md](autoscaler-fallback.md)" in page
 
 
 def test_the_key_reference_and_the_gpu_page_say_how_many_pools_a_group_may_list() -> None:

@@ -1,4 +1,4 @@
-"""The monthly budget (aks-gpu:cost.budget, docs/cost.md): where it looks (the GPU nodes'
+"""The monthly budget (aks-gpu:cost.budget, docs/design/cost.md): where it looks (the GPU nodes'
 resource groups, or an existing cluster's pools by their tag), its alerts, its start date,
 and why what would replace it makes a new budget instead."""
 

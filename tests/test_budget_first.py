@@ -1,4 +1,4 @@
-"""The budget before the GPU pools (aks-gpu:cost.budget, docs/lifecycle.md "The budget before
+"""The budget before the GPU pools (aks-gpu:cost.budget, docs/design/lifecycle.md "The budget before
 the GPU pools"): every GPU pool waits for it and it waits for no pool and no Job, so no GPU
 node bills without it, and a refusal at its create leaves the cluster and no pool. Its start
 is read off the clock when it is created, not when the run began."""

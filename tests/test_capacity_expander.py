@@ -20,7 +20,7 @@ from components.resources.cluster import GpuClusterArgs
 
 CLUSTER, CONFIG_MAP, JOB = "azure-native:containerservice:ManagedCluster", "kubernetes:core/v1:ConfigMap", "kubernetes:batch/v1:Job"
 EXPANDER_MAP = "cluster-autoscaler-priority-expander"
-# The scale set AKS makes for each pool: `aks-<pool>-<digits>-vmss` (docs/gpu-capacity.md).
+# The scale set AKS makes for each pool: `aks-<pool>-<digits>-vmss` (docs/design/capacity-groups.md).
 SCALE_SETS = {name: f"aks-{name}-31415926-vmss" for name in (*MANY, "system", "byhand")}
 
 
@@ -156,7 +156,7 @@ def test_an_existing_cluster_gets_no_profile_nor_priorities_and_the_plan_says_wh
 
 
 def test_the_priorities_docs_gpu_capacity_shows_are_those_the_program_declares_for_its_example() -> None:
-    page = (ROOT / "docs" / "gpu-capacity.md").read_text()
+    page = (ROOT / "docs" / "design" / "capacity-groups.md").read_text()
     shown = page.split("## What the program does", 1)[1].split("```yaml\n", 1)[1].split("```", 1)[0]
     run = run_cached("dev", gpuPool=None, gpuPools=POOLS, gpuGroups={"inference": ["t4", "t4b", "a10"]})[0]
     assert yaml.safe_load(yaml.safe_load(shown)["priorities"]) == _priorities(run)

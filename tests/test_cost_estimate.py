@@ -1,4 +1,4 @@
-"""What the stack will cost (docs/cost.md): the figures a preview prints and the estimatedCost
+"""What the stack will cost (docs/design/cost.md): the figures a preview prints and the estimatedCost
 output, to the cent, pools the list cannot price, and the offline render. (Where a price comes
 from: test_prices.py; the limit: test_cost_limit.py; Spot: test_spot.py; the budget:
 test_budget.py.) Most read the plan by a plain call (support/plan.py): its lines and the

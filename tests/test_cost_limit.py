@@ -1,4 +1,4 @@
-"""The hourly limit (cost.maxHourly, docs/cost.md): a preview above it warns, a deployment above
+"""The hourly limit (cost.maxHourly, docs/preflight.md): a preview above it warns, a deployment above
 it, or exactly a cent over it, stops before anything is registered, an incomplete total stops
 a deployment with a limit, and without prices (cost.withoutPrices) the limit stops it unless
 told to go on. (The figures themselves: test_cost_estimate.py.)"""
@@ -116,7 +116,7 @@ def test_bad_cost_settings_are_one_line_errors(cost_config, match):
 
 def test_without_prices_a_preview_says_the_limit_stops_the_deployment():
     [warning] = [w for w in lines("prod", preview=True, cost={"maxHourly": 0.01}).warnings if "maxHourly" in w]
-    assert warning.startswith("aks-gpu:cost.maxHourly = 0.01 USD could not be checked (no prices; docs/cost.md): a limit that")
+    assert warning.startswith("aks-gpu:cost.maxHourly = 0.01 USD could not be checked (no prices; docs/preflight.md): a limit that")
     assert "set aks-gpu:cost.withoutPrices to deploy" in warning and warning.endswith("(a deployment stops here)")
 
 
@@ -133,7 +133,7 @@ def test_without_prices_a_deployment_with_a_limit_stops_before_anything_is_regis
 def test_without_prices_a_limit_with_without_prices_deploy_goes_on_and_says_so(preview):
     run, _ = run_cached("prod", preview=preview, cost={"maxHourly": 0.01, "withoutPrices": "deploy"})
     assert (
-        "aks-gpu:cost.maxHourly = 0.01 USD could not be checked (no prices; docs/cost.md): a deployment goes on without it "
+        "aks-gpu:cost.maxHourly = 0.01 USD could not be checked (no prices; docs/preflight.md): a deployment goes on without it "
         "(aks-gpu:cost.withoutPrices = deploy)"
     ) in run.warnings
     assert run.of_type("azure-native:containerservice:AgentPool")
@@ -152,5 +152,5 @@ def test_prices_that_cannot_be_had_warn_and_stop_only_a_deployment_with_a_limit(
     est, lines, warnings = cost.run(billed(free), "eastus", LiveReader(), dry_run=False)
     assert est is None and lines == [] and len(warnings) == 1 and warnings[0].startswith("cost: not estimated: URLError")
     capped = parse({"aks-gpu:cost": json.dumps({"maxHourly": 1})}, "aks-gpu", "dev")
-    with pytest.raises(CostError, match=r"^aks-gpu:cost\.maxHourly = 1\.00 USD could not be checked \(no prices; docs/cost\.md\)"):
+    with pytest.raises(CostError, match=r"^aks-gpu:cost\.maxHourly = 1\.00 USD could not be checked \(no prices; docs/preflight\.md\)"):
         cost.run(billed(capped), "eastus", LiveReader(), dry_run=False)

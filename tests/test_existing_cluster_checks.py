@@ -242,13 +242,13 @@ FORBIDDEN = (
         (
             "cluster",
             "reading the cluster (getManagedCluster): the identity running Pulumi may not read it (AuthorizationFailed); "
-            "it needs Microsoft.ContainerService/managedClusters/read on the cluster, such as Reader (docs/permissions.md)",
+            "it needs Microsoft.ContainerService/managedClusters/read on the cluster, such as Reader (docs/deploying.md)",
         ),
         (
             "user_kubeconfig",
             "fetching its user credential (listClusterUserCredential): the identity running Pulumi may not read it "
             "(AuthorizationFailed); it needs Microsoft.ContainerService/managedClusters/listClusterUserCredential/action, "
-            "which Reader does not have: Azure Kubernetes Service Cluster User Role on the cluster (docs/permissions.md)",
+            "which Reader does not have: Azure Kubernetes Service Cluster User Role on the cluster (docs/deploying.md)",
         ),
     ],
 )
@@ -263,7 +263,7 @@ def test_a_cluster_the_identity_may_not_read_is_one_line_naming_the_role(read, s
 FEATURE_FORBIDDEN = (
     "aks-gpu:gpuPool.management = aks-managed (AKS-managed GPU nodes): reading the subscription feature "
     "Microsoft.ContainerService/ManagedGPUExperiencePreview: the identity running Pulumi may not read it (AuthorizationFailed); "
-    "it needs Microsoft.Features/providers/features/read on the subscription, such as Reader (docs/permissions.md); "
+    "it needs Microsoft.Features/providers/features/read on the subscription, such as Reader (docs/deploying.md); "
     "or check it by hand: `az feature show --namespace Microsoft.ContainerService --name ManagedGPUExperiencePreview`"
 )
 

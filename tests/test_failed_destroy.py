@@ -236,7 +236,7 @@ def test_an_identity_that_could_not_delete_the_grant_is_told_and_nothing_is_bloc
         "grant: Owner, User Access Administrator or Role Based Access Control Administrator) at resource group "
         "aks-gpu-dev-rg (its permissions there, as Azure lists them); a `pulumi destroy` by it would stop there and leave "
         "that, and what waits for it, in Azure and in the state until an identity that has them runs `pulumi destroy` "
-        "again: ask for the role, or destroy with an identity that has it (docs/permissions.md)"
+        "again: ask for the role, or destroy with an identity that has it (docs/deploying.md)"
     ]
     assert run.resources, "a warning, not a stop"
 

@@ -3,7 +3,7 @@
 The guide's manifests, byte-for-byte copies in tests/guide/ (pinned by their git blobs; its
 README says where they come from), are compared field by field with what
 the program declares. Every difference must be in the list below, each
-with its reason (also in docs/guide-and-azure.md).
+with its reason (also in docs/design/guide-and-azure.md).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ GUIDE_BLOBS = {
 
 SKU_GPU_TOLERATION = {"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}
 DIGEST_SKIP = "CKV_K8S_43=the image is pinned by tag; set aks-gpu:{key}.image to name@sha256 to pin a digest"
-# The security baseline both objects gain (docs/security.md).
+# The security baseline both objects gain (docs/design/security.md).
 SECCOMP = {"seccompProfile": {"type": "RuntimeDefault"}}
 NO_TOKEN = False
 

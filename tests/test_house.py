@@ -218,7 +218,7 @@ CALLS_OUT = (
 CALLING_OUT = {
     "components/resources/agent_pool_calls.py": "the managed pool's dynamic provider runs in Pulumi's provider host, "
     "another process, and makes its agentPools REST calls there with a credential of its own; its module path is in "
-    "every state's pickle (docs/managed-pool-provider.md)",
+    "every state's pickle (docs/design/managed-pool-provider.md)",
 }
 
 

@@ -60,7 +60,7 @@ def test_azures_refusal_reaches_the_cli_as_one_line_with_azures_words(host, fres
     said = failure(lambda: host.create(host.check(program_inputs(fresh))))
     assert said == (
         f"creating node pool gpu: Azure answered 403 AuthorizationFailed: {FORBIDDEN}; the identity running Pulumi "
-        "may not do it (docs/permissions.md)"
+        "may not do it (docs/deploying.md)"
     )
 
 

@@ -1,4 +1,4 @@
-"""`make mutation`'s set-up, without running cosmic-ray (docs/mutation.md): every
+"""`make mutation`'s set-up, without running cosmic-ray (docs/design/mutation.md): every
 configuration names a module and tests that exist, every mutant listed as equivalent names a
 line its module still has and gives its reason, and the score leaves out only those."""
 

@@ -165,7 +165,7 @@ def test_priorities_the_autoscaler_cannot_read_are_said_so_with_every_line_the_o
     owners = priority_config_map.owners_of(config_map(EXPANDER_MAP, data))
     line = priority_config_map.owners_line(priority_expander.priorities(GROUPS, OUTSIDE), "aks-gpu-dev", owners)
     assert f"which it cannot read ({why}): it keeps every option, so each group falls back in random order" in line
-    assert line.endswith(f"put in it, their own entries at or above its top level: {OURS} (docs/gpu-capacity.md)")
+    assert line.endswith(f"put in it, their own entries at or above its top level: {OURS} (docs/gpu.md)")
 
 
 def test_a_priority_written_as_text_is_read_as_the_autoscaler_reads_it():

@@ -53,7 +53,7 @@ def spot_run(tmp_path, items, **pool) -> Any:
     return run_program("dev", overrides=overrides, preview=True)
 
 
-# The cap docs/cost.md states: a filtered list for a few sizes is a page or two.
+# The cap docs/design/cost.md states: a filtered list for a few sizes is a page or two.
 PAGE_CAP = 20
 
 

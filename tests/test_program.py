@@ -159,7 +159,7 @@ def test_unprotected_by_default(dev: ProgramRun):
 NODES = "kubectl get nodes -l kubernetes.azure.com/agentpool=gpu -o custom-columns='NAME:.metadata.name,GPUS:.status.allocatable.nvidia\\.com/gpu'"
 
 
-# The last proof's line, which the Job's watch keeps after the Job is gone (docs/troubleshooting.md).
+# The last proof's line, which the Job's watch keeps after the Job is gone (docs/proof.md).
 RESULT = "kubectl get configmap mnist-proof-result --namespace gpu-workloads --output jsonpath='{.data.line}'"
 
 

@@ -138,7 +138,7 @@ def test_the_management_mode_client_sets_its_retries_and_socket_limits():
 
 
 def test_the_providers_client_retries_ten_times_within_the_steps_limit_or_a_reads_minute(monkeypatch):
-    """What docs/managed-pool-provider.md promises of the provider's client: ten retries within
+    """What docs/design/managed-pool-provider.md promises of the provider's client: ten retries within
     the step's limit (a minute for a read), 10 s to connect and 60 s to read, never past the limit."""
     monkeypatch.setattr("azure.identity.DefaultAzureCredential", lambda: object())
     for seconds, bound, connect, read in (
@@ -225,7 +225,7 @@ def test_a_refresh_that_azure_refuses_is_one_line_with_azures_words(aks):
     assert str(raised.value) == (
         f"reading node pool gpu in cluster {MANAGED_GROUP}/{MANAGED_CLUSTER} (agentPools GET): Azure answered 403 "
         "AuthorizationFailed: The client 'x' may not read agentPools.; the identity running Pulumi may not do it "
-        "(docs/permissions.md)"
+        "(docs/deploying.md)"
     )
 
 

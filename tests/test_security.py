@@ -1,5 +1,5 @@
 """The security baseline: who can reach the cluster, what its pods may do, and the checks
-that stay open (each with a reason, in security/ and in docs/security.md)."""
+that stay open (each with a reason, in security/ and in docs/design/security.md)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """How long one look of the proof's watch takes to decide (components/deciding/proof/proof_watch.py
 `decide`) on the largest answers a cluster may give it: 10,000 events, and a 1 MB scheduler message
 in the shapes that were slow (a run of whitespace, of ", " pieces). `make bench-watch` prints the
-median of several runs of each; docs/proof-watch.md records the figures. A benchmark, not a test:
+median of several runs of each; docs/design/proof-watch.md records the figures. A benchmark, not a test:
 the tests hold what each answer decides, never how long it takes."""
 
 from __future__ import annotations

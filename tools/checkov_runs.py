@@ -2,7 +2,7 @@
 Checkov is imported once and a child is forked per run, each running `checkov ARGS` as the command
 line would, on Checkov's own virtualenv (.venv-checkov); the exit code is the first failing run's, else 0. A file to scan that does not exist
 stops everything with exit 2, since Checkov would pass it with nothing checked. Why, with Checkov's
-sources: docs/design-notes/tools.md, "One Checkov start for every stack"."""
+sources: docs/design/tools.md, "One Checkov start for every stack"."""
 
 from __future__ import annotations
 

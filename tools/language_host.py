@@ -1,7 +1,7 @@
 """The program as `pulumi preview` and `pulumi up` start it (pulumi-language-python-exec's
 `run_in_stack` on a fresh loop), against the mock monitor: what a person sees on the terminal when
 the program stops. What it copies from the real host, and the one difference (asyncio's logger
-stays on): docs/design-notes/tools.md, "The language host".
+stays on): docs/design/tools.md, "The language host".
 
 It runs the program under another name than `__main__` and calls its `main` with the mocks'
 reader (the real host's `run_path(program, run_name='__main__')` runs the last line, which

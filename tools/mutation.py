@@ -1,7 +1,7 @@
 """`make mutation`: how much of what the tests watch really is watched, by cosmic-ray. Prints each
 module's score (killed over mutants, less mutation/equivalent.txt) and every survivor, and exits 1
 under 90%. Each module runs in a copy of the project with no bytecode, two at once, so the working
-tree is never mutated and no stale bytecode hides a mutant. When to run it, and how: docs/mutation.md."""
+tree is never mutated and no stale bytecode hides a mutant. When to run it, and how: docs/design/mutation.md."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """`make prices`: save the Azure Retail Prices API's answer for every stack's sizes and region
 into `prices/retail-prices.json`, with the date it was saved, so that `make render` prices
-the stacks on a machine without the network (docs/cost.md).
+the stacks on a machine without the network (docs/design/cost.md).
 
 It asks the same filtered query the program asks (components/live/retail_prices.py: Virtual Machines,
 pay-as-you-go, the region, the sizes as ARM spells them), once per region of the stacks

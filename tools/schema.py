@@ -1,7 +1,7 @@
 """`make schema`: the JSON Schema of a `Pulumi.<stack>.yaml` (schema/stack.schema.json), from the
 config's own pydantic definitions in `components/config/`, so the schema cannot say something the
 program does not do; this module adds the stack file's frame (the key namespaces, secrets, the
-`default: ""` keys). Docs: docs/design-notes/tools.md, "The stack schema's frame"."""
+`default: ""` keys). Docs: docs/design/tools.md, "The stack schema's frame"."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@ alone and imported wherever a call names one, so a new version lands in one plac
 
 STABLE carries `gpuProfile.nvidia.managementMode`; `migStrategy`, which a managed MIG pool
 needs, exists in preview versions only, so such a pool uses MIG_PREVIEW and a preview says so
-(docs/managed-pool-provider.md, "API versions", has the sources)."""
+(docs/design/managed-pool-provider.md, "API versions", has the sources)."""
 
 STABLE = "2026-08-01"
 MIG_PREVIEW = "2026-01-02-preview"

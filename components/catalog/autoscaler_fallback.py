@@ -1,7 +1,7 @@
 """How the cluster autoscaler AKS runs falls back across a capacity group's pools when Azure
 fills none of them: one pending pod (the group's proof), the pools in the team's order, each
 try failing a given time after its scale-up. A model of the upstream code, loop by loop; pure,
-no clock. The walk traced, and why: docs/design-notes/autoscaler-fallback.md.
+no clock. The walk traced, and why: docs/design/autoscaler-fallback.md.
 
 The sources, kubernetes/autoscaler at tag cluster-autoscaler-1.35.2 (2d42588803c7; 1.33.6 and
 1.34.5 are the same in these functions), paths under cluster-autoscaler/:
@@ -29,7 +29,7 @@ The sources, kubernetes/autoscaler at tag cluster-autoscaler-1.35.2 (2d42588803c
 - The choice: core/scaleup/orchestrator/orchestrator.go `filterValidScaleUpNodeGroups` skips a
   pool still backed off (`IsNodeGroupReadyToScaleUp`; `BackoffStatus`: backed off until its
   time is before now), and the priority expander takes the first of the rest in the team's
-  order (docs/gpu-capacity.md, section 2; the stack's ConfigMap on a created cluster).
+  order (docs/design/capacity-groups.md, section 2; the stack's ConfigMap on a created cluster).
 """
 
 from __future__ import annotations

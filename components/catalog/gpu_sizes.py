@@ -1,7 +1,7 @@
 """Azure's GPU VM sizes a user of this program might pick: the GPU, how many (or what share of
 one) a VM gets, the Hyper-V generations it boots, its CPU, retirements and successors, the driver
 AKS installs, and what AKS does not document. Each figure's source (the sizes' pages and their
-ms.date, the retirement pages, Azure/AgentBaker at 06836ee2): docs/variants.md, "GPU sizes" and
+ms.date, the retirement pages, Azure/AgentBaker at 06836ee2): docs/design/gpu-sizes-and-variants.md, "GPU sizes" and
 "The catalog's sources"."""
 
 from __future__ import annotations

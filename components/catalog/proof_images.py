@@ -70,7 +70,7 @@ class ProofImage:
 # PyTorch's official CUDA 12.8 runtime image, pinned by the digest public Dockerfiles pin. Its
 # kernels (sm_70 to sm_120, no PTX), the driver it needs (570.26+), its one platform
 # (linux/amd64: no Grace node can pull it) and its measured size, each with its source:
-# docs/guide-and-azure.md "The proof Job", docs/proof.md "Pulling the image".
+# docs/design/guide-and-azure.md "The proof Job", docs/proof.md "Pulling the image".
 PYTORCH = ProofImage(
     repository="pytorch/pytorch",
     reference="pytorch/pytorch:2.9.1-cuda12.8-cudnn9-runtime@sha256:7b324d212a4450795b49edba9949b7cdc72429148a64e974334bfe5774d51385",
@@ -85,7 +85,7 @@ PYTORCH = ProofImage(
 
 # The guide's image: TensorFlow 1.4 on CUDA 8, which knows GPUs up to compute capability 6.2
 # (not Volta or later), built for linux/amd64 alone; the public reports of it failing on
-# today's GPUs: docs/guide-and-azure.md "The proof Job".
+# today's GPUs: docs/design/guide-and-azure.md "The proof Job".
 GUIDE = ProofImage(
     repository="mcr.microsoft.com/azuredocs/samples-tf-mnist-demo",
     reference="mcr.microsoft.com/azuredocs/samples-tf-mnist-demo:gpu",

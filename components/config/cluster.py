@@ -179,7 +179,7 @@ def authorized_ranges_warning(ranges: tuple[str, ...]) -> str:
         f"{NAMESPACE}:access.authorizedIpRanges: the API server answers only {ranges_listed(ranges)} (and the cluster's own "
         "addresses, which AKS adds): `pulumi up`, `preview` and `destroy` must run from an address in them, or the "
         "Kubernetes objects fail to connect; GitHub-hosted runners' addresses are not in them unless added "
-        "(docs/permissions.md, authorized IP ranges)"
+        "(docs/deploying.md, authorized IP ranges)"
     )
 
 

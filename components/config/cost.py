@@ -33,7 +33,7 @@ PositiveAmount = Annotated[float, Field(gt=0, allow_inf_nan=False), Allowed("a n
 
 @dataclass(frozen=True, config=MODEL)
 class BudgetConfig:
-    """A monthly Azure consumption budget over what the stack runs (docs/cost.md)."""
+    """A monthly Azure consumption budget over what the stack runs (docs/preflight.md)."""
 
     amount: PositiveAmount
     """The monthly budget, in the billing currency."""
@@ -48,16 +48,16 @@ class BudgetConfig:
 
 @dataclass(frozen=True, config=MODEL)
 class CostConfig:
-    """What the stack may cost (docs/cost.md)."""
+    """What the stack may cost (docs/preflight.md)."""
 
     currency: Currency = "USD"
     """The currency of every cost figure, of maxHourly and of budget.amount: live prices are asked in it, a saved list must be in it; a budget counts in the billing account's currency, so set it to that."""
     max_hourly: PositiveAmount | None = None
-    """The most the stack may cost per hour at its pools' largest sizes (every pool at maxCount or nodeCount, Spot at its ceiling), in `currency`; a deployment above it stops before anything is created, and so does one whose prices cannot all be had (see withoutPrices); a preview warns (docs/cost.md)."""
+    """The most the stack may cost per hour at its pools' largest sizes (every pool at maxCount or nodeCount, Spot at its ceiling), in `currency`; a deployment above it stops before anything is created, and so does one whose prices cannot all be had (see withoutPrices); a preview warns (docs/preflight.md)."""
     without_prices: one_of("stop", "deploy") = "stop"  # type: ignore[valid-type]
     """With maxHourly: what a deployment does when a pool's price cannot be had (no route to the Retail Prices API, a size the list lacks): stop, or deploy without the limit checked."""
     budget: BudgetConfig | None = None
-    """A monthly consumption budget over where the GPU nodes are billed (the cluster's and its node resource group, or on an existing cluster its pools' tag), with e-mail alerts; the preview compares it with the stack's least and most per month (docs/cost.md#the-budget-aks-gpucostbudget)."""
+    """A monthly consumption budget over where the GPU nodes are billed (the cluster's and its node resource group, or on an existing cluster its pools' tag), with e-mail alerts; the preview compares it with the stack's least and most per month (docs/preflight.md#the-budget-aks-gpucostbudget)."""
 
 
 def check(cost: CostConfig, values: Mapping[str, Any]) -> None:

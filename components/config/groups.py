@@ -40,7 +40,7 @@ GROUP_MODES = ("device-plugin", "gpu-operator")
 # The most pools a group may list: as many as the cluster autoscaler ever tries when each try
 # fails only at max-node-provision-time. It goes back to a group's first pools once their
 # back-off has run out, and before long no later pool is tried at all
-# (components/catalog/autoscaler_fallback.py; docs/design-notes/autoscaler-fallback.md).
+# (components/catalog/autoscaler_fallback.py; docs/design/autoscaler-fallback.md).
 MAX_GROUP_POOLS = autoscaler_fallback.reach(MAX_GPU_POOLS)
 
 GroupPools = Annotated[

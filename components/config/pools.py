@@ -70,7 +70,7 @@ class GpuPoolSettings:
     """One GPU User pool (`az aks nodepool add`): an entry of gpuPools, whose key names it."""
 
     vm_size: VmSize = gpu_sizes.GUIDE_SIZE
-    """A GPU (N-series) size (docs/variants.md#gpu-sizes). Unset: the guide's Standard_NC6 (retired), or Standard_NC6s_v2 with gen2."""
+    """A GPU (N-series) size (docs/gpu.md#gpu-sizes). Unset: the guide's Standard_NC6 (retired), or Standard_NC6s_v2 with gen2."""
     node_count: whole_number(0, MAX_POOL_NODES) = 1
     """GPU nodes; with autoscaling, the starting count, inside [minCount, maxCount] (default: minCount)."""
     min_count: whole_number(0, MAX_POOL_NODES) | None = None
@@ -80,7 +80,7 @@ class GpuPoolSettings:
     gen2: Bool = False
     """The guide's Gen2 variant: refuses a Gen1-only size (Linux pools boot Gen2 when they can)."""
     dedicated_vhd: Bool = False
-    """The guide's dedicated GPU image, today AKS-managed GPU nodes (preview): AKS installs the GPU stack, no device plugin; the pool is a resource over the AKS REST API (docs/variants.md)."""
+    """The guide's dedicated GPU image, today AKS-managed GPU nodes (preview): AKS installs the GPU stack, no device plugin; the pool is a resource over the AKS REST API (docs/gpu.md)."""
     spot: Bool = False
     """Spot VMs: Delete on eviction; no price cap unless spotMaxPrice sets one."""
     spot_max_price: SpotMaxPrice | None = None
@@ -361,7 +361,7 @@ def managed_gpu_warnings(pool: GpuPoolConfig, key: str) -> list[str]:
     what = (
         "AKS-managed GPU nodes, an Azure PREVIEW: AKS installs the GPU driver, device plugin and DCGM exporter, "
         "and this program deploys no device plugin; the pool is created, read and deleted through the AKS "
-        "agentPools REST API with your Azure sign-in (docs/variants.md)"
+        "agentPools REST API with your Azure sign-in (docs/gpu.md)"
     )
     if pool.dedicated_vhd:
         warnings = [

@@ -32,11 +32,11 @@ class PreflightConfig:
     usage_file: FilePath | None = None
     """With skusFile: `az vm list-usage --location <loc> -o json`, saved (relative to the project)."""
     prices_file: FilePath | None = None
-    """A saved Azure Retail Prices API response (JSON with Items), relative to the project. Set, no live call is made (docs/cost.md)."""
+    """A saved Azure Retail Prices API response (JSON with Items), relative to the project. Set, no live call is made (docs/preflight.md)."""
     cluster_file: FilePath | None = None
     """existingCluster only: `az aks show --output json` of the cluster, saved (relative to the project), which the offline render (make render) uses instead of assumed facts. pulumi preview and up read the cluster from Azure."""
     kubernetes_file: FilePath | None = None
-    """existingCluster, or gpuGroups: `kubectl get namespaces,daemonsets --all-namespaces --show-managed-fields --output json` of the cluster, saved (relative to the project), which the offline render checks against; on a cluster the stack created, with `configmaps` after `daemonsets`, for whether it has the priority expander's ConfigMap already (docs/gpu-capacity.md). pulumi preview and up read the cluster itself."""
+    """existingCluster, or gpuGroups: `kubectl get namespaces,daemonsets --all-namespaces --show-managed-fields --output json` of the cluster, saved (relative to the project), which the offline render checks against; on a cluster the stack created, with `configmaps` after `daemonsets`, for whether it has the priority expander's ConfigMap already (docs/gpu.md). pulumi preview and up read the cluster itself."""
     state_file: FilePath | None = None
     """existingCluster, or gpuGroups: `pulumi stack export` of this stack, saved (relative to the project), which the offline render plans on as `up` would on that state (the day after adopting, or after creating the cluster). pulumi preview and up read the stack's state from its backend."""
 

@@ -54,7 +54,7 @@ class ProjectConfig:
     gpu_pools: GpuPoolMap | None = None
     """Several GPU pools, keyed by AKS pool name (not system), each with gpuPool's members but name; not with gpuPool. Each pool gets its own MNIST Job (docs/existing-cluster.md#several-gpu-pools)."""
     gpu_groups: GpuGroupMap | None = None
-    """Capacity groups: group name -> gpuPools names in the order the team prefers them, such as {inference: [t4, t4b, a10]}. Each pool of a group gets the node label aks-gpu.io/gpu-group=<group>, and the group one proof Job that lands on whichever pool the cluster autoscaler can fill; each pool scales from zero, and all have one GPU management and CPU architecture; at most 3 pools, as many as the autoscaler ever tries when Azure fills none (docs/gpu.md#capacity-groups-the-next-size-when-azure-has-none-of-the-first)."""
+    """Capacity groups: group name -> gpuPools names in the order the team prefers them, such as {inference: [t4, t4b, a10]}. Each pool of a group gets the node label aks-gpu.io/gpu-group=<group>, and the group one proof Job that lands on whichever pool the cluster autoscaler can fill; each pool scales from zero, and all have one GPU management and CPU architecture; at most 3 pools, as many as the autoscaler ever tries when Azure fills none (docs/gpu.md#capacity-groups)."""
     existing_cluster: ExistingClusterConfig | None = None
     """Add the GPU pools to this AKS cluster instead of creating one: both members, or neither. The cluster is read and never changed, the stack owns only what it adds, and the cluster's own keys (systemPool, access, ...) are refused (docs/existing-cluster.md)."""
     device_plugin: DevicePluginConfig = DevicePluginConfig()

@@ -2,7 +2,7 @@
 proven by asking the cluster (a SelfSubjectAccessReview with the kubeconfig's own credential)
 before the first of them is created: asked in every deployment until yes, within one deadline
 (WAIT_SECONDS) that bounds each question too. Why, and the sources (entra-id-authorization.md,
-pulumi-kubernetes await.go, pulumi/pulumi source_eval.go@1b594989): docs/lifecycle.md, "The
+pulumi-kubernetes await.go, pulumi/pulumi source_eval.go@1b594989): docs/design/lifecycle.md, "The
 deployer's role assignment" and "How the cluster is asked"."""
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ existing cluster's getManagedCluster and listClusterUserCredential, the stack's 
 components/live/reader.py), with a deadline of its own: the SDK gives an invoke none. It
 runs on a daemon thread with its own event loop, executor and RPCManager, so that nothing it
 leaves behind holds the program's run. Why each, and the sources (pulumi/runtime/invoke.py,
-settings.py, sync_await.py, stack.py): docs/design-notes/invoke-deadline.md."""
+settings.py, sync_await.py, stack.py): docs/design/invoke-deadline.md."""
 
 from __future__ import annotations
 

@@ -75,7 +75,7 @@ POLL_SECONDS = 10.0
 REPLACEMENT_SECONDS = 300.0
 # "Made before this `up`": older, on the API server's clock, than the watch has run plus this.
 # The Job this `up` creates is usually there at the first look; the margin covers its step
-# starting a little before the watch's (docs/proof.md, "The watch: the reason in minutes").
+# starting a little before the watch's (docs/design/proof.md, "The watch: the reason in minutes").
 MADE_BEFORE_MARGIN_SECONDS = 120.0
 # One request, and one whole look, at most (or what is left of the watch's time).
 REQUEST_SECONDS = 15.0

@@ -27,7 +27,7 @@ from components.reading.reader import BadAnswer, InvokeFailed, NotDeployed, NotR
 
 GET_MANAGED_CLUSTER = "azure-native:containerservice:getManagedCluster"
 # The engine's builtins answer these invokes in a preview and an up alike, with default providers
-# off too, and an invoke registers nothing, so no URN is added (docs/lifecycle.md, "A pool that
+# off too, and an invoke registers nothing, so no URN is added (docs/design/lifecycle.md, "A pool that
 # lost the stack's tag", has the sources).
 READ_STACK_OUTPUTS = "pulumi:pulumi:readStackOutputs"
 READ_STACK_RESOURCES = "pulumi:pulumi:readStackResourceOutputs"

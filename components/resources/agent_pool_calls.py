@@ -47,7 +47,7 @@ RETRIES = 10
 # AKS runs one agent-pool operation per cluster at a time and answers another with 409
 # OperationNotAllowed saying one "is in progress" (the network: AnotherOperationInProgress):
 # that alone is waited out. OperationNotAllowed without it (a stopped cluster) never passes
-# and fails at once. The messages and their sources: docs/lifecycle.md, "One pool operation at a time".
+# and fails at once. The messages and their sources: docs/design/lifecycle.md, "One pool operation at a time".
 BUSY_CODE = "AnotherOperationInProgress"
 REFUSED_UNLESS_IN_PROGRESS = "OperationNotAllowed"
 # How long to wait before trying again when Azure's answer has no Retry-After.

@@ -1,8 +1,8 @@
 """A monthly Azure consumption budget over what the stack runs (aks-gpu:cost.budget),
 e-mailing its contacts at 80% and 100% of the month's actual cost and 100% of its forecast.
 Where it looks, its start date and `ignoreChanges`, why its Pulumi name carries its scope, and
-the API's rules with their sources: docs/cost.md, "The budget" and "The budget's rules, and
-their sources"; its order before the GPU pools: docs/lifecycle.md, "The budget before the GPU pools"."""
+the API's rules with their sources: docs/design/cost.md, "The budget" and "The budget's rules, and
+their sources"; its order before the GPU pools: docs/design/lifecycle.md, "The budget before the GPU pools"."""
 
 from __future__ import annotations
 

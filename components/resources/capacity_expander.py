@@ -2,7 +2,7 @@
 creates: the ConfigMap `kube-system/cluster-autoscaler-priority-expander` that the profile's
 `expander: priority` (components/resources/cluster.py) reads, so a group's pools are scaled in
 the team's order. Its content is the plan's (components/deciding/azure/priority_expander.py);
-docs/gpu-capacity.md has the mechanism at its sources."""
+docs/design/capacity-groups.md has the mechanism at its sources."""
 
 from __future__ import annotations
 

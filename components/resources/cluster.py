@@ -348,7 +348,7 @@ def _autoscaler_profile(priority: bool) -> containerservice.ManagedClusterProper
     AKS keeps its defaults for the rest (azure-native 3.29.0 ManagedClusterPropertiesAutoScalerProfileArgs,
     `expander`: enum containerservice.Expander; ARM 2025-09-01 ManagedClusterPropertiesAutoScalerProfile).
     An update in place: AKS applies the profile to every autoscaled pool (cluster-autoscaler.md).
-    Once no group is left the input is gone, and Azure keeps the value (docs/gpu-capacity.md)."""
+    Once no group is left the input is gone, and Azure keeps the value (docs/design/capacity-groups.md)."""
     return containerservice.ManagedClusterPropertiesAutoScalerProfileArgs(expander=EXPANDER) if priority else None
 
 

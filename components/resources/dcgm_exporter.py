@@ -2,7 +2,7 @@
 A DaemonSet after NVIDIA's own manifest (NVIDIA/dcgm-exporter dcgm-exporter.yaml at 4.5.3-4.8.2),
 only on the GPU pools and tolerating their taints, behind a Service with the `prometheus.io/*`
 annotations and a NetworkPolicy that admits in-cluster scrapes on 9400 and no egress. What it
-copies from NVIDIA, and why: docs/gpu.md, "GPU metrics"; its Checkov skips: docs/security.md."""
+copies from NVIDIA, and why: docs/gpu.md, "GPU metrics"; its Checkov skips: docs/design/security.md."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 users who want to own the GPU driver (azure-aks-docs articles/aks/nvidia-gpu-operator.md): the
 pool skips AKS's driver, and NVIDIA's `gpu-operator` chart, pinned, is a `helm.v3.Release`.
 Its values (tolerations, mig.strategy, the DCGM exporter, `operator.cleanupCRD`) and their
-sources: docs/gpu.md, "Who manages the GPU stack"."""
+sources: docs/design/gpu-stack.md, "Who manages the GPU stack"."""
 
 from __future__ import annotations
 

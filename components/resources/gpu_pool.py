@@ -51,7 +51,7 @@ GPU_MANAGEMENT_OUTPUTS = {
 
 # `dedicatedVhd: true` / `management: aks-managed`: the guide's retired GPU image's successor,
 # AKS-managed GPU nodes (gpuProfile.nvidia.managementMode "Managed"), a dynamic resource over
-# the agentPools REST API (docs/gpu.md, "Who manages the GPU stack", and docs/guide-and-azure.md).
+# the agentPools REST API (docs/design/gpu-stack.md, "Who manages the GPU stack", and docs/design/guide-and-azure.md).
 def managed_gpu_pool_properties(
     pool: GpuPoolConfig,
     orchestrator_version: str | None,
@@ -120,7 +120,7 @@ class GpuPoolArgs:
 def pool_dependencies(cluster: Cluster, after: Sequence[pulumi.Resource], budget: pulumi.Resource | None) -> list[pulumi.Resource]:
     """What a pool's operations wait for: its cluster (a created one's deployer grant too), the
     stack's budget, and every pool of the stack before it, so AKS meets one pool operation at a
-    time, creating and deleting (docs/lifecycle.md, "One pool operation at a time", says why).
+    time, creating and deleting (docs/design/lifecycle.md, "One pool operation at a time", says why).
 
     A destroy schedules its deletes from each resource's direct dependencies alone (pulumi/pulumi
     step_generator.go ScheduleDeletes, graph/dependency_graph.go DependenciesOf, at 1b594989), so
@@ -180,7 +180,7 @@ class GpuPool(pulumi.ComponentResource):
         pool = args.pool
         # An adopted pool declares what Azure has and is imported by its ARM ID on the adopting
         # `up`; the engine then refuses to replace it, and the same ID later imports nothing
-        # (docs/lifecycle.md, "What the stack adopted"). tests/test_existing_gpu_pools.py pins it.
+        # (docs/design/lifecycle.md, "What the stack adopted"). tests/test_existing_gpu_pools.py pins it.
         settings = agent_pool_settings(pool, args.network, args.tags, args.live, args.node_labels)
         return containerservice.AgentPool(
             f"{self._name}-agent-pool",
@@ -194,7 +194,7 @@ class GpuPool(pulumi.ComponentResource):
                 parent=self,
                 depends_on=self._dependencies,
                 # No `deletedWith` the cluster (pool_dependencies says why). An adopted pool is the
-                # owner's: its delete only forgets it (docs/lifecycle.md, "What the stack
+                # owner's: its delete only forgets it (docs/design/lifecycle.md, "What the stack
                 # adopted"). tests/test_adopted_guarded.py pins it.
                 retain_on_delete=args.retain_on_delete,
                 custom_timeouts=POOL_TIMEOUTS,

@@ -16,7 +16,7 @@ from components.config import GpuPoolConfig
 
 # Retries before the Job is Failed. Each try is a pod of its own (restartPolicy Never), so two
 # retries are three tries and every failed pod keeps its log; Kubernetes' 6 would hold a
-# smoke test that fails for good for minutes of back-off. docs/proof.md, "The failed pods stay"
+# smoke test that fails for good for minutes of back-off. docs/design/proof.md, "The failed pods stay"
 # and "The deadline".
 BACKOFF_LIMIT = 2
 #: Tries before the Job fails BackoffLimitExceeded: one, and a retry per backoffLimit.
@@ -24,7 +24,7 @@ TRIES = BACKOFF_LIMIT + 1
 
 
 # A Job whose pod cannot start never fails by itself: its deadline fails it, whatever its
-# backoffLimit, and the await with it (docs/proof.md, "The deadline"). It is what a pool needs:
+# backoffLimit, and the await with it (docs/design/proof.md, "The deadline"). It is what a pool needs:
 #: The cluster autoscaler's scale-up, a GPU VM's provisioning and its driver, for a pool that
 #: may have no node (the 30 minutes job_timeout has always given it).
 NODE_FROM_ZERO_SECONDS = 30 * 60
@@ -91,7 +91,7 @@ def group_deadline(pools: Sequence[GpuPoolConfig], max_seconds: int | None) -> i
     the last pool of the list when every try before fails only at max-node-provision-time (the
     slowest way a failure shows: it goes back to the first pools in between;
     catalog/autoscaler_fallback.py `walk`), then a whole pool's time from zero (the slowest of
-    the pools' own deadlines), so the last pool still has it. docs/gpu-capacity.md, "How long
+    the pools' own deadlines), so the last pool still has it. docs/design/capacity-groups.md, "How long
     until a node of the next pool"."""
     last = pools[-1].name
     last_try = autoscaler_fallback.walk([pool.name for pool in pools]).first_try(last)

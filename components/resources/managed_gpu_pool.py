@@ -4,7 +4,7 @@ delete treats 404 as done, and the diff is pure. Why it is not a typed resource,
 typed resource replaces it and how a stack moves over, why the provider's module path is
 part of every state (**moving or renaming this module or the class needs a re-export at
 the old path**), and what Pulumi's provider host does differently from the program:
-docs/managed-pool-provider.md.
+docs/design/managed-pool-provider.md.
 """
 
 from __future__ import annotations
@@ -148,7 +148,7 @@ class ManagedGpuPoolProvider(ResourceProvider):
 
     def create(self, props: dict[str, Any]) -> CreateResult:
         # A create also takes over a pool that runs already: a lost state, a failed create's
-        # leftover (docs/lifecycle.md, "An autoscaled pool's count in an update"). So it reads
+        # leftover (docs/design/lifecycle.md, "An autoscaled pool's count in an update"). So it reads
         # the pool first (404: a new one) and, where it
         # runs, keeps the autoscaler's count, as an update does (update_body).
         what = f"creating node pool {props['agentPoolName']}: reading the pool of that name"

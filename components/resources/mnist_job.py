@@ -1,8 +1,8 @@
 """Guide steps 8-9: the MNIST Job that proves a GPU is schedulable and works: the guide's
 `samples-tf-mnist-demo.yaml` plus the GPU pool's toleration and restartPolicy Never, running the
 shipped proof/train_mnist.py in PyTorch's image (or the guide's), hardened (deciding/workloads/hardening.py).
-Why each field, and what the images need: docs/guide-and-azure.md, "The proof Job" and the
-Job's bullets; docs/proof.md; docs/security.md."""
+Why each field, and what the images need: docs/design/guide-and-azure.md, "The proof Job" and the
+Job's bullets; docs/proof.md; docs/design/security.md."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ SCRIPT_DIR = "/opt/aks-gpu"
 SKIP_AWAIT_ANNOTATION = "pulumi.com/skipAwait"
 # A Job that Failed stays Failed, and every later `up` would fail at once awaiting it again; with
 # this annotation the next `up` replaces a Job that is not ready. Only on the awaited Job: an
-# un-awaited one may still be running (docs/lifecycle.md, "The MNIST Job", has the sources).
+# un-awaited one may still be running (docs/design/lifecycle.md, "The MNIST Job", has the sources).
 REPLACE_UNREADY_ANNOTATION = "pulumi.com/replaceUnready"
 
 # A UID of 10000 or more cannot collide with a user of the node (Checkov CKV_K8S_40).
@@ -414,7 +414,7 @@ class MnistJob(pulumi.ComponentResource):
             namespace=namespace,
             logs_command=pulumi.Output.concat("kubectl logs --namespace ", namespace, " job/", name),
             # For `pulumi up --replace <URN>`: an un-awaited Job, or a Complete one, trains
-            # again only so (docs/troubleshooting.md).
+            # again only so (docs/proof.md).
             urn=job.urn,
             watch=watch,
             result_command=None if watch is None else pulumi.Output.from_input(result_command(plain_name, args.namespace)),
@@ -469,5 +469,5 @@ class MnistJob(pulumi.ComponentResource):
 
 def result_command(job: str, namespace: str) -> str:
     """The command that prints the last proof's line from the watch's ConfigMap (result_name),
-    after the next `up` has deleted the Job and its pods (docs/troubleshooting.md)."""
+    after the next `up` has deleted the Job and its pods (docs/proof.md)."""
     return f"kubectl get configmap {proof_names.result_name(job)} --namespace {namespace} --output jsonpath='{{.data.line}}'"

@@ -96,7 +96,7 @@ def job_output(run: Any, vm_sizes: Mapping[str, str]) -> dict[str, Any]:
     """A proof Job as the outputs describe it: its name, namespace, the command that shows its
     log, its URN, the command that reads its watch's outcome, and which pool and size served it."""
     described: dict[str, Any] = {"name": run.name, "namespace": run.namespace, "logsCommand": run.logs_command, "urn": run.urn}
-    if run.result_command is not None:  # the last proof's line, after the Job is gone (docs/troubleshooting.md)
+    if run.result_command is not None:  # the last proof's line, after the Job is gone (docs/proof.md)
         described["resultCommand"] = run.result_command
     if run.watch is not None:  # which pool, and so which size, ran the proof (docs/proof.md)
         described["servedBy"] = served_by(run.watch, vm_sizes)

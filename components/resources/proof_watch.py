@@ -29,7 +29,7 @@ fetches the kubeconfig from ARM itself), delete has nothing to delete, and read 
 read (the Job is pulumi-kubernetes'). The provider is pickled into the state by reference
 (pulumi/dynamic/dynamic.py `serialize_provider`): a small module-level class with no fields,
 and **moving or renaming this module or the class needs a re-export at the old path**, as the
-managed pool's (docs/managed-pool-provider.md). No typed resource will replace it: it stands for
+managed pool's (docs/design/managed-pool-provider.md). No typed resource will replace it: it stands for
 no object of the cluster's.
 """
 

@@ -34,7 +34,7 @@ def azure_words(error: BaseException) -> str:
         return f"no Azure sign-in ({_words(message)}); {SIGN_IN}"
     named = f" {code}" if code else ""
     if isinstance(error, HttpResponseError) and status is not None and status >= 400:
-        fix = "; the identity running Pulumi may not do it (docs/permissions.md)" if status == 403 else ""
+        fix = "; the identity running Pulumi may not do it (docs/deploying.md)" if status == 403 else ""
         return f"Azure answered {status}{named}: {_words(message)}{fix}"
     if isinstance(error, HttpResponseError) and status is not None:  # a long-running operation's status said Failed
         return f"the operation failed in Azure{named}: {_words(message)}"

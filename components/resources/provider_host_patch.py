@@ -3,7 +3,7 @@
 traceback (`send_one_line`), for the SDKs in SDK_RANGE. The managed pool's and the proof
 watch's providers call `tell_if_unpatched` from `configure`; the managed pool warns at preview
 where the installed SDK is one the patch does not hold for (`unpatched_host_warning`).
-Why, where it holds, and how to retire it (pulumi/pulumi#16344): docs/managed-pool-provider.md,
+Why, where it holds, and how to retire it (pulumi/pulumi#16344): docs/design/managed-pool-provider.md,
 "The one-line patch". tests/test_provider_host_patch.py pins it."""
 
 from __future__ import annotations
@@ -103,7 +103,7 @@ def host_warning(version: str, source: str | None) -> str | None:
     return (
         f"pulumi SDK {version} {why} what components/resources/provider_host_patch.py's one-line errors are checked for "
         f"({sdk_range()}): a failed step of the AKS-managed pool will reach the CLI as a Python traceback with Azure's "
-        'words at its bottom; install the SDK requirements.txt pins (docs/managed-pool-provider.md, "The one-line patch")'
+        'words at its bottom; install the SDK requirements.txt pins (docs/design/managed-pool-provider.md, "The one-line patch")'
     )
 
 

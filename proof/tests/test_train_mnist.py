@@ -60,7 +60,7 @@ def test_on_the_cpu_when_told_it_trains_the_drawn_digits_and_ends_with_one_summa
 
 def test_a_tenth_of_the_steps_does_not_reach_the_mark_on_the_drawn_digits():
     """Passing 0.9 says the network trained: after 50 of its 500 steps it has learnt (far above
-    chance, 0.1) but is well under the mark (docs/proof.md, "The drawn digits")."""
+    chance, 0.1) but is well under the mark (docs/design/proof.md, "The drawn digits")."""
     done = run("--device", "cpu", "--data", "synthetic", "--max-steps", "50")
     assert done.returncode == 1
     said = re.fullmatch(r"PROOF FAILED: test accuracy (0\.\d{4}) after 50 steps is under --min-accuracy 0\.9", done.stdout.splitlines()[-1])

@@ -59,6 +59,6 @@ def open_checks(stack: str) -> dict[str, str]:
 
 
 def check_open_checks_documented(stack: str) -> None:
-    doc = (ROOT / "docs" / "security.md").read_text()
+    doc = (ROOT / "docs" / "design" / "security.md").read_text()
     for check in open_checks(stack):
-        assert re.search(rf"\| `{check}` \|", doc), f"{check} missing from docs/security.md's open-checks table"
+        assert re.search(rf"\| `{check}` \|", doc), f"{check} missing from docs/design/security.md's open-checks table"

@@ -22,7 +22,7 @@ HTTPS_PORT = 443
 CLOSED = {"userdefinedrouting": "userDefinedRouting", "none": "none"}
 # Docker Hub's names (docker/docs: an image without a registry host is docker.io's).
 DOCKER_HUB = ("docker.io", "index.docker.io", "registry-1.docker.io")
-REGISTRY = 'copy it to your own registry (`az acr import`, docs/proof.md, "Your own registry") and set mnistJob.image to the copy'
+REGISTRY = 'copy it to your own registry (`az acr import`, docs/proof.md, "Pulling the image") and set mnistJob.image to the copy'
 DRAWN = f"set {NAMESPACE}:mnistJob.egress to false, and the Job trains on digits it draws"
 
 
@@ -325,7 +325,7 @@ def lines(job: MnistJobConfig, cluster: str, egress: Egress, policy_enforced: bo
     )
     return [], [
         f"{said}: {way}; {'; '.join(needs)}; otherwise the pod waits in ImagePullBackOff, or its download fails, until the Job's "
-        'deadline (docs/proof.md, "The deadline")'
+        'deadline (docs/proof.md, "Timings")'
     ]
 
 

@@ -2,7 +2,7 @@
 from Azure before anything is registered (azure-native's getManagedCluster invoke, untyped), and
 what a failed read of Azure means: one line, what was read, what Azure answered, what to do.
 One parser reads the invoke's answer, a saved `az aks show` and ARM's REST body (docs/existing-cluster.md,
-"An existing cluster" and "An offline preview"); the roles: docs/permissions.md."""
+"An existing cluster" and "An offline preview"); the roles: docs/deploying.md."""
 
 from __future__ import annotations
 
@@ -301,7 +301,7 @@ def read_error(what: str, error: BaseException, forbidden_fix: str, not_found_fi
 
 # --------------------------------------------------------------------------- the reads
 
-PERMISSIONS = "docs/permissions.md"
+PERMISSIONS = "docs/deploying.md"
 
 
 def read(reader: AzureReader, resource_group: str, name: str) -> ClusterFacts:

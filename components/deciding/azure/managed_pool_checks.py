@@ -74,7 +74,7 @@ def managed_pool_sign_in(pools: Pools, reader: AzureReader) -> list[Problem]:
         Problem(
             f"{managed_key(managed[0], pools.key(managed[0]))}: the managed GPU pool is created with azure-identity's "
             f"DefaultAzureCredential, which cannot sign in here ({error}); run `az login`, or in GitHub "
-            "Actions run azure/login before pulumi (docs/variants.md)"
+            "Actions run azure/login before pulumi (docs/gpu.md)"
         )
     ]
 

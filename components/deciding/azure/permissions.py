@@ -3,7 +3,7 @@ subscription's scope, and what a `pulumi destroy` by it could not delete, read f
 effective permissions (components/live/permissions.py) before anything is created. A
 missing budget write is a preflight check; a missing delete blocks nothing. The rules and sources
 (the operations list, role-definitions.md, azure-rest-api-specs authorization 2022-04-01):
-docs/preflight.md, "The permissions read, and its sources"."""
+docs/design/preflight.md, "The permissions read, and its sources"."""
 
 from __future__ import annotations
 
@@ -76,7 +76,7 @@ def budget_problem(permissions: Sequence[Mapping[str, Any]], subscription_id: st
         f"cost.budget: the signed-in identity lacks {BUDGET_WRITE} at subscription {subscription_id}, where the "
         "budget is created (its permissions there, as Azure lists them); created before the GPU pools, it would fail with "
         "403 after the cluster: ask for Cost Management Contributor on the subscription, or remove aks-gpu:cost.budget "
-        "(docs/permissions.md)"
+        "(docs/deploying.md)"
     )
 
 
@@ -111,5 +111,5 @@ def destroy_problem(permissions: Sequence[Mapping[str, Any]], scope: str, needs:
         f"destroy: the signed-in identity lacks {listed} at {scope} (its permissions there, as Azure lists them); a "
         "`pulumi destroy` by it would stop there and leave that, and what waits for it, in Azure and in the state until an "
         "identity that has them runs `pulumi destroy` again: ask for the role, or destroy with an identity that has it "
-        "(docs/permissions.md)"
+        "(docs/deploying.md)"
     )

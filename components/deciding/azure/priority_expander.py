@@ -6,7 +6,7 @@ picks any of them. With `expander: priority` the autoscaler reads the ConfigMap
 `kube-system/cluster-autoscaler-priority-expander`, key `priorities`, a YAML map from an
 integer (higher first) to regexes matched against each node group's ID (kubernetes/autoscaler
 @2d425888, tag cluster-autoscaler-1.35.2, expander/priority/priority.go: `map[int][]string`,
-`FindStringIndex`, a search, so each pattern is anchored). docs/gpu-capacity.md has the sources.
+`FindStringIndex`, a search, so each pattern is anchored). docs/design/capacity-groups.md has the sources.
 """
 
 from __future__ import annotations
@@ -103,5 +103,5 @@ def existing_cluster_line(groups: Mapping[str, Sequence[str]], outside: Sequence
         f"expander={EXPANDER}` and add to the ConfigMap {CONFIG_MAP_NAMESPACE}/{CONFIG_MAP_NAME}, key "
         f"{CONFIG_MAP_KEY}: {priorities(groups, outside).flow()}, every pool outside a group on the groups' top level, "
         "so that a pod that fits one of them and a group's pool is not steered onto the group's (their own entries "
-        f"at or above that level; the '{CATCH_ALL}' only if theirs has no catch-all; docs/gpu-capacity.md)"
+        f"at or above that level; the '{CATCH_ALL}' only if theirs has no catch-all; docs/gpu.md)"
     )

@@ -2,7 +2,7 @@
 cannot pass (aks-gpu:cost.maxHourly): each pool's nodes priced from the Retail Prices API, least
 at minCount, most at maxCount, a month at 730 hours. A preview warns; a deployment above the
 limit, or without all its prices (unless `cost.withoutPrices: deploy`), stops with one line.
-The figures, what they leave out and the limit: docs/cost.md."""
+The figures, what they leave out and the limit: docs/preflight.md."""
 
 from __future__ import annotations
 
@@ -388,7 +388,7 @@ def run(billed: Billed, region: str | None, reader: AzureReader, *, dry_run: boo
     if est is None:
         note = f"cost: not estimated: {why_not}"
         if limit is not None:
-            return None, used, [note, unchecked(billed.cost, "no prices; docs/cost.md", dry_run)]
+            return None, used, [note, unchecked(billed.cost, "no prices; docs/preflight.md", dry_run)]
         # Where the reader makes no such read (offline), that is expected, and said without a warning.
         return None, used + ([note] if expected else []), ([] if expected else [note])
     warnings = [

@@ -1,7 +1,7 @@
 """VM prices from Azure's public Retail Prices API, live or saved. One list holds every kind of
 price side by side, so `pick` is strict: a node's price is the Linux pay-as-you-go meter (or for
 a Spot pool the Linux Spot meter) of its size in the cluster's region, per hour. The API, its
-answer's fields and the rules: docs/cost.md, "Where the prices come from"."""
+answer's fields and the rules: docs/design/cost.md, "Where the prices come from"."""
 
 from __future__ import annotations
 

@@ -20,7 +20,7 @@ from components.deciding.existing.ownership import owner_of
 from components.deciding.existing.stack_state import NOT_READ, StackState, unknown_pool_advice
 
 # A pool of one of the stack's names without its OWNER_TAG is somebody else's: both creates
-# refuse it (docs/lifecycle.md, "A pool that lost the stack's tag"). NVIDIA's support range for
+# refuse it (docs/design/lifecycle.md, "A pool that lost the stack's tag"). NVIDIA's support range for
 # the GPU Operator's chart; the other modes name no version (docs/preflight.md, "What is checked").
 GPU_OPERATOR_KUBERNETES = ((1, 33), (1, 36))
 SUCCEEDED = "Succeeded"
@@ -158,7 +158,7 @@ def private_line(where: str, found: ClusterFacts) -> str:
         f"{where} is a private cluster{how}: its API server has no public address, so `pulumi preview` and `pulumi up` "
         "must run where they can reach it: in its VNet or a peered one, over VPN or ExpressRoute, or on a self-hosted CI "
         "runner there (the PR workflow's GitHub-hosted runners cannot); elsewhere the Kubernetes objects fail to connect "
-        "(docs/permissions.md, a private cluster)"
+        "(docs/deploying.md, a private cluster)"
     )
 
 
@@ -181,7 +181,7 @@ def authorized_ranges_line(where: str, ranges: tuple[str, ...]) -> str:
         f"{where} limits its API server to authorized IP ranges ({listed}): `pulumi preview` and `pulumi up` must run "
         "from an address in them, or the Kubernetes objects fail to connect; GitHub-hosted runners' addresses are not in them "
         "unless added (they change from run to run: a self-hosted runner, or a larger runner with a static IP range, has one "
-        "to add), so ask the cluster's owner to add your egress address (docs/permissions.md, authorized IP ranges)"
+        "to add), so ask the cluster's owner to add your egress address (docs/deploying.md, authorized IP ranges)"
     )
 
 
@@ -221,7 +221,7 @@ def pool_name_conflicts(pools: Pools, found: ClusterFacts, stack: str, state: St
                 Problem(
                     f"{key}: the cluster already has a pool named {pool.name!r} ({owner}), and "
                     f"{unknown_pool_advice(pool.name, state)}: then pick another pool name, or set {key}.existing to use or "
-                    'adopt it (docs/lifecycle.md, "A pool that lost the stack\'s tag")'
+                    'adopt it (docs/existing-cluster.md, "Handing back what was adopted")'
                 )
             )
     return problems

@@ -1,7 +1,7 @@
 """An existing cluster that runs node auto-provisioning (NAP: `nodeProvisioningProfile.mode:
 Auto`, Karpenter on AKS), where AKS creates no autoscaled pool unless its owner lets the
 cluster autoscaler run beside NAP: what the pools this stack declares meet there, said at
-preview and stopping a deployment (docs/gpu-capacity.md, "Node auto-provisioning").
+preview and stopping a deployment (docs/design/capacity-groups.md, "Node auto-provisioning").
 
 The sources: azure-native 3.29.0 `containerservice.NodeProvisioningMode.AUTO` (the same words in
 azure-mgmt-containerservice 41.8.0 models/_enums.py): "Nodes are provisioned automatically by AKS

@@ -2,7 +2,7 @@
 marks `aks-gpu-stack` and `aks-gpu-adopted` (`<project>/<stack>`), read as Azure and Kubernetes
 read them, and the guard that stops a run that would delete or replace what the stack adopted.
 Pure: no resource, no call. Docs: docs/existing-cluster.md, "Handing back what was adopted"
-(the marks, and stacks adopted before the second); docs/lifecycle.md, "What the stack adopted"."""
+(the marks, and stacks adopted before the second); docs/design/lifecycle.md, "What the stack adopted"."""
 
 from __future__ import annotations
 

@@ -164,7 +164,7 @@ def owners_line(ours: Priorities, cluster: str, owners: Owners) -> str:
         return (
             f"{head}, which it cannot read ({owners.unreadable}): it keeps every option, so each group falls back in random "
             f"order; for the team's order the owner would mend key {CONFIG_MAP_KEY} and put in it, their own entries at or above its top level: "
-            f"{ours.flow()} (docs/gpu-capacity.md)"
+            f"{ours.flow()} (docs/gpu.md)"
         )
     had, lacking = compare(ours, owners)
     if not lacking.levels:
@@ -173,7 +173,7 @@ def owners_line(ours: Priorities, cluster: str, owners: Owners) -> str:
     return (
         f"{head}, which have {had.flow() if had.levels else 'none'} of the groups' lines; for the team's order the owner "
         f"would add to key {CONFIG_MAP_KEY}, their own entries at or above its top level: {lacking.flow()}{catch_all}; until then a group's "
-        "pools go in the order their lines give, at random where they give none (docs/gpu-capacity.md)"
+        "pools go in the order their lines give, at random where they give none (docs/gpu.md)"
     )
 
 

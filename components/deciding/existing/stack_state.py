@@ -2,7 +2,7 @@
 a mark on the live object the owner can remove (issue #45, item 1): "held" means the state holds
 the URN this program registers for it. Where the state is not known, `known` is False and every
 caller says what it cannot tell, never a guess that would delete. Pure: the one read is the
-reader's. Why, and the sources (step_generator.go `isImport`): docs/lifecycle.md, "A pool that
+reader's. Why, and the sources (step_generator.go `isImport`): docs/design/lifecycle.md, "A pool that
 lost the stack's tag"."""
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 pool's own device plugin offers, which need not be `nvidia.com/gpu` (a "mixed" MIG strategy offers
 `nvidia.com/mig-<n>g.<mem>gb` only; the stack's own plugin runs "single"). Where the catalog does
 not know the slice's name, the run refuses, naming the strategy. The plugin's rules and their
-sources: docs/existing-cluster.md, "A used pool's MIG strategy"."""
+sources: docs/design/existing-cluster.md, "A used pool's MIG strategy"."""
 
 from __future__ import annotations
 

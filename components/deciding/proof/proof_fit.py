@@ -31,7 +31,7 @@ def lines(pools: Pools, job: MnistJobConfig, live: Mapping[str, LivePool] | None
         # stack that sets the guide's image gets its warnings per pool below.
         infos.append(
             f"proof: the Job runs the shipped proof/train_mnist.py in {image.says if image else 'PyTorch'}, the successor of the guide's "
-            f"image ({proof_images.GUIDE.says}), which cannot be expected to run on any GPU AKS still creates (docs/guide-and-azure.md, "
+            f"image ({proof_images.GUIDE.says}), which cannot be expected to run on any GPU AKS still creates (docs/design/guide-and-azure.md, "
             f"the proof Job); set {NAMESPACE}:mnistJob.image to {proof_images.GUIDE.reference} for the guide's"
         )
     for pool in pools.pools:

@@ -1,7 +1,7 @@
 """What each signal the proof's watch reads means at its source, and which are terminal: the
 kubelet's image pulls, the scheduler's FailedScheduling, the cluster autoscaler's pod and status
 events, as Kubernetes JSON (dicts). Pure; components/deciding/proof/proof_watch.py decides with them.
-The table of what is terminal and why: docs/proof-watch.md.
+The table of what is terminal and why: docs/design/proof-watch.md.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ PULL_FAILING_SECONDS = 180
 PULL_FAILED_TRIES = 4
 # A NotTriggerScaleUp that persists with no TriggeredScaleUp since: the autoscaler looks every
 # 10 s, so three minutes are 18 loops of the same refusal; one that mends shows TriggeredScaleUp,
-# which resets this clock (docs/proof-watch.md, the NotTriggerScaleUp row, and its sources).
+# which resets this clock (docs/design/proof-watch.md, the NotTriggerScaleUp row, and its sources).
 NOT_TRIGGERED_SECONDS = 180
 # A pool that cannot add a node (no autoscaler) whose every node the scheduler excludes by a
 # taint or by the pod's node selector: a node that just joined carries the kubelet's
@@ -45,7 +45,7 @@ PULL_WAITING = frozenset({"ErrImagePull", "ImagePullBackOff", "ErrImageNeverPull
 PULL_NEVER_MENDS = frozenset({"InvalidImageName", "ErrImageNeverPull"})
 # A pull error in the runtime's words that no retry mends: no such tag or digest, no build for
 # the node's platform, the registry's 401/403. A 429 or a timeout may pass: PULL_FAILING_SECONDS
-# decides (docs/proof-watch.md, the `Failed` pull rows, has the words and their sources).
+# decides (docs/design/proof-watch.md, the `Failed` pull rows, has the words and their sources).
 PERMANENT_PULL = re.compile(
     r"manifest unknown|name unknown|: not found|no match for platform|unauthorized|\b401\b|\b403\b|forbidden|"
     r"pull access denied|access denied|denied:|insufficient_scope|repository does not exist",
@@ -60,7 +60,7 @@ FAILED_PULL = re.compile(r'^Failed to pull image "(?P<image>[^"]*)": (?P<error>.
 PULLING = re.compile(r'^Pulling image "(?P<image>[^"]*)"')
 
 # The cluster autoscaler's pod events; on Azure a node group is the pool's scale set,
-# `aks-<pool>-<digits>-vmss` (docs/proof-watch.md, "The events' words", with their sources).
+# `aks-<pool>-<digits>-vmss` (docs/design/proof-watch.md, "The events' words", with their sources).
 NOT_TRIGGERED, TRIGGERED = "NotTriggerScaleUp", "TriggeredScaleUp"
 # A failed scale-up. Upstream writes it on the autoscaler's status ConfigMap (kube-system/
 # cluster-autoscaler-status, its LogRecorder), not on the pod: FailedToScaleUpGroup "Scale-up
@@ -77,7 +77,7 @@ SCALE_UP_FAILED = frozenset({"FailedScaleUp", "FailedToScaleUpGroup", "ScaleUpFa
 AUTOSCALER_STATUS = "cluster-autoscaler-status"
 # The scheduler's FailedScheduling, and the reasons that exclude a node whatever it frees (a
 # taint, the node selector). "Insufficient nvidia.com/gpu" is not one: a device plugin may not
-# have registered yet (docs/proof-watch.md, "The events' words"). Both are searched in one
+# have registered yet (docs/design/proof-watch.md, "The events' words"). Both are searched in one
 # reason at a time, after fit_error has cut the message with str methods (no regex over the
 # whole message: a lazy group followed by `\s*$` was quadratic in a run of whitespace).
 EXCLUDED_FOR_GOOD = re.compile(r"untolerated taint|didn't match Pod's node affinity/selector|didn't match pod's node affinity")
@@ -248,7 +248,7 @@ def not_triggered_reasons(message: str) -> tuple[tuple[int, str], ...]:
 
 # A node of a VMSS pool: its scale set's name and the VM's instance suffix,
 # `aks-<pool>-<digits>-vmss<instance>` (azure-aks-docs at fb060abe: "aks-nodepool1-12345678-vmss000000",
-# articles/aks/configure-automatic-zone-placement.md; the scale set's own name: docs/proof-watch.md).
+# articles/aks/configure-automatic-zone-placement.md; the scale set's own name: docs/design/proof-watch.md).
 NODE_OF_POOL = re.compile(r"^aks-(?P<pool>[a-z0-9]+)-\d+-vmss[0-9a-z]+$", re.IGNORECASE)
 
 

@@ -3,7 +3,7 @@ the running pod's last log lines, as the API server answered them, decide whethe
 trained, failed, is still on its way (and what it waits for), or cannot start for a cause that
 waiting will not mend. Pure: no call out of the process (components/live/proof_watch.py
 looks, components/resources/proof_watch.py is the resource that watches during `pulumi up`).
-Which causes are terminal, and the sources: docs/proof-watch.md, and the signals' own module,
+Which causes are terminal, and the sources: docs/design/proof-watch.md, and the signals' own module,
 components/deciding/proof/proof_signals.py.
 """
 
@@ -95,7 +95,7 @@ CUDA_WAIT = "CUDA is not ready yet"
 # A Job whose pods the API server refuses (FailedCreate, below) for this long, with no pod made
 # since, is refused for good: the Job controller tries again with a back-off of 1 s doubling to
 # a minute (kubernetes pkg/controller/job/job_controller.go DefaultJobApiBackOff, MaxJobApiBackOff),
-# so two minutes are several of its tries with the same answer (docs/proof-watch.md).
+# so two minutes are several of its tries with the same answer (docs/design/proof-watch.md).
 FAILED_CREATE_SECONDS = 120
 # The Job controller's event when the API server refuses one of its pods: FailedCreate "Error
 # creating: %v", on the Job (pkg/controller/controller_utils.go RealPodControl.createPods,
@@ -250,7 +250,7 @@ def _unscheduled(look: _Look, pod: Mapping[str, Any], events: Sequence[Seen]) ->
     if lasting and all(p in lasting for p in facts.pools):
         return _every_pool_failed(facts, lasting)
     # Some of several pools failed, or one for now: the autoscaler backs each off and tries
-    # another, or the same again once its back-off ends (docs/proof-watch.md).
+    # another, or the same again once its back-off ends (docs/design/proof-watch.md).
     fell_back = _falling_back(facts, failed)
     scheduling = signals.last_seen(events, ["FailedScheduling"])
     if not facts.autoscaled:
