@@ -13,21 +13,21 @@ from collections.abc import Iterable
 
 import pulumi
 
-from components import config
-from components.live.reader import LiveReader
+from components import stack as config
+from components.cluster.cluster import GpuCluster, GpuClusterArgs
+from components.cluster.existing_cluster import ExistingCluster
+from components.cost.budget import CostBudget
+from components.gpu_stack.dcgm_exporter import DcgmExporter
+from components.gpu_stack.device_plugin import NvidiaDevicePlugin
+from components.gpu_stack.gpu_operator import GpuOperator
+from components.live_reader import LiveReader
+from components.outputs import gpu_metrics_location, group_outputs, pool_outputs
 from components.plan import EXPANDER, Message, Mode, Plan, Said, build_plan
-from components.reading.reader import AzureReader
-from components.resources.budget import CostBudget
-from components.resources.capacity_expander import CapacityExpander
-from components.resources.cluster import GpuCluster, GpuClusterArgs
-from components.resources.dcgm_exporter import DcgmExporter
-from components.resources.device_plugin import NvidiaDevicePlugin
-from components.resources.existing_cluster import ExistingCluster
-from components.resources.existing_pool import UsedPool
-from components.resources.gpu_operator import GpuOperator
-from components.resources.gpu_pool import GpuPool
-from components.resources.mnist_job import MnistJob
-from components.resources.outputs import gpu_metrics_location, group_outputs, pool_outputs
+from components.pools.capacity_expander import CapacityExpander
+from components.pools.existing_pool import UsedPool
+from components.pools.gpu_pool import GpuPool
+from components.proof.mnist_job import MnistJob
+from components.seam.reader import AzureReader
 
 Cluster = GpuCluster | ExistingCluster
 Pool = GpuPool | UsedPool
@@ -54,7 +54,7 @@ def main(reader: AzureReader) -> None:
         else ExistingCluster("existing-cluster", plan.cluster)
     )
     # A monthly budget over what the stack runs, with e-mail alerts (cost.budget), before the GPU
-    # pools, which wait for it, so no GPU node bills without it (components/resources/budget.py).
+    # pools, which wait for it, so no GPU node bills without it (components/cost/budget.py).
     cost_budget = CostBudget("cost", plan.budget, groups=cluster.billing_groups) if plan.budget is not None else None
     pools = declare_pools(plan, cluster, cost_budget)
     # Steps 4-5: the device plugin on the pools whose GPU stack this program manages; AKS (step 6's
@@ -86,7 +86,7 @@ def report(messages: Iterable[Message]) -> None:
 
 # Step 2's `az aks nodepool add`, once per GPU pool, one after another: AKS runs one
 # agent-pool operation per cluster at a time, so each pool waits for every pool before it,
-# which orders deletes too (components/resources/gpu_pool.py, pool_dependencies). A pool the
+# which orders deletes too (components/pools/gpu_pool.py, pool_dependencies). A pool the
 # owner's as it is (existing: use) is a UsedPool: nothing of it is registered.
 def declare_pools(plan: Plan, cluster: Cluster, cost_budget: CostBudget | None) -> list[Pool]:
     pools: list[Pool] = []

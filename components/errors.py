@@ -96,13 +96,13 @@ class AzureReadError(OneLine):
 
 class ClusterAccessError(OneLine):
     """The identity that runs the program may not yet create Kubernetes objects in the cluster,
-    or the cluster could not be asked (components/live/cluster_access.py)."""
+    or the cluster could not be asked (components/cluster/cluster_access.py)."""
 
 
 class ManagedPoolError(OneLine):
     """A step of the AKS-managed pool's provider that failed: the step, the pool, and Azure's
     answer or the time limit it ran out of. The provider runs in Pulumi's provider host, which
-    sends this message alone to the CLI (components/resources/provider_host_patch.py)."""
+    sends this message alone to the CLI (components/seam/provider_host_patch.py)."""
 
 
 class ManagedPoolTimeout(ManagedPoolError, TimeoutError):
@@ -111,4 +111,4 @@ class ManagedPoolTimeout(ManagedPoolError, TimeoutError):
 
 class ProofWatchFailed(OneLine):
     """The proof cannot train, or did not: the cause in the cluster's words (components/deciding/
-    proof/proof_watch.py decides, components/live/proof_watch.py watches during `pulumi up`)."""
+    proof/proof_watch.py decides, components/proof/watch_live.py watches during `pulumi up`)."""

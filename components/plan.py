@@ -20,46 +20,38 @@ from typing import Literal
 
 import pulumi_kubernetes as k8s
 
-from components.config import SYSTEM_POOL_NAME, GpuPoolConfig, StackConfig, groups
-from components.config.pools import Pools
+from components.cluster import cluster_egress, cluster_facts, existing_cluster_checks
+from components.cluster.cluster import GpuClusterArgs
+from components.cluster.cluster_facts import ClusterFacts
+from components.cluster.existing_cluster import ExistingClusterArgs
+from components.cluster.kubeconfig import provider_kubeconfig
+from components.cluster.settings import SYSTEM_POOL_NAME
 from components.config.values import POOL_NAME_PATTERN
-from components.deciding import preflight
-from components.deciding.azure import cluster_egress, cluster_facts, priority_expander
-from components.deciding.azure.cluster_facts import ClusterFacts
-from components.deciding.azure.kubeconfig import provider_kubeconfig
-from components.deciding.cost import cost
-from components.deciding.existing import (
-    adoption,
-    cluster_object_checks,
-    cluster_objects,
-    existing_cluster_checks,
-    existing_pools,
-    ownership,
-    pool_network,
-    pool_settings,
-    priority_config_map,
-    stack_state,
-)
-from components.deciding.existing.cluster_object_checks import Adoption, Findings
-from components.deciding.existing.existing_pools import LivePool
-from components.deciding.existing.pool_network import PoolNetwork
-from components.deciding.proof import proof_fit
-from components.deciding.workloads import device_plugin, tolerations
+from components.cost import cost
+from components.cost.budget import CostBudgetArgs
 from components.errors import PreflightError, error_line, escaped_lines
-from components.reading import azure_facts, saved_state
-from components.reading.reader import AzureReader, RunningPool, read_errors
-from components.resources.budget import CostBudgetArgs
-from components.resources.capacity_expander import CapacityExpanderArgs
-from components.resources.cluster import GpuClusterArgs
-from components.resources.dcgm_exporter import DcgmExporterArgs
-from components.resources.device_plugin import NvidiaDevicePluginArgs
-from components.resources.existing_cluster import ExistingClusterArgs
-from components.resources.existing_pool import UsedPool
-from components.resources.gpu_operator import GpuOperatorArgs
-from components.resources.gpu_pool import GpuPoolArgs
-from components.resources.job_deadline import group_deadline, group_timeout, job_deadline, job_timeout
-from components.resources.mnist_job import MnistJobArgs, MnistRun, ProofScript
-from components.resources.outputs import OutputsArgs
+from components.gpu_stack import cluster_object_checks, cluster_objects
+from components.gpu_stack import device_plugin_spec as device_plugin
+from components.gpu_stack.cluster_object_checks import Adoption, Findings
+from components.gpu_stack.dcgm_exporter import DcgmExporterArgs
+from components.gpu_stack.device_plugin import NvidiaDevicePluginArgs
+from components.gpu_stack.gpu_operator import GpuOperatorArgs
+from components.outputs import OutputsArgs
+from components.ownership import adoption, ownership, saved_state, stack_state
+from components.pools import existing_pools, groups, pool_network, pool_settings, priority_config_map, priority_expander, tolerations
+from components.pools.capacity_expander import CapacityExpanderArgs
+from components.pools.existing_pool import UsedPool
+from components.pools.existing_pools import LivePool
+from components.pools.gpu_pool import GpuPoolArgs
+from components.pools.pool_network import PoolNetwork
+from components.pools.settings import GpuPoolConfig, Pools
+from components.preflight import preflight
+from components.proof import proof_fit
+from components.proof.job_deadline import group_deadline, group_timeout, job_deadline, job_timeout
+from components.proof.mnist_job import MnistJobArgs, MnistRun, ProofScript
+from components.seam import azure_facts
+from components.seam.reader import AzureReader, RunningPool, read_errors
+from components.stack import StackConfig
 
 
 class Mode(enum.Enum):
@@ -170,7 +162,7 @@ def build_plan(
     owner = existing_cluster_checks.owner_tags(project, stack)
     owner_tag = next(iter(owner.values()))
     # What the stack holds already, from the engine's state, not from a tag its owner can remove
-    # (components/deciding/existing/stack_state.py).
+    # (components/ownership/stack_state.py).
     state = stack_state.NOT_READ
     if found is not None:
         state = stack_state.read(reader, (found.resource_group, found.name), project=project, stack=stack)
@@ -583,7 +575,7 @@ def _in_cluster(
     signs in: a namespace this stack would create, another device plugin or the GPU Operator on
     its pools, and the guide's DaemonSet that devicePlugin.adopt takes over on this run. Read
     whatever preflight.mode says: what the stack adopted is guarded by it
-    (components/deciding/existing/ownership.py), and two device plugins on one node are never declared."""
+    (components/ownership/ownership.py), and two device plugins on one node are never declared."""
     in_cluster = None
     if found is not None and user_kubeconfig:
         objects, kubeconfig, stack_pools = (
@@ -611,7 +603,7 @@ def stack_objects(cfg: StackConfig, pools: Pools) -> cluster_object_checks.Stack
 
 def _egress(cfg: StackConfig, found: ClusterFacts | None, said: Said) -> cluster_egress.Egress:
     """Where the proof's traffic leaves an existing cluster: its HTTP proxy, or an outbound type
-    with no way out (a cluster this program creates has neither: components/deciding/azure/cluster_egress.py)."""
+    with no way out (a cluster this program creates has neither: components/cluster/cluster_egress.py)."""
     egress = found.egress if found is not None else cluster_egress.Egress()
     enforced = found is None or (found.network_policy or "none").lower() != "none"
     said.lines_then_warnings(*cluster_egress.lines(cfg.mnist_job, found.name if found else cfg.cluster_name, egress, enforced))

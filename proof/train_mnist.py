@@ -87,7 +87,7 @@ CUDA_PROBE_SECONDS = 120
 CPU_ONLY = re.compile(r"Torch not compiled with CUDA enabled")
 # Training and its test pass end within --max-seconds and this: the first steps' one-time
 # work (cuDNN's choice of kernels, loading CUDA's modules) and the test pass. Past it, a
-# watchdog thread ends the proof (components/resources/job_deadline.py counts it).
+# watchdog thread ends the proof (components/proof/job_deadline.py counts it).
 TRAIN_GRACE_SECONDS = 60
 # Where the kubelet mounts the container's termination message (its terminationMessagePath,
 # /dev/termination-log by default): what is written there becomes the container status's

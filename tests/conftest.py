@@ -135,7 +135,7 @@ def aks(monkeypatch):
     pool's provider reaches instead of Azure (tests/fake_aks.py)."""
     import fake_aks
 
-    from components.resources import agent_pool_calls
+    from components.pools import agent_pool_calls
 
     for fake in fake_aks.serve():
         fake.clusters.add((MANAGED_GROUP, MANAGED_CLUSTER))
@@ -149,7 +149,7 @@ def azure():
     a test hands the program's reader (the pools' GPU management, tests/fake_aks.py)."""
     import fake_aks
 
-    from components.live import agent_pools
+    from components.pools import agent_pools
 
     for fake in fake_aks.serve():
         fake.clusters.add((MANAGED_GROUP, MANAGED_CLUSTER))

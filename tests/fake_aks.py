@@ -71,7 +71,7 @@ CREDENTIAL_PATH = re.compile(
     re.IGNORECASE,
 )
 OPERATION_PATH = re.compile(r"^/fake-operations/(?P<id>[0-9a-f-]+)$")
-# What AKS cannot change on an existing pool, as its docs say (components/deciding/existing/pool_fields.py
+# What AKS cannot change on an existing pool, as its docs say (components/pools/pool_fields.py
 # cites each; a PUT that changes one is refused, as AKS refuses it).
 FIXED = (
     "vmSize",

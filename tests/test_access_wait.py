@@ -1,5 +1,5 @@
-"""The access wait before the Kubernetes objects (components/live/cluster_access.py), a resource
-of its own whose create runs in Pulumi's provider host (components/resources/access_wait.py):
+"""The access wait before the Kubernetes objects (components/cluster/cluster_access.py), a resource
+of its own whose create runs in Pulumi's provider host (components/cluster/access_wait.py):
 a new grant is asked about; a 401 stops it at once, a 403 or "not allowed" is waited out within
 one deadline that bounds each question too, and every message names the identity whose token
 was sent, read from the token's own claims, and the one granted. No wall clock: the waits run on
@@ -21,10 +21,9 @@ from pulumi.runtime.proto import engine_pb2
 from support.clock import Clock
 from support.provider_host import HostError, host_environment, start_host
 
+from components.cluster import access_wait, cluster_access
 from components.errors import ClusterAccessError
-from components.live import cluster_access
-from components.resources import access_wait
-from components.resources.proof_watch import UNKNOWN
+from components.proof.proof_watch import UNKNOWN
 
 T4 = "Standard_NC4as_T4_v3"
 ENTRA = {"gpuPool": None, "gpuPools": {"a": {"vmSize": T4}}, "access": {"mode": "entra"}}

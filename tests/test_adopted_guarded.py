@@ -1,4 +1,4 @@
-"""What the stack adopted is guarded (components/deciding/existing/ownership.py): a config that would
+"""What the stack adopted is guarded (components/ownership/ownership.py): a config that would
 replace an adopted pool, namespace or DaemonSet is refused in one line before anything is
 registered; a destroy, or an entry removed, releases them (`retainOnDelete`) unless the config
 says the stack may delete them; another stack's are refused; and tag names are matched as
@@ -16,9 +16,9 @@ from support.config import refused
 from support.kubernetes_objects import listed, namespace
 from support.plan import lines_by
 
-from components.deciding.existing import ownership
 from components.errors import ManagedPoolError, PreflightError
-from components.resources.agent_pool_calls import refuse_others_pool
+from components.ownership import ownership
+from components.pools.agent_pool_calls import refuse_others_pool
 from tools.azure_mocks import AzureMocks, OfflineReader, existing_cluster
 from tools.mock_engine import RecordingMonitor, run_program
 

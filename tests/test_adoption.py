@@ -15,10 +15,10 @@ from support.existing_pools import GPUNP, OURS, pool_lines, run, stopped
 from support.guide_example import EXAMPLE, STACK_FILE
 from support.plan import lines_by
 
-from components.deciding.azure.cluster_facts import PoolFacts
-from components.deciding.existing import adoption
-from components.deciding.existing import pool_fields as agent_pool_members
+from components.cluster.cluster_facts import PoolFacts
 from components.errors import ConfigError, PreflightError
+from components.ownership import adoption
+from components.pools import pool_fields as agent_pool_members
 from tools.azure_mocks import AzureMocks, OfflineReader
 from tools.mock_engine import RecordingMonitor, run_program
 

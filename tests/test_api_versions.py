@@ -16,9 +16,9 @@ ROOT = Path(__file__).resolve().parent.parent
 VERSION = re.compile(r"""[rbuf]*(['"])20\d\d-\d\d-\d\d(-preview)?\1""", re.IGNORECASE)
 # Dates and other services' versions, each where it lives: none is Microsoft.ContainerService's.
 OTHERS = {
-    '"2023-01-01-preview"': "components/live/retail_prices.py",  # the Retail Prices API
-    '"2022-04-01"': "components/live/permissions.py",  # Microsoft.Authorization/permissions
-    '"2028-03-31"': "components/deciding/existing/existing_cluster_checks.py",  # kubenet's retirement, a date
+    '"2023-01-01-preview"': "components/cost/retail_prices.py",  # the Retail Prices API
+    '"2022-04-01"': "components/preflight/permissions_live.py",  # Microsoft.Authorization/permissions
+    '"2028-03-31"': "components/cluster/existing_cluster_checks.py",  # kubenet's retirement, a date
 }
 
 

@@ -18,8 +18,8 @@ import yaml
 from conftest import MANAGED_CLUSTER, MANAGED_GROUP
 from support.managed_pool import PROVIDER, T4, inputs
 
-from components.config import GpuPoolConfig
-from components.resources import managed_gpu_pool as mgp
+from components.pools import managed_gpu_pool as mgp
+from components.pools.settings import GpuPoolConfig
 from tools.stack_files import ROOT
 
 KEY = (MANAGED_GROUP, MANAGED_CLUSTER, "gpu")

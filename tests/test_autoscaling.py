@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from support.config import parsed, refused
 
-from components.deciding.existing import pool_fields as pool_mutability
+from components.pools import pool_fields as pool_mutability
 
 
 def outside_fixed(ignored: list[str]) -> list[str]:

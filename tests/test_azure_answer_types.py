@@ -1,5 +1,5 @@
 """Azure's description of a cluster is read through a typed model of its REST shape, once, at
-the edge (components/deciding/azure/rest_shapes.py): a member of another type than Azure's API gives it,
+the edge (components/cluster/rest_shapes.py): a member of another type than Azure's API gives it,
 whether Azure answered it or a saved `az aks show` holds it, is one line naming the member (a
 pool by its name) and the answer or the file, before anything is registered. Never an
 AttributeError, a pydantic traceback, an SDK assertion or a RecursionError later; and no line

@@ -1,4 +1,4 @@
-"""The one seam (components/reading/reader.py): the program reads Azure and the cluster through
+"""The one seam (components/seam/reader.py): the program reads Azure and the cluster through
 the reader it is handed, so a test that runs the whole program can answer for Azure; the live
 reader makes azure-native's invokes and the Azure SDK's calls with one credential, and
 preflight's live reads (SKUs, usage, the deployed pools' scale sets) run against a local fake
@@ -19,9 +19,8 @@ from conftest import ROOT
 from fake_arm import FakeArm, FakeCredential
 
 from components.errors import AzureReadError, PreflightError
-from components.live import compute, deadline
-from components.live.reader import LiveReader
-from components.reading import azure_facts
+from components.live_reader import LiveReader
+from components.seam import azure_facts, compute, deadline
 from tools.azure_mocks import (
     CLIENT_CONFIG_TOKEN,
     FEATURE_REGISTRATION_TOKEN,
@@ -184,7 +183,7 @@ def test_a_stuck_azure_call_does_not_hold_the_program_after_the_timeout():
     `_python_exit`), so a call stuck in a socket held the program after the "not checked"
     warning. The calls now run on daemon threads: the process ends though one never returns."""
     script = (
-        "import threading, sys; from components.live import deadline\n"
+        "import threading, sys; from components.seam import deadline\n"
         "stuck = threading.Event()\n"
         "try:\n    deadline.gather([stuck.wait, lambda: 1], timeout=0.2)\n"
         "except TimeoutError as e:\n    print('timeout:', e)\n"

@@ -12,8 +12,7 @@ from conftest import run_cached
 from fake_arm import FakeArm, FakeCredential
 from support.plan import lines
 
-from components.deciding.cost import cost
-from components.resources import budget
+from components.cost import budget, cost
 
 T4 = "Standard_NC4as_T4_v3"
 BUDGET = "azure-native:consumption:Budget"
@@ -125,7 +124,7 @@ PERMISSIONS = {
     ],
 )
 def test_who_may_create_the_budget_by_the_permissions_azure_lists(role, allowed):
-    from components.deciding.azure import permissions
+    from components.preflight import permissions
 
     assert permissions.allows(PERMISSIONS[role], permissions.BUDGET_WRITE) is allowed
     said = permissions.budget_problem(PERMISSIONS[role], "sub-1")
@@ -171,8 +170,8 @@ def test_a_preview_warns_and_permissions_that_cannot_be_read_block_nothing():
 
 
 def test_the_budget_permission_is_read_at_the_subscriptions_scope_every_page(arm):
-    from components.deciding.azure import permissions
-    from components.live import permissions as live_permissions
+    from components.preflight import permissions
+    from components.preflight import permissions_live as live_permissions
 
     FakeArm.routes = {
         "/subscriptions/sub-1/providers/microsoft.authorization/permissions": (
@@ -191,8 +190,8 @@ def test_the_budget_permission_is_read_at_the_subscriptions_scope_every_page(arm
     "answer", [(403, {"error": {"code": "AuthorizationFailed", "message": "no"}}), (200, {"value": "all"}), (200, [1])]
 )
 def test_an_answer_that_is_not_a_list_of_permissions_raises_for_preflight_to_report(arm, answer):
-    from components.live import permissions as live_permissions
-    from components.reading.reader import BadAnswer
+    from components.preflight import permissions_live as live_permissions
+    from components.seam.reader import BadAnswer
 
     FakeArm.routes = {"/subscriptions/sub-1/providers/microsoft.authorization/permissions": answer}
     with pytest.raises((HttpResponseError, BadAnswer)):
@@ -225,8 +224,8 @@ def test_permissions_whose_actions_are_not_lists_are_not_checked_in_one_line_not
 
 
 def test_the_live_read_refuses_permissions_whose_actions_are_not_lists(arm):
-    from components.live import permissions as live_permissions
-    from components.reading.reader import BadAnswer
+    from components.preflight import permissions_live as live_permissions
+    from components.seam.reader import BadAnswer
 
     FakeArm.routes = {"/subscriptions/sub-1/providers/microsoft.authorization/permissions": (200, {"value": [{"actions": "*"}]})}
     with pytest.raises(BadAnswer, match=r'value\[0\]\.actions is "\*", not a list of strings'):
@@ -235,7 +234,7 @@ def test_the_live_read_refuses_permissions_whose_actions_are_not_lists(arm):
 
 def test_a_not_actions_pattern_of_many_stars_is_matched_at_once_and_right():
     """The stars' pieces are found in order, each at its leftmost place: no backtracking."""
-    from components.deciding.azure import permissions
+    from components.preflight import permissions
 
     many = "*" + "a*" * 2000 + "c"
     listed = [{"actions": ["*"], "notActions": [many, "M*i*c*r*o*s*o*f*t*.*C*o*n*s*u*m*p*t*i*o*n*/*b*u*d*g*e*t*s*/*x"]}]

@@ -10,7 +10,7 @@ import datetime
 import pytest
 from conftest import run_cached
 
-from components.resources import budget
+from components.cost import budget
 from tools.azure_mocks import AzureMocks
 from tools.mock_engine import RecordingMonitor, run_program
 

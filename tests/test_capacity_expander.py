@@ -15,8 +15,8 @@ from support.existing_pools import GPUNP, cluster
 from support.plan import lines, planned
 from test_gpu_groups import MANY, MANY_GROUPS, POOLS
 
-from components.deciding.azure import priority_expander
-from components.resources.cluster import GpuClusterArgs
+from components.cluster.cluster import GpuClusterArgs
+from components.pools import priority_expander
 
 CLUSTER, CONFIG_MAP, JOB = "azure-native:containerservice:ManagedCluster", "kubernetes:core/v1:ConfigMap", "kubernetes:batch/v1:Job"
 EXPANDER_MAP = "cluster-autoscaler-priority-expander"

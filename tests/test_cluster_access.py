@@ -1,5 +1,5 @@
 """The first `up` of an Entra ID cluster needs no rerun: the Kubernetes objects wait until the
-cluster says the deployer may create namespaces (components/live/cluster_access.py), asked
+cluster says the deployer may create namespaces (components/cluster/cluster_access.py), asked
 with the kubeconfig's own credential plugin. (What a 401, a 403, a new grant and the one
 deadline do, and the wait in Pulumi's provider host: test_access_wait.py.)"""
 
@@ -14,9 +14,9 @@ import pytest
 from fake_arm import FakeArm, serve_handler
 from support.clock import Clock
 
+from components.cluster import cluster_access
+from components.cluster.cluster_access import Answer
 from components.errors import ClusterAccessError
-from components.live import cluster_access
-from components.live.cluster_access import Answer
 
 # --------------------------------------------------------------------------- the wait
 

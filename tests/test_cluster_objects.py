@@ -1,4 +1,4 @@
-"""What an existing cluster already runs in Kubernetes (components/deciding/existing/cluster_objects.py,
+"""What an existing cluster already runs in Kubernetes (components/gpu_stack/cluster_objects.py,
 cluster_object_checks.py): read before anything is registered, said at preview, and a
 deployment stops before it would meet a namespace that is there already or run a second
 device plugin; `devicePlugin.adopt` takes over the guide's DaemonSet on the adopting run only."""
@@ -13,10 +13,9 @@ from conftest import run_cached
 from support.kubernetes_objects import SKU_TOLERATION, guide_daemon_set, listed, namespace
 from support.plan import Lines, plan_infos, plan_warnings, planned_by
 
-from components.deciding.existing import cluster_objects
-from components.deciding.existing.cluster_objects import PoolNodes
 from components.errors import ConfigError, PreflightError
-from components.resources import device_plugin
+from components.gpu_stack import cluster_objects, device_plugin
+from components.gpu_stack.cluster_objects import PoolNodes
 from tools.azure_mocks import AzureMocks, OfflineReader, existing_cluster
 from tools.mock_engine import RecordingMonitor, run_program
 
@@ -177,7 +176,7 @@ def test_the_gpu_operator_in_the_cluster_stops_a_deployment(preview):
 def test_a_pool_whose_plugin_aks_runs_is_said_when_this_stack_would_put_its_own_there():
     pools = [PoolNodes("gpu", {"kubernetes.azure.com/agentpool": "gpu"}, (), True, "device-plugin", aks_plugin=True)]
     seen = cluster_objects.parse(listed())
-    from components.deciding.existing.cluster_object_checks import Mine, other_plugins
+    from components.gpu_stack.cluster_object_checks import Mine, other_plugins
 
     problems = other_plugins(seen, pools, Mine(seen, OWNER, frozenset()), None)
     assert len(problems) == 1 and "pool gpu runs AKS's own device plugin" in problems[0].message

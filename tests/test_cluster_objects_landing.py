@@ -1,4 +1,4 @@
-"""Where a DaemonSet's pods land on the cluster's pools (components/deciding/existing/cluster_objects.py
+"""Where a DaemonSet's pods land on the cluster's pools (components/gpu_stack/cluster_objects.py
 `lands`), and a saved `kubectl get namespaces,daemonsets` list with any member changed: read,
 or refused in one line."""
 
@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from support.kubernetes_objects import SKU_TOLERATION, guide_daemon_set, listed, namespace
 
-from components.deciding.existing import cluster_objects
-from components.deciding.existing.cluster_objects import DaemonSet, PoolNodes, lands
+from components.gpu_stack import cluster_objects
+from components.gpu_stack.cluster_objects import DaemonSet, PoolNodes, lands
 
 # --------------------------------------------------------------------------- where a DaemonSet's pods land
 

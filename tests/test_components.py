@@ -7,13 +7,14 @@ import base64
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.config import GpuPoolConfig, SystemPoolConfig
-from components.deciding.azure import cluster_facts
-from components.resources.cluster import GpuCluster, GpuClusterArgs, InCluster
-from components.resources.device_plugin import NvidiaDevicePlugin, NvidiaDevicePluginArgs
-from components.resources.existing_cluster import ExistingCluster, ExistingClusterArgs
-from components.resources.gpu_pool import GpuPool, GpuPoolArgs
-from components.resources.mnist_job import MnistJob, MnistJobArgs, MnistRun
+from components.cluster import cluster_facts
+from components.cluster.cluster import GpuCluster, GpuClusterArgs, InCluster
+from components.cluster.existing_cluster import ExistingCluster, ExistingClusterArgs
+from components.cluster.settings import SystemPoolConfig
+from components.gpu_stack.device_plugin import NvidiaDevicePlugin, NvidiaDevicePluginArgs
+from components.pools.gpu_pool import GpuPool, GpuPoolArgs
+from components.pools.settings import GpuPoolConfig
+from components.proof.mnist_job import MnistJob, MnistJobArgs, MnistRun
 from tools.azure_mocks import MOCK_USER_TOKEN, existing_cluster
 from tools.mock_engine import run_under_mocks
 

@@ -7,8 +7,9 @@ import pytest
 import yaml
 from support.config import parsed, raw, refused
 
-from components import config
-from components.config import ConfigError, parse
+from components import stack as config
+from components.errors import ConfigError
+from components.stack import parse
 from tools.azure_mocks import AzureMocks
 from tools.mock_engine import RecordingMonitor, run_program
 from tools.stack_files import PROJECT_FILE, project_config

@@ -1,4 +1,4 @@
-"""The cluster's config rules (components/config/cluster.py): who may reach the API server and
+"""The cluster's config rules (components/cluster/settings.py): who may reach the API server and
 how they sign in, the network policy engine, upgrade channels. A bad value is one line
 naming the key."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from support.config import parsed, refused
 
-from components import config
+from components import stack as config
 
 
 def test_security_defaults_are_the_guides_cluster_with_network_policy():

@@ -10,7 +10,8 @@ import re
 import typing
 from pathlib import Path
 
-from components import config
+from components import stack as config
+from components.config.messages import camel_case
 from tools import config_docs
 from tools.stack_files import ROOT
 
@@ -35,7 +36,7 @@ def _member_paths(prefix: str, cls: type) -> list[str]:
     """Every member of a config object, and of the objects inside it, as a stack file spells it."""
     paths = []
     for name, hint in typing.get_type_hints(cls).items():
-        path = f"{prefix}.{config.camel_case(name)}"
+        path = f"{prefix}.{camel_case(name)}"
         paths.append(path)
         inner = config.strip_optional(hint)
         if dataclasses.is_dataclass(inner):
@@ -45,7 +46,7 @@ def _member_paths(prefix: str, cls: type) -> list[str]:
 
 def test_the_key_reference_has_a_row_for_every_key_and_member_the_program_parses():
     hints = {name: config.strip_optional(t) for name, t in typing.get_type_hints(config.ProjectConfig).items()}
-    structured = {f"{config.NAMESPACE}:{config.camel_case(n)}": t for n, t in hints.items() if dataclasses.is_dataclass(t)}
+    structured = {f"{config.NAMESPACE}:{camel_case(n)}": t for n, t in hints.items() if dataclasses.is_dataclass(t)}
     assert {"aks-gpu:gpuPool", "aks-gpu:cost", "aks-gpu:existingCluster"} <= set(structured), "members are checked"
     expected = {*config.known_keys(), config.LOCATION_KEY, *(p for key, cls in structured.items() for p in _member_paths(key, cls))}
     assert "aks-gpu:cost.budget.contactEmails" in expected and "aks-gpu:gpuPool.upgradeSettings.maxSurge" in expected

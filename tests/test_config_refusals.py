@@ -87,7 +87,7 @@ def test_values_longer_than_azure_or_kubernetes_take_are_refused(keys, key):
 
 
 def test_a_location_longer_than_any_region_is_refused():
-    from components.config import parse
+    from components.stack import parse
 
     with pytest.raises(
         ConfigError, match=r"^invalid config azure-native:location = 'e+'\.\.\. \(300 characters\): expected an Azure region name"
@@ -136,7 +136,7 @@ def test_an_unknown_member_nested_two_deep_is_one_line_in_a_deployment_too():
 
 
 def test_an_unknown_key_with_a_line_break_in_its_name_is_still_one_line():
-    from components.config import parse
+    from components.stack import parse
 
     with pytest.raises(ConfigError) as raised:
         parse({"aks-gpu:gpu\nPool": "{}"}, "aks-gpu", "dev")

@@ -15,10 +15,11 @@ from conftest import run_cached
 from fake_prices import saved_list, with_prices
 from support.plan import estimated_cost, lines, plan_infos, plan_warnings, planned
 
-from components.config import ConfigError, parse
-from components.deciding.cost import cost
-from components.live.reader import LiveReader
+from components.cost import cost
+from components.errors import ConfigError
+from components.live_reader import LiveReader
 from components.plan import billed
+from components.stack import parse
 from tools.azure_mocks import existing_cluster
 
 T4, T4_8 = "Standard_NC4as_T4_v3", "Standard_NC8as_T4_v3"

@@ -14,12 +14,11 @@ from conftest import run_cached
 from fake_prices import saved_list, with_prices
 from support.plan import lines
 
-from components.config import ConfigError, parse
-from components.deciding.cost import cost
-from components.errors import CostError
-from components.live import retail_prices
-from components.live.reader import LiveReader
+from components.cost import cost, retail_prices
+from components.errors import ConfigError, CostError
+from components.live_reader import LiveReader
 from components.plan import billed
+from components.stack import parse
 from tools.azure_mocks import AzureMocks
 from tools.mock_engine import RecordingMonitor, run_program
 

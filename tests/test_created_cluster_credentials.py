@@ -1,5 +1,5 @@
 """A failed credential lookup (listClusterUserCredential) on the cluster the stack creates is
-one line with the existing-cluster path's words (components/deciding/azure/cluster_facts.py
+one line with the existing-cluster path's words (components/cluster/cluster_facts.py
 `credential_error`), in a preview and in a deployment, instead of the SDK's plain
 `Exception("invoke of ... failed: ...")` and its traceback. The engine makes that invoke in a
 preview once the cluster is in the state (a cluster still to be created gets an unknown

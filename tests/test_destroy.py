@@ -41,7 +41,7 @@ def inside_the_cluster(run) -> set[str]:
     itself is the engine's and talks to no cluster on delete:
     pkg/resource/deploy/providers/registry.go Delete) and the Helm release; and each proof
     Job's watch, which goes as its Job goes (its Delete does nothing either way:
-    components/resources/proof_watch.py)."""
+    components/proof/proof_watch.py)."""
     return {r.urn for r in run.resources if r.custom and (r.type.startswith("kubernetes:") and r.type != K8S_PROVIDER or r.type == WATCH)}
 
 
@@ -104,7 +104,7 @@ def test_a_replaced_cluster_replaces_what_it_holds_and_deletes_no_kubernetes_obj
     (pulumi-azure-native@03707ff7 provider/pkg/provider/diff.go calculateDetailedDiff: "All the
     parameters that are part of the resource path cause a replacement"), so it is replaced too,
     by its own Delete on the old cluster first. The managed pool is added to the new cluster
-    by its update (a new clusterResourceUid: components/resources/managed_gpu_pool.py diff_pool)."""
+    by its update (a new clusterResourceUid: components/pools/managed_gpu_pool.py diff_pool)."""
     run = created(PLUGIN_AND_MANAGED, False)
     cluster = run.one(CLUSTER).urn
     cascaded = {r.urn for r in run.resources if r.options.get("deletedWith") == cluster}

@@ -90,7 +90,7 @@ def test_a_stale_timings_table_fails_the_check_and_names_the_fix(tmp_path, monke
 
 def test_the_timings_say_how_often_the_watch_looks_and_when_it_hands_back() -> None:
     """Figures more than one page relied on (the watch's look, its hand-back), stated once."""
-    from components.live import proof_watch
+    from components.proof import watch_live as proof_watch
 
     table = doc_figures.render()
     assert f"| the watch looks | every {int(proof_watch.POLL_SECONDS)} s |" in table

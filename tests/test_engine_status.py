@@ -1,5 +1,5 @@
 """What the proof's watch says while it waits reaches the engine as the watch resource's status
-(components/live/engine_status.py): a fake pulumirpc.Engine on 127.0.0.1 keeps each
+(components/seam/engine_status.py): a fake pulumirpc.Engine on 127.0.0.1 keeps each
 LogRequest, as the CLI's engine would receive it from the provider host."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from fake_engine import FakeEngine, serve, served
 from pulumi.runtime.proto import engine_pb2
 
-from components.live.engine_status import reporter
+from components.seam.engine_status import reporter
 
 URN = "urn:pulumi:dev::aks-gpu::aksgpu:index:MnistJob$pulumi-python:dynamic/aksgpu:ProofWatch::mnist-watch"
 

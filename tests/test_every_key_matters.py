@@ -24,9 +24,9 @@ from conftest import PREFLIGHT_FIXTURES, run_cached
 from support.stack_export import exported, saved
 from support.stack_schema import SCHEMA, VALIDATOR
 
-from components import config
-from components.config.stack import SUBSCRIPTION_KEY
+from components import stack as config
 from components.errors import CostError, PreflightError
+from components.stack import SUBSCRIPTION_KEY
 from tools.azure_mocks import existing_cluster
 from tools.mock_engine import Secret, merged_config
 from tools.stack_files import ROOT
@@ -161,7 +161,7 @@ ENTRA = CREATED.with_(access={"mode": "entra"})
 # A deployment that Azure's saved lists let go ahead (tests/fixtures/preflight: quota for A100s, none for T4s).
 WITH_FACTS = CREATED.with_(gpuPool={"name": "gpu", "vmSize": A100}, preflight=FACTS).deployed()
 BUDGET = CREATED.with_(cost={"budget": {"amount": 100, "contactEmails": ["gpu@example.com"]}})
-# Two pools that scale from zero, which a capacity group may list (components/config/groups.py).
+# Two pools that scale from zero, which a capacity group may list (components/pools/groups.py).
 TWO_SIZES = Base(
     "dev",
     {

@@ -10,7 +10,7 @@ from support.config import parsed, refused
 from support.existing_cluster import T4, TEAM, on_existing
 from support.plan import lines
 
-from components.deciding.existing import pool_fields as pool_mutability
+from components.pools import pool_fields as pool_mutability
 from tools.azure_mocks import existing_cluster
 
 

@@ -1,4 +1,4 @@
-"""An existing cluster as a deployment meets it (components/deciding/existing/existing_cluster_checks.py):
+"""An existing cluster as a deployment meets it (components/cluster/existing_cluster_checks.py):
 found, readable, running, with room for this stack's pools and no one else's of the same name,
 and a team's own cluster as it really is (issue #32): private, busy, on kubenet, in its own
 VNet with a pod subnet, in its own subscription. What a preview says of each, and what stops
@@ -14,8 +14,7 @@ from conftest import run_cached
 from support.existing_cluster import on_existing
 from support.plan import lines, lines_by
 
-from components.config import ConfigError
-from components.errors import AzureReadError, PreflightError
+from components.errors import AzureReadError, ConfigError, PreflightError
 from tools import render
 from tools.azure_mocks import AzureMocks, OfflineReader, existing_cluster
 from tools.mock_engine import RecordingMonitor, run_program

@@ -283,7 +283,7 @@ def test_the_group_is_read_at_its_own_scope_and_a_group_not_there_yet_raises(arm
     from azure.core.exceptions import HttpResponseError
     from fake_arm import FakeArm, FakeCredential
 
-    from components.live import permissions as live_permissions
+    from components.preflight import permissions_live as live_permissions
 
     FakeArm.routes = {"/subscriptions/sub-1/resourcegroups/my-rg/providers/microsoft.authorization/permissions": (200, {"value": OWNER})}
     assert live_permissions.read("sub-1", credential=FakeCredential(), base_url=arm, timeout=10, resource_group="my-rg") == OWNER

@@ -17,9 +17,8 @@ import pytest
 import yaml
 from conftest import git_blob
 
-from components.config import GUIDE_DEVICE_PLUGIN_IMAGE
-from components.config.workloads import DEFAULT_MNIST_IMAGE, GUIDE_MNIST_IMAGE
-from components.deciding.proof.proof_watch import SPEC_ANNOTATION
+from components.gpu_stack.settings import DEFAULT_MNIST_IMAGE, GUIDE_DEVICE_PLUGIN_IMAGE, GUIDE_MNIST_IMAGE
+from components.proof.watch_verdict import SPEC_ANNOTATION
 from tools.render import manifest
 
 GUIDE = Path(__file__).resolve().parent / "guide"

@@ -32,7 +32,7 @@ from support.generated import LONG_RUN, SETTINGS
 from support.saved_files import SPECIAL, special
 from support.stack_export import exported
 
-from components.deciding.azure import rest_shapes
+from components.cluster import rest_shapes
 from tools.azure_mocks import AzureMocks, existing_cluster
 from tools.mock_engine import RecordingMonitor, run_program
 from tools.stack_files import SavedFileError, stack_config, stack_file

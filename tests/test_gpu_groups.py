@@ -20,10 +20,11 @@ from support.kubernetes_schemas import invalid
 from support.plan import lines
 from support.stack_schema import VALIDATOR
 
-from components.config import GROUP_LABEL, ConfigError
-from components.deciding.existing.cluster_objects import DaemonSet, PoolNodes, lands, pool_labels
-from components.resources.job_deadline import duration_seconds
-from components.resources.outputs import INSTANCE_TYPE_LABEL as INSTANCE_TYPE
+from components.errors import ConfigError
+from components.gpu_stack.cluster_objects import DaemonSet, PoolNodes, lands, pool_labels
+from components.outputs import INSTANCE_TYPE_LABEL as INSTANCE_TYPE
+from components.pools.groups import GROUP_LABEL
+from components.proof.job_deadline import duration_seconds
 from tools.azure_mocks import AzureMocks
 from tools.mock_engine import RecordingMonitor, run_program
 

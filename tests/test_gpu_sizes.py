@@ -8,7 +8,8 @@ import json
 import pytest
 
 from components.catalog import gpu_sizes
-from components.config import ConfigError, parse
+from components.errors import ConfigError
+from components.stack import parse
 
 POOL = "azure-native:containerservice:AgentPool"
 DAEMONSET = "kubernetes:apps/v1:DaemonSet"

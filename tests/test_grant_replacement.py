@@ -1,7 +1,7 @@
 """A replaced role assignment replaces no Kubernetes object and no GPU pool: the Kubernetes provider's inputs hang
 on the cluster's credentials alone, and the objects wait for the deployer's access by an edge of
 their own (`dependsOn` the grant and the access wait, done once the cluster said yes), never through the
-provider's kubeconfig (components/resources/cluster.py, _create_provider, says why); each GPU pool
+provider's kubeconfig (components/cluster/cluster.py, _create_provider, says why); each GPU pool
 waits for the grant by `dependsOn` too, so its delete comes first (gpu_pool.py pool_dependencies).
 
 The engine's rule, played on the recorded graph (pulumi/pulumi at 1b594989,
@@ -14,14 +14,14 @@ a replaced provider is replaced, as is one `deletedWith` a replaced resource. A 
 `dependsOn` edge makes nothing unknown: requiresReplacement reads only the property
 dependencies. So the replace set of a grant's replacement is the grant alone exactly when no
 input of any resource property-depends on it and nothing is deleted with it, but for the access
-wait (components/resources/access_wait.py), which names the grant so that a new grant is asked about."""
+wait (components/cluster/access_wait.py), which names the grant so that a new grant is asked about."""
 
 from __future__ import annotations
 
 import pytest
 from conftest import run_cached
 
-from components.resources import access_wait
+from components.cluster import access_wait
 
 T4 = "Standard_NC4as_T4_v3"
 GRANT = "azure-native:authorization:RoleAssignment"

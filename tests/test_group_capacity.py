@@ -12,11 +12,11 @@ from support.config import parsed
 from support.plan import plan_infos, plan_warnings
 from support.preflight import FIXTURES, T4
 
-from components.deciding.azure import capacity
-from components.deciding.azure.group_capacity import GroupPool, Verdict, fit, fits
 from components.errors import CostError, PreflightError
 from components.plan import Mode, Said, build_plan
-from components.reading import azure_facts
+from components.pools.group_capacity import GroupPool, Verdict, fit, fits
+from components.preflight import capacity
+from components.seam import azure_facts
 from tools.azure_mocks import OfflineReader
 from tools.mock_engine import run_program
 

@@ -1,6 +1,8 @@
-"""The path says what a module is (docs/layout.md): components/resources/ declares Pulumi
-resources, components/reading/, deciding/, config/ and catalog/ declare none. Which
-module may import which is import-linter's ([tool.importlinter] in pyproject.toml, `make lint`)."""
+"""The path says what a module is (docs/layout.md): one package per concern under components/,
+each holding its settings, its decisions and the components that declare its resources, on the
+shared ground (the catalog, the settings' value types, the seam, the errors). Which module may
+import which is import-linter's ([tool.importlinter] in pyproject.toml, `make lint`); which
+module declares and which calls out is this module's."""
 
 from __future__ import annotations
 
@@ -10,16 +12,22 @@ from pathlib import Path
 from support.house import per_stack
 
 ROOT = Path(__file__).resolve().parent.parent
-# Modules of components/resources/ that declare no component of their own, and why they live there.
-RESOURCE_HELPERS = {
-    "hardening": "the NetworkPolicy the Kubernetes components share (the baseline they share is deciding/workloads/hardening.py)",
-    "outputs": "stack outputs made of several components' outputs",
-    "agent_pool_calls": "the REST calls the managed pool's dynamic provider makes",
-    "provider_errors": "the one-line failures of that provider, in Azure's words",
-    "provider_host_patch": "the provider host, Pulumi's, told to send both dynamic providers' one-line failures so",
-    "existing_pool": "the pool used as it is, which nothing declares",
-    "job_deadline": "how long the proof Jobs may run and how long `pulumi up` waits for them, the pair each Job carries",
-    "job_network": "where the proof Jobs may connect: DNS, HTTPS to the internet, the cluster's proxy",
+# The modules that declare Pulumi resources: each concern's components, by the class each defines.
+# A module that declares none of its own but builds what several components share says why.
+DECLARING = {
+    "components/cluster/cluster.py": ["GpuCluster"],
+    "components/cluster/existing_cluster.py": ["ExistingCluster"],
+    "components/pools/gpu_pool.py": ["GpuPool"],
+    "components/pools/managed_gpu_pool.py": ["ManagedGpuPoolProvider", "ManagedGpuPool"],
+    "components/pools/capacity_expander.py": ["CapacityExpander"],
+    "components/gpu_stack/device_plugin.py": ["NvidiaDevicePlugin"],
+    "components/gpu_stack/gpu_operator.py": ["GpuOperator"],
+    "components/gpu_stack/dcgm_exporter.py": ["DcgmExporter"],
+    "components/gpu_stack/network_policy.py": [],  # the NetworkPolicy the Kubernetes components share
+    "components/proof/mnist_job.py": ["MnistJob"],
+    "components/proof/proof_watch.py": ["ProofWatchProvider", "ProofWatch"],
+    "components/cost/budget.py": ["CostBudget"],
+    "components/cluster/access_wait.py": ["AccessWaitProvider", "AccessWait"],
 }
 
 
@@ -62,30 +70,47 @@ def provider_constructors(tree: ast.AST) -> list[str]:
     return calls
 
 
-def kind_paths(kind: str) -> list[Path]:
-    return sorted(p for p in (ROOT / "components" / kind).rglob("*.py") if p.name != "__init__.py")
+def declares(path: Path) -> list[str] | None:
+    """The resource classes a module defines, or None where it declares nothing at all."""
+    tree = ast.parse(path.read_text())
+    classes = classes_deriving(tree)
+    return classes if classes or provider_constructors(tree) else None
 
 
-def test_each_module_of_components_resources_declares_a_component():
-    """Or is one of the named helpers, each with its reason."""
-    bare = [p.stem for p in kind_paths("resources") if not classes_deriving(ast.parse(p.read_text())) and p.stem not in RESOURCE_HELPERS]
-    assert bare == []
-    assert set(RESOURCE_HELPERS) <= {p.stem for p in kind_paths("resources")}, "every named helper exists"
+def test_only_the_components_declare_resources():
+    """Each module that declares is one of the components named above, with the classes named
+    there; every other module (settings, decisions, the seam, the catalog) declares nothing."""
+    found = {str(p.relative_to(ROOT)): declares(p) for p in (ROOT / "components").rglob("*.py")}
+    assert {path: classes for path, classes in found.items() if classes is not None} == DECLARING
 
 
-def test_knowledge_configuration_and_the_catalog_declare_no_resource():
-    """What they may import is import-linter's contracts ([tool.importlinter], `make lint`)."""
-    for kind in ("reading", "deciding", "live", "config", "catalog"):
-        for path in kind_paths(kind):
-            tree = ast.parse(path.read_text())
-            where = path.relative_to(ROOT)
-            assert classes_deriving(tree) == [], f"{where} defines a resource class"
-            assert provider_constructors(tree) == [], f"{where} declares a provider resource"
+def imported_modules(path: Path) -> set[str]:
+    """The modules of components a module imports, as paths (`from components.x import y` names
+    components/x/y.py where that is a module, else components/x.py)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("components"):
+            base = node.module.replace(".", "/")
+            for alias in node.names:
+                module = ROOT / base / f"{alias.name}.py"
+                found.add(str(module.relative_to(ROOT)) if module.exists() else f"{base}.py")
+    return found
+
+
+def test_what_reads_and_decides_imports_no_component():
+    """Read, decide, declare, inside each concern: settings, decisions and the seam import no
+    module that declares resources; components import each other where one is made of another,
+    the plan hands each its Args, and the stack's outputs are made of several."""
+    # The plan hands each component its Args, the components' own dataclasses (docs/design/component-args.md).
+    above = {"components/plan.py", "components/outputs.py"}
+    deciding = [p for p in (ROOT / "components").rglob("*.py") if str(p.relative_to(ROOT)) not in {*DECLARING, *above}]
+    importing = {f"{p.relative_to(ROOT)} imports {m}" for p in deciding for m in imported_modules(p) if m in DECLARING}
+    assert sorted(importing) == []
 
 
 def test_the_rules_above_see_a_resource_where_there_is_one():
     """The two detectors find what they look for: a component class and a typed resource."""
-    cluster = ast.parse((ROOT / "components/resources/cluster.py").read_text())
+    cluster = ast.parse((ROOT / "components/cluster/cluster.py").read_text())
     assert "GpuCluster" in classes_deriving(cluster)
     assert {"ResourceGroup", "ManagedCluster"} <= set(provider_constructors(cluster))
 
@@ -119,7 +144,7 @@ PROGRAM = [ROOT / "__main__.py", *(ROOT / "components").rglob("*.py")]
 
 def test_no_module_of_the_program_asks_whether_it_runs_under_the_mock_engine():
     """The program meets Azure and the cluster through the reader it is handed
-    (components/reading/reader.py); what runs for real is what runs under test."""
+    (components/seam/reader.py); what runs for real is what runs under test."""
     asking = [
         str(p.relative_to(ROOT))
         for p in PROGRAM
@@ -133,9 +158,9 @@ def test_only_the_live_reader_builds_an_azure_credential_in_the_program():
     in Pulumi's provider host (another process), build their own."""
     building = sorted(str(p.relative_to(ROOT)) for p in PROGRAM if "DefaultAzureCredential()" in p.read_text())
     assert building == [
-        "components/live/proof_watch.py",
-        "components/live/reader.py",
-        "components/resources/agent_pool_calls.py",
+        "components/live_reader.py",
+        "components/pools/agent_pool_calls.py",
+        "components/proof/watch_live.py",
     ]
 
 
@@ -212,13 +237,22 @@ CALLS_OUT = (
     "azure.identity",
     "azure.core.pipeline",
     "azure.core.rest",
+    "kubernetes",
 )
-# Besides components/live/, exactly the modules that call out, each with why it does so
-# where it is.
+# Exactly the modules that call out of the process, each with why it does so where it is: the
+# live reader the program is handed, what only it calls (each in its concern, beside what
+# decides on the answer), and what runs in Pulumi's provider host (another process).
 CALLING_OUT = {
-    "components/resources/agent_pool_calls.py": "the managed pool's dynamic provider runs in Pulumi's provider host, "
-    "another process, and makes its agentPools REST calls there with a credential of its own; its module path is in "
-    "every state's pickle (docs/design/managed-pool-provider.md)",
+    "components/live_reader.py": "the live reader: azure-native's invokes and the Azure SDK, one credential for the run",
+    "components/seam/aks_client.py": "the AKS management client the pools' reads, the managed pool's provider and the watch build",
+    "components/seam/compute.py": "SKUs, quota and scale sets, live, for preflight and the capacity groups",
+    "components/cluster/cluster_access.py": "whether the deployer may create Kubernetes objects yet, asked of the API server",
+    "components/cluster/kubernetes_read.py": "what an existing cluster runs, read from its API server",
+    "components/pools/agent_pools.py": "each GPU pool as it runs, the agentPools GET",
+    "components/pools/agent_pool_calls.py": "the managed pool's dynamic provider's agentPools calls, in Pulumi's provider host",
+    "components/proof/watch_live.py": "the proof's watch, in Pulumi's provider host: the Job, its pods, their events",
+    "components/cost/retail_prices.py": "the Retail Prices API, which has no maintained SDK",
+    "components/preflight/permissions_live.py": "the signed-in identity's permissions, ARM's permissions list",
 }
 
 
@@ -236,11 +270,9 @@ def calls_out(path: Path) -> list[str]:
     return found
 
 
-def test_only_the_live_reader_and_the_managed_pools_provider_call_out_of_the_process():
-    """Outside components/live/, none but the modules named, and each named one does."""
-    calling = {
-        str(path.relative_to(ROOT)) for path in PROGRAM if path.relative_to(ROOT).parts[:2] != ("components", "live") and calls_out(path)
-    }
+def test_only_the_modules_named_call_out_of_the_process():
+    """None but the modules named, and each named one does."""
+    calling = {str(path.relative_to(ROOT)) for path in PROGRAM if calls_out(path)}
     assert sorted(calling) == sorted(CALLING_OUT)
 
 
@@ -248,17 +280,17 @@ def test_the_rule_above_sees_a_call_out_where_there_is_one(tmp_path):
     module = tmp_path / "m.py"
     module.write_text("import socket\nfrom azure.identity import DefaultAzureCredential\nx = pulumi.runtime.invoke('t', {})\n")
     assert calls_out(module) == ["1 socket", "2 azure.identity", "3 pulumi.runtime.invoke"]
-    assert calls_out(ROOT / "components" / "resources" / "budget.py") == []
+    assert calls_out(ROOT / "components" / "cost" / "budget.py") == []
 
 
 # Each check takes what it reads (a pool's settings, the pools, mnistJob, ...), not the whole
 # config: the plan holds StackConfig and hands the pieces out, and components/config/ builds
 # it (docs/layout.md, "The plan"). The functions that still take it, each with why.
 TAKES_THE_CONFIG = {
-    "components/deciding/preflight.py:run": "the checks' entry point: it hands each check of Azure its piece, as the plan does",
+    "components/preflight/preflight.py:run": "the checks' entry point: it hands each check of Azure its piece, as the plan does",
 }
 # Where StackConfig is at home: the module that builds it, and the plan that hands it out.
-CONFIG_HOMES = ("components/config/", "components/plan.py")
+CONFIG_HOMES = ("components/stack.py", "components/plan.py")
 
 
 def takes_the_config(path: Path) -> list[str]:

@@ -10,12 +10,12 @@ import dataclasses
 import pytest
 from conftest import run_cached
 
-from components.config import GpuPoolConfig
-from components.config.workloads import DEFAULT_MNIST_IMAGE, GUIDE_MNIST_IMAGE
-from components.resources import job_deadline
-from components.resources.job_deadline import AWAIT_GRACE_SECONDS, duration_seconds, job_timeout
-from components.resources.job_deadline import job_deadline as deadline
-from components.resources.mnist_job import MnistRun, pull_policy
+from components.gpu_stack.settings import DEFAULT_MNIST_IMAGE, GUIDE_MNIST_IMAGE
+from components.pools.settings import GpuPoolConfig
+from components.proof import job_deadline
+from components.proof.job_deadline import AWAIT_GRACE_SECONDS, duration_seconds, job_timeout
+from components.proof.job_deadline import job_deadline as deadline
+from components.proof.mnist_job import MnistRun, pull_policy
 
 JOB = "kubernetes:batch/v1:Job"
 T4 = "Standard_NC4as_T4_v3"
@@ -96,7 +96,7 @@ def test_a_groups_job_waits_until_the_autoscaler_first_tries_its_last_pool_then_
 
 
 def test_a_group_whose_last_pool_the_autoscaler_never_tries_has_no_deadline():
-    """The config refuses such a group (components/config/groups.py); a deadline for it would be a guess."""
+    """The config refuses such a group (components/pools/groups.py); a deadline for it would be a guess."""
     with pytest.raises(ValueError, match="the cluster autoscaler never tries 'd', the last of 4 pools"):
         job_deadline.group_deadline(named(SHAPES["from zero"], "a", "b", "c", "d"), 120)
 

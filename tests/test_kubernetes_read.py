@@ -1,4 +1,4 @@
-"""The live read of what an existing cluster runs (components/live/kubernetes_read.py), against
+"""The live read of what an existing cluster runs (components/cluster/kubernetes_read.py), against
 a local fake of the API server: the two lists kubectl asks for, with the kubeconfig's own
 token, bounded by one deadline."""
 
@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from fake_arm import JsonHandler, serve_handler
 
-from components.deciding.existing import cluster_objects
+from components.cluster import kubernetes_read
 from components.errors import ClusterAccessError
-from components.live import kubernetes_read
-from components.live.reader import LiveReader
+from components.gpu_stack import cluster_objects
+from components.live_reader import LiveReader
 
 TOKEN = "kube-token-0123"
 

@@ -12,10 +12,10 @@ import json
 import pytest
 from conftest import run_cached
 
-from components.config import parse
-from components.deciding.existing import pool_fields as pool_mutability
 from components.errors import ConfigError
-from components.resources.mnist_job import JOB_NAME, PROOF_JOB_NAME
+from components.pools import pool_fields as pool_mutability
+from components.proof.mnist_job import JOB_NAME, PROOF_JOB_NAME
+from components.stack import parse
 
 
 def outside_fixed(ignored: list[str]) -> list[str]:
@@ -81,7 +81,7 @@ def test_what_aks_cannot_change_in_place_replaces_either_kind_of_pool_deleting_f
     nor max pods (create-node-pools.md), nor the subnets: a change previews as a replacement,
     delete-first, in the typed pool (replaceOnChanges) and in the managed one (its diff),
     never as an `~ update` that AKS then refuses."""
-    from components.resources.managed_gpu_pool import diff_pool
+    from components.pools.managed_gpu_pool import diff_pool
 
     typed = dev(gpuPool=gpu)[0].one(POOL)
     assert set(changed) <= set(typed.options["replaceOnChanges"]) and typed.options["deleteBeforeReplace"] is True
@@ -92,8 +92,8 @@ def test_what_aks_cannot_change_in_place_replaces_either_kind_of_pool_deleting_f
 
 def test_every_pool_property_the_program_sets_is_known_as_changeable_in_place_or_not():
     """A property the program starts to set must be placed in the table both pools read
-    (components/deciding/existing/pool_fields.py), or its change could preview as an update AKS refuses."""
-    from components.deciding.existing import pool_fields as pool_mutability
+    (components/pools/pool_fields.py), or its change could preview as an update AKS refuses."""
+    from components.pools import pool_fields as pool_mutability
 
     pools = {"vmSize": T4, "spot": True, "spotMaxPrice": 0.5, "minCount": 0, "maxCount": 2, "migProfile": None}
     for gpu in ({**pools}, {"vmSize": "Standard_NC24ads_A100_v4", "migProfile": "MIG1g", "management": "gpu-operator"}):
@@ -109,7 +109,7 @@ def test_every_pool_property_the_program_sets_is_known_as_changeable_in_place_or
 def test_the_lifecycle_page_has_a_row_for_every_pool_property_that_agrees_with_the_table():
     from pathlib import Path
 
-    from components.deciding.existing import pool_fields as pool_mutability
+    from components.pools import pool_fields as pool_mutability
 
     page = (Path(__file__).resolve().parent.parent / "docs" / "lifecycle.md").read_text()
     for name, how in pool_mutability.AGENT_POOL.items():
@@ -121,7 +121,7 @@ def test_the_lifecycle_page_has_a_row_for_every_pool_property_that_agrees_with_t
 def test_the_fake_aks_refuses_in_place_what_the_table_says_aks_fixes():
     import fake_aks
 
-    from components.deciding.existing import pool_fields as pool_mutability
+    from components.pools import pool_fields as pool_mutability
 
     assert set(fake_aks.FIXED) == set(pool_mutability.fixed())
 

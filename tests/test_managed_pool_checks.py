@@ -1,5 +1,5 @@
 """What an AKS-managed GPU pool needs of Azure before anything is created
-(components/deciding/azure/managed_pool_checks.py): the preview feature registered, read and never
+(components/pools/managed_pool_checks.py): the preview feature registered, read and never
 created, and a sign-in for the pool's own provider. A preview warns; a deployment stops."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import pytest
 from conftest import run_cached
 
 from components.errors import PreflightError
-from components.live.reader import LiveReader
+from components.live_reader import LiveReader
 from tools.azure_mocks import AzureMocks, OfflineReader
 from tools.mock_engine import RecordingMonitor, run_program
 

@@ -1,4 +1,4 @@
-"""The AKS-managed pool's provider's diff (components/resources/managed_gpu_pool.py), and the
+"""The AKS-managed pool's provider's diff (components/pools/managed_gpu_pool.py), and the
 update or replacement each answer leads to against the fake AKS: what changes in place, what
 AKS fixes at creation and so replaces the pool deleting it first, a version pin against what
 AKS runs, the pool changed outside Pulumi, and a plan over values a preview does not know.
@@ -14,10 +14,10 @@ from pulumi.output import Unknown
 from pulumi.runtime import rpc
 from support.managed_pool import CLUSTER, GROUP, PROVIDER, inputs, up
 
-from components.config import GpuPoolConfig
-from components.deciding.azure.cluster_facts import OWNER_TAG
+from components.cluster.cluster_facts import OWNER_TAG
 from components.errors import ManagedPoolError
-from components.resources import managed_gpu_pool as mgp
+from components.pools import managed_gpu_pool as mgp
+from components.pools.settings import GpuPoolConfig
 
 T4 = "Standard_NC4as_T4_v3"
 A100 = "Standard_NC24ads_A100_v4"

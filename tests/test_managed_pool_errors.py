@@ -3,7 +3,7 @@ step and Azure's own words, not the Python traceback the SDK's dynamic provider 
 for any exception (pulumi/dynamic/__main__.py `_abort_with_traceback`:
 `context.abort(UNKNOWN, traceback.format_exc())`, whose text the engine prints as the
 resource's error). The provider's failures are `pulumi.RunError`s, and the provider tells the
-host to send those as their message alone (components/resources/provider_host_patch.py, pinned
+host to send those as their message alone (components/seam/provider_host_patch.py, pinned
 by test_provider_host_patch.py); anything else, a bug, keeps its traceback.
 
 These tests run the SDK's own host, as the engine does (test_managed_pool_provider_host.py
@@ -21,8 +21,8 @@ import pytest
 from google.protobuf import struct_pb2
 from support.provider_host import CLUSTER, GROUP, HostError, host_environment, program_inputs, serve_arm, start_host
 
-from components.resources import managed_gpu_pool as mgp
-from components.resources import provider_errors
+from components.pools import managed_gpu_pool as mgp
+from components.pools import provider_errors
 
 FORBIDDEN = "The client 'x' does not have authorization to perform action 'Microsoft.ContainerService/managedClusters/agentPools/write'"
 SIGNED_OUT_AZ = """#!/bin/sh

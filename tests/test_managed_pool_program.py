@@ -1,5 +1,5 @@
 """How the program declares the AKS-managed GPU pool (gpuPool.management = aks-managed, or the guide's
-dedicatedVhd): a dynamic resource over the agentPools API (components/resources/managed_gpu_pool.py),
+dedicatedVhd): a dynamic resource over the agentPools API (components/pools/managed_gpu_pool.py),
 with no device plugin, no cluster autoscaler, and the resource options a real `pulumi up` and
 `pulumi destroy` act on. (Its provider against a fake AKS: test_managed_pool_provider.py and the
 others of test_managed_pool_*.py; what Azure must allow first: test_managed_pool_checks.py.)"""
@@ -12,7 +12,8 @@ import pytest
 from conftest import run_cached
 from support.config import refused
 
-from components.config import ConfigError, parse
+from components.errors import ConfigError
+from components.stack import parse
 
 AKS = "azure-native:containerservice:ManagedCluster"
 POOL = "azure-native:containerservice:AgentPool"

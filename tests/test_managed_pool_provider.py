@@ -13,10 +13,10 @@ from __future__ import annotations
 import pytest
 from support.managed_pool import CLUSTER, GROUP, PROVIDER, T4, inputs, up
 
-from components.config import GpuPoolConfig
-from components.deciding.azure.cluster_facts import OWNER_TAG
+from components.cluster.cluster_facts import OWNER_TAG
 from components.errors import ManagedPoolError
-from components.resources import managed_gpu_pool as mgp
+from components.pools import managed_gpu_pool as mgp
+from components.pools.settings import GpuPoolConfig
 
 A100 = "Standard_NC24ads_A100_v4"
 

@@ -34,7 +34,7 @@ from pulumi.runtime import proto
 from support.arm_schemas import registry
 from support.provider_host import POOL, T4, Host, HostError, host_environment, pool_id, program_inputs, serve_arm, start_host
 
-from components.resources import managed_gpu_pool as mgp
+from components.pools import managed_gpu_pool as mgp
 from tools.azure_mocks import AzureMocks
 from tools.mock_engine import RecordingMonitor, run_program
 

@@ -1,5 +1,5 @@
 """A GPU pool that runs under one kind of GPU management, and a config that asks for the
-other (components/deciding/existing/pool_modes.py): refused in one line before anything is registered, in
+other (components/pools/pool_modes.py): refused in one line before anything is registered, in
 a preview and in a deployment, with a way through for gpuPool and gpuPools alike."""
 
 from __future__ import annotations
@@ -9,10 +9,9 @@ from conftest import MANAGED_CLUSTER, MANAGED_GROUP
 from support.plan import plan_warnings, planned_by
 from support.pool_switch import AgentPoolsReader, run
 
-from components.deciding.existing import pool_modes
 from components.errors import PreflightError
-from components.live import agent_pools
-from components.reading.reader import BadAnswer
+from components.pools import agent_pools, pool_modes
+from components.seam.reader import BadAnswer
 from tools.azure_mocks import UNREAD_POOLS, OfflineReader
 
 T4 = "Standard_NC4as_T4_v3"
@@ -102,7 +101,7 @@ def test_the_offline_render_reads_no_pool_and_says_what_it_assumed():
 
 
 def test_an_agent_pools_answer_of_another_type_is_one_line_naming_the_pool_and_member(azure):
-    """Read into the SDK's AgentPool and checked against its types (components/deciding/azure/rest_shapes.py)."""
+    """Read into the SDK's AgentPool and checked against its types (components/cluster/rest_shapes.py)."""
     running(azure, gpu="aks-managed")
     azure.pools[(MANAGED_GROUP, MANAGED_CLUSTER, "gpu")]["properties"]["gpuProfile"] = "Managed"
     with pytest.raises(

@@ -1,5 +1,5 @@
 """How long, and how often, the managed pool's REST calls wait on Azure
-(components/resources/agent_pool_calls.py): a busy cluster's 409s waited out within the time
+(components/pools/agent_pool_calls.py): a busy cluster's 409s waited out within the time
 limit and every other refusal failed at once with Azure's words, the client's own retries,
 which leave a 409 to the provider, and the poll of an operation, which gets what is left of
 its time limit and no more. The REST calls' clock is replaced (fake_time), so no outcome
@@ -18,8 +18,8 @@ import pytest
 from support.managed_pool import PROVIDER, inputs
 
 from components.errors import ManagedPoolError
-from components.resources import agent_pool_calls, gpu_pool
-from components.resources import managed_gpu_pool as mgp
+from components.pools import agent_pool_calls, gpu_pool
+from components.pools import managed_gpu_pool as mgp
 
 
 def fake_time(monkeypatch, monotonic: Any = time.monotonic, sleep: Any = time.sleep) -> None:

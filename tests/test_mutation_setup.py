@@ -28,10 +28,10 @@ def test_each_configuration_names_a_module_and_tests_that_exist(config):
 def test_the_modules_the_issue_names_are_all_covered():
     covered = {tomllib.loads(c.read_text())["cosmic-ray"]["module-path"] for c in CONFIGS}
     assert {
-        "components/resources/managed_gpu_pool.py",
-        "components/resources/agent_pool_calls.py",
-        "components/deciding/cost/cost.py",
-        "components/deciding/cost/prices.py",
+        "components/pools/managed_gpu_pool.py",
+        "components/pools/agent_pool_calls.py",
+        "components/cost/cost.py",
+        "components/cost/prices.py",
     } <= covered
 
 

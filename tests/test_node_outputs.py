@@ -9,7 +9,7 @@ import shlex
 import pytest
 from conftest import run_cached
 
-from components.resources.outputs import nodes_command
+from components.outputs import nodes_command
 from tools.azure_mocks import existing_cluster
 
 T4 = "Standard_NC4as_T4_v3"

@@ -20,11 +20,11 @@ from support.plan import planned_by
 from support.stack_export import exported, saved
 from test_gpu_groups import POOLS
 
-from components.deciding.azure import priority_expander
-from components.deciding.existing import priority_config_map, stack_state
-from components.deciding.existing.cluster_objects import SAVE_WITH_CONFIG_MAPS
+from components.cluster.cluster import GpuClusterArgs
 from components.errors import ConfigError, PreflightError
-from components.resources.cluster import GpuClusterArgs
+from components.gpu_stack.cluster_objects import SAVE_WITH_CONFIG_MAPS
+from components.ownership import stack_state
+from components.pools import priority_config_map, priority_expander
 from tools.azure_mocks import AzureMocks, OfflineReader
 from tools.mock_engine import ProgramRun, RecordingMonitor, run_program
 

@@ -15,12 +15,12 @@ from support.guide_example import EXAMPLE, STACK_FILE
 from support.kubernetes_objects import guide_daemon_set, listed, namespace
 from support.plan import planned_by
 
+from components.cluster.cluster import GpuClusterArgs
+from components.cluster.existing_cluster import ExistingClusterArgs
 from components.errors import CostError, PreflightError
 from components.plan import Mode, Said, build_plan
-from components.resources.cluster import GpuClusterArgs
-from components.resources.existing_cluster import ExistingClusterArgs
-from components.resources.existing_pool import UsedPool
-from components.resources.gpu_pool import GpuPoolArgs
+from components.pools.existing_pool import UsedPool
+from components.pools.gpu_pool import GpuPoolArgs
 from tools.azure_mocks import OfflineReader
 
 

@@ -21,9 +21,9 @@ from support.pool_network import (
     replace_warnings,
 )
 
-from components.deciding.azure.cluster_facts import OWNER_TAG, parse
-from components.deciding.existing import pool_network
-from components.deciding.existing.stack_state import StackState
+from components.cluster.cluster_facts import OWNER_TAG, parse
+from components.ownership.stack_state import StackState
+from components.pools import pool_network
 
 POOL = "azure-native:containerservice:AgentPool"
 TEAM = {"resourceGroupName": "team-rg", "name": "team-aks"}

@@ -1,4 +1,4 @@
-"""A GPU pool's upgradeSettings (components/config/pool_upgrades.py): by default an upgrade adds
+"""A GPU pool's upgradeSettings (components/pools/pool_upgrades.py): by default an upgrade adds
 no GPU node, which a GPU quota rarely holds; what a team sets reaches both kinds of pool,
 changes in place, and its surge is counted in preflight's quota check."""
 
@@ -9,9 +9,9 @@ from conftest import run_cached
 from support.config import refused
 from support.preflight import T4, preview, problems
 
-from components.config import pool_upgrades
-from components.config.pool_upgrades import PoolUpgradeSettings
-from components.resources.managed_gpu_pool import diff_pool
+from components.pools import pool_upgrades
+from components.pools.managed_gpu_pool import diff_pool
+from components.pools.pool_upgrades import PoolUpgradeSettings
 
 POOL = "azure-native:containerservice:AgentPool"
 MANAGED = "pulumi-python:dynamic/aksgpu:ManagedGpuPool"

@@ -11,10 +11,10 @@ import pytest
 from support.plan import plan_warnings
 from support.preflight import FIXTURES, T4, preview, problems
 
-from components.config import parse
-from components.deciding.azure import capacity
 from components.errors import ConfigError, PreflightError
-from components.reading import azure_facts
+from components.preflight import capacity
+from components.seam import azure_facts
+from components.stack import parse
 from tools.azure_mocks import AzureMocks, OfflineReader
 from tools.mock_engine import RecordingMonitor, run_program
 

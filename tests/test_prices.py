@@ -1,4 +1,4 @@
-"""The prices (components/deciding/cost/prices.py): a node priced Linux pay-as-you-go in its own region
+"""The prices (components/cost/prices.py): a node priced Linux pay-as-you-go in its own region
 from a list full of distractors and untidy (meters out of order, a meter that does not say
 whether its region is primary, prices per another unit), in the stack's currency, paging that
 runs to the cap or never ends, an API slow enough to use up the time budget, the live API's
@@ -17,12 +17,11 @@ import pytest
 from fake_prices import saved_list
 
 from components.catalog import gpu_sizes
-from components.config import parse
-from components.deciding.cost import cost, prices
-from components.live import retail_prices
-from components.live.reader import LiveReader
+from components.cost import cost, prices, retail_prices
+from components.live_reader import LiveReader
 from components.plan import billed
-from components.reading.reader import BadAnswer
+from components.seam.reader import BadAnswer
+from components.stack import parse
 from tools.mock_engine import run_program
 
 PRODUCT = "Virtual Machines NCasT4_v3 Series"

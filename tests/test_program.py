@@ -9,7 +9,7 @@ import pytest
 from conftest import project_run, run_cached
 from support.program import AKS, JOB, K8S_PROVIDER, POOL, RG, check_whole_guide
 
-from components.deciding.existing import pool_fields as pool_mutability
+from components.pools import pool_fields as pool_mutability
 from tools.azure_mocks import MOCK_USER_TOKEN
 from tools.mock_engine import ProgramRun, Secret
 from tools.render import masked, outputs_document, resources_document

@@ -15,9 +15,10 @@ from conftest import run_cached
 from support.plan import lines
 
 from components.catalog import gpu_sizes, gpus, proof_images
-from components.config import ConfigError, parse
-from components.config.workloads import DEFAULT_MNIST_IMAGE, GUIDE_MNIST_IMAGE
-from components.resources.mnist_job import SCRIPT, ProofScript, script_arguments
+from components.errors import ConfigError
+from components.gpu_stack.settings import DEFAULT_MNIST_IMAGE, GUIDE_MNIST_IMAGE
+from components.proof.mnist_job import SCRIPT, ProofScript, script_arguments
+from components.stack import parse
 
 JOB = "kubernetes:batch/v1:Job"
 CONFIG_MAP = "kubernetes:core/v1:ConfigMap"

@@ -14,8 +14,8 @@ import pytest
 from conftest import run_cached
 from pulumi_kubernetes_await import MESSAGE_BYTES, diagnostics, live_status, ready_condition, termination_message, up_reasons
 
-from components.config.workloads import GUIDE_MNIST_IMAGE
-from components.resources import job_deadline
+from components.gpu_stack.settings import GUIDE_MNIST_IMAGE
+from components.proof import job_deadline
 from tools.render import manifest
 
 LINE = "PROOF FAILED: test accuracy 0.4120 after 500 steps is under --min-accuracy 0.9"
@@ -240,7 +240,7 @@ def finished(line: str) -> bytes:
     import tempfile
     from pathlib import Path
 
-    from components.resources.mnist_job import SCRIPT
+    from components.proof.mnist_job import SCRIPT
 
     tree = ast.parse(SCRIPT.read_text())
     wanted = [

@@ -8,7 +8,7 @@ import pytest
 from support.plan import plan_infos, plan_warnings, planned
 
 from components.catalog import gpu_sizes, proof_images
-from components.config.workloads import DEFAULT_MNIST_IMAGE, GUIDE_MNIST_IMAGE
+from components.gpu_stack.settings import DEFAULT_MNIST_IMAGE, GUIDE_MNIST_IMAGE
 
 GRACE = ("Standard_ND128isr_NDR_GB200_v6", "Standard_ND128isr_GB300_v6", "Standard_ND128isrG5_GB300_v6")
 GB200 = GRACE[0]

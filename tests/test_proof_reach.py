@@ -20,10 +20,10 @@ from hypothesis import strategies as st
 from support.plan import Lines, plan_infos, plan_warnings, planned_by
 
 from components.catalog import gpu_sizes
-from components.deciding.azure import cluster_egress
-from components.deciding.existing.cluster_objects import parse
-from components.deciding.existing.used_pool_gpus import UsedPoolGpus, _decide, strategy_of
+from components.cluster import cluster_egress
 from components.errors import AzureReadError, ConfigError, PreflightError
+from components.gpu_stack.cluster_objects import parse
+from components.gpu_stack.used_pool_gpus import UsedPoolGpus, _decide, strategy_of
 from tools.azure_mocks import AzureMocks, OfflineReader
 from tools.mock_engine import RecordingMonitor, run_program
 

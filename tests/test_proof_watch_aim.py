@@ -1,5 +1,5 @@
-"""#53's aim, measured end to end offline: the live watch (components/live/proof_watch.py)
-with the real decision (components/deciding/proof/proof_watch.py), against the fake API server over TLS
+"""#53's aim, measured end to end offline: the live watch (components/proof/watch_live.py)
+with the real decision (components/proof/watch_verdict.py), against the fake API server over TLS
 (tests/fake_kube_api.py) answering the recorded sequences of tests/test_proof_watch_decide.py
 look by look, on a clock the test moves (a look every 10 s, no real waiting). What is held is
 the time from `pulumi up`'s start (the watch's, which starts beside the Job's create) to the
@@ -35,9 +35,9 @@ from test_proof_watch_decide import (
 )
 
 from components.catalog.proof_names import result_name
-from components.deciding.proof.proof_watch import Snapshot, WatchFacts
 from components.errors import ProofWatchFailed
-from components.live import proof_watch as live
+from components.proof import watch_live as live
+from components.proof.watch_verdict import Snapshot, WatchFacts
 
 TEN_MINUTES = 600
 CLUSTER = live.ClusterRef("sub", "rg", "aks", entra=False)

@@ -1,7 +1,7 @@
 """The proof's watch decides in minutes, in the cluster's words: recorded sequences of what the
 API server answers (the Job, its pods, their events, the log's tail), a look every 10 s, each
 object shaped and worded as the component that writes it does (sources beside each helper), and
-the time each sequence takes to decide held (components/deciding/proof/proof_watch.py decide)."""
+the time each sequence takes to decide held (components/proof/watch_verdict.py decide)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from components.deciding.proof.proof_signals import NOT_TRIGGERED_SECONDS, PULL_FAILING_SECONDS, UNSCHEDULABLE_SECONDS
-from components.deciding.proof.proof_watch import SPEC_ANNOTATION, Snapshot, Verdict, WatchFacts, decide
+from components.proof.proof_signals import NOT_TRIGGERED_SECONDS, PULL_FAILING_SECONDS, UNSCHEDULABLE_SECONDS
+from components.proof.watch_verdict import SPEC_ANNOTATION, Snapshot, Verdict, WatchFacts, decide
 
 START = datetime(2026, 9, 1, 12, 0, tzinfo=timezone.utc)
 POLL = 10  # the watch's look, every 10 s
@@ -454,7 +454,7 @@ def test_a_node_still_joining_or_a_gpu_not_yet_offered_does_not_stop_a_fixed_poo
 
 
 def test_a_pod_that_runs_and_fails_ends_failed_with_its_proof_failed_line():
-    # Three tries (backoffLimit 2, components/resources/job_deadline.py), each a pod of its own.
+    # Three tries (backoffLimit 2, components/proof/job_deadline.py), each a pod of its own.
     names = [f"mnist-proof-gpu-{s}" for s in ("aaaaa", "bbbbb", "ccccc")]
 
     def sequence(now: float) -> Snapshot:
@@ -960,7 +960,7 @@ def test_a_megabyte_of_the_schedulers_whitespace_and_commas_is_read_in_one_pass(
 
 
 def test_ten_thousand_events_are_each_read_once_a_look(monkeypatch):
-    from components.deciding.proof import proof_signals
+    from components.proof import proof_signals
 
     reads = []
     real = proof_signals.seen

@@ -1,4 +1,4 @@
-"""The proof's watch, live (components/live/proof_watch.py): against a fake API server over
+"""The proof's watch, live (components/proof/watch_live.py): against a fake API server over
 TLS (tests/fake_kube_api.py) that answers scripted cluster states and records every request,
 with a clock the test moves (no real waiting) and a scripted decision, so what is tested is the
 looking, the ending and the keeping, not what a look means (tests of `decide` hold that)."""
@@ -17,10 +17,10 @@ from fake_arm import FakeCredential, JsonHandler, serve_handler, silent
 from fake_kube_api import Refusal, State, event, job, pod
 from support.clock import Clock
 
-from components.deciding.proof.proof_watch import Snapshot, Verdict, WatchFacts
+from components.cluster import cluster_access
 from components.errors import ClusterAccessError, ProofWatchFailed
-from components.live import cluster_access
-from components.live import proof_watch as live
+from components.proof import watch_live as live
+from components.proof.watch_verdict import Snapshot, Verdict, WatchFacts
 
 FACTS = WatchFacts(
     namespace="gpu-proof",
@@ -227,7 +227,7 @@ FAILED_GROUP = event(
 
 def test_a_pending_pod_of_an_autoscaled_pool_hears_the_autoscalers_status_configmap_too(kube):
     # Upstream's autoscaler records a failed scale-up on kube-system/cluster-autoscaler-status,
-    # not on the pod (components/deciding/proof/proof_signals.py): a look that read only the pod's
+    # not on the pod (components/proof/proof_signals.py): a look that read only the pod's
     # events would miss Azure's words.
     kube.states = [State(job("j-1", "hash-now", active=1), [pod("p-1", "j-1")], [FAILED_GROUP])]
     decide = Scripted(Verdict("trained", "PROOF OK"))

@@ -1,11 +1,11 @@
 """The proof's watch as the real `pulumi up` creates it (#53): the program's own inputs, pickled
 provider and all, handed over gRPC to the SDK's dynamic provider host, which runs the live watch
-(components/live/proof_watch.py `watch`, the real decision) with nothing replaced in its
+(components/proof/watch_live.py `watch`, the real decision) with nothing replaced in its
 process.
 
 The engine starts the host the CLI ships (`python -u -m pulumi.dynamic`, in the project
 directory) with its own address as the first argument, which the watch's status lines go to
-(components/live/engine_status.py), and sends Check, then Create. These tests do the same:
+(components/seam/engine_status.py), and sends Check, then Create. These tests do the same:
 
   - the engine is tests/fake_engine.py, keeping each LogRequest the host sends;
   - the host signs in with azure-identity's DefaultAzureCredential, narrowed to the Azure CLI
@@ -40,8 +40,8 @@ from pulumi.runtime.proto import engine_pb2
 from support.provider_host import Host, HostError, host_environment, start_host
 
 from components.errors import SAID
-from components.live import proof_watch as live
-from components.resources import proof_watch as pw
+from components.proof import proof_watch as pw
+from components.proof import watch_live as live
 
 T4 = "Standard_NC4as_T4_v3"
 # A pool the autoscaler sizes, as the dev stack's deployment declares it.
@@ -148,7 +148,7 @@ def trained(spec_hash: str) -> State:
 
 
 def not_found(image: str) -> str:
-    """containerd's words for a digest the registry does not have (components/deciding/proof/proof_signals.py PERMANENT_PULL)."""
+    """containerd's words for a digest the registry does not have (components/proof/proof_signals.py PERMANENT_PULL)."""
     ref = f"docker.io/{image}"
     return (
         f'rpc error: code = NotFound desc = failed to pull and unpack image "{ref}": failed to resolve reference "{ref}": {ref}: not found'

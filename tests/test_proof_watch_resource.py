@@ -1,6 +1,6 @@
 """The proof's watch as the program declares it and as the engine drives its provider (#53).
 
-Each proof Job `pulumi up` waits for has a sibling ProofWatch (components/resources/proof_watch.py),
+Each proof Job `pulumi up` waits for has a sibling ProofWatch (components/proof/proof_watch.py),
 whose create watches the Job's pods and events beside the Job's own await and fails with the
 cause. What a user relies on here: every awaited Job has one, pointed at that Job of that
 cluster; it starts when the Job starts, never after the Job's await (a dependency on the Job
@@ -8,7 +8,7 @@ would make it say everything too late); it says its status on its own row (its s
 URN the engine gives it); it is replaced exactly when the Job it watches is another; and the
 provider behaves in the SDK's own provider host, which hands it doubles and Unknowns.
 
-Create needs the live watch (components/live/proof_watch.py), which calls the cluster: the
+Create needs the live watch (components/proof/watch_live.py), which calls the cluster: the
 provider's create is tested in this process with `watch` and `reporter` replaced, and the host
 is driven over gRPC for Check, Diff, Read and Delete; test_proof_watch_provider_host.py runs the
 create in the host, nothing replaced, against fakes of the engine, ARM and the API server.
@@ -27,14 +27,14 @@ from google.protobuf import struct_pb2
 from pulumi.runtime import proto, rpc
 from support.provider_host import Host, HostError, start_host
 
-from components.deciding.proof.proof_watch import SPEC_ANNOTATION, Verdict, WatchFacts
+from components import outputs
+from components.cluster.cluster import InCluster
 from components.errors import ProofWatchFailed
-from components.live.proof_watch import ClusterRef
-from components.resources import outputs
-from components.resources import proof_watch as pw
-from components.resources.cluster import InCluster
-from components.resources.job_deadline import duration_seconds
-from components.resources.mnist_job import MnistJob, MnistJobArgs, MnistRun
+from components.proof import proof_watch as pw
+from components.proof.job_deadline import duration_seconds
+from components.proof.mnist_job import MnistJob, MnistJobArgs, MnistRun
+from components.proof.watch_live import ClusterRef
+from components.proof.watch_verdict import SPEC_ANNOTATION, Verdict, WatchFacts
 from tools.azure_mocks import MOCK_CLIENT
 from tools.mock_engine import run_under_mocks
 
@@ -416,7 +416,7 @@ def test_the_program_pickles_the_provider_by_this_modules_path():
     import base64
 
     pickled = base64.b64decode(plain(wire())[pw.PROVIDER_KEY])
-    assert b"components.resources.proof_watch" in pickled and b"ProofWatchProvider" in pickled
+    assert b"components.proof.proof_watch" in pickled and b"ProofWatchProvider" in pickled
 
 
 def test_the_host_checks_the_programs_inputs_as_they_are(host):

@@ -1,4 +1,4 @@
-"""The one change the program makes inside Pulumi's SDK (components/resources/provider_host_patch.py):
+"""The one change the program makes inside Pulumi's SDK (components/seam/provider_host_patch.py):
 the dynamic provider host taught to send a `pulumi.RunError` as its message alone, anything else
 with its traceback; the SDK releases it is read for, held to pyproject.toml's bound on pulumi;
 and where it cannot hold (another SDK, a host of another shape), a warning at preview and one
@@ -17,8 +17,8 @@ import pulumi
 import pytest
 from conftest import ROOT
 
-from components.resources import managed_gpu_pool as mgp
-from components.resources import provider_host_patch
+from components.pools import managed_gpu_pool as mgp
+from components.seam import provider_host_patch
 
 # --------------------------------------------------------------------------- the host's formatter
 

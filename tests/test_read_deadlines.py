@@ -1,8 +1,8 @@
 """Each read of Azure the program or the managed pool's provider makes has one deadline for
 all of it (sign-in, every GET, azure-core's retries, a 429's Retry-After), then one line that
 names what was read and the deadline: the management-mode read before anything is registered
-(components/deciding/existing/pool_modes.py, in a preview and in a deployment), and the provider's GET on
-`pulumi refresh` (components/resources/agent_pool_calls.py `get_pool`). The clients' retries
+(components/pools/pool_modes.py, in a preview and in a deployment), and the provider's GET on
+`pulumi refresh` (components/pools/agent_pool_calls.py `get_pool`). The clients' retries
 and socket limits are set, not azure-core's defaults (ten retries, 300 s sockets).
 
 No outcome hangs on the machine's speed: Azure here never answers (a socket that accepts and
@@ -21,12 +21,11 @@ import pytest
 from conftest import MANAGED_CLUSTER, MANAGED_GROUP
 from support.managed_pool import PROVIDER, inputs
 
-from components.deciding.azure import cluster_facts
+from components.cluster import cluster_facts
 from components.errors import AzureReadError, ManagedPoolError, ManagedPoolTimeout, PreflightError
-from components.live import agent_pools
-from components.live.reader import LiveReader
-from components.resources import agent_pool_calls
-from components.resources import managed_gpu_pool as mgp
+from components.live_reader import LiveReader
+from components.pools import agent_pool_calls, agent_pools
+from components.pools import managed_gpu_pool as mgp
 from tools.azure_mocks import MANAGED_CLUSTER_TOKEN, USER_CREDENTIALS_TOKEN, AzureMocks, OfflineReader, existing_cluster
 from tools.mock_engine import RecordingMonitor, run_program, run_under_mocks
 
@@ -179,7 +178,7 @@ def test_a_refresh_of_an_azure_that_never_answers_ends_at_its_deadline_in_one_li
 def test_a_create_that_reads_the_pool_of_its_name_first_says_so_at_the_deadline(silent, monkeypatch):
     """A create reads the pool of its name first: its count, and on an existing cluster its
     owner (refuse_others_pool)."""
-    from components.deciding.azure.cluster_facts import OWNER_TAG
+    from components.cluster.cluster_facts import OWNER_TAG
 
     monkeypatch.setattr(agent_pool_calls, "client_factory", fake_aks.client_factory_for(silent))
     props = {**inputs(tags={OWNER_TAG: "aks-gpu/team"}), mgp.TIMEOUTS: {"read": DEADLINE / 60}}

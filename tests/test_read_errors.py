@@ -1,7 +1,7 @@
 """A read of Azure or of the cluster that fails is said as "not checked" (or the read's one-line
 refusal), whatever failed: Azure's answer, the network, a deadline, a failed invoke, an answer
 no API documents. A bug of the program's own, raised while a read's answer is handled, is no
-such thing: it surfaces as itself, not as an outage of Azure (components/reading/reader.py
+such thing: it surfaces as itself, not as an outage of Azure (components/seam/reader.py
 `read_errors`)."""
 
 from __future__ import annotations
@@ -21,15 +21,17 @@ from azure.core.exceptions import (
 )
 from support.config import parsed
 
-from components.deciding import preflight
-from components.deciding.azure import cluster_facts, managed_pool_checks
-from components.deciding.cost import cost
-from components.deciding.existing import cluster_object_checks, pool_modes, stack_state
+from components.cluster import cluster_facts
+from components.cost import cost
 from components.errors import AzureReadError, ClusterAccessError, error_line, one_line
-from components.live import invoke_deadline
-from components.live.reader import LiveReader
+from components.gpu_stack import cluster_object_checks
+from components.live_reader import LiveReader
+from components.ownership import stack_state
 from components.plan import billed
-from components.reading.reader import BadAnswer, InvokeFailed, NotRead, read_errors
+from components.pools import managed_pool_checks, pool_modes
+from components.preflight import preflight
+from components.seam import invoke_deadline
+from components.seam.reader import BadAnswer, InvokeFailed, NotRead, read_errors
 
 T4 = "Standard_NC4as_T4_v3"
 
@@ -236,7 +238,7 @@ def test_an_environment_that_names_no_credential_is_a_sign_in_problem_not_a_trac
 def test_a_kubeconfig_azure_gave_that_cannot_be_read_is_the_clusters_refusal_not_a_traceback(kubeconfig, said):
     """The kubeconfig is AKS's answer (listClusterUserCredential): what cannot be read of it
     is a read that failed, which the checks say was not made."""
-    from components.live import cluster_access
+    from components.cluster import cluster_access
 
     with pytest.raises(ClusterAccessError, match=f"^{said}"):
         cluster_access.connect(kubeconfig)

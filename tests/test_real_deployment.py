@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import yaml
 
-from components.config import parse
+from components.stack import parse
 from tools.stack_files import ROOT
 
 WORKFLOW = ROOT / ".github" / "workflows" / "real-deployment.yml"

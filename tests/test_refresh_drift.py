@@ -14,7 +14,7 @@ typed pool replaces on every fixed property, deleting first. `engine_replaces` b
 those three steps on top-level keys; the program's answer is `ignoreChanges` on the fixed
 properties it leaves unset (the engine puts the stored value back: `processIgnoreChanges`),
 unless the pool that runs has one set, which the config then switches off: a replacement,
-as before (components/deciding/existing/pool_fields.py `left_to_azure`).
+as before (components/pools/pool_fields.py `left_to_azure`).
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ import pytest
 from conftest import MANAGED_CLUSTER, MANAGED_GROUP
 from support.pool_switch import run
 
-from components.deciding.existing import pool_fields as pool_mutability
-from components.deciding.existing import pool_modes
+from components.pools import pool_fields as pool_mutability
+from components.pools import pool_modes
 
 POOL = "azure-native:containerservice:AgentPool"
 T4 = "Standard_NC4as_T4_v3"
@@ -145,7 +145,7 @@ def test_a_preview_whose_read_fails_says_the_plan_is_not_known_naming_the_pool_a
 
 
 def test_a_preview_names_only_what_a_pools_config_leaves_unset():
-    from components.config import GpuPoolConfig
+    from components.pools.settings import GpuPoolConfig
 
     operator_spot = GpuPoolConfig(vm_size=A100, management="gpu-operator", spot=True, mig_profile="MIG1g")
     assert pool_modes.could_differ(operator_spot, "aks-gpu:gpuPool") == "pool gpu is refused if it runs aks-managed"
@@ -172,9 +172,8 @@ def test_a_deployment_whose_read_fails_stops_in_one_line_before_anything_is_regi
 
 def test_a_stack_that_declares_no_pool_of_its_own_needs_no_read():
     """Every pool used as it is: nothing the stack registers rests on the read."""
-    from components.config import GpuPoolConfig
-    from components.config.pools import Pools
-    from components.deciding import preflight
+    from components.pools.settings import GpuPoolConfig, Pools
+    from components.preflight import preflight
 
     class Unreadable:
         def pool_modes(self, *args: Any) -> Any:

@@ -9,7 +9,7 @@ import pytest
 import yaml
 from conftest import FIXTURE_STACKS, FIXTURE_STACKS_PRELUDE, run_cached
 
-from components.resources.mnist_job import ProofScript
+from components.proof.mnist_job import ProofScript
 from tools import render
 from tools.mock_engine import run_program
 from tools.stack_files import stacks

@@ -275,7 +275,7 @@ def test_a_saved_file_that_is_no_regular_file_is_one_line_and_never_read(tmp_pat
 def test_a_saved_file_read_directly_is_refused_the_same_way_whatever_the_stat_said(tmp_path):
     """The render reads a clusterFile before the program checks its config: the reader itself
     stats first and never opens a FIFO (components/files.py)."""
-    from components.deciding.azure import cluster_facts
+    from components.cluster import cluster_facts
 
     with never_hangs(), pytest.raises(ConfigError, match=r"clusterFile = \S*/fifo\.json: is a FIFO"):
         cluster_facts.read_saved("aks-gpu:preflight.clusterFile", Path(special(tmp_path, "a FIFO")), cluster_facts.Named(None))
@@ -284,7 +284,7 @@ def test_a_saved_file_read_directly_is_refused_the_same_way_whatever_the_stat_sa
 def test_a_saved_file_larger_than_the_bound_is_one_line(tmp_path, monkeypatch):
     """The bound (64 MiB) made small here, so that the test writes little."""
     from components import files
-    from components.deciding.cost import prices
+    from components.cost import prices
 
     monkeypatch.setattr(files, "LIMIT", 1000)
     path = write(tmp_path, "prices.json", {"Items": [{"armSkuName": T4, "retailPrice": 0.5, "productName": "x" * 2000}]})

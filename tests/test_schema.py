@@ -9,7 +9,7 @@ import jsonschema
 import pytest
 from support.stack_schema import SCHEMA, VALIDATOR, stack_file_problems
 
-from components import config
+from components import stack as config
 from components.errors import ConfigError
 from tools import schema
 from tools.stack_files import ROOT, stacks

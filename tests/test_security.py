@@ -10,8 +10,8 @@ import yaml
 from conftest import project_run
 from support.security import EXPORTER, JOB, PLUGIN, check_open_checks_documented, check_pods, open_checks, workloads
 
-from components.deciding.azure.kubeconfig import entra_kubeconfig
-from components.deciding.workloads import hardening
+from components.cluster.kubeconfig import entra_kubeconfig
+from components.gpu_stack import pod_hardening as hardening
 from tools.azure_mocks import AKS_ENTRA_SERVER_ID, MOCK_CLIENT
 from tools.mock_engine import ProgramRun, Secret
 from tools.render import kubernetes_objects, manifest

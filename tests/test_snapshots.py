@@ -46,7 +46,7 @@ def test_a_changed_program_is_caught(tmp_path: Path):
         check_snapshot(run, "dev", tmp_path / "snapshots", tmp_path / "rendered")
     diff = [line for line in str(failed.value).splitlines() if line[:1] in "+-" and line[:3] not in ("---", "+++")]
     pairs = [(line[0], line[1:].strip()) for line in diff]
-    # The Job's spec hash (its watch's, components/deciding/proof/proof_watch.py SPEC_ANNOTATION) moves with its spec.
+    # The Job's spec hash (its watch's, components/proof/watch_verdict.py SPEC_ANNOTATION) moves with its spec.
     spec = [(sign, text) for sign, text in pairs if text.startswith("aks-gpu.io/proof-spec: ")]
     assert [sign for sign, _ in spec] == ["-", "+"]
     assert [pair for pair in pairs if pair not in spec] == [("-", "- '500'"), ("+", "- '499'")]

@@ -18,7 +18,9 @@ import jsonschema
 import pulumi_azure_native.config.vars as azure_native_vars
 import pytest
 
-from components.config import ConfigError, parse, providers
+from components.config import providers
+from components.errors import ConfigError
+from components.stack import parse
 from tools import stack_files, stack_yaml
 from tools.azure_mocks import AzureMocks
 from tools.mock_engine import RecordingMonitor, run_program

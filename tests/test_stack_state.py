@@ -1,4 +1,4 @@
-"""What the stack already holds is known from the engine's state (components/deciding/existing/stack_state.py),
+"""What the stack already holds is known from the engine's state (components/ownership/stack_state.py),
 not from a tag alone: `az aks nodepool update --tags` replaces a pool's whole tag set (#45, item 1).
 A pool, namespace or DaemonSet an earlier run registered is the stack's whatever its marks say;
 where the state is not known, no line advises what would delete it. Each in a preview and a
@@ -20,10 +20,10 @@ from support.kubernetes_objects import guide_daemon_set, listed, namespace
 from support.plan import Lines, lines_by
 from support.pool_network import NODES, PODS, moved_cluster, network_of, replace_warnings
 
-from components.deciding.existing import stack_state
 from components.errors import PreflightError
-from components.live.reader import LiveReader
-from components.reading.reader import NotRead
+from components.live_reader import LiveReader
+from components.ownership import stack_state
+from components.seam.reader import NotRead
 from tools.azure_mocks import STACK_OUTPUTS_TOKEN, STACK_RESOURCES_TOKEN, AzureMocks, OfflineReader, existing_cluster
 from tools.mock_engine import ProgramRun, RecordingMonitor, run_program, run_under_mocks
 
@@ -282,7 +282,7 @@ def read_live(reader: OfflineReader, **live: Any) -> tuple[Any, AzureMocks]:
 def test_a_stack_that_never_deployed_is_not_asked_for_its_snapshot_which_would_panic_the_cli():
     """The diy backend's snapshot of a stack that never deployed is nil, and
     readStackResourceOutputs ranges over it unchecked: it is asked only after the stack's own
-    outputs say a deployment completed (components/live/reader.py cites both)."""
+    outputs say a deployment completed (components/live_reader.py cites both)."""
     answer, mocks = read_live(OfflineReader())
     assert isinstance(answer, NotRead) and str(answer) == "the stack has no outputs yet: no deployment of it has completed"
     assert mocks.state_reads == [STACK_OUTPUTS_TOKEN]

@@ -30,9 +30,9 @@ T4 = "Standard_NC4as_T4_v3"
 # Where each dynamic resource's provider class is pickled from, in every 1.0 state: one place,
 # so a move of the module (with its re-export at the old path) changes these lines alone.
 PICKLED_PROVIDERS = {
-    "pulumi-python:dynamic/aksgpu:ManagedGpuPool": "components.resources.managed_gpu_pool.ManagedGpuPoolProvider",
-    "pulumi-python:dynamic/aksgpu:ProofWatch": "components.resources.proof_watch.ProofWatchProvider",
-    "pulumi-python:dynamic/aksgpu:AccessWait": "components.resources.access_wait.AccessWaitProvider",
+    "pulumi-python:dynamic/aksgpu:ManagedGpuPool": "components.pools.managed_gpu_pool.ManagedGpuPoolProvider",
+    "pulumi-python:dynamic/aksgpu:ProofWatch": "components.proof.proof_watch.ProofWatchProvider",
+    "pulumi-python:dynamic/aksgpu:AccessWait": "components.cluster.access_wait.AccessWaitProvider",
 }
 
 
@@ -90,7 +90,7 @@ def test_the_guide_pool_moved_into_gpu_pools_keeps_its_pool_and_retrains_its_job
     single, _ = run_cached("dev", gpuPool={"name": "gpu", "vmSize": T4})
     mapped, _ = run_cached("dev", gpuPool=None, gpuPools={"gpu": {"vmSize": T4}})
     before, after = {r.urn for r in single.resources}, {r.urn for r in mapped.resources}
-    # The Job's watch goes with it: a new Job is a new watch (components/resources/proof_watch.py).
+    # The Job's watch goes with it: a new Job is a new watch (components/proof/proof_watch.py).
     assert sorted(u.rsplit("::", 1)[1] for u in before - after) == ["mnist-job", "mnist-watch"]
     assert sorted(u.rsplit("::", 1)[1] for u in after - before) == ["mnist-job-gpu", "mnist-watch-gpu"]
 

@@ -1,6 +1,6 @@
 """What stands in for Azure under the mock engine, in two parts that share one fake Azure:
 
-  * `OfflineReader`, the reader the program is handed (components/reading/reader.py): an
+  * `OfflineReader`, the reader the program is handed (components/seam/reader.py): an
     existing cluster and its user credential, the client's subscription, the preview
     feature's registration, and any answer a test gives (SKUs and quota, permissions, the
     pools' GPU management, prices), or a refusal; what it is not given it does not read
@@ -23,16 +23,18 @@ import grpc
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import settings
 
-from components.config import NAMESPACE, StackConfig, parse
-from components.deciding.azure import cluster_facts
-from components.deciding.azure.cluster_facts import id_parts
-from components.deciding.existing import cluster_objects, pool_modes
-from components.deciding.existing.cluster_objects import SAVE_COMMAND, SAVE_WITH_CONFIG_MAPS
+from components.cluster import cluster_facts
+from components.cluster.cluster_facts import id_parts
+from components.config.values import NAMESPACE
 from components.errors import ClusterAccessError, ConfigError
-from components.live.reader import GET_MANAGED_CLUSTER, READ_STACK_OUTPUTS, READ_STACK_RESOURCES
-from components.reading import saved_state
-from components.reading.azure_facts import Facts
-from components.reading.reader import InvokeFailed, NotDeployed, NotRead, RunningPool
+from components.gpu_stack import cluster_objects
+from components.gpu_stack.cluster_objects import SAVE_COMMAND, SAVE_WITH_CONFIG_MAPS
+from components.live_reader import GET_MANAGED_CLUSTER, READ_STACK_OUTPUTS, READ_STACK_RESOURCES
+from components.ownership import saved_state
+from components.pools import pool_modes
+from components.seam.azure_facts import Facts
+from components.seam.reader import InvokeFailed, NotDeployed, NotRead, RunningPool
+from components.stack import StackConfig, parse
 from tools.stack_files import ROOT, project_name
 
 # The fake credential; tests check that it never shows up outside a secret.
@@ -127,7 +129,7 @@ class EngineInvokeError(grpc.RpcError):
         return self._details
 
 
-# The reads the live reader makes as invokes (components/live/reader.py), and those the
+# The reads the live reader makes as invokes (components/live_reader.py), and those the
 # cluster answers; the others are the Azure SDK's.
 INVOKED = frozenset({"cluster", "user_kubeconfig", "client_subscription", "feature_state", "stack_resources"})
 OF_THE_CLUSTER = frozenset({"kubernetes_objects", "config_map"})
@@ -147,7 +149,7 @@ def saved_cluster(cfg: StackConfig) -> dict[str, Any] | None:
     """The existing cluster as the parsed config's preflight.clusterFile saved it (`az aks show
     --output json`), read relative to the project (where the CLI runs the program) and checked
     against the cluster the stack names as the program checks it: one that is not such a
-    description is one line naming the key (components/deciding/azure/cluster_facts.py `read_saved`)."""
+    description is one line naming the key (components/cluster/cluster_facts.py `read_saved`)."""
     if not cfg.preflight.cluster_file:
         return None
     existing = cfg.existing_cluster
@@ -160,7 +162,7 @@ def saved_cluster(cfg: StackConfig) -> dict[str, Any] | None:
 def saved_kubernetes(cfg: StackConfig) -> dict[str, Any] | None:
     """What the existing cluster runs in Kubernetes as the parsed config's
     preflight.kubernetesFile saved it (cluster_objects.SAVE_COMMAND); one line naming the key
-    when it is not such a list (components/deciding/existing/cluster_objects.py `read_saved`)."""
+    when it is not such a list (components/gpu_stack/cluster_objects.py `read_saved`)."""
     if not cfg.preflight.kubernetes_file:
         return None
     return cluster_objects.read_saved(f"{NAMESPACE}:preflight.kubernetesFile", ROOT / cfg.preflight.kubernetes_file)
@@ -182,7 +184,7 @@ ASSUMED = (
 )
 
 # What the render assumes of the GPU pools in Azure, which it does not read: a preview reads
-# them, and a pool that runs may then be planned otherwise (components/deciding/existing/pool_modes.py).
+# them, and a pool that runs may then be planned otherwise (components/pools/pool_modes.py).
 UNREAD_POOLS = (
     "offline: the GPU pools were not read in Azure; the plan shown is that of pools that do not run yet (`pulumi preview` "
     "reads them: a pool that runs with a fixed setting the config leaves unset is replaced, and a switch to or from "
@@ -192,8 +194,8 @@ UNREAD_POOLS = (
 
 def read_note(group: str, described: Mapping[str, Any], source: str) -> str:
     """What the offline render says of a cluster it answers for from a saved description."""
-    from components.deciding.azure import cluster_facts
-    from components.deciding.existing import pool_network
+    from components.cluster import cluster_facts
+    from components.pools import pool_network
 
     found = cluster_facts.parse(described, group, source=source)
     return f"offline: cluster {group}/{found.name} read from {source}: {pool_network.summary(found)}"

@@ -1,4 +1,4 @@
-"""How long one look of the proof's watch takes to decide (components/deciding/proof/proof_watch.py
+"""How long one look of the proof's watch takes to decide (components/proof/watch_verdict.py
 `decide`) on the largest answers a cluster may give it: 10,000 events, and a 1 MB scheduler message
 in the shapes that were slow (a run of whitespace, of ", " pieces). `make bench-watch` prints the
 median of several runs of each; docs/design/proof-watch.md records the figures. A benchmark, not a test:
@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 
-from components.deciding.proof.proof_watch import SPEC_ANNOTATION, Snapshot, WatchFacts, decide
+from components.proof.watch_verdict import SPEC_ANNOTATION, Snapshot, WatchFacts, decide
 
 START = datetime(2026, 9, 1, 12, 0, tzinfo=timezone.utc)
 FACTS = WatchFacts("gpu-workloads", "mnist-proof-gpu", "gpu", "h", autoscaled=False, image="i", max_steps=500)

@@ -12,14 +12,16 @@ import sys
 from pathlib import Path
 
 from components.catalog import autoscaler_fallback as fallback
-from components.config import GpuPoolConfig
-from components.config.workloads import MnistJobConfig
-from components.deciding.proof import proof_signals
-from components.deciding.proof.proof_watch import FAILED_CREATE_SECONDS
-from components.live import agent_pools, cluster_access, compute, kubernetes_read, retail_prices
-from components.live import proof_watch as watch
-from components.resources import gpu_pool
-from components.resources import job_deadline as jd
+from components.cluster import cluster_access, kubernetes_read
+from components.cost import retail_prices
+from components.gpu_stack.settings import MnistJobConfig
+from components.pools import agent_pools, gpu_pool
+from components.pools.settings import GpuPoolConfig
+from components.proof import job_deadline as jd
+from components.proof import proof_signals
+from components.proof import watch_live as watch
+from components.proof.watch_verdict import FAILED_CREATE_SECONDS
+from components.seam import compute
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "proof.md"

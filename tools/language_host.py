@@ -20,7 +20,7 @@ import pulumi
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import settings
 
-from components.reading.reader import AzureReader
+from components.seam.reader import AzureReader
 from tools.azure_mocks import AzureMocks
 from tools.mock_engine import RecordingMonitor
 from tools.stack_files import ROOT, project_name, stack_config

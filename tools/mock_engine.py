@@ -27,7 +27,7 @@ from pulumi.runtime import rpc, settings
 from pulumi.runtime.stack import wait_for_rpcs
 from pulumi.runtime.sync_await import _sync_await
 
-from components.reading.reader import AzureReader
+from components.seam.reader import AzureReader
 from tools import sdk_swaps
 from tools.azure_mocks import AzureMocks, OfflineReader
 from tools.stack_files import ROOT, as_cli_string, project_name, stack_config

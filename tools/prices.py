@@ -2,7 +2,7 @@
 into `prices/retail-prices.json`, with the date it was saved, so that `make render` prices
 the stacks on a machine without the network (docs/design/cost.md).
 
-It asks the same filtered query the program asks (components/live/retail_prices.py: Virtual Machines,
+It asks the same filtered query the program asks (components/cost/retail_prices.py: Virtual Machines,
 pay-as-you-go, the region, the sizes as ARM spells them), once per region of the stacks
 (`azure-native:location`; an existing cluster's region is only known by reading it, so its
 stack's location is taken, which says where its saved description puts it when one is
@@ -17,9 +17,8 @@ import json
 import sys
 from pathlib import Path
 
-from components import config
-from components.deciding.cost import cost
-from components.live import retail_prices
+from components import stack as config
+from components.cost import cost, retail_prices
 from components.plan import billed
 from tools.azure_mocks import saved_cluster
 from tools.stack_files import ROOT, project_name, stack_config, stacks

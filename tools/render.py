@@ -23,7 +23,7 @@ import yaml
 from pulumi.output import Unknown
 
 from components.catalog import gpu_sizes
-from components.deciding.existing import adoption
+from components.ownership import adoption
 from tools.mock_engine import ProgramRun, Registration, Secret, close_event_loops, run_program
 from tools.stack_files import ROOT, SavedFileError, stack_config, stack_file, stacks
 
@@ -167,7 +167,7 @@ def arm_resource(r: Registration) -> dict[str, Any]:
     return body
 
 
-# The AKS-managed GPU pool: a dynamic resource (components/resources/managed_gpu_pool.py) whose inputs
+# The AKS-managed GPU pool: a dynamic resource (components/pools/managed_gpu_pool.py) whose inputs
 # are the agentPools REST call itself: its API version, its URL's names and its body.
 MANAGED_POOL_TYPE = "pulumi-python:dynamic/aksgpu:ManagedGpuPool"
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from components import config
+from components import stack as config
 from components.config import providers
 from components.config.values import ALLOWED_KEYWORD
 

@@ -25,7 +25,7 @@ swaps assume, nothing else reads the alias list, every stack trace is the SDK's 
 frame, and a run sends the engine the same bytes with the swaps as without. It reads the
 installed SDK, so `make test` checks it at the top of pyproject.toml's range on pulumi and
 `make lowest` at the bottom; unlike the provider host's patch
-(components/resources/provider_host_patch.py) it runs only in this repository's own
+(components/seam/provider_host_patch.py) it runs only in this repository's own
 virtualenvs, never in a user's `pulumi up`, so it needs no range of its own."""
 
 from __future__ import annotations

@@ -343,7 +343,7 @@ def mig_slices(vm_size: str, mig_profile: str) -> str:
 
 def retirement(vm_size: str) -> GpuSize | None:
     """The catalog's entry for a size Azure has retired; None for a current or unknown size.
-    A retired size is a preflight problem (components/deciding/preflight.py): a preview warns, a
+    A retired size is a preflight problem (components/preflight/preflight.py): a preview warns, a
     deployment stops."""
     size = CATALOG.get(vm_size)
     return size if size is not None and size.retired is not None else None

@@ -1,8 +1,8 @@
 """The names of the Kubernetes objects the proof declares, made here and only here: the Job of
 each GPU pool in no capacity group and of each group, and the ConfigMap its watch keeps the
-proof's last line in; and the limits Kubernetes holds those names to. components/config/workloads.py
-checks every name a config would make before anything is registered; components/resources/mnist_job.py
-and the watch (components/deciding/proof/proof_watch.py) name their objects with these functions."""
+proof's last line in; and the limits Kubernetes holds those names to. components/gpu_stack/settings.py
+checks every name a config would make before anything is registered; components/proof/mnist_job.py
+and the watch (components/proof/watch_verdict.py) name their objects with these functions."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 GUIDE_JOB = "samples-tf-mnist-demo"
 SCRIPT_JOB = "mnist-proof"
 #: A Job `pulumi up` does not wait for carries this many hex digits of its spec's hash
-#: (components/resources/mnist_job.py job_name says why).
+#: (components/proof/mnist_job.py job_name says why).
 SPEC_HASH_DIGITS = 8
 #: A Job's name is a DNS subdomain (kubernetes pkg/apis/batch/validation ValidateJob:
 #: ValidateReplicationControllerName, which is NameIsDNSSubdomain), but the API server copies it

@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
-from components import config
-from components.config import ConfigError, parse
+from components import stack as config
+from components.errors import ConfigError
+from components.stack import parse
 
 NS = "aks-gpu"
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from conftest import MANAGED_CLUSTER, MANAGED_GROUP
 
-from components.config import GpuPoolConfig
-from components.resources import gpu_pool
-from components.resources import managed_gpu_pool as mgp
+from components.pools import gpu_pool
+from components.pools import managed_gpu_pool as mgp
+from components.pools.settings import GpuPoolConfig
 
 T4 = "Standard_NC4as_T4_v3"
 

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from components.config import parse
-from components.deciding.cost import cost
+from components.cost import cost
 from components.plan import Mode, Plan, build_plan
+from components.stack import parse
 from tools.azure_mocks import OfflineReader
 from tools.mock_engine import merged_config
 from tools.stack_files import ROOT, project_name

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from components.deciding.azure.cluster_facts import OWNER_TAG
+from components.cluster.cluster_facts import OWNER_TAG
 from tools.azure_mocks import existing_cluster
 
 T4 = "Standard_NC4as_T4_v3"

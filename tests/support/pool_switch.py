@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from components.errors import PreflightError
-from components.live import agent_pools
+from components.pools import agent_pools
 from tools.azure_mocks import AzureMocks, OfflineReader
 from tools.mock_engine import RecordingMonitor, run_program
 

@@ -16,7 +16,7 @@ from google.protobuf import struct_pb2
 from pulumi.runtime import proto
 from pulumi.runtime.proto import provider_pb2_grpc
 
-from components.resources import managed_gpu_pool as mgp
+from components.pools import managed_gpu_pool as mgp
 from tools.azure_mocks import MOCK_CLIENT
 
 MANAGED = "pulumi-python:dynamic/aksgpu:ManagedGpuPool"

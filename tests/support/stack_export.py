@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from components.reading.saved_state import SECRET_SIG, SIG_KEY
+from components.ownership.saved_state import SECRET_SIG, SIG_KEY
 from tools.mock_engine import ProgramRun, Secret
 
 

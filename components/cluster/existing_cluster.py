@@ -1,0 +1,76 @@
+"""The guide's other entry point: "This article assumes that you have an existing AKS
+cluster" (use-nvidia-gpu.md). With `aks-gpu:existingCluster` the cluster is read, never
+registered: the stack holds no resource for it, a `pulumi refresh` or `up` cannot change it,
+and `pulumi destroy` removes only what the stack added (its GPU pools, and the Kubernetes
+objects on them).
+
+The cluster and its user credential are read once, before anything is registered
+(components/cluster/cluster_facts.py: a read that fails is one line naming what to do), and handed
+to this component as plain values: its resource UID (which tells a managed pool that the
+cluster was re-created), and the kubeconfig. That is fetched in the `exec` format, which
+only Entra ID clusters honour; an Entra ID cluster then answers with a kubelogin exec
+plugin, which components/cluster/kubeconfig.py makes sign in without a prompt. A local-accounts
+cluster answers with its token, unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.cluster.cluster import InCluster, get_credentials_command
+from components.cluster.cluster_facts import ClusterFacts
+from components.cluster.kubeconfig import provider_kubeconfig
+from components.proof.watch_live import ClusterRef
+
+
+@dataclass(frozen=True)
+class ExistingClusterArgs:
+    """The existing cluster the GPU pools go into, as the plan read it: nothing of it is registered."""
+
+    #: The cluster as Azure described it (cluster_facts.read).
+    facts: ClusterFacts
+    #: listClusterUserCredential's kubeconfig, base64 (cluster_facts.read_user_kubeconfig).
+    user_kubeconfig: str
+    #: The run's subscription, where the cluster is (components/plan.py reads it once); None: not read.
+    subscription_id: str | None = None
+
+
+class ExistingCluster(pulumi.ComponentResource):
+    """An AKS cluster this stack does not own, read from Azure, and a Kubernetes provider for it."""
+
+    resource_group_name: pulumi.Output[str]
+    cluster_name: pulumi.Output[str]
+    resource_uid: pulumi.Output[str]
+    #: Nothing to wait for: the cluster exists before the stack does.
+    dependencies: Sequence[pulumi.Resource]
+    location: str
+    #: The control plane's version as AKS reports it (currentKubernetesVersion).
+    kubernetes_version: str | None
+    kubeconfig: pulumi.Output[str]
+    provider: k8s.Provider
+    get_credentials_command: pulumi.Output[str]
+    #: Where the cluster is, as plain values, for the proof's watch (GpuCluster.ref says why).
+    ref: ClusterRef | None
+
+    def __init__(self, name: str, args: ExistingClusterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("aks-gpu:azure:ExistingCluster", name, None, opts)
+        facts = args.facts
+        self.resource_group_name = pulumi.Output.from_input(facts.resource_group)
+        self.cluster_name = pulumi.Output.from_input(facts.name)
+        self.resource_uid = pulumi.Output.from_input(facts.resource_uid)  # type: ignore[arg-type]  # None where Azure's answer had no UID; the managed pool then sends none
+        self.location = facts.location
+        self.kubernetes_version = facts.kubernetes_version
+        self.dependencies = ()
+        self.ref = ClusterRef(args.subscription_id, facts.resource_group, facts.name, entra=facts.entra) if args.subscription_id else None
+        self.kubeconfig = pulumi.Output.secret(provider_kubeconfig(args.user_kubeconfig))
+        # No deleteUnreachable, as for a created cluster (cluster.GpuCluster._create_provider).
+        self.provider = k8s.Provider(f"{name}-k8s", kubeconfig=self.kubeconfig, opts=pulumi.ResourceOptions(parent=self))
+        self.get_credentials_command = pulumi.Output.from_input(get_credentials_command(facts.resource_group, facts.name))
+        # The budget watches the owner tag here; nothing of the cluster is deleted with it.
+        self.billing_groups: Sequence[pulumi.Output[str]] = ()
+        self.objects = InCluster(self.provider, None, (), self.ref)
+        self.register_outputs({"resourceGroupName": self.resource_group_name, "clusterName": self.cluster_name})

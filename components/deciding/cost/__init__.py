@@ -1,1 +1,0 @@
-"""What the stack costs before anything is created, and the VM prices it is priced by."""

@@ -1,0 +1,466 @@
+"""What an existing cluster already runs in Kubernetes, as this stack would meet it, read before
+anything is registered (components/gpu_stack/cluster_objects.py reads the list): a namespace this
+stack creates that is there already, another device plugin on the stack's nodes, and the
+guide's objects that `devicePlugin.adopt` takes over. Why each blocks, how the stack knows its
+own objects, and the sources: docs/existing-cluster.md, "What the cluster runs in Kubernetes"."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from components.catalog import gpu_sizes
+from components.cluster.cluster_facts import ClusterFacts
+from components.config.values import NAMESPACE
+from components.errors import PreflightError, cut, error_line
+from components.gpu_stack.cluster_objects import (
+    GUIDE_DAEMONSET,
+    GUIDE_SELECTOR,
+    STACK_ANNOTATION,
+    DaemonSet,
+    Malformed,
+    PoolNodes,
+    Seen,
+    lands,
+    parse,
+    pool_labels,
+)
+from components.gpu_stack.settings import DevicePluginConfig
+from components.gpu_stack.used_pool_gpus import UsedPoolGpus, resources, strategy_of
+from components.ownership import ownership, stack_state
+from components.ownership.stack_state import NOT_READ, StackState
+from components.pools import pool_fields
+from components.pools.settings import SPOT_TAINT, Pools, pool_taints
+from components.problem import Problem
+from components.seam.reader import AzureReader, NotRead, read_errors
+
+UNCHECKED = (
+    "kubernetes: nothing the cluster runs was checked (namespaces this stack would create, another device plugin or the "
+    "GPU Operator on the stack's GPU pools)"
+)
+ADOPT = f"{NAMESPACE}:devicePlugin.adopt"
+
+
+@dataclass(frozen=True)
+class StackObjects:
+    """What this stack puts in the cluster, as the plan builds it from the config: the GPU pools,
+    the device plugin's settings (devicePlugin: its namespace, adopt, onDestroy), the GPU
+    Operator's namespace, the proof Job's (None: mnistJob.enabled is false), and the namespaces
+    the stack creates (StackConfig.owned_namespaces)."""
+
+    pools: Pools
+    device_plugin: DevicePluginConfig
+    operator_namespace: str
+    job_namespace: str | None
+    owned_namespaces: frozenset[str]
+
+    @property
+    def job_enabled(self) -> bool:
+        return self.job_namespace is not None
+
+
+@dataclass(frozen=True)
+class Adoption:
+    """What the adopting run imports: Pulumi's import IDs (pulumi-kubernetes' resource ID is
+    `<namespace>/<name>`, or `<name>` for a cluster-scoped object: provider/pkg/provider/util.go parseFqName)."""
+
+    namespace: str
+    daemon_set: str
+    #: Both as read (`kubectl get -o json`), for what the adopting `up` changes; empty when
+    #: the cluster was not read.
+    live_namespace: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    live_daemon_set: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    #: Which of the two this run imports: not one the stack's state holds already (stack_state),
+    #: so a DaemonSet whose import failed after its namespace's is imported on the next run.
+    import_namespace: bool = True
+    import_daemon_set: bool = True
+
+
+@dataclass(frozen=True)
+class Findings:
+    #: The list was read (False: one warning says nothing was checked).
+    read: bool
+    problems: list[Problem] = field(default_factory=list)
+    #: What a run says beside the problems: warnings, and lines for the record.
+    warnings: list[str] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)
+    #: This run takes over the guide's namespace and DaemonSet (None: it does not).
+    adoption: Adoption | None = None
+    #: Pools used as they are that a device plugin of the cluster's serves already: the
+    #: stack puts none of its own there.
+    served: frozenset[str] = frozenset()
+    #: What each used pool's proof Job asks for where its plugin runs MIG "mixed".
+    gpus: UsedPoolGpus = field(default_factory=UsedPoolGpus)
+
+
+def read(reader: AzureReader, kubeconfig: str) -> tuple[Seen | None, str | None]:
+    """The cluster's namespaces and DaemonSets, or why they could not be read."""
+    try:
+        return parse(reader.kubernetes_objects(kubeconfig)), None
+    except NotRead as why:
+        return None, f"{UNCHECKED}: {why}"
+    except Malformed as why:
+        return None, f"{UNCHECKED}: the cluster answered something else than a list ({why})"
+    except read_errors() as error:  # the cluster not read: nothing was checked
+        return None, f"{UNCHECKED}: {error_line(error)}"
+
+
+def stack_pools(stack: Pools, found: ClusterFacts) -> list[PoolNodes]:
+    """Every pool of the cluster as a DaemonSet's scheduling sees it: this stack's, with
+    what it puts there (the taints it gives a new pool: components/pools/settings.py,
+    pool_taints), and the others as Azure describes them."""
+    azure = {p.name: p for p in found.pools}
+    pools = []
+    for pool in stack.pools:
+        there = azure.get(pool.name)
+        labels = pool_labels(pool.name, there.node_labels if there else None)
+        taints = tuple(there.node_taints) if there and there.node_taints else tuple(pool_taints(pool))
+        managed = bool(there and pool_fields.management(there) == "aks-managed")
+        pools.append(
+            PoolNodes(
+                pool.name,
+                labels,
+                taints,
+                True,
+                # A pool used as it is gets only a device plugin from the stack, and only where none serves it.
+                pool.mode if pool.owned or pool.mode == "device-plugin" else None,
+                aks_plugin=managed and pool.mode != "aks-managed",
+                used=pool.existing == "use",
+            )
+        )
+    for other in found.pools:
+        if other.name not in {p.name for p in stack.pools}:
+            gpu = gpu_sizes.is_gpu_family(other.vm_size or "")
+            labels = pool_labels(other.name, other.node_labels)
+            pools.append(PoolNodes(other.name, labels, other.taints, gpu, None, pool_fields.management(other) == "aks-managed"))
+    return pools
+
+
+def check(
+    objects: StackObjects,
+    reader: AzureReader,
+    kubeconfig: str,
+    pools: Sequence[PoolNodes],
+    owner: str,
+    dry_run: bool,
+    found: ClusterFacts | None = None,
+    state: StackState = NOT_READ,
+) -> Findings:
+    """Reads what the cluster runs and says what it means for this stack; `owner` is `<project>/<stack>`;
+    `found`, the cluster's description, says what its used pools offer; `state`, what the stack's state
+    holds (the stack's whatever its annotations say). Raises PreflightError where devicePlugin.adopt cannot be done."""
+    seen, unread = read(reader, kubeconfig)
+    declares_plugin = any(p.stack_plugin == "device-plugin" for p in pools)
+    if seen is None:
+        # What the stack adopted is guarded by its state's record even where the cluster was not read.
+        guarded = ownership.check_objects(objects.device_plugin, None, owner, declares_plugin, state)
+        lines: list[str] = []
+        adoption = None
+        held = (state.holds(*stack_state.PLUGIN_NAMESPACE), state.holds(*stack_state.PLUGIN_DAEMON_SET))
+        if objects.device_plugin.adopt and not all(held):  # both held: nothing to take over
+            if not dry_run:
+                raise PreflightError(
+                    f"preflight: {ADOPT} = true, but what the cluster runs could not be read, so what to take over is not known "
+                    f"({(unread or '').removeprefix(UNCHECKED + ': ')}); nothing was created"
+                )
+            name = objects.device_plugin.namespace
+            adoption = Adoption(name, f"{name}/{GUIDE_DAEMONSET}", import_namespace=not held[0], import_daemon_set=not held[1])
+            lines.append(
+                f"{ADOPT}: assumed the cluster runs the guide's DaemonSet {adoption.daemon_set}, to take over; what the adopting "
+                "`up` changes in it is not known (save `kubectl get` as preflight.kubernetesFile to see it field by field)"
+            )
+        return Findings(False, warnings=[unread or UNCHECKED, *guarded], lines=lines, adoption=adoption)
+    held_ids = (state.kubernetes_ids(stack_state.NAMESPACE), state.kubernetes_ids(stack_state.DAEMON_SET))
+    mine = Mine(seen, owner, objects.owned_namespaces, *held_ids, state_known=state.known)
+    # What this stack adopted, as the config names it now (components/ownership/ownership.py).
+    warnings = ownership.check_objects(objects.device_plugin, seen, owner, declares_plugin, state)
+    adoption, lines = adopt(objects.device_plugin, seen, mine, state)
+    taken = adoption.daemon_set if adoption else None
+    served = served_already(seen, pools, mine, taken)
+    lines += [
+        f"kubernetes: {pool} is used as it is, and {where} serves its GPUs already: this stack adds no device plugin there"
+        for pool, where in served.items()
+    ]
+    pools = [dataclasses.replace(p, stack_plugin=None) if p.name in served else p for p in pools]
+    problems = namespaces_there(objects, seen, mine, adoption, pools)
+    problems += other_plugins(seen, pools, mine, taken)
+    if adoption is not None:
+        guide = next(d for d in seen.daemon_sets if f"{d.namespace}/{d.name}" == adoption.daemon_set)
+        problems += pools_left(guide, pools)
+    notes = [f"kubernetes: {n}" for n in mine.legacy_notes()]
+    gpus = resources(objects.pools, objects.job_enabled, found, seen, pools, mine.daemon_set) if found is not None else UsedPoolGpus()
+    return Findings(True, problems + gpus.problems, notes + warnings + gpus.warnings, lines + gpus.lines, adoption, frozenset(served), gpus)
+
+
+def served_already(seen: Seen, pools: Sequence[PoolNodes], mine: Mine, taken: str | None) -> dict[str, str]:
+    """The pools used as they are (`existing: use`) where a device plugin the cluster runs,
+    and this stack neither owns nor takes over, lands for certain: what serves each. The
+    stack leaves them to it ("the device plugin where ... nothing else serves them", issue
+    #38); a plugin that only may land there is a problem, said by other_plugins."""
+    served = {}
+    for pool in pools:
+        if not (pool.used and pool.stack_plugin == "device-plugin"):
+            continue
+        for found in seen.daemon_sets:
+            if found.device_plugin and not found.gpu_operator and not mine.daemon_set(found) and f"{found.namespace}/{found.name}" != taken:
+                if lands(found, pool).answer == "yes":
+                    served[pool.name] = found.where
+                    break
+    return served
+
+
+@dataclass(frozen=True)
+class Mine:
+    """Which of what the cluster runs is this stack's."""
+
+    seen: Seen
+    owner: str
+    owned_names: frozenset[str]
+    #: The namespaces and DaemonSets (`<namespace>/<name>`) the stack's state holds: the
+    #: stack's whatever their annotations say (stack_state).
+    held_namespaces: frozenset[str] = frozenset()
+    held_daemon_sets: frozenset[str] = frozenset()
+    #: The state was read: a DaemonSet is the stack's only if the state holds it, so another
+    #: device plugin in the stack's namespace is not taken for the stack's own.
+    state_known: bool = False
+
+    def namespace(self, name: str) -> bool:
+        found = self.seen.namespaces.get(name)
+        if found is None:
+            return False
+        if name in self.held_namespaces:
+            return True
+        # Made by pulumi-kubernetes, unmarked, under a name this stack creates: this stack,
+        # deployed before it marked its objects.
+        legacy = STACK_ANNOTATION not in found.annotations and found.by_pulumi and name in self.owned_names
+        return found.annotations.get(STACK_ANNOTATION) == self.owner or legacy
+
+    def daemon_set(self, found: DaemonSet) -> bool:
+        if f"{found.namespace}/{found.name}" in self.held_daemon_sets:
+            return True
+        if found.gpu_operator:  # the operands of the stack's GPU Operator, in its namespace
+            return found.annotations.get(STACK_ANNOTATION) == self.owner or self.namespace(found.namespace)
+        if self.state_known:
+            return False
+        # Not known: the stack's mark, or the guide's name, which the stack gives its own too
+        # (components/gpu_stack/device_plugin_spec.py DAEMONSET_NAME), in a namespace of its own.
+        own_name = found.name == GUIDE_DAEMONSET and self.namespace(found.namespace)
+        return found.annotations.get(STACK_ANNOTATION) == self.owner or own_name
+
+    def legacy_notes(self) -> list[str]:
+        return [
+            f"namespace {n.name} was made by pulumi-kubernetes and carries no {STACK_ANNOTATION} annotation: taken as this stack's "
+            f"from before it marked its objects (the next `up` marks it); if it is another stack's, `pulumi up` stops at it (AlreadyExists)"
+            for n in self.seen.namespaces.values()
+            if n.name in self.owned_names and STACK_ANNOTATION not in n.annotations and n.by_pulumi
+        ]
+
+
+def _namespace_keys(objects: StackObjects, pools: Sequence[PoolNodes]) -> dict[str, str]:
+    """The namespaces this run creates, by the key that names each: a workload's only where
+    the stack installs it on some pool."""
+    installs = {p.stack_plugin for p in pools}
+    keys = {objects.job_namespace: "mnistJob.namespace"} if objects.job_namespace is not None else {}
+    if "gpu-operator" in installs:
+        keys[objects.operator_namespace] = "gpuOperator.namespace"
+    if "device-plugin" in installs:
+        keys[objects.device_plugin.namespace] = "devicePlugin.namespace"
+    return keys
+
+
+def namespaces_there(objects: StackObjects, seen: Seen, mine: Mine, adoption: Adoption | None, pools: Sequence[PoolNodes]) -> list[Problem]:
+    problems = []
+    for name, key in _namespace_keys(objects, pools).items():
+        if name not in seen.namespaces or mine.namespace(name) or (adoption and adoption.namespace == name):
+            continue
+        inside = [d for d in seen.daemon_sets if d.namespace == name]
+        holds = f" (it runs {', '.join(d.where for d in inside)})" if inside else ""
+        guide = any(d.name == GUIDE_DAEMONSET and d.device_plugin for d in inside) and key == "devicePlugin.namespace"
+        problems.append(
+            Problem(
+                f"kubernetes: namespace {name} is in the cluster already{holds}, and this stack would create it ({NAMESPACE}:{key}): "
+                "`pulumi up` would stop at it (AlreadyExists) and `pulumi destroy` would delete it; pick another name with "
+                f"{NAMESPACE}:{key}, or delete it (`kubectl delete namespace {name}`) if nothing in it is needed"
+                + (f", or take over the guide's device plugin there with {ADOPT}: true" if guide else "")
+                + (_why_not_served(inside, pools) if key == "devicePlugin.namespace" else "")
+            )
+        )
+    return problems
+
+
+def _why_not_served(inside: Sequence[DaemonSet], pools: Sequence[PoolNodes]) -> str:
+    """Why the stack would put its own plugin beside the one the namespace runs: a pool used
+    as it is whose nodes that plugin never lands on (a taint it does not tolerate), and what to do."""
+    for pool in pools:
+        if not (pool.used and pool.stack_plugin == "device-plugin"):
+            continue
+        for found in (d for d in inside if d.device_plugin and not d.gpu_operator):
+            landing = lands(found, pool)
+            if landing.answer != "no":
+                continue
+            why = f"; that is because {found.where} serves no node of {pool.name}: {cut(landing.why)}"
+            untolerated = landing.why.removeprefix("it does not tolerate ")
+            if untolerated == landing.why:
+                return f"{why}; change it to land there, and this stack leaves {pool.name} to it"
+            spot = " (AKS's taint on Spot nodes)" if untolerated == SPOT_TAINT else ""
+            return (
+                f"{why}{spot}; add that toleration to it, and this stack leaves {pool.name} to it, or take it over with {ADOPT}: "
+                f"true, and the stack's spec tolerates {pool.name}'s taints"
+            )
+    return ""
+
+
+def other_plugins(seen: Seen, pools: Sequence[PoolNodes], mine: Mine, taken: str | None) -> list[Problem]:
+    """Something else that serves nvidia.com/gpu where this stack puts a device plugin."""
+    served = [p for p in pools if p.stack_plugin]
+    problems = []
+    for found in seen.daemon_sets:
+        if not (found.device_plugin or found.gpu_operator) or mine.daemon_set(found) or f"{found.namespace}/{found.name}" == taken:
+            continue
+        if found.gpu_operator:
+            if not served:  # no pool where this stack puts a device plugin: nothing to meet
+                continue
+            # It deploys its operands on every node with an NVIDIA GPU (NVIDIA GPU Operator docs,
+            # getting-started), as its ClusterPolicy says, which the stack does not read.
+            names = ", ".join(p.name for p in served)
+            problems.append(
+                Problem(
+                    f"kubernetes: the GPU Operator runs in the cluster ({found.where}), and it puts its driver and device plugin on "
+                    f"every NVIDIA GPU node its ClusterPolicy lets it: with this stack's on {names}, two device plugins; remove it, or "
+                    "leave those GPUs to it",
+                    always=True,
+                )
+            )
+            continue
+        where = [(p, lands(found, p)) for p in served]
+        hits = [
+            f"{p.name}" + (f" (maybe: {landing.why})" if landing.answer == "maybe" else "")
+            for p, landing in where
+            if landing.answer != "no"
+        ]
+        if hits:
+            problems.append(
+                Problem(
+                    f"kubernetes: {found.where} runs NVIDIA's device plugin ({found.images[0]}) on nodes of {', '.join(hits)}, "
+                    "where this stack puts one too: two device plugins on one node; remove it, pin it to other pools, or "
+                    + (f"take it over with {ADOPT}: true" if found.name == GUIDE_DAEMONSET else "leave those pools to it"),
+                    always=True,
+                )
+            )
+    for pool in served:
+        if pool.aks_plugin and pool.stack_plugin in ("device-plugin", "gpu-operator"):
+            problems.append(
+                Problem(
+                    f"kubernetes: pool {pool.name} runs AKS's own device plugin (gpuProfile.nvidia.managementMode Managed, a "
+                    f"systemd unit), and this stack would put its {pool.stack_plugin} there too: give it management aks-managed",
+                    always=True,
+                )
+            )
+    return problems
+
+
+def adopt(plugin: DevicePluginConfig, seen: Seen, mine: Mine, state: StackState = NOT_READ) -> tuple[Adoption | None, list[str]]:
+    """What devicePlugin.adopt takes over on this run, the namespace and the guide's DaemonSet each
+    by itself: not what the state holds (not known: what carries the stack's own mark), so a
+    DaemonSet whose import failed after its namespace's is imported again, not created (AlreadyExists)."""
+    if not plugin.adopt:
+        return None, []
+    name = plugin.namespace
+    found = next((d for d in seen.daemon_sets if d.namespace == name and d.name == GUIDE_DAEMONSET), None)
+    where = f"DaemonSet {name}/{GUIDE_DAEMONSET}"
+    namespace = seen.namespaces.get(name)
+    held_namespace = mine.namespace(name) if (ns := state.holds(*stack_state.PLUGIN_NAMESPACE)) is None else ns
+    ds_marked = found is not None and found.annotations.get(STACK_ANNOTATION) == mine.owner
+    held_daemon_set = ds_marked if (ds := state.holds(*stack_state.PLUGIN_DAEMON_SET)) is None else ds
+    # Another stack's mark, on what this run would import: theirs to adopt, as its pool is.
+    theirs = [(f"namespace {name}", ownership.others_mark(namespace.annotations, mine.owner))] if namespace and not held_namespace else []
+    theirs += [(where, ownership.others_mark(found.annotations, mine.owner))] if found and not held_daemon_set else []
+    if other := next(((what, mark) for what, mark in theirs if mark), None):
+        raise PreflightError(
+            f"preflight: {ADOPT} = true, but {other[0]} belongs to another stack ({other[1]}): adopt it there, or pick another "
+            "devicePlugin.namespace"
+        )
+    if held_namespace and (held_daemon_set or found is None):
+        marked = namespace is not None and namespace.annotations.get(ownership.ADOPTED) == mine.owner
+        return None, [
+            f"{ADOPT}: namespace {name} and its device plugin are this stack's already; nothing is imported"
+            + ("" if marked else f"; this `up` marks them adopted ({ownership.ADOPTED})")
+        ]
+    if refusal := _not_the_guides(name, where, found, seen):
+        raise PreflightError(f"preflight: {ADOPT} = true, but {refusal}")
+    assert found is not None  # _not_the_guides refuses a DaemonSet that is not there
+    if not held_daemon_set and (refusal := _strategy_not_kept(where, found)):
+        raise PreflightError(f"preflight: {ADOPT} = true, but {refusal}")
+    live = namespace.item if namespace else {}
+    adoption = Adoption(name, f"{name}/{GUIDE_DAEMONSET}", live, found.item, not held_namespace, not held_daemon_set)
+    others = [d.where for d in seen.daemon_sets if d.namespace == name and d.name != GUIDE_DAEMONSET]
+    taken = f"namespace {name} and {where}" if not held_namespace else f"{where} (namespace {name} is the stack's already)"
+    line = f"{ADOPT}: this run takes over {taken} (Pulumi's import), and its spec replaces theirs; " + (
+        "`pulumi destroy` releases both (Pulumi forgets them, the cluster keeps them)"
+        if ownership.plugin_released(plugin)
+        else "`pulumi destroy` deletes both (devicePlugin.onDestroy: delete)"
+        + (f", and with the namespace {', '.join(others)}" if others else "")
+    )
+    return adoption, [line]
+
+
+def _not_the_guides(name: str, where: str, found: DaemonSet | None, seen: Seen) -> str | None:
+    if found is None:
+        there = f"namespace {name} holds no {where}" if name in seen.namespaces else f"there is no namespace {name}"
+        return f"{there} to take over; remove adopt, and the stack creates its own"
+    if not found.device_plugin or found.gpu_operator:
+        what = (
+            "the GPU Operator's" if found.gpu_operator else f"not NVIDIA's device plugin (it runs {', '.join(found.images) or 'no image'})"
+        )
+        return f"{where} is {what}, not the guide's; remove adopt, or pick another devicePlugin.namespace"
+    if dict(found.selector) != GUIDE_SELECTOR or found.selector_expressions:
+        # "once a DaemonSet is created, its .spec.selector can not be mutated" (kubernetes/website
+        # content/en/docs/concepts/workloads/controllers/daemonset.md; kubernetes#50808), and
+        # pulumi-kubernetes replaces a DaemonSet whose selector changes (pulumi-kubernetes#1008),
+        # which the engine refuses for an object it imports: the guide's matchLabels alone.
+        selects = (
+            dict(found.selector) if not found.selector_expressions else {"matchLabels": dict(found.selector), "matchExpressions": "..."}
+        )
+        return (
+            f"{where} selects its pods by {str(selects)[:120]}, not the guide's matchLabels {GUIDE_SELECTOR} alone: a selector cannot "
+            "change in place, and Pulumi refuses to replace an object it imports; remove adopt, or delete it and let the stack "
+            "create its own"
+        )
+    return None
+
+
+def _strategy_not_kept(where: str, found: DaemonSet) -> str | None:
+    """The owner's plugin runs a MIG strategy the stack's spec would not keep: "mixed" (the
+    stack's runs "single" or none: components/gpu_stack/device_plugin_spec.py plugin_env), or one
+    from a config file this program does not read, which its spec would drop. NVIDIA's flags:
+    NVIDIA/k8s-device-plugin cmd/nvidia-device-plugin/main.go at 01421a20 (mig-strategy, config-file)."""
+    strategy = strategy_of(found)
+    if strategy == "mixed":
+        return (
+            f"{where} runs MIG strategy mixed, and the stack's plugin runs single or none: adopting it would take away the "
+            "nvidia.com/mig-<slices>g.<memory>gb resources the owner's pods ask for, which would stay Pending; leave adopt off "
+            "and use the pools as they are (existing: use), which keeps their plugin, or set its MIG_STRATEGY to single first"
+        )
+    if strategy is None:
+        return (
+            f"{where} takes its MIG strategy from a config file or a ConfigMap (--config-file, CONFIG_FILE, or MIG_STRATEGY "
+            "from valueFrom), which this program does not read and the stack's spec would drop; leave adopt off and use the "
+            "pools as they are (existing: use), or give the plugin its strategy by MIG_STRATEGY first"
+        )
+    return None
+
+
+def pools_left(guide: DaemonSet, pools: Sequence[PoolNodes]) -> list[Problem]:
+    """The GPU pools the guide's DaemonSet serves that the stack's, pinned to its own pools,
+    would not: they would lose their device plugin."""
+    lost = [p.name for p in pools if p.gpu and not p.stack_plugin and not p.aks_plugin and lands(guide, p).answer != "no"]
+    if not lost:
+        return []
+    return [
+        Problem(
+            f"{ADOPT}: the guide's DaemonSet serves GPU pool(s) {', '.join(lost)} too, and this stack's runs only on its own "
+            "pools: they would lose their device plugin; add them to the stack, or leave adopt off"
+        )
+    ]

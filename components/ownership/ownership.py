@@ -1,0 +1,193 @@
+"""Whose a pool of an existing cluster is, or an object in it, and what this stack adopted: the
+marks `aks-gpu-stack` and `aks-gpu-adopted` (`<project>/<stack>`), read as Azure and Kubernetes
+read them, and the guard that stops a run that would delete or replace what the stack adopted.
+Pure: no resource, no call. Docs: docs/existing-cluster.md, "Handing back what was adopted"
+(the marks, and stacks adopted before the second); docs/design/lifecycle.md, "What the stack adopted"."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from components.cluster.cluster_facts import OWNER_TAG, ClusterFacts
+from components.config.values import NAMESPACE
+from components.errors import PreflightError, cut
+from components.gpu_stack.cluster_objects import GUIDE_DAEMONSET, STACK_ANNOTATION, Seen
+from components.gpu_stack.settings import DevicePluginConfig
+from components.ownership import stack_state
+from components.ownership.stack_state import EXPORT, NOT_READ, POOL_NAMES, StackState
+from components.pools.settings import GpuPoolConfig, Pools
+
+ADOPTED = "aks-gpu-adopted"
+STACK = STACK_ANNOTATION
+PLUGIN_ADOPT = f"{NAMESPACE}:devicePlugin.adopt"
+HAND_BACK = "docs/existing-cluster.md, handing back what was adopted"
+
+
+def tag(tags: Mapping[str, Any] | None, name: str) -> str | None:
+    """A tag's value, its name matched as Azure matches it: "Tag names are case-insensitive
+    for operations ... Tag values are case-sensitive" (MicrosoftDocs/azure-docs
+    articles/azure-resource-manager/management/tag-resources.md at 000024f4, "Use tags to
+    organize your Azure resources"). So `AKS-GPU-STACK` is `aks-gpu-stack`, and a value is
+    compared as written."""
+    wanted = name.lower()
+    value = next((v for k, v in (tags or {}).items() if str(k).lower() == wanted), None)
+    return None if value is None else str(value)
+
+
+def owner_of(tags: Mapping[str, Any] | None) -> str | None:
+    """The stack that declares the pool (created or adopted it), by its tag."""
+    return tag(tags, OWNER_TAG)
+
+
+def adopter_of(tags: Mapping[str, Any] | None) -> str | None:
+    """The stack that adopted the pool, by its tag."""
+    return tag(tags, ADOPTED)
+
+
+def without(tags: Mapping[str, Any] | None, names: Mapping[str, Any]) -> dict[str, Any]:
+    """`tags` less any of `names` however spelt: the stack's own spelling goes in their place,
+    and a request must not carry one tag twice under two casings."""
+    dropped = {n.lower() for n in names}
+    return {k: v for k, v in (tags or {}).items() if str(k).lower() not in dropped}
+
+
+def adopted_marks(owner: Mapping[str, str]) -> dict[str, str]:
+    """The marks of what the stack adopted: the owner mark, and the adopted one beside it."""
+    return {**owner, ADOPTED: owner[OWNER_TAG]}
+
+
+def pool_marks(pool: GpuPoolConfig, owner: Mapping[str, str]) -> dict[str, str]:
+    """The stack's tags on a pool it adds to an existing cluster: an adopted pool's carry the adopted mark too."""
+    return adopted_marks(owner) if pool.existing == "adopt" else dict(owner)
+
+
+def released(pool: GpuPoolConfig) -> bool:
+    """A destroy, or removing the pool from the config, leaves the adopted pool to its owner."""
+    return pool.existing == "adopt" and pool.on_destroy != "delete"
+
+
+def plugin_released(plugin: DevicePluginConfig) -> bool:
+    """A destroy leaves the adopted namespace and DaemonSet to the cluster."""
+    return plugin.adopt and plugin.on_destroy != "delete"
+
+
+def check_pools(pools: Pools, found: ClusterFacts, owner: str, state: StackState = NOT_READ, dry_run: bool = True) -> list[str]:
+    """The pools this stack adopted (their `aks-gpu-adopted` tag, or the one the stack last
+    wrote on a pool its state holds: components/ownership/stack_state.py), as the config now names
+    them: an entry without `existing: adopt` would declare the owner's pool as a new one
+    (the config's size and defaults) and replace it, deleting it first: refused, in one line.
+    A pool the config no longer names is released by the engine, unless the stack was told
+    it may delete it: the returned warnings say which the preview shows. And `use` of a pool
+    the state may hold (used_unknown)."""
+    warnings = used_unknown(pools, found, owner, state, dry_run)
+    for facts in found.pools:
+        if owner not in (adopter_of(facts.tags), adopter_of(state.pool_tags.get(facts.name, {}))):
+            continue
+        pool = next((p for p in pools.pools if p.name == facts.name), None)
+        if pool is None:
+            warnings.append(
+                f"gpuPools: the pool {facts.name} that this stack adopted ({ADOPTED} = {owner}) is no longer in the config: while "
+                "the state holds it, this `up` releases it (the preview shows `delete[retain]`: Pulumi forgets it, Azure keeps it), "
+                "or deletes it if the stack was told onDestroy: delete (the preview shows `delete`); to keep it, put it back with "
+                f"existing: adopt; once released, take the stack's tags off ({HAND_BACK})"
+            )
+        elif pool.existing is None:
+            key = pools.key(pool)
+            raise PreflightError(
+                f"{key}: the pool {facts.name} is the owner's, adopted by this stack ({ADOPTED} = {owner}), and the entry no longer "
+                f"says existing: adopt: declared as a new pool, with the config's settings (vmSize {pool.vm_size} and the defaults), "
+                f"it would be replaced, the owner's pool deleted first; put `existing: adopt` back in {key}, or hand the pool back "
+                f"first ({HAND_BACK})"
+            )
+    return warnings
+
+
+def used_unknown(pools: Pools, found: ClusterFacts, owner: str, state: StackState, dry_run: bool) -> list[str]:
+    """`existing: use` unregisters a pool the stack held, which the engine then deletes; a pool
+    its state holds is refused (existing_pools.live_pool). Where the state could not be read (a
+    failure, past its deadline; not a stack with no deployment yet, nor one the pool's tag
+    says is this stack's, refused anyway), a deployment stops and a preview warns, saying how to check."""
+    if state.known or state.undeployed or state is NOT_READ:
+        return []
+    lines = []
+    for pool in (p for p in pools.pools if p.existing == "use"):
+        facts = next((f for f in found.pools if f.name == pool.name), None)
+        if facts is None or owner in (owner_of(facts.tags), adopter_of(facts.tags)):
+            continue
+        names = " -e ".join(n.format(pool.name) for n in POOL_NAMES.values())
+        lines.append(
+            f"{pools.key(pool)}.existing = use: what this stack's state holds is not known ({state.why}), and `use` would "
+            f"delete the pool {pool.name} if the stack added it: check with `{EXPORT} | grep -e {names}`; listed, it is this "
+            "stack's: take `existing` out again, or `pulumi state delete` that URN first; not listed, run again once the state "
+            "can be read"
+        )
+    if lines and not dry_run:
+        raise PreflightError(f"preflight: {lines[0]}; nothing was created")
+    return lines
+
+
+def others_mark(annotations: Mapping[str, str], owner: str) -> str | None:
+    """`<annotation> = <value>` of another stack's mark on an object, or None. Kubernetes
+    matches annotation keys exactly (a key is a prefix and a name, each case-sensitive:
+    Kubernetes "Annotations", "Syntax and character set")."""
+    for name in (STACK, ADOPTED):
+        value = annotations.get(name)
+        if value is not None and value != owner:
+            return f"{name} = {value}"
+    return None
+
+
+def adopted_namespaces(seen: Seen | None, owner: str, state: StackState = NOT_READ) -> list[str]:
+    """The namespaces whose device plugin this stack adopted, in order, once each: by the marks
+    the stack last wrote on the namespace and DaemonSet its state holds (stack_state `marks`),
+    which an owner's `kubectl annotate` does not reach, then by the live annotations. Linear."""
+    found: dict[str, None] = {}
+    for held in (stack_state.PLUGIN_NAMESPACE, stack_state.PLUGIN_DAEMON_SET):
+        where = state.objects.get(held)
+        if where is not None and state.marks.get(held, {}).get(ADOPTED) == owner:
+            found.setdefault(where.split("/", 1)[0])
+    if seen is not None:
+        found.update((n.name, None) for n in seen.namespaces.values() if n.annotations.get(ADOPTED) == owner)
+        found.update((d.namespace, None) for d in seen.daemon_sets if d.annotations.get(ADOPTED) == owner)
+    return list(found)
+
+
+def named(name: str) -> str:
+    """A name as a message quotes it: cut to a readable length, escaped where not printable."""
+    return cut(name) if name.isprintable() else cut(ascii(name))
+
+
+def check_objects(
+    plugin: DevicePluginConfig, seen: Seen | None, owner: str, declares_plugin: bool, state: StackState = NOT_READ
+) -> list[str]:
+    """The namespace and DaemonSet this stack adopted (adopted_namespaces: its state's record,
+    or their `aks-gpu-adopted` annotation), as the config now names them: without
+    devicePlugin.adopt the stack would declare them as its own, which a destroy deletes; under
+    another devicePlugin.namespace it would replace the namespace and leave the adopted
+    DaemonSet beside a second plugin. Each refused in one line. Returns a warning where the
+    stack no longer declares a plugin at all: the engine releases what it adopted (or deletes
+    it, where devicePlugin.onDestroy said so). `seen` None: the cluster was not read."""
+    adopted = adopted_namespaces(seen, owner, state)
+    if not adopted:
+        return []
+    what = f"namespace {named(adopted[0])} and its DaemonSet {GUIDE_DAEMONSET}"
+    where = f"{what}, which this stack adopted ({ADOPTED} = {owner}),"
+    if not declares_plugin:
+        return [
+            f"{PLUGIN_ADOPT}: the stack puts no device plugin on its pools now, so this `up` releases the {what} it adopted "
+            f"({ADOPTED} = {owner}; the preview shows `delete[retain]`), or deletes them if devicePlugin.onDestroy was delete "
+            "(the preview shows `delete`)"
+        ]
+    if not plugin.adopt:
+        raise PreflightError(
+            f"preflight: {PLUGIN_ADOPT} is not true, but the {where} are the owner's: declared as the stack's own, a destroy "
+            f"would delete them; set {PLUGIN_ADOPT}: true again, or hand them back first ({HAND_BACK})"
+        )
+    if plugin.namespace != adopted[0]:
+        raise PreflightError(
+            f"preflight: {NAMESPACE}:devicePlugin.namespace = {plugin.namespace}, but the {where} are the owner's: "
+            f"another namespace would replace it and leave the owner's DaemonSet beside a second device plugin; set "
+            f"devicePlugin.namespace back to {named(adopted[0])}, or hand them back first ({HAND_BACK})"
+        )
+    return []

@@ -1,0 +1,327 @@
+"""The GPU pools an existing cluster already has, named by `gpuPools.<name>.existing` (the
+guide's reader made them by hand with `az aks nodepool add`): read from Azure before
+anything is registered, each resolved into the pool settings the rest of the program runs on.
+
+  - `use`: the pool as it is. Never registered, so no `up`, `refresh` or `destroy` of this
+    stack changes or deletes it; it gets what its GPU stack lacks and a proof Job.
+  - `adopt`: the stack takes it over. It declares the live pool's settings, and on the `up`
+    that adopts it the resource carries Pulumi's `import` option with the pool's ARM ID.
+
+Pure: no resource, no call (the cluster was read once, components/cluster/cluster_facts.py).
+docs/existing-cluster.md, "Coming from the guide", is the user's side of it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from components.catalog import gpu_sizes
+from components.cluster.cluster_facts import OWNER_TAG, ClusterFacts, PoolFacts
+from components.config.messages import fail, show, snake
+from components.errors import PreflightError, cut
+from components.gpu_stack.cluster_objects import SAVE_COMMAND
+from components.gpu_stack.settings import check_modes
+from components.ownership import ownership
+from components.ownership.stack_state import NOT_READ, StackState
+from components.pools import live_pool_counts, pool_fields, pool_network
+from components.pools.settings import MIG_PROFILES, GpuPoolConfig, Pools, check_size
+
+
+@dataclass(frozen=True)
+class LivePool:
+    """A pool of the cluster that the stack uses or adopts, as Azure has it."""
+
+    facts: PoolFacts
+    #: use or adopt.
+    how: str
+    #: adopt: the ARM ID the adopting `up` imports; None once the stack's state holds the pool
+    #: (or, where the state is not known, once the pool carries this stack's tag).
+    import_id: str | None = None
+    #: adopt: the pool carries this stack's adopted mark already (ownership.ADOPTED).
+    marked: bool = False
+    #: The stack's state holds the pool (stack_state), whatever its tags say.
+    held: bool = False
+
+    @property
+    def taints(self) -> tuple[str, ...]:
+        return self.facts.taints
+
+
+def _same(member: str, given: Any, live: Any) -> bool:
+    # ARM matches resource IDs without case (the az CLI's `resourcegroups`).
+    if member in ("vnetSubnetId", "podSubnetId") and isinstance(given, str) and isinstance(live, str):
+        return given.lower() == live.lower()
+    return bool(given == live)
+
+
+def _spelt_otherwise(member: str, given: Any, live: Any, key: str) -> None:
+    """The live pool's size in other letters: its spelling, as a new pool is told the
+    catalog's (pools.check_size), rather than a replacement it does not mean."""
+    if member == "vmSize" and isinstance(given, str) and isinstance(live, str) and given.lower() == live.lower():
+        raise fail(
+            f"{key}.vmSize", given, f"write it as Azure lists it, {live!r} (the catalog, quota and price checks match names exactly)"
+        )
+
+
+def settings_from_azure(pool: GpuPoolConfig, given: Mapping[str, Any], facts: PoolFacts, key: str) -> GpuPoolConfig:
+    """The pool's settings as Azure has them; with `adopt`, what the config sets in place
+    (counts, upgrades) over them, and a fixed field set otherwise refused (pool_fields)."""
+    fixed = pool_fields.compared(facts)
+    if pool.existing == "adopt":
+        for member, live in fixed.items():
+            if member in given and not _same(member, given[member], live):
+                _spelt_otherwise(member, given[member], live, key)
+                # Values as YAML writes them (true, null), as the stack file has them.
+                raise PreflightError(
+                    f"{key}.{member} = {show(given[member])}, but the pool {facts.name} has {show(live)} in Azure, which AKS fixes when "
+                    "a pool is created: adopting it with another value would replace it, deleting the owner's pool; remove "
+                    f"{member} to adopt it as it is, or add a new pool"
+                )
+    autoscaled = facts.enable_auto_scaling and facts.min_count is not None and facts.max_count is not None
+    values: dict[str, Any] = {
+        "name": pool.name,
+        "existing": pool.existing,
+        **{snake(member): live for member, live in fixed.items()},
+        "node_count": facts.count or 0,
+        "min_count": facts.min_count if autoscaled else None,
+        "max_count": facts.max_count if autoscaled else None,
+        "mig_profile": fixed["migProfile"] if fixed["migProfile"] in MIG_PROFILES else None,
+        snake(pool_fields.UPGRADES): pool_fields.upgrades(facts, given if pool.existing == "adopt" else {}, key),
+    }
+    if pool.existing == "adopt":
+        # An adopted pool's network is kept from the live pool by its plan (pool_network.plan),
+        # which says so; the config may only repeat it (above).
+        values.update({snake(member): given.get(member) for member in pool_network.CONFIG_KEYS})
+        values.update({snake(member): getattr(pool, snake(member)) for member in pool_fields.ADOPT_IN_PLACE if member in given})
+        values["gen2"] = pool.gen2
+    try:
+        return GpuPoolConfig(**values)
+    except ValidationError as error:
+        problem = error.errors()[0]
+        where = ".".join(str(p) for p in problem["loc"])
+        raise PreflightError(
+            f"{key}.existing = {pool.existing}: the pool {facts.name} has {where} = {problem.get('input')!r} in Azure, which this "
+            f"program cannot take ({problem['msg']}); manage that pool by hand"
+        ) from None
+
+
+def _refused(key: str, how: str, found: ClusterFacts, why: str) -> PreflightError:
+    return PreflightError(f"{key}.existing = {how}: {why} (cluster {found.resource_group}/{found.name})")
+
+
+# Azure's limit of tags on a resource: "The specified entity can have a maximum of 50 tags"
+# (learn.microsoft.com rest/api/resources/tags/createorupdateatscope; tag-resources, "Limitations").
+MAX_TAGS = 50
+
+
+def _virtual_machines_sizes(facts: PoolFacts) -> list[str]:
+    """The sizes a VirtualMachines pool lists (virtualMachinesProfile.scale: `manual[].size`,
+    and 2026-01-02-preview's `autoscale.size`), where its vmSize is empty."""
+    scale = facts.member("virtualMachinesProfile", "scale")
+    scale = scale if isinstance(scale, Mapping) else {}
+    manual = next((v for k, v in scale.items() if str(k).lower() == "manual"), None)
+    autoscale = next((v for k, v in scale.items() if str(k).lower() == "autoscale"), None)
+    entries = [*(manual if isinstance(manual, list) else ()), *([autoscale] if autoscale is not None else ())]
+    sizes = [e.get("size") for e in entries if isinstance(e, Mapping)]
+    return list(dict.fromkeys(str(s) for s in sizes if s))
+
+
+def _not_a_scale_set(key: str, how: str, found: ClusterFacts, facts: PoolFacts) -> PreflightError | None:
+    """A VirtualMachines pool, whose size is in its virtualMachinesProfile, not in vmSize, which
+    this program reads a pool's size and GPUs from (ARM schema 2025-09-01 ManualScaleProfile)."""
+    if facts.vm_size or str(facts.member("type") or "").lower() != "virtualmachines":
+        return None
+    sizes = ", ".join(cut(json.dumps(s)) for s in _virtual_machines_sizes(facts)[:5]) or "none listed"
+    return _refused(
+        key,
+        how,
+        found,
+        f"its pool {facts.name} is a VirtualMachines pool (virtualMachinesProfile sizes: {sizes}) with no vmSize, and this program "
+        "reads a pool's size, GPUs and counts from vmSize, which VirtualMachineScaleSets pools have: add a new pool with the size "
+        "you need, or use one of type VirtualMachineScaleSets",
+    )
+
+
+def _too_many_tags(key: str, how: str, found: ClusterFacts, facts: PoolFacts, owner: str) -> PreflightError | None:
+    """An adopted pool declares its tags with the stack's two marks added (ownership.adopted_marks):
+    more than Azure allows on one resource is refused before anything is registered."""
+    marks = ownership.adopted_marks({OWNER_TAG: owner})
+    count = len(ownership.without(facts.tags, marks)) + len(marks)
+    if how != "adopt" or count <= MAX_TAGS:
+        return None
+    return _refused(
+        key,
+        how,
+        found,
+        f"the pool {facts.name} has {len(facts.tags or {})} tags, and adopting it adds the stack's {', '.join(marks)}: {count} tags, and "
+        f"Azure allows at most {MAX_TAGS} on a resource; remove {count - MAX_TAGS} of the pool's tags first, or use it instead",
+    )
+
+
+def live_pool(
+    pool: GpuPoolConfig,
+    key: str,
+    found: ClusterFacts,
+    owner: str,
+    state: StackState = NOT_READ,
+    cluster_id: Callable[[], str] | None = None,
+) -> LivePool:
+    """The cluster's pool that `pool` names, checked: it exists, has an NVIDIA GPU, and is
+    not this stack's own (use: its state holds it, or it carries the stack's tag) or another
+    stack's (adopt). `cluster_id`: the ARM ID of the cluster the config names, which an
+    adopted pool is imported under (None: the description's)."""
+    how = str(pool.existing)
+    facts = next((p for p in found.pools if p.name == pool.name), None)
+    if facts is None:
+        pools = ", ".join(p.name for p in found.pools) or "none"
+        raise _refused(key, how, found, f"the cluster has no pool named {pool.name!r} (its pools: {pools}); check the name")
+    if refusal := _not_a_scale_set(key, how, found, facts) or _too_many_tags(key, how, found, facts, owner):
+        raise refusal
+    size = gpu_sizes.CATALOG.get(facts.vm_size or "")
+    if not gpu_sizes.is_gpu_family(facts.vm_size or "") or (size is not None and not size.gpu.nvidia):
+        gpu = "no GPU" if not gpu_sizes.is_gpu_family(facts.vm_size or "") else f"an {size.gpu.vendor if size else 'unknown'} GPU"
+        raise _refused(key, how, found, f"its pool {pool.name} is {facts.vm_size}, with {gpu}: expected an NVIDIA GPU pool")
+    if (facts.os_type or "Linux").lower() != "linux":
+        raise _refused(
+            key, how, found, f"its pool {pool.name} runs {facts.os_type}: the guide's device plugin and proof run on Linux pools"
+        )
+    if how == "adopt" and (facts.mode or "").lower() == "system":
+        raise _refused(key, how, found, f"its pool {pool.name} is a System pool, and this stack's pools are User pools: use it instead")
+    # The stack's marks, their names matched as Azure matches tag names (ownership.tag).
+    marks = {OWNER_TAG: ownership.owner_of(facts.tags), ownership.ADOPTED: ownership.adopter_of(facts.tags)}
+    held = state.pool_urn(pool.name)
+    ours = owner in marks.values() or held is not None
+    if how == "use" and ours:
+        raise _refused(key, how, found, _own_pool_used(owner, marks, held))
+    theirs = next(((name, value) for name, value in marks.items() if value and value != owner), None)
+    if how == "adopt" and theirs and held is None:
+        raise _refused(key, how, found, f"the pool belongs to another stack ({theirs[0]} = {theirs[1]}); adopt it there, or use it")
+    pool_type = str(facts.member("type") or "VirtualMachineScaleSets")
+    if how == "adopt" and pool_type.lower() != "virtualmachinescalesets":
+        # The program declares VirtualMachineScaleSets pools only, and `type` is fixed when a
+        # pool is created (pool_fields): adopting another would replace it.
+        raise _refused(
+            key,
+            how,
+            found,
+            f"the pool {facts.name} is type {pool_type[:40]}, and this program adopts only VirtualMachineScaleSets pools (AKS fixes "
+            "a pool's type when it is created, so declaring it would replace the pool): use it instead, or add a new pool",
+        )
+    if how == "adopt" and pool_fields.management(facts) == "aks-managed":
+        raise _refused(
+            key, how, found, "the pool is AKS-managed GPU nodes (gpuProfile.nvidia.managementMode Managed): use it, or add a new pool"
+        )
+    import_id = None
+    # The import is decided by what the state holds: an import ID that differs from the one the
+    # state recorded (say, in case alone) is an ImportReplacementStep and a ReplaceStep, which
+    # deletes the old entry's resource, the same pool (pulumi/pulumi@1b594989 pkg/resource/
+    # deploy/step_generator.go `isImport`: `oldImportID != goal.ID`; pulumi/pulumi#2893). The
+    # tag decides only where the state is not known.
+    if how == "adopt" and not (held is not None if state.known else owner in marks.values()):
+        # Built from the cluster the config names, never a saved description's `id` (checked: cluster_facts.Named).
+        cluster = cluster_id() if cluster_id is not None else found.resource_id
+        if not cluster:
+            raise _refused(key, how, found, "the cluster's description has no id, so the pool's ARM ID is not known")
+        import_id = f"{cluster}/agentPools/{facts.name}"
+    return LivePool(facts, how, import_id, marked=marks[ownership.ADOPTED] == owner, held=held is not None)
+
+
+def _own_pool_used(owner: str, marks: Mapping[str, str | None], held: str | None) -> str:
+    """Why `use` is refused on the stack's own pool, and how to hand it back without deleting
+    it: `use` unregisters the pool, which the engine then deletes (a pool the stack created)."""
+    mark = next((f"{name} = {owner}" for name, value in marks.items() if value == owner), None)
+    why = f"the stack's state holds it ({held})" if held else f"the pool carries this stack's tag ({mark})"
+    delete = (
+        f"`pulumi state delete '{held}'`" if held else "`pulumi state delete` with its AgentPool's URN, which `pulumi stack export` lists"
+    )
+    return (
+        f"{why}: the stack created or adopted it, and `use` would unregister it, which deletes a pool the stack created; keep "
+        f"its entry as it is, or, to use it instead, take it out of the state without deleting it ({delete}), then remove the "
+        f"stack's tags ({ownership.HAND_BACK})"
+    )
+
+
+def resolve(
+    pools: Pools,
+    job_enabled: bool,
+    found: ClusterFacts | None,
+    owner: str,
+    state: StackState = NOT_READ,
+    cluster_id: Callable[[], str] | None = None,
+) -> tuple[tuple[GpuPoolConfig, ...], dict[str, LivePool], list[str]]:
+    """The pools with each `existing` pool's settings read from the cluster, the live pools
+    by name, and what a preview says of them. `job_enabled`: mnistJob.enabled (a used pool must
+    have a node for the Job); `owner`, this stack's owner tag value; `state`, what the stack's
+    state holds (stack_state); `cluster_id`, the ARM ID of the cluster the config names."""
+    if found is None or not any(p.existing for p in pools.pools):
+        return pools.pools, {}, []
+    live: dict[str, LivePool] = {}
+    resolved_pools, lines = [], []
+    for pool in pools.pools:
+        if pool.existing is None:
+            resolved_pools.append(pool)
+            continue
+        key = pools.key(pool)
+        given = pools.given.get(pool.name, {})
+        live[pool.name] = found_pool = live_pool(pool, key, found, owner, state, cluster_id)
+        # onDestroy is the config's alone (a guard's, not a setting read from Azure).
+        resolved = dataclasses.replace(settings_from_azure(pool, given, found_pool.facts, key), on_destroy=pool.on_destroy)
+        live_pool_counts.check(resolved, given, found_pool.facts, key, job_enabled)
+        lines += check_size(resolved.vm_size, resolved.gen2, key)
+        resolved_pools.append(resolved)
+        lines.append(line(key, resolved, found_pool))
+    check_modes(tuple(resolved_pools), {p.name: pools.key(p) for p in resolved_pools})
+    return tuple(resolved_pools), live, lines
+
+
+def unread_plugin_lines(pools: Pools, kubernetes_file: str | None) -> list[str]:
+    """A pool used as it is gets the stack's device plugin only where nothing of the cluster's
+    serves it; when the cluster's DaemonSets could not be read, that is not known."""
+    # Asked for only where it is not set: a set kubernetesFile (preflight.kubernetesFile) is
+    # what the offline render reads, and a live run reads the cluster itself (components/seam/reader.py).
+    save = "" if kubernetes_file else " (the offline render reads that list saved as preflight.kubernetesFile)"
+    return [
+        f"{pools.key(p)} (use): what the cluster runs was not read, so this stack puts its device plugin on {p.name}; if a "
+        f"device plugin of the cluster's serves it already, that is two on one node: check with `{SAVE_COMMAND}`{save}"
+        for p in pools.pools
+        if p.existing == "use" and p.mode == "device-plugin"
+    ]
+
+
+def line(key: str, pool: GpuPoolConfig, live: LivePool) -> str:
+    """The pool in one line, as a preview says what it read."""
+    counts = f"{pool.min_count}-{pool.max_count} (autoscaler)" if pool.autoscaling else f"{pool.node_count}"
+    taints = ", ".join(live.taints) or "no taints"
+    serves = {
+        "aks-managed": "AKS installs its GPU stack: this stack installs nothing on it",
+        "gpu-operator": "its driver is None: a GPU Operator must serve it; this stack installs nothing on it",
+        "device-plugin": "AKS installs its driver: it gets a device plugin unless one serves it already",
+    }[pool.mode]
+    if live.how == "use":
+        what = "the owner's, read from Azure and never changed by this stack"
+    elif live.import_id:
+        what = (
+            f"adopted: this `up` imports it and declares it as Azure has it, tagged {OWNER_TAG} and {ownership.ADOPTED} (the "
+            "`adopt:` line says what it changes)"
+        )
+    elif live.held:
+        what = "adopted earlier (the stack's state holds it): a pool of this stack; this `up` puts its tags back where lost"
+    else:
+        what = "adopted earlier (it carries this stack's tag): a pool of this stack"
+        if not live.marked:
+            what += f", marked by this `up` as adopted ({ownership.ADOPTED})"
+    if live.how == "adopt":
+        what += (
+            "; a destroy, or removing it from the config, releases it (Pulumi forgets it, Azure keeps it)"
+            if ownership.released(pool)
+            else "; onDestroy: delete: a destroy, or removing it from the config, deletes it"
+        )
+    if live.how == "adopt" and (left := pool_fields.undeclared_members(live.facts)):
+        what += f"; it also has {', '.join(left)}, which azure-native's AgentPool has no input for: this stack never sends them"
+    return f"existing pool: {key} ({live.how}): {counts} x {pool.vm_size}, {taints}; {what}; {serves}"

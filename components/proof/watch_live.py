@@ -1,0 +1,578 @@
+"""The proof's watch, live: during `pulumi up` only, it looks at the proof Job, its pods and their
+events through the API server with the kubeconfig's own credential (the connection
+components/cluster/cluster_access.py makes), says what it waits for, and ends the Job when
+components/proof/watch_verdict.py finds a cause that waiting will not mend.
+
+What it asks, and why each (Kubernetes API, kubernetes/kubernetes at 0158de93 unless said):
+- the kubeconfig: listClusterUserCredential (azure-mgmt-containerservice
+  `managed_clusters.list_cluster_user_credentials`, format "exec"), with azure-identity's
+  DefaultAzureCredential as the managed pool's provider signs in (components/resources/
+  agent_pool_calls.py), made to sign in without a prompt for an Entra ID cluster
+  (components/cluster/kubeconfig.py); no credential is an input or an output of the watch;
+- GET the Job by name; its pods by the label the Job controller puts on them,
+  `batch.kubernetes.io/controller-uid` (pkg/apis/batch/types.go, `ControllerUidLabel`), so a
+  pod of an earlier Job of the same name is never read as this one's;
+- the events of the Job and of each pod, one list each, `fieldSelector=involvedObject.uid=<uid>`
+  (a selectable field of core/v1 Event: pkg/apis/core/v1/conversion.go
+  `AddFieldLabelConversionsForEvent`): the kubelet's pull errors, the scheduler's and the cluster
+  autoscaler's words are events on the pod, and the Job's await never reads them;
+- while a pod of a pool the autoscaler sizes waits for a node, the events of the autoscaler's
+  status ConfigMap, kube-system/cluster-autoscaler-status: upstream records a failed scale-up
+  there (FailedToScaleUpGroup, ScaleUpFailed, ScaleUpTimedOut, with the cloud's error), not on
+  the pod (components/proof/proof_signals.py cites it); an identity that may not read
+  kube-system's events (403) still has the pod's NotTriggerScaleUp, so that read is skipped;
+- the last LOG_LINES lines of the running pod's log (`tailLines`), for the training's progress;
+- the API server's clock, from each answer's HTTP Date header: every age is the cluster's;
+- to end the Job: a JSON merge PATCH of `spec.activeDeadlineSeconds` with the Job's
+  `metadata.uid` in the body, as a precondition: the UID is immutable (apimachinery
+  pkg/api/validation/objectmeta.go `ValidateObjectMetaUpdate`), so a Job of the same name that
+  replaced ours is refused (422), never ended; activeDeadlineSeconds is not among the fields
+  `ValidateJobSpecUpdate` holds immutable (pkg/apis/batch/validation/validation.go), any value
+  >= 0 is valid (`validateJobSpec`), and the Job controller, seeing it change on a started Job,
+  syncs again after `total - passed` (pkg/controller/job/job_controller.go `updateJob`), where
+  `pastActiveDeadline` fails it "DeadlineExceeded: Job was active longer than specified
+  deadline" and deletes its active pods (`syncJob`). pulumi-kubernetes' Job await then returns
+  on the Failed condition, and the Job is left Failed, as replaceUnready expects: the next
+  `pulumi up` replaces it;
+- the outcome, and the pool and vmSize of the node the proof ran on, kept in a ConfigMap `<job>-result` by server-side apply (PATCH with
+  `application/apply-patch+yaml`, `fieldManager`, `force=true`: one request that creates it or
+  replaces what this manager wrote before; the patch handler sets `forceAllowCreate` for an
+  apply, staging/src/k8s.io/apiserver/pkg/endpoints/handlers/patch.go), which outlives the
+  foreground delete of the Job and its pods.
+"""
+
+from __future__ import annotations
+
+import base64
+import email.utils
+import json
+import re
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from components.catalog import api_versions
+from components.catalog.proof_names import result_name
+from components.cluster import cluster_access
+from components.cluster.kubeconfig import entra_kubeconfig
+from components.errors import ClusterAccessError, ProofWatchFailed, cut, error_line, one_line
+from components.gpu_stack.cluster_objects import AGENT_POOL_LABEL
+from components.proof import watch_verdict as decisions
+from components.proof.proof_signals import AUTOSCALER_STATUS
+from components.proof.watch_verdict import SPEC_ANNOTATION, Snapshot, Verdict, WatchFacts
+from components.seam.aks_client import ARM_ENDPOINT, aks_client
+from components.seam.deadline import gather
+
+# How often the watch looks: a pull error, a refused scale-up or a failed pod is seen within
+# this of its event, far inside the issue's five minutes; a look is four to six small GETs.
+POLL_SECONDS = 10.0
+# A Job of this `up`'s spec that was there, unfinished, when the watch first looked, and made
+# before this `up` (below), is the one replaceUnready is about to replace (pulumi-kubernetes
+# provider.go Diff replaces a Job that is not Ready, and every Diff runs before this step): the
+# watch waits this long for a new UID, then watches that Job as it is.
+REPLACEMENT_SECONDS = 300.0
+# "Made before this `up`": older, on the API server's clock, than the watch has run plus this.
+# The Job this `up` creates is usually there at the first look; the margin covers its step
+# starting a little before the watch's (docs/design/proof.md, "The watch: the reason in minutes").
+MADE_BEFORE_MARGIN_SECONDS = 120.0
+# One request, and one whole look, at most (or what is left of the watch's time).
+REQUEST_SECONDS = 15.0
+LOOK_SECONDS = 60.0
+# The sign-in, listClusterUserCredential and its retries.
+KUBECONFIG_SECONDS = 120.0
+CONNECT_SECONDS = 10.0
+RETRIES = 3
+API_VERSION = api_versions.STABLE
+LOG_LINES = 5
+# No Job of this `up`'s spec for this long, nor one being deleted: its create was refused (an
+# admission webhook, AlreadyExists, a 403) or has not begun (`pulumi up --parallel 1` may run the
+# watch first): the watch hands back, and the Job's own step decides (docs/proof.md).
+NOT_CREATED_SECONDS = 120.0
+# At most this many of the pools' nodes are asked which pods hold their GPUs, a look.
+HOLDER_NODES = 5
+# The extended resources NVIDIA's device plugin offers (nvidia.com/gpu, nvidia.com/mig-<profile>).
+GPU_RESOURCES = "nvidia.com/"
+# How often a status that only counts on (its numbers) is sent again (_Status).
+REPEAT_SECONDS = 30.0
+# What the PATCH that ends the Job sets: already past for any Job that started a second ago.
+ENDED_DEADLINE_SECONDS = 1
+FIELD_MANAGER = "aks-gpu-proof-watch"
+JOB_UID_LABEL = "batch.kubernetes.io/controller-uid"
+
+
+@dataclass(frozen=True)
+class ClusterRef:
+    """Where the cluster is, for the kubeconfig the watch fetches itself (listClusterUserCredential):
+    no credential is ever an input or an output of the watch resource."""
+
+    subscription_id: str
+    resource_group_name: str
+    cluster_name: str
+    #: Entra ID sign-in: the kubeconfig's kubelogin made to sign in without a prompt (cluster.entra_kubeconfig).
+    entra: bool
+    arm_endpoint: str = ARM_ENDPOINT
+
+
+# --------------------------------------------------------------------------- the kubeconfig
+
+
+def arm_client(cluster: ClusterRef, seconds: float, credential: Any = None) -> Any:
+    """The AKS management client for ARM at the cluster's endpoint, with DefaultAzureCredential
+    (az login locally, the OIDC login in CI) unless given one; its retries and sockets bounded
+    within `seconds`, as the managed pool's are (live/aks_client.py)."""
+    from azure.core.pipeline.policies import RetryPolicy
+    from azure.identity import DefaultAzureCredential
+
+    return aks_client(
+        credential if credential is not None else DefaultAzureCredential(),
+        cluster.subscription_id,
+        API_VERSION,
+        retry_policy=RetryPolicy(retry_total=RETRIES, timeout=seconds),
+        connect_seconds=min(CONNECT_SECONDS, seconds),
+        read_seconds=min(REQUEST_SECONDS, seconds),
+        endpoint=cluster.arm_endpoint,
+    )
+
+
+def user_kubeconfig(cluster: ClusterRef, seconds: float = KUBECONFIG_SECONDS, credential: Any = None) -> str:
+    """The cluster's user kubeconfig (listClusterUserCredential, format "exec": "only take[s]
+    effect when requesting clusterUser credential of AAD clusters", the az CLI's help), made to
+    sign in without a prompt on an Entra ID cluster; ClusterAccessError in one line when it
+    cannot be had within `seconds`."""
+    what = f"fetching the user kubeconfig of cluster {cluster.resource_group_name}/{cluster.cluster_name} (listClusterUserCredential)"
+
+    def fetch() -> str:
+        client = arm_client(cluster, seconds, credential)
+        found = client.managed_clusters.list_cluster_user_credentials(cluster.resource_group_name, cluster.cluster_name, format="exec")
+        kubeconfigs = found.kubeconfigs or []
+        if not kubeconfigs or not kubeconfigs[0].value:
+            raise ClusterAccessError(f"{what}: Azure answered no kubeconfig")
+        value = kubeconfigs[0].value  # bytes: the SDK decodes the base64 (models CredentialResult `format="base64"`)
+        text = (value if isinstance(value, bytes) else base64.b64decode(value)).decode("utf-8")
+        return entra_kubeconfig(text) if cluster.entra else text
+
+    try:
+        return str(gather([fetch], seconds)[0])
+    except ClusterAccessError:
+        raise
+    except TimeoutError:
+        raise ClusterAccessError(f"{what}: no answer within {seconds:g} s") from None
+    except Exception as error:  # noqa: BLE001 - Azure's refusal, no sign-in, an answer not UTF-8 or YAML: one line
+        raise ClusterAccessError(f"{what}: {error_line(error)}") from None
+
+
+# --------------------------------------------------------------------------- the API server
+
+
+class _CannotWatch(Exception):
+    """An answer that looking again will not change: the identity was refused (401 with a fresh
+    token, 403), or the API server answered what is not Kubernetes JSON."""
+
+
+class _NoAnswer(Exception):
+    """No answer this time (5xx, unreachable, a timeout): the watch looks again."""
+
+
+class _Refused(Exception):
+    """Any other refusal (400, 409, 422, ...): what it means is the caller's to say."""
+
+    def __init__(self, code: int, reason: str, what: str) -> None:
+        super().__init__(f"the cluster answered HTTP {code} {reason} to {cut(what)}")
+        self.code = code
+
+
+@dataclass
+class _Api:
+    """The API server over one Connection; a 401 makes a new one (the credential plugin signs in
+    again: a token outlives no more than an hour) and asks once more."""
+
+    connect: Callable[[], cluster_access.Connection]
+    connection: cluster_access.Connection
+    #: The API server's clock at its last answer (HTTP Date).
+    date: datetime | None = None
+
+    def call(self, what: str, method: str, *args: Any, raw: bool = False, **params: Any) -> Any:
+        """The JSON (the text with `raw`) that `method`, "batch.<name>" or "core.<name>" of the
+        kubernetes package's BatchV1Api or CoreV1Api, answers within REQUEST_SECONDS, as sent (the
+        decisions read the API's JSON, the clock is its Date); None for 404. `what`: "METHOD path",
+        for the messages. _CannotWatch, _NoAnswer, or _Refused for any other refusal."""
+        from kubernetes.client import ApiException, BatchV1Api, CoreV1Api
+        from urllib3.exceptions import HTTPError
+
+        group, name = method.split(".")
+        for attempt in (1, 2):
+            api = (BatchV1Api if group == "batch" else CoreV1Api)(self.connection.api)
+            try:
+                response = getattr(api, name)(*args, **params, _request_timeout=REQUEST_SECONDS, _preload_content=False)
+                body = response.data  # read here: a body cut short or too slow is urllib3's error too
+            except ApiException as error:
+                if error.status == 404:
+                    return None
+                if error.status == 401 and attempt == 1:
+                    self.connection = self.connect()
+                    continue
+                if error.status in (401, 403):
+                    raise _CannotWatch(
+                        f"the cluster answered HTTP {error.status} {error.reason} to {cut(what)} as {self.connection.who}"
+                    ) from None
+                if not error.status:  # the package's own: TLS failed (rest.py wraps urllib3's SSLError)
+                    raise _NoAnswer(
+                        f"could not reach the cluster's API server {self.connection.server}: {one_line(error.reason)}"
+                    ) from None
+                if error.status >= 500 or error.status == 429:
+                    raise _NoAnswer(f"the cluster answered HTTP {error.status} {error.reason} to {cut(what)}") from None
+                raise _Refused(error.status, str(error.reason), what) from None
+            except HTTPError as error:  # urllib3's: no answer
+                raise _NoAnswer(f"could not reach the cluster's API server {self.connection.server}: {one_line(error)}") from None
+            self.date = _server_time(response.headers.get("Date")) or self.date
+            text = body.decode("utf-8", errors="replace")
+            if raw:
+                return text
+            try:
+                return json.loads(text)
+            except ValueError:
+                raise _CannotWatch(f"the cluster's API server {self.connection.server} answered {cut(what)} with no JSON") from None
+        raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
+
+
+def _server_time(header: str | None) -> datetime | None:
+    """The HTTP Date header as an aware time: a date whose zone is "-0000" parses naive
+    (CPython Lib/email/utils.py parsedate_to_datetime: "the datetime will be a naive datetime"),
+    and HTTP dates are in UTC (RFC 9110 5.6.7)."""
+    if not header:
+        return None
+    try:
+        when = email.utils.parsedate_to_datetime(header)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    return when if when.tzinfo is not None else when.replace(tzinfo=timezone.utc)
+
+
+# --------------------------------------------------------------------------- which Job is ours
+
+
+@dataclass
+class _Ours:
+    """Which Job of the proof's name is this `up`'s (SPEC_ANNOTATION, and a stale UID waited
+    past); whether this `up`'s Job was there and is gone (`gone`), and how long no Job of this
+    spec has been there (`absent_for`)."""
+
+    facts: WatchFacts
+    clock: Callable[[], float]
+    started: float
+    first: bool = True
+    stale: str | None = None
+    stale_since: float = 0.0
+    #: The UID of this `up`'s Job, once the watch has seen it.
+    seen: str | None = None
+    #: That Job was there and is not any more: deleted (by a person, after a first Ctrl-C).
+    gone: bool = False
+    #: The watch's clock when a Job of this spec, or one being deleted, was last there.
+    last_sign: float | None = None
+
+    def absent_for(self) -> float:
+        """Seconds since the watch began, or since a sign of the Job was last there."""
+        return self.clock() - (self.last_sign if self.last_sign is not None else self.started)
+
+    def which(self, job: Mapping[str, Any] | None, now: datetime | None) -> Mapping[str, Any] | None:
+        first, self.first = self.first, False
+        meta = (job.get("metadata") or {}) if job is not None else {}
+        ours = (meta.get("annotations") or {}).get(SPEC_ANNOTATION) == self.facts.spec_hash
+        uid = str(meta.get("uid") or "")
+        if job is not None and (ours or meta.get("deletionTimestamp")):
+            self.last_sign = self.clock()
+        if self.seen is not None and (uid != self.seen or meta.get("deletionTimestamp")):
+            self.gone = True  # this `up`'s Job deleted: 404, being deleted, or another Job has the name now
+            return None
+        if job is None or not ours:
+            return None  # not there yet, or an earlier `up`'s Job: this one's replaces it
+        if meta.get("deletionTimestamp"):
+            return None  # replaceUnready's delete, in the foreground: going, with its pods
+        if first and not _complete(job) and self._made_before(meta.get("creationTimestamp"), now):
+            self.stale, self.stale_since = uid, self.clock()
+        if self.stale is not None and uid == self.stale:
+            if self.clock() - self.stale_since < REPLACEMENT_SECONDS:
+                return None
+            self.stale = None  # not replaced after all: watched as it is
+        self.seen = uid
+        return job
+
+    def _made_before(self, created: Any, now: datetime | None) -> bool:
+        try:
+            # RFC 3339 in UTC, as the API server writes it; Python 3.10's fromisoformat has no "Z".
+            made = datetime.fromisoformat(str(created).replace("Z", "+00:00"))
+        except ValueError:  # no creationTimestamp: nothing says it is older than this `up`
+            return False
+        if now is None or made.tzinfo is None:
+            return False
+        return (now - made).total_seconds() > self.clock() - self.started + MADE_BEFORE_MARGIN_SECONDS
+
+
+def _complete(job: Mapping[str, Any]) -> bool:
+    conditions = (job.get("status") or {}).get("conditions") or []
+    return any(c.get("type") == "Complete" and c.get("status") == "True" for c in conditions if isinstance(c, Mapping))
+
+
+# --------------------------------------------------------------------------- one look
+
+
+def _items(listed: Any, what: str) -> list[Mapping[str, Any]]:
+    found = listed.get("items") if isinstance(listed, Mapping) else None
+    if not isinstance(found, list):
+        raise _CannotWatch(f"the cluster's answer to the list of {what} has no items list")
+    return [item for item in found if isinstance(item, Mapping)]
+
+
+def _uid(thing: Mapping[str, Any]) -> str:
+    return str((thing.get("metadata") or {}).get("uid") or "")
+
+
+def _event_time(event: Mapping[str, Any]) -> str:
+    # RFC 3339 in UTC, so the strings sort as the times do.
+    return str(event.get("lastTimestamp") or event.get("eventTime") or (event.get("metadata") or {}).get("creationTimestamp") or "")
+
+
+def _log_tail(api: _Api, namespace: str, pods: Sequence[Mapping[str, Any]]) -> str | None:
+    running = [p for p in pods if (p.get("status") or {}).get("phase") == "Running"]
+    if not running:
+        return None
+    pod = running[-1]
+    containers = (pod.get("spec") or {}).get("containers") or [{}]
+    container = str(containers[0].get("name") or "")
+    name = str((pod.get("metadata") or {}).get("name") or "")
+    try:
+        what = f"GET /api/v1/namespaces/{namespace}/pods/{name}/log"
+        text = api.call(what, "core.read_namespaced_pod_log", name, namespace, container=container or None, tail_lines=LOG_LINES, raw=True)
+    except (_CannotWatch, _NoAnswer, _Refused):
+        return None  # a log is the progress, never the verdict: a pod that has not started answers 400
+    return str(text) if text is not None else None
+
+
+def _look(api: _Api, facts: WatchFacts, ours: _Ours) -> Snapshot:
+    ns, at = facts.namespace, f"GET /api/v1/namespaces/{facts.namespace}"
+    found = api.call(f"GET /apis/batch/v1/namespaces/{ns}/jobs/{facts.job_name}", "batch.read_namespaced_job", facts.job_name, ns)
+    job = ours.which(found, api.date)
+    pods: list[Mapping[str, Any]] = []
+    events: list[Mapping[str, Any]] = []
+    tail = None
+    nodes: list[Mapping[str, Any]] | None = None
+    holders: list[Mapping[str, Any]] | None = None
+    if job is not None:
+        listed = api.call(f"{at}/pods", "core.list_namespaced_pod", ns, label_selector=f"{JOB_UID_LABEL}={_uid(job)}")
+        pods = _items(listed, "the Job's pods")
+        pods.sort(key=lambda p: str((p.get("metadata") or {}).get("creationTimestamp") or ""))
+        for uid in [_uid(job), *(_uid(p) for p in pods)]:
+            listed = api.call(f"{at}/events", "core.list_namespaced_event", ns, field_selector=f"involvedObject.uid={uid}")
+            events += _items(listed, "events")
+        waiting = any(not _scheduled(p) for p in pods)
+        if facts.autoscaled and waiting:
+            events += _autoscaler_events(api)
+        if waiting:
+            nodes, holders = _pool_nodes(api, facts, _uid(job))
+        events.sort(key=_event_time)
+        tail = _log_tail(api, facts.namespace, pods)
+    now = api.date or datetime.now(timezone.utc)
+    return Snapshot(now=now, job=job, pods=pods, events=events, log_tail=tail, nodes=nodes, holders=holders)
+
+
+def _scheduled(pod: Mapping[str, Any]) -> bool:
+    return bool((pod.get("spec") or {}).get("nodeName"))
+
+
+def _pool_nodes(api: _Api, facts: WatchFacts, job_uid: str) -> tuple[list[Mapping[str, Any]] | None, list[Mapping[str, Any]] | None]:
+    """While the Job's pod waits for a node: the nodes of its pools (AKS's agentpool label, a
+    set-based selector: apimachinery labels.Parse `in`), and the pods on the first HOLDER_NODES
+    of them that hold a GPU, the Job's own left out (the module docstring says why). None for
+    what may not be read (a deployer without cluster-wide list rights): a status says less then,
+    and the decision reads the nodes only to excuse a joining node's taint."""
+    selector = f"{AGENT_POOL_LABEL} in ({','.join(facts.pools)})"
+    try:
+        nodes = _items(api.call("GET /api/v1/nodes", "core.list_node", label_selector=selector), "nodes")
+    except (_CannotWatch, _Refused):
+        return None, None
+    holders: list[Mapping[str, Any]] = []
+    for node in nodes[:HOLDER_NODES]:
+        name = str((node.get("metadata") or {}).get("name") or "")
+        try:
+            listed = api.call("GET /api/v1/pods", "core.list_pod_for_all_namespaces", field_selector=f"spec.nodeName={name}")
+            on_node = _items(listed, "pods")
+        except (_CannotWatch, _Refused):
+            return nodes, None
+        holders += [p for p in on_node if _holds_gpu(p) and ((p.get("metadata") or {}).get("labels") or {}).get(JOB_UID_LABEL) != job_uid]
+    return nodes, holders
+
+
+def _holds_gpu(pod: Mapping[str, Any]) -> bool:
+    """A pod not ended with a container that asks for an NVIDIA resource (nvidia.com/gpu, or a
+    MIG slice nvidia.com/mig-<profile>): the scheduler counts it against the node's GPUs."""
+    if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+        return False
+    for container in (pod.get("spec") or {}).get("containers") or []:
+        resources = container.get("resources") if isinstance(container, Mapping) else None
+        if not isinstance(resources, Mapping):
+            continue
+        asked = [name for part in ("requests", "limits") if isinstance(amounts := resources.get(part), Mapping) for name in amounts]
+        if any(str(name).startswith(GPU_RESOURCES) for name in asked):
+            return True
+    return False
+
+
+def _autoscaler_events(api: _Api) -> list[Mapping[str, Any]]:
+    """The events of the autoscaler's status ConfigMap (the module docstring says why); none
+    where they may not be read or are not there."""
+    selector = f"involvedObject.kind=ConfigMap,involvedObject.name={AUTOSCALER_STATUS}"
+    try:
+        listed = api.call("GET /api/v1/namespaces/kube-system/events", "core.list_namespaced_event", "kube-system", field_selector=selector)
+        return _items(listed, "events")
+    except (_CannotWatch, _Refused):
+        return []
+
+
+# --------------------------------------------------------------------------- the end
+
+
+def _end_job(api: _Api, facts: WatchFacts, uid: str) -> str | None:
+    """Ends the Job `uid` (the module docstring says how); what stopped it, when it could not."""
+    body = {"metadata": {"uid": uid}, "spec": {"activeDeadlineSeconds": ENDED_DEADLINE_SECONDS}}
+    try:
+        what = f"PATCH /apis/batch/v1/namespaces/{facts.namespace}/jobs/{facts.job_name}"
+        api.call(what, "batch.patch_namespaced_job", facts.job_name, facts.namespace, body, _content_type="application/merge-patch+json")
+    except _Refused as error:
+        if error.code in (409, 422):  # the UID precondition: another Job has the name now, not ours to end
+            return None
+        return f"the watch could not end Job {facts.namespace}/{facts.job_name} ({error}); it runs until its activeDeadlineSeconds"
+    except (_CannotWatch, _NoAnswer) as error:
+        return f"the watch could not end Job {facts.namespace}/{facts.job_name} ({error}); it runs until its activeDeadlineSeconds"
+    return None
+
+
+def _keep(api: _Api, facts: WatchFacts, verdict: Verdict, uid: str) -> str | None:
+    """The outcome in the ConfigMap `<job>-result`; what stopped it, when it could not."""
+    name = result_name(facts.job_name)
+    finished = (api.date or datetime.now(timezone.utc)).astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    body = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": facts.namespace, "labels": {"app.kubernetes.io/managed-by": FIELD_MANAGER}},
+        "data": {"line": verdict.line, "outcome": verdict.kind, "jobUid": uid, "finishedAt": finished, **served(verdict)},
+    }
+    try:
+        what = f"PATCH /api/v1/namespaces/{facts.namespace}/configmaps/{name}"
+        apply: dict[str, Any] = {"field_manager": FIELD_MANAGER, "force": True, "_content_type": "application/apply-patch+yaml"}
+        api.call(what, "core.patch_namespaced_config_map", name, facts.namespace, body, **apply)
+    except (_CannotWatch, _NoAnswer, _Refused) as error:
+        return f"the proof's outcome could not be kept in ConfigMap {facts.namespace}/{name}: {error}"
+    return None
+
+
+def served(verdict: Verdict) -> dict[str, str]:
+    """Where the proof's pod ran, as the ConfigMap's `pool` and `vmSize` (docs/proof.md, "Which
+    size served"): each where known, so a reader tells "not known" from a value."""
+    return {key: value for key, value in (("pool", verdict.pool), ("vmSize", verdict.vm_size)) if value}
+
+
+def _finish(api: _Api, facts: WatchFacts, look: Snapshot, verdict: Verdict, status: Callable[[str], None]) -> Verdict:
+    uid = _uid(look.job) if look.job is not None else ""
+    line = verdict.line
+    if verdict.kind == "stop" and uid:
+        if (not_ended := _end_job(api, facts, uid)) is not None:
+            line = f"{line} ({not_ended})"
+    if (not_kept := _keep(api, facts, verdict, uid)) is not None:
+        status(not_kept)
+    if verdict.kind == "trained":
+        return verdict
+    raise ProofWatchFailed(line)
+
+
+# --------------------------------------------------------------------------- the watch
+
+
+class _Status:
+    """Sends each line once, when it differs from the last one sent; a line that differs only in
+    its numbers (a duration counting up, the training's step) at most every REPEAT_SECONDS. A
+    non-interactive run prints the resource's row at each status it gets (pulumi/pulumi@1b594989
+    pkg/backend/display/jsonmessage.go `rowUpdated`), so a CI log gets a line per change: one
+    every REPEAT_SECONDS of an 8-minute scale-up, not one a look."""
+
+    def __init__(self, send: Callable[[str], None], clock: Callable[[], float]) -> None:
+        self.send, self.clock, self.last, self.sent_at = send, clock, "", float("-inf")
+
+    def __call__(self, line: str) -> None:
+        line = one_line(line, None)  # a status is one line, whatever the cluster's words held
+        if line == self.last:
+            return
+        if _shape(line) == _shape(self.last) and self.clock() - self.sent_at < REPEAT_SECONDS:
+            return
+        self.last, self.sent_at = line, self.clock()
+        self.send(line)
+
+
+def _shape(line: str) -> str:
+    return re.sub(r"\d+", "#", line)
+
+
+def _not_watched(status: _Status, why: str) -> Verdict:
+    verdict = Verdict("waiting", f"the proof is not watched: {why}; the Job's own await decides")
+    status(verdict.line)
+    return verdict
+
+
+def watch(
+    cluster: ClusterRef,
+    facts: WatchFacts,
+    seconds: float,
+    status: Callable[[str], None],
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+    decide: Callable[[WatchFacts, Snapshot], Verdict] = decisions.decide,
+    kubeconfig: Callable[[ClusterRef], str] = user_kubeconfig,
+    connect: Callable[[str], cluster_access.Connection] = cluster_access.connect,
+) -> Verdict:
+    """Watches the proof until it trained (returns that Verdict, or a "waiting" one saying why it
+    could not watch: the Job's own await then decides), failed, or cannot start (raises
+    components.errors.ProofWatchFailed with the line, after ending the Job), or `seconds` pass;
+    `status` gets what it waits for, each time that changes. `decide`: what a look means
+    (components/proof/watch_verdict.py); `kubeconfig` and `connect`: the seams to Azure and to the
+    API server (a test's fakes)."""
+    started = clock()
+    deadline = started + seconds
+    say = _Status(status, clock)
+    try:
+        config = kubeconfig(cluster)
+        api = _Api(lambda: connect(config), connect(config))
+    except ClusterAccessError as error:
+        return _not_watched(say, str(error))
+    ours = _Ours(facts, clock, started)
+    while True:
+        within = min(LOOK_SECONDS, max(deadline - clock(), 1.0))
+        try:
+            # A daemon thread the watch stops waiting for (deadline.gather): a socket timeout
+            # bounds each read, not a server that trickles.
+            look = gather([lambda: _look(api, facts, ours)], within)[0]
+        except _CannotWatch as error:
+            return _not_watched(say, str(error))
+        except ClusterAccessError as error:  # the credential plugin, run again after a 401
+            return _not_watched(say, str(error))
+        except (_NoAnswer, _Refused) as error:  # _Refused: what no GET of the watch should meet (400, 410)
+            say(f"looking again in {POLL_SECONDS:g} s: {error}")
+        except TimeoutError:  # gather's
+            say(f"looking again in {POLL_SECONDS:g} s: the cluster's API server did not answer a look within {within:g} s")
+        else:
+            job = f"{facts.namespace}/{facts.job_name}"
+            if ours.gone:
+                return _not_watched(say, f"the Job {job} this `pulumi up` created was deleted")
+            if look.job is None and ours.absent_for() >= NOT_CREATED_SECONDS:
+                return _not_watched(
+                    say,
+                    f"no Job {job} of this `pulumi up` appeared within {NOT_CREATED_SECONDS / 60:g} minutes "
+                    "(its create refused, or not begun)",
+                )
+            verdict = decide(facts, look)
+            if verdict.kind != "waiting":
+                return _finish(api, facts, look, verdict, say)
+            say(verdict.line)
+        if clock() + POLL_SECONDS > deadline:
+            return Verdict("waiting", f"watched for {seconds / 60:g} minutes, the watch's limit: {say.last}; the Job's own await decides")
+        sleep(POLL_SECONDS)

@@ -1,0 +1,1 @@
+"""The shared ground's one seam to Azure and the cluster: the reader a run is handed (`reader.py`), the saved answers it may read instead, and the calls out that several concerns share (deadlines, the AKS client, invokes, the engine's status line)."""

@@ -1,0 +1,179 @@
+"""What Azure says about a subscription in a region: the VM sizes it offers, its vCPU quotas
+and usage, and the nodes a deployed stack already runs. Preflight checks these facts.
+
+Two sources, one shape. Both give the REST API's objects (ResourceSku, Usage), so one parser
+reads them:
+  - files: the az CLI's JSON, `az vm list-skus --location <loc> --resource-type
+    virtualMachines --all --output json` and `az vm list-usage --location <loc> --output json`;
+  - live: the Azure SDK for Python with the live reader's credential (components/live/
+    compute.py; azure-mgmt-compute's ResourceSkus and Usage lists),
+    each model turned back into its REST shape (`as_dict()`).
+REST shapes: Azure/azure-rest-api-specs specification/compute/resource-manager/
+Microsoft.Compute/Skus (ResourceSku, ResourceSkuCapabilities, ResourceSkuRestrictions) and
+ComputeRP (Usage, UsageName).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from components.seam import saved_files
+
+# Quota names for the regional totals (Usage.name.value).
+REGIONAL_CORES = "cores"  # "Total Regional vCPUs"
+REGIONAL_SPOT_CORES = "lowPriorityCores"  # "Total Regional Low-priority vCPUs" (Spot)
+
+
+@dataclass(frozen=True)
+class Sku:
+    """One VM size as Azure offers it to this subscription in this region."""
+
+    name: str
+    family: str
+    vcpus: int
+    gpus: int | None
+    generations: tuple[str, ...]
+    #: The reason Azure does not offer it here ("NotAvailableForSubscription"), if it does not.
+    restriction: str | None = None
+
+
+@dataclass(frozen=True)
+class Usage:
+    """One vCPU quota: how much is in use, and the limit."""
+
+    name: str
+    display: str
+    current: int
+    limit: int
+
+    @property
+    def free(self) -> int:
+        return max(self.limit - self.current, 0)
+
+
+@dataclass(frozen=True)
+class Facts:
+    source: str
+    skus: dict[str, Sku]
+    usages: dict[str, Usage]
+    #: Nodes the stack's pools already run: pool name -> (VM size, node count).
+    existing_pools: dict[str, tuple[str, int]] = field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------- REST shapes
+
+
+def parse_skus(items: Iterable[dict[str, Any]], location: str) -> dict[str, Sku]:
+    skus = {}
+    for item in items:
+        if item.get("resourceType") != "virtualMachines":
+            continue
+        if location.lower() not in [loc.lower() for loc in item.get("locations") or []]:
+            continue
+        capabilities = {c["name"]: c["value"] for c in item.get("capabilities") or []}
+        restriction: str | None = None
+        for r in item.get("restrictions") or []:
+            if r.get("type") == "Location":
+                restriction = r.get("reasonCode") or "restricted"
+        skus[item["name"]] = Sku(
+            name=item["name"],
+            family=item.get("family") or "",
+            vcpus=int(capabilities.get("vCPUs", 0)),
+            gpus=int(capabilities["GPUs"]) if "GPUs" in capabilities else None,
+            generations=tuple(g.strip() for g in capabilities.get("HyperVGenerations", "").split(",") if g.strip()),
+            restriction=restriction,
+        )
+    return skus
+
+
+def parse_usages(items: Iterable[dict[str, Any]]) -> dict[str, Usage]:
+    usages = {}
+    for item in items:
+        name = item.get("name") or {}
+        value = name.get("value") if isinstance(name, dict) else name
+        display = (name.get("localizedValue") if isinstance(name, dict) else None) or item.get("localName") or value
+        usages[str(value)] = Usage(name=str(value), display=str(display), current=int(item["currentValue"]), limit=int(item["limit"]))
+    return usages
+
+
+def _whole(value: Any) -> bool:
+    """A capability's value as the list gives numbers: a string of digits ("4")."""
+    return isinstance(value, str) and value.strip().isdigit()
+
+
+# What `parse_skus` reads of an item, and of its parts (the REST shapes: ResourceSku,
+# ResourceSkuCapabilities, ResourceSkuRestrictions, ResourceSkuRestrictionInfo).
+SKU_MEMBERS = {
+    "name": saved_files.STRING,
+    "resourceType": saved_files.STRING,
+    "family": saved_files.STRING,
+    "locations": saved_files.STRINGS,
+    "capabilities": saved_files.OBJECTS,
+    "restrictions": saved_files.OBJECTS,
+}
+RESTRICTION_MEMBERS = {"type": saved_files.STRING, "reasonCode": saved_files.STRING, "restrictionInfo": saved_files.OBJECT}
+RESTRICTION_INFO_MEMBERS = {"zones": saved_files.STRINGS, "locations": saved_files.STRINGS}
+
+
+def sku_problem(item: dict[str, Any]) -> str | None:
+    """What in one saved `az vm list-skus` item `parse_skus` could not read, or None."""
+    absent = saved_files.missing(item, ("name", "resourceType", "locations"))
+    if absent:
+        return absent
+    if problem := saved_files.typed(item, SKU_MEMBERS):
+        return problem
+    for index, capability in enumerate(item.get("capabilities") or []):
+        if not isinstance(capability.get("name"), str) or not isinstance(capability.get("value"), str):
+            return f"capabilities[{index}] is not an object with a string name and value"
+        if capability["name"] in ("vCPUs", "GPUs") and not _whole(capability["value"]):
+            return f"capability {capability['name']} is {capability['value']!r}, not a whole number"
+    for index, restriction in enumerate(item.get("restrictions") or []):
+        problem = saved_files.typed(restriction, RESTRICTION_MEMBERS) or saved_files.typed(
+            restriction.get("restrictionInfo") or {}, RESTRICTION_INFO_MEMBERS
+        )
+        if problem:
+            return f"restrictions[{index}]: {problem}"
+    return None
+
+
+def usage_problem(item: dict[str, Any]) -> str | None:
+    """What in one saved `az vm list-usage` item `parse_usages` could not read, or None."""
+    name = item.get("name")
+    named = isinstance(name, str) or (isinstance(name, dict) and isinstance(name.get("value"), str))
+    localized = name.get("localizedValue") if isinstance(name, dict) else None
+    return (
+        saved_files.missing(item, ("name", "currentValue", "limit"))
+        or (None if named else "name is neither a string nor an object with a string value")
+        or (None if localized is None or isinstance(localized, str) else "name.localizedValue is not a string")
+        or saved_files.typed(item, {"localName": saved_files.STRING})
+        or saved_files.number(item, "currentValue", least=0)
+        or saved_files.number(item, "limit")
+    )
+
+
+SKUS_HOLD = "the JSON list `az vm list-skus --location <loc> --resource-type virtualMachines --all --output json` prints"
+USAGE_HOLD = "the JSON list `az vm list-usage --location <loc> --output json` prints"
+
+
+def from_files(
+    skus_file: Path,
+    usage_file: Path,
+    location: str,
+    skus_key: str = "aks-gpu:preflight.skusFile",
+    usage_key: str = "aks-gpu:preflight.usageFile",
+) -> Facts:
+    """The saved az CLI answers; a file that is not such a list is one line naming its key."""
+    skus = saved_files.check_items(skus_key, skus_file, saved_files.read_json(skus_key, skus_file, SKUS_HOLD), SKUS_HOLD, sku_problem)
+    usages = saved_files.check_items(
+        usage_key, usage_file, saved_files.read_json(usage_key, usage_file, USAGE_HOLD), USAGE_HOLD, usage_problem
+    )
+    return Facts(source=f"files {skus_file.name}, {usage_file.name}", skus=parse_skus(skus, location), usages=parse_usages(usages))
+
+
+def node_resource_group(resource_group: str, cluster: str, location: str) -> str:
+    """AKS's default node resource group, MC_<group>_<cluster>_<location> (azure-aks-docs
+    articles/aks/faq.yml, ms.date 11/06/2023, "Why are two resource groups created with AKS?")."""
+    return f"MC_{resource_group}_{cluster}_{location}"
