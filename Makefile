@@ -14,7 +14,7 @@ PYTHON ?= python3
 # Python may cache bytecode (.pyc, in git-ignored __pycache__ folders). With
 # PYTHONDONTWRITEBYTECODE set, as some machines set it, every test process compiles the
 # thousand modules it imports from source again: about 3 s a process, most of a warm
-# `make test`'s difference (docs/layout.md, "Test time").
+# `make test`'s difference (docs/design/house.md, "How long `make test` takes").
 unexport PYTHONDONTWRITEBYTECODE
 STACK  ?= dev
 VENV   := .venv
@@ -66,7 +66,7 @@ unit: $(TEST_STAMP) ## pytest under Pulumi's mock engine, on two workers
 # those need, at the newest that fits), in a virtualenv of its own. A fresh resolution each run
 # into build/lowest/, never uv.lock: `uv pip compile` reads pyproject.toml and writes only its
 # -o file. A bound that resolves to a newer release (another package needs more) fails before
-# the tests (tools/lowest.py): it would claim a version nothing tested (docs/layout.md, "Dependencies").
+# the tests (tools/lowest.py): it would claim a version nothing tested (docs/design/house.md, "Dependencies").
 lowest: $(UV) ## the tests at the lowest versions pyproject.toml allows (uv --resolution lowest-direct)
 	@mkdir -p $(LOWEST)
 	$(UV) venv --quiet --allow-existing --python $(PYTHON) $(LOWEST_VENV)

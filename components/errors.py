@@ -110,5 +110,5 @@ class ManagedPoolTimeout(ManagedPoolError, TimeoutError):
 
 
 class ProofWatchFailed(OneLine):
-    """The proof cannot train, or did not: the cause in the cluster's words (components/deciding/
-    proof/proof_watch.py decides, components/proof/watch_live.py watches during `pulumi up`)."""
+    """The proof cannot train, or did not: the cause in the cluster's words (components/proof/
+    watch_verdict.py decides, components/proof/watch_live.py watches during `pulumi up`)."""

@@ -118,7 +118,7 @@ class StackConfig:
     def pools(self) -> Pools:
         """The GPU pools with the config key that names each, as messages name it, and the
         members each entry sets: what a check of the pools is handed instead of the whole config
-        (docs/layout.md, "The plan")."""
+        (docs/design/component-args.md)."""
         key = f"{NAMESPACE}:gpuPools.{{}}" if self.pool_map else f"{NAMESPACE}:gpuPool"
         return Pools(self.gpu_pools, {p.name: key.format(p.name) for p in self.gpu_pools}, self.given_pools)
 

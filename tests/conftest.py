@@ -40,7 +40,7 @@ FIXTURE_STACKS_PRELUDE = (
 # thousand objects, and the garbage collector's full collections also walk every object the
 # imports made (azure-native's modules are millions). Frozen, those are left alone; and with
 # a larger first threshold the collector runs less often during a run. Measured on the
-# 2-core machine: the suite on two workers from 20.5 s to 15.5-17.5 s (docs/layout.md).
+# 2-core machine: the suite on two workers from 20.5 s to 15.5-17.5 s (docs/design/house.md, "How long `make test` takes").
 #
 # Hypothesis registers the random it seeds on first use, and first looks for what refers to it
 # (hypothesis/internal/entropy.py `register_random`: `gc.get_referrers`, which never sees a frozen

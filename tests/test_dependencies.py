@@ -1,7 +1,7 @@
 """One project file and one lock: pyproject.toml names the ranges, uv.lock the versions and
 hashes, and the files exported from it for what reads no uv.lock (requirements.txt, which
 Pulumi's pip toolchain installs; requirements-uv.txt, the uv bootstrap) say the same. `make lint`
-also compares the exports with a fresh `uv export` byte for byte (docs/layout.md, "Dependencies")."""
+also compares the exports with a fresh `uv export` byte for byte (docs/design/house.md, "Dependencies")."""
 
 from __future__ import annotations
 

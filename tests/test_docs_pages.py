@@ -49,14 +49,9 @@ def broken_links(page: Path) -> list[str]:
     return broken
 
 
-# docs/layout.md still links mutation.md, now design/mutation.md; the page is rewritten
-# after the modules move, in the same merge: strict, so the mark goes once its links lead somewhere.
-LAYOUT_PENDING = pytest.mark.xfail(strict=True, reason="docs/layout.md is rewritten after the module move; drop this mark then")
-
-
 @pytest.mark.parametrize(
     "page",
-    [pytest.param(p, marks=LAYOUT_PENDING) if p.name == "layout.md" else p for p in PAGES],
+    PAGES,
     ids=lambda p: str(p.relative_to(ROOT)),
 )
 def test_every_link_leads_to_a_file_and_heading_there_are(page: Path) -> None:

@@ -227,7 +227,7 @@ def test_the_rule_above_finds_what_it_looks_for(tmp_path):
 # What makes a call out of the process: a socket, a subprocess, an Azure SDK client or its
 # pipeline, an invoke the program waits on. Not azure-native's `*_output` invokes of a declared
 # resource's outputs (cluster.py's credentials): edges of the graph the engine resolves, as a
-# resource's outputs (docs/layout.md, "How the code is laid out").
+# resource's outputs (docs/layout.md).
 CALLS_OUT = (
     "urllib.request",
     "http.client",
@@ -285,7 +285,7 @@ def test_the_rule_above_sees_a_call_out_where_there_is_one(tmp_path):
 
 # Each check takes what it reads (a pool's settings, the pools, mnistJob, ...), not the whole
 # config: the plan holds StackConfig and hands the pieces out, and components/config/ builds
-# it (docs/layout.md, "The plan"). The functions that still take it, each with why.
+# it (docs/design/component-args.md). The functions that still take it, each with why.
 TAKES_THE_CONFIG = {
     "components/preflight/preflight.py:run": "the checks' entry point: it hands each check of Azure its piece, as the plan does",
 }

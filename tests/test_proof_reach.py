@@ -471,7 +471,7 @@ def test_a_used_pool_the_gpu_operator_serves_is_read_from_the_operators_plugin(t
 @settings(max_examples=300, derandomize=True, database=None, deadline=None)
 def test_the_scripts_rule_is_cpythons_own(entries, host):
     """cluster_egress.urllib_bypasses is CPython's proxy_bypass_environment, read line for line
-    (components/deciding may not import urllib.request): the two agree on any NO_PROXY."""
+    (no module of the program imports urllib.request): the two agree on any NO_PROXY."""
     import urllib.request
 
     value = ",".join(entries)

@@ -202,7 +202,7 @@ def read_note(group: str, described: Mapping[str, Any], source: str) -> str:
 
 
 class OfflineReader:
-    """Azure as the offline render and the tests see it (components/reading/reader.AzureReader).
+    """Azure as the offline render and the tests see it (components/seam/reader.AzureReader).
 
     `feature_state` is what Azure answers for a subscription feature registration (`az
     feature show`): "Registered" unless a test says otherwise. `cluster` is what

@@ -2,7 +2,7 @@
 
 Run by .venv-lowest's Python after `uv pip compile --resolution lowest-direct` installed
 pyproject.toml's dependencies and test group. It prints each one's version and exits non-zero
-naming those that resolved above their bound: a bound nothing tested (docs/layout.md,
+naming those that resolved above their bound: a bound nothing tested (docs/design/house.md,
 "Dependencies"). 34 is 34.0.0; 1.85 is also 1.85.0.20261028, a stub package's dated release.
 """
 

@@ -2,7 +2,7 @@
 machinery behind `make render` and the tests (no cloud, no credentials, no CLI). It merges the
 config as the CLI does, records every registration with its options, collects the outputs and
 warnings, and calls the program's `main` with an `OfflineReader` over the mocks
-(tools/azure_mocks.py). Docs: docs/layout.md, "The mock engine"."""
+(tools/azure_mocks.py). Docs: docs/design/house.md, "The mock engine"."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """`make render STACK=dev`: the program's desired state, offline, under the mock engine
 (tools/mock_engine.py), written to `build/<stack>/` (manifests.yaml, azure.json, resources.json,
 outputs.json) and summarised. Every file is normalised, so the same program renders the same bytes
-(`make snapshots`; docs/layout.md, "Snapshots"); a configuration error prints its one line and
+(`make snapshots`; docs/design/house.md, "Snapshots"); a configuration error prints its one line and
 exits 1, as `pulumi preview` would. The files: README.md, "Two commands on a fresh machine"."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The mock engine's three changes inside Pulumi's SDK, for the length of a run; none changes
-a byte of what a run sends. Why, and what each saves: docs/layout.md, "The mock engine".
+a byte of what a run sends. Why, and what each saves: docs/design/house.md, "The mock engine".
 
 - The URN of each alias of each resource, which the SDK computes as an Output in
   `Resource.__init__` (`collapse_alias_to_urn`, into `self._aliases`), is not computed. Only

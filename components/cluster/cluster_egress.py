@@ -152,7 +152,7 @@ def urllib_bypasses(no_proxy: str, host: str) -> bool:
     """CPython's urllib.request.proxy_bypass_environment(host, {"no": no_proxy}), line for line
     (Lib/urllib/request.py, read in the installed CPython 3.11, the Python pytorch/pytorch's
     Dockerfile builds its images with: `ARG PYTHON_VERSION=3.11`, at 01343dcd; a test holds the
-    two equal). Not imported: nothing outside components/live/ imports urllib.request.
+    two equal). Not imported: no module of the program imports urllib.request.
     The whole value `*` bypasses everything, and only then ("'*' is special case for always
     bypass": `no_proxy == '*'`); otherwise each entry, leading dots dropped, matches the host
     itself or a suffix after a dot. A `*` among other entries matches nothing, and CIDRs and

@@ -1,5 +1,5 @@
 """An AKS user kubeconfig (listClusterUserCredential's) made to sign in without a prompt:
-pure, so the cluster components (components/resources/), the plan's read of what an existing
+pure, so the cluster components (components/cluster/), the plan's read of what an existing
 cluster runs (components/plan.py) and the proof's watch, which fetches its own
 (components/proof/watch_live.py), convert it the same way."""
 

@@ -2,7 +2,7 @@
 for field, plus what today's guide adds (the GPU pool's toleration, `priorityClassName`,
 FAIL_ON_INIT_ERROR=false) and the security baseline (hardening.py), built from the few inputs
 the plan decides (`DevicePluginInputs`). Below both: the plan says from it what the adopting
-`up` changes in the guide's DaemonSet (`adoption_plans`), and components/resources/
+`up` changes in the guide's DaemonSet (`adoption_plans`), and components/gpu_stack/
 device_plugin.py declares it. Each difference and its reason: docs/design/guide-and-azure.md (the
 DaemonSet's bullets); the baseline and its Checkov skips: docs/design/security.md."""
 

@@ -1,5 +1,5 @@
 """What a pod must tolerate to land on a GPU pool: the taints of the pool as the program
-declares it, or as the cluster runs it (a used or adopted pool, components/deciding/existing/
+declares it, or as the cluster runs it (a used or adopted pool, components/pools/
 existing_pools.py). One source for every pod that lands on a pool: the plan decides the
 device plugin's from it, and GpuPool and UsedPool carry it for the proof Jobs and the others."""
 

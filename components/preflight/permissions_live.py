@@ -1,5 +1,5 @@
-"""The signed-in identity's effective permissions at a scope, live (components/deciding/
-azure/permissions.py says what is asked, and what they allow): ARM's `GET {scope}/providers/
+"""The signed-in identity's effective permissions at a scope, live (components/preflight/
+permissions.py says what is asked, and what they allow): ARM's `GET {scope}/providers/
 Microsoft.Authorization/permissions` (api-version 2022-04-01), every page, through azure-mgmt-core's
 pipeline with the live reader's credential."""
 

@@ -1,6 +1,6 @@
 """The proof's watch as a Pulumi dynamic resource: a sibling of each proof Job `pulumi up` waits
-for, whose create watches the Job's pods and events during `up` (components/live/
-proof_watch.py `watch`), says what it waits for on its own row of the CLI, and fails in the
+for, whose create watches the Job's pods and events during `up` (components/proof/
+watch_live.py `watch`), says what it waits for on its own row of the CLI, and fails in the
 cluster's words, ending the Job, once waiting will not mend the cause (issue #53; docs/proof.md).
 
 Why a resource beside the Job, and not the Job's own await:

@@ -6,7 +6,7 @@ components/proof/watch_verdict.py finds a cause that waiting will not mend.
 What it asks, and why each (Kubernetes API, kubernetes/kubernetes at 0158de93 unless said):
 - the kubeconfig: listClusterUserCredential (azure-mgmt-containerservice
   `managed_clusters.list_cluster_user_credentials`, format "exec"), with azure-identity's
-  DefaultAzureCredential as the managed pool's provider signs in (components/resources/
+  DefaultAzureCredential as the managed pool's provider signs in (components/pools/
   agent_pool_calls.py), made to sign in without a prompt for an Entra ID cluster
   (components/cluster/kubeconfig.py); no credential is an input or an output of the watch;
 - GET the Job by name; its pods by the label the Job controller puts on them,

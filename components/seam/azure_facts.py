@@ -5,7 +5,7 @@ Two sources, one shape. Both give the REST API's objects (ResourceSku, Usage), s
 reads them:
   - files: the az CLI's JSON, `az vm list-skus --location <loc> --resource-type
     virtualMachines --all --output json` and `az vm list-usage --location <loc> --output json`;
-  - live: the Azure SDK for Python with the live reader's credential (components/live/
+  - live: the Azure SDK for Python with the live reader's credential (components/seam/
     compute.py; azure-mgmt-compute's ResourceSkus and Usage lists),
     each model turned back into its REST shape (`as_dict()`).
 REST shapes: Azure/azure-rest-api-specs specification/compute/resource-manager/

@@ -1,5 +1,5 @@
 """What Azure says of a subscription in a region, live: the VM sizes it offers, its vCPU
-quotas and usage, and the scale sets of the node resource group (components/reading/
+quotas and usage, and the scale sets of the node resource group (components/seam/
 azure_facts.py parses them). The Azure SDK for Python with the live reader's credential:
 azure-mgmt-compute's ResourceSkus, Usage and VirtualMachineScaleSets lists, each model turned
 back into its REST shape (`as_dict()`), so one parser reads the saved and the live answer."""

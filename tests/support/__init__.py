@@ -1,1 +1,1 @@
-"""Helpers the test modules share (docs/layout.md, "The tests, by behaviour")."""
+"""Helpers the test modules share (docs/design/house.md, "The tests, by behaviour")."""
