@@ -212,9 +212,7 @@ def job_spec(args: MnistJobArgs, run: MnistRun) -> k8s.batch.v1.JobSpecArgs:
 def node_selector(run: MnistRun) -> dict[str, str] | None:
     """Where the pod may land: its pool's nodes by AKS's agentpool label; unpinned, the guide's
     one pool in a cluster of its own; a capacity group's by its affinity instead (affinity)."""
-    if run.group:
-        return None
-    return {AGENT_POOL_LABEL: run.pool_name} if run.pin else None
+    return {AGENT_POOL_LABEL: run.pool_name} if run.pin and not run.group else None
 
 
 def affinity(run: MnistRun) -> k8s.core.v1.AffinityArgs | None:

@@ -143,11 +143,6 @@ def seen(event: Mapping[str, Any]) -> Seen | None:
     )
 
 
-def events_of(events: Iterable[Mapping[str, Any]], kind: str, name: str) -> list[Seen]:
-    """The events about one object, oldest last-seen first."""
-    return by_object(events).get((kind, name), [])
-
-
 def by_object(events: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], list[Seen]]:
     """Every event read once (`seen`), grouped by the kind and name of the object it is about,
     each group oldest last-seen first: a look reads each event once, however many it holds."""

@@ -354,25 +354,21 @@ def _look(api: _Api, facts: WatchFacts, ours: _Ours) -> Snapshot:
     ns, at = facts.namespace, f"GET /api/v1/namespaces/{facts.namespace}"
     found = api.call(f"GET /apis/batch/v1/namespaces/{ns}/jobs/{facts.job_name}", "batch.read_namespaced_job", facts.job_name, ns)
     job = ours.which(found, api.date)
-    pods: list[Mapping[str, Any]] = []
+    if job is None:
+        return Snapshot(now=api.date or datetime.now(timezone.utc), job=None, pods=[], events=[])
+    listed = api.call(f"{at}/pods", "core.list_namespaced_pod", ns, label_selector=f"{JOB_UID_LABEL}={_uid(job)}")
+    pods = _items(listed, "the Job's pods")
+    pods.sort(key=lambda p: str((p.get("metadata") or {}).get("creationTimestamp") or ""))
     events: list[Mapping[str, Any]] = []
-    tail = None
-    nodes: list[Mapping[str, Any]] | None = None
-    holders: list[Mapping[str, Any]] | None = None
-    if job is not None:
-        listed = api.call(f"{at}/pods", "core.list_namespaced_pod", ns, label_selector=f"{JOB_UID_LABEL}={_uid(job)}")
-        pods = _items(listed, "the Job's pods")
-        pods.sort(key=lambda p: str((p.get("metadata") or {}).get("creationTimestamp") or ""))
-        for uid in [_uid(job), *(_uid(p) for p in pods)]:
-            listed = api.call(f"{at}/events", "core.list_namespaced_event", ns, field_selector=f"involvedObject.uid={uid}")
-            events += _items(listed, "events")
-        waiting = any(not _scheduled(p) for p in pods)
-        if facts.autoscaled and waiting:
-            events += _autoscaler_events(api)
-        if waiting:
-            nodes, holders = _pool_nodes(api, facts, _uid(job))
-        events.sort(key=_event_time)
-        tail = _log_tail(api, facts.namespace, pods)
+    for uid in [_uid(job), *(_uid(p) for p in pods)]:
+        listed = api.call(f"{at}/events", "core.list_namespaced_event", ns, field_selector=f"involvedObject.uid={uid}")
+        events += _items(listed, "events")
+    waiting = any(not _scheduled(p) for p in pods)
+    if facts.autoscaled and waiting:
+        events += _autoscaler_events(api)
+    nodes, holders = _pool_nodes(api, facts, _uid(job)) if waiting else (None, None)
+    events.sort(key=_event_time)
+    tail = _log_tail(api, facts.namespace, pods)
     now = api.date or datetime.now(timezone.utc)
     return Snapshot(now=now, job=job, pods=pods, events=events, log_tail=tail, nodes=nodes, holders=holders)
 
@@ -439,11 +435,9 @@ def _end_job(api: _Api, facts: WatchFacts, uid: str) -> str | None:
     try:
         what = f"PATCH /apis/batch/v1/namespaces/{facts.namespace}/jobs/{facts.job_name}"
         api.call(what, "batch.patch_namespaced_job", facts.job_name, facts.namespace, body, _content_type="application/merge-patch+json")
-    except _Refused as error:
-        if error.code in (409, 422):  # the UID precondition: another Job has the name now, not ours to end
+    except (_CannotWatch, _NoAnswer, _Refused) as error:
+        if isinstance(error, _Refused) and error.code in (409, 422):  # the UID precondition: another Job has the name now, not ours to end
             return None
-        return f"the watch could not end Job {facts.namespace}/{facts.job_name} ({error}); it runs until its activeDeadlineSeconds"
-    except (_CannotWatch, _NoAnswer) as error:
         return f"the watch could not end Job {facts.namespace}/{facts.job_name} ({error}); it runs until its activeDeadlineSeconds"
     return None
 
@@ -551,9 +545,7 @@ def watch(
             # A daemon thread the watch stops waiting for (deadline.gather): a socket timeout
             # bounds each read, not a server that trickles.
             look = gather([lambda: _look(api, facts, ours)], within)[0]
-        except _CannotWatch as error:
-            return _not_watched(say, str(error))
-        except ClusterAccessError as error:  # the credential plugin, run again after a 401
+        except (_CannotWatch, ClusterAccessError) as error:  # ClusterAccessError: the credential plugin, run again after a 401
             return _not_watched(say, str(error))
         except (_NoAnswer, _Refused) as error:  # _Refused: what no GET of the watch should meet (400, 410)
             say(f"looking again in {POLL_SECONDS:g} s: {error}")

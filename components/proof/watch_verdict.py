@@ -243,7 +243,7 @@ class _Failure:
 
 def _unscheduled(look: _Look, pod: Mapping[str, Any], events: Sequence[Seen]) -> Verdict:
     """Pending without a node: the autoscaler's word on the pools, or the scheduler's."""
-    facts, name, pool = look.facts, _name(pod), _pool_words(look.facts)
+    facts, name, pool = look.facts, _name(pod), _pool_list(look.facts.pools)
     since = _created(pod) or look.now
     failed = _scale_ups_failed(look, since, events)
     lasting = {p: f for p, f in failed.items() if not f.passes}
@@ -288,7 +288,7 @@ def _not_triggered(
     (a GPU another pod holds is a wait). A pool backed off after a refusal that passes is a
     wait: the autoscaler tries it again when the back-off ends. Any other refusal that lasts
     NOT_TRIGGERED_SECONDS with no TriggeredScaleUp since is terminal."""
-    name, pool = _name(pod), _pool_words(look.facts)
+    name, pool = _name(pod), _pool_list(look.facts.pools)
     reasons = {reason for _, reason in signals.not_triggered_reasons(refusals[-1].message)}
     said = one_line(refusals[-1].message)
     also = f"; {fell_back}" if fell_back else ""
@@ -320,7 +320,7 @@ def _no_autoscaler(look: _Look, pod: Mapping[str, Any], scheduling: Seen | None,
     """A pod no node can be added for (a pool without autoscaler, or at its maximum): terminal
     once the scheduler has excluded every node for good for UNSCHEDULABLE_SECONDS, else a wait,
     saying what holds the pool's GPUs where the watch could read it."""
-    name, pool = _name(pod), _pool_words(look.facts)
+    name, pool = _name(pod), _pool_list(look.facts.pools)
     scheduler_says = one_line(scheduling.message) if scheduling else "not scheduled yet"
     unschedulable_since = _condition_since(pod, "PodScheduled", "False") or _created(pod) or look.now
     age = _seconds(look.now, unschedulable_since)
@@ -422,12 +422,8 @@ def _falling_back(facts: WatchFacts, failed: Mapping[str, _Failure]) -> str:
     return f"{could_not}; the autoscaler tries the next: {', '.join(rest)}"
 
 
-def _pool_words(facts: WatchFacts) -> str:
-    """`pool gpu`; of several, `pool t4, t4b or a10`."""
-    return _pool_list(facts.pools)
-
-
 def _pool_list(pools: Sequence[str]) -> str:
+    """`pool gpu`; of several, `pool t4, t4b or a10`."""
     return f"pool {pools[0]}" if len(pools) == 1 else f"pool {', '.join(pools[:-1])} or {pools[-1]}"
 
 
@@ -440,7 +436,7 @@ def _pools_in(facts: WatchFacts, triggered: str) -> list[str]:
 def _pool_named(facts: WatchFacts, triggered: str) -> str:
     """`pool <the one a TriggeredScaleUp names>`; where it names none of the Job's pools, all of them."""
     named = _pools_in(facts, triggered)
-    return f"pool {named[0]}" if len(named) == 1 else _pool_words(facts)
+    return f"pool {named[0]}" if len(named) == 1 else _pool_list(facts.pools)
 
 
 # --- a pod on a node ----------------------------------------------------------------------
@@ -484,9 +480,8 @@ def _pull_failing(look: _Look, pod: Mapping[str, Any], events: Sequence[Seen], w
     tries = sum(s.count for s in failures)
     age = _seconds(look.now, min(s.first for s in failures)) if failures else 0.0
     so_far = f"failing for {_duration(age)}, {tries} {'try' if tries == 1 else 'tries'}"
-    if signals.PERMANENT_PULL.search(said) or signals.PERMANENT_PULL.search(str(waiting.get("message") or "")):
-        return Verdict("stop", f"{where}: {said} ({so_far})")
-    if tries >= signals.PULL_FAILED_TRIES and age >= signals.PULL_FAILING_SECONDS:
+    permanent = signals.PERMANENT_PULL.search(said) or signals.PERMANENT_PULL.search(str(waiting.get("message") or ""))
+    if permanent or (tries >= signals.PULL_FAILED_TRIES and age >= signals.PULL_FAILING_SECONDS):
         return Verdict("stop", f"{where}: {said} ({so_far})")
     return Verdict("waiting", f'pulling image "{image}" on node {node} failed, the kubelet tries again: {said} ({so_far})')
 
@@ -500,11 +495,8 @@ def _running(look: _Look, pod: Mapping[str, Any], running: Mapping[str, Any]) ->
     started = signals.timestamp(running.get("startedAt"))
     for_how_long = f" for {_duration(_seconds(look.now, started))}" if started else ""
     lines = [line for line in tail.splitlines() if line.strip()]
-    if lines and lines[-1].startswith(CUDA_WAIT):
-        return Verdict("waiting", f"CUDA starting on node {node}{for_how_long}: {one_line(lines[-1])}")
-    if lines:
-        return Verdict("waiting", f"the proof runs on node {node}{for_how_long}: {one_line(lines[-1])}")
-    return Verdict("waiting", f"the proof runs on node {node}{for_how_long}: CUDA starting")
+    what = "CUDA starting" if lines and lines[-1].startswith(CUDA_WAIT) else "the proof runs"
+    return Verdict("waiting", f"{what} on node {node}{for_how_long}: {one_line(lines[-1]) if lines else 'CUDA starting'}")
 
 
 # --- reading Kubernetes JSON ----------------------------------------------------------------
