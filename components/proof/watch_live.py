@@ -405,14 +405,10 @@ def _holds_gpu(pod: Mapping[str, Any]) -> bool:
     MIG slice nvidia.com/mig-<profile>): the scheduler counts it against the node's GPUs."""
     if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
         return False
-    for container in (pod.get("spec") or {}).get("containers") or []:
-        resources = container.get("resources") if isinstance(container, Mapping) else None
-        if not isinstance(resources, Mapping):
-            continue
-        asked = [name for part in ("requests", "limits") if isinstance(amounts := resources.get(part), Mapping) for name in amounts]
-        if any(str(name).startswith(GPU_RESOURCES) for name in asked):
-            return True
-    return False
+    containers = (pod.get("spec") or {}).get("containers") or []
+    resources = [r for c in containers if isinstance(c, Mapping) and isinstance(r := c.get("resources"), Mapping)]
+    asked = [name for r in resources for part in ("requests", "limits") if isinstance(amounts := r.get(part), Mapping) for name in amounts]
+    return any(str(name).startswith(GPU_RESOURCES) for name in asked)
 
 
 def _autoscaler_events(api: _Api) -> list[Mapping[str, Any]]:

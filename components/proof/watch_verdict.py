@@ -446,13 +446,11 @@ def _on_node(look: _Look, pod: Mapping[str, Any], events: Sequence[Seen]) -> Ver
     """On a node: its image, CUDA's start, the training."""
     facts, name, node = look.facts, _name(pod), _node(pod)
     statuses = _list(_get(pod, "status", "containerStatuses"))
-    waiting = [_get(s, "state", "waiting") for s in statuses]
-    waiting_on = [w for w in waiting if isinstance(w, Mapping)]
+    waiting_on = [w for s in statuses if isinstance(w := _get(s, "state", "waiting"), Mapping)]
     reason = str(waiting_on[0].get("reason") or "") if waiting_on else ""
     if reason in signals.PULL_WAITING:
         return _pull_failing(look, pod, events, waiting_on[0])
-    running = [_get(s, "state", "running") for s in statuses]
-    started = [r for r in running if isinstance(r, Mapping)]
+    started = [r for s in statuses if isinstance(r := _get(s, "state", "running"), Mapping)]
     if started:
         return _running(look, pod, started[0])
     pulling = signals.last_seen(events, ["Pulling", "Pulled", "Failed", "BackOff"])
