@@ -175,7 +175,11 @@ SCALE_SET = re.compile(r"aks-(?P<pool>[a-z0-9]+)-\d+-vmss", re.IGNORECASE)
 
 def pool_of_group(group: str, pools: Sequence[str]) -> str:
     """Which of `pools` the node group `group` is (SCALE_SET, whole); "" for none of them."""
-    found = SCALE_SET.fullmatch(group.strip())
+    return _pool_named(SCALE_SET.fullmatch(group.strip()), pools)
+
+
+def _pool_named(found: re.Match[str] | None, pools: Sequence[str]) -> str:
+    """The one of `pools` that a match of SCALE_SET or NODE_OF_POOL names; "" for none of them."""
     named = found["pool"].lower() if found else ""
     return next((pool for pool in pools if pool.lower() == named), "")
 
@@ -249,9 +253,7 @@ NODE_OF_POOL = re.compile(r"^aks-(?P<pool>[a-z0-9]+)-\d+-vmss[0-9a-z]+$", re.IGN
 
 def pool_of_node(node: str, pools: Sequence[str]) -> str:
     """Which of `pools` a node is of, by its name (NODE_OF_POOL); "" when the name says none of them."""
-    found = NODE_OF_POOL.match(node)
-    named = found["pool"].lower() if found else ""
-    return next((pool for pool in pools if pool.lower() == named), "")
+    return _pool_named(NODE_OF_POOL.match(node), pools)
 
 
 # Longest count a message's number may have: int() of a longer digit string is refused
@@ -324,8 +326,7 @@ def excluded_for_good(message: str, nodes_joining: bool | None = None) -> bool:
 
 def last_seen(events: Sequence[Seen], reasons: Iterable[str]) -> Seen | None:
     wanted = frozenset(reasons)
-    matching = [s for s in events if s.reason in wanted]
-    return matching[-1] if matching else None
+    return next((s for s in reversed(events) if s.reason in wanted), None)
 
 
 # Azure's error as the autoscaler quotes it. 1.35 (armcompute, track 2) passes azcore's

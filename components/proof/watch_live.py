@@ -335,10 +335,9 @@ def _event_time(event: Mapping[str, Any]) -> str:
 
 
 def _log_tail(api: _Api, namespace: str, pods: Sequence[Mapping[str, Any]]) -> str | None:
-    running = [p for p in pods if (p.get("status") or {}).get("phase") == "Running"]
-    if not running:
+    pod = next((p for p in reversed(pods) if (p.get("status") or {}).get("phase") == "Running"), None)
+    if pod is None:
         return None
-    pod = running[-1]
     containers = (pod.get("spec") or {}).get("containers") or [{}]
     container = str(containers[0].get("name") or "")
     name = str((pod.get("metadata") or {}).get("name") or "")
