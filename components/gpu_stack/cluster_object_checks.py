@@ -173,7 +173,7 @@ def check(
             )
         return Findings(False, warnings=[unread or UNCHECKED, *guarded], lines=lines, adoption=adoption)
     held_ids = (state.kubernetes_ids(stack_state.NAMESPACE), state.kubernetes_ids(stack_state.DAEMON_SET))
-    mine = Mine(seen, owner, objects.owned_namespaces, *held_ids, state_known=state.known)
+    mine = Mine(seen, owner, *held_ids, state_known=state.known)
     # What this stack adopted, as the config names it now (components/ownership/ownership.py).
     warnings = ownership.check_objects(objects.device_plugin, seen, owner, declares_plugin, state)
     adoption, lines = adopt(objects.device_plugin, seen, mine, state)
@@ -189,9 +189,8 @@ def check(
     if adoption is not None:
         guide = next(d for d in seen.daemon_sets if f"{d.namespace}/{d.name}" == adoption.daemon_set)
         problems += pools_left(guide, pools)
-    notes = [f"kubernetes: {n}" for n in mine.legacy_notes()]
     gpus = resources(objects.pools, objects.job_enabled, found, seen, pools, mine.daemon_set) if found is not None else UsedPoolGpus()
-    return Findings(True, problems + gpus.problems, notes + warnings + gpus.warnings, lines + gpus.lines, adoption, frozenset(served), gpus)
+    return Findings(True, problems + gpus.problems, warnings + gpus.warnings, lines + gpus.lines, adoption, frozenset(served), gpus)
 
 
 def served_already(seen: Seen, pools: Sequence[PoolNodes], mine: Mine, taken: str | None) -> dict[str, str]:
@@ -217,7 +216,6 @@ class Mine:
 
     seen: Seen
     owner: str
-    owned_names: frozenset[str]
     #: The namespaces and DaemonSets (`<namespace>/<name>`) the stack's state holds: the
     #: stack's whatever their annotations say (stack_state).
     held_namespaces: frozenset[str] = frozenset()
@@ -230,12 +228,7 @@ class Mine:
         found = self.seen.namespaces.get(name)
         if found is None:
             return False
-        if name in self.held_namespaces:
-            return True
-        # Made by pulumi-kubernetes, unmarked, under a name this stack creates: this stack,
-        # deployed before it marked its objects.
-        legacy = STACK_ANNOTATION not in found.annotations and found.by_pulumi and name in self.owned_names
-        return found.annotations.get(STACK_ANNOTATION) == self.owner or legacy
+        return name in self.held_namespaces or found.annotations.get(STACK_ANNOTATION) == self.owner
 
     def daemon_set(self, found: DaemonSet) -> bool:
         if f"{found.namespace}/{found.name}" in self.held_daemon_sets:
@@ -248,14 +241,6 @@ class Mine:
         # (components/gpu_stack/device_plugin_spec.py DAEMONSET_NAME), in a namespace of its own.
         own_name = found.name == GUIDE_DAEMONSET and self.namespace(found.namespace)
         return found.annotations.get(STACK_ANNOTATION) == self.owner or own_name
-
-    def legacy_notes(self) -> list[str]:
-        return [
-            f"namespace {n.name} was made by pulumi-kubernetes and carries no {STACK_ANNOTATION} annotation: taken as this stack's "
-            f"from before it marked its objects (the next `up` marks it); if it is another stack's, `pulumi up` stops at it (AlreadyExists)"
-            for n in self.seen.namespaces.values()
-            if n.name in self.owned_names and STACK_ANNOTATION not in n.annotations and n.by_pulumi
-        ]
 
 
 def _namespace_keys(objects: StackObjects, pools: Sequence[PoolNodes]) -> dict[str, str]:
