@@ -7,7 +7,7 @@ own objects, and the sources: docs/existing-cluster.md, "What the cluster runs i
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +20,7 @@ from components.gpu_stack.cluster_objects import (
     GUIDE_SELECTOR,
     STACK_ANNOTATION,
     DaemonSet,
+    Landing,
     Malformed,
     PoolNodes,
     Seen,
@@ -198,15 +199,11 @@ def served_already(seen: Seen, pools: Sequence[PoolNodes], mine: Mine, taken: st
     and this stack neither owns nor takes over, lands for certain: what serves each. The
     stack leaves them to it ("the device plugin where ... nothing else serves them", issue
     #38); a plugin that only may land there is a problem, said by other_plugins."""
-    served = {}
-    for pool in pools:
-        if not (pool.used and pool.stack_plugin == "device-plugin"):
-            continue
-        for found in seen.daemon_sets:
-            if found.device_plugin and not found.gpu_operator and not mine.daemon_set(found) and f"{found.namespace}/{found.name}" != taken:
-                if lands(found, pool).answer == "yes":
-                    served[pool.name] = found.where
-                    break
+    served: dict[str, str] = {}
+    theirs = [d for d in seen.daemon_sets if not mine.daemon_set(d) and f"{d.namespace}/{d.name}" != taken]
+    for pool, found, landing in _used_pools_and_plugins(theirs, pools):
+        if landing.answer == "yes":
+            served.setdefault(pool.name, found.where)
     return served
 
 
@@ -278,23 +275,28 @@ def namespaces_there(objects: StackObjects, seen: Seen, mine: Mine, adoption: Ad
 def _why_not_served(inside: Sequence[DaemonSet], pools: Sequence[PoolNodes]) -> str:
     """Why the stack would put its own plugin beside the one the namespace runs: a pool used
     as it is whose nodes that plugin never lands on (a taint it does not tolerate), and what to do."""
-    for pool in pools:
-        if not (pool.used and pool.stack_plugin == "device-plugin"):
+    for pool, found, landing in _used_pools_and_plugins(inside, pools):
+        if landing.answer != "no":
             continue
-        for found in (d for d in inside if d.device_plugin and not d.gpu_operator):
-            landing = lands(found, pool)
-            if landing.answer != "no":
-                continue
-            why = f"; that is because {found.where} serves no node of {pool.name}: {cut(landing.why)}"
-            untolerated = landing.why.removeprefix("it does not tolerate ")
-            if untolerated == landing.why:
-                return f"{why}; change it to land there, and this stack leaves {pool.name} to it"
-            spot = " (AKS's taint on Spot nodes)" if untolerated == SPOT_TAINT else ""
-            return (
-                f"{why}{spot}; add that toleration to it, and this stack leaves {pool.name} to it, or take it over with {ADOPT}: "
-                f"true, and the stack's spec tolerates {pool.name}'s taints"
-            )
+        why = f"; that is because {found.where} serves no node of {pool.name}: {cut(landing.why)}"
+        untolerated = landing.why.removeprefix("it does not tolerate ")
+        if untolerated == landing.why:
+            return f"{why}; change it to land there, and this stack leaves {pool.name} to it"
+        spot = " (AKS's taint on Spot nodes)" if untolerated == SPOT_TAINT else ""
+        return (
+            f"{why}{spot}; add that toleration to it, and this stack leaves {pool.name} to it, or take it over with {ADOPT}: "
+            f"true, and the stack's spec tolerates {pool.name}'s taints"
+        )
     return ""
+
+
+def _used_pools_and_plugins(daemon_sets: Sequence[DaemonSet], pools: Sequence[PoolNodes]) -> Iterator[tuple[PoolNodes, DaemonSet, Landing]]:
+    """Each pool used as it is where the stack would put its device plugin, with each NVIDIA
+    device plugin of `daemon_sets` (not the GPU Operator's), and whether it lands there."""
+    for pool in pools:
+        if pool.used and pool.stack_plugin == "device-plugin":
+            for found in (d for d in daemon_sets if d.device_plugin and not d.gpu_operator):
+                yield pool, found, lands(found, pool)
 
 
 def other_plugins(seen: Seen, pools: Sequence[PoolNodes], mine: Mine, taken: str | None) -> list[Problem]:

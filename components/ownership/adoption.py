@@ -100,7 +100,7 @@ def field_changes(live: Any, declared: Any, path: str = "", skip: Callable[[str]
     if live_unset and declared_unset:
         return []
     if isinstance(live, Mapping) or isinstance(declared, Mapping):
-        live, declared = _object(live), _object(declared)
+        live, declared = ({} if value is ABSENT else value for value in (live, declared))  # an absent object: an empty one
     if isinstance(live, Mapping) and isinstance(declared, Mapping):
         changes = []
         for member in sorted({*live, *declared}, key=str):
@@ -125,11 +125,6 @@ def field_changes(live: Any, declared: Any, path: str = "", skip: Callable[[str]
     if live == declared:
         return []
     return [Change(path, ABSENT if live_unset else live, ABSENT if declared_unset else declared)]
-
-
-def _object(value: Any) -> Any:
-    """An absent object compared as an empty one, member by member."""
-    return {} if value is ABSENT else value
 
 
 @dataclass(frozen=True)

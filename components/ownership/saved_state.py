@@ -14,6 +14,7 @@ from typing import Any
 from components import files
 from components.config.messages import refuse_constant
 from components.errors import ConfigError, cut
+from components.ownership.stack_state import shown
 from components.seam import saved_files
 
 HOLDS = "what `pulumi stack export` writes (a JSON object with version 3 or 4 and a deployment)"
@@ -37,11 +38,6 @@ class SavedState:
 
     resources: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     outputs: Mapping[str, Any] = field(default_factory=dict)
-
-
-def shown(value: str) -> str:
-    """A value of the file as a message quotes it: cut, and escaped unless printable UTF-8."""
-    return cut(value if value.isprintable() else ascii(value))
 
 
 def read_saved(key: str, path: Path, project: str, stack: str) -> SavedState:
