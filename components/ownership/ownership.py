@@ -19,7 +19,6 @@ from components.ownership.stack_state import EXPORT, NOT_READ, POOL_NAMES, Stack
 from components.pools.settings import GpuPoolConfig, Pools
 
 ADOPTED = "aks-gpu-adopted"
-STACK = STACK_ANNOTATION
 PLUGIN_ADOPT = f"{NAMESPACE}:devicePlugin.adopt"
 HAND_BACK = "docs/existing-cluster.md, handing back what was adopted"
 
@@ -131,7 +130,7 @@ def others_mark(annotations: Mapping[str, str], owner: str) -> str | None:
     """`<annotation> = <value>` of another stack's mark on an object, or None. Kubernetes
     matches annotation keys exactly (a key is a prefix and a name, each case-sensitive:
     Kubernetes "Annotations", "Syntax and character set")."""
-    for name in (STACK, ADOPTED):
+    for name in (STACK_ANNOTATION, ADOPTED):
         value = annotations.get(name)
         if value is not None and value != owner:
             return f"{name} = {value}"
