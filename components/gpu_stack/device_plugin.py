@@ -49,12 +49,7 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
         # (provider/pkg/provider/util.go parseFqName); set on the adopting run only, and never on
         # one the state holds (pulumi/pulumi pkg/resource/deploy/step_generator.go `isImport` at 1b594989).
         ids = (args.namespace, f"{args.namespace}/{DAEMONSET_NAME}")
-        namespace_opts, daemon_set_opts = (
-            pulumi.ResourceOptions.merge(
-                on_cluster, pulumi.ResourceOptions(import_=i if args.adopt and wanted else None, retain_on_delete=args.retain_on_delete)
-            )
-            for i, wanted in zip(ids, args.imports, strict=True)
-        )
+        imports = tuple(i if args.adopt and wanted else None for i, wanted in zip(ids, args.imports, strict=True))
         # What was adopted is released, not deleted: the engine's delete of a resource whose state
         # says retainOnDelete sends nothing to the API server (pulumi/pulumi pkg/resource/deploy/
         # step.go DeleteStep.Apply at 1b594989); the NetworkPolicy is the stack's own, and goes.
@@ -63,7 +58,9 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
         self.namespace = k8s.core.v1.Namespace(
             f"{name}-ns",
             metadata=k8s.meta.v1.ObjectMetaArgs(name=args.namespace, annotations=dict(args.marks) or None),
-            opts=namespace_opts,
+            opts=pulumi.ResourceOptions.merge(
+                on_cluster, pulumi.ResourceOptions(import_=imports[0], retain_on_delete=args.retain_on_delete)
+            ),
         )
 
         # Not in the guide: the plugin neither serves nor calls anything over the network.
@@ -78,7 +75,9 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
                 name=DAEMONSET_NAME, namespace=self.namespace.metadata.name, annotations=daemon_set_annotations(args)
             ),
             spec=plugin_spec(args),
-            opts=daemon_set_opts,
+            opts=pulumi.ResourceOptions.merge(
+                on_cluster, pulumi.ResourceOptions(import_=imports[1], retain_on_delete=args.retain_on_delete)
+            ),
         )
 
         self.namespace_name = self.namespace.metadata.name
