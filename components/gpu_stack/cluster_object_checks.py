@@ -154,9 +154,10 @@ def check(
     holds (the stack's whatever its annotations say). Raises PreflightError where devicePlugin.adopt cannot be done."""
     seen, unread = read(reader, kubeconfig)
     declares_plugin = any(p.stack_plugin == "device-plugin" for p in pools)
+    # What this stack adopted, as the config names it now (components/ownership/ownership.py): guarded by its
+    # state's record even where the cluster was not read.
+    warnings = ownership.check_objects(objects.device_plugin, seen, owner, declares_plugin, state)
     if seen is None:
-        # What the stack adopted is guarded by its state's record even where the cluster was not read.
-        guarded = ownership.check_objects(objects.device_plugin, None, owner, declares_plugin, state)
         lines: list[str] = []
         adoption = None
         held = (state.holds(*stack_state.PLUGIN_NAMESPACE), state.holds(*stack_state.PLUGIN_DAEMON_SET))
@@ -172,11 +173,9 @@ def check(
                 f"{ADOPT}: assumed the cluster runs the guide's DaemonSet {adoption.daemon_set}, to take over; what the adopting "
                 "`up` changes in it is not known (save `kubectl get` as preflight.kubernetesFile to see it field by field)"
             )
-        return Findings(False, warnings=[unread or UNCHECKED, *guarded], lines=lines, adoption=adoption)
+        return Findings(False, warnings=[unread or UNCHECKED, *warnings], lines=lines, adoption=adoption)
     held_ids = (state.kubernetes_ids(stack_state.NAMESPACE), state.kubernetes_ids(stack_state.DAEMON_SET))
     mine = Mine(seen, owner, *held_ids, state_known=state.known)
-    # What this stack adopted, as the config names it now (components/ownership/ownership.py).
-    warnings = ownership.check_objects(objects.device_plugin, seen, owner, declares_plugin, state)
     adoption, lines = adopt(objects.device_plugin, seen, mine, state)
     taken = adoption.daemon_set if adoption else None
     served = served_already(seen, pools, mine, taken)
