@@ -97,14 +97,6 @@ def test_the_stacks_own_namespaces_are_no_problem_once_they_carry_its_annotation
     assert not [w for w in result.warnings if w.startswith("kubernetes:")]
 
 
-def test_a_namespace_made_by_pulumi_before_the_stack_marked_its_objects_is_taken_as_its_own_with_a_warning():
-    made = namespace("gpu-resources")
-    made["metadata"]["managedFields"] = [{"manager": "pulumi-kubernetes", "operation": "Update"}]
-    result = said_by_plan(listed(made), False)
-    assert not isinstance(result, Exception)
-    assert any("namespace gpu-resources was made by pulumi-kubernetes" in w for w in result.warnings)
-
-
 def test_the_namespaces_line_stays_for_a_cluster_that_could_not_be_read_and_goes_once_it_is():
     unread, read = said_by_plan(None, True), said_by_plan(listed(), True)
     assert any(i.startswith("namespaces: this stack creates") for i in unread.infos)

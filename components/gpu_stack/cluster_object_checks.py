@@ -7,7 +7,7 @@ own objects, and the sources: docs/existing-cluster.md, "What the cluster runs i
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +20,7 @@ from components.gpu_stack.cluster_objects import (
     GUIDE_SELECTOR,
     STACK_ANNOTATION,
     DaemonSet,
+    Landing,
     Malformed,
     PoolNodes,
     Seen,
@@ -153,9 +154,10 @@ def check(
     holds (the stack's whatever its annotations say). Raises PreflightError where devicePlugin.adopt cannot be done."""
     seen, unread = read(reader, kubeconfig)
     declares_plugin = any(p.stack_plugin == "device-plugin" for p in pools)
+    # What this stack adopted, as the config names it now (components/ownership/ownership.py): guarded by its
+    # state's record even where the cluster was not read.
+    warnings = ownership.check_objects(objects.device_plugin, seen, owner, declares_plugin, state)
     if seen is None:
-        # What the stack adopted is guarded by its state's record even where the cluster was not read.
-        guarded = ownership.check_objects(objects.device_plugin, None, owner, declares_plugin, state)
         lines: list[str] = []
         adoption = None
         held = (state.holds(*stack_state.PLUGIN_NAMESPACE), state.holds(*stack_state.PLUGIN_DAEMON_SET))
@@ -171,11 +173,9 @@ def check(
                 f"{ADOPT}: assumed the cluster runs the guide's DaemonSet {adoption.daemon_set}, to take over; what the adopting "
                 "`up` changes in it is not known (save `kubectl get` as preflight.kubernetesFile to see it field by field)"
             )
-        return Findings(False, warnings=[unread or UNCHECKED, *guarded], lines=lines, adoption=adoption)
+        return Findings(False, warnings=[unread or UNCHECKED, *warnings], lines=lines, adoption=adoption)
     held_ids = (state.kubernetes_ids(stack_state.NAMESPACE), state.kubernetes_ids(stack_state.DAEMON_SET))
-    mine = Mine(seen, owner, objects.owned_namespaces, *held_ids, state_known=state.known)
-    # What this stack adopted, as the config names it now (components/ownership/ownership.py).
-    warnings = ownership.check_objects(objects.device_plugin, seen, owner, declares_plugin, state)
+    mine = Mine(seen, owner, *held_ids, state_known=state.known)
     adoption, lines = adopt(objects.device_plugin, seen, mine, state)
     taken = adoption.daemon_set if adoption else None
     served = served_already(seen, pools, mine, taken)
@@ -189,9 +189,8 @@ def check(
     if adoption is not None:
         guide = next(d for d in seen.daemon_sets if f"{d.namespace}/{d.name}" == adoption.daemon_set)
         problems += pools_left(guide, pools)
-    notes = [f"kubernetes: {n}" for n in mine.legacy_notes()]
     gpus = resources(objects.pools, objects.job_enabled, found, seen, pools, mine.daemon_set) if found is not None else UsedPoolGpus()
-    return Findings(True, problems + gpus.problems, notes + warnings + gpus.warnings, lines + gpus.lines, adoption, frozenset(served), gpus)
+    return Findings(True, problems + gpus.problems, warnings + gpus.warnings, lines + gpus.lines, adoption, frozenset(served), gpus)
 
 
 def served_already(seen: Seen, pools: Sequence[PoolNodes], mine: Mine, taken: str | None) -> dict[str, str]:
@@ -199,15 +198,11 @@ def served_already(seen: Seen, pools: Sequence[PoolNodes], mine: Mine, taken: st
     and this stack neither owns nor takes over, lands for certain: what serves each. The
     stack leaves them to it ("the device plugin where ... nothing else serves them", issue
     #38); a plugin that only may land there is a problem, said by other_plugins."""
-    served = {}
-    for pool in pools:
-        if not (pool.used and pool.stack_plugin == "device-plugin"):
-            continue
-        for found in seen.daemon_sets:
-            if found.device_plugin and not found.gpu_operator and not mine.daemon_set(found) and f"{found.namespace}/{found.name}" != taken:
-                if lands(found, pool).answer == "yes":
-                    served[pool.name] = found.where
-                    break
+    served: dict[str, str] = {}
+    theirs = [d for d in seen.daemon_sets if not mine.daemon_set(d) and f"{d.namespace}/{d.name}" != taken]
+    for pool, found, landing in _used_pools_and_plugins(theirs, pools):
+        if landing.answer == "yes":
+            served.setdefault(pool.name, found.where)
     return served
 
 
@@ -217,7 +212,6 @@ class Mine:
 
     seen: Seen
     owner: str
-    owned_names: frozenset[str]
     #: The namespaces and DaemonSets (`<namespace>/<name>`) the stack's state holds: the
     #: stack's whatever their annotations say (stack_state).
     held_namespaces: frozenset[str] = frozenset()
@@ -230,12 +224,7 @@ class Mine:
         found = self.seen.namespaces.get(name)
         if found is None:
             return False
-        if name in self.held_namespaces:
-            return True
-        # Made by pulumi-kubernetes, unmarked, under a name this stack creates: this stack,
-        # deployed before it marked its objects.
-        legacy = STACK_ANNOTATION not in found.annotations and found.by_pulumi and name in self.owned_names
-        return found.annotations.get(STACK_ANNOTATION) == self.owner or legacy
+        return name in self.held_namespaces or found.annotations.get(STACK_ANNOTATION) == self.owner
 
     def daemon_set(self, found: DaemonSet) -> bool:
         if f"{found.namespace}/{found.name}" in self.held_daemon_sets:
@@ -248,14 +237,6 @@ class Mine:
         # (components/gpu_stack/device_plugin_spec.py DAEMONSET_NAME), in a namespace of its own.
         own_name = found.name == GUIDE_DAEMONSET and self.namespace(found.namespace)
         return found.annotations.get(STACK_ANNOTATION) == self.owner or own_name
-
-    def legacy_notes(self) -> list[str]:
-        return [
-            f"namespace {n.name} was made by pulumi-kubernetes and carries no {STACK_ANNOTATION} annotation: taken as this stack's "
-            f"from before it marked its objects (the next `up` marks it); if it is another stack's, `pulumi up` stops at it (AlreadyExists)"
-            for n in self.seen.namespaces.values()
-            if n.name in self.owned_names and STACK_ANNOTATION not in n.annotations and n.by_pulumi
-        ]
 
 
 def _namespace_keys(objects: StackObjects, pools: Sequence[PoolNodes]) -> dict[str, str]:
@@ -293,23 +274,28 @@ def namespaces_there(objects: StackObjects, seen: Seen, mine: Mine, adoption: Ad
 def _why_not_served(inside: Sequence[DaemonSet], pools: Sequence[PoolNodes]) -> str:
     """Why the stack would put its own plugin beside the one the namespace runs: a pool used
     as it is whose nodes that plugin never lands on (a taint it does not tolerate), and what to do."""
-    for pool in pools:
-        if not (pool.used and pool.stack_plugin == "device-plugin"):
+    for pool, found, landing in _used_pools_and_plugins(inside, pools):
+        if landing.answer != "no":
             continue
-        for found in (d for d in inside if d.device_plugin and not d.gpu_operator):
-            landing = lands(found, pool)
-            if landing.answer != "no":
-                continue
-            why = f"; that is because {found.where} serves no node of {pool.name}: {cut(landing.why)}"
-            untolerated = landing.why.removeprefix("it does not tolerate ")
-            if untolerated == landing.why:
-                return f"{why}; change it to land there, and this stack leaves {pool.name} to it"
-            spot = " (AKS's taint on Spot nodes)" if untolerated == SPOT_TAINT else ""
-            return (
-                f"{why}{spot}; add that toleration to it, and this stack leaves {pool.name} to it, or take it over with {ADOPT}: "
-                f"true, and the stack's spec tolerates {pool.name}'s taints"
-            )
+        why = f"; that is because {found.where} serves no node of {pool.name}: {cut(landing.why)}"
+        untolerated = landing.why.removeprefix("it does not tolerate ")
+        if untolerated == landing.why:
+            return f"{why}; change it to land there, and this stack leaves {pool.name} to it"
+        spot = " (AKS's taint on Spot nodes)" if untolerated == SPOT_TAINT else ""
+        return (
+            f"{why}{spot}; add that toleration to it, and this stack leaves {pool.name} to it, or take it over with {ADOPT}: "
+            f"true, and the stack's spec tolerates {pool.name}'s taints"
+        )
     return ""
+
+
+def _used_pools_and_plugins(daemon_sets: Sequence[DaemonSet], pools: Sequence[PoolNodes]) -> Iterator[tuple[PoolNodes, DaemonSet, Landing]]:
+    """Each pool used as it is where the stack would put its device plugin, with each NVIDIA
+    device plugin of `daemon_sets` (not the GPU Operator's), and whether it lands there."""
+    for pool in pools:
+        if pool.used and pool.stack_plugin == "device-plugin":
+            for found in (d for d in daemon_sets if d.device_plugin and not d.gpu_operator):
+                yield pool, found, lands(found, pool)
 
 
 def other_plugins(seen: Seen, pools: Sequence[PoolNodes], mine: Mine, taken: str | None) -> list[Problem]:

@@ -47,14 +47,10 @@ AGENT_POOL_LABEL = "kubernetes.azure.com/agentpool"
 OS_LABEL = "kubernetes.io/os"
 # Taints a pod must tolerate to be scheduled or to stay (Kubernetes "Taints and Tolerations").
 REPELLING = ("NoSchedule", "NoExecute")
-# The field managers pulumi-kubernetes writes as: "pulumi-kubernetes" for client-side
-# creates (provider/pkg/await/await.go), "pulumi-kubernetes-<random>" for server-side apply
-# (provider/pkg/provider/provider.go fieldManagerName), both at pulumi/pulumi-kubernetes@94977969.
-PULUMI_MANAGERS = ("pulumi-kubernetes", "pulumi-resource-kubernetes")
 # The one command that saves the list (preflight.kubernetesFile): every namespace's
 # DaemonSets, and their managedFields, which kubectl leaves out since 1.21 unless asked
-# (kubernetes/kubernetes#96878; cli-runtime pkg/printers/managedfields.go) and which tell a
-# namespace pulumi-kubernetes made (Namespace.by_pulumi).
+# (kubernetes/kubernetes#96878; cli-runtime pkg/printers/managedfields.go): the list as a live
+# read gets it, though since 1.0 nothing here reads them.
 SAVE_COMMAND = "kubectl get namespaces,daemonsets --all-namespaces --show-managed-fields --output json"
 SAVED = f"what `{SAVE_COMMAND}` prints: a List of Namespaces and DaemonSets"
 # The same list with every namespace's ConfigMaps, for the day after on a cluster the stack
@@ -74,9 +70,6 @@ class Malformed(ValueError):
 class Namespace:
     name: str
     annotations: Mapping[str, str] = field(default_factory=dict)
-    #: Written by pulumi-kubernetes (its managedFields; a live read has them, a saved
-    #: `kubectl get` leaves them out).
-    by_pulumi: bool = False
     #: The object as read, for what adopting it changes (components/ownership/adoption.py).
     item: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
@@ -233,10 +226,7 @@ def parse(doc: Any, source: str = "the cluster") -> Seen:
         meta = item["metadata"]
         annotations = {str(k): str(v) for k, v in (meta.get("annotations") or {}).items()}
         if item.get("kind") == "Namespace":
-            managers = {str(m.get("manager", "")) for m in meta.get("managedFields") or []}
-            namespaces[meta["name"]] = Namespace(
-                meta["name"], annotations, by_pulumi=any(m.startswith(PULUMI_MANAGERS) for m in managers), item=item
-            )
+            namespaces[meta["name"]] = Namespace(meta["name"], annotations, item=item)
         elif item.get("kind") == "DaemonSet":
             daemon_sets.append(_daemon_set(item, annotations))
     return Seen(namespaces, tuple(sorted(daemon_sets, key=lambda d: (d.namespace, d.name))), source)

@@ -79,14 +79,7 @@ def plugin_security_context(mig: bool) -> k8s.core.v1.SecurityContextArgs:
     pkg/apis/core/validation/validation.go ValidateSecurityContext). That flag sets
     no_new_privs, which is no boundary for a process holding CAP_SYS_ADMIN: what bounds the
     plugin is the one capability, its read-only root and that it talks to nothing."""
-    context = hardening.container_security_context()
-    if mig:
-        context = k8s.core.v1.SecurityContextArgs(
-            allow_privilege_escalation=False,
-            capabilities=k8s.core.v1.CapabilitiesArgs(drop=["ALL"], add=["SYS_ADMIN"]),
-            read_only_root_filesystem=True,
-        )
-    return context
+    return hardening.container_security_context(add=["SYS_ADMIN"] if mig else None)
 
 
 @dataclass(frozen=True)

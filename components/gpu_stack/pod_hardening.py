@@ -59,12 +59,12 @@ def pod_security_context(run_as_user: int | None = None) -> k8s.core.v1.PodSecur
     )
 
 
-def container_security_context() -> k8s.core.v1.SecurityContextArgs:
-    """No privilege escalation, no Linux capabilities, a read-only root filesystem. The
-    user, if not root, is set for the whole pod (`pod_security_context`)."""
+def container_security_context(add: list[str] | None = None) -> k8s.core.v1.SecurityContextArgs:
+    """No privilege escalation, no Linux capabilities but those in `add`, a read-only root
+    filesystem. The user, if not root, is set for the whole pod (`pod_security_context`)."""
     return k8s.core.v1.SecurityContextArgs(
         allow_privilege_escalation=False,
-        capabilities=k8s.core.v1.CapabilitiesArgs(drop=["ALL"]),
+        capabilities=k8s.core.v1.CapabilitiesArgs(drop=["ALL"], add=add),
         read_only_root_filesystem=True,
     )
 

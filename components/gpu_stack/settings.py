@@ -116,18 +116,16 @@ def check_namespaces(
     modes: frozenset[str], device_plugin: DevicePluginConfig, mnist_job: MnistJobConfig, operator: GpuOperatorConfig
 ) -> None:
     # Each component creates and deletes its own namespace; two cannot own one.
-    if mnist_job.enabled and "device-plugin" in modes and mnist_job.namespace == device_plugin.namespace:
-        raise fail(
-            f"{NAMESPACE}:mnistJob.namespace",
-            mnist_job.namespace,
-            f"expected a namespace other than {NAMESPACE}:devicePlugin.namespace: each is created and deleted by its own component",
-        )
-    if mnist_job.enabled and "gpu-operator" in modes and mnist_job.namespace == operator.namespace:
-        raise fail(
-            f"{NAMESPACE}:mnistJob.namespace",
-            mnist_job.namespace,
-            f"expected a namespace other than {NAMESPACE}:gpuOperator.namespace: each is created and deleted by its own component",
-        )
+    for mode, namespace, key in (
+        ("device-plugin", device_plugin.namespace, "devicePlugin"),
+        ("gpu-operator", operator.namespace, "gpuOperator"),
+    ):
+        if mnist_job.enabled and mode in modes and mnist_job.namespace == namespace:
+            raise fail(
+                f"{NAMESPACE}:mnistJob.namespace",
+                mnist_job.namespace,
+                f"expected a namespace other than {NAMESPACE}:{key}.namespace: each is created and deleted by its own component",
+            )
 
 
 def check_modes(pools: tuple[GpuPoolConfig, ...], keys: Mapping[str, str]) -> None:

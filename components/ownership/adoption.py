@@ -100,19 +100,18 @@ def field_changes(live: Any, declared: Any, path: str = "", skip: Callable[[str]
     if live_unset and declared_unset:
         return []
     if isinstance(live, Mapping) or isinstance(declared, Mapping):
-        live, declared = _object(live), _object(declared)
+        live, declared = ({} if value is ABSENT else value for value in (live, declared))  # an absent object: an empty one
     if isinstance(live, Mapping) and isinstance(declared, Mapping):
         changes = []
         for member in sorted({*live, *declared}, key=str):
             inner = f"{path}.{_member(member)}" if path else _member(member)
             changes += field_changes(live.get(member, ABSENT), declared.get(member, ABSENT), inner, skip)
         return changes
-    if isinstance(live, list) and isinstance(declared, list) and len(live) == len(declared) and live != declared:
-        if all(isinstance(item, Mapping) for item in (*live, *declared)):
+    if isinstance(live, list) and isinstance(declared, list) and live != declared:
+        if len(live) == len(declared) and all(isinstance(item, Mapping) for item in (*live, *declared)):
             return [
                 c for i, (old, new) in enumerate(zip(live, declared, strict=True)) for c in field_changes(old, new, f"{path}[{i}]", skip)
             ]
-    if isinstance(live, list) and isinstance(declared, list) and live != declared:
         # Lists of another length: named items matched by name, so a changed value is its own field.
         theirs, mine = _by_name(live), _by_name(declared)
         if theirs is not None and mine is not None:
@@ -125,11 +124,6 @@ def field_changes(live: Any, declared: Any, path: str = "", skip: Callable[[str]
     if live == declared:
         return []
     return [Change(path, ABSENT if live_unset else live, ABSENT if declared_unset else declared)]
-
-
-def _object(value: Any) -> Any:
-    """An absent object compared as an empty one, member by member."""
-    return {} if value is ABSENT else value
 
 
 @dataclass(frozen=True)

@@ -11,15 +11,14 @@ from typing import Any
 
 from components.cluster.cluster_facts import OWNER_TAG, ClusterFacts
 from components.config.values import NAMESPACE
-from components.errors import PreflightError, cut
+from components.errors import PreflightError
 from components.gpu_stack.cluster_objects import GUIDE_DAEMONSET, STACK_ANNOTATION, Seen
 from components.gpu_stack.settings import DevicePluginConfig
 from components.ownership import stack_state
-from components.ownership.stack_state import EXPORT, NOT_READ, POOL_NAMES, StackState
+from components.ownership.stack_state import EXPORT, NOT_READ, POOL_NAMES, StackState, shown
 from components.pools.settings import GpuPoolConfig, Pools
 
 ADOPTED = "aks-gpu-adopted"
-STACK = STACK_ANNOTATION
 PLUGIN_ADOPT = f"{NAMESPACE}:devicePlugin.adopt"
 HAND_BACK = "docs/existing-cluster.md, handing back what was adopted"
 
@@ -131,7 +130,7 @@ def others_mark(annotations: Mapping[str, str], owner: str) -> str | None:
     """`<annotation> = <value>` of another stack's mark on an object, or None. Kubernetes
     matches annotation keys exactly (a key is a prefix and a name, each case-sensitive:
     Kubernetes "Annotations", "Syntax and character set")."""
-    for name in (STACK, ADOPTED):
+    for name in (STACK_ANNOTATION, ADOPTED):
         value = annotations.get(name)
         if value is not None and value != owner:
             return f"{name} = {value}"
@@ -153,11 +152,6 @@ def adopted_namespaces(seen: Seen | None, owner: str, state: StackState = NOT_RE
     return list(found)
 
 
-def named(name: str) -> str:
-    """A name as a message quotes it: cut to a readable length, escaped where not printable."""
-    return cut(name) if name.isprintable() else cut(ascii(name))
-
-
 def check_objects(
     plugin: DevicePluginConfig, seen: Seen | None, owner: str, declares_plugin: bool, state: StackState = NOT_READ
 ) -> list[str]:
@@ -171,7 +165,7 @@ def check_objects(
     adopted = adopted_namespaces(seen, owner, state)
     if not adopted:
         return []
-    what = f"namespace {named(adopted[0])} and its DaemonSet {GUIDE_DAEMONSET}"
+    what = f"namespace {shown(adopted[0])} and its DaemonSet {GUIDE_DAEMONSET}"
     where = f"{what}, which this stack adopted ({ADOPTED} = {owner}),"
     if not declares_plugin:
         return [
@@ -188,6 +182,6 @@ def check_objects(
         raise PreflightError(
             f"preflight: {NAMESPACE}:devicePlugin.namespace = {plugin.namespace}, but the {where} are the owner's: "
             f"another namespace would replace it and leave the owner's DaemonSet beside a second device plugin; set "
-            f"devicePlugin.namespace back to {named(adopted[0])}, or hand them back first ({HAND_BACK})"
+            f"devicePlugin.namespace back to {shown(adopted[0])}, or hand them back first ({HAND_BACK})"
         )
     return []

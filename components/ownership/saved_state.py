@@ -14,7 +14,9 @@ from typing import Any
 from components import files
 from components.config.messages import refuse_constant
 from components.errors import ConfigError, cut
+from components.ownership.stack_state import shown
 from components.seam import saved_files
+from components.seam.saved_files import STRING
 
 HOLDS = "what `pulumi stack export` writes (a JSON object with version 3 or 4 and a deployment)"
 # A state nests deeper than Azure's answers: a resource's outputs sit four levels down, and a
@@ -37,11 +39,6 @@ class SavedState:
 
     resources: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     outputs: Mapping[str, Any] = field(default_factory=dict)
-
-
-def shown(value: str) -> str:
-    """A value of the file as a message quotes it: cut, and escaped unless printable UTF-8."""
-    return cut(value if value.isprintable() else ascii(value))
 
 
 def read_saved(key: str, path: Path, project: str, stack: str) -> SavedState:
@@ -70,9 +67,8 @@ def read_saved(key: str, path: Path, project: str, stack: str) -> SavedState:
         member = f"deployment.resources[{index}]"
         if not isinstance(item, dict):
             raise refuse(f"{member} is not an object")
-        if problem := saved_files.typed(item, {"urn": saved_files.STRING, "type": saved_files.STRING, "outputs": saved_files.OBJECT}):
-            raise refuse(f"{member}: {problem}")
-        if problem := saved_files.typed(item, {"delete": saved_files.BOOL, "parent": saved_files.STRING}):
+        kinds = {"urn": STRING, "type": STRING, "outputs": saved_files.OBJECT, "delete": saved_files.BOOL, "parent": STRING}
+        if problem := saved_files.typed(item, kinds):
             raise refuse(f"{member}: {problem}")
         urn, type_ = item.get("urn"), item.get("type")
         if not urn or not type_:

@@ -37,8 +37,6 @@ PRIORITY_CONFIG_MAP = ("kubernetes:core/v1:ConfigMap", "capacity-expander-priori
 POOL_COMPONENT = "aks-gpu:azure:GpuPool"
 PLUGIN_COMPONENT = "aks-gpu:kubernetes:NvidiaDevicePlugin"
 COMPONENTS = "aks-gpu:"
-# What the adoption guards read; a URN of theirs the program does not register is a stray.
-GUARDED = (AGENT_POOL, MANAGED_POOL, NAMESPACE, DAEMON_SET)
 # How a person lists what the state holds, whatever the program could read.
 EXPORT = "pulumi stack export"
 
@@ -235,6 +233,11 @@ def _pool_tags(state: StackState, answer: Mapping[str, Any]) -> dict[str, Mappin
         if isinstance(recorded, Mapping):
             tags[pool] = recorded
     return tags
+
+
+def shown(value: str) -> str:
+    """A name or a value of a file as a message quotes it: cut, and escaped unless printable."""
+    return cut(value if value.isprintable() else ascii(value))
 
 
 def quoted(urn: str) -> str:
