@@ -594,11 +594,9 @@ def _in_cluster(
 
 def stack_objects(cfg: StackConfig, pools: Pools) -> cluster_object_checks.StackObjects:
     """What the check of what an existing cluster runs reads of the config and the run's pools:
-    the pools, the device plugin's settings, the namespaces the stack creates and which key names each."""
+    the pools, the device plugin's settings and the namespaces the stack's objects go to."""
     job_namespace = cfg.mnist_job.namespace if cfg.mnist_job.enabled else None
-    return cluster_object_checks.StackObjects(
-        pools, cfg.device_plugin, cfg.gpu_operator.namespace, job_namespace, frozenset(cfg.owned_namespaces(pools.modes))
-    )
+    return cluster_object_checks.StackObjects(pools, cfg.device_plugin, cfg.gpu_operator.namespace, job_namespace)
 
 
 def _egress(cfg: StackConfig, found: ClusterFacts | None, said: Said) -> cluster_egress.Egress:

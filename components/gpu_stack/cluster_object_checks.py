@@ -48,14 +48,12 @@ ADOPT = f"{NAMESPACE}:devicePlugin.adopt"
 class StackObjects:
     """What this stack puts in the cluster, as the plan builds it from the config: the GPU pools,
     the device plugin's settings (devicePlugin: its namespace, adopt, onDestroy), the GPU
-    Operator's namespace, the proof Job's (None: mnistJob.enabled is false), and the namespaces
-    the stack creates (StackConfig.owned_namespaces)."""
+    Operator's namespace, and the proof Job's (None: mnistJob.enabled is false)."""
 
     pools: Pools
     device_plugin: DevicePluginConfig
     operator_namespace: str
     job_namespace: str | None
-    owned_namespaces: frozenset[str]
 
     @property
     def job_enabled(self) -> bool:
