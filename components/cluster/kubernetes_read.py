@@ -88,9 +88,8 @@ def _not_found(body: Any, resource: str) -> bool:
         status = json.loads(body or "")
     except ValueError:
         return False
-    if not isinstance(status, dict) or not isinstance(status.get("details"), dict):
-        return False
-    return status.get("reason") == "NotFound" and status["details"].get("kind") == resource
+    details = status.get("details") if isinstance(status, dict) else None
+    return isinstance(details, dict) and status.get("reason") == "NotFound" and details.get("kind") == resource
 
 
 def _read(kubeconfig: str, limit: float, clock: Callable[[], float]) -> dict[str, Any]:
