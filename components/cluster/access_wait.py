@@ -36,13 +36,6 @@ TYPE = "pulumi-python:dynamic/aksgpu:AccessWait"
 STATUS_URN = "statusUrn"
 
 
-def unreachable_line(error: Exception) -> str:
-    return (
-        f"the deployer's access to the cluster was not checked: {error}; what this `pulumi up` creates or "
-        "changes in Kubernetes needs that API server (aks-gpu:access.authorizedIpRanges)"
-    )
-
-
 def wait(props: Mapping[str, Any]) -> None:
     """Until the cluster says yes (ClusterAccessError where it will not). An API server this
     runner cannot reach (access.authorizedIpRanges) is a warning, not a stop: what this `up`
@@ -51,7 +44,10 @@ def wait(props: Mapping[str, Any]) -> None:
     try:
         cluster_access.wait_for_access(kubeconfig, str(props["granted"]))
     except cluster_access.Unreachable as error:
-        engine_status.reporter(str(props[STATUS_URN]), warning=True)(unreachable_line(error))
+        engine_status.reporter(str(props[STATUS_URN]), warning=True)(
+            f"the deployer's access to the cluster was not checked: {error}; what this `pulumi up` creates or "
+            "changes in Kubernetes needs that API server (aks-gpu:access.authorizedIpRanges)"
+        )
 
 
 def _inputs(props: Mapping[str, Any]) -> dict[str, Any]:

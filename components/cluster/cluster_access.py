@@ -11,6 +11,8 @@ import base64
 import binascii
 import json
 import logging
+import logging.handlers
+import sys
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -58,19 +60,6 @@ class Connection:
     who: str = "the kubeconfig's user"
 
 
-class _Logged(logging.Handler):
-    """What the kubernetes package logs instead of raising while it loads a kubeconfig: a
-    credential plugin that failed (kubernetes 37.0.2 config/kube_config.py
-    `_load_from_exec_plugin` catches it and calls `logging.error`)."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.ERROR)
-        self.lines: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.lines.append(record.getMessage())
-
-
 def connect(kubeconfig: str) -> Connection:
     """A client for the current context's API server, as the kubernetes package loads a
     kubeconfig (config/kube_config.py KubeConfigLoader): the cluster's CA the one trusted, the
@@ -89,7 +78,11 @@ def connect(kubeconfig: str) -> Connection:
     if not isinstance(config, dict):
         raise ClusterAccessError("the kubeconfig is not a mapping")
     configuration = client.Configuration()
-    logged = _Logged()
+    # What the kubernetes package logs instead of raising while it loads a kubeconfig: a
+    # credential plugin that failed (kubernetes 37.0.2 config/kube_config.py
+    # `_load_from_exec_plugin` catches it and calls `logging.error`). Never flushed: it keeps all.
+    logged = logging.handlers.BufferingHandler(sys.maxsize)
+    logged.setLevel(logging.ERROR)
     logging.getLogger().addHandler(logged)
     try:
         loader = KubeConfigLoader(config_dict=config)
@@ -111,7 +104,7 @@ def connect(kubeconfig: str) -> Connection:
         user = next((u.get("user") or {} for u in config.get("users") or [] if u.get("name") == user_name), {})
         if not user.get("exec"):
             raise ClusterAccessError("the kubeconfig's user has neither a token nor an exec plugin")
-        said = one_line("; ".join(logged.lines)) or "it printed no token"
+        said = one_line("; ".join(record.getMessage() for record in logged.buffer)) or "it printed no token"
         raise ClusterAccessError(f"the kubeconfig's credential plugin {user['exec'].get('command')} failed: {said}")
     return Connection(client.ApiClient(configuration), configuration.host, identity(bearer, user_name))
 

@@ -126,8 +126,6 @@ def pool_states(found: ClusterFacts, where: str) -> list[Problem]:
     problems = []
     for pool in found.pools:
         state = pool.provisioning_state
-        if state in (None, SUCCEEDED):
-            continue
         if state in ENDED:
             problems.append(
                 Problem(
@@ -136,13 +134,13 @@ def pool_states(found: ClusterFacts, where: str) -> list[Problem]:
                     blocking=False,
                 )
             )
-            continue
-        problems.append(
-            Problem(
-                f"{where}: its pool {pool.name} is {state}, not {SUCCEEDED}: AKS refuses another operation on the cluster while one is "
-                'in progress ("Another operation ... is in progress on agent pool"), so the first GPU pool would fail; wait for it to finish'
+        elif state not in (None, SUCCEEDED):
+            problems.append(
+                Problem(
+                    f"{where}: its pool {pool.name} is {state}, not {SUCCEEDED}: AKS refuses another operation on the cluster while one is "
+                    'in progress ("Another operation ... is in progress on agent pool"), so the first GPU pool would fail; wait for it to finish'
+                )
             )
-        )
     return problems
 
 

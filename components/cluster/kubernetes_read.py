@@ -30,8 +30,13 @@ READ_SECONDS = 30.0
 
 def read(kubeconfig: str, limit: float = READ_SECONDS, clock: Callable[[], float] = time.monotonic) -> dict[str, Any]:
     """The cluster's namespaces and DaemonSets, a v1 List; TimeoutError after `limit` seconds."""
+    return _within(lambda: _read(kubeconfig, limit, clock), limit)
+
+
+def _within(call: Callable[[], Any], limit: float) -> Any:
+    """`call`'s answer, on a daemon thread waited for at most `limit` seconds (deadline.gather)."""
     try:
-        return gather([lambda: _read(kubeconfig, limit, clock)], limit)[0]
+        return gather([call], limit)[0]
     except TimeoutError:
         raise TimeoutError(f"the cluster's API server did not answer within {limit:g} s") from None
 
@@ -52,10 +57,7 @@ def config_map(kubeconfig: str, namespace: str, name: str, limit: float = READ_S
             raise ClusterAccessError(f"the cluster's answer to GET {path} is not an object")
         return found
 
-    try:
-        return gather([get], limit)[0]
-    except TimeoutError:
-        raise TimeoutError(f"the cluster's API server did not answer within {limit:g} s") from None
+    return _within(get, limit)
 
 
 def _get(connection: Connection, path: str, call: Callable[..., Any], timeout: float, absent: str | None = None) -> Any:
@@ -86,9 +88,8 @@ def _not_found(body: Any, resource: str) -> bool:
         status = json.loads(body or "")
     except ValueError:
         return False
-    if not isinstance(status, dict) or not isinstance(status.get("details"), dict):
-        return False
-    return status.get("reason") == "NotFound" and status["details"].get("kind") == resource
+    details = status.get("details") if isinstance(status, dict) else None
+    return isinstance(details, dict) and status.get("reason") == "NotFound" and details.get("kind") == resource
 
 
 def _read(kubeconfig: str, limit: float, clock: Callable[[], float]) -> dict[str, Any]:

@@ -12,6 +12,7 @@ import enum
 import functools
 import json
 import math
+import operator
 import typing
 from collections.abc import Mapping
 from typing import Any, cast
@@ -113,19 +114,12 @@ def _wrong(value: Any, annotation: Any, loc: tuple[Any, ...]) -> tuple[tuple[Any
         inner = (_wrong(v, own[k], (*loc, k)) for k, v in value.items() if k in own)
         return next((w for w in inner if w), None) or _ruled(value, shape, loc)
     origin, args = typing.get_origin(shape), typing.get_args(shape)
-    if origin is list:
-        return (
-            (loc, "a list")
-            if not isinstance(value, list)
-            else next((w for i, v in enumerate(value) if (w := _wrong(v, args[0], (*loc, i)))), None)
-        )
-    if origin is dict:
-        items = value.items() if isinstance(value, Mapping) else ()
-        return (
-            (loc, "an object")
-            if not isinstance(value, Mapping)
-            else next((w for k, v in items if (w := _wrong(v, args[1], (*loc, k)))), None)
-        )
+    if origin in (list, dict):  # list[T] by index, dict[str, T] by key: each member a T (args[-1])
+        listed = origin is list
+        if not isinstance(value, list if listed else Mapping):
+            return loc, "a list" if listed else "an object"
+        members = value.items() if isinstance(value, Mapping) else enumerate(value)
+        return next((w for k, v in members if (w := _wrong(v, args[-1], (*loc, k)))), None)
     number = isinstance(value, (int, float)) and not isinstance(value, bool)
     if shape is int and not (number and math.isfinite(value) and float(value).is_integer()):
         # An invoke's answer reaches the program through a protobuf Struct, whose numbers are all
@@ -217,10 +211,7 @@ def problem(doc: Any, model: type = models.ManagedCluster) -> str | None:
     checked = view(doc, model)
     if wrong := _wrong(checked, model, ()):
         loc, expected = wrong
-        at: Any = checked
-        for part in loc:
-            at = at[part]
-        return f"{_where(loc, checked)} is {_shown(at)}, not {expected}"
+        return f"{_where(loc, checked)} is {_shown(_at(checked, loc))}, not {expected}"
     properties = checked.get("properties")
     return _surrogate_problem(checked) or _proxy_problem(properties.get("httpProxyConfig") if isinstance(properties, Mapping) else None)
 
@@ -244,13 +235,16 @@ def _surrogates(value: Any, loc: tuple[Any, ...] = ()) -> tuple[Any, ...] | None
     return None
 
 
+def _at(checked: Any, loc: tuple[Any, ...]) -> Any:
+    """The member of `checked` at `loc` (its keys and indexes in turn)."""
+    return functools.reduce(operator.getitem, loc, checked)
+
+
 def _surrogate_problem(checked: Any) -> str | None:
     loc = _surrogates(checked)
     if loc is None:
         return None
-    at: Any = checked
-    for part in loc:
-        at = at[part]
+    at = _at(checked, loc)
     said = f"is {_shown(at)}, not text: it holds" if isinstance(at, str) else "has a member whose name holds"
     return f"{_where(loc, checked) or 'the description'} {said} a lone surrogate, which UTF-8 cannot carry"
 

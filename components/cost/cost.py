@@ -74,8 +74,7 @@ class PoolCost:
         """At its most nodes, at today's price (a Spot pool's current Spot price), never above
         the ceiling: a node whose Spot price passes its cap is evicted, not billed more
         (spot-vms.md, below)."""
-        today = self.price.hourly if self.ceiling is None else min(self.price.hourly, self.ceiling)
-        return self.node.most_nodes * today
+        return self.node.most_nodes * min(self.price.hourly, _node_ceiling(self))
 
     @property
     def capped_below_today(self) -> bool:
@@ -89,7 +88,7 @@ class PoolCost:
     @property
     def most_hourly(self) -> float:
         """At its most nodes, at the most Azure may charge (today's price if the ceiling is unknown)."""
-        return self.node.most_nodes * (self.ceiling if self.ceiling is not None else self.price.hourly)
+        return self.node.most_nodes * _node_ceiling(self)
 
 
 @dataclass(frozen=True)
@@ -176,10 +175,8 @@ def estimate(billed: Billed, items: list[dict[str, Any]], region: str, source: s
         if price is None:
             unpriced.append(node)
             continue
-        ceiling: float | None
-        ceiling, why, cap = price.hourly, "", None
-        if node.spot:
-            ceiling, why, cap = spot_ceiling(node, prices.pick(items, node.vm_size, region, False, currency), currency)
+        payg = prices.pick(items, node.vm_size, region, False, currency)
+        ceiling, why, cap = spot_ceiling(node, payg, currency) if node.spot else (price.hourly, "", None)
         priced.append(PoolCost(node, price, ceiling, why, cap))
     return Estimate(currency=currency, source=source, pools=tuple(priced), unpriced=tuple(unpriced))
 
