@@ -25,7 +25,7 @@ from pulumi.dynamic import ConfigureRequest, CreateResult, DiffResult, Resource,
 
 from components.cluster import cluster_access
 from components.proof import watch_live as live_watch
-from components.proof.proof_watch import PROVIDER_KEY, cluster_ref, is_unknown
+from components.proof.proof_watch import PROVIDER_KEY, cluster_props, cluster_ref, is_unknown
 from components.proof.watch_live import ClusterRef
 from components.seam import engine_status, provider_host_patch
 
@@ -98,11 +98,7 @@ class AccessWait(Resource, module="aksgpu", name="AccessWait"):
     ) -> None:
         """`grant_id`, `granted`: the deployer's role assignment and the principal it grants."""
         props = {
-            "subscriptionId": cluster.subscription_id,
-            "resourceGroupName": cluster.resource_group_name,
-            "clusterName": cluster.cluster_name,
-            "entra": cluster.entra,
-            "armEndpoint": cluster.arm_endpoint,
+            **cluster_props(cluster),
             "grantId": grant_id,
             "granted": granted,
             STATUS_URN: status_urn,

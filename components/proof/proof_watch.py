@@ -102,6 +102,17 @@ def watch_id(props: Mapping[str, Any]) -> str:
     return f"{props['namespace']}/{props['jobName']}/{props['specHash']}"
 
 
+def cluster_props(cluster: ClusterRef) -> dict[str, Any]:
+    """Where the cluster is, as a watch's (or the access wait's) inputs; `cluster_ref` reads them back."""
+    return {
+        "subscriptionId": cluster.subscription_id,
+        "resourceGroupName": cluster.resource_group_name,
+        "clusterName": cluster.cluster_name,
+        "entra": cluster.entra,
+        "armEndpoint": cluster.arm_endpoint,
+    }
+
+
 def cluster_ref(props: Mapping[str, Any]) -> ClusterRef:
     return ClusterRef(
         subscription_id=str(props["subscriptionId"]),
@@ -209,11 +220,7 @@ class ProofWatch(Resource, module="aksgpu", name="ProofWatch"):
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         props = {
-            "subscriptionId": cluster.subscription_id,
-            "resourceGroupName": cluster.resource_group_name,
-            "clusterName": cluster.cluster_name,
-            "entra": cluster.entra,
-            "armEndpoint": cluster.arm_endpoint,
+            **cluster_props(cluster),
             # The namespace object's name, so the watch comes after it; facts.namespace is the same name.
             "namespace": namespace,
             "jobName": facts.job_name,
