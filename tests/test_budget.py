@@ -85,6 +85,15 @@ def test_what_would_replace_the_budget_makes_a_new_resource_instead_with_this_mo
     assert other_cluster.name != found.name, "a new budget name is a new resource, not a replacement"
 
 
+def test_a_long_cluster_name_makes_a_budget_name_cut_to_azures_63_characters():
+    """Microsoft.Consumption/budgets takes a name of 1-63 characters: the name keeps as much
+    of project, stack and cluster as fits, and no more."""
+    cluster = "gpu-lab-" + "x" * 55
+    found = run_cached("prod", preview=False, cost=BUDGET_CONFIG, clusterName=cluster)[0].one(BUDGET)
+    assert found.inputs["budgetName"] == f"aks-gpu-prod-{cluster}-gpu"[:63]
+    assert len(found.inputs["budgetName"]) == 63
+
+
 @pytest.mark.parametrize("today, start", [(datetime.date(2026, 11, 23), "2026-11-01"), (datetime.date(2027, 1, 1), "2027-01-01")])
 def test_the_budget_starts_on_the_first_of_the_current_month(today, start):
     assert budget.first_of_month(today) == f"{start}T00:00:00Z"

@@ -221,6 +221,21 @@ def test_the_group_line_says_each_size_in_order_with_its_price_and_the_priciest(
     )
 
 
+def test_the_group_line_prices_a_spot_size_at_the_most_it_may_be_billed_and_names_the_priciest_by_it():
+    """A Spot A100 with no cap: today's Spot price (0.73) is under the T4's pay-as-you-go 0.75,
+    but Azure may bill it up to its pay-as-you-go 3.67, which the line and the ceiling count."""
+    pools = {"t4b": POOLS["t4b"], "a100": {**POOLS["a100"], "spot": True}}
+    cfg = parsed(gpuPools=pools, gpuGroups={"inference": ["t4b", "a100"]})
+    reader = OfflineReader(facts=recorded(lowPriorityCores=(0, 24), **T4_QUOTA), prices=fake_prices.price_list())
+    built = build_plan(cfg, reader, Mode.PREVIEW, project="aks-gpu", stack="test", environ={})
+    [line] = [i for i in plan_infos(built) if i.startswith("aks-gpu:gpuGroups.inference")]
+    assert line == (
+        "aks-gpu:gpuGroups.inference: serves from t4b (Standard_NC8as_T4_v3, 0.75 USD per node-hour), then a100 "
+        "(Standard_NC24ads_A100_v4 Spot, 3.67 USD per node-hour); the cost ceiling counts every size at its maxCount, "
+        "the priciest Standard_NC24ads_A100_v4 (a100)"
+    )
+
+
 def test_a_cost_limit_between_the_first_size_and_the_last_is_refused():
     """The autoscaler may fill one pool and go on to the next while pods wait: every size counts at its maxCount."""
     said = Said()
