@@ -152,22 +152,9 @@ def build_plan(
     said.warn(cfg.warnings)
     preflight.provider_host(cfg.pools, environ)  # an AKS-managed pool's provider must load where Pulumi runs it
     existing = cfg.existing_cluster
-    named = cluster_facts.Named(existing.name, existing.resource_group_name, cfg.subscription_id) if existing else cluster_facts.Named(None)
-    cluster_facts.check_saved(cfg.preflight.cluster_file, named)
-    cluster_objects.check_saved(cfg.preflight.kubernetes_file)
-    saved_state.check_saved(cfg.preflight.state_file, project, stack)
-    # An existing cluster is read once, here: a cluster that cannot be read stops the run.
-    found = cluster_facts.read(reader, existing.resource_group_name, existing.name) if existing else None
-    user_kubeconfig = cluster_facts.read_user_kubeconfig(reader, found.resource_group, found.name) if found else None
+    found, user_kubeconfig, state = _read_existing(cfg, reader, project, stack)
     owner = existing_cluster_checks.owner_tags(project, stack)
     owner_tag = next(iter(owner.values()))
-    # What the stack holds already, from the engine's state, not from a tag its owner can remove
-    # (components/ownership/stack_state.py).
-    state = stack_state.NOT_READ
-    if found is not None:
-        state = stack_state.read(reader, (found.resource_group, found.name), project=project, stack=stack)
-        if refusal := stack_state.stray_refusal(state, project, stack):
-            raise PreflightError(refusal)
     # What this stack adopted is guarded: a config that would replace it stops here.
     if found is not None:
         said.warn(ownership.check_pools(cfg.pools, found, owner_tag, state, mode.preview))
@@ -195,20 +182,7 @@ def build_plan(
         subscription,
     )
     said.warn(switch_notes)
-    # What the adopting `up` does to each pool it takes over: the import, then the update field by field.
-    said.info(
-        pool_settings.adopted_pool_plan(
-            pool,
-            pools.key(pool),
-            networks[pool.name],
-            ownership.pool_marks(pool, owner),
-            live,
-            running_pools.get(pool.name),
-            cfg.gpu_groups.labels_of(pool.name),
-        ).line()
-        for pool in pools.pools
-        if (live := live_pools.get(pool.name)) is not None and live.import_id
-    )
+    said.info(_adopting_lines(cfg, pools, networks, owner, live_pools, running_pools))
     checked = preflight.run(
         cfg,
         stack=stack,
@@ -262,6 +236,51 @@ def build_plan(
         estimate=estimate,
         messages=tuple(said),
     )
+
+
+def _read_existing(
+    cfg: StackConfig, reader: AzureReader, project: str, stack: str
+) -> tuple[ClusterFacts | None, str | None, stack_state.StackState]:
+    """The saved files checked, then an existing cluster read once (a cluster that cannot be read
+    stops the run), its user kubeconfig, and what the stack holds already, from the engine's state,
+    not from a tag its owner can remove (components/ownership/stack_state.py)."""
+    existing = cfg.existing_cluster
+    named = cluster_facts.Named(existing.name, existing.resource_group_name, cfg.subscription_id) if existing else cluster_facts.Named(None)
+    cluster_facts.check_saved(cfg.preflight.cluster_file, named)
+    cluster_objects.check_saved(cfg.preflight.kubernetes_file)
+    saved_state.check_saved(cfg.preflight.state_file, project, stack)
+    if existing is None:
+        return None, None, stack_state.NOT_READ
+    found = cluster_facts.read(reader, existing.resource_group_name, existing.name)
+    user_kubeconfig = cluster_facts.read_user_kubeconfig(reader, found.resource_group, found.name)
+    state = stack_state.read(reader, (found.resource_group, found.name), project=project, stack=stack)
+    if refusal := stack_state.stray_refusal(state, project, stack):
+        raise PreflightError(refusal)
+    return found, user_kubeconfig, state
+
+
+def _adopting_lines(
+    cfg: StackConfig,
+    pools: Pools,
+    networks: Mapping[str, PoolNetwork],
+    owner: Mapping[str, str],
+    live_pools: Mapping[str, LivePool],
+    running_pools: Mapping[str, RunningPool],
+) -> list[str]:
+    """What the adopting `up` does to each pool it takes over: the import, then the update field by field."""
+    return [
+        pool_settings.adopted_pool_plan(
+            pool,
+            pools.key(pool),
+            networks[pool.name],
+            ownership.pool_marks(pool, owner),
+            live,
+            running_pools.get(pool.name),
+            cfg.gpu_groups.labels_of(pool.name),
+        ).line()
+        for pool in pools.pools
+        if (live := live_pools.get(pool.name)) is not None and live.import_id
+    ]
 
 
 def _cluster(
