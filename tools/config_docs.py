@@ -194,9 +194,14 @@ def _anchor(schema: Schema, key: str) -> str:
     return re.sub(r"[^a-z0-9 -]", "", key.lower()).replace(" ", "-")
 
 
+def between(text: str, start_marker: str, end_marker: str, block: str) -> str:
+    """`text` with what stands from `start_marker` to `end_marker` (both included) replaced by `block`."""
+    start, end = text.index(start_marker), text.index(end_marker) + len(end_marker)
+    return text[:start] + block + text[end:]
+
+
 def with_readme_keys(readme: str, block: str) -> str:
-    start, end = readme.index(README_START), readme.index(README_END) + len(README_END)
-    return readme[:start] + block + readme[end:]
+    return between(readme, README_START, README_END, block)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -22,6 +22,7 @@ from components.proof import proof_signals
 from components.proof import watch_live as watch
 from components.proof.watch_verdict import FAILED_CREATE_SECONDS
 from components.seam import compute
+from tools.config_docs import between
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "proof.md"
@@ -122,8 +123,7 @@ def render() -> str:
 
 
 def with_figures(page: str, block: str) -> str:
-    start, end = page.index(START), page.index(END) + len(END)
-    return page[:start] + block + page[end:]
+    return between(page, START, END, block)
 
 
 def main(argv: list[str] | None = None) -> int:
