@@ -431,23 +431,8 @@ def _proof(
         for p in pools.pools
         if p.name not in grouped
     ]
-    # A group's one Job, named after the group: on the nodes of any of its pools, tolerating each
-    # pool's taints, waiting until the autoscaler first tries the last pool, every try before
-    # failing slowly, then as long as the slowest of them needs (job_deadline.group_deadline).
     group_runs = [
-        MnistRun(
-            pool_name=group,
-            gpu_tolerations=_tolerations(members, live_pools),
-            create_timeout=group_timeout(members, max_seconds),
-            deadline_seconds=group_deadline(members, max_seconds),
-            after=tuple(dict.fromkeys([*(n for m in members for n in (m.name, m.mode)), *([EXPANDER] if with_expander else [])])),
-            pin=True,
-            guide_names=False,
-            gpu_resource=gpus.get(members[0].name, GPU),
-            autoscaled=True,
-            accepted_pools=tuple(m.name for m in members),
-            group=True,
-        )
+        _group_run(group, members, live_pools, max_seconds, gpus.get(members[0].name, GPU), with_expander)
         for group, names in proof_groups.items()
         if (members := [by_name[n] for n in names])
     ]
@@ -462,6 +447,32 @@ def _proof(
         marks=marks,
         vm_sizes={p.name: p.vm_size for p in pools.pools},
         runs=[*own, *group_runs],
+    )
+
+
+def _group_run(
+    group: str,
+    members: list[GpuPoolConfig],
+    live_pools: Mapping[str, LivePool],
+    max_seconds: int | None,
+    gpu_resource: str,
+    with_expander: bool,
+) -> MnistRun:
+    """A group's one Job, named after the group: on the nodes of any of its pools, tolerating each
+    pool's taints, waiting until the autoscaler first tries the last pool, every try before
+    failing slowly, then as long as the slowest of them needs (job_deadline.group_deadline)."""
+    return MnistRun(
+        pool_name=group,
+        gpu_tolerations=_tolerations(members, live_pools),
+        create_timeout=group_timeout(members, max_seconds),
+        deadline_seconds=group_deadline(members, max_seconds),
+        after=tuple(dict.fromkeys([*(n for m in members for n in (m.name, m.mode)), *([EXPANDER] if with_expander else [])])),
+        pin=True,
+        guide_names=False,
+        gpu_resource=gpu_resource,
+        autoscaled=True,
+        accepted_pools=tuple(m.name for m in members),
+        group=True,
     )
 
 
