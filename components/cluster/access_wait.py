@@ -1,12 +1,12 @@
 """The wait for the deployer's cluster access as a Pulumi dynamic resource: its create asks the
 cluster, in Pulumi's provider host, until the deployer may create namespaces
 (components/cluster/cluster_access.py `wait_for_access`), and every Kubernetes object depends on it
-(GpuCluster.access). Why a wait at all: docs/lifecycle.md, "The deployer's role assignment".
+(GpuCluster.access). Why a wait at all: docs/design/lifecycle.md, "The deployer's role assignment".
 
 As the proof's watch (components/proof/proof_watch.py, whose docstring cites the engine):
 a preview never calls the dynamic host's Create, so never waits; the create runs as soon as the
 grant is done, beside the GPU pools'; no credential is an input or an output (the host fetches
-the user kubeconfig from ARM itself, live/proof_watch.py `user_kubeconfig`). It waits when the
+the user kubeconfig from ARM itself, components/proof/watch_live.py `user_kubeconfig`). It waits when the
 grant is new: its inputs hold the grant's ID and principal, so a grant the engine creates or
 replaces (a first `up`, another identity, one deleted outside Pulumi and refreshed) replaces
 the wait, which asks again, and a failed wait is not in the state, so the next `up` asks again.

@@ -22,7 +22,7 @@ Why a resource beside the Job, and not the Job's own await:
     pulumi/dynamic/__main__.py Configure);
   - a failed create does not cancel another in flight (step_executor.go `cancelDueToError`
     cancels scheduling only; step.go calls `prov.Create(context.TODO(), ...)`): the watch ends
-    the Job itself (live/proof_watch.py), so the Job's await returns at once.
+    the Job itself (components/proof/watch_live.py), so the Job's await returns at once.
 
 Nothing remote belongs to this resource: no credential is an input or an output (the host
 fetches the kubeconfig from ARM itself), delete has nothing to delete, and read has nothing to
