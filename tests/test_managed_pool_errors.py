@@ -21,8 +21,8 @@ import pytest
 from google.protobuf import struct_pb2
 from support.provider_host import CLUSTER, GROUP, HostError, host_environment, program_inputs, serve_arm, start_host
 
+from components.pools import agent_pool_calls
 from components.pools import managed_gpu_pool as mgp
-from components.pools import provider_errors
 
 FORBIDDEN = "The client 'x' does not have authorization to perform action 'Microsoft.ContainerService/managedClusters/agentPools/write'"
 SIGNED_OUT_AZ = """#!/bin/sh
@@ -122,5 +122,5 @@ def test_an_operation_that_failed_in_azure_says_so_with_its_error():
     error = HttpResponseError(message="Operation failed or canceled")
     error.status_code = 200
     error.error = ODataV4Format({"error": {"code": "VMExtensionProvisioningError", "message": "the GPU driver\nfailed"}})
-    said = str(provider_errors.failed("creating node pool gpu", error))
+    said = str(agent_pool_calls.failed("creating node pool gpu", error))
     assert said == "creating node pool gpu: the operation failed in Azure VMExtensionProvisioningError: the GPU driver failed"

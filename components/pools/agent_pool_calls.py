@@ -1,9 +1,7 @@
-"""The AKS agentPools REST calls the managed GPU pool's provider makes
-(components/pools/managed_gpu_pool.py): PUT (create and update, ARM's idempotent PUT),
-GET and DELETE with 404 as done, each within its time limit, waiting out AKS's 409 while
-another agent-pool operation runs on the cluster. Clients are made inside each call, with
-azure-identity's DefaultAzureCredential (az login locally, the OIDC login in GitHub Actions);
-no credential is ever an input or an output."""
+"""The agentPools REST calls of the managed GPU pool's provider (managed_gpu_pool.py): PUT, GET
+and DELETE (404 is done), each within its time limit, waiting out AKS's 409 while another pool
+operation runs; a failure is one line with the step and Azure's words (`failed`). Clients are
+made inside each call with DefaultAzureCredential; no credential is an input or an output."""
 
 from __future__ import annotations
 
@@ -13,72 +11,54 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from components.cluster.cluster_facts import OWNER_TAG
-from components.errors import ManagedPoolError, ManagedPoolTimeout
+from components.errors import ManagedPoolError, ManagedPoolTimeout, one_line
 from components.ownership.ownership import owner_of
-from components.pools.provider_errors import failed
 from components.seam.aks_client import ARM_ENDPOINT, aks_client
 from components.seam.deadline import gather
 
-# Where ARM is: Azure's public cloud, as for every other resource of the program. An input,
-# so the state says where the pool's calls go (tests/test_managed_pool_provider_host.py points it at a
-# local fake of ARM).
+# Where ARM is: an input, so the state says where the pool's calls go (the tests point it at a fake).
 ENDPOINT = "armEndpoint"
-
-# Each operation's time limit, in minutes, is an input (`timeoutMinutes`), because the
-# dynamic provider host never reads the engine's `timeout` (customTimeouts): its Create,
-# Update and Delete call the provider with the properties alone
-# (pulumi/pulumi sdk/python/lib/pulumi/dynamic/__main__.py). components/pools/gpu_pool.py gives
-# both kinds of pool the same limits.
+# Each operation's time limit in minutes is an input, because the dynamic provider host never
+# reads customTimeouts (pulumi/pulumi sdk/python/lib/pulumi/dynamic/__main__.py).
 TIMEOUTS = "timeoutMinutes"
-# A read (the GET of `pulumi refresh`, and the look before a create or an update) has one
-# deadline for all of it: the sign-in, the GET and the client's retries, Retry-After waits
-# included (get_pool). Not an input the program registers (a new input would be a diff on
-# every stack); a state may carry `timeoutMinutes.read`, as the tests' do.
+# A read's one deadline for the sign-in, the GET and its retries (get_pool). Not an input (a new
+# one would be a diff on every stack); a state may carry `timeoutMinutes.read`.
 READ_MINUTES = 1.0
-# Each request's own socket limits, set rather than azure-core's defaults (300 s to connect
-# and 300 s to read: azure/core/configuration.py ConnectionConfiguration): a long-running
-# PUT or DELETE is answered at once with a status URL and then polled, so one request that
-# takes longer than this is a stalled connection, tried again within the step's limit.
+# Each request's socket limits, not azure-core's 300 s (azure/core/configuration.py): a PUT or
+# DELETE is answered at once and then polled, so a longer request is a stalled connection.
 CONNECT_SECONDS = 10.0
 REQUEST_SECONDS = 60.0
-# azure-core's count, set rather than inherited: ten retries of a 408, 429 or 5xx.
+# azure-core's count of retries of a 408, 429 or 5xx, set rather than inherited.
 RETRIES = 10
-
-# AKS runs one agent-pool operation per cluster at a time and answers another with 409
-# OperationNotAllowed saying one "is in progress" (the network: AnotherOperationInProgress):
-# that alone is waited out. OperationNotAllowed without it (a stopped cluster) never passes
-# and fails at once. The messages and their sources: docs/design/lifecycle.md, "One pool operation at a time".
+# AKS answers a second pool operation on a cluster with 409 AnotherOperationInProgress, or
+# OperationNotAllowed saying one "is in progress": that alone is waited out (a stopped cluster's
+# OperationNotAllowed fails at once). Sources: docs/design/lifecycle.md, "One pool operation at a time".
 BUSY_CODE = "AnotherOperationInProgress"
 REFUSED_UNLESS_IN_PROGRESS = "OperationNotAllowed"
-# How long to wait before trying again when Azure's answer has no Retry-After.
+# The wait when Azure's answer has no Retry-After.
 BUSY_RETRY_SECONDS = 30.0
+# How much of Azure's message a line keeps.
+MESSAGE_CHARS = 400
+SIGN_IN = "run `az login` (or azure/login in GitHub Actions) and try again"
 
 
 def _retry_policy(**settings: Any) -> Any:
-    """azure-core's retries, except of a 409: azure-core retries any answer that carries a
-    Retry-After (azure/core/pipeline/policies/_retry.py `is_retry`), which would wait out a
-    409 AKS will never lift as if it were busy, and then end in a "Response timeout" that
-    says nothing of AKS's answer. Whether a 409 is worth waiting for is `_is_busy`'s call."""
+    """azure-core's retries but of a 409: it retries any answer with a Retry-After
+    (azure/core/pipeline/policies/_retry.py `is_retry`), which would wait out a 409 AKS never
+    lifts and end in a "Response timeout". Whether a 409 is worth waiting for is `_is_busy`'s."""
     from azure.core.pipeline.policies import RetryPolicy
 
     class AgentPoolRetryPolicy(RetryPolicy):
         def is_retry(self, settings: dict[str, Any], response: Any) -> bool:
-            if response.http_response.status_code == 409:
-                return False
-            return super().is_retry(settings, response)
+            return response.http_response.status_code != 409 and bool(super().is_retry(settings, response))
 
     return AgentPoolRetryPolicy(**settings)
 
 
 def client_factory(subscription_id: str, api_version: str, endpoint: str = ARM_ENDPOINT, seconds: float | None = None) -> Any:
-    """The AKS management client at `api_version`, for ARM at `endpoint`. azure-core retries
-    a request answered 408, 429 or 5xx, or any other error but a 409 that carries a
-    Retry-After (`_retry_policy`), RETRIES times; `seconds` (the step's limit; a read's when
-    None) bounds those retries in time (the policy's absolute `timeout`), and each request
-    connects and reads within CONNECT_SECONDS and REQUEST_SECONDS, or what is left of it.
-    ContainerServiceClient hands `connection_timeout` and `read_timeout` to its transport
-    (azure-core ConnectionConfiguration) and `retry_policy` to its pipeline
-    (azure-mgmt-containerservice _configuration.py)."""
+    """The AKS client at `api_version` for ARM at `endpoint`: RETRIES retries (`_retry_policy`)
+    within `seconds` (the step's limit; a read's when None), each request within
+    CONNECT_SECONDS and REQUEST_SECONDS or what is left of it."""
     from azure.identity import DefaultAzureCredential
 
     within = float(seconds) if seconds is not None else READ_MINUTES * 60
@@ -110,10 +90,9 @@ def pool_id(props: Mapping[str, Any]) -> str:
 
 
 def json_numbers(value: Any) -> Any:
-    """The body as ARM's JSON types it: a whole number is an integer. The engine's Struct
-    carries every number as a double, and the SDK would send `"count": 1.0` where the spec
-    says `integer` (count, minCount, maxCount, the pods per node, ...). The one non-integer number
-    an agent pool takes, the Spot price cap, is a `number`, for which -1 and -1.0 are the same."""
+    """A whole number as an integer: the engine's Struct carries every number as a double, and
+    the spec says `integer` for count, minCount, maxPods...; the Spot price cap, a `number`,
+    is the same either way."""
     if isinstance(value, Mapping):
         return {k: json_numbers(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -124,16 +103,14 @@ def json_numbers(value: Any) -> Any:
 
 
 def time_limit(props: Mapping[str, Any], operation: str) -> float:
-    """The seconds `operation` (create, update, delete, read) may take, from the pool's inputs;
-    a read's is READ_MINUTES unless they say."""
+    """The seconds `operation` (create, update, delete, read) may take; a read's READ_MINUTES unless the inputs say."""
     limits = props[TIMEOUTS]
     return float(limits.get("read", READ_MINUTES) if operation == "read" else limits[operation]) * 60
 
 
 @contextlib.contextmanager
 def _in_azure_words(what: str) -> Iterator[None]:
-    """Any failure of Azure's (a refusal, no sign-in, no answer) as one line naming the step
-    (components/pools/provider_errors.py)."""
+    """Any failure of Azure's (a refusal, no sign-in, no answer) as one line naming the step."""
     from azure.core.exceptions import AzureError
 
     try:
@@ -142,14 +119,48 @@ def _in_azure_words(what: str) -> Iterator[None]:
         raise failed(what, error) from error
 
 
+def _words(text: Any) -> str:
+    said = one_line(text or "", None)
+    return said if len(said) <= MESSAGE_CHARS else said[: MESSAGE_CHARS - 1] + "…"
+
+
+def azure_words(error: BaseException) -> str:
+    """Azure's answer in one line: the status, ARM's error code and message (a detail's where
+    the message is empty)."""
+    from azure.core.exceptions import ClientAuthenticationError, HttpResponseError, ServiceRequestError, ServiceResponseError
+
+    status = getattr(error, "status_code", None)
+    odata = getattr(error, "error", None)
+    code = getattr(odata, "code", None)
+    message = getattr(odata, "message", None)
+    if not message:
+        details = [d for d in getattr(odata, "details", None) or [] if getattr(d, "message", None)]
+        message = "; ".join(f"{d.code}: {d.message}" for d in details) or getattr(error, "message", None) or str(error)
+    if isinstance(error, ClientAuthenticationError) and status in (None, 401):
+        return f"no Azure sign-in ({_words(message)}); {SIGN_IN}"
+    named = f" {code}" if code else ""
+    if isinstance(error, HttpResponseError) and status is not None and status >= 400:
+        fix = "; the identity running Pulumi may not do it (docs/deploying.md)" if status == 403 else ""
+        return f"Azure answered {status}{named}: {_words(message)}{fix}"
+    if isinstance(error, HttpResponseError) and status is not None:  # a long-running operation's status said Failed
+        return f"the operation failed in Azure{named}: {_words(message)}"
+    if isinstance(error, (ServiceRequestError, ServiceResponseError)):
+        return f"no answer from Azure ({type(error).__name__}: {_words(message)})"
+    return f"{type(error).__name__}: {_words(message)}"
+
+
+def failed(what: str, error: BaseException) -> ManagedPoolError:
+    """One line: the step (`creating node pool gpu`) and Azure's answer."""
+    return ManagedPoolError(f"{what}: {azure_words(error)}")
+
+
 def _is_not_found(error: BaseException) -> bool:
     """ARM's 404: the pool, its cluster (ParentResourceNotFound) or its group is gone."""
     return getattr(error, "status_code", None) == 404
 
 
 def _is_busy(error: Exception) -> bool:
-    """AKS's 409 while another operation runs on the cluster's pools: AnotherOperationInProgress,
-    or OperationNotAllowed whose message says an operation is in progress."""
+    """AKS's 409 while another pool operation runs (BUSY_CODE and REFUSED_UNLESS_IN_PROGRESS)."""
     if getattr(error, "status_code", None) != 409:
         return False
     odata = getattr(error, "error", None)
@@ -167,11 +178,9 @@ def _retry_after(error: Exception) -> float:
 
 
 def _begin(start: Callable[[], Any], deadline: float, what: str) -> Any:
-    """Start a long-running operation; while AKS is busy with another one on the cluster
-    (409, `_is_busy`), wait as its Retry-After says (or BUSY_RETRY_SECONDS) and try again,
-    until the operation's deadline. Any other refusal fails at once with Azure's answer; a
-    request that timed out (azure-core's own retries of 5xx and 429 included) says so, and
-    is not reported as a busy cluster."""
+    """Start a long-running operation; while AKS is busy (`_is_busy`), wait as its Retry-After
+    says (or BUSY_RETRY_SECONDS) and try again until the deadline. Any other refusal fails at
+    once; a request that timed out says so, not that the cluster is busy."""
     from azure.core.exceptions import HttpResponseError, ServiceRequestTimeoutError, ServiceResponseTimeoutError
 
     busy = (
@@ -204,8 +213,7 @@ def _wait(poller: Any, deadline: float, what: str) -> Any:
 
 
 def put_pool(props: Mapping[str, Any], operation: str) -> dict[str, Any]:
-    """PUT the pool (create or update; ARM's PUT is idempotent) and wait for it, within the
-    time limit of `operation`."""
+    """PUT the pool (create or update: ARM's PUT is idempotent) and wait, within `operation`'s limit."""
     from azure.mgmt.containerservice.models import AgentPool
 
     seconds = time_limit(props, operation)
@@ -219,13 +227,11 @@ def put_pool(props: Mapping[str, Any], operation: str) -> dict[str, Any]:
 
 
 def get_pool(props: Mapping[str, Any], what: str | None = None) -> dict[str, Any] | None:
-    """The pool as ARM returns it, or None when it (or its cluster, or its group) is gone,
-    within one deadline (`time_limit(props, "read")`) for the sign-in, the GET and every retry:
-    the read runs on a daemon thread the provider stops waiting for then (components/seam/deadline.py gather),
-    since azure-core's own limits bound neither a Retry-After nor a socket that never answers
-    (its absolute `timeout` caps only the connection's timeout, azure/core/pipeline/policies/
-    _retry.py `_configure_timeout`, and a Retry-After is slept in full, `_sleep_for_retry`).
-    `what` names the step for its one line (by default, a refresh's read)."""
+    """The pool as ARM returns it, or None when it (or its cluster or group) is gone, within one
+    deadline for the sign-in, the GET and every retry: on a thread the provider stops waiting
+    for (deadline.gather), since azure-core bounds neither a Retry-After nor a silent socket
+    (azure/core/pipeline/policies/_retry.py `_configure_timeout`, `_sleep_for_retry`). `what`
+    names the step (by default, a refresh's read)."""
     from azure.core.exceptions import HttpResponseError
 
     group, cluster, pool = _where(props)
@@ -253,7 +259,6 @@ def get_pool(props: Mapping[str, Any], what: str | None = None) -> dict[str, Any
 
 def delete_pool(props: Mapping[str, Any]) -> None:
     """DELETE the pool and wait; a pool, cluster or group already gone is done."""
-
     seconds = time_limit(props, "delete")
     deadline = time.monotonic() + seconds
     what = f"deleting node pool {props['agentPoolName']}"
@@ -268,11 +273,9 @@ def delete_pool(props: Mapping[str, Any]) -> None:
 
 
 def refuse_others_pool(props: Mapping[str, Any], found: Mapping[str, Any] | None) -> None:
-    """A create adopts a pool its own failed create left (the PUT is idempotent), but on an
-    existing cluster it must not overwrite somebody else's pool of the same name: when the
-    body carries an owner tag, a pool already there (`found`, read by the create) must carry
-    the same one. (Preflight stops such a deployment first; this holds with `preflight.mode`
-    warn or off too.)"""
+    """A create takes over a pool its own failed create left, never somebody else's: when the
+    body carries an owner tag, a pool already there (`found`) must carry the same one (as
+    preflight checks, but whatever `preflight.mode` says)."""
     owner = owner_of(props["properties"].get("tags") or {})
     if owner is None or found is None:
         return

@@ -1,6 +1,5 @@
-"""Each GPU pool of a cluster as it runs, live: the agentPools GET at API_VERSION, with the live
-reader's credential, within one deadline (components/pools/pool_modes.py says why it is read,
-and parses each pool: `running_of`)."""
+"""Each GPU pool of a cluster as it runs: the agentPools GET with the live reader's credential,
+within one deadline (pool_modes.py says why it is read)."""
 
 from __future__ import annotations
 
@@ -17,11 +16,8 @@ from components.seam.deadline import gather
 from components.seam.reader import BadAnswer, RunningPool
 
 API_VERSION = api_versions.STABLE
-# The whole read, every pool's GET together: azure-core's own limits bound neither (its
-# RetryPolicy `timeout` caps only a request's connection timeout and sleeps a Retry-After in
-# full: azure/core/pipeline/policies/_retry.py `_configure_timeout`, `_sleep_for_retry`), so
-# the read runs on a daemon thread the program stops waiting for at the deadline
-# (deadline.gather), as the other preflight reads do.
+# The whole read, on a thread the program stops waiting for (deadline.gather): azure-core bounds
+# neither a Retry-After nor a silent socket (agent_pool_calls.get_pool).
 READ_SECONDS = 30.0
 # Each request's own limits, and two retries of a 408, 429 or 5xx, inside that deadline.
 CONNECT_SECONDS = 5.0
@@ -29,7 +25,7 @@ RETRIES = 2
 
 
 def client_for(subscription_id: str, credential: Any, timeout: float = READ_SECONDS) -> Any:
-    """The client, its retries and socket limits set rather than azure-core's defaults (live/aks_client.py)."""
+    """The client, its retries and socket limits set rather than azure-core's defaults."""
     from azure.core.pipeline.policies import RetryPolicy
 
     return aks_client(
@@ -43,8 +39,7 @@ def client_for(subscription_id: str, credential: Any, timeout: float = READ_SECO
 
 
 def read(client: Any, resource_group: str, cluster: str, names: Sequence[str], limit: float = READ_SECONDS) -> dict[str, RunningPool]:
-    """Each named pool as it runs, for the pools that exist; TimeoutError, naming the read and
-    its deadline, when all of it has not answered within `limit` seconds."""
+    """Each named pool that exists, as it runs; TimeoutError past `limit` seconds."""
     from azure.core.exceptions import ResourceNotFoundError
 
     def each() -> dict[str, RunningPool]:

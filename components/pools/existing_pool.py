@@ -1,6 +1,4 @@
-"""A GPU pool the cluster already had (components/pools/existing_pools.py): the pool used as it
-is, which the stack never registers (`UsedPool`). What an adopted pool declares beyond this
-program's own settings is components/pools/pool_settings.py's."""
+"""A GPU pool the cluster already had, used as it is (`existing: use`)."""
 
 from __future__ import annotations
 
@@ -8,7 +6,7 @@ from components.catalog import gpu_sizes
 from components.pools.existing_pools import LivePool
 from components.pools.settings import GpuPoolConfig
 
-# The `management` output (gpuPools) of a pool the stack uses (its GPU stack is as Azure has it).
+# The `management` output of a pool the stack uses.
 USED_MANAGEMENT = {
     "device-plugin": "device-plugin-daemonset (existing pool)",
     "aks-managed": "aks-managed (existing pool)",
@@ -17,8 +15,7 @@ USED_MANAGEMENT = {
 
 
 class UsedPool:
-    """A pool of the cluster used as it is (`existing: use`): what the device plugin, the
-    proof Job and the outputs need of it. Not a resource: nothing of this stack holds it."""
+    """What the device plugin, the proof Job and the outputs need of a used pool; no resource."""
 
     node_pool = None
 

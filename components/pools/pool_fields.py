@@ -1,15 +1,10 @@
-"""An agent pool, field by field, in ARM's REST names (the agentPools API; 2025-09-01 and
-2026-08-01 spell them alike): whether AKS changes each in place or fixes it when the pool is
-created, with the source; how adoption meets it; and how the declared pool sets it. Every form of
-a pool stands on this table: the typed `AgentPool` (components/pools/gpu_pool.py) declares
-these values and replaces, deleting first, on every fixed field (`replaceOnChanges`; azure-native
+"""An agent pool, field by field, in ARM's REST names: whether AKS changes each in place or fixes
+it at creation, with the source; how adoption compares it; how the declared pool sets it. The
+typed `AgentPool` (gpu_pool.py) replaces, deleting first, on every fixed field (azure-native
 itself replaces only on gpuInstanceProfile, vmSize and nodePublicIPTags: pulumi-azure-native
-provider/pkg/gen/replacement.go at 1b7112af, PR #3655); the `ManagedGpuPool` PUTs them and its
-own diff updates in place only what AKS changes in place; adoption compares the fixed ones with
-the live pool (existing_pools) and lists each change (adoption.py). A fixed field AKS cannot
-change would otherwise show `~ update` in a pull request's preview and then fail at `pulumi up`
-(docs/lifecycle.md has the table as a user reads it). A new pool key lands here and in the
-config's schema (components/pools/settings.py)."""
+provider/pkg/gen/replacement.go at 1b7112af), the `ManagedGpuPool`'s diff updates in place only
+what AKS changes in place, adoption compares the fixed ones with the live pool: else a fixed
+field would preview as `~ update` and fail at `pulumi up` (docs/lifecycle.md has the table)."""
 
 from __future__ import annotations
 
@@ -26,18 +21,15 @@ from components.pools.settings import GpuPoolConfig, pool_taints
 class Field:
     #: AKS changes it on an existing pool (`az aks nodepool update`, `scale` or `upgrade`).
     in_place: bool
-    #: Where that is said.
     source: str
-    #: How the declared pool sets it, from its config and network (pool_network.PoolNetwork),
-    #: None for unset; no function where the pool does not declare it of itself (the plan gives
-    #: its tags and labels, the cluster its version).
+    #: From the pool's config and network (pool_network.PoolNetwork); None: the pool does not
+    #: declare it of itself (the plan gives its tags and labels, the cluster its version).
     declare: Callable[[GpuPoolConfig, Any], Any] | None = None
-    #: The config key that sets it on a pool the stack adopts: a fixed one must equal the live
-    #: pool's (`live` reads it as the config names it), an in-place one follows the config.
+    #: The config key that sets it on an adopted pool: a fixed one must equal the live pool's
+    #: (`live` reads it as the config names it), an in-place one follows the config.
     config: str | None = None
     live: Callable[[Any], Any] | None = None
-    #: Adoption: the stack sets it itself (from the config where it sets it, else Azure's),
-    #: rather than declaring it as Azure has it.
+    #: Adoption: the stack sets it itself rather than declaring it as Azure has it.
     by_stack: bool = False
 
 
@@ -52,10 +44,9 @@ def _is_spot(live: Any) -> bool:
 
 
 def management(pool: Mapping[str, Any]) -> str:
-    """Who serves a pool's GPUs, from its gpuProfile (a pool's description or the agentPools
-    GET's answer, REST names): AKS (nvidia.managementMode Managed), an operator (driver None:
-    "skip GPU driver installation", nvidia-gpu-operator.md), or a device plugin beside the
-    driver AKS installs (the guide's pool)."""
+    """Who serves a pool's GPUs, from its gpuProfile (REST names): AKS (nvidia.managementMode
+    Managed), an operator (driver None: "skip GPU driver installation", nvidia-gpu-operator.md),
+    or a device plugin beside the driver AKS installs."""
     properties = pool.get("properties") or pool
     profile = properties.get("gpuProfile") or {}
     if str((profile.get("nvidia") or {}).get("managementMode") or "").lower() == "managed":
@@ -169,9 +160,7 @@ AGENT_POOL = {
     ),
     "tags": Field(True, "`az aks nodepool update --tags`", None, by_stack=True),
     "orchestratorVersion": Field(True, "`az aks nodepool upgrade --kubernetes-version`", None, by_stack=True),
-    # How AKS upgrades the nodes; by default no surge node, which a GPU quota rarely holds
-    # (components/pools/pool_upgrades.py says why and what it costs); an adopted pool's as
-    # Azure has them, with what the config sets over them.
+    # By default no surge node, which a GPU quota rarely holds (pool_upgrades.py).
     "upgradeSettings": Field(
         True,
         "`az aks nodepool update --max-surge --max-unavailable --drain-timeout --node-soak-duration --undrainable-node-behavior`",
@@ -183,44 +172,37 @@ AGENT_POOL = {
 
 
 UPGRADES = "upgradeSettings"
-# What an adopting config sets over Azure's values as it is: the counts (the upgrades merge with
-# Azure's member by member: `upgrades`).
+# What an adopting config sets over Azure's values: the counts (the upgrades merge member by member).
 ADOPT_IN_PLACE = tuple(f.config for f in AGENT_POOL.values() if f.by_stack and f.config is not None and f.config != UPGRADES)
 
 
 def upgrades(facts: Any, given: Mapping[str, Any], key: str) -> pool_upgrades.PoolUpgradeSettings | None:
-    """A pool's upgrade settings as Azure has them, with what an adopting config (`given`)
-    sets over them (pool_upgrades.adopted)."""
+    """A pool's upgrade settings as Azure has them, with what an adopting config sets over them."""
     return pool_upgrades.adopted(facts.member(UPGRADES), given.get(UPGRADES), key)
 
 
 def compared(facts: Any) -> dict[str, Any]:
-    """The fields an adopting config is compared with, as the config names them and the live
-    pool has them."""
+    """The fields an adopting config is compared with, by config name, as the live pool has them."""
     return {field.config: field.live(facts) for field in AGENT_POOL.values() if field.config is not None and field.live is not None}
 
 
 def fixed() -> list[str]:
-    """The fields AKS fixes when the pool is created, in the table's order."""
     return [name for name, how in AGENT_POOL.items() if not how.in_place]
 
 
 def in_place() -> tuple[str, ...]:
-    """The fields AKS changes on an existing pool."""
     return tuple(name for name, how in AGENT_POOL.items() if how.in_place)
 
 
 def declared(pool: GpuPoolConfig, network: Any) -> dict[str, Any]:
-    """The GPU pool's fields as it declares them, in ARM's REST names and JSON values (unset: None)."""
+    """The GPU pool's fields as it declares them, in REST names and JSON values (unset: None)."""
     return {name: field.declare(pool, network) for name, field in AGENT_POOL.items() if field.declare}
 
 
 def switched_on(pool: Mapping[str, Any]) -> frozenset[str]:
-    """The fixed fields a running pool (the agentPools GET's answer) has set other than as a
-    declaration leaving them unset would: a gpuProfile other than the default driver, a MIG
-    profile, the Spot priority with its eviction policy and price. Subnets are left out: AKS
-    reports the subnet it generated for a pool that was given none, and no setting of this
-    stack takes a pool's subnet away without a new cluster."""
+    """The fixed fields a running pool (the agentPools GET's answer) has set other than a
+    declaration leaving them unset would. Not the subnets: AKS reports the one it generated for
+    a pool given none, and no setting takes a pool's subnet away without a new cluster."""
     properties = pool.get("properties") or pool
     on = {"gpuProfile"} if management(pool) != "device-plugin" else set()
     if properties.get("gpuInstanceProfile"):
@@ -231,24 +213,19 @@ def switched_on(pool: Mapping[str, Any]) -> frozenset[str]:
 
 
 def left_to_azure(declared: Mapping[str, Any], switched_on: Collection[str] = ()) -> list[str]:
-    """The fixed fields a typed pool leaves to Azure (its `ignoreChanges`): those the
-    declaration leaves unset, unless the pool that runs has one set (`switched_on`,
-    components/pools/pool_modes.py), which the declaration then switches off: a replacement.
-    Why (a refresh copies Azure's values into the inputs, and a replaceOnChanges path would replace
-    the pool): docs/lifecycle.md, "A refresh and the fixed properties left unset"."""
+    """The fixed fields a typed pool leaves to Azure (`ignoreChanges`): those the declaration
+    leaves unset, unless the running pool has one set (`switched_on`), which the declaration
+    then switches off: a replacement. Why: docs/lifecycle.md, "A refresh and the fixed
+    properties left unset"."""
     return [name for name in fixed() if declared.get(name) is None and name not in switched_on]
-
-
-# --------------------------------------------------------------------------- adoption
 
 
 @functools.cache
 def inputs() -> dict[str, str]:
-    """Every input of azure-native's AgentPool by its REST name, with its SDK argument, as the
-    SDK itself maps them (its `pulumi.getter` names). An import reads each into the state, and
-    the update after it deletes a member the program leaves out (docs/existing-cluster.md, "What
-    the adopting `up` changes", has the sources). Imported when first asked: azure-native takes
-    seconds to import, and the managed pool's provider host, which reads this table, needs none of it."""
+    """Every input of azure-native's AgentPool by its REST name, with its SDK argument (its
+    `pulumi.getter` names). An import reads each into the state, and the update after it deletes
+    a member the program leaves out (docs/existing-cluster.md, "What the adopting `up` changes").
+    Imported when asked: azure-native takes seconds, and the managed pool's provider host needs none."""
     from pulumi import _types
     from pulumi_azure_native import containerservice
 
@@ -257,14 +234,12 @@ def inputs() -> dict[str, str]:
 
 
 def passed_through() -> list[str]:
-    """The inputs an adopted pool declares as Azure has them, absent where the pool has none (the
-    fixed ones are then left to Azure: pool_settings.typed_pool_ignores), so the import changes
-    none of them: all but what the stack sets itself (`by_stack`)."""
+    """The inputs an adopted pool declares as Azure has them, so the import changes none of
+    them: all but what the stack sets itself (`by_stack`)."""
     return [rest for rest in inputs() if not (rest in AGENT_POOL and AGENT_POOL[rest].by_stack)]
 
 
-# Members of the description that are no input (Azure reports them; the import reads none
-# of them into the inputs, and no update sends them), or that name the pool.
+# Members of the description that are no input (Azure reports them), or that name the pool.
 READ_ONLY = {
     *("name", "id", "currentOrchestratorVersion", "provisioningState", "nodeImageVersion", "etag", "eTag", "e_tag"),
     *("resourceGroup", "systemData", "properties", "status"),
@@ -282,13 +257,8 @@ def live_inputs(facts: Mapping[str, Any]) -> dict[str, Any]:
     return {spelt[m.lower()]: v for m, v in facts.items() if m.lower() in spelt and not unset(v)}
 
 
-def declared_members(facts: Mapping[str, Any]) -> dict[str, Any]:
-    """The members of `passed_through` the pool's description has, by their REST name."""
-    return {m: v for m, v in live_inputs(facts).items() if m in passed_through()}
-
-
 def undeclared_members(facts: Mapping[str, Any]) -> list[str]:
     """The members of the pool's description that azure-native's AgentPool has no input for:
-    the import does not read them, and no update sends them."""
+    the import reads none of them, and no update sends them."""
     known = {m.lower() for m in (*inputs(), *READ_ONLY)}
     return sorted(m for m, v in facts.items() if m.lower() not in known and not unset(v) and v is not False)

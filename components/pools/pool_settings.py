@@ -1,8 +1,6 @@
-"""A GPU pool's agent-pool settings as both kinds of pool declare them (by their REST names,
-field by field in pool_fields), and what `pulumi up` leaves to Azure among them: worked out here,
-below both the plan and the components, so the plan can say what an adopting `up` changes
-(`adopted_pool_plan`) from the very settings components/pools/gpu_pool.py then declares.
-Pure: it declares nothing."""
+"""A GPU pool's agent-pool settings as both kinds of pool declare them (REST names, pool_fields),
+and what `pulumi up` leaves to Azure among them: below the plan and the components, so the plan
+says what an adopting `up` changes (`adopted_pool_plan`) from the settings gpu_pool.py declares."""
 
 from __future__ import annotations
 
@@ -22,35 +20,27 @@ from components.seam.reader import RunningPool
 
 
 def gpu_pool_settings(pool: GpuPoolConfig, network: PoolNetwork | None = None) -> dict[str, Any]:
-    """The GPU pool's agent-pool fields as it declares them, by their REST names
-    (pool_fields.declared); its network, the subnets and pods per node that fit the cluster
-    (pool_network.plan)."""
+    """The GPU pool's agent-pool fields as it declares them, by their REST names; its network
+    unset, a created cluster's."""
     return pool_fields.declared(pool, network or pool_network.of_created(pool))
 
 
-def pool_ignore_changes(pool: GpuPoolConfig, version_moves: bool) -> list[str] | None:
+def pool_ignore_changes(pool: GpuPoolConfig, version_moves: bool) -> list[str]:
     """What `pulumi up` must leave to Azure on the GPU pool: the count, when the cluster
     autoscaler owns it; the version, when something else moves it: an upgrade channel (AKS
     upgrades node pools with the control plane: auto-upgrade-cluster.md), or an existing
     cluster's owner. Unset is not enough: azure-native's Read writes a property that changed
     outside Pulumi into the stored inputs, and its Diff then reports the program's missing
     value as a deletion, an update on every `up` (pulumi-azure-native provider.go `Read`,
-    applyDiff of the outputs' change; `Diff`/objectDiff: `deletes[k] = old`).
-    tests/test_existing_cluster.py pins it."""
-    ignored = []
-    if pool.autoscaling:
-        ignored.append("count")
-    if version_moves:
-        ignored.append("orchestratorVersion")
-    return ignored or None
+    applyDiff of the outputs' change; `Diff`/objectDiff: `deletes[k] = old`)."""
+    return [name for name, ignored in (("count", pool.autoscaling), ("orchestratorVersion", version_moves)) if ignored]
 
 
 def typed_pool_ignores(pool: GpuPoolConfig, version_moves: bool, settings: Mapping[str, Any], running: RunningPool | None) -> list[str]:
-    """The typed pool's ignoreChanges: `pool_ignore_changes`, and the fixed fields its
-    `settings` leave unset, which a refresh may fill in and which would then replace the pool,
-    unless the running pool has one set and the settings switch it off (pool_fields.left_to_azure)."""
+    """The typed pool's ignoreChanges: `pool_ignore_changes`, and the fixed fields left to
+    Azure (pool_fields.left_to_azure)."""
     switched_on = running.switched_on if running is not None else frozenset()
-    return (pool_ignore_changes(pool, version_moves) or []) + pool_fields.left_to_azure(settings, switched_on)
+    return pool_ignore_changes(pool, version_moves) + pool_fields.left_to_azure(settings, switched_on)
 
 
 def agent_pool_settings(
@@ -60,10 +50,9 @@ def agent_pool_settings(
     live: LivePool | None,
     labels: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """The typed pool's arguments but its names and version; an adopted pool's as Azure has them
-    (adopted_settings). `labels`: its capacity group's node label (gpuGroups), added to an
-    adopted pool's own, which an update would otherwise overwrite (use-labels.md: "updating
-    labels will overwrite the old labels"); a pool in no group sets none."""
+    """The typed pool's arguments but its names and version; an adopted pool's as Azure has them.
+    `labels`: its capacity group's, added to an adopted pool's own, which an update would
+    otherwise overwrite (use-labels.md: "updating labels will overwrite the old labels")."""
     settings = {"tags": dict(tags) if tags else None, **gpu_pool_settings(pool, network)}
     if live is not None:
         settings.update(adopted_settings(live, pool, tags or {}))
@@ -77,13 +66,11 @@ def version_moves(upgrade: UpgradeConfig) -> bool:
 
 
 def adopted_settings(live: LivePool, pool: GpuPoolConfig, owner_tags: Mapping[str, str]) -> dict[str, Any]:
-    """What an adopted pool declares as Azure has it, beside the fields the stack sets itself
-    (pool_fields `by_stack`): every other input of the AgentPool, as the live pool has it, or
-    unset where it has none (so a fixed one is left to Azure, not set to this program's
-    choice: the Spot pool's eviction policy, its price cap, the pool's type, its GPU profile),
-    and its tags with this stack's added. By REST names; a nested object keeps its REST
-    spelling, which azure-native's SDK sends as it is."""
-    members = pool_fields.declared_members(live.facts)
+    """What an adopted pool declares beside the fields the stack sets itself: every other input
+    as the live pool has it, or unset where it has none (so a fixed one is left to Azure, not
+    set to this program's choice), and its tags with this stack's added. By REST names; a
+    nested object keeps its REST spelling, which azure-native's SDK sends as it is."""
+    members = pool_fields.live_inputs(live.facts)
     declared: dict[str, Any] = {rest: members.get(rest) for rest in pool_fields.passed_through()}
     declared["tags"] = {**ownership.without(live.facts.tags, owner_tags), **owner_tags}
     if live.facts.member("enableAutoScaling") is False and not pool.autoscaling:
@@ -92,9 +79,8 @@ def adopted_settings(live: LivePool, pool: GpuPoolConfig, owner_tags: Mapping[st
 
 
 def plain(value: Any) -> Any:
-    """A declared value as the engine is sent it: an SDK `...Args` object as an object of its
-    wire names, an enum as its value (pulumi sdk/python/lib/pulumi/_types.py
-    `input_type_to_dict`, which the SDK's serialize_property uses; None members left out)."""
+    """A declared value as the engine is sent it: an SDK `...Args` object by its wire names, an
+    enum as its value, None members left out (pulumi/_types.py `input_type_to_dict`)."""
     if isinstance(value, Enum):
         return value.value
     if _types.is_input_type(type(value)):
@@ -121,7 +107,7 @@ def adopted_pool_plan(
     labels: Mapping[str, str] | None = None,
 ) -> adoption.Plan:
     """The adopting `up` of the owner's pool: the import, then the update field by field; a
-    replacement refused. The version is the owner's on an existing cluster (ignoreChanges)."""
+    replacement refused. The version is the owner's (ignoreChanges)."""
     assert live.import_id is not None, "only the adopting run imports"
     settings = agent_pool_settings(pool, network, tags, live, labels)
     ignored = typed_pool_ignores(pool, True, settings, running)

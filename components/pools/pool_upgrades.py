@@ -1,18 +1,17 @@
-"""`upgradeSettings` of a GPU pool: how AKS upgrades its nodes (a Kubernetes version, a node
-image), and the default, maxSurge "0" with maxUnavailable "1", that needs no GPU quota beyond the
-pool's own nodes (AKS's own default surges one extra GPU node). Both above 0 (AKS's preview
-"MaxUnavailable fallback") is refused. Why, the members' ranges and their sources:
-docs/lifecycle.md, "Upgrades of a GPU pool"."""
+"""A GPU pool's `upgradeSettings`: by default maxSurge "0" with maxUnavailable "1", which needs no
+GPU quota beyond the pool's own nodes (AKS's default surges one extra GPU node); both above 0 (a
+preview) is refused. Why, and the sources: docs/lifecycle.md, "Upgrades of a GPU pool"."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping
 from typing import Any
 
 from pydantic.dataclasses import dataclass
 
-from components.config.messages import snake
+from components.config.messages import camel_case, snake
 from components.config.values import MODEL, one_of, pattern, whole_number
 from components.errors import ConfigError
 
@@ -41,49 +40,35 @@ class PoolUpgradeSettings:
     """A node whose pods will not leave: Cordon (quarantined, left for you) or Schedule. Unset: AKS's Schedule."""
 
 
-def _nodes(share: str | None, pool_nodes: int) -> int:
-    """What a maxSurge or maxUnavailable comes to for a pool of `pool_nodes` nodes: a
-    percentage rounds up (the agentPools spec: "fractional nodes are rounded up")."""
-    if share is None:
-        return 0
-    if share.endswith("%"):
-        return math.ceil(int(share[:-1]) * pool_nodes / 100)
-    return int(share)
-
-
-# A pool the stack adopts keeps the owner's settings as they are (`fill=False`): what they
-# leave unset stays AKS's default, which is what that pool upgrades with today.
+# An adopted pool keeps the owner's settings as they are (`fill=False`): what they leave unset
+# stays AKS's default, which is what that pool upgrades with today.
 AKS_MAX_SURGE = "10%"
 
 
 def effective(settings: PoolUpgradeSettings | None, fill: bool = True) -> dict[str, Any]:
-    """The agentPools `upgradeSettings` the pool is sent with, in ARM's spelling; with
-    `fill`, a new pool's defaults (NO_SURGE) where the settings leave the pair unset."""
-    given = settings or PoolUpgradeSettings()
-    body = {
-        "maxSurge": given.max_surge,
-        "maxUnavailable": given.max_unavailable,
-        "drainTimeoutInMinutes": given.drain_timeout_in_minutes,
-        "nodeSoakDurationInMinutes": given.node_soak_duration_in_minutes,
-        "undrainableNodeBehavior": given.undrainable_node_behavior,
-    }
-    if fill and given.max_surge is None:
+    """The agentPools `upgradeSettings` in ARM's spelling; with `fill`, a new pool's defaults
+    (NO_SURGE) where the settings leave the pair unset."""
+    body = {camel_case(k): v for k, v in dataclasses.asdict(settings or PoolUpgradeSettings()).items()}
+    if fill and body["maxSurge"] is None:
         body["maxSurge"] = NO_SURGE["maxSurge"]
-    if fill and given.max_unavailable is None and body["maxSurge"] in ("0", "0%"):
+    if fill and body["maxUnavailable"] is None and body["maxSurge"] in ("0", "0%"):
         body["maxUnavailable"] = NO_SURGE["maxUnavailable"]
     return {k: v for k, v in body.items() if v is not None}
 
 
 def surge_nodes(settings: PoolUpgradeSettings | None, pool_nodes: int) -> int:
-    """The nodes an upgrade adds to a pool of `pool_nodes` nodes, as preflight counts quota."""
-    return _nodes(effective(settings).get("maxSurge"), pool_nodes) if pool_nodes else 0
+    """The nodes an upgrade adds to a pool of `pool_nodes` nodes, as preflight counts quota: a
+    percentage rounds up (the agentPools spec: "fractional nodes are rounded up")."""
+    surge = effective(settings)["maxSurge"]
+    if surge.endswith("%"):
+        return math.ceil(int(surge[:-1]) * pool_nodes / 100)
+    return int(surge) if pool_nodes else 0
 
 
 def adopted(live: Any, config: Any, key: str) -> PoolUpgradeSettings | None:
-    """A pool's upgradeSettings as Azure has them (REST names; held to these rules when Azure's
-    answer is read: rest_shapes.RULES), with what an adopting config sets over them, member by
-    member: a member neither sets stays unset, never this program's default for a new pool
-    (NO_SURGE), which would change the owner's upgrades."""
+    """A pool's upgradeSettings as Azure has them (REST names), with what an adopting config sets
+    over them, member by member: a member neither sets stays unset, never NO_SURGE, which would
+    change the owner's upgrades."""
     members = PoolUpgradeSettings.__dataclass_fields__
     known = {snake(k): v for k, v in live.items() if snake(k) in members and v is not None} if isinstance(live, Mapping) else {}
     if isinstance(config, Mapping):
@@ -99,16 +84,14 @@ def adopted(live: Any, config: Any, key: str) -> PoolUpgradeSettings | None:
 def check(settings: PoolUpgradeSettings | None, key: str, fill: bool = True) -> None:
     """AKS's rules on the pair, in one line each."""
     body = effective(settings, fill)
-    surge, unavailable = body.get("maxSurge", "0" if fill else AKS_MAX_SURGE), body.get("maxUnavailable", "0")
+    surge, unavailable = body.get("maxSurge", AKS_MAX_SURGE), body.get("maxUnavailable", "0")
     zero = {"0", "0%"}
-    if surge in zero and unavailable in zero:
-        raise ConfigError(
-            f"invalid config {key}.upgradeSettings: maxSurge {surge} with maxUnavailable {unavailable}: AKS requires "
-            "maxSurge above 0 when maxUnavailable is 0 (upgrade-aks-node-pools-rolling.md); set maxUnavailable to '1' "
-            "(one node down at a time, no extra quota) or maxSurge above 0"
-        )
-    if surge not in zero and unavailable not in zero:
-        raise ConfigError(
-            f"invalid config {key}.upgradeSettings: maxSurge {surge} with maxUnavailable {unavailable}: both above 0 is "
-            "AKS's MaxUnavailable fallback, a preview this program does not use; set one of them to '0'"
-        )
+    if (surge in zero) != (unavailable in zero):
+        return
+    why = (
+        "AKS requires maxSurge above 0 when maxUnavailable is 0 (upgrade-aks-node-pools-rolling.md); set maxUnavailable to '1' "
+        "(one node down at a time, no extra quota) or maxSurge above 0"
+        if surge in zero
+        else "both above 0 is AKS's MaxUnavailable fallback, a preview this program does not use; set one of them to '0'"
+    )
+    raise ConfigError(f"invalid config {key}.upgradeSettings: maxSurge {surge} with maxUnavailable {unavailable}: {why}")
