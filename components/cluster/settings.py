@@ -1,6 +1,5 @@
-"""The cluster this program creates: its System pool, who may reach its API server and how
-they sign in (`access`), its network policy engine (`network`), its upgrade channels
-(`upgrade`), and the rules that tie their members together."""
+"""The cluster this program creates: its System pool, `access`, `network`, `upgrade`, and the
+rules that tie their members together."""
 
 from __future__ import annotations
 
@@ -25,36 +24,25 @@ SYSTEM_POOL_NAME = "system"
 # articles/aks/api-server-authorized-ip-ranges.md).
 MAX_AUTHORIZED_IP_RANGES = 200
 
-# Access modes. "local": the guide's `az aks get-credentials` with Kubernetes RBAC and the
-# cluster's local accounts. "entra": Microsoft Entra ID sign-in with Azure RBAC for
-# Kubernetes authorization and local accounts disabled (azure-aks-docs
-# articles/aks/manage-azure-rbac.md, manage-local-accounts-managed-azure-ad.md).
+# azure-aks-docs manage-azure-rbac.md, manage-local-accounts-managed-azure-ad.md.
 ACCESS_MODES = ("local", "entra")
-# roleAssignments principalType values for whoever runs `pulumi up` (Azure RBAC checks that
-# it matches the principal), or "none" for no role assignment.
+# roleAssignments principalType values (Azure RBAC checks it matches the principal), or none.
 DEPLOYER_TYPES = ("ServicePrincipal", "User", "none")
-# Network policy engines on Azure CNI Overlay. "cilium" is Azure CNI Powered by Cilium
-# (dataplane and policy); "calico" enforces policy on the Azure dataplane; "none" leaves
-# NetworkPolicy objects unenforced. Azure Network Policy Manager ("azure") is not offered:
-# Microsoft retires it (azure-aks-docs articles/aks/use-network-policies.md).
+# Azure Network Policy Manager ("azure") is not offered: Microsoft retires it (azure-aks-docs
+# use-network-policies.md).
 NETWORK_POLICIES = ("cilium", "calico", "none")
-# autoUpgradeProfile values, as the AKS API spells them (azure-aks-docs
-# articles/aks/auto-upgrade-cluster.md, auto-upgrade-node-os-image.md).
+# azure-aks-docs auto-upgrade-cluster.md, auto-upgrade-node-os-image.md.
 UPGRADE_CHANNELS = ("none", "patch", "stable", "rapid", "node-image")
 NODE_OS_CHANNELS = ("None", "Unmanaged", "SecurityPatch", "NodeImage")
-# managedClusters sku.tier: Free (no SLA), Standard (uptime SLA), Premium (Standard plus
-# long-term support) (azure-aks-docs articles/aks/free-standard-pricing-tiers.md).
+# azure-aks-docs free-standard-pricing-tiers.md.
 CLUSTER_TIERS = ("Free", "Standard", "Premium")
-# Channels that change the cluster's Kubernetes version by themselves: "patch" moves the
-# patch release, "stable" and "rapid" the minor version too (auto-upgrade-cluster.md).
-# "node-image" and "none" leave the version alone.
+# Channels that change the cluster's Kubernetes version by themselves (auto-upgrade-cluster.md).
 VERSION_UPGRADE_CHANNELS = ("patch", "stable", "rapid")
 
 
 @dataclass(frozen=True, config=MODEL)
 class SystemPoolConfig:
-    """The small Linux System pool that runs kube-system pods (GPU nodes are tainted).
-    Applied when the cluster is created: Azure cannot update it through the cluster
+    """The small Linux System pool that runs kube-system pods, applied at creation only
     (docs/lifecycle.md#after-pulumi-refresh)."""
 
     vm_size: VmSize = "Standard_D2s_v5"
@@ -97,8 +85,7 @@ class NetworkConfig:
 
 @dataclass(frozen=True, config=MODEL)
 class UpgradeConfig:
-    """Automatic upgrades. The AKS API's defaults for a new cluster: no automatic Kubernetes
-    upgrades, weekly node images. Stated here so the stack says what the cluster does."""
+    """Automatic upgrades, the AKS API's defaults stated so the stack says what the cluster does."""
 
     channel: one_of(*UPGRADE_CHANNELS) = "none"
     """autoUpgradeProfile.upgradeChannel; patch, stable and rapid move the Kubernetes version, so the program leaves it to AKS (docs/lifecycle.md#after-pulumi-refresh)."""
@@ -136,8 +123,7 @@ def check_access(access: AccessConfig) -> None:
 
 
 def check_upgrade(upgrade: UpgradeConfig, kubernetes_version: str | None) -> None:
-    """The "patch" channel keeps the minor version and moves the patch: a pinned patch
-    version would be upgraded by AKS and put back by the next `pulumi up`."""
+    """A patch version pinned under the "patch" channel would be moved by AKS and put back by `up`."""
     if upgrade.channel == "patch" and kubernetes_version is not None and kubernetes_version.count(".") == 2:
         raise ConfigError(
             f"invalid config {NAMESPACE}:kubernetesVersion = {kubernetes_version!r} with "
@@ -158,23 +144,18 @@ NO_NETWORK_POLICY_WARNING = (
 )
 
 
-# How many authorized ranges a line lists before it counts the rest.
 LISTED_RANGES = 5
 
 
 def ranges_listed(ranges: tuple[str, ...]) -> str:
-    """Authorized ranges as a line lists them: the first few, and how many more."""
     more = f" and {len(ranges) - LISTED_RANGES} more" if len(ranges) > LISTED_RANGES else ""
     return ", ".join(ranges[:LISTED_RANGES]) + more
 
 
 def authorized_ranges_warning(ranges: tuple[str, ...]) -> str:
-    """ "The API server blocks requests from IP addresses that aren't included in the
-    authorized ranges"; at creation AKS adds "the API server public IP and the outbound public
-    IP of the Standard SKU load balancer" (azure-aks-docs api-server-authorized-ip-ranges.md,
-    ms.date 08/03/2026, at fb060abe). The Kubernetes objects are created through that API
-    server, from wherever `pulumi` runs (components/cluster/existing_cluster_checks.py says the
-    same of a cluster this program joins, with GitHub's sources)."""
+    """At creation AKS adds "the API server public IP and the outbound public IP of the Standard
+    SKU load balancer" (azure-aks-docs api-server-authorized-ip-ranges.md, ms.date 08/03/2026);
+    existing_cluster_checks.authorized_ranges_line says the rest, with GitHub's sources."""
     return (
         f"{NAMESPACE}:access.authorizedIpRanges: the API server answers only {ranges_listed(ranges)} (and the cluster's own "
         "addresses, which AKS adds): `pulumi up`, `preview` and `destroy` must run from an address in them, or the "
