@@ -217,7 +217,11 @@ class GpuCluster(pulumi.ComponentResource):
                 upgrade_channel=args.upgrade.channel,
                 node_os_upgrade_channel=args.upgrade.node_os_channel,
             ),
-            auto_scaler_profile=_autoscaler_profile(args.priority_expander),
+            # `expander: priority` while a capacity group exists, nothing else, so AKS keeps its
+            # defaults; once no group is left Azure keeps the value (docs/design/capacity-groups.md).
+            auto_scaler_profile=(
+                containerservice.ManagedClusterPropertiesAutoScalerProfileArgs(expander=EXPANDER) if args.priority_expander else None
+            ),
             agent_pool_profiles=[
                 containerservice.ManagedClusterAgentPoolProfileArgs(
                     name=SYSTEM_POOL_NAME,
@@ -245,7 +249,7 @@ class GpuCluster(pulumi.ComponentResource):
             resource_name=self.managed_cluster.name,
             format="exec" if args.access.entra else None,
         ).recover(created_credential_failed(args.resource_group_name, args.cluster_name))
-        decode = provider_kubeconfig if args.access.entra else _decode_kubeconfig
+        decode = provider_kubeconfig if args.access.entra else lambda value: base64.b64decode(value).decode("utf-8")
         return pulumi.Output.secret(credentials.kubeconfigs[0].value.apply(decode))
 
     def _grant_deployer(self, args: GpuClusterArgs) -> authorization.RoleAssignment | None:
@@ -296,12 +300,6 @@ class GpuCluster(pulumi.ComponentResource):
         return AccessWait(name, cluster=ref, grant_id=grant.id, granted=grant.principal_id, status_urn=status_urn, opts=opts)
 
 
-def _autoscaler_profile(priority: bool) -> containerservice.ManagedClusterPropertiesAutoScalerProfileArgs | None:
-    """`expander: priority` while a capacity group exists, nothing else, so AKS keeps its defaults;
-    once no group is left Azure keeps the value (docs/design/capacity-groups.md)."""
-    return containerservice.ManagedClusterPropertiesAutoScalerProfileArgs(expander=EXPANDER) if priority else None
-
-
 def get_credentials_command(resource_group: str, cluster: str) -> str:
     """Guide step 3's command, shell-quoted: a resource group name may hold '(' or ')'."""
     return shlex.join(["az", "aks", "get-credentials", "--resource-group", resource_group, "--name", cluster])
@@ -310,7 +308,3 @@ def get_credentials_command(resource_group: str, cluster: str) -> str:
 def _dns_prefix(cluster_name: str) -> str:
     prefix = "".join(c if c.isalnum() else "-" for c in cluster_name)[:54].strip("-")
     return prefix or "aks"
-
-
-def _decode_kubeconfig(value: str) -> str:
-    return base64.b64decode(value).decode("utf-8")

@@ -247,16 +247,12 @@ def from_docker_hub(image: str) -> bool:
     return first.lower() in DOCKER_HUB
 
 
-def registry_host(image: str) -> str:
-    return DOCKER_HUB[2] if from_docker_hub(image) else image.partition("/")[0].lower()
-
-
 def _pull_line(job: MnistJobConfig, cluster: str, egress: Egress, proxy: Proxy) -> tuple[list[str], list[str]]:
     """Where a node behind the proxy pulls the proof's image: AKS sets the proxy on the nodes too
     (learn.microsoft.com/azure/aks/http-proxy). A warning where the outbound type is closed and
     the image is Docker Hub's."""
-    image, host = job.image, registry_host(job.image)
-    hub = from_docker_hub(image)
+    image, hub = job.image, from_docker_hub(job.image)
+    host = DOCKER_HUB[2] if hub else image.partition("/")[0].lower()
     where = f"from Docker Hub ({host})" if hub else f"from {host}"
     how = f"directly (its noProxy leaves {host} out)" if proxy.node_bypasses(host) else f"through the proxy {proxy.shown}"
     said = f"proof: the nodes of cluster {cluster} pull mnistJob.image {image} {where} {how}"

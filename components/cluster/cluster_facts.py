@@ -178,7 +178,6 @@ class Named:
     name: str | None
     resource_group: str | None = None
     subscription: str | None = None
-    namespace: str = NAMESPACE
 
     def mismatch(self, described: Mapping[str, Any]) -> str | None:
         """How the description names another cluster, if it does. ARM matches resource group
@@ -186,11 +185,11 @@ class Named:
         subscription, group = id_parts(_get(described, "id"))
         name = _get(described, "name")
         if self.name is not None and name != self.name:
-            return f"it describes cluster {name!r}, but {self.namespace}:existingCluster.name is {self.name!r}"
+            return f"it describes cluster {name!r}, but {NAMESPACE}:existingCluster.name is {self.name!r}"
         if other := _id_mismatch(described, name):
             return other
         if self.resource_group is not None and group is not None and group.lower() != self.resource_group.lower():
-            return f"it describes {group}/{name}, but {self.namespace}:existingCluster.resourceGroupName is {self.resource_group!r}"
+            return f"it describes {group}/{name}, but {NAMESPACE}:existingCluster.resourceGroupName is {self.resource_group!r}"
         if self.subscription is not None and subscription is not None and subscription.lower() != self.subscription.lower():
             return f"its cluster is in subscription {subscription}, but azure-native:subscriptionId is {self.subscription}"
         return None
@@ -236,10 +235,10 @@ def read_saved(key: str, path: Path, named: Named) -> dict[str, Any]:
     return described
 
 
-def check_saved(cluster_file: str | None, named: Named, key: str = "aks-gpu:preflight.clusterFile") -> None:
+def check_saved(cluster_file: str | None, named: Named) -> None:
     """A clusterFile that is not such a description is refused in a deployment too."""
     if cluster_file:
-        read_saved(key, Path(cluster_file), named)
+        read_saved(f"{NAMESPACE}:preflight.clusterFile", Path(cluster_file), named)
 
 
 # --------------------------------------------------------------------------- failed reads
@@ -295,13 +294,10 @@ def read(reader: AzureReader, resource_group: str, name: str) -> ClusterFacts:
     return parse(answer or {}, resource_group)
 
 
-CREDENTIAL = "fetching its user credential (listClusterUserCredential)"
-
-
 def credential_error(what: str, error: BaseException, not_found_fix: str) -> AzureReadError:
     """A failed listClusterUserCredential in one line. The Reader role may not call it."""
     return read_error(
-        f"{what}: {CREDENTIAL}",
+        f"{what}: fetching its user credential (listClusterUserCredential)",
         error,
         forbidden_fix=(
             "it needs Microsoft.ContainerService/managedClusters/listClusterUserCredential/action, which Reader "
