@@ -93,10 +93,7 @@ class Proxy:
     @property
     def address(self) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
         """The proxy's IP address (an IPv4-mapped one as IPv4); None for a host name."""
-        try:
-            address = ipaddress.ip_address(self.host)
-        except ValueError:
-            return None
+        address = _ip(self.host)
         return address.ipv4_mapped or address if isinstance(address, ipaddress.IPv6Address) else address
 
     @property
@@ -154,6 +151,13 @@ def urllib_bypasses(no_proxy: str, host: str) -> bool:
     return False
 
 
+def _ip(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    try:
+        return ipaddress.ip_address(text)
+    except ValueError:
+        return None
+
+
 def _go_split_host_port(entry: str) -> tuple[str, str] | None:
     """Go's net.SplitHostPort for `host:port` and `[v6]:port`; None where Go refuses it."""
     if entry.startswith("["):
@@ -170,10 +174,7 @@ def go_bypasses(no_proxy: str, host: str) -> bool:
     subdomains, `.foo.com` and `*.foo.com` only the subdomains."""
     split = _go_split_host_port(host.lower())
     name, port = split if split is not None and split[1] else (host.lower().strip("[]"), str(HTTPS_PORT))
-    try:
-        ip: ipaddress.IPv4Address | ipaddress.IPv6Address | None = ipaddress.ip_address(name)
-    except ValueError:
-        ip = None
+    ip = _ip(name)
     if name == "localhost" or (ip is not None and ip.is_loopback):
         return True
     for entry in (e.strip().lower() for e in no_proxy.split(",")):
@@ -191,12 +192,10 @@ def go_bypasses(no_proxy: str, host: str) -> bool:
             continue
         parts = _go_split_host_port(entry)
         phost, pport = parts if parts is not None else (entry, "")
-        try:
-            if ipaddress.ip_address(phost) == ip and pport in ("", port):
+        if _ip(phost) is not None:
+            if _ip(phost) == ip and pport in ("", port):
                 return True
             continue
-        except ValueError:
-            pass
         if not phost:
             continue
         phost = phost[1:] if phost.startswith("*.") else phost

@@ -20,20 +20,6 @@ from components.config.values import (
 from components.errors import ConfigError
 
 SYSTEM_POOL_NAME = "system"
-# "You can specify up to 200 authorized IP address ranges" (azure-aks-docs
-# articles/aks/api-server-authorized-ip-ranges.md).
-MAX_AUTHORIZED_IP_RANGES = 200
-
-# azure-aks-docs manage-azure-rbac.md, manage-local-accounts-managed-azure-ad.md.
-ACCESS_MODES = ("local", "entra")
-# roleAssignments principalType values (Azure RBAC checks it matches the principal), or none.
-DEPLOYER_TYPES = ("ServicePrincipal", "User", "none")
-# Azure Network Policy Manager ("azure") is not offered: Microsoft retires it (azure-aks-docs
-# use-network-policies.md).
-NETWORK_POLICIES = ("cilium", "calico", "none")
-# azure-aks-docs auto-upgrade-cluster.md, auto-upgrade-node-os-image.md.
-UPGRADE_CHANNELS = ("none", "patch", "stable", "rapid", "node-image")
-NODE_OS_CHANNELS = ("None", "Unmanaged", "SecurityPatch", "NodeImage")
 # azure-aks-docs free-standard-pricing-tiers.md.
 CLUSTER_TIERS = ("Free", "Standard", "Premium")
 # Channels that change the cluster's Kubernetes version by themselves (auto-upgrade-cluster.md).
@@ -55,13 +41,17 @@ class SystemPoolConfig:
 class AccessConfig:
     """Who may reach the cluster's API server, and how they sign in."""
 
-    mode: one_of(*ACCESS_MODES) = "local"
+    # azure-aks-docs manage-azure-rbac.md, manage-local-accounts-managed-azure-ad.md.
+    mode: one_of("local", "entra") = "local"
     """local: the guide's local accounts and Kubernetes RBAC; entra: Entra ID sign-in, Azure RBAC, local accounts off."""
     admin_group_object_ids: list_of(Guid, 100) = ()
     """entra only: Entra ID groups whose members are cluster admins; needed with deployerType none."""
-    authorized_ip_ranges: list_of(Ipv4Range, MAX_AUTHORIZED_IP_RANGES) = ()
+    # "You can specify up to 200 authorized IP address ranges" (azure-aks-docs
+    # api-server-authorized-ip-ranges.md).
+    authorized_ip_ranges: list_of(Ipv4Range, 200) = ()
     """IPv4 addresses or ranges allowed to reach the API server; empty allows any address."""
-    deployer_type: one_of(*DEPLOYER_TYPES) = "ServicePrincipal"
+    # roleAssignments principalType values (Azure RBAC checks it matches the principal), or none.
+    deployer_type: one_of("ServicePrincipal", "User", "none") = "ServicePrincipal"
     """entra only: what kind of identity runs pulumi up, granted cluster-admin; none grants nothing."""
     deployer_object_id: Guid | None = None
     """entra only: the object ID granted cluster-admin; not with deployerType none. Unset: whoever runs the program (a preview warns)."""
@@ -79,7 +69,9 @@ class AccessConfig:
 class NetworkConfig:
     """The network policy engine on Azure CNI Overlay (chosen when the cluster is created)."""
 
-    policy: one_of(*NETWORK_POLICIES) = "cilium"
+    # Azure Network Policy Manager ("azure") is not offered: Microsoft retires it (azure-aks-docs
+    # use-network-policies.md).
+    policy: one_of("cilium", "calico", "none") = "cilium"
     """cilium (Azure CNI Overlay powered by Cilium), calico (Calico on the Azure dataplane), or none (a preview warns: NetworkPolicies unenforced)."""
 
 
@@ -87,9 +79,10 @@ class NetworkConfig:
 class UpgradeConfig:
     """Automatic upgrades, the AKS API's defaults stated so the stack says what the cluster does."""
 
-    channel: one_of(*UPGRADE_CHANNELS) = "none"
+    # azure-aks-docs auto-upgrade-cluster.md, auto-upgrade-node-os-image.md.
+    channel: one_of("none", "patch", "stable", "rapid", "node-image") = "none"
     """autoUpgradeProfile.upgradeChannel; patch, stable and rapid move the Kubernetes version, so the program leaves it to AKS (docs/lifecycle.md#after-pulumi-refresh)."""
-    node_os_channel: one_of(*NODE_OS_CHANNELS) = "NodeImage"
+    node_os_channel: one_of("None", "Unmanaged", "SecurityPatch", "NodeImage") = "NodeImage"
     """autoUpgradeProfile.nodeOSUpgradeChannel."""
 
 
