@@ -183,30 +183,25 @@ def pool_name_conflicts(pools: Pools, found: ClusterFacts, stack: str, state: St
             continue
         key = pools.key(pool)
         owner = f"it carries {OWNER_TAG} = {theirs[pool.name]}" if theirs[pool.name] else f"it has no {OWNER_TAG} tag"
-        if held is not None and pool.name in held:
-            problems.append(
-                Problem(
-                    f"{key}: the pool {pool.name!r} lacks {OWNER_TAG} = {mine} ({owner}), but the stack's state holds it "
-                    f"({state.pool_urn(pool.name)}): it is this stack's, and this `up` puts the tag back",
-                    blocking=False,
-                )
+        ours = held is not None and pool.name in held
+        if ours:
+            said = (
+                f"{key}: the pool {pool.name!r} lacks {OWNER_TAG} = {mine} ({owner}), but the stack's state holds it "
+                f"({state.pool_urn(pool.name)}): it is this stack's, and this `up` puts the tag back"
             )
         elif held is not None:
-            problems.append(
-                Problem(
-                    f"{key}: the cluster already has a pool named {pool.name!r}, which this stack did not add ({owner}; the "
-                    f"stack's state does not hold it); pick another pool name, or set {key}.existing to use or adopt it "
-                    "(docs/existing-cluster.md)"
-                )
+            said = (
+                f"{key}: the cluster already has a pool named {pool.name!r}, which this stack did not add ({owner}; the "
+                f"stack's state does not hold it); pick another pool name, or set {key}.existing to use or adopt it "
+                "(docs/existing-cluster.md)"
             )
         else:
-            problems.append(
-                Problem(
-                    f"{key}: the cluster already has a pool named {pool.name!r} ({owner}), and "
-                    f"{unknown_pool_advice(pool.name, state)}: then pick another pool name, or set {key}.existing to use or "
-                    'adopt it (docs/existing-cluster.md, "Handing back what was adopted")'
-                )
+            said = (
+                f"{key}: the cluster already has a pool named {pool.name!r} ({owner}), and "
+                f"{unknown_pool_advice(pool.name, state)}: then pick another pool name, or set {key}.existing to use or "
+                'adopt it (docs/existing-cluster.md, "Handing back what was adopted")'
             )
+        problems.append(Problem(said, blocking=not ours))
     return problems
 
 
