@@ -1,18 +1,14 @@
 """The wait for the deployer's cluster access as a Pulumi dynamic resource: its create asks the
 cluster, in Pulumi's provider host, until the deployer may create namespaces
-(components/cluster/cluster_access.py `wait_for_access`), and every Kubernetes object depends on it
-(GpuCluster.access). Why a wait at all: docs/design/lifecycle.md, "The deployer's role assignment".
+(cluster_access.wait_for_access), and every Kubernetes object depends on it (GpuCluster.access).
+Why: docs/design/lifecycle.md, "The deployer's role assignment".
 
-As the proof's watch (components/proof/proof_watch.py, whose docstring cites the engine):
-a preview never calls the dynamic host's Create, so never waits; the create runs as soon as the
-grant is done, beside the GPU pools'; no credential is an input or an output (the host fetches
-the user kubeconfig from ARM itself, components/proof/watch_live.py `user_kubeconfig`). It waits when the
-grant is new: its inputs hold the grant's ID and principal, so a grant the engine creates or
-replaces (a first `up`, another identity, one deleted outside Pulumi and refreshed) replaces
-the wait, which asks again, and a failed wait is not in the state, so the next `up` asks again.
-Nothing remote belongs to it. The provider is pickled into the state by reference: **moving or
-renaming this module or the class needs a re-export at the old path**. No typed resource will
-replace it: it stands for no object of the cluster's.
+As the proof's watch (components/proof/proof_watch.py, whose docstring cites the engine): a
+preview never waits; no credential is an input or an output (the host fetches the user
+kubeconfig itself, components/proof/watch_live.py `user_kubeconfig`). Its inputs hold the grant's
+ID and principal, so a new or replaced grant replaces the wait, which asks again.
+The provider is pickled into the state by reference: **moving or renaming this module or the
+class needs a re-export at the old path**. No typed resource will replace it.
 """
 
 from __future__ import annotations
@@ -29,17 +25,14 @@ from components.proof.proof_watch import PROVIDER_KEY, cluster_props, cluster_re
 from components.proof.watch_live import ClusterRef
 from components.seam import engine_status, provider_host_patch
 
-# The type token: `pulumi-python:` and the dynamic module and name of the class below.
 TYPE = "pulumi-python:dynamic/aksgpu:AccessWait"
-# What says where the warning of an unreachable API server is shown; any other input names the
-# grant asked about, and a new value is a new grant, which a new wait asks about.
+# Where the warning of an unreachable API server is shown; any other input names the grant.
 STATUS_URN = "statusUrn"
 
 
 def wait(props: Mapping[str, Any]) -> None:
-    """Until the cluster says yes (ClusterAccessError where it will not). An API server this
-    runner cannot reach (access.authorizedIpRanges) is a warning, not a stop: what this `up`
-    changes in Kubernetes fails by itself there, and an `up` that changes only Azure goes through."""
+    """Until the cluster says yes. An API server this runner cannot reach is a warning, not a
+    stop: what this `up` changes in Kubernetes fails by itself there, and the rest goes through."""
     kubeconfig = live_watch.user_kubeconfig(cluster_ref(props))
     try:
         cluster_access.wait_for_access(kubeconfig, str(props["granted"]))
@@ -55,16 +48,14 @@ def _inputs(props: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def diff_wait(olds: Mapping[str, Any], news: Mapping[str, Any]) -> DiffResult:
-    """Pure: another grant (or cluster) replaces the wait, which asks again; a changed status
-    URN is an update that asks nothing. Never delete_before_replace: nothing remote is named after it."""
+    """Pure: another grant (or cluster) replaces the wait; a changed status URN is an update."""
     old, new = _inputs(olds), _inputs(news)
     changed = sorted(k for k in set(old) | set(new) if is_unknown(new.get(k)) or new.get(k) != old.get(k))
     return DiffResult(changes=bool(changed), replaces=[k for k in changed if k != STATUS_URN], stables=[], delete_before_replace=False)
 
 
 class AccessWaitProvider(ResourceProvider):
-    """The wait's steps. No fields: see the module docstring on pickling. Read and delete are
-    the base class's: the state as it is, and nothing remote to delete."""
+    """No fields: see the module docstring on pickling. Nothing remote to read or delete."""
 
     serialize_as_secret_always = False  # it captures nothing secret; keep the state readable
 
@@ -84,7 +75,7 @@ class AccessWaitProvider(ResourceProvider):
 
 
 class AccessWait(Resource, module="aksgpu", name="AccessWait"):
-    """Created once the cluster says the granted identity may create namespaces (module docstring)."""
+    """Created once the cluster says the granted identity may create namespaces."""
 
     def __init__(
         self,
@@ -96,7 +87,6 @@ class AccessWait(Resource, module="aksgpu", name="AccessWait"):
         status_urn: str,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
-        """`grant_id`, `granted`: the deployer's role assignment and the principal it grants."""
         props = {
             **cluster_props(cluster),
             "grantId": grant_id,

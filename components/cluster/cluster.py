@@ -1,14 +1,8 @@
 """Guide steps 1-3, when this program creates the cluster: the resource group, the AKS
-cluster with its System pool, and the credentials to reach it. The GPU pools are
-components of their own (components/pools/gpu_pool.py), added to this cluster or to an existing
-one (components/cluster/existing_cluster.py).
-
-The GPU pools are separate `AgentPool`s rather than more inline `agentPoolProfiles`
-entries: Azure does not allow inline profiles to be updated through the managed cluster
-(azure-native `ManagedCluster` docs: "additional agent pools can be defined via the
-`AgentPool` resource"), and any change to an inline profile puts every pool of the cluster
-into `Scaling` (pulumi/pulumi-azure-native#4264).
-"""
+cluster with its System pool, and the credentials to reach it. The GPU pools are separate
+`AgentPool`s (components/pools/gpu_pool.py), not inline `agentPoolProfiles`: Azure does not
+update inline profiles through the managed cluster (azure-native `ManagedCluster` docs), and a
+change to one puts every pool into `Scaling` (pulumi/pulumi-azure-native#4264)."""
 
 from __future__ import annotations
 
@@ -45,11 +39,8 @@ AKS_RBAC_CLUSTER_ADMIN_ROLE = "b1ff04bb-8a4e-4dc4-8eb5-8693973ce19b"
 
 
 def network_profile(network: NetworkConfig) -> containerservice.ContainerServiceNetworkProfileArgs:
-    """Azure CNI Overlay with a network policy engine (azure-aks-docs
-    articles/aks/azure-cni-overlay.md, azure-cni-powered-by-cilium.md,
-    use-network-policies.md). Cilium is both dataplane and policy engine; Calico enforces
-    policy on the Azure dataplane. The plugin can only be chosen when the cluster is created.
-    """
+    """Azure CNI Overlay with a network policy engine, chosen only at creation (azure-aks-docs
+    azure-cni-overlay.md, azure-cni-powered-by-cilium.md, use-network-policies.md)."""
     cilium = network.policy == "cilium"
     return containerservice.ContainerServiceNetworkProfileArgs(
         network_plugin=containerservice.NetworkPlugin.AZURE,
@@ -60,13 +51,8 @@ def network_profile(network: NetworkConfig) -> containerservice.ContainerService
 
 
 def access_settings(access: AccessConfig) -> dict[str, Any]:
-    """The managed cluster's sign-in and API server settings, as azure-native arguments.
-
-    "local": Kubernetes RBAC with the cluster's local accounts, as the guide's cluster.
-    "entra": managed Entra ID integration, Azure RBAC for Kubernetes authorization, and
-    local accounts disabled, so every call is made by an Entra identity
-    (azure-aks-docs articles/aks/manage-local-accounts-managed-azure-ad.md).
-    """
+    """Sign-in and API server settings: "entra" disables local accounts, so every call is made
+    by an Entra identity (azure-aks-docs manage-local-accounts-managed-azure-ad.md)."""
     settings: dict[str, Any] = {"enable_rbac": True, "disable_local_accounts": access.entra}
     if access.entra:
         settings["aad_profile"] = containerservice.ManagedClusterAADProfileArgs(
@@ -82,25 +68,18 @@ def access_settings(access: AccessConfig) -> dict[str, Any]:
 
 
 def cluster_ignore_changes(upgrade: UpgradeConfig) -> list[str]:
-    """What `pulumi up` must leave to Azure on the managed cluster.
-
-    agentPoolProfiles: a `pulumi refresh` reads every pool of the cluster into this list,
-    the separate GPU pool and the autoscaler's counts included, and the next `up` would PUT
-    the whole cluster to remove them, putting every pool into Scaling (pulumi-azure-native
-    #1532, #579, #4264). Azure cannot update the inline pool through the cluster anyway
-    ("The Azure API does not currently allow this property to be updated directly": the
-    SDK's ManagedCluster docs), so the System pool is applied when the cluster is created.
-    kubernetesVersion: an upgrade channel moves it by itself, and AKS cannot downgrade.
-    """
+    """What `pulumi up` leaves to Azure. agentPoolProfiles: a refresh reads every pool into it,
+    and the next `up` would PUT the cluster to remove them, putting every pool into Scaling
+    (pulumi-azure-native #1532, #579, #4264); Azure cannot update it through the cluster anyway
+    (the SDK's ManagedCluster docs). kubernetesVersion: an upgrade channel moves it, and AKS
+    cannot downgrade."""
     ignored = ["agentPoolProfiles"]
     if upgrade.channel in VERSION_UPGRADE_CHANNELS:
         ignored.append("kubernetesVersion")
     return ignored
 
 
-# Creating or deleting an AKS cluster routinely takes 5-15 minutes, and a GPU pool can wait
-# longer for scarce capacity. Explicit limits state the worst case this program accepts
-# instead of relying on the provider's default.
+# Creating or deleting an AKS cluster routinely takes 5-15 minutes: the worst case accepted.
 CLUSTER_TIMEOUTS = pulumi.CustomTimeouts(create="60m", update="60m", delete="60m")
 
 
@@ -108,52 +87,40 @@ CLUSTER_TIMEOUTS = pulumi.CustomTimeouts(create="60m", update="60m", delete="60m
 class GpuClusterArgs:
     """A cluster the program creates, with its resource group (guide steps 1-3)."""
 
-    #: The Azure region (azure-native:location), and the resource group's and cluster's names.
     location: str
     resource_group_name: str
     cluster_name: str
-    #: The System pool's size and count, fixed at creation (cluster_ignore_changes says why).
+    #: Fixed at creation (cluster_ignore_changes says why).
     system_pool: SystemPoolConfig
     #: The Kubernetes version; None: AKS's default.
     kubernetes_version: str | None = None
-    #: Sign-in (local accounts or Entra ID), the API server's ranges, the network, the upgrade channels.
     access: AccessConfig = AccessConfig()
     network: NetworkConfig = NetworkConfig()
     upgrade: UpgradeConfig = UpgradeConfig()
-    #: sku.tier: Free, Standard (uptime SLA) or Premium.
     tier: str = "Free"
-    #: Protects the resource group and the cluster from `pulumi destroy` and replacement; while
-    #: set, the Kubernetes objects are not deleted with the cluster (GpuCluster.objects).
+    #: While set, the Kubernetes objects are not deleted with the cluster (GpuCluster.objects).
     protect: bool = False
-    #: The run's subscription (components/plan.py reads it once), where the deployer's grant
-    #: names its role; None: the client's, as azure-native's getClientConfig answers.
+    #: The run's subscription, where the deployer's grant names its role; None: getClientConfig's.
     subscription_id: str | None = None
-    #: A capacity group exists: the cluster autoscaler's profile sets `expander: priority`
-    #: (the plan's priorities); False: no profile is declared, AKS's defaults, as before groups.
+    #: A capacity group exists: the autoscaler's profile sets `expander: priority`.
     priority_expander: bool = False
 
 
 @dataclass(frozen=True)
 class InCluster:
-    """What every Kubernetes object of this program takes from its cluster, created or existing
-    (GpuCluster.objects, ExistingCluster.objects): each Kubernetes component takes it as a
-    constructor argument beside its Args (docs/design/component-args.md)."""
+    """What every Kubernetes object takes from its cluster, created or existing, beside its Args
+    (docs/design/component-args.md)."""
 
-    #: The Kubernetes provider bound to the cluster; every Kubernetes object of this program uses it.
     provider: k8s.Provider
-    #: A created, unprotected cluster: its delete takes every Kubernetes object with it
-    #: (`deletedWith`, docs/lifecycle.md "pulumi destroy"), so a destroy sends none of them to the
-    #: API server. None on an existing cluster, which is not the stack's, or a protected one.
+    #: A created, unprotected cluster, whose delete takes every object with it (`deletedWith`,
+    #: docs/lifecycle.md "pulumi destroy"); None on an existing or protected one.
     deleted_with: pulumi.Resource | None
-    #: What every object waits for (`dependsOn`): the deployer's grant and the wait until the
-    #: cluster says it took (GpuCluster.access); empty on an existing cluster.
+    #: The deployer's grant and the wait until it took (GpuCluster.access).
     depends_on: Sequence[pulumi.Resource]
-    #: Where the cluster is, for each awaited proof Job's watch (components/proof/proof_watch.py);
-    #: None where the run's subscription is not known: no watch, the Jobs' own await decides.
+    #: For each proof Job's watch; None where the subscription is not known: no watch.
     ref: ClusterRef | None = None
 
     def options(self, parent: pulumi.Resource) -> pulumi.ResourceOptions:
-        """A Kubernetes object's options in this cluster, as a child of `parent`."""
         return pulumi.ResourceOptions(
             parent=parent, provider=self.provider, deleted_with=self.deleted_with, depends_on=list(self.depends_on)
         )
@@ -165,32 +132,23 @@ class GpuCluster(pulumi.ComponentResource):
 
     resource_group: resources.ResourceGroup
     managed_cluster: containerservice.ManagedCluster
-    #: With Entra ID access: the deploying identity's cluster-admin role, which this
-    #: program's own Kubernetes provider needs.
+    #: With Entra ID access: the deployer's cluster-admin role, which the provider needs.
     deployer_role_assignment: authorization.RoleAssignment | None
-    #: The user kubeconfig (secret), from listClusterUserCredential, as `az aks get-credentials` fetches it.
+    #: The user kubeconfig (secret), as `az aks get-credentials` fetches it.
     kubeconfig: pulumi.Output[str]
-    #: A Kubernetes provider bound to this cluster; every Kubernetes object of this program uses it.
     provider: k8s.Provider
-    #: What every Kubernetes object of this program waits for (`dependsOn`): with Entra ID, the
-    #: deployer's role assignment and the wait until the cluster says it took (_access_proven);
-    #: empty otherwise.
+    #: With Entra ID, the deployer's grant and the wait until it took (_access_proven).
     access: Sequence[pulumi.Resource]
     resource_group_name: pulumi.Output[str]
     cluster_name: pulumi.Output[str]
     resource_uid: pulumi.Output[str]
-    #: Where AKS bills the nodes, which the budget watches: the resource group, and the node
-    #: resource group AKS names for every cluster it creates (typed Optional by the SDK).
+    #: Where AKS bills the nodes: the resource group and the node resource group.
     billing_groups: Sequence[pulumi.Output[str]]
-    #: What every Kubernetes object of this program takes from the cluster (in_cluster.py).
     objects: InCluster
-    #: What a GPU pool waits for, and what its delete comes before: the cluster, and the
-    #: deployer's grant (GpuPool's pool_dependencies says why).
+    #: What a GPU pool waits for: the cluster and the grant (GpuPool's pool_dependencies).
     dependencies: Sequence[pulumi.Resource]
-    #: The command that merges this cluster's credentials into ~/.kube/config (guide step 3).
     get_credentials_command: pulumi.Output[str]
-    #: Where the cluster is, as plain values, for the proof's watch, which fetches a kubeconfig
-    #: itself (components/proof/proof_watch.py); None where the run's subscription is not known.
+    #: Where the cluster is, for the proof's watch; None where the subscription is not known.
     ref: ClusterRef | None
 
     def __init__(self, name: str, args: GpuClusterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
@@ -214,13 +172,11 @@ class GpuCluster(pulumi.ComponentResource):
         self.cluster_name = self.managed_cluster.name
         self.resource_uid = self.managed_cluster.resource_uid
         self.billing_groups = [self.resource_group.name, cast("pulumi.Output[str]", self.managed_cluster.node_resource_group)]
-        # Deleted with the cluster unless it is protected (docs/lifecycle.md, "pulumi destroy",
-        # says why; never the GPU pools, which bill).
+        # Deleted with the cluster unless it is protected (docs/lifecycle.md, "pulumi destroy").
         self.objects = InCluster(self.provider, None if args.protect else self.managed_cluster, self.access, self.ref)
         self.dependencies = (self.managed_cluster, *([grant] if grant is not None else []))
-        self.get_credentials_command = pulumi.Output.all(self.resource_group.name, self.managed_cluster.name).apply(
-            lambda names: get_credentials_command(names[0], names[1])
-        )
+        names = pulumi.Output.all(self.resource_group.name, self.managed_cluster.name)
+        self.get_credentials_command = names.apply(lambda names: get_credentials_command(*names))
         self.register_outputs(
             {
                 "resourceGroupName": self.resource_group_name,
@@ -238,8 +194,7 @@ class GpuCluster(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, protect=args.protect),
         )
 
-    # Step 2: az aks create. The cluster keeps a small System pool for kube-system; the GPU
-    # nodes come in separate User pools (components/pools/gpu_pool.py).
+    # Step 2: az aks create, with a small System pool for kube-system.
     def _create_cluster(self, args: GpuClusterArgs) -> containerservice.ManagedCluster:
         return containerservice.ManagedCluster(
             f"{self._name}-aks",
@@ -262,7 +217,11 @@ class GpuCluster(pulumi.ComponentResource):
                 upgrade_channel=args.upgrade.channel,
                 node_os_upgrade_channel=args.upgrade.node_os_channel,
             ),
-            auto_scaler_profile=_autoscaler_profile(args.priority_expander),
+            # `expander: priority` while a capacity group exists, nothing else, so AKS keeps its
+            # defaults; once no group is left Azure keeps the value (docs/design/capacity-groups.md).
+            auto_scaler_profile=(
+                containerservice.ManagedClusterPropertiesAutoScalerProfileArgs(expander=EXPANDER) if args.priority_expander else None
+            ),
             agent_pool_profiles=[
                 containerservice.ManagedClusterAgentPoolProfileArgs(
                     name=SYSTEM_POOL_NAME,
@@ -282,24 +241,20 @@ class GpuCluster(pulumi.ComponentResource):
             ),
         )
 
-    # Step 3: az aks get-credentials. The user credential (not the admin one), as the CLI
-    # fetches by default; ARM returns it base64-encoded. An Entra ID cluster returns a
-    # kubelogin exec plugin ("format ... 'exec' ... requires kubelogin binary in the path":
-    # the SDK's listManagedClusterUserCredentials docs).
+    # Step 3: az aks get-credentials: the user credential, base64. An Entra ID cluster returns a
+    # kubelogin exec plugin (the SDK's listManagedClusterUserCredentials docs, format "exec").
     def _fetch_credentials(self, args: GpuClusterArgs) -> pulumi.Output[str]:
         credentials = containerservice.list_managed_cluster_user_credentials_output(
             resource_group_name=self.resource_group.name,
             resource_name=self.managed_cluster.name,
             format="exec" if args.access.entra else None,
         ).recover(created_credential_failed(args.resource_group_name, args.cluster_name))
-        decode = provider_kubeconfig if args.access.entra else _decode_kubeconfig
+        decode = provider_kubeconfig if args.access.entra else lambda value: base64.b64decode(value).decode("utf-8")
         return pulumi.Output.secret(credentials.kubeconfigs[0].value.apply(decode))
 
     def _grant_deployer(self, args: GpuClusterArgs) -> authorization.RoleAssignment | None:
-        """With Azure RBAC, an Entra identity may do nothing in the cluster until a role says
-        so, and that includes whoever runs `pulumi up`: the Kubernetes objects are created
-        with its token. Granting this needs Microsoft.Authorization/roleAssignments/write
-        (Owner, User Access Administrator or Role Based Access Control Administrator)."""
+        """With Azure RBAC, an Entra identity may do nothing in the cluster until a role says so,
+        whoever runs `pulumi up` included. Granting needs Microsoft.Authorization/roleAssignments/write."""
         if not args.access.grants_deployer:
             return None
         client = authorization.get_client_config_output()
@@ -319,10 +274,8 @@ class GpuCluster(pulumi.ComponentResource):
             description="aks-gpu: the identity that runs pulumi up creates the device plugin and the MNIST Job",
             opts=pulumi.ResourceOptions(
                 parent=self,
-                # The assignment is auto-named with a new GUID, so Pulumi's default replacement
-                # (create the new one, then delete the old) would ask ARM for a second assignment
-                # of the same role to the same principal at the same scope, which it refuses with
-                # RoleAssignmentExists. Delete first (tests/test_lifecycle.py cites the sources).
+                # Create-then-delete would ask ARM for a second assignment of the same role, principal
+                # and scope: RoleAssignmentExists. Delete first (tests/test_lifecycle.py cites the sources).
                 delete_before_replace=True,
             ),
         )
@@ -339,36 +292,19 @@ class GpuCluster(pulumi.ComponentResource):
         )
 
     def _access_proven(self, grant: authorization.RoleAssignment, ref: ClusterRef) -> AccessWait:
-        """Done once the cluster says the deployer may create namespaces (access_wait.py; a new
-        grant takes minutes to reach the authorizer, pulumi-kubernetes retries no 403). Every
-        Kubernetes object lists it and the grant in its `dependsOn`: none is created before the
-        answer, and their deletes come before the grant's. It holds one of the default dynamic
-        host's four threads (proof_watch.HOST_WORKERS) beside the managed pools', one at a time."""
+        """Done once the cluster says the deployer may create namespaces (access_wait.py: a new grant
+        takes minutes, and pulumi-kubernetes retries no 403); every Kubernetes object depends on it."""
         name = f"{self._name}-access"
         status_urn = child_urn("aks-gpu:azure:GpuCluster", access_wait.TYPE, name)
         opts = pulumi.ResourceOptions(parent=self, depends_on=[grant])
         return AccessWait(name, cluster=ref, grant_id=grant.id, granted=grant.principal_id, status_urn=status_urn, opts=opts)
 
 
-def _autoscaler_profile(priority: bool) -> containerservice.ManagedClusterPropertiesAutoScalerProfileArgs | None:
-    """`expander: priority` while a capacity group exists, and nothing else of the profile, so
-    AKS keeps its defaults for the rest (azure-native 3.29.0 ManagedClusterPropertiesAutoScalerProfileArgs,
-    `expander`: enum containerservice.Expander; ARM 2025-09-01 ManagedClusterPropertiesAutoScalerProfile).
-    An update in place: AKS applies the profile to every autoscaled pool (cluster-autoscaler.md).
-    Once no group is left the input is gone, and Azure keeps the value (docs/design/capacity-groups.md)."""
-    return containerservice.ManagedClusterPropertiesAutoScalerProfileArgs(expander=EXPANDER) if priority else None
-
-
 def get_credentials_command(resource_group: str, cluster: str) -> str:
-    """Guide step 3's command, shell-quoted: a resource group name may hold '(' or ')'
-    (config.ResourceGroupName)."""
+    """Guide step 3's command, shell-quoted: a resource group name may hold '(' or ')'."""
     return shlex.join(["az", "aks", "get-credentials", "--resource-group", resource_group, "--name", cluster])
 
 
 def _dns_prefix(cluster_name: str) -> str:
     prefix = "".join(c if c.isalnum() else "-" for c in cluster_name)[:54].strip("-")
     return prefix or "aks"
-
-
-def _decode_kubeconfig(value: str) -> str:
-    return base64.b64decode(value).decode("utf-8")

@@ -1,9 +1,7 @@
-"""Whether the identity that runs `pulumi up` may create the program's Kubernetes objects yet,
-proven by asking the cluster (a SelfSubjectAccessReview with the kubeconfig's own credential)
-before the first of them is created: asked in every deployment until yes, within one deadline
-(WAIT_SECONDS) that bounds each question too. Why, and the sources (entra-id-authorization.md,
-pulumi-kubernetes await.go, pulumi/pulumi source_eval.go@1b594989): docs/design/lifecycle.md, "The
-deployer's role assignment" and "How the cluster is asked"."""
+"""Whether the identity that runs `pulumi up` may create the program's Kubernetes objects yet:
+a SelfSubjectAccessReview with the kubeconfig's own credential, asked until yes within one
+deadline (WAIT_SECONDS). Why, with the sources: docs/design/lifecycle.md, "The deployer's role
+assignment" and "How the cluster is asked"."""
 
 from __future__ import annotations
 
@@ -24,21 +22,18 @@ import yaml
 from components.errors import ClusterAccessError, one_line
 from components.seam.deadline import gather
 
-# Twice what the docs give propagation, so a slow day still passes: the whole wait, each
-# question's kubelogin run and request included.
+# Twice what the docs give propagation, each question's kubelogin run and request included.
 WAIT_SECONDS = 600.0
 FIRST_DELAY, LONGEST_DELAY = 5.0, 30.0
-# At most this for one request, within what is left.
 REQUEST_SECONDS = 30.0
 
 
 class Unreachable(ClusterAccessError):
-    """The API server could not be reached (a network, an authorized IP range that leaves this
-    runner out): nothing is known of the identity's access."""
+    """The API server could not be reached: nothing is known of the identity's access."""
 
 
 class OutOfTime(TimeoutError):
-    """A question that did not end within what was left of the wait's deadline."""
+    """A question that did not end within the wait's deadline."""
 
 
 @dataclass(frozen=True)
@@ -46,7 +41,6 @@ class Answer:
     allowed: bool
     #: What the cluster said, for the message when time runs out.
     said: str
-    #: The identity whose token was sent (`identity`).
     who: str = "the kubeconfig's user"
 
 
@@ -56,17 +50,13 @@ class Connection:
 
     api: Any
     server: str
-    #: The identity whose token the client sends (`identity`).
     who: str = "the kubeconfig's user"
 
 
 def connect(kubeconfig: str) -> Connection:
     """A client for the current context's API server, as the kubernetes package loads a
-    kubeconfig (config/kube_config.py KubeConfigLoader): the cluster's CA the one trusted, the
-    user's token or what its exec plugin prints (config/exec_provider.py: client-go's
-    KUBERNETES_EXEC_INFO, not interactive without a terminal). The plugin runs without a time
-    limit of its own: the caller's deadline (deadline.gather) bounds it. urllib3's retries are
-    off (`retries`: False), so each request is one try within its `_request_timeout`."""
+    kubeconfig (config/kube_config.py KubeConfigLoader). The exec plugin has no time limit of its
+    own: the caller's deadline bounds it. No retries: each request is one try."""
     from kubernetes import client
     from kubernetes.config.config_exception import ConfigException
     from kubernetes.config.kube_config import KubeConfigLoader
@@ -78,9 +68,8 @@ def connect(kubeconfig: str) -> Connection:
     if not isinstance(config, dict):
         raise ClusterAccessError("the kubeconfig is not a mapping")
     configuration = client.Configuration()
-    # What the kubernetes package logs instead of raising while it loads a kubeconfig: a
-    # credential plugin that failed (kubernetes 37.0.2 config/kube_config.py
-    # `_load_from_exec_plugin` catches it and calls `logging.error`). Never flushed: it keeps all.
+    # A failed credential plugin is logged, not raised (kubernetes 37.0.2 config/kube_config.py
+    # `_load_from_exec_plugin`): kept to be said.
     logged = logging.handlers.BufferingHandler(sys.maxsize)
     logged.setLevel(logging.ERROR)
     logging.getLogger().addHandler(logged)
@@ -93,8 +82,8 @@ def connect(kubeconfig: str) -> Connection:
         raise ClusterAccessError(f"the kubeconfig cannot be used: {one_line(error)}") from None
     finally:
         logging.getLogger().removeHandler(logged)
-    # urllib3 would read a CA file without a certificate only at the first request, as a TLS
-    # failure, which is no refusal (Unreachable): the kubeconfig is AKS's answer, and wrong.
+    # urllib3 would fail on a CA file without a certificate only at the first request, as
+    # Unreachable: the kubeconfig is AKS's answer, and wrong.
     if configuration.ssl_ca_cert and b"-----BEGIN CERTIFICATE-----" not in Path(configuration.ssl_ca_cert).read_bytes():
         raise ClusterAccessError("the kubeconfig's certificate-authority-data holds no PEM certificate")
     configuration.retries = False
@@ -110,8 +99,7 @@ def connect(kubeconfig: str) -> Connection:
 
 
 def claims(token: str) -> Mapping[str, Any]:
-    """The claims of a JSON Web Token, read without verifying it (only to name whom it is for:
-    the API server is what verifies it); empty for a token that is not a JWT."""
+    """The claims of a JSON Web Token, unverified (only to name whom it is for); empty for a non-JWT."""
     parts = token.split(".")
     if len(parts) != 3:
         return {}
@@ -123,11 +111,9 @@ def claims(token: str) -> Mapping[str, Any]:
 
 
 def identity(token: str, user: str) -> str:
-    """Whom a bearer token speaks for, as a person can find them in Entra ID: a user's sign-in
-    name, or an application's ID (a service principal, a managed identity, GitHub's workload
-    identity), each with its object ID, the principal a role assignment names (Microsoft
-    identity platform access token claims: `upn`, `preferred_username`, `unique_name`, `appid`,
-    `azp`, `oid`). A token that is not a JWT: the kubeconfig's user, by name."""
+    """Whom a bearer token speaks for, as Entra ID names them: a user's sign-in name or an
+    application's ID, with the object ID a role assignment names (Microsoft identity platform
+    access token claims). A token that is not a JWT: the kubeconfig's user, by name."""
     said = claims(token)
     oid = said.get("oid")
     name = said.get("upn") or said.get("preferred_username") or said.get("unique_name")
@@ -141,11 +127,8 @@ def identity(token: str, user: str) -> str:
 
 
 def ask(kubeconfig: str, seconds: float = WAIT_SECONDS, clock: Callable[[], float] = time.monotonic) -> Answer:
-    """One SelfSubjectAccessReview with the kubeconfig's current context and credential, all
-    of it within `seconds`: the request gets what is left after the credential plugin (at most
-    REQUEST_SECONDS), and the question runs on a daemon thread the wait stops waiting for then
-    (deadline.gather: a socket timeout bounds each read, not a server that trickles).
-    OutOfTime past `seconds`."""
+    """One SelfSubjectAccessReview, all of it within `seconds` (on a daemon thread, deadline.gather:
+    a socket timeout bounds each read, not a server that trickles); OutOfTime past them."""
     try:
         return gather([lambda: _ask(kubeconfig, seconds, clock)], seconds)[0]
     except OutOfTime:
@@ -181,9 +164,8 @@ def _ask(kubeconfig: str, seconds: float, clock: Callable[[], float]) -> Answer:
         status = json.loads(answer.data).get("status") or {}
     except ApiException as error:
         if error.status == 401:
-            # Unauthorized: the API server accepted no identity from the token at all (another
-            # tenant's, an expired sign-in, a wrong audience). A role assignment that has not yet
-            # propagated is a 403 or "not allowed", never this: no wait mends it.
+            # No identity accepted from the token at all: a grant not yet propagated is a 403 or
+            # "not allowed", never this, so no wait mends it.
             raise ClusterAccessError(
                 f"the cluster refused the token of {connection.who} (HTTP 401 Unauthorized): kubelogin signed in as an "
                 "identity, or for a tenant, this cluster does not accept; sign in again (`az login`, or the AAD_LOGIN_METHOD "
@@ -217,10 +199,9 @@ def wait_for_access(
     sleep: Callable[[float], None] = time.sleep,
     limit: float = WAIT_SECONDS,
 ) -> str:
-    """Asks until the cluster says yes; returns the kubeconfig. Raises ClusterAccessError when
-    time runs out or the cluster cannot be asked (Unreachable when it cannot be reached).
-    `granted`: the object ID the program granted cluster-admin to, which every message names.
-    One deadline: each question gets what is left of it (`probe(kubeconfig, seconds)`)."""
+    """Asks until the cluster says yes; returns the kubeconfig. ClusterAccessError when time runs
+    out or the cluster cannot be asked. `granted`: the object ID granted cluster-admin. One
+    deadline: each question gets what is left of it."""
     deadline, delay = clock() + limit, FIRST_DELAY
     answer: Answer | None = None
     while True:

@@ -1,8 +1,7 @@
-"""Where an existing cluster's traffic leaves it, as far as the proof Job needs the internet
-(the image's pull, MNIST's download): its HTTP proxy (`httpProxyConfig`) and its outbound type
-(`networkProfile.outboundType`), read from the cluster's description, and what a preview says
-of them. A created cluster has neither. What AKS and urllib do with each, with their sources:
-docs/existing-cluster.md, "Its way out: a proxy, a firewall"."""
+"""Where an existing cluster's traffic leaves it, as far as the proof Job needs the internet (the
+image's pull, MNIST's download): its `httpProxyConfig` and `networkProfile.outboundType`, and what
+a preview says of them. A created cluster has neither. What AKS and urllib do with each, with
+their sources: docs/existing-cluster.md, "Its way out: a proxy, a firewall"."""
 
 from __future__ import annotations
 
@@ -31,13 +30,12 @@ def _get(doc: Any, key: str) -> Any:
     return next((v for k, v in doc.items() if str(k).lower() == key.lower()), None) if isinstance(doc, Mapping) else None
 
 
-# What a proxy URL must be, as a refusal of a description's httpProxy or httpsProxy says it.
 URL_ALLOWED = "a proxy URL such as http://10.224.0.5:3128 or http://[fd00::5]:3128"
 
 
 def _split(url: str) -> urllib.parse.SplitResult | None:
     """The URL as urllib reads it (a bare `host:port` as a network location), or None where
-    urlsplit refuses it: a bracket unclosed, or around no IPv6 address (CPython Lib/urllib/parse.py)."""
+    urlsplit refuses it."""
     try:
         return urllib.parse.urlsplit(url if "//" in url else f"//{url}")
     except ValueError:
@@ -45,8 +43,8 @@ def _split(url: str) -> urllib.parse.SplitResult | None:
 
 
 def shown_url(url: str) -> str:
-    """`url` with its user and password (userinfo) left out, read without urlsplit, so that a
-    URL it refuses is redacted too: a message never prints a proxy's password."""
+    """`url` without its userinfo, read without urlsplit, so that a URL it refuses is redacted
+    too: a message never prints a proxy's password."""
     scheme, slashes, rest = url.partition("//") if "//" in url else ("", "", url)
     end = min((i for i in (rest.find(c) for c in "/?#") if i >= 0), default=len(rest))
     user, at, host = rest[:end].rpartition("@")
@@ -54,8 +52,7 @@ def shown_url(url: str) -> str:
 
 
 def url_problem(url: str) -> str | None:
-    """Why a proxy URL cannot be a proxy's, or None: one urlsplit refuses, one with no host, or
-    a port that is not a number from 1 to 65535."""
+    """Why a proxy URL cannot be a proxy's, or None."""
     split = _split(url)
     if split is None or not split.hostname:
         return URL_ALLOWED
@@ -85,10 +82,8 @@ class Proxy:
 
     @property
     def port(self) -> int | None:
-        """The port the URL names, or 443 where it names none: urllib opens an HTTPS request
-        through a proxy with http.client.HTTPSConnection to the proxy's host, whose default
-        port is 443 (CPython Lib/urllib/request.py ProxyHandler.proxy_open, `set_proxy`).
-        None: a port that is not a number."""
+        """The port the URL names, or 443: urllib's HTTPSConnection to the proxy's host defaults
+        to it (CPython Lib/urllib/request.py ProxyHandler.proxy_open). None: not a number."""
         try:
             split = _split(self.url)
             return split.port or HTTPS_PORT if split is not None else None
@@ -97,20 +92,15 @@ class Proxy:
 
     @property
     def address(self) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
-        """The proxy's IP address, an IPv4-mapped IPv6 one (::ffff:10.0.0.1) as the IPv4 address
-        its packets carry; None for a host name."""
-        try:
-            address = ipaddress.ip_address(self.host)
-        except ValueError:
-            return None
+        """The proxy's IP address (an IPv4-mapped one as IPv4); None for a host name."""
+        address = _ip(self.host)
         return address.ipv4_mapped or address if isinstance(address, ipaddress.IPv6Address) else address
 
     @property
     def cidr(self) -> str | None:
-        """The proxy's address as a NetworkPolicy's ipBlock names it, or None for a host name,
-        which a NetworkPolicy cannot name (it selects pods, namespaces and ipBlocks only:
-        kubernetes.io "Network Policies"), or an address with a zone, which the API server refuses
-        (kubernetes/kubernetes pkg/apis/networking/validation/validation.go ValidateIPBlock: net.ParseCIDR's form)."""
+        """The proxy's address as a NetworkPolicy's ipBlock names it, or None for a host name
+        (kubernetes.io "Network Policies") or an address with a zone, which the API server refuses
+        (kubernetes/kubernetes pkg/apis/networking/validation/validation.go ValidateIPBlock)."""
         address = self.address
         if address is None or (isinstance(address, ipaddress.IPv6Address) and address.scope_id):
             return None
@@ -118,7 +108,6 @@ class Proxy:
 
     @property
     def unnamed(self) -> str:
-        """Why a NetworkPolicy cannot name the proxy (where `cidr` is None)."""
         address = self.address
         if isinstance(address, ipaddress.IPv6Address) and address.scope_id:
             return (
@@ -127,43 +116,27 @@ class Proxy:
             )
         return f"{self.host or self.shown} is a host name, which a NetworkPolicy cannot name"
 
-    @property
-    def no_proxy_value(self) -> str:
-        """NO_PROXY (and no_proxy) as AKS's webhook sets it in a pod: the entries joined by commas."""
-        return ",".join(self.no_proxy)
-
     def script_bypasses(self, host: str) -> bool:
-        """Whether the script's download of `host` goes around the proxy. The script downloads with
-        urllib.request.urlopen (proof/train_mnist.py fetch_mnist), whose ProxyHandler skips the proxy
-        where `proxy_bypass(req.host)` says so, and on Linux proxy_bypass is proxy_bypass_environment
-        (CPython Lib/urllib/request.py): urllib_bypasses, with the value the pod has."""
-        return urllib_bypasses(self.no_proxy_value, host)
+        """The script downloads with urllib.request.urlopen (proof/train_mnist.py fetch_mnist),
+        which on Linux asks proxy_bypass_environment, with the NO_PROXY AKS sets in the pod (the
+        entries joined by commas)."""
+        return urllib_bypasses(",".join(self.no_proxy), host)
 
     def node_bypasses(self, host: str) -> bool:
-        """Whether the node's pull from registry `host` goes around the proxy. The kubelet asks
-        containerd to pull, and containerd, a Go program, takes the proxy from the environment AKS
-        gives the node with Go's http.ProxyFromEnvironment (containerd internal/cri/server/images/
-        image_pull.go registryHosts: docker.DefaultHTTPTransport, `Proxy: http.ProxyFromEnvironment`),
-        which reads NO_PROXY as golang.org/x/net/http/httpproxy does: go_bypasses."""
-        return go_bypasses(self.no_proxy_value, host)
+        """containerd pulls with Go's http.ProxyFromEnvironment (containerd internal/cri/server/images/
+        image_pull.go registryHosts), which reads NO_PROXY as golang.org/x/net/http/httpproxy does."""
+        return go_bypasses(",".join(self.no_proxy), host)
 
 
 def urllib_bypasses(no_proxy: str, host: str) -> bool:
-    """CPython's urllib.request.proxy_bypass_environment(host, {"no": no_proxy}), line for line
-    (Lib/urllib/request.py, read in the installed CPython 3.11, the Python pytorch/pytorch's
-    Dockerfile builds its images with: `ARG PYTHON_VERSION=3.11`, at 01343dcd; a test holds the
-    two equal). Not imported: no module of the program imports urllib.request.
-    The whole value `*` bypasses everything, and only then ("'*' is special case for always
-    bypass": `no_proxy == '*'`); otherwise each entry, leading dots dropped, matches the host
-    itself or a suffix after a dot. A `*` among other entries matches nothing, and CIDRs and
-    addresses match only as text (azure-aks-docs http-proxy.md: "Curl and Python don't support
-    CIDR in no_proxy")."""
+    """CPython 3.11's urllib.request.proxy_bypass_environment(host, {"no": no_proxy}), line for
+    line (the Python pytorch/pytorch's Dockerfile builds its images with, at 01343dcd; a test holds
+    the two equal). Not imported: no module of the program imports urllib.request. Only the whole
+    value `*` bypasses everything; CIDRs match only as text (azure-aks-docs http-proxy.md)."""
     if no_proxy == "*":
         return True
     host = host.lower()
-    # urllib.parse._splitport: a trailing `:digits` (or a bare `:`) comes off; with an empty port
-    # it answers the host without the colon, and None for the port (`host, port = match.groups()`
-    # reassigns `host` before `if port:`), so "a:" is host "a".
+    # urllib.parse._splitport: a trailing `:digits` (or a bare `:`) comes off, so "a:" is host "a".
     port = re.fullmatch(r"(.*):([0-9]*)", host, re.DOTALL)
     hostonly = port[1] if port else host
     for name in no_proxy.split(","):
@@ -178,9 +151,15 @@ def urllib_bypasses(no_proxy: str, host: str) -> bool:
     return False
 
 
+def _ip(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    try:
+        return ipaddress.ip_address(text)
+    except ValueError:
+        return None
+
+
 def _go_split_host_port(entry: str) -> tuple[str, str] | None:
-    """Go's net.SplitHostPort for the forms a NO_PROXY entry takes: `host:port`, `[v6]:port`; None
-    where Go refuses it (no colon, or more than one outside brackets)."""
+    """Go's net.SplitHostPort for `host:port` and `[v6]:port`; None where Go refuses it."""
     if entry.startswith("["):
         end = entry.find("]")
         return (entry[1:end], entry[end + 2 :]) if end > 0 and entry[end + 1 : end + 2] == ":" else None
@@ -190,17 +169,12 @@ def _go_split_host_port(entry: str) -> tuple[str, str] | None:
 
 def go_bypasses(no_proxy: str, host: str) -> bool:
     """golang.org/x/net/http/httpproxy (config.init and useProxy, at 094d4385), for an HTTPS
-    request to `host` (`host` or `host:port`; 443 by default): localhost and loopback addresses
-    never use the proxy; a `*` entry anywhere bypasses everything; an entry that is a CIDR
-    matches the addresses in it, an address matches itself (and its port, where it names one);
-    any other entry is a domain: `foo.com` matches it and its subdomains, `.foo.com` and
-    `*.foo.com` only the subdomains."""
+    request to `host` (443 by default): loopback never proxied; `*` anywhere bypasses all; a CIDR
+    matches its addresses, an address itself (and its port); `foo.com` matches it and its
+    subdomains, `.foo.com` and `*.foo.com` only the subdomains."""
     split = _go_split_host_port(host.lower())
     name, port = split if split is not None and split[1] else (host.lower().strip("[]"), str(HTTPS_PORT))
-    try:
-        ip: ipaddress.IPv4Address | ipaddress.IPv6Address | None = ipaddress.ip_address(name)
-    except ValueError:
-        ip = None
+    ip = _ip(name)
     if name == "localhost" or (ip is not None and ip.is_loopback):
         return True
     for entry in (e.strip().lower() for e in no_proxy.split(",")):
@@ -218,12 +192,10 @@ def go_bypasses(no_proxy: str, host: str) -> bool:
             continue
         parts = _go_split_host_port(entry)
         phost, pport = parts if parts is not None else (entry, "")
-        try:
-            if ipaddress.ip_address(phost) == ip and pport in ("", port):
+        if _ip(phost) is not None:
+            if _ip(phost) == ip and pport in ("", port):
                 return True
             continue
-        except ValueError:
-            pass
         if not phost:
             continue
         phost = phost[1:] if phost.startswith("*.") else phost
@@ -236,23 +208,21 @@ def go_bypasses(no_proxy: str, host: str) -> bool:
 
 @dataclass(frozen=True)
 class Egress:
-    """How the cluster's traffic leaves it: its outboundType (None: not said, AKS's default
-    loadBalancer) and the proxy its pods are told to use (None: none)."""
+    """How the cluster's traffic leaves it: outboundType (None: AKS's default loadBalancer) and
+    the proxy its pods are told to use."""
 
     outbound_type: str | None = None
     proxy: Proxy | None = None
 
 
 def parse_egress(outbound_type: Any, config: Any) -> Egress:
-    """networkProfile.outboundType and httpProxyConfig, as the description has them (types
-    checked at the edge: components/cluster/rest_shapes.py)."""
+    """networkProfile.outboundType and httpProxyConfig (types checked in rest_shapes.py)."""
     url = _get(config, "httpsProxy") or _get(config, "httpProxy")
     proxy = None
     if isinstance(url, str) and url and _get(config, "enabled") is not False:
-        # What the pod's NO_PROXY holds: effectiveNoProxy where Azure reports it, "a superset of
-        # noProxy and values injected by AKS" (the ARM spec's ManagedClusterHTTPProxyConfig), which
-        # adds the API server's name, localhost, 169.254.169.254, 168.63.129.16 and the cluster's
-        # ranges; else noProxy alone. So a noProxy of just `*` never reaches a pod as the whole value.
+        # The pod's NO_PROXY: effectiveNoProxy where Azure reports it, "a superset of noProxy and
+        # values injected by AKS" (the ARM spec's ManagedClusterHTTPProxyConfig); else noProxy.
+        # So a noProxy of just `*` never reaches a pod as the whole value.
         no_proxy = _get(config, "effectiveNoProxy") or _get(config, "noProxy") or ()
         proxy = Proxy(url, tuple(str(e) for e in no_proxy), bool(_get(config, "trustedCa")))
     return Egress(outbound_type if isinstance(outbound_type, str) else None, proxy)
@@ -260,8 +230,7 @@ def parse_egress(outbound_type: Any, config: Any) -> Egress:
 
 def proxy_rule(egress: Egress, job_egress: bool) -> tuple[str, int] | None:
     """The address and port the Job's NetworkPolicy must allow for its download to reach the
-    proxy: only for an address (a host name cannot be said in a policy), only when the Job
-    downloads and the proxy does not leave the mirror out."""
+    proxy, where the Job downloads through it and it has an address."""
     proxy = egress.proxy
     if not job_egress or proxy is None or proxy.script_bypasses(MIRROR_HOST) or proxy.cidr is None or proxy.port is None:
         return None
@@ -269,25 +238,20 @@ def proxy_rule(egress: Egress, job_egress: bool) -> tuple[str, int] | None:
 
 
 def from_docker_hub(image: str) -> bool:
-    """Whether a reference names Docker Hub: no registry host before its first `/` (a host has
-    a `.` or a `:`, or is localhost), or one of Docker Hub's own."""
+    """Whether a reference names Docker Hub: no registry host before its first `/` (a `.`, a `:`
+    or localhost), or one of Docker Hub's own."""
     first, _, rest = image.partition("/")
     if not rest or not ("." in first or ":" in first or first == "localhost"):
         return True
     return first.lower() in DOCKER_HUB
 
 
-def registry_host(image: str) -> str:
-    """The registry a node pulls `image` from: its first part where that names a host, else Docker Hub's."""
-    return DOCKER_HUB[2] if from_docker_hub(image) else image.partition("/")[0].lower()
-
-
 def _pull_line(job: MnistJobConfig, cluster: str, egress: Egress, proxy: Proxy) -> tuple[list[str], list[str]]:
-    """Where a node behind the proxy pulls the proof's image: AKS configures the nodes to use the
-    proxy, not only the pods (learn.microsoft.com/azure/aks/http-proxy). A warning where the
-    outbound type leaves no other way out (userDefinedRouting, none) and the image is Docker Hub's."""
-    image, host = job.image, registry_host(job.image)
-    hub = from_docker_hub(image)
+    """Where a node behind the proxy pulls the proof's image: AKS sets the proxy on the nodes too
+    (learn.microsoft.com/azure/aks/http-proxy). A warning where the outbound type is closed and
+    the image is Docker Hub's."""
+    image, hub = job.image, from_docker_hub(job.image)
+    host = DOCKER_HUB[2] if hub else image.partition("/")[0].lower()
     where = f"from Docker Hub ({host})" if hub else f"from {host}"
     how = f"directly (its noProxy leaves {host} out)" if proxy.node_bypasses(host) else f"through the proxy {proxy.shown}"
     said = f"proof: the nodes of cluster {cluster} pull mnistJob.image {image} {where} {how}"

@@ -1,8 +1,7 @@
 """What the program knows of an existing AKS cluster (`aks-gpu:existingCluster`), read once
-from Azure before anything is registered (azure-native's getManagedCluster invoke, untyped), and
-what a failed read of Azure means: one line, what was read, what Azure answered, what to do.
-One parser reads the invoke's answer, a saved `az aks show` and ARM's REST body (docs/existing-cluster.md,
-"An existing cluster" and "An offline preview"); the roles: docs/deploying.md."""
+before anything is registered, and what a failed read of Azure means: one line, what was read,
+what Azure answered, what to do. One parser reads the invoke's answer, a saved `az aks show` and
+ARM's REST body (docs/existing-cluster.md); the roles: docs/deploying.md."""
 
 from __future__ import annotations
 
@@ -23,26 +22,21 @@ from components.errors import AzureReadError, cut, one_line
 from components.seam import saved_files
 from components.seam.reader import AzureReader, read_errors
 
-# pulumi_azure_native/containerservice/get_managed_cluster.py: the invoke's token.
 SYSTEM_MODE = "System"
-# The Azure tag a stack puts on the pools it adds to a cluster it does not own: which stack
-# owns the pool ("<project>/<stack>"). A pool of the same name without it is somebody else's
-# (components/cluster/existing_cluster_checks.py stops a deployment on it; the managed pool's
-# create refuses it too, components/pools/agent_pool_calls.py `refuse_others_pool`).
+# The Azure tag a stack puts on the pools it adds to a cluster it does not own: "<project>/<stack>".
+# A pool of the same name without it is somebody else's (existing_cluster_checks.py).
 OWNER_TAG = "aks-gpu-stack"
 
 
 class PoolFacts(models.ManagedClusterAgentPoolProfile):
-    """One of the cluster's agent pools, as Azure describes it: the SDK's own model, its members
-    read as attributes (`pool.vm_size`) or by their REST names (`member`). An open enum's value
-    reads as the text Azure wrote, not the SDK's enum member, whose str() is `OSType.WINDOWS`
-    (azure-core CaseInsensitiveEnumMeta; model_base `_deserialize_with_callable`)."""
+    """One of the cluster's agent pools: the SDK's own model. An open enum's value reads as the
+    text Azure wrote, not the SDK's enum member, whose str() is `OSType.WINDOWS` (azure-core
+    CaseInsensitiveEnumMeta)."""
 
     def __getattribute__(self, name: str) -> Any:
         return _text(super().__getattribute__(name))
 
     def member(self, *path: str) -> Any:
-        """A member of the pool's description by its REST names (`gpuProfile`, `nvidia`)."""
         at: Any = self
         for key in path:
             at = at.get(key) if isinstance(at, Mapping) else None
@@ -65,35 +59,29 @@ class ClusterFacts:
     provisioning_state: str | None
     power_state: str | None
     node_resource_group: str | None
-    #: networkProfile: networkPlugin (azure, kubenet, none), networkPluginMode (overlay),
-    #: networkPolicy, networkDataplane (azure, cilium).
+    #: networkProfile's.
     network_plugin: str | None
     network_plugin_mode: str | None
     network_policy: str | None
     network_dataplane: str | None
-    #: Entra ID sign-in (aadProfile set).
+    #: aadProfile set.
     entra: bool
     pools: tuple[PoolFacts, ...]
     #: Where the description came from ("Azure", "file cluster.json", "assumed").
     source: str = "Azure"
-    #: apiServerAccessProfile.enablePrivateCluster: the API server has a private address only.
+    #: apiServerAccessProfile's.
     private: bool = False
-    #: apiServerAccessProfile.enableVnetIntegration: the API server sits in a subnet of the VNet.
     vnet_integration: bool = False
-    #: apiServerAccessProfile.authorizedIPRanges: the only addresses the API server answers.
     authorized_ip_ranges: tuple[str, ...] = ()
-    #: The cluster's ARM ID (a pool's is `<id>/agentPools/<name>`).
     resource_id: str | None = None
-    #: networkProfile.outboundType and httpProxyConfig: how its traffic leaves it.
     egress: Egress = field(default_factory=Egress)
-    #: nodeProvisioningProfile.mode: Manual (unset: "If not specified, the default is Manual", ARM
-    #: 2025-09-01), or Auto: node auto-provisioning, where AKS refuses new autoscaled pools.
+    #: nodeProvisioningProfile.mode: Manual (unset: "the default is Manual", ARM 2025-09-01), or
+    #: Auto: node auto-provisioning, where AKS refuses new autoscaled pools.
     node_provisioning_mode: str | None = None
 
     @property
     def system_pool(self) -> PoolFacts | None:
-        """The first System pool: the one the cluster was created with, whose network every
-        pool shares (AKS requires a System pool)."""
+        """The first System pool, whose network every pool shares."""
         return next((p for p in self.pools if (p.mode or "").lower() == SYSTEM_MODE.lower()), None)
 
 
@@ -114,8 +102,7 @@ def _text(value: Any) -> Any:
 
 
 def parse(doc: Mapping[str, Any], resource_group: str, source: str = "Azure") -> ClusterFacts:
-    """A description of a cluster (the invoke's answer, `az aks show -o json`, a REST body),
-    read into the SDK's model (rest_shapes.cluster)."""
+    """A description of a cluster, read into the SDK's model (rest_shapes.cluster)."""
     found = rest_shapes.cluster(doc)
     props = found.properties or models.ManagedClusterProperties()
     network = props.network_profile or models.ContainerServiceNetworkProfile()
@@ -146,16 +133,14 @@ def parse(doc: Mapping[str, Any], resource_group: str, source: str = "Azure") ->
 
 
 def id_segment(resource_id: Any, segment: str) -> str | None:
-    """The name after `segment` in an ARM resource ID (`.../virtualNetworks/<vnet>/...`),
-    the segment matched without case: ARM writes it either way (the az CLI's
-    `resourcegroups`)."""
+    """The name after `segment` in an ARM resource ID, matched without case, as ARM writes it
+    either way (the az CLI's `resourcegroups`)."""
     parts = resource_id.rstrip("/").split("/") if isinstance(resource_id, str) else []
     lowered = [p.lower() for p in parts]
     index = lowered.index(segment.lower()) + 1 if segment.lower() in lowered else len(parts)
     return parts[index] or None if index < len(parts) else None
 
 
-# A managed cluster's ARM ID, its segments matched without case (ARM's, as id_segment).
 CLUSTER_ID = re.compile(
     r"/subscriptions/(?P<subscription>[^/]+)/resourceGroups/(?P<group>[^/]+)/providers/Microsoft\.ContainerService/"
     r"managedClusters/(?P<cluster>[^/]+)",
@@ -164,20 +149,15 @@ CLUSTER_ID = re.compile(
 
 
 def cluster_id(subscription: str, resource_group: str, name: str) -> str:
-    """The cluster's ARM ID, as azure-native's getManagedCluster names it (its resource path)."""
     return f"/subscriptions/{subscription}/resourceGroups/{resource_group}/providers/Microsoft.ContainerService/managedClusters/{name}"
 
 
 def id_parts(resource_id: Any) -> tuple[str | None, str | None]:
-    """The subscription and resource group an ARM resource ID names
-    (`/subscriptions/<id>/resourceGroups/<group>/providers/...`)."""
     return id_segment(resource_id, "subscriptions"), id_segment(resource_id, "resourceGroups")
 
 
 def description_problem(doc: Any) -> str | None:
-    """What is wrong with a description of a cluster, as far as `parse` reads it, or None: a
-    member of another type than Azure's (components/cluster/rest_shapes.py) would be misread
-    (the SDK's model reads an `enableAutoScaling` of "false" as true) or fail later with a traceback."""
+    """What is wrong with a description of a cluster, as far as `parse` reads it, or None."""
     if not isinstance(doc, Mapping):
         return f"expected an object, found {type(doc).__name__}"
     absent = [m for m in ("name", "location", "agentPoolProfiles") if _get(doc, m) is None]
@@ -193,35 +173,30 @@ SAVED_HOLDS = "the JSON object `az aks show --resource-group <group> --name <clu
 
 @dataclass(frozen=True)
 class Named:
-    """The cluster a stack names, as a saved description must match it: its name, resource
-    group and subscription (None: the stack does not say), each with the key that gives it."""
+    """The cluster a stack names, as a saved description must match it (None: not said)."""
 
     name: str | None
     resource_group: str | None = None
     subscription: str | None = None
-    namespace: str = NAMESPACE
 
     def mismatch(self, described: Mapping[str, Any]) -> str | None:
-        """How the description names another cluster, if it does. ARM matches resource
-        group names and subscription IDs without case; a cluster's name is a key as given.
-        Name, group and subscription are the cluster's whole resource ID, so a description
-        that agrees on all three is of this cluster, and so in its region."""
+        """How the description names another cluster, if it does. ARM matches resource group
+        names and subscription IDs without case; a cluster's name as given."""
         subscription, group = id_parts(_get(described, "id"))
         name = _get(described, "name")
         if self.name is not None and name != self.name:
-            return f"it describes cluster {name!r}, but {self.namespace}:existingCluster.name is {self.name!r}"
+            return f"it describes cluster {name!r}, but {NAMESPACE}:existingCluster.name is {self.name!r}"
         if other := _id_mismatch(described, name):
             return other
         if self.resource_group is not None and group is not None and group.lower() != self.resource_group.lower():
-            return f"it describes {group}/{name}, but {self.namespace}:existingCluster.resourceGroupName is {self.resource_group!r}"
+            return f"it describes {group}/{name}, but {NAMESPACE}:existingCluster.resourceGroupName is {self.resource_group!r}"
         if self.subscription is not None and subscription is not None and subscription.lower() != self.subscription.lower():
             return f"its cluster is in subscription {subscription}, but azure-native:subscriptionId is {self.subscription}"
         return None
 
 
 def _id_mismatch(described: Mapping[str, Any], name: Any) -> str | None:
-    """How the description's `id`, or a pool's, names another cluster or no ARM path at all:
-    an adopted pool is imported by the ID the config names (existing_pools), never by these."""
+    """How the description's `id`, or a pool's, names another cluster or no ARM path at all."""
     given = _get(described, "id")
     found = CLUSTER_ID.fullmatch(given) if isinstance(given, str) else None
     if given is not None and found is None:
@@ -244,14 +219,12 @@ def _id_mismatch(described: Mapping[str, Any], name: Any) -> str | None:
 
 
 def _quoted(value: Any) -> str:
-    """A value of a description as a line quotes it: JSON (escaped), cut."""
     return cut(json.dumps(value, default=str))
 
 
 def read_saved(key: str, path: Path, named: Named) -> dict[str, Any]:
-    """A saved description of the existing cluster (`aks-gpu:preflight.clusterFile`), checked
-    as `parse` reads it and against the cluster the stack names; anything else is one line
-    naming the key and the file."""
+    """A saved description of the existing cluster, checked as `parse` reads it and against the
+    cluster the stack names; anything else is one line naming the key and the file."""
     described = saved_files.read_json(key, path, SAVED_HOLDS)
     problem = description_problem(described)
     if problem:
@@ -262,11 +235,10 @@ def read_saved(key: str, path: Path, named: Named) -> dict[str, Any]:
     return described
 
 
-def check_saved(cluster_file: str | None, named: Named, key: str = "aks-gpu:preflight.clusterFile") -> None:
-    """The program itself refuses a clusterFile that is not such a description, in a preview
-    and in a deployment alike, though only the offline render reads it for the cluster."""
+def check_saved(cluster_file: str | None, named: Named) -> None:
+    """A clusterFile that is not such a description is refused in a deployment too."""
     if cluster_file:
-        read_saved(key, Path(cluster_file), named)
+        read_saved(f"{NAMESPACE}:preflight.clusterFile", Path(cluster_file), named)
 
 
 # --------------------------------------------------------------------------- failed reads
@@ -284,7 +256,6 @@ SIGNED_OUT = re.compile(
 
 
 def read_error(what: str, error: BaseException, forbidden_fix: str, not_found_fix: str) -> AzureReadError:
-    """One line: what was read, how Azure answered, and what to do."""
     text = one_line(error, None)
     if isinstance(error, TimeoutError):  # no answer at all: nothing of Azure's to quote
         return AzureReadError(f"{what}: {text[:300]}; try again")
@@ -305,8 +276,7 @@ PERMISSIONS = "docs/deploying.md"
 
 
 def read(reader: AzureReader, resource_group: str, name: str) -> ClusterFacts:
-    """The cluster, read before anything is registered: a failure stops the run, in a preview
-    as in a deployment."""
+    """The cluster, read before anything is registered: a failure stops the run."""
     what = f"aks-gpu:existingCluster {resource_group}/{name}: reading the cluster (getManagedCluster)"
     try:
         answer = reader.cluster(resource_group, name)
@@ -324,14 +294,10 @@ def read(reader: AzureReader, resource_group: str, name: str) -> ClusterFacts:
     return parse(answer or {}, resource_group)
 
 
-CREDENTIAL = "fetching its user credential (listClusterUserCredential)"
-
-
 def credential_error(what: str, error: BaseException, not_found_fix: str) -> AzureReadError:
-    """A failed listClusterUserCredential in one line, for an existing cluster and for one the
-    stack creates alike. The Reader role may not call it."""
+    """A failed listClusterUserCredential in one line. The Reader role may not call it."""
     return read_error(
-        f"{what}: {CREDENTIAL}",
+        f"{what}: fetching its user credential (listClusterUserCredential)",
         error,
         forbidden_fix=(
             "it needs Microsoft.ContainerService/managedClusters/listClusterUserCredential/action, which Reader "
@@ -342,10 +308,8 @@ def credential_error(what: str, error: BaseException, not_found_fix: str) -> Azu
 
 
 def created_credential_failed(resource_group: str, cluster: str) -> Callable[[Exception], Any]:
-    """`Output.recover`'s answer to a failed listClusterUserCredential of the cluster the stack
-    creates: the existing cluster's one line, not the SDK's Exception and traceback
-    (pulumi/runtime/invoke.py `_invoke`). No invoke is made on a cluster still to be created
-    (pkg/resource/deploy/source_eval.go `Invoke`: unknown): a deployment, or a preview of one in the state."""
+    """`Output.recover`'s answer to a failed listClusterUserCredential of the created cluster: one
+    line, not the SDK's traceback (pulumi/runtime/invoke.py `_invoke`)."""
 
     def failed(error: Exception) -> Any:
         fix = "the state has a cluster Azure does not: `pulumi refresh` drops it, and the next `pulumi up` creates it again"
@@ -355,8 +319,7 @@ def created_credential_failed(resource_group: str, cluster: str) -> Callable[[Ex
 
 
 def read_user_kubeconfig(reader: AzureReader, resource_group: str, name: str) -> str:
-    """The cluster's user kubeconfig, base64 as AKS gives it (listClusterUserCredential,
-    format exec)."""
+    """The cluster's user kubeconfig, base64 (listClusterUserCredential, format exec)."""
     try:
         return reader.user_kubeconfig(resource_group, name)
     except read_errors() as error:  # Azure's answer is the message

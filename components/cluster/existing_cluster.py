@@ -1,17 +1,8 @@
 """The guide's other entry point: "This article assumes that you have an existing AKS
 cluster" (use-nvidia-gpu.md). With `aks-gpu:existingCluster` the cluster is read, never
-registered: the stack holds no resource for it, a `pulumi refresh` or `up` cannot change it,
-and `pulumi destroy` removes only what the stack added (its GPU pools, and the Kubernetes
-objects on them).
-
-The cluster and its user credential are read once, before anything is registered
-(components/cluster/cluster_facts.py: a read that fails is one line naming what to do), and handed
-to this component as plain values: its resource UID (which tells a managed pool that the
-cluster was re-created), and the kubeconfig. That is fetched in the `exec` format, which
-only Entra ID clusters honour; an Entra ID cluster then answers with a kubelogin exec
-plugin, which components/cluster/kubeconfig.py makes sign in without a prompt. A local-accounts
-cluster answers with its token, unchanged.
-"""
+registered: `pulumi destroy` removes only what the stack added. The cluster and its user
+credential are read once, before anything is registered (cluster_facts.py), and handed in as
+plain values."""
 
 from __future__ import annotations
 
@@ -29,13 +20,12 @@ from components.proof.watch_live import ClusterRef
 
 @dataclass(frozen=True)
 class ExistingClusterArgs:
-    """The existing cluster the GPU pools go into, as the plan read it: nothing of it is registered."""
+    """The existing cluster the GPU pools go into, as the plan read it."""
 
-    #: The cluster as Azure described it (cluster_facts.read).
     facts: ClusterFacts
-    #: listClusterUserCredential's kubeconfig, base64 (cluster_facts.read_user_kubeconfig).
+    #: listClusterUserCredential's kubeconfig, base64.
     user_kubeconfig: str
-    #: The run's subscription, where the cluster is (components/plan.py reads it once); None: not read.
+    #: The run's subscription; None: not read.
     subscription_id: str | None = None
 
 
@@ -48,12 +38,10 @@ class ExistingCluster(pulumi.ComponentResource):
     #: Nothing to wait for: the cluster exists before the stack does.
     dependencies: Sequence[pulumi.Resource]
     location: str
-    #: The control plane's version as AKS reports it (currentKubernetesVersion).
     kubernetes_version: str | None
     kubeconfig: pulumi.Output[str]
     provider: k8s.Provider
     get_credentials_command: pulumi.Output[str]
-    #: Where the cluster is, as plain values, for the proof's watch (GpuCluster.ref says why).
     ref: ClusterRef | None
 
     def __init__(self, name: str, args: ExistingClusterArgs, opts: pulumi.ResourceOptions | None = None) -> None:

@@ -1,7 +1,5 @@
-"""An existing cluster as a deployment would meet it: Succeeded and running, no other owner's
-pool under one of this stack's pool names, a Kubernetes version the GPU Operator supports,
-and no GPU pool of others the GPU Operator would take over; and what a preview of it cannot
-show (namespaces that exist already)."""
+"""An existing cluster as a deployment would meet it, and what a preview of it cannot show
+(namespaces that exist already)."""
 
 from __future__ import annotations
 
@@ -39,10 +37,9 @@ def owner_tags(project: str, stack: str) -> dict[str, str]:
 
 
 def namespaces_line(owned_namespaces: Sequence[str], found: ClusterFacts) -> str:
-    """What a preview of an existing cluster cannot show: a namespace this stack would create
-    that the cluster already has. pulumi-kubernetes 4.29.0 and later create with a client-side
-    create, which the API server answers AlreadyExists (its CHANGELOG, #2926), and a preview's
-    dry-run create hides that answer (provider.go Create, `failedPreview`)."""
+    """A namespace this stack would create that the cluster already has: pulumi-kubernetes 4.29.0
+    and later create client-side, answered AlreadyExists (its CHANGELOG, #2926), which a preview's
+    dry-run hides (provider.go Create, `failedPreview`)."""
     names = " ".join(owned_namespaces)
     return (
         f"namespaces: this stack creates {', '.join(owned_namespaces)} in {found.name} and deletes them on destroy; if the "
@@ -52,14 +49,12 @@ def namespaces_line(owned_namespaces: Sequence[str], found: ClusterFacts) -> str
 
 
 def stack_pools(found: ClusterFacts, stack: str, held: frozenset[str] | None = None) -> dict[str, PoolFacts]:
-    """The cluster's pools this stack added, by name, as they run: those its state holds
-    (`held`, stack_state), whatever their tags say, and those with its owner tag."""
+    """The cluster's pools this stack added, by name: those its state holds and those with its tag."""
     mine = owner_tags(pulumi.get_project(), stack)[OWNER_TAG]
     return {p.name: p for p in found.pools if owner_of(p.tags) == mine or p.name in (held or ())}
 
 
 def pools_of_stack(found: ClusterFacts, stack: str, held: frozenset[str] | None = None) -> dict[str, tuple[str, int]]:
-    """The cluster's pools this stack added (stack_pools): name -> (VM size, nodes)."""
     return {name: (p.vm_size or "", p.count or 0) for name, p in stack_pools(found, stack, held).items()}
 
 
@@ -71,10 +66,9 @@ def check_existing_cluster(
     stack: str,
     state: StackState = NOT_READ,
 ) -> list[Problem]:
-    """The existing cluster as a deployment would meet it: Succeeded and running, no other
-    owner's pool under one of this stack's pool names, a Kubernetes version the chosen mode
-    supports, and no GPU pool of others that the GPU Operator would take over. (That it
-    can be read at all, cluster_facts.read has made sure.)"""
+    """Succeeded and running, no other owner's pool under one of this stack's pool names, a
+    Kubernetes version the chosen mode supports, and no GPU pool of others that the GPU Operator
+    would take over."""
     where = f"{NAMESPACE}:existingCluster {found.resource_group}/{found.name}"
     problems = []
     if found.provisioning_state != SUCCEEDED:
@@ -120,9 +114,8 @@ def check_existing_cluster(
 
 
 def pool_states(found: ClusterFacts, where: str) -> list[Problem]:
-    """A pool of the cluster, anyone's, in an operation: AKS runs one at a time on a cluster,
-    so this stack's first GPU pool would be refused (409 OperationNotAllowed). One whose last
-    operation failed blocks nothing, but says so."""
+    """A pool in an operation: AKS runs one at a time, so the first GPU pool would be refused
+    (409 OperationNotAllowed). One whose last operation failed blocks nothing, but says so."""
     problems = []
     for pool in found.pools:
         state = pool.provisioning_state
@@ -145,14 +138,10 @@ def pool_states(found: ClusterFacts, where: str) -> list[Problem]:
 
 
 def private_line(where: str, found: ClusterFacts) -> str:
-    """A private cluster's API server has only a private address: "To manage the API server,
-    you need to use a virtual machine (VM) or container that has access to the virtual
-    network (VNet) of the AKS cluster" (azure-aks-docs private-cluster-connect.md, ms.date
-    08/13/2026), and "For DevOps pipelines, use self-hosted agents on a connected network"
-    (private-clusters.md, 08/05/2026). Pulumi's Kubernetes provider talks to it directly
-    (`az aks command invoke` runs kubectl inside Azure, not a Pulumi program). With API
-    server VNet integration and public access disabled, "follow the same private DNS setup
-    methodology as standard private clusters" (api-server-vnet-integration.md, 04/15/2026)."""
+    """A private cluster's API server has only a private address, reached from "a virtual machine
+    (VM) or container that has access to the virtual network (VNet)" (azure-aks-docs
+    private-cluster-connect.md, ms.date 08/13/2026; private-clusters.md: "For DevOps pipelines,
+    use self-hosted agents on a connected network"; api-server-vnet-integration.md, 04/15/2026)."""
     how = " (API server VNet integration, private)" if found.vnet_integration else ""
     return (
         f"{where} is a private cluster{how}: its API server has no public address, so `pulumi preview` and `pulumi up` "
@@ -167,15 +156,11 @@ OWN_OUTBOUND = "0.0.0.0/32"
 
 
 def authorized_ranges_line(where: str, ranges: tuple[str, ...]) -> str:
-    """An API server limited to authorized IP ranges answers nobody else: "The API server
-    blocks requests from IP addresses that aren't included in the authorized ranges"
-    (azure-aks-docs api-server-authorized-ip-ranges.md, ms.date 08/03/2026, at fb060abe), and
-    `0.0.0.0/32` "Restricts API server access to only the cluster's own outbound IP" (same
-    page). GitHub-hosted runners have no fixed address: "we do not recommend that you use
-    these as allowlists ... we recommend you use larger runners with a static IP address
-    range, or self-hosted runners" (github/docs@159bd1b0 content/actions/reference/runners/github-hosted-runners.md,
-    "IP addresses"), and a larger runner's static range is an option of GitHub Enterprise
-    Cloud (github/docs@00ac3974 .../larger-runners.md, "Networking for larger runners")."""
+    """ "The API server blocks requests from IP addresses that aren't included in the authorized
+    ranges" (azure-aks-docs api-server-authorized-ip-ranges.md, ms.date 08/03/2026, at fb060abe).
+    GitHub-hosted runners have no fixed address: "we recommend you use larger runners with a
+    static IP address range, or self-hosted runners" (github/docs@159bd1b0
+    content/actions/reference/runners/github-hosted-runners.md, "IP addresses")."""
     listed = ranges_listed(tuple(f"{r} (the cluster's own outbound address)" if r == OWN_OUTBOUND else r for r in ranges))
     return (
         f"{where} limits its API server to authorized IP ranges ({listed}): `pulumi preview` and `pulumi up` must run "
@@ -186,11 +171,9 @@ def authorized_ranges_line(where: str, ranges: tuple[str, ...]) -> str:
 
 
 def pool_name_conflicts(pools: Pools, found: ClusterFacts, stack: str, state: StackState = NOT_READ) -> list[Problem]:
-    """A new pool's name that the cluster has already, as what the stack's state holds says
-    (stack_state): a pool it holds is the stack's whatever its tags say, and this run puts a lost
-    tag back (the pool declares its tags); one it does not hold is somebody else's. Where the
-    state is not known, a pool without the stack's tag may still be the stack's: the line says
-    how to check, and gives no advice that would delete it."""
+    """A new pool's name that the cluster has already: a pool the state holds is the stack's
+    whatever its tags say; one it does not hold is somebody else's. Where the state is not
+    known, the line says how to check, and gives no advice that would delete it."""
     mine = owner_tags(pulumi.get_project(), stack)[OWNER_TAG]
     theirs = {p.name: owner_of(p.tags) for p in found.pools}  # its name matched as Azure matches tag names
     held = state.pools()
@@ -200,30 +183,25 @@ def pool_name_conflicts(pools: Pools, found: ClusterFacts, stack: str, state: St
             continue
         key = pools.key(pool)
         owner = f"it carries {OWNER_TAG} = {theirs[pool.name]}" if theirs[pool.name] else f"it has no {OWNER_TAG} tag"
-        if held is not None and pool.name in held:
-            problems.append(
-                Problem(
-                    f"{key}: the pool {pool.name!r} lacks {OWNER_TAG} = {mine} ({owner}), but the stack's state holds it "
-                    f"({state.pool_urn(pool.name)}): it is this stack's, and this `up` puts the tag back",
-                    blocking=False,
-                )
+        ours = held is not None and pool.name in held
+        if ours:
+            said = (
+                f"{key}: the pool {pool.name!r} lacks {OWNER_TAG} = {mine} ({owner}), but the stack's state holds it "
+                f"({state.pool_urn(pool.name)}): it is this stack's, and this `up` puts the tag back"
             )
         elif held is not None:
-            problems.append(
-                Problem(
-                    f"{key}: the cluster already has a pool named {pool.name!r}, which this stack did not add ({owner}; the "
-                    f"stack's state does not hold it); pick another pool name, or set {key}.existing to use or adopt it "
-                    "(docs/existing-cluster.md)"
-                )
+            said = (
+                f"{key}: the cluster already has a pool named {pool.name!r}, which this stack did not add ({owner}; the "
+                f"stack's state does not hold it); pick another pool name, or set {key}.existing to use or adopt it "
+                "(docs/existing-cluster.md)"
             )
         else:
-            problems.append(
-                Problem(
-                    f"{key}: the cluster already has a pool named {pool.name!r} ({owner}), and "
-                    f"{unknown_pool_advice(pool.name, state)}: then pick another pool name, or set {key}.existing to use or "
-                    'adopt it (docs/existing-cluster.md, "Handing back what was adopted")'
-                )
+            said = (
+                f"{key}: the cluster already has a pool named {pool.name!r} ({owner}), and "
+                f"{unknown_pool_advice(pool.name, state)}: then pick another pool name, or set {key}.existing to use or "
+                'adopt it (docs/existing-cluster.md, "Handing back what was adopted")'
             )
+        problems.append(Problem(said, blocking=not ours))
     return problems
 
 

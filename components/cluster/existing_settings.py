@@ -1,6 +1,4 @@
-"""An existing AKS cluster (`existingCluster`): the GPU pools go into it, and the keys that
-configure a cluster this program creates are refused, as are subnets and a saved cluster
-description without it."""
+"""An existing AKS cluster (`existingCluster`), the keys it refuses, and those only it takes."""
 
 from __future__ import annotations
 
@@ -22,8 +20,7 @@ ON_DESTROY = ("release", "delete")
 
 @dataclass(frozen=True, config=MODEL)
 class ExistingClusterConfig:
-    """An AKS cluster this stack does not own: it adds its GPU pools to it, and reads
-    everything else from it (docs/existing-cluster.md)."""
+    """An AKS cluster this stack does not own (docs/existing-cluster.md)."""
 
     resource_group_name: ResourceGroupName
     """The existing cluster's resource group."""
@@ -31,9 +28,8 @@ class ExistingClusterConfig:
     """The existing cluster's name."""
 
 
-# Keys that configure a cluster this program creates. With existingCluster the cluster is
-# read from Azure and never changed, so each is refused unless it holds its default (the
-# Pulumi.yaml defaults of the scalar keys arrive with every run).
+# Keys that configure a cluster this program creates: refused unless they hold their default
+# (the Pulumi.yaml defaults of the scalar keys arrive with every run).
 CLUSTER_ONLY_KEYS = {
     "resourceGroupName": "the cluster's resource group is existingCluster.resourceGroupName",
     "clusterName": "the cluster's name is existingCluster.name",
@@ -48,9 +44,7 @@ CLUSTER_ONLY_KEYS = {
 
 
 def check_existing_cluster(values: Mapping[str, Any], parsed: Mapping[str, Any], defaults: Mapping[str, Any]) -> None:
-    """The keys the stack gives (`values`, as given), each as parsed (`parsed`: an object's
-    members merged with its defaults), against its default: `access: {mode: local}` is the
-    default, spelt out."""
+    """Each key given, as parsed, against its default: `access: {mode: local}` is the default."""
     for key, why in CLUSTER_ONLY_KEYS.items():
         if key in values and parsed[key] != defaults[key]:
             raise fail(
@@ -69,10 +63,9 @@ def check_without_existing(
     state_file: str | None = None,
     groups: bool = False,
 ) -> None:
-    """What only an existing cluster takes: subnets on its pools, saved descriptions of it,
-    and the adoption of what was applied to it by hand. A created cluster with a capacity group
-    (`groups`) takes the saved state and Kubernetes list too: the day after, they tell whose the
-    priority expander's ConfigMap is (components/pools/priority_config_map.py)."""
+    """What only an existing cluster takes; a created cluster with a capacity group (`groups`)
+    takes the saved state and Kubernetes list too, which tell whose the priority expander's
+    ConfigMap is (components/pools/priority_config_map.py)."""
     for pool in pools:
         for member, value in (("vnetSubnetId", pool.vnet_subnet_id), ("podSubnetId", pool.pod_subnet_id)):
             if value:
@@ -111,8 +104,7 @@ def check_without_existing(
 
 
 def check_existing(pool: Any, given: Mapping[str, Any], key: str, existing_cluster: bool) -> None:
-    """`existing` on its own, before Azure is read: only in an existing cluster, and with
-    `use` no other member (they come from Azure)."""
+    """`existing` on its own, before Azure is read."""
     if not existing_cluster:
         raise fail(
             f"{key}.existing",
@@ -133,8 +125,7 @@ def check_existing(pool: Any, given: Mapping[str, Any], key: str, existing_clust
 
 
 def check_on_destroy(pool: Any, key: str, device_plugin: Any) -> None:
-    """`onDestroy` says what happens to something the stack adopted: on anything else it would
-    do nothing (what the stack creates, it deletes; what it uses, it never holds)."""
+    """`onDestroy` says what happens to something the stack adopted, and only that."""
     if pool is not None and pool.on_destroy is not None and pool.existing != "adopt":
         raise fail(
             f"{key}.onDestroy",

@@ -1,7 +1,5 @@
-"""An AKS user kubeconfig (listClusterUserCredential's) made to sign in without a prompt:
-pure, so the cluster components (components/cluster/), the plan's read of what an existing
-cluster runs (components/plan.py) and the proof's watch, which fetches its own
-(components/proof/watch_live.py), convert it the same way."""
+"""An AKS user kubeconfig (listClusterUserCredential's) made to sign in without a prompt: pure,
+so the clusters, the plan's read and the proof's watch convert it the same way."""
 
 from __future__ import annotations
 
@@ -15,14 +13,9 @@ _YAML_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
 def entra_kubeconfig(kubeconfig: str) -> str:
-    """Makes an Entra ID cluster's kubeconfig sign in without a prompt.
-
-    listClusterUserCredential with format "exec" returns a kubelogin exec plugin that signs
-    in with `--login devicecode`, which waits for a human. `--login azurecli` reuses the
-    `az login` session instead (a developer's, or CI's OIDC login), as
-    `kubelogin convert-kubeconfig -l azurecli` does (Azure/kubelogin docs). The server ID
-    (the AKS Entra application) is kept from what AKS returned.
-    """
+    """The kubelogin exec plugin AKS returns signs in with `--login devicecode`, which waits for
+    a human; `--login azurecli` reuses the `az login` session, as `kubelogin convert-kubeconfig
+    -l azurecli` does (Azure/kubelogin docs). The server ID is kept."""
     config = yaml.load(kubeconfig, Loader=_YAML_LOADER)
     for user in config.get("users") or []:
         exec_ = (user.get("user") or {}).get("exec")
@@ -41,8 +34,6 @@ def entra_kubeconfig(kubeconfig: str) -> str:
 
 
 def provider_kubeconfig(user_kubeconfig: str) -> str:
-    """The kubeconfig a Kubernetes client signs in with: listClusterUserCredential's (base64),
-    decoded, an Entra ID cluster's made to sign in without a prompt (a local-accounts
-    cluster's token passes unchanged). The created cluster's provider, the existing cluster's,
-    and the plan's read of what an existing cluster runs all sign in with it."""
+    """listClusterUserCredential's kubeconfig (base64) decoded, an Entra ID cluster's made to sign
+    in without a prompt (a local-accounts cluster's passes unchanged)."""
     return entra_kubeconfig(base64.b64decode(user_kubeconfig).decode("utf-8"))

@@ -1,16 +1,8 @@
-"""The live read of what an existing cluster runs (components/gpu_stack/cluster_objects.py): its
-namespaces and its DaemonSets in every namespace, as `kubectl get namespaces,daemonsets
---all-namespaces --show-managed-fields --output json` prints them (the API's lists keep
-managedFields), asked of the API server with the kubeconfig's own credential
-(cluster_access.py: its token, or its exec plugin's, through the kubernetes package). And one
-ConfigMap by name, the priority expander's on a cluster the stack created
-(components/pools/priority_config_map.py).
-
-One deadline bounds the whole read, the credential plugin and both requests: each request
-waits at most what is left, and the read itself runs on a daemon thread the program stops
-waiting for at the deadline (deadline.gather), so a server that accepts and never answers
-costs READ_SECONDS, not a socket timeout per read.
-"""
+"""The live read of what an existing cluster runs: its namespaces and DaemonSets, as `kubectl get
+namespaces,daemonsets --all-namespaces --show-managed-fields --output json` prints them, and the
+priority expander's ConfigMap, with the kubeconfig's own credential (cluster_access.connect).
+One deadline bounds each read, on a daemon thread (deadline.gather), so a server that never
+answers costs READ_SECONDS, not a socket timeout per read."""
 
 from __future__ import annotations
 
@@ -23,8 +15,7 @@ from components.cluster.cluster_access import Connection, connect
 from components.errors import ClusterAccessError, one_line
 from components.seam.deadline import gather
 
-# The whole read: long enough for kubelogin's sign-in and two lists, short enough that a
-# preview that cannot reach the API server is not held up.
+# Long enough for kubelogin's sign-in and two lists, short enough not to hold up a preview.
 READ_SECONDS = 30.0
 
 
@@ -34,7 +25,6 @@ def read(kubeconfig: str, limit: float = READ_SECONDS, clock: Callable[[], float
 
 
 def _within(call: Callable[[], Any], limit: float) -> Any:
-    """`call`'s answer, on a daemon thread waited for at most `limit` seconds (deadline.gather)."""
     try:
         return gather([call], limit)[0]
     except TimeoutError:
@@ -42,8 +32,7 @@ def _within(call: Callable[[], Any], limit: float) -> Any:
 
 
 def config_map(kubeconfig: str, namespace: str, name: str, limit: float = READ_SECONDS) -> dict[str, Any] | None:
-    """The ConfigMap `namespace`/`name`, as `kubectl get configmap -o json` prints it, or None
-    where the API server answers NotFound; TimeoutError after `limit` seconds."""
+    """The ConfigMap as `kubectl get configmap -o json` prints it, or None where it is NotFound."""
     path = f"/api/v1/namespaces/{namespace}/configmaps/{name}"
 
     def get() -> Any:
@@ -61,11 +50,9 @@ def config_map(kubeconfig: str, namespace: str, name: str, limit: float = READ_S
 
 
 def _get(connection: Connection, path: str, call: Callable[..., Any], timeout: float, absent: str | None = None) -> Any:
-    """The JSON `call` answers (`path`: what it asks, for the message), within `timeout`; None
-    where `absent` names the resource and the server answers its NotFound: a Status with reason
-    NotFound about that resource (k8s.io/apimachinery@eed236ce pkg/api/errors/errors.go
-    NewNotFound: `details.kind` is the resource), never a 404 that something else in the way (a
-    proxy) answers, which is a failed read."""
+    """The JSON `call` answers within `timeout`; None where the server answers NotFound about the
+    resource `absent` names (k8s.io/apimachinery@eed236ce pkg/api/errors/errors.go NewNotFound:
+    `details.kind`), never a 404 from something else in the way (a proxy)."""
     from kubernetes.client import ApiException
     from urllib3.exceptions import HTTPError
 
@@ -97,8 +84,7 @@ def _read(kubeconfig: str, limit: float, clock: Callable[[], float]) -> dict[str
 
     deadline = clock() + limit
     connection = connect(kubeconfig)
-    # The lists kubectl asks for `get namespaces,daemonsets --all-namespaces` (a list's items
-    # carry no kind, which kubectl adds, and so does this read).
+    # A list's items carry no kind, which kubectl adds, and so does this read.
     lists = (
         (CoreV1Api(connection.api).list_namespace, "/api/v1/namespaces", "v1", "Namespace"),
         (AppsV1Api(connection.api).list_daemon_set_for_all_namespaces, "/apis/apps/v1/daemonsets", "apps/v1", "DaemonSet"),

@@ -1,10 +1,8 @@
 """Azure's description of a managed cluster and its pools, typed by the Azure SDK's own models
-(azure-mgmt-containerservice 41.8's ManagedCluster, ManagedClusterAgentPoolProfile, AgentPool:
-each member's REST name and type, `_utils/model_base.py` `rest_field`), checked once at the edge
-for each description the program meets, so that a wrong type is one line naming the member, never
-a traceback later. The models check nothing themselves: one takes any mapping, and reading a
-member casts it (`int("30")`; `bool("false")` is True) or hands back the raw value when the cast
-fails (model_base `_deserialize_default`), so the check is made here, from their annotations."""
+(azure-mgmt-containerservice 41.8, `_utils/model_base.py` `rest_field`), checked once at the edge,
+so that a wrong type is one line naming the member, never a traceback later. The models check
+nothing themselves: reading a member casts it (`bool("false")` is True) or hands back the raw
+value (model_base `_deserialize_default`), so the check is made here, from their annotations."""
 
 from __future__ import annotations
 
@@ -27,13 +25,10 @@ from components.errors import cut
 from components.pools import pool_upgrades
 from components.seam import saved_files
 
-# A model whose members the program reads into its own config is held to the config's rules
-# too (AKS's: components/pools/pool_upgrades.py).
+# A model whose members the program reads into its own config is held to the config's rules too.
 RULES: dict[type, Any] = {models.AgentPoolUpgradeSettings: pool_upgrades.PoolUpgradeSettings}
-# Members the preview versions have that the SDK's stable models lack (2026-01-02-preview's ARM
-# schema): the read-only `effectiveNoProxy` (ManagedClusterHTTPProxyConfig), which a saved
-# `az aks show` of a newer az CLI may hold (cluster_egress reads it), and a managed MIG pool's
-# `migStrategy` (NvidiaGPUProfile; used_pool_gpus reads it).
+# Members of the preview versions the SDK's stable models lack (2026-01-02-preview's ARM schema),
+# which a newer az CLI's `az aks show` may hold.
 PREVIEW_MEMBERS: dict[type, dict[str, Any]] = {
     models.ManagedClusterHTTPProxyConfig: {"effectiveNoProxy": list[str]},
     models.NvidiaGPUProfile: {"migStrategy": str},
@@ -42,8 +37,7 @@ PREVIEW_MEMBERS: dict[type, dict[str, Any]] = {
 
 @functools.cache
 def fields(model: type) -> dict[str, Any]:
-    """A model's members: REST name -> annotation. The SDK works its members out on a model's
-    first instance (model_base `Model.__new__`)."""
+    """A model's members: REST name -> annotation, known after its first instance (model_base `Model.__new__`)."""
     model()
     hints = typing.get_type_hints(model, localns={"_models": models})
     members = {rf._rest_name: hints[attr] for attr, rf in model._attr_to_rest_field.items()}  # type: ignore[attr-defined]
@@ -70,9 +64,8 @@ def _names(model: type) -> dict[str, str]:
 
 def view(value: Any, annotation: Any = models.ManagedCluster) -> Any:
     """`value` in ARM's REST shape for `annotation`: members under the model's names (matched
-    without case: a saved `az aks show` writes `vnetSubnetId`), the flat members of an invoke's
-    answer or `az aks show` put in the `properties` envelope where the model has one, and one's
-    envelope looked into where it has none; members the model does not know kept as they are."""
+    without case: `az aks show` writes `vnetSubnetId`), flat members put in the `properties`
+    envelope where the model has one, and looked for in it where it has none; others kept."""
     shape = _bare(annotation)
     if _is_model(shape) and isinstance(value, Mapping):
         own = fields(shape)
@@ -132,7 +125,6 @@ def _wrong(value: Any, annotation: Any, loc: tuple[Any, ...]) -> tuple[tuple[Any
 
 
 def _ruled(value: Mapping[str, Any], model: type, loc: tuple[Any, ...]) -> tuple[tuple[Any, ...], str] | None:
-    """A model's members held to the config's rules for them (RULES)."""
     rule = RULES.get(model)
     if rule is None:
         return None
@@ -145,8 +137,7 @@ def _ruled(value: Mapping[str, Any], model: type, loc: tuple[Any, ...]) -> tuple
 
 
 def _where(loc: tuple[Any, ...], checked: Mapping[str, Any]) -> str:
-    """`agentPoolProfiles[gpunp].gpuProfile.driver`: a pool by its name where it has one,
-    the `properties` envelope not said (the invoke's answer and `az aks show` have none)."""
+    """`agentPoolProfiles[gpunp].gpuProfile.driver`: a pool by its name, no `properties`."""
     text, at = "", cast(Any, checked)
     for part in loc:
         if isinstance(part, int):
@@ -171,8 +162,8 @@ _DATA = frozenset({"nodelabels"})
 
 
 def _twice(value: Any, where: str = "") -> str | None:
-    """A member given twice in two casings (`vmSize` and `VMSize`), anywhere: the program
-    reads members without case (`view`), so which one Azure meant is not known."""
+    """A member given twice in two casings (`vmSize` and `VMSize`), anywhere: `view` reads
+    members without case, so which one Azure meant is not known."""
     if isinstance(value, list):
         return next((t for i, item in enumerate(value) if (t := _twice(item, f"{where}[{_name(item, i)}]"))), None)
     if not isinstance(value, Mapping):
@@ -202,8 +193,7 @@ def _name(item: Any, index: int) -> str:
 
 
 def problem(doc: Any, model: type = models.ManagedCluster) -> str | None:
-    """What member of Azure's description of a `model` (a cluster, or an agentPools answer)
-    is not of the type Azure gives it, in words, or None."""
+    """What member of Azure's description of a `model` is not of Azure's type, in words, or None."""
     if deep := files.depth_problem(doc, saved_files.DEPTH):
         return deep
     if twice := _twice(doc):
@@ -222,8 +212,8 @@ def cluster(doc: Any) -> models.ManagedCluster:
 
 
 def _surrogates(value: Any, loc: tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
-    """Where the first string holding a lone surrogate is (a JSON `\\ud800` escape in a saved
-    file: UTF-8 cannot carry it, so neither a message nor a declared input can), or None."""
+    """Where the first string holding a lone surrogate is (a JSON `\\ud800` escape: UTF-8, and
+    so no message or declared input, can carry it), or None."""
     if isinstance(value, str):
         return loc if any("\ud800" <= c <= "\udfff" for c in value) else None
     items = value.items() if isinstance(value, Mapping) else enumerate(value) if isinstance(value, list) else ()
@@ -236,7 +226,6 @@ def _surrogates(value: Any, loc: tuple[Any, ...] = ()) -> tuple[Any, ...] | None
 
 
 def _at(checked: Any, loc: tuple[Any, ...]) -> Any:
-    """The member of `checked` at `loc` (its keys and indexes in turn)."""
     return functools.reduce(operator.getitem, loc, checked)
 
 
@@ -250,8 +239,7 @@ def _surrogate_problem(checked: Any) -> str | None:
 
 
 def _proxy_problem(config: Any) -> str | None:
-    """A proxy URL urllib cannot read (the Job would fail on it, and the program with it), quoted
-    without its password."""
+    """A proxy URL urllib cannot read (the Job would fail on it), quoted without its password."""
     for member in ("httpProxy", "httpsProxy"):
         url = config.get(member) if isinstance(config, Mapping) else None
         if isinstance(url, str) and url and (allowed := cluster_egress.url_problem(url)):

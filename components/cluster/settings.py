@@ -1,6 +1,5 @@
-"""The cluster this program creates: its System pool, who may reach its API server and how
-they sign in (`access`), its network policy engine (`network`), its upgrade channels
-(`upgrade`), and the rules that tie their members together."""
+"""The cluster this program creates: its System pool, `access`, `network`, `upgrade`, and the
+rules that tie their members together."""
 
 from __future__ import annotations
 
@@ -21,40 +20,15 @@ from components.config.values import (
 from components.errors import ConfigError
 
 SYSTEM_POOL_NAME = "system"
-# "You can specify up to 200 authorized IP address ranges" (azure-aks-docs
-# articles/aks/api-server-authorized-ip-ranges.md).
-MAX_AUTHORIZED_IP_RANGES = 200
-
-# Access modes. "local": the guide's `az aks get-credentials` with Kubernetes RBAC and the
-# cluster's local accounts. "entra": Microsoft Entra ID sign-in with Azure RBAC for
-# Kubernetes authorization and local accounts disabled (azure-aks-docs
-# articles/aks/manage-azure-rbac.md, manage-local-accounts-managed-azure-ad.md).
-ACCESS_MODES = ("local", "entra")
-# roleAssignments principalType values for whoever runs `pulumi up` (Azure RBAC checks that
-# it matches the principal), or "none" for no role assignment.
-DEPLOYER_TYPES = ("ServicePrincipal", "User", "none")
-# Network policy engines on Azure CNI Overlay. "cilium" is Azure CNI Powered by Cilium
-# (dataplane and policy); "calico" enforces policy on the Azure dataplane; "none" leaves
-# NetworkPolicy objects unenforced. Azure Network Policy Manager ("azure") is not offered:
-# Microsoft retires it (azure-aks-docs articles/aks/use-network-policies.md).
-NETWORK_POLICIES = ("cilium", "calico", "none")
-# autoUpgradeProfile values, as the AKS API spells them (azure-aks-docs
-# articles/aks/auto-upgrade-cluster.md, auto-upgrade-node-os-image.md).
-UPGRADE_CHANNELS = ("none", "patch", "stable", "rapid", "node-image")
-NODE_OS_CHANNELS = ("None", "Unmanaged", "SecurityPatch", "NodeImage")
-# managedClusters sku.tier: Free (no SLA), Standard (uptime SLA), Premium (Standard plus
-# long-term support) (azure-aks-docs articles/aks/free-standard-pricing-tiers.md).
+# azure-aks-docs free-standard-pricing-tiers.md.
 CLUSTER_TIERS = ("Free", "Standard", "Premium")
-# Channels that change the cluster's Kubernetes version by themselves: "patch" moves the
-# patch release, "stable" and "rapid" the minor version too (auto-upgrade-cluster.md).
-# "node-image" and "none" leave the version alone.
+# Channels that change the cluster's Kubernetes version by themselves (auto-upgrade-cluster.md).
 VERSION_UPGRADE_CHANNELS = ("patch", "stable", "rapid")
 
 
 @dataclass(frozen=True, config=MODEL)
 class SystemPoolConfig:
-    """The small Linux System pool that runs kube-system pods (GPU nodes are tainted).
-    Applied when the cluster is created: Azure cannot update it through the cluster
+    """The small Linux System pool that runs kube-system pods, applied at creation only
     (docs/lifecycle.md#after-pulumi-refresh)."""
 
     vm_size: VmSize = "Standard_D2s_v5"
@@ -67,13 +41,17 @@ class SystemPoolConfig:
 class AccessConfig:
     """Who may reach the cluster's API server, and how they sign in."""
 
-    mode: one_of(*ACCESS_MODES) = "local"
+    # azure-aks-docs manage-azure-rbac.md, manage-local-accounts-managed-azure-ad.md.
+    mode: one_of("local", "entra") = "local"
     """local: the guide's local accounts and Kubernetes RBAC; entra: Entra ID sign-in, Azure RBAC, local accounts off."""
     admin_group_object_ids: list_of(Guid, 100) = ()
     """entra only: Entra ID groups whose members are cluster admins; needed with deployerType none."""
-    authorized_ip_ranges: list_of(Ipv4Range, MAX_AUTHORIZED_IP_RANGES) = ()
+    # "You can specify up to 200 authorized IP address ranges" (azure-aks-docs
+    # api-server-authorized-ip-ranges.md).
+    authorized_ip_ranges: list_of(Ipv4Range, 200) = ()
     """IPv4 addresses or ranges allowed to reach the API server; empty allows any address."""
-    deployer_type: one_of(*DEPLOYER_TYPES) = "ServicePrincipal"
+    # roleAssignments principalType values (Azure RBAC checks it matches the principal), or none.
+    deployer_type: one_of("ServicePrincipal", "User", "none") = "ServicePrincipal"
     """entra only: what kind of identity runs pulumi up, granted cluster-admin; none grants nothing."""
     deployer_object_id: Guid | None = None
     """entra only: the object ID granted cluster-admin; not with deployerType none. Unset: whoever runs the program (a preview warns)."""
@@ -91,18 +69,20 @@ class AccessConfig:
 class NetworkConfig:
     """The network policy engine on Azure CNI Overlay (chosen when the cluster is created)."""
 
-    policy: one_of(*NETWORK_POLICIES) = "cilium"
+    # Azure Network Policy Manager ("azure") is not offered: Microsoft retires it (azure-aks-docs
+    # use-network-policies.md).
+    policy: one_of("cilium", "calico", "none") = "cilium"
     """cilium (Azure CNI Overlay powered by Cilium), calico (Calico on the Azure dataplane), or none (a preview warns: NetworkPolicies unenforced)."""
 
 
 @dataclass(frozen=True, config=MODEL)
 class UpgradeConfig:
-    """Automatic upgrades. The AKS API's defaults for a new cluster: no automatic Kubernetes
-    upgrades, weekly node images. Stated here so the stack says what the cluster does."""
+    """Automatic upgrades, the AKS API's defaults stated so the stack says what the cluster does."""
 
-    channel: one_of(*UPGRADE_CHANNELS) = "none"
+    # azure-aks-docs auto-upgrade-cluster.md, auto-upgrade-node-os-image.md.
+    channel: one_of("none", "patch", "stable", "rapid", "node-image") = "none"
     """autoUpgradeProfile.upgradeChannel; patch, stable and rapid move the Kubernetes version, so the program leaves it to AKS (docs/lifecycle.md#after-pulumi-refresh)."""
-    node_os_channel: one_of(*NODE_OS_CHANNELS) = "NodeImage"
+    node_os_channel: one_of("None", "Unmanaged", "SecurityPatch", "NodeImage") = "NodeImage"
     """autoUpgradeProfile.nodeOSUpgradeChannel."""
 
 
@@ -136,8 +116,7 @@ def check_access(access: AccessConfig) -> None:
 
 
 def check_upgrade(upgrade: UpgradeConfig, kubernetes_version: str | None) -> None:
-    """The "patch" channel keeps the minor version and moves the patch: a pinned patch
-    version would be upgraded by AKS and put back by the next `pulumi up`."""
+    """A patch version pinned under the "patch" channel would be moved by AKS and put back by `up`."""
     if upgrade.channel == "patch" and kubernetes_version is not None and kubernetes_version.count(".") == 2:
         raise ConfigError(
             f"invalid config {NAMESPACE}:kubernetesVersion = {kubernetes_version!r} with "
@@ -158,23 +137,18 @@ NO_NETWORK_POLICY_WARNING = (
 )
 
 
-# How many authorized ranges a line lists before it counts the rest.
 LISTED_RANGES = 5
 
 
 def ranges_listed(ranges: tuple[str, ...]) -> str:
-    """Authorized ranges as a line lists them: the first few, and how many more."""
     more = f" and {len(ranges) - LISTED_RANGES} more" if len(ranges) > LISTED_RANGES else ""
     return ", ".join(ranges[:LISTED_RANGES]) + more
 
 
 def authorized_ranges_warning(ranges: tuple[str, ...]) -> str:
-    """ "The API server blocks requests from IP addresses that aren't included in the
-    authorized ranges"; at creation AKS adds "the API server public IP and the outbound public
-    IP of the Standard SKU load balancer" (azure-aks-docs api-server-authorized-ip-ranges.md,
-    ms.date 08/03/2026, at fb060abe). The Kubernetes objects are created through that API
-    server, from wherever `pulumi` runs (components/cluster/existing_cluster_checks.py says the
-    same of a cluster this program joins, with GitHub's sources)."""
+    """At creation AKS adds "the API server public IP and the outbound public IP of the Standard
+    SKU load balancer" (azure-aks-docs api-server-authorized-ip-ranges.md, ms.date 08/03/2026);
+    existing_cluster_checks.authorized_ranges_line says the rest, with GitHub's sources."""
     return (
         f"{NAMESPACE}:access.authorizedIpRanges: the API server answers only {ranges_listed(ranges)} (and the cluster's own "
         "addresses, which AKS adds): `pulumi up`, `preview` and `destroy` must run from an address in them, or the "
