@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,35 +45,30 @@ class LivePool:
         return self.facts.taints
 
 
-def _same(member: str, given: Any, live: Any) -> bool:
-    # ARM matches resource IDs without case (the az CLI's `resourcegroups`).
-    if member in ("vnetSubnetId", "podSubnetId") and isinstance(given, str) and isinstance(live, str):
-        return given.lower() == live.lower()
-    return bool(given == live)
-
-
-def _spelt_otherwise(member: str, given: Any, live: Any, key: str) -> None:
-    """The live pool's size in other letters: its spelling, not a replacement it does not mean."""
-    if member == "vmSize" and isinstance(given, str) and isinstance(live, str) and given.lower() == live.lower():
-        raise fail(
-            f"{key}.vmSize", given, f"write it as Azure lists it, {live!r} (the catalog, quota and price checks match names exactly)"
-        )
-
-
 def settings_from_azure(pool: GpuPoolConfig, given: Mapping[str, Any], facts: PoolFacts, key: str) -> GpuPoolConfig:
     """The pool's settings as Azure has them; with `adopt`, what the config sets in place
     over them, and a fixed field set otherwise refused (pool_fields)."""
     fixed = pool_fields.compared(facts)
     if pool.existing == "adopt":
         for member, live in fixed.items():
-            if member in given and not _same(member, given[member], live):
-                _spelt_otherwise(member, given[member], live, key)
-                # Values as YAML writes them (true, null), as the stack file has them.
-                raise PreflightError(
-                    f"{key}.{member} = {show(given[member])}, but the pool {facts.name} has {show(live)} in Azure, which AKS fixes when "
-                    "a pool is created: adopting it with another value would replace it, deleting the owner's pool; remove "
-                    f"{member} to adopt it as it is, or add a new pool"
+            value = given.get(member, live)
+            texts = isinstance(value, str) and isinstance(live, str)
+            # ARM matches resource IDs without case (the az CLI's `resourcegroups`).
+            if value == live or texts and member in ("vnetSubnetId", "podSubnetId") and value.lower() == live.lower():
+                continue
+            if texts and member == "vmSize" and value.lower() == live.lower():
+                # Its spelling, as a new pool is told the catalog's, not a replacement it does not mean.
+                raise fail(
+                    f"{key}.vmSize",
+                    value,
+                    f"write it as Azure lists it, {live!r} (the catalog, quota and price checks match names exactly)",
                 )
+            # Values as YAML writes them (true, null), as the stack file has them.
+            raise PreflightError(
+                f"{key}.{member} = {show(given[member])}, but the pool {facts.name} has {show(live)} in Azure, which AKS fixes when "
+                "a pool is created: adopting it with another value would replace it, deleting the owner's pool; remove "
+                f"{member} to adopt it as it is, or add a new pool"
+            )
     autoscaled = _autoscaled(facts)
     values: dict[str, Any] = {
         "name": pool.name,
@@ -122,35 +117,47 @@ def _virtual_machines_sizes(facts: PoolFacts) -> list[str]:
     return list(dict.fromkeys(str(s) for s in sizes if s))
 
 
-def _not_a_scale_set(key: str, how: str, found: ClusterFacts, facts: PoolFacts) -> PreflightError | None:
-    """A VirtualMachines pool has its size in its virtualMachinesProfile, not in vmSize (ARM
-    schema 2025-09-01 ManualScaleProfile)."""
-    if facts.vm_size or str(facts.member("type") or "").lower() != "virtualmachines":
-        return None
-    sizes = ", ".join(cut(json.dumps(s)) for s in _virtual_machines_sizes(facts)[:5]) or "none listed"
-    return _refused(
-        key,
-        how,
-        found,
-        f"its pool {facts.name} is a VirtualMachines pool (virtualMachinesProfile sizes: {sizes}) with no vmSize, and this program "
-        "reads a pool's size, GPUs and counts from vmSize, which VirtualMachineScaleSets pools have: add a new pool with the size "
-        "you need, or use one of type VirtualMachineScaleSets",
-    )
-
-
-def _too_many_tags(key: str, how: str, found: ClusterFacts, facts: PoolFacts, owner: str) -> PreflightError | None:
-    """An adopted pool declares its tags with the stack's two marks added: more than Azure allows is refused."""
-    marks = ownership.adopted_marks({OWNER_TAG: owner})
-    count = len(ownership.without(facts.tags, marks)) + len(marks)
-    if how != "adopt" or count <= MAX_TAGS:
-        return None
-    return _refused(
-        key,
-        how,
-        found,
-        f"the pool {facts.name} has {len(facts.tags or {})} tags, and adopting it adds the stack's {', '.join(marks)}: {count} tags, and "
-        f"Azure allows at most {MAX_TAGS} on a resource; remove {count - MAX_TAGS} of the pool's tags first, or use it instead",
-    )
+def _refusals(how: str, facts: PoolFacts, owner: str, marks: Mapping[str, str | None], held: str | None) -> Iterator[str]:
+    """Why the cluster's pool may not be used or adopted, in the order the checks run."""
+    if not facts.vm_size and str(facts.member("type") or "").lower() == "virtualmachines":
+        # Its size is in its virtualMachinesProfile, not in vmSize (ARM schema 2025-09-01 ManualScaleProfile).
+        sizes = ", ".join(cut(json.dumps(s)) for s in _virtual_machines_sizes(facts)[:5]) or "none listed"
+        yield (
+            f"its pool {facts.name} is a VirtualMachines pool (virtualMachinesProfile sizes: {sizes}) with no vmSize, and this program "
+            "reads a pool's size, GPUs and counts from vmSize, which VirtualMachineScaleSets pools have: add a new pool with the size "
+            "you need, or use one of type VirtualMachineScaleSets"
+        )
+    # An adopted pool declares its tags with the stack's two marks added (ownership.adopted_marks).
+    added = ownership.adopted_marks({OWNER_TAG: owner})
+    count = len(ownership.without(facts.tags, added)) + len(added)
+    if how == "adopt" and count > MAX_TAGS:
+        yield (
+            f"the pool {facts.name} has {len(facts.tags or {})} tags, and adopting it adds the stack's {', '.join(added)}: {count} tags, "
+            f"and Azure allows at most {MAX_TAGS} on a resource; remove {count - MAX_TAGS} of the pool's tags first, or use it instead"
+        )
+    size = gpu_sizes.CATALOG.get(facts.vm_size or "")
+    if not gpu_sizes.is_gpu_family(facts.vm_size or "") or (size is not None and not size.gpu.nvidia):
+        gpu = "no GPU" if not gpu_sizes.is_gpu_family(facts.vm_size or "") else f"an {size.gpu.vendor if size else 'unknown'} GPU"
+        yield f"its pool {facts.name} is {facts.vm_size}, with {gpu}: expected an NVIDIA GPU pool"
+    if (facts.os_type or "Linux").lower() != "linux":
+        yield f"its pool {facts.name} runs {facts.os_type}: the guide's device plugin and proof run on Linux pools"
+    if how == "adopt" and (facts.mode or "").lower() == "system":
+        yield f"its pool {facts.name} is a System pool, and this stack's pools are User pools: use it instead"
+    if how == "use" and (owner in marks.values() or held is not None):
+        yield _own_pool_used(owner, marks, held)
+    theirs = next(((name, value) for name, value in marks.items() if value and value != owner), None)
+    if how == "adopt" and theirs and held is None:
+        yield f"the pool belongs to another stack ({theirs[0]} = {theirs[1]}); adopt it there, or use it"
+    pool_type = str(facts.member("type") or "VirtualMachineScaleSets")
+    if how == "adopt" and pool_type.lower() != "virtualmachinescalesets":
+        # The program declares VirtualMachineScaleSets pools only, and `type` is fixed when a
+        # pool is created (pool_fields): adopting another would replace it.
+        yield (
+            f"the pool {facts.name} is type {pool_type[:40]}, and this program adopts only VirtualMachineScaleSets pools (AKS fixes "
+            "a pool's type when it is created, so declaring it would replace the pool): use it instead, or add a new pool"
+        )
+    if how == "adopt" and pool_fields.management(facts) == "aks-managed":
+        yield "the pool is AKS-managed GPU nodes (gpuProfile.nvidia.managementMode Managed): use it, or add a new pool"
 
 
 def live_pool(
@@ -169,42 +176,11 @@ def live_pool(
     if facts is None:
         pools = ", ".join(p.name for p in found.pools) or "none"
         raise _refused(key, how, found, f"the cluster has no pool named {pool.name!r} (its pools: {pools}); check the name")
-    if refusal := _not_a_scale_set(key, how, found, facts) or _too_many_tags(key, how, found, facts, owner):
-        raise refusal
-    size = gpu_sizes.CATALOG.get(facts.vm_size or "")
-    if not gpu_sizes.is_gpu_family(facts.vm_size or "") or (size is not None and not size.gpu.nvidia):
-        gpu = "no GPU" if not gpu_sizes.is_gpu_family(facts.vm_size or "") else f"an {size.gpu.vendor if size else 'unknown'} GPU"
-        raise _refused(key, how, found, f"its pool {pool.name} is {facts.vm_size}, with {gpu}: expected an NVIDIA GPU pool")
-    if (facts.os_type or "Linux").lower() != "linux":
-        raise _refused(
-            key, how, found, f"its pool {pool.name} runs {facts.os_type}: the guide's device plugin and proof run on Linux pools"
-        )
-    if how == "adopt" and (facts.mode or "").lower() == "system":
-        raise _refused(key, how, found, f"its pool {pool.name} is a System pool, and this stack's pools are User pools: use it instead")
     # The stack's marks, their names matched as Azure matches tag names (ownership.tag).
     marks = {OWNER_TAG: ownership.owner_of(facts.tags), ownership.ADOPTED: ownership.adopter_of(facts.tags)}
     held = state.pool_urn(pool.name)
-    ours = owner in marks.values() or held is not None
-    if how == "use" and ours:
-        raise _refused(key, how, found, _own_pool_used(owner, marks, held))
-    theirs = next(((name, value) for name, value in marks.items() if value and value != owner), None)
-    if how == "adopt" and theirs and held is None:
-        raise _refused(key, how, found, f"the pool belongs to another stack ({theirs[0]} = {theirs[1]}); adopt it there, or use it")
-    pool_type = str(facts.member("type") or "VirtualMachineScaleSets")
-    if how == "adopt" and pool_type.lower() != "virtualmachinescalesets":
-        # The program declares VirtualMachineScaleSets pools only, and `type` is fixed when a
-        # pool is created (pool_fields): adopting another would replace it.
-        raise _refused(
-            key,
-            how,
-            found,
-            f"the pool {facts.name} is type {pool_type[:40]}, and this program adopts only VirtualMachineScaleSets pools (AKS fixes "
-            "a pool's type when it is created, so declaring it would replace the pool): use it instead, or add a new pool",
-        )
-    if how == "adopt" and pool_fields.management(facts) == "aks-managed":
-        raise _refused(
-            key, how, found, "the pool is AKS-managed GPU nodes (gpuProfile.nvidia.managementMode Managed): use it, or add a new pool"
-        )
+    if (why := next(_refusals(how, facts, owner, marks, held), None)) is not None:
+        raise _refused(key, how, found, why)
     import_id = None
     # The import is decided by what the state holds: an import ID that differs from the one the
     # state recorded (say, in case alone) is an ImportReplacementStep and a ReplaceStep, which
