@@ -11,7 +11,7 @@ A read that fails is not known: a preview says so, a deployment stops.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -122,19 +122,12 @@ def compare(ours: Priorities, owners: Owners) -> tuple[Priorities, Priorities]:
                 had.append((level, pattern))
             else:
                 lacking.append((level, pattern))
-    return _levels(had), _levels(lacking)
+    return Priorities.of(had), Priorities.of(lacking)
 
 
 def has_every_line(ours: Priorities, owners: Owners) -> bool:
     """The owner's priorities are readable and lack none of `ours`."""
     return owners.unreadable is None and not compare(ours, owners)[1].levels
-
-
-def _levels(lines: Iterable[tuple[int, str]]) -> Priorities:
-    by_level: dict[int, list[str]] = {}
-    for level, pattern in lines:
-        by_level.setdefault(level, []).append(pattern)
-    return Priorities(tuple((level, tuple(by_level[level])) for level in sorted(by_level, reverse=True)))
 
 
 def owners_line(ours: Priorities, cluster: str, owners: Owners) -> str:

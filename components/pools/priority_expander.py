@@ -8,7 +8,7 @@ a YAML map from an integer (higher first) to regexes searched in each node group
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 #: The ConfigMap the expander reads, and its key (priority.go PriorityConfigMapName,
 #: ConfigMapKey), in the autoscaler's namespace, kube-system (config/flags/flags.go).
@@ -41,6 +41,14 @@ class Priorities:
     #: (priority, patterns), highest first; the catch-all last.
     levels: tuple[tuple[int, tuple[str, ...]], ...]
 
+    @classmethod
+    def of(cls, lines: Iterable[tuple[int, str]]) -> Priorities:
+        """(priority, pattern) lines, each level's in their order, highest first."""
+        by_level: dict[int, list[str]] = {}
+        for level, pattern in lines:
+            by_level.setdefault(level, []).append(pattern)
+        return cls(tuple((level, tuple(by_level[level])) for level in sorted(by_level, reverse=True)))
+
     def yaml(self) -> str:
         """The `priorities` value, YAML that priority.go unmarshals into map[int][]string;
         single-quoted, so a regex is a string whatever its characters (none is a quote)."""
@@ -59,13 +67,8 @@ def priorities(groups: Mapping[str, Sequence[str]], outside: Sequence[str] = ())
     autoscaler does not scale is listed all the same, so the System pool ranks right if its owner
     turns the autoscaler on by hand."""
     top = STEP * (max((len(pools) for pools in groups.values()), default=0) + 1)
-    by_level: dict[int, list[str]] = {}
-    for pools in groups.values():
-        for rank, pool in enumerate(pools):
-            by_level.setdefault(top - STEP * rank, []).append(scale_set_pattern(pool))
-    by_level.setdefault(top, []).extend(scale_set_pattern(pool) for pool in outside)
-    levels = tuple((level, tuple(by_level[level])) for level in sorted(by_level, reverse=True))
-    return Priorities((*levels, (LOWEST, (CATCH_ALL,))))
+    ranked = [(top - STEP * rank, scale_set_pattern(pool)) for pools in groups.values() for rank, pool in enumerate(pools)]
+    return Priorities.of([*ranked, *((top, scale_set_pattern(pool)) for pool in outside), (LOWEST, CATCH_ALL)])
 
 
 def created_cluster_line(groups: Mapping[str, Sequence[str]], outside: Sequence[str]) -> str:
