@@ -100,9 +100,7 @@ class GroupDecision:
     @property
     def dropped(self) -> tuple[SizeFit, ...]:
         """The pools not declared; none where the group is empty (a preview shows the config as given)."""
-        if self.empty:
-            return ()
-        return tuple(f for f in self.fits if f.verdict.cannot_run and f.pool not in self.running)
+        return () if self.empty else tuple(f for f in self.fits if f.verdict.cannot_run and f.pool not in self.running)
 
     @property
     def kept(self) -> tuple[str, ...]:

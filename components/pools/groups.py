@@ -148,13 +148,12 @@ def check_pools(
     for group in groups.groups:
         members = groups.pools_of(group, pools)
         for pool in members:
-            _check_member(groups.key(group), pool, keys[pool.name])
-            _check_scale_down(groups.key(group), pool, keys[pool.name], (scale_down_modes or {}).get(pool.name))
+            _check_member(groups.key(group), pool, keys[pool.name], (scale_down_modes or {}).get(pool.name))
         _one_of_each(groups.key(group), members, "management", lambda p: p.mode)
         _one_of_each(groups.key(group), members, "CPU architecture", lambda p: gpu_sizes.CATALOG[p.vm_size].arch)
 
 
-def _check_member(key: str, pool: GpuPoolConfig, pool_key: str) -> None:
+def _check_member(key: str, pool: GpuPoolConfig, pool_key: str, scale_down_mode: str | None) -> None:
     where = " (as Azure has it)" if pool.existing == "adopt" else ""
     if pool.mode not in GROUP_MODES:
         raise fail(
@@ -188,9 +187,6 @@ def _check_member(key: str, pool: GpuPoolConfig, pool_key: str) -> None:
             f"memory are not known and the group cannot promise the proof runs on it; expected sizes such as "
             f"{', '.join(gpu_sizes.current_sizes()[:3])}",
         )
-
-
-def _check_scale_down(key: str, pool: GpuPoolConfig, pool_key: str, scale_down_mode: str | None) -> None:
     # A Deallocate pool is never backed off when Azure cannot start or add its nodes, so the
     # autoscaler keeps scaling it and the group never falls back: Azure/AKS#5589 (open, filed
     # 2026-02-04 by AKS's autoscaling team, "acknowledged - added to backlog"): "for nodepools
@@ -200,7 +196,6 @@ def _check_scale_down(key: str, pool: GpuPoolConfig, pool_key: str, scale_down_m
     # CHANGELOG at 8d1c8909 (2026-08-07) names no rollout. And "the deallocated nodes are started
     # first before any new nodes are provisioned" (azure-aks-docs scale-down-mode.md, 08/21/2023).
     if (scale_down_mode or "").lower() == "deallocate":
-        where = " (as Azure has it)" if pool.existing == "adopt" else ""
         raise fail(
             key,
             pool.name,

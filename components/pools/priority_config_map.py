@@ -91,22 +91,14 @@ def owners_of(config_map: Mapping[str, Any]) -> Owners:
         return Owners(unreadable=f"its {CONFIG_MAP_KEY} are not a map of priorities")
     levels: dict[int, tuple[str, ...]] = {}
     for key, patterns in parsed.items():
-        level = _level(key)
-        if level is None:
+        level = int(key) if isinstance(key, str) and _INTEGER.fullmatch(key) and len(key) <= 20 else key
+        # A Go int of 64 bits (YAML's `yes` is a bool, not 1).
+        if not isinstance(level, int) or isinstance(level, bool) or not -(2**63) <= level < 2**63:
             return Owners(unreadable=f"its priority {cut(repr(key))} is not an integer")
         if patterns is not None and not (isinstance(patterns, list) and all(isinstance(p, str) for p in patterns)):
             return Owners(unreadable=f"its priority {level} is not a list of patterns")
         levels[level] = tuple(patterns or ())
     return Owners(levels)
-
-
-def _level(key: Any) -> int | None:
-    """A key as a Go int of 64 bits, or None (YAML's `yes` is a bool, not 1)."""
-    if isinstance(key, str) and _INTEGER.fullmatch(key) and len(key) <= 20:
-        key = int(key)
-    if isinstance(key, int) and not isinstance(key, bool) and -(2**63) <= key < 2**63:
-        return key
-    return None
 
 
 def compare(ours: Priorities, owners: Owners) -> tuple[Priorities, Priorities]:
