@@ -1,5 +1,5 @@
 """A pool the cluster has, used as it is or adopted (`gpuPools.<name>.existing`), meets the
-rules a new pool meets (components/pools/live_pool_counts.py): a fixed pool of 0 nodes while
+rules a new pool meets (components/pools/existing_pools.py): a fixed pool of 0 nodes while
 the Job is on, an autoscaler's floor above its ceiling, an autoscaler the config would switch
 off at whatever count it runs; and an adopted pool's size written in other letters is told
 Azure's spelling. Each in a preview and in a deployment."""

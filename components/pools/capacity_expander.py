@@ -1,8 +1,6 @@
-"""The cluster autoscaler's priorities for capacity groups (gpuGroups), on a cluster the stack
-creates: the ConfigMap `kube-system/cluster-autoscaler-priority-expander` that the profile's
-`expander: priority` (components/cluster/cluster.py) reads, so a group's pools are scaled in
-the team's order. Its content is the plan's (components/pools/priority_expander.py);
-docs/design/capacity-groups.md has the mechanism at its sources."""
+"""The ConfigMap the cluster autoscaler's `expander: priority` reads on a cluster the stack
+creates, so a capacity group's pools are scaled in the team's order; its content is the plan's
+(priority_expander.py). docs/design/capacity-groups.md has the mechanism at its sources."""
 
 from __future__ import annotations
 
@@ -19,7 +17,6 @@ from components.pools.priority_expander import CONFIG_MAP_KEY, CONFIG_MAP_NAME, 
 class CapacityExpanderArgs:
     """The cluster autoscaler's priority ConfigMap, on a created cluster while a group has a pool."""
 
-    #: Each group's pools in the team's order (the plan's, priority_expander.priorities).
     priorities: Priorities
 
 

@@ -1,21 +1,13 @@
-"""The GPU pools an existing cluster already has, named by `gpuPools.<name>.existing` (the
-guide's reader made them by hand with `az aks nodepool add`): read from Azure before
-anything is registered, each resolved into the pool settings the rest of the program runs on.
-
-  - `use`: the pool as it is. Never registered, so no `up`, `refresh` or `destroy` of this
-    stack changes or deletes it; it gets what its GPU stack lacks and a proof Job.
-  - `adopt`: the stack takes it over. It declares the live pool's settings, and on the `up`
-    that adopts it the resource carries Pulumi's `import` option with the pool's ARM ID.
-
-Pure: no resource, no call (the cluster was read once, components/cluster/cluster_facts.py).
-docs/existing-cluster.md, "Coming from the guide", is the user's side of it.
-"""
+"""The GPU pools an existing cluster has (`gpuPools.<name>.existing`), read from Azure before
+anything is registered and resolved into pool settings: `use` is never registered (no `up`,
+`refresh` or `destroy` changes it); `adopt` is declared as Azure has it, imported on the `up`
+that adopts it. Pure. The user's side: docs/existing-cluster.md, "Coming from the guide"."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,13 +15,14 @@ from pydantic import ValidationError
 
 from components.catalog import gpu_sizes
 from components.cluster.cluster_facts import OWNER_TAG, ClusterFacts, PoolFacts
-from components.config.messages import fail, show, snake
-from components.errors import PreflightError, cut
+from components.config.messages import fail, min_above_max, no_node_for_the_job, show, snake
+from components.config.values import NAMESPACE
+from components.errors import ConfigError, PreflightError, cut
 from components.gpu_stack.cluster_objects import SAVE_COMMAND
 from components.gpu_stack.settings import check_modes
 from components.ownership import ownership
 from components.ownership.stack_state import NOT_READ, StackState
-from components.pools import live_pool_counts, pool_fields, pool_network
+from components.pools import pool_fields, pool_network
 from components.pools.settings import MIG_PROFILES, GpuPoolConfig, Pools, check_size
 
 
@@ -40,12 +33,11 @@ class LivePool:
     facts: PoolFacts
     #: use or adopt.
     how: str
-    #: adopt: the ARM ID the adopting `up` imports; None once the stack's state holds the pool
-    #: (or, where the state is not known, once the pool carries this stack's tag).
+    #: adopt: the ARM ID the adopting `up` imports; None once the stack holds the pool.
     import_id: str | None = None
     #: adopt: the pool carries this stack's adopted mark already (ownership.ADOPTED).
     marked: bool = False
-    #: The stack's state holds the pool (stack_state), whatever its tags say.
+    #: The stack's state holds the pool, whatever its tags say.
     held: bool = False
 
     @property
@@ -53,37 +45,31 @@ class LivePool:
         return self.facts.taints
 
 
-def _same(member: str, given: Any, live: Any) -> bool:
-    # ARM matches resource IDs without case (the az CLI's `resourcegroups`).
-    if member in ("vnetSubnetId", "podSubnetId") and isinstance(given, str) and isinstance(live, str):
-        return given.lower() == live.lower()
-    return bool(given == live)
-
-
-def _spelt_otherwise(member: str, given: Any, live: Any, key: str) -> None:
-    """The live pool's size in other letters: its spelling, as a new pool is told the
-    catalog's (pools.check_size), rather than a replacement it does not mean."""
-    if member == "vmSize" and isinstance(given, str) and isinstance(live, str) and given.lower() == live.lower():
-        raise fail(
-            f"{key}.vmSize", given, f"write it as Azure lists it, {live!r} (the catalog, quota and price checks match names exactly)"
-        )
-
-
 def settings_from_azure(pool: GpuPoolConfig, given: Mapping[str, Any], facts: PoolFacts, key: str) -> GpuPoolConfig:
     """The pool's settings as Azure has them; with `adopt`, what the config sets in place
-    (counts, upgrades) over them, and a fixed field set otherwise refused (pool_fields)."""
+    over them, and a fixed field set otherwise refused (pool_fields)."""
     fixed = pool_fields.compared(facts)
     if pool.existing == "adopt":
         for member, live in fixed.items():
-            if member in given and not _same(member, given[member], live):
-                _spelt_otherwise(member, given[member], live, key)
-                # Values as YAML writes them (true, null), as the stack file has them.
-                raise PreflightError(
-                    f"{key}.{member} = {show(given[member])}, but the pool {facts.name} has {show(live)} in Azure, which AKS fixes when "
-                    "a pool is created: adopting it with another value would replace it, deleting the owner's pool; remove "
-                    f"{member} to adopt it as it is, or add a new pool"
+            value = given.get(member, live)
+            texts = isinstance(value, str) and isinstance(live, str)
+            # ARM matches resource IDs without case (the az CLI's `resourcegroups`).
+            if value == live or texts and member in ("vnetSubnetId", "podSubnetId") and value.lower() == live.lower():
+                continue
+            if texts and member == "vmSize" and value.lower() == live.lower():
+                # Its spelling, as a new pool is told the catalog's, not a replacement it does not mean.
+                raise fail(
+                    f"{key}.vmSize",
+                    value,
+                    f"write it as Azure lists it, {live!r} (the catalog, quota and price checks match names exactly)",
                 )
-    autoscaled = facts.enable_auto_scaling and facts.min_count is not None and facts.max_count is not None
+            # Values as YAML writes them (true, null), as the stack file has them.
+            raise PreflightError(
+                f"{key}.{member} = {show(given[member])}, but the pool {facts.name} has {show(live)} in Azure, which AKS fixes when "
+                "a pool is created: adopting it with another value would replace it, deleting the owner's pool; remove "
+                f"{member} to adopt it as it is, or add a new pool"
+            )
+    autoscaled = _autoscaled(facts)
     values: dict[str, Any] = {
         "name": pool.name,
         "existing": pool.existing,
@@ -121,8 +107,7 @@ MAX_TAGS = 50
 
 
 def _virtual_machines_sizes(facts: PoolFacts) -> list[str]:
-    """The sizes a VirtualMachines pool lists (virtualMachinesProfile.scale: `manual[].size`,
-    and 2026-01-02-preview's `autoscale.size`), where its vmSize is empty."""
+    """The sizes a VirtualMachines pool lists (`manual[].size`, 2026-01-02-preview's `autoscale.size`)."""
     scale = facts.member("virtualMachinesProfile", "scale")
     scale = scale if isinstance(scale, Mapping) else {}
     manual = next((v for k, v in scale.items() if str(k).lower() == "manual"), None)
@@ -132,36 +117,47 @@ def _virtual_machines_sizes(facts: PoolFacts) -> list[str]:
     return list(dict.fromkeys(str(s) for s in sizes if s))
 
 
-def _not_a_scale_set(key: str, how: str, found: ClusterFacts, facts: PoolFacts) -> PreflightError | None:
-    """A VirtualMachines pool, whose size is in its virtualMachinesProfile, not in vmSize, which
-    this program reads a pool's size and GPUs from (ARM schema 2025-09-01 ManualScaleProfile)."""
-    if facts.vm_size or str(facts.member("type") or "").lower() != "virtualmachines":
-        return None
-    sizes = ", ".join(cut(json.dumps(s)) for s in _virtual_machines_sizes(facts)[:5]) or "none listed"
-    return _refused(
-        key,
-        how,
-        found,
-        f"its pool {facts.name} is a VirtualMachines pool (virtualMachinesProfile sizes: {sizes}) with no vmSize, and this program "
-        "reads a pool's size, GPUs and counts from vmSize, which VirtualMachineScaleSets pools have: add a new pool with the size "
-        "you need, or use one of type VirtualMachineScaleSets",
-    )
-
-
-def _too_many_tags(key: str, how: str, found: ClusterFacts, facts: PoolFacts, owner: str) -> PreflightError | None:
-    """An adopted pool declares its tags with the stack's two marks added (ownership.adopted_marks):
-    more than Azure allows on one resource is refused before anything is registered."""
-    marks = ownership.adopted_marks({OWNER_TAG: owner})
-    count = len(ownership.without(facts.tags, marks)) + len(marks)
-    if how != "adopt" or count <= MAX_TAGS:
-        return None
-    return _refused(
-        key,
-        how,
-        found,
-        f"the pool {facts.name} has {len(facts.tags or {})} tags, and adopting it adds the stack's {', '.join(marks)}: {count} tags, and "
-        f"Azure allows at most {MAX_TAGS} on a resource; remove {count - MAX_TAGS} of the pool's tags first, or use it instead",
-    )
+def _refusals(how: str, facts: PoolFacts, owner: str, marks: Mapping[str, str | None], held: str | None) -> Iterator[str]:
+    """Why the cluster's pool may not be used or adopted, in the order the checks run."""
+    if not facts.vm_size and str(facts.member("type") or "").lower() == "virtualmachines":
+        # Its size is in its virtualMachinesProfile, not in vmSize (ARM schema 2025-09-01 ManualScaleProfile).
+        sizes = ", ".join(cut(json.dumps(s)) for s in _virtual_machines_sizes(facts)[:5]) or "none listed"
+        yield (
+            f"its pool {facts.name} is a VirtualMachines pool (virtualMachinesProfile sizes: {sizes}) with no vmSize, and this program "
+            "reads a pool's size, GPUs and counts from vmSize, which VirtualMachineScaleSets pools have: add a new pool with the size "
+            "you need, or use one of type VirtualMachineScaleSets"
+        )
+    # An adopted pool declares its tags with the stack's two marks added (ownership.adopted_marks).
+    added = ownership.adopted_marks({OWNER_TAG: owner})
+    count = len(ownership.without(facts.tags, added)) + len(added)
+    if how == "adopt" and count > MAX_TAGS:
+        yield (
+            f"the pool {facts.name} has {len(facts.tags or {})} tags, and adopting it adds the stack's {', '.join(added)}: {count} tags, "
+            f"and Azure allows at most {MAX_TAGS} on a resource; remove {count - MAX_TAGS} of the pool's tags first, or use it instead"
+        )
+    size = gpu_sizes.CATALOG.get(facts.vm_size or "")
+    if not gpu_sizes.is_gpu_family(facts.vm_size or "") or (size is not None and not size.gpu.nvidia):
+        gpu = "no GPU" if not gpu_sizes.is_gpu_family(facts.vm_size or "") else f"an {size.gpu.vendor if size else 'unknown'} GPU"
+        yield f"its pool {facts.name} is {facts.vm_size}, with {gpu}: expected an NVIDIA GPU pool"
+    if (facts.os_type or "Linux").lower() != "linux":
+        yield f"its pool {facts.name} runs {facts.os_type}: the guide's device plugin and proof run on Linux pools"
+    if how == "adopt" and (facts.mode or "").lower() == "system":
+        yield f"its pool {facts.name} is a System pool, and this stack's pools are User pools: use it instead"
+    if how == "use" and (owner in marks.values() or held is not None):
+        yield _own_pool_used(owner, marks, held)
+    theirs = next(((name, value) for name, value in marks.items() if value and value != owner), None)
+    if how == "adopt" and theirs and held is None:
+        yield f"the pool belongs to another stack ({theirs[0]} = {theirs[1]}); adopt it there, or use it"
+    pool_type = str(facts.member("type") or "VirtualMachineScaleSets")
+    if how == "adopt" and pool_type.lower() != "virtualmachinescalesets":
+        # The program declares VirtualMachineScaleSets pools only, and `type` is fixed when a
+        # pool is created (pool_fields): adopting another would replace it.
+        yield (
+            f"the pool {facts.name} is type {pool_type[:40]}, and this program adopts only VirtualMachineScaleSets pools (AKS fixes "
+            "a pool's type when it is created, so declaring it would replace the pool): use it instead, or add a new pool"
+        )
+    if how == "adopt" and pool_fields.management(facts) == "aks-managed":
+        yield "the pool is AKS-managed GPU nodes (gpuProfile.nvidia.managementMode Managed): use it, or add a new pool"
 
 
 def live_pool(
@@ -172,51 +168,19 @@ def live_pool(
     state: StackState = NOT_READ,
     cluster_id: Callable[[], str] | None = None,
 ) -> LivePool:
-    """The cluster's pool that `pool` names, checked: it exists, has an NVIDIA GPU, and is
-    not this stack's own (use: its state holds it, or it carries the stack's tag) or another
-    stack's (adopt). `cluster_id`: the ARM ID of the cluster the config names, which an
-    adopted pool is imported under (None: the description's)."""
+    """The cluster's pool that `pool` names, checked: it exists, has an NVIDIA GPU, and is not
+    this stack's own (use) or another stack's (adopt). `cluster_id`: the ARM ID an adopted pool
+    is imported under (None: the description's)."""
     how = str(pool.existing)
     facts = next((p for p in found.pools if p.name == pool.name), None)
     if facts is None:
         pools = ", ".join(p.name for p in found.pools) or "none"
         raise _refused(key, how, found, f"the cluster has no pool named {pool.name!r} (its pools: {pools}); check the name")
-    if refusal := _not_a_scale_set(key, how, found, facts) or _too_many_tags(key, how, found, facts, owner):
-        raise refusal
-    size = gpu_sizes.CATALOG.get(facts.vm_size or "")
-    if not gpu_sizes.is_gpu_family(facts.vm_size or "") or (size is not None and not size.gpu.nvidia):
-        gpu = "no GPU" if not gpu_sizes.is_gpu_family(facts.vm_size or "") else f"an {size.gpu.vendor if size else 'unknown'} GPU"
-        raise _refused(key, how, found, f"its pool {pool.name} is {facts.vm_size}, with {gpu}: expected an NVIDIA GPU pool")
-    if (facts.os_type or "Linux").lower() != "linux":
-        raise _refused(
-            key, how, found, f"its pool {pool.name} runs {facts.os_type}: the guide's device plugin and proof run on Linux pools"
-        )
-    if how == "adopt" and (facts.mode or "").lower() == "system":
-        raise _refused(key, how, found, f"its pool {pool.name} is a System pool, and this stack's pools are User pools: use it instead")
     # The stack's marks, their names matched as Azure matches tag names (ownership.tag).
     marks = {OWNER_TAG: ownership.owner_of(facts.tags), ownership.ADOPTED: ownership.adopter_of(facts.tags)}
     held = state.pool_urn(pool.name)
-    ours = owner in marks.values() or held is not None
-    if how == "use" and ours:
-        raise _refused(key, how, found, _own_pool_used(owner, marks, held))
-    theirs = next(((name, value) for name, value in marks.items() if value and value != owner), None)
-    if how == "adopt" and theirs and held is None:
-        raise _refused(key, how, found, f"the pool belongs to another stack ({theirs[0]} = {theirs[1]}); adopt it there, or use it")
-    pool_type = str(facts.member("type") or "VirtualMachineScaleSets")
-    if how == "adopt" and pool_type.lower() != "virtualmachinescalesets":
-        # The program declares VirtualMachineScaleSets pools only, and `type` is fixed when a
-        # pool is created (pool_fields): adopting another would replace it.
-        raise _refused(
-            key,
-            how,
-            found,
-            f"the pool {facts.name} is type {pool_type[:40]}, and this program adopts only VirtualMachineScaleSets pools (AKS fixes "
-            "a pool's type when it is created, so declaring it would replace the pool): use it instead, or add a new pool",
-        )
-    if how == "adopt" and pool_fields.management(facts) == "aks-managed":
-        raise _refused(
-            key, how, found, "the pool is AKS-managed GPU nodes (gpuProfile.nvidia.managementMode Managed): use it, or add a new pool"
-        )
+    if (why := next(_refusals(how, facts, owner, marks, held), None)) is not None:
+        raise _refused(key, how, found, why)
     import_id = None
     # The import is decided by what the state holds: an import ID that differs from the one the
     # state recorded (say, in case alone) is an ImportReplacementStep and a ReplaceStep, which
@@ -233,8 +197,7 @@ def live_pool(
 
 
 def _own_pool_used(owner: str, marks: Mapping[str, str | None], held: str | None) -> str:
-    """Why `use` is refused on the stack's own pool, and how to hand it back without deleting
-    it: `use` unregisters the pool, which the engine then deletes (a pool the stack created)."""
+    """Why `use` is refused on the stack's own pool (unregistered, the engine deletes it), and how to hand it back."""
     mark = next((f"{name} = {owner}" for name, value in marks.items() if value == owner), None)
     why = f"the stack's state holds it ({held})" if held else f"the pool carries this stack's tag ({mark})"
     delete = (
@@ -255,10 +218,8 @@ def resolve(
     state: StackState = NOT_READ,
     cluster_id: Callable[[], str] | None = None,
 ) -> tuple[tuple[GpuPoolConfig, ...], dict[str, LivePool], list[str]]:
-    """The pools with each `existing` pool's settings read from the cluster, the live pools
-    by name, and what a preview says of them. `job_enabled`: mnistJob.enabled (a used pool must
-    have a node for the Job); `owner`, this stack's owner tag value; `state`, what the stack's
-    state holds (stack_state); `cluster_id`, the ARM ID of the cluster the config names."""
+    """The pools with each `existing` pool's settings read from the cluster, the live pools by
+    name, and what a preview says of them. `owner`: this stack's owner tag value."""
     if found is None or not any(p.existing for p in pools.pools):
         return pools.pools, {}, []
     live: dict[str, LivePool] = {}
@@ -272,7 +233,7 @@ def resolve(
         live[pool.name] = found_pool = live_pool(pool, key, found, owner, state, cluster_id)
         # onDestroy is the config's alone (a guard's, not a setting read from Azure).
         resolved = dataclasses.replace(settings_from_azure(pool, given, found_pool.facts, key), on_destroy=pool.on_destroy)
-        live_pool_counts.check(resolved, given, found_pool.facts, key, job_enabled)
+        _check_counts(resolved, given, found_pool.facts, key, job_enabled)
         lines += check_size(resolved.vm_size, resolved.gen2, key)
         resolved_pools.append(resolved)
         lines.append(line(key, resolved, found_pool))
@@ -281,8 +242,7 @@ def resolve(
 
 
 def unread_plugin_lines(pools: Pools, kubernetes_file: str | None) -> list[str]:
-    """A pool used as it is gets the stack's device plugin only where nothing of the cluster's
-    serves it; when the cluster's DaemonSets could not be read, that is not known."""
+    """A used pool gets the stack's device plugin unless the cluster's serves it: not known when unread."""
     # Asked for only where it is not set: a set kubernetesFile (preflight.kubernetesFile) is
     # what the offline render reads, and a live run reads the cluster itself (components/seam/reader.py).
     save = "" if kubernetes_file else " (the offline render reads that list saved as preflight.kubernetesFile)"
@@ -325,3 +285,54 @@ def line(key: str, pool: GpuPoolConfig, live: LivePool) -> str:
     if live.how == "adopt" and (left := pool_fields.undeclared_members(live.facts)):
         what += f"; it also has {', '.join(left)}, which azure-native's AgentPool has no input for: this stack never sends them"
     return f"existing pool: {key} ({live.how}): {counts} x {pool.vm_size}, {taints}; {what}; {serves}"
+
+
+def _autoscaled(facts: PoolFacts) -> bool:
+    return bool(facts.enable_auto_scaling) and facts.min_count is not None and facts.max_count is not None
+
+
+def _check_counts(pool: GpuPoolConfig, given: Mapping[str, Any], facts: PoolFacts, key: str, job_enabled: bool) -> None:
+    """A pool the cluster has, held to a new pool's count rules (settings.check_gpu_pool); and on
+    adopt, an autoscaler switched off by the config at whatever count it runs. Where the config
+    set the values (adopt) its key is refused as a new pool's would be; else the pool as Azure has it."""
+    config = given if pool.existing == "adopt" else {}
+    switched_off = "minCount" in config and config["minCount"] is None and "maxCount" in config and config["maxCount"] is None
+    if switched_off and _autoscaled(facts) and "nodeCount" not in config:
+        raise ConfigError(
+            f"invalid config {key}.minCount/maxCount = null with existing: adopt: the pool {facts.name} runs the cluster autoscaler "
+            f"in Azure ({facts.min_count}-{facts.max_count}, {facts.count} node(s) now), and null switches it off, fixing the pool at "
+            "the count it happens to have; set nodeCount with them for the nodes it keeps, or remove minCount and maxCount to keep "
+            "its autoscaler"
+        )
+    if pool.autoscaling:
+        assert pool.min_count is not None and pool.max_count is not None
+        if pool.min_count > pool.max_count:
+            if "minCount" in config:
+                raise min_above_max(key, pool.min_count, pool.max_count)
+            raise _live(
+                pool,
+                key,
+                f"its autoscaler runs from minCount {pool.min_count} to maxCount {pool.max_count}, which AKS does not allow "
+                "(minCount <= maxCount): check the cluster's description (az aks nodepool show)",
+            )
+        if "nodeCount" in config and not pool.min_count <= pool.node_count <= pool.max_count:
+            range_from = "the config's range" if "minCount" in config else f"the range its autoscaler has in Azure ({facts.name})"
+            raise ConfigError(
+                f"invalid config {key}.nodeCount = {pool.node_count}: an autoscaled pool starts inside {range_from}; "
+                f"expected {pool.min_count} <= nodeCount <= {pool.max_count}"
+            )
+    elif job_enabled and pool.node_count == 0:
+        if "nodeCount" in config:
+            raise no_node_for_the_job(key)
+        set_here = ", or set nodeCount (>= 1) or minCount/maxCount here" if pool.existing == "adopt" else ""
+        raise _live(
+            pool,
+            key,
+            f"it has 0 nodes and no autoscaler, so the proof Job ({NAMESPACE}:mnistJob.enabled = true) would wait for ever for a GPU "
+            f"node; set {NAMESPACE}:mnistJob.enabled to false, or scale the pool first (`az aks nodepool scale --name {facts.name} "
+            f"--node-count 1`, or `az aks nodepool update --enable-cluster-autoscaler`){set_here}",
+        )
+
+
+def _live(pool: GpuPoolConfig, key: str, why: str) -> PreflightError:
+    return PreflightError(f"{key}.existing = {pool.existing}: the pool {pool.name}, as Azure describes it: {why}")

@@ -1,10 +1,7 @@
-"""Which sizes of a capacity group (aks-gpu:gpuGroups) can run now, and why not: each pool
-of the group read against Azure's facts and the catalog, as capacity.py reads one pool.
-A size is retired (the catalog), not offered (no SKU in the region, or a Location
-restriction), without quota for one node (its family and the regional total, or the
-regional Spot quota for a Spot pool: azure-aks-docs articles/aks/spot-node-pool.md), or
-it can run, with its free quota in nodes. Pure: the plan decides what is dropped from it.
-Why one node and not one per pool: docs/preflight.md, "Capacity groups"."""
+"""Which sizes of a capacity group (aks-gpu:gpuGroups) can run now, and why not: retired, not
+offered, or without quota for one node (its family and the regional total, or the regional Spot
+quota: azure-aks-docs articles/aks/spot-node-pool.md). Pure. Why one node and not one per pool:
+docs/preflight.md, "Capacity groups"."""
 
 from __future__ import annotations
 
@@ -15,12 +12,10 @@ from dataclasses import dataclass
 from components.catalog import gpu_sizes
 from components.preflight.capacity import quota_names
 from components.problem import Problem
-from components.seam.azure_facts import Facts, Sku
+from components.seam.azure_facts import Facts
 
 
 class Verdict(enum.Enum):
-    """What Azure's facts say of one size of a group, today."""
-
     RUNS = "can run"
     #: Not known: Azure was not read, or it lists no quota by that name; the pool is kept.
     NOT_CHECKED = "not checked"
@@ -30,14 +25,11 @@ class Verdict(enum.Enum):
 
     @property
     def cannot_run(self) -> bool:
-        """The size cannot run at all today: the pool would never get a node."""
         return self in (Verdict.RETIRED, Verdict.NOT_OFFERED, Verdict.NO_QUOTA)
 
 
 @dataclass(frozen=True)
 class GroupPool:
-    """One pool of a group, as the decision reads it (never the whole config)."""
-
     name: str
     vm_size: str
     spot: bool = False
@@ -45,20 +37,17 @@ class GroupPool:
 
 @dataclass(frozen=True)
 class SizeFit:
-    """One pool of a group, as Azure's facts stand for it."""
-
     pool: str
     vm_size: str
     verdict: Verdict
-    #: Why, in words ("retired by Azure on 2023-09-06", "Azure lists no such size in eastus").
     why: str
-    #: The nodes its free quota holds now, after what the rest of the run starts (None: not known).
+    #: The nodes its free quota holds now, after the rest of the run (None: not known).
     free_nodes: int | None = None
 
 
 def fit(pool: GroupPool, facts: Facts | None, location: str, drawn: Mapping[str, int]) -> SizeFit:
-    """Whether `pool`'s size can run one node now. `drawn`: the vCPUs of each quota that the
-    rest of the run starts with (capacity.drawn), which this node cannot have."""
+    """Whether `pool`'s size can run one node now: the fewest nodes any quota it draws on holds.
+    `drawn`: the vCPUs of each quota the rest of the run starts with (capacity.drawn)."""
     if (retired := gpu_sizes.retirement(pool.vm_size)) is not None:
         when = retired.retired.isoformat() if retired.retired else "?"
         return SizeFit(pool.name, pool.vm_size, Verdict.RETIRED, f"retired by Azure on {when} and AKS refuses it")
@@ -69,11 +58,6 @@ def fit(pool: GroupPool, facts: Facts | None, location: str, drawn: Mapping[str,
         return SizeFit(pool.name, pool.vm_size, Verdict.NOT_OFFERED, f"Azure lists no such size in {location} ({facts.source})")
     if sku.restriction:
         return SizeFit(pool.name, pool.vm_size, Verdict.NOT_OFFERED, f"not offered to this subscription in {location} ({sku.restriction})")
-    return _quota_fit(pool, sku, facts, location, drawn)
-
-
-def _quota_fit(pool: GroupPool, sku: Sku, facts: Facts, location: str, drawn: Mapping[str, int]) -> SizeFit:
-    """The nodes each quota the size draws on holds, the fewest of them deciding."""
     if sku.vcpus <= 0:
         return SizeFit(pool.name, pool.vm_size, Verdict.NOT_CHECKED, f"Azure lists no vCPU count for it ({facts.source})")
     spot = " Spot" if pool.spot else ""
@@ -100,11 +84,9 @@ def fits(pools: Sequence[GroupPool], facts: Facts | None, location: str, drawn: 
 
 @dataclass(frozen=True)
 class GroupDecision:
-    """What preflight decides of one group: the pools it drops (they cannot run at all, and the
-    stack does not run them), and what it says of each."""
+    """What preflight decides of one group: the pools it drops, and what it says of each."""
 
     group: str
-    #: The group's config key (aks-gpu:gpuGroups.<group>), as messages name it.
     key: str
     fits: tuple[SizeFit, ...]
     #: The pools that run already: never dropped (a drop would delete what runs).
@@ -112,16 +94,13 @@ class GroupDecision:
 
     @property
     def empty(self) -> bool:
-        """No pool of the group could run, and the stack runs none of them: a deployment stops."""
+        """No pool of the group could run, and none runs: a deployment stops."""
         return all(f.verdict.cannot_run and f.pool not in self.running for f in self.fits)
 
     @property
     def dropped(self) -> tuple[SizeFit, ...]:
-        """The pools not declared. None where the group is empty: a deployment stops there, and a
-        preview (or preflight.mode warn) shows the config as given."""
-        if self.empty:
-            return ()
-        return tuple(f for f in self.fits if f.verdict.cannot_run and f.pool not in self.running)
+        """The pools not declared; none where the group is empty (a preview shows the config as given)."""
+        return () if self.empty else tuple(f for f in self.fits if f.verdict.cannot_run and f.pool not in self.running)
 
     @property
     def kept(self) -> tuple[str, ...]:
@@ -129,8 +108,7 @@ class GroupDecision:
         return tuple(f.pool for f in self.fits if f.pool not in dropped)
 
     def problems(self) -> list[Problem]:
-        """One warning per dropped pool and per pool kept only because it runs; the empty
-        group's one blocking line, naming each size and why."""
+        """A warning per pool dropped or kept only because it runs; an empty group's one blocking line."""
         if self.empty:
             sizes = "; ".join(f"{f.pool} ({f.vm_size}): {f.why}" for f in self.fits)
             return [

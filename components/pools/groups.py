@@ -1,16 +1,7 @@
 """`gpuGroups`: capacity groups, each a list of `gpuPools` names in the team's order of
 preference, so a workload that asks for the group lands on the next size when Azure has none
-of the first (docs/gpu.md, "Capacity groups"). The pools stay what they are (one size each,
-their own name, Spot and counts); a group only labels them and gives them one proof Job.
-
-The rules of a group, each one line naming `aks-gpu:gpuGroups.<group>`: its name a Kubernetes
-label value; 2 pools or more, and no more than the cluster autoscaler ever tries (3 with AKS's
-defaults: MAX_GROUP_POOLS), each a gpuPools entry, each in at most one group; each declared by
-the stack (not `existing: use`), autoscaled from zero, under one GPU management that has an
-autoscaler, not in scaleDownMode Deallocate (an adopted pool's, as Azure has it), of one CPU
-architecture, and a size the catalog knows (its GPU memory, and so the proof's fit, is known:
-docs/gpu.md, "Capacity groups", argues the threshold). The proof Job's name it makes is checked
-with the other proof objects' (components/gpu_stack/settings.py check_object_names)."""
+of the first (docs/gpu.md, "Capacity groups"). A group only labels its pools and gives them one
+proof Job; its rules are one line each, naming `aks-gpu:gpuGroups.<group>`."""
 
 from __future__ import annotations
 
@@ -65,27 +56,24 @@ class GpuGroups:
         return bool(self.groups)
 
     def group_of(self, pool_name: str) -> str | None:
-        """The group a pool is in, or None."""
         return next((group for group, names in self.groups.items() if pool_name in names), None)
 
     def pools_of(self, group: str, pools: Iterable[GpuPoolConfig]) -> tuple[GpuPoolConfig, ...]:
-        """The group's pools among `pools` (a pool preflight dropped is not among them), first choice first."""
+        """The group's pools among `pools`, first choice first."""
         by_name = {p.name: p for p in pools}
         return tuple(by_name[name] for name in self.groups[group] if name in by_name)
 
     def labels_of(self, pool_name: str) -> dict[str, str]:
-        """The node labels a pool carries for its group (AgentPool nodeLabels); none outside one."""
+        """The node labels a pool carries for its group; none outside one."""
         group = self.group_of(pool_name)
         return {GROUP_LABEL: group} if group is not None else {}
 
     def key(self, group: str) -> str:
-        """The config key that declares `group`, as messages name it."""
         return f"{KEY}.{group}"
 
 
 def group_map(raw: Any) -> dict[str, Any]:
-    """Decodes gpuGroups' names before pydantic reads the lists: a name pydantic refused would be
-    reported at a key of its own making."""
+    """gpuGroups' names checked before pydantic reads the lists, which would name another key."""
     entries = json_object(KEY, raw)
     if not entries:
         raise fail(KEY, entries, "expected at least one group, such as {inference: [t4, a10]}")
@@ -97,26 +85,21 @@ def group_map(raw: Any) -> dict[str, Any]:
                 f"{KEY}.{name}", names, "a group lists 2 or more gpuPools names, first choice first; a pool of its own needs no group"
             )
         if isinstance(names, list) and len(names) > MAX_GROUP_POOLS:
-            raise fail(f"{KEY}.{name}", names, unreachable(len(names)))
+            minutes = autoscaler_fallback.MAX_NODE_PROVISION_SECONDS // 60
+            backoff = (autoscaler_fallback.INITIAL_BACKOFF_SECONDS // 60, autoscaler_fallback.MAX_BACKOFF_SECONDS // 60)
+            raise fail(
+                f"{KEY}.{name}",
+                names,
+                f"{len(names)} pools, and the cluster autoscaler reaches {MAX_GROUP_POOLS} of a group: when each scale-up fails "
+                f"only at max-node-provision-time ({minutes} minutes), it backs the pool off for {backoff[0]} minutes, doubling "
+                f"up to {backoff[1]}, and returns to the first pools once their back-off ends, so pool {MAX_GROUP_POOLS + 1} is "
+                f"never tried; list at most {MAX_GROUP_POOLS}, first choice first",
+            )
     return entries
 
 
-def unreachable(count: int) -> str:
-    """Why a group of `count` pools is refused, in the cluster autoscaler's terms."""
-    minutes = autoscaler_fallback.MAX_NODE_PROVISION_SECONDS // 60
-    backoff = (autoscaler_fallback.INITIAL_BACKOFF_SECONDS // 60, autoscaler_fallback.MAX_BACKOFF_SECONDS // 60)
-    return (
-        f"{count} pools, and the cluster autoscaler reaches {MAX_GROUP_POOLS} of a group: when each scale-up fails only at "
-        f"max-node-provision-time ({minutes} minutes), it backs the pool off for {backoff[0]} minutes, doubling up to "
-        f"{backoff[1]}, and returns to the first pools once their back-off ends, so pool {MAX_GROUP_POOLS + 1} is never "
-        f"tried; list at most {MAX_GROUP_POOLS}, first choice first"
-    )
-
-
 def parse(given: Mapping[str, tuple[str, ...]] | None, pools: Pools, pool_map: bool) -> GpuGroups:
-    """The groups, refused in one line where a name is not a gpuPools entry, is listed twice or
-    in two groups, is a pool the stack only uses, or where the pools cannot stand in for each
-    other (check_pools)."""
+    """The groups, each refusal one line."""
     if given is None:
         return GpuGroups()
     if not pool_map:
@@ -159,22 +142,18 @@ def parse(given: Mapping[str, tuple[str, ...]] | None, pools: Pools, pool_map: b
 def check_pools(
     groups: GpuGroups, pools: Sequence[GpuPoolConfig], keys: Mapping[str, str], scale_down_modes: Mapping[str, str | None] | None = None
 ) -> None:
-    """Each group's pools can stand in for each other: autoscaled from zero, one GPU management
-    that has an autoscaler, one CPU architecture, sizes the catalog knows, and none that
-    deallocates its nodes. Run on the config's own pools when it is parsed, and again by the plan
-    once an adopted pool's settings are read from Azure (components/plan.py), with each adopted
-    pool's scaleDownMode (`scale_down_modes`: the config sets none, and a new pool gets AKS's
-    default, Delete)."""
+    """Each group's pools can stand in for each other. Run on the config's pools when parsed,
+    and by the plan once adopted pools are read from Azure, with their `scale_down_modes` (the
+    config sets none, and a new pool gets AKS's default, Delete)."""
     for group in groups.groups:
         members = groups.pools_of(group, pools)
         for pool in members:
-            _check_member(groups.key(group), pool, keys[pool.name])
-            _check_scale_down(groups.key(group), pool, keys[pool.name], (scale_down_modes or {}).get(pool.name))
+            _check_member(groups.key(group), pool, keys[pool.name], (scale_down_modes or {}).get(pool.name))
         _one_of_each(groups.key(group), members, "management", lambda p: p.mode)
         _one_of_each(groups.key(group), members, "CPU architecture", lambda p: gpu_sizes.CATALOG[p.vm_size].arch)
 
 
-def _check_member(key: str, pool: GpuPoolConfig, pool_key: str) -> None:
+def _check_member(key: str, pool: GpuPoolConfig, pool_key: str, scale_down_mode: str | None) -> None:
     where = " (as Azure has it)" if pool.existing == "adopt" else ""
     if pool.mode not in GROUP_MODES:
         raise fail(
@@ -208,9 +187,6 @@ def _check_member(key: str, pool: GpuPoolConfig, pool_key: str) -> None:
             f"memory are not known and the group cannot promise the proof runs on it; expected sizes such as "
             f"{', '.join(gpu_sizes.current_sizes()[:3])}",
         )
-
-
-def _check_scale_down(key: str, pool: GpuPoolConfig, pool_key: str, scale_down_mode: str | None) -> None:
     # A Deallocate pool is never backed off when Azure cannot start or add its nodes, so the
     # autoscaler keeps scaling it and the group never falls back: Azure/AKS#5589 (open, filed
     # 2026-02-04 by AKS's autoscaling team, "acknowledged - added to backlog"): "for nodepools
@@ -220,7 +196,6 @@ def _check_scale_down(key: str, pool: GpuPoolConfig, pool_key: str, scale_down_m
     # CHANGELOG at 8d1c8909 (2026-08-07) names no rollout. And "the deallocated nodes are started
     # first before any new nodes are provisioned" (azure-aks-docs scale-down-mode.md, 08/21/2023).
     if (scale_down_mode or "").lower() == "deallocate":
-        where = " (as Azure has it)" if pool.existing == "adopt" else ""
         raise fail(
             key,
             pool.name,
@@ -232,7 +207,6 @@ def _check_scale_down(key: str, pool: GpuPoolConfig, pool_key: str, scale_down_m
 
 
 def _one_of_each(key: str, pools: Sequence[GpuPoolConfig], what: str, of: Any) -> None:
-    """Every pool of the group has the same `what`: one workload's pod must run on each."""
     values = {pool.name: of(pool) for pool in pools}
     if len(set(values.values())) > 1:
         said = ", ".join(f"{name}: {value}" for name, value in values.items())

@@ -1,16 +1,9 @@
 """An existing cluster that runs node auto-provisioning (NAP: `nodeProvisioningProfile.mode:
-Auto`, Karpenter on AKS), where AKS creates no autoscaled pool unless its owner lets the
-cluster autoscaler run beside NAP: what the pools this stack declares meet there, said at
-preview and stopping a deployment (docs/design/capacity-groups.md, "Node auto-provisioning").
-
-The sources: azure-native 3.29.0 `containerservice.NodeProvisioningMode.AUTO` (the same words in
-azure-mgmt-containerservice 41.8.0 models/_enums.py): "Nodes are provisioned automatically by AKS
-using Karpenter ... Fixed size Node Pools can still be created, but autoscaling Node Pools cannot
-be." azure-aks-docs migrate-from-autoscaler-to-node-auto-provisioning.md (ms.date 6/25/2026,
-"Path 2: Run Cluster Autoscaler and Node Auto-Provisioning side by side"): the feature flag
-AllowClusterAutoscalerAndNAP, the taint `autoscaling.azure.com/cas-block=true:NoSchedule` on
-the cluster autoscaler's pools, "(required)", and the warning that both scalers "can lead to
-double provisioning of nodes"."""
+Auto`), where AKS creates no autoscaled pool unless its owner lets the cluster autoscaler run
+beside NAP (docs/design/capacity-groups.md, "Node auto-provisioning"). The sources: azure-native
+3.29.0 `containerservice.NodeProvisioningMode.AUTO` (NOT_ALLOWED's words); azure-aks-docs
+migrate-from-autoscaler-to-node-auto-provisioning.md (ms.date 6/25/2026, "Path 2"): the feature
+flag, the cas-block taint "(required)", and that both scalers "can lead to double provisioning"."""
 
 from __future__ import annotations
 
@@ -35,10 +28,8 @@ NOT_ALLOWED = '"Fixed size Node Pools can still be created, but autoscaling Node
 
 
 def check(pools: Pools, groups: GpuGroups, found: ClusterFacts, reader: AzureReader) -> list[Problem]:
-    """Where the cluster runs NAP and this stack declares an autoscaled pool (a capacity group's
-    always are): a blocking problem unless the flag is Registered and each such pool carries the
-    cas-block taint (an adopted pool's as Azure runs it; the pools this stack creates carry its
-    own taints only, pools.pool_taints); where both hold, a warning of double provisioning."""
+    """Where the cluster runs NAP and this stack declares an autoscaled pool: a blocking problem
+    unless the flag is Registered and each such pool carries the cas-block taint; else a warning."""
     if (found.node_provisioning_mode or "").lower() != AUTO.lower():
         return []
     autoscaled = [p for p in pools.owned if p.autoscaling]
@@ -79,7 +70,6 @@ def check(pools: Pools, groups: GpuGroups, found: ClusterFacts, reader: AzureRea
 
 
 def _feature_state(reader: AzureReader) -> str:
-    """The flag's registration state, as `az feature show` says it, or why it was not read."""
     try:
         return reader.feature_state(FEATURE_NAMESPACE, FEATURE) or "unknown"
     except read_errors() as error:  # Azure's answer is the message

@@ -1,9 +1,7 @@
-"""Whether a GPU pool that already runs in Azure is managed the way the config now says, read
-before anything is registered (components/pools/agent_pools.py): a switch between
-`aks-managed` and the other modes is refused in one line, in a preview and a deployment alike; a
-read that fails leaves the plan unknown (a preview warns, a deployment stops). Why, the way
-through and the sources (step_generator.go, provider.go, aks-managed-gpu-nodes.md): docs/
-lifecycle.md, "Switching variants", "The refusal's sources" and "A plan that rests on a read"."""
+"""Whether a GPU pool that runs in Azure is managed the way the config now says: a switch
+between `aks-managed` and the other modes is refused in one line; a read that fails leaves the
+plan unknown (a preview warns, a deployment stops). Why, and the sources: docs/lifecycle.md,
+"Switching variants", "The refusal's sources" and "A plan that rests on a read"."""
 
 from __future__ import annotations
 
@@ -19,13 +17,11 @@ from components.seam.reader import AzureReader, NotRead, RunningPool, read_error
 
 
 def running_of(pool: Mapping[str, Any]) -> RunningPool:
-    """The pool as the agentPools GET returns it (`as_dict()`: REST names): its mode, and the
-    fixed fields it has set (pool_fields.switched_on)."""
+    """The pool as the agentPools GET returns it (REST names): its mode and the fixed fields it has set."""
     return RunningPool(pool_fields.management(pool), pool_fields.switched_on(pool))
 
 
 def switches(pools: Pools, running: Mapping[str, RunningPool], cluster: str) -> list[str]:
-    """One line for each pool whose kind the config would switch."""
     lines = []
     for pool in pools.owned:
         was = running[pool.name].mode if pool.name in running else None
@@ -44,8 +40,8 @@ def switches(pools: Pools, running: Mapping[str, RunningPool], cluster: str) -> 
     return lines
 
 
-# What a running pool may have set that a declaration leaving it unset would switch off
-# (`running_of` reports them), in a person's words: when the read fails, what could differ.
+# What a running pool may have set that a declaration leaving it unset would switch off, in a
+# person's words: when the read fails, what could differ.
 SWITCHED_OFF = {
     "gpuProfile": "a GPU driver or management of its own (gpuProfile)",
     "gpuInstanceProfile": "a MIG profile (gpuInstanceProfile)",
@@ -54,9 +50,8 @@ SWITCHED_OFF = {
 
 
 def could_differ(pool: GpuPoolConfig, key: str) -> str:
-    """What the unread management of `pool` (declared at `key`) could change in the plan: the
-    fixed settings its config leaves unset, which replace a typed pool that runs with them (pool_fields.
-    left_to_azure), and the switch of kind that is refused (`switches`)."""
+    """What the unread management of `pool` could change in the plan: the fixed settings its
+    config leaves unset (pool_fields.left_to_azure), and the refused switch of kind."""
     if pool.managed:
         return f"pool {pool.name} is refused if it runs as a typed pool (device-plugin or gpu-operator)"
     left_unset = {"gpuProfile": pool.mode == "device-plugin", "gpuInstanceProfile": not pool.mig_profile, "scaleSetPriority": not pool.spot}
@@ -71,16 +66,13 @@ def _or(items: list[str]) -> str:
 
 @dataclass(frozen=True)
 class Reading:
-    #: One line for each pool whose kind the config would switch (`switches`).
     refusals: list[str]
     #: The pools that run, by name (none known when the read failed).
     running: dict[str, RunningPool]
-    #: Why the read could not be made: an error or its deadline (None: read, or a reader that
-    #: makes no calls, the offline render's, which says so itself).
+    #: Why the read could not be made (None: read, or the offline render's reader, which says so itself).
     failed: str | None = None
 
     def unknown(self, pools: Pools) -> str:
-        """A preview's warning: the plan it shows may not be the one `pulumi up` follows."""
         owned = pools.owned
         return (
             f"preflight: the plan is not known for GPU pool(s) {', '.join(p.name for p in owned)}: the GPU pools' management "
@@ -90,7 +82,6 @@ class Reading:
         )
 
     def stop(self, pools: Pools) -> str:
-        """A deployment's one line: what it cannot plan without the read."""
         names = ", ".join(p.name for p in pools.owned)
         return (
             f"preflight: the GPU pools' management in Azure could not be read ({self.failed}); it decides whether GPU "
@@ -100,7 +91,6 @@ class Reading:
 
 
 def check(pools: Pools, resource_group: str, cluster: str, subscription: Callable[[], str], reader: AzureReader) -> Reading:
-    """The switches the config asks for, and the pools that run; or why they could not be read."""
     try:
         running = reader.pool_modes(subscription(), resource_group, cluster, [p.name for p in pools.pools])
     except NotRead:  # offline: the reader's own note says what the render assumed

@@ -1,7 +1,5 @@
-"""How each GPU pool joins its cluster's network: its nodes' subnet, its pods' subnet and its pods
-per node, decided from the cluster (components/cluster/cluster_facts.py) and the pool's config; a
-pool that runs already keeps what it has in Azure unless its config names another. Pure: no
-resource, no call to Azure. The rules and their sources (azure-aks-docs, AKS's answers):
+"""How each GPU pool joins its cluster's network: subnet, pod subnet and pods per node; a pool
+that runs already keeps what it has unless its config names another. The rules' sources:
 docs/existing-cluster.md, "Its network" and "The network rules' sources"."""
 
 from __future__ import annotations
@@ -32,10 +30,9 @@ class PoolNetwork:
     vnet_subnet_id: str | None = None
     pod_subnet_id: str | None = None
     why: str = ""
-    #: What AKS would refuse (a subnet on a cluster whose pools have none), if anything.
+    #: What AKS would refuse, if anything.
     problem: str | None = None
-    #: The config moves a pool that runs already to another subnet, pod subnet or maxPods,
-    #: which replaces it (deleting it first): the preview's warning, if so.
+    #: The preview's warning where the config moves a running pool, which replaces it.
     replaces: str | None = None
 
 
@@ -52,35 +49,11 @@ def model(found: ClusterFacts) -> str:
     return f"network plugin {found.network_plugin or 'unset'}"
 
 
-def _subnet(name: str, given: str | None, cluster_uses: bool, system: str | None, key: str) -> tuple[str | None, str, str | None]:
-    """The subnet a pool gets, how to say so, and what AKS would refuse."""
-    if given and not cluster_uses:
-        return (
-            given,
-            f"{name} {short(given)}",
-            (
-                f"{key}.{'vnetSubnetId' if name == 'subnet' else 'podSubnetId'} is set, but the cluster's pools have no "
-                f"{'vnetSubnetID' if name == 'subnet' else 'podSubnetID'}, and AKS takes it on all of a cluster's pools or none; remove it"
-            ),
-        )
-    if given:
-        return given, f"{name} {short(given)}", None
-    if cluster_uses and system:
-        return system, f"{name} {short(system)} (the System pool's)", None
-    if cluster_uses:
-        return (
-            None,
-            f"no {name}: the cluster has no System pool with one; set {key}.{'vnetSubnetId' if name == 'subnet' else 'podSubnetId'}",
-            (
-                f"{key}: the cluster's pools carry {'vnetSubnetID' if name == 'subnet' else 'podSubnetID'}, but no System pool says which; "
-                f"set {key}.{'vnetSubnetId' if name == 'subnet' else 'podSubnetId'}"
-            ),
-        )
-    return None, "", None
-
-
 # The config's keys of a pool's network, which AKS fixes when it creates the pool.
 CONFIG_KEYS = ("maxPods", "vnetSubnetId", "podSubnetId")
+# Each subnet: as a line says it, its config key, its REST name and its PoolFacts member.
+SUBNETS = (("subnet", "vnetSubnetId", "vnetSubnetID", "vnet_subnet_id"), ("pod subnet", "podSubnetId", "podSubnetID", "pod_subnet_id"))
+KEPT = "kept from the live pool"
 
 
 def of_created(pool: GpuPoolConfig) -> PoolNetwork:
@@ -96,29 +69,61 @@ def plan(
     pod_subnet_id: str | None = None,
     current: PoolFacts | None = None,
 ) -> PoolNetwork:
-    """The network of one GPU pool (`key` names it in messages) in `found`, or in a cluster
-    this program creates (None: Azure CNI Overlay, no VNet of its own). `current` is the pool
-    as it runs in `found` already, if it does: what the config leaves unset is kept from it."""
+    """One GPU pool's network in `found`, or in a created cluster (None: Azure CNI Overlay).
+    `current`, the pool as it runs already: a member the config sets replaces the pool where it
+    differs (AKS fixes all three at creation); one it leaves unset is the live pool's."""
     if found is None:
         pods = max_pods or MAX_PODS
         return PoolNetwork(pods, why=f"network: {key}: maxPods {pods} (the cluster this stack creates: Azure CNI Overlay)")
-    if current is not None:
-        return _kept(found, key, max_pods, vnet_subnet_id, pod_subnet_id, current)
-    system = found.system_pool
-    vnet, vnet_text, vnet_problem = _subnet(
-        "subnet", vnet_subnet_id, any(p.vnet_subnet_id for p in found.pools), system.vnet_subnet_id if system else None, key
-    )
-    pod, pod_text, pod_problem = _subnet(
-        "pod subnet", pod_subnet_id, any(p.pod_subnet_id for p in found.pools), system.pod_subnet_id if system else None, key
-    )
-    kind = model(found)
-    if max_pods:
-        pods, pods_text = max_pods, f"maxPods {max_pods} ({key}.maxPods)"
+    texts: list[str] = []
+    moves: list[str] = []
+    unused: list[str] = []
+    other: list[str | None] = []
+    chosen: list[str | None] = []
+    for (name, member, rest, attr), given in zip(SUBNETS, (vnet_subnet_id, pod_subnet_id), strict=True):
+        cluster_uses = any(getattr(p, attr) for p in found.pools)
+        live = getattr(current, attr) if current is not None else None
+        system = getattr(found.system_pool, attr) if found.system_pool is not None else None
+        value, text = given, f"{name} {short(given)}" if given else ""
+        if given is None and current is not None:
+            value, text = live, f"{name} {short(live)} ({KEPT})" if live else ""
+        elif given is None and cluster_uses and system:
+            value, text = system, f"{name} {short(system)} (the System pool's)"
+        elif given is None and cluster_uses:
+            text = f"no {name}: the cluster has no System pool with one; set {key}.{member}"
+            unused.append(f"{key}: the cluster's pools carry {rest}, but no System pool says which; set {key}.{member}")
+        elif given is not None and not cluster_uses:
+            unused.append(
+                f"{key}.{member} is set, but the cluster's pools have no {rest}, and AKS takes it on all of a cluster's pools or none; remove it"
+            )
+        if given is not None and current is not None and not _same_subnet(given, live):
+            text = f"{name} {short(given)} ({key}.{member}; the live pool has {short(live) if live else 'none'}: replaces it)"
+            moves.append(f"{key}.{member} is {short(given)} and the live pool's {short(live) if live else 'none'}")
+        if given is not None or current is None:
+            other.append(_other_vnet(value, found, f"{key}.{member}"))
+        texts.append(text)
+        chosen.append(value)
+    vnet, pod = chosen
+    live_pods = current.max_pods if current is not None else None
+    if max_pods is None and live_pods:
+        pods, pods_text = live_pods, f"maxPods {live_pods} ({KEPT})"
+    elif max_pods is None:  # a description without it (a saved file): what a new pool would get
+        pods, pods_text = _default_pods(found, model(found), pod)
+    elif live_pods is not None and max_pods != live_pods:
+        pods, pods_text = max_pods, f"maxPods {max_pods} ({key}.maxPods; the live pool has {live_pods}: replaces it)"
+        moves.append(f"{key}.maxPods is {max_pods} and the live pool's {live_pods}")
     else:
-        pods, pods_text = _default_pods(found, kind, pod)
-    parts = ", ".join(t for t in (vnet_text, pod_text, pods_text) if t)
-    other_vnet = _other_vnet(vnet, found, f"{key}.vnetSubnetId") or _other_vnet(pod, found, f"{key}.podSubnetId")
-    return PoolNetwork(pods, vnet, pod, f"network: {key} joins {kind}: {parts}", vnet_problem or pod_problem or other_vnet)
+        pods, pods_text = max_pods, f"maxPods {max_pods} ({key}.maxPods)"
+    parts = ", ".join(t for t in (*texts, pods_text) if t)
+    replaces = (
+        f"{'; '.join(moves)}: AKS fixes a pool's subnet, pod subnet and maxPods when it creates the pool, so `pulumi up` "
+        f"replaces pool {current.name}, deleting it first (its nodes and the pods on them go, and it is created anew); "
+        "unset the key to keep what the pool has"
+        if moves and current is not None
+        else None
+    )
+    why = f"network: {key} joins {model(found)}: {parts}"
+    return PoolNetwork(pods, vnet, pod, why, next((p for p in (*unused, *other) if p), None), replaces)
 
 
 def _default_pods(found: ClusterFacts, kind: str, pod_subnet: str | None) -> tuple[int, str]:
@@ -134,70 +139,13 @@ def _default_pods(found: ClusterFacts, kind: str, pod_subnet: str | None) -> tup
     return MAX_PODS, f"maxPods {MAX_PODS}"
 
 
-KEPT = "kept from the live pool"
-
-
 def _same_subnet(a: str | None, b: str | None) -> bool:
     """ARM resource IDs compare without case (the az CLI writes `resourcegroups`)."""
     return (a or "").lower() == (b or "").lower()
 
 
-def _kept(
-    found: ClusterFacts, key: str, max_pods: int | None, vnet_subnet_id: str | None, pod_subnet_id: str | None, current: PoolFacts
-) -> PoolNetwork:
-    """A pool that runs already: each member the config sets is the config's, and replaces the
-    pool where it differs from the live one (AKS fixes all three at creation:
-    pool_fields.AGENT_POOL's network fields); each it leaves unset
-    is the live pool's, whatever the System pool has now."""
-    texts: list[str] = []
-    moves: list[str] = []
-    problems: list[str | None] = []
-    members = (
-        ("subnet", "vnetSubnetId", vnet_subnet_id, current.vnet_subnet_id, any(p.vnet_subnet_id for p in found.pools)),
-        ("pod subnet", "podSubnetId", pod_subnet_id, current.pod_subnet_id, any(p.pod_subnet_id for p in found.pools)),
-    )
-    chosen: list[str | None] = []
-    for name, member, given, live, cluster_uses in members:
-        if given is None:
-            chosen.append(live)
-            texts.append(f"{name} {short(live)} ({KEPT})" if live else "")
-            continue
-        chosen.append(given)
-        problems.append(_subnet(name, given, cluster_uses, None, key)[2])
-        if _same_subnet(given, live):
-            texts.append(f"{name} {short(given)}")
-        else:
-            texts.append(f"{name} {short(given)} ({key}.{member}; the live pool has {short(live) if live else 'none'}: replaces it)")
-            moves.append(f"{key}.{member} is {short(given)} and the live pool's {short(live) if live else 'none'}")
-    vnet, pod = chosen
-    if max_pods is None and current.max_pods:
-        pods, pods_text = current.max_pods, f"maxPods {current.max_pods} ({KEPT})"
-    elif max_pods is None:  # a description without it (a saved file): what a new pool would get
-        pods, pods_text = _default_pods(found, model(found), pod)
-    elif current.max_pods is not None and max_pods != current.max_pods:
-        pods, pods_text = max_pods, f"maxPods {max_pods} ({key}.maxPods; the live pool has {current.max_pods}: replaces it)"
-        moves.append(f"{key}.maxPods is {max_pods} and the live pool's {current.max_pods}")
-    else:
-        pods, pods_text = max_pods, f"maxPods {max_pods} ({key}.maxPods)"
-    parts = ", ".join(t for t in (*texts, pods_text) if t)
-    if vnet_subnet_id is not None:
-        problems.append(_other_vnet(vnet, found, f"{key}.vnetSubnetId"))
-    if pod_subnet_id is not None:
-        problems.append(_other_vnet(pod, found, f"{key}.podSubnetId"))
-    replaces = (
-        f"{'; '.join(moves)}: AKS fixes a pool's subnet, pod subnet and maxPods when it creates the pool, so `pulumi up` "
-        f"replaces pool {current.name}, deleting it first (its nodes and the pods on them go, and it is created anew); "
-        "unset the key to keep what the pool has"
-        if moves
-        else None
-    )
-    why = f"network: {key} joins {model(found)}: {parts}"
-    return PoolNetwork(pods, vnet, pod, why, next((p for p in problems if p), None), replaces)
-
-
 def short(subnet_id: str) -> str:
-    """A subnet as a person reads it, `<vnet>/<subnet>`: the line is a summary, and the full
-    ID is in the pool's inputs (resources.json)."""
+    """A subnet as a person reads it, `<vnet>/<subnet>`."""
     vnet, subnet = id_segment(subnet_id, "virtualNetworks"), id_segment(subnet_id, "subnets")
     return f"{vnet}/{subnet}" if vnet and subnet else subnet_id
 
@@ -231,15 +179,10 @@ def plan_pools(
     live: Mapping[str, PoolFacts] | None = None,
     state: StackState = NOT_READ,
 ) -> dict[str, PoolNetwork]:
-    """Every GPU pool's network, by pool name: a pool that runs in `found` already keeps what it
-    has, whether this stack added it (its state holds it, or it carries the stack's tag:
-    existing_cluster_checks.stack_pools) or takes it over (`live`, by name).
-
-    A pool that lost the stack's tag is still the stack's where the state holds it; where the
-    state is not known, a pool with no stack's tag under a new pool's name keeps its own values too:
-    followed to where the System pool now is, a pool the stack holds would be replaced,
-    deleted first (under preflight.mode warn, which lets the run go on), and a pool of
-    somebody else's is left as it is (preflight says whose it may be)."""
+    """Every GPU pool's network, by name: a pool running in `found` keeps what it has, whether
+    the stack added it (its state or tag) or takes it over (`live`). Where the state is not
+    known, an untagged pool under a new pool's name keeps its own too: following the System pool
+    would replace one the stack holds, and somebody else's is left as it is."""
     held = state.pools()
     if found is not None and held is None:  # a pool without the stack's tag may have lost it
         untagged = {p.name for p in found.pools if owner_of(p.tags) is None}
@@ -252,8 +195,7 @@ def plan_pools(
 
 
 def summary(found: ClusterFacts) -> str:
-    """The cluster in one line, as the offline render shows what it read: where, its state,
-    its version, its network (in the docs' words) and its pools."""
+    """The cluster in one line, as the offline render shows what it read."""
     own_vnet = any(p.vnet_subnet_id for p in found.pools)
     network = f"{model(found)}{' in its own virtual network' if own_vnet else ''}"
     pools = ", ".join(

@@ -1,27 +1,17 @@
-"""The priority expander's ConfigMap on a cluster the stack creates, once that cluster is there:
-the stack's own, its owner's, or none yet.
-
-While a capacity group exists the stack declares `kube-system/cluster-autoscaler-priority-expander`
-(components/pools/capacity_expander.py). On a cluster an earlier `up` created, an admin
-may have made one by hand since: AKS's blog has them `kubectl apply` it for Spot pools
-(Azure/AKS@8d1c8909 website/blog/2025-07-17-Scaling-safely-with-spot-on-aks/index.md). Since
-4.29.0 pulumi-kubernetes creates client-side, so `up` would stop at AlreadyExists, which a
-preview's dry run hides (existing_cluster_checks.namespaces_line has the sources). So, from the
-stack's state (stack_state.py), never from a mark on the object the owner can remove:
-- the state does not hold the cluster (a first `up`, or another cluster name): nothing to read;
-  the stack declares its ConfigMap;
-- the state holds the ConfigMap: it is the stack's, declared as before;
-- else the cluster is read: no such ConfigMap, the stack declares its own; one, it is the
-  owner's and used, never registered (nothing of it changes on `up` or `destroy`), and the
-  plan says which of the groups' lines it has and which it lacks.
-A read that fails is not known: a preview says so and how to check, a deployment stops.
-Pure: the reads are the reader's.
+"""The priority expander's ConfigMap on a cluster the stack creates: the stack's own, its
+owner's, or none yet. An admin may have made one by hand on a cluster an earlier `up` created
+(AKS's blog has them `kubectl apply` it for Spot pools: Azure/AKS@8d1c8909
+website/blog/2025-07-17-Scaling-safely-with-spot-on-aks/index.md), and since 4.29.0
+pulumi-kubernetes creates client-side, so `up` would stop at AlreadyExists, which a preview's dry
+run hides. So whose it is comes from the stack's state, never from a mark the owner can remove:
+the owner's is used, never registered, and the plan says which of the groups' lines it lacks.
+A read that fails is not known: a preview says so, a deployment stops.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,7 +31,6 @@ from components.pools.priority_expander import (
 )
 from components.seam.reader import AzureReader, read_errors
 
-# How a person sees the ConfigMap the cluster has, and whose it is.
 CHECK = f"kubectl get configmap -n {CONFIG_MAP_NAMESPACE} {CONFIG_MAP_NAME} -o yaml"
 WHERE = f"{CONFIG_MAP_NAMESPACE}/{CONFIG_MAP_NAME}"
 # PyYAML's safe loader, in C where PyYAML was built with it (as components/cluster/kubeconfig.py).
@@ -53,8 +42,8 @@ _INTEGER = re.compile(r"[+-]?[0-9]+")
 
 @dataclass(frozen=True)
 class Owners:
-    """The owner's ConfigMap as the cluster autoscaler reads its `priorities`: each priority's
-    patterns; or why it cannot (then it keeps every option: priority.go BestOptions)."""
+    """The owner's `priorities` as the autoscaler reads them, or why it cannot (then it keeps
+    every option: priority.go BestOptions)."""
 
     priorities: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
     unreadable: str | None = None
@@ -62,16 +51,15 @@ class Owners:
 
 @dataclass(frozen=True)
 class Found:
-    """What the cluster has: the owner's ConfigMap (None: the stack declares its own), or why
-    that is not known."""
+    """The owner's ConfigMap (None: the stack declares its own), or why that is not known."""
 
     owners: Owners | None = None
     unknown: str | None = None
 
 
 def read(reader: AzureReader, state: StackState, cluster: tuple[str, str]) -> Found:
-    """Whose the ConfigMap of the created cluster `cluster` (resource group, name) is, read once
-    where the state says the cluster is there and the ConfigMap is not the stack's."""
+    """Whose the ConfigMap of the created cluster (resource group, name) is, read where the
+    state holds the cluster but not the ConfigMap."""
     if not state.known and not state.undeployed:
         return Found(unknown=f"what this stack's state holds is not known: {state.why}")
     if not state.holds(*MANAGED_CLUSTER) or state.holds(*PRIORITY_CONFIG_MAP):
@@ -103,8 +91,9 @@ def owners_of(config_map: Mapping[str, Any]) -> Owners:
         return Owners(unreadable=f"its {CONFIG_MAP_KEY} are not a map of priorities")
     levels: dict[int, tuple[str, ...]] = {}
     for key, patterns in parsed.items():
-        level = _level(key)
-        if level is None:
+        level = int(key) if isinstance(key, str) and _INTEGER.fullmatch(key) and len(key) <= 20 else key
+        # A Go int of 64 bits (YAML's `yes` is a bool, not 1).
+        if not isinstance(level, int) or isinstance(level, bool) or not -(2**63) <= level < 2**63:
             return Owners(unreadable=f"its priority {cut(repr(key))} is not an integer")
         if patterns is not None and not (isinstance(patterns, list) and all(isinstance(p, str) for p in patterns)):
             return Owners(unreadable=f"its priority {level} is not a list of patterns")
@@ -112,19 +101,9 @@ def owners_of(config_map: Mapping[str, Any]) -> Owners:
     return Owners(levels)
 
 
-def _level(key: Any) -> int | None:
-    """A key as a Go int of 64 bits, or None (YAML's `yes` is a bool, not 1)."""
-    if isinstance(key, str) and _INTEGER.fullmatch(key) and len(key) <= 20:
-        key = int(key)
-    if isinstance(key, int) and not isinstance(key, bool) and -(2**63) <= key < 2**63:
-        return key
-    return None
-
-
 def compare(ours: Priorities, owners: Owners) -> tuple[Priorities, Priorities]:
     """The groups' lines the owner's priorities have, and those they lack: a pattern at the
-    priority the stack gives it; the catch-all at any priority, which only keeps every node group
-    matched (priority.go BestOptions drops an option no pattern matches when another matches)."""
+    stack's priority; the catch-all at any (it only keeps every node group matched: BestOptions)."""
     catch_all = next((level for level, patterns in owners.priorities.items() if CATCH_ALL in patterns), None)
     had, lacking = [], []
     for level, patterns in ours.levels:
@@ -135,26 +114,16 @@ def compare(ours: Priorities, owners: Owners) -> tuple[Priorities, Priorities]:
                 had.append((level, pattern))
             else:
                 lacking.append((level, pattern))
-    return _levels(had), _levels(lacking)
+    return Priorities.of(had), Priorities.of(lacking)
 
 
 def has_every_line(ours: Priorities, owners: Owners) -> bool:
-    """Whether the owner's priorities hold the team's order: readable, and lacking none of the
-    lines the stack would declare (`ours`, priority_expander.priorities)."""
+    """The owner's priorities are readable and lack none of `ours`."""
     return owners.unreadable is None and not compare(ours, owners)[1].levels
 
 
-def _levels(lines: Iterable[tuple[int, str]]) -> Priorities:
-    by_level: dict[int, list[str]] = {}
-    for level, pattern in lines:
-        by_level.setdefault(level, []).append(pattern)
-    return Priorities(tuple((level, tuple(by_level[level])) for level in sorted(by_level, reverse=True)))
-
-
 def owners_line(ours: Priorities, cluster: str, owners: Owners) -> str:
-    """The plan's line where the cluster has its owner's ConfigMap: used, not declared, and what
-    the owner would add for the team's order (`ours`: the lines the stack would declare), in the
-    shape of their `priorities`."""
+    """The plan's line for the owner's ConfigMap: used, and what the owner would add (`ours`: the stack's lines)."""
     head = (
         f"gpuGroups: the ConfigMap {WHERE} in cluster {cluster} is its owner's (this stack's state does not hold it): "
         f"the stack uses it as it is and declares none, and sets the profile's expander to {EXPANDER}, so the cluster "
@@ -178,7 +147,6 @@ def owners_line(ours: Priorities, cluster: str, owners: Owners) -> str:
 
 
 def unknown_line(cluster: str, why: str) -> str:
-    """A preview's warning: the plan it shows may not be the one `pulumi up` follows."""
     return (
         f"gpuGroups: whether cluster {cluster} has the ConfigMap {WHERE} already, and whose it is, is not known ({why}): "
         "this plan declares it, and `pulumi up` reads the cluster again: one the stack's state does not hold is its "
@@ -188,7 +156,6 @@ def unknown_line(cluster: str, why: str) -> str:
 
 
 def stop_line(cluster: str, why: str) -> str:
-    """A deployment's one line: it cannot tell whether its create would meet the owner's ConfigMap."""
     return (
         f"preflight: whether cluster {cluster} has the ConfigMap {WHERE} already could not be read ({why}); this `up` "
         "would create it, and the cluster refuses a create of one that is there (AlreadyExists), so nothing was created, "

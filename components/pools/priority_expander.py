@@ -1,18 +1,14 @@
-"""The cluster autoscaler's priority expander for capacity groups (gpuGroups): which pool of a
-group it scales first, in the team's order, and what the plan says of it.
-
-A pending pod of a group fits each of the group's pools; AKS's default expander, `random`,
-picks any of them. With `expander: priority` the autoscaler reads the ConfigMap
-`kube-system/cluster-autoscaler-priority-expander`, key `priorities`, a YAML map from an
-integer (higher first) to regexes matched against each node group's ID (kubernetes/autoscaler
-@2d425888, tag cluster-autoscaler-1.35.2, expander/priority/priority.go: `map[int][]string`,
-`FindStringIndex`, a search, so each pattern is anchored). docs/design/capacity-groups.md has the sources.
+"""The cluster autoscaler's priority expander for capacity groups: which pool of a group it
+scales first (AKS's default expander, `random`, picks any). With `expander: priority` it reads
+a YAML map from an integer (higher first) to regexes searched in each node group's ID
+(kubernetes/autoscaler@2d425888, cluster-autoscaler-1.35.2, expander/priority/priority.go:
+`map[int][]string`, `FindStringIndex`, so each pattern is anchored). docs/design/capacity-groups.md.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 #: The ConfigMap the expander reads, and its key (priority.go PriorityConfigMapName,
 #: ConfigMapKey), in the autoscaler's namespace, kube-system (config/flags/flags.go).
@@ -39,13 +35,19 @@ def scale_set_pattern(pool: str) -> str:
 
 @dataclasses.dataclass(frozen=True)
 class Priorities:
-    """The priorities of every declared pool: the pools outside groups and each group's first
-    choice on the top level, each group's next pools one step below the one before. Groups
-    share levels: a pod of one group fits only that group's pools, so levels of two groups never
-    compete (each pool is in one group)."""
+    """The priorities of every declared pool. Groups share levels: a pod of one group fits only
+    that group's pools, so two groups' levels never compete."""
 
     #: (priority, patterns), highest first; the catch-all last.
     levels: tuple[tuple[int, tuple[str, ...]], ...]
+
+    @classmethod
+    def of(cls, lines: Iterable[tuple[int, str]]) -> Priorities:
+        """(priority, pattern) lines, each level's in their order, highest first."""
+        by_level: dict[int, list[str]] = {}
+        for level, pattern in lines:
+            by_level.setdefault(level, []).append(pattern)
+        return cls(tuple((level, tuple(by_level[level])) for level in sorted(by_level, reverse=True)))
 
     def yaml(self) -> str:
         """The `priorities` value, YAML that priority.go unmarshals into map[int][]string;
@@ -53,32 +55,23 @@ class Priorities:
         return "\n".join(f"{level}:\n" + "".join(f"  - '{p}'\n" for p in patterns) for level, patterns in self.levels).rstrip("\n")
 
     def flow(self) -> str:
-        """The same map on one line (YAML flow style), for a plan's line."""
+        """The same map on one line (YAML flow style)."""
         return "{" + ", ".join(f"{level}: [{', '.join(repr(p) for p in patterns)}]" for level, patterns in self.levels) + "}"
 
 
 def priorities(groups: Mapping[str, Sequence[str]], outside: Sequence[str] = ()) -> Priorities:
     """Each group's pools, first choice highest, and the pools outside groups (`outside`) on the
-    top level with the first choices, so that no group outranks them: priority.go keeps only the
-    options at the highest priority any of them matches (BestOptions), so a pool ranked below a
-    group's would never be chosen for a pod that fits both, and such a pod would always land on the
-    GPUs. Of the longest group's n pools the first gets STEP * (n + 1), the last 2 * STEP; each
-    shorter group starts on the same top level. The catch-all LOWEST, for the node groups this
-    stack does not declare. A pattern of a pool that is not a node group (one the autoscaler does
-    not scale) matches nothing and costs nothing: listed all the same, so the System pool ranks
-    right if its owner turns the autoscaler on by hand."""
+    top level with the first choices: priority.go keeps only the options at the highest priority
+    any matches (BestOptions), so a pool ranked below a group's would never be chosen for a pod
+    that fits both. The catch-all LOWEST, for node groups this stack does not declare. A pool the
+    autoscaler does not scale is listed all the same, so the System pool ranks right if its owner
+    turns the autoscaler on by hand."""
     top = STEP * (max((len(pools) for pools in groups.values()), default=0) + 1)
-    by_level: dict[int, list[str]] = {}
-    for pools in groups.values():
-        for rank, pool in enumerate(pools):
-            by_level.setdefault(top - STEP * rank, []).append(scale_set_pattern(pool))
-    by_level.setdefault(top, []).extend(scale_set_pattern(pool) for pool in outside)
-    levels = tuple((level, tuple(by_level[level])) for level in sorted(by_level, reverse=True))
-    return Priorities((*levels, (LOWEST, (CATCH_ALL,))))
+    ranked = [(top - STEP * rank, scale_set_pattern(pool)) for pools in groups.values() for rank, pool in enumerate(pools)]
+    return Priorities.of([*ranked, *((top, scale_set_pattern(pool)) for pool in outside), (LOWEST, CATCH_ALL)])
 
 
 def created_cluster_line(groups: Mapping[str, Sequence[str]], outside: Sequence[str]) -> str:
-    """What a created cluster gets while a group exists, and what stays when none does."""
     return (
         f"gpuGroups: the cluster autoscaler scales each group's pools in the team's order: this stack sets its "
         f"profile's expander to {EXPANDER} and declares the ConfigMap {CONFIG_MAP_NAMESPACE}/{CONFIG_MAP_NAME} "
@@ -92,9 +85,7 @@ def created_cluster_line(groups: Mapping[str, Sequence[str]], outside: Sequence[
 
 
 def existing_cluster_line(groups: Mapping[str, Sequence[str]], outside: Sequence[str], resource_group: str, cluster: str) -> str:
-    """What the owner of an existing cluster would set for the team's order: this stack changes
-    neither their profile nor their ConfigMap. `outside`: the cluster's pools and the stack's in
-    no group, which the owner's lines keep on the groups' top level."""
+    """What the owner of an existing cluster would set for the team's order; `outside`: the pools in no group."""
     return (
         f"gpuGroups on the existing cluster {cluster}: its cluster autoscaler's settings are its owner's, and this stack "
         "changes none of them; each group still falls back to its next pool when Azure cannot fill one, in the order "

@@ -1,13 +1,11 @@
 """The GPU pools: `gpuPool` (the guide's one pool) or `gpuPools` (several, keyed by AKS pool
-name), each pool's settings, the defaults that depend on other members, and the rules of one
-pool: its node counts, Spot cap, pods per node, MIG profile and AKS-managed GPU stack."""
+name), each pool's settings, the defaults that depend on other members, and one pool's rules."""
 
 from __future__ import annotations
 
 import dataclasses
 import re
 from collections.abc import Mapping
-from dataclasses import fields
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field
@@ -137,21 +135,16 @@ class GpuPoolConfig(GpuPoolSettings):
 
 # Today's guide (azure-aks-docs articles/aks/use-nvidia-gpu.md) taints the GPU pool so
 # that only pods that ask for it land there: `az aks nodepool add ... --node-taints sku=gpu:NoSchedule`.
-GPU_TAINT_KEY = "sku"
-GPU_TAINT_VALUE = "gpu"
-GPU_TAINT_EFFECT = "NoSchedule"
-GPU_TAINT = f"{GPU_TAINT_KEY}={GPU_TAINT_VALUE}:{GPU_TAINT_EFFECT}"
+GPU_TAINT = "sku=gpu:NoSchedule"
 
 # AKS puts this taint (and label) on every node of a Spot pool (azure-aks-docs
 # articles/aks/spot-node-pool.md: "A Spot node pool has the
 # kubernetes.azure.com/scalesetpriority=spot:NoSchedule taint"). It is declared explicitly
 # as well, so the declared taints equal what Azure reports and no diff appears.
-SPOT_TAINT_KEY = "kubernetes.azure.com/scalesetpriority"
-SPOT_TAINT = f"{SPOT_TAINT_KEY}=spot:NoSchedule"
+SPOT_TAINT = "kubernetes.azure.com/scalesetpriority=spot:NoSchedule"
 
 
 def pool_taints(pool: GpuPoolConfig) -> list[str]:
-    """The taints a GPU pool this program declares gets: the guide's, and the Spot taint."""
     return [GPU_TAINT, SPOT_TAINT] if pool.spot else [GPU_TAINT]
 
 
@@ -165,35 +158,31 @@ GpuPoolMap = Annotated[
 
 @dataclasses.dataclass(frozen=True)
 class Pools:
-    """The stack's GPU pools, each pool's config key (as messages name it), and the members
-    each pool's entry in the stack file sets."""
+    """The stack's GPU pools, each pool's config key, and the members each entry sets."""
 
     pools: tuple[GpuPoolConfig, ...]
     keys: Mapping[str, str]
     given: Mapping[str, Mapping[str, Any]]
 
     def key(self, pool: GpuPoolConfig) -> str:
-        """The config key that declares `pool`, as error messages and warnings name it."""
         return self.keys[pool.name]
 
     @property
     def modes(self) -> frozenset[str]:
-        """Who manages the GPU stack, over all pools."""
         return frozenset(p.mode for p in self.pools)
 
     @property
     def owned(self) -> tuple[GpuPoolConfig, ...]:
-        """The pools the stack declares: new ones and adopted ones, not those it uses as they are."""
+        """The pools the stack declares: new and adopted, not used."""
         return tuple(p for p in self.pools if p.owned)
 
     @property
     def new(self) -> tuple[GpuPoolConfig, ...]:
-        """The pools the stack adds to the cluster (not the cluster's own, used or adopted)."""
+        """The pools the stack adds to the cluster."""
         return tuple(p for p in self.pools if p.existing is None)
 
     def without(self, names: frozenset[str]) -> Pools:
-        """These pools but `names` (a capacity group's pools that cannot run: preflight.run): a
-        new value, the pools the run declares; the config is never rewritten."""
+        """These pools but `names` (a group's pools that cannot run), as a new value."""
         return Pools(tuple(p for p in self.pools if p.name not in names), self.keys, self.given)
 
 
@@ -208,7 +197,7 @@ def gpu_pools(gpu_pool: GpuPoolConfig, pool_map: dict[str, GpuPoolSettings] | No
             f"invalid config {NAMESPACE}:gpuPool with {NAMESPACE}:gpuPools: gpuPool is the guide's one GPU pool, "
             "gpuPools several; set one of them"
         )
-    settings = [f.name for f in fields(GpuPoolSettings)]
+    settings = [f.name for f in dataclasses.fields(GpuPoolSettings)]
     entries = sorted(pool_map.items())
     return Pools(
         tuple(GpuPoolConfig(name=name, **{f: getattr(entry, f) for f in settings}) for name, entry in entries),
@@ -218,9 +207,7 @@ def gpu_pools(gpu_pool: GpuPoolConfig, pool_map: dict[str, GpuPoolSettings] | No
 
 
 def check(found: Pools, job_enabled: bool, existing_cluster: bool = False) -> list[str]:
-    """Each pool's rules; returns what a preview should say of them (sizes, modes). A pool
-    the cluster has (`existing`) is checked once it is read from Azure
-    (components/pools/existing_pools.py)."""
+    """Each pool's rules; returns a preview's warnings. An `existing` pool is checked once read (existing_pools)."""
     warnings: list[str] = []
     for pool in found.pools:
         key = found.keys[pool.name]
@@ -236,8 +223,7 @@ def check(found: Pools, job_enabled: bool, existing_cluster: bool = False) -> li
 
 
 def check_size(vm_size: str, gen2: bool, key: str) -> list[str]:
-    """Refuses a GPU size the catalog knows cannot work here; returns what a preview says of
-    the rest (sizes it does not know, shares of a GPU, sizes AKS does not document)."""
+    """Refuses a GPU size the catalog knows cannot work here; returns a preview's warnings of the rest."""
     size = gpu_sizes.CATALOG.get(vm_size)
     if size is None:
         # ARM takes a size in any letter case, but the program's checks (the catalog, the
@@ -286,7 +272,6 @@ def check_size(vm_size: str, gen2: bool, key: str) -> list[str]:
 
 
 def pool_map(key: str, raw: Any) -> dict[str, Any]:
-    """Decodes gpuPools: each key an AKS pool name, each entry gpuPool's members but name."""
     entries = json_object(key, raw)
     if not entries:
         raise fail(key, entries, f"expected at least one pool, such as {{gpu: {{vmSize: {gpu_sizes.GUIDE_GEN2_SIZE}}}}}")
@@ -324,8 +309,7 @@ def gpu_pool_defaults(value: dict[str, Any], key: str) -> dict[str, Any]:
 def check_gpu_pool(pool: GpuPoolConfig, job_enabled: bool, key: str) -> None:
     if pool.name == SYSTEM_POOL_NAME:
         raise fail(f"{key}.name", pool.name, f"'{SYSTEM_POOL_NAME}' is the System pool's name; pick another")
-    if pool.autoscaling:
-        assert pool.min_count is not None and pool.max_count is not None
+    if pool.min_count is not None and pool.max_count is not None:
         if pool.min_count > pool.max_count:
             raise min_above_max(key, pool.min_count, pool.max_count)
         if not pool.min_count <= pool.node_count <= pool.max_count:
@@ -349,40 +333,8 @@ def check_gpu_pool(pool: GpuPoolConfig, job_enabled: bool, key: str) -> None:
 
 
 def managed_key(pool: GpuPoolConfig, key: str) -> str:
-    """The key that asked for AKS-managed GPU nodes, as the stack file spells it; `key` is
-    the pool's (StackConfig.pools)."""
-    if pool.dedicated_vhd:
-        return f"{key}.dedicatedVhd = true"
-    return f"{key}.management = aks-managed"
-
-
-def managed_gpu_warnings(pool: GpuPoolConfig, key: str) -> list[str]:
-    """What a preview says about a managed pool, in the words of the key that asked for it."""
-    what = (
-        "AKS-managed GPU nodes, an Azure PREVIEW: AKS installs the GPU driver, device plugin and DCGM exporter, "
-        "and this program deploys no device plugin; the pool is created, read and deleted through the AKS "
-        "agentPools REST API with your Azure sign-in (docs/gpu.md)"
-    )
-    if pool.dedicated_vhd:
-        warnings = [
-            f"{managed_key(pool, key)}: the guide's AKS GPU image (UseGPUDedicatedVHD) was retired on 2025-01-10; "
-            f"deploying its successor instead, {what}"
-        ]
-    else:
-        warnings = [f"{managed_key(pool, key)}: {what}"]
-    if pool.mig_profile:
-        warnings.append(
-            f"{key}.migProfile = {pool.mig_profile} on AKS-managed GPU nodes: the pool is sent with the "
-            f"PREVIEW agentPools API {MANAGED_MIG_API_VERSION}, the only kind that has gpuProfile.nvidia.migStrategy"
-        )
-    return warnings
-
-
-# No Kubernetes version floor: "This feature requires Kubernetes version 1.34 or later" left
-# aks-managed-gpu-nodes.md in azure-aks-docs f21c5e447 (2025-10-29), and the page at
-# f63267b4 (2026-07-15, ms.date 07/02/2026) states no minimum.
-
-MANAGED_MIG_API_VERSION = api_versions.MIG_PREVIEW
+    """The key that asked for AKS-managed GPU nodes, as the stack file spells it."""
+    return f"{key}.dedicatedVhd = true" if pool.dedicated_vhd else f"{key}.management = aks-managed"
 
 
 def check_pool_stack(pool: GpuPoolConfig, given: Mapping[str, Any], key: str) -> list[str]:
@@ -392,38 +344,21 @@ def check_pool_stack(pool: GpuPoolConfig, given: Mapping[str, Any], key: str) ->
             f"invalid config {key}.management = {pool.management!r} with {key}.dedicatedVhd = true: dedicatedVhd "
             "selects AKS-managed GPU nodes; set management to aks-managed, or remove one of them"
         )
-    check_mig(pool, key)
-    warnings = []
-    if pool.mode == "gpu-operator":
-        warnings.append(
-            f"{key}.management = gpu-operator: switching a deployed pool between this mode and device-plugin replaces it "
-            "(its GPU driver setting cannot change in place), deleting the old pool first (docs/gpu.md)"
-        )
-    elif pool.mode == "aks-managed":
-        warnings.append(
-            f"{key}.management = aks-managed: a deployed pool cannot switch to or from this mode; a run that would is "
-            "refused before anything changes, and a new pool name is the way through (docs/gpu.md)"
-        )
-    if pool.managed:
-        check_managed_gpu(pool, key)
-        warnings += managed_gpu_warnings(pool, key)
-    return warnings
-
-
-def check_mig(pool: GpuPoolConfig, key: str) -> None:
-    if pool.mig_profile is None:
-        return
     size = gpu_sizes.CATALOG.get(pool.vm_size)
-    if size is None or not size.mig:
+    if pool.mig_profile is not None and (size is None or not size.mig):
         supported = ", ".join(s.name for s in gpu_sizes.CATALOG.values() if s.mig)
         raise ConfigError(
             f"invalid config {key}.migProfile = {pool.mig_profile!r} with vmSize {pool.vm_size}: "
             f"{'not in the catalog' if size is None else size.gpu_model + ' has no multi-instance GPU'}; "
             f"expected one of {supported}, or no migProfile"
         )
-
-
-def check_managed_gpu(pool: GpuPoolConfig, key: str) -> None:
+    if pool.mode == "gpu-operator":
+        return [
+            f"{key}.management = gpu-operator: switching a deployed pool between this mode and device-plugin replaces it "
+            "(its GPU driver setting cannot change in place), deleting the old pool first (docs/gpu.md)"
+        ]
+    if not pool.managed:
+        return []
     # "Cluster autoscaler isn't supported on managed GPU node pools during preview. Scale
     # these pools manually." (azure-aks-docs articles/aks/aks-managed-gpu-nodes.md,
     # Limitations; added in f2493a9d, 2026-04-23, still there at f63267b4, 2026-07-15).
@@ -433,3 +368,23 @@ def check_managed_gpu(pool: GpuPoolConfig, key: str) -> None:
             f"{managed_key(pool, key)}: AKS does not support the cluster autoscaler on managed GPU node pools during "
             "the preview (aks-managed-gpu-nodes.md, Limitations); set a fixed nodeCount and scale the pool by hand"
         )
+    # No Kubernetes version floor: "This feature requires Kubernetes version 1.34 or later" left
+    # aks-managed-gpu-nodes.md in azure-aks-docs f21c5e447 (2025-10-29), and the page at
+    # f63267b4 (2026-07-15, ms.date 07/02/2026) states no minimum.
+    what = (
+        "AKS-managed GPU nodes, an Azure PREVIEW: AKS installs the GPU driver, device plugin and DCGM exporter, "
+        "and this program deploys no device plugin; the pool is created, read and deleted through the AKS "
+        "agentPools REST API with your Azure sign-in (docs/gpu.md)"
+    )
+    retired = "the guide's AKS GPU image (UseGPUDedicatedVHD) was retired on 2025-01-10; deploying its successor instead, "
+    warnings = [
+        f"{key}.management = aks-managed: a deployed pool cannot switch to or from this mode; a run that would is "
+        "refused before anything changes, and a new pool name is the way through (docs/gpu.md)",
+        f"{managed_key(pool, key)}: {retired if pool.dedicated_vhd else ''}{what}",
+    ]
+    if pool.mig_profile:
+        warnings.append(
+            f"{key}.migProfile = {pool.mig_profile} on AKS-managed GPU nodes: the pool is sent with the "
+            f"PREVIEW agentPools API {api_versions.MIG_PREVIEW}, the only kind that has gpuProfile.nvidia.migStrategy"
+        )
+    return warnings
