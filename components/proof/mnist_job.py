@@ -336,10 +336,8 @@ class MnistJob(pulumi.ComponentResource):
             f"{self._name}-script",
             metadata=k8s.meta.v1.ObjectMetaArgs(name=script.config_map_name, namespace=self.namespace.metadata.name),
             data={SCRIPT.name: script.source},
-            # Nothing changes it in place: its name carries the script's hash, so a new script is
-            # a new object, which pulumi-kubernetes creates before it deletes the old one (a
-            # changed name is a replacement, delete-first only when the name stays: provider.go
-            # Diff, the same rule job_name relies on); the old one goes after the Jobs moved on.
+            # Its name carries the script's hash: a new script is a new object, created before the
+            # old one is deleted (docs/design/lifecycle.md, "The MNIST Job").
             immutable=True,
             opts=self._cluster.options(self),
         )
@@ -404,12 +402,9 @@ class MnistJob(pulumi.ComponentResource):
     def _watch(
         self, args: MnistJobArgs, cluster: ClusterRef, run: MnistRun, name: str, job: str, digest: str, before: list[Any]
     ) -> watch_resource.ProofWatch:
-        """The Job's watch (components/proof/proof_watch.py): a sibling of the Job with the
-        Job's own dependencies and not the Job, so the engine runs its create beside the Job's
-        create-and-await (a dependency on the Job would start it after the await, too late to
-        say anything); deleted with what the Job is deleted with. It watches for as long as
-        `pulumi up` waits for the Job, and says what it waits for on its own row, by its own
-        URN, which is known here (child_urn)."""
+        """The Job's watch: a sibling with the Job's own dependencies and not the Job, so the engine
+        runs its create beside the Job's create-and-await; it watches as long as `pulumi up` waits
+        for the Job, and says so on its own row, by its own URN (child_urn)."""
         facts = WatchFacts(
             namespace=args.namespace,
             job_name=job,
@@ -436,9 +431,8 @@ class MnistJob(pulumi.ComponentResource):
         )
 
     def _watch_host(self) -> pulumi.ProviderResource:
-        """The provider host the next watch runs in: a new one every WATCHES_PER_HOST watches, so
-        no watch holds the last thread of a host, and none shares the managed pool's
-        (components/proof/proof_watch.py HOST_WORKERS says why)."""
+        """The provider host the next watch runs in: a new one every WATCHES_PER_HOST watches, so no
+        watch holds a host's last thread, and none shares the managed pool's (HOST_WORKERS)."""
         if self._watches % watch_resource.WATCHES_PER_HOST == 0:
             host = pulumi.ProviderResource(
                 watch_resource.DYNAMIC_PACKAGE, f"{self._name}-watch-host-{len(self.watch_hosts)}", {}, pulumi.ResourceOptions(parent=self)

@@ -385,15 +385,12 @@ def _last_words(pods: Sequence[Mapping[str, Any]]) -> str:
 
 @dataclass(frozen=True)
 class _Failure:
-    """A pool's failed scale-up since the pod was made, and whether Azure's refusal passes."""
+    """A pool's failed scale-up since the pod was made, whether Azure's refusal passes, and
+    `<reason>: <Azure's words>`."""
 
     seen: Seen
     passes: bool
-    words: str
-
-    @property
-    def said(self) -> str:
-        return f"{self.seen.reason}: {self.words}"
+    said: str
 
 
 def _unscheduled(look: _Look, pod: Mapping[str, Any], events: Sequence[Seen]) -> Verdict:
@@ -575,12 +572,13 @@ def _scale_ups_failed(look: _Look, since: datetime, pod_events: Sequence[Seen]) 
         if s.reason in SCALE_UP_FAILED and s.last >= since:
             if pool := _pool_failed_on_pod(facts, s, pod_events):
                 found.setdefault(pool, []).append(s)
-    failures = {pool: max(found[pool], key=lambda s: s.last) for pool in facts.pools if pool in found}
+    return {pool: _failure(max(found[pool], key=lambda s: s.last)) for pool in facts.pools if pool in found}
+
+
+def _failure(seen: Seen) -> _Failure:
     # A VM that failed to provision or never registered does not pass; a refused PUT by Azure's answer.
-    return {
-        pool: _Failure(s, s.reason not in ("ScaleUpFailed", "ScaleUpTimedOut") and _passes(s.message), azure_words(s.message))
-        for pool, s in failures.items()
-    }
+    passes = seen.reason not in ("ScaleUpFailed", "ScaleUpTimedOut") and _passes(seen.message)
+    return _Failure(seen, passes, f"{seen.reason}: {azure_words(seen.message)}")
 
 
 def _group_of(reason: str, message: str) -> str:
