@@ -250,18 +250,14 @@ def pull_policy(image: str) -> str:
 
 def script_arguments(script: ProofScript, max_steps: int, egress: bool) -> list[str]:
     """The command line of proof/train_mnist.py (its argparse flags; a test holds them together)."""
-    return [
-        "--max-steps",
-        str(max_steps),
-        "--max-seconds",
-        str(script.max_seconds),
-        "--min-accuracy",
-        f"{script.min_accuracy:g}",
-        "--data",
-        "mnist" if egress else "synthetic",
-        "--data-dir",
-        f"{SCRATCH}/mnist",
-    ]
+    flags = {
+        "--max-steps": str(max_steps),
+        "--max-seconds": str(script.max_seconds),
+        "--min-accuracy": f"{script.min_accuracy:g}",
+        "--data": "mnist" if egress else "synthetic",
+        "--data-dir": f"{SCRATCH}/mnist",
+    }
+    return [part for flag in flags.items() for part in flag]
 
 
 def volumes(args: MnistJobArgs) -> list[k8s.core.v1.VolumeArgs]:
@@ -387,6 +383,9 @@ class MnistJob(pulumi.ComponentResource):
                 args, self._cluster.ref, run, f"{self._name}-watch{suffix}", plain_name, annotations[SPEC_ANNOTATION], before
             )
         name, namespace = job.metadata.name, job.metadata.namespace
+        result = (
+            f"kubectl get configmap {proof_names.result_name(plain_name)} --namespace {args.namespace} --output jsonpath='{{.data.line}}'"
+        )
         return JobOutputs(
             job=job,
             name=name,
@@ -396,7 +395,8 @@ class MnistJob(pulumi.ComponentResource):
             # again only so (docs/proof.md).
             urn=job.urn,
             watch=watch,
-            result_command=None if watch is None else pulumi.Output.from_input(result_command(plain_name, args.namespace)),
+            # The last proof's line from the watch's ConfigMap, after the next `up` has deleted the Job.
+            result_command=None if watch is None else pulumi.Output.from_input(result),
         )
 
     def _watch(
@@ -440,9 +440,3 @@ class MnistJob(pulumi.ComponentResource):
             self.watch_hosts.append(host)
         self._watches += 1
         return self.watch_hosts[-1]
-
-
-def result_command(job: str, namespace: str) -> str:
-    """The command that prints the last proof's line from the watch's ConfigMap (result_name),
-    after the next `up` has deleted the Job and its pods (docs/proof.md)."""
-    return f"kubectl get configmap {proof_names.result_name(job)} --namespace {namespace} --output jsonpath='{{.data.line}}'"
