@@ -330,12 +330,9 @@ def _holds_gpu(pod: Mapping[str, Any]) -> bool:
     MIG slice nvidia.com/mig-<profile>): the scheduler counts it against the node's GPUs."""
     if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
         return False
-    asked = [
-        name
-        for c in (pod.get("spec") or {}).get("containers") or []
-        for part in ("requests", "limits")
-        for name in (((c.get("resources") or {}).get(part) or {}) if isinstance(c, Mapping) else {})
-    ]
+    containers = (pod.get("spec") or {}).get("containers") or []
+    resources = [r for c in containers if isinstance(c, Mapping) and isinstance(r := c.get("resources"), Mapping)]
+    asked = [name for r in resources for part in ("requests", "limits") if isinstance(amounts := r.get(part), Mapping) for name in amounts]
     return any(str(name).startswith(GPU_RESOURCES) for name in asked)
 
 
