@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import pulumi
-from pulumi.dynamic import ConfigureRequest, CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
+from pulumi.dynamic import ConfigureRequest, CreateResult, DiffResult, Resource, ResourceProvider, UpdateResult
 from pulumi.output import Unknown
 
 from components.proof import watch_live as live_watch
@@ -110,7 +110,9 @@ def diff_watch(olds: Mapping[str, Any], news: Mapping[str, Any]) -> DiffResult:
 
 
 class ProofWatchProvider(ResourceProvider):
-    """The watch's steps. No fields: see the module docstring on pickling."""
+    """The watch's steps. No fields: see the module docstring on pickling. Read and delete are
+    the SDK's: the state as it is (what the watch saw is its outcome; the Job is pulumi-kubernetes'
+    to refresh), and nothing remote to delete (the outcome's ConfigMap goes with the namespace)."""
 
     serialize_as_secret_always = False  # it captures nothing secret; keep the state readable
 
@@ -129,20 +131,11 @@ class ProofWatchProvider(ResourceProvider):
         served = {SERVED_POOL: verdict.pool, SERVED_VM_SIZE: verdict.vm_size}
         return CreateResult(id_=watch_id(props), outs={**inputs_only(props), OUTPUT: verdict.line, **served})
 
-    def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
-        # The state as it is: what the watch saw is its outcome, and the Job it watched is
-        # pulumi-kubernetes' to refresh.
-        return ReadResult(id_=id_, outs=dict(props))
-
     def update(self, id_: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
         # Only what diff_watch calls no replacement gets here (the status URN, the time limit,
         # the pool's facts): the Job is the same, nothing is watched again, what it saw is kept.
         # Without outs the host would store none (pulumi/dynamic/__main__.py Update).
         return UpdateResult(outs={**inputs_only(news), **{key: olds.get(key) for key in OUTPUTS}})
-
-    def delete(self, id_: str, props: dict[str, Any]) -> None:
-        # Nothing remote: the outcome's ConfigMap is in the stack's namespace, and goes with it.
-        return None
 
     def diff(self, id_: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
         return diff_watch(olds, news)
