@@ -354,7 +354,8 @@ class MnistJob(pulumi.ComponentResource):
         suffix = "" if run.guide_names else f"-{run.pool_name}"
         # An un-awaited Job's name carries its spec's hash: with skipAwait pulumi-kubernetes does
         # not wait for the old Job's deletion, and a new one of the same name would race it
-        # (docs/design/lifecycle.md, "The MNIST Job").
+        # (docs/design/lifecycle.md, "The MNIST Job"); autonaming's random suffix would be unknown
+        # to the offline render, this name is known at preview.
         owner, digest = None if run.guide_names else run.pool_name, None if args.wait_for_completion else spec_hash(spec)
         plain_name = proof_names.job_name(args.job_name, owner, digest)
         # What the Job waits for, and its watch too (never the Job: _watch says why).

@@ -86,7 +86,8 @@ def cluster_ref(props: Mapping[str, Any]) -> ClusterRef:
 
 def watch_facts(props: Mapping[str, Any]) -> WatchFacts:
     """The watch's inputs as the pure decision takes them. The host hands every number over as a
-    double (a protobuf Struct's only number), so `maxSteps` is 500.0 there."""
+    double (a protobuf Struct's only number: pulumi/dynamic/__main__.py deserialize_properties),
+    so `maxSteps` is 500.0 there."""
     given = {field: props[_key(field)] for field in FACT_FIELDS}
     return WatchFacts(
         **{**given, "max_steps": int(given["max_steps"])},
