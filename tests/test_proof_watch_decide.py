@@ -10,8 +10,16 @@ from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from components.proof.proof_signals import NOT_TRIGGERED_SECONDS, PULL_FAILING_SECONDS, UNSCHEDULABLE_SECONDS
-from components.proof.watch_verdict import SPEC_ANNOTATION, Snapshot, Verdict, WatchFacts, decide
+from components.proof.watch_verdict import (
+    NOT_TRIGGERED_SECONDS,
+    PULL_FAILING_SECONDS,
+    SPEC_ANNOTATION,
+    UNSCHEDULABLE_SECONDS,
+    Snapshot,
+    Verdict,
+    WatchFacts,
+    decide,
+)
 
 START = datetime(2026, 9, 1, 12, 0, tzinfo=timezone.utc)
 POLL = 10  # the watch's look, every 10 s
@@ -960,11 +968,11 @@ def test_a_megabyte_of_the_schedulers_whitespace_and_commas_is_read_in_one_pass(
 
 
 def test_ten_thousand_events_are_each_read_once_a_look(monkeypatch):
-    from components.proof import proof_signals
+    from components.proof import watch_verdict
 
     reads = []
-    real = proof_signals.seen
-    monkeypatch.setattr(proof_signals, "seen", lambda e: reads.append(1) or real(e))
+    real = watch_verdict.seen
+    monkeypatch.setattr(watch_verdict, "seen", lambda e: reads.append(1) or real(e))
     noise = [
         event("FailedScheduling", no_node(2, f"2 node(s) didn't match Pod's node affinity/selector {i}"), [1], 600) for i in range(10_000)
     ]

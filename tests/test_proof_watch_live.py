@@ -227,7 +227,7 @@ FAILED_GROUP = event(
 
 def test_a_pending_pod_of_an_autoscaled_pool_hears_the_autoscalers_status_configmap_too(kube):
     # Upstream's autoscaler records a failed scale-up on kube-system/cluster-autoscaler-status,
-    # not on the pod (components/proof/proof_signals.py): a look that read only the pod's
+    # not on the pod (components/proof/watch_verdict.py): a look that read only the pod's
     # events would miss Azure's words.
     kube.states = [State(job("j-1", "hash-now", active=1), [pod("p-1", "j-1")], [FAILED_GROUP])]
     decide = Scripted(Verdict("trained", "PROOF OK"))

@@ -148,7 +148,7 @@ def trained(spec_hash: str) -> State:
 
 
 def not_found(image: str) -> str:
-    """containerd's words for a digest the registry does not have (components/proof/proof_signals.py PERMANENT_PULL)."""
+    """containerd's words for a digest the registry does not have (components/proof/watch_verdict.py PERMANENT_PULL)."""
     ref = f"docker.io/{image}"
     return (
         f'rpc error: code = NotFound desc = failed to pull and unpack image "{ref}": failed to resolve reference "{ref}": {ref}: not found'

@@ -18,9 +18,8 @@ from components.gpu_stack.settings import MnistJobConfig
 from components.pools import agent_pools, gpu_pool
 from components.pools.settings import GpuPoolConfig
 from components.proof import job_deadline as jd
-from components.proof import proof_signals
 from components.proof import watch_live as watch
-from components.proof.watch_verdict import FAILED_CREATE_SECONDS
+from components.proof import watch_verdict as verdict
 from components.seam import compute
 from tools.config_docs import between
 
@@ -88,10 +87,10 @@ def watch_rows() -> list[tuple[str, str]]:
         ("the watch looks", f"every {int(watch.POLL_SECONDS)} s"),
         ("no Job of this `up` appears", f"after {int(watch.NOT_CREATED_SECONDS)} s the watch hands back to the Job's own step"),
         ("a Job older than this `up`", f"waited {int(watch.REPLACEMENT_SECONDS)} s for its replacement"),
-        ("the API server refuses the Job's pods (`FailedCreate`)", f"stops after {FAILED_CREATE_SECONDS} s with no pod made"),
-        ("a pull that keeps failing", f"stops after {proof_signals.PULL_FAILING_SECONDS} s and {proof_signals.PULL_FAILED_TRIES} tries"),
-        ("the autoscaler will not scale up (`NotTriggerScaleUp`)", f"stops after {proof_signals.NOT_TRIGGERED_SECONDS} s"),
-        ("no node of a pool without autoscaler can take the pod", f"stops after {proof_signals.UNSCHEDULABLE_SECONDS} s"),
+        ("the API server refuses the Job's pods (`FailedCreate`)", f"stops after {verdict.FAILED_CREATE_SECONDS} s with no pod made"),
+        ("a pull that keeps failing", f"stops after {verdict.PULL_FAILING_SECONDS} s and {verdict.PULL_FAILED_TRIES} tries"),
+        ("the autoscaler will not scale up (`NotTriggerScaleUp`)", f"stops after {verdict.NOT_TRIGGERED_SECONDS} s"),
+        ("no node of a pool without autoscaler can take the pod", f"stops after {verdict.UNSCHEDULABLE_SECONDS} s"),
         ("Entra ID: the deployer's grant reaching the cluster", f"asked until allowed, at most {_mmss(int(cluster_access.WAIT_SECONDS))}"),
     ]
 

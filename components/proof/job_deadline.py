@@ -1,8 +1,6 @@
 """How long a proof Job may run (its `activeDeadlineSeconds`), and how long `pulumi up` waits
-for it (its create timeout): sized from what its pool needs, the deadline strictly first.
-
-Not a component: the numbers MnistJob's Jobs carry (components/proof/mnist_job.py), one
-pair per pool (or per capacity group), from the pool's shape and the script's time limit.
+for it (its create timeout), from what its pool needs, the deadline strictly first. Why each
+figure: docs/design/proof.md, "The deadline" and "A group's deadline".
 """
 
 from __future__ import annotations
@@ -14,64 +12,41 @@ from collections.abc import Sequence
 from components.catalog import autoscaler_fallback
 from components.pools.settings import GpuPoolConfig
 
-# Retries before the Job is Failed. Each try is a pod of its own (restartPolicy Never), so two
-# retries are three tries and every failed pod keeps its log; Kubernetes' 6 would hold a
-# smoke test that fails for good for minutes of back-off. docs/design/proof.md, "The failed pods stay"
-# and "The deadline".
+# Retries before the Job is Failed, each try a pod of its own (restartPolicy Never); Kubernetes'
+# 6 would hold a smoke test that fails for good for minutes of back-off.
 BACKOFF_LIMIT = 2
-#: Tries before the Job fails BackoffLimitExceeded: one, and a retry per backoffLimit.
 TRIES = BACKOFF_LIMIT + 1
-
-
-# A Job whose pod cannot start never fails by itself: its deadline fails it, whatever its
-# backoffLimit, and the await with it (docs/design/proof.md, "The deadline"). It is what a pool needs:
-#: The cluster autoscaler's scale-up, a GPU VM's provisioning and its driver, for a pool that
-#: may have no node (the 30 minutes job_timeout has always given it).
+#: A node for a pool that may have none: the autoscaler's scale-up, a GPU VM and its driver.
 NODE_FROM_ZERO_SECONDS = 30 * 60
-#: The GPU Operator installs the driver, toolkit and device plugin on a node after Helm's wait
-#: (components/gpu_stack/gpu_operator.py): a driver container, and a kernel module to load.
+#: The GPU Operator's driver, toolkit and device plugin on a new node.
 OPERATOR_STACK_SECONDS = 10 * 60
-#: Pulling the image on a node that has none of it (PyTorch's size: components/catalog/
-#: proof_images.py PYTORCH, its one place; docs/proof.md "Pulling the image"): two to four
-#: minutes at a VM's bandwidth; more than twice that here.
+#: Pulling PyTorch's image on a node that has none of it (components/catalog/proof_images.py): more than twice its minutes.
 PULL_SECONDS = 10 * 60
-#: CUDA's start on a node whose NVSwitch fabric manager is still coming up: the script tries
-#: again for this long (proof/train_mnist.py CUDA_WAIT_SECONDS; a test holds the two equal).
+#: proof/train_mnist.py's CUDA_WAIT_SECONDS, CUDA_RETRY_SECONDS and CUDA_PROBE_SECONDS (a test holds them equal):
+#: how long it tries CUDA's start again, its sleep between tries, and one try's time limit.
 CUDA_WAIT_SECONDS = 120
-#: The script's sleep between two tries of CUDA's start (CUDA_RETRY_SECONDS there), and how long
-#: one try, a new process, may take before the script calls the driver hung (CUDA_PROBE_SECONDS).
 CUDA_RETRY_SECONDS = 5
 CUDA_PROBE_SECONDS = 120
-#: wait_for_cuda at its longest: its last try starts before CUDA_WAIT_SECONDS have passed, after
-#: a retry's sleep, and may run until its own time limit (proof/train_mnist.py wait_for_cuda: the
-#: wait is checked only after a try returns).
+#: wait_for_cuda at its longest: its last try starts before CUDA_WAIT_SECONDS, after a sleep, and runs to its limit.
 CUDA_START_SECONDS = CUDA_WAIT_SECONDS + CUDA_RETRY_SECONDS + CUDA_PROBE_SECONDS
-#: Then use_gpu arms the watchdog for CUDA's start in the script's own process and a matrix
-#: product on the GPU, CUDA_PROBE_SECONDS again, before the training's own limit begins.
+#: The watchdog again for CUDA's start in the script's own process and a matrix product.
 CUDA_CHECK_SECONDS = CUDA_PROBE_SECONDS
 #: MNIST's four files from the mirror (about 11 MB).
 DOWNLOAD_SECONDS = 60
-#: Each try's own start, at worst: CUDA's start, its check, the MNIST download.
 START_SECONDS = CUDA_START_SECONDS + CUDA_CHECK_SECONDS + DOWNLOAD_SECONDS
-#: What the script's watchdog allows past --max-seconds for the first steps' one-time work and
-#: the test pass, before it ends the try (proof/train_mnist.py TRAIN_GRACE_SECONDS; a test
-#: holds the two equal).
+#: What the script's watchdog allows past --max-seconds (proof/train_mnist.py TRAIN_GRACE_SECONDS; a test holds them equal).
 TRAIN_GRACE_SECONDS = 60
-#: A try of the guide's image, which runs its own `--max_steps` and has no time limit: about
-#: three minutes of training on the guide's K80, and some room.
+#: A try of the guide's image, which runs its own `--max_steps` with no time limit (about three minutes on a K80).
 GUIDE_TRY_SECONDS = 5 * 60
 MARGIN_SECONDS = 5 * 60
-#: Between the deadline and Pulumi's time limit: the Job controller's sync that writes Failed,
-#: and the watch that brings it to pulumi-kubernetes; Pulumi's clock starts before the Job's.
+#: Between the deadline and Pulumi's time limit: the Job controller's sync that writes Failed, and its way to pulumi-kubernetes.
 AWAIT_GRACE_SECONDS = 5 * 60
 
 
 def job_deadline(pool: GpuPoolConfig, max_seconds: int | None) -> int:
-    """The Job's `activeDeadlineSeconds`: a node (from zero, and the Operator's GPU stack), the
-    pull, and every try the backoffLimit allows at its longest (`max_seconds`, the script's
-    time limit, and its watchdog's grace; None: the guide's image) with the Job controller's
-    back-off between them, and a margin. A proof that fails its last try still ends
-    BackoffLimitExceeded, with the script's own line."""
+    """The Job's `activeDeadlineSeconds`: a node, the pull, and every try the backoffLimit allows
+    at its longest (`max_seconds`: the script's time limit; None: the guide's image) with the Job
+    controller's back-off between them, and a margin."""
     node = (NODE_FROM_ZERO_SECONDS if pool.can_scale_to_zero else 0) + (OPERATOR_STACK_SECONDS if pool.mode == "gpu-operator" else 0)
     back_off = sum(10 * 2**n for n in range(BACKOFF_LIMIT))  # the Job controller's 10 s, doubling
     run = (GUIDE_TRY_SECONDS if max_seconds is None else max_seconds + TRAIN_GRACE_SECONDS) + START_SECONDS
@@ -79,20 +54,15 @@ def job_deadline(pool: GpuPoolConfig, max_seconds: int | None) -> int:
 
 
 def job_timeout(pool: GpuPoolConfig, max_seconds: int | None = None) -> str:
-    """How long `pulumi up` waits for the Job: its deadline and the grace for the Failed
-    condition to reach the provider, in whole minutes (51 for a running node with the shipped
-    script's 120 s, 81 from zero), so a Job that cannot start ends on its own reason, never on
-    Pulumi's timeout."""
+    """How long `pulumi up` waits for the Job (timeout_of its deadline), so a Job that cannot
+    start ends on its own reason, never on Pulumi's timeout."""
     return timeout_of(job_deadline(pool, max_seconds))
 
 
 def group_deadline(pools: Sequence[GpuPoolConfig], max_seconds: int | None) -> int:
     """A capacity group's Job's `activeDeadlineSeconds`: until the cluster autoscaler first tries
-    the last pool of the list when every try before fails only at max-node-provision-time (the
-    slowest way a failure shows: it goes back to the first pools in between;
-    catalog/autoscaler_fallback.py `walk`), then a whole pool's time from zero (the slowest of
-    the pools' own deadlines), so the last pool still has it. docs/design/capacity-groups.md, "How long
-    until a node of the next pool"."""
+    the last pool when every try before fails only at max-node-provision-time (autoscaler_fallback
+    `walk`), then the slowest of the pools' own deadlines (docs/design/capacity-groups.md)."""
     last = pools[-1].name
     last_try = autoscaler_fallback.walk([pool.name for pool in pools]).first_try(last)
     if last_try is None:  # components/pools/groups.py refuses such a group

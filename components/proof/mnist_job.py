@@ -24,7 +24,6 @@ from components.pools.gpu_pool import AGENT_POOL_LABEL
 from components.pools.placement import on_pools
 from components.proof import proof_watch as watch_resource
 from components.proof.job_deadline import BACKOFF_LIMIT, duration_seconds
-from components.proof.job_network import job_egress
 from components.proof.watch_live import ClusterRef
 from components.proof.watch_verdict import SPEC_ANNOTATION, WatchFacts
 
@@ -56,30 +55,31 @@ ENV = {"HOME": SCRATCH, "CUDA_CACHE_PATH": f"{SCRATCH}/.nv"}
 SCRIPT_ENV = {**ENV, "PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1"}
 
 
-def job_name(spec: k8s.batch.v1.JobSpecArgs, wait_for_completion: bool, base: str = JOB_NAME, owner: str | None = None) -> str:
-    """The guide's name (or, for another pool's Job or a capacity group's, the guide's name and
-    the pool's or group's: `owner`), or, for a Job `pulumi up` does not wait for, that name and a
-    hash of the spec (components/catalog/proof_names.py makes it, and the config is refused where
-    it would be too long: components/gpu_stack/settings.py check_object_names).
+def job_egress(proxy: tuple[str, int] | None) -> tuple[k8s.networking.v1.NetworkPolicyEgressRuleArgs, ...]:
+    """Where a proof Job may connect: the cluster's DNS (AKS runs CoreDNS in kube-system, label
+    k8s-app=kube-dns), HTTPS to the internet (the MNIST mirror; the private ranges of RFC 1918
+    stay closed), and the cluster's HTTP proxy, which may sit in a private range
+    (components/cluster/cluster_egress.py)."""
+    net = k8s.networking.v1
 
-    A Job's pod template cannot change in place, so pulumi-kubernetes replaces the Job
-    (provider/pkg/provider/diff.go: `.spec.template` of batch/v1 Job forces replacement).
-    It deletes first when the name stays the same (provider.go Diff, `deleteBeforeReplace`:
-    replaced, named, same name, same namespace), and with `pulumi.com/skipAwait` it does
-    not wait for that deletion either (provider/pkg/metadata/overrides.go
-    `DeletedCondition`, whose list includes batch/v1 Job: pulumi-kubernetes #1232, #3154,
-    still open), so the new Job's create races the old one's foreground deletion and fails
-    with AlreadyExists. A name that changes with the spec makes the replacement
-    create-before-delete. (Autonaming would too, but its random suffix is invisible to the
-    offline render; this name is known at preview.) Read at pulumi-kubernetes v4.32.0.
-    """
-    return proof_names.job_name(base, owner, None if wait_for_completion else spec_hash(spec))
+    def rule(peer: k8s.networking.v1.NetworkPolicyPeerArgs, *ports: tuple[str, int]) -> k8s.networking.v1.NetworkPolicyEgressRuleArgs:
+        return net.NetworkPolicyEgressRuleArgs(to=[peer], ports=[net.NetworkPolicyPortArgs(protocol=p, port=n) for p, n in ports])
+
+    dns = net.NetworkPolicyPeerArgs(
+        namespace_selector=k8s.meta.v1.LabelSelectorArgs(match_labels={"kubernetes.io/metadata.name": "kube-system"}),
+        pod_selector=k8s.meta.v1.LabelSelectorArgs(match_labels={"k8s-app": "kube-dns"}),
+    )
+    internet = net.NetworkPolicyPeerArgs(
+        ip_block=net.IPBlockArgs(cidr="0.0.0.0/0", except_=["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"])
+    )
+    proxied = [rule(net.NetworkPolicyPeerArgs(ip_block=net.IPBlockArgs(cidr=proxy[0])), ("TCP", proxy[1]))] if proxy else []
+    return (rule(dns, ("UDP", 53), ("TCP", 53)), rule(internet, ("TCP", 443)), *proxied)
 
 
 def spec_hash(spec: k8s.batch.v1.JobSpecArgs) -> str:
     """sha256 of the Job's spec as plain JSON: the un-awaited Job's name carries its first 8
-    characters (job_name), the awaited Job's SPEC_ANNOTATION all of it, by which its watch
-    knows the Job this `up` declared from one an earlier `up` left (components/proof/watch_verdict.py)."""
+    characters, the awaited Job's SPEC_ANNOTATION all of it, by which its watch knows the Job
+    this `up` declared from one an earlier `up` left."""
     return hashlib.sha256(json.dumps(_plain(spec), sort_keys=True).encode()).hexdigest()
 
 
@@ -201,28 +201,16 @@ def job_spec(args: MnistJobArgs, run: MnistRun) -> k8s.batch.v1.JobSpecArgs:
                 # Never: each try is a pod of its own, and a failed one stays with its log; with
                 # OnFailure the Job controller deletes the pod at the backoffLimit (job_deadline.py).
                 restart_policy="Never",
-                node_selector=node_selector(run),
-                affinity=affinity(run),
+                # Pinned to its pool where the cluster has others; a capacity group's pod on any of
+                # its pools, by AKS's agentpool label In the list, which the cluster autoscaler's
+                # template node carries (kubernetes/autoscaler@55c37cd5 cloudprovider/azure/
+                # azure_template.go processVMSSTemplate; docs/gpu.md, "Capacity groups").
+                node_selector={AGENT_POOL_LABEL: run.pool_name} if run.pin and not run.group else None,
+                affinity=on_pools(run.accepted_pools) if run.group else None,
                 tolerations=list(run.gpu_tolerations) or None,
             ),
         ),
     )
-
-
-def node_selector(run: MnistRun) -> dict[str, str] | None:
-    """Where the pod may land: its pool's nodes by AKS's agentpool label; unpinned, the guide's
-    one pool in a cluster of its own; a capacity group's by its affinity instead (affinity)."""
-    return {AGENT_POOL_LABEL: run.pool_name} if run.pin and not run.group else None
-
-
-def affinity(run: MnistRun) -> k8s.core.v1.AffinityArgs | None:
-    """A capacity group's pod: on the nodes of any of its pools, by AKS's agentpool label In the
-    list, not by the group's own label. A pool at zero nodes is scaled up only if the pod fits
-    the cluster autoscaler's template node, which upstream gives `kubernetes.azure.com/agentpool`
-    from the scale set's `aks-managed-poolName` tag and no AKS nodeLabels (kubernetes/autoscaler@55c37cd5
-    cloudprovider/azure/azure_template.go processVMSSTemplate; azure_scale_set.go TemplateNodeInfo
-    passes empty input labels). docs/gpu.md, "Capacity groups", says what is proven."""
-    return on_pools(run.accepted_pools) if run.group else None
 
 
 def container(args: MnistJobArgs, gpu_resource: str = "nvidia.com/gpu") -> k8s.core.v1.ContainerArgs:
@@ -254,35 +242,22 @@ def container(args: MnistJobArgs, gpu_resource: str = "nvidia.com/gpu") -> k8s.c
 
 
 def pull_policy(image: str) -> str:
-    """IfNotPresent for an image pinned by digest, Always for one named by tag.
-
-    A digest names one image for good, so asking the registry again at each container start
-    (what Always does: "the kubelet queries the container image registry to resolve the name
-    to an image digest", kubernetes.io/docs/concepts/containers/images, "Image pull policy")
-    can only fail: a registry that is down or refuses (Docker Hub's limit for anonymous pulls
-    counts per address, and a cluster's nodes often share one outbound address) stops a
-    container whose image the node already has. A tag can move, so a tag keeps Always, as the
-    security baseline asks (Checkov CKV_K8S_15). Checkov passes CKV_K8S_15 for a digest with
-    any policy (checkov/kubernetes/checks/resource/k8s/ImagePullPolicyAlways.py, 3.3.30:
-    `if not has_digest and conf["imagePullPolicy"] != "Always": FAILED`; bridgecrewio/checkov
-    #4781), so the digest needs no skip."""
+    """IfNotPresent for an image pinned by digest, which cannot change (the registry is then never
+    asked again), Always for one named by tag, which can (Checkov CKV_K8S_15); docs/design/proof.md,
+    "Pull policy"."""
     return "IfNotPresent" if hardening.pinned_by_digest(image) else "Always"
 
 
 def script_arguments(script: ProofScript, max_steps: int, egress: bool) -> list[str]:
     """The command line of proof/train_mnist.py (its argparse flags; a test holds them together)."""
-    return [
-        "--max-steps",
-        str(max_steps),
-        "--max-seconds",
-        str(script.max_seconds),
-        "--min-accuracy",
-        f"{script.min_accuracy:g}",
-        "--data",
-        "mnist" if egress else "synthetic",
-        "--data-dir",
-        f"{SCRATCH}/mnist",
-    ]
+    flags = {
+        "--max-steps": str(max_steps),
+        "--max-seconds": str(script.max_seconds),
+        "--min-accuracy": f"{script.min_accuracy:g}",
+        "--data": "mnist" if egress else "synthetic",
+        "--data-dir": f"{SCRATCH}/mnist",
+    }
+    return [part for flag in flags.items() for part in flag]
 
 
 def volumes(args: MnistJobArgs) -> list[k8s.core.v1.VolumeArgs]:
@@ -357,10 +332,8 @@ class MnistJob(pulumi.ComponentResource):
             f"{self._name}-script",
             metadata=k8s.meta.v1.ObjectMetaArgs(name=script.config_map_name, namespace=self.namespace.metadata.name),
             data={SCRIPT.name: script.source},
-            # Nothing changes it in place: its name carries the script's hash, so a new script is
-            # a new object, which pulumi-kubernetes creates before it deletes the old one (a
-            # changed name is a replacement, delete-first only when the name stays: provider.go
-            # Diff, the same rule job_name relies on); the old one goes after the Jobs moved on.
+            # Its name carries the script's hash: a new script is a new object, created before the
+            # old one is deleted (docs/design/lifecycle.md, "The MNIST Job").
             immutable=True,
             opts=self._cluster.options(self),
         )
@@ -379,7 +352,12 @@ class MnistJob(pulumi.ComponentResource):
         else:
             annotations[SKIP_AWAIT_ANNOTATION] = "true"
         suffix = "" if run.guide_names else f"-{run.pool_name}"
-        plain_name = job_name(spec, args.wait_for_completion, args.job_name, None if run.guide_names else run.pool_name)
+        # An un-awaited Job's name carries its spec's hash: with skipAwait pulumi-kubernetes does
+        # not wait for the old Job's deletion, and a new one of the same name would race it
+        # (docs/design/lifecycle.md, "The MNIST Job"); autonaming's random suffix would be unknown
+        # to the offline render, this name is known at preview.
+        owner, digest = None if run.guide_names else run.pool_name, None if args.wait_for_completion else spec_hash(spec)
+        plain_name = proof_names.job_name(args.job_name, owner, digest)
         # What the Job waits for, and its watch too (never the Job: _watch says why).
         waits = [r for r in (self._after.get(n) for n in run.after) if r is not None]
         before = [*self._cluster.depends_on, *waits, self.network_policy, *([self.script] if self.script else [])]
@@ -406,6 +384,9 @@ class MnistJob(pulumi.ComponentResource):
                 args, self._cluster.ref, run, f"{self._name}-watch{suffix}", plain_name, annotations[SPEC_ANNOTATION], before
             )
         name, namespace = job.metadata.name, job.metadata.namespace
+        result = (
+            f"kubectl get configmap {proof_names.result_name(plain_name)} --namespace {args.namespace} --output jsonpath='{{.data.line}}'"
+        )
         return JobOutputs(
             job=job,
             name=name,
@@ -415,18 +396,16 @@ class MnistJob(pulumi.ComponentResource):
             # again only so (docs/proof.md).
             urn=job.urn,
             watch=watch,
-            result_command=None if watch is None else pulumi.Output.from_input(result_command(plain_name, args.namespace)),
+            # The last proof's line from the watch's ConfigMap, after the next `up` has deleted the Job.
+            result_command=None if watch is None else pulumi.Output.from_input(result),
         )
 
     def _watch(
         self, args: MnistJobArgs, cluster: ClusterRef, run: MnistRun, name: str, job: str, digest: str, before: list[Any]
     ) -> watch_resource.ProofWatch:
-        """The Job's watch (components/proof/proof_watch.py): a sibling of the Job with the
-        Job's own dependencies and not the Job, so the engine runs its create beside the Job's
-        create-and-await (a dependency on the Job would start it after the await, too late to
-        say anything); deleted with what the Job is deleted with. It watches for as long as
-        `pulumi up` waits for the Job, and says what it waits for on its own row, by its own
-        URN, which is known here (child_urn)."""
+        """The Job's watch: a sibling with the Job's own dependencies and not the Job, so the engine
+        runs its create beside the Job's create-and-await; it watches as long as `pulumi up` waits
+        for the Job, and says so on its own row, by its own URN (child_urn)."""
         facts = WatchFacts(
             namespace=args.namespace,
             job_name=job,
@@ -453,9 +432,8 @@ class MnistJob(pulumi.ComponentResource):
         )
 
     def _watch_host(self) -> pulumi.ProviderResource:
-        """The provider host the next watch runs in: a new one every WATCHES_PER_HOST watches, so
-        no watch holds the last thread of a host, and none shares the managed pool's
-        (components/proof/proof_watch.py HOST_WORKERS says why)."""
+        """The provider host the next watch runs in: a new one every WATCHES_PER_HOST watches, so no
+        watch holds a host's last thread, and none shares the managed pool's (HOST_WORKERS)."""
         if self._watches % watch_resource.WATCHES_PER_HOST == 0:
             host = pulumi.ProviderResource(
                 watch_resource.DYNAMIC_PACKAGE, f"{self._name}-watch-host-{len(self.watch_hosts)}", {}, pulumi.ResourceOptions(parent=self)
@@ -463,9 +441,3 @@ class MnistJob(pulumi.ComponentResource):
             self.watch_hosts.append(host)
         self._watches += 1
         return self.watch_hosts[-1]
-
-
-def result_command(job: str, namespace: str) -> str:
-    """The command that prints the last proof's line from the watch's ConfigMap (result_name),
-    after the next `up` has deleted the Job and its pods (docs/proof.md)."""
-    return f"kubectl get configmap {proof_names.result_name(job)} --namespace {namespace} --output jsonpath='{{.data.line}}'"

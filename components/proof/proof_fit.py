@@ -1,12 +1,7 @@
-"""What each GPU pool is, and whether the proof Job's image can run on it, said at preview:
-the GPU, its compute capability, the driver that serves it, the image's kernels, and whether
-the image has a build for the pool's CPU.
-
-An image that cannot be expected to run on a pool's GPU, or that has no build for its CPU, is
-a warning, not a refusal: the guide's image stays selectable (`mnistJob.image`), and its Job
-then fails on the cluster, which is what a preview should say before anyone pays for the node.
-An image without a build for the node's CPU fails to pull ("no match for platform in
-manifest"), and the Job fails on its deadline (components/proof/mnist_job.py)."""
+"""What each GPU pool is, and whether the proof Job's image can run on it, said at preview: the
+GPU, its compute capability, the driver, the image's kernels and whether it has a build for the
+pool's CPU. A misfit is a warning, not a refusal: the guide's image stays selectable, and a
+preview says before anyone pays for the node that its Job would fail on the cluster."""
 
 from __future__ import annotations
 

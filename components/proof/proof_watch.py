@@ -1,45 +1,19 @@
 """The proof's watch as a Pulumi dynamic resource: a sibling of each proof Job `pulumi up` waits
-for, whose create watches the Job's pods and events during `up` (components/proof/
-watch_live.py `watch`), says what it waits for on its own row of the CLI, and fails in the
-cluster's words, ending the Job, once waiting will not mend the cause (issue #53; docs/proof.md).
-
-Why a resource beside the Job, and not the Job's own await:
-  - pulumi-kubernetes' Job await watches the Job and its pods' conditions only, hides a pod
-    message that holds "containers with unready status" while it waits, and reads no event
-    (pulumi-kubernetes@94977969, v4.32.0-27, provider/pkg/await/job.go; uv.lock pins v4.34.2,
-    whose release notes since name no change to it: v4.34.0's, pulumi-kubernetes#4568, list
-    extension parameterization, Kubernetes v1.36 and a waitFor JSONPath filter fix);
-    `pulumi.com/waitFor` only adds a readiness condition on the object itself
-    (provider/pkg/metadata/overrides.go ReadyCondition): neither can fail early;
-  - the engine runs a resource's create as soon as its dependencies are done, beside any other
-    step (pulumi/pulumi@1b594989 pkg/resource/deploy/step_executor.go): the watch depends on
-    what the Job depends on, never on the Job, so it runs beside the Job's create-and-await;
-  - a preview never waits: the engine's plugin client answers a preview's Create with its
-    inputs, without calling the provider, when the provider did not say it supports previews
-    (pulumi/pulumi@1b594989 sdk/go/common/resource/plugin/provider_plugin.go Create,
-    `!protocol.supportsPreview`), and the dynamic host never says so: it implements no
-    Handshake, and its Configure answers `acceptSecrets` alone (pulumi 3.272.0
-    pulumi/dynamic/__main__.py Configure);
-  - a failed create does not cancel another in flight (step_executor.go `cancelDueToError`
-    cancels scheduling only; step.go calls `prov.Create(context.TODO(), ...)`): the watch ends
-    the Job itself (components/proof/watch_live.py), so the Job's await returns at once.
-
-Nothing remote belongs to this resource: no credential is an input or an output (the host
-fetches the kubeconfig from ARM itself), delete has nothing to delete, and read has nothing to
-read (the Job is pulumi-kubernetes'). The provider is pickled into the state by reference
-(pulumi/dynamic/dynamic.py `serialize_provider`): a small module-level class with no fields,
-and **moving or renaming this module or the class needs a re-export at the old path**, as the
-managed pool's (docs/design/managed-pool-provider.md). No typed resource will replace it: it stands for
-no object of the cluster's.
+for, whose create watches the Job's pods and events during `up` (components/proof/watch_live.py
+`watch`), says what it waits for on its own row of the CLI, and fails in the cluster's words,
+ending the Job, once waiting will not mend the cause (docs/proof.md). Why a resource beside the
+Job, what the engine does with it, and why **moving or renaming this module or the provider
+class needs a re-export at the old path**: docs/design/proof-watch.md, "The watch as a resource".
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
 import pulumi
-from pulumi.dynamic import ConfigureRequest, CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
+from pulumi.dynamic import ConfigureRequest, CreateResult, DiffResult, Resource, ResourceProvider, UpdateResult
 from pulumi.output import Unknown
 
 from components.proof import watch_live as live_watch
@@ -67,20 +41,9 @@ ACCEPTED_POOLS, VM_SIZES = "acceptedPools", "vmSizes"
 # The dynamic host's key for the pickled provider (pulumi/dynamic/__main__.py PROVIDER_KEY).
 PROVIDER_KEY = "__provider"
 
-# The dynamic provider host answers every call on a pool of this many threads (pulumi 3.272.0
-# pulumi/dynamic/__main__.py main: `grpc.server(futures.ThreadPoolExecutor(max_workers=4))`;
-# pulumi/pulumi@1b594989 the same), and a watch's Create holds one for as long as it watches. So
-# watches never share a host with the AKS-managed pool's provider, and at most WATCHES_PER_HOST
-# share one, leaving a thread for the Check, Diff and Read calls the engine sends meanwhile: each
-# host is an explicit `pulumi-python` provider of its own, which the engine starts as a plugin
-# process of its own (pulumi/pulumi@1b594989 pkg/host/host.go Provider: plugin.NewProvider per
-# provider resource). tests/test_proof_watch_resource.py holds HOST_WORKERS to the installed SDK.
-# What the engine does with these hosts (pulumi/pulumi@1b594989): a watch moved to another host
-# (a pool removed shifts the watches after it) is no replacement, since the engine asks the new
-# host's DiffConfig (pkg/resource/deploy/step_generator.go providerChanged), which the dynamic host
-# leaves unimplemented, answered as "DiffUnknown with no replaces" (sdk/go/common/resource/plugin/
-# provider_plugin.go DiffConfig); a refresh reads no provider resource and a destroy's delete of
-# one only closes its plugin (pkg/resource/deploy/providers/registry.go Read, Delete).
+# The dynamic host's threads (pulumi/dynamic/__main__.py main: `ThreadPoolExecutor(max_workers=4)`): a watch's
+# Create holds one as long as it watches, so at most WATCHES_PER_HOST share a host of their own
+# (docs/design/proof-watch.md, "The watch as a resource"; a test holds HOST_WORKERS to the SDK).
 HOST_WORKERS = 4
 WATCHES_PER_HOST = HOST_WORKERS - 1
 # The package of Python's dynamic providers, whose provider resources are `pulumi:providers:pulumi-python`
@@ -102,41 +65,34 @@ def watch_id(props: Mapping[str, Any]) -> str:
     return f"{props['namespace']}/{props['jobName']}/{props['specHash']}"
 
 
+# The watch's inputs of the Job it watches, each WatchFacts' field by its camelCase name (_key);
+# where the cluster is: every field of ClusterRef's.
+FACT_FIELDS = ("namespace", "job_name", "pool_name", "spec_hash", "autoscaled", "image", "max_steps")
+
+
+def _key(field: str) -> str:
+    head, *rest = field.split("_")
+    return head + "".join(word.title() for word in rest)
+
+
 def cluster_props(cluster: ClusterRef) -> dict[str, Any]:
     """Where the cluster is, as a watch's (or the access wait's) inputs; `cluster_ref` reads them back."""
-    return {
-        "subscriptionId": cluster.subscription_id,
-        "resourceGroupName": cluster.resource_group_name,
-        "clusterName": cluster.cluster_name,
-        "entra": cluster.entra,
-        "armEndpoint": cluster.arm_endpoint,
-    }
+    return {_key(field.name): getattr(cluster, field.name) for field in dataclasses.fields(cluster)}
 
 
 def cluster_ref(props: Mapping[str, Any]) -> ClusterRef:
-    return ClusterRef(
-        subscription_id=str(props["subscriptionId"]),
-        resource_group_name=str(props["resourceGroupName"]),
-        cluster_name=str(props["clusterName"]),
-        entra=bool(props["entra"]),
-        arm_endpoint=str(props["armEndpoint"]),
-    )
+    return ClusterRef(**{field.name: props[_key(field.name)] for field in dataclasses.fields(ClusterRef)})
 
 
 def watch_facts(props: Mapping[str, Any]) -> WatchFacts:
     """The watch's inputs as the pure decision takes them. The host hands every number over as a
     double (a protobuf Struct's only number: pulumi/dynamic/__main__.py deserialize_properties),
     so `maxSteps` is 500.0 there."""
+    given = {field: props[_key(field)] for field in FACT_FIELDS}
     return WatchFacts(
-        namespace=str(props["namespace"]),
-        job_name=str(props["jobName"]),
-        pool_name=str(props["poolName"]),
-        spec_hash=str(props["specHash"]),
-        autoscaled=bool(props["autoscaled"]),
-        image=str(props["image"]),
-        max_steps=int(props["maxSteps"]),
-        accepted_pools=tuple(str(pool) for pool in props.get(ACCEPTED_POOLS) or ()),
-        vm_sizes={str(pool): str(size) for pool, size in (props.get(VM_SIZES) or {}).items()},
+        **{**given, "max_steps": int(given["max_steps"])},
+        accepted_pools=tuple(props.get(ACCEPTED_POOLS) or ()),
+        vm_sizes=dict(props.get(VM_SIZES) or {}),
     )
 
 
@@ -146,12 +102,8 @@ def inputs_only(props: Mapping[str, Any]) -> dict[str, Any]:
 
 def diff_watch(olds: Mapping[str, Any], news: Mapping[str, Any]) -> DiffResult:
     """Pure. Replaces where the watched Job is another (WATCHED); any other change is an update
-    that does nothing. A value a preview does not know counts as a change of it: nothing says
-    it is not one (a Job whose namespace is replaced is itself replaced). Never
-    delete_before_replace: nothing remote is named after the watch, so the engine's default,
-    create the new one and then delete the old (Pulumi's docs, "Resource option:
-    deleteBeforeReplace"; dynamic.DiffResult: "If true, and a replacement occurs, the resource
-    will first be deleted before being recreated"), is right."""
+    that does nothing. A value a preview does not know counts as a change. Never
+    delete_before_replace: nothing remote is named after the watch."""
     old, new = inputs_only(olds), inputs_only(news)
     changed = sorted(k for k in set(old) | set(new) if is_unknown(new.get(k)) or new.get(k) != old.get(k))
     replaces = [k for k in changed if k in WATCHED]
@@ -159,7 +111,9 @@ def diff_watch(olds: Mapping[str, Any], news: Mapping[str, Any]) -> DiffResult:
 
 
 class ProofWatchProvider(ResourceProvider):
-    """The watch's steps. No fields: see the module docstring on pickling."""
+    """The watch's steps. No fields: see the module docstring on pickling. Read and delete are
+    the SDK's: the state as it is (what the watch saw is its outcome; the Job is pulumi-kubernetes'
+    to refresh), and nothing remote to delete (the outcome's ConfigMap goes with the namespace)."""
 
     serialize_as_secret_always = False  # it captures nothing secret; keep the state readable
 
@@ -178,20 +132,11 @@ class ProofWatchProvider(ResourceProvider):
         served = {SERVED_POOL: verdict.pool, SERVED_VM_SIZE: verdict.vm_size}
         return CreateResult(id_=watch_id(props), outs={**inputs_only(props), OUTPUT: verdict.line, **served})
 
-    def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
-        # The state as it is: what the watch saw is its outcome, and the Job it watched is
-        # pulumi-kubernetes' to refresh.
-        return ReadResult(id_=id_, outs=dict(props))
-
     def update(self, id_: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
         # Only what diff_watch calls no replacement gets here (the status URN, the time limit,
         # the pool's facts): the Job is the same, nothing is watched again, what it saw is kept.
         # Without outs the host would store none (pulumi/dynamic/__main__.py Update).
         return UpdateResult(outs={**inputs_only(news), **{key: olds.get(key) for key in OUTPUTS}})
-
-    def delete(self, id_: str, props: dict[str, Any]) -> None:
-        # Nothing remote: the outcome's ConfigMap is in the stack's namespace, and goes with it.
-        return None
 
     def diff(self, id_: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
         return diff_watch(olds, news)
@@ -221,14 +166,9 @@ class ProofWatch(Resource, module="aksgpu", name="ProofWatch"):
     ) -> None:
         props = {
             **cluster_props(cluster),
+            **{_key(field): getattr(facts, field) for field in FACT_FIELDS},
             # The namespace object's name, so the watch comes after it; facts.namespace is the same name.
             "namespace": namespace,
-            "jobName": facts.job_name,
-            "poolName": facts.pool_name,
-            "specHash": facts.spec_hash,
-            "autoscaled": facts.autoscaled,
-            "image": facts.image,
-            "maxSteps": facts.max_steps,
             "seconds": seconds,
             "statusUrn": status_urn,
             **({ACCEPTED_POOLS: list(facts.pools)} if facts.pools != (facts.pool_name,) else {}),

@@ -1,44 +1,8 @@
 """The proof's watch, live: during `pulumi up` only, it looks at the proof Job, its pods and their
-events through the API server with the kubeconfig's own credential (the connection
-components/cluster/cluster_access.py makes), says what it waits for, and ends the Job when
-components/proof/watch_verdict.py finds a cause that waiting will not mend.
-
-What it asks, and why each (Kubernetes API, kubernetes/kubernetes at 0158de93 unless said):
-- the kubeconfig: listClusterUserCredential (azure-mgmt-containerservice
-  `managed_clusters.list_cluster_user_credentials`, format "exec"), with azure-identity's
-  DefaultAzureCredential as the managed pool's provider signs in (components/pools/
-  agent_pool_calls.py), made to sign in without a prompt for an Entra ID cluster
-  (components/cluster/kubeconfig.py); no credential is an input or an output of the watch;
-- GET the Job by name; its pods by the label the Job controller puts on them,
-  `batch.kubernetes.io/controller-uid` (pkg/apis/batch/types.go, `ControllerUidLabel`), so a
-  pod of an earlier Job of the same name is never read as this one's;
-- the events of the Job and of each pod, one list each, `fieldSelector=involvedObject.uid=<uid>`
-  (a selectable field of core/v1 Event: pkg/apis/core/v1/conversion.go
-  `AddFieldLabelConversionsForEvent`): the kubelet's pull errors, the scheduler's and the cluster
-  autoscaler's words are events on the pod, and the Job's await never reads them;
-- while a pod of a pool the autoscaler sizes waits for a node, the events of the autoscaler's
-  status ConfigMap, kube-system/cluster-autoscaler-status: upstream records a failed scale-up
-  there (FailedToScaleUpGroup, ScaleUpFailed, ScaleUpTimedOut, with the cloud's error), not on
-  the pod (components/proof/proof_signals.py cites it); an identity that may not read
-  kube-system's events (403) still has the pod's NotTriggerScaleUp, so that read is skipped;
-- the last LOG_LINES lines of the running pod's log (`tailLines`), for the training's progress;
-- the API server's clock, from each answer's HTTP Date header: every age is the cluster's;
-- to end the Job: a JSON merge PATCH of `spec.activeDeadlineSeconds` with the Job's
-  `metadata.uid` in the body, as a precondition: the UID is immutable (apimachinery
-  pkg/api/validation/objectmeta.go `ValidateObjectMetaUpdate`), so a Job of the same name that
-  replaced ours is refused (422), never ended; activeDeadlineSeconds is not among the fields
-  `ValidateJobSpecUpdate` holds immutable (pkg/apis/batch/validation/validation.go), any value
-  >= 0 is valid (`validateJobSpec`), and the Job controller, seeing it change on a started Job,
-  syncs again after `total - passed` (pkg/controller/job/job_controller.go `updateJob`), where
-  `pastActiveDeadline` fails it "DeadlineExceeded: Job was active longer than specified
-  deadline" and deletes its active pods (`syncJob`). pulumi-kubernetes' Job await then returns
-  on the Failed condition, and the Job is left Failed, as replaceUnready expects: the next
-  `pulumi up` replaces it;
-- the outcome, and the pool and vmSize of the node the proof ran on, kept in a ConfigMap `<job>-result` by server-side apply (PATCH with
-  `application/apply-patch+yaml`, `fieldManager`, `force=true`: one request that creates it or
-  replaces what this manager wrote before; the patch handler sets `forceAllowCreate` for an
-  apply, staging/src/k8s.io/apiserver/pkg/endpoints/handlers/patch.go), which outlives the
-  foreground delete of the Job and its pods.
+events through the API server with the kubeconfig's own credential (components/cluster/
+cluster_access.py), says what it waits for, and ends the Job when components/proof/
+watch_verdict.py finds a cause that waiting will not mend. What it asks and why each, with the
+sources: docs/design/proof-watch.md, "What the live watch asks, and why".
 """
 
 from __future__ import annotations
@@ -60,8 +24,7 @@ from components.cluster.kubeconfig import entra_kubeconfig
 from components.errors import ClusterAccessError, ProofWatchFailed, cut, error_line, one_line
 from components.gpu_stack.cluster_objects import AGENT_POOL_LABEL
 from components.proof import watch_verdict as decisions
-from components.proof.proof_signals import AUTOSCALER_STATUS
-from components.proof.watch_verdict import SPEC_ANNOTATION, Snapshot, Verdict, WatchFacts
+from components.proof.watch_verdict import AUTOSCALER_STATUS, SPEC_ANNOTATION, Snapshot, Verdict, WatchFacts, condition, timestamp
 from components.seam.aks_client import ARM_ENDPOINT, aks_client
 from components.seam.deadline import gather
 
@@ -104,8 +67,8 @@ JOB_UID_LABEL = "batch.kubernetes.io/controller-uid"
 
 @dataclass(frozen=True)
 class ClusterRef:
-    """Where the cluster is, for the kubeconfig the watch fetches itself (listClusterUserCredential):
-    no credential is ever an input or an output of the watch resource."""
+    """Where the cluster is: the watch fetches its kubeconfig itself, so no credential is ever an
+    input or an output of the watch resource."""
 
     subscription_id: str
     resource_group_name: str
@@ -115,36 +78,27 @@ class ClusterRef:
     arm_endpoint: str = ARM_ENDPOINT
 
 
-# --------------------------------------------------------------------------- the kubeconfig
-
-
-def arm_client(cluster: ClusterRef, seconds: float, credential: Any = None) -> Any:
-    """The AKS management client for ARM at the cluster's endpoint, with DefaultAzureCredential
-    (az login locally, the OIDC login in CI) unless given one; its retries and sockets bounded
-    within `seconds`, as the managed pool's are (live/aks_client.py)."""
-    from azure.core.pipeline.policies import RetryPolicy
-    from azure.identity import DefaultAzureCredential
-
-    return aks_client(
-        credential if credential is not None else DefaultAzureCredential(),
-        cluster.subscription_id,
-        API_VERSION,
-        retry_policy=RetryPolicy(retry_total=RETRIES, timeout=seconds),
-        connect_seconds=min(CONNECT_SECONDS, seconds),
-        read_seconds=min(REQUEST_SECONDS, seconds),
-        endpoint=cluster.arm_endpoint,
-    )
-
-
 def user_kubeconfig(cluster: ClusterRef, seconds: float = KUBECONFIG_SECONDS, credential: Any = None) -> str:
     """The cluster's user kubeconfig (listClusterUserCredential, format "exec": "only take[s]
     effect when requesting clusterUser credential of AAD clusters", the az CLI's help), made to
-    sign in without a prompt on an Entra ID cluster; ClusterAccessError in one line when it
-    cannot be had within `seconds`."""
+    sign in without a prompt on an Entra ID cluster; with DefaultAzureCredential unless given
+    one, its retries and sockets bounded as the managed pool's are (seam/aks_client.py);
+    ClusterAccessError in one line when it cannot be had within `seconds`."""
     what = f"fetching the user kubeconfig of cluster {cluster.resource_group_name}/{cluster.cluster_name} (listClusterUserCredential)"
 
     def fetch() -> str:
-        client = arm_client(cluster, seconds, credential)
+        from azure.core.pipeline.policies import RetryPolicy
+        from azure.identity import DefaultAzureCredential
+
+        client = aks_client(
+            credential if credential is not None else DefaultAzureCredential(),
+            cluster.subscription_id,
+            API_VERSION,
+            retry_policy=RetryPolicy(retry_total=RETRIES, timeout=seconds),
+            connect_seconds=min(CONNECT_SECONDS, seconds),
+            read_seconds=min(REQUEST_SECONDS, seconds),
+            endpoint=cluster.arm_endpoint,
+        )
         found = client.managed_clusters.list_cluster_user_credentials(cluster.resource_group_name, cluster.cluster_name, format="exec")
         kubeconfigs = found.kubeconfigs or []
         if not kubeconfigs or not kubeconfigs[0].value:
@@ -172,7 +126,7 @@ class _CannotWatch(Exception):
 
 
 class _NoAnswer(Exception):
-    """No answer this time (5xx, unreachable, a timeout): the watch looks again."""
+    """No answer this time (5xx, 429, unreachable, a timeout): the watch looks again."""
 
 
 class _Refused(Exception):
@@ -194,10 +148,9 @@ class _Api:
     date: datetime | None = None
 
     def call(self, what: str, method: str, *args: Any, raw: bool = False, **params: Any) -> Any:
-        """The JSON (the text with `raw`) that `method`, "batch.<name>" or "core.<name>" of the
-        kubernetes package's BatchV1Api or CoreV1Api, answers within REQUEST_SECONDS, as sent (the
-        decisions read the API's JSON, the clock is its Date); None for 404. `what`: "METHOD path",
-        for the messages. _CannotWatch, _NoAnswer, or _Refused for any other refusal."""
+        """The JSON (the text with `raw`) that `method` ("batch.<name>" of BatchV1Api or
+        "core.<name>" of CoreV1Api) answers within REQUEST_SECONDS; None for 404. `what`:
+        "METHOD path", for the messages."""
         from kubernetes.client import ApiException, BatchV1Api, CoreV1Api
         from urllib3.exceptions import HTTPError
 
@@ -236,15 +189,15 @@ class _Api:
                 raise _CannotWatch(f"the cluster's API server {self.connection.server} answered {cut(what)} with no JSON") from None
         raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
 
+    def now(self) -> datetime:
+        return self.date or datetime.now(timezone.utc)
+
 
 def _server_time(header: str | None) -> datetime | None:
     """The HTTP Date header as an aware time: a date whose zone is "-0000" parses naive
-    (CPython Lib/email/utils.py parsedate_to_datetime: "the datetime will be a naive datetime"),
-    and HTTP dates are in UTC (RFC 9110 5.6.7)."""
-    if not header:
-        return None
+    (CPython Lib/email/utils.py parsedate_to_datetime), and HTTP dates are in UTC (RFC 9110 5.6.7)."""
     try:
-        when = email.utils.parsedate_to_datetime(header)
+        when = email.utils.parsedate_to_datetime(header or "")
     except (TypeError, ValueError, IndexError, OverflowError):
         return None
     return when if when.tzinfo is not None else when.replace(tzinfo=timezone.utc)
@@ -256,8 +209,8 @@ def _server_time(header: str | None) -> datetime | None:
 @dataclass
 class _Ours:
     """Which Job of the proof's name is this `up`'s (SPEC_ANNOTATION, and a stale UID waited
-    past); whether this `up`'s Job was there and is gone (`gone`), and how long no Job of this
-    spec has been there (`absent_for`)."""
+    past); whether this `up`'s Job was there and is gone, and how long no Job of this spec has
+    been there (`absent_for`)."""
 
     facts: WatchFacts
     clock: Callable[[], float]
@@ -273,7 +226,6 @@ class _Ours:
     last_sign: float | None = None
 
     def absent_for(self) -> float:
-        """Seconds since the watch began, or since a sign of the Job was last there."""
         return self.clock() - (self.last_sign if self.last_sign is not None else self.started)
 
     def which(self, job: Mapping[str, Any] | None, now: datetime | None) -> Mapping[str, Any] | None:
@@ -290,7 +242,9 @@ class _Ours:
             return None  # not there yet, or an earlier `up`'s Job: this one's replaces it
         if meta.get("deletionTimestamp"):
             return None  # replaceUnready's delete, in the foreground: going, with its pods
-        if first and not _complete(job) and self._made_before(meta.get("creationTimestamp"), now):
+        made = timestamp(meta.get("creationTimestamp"))
+        ran = self.clock() - self.started + MADE_BEFORE_MARGIN_SECONDS
+        if first and not condition(job, "Complete") and made and now and (now - made).total_seconds() > ran:
             self.stale, self.stale_since = uid, self.clock()
         if self.stale is not None and uid == self.stale:
             if self.clock() - self.stale_since < REPLACEMENT_SECONDS:
@@ -298,21 +252,6 @@ class _Ours:
             self.stale = None  # not replaced after all: watched as it is
         self.seen = uid
         return job
-
-    def _made_before(self, created: Any, now: datetime | None) -> bool:
-        try:
-            # RFC 3339 in UTC, as the API server writes it; Python 3.10's fromisoformat has no "Z".
-            made = datetime.fromisoformat(str(created).replace("Z", "+00:00"))
-        except ValueError:  # no creationTimestamp: nothing says it is older than this `up`
-            return False
-        if now is None or made.tzinfo is None:
-            return False
-        return (now - made).total_seconds() > self.clock() - self.started + MADE_BEFORE_MARGIN_SECONDS
-
-
-def _complete(job: Mapping[str, Any]) -> bool:
-    conditions = (job.get("status") or {}).get("conditions") or []
-    return any(c.get("type") == "Complete" and c.get("status") == "True" for c in conditions if isinstance(c, Mapping))
 
 
 # --------------------------------------------------------------------------- one look
@@ -325,22 +264,16 @@ def _items(listed: Any, what: str) -> list[Mapping[str, Any]]:
     return [item for item in found if isinstance(item, Mapping)]
 
 
-def _uid(thing: Mapping[str, Any]) -> str:
-    return str((thing.get("metadata") or {}).get("uid") or "")
-
-
-def _event_time(event: Mapping[str, Any]) -> str:
-    # RFC 3339 in UTC, so the strings sort as the times do.
-    return str(event.get("lastTimestamp") or event.get("eventTime") or (event.get("metadata") or {}).get("creationTimestamp") or "")
+def _meta(thing: Mapping[str, Any], key: str) -> str:
+    return str((thing.get("metadata") or {}).get(key) or "")
 
 
 def _log_tail(api: _Api, namespace: str, pods: Sequence[Mapping[str, Any]]) -> str | None:
     pod = next((p for p in reversed(pods) if (p.get("status") or {}).get("phase") == "Running"), None)
     if pod is None:
         return None
-    containers = (pod.get("spec") or {}).get("containers") or [{}]
-    container = str(containers[0].get("name") or "")
-    name = str((pod.get("metadata") or {}).get("name") or "")
+    container = str((((pod.get("spec") or {}).get("containers") or [{}])[0]).get("name") or "")
+    name = _meta(pod, "name")
     try:
         what = f"GET /api/v1/namespaces/{namespace}/pods/{name}/log"
         text = api.call(what, "core.read_namespaced_pod_log", name, namespace, container=container or None, tail_lines=LOG_LINES, raw=True)
@@ -354,34 +287,28 @@ def _look(api: _Api, facts: WatchFacts, ours: _Ours) -> Snapshot:
     found = api.call(f"GET /apis/batch/v1/namespaces/{ns}/jobs/{facts.job_name}", "batch.read_namespaced_job", facts.job_name, ns)
     job = ours.which(found, api.date)
     if job is None:
-        return Snapshot(now=api.date or datetime.now(timezone.utc), job=None, pods=[], events=[])
-    listed = api.call(f"{at}/pods", "core.list_namespaced_pod", ns, label_selector=f"{JOB_UID_LABEL}={_uid(job)}")
-    pods = _items(listed, "the Job's pods")
-    pods.sort(key=lambda p: str((p.get("metadata") or {}).get("creationTimestamp") or ""))
+        return Snapshot(now=api.now(), job=None, pods=[], events=[])
+    listed = api.call(f"{at}/pods", "core.list_namespaced_pod", ns, label_selector=f"{JOB_UID_LABEL}={_meta(job, 'uid')}")
+    pods = sorted(_items(listed, "the Job's pods"), key=lambda p: _meta(p, "creationTimestamp"))
     events: list[Mapping[str, Any]] = []
-    for uid in [_uid(job), *(_uid(p) for p in pods)]:
+    for uid in [_meta(job, "uid"), *(_meta(p, "uid") for p in pods)]:
         listed = api.call(f"{at}/events", "core.list_namespaced_event", ns, field_selector=f"involvedObject.uid={uid}")
         events += _items(listed, "events")
-    waiting = any(not _scheduled(p) for p in pods)
+    waiting = any(not (p.get("spec") or {}).get("nodeName") for p in pods)
     if facts.autoscaled and waiting:
         events += _autoscaler_events(api)
-    nodes, holders = _pool_nodes(api, facts, _uid(job)) if waiting else (None, None)
-    events.sort(key=_event_time)
+    nodes, holders = _pool_nodes(api, facts, _meta(job, "uid")) if waiting else (None, None)
+    # RFC 3339 in UTC, so the strings sort as the times do.
+    events.sort(key=lambda e: str(e.get("lastTimestamp") or e.get("eventTime") or _meta(e, "creationTimestamp")))
     tail = _log_tail(api, facts.namespace, pods)
-    now = api.date or datetime.now(timezone.utc)
-    return Snapshot(now=now, job=job, pods=pods, events=events, log_tail=tail, nodes=nodes, holders=holders)
-
-
-def _scheduled(pod: Mapping[str, Any]) -> bool:
-    return bool((pod.get("spec") or {}).get("nodeName"))
+    return Snapshot(now=api.now(), job=job, pods=pods, events=events, log_tail=tail, nodes=nodes, holders=holders)
 
 
 def _pool_nodes(api: _Api, facts: WatchFacts, job_uid: str) -> tuple[list[Mapping[str, Any]] | None, list[Mapping[str, Any]] | None]:
     """While the Job's pod waits for a node: the nodes of its pools (AKS's agentpool label, a
     set-based selector: apimachinery labels.Parse `in`), and the pods on the first HOLDER_NODES
-    of them that hold a GPU, the Job's own left out (the module docstring says why). None for
-    what may not be read (a deployer without cluster-wide list rights): a status says less then,
-    and the decision reads the nodes only to excuse a joining node's taint."""
+    of them that hold a GPU, the Job's own left out. None for what may not be read (a deployer
+    without cluster-wide list rights): a status says less then."""
     selector = f"{AGENT_POOL_LABEL} in ({','.join(facts.pools)})"
     try:
         nodes = _items(api.call("GET /api/v1/nodes", "core.list_node", label_selector=selector), "nodes")
@@ -389,10 +316,9 @@ def _pool_nodes(api: _Api, facts: WatchFacts, job_uid: str) -> tuple[list[Mappin
         return None, None
     holders: list[Mapping[str, Any]] = []
     for node in nodes[:HOLDER_NODES]:
-        name = str((node.get("metadata") or {}).get("name") or "")
         try:
-            listed = api.call("GET /api/v1/pods", "core.list_pod_for_all_namespaces", field_selector=f"spec.nodeName={name}")
-            on_node = _items(listed, "pods")
+            selector = f"spec.nodeName={_meta(node, 'name')}"
+            on_node = _items(api.call("GET /api/v1/pods", "core.list_pod_for_all_namespaces", field_selector=selector), "pods")
         except (_CannotWatch, _Refused):
             return nodes, None
         holders += [p for p in on_node if _holds_gpu(p) and ((p.get("metadata") or {}).get("labels") or {}).get(JOB_UID_LABEL) != job_uid]
@@ -411,8 +337,7 @@ def _holds_gpu(pod: Mapping[str, Any]) -> bool:
 
 
 def _autoscaler_events(api: _Api) -> list[Mapping[str, Any]]:
-    """The events of the autoscaler's status ConfigMap (the module docstring says why); none
-    where they may not be read or are not there."""
+    """The events of the autoscaler's status ConfigMap; none where they may not be read or are not there."""
     selector = f"involvedObject.kind=ConfigMap,involvedObject.name={AUTOSCALER_STATUS}"
     try:
         listed = api.call("GET /api/v1/namespaces/kube-system/events", "core.list_namespaced_event", "kube-system", field_selector=selector)
@@ -424,38 +349,6 @@ def _autoscaler_events(api: _Api) -> list[Mapping[str, Any]]:
 # --------------------------------------------------------------------------- the end
 
 
-def _end_job(api: _Api, facts: WatchFacts, uid: str) -> str | None:
-    """Ends the Job `uid` (the module docstring says how); what stopped it, when it could not."""
-    body = {"metadata": {"uid": uid}, "spec": {"activeDeadlineSeconds": ENDED_DEADLINE_SECONDS}}
-    try:
-        what = f"PATCH /apis/batch/v1/namespaces/{facts.namespace}/jobs/{facts.job_name}"
-        api.call(what, "batch.patch_namespaced_job", facts.job_name, facts.namespace, body, _content_type="application/merge-patch+json")
-    except (_CannotWatch, _NoAnswer, _Refused) as error:
-        if isinstance(error, _Refused) and error.code in (409, 422):  # the UID precondition: another Job has the name now, not ours to end
-            return None
-        return f"the watch could not end Job {facts.namespace}/{facts.job_name} ({error}); it runs until its activeDeadlineSeconds"
-    return None
-
-
-def _keep(api: _Api, facts: WatchFacts, verdict: Verdict, uid: str) -> str | None:
-    """The outcome in the ConfigMap `<job>-result`; what stopped it, when it could not."""
-    name = result_name(facts.job_name)
-    finished = (api.date or datetime.now(timezone.utc)).astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    body = {
-        "apiVersion": "v1",
-        "kind": "ConfigMap",
-        "metadata": {"name": name, "namespace": facts.namespace, "labels": {"app.kubernetes.io/managed-by": FIELD_MANAGER}},
-        "data": {"line": verdict.line, "outcome": verdict.kind, "jobUid": uid, "finishedAt": finished, **served(verdict)},
-    }
-    try:
-        what = f"PATCH /api/v1/namespaces/{facts.namespace}/configmaps/{name}"
-        apply: dict[str, Any] = {"field_manager": FIELD_MANAGER, "force": True, "_content_type": "application/apply-patch+yaml"}
-        api.call(what, "core.patch_namespaced_config_map", name, facts.namespace, body, **apply)
-    except (_CannotWatch, _NoAnswer, _Refused) as error:
-        return f"the proof's outcome could not be kept in ConfigMap {facts.namespace}/{name}: {error}"
-    return None
-
-
 def served(verdict: Verdict) -> dict[str, str]:
     """Where the proof's pod ran, as the ConfigMap's `pool` and `vmSize` (docs/proof.md, "Which
     size served"): each where known, so a reader tells "not known" from a value."""
@@ -463,13 +356,32 @@ def served(verdict: Verdict) -> dict[str, str]:
 
 
 def _finish(api: _Api, facts: WatchFacts, look: Snapshot, verdict: Verdict, status: Callable[[str], None]) -> Verdict:
-    uid = _uid(look.job) if look.job is not None else ""
-    line = verdict.line
+    """Ends the Job where the verdict is "stop" (a merge PATCH of activeDeadlineSeconds with its
+    UID as a precondition), keeps the outcome in the ConfigMap `<job>-result` (server-side
+    apply), and returns a "trained" verdict or raises ProofWatchFailed with its line."""
+    uid, ns, line = _meta(look.job, "uid") if look.job is not None else "", facts.namespace, verdict.line
     if verdict.kind == "stop" and uid:
-        if (not_ended := _end_job(api, facts, uid)) is not None:
-            line = f"{line} ({not_ended})"
-    if (not_kept := _keep(api, facts, verdict, uid)) is not None:
-        status(not_kept)
+        body: dict[str, Any] = {"metadata": {"uid": uid}, "spec": {"activeDeadlineSeconds": ENDED_DEADLINE_SECONDS}}
+        try:
+            what = f"PATCH /apis/batch/v1/namespaces/{ns}/jobs/{facts.job_name}"
+            api.call(what, "batch.patch_namespaced_job", facts.job_name, ns, body, _content_type="application/merge-patch+json")
+        except (_CannotWatch, _NoAnswer, _Refused) as error:
+            # 409, 422: the UID precondition: another Job has the name now, not ours to end.
+            if not (isinstance(error, _Refused) and error.code in (409, 422)):
+                line = f"{line} (the watch could not end Job {ns}/{facts.job_name} ({error}); it runs until its activeDeadlineSeconds)"
+    name = result_name(facts.job_name)
+    finished = api.now().astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    body = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": ns, "labels": {"app.kubernetes.io/managed-by": FIELD_MANAGER}},
+        "data": {"line": verdict.line, "outcome": verdict.kind, "jobUid": uid, "finishedAt": finished, **served(verdict)},
+    }
+    try:
+        apply: dict[str, Any] = {"field_manager": FIELD_MANAGER, "force": True, "_content_type": "application/apply-patch+yaml"}
+        api.call(f"PATCH /api/v1/namespaces/{ns}/configmaps/{name}", "core.patch_namespaced_config_map", name, ns, body, **apply)
+    except (_CannotWatch, _NoAnswer, _Refused) as error:
+        status(f"the proof's outcome could not be kept in ConfigMap {ns}/{name}: {error}")
     if verdict.kind == "trained":
         return verdict
     raise ProofWatchFailed(line)
@@ -482,8 +394,7 @@ class _Status:
     """Sends each line once, when it differs from the last one sent; a line that differs only in
     its numbers (a duration counting up, the training's step) at most every REPEAT_SECONDS. A
     non-interactive run prints the resource's row at each status it gets (pulumi/pulumi@1b594989
-    pkg/backend/display/jsonmessage.go `rowUpdated`), so a CI log gets a line per change: one
-    every REPEAT_SECONDS of an 8-minute scale-up, not one a look."""
+    pkg/backend/display/jsonmessage.go `rowUpdated`), so a CI log gets a line per change."""
 
     def __init__(self, send: Callable[[str], None], clock: Callable[[], float]) -> None:
         self.send, self.clock, self.last, self.sent_at = send, clock, "", float("-inf")
@@ -492,14 +403,10 @@ class _Status:
         line = one_line(line, None)  # a status is one line, whatever the cluster's words held
         if line == self.last:
             return
-        if _shape(line) == _shape(self.last) and self.clock() - self.sent_at < REPEAT_SECONDS:
+        if re.sub(r"\d+", "#", line) == re.sub(r"\d+", "#", self.last) and self.clock() - self.sent_at < REPEAT_SECONDS:
             return
         self.last, self.sent_at = line, self.clock()
         self.send(line)
-
-
-def _shape(line: str) -> str:
-    return re.sub(r"\d+", "#", line)
 
 
 def _not_watched(status: _Status, why: str) -> Verdict:
@@ -521,10 +428,8 @@ def watch(
 ) -> Verdict:
     """Watches the proof until it trained (returns that Verdict, or a "waiting" one saying why it
     could not watch: the Job's own await then decides), failed, or cannot start (raises
-    components.errors.ProofWatchFailed with the line, after ending the Job), or `seconds` pass;
-    `status` gets what it waits for, each time that changes. `decide`: what a look means
-    (components/proof/watch_verdict.py); `kubeconfig` and `connect`: the seams to Azure and to the
-    API server (a test's fakes)."""
+    ProofWatchFailed with the line, after ending the Job), or `seconds` pass; `status` gets what
+    it waits for, each time that changes. `decide`, `kubeconfig` and `connect`: a test's seams."""
     started = clock()
     deadline = started + seconds
     say = _Status(status, clock)
