@@ -170,7 +170,7 @@ def test_a_pool_whose_plugin_aks_runs_is_said_when_this_stack_would_put_its_own_
     seen = cluster_objects.parse(listed())
     from components.gpu_stack.cluster_object_checks import Mine, other_plugins
 
-    problems = other_plugins(seen, pools, Mine(seen, OWNER, frozenset()), None)
+    problems = other_plugins(seen, pools, Mine(seen, OWNER), None)
     assert len(problems) == 1 and "pool gpu runs AKS's own device plugin" in problems[0].message
 
 
