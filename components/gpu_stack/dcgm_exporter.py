@@ -1,8 +1,7 @@
-"""GPU metrics: NVIDIA's DCGM exporter on the GPU pool's nodes (management: device-plugin).
-A DaemonSet after NVIDIA's own manifest (NVIDIA/dcgm-exporter dcgm-exporter.yaml at 4.5.3-4.8.2),
-only on the GPU pools and tolerating their taints, behind a Service with the `prometheus.io/*`
-annotations and a NetworkPolicy that admits in-cluster scrapes on 9400 and no egress. What it
-copies from NVIDIA, and why: docs/gpu.md, "GPU metrics"; its Checkov skips: docs/design/security.md."""
+"""GPU metrics (management: device-plugin): NVIDIA's DCGM exporter as a DaemonSet after NVIDIA's
+manifest (NVIDIA/dcgm-exporter dcgm-exporter.yaml at 4.5.3-4.8.2) on the GPU pools, behind a
+Service with the `prometheus.io/*` annotations and a NetworkPolicy that admits in-cluster scrapes
+and no egress. Why: docs/gpu.md, "GPU metrics"; its Checkov skips: docs/design/security.md."""
 
 from __future__ import annotations
 
@@ -36,14 +35,12 @@ CHECKOV_SKIPS = {
 
 @dataclass(frozen=True)
 class DcgmExporterArgs:
-    """NVIDIA's DCGM exporter beside the device plugin (monitoring.gpuMetrics); its namespace is
-    the device plugin's, handed to DcgmExporter as the namespace object's name, after it."""
+    """NVIDIA's DCGM exporter (monitoring.gpuMetrics, .dcgmExporterImage), in the device plugin's namespace."""
 
-    #: The exporter's image (monitoring.dcgmExporterImage).
     image: str
     #: The pools it runs on: one by nodeSelector (the guide's single pool), several by affinity.
     gpu_pool_names: Sequence[str]
-    #: What a pod on those pools tolerates (the device plugin's tolerations).
+    #: The device plugin's tolerations.
     gpu_tolerations: Sequence[k8s.core.v1.TolerationArgs] = field(default_factory=tuple)
 
 
@@ -51,7 +48,6 @@ class DcgmExporter(pulumi.ComponentResource):
     network_policy: k8s.networking.v1.NetworkPolicy
     daemon_set: k8s.apps.v1.DaemonSet
     service: k8s.core.v1.Service
-    #: Where the metrics are, inside the cluster.
     metrics_url: pulumi.Output[str]
 
     def __init__(
