@@ -144,8 +144,15 @@ def check(
     ]
     pools = [dataclasses.replace(p, stack_plugin=None) if p.name in served else p for p in pools]
     problems = namespaces_there(objects, seen, mine, adoption, pools) + other_plugins(seen, pools, mine, taken)
-    if adoption is not None:
-        problems += pools_left(next(d for d in seen.daemon_sets if f"{d.namespace}/{d.name}" == taken), pools)
+    guide = next((d for d in seen.daemon_sets if f"{d.namespace}/{d.name}" == taken), None)
+    # The GPU pools the guide's DaemonSet serves that the stack's, pinned to its own pools, would not.
+    if guide and (lost := [p.name for p in pools if p.gpu and not p.stack_plugin and not p.aks_plugin and lands(guide, p).answer != "no"]):
+        problems.append(
+            Problem(
+                f"{ADOPT}: the guide's DaemonSet serves GPU pool(s) {', '.join(lost)} too, and this stack's runs only on its own "
+                "pools: they would lose their device plugin; add them to the stack, or leave adopt off"
+            )
+        )
     gpus = UsedPoolGpus()
     if found is not None:
         gpus = resources(objects.pools, objects.job_namespace is not None, found, seen, pools, mine.daemon_set)
@@ -394,17 +401,3 @@ def _strategy_not_kept(where: str, strategy: str | None) -> str | None:
             "pools as they are (existing: use), or give the plugin its strategy by MIG_STRATEGY first"
         )
     return None
-
-
-def pools_left(guide: DaemonSet, pools: Sequence[PoolNodes]) -> list[Problem]:
-    """The GPU pools the guide's DaemonSet serves that the stack's, pinned to its own pools,
-    would not: they would lose their device plugin."""
-    lost = [p.name for p in pools if p.gpu and not p.stack_plugin and not p.aks_plugin and lands(guide, p).answer != "no"]
-    if not lost:
-        return []
-    return [
-        Problem(
-            f"{ADOPT}: the guide's DaemonSet serves GPU pool(s) {', '.join(lost)} too, and this stack's runs only on its own "
-            "pools: they would lose their device plugin; add them to the stack, or leave adopt off"
-        )
-    ]

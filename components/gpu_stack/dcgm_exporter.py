@@ -24,6 +24,12 @@ POD_RESOURCES = "/var/lib/kubelet/pod-resources"
 SCRAPE_ANNOTATIONS = {"prometheus.io/scrape": "true", "prometheus.io/port": str(PORT), "prometheus.io/path": "/metrics"}
 # NVIDIA's manifest: requests 100m/128Mi, limits 200m/256Mi.
 RESOURCES = hardening.resources(requests={"cpu": "100m", "memory": "128Mi"}, limits={"cpu": "200m", "memory": "256Mi"})
+# An empty namespaceSelector matches every namespace: any pod of this cluster, no address outside
+# it (Kubernetes NetworkPolicy docs, "Behavior of to and from selectors").
+IN_CLUSTER = k8s.networking.v1.NetworkPolicyIngressRuleArgs(
+    from_=[k8s.networking.v1.NetworkPolicyPeerArgs(namespace_selector=k8s.meta.v1.LabelSelectorArgs())],
+    ports=[k8s.networking.v1.NetworkPolicyPortArgs(protocol="TCP", port=PORT)],
+)
 CHECKOV_SKIPS = {
     "CKV_K8S_23": "runs as root, as NVIDIA's manifest does: DCGM reads the GPUs and the kubelet's root-owned pod-resources socket",
     "CKV_K8S_40": "runs as UID 0, as NVIDIA's manifest does (root-owned pod-resources socket)",
@@ -61,7 +67,9 @@ class DcgmExporter(pulumi.ComponentResource):
     ) -> None:
         super().__init__("aks-gpu:kubernetes:DcgmExporter", name, None, opts)
         on_cluster, self._namespace = cluster.options(self), namespace
-        self.network_policy = self._admit_scrapes(name, args, on_cluster)
+        self.network_policy = network_policy(
+            f"{name}-netpol", f"{NAME}-scrapes-only", self._namespace, LABELS, egress=[], ingress=[IN_CLUSTER], opts=on_cluster
+        )
         self.daemon_set = self._create_daemon_set(name, args, on_cluster)
         self.service = k8s.core.v1.Service(
             f"{name}-svc",
@@ -74,15 +82,6 @@ class DcgmExporter(pulumi.ComponentResource):
         )
         self.metrics_url = pulumi.Output.concat("http://", NAME, ".", self.service.metadata.namespace, ".svc:", str(PORT), "/metrics")
         self.register_outputs({"metricsUrl": self.metrics_url})
-
-    def _admit_scrapes(self, name: str, args: DcgmExporterArgs, opts: pulumi.ResourceOptions) -> k8s.networking.v1.NetworkPolicy:
-        # An empty namespaceSelector matches every namespace: any pod of this cluster, no
-        # address outside it (Kubernetes NetworkPolicy docs, "Behavior of to and from selectors").
-        in_cluster = k8s.networking.v1.NetworkPolicyIngressRuleArgs(
-            from_=[k8s.networking.v1.NetworkPolicyPeerArgs(namespace_selector=k8s.meta.v1.LabelSelectorArgs())],
-            ports=[k8s.networking.v1.NetworkPolicyPortArgs(protocol="TCP", port=PORT)],
-        )
-        return network_policy(f"{name}-netpol", f"{NAME}-scrapes-only", self._namespace, LABELS, egress=[], ingress=[in_cluster], opts=opts)
 
     def _create_daemon_set(self, name: str, args: DcgmExporterArgs, opts: pulumi.ResourceOptions) -> k8s.apps.v1.DaemonSet:
         skips = {**CHECKOV_SKIPS, **hardening.image_digest_skip(args.image, "aks-gpu:monitoring.dcgmExporterImage")}

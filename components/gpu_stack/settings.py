@@ -106,21 +106,6 @@ class GpuOperatorConfig:
     """The operator's namespace (NVIDIA's install guide uses gpu-operator), other than mnistJob.namespace, created and deleted by this program; gpu-operator only."""
 
 
-def check_namespaces(
-    modes: frozenset[str], device_plugin: DevicePluginConfig, mnist_job: MnistJobConfig, operator: GpuOperatorConfig
-) -> None:
-    for mode, namespace, key in (
-        ("device-plugin", device_plugin.namespace, "devicePlugin"),
-        ("gpu-operator", operator.namespace, "gpuOperator"),
-    ):
-        if mnist_job.enabled and mode in modes and mnist_job.namespace == namespace:
-            raise fail(
-                f"{NAMESPACE}:mnistJob.namespace",
-                mnist_job.namespace,
-                f"expected a namespace other than {NAMESPACE}:{key}.namespace: each is created and deleted by its own component",
-            )
-
-
 def check_modes(pools: tuple[GpuPoolConfig, ...], keys: Mapping[str, str]) -> None:
     """The GPU Operator cannot share a cluster with pools of another mode: "By default, the GPU
     Operator operands are deployed on all GPU worker nodes in the cluster" (NVIDIA/cloud-native-docs
@@ -144,18 +129,6 @@ _SETTING_USERS = {
     "gpuOperator": (("gpu-operator",), "the GPU Operator is installed only with management gpu-operator"),
     "monitoring": (("device-plugin", "gpu-operator"), "AKS runs its own DCGM exporter on managed GPU nodes (port 19400)"),
 }
-
-
-def check_unused_settings(pools: tuple[GpuPoolConfig, ...], values: Mapping[str, Any], keys: Mapping[str, str]) -> None:
-    modes = {p.mode for p in pools}
-    for setting, (users, _) in _SETTING_USERS.items():
-        if setting in values and not modes.intersection(users):
-            raise ConfigError(_unused_setting_message(setting, pools, keys))
-    if "dcgmExporterImage" in values.get("monitoring", {}) and "device-plugin" not in modes:
-        raise ConfigError(
-            f"invalid config {NAMESPACE}:monitoring.dcgmExporterImage with {_where_management(pools, keys)} = "
-            "'gpu-operator': the GPU Operator deploys its own DCGM exporter; remove it"
-        )
 
 
 def _where_management(pools: tuple[GpuPoolConfig, ...], keys: Mapping[str, str]) -> str:
@@ -216,11 +189,31 @@ def check(
     mnist_job: MnistJobConfig,
     operator: GpuOperatorConfig,
 ) -> None:
+    """The workloads' rules across pools: modes that may share a cluster, settings no pool's mode
+    uses, how the Job runs, and the namespaces each workload owns."""
     check_modes(pools, keys)
     check_on_destroy(None, "", device_plugin)
-    check_unused_settings(pools, values, keys)
+    modes = {p.mode for p in pools}
+    for setting, (users, _) in _SETTING_USERS.items():
+        if setting in values and not modes.intersection(users):
+            raise ConfigError(_unused_setting_message(setting, pools, keys))
+    if "dcgmExporterImage" in values.get("monitoring", {}) and "device-plugin" not in modes:
+        raise ConfigError(
+            f"invalid config {NAMESPACE}:monitoring.dcgmExporterImage with {_where_management(pools, keys)} = "
+            "'gpu-operator': the GPU Operator deploys its own DCGM exporter; remove it"
+        )
     check_mnist_job(mnist_job, values.get("mnistJob", {}))
-    check_namespaces(frozenset(p.mode for p in pools), device_plugin, mnist_job, operator)
+    # Each component creates and deletes its own namespace; two cannot own one.
+    for mode, namespace, key in (
+        ("device-plugin", device_plugin.namespace, "devicePlugin"),
+        ("gpu-operator", operator.namespace, "gpuOperator"),
+    ):
+        if mnist_job.enabled and mode in modes and mnist_job.namespace == namespace:
+            raise fail(
+                f"{NAMESPACE}:mnistJob.namespace",
+                mnist_job.namespace,
+                f"expected a namespace other than {NAMESPACE}:{key}.namespace: each is created and deleted by its own component",
+            )
 
 
 def check_object_names(job: MnistJobConfig, pools: Pools, groups: GpuGroups, pool_map: bool) -> None:
