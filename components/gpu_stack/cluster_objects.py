@@ -228,12 +228,12 @@ def read_saved(key: str, path: Path) -> dict[str, Any]:
     if not any(d.namespace == SYSTEM_NAMESPACE for d in seen.daemon_sets):
         found = f"{len(seen.daemon_sets)} DaemonSet(s), none in {SYSTEM_NAMESPACE}" if seen.daemon_sets else "no DaemonSet"
         target = saved_files.shown(path) if len(saved_files.shown(path)) <= 120 else "<file>"
-        why = (
+        message = (
             f"an incomplete list: {found}, though AKS runs its own DaemonSets in {SYSTEM_NAMESPACE} on every node (kube-proxy or "
             "Cilium, the CSI node drivers): saved without --all-namespaces, it cannot tell which DaemonSets the cluster runs; "
             f"save it again with `{SAVE_COMMAND} > {target}`"
         )
-        raise saved_files.refused(key, path, why)
+        raise saved_files.refused(key, path, message)
     return doc
 
 

@@ -74,9 +74,6 @@ class GpuOperator(pulumi.ComponentResource):
         )
         # The chart's exporter Service: nvidia-dcgm-exporter, port 9400 (NVIDIA/gpu-operator
         # assets/state-dcgm-exporter/0400_service.yaml).
-        self.metrics_url = (
-            pulumi.Output.concat("http://nvidia-dcgm-exporter.", self.namespace.metadata.name, ".svc:9400/metrics")
-            if args.gpu_metrics
-            else None
-        )
+        metrics_url = pulumi.Output.concat("http://nvidia-dcgm-exporter.", self.namespace.metadata.name, ".svc:9400/metrics")
+        self.metrics_url = metrics_url if args.gpu_metrics else None
         self.register_outputs({})
