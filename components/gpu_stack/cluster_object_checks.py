@@ -137,13 +137,15 @@ def check(
     mine = Mine(seen, owner, state)
     adoption, lines = adopt(objects.device_plugin, seen, mine)
     taken = adoption.daemon_set if adoption else None
-    served = served_already(seen, pools, mine, taken)
+    # What the cluster runs that this stack neither owns nor takes over.
+    theirs = [d for d in seen.daemon_sets if not mine.daemon_set(d) and f"{d.namespace}/{d.name}" != taken]
+    served = served_already(theirs, pools)
     lines += [
         f"kubernetes: {pool} is used as it is, and {where} serves its GPUs already: this stack adds no device plugin there"
         for pool, where in served.items()
     ]
     pools = [dataclasses.replace(p, stack_plugin=None) if p.name in served else p for p in pools]
-    problems = namespaces_there(objects, seen, mine, adoption, pools) + other_plugins(seen, pools, mine, taken)
+    problems = namespaces_there(objects, seen, mine, adoption, pools) + other_plugins(theirs, pools)
     guide = next((d for d in seen.daemon_sets if f"{d.namespace}/{d.name}" == taken), None)
     # The GPU pools the guide's DaemonSet serves that the stack's, pinned to its own pools, would not.
     if guide and (lost := [p.name for p in pools if p.gpu and not p.stack_plugin and not p.aks_plugin and lands(guide, p).answer != "no"]):
@@ -212,11 +214,10 @@ def _foreign_plugins(daemon_sets: Sequence[DaemonSet], pools: Sequence[PoolNodes
             yield pool, found, lands(found, pool)
 
 
-def served_already(seen: Seen, pools: Sequence[PoolNodes], mine: Mine, taken: str | None) -> dict[str, str]:
-    """The used pools (`existing: use`) where a device plugin the cluster runs, and this stack neither
-    owns nor takes over, lands for certain, and what serves each: the stack leaves them to it (issue #38).
-    One that only may land there is a problem, said by other_plugins."""
-    theirs = [d for d in seen.daemon_sets if not mine.daemon_set(d) and f"{d.namespace}/{d.name}" != taken]
+def served_already(theirs: Sequence[DaemonSet], pools: Sequence[PoolNodes]) -> dict[str, str]:
+    """The used pools (`existing: use`) where a device plugin of `theirs` lands for certain, and what
+    serves each: the stack leaves them to it (issue #38). One that only may land there is a problem,
+    said by other_plugins."""
     served: dict[str, str] = {}
     for pool, found, landing in _foreign_plugins(theirs, pools):
         if landing.answer == "yes":
@@ -270,13 +271,11 @@ def _why_not_served(inside: Sequence[DaemonSet], pools: Sequence[PoolNodes]) -> 
     return ""
 
 
-def other_plugins(seen: Seen, pools: Sequence[PoolNodes], mine: Mine, taken: str | None) -> list[Problem]:
-    """Something else that serves nvidia.com/gpu where this stack puts a device plugin."""
+def other_plugins(theirs: Sequence[DaemonSet], pools: Sequence[PoolNodes]) -> list[Problem]:
+    """Something of `theirs` that serves nvidia.com/gpu where this stack puts a device plugin."""
     served = [p for p in pools if p.stack_plugin]
     problems = []
-    for found in seen.daemon_sets:
-        if not (found.device_plugin or found.gpu_operator) or mine.daemon_set(found) or f"{found.namespace}/{found.name}" == taken:
-            continue
+    for found in (d for d in theirs if d.device_plugin or d.gpu_operator):
         if found.gpu_operator and served:
             # It deploys its operands on every node with an NVIDIA GPU (NVIDIA GPU Operator docs,
             # getting-started), as its ClusterPolicy says, which the stack does not read.
