@@ -168,9 +168,9 @@ def test_the_gpu_operator_in_the_cluster_stops_a_deployment(preview):
 def test_a_pool_whose_plugin_aks_runs_is_said_when_this_stack_would_put_its_own_there():
     pools = [PoolNodes("gpu", {"kubernetes.azure.com/agentpool": "gpu"}, (), True, "device-plugin", aks_plugin=True)]
     seen = cluster_objects.parse(listed())
-    from components.gpu_stack.cluster_object_checks import Mine, other_plugins
+    from components.gpu_stack.cluster_object_checks import other_plugins
 
-    problems = other_plugins(seen, pools, Mine(seen, OWNER, frozenset()), None)
+    problems = other_plugins(seen.daemon_sets, pools)
     assert len(problems) == 1 and "pool gpu runs AKS's own device plugin" in problems[0].message
 
 

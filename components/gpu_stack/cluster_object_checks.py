@@ -1,8 +1,8 @@
-"""What an existing cluster already runs in Kubernetes, as this stack would meet it, read before
-anything is registered (components/gpu_stack/cluster_objects.py reads the list): a namespace this
-stack creates that is there already, another device plugin on the stack's nodes, and the
-guide's objects that `devicePlugin.adopt` takes over. Why each blocks, how the stack knows its
-own objects, and the sources: docs/existing-cluster.md, "What the cluster runs in Kubernetes"."""
+"""What an existing cluster already runs in Kubernetes means for this stack, read before anything
+is registered (cluster_objects.py reads the list): a namespace this stack creates that is there
+already, another device plugin on the stack's nodes, and the guide's objects that
+`devicePlugin.adopt` takes over. Why each blocks, how the stack knows its own objects, and the
+sources: docs/existing-cluster.md, "What the cluster runs in Kubernetes"."""
 
 from __future__ import annotations
 
@@ -46,8 +46,7 @@ ADOPT = f"{NAMESPACE}:devicePlugin.adopt"
 
 @dataclass(frozen=True)
 class StackObjects:
-    """What this stack puts in the cluster, as the plan builds it from the config: the GPU pools,
-    the device plugin's settings (devicePlugin: its namespace, adopt, onDestroy), the GPU
+    """What this stack puts in the cluster: the GPU pools, the device plugin's settings, the GPU
     Operator's namespace, and the proof Job's (None: mnistJob.enabled is false)."""
 
     pools: Pools
@@ -55,24 +54,19 @@ class StackObjects:
     operator_namespace: str
     job_namespace: str | None
 
-    @property
-    def job_enabled(self) -> bool:
-        return self.job_namespace is not None
-
 
 @dataclass(frozen=True)
 class Adoption:
-    """What the adopting run imports: Pulumi's import IDs (pulumi-kubernetes' resource ID is
+    """What the adopting run imports, by Pulumi's import IDs (pulumi-kubernetes' resource ID is
     `<namespace>/<name>`, or `<name>` for a cluster-scoped object: provider/pkg/provider/util.go parseFqName)."""
 
     namespace: str
     daemon_set: str
-    #: Both as read (`kubectl get -o json`), for what the adopting `up` changes; empty when
-    #: the cluster was not read.
+    #: Both as read, for what the adopting `up` changes; empty when the cluster was not read.
     live_namespace: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
     live_daemon_set: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
-    #: Which of the two this run imports: not one the stack's state holds already (stack_state),
-    #: so a DaemonSet whose import failed after its namespace's is imported on the next run.
+    #: Not one the stack's state holds already: a DaemonSet whose import failed after its
+    #: namespace's is imported on the next run.
     import_namespace: bool = True
     import_daemon_set: bool = True
 
@@ -82,15 +76,11 @@ class Findings:
     #: The list was read (False: one warning says nothing was checked).
     read: bool
     problems: list[Problem] = field(default_factory=list)
-    #: What a run says beside the problems: warnings, and lines for the record.
     warnings: list[str] = field(default_factory=list)
     lines: list[str] = field(default_factory=list)
-    #: This run takes over the guide's namespace and DaemonSet (None: it does not).
     adoption: Adoption | None = None
-    #: Pools used as they are that a device plugin of the cluster's serves already: the
-    #: stack puts none of its own there.
+    #: Pools used as they are that a device plugin of the cluster's serves already: the stack puts none there.
     served: frozenset[str] = frozenset()
-    #: What each used pool's proof Job asks for where its plugin runs MIG "mixed".
     gpus: UsedPoolGpus = field(default_factory=UsedPoolGpus)
 
 
@@ -107,33 +97,21 @@ def read(reader: AzureReader, kubeconfig: str) -> tuple[Seen | None, str | None]
 
 
 def stack_pools(stack: Pools, found: ClusterFacts) -> list[PoolNodes]:
-    """Every pool of the cluster as a DaemonSet's scheduling sees it: this stack's, with
-    what it puts there (the taints it gives a new pool: components/pools/settings.py,
-    pool_taints), and the others as Azure describes them."""
+    """Every pool of the cluster as a DaemonSet's scheduling sees it: this stack's, with the taints
+    it gives a new pool (pools/settings.py pool_taints), and the others as Azure describes them."""
     azure = {p.name: p for p in found.pools}
     pools = []
     for pool in stack.pools:
         there = azure.get(pool.name)
-        labels = pool_labels(pool.name, there.node_labels if there else None)
         taints = tuple(there.node_taints) if there and there.node_taints else tuple(pool_taints(pool))
         managed = bool(there and pool_fields.management(there) == "aks-managed")
-        pools.append(
-            PoolNodes(
-                pool.name,
-                labels,
-                taints,
-                True,
-                # A pool used as it is gets only a device plugin from the stack, and only where none serves it.
-                pool.mode if pool.owned or pool.mode == "device-plugin" else None,
-                aks_plugin=managed and pool.mode != "aks-managed",
-                used=pool.existing == "use",
-            )
-        )
-    for other in found.pools:
-        if other.name not in {p.name for p in stack.pools}:
-            gpu = gpu_sizes.is_gpu_family(other.vm_size or "")
-            labels = pool_labels(other.name, other.node_labels)
-            pools.append(PoolNodes(other.name, labels, other.taints, gpu, None, pool_fields.management(other) == "aks-managed"))
+        # A pool used as it is gets only a device plugin from the stack, and only where none serves it.
+        plugin = pool.mode if pool.owned or pool.mode == "device-plugin" else None
+        labels = pool_labels(pool.name, there.node_labels if there else None)
+        pools.append(PoolNodes(pool.name, labels, taints, True, plugin, managed and pool.mode != "aks-managed", pool.existing == "use"))
+    for other in (p for p in found.pools if p.name not in {s.name for s in stack.pools}):
+        gpu, managed = gpu_sizes.is_gpu_family(other.vm_size or ""), pool_fields.management(other) == "aks-managed"
+        pools.append(PoolNodes(other.name, pool_labels(other.name, other.node_labels), other.taints, gpu, None, managed))
     return pools
 
 
@@ -147,132 +125,138 @@ def check(
     found: ClusterFacts | None = None,
     state: StackState = NOT_READ,
 ) -> Findings:
-    """Reads what the cluster runs and says what it means for this stack; `owner` is `<project>/<stack>`;
-    `found`, the cluster's description, says what its used pools offer; `state`, what the stack's state
-    holds (the stack's whatever its annotations say). Raises PreflightError where devicePlugin.adopt cannot be done."""
+    """What the cluster runs means for this stack; `owner` is `<project>/<stack>`, `found` the
+    cluster's description, `state` what the stack's state holds (the stack's whatever its
+    annotations say). Raises PreflightError where devicePlugin.adopt cannot be done."""
     seen, unread = read(reader, kubeconfig)
     declares_plugin = any(p.stack_plugin == "device-plugin" for p in pools)
-    # What this stack adopted, as the config names it now (components/ownership/ownership.py): guarded by its
-    # state's record even where the cluster was not read.
+    # What this stack adopted, as the config names it now: guarded by its state even where the cluster was not read.
     warnings = ownership.check_objects(objects.device_plugin, seen, owner, declares_plugin, state)
     if seen is None:
-        lines: list[str] = []
-        adoption = None
-        held = (state.holds(*stack_state.PLUGIN_NAMESPACE), state.holds(*stack_state.PLUGIN_DAEMON_SET))
-        if objects.device_plugin.adopt and not all(held):  # both held: nothing to take over
-            if not dry_run:
-                raise PreflightError(
-                    f"preflight: {ADOPT} = true, but what the cluster runs could not be read, so what to take over is not known "
-                    f"({(unread or '').removeprefix(UNCHECKED + ': ')}); nothing was created"
-                )
-            name = objects.device_plugin.namespace
-            adoption = Adoption(name, f"{name}/{GUIDE_DAEMONSET}", import_namespace=not held[0], import_daemon_set=not held[1])
-            lines.append(
-                f"{ADOPT}: assumed the cluster runs the guide's DaemonSet {adoption.daemon_set}, to take over; what the adopting "
-                "`up` changes in it is not known (save `kubectl get` as preflight.kubernetesFile to see it field by field)"
-            )
-        return Findings(False, warnings=[unread or UNCHECKED, *warnings], lines=lines, adoption=adoption)
-    held_ids = (state.kubernetes_ids(stack_state.NAMESPACE), state.kubernetes_ids(stack_state.DAEMON_SET))
-    mine = Mine(seen, owner, *held_ids, state_known=state.known)
-    adoption, lines = adopt(objects.device_plugin, seen, mine, state)
+        return _assumed(objects.device_plugin, unread or UNCHECKED, warnings, dry_run, state)
+    mine = Mine(seen, owner, state)
+    adoption, lines = adopt(objects.device_plugin, seen, mine)
     taken = adoption.daemon_set if adoption else None
-    served = served_already(seen, pools, mine, taken)
+    # What the cluster runs that this stack neither owns nor takes over.
+    theirs = [d for d in seen.daemon_sets if not mine.daemon_set(d) and f"{d.namespace}/{d.name}" != taken]
+    served = served_already(theirs, pools)
     lines += [
         f"kubernetes: {pool} is used as it is, and {where} serves its GPUs already: this stack adds no device plugin there"
         for pool, where in served.items()
     ]
     pools = [dataclasses.replace(p, stack_plugin=None) if p.name in served else p for p in pools]
-    problems = namespaces_there(objects, seen, mine, adoption, pools)
-    problems += other_plugins(seen, pools, mine, taken)
-    if adoption is not None:
-        guide = next(d for d in seen.daemon_sets if f"{d.namespace}/{d.name}" == adoption.daemon_set)
-        problems += pools_left(guide, pools)
-    gpus = resources(objects.pools, objects.job_enabled, found, seen, pools, mine.daemon_set) if found is not None else UsedPoolGpus()
+    problems = namespaces_there(objects, seen, mine, adoption, pools) + other_plugins(theirs, pools)
+    guide = next((d for d in seen.daemon_sets if f"{d.namespace}/{d.name}" == taken), None)
+    # The GPU pools the guide's DaemonSet serves that the stack's, pinned to its own pools, would not.
+    if guide and (lost := [p.name for p in pools if p.gpu and not p.stack_plugin and not p.aks_plugin and lands(guide, p).answer != "no"]):
+        problems.append(
+            Problem(
+                f"{ADOPT}: the guide's DaemonSet serves GPU pool(s) {', '.join(lost)} too, and this stack's runs only on its own "
+                "pools: they would lose their device plugin; add them to the stack, or leave adopt off"
+            )
+        )
+    gpus = UsedPoolGpus()
+    if found is not None:
+        gpus = resources(objects.pools, objects.job_namespace is not None, found, seen, pools, mine.daemon_set)
     return Findings(True, problems + gpus.problems, warnings + gpus.warnings, lines + gpus.lines, adoption, frozenset(served), gpus)
 
 
-def served_already(seen: Seen, pools: Sequence[PoolNodes], mine: Mine, taken: str | None) -> dict[str, str]:
-    """The pools used as they are (`existing: use`) where a device plugin the cluster runs,
-    and this stack neither owns nor takes over, lands for certain: what serves each. The
-    stack leaves them to it ("the device plugin where ... nothing else serves them", issue
-    #38); a plugin that only may land there is a problem, said by other_plugins."""
+def _assumed(plugin: DevicePluginConfig, unread: str, warnings: list[str], dry_run: bool, state: StackState) -> Findings:
+    """The cluster not read: a preview of devicePlugin.adopt assumes the guide's DaemonSet, a deployment stops."""
+    held = (state.holds(*stack_state.PLUGIN_NAMESPACE), state.holds(*stack_state.PLUGIN_DAEMON_SET))
+    if not plugin.adopt or all(held):  # both held: nothing to take over
+        return Findings(False, warnings=[unread, *warnings])
+    if not dry_run:
+        raise PreflightError(
+            f"preflight: {ADOPT} = true, but what the cluster runs could not be read, so what to take over is not known "
+            f"({unread.removeprefix(UNCHECKED + ': ')}); nothing was created"
+        )
+    name = plugin.namespace
+    adoption = Adoption(name, f"{name}/{GUIDE_DAEMONSET}", import_namespace=not held[0], import_daemon_set=not held[1])
+    line = (
+        f"{ADOPT}: assumed the cluster runs the guide's DaemonSet {adoption.daemon_set}, to take over; what the adopting "
+        "`up` changes in it is not known (save `kubectl get` as preflight.kubernetesFile to see it field by field)"
+    )
+    return Findings(False, warnings=[unread, *warnings], lines=[line], adoption=adoption)
+
+
+@dataclass(frozen=True)
+class Mine:
+    """Which of what the cluster runs is this stack's: what its state holds (`<namespace>/<name>`),
+    whatever the annotations say; once the state is read, a DaemonSet only if it holds it, so
+    another device plugin in the stack's namespace is not taken for the stack's own."""
+
+    seen: Seen
+    owner: str
+    state: StackState = NOT_READ
+
+    def namespace(self, name: str) -> bool:
+        found = self.seen.namespaces.get(name)
+        held = name in self.state.kubernetes_ids(stack_state.NAMESPACE)
+        return found is not None and (held or found.annotations.get(STACK_ANNOTATION) == self.owner)
+
+    def daemon_set(self, found: DaemonSet) -> bool:
+        if f"{found.namespace}/{found.name}" in self.state.kubernetes_ids(stack_state.DAEMON_SET):
+            return True
+        marked = found.annotations.get(STACK_ANNOTATION) == self.owner
+        if found.gpu_operator:  # the operands of the stack's GPU Operator, in its namespace
+            return marked or self.namespace(found.namespace)
+        # Not known: the stack's mark, or the guide's name, which the stack gives its own too
+        # (device_plugin_spec.py DAEMONSET_NAME), in a namespace of its own.
+        return not self.state.known and (marked or (found.name == GUIDE_DAEMONSET and self.namespace(found.namespace)))
+
+
+def _foreign_plugins(daemon_sets: Sequence[DaemonSet], pools: Sequence[PoolNodes]) -> Iterator[tuple[PoolNodes, DaemonSet, Landing]]:
+    """Each pool used as it is where the stack would put its device plugin, with each NVIDIA
+    device plugin of `daemon_sets` (not the GPU Operator's), and whether it lands there."""
+    for pool in (p for p in pools if p.used and p.stack_plugin == "device-plugin"):
+        for found in (d for d in daemon_sets if d.device_plugin and not d.gpu_operator):
+            yield pool, found, lands(found, pool)
+
+
+def served_already(theirs: Sequence[DaemonSet], pools: Sequence[PoolNodes]) -> dict[str, str]:
+    """The used pools (`existing: use`) where a device plugin of `theirs` lands for certain, and what
+    serves each: the stack leaves them to it (issue #38). One that only may land there is a problem,
+    said by other_plugins."""
     served: dict[str, str] = {}
-    theirs = [d for d in seen.daemon_sets if not mine.daemon_set(d) and f"{d.namespace}/{d.name}" != taken]
-    for pool, found, landing in _used_pools_and_plugins(theirs, pools):
+    for pool, found, landing in _foreign_plugins(theirs, pools):
         if landing.answer == "yes":
             served.setdefault(pool.name, found.where)
     return served
 
 
-@dataclass(frozen=True)
-class Mine:
-    """Which of what the cluster runs is this stack's."""
-
-    seen: Seen
-    owner: str
-    #: The namespaces and DaemonSets (`<namespace>/<name>`) the stack's state holds: the
-    #: stack's whatever their annotations say (stack_state).
-    held_namespaces: frozenset[str] = frozenset()
-    held_daemon_sets: frozenset[str] = frozenset()
-    #: The state was read: a DaemonSet is the stack's only if the state holds it, so another
-    #: device plugin in the stack's namespace is not taken for the stack's own.
-    state_known: bool = False
-
-    def namespace(self, name: str) -> bool:
-        found = self.seen.namespaces.get(name)
-        if found is None:
-            return False
-        return name in self.held_namespaces or found.annotations.get(STACK_ANNOTATION) == self.owner
-
-    def daemon_set(self, found: DaemonSet) -> bool:
-        if f"{found.namespace}/{found.name}" in self.held_daemon_sets:
-            return True
-        if found.gpu_operator:  # the operands of the stack's GPU Operator, in its namespace
-            return found.annotations.get(STACK_ANNOTATION) == self.owner or self.namespace(found.namespace)
-        if self.state_known:
-            return False
-        # Not known: the stack's mark, or the guide's name, which the stack gives its own too
-        # (components/gpu_stack/device_plugin_spec.py DAEMONSET_NAME), in a namespace of its own.
-        own_name = found.name == GUIDE_DAEMONSET and self.namespace(found.namespace)
-        return found.annotations.get(STACK_ANNOTATION) == self.owner or own_name
-
-
-def _namespace_keys(objects: StackObjects, pools: Sequence[PoolNodes]) -> dict[str, str]:
-    """The namespaces this run creates, by the key that names each: a workload's only where
-    the stack installs it on some pool."""
+def namespaces_there(objects: StackObjects, seen: Seen, mine: Mine, adoption: Adoption | None, pools: Sequence[PoolNodes]) -> list[Problem]:
+    """The namespaces this run creates (a workload's only where the stack installs it) that are there already."""
     installs = {p.stack_plugin for p in pools}
     keys = {objects.job_namespace: "mnistJob.namespace"} if objects.job_namespace is not None else {}
     if "gpu-operator" in installs:
         keys[objects.operator_namespace] = "gpuOperator.namespace"
     if "device-plugin" in installs:
         keys[objects.device_plugin.namespace] = "devicePlugin.namespace"
-    return keys
-
-
-def namespaces_there(objects: StackObjects, seen: Seen, mine: Mine, adoption: Adoption | None, pools: Sequence[PoolNodes]) -> list[Problem]:
     problems = []
-    for name, key in _namespace_keys(objects, pools).items():
+    for name, key in keys.items():
         if name not in seen.namespaces or mine.namespace(name) or (adoption and adoption.namespace == name):
             continue
         inside = [d for d in seen.daemon_sets if d.namespace == name]
         holds = f" (it runs {', '.join(d.where for d in inside)})" if inside else ""
-        guide = any(d.name == GUIDE_DAEMONSET and d.device_plugin for d in inside) and key == "devicePlugin.namespace"
+        plugin = key == "devicePlugin.namespace"
+        guide = plugin and any(d.name == GUIDE_DAEMONSET and d.device_plugin for d in inside)
         problems.append(
             Problem(
                 f"kubernetes: namespace {name} is in the cluster already{holds}, and this stack would create it ({NAMESPACE}:{key}): "
                 "`pulumi up` would stop at it (AlreadyExists) and `pulumi destroy` would delete it; pick another name with "
                 f"{NAMESPACE}:{key}, or delete it (`kubectl delete namespace {name}`) if nothing in it is needed"
                 + (f", or take over the guide's device plugin there with {ADOPT}: true" if guide else "")
-                + (_why_not_served(inside, pools) if key == "devicePlugin.namespace" else "")
+                + (_why_not_served(inside, pools) if plugin else "")
             )
         )
     return problems
 
 
 def _why_not_served(inside: Sequence[DaemonSet], pools: Sequence[PoolNodes]) -> str:
-    """Why the stack would put its own plugin beside the one the namespace runs: a pool used
-    as it is whose nodes that plugin never lands on (a taint it does not tolerate), and what to do."""
-    for pool, found, landing in _used_pools_and_plugins(inside, pools):
+    """Why the stack would put its own plugin beside the namespace's: a used pool whose nodes that
+    plugin never lands on, and what to do."""
+    for pool, found, landing in _foreign_plugins(inside, pools):
         if landing.answer != "no":
             continue
         why = f"; that is because {found.where} serves no node of {pool.name}: {cut(landing.why)}"
@@ -287,42 +271,25 @@ def _why_not_served(inside: Sequence[DaemonSet], pools: Sequence[PoolNodes]) -> 
     return ""
 
 
-def _used_pools_and_plugins(daemon_sets: Sequence[DaemonSet], pools: Sequence[PoolNodes]) -> Iterator[tuple[PoolNodes, DaemonSet, Landing]]:
-    """Each pool used as it is where the stack would put its device plugin, with each NVIDIA
-    device plugin of `daemon_sets` (not the GPU Operator's), and whether it lands there."""
-    for pool in pools:
-        if pool.used and pool.stack_plugin == "device-plugin":
-            for found in (d for d in daemon_sets if d.device_plugin and not d.gpu_operator):
-                yield pool, found, lands(found, pool)
-
-
-def other_plugins(seen: Seen, pools: Sequence[PoolNodes], mine: Mine, taken: str | None) -> list[Problem]:
-    """Something else that serves nvidia.com/gpu where this stack puts a device plugin."""
+def other_plugins(theirs: Sequence[DaemonSet], pools: Sequence[PoolNodes]) -> list[Problem]:
+    """Something of `theirs` that serves nvidia.com/gpu where this stack puts a device plugin."""
     served = [p for p in pools if p.stack_plugin]
     problems = []
-    for found in seen.daemon_sets:
-        if not (found.device_plugin or found.gpu_operator) or mine.daemon_set(found) or f"{found.namespace}/{found.name}" == taken:
-            continue
-        if found.gpu_operator:
-            if not served:  # no pool where this stack puts a device plugin: nothing to meet
-                continue
+    for found in (d for d in theirs if d.device_plugin or d.gpu_operator):
+        if found.gpu_operator and served:
             # It deploys its operands on every node with an NVIDIA GPU (NVIDIA GPU Operator docs,
             # getting-started), as its ClusterPolicy says, which the stack does not read.
-            names = ", ".join(p.name for p in served)
             problems.append(
                 Problem(
                     f"kubernetes: the GPU Operator runs in the cluster ({found.where}), and it puts its driver and device plugin on "
-                    f"every NVIDIA GPU node its ClusterPolicy lets it: with this stack's on {names}, two device plugins; remove it, or "
-                    "leave those GPUs to it",
+                    f"every NVIDIA GPU node its ClusterPolicy lets it: with this stack's on {', '.join(p.name for p in served)}, two "
+                    "device plugins; remove it, or leave those GPUs to it",
                     always=True,
                 )
             )
-            continue
-        where = [(p, lands(found, p)) for p in served]
+        landings = [] if found.gpu_operator else [(p, lands(found, p)) for p in served]
         hits = [
-            f"{p.name}" + (f" (maybe: {landing.why})" if landing.answer == "maybe" else "")
-            for p, landing in where
-            if landing.answer != "no"
+            p.name + (f" (maybe: {landing.why})" if landing.answer == "maybe" else "") for p, landing in landings if landing.answer != "no"
         ]
         if hits:
             problems.append(
@@ -333,19 +300,19 @@ def other_plugins(seen: Seen, pools: Sequence[PoolNodes], mine: Mine, taken: str
                     always=True,
                 )
             )
-    for pool in served:
-        if pool.aks_plugin and pool.stack_plugin in ("device-plugin", "gpu-operator"):
-            problems.append(
-                Problem(
-                    f"kubernetes: pool {pool.name} runs AKS's own device plugin (gpuProfile.nvidia.managementMode Managed, a "
-                    f"systemd unit), and this stack would put its {pool.stack_plugin} there too: give it management aks-managed",
-                    always=True,
-                )
-            )
+    problems += [
+        Problem(
+            f"kubernetes: pool {pool.name} runs AKS's own device plugin (gpuProfile.nvidia.managementMode Managed, a "
+            f"systemd unit), and this stack would put its {pool.stack_plugin} there too: give it management aks-managed",
+            always=True,
+        )
+        for pool in served
+        if pool.aks_plugin
+    ]
     return problems
 
 
-def adopt(plugin: DevicePluginConfig, seen: Seen, mine: Mine, state: StackState = NOT_READ) -> tuple[Adoption | None, list[str]]:
+def adopt(plugin: DevicePluginConfig, seen: Seen, mine: Mine) -> tuple[Adoption | None, list[str]]:
     """What devicePlugin.adopt takes over on this run, the namespace and the guide's DaemonSet each
     by itself: not what the state holds (not known: what carries the stack's own mark), so a
     DaemonSet whose import failed after its namespace's is imported again, not created (AlreadyExists)."""
@@ -355,9 +322,9 @@ def adopt(plugin: DevicePluginConfig, seen: Seen, mine: Mine, state: StackState 
     found = next((d for d in seen.daemon_sets if d.namespace == name and d.name == GUIDE_DAEMONSET), None)
     where = f"DaemonSet {name}/{GUIDE_DAEMONSET}"
     namespace = seen.namespaces.get(name)
-    held_namespace = mine.namespace(name) if (ns := state.holds(*stack_state.PLUGIN_NAMESPACE)) is None else ns
+    held_namespace = mine.namespace(name) if (ns := mine.state.holds(*stack_state.PLUGIN_NAMESPACE)) is None else ns
     ds_marked = found is not None and found.annotations.get(STACK_ANNOTATION) == mine.owner
-    held_daemon_set = ds_marked if (ds := state.holds(*stack_state.PLUGIN_DAEMON_SET)) is None else ds
+    held_daemon_set = ds_marked if (ds := mine.state.holds(*stack_state.PLUGIN_DAEMON_SET)) is None else ds
     # Another stack's mark, on what this run would import: theirs to adopt, as its pool is.
     theirs = [(f"namespace {name}", ownership.others_mark(namespace.annotations, mine.owner))] if namespace and not held_namespace else []
     theirs += [(where, ownership.others_mark(found.annotations, mine.owner))] if found and not held_daemon_set else []
@@ -375,7 +342,7 @@ def adopt(plugin: DevicePluginConfig, seen: Seen, mine: Mine, state: StackState 
     if refusal := _not_the_guides(name, where, found, seen):
         raise PreflightError(f"preflight: {ADOPT} = true, but {refusal}")
     assert found is not None  # _not_the_guides refuses a DaemonSet that is not there
-    if not held_daemon_set and (refusal := _strategy_not_kept(where, found)):
+    if not held_daemon_set and (refusal := _strategy_not_kept(where, strategy_of(found))):
         raise PreflightError(f"preflight: {ADOPT} = true, but {refusal}")
     live = namespace.item if namespace else {}
     adoption = Adoption(name, f"{name}/{GUIDE_DAEMONSET}", live, found.item, not held_namespace, not held_daemon_set)
@@ -415,12 +382,11 @@ def _not_the_guides(name: str, where: str, found: DaemonSet | None, seen: Seen) 
     return None
 
 
-def _strategy_not_kept(where: str, found: DaemonSet) -> str | None:
-    """The owner's plugin runs a MIG strategy the stack's spec would not keep: "mixed" (the
-    stack's runs "single" or none: components/gpu_stack/device_plugin_spec.py plugin_env), or one
-    from a config file this program does not read, which its spec would drop. NVIDIA's flags:
-    NVIDIA/k8s-device-plugin cmd/nvidia-device-plugin/main.go at 01421a20 (mig-strategy, config-file)."""
-    strategy = strategy_of(found)
+def _strategy_not_kept(where: str, strategy: str | None) -> str | None:
+    """The owner's plugin runs a MIG strategy the stack's spec would not keep: "mixed" (the stack's
+    runs "single" or none: device_plugin_spec.py MIG_ENV), or one from a config file this program
+    does not read, which its spec would drop. NVIDIA's flags: NVIDIA/k8s-device-plugin
+    cmd/nvidia-device-plugin/main.go at 01421a20 (mig-strategy, config-file)."""
     if strategy == "mixed":
         return (
             f"{where} runs MIG strategy mixed, and the stack's plugin runs single or none: adopting it would take away the "
@@ -434,17 +400,3 @@ def _strategy_not_kept(where: str, found: DaemonSet) -> str | None:
             "pools as they are (existing: use), or give the plugin its strategy by MIG_STRATEGY first"
         )
     return None
-
-
-def pools_left(guide: DaemonSet, pools: Sequence[PoolNodes]) -> list[Problem]:
-    """The GPU pools the guide's DaemonSet serves that the stack's, pinned to its own pools,
-    would not: they would lose their device plugin."""
-    lost = [p.name for p in pools if p.gpu and not p.stack_plugin and not p.aks_plugin and lands(guide, p).answer != "no"]
-    if not lost:
-        return []
-    return [
-        Problem(
-            f"{ADOPT}: the guide's DaemonSet serves GPU pool(s) {', '.join(lost)} too, and this stack's runs only on its own "
-            "pools: they would lose their device plugin; add them to the stack, or leave adopt off"
-        )
-    ]

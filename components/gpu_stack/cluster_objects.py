@@ -1,21 +1,16 @@
-"""What an existing cluster already runs in Kubernetes, as the program reads it before it
-declares anything: its namespaces and its DaemonSets, what SAVE_COMMAND (below) prints
-(a v1 List). Pure: the reader makes
-the read (components/seam/reader.py), components/gpu_stack/cluster_object_checks.py says what
-it means for this stack.
-
-Here: the list parsed (every member the program reads checked first, a saved file being
-untrusted input), which DaemonSets are NVIDIA device plugins or the GPU Operator's, and on
-which GPU pools a DaemonSet's pods can land, from what Azure says of each pool (its labels
-and taints), never from the nodes themselves. A selector on a label Azure does not tell is
-taken as "may land there": never two device plugins on one node beats a false all-clear.
-"""
+"""What an existing cluster runs in Kubernetes, read before anything is declared: its namespaces
+and DaemonSets (what SAVE_COMMAND prints), checked member by member (a saved file is untrusted),
+which DaemonSets are NVIDIA device plugins or the GPU Operator's, and on which pools their pods
+can land, from what Azure says of each pool, never from the nodes. A selector on a label Azure
+does not tell is "may land there": never two device plugins on one node beats a false all-clear.
+What it means for this stack: components/gpu_stack/cluster_object_checks.py."""
 
 from __future__ import annotations
 
 import json
+import operator
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,12 +19,11 @@ from components.cluster.cluster_facts import OWNER_TAG
 from components.seam import saved_files
 from components.seam.saved_files import OBJECT, OBJECTS, STRING, STRINGS, typed
 
-# What marks the objects this stack made in a cluster it shares, `<project>/<stack>`: the
-# same key as the tag on its Azure pools (cluster_facts.OWNER_TAG). An annotation, not a
-# label: a label's value is at most 63 characters of [A-Za-z0-9_.-] (Kubernetes "Labels
-# and Selectors"), and a project or stack name may be 100.
+# What marks the objects this stack made in a cluster it shares, `<project>/<stack>`, as the tag
+# on its Azure pools. An annotation, not a label: a label's value is at most 63 characters of
+# [A-Za-z0-9_.-] (Kubernetes "Labels and Selectors"), and a project or stack name may be 100.
 STACK_ANNOTATION = OWNER_TAG
-# NVIDIA's device plugin images, wherever they are mirrored: nvcr.io/nvidia/k8s-device-plugin
+# NVIDIA's device plugin images, wherever mirrored: nvcr.io/nvidia/k8s-device-plugin
 # (NVIDIA/k8s-device-plugin), mcr.microsoft.com/oss/nvidia/k8s-device-plugin (the guide's).
 DEVICE_PLUGIN_IMAGE = "k8s-device-plugin"
 # The GPU Operator's operands run on the nodes it labels `nvidia.com/gpu.deploy.<operand>=true`
@@ -40,26 +34,23 @@ OPERATOR_OWNER = "ClusterPolicy"
 # The guide's DaemonSet (nvidia-device-plugin-ds.yaml: metadata.name and spec.selector).
 GUIDE_DAEMONSET = "nvidia-device-plugin-daemonset"
 GUIDE_SELECTOR = {"name": "nvidia-device-plugin-ds"}
-# AKS labels every node with its pool's name (azure-aks-docs articles/aks/use-labels.md,
-# kubernetes.azure.com/agentpool), and GPU pools are Linux (kubernetes.io/os, a well-known
-# label the kubelet sets). The labels known of a pool are these and its nodeLabels.
+# AKS labels every node with its pool's name (azure-aks-docs articles/aks/use-labels.md), and GPU
+# pools are Linux (kubernetes.io/os, a well-known label the kubelet sets).
 AGENT_POOL_LABEL = "kubernetes.azure.com/agentpool"
 OS_LABEL = "kubernetes.io/os"
 # Taints a pod must tolerate to be scheduled or to stay (Kubernetes "Taints and Tolerations").
 REPELLING = ("NoSchedule", "NoExecute")
-# The one command that saves the list (preflight.kubernetesFile): every namespace's
-# DaemonSets, and their managedFields, which kubectl leaves out since 1.21 unless asked
-# (kubernetes/kubernetes#96878; cli-runtime pkg/printers/managedfields.go): the list as a live
-# read gets it, though since 1.0 nothing here reads them.
+# The one command that saves the list (preflight.kubernetesFile), with the managedFields kubectl
+# leaves out since 1.21 unless asked (kubernetes/kubernetes#96878), as a live read gets them.
 SAVE_COMMAND = "kubectl get namespaces,daemonsets --all-namespaces --show-managed-fields --output json"
 SAVED = f"what `{SAVE_COMMAND}` prints: a List of Namespaces and DaemonSets"
-# The same list with every namespace's ConfigMaps, for the day after on a cluster the stack
-# created: whether it has the priority expander's ConfigMap already (priority_config_map.py).
+# With every namespace's ConfigMaps: whether a cluster the stack created has the priority
+# expander's ConfigMap already (priority_config_map.py).
 SAVE_WITH_CONFIG_MAPS = "kubectl get namespaces,daemonsets,configmaps --all-namespaces --show-managed-fields --output json"
-# AKS always runs DaemonSets in kube-system (kube-proxy or Cilium's agent, the CSI node plugins):
-# a saved list with none there was saved without --all-namespaces, and would call a namespace
-# empty that is not (docs/existing-cluster.md, "What the cluster runs in Kubernetes", sources).
+# AKS always runs DaemonSets in kube-system: a saved list with none there was saved without
+# --all-namespaces (docs/existing-cluster.md, "What the cluster runs in Kubernetes", sources).
 SYSTEM_NAMESPACE = "kube-system"
+_TERMS = ("affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
 
 
 class Malformed(ValueError):
@@ -83,13 +74,11 @@ class DaemonSet:
     selector: Mapping[str, str] = field(default_factory=dict)
     node_selector: Mapping[str, str] = field(default_factory=dict)
     tolerations: tuple[Mapping[str, Any], ...] = ()
-    #: requiredDuringSchedulingIgnoredDuringExecution's nodeSelectorTerms (ORed), each a
-    #: list of matchExpressions (ANDed); None: no required node affinity.
+    #: Required node affinity's nodeSelectorTerms (ORed), each its matchExpressions (ANDed); None: none.
     terms: tuple[tuple[Mapping[str, Any], ...], ...] | None = None
     owners: tuple[str, ...] = ()
     #: spec.selector.matchExpressions (a selector the guide's does not have).
     selector_expressions: tuple[Mapping[str, Any], ...] = ()
-    #: The object as read, for what adopting it changes (components/ownership/adoption.py).
     item: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -108,12 +97,8 @@ class DaemonSet:
 
 @dataclass(frozen=True)
 class Seen:
-    """What the cluster runs, as read."""
-
     namespaces: Mapping[str, Namespace]
     daemon_sets: tuple[DaemonSet, ...]
-    #: Where it was read from, for the lines that say so.
-    source: str = "the cluster"
 
 
 @dataclass(frozen=True)
@@ -121,7 +106,7 @@ class PoolNodes:
     """One pool of the cluster as a DaemonSet's scheduling sees its nodes, from Azure."""
 
     name: str
-    #: The node labels known: AKS's agentpool label, and the pool's nodeLabels.
+    #: AKS's agentpool label, and the pool's nodeLabels.
     labels: Mapping[str, str]
     #: nodeTaints as Azure writes them, "key=value:Effect".
     taints: tuple[str, ...] = ()
@@ -129,10 +114,9 @@ class PoolNodes:
     #: What this stack puts on the pool that serves nvidia.com/gpu: "device-plugin" (its
     #: DaemonSet), "gpu-operator", "aks-managed" (AKS, asked by this stack), or None.
     stack_plugin: str | None = None
-    #: AKS runs the device plugin there itself, a systemd unit (gpuProfile.nvidia.managementMode Managed).
+    #: AKS runs the device plugin there itself (gpuProfile.nvidia.managementMode Managed).
     aks_plugin: bool = False
-    #: The owner's pool, used as it is (`existing: use`): a plugin that serves it already is
-    #: left to serve it, and the stack adds none there.
+    #: The owner's pool, used as it is (`existing: use`): a plugin that serves it already is left to.
     used: bool = False
 
 
@@ -140,23 +124,22 @@ def pool_labels(name: str, node_labels: Mapping[str, str] | None = None) -> dict
     return {AGENT_POOL_LABEL: name, OS_LABEL: "linux", **(node_labels or {})}
 
 
-# --------------------------------------------------------------------------- the list
-
-
 def _item_problem(item: dict[str, Any]) -> str | None:
     meta = item.get("metadata")
     if not isinstance(meta, dict) or not isinstance(meta.get("name"), str):
         return "metadata.name is not a string"
-    problem = typed(meta, {"namespace": STRING, "annotations": OBJECT, "managedFields": OBJECTS, "ownerReferences": OBJECTS})
-    if problem:
+    if problem := typed(meta, {"namespace": STRING, "annotations": OBJECT, "managedFields": OBJECTS, "ownerReferences": OBJECTS}):
         return f"metadata.{problem}"
-    if item.get("kind") == "ConfigMap":
-        return _config_map_problem(item)
-    # Adopting reads a Namespace's spec too, member by member (components/ownership/adoption.py).
-    if item.get("kind") != "DaemonSet":
+    kind = item.get("kind")
+    if kind not in ("ConfigMap", "DaemonSet"):  # adopting reads a Namespace's spec too (components/ownership/adoption.py)
         return typed(item, {"spec": OBJECT})
     if not isinstance(meta.get("namespace"), str):
         return "metadata.namespace is not a string"
+    if kind == "ConfigMap":  # `data` maps keys to strings (k8s.io/api core/v1 ConfigMap, `Data map[string]string`)
+        data = item.get("data")
+        if data is not None and not (isinstance(data, dict) and all(isinstance(v, str) for v in data.values())):
+            return "data is not an object of strings"
+        return None
     spec = _at(item, "spec")
     pod = _at(spec, "template", "spec")
     checks = (
@@ -178,18 +161,7 @@ def _item_problem(item: dict[str, Any]) -> str | None:
             return f"a container's {problem}"
     if any(not isinstance(v, str) for v in (pod.get("nodeSelector") or {}).values()):
         return "spec.template.spec.nodeSelector has a value that is not a string"
-    return _terms_problem(_at(pod, "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms"))
-
-
-def _config_map_problem(item: dict[str, Any]) -> str | None:
-    """A ConfigMap's namespace and data as the API has them: `data` maps keys to strings
-    (k8s.io/api core/v1 ConfigMap, `Data map[string]string`)."""
-    if not isinstance(item["metadata"].get("namespace"), str):
-        return "metadata.namespace is not a string"
-    data = item.get("data")
-    if data is not None and not (isinstance(data, dict) and all(isinstance(v, str) for v in data.values())):
-        return "data is not an object of strings"
-    return None
+    return _terms_problem(_at(pod, *_TERMS))
 
 
 def _terms_problem(terms: Any) -> str | None:
@@ -213,46 +185,41 @@ def _at(value: Any, *path: str) -> Any:
     return value
 
 
-def parse(doc: Any, source: str = "the cluster") -> Seen:
+def parse(doc: Any) -> Seen:
     """The cluster's namespaces and DaemonSets; raises Malformed naming what is wrong."""
     if not isinstance(doc, dict) or not isinstance(doc.get("items"), list):
         raise Malformed(f"expected {SAVED}, found {type(doc).__name__ if not isinstance(doc, dict) else 'no items list'}")
     namespaces: dict[str, Namespace] = {}
     daemon_sets = []
     for index, item in enumerate(doc["items"]):
-        problem = "not an object" if not isinstance(item, dict) else _item_problem(item)
-        if problem:
+        if problem := "not an object" if not isinstance(item, dict) else _item_problem(item):
             raise Malformed(f"item {index}: {problem}; expected {SAVED}")
         meta = item["metadata"]
         annotations = {str(k): str(v) for k, v in (meta.get("annotations") or {}).items()}
         if item.get("kind") == "Namespace":
             namespaces[meta["name"]] = Namespace(meta["name"], annotations, item=item)
         elif item.get("kind") == "DaemonSet":
-            daemon_sets.append(_daemon_set(item, annotations))
-    return Seen(namespaces, tuple(sorted(daemon_sets, key=lambda d: (d.namespace, d.name))), source)
-
-
-def _daemon_set(item: dict[str, Any], annotations: dict[str, str]) -> DaemonSet:
-    meta, pod = item["metadata"], _at(item, "spec", "template", "spec")
-    terms = _at(pod, "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
-    return DaemonSet(
-        namespace=meta["namespace"],
-        name=meta["name"],
-        annotations=annotations,
-        images=tuple(c["image"] for c in [*(pod.get("containers") or []), *(pod.get("initContainers") or [])]),
-        selector=dict(_at(item, "spec", "selector", "matchLabels") or {}),
-        node_selector=dict(pod.get("nodeSelector") or {}),
-        tolerations=tuple(pod.get("tolerations") or ()),
-        terms=None if terms is None else tuple(tuple(t.get("matchExpressions") or ()) for t in terms),
-        owners=tuple(str(o.get("kind")) for o in meta.get("ownerReferences") or []),
-        selector_expressions=tuple(_at(item, "spec", "selector", "matchExpressions") or ()),
-        item=item,
-    )
+            pod, terms = _at(item, "spec", "template", "spec"), _at(item, "spec", "template", "spec", *_TERMS)
+            daemon_sets.append(
+                DaemonSet(
+                    namespace=meta["namespace"],
+                    name=meta["name"],
+                    annotations=annotations,
+                    images=tuple(c["image"] for c in [*(pod.get("containers") or []), *(pod.get("initContainers") or [])]),
+                    selector=dict(_at(item, "spec", "selector", "matchLabels") or {}),
+                    node_selector=dict(pod.get("nodeSelector") or {}),
+                    tolerations=tuple(pod.get("tolerations") or ()),
+                    terms=None if terms is None else tuple(tuple(t.get("matchExpressions") or ()) for t in terms),
+                    owners=tuple(str(o.get("kind")) for o in meta.get("ownerReferences") or []),
+                    selector_expressions=tuple(_at(item, "spec", "selector", "matchExpressions") or ()),
+                    item=item,
+                )
+            )
+    return Seen(namespaces, tuple(sorted(daemon_sets, key=lambda d: (d.namespace, d.name))))
 
 
 def read_saved(key: str, path: Path) -> dict[str, Any]:
-    """The saved list (`aks-gpu:preflight.kubernetesFile`), checked: one line naming the key
-    and the file when it is not what the command prints."""
+    """The saved list (`aks-gpu:preflight.kubernetesFile`), or one line naming the key and the file."""
     doc = saved_files.read_json(key, path, SAVED)
     try:
         seen = parse(doc)
@@ -261,14 +228,12 @@ def read_saved(key: str, path: Path) -> dict[str, Any]:
     if not any(d.namespace == SYSTEM_NAMESPACE for d in seen.daemon_sets):
         found = f"{len(seen.daemon_sets)} DaemonSet(s), none in {SYSTEM_NAMESPACE}" if seen.daemon_sets else "no DaemonSet"
         target = saved_files.shown(path) if len(saved_files.shown(path)) <= 120 else "<file>"
-        raise saved_files.refused(
-            key,
-            path,
+        message = (
             f"an incomplete list: {found}, though AKS runs its own DaemonSets in {SYSTEM_NAMESPACE} on every node (kube-proxy or "
-            "Cilium, the CSI node drivers): "
-            f"saved without --all-namespaces, it cannot tell which DaemonSets the cluster runs; save it again with "
-            f"`{SAVE_COMMAND} > {target}`",
+            "Cilium, the CSI node drivers): saved without --all-namespaces, it cannot tell which DaemonSets the cluster runs; "
+            f"save it again with `{SAVE_COMMAND} > {target}`"
         )
+        raise saved_files.refused(key, path, message)
     return doc
 
 
@@ -277,11 +242,10 @@ class NotListed(LookupError):
 
 
 def listed_config_map(doc: Any, namespace: str, name: str) -> dict[str, Any] | None:
-    """The ConfigMap `namespace`/`name` of a list parse() took, or None where the list has the
-    namespace's ConfigMaps and not that one. A list with no ConfigMap in the namespace was saved
-    without them (SAVE_COMMAND): kube-controller-manager publishes `kube-root-ca.crt` into every
-    namespace (kubernetes/kubernetes@e0a566e7 pkg/controller/certificates/rootcacertpublisher/
-    publisher.go, syncNamespace), so NotListed, never an absence the cluster did not say."""
+    """The ConfigMap `namespace`/`name` of a parsed list, or None where the list has the namespace's
+    ConfigMaps and not that one. None in the namespace means saved without them: kube-controller-manager
+    publishes `kube-root-ca.crt` into every namespace (kubernetes/kubernetes@e0a566e7
+    pkg/controller/certificates/rootcacertpublisher/publisher.go, syncNamespace)."""
     items = [i for i in doc.get("items") or [] if isinstance(i, dict) and i.get("kind") == "ConfigMap"]
     there = [i for i in items if isinstance(i.get("metadata"), dict) and i["metadata"].get("namespace") == namespace]
     if not there:
@@ -289,14 +253,10 @@ def listed_config_map(doc: Any, namespace: str, name: str) -> dict[str, Any] | N
     return next((i for i in there if i["metadata"].get("name") == name), None)
 
 
-def check_saved(kubernetes_file: str | None, key: str = "aks-gpu:preflight.kubernetesFile") -> None:
-    """The program itself refuses a kubernetesFile that is not such a list, in a preview and in
-    a deployment alike, though only the offline render reads the cluster from it."""
+def check_saved(kubernetes_file: str | None) -> None:
+    """Refused in a preview and a deployment alike, though only the offline render reads it."""
     if kubernetes_file:
-        read_saved(key, Path(kubernetes_file))
-
-
-# --------------------------------------------------------------------------- where pods land
+        read_saved("aks-gpu:preflight.kubernetesFile", Path(kubernetes_file))
 
 
 @dataclass(frozen=True)
@@ -320,31 +280,6 @@ def _tolerates(tolerations: Sequence[Mapping[str, Any]], taint: str) -> bool:
     return False
 
 
-def _expression(expression: Mapping[str, Any], labels: Mapping[str, str]) -> str:
-    key, op, values = expression.get("key", ""), expression.get("operator"), [str(v) for v in expression.get("values") or []]
-    if key not in labels:
-        return "maybe"
-    value = labels[key]
-    if op == "In":
-        ok = value in values
-    elif op == "NotIn":
-        ok = value not in values
-    elif op == "Exists":
-        ok = True
-    elif op == "DoesNotExist":
-        ok = False
-    elif op in ("Gt", "Lt"):
-        # Kubernetes compares a Gt or Lt only when it has one value and both it and the node's
-        # label read as strconv.ParseInt(s, 10, 64); otherwise the requirement does not match
-        # (kubernetes/apimachinery@2a9a9331 pkg/labels/selector.go `Requirement.Matches`).
-        # So a value such as "²" or 5,000 digits, which a saved file may hold, lands nowhere.
-        given, have = (_int64(values[0]) if len(values) == 1 else None), _int64(value)
-        ok = given is not None and have is not None and (have > given if op == "Gt" else have < given)
-    else:
-        return "maybe"
-    return "yes" if ok else "no"
-
-
 def _int64(text: str) -> int | None:
     """`text` as Go's strconv.ParseInt(text, 10, 64) reads it: a sign, ASCII digits (not
     str.isdigit's "²"), within 64 bits; None where it fails."""
@@ -353,6 +288,31 @@ def _int64(text: str) -> int | None:
         return None
     number = int(found.group(1) + found.group(2))
     return number if -(2**63) <= number < 2**63 else None
+
+
+def _compared(value: str, values: list[str], compare: Callable[[int, int], bool]) -> bool:
+    # Kubernetes compares a Gt or Lt only when it has one value and both it and the node's label
+    # read as strconv.ParseInt(s, 10, 64); otherwise the requirement does not match
+    # (kubernetes/apimachinery@2a9a9331 pkg/labels/selector.go `Requirement.Matches`).
+    given, have = (_int64(values[0]) if len(values) == 1 else None), _int64(value)
+    return given is not None and have is not None and compare(have, given)
+
+
+_OPERATORS: dict[str, Callable[[str, list[str]], bool]] = {
+    "In": lambda value, values: value in values,
+    "NotIn": lambda value, values: value not in values,
+    "Exists": lambda value, values: True,
+    "DoesNotExist": lambda value, values: False,
+    "Gt": lambda value, values: _compared(value, values, operator.gt),
+    "Lt": lambda value, values: _compared(value, values, operator.lt),
+}
+
+
+def _expression(expression: Mapping[str, Any], labels: Mapping[str, str]) -> str:
+    key, matches = expression.get("key", ""), _OPERATORS.get(str(expression.get("operator")))
+    if key not in labels or matches is None:
+        return "maybe"
+    return "yes" if matches(labels[key], [str(v) for v in expression.get("values") or []]) else "no"
 
 
 def lands(daemon_set: DaemonSet, pool: PoolNodes) -> Landing:

@@ -1,8 +1,7 @@
-"""GPU metrics: NVIDIA's DCGM exporter on the GPU pool's nodes (management: device-plugin).
-A DaemonSet after NVIDIA's own manifest (NVIDIA/dcgm-exporter dcgm-exporter.yaml at 4.5.3-4.8.2),
-only on the GPU pools and tolerating their taints, behind a Service with the `prometheus.io/*`
-annotations and a NetworkPolicy that admits in-cluster scrapes on 9400 and no egress. What it
-copies from NVIDIA, and why: docs/gpu.md, "GPU metrics"; its Checkov skips: docs/design/security.md."""
+"""GPU metrics (management: device-plugin): NVIDIA's DCGM exporter as a DaemonSet after NVIDIA's
+manifest (NVIDIA/dcgm-exporter dcgm-exporter.yaml at 4.5.3-4.8.2) on the GPU pools, behind a
+Service with the `prometheus.io/*` annotations and a NetworkPolicy that admits in-cluster scrapes
+and no egress. Why: docs/gpu.md, "GPU metrics"; its Checkov skips: docs/design/security.md."""
 
 from __future__ import annotations
 
@@ -25,6 +24,12 @@ POD_RESOURCES = "/var/lib/kubelet/pod-resources"
 SCRAPE_ANNOTATIONS = {"prometheus.io/scrape": "true", "prometheus.io/port": str(PORT), "prometheus.io/path": "/metrics"}
 # NVIDIA's manifest: requests 100m/128Mi, limits 200m/256Mi.
 RESOURCES = hardening.resources(requests={"cpu": "100m", "memory": "128Mi"}, limits={"cpu": "200m", "memory": "256Mi"})
+# An empty namespaceSelector matches every namespace: any pod of this cluster, no address outside
+# it (Kubernetes NetworkPolicy docs, "Behavior of to and from selectors").
+IN_CLUSTER = k8s.networking.v1.NetworkPolicyIngressRuleArgs(
+    from_=[k8s.networking.v1.NetworkPolicyPeerArgs(namespace_selector=k8s.meta.v1.LabelSelectorArgs())],
+    ports=[k8s.networking.v1.NetworkPolicyPortArgs(protocol="TCP", port=PORT)],
+)
 CHECKOV_SKIPS = {
     "CKV_K8S_23": "runs as root, as NVIDIA's manifest does: DCGM reads the GPUs and the kubelet's root-owned pod-resources socket",
     "CKV_K8S_40": "runs as UID 0, as NVIDIA's manifest does (root-owned pod-resources socket)",
@@ -36,14 +41,12 @@ CHECKOV_SKIPS = {
 
 @dataclass(frozen=True)
 class DcgmExporterArgs:
-    """NVIDIA's DCGM exporter beside the device plugin (monitoring.gpuMetrics); its namespace is
-    the device plugin's, handed to DcgmExporter as the namespace object's name, after it."""
+    """NVIDIA's DCGM exporter (monitoring.gpuMetrics, .dcgmExporterImage), in the device plugin's namespace."""
 
-    #: The exporter's image (monitoring.dcgmExporterImage).
     image: str
     #: The pools it runs on: one by nodeSelector (the guide's single pool), several by affinity.
     gpu_pool_names: Sequence[str]
-    #: What a pod on those pools tolerates (the device plugin's tolerations).
+    #: The device plugin's tolerations.
     gpu_tolerations: Sequence[k8s.core.v1.TolerationArgs] = field(default_factory=tuple)
 
 
@@ -51,7 +54,6 @@ class DcgmExporter(pulumi.ComponentResource):
     network_policy: k8s.networking.v1.NetworkPolicy
     daemon_set: k8s.apps.v1.DaemonSet
     service: k8s.core.v1.Service
-    #: Where the metrics are, inside the cluster.
     metrics_url: pulumi.Output[str]
 
     def __init__(
@@ -65,7 +67,9 @@ class DcgmExporter(pulumi.ComponentResource):
     ) -> None:
         super().__init__("aks-gpu:kubernetes:DcgmExporter", name, None, opts)
         on_cluster, self._namespace = cluster.options(self), namespace
-        self.network_policy = self._admit_scrapes(name, args, on_cluster)
+        self.network_policy = network_policy(
+            f"{name}-netpol", f"{NAME}-scrapes-only", self._namespace, LABELS, egress=[], ingress=[IN_CLUSTER], opts=on_cluster
+        )
         self.daemon_set = self._create_daemon_set(name, args, on_cluster)
         self.service = k8s.core.v1.Service(
             f"{name}-svc",
@@ -78,15 +82,6 @@ class DcgmExporter(pulumi.ComponentResource):
         )
         self.metrics_url = pulumi.Output.concat("http://", NAME, ".", self.service.metadata.namespace, ".svc:", str(PORT), "/metrics")
         self.register_outputs({"metricsUrl": self.metrics_url})
-
-    def _admit_scrapes(self, name: str, args: DcgmExporterArgs, opts: pulumi.ResourceOptions) -> k8s.networking.v1.NetworkPolicy:
-        # An empty namespaceSelector matches every namespace: any pod of this cluster, no
-        # address outside it (Kubernetes NetworkPolicy docs, "Behavior of to and from selectors").
-        in_cluster = k8s.networking.v1.NetworkPolicyIngressRuleArgs(
-            from_=[k8s.networking.v1.NetworkPolicyPeerArgs(namespace_selector=k8s.meta.v1.LabelSelectorArgs())],
-            ports=[k8s.networking.v1.NetworkPolicyPortArgs(protocol="TCP", port=PORT)],
-        )
-        return network_policy(f"{name}-netpol", f"{NAME}-scrapes-only", self._namespace, LABELS, egress=[], ingress=[in_cluster], opts=opts)
 
     def _create_daemon_set(self, name: str, args: DcgmExporterArgs, opts: pulumi.ResourceOptions) -> k8s.apps.v1.DaemonSet:
         skips = {**CHECKOV_SKIPS, **hardening.image_digest_skip(args.image, "aks-gpu:monitoring.dcgmExporterImage")}

@@ -1,7 +1,6 @@
 """Guide steps 4-5: the `gpu-resources` namespace and the NVIDIA device plugin DaemonSet, declared
-from the spec components/gpu_stack/device_plugin_spec.py builds of the plan's inputs
-(NvidiaDevicePluginArgs), with the NetworkPolicy the guide does not have (the plugin neither
-serves nor calls anything over the network)."""
+from the spec device_plugin_spec.py builds, with the NetworkPolicy the guide does not have (the
+plugin neither serves nor calls anything over the network)."""
 
 from __future__ import annotations
 
@@ -23,11 +22,9 @@ from components.gpu_stack.network_policy import network_policy
 
 @dataclass(frozen=True, kw_only=True)
 class NvidiaDevicePluginArgs(DevicePluginInputs):
-    """The device plugin's namespace and DaemonSet, as the plan decides them (components/plan.py);
-    the cluster they go into is NvidiaDevicePlugin's `cluster` argument."""
+    """The device plugin's namespace and DaemonSet, as the plan decides them (components/plan.py)."""
 
-    #: Which of (namespace, DaemonSet) the adopting run imports: not one the stack's state
-    #: holds already (cluster_object_checks.Adoption).
+    #: Which of (namespace, DaemonSet) the adopting run imports: not one the stack's state holds already.
     imports: tuple[bool, bool] = (True, True)
     #: The namespace and DaemonSet are the owner's, adopted (devicePlugin.adopt, on this run or
     #: before): a destroy releases them (`retainOnDelete`; devicePlugin.onDestroy: delete sets it false).
@@ -48,26 +45,23 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
         # The import IDs are pulumi-kubernetes' resource IDs, `<namespace>/<name>` or `<name>`
         # (provider/pkg/provider/util.go parseFqName); set on the adopting run only, and never on
         # one the state holds (pulumi/pulumi pkg/resource/deploy/step_generator.go `isImport` at 1b594989).
-        ids = (args.namespace, f"{args.namespace}/{DAEMONSET_NAME}")
-        imports = tuple(i if args.adopt and wanted else None for i, wanted in zip(ids, args.imports, strict=True))
         # What was adopted is released, not deleted: the engine's delete of a resource whose state
         # says retainOnDelete sends nothing to the API server (pulumi/pulumi pkg/resource/deploy/
         # step.go DeleteStep.Apply at 1b594989); the NetworkPolicy is the stack's own, and goes.
-
+        ids = (args.namespace, f"{args.namespace}/{DAEMONSET_NAME}")
+        adopted = [
+            pulumi.ResourceOptions.merge(
+                on_cluster, pulumi.ResourceOptions(import_=i if args.adopt and wanted else None, retain_on_delete=args.retain_on_delete)
+            )
+            for i, wanted in zip(ids, args.imports, strict=True)
+        ]
         # Step 4: kubectl create namespace gpu-resources
         self.namespace = k8s.core.v1.Namespace(
-            f"{name}-ns",
-            metadata=k8s.meta.v1.ObjectMetaArgs(name=args.namespace, annotations=dict(args.marks) or None),
-            opts=pulumi.ResourceOptions.merge(
-                on_cluster, pulumi.ResourceOptions(import_=imports[0], retain_on_delete=args.retain_on_delete)
-            ),
+            f"{name}-ns", metadata=k8s.meta.v1.ObjectMetaArgs(name=args.namespace, annotations=dict(args.marks) or None), opts=adopted[0]
         )
-
-        # Not in the guide: the plugin neither serves nor calls anything over the network.
         self.network_policy = network_policy(
             f"{name}-netpol", "nvidia-device-plugin-deny-all", self.namespace.metadata.name, POD_LABELS, egress=[], opts=on_cluster
         )
-
         # Step 5: kubectl apply -f nvidia-device-plugin-ds.yaml
         self.daemon_set = k8s.apps.v1.DaemonSet(
             f"{name}-ds",
@@ -75,10 +69,7 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
                 name=DAEMONSET_NAME, namespace=self.namespace.metadata.name, annotations=daemon_set_annotations(args)
             ),
             spec=plugin_spec(args),
-            opts=pulumi.ResourceOptions.merge(
-                on_cluster, pulumi.ResourceOptions(import_=imports[1], retain_on_delete=args.retain_on_delete)
-            ),
+            opts=adopted[1],
         )
-
         self.namespace_name = self.namespace.metadata.name
         self.register_outputs({"namespace": self.namespace_name})

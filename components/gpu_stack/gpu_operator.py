@@ -1,8 +1,6 @@
 """NVIDIA's GPU Operator (gpuPool.management: gpu-operator), the alternative AKS documents for
-users who want to own the GPU driver (azure-aks-docs articles/aks/nvidia-gpu-operator.md): the
-pool skips AKS's driver, and NVIDIA's `gpu-operator` chart, pinned, is a `helm.v3.Release`.
-Its values (tolerations, mig.strategy, the DCGM exporter, `operator.cleanupCRD`) and their
-sources: docs/design/gpu-stack.md, "Who manages the GPU stack"."""
+owning the GPU driver (azure-aks-docs articles/aks/nvidia-gpu-operator.md): NVIDIA's chart, pinned,
+as a `helm.v3.Release`. Its values and their sources: docs/design/gpu-stack.md, "Who manages the GPU stack"."""
 
 from __future__ import annotations
 
@@ -24,18 +22,14 @@ TIMEOUT_SECONDS = 1200
 
 @dataclass(frozen=True)
 class GpuOperatorArgs:
-    """NVIDIA's GPU Operator chart, for the pools whose `management` is gpu-operator."""
+    """NVIDIA's GPU Operator chart: gpuOperator.namespace and .version, monitoring.gpuMetrics."""
 
-    #: The namespace this component creates for the release (gpuOperator.namespace).
     namespace: str
-    #: The chart's version (gpuOperator.version).
     version: str
-    #: The chart's own DCGM exporter on (monitoring.gpuMetrics).
     gpu_metrics: bool
     #: What its DaemonSets tolerate: each of its pools' tolerations, once.
     gpu_tolerations: Sequence[k8s.core.v1.TolerationArgs] = field(default_factory=tuple)
-    #: Annotations that mark the stack's namespace in a cluster it shares
-    #: (components/gpu_stack/cluster_objects.py STACK_ANNOTATION); none in a cluster it creates.
+    #: The stack's marks in a cluster it shares (cluster_objects.STACK_ANNOTATION); none in one it creates.
     marks: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -56,19 +50,14 @@ def chart_values(args: GpuOperatorArgs) -> dict[str, Any]:
 class GpuOperator(pulumi.ComponentResource):
     namespace: k8s.core.v1.Namespace
     release: k8s.helm.v3.Release
-    #: Where the chart's DCGM exporter serves its metrics (monitoring.gpuMetrics).
     metrics_url: pulumi.Output[str] | None
 
     def __init__(self, name: str, args: GpuOperatorArgs, *, cluster: InCluster, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("aks-gpu:kubernetes:GpuOperator", name, None, opts)
-        # No GPU pool among its dependencies: the chart's own objects (the operator, NFD) run on
-        # the System pool, and the operator sets up each GPU node as it joins (its operands are
-        # DaemonSets that NFD's labels select), as the cluster autoscaler relies on. Each pool's
-        # Job waits for its own pool and this release, so the first pool's Job does not wait
-        # for the whole chain of pools (__main__.py).
+        # No GPU pool among its dependencies: the operator and NFD run on the System pool, and the
+        # operator sets up each GPU node as it joins, as the cluster autoscaler relies on.
         on_cluster = cluster.options(self)
-        # The namespace is this program's, like the other components' (NVIDIA's guide has helm
-        # create it): `pulumi destroy` removes it with the release.
+        # The program's own namespace (NVIDIA's guide has helm create it): a destroy removes it too.
         self.namespace = k8s.core.v1.Namespace(
             f"{name}-ns", metadata=k8s.meta.v1.ObjectMetaArgs(name=args.namespace, annotations=dict(args.marks) or None), opts=on_cluster
         )
@@ -85,9 +74,6 @@ class GpuOperator(pulumi.ComponentResource):
         )
         # The chart's exporter Service: nvidia-dcgm-exporter, port 9400 (NVIDIA/gpu-operator
         # assets/state-dcgm-exporter/0400_service.yaml).
-        self.metrics_url = (
-            pulumi.Output.concat("http://nvidia-dcgm-exporter.", self.namespace.metadata.name, ".svc:9400/metrics")
-            if args.gpu_metrics
-            else None
-        )
+        metrics_url = pulumi.Output.concat("http://nvidia-dcgm-exporter.", self.namespace.metadata.name, ".svc:9400/metrics")
+        self.metrics_url = metrics_url if args.gpu_metrics else None
         self.register_outputs({})

@@ -1,6 +1,4 @@
-"""The NetworkPolicy every Kubernetes component declares for its pods. The security baseline
-they share is components/gpu_stack/pod_hardening.py (below the plan too, which compares the
-device plugin's spec with what the cluster runs)."""
+"""The NetworkPolicy every Kubernetes component declares for its pods."""
 
 from __future__ import annotations
 

@@ -1,17 +1,8 @@
-"""The security baseline the Kubernetes components share, as plain values (the provider's
-`...Args`), below both the plan and the components: the device plugin's spec is compared with
-what the cluster runs before anything is declared (components/gpu_stack/device_plugin_spec.py).
-
-The typed building blocks that make a pod pass the Kubernetes "restricted"
-Pod Security Standard where it can (kubernetes.io/docs/concepts/security/pod-security-standards)
-and Checkov's Kubernetes checks, plus the `checkov.io/skip<N>` annotations that record, on
-the object itself, why a check cannot pass.
-
-Checkov reads skips from the annotations of the object's own `metadata`, one check per
-annotation whose key contains `checkov.io/skip`, valued `<CHECK_ID>=<reason>`; it splits
-the value on "=", so a reason must not contain one (checkov/kubernetes/kubernetes_utils.py,
-get_skipped_checks).
-"""
+"""The security baseline the Kubernetes components share, as plain `...Args` values: what makes a
+pod pass the "restricted" Pod Security Standard where it can and Checkov's Kubernetes checks, and
+the `checkov.io/skip<N>` annotations that say on the object why a check cannot pass. Checkov reads
+one check per annotation whose key contains `checkov.io/skip`, valued `<CHECK_ID>=<reason>`, split
+on "=" (checkov/kubernetes/kubernetes_utils.py, get_skipped_checks)."""
 
 from __future__ import annotations
 
@@ -39,11 +30,8 @@ def pinned_by_digest(image: str) -> bool:
 
 
 def image_digest_skip(image: str, config_key: str) -> dict[str, str]:
-    """A tag-pinned image cannot pass CKV_K8S_43; say so, and where to pin it.
-
-    Digests are not written into the defaults: none can be checked against the registry
-    from where this program is built, and a wrong digest fails every pull.
-    """
+    """A tag-pinned image cannot pass CKV_K8S_43; say so, and where to pin it. The defaults carry
+    no digest: none can be checked against the registry from here, and a wrong one fails every pull."""
     if pinned_by_digest(image):
         return {}
     return {IMAGE_DIGEST_CHECK: f"the image is pinned by tag; set {config_key} to name@sha256 to pin a digest"}
@@ -60,8 +48,7 @@ def pod_security_context(run_as_user: int | None = None) -> k8s.core.v1.PodSecur
 
 
 def container_security_context(add: list[str] | None = None) -> k8s.core.v1.SecurityContextArgs:
-    """No privilege escalation, no Linux capabilities but those in `add`, a read-only root
-    filesystem. The user, if not root, is set for the whole pod (`pod_security_context`)."""
+    """No privilege escalation, no Linux capabilities but those in `add`, a read-only root filesystem."""
     return k8s.core.v1.SecurityContextArgs(
         allow_privilege_escalation=False,
         capabilities=k8s.core.v1.CapabilitiesArgs(drop=["ALL"], add=add),

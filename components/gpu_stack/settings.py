@@ -1,6 +1,5 @@
-"""What runs on the GPU pools: the NVIDIA device plugin (`devicePlugin`), NVIDIA's GPU
-Operator (`gpuOperator`), GPU metrics (`monitoring`) and the MNIST proof Job (`mnistJob`); the
-modes that may share a cluster, the namespaces each owns, and settings no pool's mode uses."""
+"""The keys of what runs on the GPU pools (`devicePlugin`, `gpuOperator`, `monitoring`, `mnistJob`)
+and their rules across pools."""
 
 from __future__ import annotations
 
@@ -18,17 +17,13 @@ from components.errors import ConfigError
 from components.pools.groups import GpuGroups
 from components.pools.settings import GpuPoolConfig, Pools
 
-# Image defaults. The device plugin default is the one today's AKS guide applies
-# (azure-aks-docs articles/aks/use-nvidia-gpu.md); the 2020 guide's own image,
-# `mcr.microsoft.com/oss/nvidia/k8s-device-plugin:1.11`, is one config value away.
+# The device plugin today's AKS guide applies (azure-aks-docs articles/aks/use-nvidia-gpu.md), and the 2020 guide's.
 DEFAULT_DEVICE_PLUGIN_IMAGE = "nvcr.io/nvidia/k8s-device-plugin:v0.18.0"
 GUIDE_DEVICE_PLUGIN_IMAGE = "mcr.microsoft.com/oss/nvidia/k8s-device-plugin:1.11"
-# The proof's image: PyTorch on CUDA 12.8, whose kernels run on every NVIDIA GPU AKS still
-# creates (components/catalog/proof_images.py). The guide's TensorFlow 1.4 image is one value away.
+# PyTorch on CUDA 12.8, whose kernels run on every NVIDIA GPU AKS still creates (catalog/proof_images.py).
 DEFAULT_MNIST_IMAGE = proof_images.PYTORCH.reference
 GUIDE_MNIST_IMAGE = proof_images.GUIDE.reference
-# How the Job runs its image: the shipped script (proof/train_mnist.py) in the image's
-# Python, or the image's own entrypoint with the guide's `--max_steps`.
+# The shipped script (proof/train_mnist.py) in the image's Python, or the image's entrypoint with `--max_steps`.
 MNIST_RUNS = ("script", "image")
 # NVIDIA's DCGM exporter and GPU Operator chart, pinned (docs/gpu.md says where they come from).
 DEFAULT_DCGM_EXPORTER_IMAGE = "nvcr.io/nvidia/k8s/dcgm-exporter:4.5.3-4.8.2-distroless"
@@ -86,7 +81,6 @@ class MnistJobConfig:
 
     @property
     def runs_script(self) -> bool:
-        """The Job runs the shipped script: `run: script`, or unset with any image but the guide's."""
         if self.run is not None:
             return self.run == "script"
         return proof_images.known(self.image) is not proof_images.GUIDE
@@ -112,33 +106,12 @@ class GpuOperatorConfig:
     """The operator's namespace (NVIDIA's install guide uses gpu-operator), other than mnistJob.namespace, created and deleted by this program; gpu-operator only."""
 
 
-def check_namespaces(
-    modes: frozenset[str], device_plugin: DevicePluginConfig, mnist_job: MnistJobConfig, operator: GpuOperatorConfig
-) -> None:
-    # Each component creates and deletes its own namespace; two cannot own one.
-    for mode, namespace, key in (
-        ("device-plugin", device_plugin.namespace, "devicePlugin"),
-        ("gpu-operator", operator.namespace, "gpuOperator"),
-    ):
-        if mnist_job.enabled and mode in modes and mnist_job.namespace == namespace:
-            raise fail(
-                f"{NAMESPACE}:mnistJob.namespace",
-                mnist_job.namespace,
-                f"expected a namespace other than {NAMESPACE}:{key}.namespace: each is created and deleted by its own component",
-            )
-
-
 def check_modes(pools: tuple[GpuPoolConfig, ...], keys: Mapping[str, str]) -> None:
-    """The GPU Operator cannot share a cluster with pools whose GPU stack something else
-    installs: "By default, the GPU Operator operands are deployed on all GPU worker nodes in
-    the cluster", those labelled feature.node.kubernetes.io/pci-10de.present=true
-    (NVIDIA/cloud-native-docs gpu-operator/getting-started.rst, docs 26.7; in the operator,
-    controllers/state_manager.go at v26.7.0 labels every such node for the driver, toolkit
-    and device plugin). A pool of another mode would get a second device plugin, which the
-    guide warns against ("Don't run multiple NVIDIA device plugin DaemonSets on the same
-    nodes", azure-aks-docs best-practices-ml-ops.md). NVIDIA's opt-out is a node label,
-    nvidia.com/gpu.deploy.operands=false, that the other pools would have to carry; this
-    program refuses the mix instead (docs/gpu.md)."""
+    """The GPU Operator cannot share a cluster with pools of another mode: "By default, the GPU
+    Operator operands are deployed on all GPU worker nodes in the cluster" (NVIDIA/cloud-native-docs
+    gpu-operator/getting-started.rst, docs 26.7), a second device plugin the guide warns against
+    (azure-aks-docs best-practices-ml-ops.md). NVIDIA's opt-out, the node label
+    nvidia.com/gpu.deploy.operands=false, is refused as a mix instead (docs/gpu.md)."""
     operator = [p for p in pools if p.mode == "gpu-operator"]
     others = [p for p in pools if p.mode != "gpu-operator"]
     if operator and others:
@@ -150,28 +123,15 @@ def check_modes(pools: tuple[GpuPoolConfig, ...], keys: Mapping[str, str]) -> No
         )
 
 
-# Which settings each mode uses: a setting no pool's mode uses is refused (it would do nothing).
+# Which modes use each setting, and why another mode does not: a setting no pool's mode uses is refused.
 _SETTING_USERS = {
-    "devicePlugin": ("device-plugin",),
-    "gpuOperator": ("gpu-operator",),
-    "monitoring": ("device-plugin", "gpu-operator"),
+    "devicePlugin": (("device-plugin",), "this program deploys no device plugin in that mode"),
+    "gpuOperator": (("gpu-operator",), "the GPU Operator is installed only with management gpu-operator"),
+    "monitoring": (("device-plugin", "gpu-operator"), "AKS runs its own DCGM exporter on managed GPU nodes (port 19400)"),
 }
 
 
-def check_unused_settings(pools: tuple[GpuPoolConfig, ...], values: Mapping[str, Any], keys: Mapping[str, str]) -> None:
-    modes = {p.mode for p in pools}
-    for setting, users in _SETTING_USERS.items():
-        if setting in values and not modes.intersection(users):
-            raise ConfigError(_unused_setting_message(setting, pools, keys))
-    if "dcgmExporterImage" in values.get("monitoring", {}) and "device-plugin" not in modes:
-        raise ConfigError(
-            f"invalid config {NAMESPACE}:monitoring.dcgmExporterImage with {_where_management(pools, keys)} = "
-            "'gpu-operator': the GPU Operator deploys its own DCGM exporter; remove it"
-        )
-
-
 def _where_management(pools: tuple[GpuPoolConfig, ...], keys: Mapping[str, str]) -> str:
-    """`aks-gpu:gpuPool.management`, or `aks-gpu:gpuPools.*.management` for several pools."""
     key = keys[pools[0].name]
     return f"{key}.management" if len(pools) == 1 else f"{key.rsplit('.', 1)[0]}.*.management"
 
@@ -184,13 +144,8 @@ def _unused_setting_message(setting: str, pools: tuple[GpuPoolConfig, ...], keys
             "AKS installs the device plugin on managed GPU nodes and this program deploys none "
             "(the guide warns against both); remove one of them"
         )
-    why = {
-        "devicePlugin": "this program deploys no device plugin in that mode",
-        "gpuOperator": "the GPU Operator is installed only with management gpu-operator",
-        "monitoring": "AKS runs its own DCGM exporter on managed GPU nodes (port 19400)",
-    }[setting]
     modes = ", ".join(sorted({p.mode for p in pools}))
-    return f"invalid config {NAMESPACE}:{setting} is set but {where} is {modes}: {why}; remove it"
+    return f"invalid config {NAMESPACE}:{setting} is set but {where} is {modes}: {_SETTING_USERS[setting][1]}; remove it"
 
 
 # The members only the shipped script reads.
@@ -198,8 +153,7 @@ _SCRIPT_MEMBERS = {"maxSeconds": "--max-seconds", "minAccuracy": "--min-accuracy
 
 
 def check_mnist_job(job: MnistJobConfig, given: Mapping[str, Any]) -> None:
-    """How the Job runs its image: refused where a member would do nothing, or the image
-    cannot do what is asked of it."""
+    """Refused where a member would do nothing, or the image cannot do what is asked of it."""
     key = f"{NAMESPACE}:mnistJob"
     guide = proof_images.known(job.image) is proof_images.GUIDE
     if guide and job.run == "script":
@@ -225,8 +179,6 @@ def check_mnist_job(job: MnistJobConfig, given: Mapping[str, Any]) -> None:
             "the guide's image downloads MNIST when it starts, so it needs egress; remove egress, "
             "or remove image for the PyTorch proof, which trains on digits it draws without egress",
         )
-    # That the default Job is the guide's successor is said once, as information, by
-    # components/proof/proof_fit.py, beside what each pool's GPU runs.
 
 
 def check(
@@ -237,21 +189,37 @@ def check(
     mnist_job: MnistJobConfig,
     operator: GpuOperatorConfig,
 ) -> None:
-    """The workloads' rules across pools: modes that may share a cluster, settings no pool's
-    mode uses, how the Job runs, and the namespaces each workload owns."""
+    """The workloads' rules across pools: modes that may share a cluster, settings no pool's mode
+    uses, how the Job runs, and the namespaces each workload owns."""
     check_modes(pools, keys)
     check_on_destroy(None, "", device_plugin)
-    check_unused_settings(pools, values, keys)
+    modes = {p.mode for p in pools}
+    for setting, (users, _) in _SETTING_USERS.items():
+        if setting in values and not modes.intersection(users):
+            raise ConfigError(_unused_setting_message(setting, pools, keys))
+    if "dcgmExporterImage" in values.get("monitoring", {}) and "device-plugin" not in modes:
+        raise ConfigError(
+            f"invalid config {NAMESPACE}:monitoring.dcgmExporterImage with {_where_management(pools, keys)} = "
+            "'gpu-operator': the GPU Operator deploys its own DCGM exporter; remove it"
+        )
     check_mnist_job(mnist_job, values.get("mnistJob", {}))
-    check_namespaces(frozenset(p.mode for p in pools), device_plugin, mnist_job, operator)
+    # Each component creates and deletes its own namespace; two cannot own one.
+    for mode, namespace, key in (
+        ("device-plugin", device_plugin.namespace, "devicePlugin"),
+        ("gpu-operator", operator.namespace, "gpuOperator"),
+    ):
+        if mnist_job.enabled and mode in modes and mnist_job.namespace == namespace:
+            raise fail(
+                f"{NAMESPACE}:mnistJob.namespace",
+                mnist_job.namespace,
+                f"expected a namespace other than {NAMESPACE}:{key}.namespace: each is created and deleted by its own component",
+            )
 
 
 def check_object_names(job: MnistJobConfig, pools: Pools, groups: GpuGroups, pool_map: bool) -> None:
-    """Every object the proof declares has a name Kubernetes accepts, or the config is refused in
-    one line naming the key that makes it, before the pools are created and bill: the Job of each
-    pool in no group and of each group (components/catalog/proof_names.py), and the ConfigMap each
-    awaited Job's watch writes. A group's name may be 63 characters, a Job's at most 63 with the
-    prefix before it."""
+    """Every object the proof declares (the Job of each pool in no group and of each group, and the
+    ConfigMap each awaited Job's watch writes) has a name Kubernetes accepts, or the key that makes
+    it is refused before the pools are created and bill (catalog/proof_names.py)."""
     if not job.enabled:
         return
     grouped = {name for names in groups.groups.values() for name in names}

@@ -1,7 +1,6 @@
-"""What the proof Job asks for on a GPU pool used as it is (`existing: use`): the resource the
-pool's own device plugin offers, which need not be `nvidia.com/gpu` (a "mixed" MIG strategy offers
-`nvidia.com/mig-<n>g.<mem>gb` only; the stack's own plugin runs "single"). Where the catalog does
-not know the slice's name, the run refuses, naming the strategy. The plugin's rules and their
+"""What the proof Job asks for on a pool used as it is (`existing: use`): the resource its own
+device plugin offers, `nvidia.com/mig-<n>g.<mem>gb` only with a "mixed" MIG strategy (the stack's
+runs "single"); refused where the catalog does not know the slice's name. The plugin's rules and
 sources: docs/design/existing-cluster.md, "A used pool's MIG strategy"."""
 
 from __future__ import annotations
@@ -23,8 +22,8 @@ CONFIG = ("--config-file", "CONFIG_FILE")
 
 
 def strategy_of(daemon_set: DaemonSet) -> str | None:
-    """The plugin container's MIG strategy, lowercased: its flag, else its variable, else
-    "none"; None where it cannot be told (a variable from a ConfigMap, or a config file)."""
+    """The plugin container's MIG strategy, lowercased: its flag, else its variable, else "none";
+    None where it cannot be told (a variable from a ConfigMap, or a config file)."""
     for container in _containers(daemon_set):
         # Go's flag package, which urfave/cli v2 parses with, takes one dash or two (pkg flag, "Command line flag syntax").
         words = [str(w) for w in [*(container.get("command") or ()), *(container.get("args") or ())]]
@@ -50,7 +49,7 @@ def _containers(daemon_set: DaemonSet) -> list[Mapping[str, Any]]:
 
 @dataclass
 class UsedPoolGpus:
-    #: The resource each used pool's Job asks for, where it is not nvidia.com/gpu.
+    #: Each used pool's Job's resource, where it is not nvidia.com/gpu.
     resources: dict[str, str] = field(default_factory=dict)
     lines: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
@@ -60,8 +59,7 @@ class UsedPoolGpus:
 def resources(
     gpu_pools: Pools, job_enabled: bool, found: ClusterFacts, seen: Seen, pools: Sequence[PoolNodes], mine: Callable[[DaemonSet], bool]
 ) -> UsedPoolGpus:
-    """For each pool used as it is, whose plugin serves it, with what strategy, and so what its
-    Job (where `mnistJob.enabled`) asks for. `mine(daemon_set)`: the stack's own, which runs "single"."""
+    """Each used pool's plugin, its strategy, and so what its Job asks for; `mine`: the stack's own ("single")."""
     out = UsedPoolGpus()
     nodes = {p.name: p for p in pools}
     azure = {p.name: p for p in found.pools}
@@ -82,9 +80,8 @@ def resources(
 
 
 def _plugin(seen: Seen, pool: PoolNodes, mine: Callable[[DaemonSet], bool], operator: bool) -> DaemonSet | None:
-    """The cluster's device plugin that serves the pool: one that lands there for certain, or,
-    on a pool the GPU Operator serves, the Operator's, whose nodeSelector is a label NFD puts
-    on GPU nodes (nvidia.com/gpu.deploy.device-plugin), which Azure does not tell of a pool."""
+    """The cluster's device plugin that lands on the pool for certain, or on a GPU Operator pool the
+    Operator's, whose nodeSelector is a label NFD puts on GPU nodes, which Azure does not tell."""
     plugins = [d for d in seen.daemon_sets if d.device_plugin and not mine(d)]
     certain = next((d for d in plugins if lands(d, pool).answer == "yes"), None)
     if certain is not None or not operator:
