@@ -1,13 +1,7 @@
-"""The plan: what a run will declare, one typed Args per component, and what it says first,
-as one frozen value.
-
-`build_plan` reads Azure and the cluster through the reader it is handed, resolves the
-config's existing pools from them (a value of their own: the config is never rewritten),
-runs every check and the cost estimate, collects the messages a run prints, in order, and
-decides each component's Args (docs/design/component-args.md). It registers no resource and
-logs nothing, so a test calls it as a plain function; __main__.py reports its messages and
-passes each Args to its component. A problem that stops the run raises its one-line error
-here, before anything is registered.
+"""The plan: what a run will declare, one typed Args per component (docs/design/component-args.md),
+and what it says first, as one frozen value. `build_plan` reads through the reader it is handed,
+checks, estimates and decides; it registers no resource and logs nothing, and a problem that stops
+the run raises its one-line error here, before anything is registered.
 """
 
 from __future__ import annotations
@@ -103,34 +97,22 @@ class Plan:
     what it says first; __main__.py passes each Args to its component's constructor."""
 
     mode: Mode
-    #: The GPU pools this run declares or uses: existing pools as Azure has them
-    #: (existing_pools.resolve), less the capacity groups' pools preflight dropped. The config
-    #: is never rewritten: these are a value of their own.
+    #: The GPU pools this run declares or uses: existing pools as Azure has them, less the
+    #: capacity groups' pools preflight dropped (the config is never rewritten).
     pools: Pools
-    #: The cluster: one the program creates, or the existing one as read.
     cluster: GpuClusterArgs | ExistingClusterArgs
-    #: The monthly budget (cost.budget); None: none.
     budget: CostBudgetArgs | None
-    #: Each GPU pool in the config's order: GpuPoolArgs for one the stack declares (new or
-    #: adopted), UsedPool for one it uses as it is (nothing registered).
+    #: Each GPU pool in the config's order: UsedPool for one used as it is (nothing registered).
     gpu_pools: tuple[GpuPoolArgs | UsedPool, ...]
-    #: The GPU stack: the device plugin (None: it serves no pool), NVIDIA's DCGM exporter beside
-    #: it (monitoring.gpuMetrics), and the GPU Operator (None: no gpu-operator pool).
     device_plugin: NvidiaDevicePluginArgs | None
     dcgm_exporter: DcgmExporterArgs | None
     gpu_operator: GpuOperatorArgs | None
-    #: The cluster autoscaler's priority ConfigMap (None: no capacity group on a created
-    #: cluster, or the owner's ConfigMap is used as it is).
+    #: None: no capacity group on a created cluster, or the owner's ConfigMap is used as it is.
     expander: CapacityExpanderArgs | None
-    #: The proof Jobs (None: mnistJob.enabled is false).
     proof: MnistJobArgs | None
-    #: What the stack exports beside what the components built.
     outputs: OutputsArgs
-    #: Each GPU pool's network.
     networks: Mapping[str, PoolNetwork] = field(default_factory=dict)
-    #: What it will cost per hour (None: not estimated).
     estimate: cost.Estimate | None = None
-    #: What the run says before it declares anything, in order.
     messages: tuple[Message, ...] = field(default=())
 
 
@@ -189,7 +171,7 @@ def build_plan(
 
 @dataclass
 class _Run:
-    """One plan's reads and decisions so far, set in build_plan's order; each method decides one piece."""
+    """One plan's reads so far, set in build_plan's order; each method decides one piece."""
 
     cfg: StackConfig
     reader: AzureReader
@@ -200,8 +182,6 @@ class _Run:
     found: ClusterFacts | None = None
     user_kubeconfig: str | None = None
     state: stack_state.StackState = stack_state.NOT_READ
-    #: The run's GPU pools, a value of their own (the config is never rewritten), and the
-    #: cluster's own pools the stack uses or adopts, as Azure has them.
     pools: Pools = field(init=False)
     live_pools: Mapping[str, LivePool] = field(init=False)
     networks: dict[str, PoolNetwork] = field(init=False)
@@ -219,9 +199,8 @@ class _Run:
         return dict(self.owner) if self.found else {}
 
     def read_existing(self) -> None:
-        """The saved files checked, then an existing cluster read once (a cluster that cannot be read
-        stops the run), its user kubeconfig, and what the stack holds already, from the engine's state,
-        not from a tag its owner can remove (components/ownership/stack_state.py)."""
+        """The saved files checked, then an existing cluster read once, its user kubeconfig, and what
+        the stack holds already, from the engine's state (components/ownership/stack_state.py)."""
         cfg, existing = self.cfg, self.cfg.existing_cluster
         named = (
             cluster_facts.Named(existing.name, existing.resource_group_name, cfg.subscription_id) if existing else cluster_facts.Named(None)
@@ -240,9 +219,8 @@ class _Run:
         self.said.warn(ownership.check_pools(self.cfg.pools, found, self.owner_tag, self.state, self.mode.preview))
 
     def resolve_pools(self) -> None:
-        """The cluster's own GPU pools the stack uses or adopts, read from it: from here on their
-        settings are Azure's, and its group's rules hold an adopted pool's size, counts,
-        management and scaleDownMode. Then each pool's network."""
+        """The cluster's own GPU pools the stack uses or adopts: from here on their settings are
+        Azure's, which their groups' rules hold. Then each pool's network."""
         cfg, found, existing = self.cfg, self.found, self.cfg.existing_cluster
         arm_id = (
             (lambda: cluster_facts.cluster_id(_read_subscription(self.subscription), existing.resource_group_name, existing.name))
@@ -264,9 +242,8 @@ class _Run:
             self.said.warn([network.replaces] if network.replaces else [])
 
     def check(self) -> preflight.Checked:
-        """What the cluster runs, the pools' GPU management (a pool that runs under the other kind
-        cannot be switched), what adopting does, then preflight; a capacity group's pool that
-        cannot run at all is not declared: from here on the run's pools are without it."""
+        """What the cluster runs, the pools' GPU management (never switched), what adopting does, then
+        preflight; a capacity group's pool that cannot run at all is not declared."""
         cfg, found, said = self.cfg, self.found, self.said
         self.read_in_cluster()
         cluster = (found.resource_group, found.name) if found else (cfg.resource_group_name, cfg.cluster_name)
@@ -292,14 +269,13 @@ class _Run:
         return checked
 
     def read_in_cluster(self) -> None:
-        """What the existing cluster already runs in Kubernetes, read as the Kubernetes provider
-        signs in: a namespace this stack would create, another device plugin or the GPU Operator on
-        its pools, and the guide's DaemonSet that devicePlugin.adopt takes over on this run. Read
-        whatever preflight.mode says: what the stack adopted is guarded by it
-        (components/ownership/ownership.py), and two device plugins on one node are never declared."""
+        """What the existing cluster already runs in Kubernetes, read as the provider signs in, whatever
+        preflight.mode says: what the stack adopted is guarded by it, and two device plugins on one
+        node are never declared."""
         cfg, pools, found = self.cfg, self.pools, self.found
         if found is not None and self.user_kubeconfig:
-            objects = stack_objects(cfg, pools)
+            job_namespace = cfg.mnist_job.namespace if cfg.mnist_job.enabled else None
+            objects = cluster_object_checks.StackObjects(pools, cfg.device_plugin, cfg.gpu_operator.namespace, job_namespace)
             kubeconfig, stack_pools = provider_kubeconfig(self.user_kubeconfig), cluster_object_checks.stack_pools(pools, found)
             self.in_cluster = cluster_object_checks.check(
                 objects, self.reader, kubeconfig, stack_pools, self.owner_tag, self.mode.preview, found, self.state
@@ -311,7 +287,6 @@ class _Run:
             self.said.warn(existing_pools.unread_plugin_lines(pools, cfg.preflight.kubernetes_file))
 
     def adopting_lines(self) -> list[str]:
-        """What the adopting `up` does to each pool it takes over: the import, then the update field by field."""
         return [
             pool_settings.adopted_pool_plan(
                 pool,
@@ -327,8 +302,7 @@ class _Run:
         ]
 
     def egress(self) -> cluster_egress.Egress:
-        """Where the proof's traffic leaves an existing cluster: its HTTP proxy, or an outbound type
-        with no way out (a cluster this program creates has neither: components/cluster/cluster_egress.py)."""
+        """Where the proof's traffic leaves an existing cluster (a created one has no proxy)."""
         found = self.found
         egress = found.egress if found is not None else cluster_egress.Egress()
         enforced = found is None or (found.network_policy or "none").lower() != "none"
@@ -337,35 +311,27 @@ class _Run:
         return egress
 
     def groups(self) -> dict[str, tuple[str, ...]]:
-        """Each capacity group with a pool the run declares (gpuGroups): its pools, first choice
-        first. The group gets one proof Job, its pools none of their own; a group with none left has no Job."""
+        """Each capacity group with a pool the run declares: its pools, first choice first."""
         groups = self.cfg.gpu_groups
         present = {name: tuple(p.name for p in groups.pools_of(name, self.pools.pools)) for name in groups.groups}
         return {name: names for name, names in present.items() if names}
 
     def outside(self, found: ClusterFacts | None = None) -> tuple[str, ...]:
-        """The pools in no capacity group, whose node groups no group may outrank
-        (priority_expander.priorities): a created cluster's System pool and the stack's GPU pools, or
-        an existing cluster's pools and the stack's new ones. Only an AKS Linux pool's name makes a
-        pattern (values.POOL_NAME_PATTERN): a saved description may hold any text, and no other name
-        is a scale set's."""
+        """The pools in no capacity group, which no group may outrank. Only an AKS Linux pool's name
+        makes a pattern: a saved description may hold any text, and no other name is a scale set's."""
         grouped = {name for names in self.cfg.gpu_groups.groups.values() for name in names}
         there = [p.name for p in found.pools] if found is not None else [SYSTEM_POOL_NAME]
         names = dict.fromkeys([*there, *(p.name for p in self.pools.pools)])
         return tuple(n for n in names if n not in grouped and re.fullmatch(POOL_NAME_PATTERN, n))
 
     def priorities(self) -> priority_expander.Priorities | None:
-        """The autoscaler's priorities on a cluster the stack creates, while a group has a pool
-        (the profile's `expander: priority`, each group's pools in the team's order); None: no
-        group, or an existing cluster (the owner's)."""
+        """The autoscaler's priorities on a cluster the stack creates, while a group has a pool."""
         present = self.groups()
         return priority_expander.priorities(present, self.outside()) if present and self.found is None else None
 
     def owners_expander(self) -> bool:
-        """Says what the cluster autoscaler's order among a group's pools comes from: on a cluster
-        the stack creates, its profile and its ConfigMap, or the owner's ConfigMap where the cluster
-        has one that the stack's state does not hold (returns True: the stack declares none); on an
-        existing cluster, what its owner would set."""
+        """Says where the autoscaler's order among a group's pools comes from; True: the owner's
+        ConfigMap, which the stack's state does not hold, is used and the stack declares none."""
         cfg, found, said, present = self.cfg, self.found, self.said, self.groups()
         if not present:
             return False
@@ -390,13 +356,11 @@ class _Run:
         return False
 
     def created_groups(self) -> tuple[str, str]:
-        """A created cluster's resource group, and the node resource group AKS names for it."""
         cfg = self.cfg
         return cfg.resource_group_name, azure_facts.node_resource_group(cfg.resource_group_name, cfg.cluster_name, cfg.location)
 
     def budget_name(self, estimate: cost.Estimate | None) -> str | None:
-        """The monthly budget's name, and what it watches said against the estimate (cost.budget):
-        a created cluster's resource groups, or the scale sets with an existing cluster's owner tag."""
+        """The monthly budget's name, and what it watches said against the estimate."""
         if self.cfg.cost.budget is None:
             return None
         if self.found is None:
@@ -409,8 +373,7 @@ class _Run:
         return name
 
     def budget_args(self, name: str | None, subscription: str | None) -> CostBudgetArgs | None:
-        """What the budget watches: a created cluster's resource group and node resource group, where
-        AKS bills the GPU nodes, or the scale sets an existing cluster's pools carry the owner tag on."""
+        """A created cluster's resource groups, where AKS bills the GPU nodes, or an existing one's owner tag."""
         wanted = self.cfg.cost.budget
         if wanted is None or name is None:
             return None
@@ -419,10 +382,8 @@ class _Run:
         return CostBudgetArgs(name, wanted.amount, wanted.contact_emails, subscription, **watched)
 
     def declared_subscription(self) -> str | None:
-        """The subscription the declarations name: the budget's scope, an AKS-managed pool's
-        provider (it calls the agentPools API there), a created cluster's grant of cluster-admin
-        to the deployer, the proof's watch (it fetches the cluster's kubeconfig there). The
-        checks' read, so one run reads it once."""
+        """The subscription the budget, an AKS-managed pool's provider, the deployer's grant and the
+        proof's watch name: the checks' read, so one run reads it once."""
         cfg = self.cfg
         if (
             cfg.cost.budget is None
@@ -434,8 +395,7 @@ class _Run:
         return _read_subscription(self.subscription)
 
     def cluster(self, subscription: str | None, expander: bool) -> GpuClusterArgs | ExistingClusterArgs:
-        """The cluster: the existing one as read, or the one the program creates (`expander`: a
-        capacity group's priorities set the autoscaler's `expander: priority`)."""
+        """The existing cluster as read, or the one the program creates."""
         cfg = self.cfg
         if self.found is not None:
             return ExistingClusterArgs(facts=self.found, user_kubeconfig=self.user_kubeconfig or "", subscription_id=subscription)
@@ -455,10 +415,7 @@ class _Run:
         )
 
     def gpu_pools(self, subscription: str | None) -> tuple[GpuPoolArgs | UsedPool, ...]:
-        """Each GPU pool: the owner's as it is (existing: use), or one the stack declares, with the tags
-        that mark it on an existing cluster (none on a created one), its capacity group's labels,
-        and whether a destroy leaves it to its owner. Its version is left to Azure where something
-        else moves it (an upgrade channel, or an existing cluster's owner: pool_settings.pool_ignore_changes)."""
+        """Each GPU pool; its version is left to Azure where an upgrade channel or an existing cluster's owner moves it."""
         cfg, found = self.cfg, self.found
         moves = found is not None or pool_settings.version_moves(cfg.upgrade)
         return tuple(
@@ -482,22 +439,16 @@ class _Run:
         )
 
     def served(self, installer: str) -> list[GpuPoolConfig]:
-        """An installer's pools, in the config's order: the pools whose GPU stack this program
-        installs (its own, and a used pool's that nothing of the cluster's serves already)."""
+        """The pools whose GPU stack `installer` puts on: its own, and a used pool nothing serves already."""
         served = self.in_cluster.served if self.in_cluster else frozenset()
         plugin = installer == "device-plugin"
         return [p for p in self.pools.pools if p.mode == installer and (p.owned or (plugin and p.name not in served))]
 
     def tolerations(self, pools: Iterable[GpuPoolConfig]) -> tuple[k8s.core.v1.TolerationArgs, ...]:
-        """What a pod serving all of `pools` must tolerate: each pool's tolerations, once."""
         return tolerations.merged(tolerations.pool_tolerations(p, self.live_pools.get(p.name)) for p in pools)
 
     def device_plugin(self) -> NvidiaDevicePluginArgs | None:
-        """The device plugin, where it serves a pool: each served pool's tolerations once, its pools
-        by name wherever the cluster may hold others (StackConfig.select_pools), MIG where one is
-        cut, and on an existing cluster the stack's marks, adopted too where devicePlugin.adopt
-        says so; the guide's namespace and DaemonSet this run takes over, and which of the two it
-        imports (none the stack's state holds already)."""
+        """The device plugin, where it serves a pool, and what of the guide's it takes over."""
         cfg, serves = self.cfg, self.served("device-plugin")
         if not serves:
             return None
@@ -516,7 +467,6 @@ class _Run:
         )
 
     def dcgm_exporter(self, plugin: NvidiaDevicePluginArgs | None) -> DcgmExporterArgs | None:
-        """NVIDIA's DCGM exporter on the device plugin's pools, where GPU metrics are on."""
         if plugin is None or not self.cfg.monitoring.gpu_metrics:
             return None
         served = [p.name for p in self.served("device-plugin")]
@@ -525,7 +475,6 @@ class _Run:
         )
 
     def gpu_operator(self) -> GpuOperatorArgs | None:
-        """NVIDIA's GPU Operator, tolerating each of its pools' taints, where a pool's management is gpu-operator."""
         if not (served := self.served("gpu-operator")):
             return None
         cfg = self.cfg
@@ -586,9 +535,7 @@ class _Run:
     def group_run(
         self, group: str, members: list[GpuPoolConfig], max_seconds: int | None, gpu_resource: str, with_expander: bool
     ) -> MnistRun:
-        """A group's one Job, named after the group: on the nodes of any of its pools, tolerating each
-        pool's taints, waiting until the autoscaler first tries the last pool, every try before
-        failing slowly, then as long as the slowest of them needs (job_deadline.group_deadline)."""
+        """A group's one Job, on any of its pools, waiting until the autoscaler first tries the last one."""
         after = [*(n for m in members for n in (m.name, m.mode)), *([EXPANDER] if with_expander else [])]
         return MnistRun(
             pool_name=group,
@@ -606,17 +553,9 @@ class _Run:
 
 
 def billed(cfg: StackConfig, pools: Pools | None = None) -> cost.Billed:
-    """What the cost reads: the run's pools (None: the config's), a created cluster's System
-    pool, whether the Job runs, the cost settings and a saved price list."""
+    """What the cost reads: the run's pools (None: the config's) and a created cluster's System pool."""
     system_pool = cfg.system_pool if cfg.existing_cluster is None else None
     return cost.Billed(pools or cfg.pools, system_pool, cfg.mnist_job.enabled, cfg.cost, cfg.preflight.prices_file)
-
-
-def stack_objects(cfg: StackConfig, pools: Pools) -> cluster_object_checks.StackObjects:
-    """What the check of what an existing cluster runs reads of the config and the run's pools:
-    the pools, the device plugin's settings and the namespaces the stack's objects go to."""
-    job_namespace = cfg.mnist_job.namespace if cfg.mnist_job.enabled else None
-    return cluster_object_checks.StackObjects(pools, cfg.device_plugin, cfg.gpu_operator.namespace, job_namespace)
 
 
 def _read_subscription(subscription: preflight.Subscription) -> str:

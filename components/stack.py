@@ -220,10 +220,7 @@ def _decode(raw: Mapping[str, str]) -> dict[str, Any]:
         if key not in _KEYS:
             shown = full_key if full_key.isprintable() else repr(full_key)  # one line, whatever the key holds
             raise ConfigError(f"unknown config {shown}{did_you_mean(key, _KEYS)}; allowed: {', '.join(known_keys())}")
-        if key in _OBJECT_KEYS or key in ("gpuPools", "gpuGroups"):
-            printable(full_key, json_object(full_key, value))
-        else:
-            printable(full_key, value)
+        printable(full_key, json_object(full_key, value) if key in _OBJECT_KEYS or key in ("gpuPools", "gpuGroups") else value)
         if key in _OBJECT_KEYS:
             values[key] = structured(full_key, value, _OBJECT_KEYS[key])
             if key == "gpuPool":
