@@ -144,22 +144,20 @@ class LiveReader:
         # The qualified name the Pulumi Cloud requires and a diy backend's project layout parses.
         name = f"{pulumi.get_organization()}/{pulumi.get_project()}/{pulumi.get_stack()}"
 
-        def ask(token: str, args: dict[str, str]) -> Mapping[str, Any]:
-            return pulumi.runtime.invoke(token, args).value or {}
+        def ask(token: str, args: dict[str, str]) -> Mapping[str, Any]:  # within a deadline named after the invoke
+            return invoke_deadline.within(lambda: pulumi.runtime.invoke(token, args).value or {}, token.split(":")[-1], self.state_seconds)
 
         try:
             try:
-                own = invoke_deadline.within(lambda: ask(READ_STACK_OUTPUTS, {"name": name}), "readStackOutputs", self.state_seconds)
+                own = ask(READ_STACK_OUTPUTS, {"name": name})
             except InvokeFailed as error:
                 if not legacy_layout_refusal(str(error), name):
                     raise
                 name = pulumi.get_stack()  # the legacy layout names a stack by its name alone
-                own = invoke_deadline.within(lambda: ask(READ_STACK_OUTPUTS, {"name": name}), "readStackOutputs", self.state_seconds)
+                own = ask(READ_STACK_OUTPUTS, {"name": name})
             if not own.get("outputs"):
                 raise NotDeployed("the stack has no outputs yet: no deployment of it has completed")
-            held = invoke_deadline.within(
-                lambda: ask(READ_STACK_RESOURCES, {"stackName": name}), "readStackResourceOutputs", self.state_seconds
-            )
+            held = ask(READ_STACK_RESOURCES, {"stackName": name})
         except NotRead:
             raise
         except read_errors() as error:  # "not known", said in one line
