@@ -141,7 +141,8 @@ def build_plan(
     estimate, cost_lines, cost_warnings = cost.run(billed(cfg, run.pools), checked.region, reader, dry_run=mode.preview)
     said.lines_then_warnings(cost_lines, cost_warnings)
     said.info(cost.group_lines([(g.key, g.kept) for g in checked.groups], estimate))
-    ours = run.priorities() if not run.owners_expander() else None  # the owner's ConfigMap is used as it is
+    priorities = run.priorities()
+    ours = priorities if not run.owners_expander() else None  # the owner's ConfigMap is used as it is
     budget_name = run.budget_name(estimate)
     plugin = run.device_plugin()
     # What the adopting `up` does to the guide's namespace and DaemonSet, field by field: said
@@ -152,7 +153,7 @@ def build_plan(
     return Plan(
         mode=mode,
         pools=run.pools,
-        cluster=run.cluster(subscription_id, run.priorities() is not None),
+        cluster=run.cluster(subscription_id, priorities is not None),
         budget=run.budget_args(budget_name, subscription_id),
         gpu_pools=run.gpu_pools(subscription_id),
         device_plugin=plugin,
@@ -187,6 +188,10 @@ class _Run:
     networks: dict[str, PoolNetwork] = field(init=False)
     in_cluster: Findings | None = None
     running_pools: Mapping[str, RunningPool] = field(default_factory=dict)
+    #: The stack's marks (`aks-gpu-stack`), and the subscription's read, made once.
+    owner: dict[str, str] = field(init=False)
+    owner_tag: str = field(init=False)
+    subscription: preflight.Subscription = field(init=False)
 
     def __post_init__(self) -> None:
         self.owner = existing_cluster_checks.owner_tags(self.project, self.stack)
