@@ -169,10 +169,8 @@ def _other_cluster(answer: Mapping[str, Any], cluster: tuple[str, str] | None) -
 def _stray(urn: str, project: str, stack: str) -> bool:
     """A guarded resource the state holds in this stack where the program does not register it."""
     type_, name = type_and_name(urn)
-    pool = type_ in POOL_NAMES
-    if not (pool or (type_, name) in (PLUGIN_NAMESPACE, PLUGIN_DAEMON_SET)):
-        return False
-    return urn.startswith(f"urn:pulumi:{stack}::{project}::") and urn != program_urn(project, stack, type_, name)
+    guarded = type_ in POOL_NAMES or (type_, name) in (PLUGIN_NAMESPACE, PLUGIN_DAEMON_SET)
+    return guarded and urn.startswith(f"urn:pulumi:{stack}::{project}::") and urn != program_urn(project, stack, type_, name)
 
 
 def stray_refusal(state: StackState, project: str, stack: str) -> str | None:
