@@ -41,6 +41,7 @@ class Change:
 
 
 def _json(value: Any) -> str:
+    """JSON (YAML's spelling of true, false and null), every character past ASCII escaped."""
     return "(none)" if value is ABSENT else json.dumps(value, sort_keys=True, separators=(", ", ": "), default=str)
 
 
@@ -52,8 +53,6 @@ def show(value: Any) -> str:
 def _texts(live: Any, declared: Any) -> tuple[str, str]:
     """Both values as `show` writes them, a long one cut around where the two first differ."""
     texts = _json(live), _json(declared)
-    if all(len(t) <= QUOTED for t in texts):
-        return texts
     first = next((i for i, (a, b) in enumerate(zip(*texts, strict=False)) if a != b), min(map(len, texts)))
     start = max(0, first - QUOTED // 4)
 
