@@ -1,16 +1,9 @@
 """The live reader (components/seam/reader.py): what `pulumi preview` and `pulumi up` read of
-Azure and of the cluster. Every call out of the process is made here or in this package's
-modules; what they answer is parsed by the pure modules beside it (docs/layout.md).
-
-Two ways in, as before the seam: the cluster, its user credential, the client's subscription
-and a feature's registration are azure-native invokes, signed in as azure-native is (its
-provider configuration, `az login` or OIDC); the SKU, usage, scale set, permission and pool
-reads use the Azure SDK with one DefaultAzureCredential, built once here, for the whole run
-(azure-identity's chain: the environment, workload identity, managed identity, `az login`).
-The AKS-managed pool's provider runs in another process, Pulumi's dynamic provider host, and
-builds its own (components/pools/agent_pool_calls.py). Each read is bounded by its own
-module's time limit; the existing cluster's invokes by invoke_deadline.py's. A failed invoke
-raises InvokeFailed, an SDK's or a socket's error is raised as it is (reader.py `read_errors`).
+Azure and the cluster. The cluster, its user credential, the client's subscription and a
+feature's registration are azure-native invokes, signed in as azure-native is; the other reads
+use the Azure SDK with one DefaultAzureCredential for the run (the AKS-managed pool's provider,
+in another process, builds its own). A failed invoke raises InvokeFailed, an SDK's error is
+raised as it is (reader.py `read_errors`).
 """
 
 from __future__ import annotations
@@ -30,9 +23,8 @@ from components.seam.deadline import gather
 from components.seam.reader import BadAnswer, InvokeFailed, NotDeployed, NotRead, RunningPool, read_errors
 
 GET_MANAGED_CLUSTER = "azure-native:containerservice:getManagedCluster"
-# The engine's builtins answer these invokes in a preview and an up alike, with default providers
-# off too, and an invoke registers nothing, so no URN is added (docs/design/lifecycle.md, "A pool that
-# lost the stack's tag", has the sources).
+# The engine's builtins answer these in a preview and an up alike, and register nothing
+# (docs/design/lifecycle.md, "A pool that lost the stack's tag", has the sources).
 READ_STACK_OUTPUTS = "pulumi:pulumi:readStackOutputs"
 READ_STACK_RESOURCES = "pulumi:pulumi:readStackResourceOutputs"
 # The backend reads one checkpoint file, or exports one deployment from the Pulumi Cloud.
@@ -41,23 +33,19 @@ STATE_READ_SECONDS = 60.0
 ARM_SCOPE = "https://management.azure.com/.default"
 
 
-# A diy backend in the legacy layout (PULUMI_DIY_BACKEND_LEGACY_LAYOUT, or a store an older CLI
-# made without .pulumi/meta.yaml: diy/meta.go) parses a reference as a bare stack name
-# (diy/store.go legacyReferenceStore.ParseReference -> tokens.ParseStackName), so it refuses
-# the qualified name's "/"; with PULUMI_DISABLE_VALIDATION it finds no such stack instead
-# (backend.go GetStackOutputs: "unknown stack"). Both at pulumi/pulumi@1b594989.
+# A diy backend in the legacy layout parses a reference as a bare stack name, so it refuses the
+# qualified name's "/", or with PULUMI_DISABLE_VALIDATION finds no such stack (pulumi/pulumi@1b594989
+# diy/store.go legacyReferenceStore.ParseReference, backend.go GetStackOutputs).
 LEGACY_REFUSALS = ("a stack name may only contain alphanumeric, hyphens, underscores, or periods: invalid character '/'", "unknown stack")
 
 
 def legacy_layout_refusal(said: str, name: str) -> bool:
-    """Whether readStackOutputs refused the qualified `name` as only a legacy diy layout does:
-    the stack the program runs in always exists in its own backend."""
+    """Whether readStackOutputs refused the qualified `name` as only a legacy diy layout does."""
     return said.find(LEGACY_REFUSALS[0]) >= 0 or said.find(f'{LEGACY_REFUSALS[1]} "{name}"') >= 0
 
 
 class LiveReader:
-    """Azure and the cluster, live. `arm_endpoint` is for the tests' local fake of ARM;
-    `invoke_seconds`, the existing cluster's invokes' deadline (invoke_deadline.py)."""
+    """Azure and the cluster, live. `arm_endpoint` is for the tests' local fake of ARM."""
 
     def __init__(
         self,
@@ -80,9 +68,7 @@ class LiveReader:
             raise ClientAuthenticationError(message=f"DefaultAzureCredential: {error}") from None
 
     def cluster(self, resource_group: str, name: str) -> Mapping[str, Any]:
-        # A plain invoke answers before the program goes on, so a failure stops the run
-        # before anything is registered, in a preview as in a deployment; within a deadline
-        # of its own (invoke_deadline.py).
+        # A plain invoke answers before the program goes on: a failure stops the run before anything is registered.
         import pulumi
 
         def get() -> Mapping[str, Any]:
@@ -148,40 +134,30 @@ class LiveReader:
         return kubernetes_read.config_map(kubeconfig, namespace, name)
 
     def stack_resources(self) -> Mapping[str, Mapping[str, Any]]:
-        """URN -> {"type", "outputs"} of the stack's last snapshot, its own outputs asked first.
-
-        readStackResourceOutputs ranges over the snapshot with no nil check (pkg/backend/
-        backend.go GetStackResourceOutputs at 1b594989), and the diy backend's snapshot of a
-        stack that never deployed is nil (pkg/backend/diy/state.go getSnapshot ->
-        pkg/resource/stack/checkpoint.go DeserializeCheckpoint: `checkpoint.Latest` nil, as
-        `pulumi stack init` writes it, diy/backend.go CreateStack -> saveStack(TypedDeployment{})),
-        which would panic the CLI. readStackOutputs answers such a stack with no outputs
-        (diy/state.go getSnapshotStackOutputs: `checkpoint.Latest == nil` -> empty map; the
-        Pulumi Cloud exports a deployment either way, httpstate/state.go). So the snapshot is
-        read only once the stack's outputs say a deployment completed. Each read has a deadline
-        (invoke_deadline.py); no answer, an error or no outputs yet is NotRead."""
+        """URN -> {"type", "outputs"} of the stack's last snapshot, read only once the stack's own
+        outputs say a deployment completed: readStackResourceOutputs ranges over the snapshot
+        with no nil check, and a diy stack that never deployed has a nil one, which would panic
+        the CLI (pulumi/pulumi@1b594989 backend.go GetStackResourceOutputs, diy/state.go).
+        No answer, an error or no outputs yet is NotRead."""
         import pulumi
 
-        # "<organization>/<project>/<stack>", which the Pulumi Cloud requires (httpstate/backend.go)
-        # and a diy backend in the project layout parses (diy/store.go projectReferenceStore.ParseReference).
+        # The qualified name the Pulumi Cloud requires and a diy backend's project layout parses.
         name = f"{pulumi.get_organization()}/{pulumi.get_project()}/{pulumi.get_stack()}"
 
-        def ask(token: str, args: dict[str, str]) -> Mapping[str, Any]:
-            return pulumi.runtime.invoke(token, args).value or {}
+        def ask(token: str, args: dict[str, str]) -> Mapping[str, Any]:  # within a deadline named after the invoke
+            return invoke_deadline.within(lambda: pulumi.runtime.invoke(token, args).value or {}, token.split(":")[-1], self.state_seconds)
 
         try:
             try:
-                own = invoke_deadline.within(lambda: ask(READ_STACK_OUTPUTS, {"name": name}), "readStackOutputs", self.state_seconds)
+                own = ask(READ_STACK_OUTPUTS, {"name": name})
             except InvokeFailed as error:
                 if not legacy_layout_refusal(str(error), name):
                     raise
                 name = pulumi.get_stack()  # the legacy layout names a stack by its name alone
-                own = invoke_deadline.within(lambda: ask(READ_STACK_OUTPUTS, {"name": name}), "readStackOutputs", self.state_seconds)
+                own = ask(READ_STACK_OUTPUTS, {"name": name})
             if not own.get("outputs"):
                 raise NotDeployed("the stack has no outputs yet: no deployment of it has completed")
-            held = invoke_deadline.within(
-                lambda: ask(READ_STACK_RESOURCES, {"stackName": name}), "readStackResourceOutputs", self.state_seconds
-            )
+            held = ask(READ_STACK_RESOURCES, {"stackName": name})
         except NotRead:
             raise
         except read_errors() as error:  # "not known", said in one line

@@ -37,8 +37,7 @@ class OutputsArgs:
 
 
 def gpu_metrics_location(modes: frozenset[str], enabled: bool, exporter: Any | None, operator: Any | None) -> pulumi.Input[str]:
-    """Where the GPU metrics are: a Service URL inside the cluster, or what serves them.
-    The GPU Operator never shares a cluster with another mode (config._check_modes)."""
+    """Where the GPU metrics are: a Service URL inside the cluster, or what serves them."""
     if modes == {"aks-managed"}:
         return AKS_MANAGED_METRICS
     if not enabled:
@@ -52,16 +51,10 @@ def gpu_metrics_location(modes: frozenset[str], enabled: bool, exporter: Any | N
 
 
 def nodes_command(pool_name: str) -> str:
-    """The guide's "Confirm that GPUs are schedulable" step (`kubectl get nodes`, then
-    `kubectl describe node`, whose Capacity shows `nvidia.com/gpu: 1`: azure-aks-docs
-    use-nvidia-gpu.md, ms.date 07/02/2026, at fb060abe) as one command: the pool's nodes, by
-    the label AKS puts on each (AGENT_POOL_LABEL), with the GPUs the scheduler may place on
-    each. A custom-columns path is a JSONPath (kubectl@dee3483a pkg/cmd/get/customcolumn.go,
-    RelaxedJSONPathExpression), in which a backslash keeps the dot of `nvidia.com` inside the
-    key ("advance scans until next non-escaped terminator", client-go@57e69770
-    util/jsonpath/parser.go); the single quotes keep the backslash from the shell. A node
-    whose device plugin has not yet registered shows `<none>`. Pure, for any pool a stack
-    names, whether it declares it or not."""
+    """The guide's "Confirm that GPUs are schedulable" step (azure-aks-docs use-nvidia-gpu.md at
+    fb060abe) as one command: the pool's nodes with the GPUs the scheduler may place on each. In
+    the JSONPath a backslash keeps the dot of `nvidia.com` in the key (client-go@57e69770
+    util/jsonpath/parser.go); the single quotes keep it from the shell."""
     return (
         f"kubectl get nodes -l {AGENT_POOL_LABEL}={pool_name} "
         "-o custom-columns='NAME:.metadata.name,GPUS:.status.allocatable.nvidia\\.com/gpu'"
@@ -69,10 +62,8 @@ def nodes_command(pool_name: str) -> str:
 
 
 def pool_outputs(pools: Sequence[Any], job: Any | None, groups: Mapping[str, Sequence[str]] | None = None) -> dict[str, dict[str, Any]]:
-    """The gpuPools output: each pool's size, GPUs per node, management mode, the command
-    that lists its nodes' GPUs, and its Job (with the command that reads its watch's outcome);
-    a pool of a capacity group (`groups`, OutputsArgs.proof_groups) names its group instead, whose
-    one Job the gpuGroups output has (group_outputs)."""
+    """The gpuPools output: each pool's size, GPUs, management, nodes command and Job; a pool of a
+    capacity group names its group instead, whose one Job the gpuGroups output has."""
     group_of = {name: group for group, names in (groups or {}).items() for name in names}
     vm_sizes = {pool.name: pool.vm_size for pool in pools}
     described = {}
@@ -93,8 +84,7 @@ def pool_outputs(pools: Sequence[Any], job: Any | None, groups: Mapping[str, Seq
 
 
 def job_output(run: Any, vm_sizes: Mapping[str, str]) -> dict[str, Any]:
-    """A proof Job as the outputs describe it: its name, namespace, the command that shows its
-    log, its URN, the command that reads its watch's outcome, and which pool and size served it."""
+    """A proof Job as the outputs describe it, with which pool and size served it."""
     described: dict[str, Any] = {"name": run.name, "namespace": run.namespace, "logsCommand": run.logs_command, "urn": run.urn}
     if run.result_command is not None:  # the last proof's line, after the Job is gone (docs/proof.md)
         described["resultCommand"] = run.result_command
@@ -103,34 +93,25 @@ def job_output(run: Any, vm_sizes: Mapping[str, str]) -> dict[str, Any]:
     return described
 
 
-def group_nodes_command(group: str) -> str:
-    """A capacity group's nodes, each with its size and its pool: which size Azure supplied. AKS
-    labels each node with its VM size (use-labels.md, "Reserved system labels":
-    node.kubernetes.io/instance-type) and its pool; `-L` shows a label as a column
-    (`kubectl get --label-columns`)."""
-    return f"kubectl get nodes -l {GROUP_LABEL}={group} -L {INSTANCE_TYPE_LABEL} -L {AGENT_POOL_LABEL}"
-
-
 def group_outputs(groups: Mapping[str, Sequence[str]], pools: Sequence[Any], job: Any | None) -> dict[str, dict[str, Any]]:
-    """The gpuGroups output: each capacity group's pools, first choice first, with each one's
-    size, the command that lists the group's nodes, and the group's one Job."""
-    by_name = {pool.name: pool for pool in pools}
+    """The gpuGroups output: each capacity group's pools, first choice first, with each one's size,
+    the group's nodes with each one's size and pool (which size Azure supplied), and its one Job."""
+    vm_sizes = {pool.name: pool.vm_size for pool in pools}
     described = {}
     for group, names in groups.items():
         entry: dict[str, Any] = {
-            "pools": [{"name": name, "vmSize": by_name[name].vm_size} for name in names],
-            "nodesCommand": group_nodes_command(group),
+            "pools": [{"name": name, "vmSize": vm_sizes[name]} for name in names],
+            "nodesCommand": f"kubectl get nodes -l {GROUP_LABEL}={group} -L {INSTANCE_TYPE_LABEL} -L {AGENT_POOL_LABEL}",
         }
         if job is not None:
-            entry["job"] = job_output(job.jobs[group], {p.name: p.vm_size for p in pools})
+            entry["job"] = job_output(job.jobs[group], vm_sizes)
         described[group] = entry
     return described
 
 
 def served_by(watch: Any, vm_sizes: Mapping[str, str]) -> pulumi.Output[str]:
-    """`<pool> (<vmSize>)` of the node that ran the proof, as its watch recorded it
-    (ProofWatch.served_pool, served_vm_size); a watch not told the sizes (a Job of one pool)
-    names its pool, whose size is the declared one. NOT_SERVED where it saw none."""
+    """`<pool> (<vmSize>)` of the node that ran the proof, as its watch recorded it; a Job of one
+    pool's watch is not told the sizes: its pool's declared one."""
     return pulumi.Output.all(watch.served_pool, watch.served_vm_size).apply(lambda served: served_words(served[0], served[1], vm_sizes))
 
 

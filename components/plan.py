@@ -1,13 +1,7 @@
-"""The plan: what a run will declare, one typed Args per component, and what it says first,
-as one frozen value.
-
-`build_plan` reads Azure and the cluster through the reader it is handed, resolves the
-config's existing pools from them (a value of their own: the config is never rewritten),
-runs every check and the cost estimate, collects the messages a run prints, in order, and
-decides each component's Args (docs/design/component-args.md). It registers no resource and
-logs nothing, so a test calls it as a plain function; __main__.py reports its messages and
-passes each Args to its component. A problem that stops the run raises its one-line error
-here, before anything is registered.
+"""The plan: what a run will declare, one typed Args per component (docs/design/component-args.md),
+and what it says first, as one frozen value. `build_plan` reads through the reader it is handed,
+checks, estimates and decides; it registers no resource and logs nothing, and a problem that stops
+the run raises its one-line error here, before anything is registered.
 """
 
 from __future__ import annotations
@@ -32,7 +26,7 @@ from components.cost.budget import CostBudgetArgs
 from components.errors import PreflightError, error_line, escaped_lines
 from components.gpu_stack import cluster_object_checks, cluster_objects
 from components.gpu_stack import device_plugin_spec as device_plugin
-from components.gpu_stack.cluster_object_checks import Adoption, Findings
+from components.gpu_stack.cluster_object_checks import Findings
 from components.gpu_stack.dcgm_exporter import DcgmExporterArgs
 from components.gpu_stack.device_plugin import NvidiaDevicePluginArgs
 from components.gpu_stack.gpu_operator import GpuOperatorArgs
@@ -92,8 +86,6 @@ class Said(list[Message]):
         self.extend(Message("info", escaped_lines(line)) for line in lines)
 
 
-# The GPU stacks this program installs on the pools it serves (an aks-managed pool's is AKS's).
-INSTALLERS = ("device-plugin", "gpu-operator")
 GPU = "nvidia.com/gpu"
 # What a proof Job of a capacity group waits for besides its pools: the priorities (MnistRun.after).
 EXPANDER = "capacity-expander"
@@ -105,34 +97,22 @@ class Plan:
     what it says first; __main__.py passes each Args to its component's constructor."""
 
     mode: Mode
-    #: The GPU pools this run declares or uses: existing pools as Azure has them
-    #: (existing_pools.resolve), less the capacity groups' pools preflight dropped. The config
-    #: is never rewritten: these are a value of their own.
+    #: The GPU pools this run declares or uses: existing pools as Azure has them, less the
+    #: capacity groups' pools preflight dropped (the config is never rewritten).
     pools: Pools
-    #: The cluster: one the program creates, or the existing one as read.
     cluster: GpuClusterArgs | ExistingClusterArgs
-    #: The monthly budget (cost.budget); None: none.
     budget: CostBudgetArgs | None
-    #: Each GPU pool in the config's order: GpuPoolArgs for one the stack declares (new or
-    #: adopted), UsedPool for one it uses as it is (nothing registered).
+    #: Each GPU pool in the config's order: UsedPool for one used as it is (nothing registered).
     gpu_pools: tuple[GpuPoolArgs | UsedPool, ...]
-    #: The GPU stack: the device plugin (None: it serves no pool), NVIDIA's DCGM exporter beside
-    #: it (monitoring.gpuMetrics), and the GPU Operator (None: no gpu-operator pool).
     device_plugin: NvidiaDevicePluginArgs | None
     dcgm_exporter: DcgmExporterArgs | None
     gpu_operator: GpuOperatorArgs | None
-    #: The cluster autoscaler's priority ConfigMap (None: no capacity group on a created
-    #: cluster, or the owner's ConfigMap is used as it is).
+    #: None: no capacity group on a created cluster, or the owner's ConfigMap is used as it is.
     expander: CapacityExpanderArgs | None
-    #: The proof Jobs (None: mnistJob.enabled is false).
     proof: MnistJobArgs | None
-    #: What the stack exports beside what the components built.
     outputs: OutputsArgs
-    #: Each GPU pool's network.
     networks: Mapping[str, PoolNetwork] = field(default_factory=dict)
-    #: What it will cost per hour (None: not estimated).
     estimate: cost.Estimate | None = None
-    #: What the run says before it declares anything, in order.
     messages: tuple[Message, ...] = field(default=())
 
 
@@ -151,530 +131,436 @@ def build_plan(
     said = Said() if said is None else said
     said.warn(cfg.warnings)
     preflight.provider_host(cfg.pools, environ)  # an AKS-managed pool's provider must load where Pulumi runs it
-    existing = cfg.existing_cluster
-    found, user_kubeconfig, state = _read_existing(cfg, reader, project, stack)
-    owner = existing_cluster_checks.owner_tags(project, stack)
-    owner_tag = next(iter(owner.values()))
-    # What this stack adopted is guarded: a config that would replace it stops here.
-    if found is not None:
-        said.warn(ownership.check_pools(cfg.pools, found, owner_tag, state, mode.preview))
-    # The cluster's own GPU pools the stack uses or adopts, read from it: from here on their settings are Azure's.
-    subscription = preflight.subscription_reader(cfg.subscription_id, reader)
-    arm_id = (
-        (lambda: cluster_facts.cluster_id(_read_subscription(subscription), existing.resource_group_name, existing.name))
-        if existing
-        else None
-    )
-    resolved, live_pools, existing_lines = existing_pools.resolve(cfg.pools, cfg.mnist_job.enabled, found, owner_tag, state, arm_id)
-    pools = Pools(resolved, cfg.pools.keys, cfg.pools.given)  # the run's pools, a value of their own
-    said.info(existing_lines)
-    # An adopted pool's size, counts, management and scaleDownMode are Azure's: its group's rules hold them now.
-    scale_down = {name: live.facts.scale_down_mode for name, live in live_pools.items() if live.how == "adopt"}
-    groups.check_pools(cfg.gpu_groups, pools.pools, pools.keys, scale_down)
-    networks = _networks(pools, found, stack, live_pools, state, said)
-    in_cluster = _in_cluster(cfg, pools, reader, found, user_kubeconfig, owner_tag, state, mode, said)
-    # A pool that runs under the other kind of GPU management cannot be switched: refused here.
-    switch_notes, running_pools = preflight.pool_switches(
-        pools,
-        (found.resource_group, found.name) if found else (cfg.resource_group_name, cfg.cluster_name),
-        reader,
-        mode.preview,
-        subscription,
-    )
-    said.warn(switch_notes)
-    said.info(_adopting_lines(cfg, pools, networks, owner, live_pools, running_pools))
-    checked = preflight.run(
-        cfg,
-        stack=stack,
-        reader=reader,
-        found=found,
-        networks=networks.values(),
-        dry_run=mode.preview,
-        in_cluster=in_cluster.problems if in_cluster else (),
-        state=state,
-        subscription=subscription,
-        running=frozenset(running_pools) | (state.pools() or frozenset()),
-        pools=pools,
-    )
-    said.warn(checked.warnings)
-    # A capacity group's pool that cannot run at all is not declared: from here on the run's pools are without it.
-    pools = pools.without(checked.dropped)
-    networks = {name: network for name, network in networks.items() if name not in checked.dropped}
-    said.lines_then_warnings(*proof_fit.lines(pools, cfg.mnist_job, live_pools))
-    egress = _egress(cfg, found, said)
+    run = _Run(cfg, reader, mode, project, stack, said)
+    run.read_existing()
+    run.resolve_pools()
+    checked = run.check()
+    said.lines_then_warnings(*proof_fit.lines(run.pools, cfg.mnist_job, run.live_pools))
+    egress = run.egress()
     # What it will cost per hour, one line per pool; a deployment above cost.maxHourly stops here.
-    estimate, cost_lines, cost_warnings = cost.run(billed(cfg, pools), checked.region, reader, dry_run=mode.preview)
+    estimate, cost_lines, cost_warnings = cost.run(billed(cfg, run.pools), checked.region, reader, dry_run=mode.preview)
     said.lines_then_warnings(cost_lines, cost_warnings)
     said.info(cost.group_lines([(g.key, g.kept) for g in checked.groups], estimate))
-    owners_expander = _expander(cfg, pools, reader, found, mode, (project, stack), said)
-    budget_name = _budget(cfg, found, owner, estimate, project, stack, said)
-    marks = dict(owner) if found else {}  # on the objects the stack declares in a cluster it shares
-    adoption_found = in_cluster.adoption if in_cluster else None
-    serving = _serving(pools, in_cluster)
-    plugin = _device_plugin(cfg, pools, serving["device-plugin"], live_pools, owner if found else None, adoption_found)
+    priorities = run.priorities()
+    ours = priorities if not run.owners_expander() else None  # the owner's ConfigMap is used as it is
+    budget_name = run.budget_name(estimate)
+    plugin = run.device_plugin()
     # What the adopting `up` does to the guide's namespace and DaemonSet, field by field: said
     # last, where runs said it while the component still built the DaemonSet's spec.
+    adoption_found = run.in_cluster.adoption if run.in_cluster else None
     said.info(adoption.lines(device_plugin.adoption_plans(plugin, adoption_found) if plugin and adoption_found else []))
-    subscription_id = _declared_subscription(cfg, pools, found, subscription)
-    priorities, proof_groups = _priorities(cfg, pools, found), _groups(cfg, pools)
-    ours = priorities if not owners_expander else None  # the owner's ConfigMap is used as it is
+    subscription_id = run.declared_subscription()
     return Plan(
         mode=mode,
-        pools=pools,
-        cluster=_cluster(cfg, pools, found, user_kubeconfig, subscription_id, priorities is not None),
-        budget=_budget_args(cfg, found, owner, budget_name, subscription_id),
-        gpu_pools=_pools(cfg, pools, found, owner, live_pools, networks, running_pools, subscription_id),
+        pools=run.pools,
+        cluster=run.cluster(subscription_id, priorities is not None),
+        budget=run.budget_args(budget_name, subscription_id),
+        gpu_pools=run.gpu_pools(subscription_id),
         device_plugin=plugin,
-        dcgm_exporter=_dcgm_exporter(cfg, plugin, serving["device-plugin"]),
-        gpu_operator=_gpu_operator(cfg, pools, serving["gpu-operator"], live_pools, marks),
+        dcgm_exporter=run.dcgm_exporter(plugin),
+        gpu_operator=run.gpu_operator(),
         expander=CapacityExpanderArgs(ours) if ours is not None else None,
-        proof=_proof(cfg, pools, live_pools, in_cluster, egress, marks, proof_groups, with_expander=ours is not None),
+        proof=run.proof(egress, with_expander=ours is not None),
         outputs=OutputsArgs(
-            not cfg.pool_map, proof_groups, cost.output(estimate) if estimate else None, pools.modes, cfg.monitoring.gpu_metrics
+            not cfg.pool_map, run.groups(), cost.output(estimate) if estimate else None, run.pools.modes, cfg.monitoring.gpu_metrics
         ),
-        networks=networks,
+        networks=run.networks,
         estimate=estimate,
         messages=tuple(said),
     )
 
 
-def _read_existing(
-    cfg: StackConfig, reader: AzureReader, project: str, stack: str
-) -> tuple[ClusterFacts | None, str | None, stack_state.StackState]:
-    """The saved files checked, then an existing cluster read once (a cluster that cannot be read
-    stops the run), its user kubeconfig, and what the stack holds already, from the engine's state,
-    not from a tag its owner can remove (components/ownership/stack_state.py)."""
-    existing = cfg.existing_cluster
-    named = cluster_facts.Named(existing.name, existing.resource_group_name, cfg.subscription_id) if existing else cluster_facts.Named(None)
-    cluster_facts.check_saved(cfg.preflight.cluster_file, named)
-    cluster_objects.check_saved(cfg.preflight.kubernetes_file)
-    saved_state.check_saved(cfg.preflight.state_file, project, stack)
-    if existing is None:
-        return None, None, stack_state.NOT_READ
-    found = cluster_facts.read(reader, existing.resource_group_name, existing.name)
-    user_kubeconfig = cluster_facts.read_user_kubeconfig(reader, found.resource_group, found.name)
-    state = stack_state.read(reader, (found.resource_group, found.name), project=project, stack=stack)
-    if refusal := stack_state.stray_refusal(state, project, stack):
-        raise PreflightError(refusal)
-    return found, user_kubeconfig, state
+@dataclass
+class _Run:
+    """One plan's reads so far, set in build_plan's order; each method decides one piece."""
 
+    cfg: StackConfig
+    reader: AzureReader
+    mode: Mode
+    project: str
+    stack: str
+    said: Said
+    found: ClusterFacts | None = None
+    user_kubeconfig: str | None = None
+    state: stack_state.StackState = stack_state.NOT_READ
+    pools: Pools = field(init=False)
+    live_pools: Mapping[str, LivePool] = field(init=False)
+    networks: dict[str, PoolNetwork] = field(init=False)
+    in_cluster: Findings | None = None
+    running_pools: Mapping[str, RunningPool] = field(default_factory=dict)
+    #: The stack's marks (`aks-gpu-stack`), and the subscription's read, made once.
+    owner: dict[str, str] = field(init=False)
+    owner_tag: str = field(init=False)
+    subscription: preflight.Subscription = field(init=False)
 
-def _adopting_lines(
-    cfg: StackConfig,
-    pools: Pools,
-    networks: Mapping[str, PoolNetwork],
-    owner: Mapping[str, str],
-    live_pools: Mapping[str, LivePool],
-    running_pools: Mapping[str, RunningPool],
-) -> list[str]:
-    """What the adopting `up` does to each pool it takes over: the import, then the update field by field."""
-    return [
-        pool_settings.adopted_pool_plan(
-            pool,
-            pools.key(pool),
-            networks[pool.name],
-            ownership.pool_marks(pool, owner),
-            live,
-            running_pools.get(pool.name),
-            cfg.gpu_groups.labels_of(pool.name),
-        ).line()
-        for pool in pools.pools
-        if (live := live_pools.get(pool.name)) is not None and live.import_id
-    ]
+    def __post_init__(self) -> None:
+        self.owner = existing_cluster_checks.owner_tags(self.project, self.stack)
+        self.owner_tag = next(iter(self.owner.values()))
+        self.subscription = preflight.subscription_reader(self.cfg.subscription_id, self.reader)
 
+    @property
+    def marks(self) -> dict[str, str]:
+        """The stack's marks on the objects it declares in a cluster it shares."""
+        return dict(self.owner) if self.found else {}
 
-def _cluster(
-    cfg: StackConfig, pools: Pools, found: ClusterFacts | None, user_kubeconfig: str | None, subscription: str | None, expander: bool
-) -> GpuClusterArgs | ExistingClusterArgs:
-    """The cluster: the existing one as read, or the one the program creates (`expander`: a
-    capacity group's priorities set the autoscaler's `expander: priority`)."""
-    if found is not None:
-        return ExistingClusterArgs(facts=found, user_kubeconfig=user_kubeconfig or "", subscription_id=subscription)
-    return GpuClusterArgs(
-        location=cfg.location,
-        resource_group_name=cfg.resource_group_name,
-        cluster_name=cfg.cluster_name,
-        kubernetes_version=cfg.kubernetes_version,
-        system_pool=cfg.system_pool,
-        access=cfg.access,
-        network=cfg.network,
-        upgrade=cfg.upgrade,
-        tier=cfg.cluster_tier,
-        protect=cfg.protect,
-        subscription_id=subscription,
-        priority_expander=expander,
-    )
+    def read_existing(self) -> None:
+        """The saved files checked, then an existing cluster read once, its user kubeconfig, and what
+        the stack holds already, from the engine's state (components/ownership/stack_state.py)."""
+        cfg, existing = self.cfg, self.cfg.existing_cluster
+        named = (
+            cluster_facts.Named(existing.name, existing.resource_group_name, cfg.subscription_id) if existing else cluster_facts.Named(None)
+        )
+        cluster_facts.check_saved(cfg.preflight.cluster_file, named)
+        cluster_objects.check_saved(cfg.preflight.kubernetes_file)
+        saved_state.check_saved(cfg.preflight.state_file, self.project, self.stack)
+        if existing is None:
+            return
+        self.found = found = cluster_facts.read(self.reader, existing.resource_group_name, existing.name)
+        self.user_kubeconfig = cluster_facts.read_user_kubeconfig(self.reader, found.resource_group, found.name)
+        self.state = stack_state.read(self.reader, (found.resource_group, found.name), project=self.project, stack=self.stack)
+        if refusal := stack_state.stray_refusal(self.state, self.project, self.stack):
+            raise PreflightError(refusal)
+        # What this stack adopted is guarded: a config that would replace it stops here.
+        self.said.warn(ownership.check_pools(self.cfg.pools, found, self.owner_tag, self.state, self.mode.preview))
 
+    def resolve_pools(self) -> None:
+        """The cluster's own GPU pools the stack uses or adopts: from here on their settings are
+        Azure's, which their groups' rules hold. Then each pool's network."""
+        cfg, found, existing = self.cfg, self.found, self.cfg.existing_cluster
+        arm_id = (
+            (lambda: cluster_facts.cluster_id(_read_subscription(self.subscription), existing.resource_group_name, existing.name))
+            if existing
+            else None
+        )
+        resolved, self.live_pools, lines = existing_pools.resolve(
+            cfg.pools, cfg.mnist_job.enabled, found, self.owner_tag, self.state, arm_id
+        )
+        self.pools = Pools(resolved, cfg.pools.keys, cfg.pools.given)
+        self.said.info(lines)
+        adopted = {name: live.facts for name, live in self.live_pools.items() if live.how == "adopt"}
+        groups.check_pools(cfg.gpu_groups, self.pools.pools, self.pools.keys, {n: f.scale_down_mode for n, f in adopted.items()})
+        # Each GPU pool's subnets and pods per node, fitted to the cluster's network; a pool this
+        # stack runs already keeps its own, and a config that moves it is said to replace it.
+        self.networks = pool_network.plan_pools(self.pools, found, self.stack, adopted, self.state)
+        for network in self.networks.values() if found else ():
+            self.said.info([network.why])
+            self.said.warn([network.replaces] if network.replaces else [])
 
-def _budget_args(
-    cfg: StackConfig, found: ClusterFacts | None, owner: Mapping[str, str], name: str | None, subscription: str | None
-) -> CostBudgetArgs | None:
-    """What the budget watches: a created cluster's resource group and node resource group, where
-    AKS bills the GPU nodes, or the scale sets an existing cluster's pools carry the owner tag on."""
-    wanted = cfg.cost.budget
-    if wanted is None or name is None:
-        return None
-    assert subscription is not None, "the plan reads it for a budget"
-    watched = {"groups": _created_groups(cfg)} if found is None else {"owner_tag": next(iter(owner.items()))}
-    return CostBudgetArgs(name, wanted.amount, wanted.contact_emails, subscription, **watched)
+    def check(self) -> preflight.Checked:
+        """What the cluster runs, the pools' GPU management (never switched), what adopting does, then
+        preflight; a capacity group's pool that cannot run at all is not declared."""
+        cfg, found, said = self.cfg, self.found, self.said
+        self.read_in_cluster()
+        cluster = (found.resource_group, found.name) if found else (cfg.resource_group_name, cfg.cluster_name)
+        notes, self.running_pools = preflight.pool_switches(self.pools, cluster, self.reader, self.mode.preview, self.subscription)
+        said.warn(notes)
+        said.info(self.adopting_lines())
+        checked = preflight.run(
+            cfg,
+            stack=self.stack,
+            reader=self.reader,
+            found=found,
+            networks=self.networks.values(),
+            dry_run=self.mode.preview,
+            in_cluster=self.in_cluster.problems if self.in_cluster else (),
+            state=self.state,
+            subscription=self.subscription,
+            running=frozenset(self.running_pools) | (self.state.pools() or frozenset()),
+            pools=self.pools,
+        )
+        said.warn(checked.warnings)
+        self.pools = self.pools.without(checked.dropped)
+        self.networks = {name: network for name, network in self.networks.items() if name not in checked.dropped}
+        return checked
 
+    def read_in_cluster(self) -> None:
+        """What the existing cluster already runs in Kubernetes, read as the provider signs in, whatever
+        preflight.mode says: what the stack adopted is guarded by it, and two device plugins on one
+        node are never declared."""
+        cfg, pools, found = self.cfg, self.pools, self.found
+        if found is not None and self.user_kubeconfig:
+            job_namespace = cfg.mnist_job.namespace if cfg.mnist_job.enabled else None
+            objects = cluster_object_checks.StackObjects(pools, cfg.device_plugin, cfg.gpu_operator.namespace, job_namespace)
+            kubeconfig, stack_pools = provider_kubeconfig(self.user_kubeconfig), cluster_object_checks.stack_pools(pools, found)
+            self.in_cluster = cluster_object_checks.check(
+                objects, self.reader, kubeconfig, stack_pools, self.owner_tag, self.mode.preview, found, self.state
+            )
+            self.said.warn(self.in_cluster.warnings)
+            self.said.info(self.in_cluster.lines)
+        if found is not None and not (self.in_cluster and self.in_cluster.read):
+            self.said.info([existing_cluster_checks.namespaces_line(cfg.owned_namespaces(pools.modes), found)])
+            self.said.warn(existing_pools.unread_plugin_lines(pools, cfg.preflight.kubernetes_file))
 
-def _pools(
-    cfg: StackConfig,
-    pools: Pools,
-    found: ClusterFacts | None,
-    owner: Mapping[str, str],
-    live_pools: Mapping[str, LivePool],
-    networks: Mapping[str, PoolNetwork],
-    running: Mapping[str, RunningPool],
-    subscription: str | None,
-) -> tuple[GpuPoolArgs | UsedPool, ...]:
-    """Each GPU pool: the owner's as it is (existing: use), or one the stack declares, with the tags
-    that mark it on an existing cluster (none on a created one), its capacity group's labels,
-    and whether a destroy leaves it to its owner. Its version is left to Azure where something
-    else moves it (an upgrade channel, or an existing cluster's owner: pool_settings.pool_ignore_changes)."""
-    moves = found is not None or pool_settings.version_moves(cfg.upgrade)
-    return tuple(
-        UsedPool(pool, live_pools[pool.name])
-        if not pool.owned
-        else GpuPoolArgs(
-            pool=pool,
+    def adopting_lines(self) -> list[str]:
+        return [
+            pool_settings.adopted_pool_plan(
+                pool,
+                self.pools.key(pool),
+                self.networks[pool.name],
+                ownership.pool_marks(pool, self.owner),
+                live,
+                self.running_pools.get(pool.name),
+                self.cfg.gpu_groups.labels_of(pool.name),
+            ).line()
+            for pool in self.pools.pools
+            if (live := self.live_pools.get(pool.name)) is not None and live.import_id
+        ]
+
+    def egress(self) -> cluster_egress.Egress:
+        """Where the proof's traffic leaves an existing cluster (a created one has no proxy)."""
+        found = self.found
+        egress = found.egress if found is not None else cluster_egress.Egress()
+        enforced = found is None or (found.network_policy or "none").lower() != "none"
+        name = found.name if found else self.cfg.cluster_name
+        self.said.lines_then_warnings(*cluster_egress.lines(self.cfg.mnist_job, name, egress, enforced))
+        return egress
+
+    def groups(self) -> dict[str, tuple[str, ...]]:
+        """Each capacity group with a pool the run declares: its pools, first choice first."""
+        groups = self.cfg.gpu_groups
+        present = {name: tuple(p.name for p in groups.pools_of(name, self.pools.pools)) for name in groups.groups}
+        return {name: names for name, names in present.items() if names}
+
+    def outside(self, found: ClusterFacts | None = None) -> tuple[str, ...]:
+        """The pools in no capacity group, which no group may outrank. Only an AKS Linux pool's name
+        makes a pattern: a saved description may hold any text, and no other name is a scale set's."""
+        grouped = {name for names in self.cfg.gpu_groups.groups.values() for name in names}
+        there = [p.name for p in found.pools] if found is not None else [SYSTEM_POOL_NAME]
+        names = dict.fromkeys([*there, *(p.name for p in self.pools.pools)])
+        return tuple(n for n in names if n not in grouped and re.fullmatch(POOL_NAME_PATTERN, n))
+
+    def priorities(self) -> priority_expander.Priorities | None:
+        """The autoscaler's priorities on a cluster the stack creates, while a group has a pool."""
+        present = self.groups()
+        return priority_expander.priorities(present, self.outside()) if present and self.found is None else None
+
+    def owners_expander(self) -> bool:
+        """Says where the autoscaler's order among a group's pools comes from; True: the owner's
+        ConfigMap, which the stack's state does not hold, is used and the stack declares none."""
+        cfg, found, said, present = self.cfg, self.found, self.said, self.groups()
+        if not present:
+            return False
+        if found is not None:
+            said.info([priority_expander.existing_cluster_line(present, self.outside(found), found.resource_group, found.name)])
+            return False
+        # Read only here: the state tells whether the cluster is there already, and the ConfigMap the stack's.
+        cluster = (cfg.resource_group_name, cfg.cluster_name)
+        state = stack_state.read(self.reader, cluster, project=self.project, stack=self.stack)
+        there = priority_config_map.read(self.reader, state, cluster)
+        if there.owners is not None:
+            # A warning where the team's order does not hold; a line for the record where it does.
+            ours = priority_expander.priorities(present, self.outside())
+            line = priority_config_map.owners_line(ours, cfg.cluster_name, there.owners)
+            (said.info if priority_config_map.has_every_line(ours, there.owners) else said.warn)([line])
+            return True
+        if there.unknown is not None:
+            if not self.mode.preview:
+                raise PreflightError(priority_config_map.stop_line(cfg.cluster_name, there.unknown))
+            said.warn([priority_config_map.unknown_line(cfg.cluster_name, there.unknown)])
+        said.info([priority_expander.created_cluster_line(present, self.outside())])
+        return False
+
+    def created_groups(self) -> tuple[str, str]:
+        cfg = self.cfg
+        return cfg.resource_group_name, azure_facts.node_resource_group(cfg.resource_group_name, cfg.cluster_name, cfg.location)
+
+    def budget_name(self, estimate: cost.Estimate | None) -> str | None:
+        """The monthly budget's name, and what it watches said against the estimate."""
+        if self.cfg.cost.budget is None:
+            return None
+        if self.found is None:
+            watched = cost.resource_groups_says(self.created_groups())
+        else:
+            watched = cost.tagged_says(*next(iter(self.owner.items())))
+        name = cost.budget_name(self.project, self.stack, self.cfg.cluster_name)
+        line, warnings = cost.budget_lines(self.cfg.cost, estimate, name, watched)
+        self.said.lines_then_warnings([line], warnings)
+        return name
+
+    def budget_args(self, name: str | None, subscription: str | None) -> CostBudgetArgs | None:
+        """A created cluster's resource groups, where AKS bills the GPU nodes, or an existing one's owner tag."""
+        wanted = self.cfg.cost.budget
+        if wanted is None or name is None:
+            return None
+        assert subscription is not None, "the plan reads it for a budget"
+        watched = {"groups": self.created_groups()} if self.found is None else {"owner_tag": next(iter(self.owner.items()))}
+        return CostBudgetArgs(name, wanted.amount, wanted.contact_emails, subscription, **watched)
+
+    def declared_subscription(self) -> str | None:
+        """The subscription the budget, an AKS-managed pool's provider, the deployer's grant and the
+        proof's watch name: the checks' read, so one run reads it once."""
+        cfg = self.cfg
+        if (
+            cfg.cost.budget is None
+            and not any(p.managed for p in self.pools.pools)
+            and not (self.found is None and cfg.access.grants_deployer)
+            and not (cfg.mnist_job.enabled and cfg.mnist_job.wait_for_completion)
+        ):
+            return None
+        return _read_subscription(self.subscription)
+
+    def cluster(self, subscription: str | None, expander: bool) -> GpuClusterArgs | ExistingClusterArgs:
+        """The existing cluster as read, or the one the program creates."""
+        cfg = self.cfg
+        if self.found is not None:
+            return ExistingClusterArgs(facts=self.found, user_kubeconfig=self.user_kubeconfig or "", subscription_id=subscription)
+        return GpuClusterArgs(
+            location=cfg.location,
             resource_group_name=cfg.resource_group_name,
             cluster_name=cfg.cluster_name,
-            subscription_id=subscription,
             kubernetes_version=cfg.kubernetes_version,
-            version_moves=moves,
-            tags=ownership.pool_marks(pool, owner) if found else None,
-            node_labels=cfg.gpu_groups.labels_of(pool.name),
-            retain_on_delete=ownership.released(pool),
-            network=networks[pool.name],
-            live=live_pools.get(pool.name),
-            running=running.get(pool.name),
+            system_pool=cfg.system_pool,
+            access=cfg.access,
+            network=cfg.network,
+            upgrade=cfg.upgrade,
+            tier=cfg.cluster_tier,
+            protect=cfg.protect,
+            subscription_id=subscription,
+            priority_expander=expander,
         )
-        for pool in pools.pools
-    )
 
-
-def _serving(pools: Pools, in_cluster: Findings | None) -> dict[str, tuple[str, ...]]:
-    """Each installer's pools, in the config's order: the pools whose GPU stack this program
-    installs (its own, and a used pool's that nothing of the cluster's serves already)."""
-    served = in_cluster.served if in_cluster else frozenset()
-    return {
-        installer: tuple(
-            p.name for p in pools.pools if p.mode == installer and (p.owned or (installer == "device-plugin" and p.name not in served))
+    def gpu_pools(self, subscription: str | None) -> tuple[GpuPoolArgs | UsedPool, ...]:
+        """Each GPU pool; its version is left to Azure where an upgrade channel or an existing cluster's owner moves it."""
+        cfg, found = self.cfg, self.found
+        moves = found is not None or pool_settings.version_moves(cfg.upgrade)
+        return tuple(
+            UsedPool(pool, self.live_pools[pool.name])
+            if not pool.owned
+            else GpuPoolArgs(
+                pool=pool,
+                resource_group_name=cfg.resource_group_name,
+                cluster_name=cfg.cluster_name,
+                subscription_id=subscription,
+                kubernetes_version=cfg.kubernetes_version,
+                version_moves=moves,
+                tags=ownership.pool_marks(pool, self.owner) if found else None,
+                node_labels=cfg.gpu_groups.labels_of(pool.name),
+                retain_on_delete=ownership.released(pool),
+                network=self.networks[pool.name],
+                live=self.live_pools.get(pool.name),
+                running=self.running_pools.get(pool.name),
+            )
+            for pool in self.pools.pools
         )
-        for installer in INSTALLERS
-    }
 
+    def served(self, installer: str) -> list[GpuPoolConfig]:
+        """The pools whose GPU stack `installer` puts on: its own, and a used pool nothing serves already."""
+        served = self.in_cluster.served if self.in_cluster else frozenset()
+        plugin = installer == "device-plugin"
+        return [p for p in self.pools.pools if p.mode == installer and (p.owned or (plugin and p.name not in served))]
 
-def _tolerations(pools: Iterable[GpuPoolConfig], live_pools: Mapping[str, LivePool]) -> tuple[k8s.core.v1.TolerationArgs, ...]:
-    """What a pod serving all of `pools` must tolerate: each pool's tolerations, once."""
-    return tolerations.merged(tolerations.pool_tolerations(p, live_pools.get(p.name)) for p in pools)
+    def tolerations(self, pools: Iterable[GpuPoolConfig]) -> tuple[k8s.core.v1.TolerationArgs, ...]:
+        return tolerations.merged(tolerations.pool_tolerations(p, self.live_pools.get(p.name)) for p in pools)
 
-
-def _dcgm_exporter(cfg: StackConfig, plugin: NvidiaDevicePluginArgs | None, served: tuple[str, ...]) -> DcgmExporterArgs | None:
-    """NVIDIA's DCGM exporter on the device plugin's pools, where GPU metrics are on."""
-    if plugin is None or not cfg.monitoring.gpu_metrics:
-        return None
-    return DcgmExporterArgs(image=cfg.monitoring.dcgm_exporter_image, gpu_pool_names=list(served), gpu_tolerations=plugin.gpu_tolerations)
-
-
-def _gpu_operator(
-    cfg: StackConfig, pools: Pools, served: tuple[str, ...], live_pools: Mapping[str, LivePool], marks: Mapping[str, str]
-) -> GpuOperatorArgs | None:
-    """NVIDIA's GPU Operator, tolerating each of its pools' taints, where a pool's management is gpu-operator."""
-    if not served:
-        return None
-    return GpuOperatorArgs(
-        namespace=cfg.gpu_operator.namespace,
-        version=cfg.gpu_operator.version,
-        gpu_metrics=cfg.monitoring.gpu_metrics,
-        gpu_tolerations=_tolerations((p for p in pools.pools if p.name in served), live_pools),
-        marks=marks,
-    )
-
-
-def _proof(
-    cfg: StackConfig,
-    pools: Pools,
-    live_pools: Mapping[str, LivePool],
-    in_cluster: Findings | None,
-    egress: cluster_egress.Egress,
-    marks: Mapping[str, str],
-    proof_groups: Mapping[str, tuple[str, ...]],
-    with_expander: bool,
-) -> MnistJobArgs | None:
-    """One proof Job per GPU pool in no capacity group, and one per group (steps 8-9): each waits
-    for its pool(s) and what installs their GPU stack, never for the pools after it (docs/
-    lifecycle.md, "One pool operation at a time"); a group's after the priorities too
-    (`with_expander`), so its first scale-up already follows the team's order."""
-    job = cfg.mnist_job
-    if not job.enabled:
-        return None
-    max_seconds = job.max_seconds if job.runs_script else None
-    gpus = in_cluster.gpus.resources if in_cluster else {}
-    grouped = {name for names in proof_groups.values() for name in names}
-    by_name = {p.name: p for p in pools.pools}
-    # A pool's own Job fails by itself (activeDeadlineSeconds) before `pulumi up` stops waiting for it.
-    own = [
-        MnistRun(
-            pool_name=p.name,
-            gpu_tolerations=_tolerations([p], live_pools),
-            create_timeout=job_timeout(p, max_seconds),
-            deadline_seconds=job_deadline(p, max_seconds),
-            after=(p.name, p.mode),
-            pin=cfg.select_pools,
-            guide_names=not cfg.pool_map,
-            gpu_resource=gpus.get(p.name, GPU),
-            autoscaled=p.autoscaling,
+    def device_plugin(self) -> NvidiaDevicePluginArgs | None:
+        """The device plugin, where it serves a pool, and what of the guide's it takes over."""
+        cfg, serves = self.cfg, self.served("device-plugin")
+        if not serves:
+            return None
+        found = self.in_cluster.adoption if self.in_cluster else None
+        marks = ownership.adopted_marks(self.owner) if cfg.device_plugin.adopt else dict(self.owner)
+        return NvidiaDevicePluginArgs(
+            namespace=cfg.device_plugin.namespace,
+            image=cfg.device_plugin.image,
+            gpu_tolerations=self.tolerations(serves),
+            mig=any(p.mig_profile for p in serves),
+            pool_names=tuple(p.name for p in serves) if cfg.select_pools else (),
+            marks=marks if self.found else {},
+            adopt=found is not None,
+            imports=(found.import_namespace, found.import_daemon_set) if found else (True, True),
+            retain_on_delete=ownership.plugin_released(cfg.device_plugin),
         )
-        for p in pools.pools
-        if p.name not in grouped
-    ]
-    group_runs = [
-        _group_run(group, members, live_pools, max_seconds, gpus.get(members[0].name, GPU), with_expander)
-        for group, names in proof_groups.items()
-        if (members := [by_name[n] for n in names])
-    ]
-    return MnistJobArgs(
-        image=job.image,
-        namespace=job.namespace,
-        max_steps=job.max_steps,
-        wait_for_completion=job.wait_for_completion,
-        script=ProofScript(job.max_seconds, job.min_accuracy) if job.runs_script else None,
-        egress=job.egress,
-        proxy=cluster_egress.proxy_rule(egress, job.egress),
-        marks=marks,
-        vm_sizes={p.name: p.vm_size for p in pools.pools},
-        runs=[*own, *group_runs],
-    )
 
+    def dcgm_exporter(self, plugin: NvidiaDevicePluginArgs | None) -> DcgmExporterArgs | None:
+        if plugin is None or not self.cfg.monitoring.gpu_metrics:
+            return None
+        served = [p.name for p in self.served("device-plugin")]
+        return DcgmExporterArgs(
+            image=self.cfg.monitoring.dcgm_exporter_image, gpu_pool_names=served, gpu_tolerations=plugin.gpu_tolerations
+        )
 
-def _group_run(
-    group: str,
-    members: list[GpuPoolConfig],
-    live_pools: Mapping[str, LivePool],
-    max_seconds: int | None,
-    gpu_resource: str,
-    with_expander: bool,
-) -> MnistRun:
-    """A group's one Job, named after the group: on the nodes of any of its pools, tolerating each
-    pool's taints, waiting until the autoscaler first tries the last pool, every try before
-    failing slowly, then as long as the slowest of them needs (job_deadline.group_deadline)."""
-    return MnistRun(
-        pool_name=group,
-        gpu_tolerations=_tolerations(members, live_pools),
-        create_timeout=group_timeout(members, max_seconds),
-        deadline_seconds=group_deadline(members, max_seconds),
-        after=tuple(dict.fromkeys([*(n for m in members for n in (m.name, m.mode)), *([EXPANDER] if with_expander else [])])),
-        pin=True,
-        guide_names=False,
-        gpu_resource=gpu_resource,
-        autoscaled=True,
-        accepted_pools=tuple(m.name for m in members),
-        group=True,
-    )
+    def gpu_operator(self) -> GpuOperatorArgs | None:
+        if not (served := self.served("gpu-operator")):
+            return None
+        cfg = self.cfg
+        return GpuOperatorArgs(
+            namespace=cfg.gpu_operator.namespace,
+            version=cfg.gpu_operator.version,
+            gpu_metrics=cfg.monitoring.gpu_metrics,
+            gpu_tolerations=self.tolerations(served),
+            marks=self.marks,
+        )
 
+    def proof(self, egress: cluster_egress.Egress, with_expander: bool) -> MnistJobArgs | None:
+        """One proof Job per GPU pool in no capacity group, and one per group (steps 8-9): each waits
+        for its pool(s) and what installs their GPU stack, never for the pools after it (docs/
+        lifecycle.md, "One pool operation at a time"); a group's after the priorities too
+        (`with_expander`), so its first scale-up already follows the team's order."""
+        cfg, job = self.cfg, self.cfg.mnist_job
+        if not job.enabled:
+            return None
+        max_seconds = job.max_seconds if job.runs_script else None
+        gpus = self.in_cluster.gpus.resources if self.in_cluster else {}
+        proof_groups = self.groups()
+        grouped = {name for names in proof_groups.values() for name in names}
+        by_name = {p.name: p for p in self.pools.pools}
+        # A pool's own Job fails by itself (activeDeadlineSeconds) before `pulumi up` stops waiting for it.
+        own = [
+            MnistRun(
+                pool_name=p.name,
+                gpu_tolerations=self.tolerations([p]),
+                create_timeout=job_timeout(p, max_seconds),
+                deadline_seconds=job_deadline(p, max_seconds),
+                after=(p.name, p.mode),
+                pin=cfg.select_pools,
+                guide_names=not cfg.pool_map,
+                gpu_resource=gpus.get(p.name, GPU),
+                autoscaled=p.autoscaling,
+            )
+            for p in self.pools.pools
+            if p.name not in grouped
+        ]
+        group_runs = [
+            self.group_run(group, [by_name[n] for n in names], max_seconds, gpus.get(names[0], GPU), with_expander)
+            for group, names in proof_groups.items()
+        ]
+        return MnistJobArgs(
+            image=job.image,
+            namespace=job.namespace,
+            max_steps=job.max_steps,
+            wait_for_completion=job.wait_for_completion,
+            script=ProofScript(job.max_seconds, job.min_accuracy) if job.runs_script else None,
+            egress=job.egress,
+            proxy=cluster_egress.proxy_rule(egress, job.egress),
+            marks=self.marks,
+            vm_sizes={p.name: p.vm_size for p in self.pools.pools},
+            runs=[*own, *group_runs],
+        )
 
-def _priorities(cfg: StackConfig, pools: Pools, found: ClusterFacts | None) -> priority_expander.Priorities | None:
-    """The autoscaler's priorities on a cluster the stack creates, while a group has a pool
-    (the profile's `expander: priority`, each group's pools in the team's order); None: no
-    group, or an existing cluster (the owner's)."""
-    present = _groups(cfg, pools)
-    return priority_expander.priorities(present, _outside(cfg, pools)) if present and found is None else None
-
-
-def _device_plugin(
-    cfg: StackConfig,
-    pools: Pools,
-    served: tuple[str, ...],
-    live_pools: Mapping[str, LivePool],
-    owner: Mapping[str, str] | None,
-    adoption_found: Adoption | None,
-) -> NvidiaDevicePluginArgs | None:
-    """The device plugin, where it serves a pool: each served pool's tolerations once, its pools
-    by name wherever the cluster may hold others (StackConfig.select_pools), MIG where one is
-    cut, and on an existing cluster (`owner`: the stack's marks) the marks, adopted too where
-    devicePlugin.adopt says so; `adoption_found`: the guide's namespace and DaemonSet this run
-    takes over, and which of the two it imports (none the stack's state holds already)."""
-    serves = [p for p in pools.pools if p.name in served]
-    if not serves:
-        return None
-    return NvidiaDevicePluginArgs(
-        namespace=cfg.device_plugin.namespace,
-        image=cfg.device_plugin.image,
-        gpu_tolerations=_tolerations(serves, live_pools),
-        mig=any(p.mig_profile for p in serves),
-        pool_names=tuple(p.name for p in serves) if cfg.select_pools else (),
-        marks={} if owner is None else ownership.adopted_marks(owner) if cfg.device_plugin.adopt else dict(owner),
-        adopt=adoption_found is not None,
-        imports=(adoption_found.import_namespace, adoption_found.import_daemon_set) if adoption_found else (True, True),
-        retain_on_delete=ownership.plugin_released(cfg.device_plugin),
-    )
-
-
-def _expander(
-    cfg: StackConfig, pools: Pools, reader: AzureReader, found: ClusterFacts | None, mode: Mode, names: tuple[str, str], said: Said
-) -> bool:
-    """Says what the cluster autoscaler's order among a group's pools comes from: on a cluster
-    the stack creates, its profile and its ConfigMap, or the owner's ConfigMap where the cluster
-    has one that the stack's state does not hold (returns True: the stack declares none); on an
-    existing cluster, what its owner would set. `names`: the project and the stack."""
-    present = _groups(cfg, pools)
-    if not present:
-        return False
-    if found is not None:
-        said.info([priority_expander.existing_cluster_line(present, _outside(cfg, pools, found), found.resource_group, found.name)])
-        return False
-    # Read only here: the state tells whether the cluster is there already, and the ConfigMap the stack's.
-    cluster = (cfg.resource_group_name, cfg.cluster_name)
-    state = stack_state.read(reader, cluster, project=names[0], stack=names[1])
-    there = priority_config_map.read(reader, state, cluster)
-    if there.owners is not None:
-        # A warning where the team's order does not hold; a line for the record where it does.
-        ours = priority_expander.priorities(present, _outside(cfg, pools))
-        line = priority_config_map.owners_line(ours, cfg.cluster_name, there.owners)
-        (said.info if priority_config_map.has_every_line(ours, there.owners) else said.warn)([line])
-        return True
-    if there.unknown is not None:
-        if not mode.preview:
-            raise PreflightError(priority_config_map.stop_line(cfg.cluster_name, there.unknown))
-        said.warn([priority_config_map.unknown_line(cfg.cluster_name, there.unknown)])
-    said.info([priority_expander.created_cluster_line(present, _outside(cfg, pools))])
-    return False
-
-
-def _outside(cfg: StackConfig, pools: Pools, found: ClusterFacts | None = None) -> tuple[str, ...]:
-    """The pools in no capacity group, whose node groups no group may outrank
-    (priority_expander.priorities): a created cluster's System pool and the stack's GPU pools, or
-    an existing cluster's pools and the stack's new ones. Only an AKS Linux pool's name makes a
-    pattern (values.POOL_NAME_PATTERN): a saved description may hold any text, and no other name
-    is a scale set's."""
-    grouped = {name for names in cfg.gpu_groups.groups.values() for name in names}
-    there = [p.name for p in found.pools] if found is not None else [SYSTEM_POOL_NAME]
-    names = dict.fromkeys([*there, *(p.name for p in pools.pools)])
-    return tuple(n for n in names if n not in grouped and re.fullmatch(POOL_NAME_PATTERN, n))
-
-
-def _groups(cfg: StackConfig, pools: Pools) -> dict[str, tuple[str, ...]]:
-    """Each capacity group with a pool the run declares (gpuGroups): its pools, first choice
-    first. The group gets one proof Job, its pools none of their own; a group with none left has no Job."""
-    groups = cfg.gpu_groups
-    present = {name: tuple(p.name for p in groups.pools_of(name, pools.pools)) for name in groups.groups}
-    return {name: names for name, names in present.items() if names}
+    def group_run(
+        self, group: str, members: list[GpuPoolConfig], max_seconds: int | None, gpu_resource: str, with_expander: bool
+    ) -> MnistRun:
+        """A group's one Job, on any of its pools, waiting until the autoscaler first tries the last one."""
+        after = [*(n for m in members for n in (m.name, m.mode)), *([EXPANDER] if with_expander else [])]
+        return MnistRun(
+            pool_name=group,
+            gpu_tolerations=self.tolerations(members),
+            create_timeout=group_timeout(members, max_seconds),
+            deadline_seconds=group_deadline(members, max_seconds),
+            after=tuple(dict.fromkeys(after)),
+            pin=True,
+            guide_names=False,
+            gpu_resource=gpu_resource,
+            autoscaled=True,
+            accepted_pools=tuple(m.name for m in members),
+            group=True,
+        )
 
 
 def billed(cfg: StackConfig, pools: Pools | None = None) -> cost.Billed:
-    """What the cost reads: the run's pools (None: the config's), a created cluster's System
-    pool, whether the Job runs, the cost settings and a saved price list."""
+    """What the cost reads: the run's pools (None: the config's) and a created cluster's System pool."""
     system_pool = cfg.system_pool if cfg.existing_cluster is None else None
     return cost.Billed(pools or cfg.pools, system_pool, cfg.mnist_job.enabled, cfg.cost, cfg.preflight.prices_file)
-
-
-def _created_groups(cfg: StackConfig) -> tuple[str, str]:
-    """A created cluster's resource group, and the node resource group AKS names for it."""
-    return cfg.resource_group_name, azure_facts.node_resource_group(cfg.resource_group_name, cfg.cluster_name, cfg.location)
-
-
-def _networks(
-    pools: Pools, found: ClusterFacts | None, stack: str, live_pools: Mapping[str, LivePool], state: stack_state.StackState, said: Said
-) -> dict[str, PoolNetwork]:
-    """Each GPU pool's subnets and pods per node, fitted to the cluster's network; a pool this
-    stack runs already keeps its own, and a config that moves it is said to replace it."""
-    adopted = {name: live.facts for name, live in live_pools.items() if live.how == "adopt"}
-    networks = pool_network.plan_pools(pools, found, stack, adopted, state)
-    if found is not None:
-        for network in networks.values():
-            said.info([network.why])
-            said.warn([network.replaces] if network.replaces else [])
-    return networks
-
-
-def _in_cluster(
-    cfg: StackConfig,
-    pools: Pools,
-    reader: AzureReader,
-    found: ClusterFacts | None,
-    user_kubeconfig: str | None,
-    owner_tag: str,
-    state: stack_state.StackState,
-    mode: Mode,
-    said: Said,
-) -> Findings | None:
-    """What the existing cluster already runs in Kubernetes, read as the Kubernetes provider
-    signs in: a namespace this stack would create, another device plugin or the GPU Operator on
-    its pools, and the guide's DaemonSet that devicePlugin.adopt takes over on this run. Read
-    whatever preflight.mode says: what the stack adopted is guarded by it
-    (components/ownership/ownership.py), and two device plugins on one node are never declared."""
-    in_cluster = None
-    if found is not None and user_kubeconfig:
-        objects, kubeconfig, stack_pools = (
-            stack_objects(cfg, pools),
-            provider_kubeconfig(user_kubeconfig),
-            cluster_object_checks.stack_pools(pools, found),
-        )
-        in_cluster = cluster_object_checks.check(objects, reader, kubeconfig, stack_pools, owner_tag, mode.preview, found, state)
-        said.warn(in_cluster.warnings)
-        said.info(in_cluster.lines)
-    if found is not None and not (in_cluster and in_cluster.read):
-        said.info([existing_cluster_checks.namespaces_line(cfg.owned_namespaces(pools.modes), found)])
-        said.warn(existing_pools.unread_plugin_lines(pools, cfg.preflight.kubernetes_file))
-    return in_cluster
-
-
-def stack_objects(cfg: StackConfig, pools: Pools) -> cluster_object_checks.StackObjects:
-    """What the check of what an existing cluster runs reads of the config and the run's pools:
-    the pools, the device plugin's settings and the namespaces the stack's objects go to."""
-    job_namespace = cfg.mnist_job.namespace if cfg.mnist_job.enabled else None
-    return cluster_object_checks.StackObjects(pools, cfg.device_plugin, cfg.gpu_operator.namespace, job_namespace)
-
-
-def _egress(cfg: StackConfig, found: ClusterFacts | None, said: Said) -> cluster_egress.Egress:
-    """Where the proof's traffic leaves an existing cluster: its HTTP proxy, or an outbound type
-    with no way out (a cluster this program creates has neither: components/cluster/cluster_egress.py)."""
-    egress = found.egress if found is not None else cluster_egress.Egress()
-    enforced = found is None or (found.network_policy or "none").lower() != "none"
-    said.lines_then_warnings(*cluster_egress.lines(cfg.mnist_job, found.name if found else cfg.cluster_name, egress, enforced))
-    return egress
-
-
-def _budget(
-    cfg: StackConfig,
-    found: ClusterFacts | None,
-    owner: Mapping[str, str],
-    estimate: cost.Estimate | None,
-    project: str,
-    stack: str,
-    said: Said,
-) -> str | None:
-    """The monthly budget's name, and what it watches said against the estimate (cost.budget):
-    a created cluster's resource groups, or the scale sets with an existing cluster's owner tag."""
-    if cfg.cost.budget is None:
-        return None
-    if found is None:
-        watched = cost.resource_groups_says(_created_groups(cfg))
-    else:
-        watched = cost.tagged_says(*next(iter(owner.items())))
-    name = cost.budget_name(project, stack, cfg.cluster_name)
-    line, warnings = cost.budget_lines(cfg.cost, estimate, name, watched)
-    said.lines_then_warnings([line], warnings)
-    return name
-
-
-def _declared_subscription(cfg: StackConfig, pools: Pools, found: ClusterFacts | None, subscription: preflight.Subscription) -> str | None:
-    """The subscription the declarations name: the budget's scope, an AKS-managed pool's
-    provider (it calls the agentPools API there), a created cluster's grant of cluster-admin
-    to the deployer, the proof's watch (it fetches the cluster's kubeconfig there). The
-    checks' read, so one run reads it once."""
-    watched = cfg.mnist_job.enabled and cfg.mnist_job.wait_for_completion
-    if (
-        cfg.cost.budget is None
-        and not any(p.managed for p in pools.pools)
-        and not (found is None and cfg.access.grants_deployer)
-        and not watched
-    ):
-        return None
-    return _read_subscription(subscription)
 
 
 def _read_subscription(subscription: preflight.Subscription) -> str:

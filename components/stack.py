@@ -1,10 +1,5 @@
-"""The stack's configuration, parsed once: every `aks-gpu:` key (`ProjectConfig`, its fields
-the concepts' dataclasses), decoded from what the Pulumi CLI hands the program, validated,
-checked across concepts, and resolved into the `StackConfig` the program runs on.
-
-Values arrive as the CLI hands them to a program: a flat map from `namespace:key` to a string
-(objects JSON-encoded, booleans as "true"/"false"). Every refusal is one `ConfigError` line
-(components/config/messages.py), raised before any resource is registered."""
+"""Every `aks-gpu:` key (`ProjectConfig`) parsed once from the CLI's flat `namespace:key -> string`
+map, validated, checked across concerns and resolved into `StackConfig`; a refusal is one ConfigError line."""
 
 from __future__ import annotations
 
@@ -116,15 +111,12 @@ class StackConfig:
 
     @property
     def pools(self) -> Pools:
-        """The GPU pools with the config key that names each, as messages name it, and the
-        members each entry sets: what a check of the pools is handed instead of the whole config
-        (docs/design/component-args.md)."""
+        """The GPU pools with the config key that names each and the members each entry sets."""
         key = f"{NAMESPACE}:gpuPools.{{}}" if self.pool_map else f"{NAMESPACE}:gpuPool"
         return Pools(self.gpu_pools, {p.name: key.format(p.name) for p in self.gpu_pools}, self.given_pools)
 
     def owned_namespaces(self, modes: frozenset[str]) -> tuple[str, ...]:
-        """The namespaces the stack creates, and deletes on destroy, for pools of these `modes`
-        (the resolved pools', components/plan.py)."""
+        """The namespaces the stack creates, and deletes on destroy, for pools of these `modes`."""
         names = [self.device_plugin.namespace] if "device-plugin" in modes else []
         names += [self.gpu_operator.namespace] if "gpu-operator" in modes else []
         names += [self.mnist_job.namespace] if self.mnist_job.enabled else []
@@ -143,6 +135,9 @@ class StackConfig:
 _HINTS = {to_camel(name): strip_optional(hint) for name, hint in typing.get_type_hints(ProjectConfig).items()}
 _OBJECT_KEYS = {key: hint for key, hint in _HINTS.items() if hasattr(hint, "__dataclass_fields__")}
 _KEYS = [to_camel(f.name) for f in fields(ProjectConfig)]
+# The keys StackConfig holds as the stack file gives them; the others are resolved in `parse`.
+_RESOLVED = {"resource_group_name", "cluster_name", "gpu_pools", "gpu_groups"}
+_AS_GIVEN = [f.name for f in fields(ProjectConfig) if f.name in StackConfig.__dataclass_fields__ and f.name not in _RESOLVED]
 
 
 def known_keys() -> list[str]:
@@ -151,14 +146,9 @@ def known_keys() -> list[str]:
 
 
 def parse(raw: Mapping[str, str], project: str, stack: str, root: Path | None = None) -> StackConfig:
-    """Builds the typed configuration from the CLI's flat `namespace:key -> string` map.
-
-    Keys outside the `aks-gpu:` namespace belong to providers; an `azure-native:` key the
-    provider does not have is refused (components/config/providers.py). The program reads
-    `azure-native:location`, which also places the resource group, and
-    `azure-native:subscriptionId`, which preflight reads. Relative paths are taken from
-    `root`, the project directory (the Pulumi CLI runs the program there).
-    """
+    """The typed configuration; an `azure-native:` key the provider does not have is refused
+    (components/config/providers.py). Relative paths are taken from `root`, the project
+    directory (the Pulumi CLI runs the program there)."""
     providers.check(raw)
     values = _decode(raw)
     try:
@@ -185,25 +175,12 @@ def parse(raw: Mapping[str, str], project: str, stack: str, root: Path | None = 
             groups=bool(gpu_groups.groups),
         )
     return StackConfig(
+        **{name: getattr(given, name) for name in _AS_GIVEN},
         location=validated(Location, LOCATION_KEY, raw.get(LOCATION_KEY) or DEFAULT_LOCATION),
         resource_group_name=resource_group_name,
         cluster_name=cluster_name,
-        kubernetes_version=given.kubernetes_version,
-        system_pool=given.system_pool,
         gpu_pools=found.pools,
-        device_plugin=given.device_plugin,
-        mnist_job=given.mnist_job,
-        access=given.access,
-        network=given.network,
-        upgrade=given.upgrade,
-        cluster_tier=given.cluster_tier,
-        protect=given.protect,
-        preflight=given.preflight,
-        monitoring=given.monitoring,
-        gpu_operator=given.gpu_operator,
-        cost=given.cost,
         subscription_id=raw.get(SUBSCRIPTION_KEY) or None,
-        existing_cluster=given.existing_cluster,
         pool_map=given.gpu_pools is not None,
         given_pools=found.given,
         gpu_groups=gpu_groups,
@@ -212,8 +189,7 @@ def parse(raw: Mapping[str, str], project: str, stack: str, root: Path | None = 
 
 
 def _names(given: ProjectConfig, values: Mapping[str, Any], project: str, stack: str) -> tuple[str, str]:
-    """The resource group's and the cluster's names: the existing cluster's, or the keys', or
-    `<project>-<stack>` defaults."""
+    """The resource group's and the cluster's names: the existing cluster's, the keys', or the defaults."""
     if given.existing_cluster is not None:
         existing.check_existing_cluster(
             values,
@@ -244,10 +220,7 @@ def _decode(raw: Mapping[str, str]) -> dict[str, Any]:
         if key not in _KEYS:
             shown = full_key if full_key.isprintable() else repr(full_key)  # one line, whatever the key holds
             raise ConfigError(f"unknown config {shown}{did_you_mean(key, _KEYS)}; allowed: {', '.join(known_keys())}")
-        if key in _OBJECT_KEYS or key in ("gpuPools", "gpuGroups"):
-            printable(full_key, json_object(full_key, value))
-        else:
-            printable(full_key, value)
+        printable(full_key, json_object(full_key, value) if key in _OBJECT_KEYS or key in ("gpuPools", "gpuGroups") else value)
         if key in _OBJECT_KEYS:
             values[key] = structured(full_key, value, _OBJECT_KEYS[key])
             if key == "gpuPool":
@@ -266,20 +239,13 @@ def _decode(raw: Mapping[str, str]) -> dict[str, Any]:
 
 
 def _default_base_name(project: str, stack: str) -> str:
-    """`<project>-<stack>`, so two stacks in one subscription never share a name.
-
-    Stack names may contain '.', which AKS names may not: it becomes '-'.
-    """
+    """`<project>-<stack>`, so two stacks never share a name; a '.' (no AKS name has one) becomes '-'."""
     return re.sub(r"[^A-Za-z0-9_-]", "-", f"{project}-{stack}")
 
 
 def current_raw_config() -> dict[str, str]:
-    """The flat config map the Pulumi CLI gave this process.
-
-    `pulumi.Config` reads one key at a time and cannot list them, but refusing unknown keys
-    needs the whole set. The CLI passes config as the JSON map in PULUMI_CONFIG; tests and
-    the offline renderer use `pulumi.runtime.set_all_config`. Both are read here.
-    """
+    """The flat config map: `pulumi.Config` cannot list keys, and refusing unknown ones needs them
+    all. The CLI passes PULUMI_CONFIG; tests and the offline render `set_all_config`."""
     from pulumi.runtime import config as runtime_config
 
     merged: dict[str, str] = dict(runtime_config.get_config_env())
@@ -288,5 +254,5 @@ def current_raw_config() -> dict[str, str]:
 
 
 def load() -> StackConfig:
-    """Parses the running stack's configuration. Call once, before any resource."""
+    """The running stack's configuration. Call once, before any resource."""
     return parse(current_raw_config(), pulumi.get_project(), pulumi.get_stack())

@@ -1,7 +1,5 @@
-"""What the adopting `up` does to each object of the owner's it takes over (a pool with
-`existing: adopt`, the guide's namespace and DaemonSet with `devicePlugin.adopt`), worked out
-before anything is registered, field by field: the live description against the declared
-inputs; a change that would replace it is refused in one line. Pure: no resource, no call.
+"""What the adopting `up` does to each object of the owner's it takes over, field by field: the
+live description against the declared inputs; a change that would replace it is refused. Pure.
 Why (the engine imports, then updates in one run): docs/existing-cluster.md, "What the adopting `up` changes"."""
 
 from __future__ import annotations
@@ -24,8 +22,6 @@ QUOTED = 80
 
 
 class Absent:
-    """No value: the member is not in the description, or not declared."""
-
     def __repr__(self) -> str:
         return "(none)"
 
@@ -35,8 +31,6 @@ ABSENT = Absent()
 
 @dataclass(frozen=True)
 class Change:
-    """One field the update after the import changes: its path, the live value, the declared one."""
-
     path: str
     live: Any
     declared: Any
@@ -52,17 +46,13 @@ def _json(value: Any) -> str:
 
 
 def show(value: Any) -> str:
-    """A value as JSON, cut to QUOTED characters."""
     text = _json(value)
     return text if len(text) <= QUOTED else text[: QUOTED - 3] + "..."
 
 
 def _texts(live: Any, declared: Any) -> tuple[str, str]:
-    """Both values as `show` writes them, but a long one cut around where the two first differ,
-    so the change is never cut out of the line that names it."""
+    """Both values as `show` writes them, a long one cut around where the two first differ."""
     texts = _json(live), _json(declared)
-    if all(len(t) <= QUOTED for t in texts):
-        return texts
     first = next((i for i, (a, b) in enumerate(zip(*texts, strict=False)) if a != b), min(map(len, texts)))
     start = max(0, first - QUOTED // 4)
 
@@ -76,15 +66,13 @@ def _texts(live: Any, declared: Any) -> tuple[str, str]:
 
 
 def _member(name: Any) -> str:
-    """A member's name in a path: as it is where plain, else as JSON (escaped), cut."""
     text = str(name)
     plain = text.isprintable() and text.isascii() and not any(c in text for c in "[]; ")
     return text if plain and len(text) <= QUOTED else show(text)
 
 
 def _by_name(items: list[Any]) -> dict[str, Any] | None:
-    """A list of objects each named by a distinct string `name` (a container's env, its
-    containers, volumes: Kubernetes merges them by it), as a mapping by name; else None."""
+    """Objects each named by a distinct `name` (Kubernetes merges an env, containers, volumes by it), by name."""
     names = [item.get("name") if isinstance(item, Mapping) else None for item in items]
     if all(isinstance(n, str) for n in names) and len(set(names)) == len(names):
         return dict(zip(names, items, strict=True))  # type: ignore[arg-type]
@@ -92,8 +80,7 @@ def _by_name(items: list[Any]) -> dict[str, Any] | None:
 
 
 def field_changes(live: Any, declared: Any, path: str = "", skip: Callable[[str], bool] = lambda _: False) -> list[Change]:
-    """The fields where `declared` differs from `live`, objects compared member by member and
-    lists of the same length item by item; a member unset on both sides is no change."""
+    """The fields where `declared` differs from `live`; a member unset on both sides is no change."""
     if skip(path):
         return []
     live_unset, declared_unset = live is ABSENT or unset(live), declared is ABSENT or unset(declared)
@@ -153,7 +140,6 @@ class Plan:
 
 
 def updated(line: str) -> bool:
-    """Whether a plan line (Plan.line) says that the import is followed by an update."""
     return line.startswith(LEAD) and UPDATES in line
 
 
@@ -164,9 +150,8 @@ FORCE_NEW = ("networkProfile.nodePublicIPTags",)
 
 
 def pool_plan(key: str, facts: PoolFacts, import_id: str, declared: Mapping[str, Any], ignored: Collection[str]) -> Plan:
-    """The adopting `up` of a pool: `declared` is the AgentPool's inputs by their REST name,
-    `ignored` its ignoreChanges. Raises PreflightError where the update would replace the pool:
-    a change of a property AKS fixes at creation (pool_fields, the pool's replaceOnChanges)."""
+    """The adopting `up` of a pool (`declared`: its inputs by REST name); refused where the update
+    would change a property AKS fixes at creation."""
     live = live_inputs(facts)
     skipped = {*ignored, "orchestratorVersion"}  # the version is the owner's (ignoreChanges on an existing cluster)
     changes = [
@@ -214,8 +199,7 @@ SERVER_SET = (
 
 
 def object_plan(key: str, what: str, import_id: str, live: Mapping[str, Any], declared: Mapping[str, Any]) -> Plan:
-    """The adopting `up` of a Kubernetes object: `live` as `kubectl get -o json` prints it,
-    `declared` the program's metadata and spec as the API spells them."""
+    """The adopting `up` of a Kubernetes object, `live` as `kubectl get -o json` prints it."""
     fields = ("metadata", "spec")
     mine = {f: declared.get(f, ABSENT) for f in fields}
     theirs = {f: {k: v for k, v in (live.get(f) or {}).items() if not (f == "metadata" and k in ("name", "namespace"))} for f in fields}

@@ -1,8 +1,6 @@
-"""Whose a pool of an existing cluster is, or an object in it, and what this stack adopted: the
-marks `aks-gpu-stack` and `aks-gpu-adopted` (`<project>/<stack>`), read as Azure and Kubernetes
-read them, and the guard that stops a run that would delete or replace what the stack adopted.
-Pure: no resource, no call. Docs: docs/existing-cluster.md, "Handing back what was adopted"
-(the marks, and stacks adopted before the second); docs/design/lifecycle.md, "What the stack adopted"."""
+"""Whose a pool or an object of an existing cluster is (the marks `aks-gpu-stack` and
+`aks-gpu-adopted`), and the guard that stops a run that would delete or replace what the stack
+adopted. Pure. Docs: docs/existing-cluster.md, "Handing back what was adopted"."""
 
 from __future__ import annotations
 
@@ -24,61 +22,47 @@ HAND_BACK = "docs/existing-cluster.md, handing back what was adopted"
 
 
 def tag(tags: Mapping[str, Any] | None, name: str) -> str | None:
-    """A tag's value, its name matched as Azure matches it: "Tag names are case-insensitive
-    for operations ... Tag values are case-sensitive" (MicrosoftDocs/azure-docs
-    articles/azure-resource-manager/management/tag-resources.md at 000024f4, "Use tags to
-    organize your Azure resources"). So `AKS-GPU-STACK` is `aks-gpu-stack`, and a value is
-    compared as written."""
+    """A tag's value: "Tag names are case-insensitive for operations ... Tag values are
+    case-sensitive" (MicrosoftDocs/azure-docs tag-resources.md at 000024f4)."""
     wanted = name.lower()
     value = next((v for k, v in (tags or {}).items() if str(k).lower() == wanted), None)
     return None if value is None else str(value)
 
 
 def owner_of(tags: Mapping[str, Any] | None) -> str | None:
-    """The stack that declares the pool (created or adopted it), by its tag."""
     return tag(tags, OWNER_TAG)
 
 
 def adopter_of(tags: Mapping[str, Any] | None) -> str | None:
-    """The stack that adopted the pool, by its tag."""
     return tag(tags, ADOPTED)
 
 
 def without(tags: Mapping[str, Any] | None, names: Mapping[str, Any]) -> dict[str, Any]:
-    """`tags` less any of `names` however spelt: the stack's own spelling goes in their place,
-    and a request must not carry one tag twice under two casings."""
+    """`tags` less any of `names` however spelt: a request must not carry one tag under two casings."""
     dropped = {n.lower() for n in names}
     return {k: v for k, v in (tags or {}).items() if str(k).lower() not in dropped}
 
 
 def adopted_marks(owner: Mapping[str, str]) -> dict[str, str]:
-    """The marks of what the stack adopted: the owner mark, and the adopted one beside it."""
     return {**owner, ADOPTED: owner[OWNER_TAG]}
 
 
 def pool_marks(pool: GpuPoolConfig, owner: Mapping[str, str]) -> dict[str, str]:
-    """The stack's tags on a pool it adds to an existing cluster: an adopted pool's carry the adopted mark too."""
     return adopted_marks(owner) if pool.existing == "adopt" else dict(owner)
 
 
 def released(pool: GpuPoolConfig) -> bool:
-    """A destroy, or removing the pool from the config, leaves the adopted pool to its owner."""
     return pool.existing == "adopt" and pool.on_destroy != "delete"
 
 
 def plugin_released(plugin: DevicePluginConfig) -> bool:
-    """A destroy leaves the adopted namespace and DaemonSet to the cluster."""
     return plugin.adopt and plugin.on_destroy != "delete"
 
 
 def check_pools(pools: Pools, found: ClusterFacts, owner: str, state: StackState = NOT_READ, dry_run: bool = True) -> list[str]:
-    """The pools this stack adopted (their `aks-gpu-adopted` tag, or the one the stack last
-    wrote on a pool its state holds: components/ownership/stack_state.py), as the config now names
-    them: an entry without `existing: adopt` would declare the owner's pool as a new one
-    (the config's size and defaults) and replace it, deleting it first: refused, in one line.
-    A pool the config no longer names is released by the engine, unless the stack was told
-    it may delete it: the returned warnings say which the preview shows. And `use` of a pool
-    the state may hold (used_unknown)."""
+    """The pools this stack adopted (their tag, or the one the stack last wrote on a pool its state
+    holds): an entry without `existing: adopt` would replace the owner's pool, refused; one the
+    config no longer names is released, warned. And `use` of a pool the state may hold."""
     warnings = used_unknown(pools, found, owner, state, dry_run)
     for facts in found.pools:
         if owner not in (adopter_of(facts.tags), adopter_of(state.pool_tags.get(facts.name, {}))):
@@ -103,10 +87,9 @@ def check_pools(pools: Pools, found: ClusterFacts, owner: str, state: StackState
 
 
 def used_unknown(pools: Pools, found: ClusterFacts, owner: str, state: StackState, dry_run: bool) -> list[str]:
-    """`existing: use` unregisters a pool the stack held, which the engine then deletes; a pool
-    its state holds is refused (existing_pools.live_pool). Where the state could not be read (a
-    failure, past its deadline; not a stack with no deployment yet, nor one the pool's tag
-    says is this stack's, refused anyway), a deployment stops and a preview warns, saying how to check."""
+    """`existing: use` unregisters a pool the stack held, which the engine then deletes. Where the
+    state could not be read (not a stack never deployed, nor a pool tagged as this stack's,
+    refused anyway), a deployment stops and a preview warns, saying how to check."""
     if state.known or state.undeployed or state is NOT_READ:
         return []
     lines = []
@@ -127,9 +110,8 @@ def used_unknown(pools: Pools, found: ClusterFacts, owner: str, state: StackStat
 
 
 def others_mark(annotations: Mapping[str, str], owner: str) -> str | None:
-    """`<annotation> = <value>` of another stack's mark on an object, or None. Kubernetes
-    matches annotation keys exactly (a key is a prefix and a name, each case-sensitive:
-    Kubernetes "Annotations", "Syntax and character set")."""
+    """`<annotation> = <value>` of another stack's mark on an object, or None; Kubernetes
+    matches annotation keys exactly (Kubernetes "Annotations", "Syntax and character set")."""
     for name in (STACK_ANNOTATION, ADOPTED):
         value = annotations.get(name)
         if value is not None and value != owner:
@@ -138,9 +120,8 @@ def others_mark(annotations: Mapping[str, str], owner: str) -> str | None:
 
 
 def adopted_namespaces(seen: Seen | None, owner: str, state: StackState = NOT_READ) -> list[str]:
-    """The namespaces whose device plugin this stack adopted, in order, once each: by the marks
-    the stack last wrote on the namespace and DaemonSet its state holds (stack_state `marks`),
-    which an owner's `kubectl annotate` does not reach, then by the live annotations. Linear."""
+    """The namespaces whose device plugin this stack adopted, once each: by the marks its state
+    holds (which an owner's `kubectl annotate` does not reach), then by the live annotations."""
     found: dict[str, None] = {}
     for held in (stack_state.PLUGIN_NAMESPACE, stack_state.PLUGIN_DAEMON_SET):
         where = state.objects.get(held)
@@ -155,13 +136,9 @@ def adopted_namespaces(seen: Seen | None, owner: str, state: StackState = NOT_RE
 def check_objects(
     plugin: DevicePluginConfig, seen: Seen | None, owner: str, declares_plugin: bool, state: StackState = NOT_READ
 ) -> list[str]:
-    """The namespace and DaemonSet this stack adopted (adopted_namespaces: its state's record,
-    or their `aks-gpu-adopted` annotation), as the config now names them: without
-    devicePlugin.adopt the stack would declare them as its own, which a destroy deletes; under
-    another devicePlugin.namespace it would replace the namespace and leave the adopted
-    DaemonSet beside a second plugin. Each refused in one line. Returns a warning where the
-    stack no longer declares a plugin at all: the engine releases what it adopted (or deletes
-    it, where devicePlugin.onDestroy said so). `seen` None: the cluster was not read."""
+    """The namespace and DaemonSet this stack adopted: without devicePlugin.adopt, or under
+    another namespace, refused; where the stack declares no plugin now, a warning that the
+    engine releases them. `seen` None: the cluster was not read."""
     adopted = adopted_namespaces(seen, owner, state)
     if not adopted:
         return []

@@ -1,7 +1,5 @@
 """The stack's state as `pulumi stack export` saved it (`aks-gpu:preflight.stateFile`), for the
-offline render: read as untrusted input, and answered in the shape the live reader's
-`stack_resources` has (readStackResourceOutputs), so the plan decides as `up` would on that
-state. A file that is not such an export of this stack is one line naming the key."""
+offline render: untrusted input, answered in the shape of the live reader's `stack_resources`."""
 
 from __future__ import annotations
 
@@ -34,15 +32,14 @@ SIG_KEY, SECRET_SIG = "4dabf18193072939515e22adb298388d", "1b47061264138c4ac30d7
 
 @dataclass(frozen=True)
 class SavedState:
-    """URN -> {"type", "outputs"} of each resource not pending delete (pkg/backend/backend.go
-    GetStackResourceOutputs skips `r.Delete`), and the root Stack's outputs (readStackOutputs)."""
+    """URN -> {"type", "outputs"} of each resource not pending delete (backend.go
+    GetStackResourceOutputs skips `r.Delete`), and the root Stack's outputs."""
 
     resources: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     outputs: Mapping[str, Any] = field(default_factory=dict)
 
 
 def read_saved(key: str, path: Path, project: str, stack: str) -> SavedState:
-    """The export at `path`, checked member by member; its URNs must name this project and stack."""
     found = saved_files.read_json(key, path, HOLDS, depth=DEPTH)
 
     def refuse(why: str) -> ConfigError:
@@ -92,9 +89,8 @@ def read_saved(key: str, path: Path, project: str, stack: str) -> SavedState:
 
 
 def _unsealed(key: str, path: Path, member: str, outputs: dict[str, Any]) -> dict[str, Any]:
-    """The outputs with each secret as the live read has it (the SDK unwraps secrets in an
-    invoke's answer: pulumi 3.272 runtime/invoke.py `deserialize_properties_unwrap_secrets`):
-    a plaintext one decoded, an encrypted one absent (None), since no secret is known offline."""
+    """Each secret as the live read has it (pulumi 3.272 runtime/invoke.py unwraps them): a
+    plaintext one decoded, an encrypted one None, since no secret is known offline."""
     pending: list[Any] = [outputs]
     while pending:  # iterative: the depth is bounded by read_json, the walk is linear
         item = pending.pop()
@@ -125,7 +121,6 @@ def _secret(key: str, path: Path, member: str, sealed: dict[str, Any]) -> Any:
 
 
 def check_saved(state_file: str | None, project: str, stack: str, key: str = "aks-gpu:preflight.stateFile") -> None:
-    """The program itself refuses a stateFile that is not such an export, in a preview and a
-    deployment alike, though only the offline render reads the state from it."""
+    """A stateFile that is not such an export is refused in every run, though only the offline render reads it."""
     if state_file:
         read_saved(key, Path(state_file), project, stack)

@@ -1,9 +1,7 @@
-"""What this stack already holds, from the engine's state (AzureReader.stack_resources), not from
-a mark on the live object the owner can remove (issue #45, item 1): "held" means the state holds
-the URN this program registers for it. Where the state is not known, `known` is False and every
-caller says what it cannot tell, never a guess that would delete. Pure: the one read is the
-reader's. Why, and the sources (step_generator.go `isImport`): docs/design/lifecycle.md, "A pool that
-lost the stack's tag"."""
+"""What this stack already holds, from the engine's state, not from a mark the owner can remove:
+"held" means the state holds the URN this program registers for it. Not known, every caller says
+what it cannot tell, never a guess that would delete. Why, and the sources: docs/design/lifecycle.md,
+"A pool that lost the stack's tag"."""
 
 from __future__ import annotations
 
@@ -21,19 +19,13 @@ AGENT_POOL = "azure-native:containerservice:AgentPool"
 MANAGED_POOL = "pulumi-python:dynamic/aksgpu:ManagedGpuPool"
 NAMESPACE = "kubernetes:core/v1:Namespace"
 DAEMON_SET = "kubernetes:apps/v1:DaemonSet"
-# The names __main__.py and the components give them: GpuPool "gpu-pool-<pool>" declares
-# "<its name>-agent-pool" or "<its name>-managed"; NvidiaDevicePlugin "nvidia-device-plugin"
-# declares "<its name>-ns" and "<its name>-ds".
+# The names __main__.py and the components give them.
 POOL_NAMES = {AGENT_POOL: "gpu-pool-{}-agent-pool", MANAGED_POOL: "gpu-pool-{}-managed"}
 PLUGIN_NAMESPACE = (NAMESPACE, "nvidia-device-plugin-ns")
 PLUGIN_DAEMON_SET = (DAEMON_SET, "nvidia-device-plugin-ds")
-# The cluster GpuCluster "gpu-cluster" creates ("<its name>-aks"), and the priority expander's
-# ConfigMap CapacityExpander "capacity-expander" declares ("<its name>-priorities"): what the
-# day after a group is added reads (components/pools/priority_config_map.py).
 MANAGED_CLUSTER = ("azure-native:containerservice:ManagedCluster", "gpu-cluster-aks")
 PRIORITY_CONFIG_MAP = ("kubernetes:core/v1:ConfigMap", "capacity-expander-priorities")
-# The component each is declared in, a child of the stack (components/pools/gpu_pool.py,
-# device_plugin.py), and the package of every component the program declares.
+# The component each is declared in, and the package of every component the program declares.
 POOL_COMPONENT = "aks-gpu:azure:GpuPool"
 PLUGIN_COMPONENT = "aks-gpu:kubernetes:NvidiaDevicePlugin"
 COMPONENTS = "aks-gpu:"
@@ -42,9 +34,8 @@ EXPORT = "pulumi stack export"
 
 
 def type_and_name(urn: str) -> tuple[str, str]:
-    """A URN's resource type (the last of its parent-qualified types) and its name:
-    `urn:pulumi:<stack>::<project>::<parent types$type>::<name>` (pulumi/pulumi sdk/go/common/
-    resource/urn.go)."""
+    """A URN's resource type and name: `urn:pulumi:<stack>::<project>::<parent types$type>::<name>`
+    (pulumi/pulumi sdk/go/common/resource/urn.go)."""
     parts = urn.split("::", 3)
     if len(parts) < 4:
         return "", ""
@@ -52,8 +43,7 @@ def type_and_name(urn: str) -> tuple[str, str]:
 
 
 def program_urn(project: str, stack: str, type_: str, name: str) -> str | None:
-    """The URN this program registers a guarded resource under, None for a name it never gives:
-    a child's qualified type is its parent's, then its own, the root Stack's left out
+    """The URN this program registers a guarded resource under, None for a name it never gives
     (pulumi/pulumi@1b594989 pkg/resource/deploy/deployment.go generateURN)."""
     if (type_, name) in (PLUGIN_NAMESPACE, PLUGIN_DAEMON_SET):
         parent = PLUGIN_COMPONENT
@@ -72,8 +62,8 @@ def _pool_of(pattern: str, name: str) -> str | None:
 
 
 def registered_by_program(urn: str, project: str, stack: str) -> bool:
-    """Whether the program registers `urn` in this stack: its own URN for a guarded resource; for
-    another, a child of one of the program's components (the stack's and project's, not another's)."""
+    """Whether the program registers `urn` in this stack: its own URN for a guarded resource, else
+    a child of one of the program's components."""
     parts = urn.split("::", 3)
     if len(parts) < 4 or parts[0] != f"urn:pulumi:{stack}" or parts[1] != project:
         return False
@@ -91,42 +81,33 @@ class StackState:
     known: bool
     held: Mapping[tuple[str, str], str] = field(default_factory=dict)
     why: str = ""
-    #: Not known because no deployment of the stack has completed (nothing it could hold but
-    #: what a failed first `up` left, which carries the stack's tags as it was created).
+    #: Not known because no deployment of the stack has completed.
     undeployed: bool = False
-    #: A Kubernetes object's ID as pulumi-kubernetes writes it, `<namespace>/<name>` or
-    #: `<name>` (provider/pkg/provider/util.go parseFqName), by (type, name): its state's
-    #: outputs are the live object (provider.go checkpointObject), so metadata names it.
+    #: A Kubernetes object's ID as pulumi-kubernetes writes it, `<namespace>/<name>` or `<name>`
+    #: (provider/pkg/provider/util.go parseFqName), by (type, name).
     objects: Mapping[tuple[str, str], str] = field(default_factory=dict)
 
-    #: The tags the stack last wrote on each GPU pool it holds, by AKS name: the AgentPool's
-    #: `tags` output (pulumi_azure_native 3.29.0 containerservice/agent_pool.py), the managed
-    #: pool's `properties.tags` (components/pools/managed_gpu_pool.py `observed`).
+    #: The tags the stack last wrote on each GPU pool it holds, by AKS name.
     pool_tags: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
-    #: What the state holds of the guarded types that the program does not register there (a
-    #: `pulumi import` by hand at another parent or name), by URN: see stray_refusal.
+    #: The guarded resources the state holds where the program does not register them: stray_refusal.
     strays: tuple[str, ...] = ()
     #: The annotations the stack last wrote on each Kubernetes object it holds, by (type, name).
     marks: Mapping[tuple[str, str], Mapping[str, str]] = field(default_factory=dict)
 
     def kubernetes_ids(self, type_: str) -> frozenset[str]:
-        """The IDs of the objects of `type_` the state holds (empty when not known)."""
         return frozenset(i for (t, _), i in self.objects.items() if t == type_)
 
     def urn(self, type_: str, name: str) -> str | None:
         return self.held.get((type_, name))
 
     def holds(self, type_: str, name: str) -> bool | None:
-        """Whether the state holds that resource; None: not known."""
         return (type_, name) in self.held if self.known else None
 
     def pool_urn(self, pool: str) -> str | None:
-        """The URN under which the state holds the GPU pool `pool`, typed or AKS-managed."""
         return next((u for t, n in POOL_NAMES.items() if (u := self.urn(t, n.format(pool)))), None)
 
     def pools(self) -> frozenset[str] | None:
-        """The GPU pools the state holds, by AKS name; None: not known."""
         if not self.known:
             return None
         return frozenset(p for t, n in self.held if (pattern := POOL_NAMES.get(t)) and (p := _pool_of(pattern, n)))
@@ -142,11 +123,8 @@ IN_THE_CLUSTER = (AGENT_POOL, MANAGED_POOL, NAMESPACE, DAEMON_SET, PRIORITY_CONF
 
 
 def read(reader: AzureReader, cluster: tuple[str, str] | None = None, *, project: str, stack: str) -> StackState:
-    """What the stack holds, read once; a read that fails is "not known" with its reason.
-    `cluster` (resource group, name): the cluster of this run, existing or created. When the state's own
-    outputs (the root Stack's, __main__.py's `resourceGroupName` and `clusterName`) name another
-    one, `existingCluster` moved, and nothing the state holds lives in this cluster. Held is what
-    this program registers in `project`/`stack`, by its whole URN (registered_by_program)."""
+    """What the stack holds, read once; a read that fails is "not known" with its reason. Where the
+    state's own outputs name another `cluster` than this run's, nothing it holds lives in this one."""
     try:
         answer = reader.stack_resources()
     except NotDeployed as why:
@@ -177,8 +155,7 @@ def read(reader: AzureReader, cluster: tuple[str, str] | None = None, *, project
 
 
 def _other_cluster(answer: Mapping[str, Any], cluster: tuple[str, str] | None) -> bool:
-    """Whether the state's last deployment was into another cluster than `cluster` (ARM names
-    compare without case)."""
+    """Whether the state's last deployment was into another cluster (ARM names compare without case)."""
     root = next((e for u, e in answer.items() if type_and_name(str(u))[0] == STACK and isinstance(e, Mapping)), None)
     outputs = root.get("outputs") if root is not None else None
     if cluster is None or not isinstance(outputs, Mapping):
@@ -190,21 +167,16 @@ def _other_cluster(answer: Mapping[str, Any], cluster: tuple[str, str] | None) -
 
 
 def _stray(urn: str, project: str, stack: str) -> bool:
-    """A GPU pool, or the device plugin's namespace or DaemonSet by the program's name, that the
-    state holds in this stack where the program does not register it."""
+    """A guarded resource the state holds in this stack where the program does not register it."""
     type_, name = type_and_name(urn)
-    pool = type_ in POOL_NAMES
-    if not (pool or (type_, name) in (PLUGIN_NAMESPACE, PLUGIN_DAEMON_SET)):
-        return False
-    return urn.startswith(f"urn:pulumi:{stack}::{project}::") and urn != program_urn(project, stack, type_, name)
+    guarded = type_ in POOL_NAMES or (type_, name) in (PLUGIN_NAMESPACE, PLUGIN_DAEMON_SET)
+    return guarded and urn.startswith(f"urn:pulumi:{stack}::{project}::") and urn != program_urn(project, stack, type_, name)
 
 
 def stray_refusal(state: StackState, project: str, stack: str) -> str | None:
-    """Why a state that holds a stray stops the run: the engine would delete it at the end of
-    this `up` (it is not registered: pulumi/pulumi@1b594989 pkg/resource/deploy/step_generator.go
-    GenerateDeletes), the same pool or object the program imports or updates under its own URN,
-    or stop there if `pulumi import` protected it (its --protect, true by default: pkg/cmd/pulumi/
-    operations/import.go)."""
+    """Why a stray stops the run: the engine would delete it at the end of this `up`, the same
+    object the program declares under its own URN, or stop there if `pulumi import` protected it
+    (pulumi/pulumi@1b594989 step_generator.go GenerateDeletes, operations/import.go)."""
     if not state.strays:
         return None
     urn = state.strays[0]
@@ -222,8 +194,7 @@ def stray_refusal(state: StackState, project: str, stack: str) -> str | None:
 
 
 def _pool_tags(state: StackState, answer: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
-    """Each pool's entry's outputs read as the SDK's AgentPool, the typed pool's flat ones and the
-    managed pool's `properties` alike (rest_shapes.view): the tags it last recorded."""
+    """The tags each pool's entry last recorded, its outputs read as the SDK's AgentPool (rest_shapes.view)."""
     tags = {}
     for pool in state.pools() or ():
         entry = answer.get(state.pool_urn(pool) or "")
@@ -236,19 +207,16 @@ def _pool_tags(state: StackState, answer: Mapping[str, Any]) -> dict[str, Mappin
 
 
 def shown(value: str) -> str:
-    """A name or a value of a file as a message quotes it: cut, and escaped unless printable."""
     return cut(value if value.isprintable() else ascii(value))
 
 
 def quoted(urn: str) -> str:
-    """A URN as a shell takes it, single-quoted (as `pulumi state delete`'s help asks), cut to a
-    readable length; one with a quote or a character that is not printable, escaped."""
+    """A URN single-quoted as a shell takes it (`pulumi state delete`'s help), else escaped; cut."""
     return f"'{cut(urn)}'" if urn.isprintable() and "'" not in urn else cut(ascii(urn))
 
 
 def unknown_pool_advice(pool: str, state: StackState) -> str:
-    """How a person tells whether the state holds the pool `pool`, and what each answer means,
-    where the program could not: never an action that would unregister a pool the stack holds."""
+    """How a person tells whether the state holds `pool`: never an action that would unregister it."""
     names = " -e ".join(n.format(pool) for n in POOL_NAMES.values())
     return (
         f"what this stack's state holds is not known ({state.why}): check with `{EXPORT} | grep -e {names}`; if the state "
