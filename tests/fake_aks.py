@@ -80,6 +80,7 @@ FIXED = (
     "maxPods",
     "vnetSubnetID",
     "podSubnetID",
+    "availabilityZones",
     "scaleSetPriority",
     "scaleSetEvictionPolicy",
     "spotMaxPrice",

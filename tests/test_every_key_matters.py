@@ -217,6 +217,7 @@ VALUES: dict[str, Any] = {
     "aks-gpu:systemPool.vmSize": "Standard_D4s_v5",
     "aks-gpu:gpuPool.vmSize": T4_8,
     "aks-gpu:gpuPool.spotMaxPrice": 0.5,
+    "aks-gpu:gpuPool.zones": ["1", "2"],
     "aks-gpu:gpuPool.vnetSubnetId": f"{VNET}/gpu-nodes",
     "aks-gpu:gpuPool.podSubnetId": f"{VNET}/gpu-pods",
     "aks-gpu:gpuPool.existing": "adopt",

@@ -181,6 +181,7 @@ def test_an_adopted_pool_takes_its_counts_from_the_config_which_aks_changes_in_p
         ("vmSize", "Standard_NC8as_T4_v3", "'Standard_NC8as_T4_v3'", "'Standard_NC4as_T4_v3'"),
         ("maxPods", 110, "110", "250"),
         ("spot", True, "true", "false"),  # as YAML writes them, not Python's True and False
+        ("zones", ["1"], r'\["1"\]', r'\["1", "2"\]'),
     ],
 )
 def test_adopting_with_a_fixed_property_set_otherwise_is_refused_naming_both_values(preview, member, value, written, live):

@@ -121,6 +121,20 @@ def test_every_pool_is_its_own_agent_pool_in_the_one_cluster(preview):
 
 
 @pytest.mark.parametrize("preview", [True, False])
+def test_a_pools_zones_are_declared_and_a_change_replaces_the_pool_deleting_first(preview):
+    run = pools_run({"t4": {"vmSize": T4, "zones": ["1", "3"]}, "a100": {"vmSize": A100}}, preview=preview)
+    pools = {r.inputs["agentPoolName"]: r for r in run.of_type(POOL)}
+    assert pools["t4"].inputs["availabilityZones"] == ["1", "3"] and "availabilityZones" not in pools["a100"].inputs
+    # AKS fixes a pool's zones when it is created, so the engine replaces it rather than failing an update.
+    assert "availabilityZones" in pools["t4"].options["replaceOnChanges"] and pools["t4"].options["deleteBeforeReplace"]
+
+
+def test_a_zone_azure_does_not_name_is_refused_in_one_line():
+    message = refused(r"gpuPools\.t4\.zones", gpuPools={"t4": {"vmSize": T4, "zones": ["4"]}})
+    assert message.endswith("zones[0] = '4': expected one of 1, 2, 3"), message
+
+
+@pytest.mark.parametrize("preview", [True, False])
 def test_every_pool_gets_one_job_pinned_to_it_that_waits_for_that_pool(preview):
     run = pools_run(preview=preview)
     jobs = {r.inputs["metadata"]["name"]: r for r in run.of_type(JOB)}

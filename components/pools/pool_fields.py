@@ -92,6 +92,13 @@ AGENT_POOL = {
         "podSubnetId",
         lambda live: live.pod_subnet_id,
     ),
+    "availabilityZones": Field(
+        False,
+        'reliability-availability-zones-configure.md (03/26/2026): "You can\'t change the number of availability zones after you create a node pool"',
+        lambda pool, network: list(pool.zones) or None,
+        "zones",
+        lambda live: tuple(sorted(live.availability_zones or ())),
+    ),
     "scaleSetPriority": Field(False, SPOT_SOURCE, lambda pool, network: _spot(pool, "Spot"), "spot", _is_spot),
     "scaleSetEvictionPolicy": Field(
         False,

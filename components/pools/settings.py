@@ -26,6 +26,7 @@ from components.config.values import (
     PoolName,
     SubnetId,
     VmSize,
+    list_of,
     one_of,
     whole_number,
 )
@@ -87,6 +88,8 @@ class GpuPoolSettings:
     """Who installs the GPU driver and device plugin: device-plugin (the guide's DaemonSet), aks-managed (AKS, preview; what dedicatedVhd selects), or gpu-operator (NVIDIA's GPU Operator). device-plugin to gpu-operator or back replaces the pool; to or from aks-managed on a running pool is refused: rename it (docs/gpu.md)."""
     mig_profile: one_of(*MIG_PROFILES) | None = None
     """Multi-instance GPU: slice each GPU (A100, H100 sizes); each slice is one nvidia.com/gpu. Unset: whole GPUs. Fixed when the pool is created."""
+    zones: list_of(one_of("1", "2", "3"), 3) = ()
+    """The availability zones the nodes spread over (`az aks nodepool add --zones 1 2 3`), fixed when the pool is created. Unset: none, Azure places them; the region must have zones, and the GPU size be offered in each."""
     max_pods: whole_number(10, 250) | None = None
     """Pods per node, fixed when the pool is created. Unset: 250, or on an existing cluster with Azure CNI without overlay its System pool's, which its subnets are sized for; a pool the stack runs already keeps what it has (docs/existing-cluster.md#its-network)."""
     vnet_subnet_id: SubnetId | None = None
