@@ -165,7 +165,7 @@ class GpuCluster(pulumi.ComponentResource):
             if args.subscription_id
             else None
         )
-        # The plan reads the subscription wherever the deployer is granted (plan._declared_subscription).
+        # The plan reads the subscription wherever the deployer is granted (plan.py, `_Run.declared_subscription`).
         self.access = [grant, self._access_proven(grant, self.ref)] if grant is not None and self.ref is not None else []
 
         self.resource_group_name = self.resource_group.name
