@@ -10,6 +10,8 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from components.catalog.proof_images import repository
+
 NAMESPACE = "aks-gpu"
 MAX_POOL_NODES = 1000  # AKS: at most 1000 nodes per VMSS node pool (quotas-skus-regions.md)
 # Namespaces that exist in every cluster: this program creates and deletes its namespaces,
@@ -96,10 +98,7 @@ _IMAGE_PATTERN = (
 
 def _image_name_length(reference: str) -> str:
     # distribution/reference: NameTotalLengthMax = 255, the name without its tag or digest.
-    name = reference.split("@", 1)[0]
-    if ":" in name.rsplit("/", 1)[-1]:
-        name = name.rsplit(":", 1)[0]
-    if len(name) > 255:
+    if len(name := repository(reference)) > 255:
         raise ValueError(f"an image name of at most 255 characters (distribution/reference), not {len(name)}")
     return reference
 

@@ -42,9 +42,8 @@ class PoolNeed:
 
 @dataclass(frozen=True)
 class Demand:
-    """What the run asks of the region, as the plan builds it from the config: the pools it
-    adds, whether each needs a node for the proof Job (mnistJob.enabled), and the System pool
-    of the cluster it creates (None in an existing cluster)."""
+    """What the run asks of the region: the pools it adds, whether each needs a node for the proof
+    Job (mnistJob.enabled), and the System pool of the cluster it creates (None in an existing one)."""
 
     pools: Pools
     job_enabled: bool
@@ -56,22 +55,15 @@ class Demand:
 
 def retired_sizes(pools: Pools, stack: str, grouped: frozenset[str] = frozenset()) -> list[Problem]:
     """A retired size of a pool outside any group (a group's pool is dropped: group_capacity)."""
-    problems = []
-    for pool in pools.new:
-        if pool.name in grouped:
-            continue
-        retired = gpu_sizes.retirement(pool.vm_size)
-        if retired is None:
-            continue
-        key = pools.key(pool)
-        problems.append(
-            Problem(
-                f"{key}.vmSize {retired.name} ({retired.gpu_model}) was retired by Azure on "
-                f"{retired.retired.isoformat() if retired.retired else '?'} and AKS refuses it; pick a current size: "
-                f"`{set_size_command(retired.replacement or 'Standard_NC4as_T4_v3', stack, key)}`"
-            )
+    retired = [(pool, size) for pool in pools.new if pool.name not in grouped and (size := gpu_sizes.retirement(pool.vm_size))]
+    return [
+        Problem(
+            f"{pools.key(pool)}.vmSize {size.name} ({size.gpu_model}) was retired by Azure on "
+            f"{size.retired.isoformat() if size.retired else '?'} and AKS refuses it; pick a current size: "
+            f"`{set_size_command(size.replacement or 'Standard_NC4as_T4_v3', stack, pools.key(pool))}`"
         )
-    return problems
+        for pool, size in retired
+    ]
 
 
 def set_size_command(size: str, stack: str, key: str = f"{NAMESPACE}:gpuPool") -> str:
@@ -140,9 +132,7 @@ def offer(need: PoolNeed, facts: Facts, location: str) -> list[Problem]:
 
 
 def quota(needs: list[PoolNeed], facts: Facts, location: str, alternative: Callable[[PoolNeed], str]) -> list[Problem]:
-    """Each quota the pools draw on, against its free vCPUs: the size's family and the
-    regional total, or for a Spot pool the regional Spot quota instead of both
-    (azure-aks-docs articles/aks/spot-node-pool.md)."""
+    """Each quota the pools draw on (quota_names), against its free vCPUs."""
     demands: dict[str, list[tuple[PoolNeed, int]]] = {}
     for need in needs:
         vcpus = facts.skus[need.vm_size].vcpus
@@ -192,28 +182,25 @@ def drawn(needs: list[PoolNeed], facts: Facts) -> dict[str, int]:
     """The vCPUs of each quota that `needs` start with, where Azure offers their sizes."""
     total: dict[str, int] = {}
     for need in needs:
-        sku = facts.skus.get(need.vm_size)
-        if sku is None or sku.restriction:
-            continue
-        for name in quota_names(sku, need.spot):
-            total[name] = total.get(name, 0) + need.nodes * sku.vcpus
+        if (sku := facts.skus.get(need.vm_size)) is not None and not sku.restriction:
+            for name in quota_names(sku, need.spot):
+                total[name] = total.get(name, 0) + need.nodes * sku.vcpus
     return total
 
 
 def suggestion(need: PoolNeed, facts: Facts, location: str, stack: str) -> str:
     """A current catalog size with the same or a newer GPU, offered here, with room in its
     quotas for this pool's start: the one with the fewest vCPUs."""
-    fits = []
-    for size in gpu_sizes.alternatives(need.vm_size):
-        sku = facts.skus.get(size.name)
-        if sku is None or sku.restriction:
-            continue
-        needed = need.nodes * sku.vcpus
-        if all(q in facts.usages and facts.usages[q].free >= needed for q in quota_names(sku, need.spot)):
-            fits.append((sku.vcpus, size))
+    fits = [
+        (sku.vcpus, size.name, size)
+        for size in gpu_sizes.alternatives(need.vm_size)
+        if (sku := facts.skus.get(size.name)) is not None
+        and not sku.restriction
+        and all(q in facts.usages and facts.usages[q].free >= need.nodes * sku.vcpus for q in quota_names(sku, need.spot))
+    ]
     if not fits:
         return ""
-    _, size = min(fits, key=lambda f: (f[0], f[1].name))
+    size = min(fits, key=lambda f: f[:2])[2]
     return (
         f", or use {size.name} ({size.gpu_model}, offered in {location} with free quota): `{set_size_command(size.name, stack, need.key)}`"
     )

@@ -1,25 +1,18 @@
 """What Azure says about a subscription in a region: the VM sizes it offers, its vCPU quotas
-and usage, and the nodes a deployed stack already runs. Preflight checks these facts.
-
-Two sources, one shape. Both give the REST API's objects (ResourceSku, Usage), so one parser
-reads them:
-  - files: the az CLI's JSON, `az vm list-skus --location <loc> --resource-type
-    virtualMachines --all --output json` and `az vm list-usage --location <loc> --output json`;
-  - live: the Azure SDK for Python with the live reader's credential (components/seam/
-    compute.py; azure-mgmt-compute's ResourceSkus and Usage lists),
-    each model turned back into its REST shape (`as_dict()`).
-REST shapes: Azure/azure-rest-api-specs specification/compute/resource-manager/
-Microsoft.Compute/Skus (ResourceSku, ResourceSkuCapabilities, ResourceSkuRestrictions) and
-ComputeRP (Usage, UsageName).
-"""
+and usage, and the nodes a deployed stack already runs. Two sources give the REST API's objects
+(ResourceSku, Usage; Azure/azure-rest-api-specs Microsoft.Compute Skus and ComputeRP), so one
+parser reads them: the az CLI's saved JSON (`az vm list-skus --location <loc> --resource-type
+virtualMachines --all`, `az vm list-usage --location <loc>`) and the Azure SDK's models turned
+back into their REST shape (compute.py, `as_dict()`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from components.config.values import NAMESPACE
 from components.seam import saved_files
 
 # Quota names for the regional totals (Usage.name.value).
@@ -61,9 +54,6 @@ class Facts:
     usages: dict[str, Usage]
     #: Nodes the stack's pools already run: pool name -> (VM size, node count).
     existing_pools: dict[str, tuple[str, int]] = field(default_factory=dict)
-
-
-# --------------------------------------------------------------------------- REST shapes
 
 
 def parse_skus(items: Iterable[dict[str, Any]], location: str) -> dict[str, Sku]:
@@ -158,18 +148,14 @@ SKUS_HOLD = "the JSON list `az vm list-skus --location <loc> --resource-type vir
 USAGE_HOLD = "the JSON list `az vm list-usage --location <loc> --output json` prints"
 
 
-def from_files(
-    skus_file: Path,
-    usage_file: Path,
-    location: str,
-    skus_key: str = "aks-gpu:preflight.skusFile",
-    usage_key: str = "aks-gpu:preflight.usageFile",
-) -> Facts:
+def _saved(key: str, path: Path, holds: str, bad: Callable[[dict[str, Any]], str | None]) -> list[dict[str, Any]]:
+    return saved_files.check_items(key, path, saved_files.read_json(key, path, holds), holds, bad)
+
+
+def from_files(skus_file: Path, usage_file: Path, location: str) -> Facts:
     """The saved az CLI answers; a file that is not such a list is one line naming its key."""
-    skus = saved_files.check_items(skus_key, skus_file, saved_files.read_json(skus_key, skus_file, SKUS_HOLD), SKUS_HOLD, sku_problem)
-    usages = saved_files.check_items(
-        usage_key, usage_file, saved_files.read_json(usage_key, usage_file, USAGE_HOLD), USAGE_HOLD, usage_problem
-    )
+    skus = _saved(f"{NAMESPACE}:preflight.skusFile", skus_file, SKUS_HOLD, sku_problem)
+    usages = _saved(f"{NAMESPACE}:preflight.usageFile", usage_file, USAGE_HOLD, usage_problem)
     return Facts(source=f"files {skus_file.name}, {usage_file.name}", skus=parse_skus(skus, location), usages=parse_usages(usages))
 
 
