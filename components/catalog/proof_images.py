@@ -1,14 +1,8 @@
-"""The images the MNIST proof runs in, and which GPUs each can run on.
-
-A CUDA program runs on a GPU when it carries machine code (a cubin) for the GPU's
-architecture, or PTX the driver compiles for it when it loads. A cubin built for compute
-capability X.y runs on X.z for any z >= y, and on nothing of another major version (NVIDIA's
-CUDA C++ Programming Guide, "Binary Compatibility").
-
-And it runs on a node when it has a build for the node's CPU: a node pulls the image's
-platform for its own architecture, and an image with none for it fails to pull ("no match for
-platform in manifest", containerd), so its pod waits in ImagePullBackOff.
-"""
+"""The images the MNIST proof runs in, and which GPUs each can run on. A CUDA program runs on a
+GPU when it carries a cubin for the GPU's architecture (one built for compute capability X.y runs
+on X.z for any z >= y, and on nothing of another major version: NVIDIA's CUDA C++ Programming
+Guide, "Binary Compatibility"), or PTX the driver compiles. And on a node when it has a build for
+the node's CPU: an image with none fails to pull ("no match for platform in manifest", containerd)."""
 
 from __future__ import annotations
 
@@ -38,8 +32,8 @@ class ProofImage:
 
     @property
     def disk_gb(self) -> int | None:
-        """The node disk its pull takes: the layers as downloaded, which containerd keeps in
-        its content store unless its CRI `discard_unpacked_layers` is set, and their files."""
+        """The node disk its pull takes: the layers as downloaded, which containerd keeps unless
+        its CRI `discard_unpacked_layers` is set, and their files."""
         return None if self.download_gb is None or self.unpacked_gb is None else self.download_gb + self.unpacked_gb
 
     @property
@@ -48,7 +42,6 @@ class ProofImage:
         return self.reference.split("@", 1)[1] if "@" in self.reference else None
 
     def builds_for(self, arch: str) -> bool:
-        """Whether a node of CPU architecture `arch` (`kubernetes.io/arch`: amd64, arm64) can pull it."""
         return f"linux/{arch}" in self.platforms
 
     @property
@@ -116,8 +109,7 @@ def repository(image: str) -> str:
 
 def known(image: str) -> ProofImage | None:
     """What this program knows of an image, by its repository or by its digest (a copy in the
-    team's own registry has the same digest: `az acr import` copies the manifest as it is);
-    None for another image."""
+    team's own registry has the same digest: `az acr import` copies the manifest as it is)."""
     digest = image.split("@", 1)[1] if "@" in image else None
     return next((i for i in KNOWN if repository(image) == i.repository or (digest is not None and digest == i.digest)), None)
 

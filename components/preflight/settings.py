@@ -1,6 +1,5 @@
-"""Checks against Azure before anything is created (`preflight`): how strict they are, and the
-saved answers of Azure (SKUs, usage, prices, the existing cluster) and the stack's saved state
-a stack may name instead of live calls."""
+"""Checks against Azure before anything is created (`preflight`): how strict they are, and the saved
+answers of Azure and the stack's saved state a stack may name instead of live calls."""
 
 from __future__ import annotations
 
