@@ -6,7 +6,10 @@ the node's CPU: an image with none fails to pull ("no match for platform in mani
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from components.catalog.gpus import capability_text
 
@@ -60,33 +63,14 @@ class ProofImage:
         return " ".join(f"sm_{major}{minor}" for major, minor in self.cubins)
 
 
-# PyTorch's official CUDA 12.8 runtime image, pinned by the digest public Dockerfiles pin. Its
-# kernels (sm_70 to sm_120, no PTX), the driver it needs (570.26+), its one platform
-# (linux/amd64: no Grace node can pull it) and its measured size, each with its source:
-# docs/design/guide-and-azure.md "The proof Job", docs/proof.md "Pulling the image".
-PYTORCH = ProofImage(
-    repository="pytorch/pytorch",
-    reference="pytorch/pytorch:2.9.1-cuda12.8-cudnn9-runtime@sha256:7b324d212a4450795b49edba9949b7cdc72429148a64e974334bfe5774d51385",
-    says="PyTorch 2.9.1 on CUDA 12.8",
-    newest_known=(12, 0),
-    driver_branch=570,
-    cubins=((7, 0), (7, 5), (8, 0), (8, 6), (9, 0), (10, 0), (12, 0)),
-    platforms=("linux/amd64",),
-    download_gb=4,
-    unpacked_gb=7,
-)
+def _image(fields: dict[str, Any]) -> ProofImage:
+    """One image of proof_images.json (its facts and their sources)."""
+    lists = {"newest_known": tuple, "platforms": tuple, "cubins": lambda c: tuple(map(tuple, c))}
+    return ProofImage(**{name: lists.get(name, lambda v: v)(value) for name, value in fields.items() if name != "about"})
 
-# The guide's image: TensorFlow 1.4 on CUDA 8, which knows GPUs up to compute capability 6.2
-# (not Volta or later), built for linux/amd64 alone; the public reports of it failing on
-# today's GPUs: docs/design/guide-and-azure.md "The proof Job".
-GUIDE = ProofImage(
-    repository="mcr.microsoft.com/azuredocs/samples-tf-mnist-demo",
-    reference="mcr.microsoft.com/azuredocs/samples-tf-mnist-demo:gpu",
-    says="TensorFlow 1.4 on CUDA 8 (2017)",
-    newest_known=(6, 2),
-    driver_branch=375,
-    platforms=("linux/amd64",),
-)
+
+_TABLE = json.loads((Path(__file__).parent / "proof_images.json").read_text(encoding="utf-8"))
+PYTORCH, GUIDE = _image(_TABLE["PYTORCH"]), _image(_TABLE["GUIDE"])
 
 # What to run on Arm64 (Grace) nodes: NVIDIA's NGC PyTorch container publishes its tags for
 # linux/amd64 and linux/arm64 (public Dockerfiles build `FROM --platform=linux/arm64

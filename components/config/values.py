@@ -5,6 +5,7 @@ images, sizes, subnets, ranges and lists, each with what a one-line error says i
 from __future__ import annotations
 
 import ipaddress
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, ConfigDict, Field
@@ -27,11 +28,11 @@ MODEL = ConfigDict(strict=True, extra="forbid", alias_generator=to_camel, popula
 ALLOWED_KEYWORD = "x-allowed"
 
 
+@dataclass(frozen=True)
 class Allowed:
     """What a one-line error says is allowed, attached to a type: `Annotated[str, ..., Allowed("...")]`."""
 
-    def __init__(self, text: str) -> None:
-        self.text = text
+    text: str
 
     def __get_pydantic_json_schema__(self, core_schema: Any, handler: Any) -> Any:
         # The same words in the stack schema, as an annotation keyword (JSON Schema 2020-12

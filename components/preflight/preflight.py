@@ -22,17 +22,14 @@ from components.cost.settings import BudgetConfig
 from components.errors import PreflightError, error_line, escaped
 from components.ownership.stack_state import NOT_READ, StackState
 from components.pools import group_capacity, node_provisioning, pool_modes, pool_network
-from components.pools.group_capacity import GroupDecision, GroupPool
 from components.pools.groups import GpuGroups
 from components.pools.managed_pool_checks import feature_registration, host_problem, managed_pool_sign_in
 from components.pools.pool_network import PoolNetwork
 from components.pools.settings import Pools
 from components.preflight import capacity, permissions
-from components.preflight.capacity import Demand, retired_sizes
 from components.preflight.settings import PreflightConfig
 from components.problem import Problem
 from components.seam import azure_facts
-from components.seam.azure_facts import Facts
 from components.seam.reader import AzureReader, NotRead, RunningPool, read_errors
 from components.stack import StackConfig
 
@@ -49,7 +46,7 @@ class Checked:
     #: The cluster's region: the config's, or an existing cluster's as read.
     region: str | None
     #: Each capacity group as Azure's facts stand for it: the pools it drops (group_capacity).
-    groups: tuple[GroupDecision, ...] = ()
+    groups: tuple[group_capacity.GroupDecision, ...] = ()
 
     @property
     def dropped(self) -> frozenset[str]:
@@ -91,16 +88,16 @@ def run(
     system_pool = cfg.system_pool if cfg.existing_cluster is None else None
     grouped = frozenset(name for names in cfg.gpu_groups.groups.values() for name in names)
     runs = running | frozenset(facts.existing_pools if facts else ())
-    groups = capacity_groups(cfg.gpu_groups, Demand(given, cfg.mnist_job.enabled, system_pool), facts, region, runs)
+    groups = capacity_groups(cfg.gpu_groups, capacity.Demand(given, cfg.mnist_job.enabled, system_pool), facts, region, runs)
     kept = given.without(frozenset(f.pool for g in groups for f in g.dropped))
     problems += [
         *(Problem(p) for p in pool_network.problems(list(networks))),
         *(p for p in in_cluster if not p.always),
         *(p for g in groups for p in g.problems()),
-        *retired_sizes(kept, stack, grouped),
+        *capacity.retired_sizes(kept, stack, grouped),
         *feature_registration(given, reader),
         *managed_pool_sign_in(given, reader),
-        *(capacity.capacity(Demand(kept, cfg.mnist_job.enabled, system_pool, grouped), facts, stack, region) if facts else []),
+        *(capacity.capacity(capacity.Demand(kept, cfg.mnist_job.enabled, system_pool, grouped), facts, stack, region) if facts else []),
         *permission_problems,
     ]
     blocking = [p.message for p in problems if p.blocking]
@@ -131,7 +128,9 @@ def _existing_cluster(
     return problems, found.node_resource_group, pools_of_stack(found, stack, state.pools())
 
 
-def capacity_groups(groups: GpuGroups, demand: Demand, facts: Facts | None, region: str, running: frozenset[str]) -> list[GroupDecision]:
+def capacity_groups(
+    groups: GpuGroups, demand: capacity.Demand, facts: azure_facts.Facts | None, region: str, running: frozenset[str]
+) -> list[group_capacity.GroupDecision]:
     """Each capacity group's sizes held to one node beside what the rest of the run (`demand`)
     starts: its pools outside any group, a created cluster's System pool
     (components/pools/group_capacity.py). `running`: the pools that run already."""
@@ -145,7 +144,7 @@ def capacity_groups(groups: GpuGroups, demand: Demand, facts: Facts | None, regi
         group_capacity.decide(
             group,
             groups.key(group),
-            [GroupPool(name, by_name[name].vm_size, by_name[name].spot) for name in names if name in by_name],
+            [group_capacity.GroupPool(name, by_name[name].vm_size, by_name[name].spot) for name in names if name in by_name],
             running,
             facts,
             region,
@@ -195,7 +194,7 @@ def pool_switches(
 
 def load_facts(
     pf: PreflightConfig, reader: AzureReader, location: str, node_group: str, subscription: Subscription
-) -> tuple[Facts | None, list[str]]:
+) -> tuple[azure_facts.Facts | None, list[str]]:
     """Files when given (preflight.skusFile, usageFile); otherwise what the reader reads."""
     if pf.skus_file and pf.usage_file:
         return azure_facts.from_files(Path(pf.skus_file), Path(pf.usage_file), location), []
