@@ -64,17 +64,14 @@ def parse_skus(items: Iterable[dict[str, Any]], location: str) -> dict[str, Sku]
         if location.lower() not in [loc.lower() for loc in item.get("locations") or []]:
             continue
         capabilities = {c["name"]: c["value"] for c in item.get("capabilities") or []}
-        restriction: str | None = None
-        for r in item.get("restrictions") or []:
-            if r.get("type") == "Location":
-                restriction = r.get("reasonCode") or "restricted"
+        restrictions = [r.get("reasonCode") or "restricted" for r in item.get("restrictions") or [] if r.get("type") == "Location"]
         skus[item["name"]] = Sku(
             name=item["name"],
             family=item.get("family") or "",
             vcpus=int(capabilities.get("vCPUs", 0)),
             gpus=int(capabilities["GPUs"]) if "GPUs" in capabilities else None,
             generations=tuple(g.strip() for g in capabilities.get("HyperVGenerations", "").split(",") if g.strip()),
-            restriction=restriction,
+            restriction=restrictions[-1] if restrictions else None,
         )
     return skus
 
@@ -87,11 +84,6 @@ def parse_usages(items: Iterable[dict[str, Any]]) -> dict[str, Usage]:
         display = (name.get("localizedValue") if isinstance(name, dict) else None) or item.get("localName") or value
         usages[str(value)] = Usage(name=str(value), display=str(display), current=int(item["currentValue"]), limit=int(item["limit"]))
     return usages
-
-
-def _whole(value: Any) -> bool:
-    """A capability's value as the list gives numbers: a string of digits ("4")."""
-    return isinstance(value, str) and value.strip().isdigit()
 
 
 # What `parse_skus` reads of an item, and of its parts (the REST shapes: ResourceSku,
@@ -110,15 +102,13 @@ RESTRICTION_INFO_MEMBERS = {"zones": saved_files.STRINGS, "locations": saved_fil
 
 def sku_problem(item: dict[str, Any]) -> str | None:
     """What in one saved `az vm list-skus` item `parse_skus` could not read, or None."""
-    absent = saved_files.missing(item, ("name", "resourceType", "locations"))
-    if absent:
-        return absent
-    if problem := saved_files.typed(item, SKU_MEMBERS):
+    if problem := saved_files.missing(item, ("name", "resourceType", "locations")) or saved_files.typed(item, SKU_MEMBERS):
         return problem
     for index, capability in enumerate(item.get("capabilities") or []):
         if not isinstance(capability.get("name"), str) or not isinstance(capability.get("value"), str):
             return f"capabilities[{index}] is not an object with a string name and value"
-        if capability["name"] in ("vCPUs", "GPUs") and not _whole(capability["value"]):
+        # The list gives numbers as strings of digits ("4").
+        if capability["name"] in ("vCPUs", "GPUs") and not capability["value"].strip().isdigit():
             return f"capability {capability['name']} is {capability['value']!r}, not a whole number"
     for index, restriction in enumerate(item.get("restrictions") or []):
         problem = saved_files.typed(restriction, RESTRICTION_MEMBERS) or saved_files.typed(
