@@ -6,7 +6,6 @@ after the cluster was created."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from components.catalog import gpu_sizes
@@ -95,7 +94,7 @@ def capacity(demand: Demand, facts: Facts, stack: str, location: str) -> list[Pr
     needs = pool_needs(demand, facts)
     problems = [p for need in needs for p in offer(need, facts, location)]
     offered = [n for n in needs if n.vm_size in facts.skus and not facts.skus[n.vm_size].restriction]
-    problems += quota(offered, facts, location, lambda need: suggestion(need, facts, location, stack))
+    problems += quota(offered, facts, location, stack)
     return problems
 
 
@@ -131,45 +130,40 @@ def offer(need: PoolNeed, facts: Facts, location: str) -> list[Problem]:
     return problems
 
 
-def quota(needs: list[PoolNeed], facts: Facts, location: str, alternative: Callable[[PoolNeed], str]) -> list[Problem]:
+def quota(needs: list[PoolNeed], facts: Facts, location: str, stack: str) -> list[Problem]:
     """Each quota the pools draw on (quota_names), against its free vCPUs."""
     demands: dict[str, list[tuple[PoolNeed, int]]] = {}
     for need in needs:
-        vcpus = facts.skus[need.vm_size].vcpus
         for name in quota_names(facts.skus[need.vm_size], need.spot):
-            demands.setdefault(name, []).append((need, vcpus))
-    problems = []
-    for name, users in demands.items():
-        usage = facts.usages.get(name)
-        if usage is None:
-            problems.append(
-                Problem(
-                    f"{users[0][0].key}.vmSize {users[0][0].vm_size}: no quota named {name} in {location} ({facts.source}); not checked",
-                    False,
-                )
-            )
-            continue
-        start = sum(n.nodes * v for n, v in users)
-        most = sum(n.max_nodes * v for n, v in users)
-        pools = ", ".join(f"{n.key}.vmSize {n.vm_size} ({n.nodes} x {v} vCPUs)" for n, v in users)
-        numbers = f"'{usage.display}' ({usage.name}) in {location}: {usage.current} in use, limit {usage.limit}"
-        fix = QUOTA_FIX.format(location=location, display=usage.display)
-        gpu_users = [n for n, _ in users if n.gpu]
-        if start > usage.free:
-            extra = alternative(gpu_users[0]) if gpu_users else ""
-            problems.append(Problem(f"{pools} need{'s' if len(users) == 1 else ''} {start} vCPUs of {numbers}; {fix}{extra}"))
-        elif most > usage.free:
-            problems.append(Problem(f"{pools} may grow to {most} vCPUs of {numbers}: the autoscaler would stall; {fix}", False))
-        elif (upgrading := sum((n.max_nodes + n.surge) * v for n, v in users)) > usage.free:
-            surging = ", ".join(f"{n.key}.upgradeSettings.maxSurge ({n.surge} node(s))" for n, _ in users if n.surge)
-            problems.append(
-                Problem(
-                    f"{surging}: an upgrade adds {upgrading - most} vCPUs to {most} of {numbers}; AKS's upgrades would fail with "
-                    f"QuotaExceeded; {fix}, or leave maxSurge unset (0: one node down at a time, no extra quota)",
-                    False,
-                )
-            )
-    return problems
+            demands.setdefault(name, []).append((need, facts.skus[need.vm_size].vcpus))
+    return [problem for name, users in demands.items() if (problem := _quota(name, users, facts, location, stack))]
+
+
+def _quota(name: str, users: list[tuple[PoolNeed, int]], facts: Facts, location: str, stack: str) -> Problem | None:
+    """One quota against the vCPUs its pools start with, may grow to, and take while AKS upgrades them."""
+    usage, first = facts.usages.get(name), users[0][0]
+    if usage is None:
+        return Problem(f"{first.key}.vmSize {first.vm_size}: no quota named {name} in {location} ({facts.source}); not checked", False)
+    start = sum(n.nodes * v for n, v in users)
+    most = sum(n.max_nodes * v for n, v in users)
+    upgrading = sum((n.max_nodes + n.surge) * v for n, v in users)
+    pools = ", ".join(f"{n.key}.vmSize {n.vm_size} ({n.nodes} x {v} vCPUs)" for n, v in users)
+    numbers = f"'{usage.display}' ({usage.name}) in {location}: {usage.current} in use, limit {usage.limit}"
+    fix = QUOTA_FIX.format(location=location, display=usage.display)
+    if start > usage.free:
+        gpu = next((n for n, _ in users if n.gpu), None)
+        extra = suggestion(gpu, facts, location, stack) if gpu else ""
+        return Problem(f"{pools} need{'s' if len(users) == 1 else ''} {start} vCPUs of {numbers}; {fix}{extra}")
+    if most > usage.free:
+        return Problem(f"{pools} may grow to {most} vCPUs of {numbers}: the autoscaler would stall; {fix}", False)
+    if upgrading > usage.free:
+        surging = ", ".join(f"{n.key}.upgradeSettings.maxSurge ({n.surge} node(s))" for n, _ in users if n.surge)
+        return Problem(
+            f"{surging}: an upgrade adds {upgrading - most} vCPUs to {most} of {numbers}; AKS's upgrades would fail with "
+            f"QuotaExceeded; {fix}, or leave maxSurge unset (0: one node down at a time, no extra quota)",
+            False,
+        )
+    return None
 
 
 def quota_names(sku: Sku, spot: bool) -> list[str]:
