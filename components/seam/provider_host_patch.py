@@ -29,17 +29,12 @@ SDK_RANGE = ((3, 260), (3, 272))
 class _OneLineTraceback:
     """The host's `traceback` module, but `format_exc` of a `pulumi.RunError` is its message alone."""
 
-    def __init__(self, real: ModuleType) -> None:
-        self._real = real
-
     def __getattr__(self, name: str) -> Any:
-        return getattr(self._real, name)
+        return getattr(traceback, name)
 
     def format_exc(self, *args: Any, **kwargs: Any) -> str:
         error = sys.exc_info()[1]
-        if isinstance(error, pulumi.RunError):
-            return str(error)
-        return self._real.format_exc(*args, **kwargs)
+        return str(error) if isinstance(error, pulumi.RunError) else traceback.format_exc(*args, **kwargs)
 
 
 def send_one_line(main: ModuleType | None = None) -> bool:
@@ -49,13 +44,9 @@ def send_one_line(main: ModuleType | None = None) -> bool:
     spec = getattr(host, "__spec__", None)
     if host is None or getattr(spec, "name", None) != HOST_MODULE or not hasattr(host, "_abort_with_traceback"):
         return False
-    formatter = getattr(host, "traceback", None)
-    if isinstance(formatter, _OneLineTraceback):
-        return True
-    if formatter is not traceback:  # a host of another shape: leave it be
-        return False
-    host.traceback = _OneLineTraceback(traceback)  # type: ignore[attr-defined]
-    return True
+    if getattr(host, "traceback", None) is traceback:  # a host of another shape is left be
+        host.traceback = _OneLineTraceback()  # type: ignore[attr-defined]
+    return isinstance(getattr(host, "traceback", None), _OneLineTraceback)
 
 
 def sdk_range() -> str:
