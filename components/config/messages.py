@@ -112,9 +112,6 @@ def did_you_mean(word: str, allowed: list[str], cutoff: float = 0.6) -> str:
     return f" (did you mean {close[0]}?)" if close else ""
 
 
-# --------------------------------------------------------------------------- structured keys
-
-
 def members(cls: Any) -> list[str]:
     """A structured key's members, as the stack files spell them."""
     return [to_camel(f.name) for f in dataclasses.fields(cls)]

@@ -43,9 +43,9 @@ class Allowed:
         return schema
 
 
-def pattern(regex: str, allowed: str, description: str = "") -> Any:
+def pattern(regex: str, allowed: str) -> Any:
     """A string matching `regex`."""
-    return Annotated[str, Field(pattern=regex, description=description or None), Allowed(allowed)]
+    return Annotated[str, Field(pattern=regex), Allowed(allowed)]
 
 
 def whole_number(low: int, high: int) -> Any:

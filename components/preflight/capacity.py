@@ -58,7 +58,7 @@ def retired_sizes(pools: Pools, stack: str, grouped: frozenset[str] = frozenset(
     return [
         Problem(
             f"{pools.key(pool)}.vmSize {size.name} ({size.gpu_model}) was retired by Azure on "
-            f"{size.retired.isoformat() if size.retired else '?'} and AKS refuses it; pick a current size: "
+            f"{size.retired} and AKS refuses it; pick a current size: "
             f"`{set_size_command(size.replacement or 'Standard_NC4as_T4_v3', stack, pools.key(pool))}`"
         )
         for pool, size in retired
