@@ -80,11 +80,16 @@ def run(
     certain = never_two_plugins([p for p in in_cluster if p.always], dry_run)
     if mode == "off":
         return Checked(certain, region)
-    problems, node_group, own_pools = _existing_cluster(cfg, given, found, stack, state, reader)
-    facts, notes = load_facts(cfg.preflight, reader, region, node_group or _node_group(cfg, region), subscription)
-    if facts is not None and own_pools:
-        facts = dataclasses.replace(facts, existing_pools={**facts.existing_pools, **own_pools})
-    permission_problems, permission_notes = _permissions(cfg, reader, subscription)
+    problems: list[Problem] = []
+    if found is not None and cfg.existing_cluster is not None:  # always, where a cluster was read (components/plan.py)
+        problems += check_existing_cluster(cfg.existing_cluster, given, cfg.gpu_operator, found, stack, state)
+        problems += node_provisioning.check(given, cfg.gpu_groups, found, reader)
+    default_group = azure_facts.node_resource_group(cfg.resource_group_name, cfg.cluster_name, region)
+    facts, notes = load_facts(cfg.preflight, reader, region, (found and found.node_resource_group) or default_group, subscription)
+    if facts is not None and found is not None:  # the pools this stack runs in the cluster already
+        facts = dataclasses.replace(facts, existing_pools={**facts.existing_pools, **pools_of_stack(found, stack, state.pools())})
+    access = None if cfg.existing_cluster else cfg.access
+    permission_problems, permission_notes = _permissions(cfg.cost.budget, access, cfg.resource_group_name, reader, subscription)
     system_pool = cfg.system_pool if cfg.existing_cluster is None else None
     grouped = frozenset(name for names in cfg.gpu_groups.groups.values() for name in names)
     runs = running | frozenset(facts.existing_pools if facts else ())
@@ -100,32 +105,18 @@ def run(
         *(capacity.capacity(capacity.Demand(kept, cfg.mnist_job.enabled, system_pool, grouped), facts, stack, region) if facts else []),
         *permission_problems,
     ]
-    blocking = [p.message for p in problems if p.blocking]
-    if blocking and not dry_run and mode == "enforce":
-        raise PreflightError(
-            f"preflight: Azure would refuse this deployment ({len(blocking)} problem(s); nothing was created; "
-            f"set {NAMESPACE}:preflight.mode to warn to deploy anyway):\n" + "\n".join(f"- {escaped(m)}" for m in blocking)
-        )
+    _stop_if_enforced([p.message for p in problems if p.blocking], dry_run, mode)
     stops = " (a deployment stops here)" if mode == "enforce" else ""
     said = [p.message + (stops if p.blocking else "") for p in problems]
     return Checked([*certain, *notes, *permission_notes, *said], region, tuple(groups))
 
 
-def _node_group(cfg: StackConfig, region: str) -> str:
-    return azure_facts.node_resource_group(cfg.resource_group_name, cfg.cluster_name, region)
-
-
-def _existing_cluster(
-    cfg: StackConfig, given: Pools, found: ClusterFacts | None, stack: str, state: StackState, reader: AzureReader
-) -> tuple[list[Problem], str | None, dict[str, tuple[str, int]]]:
-    """An existing cluster's checks, its node resource group and the pools the stack runs in it."""
-    if found is None:
-        return [], None, {}
-    problems: list[Problem] = []
-    if cfg.existing_cluster is not None:  # always, where a cluster was read (components/plan.py)
-        problems += check_existing_cluster(cfg.existing_cluster, given, cfg.gpu_operator, found, stack, state)
-        problems += node_provisioning.check(given, cfg.gpu_groups, found, reader)
-    return problems, found.node_resource_group, pools_of_stack(found, stack, state.pools())
+def _stop_if_enforced(blocking: list[str], dry_run: bool, mode: str) -> None:
+    if blocking and not dry_run and mode == "enforce":
+        raise PreflightError(
+            f"preflight: Azure would refuse this deployment ({len(blocking)} problem(s); nothing was created; "
+            f"set {NAMESPACE}:preflight.mode to warn to deploy anyway):\n" + "\n".join(f"- {escaped(m)}" for m in blocking)
+        )
 
 
 def capacity_groups(
@@ -214,13 +205,15 @@ def _unless_unread(unchecked: str, read: Callable[[], T], hint: str = "") -> tup
         return None, [f"preflight: {unchecked}: {error_line(error)}"]
 
 
-def _permissions(cfg: StackConfig, reader: AzureReader, subscription: Subscription) -> tuple[list[Problem], list[str]]:
+def _permissions(
+    budget: BudgetConfig | None, created: AccessConfig | None, resource_group: str, reader: AzureReader, subscription: Subscription
+) -> tuple[list[Problem], list[str]]:
     """The budget's permission and the destroy's, read once at the subscription's scope."""
     at_subscription = functools.cache(lambda: reader.permissions(subscription()))
-    budget = budget_permission(cfg.cost.budget, subscription, at_subscription)
-    needs = destroy_needs(cfg.cost.budget is not None, None if cfg.existing_cluster else cfg.access)
-    destroy = destroy_permission(needs, cfg.resource_group_name, reader, at_subscription, subscription)
-    return budget[0] + destroy[0], budget[1] + destroy[1]
+    budget_said = budget_permission(budget, subscription, at_subscription)
+    needs = destroy_needs(budget is not None, created)
+    destroy_said = destroy_permission(needs, resource_group, reader, at_subscription, subscription)
+    return budget_said[0] + destroy_said[0], budget_said[1] + destroy_said[1]
 
 
 Permissions = Callable[[], list[dict[str, Any]]]
