@@ -1,6 +1,5 @@
-"""The program's errors. Each is a `pulumi.RunError`: the Pulumi CLI prints its one-line
-message without a stack trace, and since every check runs before any resource is
-registered, nothing is left half-created."""
+"""The program's errors, each a `pulumi.RunError`: the Pulumi CLI prints its one-line message
+without a stack trace; every check runs before any resource is registered."""
 
 from __future__ import annotations
 
@@ -23,8 +22,7 @@ UNSAFE = frozenset(("Cc", "Cf", "Zl", "Zp", "Cs"))
 
 
 def escaped(text: str, keep: str = "") -> str:
-    """`text` with every UNSAFE character but those in `keep` written as Python writes it
-    (\\x00, \\n, \\u202e, \\ud800): one readable line that any terminal and encoder takes. Linear."""
+    """`text` with every UNSAFE character but those in `keep` written as Python writes it (\\x00, \\n)."""
     if text.isprintable() and text.isascii():
         return text
     return "".join(c if c in keep or unicodedata.category(c) not in UNSAFE else repr(c)[1:-1] for c in text)
@@ -35,8 +33,7 @@ ITEM = "\n- "
 
 
 def escaped_lines(text: str) -> str:
-    """A message escaped, each of its listed items (ITEM) on a line of its own; a line break
-    anywhere else (a value's) is escaped with the rest."""
+    """A message escaped, each of its listed items (ITEM) on a line of its own."""
     return ITEM.join(escaped(part) for part in text.split(ITEM))
 
 
@@ -47,9 +44,8 @@ def cut(text: str) -> str:
 
 
 def cut_words(message: str) -> str:
-    """Every run of more than LONGEST characters without a space, quote, bracket, comma, colon or
-    semicolon in `message`, cut: the backstop for a value quoted without `cut` (a key path, a
-    list of Azure's names), which keeps the punctuation around it."""
+    """Every run of more than LONGEST characters without a space or punctuation in `message`, cut:
+    the backstop for a value quoted without `cut`."""
     return re.sub(rf"[^\s'\"()\[\]{{}},;:]{{{LONGEST + 1},}}", lambda found: cut(found.group()), message)
 
 
@@ -58,8 +54,7 @@ SAID = 300
 
 
 def one_line(text: object, longest: int | None = SAID) -> str:
-    """`text` (an error, what a tool printed) on one line, its first `longest` characters (all
-    of it with None)."""
+    """`text` (an error, what a tool printed) on one line, its first `longest` characters (None: all)."""
     said = escaped(" ".join(str(text).split()))
     return said if longest is None else said[:longest]
 
@@ -79,7 +74,7 @@ class OneLine(pulumi.RunError):
 
 
 class ConfigError(OneLine):
-    """A configuration value that cannot work. The message is one line."""
+    """A configuration value that cannot work."""
 
 
 class PreflightError(OneLine):
@@ -95,14 +90,12 @@ class AzureReadError(OneLine):
 
 
 class ClusterAccessError(OneLine):
-    """The identity that runs the program may not yet create Kubernetes objects in the cluster,
-    or the cluster could not be asked (components/cluster/cluster_access.py)."""
+    """The deployer may not yet create Kubernetes objects in the cluster, or it could not be asked."""
 
 
 class ManagedPoolError(OneLine):
-    """A step of the AKS-managed pool's provider that failed: the step, the pool, and Azure's
-    answer or the time limit it ran out of. The provider runs in Pulumi's provider host, which
-    sends this message alone to the CLI (components/seam/provider_host_patch.py)."""
+    """A failed step of the AKS-managed pool's provider: the step, the pool, and Azure's answer or
+    the time limit it ran out of, sent alone to the CLI (components/seam/provider_host_patch.py)."""
 
 
 class ManagedPoolTimeout(ManagedPoolError, TimeoutError):
@@ -110,5 +103,4 @@ class ManagedPoolTimeout(ManagedPoolError, TimeoutError):
 
 
 class ProofWatchFailed(OneLine):
-    """The proof cannot train, or did not: the cause in the cluster's words (components/proof/
-    watch_verdict.py decides, components/proof/watch_live.py watches during `pulumi up`)."""
+    """The proof cannot train, or did not: the cause in the cluster's words (components/proof/watch_verdict.py)."""

@@ -11,11 +11,9 @@ import os
 import stat
 from pathlib import Path
 
-# The largest file the program reads. The biggest saved answer a stack may name is
-# `az vm list-skus --all` for one region, some hundreds of KiB to a few MiB; a Retail Prices
-# answer or `kubectl get ... -o json` of a busy cluster is of the same order, and a stack file
-# is a few KiB. 64 MiB is well above all of them, and small enough that reading it whole can
-# never take the machine's memory (a /dev/zero, a file that grows while it is read).
+# The largest file the program reads: the biggest saved answer (`az vm list-skus --all` for one
+# region) is a few MiB; 64 MiB is well above it, and small enough that reading it whole can never
+# take the machine's memory (a /dev/zero, a file that grows while it is read).
 LIMIT = 64 * 2**20
 
 
@@ -23,16 +21,13 @@ class Unreadable(ValueError):
     """Why a file cannot be read, in words: `is a FIFO, not a regular file`."""
 
 
+KINDS = {stat.S_IFDIR: "a directory", stat.S_IFIFO: "a FIFO (a named pipe)", stat.S_IFCHR: "a character device"}
+KINDS |= {stat.S_IFBLK: "a block device", stat.S_IFSOCK: "a socket"}
+
+
 def kind(mode: int) -> str:
     """What a file that is not a regular one is, as `ls -l` would tell it."""
-    kinds = [
-        (stat.S_ISDIR, "a directory"),
-        (stat.S_ISFIFO, "a FIFO (a named pipe)"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-        (stat.S_ISSOCK, "a socket"),
-    ]
-    return next((name for test, name in kinds if test(mode)), "not a regular file")
+    return KINDS.get(stat.S_IFMT(mode), "not a regular file")
 
 
 def _limit() -> str:
@@ -44,9 +39,8 @@ def _why(error: OSError) -> str:
 
 
 def problem(path: str | Path) -> str | None:
-    """What keeps `path` from being read as a regular file (None: nothing). Only a stat, so it
-    never blocks: opening a FIFO for reading waits for a writer (fifo(7)), and a device such
-    as /dev/zero never ends."""
+    """What keeps `path` from being read as a regular file (None: nothing). Only a stat, so it never
+    blocks: opening a FIFO waits for a writer (fifo(7)), and a device such as /dev/zero never ends."""
     try:
         found = os.stat(path)
     except ValueError:  # os.stat's "embedded null byte"
@@ -62,8 +56,7 @@ def problem(path: str | Path) -> str | None:
 
 def read_bytes(path: str | Path) -> bytes:
     """The file's bytes: a regular file of at most LIMIT bytes, or Unreadable. Opened without
-    blocking, and checked again once open, so that a file swapped for a FIFO between the stat
-    and the open still cannot hang the run."""
+    blocking and checked again once open: a file swapped for a FIFO after the stat cannot hang the run."""
     if why := problem(path):
         raise Unreadable(why)
     try:
@@ -84,10 +77,8 @@ def read_bytes(path: str | Path) -> bytes:
 
 
 def depth_problem(value: object, limit: int) -> str | None:
-    """Where `value` (decoded JSON or YAML) is nested deeper than `limit` objects and lists,
-    walked without recursion, or None. The deepest shape the program reads is some six levels
-    (a cluster's agentPoolProfiles[].linuxOSConfig.sysctls); a deeper one is not what it
-    should hold, and would end in a RecursionError in whatever walks it next."""
+    """Where `value` (decoded JSON or YAML) is nested deeper than `limit` objects and lists, walked
+    without recursion, or None: a deeper one would end in a RecursionError in whatever walks it next."""
     stack: list[tuple[object, int]] = [(value, 0)]
     while stack:
         item, depth = stack.pop()

@@ -332,13 +332,13 @@ def test_nvv3_and_nvv4_are_retired_on_2026_09_30_with_current_successors():
 
 def test_multi_instance_gpu_is_on_whole_a100_h100_and_h200_gpus_only():
     mig = {s.gpu.model for s in gpu_sizes.CATALOG.values() if s.mig}
-    assert mig == {gpus.A100_PCIE.model, gpus.A100_SXM.model, gpus.H100_NVL.model, gpus.H100_SXM.model, gpus.H200.model}
+    assert mig == {gpus.GPUS[g].model for g in ("A100_PCIE", "A100_SXM", "H100_NVL", "H100_SXM", "H200")}
 
 
 def test_a_retired_sizes_suggestions_are_whole_nvidia_gpus_aks_documents():
     for alternative in gpu_sizes.alternatives("Standard_NC6"):
         assert alternative.gpu.nvidia and alternative.share == 1 and alternative.not_on_aks is None and alternative.retired is None
-    assert gpu_sizes.alternatives("Standard_NC6")[0].gpu is gpus.T4, "the oldest architecture that is still sold comes first"
+    assert gpu_sizes.alternatives("Standard_NC6")[0].gpu is gpus.GPUS["T4"], "the oldest architecture that is still sold comes first"
 
 
 def test_the_docs_say_the_images_size_and_disk_from_the_catalog():

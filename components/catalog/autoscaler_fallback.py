@@ -1,36 +1,9 @@
 """How the cluster autoscaler AKS runs falls back across a capacity group's pools when Azure
 fills none of them: one pending pod (the group's proof), the pools in the team's order, each
-try failing a given time after its scale-up. A model of the upstream code, loop by loop; pure,
-no clock. The walk traced, and why: docs/design/autoscaler-fallback.md.
-
-The sources, kubernetes/autoscaler at tag cluster-autoscaler-1.35.2 (2d42588803c7; 1.33.6 and
-1.34.5 are the same in these functions), paths under cluster-autoscaler/:
-- A loop every `scan-interval`: AKS's 10 s (MicrosoftDocs/azure-aks-docs@fb060abe
-  articles/aks/cluster-autoscaler.md, ms.date 07/30/2026, the profile table).
-- One pool at a time: while a scale-up is in flight its node is upcoming and stands in the
-  snapshot (core/static_autoscaler.go `addUpcomingNodesToClusterSnapshot`), so the pending pod
-  fits there and nothing else is scaled for it.
-- A slow failure: clusterstate/clusterstate.go `updateScaleRequests` gives up on a scale-up at
-  the first loop after its `ExpectedAddTime` (its time plus `max-node-provision-time`, AKS's
-  15 minutes: cluster-autoscaler.md), emits `ScaleUpTimedOut` and backs the pool off at that
-  loop (`registerFailedScaleUpNoLock` -> `backoffNodeGroup`). The pod is free a loop later,
-  when the node that never registered is long unregistered and no longer upcoming
-  (`updateReadinessStats`, `GetUpcomingNodes`).
-- A fast failure: a refused PUT (quota, `SkuNotAvailable`) backs the pool off in the loop of
-  the scale-up itself (core/scaleup/orchestrator/executor.go, `RegisterFailedScaleUp`); a VM
-  that failed to provision, under AKS's fast delete, within about a loop once Azure's
-  operation ends (clusterstate.go `handleInstanceCreationErrors`, `ScaleUpFailed`).
-- The back-off: utils/backoff/exponential_backoff.go `Backoff` (lines 69-93): 5 minutes the
-  first time; if the pool's previous back-off has expired, twice that, at most 30 minutes; if
-  it is still active, the same duration again from now. `RemoveStaleBackoffData` forgets a
-  pool 3 hours after its last failure. The three are upstream's flag defaults
-  (config/flags/flags.go); AKS's profile sets none of them, and its overview says "it may take
-  up to 30 minutes before making another attempt" (cluster-autoscaler-overview.md).
-- The choice: core/scaleup/orchestrator/orchestrator.go `filterValidScaleUpNodeGroups` skips a
-  pool still backed off (`IsNodeGroupReadyToScaleUp`; `BackoffStatus`: backed off until its
-  time is before now), and the priority expander takes the first of the rest in the team's
-  order (docs/design/capacity-groups.md, section 2; the stack's ConfigMap on a created cluster).
-"""
+try failing a given time after its scale-up. A model of the upstream code (kubernetes/autoscaler
+at cluster-autoscaler-1.35.2, 2d42588803c7), loop by loop; pure, no clock. Each step's source
+(static_autoscaler.go, clusterstate.go, executor.go, exponential_backoff.go, orchestrator.go)
+and the walk traced: docs/design/autoscaler-fallback.md, sections 1-6."""
 
 from __future__ import annotations
 
@@ -55,8 +28,7 @@ FAST_FAILURE_SECONDS = SCAN_INTERVAL_SECONDS
 
 @dataclasses.dataclass(frozen=True)
 class Try:
-    """One scale-up of a pool for the pod: the loop that started it and the loop that backed the
-    pool off, in seconds from the first loop that saw the pod."""
+    """One scale-up of a pool for the pod: its loop and the loop that backed the pool off, in seconds."""
 
     pool: str
     start: int
@@ -97,9 +69,8 @@ class Walk:
 def walk(pools: Sequence[str], fails_after: Mapping[str, int] | None = None) -> Walk:
     """The autoscaler's tries at `pools` (the team's order) for one pending pod, each pool's try
     failing `fails_after[pool]` seconds after its scale-up (SLOW_FAILURE_SECONDS where not
-    given), rounded up to a loop. Loop by loop from the first loop that sees the pod, until the
-    autoscaler's state at a try repeats one before (the state is finite: back-offs are capped,
-    and each pool's failure time fixed), so the walk repeats from there on."""
+    given), rounded up to a loop; loop by loop until its state at a try repeats one before (the
+    state is finite: back-offs are capped, and each pool's failure time fixed)."""
     given = fails_after or {}
     after = {pool: _loops(given.get(pool, SLOW_FAILURE_SECONDS)) for pool in pools}
     backed_off: dict[str, BackedOff] = {}
@@ -128,9 +99,8 @@ def reach(pool_count: int) -> int:
 
 
 def back_off(previous: BackedOff | None, now: int) -> BackedOff:
-    """exponential_backoff.go `Backoff`: doubled only once the previous back-off has expired;
-    a failure during it re-arms the same duration. A stale record is forgotten first
-    (`updateScaleRequests` runs `RemoveStaleBackoffData` before it registers a failure)."""
+    """exponential_backoff.go `Backoff`: doubled only once the previous back-off has expired; a
+    failure during it re-arms the same duration. A stale record is forgotten first."""
     duration = INITIAL_BACKOFF_SECONDS
     if previous is not None and not _stale(previous, now):
         duration = previous.duration

@@ -1,18 +1,15 @@
-"""The images the MNIST proof runs in, and which GPUs each can run on.
-
-A CUDA program runs on a GPU when it carries machine code (a cubin) for the GPU's
-architecture, or PTX the driver compiles for it when it loads. A cubin built for compute
-capability X.y runs on X.z for any z >= y, and on nothing of another major version (NVIDIA's
-CUDA C++ Programming Guide, "Binary Compatibility").
-
-And it runs on a node when it has a build for the node's CPU: a node pulls the image's
-platform for its own architecture, and an image with none for it fails to pull ("no match for
-platform in manifest", containerd), so its pod waits in ImagePullBackOff.
-"""
+"""The images the MNIST proof runs in, and which GPUs each can run on. A CUDA program runs on a
+GPU when it carries a cubin for the GPU's architecture (one built for compute capability X.y runs
+on X.z for any z >= y, and on nothing of another major version: NVIDIA's CUDA C++ Programming
+Guide, "Binary Compatibility"), or PTX the driver compiles. And on a node when it has a build for
+the node's CPU: an image with none fails to pull ("no match for platform in manifest", containerd)."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from components.catalog.gpus import capability_text
 
@@ -38,8 +35,8 @@ class ProofImage:
 
     @property
     def disk_gb(self) -> int | None:
-        """The node disk its pull takes: the layers as downloaded, which containerd keeps in
-        its content store unless its CRI `discard_unpacked_layers` is set, and their files."""
+        """The node disk its pull takes: the layers as downloaded, which containerd keeps unless
+        its CRI `discard_unpacked_layers` is set, and their files."""
         return None if self.download_gb is None or self.unpacked_gb is None else self.download_gb + self.unpacked_gb
 
     @property
@@ -48,7 +45,6 @@ class ProofImage:
         return self.reference.split("@", 1)[1] if "@" in self.reference else None
 
     def builds_for(self, arch: str) -> bool:
-        """Whether a node of CPU architecture `arch` (`kubernetes.io/arch`: amd64, arm64) can pull it."""
         return f"linux/{arch}" in self.platforms
 
     @property
@@ -67,33 +63,14 @@ class ProofImage:
         return " ".join(f"sm_{major}{minor}" for major, minor in self.cubins)
 
 
-# PyTorch's official CUDA 12.8 runtime image, pinned by the digest public Dockerfiles pin. Its
-# kernels (sm_70 to sm_120, no PTX), the driver it needs (570.26+), its one platform
-# (linux/amd64: no Grace node can pull it) and its measured size, each with its source:
-# docs/design/guide-and-azure.md "The proof Job", docs/proof.md "Pulling the image".
-PYTORCH = ProofImage(
-    repository="pytorch/pytorch",
-    reference="pytorch/pytorch:2.9.1-cuda12.8-cudnn9-runtime@sha256:7b324d212a4450795b49edba9949b7cdc72429148a64e974334bfe5774d51385",
-    says="PyTorch 2.9.1 on CUDA 12.8",
-    newest_known=(12, 0),
-    driver_branch=570,
-    cubins=((7, 0), (7, 5), (8, 0), (8, 6), (9, 0), (10, 0), (12, 0)),
-    platforms=("linux/amd64",),
-    download_gb=4,
-    unpacked_gb=7,
-)
+def _image(fields: dict[str, Any]) -> ProofImage:
+    """One image of proof_images.json (its facts and their sources)."""
+    lists = {"newest_known": tuple, "platforms": tuple, "cubins": lambda c: tuple(map(tuple, c))}
+    return ProofImage(**{name: lists.get(name, lambda v: v)(value) for name, value in fields.items() if name != "about"})
 
-# The guide's image: TensorFlow 1.4 on CUDA 8, which knows GPUs up to compute capability 6.2
-# (not Volta or later), built for linux/amd64 alone; the public reports of it failing on
-# today's GPUs: docs/design/guide-and-azure.md "The proof Job".
-GUIDE = ProofImage(
-    repository="mcr.microsoft.com/azuredocs/samples-tf-mnist-demo",
-    reference="mcr.microsoft.com/azuredocs/samples-tf-mnist-demo:gpu",
-    says="TensorFlow 1.4 on CUDA 8 (2017)",
-    newest_known=(6, 2),
-    driver_branch=375,
-    platforms=("linux/amd64",),
-)
+
+_TABLE = json.loads((Path(__file__).parent / "proof_images.json").read_text(encoding="utf-8"))
+PYTORCH, GUIDE = _image(_TABLE["PYTORCH"]), _image(_TABLE["GUIDE"])
 
 # What to run on Arm64 (Grace) nodes: NVIDIA's NGC PyTorch container publishes its tags for
 # linux/amd64 and linux/arm64 (public Dockerfiles build `FROM --platform=linux/arm64
@@ -116,8 +93,7 @@ def repository(image: str) -> str:
 
 def known(image: str) -> ProofImage | None:
     """What this program knows of an image, by its repository or by its digest (a copy in the
-    team's own registry has the same digest: `az acr import` copies the manifest as it is);
-    None for another image."""
+    team's own registry has the same digest: `az acr import` copies the manifest as it is)."""
     digest = image.split("@", 1)[1] if "@" in image else None
     return next((i for i in KNOWN if repository(image) == i.repository or (digest is not None and digest == i.digest)), None)
 

@@ -1,8 +1,6 @@
-"""The names of the Kubernetes objects the proof declares, made here and only here: the Job of
-each GPU pool in no capacity group and of each group, and the ConfigMap its watch keeps the
-proof's last line in; and the limits Kubernetes holds those names to. components/gpu_stack/settings.py
-checks every name a config would make before anything is registered; components/proof/mnist_job.py
-and the watch (components/proof/watch_verdict.py) name their objects with these functions."""
+"""The names of the Kubernetes objects the proof declares, made here and only here (each pool's
+or group's Job, and the ConfigMap its watch keeps the proof's last line in), and the limits
+Kubernetes holds those names to (components/gpu_stack/settings.py checks every name a config makes)."""
 
 from __future__ import annotations
 
@@ -31,7 +29,6 @@ _LABEL_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
 
 
 def job_base(runs_script: bool) -> str:
-    """The part every proof Job's name starts with."""
     return SCRIPT_JOB if runs_script else GUIDE_JOB
 
 
@@ -51,7 +48,7 @@ def result_name(job: str) -> str:
 def subdomain_problem(name: str, most: int) -> str | None:
     """Why `name` is not a DNS subdomain of at most `most` characters (apimachinery
     IsDNS1123Subdomain: dot-separated labels of lowercase letters, digits and '-', each starting
-    and ending with a letter or digit), or None. No regular expression: a walk over the text."""
+    and ending with a letter or digit), or None."""
     if len(name) > most:
         return f"{len(name)} characters, over {most}"
     for label in name.split("."):

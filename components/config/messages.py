@@ -100,9 +100,8 @@ def snake(camel: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", camel).lower()
 
 
-def camel_case(name: str) -> str:
-    """`node_count` -> `nodeCount`: config members and ARM properties are spelled so."""
-    return to_camel(name)
+# `node_count` -> `nodeCount`: config members and ARM properties are spelled so.
+camel_case = to_camel
 
 
 def did_you_mean(word: str, allowed: list[str], cutoff: float = 0.6) -> str:
@@ -113,63 +112,40 @@ def did_you_mean(word: str, allowed: list[str], cutoff: float = 0.6) -> str:
     return f" (did you mean {close[0]}?)" if close else ""
 
 
-# --------------------------------------------------------------------------- structured keys
-
-
 def members(cls: Any) -> list[str]:
     """A structured key's members, as the stack files spell them."""
     return [to_camel(f.name) for f in dataclasses.fields(cls)]
 
 
-class _RepeatedError(ValueError):
-    def __init__(self, member: str) -> None:
-        super().__init__(member)
-        self.member = member
-
-
-def _no_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """JSON's objects as dicts, refusing a member given twice: Python's parser keeps the last,
-    and a pool named twice in gpuPools would silently be one (and on a deployed stack, the
-    other deleted)."""
-    seen: dict[str, Any] = {}
-    for member, value in pairs:
-        if member in seen:
-            raise _RepeatedError(member)
-        seen[member] = value
-    return seen
-
-
 def json_object(key: str, raw: Any) -> dict[str, Any]:
     """A structured key's value, decoded: an object, or a one-line error."""
     expected = "expected an object (a YAML mapping in Pulumi.<stack>.yaml)"
+
+    def no_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        # Python's parser keeps the last of a member given twice, and a pool named twice in
+        # gpuPools would silently be one (and on a deployed stack, the other deleted).
+        seen: set[str] = set()
+        for member, _ in pairs:
+            if member in seen:
+                raise ConfigError(f"invalid config {key}: {member!r} is given twice; expected each member once")
+            seen.add(member)
+        return dict(pairs)
+
+    def whole(text: str) -> int:
+        # int() refuses past 4,300 digits (sys.get_int_max_str_digits) in the interpreter's words.
+        if len(digits := text.lstrip("-")) > 64:
+            raise fail(key, raw[:200], f"a whole number of {len(digits)} digits; no setting takes one past 64 bits")
+        return int(text)
+
     try:
         value = (
-            json.loads(raw, object_pairs_hook=_no_repeats, parse_constant=refuse_constant, parse_int=_whole)
-            if isinstance(raw, str)
-            else raw
+            json.loads(raw, object_pairs_hook=no_repeats, parse_constant=refuse_constant, parse_int=whole) if isinstance(raw, str) else raw
         )
-    except _RepeatedError as repeated:
-        raise ConfigError(f"invalid config {key}: {repeated.member!r} is given twice; expected each member once") from None
-    except _LongNumber as long:
-        raise fail(key, raw[:200], f"a whole number of {long.digits} digits; no setting takes one past 64 bits") from None
     except (ValueError, RecursionError):  # JSONDecodeError is a ValueError; so is NaN
         raise fail(key, raw[:200] if isinstance(raw, str) else raw, expected) from None
     if not isinstance(value, dict):
         raise fail(key, value, expected)
     return value
-
-
-class _LongNumber(ValueError):
-    def __init__(self, digits: int) -> None:
-        self.digits = digits
-
-
-def _whole(text: str) -> int:
-    """json's `parse_int`, refusing what int() refuses past 4,300 digits (Python's
-    sys.get_int_max_str_digits) in words of its own, not the interpreter's advice."""
-    if len(text.lstrip("-")) > 64:
-        raise _LongNumber(len(text.lstrip("-")))
-    return int(text)
 
 
 def refuse_constant(name: str) -> Any:

@@ -22,14 +22,11 @@ PROVIDERS = {"azure-native": "pulumi_azure_native"}
 # The default provider's plugin version and download URL, which the engine takes from any
 # provider's namespace (pulumi/pulumi pkg/resource/deploy/providers/registry.go `versionKey`,
 # `pluginDownloadKey`).
-ENGINE_KEYS = {
-    "version": "The default provider's plugin version (the engine reads it in any provider's namespace).",
-    "pluginDownloadURL": "Where the engine downloads the default provider's plugin from (in any provider's namespace).",
-}
+ENGINE_KEYS = ("version", "pluginDownloadURL")
 # Read by the provider though its schema does not declare it: the audience of the OIDC token
 # exchange (pulumi-azure-native provider/pkg/provider/auth_azidentity.go `readAuthConfig`,
 # ARM_OIDC_AUDIENCE).
-UNDECLARED = {"azure-native": {"oidcAudience": "The audience of the OIDC token exchange (read by the provider; not in its schema)."}}
+UNDECLARED = {"azure-native": ("oidcAudience",)}
 # How close a namespace must be to one of these to be taken for a misspelling of it
 # (difflib's ratio: `azure-natve` 0.96, `azurenative` 0.96; `azure` 0.59, `kubernetes` 0.27).
 NAMESPACE_CUTOFF = 0.8
@@ -56,14 +53,9 @@ def sdk_keys(namespace: str) -> dict[str, str]:
     return keys
 
 
-def described_keys(namespace: str) -> dict[str, str]:
-    """Every key of `namespace` the program lets through, each with its description: the
-    SDK's, in its order, then the rest."""
-    return {**sdk_keys(namespace), **UNDECLARED.get(namespace, {}), **ENGINE_KEYS}
-
-
 def allowed_keys(namespace: str) -> list[str]:
-    return list(described_keys(namespace))
+    """Every key of `namespace` the program lets through: the SDK's, in its order, then the rest."""
+    return list(dict.fromkeys([*sdk_keys(namespace), *UNDECLARED.get(namespace, ()), *ENGINE_KEYS]))
 
 
 def check(raw: Mapping[str, str]) -> None:
@@ -71,14 +63,10 @@ def check(raw: Mapping[str, str]) -> None:
     provider does not have, and a key whose namespace is a near miss of one the program reads."""
     for full_key in raw:
         namespace, _, key = full_key.partition(":")
-        if namespace in PROVIDERS:
-            allowed = allowed_keys(namespace)
-            if key not in allowed:
-                shown = full_key if full_key.isprintable() else repr(full_key)
-                listed = ", ".join(f"{namespace}:{k}" for k in allowed)
-                raise ConfigError(f"unknown config {shown}{did_you_mean(key, allowed)}; allowed: {listed}")
-        elif namespace != NAMESPACE and key:
-            near = difflib.get_close_matches(namespace, [NAMESPACE, *PROVIDERS], n=1, cutoff=NAMESPACE_CUTOFF)
-            if near:
-                shown = full_key if full_key.isprintable() else repr(full_key)
-                raise ConfigError(f"unknown config {shown} (did you mean {near[0]}:{key}?): nothing reads the namespace {namespace}")
+        shown = full_key if full_key.isprintable() else repr(full_key)
+        if namespace in PROVIDERS and key not in (allowed := allowed_keys(namespace)):
+            listed = ", ".join(f"{namespace}:{k}" for k in allowed)
+            raise ConfigError(f"unknown config {shown}{did_you_mean(key, allowed)}; allowed: {listed}")
+        near = difflib.get_close_matches(namespace, [NAMESPACE, *PROVIDERS], n=1, cutoff=NAMESPACE_CUTOFF)
+        if namespace not in PROVIDERS and namespace != NAMESPACE and key and near:
+            raise ConfigError(f"unknown config {shown} (did you mean {near[0]}:{key}?): nothing reads the namespace {namespace}")

@@ -13,8 +13,6 @@ from dataclasses import dataclass
 import pulumi
 from pulumi_azure_native import consumption
 
-from components.cost.cost import resource_groups_says, tagged_says
-
 # (key, threshold in percent, what it compares). Keys name the alert; they are the
 # notifications map's keys, which the API leaves to the caller.
 ALERTS = (
@@ -22,6 +20,8 @@ ALERTS = (
     ("actual100", 100, consumption.ThresholdType.ACTUAL),
     ("forecast100", 100, consumption.ThresholdType.FORECASTED),
 )
+# The kind of scope every budget here sits at (the subscription); part of its Pulumi name.
+SCOPE_KIND = "subscription"
 
 
 def utc_today() -> datetime.date:
@@ -36,54 +36,8 @@ def first_of_month(today: datetime.date | None = None) -> str:
 
 
 @dataclass(frozen=True)
-class Watched:
-    """What a budget watches: its scope, its Cost Management filter, and how to say so."""
-
-    scope: pulumi.Input[str]
-    filter: consumption.BudgetFilterArgs
-    says: str
-    #: The filter's values that are known only once something exists (a created cluster's node
-    #: resource group): the start date is read when they are (the module docstring says why).
-    waits_for: Sequence[pulumi.Input[str]] = ()
-
-
-def subscription_scope(subscription_id: pulumi.Input[str]) -> pulumi.Output[str]:
-    return pulumi.Output.concat("/subscriptions/", subscription_id)
-
-
-def resource_groups(subscription_id: pulumi.Input[str], groups: Sequence[pulumi.Input[str]], named: Sequence[str]) -> Watched:
-    """A cluster this program creates: its resource group and its node resource group."""
-    return Watched(
-        scope=subscription_scope(subscription_id),
-        filter=consumption.BudgetFilterArgs(
-            dimensions=consumption.BudgetComparisonExpressionArgs(name="ResourceGroupName", operator="In", values=list(groups))
-        ),
-        waits_for=list(groups),
-        says=resource_groups_says(named),
-    )
-
-
-def tagged(subscription_id: pulumi.Input[str], tag: str, value: str) -> Watched:
-    """Pools this stack adds to an existing cluster: the scale sets that carry its tag."""
-    return Watched(
-        scope=subscription_scope(subscription_id),
-        filter=consumption.BudgetFilterArgs(tags=consumption.BudgetComparisonExpressionArgs(name=tag, operator="In", values=[value])),
-        says=tagged_says(tag, value),
-    )
-
-
-# The kind of scope every budget here sits at (`subscription_scope`); part of its Pulumi name.
-SCOPE_KIND = "subscription"
-
-
-def logical_name(component: str, budget: str) -> str:
-    """The budget's Pulumi name: what would replace it is in the name (the module says why)."""
-    return f"{component}-{SCOPE_KIND}-{budget}"
-
-
-@dataclass(frozen=True)
 class CostBudgetArgs:
-    """The monthly budget (cost.budget); on a created cluster, CostBudget's `cluster` names the
+    """The monthly budget (cost.budget); on a created cluster, CostBudget's `groups` names the
     resource groups it watches, so it comes after the cluster."""
 
     #: The budget's name (unique within its scope).
@@ -94,8 +48,8 @@ class CostBudgetArgs:
     contact_emails: Sequence[str]
     #: Its scope: the run's subscription.
     subscription_id: str
-    #: A created cluster's resource group and node resource group, by name, as the budget says
-    #: what it watches; empty: an existing cluster, whose pools it finds by `owner_tag`.
+    #: A created cluster's resource group and node resource group, by name; empty: an existing
+    #: cluster, whose pools it finds by `owner_tag`.
     groups: tuple[str, ...] = ()
     #: The owner tag (name, value) of the scale sets it watches on an existing cluster.
     owner_tag: tuple[str, str] | None = None
@@ -114,10 +68,14 @@ def notifications(emails: Sequence[str]) -> dict[str, consumption.NotificationAr
     }
 
 
-def start_once_known(watched: Watched) -> pulumi.Output[str]:
-    """The first of the month, read off the clock once the budget's scope and filter are known,
-    just before the engine creates it (the module docstring says why)."""
-    return pulumi.Output.all(watched.scope, *watched.waits_for).apply(lambda _: first_of_month())
+def watched(args: CostBudgetArgs, groups: Sequence[pulumi.Input[str]]) -> consumption.BudgetFilterArgs:
+    """Pools added to an existing cluster: the scale sets that carry its tag; a created cluster:
+    its resource group and its node resource group."""
+    if args.owner_tag:
+        tag, value = args.owner_tag
+        return consumption.BudgetFilterArgs(tags=consumption.BudgetComparisonExpressionArgs(name=tag, operator="In", values=[value]))
+    in_groups = consumption.BudgetComparisonExpressionArgs(name="ResourceGroupName", operator="In", values=list(groups))
+    return consumption.BudgetFilterArgs(dimensions=in_groups)
 
 
 class CostBudget(pulumi.ComponentResource):
@@ -128,18 +86,19 @@ class CostBudget(pulumi.ComponentResource):
     ) -> None:
         """`groups`: the created cluster's resource groups as it names them (GpuCluster.billing_groups)."""
         super().__init__("aks-gpu:azure:CostBudget", name, None, opts)
-        scope = (
-            tagged(args.subscription_id, *args.owner_tag) if args.owner_tag else resource_groups(args.subscription_id, groups, args.groups)
-        )
+        scope = pulumi.Output.concat("/subscriptions/", args.subscription_id)
+        # The first of the month, read off the clock once the scope and filter are known (a created
+        # cluster's node resource group), just before the engine creates the budget.
+        start = pulumi.Output.all(scope, *([] if args.owner_tag else groups)).apply(lambda _: first_of_month())
         self.budget = consumption.Budget(
-            logical_name(name, args.name),
+            f"{name}-{SCOPE_KIND}-{args.name}",  # what would replace it is in the name
             budget_name=args.name,
-            scope=scope.scope,
+            scope=scope,
             amount=args.amount,
-            filter=scope.filter,
+            filter=watched(args, groups),
             category=consumption.CategoryType.COST,
             time_grain=consumption.TimeGrainType.MONTHLY,
-            time_period=consumption.BudgetTimePeriodArgs(start_date=start_once_known(scope)),
+            time_period=consumption.BudgetTimePeriodArgs(start_date=start),
             notifications=notifications(args.contact_emails),
             opts=pulumi.ResourceOptions(parent=self, ignore_changes=["timePeriod"]),
         )

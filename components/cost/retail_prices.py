@@ -1,7 +1,6 @@
-"""VM prices from Azure's public Retail Prices API, live: an unauthenticated GET of
-PRICES_URL with components/cost/prices.py's filter, page after page (that module says what
-the API answers, and picks the price). Plain urllib: the Retail Prices API has no maintained
-SDK (azure-mgmt-commerce is the older RateCard API, which needs a sign-in)."""
+"""VM prices from Azure's public Retail Prices API, live: an unauthenticated GET of PRICES_URL
+with prices.py's filter, page after page. Plain urllib: the API has no maintained SDK
+(azure-mgmt-commerce is the older RateCard API, which needs a sign-in)."""
 
 from __future__ import annotations
 
@@ -29,11 +28,9 @@ MAX_PAGES = 20
 def read(
     region: str, sizes: Iterable[str], currency: str = "USD", base_url: str | None = None, timeout: float = LIVE_TIMEOUT_SECONDS
 ) -> list[dict[str, Any]]:
-    """Every item of the filtered list in `currency`, page after page, within `timeout`
-    seconds in all. Raises on any failure; the caller says what that means. `base_url` is
-    for the tests' local fake of the API. The currency is asked as the overview's examples
-    ask it, `currencyCode='EUR'` beside the filter (learn.microsoft.com "Azure Retail Prices
-    overview", "Supported currencies")."""
+    """Every item of the filtered list in `currency`, page after page, within `timeout` seconds in
+    all; raises on any failure. `base_url`: the tests' fake. The currency is asked as `currencyCode='EUR'`
+    beside the filter (learn.microsoft.com "Azure Retail Prices overview", "Supported currencies")."""
     query = urllib.parse.urlencode(
         {"api-version": API_VERSION, "currencyCode": f"'{currency}'", "$filter": price_filter(region, sizes)}, quote_via=urllib.parse.quote
     )

@@ -1,6 +1,4 @@
-"""What the stack may cost (`cost`): the currency its figures are in, a limit per hour that
-stops a deployment (and what happens when prices cannot be had), and a monthly consumption
-budget with e-mail alerts."""
+"""What the stack may cost (`cost`): the currency of its figures, a limit per hour, and a monthly budget."""
 
 from __future__ import annotations
 

@@ -6,7 +6,6 @@ after the cluster was created."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from components.catalog import gpu_sizes
@@ -42,9 +41,8 @@ class PoolNeed:
 
 @dataclass(frozen=True)
 class Demand:
-    """What the run asks of the region, as the plan builds it from the config: the pools it
-    adds, whether each needs a node for the proof Job (mnistJob.enabled), and the System pool
-    of the cluster it creates (None in an existing cluster)."""
+    """What the run asks of the region: the pools it adds, whether each needs a node for the proof
+    Job (mnistJob.enabled), and the System pool of the cluster it creates (None in an existing one)."""
 
     pools: Pools
     job_enabled: bool
@@ -56,22 +54,15 @@ class Demand:
 
 def retired_sizes(pools: Pools, stack: str, grouped: frozenset[str] = frozenset()) -> list[Problem]:
     """A retired size of a pool outside any group (a group's pool is dropped: group_capacity)."""
-    problems = []
-    for pool in pools.new:
-        if pool.name in grouped:
-            continue
-        retired = gpu_sizes.retirement(pool.vm_size)
-        if retired is None:
-            continue
-        key = pools.key(pool)
-        problems.append(
-            Problem(
-                f"{key}.vmSize {retired.name} ({retired.gpu_model}) was retired by Azure on "
-                f"{retired.retired.isoformat() if retired.retired else '?'} and AKS refuses it; pick a current size: "
-                f"`{set_size_command(retired.replacement or 'Standard_NC4as_T4_v3', stack, key)}`"
-            )
+    retired = [(pool, size) for pool in pools.new if pool.name not in grouped and (size := gpu_sizes.retirement(pool.vm_size))]
+    return [
+        Problem(
+            f"{pools.key(pool)}.vmSize {size.name} ({size.gpu_model}) was retired by Azure on "
+            f"{size.retired} and AKS refuses it; pick a current size: "
+            f"`{set_size_command(size.replacement or 'Standard_NC4as_T4_v3', stack, pools.key(pool))}`"
         )
-    return problems
+        for pool, size in retired
+    ]
 
 
 def set_size_command(size: str, stack: str, key: str = f"{NAMESPACE}:gpuPool") -> str:
@@ -103,7 +94,7 @@ def capacity(demand: Demand, facts: Facts, stack: str, location: str) -> list[Pr
     needs = pool_needs(demand, facts)
     problems = [p for need in needs for p in offer(need, facts, location)]
     offered = [n for n in needs if n.vm_size in facts.skus and not facts.skus[n.vm_size].restriction]
-    problems += quota(offered, facts, location, lambda need: suggestion(need, facts, location, stack))
+    problems += quota(offered, facts, location, stack)
     return problems
 
 
@@ -139,47 +130,40 @@ def offer(need: PoolNeed, facts: Facts, location: str) -> list[Problem]:
     return problems
 
 
-def quota(needs: list[PoolNeed], facts: Facts, location: str, alternative: Callable[[PoolNeed], str]) -> list[Problem]:
-    """Each quota the pools draw on, against its free vCPUs: the size's family and the
-    regional total, or for a Spot pool the regional Spot quota instead of both
-    (azure-aks-docs articles/aks/spot-node-pool.md)."""
+def quota(needs: list[PoolNeed], facts: Facts, location: str, stack: str) -> list[Problem]:
+    """Each quota the pools draw on (quota_names), against its free vCPUs."""
     demands: dict[str, list[tuple[PoolNeed, int]]] = {}
     for need in needs:
-        vcpus = facts.skus[need.vm_size].vcpus
         for name in quota_names(facts.skus[need.vm_size], need.spot):
-            demands.setdefault(name, []).append((need, vcpus))
-    problems = []
-    for name, users in demands.items():
-        usage = facts.usages.get(name)
-        if usage is None:
-            problems.append(
-                Problem(
-                    f"{users[0][0].key}.vmSize {users[0][0].vm_size}: no quota named {name} in {location} ({facts.source}); not checked",
-                    False,
-                )
-            )
-            continue
-        start = sum(n.nodes * v for n, v in users)
-        most = sum(n.max_nodes * v for n, v in users)
-        pools = ", ".join(f"{n.key}.vmSize {n.vm_size} ({n.nodes} x {v} vCPUs)" for n, v in users)
-        numbers = f"'{usage.display}' ({usage.name}) in {location}: {usage.current} in use, limit {usage.limit}"
-        fix = QUOTA_FIX.format(location=location, display=usage.display)
-        gpu_users = [n for n, _ in users if n.gpu]
-        if start > usage.free:
-            extra = alternative(gpu_users[0]) if gpu_users else ""
-            problems.append(Problem(f"{pools} need{'s' if len(users) == 1 else ''} {start} vCPUs of {numbers}; {fix}{extra}"))
-        elif most > usage.free:
-            problems.append(Problem(f"{pools} may grow to {most} vCPUs of {numbers}: the autoscaler would stall; {fix}", False))
-        elif (upgrading := sum((n.max_nodes + n.surge) * v for n, v in users)) > usage.free:
-            surging = ", ".join(f"{n.key}.upgradeSettings.maxSurge ({n.surge} node(s))" for n, _ in users if n.surge)
-            problems.append(
-                Problem(
-                    f"{surging}: an upgrade adds {upgrading - most} vCPUs to {most} of {numbers}; AKS's upgrades would fail with "
-                    f"QuotaExceeded; {fix}, or leave maxSurge unset (0: one node down at a time, no extra quota)",
-                    False,
-                )
-            )
-    return problems
+            demands.setdefault(name, []).append((need, facts.skus[need.vm_size].vcpus))
+    return [problem for name, users in demands.items() if (problem := _quota(name, users, facts, location, stack))]
+
+
+def _quota(name: str, users: list[tuple[PoolNeed, int]], facts: Facts, location: str, stack: str) -> Problem | None:
+    """One quota against the vCPUs its pools start with, may grow to, and take while AKS upgrades them."""
+    usage, first = facts.usages.get(name), users[0][0]
+    if usage is None:
+        return Problem(f"{first.key}.vmSize {first.vm_size}: no quota named {name} in {location} ({facts.source}); not checked", False)
+    start = sum(n.nodes * v for n, v in users)
+    most = sum(n.max_nodes * v for n, v in users)
+    upgrading = sum((n.max_nodes + n.surge) * v for n, v in users)
+    pools = ", ".join(f"{n.key}.vmSize {n.vm_size} ({n.nodes} x {v} vCPUs)" for n, v in users)
+    numbers = f"'{usage.display}' ({usage.name}) in {location}: {usage.current} in use, limit {usage.limit}"
+    fix = QUOTA_FIX.format(location=location, display=usage.display)
+    if start > usage.free:
+        gpu = next((n for n, _ in users if n.gpu), None)
+        extra = suggestion(gpu, facts, location, stack) if gpu else ""
+        return Problem(f"{pools} need{'s' if len(users) == 1 else ''} {start} vCPUs of {numbers}; {fix}{extra}")
+    if most > usage.free:
+        return Problem(f"{pools} may grow to {most} vCPUs of {numbers}: the autoscaler would stall; {fix}", False)
+    if upgrading > usage.free:
+        surging = ", ".join(f"{n.key}.upgradeSettings.maxSurge ({n.surge} node(s))" for n, _ in users if n.surge)
+        return Problem(
+            f"{surging}: an upgrade adds {upgrading - most} vCPUs to {most} of {numbers}; AKS's upgrades would fail with "
+            f"QuotaExceeded; {fix}, or leave maxSurge unset (0: one node down at a time, no extra quota)",
+            False,
+        )
+    return None
 
 
 def quota_names(sku: Sku, spot: bool) -> list[str]:
@@ -192,28 +176,25 @@ def drawn(needs: list[PoolNeed], facts: Facts) -> dict[str, int]:
     """The vCPUs of each quota that `needs` start with, where Azure offers their sizes."""
     total: dict[str, int] = {}
     for need in needs:
-        sku = facts.skus.get(need.vm_size)
-        if sku is None or sku.restriction:
-            continue
-        for name in quota_names(sku, need.spot):
-            total[name] = total.get(name, 0) + need.nodes * sku.vcpus
+        if (sku := facts.skus.get(need.vm_size)) is not None and not sku.restriction:
+            for name in quota_names(sku, need.spot):
+                total[name] = total.get(name, 0) + need.nodes * sku.vcpus
     return total
 
 
 def suggestion(need: PoolNeed, facts: Facts, location: str, stack: str) -> str:
     """A current catalog size with the same or a newer GPU, offered here, with room in its
     quotas for this pool's start: the one with the fewest vCPUs."""
-    fits = []
-    for size in gpu_sizes.alternatives(need.vm_size):
-        sku = facts.skus.get(size.name)
-        if sku is None or sku.restriction:
-            continue
-        needed = need.nodes * sku.vcpus
-        if all(q in facts.usages and facts.usages[q].free >= needed for q in quota_names(sku, need.spot)):
-            fits.append((sku.vcpus, size))
+    fits = [
+        (sku.vcpus, size.name, size)
+        for size in gpu_sizes.alternatives(need.vm_size)
+        if (sku := facts.skus.get(size.name)) is not None
+        and not sku.restriction
+        and all(q in facts.usages and facts.usages[q].free >= need.nodes * sku.vcpus for q in quota_names(sku, need.spot))
+    ]
     if not fits:
         return ""
-    _, size = min(fits, key=lambda f: (f[0], f[1].name))
+    size = min(fits, key=lambda f: f[:2])[2]
     return (
         f", or use {size.name} ({size.gpu_model}, offered in {location} with free quota): `{set_size_command(size.name, stack, need.key)}`"
     )

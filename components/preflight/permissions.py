@@ -22,8 +22,8 @@ PATTERNS = ("actions", "notActions")
 
 
 def _matches(pattern: str, action: str) -> bool:
-    """`*` matches any run of characters, case aside: the pieces between the stars found in
-    order, each at its leftmost place, which is linear (a regex of many `.*` backtracks)."""
+    """`*` matches any run of characters, case aside: the pieces between the stars found in order,
+    each at its leftmost place, which is linear (a regex of many `.*` backtracks)."""
     first, *middle, last = pattern.lower().split("*") if "*" in pattern else (pattern.lower(), None)
     action = action.lower()
     if last is None:
@@ -41,7 +41,7 @@ def _matches(pattern: str, action: str) -> bool:
 
 def shape_problem(permissions: Any) -> str | None:
     """How an answer is not ARM's list of permissions, each `actions` and `notActions` a list of
-    strings where it has one, or None: a string would be read letter by letter, `"*"` granting all."""
+    strings, or None: a string would be read letter by letter, `"*"` granting all."""
     if not isinstance(permissions, list):
         return f"the answer is {type(permissions).__name__}, not a list of permissions"
     for index, permission in enumerate(permissions):
@@ -55,17 +55,15 @@ def shape_problem(permissions: Any) -> str | None:
 
 
 def allows(permissions: Iterable[Mapping[str, Any]], action: str) -> bool:
-    """Does any permission grant `action`: an `actions` pattern matches it and no
-    `notActions` pattern of the same permission does? An answer of another shape raises
-    BadAnswer, which the caller says as "not checked"."""
+    """Does any permission grant `action`: an `actions` pattern matches it and no `notActions`
+    pattern of the same permission does? An answer of another shape raises BadAnswer."""
     if problem := shape_problem(permissions):
         raise BadAnswer(f"Azure's list of permissions: {problem}")
-    for permission in permissions:
-        granted = any(_matches(p, action) for p in permission.get("actions") or [])
-        taken = any(_matches(p, action) for p in permission.get("notActions") or [])
-        if granted and not taken:
-            return True
-    return False
+    return any(
+        any(_matches(p, action) for p in permission.get("actions") or [])
+        and not any(_matches(p, action) for p in permission.get("notActions") or [])
+        for permission in permissions
+    )
 
 
 def budget_problem(permissions: Sequence[Mapping[str, Any]], subscription_id: str) -> str | None:
@@ -95,10 +93,8 @@ GRANT_ROLES = "Owner, User Access Administrator or Role Based Access Control Adm
 @dataclass(frozen=True)
 class Need:
     action: str
-    #: What a destroy deletes with it.
-    what: str
-    #: The smallest built-in role that has it.
-    role: str
+    what: str  # what a destroy deletes with it
+    role: str  # the smallest built-in role that has it
 
 
 def destroy_problem(permissions: Sequence[Mapping[str, Any]], scope: str, needs: Sequence[Need]) -> str | None:

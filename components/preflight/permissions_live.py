@@ -1,7 +1,6 @@
-"""The signed-in identity's effective permissions at a scope, live (components/preflight/
-permissions.py says what is asked, and what they allow): ARM's `GET {scope}/providers/
+"""The signed-in identity's effective permissions at a scope, live: ARM's `GET {scope}/providers/
 Microsoft.Authorization/permissions` (api-version 2022-04-01), every page, through azure-mgmt-core's
-pipeline with the live reader's credential."""
+pipeline with the live reader's credential (permissions.py says what they allow)."""
 
 from __future__ import annotations
 
@@ -17,10 +16,8 @@ TIMEOUT_SECONDS = 15
 def read(
     subscription_id: str, credential: Any, base_url: str | None = None, timeout: float = TIMEOUT_SECONDS, resource_group: str | None = None
 ) -> list[dict[str, Any]]:
-    """The caller's permissions at the subscription's scope (or `resource_group`'s), every
-    page. Raises on any failure (a group that does not exist yet answers 404), or on an answer
-    that is not a list of permissions; the caller turns that into "not checked". `credential`
-    is the live reader's; `base_url` is for the tests' local fake of ARM."""
+    """The caller's permissions at the subscription's scope (or `resource_group`'s), every page.
+    Raises on any failure (a group not there yet answers 404). `base_url`: the tests' fake of ARM."""
     from azure.core.pipeline.policies import RetryPolicy, UserAgentPolicy
     from azure.core.rest import HttpRequest
     from azure.mgmt.core import ARMPipelineClient

@@ -12,7 +12,7 @@ import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from components.cluster.cluster_facts import ClusterFacts
 from components.cluster.existing_cluster_checks import check_existing_cluster, pools_of_stack
@@ -22,37 +22,31 @@ from components.cost.settings import BudgetConfig
 from components.errors import PreflightError, error_line, escaped
 from components.ownership.stack_state import NOT_READ, StackState
 from components.pools import group_capacity, node_provisioning, pool_modes, pool_network
-from components.pools.group_capacity import GroupDecision, GroupPool
 from components.pools.groups import GpuGroups
 from components.pools.managed_pool_checks import feature_registration, host_problem, managed_pool_sign_in
 from components.pools.pool_network import PoolNetwork
 from components.pools.settings import Pools
 from components.preflight import capacity, permissions
-from components.preflight.capacity import Demand, retired_sizes
 from components.preflight.settings import PreflightConfig
 from components.problem import Problem
 from components.seam import azure_facts
-from components.seam.azure_facts import Facts
 from components.seam.reader import AzureReader, NotRead, RunningPool, read_errors
 from components.stack import StackConfig
 
 # Where the subscription comes from when the stack does not set azure-native:subscriptionId:
 # the variables azure-native and the Azure SDK read.
 SUBSCRIPTION_VARIABLES = ("ARM_SUBSCRIPTION_ID", "AZURE_SUBSCRIPTION_ID")
-
-
-# --------------------------------------------------------------------------- entry point
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
 class Checked:
     #: What a run shows.
     warnings: list[str]
-    #: The cluster's region: the config's, or an existing cluster's as read (None when it
-    #: could not be read, or preflight is off).
+    #: The cluster's region: the config's, or an existing cluster's as read.
     region: str | None
     #: Each capacity group as Azure's facts stand for it: the pools it drops (group_capacity).
-    groups: tuple[GroupDecision, ...] = ()
+    groups: tuple[group_capacity.GroupDecision, ...] = ()
 
     @property
     def dropped(self) -> frozenset[str]:
@@ -74,70 +68,60 @@ def run(
     running: frozenset[str] = frozenset(),
     pools: Pools | None = None,
 ) -> Checked:
-    """Every check this stack needs, reading Azure through `reader`; `found` is the existing
-    cluster, as read (cluster_facts), `networks` how each pool joins its network (pool_network),
-    `in_cluster` what the cluster runs in Kubernetes means for it (cluster_object_checks), and
-    `state` what the stack's state holds (stack_state), `subscription` the run's (subscription_reader),
-    `running` the GPU pools that run already (never dropped from a capacity group), `pools` the
-    pools as the plan resolved them (existing_pools.resolve; None: the config's).
-    Returns the warnings to show, the cluster's region and the capacity groups' drops; raises
+    """Every check this stack needs, reading Azure through `reader`: `found` is the existing
+    cluster as read, `networks` how each pool joins its network, `in_cluster` what the cluster
+    runs means for it, `running` the GPU pools that run already (never dropped from a capacity
+    group), `pools` the pools as the plan resolved them (None: the config's). Raises
     PreflightError when a deployment in `enforce` mode would hit a blocking problem."""
     mode, given = cfg.preflight.mode, pools or cfg.pools
     subscription = subscription or subscription_reader(cfg.subscription_id, reader)
     region = found.location if found is not None else cfg.location
     in_cluster = list(in_cluster)
     certain = never_two_plugins([p for p in in_cluster if p.always], dry_run)
-    in_cluster = [p for p in in_cluster if not p.always]
     if mode == "off":
         return Checked(certain, region)
     problems: list[Problem] = []
-    node_group, own_pools = azure_facts.node_resource_group(cfg.resource_group_name, cfg.cluster_name, region), {}
-    if found is not None:
-        if cfg.existing_cluster is not None:  # always, where a cluster was read (components/plan.py)
-            problems += check_existing_cluster(cfg.existing_cluster, given, cfg.gpu_operator, found, stack, state)
-            problems += node_provisioning.check(given, cfg.gpu_groups, found, reader)
-        node_group, own_pools = found.node_resource_group or node_group, pools_of_stack(found, stack, state.pools())
-    facts, notes = load_facts(cfg.preflight, reader, region, node_group, subscription)
-    at_subscription = functools.cache(lambda: reader.permissions(subscription()))
-    budget_problems, budget_notes = budget_permission(cfg.cost.budget, subscription, at_subscription)
-    destroy_problems, destroy_notes = destroy_permission(
-        destroy_needs(cfg.cost.budget is not None, None if cfg.existing_cluster else cfg.access),
-        cfg.resource_group_name,
-        reader,
-        at_subscription,
-        subscription,
-    )
-    notes += budget_notes + destroy_notes
-    if facts is not None and own_pools:
-        facts = dataclasses.replace(facts, existing_pools={**facts.existing_pools, **own_pools})
+    if found is not None and cfg.existing_cluster is not None:  # always, where a cluster was read (components/plan.py)
+        problems += check_existing_cluster(cfg.existing_cluster, given, cfg.gpu_operator, found, stack, state)
+        problems += node_provisioning.check(given, cfg.gpu_groups, found, reader)
+    default_group = azure_facts.node_resource_group(cfg.resource_group_name, cfg.cluster_name, region)
+    facts, notes = load_facts(cfg.preflight, reader, region, (found and found.node_resource_group) or default_group, subscription)
+    if facts is not None and found is not None:  # the pools this stack runs in the cluster already
+        facts = dataclasses.replace(facts, existing_pools={**facts.existing_pools, **pools_of_stack(found, stack, state.pools())})
+    access = None if cfg.existing_cluster else cfg.access
+    permission_problems, permission_notes = _permissions(cfg.cost.budget, access, cfg.resource_group_name, reader, subscription)
     system_pool = cfg.system_pool if cfg.existing_cluster is None else None
     grouped = frozenset(name for names in cfg.gpu_groups.groups.values() for name in names)
     runs = running | frozenset(facts.existing_pools if facts else ())
-    groups = capacity_groups(cfg.gpu_groups, Demand(given, cfg.mnist_job.enabled, system_pool), facts, region, runs)
+    groups = capacity_groups(cfg.gpu_groups, capacity.Demand(given, cfg.mnist_job.enabled, system_pool), facts, region, runs)
     kept = given.without(frozenset(f.pool for g in groups for f in g.dropped))
-    demand = Demand(kept, cfg.mnist_job.enabled, system_pool, grouped)
     problems += [
         *(Problem(p) for p in pool_network.problems(list(networks))),
-        *in_cluster,
+        *(p for p in in_cluster if not p.always),
         *(p for g in groups for p in g.problems()),
-        *retired_sizes(kept, stack, grouped),
+        *capacity.retired_sizes(kept, stack, grouped),
         *feature_registration(given, reader),
         *managed_pool_sign_in(given, reader),
-        *(capacity.capacity(demand, facts, stack, region) if facts else []),
-        *budget_problems,
-        *destroy_problems,
+        *(capacity.capacity(capacity.Demand(kept, cfg.mnist_job.enabled, system_pool, grouped), facts, stack, region) if facts else []),
+        *permission_problems,
     ]
-    blocking = [p.message for p in problems if p.blocking]
+    _stop_if_enforced([p.message for p in problems if p.blocking], dry_run, mode)
+    stops = " (a deployment stops here)" if mode == "enforce" else ""
+    said = [p.message + (stops if p.blocking else "") for p in problems]
+    return Checked([*certain, *notes, *permission_notes, *said], region, tuple(groups))
+
+
+def _stop_if_enforced(blocking: list[str], dry_run: bool, mode: str) -> None:
     if blocking and not dry_run and mode == "enforce":
         raise PreflightError(
             f"preflight: Azure would refuse this deployment ({len(blocking)} problem(s); nothing was created; "
             f"set {NAMESPACE}:preflight.mode to warn to deploy anyway):\n" + "\n".join(f"- {escaped(m)}" for m in blocking)
         )
-    stops = " (a deployment stops here)" if mode == "enforce" else ""
-    return Checked([*certain, *notes, *(p.message + (stops if p.blocking else "") for p in problems)], region, tuple(groups))
 
 
-def capacity_groups(groups: GpuGroups, demand: Demand, facts: Facts | None, region: str, running: frozenset[str]) -> list[GroupDecision]:
+def capacity_groups(
+    groups: GpuGroups, demand: capacity.Demand, facts: azure_facts.Facts | None, region: str, running: frozenset[str]
+) -> list[group_capacity.GroupDecision]:
     """Each capacity group's sizes held to one node beside what the rest of the run (`demand`)
     starts: its pools outside any group, a created cluster's System pool
     (components/pools/group_capacity.py). `running`: the pools that run already."""
@@ -151,7 +135,7 @@ def capacity_groups(groups: GpuGroups, demand: Demand, facts: Facts | None, regi
         group_capacity.decide(
             group,
             groups.key(group),
-            [GroupPool(name, by_name[name].vm_size, by_name[name].spot) for name in names if name in by_name],
+            [group_capacity.GroupPool(name, by_name[name].vm_size, by_name[name].spot) for name in names if name in by_name],
             running,
             facts,
             region,
@@ -174,10 +158,8 @@ def never_two_plugins(problems: list[Problem], dry_run: bool) -> list[str]:
 
 
 def provider_host(pools: Pools, environ: Mapping[str, str]) -> None:
-    """An AKS-managed pool runs in Pulumi's dynamic provider host, which must import
-    components/ from the project directory; where it could not, every operation on the pool
-    fails after the rest of the stack is built. That is certain, whatever preflight.mode
-    says: a preview stops too."""
+    """An AKS-managed pool's provider host must import components/ from the project directory,
+    or every operation on the pool fails after the rest of the stack is built: a preview stops too."""
     problem = host_problem(environ) if any(p.managed for p in pools.owned) else None
     if problem:
         raise PreflightError(f"preflight: {problem}")
@@ -186,13 +168,10 @@ def provider_host(pools: Pools, environ: Mapping[str, str]) -> None:
 def pool_switches(
     pools: Pools, cluster: tuple[str, str], reader: AzureReader, dry_run: bool, subscription: Subscription
 ) -> tuple[list[str], dict[str, RunningPool]]:
-    """A pool that runs in Azure under the other kind of GPU management than the config now
-    asks for cannot be switched by any `up` (components/pools/pool_modes.py): that is
-    certain, whatever preflight.mode says, so a preview stops too. A read that could not be
-    made leaves the plan of every pool the stack declares unknown: a preview says so, and a
-    deployment stops, whatever preflight.mode says, since the `up` would follow a plan nobody
-    saw. Returns the preview's warnings and the pools that run (what a typed pool's refresh
-    may leave to Azure: components/pools/gpu_pool.py). `cluster`: its resource group and name."""
+    """A pool that runs under the other kind of GPU management than the config asks for cannot be
+    switched by any `up` (pool_modes.py): a preview stops too, whatever preflight.mode says. A
+    read that could not be made leaves every declared pool's plan unknown: a preview says so, a
+    deployment stops. Returns the warnings and the pools that run. `cluster`: its group and name."""
     reading = pool_modes.check(pools, *cluster, subscription, reader)
     refused = reading.refusals
     if refused:
@@ -206,20 +185,35 @@ def pool_switches(
 
 def load_facts(
     pf: PreflightConfig, reader: AzureReader, location: str, node_group: str, subscription: Subscription
-) -> tuple[Facts | None, list[str]]:
-    """Files when given (preflight.skusFile, usageFile); otherwise what the reader reads.
-    `location` is the cluster's region; `node_group` its node resource group."""
+) -> tuple[azure_facts.Facts | None, list[str]]:
+    """Files when given (preflight.skusFile, usageFile); otherwise what the reader reads."""
     if pf.skus_file and pf.usage_file:
         return azure_facts.from_files(Path(pf.skus_file), Path(pf.usage_file), location), []
-    unchecked = "preflight: VM size offers and vCPU quota were not checked"
+    hint = f"; set {NAMESPACE}:preflight.skusFile and usageFile to check saved az CLI output (docs/preflight.md)"
+    return _unless_unread(
+        "VM size offers and vCPU quota were not checked", lambda: reader.facts(subscription(), location, node_group), hint
+    )
+
+
+def _unless_unread(unchecked: str, read: Callable[[], T], hint: str = "") -> tuple[T | None, list[str]]:
+    """`read()`, or None and the note that says what was not checked, where Azure was not read."""
     try:
-        return reader.facts(subscription(), location, node_group), []
+        return read(), []
     except NotRead as why:
-        return None, [
-            f"{unchecked}: {why}; set {NAMESPACE}:preflight.skusFile and usageFile to check saved az CLI output (docs/preflight.md)"
-        ]
-    except read_errors() as error:  # Azure not read: the facts are missing
-        return None, [f"{unchecked}: {error_line(error)}"]
+        return None, [f"preflight: {unchecked}: {why}{hint}"]
+    except read_errors() as error:  # Azure not read, or an answer of another shape (BadAnswer): not checked
+        return None, [f"preflight: {unchecked}: {error_line(error)}"]
+
+
+def _permissions(
+    budget: BudgetConfig | None, created: AccessConfig | None, resource_group: str, reader: AzureReader, subscription: Subscription
+) -> tuple[list[Problem], list[str]]:
+    """The budget's permission and the destroy's, read once at the subscription's scope."""
+    at_subscription = functools.cache(lambda: reader.permissions(subscription()))
+    budget_said = budget_permission(budget, subscription, at_subscription)
+    needs = destroy_needs(budget is not None, created)
+    destroy_said = destroy_permission(needs, resource_group, reader, at_subscription, subscription)
+    return budget_said[0] + destroy_said[0], budget_said[1] + destroy_said[1]
 
 
 Permissions = Callable[[], list[dict[str, Any]]]
@@ -228,30 +222,23 @@ Permissions = Callable[[], list[dict[str, Any]]]
 def budget_permission(
     budget: BudgetConfig | None, subscription: Subscription, at_subscription: Permissions
 ) -> tuple[list[Problem], list[str]]:
-    """Whether the signed-in identity may create cost.budget at the subscription's scope
-    (components/preflight/permissions.py): a blocking problem when Azure lists its permissions
-    there (`at_subscription`) without it; a note when they cannot be read."""
+    """Whether the signed-in identity may create cost.budget at the subscription's scope: a
+    blocking problem when Azure lists its permissions there without it."""
     if budget is None:
         return [], []
-    unchecked = "preflight: the permission to create aks-gpu:cost.budget was not checked"
-    try:
-        problem = permissions.budget_problem(at_subscription(), subscription())
-    except NotRead as why:
-        return [], [f"{unchecked}: {why}"]
-    except read_errors() as error:  # Azure not read: not checked
-        return [], [f"{unchecked}: {error_line(error)}"]
-    return ([Problem(problem)] if problem else []), []
+    unchecked = "the permission to create aks-gpu:cost.budget was not checked"
+    problem, notes = _unless_unread(unchecked, lambda: permissions.budget_problem(at_subscription(), subscription()))
+    return ([Problem(problem)] if problem else []), notes
 
 
 Needs = tuple[list[permissions.Need], list[permissions.Need]]
 
 
 def destroy_needs(budget: bool, created: AccessConfig | None) -> Needs:
-    """What a `pulumi destroy` of this stack deletes that Azure may refuse: at the
-    subscription's scope (the budget, where cost.budget is set), and in the stack's resource
-    group (what a created cluster holds; `created`: its access settings, None in an existing
-    cluster). Pools added to an existing cluster are left out: their owner's rights may
-    sit on the cluster alone, where a list at a wider scope cannot see them."""
+    """What a `pulumi destroy` deletes that Azure may refuse: at the subscription's scope (the
+    budget), and in the stack's resource group (a created cluster's; `created`: its access
+    settings, None in an existing cluster). Pools added to an existing cluster are left out:
+    their owner's rights may sit on the cluster alone, where a list at a wider scope cannot see them."""
     at_subscription = [permissions.Need(permissions.BUDGET_DELETE, "the budget", "Cost Management Contributor")] if budget else []
     if created is None:
         return at_subscription, []
@@ -268,30 +255,25 @@ def destroy_needs(budget: bool, created: AccessConfig | None) -> Needs:
 def destroy_permission(
     needs: Needs, resource_group: str, reader: AzureReader, at_subscription: Permissions, subscription: Subscription
 ) -> tuple[list[Problem], list[str]]:
-    """Whether the signed-in identity could destroy what this stack creates (`needs`, in the
-    subscription and in `resource_group`; components/preflight/permissions.py says where each is
-    read, and why it blocks nothing): a warning for each scope whose list lacks an action; a
-    note when they cannot be read."""
-    sub_needs, group_needs = needs
-    if not (sub_needs or group_needs):
+    """Whether the signed-in identity could destroy what this stack creates (`needs`): a warning
+    for each scope whose list lacks an action (permissions.py says why it blocks nothing)."""
+    if not (needs[0] or needs[1]):
         return [], []
-    unchecked = "preflight: the permissions a `pulumi destroy` of this stack needs were not checked"
-    try:
-        named = subscription()
-        group: tuple[str, list[dict[str, Any]]] | None = None
+
+    def said() -> list[str | None]:
+        sub_needs, group_needs = needs
+        named, group = subscription(), None
         if group_needs:
             try:
-                group = (f"resource group {resource_group}", reader.group_permissions(named, resource_group))
+                group = reader.group_permissions(named, resource_group)
             except read_errors():  # not there yet (404): whoever creates it needs the subscription's rights
                 sub_needs, group_needs = sub_needs + group_needs, []
         found = [(f"subscription {named}", at_subscription(), sub_needs)] if sub_needs else []
-        found += [(*group, group_needs)] if group and group_needs else []
-        said = [permissions.destroy_problem(listed, scope, needs) for scope, listed, needs in found]
-    except NotRead as why:
-        return [], [f"{unchecked}: {why}"]
-    except read_errors() as error:  # Azure not read, or an answer of another shape (BadAnswer): not checked
-        return [], [f"{unchecked}: {error_line(error)}"]
-    return [Problem(line, blocking=False) for line in said if line], []
+        found += [(f"resource group {resource_group}", group, group_needs)] if group is not None and group_needs else []
+        return [permissions.destroy_problem(listed, scope, wanted) for scope, listed, wanted in found]
+
+    lines, notes = _unless_unread("the permissions a `pulumi destroy` of this stack needs were not checked", said)
+    return [Problem(line, blocking=False) for line in lines or [] if line], notes
 
 
 # The run's subscription, asked for where a check or a declaration needs it.
@@ -307,7 +289,5 @@ def subscription_reader(configured: str | None, reader: AzureReader) -> Subscrip
 def subscription_id(configured: str | None, reader: AzureReader) -> str:
     """azure-native:subscriptionId, the variables azure-native reads, or the subscription
     azure-native itself resolved (its getClientConfig)."""
-    for value in (configured, *(os.environ.get(v) for v in SUBSCRIPTION_VARIABLES)):
-        if value:
-            return value
-    return reader.client_subscription()
+    given = (configured, *(os.environ.get(v) for v in SUBSCRIPTION_VARIABLES))
+    return next((v for v in given if v), None) or reader.client_subscription()

@@ -1,14 +1,15 @@
-"""Checks against Azure before anything is created (`preflight`): how strict they are, and the
-saved answers of Azure (SKUs, usage, prices, the existing cluster) and the stack's saved state
-a stack may name instead of live calls."""
+"""Checks against Azure before anything is created (`preflight`): how strict they are, and the saved
+answers of Azure and the stack's saved state a stack may name instead of live calls."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 from typing import Annotated
 
 from pydantic import Field
+from pydantic.alias_generators import to_camel
 from pydantic.dataclasses import dataclass
 
 from components import files as file_checks
@@ -44,18 +45,12 @@ class PreflightConfig:
 def check_preflight(preflight: PreflightConfig, root: Path) -> list[str]:
     """The files' rules; returns what a run says of a file it will not read."""
     key = f"{NAMESPACE}:preflight"
-    files = {"skusFile": preflight.skus_file, "usageFile": preflight.usage_file}
-    given = [member for member, path in files.items() if path]
+    files = {to_camel(f.name): getattr(preflight, f.name) for f in dataclasses.fields(preflight) if f.name.endswith("_file")}
+    given = [member for member in ("skusFile", "usageFile") if files[member]]
     if len(given) == 1:
         missing = "usageFile" if given == ["skusFile"] else "skusFile"
         raise ConfigError(f"invalid config {key}: {given[0]} is set without {missing}; set both, or neither for live facts")
-    for member, path in {
-        **files,
-        "pricesFile": preflight.prices_file,
-        "clusterFile": preflight.cluster_file,
-        "kubernetesFile": preflight.kubernetes_file,
-        "stateFile": preflight.state_file,
-    }.items():
+    for member, path in files.items():
         # A stat, never an open: a FIFO would block the run, a device never end (components/files.py).
         why = file_checks.problem(root / str(path)) if path else None
         if why and not os.path.lexists(root / str(path)):

@@ -1,8 +1,6 @@
 """The AKS management client (azure-mgmt-containerservice's ContainerServiceClient) as every
-caller here builds it: its retries and socket limits set rather than azure-core's defaults (ten
-retries, 300 s to connect and to read: azure/core/configuration.py). ContainerServiceClient hands
-`retry_policy` to its pipeline and `connection_timeout`/`read_timeout` to its transport (azure-core
-ConnectionConfiguration; azure-mgmt-containerservice _configuration.py)."""
+caller builds it: its retries and socket limits set rather than azure-core's defaults (ten
+retries, 300 s to connect and to read: azure/core/configuration.py)."""
 
 from __future__ import annotations
 
@@ -21,9 +19,7 @@ def aks_client(
     read_seconds: float,
     endpoint: str = ARM_ENDPOINT,
 ) -> Any:
-    """The client for ARM at `endpoint` (a sovereign cloud's, or a test's), whose token is asked
-    for that endpoint's scope; each request connects within `connect_seconds` and reads within
-    `read_seconds`, and `retry_policy` (an azure-core RetryPolicy) decides what is tried again."""
+    """The client for ARM at `endpoint` (a sovereign cloud's, or a test's), its token asked for that endpoint's scope."""
     from azure.mgmt.containerservice import ContainerServiceClient
 
     endpoint = endpoint.rstrip("/")

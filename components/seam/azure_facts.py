@@ -1,25 +1,18 @@
 """What Azure says about a subscription in a region: the VM sizes it offers, its vCPU quotas
-and usage, and the nodes a deployed stack already runs. Preflight checks these facts.
-
-Two sources, one shape. Both give the REST API's objects (ResourceSku, Usage), so one parser
-reads them:
-  - files: the az CLI's JSON, `az vm list-skus --location <loc> --resource-type
-    virtualMachines --all --output json` and `az vm list-usage --location <loc> --output json`;
-  - live: the Azure SDK for Python with the live reader's credential (components/seam/
-    compute.py; azure-mgmt-compute's ResourceSkus and Usage lists),
-    each model turned back into its REST shape (`as_dict()`).
-REST shapes: Azure/azure-rest-api-specs specification/compute/resource-manager/
-Microsoft.Compute/Skus (ResourceSku, ResourceSkuCapabilities, ResourceSkuRestrictions) and
-ComputeRP (Usage, UsageName).
-"""
+and usage, and the nodes a deployed stack already runs. Two sources give the REST API's objects
+(ResourceSku, Usage; Azure/azure-rest-api-specs Microsoft.Compute Skus and ComputeRP), so one
+parser reads them: the az CLI's saved JSON (`az vm list-skus --location <loc> --resource-type
+virtualMachines --all`, `az vm list-usage --location <loc>`) and the Azure SDK's models turned
+back into their REST shape (compute.py, `as_dict()`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from components.config.values import NAMESPACE
 from components.seam import saved_files
 
 # Quota names for the regional totals (Usage.name.value).
@@ -63,9 +56,6 @@ class Facts:
     existing_pools: dict[str, tuple[str, int]] = field(default_factory=dict)
 
 
-# --------------------------------------------------------------------------- REST shapes
-
-
 def parse_skus(items: Iterable[dict[str, Any]], location: str) -> dict[str, Sku]:
     skus = {}
     for item in items:
@@ -74,17 +64,14 @@ def parse_skus(items: Iterable[dict[str, Any]], location: str) -> dict[str, Sku]
         if location.lower() not in [loc.lower() for loc in item.get("locations") or []]:
             continue
         capabilities = {c["name"]: c["value"] for c in item.get("capabilities") or []}
-        restriction: str | None = None
-        for r in item.get("restrictions") or []:
-            if r.get("type") == "Location":
-                restriction = r.get("reasonCode") or "restricted"
+        restrictions = [r.get("reasonCode") or "restricted" for r in item.get("restrictions") or [] if r.get("type") == "Location"]
         skus[item["name"]] = Sku(
             name=item["name"],
             family=item.get("family") or "",
             vcpus=int(capabilities.get("vCPUs", 0)),
             gpus=int(capabilities["GPUs"]) if "GPUs" in capabilities else None,
             generations=tuple(g.strip() for g in capabilities.get("HyperVGenerations", "").split(",") if g.strip()),
-            restriction=restriction,
+            restriction=restrictions[-1] if restrictions else None,
         )
     return skus
 
@@ -97,11 +84,6 @@ def parse_usages(items: Iterable[dict[str, Any]]) -> dict[str, Usage]:
         display = (name.get("localizedValue") if isinstance(name, dict) else None) or item.get("localName") or value
         usages[str(value)] = Usage(name=str(value), display=str(display), current=int(item["currentValue"]), limit=int(item["limit"]))
     return usages
-
-
-def _whole(value: Any) -> bool:
-    """A capability's value as the list gives numbers: a string of digits ("4")."""
-    return isinstance(value, str) and value.strip().isdigit()
 
 
 # What `parse_skus` reads of an item, and of its parts (the REST shapes: ResourceSku,
@@ -120,15 +102,13 @@ RESTRICTION_INFO_MEMBERS = {"zones": saved_files.STRINGS, "locations": saved_fil
 
 def sku_problem(item: dict[str, Any]) -> str | None:
     """What in one saved `az vm list-skus` item `parse_skus` could not read, or None."""
-    absent = saved_files.missing(item, ("name", "resourceType", "locations"))
-    if absent:
-        return absent
-    if problem := saved_files.typed(item, SKU_MEMBERS):
+    if problem := saved_files.missing(item, ("name", "resourceType", "locations")) or saved_files.typed(item, SKU_MEMBERS):
         return problem
     for index, capability in enumerate(item.get("capabilities") or []):
         if not isinstance(capability.get("name"), str) or not isinstance(capability.get("value"), str):
             return f"capabilities[{index}] is not an object with a string name and value"
-        if capability["name"] in ("vCPUs", "GPUs") and not _whole(capability["value"]):
+        # The list gives numbers as strings of digits ("4").
+        if capability["name"] in ("vCPUs", "GPUs") and not capability["value"].strip().isdigit():
             return f"capability {capability['name']} is {capability['value']!r}, not a whole number"
     for index, restriction in enumerate(item.get("restrictions") or []):
         problem = saved_files.typed(restriction, RESTRICTION_MEMBERS) or saved_files.typed(
@@ -158,18 +138,14 @@ SKUS_HOLD = "the JSON list `az vm list-skus --location <loc> --resource-type vir
 USAGE_HOLD = "the JSON list `az vm list-usage --location <loc> --output json` prints"
 
 
-def from_files(
-    skus_file: Path,
-    usage_file: Path,
-    location: str,
-    skus_key: str = "aks-gpu:preflight.skusFile",
-    usage_key: str = "aks-gpu:preflight.usageFile",
-) -> Facts:
+def _saved(key: str, path: Path, holds: str, bad: Callable[[dict[str, Any]], str | None]) -> list[dict[str, Any]]:
+    return saved_files.check_items(key, path, saved_files.read_json(key, path, holds), holds, bad)
+
+
+def from_files(skus_file: Path, usage_file: Path, location: str) -> Facts:
     """The saved az CLI answers; a file that is not such a list is one line naming its key."""
-    skus = saved_files.check_items(skus_key, skus_file, saved_files.read_json(skus_key, skus_file, SKUS_HOLD), SKUS_HOLD, sku_problem)
-    usages = saved_files.check_items(
-        usage_key, usage_file, saved_files.read_json(usage_key, usage_file, USAGE_HOLD), USAGE_HOLD, usage_problem
-    )
+    skus = _saved(f"{NAMESPACE}:preflight.skusFile", skus_file, SKUS_HOLD, sku_problem)
+    usages = _saved(f"{NAMESPACE}:preflight.usageFile", usage_file, USAGE_HOLD, usage_problem)
     return Facts(source=f"files {skus_file.name}, {usage_file.name}", skus=parse_skus(skus, location), usages=parse_usages(usages))
 
 

@@ -1,8 +1,5 @@
-"""What Azure says of a subscription in a region, live: the VM sizes it offers, its vCPU
-quotas and usage, and the scale sets of the node resource group (components/seam/
-azure_facts.py parses them). The Azure SDK for Python with the live reader's credential:
-azure-mgmt-compute's ResourceSkus, Usage and VirtualMachineScaleSets lists, each model turned
-back into its REST shape (`as_dict()`), so one parser reads the saved and the live answer."""
+"""What Azure says of a subscription in a region, live (azure_facts.py parses it): azure-mgmt-compute's
+ResourceSkus, Usage and VirtualMachineScaleSets lists, each model turned back into its REST shape."""
 
 from __future__ import annotations
 
@@ -25,12 +22,7 @@ def facts(
     base_url: str | None = None,
     timeout: float = LIVE_TIMEOUT_SECONDS,
 ) -> Facts:
-    """Reads the facts from Azure, the three lists at once, within `timeout` seconds.
-
-    Raises on any failure (no credential, no permission, a timeout): the caller turns that
-    into a warning. `credential` is the live reader's; `base_url` is for the tests' local
-    fake of ARM.
-    """
+    """The three lists at once, within `timeout` seconds; raises on any failure. `base_url`: the tests' fake of ARM."""
     from azure.core.exceptions import ResourceNotFoundError
     from azure.mgmt.compute import ComputeManagementClient
 

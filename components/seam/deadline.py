@@ -1,5 +1,5 @@
-"""Calls out of the process, each bounded by a deadline the program keeps itself: a socket
-timeout bounds each read, not a server that trickles, nor azure-core's retries."""
+"""Calls out of the process bounded by a deadline the program keeps itself: a socket timeout
+bounds each read, not a server that trickles, nor azure-core's retries."""
 
 from __future__ import annotations
 
@@ -11,13 +11,9 @@ from typing import Any
 
 def gather(calls: list[Callable[[], Any]], timeout: float) -> list[Any]:
     """Runs the calls at once and returns their results, or raises the first error, or
-    TimeoutError once `timeout` seconds have passed.
-
-    Daemon threads, not a ThreadPoolExecutor: the interpreter joins an executor's workers
-    when it exits (concurrent.futures.thread registers `_python_exit` with
-    threading._register_atexit), so a call stuck in a socket would hold the program after
-    the timeout, until the SDK's own read timeout. A daemon thread is abandoned at exit.
-    """
+    TimeoutError once `timeout` seconds have passed. Daemon threads, not a ThreadPoolExecutor:
+    the interpreter joins an executor's workers at exit (concurrent.futures.thread `_python_exit`),
+    so a call stuck in a socket would hold the program after the timeout."""
     results: list[Any] = [None] * len(calls)
     errors: list[tuple[float, BaseException]] = []
     done = threading.Semaphore(0)

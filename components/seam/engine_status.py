@@ -1,16 +1,9 @@
 """A line of status for one resource, sent to the Pulumi engine the way a provider sends one
-(pulumirpc.Engine/Log with `ephemeral`: the CLI shows it on the resource's row while it works,
-and in a non-interactive run, such as CI's log, as a line). The dynamic provider host is started
-with the engine's address as its first argument (pulumi/pulumi@1b594989
-pkg/resource/plugin/provider_plugin.go, newPlugin's args `[]string{host.ServerAddr()}`;
-sdk/python/dist/pulumi-resource-pulumi-python passes them on to `python -m pulumi.dynamic`).
-
-Why an ephemeral INFO shows in both displays (pulumi/pulumi@1b594989 pkg/backend/display):
-rows.go `getInfoColumn` puts a row's last diagnostic, ephemeral or not, beside the resource
-while it works, and a non-interactive display prints the row again on each diagnostic
-(progress.go `processNormalEvent`); an ephemeral one is left out of the summary printed at the
-end (progress.go, `if v.Ephemeral { continue }`) and of the message counts (rows.go
-`recordDiagEventPayload`), so a status is not repeated as a diagnostic after the run."""
+(pulumirpc.Engine/Log with `ephemeral`). The dynamic provider host gets the engine's address as
+its first argument (pulumi/pulumi@1b594989 pkg/resource/plugin/provider_plugin.go newPlugin). An
+ephemeral INFO shows beside the resource while it works (pkg/backend/display rows.go
+`getInfoColumn`), as a line in a non-interactive run (progress.go `processNormalEvent`), and is
+left out of the summary at the end (progress.go, `if v.Ephemeral { continue }`)."""
 
 from __future__ import annotations
 
@@ -22,9 +15,8 @@ SEND_SECONDS = 5.0
 
 
 def reporter(urn: str, address: str | None = None, warning: bool = False) -> Callable[[str], None]:
-    """What sends `line` as the status of the resource `urn` to the engine at `address` (the
-    host's first argument when None); a line that cannot be sent is dropped, never an error.
-    `warning`: a warning the run's summary keeps (the access wait's), not a passing status."""
+    """What sends a line as the status of `urn` to the engine at `address` (None: the host's first
+    argument); a line that cannot be sent is dropped. `warning`: one the run's summary keeps."""
     target = address if address is not None else (sys.argv[1] if len(sys.argv) > 1 else "")
     if not target:
         return lambda line: None

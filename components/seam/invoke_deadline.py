@@ -25,9 +25,8 @@ INVOKE_SECONDS = 120.0
 
 
 class DaemonExecutor(ThreadPoolExecutor):
-    """Runs each call on a daemon thread of its own, which nothing joins at exit. A subclass,
-    since an event loop's default executor must be a ThreadPoolExecutor (asyncio
-    base_events.py `set_default_executor`)."""
+    """Each call on a daemon thread of its own, which nothing joins at exit; a ThreadPoolExecutor,
+    as an event loop's default executor must be (asyncio base_events.py `set_default_executor`)."""
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
         future: Future[Any] = Future()
@@ -45,8 +44,7 @@ class DaemonExecutor(ThreadPoolExecutor):
 
 
 def typed(call: Callable[[], T]) -> T:
-    """`call()`, an invoke: its failure, a bare Exception in the SDK (reader.py `InvokeFailed`
-    cites it), raised as InvokeFailed with the same words; any other error as it is."""
+    """`call()`, an invoke: its failure, a bare Exception in the SDK, raised as InvokeFailed."""
     try:
         return call()
     except Exception as error:
@@ -56,8 +54,7 @@ def typed(call: Callable[[], T]) -> T:
 
 
 def within(call: Callable[[], T], what: str, seconds: float = INVOKE_SECONDS) -> T:
-    """`call()` (an invoke, made as the program makes it), or TimeoutError naming `what` once
-    `seconds` have passed; its own errors as they are, a failed invoke's as InvokeFailed (`typed`)."""
+    """`call()` (an invoke), or TimeoutError naming `what` once `seconds` have passed."""
     context = contextvars.copy_context()
 
     def isolated() -> T:

@@ -1,10 +1,7 @@
 """The one change this program makes inside Pulumi's SDK: the dynamic provider host
 (`python -m pulumi.dynamic`) taught to send a `pulumi.RunError` as its message alone, not as a
-traceback (`send_one_line`), for the SDKs in SDK_RANGE. The managed pool's and the proof
-watch's providers call `tell_if_unpatched` from `configure`; the managed pool warns at preview
-where the installed SDK is one the patch does not hold for (`unpatched_host_warning`).
-Why, where it holds, and how to retire it (pulumi/pulumi#16344): docs/design/managed-pool-provider.md,
-"The one-line patch". tests/test_provider_host_patch.py pins it."""
+traceback, for the SDKs in SDK_RANGE. Why, where it holds, and how to retire it
+(pulumi/pulumi#16344): docs/design/managed-pool-provider.md, "The one-line patch"."""
 
 from __future__ import annotations
 
@@ -30,41 +27,30 @@ SDK_RANGE = ((3, 260), (3, 272))
 
 
 class _OneLineTraceback:
-    """The host's `traceback` module, but for `format_exc` while a `pulumi.RunError` is in
-    flight: its message alone."""
-
-    def __init__(self, real: ModuleType) -> None:
-        self._real = real
+    """The host's `traceback` module, but `format_exc` of a `pulumi.RunError` is its message alone."""
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self._real, name)
+        return getattr(traceback, name)
 
     def format_exc(self, *args: Any, **kwargs: Any) -> str:
         error = sys.exc_info()[1]
-        if isinstance(error, pulumi.RunError):
-            return str(error)
-        return self._real.format_exc(*args, **kwargs)
+        return str(error) if isinstance(error, pulumi.RunError) else traceback.format_exc(*args, **kwargs)
 
 
 def send_one_line(main: ModuleType | None = None) -> bool:
-    """In the SDK's dynamic provider host, make it send a `pulumi.RunError` as its message
-    alone; anywhere else (the program, a test) change nothing. True where it holds."""
+    """In the SDK's dynamic provider host, make it send a `pulumi.RunError` as its message alone;
+    anywhere else change nothing. True where it holds."""
     host = main if main is not None else sys.modules.get("__main__")
     spec = getattr(host, "__spec__", None)
     if host is None or getattr(spec, "name", None) != HOST_MODULE or not hasattr(host, "_abort_with_traceback"):
         return False
-    formatter = getattr(host, "traceback", None)
-    if isinstance(formatter, _OneLineTraceback):
-        return True
-    if formatter is not traceback:  # a host of another shape: leave it be
-        return False
-    host.traceback = _OneLineTraceback(traceback)  # type: ignore[attr-defined]
-    return True
+    if getattr(host, "traceback", None) is traceback:  # a host of another shape is left be
+        host.traceback = _OneLineTraceback()  # type: ignore[attr-defined]
+    return isinstance(getattr(host, "traceback", None), _OneLineTraceback)
 
 
 def sdk_range() -> str:
-    (low_major, low_minor), (high_major, high_minor) = SDK_RANGE
-    return f"pulumi {low_major}.{low_minor} to {high_major}.{high_minor}"
+    return "pulumi {}.{} to {}.{}".format(*SDK_RANGE[0], *SDK_RANGE[1])
 
 
 def in_range(version: str) -> bool:
@@ -79,8 +65,7 @@ def in_range(version: str) -> bool:
 @functools.cache
 def host_has_shape(source: str) -> bool:
     """Whether a host module's source has what `send_one_line` changes: a module-level
-    `import traceback` and an `_abort_with_traceback` that sends `traceback.format_exc()`.
-    Parsed once per source: every preview of a managed pool asks it of the same SDK's host."""
+    `import traceback` and an `_abort_with_traceback` that sends `traceback.format_exc()`."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
@@ -95,8 +80,7 @@ def host_has_shape(source: str) -> bool:
 
 
 def host_warning(version: str, source: str | None) -> str | None:
-    """The one line a preview shows where the installed SDK's host is not one the patch holds
-    for; None where it is."""
+    """The one line a preview shows where the installed SDK's host is not one the patch holds for."""
     if source is not None and host_has_shape(source) and in_range(version):
         return None
     why = "is outside" if source is not None and host_has_shape(source) else "has a dynamic provider host of another shape than"
@@ -109,8 +93,8 @@ def host_warning(version: str, source: str | None) -> str | None:
 
 @functools.cache
 def installed_host() -> tuple[str, str | None]:
-    """The installed SDK's release and its host module's source (None where there is none),
-    read without importing it: importing `pulumi.dynamic.__main__` starts a server."""
+    """The installed SDK's release and its host module's source (None where there is none), read
+    without importing it: importing `pulumi.dynamic.__main__` starts a server."""
     spec = importlib.util.find_spec(HOST_MODULE)
     origin = Path(spec.origin) if spec is not None and spec.origin else None
     source = origin.read_text(encoding="utf-8") if origin is not None and origin.is_file() else None
@@ -118,15 +102,13 @@ def installed_host() -> tuple[str, str | None]:
 
 
 def unpatched_host_warning() -> str | None:
-    """`host_warning` for the SDK this program runs with, which the CLI's host runs with too
-    (the same virtualenv: Pulumi.yaml runtime.options.virtualenv)."""
+    """`host_warning` for the SDK this program, and the CLI's host, run with (Pulumi.yaml's virtualenv)."""
     return host_warning(*installed_host())
 
 
 def tell_if_unpatched(stream: TextIO | None = None, whose: str = "the AKS-managed pool's provider") -> bool:
-    """`send_one_line`, and where it could not hold, one line on the host's stderr, which the
-    CLI shows (pulumi/pulumi 1b594989 sdk/go/common/resource/plugin/plugin.go: a dynamic
-    provider's stderr goes to Diag.Infoerrf), naming `whose` provider it is. True where it holds."""
+    """`send_one_line`, and where it could not hold, one line on the host's stderr, which the CLI
+    shows (pulumi/pulumi 1b594989 sdk/go/common/resource/plugin/plugin.go: Diag.Infoerrf)."""
     if send_one_line():
         return True
     version, _ = installed_host()

@@ -1,17 +1,10 @@
 """The one seam between the program and the outside world: every read it makes of Azure and of
-the cluster, before it registers anything (and the access wait before the Kubernetes
-objects), goes through one `AzureReader` it is handed.
-
-Three readers stand behind it: the live one (components/live_reader.py: azure-native's
-invokes and the Azure SDK with one credential), the offline render's and the tests' (tools/
-azure_mocks.py `OfflineReader`: saved descriptions, or whatever a test answers). No module
-asks which one it has ("ports and adapters": the program is handed its client). A reader
-answers in Azure's own shapes (the REST bodies), so one parser reads every source; a read
-that fails raises, and its caller says what that means; a read the reader does not make
-(the offline render asks no live price) raises `NotRead`, whose reason the caller prints.
-What a read can raise is `read_errors()`; a caller catches those alone, so a bug of the
-program's own (a KeyError in a parser) surfaces as one, not as "Azure was not read".
-"""
+the cluster goes through one `AzureReader` it is handed ("ports and adapters"): the live one
+(components/live_reader.py) or the offline render's and the tests' (tools/azure_mocks.py). A
+reader answers in Azure's own shapes (the REST bodies), so one parser reads every source; a read
+that fails raises, and its caller says what that means; a read the reader does not make raises
+`NotRead`. A caller catches `read_errors()` alone, so a bug of the program's own (a KeyError in a
+parser) surfaces as one, not as "Azure was not read"."""
 
 from __future__ import annotations
 
@@ -27,10 +20,7 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class RunningPool:
     """A GPU pool as it runs in Azure: its GPU management, and the properties AKS fixes at
-    creation that it has set away from AKS's default (REST names). A declaration that leaves
-    one of those unset asks to switch it off, which replaces the pool; any other fixed
-    property the declaration leaves unset is left to Azure (components/pools/pool_fields.py,
-    `left_to_azure`, says why; components/pools/pool_modes.py reads it)."""
+    creation that it has set away from AKS's default (REST names; pool_fields.left_to_azure)."""
 
     mode: str
     switched_on: frozenset[str] = frozenset()
@@ -52,26 +42,21 @@ class NotDeployed(NotRead):
 
 
 class InvokeFailed(Exception):
-    """A failed invoke (azure-native's, the engine's builtins'). pulumi.runtime.invoke raises a
-    bare `Exception("invoke of <token> failed: ...")` for the provider's error and for the
-    engine's gRPC error alike (pulumi 3.272.0 sdk/python/lib/pulumi/runtime/invoke.py `_invoke`,
-    settings.py `grpc_error_to_exception`); the live reader raises this in its place, so that
-    no caller has to catch Exception."""
+    """A failed invoke. pulumi.runtime.invoke raises a bare `Exception("invoke of <token> failed:
+    ...")` for the provider's error and the engine's alike (pulumi 3.272.0 runtime/invoke.py
+    `_invoke`, settings.py `grpc_error_to_exception`); the live reader raises this in its place."""
 
 
 class BadAnswer(ValueError):
-    """An answer of Azure or of the cluster that is not what its API documents (no JSON, no
-    list where the API has one): the live reads raise it where they parse an answer."""
+    """An answer of Azure or of the cluster that is not what its API documents."""
 
 
 @functools.cache
 def read_errors() -> tuple[type[BaseException], ...]:
-    """What a read through the reader raises when Azure or the cluster cannot be read:
-    azure-core's errors (azure.core.exceptions: AzureError, azure-identity's sign-in errors
-    among them, and DeserializationError, an answer the SDK's models cannot hold), a socket's
-    (`OSError`: urllib's URLError and HTTPError, TimeoutError), a failed invoke, an answer no
-    API documents, the cluster's refusal, and `NotRead`. Imported when first asked: azure-core
-    takes 0.1 s to import, and most runs fail no read."""
+    """What a read raises when Azure or the cluster cannot be read: azure-core's errors (sign-in
+    errors among them, and DeserializationError), a socket's, a failed invoke, an answer no API
+    documents, the cluster's refusal, and `NotRead`. Imported when first asked: azure-core takes
+    0.1 s to import, and most runs fail no read."""
     from azure.core.exceptions import AzureError, DeserializationError
 
     from components.errors import ClusterAccessError
@@ -80,16 +65,14 @@ def read_errors() -> tuple[type[BaseException], ...]:
 
 
 class AzureReader(Protocol):
-    """What the program reads of Azure and of the cluster."""
+    """What the program reads of Azure and of the cluster; a read with a deadline raises TimeoutError past it."""
 
     def cluster(self, resource_group: str, name: str) -> Mapping[str, Any]:
-        """An existing cluster, as getManagedCluster answers (azure-native's spelling), within
-        a deadline (TimeoutError past it)."""
+        """An existing cluster, as getManagedCluster answers (azure-native's spelling), within a deadline."""
         ...
 
     def user_kubeconfig(self, resource_group: str, name: str) -> str:
-        """An existing cluster's user kubeconfig, base64 as listClusterUserCredential
-        (format exec) answers, within a deadline (TimeoutError past it)."""
+        """An existing cluster's user kubeconfig, base64 as listClusterUserCredential (format exec) answers, within a deadline."""
         ...
 
     def client_subscription(self) -> str:
@@ -101,8 +84,7 @@ class AzureReader(Protocol):
         ...
 
     def sign_in_problem(self) -> str | None:
-        """Why the Azure SDK's credential cannot get an ARM token here, or None. The
-        AKS-managed pool's provider signs in with it (components/pools/agent_pool_calls.py)."""
+        """Why the Azure SDK's credential, which the AKS-managed pool's provider signs in with, cannot get an ARM token here."""
         ...
 
     def facts(self, subscription: str, location: str, node_group: str) -> Facts:
@@ -114,13 +96,11 @@ class AzureReader(Protocol):
         ...
 
     def group_permissions(self, subscription: str, resource_group: str) -> list[dict[str, Any]]:
-        """The signed-in identity's permissions at a resource group's scope (raises when the
-        group does not exist)."""
+        """The signed-in identity's permissions at a resource group's scope (raises when it does not exist)."""
         ...
 
     def pool_modes(self, subscription: str, resource_group: str, cluster: str, names: Sequence[str]) -> dict[str, RunningPool]:
-        """Each named pool that exists, as it runs: its GPU management and the fixed settings it
-        has away from AKS's default (components/pools/pool_modes.py)."""
+        """Each named pool that exists, as it runs (components/pools/pool_modes.py)."""
         ...
 
     def prices(self, region: str, sizes: Sequence[str], currency: str) -> list[dict[str, Any]]:
@@ -128,22 +108,18 @@ class AzureReader(Protocol):
         ...
 
     def kubernetes_objects(self, kubeconfig: str) -> Mapping[str, Any]:
-        """An existing cluster's namespaces and DaemonSets, what `kubectl get namespaces,daemonsets
-        --all-namespaces --show-managed-fields --output json` prints (a v1 List), read with the
-        kubeconfig (YAML, as the Kubernetes provider gets it) within one deadline
-        (components/cluster/kubernetes_read.py)."""
+        """What `kubectl get namespaces,daemonsets --all-namespaces --show-managed-fields --output json`
+        prints (a v1 List), read with the kubeconfig within one deadline (components/cluster/kubernetes_read.py)."""
         ...
 
     def config_map(self, kubeconfig: str, namespace: str, name: str) -> Mapping[str, Any] | None:
-        """One ConfigMap of the cluster, as `kubectl get configmap --namespace <namespace> <name>
-        --output json` prints it; None where the API server answers that it has none (NotFound).
-        Read with the kubeconfig within one deadline (components/cluster/kubernetes_read.py)."""
+        """One ConfigMap, as `kubectl get configmap --output json` prints it; None where the API server
+        has none (NotFound). Read within one deadline (components/cluster/kubernetes_read.py)."""
         ...
 
     def stack_resources(self) -> Mapping[str, Mapping[str, Any]]:
-        """What this stack's last snapshot holds: URN -> {"type", "outputs"} for each resource
-        not pending delete (the engine's builtin invoke pulumi:pulumi:readStackResourceOutputs,
-        pulumi/pulumi@1b594989 pkg/backend/backend.go GetStackResourceOutputs), asked only once
-        the stack's own outputs say a deployment completed (live/reader.py says why). NotRead
-        where it is not known (offline, no deployment yet, an error, past its deadline)."""
+        """What this stack's last snapshot holds: URN -> {"type", "outputs"} for each resource not
+        pending delete (the engine's builtin invoke pulumi:pulumi:readStackResourceOutputs,
+        pulumi/pulumi@1b594989 pkg/backend/backend.go GetStackResourceOutputs), asked only once the
+        stack's outputs say a deployment completed. NotRead where it is not known."""
         ...

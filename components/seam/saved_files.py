@@ -21,10 +21,8 @@ DEPTH = 32
 
 
 def shown(path: Path) -> str:
-    """The path as the stack file would name it: relative to the project directory, where
-    Pulumi runs the program, when it is inside it."""
-    # os.path.abspath, not Path.resolve: it follows no symlink, so a symlink loop is named,
-    # not a RuntimeError.
+    """The path as the stack file would name it: relative to the project directory where it is inside it."""
+    # os.path.abspath, not Path.resolve: it follows no symlink, so a symlink loop is named, not a RuntimeError.
     try:
         return str(Path(os.path.abspath(path)).relative_to(Path.cwd()))
     except ValueError:
@@ -32,8 +30,7 @@ def shown(path: Path) -> str:
 
 
 def refused(key: str, path: Path, why: str) -> ConfigError:
-    """One line; a path too long to read is cut, with its length, and one with a character
-    that is not printable (a NUL) is quoted, escaped."""
+    """One line; a long path is cut, and one with a character that is not printable is quoted, escaped."""
     where = shown(path)
     return ConfigError(f"invalid config {key} = {cut(where if where.isprintable() else repr(where))}: {why}")
 
@@ -79,13 +76,17 @@ def missing(item: dict[str, Any], members: Iterable[str]) -> str | None:
 def number(item: dict[str, Any], member: str, least: float | None = None) -> str | None:
     """A finite number (not a bool), at least `least` when given."""
     value = item.get(member)
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    ok = _finite(value)
     if ok and (least is None or value >= least):  # type: ignore[operator]  # ok: value is an int or a float
         return None
     return f"{member} is {json.dumps(value)}, not a number" + (f" of at least {least:g}" if least is not None and ok else "")
 
 
-# What a member may be, for `typed`.
+def _finite(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+# What a member may be, for `typed`: its words, and the test of it.
 STRING, NUMBER, OBJECT, STRINGS, OBJECTS, BOOL = (
     "a string",
     "a number",
@@ -94,28 +95,21 @@ STRING, NUMBER, OBJECT, STRINGS, OBJECTS, BOOL = (
     "a list of objects",
     "true or false",
 )
-
-
-def _is(value: Any, kind: str) -> bool:
-    if kind == STRING:
-        return isinstance(value, str)
-    if kind == NUMBER:
-        return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-    if kind == BOOL:
-        return isinstance(value, bool)
-    if kind == OBJECT:
-        return isinstance(value, dict)
-    if kind == STRINGS:
-        return isinstance(value, list) and all(isinstance(v, str) for v in value)
-    return isinstance(value, list) and all(isinstance(v, dict) for v in value)  # OBJECTS
+KINDS: dict[str, Callable[[Any], bool]] = {
+    STRING: lambda value: isinstance(value, str),
+    NUMBER: _finite,
+    BOOL: lambda value: isinstance(value, bool),
+    OBJECT: lambda value: isinstance(value, dict),
+    STRINGS: lambda value: isinstance(value, list) and all(isinstance(v, str) for v in value),
+    OBJECTS: lambda value: isinstance(value, list) and all(isinstance(v, dict) for v in value),
+}
 
 
 def typed(item: dict[str, Any], kinds: dict[str, str]) -> str | None:
-    """What member of `item` is not of its kind (null counts as absent), or None: a saved
-    file is untrusted input, and every member the program reads is checked before it is
-    used, so a wrong type is one line and never an AttributeError later."""
+    """What member of `item` is not of its kind (null counts as absent), or None: every member the
+    program reads of an untrusted file is checked before it is used, so a wrong type is one line."""
     for member, kind in kinds.items():
         value = item.get(member)
-        if value is not None and not _is(value, kind):
+        if value is not None and not KINDS[kind](value):
             return f"{member} is {json.dumps(value)[:80]}, not {kind}"
     return None
