@@ -378,13 +378,14 @@ class _Run:
         return name
 
     def budget_args(self, name: str | None, subscription: str | None) -> CostBudgetArgs | None:
-        """A created cluster's resource groups, where AKS bills the GPU nodes, or an existing one's owner tag."""
+        """The budget; on an existing cluster, the owner tag of the scale sets it watches."""
         wanted = self.cfg.cost.budget
         if wanted is None or name is None:
             return None
         assert subscription is not None, "the plan reads it for a budget"
-        watched = {"groups": self.created_groups()} if self.found is None else {"owner_tag": next(iter(self.owner.items()))}
-        return CostBudgetArgs(name, wanted.amount, wanted.contact_emails, subscription, **watched)
+        # A created cluster's groups come from the cluster itself (GpuCluster.billing_groups).
+        owner_tag = None if self.found is None else next(iter(self.owner.items()))
+        return CostBudgetArgs(name, wanted.amount, wanted.contact_emails, subscription, owner_tag)
 
     def declared_subscription(self) -> str | None:
         """The subscription the budget, an AKS-managed pool's provider, the deployer's grant and the

@@ -9,7 +9,7 @@ from __future__ import annotations
 GUIDE_JOB = "samples-tf-mnist-demo"
 SCRIPT_JOB = "mnist-proof"
 #: A Job `pulumi up` does not wait for carries this many hex digits of its spec's hash
-#: (components/proof/mnist_job.py job_name says why).
+#: (components/proof/mnist_job.py says why, where it calls `proof_names.job_name`).
 SPEC_HASH_DIGITS = 8
 #: A Job's name is a DNS subdomain (kubernetes pkg/apis/batch/validation ValidateJob:
 #: ValidateReplicationControllerName, which is NameIsDNSSubdomain), but the API server copies it

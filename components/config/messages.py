@@ -195,7 +195,7 @@ def structured(key: str, raw: Any, cls: type) -> dict[str, Any]:
     return value
 
 
-# A GPU pool's count rules, a new pool's (pools.py) and an adopted one's (deciding/existing/live_pool_counts.py).
+# A GPU pool's count rules, a new pool's (pools/settings.py) and an adopted one's (pools/existing_pools.py).
 def min_above_max(key: str, min_count: int, max_count: int) -> ConfigError:
     return ConfigError(f"invalid config {key}: minCount {min_count} is greater than maxCount {max_count}; expected minCount <= maxCount")
 

@@ -48,10 +48,8 @@ class CostBudgetArgs:
     contact_emails: Sequence[str]
     #: Its scope: the run's subscription.
     subscription_id: str
-    #: A created cluster's resource group and node resource group, by name; empty: an existing
-    #: cluster, whose pools it finds by `owner_tag`.
-    groups: tuple[str, ...] = ()
-    #: The owner tag (name, value) of the scale sets it watches on an existing cluster.
+    #: The owner tag (name, value) of the scale sets it watches on an existing cluster; None on a
+    #: created cluster, whose resource groups CostBudget is given.
     owner_tag: tuple[str, str] | None = None
 
 

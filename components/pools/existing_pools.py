@@ -51,8 +51,8 @@ def settings_from_azure(pool: GpuPoolConfig, given: Mapping[str, Any], facts: Po
     fixed = pool_fields.compared(facts)
     if pool.existing == "adopt":
         for member, live in fixed.items():
-            value = given.get(member, live)
-            value = tuple(value) if isinstance(value, list) else value  # a YAML list, as the table's tuples
+            given_value = given.get(member, live)
+            value: Any = tuple(given_value) if isinstance(given_value, list) else given_value  # a YAML list, as the table's tuples
             texts = isinstance(value, str) and isinstance(live, str)
             # ARM matches resource IDs without case (the az CLI's `resourcegroups`).
             if value == live or texts and member in ("vnetSubnetId", "podSubnetId") and value.lower() == live.lower():
