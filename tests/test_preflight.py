@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import socket
+from pathlib import Path
 
 import pytest
 from support.plan import plan_warnings
@@ -79,6 +80,37 @@ def test_an_n_series_size_azure_does_not_list_in_the_region_is_blocking(facts):
     cfg = {"gpuPool": {"vmSize": "Standard_NC40ads_H100_v5"}, "preflight": facts(drop=("Standard_NC40ads_H100_v5",))}
     created, error = deploy(**cfg)
     assert created == [] and "Standard_NC40ads_H100_v5: Azure lists no such size in eastus" in error
+
+
+def zoned(files: dict[str, str], size: str, zones: list[str]) -> dict[str, str]:
+    """The saved SKUs with `size` offered to this subscription in `zones` of eastus, none restricted."""
+    path = Path(files["skusFile"])
+    skus = json.loads(path.read_text())
+    for sku in skus:
+        if sku["name"] == size:
+            sku["locationInfo"], sku["restrictions"] = [{"location": "eastus", "zones": zones, "zoneDetails": []}], []
+    path.write_text(json.dumps(skus))
+    return files
+
+
+def test_a_pool_in_zones_azure_offers_its_size_passes_silently(facts):
+    cfg = {"gpuPool": {"vmSize": A100, "zones": ["1", "3"]}, "preflight": zoned(facts(), A100, ["1", "2", "3"])}
+    assert problems(preview(**cfg)) == []
+
+
+def test_a_zone_without_the_size_stops_a_deployment_naming_the_zones_azure_offers(facts):
+    cfg = {"gpuPool": {"vmSize": A100, "zones": ["2", "3"]}, "preflight": zoned(facts(), A100, ["1", "2"])}
+    created, error = deploy(**cfg)
+    assert created == []
+    [line] = [each for each in error.splitlines() if "zones" in each]
+    assert line.startswith(f"- aks-gpu:gpuPool.zones: Azure offers {A100} to this subscription in zone(s) 1, 2 of eastus, not zone(s) 3 (")
+    assert line.endswith("pick from those zones, or another size or region")
+
+
+def test_a_zone_restricted_to_the_subscription_is_not_offered(facts):
+    # The saved list restricts the A100 size's zone 3 in eastus (a restriction of type Zone).
+    [warning] = [w for w in problems(preview(gpuPool={"vmSize": A100, "zones": ["3"]}, preflight=facts())) if ".zones" in w]
+    assert "in zone(s) 1, 2 of eastus, not zone(s) 3" in warning and warning.endswith("(a deployment stops here)")
 
 
 # --------------------------------------------------------------------------- quota

@@ -70,6 +70,10 @@ BROKEN = {
             r"skusFile = \S*/skus\.json: item 0: restrictions\[0\]: zones is \[1\], not a list of strings",
         ),
         ([{**SKU, "locations": [1]}], r"skusFile = \S*/skus\.json: item 0: locations is \[1\], not a list of strings"),
+        (
+            [{**SKU, "locationInfo": [{"location": "eastus", "zones": "1 2"}]}],
+            r"skusFile = \S*/skus\.json: item 0: locationInfo\[0\]: zones is \"1 2\", not a list of strings",
+        ),
         (b'[{"name": "Standard_NC6\xe9"}]', r"skusFile = \S*/skus\.json: not UTF-8 text \(byte 23\); expected the JSON list"),
     ],
     "usageFile": [

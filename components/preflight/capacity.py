@@ -37,6 +37,8 @@ class PoolNeed:
     surge: int = 0
     #: A pool of a capacity group (gpuGroups): its size's offer is the group's to say (group_capacity).
     grouped: bool = False
+    #: The availability zones the pool asks for (gpuPools.<name>.zones).
+    zones: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -81,7 +83,18 @@ def pool_needs(demand: Demand, facts: Facts) -> list[PoolNeed]:
         if existing_size == gpu.vm_size:
             start, most = max(start - existing_nodes, 0), max(most - existing_nodes, 0)
         needs.append(
-            PoolNeed(demand.pools.key(gpu), gpu.vm_size, start, most, gpu.spot, gpu=True, gen2=gpu.gen2, surge=surge, grouped=grouped)
+            PoolNeed(
+                demand.pools.key(gpu),
+                gpu.vm_size,
+                start,
+                most,
+                gpu.spot,
+                gpu=True,
+                gen2=gpu.gen2,
+                surge=surge,
+                grouped=grouped,
+                zones=gpu.zones,
+            )
         )
     if (system := demand.system_pool) is not None:
         # The System pool is created with the cluster and never changed by `pulumi up` after.
@@ -112,6 +125,14 @@ def offer(need: PoolNeed, facts: Facts, location: str) -> list[Problem]:
     if sku.restriction:
         return [Problem(f"{size} is not offered to this subscription in {location} ({sku.restriction}); pick another size or region")]
     problems = []
+    if missing := [zone for zone in need.zones if zone not in sku.zones]:
+        offered = f"zone(s) {', '.join(sku.zones)}" if sku.zones else "no zone"
+        problems.append(
+            Problem(
+                f"{need.key}.zones: Azure offers {need.vm_size} to this subscription in {offered} of {location}, not zone(s) "
+                f"{', '.join(missing)} ({facts.source}); pick from those zones, or another size or region"
+            )
+        )
     known = gpu_sizes.CATALOG.get(need.vm_size)
     if known and sku.gpus is not None and sku.gpus != known.gpus:
         problems.append(Problem(f"{size}: Azure says {sku.gpus} GPU(s) per VM, this program's catalog {known.gpus}", False))

@@ -31,6 +31,8 @@ class Sku:
     generations: tuple[str, ...]
     #: The reason Azure does not offer it here ("NotAvailableForSubscription"), if it does not.
     restriction: str | None = None
+    #: The availability zones it is offered in here, less those restricted to this subscription.
+    zones: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -72,8 +74,25 @@ def parse_skus(items: Iterable[dict[str, Any]], location: str) -> dict[str, Sku]
             gpus=int(capabilities["GPUs"]) if "GPUs" in capabilities else None,
             generations=tuple(g.strip() for g in capabilities.get("HyperVGenerations", "").split(",") if g.strip()),
             restriction=restrictions[-1] if restrictions else None,
+            zones=_zones(item, location),
         )
     return skus
+
+
+def _zones(item: dict[str, Any], location: str) -> tuple[str, ...]:
+    # ResourceSku.locationInfo[].zones: "List of availability zones where the SKU is supported";
+    # a restriction of type Zone names in restrictionInfo.zones those the subscription may not use
+    # (azure-mgmt-compute 39.0.0 models: ResourceSkuLocationInfo, ResourceSkuRestrictionsType.ZONE).
+    offered = {
+        z
+        for info in item.get("locationInfo") or []
+        if str(info.get("location", "")).lower() == location.lower()
+        for z in info.get("zones") or []
+    }
+    restricted = {
+        z for r in item.get("restrictions") or [] if r.get("type") == "Zone" for z in (r.get("restrictionInfo") or {}).get("zones") or []
+    }
+    return tuple(sorted(offered - restricted))
 
 
 def parse_usages(items: Iterable[dict[str, Any]]) -> dict[str, Usage]:
@@ -95,7 +114,9 @@ SKU_MEMBERS = {
     "locations": saved_files.STRINGS,
     "capabilities": saved_files.OBJECTS,
     "restrictions": saved_files.OBJECTS,
+    "locationInfo": saved_files.OBJECTS,
 }
+LOCATION_INFO_MEMBERS = {"location": saved_files.STRING, "zones": saved_files.STRINGS}
 RESTRICTION_MEMBERS = {"type": saved_files.STRING, "reasonCode": saved_files.STRING, "restrictionInfo": saved_files.OBJECT}
 RESTRICTION_INFO_MEMBERS = {"zones": saved_files.STRINGS, "locations": saved_files.STRINGS}
 
@@ -116,6 +137,9 @@ def sku_problem(item: dict[str, Any]) -> str | None:
         )
         if problem:
             return f"restrictions[{index}]: {problem}"
+    for index, info in enumerate(item.get("locationInfo") or []):
+        if problem := saved_files.typed(info, LOCATION_INFO_MEMBERS):
+            return f"locationInfo[{index}]: {problem}"
     return None
 
 
