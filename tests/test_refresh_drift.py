@@ -23,8 +23,10 @@ from typing import Any
 
 import pytest
 from conftest import MANAGED_CLUSTER, MANAGED_GROUP
-from support.pool_switch import run
+from support.plan import plan_warnings, planned_by
+from support.pool_switch import AgentPoolsReader, run
 
+from components.errors import PreflightError
 from components.pools import pool_fields as pool_mutability
 from components.pools import pool_modes
 
@@ -133,8 +135,9 @@ def test_a_preview_whose_read_fails_says_the_plan_is_not_known_naming_the_pool_a
     preview cannot know that the `up` would replace it (driver None switched off), so it says so."""
     running_pool(azure, gpuProfile={"driver": "None"})
     azure.refuse["GET"] = (403, "AuthorizationFailed")
-    result, _ = run(True, azure, gpuPool={"vmSize": T4})
-    [said] = [w for w in result.warnings if "plan is not known" in w]
+    [said] = [
+        w for w in plan_warnings(planned_by(AgentPoolsReader(azure), "dev", True, gpuPool={"vmSize": T4})) if "plan is not known" in w
+    ]
     assert said.startswith("preflight: the plan is not known for GPU pool(s) gpu: the GPU pools' management in Azure was not read (")
     assert "AuthorizationFailed" in said and "\n" not in said
     assert (
@@ -156,17 +159,21 @@ def test_a_preview_names_only_what_a_pools_config_leaves_unset():
     )
 
 
-@pytest.mark.parametrize("refusal", [(403, "AuthorizationFailed"), (500, "InternalServerError")])
-def test_a_deployment_whose_read_fails_stops_in_one_line_before_anything_is_registered(azure, refusal):
+def test_a_deployment_whose_read_fails_stops_in_one_line_before_anything_is_registered(azure):
     """Not the preview's plan with every fixed property ignored: that `up` would keep the
-    operator's driver None on a pool the device plugin now serves (no usable driver)."""
+    operator's driver None on a pool the device plugin now serves (no usable driver). The stop
+    is the plan's, for each refusal; the program's run, on the last, shows nothing registered before it."""
     running_pool(azure, gpuProfile={"driver": "None"})
-    azure.refuse["GET"] = refusal
+    for refusal in [(500, "InternalServerError"), (403, "AuthorizationFailed")]:
+        azure.refuse["GET"] = refusal
+        with pytest.raises(PreflightError) as raised:
+            planned_by(AgentPoolsReader(azure), "dev", False, gpuPool={"vmSize": T4}, preflight={"mode": "off"})
+        said = str(raised.value)
+        assert said.startswith("preflight: the GPU pools' management in Azure could not be read (")
+        assert "it decides whether GPU pool(s) gpu are replaced or refused, so nothing was deployed" in said
+        assert "whatever aks-gpu:preflight.mode says" in said and "\n" not in said
     error, monitor = run(False, azure, gpuPool={"vmSize": T4}, preflight={"mode": "off"})
-    said = str(error)
-    assert said.startswith("preflight: the GPU pools' management in Azure could not be read (")
-    assert "it decides whether GPU pool(s) gpu are replaced or refused, so nothing was deployed" in said
-    assert "whatever aks-gpu:preflight.mode says" in said and "\n" not in said
+    assert str(error) == said
     assert monitor.registrations == [], "nothing registered"
 
 
