@@ -4,10 +4,10 @@ outbound type with no way out (the image from the team's registry, the digits dr
 pool used as it is whose device plugin runs MIG "mixed" (the Job asks for the slice it offers).
 Each reads the guide's cluster (examples/guide-cluster/), its saved description and `kubectl
 get` changed as a test says. What is said is the plan's, by a plain call in a preview and in a
-deployment (`lines`); what is declared (the Job's NetworkPolicy and limits) is the whole
-program's run (`run`): in both for the first test, in a preview for the others, since the rule
-and the slice come from the cluster's description and `kubectl get` alone (cluster_egress,
-used_pool_gpus), read alike in both runs."""
+deployment (`lines`), or the preview's run's own; what is declared (the Job's NetworkPolicy and
+limits) is the whole program's run (`run`): in both for the first test, in a preview for the
+others, since the rule and the slice come from the cluster's description and `kubectl get`
+alone (cluster_egress, used_pool_gpus), read alike in both runs."""
 
 from __future__ import annotations
 
@@ -88,6 +88,13 @@ def said(done: Any) -> str:
 PREVIEW = True
 
 
+def declared_and_said(tmp_path: Path, cluster: dict[str, Any] | None = None, objects: dict[str, Any] | None = None, **overrides):
+    """The preview's run, and what each run says: the preview's own lines, the deployment's
+    from its plan (`lines`)."""
+    done = run(tmp_path, PREVIEW, cluster, objects, **overrides)
+    return done, (done, lines(tmp_path, not PREVIEW, cluster, objects, **overrides))
+
+
 # --------------------------------------------------------------------------- a proxy
 
 
@@ -109,17 +116,19 @@ def test_the_https_proxy_wins_and_a_proxy_without_a_port_is_reached_on_443(tmp_p
 
 def test_a_proxy_named_by_host_name_is_a_warning_naming_what_to_allow_or_to_set(tmp_path):
     cluster = with_cluster(httpProxyConfig={"httpProxy": "http://proxy.corp.example:8080"})
-    assert len(egress_rules(run(tmp_path, PREVIEW, cluster))) == 2, "DNS and HTTPS to the internet, as without a proxy"
-    for preview in BOTH:
-        warning = next(w for w in lines(tmp_path, preview, cluster).warnings if "proxy.corp.example" in w)
+    done, both = declared_and_said(tmp_path, cluster)
+    assert len(egress_rules(done)) == 2, "DNS and HTTPS to the internet, as without a proxy"
+    for said_by in both:
+        warning = next(w for w in said_by.warnings if "proxy.corp.example" in w)
         assert "a NetworkPolicy cannot name" in warning and "aks-gpu:mnistJob.egress to false" in warning
 
 
 def test_a_proxy_whose_no_proxy_leaves_the_mirror_out_needs_no_rule(tmp_path):
     cluster = with_cluster(httpProxyConfig={"httpProxy": "http://10.224.0.5:3128", "noProxy": [".googleapis.com"]})
-    assert len(egress_rules(run(tmp_path, PREVIEW, cluster))) == 2
-    for preview in BOTH:
-        assert "its noProxy leaves storage.googleapis.com out" in said(lines(tmp_path, preview, cluster))
+    done, both = declared_and_said(tmp_path, cluster)
+    assert len(egress_rules(done)) == 2
+    for said_by in both:
+        assert "its noProxy leaves storage.googleapis.com out" in said(said_by)
 
 
 # What AKS puts in NO_PROXY beside the owner's entries (effectiveNoProxy, "a superset of noProxy
@@ -143,12 +152,10 @@ def test_a_star_among_aks_entries_still_sends_the_download_through_the_proxy(tmp
     NetworkPolicy must let it reach it."""
     config = {"httpProxy": "http://10.224.0.5:3128", "noProxy": ["*"], "effectiveNoProxy": ["*", *AKS_ADDED]}
     cluster = with_cluster(httpProxyConfig=config)
-    assert egress_rules(run(tmp_path, PREVIEW, cluster))[-1] == {
-        "to": [{"ipBlock": {"cidr": "10.224.0.5/32"}}],
-        "ports": [{"protocol": "TCP", "port": 3128}],
-    }
-    for preview in BOTH:
-        assert "leaves storage.googleapis.com out" not in said(lines(tmp_path, preview, cluster))
+    done, both = declared_and_said(tmp_path, cluster)
+    assert egress_rules(done)[-1] == {"to": [{"ipBlock": {"cidr": "10.224.0.5/32"}}], "ports": [{"protocol": "TCP", "port": 3128}]}
+    for said_by in both:
+        assert "leaves storage.googleapis.com out" not in said(said_by)
 
 
 @pytest.mark.parametrize(
@@ -286,21 +293,20 @@ def test_a_proxys_password_is_never_printed(tmp_path, preview):
 
 def test_a_proxy_at_a_link_local_address_with_a_zone_gets_no_rule_kubernetes_would_refuse_and_is_said(tmp_path):
     cluster = with_cluster(httpProxyConfig={"httpProxy": "http://[fe80::5%eth0]:3128"})
-    assert len(egress_rules(run(tmp_path, PREVIEW, cluster))) == 2, "no ipBlock with a zone: the API server refuses it (ValidateIPBlock)"
-    for preview in BOTH:
-        warning = next(w for w in lines(tmp_path, preview, cluster).warnings if "fe80::5%eth0" in w)
+    done, both = declared_and_said(tmp_path, cluster)
+    assert len(egress_rules(done)) == 2, "no ipBlock with a zone: the API server refuses it (ValidateIPBlock)"
+    for said_by in both:
+        warning = next(w for w in said_by.warnings if "fe80::5%eth0" in w)
         assert "an IPv6 address with a zone (%eth0)" in warning and "none is declared" in warning
         assert "aks-gpu:mnistJob.egress to false" in warning
 
 
 def test_an_ipv4_mapped_proxy_address_gets_the_rule_of_the_ipv4_address_its_packets_carry(tmp_path):
     cluster = with_cluster(httpProxyConfig={"httpProxy": "http://[::ffff:10.224.0.5]:3128"})
-    assert egress_rules(run(tmp_path, PREVIEW, cluster))[-1] == {
-        "to": [{"ipBlock": {"cidr": "10.224.0.5/32"}}],
-        "ports": [{"protocol": "TCP", "port": 3128}],
-    }
-    for preview in BOTH:
-        assert "allows TCP 3128 to 10.224.0.5/32" in said(lines(tmp_path, preview, cluster))
+    done, both = declared_and_said(tmp_path, cluster)
+    assert egress_rules(done)[-1] == {"to": [{"ipBlock": {"cidr": "10.224.0.5/32"}}], "ports": [{"protocol": "TCP", "port": 3128}]}
+    for said_by in both:
+        assert "allows TCP 3128 to 10.224.0.5/32" in said(said_by)
 
 
 @pytest.mark.parametrize("preview", BOTH)
@@ -400,11 +406,10 @@ def limits(done) -> dict[str, str]:
 
 def test_a_used_pool_whose_plugin_runs_mixed_gets_a_job_that_asks_for_its_mig_slice(tmp_path):
     objects = plugin_with({"env": [{"name": "MIG_STRATEGY", "value": "mixed"}]})
-    done = run(tmp_path, PREVIEW, mig_cluster(), objects)
+    done, both = declared_and_said(tmp_path, mig_cluster(), objects)
     assert limits(done)["nvidia.com/mig-1g.10gb"] == "1" and "nvidia.com/gpu" not in limits(done)
-    for preview in BOTH:
-        said_there = said(lines(tmp_path, preview, mig_cluster(), objects))
-        assert "runs MIG strategy mixed, which offers MIG1g slices only as nvidia.com/mig-1g.10gb: the Job asks for one" in said_there
+    for said_by in both:
+        assert "runs MIG strategy mixed, which offers MIG1g slices only as nvidia.com/mig-1g.10gb: the Job asks for one" in said(said_by)
 
 
 def test_the_plugins_flag_says_its_strategy_as_its_variable_does(tmp_path):
@@ -414,18 +419,18 @@ def test_the_plugins_flag_says_its_strategy_as_its_variable_does(tmp_path):
 
 def test_a_used_pool_whose_plugin_runs_single_keeps_nvidia_com_gpu(tmp_path):
     objects = plugin_with({"env": [{"name": "MIG_STRATEGY", "value": "single"}]})
-    assert limits(run(tmp_path, PREVIEW, mig_cluster(), objects))["nvidia.com/gpu"] == "1"
-    for preview in BOTH:
-        assert "mixed" not in said(lines(tmp_path, preview, mig_cluster(), objects))
+    done, both = declared_and_said(tmp_path, mig_cluster(), objects)
+    assert limits(done)["nvidia.com/gpu"] == "1"
+    for said_by in both:
+        assert "mixed" not in said(said_by)
 
 
 def test_a_strategy_from_a_config_file_is_a_warning_that_the_job_may_wait_pending(tmp_path):
     objects = plugin_with({"env": [{"name": "CONFIG_FILE", "value": "/config/config.yaml"}]})
-    assert limits(run(tmp_path, PREVIEW, mig_cluster(), objects))["nvidia.com/gpu"] == "1"
-    for preview in BOTH:
-        assert any(
-            "config file or a ConfigMap" in w and "waits Pending" in w for w in lines(tmp_path, preview, mig_cluster(), objects).warnings
-        )
+    done, both = declared_and_said(tmp_path, mig_cluster(), objects)
+    assert limits(done)["nvidia.com/gpu"] == "1"
+    for said_by in both:
+        assert any("config file or a ConfigMap" in w and "waits Pending" in w for w in said_by.warnings)
 
 
 def test_the_plugins_strategy_is_its_flag_then_its_variable_then_none():
@@ -460,9 +465,10 @@ def test_a_used_aks_managed_pool_with_mig_strategy_mixed_gets_a_job_that_asks_fo
     pool["gpuProfile"] = {"nvidia": {"managementMode": "Managed", "migStrategy": "Mixed"}}
     objects = copy.deepcopy(OBJECTS)
     objects["items"] = [i for i in objects["items"] if i["metadata"]["name"] != "nvidia-device-plugin-daemonset"]
-    assert "nvidia.com/mig-1g.10gb" in limits(run(tmp_path, PREVIEW, cluster, objects))
-    for preview in BOTH:
-        assert "AKS's device plugin runs MIG strategy mixed" in said(lines(tmp_path, preview, cluster, objects))
+    done, both = declared_and_said(tmp_path, cluster, objects)
+    assert "nvidia.com/mig-1g.10gb" in limits(done)
+    for said_by in both:
+        assert "AKS's device plugin runs MIG strategy mixed" in said(said_by)
 
 
 def test_a_used_pool_the_gpu_operator_serves_is_read_from_the_operators_plugin(tmp_path):
