@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 from conftest import MANAGED_CLUSTER, MANAGED_GROUP
 from support.plan import plan_warnings, planned_by
-from support.pool_switch import AgentPoolsReader, run
+from support.pool_switch import AgentPoolsReader, run, served_azure
 
 from components.errors import PreflightError
 from components.pools import pool_fields as pool_mutability
@@ -47,13 +47,34 @@ def engine_replaces(stored: dict[str, Any], declared: dict[str, Any], ignore: li
     return sorted(changed & set(replace_on))
 
 
-def running_pool(azure, **properties: Any) -> None:
-    path = f"/subscriptions/sub/resourceGroups/{MANAGED_GROUP}/providers/Microsoft.ContainerService/managedClusters/{MANAGED_CLUSTER}/agentPools/gpu"
-    azure.pools[(MANAGED_GROUP, MANAGED_CLUSTER, "gpu")] = {
+def running_pool(azure, name: str = "gpu", **properties: Any) -> None:
+    path = f"/subscriptions/sub/resourceGroups/{MANAGED_GROUP}/providers/Microsoft.ContainerService/managedClusters/{MANAGED_CLUSTER}/agentPools/{name}"
+    azure.pools[(MANAGED_GROUP, MANAGED_CLUSTER, name)] = {
         "id": path,
-        "name": "gpu",
+        "name": name,
         "properties": {"vmSize": T4, "count": 1, **properties},
     }
+
+
+# The pools the switch tests read, each as it runs in Azure and as the config now declares it,
+# side by side in one preview: a pool's ignoreChanges is its own (its settings and its running
+# pool: components/pools/pool_settings.py typed_pool_ignores), as a run of it alone declares it.
+SWITCHES = {
+    "driveroff": ({"gpuProfile": {"driver": "None"}}, {}),
+    "spotoff": ({"scaleSetPriority": "Spot", "scaleSetEvictionPolicy": "Delete", "spotMaxPrice": -1}, {}),
+    "migoff": ({"gpuInstanceProfile": "MIG1g"}, {"vmSize": A100}),
+    "spoton": ({"gpuProfile": {"driver": "Install"}}, {"spot": True}),
+}
+
+
+@pytest.fixture(scope="module")
+def switched():
+    """The typed pool of each of SWITCHES, as the preview declares it."""
+    for azure in served_azure():
+        for name, (runs, _) in SWITCHES.items():
+            running_pool(azure, name, **runs)
+        result, _ = run(True, azure, gpuPool=None, gpuPools={name: {"vmSize": T4, **now} for name, (_, now) in SWITCHES.items()})
+        yield {r.inputs["agentPoolName"]: r for r in result.of_type(POOL)}
 
 
 def test_left_to_azure_is_every_fixed_property_left_unset_except_what_the_running_pool_has_set():
@@ -98,29 +119,22 @@ def test_a_refresh_that_fills_in_a_fixed_default_replaces_nothing(azure, preview
 
 
 @pytest.mark.parametrize(
-    "runs, now, replaced",
-    [
-        ({"gpuProfile": {"driver": "None"}}, {}, ["gpuProfile"]),
-        ({"scaleSetPriority": "Spot", "scaleSetEvictionPolicy": "Delete", "spotMaxPrice": -1}, {}, sorted(SPOT)),
-        ({"gpuInstanceProfile": "MIG1g"}, {"vmSize": A100}, ["gpuInstanceProfile"]),
-    ],
+    "name, replaced",
+    [("driveroff", ["gpuProfile"]), ("spotoff", sorted(SPOT)), ("migoff", ["gpuInstanceProfile"])],
 )
-def test_a_config_that_switches_a_fixed_setting_off_still_replaces_the_pool(azure, runs, now, replaced):
+def test_a_config_that_switches_a_fixed_setting_off_still_replaces_the_pool(switched, name, replaced):
     """gpu-operator to device-plugin, Spot to regular, MIG to whole GPUs: the pool runs with
     it set, so it is compared, and its deletion replaces the pool, deleting first."""
-    running_pool(azure, **runs)
-    result, _ = run(True, azure, gpuPool={"vmSize": T4, **now})
-    pool = result.one(POOL)
+    runs, _ = SWITCHES[name]
+    pool = switched[name]
     assert not set(replaced) & set(pool.options["ignoreChanges"])
     assert (
         engine_replaces({**pool.inputs, **runs}, pool.inputs, pool.options["ignoreChanges"], pool.options["replaceOnChanges"]) == replaced
     )
 
 
-def test_a_config_that_switches_a_fixed_setting_on_replaces_the_pool(azure):
-    running_pool(azure, gpuProfile={"driver": "Install"})
-    result, _ = run(True, azure, gpuPool={"vmSize": T4, "spot": True})
-    pool = result.one(POOL)
+def test_a_config_that_switches_a_fixed_setting_on_replaces_the_pool(switched):
+    pool = switched["spoton"]
     assert not SPOT & set(pool.options["ignoreChanges"])
     assert engine_replaces(
         {k: v for k, v in pool.inputs.items() if k not in SPOT},
