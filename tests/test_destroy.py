@@ -30,10 +30,14 @@ WATCH = "pulumi-python:dynamic/aksgpu:ProofWatch"
 PLUGIN_AND_MANAGED = {"a": {"vmSize": T4}, "b": {"vmSize": T4, "management": "aks-managed"}}
 OPERATOR = {"op": {"vmSize": T4, "management": "gpu-operator"}}
 BUDGET = {"budget": {"amount": 500, "contactEmails": ["gpu-team@example.com"]}}
+ENTRA = {"mode": "entra", "deployerObjectId": "00000000-0000-0000-0000-000000000001"}
 
 
-def created(pools, preview: bool, **overrides):
-    return run_cached("dev", preview=preview, gpuPool=None, gpuPools=pools, cost=BUDGET, **overrides)[0]
+# A destroy reads the graph a deployment wrote; one test here runs the preview too, whose graph
+# is the same (tests/test_failed_destroy.py compares the two). The settings are the ones
+# test_failed_destroy.py runs, so a session runs each once.
+def created(pools, preview: bool = False, access=ENTRA, **overrides):
+    return run_cached("dev", preview=preview, gpuPool=None, gpuPools=pools, cost=BUDGET, access=access, **overrides)[0]
 
 
 def inside_the_cluster(run) -> set[str]:
@@ -55,10 +59,13 @@ def provider_deletes(run, condemned: set[str]) -> set[str]:
     return {urn for urn in condemned if run.by_urn(urn).options.get("deletedWith") not in condemned}
 
 
-@pytest.mark.parametrize("preview", [True, False])
-@pytest.mark.parametrize("pools", [PLUGIN_AND_MANAGED, OPERATOR], ids=["device plugin and aks-managed", "gpu operator"])
-def test_every_kubernetes_object_of_a_created_cluster_and_nothing_else_is_deleted_with_it(pools, preview):
-    run = created(pools, preview)
+@pytest.mark.parametrize(
+    "pools, preview, access",
+    [(PLUGIN_AND_MANAGED, True, ENTRA), (PLUGIN_AND_MANAGED, False, ENTRA), (OPERATOR, False, {})],
+    ids=["device plugin and aks-managed, preview", "device plugin and aks-managed, deployment", "gpu operator"],
+)
+def test_every_kubernetes_object_of_a_created_cluster_and_nothing_else_is_deleted_with_it(pools, preview, access):
+    run = created(pools, preview, access)
     cluster = run.one(CLUSTER).urn
     inside = inside_the_cluster(run)
     marked = {r.urn: r.options["deletedWith"] for r in run.resources if "deletedWith" in r.options}
@@ -71,13 +78,12 @@ def test_every_kubernetes_object_of_a_created_cluster_and_nothing_else_is_delete
     assert not any(r.type.startswith("aks-gpu:") for r in run.resources if r.urn in marked), "custom resources only"
 
 
-@pytest.mark.parametrize("preview", [True, False])
-def test_a_destroy_sends_no_delete_to_the_api_server_and_one_to_each_gpu_pool(preview):
+def test_a_destroy_sends_no_delete_to_the_api_server_and_one_to_each_gpu_pool():
     """The Kubernetes provider is configured from the state even so, and an unreachable
     cluster only marks it so (pulumi-kubernetes@010f5d8e provider/pkg/provider/provider.go
     Configure: "Rather than erroring out on an invalid k8s config, mark the cluster as
     unreachable"); only its Delete would fail, and none is sent."""
-    run = created(PLUGIN_AND_MANAGED, preview)
+    run = created(PLUGIN_AND_MANAGED)
     everything = {r.urn for r in run.resources if r.custom}
     sent = provider_deletes(run, everything)
     assert not sent & inside_the_cluster(run)
@@ -88,8 +94,8 @@ def test_a_destroy_sends_no_delete_to_the_api_server_and_one_to_each_gpu_pool(pr
 def test_a_pool_removed_from_the_config_is_deleted_by_itself_with_its_job():
     """The cluster stays, so nothing is deleted with it: the pool's own DELETE (one at a time,
     tests/test_gpu_pools.py), and its Job through the API server."""
-    run = created(PLUGIN_AND_MANAGED, False)
-    smaller = created({"a": PLUGIN_AND_MANAGED["a"]}, False)
+    run = created(PLUGIN_AND_MANAGED)
+    smaller = created({"a": PLUGIN_AND_MANAGED["a"]})
     condemned = {r.urn for r in run.resources if r.custom} - {r.urn for r in smaller.resources}
     assert {run.by_urn(u).type for u in condemned} == {MANAGED, "kubernetes:batch/v1:Job", WATCH}
     assert provider_deletes(run, condemned) == condemned
@@ -105,7 +111,7 @@ def test_a_replaced_cluster_replaces_what_it_holds_and_deletes_no_kubernetes_obj
     parameters that are part of the resource path cause a replacement"), so it is replaced too,
     by its own Delete on the old cluster first. The managed pool is added to the new cluster
     by its update (a new clusterResourceUid: components/pools/managed_gpu_pool.py diff_pool)."""
-    run = created(PLUGIN_AND_MANAGED, False)
+    run = created(PLUGIN_AND_MANAGED)
     cluster = run.one(CLUSTER).urn
     cascaded = {r.urn for r in run.resources if r.options.get("deletedWith") == cluster}
     assert cascaded == inside_the_cluster(run)
@@ -114,24 +120,22 @@ def test_a_replaced_cluster_replaces_what_it_holds_and_deletes_no_kubernetes_obj
     assert cluster in typed.property_dependencies["resourceName"]
 
 
-@pytest.mark.parametrize("preview", [True, False])
-def test_an_existing_cluster_is_not_the_stacks_and_nothing_is_deleted_with_it(preview):
-    team = {"existingCluster": {"resourceGroupName": "team-rg", "name": "team-aks"}, "gpuPool": {"vmSize": T4}, "cost": BUDGET}
-    run, _ = run_cached("dev", preview=preview, **team)
+def test_an_existing_cluster_is_not_the_stacks_and_nothing_is_deleted_with_it():
+    run, _ = run_cached("team", preview=False, gpuPools={"a": {"vmSize": T4}}, cost=BUDGET)
+    assert "aks-gpu:existingCluster" in run.config
     assert run.of_type(POOL) and run.of_type("kubernetes:batch/v1:Job")
     assert [r.urn for r in run.resources if "deletedWith" in r.options] == []
 
 
-@pytest.mark.parametrize("preview", [True, False])
-def test_a_protected_cluster_deletes_what_it_holds_one_by_one(preview):
+def test_a_protected_cluster_deletes_what_it_holds_one_by_one():
     """The engine refuses a protected delete when it comes to it, after the deletes before it
     ran (step.go DeleteStep.Apply: deleteProtectedError; step_executor.go cancelDueToError goes
     on past it): with deletedWith, a destroy would drop the pools and the objects from the state
     and leave them running. So a protected cluster gets none; `protect: false` and an `up` write
     it into the state before a destroy (pkg/engine/journal_snapshot.go: a changed DeletedWith is
     written on a same step)."""
-    run, _ = run_cached("prod", preview=preview, cost=BUDGET)
+    run, _ = run_cached("prod", preview=False, cost=BUDGET)
     assert run.one(CLUSTER).options["protect"] is True
     assert [r.urn for r in run.resources if "deletedWith" in r.options] == []
-    unprotected, _ = run_cached("prod", preview=preview, cost=BUDGET, protect=False)
+    unprotected, _ = run_cached("prod", preview=False, cost=BUDGET, protect=False)
     assert {r.urn for r in unprotected.resources if "deletedWith" in r.options} == inside_the_cluster(unprotected)

@@ -25,8 +25,8 @@ from destroy_model import (
 from support.existing_pools import GPUNP, cluster
 from support.plan import plan_warnings, planned_by
 
-from tools.azure_mocks import AzureMocks, OfflineReader
-from tools.mock_engine import RecordingMonitor, run_program
+from components.plan import Plan
+from tools.azure_mocks import OfflineReader
 
 T4 = "Standard_NC4as_T4_v3"
 BUDGET = {"budget": {"amount": 500, "contactEmails": ["gpu-team@example.com"]}}
@@ -36,10 +36,10 @@ BUDGET_TYPE = "azure-native:consumption:Budget"
 PLUGIN_AND_MANAGED = {"a": {"vmSize": T4}, "b": {"vmSize": T4, "management": "aks-managed"}}
 
 
-def created(**overrides):
+def created(preview: bool = False, **overrides):
     """A deployment's graph (what a destroy reads from the state) of a cluster this stack creates."""
     settings = {"gpuPool": None, "gpuPools": PLUGIN_AND_MANAGED, "cost": BUDGET, "access": ENTRA, **overrides}
-    return run_cached("dev", preview=False, **settings)[0]
+    return run_cached("dev", preview=preview, **settings)[0]
 
 
 GRAPHS = {
@@ -103,11 +103,16 @@ def test_the_model_finds_the_stranded_pools_of_a_graph_whose_pools_are_deleted_w
     assert stranded_pools(before, outcome) == sorted(n.urn for n in graph if n.type in POOLS)
 
 
-@pytest.mark.parametrize("preview", [True, False])
-def test_no_gpu_pool_is_deleted_with_the_cluster_whatever_the_stack(preview):
-    run = created() if not preview else run_cached("dev", preview=True, gpuPool=None, gpuPools=PLUGIN_AND_MANAGED, cost=BUDGET)[0]
-    pools = [r for r in run.resources if r.type in POOLS]
-    assert pools and not [r.urn for r in pools if "deletedWith" in r.options]
+def test_no_gpu_pool_is_deleted_with_the_cluster_and_a_preview_shows_the_graph_a_deployment_writes():
+    """The graph is the same in both runs (nothing the components declare asks whether it is a
+    preview; the plan's mode only says or stops: components/plan.py), so the tests below read
+    the deployment's, which a destroy reads from the state. Sorted: the Jobs register in an
+    apply, in either order."""
+    preview, deployment = created(preview=True), created()
+    for run in (preview, deployment):
+        pools = [r for r in run.resources if r.type in POOLS]
+        assert pools and not [r.urn for r in pools if "deletedWith" in r.options]
+    assert sorted(nodes(preview), key=lambda n: n.urn) == sorted(nodes(deployment), key=lambda n: n.urn)
 
 
 # --------------------------------------------------------------------------- nothing left billing, in every configuration
@@ -137,17 +142,17 @@ def configurations() -> dict[str, dict]:
 CONFIGURATIONS = configurations()
 
 
-def configured(name: str, preview: bool):
+def configured(name: str):
+    """The deployment's graph: a preview's is the same (test_no_gpu_pool_is_deleted_with_the_cluster_...)."""
     settings = dict(CONFIGURATIONS[name])
-    return run_cached(settings.pop("stack"), preview=preview, **settings)[0]
+    return run_cached(settings.pop("stack"), preview=False, **settings)[0]
 
 
-@pytest.mark.parametrize("preview", [True, False], ids=["preview", "deployment"])
 @pytest.mark.parametrize("name", CONFIGURATIONS)
-def test_each_gpu_pools_delete_comes_before_anything_else_azure_may_refuse(name, preview):
-    """The engine's schedule on the graph a preview shows and a deployment writes: every pool's
+def test_each_gpu_pools_delete_comes_before_anything_else_azure_may_refuse(name):
+    """The engine's schedule on the graph a deployment writes (and a preview shows): every pool's
     delete in an earlier round than the budget's, the grant's, the cluster's and the group's."""
-    graph = nodes(configured(name, preview))
+    graph = nodes(configured(name))
     chains = schedule(graph)
     at = {urn: i for i, chain in enumerate(chains) for urn in chain}
     pools, after = [n.urn for n in graph if n.type in POOLS], azure_deletes_after_the_pools(graph)
@@ -161,18 +166,17 @@ def test_each_gpu_pools_delete_comes_before_anything_else_azure_may_refuse(name,
 def test_no_refused_azure_delete_leaves_a_gpu_pool_billing(name, continue_on_error):
     """Each of those deletes refused alone (a 403 on the grant or the budget, a lock on the
     cluster): every pool is gone from Azure by then, not only from the state."""
-    graph = nodes(configured(name, False))
+    graph = nodes(configured(name))
     for refused in azure_deletes_after_the_pools(graph):
         outcome = refused_destroy(graph, refused, continue_on_error)
         assert billing_pools(graph, outcome) == [], f"{refused} refused"
 
 
-@pytest.mark.parametrize("preview", [True, False], ids=["preview", "deployment"])
 @pytest.mark.parametrize("name", [n for n in CONFIGURATIONS if ", grant," in n])
-def test_each_gpu_pool_waits_for_the_deployers_grant_by_an_edge_of_its_own(name, preview):
+def test_each_gpu_pool_waits_for_the_deployers_grant_by_an_edge_of_its_own(name):
     """A direct edge: the engine orders deletes by direct dependencies alone, so the pools
     after the first would not carry it through the first."""
-    run = configured(name, preview)
+    run = configured(name)
     grant = run.one(GRANT).urn
     pools = [r for r in run.resources if r.type in POOLS]
     assert pools and [r.urn for r in pools if grant not in r.dependencies] == []
@@ -181,7 +185,7 @@ def test_each_gpu_pool_waits_for_the_deployers_grant_by_an_edge_of_its_own(name,
 def test_the_model_finds_the_first_pool_billing_beside_a_refused_grant_without_a_budget():
     """The graph before this release: no pool waited for the grant, so the first pool's delete
     and the grant's shared a round, and a 403 on the grant cancelled the pool's before it began."""
-    graph = nodes(configured("created, no budget, grant, 2 typed", False))
+    graph = nodes(configured("created, no budget, grant, 2 typed"))
     grant = next(n.urn for n in graph if n.type == GRANT)
     before = [dataclasses.replace(n, edges=n.edges - {grant}) if n.type in POOLS else n for n in graph]
     first = next(n.urn for n in graph if n.type in POOLS)
@@ -208,18 +212,17 @@ def permission_settings(**overrides) -> dict:
     return {"gpuPool": {"vmSize": T4}, "cost": BUDGET, "access": ENTRA, **overrides}
 
 
-def permission_run(preview: bool, permissions=None, group_permissions=None, refuse=None, **overrides):
-    """The program handed those answers, where a test asks what it declares."""
+def permission_plan(preview: bool, permissions=None, group_permissions=None, refuse=None, **overrides) -> Plan:
+    """The plan a run handed those answers declares from, by a plain call (support/plan.py): the
+    lines below are all the plan's, and a plan that is returned is one the run goes on to
+    declare (__main__.py: a stop is raised by build_plan, before any constructor)."""
     reader = permission_reader(permissions, group_permissions, refuse)
-    monitor = RecordingMonitor(AzureMocks(reader=reader))
-    return run_program("dev", overrides=permission_settings(**overrides), monitor=monitor, preview=preview)
+    return planned_by(reader, "dev", preview, **permission_settings(**overrides))
 
 
 def permission_lines(preview: bool, permissions=None, group_permissions=None, refuse=None, **overrides) -> list[str]:
-    """What a run handed those answers warns before it declares anything: its plan's warnings
-    by a plain call (support/plan.py)."""
-    reader = permission_reader(permissions, group_permissions, refuse)
-    return plan_warnings(planned_by(reader, "dev", preview, **permission_settings(**overrides)))
+    """What a run handed those answers warns before it declares anything: its plan's warnings."""
+    return plan_warnings(permission_plan(preview, permissions, group_permissions, refuse, **overrides))
 
 
 def destroy_lines(warnings: list[str]) -> list[str]:
@@ -230,15 +233,15 @@ def destroy_lines(warnings: list[str]) -> list[str]:
 def test_an_identity_that_could_not_delete_the_grant_is_told_and_nothing_is_blocked(preview):
     """Contributor on the subscription: it may delete everything but the role assignment. The
     line names the action, what it deletes and the roles that have it; a deployment goes on."""
-    run = permission_run(preview, permissions=CONTRIBUTOR, group_permissions=CONTRIBUTOR)
-    assert destroy_lines(run.warnings) == [
+    plan = permission_plan(preview, permissions=CONTRIBUTOR, group_permissions=CONTRIBUTOR)
+    assert destroy_lines(plan_warnings(plan)) == [
         "destroy: the signed-in identity lacks Microsoft.Authorization/roleAssignments/delete (the deployer's cluster-admin "
         "grant: Owner, User Access Administrator or Role Based Access Control Administrator) at resource group "
         "aks-gpu-dev-rg (its permissions there, as Azure lists them); a `pulumi destroy` by it would stop there and leave "
         "that, and what waits for it, in Azure and in the state until an identity that has them runs `pulumi destroy` "
         "again: ask for the role, or destroy with an identity that has it (docs/deploying.md)"
     ]
-    assert run.resources, "a warning, not a stop"
+    assert plan.gpu_pools and plan.cluster, "a warning, not a stop"
 
 
 @pytest.mark.parametrize("preview", [True, False])
@@ -261,12 +264,12 @@ def test_before_the_group_exists_the_subscriptions_permissions_stand_for_it():
 
 def test_an_owner_is_told_nothing_and_permissions_that_cannot_be_read_block_nothing():
     assert destroy_lines(permission_lines(False, permissions=OWNER, group_permissions=OWNER)) == []
-    run = permission_run(False, refuse={"permissions": "(AuthorizationFailed) no", "group_permissions": "(AuthorizationFailed) no"})
+    plan = permission_plan(False, refuse={"permissions": "(AuthorizationFailed) no", "group_permissions": "(AuthorizationFailed) no"})
     assert (
         "preflight: the permissions a `pulumi destroy` of this stack needs were not checked: HttpResponseError: (AuthorizationFailed) no"
-        in (run.warnings)
+        in plan_warnings(plan)
     )
-    assert run.resources
+    assert plan.gpu_pools and plan.cluster, "a warning, not a stop"
 
 
 def test_on_an_existing_cluster_only_the_budgets_delete_is_read():

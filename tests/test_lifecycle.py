@@ -11,9 +11,12 @@ import json
 
 import pytest
 from conftest import run_cached
+from support.plan import planned
 
+from components.cluster.cluster import GpuClusterArgs
 from components.errors import ConfigError
 from components.pools import pool_fields as pool_mutability
+from components.pools.gpu_pool import GpuPoolArgs
 from components.proof.mnist_job import JOB_NAME, PROOF_JOB_NAME
 from components.stack import parse
 
@@ -44,14 +47,42 @@ def dev(preview: bool = True, feature_state: str = "Registered", **overrides):
 
 
 MANAGED_POOL = "pulumi-python:dynamic/aksgpu:ManagedGpuPool"
+A100 = "Standard_NC24ads_A100_v4"
+
+# The pools the tests of this section read, side by side in two runs (the GPU Operator's pools
+# in one of their own: it serves every GPU node of a cluster): a pool's options and inputs are
+# its own (components/pools/gpu_pool.py builds each from its own settings), so each test reads
+# its pools as a run of that pool alone would declare them.
+POOLS = {
+    "t4": {"vmSize": T4},
+    "spot": {"vmSize": T4, "spot": True},
+    "price": {"vmSize": T4, "spot": True, "spotMaxPrice": 0.5},
+    "pods": {"vmSize": T4, "maxPods": 110},
+    "every": {"vmSize": T4, "spot": True, "spotMaxPrice": 0.5, "minCount": 0, "maxCount": 2, "migProfile": None},
+    "m": MANAGED,
+    "mspot": {**MANAGED, "spot": True},
+    "mprice": {**MANAGED, "spot": True, "spotMaxPrice": 0.5},
+    "mpods": {**MANAGED, "maxPods": 110},
+}
+OPERATOR_POOLS = {
+    "op": {"vmSize": T4, "management": "gpu-operator"},
+    "mig": {"vmSize": A100, "migProfile": "MIG1g", "management": "gpu-operator"},
+}
+
+
+def pool(name: str):
+    """The typed or AKS-managed pool `name` of the run of POOLS or of OPERATOR_POOLS."""
+    run = dev(gpuPool=None, gpuPools=OPERATOR_POOLS if name in OPERATOR_POOLS else POOLS)[0]
+    (found,) = [r for r in run.of_type(POOL) + run.of_type(MANAGED_POOL) if r.inputs["agentPoolName"] == name]
+    return found
 
 
 def test_both_kinds_of_pool_get_the_same_time_limits_each_where_its_provider_reads_them():
     """azure-native honours customTimeouts; the dynamic provider host never reads them
     (pulumi/dynamic/__main__.py), so the managed pool takes its limits as an input and has
     no customTimeouts that would look as if they worked."""
-    typed = dev(gpuPool={"vmSize": T4})[0].one(POOL)
-    managed = dev(gpuPool=MANAGED)[0].one(MANAGED_POOL)
+    typed, managed = pool("t4"), pool("m")
+    assert typed.type == POOL and managed.type == MANAGED_POOL
     assert typed.options["customTimeouts"] == {"create": "60m", "update": "60m", "delete": "45m"}
     assert managed.options["customTimeouts"] == {}
     assert managed.inputs["timeoutMinutes"] == {"create": 60, "update": 60, "delete": 45}
@@ -61,32 +92,34 @@ def test_the_typed_pool_is_replaced_delete_first_on_a_gpu_setting():
     """replaceOnChanges alone replaces create-first (pulumi/pulumi step_generator.go), and
     azure-native asks for delete-first only for replacements its own diff reports
     (provider.go Diff); AKS refuses a second pool of one name."""
-    for gpu in ({"vmSize": T4}, {"vmSize": T4, "management": "gpu-operator"}):
-        pool = dev(gpuPool=gpu)[0].one(POOL)
-        assert pool.options["deleteBeforeReplace"] is True
-        assert {"gpuProfile", "gpuInstanceProfile"} <= set(pool.options["replaceOnChanges"])
+    for name in ("t4", "op"):  # the device plugin's, the GPU Operator's
+        typed = pool(name)
+        assert typed.type == POOL and typed.options["deleteBeforeReplace"] is True
+        assert {"gpuProfile", "gpuInstanceProfile"} <= set(typed.options["replaceOnChanges"])
 
 
 @pytest.mark.parametrize(
-    "gpu, changed",
+    "typed, managed, changed",
     [
-        ({"vmSize": T4, "spot": True}, ("scaleSetPriority", "scaleSetEvictionPolicy", "spotMaxPrice")),
-        ({"vmSize": T4, "spot": True, "spotMaxPrice": 0.5}, ("spotMaxPrice",)),
-        ({"vmSize": T4, "maxPods": 110}, ("maxPods",)),
+        ("spot", "mspot", ("scaleSetPriority", "scaleSetEvictionPolicy", "spotMaxPrice")),
+        ("price", "mprice", ("spotMaxPrice",)),
+        ("pods", "mpods", ("maxPods",)),
     ],
     ids=["spot toggled", "a Spot price set", "max pods"],
 )
-def test_what_aks_cannot_change_in_place_replaces_either_kind_of_pool_deleting_first(gpu, changed):
+def test_what_aks_cannot_change_in_place_replaces_either_kind_of_pool_deleting_first(typed, managed, changed):
     """ "You can't change ScaleSetPriority or SpotMaxPrice after creation" (spot-node-pool.md),
     nor max pods (create-node-pools.md), nor the subnets: a change previews as a replacement,
     delete-first, in the typed pool (replaceOnChanges) and in the managed one (its diff),
-    never as an `~ update` that AKS then refuses."""
-    from components.pools.managed_gpu_pool import diff_pool
+    never as an `~ update` that AKS then refuses. The managed pool's change is from pool m
+    (MANAGED) to the other's properties, where it stands: the pools' names stay apart."""
+    from components.pools.managed_gpu_pool import LOCATION_KEYS, diff_pool
 
-    typed = dev(gpuPool=gpu)[0].one(POOL)
-    assert set(changed) <= set(typed.options["replaceOnChanges"]) and typed.options["deleteBeforeReplace"] is True
-    before, after = (dev(gpuPool={**MANAGED, **g})[0].one(MANAGED_POOL).inputs for g in ({}, gpu))
-    diff = diff_pool(before, after)
+    declared = pool(typed)
+    assert declared.type == POOL
+    assert set(changed) <= set(declared.options["replaceOnChanges"]) and declared.options["deleteBeforeReplace"] is True
+    before, after = pool("m").inputs, pool(managed).inputs
+    diff = diff_pool(before, {**after, **{key: before[key] for key in LOCATION_KEYS}})
     assert {f"properties.{p}" for p in changed} <= set(diff.replaces) and diff.delete_before_replace
 
 
@@ -95,14 +128,14 @@ def test_every_pool_property_the_program_sets_is_known_as_changeable_in_place_or
     (components/pools/pool_fields.py), or its change could preview as an update AKS refuses."""
     from components.pools import pool_fields as pool_mutability
 
-    pools = {"vmSize": T4, "spot": True, "spotMaxPrice": 0.5, "minCount": 0, "maxCount": 2, "migProfile": None}
-    for gpu in ({**pools}, {"vmSize": "Standard_NC24ads_A100_v4", "migProfile": "MIG1g", "management": "gpu-operator"}):
-        typed = dev(gpuPool=gpu)[0].one(POOL)
+    for name in ("every", "mig"):
+        typed = pool(name)
+        assert typed.type == POOL
         fixed = set(typed.options["replaceOnChanges"])
         declared = set(typed.inputs) - {"resourceGroupName", "resourceName", "agentPoolName"}
         assert declared <= set(pool_mutability.AGENT_POOL), declared - set(pool_mutability.AGENT_POOL)
         assert fixed == set(pool_mutability.fixed()) and not fixed & set(pool_mutability.in_place())
-    managed = dev(gpuPool={**MANAGED, "spot": True})[0].one(MANAGED_POOL).inputs["properties"]
+    managed = pool("mspot").inputs["properties"]
     assert set(managed) <= set(pool_mutability.AGENT_POOL), set(managed) - set(pool_mutability.AGENT_POOL)
 
 
@@ -230,10 +263,19 @@ def test_the_cluster_leaves_its_pool_list_to_azure_after_a_refresh():
     [("none", False), ("node-image", False), ("patch", True), ("stable", True), ("rapid", True)],
 )
 def test_an_upgrade_channel_owns_the_kubernetes_version_of_cluster_and_pool(channel, moves_version):
-    """auto-upgrade-cluster.md: patch, stable and rapid change the version by themselves."""
-    run, _ = dev(kubernetesVersion="1.33", upgrade={"channel": channel})
-    assert ("kubernetesVersion" in run.one(AKS).options["ignoreChanges"]) is moves_version
-    assert ("orchestratorVersion" in run.one(POOL).options["ignoreChanges"]) is moves_version
+    """auto-upgrade-cluster.md: patch, stable and rapid change the version by themselves. Each
+    channel's ignoreChanges as the cluster and the typed pool compute them from the plan's Args
+    (components/cluster/cluster.py, components/pools/gpu_pool.py), by plain calls; the two
+    tests below show the declared options of a channel that moves the version and of none."""
+    from components.cluster.cluster import cluster_ignore_changes
+    from components.pools.pool_settings import agent_pool_settings, typed_pool_ignores
+
+    plan = planned("dev", kubernetesVersion="1.33", upgrade={"channel": channel})
+    (args,) = plan.gpu_pools
+    assert isinstance(plan.cluster, GpuClusterArgs) and isinstance(args, GpuPoolArgs)
+    assert ("kubernetesVersion" in cluster_ignore_changes(plan.cluster.upgrade)) is moves_version
+    settings = agent_pool_settings(args.pool, args.network, args.tags, args.live, args.node_labels)
+    assert ("orchestratorVersion" in typed_pool_ignores(args.pool, args.version_moves, settings, args.running)) is moves_version
 
 
 def test_a_version_pin_without_a_channel_reaches_the_gpu_pool_and_stays_applied():
@@ -241,8 +283,10 @@ def test_a_version_pin_without_a_channel_reaches_the_gpu_pool_and_stays_applied(
     assert run.one(AKS).inputs["kubernetesVersion"] == "1.33"
     assert run.one(POOL).inputs["orchestratorVersion"] == "1.33"
     assert outside_fixed(run.one(POOL).options["ignoreChanges"]) == []
+    assert "kubernetesVersion" not in run.one(AKS).options["ignoreChanges"], "the default channel, none, moves nothing"
 
 
 def test_an_autoscaled_pool_on_a_channel_ignores_both_count_and_version():
     run, _ = dev(upgrade={"channel": "patch"}, gpuPool={"vmSize": T4, "minCount": 0, "maxCount": 2})
     assert outside_fixed(run.one(POOL).options["ignoreChanges"]) == ["count", "orchestratorVersion"]
+    assert "kubernetesVersion" in run.one(AKS).options["ignoreChanges"]

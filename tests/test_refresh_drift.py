@@ -23,8 +23,10 @@ from typing import Any
 
 import pytest
 from conftest import MANAGED_CLUSTER, MANAGED_GROUP
-from support.pool_switch import run
+from support.plan import plan_warnings, planned_by
+from support.pool_switch import AgentPoolsReader, run, served_azure
 
+from components.errors import PreflightError
 from components.pools import pool_fields as pool_mutability
 from components.pools import pool_modes
 
@@ -45,13 +47,34 @@ def engine_replaces(stored: dict[str, Any], declared: dict[str, Any], ignore: li
     return sorted(changed & set(replace_on))
 
 
-def running_pool(azure, **properties: Any) -> None:
-    path = f"/subscriptions/sub/resourceGroups/{MANAGED_GROUP}/providers/Microsoft.ContainerService/managedClusters/{MANAGED_CLUSTER}/agentPools/gpu"
-    azure.pools[(MANAGED_GROUP, MANAGED_CLUSTER, "gpu")] = {
+def running_pool(azure, name: str = "gpu", **properties: Any) -> None:
+    path = f"/subscriptions/sub/resourceGroups/{MANAGED_GROUP}/providers/Microsoft.ContainerService/managedClusters/{MANAGED_CLUSTER}/agentPools/{name}"
+    azure.pools[(MANAGED_GROUP, MANAGED_CLUSTER, name)] = {
         "id": path,
-        "name": "gpu",
+        "name": name,
         "properties": {"vmSize": T4, "count": 1, **properties},
     }
+
+
+# The pools the switch tests read, each as it runs in Azure and as the config now declares it,
+# side by side in one preview: a pool's ignoreChanges is its own (its settings and its running
+# pool: components/pools/pool_settings.py typed_pool_ignores), as a run of it alone declares it.
+SWITCHES = {
+    "driveroff": ({"gpuProfile": {"driver": "None"}}, {}),
+    "spotoff": ({"scaleSetPriority": "Spot", "scaleSetEvictionPolicy": "Delete", "spotMaxPrice": -1}, {}),
+    "migoff": ({"gpuInstanceProfile": "MIG1g"}, {"vmSize": A100}),
+    "spoton": ({"gpuProfile": {"driver": "Install"}}, {"spot": True}),
+}
+
+
+@pytest.fixture(scope="module")
+def switched():
+    """The typed pool of each of SWITCHES, as the preview declares it."""
+    for azure in served_azure():
+        for name, (runs, _) in SWITCHES.items():
+            running_pool(azure, name, **runs)
+        result, _ = run(True, azure, gpuPool=None, gpuPools={name: {"vmSize": T4, **now} for name, (_, now) in SWITCHES.items()})
+        yield {r.inputs["agentPoolName"]: r for r in result.of_type(POOL)}
 
 
 def test_left_to_azure_is_every_fixed_property_left_unset_except_what_the_running_pool_has_set():
@@ -79,12 +102,13 @@ def test_the_running_pool_says_what_it_has_set_away_from_akss_default(reported, 
     assert pool_modes.running_of({"properties": reported}).switched_on == switched_on
 
 
-@pytest.mark.parametrize("preview", [True, False])
-def test_a_refresh_that_fills_in_a_fixed_default_replaces_nothing(azure, preview):
+def test_a_refresh_that_fills_in_a_fixed_default_replaces_nothing(azure):
     """The dev stack's device-plugin pool, running as it was created; a refresh then reports
-    a gpuProfile and a priority the program never set."""
+    a gpuProfile and a priority the program never set. The `up` after it, a deployment: a
+    preview reads the same pool alike (preflight.pool_switches asks the mode only of a read
+    that failed, which the tests below take in both)."""
     running_pool(azure, gpuProfile={"driver": "Install"})
-    result, _ = run(preview, azure, gpuPool={"vmSize": T4})
+    result, _ = run(False, azure, gpuPool={"vmSize": T4})
     pool = result.one(POOL)
     ignored, replace_on = pool.options["ignoreChanges"], pool.options["replaceOnChanges"]
     assert {"gpuProfile", "gpuInstanceProfile", "vnetSubnetID", "podSubnetID"} | SPOT <= set(ignored)
@@ -96,29 +120,22 @@ def test_a_refresh_that_fills_in_a_fixed_default_replaces_nothing(azure, preview
 
 
 @pytest.mark.parametrize(
-    "runs, now, replaced",
-    [
-        ({"gpuProfile": {"driver": "None"}}, {}, ["gpuProfile"]),
-        ({"scaleSetPriority": "Spot", "scaleSetEvictionPolicy": "Delete", "spotMaxPrice": -1}, {}, sorted(SPOT)),
-        ({"gpuInstanceProfile": "MIG1g"}, {"vmSize": A100}, ["gpuInstanceProfile"]),
-    ],
+    "name, replaced",
+    [("driveroff", ["gpuProfile"]), ("spotoff", sorted(SPOT)), ("migoff", ["gpuInstanceProfile"])],
 )
-def test_a_config_that_switches_a_fixed_setting_off_still_replaces_the_pool(azure, runs, now, replaced):
+def test_a_config_that_switches_a_fixed_setting_off_still_replaces_the_pool(switched, name, replaced):
     """gpu-operator to device-plugin, Spot to regular, MIG to whole GPUs: the pool runs with
     it set, so it is compared, and its deletion replaces the pool, deleting first."""
-    running_pool(azure, **runs)
-    result, _ = run(True, azure, gpuPool={"vmSize": T4, **now})
-    pool = result.one(POOL)
+    runs, _ = SWITCHES[name]
+    pool = switched[name]
     assert not set(replaced) & set(pool.options["ignoreChanges"])
     assert (
         engine_replaces({**pool.inputs, **runs}, pool.inputs, pool.options["ignoreChanges"], pool.options["replaceOnChanges"]) == replaced
     )
 
 
-def test_a_config_that_switches_a_fixed_setting_on_replaces_the_pool(azure):
-    running_pool(azure, gpuProfile={"driver": "Install"})
-    result, _ = run(True, azure, gpuPool={"vmSize": T4, "spot": True})
-    pool = result.one(POOL)
+def test_a_config_that_switches_a_fixed_setting_on_replaces_the_pool(switched):
+    pool = switched["spoton"]
     assert not SPOT & set(pool.options["ignoreChanges"])
     assert engine_replaces(
         {k: v for k, v in pool.inputs.items() if k not in SPOT},
@@ -133,8 +150,9 @@ def test_a_preview_whose_read_fails_says_the_plan_is_not_known_naming_the_pool_a
     preview cannot know that the `up` would replace it (driver None switched off), so it says so."""
     running_pool(azure, gpuProfile={"driver": "None"})
     azure.refuse["GET"] = (403, "AuthorizationFailed")
-    result, _ = run(True, azure, gpuPool={"vmSize": T4})
-    [said] = [w for w in result.warnings if "plan is not known" in w]
+    [said] = [
+        w for w in plan_warnings(planned_by(AgentPoolsReader(azure), "dev", True, gpuPool={"vmSize": T4})) if "plan is not known" in w
+    ]
     assert said.startswith("preflight: the plan is not known for GPU pool(s) gpu: the GPU pools' management in Azure was not read (")
     assert "AuthorizationFailed" in said and "\n" not in said
     assert (
@@ -156,17 +174,21 @@ def test_a_preview_names_only_what_a_pools_config_leaves_unset():
     )
 
 
-@pytest.mark.parametrize("refusal", [(403, "AuthorizationFailed"), (500, "InternalServerError")])
-def test_a_deployment_whose_read_fails_stops_in_one_line_before_anything_is_registered(azure, refusal):
+def test_a_deployment_whose_read_fails_stops_in_one_line_before_anything_is_registered(azure):
     """Not the preview's plan with every fixed property ignored: that `up` would keep the
-    operator's driver None on a pool the device plugin now serves (no usable driver)."""
+    operator's driver None on a pool the device plugin now serves (no usable driver). The stop
+    is the plan's, for each refusal; the program's run, on the last, shows nothing registered before it."""
     running_pool(azure, gpuProfile={"driver": "None"})
-    azure.refuse["GET"] = refusal
+    for refusal in [(500, "InternalServerError"), (403, "AuthorizationFailed")]:
+        azure.refuse["GET"] = refusal
+        with pytest.raises(PreflightError) as raised:
+            planned_by(AgentPoolsReader(azure), "dev", False, gpuPool={"vmSize": T4}, preflight={"mode": "off"})
+        said = str(raised.value)
+        assert said.startswith("preflight: the GPU pools' management in Azure could not be read (")
+        assert "it decides whether GPU pool(s) gpu are replaced or refused, so nothing was deployed" in said
+        assert "whatever aks-gpu:preflight.mode says" in said and "\n" not in said
     error, monitor = run(False, azure, gpuPool={"vmSize": T4}, preflight={"mode": "off"})
-    said = str(error)
-    assert said.startswith("preflight: the GPU pools' management in Azure could not be read (")
-    assert "it decides whether GPU pool(s) gpu are replaced or refused, so nothing was deployed" in said
-    assert "whatever aks-gpu:preflight.mode says" in said and "\n" not in said
+    assert str(error) == said
     assert monitor.registrations == [], "nothing registered"
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import Any
+
 from components.errors import PreflightError
 from components.pools import agent_pools
 from tools.azure_mocks import AzureMocks, OfflineReader
@@ -29,3 +32,15 @@ def run(preview: bool, azure=None, **overrides):
         return run_program("dev", overrides=overrides, monitor=monitor, preview=preview), monitor
     except PreflightError as error:
         return error, monitor
+
+
+def served_azure() -> Iterator[Any]:
+    """conftest's `azure` (the fake agentPools API with the dev cluster in it, and a client that
+    reaches it), for a fixture of a wider scope: `yield from served_azure()`."""
+    import fake_aks
+    from conftest import MANAGED_CLUSTER, MANAGED_GROUP
+
+    for fake in fake_aks.serve():
+        fake.clusters.add((MANAGED_GROUP, MANAGED_CLUSTER))
+        fake.client = fake_aks.client_factory_for(fake.url)("sub", agent_pools.API_VERSION)
+        yield fake
