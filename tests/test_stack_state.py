@@ -18,7 +18,7 @@ from support.adoption import guide_as_listed, saved_list, the_guides
 from support.existing_cluster import T4, on_existing
 from support.guide_example import EXAMPLE, STACK_FILE
 from support.kubernetes_objects import guide_daemon_set, listed, namespace
-from support.plan import Lines, lines_by, refusals
+from support.plan import Lines, lines_by, plan_warnings, planned_by, refusals
 from support.pool_network import NODES, PODS, moved_cluster, network_of, replace_warnings
 
 from components.errors import PreflightError
@@ -171,28 +171,44 @@ def test_using_the_stacks_own_pool_that_lost_its_tag_is_refused_naming_its_urn(e
     assert "\n" not in message
 
 
-@pytest.mark.parametrize("mode", ["warn", "off"])
+def planned_network(cluster: dict, state: dict | None, preview: bool, **overrides: Any) -> tuple[tuple, list[str]]:
+    """The GPU pool's network as the plan fits it (what GpuPool declares: plan.py gpu_pools), and the plan's warnings."""
+    plan = planned_by(OfflineReader(cluster=cluster, stack=state), "dev", preview, **on_existing(**overrides))
+    network = plan.networks["gpu"]
+    return (network.vnet_subnet_id, network.pod_subnet_id, network.max_pods), plan_warnings(plan)
+
+
 @BOTH
-def test_under_warn_a_held_pool_that_lost_its_tag_keeps_its_own_network_when_the_system_pool_moved(earlier, preview, mode):
+def test_under_warn_a_held_pool_that_lost_its_tag_keeps_its_own_network_when_the_system_pool_moved(earlier, preview):
     cluster = moved_cluster(gpu_tags=UNTAGGED)
-    run = run_with(cluster, earlier, preview, preflight={"mode": mode})
+    run = run_with(cluster, earlier, preview, preflight={"mode": "warn"})
     assert network_of(run.one(POOL).inputs) == (NODES, PODS, 30), "not the System pool's: that would replace the pool delete-first"
     assert replace_warnings(run.warnings) == []
     # Not known either: a pool under the new pool's name keeps its own values.
-    unknown = run_with(cluster, None, preview, preflight={"mode": mode})
+    unknown = run_with(cluster, None, preview, preflight={"mode": "warn"})
     assert network_of(unknown.one(POOL).inputs) == (NODES, PODS, 30)
+    # Under off too. preflight.mode is read by preflight's checks alone (components/preflight/preflight.py
+    # `run`), after the plan has fitted each pool's network (plan.py resolve_pools), which the pool
+    # declares as the plan has it (the warn runs' network, the plan's): asked of the plan.
+    assert planned_network(cluster, earlier, preview, preflight={"mode": "warn"})[0] == network_of(run.one(POOL).inputs)
+    network, warnings = planned_network(cluster, earlier, preview, preflight={"mode": "off"})
+    assert network == (NODES, PODS, 30) and replace_warnings(warnings) == []
+    assert planned_network(cluster, None, preview, preflight={"mode": "off"})[0] == (NODES, PODS, 30)
 
 
 # --------------------------------------------------------------------------- adoption decided by the state
 
 
 @BOTH
-def test_an_adopted_pool_the_state_holds_is_not_imported_again_whatever_its_tags(preview):
+def test_what_the_state_holds_is_the_stacks_and_not_imported_again_whatever_its_tags_and_annotations(preview):
+    """The adopted pool, namespace and DaemonSet the state holds, with the stack's tags gone from
+    the pool and its annotations from both objects (the guide's objects, as listed): one run."""
     first = guide_as_listed(preview=False)
     cluster = json.loads((EXAMPLE / "cluster.json").read_text())
     for pool in cluster["agentPoolProfiles"]:
         pool["tags"] = UNTAGGED  # the stack's tags gone
-    reader = OfflineReader(cluster=cluster, kubernetes=saved_list(), stack=state_of(first))
+    listed = saved_list()  # the stack's annotations gone from both: the guide's objects, as listed
+    reader = OfflineReader(cluster=cluster, kubernetes=listed, stack=state_of(first))
     overrides = {"gpuPools": {"gpunp": {"existing": "adopt"}}, "devicePlugin": {"adopt": True}}
     run = run_program(
         "ml-prod", overrides=overrides, monitor=RecordingMonitor(AzureMocks(reader=reader)), preview=preview, stack_file=STACK_FILE
@@ -201,6 +217,12 @@ def test_an_adopted_pool_the_state_holds_is_not_imported_again_whatever_its_tags
     assert "import" not in run.one(POOL).options
     assert not [line for line in run.infos if line.startswith("adopt: aks-gpu:gpuPools.gpunp:")]
     assert "adopted earlier (the stack's state holds it)" in " ".join(run.infos)
+    assert (
+        "import" not in run.one(DAEMON_SET, "nvidia-device-plugin-daemonset").options
+        and "import" not in run.one(NAMESPACE, "gpu-resources").options
+    )
+    assert "two device plugins" not in " ".join(run.warnings)
+    assert the_guides(listed)["metadata"]["name"] == "nvidia-device-plugin-daemonset"
 
 
 def test_a_pool_that_carries_the_stacks_tag_but_the_state_lost_is_imported_again():
@@ -244,23 +266,6 @@ def test_a_daemonset_whose_import_failed_after_its_namespaces_is_imported_again_
     lines = [line for line in run.infos if line.startswith("adopt: aks-gpu:devicePlugin:")]
     assert len(lines) == 1 and "imports DaemonSet gpu-resources/nvidia-device-plugin-daemonset" in lines[0]
     assert "(namespace gpu-resources is the stack's already)" in " ".join(run.infos)
-
-
-@BOTH
-def test_a_namespace_and_daemonset_the_state_holds_are_the_stacks_whatever_their_annotations(preview):
-    first = guide_as_listed(preview=False)
-    listed = saved_list()  # the stack's annotations gone from both: the guide's objects, as listed
-    reader = OfflineReader(cluster=json.loads((EXAMPLE / "cluster.json").read_text()), kubernetes=listed, stack=state_of(first))
-    overrides = {"gpuPools": {"gpunp": {"existing": "adopt"}}, "devicePlugin": {"adopt": True}}
-    run = run_program(
-        "ml-prod", overrides=overrides, monitor=RecordingMonitor(AzureMocks(reader=reader)), preview=preview, stack_file=STACK_FILE
-    )
-    assert (
-        "import" not in run.one(DAEMON_SET, "nvidia-device-plugin-daemonset").options
-        and "import" not in run.one(NAMESPACE, "gpu-resources").options
-    )
-    assert "two device plugins" not in " ".join(run.warnings)
-    assert the_guides(listed)["metadata"]["name"] == "nvidia-device-plugin-daemonset"
 
 
 # --------------------------------------------------------------------------- the live read, in the engine's order
