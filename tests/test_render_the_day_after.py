@@ -207,8 +207,9 @@ def test_a_pool_the_saved_cluster_runs_aks_managed_is_refused_a_switch_offline_a
         assert "cannot switch" in said
 
 
-def test_manifests_yaml_holds_the_proof_scripts_configmap_data(tmp_path: Path):
-    assert render.main(["--stack", "dev", "--out", str(tmp_path)]) == 0
+def test_manifests_yaml_holds_the_proof_scripts_configmap_data(dev, tmp_path: Path):
+    """What `make render` writes of the dev stack's run (render.write; the shared run: conftest's `dev`)."""
+    render.write(dev, tmp_path)
     [config_map] = [d for d in yaml.safe_load_all((tmp_path / "manifests.yaml").read_text()) if d["kind"] == "ConfigMap"]
     assert config_map["data"]["train_mnist.py"] == (Path(render.ROOT) / "proof" / "train_mnist.py").read_text()
 
