@@ -17,11 +17,12 @@ import json
 import re
 
 import pytest
-from support.existing_pools import GPUNP, SYSTEM
+from support import existing_pools
+from support.existing_pools import GPUNP
 from support.plan import planned_by, refusals
 
 from components.errors import AzureReadError, ConfigError, PreflightError
-from tools.azure_mocks import AzureMocks, OfflineReader, existing_cluster
+from tools.azure_mocks import AzureMocks, OfflineReader
 from tools.mock_engine import RecordingMonitor, run_program
 
 BOTH = pytest.mark.parametrize("preview", [True, False], ids=["preview", "deployment"])
@@ -72,7 +73,8 @@ IDS = [re.sub(r"\W+", " ", json.dumps(change))[:40].strip() for change, _ in WRO
 
 
 def cluster(**pool) -> dict:
-    return existing_cluster(agentPoolProfiles=[SYSTEM, {**GPUNP, **pool}])
+    """The team's cluster with the guide's pool `gpunp` (support/existing_pools.py), `pool`'s members changed."""
+    return existing_pools.cluster({**GPUNP, **pool})
 
 
 def planned_refusals(error: type, says: str, answer: dict, how: str, **overrides) -> list[str]:

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 import yaml
-from support.adoption import guide_as_listed
-from support.guide_example import EXAMPLE, STACK_FILE
+from support.adoption import guide_as_listed, saved_cluster
+from support.guide_example import STACK_FILE
 from support.plan import MODES, planned_by, refusals
 from support.stack_export import exported, saved
 
@@ -193,7 +193,7 @@ def test_the_render_does_not_say_the_pools_were_not_read_when_the_saved_cluster_
 
 
 def test_a_pool_the_saved_cluster_runs_aks_managed_is_refused_a_switch_offline_as_a_preview_refuses_it(tmp_path):
-    cluster = json.loads((EXAMPLE / "cluster.json").read_text())
+    cluster = saved_cluster()
     [gpunp] = [p for p in cluster["agentPoolProfiles"] if p["name"] == "gpunp"]
     gpunp["gpuProfile"] = {"nvidia": {"managementMode": "Managed"}}
     (tmp_path / "cluster.json").write_text(json.dumps(cluster))

@@ -8,15 +8,14 @@ from __future__ import annotations
 
 import copy
 import functools
-import json
 import threading
 from typing import Any
 
 import pytest
 from conftest import run_cached
-from support.adoption import guide_as_listed, saved_list, the_guides
+from support.adoption import guide_as_listed, saved_cluster, saved_list, the_guides
 from support.existing_cluster import T4, on_existing
-from support.guide_example import EXAMPLE, STACK_FILE
+from support.guide_example import STACK_FILE
 from support.kubernetes_objects import guide_daemon_set, listed, namespace
 from support.plan import Lines, lines_by, plan_warnings, planned_by, refusals
 from support.pool_network import NODES, PODS, moved_cluster, network_of, replace_warnings
@@ -204,7 +203,7 @@ def test_what_the_state_holds_is_the_stacks_and_not_imported_again_whatever_its_
     """The adopted pool, namespace and DaemonSet the state holds, with the stack's tags gone from
     the pool and its annotations from both objects (the guide's objects, as listed): one run."""
     first = guide_as_listed(preview=False)
-    cluster = json.loads((EXAMPLE / "cluster.json").read_text())
+    cluster = saved_cluster()
     for pool in cluster["agentPoolProfiles"]:
         pool["tags"] = UNTAGGED  # the stack's tags gone
     listed = saved_list()  # the stack's annotations gone from both: the guide's objects, as listed
@@ -228,7 +227,7 @@ def test_what_the_state_holds_is_the_stacks_and_not_imported_again_whatever_its_
 def test_a_pool_that_carries_the_stacks_tag_but_the_state_lost_is_imported_again():
     """`pulumi state delete` took it out; its tag stayed: the state decides, and it is imported."""
     first = guide_as_listed(preview=False)
-    cluster = json.loads((EXAMPLE / "cluster.json").read_text())
+    cluster = saved_cluster()
     for pool in cluster["agentPoolProfiles"]:
         if pool["name"] == "gpunp":
             pool["tags"] = {**(pool.get("tags") or {}), "aks-gpu-stack": "aks-gpu/ml-prod", "aks-gpu-adopted": "aks-gpu/ml-prod"}
@@ -256,7 +255,7 @@ def test_a_daemonset_whose_import_failed_after_its_namespaces_is_imported_again_
     first = guide_as_listed(preview=False)
     listed = namespace_adopted(saved_list())
     state = state_of(first, leave_out=(DAEMON_SET,)) if known else None
-    reader = OfflineReader(cluster=json.loads((EXAMPLE / "cluster.json").read_text()), kubernetes=listed, stack=state)
+    reader = OfflineReader(cluster=saved_cluster(), kubernetes=listed, stack=state)
     overrides = {"gpuPools": {"gpunp": {"existing": "adopt"}}, "devicePlugin": {"adopt": True}}
     run = run_program(
         "ml-prod", overrides=overrides, monitor=RecordingMonitor(AzureMocks(reader=reader)), preview=preview, stack_file=STACK_FILE
@@ -331,7 +330,7 @@ def test_an_adopted_pool_that_lost_its_tags_is_still_guarded_by_the_tags_its_sta
     """The entry lost `existing: adopt`: declared as a new pool it would be replaced, the
     owner's pool deleted first. The live tags are gone; the state's record of them says adopted."""
     first = guide_as_listed(preview=False)
-    cluster = json.loads((EXAMPLE / "cluster.json").read_text())
+    cluster = saved_cluster()
     for pool in cluster["agentPoolProfiles"]:
         pool["tags"] = UNTAGGED
     reader = OfflineReader(cluster=cluster, kubernetes=saved_list(), stack=state_of(first))
@@ -430,7 +429,7 @@ def test_dropping_device_plugin_adopt_is_refused_by_the_states_record_when_the_m
     still records them, and without adopt a destroy would delete the owner's gpu-resources.
     Refused by the plan, of a preview and of a deployment, before anything is declared."""
     state = state_of(guide_as_listed(preview=False))
-    cluster = json.loads((EXAMPLE / "cluster.json").read_text())
+    cluster = saved_cluster()
     reader = functools.partial(OfflineReader, cluster=cluster, kubernetes=saved_list() if read else None, stack=state)
     overrides = {"gpuPools": {"gpunp": {"existing": "adopt"}}, "devicePlugin": {"adopt": False}}
     for message in refusals(
