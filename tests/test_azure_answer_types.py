@@ -3,23 +3,30 @@ the edge (components/cluster/rest_shapes.py): a member of another type than Azur
 whether Azure answered it or a saved `az aks show` holds it, is one line naming the member (a
 pool by its name) and the answer or the file, before anything is registered. Never an
 AttributeError, a pydantic traceback, an SDK assertion or a RecursionError later; and no line
-quotes a long value whole (components/errors.py `cut`)."""
+quotes a long value whole (components/errors.py `cut`).
+
+Azure's answer is read and checked by the plan (components/plan.py), which __main__.py builds
+before it declares anything: the refusals are the plan's, of a preview and of a deployment
+(support/plan.py `refusals`); the program's run under the mock engine is checked to stop with
+the same line and register nothing (the cluster's own members), and to take what it accepts."""
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 
 import pytest
-from support.existing_pools import GPUNP, SYSTEM
-from support.plan import planned_by
+from support import existing_pools
+from support.existing_pools import GPUNP
+from support.plan import planned_by, refusals
 
 from components.errors import AzureReadError, ConfigError, PreflightError
-from tools.azure_mocks import AzureMocks, OfflineReader, existing_cluster
+from tools.azure_mocks import AzureMocks, OfflineReader
 from tools.mock_engine import RecordingMonitor, run_program
 
 BOTH = pytest.mark.parametrize("preview", [True, False], ids=["preview", "deployment"])
-HOW = pytest.mark.parametrize("how", ["use", "adopt"])
+HOW = ["use", "adopt"]
 
 
 def nested(depth: int) -> dict:
@@ -66,10 +73,19 @@ IDS = [re.sub(r"\W+", " ", json.dumps(change))[:40].strip() for change, _ in WRO
 
 
 def cluster(**pool) -> dict:
-    return existing_cluster(agentPoolProfiles=[SYSTEM, {**GPUNP, **pool}])
+    """The team's cluster with the guide's pool `gpunp` (support/existing_pools.py), `pool`'s members changed."""
+    return existing_pools.cluster({**GPUNP, **pool})
+
+
+def planned_refusals(error: type, says: str, answer: dict, how: str, **overrides) -> list[str]:
+    """The line the team stack's plan of a preview and of a deployment stops with, Azure
+    answering `answer` for its cluster and `gpunp` named by `existing: how`."""
+    reader = functools.partial(OfflineReader, cluster=answer)
+    return refusals(error, says, reader, "team", gpuPools={"gpunp": {"existing": how}}, **overrides)
 
 
 def refused(error: type, says: str, answer: dict, how: str, preview: bool, **overrides) -> str:
+    """The same, from the program's run under the mock engine: nothing registered."""
     monitor = RecordingMonitor(AzureMocks(cluster=answer))
     with pytest.raises(error, match=says) as raised:
         run_program("team", overrides={"gpuPools": {"gpunp": {"existing": how}}, **overrides}, monitor=monitor, preview=preview)
@@ -77,12 +93,11 @@ def refused(error: type, says: str, answer: dict, how: str, preview: bool, **ove
     return str(raised.value)
 
 
-@BOTH
-@HOW
 @pytest.mark.parametrize("change, says", WRONG, ids=IDS)
-def test_a_member_of_azures_answer_of_another_type_is_one_line_naming_it(change, says, how, preview):
-    said = refused(AzureReadError, says, cluster(**change), how, preview)
-    assert said.startswith("aks-gpu:existingCluster team-rg/team-aks: reading the cluster (getManagedCluster): in Azure's answer, ")
+def test_a_member_of_azures_answer_of_another_type_is_one_line_naming_it(change, says):
+    for how in HOW:
+        for said in planned_refusals(AzureReadError, says, cluster(**change), how):
+            assert said.startswith("aks-gpu:existingCluster team-rg/team-aks: reading the cluster (getManagedCluster): in Azure's answer, ")
 
 
 @BOTH
@@ -96,14 +111,12 @@ def test_the_clusters_own_members_are_typed_too(preview):
     )
 
 
-@BOTH
-def test_the_node_provisioning_mode_is_typed_as_azure_gives_it(preview):
-    refused(
+def test_the_node_provisioning_mode_is_typed_as_azure_gives_it():
+    planned_refusals(
         AzureReadError,
         r"in Azure's answer, nodeProvisioningProfile\.mode is true, not a string",
         cluster() | {"nodeProvisioningProfile": {"mode": True}},
         "adopt",
-        preview,
     )
 
 
@@ -112,7 +125,9 @@ def test_a_saved_description_with_a_member_of_another_type_is_one_line_naming_th
     path = tmp_path / "cluster.json"
     path.write_text(json.dumps(cluster(**change)))
     config = {"existingCluster": {"resourceGroupName": "team-rg", "name": "team-aks"}, "preflight": {"clusterFile": str(path)}}
-    refused(ConfigError, rf"^invalid config aks-gpu:preflight\.clusterFile = \S*/cluster\.json: {says}", cluster(), "use", True, **config)
+    planned_refusals(
+        ConfigError, rf"^invalid config aks-gpu:preflight\.clusterFile = \S*/cluster\.json: {says}", cluster(), "use", **config
+    )
 
 
 @BOTH
@@ -125,15 +140,14 @@ def test_whole_numbers_that_arrive_as_floats_are_read_as_the_invoke_sends_them(p
 # --------------------------------------------------------------------------- long values
 
 
-@BOTH
 @pytest.mark.parametrize(
     "pool",
     [{"name": "g" * 10_000}, {"vmSize": "V" * 10_000}, {"osType": "W" * 10_000}],
     ids=["a pool's name", "a size", "an OS"],
 )
-def test_a_long_value_in_azures_answer_is_cut_in_the_line_that_quotes_it(pool, preview):
-    said = refused(PreflightError, r"\.\.\. \(10000 characters\)", cluster(**pool), "use", preview)
-    assert len(said) < 400
+def test_a_long_value_in_azures_answer_is_cut_in_the_line_that_quotes_it(pool):
+    for said in planned_refusals(PreflightError, r"\.\.\. \(10000 characters\)", cluster(**pool), "use"):
+        assert len(said) < 400
 
 
 def test_a_long_pool_name_in_the_config_is_cut_in_the_key_and_the_value():
@@ -154,21 +168,23 @@ TWICE = [
 ]
 
 
-@BOTH
-@HOW
 @pytest.mark.parametrize("change, says", TWICE, ids=["vmSize", "maxSurge"])
-def test_a_member_given_twice_in_two_casings_is_one_line_not_checked_on_one_and_declared_from_the_other(change, says, how, preview):
-    said = refused(AzureReadError, says, cluster(**change), how, preview)
-    assert "Azure's member names do not depend on case, so this program cannot tell which one Azure means" in said
+def test_a_member_given_twice_in_two_casings_is_one_line_not_checked_on_one_and_declared_from_the_other(change, says):
+    for how in HOW:
+        for said in planned_refusals(AzureReadError, says, cluster(**change), how):
+            assert "Azure's member names do not depend on case, so this program cannot tell which one Azure means" in said
 
 
-@BOTH
-def test_a_saved_description_with_a_member_in_two_casings_is_one_line_naming_the_file(tmp_path, preview):
+def test_a_saved_description_with_a_member_in_two_casings_is_one_line_naming_the_file(tmp_path):
     path = tmp_path / "cluster.json"
     path.write_text(json.dumps(cluster(VMSize="Standard_NC24ads_A100_v4")))
     config = {"existingCluster": {"resourceGroupName": "team-rg", "name": "team-aks"}, "preflight": {"clusterFile": str(path)}}
     says = r"^invalid config aks-gpu:preflight\.clusterFile = \S*/cluster\.json: agentPoolProfiles\[gpunp\]\.vmSize is given twice"
-    refused(ConfigError, says, cluster(), "adopt", preview, **config)
+    planned_refusals(ConfigError, says, cluster(), "adopt", **config)
+
+
+@BOTH
+def test_labels_whose_keys_differ_only_in_case_are_two_labels_taken(preview):
     # Kubernetes label keys are case-sensitive: `Team` and `team` are two labels, taken.
     monitor = RecordingMonitor(AzureMocks(cluster=cluster(nodeLabels={"team": "ml", "Team": "ML"})))
     run_program("team", overrides={"gpuPools": {"gpunp": {"existing": "use"}}}, monitor=monitor, preview=preview)
@@ -185,7 +201,6 @@ def safe(said: str) -> None:
     assert not any(c in said for c in RAW), said
 
 
-@BOTH
 @pytest.mark.parametrize(
     "pool, says",
     [
@@ -194,30 +209,29 @@ def safe(said: str) -> None:
     ],
     ids=["a pool's name", "a size"],
 )
-def test_a_nul_a_bidi_override_or_a_line_break_in_azures_answer_is_quoted_escaped(pool, says, preview):
-    safe(refused(PreflightError, says, cluster(**pool), "use", preview))
+def test_a_nul_a_bidi_override_or_a_line_break_in_azures_answer_is_quoted_escaped(pool, says):
+    for said in planned_refusals(PreflightError, says, cluster(**pool), "use"):
+        safe(said)
 
 
-@BOTH
-def test_a_lone_surrogate_in_azures_answer_is_one_line_naming_the_member_not_an_encoding_crash(preview):
-    said = refused(
+def test_a_lone_surrogate_in_azures_answer_is_one_line_naming_the_member_not_an_encoding_crash():
+    for said in planned_refusals(
         AzureReadError,
         r"agentPoolProfiles\[gpunp\]\.nodeTaints\[0\] is \"sku=gpu\\ud800:NoSchedule\", not text: it holds a lone surrogate",
         cluster(nodeTaints=["sku=gpu\ud800:NoSchedule"]),
         "use",
-        preview,
-    )
-    safe(said)
+    ):
+        safe(said)
 
 
 def test_a_lone_surrogate_in_a_saved_description_is_one_line_naming_the_file(tmp_path):
     path = tmp_path / "cluster.json"
     path.write_text(json.dumps(cluster(tags={"team\ud800": "ml"})))
     config = {"existingCluster": {"resourceGroupName": "team-rg", "name": "team-aks"}, "preflight": {"clusterFile": str(path)}}
-    said = refused(
-        ConfigError, r"agentPoolProfiles\[gpunp\]\.tags has a member whose name holds a lone surrogate", cluster(), "use", True, **config
-    )
-    safe(said)
+    for said in planned_refusals(
+        ConfigError, r"agentPoolProfiles\[gpunp\]\.tags has a member whose name holds a lone surrogate", cluster(), "use", **config
+    ):
+        safe(said)
 
 
 def test_the_quoting_helpers_escape_what_no_line_carries_raw_and_keep_the_rest():

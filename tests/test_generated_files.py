@@ -27,13 +27,14 @@ import pulumi
 from azure.mgmt.containerservice import models
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
-from support.existing_pools import GPUNP, SYSTEM
+from support import existing_pools
+from support.existing_pools import GPUNP
 from support.generated import LONG_RUN, SETTINGS
 from support.saved_files import SPECIAL, special
 from support.stack_export import exported
 
 from components.cluster import rest_shapes
-from tools.azure_mocks import AzureMocks, existing_cluster
+from tools.azure_mocks import AzureMocks
 from tools.mock_engine import RecordingMonitor, run_program
 from tools.stack_files import SavedFileError, stack_config, stack_file
 
@@ -90,7 +91,7 @@ PROXY_URLS = (
 @st.composite
 def described(draw: st.DrawFn) -> dict[str, Any]:
     """Azure's description of the guide's cluster, one to three members changed."""
-    cluster = existing_cluster(agentPoolProfiles=[SYSTEM, copy.deepcopy(GPUNP)])
+    cluster = existing_pools.cluster(copy.deepcopy(GPUNP))
     for _ in range(draw(st.integers(1, 3))):
         where = draw(st.sampled_from(["pool", "pool", "nested", "cluster", "proxy"]))
         pool = cluster["agentPoolProfiles"][1] if isinstance(cluster.get("agentPoolProfiles"), list) else {}
@@ -186,7 +187,7 @@ def _adopted_state() -> str:
 
 
 def _team_cluster() -> dict[str, Any]:
-    return existing_cluster(agentPoolProfiles=[SYSTEM, copy.deepcopy(GPUNP)])
+    return existing_pools.cluster(copy.deepcopy(GPUNP))
 
 
 @st.composite

@@ -10,19 +10,21 @@ from __future__ import annotations
 import copy
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from support.adoption import guide_as_listed
-from support.guide_example import EXAMPLE, STACK_FILE
+from support.adoption import guide_as_listed, saved_cluster
+from support.guide_example import STACK_FILE
+from support.plan import MODES, planned_by, refusals
 from support.stack_export import exported, saved
 
 from components.errors import ConfigError, PreflightError
 from tools import render
-from tools.azure_mocks import UNREAD_POOLS, AzureMocks
-from tools.mock_engine import RecordingMonitor, run_program
+from tools.azure_mocks import UNREAD_POOLS, AzureMocks, OfflineReader
+from tools.mock_engine import ProgramRun, RecordingMonitor, run_program
 
 BOTH = pytest.mark.parametrize("preview", [True, False], ids=["preview", "deployment"])
 POOL = "azure-native:containerservice:AgentPool"
@@ -37,20 +39,38 @@ def adopted(tmp_path_factory: pytest.TempPathFactory) -> str:
     return saved(tmp_path_factory.mktemp("state") / "state.json", exported(guide_as_listed(preview=False)))
 
 
+def settings_after(state_file: str, **overrides: Any) -> dict[str, Any]:
+    return {**ADOPT, **overrides, "preflight": {**SAVED, "stateFile": state_file}}
+
+
 def day_after(state_file: str, preview: bool, monitor: RecordingMonitor | None = None, **overrides: Any):
     """The offline render's run of the guide's stack with its state saved: the mocks' reader reads every file the config names."""
-    settings = {**ADOPT, **overrides, "preflight": {**SAVED, "stateFile": state_file}}
     monitor = monitor or RecordingMonitor(AzureMocks())
-    return run_program("ml-prod", overrides=settings, monitor=monitor, preview=preview, stack_file=STACK_FILE)
+    return run_program(
+        "ml-prod", overrides=settings_after(state_file, **overrides), monitor=monitor, preview=preview, stack_file=STACK_FILE
+    )
+
+
+def day_after_refusals(error: type[Exception], match: str, state_file: str, **overrides: Any) -> list[str]:
+    """The line `day_after` of a preview and of a deployment stops with, from the plan: the
+    offline render's reader reads the files as that run's does, and the plan comes before
+    anything is declared (support/plan.py `refusals`)."""
+    return refusals(error, match, OfflineReader, "ml-prod", STACK_FILE, **settings_after(state_file, **overrides))
+
+
+@pytest.fixture(scope="module")
+def after_adopting(adopted: str) -> dict[bool, ProgramRun]:
+    """`day_after(adopted, preview)` of a preview (True) and of a deployment (False), run once for the module's tests."""
+    return {preview: day_after(adopted, preview) for preview in MODES}
 
 
 # --------------------------------------------------------------------------- the day after adopting
 
 
 @BOTH
-def test_the_day_after_adopting_the_render_imports_nothing_again_and_says_whose_state_it_read(adopted, preview):
+def test_the_day_after_adopting_the_render_imports_nothing_again_and_says_whose_state_it_read(adopted, after_adopting, preview):
     first = guide_as_listed(preview=False)
-    run = day_after(adopted, preview)
+    run = after_adopting[preview]
     assert len([r for r in first.resources if r.options.get("import")]) == 3, "the adopting run imported pool, namespace, DaemonSet"
     assert [r.urn for r in run.resources if r.options.get("import")] == []
     assert not [line for line in run.infos if line.startswith("adopt:")]
@@ -58,8 +78,8 @@ def test_the_day_after_adopting_the_render_imports_nothing_again_and_says_whose_
     assert f"offline: the stack's state read from {adopted} ({len(first.resources) + 1} resources)" in run.notes
 
 
-def test_the_summary_of_the_day_after_counts_what_the_state_holds_apart_not_as_created(adopted):
-    run = day_after(adopted, preview=True)
+def test_the_summary_of_the_day_after_counts_what_the_state_holds_apart_not_as_created(after_adopting):
+    run = after_adopting[True]
     first = render.counts(guide_as_listed(preview=True))
     assert first.startswith(f"{len(run.resources)} resources: 3 imported") and "0 imported" not in first
     assert render.counts(run) == f"{len(run.resources)} resources: {len(run.resources)} held in the stack's state " + (
@@ -67,13 +87,11 @@ def test_the_summary_of_the_day_after_counts_what_the_state_holds_apart_not_as_c
     )
 
 
-@BOTH
-def test_a_slip_the_state_refuses_is_refused_offline_the_day_after(adopted, preview):
+def test_a_slip_the_state_refuses_is_refused_offline_the_day_after(adopted):
     """The entry lost `existing: adopt`: the state's record of the pool's tags says adopted,
     though the saved `az aks show` (made before adopting) carries none."""
-    with pytest.raises(PreflightError) as error:
-        day_after(adopted, preview, gpuPools={"gpunp": {"vmSize": "Standard_NC4as_T4_v3"}})
-    assert "the pool gpunp is the owner's, adopted by this stack" in str(error.value) and "\n" not in str(error.value)
+    slip = {"gpuPools": {"gpunp": {"vmSize": "Standard_NC4as_T4_v3"}}}
+    day_after_refusals(PreflightError, "the pool gpunp is the owner's, adopted by this stack", adopted, **slip)
 
 
 @BOTH
@@ -145,40 +163,37 @@ BROKEN = [
 
 
 @pytest.mark.parametrize(("how", "said"), BROKEN, ids=[b[0] for b in BROKEN])
-@BOTH
-def test_a_state_file_that_is_not_this_stacks_export_is_one_line_naming_the_key_before_anything_is_registered(tmp_path, how, said, preview):
+def test_a_state_file_that_is_not_this_stacks_export_is_one_line_naming_the_key_before_anything_is_registered(tmp_path, how, said):
     path = tmp_path / "state.json"
     path.write_bytes(bad(copy.deepcopy(exported(guide_as_listed(preview=False))), how))
-    monitor = RecordingMonitor(AzureMocks())
-    with pytest.raises(ConfigError) as error:
-        day_after(str(path), preview, monitor)
-    message = str(error.value)
-    assert message.startswith(f"invalid config {KEY} = ") and said in message, message
-    assert "\n" not in message and "\u202e" not in message and len(message) < 1000 and monitor.registrations == []
+    for message in day_after_refusals(ConfigError, f"^invalid config {re.escape(KEY)} = ", str(path)):
+        assert message.startswith(f"invalid config {KEY} = ") and said in message, message
+        assert "\n" not in message and "\u202e" not in message and len(message) < 1000
 
 
-@BOTH
-def test_a_state_file_without_an_existing_cluster_is_refused_as_the_other_saved_files_are(adopted, preview):
-    with pytest.raises(ConfigError) as error:
-        run_program("dev", overrides={"preflight": {"stateFile": adopted}}, preview=preview)
-    assert str(error.value).startswith(f"invalid config {KEY} = ") and "only with aks-gpu:existingCluster" in str(error.value)
+def test_a_state_file_without_an_existing_cluster_is_refused_as_the_other_saved_files_are(adopted):
+    for said in refusals(ConfigError, f"^invalid config {re.escape(KEY)} = ", preflight={"stateFile": adopted}):
+        assert said.startswith(f"invalid config {KEY} = ") and "only with aks-gpu:existingCluster" in said
 
 
 # --------------------------------------------------------------------------- what the render says and writes
 
 
-@BOTH
-def test_the_render_does_not_say_the_pools_were_not_read_when_the_saved_cluster_described_them(preview):
-    for overrides in ({"gpuPools": {"gpunp": {"existing": "use"}}}, ADOPT):
-        run = run_program("ml-prod", overrides=overrides, preview=preview, stack_file=STACK_FILE)
-        assert UNREAD_POOLS not in run.notes and "GPU pools were not read" not in " ".join(run.notes)
-    # Where it described no cluster, it still says so.
-    assert UNREAD_POOLS in run_program("dev", overrides={"gpuPool": {"vmSize": "Standard_NC4as_T4_v3"}}, preview=preview).notes
+def test_the_render_does_not_say_the_pools_were_not_read_when_the_saved_cluster_described_them():
+    """What the render says it assumed is its reader's notes (a run's `notes`), which the plan's
+    reads make: asked of the plan of a preview and of a deployment, each with a fresh reader."""
+    for preview in MODES:
+        for overrides in ({"gpuPools": {"gpunp": {"existing": "use"}}}, ADOPT):
+            planned_by(reader := OfflineReader(), "ml-prod", preview, STACK_FILE, **overrides)
+            assert reader.notes, "the reader says where it read the cluster from"
+            assert UNREAD_POOLS not in reader.notes and "GPU pools were not read" not in " ".join(reader.notes)
+        # Where it described no cluster, it still says so.
+        planned_by(reader := OfflineReader(), "dev", preview, gpuPool={"vmSize": "Standard_NC4as_T4_v3"})
+        assert UNREAD_POOLS in reader.notes
 
 
-@BOTH
-def test_a_pool_the_saved_cluster_runs_aks_managed_is_refused_a_switch_offline_as_a_preview_refuses_it(tmp_path, preview):
-    cluster = json.loads((EXAMPLE / "cluster.json").read_text())
+def test_a_pool_the_saved_cluster_runs_aks_managed_is_refused_a_switch_offline_as_a_preview_refuses_it(tmp_path):
+    cluster = saved_cluster()
     [gpunp] = [p for p in cluster["agentPoolProfiles"] if p["name"] == "gpunp"]
     gpunp["gpuProfile"] = {"nvidia": {"managementMode": "Managed"}}
     (tmp_path / "cluster.json").write_text(json.dumps(cluster))
@@ -186,13 +201,15 @@ def test_a_pool_the_saved_cluster_runs_aks_managed_is_refused_a_switch_offline_a
         "gpuPools": {"gpunp": {"vmSize": "Standard_NC4as_T4_v3"}},
         "preflight": {**SAVED, "clusterFile": str(tmp_path / "cluster.json")},
     }
-    with pytest.raises(PreflightError) as error:
-        run_program("ml-prod", overrides=settings, preview=preview, stack_file=STACK_FILE)
-    assert "node pool gpunp in cluster ml-prod runs aks-managed" in str(error.value) and "cannot switch" in str(error.value)
+    for said in refusals(
+        PreflightError, "node pool gpunp in cluster ml-prod runs aks-managed", OfflineReader, "ml-prod", STACK_FILE, **settings
+    ):
+        assert "cannot switch" in said
 
 
-def test_manifests_yaml_holds_the_proof_scripts_configmap_data(tmp_path: Path):
-    assert render.main(["--stack", "dev", "--out", str(tmp_path)]) == 0
+def test_manifests_yaml_holds_the_proof_scripts_configmap_data(dev, tmp_path: Path):
+    """What `make render` writes of the dev stack's run (render.write; the shared run: conftest's `dev`)."""
+    render.write(dev, tmp_path)
     [config_map] = [d for d in yaml.safe_load_all((tmp_path / "manifests.yaml").read_text()) if d["kind"] == "ConfigMap"]
     assert config_map["data"]["train_mnist.py"] == (Path(render.ROOT) / "proof" / "train_mnist.py").read_text()
 

@@ -1,7 +1,13 @@
 """Files a stack names, or is: a stack file that is not YAML, and saved answers of Azure
 (SKUs, usage, prices, the existing cluster) that are not what they should hold. Each is one
 line naming the file and its key, in the program and in `make render`, before anything is
-registered: never a traceback, never silently an empty list."""
+registered: never a traceback, never silently an empty list.
+
+The files are read and checked by the plan (components/plan.py), which __main__.py builds before
+it declares anything: most tests here call the plan of a preview and of a deployment
+(support/plan.py `refusals`); the program's own run under the mock engine is checked to stop
+with the same line and register nothing (test_the_program_itself_refuses_...), and `make
+render` to print it."""
 
 from __future__ import annotations
 
@@ -11,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from support.plan import planned_by
+from support.plan import planned_by, refusals
 from support.saved_files import SPECIAL, special
 
 from components.errors import ConfigError
@@ -132,18 +138,10 @@ def preflight_config(tmp_path: Path, member: str, content) -> dict[str, str]:
     return files
 
 
-@pytest.mark.parametrize("preview", [True, False])
 @pytest.mark.parametrize("member, content, says", CASES)
-def test_a_saved_file_that_is_not_what_it_should_hold_is_one_line_naming_its_key(tmp_path, member, content, says, preview):
-    monitor = RecordingMonitor(AzureMocks())
-    with pytest.raises(ConfigError, match=rf"^invalid config aks-gpu:preflight\.{says}") as raised:
-        run_program(
-            "dev",
-            overrides={"gpuPool": {"vmSize": T4}, "preflight": preflight_config(tmp_path, member, content)},
-            monitor=monitor,
-            preview=preview,
-        )
-    assert "\n" not in str(raised.value) and monitor.registrations == []
+def test_a_saved_file_that_is_not_what_it_should_hold_is_one_line_naming_its_key(tmp_path, member, content, says):
+    files = preflight_config(tmp_path, member, content)
+    refusals(ConfigError, rf"^invalid config aks-gpu:preflight\.{says}", gpuPool={"vmSize": T4}, preflight=files)
 
 
 def test_make_render_says_the_same_one_line_and_exits_1(tmp_path, monkeypatch, capsys):
@@ -263,17 +261,19 @@ def never_hangs():
         signal.alarm(0)
 
 
-@pytest.mark.parametrize("preview", [True, False], ids=["preview", "deployment"])
-@pytest.mark.parametrize("member", ["clusterFile", "kubernetesFile", "pricesFile", "skusFile"])
 @pytest.mark.parametrize("what", sorted(SPECIAL))
-def test_a_saved_file_that_is_no_regular_file_is_one_line_and_never_read(tmp_path, what, member, preview):
-    files = {member: special(tmp_path, what), **({"usageFile": str(USAGE)} if member == "skusFile" else {})}
-    monitor = RecordingMonitor(AzureMocks())
-    with never_hangs(), pytest.raises(ConfigError, match=rf"^invalid config aks-gpu:preflight\.{member} = .*{SPECIAL[what]}") as raised:
-        run_program(
-            "dev", overrides={"existingCluster": TEAM, "gpuPool": {"vmSize": T4}, "preflight": files}, monitor=monitor, preview=preview
-        )
-    assert "\n" not in str(raised.value) and monitor.registrations == []
+def test_a_saved_file_that_is_no_regular_file_is_one_line_and_never_read(tmp_path, what):
+    path = special(tmp_path, what)
+    for member in ["clusterFile", "kubernetesFile", "pricesFile", "skusFile"]:
+        files = {member: path, **({"usageFile": str(USAGE)} if member == "skusFile" else {})}
+        with never_hangs():
+            refusals(
+                ConfigError,
+                rf"^invalid config aks-gpu:preflight\.{member} = .*{SPECIAL[what]}",
+                existingCluster=TEAM,
+                gpuPool={"vmSize": T4},
+                preflight=files,
+            )
 
 
 def test_a_saved_file_read_directly_is_refused_the_same_way_whatever_the_stat_said(tmp_path):

@@ -7,17 +7,17 @@ deployment; the state an earlier run left is that run's own registrations."""
 from __future__ import annotations
 
 import copy
-import json
+import functools
 import threading
 from typing import Any
 
 import pytest
 from conftest import run_cached
-from support.adoption import guide_as_listed, saved_list, the_guides
+from support.adoption import guide_as_listed, saved_cluster, saved_list, the_guides
 from support.existing_cluster import T4, on_existing
-from support.guide_example import EXAMPLE, STACK_FILE
+from support.guide_example import STACK_FILE
 from support.kubernetes_objects import guide_daemon_set, listed, namespace
-from support.plan import Lines, lines_by
+from support.plan import Lines, lines_by, plan_warnings, planned_by, refusals
 from support.pool_network import NODES, PODS, moved_cluster, network_of, replace_warnings
 
 from components.errors import PreflightError
@@ -170,28 +170,44 @@ def test_using_the_stacks_own_pool_that_lost_its_tag_is_refused_naming_its_urn(e
     assert "\n" not in message
 
 
-@pytest.mark.parametrize("mode", ["warn", "off"])
+def planned_network(cluster: dict, state: dict | None, preview: bool, **overrides: Any) -> tuple[tuple, list[str]]:
+    """The GPU pool's network as the plan fits it (what GpuPool declares: plan.py gpu_pools), and the plan's warnings."""
+    plan = planned_by(OfflineReader(cluster=cluster, stack=state), "dev", preview, **on_existing(**overrides))
+    network = plan.networks["gpu"]
+    return (network.vnet_subnet_id, network.pod_subnet_id, network.max_pods), plan_warnings(plan)
+
+
 @BOTH
-def test_under_warn_a_held_pool_that_lost_its_tag_keeps_its_own_network_when_the_system_pool_moved(earlier, preview, mode):
+def test_under_warn_a_held_pool_that_lost_its_tag_keeps_its_own_network_when_the_system_pool_moved(earlier, preview):
     cluster = moved_cluster(gpu_tags=UNTAGGED)
-    run = run_with(cluster, earlier, preview, preflight={"mode": mode})
+    run = run_with(cluster, earlier, preview, preflight={"mode": "warn"})
     assert network_of(run.one(POOL).inputs) == (NODES, PODS, 30), "not the System pool's: that would replace the pool delete-first"
     assert replace_warnings(run.warnings) == []
     # Not known either: a pool under the new pool's name keeps its own values.
-    unknown = run_with(cluster, None, preview, preflight={"mode": mode})
+    unknown = run_with(cluster, None, preview, preflight={"mode": "warn"})
     assert network_of(unknown.one(POOL).inputs) == (NODES, PODS, 30)
+    # Under off too. preflight.mode is read by preflight's checks alone (components/preflight/preflight.py
+    # `run`), after the plan has fitted each pool's network (plan.py resolve_pools), which the pool
+    # declares as the plan has it (the warn runs' network, the plan's): asked of the plan.
+    assert planned_network(cluster, earlier, preview, preflight={"mode": "warn"})[0] == network_of(run.one(POOL).inputs)
+    network, warnings = planned_network(cluster, earlier, preview, preflight={"mode": "off"})
+    assert network == (NODES, PODS, 30) and replace_warnings(warnings) == []
+    assert planned_network(cluster, None, preview, preflight={"mode": "off"})[0] == (NODES, PODS, 30)
 
 
 # --------------------------------------------------------------------------- adoption decided by the state
 
 
 @BOTH
-def test_an_adopted_pool_the_state_holds_is_not_imported_again_whatever_its_tags(preview):
+def test_what_the_state_holds_is_the_stacks_and_not_imported_again_whatever_its_tags_and_annotations(preview):
+    """The adopted pool, namespace and DaemonSet the state holds, with the stack's tags gone from
+    the pool and its annotations from both objects (the guide's objects, as listed): one run."""
     first = guide_as_listed(preview=False)
-    cluster = json.loads((EXAMPLE / "cluster.json").read_text())
+    cluster = saved_cluster()
     for pool in cluster["agentPoolProfiles"]:
         pool["tags"] = UNTAGGED  # the stack's tags gone
-    reader = OfflineReader(cluster=cluster, kubernetes=saved_list(), stack=state_of(first))
+    listed = saved_list()  # the stack's annotations gone from both: the guide's objects, as listed
+    reader = OfflineReader(cluster=cluster, kubernetes=listed, stack=state_of(first))
     overrides = {"gpuPools": {"gpunp": {"existing": "adopt"}}, "devicePlugin": {"adopt": True}}
     run = run_program(
         "ml-prod", overrides=overrides, monitor=RecordingMonitor(AzureMocks(reader=reader)), preview=preview, stack_file=STACK_FILE
@@ -200,12 +216,18 @@ def test_an_adopted_pool_the_state_holds_is_not_imported_again_whatever_its_tags
     assert "import" not in run.one(POOL).options
     assert not [line for line in run.infos if line.startswith("adopt: aks-gpu:gpuPools.gpunp:")]
     assert "adopted earlier (the stack's state holds it)" in " ".join(run.infos)
+    assert (
+        "import" not in run.one(DAEMON_SET, "nvidia-device-plugin-daemonset").options
+        and "import" not in run.one(NAMESPACE, "gpu-resources").options
+    )
+    assert "two device plugins" not in " ".join(run.warnings)
+    assert the_guides(listed)["metadata"]["name"] == "nvidia-device-plugin-daemonset"
 
 
 def test_a_pool_that_carries_the_stacks_tag_but_the_state_lost_is_imported_again():
     """`pulumi state delete` took it out; its tag stayed: the state decides, and it is imported."""
     first = guide_as_listed(preview=False)
-    cluster = json.loads((EXAMPLE / "cluster.json").read_text())
+    cluster = saved_cluster()
     for pool in cluster["agentPoolProfiles"]:
         if pool["name"] == "gpunp":
             pool["tags"] = {**(pool.get("tags") or {}), "aks-gpu-stack": "aks-gpu/ml-prod", "aks-gpu-adopted": "aks-gpu/ml-prod"}
@@ -233,7 +255,7 @@ def test_a_daemonset_whose_import_failed_after_its_namespaces_is_imported_again_
     first = guide_as_listed(preview=False)
     listed = namespace_adopted(saved_list())
     state = state_of(first, leave_out=(DAEMON_SET,)) if known else None
-    reader = OfflineReader(cluster=json.loads((EXAMPLE / "cluster.json").read_text()), kubernetes=listed, stack=state)
+    reader = OfflineReader(cluster=saved_cluster(), kubernetes=listed, stack=state)
     overrides = {"gpuPools": {"gpunp": {"existing": "adopt"}}, "devicePlugin": {"adopt": True}}
     run = run_program(
         "ml-prod", overrides=overrides, monitor=RecordingMonitor(AzureMocks(reader=reader)), preview=preview, stack_file=STACK_FILE
@@ -243,23 +265,6 @@ def test_a_daemonset_whose_import_failed_after_its_namespaces_is_imported_again_
     lines = [line for line in run.infos if line.startswith("adopt: aks-gpu:devicePlugin:")]
     assert len(lines) == 1 and "imports DaemonSet gpu-resources/nvidia-device-plugin-daemonset" in lines[0]
     assert "(namespace gpu-resources is the stack's already)" in " ".join(run.infos)
-
-
-@BOTH
-def test_a_namespace_and_daemonset_the_state_holds_are_the_stacks_whatever_their_annotations(preview):
-    first = guide_as_listed(preview=False)
-    listed = saved_list()  # the stack's annotations gone from both: the guide's objects, as listed
-    reader = OfflineReader(cluster=json.loads((EXAMPLE / "cluster.json").read_text()), kubernetes=listed, stack=state_of(first))
-    overrides = {"gpuPools": {"gpunp": {"existing": "adopt"}}, "devicePlugin": {"adopt": True}}
-    run = run_program(
-        "ml-prod", overrides=overrides, monitor=RecordingMonitor(AzureMocks(reader=reader)), preview=preview, stack_file=STACK_FILE
-    )
-    assert (
-        "import" not in run.one(DAEMON_SET, "nvidia-device-plugin-daemonset").options
-        and "import" not in run.one(NAMESPACE, "gpu-resources").options
-    )
-    assert "two device plugins" not in " ".join(run.warnings)
-    assert the_guides(listed)["metadata"]["name"] == "nvidia-device-plugin-daemonset"
 
 
 # --------------------------------------------------------------------------- the live read, in the engine's order
@@ -325,7 +330,7 @@ def test_an_adopted_pool_that_lost_its_tags_is_still_guarded_by_the_tags_its_sta
     """The entry lost `existing: adopt`: declared as a new pool it would be replaced, the
     owner's pool deleted first. The live tags are gone; the state's record of them says adopted."""
     first = guide_as_listed(preview=False)
-    cluster = json.loads((EXAMPLE / "cluster.json").read_text())
+    cluster = saved_cluster()
     for pool in cluster["agentPoolProfiles"]:
         pool["tags"] = UNTAGGED
     reader = OfflineReader(cluster=cluster, kubernetes=saved_list(), stack=state_of(first))
@@ -394,18 +399,15 @@ TOP_LEVEL = f"urn:pulumi:dev::aks-gpu::{POOL}::gpu-pool-gpu-agent-pool"
 
 
 @pytest.mark.parametrize("urn", [TOP_LEVEL, f"urn:pulumi:dev::aks-gpu::aks-gpu:azure:ExistingCluster${POOL}::gpunp"])
-@BOTH
-def test_a_pool_imported_by_hand_at_another_urn_is_not_held_and_is_refused_with_what_to_do(earlier, preview, urn):
+def test_a_pool_imported_by_hand_at_another_urn_is_not_held_and_is_refused_with_what_to_do(earlier, urn):
+    """Refused by the plan, of a preview and of a deployment, before anything is declared (support/plan.py `refusals`)."""
     state = imported_by_hand(earlier, urn)
-    overrides = on_existing(gpuPool={"existing": "adopt"})
-    reader = OfflineReader(cluster=with_gpu_pool(UNTAGGED, vmSize=T4), stack=state)
-    monitor = RecordingMonitor(AzureMocks(reader=reader))
-    with pytest.raises(PreflightError) as error:
-        run_program("dev", overrides=overrides, monitor=monitor, preview=preview)
-    message = str(error.value)
-    assert message.startswith(f"preflight: the stack's state holds the GPU pool '{urn}', which this program does not register")
-    assert f"`pulumi state delete --force '{urn}'`, then run again" in message and "\n" not in message
-    assert monitor.registrations == []
+    reader = functools.partial(OfflineReader, cluster=with_gpu_pool(UNTAGGED, vmSize=T4), stack=state)
+    for message in refusals(
+        PreflightError, "^preflight: the stack's state holds the GPU pool", reader, **on_existing(gpuPool={"existing": "adopt"})
+    ):
+        assert message.startswith(f"preflight: the stack's state holds the GPU pool '{urn}', which this program does not register")
+        assert f"`pulumi state delete --force '{urn}'`, then run again" in message and "\n" not in message
     assert read_state(state).pools() == frozenset(), "not held: the program imports it under its own URN once it is gone"
 
 
@@ -422,21 +424,19 @@ def test_a_pool_in_the_state_under_another_stack_or_project_is_not_held(earlier,
 
 
 @pytest.mark.parametrize("read", [True, False], ids=["cluster read", "cluster not read"])
-@BOTH
-def test_dropping_device_plugin_adopt_is_refused_by_the_states_record_when_the_marks_were_stripped(preview, read):
+def test_dropping_device_plugin_adopt_is_refused_by_the_states_record_when_the_marks_were_stripped(read):
     """`kubectl annotate ... aks-gpu-stack- aks-gpu-adopted-` took the live marks off; the state
-    still records them, and without adopt a destroy would delete the owner's gpu-resources."""
+    still records them, and without adopt a destroy would delete the owner's gpu-resources.
+    Refused by the plan, of a preview and of a deployment, before anything is declared."""
     state = state_of(guide_as_listed(preview=False))
-    cluster = json.loads((EXAMPLE / "cluster.json").read_text())
-    reader = OfflineReader(cluster=cluster, kubernetes=saved_list() if read else None, stack=state)
-    monitor = RecordingMonitor(AzureMocks(reader=reader))
+    cluster = saved_cluster()
+    reader = functools.partial(OfflineReader, cluster=cluster, kubernetes=saved_list() if read else None, stack=state)
     overrides = {"gpuPools": {"gpunp": {"existing": "adopt"}}, "devicePlugin": {"adopt": False}}
-    with pytest.raises(PreflightError) as error:
-        run_program("ml-prod", overrides=overrides, monitor=monitor, preview=preview, stack_file=STACK_FILE)
-    message = str(error.value)
-    assert message.startswith("preflight: aks-gpu:devicePlugin.adopt is not true, but the namespace gpu-resources")
-    assert "a destroy would delete them" in message and "\n" not in message
-    assert monitor.registrations == []
+    for message in refusals(
+        PreflightError, r"^preflight: aks-gpu:devicePlugin\.adopt is not true", reader, "ml-prod", STACK_FILE, **overrides
+    ):
+        assert message.startswith("preflight: aks-gpu:devicePlugin.adopt is not true, but the namespace gpu-resources")
+        assert "a destroy would delete them" in message and "\n" not in message
 
 
 # --------------------------------------------------------------------------- a second plugin in the stack's namespace
@@ -449,22 +449,20 @@ def another_plugin(namespace_name: str = "gpu-resources") -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("known", [True, False], ids=["state known", "state not known"])
-@BOTH
-def test_a_second_device_plugin_in_the_stacks_own_namespace_is_not_taken_for_the_stacks(earlier, preview, known):
+def test_a_second_device_plugin_in_the_stacks_own_namespace_is_not_taken_for_the_stacks(earlier, known):
+    """A preview warns; a deployment's plan stops, before anything is declared."""
     ours = {"aks-gpu-stack": "aks-gpu/dev"}
     listed_now = listed(namespace("gpu-resources", **ours), guide_daemon_set(), another_plugin())
     listed_now["items"][1]["metadata"]["annotations"] = dict(ours)
-    reader = OfflineReader(cluster=with_gpu_pool({"aks-gpu-stack": "aks-gpu/dev"}), kubernetes=listed_now, stack=earlier if known else None)
+    reader = functools.partial(
+        OfflineReader, cluster=with_gpu_pool({"aks-gpu-stack": "aks-gpu/dev"}), kubernetes=listed_now, stack=earlier if known else None
+    )
     said = "kubernetes: DaemonSet gpu-resources/team-device-plugin runs NVIDIA's device plugin"
-    if preview:
-        warnings = lines_by(reader, "dev", True, **on_existing()).warnings
-        assert any(w.startswith(said) and "two device plugins on one node" in w for w in warnings)
-        assert not any("gpu-resources/nvidia-device-plugin-daemonset runs" in w for w in warnings), "the stack's own is the stack's"
-        return
-    monitor = RecordingMonitor(AzureMocks(reader=reader))
-    with pytest.raises(PreflightError) as error:
-        run_program("dev", overrides=on_existing(), monitor=monitor, preview=False)
-    assert "never two device plugins on one node" in str(error.value) and monitor.registrations == []
+    warnings = lines_by(reader(), "dev", True, **on_existing()).warnings
+    assert any(w.startswith(said) and "two device plugins on one node" in w for w in warnings)
+    assert not any("gpu-resources/nvidia-device-plugin-daemonset runs" in w for w in warnings), "the stack's own is the stack's"
+    with pytest.raises(PreflightError, match="never two device plugins on one node"):
+        lines_by(reader(), "dev", False, **on_existing())
 
 
 # --------------------------------------------------------------------------- reads stay linear
@@ -484,10 +482,12 @@ class Counted(str):
     __hash__ = str.__hash__
 
 
-@BOTH
-def test_ninety_thousand_adopted_marked_objects_are_read_and_the_slip_refused(preview):
+def test_ninety_thousand_adopted_marked_objects_are_read_and_the_slip_refused():
     """Each of 45,000 namespaces and 45,000 DaemonSets carries this stack's adopted mark: the
-    guard and the checks read them a few times each, never each against each."""
+    guard and the checks read them a few times each, never each against each. A preview's plan
+    alone (some 2 s of CPU to read them): the read and the guard (cluster_objects.parse,
+    ownership.check_objects) take no mode, and the plan reaches them the same way in both, so
+    a deployment's would count the same comparisons and stop with the same line."""
     marks = {"aks-gpu-stack": "aks-gpu/dev", "aks-gpu-adopted": "aks-gpu/dev"}
     items = [namespace(Counted(f"ns-{i}"), **marks) for i in range(45_000)]
     pod = {"template": {"spec": {}}}
@@ -498,5 +498,5 @@ def test_ninety_thousand_adopted_marked_objects_are_read_and_the_slip_refused(pr
     reader = OfflineReader(cluster=existing_cluster(), kubernetes={"kind": "List", "items": items})
     Counted.compared, Counted.budget = 0, 20 * len(items)
     with pytest.raises(PreflightError) as error:
-        lines_by(reader, "dev", preview, **on_existing())
+        lines_by(reader, "dev", True, **on_existing())
     assert str(error.value).startswith("preflight: aks-gpu:devicePlugin.adopt is not true, but the namespace ns-0 and its DaemonSet")

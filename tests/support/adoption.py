@@ -26,6 +26,11 @@ def guide_as_listed(preview: bool):
     return guide(saved_list(), preview)
 
 
+def saved_cluster() -> dict[str, Any]:
+    """The guide's cluster as `az aks show` saved it (cluster.json): a fresh copy, the caller's to change."""
+    return json.loads((EXAMPLE / "cluster.json").read_text())
+
+
 def saved_list() -> dict[str, Any]:
     return json.loads((EXAMPLE / "kubernetes.json").read_text())
 

@@ -4,9 +4,12 @@ program would say before it declares anything, from the same config and offline 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from components.cost import cost
 from components.plan import Mode, Plan, build_plan
@@ -69,3 +72,28 @@ def estimated_cost(plan: Plan) -> dict[str, Any]:
     """The estimatedCost output a run exports from the plan (__main__.py: `cost.output`)."""
     assert plan.estimate is not None, "the run exports no estimatedCost"
     return cost.output(plan.estimate)
+
+
+#: A preview, then a deployment: `run_program(..., preview=...)` for each.
+MODES = (True, False)
+
+
+def refusals(
+    error: type[Exception],
+    match: str,
+    reader: Callable[[], OfflineReader] = OfflineReader,
+    stack: str = "dev",
+    stack_file: Path | None = None,
+    **overrides: Any,
+) -> list[str]:
+    """The one line the plan of a preview and of a deployment each stops with (`match`, as
+    pytest.raises matches it), each from a fresh `reader()`: what `run_program` of the same
+    stack, overrides and reader raises, since __main__.py builds the plan before it declares
+    anything (so nothing is registered). The lines, a preview's first."""
+    said = []
+    for preview in MODES:
+        with pytest.raises(error, match=match) as raised:
+            planned_by(reader(), stack, preview, stack_file, **overrides)
+        assert "\n" not in str(raised.value), str(raised.value)
+        said.append(str(raised.value))
+    return said
