@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import FIXTURE_STACKS, FIXTURE_STACKS_PRELUDE, run_cached
+from conftest import FIXTURE_STACKS, run_cached
 
 from components.proof.mnist_job import ProofScript
 from tools import render
@@ -180,40 +180,8 @@ def test_make_render_reads_a_saved_az_aks_show_and_fits_the_pools_to_its_network
     assert kubeconfig["users"][0]["user"]["exec"]["args"][-4:-2] == ["--login", "azurecli"], "Entra ID: kubelogin"
 
 
-LOOPS_CLOSED_AT_EXIT = (
-    """
-import asyncio.base_events, runpy, sys
-made = []  # held here, so none is collected before it is counted
-init = asyncio.base_events.BaseEventLoop.__init__
-def recording(self, *args, **kwargs):
-    init(self, *args, **kwargs)
-    made.append(self)
-asyncio.base_events.BaseEventLoop.__init__ = recording
-"""
-    + FIXTURE_STACKS_PRELUDE
-    + """sys.argv = ["render", "--stack", "dev", "--out", sys.argv[1]]
-try:
-    runpy.run_module("tools.render", run_name="__main__")
-except SystemExit as done:
-    print(done.code, len(made), sum(not loop.is_closed() for loop in made))
-"""
-)
-
-
-def test_make_render_closes_every_event_loop_the_runs_made(tmp_path: Path):
-    """The SDK's mock monitor gives each of its worker threads an event loop; one left open
-    was collected at exit, sometimes after its socket, and `make render` printed an
-    "Exception ignored in BaseEventLoop.__del__" traceback one run in three. Every loop the
-    render made is closed by its exit, whatever the collector's order."""
-    import subprocess
-    import sys
-
-    done = subprocess.run(
-        [sys.executable, "-c", LOOPS_CLOSED_AT_EXIT, str(tmp_path)], cwd=render.ROOT, capture_output=True, text=True, timeout=120
-    )
-    code, made, open_loops = done.stdout.split()[-3:]
-    assert (code, open_loops) == ("0", "0") and int(made) >= 2, done.stderr
-    assert "Exception ignored" not in done.stderr
+# `make render`'s own exit, every event loop its runs made closed: tests/test_one_line.py, in a
+# Python forked from one that made the imports.
 
 
 def test_every_summary_line_fits_120_columns_and_reads_back_whole(tmp_path: Path, capsys):
