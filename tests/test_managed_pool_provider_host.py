@@ -38,7 +38,6 @@ from components.pools import managed_gpu_pool as mgp
 from tools.azure_mocks import AzureMocks
 from tools.mock_engine import RecordingMonitor, run_program
 
-
 # The fake AKS and the host, shared with test_managed_pool_errors.py (support/hosts.py).
 pytest_plugins = ["support.hosts"]
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import fake_aks
 import fake_engine
 import pytest
+
 from support.provider_host import Host, host_environment, serve_arm, start_host
 
 

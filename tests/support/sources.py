@@ -1,5 +1,6 @@
-"""The project's Python files, each read and parsed once a session, for the tests that walk the
-sources (tests/test_house.py, tests/test_type_checking.py). Treat a tree as read-only."""
+"""Python files (the project's, an installed SDK's), each read and parsed once a session, for the
+tests that walk sources (tests/test_house.py, tests/test_type_checking.py, tests/test_sdk_swaps.py).
+Treat a tree as read-only."""
 
 from __future__ import annotations
 
