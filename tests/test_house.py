@@ -180,17 +180,20 @@ def sample_reaches(path: Path) -> list[str]:
     import re
 
     found = []
+    samples = {repr(s) for s in SAMPLES}
     for node in nodes(path):
         where = f"{path.name}:{getattr(node, 'lineno', '?')}"
+        # The cheap tests first: `ast.unparse` of every node of every test module is most of the time.
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and re.search(SAMPLE_FILE, node.value):
             found.append(f"{where} names {re.search(SAMPLE_FILE, node.value)[0]}")
         elif (
             isinstance(node, ast.BinOp)
-            and ast.unparse(node.right) in {repr(s) for s in SAMPLES}
+            and isinstance(node.right, ast.Constant)
+            and ast.unparse(node.right) in samples
             and re.search("ROOT|SNAPSHOTS", ast.unparse(node.left))
         ):
             found.append(f"{where} joins {ast.unparse(node)}")
-        elif isinstance(node, ast.Call) and ast.unparse(node.func).endswith("parametrize") and len(node.args) == 2:
+        elif isinstance(node, ast.Call) and len(node.args) == 2 and ast.unparse(node.func).endswith("parametrize"):
             over = ast.unparse(node.args[1])
             if ast.unparse(node.args[0]) == "'stack'" and over != "stacks()" and set(SAMPLES) & set(re.findall(r"'(\w+)'", over)):
                 found.append(f"{where} parametrizes over {over}, not stacks()")
