@@ -125,7 +125,7 @@ POOL_SHAPES = {
 def test_make_render_previews_every_mode_of_every_entry_point(entry, shape, tmp_path: Path, monkeypatch, capsys):
     """A preview's unknowns (a new cluster's resourceUID, which the managed pool takes) are
     shown as such, not a crash."""
-    overrides = {**ENTRY_POINTS[entry], **POOL_SHAPES[shape]}
+    overrides: dict[str, Any] = {**ENTRY_POINTS[entry], **POOL_SHAPES[shape]}
     cached_runs(monkeypatch, **overrides)
     assert render.main(["--stack", "dev", "--out", str(tmp_path)]) == 0, capsys.readouterr().err
     out = render.unfold(capsys.readouterr().out)
@@ -163,7 +163,7 @@ def test_make_render_reads_a_saved_az_aks_show_and_fits_the_pools_to_its_network
     """tests/fixtures/clusters/ml-aks.json: the az CLI's own JSON (its spelling: vnetSubnetId,
     resourceUid) of a cluster in its own VNet on Azure CNI without overlay, with Entra ID."""
     saved = "tests/fixtures/clusters/ml-aks.json"
-    team = {
+    team: dict[str, Any] = {
         "existingCluster": {"resourceGroupName": "ml-platform", "name": "ml-aks"},
         "gpuPool": None,
         "gpuPools": {"t4": {"vmSize": T4}},
