@@ -10,6 +10,7 @@ import ast
 from pathlib import Path
 
 from support.house import per_stack
+from support.sources import nodes, parsed, text
 
 ROOT = Path(__file__).resolve().parent.parent
 # The modules that declare Pulumi resources: each concern's components, by the class each defines.
@@ -72,7 +73,7 @@ def provider_constructors(tree: ast.AST) -> list[str]:
 
 def declares(path: Path) -> list[str] | None:
     """The resource classes a module defines, or None where it declares nothing at all."""
-    tree = ast.parse(path.read_text())
+    tree = parsed(path)
     classes = classes_deriving(tree)
     return classes if classes or provider_constructors(tree) else None
 
@@ -88,7 +89,7 @@ def imported_modules(path: Path) -> set[str]:
     """The modules of components a module imports, as paths (`from components.x import y` names
     components/x/y.py where that is a module, else components/x.py)."""
     found = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in nodes(path):
         if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("components"):
             base = node.module.replace(".", "/")
             for alias in node.names:
@@ -110,7 +111,7 @@ def test_what_reads_and_decides_imports_no_component():
 
 def test_the_rules_above_see_a_resource_where_there_is_one():
     """The two detectors find what they look for: a component class and a typed resource."""
-    cluster = ast.parse((ROOT / "components/cluster/cluster.py").read_text())
+    cluster = parsed(ROOT / "components/cluster/cluster.py")
     assert "GpuCluster" in classes_deriving(cluster)
     assert {"ResourceGroup", "ManagedCluster"} <= set(provider_constructors(cluster))
 
@@ -134,7 +135,7 @@ def test_every_test_module_the_project_names_is_there():
         *(p for p in (ROOT / "tests").glob("*.py") if p.name != Path(__file__).name),
         *(ROOT / "tests" / "support").glob("*.py"),
     ]
-    named = {(p, m) for p in sources if p.is_file() for m in re.findall(r"\btest_[a-z0-9_]+\.py\b", p.read_text())}
+    named = {(p, m) for p in sources if p.is_file() for m in re.findall(r"\btest_[a-z0-9_]+\.py\b", text(p))}
     there = {p.name for p in [*(ROOT / "tests").glob("test_*.py"), *(ROOT / "proof" / "tests").glob("test_*.py")]}
     assert sorted(f"{p.relative_to(ROOT)} names {m}" for p, m in named if m not in there) == []
 
@@ -148,7 +149,7 @@ def test_no_module_of_the_program_asks_whether_it_runs_under_the_mock_engine():
     asking = [
         str(p.relative_to(ROOT))
         for p in PROGRAM
-        if any(word in p.read_text() for word in ("MockMonitor", "pulumi.runtime.mocks", "runtime import mocks", "under_mock"))
+        if any(word in text(p) for word in ("MockMonitor", "pulumi.runtime.mocks", "runtime import mocks", "under_mock"))
     ]
     assert asking == []
 
@@ -156,7 +157,7 @@ def test_no_module_of_the_program_asks_whether_it_runs_under_the_mock_engine():
 def test_only_the_live_reader_builds_an_azure_credential_in_the_program():
     """One DefaultAzureCredential for a run; the managed pool's provider and the proof's watch,
     in Pulumi's provider host (another process), build their own."""
-    building = sorted(str(p.relative_to(ROOT)) for p in PROGRAM if "DefaultAzureCredential()" in p.read_text())
+    building = sorted(str(p.relative_to(ROOT)) for p in PROGRAM if "DefaultAzureCredential()" in text(p))
     assert building == [
         "components/live_reader.py",
         "components/pools/agent_pool_calls.py",
@@ -179,17 +180,20 @@ def sample_reaches(path: Path) -> list[str]:
     import re
 
     found = []
-    for node in ast.walk(ast.parse(path.read_text())):
+    samples = {repr(s) for s in SAMPLES}
+    for node in nodes(path):
         where = f"{path.name}:{getattr(node, 'lineno', '?')}"
+        # The cheap tests first: `ast.unparse` of every node of every test module is most of the time.
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and re.search(SAMPLE_FILE, node.value):
             found.append(f"{where} names {re.search(SAMPLE_FILE, node.value)[0]}")
         elif (
             isinstance(node, ast.BinOp)
-            and ast.unparse(node.right) in {repr(s) for s in SAMPLES}
+            and isinstance(node.right, ast.Constant)
+            and ast.unparse(node.right) in samples
             and re.search("ROOT|SNAPSHOTS", ast.unparse(node.left))
         ):
             found.append(f"{where} joins {ast.unparse(node)}")
-        elif isinstance(node, ast.Call) and ast.unparse(node.func).endswith("parametrize") and len(node.args) == 2:
+        elif isinstance(node, ast.Call) and len(node.args) == 2 and ast.unparse(node.func).endswith("parametrize"):
             over = ast.unparse(node.args[1])
             if ast.unparse(node.args[0]) == "'stack'" and over != "stacks()" and set(SAMPLES) & set(re.findall(r"'(\w+)'", over)):
                 found.append(f"{where} parametrizes over {over}, not stacks()")
@@ -259,7 +263,7 @@ CALLING_OUT = {
 def calls_out(path: Path) -> list[str]:
     """Where a module imports what calls out of the process, or makes an invoke."""
     found = []
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in nodes(path):
         names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
         names += [node.module or ""] if isinstance(node, ast.ImportFrom) else []
         if isinstance(node, ast.Attribute) and node.attr == "invoke":
@@ -296,7 +300,7 @@ CONFIG_HOMES = ("components/stack.py", "components/plan.py")
 def takes_the_config(path: Path) -> list[str]:
     """Each function of a module with a parameter annotated StackConfig."""
     found = []
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in nodes(path):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             args = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs, node.args.vararg, node.args.kwarg]
             annotations = [ast.unparse(a.annotation) for a in args if a is not None and a.annotation is not None]
@@ -327,7 +331,7 @@ PLAN_ARGS = {"cluster", "budget", "gpu_pools", "device_plugin", "dcgm_exporter",
 
 
 def test_the_program_reads_no_config_field_only_the_plans_args():
-    tree = ast.parse((ROOT / "__main__.py").read_text())
+    tree = parsed(ROOT / "__main__.py")
     read = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "plan"}
     assert read <= PLAN_ARGS, sorted(read - PLAN_ARGS)
     assert not [n.lineno for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id in ("cfg", "decided")]
@@ -338,7 +342,7 @@ def test_no_module_rewrites_the_users_config_or_which_pools_it_names():
     rewriting = [
         f"{path.relative_to(ROOT)}:{n.lineno}"
         for path in PROGRAM
-        for n in ast.walk(ast.parse(path.read_text()))
+        for n in nodes(path)
         if isinstance(n, ast.Call)
         and ast.unparse(n.func).endswith("replace")
         and n.args

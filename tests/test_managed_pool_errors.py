@@ -19,7 +19,7 @@ import fake_aks
 import fake_arm
 import pytest
 from google.protobuf import struct_pb2
-from support.provider_host import CLUSTER, GROUP, HostError, host_environment, program_inputs, serve_arm, start_host
+from support.provider_host import CLUSTER, GROUP, HostError, program_inputs
 
 from components.pools import agent_pool_calls
 from components.pools import managed_gpu_pool as mgp
@@ -32,20 +32,19 @@ exit 1
 """
 
 
-@pytest.fixture(scope="module")
-def arm() -> Iterator[fake_aks.FakeAks]:
-    yield from serve_arm()
-
-
-@pytest.fixture(scope="module")
-def host(arm, tmp_path_factory):
-    yield from start_host(host_environment(arm, tmp_path_factory.mktemp("bin")))
+# The fake AKS and the host, shared with test_managed_pool_provider_host.py (support/hosts.py).
+pytest_plugins = ["support.hosts"]
 
 
 @pytest.fixture
-def fresh(arm):
-    arm.reset()
-    return arm
+def host(managed_pool_host):
+    return managed_pool_host
+
+
+@pytest.fixture
+def fresh(managed_pool_arm) -> fake_aks.FakeAks:
+    managed_pool_arm.reset()
+    return managed_pool_arm
 
 
 def failure(call) -> str:
@@ -101,14 +100,22 @@ def test_a_bug_still_reaches_the_cli_with_its_traceback(host, fresh):
     assert said.startswith("Traceback (most recent call last):") and "KeyError: 'agentPoolName'" in said
 
 
-def test_no_sign_in_reaches_the_cli_as_one_line_that_says_az_login(arm, tmp_path):
-    environment = host_environment(arm, tmp_path)
-    (Path(tmp_path) / "az").write_text(SIGNED_OUT_AZ)
-    inputs = program_inputs(arm)
-    for signed_out in start_host(environment):
-        with pytest.raises(HostError) as raised:
-            signed_out.create(inputs)
-    said = str(raised.value)
+@pytest.fixture
+def signed_out(managed_pool_bin: Path) -> Iterator[None]:
+    """Nobody signed in, for the host's next steps: its `az` says so. The provider asks `az`
+    for a token in each step (a DefaultAzureCredential per call, components/pools/agent_pool_calls.py),
+    so the host already started sees it; the stand-in that prints a token is put back after."""
+    az = managed_pool_bin / "az"
+    signed_in = az.read_text()
+    az.write_text(SIGNED_OUT_AZ)
+    try:
+        yield
+    finally:
+        az.write_text(signed_in)
+
+
+def test_no_sign_in_reaches_the_cli_as_one_line_that_says_az_login(host, fresh, signed_out):
+    said = failure(lambda: host.create(program_inputs(fresh)))
     assert "\n" not in said and said.startswith("creating node pool gpu: reading the pool of that name: no Azure sign-in (")
     assert "AzureCliCredential" in said and said.endswith("; run `az login` (or azure/login in GitHub Actions) and try again")
 

@@ -24,7 +24,6 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import fake_aks
@@ -32,21 +31,25 @@ import pytest
 from google.protobuf import struct_pb2
 from pulumi.runtime import proto
 from support.arm_schemas import registry
-from support.provider_host import POOL, T4, Host, HostError, host_environment, pool_id, program_inputs, serve_arm, start_host
+from support.plan import planned
+from support.provider_host import POOL, T4, Host, HostError, host_environment, pool_id, program_inputs, start_host
 
 from components.pools import managed_gpu_pool as mgp
 from tools.azure_mocks import AzureMocks
 from tools.mock_engine import RecordingMonitor, run_program
 
-
-@pytest.fixture(scope="module")
-def arm() -> Iterator[fake_aks.FakeAks]:
-    yield from serve_arm()
+# The fake AKS and the host, shared with test_managed_pool_errors.py (support/hosts.py).
+pytest_plugins = ["support.hosts"]
 
 
-@pytest.fixture(scope="module")
-def host(arm, tmp_path_factory) -> Iterator[Host]:
-    yield from start_host(host_environment(arm, tmp_path_factory.mktemp("bin")))
+@pytest.fixture
+def arm(managed_pool_arm) -> fake_aks.FakeAks:
+    return managed_pool_arm
+
+
+@pytest.fixture
+def host(managed_pool_host) -> Host:
+    return managed_pool_host
 
 
 @pytest.fixture
@@ -214,13 +217,21 @@ def test_with_pythonsafepath_the_host_cannot_load_the_provider(arm, tmp_path):
             safe.create(program_inputs(arm))
 
 
-@pytest.mark.parametrize("preview", [True, False])
-def test_a_pythonsafepath_environment_stops_the_program_before_anything_is_registered(monkeypatch, preview):
+def test_a_pythonsafepath_environment_stops_the_program_before_anything_is_registered(monkeypatch):
+    """A preview stops too: the check takes no mode (components/preflight/preflight.py
+    provider_host). A preview's run registers nothing; a deployment's plan stops the same way,
+    and the plan is made before anything is declared (__main__.py main). Nothing but that check
+    reads the variable, so a stack without a managed pool plans in both."""
     from components.errors import PreflightError
 
     monkeypatch.setenv("PYTHONSAFEPATH", "1")
+    says = r"^preflight: PYTHONSAFEPATH=1 is set: Pulumi's provider host .* unset it"
     monitor = RecordingMonitor(AzureMocks())
-    with pytest.raises(PreflightError, match=r"^preflight: PYTHONSAFEPATH=1 is set: Pulumi's provider host .* unset it") as raised:
-        run_program("dev", overrides={"gpuPool": POOL}, monitor=monitor, preview=preview)
+    with pytest.raises(PreflightError, match=says) as raised:
+        run_program("dev", overrides={"gpuPool": POOL}, monitor=monitor, preview=True)
     assert "\n" not in str(raised.value) and monitor.registrations == []
-    run_program("dev", overrides={"gpuPool": {"vmSize": T4}}, preview=preview)  # without a managed pool, no host
+    with pytest.raises(PreflightError, match=says) as raised:
+        planned("dev", preview=False, gpuPool=POOL)
+    assert "\n" not in str(raised.value)
+    for preview in (True, False):
+        planned("dev", preview, gpuPool={"vmSize": T4})  # without a managed pool, no host

@@ -37,7 +37,7 @@ from fake_kube_api import State, event
 from google.protobuf import struct_pb2
 from pulumi.runtime import proto, rpc
 from pulumi.runtime.proto import engine_pb2
-from support.provider_host import Host, HostError, host_environment, start_host
+from support.provider_host import Host, HostError
 
 from components.errors import SAID
 from components.proof import proof_watch as pw
@@ -54,26 +54,25 @@ CREATED, STARTED = "2026-11-28T12:00:00Z", "2026-11-28T12:00:40Z"
 PROOF_OK = "PROOF OK gpu=Tesla T4 (compute capability 7.5) data=mnist steps=500 accuracy=0.9745 seconds=48.2"
 
 
-@pytest.fixture(scope="module")
-def served_engine() -> Iterator[tuple[fake_engine.FakeEngine, str]]:
-    yield from fake_engine.served()
+# The engine, ARM and the host, shared with test_proof_watch_resource.py (support/hosts.py).
+pytest_plugins = ["support.hosts"]
 
 
 @pytest.fixture
-def engine(served_engine) -> fake_engine.FakeEngine:
+def engine(proof_watch_engine) -> fake_engine.FakeEngine:
     """The engine the host sends its status lines to, nothing received yet."""
-    served_engine[0].logged.clear()
-    return served_engine[0]
+    proof_watch_engine[0].logged.clear()
+    return proof_watch_engine[0]
 
 
-@pytest.fixture(scope="module")
-def arm() -> Iterator[fake_aks.FakeAks]:
-    yield from fake_aks.serve(tls=True)
+@pytest.fixture
+def arm(proof_watch_arm) -> fake_aks.FakeAks:
+    return proof_watch_arm
 
 
-@pytest.fixture(scope="module")
-def host(arm, served_engine, tmp_path_factory) -> Iterator[Host]:
-    yield from start_host(host_environment(arm, tmp_path_factory.mktemp("bin")), engine=served_engine[1])
+@pytest.fixture
+def host(proof_watch_host) -> Host:
+    return proof_watch_host
 
 
 @pytest.fixture

@@ -16,8 +16,6 @@ create in the host, nothing replaced, against fakes of the engine, ARM and the A
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
 from typing import Any
 
 import pulumi_kubernetes as k8s
@@ -25,7 +23,7 @@ import pytest
 from conftest import run_cached
 from google.protobuf import struct_pb2
 from pulumi.runtime import proto, rpc
-from support.provider_host import Host, HostError, start_host
+from support.provider_host import Host, HostError
 
 from components import outputs
 from components.cluster.cluster import InCluster
@@ -390,10 +388,14 @@ def test_the_provider_tells_the_host_to_send_its_one_line(monkeypatch):
 URN = "urn:pulumi:dev::aks-gpu::aks-gpu:kubernetes:MnistJob$pulumi-python:dynamic/aksgpu:ProofWatch::mnist-watch-t4"
 
 
-@pytest.fixture(scope="module")
-def host() -> Iterator[Host]:
-    environment = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONSAFEPATH")}
-    yield from start_host({**environment, "PULUMI_PROJECT": "aks-gpu"})
+# The host the proof watch's create runs in, in test_proof_watch_provider_host.py (support/hosts.py):
+# Check, Diff, Read and Delete ask it nothing outside.
+pytest_plugins = ["support.hosts"]
+
+
+@pytest.fixture
+def host(proof_watch_host) -> Host:
+    return proof_watch_host
 
 
 def wire(run=None, **changes: Any) -> struct_pb2.Struct:

@@ -4,20 +4,33 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
-from conftest import FIXTURE_STACKS, FIXTURE_STACKS_PRELUDE, run_cached
+from conftest import FIXTURE_STACKS, run_cached
 
 from components.proof.mnist_job import ProofScript
 from tools import render
-from tools.mock_engine import run_program
+from tools.mock_engine import ProgramRun
 from tools.stack_files import stacks
 
 
-def test_render_writes_manifests_resources_and_outputs(tmp_path: Path, capsys):
+def cached_runs(monkeypatch, **shape: Any) -> None:
+    """render.main's runs, each the session's run of the same inputs (conftest's run_cached), with
+    `shape` over the stack's config: main runs `run_program(stack, overrides=..., preview=True)`,
+    with the stack's own file where it names one, as run_cached runs it."""
+
+    def run(stack: str, overrides: dict[str, Any], preview: bool, stack_file: Path | None = None) -> ProgramRun:
+        return run_cached(stack, preview=preview, stack_file=stack_file, **{**overrides, **shape})[0]
+
+    monkeypatch.setattr(render, "run_program", run)
+
+
+def test_render_writes_manifests_resources_and_outputs(tmp_path: Path, monkeypatch, capsys):
     # `make render` itself runs in CI, for every stack there is (.ci/run); here its main(), in
     # this process, on the tests' own dev stack (tests/fixtures/stacks/).
+    cached_runs(monkeypatch)
     assert render.main(["--stack", "dev", "--out", str(tmp_path)]) == 0
     done = capsys.readouterr()
     manifests = list(yaml.safe_load_all((tmp_path / "manifests.yaml").read_text()))
@@ -78,7 +91,7 @@ def test_the_arm_rendering_puts_inputs_where_arm_expects_them():
 
 
 def test_the_managed_gpu_pool_is_summarised_and_rendered_as_its_rest_body():
-    run = run_program("dev", overrides={"gpuPool": {"dedicatedVhd": True, "vmSize": "Standard_NC4as_T4_v3"}})
+    run = run_cached("dev", preview=False, gpuPool={"dedicatedVhd": True, "vmSize": "Standard_NC4as_T4_v3"})[0]
     [pool] = [r for r in render.arm_template(run)["resources"] if r["type"].endswith("/agentPools")]
     assert (pool["apiVersion"], pool["name"]) == ("2026-08-01", "aks-gpu-dev/gpu")
     assert pool["properties"]["gpuProfile"] == {"driver": "Install", "nvidia": {"managementMode": "Managed"}}
@@ -112,10 +125,8 @@ POOL_SHAPES = {
 def test_make_render_previews_every_mode_of_every_entry_point(entry, shape, tmp_path: Path, monkeypatch, capsys):
     """A preview's unknowns (a new cluster's resourceUID, which the managed pool takes) are
     shown as such, not a crash."""
-    overrides = shape = {**ENTRY_POINTS[entry], **POOL_SHAPES[shape]}
-    monkeypatch.setattr(
-        render, "run_program", lambda stack, preview, overrides: run_cached(stack, preview=preview, **{**overrides, **shape})[0]
-    )
+    overrides: dict[str, Any] = {**ENTRY_POINTS[entry], **POOL_SHAPES[shape]}
+    cached_runs(monkeypatch, **overrides)
     assert render.main(["--stack", "dev", "--out", str(tmp_path)]) == 0, capsys.readouterr().err
     out = render.unfold(capsys.readouterr().out)
     pools = overrides.get("gpuPools") or {"gpu": overrides["gpuPool"]}
@@ -136,8 +147,7 @@ def test_make_render_previews_any_existing_cluster_and_says_what_it_assumed(tmp_
     """A team's cluster, not the shipped example's: the offline render cannot read it, so it
     answers for it with stated assumptions, whatever its name."""
     team = {"existingCluster": {"resourceGroupName": "ml-rg", "name": "ml-aks"}, "gpuPool": None, "gpuPools": {"t4": {"vmSize": T4}}}
-    real = render.run_program
-    monkeypatch.setattr(render, "run_program", lambda stack, overrides, **kw: real(stack, overrides={**overrides, **team}, **kw))
+    cached_runs(monkeypatch, **team)
     assert render.main(["--stack", "dev", "--out", str(tmp_path)]) == 0
     out = render.unfold(capsys.readouterr().out)
     assert (
@@ -153,14 +163,13 @@ def test_make_render_reads_a_saved_az_aks_show_and_fits_the_pools_to_its_network
     """tests/fixtures/clusters/ml-aks.json: the az CLI's own JSON (its spelling: vnetSubnetId,
     resourceUid) of a cluster in its own VNet on Azure CNI without overlay, with Entra ID."""
     saved = "tests/fixtures/clusters/ml-aks.json"
-    team = {
+    team: dict[str, Any] = {
         "existingCluster": {"resourceGroupName": "ml-platform", "name": "ml-aks"},
         "gpuPool": None,
         "gpuPools": {"t4": {"vmSize": T4}},
         "preflight": {"clusterFile": saved},
     }
-    real = render.run_program
-    monkeypatch.setattr(render, "run_program", lambda stack, overrides, **kw: real(stack, overrides={**overrides, **team}, **kw))
+    cached_runs(monkeypatch, **team)
     assert render.main(["--stack", "dev", "--out", str(tmp_path)]) == 0
     out = render.unfold(capsys.readouterr().out)
     assert "assumed" not in out, "nothing assumed: the saved description answers"
@@ -176,49 +185,18 @@ def test_make_render_reads_a_saved_az_aks_show_and_fits_the_pools_to_its_network
     )
     [pool] = [r for r in json.loads((tmp_path / "azure.json").read_text())["resources"] if r["type"].endswith("/agentPools")]
     assert (pool["properties"]["vnetSubnetID"], pool["properties"]["maxPods"]) == (subnet, 30)
-    kubeconfig = yaml.safe_load(real("dev", overrides=team, preview=True).outputs["kubeconfig"].value)
+    kubeconfig = yaml.safe_load(run_cached("dev", **team)[0].outputs["kubeconfig"].value)  # the run rendered
     assert kubeconfig["users"][0]["user"]["exec"]["args"][-4:-2] == ["--login", "azurecli"], "Entra ID: kubelogin"
 
 
-LOOPS_CLOSED_AT_EXIT = (
-    """
-import asyncio.base_events, runpy, sys
-made = []  # held here, so none is collected before it is counted
-init = asyncio.base_events.BaseEventLoop.__init__
-def recording(self, *args, **kwargs):
-    init(self, *args, **kwargs)
-    made.append(self)
-asyncio.base_events.BaseEventLoop.__init__ = recording
-"""
-    + FIXTURE_STACKS_PRELUDE
-    + """sys.argv = ["render", "--stack", "dev", "--out", sys.argv[1]]
-try:
-    runpy.run_module("tools.render", run_name="__main__")
-except SystemExit as done:
-    print(done.code, len(made), sum(not loop.is_closed() for loop in made))
-"""
-)
+# `make render`'s own exit, every event loop its runs made closed: tests/test_one_line.py, in a
+# Python forked from one that made the imports.
 
 
-def test_make_render_closes_every_event_loop_the_runs_made(tmp_path: Path):
-    """The SDK's mock monitor gives each of its worker threads an event loop; one left open
-    was collected at exit, sometimes after its socket, and `make render` printed an
-    "Exception ignored in BaseEventLoop.__del__" traceback one run in three. Every loop the
-    render made is closed by its exit, whatever the collector's order."""
-    import subprocess
-    import sys
-
-    done = subprocess.run(
-        [sys.executable, "-c", LOOPS_CLOSED_AT_EXIT, str(tmp_path)], cwd=render.ROOT, capture_output=True, text=True, timeout=120
-    )
-    code, made, open_loops = done.stdout.split()[-3:]
-    assert (code, open_loops) == ("0", "0") and int(made) >= 2, done.stderr
-    assert "Exception ignored" not in done.stderr
-
-
-def test_every_summary_line_fits_120_columns_and_reads_back_whole(tmp_path: Path, capsys):
+def test_every_summary_line_fits_120_columns_and_reads_back_whole(tmp_path: Path, monkeypatch, capsys):
     """Every shipped stack (the tests' copies), and a team's cluster read from its saved az aks
     show (whose subnet IDs and namespaces line ran to 354 columns): nothing over 120, nothing cut."""
+    cached_runs(monkeypatch)
     for stack in stacks(FIXTURE_STACKS):
         assert render.main(["--stack", stack, "--out", str(tmp_path / stack)]) == 0
     out = capsys.readouterr().out

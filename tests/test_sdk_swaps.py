@@ -12,6 +12,8 @@ from __future__ import annotations
 import ast
 import asyncio
 import contextlib
+import dataclasses
+import functools
 import inspect
 import re
 import threading
@@ -22,10 +24,11 @@ import pulumi
 import pulumi.resource
 import pulumi.runtime.resource
 import pytest
+from support.sources import nodes, text
 
 from tools import mock_engine, sdk_swaps
 from tools.azure_mocks import AzureMocks
-from tools.mock_engine import RecordingMonitor, run_program
+from tools.mock_engine import ProgramRun, RecordingMonitor, run_program
 
 T4 = "Standard_NC4as_T4_v3"
 
@@ -85,17 +88,73 @@ class WireMonitor(RecordingMonitor):
         return super().Invoke(request)
 
 
-def sent_by(stack: str, preview: bool, overrides: dict[str, Any]) -> tuple[list[tuple[str, bytes]], Any]:
-    monitor = WireMonitor()
+class WhereMonitor(WireMonitor):
+    """Notes too, at each registration, the thread it is answered on and the event loops it
+    meets (the swaps' run only: a worker thread of the SDK as shipped has no event loop to get)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.where: list[tuple[int, Any, Any]] = []
+
+    def RegisterResource(self, request):  # noqa: N802 (gRPC method name)
+        self.where.append((threading.get_ident(), asyncio.events._get_running_loop(), asyncio.get_event_loop()))
+        return super().RegisterResource(request)
+
+
+def sent_by(
+    stack: str, preview: bool, overrides: dict[str, Any], monitor: WireMonitor | None = None
+) -> tuple[list[tuple[str, bytes]], Any, ProgramRun]:
+    """What a run sent and said, and the run."""
+    monitor = monitor or WireMonitor()
     run = run_program(stack, overrides=overrides, monitor=monitor, preview=preview)
     # The SDK's worker threads answer registrations in any order; what each request says is the point.
-    return sorted(monitor.sent), ({k: (v.value, v.secret) for k, v in run.outputs.items()}, run.warnings, run.infos)
+    return sorted(monitor.sent), ({k: (v.value, v.secret) for k, v in run.outputs.items()}, run.warnings, run.infos), run
+
+
+@dataclasses.dataclass(frozen=True)
+class ShortcutRun:
+    """A case's run with the swaps, as a run under the mock engine takes them: what it sent and
+    said, the monitor's notes, how many resources it declared, and at each registration the
+    SDK's own stack trace and the stand-in's, made side by side from the same frame (only the
+    stand-in's is sent). The run's loop's default executor before the run and after it, and
+    the run's loop, and the thread's event loop after the run."""
+
+    sent: tuple[list[tuple[str, bytes]], Any, ProgramRun]
+    monitor: WhereMonitor
+    resources: int
+    traces: list[tuple[bytes, bytes, Any]]
+    executors: tuple[Any, Any]
+    run_loop: Any
+    loop_after: Any
+
+
+@functools.cache
+def shortcut_run(case: str) -> ShortcutRun:
+    """One run per case for the tests below: the requests compared with the SDK's as shipped,
+    the stack traces compared frame for frame, and where the monitor was called."""
+    stack, preview, overrides = CASES[case]
+    sdk_as_shipped, stand_in = pulumi.runtime.resource._get_stack_trace, sdk_swaps.stack_trace_from_frames
+    traces: list[tuple[bytes, bytes, Any]] = []
+
+    def both() -> Any:
+        shipped, ours = sdk_as_shipped(), stand_in()
+        traces.append((shipped.SerializeToString(deterministic=True), ours.SerializeToString(deterministic=True), ours))
+        return ours
+
+    run_loop = sdk_swaps._ensure_event_loop()
+    before = run_loop._default_executor  # type: ignore[attr-defined]
+    monitor = WhereMonitor()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sdk_swaps, "stack_trace_from_frames", both)
+        sent = sent_by(stack, preview, overrides, monitor)
+    after = run_loop._default_executor  # type: ignore[attr-defined]
+    return ShortcutRun(sent, monitor, len(sent[2].resources), traces, (before, after), run_loop, asyncio.get_event_loop())
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_a_run_sends_the_engine_the_same_requests_with_the_shortcut_as_without(case: str, monkeypatch: pytest.MonkeyPatch):
     stack, preview, overrides = CASES[case]
-    shortcut = sent_by(stack, preview, overrides)
+    shortcut = shortcut_run(case).sent
     monkeypatch.setattr(sdk_swaps, "alias_urns_left_to_the_engine", contextlib.nullcontext)
     monkeypatch.setattr(sdk_swaps, "stack_traces_from_frames", contextlib.nullcontext)
     monkeypatch.setattr(sdk_swaps, "monitor_called_on_the_calling_thread", contextlib.nullcontext)
@@ -116,34 +175,21 @@ def test_the_shortcut_is_taken_under_the_mock_monitor_and_undone_after_the_run()
     assert (pulumi.resource.collapse_alias_to_urn, pulumi.runtime.resource._get_stack_trace) == original
 
 
-class WhereMonitor(RecordingMonitor):
-    """Notes, at each registration, the thread it is answered on and the event loops it meets."""
-
-    def __init__(self) -> None:
-        super().__init__(AzureMocks())
-        self.where: list[tuple[int, Any, Any]] = []
-
-    def RegisterResource(self, request):  # noqa: N802 (gRPC method name)
-        self.where.append((threading.get_ident(), asyncio.events._get_running_loop(), asyncio.get_event_loop()))
-        return super().RegisterResource(request)
-
-
 def test_the_monitor_answers_on_the_runs_thread_with_a_loop_of_its_own_as_a_worker_would_and_the_executor_is_put_back():
     """What the mock monitor meets is what it met on the SDK's worker threads: no running event
     loop, and a loop of its own that is not the run's (so its own `_sync_await` runs that loop
     and never re-enters the run's); only now on the run's thread. After the run the run's loop
     has its own executor back, and the stand-in's loop is closed."""
-    run_loop = sdk_swaps._ensure_event_loop()
-    before = run_loop._default_executor  # type: ignore[attr-defined]
-    monitor = WhereMonitor()
-    run = run_program("prod", monitor=monitor, preview=True)
-    assert len(monitor.where) == len(run.resources) + 1 > 10  # and the Stack's own registration
-    assert {thread for thread, _, _ in monitor.where} == {threading.get_ident()}
-    assert {running for _, running, _ in monitor.where} == {None}
-    loops = {loop for _, _, loop in monitor.where}
-    assert len(loops) == 1 and run_loop not in loops and all(loop.is_closed() for loop in loops)
-    assert run_loop._default_executor is before  # type: ignore[attr-defined]
-    assert asyncio.get_event_loop() is run_loop
+    done = shortcut_run("prod preview")
+    where = done.monitor.where
+    assert len(where) == done.resources + 1 > 10  # and the Stack's own registration
+    assert {thread for thread, _, _ in where} == {threading.get_ident()}
+    assert {running for _, running, _ in where} == {None}
+    loops = {loop for _, _, loop in where}
+    assert len(loops) == 1 and done.run_loop not in loops and all(loop.is_closed() for loop in loops)
+    before, after = done.executors
+    assert after is before
+    assert done.loop_after is done.run_loop
 
 
 def test_a_call_the_stand_in_runs_gives_its_result_or_its_error_through_the_future_and_puts_the_loops_back():
@@ -172,24 +218,14 @@ def test_a_call_the_stand_in_runs_gives_its_result_or_its_error_through_the_futu
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_every_stack_trace_a_run_sends_is_the_sdks_own_frame_for_frame(case: str, monkeypatch: pytest.MonkeyPatch):
+def test_every_stack_trace_a_run_sends_is_the_sdks_own_frame_for_frame(case: str):
     """The stand-in and the SDK's `_get_stack_trace`, called side by side at every registration
     of a run, from the same frame: the same bytes, and the program's own line among them."""
-    stack, preview, overrides = CASES[case]
-    sdk_as_shipped, stand_in = pulumi.runtime.resource._get_stack_trace, sdk_swaps.stack_trace_from_frames
-    traces: list[Any] = []
-
-    def both() -> Any:
-        shipped, ours = sdk_as_shipped(), stand_in()
-        traces.append((shipped.SerializeToString(deterministic=True), ours.SerializeToString(deterministic=True), ours))
-        return ours
-
-    monkeypatch.setattr(sdk_swaps, "stack_trace_from_frames", both)
-    run = run_program(stack, overrides=overrides, monitor=RecordingMonitor(AzureMocks()), preview=preview)
-    assert len(traces) == len(run.resources)
-    assert [shipped for shipped, _, _ in traces] == [ours for _, ours, _ in traces]
+    done = shortcut_run(case)
+    assert len(done.traces) == done.resources
+    assert [shipped for shipped, _, _ in done.traces] == [ours for _, ours, _ in done.traces]
     program = (mock_engine.ROOT / "__main__.py").as_uri()
-    assert all(any(frame.pc.uri == program for frame in trace.frames) for _, _, trace in traces)
+    assert all(any(frame.pc.uri == program for frame in trace.frames) for _, _, trace in done.traces)
 
 
 # --------------------------------------------------------------------------- what the swaps assume of the SDK
@@ -213,7 +249,7 @@ def swapped_calls(source: str) -> list[str]:
 
 
 def resource_source() -> str:
-    return (SDK / "resource.py").read_text(encoding="utf-8")
+    return text(SDK / "resource.py")
 
 
 def test_resource_init_calls_the_swapped_name_as_the_stand_in_takes_it_and_keeps_the_result_in_aliases_alone():
@@ -249,11 +285,11 @@ def test_only_a_monitor_without_alias_specs_reads_the_urns_the_shortcut_skips():
     sdk = SDK
     readers = []
     for path in sorted(sdk.rglob("*.py")):
-        for line in path.read_text(encoding="utf-8").splitlines():
+        for line in text(path).splitlines():
             if re.search(r"\._aliases\b", line) and not re.search(r"self\._aliases\s*(=|\.append)", line):
                 readers.append((path.relative_to(sdk).as_posix(), line.strip()))
     assert readers == [("runtime/resource.py", "for parent_alias in parent._aliases:")]
-    source = (sdk / "runtime" / "resource.py").read_text(encoding="utf-8")
+    source = text(sdk / "runtime" / "resource.py")
     # ...inside all_aliases, which prepare_aliases calls only without alias specs.
     prepare = source[source.index("async def prepare_aliases") : source.index("async def _create_provider_ref")]
     assert prepare.index("if supports_alias_specs:") < prepare.index("else:") < prepare.index("all_aliases(")
@@ -266,7 +302,7 @@ def test_every_call_the_sdk_hands_to_an_executor_goes_to_the_loops_default_one()
     request would change, the run would only take longer."""
     calls = []
     for path in sorted((SDK / "runtime").rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in nodes(path):
             if isinstance(node, ast.Call) and ast.unparse(node.func).split(".")[-1] == "run_in_executor":
                 calls.append((path.relative_to(SDK).as_posix(), ast.unparse(node.args[0])))
     assert len(calls) >= 5 and {executor for _, executor in calls} == {"None"}, calls
@@ -279,7 +315,7 @@ def test_the_sdk_calls_get_stack_trace_by_its_global_name_with_no_arguments_and_
     other module of the SDK names it (an import by value would keep the SDK's own)."""
     calls = []
     for path in sorted(SDK.rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in nodes(path):
             if isinstance(node, ast.Call) and ast.unparse(node.func).split(".")[-1] == "_get_stack_trace":
                 calls.append((path.relative_to(SDK).as_posix(), ast.unparse(node)))
             elif isinstance(node, ast.ImportFrom) and any(alias.name == "_get_stack_trace" for alias in node.names):

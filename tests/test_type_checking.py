@@ -7,6 +7,7 @@ The settings are read by mypy's own parser and resolved per module by mypy's own
 from __future__ import annotations
 
 import ast
+import functools
 import io
 import re
 from collections.abc import Iterator
@@ -17,12 +18,15 @@ import pulumi_kubernetes
 import pytest
 from mypy.config_parser import parse_config_file
 from mypy.options import Options
+from support.sources import parsed, python_files
 
 ROOT = Path(__file__).resolve().parent.parent
 PROVIDERS = {"pulumi_azure_native": Path(pulumi_azure_native.__file__).parent, "pulumi_kubernetes": Path(pulumi_kubernetes.__file__).parent}
 
 
+@functools.cache
 def mypy_options() -> Options:
+    """The settings, read once (treat them as read-only)."""
     options = Options()
     parse_config_file(options, lambda: None, str(ROOT / "pyproject.toml"), io.StringIO(), io.StringIO())
     return options
@@ -36,10 +40,11 @@ def is_module(name: str) -> bool:
     return (path / "__init__.py").is_file() or path.with_suffix(".py").is_file()
 
 
-def provider_modules(source: str) -> Iterator[str]:
-    """Every provider module a source names: by import, and by attribute from a name bound to
-    one (`k8s.core.v1.Namespace` names pulumi_kubernetes, .core and .core.v1)."""
-    tree = ast.parse(source)
+def provider_modules(source: str | Path) -> Iterator[str]:
+    """Every provider module a source (or a file's, parsed once a session) names: by import, and
+    by attribute from a name bound to one (`k8s.core.v1.Namespace` names pulumi_kubernetes, .core
+    and .core.v1)."""
+    tree = parsed(source) if isinstance(source, Path) else ast.parse(source)
     bound: dict[str, str] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -72,7 +77,7 @@ def provider_modules(source: str) -> Iterator[str]:
 def checked_sources() -> Iterator[Path]:
     """The files `mypy .` checks: every .py under the root but what [tool.mypy] excludes."""
     exclude = [re.compile(pattern) for pattern in mypy_options().exclude]
-    for path in sorted(ROOT.rglob("*.py")):
+    for path in python_files(ROOT):
         relative = path.relative_to(ROOT).as_posix()
         if not any(part.startswith(".") for part in path.relative_to(ROOT).parts) and not any(p.search(relative) for p in exclude):
             yield path
@@ -84,7 +89,7 @@ def not_followed(modules: set[str]) -> list[str]:
 
 
 def test_every_provider_module_the_program_uses_is_type_checked():
-    used = {module for path in checked_sources() for module in provider_modules(path.read_text(encoding="utf-8"))}
+    used = {module for path in checked_sources() for module in provider_modules(path)}
     assert {"pulumi_azure_native.containerservice", "pulumi_kubernetes.core.v1"} <= used
     assert not_followed(used) == []
 
