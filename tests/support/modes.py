@@ -1,0 +1,20 @@
+"""Whether a preview and a deployment declare the same: a test of the declared graph that runs
+one of them only says why with this check, not a comment alone."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from support.plan import planned
+
+
+def declares_the_same_in_both_modes(stack: str = "dev", **overrides: Any) -> None:
+    """The plan a preview and a deployment of `stack` with `overrides` declare from is the same,
+    Args for Args: __main__.py branches on the run's mode only through the plan (its messages
+    aside, which say where a deployment stops), so the two runs register the same graph, but
+    for what Azure computes once a resource exists (tools/azure_mocks.py, the node resource group)."""
+    preview, deployment = planned(stack, True, **overrides), planned(stack, False, **overrides)
+    for field in dataclasses.fields(preview):
+        if field.name not in ("mode", "messages"):
+            assert getattr(preview, field.name) == getattr(deployment, field.name), field.name
