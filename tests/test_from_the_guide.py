@@ -9,11 +9,12 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import run_cached
 from support.guide_example import EXAMPLE, STACK_FILE
+from support.plan import plan_infos, plan_warnings, planned_by
 
 from components.errors import ConfigError, PreflightError
-from tools.azure_mocks import AzureMocks
-from tools.mock_engine import RecordingMonitor, run_program
+from tools.azure_mocks import OfflineReader
 
 POOL, DAEMONSET, NAMESPACE, JOB = (
     "azure-native:containerservice:AgentPool",
@@ -29,8 +30,8 @@ BOTH = [True, False]
 
 
 def run(preview: bool, stack_file: Path = STACK_FILE, **overrides):
-    monitor = RecordingMonitor(AzureMocks())
-    return run_program("ml-prod", overrides=overrides, monitor=monitor, preview=preview, stack_file=stack_file), monitor
+    """The example's stack run: one run per distinct input, shared by the tests that read it (run_cached)."""
+    return run_cached("ml-prod", preview, stack_file=stack_file, **overrides)
 
 
 def imports(done) -> dict[str, str]:
@@ -96,9 +97,12 @@ SAVED = {"clusterFile": "examples/guide-cluster/cluster.json", "kubernetesFile":
 
 @pytest.mark.parametrize("preview", BOTH)
 def test_with_preflight_off_the_saved_list_is_still_read_so_another_namespace_declares_no_second_plugin(preview):
-    done, _ = run(preview, preflight={"mode": "off", **SAVED}, devicePlugin={"namespace": "gpu-plugin"})
-    assert done.of_type(DAEMONSET) == []
-    said = "\n".join(done.infos + done.warnings)
+    # Read, decided and said by the plan: no device plugin's Args, so no DaemonSet is declared (__main__.py).
+    plan = planned_by(
+        OfflineReader(), "ml-prod", preview, STACK_FILE, preflight={"mode": "off", **SAVED}, devicePlugin={"namespace": "gpu-plugin"}
+    )
+    assert plan.device_plugin is None and plan.dcgm_exporter is None
+    said = "\n".join(plan_infos(plan) + plan_warnings(plan))
     assert "gpu-resources/nvidia-device-plugin-daemonset serves its GPUs already" in said
     assert "was not read" not in said
 
