@@ -37,13 +37,12 @@ def test_a_budget_watches_the_clusters_group_and_its_node_resource_group_where_t
         }
     }
     assert inputs["budgetName"] == "aks-gpu-prod-gpu"
-    preview, _ = run_cached("prod", cost=BUDGET_CONFIG)
     assert (
         "cost: budget aks-gpu-prod-gpu: 500.00 USD a month over resource groups aks-gpu-prod-rg and "
         "MC_aks-gpu-prod-rg_aks-gpu-prod_eastus (filter ResourceGroupName In, at the subscription's scope): the cluster, "
         "and what its node resource group holds: the node VMs, their networking and storage (not compared with the "
         "stack's cost: no prices)"
-    ) in preview.infos, "the preview says which scope and filter, and the amount's currency"
+    ) in lines("prod", cost=BUDGET_CONFIG).infos, "the preview says which scope and filter, and the amount's currency"
 
 
 def test_on_an_existing_cluster_the_budget_watches_this_stacks_pools_by_their_tag():
@@ -56,13 +55,17 @@ def test_on_an_existing_cluster_the_budget_watches_this_stacks_pools_by_their_ta
     assert "tag aks-gpu-stack = aks-gpu/dev" in line and "not their OS disks, the cluster's load balancer or egress" in line
 
 
+# The budget's graph by a deployment's run: a preview's differs only where the node resource
+# group is not known yet, its filter's second group and so its start (a budget in a preview:
+# test_arm_schemas.py).
+
+
 def test_a_budget_is_monthly_with_three_alerts():
-    run, _ = run_cached("prod", cost=BUDGET_CONFIG)
+    run, _ = run_cached("prod", preview=False, cost=BUDGET_CONFIG)
     found = run.one(BUDGET)
     inputs = found.inputs
     assert (inputs["amount"], inputs["category"], inputs["timeGrain"]) == (500, "Cost", "Monthly")
-    deployed = run_cached("prod", preview=False, cost=BUDGET_CONFIG)[0].one(BUDGET).inputs
-    assert deployed["timePeriod"] == {"startDate": budget.first_of_month()}, "read when the budget is created (test_budget_first.py)"
+    assert inputs["timePeriod"] == {"startDate": budget.first_of_month()}, "read when the budget is created (test_budget_first.py)"
     alerts = {k: (v["threshold"], v["thresholdType"], v["operator"], v["contactEmails"]) for k, v in inputs["notifications"].items()}
     assert alerts == {
         "actual80": (80, "Actual", "GreaterThan", ["gpu-team@example.com"]),
@@ -77,7 +80,7 @@ def test_what_would_replace_the_budget_makes_a_new_resource_instead_with_this_mo
     ignoreChanges before it diffs), which Azure refuses once that month is past. The Pulumi
     name carries the budget's name and scope kind: a new budget, with this month's start, then
     the old one deleted."""
-    found = run_cached("prod", cost=BUDGET_CONFIG)[0].one(BUDGET)
+    found = run_cached("prod", preview=False, cost=BUDGET_CONFIG)[0].one(BUDGET)
     assert found.name == "cost-subscription-aks-gpu-prod-gpu"
     assert found.name.endswith(found.inputs["budgetName"])
     assert found.options.get("aliases", []) == []
