@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import run_cached
 from support.guide_example import EXAMPLE, STACK_FILE
+from support.modes import declares_the_same_in_both_modes
 from support.plan import plan_infos, plan_warnings, planned_by
 
 from components.errors import ConfigError, PreflightError
@@ -53,9 +54,17 @@ def test_the_guides_cluster_used_as_it_is_gets_a_proof_on_its_pool_and_nothing_o
     assert "gpunp=gpunp" not in said and "kubernetes.azure.com/agentpool=gpunp" in done.outputs["gpuPools"].value["gpunp"]["nodesCommand"]
 
 
-@pytest.mark.parametrize("preview", BOTH)
-def test_adopting_the_guides_pool_and_device_plugin_imports_exactly_those_three(preview):
-    done, _ = run(preview, gpuPools={"gpunp": {"existing": "adopt"}}, devicePlugin={"adopt": True})
+# Adopting: the adopting `up` is run; its preview declares from the same plan (support/modes.py).
+ADOPTING = {"gpuPools": {"gpunp": {"existing": "adopt"}}, "devicePlugin": {"adopt": True}}
+
+
+def adopting_run():
+    declares_the_same_in_both_modes("ml-prod", STACK_FILE, **ADOPTING)
+    return run(False, **ADOPTING)
+
+
+def test_adopting_the_guides_pool_and_device_plugin_imports_exactly_those_three():
+    done, _ = adopting_run()
     assert imports(done) == {
         f"{POOL} gpu-pool-gpunp-agent-pool": GPUNP_ID,
         f"{NAMESPACE} nvidia-device-plugin-ns": "gpu-resources",
@@ -70,9 +79,8 @@ def test_adopting_the_guides_pool_and_device_plugin_imports_exactly_those_three(
     )
 
 
-@pytest.mark.parametrize("preview", BOTH)
-def test_what_is_adopted_from_the_guides_cluster_is_released_on_destroy_and_marked_as_adopted(preview):
-    done, _ = run(preview, gpuPools={"gpunp": {"existing": "adopt"}}, devicePlugin={"adopt": True})
+def test_what_is_adopted_from_the_guides_cluster_is_released_on_destroy_and_marked_as_adopted():
+    done, _ = adopting_run()
     adopted = [done.one(POOL), done.one(NAMESPACE, "gpu-resources"), done.one(DAEMONSET, "nvidia-device-plugin-daemonset")]
     assert [r.options["retainOnDelete"] for r in adopted] == [True, True, True]
     assert done.one(POOL).inputs["tags"]["aks-gpu-adopted"] == "aks-gpu/ml-prod"
