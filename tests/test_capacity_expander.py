@@ -9,11 +9,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import test_gpu_groups
 import yaml
 from conftest import ROOT, run_cached
 from support.existing_pools import GPUNP, cluster
 from support.plan import lines, planned
-from test_gpu_groups import MANY, MANY_GROUPS, POOLS
+from test_gpu_groups import MANY, POOLS
 
 from components.cluster.cluster import GpuClusterArgs
 from components.pools import priority_expander
@@ -25,7 +26,8 @@ SCALE_SETS = {name: f"aks-{name}-31415926-vmss" for name in (*MANY, "system", "b
 
 
 def many() -> Any:
-    return run_cached("dev", gpuPool=None, gpuPools=MANY, gpuGroups=MANY_GROUPS)[0]
+    """The two groups' preview; a deployment declares from the same plan (test_gpu_groups.many checks it)."""
+    return test_gpu_groups.many()
 
 
 def _priorities(run: Any) -> dict[int, list[str]]:
@@ -110,7 +112,7 @@ def test_each_pattern_matches_its_own_pools_scale_set_and_no_others() -> None:
 
 
 def test_the_groups_job_waits_for_the_priorities_so_its_first_scale_up_follows_them() -> None:
-    run = run_cached("dev", False, gpuPool=None, gpuPools=MANY, gpuGroups=MANY_GROUPS)[0]
+    run = many()
     config_map = run.one(CONFIG_MAP, EXPANDER_MAP).urn
     assert config_map in run.one(JOB, "mnist-proof-inference").dependencies
     assert config_map not in run.one(JOB, "mnist-proof-solo").dependencies

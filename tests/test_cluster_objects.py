@@ -258,12 +258,12 @@ def _times_out(kubeconfig: str):
     ids=["not read", "an error", "a timeout"],
 )
 def test_a_cluster_that_cannot_be_read_is_one_warning_and_nothing_checked(preview, answer, refuse, why):
+    # Said and decided before anything is declared: by the plan, which a run that is not stopped declares.
     azure = OfflineReader(cluster=existing_cluster(), kubernetes=answer, refuse={"kubernetes_objects": refuse} if refuse else None)
-    monitor = RecordingMonitor(AzureMocks(reader=azure))
-    result = run_program("dev", overrides=EXISTING, monitor=monitor, preview=preview)
-    said = [w for w in result.warnings if w.startswith("kubernetes:")]
+    plan = planned_by(azure, "dev", preview, **EXISTING)
+    said = [w for w in plan_warnings(plan) if w.startswith("kubernetes:")]
     assert len(said) == 1 and said[0].startswith(UNCHECKED) and why in said[0]
-    assert monitor.registrations, "nothing was checked, and nothing is blocked"
+    assert plan.gpu_pools and plan.device_plugin, "nothing was checked, and nothing is blocked"
 
 
 def test_a_deployment_that_adopts_stops_when_the_cluster_cannot_be_read():

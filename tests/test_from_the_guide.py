@@ -9,11 +9,13 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import run_cached
 from support.guide_example import EXAMPLE, STACK_FILE
+from support.modes import declares_the_same_in_both_modes
+from support.plan import plan_infos, plan_warnings, planned_by
 
 from components.errors import ConfigError, PreflightError
-from tools.azure_mocks import AzureMocks
-from tools.mock_engine import RecordingMonitor, run_program
+from tools.azure_mocks import OfflineReader
 
 POOL, DAEMONSET, NAMESPACE, JOB = (
     "azure-native:containerservice:AgentPool",
@@ -29,8 +31,8 @@ BOTH = [True, False]
 
 
 def run(preview: bool, stack_file: Path = STACK_FILE, **overrides):
-    monitor = RecordingMonitor(AzureMocks())
-    return run_program("ml-prod", overrides=overrides, monitor=monitor, preview=preview, stack_file=stack_file), monitor
+    """The example's stack run: one run per distinct input, shared by the tests that read it (run_cached)."""
+    return run_cached("ml-prod", preview, stack_file=stack_file, **overrides)
 
 
 def imports(done) -> dict[str, str]:
@@ -52,9 +54,17 @@ def test_the_guides_cluster_used_as_it_is_gets_a_proof_on_its_pool_and_nothing_o
     assert "gpunp=gpunp" not in said and "kubernetes.azure.com/agentpool=gpunp" in done.outputs["gpuPools"].value["gpunp"]["nodesCommand"]
 
 
-@pytest.mark.parametrize("preview", BOTH)
-def test_adopting_the_guides_pool_and_device_plugin_imports_exactly_those_three(preview):
-    done, _ = run(preview, gpuPools={"gpunp": {"existing": "adopt"}}, devicePlugin={"adopt": True})
+# Adopting: the adopting `up` is run; its preview declares from the same plan (support/modes.py).
+ADOPTING = {"gpuPools": {"gpunp": {"existing": "adopt"}}, "devicePlugin": {"adopt": True}}
+
+
+def adopting_run():
+    declares_the_same_in_both_modes("ml-prod", STACK_FILE, **ADOPTING)
+    return run(False, **ADOPTING)
+
+
+def test_adopting_the_guides_pool_and_device_plugin_imports_exactly_those_three():
+    done, _ = adopting_run()
     assert imports(done) == {
         f"{POOL} gpu-pool-gpunp-agent-pool": GPUNP_ID,
         f"{NAMESPACE} nvidia-device-plugin-ns": "gpu-resources",
@@ -69,9 +79,8 @@ def test_adopting_the_guides_pool_and_device_plugin_imports_exactly_those_three(
     )
 
 
-@pytest.mark.parametrize("preview", BOTH)
-def test_what_is_adopted_from_the_guides_cluster_is_released_on_destroy_and_marked_as_adopted(preview):
-    done, _ = run(preview, gpuPools={"gpunp": {"existing": "adopt"}}, devicePlugin={"adopt": True})
+def test_what_is_adopted_from_the_guides_cluster_is_released_on_destroy_and_marked_as_adopted():
+    done, _ = adopting_run()
     adopted = [done.one(POOL), done.one(NAMESPACE, "gpu-resources"), done.one(DAEMONSET, "nvidia-device-plugin-daemonset")]
     assert [r.options["retainOnDelete"] for r in adopted] == [True, True, True]
     assert done.one(POOL).inputs["tags"]["aks-gpu-adopted"] == "aks-gpu/ml-prod"
@@ -96,9 +105,12 @@ SAVED = {"clusterFile": "examples/guide-cluster/cluster.json", "kubernetesFile":
 
 @pytest.mark.parametrize("preview", BOTH)
 def test_with_preflight_off_the_saved_list_is_still_read_so_another_namespace_declares_no_second_plugin(preview):
-    done, _ = run(preview, preflight={"mode": "off", **SAVED}, devicePlugin={"namespace": "gpu-plugin"})
-    assert done.of_type(DAEMONSET) == []
-    said = "\n".join(done.infos + done.warnings)
+    # Read, decided and said by the plan: no device plugin's Args, so no DaemonSet is declared (__main__.py).
+    plan = planned_by(
+        OfflineReader(), "ml-prod", preview, STACK_FILE, preflight={"mode": "off", **SAVED}, devicePlugin={"namespace": "gpu-plugin"}
+    )
+    assert plan.device_plugin is None and plan.dcgm_exporter is None
+    said = "\n".join(plan_infos(plan) + plan_warnings(plan))
     assert "gpu-resources/nvidia-device-plugin-daemonset serves its GPUs already" in said
     assert "was not read" not in said
 

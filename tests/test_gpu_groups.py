@@ -17,6 +17,7 @@ from support.config import parsed, refused
 from support.existing_pools import GPUNP, cluster
 from support.generated import LONG_RUN, SETTINGS
 from support.kubernetes_schemas import invalid
+from support.modes import declares_the_same_in_both_modes
 from support.plan import lines
 from support.stack_schema import VALIDATOR
 
@@ -224,6 +225,10 @@ def _names_kubernetes_refuses(run: Any) -> list[str]:
     ]
 
 
+# The group's two pools alone: a pool outside it would add objects whose names no example changes.
+GROUPED = {"t4": POOLS["t4"], "a10": POOLS["a10"]}
+
+
 @settings(SETTINGS, max_examples=LONG_RUN or 8)
 @given(example=group_names())
 def test_a_generated_groups_name_is_accepted_with_every_object_named_as_kubernetes_allows_or_refused_in_one_line(
@@ -234,7 +239,7 @@ def test_a_generated_groups_name_is_accepted_with_every_object_named_as_kubernet
     try:
         run = run_program(
             "dev",
-            overrides={"gpuPool": None, "gpuPools": POOLS, "gpuGroups": {group: ["t4", "a10"]}, "mnistJob": job},
+            overrides={"gpuPool": None, "gpuPools": GROUPED, "gpuGroups": {group: ["t4", "a10"]}, "mnistJob": job},
             monitor=monitor,
             preview=True,
         )
@@ -262,8 +267,11 @@ MANY: dict[str, Any] = {
 MANY_GROUPS = {"inference": ["t4", "t4b", "a10"], "batch": ["b2", "b1"]}
 
 
-def many(preview: bool = True) -> Any:
-    return run_cached("dev", preview, gpuPool=None, gpuPools=MANY, gpuGroups=MANY_GROUPS)[0]
+def many() -> Any:
+    """The two groups' preview: a deployment declares from the same plan (support/modes.py), so
+    its graph, the Jobs' dependencies and deadlines included, is this one."""
+    declares_the_same_in_both_modes("dev", gpuPool=None, gpuPools=MANY, gpuGroups=MANY_GROUPS)
+    return run_cached("dev", gpuPool=None, gpuPools=MANY, gpuGroups=MANY_GROUPS)[0]
 
 
 def _pool_nodes(run: Any) -> list[PoolNodes]:
@@ -400,7 +408,7 @@ def test_a_group_has_one_proof_job_named_after_it_and_its_pools_none_of_their_ow
 
 
 def test_the_groups_job_waits_for_every_pool_of_it_and_the_device_plugin_and_for_each_pool_the_autoscaler_gives_up_on() -> None:
-    run = many(preview=False)
+    run = many()
     job = run.one(JOB, "mnist-proof-inference")
     pools = {p.inputs["agentPoolName"]: p.urn for p in run.of_type(POOL)}
     plugin = run.one(DAEMON_SET, "nvidia-device-plugin-daemonset").urn

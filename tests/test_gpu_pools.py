@@ -10,6 +10,7 @@ import types
 import pytest
 from conftest import run_cached
 from support.config import parsed, refused
+from support.modes import declares_the_same_in_both_modes
 from support.plan import lines
 
 T4 = "Standard_NC4as_T4_v3"
@@ -17,11 +18,23 @@ A100 = "Standard_NC24ads_A100_v4"
 POOL = "azure-native:containerservice:AgentPool"
 MANAGED = "pulumi-python:dynamic/aksgpu:ManagedGpuPool"
 JOB = "kubernetes:batch/v1:Job"
-TWO = {"t4": {"vmSize": T4, "minCount": 0, "maxCount": 3, "spot": True}, "a100": {"vmSize": A100, "migProfile": "MIG1g", "nodeCount": 1}}
+# t4 in two zones, a100 in none: zones are declared for the pool that has them.
+TWO = {
+    "t4": {"vmSize": T4, "minCount": 0, "maxCount": 3, "spot": True, "zones": ["1", "3"]},
+    "a100": {"vmSize": A100, "migProfile": "MIG1g", "nodeCount": 1},
+}
 
 
 def pools_run(pools=TWO, preview=True, **overrides):
     return run_cached("dev", preview=preview, gpuPool=None, gpuPools=pools, **overrides)[0]
+
+
+def one_mode_run(pools=TWO, preview=True):
+    """The run of one mode, where the other declares the same (support/modes.py checks it): a
+    preview and a deployment of pools on a created cluster read nothing, so nothing in the plan
+    of the pools, their Jobs and DaemonSets depends on the mode."""
+    declares_the_same_in_both_modes("dev", gpuPool=None, gpuPools=pools)
+    return pools_run(pools, preview=preview)
 
 
 def agentpool_values(spec) -> list[str]:
@@ -109,9 +122,8 @@ def test_a_retired_size_warning_names_the_pool_that_has_it():
 # --------------------------------------------------------------------------- the program
 
 
-@pytest.mark.parametrize("preview", [True, False])
-def test_every_pool_is_its_own_agent_pool_in_the_one_cluster(preview):
-    run = pools_run(preview=preview)
+def test_every_pool_is_its_own_agent_pool_in_the_one_cluster():
+    run = one_mode_run()
     pools = {r.inputs["agentPoolName"]: r.inputs for r in run.of_type(POOL)}
     assert sorted(pools) == ["a100", "t4"]
     assert pools["t4"]["scaleSetPriority"] == "Spot" and pools["t4"]["enableAutoScaling"] is True
@@ -120,9 +132,8 @@ def test_every_pool_is_its_own_agent_pool_in_the_one_cluster(preview):
     assert len(run.of_type("azure-native:containerservice:ManagedCluster")) == 1
 
 
-@pytest.mark.parametrize("preview", [True, False])
-def test_a_pools_zones_are_declared_and_a_change_replaces_the_pool_deleting_first(preview):
-    run = pools_run({"t4": {"vmSize": T4, "zones": ["1", "3"]}, "a100": {"vmSize": A100}}, preview=preview)
+def test_a_pools_zones_are_declared_and_a_change_replaces_the_pool_deleting_first():
+    run = one_mode_run()
     pools = {r.inputs["agentPoolName"]: r for r in run.of_type(POOL)}
     assert pools["t4"].inputs["availabilityZones"] == ["1", "3"] and "availabilityZones" not in pools["a100"].inputs
     # AKS fixes a pool's zones when it is created, so the engine replaces it rather than failing an update.
@@ -134,9 +145,8 @@ def test_a_zone_azure_does_not_name_is_refused_in_one_line():
     assert message.endswith("zones[0] = '4': expected one of 1, 2, 3"), message
 
 
-@pytest.mark.parametrize("preview", [True, False])
-def test_every_pool_gets_one_job_pinned_to_it_that_waits_for_that_pool(preview):
-    run = pools_run(preview=preview)
+def test_every_pool_gets_one_job_pinned_to_it_that_waits_for_that_pool():
+    run = one_mode_run()
     jobs = {r.inputs["metadata"]["name"]: r for r in run.of_type(JOB)}
     assert sorted(jobs) == ["mnist-proof-a100", "mnist-proof-t4"]
     for name, job in jobs.items():
@@ -190,7 +200,7 @@ OPERATOR_POOLS = {
 
 
 def test_operator_pools_share_one_release_that_tolerates_each_of_them():
-    run = pools_run(OPERATOR_POOLS)
+    run = one_mode_run(OPERATOR_POOLS, preview=False)
     release = run.one("kubernetes:helm.sh/v3:Release")
     keys = {t["key"] for t in release.inputs["values"]["daemonsets"]["tolerations"]}
     assert "kubernetes.azure.com/scalesetpriority" in keys
@@ -282,13 +292,12 @@ def delete_antichains(run, condemned: set[str]) -> list[set[str]]:
     return rounds[::-1]
 
 
-@pytest.mark.parametrize("preview", [True, False])
-def test_each_gpu_pool_waits_for_every_pool_before_it_typed_or_managed(preview):
+def test_each_gpu_pool_waits_for_every_pool_before_it_typed_or_managed():
     """AKS runs one agent-pool operation per cluster at a time: a second is 409
     OperationNotAllowed. The pools come in name order, and each depends directly on every
     pool before it, not just the one before: the engine orders deletes only by direct edges
     among what it deletes."""
-    run = pools_run(FOUR, preview=preview)
+    run = one_mode_run(FOUR, preview=False)
     pools = pool_resources(run)
     assert sorted(pools) == ["a", "b", "c", "d"]
     for i, name in enumerate("abcd"):
@@ -330,18 +339,19 @@ def test_a_chain_of_single_edges_would_have_deleted_two_pools_at_once():
     assert rounds == [{pools["a"].urn, pools["c"].urn}]
 
 
-def test_three_pools_take_three_pool_operations_in_a_row_and_one_job_at_the_end():
+def test_four_pools_take_four_pool_operations_in_a_row_and_one_job_at_the_end():
     """Only the pools are chained: each pool's Job (and the DaemonSets) start once their own
-    pool is up, so the Jobs of the first pools run while the next pools are being added."""
-    run = pools_run(THREE, preview=False)
+    pool is up, so the Jobs of the first pools run while the next pools are being added.
+    (The four pools above: typed, AKS-managed, MIG, and Spot from zero.)"""
+    run = pools_run(FOUR, preview=False)
     pools = pool_resources(run)
     jobs = {r.inputs["metadata"]["name"].rsplit("-", 1)[1]: r for r in run.of_type(JOB)}
     pool_urns = {p.urn for p in pools.values()}
     job_urns = {j.urn for j in jobs.values()}
     ends = finish_times(run, lambda r: 1.0 if r.urn in pool_urns | job_urns else 0.0)
-    assert [ends[pools[n].urn] for n in "abc"] == [1.0, 2.0, 3.0], "one pool operation after another"
-    assert [ends[jobs[n].urn] for n in "abc"] == [2.0, 3.0, 4.0], "each Job right after its own pool"
-    assert max(ends.values()) == 4.0, "three pool operations and one Job, not three of everything"
+    assert [ends[pools[n].urn] for n in "abcd"] == [1.0, 2.0, 3.0, 4.0], "one pool operation after another"
+    assert [ends[jobs[n].urn] for n in "abcd"] == [2.0, 3.0, 4.0, 5.0], "each Job right after its own pool"
+    assert max(ends.values()) == 5.0, "four pool operations and one Job, not four of everything"
     # Destroy: a resource is deleted once everything that depends on it is gone.
     dependents = {urn: {r.urn for r in run.resources if urn in r.dependencies} for urn in ends}
     gone: dict[str, float] = {}
@@ -351,4 +361,4 @@ def test_three_pools_take_three_pool_operations_in_a_row_and_one_job_at_the_end(
             gone[urn] = max((deleted(d) for d in dependents[urn]), default=0.0) + (1.0 if urn in pool_urns else 0.0)
         return gone[urn]
 
-    assert sorted(deleted(pools[n].urn) for n in "abc") == [1.0, 2.0, 3.0] and deleted(pools["c"].urn) == 1.0
+    assert sorted(deleted(pools[n].urn) for n in "abcd") == [1.0, 2.0, 3.0, 4.0] and deleted(pools["d"].urn) == 1.0

@@ -9,6 +9,7 @@ import dataclasses
 
 import pytest
 from conftest import run_cached
+from support.modes import declares_the_same_in_both_modes
 
 from components.gpu_stack.settings import DEFAULT_MNIST_IMAGE, GUIDE_MNIST_IMAGE
 from components.pools.settings import GpuPoolConfig
@@ -161,7 +162,8 @@ def test_a_timeout_that_is_not_hours_minutes_and_seconds_is_refused(duration):
 # --------------------------------------------------------------------------- in the program
 
 
-@pytest.mark.parametrize("preview", [True, False])
+# One run per case, a preview: the deadline and the time limit are the plan's (MnistJobArgs),
+# which is the same in a deployment (declares_the_same_in_both_modes checks it each time).
 @pytest.mark.parametrize(
     "pool, job",
     [
@@ -173,9 +175,11 @@ def test_a_timeout_that_is_not_hours_minutes_and_seconds_is_refused(duration):
     ],
     ids=["fixed", "from zero", "Spot from zero, an hour's training", "AKS-managed", "GPU Operator, the guide's image"],
 )
-def test_each_job_carries_its_deadline_under_the_time_up_waits_for_it(preview, pool, job):
+def test_each_job_carries_its_deadline_under_the_time_up_waits_for_it(pool, job):
     # mnistJob left out, not None, where the case sets none: the same run other tests of the pool read (run_cached).
-    run = run_cached("dev", preview=preview, gpuPool=pool, **({"mnistJob": job} if job else {}))[0]
+    overrides = {"gpuPool": pool, **({"mnistJob": job} if job else {})}
+    declares_the_same_in_both_modes("dev", **overrides)
+    run = run_cached("dev", **overrides)[0]
     assert run.of_type(JOB), "the program got as far as the Job"
     for found in run.of_type(JOB):
         active = found.inputs["spec"]["activeDeadlineSeconds"]

@@ -3,7 +3,8 @@ the priority expander's ConfigMap already, made by hand (as AKS's blog has admin
 pools). pulumi-kubernetes creates client-side, so declaring it would stop `up` at AlreadyExists
 and a preview would not say so. The owner's ConfigMap is used, never declared, and the plan
 says which of the groups' lines it has and lacks; one the stack's state holds stays the stack's;
-a first `up` reads nothing. Each in a preview and a deployment."""
+a first `up` reads nothing. Each in a preview and a deployment: the graph by a run, what is read,
+decided and said by the plan the run declares from (support/plan.py)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import pytest
 from conftest import run_cached
 from support.guide_example import EXAMPLE
 from support.kubernetes_objects import listed
-from support.plan import planned_by
+from support.plan import plan_infos, plan_warnings, planned, planned_by
 from support.stack_export import exported, saved
 from test_gpu_groups import POOLS
 
@@ -24,6 +25,7 @@ from components.cluster.cluster import GpuClusterArgs
 from components.errors import ConfigError, PreflightError
 from components.gpu_stack.cluster_objects import SAVE_WITH_CONFIG_MAPS
 from components.ownership import stack_state
+from components.plan import Plan
 from components.pools import priority_config_map, priority_expander
 from tools.azure_mocks import AzureMocks, OfflineReader
 from tools.mock_engine import ProgramRun, RecordingMonitor, run_program
@@ -92,6 +94,26 @@ def day_after(
     return run, reader
 
 
+def planned_day_after(
+    state: dict | None, kubernetes: Any, preview: bool, reader: OfflineReader | None = None, **overrides: Any
+) -> tuple[Plan, OfflineReader]:
+    """The plan `day_after` with the same arguments declares from (support/plan.py): what it
+    reads, says and decides (the expander's Args: None where the owner's ConfigMap is used)."""
+    reader = reader or OfflineReader(stack=state, kubernetes=kubernetes)
+    return planned_by(reader, "dev", preview, **{**WITH_GROUP, **overrides}), reader
+
+
+def plan_said(plan: Plan) -> list[str]:
+    """`said` of the run that declares from `plan`: its warnings, then its lines for the record."""
+    return [line for line in [*plan_warnings(plan), *plan_infos(plan)] if line.startswith("gpuGroups:")]
+
+
+def declares_the_stacks_own(plan: Plan) -> bool:
+    """Whether the run declares the stack's ConfigMap: __main__.py makes a CapacityExpander
+    of the plan's expander Args, and none without them."""
+    return plan.expander is not None
+
+
 def expander_maps(run: ProgramRun) -> list[Any]:
     return [c for c in run.of_type(CONFIG_MAP) if c.inputs["metadata"]["name"] == EXPANDER_MAP]
 
@@ -103,14 +125,9 @@ def said(run: ProgramRun) -> list[str]:
 # --------------------------------------------------------------------------- the owner's ConfigMap
 
 
-@BOTH
-def test_the_day_after_a_group_is_added_the_owners_configmap_is_used_and_not_declared(without_groups, preview):
-    run, reader = day_after(without_groups, listed(ROOT_CA, OWNERS), preview)
-    assert expander_maps(run) == [] and not run.of_type("aks-gpu:kubernetes:CapacityExpander")
-    # The owner's ConfigMap is what the autoscaler reads: the profile still asks for it.
-    assert run.one(CLUSTER).inputs["autoScalerProfile"] == {"expander": "priority"}
-    (line,) = said(run)
-    assert line in run.warnings and "\n" not in line
+def owners_line_said(line: str) -> None:
+    """The line on the owner's ConfigMap with none of the groups' lines: one line, naming it the owner's."""
+    assert "\n" not in line
     assert line.startswith(
         "gpuGroups: the ConfigMap kube-system/cluster-autoscaler-priority-expander in cluster aks-gpu-dev is its owner's "
         "(this stack's state does not hold it): the stack uses it as it is and declares none"
@@ -119,6 +136,23 @@ def test_the_day_after_a_group_is_added_the_owners_configmap_is_used_and_not_dec
         f"which have none of the groups' lines; for the team's order the owner would add to key priorities, their own entries at or above its top level: {OURS}"
         in line
     )
+
+
+def test_the_day_after_a_group_is_added_the_owners_configmap_is_used_and_not_declared(without_groups):
+    # The graph by a preview's run; a deployment's decision, reads and line by its plan.
+    run, reader = day_after(without_groups, listed(ROOT_CA, OWNERS), True)
+    assert expander_maps(run) == [] and not run.of_type("aks-gpu:kubernetes:CapacityExpander")
+    # The owner's ConfigMap is what the autoscaler reads: the profile still asks for it.
+    assert run.one(CLUSTER).inputs["autoScalerProfile"] == {"expander": "priority"}
+    (line,) = said(run)
+    assert line in run.warnings
+    owners_line_said(line)
+    assert reader.reads[-2:] == ["user_kubeconfig", "config_map"]
+    plan, reader = planned_day_after(without_groups, listed(ROOT_CA, OWNERS), False)
+    assert not declares_the_stacks_own(plan) and isinstance(plan.cluster, GpuClusterArgs) and plan.cluster.priority_expander
+    (line,) = plan_said(plan)
+    assert line in plan_warnings(plan)
+    owners_line_said(line)
     assert reader.reads[-2:] == ["user_kubeconfig", "config_map"]
 
 
@@ -177,34 +211,42 @@ def test_a_priority_written_as_text_is_read_as_the_autoscaler_reads_it():
 # --------------------------------------------------------------------------- the stack's own, and none yet
 
 
-@BOTH
-def test_a_configmap_the_stacks_state_holds_stays_the_stacks_and_the_cluster_is_not_read(with_group, preview):
+def test_a_configmap_the_stacks_state_holds_stays_the_stacks_and_the_cluster_is_not_read(with_group):
+    # The graph by a deployment's run, against the first `up`'s; a preview's by its plan, against that `up`'s plan.
     first = deployed(gpuGroups=GROUPS)
     theirs = config_map(EXPANDER_MAP, first.one(CONFIG_MAP, EXPANDER_MAP).inputs["data"])
-    run, reader = day_after(with_group, listed(ROOT_CA, theirs), preview)
+    run, reader = day_after(with_group, listed(ROOT_CA, theirs), False)
     (declared,) = expander_maps(run)
     assert declared.urn == first.one(CONFIG_MAP, EXPANDER_MAP).urn and declared.inputs == first.one(CONFIG_MAP, EXPANDER_MAP).inputs
     assert "config_map" not in reader.reads and said(run) == [priority_expander.created_cluster_line(GROUPS, OUTSIDE)]
+    plan, reader = planned_day_after(with_group, listed(ROOT_CA, theirs), True)
+    assert plan.expander is not None and plan.expander == planned("dev", False, **WITH_GROUP).expander
+    assert "config_map" not in reader.reads and plan_said(plan) == [priority_expander.created_cluster_line(GROUPS, OUTSIDE)]
+
+
+# These three decide, read and say only: by the plan, in each mode (the ConfigMap a plan's
+# expander Args declare: test_capacity_expander.py).
 
 
 @BOTH
 def test_on_a_first_up_nothing_of_the_cluster_is_read_and_the_configmap_is_declared(preview):
-    run, reader = day_after(None, listed(ROOT_CA, OWNERS), preview)
-    assert len(expander_maps(run)) == 1 and {"user_kubeconfig", "config_map"}.isdisjoint(reader.reads)
-    assert said(run) == [priority_expander.created_cluster_line(GROUPS, OUTSIDE)]
+    plan, reader = planned_day_after(None, listed(ROOT_CA, OWNERS), preview)
+    assert declares_the_stacks_own(plan) and {"user_kubeconfig", "config_map"}.isdisjoint(reader.reads)
+    assert plan_said(plan) == [priority_expander.created_cluster_line(GROUPS, OUTSIDE)]
 
 
 @BOTH
 def test_a_created_cluster_without_the_configmap_gets_the_stacks_own(without_groups, preview):
-    run, reader = day_after(without_groups, listed(ROOT_CA), preview)
-    assert len(expander_maps(run)) == 1 and "config_map" in reader.reads
-    assert said(run) == [priority_expander.created_cluster_line(GROUPS, OUTSIDE)] and not [w for w in run.warnings if "gpuGroups" in w]
+    plan, reader = planned_day_after(without_groups, listed(ROOT_CA), preview)
+    assert declares_the_stacks_own(plan) and "config_map" in reader.reads
+    assert plan_said(plan) == [priority_expander.created_cluster_line(GROUPS, OUTSIDE)]
+    assert not [w for w in plan_warnings(plan) if "gpuGroups" in w]
 
 
 @BOTH
 def test_another_cluster_name_is_another_cluster_a_first_up_creates_so_nothing_is_read(without_groups, preview):
-    run, reader = day_after(without_groups, listed(ROOT_CA, OWNERS), preview, clusterName="ml-dev")
-    assert len(expander_maps(run)) == 1 and "config_map" not in reader.reads
+    plan, reader = planned_day_after(without_groups, listed(ROOT_CA, OWNERS), preview, clusterName="ml-dev")
+    assert declares_the_stacks_own(plan) and "config_map" not in reader.reads
 
 
 def test_the_names_the_day_after_reads_are_the_ones_the_program_registers(with_group):
@@ -229,12 +271,12 @@ REFUSED = [
 @BOTH
 def test_a_configmap_that_cannot_be_read_is_not_known_at_preview_and_stops_a_deployment_in_one_line(without_groups, read, answer, preview):
     reader = OfflineReader(stack=without_groups, kubernetes=listed(ROOT_CA, OWNERS), refuse={read: answer})
-    if preview:
-        run, _ = day_after(None, None, preview, reader)
-        (warning,) = [w for w in run.warnings if w.startswith("gpuGroups:")]
+    if preview:  # what it says and declares, by its plan
+        plan, _ = planned_day_after(None, None, preview, reader)
+        (warning,) = [w for w in plan_warnings(plan) if w.startswith("gpuGroups:")]
         assert "already, and whose it is, is not known" in warning and answer.split(":")[0] in warning
         assert warning.endswith(f"a deployment stops here while the read fails; check with `{CHECK}`")
-        assert len(expander_maps(run)) == 1  # the plan shown is a first `up`'s
+        assert declares_the_stacks_own(plan)  # the plan shown is a first `up`'s
         return
     monitor = RecordingMonitor(AzureMocks(reader=reader))
     with pytest.raises(PreflightError) as error:
@@ -262,15 +304,20 @@ def test_the_offline_render_the_day_after_reads_the_owners_configmap_from_the_sa
         "stateFile": saved(tmp_path / "state.json", exported(deployed())),
         "kubernetesFile": saved_list(tmp_path / "kubernetes.json", ROOT_CA, OWNERS),
     }
-    run = run_program("dev", overrides={**WITH_GROUP, "preflight": files}, preview=preview)
-    assert expander_maps(run) == [] and "is its owner's" in said(run)[0]
-    assert f"offline: what the cluster runs in Kubernetes read from {files['kubernetesFile']}" in run.notes
+    # What it reads, decides and says, by the plan `run_program(..., preview=preview)` declares from.
+    reader = OfflineReader()
+    plan = planned_by(reader, "dev", preview, **{**WITH_GROUP, "preflight": files})
+    assert not declares_the_stacks_own(plan) and "is its owner's" in plan_said(plan)[0]
+    assert f"offline: what the cluster runs in Kubernetes read from {files['kubernetesFile']}" in reader.notes
 
 
 def test_a_saved_list_without_configmaps_leaves_the_owners_configmap_not_known(tmp_path):
     files = {"stateFile": saved(tmp_path / "state.json", exported(deployed())), "kubernetesFile": saved_list(tmp_path / "k.json")}
-    run = run_program("dev", overrides={**WITH_GROUP, "preflight": files}, preview=True)
-    (warning,) = [w for w in run.warnings if w.startswith("gpuGroups:")]
+    (warning,) = [
+        w
+        for w in plan_warnings(planned_by(OfflineReader(), "dev", True, **{**WITH_GROUP, "preflight": files}))
+        if w.startswith("gpuGroups:")
+    ]
     assert "it lists no ConfigMap in kube-system: saved without them" in warning and SAVE_WITH_CONFIG_MAPS in warning
 
 

@@ -9,7 +9,7 @@ import socket
 from pathlib import Path
 
 import pytest
-from support.plan import plan_warnings
+from support.plan import plan_warnings, planned, planned_by
 from support.preflight import FIXTURES, T4, preview, problems
 
 from components.errors import ConfigError, PreflightError
@@ -21,6 +21,14 @@ from tools.mock_engine import RecordingMonitor, run_program
 
 A100 = "Standard_NC24ads_A100_v4"
 SUBSCRIPTION = "33333333-3333-3333-3333-333333333333"
+
+
+def goes_on(**overrides):
+    """The plan a deployment declares from, which it reaches only where preflight does not stop
+    it: its GPU pools' Args are what it declares (the plan, tests/support/plan.py)."""
+    plan = planned("dev", preview=False, **overrides)
+    assert plan.gpu_pools, "the deployment goes on to its pools"
+    return plan
 
 
 def deploy(**overrides):
@@ -72,8 +80,7 @@ def test_a_size_not_offered_to_the_subscription_stops_a_deployment(facts):
 def test_an_offered_current_size_with_quota_passes_silently(facts):
     cfg = {"gpuPool": {"vmSize": A100}, "preflight": facts()}
     assert problems(preview(**cfg)) == []
-    run = run_program("dev", overrides=cfg, preview=False)
-    assert run.of_type("azure-native:containerservice:AgentPool"), "the deployment goes on"
+    goes_on(**cfg)
 
 
 def test_an_n_series_size_azure_does_not_list_in_the_region_is_blocking(facts):
@@ -161,7 +168,7 @@ def test_a_pool_that_scales_from_zero_still_needs_one_node_for_the_job(facts):
     without_job = {**cfg, "mnistJob": {"enabled": False}}
     warnings = problems(preview(**without_job))
     assert [w for w in warnings if "may grow to 8 vCPUs" in w], "maxCount short: a warning only"
-    run_program("dev", overrides=without_job, preview=False)  # does not stop
+    goes_on(**without_job)  # does not stop
 
 
 def test_room_for_the_start_but_not_for_max_count_is_a_warning(facts):
@@ -169,7 +176,7 @@ def test_room_for_the_start_but_not_for_max_count_is_a_warning(facts):
     [warning] = [w for w in problems(preview(**cfg)) if "standardNCASv3_T4Family" in w]
     assert "may grow to 12 vCPUs" in warning and "the autoscaler would stall" in warning
     assert not warning.endswith("(a deployment stops here)")
-    run_program("dev", overrides=cfg, preview=False)
+    goes_on(**cfg)
 
 
 def test_a_deployed_pool_counts_only_what_the_change_adds():
@@ -189,7 +196,7 @@ def test_azure_disagreeing_with_the_catalog_on_gpus_warns(facts):
     cfg = {"gpuPool": {"vmSize": A100}, "preflight": facts(change={A100: {"GPUs": "2"}})}
     [warning] = [w for w in problems(preview(**cfg)) if "GPU(s) per VM" in w]
     assert "Azure says 2 GPU(s) per VM, this program's catalog 1" in warning
-    run_program("dev", overrides=cfg, preview=False)  # a warning, not a stop
+    goes_on(**cfg)  # a warning, not a stop
 
 
 def test_azure_decides_the_gen2_rule(facts):
@@ -235,23 +242,25 @@ def test_every_blocking_rule_warns_in_a_preview_and_stops_a_deployment(rule, fac
 # --------------------------------------------------------------------------- modes and sources
 
 
+# The modes decide whether a deployment stops and what it says first: by the plan.
+
+
 def test_warn_mode_lets_a_deployment_go_on_with_the_warnings():
-    run = run_program("dev", overrides={"preflight": {"mode": "warn"}}, preview=False)
-    assert run.of_type("azure-native:containerservice:AgentPool")
-    [warning] = [w for w in run.warnings if "retired" in w]
+    plan = goes_on(preflight={"mode": "warn"})
+    [warning] = [w for w in plan_warnings(plan) if "retired" in w]
     assert not warning.endswith("(a deployment stops here)")
 
 
 def test_off_mode_checks_nothing():
-    run = run_program("dev", overrides={"preflight": {"mode": "off"}}, preview=False)
-    assert not [w for w in run.warnings if w.startswith("preflight") or "retired" in w]
+    plan = goes_on(preflight={"mode": "off"})
+    assert not [w for w in plan_warnings(plan) if w.startswith("preflight") or "retired" in w]
 
 
 @pytest.mark.parametrize("preview", [True, False])
 def test_off_mode_says_in_one_line_that_the_saved_skus_and_usage_are_not_read(preview):
     files = {"skusFile": str(FIXTURES / "eastus-skus.json"), "usageFile": str(FIXTURES / "eastus-usage.json")}
-    run = run_program("dev", overrides={"preflight": {"mode": "off", **files}}, preview=preview)
-    assert [w for w in run.warnings if "not read" in w] == [
+    plan = planned("dev", preview=preview, preflight={"mode": "off", **files})
+    assert [w for w in plan_warnings(plan) if "not read" in w] == [
         "aks-gpu:preflight.skusFile and usageFile are not read: aks-gpu:preflight.mode = off skips the VM size and quota checks "
         "they are for; set mode to warn or enforce to check them, or remove them"
     ]
@@ -292,6 +301,6 @@ def test_the_mock_engine_opens_no_socket_and_says_capacity_was_not_checked(monke
 
 def test_facts_that_cannot_be_had_warn_and_never_block():
     azure = OfflineReader(refuse={"facts": "DefaultAzureCredential failed to retrieve a token"})
-    run = run_program("dev", overrides={"gpuPool": {"vmSize": T4}}, preview=False, monitor=RecordingMonitor(AzureMocks(reader=azure)))
-    assert run.of_type("azure-native:containerservice:AgentPool"), "not blocked"
-    assert any("not checked: HttpResponseError: DefaultAzureCredential failed" in w for w in run.warnings)
+    plan = planned_by(azure, "dev", False, gpuPool={"vmSize": T4})
+    assert plan.gpu_pools, "not blocked: the deployment goes on to its pools"
+    assert any("not checked: HttpResponseError: DefaultAzureCredential failed" in w for w in plan_warnings(plan))
