@@ -66,3 +66,13 @@ def stopped(match, how="use", pool=GPUNP, preview=True, entry=None):
     assert "\n" not in str(error.value)
     assert monitor.registrations == []
     return str(error.value)
+
+
+def same_in_both_modes(how="use", pool=GPUNP, entry=None, **overrides):
+    """`run`'s plan in a preview, once a deployment's is known to hand the components the same
+    Args (support/both_modes.py): a test of what `run` declares then runs one mode."""
+    from support import both_modes
+    from tools.azure_mocks import OfflineReader
+
+    pools = {"gpunp": {"existing": how, **(entry or {})}}
+    return both_modes.same_in_both_modes(lambda: OfflineReader(cluster=cluster(pool)), "team", gpuPools=pools, **overrides)
