@@ -8,11 +8,13 @@ import json
 
 import pytest
 from conftest import run_cached
+from support import both_modes
 from support.config import refused
-from support.existing_pools import BOTH, GPUNP, JOB, OURS, POOL, cluster, pool_lines, run, stopped
+from support.existing_pools import BOTH, GPUNP, JOB, OURS, POOL, cluster, pool_lines, run, same_in_both_modes, stopped
 from support.plan import lines, lines_by
 
 from components.errors import ConfigError, PreflightError
+from components.pools.existing_pool import UsedPool
 from tools.azure_mocks import AzureMocks, OfflineReader
 from tools.mock_engine import RecordingMonitor, run_program
 
@@ -25,17 +27,21 @@ def tolerates(pod_spec, key, value, effect):
 
 # --------------------------------------------------------------------------- use
 
+# A graph is tested in one mode where `same_in_both_modes` shows that a preview's plan and a
+# deployment's hand the components the same Args: the program branches on the mode only in its
+# plan (tests/support/both_modes.py). The adopting `up` and the single-pool key run both.
+
 
 @pytest.mark.parametrize("preview", BOTH)
 def test_a_used_pool_is_never_registered_so_no_run_of_the_stack_can_change_or_delete_it(preview):
-    done = run(preview=preview)
-    assert done.of_type(POOL) == []
-    assert any("gpuPools.gpunp (use)" in line and "never changed" in line for line in done.infos)
+    assert any("gpuPools.gpunp (use)" in line and "never changed" in line for line in pool_lines(preview=preview).infos)
+    if preview:
+        same_in_both_modes()
+        assert run().of_type(POOL) == []
 
 
-@pytest.mark.parametrize("preview", BOTH)
-def test_a_used_pool_gets_a_proof_job_pinned_to_it_that_tolerates_its_own_taints(preview):
-    job = run(preview=preview).one(JOB).inputs["spec"]["template"]["spec"]
+def test_a_used_pool_gets_a_proof_job_pinned_to_it_that_tolerates_its_own_taints():
+    job = run().one(JOB).inputs["spec"]["template"]["spec"]
     assert tolerates(job, "sku", "gpu", "NoSchedule")
     assert job["nodeSelector"] == {"kubernetes.azure.com/agentpool": "gpunp"}
 
@@ -50,10 +56,12 @@ def test_a_used_pool_with_a_taint_of_its_own_is_tolerated_by_the_plugin_and_the_
 
 @pytest.mark.parametrize("preview", BOTH)
 def test_a_used_pool_gets_the_stacks_plugin_and_a_warning_when_what_the_cluster_runs_was_not_read(preview):
-    done = run(preview=preview)
-    plugin = next(d for d in done.of_type(DAEMONSET) if "device-plugin" in d.name).inputs["spec"]["template"]["spec"]
-    assert tolerates(plugin, "sku", "gpu", "NoSchedule")
-    [said] = [w for w in done.warnings if w.startswith("aks-gpu:gpuPools.gpunp (use): what the cluster runs was not read")]
+    if preview:
+        plugin = next(d for d in run().of_type(DAEMONSET) if "device-plugin" in d.name).inputs["spec"]["template"]["spec"]
+        assert tolerates(plugin, "sku", "gpu", "NoSchedule")
+    [said] = [
+        w for w in pool_lines(preview=preview).warnings if w.startswith("aks-gpu:gpuPools.gpunp (use): what the cluster runs was not read")
+    ]
     assert "check with `kubectl get namespaces,daemonsets --all-namespaces --show-managed-fields --output json`" in said
     assert said.endswith("(the offline render reads that list saved as preflight.kubernetesFile)")
 
@@ -83,7 +91,7 @@ def test_a_used_pool_served_by_aks_gets_no_device_plugin_from_the_stack():
 
 
 def test_the_cost_lines_say_a_used_pool_is_the_owners_and_the_job_may_scale_it_from_zero():
-    done = run()
+    done = pool_lines()
     line = next(i for i in done.infos if i.startswith("cost: aks-gpu:gpuPools.gpunp"))
     assert "the owner's pool" in line and "not counted here" in line and "from zero (0-3)" in line
 
@@ -165,6 +173,7 @@ def test_an_adopted_pool_declares_what_azure_has_so_the_import_replaces_nothing(
 
 
 def test_an_adopted_pool_is_not_imported_again_once_it_carries_this_stacks_tag():
+    same_in_both_modes("adopt", pool={**GPUNP, "tags": {"costcenter": "ml-42", **OURS}})
     pool = run("adopt", pool={**GPUNP, "tags": {"costcenter": "ml-42", **OURS}}).one(POOL)
     assert "import" not in pool.options
 
@@ -205,7 +214,9 @@ def test_an_aks_managed_pool_can_be_used_but_not_adopted():
 def test_a_windows_pool_is_refused_and_a_system_pool_can_be_used_but_not_adopted():
     stopped(r"runs Windows: the guide's device plugin and proof run on Linux pools", pool={**GPUNP, "osType": "Windows"})
     stopped(r"is a System pool, and this stack's pools are User pools: use it instead", "adopt", pool={**GPUNP, "mode": "System"})
-    assert run(pool={**GPUNP, "mode": "System"}).of_type(POOL) == []
+    # Used, it is not refused: the plan hands out a used pool, which registers nothing (UsedPool).
+    [used] = same_in_both_modes(pool={**GPUNP, "mode": "System"}).gpu_pools
+    assert isinstance(used, UsedPool)
 
 
 def test_a_stack_pool_named_like_the_owners_says_how_to_use_or_adopt_it():
@@ -246,9 +257,13 @@ def test_adopting_a_pool_with_fifty_tags_is_refused_naming_azures_limit_as_the_s
         r"the pool gpunp has 50 tags, and adopting it adds the stack's", "adopt", pool={**GPUNP, "tags": FIFTY}, preview=preview
     )
     assert "52 tags, and Azure allows at most 50 on a resource; remove 2 of the pool's tags first, or use it instead" in message
-    assert run(pool={**GPUNP, "tags": FIFTY}, preview=preview).of_type(POOL) == [], "it can still be used as it is"
-    fits = {f"team-{i}": "x" for i in range(48)}
-    assert len(run("adopt", pool={**GPUNP, "tags": fits}, preview=preview).one(POOL).inputs["tags"]) == 50
+    # It can still be used as it is: the plan hands out a used pool, which registers nothing (UsedPool).
+    [used] = same_in_both_modes(pool={**GPUNP, "tags": FIFTY}).gpu_pools
+    assert isinstance(used, UsedPool)
+    if preview:
+        fits = {f"team-{i}": "x" for i in range(48)}
+        same_in_both_modes("adopt", pool={**GPUNP, "tags": fits})
+        assert len(run("adopt", pool={**GPUNP, "tags": fits}).one(POOL).inputs["tags"]) == 50
 
 
 @pytest.mark.parametrize("preview", BOTH)
@@ -297,19 +312,31 @@ def test_a_saved_pool_whose_own_id_names_another_cluster_is_refused_naming_the_f
     assert monitor.registrations == []
 
 
-@pytest.mark.parametrize("preview", BOTH)
-def test_the_adopting_up_imports_the_pool_under_the_cluster_the_config_names_not_the_descriptions_spelling(tmp_path, preview):
-    """The description's id agrees in everything but case (ARM's names are not case-sensitive): the ID is the config's."""
+def test_the_adopting_up_imports_the_pool_under_the_cluster_the_config_names_not_the_descriptions_spelling(tmp_path):
+    """The description's id agrees in everything but case (ARM's names are not case-sensitive): the ID is the config's.
+    The graph in one mode each, a preview and a deployment: each plan hands the components the other mode's Args."""
     spelt = "/SUBSCRIPTIONS/33333333-3333-3333-3333-333333333333/resourcegroups/TEAM-RG/providers/microsoft.containerservice/managedClusters/team-aks"  # fmt: skip
-    _, up = adopted_from(tmp_path, cluster(GPUNP) | {"id": spelt}, preview)
+    described = cluster(GPUNP) | {"id": spelt}
+    adopted_in_both_modes(tmp_path, described)
+    _, up = adopted_from(tmp_path, described, True)
     assert up().one(POOL).options["import"] == (
         "/subscriptions/33333333-3333-3333-3333-333333333333/resourceGroups/team-rg/providers/"
         "Microsoft.ContainerService/managedClusters/team-aks/agentPools/gpunp"
     )
-    _, up = adopted_from(tmp_path, {k: v for k, v in cluster(GPUNP).items() if k != "id"}, preview)
+    described = {k: v for k, v in cluster(GPUNP).items() if k != "id"}
+    adopted_in_both_modes(tmp_path, described)
+    _, up = adopted_from(tmp_path, described, False)
     assert (
         up()
         .one(POOL)
         .options["import"]
         .endswith("/resourceGroups/team-rg/providers/Microsoft.ContainerService/managedClusters/team-aks/agentPools/gpunp")
     )
+
+
+def adopted_in_both_modes(tmp_path, described):
+    """`adopted_from(tmp_path, described)`'s plan, once a preview's and a deployment's hand out the same Args."""
+    path = tmp_path / "cluster.json"
+    path.write_text(json.dumps(described))
+    overrides = {"gpuPools": {"gpunp": {"existing": "adopt"}}, "preflight": {"clusterFile": str(path)}}
+    return both_modes.same_in_both_modes(lambda: OfflineReader(cluster=described), "team", **overrides)
