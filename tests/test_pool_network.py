@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 from conftest import run_cached
+from support import both_modes
 from support.arm_schemas import bodies, schema_errors
 from support.plan import plan_infos, plan_warnings, planned
 
@@ -48,6 +49,7 @@ def decided(description: dict, **pool) -> tuple[tuple, list[str]]:
     pod subnet, maxPods), as the pool's Args hand them to its agent pool, and the plan's info
     lines. That the Args reach the agent pool's inputs is the graph tests' below (several pools,
     the typed and the managed pool's bodies)."""
+    both_modes.named_as_a_run("dev")
     plan = planned("dev", cluster=description, existingCluster=TEAM, gpuPool={"vmSize": T4, **pool})
     [args] = plan.gpu_pools
     network = args.network

@@ -10,10 +10,22 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pulumi.runtime.settings
+
 from components.plan import Plan
 from components.pools.existing_pool import UsedPool
 from support.plan import planned_by
 from tools.azure_mocks import OfflineReader
+from tools.stack_files import project_name
+
+
+def named_as_a_run(stack: str) -> None:
+    """Pulumi's project and stack names as a run of `stack` sets them: a few checks ask Pulumi for
+    the project (components/cluster/existing_cluster_checks.py `stack_pools`, `pool_name_conflicts`),
+    which a plain call of the plan in a fresh process would otherwise see as Pulumi's default,
+    "project", and take the stack's own tagged pools for another's."""
+    pulumi.runtime.settings._set_project(project_name())
+    pulumi.runtime.settings._set_stack(stack)
 
 
 def _comparable(value: Any) -> Any:
@@ -33,6 +45,7 @@ def args_of(plan: Plan) -> dict[str, Any]:
 def same_in_both_modes(reader: Callable[[], OfflineReader], stack: str = "dev", stack_file: Path | None = None, **overrides: Any) -> Plan:
     """The preview's plan, once the deployment's is known to hand the components the same Args
     (`reader` makes a fresh reader per plan, as each run gets its own)."""
+    named_as_a_run(stack)
     preview = planned_by(reader(), stack, True, stack_file, **overrides)
     deployment = planned_by(reader(), stack, False, stack_file, **overrides)
     assert args_of(preview) == args_of(deployment), "a preview and a deployment would declare different graphs"
