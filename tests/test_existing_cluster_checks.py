@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import run_cached
+from support.both_modes import named_as_a_run
 from support.existing_cluster import on_existing
 from support.plan import lines, lines_by, plan_warnings, planned
 
@@ -49,6 +50,12 @@ def deploy(cluster=None, **overrides):
 
 def preflight_warnings(run) -> list[str]:
     return [w for w in run.warnings if not w.startswith(("preflight: VM size offers", "kubernetes: nothing the cluster runs was checked"))]
+
+
+def deployment_plan(**kw) -> Plan:
+    """The dev stack's plan on an existing cluster in a deployment, under the names a run gives Pulumi."""
+    named_as_a_run("dev")
+    return planned("dev", preview=False, **kw)
 
 
 def declared_pools(plan: Plan) -> list[str]:
@@ -90,7 +97,7 @@ def test_an_owners_pool_in_an_operation_is_named_in_a_preview_and_stops_a_deploy
 
 @pytest.mark.parametrize("state", ["Failed", "Canceled"])
 def test_a_pool_whose_last_operation_ended_is_said_but_blocks_nothing(state):
-    plan = planned("dev", preview=False, cluster=with_pools(state), **on_existing())  # a deployment's plan
+    plan = deployment_plan(cluster=with_pools(state), **on_existing())  # a deployment's plan
     [line] = [w for w in plan_warnings(plan) if "its pool apps0" in w]
     assert line.startswith(f"{WHERE}: its pool apps0 is {state}: its last operation did not finish")
     assert declared_pools(plan) == ["gpu"], "the deployment goes on"
@@ -106,7 +113,7 @@ def test_pools_in_succeeded_say_nothing():
 
 def test_kubenet_is_warned_with_its_retirement_date_and_deploys():
     kubenet = existing_cluster(networkProfile={"networkPlugin": "kubenet", "networkPolicy": "calico"})
-    plan = planned("dev", preview=False, cluster=kubenet, **on_existing())  # a deployment's plan
+    plan = deployment_plan(cluster=kubenet, **on_existing())  # a deployment's plan
     [line] = [w for w in plan_warnings(plan) if "kubenet" in w]
     assert line.startswith(f"{WHERE} uses kubenet, which AKS stops supporting on 2028-03-31")
     assert declared_pools(plan) == ["gpu"]
@@ -333,6 +340,7 @@ def test_somebody_elses_pool_of_the_same_name_stops_a_deployment():
 def test_this_stacks_own_pool_is_no_conflict_on_the_next_up():
     ours = {"name": "gpu", "vmSize": T4, "count": 1, "mode": "User", "tags": OURS}
     cluster = existing_cluster(agentPoolProfiles=[*existing_cluster()["agentPoolProfiles"], ours])
+    named_as_a_run("dev")  # the pool's tag is this stack's only under the names a run gives Pulumi
     said = lines("dev", preview=False, cluster=cluster, **on_existing())
     assert preflight_warnings(said) == []
 
@@ -465,7 +473,7 @@ def test_a_tainted_pool_on_a_nap_cluster_without_the_feature_flag_is_said_with_t
 
 
 def test_a_nap_cluster_with_the_feature_flag_and_the_taint_on_each_autoscaled_pool_warns_of_double_provisioning_and_deploys():
-    plan = planned("dev", preview=False, cluster=nap_cluster(GPUNP), feature_state="Registered", **on_existing(**ADOPTED))
+    plan = deployment_plan(cluster=nap_cluster(GPUNP), feature_state="Registered", **on_existing(**ADOPTED))
     [line] = [w for w in plan_warnings(plan) if "node auto-provisioning" in w]
     assert line.startswith(
         f"{WHERE} runs node auto-provisioning (nodeProvisioningProfile.mode Auto) beside the cluster autoscaler of aks-gpu:gpuPools.gpunp"
