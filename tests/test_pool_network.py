@@ -101,9 +101,11 @@ def test_several_pools_each_get_the_network_and_their_own_choices():
     got = {r.inputs["agentPoolName"]: (r.inputs["vnetSubnetID"], r.inputs["podSubnetID"], r.inputs["maxPods"]) for r in run.of_type(POOL)}
     assert got == {"t4": (NODES, PODS, 50), "big": (GPU_NODES, PODS, 64)}
     assert len([i for i in run.infos if i.startswith("network: ")]) == 2
-    # A pool that chooses nothing has no subnet of its own: none is declared (the decision: the test above).
-    solo = run_cached("dev", cluster=existing_cluster(), existingCluster=TEAM, gpuPool=None, gpuPools={"t4": {"vmSize": T4}})[0]
+    # In a cluster in AKS's own VNet, no subnet is declared (the decision: the test above). The run
+    # test_existing_cluster_checks.py's healthy cluster deploys, which any cluster a stack names answers.
+    solo = run_cached("dev", preview=False, existingCluster=TEAM, gpuPool={"vmSize": T4})[0]
     assert (solo.one(POOL).inputs.get("vnetSubnetID"), solo.one(POOL).inputs.get("podSubnetID")) == (None, None)
+    assert "network: aks-gpu:gpuPool joins Azure CNI Overlay: maxPods 250" in solo.infos
 
 
 def test_the_managed_pool_carries_the_subnets_in_the_rest_spelling_and_validates():
@@ -150,11 +152,13 @@ def test_a_malformed_subnet_id_is_refused_by_name(value):
 
 
 def test_max_pods_on_a_created_cluster_is_the_pools_own():
-    """Fewer than 30 too, where the pool has room for 30 (test_fewer_than_30_pods_per_node_needs_room_for_30_in_the_pool)."""
+    """Fewer than 30 too, where the pool has room for 30 (test_fewer_than_30_pods_per_node_needs_room_for_30_in_the_pool).
+    The plan's decision, in the pool's network Args, which become the agent pool's maxPods as in
+    an existing cluster (pool_fields' maxPods row; the graph tests above)."""
     pools = {"a": {"vmSize": T4, "maxPods": 110}, "b": {"vmSize": T4, "maxPods": 10, "nodeCount": 3}}
-    run = run_cached("dev", gpuPool=None, gpuPools=pools)[0]
-    assert {p.inputs["agentPoolName"]: p.inputs["maxPods"] for p in run.of_type(POOL)} == {"a": 110, "b": 10}
-    assert not [i for i in run.infos if i.startswith("network: ")], "nothing to decide in a cluster this stack creates"
+    plan = planned("dev", gpuPool=None, gpuPools=pools)
+    assert {a.pool.name: a.network.max_pods for a in plan.gpu_pools if a.network} == {"a": 110, "b": 10}
+    assert not [i for i in plan_infos(plan) if i.startswith("network: ")], "nothing to decide in a cluster this stack creates"
 
 
 def test_a_subnet_of_another_virtual_network_is_refused():
