@@ -15,6 +15,7 @@ from support.plan import lines, lines_by
 
 from components.errors import ConfigError, PreflightError
 from components.pools.existing_pool import UsedPool
+from components.pools.gpu_pool import GpuPoolArgs
 from tools.azure_mocks import AzureMocks, OfflineReader
 from tools.mock_engine import RecordingMonitor, run_program
 
@@ -314,24 +315,23 @@ def test_a_saved_pool_whose_own_id_names_another_cluster_is_refused_naming_the_f
 
 def test_the_adopting_up_imports_the_pool_under_the_cluster_the_config_names_not_the_descriptions_spelling(tmp_path):
     """The description's id agrees in everything but case (ARM's names are not case-sensitive): the ID is the config's.
-    The graph in one mode each, a preview and a deployment: each plan hands the components the other mode's Args."""
+    The ID the plan hands the pool in both modes (GpuPoolArgs.live.import_id), which the pool imports as it is
+    (test_the_adopting_up_imports_the_pool_by_its_arm_id, in a preview and a deployment)."""
     spelt = "/SUBSCRIPTIONS/33333333-3333-3333-3333-333333333333/resourcegroups/TEAM-RG/providers/microsoft.containerservice/managedClusters/team-aks"  # fmt: skip
-    described = cluster(GPUNP) | {"id": spelt}
-    adopted_in_both_modes(tmp_path, described)
-    _, up = adopted_from(tmp_path, described, True)
-    assert up().one(POOL).options["import"] == (
+    assert import_id(adopted_in_both_modes(tmp_path, cluster(GPUNP) | {"id": spelt})) == (
         "/subscriptions/33333333-3333-3333-3333-333333333333/resourceGroups/team-rg/providers/"
         "Microsoft.ContainerService/managedClusters/team-aks/agentPools/gpunp"
     )
     described = {k: v for k, v in cluster(GPUNP).items() if k != "id"}
-    adopted_in_both_modes(tmp_path, described)
-    _, up = adopted_from(tmp_path, described, False)
-    assert (
-        up()
-        .one(POOL)
-        .options["import"]
-        .endswith("/resourceGroups/team-rg/providers/Microsoft.ContainerService/managedClusters/team-aks/agentPools/gpunp")
+    assert import_id(adopted_in_both_modes(tmp_path, described)).endswith(
+        "/resourceGroups/team-rg/providers/Microsoft.ContainerService/managedClusters/team-aks/agentPools/gpunp"
     )
+
+
+def import_id(plan):
+    [args] = plan.gpu_pools
+    assert isinstance(args, GpuPoolArgs) and args.live is not None
+    return args.live.import_id
 
 
 def adopted_in_both_modes(tmp_path, described):
