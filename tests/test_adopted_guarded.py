@@ -7,6 +7,7 @@ Azure matches them. Each in a preview and in a deployment."""
 from __future__ import annotations
 
 import copy
+import functools
 from typing import Any
 
 import pytest
@@ -102,22 +103,50 @@ def test_an_adopted_pool_removed_from_the_config_is_said_to_be_released_and_is_n
 # --------------------------------------------------------------------------- released, not deleted
 
 
+# The owner's pools of the tests below side by side in one cluster, each adopted with its entry,
+# and each with its own tags: each is declared from its own, so one run serves each test's pool.
+SIDE_BY_SIDE = {
+    "released": ({}, {}),
+    "deleted": ({}, {"onDestroy": "delete"}),
+    "premark": (OURS, {}),  # adopted before the adopted mark
+    "letters": ({"AKS-GPU-STACK": ME}, {}),  # this stack's tag, in other letters
+}
+
+
+@functools.cache
+def side_by_side():
+    """The team stack adopting each of SIDE_BY_SIDE's pools, in a preview (its plan shown to hand a deployment the same Args)."""
+    found = existing_cluster(
+        agentPoolProfiles=[
+            SYSTEM,
+            *({**GPUNP, "name": name, "tags": {"costcenter": "ml-42", **tags}} for name, (tags, _) in SIDE_BY_SIDE.items()),
+        ]
+    )
+    pools = {name: {"existing": "adopt", **entry} for name, (_, entry) in SIDE_BY_SIDE.items()}
+    in_both_modes(found, gpuPools=pools)
+    return run_cached("team", cluster=found, gpuPools=pools)[0]
+
+
+def adopted(name: str):
+    """The agent pool `side_by_side` declares for the owner's pool `name`, and the run's lines about it."""
+    done = side_by_side()
+    [pool] = [p for p in done.of_type(POOL) if p.inputs["agentPoolName"] == name]
+    return pool, [i for i in done.infos if f"gpuPools.{name} (adopt)" in i]
+
+
 def test_an_adopted_pool_is_released_on_destroy_and_marked_as_adopted():
-    in_both_modes(cluster(), gpuPools={"gpunp": {"existing": "adopt"}})
-    done = run_cached("team", cluster=cluster(), gpuPools={"gpunp": {"existing": "adopt"}})[0]
-    pool = done.one(POOL)
+    pool, infos = adopted("released")
     assert pool.options["retainOnDelete"] is True
     # On an existing cluster nothing is deleted with the cluster: retainOnDelete alone decides.
     assert "deletedWith" not in pool.options
     assert pool.inputs["tags"] == {"costcenter": "ml-42", **ADOPTED}
-    assert any("gpuPools.gpunp (adopt)" in i and "a destroy, or removing it from the config, releases it" in i for i in done.infos)
+    assert any("a destroy, or removing it from the config, releases it" in i for i in infos)
 
 
 def test_an_adopted_pool_the_config_lets_the_stack_delete_is_deleted_on_destroy():
-    in_both_modes(cluster(), gpuPools={"gpunp": {"existing": "adopt", "onDestroy": "delete"}})
-    done = run_cached("team", cluster=cluster(), gpuPools={"gpunp": {"existing": "adopt", "onDestroy": "delete"}})[0]
-    assert done.one(POOL).options["retainOnDelete"] is False
-    assert any("onDestroy: delete: a destroy, or removing it from the config, deletes it" in i for i in done.infos)
+    pool, infos = adopted("deleted")
+    assert pool.options["retainOnDelete"] is False
+    assert any("onDestroy: delete: a destroy, or removing it from the config, deletes it" in i for i in infos)
 
 
 def provider_deletes(run, condemned: set[str]) -> set[str]:
@@ -149,12 +178,10 @@ def test_the_stacks_own_pools_beside_an_adopted_one_carry_only_the_owner_tag_and
 
 
 def test_a_pool_adopted_before_the_adopted_mark_is_marked_and_released_from_this_up_on():
-    in_both_modes(cluster(**OURS), gpuPools={"gpunp": {"existing": "adopt"}})
-    done = run_cached("team", cluster=cluster(**OURS), gpuPools={"gpunp": {"existing": "adopt"}})[0]
-    pool = done.one(POOL)
+    pool, infos = adopted("premark")
     assert "import" not in pool.options and pool.options["retainOnDelete"] is True
     assert pool.inputs["tags"]["aks-gpu-adopted"] == ME
-    assert any("marked by this `up` as adopted (aks-gpu-adopted)" in i for i in done.infos)
+    assert any("marked by this `up` as adopted (aks-gpu-adopted)" in i for i in infos)
 
 
 @pytest.mark.parametrize(
@@ -205,9 +232,7 @@ def test_a_tag_value_in_other_letters_is_another_stacks_because_azure_compares_v
 
 
 def test_this_stacks_tag_in_other_letters_is_this_stacks_and_declared_once_in_its_own_spelling():
-    in_both_modes(cluster(**{"AKS-GPU-STACK": ME}), gpuPools={"gpunp": {"existing": "adopt"}})
-    done = run_cached("team", cluster=cluster(**{"AKS-GPU-STACK": ME}), gpuPools={"gpunp": {"existing": "adopt"}})[0]
-    pool = done.one(POOL)
+    pool, _ = adopted("letters")
     assert "import" not in pool.options
     assert pool.inputs["tags"] == {"costcenter": "ml-42", **ADOPTED}
 
