@@ -4,6 +4,7 @@ Each behaviour in a preview and in a deployment."""
 
 from __future__ import annotations
 
+import functools
 import json
 
 import pytest
@@ -173,14 +174,36 @@ def test_an_adopted_pool_declares_what_azure_has_so_the_import_replaces_nothing(
     assert inputs["tags"] == {"costcenter": "ml-42", **OURS, "aks-gpu-adopted": "aks-gpu/team"}
 
 
+# The owner's pools of three tests side by side in one cluster, each adopted with its entry: each
+# is declared from its own description and entry, so one run serves each test's pool.
+SIDE_BY_SIDE = {
+    "tagged": ({**GPUNP, "tags": {"costcenter": "ml-42", **OURS}}, {}),  # adopted earlier
+    "counts": (GPUNP, {"minCount": 1, "maxCount": 2}),
+    "fits": ({**GPUNP, "tags": {f"team-{i}": "x" for i in range(48)}}, {}),  # 48 tags, and the stack's two
+}
+
+
+@functools.cache
+def side_by_side():
+    """The team stack adopting each of SIDE_BY_SIDE's pools, in a preview (its plan shown to hand a deployment the same Args)."""
+    found = cluster(*({**pool, "name": name} for name, (pool, _) in SIDE_BY_SIDE.items()))
+    pools = {name: {"existing": "adopt", **entry} for name, (_, entry) in SIDE_BY_SIDE.items()}
+    both_modes.same_in_both_modes(lambda: OfflineReader(cluster=found), "team", gpuPools=pools)
+    return run_cached("team", cluster=found, gpuPools=pools)[0]
+
+
+def adopted(name: str):
+    """The agent pool `side_by_side` declares for the owner's pool `name`."""
+    [pool] = [p for p in side_by_side().of_type(POOL) if p.inputs["agentPoolName"] == name]
+    return pool
+
+
 def test_an_adopted_pool_is_not_imported_again_once_it_carries_this_stacks_tag():
-    same_in_both_modes("adopt", pool={**GPUNP, "tags": {"costcenter": "ml-42", **OURS}})
-    pool = run("adopt", pool={**GPUNP, "tags": {"costcenter": "ml-42", **OURS}}).one(POOL)
-    assert "import" not in pool.options
+    assert "import" not in adopted("tagged").options
 
 
 def test_an_adopted_pool_takes_its_counts_from_the_config_which_aks_changes_in_place():
-    inputs = run("adopt", entry={"minCount": 1, "maxCount": 2}).one(POOL).inputs
+    inputs = adopted("counts").inputs
     assert (inputs["minCount"], inputs["maxCount"]) == (1, 2)
 
 
@@ -262,9 +285,7 @@ def test_adopting_a_pool_with_fifty_tags_is_refused_naming_azures_limit_as_the_s
     [used] = same_in_both_modes(pool={**GPUNP, "tags": FIFTY}).gpu_pools
     assert isinstance(used, UsedPool)
     if preview:
-        fits = {f"team-{i}": "x" for i in range(48)}
-        same_in_both_modes("adopt", pool={**GPUNP, "tags": fits})
-        assert len(run("adopt", pool={**GPUNP, "tags": fits}).one(POOL).inputs["tags"]) == 50
+        assert len(adopted("fits").inputs["tags"]) == 50  # 48 of the owner's
 
 
 @pytest.mark.parametrize("preview", BOTH)
