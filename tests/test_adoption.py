@@ -6,15 +6,25 @@ is refused in one line before anything is registered. Each in a preview and a de
 from __future__ import annotations
 
 import copy
-import functools
 import json
 
 import pytest
-from conftest import run_cached
 from pulumi_azure_native.containerservice import AgentPoolArgs
 from support import both_modes
 from support.adoption import saved_list, the_guides
-from support.existing_pools import GPUNP, OURS, cluster, pool_lines, same_in_both_modes, stopped
+from support.existing_pools import (
+    DRAIN,
+    FIXED,
+    GPUNP,
+    OURS,
+    OWNERS,
+    SPOT,
+    SURGE_UNSET,
+    adopted,
+    pool_lines,
+    same_in_both_modes,
+    stopped,
+)
 from support.guide_example import EXAMPLE, STACK_FILE
 from support.plan import Lines, lines_by
 
@@ -28,12 +38,6 @@ from tools.mock_engine import RecordingMonitor, run_program
 
 POOL = "azure-native:containerservice:AgentPool"
 BOTH = [True, False]  # a preview, a deployment
-SPOT = {
-    **GPUNP,
-    "scaleSetPriority": "Spot",
-    "scaleSetEvictionPolicy": "Deallocate",
-    "nodeTaints": ["sku=gpu:NoSchedule", "kubernetes.azure.com/scalesetpriority=spot:NoSchedule"],
-}
 
 
 def plan_lines(done, key: str = "aks-gpu:gpuPools.gpunp") -> list[str]:
@@ -44,48 +48,6 @@ def plan_lines(done, key: str = "aks-gpu:gpuPools.gpunp") -> list[str]:
 # plan, and `same_in_both_modes` checks that a deployment's plan hands the components the same
 # Args (tests/support/both_modes.py); the plan's lines are checked in both modes, with no run.
 
-OWNERS = {
-    **GPUNP,
-    "powerState": {"code": "Running"},
-    "scaleDownMode": "Deallocate",
-    "kubeletConfig": {"cpuManagerPolicy": "static"},
-    "osSku": "AzureLinux",
-    "enableFips": False,
-    "gpuProfile": {"driver": "Install"},
-    "artifactStreamingProfile": {"enabled": True},
-    "provisioningState": "Succeeded",
-}
-SURGE_UNSET = {**GPUNP, "upgradeSettings": {"maxSurge": None, "drainTimeoutInMinutes": 45}}
-NO_UPGRADE_SETTINGS = {k: v for k, v in GPUNP.items() if k != "upgradeSettings"}
-FIXED = {**GPUNP, "enableAutoScaling": False, "count": 2, "minCount": None, "maxCount": None}
-DRAIN = {"upgradeSettings": {"drainTimeoutInMinutes": 60}}
-# The owner's pools of the tests below side by side in one cluster, each adopted with its entry:
-# each is declared from its own description and entry, so one run serves each test's pool.
-SIDE_BY_SIDE = {
-    "surge": (SURGE_UNSET, {}),
-    "nosettings": (NO_UPGRADE_SETTINGS, {}),
-    "drain": (GPUNP, DRAIN),
-    "spot": (SPOT, {}),
-    "owners": (OWNERS, {}),
-    "fixed": (FIXED, {}),
-}
-
-
-@functools.cache
-def side_by_side():
-    """The team stack adopting each of SIDE_BY_SIDE's pools, in a preview (its plan shown to hand a deployment the same Args)."""
-    found = cluster(*({**pool, "name": name} for name, (pool, _) in SIDE_BY_SIDE.items()))
-    pools = {name: {"existing": "adopt", **entry} for name, (_, entry) in SIDE_BY_SIDE.items()}
-    both_modes.same_in_both_modes(lambda: OfflineReader(cluster=found), "team", gpuPools=pools)
-    return run_cached("team", cluster=found, gpuPools=pools)[0]
-
-
-def adopted(name: str) -> dict:
-    """The agent pool's inputs that `side_by_side` declares for the owner's pool `name`."""
-    [pool] = [p for p in side_by_side().of_type(POOL) if p.inputs["agentPoolName"] == name]
-    return pool.inputs
-
-
 # --------------------------------------------------------------------------- the pool
 
 
@@ -94,14 +56,14 @@ def test_a_pool_whose_upgrade_settings_leave_the_surge_unset_is_adopted_without_
     """Not maxSurge 0 / maxUnavailable 1 silently: the owner's pool upgrades as it did."""
     assert "upgradeSettings" not in "".join(plan_lines(pool_lines("adopt", pool=SURGE_UNSET, preview=preview)))
     if preview:
-        assert adopted("surge")["upgradeSettings"] == {"drainTimeoutInMinutes": 45}
-        assert "upgradeSettings" not in adopted("nosettings")
+        assert adopted("surge").inputs["upgradeSettings"] == {"drainTimeoutInMinutes": 45}
+        assert "upgradeSettings" not in adopted("nosettings").inputs
 
 
 @pytest.mark.parametrize("preview", BOTH)
 def test_upgrade_settings_the_config_sets_on_an_adopted_pool_go_over_azures_member_by_member_and_are_named(preview):
     if preview:
-        assert adopted("drain")["upgradeSettings"] == {"maxSurge": "10%", "drainTimeoutInMinutes": 60}
+        assert adopted("drain").inputs["upgradeSettings"] == {"maxSurge": "10%", "drainTimeoutInMinutes": 60}
     [line] = plan_lines(pool_lines("adopt", entry=DRAIN, preview=preview))
     assert "upgradeSettings.drainTimeoutInMinutes: (none) -> 60" in line and "maxSurge" not in line
 
@@ -118,7 +80,7 @@ def test_an_adopted_spot_pool_keeps_its_deallocate_eviction_policy_which_would_r
     assert "scaleSet" not in "".join(plan_lines(said)) and "replaces nothing" in plan_lines(said)[0]
     if not preview:
         return
-    inputs = adopted("spot")
+    inputs = adopted("spot").inputs
     assert (inputs["scaleSetPriority"], inputs["scaleSetEvictionPolicy"]) == ("Spot", "Deallocate")
     assert "spotMaxPrice" not in inputs, "the owner's pool has no price cap: none is declared (left to Azure)"
 
@@ -137,7 +99,7 @@ def test_a_pool_of_a_type_this_program_does_not_declare_is_refused_in_one_line_n
 @pytest.mark.parametrize("preview", BOTH)
 def test_every_member_of_the_live_pool_is_declared_as_it_is_or_named_in_the_preview(preview):
     if preview:
-        inputs = adopted("owners")
+        inputs = adopted("owners").inputs
         for member, value in agent_pool_members.live_inputs(PoolFacts({**OWNERS, "name": "owners"})).items():
             if member not in ("tags", "orchestratorVersion"):
                 assert inputs[member] == value, member
@@ -166,7 +128,7 @@ def test_a_pool_adopted_earlier_gets_no_adoption_line():
 
 
 def test_a_fixed_pool_with_the_autoscaler_off_declares_it_off_as_azure_says_it():
-    assert adopted("fixed")["enableAutoScaling"] is False
+    assert adopted("fixed").inputs["enableAutoScaling"] is False
     assert "enableAutoScaling" not in plan_lines(pool_lines("adopt", pool=FIXED))[0]
 
 

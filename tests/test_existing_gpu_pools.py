@@ -4,14 +4,13 @@ Each behaviour in a preview and in a deployment."""
 
 from __future__ import annotations
 
-import functools
 import json
 
 import pytest
 from conftest import run_cached
 from support import both_modes
 from support.config import refused
-from support.existing_pools import BOTH, GPUNP, JOB, OURS, POOL, cluster, pool_lines, run, same_in_both_modes, stopped
+from support.existing_pools import BOTH, GPUNP, JOB, OURS, POOL, adopted, cluster, pool_lines, run, same_in_both_modes, stopped
 from support.plan import lines, lines_by
 
 from components.errors import ConfigError, PreflightError
@@ -156,7 +155,7 @@ def test_the_guides_single_gpu_pool_key_can_name_the_owners_pool_too():
 
 @pytest.mark.parametrize("preview", BOTH)
 def test_the_adopting_up_imports_the_pool_by_its_arm_id(preview):
-    pool = run("adopt", preview=preview).one(POOL)
+    pool = adopted("gpunp") if preview else run("adopt", preview=False).one(POOL)
     assert pool.options["import"] == (
         "/subscriptions/33333333-3333-3333-3333-333333333333/resourceGroups/team-rg/providers/"
         "Microsoft.ContainerService/managedClusters/team-aks/agentPools/gpunp"
@@ -165,37 +164,13 @@ def test_the_adopting_up_imports_the_pool_by_its_arm_id(preview):
 
 @pytest.mark.parametrize("preview", BOTH)
 def test_an_adopted_pool_declares_what_azure_has_so_the_import_replaces_nothing(preview):
-    inputs = run("adopt", preview=preview).one(POOL).inputs
+    inputs = adopted("gpunp").inputs if preview else run("adopt", preview=False).one(POOL).inputs
     assert inputs["vmSize"] == "Standard_NC4as_T4_v3" and inputs["maxPods"] == 250
     assert inputs["nodeTaints"] == ["sku=gpu:NoSchedule"]
     assert inputs["nodeLabels"] == {"team": "ml"} and inputs["availabilityZones"] == ["1", "2"] and inputs["osDiskSizeGB"] == 128
     assert (inputs["enableAutoScaling"], inputs["minCount"], inputs["maxCount"]) == (True, 0, 3)
     assert inputs["upgradeSettings"] == {"maxSurge": "10%"}
     assert inputs["tags"] == {"costcenter": "ml-42", **OURS, "aks-gpu-adopted": "aks-gpu/team"}
-
-
-# The owner's pools of three tests side by side in one cluster, each adopted with its entry: each
-# is declared from its own description and entry, so one run serves each test's pool.
-SIDE_BY_SIDE = {
-    "tagged": ({**GPUNP, "tags": {"costcenter": "ml-42", **OURS}}, {}),  # adopted earlier
-    "counts": (GPUNP, {"minCount": 1, "maxCount": 2}),
-    "fits": ({**GPUNP, "tags": {f"team-{i}": "x" for i in range(48)}}, {}),  # 48 tags, and the stack's two
-}
-
-
-@functools.cache
-def side_by_side():
-    """The team stack adopting each of SIDE_BY_SIDE's pools, in a preview (its plan shown to hand a deployment the same Args)."""
-    found = cluster(*({**pool, "name": name} for name, (pool, _) in SIDE_BY_SIDE.items()))
-    pools = {name: {"existing": "adopt", **entry} for name, (_, entry) in SIDE_BY_SIDE.items()}
-    both_modes.same_in_both_modes(lambda: OfflineReader(cluster=found), "team", gpuPools=pools)
-    return run_cached("team", cluster=found, gpuPools=pools)[0]
-
-
-def adopted(name: str):
-    """The agent pool `side_by_side` declares for the owner's pool `name`."""
-    [pool] = [p for p in side_by_side().of_type(POOL) if p.inputs["agentPoolName"] == name]
-    return pool
 
 
 def test_an_adopted_pool_is_not_imported_again_once_it_carries_this_stacks_tag():

@@ -7,7 +7,7 @@ Azure's spelling. Each in a preview and in a deployment."""
 from __future__ import annotations
 
 import pytest
-from support.existing_pools import BOTH, GPUNP, POOL, cluster, run, same_in_both_modes
+from support.existing_pools import BOTH, GPUNP, adopted, cluster, same_in_both_modes
 
 from components.errors import ConfigError, PreflightError
 from components.pools.existing_pool import UsedPool
@@ -78,7 +78,7 @@ def test_adopting_with_a_null_range_that_would_switch_off_the_owners_autoscaler_
 
 
 def test_adopting_with_the_autoscaler_switched_off_at_a_count_the_config_gives_declares_that_count():
-    inputs = run("adopt", entry={"minCount": None, "maxCount": None, "nodeCount": 1}).one(POOL).inputs
+    inputs = adopted("nodecount").inputs  # entry {"minCount": None, "maxCount": None, "nodeCount": 1}
     assert (inputs["count"], inputs.get("enableAutoScaling")) == (1, None)
 
 
