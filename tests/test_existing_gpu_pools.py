@@ -4,6 +4,7 @@ Each behaviour in a preview and in a deployment."""
 
 from __future__ import annotations
 
+import functools
 import json
 
 import pytest
@@ -33,32 +34,49 @@ def tolerates(pod_spec, key, value, effect):
 # plan (tests/support/both_modes.py). The adopting `up` and the single-pool key run both.
 
 
+# The guide's pool gpunp and one with a taint of its own, both used, side by side: each pool gets
+# its own proof Job, and the one device plugin serves both, so one run serves the tests below.
+TAINTED = {**GPUNP, "name": "tainted", "nodeTaints": ["nvidia.com/gpu=present:NoExecute"]}
+
+
+@functools.cache
+def used_side_by_side():
+    """The team stack using gpunp and `TAINTED`, in a preview (its plan shown to hand a deployment the same Args)."""
+    pools = {"gpunp": {"existing": "use"}, "tainted": {"existing": "use"}}
+    both_modes.same_in_both_modes(lambda: OfflineReader(cluster=cluster(GPUNP, TAINTED)), "team", gpuPools=pools)
+    return run_cached("team", cluster=cluster(GPUNP, TAINTED), gpuPools=pools)[0]
+
+
+def job_on(done, pool: str):
+    [job] = [
+        j for j in done.of_type(JOB) if j.inputs["spec"]["template"]["spec"]["nodeSelector"] == {"kubernetes.azure.com/agentpool": pool}
+    ]
+    return job.inputs["spec"]["template"]["spec"]
+
+
 @pytest.mark.parametrize("preview", BOTH)
 def test_a_used_pool_is_never_registered_so_no_run_of_the_stack_can_change_or_delete_it(preview):
     assert any("gpuPools.gpunp (use)" in line and "never changed" in line for line in pool_lines(preview=preview).infos)
     if preview:
-        same_in_both_modes()
-        assert run().of_type(POOL) == []
+        assert used_side_by_side().of_type(POOL) == []
 
 
 def test_a_used_pool_gets_a_proof_job_pinned_to_it_that_tolerates_its_own_taints():
-    job = run().one(JOB).inputs["spec"]["template"]["spec"]
-    assert tolerates(job, "sku", "gpu", "NoSchedule")
-    assert job["nodeSelector"] == {"kubernetes.azure.com/agentpool": "gpunp"}
+    assert len(used_side_by_side().of_type(JOB)) == 2, "one per pool"
+    assert tolerates(job_on(used_side_by_side(), "gpunp"), "sku", "gpu", "NoSchedule")
 
 
 def test_a_used_pool_with_a_taint_of_its_own_is_tolerated_by_the_plugin_and_the_job():
-    pool = {**GPUNP, "nodeTaints": ["nvidia.com/gpu=present:NoExecute"]}
-    done = run(pool=pool)
+    done = used_side_by_side()
     plugin = next(d for d in done.of_type(DAEMONSET) if "device-plugin" in d.name).inputs["spec"]["template"]["spec"]
     assert tolerates(plugin, "nvidia.com/gpu", "present", "NoExecute")
-    assert tolerates(done.one(JOB).inputs["spec"]["template"]["spec"], "nvidia.com/gpu", "present", "NoExecute")
+    assert tolerates(job_on(done, "tainted"), "nvidia.com/gpu", "present", "NoExecute")
 
 
 @pytest.mark.parametrize("preview", BOTH)
 def test_a_used_pool_gets_the_stacks_plugin_and_a_warning_when_what_the_cluster_runs_was_not_read(preview):
     if preview:
-        plugin = next(d for d in run().of_type(DAEMONSET) if "device-plugin" in d.name).inputs["spec"]["template"]["spec"]
+        plugin = next(d for d in used_side_by_side().of_type(DAEMONSET) if "device-plugin" in d.name).inputs["spec"]["template"]["spec"]
         assert tolerates(plugin, "sku", "gpu", "NoSchedule")
     [said] = [
         w for w in pool_lines(preview=preview).warnings if w.startswith("aks-gpu:gpuPools.gpunp (use): what the cluster runs was not read")
