@@ -38,12 +38,6 @@ DYNAMIC_POD_IPS = cluster(
 KUBENET_IN_OWN_VNET = cluster({"networkPlugin": "kubenet", "networkPolicy": "calico"}, vnetSubnetID=NODES, maxPods=110)
 
 
-def declared(description: dict, preview: bool = True, **pool) -> tuple[dict, list[str]]:
-    """The GPU pool's agent-pool inputs in that cluster, and the run's info lines."""
-    run = run_cached("dev", preview=preview, cluster=description, existingCluster=TEAM, gpuPool={"vmSize": T4, **pool})[0]
-    return run.one(POOL).inputs, run.infos
-
-
 def decided(description: dict, **pool) -> tuple[tuple, list[str]]:
     """What the plan decides for the GPU pool's network in that cluster, with no run: (subnet,
     pod subnet, maxPods), as the pool's Args hand them to its agent pool, and the plan's info
@@ -95,9 +89,14 @@ def test_a_pool_may_choose_its_own_subnet_and_pods_per_node():
     ), "the line names the subnet by its VNet and name; the inputs carry the ID"
 
 
-def test_several_pools_each_get_the_network_and_their_own_choices():
+def several_pools():
+    """The dev stack's pools t4 (the System pool's network) and big (its own subnet and maxPods) in a cluster with dynamic pod IPs."""
     pools = {"t4": {"vmSize": T4}, "big": {"vmSize": T4, "maxPods": 64, "vnetSubnetId": GPU_NODES}}
-    run = run_cached("dev", cluster=DYNAMIC_POD_IPS, existingCluster=TEAM, gpuPool=None, gpuPools=pools)[0]
+    return run_cached("dev", cluster=DYNAMIC_POD_IPS, existingCluster=TEAM, gpuPool=None, gpuPools=pools)[0]
+
+
+def test_several_pools_each_get_the_network_and_their_own_choices():
+    run = several_pools()
     got = {r.inputs["agentPoolName"]: (r.inputs["vnetSubnetID"], r.inputs["podSubnetID"], r.inputs["maxPods"]) for r in run.of_type(POOL)}
     assert got == {"t4": (NODES, PODS, 50), "big": (GPU_NODES, PODS, 64)}
     assert len([i for i in run.infos if i.startswith("network: ")]) == 2
@@ -116,9 +115,10 @@ def test_the_managed_pool_carries_the_subnets_in_the_rest_spelling_and_validates
 
 
 def test_the_typed_pools_body_with_subnets_validates_against_azures_schema():
-    inputs, infos = declared(DYNAMIC_POD_IPS)
+    """Both typed pools of `several_pools`: the System pool's subnets, and a subnet of the pool's own."""
+    run = several_pools()
+    inputs = {r.inputs["agentPoolName"]: r.inputs for r in run.of_type(POOL)}["t4"]
     assert (inputs["vnetSubnetID"], inputs["podSubnetID"], inputs["maxPods"]) == (NODES, PODS, 50), "the plan's network, declared"
-    run = run_cached("dev", cluster=DYNAMIC_POD_IPS, existingCluster=TEAM, gpuPool={"vmSize": T4})[0]
     assert [e for b in bodies(run) for e in schema_errors(b)] == []
 
 
