@@ -7,14 +7,15 @@ Azure matches them. Each in a preview and in a deployment."""
 from __future__ import annotations
 
 import copy
+import functools
 from typing import Any
 
 import pytest
 from conftest import run_cached
-from support import kubernetes_objects
+from support import both_modes, kubernetes_objects
 from support.config import refused
 from support.kubernetes_objects import listed, namespace
-from support.plan import lines_by
+from support.plan import lines, lines_by
 
 from components.errors import ManagedPoolError, PreflightError
 from components.ownership import ownership
@@ -46,6 +47,13 @@ EXISTING = {"existingCluster": {"resourceGroupName": "team-rg", "name": "team-ak
 
 def cluster(**tags: str) -> dict[str, Any]:
     return existing_cluster(agentPoolProfiles=[SYSTEM, {**GPUNP, "tags": {"costcenter": "ml-42", **tags}}])
+
+
+def in_both_modes(found: dict[str, Any], kubernetes: Any = None, **overrides: Any) -> None:
+    """The team stack's plan on `found` hands the components the same Args in a preview and a
+    deployment: the program branches on the mode only in its plan (tests/support/both_modes.py),
+    so a test of that graph runs one mode."""
+    both_modes.same_in_both_modes(lambda: OfflineReader(cluster=found, kubernetes=copy.deepcopy(kubernetes)), "team", **overrides)
 
 
 def stopped(pools: dict[str, Any], preview: bool, kubernetes: Any = None, **overrides: Any) -> str:
@@ -83,31 +91,62 @@ def test_using_an_adopted_pool_is_refused_until_it_is_handed_back(preview):
 
 @pytest.mark.parametrize("preview", BOTH)
 def test_an_adopted_pool_removed_from_the_config_is_said_to_be_released_and_is_not_declared(preview):
-    done = run_cached("team", preview=preview, cluster=cluster(**ADOPTED), gpuPools={"t4": {"vmSize": T4}})[0]
-    assert [p.inputs["agentPoolName"] for p in done.of_type(POOL)] == ["t4"]
-    said = [w for w in done.warnings if w.startswith("gpuPools: the pool gpunp that this stack adopted")]
+    if preview:  # the graph: `side_by_side`'s pool "gone", adopted and no longer in the config, is not declared
+        assert sorted(p.inputs["agentPoolName"] for p in side_by_side().of_type(POOL)) == sorted(SIDE_BY_SIDE)
+    warnings = lines("team", preview, cluster=cluster(**ADOPTED), gpuPools={"t4": {"vmSize": T4}}).warnings  # from the plan
+    said = [w for w in warnings if w.startswith("gpuPools: the pool gpunp that this stack adopted")]
     assert said and "releases it (the preview shows `delete[retain]`" in said[0]
 
 
 # --------------------------------------------------------------------------- released, not deleted
 
 
-@pytest.mark.parametrize("preview", BOTH)
-def test_an_adopted_pool_is_released_on_destroy_and_marked_as_adopted(preview):
-    done = run_cached("team", preview=preview, cluster=cluster(), gpuPools={"gpunp": {"existing": "adopt"}})[0]
-    pool = done.one(POOL)
+# The owner's pools of the tests below side by side in one cluster, each adopted with its entry,
+# and each with its own tags, beside one it adopted that the config no longer names ("gone"):
+# each is declared from its own, so one run serves each test's pool.
+SIDE_BY_SIDE = {
+    "released": ({}, {}),
+    "deleted": ({}, {"onDestroy": "delete"}),
+    "premark": (OURS, {}),  # adopted before the adopted mark
+    "letters": ({"AKS-GPU-STACK": ME}, {}),  # this stack's tag, in other letters
+}
+
+
+@functools.cache
+def side_by_side():
+    """The team stack adopting each of SIDE_BY_SIDE's pools, in a preview (its plan shown to hand a deployment the same Args)."""
+    found = existing_cluster(
+        agentPoolProfiles=[
+            SYSTEM,
+            *({**GPUNP, "name": name, "tags": {"costcenter": "ml-42", **tags}} for name, (tags, _) in SIDE_BY_SIDE.items()),
+            {**GPUNP, "name": "gone", "tags": {"costcenter": "ml-42", **ADOPTED}},  # adopted, then removed from the config
+        ]
+    )
+    pools = {name: {"existing": "adopt", **entry} for name, (_, entry) in SIDE_BY_SIDE.items()}
+    in_both_modes(found, gpuPools=pools)
+    return run_cached("team", cluster=found, gpuPools=pools)[0]
+
+
+def adopted(name: str):
+    """The agent pool `side_by_side` declares for the owner's pool `name`, and the run's lines about it."""
+    done = side_by_side()
+    [pool] = [p for p in done.of_type(POOL) if p.inputs["agentPoolName"] == name]
+    return pool, [i for i in done.infos if f"gpuPools.{name} (adopt)" in i]
+
+
+def test_an_adopted_pool_is_released_on_destroy_and_marked_as_adopted():
+    pool, infos = adopted("released")
     assert pool.options["retainOnDelete"] is True
     # On an existing cluster nothing is deleted with the cluster: retainOnDelete alone decides.
     assert "deletedWith" not in pool.options
     assert pool.inputs["tags"] == {"costcenter": "ml-42", **ADOPTED}
-    assert any("gpuPools.gpunp (adopt)" in i and "a destroy, or removing it from the config, releases it" in i for i in done.infos)
+    assert any("a destroy, or removing it from the config, releases it" in i for i in infos)
 
 
-@pytest.mark.parametrize("preview", BOTH)
-def test_an_adopted_pool_the_config_lets_the_stack_delete_is_deleted_on_destroy(preview):
-    done = run_cached("team", preview=preview, cluster=cluster(), gpuPools={"gpunp": {"existing": "adopt", "onDestroy": "delete"}})[0]
-    assert done.one(POOL).options["retainOnDelete"] is False
-    assert any("onDestroy: delete: a destroy, or removing it from the config, deletes it" in i for i in done.infos)
+def test_an_adopted_pool_the_config_lets_the_stack_delete_is_deleted_on_destroy():
+    pool, infos = adopted("deleted")
+    assert pool.options["retainOnDelete"] is False
+    assert any("onDestroy: delete: a destroy, or removing it from the config, deletes it" in i for i in infos)
 
 
 def provider_deletes(run, condemned: set[str]) -> set[str]:
@@ -123,10 +162,8 @@ def provider_deletes(run, condemned: set[str]) -> set[str]:
     }
 
 
-def test_a_destroy_sends_no_delete_for_what_was_adopted_and_deletes_what_the_stack_made():
-    done = plugin_run(
-        *with_plugin({}, {}), False, gpuPools={"gpunp": {"existing": "adopt"}, "t4": {"vmSize": T4}}, devicePlugin={"adopt": True}
-    )
+def test_a_destroy_sends_no_delete_for_what_was_adopted_and_deletes_what_the_stack_made(adopted_beside_own):
+    done = adopted_beside_own
     everything = {r.urn for r in done.resources if r.custom}
     sent = {(done.by_urn(urn).type, done.by_urn(urn).name) for urn in provider_deletes(done, everything)}
     adopted = {(POOL, "gpu-pool-gpunp-agent-pool"), (NAMESPACE, "nvidia-device-plugin-ns"), (DAEMONSET, "nvidia-device-plugin-ds")}
@@ -134,20 +171,17 @@ def test_a_destroy_sends_no_delete_for_what_was_adopted_and_deletes_what_the_sta
     assert {(POOL, "gpu-pool-t4-agent-pool"), ("kubernetes:networking.k8s.io/v1:NetworkPolicy", "nvidia-device-plugin-netpol")} <= sent
 
 
-def test_the_stacks_own_pools_beside_an_adopted_one_carry_only_the_owner_tag_and_are_deleted_as_before():
-    done = run_cached("team", preview=False, cluster=cluster(), gpuPools={"gpunp": {"existing": "adopt"}, "t4": {"vmSize": T4}})[0]
-    pools = {p.inputs["agentPoolName"]: p for p in done.of_type(POOL)}
+def test_the_stacks_own_pools_beside_an_adopted_one_carry_only_the_owner_tag_and_are_deleted_as_before(adopted_beside_own):
+    pools = {p.inputs["agentPoolName"]: p for p in adopted_beside_own.of_type(POOL)}
     assert {name: p.options["retainOnDelete"] for name, p in pools.items()} == {"gpunp": True, "t4": False}
     assert pools["t4"].inputs["tags"] == OURS
 
 
-@pytest.mark.parametrize("preview", BOTH)
-def test_a_pool_adopted_before_the_adopted_mark_is_marked_and_released_from_this_up_on(preview):
-    done = run_cached("team", preview=preview, cluster=cluster(**OURS), gpuPools={"gpunp": {"existing": "adopt"}})[0]
-    pool = done.one(POOL)
+def test_a_pool_adopted_before_the_adopted_mark_is_marked_and_released_from_this_up_on():
+    pool, infos = adopted("premark")
     assert "import" not in pool.options and pool.options["retainOnDelete"] is True
     assert pool.inputs["tags"]["aks-gpu-adopted"] == ME
-    assert any("marked by this `up` as adopted (aks-gpu-adopted)" in i for i in done.infos)
+    assert any("marked by this `up` as adopted (aks-gpu-adopted)" in i for i in infos)
 
 
 @pytest.mark.parametrize(
@@ -197,10 +231,8 @@ def test_a_tag_value_in_other_letters_is_another_stacks_because_azure_compares_v
     assert "belongs to another stack (aks-gpu-stack = AKS-GPU/TEAM)" in message
 
 
-@pytest.mark.parametrize("preview", BOTH)
-def test_this_stacks_tag_in_other_letters_is_this_stacks_and_declared_once_in_its_own_spelling(preview):
-    done = run_cached("team", preview=preview, cluster=cluster(**{"AKS-GPU-STACK": ME}), gpuPools={"gpunp": {"existing": "adopt"}})[0]
-    pool = done.one(POOL)
+def test_this_stacks_tag_in_other_letters_is_this_stacks_and_declared_once_in_its_own_spelling():
+    pool, _ = adopted("letters")
     assert "import" not in pool.options
     assert pool.inputs["tags"] == {"costcenter": "ml-42", **ADOPTED}
 
@@ -252,25 +284,32 @@ def plugin_run(found: dict[str, Any], kubernetes: dict[str, Any], preview: bool,
     return run_program("team", overrides={"gpuPools": {"gpunp": {"existing": "adopt"}}, **overrides}, monitor=monitor, preview=preview)
 
 
-@pytest.mark.parametrize("preview", BOTH)
-def test_the_adopted_namespace_and_daemonset_are_released_on_destroy_and_marked_as_adopted(preview):
-    done = plugin_run(*with_plugin({}, {}), preview, devicePlugin={"adopt": True})
+@pytest.fixture(scope="module")
+def adopted_beside_own():
+    """A deployment adopting gpunp, the guide's namespace and DaemonSet, beside a pool t4 of its own."""
+    pools = {"gpunp": {"existing": "adopt"}, "t4": {"vmSize": T4}}
+    in_both_modes(*with_plugin({}, {}), gpuPools=pools, devicePlugin={"adopt": True})
+    return plugin_run(*with_plugin({}, {}), False, gpuPools=pools, devicePlugin={"adopt": True})
+
+
+def test_the_adopted_namespace_and_daemonset_are_released_on_destroy_and_marked_as_adopted(adopted_beside_own):
+    done = adopted_beside_own
     for found in (done.one(NAMESPACE, "gpu-resources"), done.one(DAEMONSET, "nvidia-device-plugin-daemonset")):
         assert found.options["retainOnDelete"] is True and found.options["import"]
         assert found.inputs["metadata"]["annotations"]["aks-gpu-adopted"] == ME
     assert any("`pulumi destroy` releases both" in i for i in done.infos)
 
 
-@pytest.mark.parametrize("preview", BOTH)
-def test_the_adopted_namespace_and_daemonset_may_be_deleted_when_the_config_says_so(preview):
-    done = plugin_run(*with_plugin({}, {}), preview, devicePlugin={"adopt": True, "onDestroy": "delete"})
+def test_the_adopted_namespace_and_daemonset_may_be_deleted_when_the_config_says_so():
+    in_both_modes(*with_plugin({}, {}), gpuPools={"gpunp": {"existing": "adopt"}}, devicePlugin={"adopt": True, "onDestroy": "delete"})
+    done = plugin_run(*with_plugin({}, {}), True, devicePlugin={"adopt": True, "onDestroy": "delete"})
     assert done.one(NAMESPACE, "gpu-resources").options["retainOnDelete"] is False
     assert done.one(DAEMONSET, "nvidia-device-plugin-daemonset").options["retainOnDelete"] is False
 
 
-@pytest.mark.parametrize("preview", BOTH)
-def test_a_later_run_keeps_the_adopted_objects_released_and_imports_nothing(preview):
-    done = plugin_run(*with_plugin(ADOPTED, ADOPTED), preview, devicePlugin={"adopt": True})
+def test_a_later_run_keeps_the_adopted_objects_released_and_imports_nothing():
+    in_both_modes(*with_plugin(ADOPTED, ADOPTED), gpuPools={"gpunp": {"existing": "adopt"}}, devicePlugin={"adopt": True})
+    done = plugin_run(*with_plugin(ADOPTED, ADOPTED), True, devicePlugin={"adopt": True})
     plugin = done.one(DAEMONSET, "nvidia-device-plugin-daemonset")
     assert "import" not in plugin.options and plugin.options["retainOnDelete"] is True
 
@@ -310,11 +349,13 @@ def test_another_stacks_namespace_or_daemonset_is_not_adopted(preview, ns, ds, w
 @pytest.mark.parametrize("preview", BOTH)
 def test_adopted_objects_the_stack_no_longer_declares_are_said_to_be_released(preview):
     found, kubernetes = with_plugin(ADOPTED, ADOPTED)
-    monitor = RecordingMonitor(AzureMocks(reader=OfflineReader(cluster=found, kubernetes=kubernetes)))
     pools = {"t4": {"vmSize": T4, "management": "aks-managed"}}
-    done = run_program("team", overrides={"gpuPools": pools}, monitor=monitor, preview=preview)
-    assert not done.of_type(DAEMONSET) or all("device-plugin" not in d.name for d in done.of_type(DAEMONSET))
-    said = " ".join(done.warnings)
+    if preview:
+        in_both_modes(found, kubernetes, gpuPools=pools)
+        monitor = RecordingMonitor(AzureMocks(reader=OfflineReader(cluster=found, kubernetes=copy.deepcopy(kubernetes))))
+        done = run_program("team", overrides={"gpuPools": pools}, monitor=monitor, preview=True)
+        assert not done.of_type(DAEMONSET) or all("device-plugin" not in d.name for d in done.of_type(DAEMONSET))
+    said = " ".join(lines_by(OfflineReader(cluster=found, kubernetes=kubernetes), "team", preview, gpuPools=pools).warnings)
     assert "this `up` releases the namespace gpu-resources and its DaemonSet nvidia-device-plugin-daemonset it adopted" in said
     assert "gpuPools: the pool gpunp that this stack adopted" in said
 

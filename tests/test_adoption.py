@@ -10,31 +10,43 @@ import json
 
 import pytest
 from pulumi_azure_native.containerservice import AgentPoolArgs
-from support.adoption import guide, guide_as_listed, saved_list, the_guides
-from support.existing_pools import GPUNP, OURS, pool_lines, run, stopped
+from support import both_modes
+from support.adoption import saved_list, the_guides
+from support.existing_pools import (
+    DRAIN,
+    FIXED,
+    GPUNP,
+    OURS,
+    OWNERS,
+    SPOT,
+    SURGE_UNSET,
+    adopted,
+    pool_lines,
+    same_in_both_modes,
+    stopped,
+)
 from support.guide_example import EXAMPLE, STACK_FILE
-from support.plan import lines_by
+from support.plan import Lines, lines_by
 
 from components.cluster.cluster_facts import PoolFacts
 from components.errors import ConfigError, PreflightError
 from components.ownership import adoption
 from components.pools import pool_fields as agent_pool_members
+from components.pools.existing_pool import UsedPool
 from tools.azure_mocks import AzureMocks, OfflineReader
 from tools.mock_engine import RecordingMonitor, run_program
 
 POOL = "azure-native:containerservice:AgentPool"
 BOTH = [True, False]  # a preview, a deployment
-SPOT = {
-    **GPUNP,
-    "scaleSetPriority": "Spot",
-    "scaleSetEvictionPolicy": "Deallocate",
-    "nodeTaints": ["sku=gpu:NoSchedule", "kubernetes.azure.com/scalesetpriority=spot:NoSchedule"],
-}
 
 
 def plan_lines(done, key: str = "aks-gpu:gpuPools.gpunp") -> list[str]:
     return [line for line in done.infos if line.startswith(f"adopt: {key}:")]
 
+
+# The graph of an adoption is tested in a preview: the program branches on the mode only in its
+# plan, and `same_in_both_modes` checks that a deployment's plan hands the components the same
+# Args (tests/support/both_modes.py); the plan's lines are checked in both modes, with no run.
 
 # --------------------------------------------------------------------------- the pool
 
@@ -42,18 +54,17 @@ def plan_lines(done, key: str = "aks-gpu:gpuPools.gpunp") -> list[str]:
 @pytest.mark.parametrize("preview", BOTH)
 def test_a_pool_whose_upgrade_settings_leave_the_surge_unset_is_adopted_without_this_programs_no_surge_default(preview):
     """Not maxSurge 0 / maxUnavailable 1 silently: the owner's pool upgrades as it did."""
-    done = run("adopt", pool={**GPUNP, "upgradeSettings": {"maxSurge": None, "drainTimeoutInMinutes": 45}}, preview=preview)
-    assert done.one(POOL).inputs["upgradeSettings"] == {"drainTimeoutInMinutes": 45}
-    assert "upgradeSettings" not in "".join(plan_lines(done))
-    unset = run("adopt", pool={k: v for k, v in GPUNP.items() if k != "upgradeSettings"}, preview=preview)
-    assert "upgradeSettings" not in unset.one(POOL).inputs
+    assert "upgradeSettings" not in "".join(plan_lines(pool_lines("adopt", pool=SURGE_UNSET, preview=preview)))
+    if preview:
+        assert adopted("surge").inputs["upgradeSettings"] == {"drainTimeoutInMinutes": 45}
+        assert "upgradeSettings" not in adopted("nosettings").inputs
 
 
 @pytest.mark.parametrize("preview", BOTH)
 def test_upgrade_settings_the_config_sets_on_an_adopted_pool_go_over_azures_member_by_member_and_are_named(preview):
-    done = run("adopt", entry={"upgradeSettings": {"drainTimeoutInMinutes": 60}}, preview=preview)
-    assert done.one(POOL).inputs["upgradeSettings"] == {"maxSurge": "10%", "drainTimeoutInMinutes": 60}
-    [line] = plan_lines(done)
+    if preview:
+        assert adopted("drain").inputs["upgradeSettings"] == {"maxSurge": "10%", "drainTimeoutInMinutes": 60}
+    [line] = plan_lines(pool_lines("adopt", entry=DRAIN, preview=preview))
     assert "upgradeSettings.drainTimeoutInMinutes: (none) -> 60" in line and "maxSurge" not in line
 
 
@@ -65,11 +76,13 @@ def test_a_config_that_makes_the_adopted_pools_upgrade_settings_a_pair_aks_refus
 
 @pytest.mark.parametrize("preview", BOTH)
 def test_an_adopted_spot_pool_keeps_its_deallocate_eviction_policy_which_would_replace_it(preview):
-    done = run("adopt", pool=SPOT, preview=preview)
-    inputs = done.one(POOL).inputs
+    said = pool_lines("adopt", pool=SPOT, preview=preview)
+    assert "scaleSet" not in "".join(plan_lines(said)) and "replaces nothing" in plan_lines(said)[0]
+    if not preview:
+        return
+    inputs = adopted("spot").inputs
     assert (inputs["scaleSetPriority"], inputs["scaleSetEvictionPolicy"]) == ("Spot", "Deallocate")
     assert "spotMaxPrice" not in inputs, "the owner's pool has no price cap: none is declared (left to Azure)"
-    assert "scaleSet" not in "".join(plan_lines(done)) and "replaces nothing" in plan_lines(done)[0]
 
 
 @pytest.mark.parametrize("preview", BOTH)
@@ -78,29 +91,20 @@ def test_a_pool_of_a_type_this_program_does_not_declare_is_refused_in_one_line_n
     message = stopped(rf"the pool gpunp is type {pool_type}, and this program adopts only VirtualMachineScaleSets pools", "adopt",
                       pool={**GPUNP, "type": pool_type}, preview=preview)  # fmt: skip
     assert "use it instead" in message
-    assert run(pool={**GPUNP, "type": pool_type}).of_type(POOL) == [], "it can still be used as it is"
+    # It can still be used as it is: the plan hands out a used pool, which registers nothing (UsedPool).
+    [used] = same_in_both_modes(pool={**GPUNP, "type": pool_type}).gpu_pools
+    assert isinstance(used, UsedPool)
 
 
 @pytest.mark.parametrize("preview", BOTH)
 def test_every_member_of_the_live_pool_is_declared_as_it_is_or_named_in_the_preview(preview):
-    owners = {
-        **GPUNP,
-        "powerState": {"code": "Running"},
-        "scaleDownMode": "Deallocate",
-        "kubeletConfig": {"cpuManagerPolicy": "static"},
-        "osSku": "AzureLinux",
-        "enableFips": False,
-        "gpuProfile": {"driver": "Install"},
-        "artifactStreamingProfile": {"enabled": True},
-        "provisioningState": "Succeeded",
-    }
-    done = run("adopt", pool=owners, preview=preview)
-    inputs = done.one(POOL).inputs
-    for member, value in agent_pool_members.live_inputs(PoolFacts(owners)).items():
-        if member not in ("tags", "orchestratorVersion"):
-            assert inputs[member] == value, member
-    assert inputs["tags"] == {"costcenter": "ml-42", **OURS, "aks-gpu-adopted": "aks-gpu/team"}
-    [line] = plan_lines(done)
+    if preview:
+        inputs = adopted("owners").inputs
+        for member, value in agent_pool_members.live_inputs(PoolFacts({**OWNERS, "name": "owners"})).items():
+            if member not in ("tags", "orchestratorVersion"):
+                assert inputs[member] == value, member
+        assert inputs["tags"] == {"costcenter": "ml-42", **OURS, "aks-gpu-adopted": "aks-gpu/team"}
+    [line] = plan_lines(pool_lines("adopt", pool=OWNERS, preview=preview))
     assert (
         'then updates 2 fields in place: tags.aks-gpu-adopted: (none) -> "aks-gpu/team"; tags.aks-gpu-stack: (none) -> "aks-gpu/team"'
         in line
@@ -124,10 +128,8 @@ def test_a_pool_adopted_earlier_gets_no_adoption_line():
 
 
 def test_a_fixed_pool_with_the_autoscaler_off_declares_it_off_as_azure_says_it():
-    pool = {**GPUNP, "enableAutoScaling": False, "count": 2, "minCount": None, "maxCount": None}
-    done = run("adopt", pool=pool)
-    assert done.one(POOL).inputs["enableAutoScaling"] is False
-    assert "enableAutoScaling" not in plan_lines(done)[0]
+    assert adopted("fixed").inputs["enableAutoScaling"] is False
+    assert "enableAutoScaling" not in plan_lines(pool_lines("adopt", pool=FIXED))[0]
 
 
 def test_a_declaration_that_would_change_a_property_aks_fixes_is_refused_naming_both_values():
@@ -152,20 +154,25 @@ def test_the_table_of_agent_pool_inputs_is_azure_natives():
 # --------------------------------------------------------------------------- the guide's device plugin
 
 
+def guide_lines(listed, preview: bool) -> Lines:
+    """What `guide(listed, preview)` says, from its plan (tests/support/plan.py), with no run."""
+    azure = OfflineReader(cluster=json.loads((EXAMPLE / "cluster.json").read_text()), kubernetes=listed)
+    return lines_by(azure, "ml-prod", preview, STACK_FILE, gpuPools={"gpunp": {"existing": "adopt"}}, devicePlugin={"adopt": True})
+
+
 @pytest.mark.parametrize("preview", BOTH)
 def test_the_guides_daemonset_whose_selector_has_match_expressions_is_refused_as_a_selector_cannot_change(preview):
     listed = saved_list()
     the_guides(listed)["spec"]["selector"]["matchExpressions"] = [{"key": "tier", "operator": "In", "values": ["gpu"]}]
-    azure = OfflineReader(cluster=json.loads((EXAMPLE / "cluster.json").read_text()), kubernetes=listed)
-    with pytest.raises(PreflightError) as error:  # `guide(listed, preview)`, from its plan (tests/support/plan.py)
-        lines_by(azure, "ml-prod", preview, STACK_FILE, gpuPools={"gpunp": {"existing": "adopt"}}, devicePlugin={"adopt": True})
+    with pytest.raises(PreflightError) as error:
+        guide_lines(listed, preview)
     assert "not the guide's matchLabels {'name': 'nvidia-device-plugin-ds'} alone: a selector cannot change in place" in str(error.value)
     assert "\n" not in str(error.value)
 
 
 @pytest.mark.parametrize("preview", BOTH)
 def test_adopting_the_guides_plugin_names_each_field_the_stacks_spec_changes_and_replaces_nothing(preview):
-    done = guide_as_listed(preview)
+    done = guide_lines(saved_list(), preview)
     [namespace] = plan_lines(done, "aks-gpu:devicePlugin")[:1]
     assert namespace == (
         "adopt: aks-gpu:devicePlugin: `pulumi up` imports Namespace gpu-resources, then updates 2 fields in place: "
@@ -189,7 +196,7 @@ def test_a_live_field_the_stacks_spec_differs_in_is_named_with_both_values():
     pod = the_guides(listed)["spec"]["template"]["spec"]
     pod["containers"][0]["image"] = "mcr.microsoft.com/oss/nvidia/k8s-device-plugin:v0.14.1"
     pod["priorityClassName"] = "gpu-critical"
-    line = plan_lines(guide(copy.deepcopy(listed), True), "aks-gpu:devicePlugin")[1]
+    line = plan_lines(guide_lines(copy.deepcopy(listed), True), "aks-gpu:devicePlugin")[1]
     assert 'containers[0].image: "mcr.microsoft.com/oss/nvidia/k8s-device-plugin:v0.14.1" -> "nvcr.io/nvidia/k8s-device-plugin:' in line
     assert 'spec.template.spec.priorityClassName: "gpu-critical" -> "system-node-critical"' in line
 
@@ -197,9 +204,7 @@ def test_a_live_field_the_stacks_spec_differs_in_is_named_with_both_values():
 def test_a_preview_that_could_not_read_the_cluster_says_the_plugins_changes_are_not_known():
     azure = OfflineReader(cluster=json.loads((EXAMPLE / "cluster.json").read_text()))
     overrides = {"devicePlugin": {"adopt": True}, "preflight": {"clusterFile": "examples/guide-cluster/cluster.json"}}
-    done = run_program(
-        "ml-prod", overrides=overrides, monitor=RecordingMonitor(AzureMocks(reader=azure)), preview=True, stack_file=STACK_FILE
-    )
+    done = lines_by(azure, "ml-prod", True, STACK_FILE, **overrides)  # what the run says, from its plan
     assert plan_lines(done, "aks-gpu:devicePlugin") == []
     assert any("what the adopting `up` changes in it is not known" in line for line in done.infos)
 
@@ -296,8 +301,7 @@ def test_the_adopt_line_names_each_changed_item_of_a_long_env_list_by_name_so_no
     listed = saved_list()
     env = [{"name": "FAIL_ON_INIT_ERROR", "value": "true"}, {"name": "MIG_STRATEGY", "value": "single"}, {"name": "PASS_DEVICE_SPECS", "value": "true"}]  # fmt: skip
     the_guides(listed)["spec"]["template"]["spec"]["containers"][0]["env"] = env
-    done, _ = adopting(listed, preview)
-    line = plan_lines(done, "aks-gpu:devicePlugin")[1]
+    line = plan_lines(guide_lines(listed, preview), "aks-gpu:devicePlugin")[1]
     assert 'containers[0].env[name=MIG_STRATEGY]: {"name": "MIG_STRATEGY", "value": "single"} -> (none)' in line
     assert 'containers[0].env[name=FAIL_ON_INIT_ERROR].value: "true" -> "false"' in line
 
@@ -312,12 +316,17 @@ def test_a_long_value_changed_past_the_quoted_length_is_shown_where_it_changes()
 # --------------------------------------------------------------------------- a Spot pool the guide's plugin does not serve
 
 
-def spot_guide(preview, **overrides):
-    """The guide's stack, its pool gpunp a Spot pool with AKS's Spot taint, which the guide's DaemonSet does not tolerate."""
+def spot_cluster():
+    """The guide's cluster, its pool gpunp a Spot pool with AKS's Spot taint, which the guide's DaemonSet does not tolerate."""
     cluster = json.loads((EXAMPLE / "cluster.json").read_text())
     gpunp = next(p for p in cluster["agentPoolProfiles"] if p["name"] == "gpunp")
     gpunp.update({k: v for k, v in SPOT.items() if k.startswith("scaleSet") or k == "nodeTaints"})
-    azure = OfflineReader(cluster=cluster, kubernetes=saved_list())
+    return cluster
+
+
+def spot_guide(preview, **overrides):
+    """The guide's stack on `spot_cluster()`."""
+    azure = OfflineReader(cluster=spot_cluster(), kubernetes=saved_list())
     monitor = RecordingMonitor(AzureMocks(reader=azure))
     try:
         return run_program("ml-prod", overrides=overrides, monitor=monitor, preview=preview, stack_file=STACK_FILE), monitor
@@ -325,17 +334,31 @@ def spot_guide(preview, **overrides):
         return error, monitor
 
 
+def spot_guide_lines(preview, **overrides) -> Lines:
+    """What `spot_guide(preview, **overrides)` says, from its plan, with no run."""
+    return lines_by(OfflineReader(cluster=spot_cluster(), kubernetes=saved_list()), "ml-prod", preview, STACK_FILE, **overrides)
+
+
 @pytest.mark.parametrize("preview", BOTH)
 def test_a_spot_pool_the_guides_plugin_does_not_tolerate_is_said_why_and_what_to_do_not_only_that_the_namespace_is_there(preview):
-    done, monitor = spot_guide(preview)
-    said = str(done) if isinstance(done, PreflightError) else next(w for w in done.warnings if "namespace gpu-resources" in w)
-    assert isinstance(done, PreflightError) != preview and (preview or monitor.registrations == [])
+    if preview:  # a warning, from the plan
+        said = next(w for w in spot_guide_lines(True).warnings if "namespace gpu-resources" in w)
+    else:  # a deployment stops before anything is registered
+        done, monitor = spot_guide(False)
+        assert isinstance(done, PreflightError) and monitor.registrations == []
+        said = str(done)
     assert (
         "that is because DaemonSet gpu-resources/nvidia-device-plugin-daemonset serves no node of gpunp: it does not tolerate "
         "kubernetes.azure.com/scalesetpriority=spot:NoSchedule (AKS's taint on Spot nodes); add that toleration to it, and this "
         "stack leaves gpunp to it, or take it over with aks-gpu:devicePlugin.adopt: true, and the stack's spec tolerates gpunp's taints"
     ) in said
-    taken, _ = spot_guide(preview, devicePlugin={"adopt": True})  # as the line says: the stack's spec tolerates the Spot taint
+    if not preview:
+        return
+    # As the line says: the stack's spec tolerates the Spot taint (the graph, in a preview; see `same_in_both_modes`).
+    both_modes.same_in_both_modes(
+        lambda: OfflineReader(cluster=spot_cluster(), kubernetes=saved_list()), "ml-prod", STACK_FILE, devicePlugin={"adopt": True}
+    )
+    taken, _ = spot_guide(True, devicePlugin={"adopt": True})
     [plugin] = [
         r for r in taken.of_type("kubernetes:apps/v1:DaemonSet") if r.inputs["metadata"]["name"] == "nvidia-device-plugin-daemonset"
     ]

@@ -11,10 +11,13 @@ from pathlib import Path
 
 import pytest
 from conftest import run_cached
+from support.both_modes import named_as_a_run
 from support.existing_cluster import on_existing
-from support.plan import lines, lines_by
+from support.plan import lines, lines_by, plan_warnings, planned
 
 from components.errors import AzureReadError, ConfigError, PreflightError
+from components.plan import Plan
+from components.pools.gpu_pool import GpuPoolArgs
 from tools import render
 from tools.azure_mocks import AzureMocks, OfflineReader, existing_cluster
 from tools.mock_engine import RecordingMonitor, run_program
@@ -49,6 +52,19 @@ def preflight_warnings(run) -> list[str]:
     return [w for w in run.warnings if not w.startswith(("preflight: VM size offers", "kubernetes: nothing the cluster runs was checked"))]
 
 
+def deployment_plan(**kw) -> Plan:
+    """The dev stack's plan on an existing cluster in a deployment, under the names a run gives Pulumi."""
+    named_as_a_run("dev")
+    return planned("dev", preview=False, **kw)
+
+
+def declared_pools(plan: Plan) -> list[str]:
+    """The pools a run of `plan` declares (__main__.py: a GpuPool per GpuPoolArgs): where a
+    deployment goes on, the plan did not stop it and hands out its pool; that the Args become
+    an AgentPool is test_a_healthy_cluster_passes_preflight_and_the_deployment_goes_on's run."""
+    return [a.pool.name for a in plan.gpu_pools if isinstance(a, GpuPoolArgs)]
+
+
 # --------------------------------------------------------------------------- a private cluster
 
 
@@ -81,10 +97,10 @@ def test_an_owners_pool_in_an_operation_is_named_in_a_preview_and_stops_a_deploy
 
 @pytest.mark.parametrize("state", ["Failed", "Canceled"])
 def test_a_pool_whose_last_operation_ended_is_said_but_blocks_nothing(state):
-    run, _ = run_cached("dev", preview=False, cluster=with_pools(state), **on_existing())
-    [line] = [w for w in run.warnings if "its pool apps0" in w]
+    plan = deployment_plan(cluster=with_pools(state), **on_existing())  # a deployment's plan
+    [line] = [w for w in plan_warnings(plan) if "its pool apps0" in w]
     assert line.startswith(f"{WHERE}: its pool apps0 is {state}: its last operation did not finish")
-    assert run.of_type("azure-native:containerservice:AgentPool"), "the deployment goes on"
+    assert declared_pools(plan) == ["gpu"], "the deployment goes on"
 
 
 def test_pools_in_succeeded_say_nothing():
@@ -97,10 +113,10 @@ def test_pools_in_succeeded_say_nothing():
 
 def test_kubenet_is_warned_with_its_retirement_date_and_deploys():
     kubenet = existing_cluster(networkProfile={"networkPlugin": "kubenet", "networkPolicy": "calico"})
-    run, _ = run_cached("dev", preview=False, cluster=kubenet, **on_existing())
-    [line] = [w for w in run.warnings if "kubenet" in w]
+    plan = deployment_plan(cluster=kubenet, **on_existing())  # a deployment's plan
+    [line] = [w for w in plan_warnings(plan) if "kubenet" in w]
     assert line.startswith(f"{WHERE} uses kubenet, which AKS stops supporting on 2028-03-31")
-    assert run.of_type("azure-native:containerservice:AgentPool")
+    assert declared_pools(plan) == ["gpu"]
 
 
 # --------------------------------------------------------------------------- a pod subnet
@@ -172,7 +188,7 @@ def test_the_same_cluster_in_other_letters_of_its_group_and_subscription_is_acce
         "preflight": {"clusterFile": str(SAVED)},
         "azure-native:subscriptionId": "33333333-3333-3333-3333-333333333333".upper(),
     }
-    assert run_cached("dev", **overrides)[0].of_type("azure-native:containerservice:AgentPool")
+    assert declared_pools(planned("dev", **overrides))
 
 
 def test_the_offline_render_signs_in_to_the_subscription_the_saved_cluster_names(tmp_path, monkeypatch, capsys):
@@ -324,6 +340,7 @@ def test_somebody_elses_pool_of_the_same_name_stops_a_deployment():
 def test_this_stacks_own_pool_is_no_conflict_on_the_next_up():
     ours = {"name": "gpu", "vmSize": T4, "count": 1, "mode": "User", "tags": OURS}
     cluster = existing_cluster(agentPoolProfiles=[*existing_cluster()["agentPoolProfiles"], ours])
+    named_as_a_run("dev")  # the pool's tag is this stack's only under the names a run gives Pulumi
     said = lines("dev", preview=False, cluster=cluster, **on_existing())
     assert preflight_warnings(said) == []
 
@@ -456,13 +473,13 @@ def test_a_tainted_pool_on_a_nap_cluster_without_the_feature_flag_is_said_with_t
 
 
 def test_a_nap_cluster_with_the_feature_flag_and_the_taint_on_each_autoscaled_pool_warns_of_double_provisioning_and_deploys():
-    run, _ = run_cached("dev", preview=False, cluster=nap_cluster(GPUNP), feature_state="Registered", **on_existing(**ADOPTED))
-    [line] = [w for w in run.warnings if "node auto-provisioning" in w]
+    plan = deployment_plan(cluster=nap_cluster(GPUNP), feature_state="Registered", **on_existing(**ADOPTED))
+    [line] = [w for w in plan_warnings(plan) if "node auto-provisioning" in w]
     assert line.startswith(
         f"{WHERE} runs node auto-provisioning (nodeProvisioningProfile.mode Auto) beside the cluster autoscaler of aks-gpu:gpuPools.gpunp"
     )
     assert '"can lead to double provisioning of nodes"' in line and not line.endswith("(a deployment stops here)")
-    assert run.of_type(POOL), "the deployment goes on"
+    assert declared_pools(plan) == ["gpunp"], "the deployment goes on"
 
 
 def test_a_saved_description_of_a_nap_cluster_is_said_in_the_offline_preview(tmp_path):

@@ -4,15 +4,19 @@ Each behaviour in a preview and in a deployment."""
 
 from __future__ import annotations
 
+import functools
 import json
 
 import pytest
 from conftest import run_cached
+from support import both_modes
 from support.config import refused
-from support.existing_pools import BOTH, GPUNP, JOB, OURS, POOL, cluster, pool_lines, run, stopped
+from support.existing_pools import BOTH, GPUNP, JOB, OURS, POOL, adopted, cluster, pool_lines, run, same_in_both_modes, stopped
 from support.plan import lines, lines_by
 
 from components.errors import ConfigError, PreflightError
+from components.pools.existing_pool import UsedPool
+from components.pools.gpu_pool import GpuPoolArgs
 from tools.azure_mocks import AzureMocks, OfflineReader
 from tools.mock_engine import RecordingMonitor, run_program
 
@@ -25,35 +29,58 @@ def tolerates(pod_spec, key, value, effect):
 
 # --------------------------------------------------------------------------- use
 
+# A graph is tested in one mode where `same_in_both_modes` shows that a preview's plan and a
+# deployment's hand the components the same Args: the program branches on the mode only in its
+# plan (tests/support/both_modes.py). The adopting `up` and the single-pool key run both.
+
+
+# The guide's pool gpunp and one with a taint of its own, both used, side by side: each pool gets
+# its own proof Job, and the one device plugin serves both, so one run serves the tests below.
+TAINTED = {**GPUNP, "name": "tainted", "nodeTaints": ["nvidia.com/gpu=present:NoExecute"]}
+
+
+@functools.cache
+def used_side_by_side():
+    """The team stack using gpunp and `TAINTED`, in a preview (its plan shown to hand a deployment the same Args)."""
+    pools = {"gpunp": {"existing": "use"}, "tainted": {"existing": "use"}}
+    both_modes.same_in_both_modes(lambda: OfflineReader(cluster=cluster(GPUNP, TAINTED)), "team", gpuPools=pools)
+    return run_cached("team", cluster=cluster(GPUNP, TAINTED), gpuPools=pools)[0]
+
+
+def job_on(done, pool: str):
+    [job] = [
+        j for j in done.of_type(JOB) if j.inputs["spec"]["template"]["spec"]["nodeSelector"] == {"kubernetes.azure.com/agentpool": pool}
+    ]
+    return job.inputs["spec"]["template"]["spec"]
+
 
 @pytest.mark.parametrize("preview", BOTH)
 def test_a_used_pool_is_never_registered_so_no_run_of_the_stack_can_change_or_delete_it(preview):
-    done = run(preview=preview)
-    assert done.of_type(POOL) == []
-    assert any("gpuPools.gpunp (use)" in line and "never changed" in line for line in done.infos)
+    assert any("gpuPools.gpunp (use)" in line and "never changed" in line for line in pool_lines(preview=preview).infos)
+    if preview:
+        assert used_side_by_side().of_type(POOL) == []
 
 
-@pytest.mark.parametrize("preview", BOTH)
-def test_a_used_pool_gets_a_proof_job_pinned_to_it_that_tolerates_its_own_taints(preview):
-    job = run(preview=preview).one(JOB).inputs["spec"]["template"]["spec"]
-    assert tolerates(job, "sku", "gpu", "NoSchedule")
-    assert job["nodeSelector"] == {"kubernetes.azure.com/agentpool": "gpunp"}
+def test_a_used_pool_gets_a_proof_job_pinned_to_it_that_tolerates_its_own_taints():
+    assert len(used_side_by_side().of_type(JOB)) == 2, "one per pool"
+    assert tolerates(job_on(used_side_by_side(), "gpunp"), "sku", "gpu", "NoSchedule")
 
 
 def test_a_used_pool_with_a_taint_of_its_own_is_tolerated_by_the_plugin_and_the_job():
-    pool = {**GPUNP, "nodeTaints": ["nvidia.com/gpu=present:NoExecute"]}
-    done = run(pool=pool)
+    done = used_side_by_side()
     plugin = next(d for d in done.of_type(DAEMONSET) if "device-plugin" in d.name).inputs["spec"]["template"]["spec"]
     assert tolerates(plugin, "nvidia.com/gpu", "present", "NoExecute")
-    assert tolerates(done.one(JOB).inputs["spec"]["template"]["spec"], "nvidia.com/gpu", "present", "NoExecute")
+    assert tolerates(job_on(done, "tainted"), "nvidia.com/gpu", "present", "NoExecute")
 
 
 @pytest.mark.parametrize("preview", BOTH)
 def test_a_used_pool_gets_the_stacks_plugin_and_a_warning_when_what_the_cluster_runs_was_not_read(preview):
-    done = run(preview=preview)
-    plugin = next(d for d in done.of_type(DAEMONSET) if "device-plugin" in d.name).inputs["spec"]["template"]["spec"]
-    assert tolerates(plugin, "sku", "gpu", "NoSchedule")
-    [said] = [w for w in done.warnings if w.startswith("aks-gpu:gpuPools.gpunp (use): what the cluster runs was not read")]
+    if preview:
+        plugin = next(d for d in used_side_by_side().of_type(DAEMONSET) if "device-plugin" in d.name).inputs["spec"]["template"]["spec"]
+        assert tolerates(plugin, "sku", "gpu", "NoSchedule")
+    [said] = [
+        w for w in pool_lines(preview=preview).warnings if w.startswith("aks-gpu:gpuPools.gpunp (use): what the cluster runs was not read")
+    ]
     assert "check with `kubectl get namespaces,daemonsets --all-namespaces --show-managed-fields --output json`" in said
     assert said.endswith("(the offline render reads that list saved as preflight.kubernetesFile)")
 
@@ -83,7 +110,7 @@ def test_a_used_pool_served_by_aks_gets_no_device_plugin_from_the_stack():
 
 
 def test_the_cost_lines_say_a_used_pool_is_the_owners_and_the_job_may_scale_it_from_zero():
-    done = run()
+    done = pool_lines()
     line = next(i for i in done.infos if i.startswith("cost: aks-gpu:gpuPools.gpunp"))
     assert "the owner's pool" in line and "not counted here" in line and "from zero (0-3)" in line
 
@@ -146,7 +173,7 @@ def test_the_guides_single_gpu_pool_key_can_name_the_owners_pool_too():
 
 @pytest.mark.parametrize("preview", BOTH)
 def test_the_adopting_up_imports_the_pool_by_its_arm_id(preview):
-    pool = run("adopt", preview=preview).one(POOL)
+    pool = adopted("gpunp") if preview else run("adopt", preview=False).one(POOL)
     assert pool.options["import"] == (
         "/subscriptions/33333333-3333-3333-3333-333333333333/resourceGroups/team-rg/providers/"
         "Microsoft.ContainerService/managedClusters/team-aks/agentPools/gpunp"
@@ -155,7 +182,7 @@ def test_the_adopting_up_imports_the_pool_by_its_arm_id(preview):
 
 @pytest.mark.parametrize("preview", BOTH)
 def test_an_adopted_pool_declares_what_azure_has_so_the_import_replaces_nothing(preview):
-    inputs = run("adopt", preview=preview).one(POOL).inputs
+    inputs = adopted("gpunp").inputs if preview else run("adopt", preview=False).one(POOL).inputs
     assert inputs["vmSize"] == "Standard_NC4as_T4_v3" and inputs["maxPods"] == 250
     assert inputs["nodeTaints"] == ["sku=gpu:NoSchedule"]
     assert inputs["nodeLabels"] == {"team": "ml"} and inputs["availabilityZones"] == ["1", "2"] and inputs["osDiskSizeGB"] == 128
@@ -165,12 +192,11 @@ def test_an_adopted_pool_declares_what_azure_has_so_the_import_replaces_nothing(
 
 
 def test_an_adopted_pool_is_not_imported_again_once_it_carries_this_stacks_tag():
-    pool = run("adopt", pool={**GPUNP, "tags": {"costcenter": "ml-42", **OURS}}).one(POOL)
-    assert "import" not in pool.options
+    assert "import" not in adopted("tagged").options
 
 
 def test_an_adopted_pool_takes_its_counts_from_the_config_which_aks_changes_in_place():
-    inputs = run("adopt", entry={"minCount": 1, "maxCount": 2}).one(POOL).inputs
+    inputs = adopted("counts").inputs
     assert (inputs["minCount"], inputs["maxCount"]) == (1, 2)
 
 
@@ -205,7 +231,9 @@ def test_an_aks_managed_pool_can_be_used_but_not_adopted():
 def test_a_windows_pool_is_refused_and_a_system_pool_can_be_used_but_not_adopted():
     stopped(r"runs Windows: the guide's device plugin and proof run on Linux pools", pool={**GPUNP, "osType": "Windows"})
     stopped(r"is a System pool, and this stack's pools are User pools: use it instead", "adopt", pool={**GPUNP, "mode": "System"})
-    assert run(pool={**GPUNP, "mode": "System"}).of_type(POOL) == []
+    # Used, it is not refused: the plan hands out a used pool, which registers nothing (UsedPool).
+    [used] = same_in_both_modes(pool={**GPUNP, "mode": "System"}).gpu_pools
+    assert isinstance(used, UsedPool)
 
 
 def test_a_stack_pool_named_like_the_owners_says_how_to_use_or_adopt_it():
@@ -246,9 +274,11 @@ def test_adopting_a_pool_with_fifty_tags_is_refused_naming_azures_limit_as_the_s
         r"the pool gpunp has 50 tags, and adopting it adds the stack's", "adopt", pool={**GPUNP, "tags": FIFTY}, preview=preview
     )
     assert "52 tags, and Azure allows at most 50 on a resource; remove 2 of the pool's tags first, or use it instead" in message
-    assert run(pool={**GPUNP, "tags": FIFTY}, preview=preview).of_type(POOL) == [], "it can still be used as it is"
-    fits = {f"team-{i}": "x" for i in range(48)}
-    assert len(run("adopt", pool={**GPUNP, "tags": fits}, preview=preview).one(POOL).inputs["tags"]) == 50
+    # It can still be used as it is: the plan hands out a used pool, which registers nothing (UsedPool).
+    [used] = same_in_both_modes(pool={**GPUNP, "tags": FIFTY}).gpu_pools
+    assert isinstance(used, UsedPool)
+    if preview:
+        assert len(adopted("fits").inputs["tags"]) == 50  # 48 of the owner's
 
 
 @pytest.mark.parametrize("preview", BOTH)
@@ -297,19 +327,30 @@ def test_a_saved_pool_whose_own_id_names_another_cluster_is_refused_naming_the_f
     assert monitor.registrations == []
 
 
-@pytest.mark.parametrize("preview", BOTH)
-def test_the_adopting_up_imports_the_pool_under_the_cluster_the_config_names_not_the_descriptions_spelling(tmp_path, preview):
-    """The description's id agrees in everything but case (ARM's names are not case-sensitive): the ID is the config's."""
+def test_the_adopting_up_imports_the_pool_under_the_cluster_the_config_names_not_the_descriptions_spelling(tmp_path):
+    """The description's id agrees in everything but case (ARM's names are not case-sensitive): the ID is the config's.
+    The ID the plan hands the pool in both modes (GpuPoolArgs.live.import_id), which the pool imports as it is
+    (test_the_adopting_up_imports_the_pool_by_its_arm_id, in a preview and a deployment)."""
     spelt = "/SUBSCRIPTIONS/33333333-3333-3333-3333-333333333333/resourcegroups/TEAM-RG/providers/microsoft.containerservice/managedClusters/team-aks"  # fmt: skip
-    _, up = adopted_from(tmp_path, cluster(GPUNP) | {"id": spelt}, preview)
-    assert up().one(POOL).options["import"] == (
+    assert import_id(adopted_in_both_modes(tmp_path, cluster(GPUNP) | {"id": spelt})) == (
         "/subscriptions/33333333-3333-3333-3333-333333333333/resourceGroups/team-rg/providers/"
         "Microsoft.ContainerService/managedClusters/team-aks/agentPools/gpunp"
     )
-    _, up = adopted_from(tmp_path, {k: v for k, v in cluster(GPUNP).items() if k != "id"}, preview)
-    assert (
-        up()
-        .one(POOL)
-        .options["import"]
-        .endswith("/resourceGroups/team-rg/providers/Microsoft.ContainerService/managedClusters/team-aks/agentPools/gpunp")
+    described = {k: v for k, v in cluster(GPUNP).items() if k != "id"}
+    assert import_id(adopted_in_both_modes(tmp_path, described)).endswith(
+        "/resourceGroups/team-rg/providers/Microsoft.ContainerService/managedClusters/team-aks/agentPools/gpunp"
     )
+
+
+def import_id(plan):
+    [args] = plan.gpu_pools
+    assert isinstance(args, GpuPoolArgs) and args.live is not None
+    return args.live.import_id
+
+
+def adopted_in_both_modes(tmp_path, described):
+    """`adopted_from(tmp_path, described)`'s plan, once a preview's and a deployment's hand out the same Args."""
+    path = tmp_path / "cluster.json"
+    path.write_text(json.dumps(described))
+    overrides = {"gpuPools": {"gpunp": {"existing": "adopt"}}, "preflight": {"clusterFile": str(path)}}
+    return both_modes.same_in_both_modes(lambda: OfflineReader(cluster=described), "team", **overrides)

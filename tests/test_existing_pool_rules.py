@@ -7,9 +7,10 @@ Azure's spelling. Each in a preview and in a deployment."""
 from __future__ import annotations
 
 import pytest
-from support.existing_pools import BOTH, GPUNP, JOB, POOL, cluster, run
+from support.existing_pools import BOTH, GPUNP, adopted, cluster, same_in_both_modes
 
 from components.errors import ConfigError, PreflightError
+from components.pools.existing_pool import UsedPool
 from tools.azure_mocks import AzureMocks
 from tools.mock_engine import RecordingMonitor, run_program
 
@@ -36,8 +37,11 @@ def test_a_pool_azure_has_at_zero_fixed_nodes_is_refused_while_the_job_is_on_say
 
 
 def test_a_pool_at_zero_fixed_nodes_is_used_as_it_is_when_the_job_is_off():
-    done = run(pool=FIXED_AT_ZERO, mnistJob={"enabled": False})
-    assert done.of_type(JOB) == [] and done.of_type(POOL) == []
+    # Not refused, in either mode; no proof Args (no Job declared), and a used pool (UsedPool registers nothing).
+    plan = same_in_both_modes(pool=FIXED_AT_ZERO, mnistJob={"enabled": False})
+    assert plan.proof is None
+    [used] = plan.gpu_pools
+    assert isinstance(used, UsedPool)
 
 
 @pytest.mark.parametrize("preview", BOTH)
@@ -74,7 +78,7 @@ def test_adopting_with_a_null_range_that_would_switch_off_the_owners_autoscaler_
 
 
 def test_adopting_with_the_autoscaler_switched_off_at_a_count_the_config_gives_declares_that_count():
-    inputs = run("adopt", entry={"minCount": None, "maxCount": None, "nodeCount": 1}).one(POOL).inputs
+    inputs = adopted("nodecount").inputs  # entry {"minCount": None, "maxCount": None, "nodeCount": 1}
     assert (inputs["count"], inputs.get("enableAutoScaling")) == (1, None)
 
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import pytest
 from conftest import run_cached
+from support import both_modes
 from support.arm_schemas import bodies, schema_errors
-from support.plan import plan_warnings, planned
+from support.plan import plan_infos, plan_warnings, planned
 
 from components.errors import ConfigError, PreflightError
 from tools.azure_mocks import AzureMocks, existing_cluster
@@ -37,10 +38,17 @@ DYNAMIC_POD_IPS = cluster(
 KUBENET_IN_OWN_VNET = cluster({"networkPlugin": "kubenet", "networkPolicy": "calico"}, vnetSubnetID=NODES, maxPods=110)
 
 
-def declared(description: dict, preview: bool = True, **pool) -> tuple[dict, list[str]]:
-    """The GPU pool's agent-pool inputs in that cluster, and the run's info lines."""
-    run = run_cached("dev", preview=preview, cluster=description, existingCluster=TEAM, gpuPool={"vmSize": T4, **pool})[0]
-    return run.one(POOL).inputs, run.infos
+def decided(description: dict, **pool) -> tuple[tuple, list[str]]:
+    """What the plan decides for the GPU pool's network in that cluster, with no run: (subnet,
+    pod subnet, maxPods), as the pool's Args hand them to its agent pool, and the plan's info
+    lines. That the Args reach the agent pool's inputs is the graph tests' below (several pools,
+    the typed and the managed pool's bodies)."""
+    both_modes.named_as_a_run("dev")
+    plan = planned("dev", cluster=description, existingCluster=TEAM, gpuPool={"vmSize": T4, **pool})
+    [args] = plan.gpu_pools
+    network = args.network
+    assert network is not None and network == plan.networks["gpu"]
+    return (network.vnet_subnet_id, network.pod_subnet_id, network.max_pods), plan_infos(plan)
 
 
 @pytest.mark.parametrize(
@@ -67,26 +75,36 @@ def declared(description: dict, preview: bool = True, **pool) -> tuple[dict, lis
     ids=["overlay in its own VNet", "legacy Azure CNI", "dynamic pod IPs", "kubenet in its own VNet", "overlay, AKS's VNet"],
 )
 def test_a_pool_takes_the_system_pools_subnets_and_the_pods_per_node_its_network_allows(description, subnet, pod_subnet, max_pods, says):
-    inputs, infos = declared(description)
-    assert (inputs.get("vnetSubnetID"), inputs.get("podSubnetID"), inputs["maxPods"]) == (subnet, pod_subnet, max_pods)
+    network, infos = decided(description)
+    assert network == (subnet, pod_subnet, max_pods)
     assert f"network: aks-gpu:gpuPool {says}" in infos, "preflight says what it decided, one line per pool"
 
 
 def test_a_pool_may_choose_its_own_subnet_and_pods_per_node():
-    inputs, infos = declared(LEGACY_AZURE_CNI, vnetSubnetId=GPU_NODES, maxPods=40)
-    assert (inputs["vnetSubnetID"], inputs["maxPods"]) == (GPU_NODES, 40)
+    network, infos = decided(LEGACY_AZURE_CNI, vnetSubnetId=GPU_NODES, maxPods=40)
+    assert (network[0], network[2]) == (GPU_NODES, 40)
     assert (
         "network: aks-gpu:gpuPool joins Azure CNI (pods on the node subnet): subnet team-vnet/gpu-nodes, maxPods 40 (aks-gpu:gpuPool.maxPods)"
         in infos
     ), "the line names the subnet by its VNet and name; the inputs carry the ID"
 
 
-def test_several_pools_each_get_the_network_and_their_own_choices():
+def several_pools():
+    """The dev stack's pools t4 (the System pool's network) and big (its own subnet and maxPods) in a cluster with dynamic pod IPs."""
     pools = {"t4": {"vmSize": T4}, "big": {"vmSize": T4, "maxPods": 64, "vnetSubnetId": GPU_NODES}}
-    run = run_cached("dev", cluster=DYNAMIC_POD_IPS, existingCluster=TEAM, gpuPool=None, gpuPools=pools)[0]
+    return run_cached("dev", cluster=DYNAMIC_POD_IPS, existingCluster=TEAM, gpuPool=None, gpuPools=pools)[0]
+
+
+def test_several_pools_each_get_the_network_and_their_own_choices():
+    run = several_pools()
     got = {r.inputs["agentPoolName"]: (r.inputs["vnetSubnetID"], r.inputs["podSubnetID"], r.inputs["maxPods"]) for r in run.of_type(POOL)}
     assert got == {"t4": (NODES, PODS, 50), "big": (GPU_NODES, PODS, 64)}
     assert len([i for i in run.infos if i.startswith("network: ")]) == 2
+    # In a cluster in AKS's own VNet, no subnet is declared (the decision: the test above). The run
+    # test_existing_cluster_checks.py's healthy cluster deploys, which any cluster a stack names answers.
+    solo = run_cached("dev", preview=False, existingCluster=TEAM, gpuPool={"vmSize": T4})[0]
+    assert (solo.one(POOL).inputs.get("vnetSubnetID"), solo.one(POOL).inputs.get("podSubnetID")) == (None, None)
+    assert "network: aks-gpu:gpuPool joins Azure CNI Overlay: maxPods 250" in solo.infos
 
 
 def test_the_managed_pool_carries_the_subnets_in_the_rest_spelling_and_validates():
@@ -97,7 +115,10 @@ def test_the_managed_pool_carries_the_subnets_in_the_rest_spelling_and_validates
 
 
 def test_the_typed_pools_body_with_subnets_validates_against_azures_schema():
-    run = run_cached("dev", cluster=DYNAMIC_POD_IPS, existingCluster=TEAM, gpuPool={"vmSize": T4})[0]
+    """Both typed pools of `several_pools`: the System pool's subnets, and a subnet of the pool's own."""
+    run = several_pools()
+    inputs = {r.inputs["agentPoolName"]: r.inputs for r in run.of_type(POOL)}["t4"]
+    assert (inputs["vnetSubnetID"], inputs["podSubnetID"], inputs["maxPods"]) == (NODES, PODS, 50), "the plan's network, declared"
     assert [e for b in bodies(run) for e in schema_errors(b)] == []
 
 
@@ -131,9 +152,13 @@ def test_a_malformed_subnet_id_is_refused_by_name(value):
 
 
 def test_max_pods_on_a_created_cluster_is_the_pools_own():
-    run = run_cached("dev", gpuPool={"vmSize": T4, "maxPods": 110})[0]
-    assert run.one(POOL).inputs["maxPods"] == 110
-    assert not [i for i in run.infos if i.startswith("network: ")], "nothing to decide in a cluster this stack creates"
+    """Fewer than 30 too, where the pool has room for 30 (test_fewer_than_30_pods_per_node_needs_room_for_30_in_the_pool).
+    The plan's decision, in the pool's network Args, which become the agent pool's maxPods as in
+    an existing cluster (pool_fields' maxPods row; the graph tests above)."""
+    pools = {"a": {"vmSize": T4, "maxPods": 110}, "b": {"vmSize": T4, "maxPods": 10, "nodeCount": 3}}
+    plan = planned("dev", gpuPool=None, gpuPools=pools)
+    assert {a.pool.name: a.network.max_pods for a in plan.gpu_pools if a.network} == {"a": 110, "b": 10}
+    assert not [i for i in plan_infos(plan) if i.startswith("network: ")], "nothing to decide in a cluster this stack creates"
 
 
 def test_a_subnet_of_another_virtual_network_is_refused():
@@ -144,8 +169,8 @@ def test_a_subnet_of_another_virtual_network_is_refused():
 
 def test_without_the_system_pools_count_the_aks_default_of_the_model_applies():
     no_count = cluster({"networkPlugin": "azure"}, vnetSubnetID=NODES, podSubnetID=PODS)
-    assert declared(no_count)[0]["maxPods"] == 110, "Azure CNI Pod subnet's default"
-    assert declared(cluster({"networkPlugin": "azure"}, vnetSubnetID=NODES))[0]["maxPods"] == 30, "legacy Azure CNI's"
+    assert decided(no_count)[0][2] == 110, "Azure CNI Pod subnet's default"
+    assert decided(cluster({"networkPlugin": "azure"}, vnetSubnetID=NODES))[0][2] == 30, "legacy Azure CNI's"
 
 
 def test_fewer_than_30_pods_per_node_needs_room_for_30_in_the_pool():
@@ -154,4 +179,5 @@ def test_fewer_than_30_pods_per_node_needs_room_for_30_in_the_pool():
         match=r"^invalid config aks-gpu:gpuPool\.maxPods = 10: AKS takes fewer than 30 pods per node only when .*set maxPods to at least 30",
     ):
         planned("dev", gpuPool={"vmSize": T4, "maxPods": 10})
-    assert run_cached("dev", gpuPool={"vmSize": T4, "maxPods": 10, "nodeCount": 3})[0].one(POOL).inputs["maxPods"] == 10
+    # With room for 30 (3 nodes) it is declared: test_max_pods_on_a_created_cluster_is_the_pools_own.
+    planned("dev", gpuPool={"vmSize": T4, "maxPods": 10, "nodeCount": 3})

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import pytest
 from conftest import run_cached
+from support import both_modes
 from support.config import parsed
+from support.plan import plan_infos, plan_warnings, planned
 from support.pool_network import (
     NEW_NODES,
     NEW_PODS,
@@ -24,6 +26,7 @@ from support.pool_network import (
 from components.cluster.cluster_facts import OWNER_TAG, parse
 from components.ownership.stack_state import StackState
 from components.pools import pool_network
+from tools.azure_mocks import OfflineReader
 
 POOL = "azure-native:containerservice:AgentPool"
 TEAM = {"resourceGroupName": "team-rg", "name": "team-aks"}
@@ -32,13 +35,32 @@ MODES = pytest.mark.parametrize("preview", [True, False], ids=["preview", "deplo
 
 
 def run(description: dict, preview: bool, **pool):
+    """The graph, in one mode: a preview's plan and a deployment's are first shown to hand the
+    components the same Args (the program branches on the mode only in its plan, tests/support/both_modes.py)."""
+    both_modes.same_in_both_modes(lambda: OfflineReader(cluster=description), "dev", existingCluster=TEAM, gpuPool={"vmSize": T4, **pool})
     return run_cached("dev", preview=preview, cluster=description, existingCluster=TEAM, gpuPool={"vmSize": T4, **pool})[0]
+
+
+class Decided:
+    """What the plan decides for the pool gpu, with no run: its network as the pool's Args hand
+    it to the agent pool (`network_of`'s order), and the plan's warnings and lines."""
+
+    def __init__(self, description: dict, preview: bool, **pool) -> None:
+        both_modes.named_as_a_run("dev")
+        plan = planned("dev", preview, cluster=description, existingCluster=TEAM, gpuPool={"vmSize": T4, **pool})
+        [args] = plan.gpu_pools
+        network = args.network
+        assert network is not None
+        self.network = (network.vnet_subnet_id, network.pod_subnet_id, network.max_pods)
+        self.warnings, self.infos = plan_warnings(plan), plan_infos(plan)
 
 
 @MODES
 def test_the_owner_moving_the_system_pool_moves_no_gpu_pool_of_the_stack(preview):
-    result = run(moved_cluster(), preview)
-    assert network_of(result.one(POOL).inputs) == (NODES, PODS, 30), "the pool's own subnets and pods per node, not the System pool's"
+    if preview:  # the graph: the plan's network reaches the agent pool
+        assert network_of(run(moved_cluster(), True).one(POOL).inputs) == (NODES, PODS, 30)
+    result = Decided(moved_cluster(), preview)
+    assert result.network == (NODES, PODS, 30), "the pool's own subnets and pods per node, not the System pool's"
     assert replace_warnings(result.warnings) == []
     assert (
         "network: aks-gpu:gpuPool joins Azure CNI with dynamic pod IPs: subnet team-vnet/nodes (kept from the live pool), "
@@ -48,8 +70,10 @@ def test_the_owner_moving_the_system_pool_moves_no_gpu_pool_of_the_stack(preview
 
 @MODES
 def test_a_new_subnet_in_the_config_moves_the_pool_and_the_preview_says_it_is_replaced(preview):
-    result = run(moved_cluster(), preview, vnetSubnetId=GPU_NODES, maxPods=40)
-    assert network_of(result.one(POOL).inputs) == (GPU_NODES, PODS, 40)
+    if not preview:  # the graph, in the deployment that replaces the pool
+        assert network_of(run(moved_cluster(), False, vnetSubnetId=GPU_NODES, maxPods=40).one(POOL).inputs) == (GPU_NODES, PODS, 40)
+    result = Decided(moved_cluster(), preview, vnetSubnetId=GPU_NODES, maxPods=40)
+    assert result.network == (GPU_NODES, PODS, 40)
     (warning,) = replace_warnings(result.warnings)
     assert warning.startswith(
         "aks-gpu:gpuPool.vnetSubnetId is team-vnet/gpu-nodes and the live pool's team-vnet/nodes; "
@@ -65,23 +89,23 @@ def test_a_new_subnet_in_the_config_moves_the_pool_and_the_preview_says_it_is_re
 
 @MODES
 def test_a_config_that_names_what_the_pool_has_replaces_nothing(preview):
-    result = run(moved_cluster(), preview, vnetSubnetId=NODES, podSubnetId=PODS, maxPods=30)
-    assert network_of(result.one(POOL).inputs) == (NODES, PODS, 30)
+    result = Decided(moved_cluster(), preview, vnetSubnetId=NODES, podSubnetId=PODS, maxPods=30)
+    assert result.network == (NODES, PODS, 30)
     assert replace_warnings(result.warnings) == []
 
 
 @MODES
 def test_a_new_pool_still_takes_the_system_pools_network(preview):
-    result = run(moved_cluster(gpu_name="other"), preview)
-    assert network_of(result.one(POOL).inputs) == (NEW_NODES, NEW_PODS, 50)
+    result = Decided(moved_cluster(gpu_name="other"), preview)
+    assert result.network == (NEW_NODES, NEW_PODS, 50)
     assert any("subnet team-vnet/nodes-2026 (the System pool's)" in i for i in result.infos)
 
 
 def test_a_pool_of_the_same_name_that_another_stack_added_is_not_kept():
     """Its name is refused (a deployment stops: test_existing_cluster.py); a preview shows what
     this stack would declare, the System pool's network, not the other stack's pool's."""
-    result = run(moved_cluster(gpu_tags={OWNER_TAG: "aks-gpu/prod"}), True)
-    assert network_of(result.one(POOL).inputs) == (NEW_NODES, NEW_PODS, 50)
+    result = Decided(moved_cluster(gpu_tags={OWNER_TAG: "aks-gpu/prod"}), True)
+    assert result.network == (NEW_NODES, NEW_PODS, 50)
     assert replace_warnings(result.warnings) == []
 
 

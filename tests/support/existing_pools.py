@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 from conftest import run_cached
 
@@ -66,3 +68,74 @@ def stopped(match, how="use", pool=GPUNP, preview=True, entry=None):
     assert "\n" not in str(error.value)
     assert monitor.registrations == []
     return str(error.value)
+
+
+def same_in_both_modes(how="use", pool=GPUNP, entry=None, **overrides):
+    """`run`'s plan in a preview, once a deployment's is known to hand the components the same
+    Args (support/both_modes.py): a test of what `run` declares then runs one mode."""
+    from support import both_modes
+    from tools.azure_mocks import OfflineReader
+
+    pools = {"gpunp": {"existing": how, **(entry or {})}}
+    return both_modes.same_in_both_modes(lambda: OfflineReader(cluster=cluster(pool)), "team", gpuPools=pools, **overrides)
+
+
+# The owner's pools whose adoption the graph tests check (test_adoption.py, test_existing_gpu_pools.py,
+# test_existing_pool_rules.py), side by side in one cluster, each adopted with its entry: each is
+# declared from its own description and entry, so one run of the team stack serves each test.
+SPOT = {
+    **GPUNP,
+    "scaleSetPriority": "Spot",
+    "scaleSetEvictionPolicy": "Deallocate",
+    "nodeTaints": ["sku=gpu:NoSchedule", "kubernetes.azure.com/scalesetpriority=spot:NoSchedule"],
+}
+# Every member a pool can have, as the owner set them.
+OWNERS = {
+    **GPUNP,
+    "powerState": {"code": "Running"},
+    "scaleDownMode": "Deallocate",
+    "kubeletConfig": {"cpuManagerPolicy": "static"},
+    "osSku": "AzureLinux",
+    "enableFips": False,
+    "gpuProfile": {"driver": "Install"},
+    "artifactStreamingProfile": {"enabled": True},
+    "provisioningState": "Succeeded",
+}
+SURGE_UNSET = {**GPUNP, "upgradeSettings": {"maxSurge": None, "drainTimeoutInMinutes": 45}}
+NO_UPGRADE_SETTINGS = {k: v for k, v in GPUNP.items() if k != "upgradeSettings"}
+FIXED = {**GPUNP, "enableAutoScaling": False, "count": 2, "minCount": None, "maxCount": None}
+DRAIN = {"upgradeSettings": {"drainTimeoutInMinutes": 60}}
+SIDE_BY_SIDE = {
+    "gpunp": (GPUNP, {}),
+    "surge": (SURGE_UNSET, {}),
+    "nosettings": (NO_UPGRADE_SETTINGS, {}),
+    "drain": (GPUNP, DRAIN),
+    "spot": (SPOT, {}),
+    "owners": (OWNERS, {}),
+    "fixed": (FIXED, {}),
+    "tagged": ({**GPUNP, "tags": {"costcenter": "ml-42", **OURS}}, {}),  # adopted earlier
+    "counts": (GPUNP, {"minCount": 1, "maxCount": 2}),
+    "fits": ({**GPUNP, "tags": {f"team-{i}": "x" for i in range(48)}}, {}),  # 48 tags, and the stack's two
+    "nodecount": (GPUNP, {"minCount": None, "maxCount": None, "nodeCount": 1}),  # the autoscaler switched off
+}
+
+
+def side_by_side_cluster():
+    return cluster(*({**pool, "name": name} for name, (pool, _) in SIDE_BY_SIDE.items()))
+
+
+@functools.cache
+def side_by_side():
+    """The team stack adopting each of SIDE_BY_SIDE's pools, in a preview (its plan shown to hand a deployment the same Args)."""
+    from support import both_modes
+    from tools.azure_mocks import OfflineReader
+
+    pools = {name: {"existing": "adopt", **entry} for name, (_, entry) in SIDE_BY_SIDE.items()}
+    both_modes.same_in_both_modes(lambda: OfflineReader(cluster=side_by_side_cluster()), "team", gpuPools=pools)
+    return run_cached("team", cluster=side_by_side_cluster(), gpuPools=pools)[0]
+
+
+def adopted(name: str):
+    """The agent pool `side_by_side` declares for the owner's pool `name`."""
+    [pool] = [p for p in side_by_side().of_type(POOL) if p.inputs["agentPoolName"] == name]
+    return pool
