@@ -11,9 +11,8 @@ from pathlib import Path
 
 import pytest
 from conftest import run_cached
-from support.both_modes import named_as_a_run
 from support.existing_cluster import on_existing
-from support.plan import lines, lines_by, plan_warnings, planned
+from support.plan import lines, lines_by, named_as_a_run, plan_warnings, planned
 
 from components.errors import AzureReadError, ConfigError, PreflightError
 from components.plan import Plan

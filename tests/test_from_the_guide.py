@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 from conftest import run_cached
+from support.both_modes import declares_the_same_in_both_modes
 from support.guide_example import EXAMPLE, STACK_FILE
-from support.modes import declares_the_same_in_both_modes
 from support.plan import plan_infos, plan_warnings, planned_by
 
 from components.errors import ConfigError, PreflightError

@@ -13,11 +13,11 @@ from conftest import ROOT, run_cached
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from support.arm_schemas import arm_problems
+from support.both_modes import declares_the_same_in_both_modes
 from support.config import parsed, refused
 from support.existing_pools import GPUNP, cluster
 from support.generated import LONG_RUN, SETTINGS
 from support.kubernetes_schemas import invalid
-from support.modes import declares_the_same_in_both_modes
 from support.plan import lines
 from support.stack_schema import VALIDATOR
 

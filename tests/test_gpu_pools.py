@@ -9,8 +9,8 @@ import types
 
 import pytest
 from conftest import run_cached
+from support.both_modes import declares_the_same_in_both_modes
 from support.config import parsed, refused
-from support.modes import declares_the_same_in_both_modes
 from support.plan import lines
 
 T4 = "Standard_NC4as_T4_v3"

@@ -9,7 +9,7 @@ import dataclasses
 
 import pytest
 from conftest import run_cached
-from support.modes import declares_the_same_in_both_modes
+from support.both_modes import declares_the_same_in_both_modes
 
 from components.gpu_stack.settings import DEFAULT_MNIST_IMAGE, GUIDE_MNIST_IMAGE
 from components.pools.settings import GpuPoolConfig

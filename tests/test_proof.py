@@ -12,7 +12,7 @@ import json
 
 import pytest
 from conftest import run_cached
-from support.modes import declares_the_same_in_both_modes
+from support.both_modes import declares_the_same_in_both_modes
 from support.plan import lines
 
 from components.catalog import gpu_sizes, gpus, proof_images

@@ -6,26 +6,15 @@ a test of the graph then runs one mode, and this check, with no engine, stands f
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pulumi.runtime.settings
-
 from components.plan import Plan
 from components.pools.existing_pool import UsedPool
-from support.plan import planned_by
+from support.plan import named_as_a_run, planned_by
 from tools.azure_mocks import OfflineReader
-from tools.stack_files import project_name
-
-
-def named_as_a_run(stack: str) -> None:
-    """Pulumi's project and stack names as a run of `stack` sets them: a few checks ask Pulumi for
-    the project (components/cluster/existing_cluster_checks.py `stack_pools`, `pool_name_conflicts`),
-    which a plain call of the plan in a fresh process would otherwise see as Pulumi's default,
-    "project", and take the stack's own tagged pools for another's."""
-    pulumi.runtime.settings._set_project(project_name())
-    pulumi.runtime.settings._set_stack(stack)
 
 
 def _comparable(value: Any) -> Any:
@@ -50,3 +39,16 @@ def same_in_both_modes(reader: Callable[[], OfflineReader], stack: str = "dev", 
     deployment = planned_by(reader(), stack, False, stack_file, **overrides)
     assert args_of(preview) == args_of(deployment), "a preview and a deployment would declare different graphs"
     return preview
+
+
+#: The inputs already checked in this session: each is checked once, as run_cached runs once.
+_CHECKED: set[str] = set()
+
+
+def declares_the_same_in_both_modes(stack: str = "dev", stack_file: Path | None = None, **overrides: Any) -> None:
+    """`same_in_both_modes` with the offline reader, once per input in a session: a test of the
+    declared graph that runs one mode says why with this check, not a comment alone."""
+    key = json.dumps([stack, str(stack_file), overrides], sort_keys=True)
+    if key not in _CHECKED:
+        same_in_both_modes(OfflineReader, stack, stack_file, **overrides)
+        _CHECKED.add(key)

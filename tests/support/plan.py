@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pulumi.runtime.settings
 import pytest
 
 from components.cost import cost
@@ -52,10 +53,20 @@ def lines(stack: str = "dev", preview: bool = True, **overrides: Any) -> Lines:
     return Lines(plan_warnings(plan), plan_infos(plan))
 
 
+def named_as_a_run(stack: str) -> None:
+    """Pulumi's project and stack names as a run of `stack` sets them: a few checks ask Pulumi for
+    the project (components/cluster/existing_cluster_checks.py `stack_pools`, `pool_name_conflicts`),
+    which a plain call of the plan in a fresh process would otherwise see as Pulumi's default,
+    "project", and take the stack's own tagged pools for another's."""
+    pulumi.runtime.settings._set_project(project_name())
+    pulumi.runtime.settings._set_stack(stack)
+
+
 def planned_by(reader: OfflineReader, stack: str = "dev", preview: bool = True, stack_file: Path | None = None, **overrides: Any) -> Plan:
     """The plan `run_program(stack, overrides=overrides, monitor=RecordingMonitor(AzureMocks(reader=reader)),
     preview=preview, stack_file=stack_file)` declares from: a test's own reader (a stack state, a
     Kubernetes list, a refused read, Azure's answers), readied as that run readies it."""
+    named_as_a_run(stack)
     merged = merged_config(stack, overrides=overrides, stack_file=stack_file)
     reader.offline(merged, stack)
     cfg = parse(merged, project_name(), stack, ROOT)
