@@ -26,7 +26,6 @@ import math
 import re
 from typing import Any
 
-import fake_aks
 import pytest
 from google.protobuf import struct_pb2
 from pulumi.runtime import proto
@@ -43,20 +42,15 @@ pytest_plugins = ["support.hosts"]
 
 
 @pytest.fixture
-def arm(managed_pool_arm) -> fake_aks.FakeAks:
-    return managed_pool_arm
-
-
-@pytest.fixture
 def host(managed_pool_host) -> Host:
     return managed_pool_host
 
 
 @pytest.fixture
-def fresh(arm):
+def fresh(managed_pool_arm):
     """An empty cluster with no operation running, and no 409s pending."""
-    arm.reset()
-    return arm
+    managed_pool_arm.reset()
+    return managed_pool_arm
 
 
 def changed(news: struct_pb2.Struct, **properties: Any) -> struct_pb2.Struct:
@@ -209,12 +203,12 @@ def test_a_cluster_busy_past_the_time_limit_fails_the_operation_at_its_limit(hos
     assert len(fresh.pool_calls("PUT")) == 1, "no second try: it would come after the limit"
 
 
-def test_with_pythonsafepath_the_host_cannot_load_the_provider(arm, tmp_path):
+def test_with_pythonsafepath_the_host_cannot_load_the_provider(managed_pool_arm, tmp_path):
     """What the program refuses before anything is registered (test_a_pythonsafepath_..._stops_the_program)."""
-    environment = host_environment(arm, tmp_path, PYTHONSAFEPATH="1")
+    environment = host_environment(managed_pool_arm, tmp_path, PYTHONSAFEPATH="1")
     for safe in start_host(environment):
         with pytest.raises(HostError, match="No module named 'components'"):
-            safe.create(program_inputs(arm))
+            safe.create(program_inputs(managed_pool_arm))
 
 
 def test_a_pythonsafepath_environment_stops_the_program_before_anything_is_registered(monkeypatch):
