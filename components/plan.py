@@ -357,7 +357,7 @@ class _Run:
             if not self.mode.preview:
                 raise PreflightError(priority_config_map.stop_line(cfg.cluster_name, there.unknown))
             said.warn([priority_config_map.unknown_line(cfg.cluster_name, there.unknown)])
-        said.info([priority_expander.created_cluster_line(present, self.outside())])
+        said.info([priority_expander.created_cluster_line(present, self.outside(), cfg.resource_group_name, cfg.cluster_name)])
         return False
 
     def created_groups(self) -> tuple[str, str]:

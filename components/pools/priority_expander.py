@@ -71,7 +71,7 @@ def priorities(groups: Mapping[str, Sequence[str]], outside: Sequence[str] = ())
     return Priorities.of([*ranked, *((top, scale_set_pattern(pool)) for pool in outside), (LOWEST, CATCH_ALL)])
 
 
-def created_cluster_line(groups: Mapping[str, Sequence[str]], outside: Sequence[str]) -> str:
+def created_cluster_line(groups: Mapping[str, Sequence[str]], outside: Sequence[str], resource_group: str, cluster: str) -> str:
     return (
         f"gpuGroups: the cluster autoscaler scales each group's pools in the team's order: this stack sets its "
         f"profile's expander to {EXPANDER} and declares the ConfigMap {CONFIG_MAP_NAMESPACE}/{CONFIG_MAP_NAME} "
@@ -79,7 +79,7 @@ def created_cluster_line(groups: Mapping[str, Sequence[str]], outside: Sequence[
         "each group's first choice, so a pod that fits one of them and a group's pool is not steered onto the group's; "
         f"pools this stack does not declare match only '{CATCH_ALL}' and rank below the groups. Once no group is left "
         f"the ConfigMap is deleted and the order is random again, but Azure keeps expander={EXPANDER} (a removed input "
-        "is not reset); to set AKS's default back: az aks update --resource-group <rg> --name <cluster> "
+        f"is not reset); to set AKS's default back: az aks update --resource-group {resource_group} --name {cluster} "
         "--cluster-autoscaler-profile expander=random"
     )
 
