@@ -37,6 +37,8 @@ GROUPS = {"inference": ["t4", "t4b", "a10"]}
 WITH_GROUP = {"gpuPool": None, "gpuPools": POOLS, "gpuGroups": GROUPS}
 # The groups' lines and the System pool's, outside every group, on their top level.
 OUTSIDE = ("system",)
+#: What a preview of the dev stack's created cluster says of its group (the names derived for dev).
+CREATED_LINE = priority_expander.created_cluster_line(GROUPS, OUTSIDE, "aks-gpu-dev-rg", "aks-gpu-dev")
 OURS = (
     "{40: ['^aks-t4-[0-9]+-vmss$', '^aks-system-[0-9]+-vmss$'], 30: ['^aks-t4b-[0-9]+-vmss$'], 20: ['^aks-a10-[0-9]+-vmss$'], 10: ['.*']}"
 )
@@ -218,10 +220,10 @@ def test_a_configmap_the_stacks_state_holds_stays_the_stacks_and_the_cluster_is_
     run, reader = day_after(with_group, listed(ROOT_CA, theirs), False)
     (declared,) = expander_maps(run)
     assert declared.urn == first.one(CONFIG_MAP, EXPANDER_MAP).urn and declared.inputs == first.one(CONFIG_MAP, EXPANDER_MAP).inputs
-    assert "config_map" not in reader.reads and said(run) == [priority_expander.created_cluster_line(GROUPS, OUTSIDE)]
+    assert "config_map" not in reader.reads and said(run) == [CREATED_LINE]
     plan, reader = planned_day_after(with_group, listed(ROOT_CA, theirs), True)
     assert plan.expander is not None and plan.expander == planned("dev", False, **WITH_GROUP).expander
-    assert "config_map" not in reader.reads and plan_said(plan) == [priority_expander.created_cluster_line(GROUPS, OUTSIDE)]
+    assert "config_map" not in reader.reads and plan_said(plan) == [CREATED_LINE]
 
 
 # These three decide, read and say only: by the plan, in each mode (the ConfigMap a plan's
@@ -232,14 +234,14 @@ def test_a_configmap_the_stacks_state_holds_stays_the_stacks_and_the_cluster_is_
 def test_on_a_first_up_nothing_of_the_cluster_is_read_and_the_configmap_is_declared(preview):
     plan, reader = planned_day_after(None, listed(ROOT_CA, OWNERS), preview)
     assert declares_the_stacks_own(plan) and {"user_kubeconfig", "config_map"}.isdisjoint(reader.reads)
-    assert plan_said(plan) == [priority_expander.created_cluster_line(GROUPS, OUTSIDE)]
+    assert plan_said(plan) == [CREATED_LINE]
 
 
 @BOTH
 def test_a_created_cluster_without_the_configmap_gets_the_stacks_own(without_groups, preview):
     plan, reader = planned_day_after(without_groups, listed(ROOT_CA), preview)
     assert declares_the_stacks_own(plan) and "config_map" in reader.reads
-    assert plan_said(plan) == [priority_expander.created_cluster_line(GROUPS, OUTSIDE)]
+    assert plan_said(plan) == [CREATED_LINE]
     assert not [w for w in plan_warnings(plan) if "gpuGroups" in w]
 
 
