@@ -53,6 +53,21 @@ def test_render_writes_manifests_resources_and_outputs(tmp_path: Path, monkeypat
     assert "retired by Azure on 2023-09-06" in done.out
 
 
+def test_the_summary_ends_with_what_would_stop_pulumi_up_and_strict_exits_3_on_it(tmp_path: Path, monkeypatch, capsys):
+    cached_runs(monkeypatch)
+    # The dev stack's retired size would stop `up`: said last, and a CI gate's --strict fails on it.
+    assert render.main(["--stack", "dev", "--out", str(tmp_path)]) == 0
+    out = render.unfold(capsys.readouterr().out).splitlines()
+    stopping = [w for w in out if w.startswith("  - ") and w.endswith("(a deployment stops here)")]
+    assert len(stopping) == 1 and "retired by Azure" in stopping[0]
+    assert out[-1] == "would stop `pulumi up`: 1 of the warnings"
+    assert render.main(["--stack", "dev", "--out", str(tmp_path), "--strict"]) == render.STRICT_EXIT == 3
+    # A current size: nothing would stop it, and --strict passes.
+    cached_runs(monkeypatch, gpuPool={"vmSize": "Standard_NC4as_T4_v3"})
+    assert render.main(["--stack", "dev", "--out", str(tmp_path), "--strict"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "would stop `pulumi up`: nothing"
+
+
 def test_manifests_carry_no_pulumi_internals_and_are_kubectl_shaped(tmp_path: Path):
     run = run_cached("dev")[0]
     render.write(run, tmp_path)

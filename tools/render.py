@@ -267,7 +267,23 @@ def summary(run: ProgramRun, out_dir: Path) -> str:
     )  # what a preview prints
     lines.append(f"warnings ({len(run.warnings)}):" if run.warnings else "warnings: none")
     lines.extend(f"  - {w}" for w in run.warnings)
+    lines.append(stops_line(run))
     return "\n".join(wrapped for line in lines for wrapped in fold(line))
+
+
+# How a preview's warning says `pulumi up` would stop at it (preflight, the cost limit, the
+# owner's ConfigMap): "(a deployment stops here)", or the same words inside the sentence.
+STOPS = "a deployment stops here"
+
+
+def stops(run: ProgramRun) -> int:
+    """How many of the preview's warnings would stop `pulumi up`."""
+    return sum(STOPS in w for w in run.warnings)
+
+
+def stops_line(run: ProgramRun) -> str:
+    count = stops(run)
+    return f"would stop `pulumi up`: {count} of the warnings" if count else "would stop `pulumi up`: nothing"
 
 
 # The summary is read in a terminal: no line longer than this. A longer one continues on
@@ -359,6 +375,10 @@ def stack_name(config_file: Path) -> str:
     return name[len("Pulumi.") : -len(".yaml")] if name.startswith("Pulumi.") and name.endswith(".yaml") else config_file.stem
 
 
+#: `--strict`'s exit status where a preview would stop `pulumi up` (1 is a configuration error, 2 no such stack).
+STRICT_EXIT = 3
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--stack", action="append", help="stack name: reads Pulumi.<stack>.yaml (default: dev; repeatable)")
@@ -373,6 +393,11 @@ def main(argv: list[str] | None = None) -> int:
         "--out", type=Path, help="output folder (default: build/<stack>); with several stacks, the parent of one folder each"
     )
     parser.add_argument(
+        "--strict",
+        action="store_true",
+        help=f"exit {STRICT_EXIT} when a warning would stop `pulumi up` (for a CI gate; `make render STRICT=1`)",
+    )
+    parser.add_argument(
         "--snapshots", action="store_true", help=f"write every stack to {_relative(SNAPSHOTS)}/<stack>, remove those of stacks gone"
     )
     args = parser.parse_args(argv)
@@ -383,6 +408,7 @@ def main(argv: list[str] | None = None) -> int:
     names = stacks() if listed else (args.stack or named or ["dev"])
     if listed and not names:
         print("no Pulumi.<stack>.yaml in the project: nothing to render")
+    stopped = 0
     for stack in names:
         # Listed, it is the project's own file, whatever a name alone means (stack_files.STACK_FOLDER).
         own: dict[str, Any] = {"stack_file": ROOT / f"Pulumi.{stack}.yaml"} if listed else {}
@@ -407,10 +433,11 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         write(run, out_dir)
         print(summary(run, out_dir))
+        stopped += stops(run)
     if args.snapshots:
         for line in prune_snapshots(names):
             print(line)
-    return 0
+    return STRICT_EXIT if args.strict and stopped else 0
 
 
 if __name__ == "__main__":
