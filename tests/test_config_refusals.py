@@ -31,6 +31,11 @@ def test_both_or_neither_counts_by_value_a_null_is_not_a_count(pool, says):
     assert not parsed(gpuPool={"vmSize": T4, "minCount": None, "maxCount": None}).gpu_pools[0].autoscaling
 
 
+def test_a_number_past_a_floats_range_is_refused_in_one_line_not_taken_as_infinity():
+    """`maxHourly: 1e400` is JSON, which Python's parser made infinity: a cost limit that never stops."""
+    refused(r"""^invalid config aks-gpu:cost = '{"maxHourly": 1e400}': expected an object""", cost='{"maxHourly": 1e400}')
+
+
 def test_a_pool_named_twice_in_a_gpu_pools_string_is_refused_not_merged():
     """Python's JSON parser keeps the last of two members of one name: one pool would vanish,
     and on a deployed stack be deleted."""

@@ -111,6 +111,16 @@ def test_a_resource_pending_delete_in_the_export_is_not_held(tmp_path, preview):
     assert [r.type for r in run.resources if r.options.get("import")] == [POOL]
 
 
+def test_a_urn_twice_with_the_old_one_pending_delete_is_read_as_a_replacement_leaves_it(tmp_path):
+    """A replacement's old state stays beside the new one, marked `delete`, until it is deleted:
+    Pulumi's check allows that (pkg/resource/deploy/snapshot.go VerifyIntegrity), and so does the read."""
+    export = exported(guide_as_listed(preview=False))
+    [pool] = [r for r in export["deployment"]["resources"] if r["type"] == POOL]
+    export["deployment"]["resources"].append({**copy.deepcopy(pool), "delete": True})
+    run = day_after(saved(tmp_path / "state.json", export), True)
+    assert not [r for r in run.resources if r.type == POOL and r.options.get("import")], "the pool is held, not imported again"
+
+
 # --------------------------------------------------------------------------- a file that is not this stack's export
 
 
@@ -126,6 +136,10 @@ def bad(export: dict[str, Any], how: str) -> bytes:
         return json.dumps(export, allow_nan=True).encode()
     if how == "a number past Python's limit":
         return json.dumps(export).replace('"version": 3', '"version": ' + "9" * 5000).encode()
+    if how == "a number past a float's range":
+        return json.dumps(export).replace('"version": 3', '"version": 3, "past": 1e400').encode()
+    if how == "a URN twice":
+        resources.append(copy.deepcopy(resources[1]))
     changes = {
         "an old version": lambda: export.update(version=1),
         "resources not a list": lambda: export["deployment"].update(resources={"urn": "x"}),
@@ -136,6 +150,7 @@ def bad(export: dict[str, Any], how: str) -> bytes:
         "another project's": lambda: resources[1].update(urn=resources[1]["urn"].replace("::aks-gpu::", "::other::", 1)),
         "a lone surrogate": lambda: resources[1].update(type="\ud800"),
         "a line break in a URN": lambda: resources[1].update(urn=resources[1]["urn"] + "\n\u202e"),
+        "a URN twice": lambda: None,
         "a secret's plaintext not JSON": lambda: resources[1]["outputs"].update(
             k={"4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", "plaintext": "NaN"}
         ),
@@ -149,6 +164,8 @@ BROKEN = [
     ("not JSON", "not JSON"),
     ("NaN", "NaN is not a JSON number"),
     ("a number past Python's limit", "not JSON"),
+    ("a number past a float's range", "not JSON (1e400 is past the largest number a float holds)"),
+    ("a URN twice", "is there twice, neither marked for deletion, which Pulumi's own check refuses"),
     ("an old version", "version is 1"),
     ("resources not a list", "deployment.resources is dict, not a list"),
     ("a URN not a string", "deployment.resources[1]: urn is 7, not a string"),

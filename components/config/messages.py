@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import json
+import math
 import re
 import types
 import typing
@@ -139,7 +140,9 @@ def json_object(key: str, raw: Any) -> dict[str, Any]:
 
     try:
         value = (
-            json.loads(raw, object_pairs_hook=no_repeats, parse_constant=refuse_constant, parse_int=whole) if isinstance(raw, str) else raw
+            json.loads(raw, object_pairs_hook=no_repeats, parse_constant=refuse_constant, parse_int=whole, parse_float=finite_float)
+            if isinstance(raw, str)
+            else raw
         )
     except (ValueError, RecursionError):  # JSONDecodeError is a ValueError; so is NaN
         raise fail(key, raw[:200] if isinstance(raw, str) else raw, expected) from None
@@ -152,6 +155,15 @@ def refuse_constant(name: str) -> Any:
     """json's `parse_constant`: NaN and Infinity are not JSON (RFC 8259), though Python's
     parser takes them. Config values and saved answers of Azure alike refuse them."""
     raise ValueError(f"{name} is not a JSON number")
+
+
+def finite_float(text: str) -> float:
+    """json's `parse_float`: a number past a float's range (1e400) is JSON, but Python's parser
+    makes it infinity, which no setting, price or state means."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{cut(text)} is past the largest number a float holds")
+    return value
 
 
 # Unicode categories no setting has a use for: control characters (a NUL, an escape),

@@ -81,6 +81,10 @@ def read_saved(key: str, path: Path, project: str, stack: str) -> SavedState:
             raise refuse(f"{member} has a character no URN or type has (urn {shown(urn)}, type {shown(type_)})")
         if item.get("delete"):
             continue
+        if urn in resources:
+            # Pulumi's own check: one URN twice only where all but one are pending delete
+            # (pulumi/pulumi@1b594989 pkg/resource/deploy/snapshot.go VerifyIntegrity).
+            raise refuse(f"{member}.urn {shown(urn)} is there twice, neither marked for deletion, which Pulumi's own check refuses")
         plain = _unsealed(key, path, member, item.get("outputs") or {})
         resources[urn] = {"type": type_, "outputs": plain}
         if type_ == ROOT_STACK and not item.get("parent"):

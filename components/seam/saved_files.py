@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from components import files
-from components.config.messages import refuse_constant
+from components.config.messages import finite_float, refuse_constant
 from components.errors import ConfigError, cut
 
 # How deep a saved answer may nest (components/files.py `depth_problem`): Azure's deepest
@@ -47,7 +47,7 @@ def read_json(key: str, path: Path, holds: str, depth: int = DEPTH) -> Any:
     except UnicodeDecodeError as error:
         raise refused(key, path, f"not UTF-8 text (byte {error.start}); expected {holds}") from None
     try:
-        found = json.loads(text, parse_constant=refuse_constant)
+        found = json.loads(text, parse_constant=refuse_constant, parse_float=finite_float)
     except json.JSONDecodeError as error:
         raise refused(key, path, f"not JSON (line {error.lineno}, column {error.colno}: {error.msg}); expected {holds}") from None
     except (ValueError, RecursionError) as error:
