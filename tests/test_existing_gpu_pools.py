@@ -191,6 +191,11 @@ def test_an_adopted_pool_declares_what_azure_has_so_the_import_replaces_nothing(
     assert inputs["tags"] == {"costcenter": "ml-42", **OURS, "aks-gpu-adopted": "aks-gpu/team"}
 
 
+def test_an_adopted_pools_zones_are_declared_in_azures_order_so_the_import_changes_nothing():
+    pool = run("adopt", pool={**GPUNP, "availabilityZones": ["3", "1"]}).one(POOL)
+    assert pool.inputs["availabilityZones"] == ["3", "1"]
+
+
 def test_an_adopted_pool_is_not_imported_again_once_it_carries_this_stacks_tag():
     assert "import" not in adopted("tagged").options
 

@@ -97,7 +97,8 @@ AGENT_POOL = {
         'reliability-availability-zones-configure.md (03/26/2026): "You can\'t change the number of availability zones after you create a node pool"',
         lambda pool, network: list(pool.zones) or None,
         "zones",
-        lambda live: tuple(sorted(live.availability_zones or ())),
+        # Azure's order as it is: the adopted pool declares it back, so the import sees no change.
+        lambda live: tuple(live.availability_zones or ()),
     ),
     "scaleSetPriority": Field(False, SPOT_SOURCE, lambda pool, network: _spot(pool, "Spot"), "spot", _is_spot),
     "scaleSetEvictionPolicy": Field(

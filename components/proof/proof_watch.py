@@ -113,7 +113,9 @@ def diff_watch(olds: Mapping[str, Any], news: Mapping[str, Any]) -> DiffResult:
 class ProofWatchProvider(ResourceProvider):
     """The watch's steps. No fields: see the module docstring on pickling. Read and delete are
     the SDK's: the state as it is (what the watch saw is its outcome; the Job is pulumi-kubernetes'
-    to refresh), and nothing remote to delete (the outcome's ConfigMap goes with the namespace)."""
+    to refresh), and nothing remote to delete (the outcome's ConfigMap goes with the namespace):
+    pulumi 3.272 pulumi/dynamic/dynamic.py ResourceProvider.read returns ReadResult(id_, props), and
+    its delete does nothing."""
 
     serialize_as_secret_always = False  # it captures nothing secret; keep the state readable
 
