@@ -364,3 +364,40 @@ def test_a_spot_pool_the_guides_plugin_does_not_tolerate_is_said_why_and_what_to
     ]
     spot = {"key": "kubernetes.azure.com/scalesetpriority", "operator": "Equal", "value": "spot", "effect": "NoSchedule"}
     assert spot in plugin.inputs["spec"]["template"]["spec"]["tolerations"]
+
+
+# --------------------------------------------------------------------------- one bound of an autoscaler Azure runs already
+
+
+@pytest.mark.parametrize("preview", BOTH)
+def test_max_count_alone_on_an_adopted_pool_azure_autoscales_changes_the_maximum_and_keeps_azures_minimum(preview):
+    """The owner's pool runs the autoscaler 0-3 in Azure: `maxCount: 4` alone raises the ceiling;
+    the floor stays Azure's, and the render says where it comes from."""
+    said = pool_lines("adopt", entry={"maxCount": 4}, preview=preview)
+    [line] = plan_lines(said)
+    assert "maxCount: 3 -> 4" in line and "minCount" not in line
+    [pool] = [i for i in said.infos if i.startswith("existing pool: aks-gpu:gpuPools.gpunp (adopt): 0-4 (autoscaler)")]
+    assert "minCount 0 is kept from the pool's autoscaler in Azure (the config sets maxCount alone)" in pool
+    if preview:
+        [declared] = [p.pool for p in same_in_both_modes("adopt", entry={"maxCount": 4}).gpu_pools if p.pool.name == "gpunp"]
+        assert (declared.min_count, declared.max_count) == (0, 4)
+
+
+@pytest.mark.parametrize("preview", BOTH)
+def test_one_bound_alone_on_an_adopted_pool_without_an_autoscaler_in_azure_is_refused_naming_both(preview):
+    with pytest.raises(ConfigError) as error:
+        pool_lines("adopt", pool=FIXED, entry={"maxCount": 4}, preview=preview)
+    message = str(error.value)
+    assert message.startswith("invalid config aks-gpu:gpuPools.gpunp: maxCount is set without minCount, and the pool gpunp has no")
+    assert "set both to turn the cluster autoscaler on" in message and "\n" not in message
+
+
+@pytest.mark.parametrize("preview", BOTH)
+def test_max_count_alone_below_azures_minimum_is_refused_naming_azures_minimum(preview):
+    with pytest.raises(ConfigError) as error:
+        pool_lines("adopt", pool={**GPUNP, "minCount": 2, "count": 2}, entry={"maxCount": 1}, preview=preview)
+    message = str(error.value)
+    assert message.startswith(
+        "invalid config aks-gpu:gpuPools.gpunp: maxCount 1 is below minCount 2, the pool's autoscaler minimum in Azure"
+    )
+    assert "\n" not in message

@@ -19,6 +19,7 @@ from support.guide_example import STACK_FILE
 from support.kubernetes_objects import guide_daemon_set, listed, namespace
 from support.plan import Lines, lines_by, plan_warnings, planned_by, refusals
 from support.pool_network import NODES, PODS, moved_cluster, network_of, replace_warnings
+from support.stack_export import exported, saved
 
 from components.errors import PreflightError
 from components.live_reader import LiveReader
@@ -500,3 +501,53 @@ def test_ninety_thousand_adopted_marked_objects_are_read_and_the_slip_refused():
     with pytest.raises(PreflightError) as error:
         lines_by(reader, "dev", True, **on_existing())
     assert str(error.value).startswith("preflight: aks-gpu:devicePlugin.adopt is not true, but the namespace ns-0 and its DaemonSet")
+
+
+# --------------------------------------------------------------------------- azure-native's versioned type tokens
+
+VERSIONED_POOL = "azure-native:containerservice/v20230401:AgentPool"
+
+
+@pytest.mark.parametrize("token", [VERSIONED_POOL, "azure-native:containerservice/v20230402preview:AgentPool"])
+def test_a_pool_imported_by_hand_under_a_versioned_type_token_is_named_with_what_up_would_do_to_it(earlier, token):
+    """`pulumi import azure-native:containerservice/v20230401:AgentPool gpunp <id>` leaves the
+    pool at the top level under a versioned token: the same Azure pool, which `up` would import
+    again under the program's URN and then delete with the old entry. Refused by the plan of a
+    preview and of a deployment, before anything is declared."""
+    urn = f"urn:pulumi:dev::aks-gpu::{token}::gpunp"
+    state = imported_by_hand(earlier, urn)
+    reader = functools.partial(OfflineReader, cluster=with_gpu_pool(UNTAGGED, vmSize=T4), stack=state)
+    for message in refusals(
+        PreflightError, "^preflight: the stack's state holds the GPU pool", reader, **on_existing(gpuPool={"existing": "adopt"})
+    ):
+        assert message.startswith(f"preflight: the stack's state holds the GPU pool '{urn}', under azure-native's versioned type {token}")
+        assert "this `up` would delete it at the end of the update, and with it what the program declares (the same Azure pool)" in message
+        assert "or stop at it if protected" in message
+        assert f"`pulumi state delete --force '{urn}'`, then run again" in message and "\n" not in message
+
+
+def test_a_pool_held_at_the_programs_urn_under_a_versioned_type_token_is_the_programs_by_the_sdks_alias(earlier):
+    """The SDK's AgentPool aliases every versioned token: at the program's own URN but for its
+    type, the engine takes the entry as the pool the program declares, so it is held, not a stray."""
+    [pool] = [u for u, e in earlier.items() if e["type"] == POOL]
+    versioned = pool.replace(f"${POOL}::", f"${VERSIONED_POOL}::")
+    assert versioned != pool
+    state = read_state(imported_by_hand(earlier, versioned))
+    assert (state.pools(), state.strays, state.pool_urn("gpu")) == (frozenset({"gpu"}), (), versioned)
+
+
+@BOTH
+def test_a_saved_export_holding_a_pool_under_a_versioned_type_token_is_refused_in_the_offline_render(earlier, tmp_path, preview):
+    """The saved path (preflight.stateFile, what `pulumi stack export` wrote) reads the state as the live one does."""
+    run = shared_run(preview=False)
+    export = exported(run)
+    [entry] = [r for r in export["deployment"]["resources"] if r["type"] == POOL]
+    entry["urn"], entry["type"] = f"urn:pulumi:dev::aks-gpu::{VERSIONED_POOL}::gpunp", VERSIONED_POOL
+    entry["parent"] = export["deployment"]["resources"][0]["urn"]
+    state_file = saved(tmp_path / "state.json", export)
+    reader = OfflineReader(cluster=with_gpu_pool(UNTAGGED, vmSize=T4))
+    with pytest.raises(PreflightError) as error:
+        planned_by(reader, "dev", preview, **on_existing(gpuPool={"existing": "adopt"}, preflight={"stateFile": state_file}))
+    assert str(error.value).startswith(
+        f"preflight: the stack's state holds the GPU pool 'urn:pulumi:dev::aks-gpu::{VERSIONED_POOL}::gpunp'"
+    )

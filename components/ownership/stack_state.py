@@ -5,6 +5,7 @@ what it cannot tell, never a guess that would delete. Why, and the sources: docs
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,6 +43,33 @@ def type_and_name(urn: str) -> tuple[str, str]:
     return parts[2].rsplit("$", 1)[-1], parts[3]
 
 
+# azure-native's type token for one API version of a resource, `azure-native:<module>/v<yyyymmdd>
+# [preview|privatepreview|beta]:<Type>`, as a hand-run `pulumi import` of a versioned type writes
+# it: the same Azure resource as `azure-native:<module>:<Type>`, which the SDK aliases to every one
+# (pulumi-azure-native 3.29.0 sdk/python containerservice/agent_pool.py, `alias_opts`:
+# "azure-native:containerservice/v20230401:AgentPool", ..."v20230402preview"...; its tokens end
+# in those three suffixes alone). Linear: no nested repetition.
+VERSIONED = re.compile(r"azure-native:([a-z0-9]+)/v[0-9]{8}[a-z]*:([A-Za-z0-9]+)")
+
+
+def unversioned(type_: str) -> str:
+    """The type token without azure-native's API version: `azure-native:containerservice:AgentPool`."""
+    found = VERSIONED.fullmatch(type_)
+    return f"azure-native:{found[1]}:{found[2]}" if found else type_
+
+
+def _aliased(urn: str) -> str:
+    """The URN with its own type unversioned: where the program registers the unversioned type at
+    that URN, the SDK's alias makes the engine take the state's entry as the same resource
+    (pulumi/pulumi@1b594989 pkg/resource/deploy/step_generator.go: aliases are looked up when the
+    URN is not in the state, and an import whose ID the old entry has is no import, `isImport`)."""
+    type_, name = type_and_name(urn)
+    if (plain := unversioned(type_)) == type_:
+        return urn
+    head = urn[: len(urn) - len(name) - 2]
+    return f"{head[: len(head) - len(type_)]}{plain}::{name}"
+
+
 def program_urn(project: str, stack: str, type_: str, name: str) -> str | None:
     """The URN this program registers a guarded resource under, None for a name it never gives
     (pulumi/pulumi@1b594989 pkg/resource/deploy/deployment.go generateURN)."""
@@ -68,8 +96,8 @@ def registered_by_program(urn: str, project: str, stack: str) -> bool:
     if len(parts) < 4 or parts[0] != f"urn:pulumi:{stack}" or parts[1] != project:
         return False
     type_, name = type_and_name(urn)
-    if (expected := program_urn(project, stack, type_, name)) is not None:
-        return urn == expected
+    if (expected := program_urn(project, stack, unversioned(type_), name)) is not None:
+        return _aliased(urn) == expected
     chain = parts[2].split("$")
     return type_ == STACK if len(chain) == 1 else len(chain) == 2 and chain[0].startswith(COMPONENTS)
 
@@ -138,6 +166,7 @@ def read(reader: AzureReader, cluster: tuple[str, str] | None = None, *, project
     held, objects, marks = {}, {}, {}
     for urn, entry in ours.items():
         type_, name = type_and_name(urn)
+        type_ = unversioned(type_)  # held at the program's URN, a versioned token is its own by the SDK's alias (_aliased)
         if elsewhere and type_ in IN_THE_CLUSTER:
             continue
         held[(type_, name)] = urn
@@ -167,10 +196,13 @@ def _other_cluster(answer: Mapping[str, Any], cluster: tuple[str, str] | None) -
 
 
 def _stray(urn: str, project: str, stack: str) -> bool:
-    """A guarded resource the state holds in this stack where the program does not register it."""
+    """A guarded resource the state holds in this stack where the program does not register it,
+    under whichever of azure-native's type tokens for it."""
     type_, name = type_and_name(urn)
+    type_ = unversioned(type_)
     guarded = type_ in POOL_NAMES or (type_, name) in (PLUGIN_NAMESPACE, PLUGIN_DAEMON_SET)
-    return guarded and urn.startswith(f"urn:pulumi:{stack}::{project}::") and urn != program_urn(project, stack, type_, name)
+    mine = program_urn(project, stack, type_, name)
+    return guarded and urn.startswith(f"urn:pulumi:{stack}::{project}::") and _aliased(urn) != mine
 
 
 def stray_refusal(state: StackState, project: str, stack: str) -> str | None:
@@ -180,14 +212,18 @@ def stray_refusal(state: StackState, project: str, stack: str) -> str | None:
     if not state.strays:
         return None
     urn = state.strays[0]
-    type_, name = type_and_name(urn)
+    given, name = type_and_name(urn)
+    type_ = unversioned(given)
     kind = "GPU pool" if type_ in POOL_NAMES else type_.rsplit(":", 1)[-1]
     mine = program_urn(project, stack, type_, name)
     where = f"it declares it as {quoted(mine)}" if mine else "it declares no such name"
+    # A versioned token names the same Azure resource: deleting the entry deletes the program's pool.
+    same = "the same Azure pool" if type_ in POOL_NAMES else "the same object in the cluster"
+    token = f", under azure-native's versioned type {given}, the same Azure resource as {type_}" if given != type_ else ""
     return (
-        f"preflight: the stack's state holds the {kind} {quoted(urn)}, which this program does not register ({where}), "
-        "probably brought in by hand (`pulumi import`): this `up` would delete it, and with it what the program "
-        f"declares, or stop at it if protected; take it out of the state, which leaves it in Azure and the cluster: "
+        f"preflight: the stack's state holds the {kind} {quoted(urn)}{token}, which this program does not register ({where}), "
+        "probably brought in by hand (`pulumi import`): this `up` would delete it at the end of the update, and with it "
+        f"what the program declares ({same}), or stop at it if protected; take it out of the state, which leaves it in Azure and the cluster: "
         f"`pulumi state delete --force {quoted(urn)}`, then run again (existing: adopt or devicePlugin.adopt imports it "
         "where the program declares it); nothing was created"
     )

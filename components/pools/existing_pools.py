@@ -87,6 +87,8 @@ def settings_from_azure(pool: GpuPoolConfig, given: Mapping[str, Any], facts: Po
         values.update({snake(member): given.get(member) for member in pool_network.CONFIG_KEYS})
         values.update({snake(member): getattr(pool, snake(member)) for member in pool_fields.ADOPT_IN_PLACE if member in given})
         values["gen2"] = pool.gen2
+        if bound := one_bound(given, facts, key):
+            values[snake(bound[0])] = bound[1]
     try:
         return GpuPoolConfig(**values)
     except ValidationError as error:
@@ -237,7 +239,7 @@ def resolve(
         _check_counts(resolved, given, found_pool.facts, key, job_enabled)
         lines += check_size(resolved.vm_size, resolved.gen2, key)
         resolved_pools.append(resolved)
-        lines.append(line(key, resolved, found_pool))
+        lines.append(line(key, resolved, found_pool) + (kept_bound(given, found_pool.facts, key) if pool.existing == "adopt" else ""))
     check_modes(tuple(resolved_pools), {p.name: pools.key(p) for p in resolved_pools})
     return tuple(resolved_pools), live, lines
 
@@ -290,6 +292,42 @@ def line(key: str, pool: GpuPoolConfig, live: LivePool) -> str:
 
 def _autoscaled(facts: PoolFacts) -> bool:
     return bool(facts.enable_auto_scaling) and facts.min_count is not None and facts.max_count is not None
+
+
+def one_bound(given: Mapping[str, Any], facts: PoolFacts, key: str) -> tuple[str, int] | None:
+    """The bound the config leaves out where it sets the other alone, and Azure's value of it: the
+    pool runs the cluster autoscaler already (enableAutoScaling with minCount and maxCount, as `az
+    aks nodepool show` prints them), so one bound changes only itself, as `az aks nodepool update
+    --update-cluster-autoscaler --max-count` does. Refused where Azure runs no autoscaler on the
+    pool, or the one bound crosses Azure's other. None: both, or neither, set."""
+    bounds = {m: given.get(m) for m in ("minCount", "maxCount")}
+    if (bounds["minCount"] is None) == (bounds["maxCount"] is None):
+        return None
+    alone, missing = ("minCount", "maxCount") if bounds["minCount"] is not None else ("maxCount", "minCount")
+    if not _autoscaled(facts):
+        raise ConfigError(
+            f"invalid config {key}: {alone} is set without {missing}, and the pool {facts.name} has no cluster autoscaler in Azure "
+            f"(a fixed count of {facts.count}): set both to turn the cluster autoscaler on, or neither to keep its fixed count"
+        )
+    kept = facts.min_count if missing == "minCount" else facts.max_count
+    assert kept is not None and facts.min_count is not None and facts.max_count is not None  # _autoscaled
+    value, low, high = bounds[alone], facts.min_count, facts.max_count
+    if alone == "maxCount" and value < low or alone == "minCount" and value > high:
+        relation = "below" if alone == "maxCount" else "above"
+        raise ConfigError(
+            f"invalid config {key}: {alone} {value} is {relation} {missing} {kept}, the pool's autoscaler "
+            f"{'minimum' if missing == 'minCount' else 'maximum'} in Azure ({facts.name} runs {low}-{high}); set {missing} too, "
+            f"or a {alone} within it"
+        )
+    return missing, kept
+
+
+def kept_bound(given: Mapping[str, Any], facts: PoolFacts, key: str) -> str:
+    """What the pool's line says of a bound kept from Azure (one_bound), or nothing."""
+    if (bound := one_bound(given, facts, key)) is None:
+        return ""
+    alone = "maxCount" if bound[0] == "minCount" else "minCount"
+    return f"; {bound[0]} {bound[1]} is kept from the pool's autoscaler in Azure (the config sets {alone} alone)"
 
 
 def _check_counts(pool: GpuPoolConfig, given: Mapping[str, Any], facts: PoolFacts, key: str, job_enabled: bool) -> None:

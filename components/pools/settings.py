@@ -291,8 +291,9 @@ def pool_map(key: str, raw: Any) -> dict[str, Any]:
 def gpu_pool_defaults(value: dict[str, Any], key: str) -> dict[str, Any]:
     """The GPU pool's defaults that depend on other members."""
     value = dict(value)
-    # Both or neither, by value: `maxCount: null` is not a maxCount.
-    if (value.get("minCount") is None) != (value.get("maxCount") is None):
+    # Both or neither, by value: `maxCount: null` is not a maxCount. A pool the cluster has may
+    # name one bound of the autoscaler Azure runs on it already: existing_pools.one_bound.
+    if (value.get("minCount") is None) != (value.get("maxCount") is None) and value.get("existing") is None:
         given, missing = ("minCount", "maxCount") if value.get("minCount") is not None else ("maxCount", "minCount")
         raise ConfigError(
             f"invalid config {key}: {given} is set without {missing}; "
