@@ -20,7 +20,7 @@ import pytest
 from support.plan import planned_by, refusals
 from support.saved_files import SPECIAL, special
 
-from components.errors import ConfigError
+from components.errors import AzureReadError, ConfigError
 from tools import render
 from tools.azure_mocks import AzureMocks, OfflineReader
 from tools.mock_engine import RecordingMonitor, run_program
@@ -316,3 +316,42 @@ def test_make_render_refuses_a_fifo_as_the_cluster_file_in_one_line(tmp_path, mo
         assert render.main(["--stack", "dev", "--out", str(tmp_path / "out")]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "clusterFile" in err and "is a FIFO" in err, err
+
+
+# --------------------------------------------------------------------------- two pools of one name
+
+TWICE = [
+    {"name": "system", "mode": "System", "vmSize": "Standard_D4s_v5", "count": 1},
+    {"name": "gpunp", "mode": "User", "vmSize": "Standard_NC4as_T4_v3", "count": 1},
+    {"name": "GPUNP", "mode": "User", "vmSize": "Standard_NC24ads_A100_v4", "count": 2},
+]
+
+
+def test_a_saved_cluster_with_two_pools_of_one_name_is_refused_naming_the_file_and_the_pool(tmp_path):
+    """Not the first adopted silently: refused by the plan of a preview and of a deployment, before anything is declared."""
+    path = write(tmp_path, "cluster.json", {"name": "team-aks", "location": "eastus", "agentPoolProfiles": TWICE})
+    for message in refusals(
+        ConfigError,
+        r"^invalid config aks-gpu:preflight\.clusterFile = \S*/cluster\.json: agentPoolProfiles holds two pools named",
+        OfflineReader,
+        existingCluster=TEAM,
+        gpuPool={"name": "gpunp", "existing": "adopt"},
+        preflight={"clusterFile": path},
+    ):
+        assert ': agentPoolProfiles holds two pools named "GPUNP" (items 1 and 2), and a cluster names each of its pools once' in message
+        assert "\n" not in message
+
+
+def test_azures_answer_with_two_pools_of_one_name_is_refused_as_azures(tmp_path):
+    """The live read goes through the same check: Azure's answer is untrusted input too."""
+    from tools.azure_mocks import existing_cluster
+
+    reader = lambda: OfflineReader(cluster=existing_cluster(agentPoolProfiles=TWICE))  # noqa: E731
+    for message in refusals(
+        AzureReadError,
+        "in Azure's answer, agentPoolProfiles holds two pools named",
+        reader,
+        existingCluster=TEAM,
+        gpuPool={"name": "gpunp", "existing": "adopt"},
+    ):
+        assert message.startswith("aks-gpu:existingCluster team-rg/team-aks: reading the cluster (getManagedCluster): in Azure's answer")

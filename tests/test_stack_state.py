@@ -466,6 +466,61 @@ def test_a_second_device_plugin_in_the_stacks_own_namespace_is_not_taken_for_the
         lines_by(reader(), "dev", False, **on_existing())
 
 
+TAINTED = {"aks-gpu-stack": "aks-gpu/dev"}
+OWN_NS = "kubernetes: DaemonSet gpu-resources/{} runs NVIDIA's device plugin"
+
+
+def beside(known: bool, earlier: dict, *items: dict[str, Any]) -> functools.partial:
+    """The dev stack's cluster, its GPU pool tainted sku=gpu (the guide's tolerations do not
+    reach it), listing the stack's namespace and `items` in it."""
+    cluster = with_gpu_pool(TAINTED, nodeTaints=["sku=gpu:NoSchedule"])
+    listed_now = listed(namespace("gpu-resources", **TAINTED), *items)
+    return functools.partial(OfflineReader, cluster=cluster, kubernetes=listed_now, stack=earlier if known else None)
+
+
+def named_beside(reader: functools.partial, name: str) -> str:
+    """The preview's one warning of that DaemonSet; the deployment's plan stops before anything is declared."""
+    warnings = lines_by(reader(), "dev", True, **on_existing()).warnings
+    [said] = [w for w in warnings if w.startswith(OWN_NS.format(name))]
+    with pytest.raises(PreflightError, match=r"^preflight: never two device plugins on one node") as stopped:
+        lines_by(reader(), "dev", False, **on_existing())
+    assert OWN_NS.format(name) in str(stopped.value)
+    assert "\n" not in said
+    return said
+
+
+def test_a_device_plugin_the_state_does_not_hold_in_the_stacks_namespace_is_named_though_it_lands_on_none_of_its_pools(earlier):
+    """The state holds the stack's own plugin there; another beside it, pinned off the stack's
+    pools, would still have the stack declare its plugin beside it: named with the way out."""
+    own = guide_daemon_set()
+    own["metadata"]["annotations"] = dict(TAINTED)
+    said = named_beside(
+        beside(True, earlier, own, guide_daemon_set() | {"metadata": {"name": "team-device-plugin", "namespace": "gpu-resources"}}),
+        "team-device-plugin",
+    )
+    assert "in this stack's own namespace (aks-gpu:devicePlugin.namespace = gpu-resources), and the stack's state does not hold it" in said
+    assert "this stack would put its plugin on gpu beside it (it lands on none of them now)" in said
+    assert "remove it (`kubectl delete daemonset --namespace gpu-resources team-device-plugin`), or let it serve" in said
+    assert "devicePlugin.adopt" not in said, "only the guide's DaemonSet can be adopted"
+
+
+@pytest.mark.parametrize("marked", [False, True], ids=["the guide's name, unmarked", "another name, marked"])
+def test_a_device_plugin_in_the_stacks_namespace_is_not_taken_for_the_stacks_where_the_state_is_not_known(earlier, marked):
+    """Not known (no state read): the stack's own carries both its mark and its name; one without
+    its mark, or of another name, is said with what cannot be told, never taken for the stack's."""
+    found = guide_daemon_set()
+    if marked:
+        found["metadata"] |= {"name": "team-device-plugin", "annotations": dict(TAINTED)}
+    said = named_beside(beside(False, earlier, found), found["metadata"]["name"])
+    if marked:
+        assert "it carries the stack's mark (aks-gpu-stack = aks-gpu/dev) but not the name of the stack's own" in said
+    else:
+        assert "whether it is the stack's cannot be told (it lacks the stack's mark, aks-gpu-stack = aks-gpu/dev, and what" in said
+        assert "what the stack's state holds is not known: the offline render has no stack state;" in said
+        assert "declare its own plugin for gpu under that very name, and `pulumi up` would stop at it (AlreadyExists)" in said
+    assert ("take it over with aks-gpu:devicePlugin.adopt: true" in said) is not marked
+
+
 # --------------------------------------------------------------------------- reads stay linear
 
 

@@ -165,7 +165,25 @@ def description_problem(doc: Any) -> str | None:
         return f"no {', '.join(absent)}"
     if not isinstance(_get(doc, "agentPoolProfiles"), list):
         return f"agentPoolProfiles is {type(_get(doc, 'agentPoolProfiles')).__name__}, not a list of pools"
-    return rest_shapes.problem(doc)
+    return rest_shapes.problem(doc) or pool_named_twice(doc)
+
+
+def pool_named_twice(doc: Any) -> str | None:
+    """Two pools of one name in a description, which no cluster has: a pool is the cluster's child
+    resource named in its path, `.../managedClusters/{resourceName}/agentPools/{agentPoolName}`
+    (azure-mgmt-containerservice 41.8.0 operations/_operations.py, build_agent_pools_create_or_update_request),
+    so a second PUT of a name updates the first; ARM matches names without case. The checks read the first."""
+    seen: dict[str, int] = {}
+    for index, pool in enumerate(_get(doc, "agentPoolProfiles") or ()):
+        name = _get(pool, "name")
+        if not isinstance(name, str):
+            continue
+        if (first := seen.setdefault(name.lower(), index)) != index:
+            return (
+                f"agentPoolProfiles holds two pools named {_quoted(name)} (items {first} and {index}), and a cluster names each of "
+                "its pools once (AKS's agentPools/<name>): this program would not know which of them it reads"
+            )
+    return None
 
 
 SAVED_HOLDS = "the JSON object `az aks show --resource-group <group> --name <cluster> --output json` prints"
@@ -287,7 +305,7 @@ def read(reader: AzureReader, resource_group: str, name: str) -> ClusterFacts:
             forbidden_fix=f"it needs Microsoft.ContainerService/managedClusters/read on the cluster, such as Reader ({PERMISSIONS})",
             not_found_fix=f"check existingCluster.resourceGroupName and name, and the subscription (`az aks show --resource-group {resource_group} --name {name}`)",
         ) from None
-    if problem := rest_shapes.problem(answer or {}):
+    if problem := rest_shapes.problem(answer or {}) or pool_named_twice(answer or {}):
         raise AzureReadError(
             f"{what}: in Azure's answer, {problem}; this program reads Azure's own types, and `az aks show` shows the answer"
         )

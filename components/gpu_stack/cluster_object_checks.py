@@ -145,7 +145,8 @@ def check(
         for pool, where in served.items()
     ]
     pools = [dataclasses.replace(p, stack_plugin=None) if p.name in served else p for p in pools]
-    problems = namespaces_there(objects, seen, mine, adoption, pools) + other_plugins(theirs, pools)
+    beside = beside_the_stacks(objects.device_plugin, theirs, pools, mine)
+    problems = namespaces_there(objects, seen, mine, adoption, pools) + other_plugins(theirs, pools, beside) + list(beside.values())
     guide = next((d for d in seen.daemon_sets if f"{d.namespace}/{d.name}" == taken), None)
     # The GPU pools the guide's DaemonSet serves that the stack's, pinned to its own pools, would not.
     if guide and (lost := [p.name for p in pools if p.gpu and not p.stack_plugin and not p.aks_plugin and lands(guide, p).answer != "no"]):
@@ -201,8 +202,11 @@ class Mine:
         marked = found.annotations.get(STACK_ANNOTATION) == self.owner
         if found.gpu_operator:  # the operands of the stack's GPU Operator, in its namespace
             return marked or self.namespace(found.namespace)
-        # Not known: the stack's mark, or the guide's name, which the stack gives its own too
-        # (device_plugin_spec.py DAEMONSET_NAME), in a namespace of its own.
+        if found.device_plugin:
+            # Not known: the stack's own carries the stack's mark and the name the stack gives it
+            # (device_plugin_spec.py DAEMONSET_NAME, daemon_set_annotations); any other device plugin
+            # is someone else's, in the stack's namespace too (beside_the_stacks).
+            return not self.state.known and marked and found.name == GUIDE_DAEMONSET
         return not self.state.known and (marked or (found.name == GUIDE_DAEMONSET and self.namespace(found.namespace)))
 
 
@@ -271,11 +275,58 @@ def _why_not_served(inside: Sequence[DaemonSet], pools: Sequence[PoolNodes]) -> 
     return ""
 
 
-def other_plugins(theirs: Sequence[DaemonSet], pools: Sequence[PoolNodes]) -> list[Problem]:
-    """Something of `theirs` that serves nvidia.com/gpu where this stack puts a device plugin."""
+def beside_the_stacks(
+    plugin: DevicePluginConfig, theirs: Sequence[DaemonSet], pools: Sequence[PoolNodes], mine: Mine
+) -> dict[str, Problem]:
+    """NVIDIA device plugins of `theirs` in the namespace where this stack declares its own, by
+    where each is: the state does not hold them (or is not known, and they lack the stack's mark),
+    so the stack would run its plugin beside theirs, on the same nodes where theirs lands there.
+    The way out: adopt the guide's, remove it, or let it serve the pools used as they are."""
+    stack_pools = [p for p in pools if p.stack_plugin == "device-plugin"]
+    if not stack_pools:
+        return {}
+    beside = {}
+    for found in (d for d in theirs if d.namespace == plugin.namespace and d.device_plugin and not d.gpu_operator):
+        hits = [
+            p.name + (" (maybe)" if landing.answer == "maybe" else "") for p in stack_pools if (landing := lands(found, p)).answer != "no"
+        ]
+        pools_named = ", ".join(p.name for p in stack_pools)
+        if found.name == GUIDE_DAEMONSET:  # the name the stack gives its own (device_plugin_spec.py DAEMONSET_NAME)
+            action = f"declare its own plugin for {pools_named} under that very name, and `pulumi up` would stop at it (AlreadyExists)"
+        else:
+            landing = (
+                f"on nodes of {', '.join(hits)} too: two device plugins on one node" if hits else "beside it (it lands on none of them now)"
+            )
+            action = f"put its plugin on {pools_named} {landing}"
+        if mine.state.known:
+            whose = "the stack's state does not hold it, so it is not the stack's"
+        elif found.annotations.get(STACK_ANNOTATION) == mine.owner:
+            whose = (
+                f"it carries the stack's mark ({STACK_ANNOTATION} = {mine.owner}) but not the name of the stack's own ({GUIDE_DAEMONSET})"
+            )
+        else:
+            whose = (
+                f"whether it is the stack's cannot be told (it lacks the stack's mark, {STACK_ANNOTATION} = {mine.owner}, and what the "
+                f"stack's state holds is not known: {cut(mine.state.why)}; `{stack_state.EXPORT}` lists "
+                f"{found.namespace}/{found.name} if it is the stack's own)"
+            )
+        adopt = f"take it over with {ADOPT}: true, " if found.name == GUIDE_DAEMONSET and not plugin.adopt else ""
+        beside[found.where] = Problem(
+            f"kubernetes: {found.where} runs NVIDIA's device plugin ({found.images[0]}) in this stack's own namespace "
+            f"({NAMESPACE}:devicePlugin.namespace = {plugin.namespace}), and {whose}: this stack would {action}; {adopt}remove it (`kubectl delete daemonset --namespace "
+            f"{found.namespace} {found.name}`), or let it serve: a pool used as it is (existing: use) where it lands gets no plugin "
+            "from this stack",
+            always=True,
+        )
+    return beside
+
+
+def other_plugins(theirs: Sequence[DaemonSet], pools: Sequence[PoolNodes], said: Mapping[str, Problem] | None = None) -> list[Problem]:
+    """Something of `theirs` that serves nvidia.com/gpu where this stack puts a device plugin;
+    `said`: those already named, by where each is (beside_the_stacks)."""
     served = [p for p in pools if p.stack_plugin]
     problems = []
-    for found in (d for d in theirs if d.device_plugin or d.gpu_operator):
+    for found in (d for d in theirs if (d.device_plugin or d.gpu_operator) and d.where not in (said or {})):
         if found.gpu_operator and served:
             # It deploys its operands on every node with an NVIDIA GPU (NVIDIA GPU Operator docs,
             # getting-started), as its ClusterPolicy says, which the stack does not read.
