@@ -521,6 +521,18 @@ def test_a_device_plugin_in_the_stacks_namespace_is_not_taken_for_the_stacks_whe
     assert ("take it over with aks-gpu:devicePlugin.adopt: true" in said) is not marked
 
 
+def test_a_second_device_plugin_beside_the_guides_one_the_stack_takes_over_is_named_too(earlier):
+    """devicePlugin.adopt takes the guide's DaemonSet over; another in that namespace stays the owner's, beside it."""
+    team = guide_daemon_set()
+    team["metadata"]["name"] = "team-device-plugin"
+    reader = beside(False, earlier, guide_daemon_set(), team)
+    warnings = lines_by(reader(), "dev", True, **on_existing(devicePlugin={"adopt": True})).warnings
+    [said] = [w for w in warnings if w.startswith(OWN_NS.format("team-device-plugin"))]
+    assert "this stack would put its plugin on gpu beside it (it lands on none of them now); remove it" in said
+    with pytest.raises(PreflightError, match=r"^preflight: never two device plugins on one node"):
+        lines_by(reader(), "dev", False, **on_existing(devicePlugin={"adopt": True}))
+
+
 # --------------------------------------------------------------------------- reads stay linear
 
 

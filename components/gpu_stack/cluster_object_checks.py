@@ -278,12 +278,13 @@ def _why_not_served(inside: Sequence[DaemonSet], pools: Sequence[PoolNodes]) -> 
 def beside_the_stacks(
     plugin: DevicePluginConfig, theirs: Sequence[DaemonSet], pools: Sequence[PoolNodes], mine: Mine
 ) -> dict[str, Problem]:
-    """NVIDIA device plugins of `theirs` in the namespace where this stack declares its own, by
-    where each is: the state does not hold them (or is not known, and they lack the stack's mark),
+    """NVIDIA device plugins of `theirs` in the stack's own namespace (its or taken over), where it
+    declares its plugin, by where each is: the state does not hold them (or is not known, and they lack the stack's mark),
     so the stack would run its plugin beside theirs, on the same nodes where theirs lands there.
     The way out: adopt the guide's, remove it, or let it serve the pools used as they are."""
     stack_pools = [p for p in pools if p.stack_plugin == "device-plugin"]
-    if not stack_pools:
+    # A namespace of someone else's that the stack would create is refused by itself (namespaces_there).
+    if not stack_pools or not (mine.namespace(plugin.namespace) or plugin.adopt):
         return {}
     beside = {}
     for found in (d for d in theirs if d.namespace == plugin.namespace and d.device_plugin and not d.gpu_operator):
@@ -294,10 +295,10 @@ def beside_the_stacks(
         if found.name == GUIDE_DAEMONSET:  # the name the stack gives its own (device_plugin_spec.py DAEMONSET_NAME)
             action = f"declare its own plugin for {pools_named} under that very name, and `pulumi up` would stop at it (AlreadyExists)"
         else:
-            landing = (
+            there = (
                 f"on nodes of {', '.join(hits)} too: two device plugins on one node" if hits else "beside it (it lands on none of them now)"
             )
-            action = f"put its plugin on {pools_named} {landing}"
+            action = f"put its plugin on {pools_named} {there}"
         if mine.state.known:
             whose = "the stack's state does not hold it, so it is not the stack's"
         elif found.annotations.get(STACK_ANNOTATION) == mine.owner:

@@ -311,7 +311,7 @@ def one_bound(given: Mapping[str, Any], facts: PoolFacts, key: str) -> tuple[str
         )
     kept = facts.min_count if missing == "minCount" else facts.max_count
     assert kept is not None and facts.min_count is not None and facts.max_count is not None  # _autoscaled
-    value, low, high = bounds[alone], facts.min_count, facts.max_count
+    value, low, high = int(bounds[alone] or 0), facts.min_count, facts.max_count  # a whole number: GpuPoolSettings checked it
     if alone == "maxCount" and value < low or alone == "minCount" and value > high:
         relation = "below" if alone == "maxCount" else "above"
         raise ConfigError(
