@@ -73,9 +73,9 @@ class GpuPoolSettings:
     node_count: whole_number(0, MAX_POOL_NODES) = 1
     """GPU nodes; with autoscaling, the starting count, inside [minCount, maxCount] (default: minCount)."""
     min_count: whole_number(0, MAX_POOL_NODES) | None = None
-    """With maxCount (both or neither): the cluster autoscaler's floor (0 scales to zero), at most maxCount; not with AKS-managed GPU nodes (no autoscaler there during the preview)."""
+    """With maxCount (both or neither; alone on an adopted pool Azure autoscales already, keeping Azure's maxCount): the cluster autoscaler's floor (0 scales to zero), at most maxCount; not with AKS-managed GPU nodes (no autoscaler there during the preview)."""
     max_count: whole_number(1, MAX_POOL_NODES) | None = None
-    """With minCount: the cluster autoscaler's ceiling."""
+    """With minCount (alone on an adopted pool Azure autoscales already, keeping Azure's minCount): the cluster autoscaler's ceiling."""
     gen2: Bool = False
     """The guide's Gen2 variant: refuses a Gen1-only size (Linux pools boot Gen2 when they can)."""
     dedicated_vhd: Bool = False
