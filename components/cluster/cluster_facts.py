@@ -172,7 +172,9 @@ def pool_named_twice(doc: Any) -> str | None:
     """Two pools of one name in a description, which no cluster has: a pool is the cluster's child
     resource named in its path, `.../managedClusters/{resourceName}/agentPools/{agentPoolName}`
     (azure-mgmt-containerservice 41.8.0 operations/_operations.py, build_agent_pools_create_or_update_request),
-    so a second PUT of a name updates the first; ARM matches names without case. The checks read the first."""
+    so a second PUT of a name updates the first; "Resource and resource group names are
+    case-insensitive" (learn.microsoft.com azure-resource-manager/management/resource-name-rules).
+    Taken, the checks would read the first alone."""
     seen: dict[str, int] = {}
     for index, pool in enumerate(_get(doc, "agentPoolProfiles") or ()):
         name = _get(pool, "name")
