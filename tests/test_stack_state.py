@@ -591,6 +591,9 @@ def test_a_pool_imported_by_hand_under_a_versioned_type_token_is_named_with_what
         assert "this `up` would delete it at the end of the update, and with it what the program declares (the same Azure pool)" in message
         assert "or stop at it if protected" in message
         assert f"`pulumi state delete --force '{urn}'`, then run again" in message and "\n" not in message
+    # The live read hands StackState.read readStackResourceOutputs' answer as it is.
+    answer, _ = read_live(OfflineReader(stack={urn: {"type": token, "outputs": {"agentPoolName": "gpunp"}}}))
+    assert read_state(answer).strays == (urn,)
 
 
 def test_a_pool_held_at_the_programs_urn_under_a_versioned_type_token_is_the_programs_by_the_sdks_alias(earlier):
