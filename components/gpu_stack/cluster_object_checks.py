@@ -308,7 +308,7 @@ def beside_the_stacks(
         else:
             whose = (
                 f"whether it is the stack's cannot be told (it lacks the stack's mark, {STACK_ANNOTATION} = {mine.owner}, and what the "
-                f"stack's state holds is not known: {cut(mine.state.why)}; `{stack_state.EXPORT}` lists "
+                f"stack's state holds is not known: {mine.state.why}; `{stack_state.EXPORT}` lists "
                 f"{found.namespace}/{found.name} if it is the stack's own)"
             )
         adopt = f"take it over with {ADOPT}: true, " if found.name == GUIDE_DAEMONSET and not plugin.adopt else ""
