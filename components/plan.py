@@ -20,7 +20,7 @@ from components.cluster.cluster_facts import ClusterFacts
 from components.cluster.existing_cluster import ExistingClusterArgs
 from components.cluster.kubeconfig import provider_kubeconfig
 from components.cluster.settings import SYSTEM_POOL_NAME
-from components.config.values import POOL_NAME_PATTERN
+from components.config.values import NAMESPACE, POOL_NAME_PATTERN
 from components.cost import cost
 from components.cost.budget import CostBudgetArgs
 from components.errors import PreflightError, error_line, escaped_lines
@@ -28,7 +28,9 @@ from components.gpu_stack import cluster_object_checks, cluster_objects
 from components.gpu_stack import device_plugin_spec as device_plugin
 from components.gpu_stack.cluster_object_checks import Findings
 from components.gpu_stack.dcgm_exporter import DcgmExporterArgs
+from components.gpu_stack.dcgm_exporter import added_objects as exporter_objects
 from components.gpu_stack.device_plugin import NvidiaDevicePluginArgs
+from components.gpu_stack.device_plugin import added_objects as plugin_objects
 from components.gpu_stack.gpu_operator import GpuOperatorArgs
 from components.outputs import OutputsArgs
 from components.ownership import adoption, ownership, saved_state, stack_state
@@ -145,10 +147,14 @@ def build_plan(
     ours = priorities if not run.owners_expander() else None  # the owner's ConfigMap is used as it is
     budget_name = run.budget_name(estimate)
     plugin = run.device_plugin()
-    # What the adopting `up` does to the guide's namespace and DaemonSet, field by field: said
-    # last, where runs said it while the component still built the DaemonSet's spec.
+    exporter = run.dcgm_exporter(plugin)
+    # What the adopting `up` does to the guide's namespace and DaemonSet, field by field, and what
+    # the stack adds beside them: said last, where runs said it while the component still built
+    # the DaemonSet's spec.
     adoption_found = run.in_cluster.adoption if run.in_cluster else None
-    said.info(adoption.lines(device_plugin.adoption_plans(plugin, adoption_found) if plugin and adoption_found else []))
+    plans = device_plugin.adoption_plans(plugin, adoption_found) if plugin and adoption_found else []
+    said.info(adoption.lines(plans))
+    said.info(added_beside(plugin, exporter) if plugin and plans else [])
     subscription_id = run.declared_subscription()
     return Plan(
         mode=mode,
@@ -157,7 +163,7 @@ def build_plan(
         budget=run.budget_args(budget_name, subscription_id),
         gpu_pools=run.gpu_pools(subscription_id),
         device_plugin=plugin,
-        dcgm_exporter=run.dcgm_exporter(plugin),
+        dcgm_exporter=exporter,
         gpu_operator=run.gpu_operator(),
         expander=CapacityExpanderArgs(ours) if ours is not None else None,
         proof=run.proof(egress, with_expander=ours is not None),
@@ -168,6 +174,14 @@ def build_plan(
         estimate=estimate,
         messages=tuple(said),
     )
+
+
+def added_beside(plugin: NvidiaDevicePluginArgs, exporter: DcgmExporterArgs | None) -> list[str]:
+    """The adopting preview's list of what the stack declares into the owner's namespace, from
+    the components that declare it: the plugin's NetworkPolicy, and the DCGM exporter's objects."""
+    objects = [*plugin_objects(), *(exporter_objects() if exporter else [])]
+    line = adoption.added_line(f"{NAMESPACE}:devicePlugin", plugin.namespace, objects)
+    return [line] if line else []
 
 
 @dataclass

@@ -30,3 +30,26 @@ def network_policy(
         ),
         opts=opts,
     )
+
+
+def traffic(
+    ingress: Sequence[k8s.networking.v1.NetworkPolicyIngressRuleArgs], egress: Sequence[k8s.networking.v1.NetworkPolicyEgressRuleArgs]
+) -> str:
+    """What `network_policy` with these rules lets through, in words (the adopting preview says it)."""
+    admits = [_rule(rule) for rule in ingress]
+    inbound = "denies all ingress" if not admits else f"denies all ingress but {' and '.join(admits)}"
+    outbound = "all egress" if not egress else f"all egress but {len(egress)} rule(s)"
+    return f"{inbound}{',' if admits else ''} and {outbound} of its pods"
+
+
+def _rule(rule: k8s.networking.v1.NetworkPolicyIngressRuleArgs) -> str:
+    """An ingress rule as this program writes them: from every namespace (an empty namespaceSelector
+    matches all: Kubernetes NetworkPolicy docs, "Behavior of to and from selectors") on its ports."""
+    ports = [f"{p.protocol or 'TCP'} {p.port}" for p in (rule.ports or [])]  # type: ignore[union-attr]
+    everywhere = [p for p in (rule.from_ or []) if _matches_all(p.namespace_selector) and p.pod_selector is None]  # type: ignore[union-attr]
+    peers = "from anywhere" if not rule.from_ else "from any pod in the cluster" if everywhere else "from the pods it selects"
+    return f"{peers}{' on ' + ', '.join(ports) if ports else ''}"
+
+
+def _matches_all(selector: k8s.meta.v1.LabelSelectorArgs | None) -> bool:
+    return selector is not None and not selector.match_labels and not selector.match_expressions  # type: ignore[union-attr]
