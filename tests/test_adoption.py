@@ -105,7 +105,7 @@ def test_every_member_of_the_live_pool_is_declared_as_it_is_or_named_in_the_prev
                 assert inputs[member] == value, member
         assert inputs["tags"] == {"costcenter": "ml-42", **OURS, "aks-gpu-adopted": "aks-gpu/team"}
     [line] = plan_lines(pool_lines("adopt", pool=OWNERS, preview=preview))
-    assert 'then updates 2 fields in place and replaces nothing; it leaves artifactStreamingProfile as they are' in line
+    assert "then updates 2 fields in place and replaces nothing; it leaves artifactStreamingProfile as they are" in line
     assert line.endswith(':\n- tags.aks-gpu-adopted: (none) -> "aks-gpu/team"\n- tags.aks-gpu-stack: (none) -> "aks-gpu/team"')
 
 
@@ -114,7 +114,7 @@ def test_the_preview_names_each_field_the_adopting_up_changes_with_both_values(p
     [line] = plan_lines(pool_lines("adopt", entry={"minCount": 1, "maxCount": 2}, preview=preview))
     assert line.startswith("adopt: aks-gpu:gpuPools.gpunp: `pulumi up` imports AgentPool gpunp (/subscriptions/")
     assert line.endswith(
-        ', then updates 4 fields in place and replaces nothing:\n- maxCount: 3 -> 2\n- minCount: 0 -> 1\n'
+        ", then updates 4 fields in place and replaces nothing:\n- maxCount: 3 -> 2\n- minCount: 0 -> 1\n"
         '- tags.aks-gpu-adopted: (none) -> "aks-gpu/team"\n- tags.aks-gpu-stack: (none) -> "aks-gpu/team"'
     )
 

@@ -8,7 +8,7 @@ import re
 import pytest
 import yaml
 from conftest import project_run
-from support.security import EXPORTER, JOB, PLUGIN, check_open_checks_documented, check_pods, open_checks, workloads
+from support.security import DAEMONSET, EXPORTER, JOB, PLUGIN, check_open_checks_documented, check_pods, open_checks, workloads
 
 from components.cluster.kubeconfig import entra_kubeconfig
 from tools.azure_mocks import AKS_ENTRA_SERVER_ID, MOCK_CLIENT
@@ -171,7 +171,10 @@ def test_the_job_runs_as_a_high_non_root_uid_with_a_writable_tmp_and_its_script_
 
 # Every kind the program writes into a cluster: the device plugin with MIG (its capability), the
 # DCGM exporter, a proof Job pinned by tag, their NetworkPolicies, namespaces and ConfigMap.
-EVERY_KIND = {"gpuPool": {"vmSize": "Standard_NC24ads_A100_v4", "migProfile": "MIG1g"}, "mnistJob": {"image": "example.azurecr.io/mnist:gpu"}}
+EVERY_KIND = {
+    "gpuPool": {"vmSize": "Standard_NC24ads_A100_v4", "migProfile": "MIG1g"},
+    "mnistJob": {"image": "example.azurecr.io/mnist:gpu"},
+}
 
 
 @pytest.mark.parametrize("stack", [*stacks(), "every kind"])
@@ -184,8 +187,39 @@ def test_no_rendered_kubernetes_object_carries_a_checkov_annotation(stack, progr
         assert {"DaemonSet", "Job", "NetworkPolicy", "ConfigMap", "Namespace", "Service"} <= kinds
     for r in kubernetes_objects(run):
         metadata = manifest(r)["metadata"]
-        for annotations in (metadata.get("annotations") or {}, (r.inputs.get("spec", {}).get("template", {}).get("metadata") or {}).get("annotations") or {}):
-            assert not [a for a in annotations if a.startswith("checkov.io/")], f"{manifest(r)['kind']} {metadata['name']}"
+        for found in (
+            metadata.get("annotations") or {},
+            (r.inputs.get("spec", {}).get("template", {}).get("metadata") or {}).get("annotations") or {},
+        ):
+            assert not [a for a in found if a.startswith("checkov.io/")], f"{manifest(r)['kind']} {metadata['name']}"
+
+
+def needs(workload) -> set[str]:
+    """What of the checks security/checkov-kubernetes.yaml skips this workload's containers would fail."""
+    pod = workload.inputs["spec"]["template"]["spec"]
+    found = set()
+    for container in pod["containers"]:
+        ctx, pod_ctx = container.get("securityContext") or {}, pod.get("securityContext") or {}
+        if not (ctx.get("runAsNonRoot", pod_ctx.get("runAsNonRoot")) and ctx.get("runAsUser", pod_ctx.get("runAsUser", 0)) >= 10000):
+            found.add("root")
+        if (ctx.get("capabilities") or {}).get("add"):
+            found.add("a capability")
+        if not ctx.get("readOnlyRootFilesystem"):
+            found.add("a writable root")
+        if workload.type == DAEMONSET and not (container.get("livenessProbe") and container.get("readinessProbe")):
+            found.add("no probe")
+    return found
+
+
+def test_only_the_device_plugin_and_the_exporter_need_the_checks_checkov_skips(program):
+    """The skips hold for every object Checkov scans; this holds them to the two that need them:
+    a Job that ran as root, or a new DaemonSet without probes, fails here."""
+    run = program(**EVERY_KIND)
+    assert {w.inputs["metadata"]["name"]: needs(w) for w in workloads(run)} == {
+        PLUGIN: {"root", "no probe", "a capability"},  # the capability with MIG only: test_gpu_stack.py
+        EXPORTER: {"root", "a capability", "a writable root"},
+        run.one(JOB).inputs["metadata"]["name"]: set(),
+    }
 
 
 def test_every_kubernetes_check_checkov_skips_has_a_reason():

@@ -19,7 +19,6 @@ from components.gpu_stack.device_plugin_spec import (
 )
 from components.gpu_stack.network_policy import network_policy, traffic
 
-
 # It talks to the kubelet over a unix socket only: no traffic at all.
 POLICY = "nvidia-device-plugin-deny-all"
 

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 
 import pulumi_kubernetes as k8s
 
+
 def pinned_by_digest(image: str) -> bool:
     return "@sha256:" in image
 
