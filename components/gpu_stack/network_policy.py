@@ -43,13 +43,16 @@ def traffic(
 
 
 def _rule(rule: k8s.networking.v1.NetworkPolicyIngressRuleArgs) -> str:
-    """An ingress rule as this program writes them: from every namespace (an empty namespaceSelector
-    matches all: Kubernetes NetworkPolicy docs, "Behavior of to and from selectors") on its ports."""
-    ports = [f"{p.protocol or 'TCP'} {p.port}" for p in (rule.ports or [])]  # type: ignore[union-attr]
-    everywhere = [p for p in (rule.from_ or []) if _matches_all(p.namespace_selector) and p.pod_selector is None]  # type: ignore[union-attr]
-    peers = "from anywhere" if not rule.from_ else "from any pod in the cluster" if everywhere else "from the pods it selects"
-    return f"{peers}{' on ' + ', '.join(ports) if ports else ''}"
+    """An ingress rule as this program writes them (plain values): from every namespace (an empty
+    namespaceSelector matches all: Kubernetes NetworkPolicy docs, "Behavior of to and from
+    selectors"), or from the pods it selects, on its ports."""
+    peers = [p for p in rule.from_ or [] if isinstance(p, k8s.networking.v1.NetworkPolicyPeerArgs)]  # type: ignore[union-attr]
+    ports = [p for p in rule.ports or [] if isinstance(p, k8s.networking.v1.NetworkPolicyPortArgs)]  # type: ignore[union-attr]
+    everywhere = any(_matches_all(p.namespace_selector) and p.pod_selector is None for p in peers)
+    source = "from anywhere" if not peers else "from any pod in the cluster" if everywhere else "from the pods it selects"
+    on = ", ".join(f"{p.protocol or 'TCP'} {p.port}" for p in ports)
+    return f"{source}{' on ' + on if on else ''}"
 
 
-def _matches_all(selector: k8s.meta.v1.LabelSelectorArgs | None) -> bool:
-    return selector is not None and not selector.match_labels and not selector.match_expressions  # type: ignore[union-attr]
+def _matches_all(selector: object) -> bool:
+    return isinstance(selector, k8s.meta.v1.LabelSelectorArgs) and not selector.match_labels and not selector.match_expressions
