@@ -207,6 +207,15 @@ def test_a_preview_that_could_not_read_the_cluster_says_the_plugins_changes_are_
     assert any("what the adopting `up` changes in it is not known" in line for line in done.infos)
 
 
+def test_a_refused_change_quotes_a_long_value_by_its_start_and_length_in_one_line():
+    live = {**GPUNP, "name": "gpunp", "networkProfile": {"nodePublicIPTags": [{"ipTagType": "RoutingPreference", "tag": "x" * 5000}]}}
+    facts = PoolFacts(live)
+    declared = {**agent_pool_members.live_inputs(facts), "networkProfile": {}}
+    with pytest.raises(PreflightError) as error:
+        adoption.pool_plan("aks-gpu:gpuPools.gpunp", facts, "/id", declared, ignored=())
+    assert "\n" not in str(error.value) and len(str(error.value)) < 1000 and "characters) -> (none)" in str(error.value)
+
+
 def test_a_change_azure_native_replaces_the_pool_on_is_refused_too():
     live = {**GPUNP, "name": "gpunp", "networkProfile": {"nodePublicIPTags": [{"ipTagType": "RoutingPreference", "tag": "Internet"}]}}
     facts = PoolFacts(live)
@@ -335,7 +344,7 @@ def test_an_adopted_daemonset_kept_on_delete_says_its_pods_change_only_when_dele
     declared = {"metadata": {}, "spec": {"updateStrategy": {"type": "OnDelete"}, "template": {"spec": {"priorityClassName": "b"}}}}
     plan = adoption.object_plan("aks-gpu:devicePlugin", "DaemonSet ns/ds", "ns/ds", live, declared)
     assert plan.restarts == (
-        "1 of these fields are in the pod template (spec.template), but updateStrategy is OnDelete: "
+        "1 of these fields is in the pod template (spec.template), but updateStrategy is OnDelete: "
         "each pod changes only when it is deleted (`kubectl delete pod`)"
     )
     unchanged = adoption.object_plan("k", "DaemonSet ns/ds", "ns/ds", live, {"metadata": {"labels": {"a": "b"}}, "spec": live["spec"]})

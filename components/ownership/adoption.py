@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from components.cluster.cluster_facts import PoolFacts
-from components.errors import ITEM, PreflightError
+from components.errors import ITEM, PreflightError, cut
 from components.pools.pool_fields import fixed, inputs, live_inputs, undeclared_members, unset
 
 #: Every line of an adoption plan starts so; `make render` counts them (tools/render.py).
@@ -38,6 +38,10 @@ class Change:
     def __str__(self) -> str:
         """One line, both values whole: a value cut mid-way could hide the very change that matters."""
         return f"{self.path}: {_json(self.live)} -> {_json(self.declared)}"
+
+    def quoted(self) -> str:
+        """As a one-line refusal quotes it: each value whole up to errors.LONGEST, else its start and length."""
+        return f"{self.path}: {cut(_json(self.live))} -> {cut(_json(self.declared))}"
 
 
 def _json(value: Any) -> str:
@@ -152,7 +156,7 @@ def pool_plan(key: str, facts: PoolFacts, import_id: str, declared: Mapping[str,
     replaced = [c for c in changes if c.path.split(".")[0].split("[")[0] in fixed() or c.path.startswith(FORCE_NEW)]
     if replaced:
         raise PreflightError(
-            f"{key}.existing = adopt: the declaration would change {replaced[0]} on the pool {facts.name}, which AKS fixes when a "
+            f"{key}.existing = adopt: the declaration would change {replaced[0].quoted()} on the pool {facts.name}, which AKS fixes when a "
             "pool is created: the `up` would replace it, deleting the owner's pool; this program refuses it (remove adopt to use "
             "the pool as it is)"
         )
@@ -217,7 +221,7 @@ def restarts(kind: Any, changes: Sequence[Change], live: Mapping[str, Any], decl
     if not in_template:
         return "nothing (no field of the pod template, spec.template, changes)"
     strategy = _strategy(declared) or _strategy(live) or {}
-    fields = f"{len(in_template)} of these fields are in the pod template (spec.template)"
+    fields = f"{len(in_template)} of these fields {'is' if len(in_template) == 1 else 'are'} in the pod template (spec.template)"
     if strategy.get("type") == "OnDelete":
         return f"{fields}, but updateStrategy is OnDelete: each pod changes only when it is deleted (`kubectl delete pod`)"
     unavailable = (strategy.get("rollingUpdate") or (_strategy(live) or {}).get("rollingUpdate") or {}).get("maxUnavailable", 1)
