@@ -339,6 +339,15 @@ def test_a_template_change_on_an_adopted_daemonset_says_its_pods_restart(preview
     )
 
 
+def test_the_owners_on_delete_strategy_turned_rolling_by_the_adopting_update_says_the_pods_roll_all_the_same():
+    listed = saved_list()
+    the_guides(listed)["spec"]["updateStrategy"] = {"type": "OnDelete"}
+    line = plan_lines(guide_lines(listed, True), "aks-gpu:devicePlugin")[1]
+    assert '\n- spec.updateStrategy.type: "OnDelete" -> "RollingUpdate"\n' in line
+    assert line.endswith("so the DaemonSet's pods roll (updateStrategy RollingUpdate): Kubernetes deletes each node's pod and starts "
+                         "a new one, 1 node at a time (the same update turns the owner's OnDelete into RollingUpdate)")  # fmt: skip
+
+
 def test_an_adopted_daemonset_kept_on_delete_says_its_pods_change_only_when_deleted():
     live = {"kind": "DaemonSet", "spec": {"updateStrategy": {"type": "OnDelete"}, "template": {"spec": {"priorityClassName": "a"}}}}
     declared = {"metadata": {}, "spec": {"updateStrategy": {"type": "OnDelete"}, "template": {"spec": {"priorityClassName": "b"}}}}

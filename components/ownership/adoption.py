@@ -224,11 +224,13 @@ def restarts(kind: Any, changes: Sequence[Change], live: Mapping[str, Any], decl
     fields = f"{len(in_template)} of these fields {'is' if len(in_template) == 1 else 'are'} in the pod template (spec.template)"
     if strategy.get("type") == "OnDelete":
         return f"{fields}, but updateStrategy is OnDelete: each pod changes only when it is deleted (`kubectl delete pod`)"
+    owners = (_strategy(live) or {}).get("type")
+    turned = f" (the same update turns the owner's {owners} into RollingUpdate)" if owners not in (None, "RollingUpdate") else ""
     unavailable = (strategy.get("rollingUpdate") or (_strategy(live) or {}).get("rollingUpdate") or {}).get("maxUnavailable", 1)
     at_a_time = f"{unavailable} node{'' if unavailable == 1 else 's'}" if isinstance(unavailable, int) else f"{unavailable} of the nodes"
     return (
         f"{fields}, so the DaemonSet's pods roll (updateStrategy RollingUpdate): Kubernetes deletes each node's pod and "
-        f"starts a new one, {at_a_time} at a time"
+        f"starts a new one, {at_a_time} at a time{turned}"
     )
 
 
