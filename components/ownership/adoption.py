@@ -17,7 +17,7 @@ from components.pools.pool_fields import fixed, inputs, live_inputs, undeclared_
 LEAD = "adopt: "
 #: What a plan line says when the import is followed by an update.
 UPDATES = ", then updates "
-# A member name longer than this is quoted as JSON; a changed value is always said whole.
+# A member name longer than this is quoted, whole, as JSON.
 QUOTED = 80
 
 
@@ -41,7 +41,7 @@ class Change:
 
     def quoted(self) -> str:
         """As a one-line refusal quotes it: each value whole up to errors.LONGEST, else its start and length."""
-        return f"{self.path}: {cut(_json(self.live))} -> {cut(_json(self.declared))}"
+        return f"{cut(self.path)}: {cut(_json(self.live))} -> {cut(_json(self.declared))}"
 
 
 def _json(value: Any) -> str:
@@ -49,15 +49,11 @@ def _json(value: Any) -> str:
     return "(none)" if value is ABSENT else json.dumps(value, sort_keys=True, separators=(", ", ": "), default=str)
 
 
-def show(value: Any) -> str:
-    text = _json(value)
-    return text if len(text) <= QUOTED else text[: QUOTED - 3] + "..."
-
-
 def _member(name: Any) -> str:
+    """A member's name in a path: as it is, or quoted whole as JSON where it is long or odd."""
     text = str(name)
     plain = text.isprintable() and text.isascii() and not any(c in text for c in "[]; ")
-    return text if plain and len(text) <= QUOTED else show(text)
+    return text if plain and len(text) <= QUOTED else _json(text)
 
 
 def _by_name(items: list[Any]) -> dict[str, Any] | None:
