@@ -190,3 +190,14 @@ def test_a_pool_adopted_with_on_destroy_delete_switched_to_use_is_said_to_be_del
     first = ml_prod(OfflineReader(cluster=saved_cluster(), kubernetes=saved_list()), False, **adopting)
     for message in switched_to_use(first):
         assert f"this stack adopted it ({RECORDED}), and `use` would unregister it: this `up` deletes it, as its adoption said" in message
+
+
+@pytest.mark.parametrize("record", ["gpunp", {"pools": ["gpunp"]}, {"pools": {"gpunp": "keep"}}])
+def test_an_adopted_output_this_program_never_writes_is_refused_in_one_line(record):
+    """A record read wrong would unguard what was adopted: refused, in a preview and a deployment, before anything is declared."""
+    state = state_left_by(adopted_guide(), True)
+    root = next(u for u, e in state.items() if e["type"] == ROOT)
+    state[root]["outputs"]["adopted"] = record
+    reader = functools.partial(OfflineReader, cluster=saved_cluster(), kubernetes=saved_list(), stack=state)
+    for message in refusals(PreflightError, r"^preflight: the stack's output adopted ", reader, "ml-prod", STACK_FILE, **ADOPTING):
+        assert "which this program never writes" in message and "pulumi stack import" in message
