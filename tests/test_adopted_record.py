@@ -18,7 +18,7 @@ from support.guide_example import STACK_FILE
 from support.plan import lines_by, refusals
 from support.stack_export import exported, root_urn, saved
 
-from components.errors import PreflightError
+from components.errors import ConfigError, PreflightError
 from tools.azure_mocks import AzureMocks, OfflineReader, existing_cluster
 from tools.mock_engine import ProgramRun, RecordingMonitor, run_program
 
@@ -201,3 +201,13 @@ def test_an_adopted_output_this_program_never_writes_is_refused_in_one_line(reco
     reader = functools.partial(OfflineReader, cluster=saved_cluster(), kubernetes=saved_list(), stack=state)
     for message in refusals(PreflightError, r"^preflight: the stack's output adopted ", reader, "ml-prod", STACK_FILE, **ADOPTING):
         assert "which this program never writes" in message and "pulumi stack import" in message
+
+
+def test_a_saved_export_whose_adopted_output_this_program_never_writes_is_refused_naming_the_file(tmp_path):
+    export = exported(adopted_guide())
+    export["deployment"]["resources"][0]["outputs"]["adopted"] = {"daemonSets": "gpu-resources/nvidia-device-plugin-daemonset"}
+    path = saved(tmp_path / "state.json", export)
+    reader = functools.partial(OfflineReader, cluster=saved_cluster(), kubernetes=saved_list())
+    for message in refusals(ConfigError, "preflight.stateFile", reader, "ml-prod", STACK_FILE, **ADOPTING, preflight={"stateFile": path}):
+        assert message.startswith(f"invalid config aks-gpu:preflight.stateFile = {path}: deployment.resources[0].outputs.adopted has")
+        assert "which this program never writes" in message
