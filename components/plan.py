@@ -10,7 +10,7 @@ import enum
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import pulumi_kubernetes as k8s
 
@@ -33,7 +33,7 @@ from components.gpu_stack.device_plugin import NvidiaDevicePluginArgs
 from components.gpu_stack.device_plugin import added_objects as plugin_objects
 from components.gpu_stack.gpu_operator import GpuOperatorArgs
 from components.outputs import OutputsArgs
-from components.ownership import adoption, ownership, saved_state, stack_state
+from components.ownership import adopted_record, adoption, ownership, saved_state, stack_state
 from components.pools import existing_pools, groups, pool_network, pool_settings, priority_config_map, priority_expander, tolerations
 from components.pools.capacity_expander import CapacityExpanderArgs
 from components.pools.existing_pool import UsedPool
@@ -168,7 +168,12 @@ def build_plan(
         expander=CapacityExpanderArgs(ours) if ours is not None else None,
         proof=run.proof(egress, with_expander=ours is not None),
         outputs=OutputsArgs(
-            not cfg.pool_map, run.groups(), cost.output(estimate) if estimate else None, run.pools.modes, cfg.monitoring.gpu_metrics
+            not cfg.pool_map,
+            run.groups(),
+            cost.output(estimate) if estimate else None,
+            run.pools.modes,
+            cfg.monitoring.gpu_metrics,
+            run.adopted(plugin),
         ),
         networks=run.networks,
         estimate=estimate,
@@ -485,6 +490,18 @@ class _Run:
             imports=(found.import_namespace, found.import_daemon_set) if found else (True, True),
             retain_on_delete=ownership.plugin_released(cfg.device_plugin),
         )
+
+    def adopted(self, plugin: NvidiaDevicePluginArgs | None) -> dict[str, Any] | None:
+        """The `adopted` output: what the state's record holds, and what this run adopts, with
+        the onDestroy it declares (ownership/adopted_record.py)."""
+        if self.found is None:
+            return None
+        pools = {p.name: p.on_destroy or adopted_record.RELEASE for p in self.pools.pools if p.existing == "adopt"}
+        objects: tuple[dict[str, str], dict[str, str]] = ({}, {})
+        if plugin is not None and self.cfg.device_plugin.adopt:
+            name, on_destroy = plugin.namespace, self.cfg.device_plugin.on_destroy or adopted_record.RELEASE
+            objects = ({name: on_destroy}, {f"{name}/{cluster_objects.GUIDE_DAEMONSET}": on_destroy})
+        return self.state.adopted.carried(adopted_record.Record(pools, *objects)).output(self.owner_tag)
 
     def dcgm_exporter(self, plugin: NvidiaDevicePluginArgs | None) -> DcgmExporterArgs | None:
         if plugin is None or not self.cfg.monitoring.gpu_metrics:
