@@ -262,7 +262,7 @@ def summary(run: ProgramRun, out_dir: Path) -> str:
         i
         for i in run.infos
         if i.startswith(
-            ("existing pool:", adoption.LEAD, "kubernetes:", "proof:", "network:", "namespaces:", "cost:", "gpuGroups", "aks-gpu:gpuGroups")
+            ("cluster:", "existing pool:", adoption.LEAD, "kubernetes:", "proof:", "network:", "namespaces:", "cost:", "gpuGroups", "aks-gpu:gpuGroups")
         )
     )  # what a preview prints
     lines.append(f"warnings ({len(run.warnings)}):" if run.warnings else "warnings: none")
