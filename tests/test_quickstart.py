@@ -28,7 +28,7 @@ NOT_COPIED = (".git", ".venv*", ".uv", "build", "tests", "__pycache__", ".*_cach
 # stack file give for saving a cluster (its `kubectl get` with --all-namespaces and managed fields).
 STAND_INS = {
     "az": {
-        "aks get-credentials --resource-group ml-rg --name ml-prod": 'echo \'Merged "ml-prod" as current context in ~/.kube/config\'',
+        "aks get-credentials --resource-group ml-rg --name ml-prod": "echo 'Merged \"ml-prod\" as current context in ~/.kube/config'",
         "aks show --resource-group ml-rg --name ml-prod --output json": f"cat {EXAMPLE / 'cluster.json'}",
     },
     "kubectl": {
@@ -105,7 +105,9 @@ def stand_ins(folder: Path) -> Path:
     for tool, answers in STAND_INS.items():
         cases = "".join(f'  "{asked}") {answer} ;;\n' for asked, answer in answers.items())
         script = folder / tool
-        script.write_text(f'#!/bin/sh\ncase "$*" in\n{cases}  *) echo "{tool} asked $*: not a command the page shows" >&2; exit 2 ;;\nesac\n')
+        script.write_text(
+            f'#!/bin/sh\ncase "$*" in\n{cases}  *) echo "{tool} asked $*: not a command the page shows" >&2; exit 2 ;;\nesac\n'
+        )
         script.chmod(0o755)
     return folder
 
