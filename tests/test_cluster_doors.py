@@ -40,7 +40,7 @@ def test_a_new_stack_is_told_each_guide_default_it_keeps_with_the_key_that_chang
 
 
 def test_the_render_prints_the_defaults_a_new_stack_keeps():
-    summary = render.unfold(render.summary(run_cached("dev")[0], render.ROOT / "build" / "dev"))
+    summary = render.unfold(render.summary(run_cached("dev")[0], render.ROOT / "build"))
     assert len(said(summary.splitlines(), "cluster: ")) == 3
 
 
