@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 import pulumi_kubernetes as k8s
 
-from components.cluster import cluster_egress, cluster_facts, existing_cluster_checks
+from components.cluster import access_lines, cluster_egress, cluster_facts, existing_cluster_checks
 from components.cluster.cluster import GpuClusterArgs
 from components.cluster.cluster_facts import ClusterFacts
 from components.cluster.existing_cluster import ExistingClusterArgs
@@ -135,6 +135,7 @@ def build_plan(
     preflight.provider_host(cfg.pools, environ)  # an AKS-managed pool's provider must load where Pulumi runs it
     run = _Run(cfg, reader, mode, project, stack, said)
     run.read_existing()
+    said.info(run.doors())
     run.resolve_pools()
     checked = run.check()
     said.lines_then_warnings(*proof_fit.lines(run.pools, cfg.mnist_job, run.live_pools))
@@ -241,6 +242,13 @@ class _Run:
             raise PreflightError(refusal)
         # What this stack adopted is guarded: a config that would replace it stops here.
         self.said.warn(ownership.check_pools(self.cfg.pools, found, self.owner_tag, self.state, self.mode.preview))
+
+    def doors(self) -> list[str]:
+        """Who may reach the cluster: a created one's settings still the guide's, and the role the
+        deployer needs in Kubernetes where Entra ID decides it (access_lines.py)."""
+        if self.found is not None:
+            return access_lines.existing_cluster_role(self.found)
+        return [*access_lines.guide_defaults(self.cfg.access, self.cfg.system_pool), *access_lines.created_cluster_role(self.cfg.access)]
 
     def resolve_pools(self) -> None:
         """The cluster's own GPU pools the stack uses or adopts: from here on their settings are

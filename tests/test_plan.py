@@ -37,6 +37,7 @@ def levels(messages) -> list[tuple[str, str]]:
 def test_a_new_cluster_offline_says_what_was_not_checked_then_the_proof_then_the_cost_in_a_preview_and_a_deployment(mode):
     built = plan(parsed(gpuPool={"vmSize": T4}), mode=mode)
     assert levels(built.messages) == [
+        *[("info", "cluster")] * 3,  # the guide's defaults it keeps (local accounts, any address, one System node)
         ("warn", "preflight"),
         ("warn", "preflight"),
         ("info", "proof"),
@@ -58,7 +59,7 @@ def test_a_preview_above_cost_max_hourly_warns_last_where_a_deployment_stops_in_
     with pytest.raises(CostError, match=r"^aks-gpu:cost\.maxHourly = 0\.10 USD: the stack may cost up to 0\.62 USD per hour"):
         plan(cfg, reader, Mode.DEPLOYMENT, said)
     # What the deployment said before it stopped is kept, for the run to print.
-    assert levels(said) == [("warn", "preflight"), ("warn", "preflight"), ("info", "proof"), ("info", "proof")]
+    assert levels(said) == [*[("info", "cluster")] * 3, ("warn", "preflight"), ("warn", "preflight"), ("info", "proof"), ("info", "proof")]
 
 
 def test_an_existing_clusters_used_pool_is_resolved_to_what_azure_runs():

@@ -251,6 +251,21 @@ def counts(run: ProgramRun) -> str:
     )
 
 
+# The leads of the lines a preview prints for the record that the summary shows.
+SAID = (
+    "cluster:",
+    "existing pool:",
+    adoption.LEAD,
+    "kubernetes:",
+    "proof:",
+    "network:",
+    "namespaces:",
+    "cost:",
+    "gpuGroups",
+    "aks-gpu:gpuGroups",
+)
+
+
 def summary(run: ProgramRun, out_dir: Path) -> str:
     lines = [f"{run.project} {run.stack}: {counts(run)} -> {_relative(out_dir)}"]
     # By type: registrations arrive in whatever order the SDK's threads send them.
@@ -259,14 +274,7 @@ def summary(run: ProgramRun, out_dir: Path) -> str:
     lines.extend(gpu_pool_lines(run))
     lines.append(f"Kubernetes objects: {len(kubernetes_objects(run))} in {_relative(out_dir / 'manifests.yaml')}")
     lines.extend(run.notes)  # what the offline render assumed in Azure's place
-    lines.extend(
-        line
-        for i in run.infos
-        if i.startswith(
-            ("existing pool:", adoption.LEAD, "kubernetes:", "proof:", "network:", "namespaces:", "cost:", "gpuGroups", "aks-gpu:gpuGroups")
-        )
-        for line in indented_items(i)
-    )  # what a preview prints
+    lines.extend(line for i in run.infos if i.startswith(SAID) for line in indented_items(i))  # what a preview prints
     lines.append(f"warnings ({len(run.warnings)}):" if run.warnings else "warnings: none")
     lines.extend(f"  - {w}" for w in run.warnings)
     lines.append(stops_line(run))
