@@ -121,6 +121,8 @@ def export_outputs(
     pulumi.export("gpuMetrics", gpu_metrics_location(outputs.modes, outputs.gpu_metrics, exporter, operator))
     if device_plugin is not None:
         pulumi.export("devicePluginNamespace", device_plugin.namespace_name)
+    if outputs.adopted is not None:  # what the stack adopted, which a refresh leaves as it is (ownership/adopted_record.py)
+        pulumi.export("adopted", outputs.adopted)
     pulumi.export("kubeconfig", cluster.kubeconfig)
     pulumi.export("getCredentialsCommand", cluster.get_credentials_command)
     if job is not None and guide_pool:

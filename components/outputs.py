@@ -34,6 +34,9 @@ class OutputsArgs:
     #: Who manages the GPU stack over the run's pools, and whether GPU metrics are on (gpuMetrics).
     modes: frozenset[str]
     gpu_metrics: bool
+    #: What the stack adopted, carried forward each run (ownership/adopted_record.py): the
+    #: `adopted` output, which a refresh does not change; None: nothing adopted.
+    adopted: Mapping[str, Any] | None = None
 
 
 def gpu_metrics_location(modes: frozenset[str], enabled: bool, exporter: Any | None, operator: Any | None) -> pulumi.Input[str]:

@@ -10,17 +10,17 @@ import enum
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import pulumi_kubernetes as k8s
 
-from components.cluster import cluster_egress, cluster_facts, existing_cluster_checks
+from components.cluster import access_lines, cluster_egress, cluster_facts, existing_cluster_checks
 from components.cluster.cluster import GpuClusterArgs
 from components.cluster.cluster_facts import ClusterFacts
 from components.cluster.existing_cluster import ExistingClusterArgs
 from components.cluster.kubeconfig import provider_kubeconfig
 from components.cluster.settings import SYSTEM_POOL_NAME
-from components.config.values import POOL_NAME_PATTERN
+from components.config.values import NAMESPACE, POOL_NAME_PATTERN
 from components.cost import cost
 from components.cost.budget import CostBudgetArgs
 from components.errors import PreflightError, error_line, escaped_lines
@@ -28,10 +28,12 @@ from components.gpu_stack import cluster_object_checks, cluster_objects
 from components.gpu_stack import device_plugin_spec as device_plugin
 from components.gpu_stack.cluster_object_checks import Findings
 from components.gpu_stack.dcgm_exporter import DcgmExporterArgs
+from components.gpu_stack.dcgm_exporter import added_objects as exporter_objects
 from components.gpu_stack.device_plugin import NvidiaDevicePluginArgs
+from components.gpu_stack.device_plugin import added_objects as plugin_objects
 from components.gpu_stack.gpu_operator import GpuOperatorArgs
 from components.outputs import OutputsArgs
-from components.ownership import adoption, ownership, saved_state, stack_state
+from components.ownership import adopted_record, adoption, ownership, saved_state, stack_state
 from components.pools import existing_pools, groups, pool_network, pool_settings, priority_config_map, priority_expander, tolerations
 from components.pools.capacity_expander import CapacityExpanderArgs
 from components.pools.existing_pool import UsedPool
@@ -133,6 +135,7 @@ def build_plan(
     preflight.provider_host(cfg.pools, environ)  # an AKS-managed pool's provider must load where Pulumi runs it
     run = _Run(cfg, reader, mode, project, stack, said)
     run.read_existing()
+    said.info(run.doors())
     run.resolve_pools()
     checked = run.check()
     said.lines_then_warnings(*proof_fit.lines(run.pools, cfg.mnist_job, run.live_pools))
@@ -145,10 +148,14 @@ def build_plan(
     ours = priorities if not run.owners_expander() else None  # the owner's ConfigMap is used as it is
     budget_name = run.budget_name(estimate)
     plugin = run.device_plugin()
-    # What the adopting `up` does to the guide's namespace and DaemonSet, field by field: said
-    # last, where runs said it while the component still built the DaemonSet's spec.
+    exporter = run.dcgm_exporter(plugin)
+    # What the adopting `up` does to the guide's namespace and DaemonSet, field by field, and what
+    # the stack adds beside them: said last, where runs said it while the component still built
+    # the DaemonSet's spec.
     adoption_found = run.in_cluster.adoption if run.in_cluster else None
-    said.info(adoption.lines(device_plugin.adoption_plans(plugin, adoption_found) if plugin and adoption_found else []))
+    plans = device_plugin.adoption_plans(plugin, adoption_found) if plugin and adoption_found else []
+    said.info(adoption.lines(plans))
+    said.info(added_beside(plugin, exporter) if plugin and plans else [])
     subscription_id = run.declared_subscription()
     return Plan(
         mode=mode,
@@ -157,17 +164,30 @@ def build_plan(
         budget=run.budget_args(budget_name, subscription_id),
         gpu_pools=run.gpu_pools(subscription_id),
         device_plugin=plugin,
-        dcgm_exporter=run.dcgm_exporter(plugin),
+        dcgm_exporter=exporter,
         gpu_operator=run.gpu_operator(),
         expander=CapacityExpanderArgs(ours) if ours is not None else None,
         proof=run.proof(egress, with_expander=ours is not None),
         outputs=OutputsArgs(
-            not cfg.pool_map, run.groups(), cost.output(estimate) if estimate else None, run.pools.modes, cfg.monitoring.gpu_metrics
+            not cfg.pool_map,
+            run.groups(),
+            cost.output(estimate) if estimate else None,
+            run.pools.modes,
+            cfg.monitoring.gpu_metrics,
+            run.adopted(plugin),
         ),
         networks=run.networks,
         estimate=estimate,
         messages=tuple(said),
     )
+
+
+def added_beside(plugin: NvidiaDevicePluginArgs, exporter: DcgmExporterArgs | None) -> list[str]:
+    """The adopting preview's list of what the stack declares into the owner's namespace, from
+    the components that declare it: the plugin's NetworkPolicy, and the DCGM exporter's objects."""
+    objects = [*plugin_objects(), *(exporter_objects() if exporter else [])]
+    line = adoption.added_line(f"{NAMESPACE}:devicePlugin", plugin.namespace, objects)
+    return [line] if line else []
 
 
 @dataclass
@@ -222,6 +242,13 @@ class _Run:
             raise PreflightError(refusal)
         # What this stack adopted is guarded: a config that would replace it stops here.
         self.said.warn(ownership.check_pools(self.cfg.pools, found, self.owner_tag, self.state, self.mode.preview))
+
+    def doors(self) -> list[str]:
+        """Who may reach the cluster: a created one's settings still the guide's, and the role the
+        deployer needs in Kubernetes where Entra ID decides it (access_lines.py)."""
+        if self.found is not None:
+            return access_lines.existing_cluster_role(self.found)
+        return [*access_lines.guide_defaults(self.cfg.access, self.cfg.system_pool), *access_lines.created_cluster_role(self.cfg.access)]
 
     def resolve_pools(self) -> None:
         """The cluster's own GPU pools the stack uses or adopts: from here on their settings are
@@ -471,6 +498,18 @@ class _Run:
             imports=(found.import_namespace, found.import_daemon_set) if found else (True, True),
             retain_on_delete=ownership.plugin_released(cfg.device_plugin),
         )
+
+    def adopted(self, plugin: NvidiaDevicePluginArgs | None) -> dict[str, Any] | None:
+        """The `adopted` output: what the state's record holds, and what this run adopts, with
+        the onDestroy it declares (ownership/adopted_record.py)."""
+        if self.found is None:
+            return None
+        pools = {p.name: p.on_destroy or adopted_record.RELEASE for p in self.pools.pools if p.existing == "adopt"}
+        objects: tuple[dict[str, str], dict[str, str]] = ({}, {})
+        if plugin is not None and self.cfg.device_plugin.adopt:
+            name, on_destroy = plugin.namespace, self.cfg.device_plugin.on_destroy or adopted_record.RELEASE
+            objects = ({name: on_destroy}, {f"{name}/{cluster_objects.GUIDE_DAEMONSET}": on_destroy})
+        return self.state.adopted.carried(adopted_record.Record(pools, *objects)).output(self.owner_tag)
 
     def dcgm_exporter(self, plugin: NvidiaDevicePluginArgs | None) -> DcgmExporterArgs | None:
         if plugin is None or not self.cfg.monitoring.gpu_metrics:

@@ -105,11 +105,8 @@ def test_every_member_of_the_live_pool_is_declared_as_it_is_or_named_in_the_prev
                 assert inputs[member] == value, member
         assert inputs["tags"] == {"costcenter": "ml-42", **OURS, "aks-gpu-adopted": "aks-gpu/team"}
     [line] = plan_lines(pool_lines("adopt", pool=OWNERS, preview=preview))
-    assert (
-        'then updates 2 fields in place: tags.aks-gpu-adopted: (none) -> "aks-gpu/team"; tags.aks-gpu-stack: (none) -> "aks-gpu/team"'
-        in line
-    )
-    assert "it leaves artifactStreamingProfile as they are" in line
+    assert "then updates 2 fields in place and replaces nothing; it leaves artifactStreamingProfile as they are" in line
+    assert line.endswith(':\n- tags.aks-gpu-adopted: (none) -> "aks-gpu/team"\n- tags.aks-gpu-stack: (none) -> "aks-gpu/team"')
 
 
 @pytest.mark.parametrize("preview", BOTH)
@@ -117,8 +114,8 @@ def test_the_preview_names_each_field_the_adopting_up_changes_with_both_values(p
     [line] = plan_lines(pool_lines("adopt", entry={"minCount": 1, "maxCount": 2}, preview=preview))
     assert line.startswith("adopt: aks-gpu:gpuPools.gpunp: `pulumi up` imports AgentPool gpunp (/subscriptions/")
     assert line.endswith(
-        ', then updates 4 fields in place: maxCount: 3 -> 2; minCount: 0 -> 1; tags.aks-gpu-adopted: (none) -> "aks-gpu/team"; '
-        'tags.aks-gpu-stack: (none) -> "aks-gpu/team"; replaces nothing'
+        ", then updates 4 fields in place and replaces nothing:\n- maxCount: 3 -> 2\n- minCount: 0 -> 1\n"
+        '- tags.aks-gpu-adopted: (none) -> "aks-gpu/team"\n- tags.aks-gpu-stack: (none) -> "aks-gpu/team"'
     )
 
 
@@ -175,20 +172,21 @@ def test_adopting_the_guides_plugin_names_each_field_the_stacks_spec_changes_and
     done = guide_lines(saved_list(), preview)
     [namespace] = plan_lines(done, "aks-gpu:devicePlugin")[:1]
     assert namespace == (
-        "adopt: aks-gpu:devicePlugin: `pulumi up` imports Namespace gpu-resources, then updates 2 fields in place: "
-        'metadata.annotations.aks-gpu-adopted: (none) -> "aks-gpu/ml-prod"; '
-        'metadata.annotations.aks-gpu-stack: (none) -> "aks-gpu/ml-prod"; replaces nothing'
+        "adopt: aks-gpu:devicePlugin: `pulumi up` imports Namespace gpu-resources, then updates 2 fields in place and replaces nothing:\n"
+        '- metadata.annotations.aks-gpu-adopted: (none) -> "aks-gpu/ml-prod"\n'
+        '- metadata.annotations.aks-gpu-stack: (none) -> "aks-gpu/ml-prod"\n'
+        "- restarts: nothing (a namespace runs no pod)"
     )
     daemon_set = plan_lines(done, "aks-gpu:devicePlugin")[1]
     assert daemon_set.startswith("adopt: aks-gpu:devicePlugin: `pulumi up` imports DaemonSet gpu-resources/nvidia-device-plugin-daemonset")
     for change in (
         'spec.template.spec.containers[0].name: "nvidia-device-plugin-daemonset-ctr" -> "nvidia-device-plugin-ctr"',
         'metadata.labels.name: "nvidia-device-plugin-ds" -> (none)',
-        'spec.template.spec.tolerations: [{"effect": "NoSchedule", "key": "sku", "operator": "Equal", "value": "gpu"}] -> ',
+        '\n- spec.template.spec.tolerations: [{"effect": "NoSchedule", "key": "sku", "operator": "Equal", "value": "gpu"}] -> ',
         'spec.template.spec.securityContext.seccompProfile.type: (none) -> "RuntimeDefault"',
     ):
         assert change in daemon_set
-    assert "spec.selector" not in daemon_set and "containers[0].image:" not in daemon_set and daemon_set.endswith("; replaces nothing")
+    assert "spec.selector" not in daemon_set and "containers[0].image:" not in daemon_set and "and replaces nothing:\n" in daemon_set
 
 
 def test_a_live_field_the_stacks_spec_differs_in_is_named_with_both_values():
@@ -207,6 +205,15 @@ def test_a_preview_that_could_not_read_the_cluster_says_the_plugins_changes_are_
     done = lines_by(azure, "ml-prod", True, STACK_FILE, **overrides)  # what the run says, from its plan
     assert plan_lines(done, "aks-gpu:devicePlugin") == []
     assert any("what the adopting `up` changes in it is not known" in line for line in done.infos)
+
+
+def test_a_refused_change_quotes_a_long_value_by_its_start_and_length_in_one_line():
+    live = {**GPUNP, "name": "gpunp", "networkProfile": {"nodePublicIPTags": [{"ipTagType": "RoutingPreference", "tag": "x" * 5000}]}}
+    facts = PoolFacts(live)
+    declared = {**agent_pool_members.live_inputs(facts), "networkProfile": {}}
+    with pytest.raises(PreflightError) as error:
+        adoption.pool_plan("aks-gpu:gpuPools.gpunp", facts, "/id", declared, ignored=())
+    assert "\n" not in str(error.value) and len(str(error.value)) < 1000 and "characters) -> (none)" in str(error.value)
 
 
 def test_a_change_azure_native_replaces_the_pool_on_is_refused_too():
@@ -306,11 +313,80 @@ def test_the_adopt_line_names_each_changed_item_of_a_long_env_list_by_name_so_no
     assert 'containers[0].env[name=FAIL_ON_INIT_ERROR].value: "true" -> "false"' in line
 
 
-def test_a_long_value_changed_past_the_quoted_length_is_shown_where_it_changes():
-    live, declared = "a" * 120 + "mixed" + "b" * 40, "a" * 120 + "single" + "b" * 40
-    [change] = adoption.field_changes({"v": live}, {"v": declared})
-    assert "mixed" in str(change).split(" -> ")[0] and "single" in str(change).split(" -> ")[1]
-    assert len(str(change)) < 2 * adoption.QUOTED + 10
+def test_each_changed_field_of_an_adopted_daemonset_is_one_whole_line():
+    """The owner's kubectl annotation, past a thousand characters, is named whole on its line:
+    a value cut mid-way could hide the very change that matters."""
+    listed = saved_list()
+    applied = json.dumps({"apiVersion": "apps/v1", "kind": "DaemonSet", "spec": {"template": {"x": "y" * 1200 + "mixed"}}})
+    the_guides(listed)["metadata"]["annotations"] = {"kubectl.kubernetes.io/last-applied-configuration": applied}
+    line = plan_lines(guide_lines(listed, True), "aks-gpu:devicePlugin")[1]
+    head, *fields = line.split("\n- ")
+    changed = [f for f in fields if not f.startswith("restarts: ")]
+    assert head.endswith(f"then updates {len(changed)} fields in place and replaces nothing:")
+    assert f"metadata.annotations.kubectl.kubernetes.io/last-applied-configuration: {json.dumps(applied)} -> (none)" in changed
+    assert all(" -> " in f and "..." not in f for f in changed)
+
+
+@pytest.mark.parametrize("preview", BOTH)
+def test_a_template_change_on_an_adopted_daemonset_says_its_pods_restart(preview):
+    """A change under spec.template rolls the pods under RollingUpdate (kubernetes.io, "Perform a
+    Rolling Update on a DaemonSet"), the stack's strategy, which the same update sets."""
+    line = plan_lines(guide_lines(saved_list(), preview), "aks-gpu:devicePlugin")[1]
+    in_template = [f for f in line.split("\n- ")[1:] if f.startswith("spec.template")]
+    assert line.split("\n- ")[-1] == (
+        f"restarts: {len(in_template)} of these fields are in the pod template (spec.template), so the DaemonSet's pods roll "
+        "(updateStrategy RollingUpdate): Kubernetes deletes each node's pod and starts a new one, 1 node at a time"
+    )
+
+
+def test_the_owners_on_delete_strategy_turned_rolling_by_the_adopting_update_says_the_pods_roll_all_the_same():
+    listed = saved_list()
+    the_guides(listed)["spec"]["updateStrategy"] = {"type": "OnDelete"}
+    line = plan_lines(guide_lines(listed, True), "aks-gpu:devicePlugin")[1]
+    assert '\n- spec.updateStrategy.type: "OnDelete" -> "RollingUpdate"\n' in line
+    assert line.endswith("so the DaemonSet's pods roll (updateStrategy RollingUpdate): Kubernetes deletes each node's pod and starts "
+                         "a new one, 1 node at a time (the same update turns the owner's OnDelete into RollingUpdate)")  # fmt: skip
+
+
+def test_an_adopted_daemonset_kept_on_delete_says_its_pods_change_only_when_deleted():
+    live = {"kind": "DaemonSet", "spec": {"updateStrategy": {"type": "OnDelete"}, "template": {"spec": {"priorityClassName": "a"}}}}
+    declared = {"metadata": {}, "spec": {"updateStrategy": {"type": "OnDelete"}, "template": {"spec": {"priorityClassName": "b"}}}}
+    plan = adoption.object_plan("aks-gpu:devicePlugin", "DaemonSet ns/ds", "ns/ds", live, declared)
+    assert plan.restarts == (
+        "1 of these fields is in the pod template (spec.template), but updateStrategy is OnDelete: "
+        "each pod changes only when it is deleted (`kubectl delete pod`)"
+    )
+    unchanged = adoption.object_plan("k", "DaemonSet ns/ds", "ns/ds", live, {"metadata": {"labels": {"a": "b"}}, "spec": live["spec"]})
+    assert unchanged.restarts == "nothing (no field of the pod template, spec.template, changes)"
+
+
+NAMESPACED = ("kubernetes:apps/v1:DaemonSet", "kubernetes:core/v1:Service", "kubernetes:networking.k8s.io/v1:NetworkPolicy",
+              "kubernetes:core/v1:ConfigMap", "kubernetes:batch/v1:Job")  # fmt: skip
+
+
+def added_to(listed, namespace: str, **overrides) -> tuple[set[str], list[str]]:
+    """What the adopting run registers new in `namespace` (kind name), and its `beside` line's items."""
+    azure = OfflineReader(cluster=json.loads((EXAMPLE / "cluster.json").read_text()), kubernetes=listed)
+    monitor = RecordingMonitor(AzureMocks(reader=azure))
+    overrides = {"gpuPools": {"gpunp": {"existing": "adopt"}}, "devicePlugin": {"adopt": True}, **overrides}
+    done = run_program("ml-prod", overrides=overrides, monitor=monitor, preview=True, stack_file=STACK_FILE)
+    registered = {
+        f"{r.type.rsplit(':', 1)[1]} {r.inputs['metadata']['name']}"
+        for r in done.resources
+        if r.type in NAMESPACED and r.inputs["metadata"].get("namespace") == namespace and not r.options.get("import")
+    }
+    [beside] = [i for i in done.infos if i.startswith("adopt: aks-gpu:devicePlugin: beside the owner's objects")]
+    return registered, beside.split("\n- ")
+
+
+@pytest.mark.parametrize("gpu_metrics", [True, False])
+def test_adopting_the_guides_plugin_names_every_object_the_stack_adds_to_its_namespace(gpu_metrics):
+    registered, (head, *items) = added_to(saved_list(), "gpu-resources", monitoring={"gpuMetrics": gpu_metrics})
+    count = f"{len(registered)} object{'' if len(registered) == 1 else 's'}"
+    assert head == f"adopt: aks-gpu:devicePlugin: beside the owner's objects, the stack adds {count} to their namespace gpu-resources:"
+    assert {item.split(":")[0] for item in items} == registered
+    assert ("DaemonSet dcgm-exporter" in registered) is gpu_metrics and "NetworkPolicy nvidia-device-plugin-deny-all" in registered
+    assert "NetworkPolicy nvidia-device-plugin-deny-all: denies all ingress and all egress of its pods (the device plugin's)" in items
 
 
 # --------------------------------------------------------------------------- a Spot pool the guide's plugin does not serve

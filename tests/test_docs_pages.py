@@ -115,3 +115,56 @@ def test_every_docs_page_the_program_its_tools_and_tests_name_is_there() -> None
     }
     assert named, "the program names its docs pages"
     assert sorted(f"{p} names {m}" for p, m in named if not (ROOT / m).is_file()) == []
+
+
+# A duration in a sentence of prose: "30 minutes", "10 min", "an hour", "2 hours".
+DURATION = re.compile(r"\b(?:(\d+) (minutes?|min|hours?)\b|(half an hour|an hour)\b)")
+
+
+def minutes_said(sentence: str) -> list[int]:
+    found = []
+    for number, unit, words in DURATION.findall(sentence):
+        if words:
+            found.append(30 if words.startswith("half") else 60)
+        else:
+            found.append(int(number) * (60 if unit.startswith("hour") else 1))
+    return found
+
+
+def proof_hold_sentences(page: Path) -> list[str]:
+    """The sentences of a page that speak of how long a proof Job may run (its deadline) with a
+    duration, outside code and outside the generated table itself."""
+    text = FENCE.sub("", page.read_text())
+    if doc_figures.START in text:
+        text = text[: text.index(doc_figures.START)] + text[text.index(doc_figures.END) :]
+    sentences = (s for para in re.split(r"\n\s*\n", text) for s in re.split(r"(?<=[.;])\s+", " ".join(para.split())))
+    return [s for s in sentences if re.search(r"\bdeadline", s, re.IGNORECASE) and re.search(r"\b(Job|proof)", s) and minutes_said(s)]
+
+
+def code_minutes() -> set[int]:
+    """Every figure in minutes the program's own constants give a proof Job's time: the generated
+    table's rows of the Job and of a group, and the parts job_deadline.py adds up."""
+    from components.proof import job_deadline as jd
+
+    rows = [*doc_figures.job_rows(120), *doc_figures.group_rows(120)]
+    table = {int(m) for _, figure in rows for m in re.findall(r"(\d+) min\b", figure)}
+    table |= {int(s) // 60 for _, figure in rows for s in re.findall(r"(\d+) s\b", figure) if int(s) % 60 == 0}
+    parts = (jd.NODE_FROM_ZERO_SECONDS, jd.OPERATOR_STACK_SECONDS, jd.PULL_SECONDS, jd.MARGIN_SECONDS, jd.AWAIT_GRACE_SECONDS)
+    return table | {s // 60 for s in parts}
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_a_page_that_says_how_long_a_proof_may_hold_its_gpu_node_says_the_programs_figure(page: Path) -> None:
+    """Three pages once gave three figures (an hour, 55 minutes, the table's): each page now says
+    a figure the code gives, or links to the generated table (docs/proof.md, "Timings")."""
+    allowed = code_minutes()
+    assert [s for s in proof_hold_sentences(page) if not set(minutes_said(s)) <= allowed] == []
+
+
+def test_the_timings_say_the_longest_a_proof_may_hold_a_gpu_node_in_minutes_too() -> None:
+    from components.proof import job_deadline as jd
+    from tools.doc_figures import FROM_ZERO
+
+    deadline = jd.job_deadline(FROM_ZERO, 120)
+    assert f"| the Job's deadline, a pool from zero | {deadline} s ({deadline // 60} min {deadline % 60} s);" in doc_figures.render()
+    assert "the longest a proof may hold a GPU node" in doc_figures.PAGE.read_text()

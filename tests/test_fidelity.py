@@ -29,7 +29,6 @@ GUIDE_BLOBS = {
 }
 
 SKU_GPU_TOLERATION = {"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}
-DIGEST_SKIP = "CKV_K8S_43=the image is pinned by tag; set aks-gpu:{key}.image to name@sha256 to pin a digest"
 # The security baseline both objects gain (docs/design/security.md).
 SECCOMP = {"seccompProfile": {"type": "RuntimeDefault"}}
 NO_TOKEN = False
@@ -42,17 +41,6 @@ DAEMONSET_ADDITIONS = {
     "spec.template.spec.priorityClassName": (None, "system-node-critical"),
     # Today's guide: idle, not crash-loop, on nodes without a GPU.
     "spec.template.spec.containers[0].env": (None, [{"name": "FAIL_ON_INIT_ERROR", "value": "false"}]),
-    # Security baseline: what the plugin cannot pass, and why, for Checkov.
-    "metadata.annotations": (
-        None,
-        {
-            "checkov.io/skip1": "CKV_K8S_23=runs as root to create its socket in the root-owned hostPath /var/lib/kubelet/device-plugins",
-            "checkov.io/skip2": "CKV_K8S_40=runs as root (UID 0) to create its socket in the root-owned kubelet device-plugins hostPath",
-            "checkov.io/skip3": "CKV_K8S_8=no liveness endpoint: the plugin serves only a gRPC socket to the kubelet (none upstream either)",
-            "checkov.io/skip4": "CKV_K8S_9=no readiness endpoint: the plugin serves only a gRPC socket to the kubelet (none upstream either)",
-            "checkov.io/skip5": DIGEST_SKIP.format(key="devicePlugin"),
-        },
-    ),
     # Security baseline: no API token, seccomp, a read-only root, bounded resources, fresh pulls.
     "spec.template.spec.automountServiceAccountToken": (None, NO_TOKEN),
     "spec.template.spec.securityContext": (None, SECCOMP),
@@ -77,11 +65,8 @@ JOB_ADDITIONS = {
     "spec.template.spec.containers[0].terminationMessagePolicy": (None, "FallbackToLogsOnError"),
     # Security baseline: a namespace of its own (with a NetworkPolicy) instead of `default`.
     "metadata.namespace": (None, "gpu-workloads"),
-    # Security baseline's Checkov skip, and pulumi.com/replaceUnready (mnist_job.py says why).
-    "metadata.annotations": (
-        None,
-        {"checkov.io/skip1": DIGEST_SKIP.format(key="mnistJob"), "pulumi.com/replaceUnready": "true"},
-    ),
+    # pulumi.com/replaceUnready (mnist_job.py says why); no linter's word (security/checkov-kubernetes.yaml).
+    "metadata.annotations": (None, {"pulumi.com/replaceUnready": "true"}),
     # Security baseline: a non-root user, seccomp, no API token, no capabilities, a
     # read-only root with /tmp (where the image writes) on an emptyDir.
     "spec.template.spec.automountServiceAccountToken": (None, NO_TOKEN),
@@ -245,15 +230,12 @@ def test_max_steps_and_image_reach_the_job_container(program):
     assert found == JOB_ADDITIONS
 
 
-def test_an_image_pinned_by_digest_needs_no_digest_skip(program):
+def test_an_image_pinned_by_digest_is_pulled_if_not_present(program):
     digest = "sha256:" + "a" * 64
     run = program(
         devicePlugin={"image": f"nvcr.io/nvidia/k8s-device-plugin:v0.18.0@{digest}"},
         mnistJob={"image": f"mcr.microsoft.com/azuredocs/samples-tf-mnist-demo:gpu@{digest}"},
     )
-    skips = declared(run, "apps/v1:DaemonSet")["metadata"]["annotations"]
-    assert "CKV_K8S_43" not in " ".join(skips.values())
-    assert len(skips) == 4
     job = declared(run, "batch/v1:Job")
     assert job["metadata"]["annotations"] == {"pulumi.com/replaceUnready": "true"}
     assert job["spec"]["template"]["spec"]["containers"][0]["imagePullPolicy"] == "IfNotPresent", "the guide's own policy"

@@ -175,7 +175,7 @@ def _saved_and_run(content: bytes, key: str, overrides: dict[str, Any], mocks: A
 
 ADOPTED = {"existingCluster": TEAM, "gpuPools": {"gpunp": {"existing": "adopt"}}, "devicePlugin": {"adopt": False}}
 STATE_MEMBERS = ["urn", "type", "outputs", "delete", "parent", "id"]
-OUTPUT_MEMBERS = ["tags", "metadata", "resourceGroupName", "clusterName", "properties", "agentPoolName"]
+OUTPUT_MEMBERS = ["tags", "metadata", "resourceGroupName", "clusterName", "properties", "agentPoolName", "adopted"]
 SECRET = {"4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270"}
 
 

@@ -102,6 +102,10 @@ def test_a_group_whose_last_pool_the_autoscaler_never_tries_has_no_deadline():
         job_deadline.group_deadline(named(SHAPES["from zero"], "a", "b", "c", "d"), 120)
 
 
+def _mmss(seconds: int) -> str:
+    return f"{seconds // 60} min {seconds % 60} s" if seconds % 60 else f"{seconds // 60} min"
+
+
 def _timings() -> str:
     """docs/proof.md's Timings table, the one place the docs state these figures (the other
     pages link to it); `make config-docs` writes it (tools/doc_figures.py)."""
@@ -117,8 +121,8 @@ def test_the_docs_say_the_deadlines_the_program_computes():
     running, from_zero = deadline(SHAPES["fixed"], 120), deadline(SHAPES["from zero"], 120)
     waits = [duration_seconds(job_timeout(SHAPES[s], 120)) // 60 for s in ("fixed", "from zero")]
     timings = _timings()
-    assert f"| the Job's deadline, a pool with a node | {running} s; `pulumi up` waits {waits[0]} min |" in timings
-    assert f"| the Job's deadline, a pool from zero | {from_zero} s; `pulumi up` waits {waits[1]} min |" in timings
+    assert f"| the Job's deadline, a pool with a node | {running} s ({_mmss(running)}); `pulumi up` waits {waits[0]} min |" in timings
+    assert f"| the Job's deadline, a pool from zero | {from_zero} s ({_mmss(from_zero)}); `pulumi up` waits {waits[1]} min |" in timings
     assert f"| tries before the Job fails | {job_deadline.TRIES} (`backoffLimit` {job_deadline.BACKOFF_LIMIT})" in timings
 
 

@@ -37,6 +37,7 @@ def levels(messages) -> list[tuple[str, str]]:
 def test_a_new_cluster_offline_says_what_was_not_checked_then_the_proof_then_the_cost_in_a_preview_and_a_deployment(mode):
     built = plan(parsed(gpuPool={"vmSize": T4}), mode=mode)
     assert levels(built.messages) == [
+        *[("info", "cluster")] * 3,  # the guide's defaults it keeps (local accounts, any address, one System node)
         ("warn", "preflight"),
         ("warn", "preflight"),
         ("info", "proof"),
@@ -58,7 +59,7 @@ def test_a_preview_above_cost_max_hourly_warns_last_where_a_deployment_stops_in_
     with pytest.raises(CostError, match=r"^aks-gpu:cost\.maxHourly = 0\.10 USD: the stack may cost up to 0\.62 USD per hour"):
         plan(cfg, reader, Mode.DEPLOYMENT, said)
     # What the deployment said before it stopped is kept, for the run to print.
-    assert levels(said) == [("warn", "preflight"), ("warn", "preflight"), ("info", "proof"), ("info", "proof")]
+    assert levels(said) == [*[("info", "cluster")] * 3, ("warn", "preflight"), ("warn", "preflight"), ("info", "proof"), ("info", "proof")]
 
 
 def test_an_existing_clusters_used_pool_is_resolved_to_what_azure_runs():
@@ -216,17 +217,19 @@ def plugin_lines(built) -> list[str]:
 
 
 @pytest.mark.parametrize("mode", list(Mode))
-def test_adopting_the_guides_plugin_the_plan_says_its_namespace_then_its_daemonset_last_of_all(mode):
+def test_adopting_the_guides_plugin_the_plan_says_its_namespace_its_daemonset_then_what_it_adds_beside_them_last_of_all(mode):
     reader = OfflineReader(cluster=cluster(GPUNP), kubernetes=listed(namespace("gpu-resources"), guide_daemon_set()))
     built = plan(parsed(**ADOPTING), reader, mode)
     namespace_line, daemon_set_line = plugin_lines(built)
-    assert [m.text for m in built.messages[-2:]] == [namespace_line, daemon_set_line]
-    assert {m.level for m in built.messages[-2:]} == {"info"}
-    assert namespace_line.startswith(f"{PLUGIN_LINE}Namespace gpu-resources, then updates 2 fields in place: ")
+    beside = "adopt: aks-gpu:devicePlugin: beside the owner's objects, the stack adds "
+    assert [m.text for m in built.messages[-3:-1]] == [namespace_line, daemon_set_line]
+    assert built.messages[-1].text.startswith(beside)
+    assert {m.level for m in built.messages[-3:]} == {"info"}
+    assert namespace_line.startswith(f"{PLUGIN_LINE}Namespace gpu-resources, then updates 2 fields in place and replaces nothing:\n- ")
     assert daemon_set_line.startswith(f"{PLUGIN_LINE}DaemonSet gpu-resources/nvidia-device-plugin-daemonset, then updates ")
     assert 'spec.template.spec.securityContext.seccompProfile.type: (none) -> "RuntimeDefault"' in daemon_set_line
     # Before them, the adopted pool's own line, as the run says it.
-    assert any(m.text.startswith("adopt: aks-gpu:gpuPools.gpunp: `pulumi up` imports AgentPool gpunp") for m in built.messages[:-2])
+    assert any(m.text.startswith("adopt: aks-gpu:gpuPools.gpunp: `pulumi up` imports AgentPool gpunp") for m in built.messages[:-3])
 
 
 @pytest.mark.parametrize("mode", list(Mode))
@@ -239,7 +242,7 @@ def test_a_namespace_the_stacks_state_holds_already_leaves_the_plan_one_line_the
     built = plan(parsed(**ADOPTING), reader, mode)
     assert built.device_plugin is not None and built.device_plugin.imports == (False, True)
     [daemon_set_line] = plugin_lines(built)
-    assert built.messages[-1].text == daemon_set_line
+    assert built.messages[-2].text == daemon_set_line
     assert daemon_set_line.startswith(f"{PLUGIN_LINE}DaemonSet gpu-resources/nvidia-device-plugin-daemonset, then updates ")
 
 
@@ -257,7 +260,7 @@ def test_the_run_says_the_plans_plugin_lines_once_each_in_the_plans_order_and_no
     overrides = {"gpuPools": {"gpunp": {"existing": "adopt"}}, "devicePlugin": {"adopt": True}}
     reader = OfflineReader(cluster=json.loads((EXAMPLE / "cluster.json").read_text()), kubernetes=saved_list())
     planned = planned_by(reader, "ml-prod", preview, STACK_FILE, **overrides)
-    assert said == [m.text for m in planned.messages if m.text.startswith("adopt: ")] and len(said) == 3
+    assert said == [m.text for m in planned.messages if m.text.startswith("adopt: ")] and len(said) == 4
 
 
 def test_the_device_plugins_inputs_are_decided_in_the_plan_from_the_pools_it_serves():

@@ -8,10 +8,9 @@ import re
 import pytest
 import yaml
 from conftest import project_run
-from support.security import EXPORTER, JOB, PLUGIN, check_open_checks_documented, check_pods, open_checks, workloads
+from support.security import DAEMONSET, EXPORTER, JOB, PLUGIN, check_open_checks_documented, check_pods, open_checks, workloads
 
 from components.cluster.kubeconfig import entra_kubeconfig
-from components.gpu_stack import pod_hardening as hardening
 from tools.azure_mocks import AKS_ENTRA_SERVER_ID, MOCK_CLIENT
 from tools.mock_engine import ProgramRun, Secret
 from tools.render import kubernetes_objects, manifest
@@ -170,26 +169,64 @@ def test_the_job_runs_as_a_high_non_root_uid_with_a_writable_tmp_and_its_script_
     assert pod["volumes"][1]["configMap"]["defaultMode"] == 0o444
 
 
-def test_only_the_device_plugin_and_the_exporter_skip_checks_beyond_the_image_digest(dev: ProgramRun):
-    skipped = {}
-    for r in kubernetes_objects(dev):
-        doc = manifest(r)
-        for key, value in (doc["metadata"].get("annotations") or {}).items():
-            if key.startswith(hardening.SKIP_ANNOTATION_PREFIX):
-                check, reason = value.split("=")
-                assert re.fullmatch(r"CKV2?_K8S_\d+", check) and len(reason) > 20, value
-                skipped.setdefault(doc["metadata"]["name"], set()).add(check)
-    assert skipped == {
-        PLUGIN: {"CKV_K8S_8", "CKV_K8S_9", "CKV_K8S_23", "CKV_K8S_40", "CKV_K8S_43"},
-        EXPORTER: {"CKV_K8S_22", "CKV_K8S_23", "CKV_K8S_25", "CKV_K8S_39", "CKV_K8S_40", "CKV_K8S_43"},
-    }, "the proof's image is pinned by digest: the Job skips no check"
+# Every kind the program writes into a cluster: the device plugin with MIG (its capability), the
+# DCGM exporter, a proof Job pinned by tag, their NetworkPolicies, namespaces and ConfigMap.
+EVERY_KIND = {
+    "gpuPool": {"vmSize": "Standard_NC24ads_A100_v4", "migProfile": "MIG1g"},
+    "mnistJob": {"image": "example.azurecr.io/mnist:gpu"},
+}
 
 
-def test_a_skip_without_a_usable_reason_is_refused():
-    assert hardening.checkov_skips({"CKV_K8S_8": "no probe endpoint"}) == {"checkov.io/skip1": "CKV_K8S_8=no probe endpoint"}
-    for reason in ("", "  ", "a=b"):
-        with pytest.raises(ValueError):
-            hardening.checkov_skips({"CKV_K8S_8": reason})
+@pytest.mark.parametrize("stack", [*stacks(), "every kind"])
+def test_no_rendered_kubernetes_object_carries_a_checkov_annotation(stack, program):
+    """A linter's exemption is no part of a cluster object, least of all of one adopted from its owner:
+    Checkov's skips live in security/checkov-kubernetes.yaml."""
+    run = program(**EVERY_KIND) if stack == "every kind" else project_run(stack)
+    kinds = {manifest(r)["kind"] for r in kubernetes_objects(run)}
+    if stack == "every kind":
+        assert {"DaemonSet", "Job", "NetworkPolicy", "ConfigMap", "Namespace", "Service"} <= kinds
+    for r in kubernetes_objects(run):
+        metadata = manifest(r)["metadata"]
+        for found in (
+            metadata.get("annotations") or {},
+            (r.inputs.get("spec", {}).get("template", {}).get("metadata") or {}).get("annotations") or {},
+        ):
+            assert not [a for a in found if a.startswith("checkov.io/")], f"{manifest(r)['kind']} {metadata['name']}"
+
+
+def needs(workload) -> set[str]:
+    """What of the checks security/checkov-kubernetes.yaml skips this workload's containers would fail."""
+    pod = workload.inputs["spec"]["template"]["spec"]
+    found = set()
+    for container in pod["containers"]:
+        ctx, pod_ctx = container.get("securityContext") or {}, pod.get("securityContext") or {}
+        if not (ctx.get("runAsNonRoot", pod_ctx.get("runAsNonRoot")) and ctx.get("runAsUser", pod_ctx.get("runAsUser", 0)) >= 10000):
+            found.add("root")
+        if (ctx.get("capabilities") or {}).get("add"):
+            found.add("a capability")
+        if not ctx.get("readOnlyRootFilesystem"):
+            found.add("a writable root")
+        if workload.type == DAEMONSET and not (container.get("livenessProbe") and container.get("readinessProbe")):
+            found.add("no probe")
+    return found
+
+
+def test_only_the_device_plugin_and_the_exporter_need_the_checks_checkov_skips(program):
+    """The skips hold for every object Checkov scans; this holds them to the two that need them:
+    a Job that ran as root, or a new DaemonSet without probes, fails here."""
+    run = program(**EVERY_KIND)
+    assert {w.inputs["metadata"]["name"]: needs(w) for w in workloads(run)} == {
+        PLUGIN: {"root", "no probe", "a capability"},  # the capability with MIG only: test_gpu_stack.py
+        EXPORTER: {"root", "a capability", "a writable root"},
+        run.one(JOB).inputs["metadata"]["name"]: set(),
+    }
+
+
+def test_every_kubernetes_check_checkov_skips_has_a_reason():
+    settings = ROOT / "security" / "checkov-kubernetes.yaml"
+    reasons = dict(re.findall(r"^\s*-\s*(CKV_K8S_\d+)\s*#\s*(.+)$", settings.read_text(), re.M))
+    assert sorted(reasons) == sorted(yaml.safe_load(settings.read_text())["skip-check"]), "every skip has a reason comment"
+    assert all(len(reason) > 20 for reason in reasons.values())
 
 
 # --------------------------------------------------------------------------- open AKS checks

@@ -263,7 +263,7 @@ def test_a_daemonset_whose_import_failed_after_its_namespaces_is_imported_again_
     )
     assert run.one(DAEMON_SET, "nvidia-device-plugin-daemonset").options["import"] == "gpu-resources/nvidia-device-plugin-daemonset"
     assert "import" not in run.one(NAMESPACE, "gpu-resources").options
-    lines = [line for line in run.infos if line.startswith("adopt: aks-gpu:devicePlugin:")]
+    lines = [line for line in run.infos if line.startswith("adopt: aks-gpu:devicePlugin: `pulumi up` imports")]
     assert len(lines) == 1 and "imports DaemonSet gpu-resources/nvidia-device-plugin-daemonset" in lines[0]
     assert "(namespace gpu-resources is the stack's already)" in " ".join(run.infos)
 

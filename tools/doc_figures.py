@@ -48,7 +48,8 @@ def job_rows(max_seconds: int) -> list[tuple[str, str]]:
         rows.append(
             (
                 f"the Job's deadline, {shape}",
-                f"{jd.job_deadline(pool, max_seconds)} s; `pulumi up` waits {_minutes(jd.job_timeout(pool, max_seconds))} min",
+                f"{(deadline := jd.job_deadline(pool, max_seconds))} s ({_mmss(deadline)}); "
+                f"`pulumi up` waits {_minutes(jd.job_timeout(pool, max_seconds))} min",
             )
         )
     rows += [

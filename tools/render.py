@@ -23,6 +23,7 @@ import yaml
 from pulumi.output import Unknown
 
 from components.catalog import gpu_sizes
+from components.errors import ITEM
 from components.ownership import adoption
 from tools.mock_engine import ProgramRun, Registration, Secret, close_event_loops, run_program
 from tools.stack_files import ROOT, SavedFileError, stack_config, stack_file, stacks
@@ -250,6 +251,21 @@ def counts(run: ProgramRun) -> str:
     )
 
 
+# The leads of the lines a preview prints for the record that the summary shows.
+SAID = (
+    "cluster:",
+    "existing pool:",
+    adoption.LEAD,
+    "kubernetes:",
+    "proof:",
+    "network:",
+    "namespaces:",
+    "cost:",
+    "gpuGroups",
+    "aks-gpu:gpuGroups",
+)
+
+
 def summary(run: ProgramRun, out_dir: Path) -> str:
     lines = [f"{run.project} {run.stack}: {counts(run)} -> {_relative(out_dir)}"]
     # By type: registrations arrive in whatever order the SDK's threads send them.
@@ -258,13 +274,7 @@ def summary(run: ProgramRun, out_dir: Path) -> str:
     lines.extend(gpu_pool_lines(run))
     lines.append(f"Kubernetes objects: {len(kubernetes_objects(run))} in {_relative(out_dir / 'manifests.yaml')}")
     lines.extend(run.notes)  # what the offline render assumed in Azure's place
-    lines.extend(
-        i
-        for i in run.infos
-        if i.startswith(
-            ("existing pool:", adoption.LEAD, "kubernetes:", "proof:", "network:", "namespaces:", "cost:", "gpuGroups", "aks-gpu:gpuGroups")
-        )
-    )  # what a preview prints
+    lines.extend(line for i in run.infos if i.startswith(SAID) for line in indented_items(i))  # what a preview prints
     lines.append(f"warnings ({len(run.warnings)}):" if run.warnings else "warnings: none")
     lines.extend(f"  - {w}" for w in run.warnings)
     lines.append(stops_line(run))
@@ -290,6 +300,13 @@ def stops_line(run: ProgramRun) -> str:
 # the next, indented, and nothing is cut; resources.json has every value in full.
 WIDTH = 120
 CONTINUED = "    "
+
+
+def indented_items(message: str) -> list[str]:
+    """A message that lists items (`- ` each on a line of its own, as the preview prints it): its
+    head, then each item indented, so folding keeps one item from running into the next."""
+    head, *items = message.split(ITEM)
+    return [head, *(f"  - {item}" for item in items)]
 
 
 def fold(line: str) -> list[str]:

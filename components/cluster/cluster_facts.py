@@ -78,6 +78,8 @@ class ClusterFacts:
     #: nodeProvisioningProfile.mode: Manual (unset: "the default is Manual", ARM 2025-09-01), or
     #: Auto: node auto-provisioning, where AKS refuses new autoscaled pools.
     node_provisioning_mode: str | None = None
+    #: aadProfile.enableAzureRbac: Kubernetes calls authorized by Azure role assignments.
+    azure_rbac: bool = False
 
     @property
     def system_pool(self) -> PoolFacts | None:
@@ -121,6 +123,7 @@ def parse(doc: Mapping[str, Any], resource_group: str, source: str = "Azure") ->
         network_policy=_text(network.network_policy),
         network_dataplane=_text(network.network_dataplane),
         entra=bool(props.aad_profile),
+        azure_rbac=bool(props.aad_profile and props.aad_profile.enable_azure_rbac),
         pools=tuple(PoolFacts(p) for p in props.agent_pool_profiles or []),
         source=source,
         private=access.enable_private_cluster is True,

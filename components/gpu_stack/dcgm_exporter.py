@@ -1,7 +1,7 @@
 """GPU metrics (management: device-plugin): NVIDIA's DCGM exporter as a DaemonSet after NVIDIA's
 manifest (NVIDIA/dcgm-exporter dcgm-exporter.yaml at 4.5.3-4.8.2) on the GPU pools, behind a
 Service with the `prometheus.io/*` annotations and a NetworkPolicy that admits in-cluster scrapes
-and no egress. Why: docs/gpu.md, "GPU metrics"; its Checkov skips: docs/design/security.md."""
+and no egress. Why: docs/gpu.md, "GPU metrics"; the Checkov checks it cannot pass: security/checkov-kubernetes.yaml."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pulumi_kubernetes as k8s
 
 from components.cluster.cluster import InCluster
 from components.gpu_stack import pod_hardening as hardening
-from components.gpu_stack.network_policy import network_policy
+from components.gpu_stack.network_policy import network_policy, traffic
 from components.pools.gpu_pool import AGENT_POOL_LABEL
 from components.pools.placement import on_pools
 
@@ -30,13 +30,19 @@ IN_CLUSTER = k8s.networking.v1.NetworkPolicyIngressRuleArgs(
     from_=[k8s.networking.v1.NetworkPolicyPeerArgs(namespace_selector=k8s.meta.v1.LabelSelectorArgs())],
     ports=[k8s.networking.v1.NetworkPolicyPortArgs(protocol="TCP", port=PORT)],
 )
-CHECKOV_SKIPS = {
-    "CKV_K8S_23": "runs as root, as NVIDIA's manifest does: DCGM reads the GPUs and the kubelet's root-owned pod-resources socket",
-    "CKV_K8S_40": "runs as UID 0, as NVIDIA's manifest does (root-owned pod-resources socket)",
-    "CKV_K8S_39": "CAP_SYS_ADMIN, the one capability NVIDIA's manifest adds: required for profiling metrics (DCGM_FI_PROF_*)",
-    "CKV_K8S_25": "adds CAP_SYS_ADMIN and nothing else, as NVIDIA's manifest does, for profiling metrics (DCGM_FI_PROF_*)",
-    "CKV_K8S_22": "NVIDIA's manifest does not run it read-only; DCGM's embedded host engine writes its state and log",
-}
+
+
+POLICY, INGRESS, EGRESS = f"{NAME}-scrapes-only", (IN_CLUSTER,), ()
+
+
+def added_objects() -> list[tuple[str, str, str]]:
+    """What DcgmExporter declares in the device plugin's namespace, from the constants it declares
+    them with: (kind, name, what it does), as the adopting preview lists them."""
+    return [
+        ("DaemonSet", NAME, f"NVIDIA's DCGM exporter, a pod on each GPU node (monitoring.gpuMetrics), serving metrics on TCP {PORT}"),
+        ("Service", NAME, f"the exporter's metrics endpoint, TCP {PORT}"),
+        ("NetworkPolicy", POLICY, traffic(INGRESS, EGRESS)),
+    ]
 
 
 @dataclass(frozen=True)
@@ -68,7 +74,7 @@ class DcgmExporter(pulumi.ComponentResource):
         super().__init__("aks-gpu:kubernetes:DcgmExporter", name, None, opts)
         on_cluster, self._namespace = cluster.options(self), namespace
         self.network_policy = network_policy(
-            f"{name}-netpol", f"{NAME}-scrapes-only", self._namespace, LABELS, egress=[], ingress=[IN_CLUSTER], opts=on_cluster
+            f"{name}-netpol", POLICY, self._namespace, LABELS, egress=EGRESS, ingress=INGRESS, opts=on_cluster
         )
         self.daemon_set = self._create_daemon_set(name, args, on_cluster)
         self.service = k8s.core.v1.Service(
@@ -84,7 +90,6 @@ class DcgmExporter(pulumi.ComponentResource):
         self.register_outputs({"metricsUrl": self.metrics_url})
 
     def _create_daemon_set(self, name: str, args: DcgmExporterArgs, opts: pulumi.ResourceOptions) -> k8s.apps.v1.DaemonSet:
-        skips = {**CHECKOV_SKIPS, **hardening.image_digest_skip(args.image, "aks-gpu:monitoring.dcgmExporterImage")}
         probe = k8s.core.v1.ProbeArgs(
             http_get=k8s.core.v1.HTTPGetActionArgs(path="/health", port="metrics"), initial_delay_seconds=45, period_seconds=5
         )
@@ -114,9 +119,7 @@ class DcgmExporter(pulumi.ComponentResource):
         )
         return k8s.apps.v1.DaemonSet(
             f"{name}-ds",
-            metadata=k8s.meta.v1.ObjectMetaArgs(
-                name=NAME, namespace=self._namespace, labels=LABELS, annotations=hardening.checkov_skips(skips)
-            ),
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=NAME, namespace=self._namespace, labels=LABELS),
             spec=k8s.apps.v1.DaemonSetSpecArgs(
                 selector=k8s.meta.v1.LabelSelectorArgs(match_labels=LABELS),
                 update_strategy=k8s.apps.v1.DaemonSetUpdateStrategyArgs(type="RollingUpdate"),

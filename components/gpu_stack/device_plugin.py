@@ -17,7 +17,16 @@ from components.gpu_stack.device_plugin_spec import (
     daemon_set_annotations,
     plugin_spec,
 )
-from components.gpu_stack.network_policy import network_policy
+from components.gpu_stack.network_policy import network_policy, traffic
+
+# It talks to the kubelet over a unix socket only: no traffic at all.
+POLICY = "nvidia-device-plugin-deny-all"
+
+
+def added_objects() -> list[tuple[str, str, str]]:
+    """What NvidiaDevicePlugin declares in its namespace beside the namespace and the DaemonSet,
+    which adoption takes over: (kind, name, what it does), as the adopting preview lists them."""
+    return [("NetworkPolicy", POLICY, f"{traffic((), ())} (the device plugin's)")]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -59,14 +68,12 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
         self.namespace = k8s.core.v1.Namespace(
             f"{name}-ns", metadata=k8s.meta.v1.ObjectMetaArgs(name=args.namespace, annotations=dict(args.marks) or None), opts=adopted[0]
         )
-        self.network_policy = network_policy(
-            f"{name}-netpol", "nvidia-device-plugin-deny-all", self.namespace.metadata.name, POD_LABELS, egress=[], opts=on_cluster
-        )
+        self.network_policy = network_policy(f"{name}-netpol", POLICY, self.namespace.metadata.name, POD_LABELS, egress=[], opts=on_cluster)
         # Step 5: kubectl apply -f nvidia-device-plugin-ds.yaml
         self.daemon_set = k8s.apps.v1.DaemonSet(
             f"{name}-ds",
             metadata=k8s.meta.v1.ObjectMetaArgs(
-                name=DAEMONSET_NAME, namespace=self.namespace.metadata.name, annotations=daemon_set_annotations(args)
+                name=DAEMONSET_NAME, namespace=self.namespace.metadata.name, annotations=daemon_set_annotations(args) or None
             ),
             spec=plugin_spec(args),
             opts=adopted[1],

@@ -3,7 +3,7 @@ for field, what today's guide adds (the GPU pool's toleration, `priorityClassNam
 FAIL_ON_INIT_ERROR=false) and the security baseline (pod_hardening.py), from the plan's inputs.
 The plan says from it what the adopting `up` changes (`adoption_plans`); device_plugin.py
 declares it. Each difference and its reason: docs/design/guide-and-azure.md; the baseline and
-its Checkov skips: docs/design/security.md."""
+the Checkov checks it cannot pass: security/checkov-kubernetes.yaml."""
 
 from __future__ import annotations
 
@@ -27,14 +27,6 @@ CONTAINER_NAME = "nvidia-device-plugin-ctr"
 DEVICE_PLUGIN_PATH = "/var/lib/kubelet/device-plugins"
 # A small Go binary; the limits leave it ample room (an OOM kill takes nvidia.com/gpu off the node).
 RESOURCES = hardening.resources(requests={"cpu": "50m", "memory": "64Mi"}, limits={"cpu": "200m", "memory": "256Mi"})
-# It creates its socket in the root-owned hostPath above, so it runs as root (as NVIDIA's manifests
-# and chart do), and it serves only that gRPC socket: no probe (none upstream either).
-CHECKOV_SKIPS = {
-    "CKV_K8S_23": "runs as root to create its socket in the root-owned hostPath /var/lib/kubelet/device-plugins",
-    "CKV_K8S_40": "runs as root (UID 0) to create its socket in the root-owned kubelet device-plugins hostPath",
-    "CKV_K8S_8": "no liveness endpoint: the plugin serves only a gRPC socket to the kubelet (none upstream either)",
-    "CKV_K8S_9": "no readiness endpoint: the plugin serves only a gRPC socket to the kubelet (none upstream either)",
-}
 # The guide's own tolerations, in its order; CriticalAddonsOnly: "Allow this pod to be rescheduled
 # while the node is in 'critical add-ons only' mode."
 GUIDE_TOLERATIONS = (
@@ -53,10 +45,6 @@ MIG_ENV = (
     k8s.core.v1.EnvVarArgs(name="MIG_STRATEGY", value="single"),
     k8s.core.v1.EnvVarArgs(name="NVIDIA_MIG_MONITOR_DEVICES", value="all"),
 )
-MIG_CHECKOV_SKIPS = {
-    "CKV_K8S_39": "CAP_SYS_ADMIN, as NVIDIA's chart adds it with a MIG strategy: NVIDIA_MIG_MONITOR_DEVICES needs it",
-    "CKV_K8S_25": "adds CAP_SYS_ADMIN and nothing else, as NVIDIA's chart does with a MIG strategy (MIG monitor devices)",
-}
 # Taking over what `kubectl apply` made: an `up` takes over kubectl's field managers before its
 # server-side apply, a preview does not, so its dry run would stop at conflicts; the annotation
 # forces both, on the adopting run only (docs/existing-cluster.md, "What the cluster runs in Kubernetes").
@@ -85,13 +73,9 @@ class DevicePluginInputs:
 
 
 def daemon_set_annotations(plugin: DevicePluginInputs) -> dict[str, str]:
-    """Checkov's skips with their reasons, the stack's marks, and on the adopting run PATCH_FORCE."""
-    skips = {
-        **CHECKOV_SKIPS,
-        **(MIG_CHECKOV_SKIPS if plugin.mig else {}),
-        **hardening.image_digest_skip(plugin.image, "aks-gpu:devicePlugin.image"),
-    }
-    return {**hardening.checkov_skips(skips), **plugin.marks, **(PATCH_FORCE if plugin.adopt else {})}
+    """The stack's marks, and on the adopting run PATCH_FORCE. No linter's word goes on the object:
+    the Checkov checks it cannot pass are skipped in security/checkov-kubernetes.yaml, with why."""
+    return {**plugin.marks, **(PATCH_FORCE if plugin.adopt else {})}
 
 
 def plugin_spec(plugin: DevicePluginInputs) -> k8s.apps.v1.DaemonSetSpecArgs:

@@ -30,3 +30,29 @@ def network_policy(
         ),
         opts=opts,
     )
+
+
+def traffic(
+    ingress: Sequence[k8s.networking.v1.NetworkPolicyIngressRuleArgs], egress: Sequence[k8s.networking.v1.NetworkPolicyEgressRuleArgs]
+) -> str:
+    """What `network_policy` with these rules lets through, in words (the adopting preview says it)."""
+    admits = [_rule(rule) for rule in ingress]
+    inbound = "denies all ingress" if not admits else f"denies all ingress but {' and '.join(admits)}"
+    outbound = "all egress" if not egress else f"all egress but {len(egress)} rule(s)"
+    return f"{inbound}{',' if admits else ''} and {outbound} of its pods"
+
+
+def _rule(rule: k8s.networking.v1.NetworkPolicyIngressRuleArgs) -> str:
+    """An ingress rule as this program writes them (plain values): from every namespace (an empty
+    namespaceSelector matches all: Kubernetes NetworkPolicy docs, "Behavior of to and from
+    selectors"), or from the pods it selects, on its ports."""
+    peers = [p for p in rule.from_ or [] if isinstance(p, k8s.networking.v1.NetworkPolicyPeerArgs)]  # type: ignore[union-attr]
+    ports = [p for p in rule.ports or [] if isinstance(p, k8s.networking.v1.NetworkPolicyPortArgs)]  # type: ignore[union-attr]
+    everywhere = any(_matches_all(p.namespace_selector) and p.pod_selector is None for p in peers)
+    source = "from anywhere" if not peers else "from any pod in the cluster" if everywhere else "from the pods it selects"
+    on = ", ".join(f"{p.protocol or 'TCP'} {p.port}" for p in ports)
+    return f"{source}{' on ' + on if on else ''}"
+
+
+def _matches_all(selector: object) -> bool:
+    return isinstance(selector, k8s.meta.v1.LabelSelectorArgs) and not selector.match_labels and not selector.match_expressions

@@ -10,14 +10,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from components.cluster.cluster_facts import PoolFacts
-from components.errors import PreflightError
+from components.errors import ITEM, PreflightError, cut
 from components.pools.pool_fields import fixed, inputs, live_inputs, undeclared_members, unset
 
 #: Every line of an adoption plan starts so; `make render` counts them (tools/render.py).
 LEAD = "adopt: "
 #: What a plan line says when the import is followed by an update.
 UPDATES = ", then updates "
-# A value quoted in a line is cut to this many characters.
+# A member name longer than this is quoted, whole, as JSON.
 QUOTED = 80
 
 
@@ -36,8 +36,12 @@ class Change:
     declared: Any
 
     def __str__(self) -> str:
-        live, declared = _texts(self.live, self.declared)
-        return f"{self.path}: {live} -> {declared}"
+        """One line, both values whole: a value cut mid-way could hide the very change that matters."""
+        return f"{self.path}: {_json(self.live)} -> {_json(self.declared)}"
+
+    def quoted(self) -> str:
+        """As a one-line refusal quotes it: each value whole up to errors.LONGEST, else its start and length."""
+        return f"{cut(self.path)}: {cut(_json(self.live))} -> {cut(_json(self.declared))}"
 
 
 def _json(value: Any) -> str:
@@ -45,30 +49,11 @@ def _json(value: Any) -> str:
     return "(none)" if value is ABSENT else json.dumps(value, sort_keys=True, separators=(", ", ": "), default=str)
 
 
-def show(value: Any) -> str:
-    text = _json(value)
-    return text if len(text) <= QUOTED else text[: QUOTED - 3] + "..."
-
-
-def _texts(live: Any, declared: Any) -> tuple[str, str]:
-    """Both values as `show` writes them, a long one cut around where the two first differ."""
-    texts = _json(live), _json(declared)
-    first = next((i for i, (a, b) in enumerate(zip(*texts, strict=False)) if a != b), min(map(len, texts)))
-    start = max(0, first - QUOTED // 4)
-
-    def around(text: str) -> str:
-        if len(text) <= QUOTED:
-            return text
-        end = start + QUOTED - 6
-        return ("..." if start else "") + text[start:end] + ("..." if end < len(text) else "")
-
-    return around(texts[0]), around(texts[1])
-
-
 def _member(name: Any) -> str:
+    """A member's name in a path: as it is, or quoted whole as JSON where it is long or odd."""
     text = str(name)
     plain = text.isprintable() and text.isascii() and not any(c in text for c in "[]; ")
-    return text if plain and len(text) <= QUOTED else show(text)
+    return text if plain and len(text) <= QUOTED else _json(text)
 
 
 def _by_name(items: list[Any]) -> dict[str, Any] | None:
@@ -124,19 +109,23 @@ class Plan:
     changes: tuple[Change, ...] = ()
     #: Members of the live description that no input of the declared resource carries.
     not_sent: tuple[str, ...] = ()
+    #: What the changes restart, in words (`restarts`); None where the program knows nothing to say.
+    restarts: str | None = None
 
     def line(self) -> str:
+        """One message: what is imported and that nothing is replaced, then each changed field on a
+        line of its own, whole, then what restarts."""
         named = "" if self.what.endswith(f" {self.import_id}") else f" ({self.import_id})"
         head = f"{LEAD}{self.key}: `pulumi up` imports {self.what}{named}"
         if self.changes:
-            fields = "; ".join(str(c) for c in self.changes)
             count = f"{len(self.changes)} field{'' if len(self.changes) == 1 else 's'}"
-            head += f"{UPDATES}{count} in place: {fields}"
+            head += f"{UPDATES}{count} in place and replaces nothing"
         else:
-            head += " and changes nothing of it"
+            head += ", changes nothing of it and replaces nothing"
         if self.not_sent:
             head += f"; it leaves {', '.join(self.not_sent)} as they are (no input of the resource carries them)"
-        return head + "; replaces nothing"
+        items = [str(c) for c in self.changes] + ([f"restarts: {self.restarts}"] if self.restarts else [])
+        return head + (":" + ITEM + ITEM.join(items) if items else "")
 
 
 def updated(line: str) -> bool:
@@ -163,7 +152,7 @@ def pool_plan(key: str, facts: PoolFacts, import_id: str, declared: Mapping[str,
     replaced = [c for c in changes if c.path.split(".")[0].split("[")[0] in fixed() or c.path.startswith(FORCE_NEW)]
     if replaced:
         raise PreflightError(
-            f"{key}.existing = adopt: the declaration would change {replaced[0]} on the pool {facts.name}, which AKS fixes when a "
+            f"{key}.existing = adopt: the declaration would change {replaced[0].quoted()} on the pool {facts.name}, which AKS fixes when a "
             "pool is created: the `up` would replace it, deleting the owner's pool; this program refuses it (remove adopt to use "
             "the pool as it is)"
         )
@@ -199,13 +188,61 @@ SERVER_SET = (
 
 
 def object_plan(key: str, what: str, import_id: str, live: Mapping[str, Any], declared: Mapping[str, Any]) -> Plan:
-    """The adopting `up` of a Kubernetes object, `live` as `kubectl get -o json` prints it."""
+    """The adopting `up` of a Kubernetes object, `live` as `kubectl get -o json` prints it, and what it restarts."""
     fields = ("metadata", "spec")
     mine = {f: declared.get(f, ABSENT) for f in fields}
     theirs = {f: {k: v for k, v in (live.get(f) or {}).items() if not (f == "metadata" and k in ("name", "namespace"))} for f in fields}
     mine["metadata"] = {k: v for k, v in dict(mine["metadata"] or {}).items() if k not in ("name", "namespace")}
     changes = field_changes(theirs, mine, "", lambda path: path.startswith(SERVER_SET))
-    return Plan(key, what, import_id, tuple(changes))
+    return Plan(key, what, import_id, tuple(changes), restarts=restarts(live.get("kind"), changes, live, declared))
+
+
+# A DaemonSet's pods follow its pod template by its updateStrategy: "RollingUpdate: ... after you
+# update a DaemonSet template, old DaemonSet pods will be killed, and new DaemonSet pods will be
+# created automatically", maxUnavailable defaulting to 1; "OnDelete: ... new DaemonSet pods will only
+# be created when you manually delete old DaemonSet pods" (kubernetes.io/docs/tasks/manage-daemon/
+# update-daemon-set, "DaemonSet Update Strategy"). The update sets the declared strategy with the
+# template, so the declared one (else the owner's) decides.
+TEMPLATE = "spec.template"
+
+
+def restarts(kind: Any, changes: Sequence[Change], live: Mapping[str, Any], declared: Mapping[str, Any]) -> str | None:
+    """What the adopting update restarts: a DaemonSet's pods where its pod template changes; nothing
+    for a Namespace, which runs no pod. None for a kind the program says nothing of."""
+    if kind == "Namespace":
+        return "nothing (a namespace runs no pod)"
+    if kind != "DaemonSet":
+        return None
+    in_template = [c for c in changes if c.path == TEMPLATE or c.path.startswith((f"{TEMPLATE}.", f"{TEMPLATE}["))]
+    if not in_template:
+        return "nothing (no field of the pod template, spec.template, changes)"
+    strategy = _strategy(declared) or _strategy(live) or {}
+    fields = f"{len(in_template)} of these fields {'is' if len(in_template) == 1 else 'are'} in the pod template (spec.template)"
+    if strategy.get("type") == "OnDelete":
+        return f"{fields}, but updateStrategy is OnDelete: each pod changes only when it is deleted (`kubectl delete pod`)"
+    owners = (_strategy(live) or {}).get("type")
+    turned = f" (the same update turns the owner's {owners} into RollingUpdate)" if owners not in (None, "RollingUpdate") else ""
+    unavailable = (strategy.get("rollingUpdate") or (_strategy(live) or {}).get("rollingUpdate") or {}).get("maxUnavailable", 1)
+    at_a_time = f"{unavailable} node{'' if unavailable == 1 else 's'}" if isinstance(unavailable, int) else f"{unavailable} of the nodes"
+    return (
+        f"{fields}, so the DaemonSet's pods roll (updateStrategy RollingUpdate): Kubernetes deletes each node's pod and "
+        f"starts a new one, {at_a_time} at a time{turned}"
+    )
+
+
+def _strategy(manifest: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    spec = manifest.get("spec")
+    strategy = spec.get("updateStrategy") if isinstance(spec, Mapping) else None
+    return strategy if isinstance(strategy, Mapping) else None
+
+
+def added_line(key: str, namespace: str, objects: Sequence[tuple[str, str, str]]) -> str | None:
+    """What the stack declares beside the owner's objects in their namespace: (kind, name, what it does), one a line."""
+    if not objects:
+        return None
+    count = f"{len(objects)} object{'' if len(objects) == 1 else 's'}"
+    items = [f"{kind} {name}: {what}" if what else f"{kind} {name}" for kind, name, what in objects]
+    return f"{LEAD}{key}: beside the owner's objects, the stack adds {count} to their namespace {namespace}:{ITEM}{ITEM.join(items)}"
 
 
 def lines(plans: Sequence[Plan]) -> list[str]:

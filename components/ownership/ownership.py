@@ -12,7 +12,7 @@ from components.config.values import NAMESPACE
 from components.errors import PreflightError
 from components.gpu_stack.cluster_objects import GUIDE_DAEMONSET, STACK_ANNOTATION, Seen
 from components.gpu_stack.settings import DevicePluginConfig
-from components.ownership import stack_state
+from components.ownership import adopted_record, stack_state
 from components.ownership.stack_state import EXPORT, NOT_READ, POOL_NAMES, StackState, shown
 from components.pools.settings import GpuPoolConfig, Pools
 
@@ -60,30 +60,47 @@ def plugin_released(plugin: DevicePluginConfig) -> bool:
 
 
 def check_pools(pools: Pools, found: ClusterFacts, owner: str, state: StackState = NOT_READ, dry_run: bool = True) -> list[str]:
-    """The pools this stack adopted (their tag, or the one the stack last wrote on a pool its state
-    holds): an entry without `existing: adopt` would replace the owner's pool, refused; one the
-    config no longer names is released, warned. And `use` of a pool the state may hold."""
+    """The pools this stack adopted (their tag, the one the stack last wrote on a pool its state
+    holds, or the stack's `adopted` output, which no refresh erases): an entry without
+    `existing: adopt` would replace the owner's pool, refused; one the config no longer names is
+    released, warned. And `use` of a pool the state may hold."""
     warnings = used_unknown(pools, found, owner, state, dry_run)
     for facts in found.pools:
-        if owner not in (adopter_of(facts.tags), adopter_of(state.pool_tags.get(facts.name, {}))):
+        marked = owner in (adopter_of(facts.tags), adopter_of(state.pool_tags.get(facts.name, {})))
+        if not marked and facts.name not in state.adopted.pools:
             continue
+        how = adopted_by(owner, marked)
         pool = next((p for p in pools.pools if p.name == facts.name), None)
         if pool is None:
             warnings.append(
-                f"gpuPools: the pool {facts.name} that this stack adopted ({ADOPTED} = {owner}) is no longer in the config: while "
-                "the state holds it, this `up` releases it (the preview shows `delete[retain]`: Pulumi forgets it, Azure keeps it), "
-                "or deletes it if the stack was told onDestroy: delete (the preview shows `delete`); to keep it, put it back with "
-                f"existing: adopt; once released, take the stack's tags off ({HAND_BACK})"
+                f"gpuPools: the pool {facts.name} that this stack adopted ({how}) is no longer in the config: while the state holds "
+                f"it, this `up` {dropped(state.adopted.pools.get(facts.name), 'it', 'onDestroy: delete')}; to keep it, put it back "
+                f"with existing: adopt; once released, take the stack's tags off ({HAND_BACK})"
             )
         elif pool.existing is None:
             key = pools.key(pool)
             raise PreflightError(
-                f"{key}: the pool {facts.name} is the owner's, adopted by this stack ({ADOPTED} = {owner}), and the entry no longer "
+                f"{key}: the pool {facts.name} is the owner's, adopted by this stack ({how}), and the entry no longer "
                 f"says existing: adopt: declared as a new pool, with the config's settings (vmSize {pool.vm_size} and the defaults), "
                 f"it would be replaced, the owner's pool deleted first; put `existing: adopt` back in {key}, or hand the pool back "
                 f"first ({HAND_BACK})"
             )
     return warnings
+
+
+def adopted_by(owner: str, marked: bool) -> str:
+    """How the run knows the stack adopted a thing: its mark, or, the marks taken off, its record."""
+    return f"{ADOPTED} = {owner}" if marked else f"the stack's output {adopted_record.OUTPUT} records it, though its marks are gone"
+
+
+def dropped(on_destroy: str | None, what: str, setting: str, it: str = "it", keeper: str = "Azure") -> str:
+    """What an `up` does to an adopted thing it no longer declares, as its record says (None: not recorded)."""
+    released = f"releases {what} (the preview shows `delete[retain]`: Pulumi forgets {it}, {keeper} keeps {it})"
+    if on_destroy == adopted_record.RELEASE:
+        return released
+    if on_destroy is None:
+        return f"{released}, or deletes {it} if the stack was told {setting} (the preview shows `delete`)"
+    return f"deletes {what}, as its adoption said ({setting}; the preview shows `delete`)"
 
 
 def used_unknown(pools: Pools, found: ClusterFacts, owner: str, state: StackState, dry_run: bool) -> list[str]:
@@ -119,18 +136,21 @@ def others_mark(annotations: Mapping[str, str], owner: str) -> str | None:
     return None
 
 
-def adopted_namespaces(seen: Seen | None, owner: str, state: StackState = NOT_READ) -> list[str]:
-    """The namespaces whose device plugin this stack adopted, once each: by the marks its state
-    holds (which an owner's `kubectl annotate` does not reach), then by the live annotations."""
-    found: dict[str, None] = {}
+def adopted_namespaces(seen: Seen | None, owner: str, state: StackState = NOT_READ) -> dict[str, bool]:
+    """The namespaces whose device plugin this stack adopted, once each, and whether a mark says
+    so: the marks its state holds (which an owner's `kubectl annotate` does not reach), the live
+    annotations, then the stack's `adopted` output (which a refresh after that does not reach)."""
+    found: dict[str, bool] = {}
     for held in (stack_state.PLUGIN_NAMESPACE, stack_state.PLUGIN_DAEMON_SET):
         where = state.objects.get(held)
         if where is not None and state.marks.get(held, {}).get(ADOPTED) == owner:
-            found.setdefault(where.split("/", 1)[0])
+            found.setdefault(where.split("/", 1)[0], True)
     if seen is not None:
-        found.update((n.name, None) for n in seen.namespaces.values() if n.annotations.get(ADOPTED) == owner)
-        found.update((d.namespace, None) for d in seen.daemon_sets if d.annotations.get(ADOPTED) == owner)
-    return list(found)
+        found.update((n.name, True) for n in seen.namespaces.values() if n.annotations.get(ADOPTED) == owner)
+        found.update((d.namespace, True) for d in seen.daemon_sets if d.annotations.get(ADOPTED) == owner)
+    for recorded in (*state.adopted.namespaces, *state.adopted.daemon_sets):
+        found.setdefault(recorded.split("/", 1)[0], False)
+    return found
 
 
 def check_objects(
@@ -138,27 +158,27 @@ def check_objects(
 ) -> list[str]:
     """The namespace and DaemonSet this stack adopted: without devicePlugin.adopt, or under
     another namespace, refused; where the stack declares no plugin now, a warning that the
-    engine releases them. `seen` None: the cluster was not read."""
+    engine releases them, or deletes them, as their record says. `seen` None: the cluster was not read."""
     adopted = adopted_namespaces(seen, owner, state)
     if not adopted:
         return []
-    what = f"namespace {shown(adopted[0])} and its DaemonSet {GUIDE_DAEMONSET}"
-    where = f"{what}, which this stack adopted ({ADOPTED} = {owner}),"
+    name, marked = next(iter(adopted.items()))
+    how = adopted_by(owner, marked)
+    what = f"namespace {shown(name)} and its DaemonSet {GUIDE_DAEMONSET}"
+    where = f"{what}, which this stack adopted ({how}),"
     if not declares_plugin:
-        return [
-            f"{PLUGIN_ADOPT}: the stack puts no device plugin on its pools now, so this `up` releases the {what} it adopted "
-            f"({ADOPTED} = {owner}; the preview shows `delete[retain]`), or deletes them if devicePlugin.onDestroy was delete "
-            "(the preview shows `delete`)"
-        ]
+        on_destroy = state.adopted.namespaces.get(name, state.adopted.daemon_sets.get(f"{name}/{GUIDE_DAEMONSET}"))
+        done = dropped(on_destroy, f"the {what} it adopted ({how})", "devicePlugin.onDestroy: delete", "them", "the cluster")
+        return [f"{PLUGIN_ADOPT}: the stack puts no device plugin on its pools now, so this `up` {done}"]
     if not plugin.adopt:
         raise PreflightError(
             f"preflight: {PLUGIN_ADOPT} is not true, but the {where} are the owner's: declared as the stack's own, a destroy "
             f"would delete them; set {PLUGIN_ADOPT}: true again, or hand them back first ({HAND_BACK})"
         )
-    if plugin.namespace != adopted[0]:
+    if plugin.namespace != name:
         raise PreflightError(
             f"preflight: {NAMESPACE}:devicePlugin.namespace = {plugin.namespace}, but the {where} are the owner's: "
             f"another namespace would replace it and leave the owner's DaemonSet beside a second device plugin; set "
-            f"devicePlugin.namespace back to {shown(adopted[0])}, or hand them back first ({HAND_BACK})"
+            f"devicePlugin.namespace back to {shown(name)}, or hand them back first ({HAND_BACK})"
         )
     return []

@@ -12,6 +12,7 @@ from typing import Any
 from components import files
 from components.config.messages import refuse_constant
 from components.errors import ConfigError, cut
+from components.ownership import adopted_record
 from components.ownership.stack_state import shown
 from components.seam import saved_files
 from components.seam.saved_files import STRING
@@ -89,6 +90,10 @@ def read_saved(key: str, path: Path, project: str, stack: str) -> SavedState:
         resources[urn] = {"type": type_, "outputs": plain}
         if type_ == ROOT_STACK and not item.get("parent"):
             outputs = plain
+            try:  # the record of what the stack adopted, which the guards read (adopted_record.py)
+                adopted_record.parse(plain)
+            except adopted_record.Malformed as why:
+                raise refuse(f"{member}.outputs.{adopted_record.OUTPUT} {why}, which this program never writes") from None
     return SavedState(resources, outputs)
 
 

@@ -5,6 +5,7 @@ what it cannot tell, never a guess that would delete. Why, and the sources: docs
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -13,7 +14,9 @@ from typing import Any
 from azure.mgmt.containerservice import models  # the SDK's data models: no client, no call
 
 from components.cluster import rest_shapes
-from components.errors import cut, error_line
+from components.errors import PreflightError, cut, error_line
+from components.ownership import adopted_record
+from components.ownership.adopted_record import Record
 from components.seam.reader import AzureReader, NotDeployed, NotRead, read_errors
 
 AGENT_POOL = "azure-native:containerservice:AgentPool"
@@ -61,8 +64,8 @@ def unversioned(type_: str) -> str:
 def _aliased(urn: str) -> str:
     """The URN with its own type unversioned: where the program registers the unversioned type at
     that URN, the SDK's alias makes the engine take the state's entry as the same resource
-    (pulumi/pulumi@1b594989 pkg/resource/deploy/step_generator.go: aliases are looked up when the
-    URN is not in the state, and an import whose ID the old entry has is no import, `isImport`)."""
+    (pulumi/pulumi@1b594989 pkg/resource/deploy/step_generator.go generateSteps: "We look up first
+    by URN and then by any provided aliases"; and an import whose ID the old entry has is no import, `isImport`)."""
     type_, name = type_and_name(urn)
     if (plain := unversioned(type_)) == type_:
         return urn
@@ -122,6 +125,8 @@ class StackState:
     strays: tuple[str, ...] = ()
     #: The annotations the stack last wrote on each Kubernetes object it holds, by (type, name).
     marks: Mapping[tuple[str, str], Mapping[str, str]] = field(default_factory=dict)
+    #: What the stack's output `adopted` records, of what the state holds: no refresh erases it.
+    adopted: Record = field(default_factory=Record)
 
     def kubernetes_ids(self, type_: str) -> frozenset[str]:
         return frozenset(i for (t, _), i in self.objects.items() if t == type_)
@@ -179,8 +184,27 @@ def read(reader: AzureReader, cluster: tuple[str, str] | None = None, *, project
             if isinstance(annotations, Mapping):
                 marks[(type_, name)] = {k: v for k, v in annotations.items() if isinstance(k, str) and isinstance(v, str)}
     strays = tuple(str(u) for u in answer if _stray(str(u), project, stack))
-    tags = _pool_tags(StackState(True, held), ours)
-    return StackState(True, held, objects=objects, pool_tags=tags, strays=strays, marks=marks)
+    state = StackState(True, held, objects=objects, pool_tags=_pool_tags(StackState(True, held), ours), strays=strays, marks=marks)
+    return dataclasses.replace(state, adopted=_recorded(ours, state))
+
+
+def _recorded(answer: Mapping[str, Any], state: StackState) -> Record:
+    """The root Stack's `adopted` output, of what the state holds. A refresh leaves it as the last
+    `up` wrote it: the engine refreshes custom resources only (pulumi/pulumi@1b594989
+    pkg/resource/deploy/step.go RefreshStep.Apply: "Component, provider, and pending-replace
+    resources never change with a refresh"), and the root Stack is a component (sdk/python
+    lib/pulumi/runtime/stack.py `Stack(ComponentResource)`)."""
+    root = next((e for u, e in answer.items() if type_and_name(str(u))[0] == STACK and isinstance(e, Mapping)), None)
+    outputs = root.get("outputs") if root is not None else None
+    try:
+        recorded = adopted_record.parse(outputs if isinstance(outputs, Mapping) else None)
+    except adopted_record.Malformed as why:
+        raise PreflightError(
+            f"preflight: the stack's output {adopted_record.OUTPUT} {why}, which this program never writes (it writes "
+            f"{adopted_record.SHAPE}): what the stack adopted is not known; put back the output as the last `up` wrote it "
+            f"(`{EXPORT}`, edit, `pulumi stack import`); nothing was created"
+        ) from None
+    return recorded.within(state.pools() or (), state.kubernetes_ids(NAMESPACE), state.kubernetes_ids(DAEMON_SET))
 
 
 def _other_cluster(answer: Mapping[str, Any], cluster: tuple[str, str] | None) -> bool:

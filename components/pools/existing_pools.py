@@ -120,7 +120,9 @@ def _virtual_machines_sizes(facts: PoolFacts) -> list[str]:
     return list(dict.fromkeys(str(s) for s in sizes if s))
 
 
-def _refusals(how: str, facts: PoolFacts, owner: str, marks: Mapping[str, str | None], held: str | None) -> Iterator[str]:
+def _refusals(
+    how: str, facts: PoolFacts, owner: str, marks: Mapping[str, str | None], held: str | None, recorded: str | None = None
+) -> Iterator[str]:
     """Why the cluster's pool may not be used or adopted, in the order the checks run."""
     if not facts.vm_size and str(facts.member("type") or "").lower() == "virtualmachines":
         # Its size is in its virtualMachinesProfile, not in vmSize (ARM schema 2025-09-01 ManualScaleProfile).
@@ -147,7 +149,7 @@ def _refusals(how: str, facts: PoolFacts, owner: str, marks: Mapping[str, str | 
     if how == "adopt" and (facts.mode or "").lower() == "system":
         yield f"its pool {facts.name} is a System pool, and this stack's pools are User pools: use it instead"
     if how == "use" and (owner in marks.values() or held is not None):
-        yield _own_pool_used(owner, marks, held)
+        yield _own_pool_used(owner, marks, held, recorded)
     theirs = next(((name, value) for name, value in marks.items() if value and value != owner), None)
     if how == "adopt" and theirs and held is None:
         yield f"the pool belongs to another stack ({theirs[0]} = {theirs[1]}); adopt it there, or use it"
@@ -182,7 +184,8 @@ def live_pool(
     # The stack's marks, their names matched as Azure matches tag names (ownership.tag).
     marks = {OWNER_TAG: ownership.owner_of(facts.tags), ownership.ADOPTED: ownership.adopter_of(facts.tags)}
     held = state.pool_urn(pool.name)
-    if (why := next(_refusals(how, facts, owner, marks, held), None)) is not None:
+    recorded = state.adopted.pools.get(pool.name)  # adopted, by the stack's record, with this onDestroy
+    if (why := next(_refusals(how, facts, owner, marks, held, recorded), None)) is not None:
         raise _refused(key, how, found, why)
     import_id = None
     # The import is decided by what the state holds: an import ID that differs from the one the
@@ -199,17 +202,25 @@ def live_pool(
     return LivePool(facts, how, import_id, marked=marks[ownership.ADOPTED] == owner, held=held is not None)
 
 
-def _own_pool_used(owner: str, marks: Mapping[str, str | None], held: str | None) -> str:
-    """Why `use` is refused on the stack's own pool (unregistered, the engine deletes it), and how to hand it back."""
-    mark = next((f"{name} = {owner}" for name, value in marks.items() if value == owner), None)
+def _own_pool_used(owner: str, marks: Mapping[str, str | None], held: str | None, recorded: str | None) -> str:
+    """Why `use` is refused on the stack's own pool (unregistered, the engine deletes a pool the
+    stack created, and releases or deletes one it adopted, as it was adopted), and how to hand it back."""
+    mark = next((f"{name} = {value}" for name, value in marks.items() if value == owner), None)
     why = f"the stack's state holds it ({held})" if held else f"the pool carries this stack's tag ({mark})"
     delete = (
         f"`pulumi state delete '{held}'`" if held else "`pulumi state delete` with its AgentPool's URN, which `pulumi stack export` lists"
     )
+    adopted = recorded is not None or marks.get(ownership.ADOPTED) == owner
+    if adopted:
+        how = ownership.adopted_by(owner, marks.get(ownership.ADOPTED) == owner)
+        done = ownership.dropped(recorded, "it", "onDestroy: delete")
+        when = "this `up`" if held else "where the state holds it, this `up`"
+        what = f"this stack adopted it ({how}), and `use` would unregister it: {when} {done}, with the stack's tags left on it"
+    else:
+        what = "the stack created or adopted it, and `use` would unregister it, which deletes a pool the stack created"
     return (
-        f"{why}: the stack created or adopted it, and `use` would unregister it, which deletes a pool the stack created; keep "
-        f"its entry as it is, or, to use it instead, take it out of the state without deleting it ({delete}), then remove the "
-        f"stack's tags ({ownership.HAND_BACK})"
+        f"{why}: {what}; keep its entry as it is, or, to use it instead, take it out of the state without deleting it ({delete}), "
+        f"then remove the stack's tags ({ownership.HAND_BACK})"
     )
 
 

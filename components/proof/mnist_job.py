@@ -340,7 +340,7 @@ class MnistJob(pulumi.ComponentResource):
 
     def _create_job(self, args: MnistJobArgs, run: MnistRun) -> JobOutputs:
         spec = job_spec(args, run)
-        annotations = hardening.checkov_skips(hardening.image_digest_skip(args.image, "aks-gpu:mnistJob.image"))
+        annotations: dict[str, str] = {}
         if args.wait_for_completion:
             annotations[REPLACE_UNREADY_ANNOTATION] = "true"
             # An annotation is metadata, which pulumi-kubernetes changes in place: of a Job's
