@@ -413,20 +413,20 @@ class OfflineReader:
         if self.state_file is not None:
             # As the live read: the snapshot counts once the stack's own outputs say a deployment completed (live/reader.py).
             if not self.stack_outputs:
-                self._note(self.state_note(f"no deployment of it has completed ({self.never_deployed()}): rendered as a first `up`"))
+                self._note(self.state_note(f": no deployment of it has completed ({self.never_deployed()}), so this is a first `up`"))
                 raise NotDeployed(f"the stack's state in {self.state_file} has no outputs yet: no deployment of it had completed")
-            self._note(self.state_note(f"{len(self.stack_answer)} resources"))
+            self._note(self.state_note(f" ({len(self.stack_answer)} resources)"))
         self.held, self.held_state = frozenset(self.stack_answer), dict(self.stack_answer)
         return self.stack_answer
 
-    def state_note(self, what: str) -> str:
-        """The offline line of the state file read: a rehearsal says what it is, and when written."""
-        given = f" ({self.state_given})" if self.state_given else ""
+    def state_note(self, tail: str) -> str:
+        """The offline line of the state file read: a rehearsal says what it is, and when it was written."""
+        given = f", given with --state-file{',' if tail.startswith(':') else ''}" if self.state_given else ""
         if self.rehearsal is None:
-            return f"offline: the stack's state read from {self.state_file}{given} ({what})"
+            return f"offline: the stack's state read from {self.state_file}{given}{tail}"
         on = re.search(r"\bon (\d{4}-\d{2}-\d{2})\b", self.rehearsal)  # linear: fixed widths, no nesting
         when = f" on {on.group(1)}" if on else ""
-        return f"offline: the state a first `up` would leave, rehearsed by the render{when}, read from {self.state_file}{given} ({what})"
+        return f"offline: the state a first `up` would leave, rehearsed by the render{when}, read from {self.state_file}{given}{tail}"
 
     def never_deployed(self) -> str:
         left = [u for u in self.stack_answer or () if u.split("::")[2:3] != ["pulumi:pulumi:Stack"]]

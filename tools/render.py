@@ -319,7 +319,8 @@ def stops_line(run: ProgramRun) -> str:
 
 
 # The summary is read in a terminal: no line longer than this. A longer one continues on
-# the next, indented, and nothing is cut; resources.json has every value in full.
+# the next, indented, and nothing is cut; resources.json has every value in full. The one
+# exception is a changed field of the day after (`  ~ maxCount: 3 => 4`): its values are whole.
 WIDTH = 120
 CONTINUED = "    "
 
@@ -421,26 +422,30 @@ def with_state_file(overrides: dict[str, Any], stack: str, path: Path | None, st
     return {**overrides, "preflight": {**(preflight if isinstance(preflight, dict) else {}), "stateFile": str(named)}}
 
 
-def monitor_for(state_file: Path | None) -> RecordingMonitor:
-    """The mock engine's monitor, its reader told where a state file came from (its offline line says so)."""
+def monitor_for(state_file: Path | None) -> dict[str, RecordingMonitor]:
+    """With --state-file, the mock engine's monitor, its reader told where the state file came
+    from (its offline line says so); without, none: run_program makes its own."""
+    if state_file is None:
+        return {}
     monitor = RecordingMonitor(AzureMocks())
-    if state_file is not None:
-        monitor.mocks.reader.state_given = "given with --state-file"
-    return monitor
+    monitor.mocks.reader.state_given = "--state-file"
+    return {"monitor": monitor}
 
 
 def write_state(stack: str, overrides: dict[str, Any], own: dict[str, Any], args: argparse.Namespace) -> int:
     """The rehearsal: the same program as a deployment, its state written; 0, or 1 where `up` would stop."""
     try:
-        deployed = run_program(stack, overrides=overrides, preview=False, monitor=monitor_for(args.state_file), **own)
+        deployed = run_program(stack, overrides=overrides, preview=False, **own, **monitor_for(args.state_file))
     except pulumi.RunError as error:
         print(f"error: no state written to {args.write_state}: a deployment stops here: {error}", file=sys.stderr)
         return 1
     count = rehearsal.write(deployed, args.write_state)
-    print(
-        f"rehearsal: the state this `pulumi up` would leave ({count} resources, the root Stack's included) written to "
-        f"{_relative(args.write_state)}, marked as a rehearsal (a real run refuses it); the day after: make render STATE_FILE={_relative(args.write_state)}"
+    written = _relative(args.write_state)
+    line = (
+        f"rehearsal: the state this `pulumi up` would leave ({count} resources, the root Stack's included) written to {written}, "
+        f"marked as a rehearsal (a real run refuses it); the day after: make render STATE_FILE={written}"
     )
+    print("\n".join(fold(line)))
     return 0
 
 
@@ -505,7 +510,7 @@ def main(argv: list[str] | None = None) -> int:
             out_dir = (args.out or ROOT / "build") / stack
         overrides = with_state_file(offline_prices(stack, own.get("stack_file")), stack, own.get("stack_file"), args.state_file)
         try:  # `pulumi preview`, as the README says
-            run = run_program(stack, overrides=overrides, preview=True, monitor=monitor_for(args.state_file), **own)
+            run = run_program(stack, overrides=overrides, preview=True, **own, **monitor_for(args.state_file))
         except FileNotFoundError as error:
             print(no_such_stack(error, stack), file=sys.stderr)
             return 2
