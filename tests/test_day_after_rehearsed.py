@@ -175,3 +175,47 @@ def test_a_rehearsal_imported_into_the_stacks_own_state_is_refused_in_one_line(r
     for said in refusals(PreflightError, "is a rehearsal, not a deployment", reader, "ml-prod", STACK_FILE, **adopt):
         assert said.startswith("preflight: the state of stack ml-prod is a rehearsal") and "pulumi stack import" in said
         assert "written by the offline render" in said and "nothing was created" in said
+
+
+# --------------------------------------------------------------------------- the quick start
+
+
+def quick_start() -> list[tuple[str, str]]:
+    """docs/quickstart.md's "The day after": each shell block, with the output block after it."""
+    page = (Path(render.ROOT) / "docs" / "quickstart.md").read_text()
+    section = page.split("\n## The day after\n", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```(sh|text)\n(.*?)```", section, flags=re.DOTALL)
+    assert [kind for kind, _ in blocks] == ["sh", "text", "sh", "text"], "commands, then what they print, twice"
+    return [(blocks[i][1], blocks[i + 1][1]) for i in range(0, len(blocks), 2)]
+
+
+def run_as_written(block: str, folder: Path, capsys: pytest.CaptureFixture[str]) -> str:
+    """The block's commands, each as the shell and make run it, in `folder` for build/day-after:
+    what the last `make render` printed, unfolded, its paths as the page has them."""
+    here = lambda path: folder / Path(path).relative_to("build/day-after")  # noqa: E731
+    flags = {"CONFIG_FILE": "--config-file", "STATE_FILE": "--state-file", "WRITE_STATE": "--write-state"}
+    lines, printed = iter(block.splitlines()), ""
+    for line in lines:
+        if heredoc := re.fullmatch(r"cat > (\S+) <<'EOF'", line):
+            here(heredoc[1]).write_text("".join(f"{body}\n" for body in iter(lines.__next__, "EOF")))
+        elif sed := re.fullmatch(r"sed -i\.bak 's/([^/]+)/([^/]+)/' (\S+)", line):
+            edited = here(sed[3])
+            edited.write_text("".join(re.sub(re.escape(sed[1]), sed[2], row, count=1) + "\n" for row in edited.read_text().splitlines()))
+        elif line.startswith("make render "):
+            named = dict(word.split("=", 1) for word in line.split()[2:])
+            args = [arg for name, value in named.items() for arg in (flags[name], str(here(value)))]
+            assert render.main([*args, "--out", str(folder / "out")]) == 0
+            printed = capsys.readouterr().out.replace(str(folder / "out"), "build/ml-prod").replace(str(folder), "build/day-after")
+        else:
+            assert line == "mkdir -p build/day-after", f"a command the test does not run as written: {line}"
+    return render.unfold(printed)
+
+
+def test_the_day_after_quick_start_runs_as_written_and_prints_what_it_shows(capsys, tmp_path):
+    for commands, shown in quick_start():
+        printed = run_as_written(commands, tmp_path, capsys).splitlines()
+        expected = [line for line in render.unfold(shown).splitlines() if line != "..."]
+        assert printed[0] == expected[0], "the first line as the page shows it"
+        for line in expected[1:]:
+            pattern = re.escape(line).replace(re.escape("<today>"), r"\d{4}-\d{2}-\d{2}")
+            assert any(re.fullmatch(pattern, said) for said in printed), line
