@@ -48,7 +48,9 @@ def rendered(capsys: pytest.CaptureFixture[str], config: Path, out: Path, *extra
 def rehearsal(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Day 1 rehearsed: the adopting stack rendered, and the state its `up` would leave written."""
     folder = tmp_path_factory.mktemp("day1")
-    code = render.main(["--config-file", str(stack_file(folder, **ADOPT)), "--out", str(folder / "out"), "--write-state", str(folder / "state.json")])
+    code = render.main(
+        ["--config-file", str(stack_file(folder, **ADOPT)), "--out", str(folder / "out"), "--write-state", str(folder / "state.json")]
+    )
     assert code == 0
     return folder / "state.json"
 
@@ -99,7 +101,9 @@ def test_the_rehearsal_reads_back_as_a_saved_state_with_each_entrys_inputs(rehea
 
 
 def test_a_changed_max_count_shows_old_to_new_on_the_adopted_pool(capsys, tmp_path, rehearsal):
-    code, said, _ = day_after(capsys, tmp_path, rehearsal, **{"aks-gpu:gpuPools": {"gpunp": {"existing": "adopt", "minCount": 0, "maxCount": 4}}})
+    code, said, _ = day_after(
+        capsys, tmp_path, rehearsal, **{"aks-gpu:gpuPools": {"gpunp": {"existing": "adopt", "minCount": 0, "maxCount": 4}}}
+    )
     assert code == 0
     lines = changed(said)
     assert lines[lines.index(f"~ update {POOL}") + 1] == "  ~ maxCount: 3 => 4"
@@ -143,6 +147,18 @@ def test_a_replacement_names_the_field_that_forces_it(capsys, tmp_path, rehearsa
     [replaced] = [line for line in lines if line.startswith("+- replace gpu-pool-gpu2-agent-pool")]
     assert ": vmSize: AKS fixes it when a pool is created" in replaced
     assert lines[lines.index(replaced) + 1] == '  ~ vmSize: "Standard_NC4as_T4_v3" => "Standard_NC8as_T4_v3"'
+
+
+def test_a_changed_proof_image_replaces_the_job_as_pulumi_kubernetes_forces_it(capsys, tmp_path, rehearsal):
+    code, said, _ = day_after(
+        capsys, tmp_path, rehearsal, **{"aks-gpu:mnistJob": {"image": "mcr.microsoft.com/azuredocs/samples-tf-mnist-demo:gpu"}}
+    )
+    assert code == 0
+    lines = changed(said)
+    [job] = [line for line in lines if line.startswith("+- replace mnist-job-gpunp (kubernetes:batch/v1:Job): ")]
+    assert job.endswith(": metadata.name, spec.template: forced by pulumi-kubernetes (provider/pkg/provider/diff.go forceNewProperties)")
+    image = "  ~ spec.template.spec.containers[0].image: "
+    assert [line for line in lines if line.startswith(image)][0].endswith(' => "mcr.microsoft.com/azuredocs/samples-tf-mnist-demo:gpu"')
 
 
 def test_a_changed_vm_size_of_the_adopted_pool_is_refused_in_one_line(rehearsal):

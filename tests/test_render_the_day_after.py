@@ -105,7 +105,11 @@ def test_an_export_of_a_stack_that_never_deployed_renders_as_a_first_up(tmp_path
 NEVER_DEPLOYED = [
     ({"manifest": {"time": "2026-11-28T10:00:00Z"}}, "no resources"),
     (
-        {"resources": [{"urn": "urn:pulumi:ml-prod::aks-gpu::pulumi:pulumi:Stack::aks-gpu-ml-prod", "custom": False, "type": "pulumi:pulumi:Stack"}]},
+        {
+            "resources": [
+                {"urn": "urn:pulumi:ml-prod::aks-gpu::pulumi:pulumi:Stack::aks-gpu-ml-prod", "custom": False, "type": "pulumi:pulumi:Stack"}
+            ]
+        },
         "only the root Stack, with no outputs",
     ),
 ]

@@ -422,14 +422,14 @@ def with_state_file(overrides: dict[str, Any], stack: str, path: Path | None, st
     return {**overrides, "preflight": {**(preflight if isinstance(preflight, dict) else {}), "stateFile": str(named)}}
 
 
-def monitor_for(state_file: Path | None) -> dict[str, RecordingMonitor]:
+def monitor_for(state_file: Path | None) -> dict[str, Any]:
     """With --state-file, the mock engine's monitor, its reader told where the state file came
     from (its offline line says so); without, none: run_program makes its own."""
     if state_file is None:
         return {}
-    monitor = RecordingMonitor(AzureMocks())
-    monitor.mocks.reader.state_given = "--state-file"
-    return {"monitor": monitor}
+    mocks = AzureMocks()
+    mocks.reader.state_given = "--state-file"
+    return {"monitor": RecordingMonitor(mocks)}
 
 
 def write_state(stack: str, overrides: dict[str, Any], own: dict[str, Any], args: argparse.Namespace) -> int:

@@ -111,8 +111,13 @@ def _gone_why(urn: str, held: Mapping[str, Any]) -> str:
     return f"released: Pulumi forgets it, {keeper} keeps it"
 
 
+# A dynamic resource's pickled provider: the engine asks the provider's own diff (pulumi 3.x
+# sdk/python/lib/pulumi/dynamic/__main__.py `Diff`), and none of the program's compares it.
+DYNAMIC, PROVIDER_KEY = "pulumi-python:dynamic/", "__provider"
+
+
 def declared_step(r: Registration, held: Mapping[str, Any]) -> Step:
-    ignored = tuple(r.options.get("ignoreChanges") or ())
+    ignored = (*(r.options.get("ignoreChanges") or ()), *((PROVIDER_KEY,) if r.type.startswith(DYNAMIC) else ()))
     changed = [c for c in changes(held.get("inputs") or {}, r.inputs) if not _under(c[0], ignored)]
     if not changed:
         return Step("same", r.urn)
@@ -169,29 +174,37 @@ def diff_line(path: str, old: Any, new: Any) -> str:
 
 
 def replaced_by(r: Registration, old_inputs: Mapping[str, Any], paths: list[str]) -> list[str]:
-    """Why the changed `paths` replace `r`, one reason per field that forces it; none: an update."""
+    """Why the changed `paths` replace `r`: the fields that force it, by who says so; none: an update."""
     if r.type == MANAGED_POOL:
         # The managed pool's own diff, the pure function its provider runs (managed_gpu_pool.py diff_pool).
-        replaces = managed_gpu_pool.diff_pool(old_inputs, r.inputs).replaces
-        return [f"{p}: AKS fixes it when a pool is created" for p in replaces]
-    reasons = []
+        replaces = managed_gpu_pool.diff_pool(old_inputs, r.inputs).replaces or []
+        fixed, moved = "AKS fixes it when a pool is created", "it names the pool in Azure's URL: another name is another pool"
+        return [f"{p}: {fixed if p.startswith('properties.') else moved}" for p in replaces]
+    forced: dict[str, list[str]] = {}
     for path in paths:
-        if why := _forces(r, path):
-            reasons.append(f"{path}: {why}")
-    return reasons
+        if found := _forces(r, path):
+            key, why = found
+            if key not in forced.setdefault(why, []):
+                forced[why].append(key)
+    return [f"{', '.join(keys)}: {why}" for why, keys in forced.items()]
 
 
-def _forces(r: Registration, path: str) -> str:
+def _forces(r: Registration, path: str) -> tuple[str, str] | None:
+    """The field of `path` that forces a replacement of `r`, and who forces it; None: none does."""
     top = path.split(".")[0].split("[")[0]
     if r.type == AGENT_POOL and top in pool_fields.AGENT_POOL and not pool_fields.AGENT_POOL[top].in_place:
-        return f"AKS fixes it when a pool is created ({pool_fields.AGENT_POOL[top].source})"
-    if _under(path, r.options.get("replaceOnChanges") or ()):
-        return "the program replaces on it (replaceOnChanges)"
+        return top, f"AKS fixes it when a pool is created ({pool_fields.AGENT_POOL[top].source})"
+    if key := _prefix(path, r.options.get("replaceOnChanges") or ()):
+        return key, "forced by the program (replaceOnChanges)"
     if r.type.startswith("azure-native:") and (top in AZURE_URL_NAMES or top in AZURE_FORCE_NEW.get(r.type, ())):
-        return "azure-native replaces on it (a name in its URL, or its replacement.go)"
-    if r.type.startswith("kubernetes:") and _under(path, (*KUBERNETES_NAMES, *KUBERNETES_FORCE_NEW.get(r.type, ()))):
-        return "pulumi-kubernetes replaces on it (provider/pkg/provider/diff.go forceNewProperties)"
-    return ""
+        return top, "forced by azure-native (a name in its URL, or its replacement.go)"
+    if r.type.startswith("kubernetes:") and (key := _prefix(path, (*KUBERNETES_NAMES, *KUBERNETES_FORCE_NEW.get(r.type, ())))):
+        return key, "forced by pulumi-kubernetes (provider/pkg/provider/diff.go forceNewProperties)"
+    return None
+
+
+def _prefix(path: str, prefixes: Iterable[str]) -> str | None:
+    return next((p for p in prefixes if _under(path, (p,))), None)
 
 
 def counted(found: list[Step]) -> dict[str, int]:
