@@ -156,7 +156,7 @@ def test_a_changed_proof_image_replaces_the_job_as_pulumi_kubernetes_forces_it(c
     assert code == 0
     lines = changed(said)
     [job] = [line for line in lines if line.startswith("+- replace mnist-job-gpunp (kubernetes:batch/v1:Job): ")]
-    assert job.endswith(": metadata.name, spec.template: forced by pulumi-kubernetes (provider/pkg/provider/diff.go forceNewProperties)")
+    assert job.endswith(": metadata.name, spec.template: forced by pulumi-kubernetes (its diff.go forceNewProperties)")
     image = "  ~ spec.template.spec.containers[0].image: "
     assert [line for line in lines if line.startswith(image)][0].endswith(' => "mcr.microsoft.com/azuredocs/samples-tf-mnist-demo:gpu"')
 

@@ -25,29 +25,34 @@ AGENT_POOL = "azure-native:containerservice:AgentPool"
 MANAGED_POOL = "pulumi-python:dynamic/aksgpu:ManagedGpuPool"
 
 # azure-native replaces on these (pulumi/pulumi-azure-native provider/pkg/gen/replacement.go
-# forceNewMap, at 1b7112af), and on any name in the resource's URL: another name is another resource.
+# forceNewMap at 1b7112af; a name there applies where that type's property is, hence the paths),
+# on what an API spec marks create-only (x-ms-mutability, not read here: a typed pool's fixed
+# fields are the program's replaceOnChanges), and on any name in the resource's URL.
+_NETWORK = ("serviceCidr", "serviceCidrs", "dnsServiceIP", "networkMode", "networkPlugin", "networkPluginMode", "podCidr")
 AZURE_FORCE_NEW = {
     "azure-native:containerservice:ManagedCluster": (
-        *("diskEncryptionSetID", "dnsPrefix", "fqdnSubdomain", "linuxProfile", "location"),
-        *("networkProfile", "nodeResourceGroup", "windowsProfile"),
+        *("diskEncryptionSetID", "dnsPrefix", "fqdnSubdomain", "linuxProfile", "location", "nodeResourceGroup", "windowsProfile"),
+        *(f"networkProfile.{name}" for name in (*_NETWORK, "networkDataplane", "networkPolicy", "outboundType")),
     ),
-    AGENT_POOL: ("gpuInstanceProfile", "vmSize"),
+    AGENT_POOL: ("gpuInstanceProfile", "vmSize", "networkProfile.nodePublicIPTags"),
     "azure-native:resources:ResourceGroup": ("location",),
     "azure-native:authorization:RoleAssignment": ("principalId", "scope"),
 }
 AZURE_URL_NAMES = ("resourceGroupName", "resourceName", "agentPoolName", "roleAssignmentName", "budgetName", "scope")
 
-# pulumi-kubernetes replaces on these (pulumi/pulumi-kubernetes@00302beb provider/pkg/provider/diff.go
-# forceNewProperties): every object's metadata.name and namespace, and per kind the fields below. Its
-# table spells the DaemonSet's kind "Daemonset", which a DaemonSet's kind never matches: an
-# apps/v1 DaemonSet is replaced on its name and namespace alone (a selector change then fails at
-# the API server, which holds a DaemonSet's selector immutable).
+# pulumi-kubernetes replaces on these (pulumi/pulumi-kubernetes@94977969, 2026-07-01, the same in
+# substance since 2ec7a1a1 of 2024: provider/pkg/provider/diff.go `forceNewProperties`): every
+# object's metadata.name and namespace, and per kind the fields below; a ConfigMap's and a Secret's
+# data unless the provider is told they are mutable (enableConfigMapMutable, enableSecretMutable),
+# which the program's providers are not.
+SELECTOR = ("spec.selector",)
 KUBERNETES_FORCE_NEW = {
     "kubernetes:core/v1:ConfigMap": ("binaryData", "data"),
     "kubernetes:core/v1:Service": ("spec.clusterIP",),
     "kubernetes:core/v1:Secret": ("type", "stringData", "data"),
-    "kubernetes:batch/v1:Job": ("spec.completions", "spec.parallelism", "spec.selector", "spec.template"),
-    "kubernetes:apps/v1:Deployment": ("spec.selector",),
+    "kubernetes:batch/v1:Job": ("spec.completions", "spec.parallelism", *SELECTOR, "spec.template"),
+    "kubernetes:apps/v1:DaemonSet": SELECTOR,
+    "kubernetes:apps/v1:Deployment": SELECTOR,
     "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding": ("roleRef",),
     "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding": ("roleRef",),
 }
@@ -196,10 +201,10 @@ def _forces(r: Registration, path: str) -> tuple[str, str] | None:
         return top, f"AKS fixes it when a pool is created ({pool_fields.AGENT_POOL[top].source})"
     if key := _prefix(path, r.options.get("replaceOnChanges") or ()):
         return key, "forced by the program (replaceOnChanges)"
-    if r.type.startswith("azure-native:") and (top in AZURE_URL_NAMES or top in AZURE_FORCE_NEW.get(r.type, ())):
-        return top, "forced by azure-native (a name in its URL, or its replacement.go)"
+    if r.type.startswith("azure-native:") and (key := _prefix(path, (*AZURE_URL_NAMES, *AZURE_FORCE_NEW.get(r.type, ())))):
+        return key, "forced by azure-native (a name in its URL, or its replacement.go)"
     if r.type.startswith("kubernetes:") and (key := _prefix(path, (*KUBERNETES_NAMES, *KUBERNETES_FORCE_NEW.get(r.type, ())))):
-        return key, "forced by pulumi-kubernetes (provider/pkg/provider/diff.go forceNewProperties)"
+        return key, "forced by pulumi-kubernetes (its diff.go forceNewProperties)"
     return None
 
 
