@@ -77,6 +77,9 @@ def test_the_rehearsal_is_a_version_3_export_whose_root_stack_says_it_is_a_rehea
     assert root["type"] == "pulumi:pulumi:Stack" and not root.get("parent")
     assert "not a deployment" in root["outputs"]["rehearsal"] and "written by the offline render" in root["outputs"]["rehearsal"]
     assert root["outputs"]["clusterName"] == "ml-prod", "the program's own outputs beside the mark"
+    # As the engine names them: a top-level component's type stands alone (tools/urns.py).
+    assert not [r["urn"] for r in resources if "pulumi:pulumi:Stack$" in r["urn"]]
+    assert "urn:pulumi:ml-prod::aks-gpu::aks-gpu:azure:GpuPool::gpu-pool-gpunp" in [r["urn"] for r in resources]
     for resource in resources:
         assert {"urn", "custom", "type", "inputs", "outputs", "parent"} <= set(resource), resource["urn"]
         if provider := resource.get("provider"):

@@ -20,6 +20,7 @@ from typing import Any
 from components.ownership.saved_state import ROOT_STACK, SECRET_SIG, SIG_KEY
 from components.ownership.stack_state import REHEARSAL
 from tools.mock_engine import ProgramRun, Registration, Secret
+from tools.urns import as_the_engine_names_them
 
 # No secret is written: an export without --show-secrets has only a ciphertext, which the
 # stack's secrets provider decrypts (deployment.go SerializePropertyValue); a rehearsal has none.
@@ -50,21 +51,22 @@ def root_urn(run: ProgramRun) -> str:
     return f"urn:pulumi:{run.stack}::{run.project}::{ROOT_STACK}::{run.project}-{run.stack}"
 
 
-def entry(r: Registration, root: str, ids: dict[str, str]) -> dict[str, Any]:
-    """One ResourceV3. The engine's default providers (those the program names no provider for)
-    are not written: the engine makes them on every run, and nothing here diffs them."""
-    item: dict[str, Any] = {"urn": r.urn, "custom": r.custom, "type": r.type}
+def entry(r: Registration, root: str, ids: dict[str, str], named: dict[str, str]) -> dict[str, Any]:
+    """One ResourceV3, each URN in it as the engine names it (`named`: urns.py). The engine's
+    default providers (those the program names no provider for) are not written: the engine
+    makes them on every run, and nothing here diffs them."""
+    item: dict[str, Any] = {"urn": named[r.urn], "custom": r.custom, "type": r.type}
     if r.custom:
         item["id"] = r.id
     item["inputs"] = sealed(r.inputs)
     item["outputs"] = sealed(r.outputs) if r.custom else {}
-    item["parent"] = r.parent or root
+    item["parent"] = named.get(r.parent, root)
     if r.provider:  # a provider reference is "<urn>::<id>" (sdk/go/common/resource/providers/reference.go)
-        item["provider"] = f"{r.provider}::{ids.get(r.provider, '')}"
+        item["provider"] = f"{named.get(r.provider, r.provider)}::{ids.get(r.provider, '')}"
     if r.dependencies:
-        item["dependencies"] = list(r.dependencies)
+        item["dependencies"] = [named.get(u, u) for u in r.dependencies]
     if r.property_dependencies:
-        item["propertyDependencies"] = {k: list(v) for k, v in sorted(r.property_dependencies.items())}
+        item["propertyDependencies"] = {k: [named.get(u, u) for u in v] for k, v in sorted(r.property_dependencies.items())}
     options = r.options
     for name in ("protect", "retainOnDelete"):
         if options.get(name):
@@ -73,7 +75,7 @@ def entry(r: Registration, root: str, ids: dict[str, str]) -> dict[str, Any]:
         if options.get(name):
             item[name] = list(options[name])
     if options.get("deletedWith"):
-        item["deletedWith"] = options["deletedWith"]
+        item["deletedWith"] = named.get(options["deletedWith"], options["deletedWith"])
     if options.get("customTimeouts"):
         item["customTimeouts"] = dict(options["customTimeouts"])
     return item
@@ -105,8 +107,8 @@ def export(run: ProgramRun, now: datetime.datetime) -> dict[str, Any]:
     outputs = {name: sealed(Secret(out.value) if out.secret else out.value) for name, out in sorted(run.outputs.items())}
     outputs[REHEARSAL] = mark(now.date())
     resources = [{"urn": root, "custom": False, "type": ROOT_STACK, "outputs": outputs}]
-    ids = {r.urn: r.id for r in run.resources}
-    resources += [entry(r, root, ids) for r in in_state_order(run.resources, root)]
+    ids, named = {r.urn: r.id for r in run.resources}, as_the_engine_names_them(run)
+    resources += [entry(r, root, ids, named) for r in in_state_order(run.resources, root)]
     # No engine wrote it: no version, and so no magic (core.go ManifestV1.NewMagic is "" for "").
     manifest = {"time": now.isoformat(timespec="seconds").replace("+00:00", "Z"), "magic": "", "version": ""}
     return {"version": 3, "deployment": {"manifest": manifest, "resources": resources}}

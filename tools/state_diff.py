@@ -20,6 +20,7 @@ from components.ownership.saved_state import ROOT_STACK
 from components.ownership.stack_state import type_and_name
 from components.pools import managed_gpu_pool, pool_fields
 from tools.mock_engine import ProgramRun, Registration, Secret
+from tools.urns import as_the_engine_names_them
 
 AGENT_POOL = "azure-native:containerservice:AgentPool"
 MANAGED_POOL = "pulumi-python:dynamic/aksgpu:ManagedGpuPool"
@@ -89,14 +90,16 @@ def steps(run: ProgramRun) -> list[Step]:
     if not run.state:
         return []
     held = {u: e for u, e in run.state.items() if not _engines_own(u)}
+    named = as_the_engine_names_them(run)
     found, out = set(), []
     for r in run.resources:
-        urn = next((u for u in (r.urn, *r.options.get("aliases", ())) if u in held), None)
+        # As the engine names it (a real export), as the mock engine does (a test's), or an alias.
+        urn = next((u for u in (named[r.urn], r.urn, *r.options.get("aliases", ())) if u in held), None)
         if urn is None:
-            out.append(Step("import" if r.options.get("import") else "create", r.urn))
+            out.append(Step("import" if r.options.get("import") else "create", named[r.urn]))
             continue
         found.add(urn)
-        out.append(declared_step(r, held[urn]))
+        out.append(declared_step(r, held[urn], urn))
     for urn, held_entry in held.items():
         if urn not in found:
             out.append(Step("delete[retain]" if held_entry.get("retainOnDelete") else "delete", urn, why=_gone_why(urn, held_entry)))
@@ -121,14 +124,14 @@ def _gone_why(urn: str, held: Mapping[str, Any]) -> str:
 DYNAMIC, PROVIDER_KEY = "pulumi-python:dynamic/", "__provider"
 
 
-def declared_step(r: Registration, held: Mapping[str, Any]) -> Step:
+def declared_step(r: Registration, held: Mapping[str, Any], urn: str) -> Step:
     ignored = (*(r.options.get("ignoreChanges") or ()), *((PROVIDER_KEY,) if r.type.startswith(DYNAMIC) else ()))
     changed = [c for c in changes(held.get("inputs") or {}, r.inputs) if not _under(c[0], ignored)]
     if not changed:
-        return Step("same", r.urn)
+        return Step("same", urn)
     fields = tuple(diff_line(*c) for c in changed)
     forced = replaced_by(r, held.get("inputs") or {}, [c[0] for c in changed])
-    return Step("replace", r.urn, fields, why="; ".join(forced)) if forced else Step("update", r.urn, fields)
+    return Step("replace", urn, fields, why="; ".join(forced)) if forced else Step("update", urn, fields)
 
 
 def changes(old: Any, new: Any, path: str = "") -> list[tuple[str, Any, Any]]:
