@@ -238,3 +238,17 @@ def test_the_day_after_quick_start_runs_as_written_and_prints_what_it_shows(caps
         for line in expected[1:]:
             pattern = re.escape(line).replace(re.escape("<today>"), r"\d{4}-\d{2}-\d{2}")
             assert any(re.fullmatch(pattern, said) for said in printed), line
+
+
+def test_no_rehearsal_is_written_where_up_would_stop_and_the_render_says_why(capsys, tmp_path):
+    """The tests' dev stack asks for a retired GPU size: a preview warns, a deployment stops."""
+    code, _, err = rendered(
+        capsys,
+        render.ROOT / "tests" / "fixtures" / "stacks" / "Pulumi.dev.yaml",
+        tmp_path / "out",
+        "--write-state",
+        str(tmp_path / "state.json"),
+    )
+    assert code == 1 and not (tmp_path / "state.json").exists()
+    assert err.startswith(f"error: no state written to {tmp_path / 'state.json'}: a deployment stops here: preflight: ")
+    assert "Standard_NC6" in err, "what stops it, in the program's own words"
