@@ -63,10 +63,15 @@ class Registration:
     #: The inputs as the SDK sent them to the engine (a protobuf Struct: every number a
     #: double, a preview's unknowns the UNKNOWN string), which the engine hands a provider.
     wire: Any = field(default=None, repr=False, compare=False)
-    #: The ID and outputs the mocks answered (tools/azure_mocks.py AzureMocks.new_resource):
-    #: what the state records once the resource exists (tools/rehearsal.py writes it).
+    #: The ID and the outputs the mocks answered (tools/azure_mocks.py AzureMocks.new_resource),
+    #: as the engine was sent them: what the state records once the resource exists (tools/rehearsal.py).
     id: str = ""
-    outputs: dict[str, Any] = field(default_factory=dict)
+    answered: Any = field(default=None, repr=False, compare=False)
+
+    @property
+    def outputs(self) -> dict[str, Any]:
+        """The outputs, read when asked: only a rehearsal reads them."""
+        return _unwrap(rpc.deserialize_properties(self.answered)) if self.answered is not None else {}
 
 
 @dataclass
@@ -184,7 +189,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                     property_dependencies={key: list(deps.urns) for key, deps in request.propertyDependencies.items()},
                     wire=request.object,
                     id=response.id,
-                    outputs=_unwrap(rpc.deserialize_properties(response.object)) if response.object else {},
+                    answered=response.object if response.object else None,
                     options={
                         "protect": bool(request.protect),
                         "customTimeouts": {k: getattr(timeouts, k) for k in ("create", "update", "delete") if getattr(timeouts, k)},
