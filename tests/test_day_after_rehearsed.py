@@ -242,13 +242,8 @@ def test_the_day_after_quick_start_runs_as_written_and_prints_what_it_shows(caps
 
 def test_no_rehearsal_is_written_where_up_would_stop_and_the_render_says_why(capsys, tmp_path):
     """The tests' dev stack asks for a retired GPU size: a preview warns, a deployment stops."""
-    code, _, err = rendered(
-        capsys,
-        render.ROOT / "tests" / "fixtures" / "stacks" / "Pulumi.dev.yaml",
-        tmp_path / "out",
-        "--write-state",
-        str(tmp_path / "state.json"),
-    )
+    code = render.main(["--stack", "dev", "--out", str(tmp_path / "out"), "--write-state", str(tmp_path / "state.json")])
+    err = capsys.readouterr().err
     assert code == 1 and not (tmp_path / "state.json").exists()
     assert err.startswith(f"error: no state written to {tmp_path / 'state.json'}: a deployment stops here: preflight: ")
     assert "Standard_NC6" in err, "what stops it, in the program's own words"
