@@ -103,6 +103,14 @@ def test_the_rehearsal_reads_back_as_a_saved_state_with_each_entrys_inputs(rehea
 # --------------------------------------------------------------------------- the day after
 
 
+def test_a_state_file_given_on_the_command_line_that_is_no_export_is_refused_in_one_line_naming_where_it_came_from(capsys, tmp_path):
+    (broken := tmp_path / "state.json").write_text('{"version": 3}')
+    code, _, err = day_after(capsys, tmp_path, broken)
+    assert code == 1 and err.count("\n") == 1
+    assert err.startswith("error: invalid config aks-gpu:preflight.stateFile = ") and "no deployment object" in err
+    assert err.rstrip().endswith("(the file given with --state-file, which stands in for that key)")
+
+
 def test_a_changed_max_count_shows_old_to_new_on_the_adopted_pool(capsys, tmp_path, rehearsal):
     code, said, _ = day_after(
         capsys, tmp_path, rehearsal, **{"aks-gpu:gpuPools": {"gpunp": {"existing": "adopt", "minCount": 0, "maxCount": 4}}}

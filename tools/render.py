@@ -422,6 +422,11 @@ def with_state_file(overrides: dict[str, Any], stack: str, path: Path | None, st
     return {**overrides, "preflight": {**(preflight if isinstance(preflight, dict) else {}), "stateFile": str(named)}}
 
 
+def given_with_state_file(error: str, state_file: Path | None) -> str:
+    """Where a refusal names the state file's key, that the file came from --state-file."""
+    return " (the file given with --state-file, which stands in for that key)" if state_file and "preflight.stateFile" in error else ""
+
+
 def monitor_for(state_file: Path | None) -> dict[str, Any]:
     """With --state-file, the mock engine's monitor, its reader told where the state file came
     from (its offline line says so); without, none: run_program makes its own."""
@@ -518,7 +523,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: {error}", file=sys.stderr)
             return 1
         except pulumi.RunError as error:
-            print(f"error: {stack}: {error}" if len(names) > 1 else f"error: {error}", file=sys.stderr)
+            said = f"{error}{given_with_state_file(str(error), args.state_file)}"
+            print(f"error: {stack}: {said}" if len(names) > 1 else f"error: {said}", file=sys.stderr)
             return 1
         write(run, out_dir)
         print(summary(run, out_dir))
