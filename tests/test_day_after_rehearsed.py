@@ -255,3 +255,14 @@ def test_no_rehearsal_is_written_where_up_would_stop_and_the_render_says_why(cap
     assert code == 1 and not (tmp_path / "state.json").exists()
     assert err.startswith(f"error: no state written to {tmp_path / 'state.json'}: a deployment stops here: preflight: ")
     assert "Standard_NC6" in err, "what stops it, in the program's own words"
+
+
+def test_the_day_after_of_a_stack_that_creates_its_cluster_is_quiet_when_nothing_changed(capsys, tmp_path):
+    """A created cluster with capacity groups (the state is read there too): the rehearsal's
+    inputs are what the program declares, the cluster's and its pools' included."""
+    groups = render.ROOT / "examples" / "gpu-groups" / "Pulumi.inference.yaml"
+    state = tmp_path / "state.json"
+    assert rendered(capsys, groups, tmp_path / "day1", "--write-state", str(state))[0] == 0
+    code, said, _ = rendered(capsys, groups, tmp_path / "day2", "--state-file", str(state))
+    assert code == 0 and "the day after: nothing changes in what the stack's state holds" in said
+    assert " 0 imported (0 then updated in place), 0 created -> " in said.splitlines()[0]
