@@ -266,3 +266,16 @@ def test_the_day_after_of_a_stack_that_creates_its_cluster_is_quiet_when_nothing
     code, said, _ = rendered(capsys, groups, tmp_path / "day2", "--state-file", str(state))
     assert code == 0 and "the day after: nothing changes in what the stack's state holds" in said
     assert " 0 imported (0 then updated in place), 0 created -> " in said.splitlines()[0]
+
+
+def test_a_rehearsal_imported_into_a_created_clusters_state_is_refused_in_one_line(capsys, tmp_path):
+    groups = render.ROOT / "examples" / "gpu-groups" / "Pulumi.inference.yaml"
+    assert rendered(capsys, groups, tmp_path / "day1", "--write-state", str(tmp_path / "state.json"))[0] == 0
+    export = json.loads((tmp_path / "state.json").read_text())
+    answer, root = engine_answer(export), export["deployment"]["resources"][0]["outputs"]
+
+    def reader() -> OfflineReader:
+        return OfflineReader(stack=copy.deepcopy(answer), stack_outputs=dict(root))
+
+    for said in refusals(PreflightError, "is a rehearsal, not a deployment", reader, "inference", groups):
+        assert said.startswith("preflight: the state of stack inference is a rehearsal")
