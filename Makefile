@@ -50,8 +50,8 @@ export_uv = { $(call EXPORTED_HEADER,uv for a machine without it: make installs 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
 
-render: $(STAMP) ## the stack's preview, offline, in build/<stack>/ (STACK=dev by default; CONFIG_FILE=<path> reads another stack file; STRICT=1 exits 3 where `pulumi up` would stop)
-	$(VENV)/bin/python -m tools.render $(if $(CONFIG_FILE),--config-file $(CONFIG_FILE)$(if $(filter-out file,$(origin STACK)), --stack $(STACK)),--stack $(STACK))$(if $(STRICT), --strict)
+render: $(STAMP) ## the stack's preview, offline, in build/<stack>/ (STACK=dev by default; CONFIG_FILE=<path> reads another stack file; STRICT=1 exits 3 where `pulumi up` would stop; WRITE_STATE=<path> also writes the state the `up` would leave, a rehearsal; STATE_FILE=<path> renders the day after from such a state or a `pulumi stack export`)
+	$(VENV)/bin/python -m tools.render $(if $(CONFIG_FILE),--config-file $(CONFIG_FILE)$(if $(filter-out file,$(origin STACK)), --stack $(STACK)),--stack $(STACK))$(if $(STRICT), --strict)$(if $(STATE_FILE), --state-file $(STATE_FILE))$(if $(WRITE_STATE), --write-state $(WRITE_STATE))
 
 # The suite and the linters share nothing (the linters read the committed snapshots): they
 # run side by side, each making its own virtualenv first, and the suite spreads over both cores.

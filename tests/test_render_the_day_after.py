@@ -82,8 +82,9 @@ def test_the_summary_of_the_day_after_counts_what_the_state_holds_apart_not_as_c
     run = after_adopting[True]
     first = render.counts(guide_as_listed(preview=True))
     assert first.startswith(f"{len(run.resources)} resources: 3 imported") and "0 imported" not in first
+    # The one update: the DaemonSet's patchForce, which only the adopting run declares (device_plugin_spec.py PATCH_FORCE).
     assert render.counts(run) == f"{len(run.resources)} resources: {len(run.resources)} held in the stack's state " + (
-        "(`pulumi preview` diffs them), 0 imported (0 then updated in place), 0 created"
+        f"({len(run.resources) - 1} unchanged, 1 updated, 0 replaced), 0 imported (0 then updated in place), 0 created"
     )
 
 
@@ -99,6 +100,28 @@ def test_an_export_of_a_stack_that_never_deployed_renders_as_a_first_up(tmp_path
     never = saved(tmp_path / "state.json", {"version": 3, "deployment": {"manifest": {"time": "2026-11-28T10:00:00Z"}}})
     run = day_after(never, preview)
     assert len([r for r in run.resources if r.options.get("import")]) == 3 and run.held == frozenset()
+
+
+NEVER_DEPLOYED = [
+    ({"manifest": {"time": "2026-11-28T10:00:00Z"}}, "no resources"),
+    (
+        {
+            "resources": [
+                {"urn": "urn:pulumi:ml-prod::aks-gpu::pulumi:pulumi:Stack::aks-gpu-ml-prod", "custom": False, "type": "pulumi:pulumi:Stack"}
+            ]
+        },
+        "only the root Stack, with no outputs",
+    ),
+]
+
+
+@BOTH
+@pytest.mark.parametrize(("deployment", "why"), NEVER_DEPLOYED, ids=["no resources", "only the root Stack"])
+def test_the_render_says_in_one_line_that_the_export_it_read_never_deployed(tmp_path, preview, deployment, why):
+    never = saved(tmp_path / "state.json", {"version": 3, "deployment": deployment})
+    run = day_after(never, preview)
+    said = f"offline: the stack's state read from {never}: no deployment of it has completed ({why}), so this is a first `up`"
+    assert said in run.notes and run.held == frozenset()
 
 
 @BOTH
@@ -146,6 +169,8 @@ def bad(export: dict[str, Any], how: str) -> bytes:
         "a URN not a string": lambda: resources[1].update(urn=7),
         "outputs not an object": lambda: resources[1].update(outputs=["a"]),
         "delete not a bool": lambda: resources[1].update(delete="yes"),
+        "inputs not an object": lambda: resources[1].update(inputs=["a"]),
+        "retainOnDelete not a bool": lambda: resources[1].update(retainOnDelete="yes"),
         "another stack's": lambda: resources[1].update(urn=resources[1]["urn"].replace("urn:pulumi:ml-prod::", "urn:pulumi:prod::")),
         "another project's": lambda: resources[1].update(urn=resources[1]["urn"].replace("::aks-gpu::", "::other::", 1)),
         "a lone surrogate": lambda: resources[1].update(type="\ud800"),
@@ -171,6 +196,8 @@ BROKEN = [
     ("a URN not a string", "deployment.resources[1]: urn is 7, not a string"),
     ("outputs not an object", 'deployment.resources[1]: outputs is ["a"], not an object'),
     ("delete not a bool", 'deployment.resources[1]: delete is "yes", not true or false'),
+    ("inputs not an object", 'deployment.resources[1]: inputs is ["a"], not an object'),
+    ("retainOnDelete not a bool", 'deployment.resources[1]: retainOnDelete is "yes", not true or false'),
     ("another stack's", "not of stack ml-prod of project aks-gpu; save this stack's own state: `pulumi stack export --stack ml-prod"),
     ("another project's", "not of stack ml-prod of project aks-gpu"),
     ("a lone surrogate", "a lone UTF-16 surrogate ('\\ud800')"),

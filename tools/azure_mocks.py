@@ -15,6 +15,7 @@ offline render says what it read), or an assumed one (it says so)."""
 from __future__ import annotations
 
 import base64
+import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -263,6 +264,12 @@ class OfflineReader:
         self.read: set[str] = set()
         #: The stack's preflight.stateFile, when `stack` is what it saved.
         self.state_file: str | None = None
+        #: Where the render was told of that file, when not by the stack's config (`--state-file`).
+        self.state_given: str = ""
+        #: The mark of a rehearsed state (saved_state.SavedState.rehearsal); None: a real export.
+        self.rehearsal: str | None = None
+        #: The entries of the state the program was answered, by URN (the day after's diff).
+        self.held_state: dict[str, Mapping[str, Any]] = {}
         #: The stack's preflight.clusterFile, when `cluster` is what it saved.
         self.cluster_file: str | None = None
         #: The subscription the client is signed in to: the saved cluster's, when its ID names one.
@@ -287,7 +294,7 @@ class OfflineReader:
             self.kubernetes_answer, self.kubernetes_file = objects, cfg.preflight.kubernetes_file
         if self.stack_answer is None and (state := saved_stack_state(cfg, stack)) is not None:
             self.stack_answer, self.stack_outputs = dict(state.resources), dict(state.outputs)
-            self.state_file = cfg.preflight.state_file
+            self.state_file, self.rehearsal = cfg.preflight.state_file, state.rehearsal
         self.location = self.location or cfg.location
 
     def _asked(self, read: str) -> None:
@@ -406,10 +413,24 @@ class OfflineReader:
         if self.state_file is not None:
             # As the live read: the snapshot counts once the stack's own outputs say a deployment completed (live/reader.py).
             if not self.stack_outputs:
+                self._note(self.state_note(f": no deployment of it has completed ({self.never_deployed()}), so this is a first `up`"))
                 raise NotDeployed(f"the stack's state in {self.state_file} has no outputs yet: no deployment of it had completed")
-            self._note(f"offline: the stack's state read from {self.state_file} ({len(self.stack_answer)} resources)")
-        self.held = frozenset(self.stack_answer)
+            self._note(self.state_note(f" ({len(self.stack_answer)} resources)"))
+        self.held, self.held_state = frozenset(self.stack_answer), dict(self.stack_answer)
         return self.stack_answer
+
+    def state_note(self, tail: str) -> str:
+        """The offline line of the state file read: a rehearsal says what it is, and when it was written."""
+        given = f", given with --state-file{',' if tail.startswith(':') else ''}" if self.state_given else ""
+        if self.rehearsal is None:
+            return f"offline: the stack's state read from {self.state_file}{given}{tail}"
+        on = re.search(r"\bon (\d{4}-\d{2}-\d{2})\b", self.rehearsal)  # linear: fixed widths, no nesting
+        when = f" on {on.group(1)}" if on else ""
+        return f"offline: the state a first `up` would leave, rehearsed by the render{when}, read from {self.state_file}{given}{tail}"
+
+    def never_deployed(self) -> str:
+        left = [u for u in self.stack_answer or () if u.split("::")[2:3] != ["pulumi:pulumi:Stack"]]
+        return "no resources" if not self.stack_answer else "only the root Stack, with no outputs" if not left else "no stack outputs"
 
     @staticmethod
     def _given(answer: Any, why: str) -> Any:

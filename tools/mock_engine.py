@@ -63,6 +63,15 @@ class Registration:
     #: The inputs as the SDK sent them to the engine (a protobuf Struct: every number a
     #: double, a preview's unknowns the UNKNOWN string), which the engine hands a provider.
     wire: Any = field(default=None, repr=False, compare=False)
+    #: The ID and the outputs the mocks answered (tools/azure_mocks.py AzureMocks.new_resource),
+    #: as the engine was sent them: what the state records once the resource exists (tools/rehearsal.py).
+    id: str = ""
+    answered: Any = field(default=None, repr=False, compare=False)
+
+    @property
+    def outputs(self) -> dict[str, Any]:
+        """The outputs, read when asked: only a rehearsal reads them."""
+        return _unwrap(rpc.deserialize_properties(self.answered)) if self.answered is not None else {}
 
 
 @dataclass
@@ -86,6 +95,8 @@ class ProgramRun:
     notes: list[str] = field(default_factory=list)
     #: The URNs the stack's state held, as the run read it from its offline reader (none: a first `up`).
     held: frozenset[str] = frozenset()
+    #: The entries of that state, by URN: {"type", "outputs", "inputs", "retainOnDelete"} (saved_state.py).
+    state: dict[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def of_type(self, type_: str) -> list[Registration]:
         return [r for r in self.resources if r.type == type_]
@@ -177,6 +188,8 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                     inputs=_unwrap(rpc.deserialize_properties(request.object)),
                     property_dependencies={key: list(deps.urns) for key, deps in request.propertyDependencies.items()},
                     wire=request.object,
+                    id=response.id,
+                    answered=response.object if response.object else None,
                     options={
                         "protect": bool(request.protect),
                         "customTimeouts": {k: getattr(timeouts, k) for k in ("create", "update", "delete") if getattr(timeouts, k)},
@@ -388,6 +401,7 @@ def run_under_mocks(
         infos=list(collector.infos),
         notes=list(reader_of(monitor).notes),
         held=frozenset(reader_of(monitor).held),
+        state=dict(reader_of(monitor).held_state),
     )
 
 

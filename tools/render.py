@@ -25,7 +25,9 @@ from pulumi.output import Unknown
 from components.catalog import gpu_sizes
 from components.errors import ITEM
 from components.ownership import adoption
-from tools.mock_engine import ProgramRun, Registration, Secret, close_event_loops, run_program
+from tools import rehearsal, state_diff
+from tools.azure_mocks import AzureMocks
+from tools.mock_engine import ProgramRun, RecordingMonitor, Registration, Secret, close_event_loops, run_program
 from tools.stack_files import ROOT, SavedFileError, stack_config, stack_file, stacks
 
 SECRET_MASK = "[secret]"
@@ -209,6 +211,20 @@ def write(run: ProgramRun, out_dir: Path) -> None:
     (out_dir / "azure.json").write_text(json.dumps(arm_template(run), indent=2) + "\n")
     (out_dir / "resources.json").write_text(json.dumps(resources_document(run), indent=2, sort_keys=True) + "\n")
     (out_dir / "outputs.json").write_text(json.dumps(outputs_document(run), indent=2) + "\n")
+    # The day after's diff, only where a state was read: a stale one would speak of another run.
+    (out_dir / DIFF_FILE).unlink(missing_ok=True)
+    if found := state_diff.steps(run):
+        (out_dir / DIFF_FILE).write_text("\n".join(diff_document(found)) + "\n")
+
+
+DIFF_FILE = "diff.txt"
+
+
+def diff_document(found: list[state_diff.Step]) -> list[str]:
+    """Every step of the day after, each field whole; then what stays as it is, by name."""
+    same = [f"  {s.name} ({s.type})" for s in found if s.op == "same"]
+    head = "What `pulumi up` would do to what the stack's state holds, and what it adds (state inputs => declared inputs):"
+    return [head, *state_diff.lines(found), f"unchanged ({len(same)}):", *same]
 
 
 def gpu_pool_lines(run: ProgramRun) -> list[str]:
@@ -240,14 +256,16 @@ def counts(run: ProgramRun) -> str:
     creates and replaces: none, for an adoption that would replace is refused (adoption.py). With
     the stack's state (preflight.stateFile), what it holds apart: neither imported nor created."""
     imported, updated = sum(1 for r in run.resources if r.options.get("import")), sum(map(adoption.updated, run.infos))
-    held = sum(1 for r in run.resources if r.urn in run.held)
-    if not held:
+    found = state_diff.steps(run)
+    if not found:
         return f"{len(run.resources)} resources: {imported} imported ({updated} then updated in place), {len(run.resources) - imported} created, 0 replaced"
-    # The day after: what the state holds is diffed by the engine, which the offline render does not run.
-    created = len(run.resources) - imported - held
+    # The day after: the state's inputs diffed against the declared ones (tools/state_diff.py).
+    n = state_diff.counted(found)
+    held = n["same"] + n["update"] + n["replace"]
+    gone = f"; no longer declared: {n['delete']} deleted, {n['delete[retain]']} released" if n["delete"] + n["delete[retain]"] else ""
     return (
-        f"{len(run.resources)} resources: {held} held in the stack's state (`pulumi preview` diffs them), "
-        f"{imported} imported ({updated} then updated in place), {created} created"
+        f"{len(run.resources)} resources: {held} held in the stack's state ({n['same']} unchanged, {n['update']} updated, "
+        f"{n['replace']} replaced), {imported} imported ({updated} then updated in place), {n['create']} created{gone}"
     )
 
 
@@ -266,19 +284,33 @@ SAID = (
 )
 
 
+def day_after_lines(run: ProgramRun, out_dir: Path) -> list[str]:
+    """What `up` would change in what the state holds, a line per resource, then its fields."""
+    found = state_diff.steps(run)
+    if not found:
+        return []
+    changed = state_diff.lines(found)
+    if not changed:
+        return [f"the day after: nothing changes in what the stack's state holds ({_relative(out_dir / DIFF_FILE)})"]
+    return [f"the day after, what `pulumi up` would do (state => declared; all of it in {_relative(out_dir / DIFF_FILE)}):", *changed]
+
+
 def summary(run: ProgramRun, out_dir: Path) -> str:
     lines = [f"{run.project} {run.stack}: {counts(run)} -> {_relative(out_dir)}"]
     # By type: registrations arrive in whatever order the SDK's threads send them.
     for type_, count in sorted(collections.Counter(r.type for r in run.resources).items()):
         lines.append(f"  {count} x {type_}")
     lines.extend(gpu_pool_lines(run))
+    lines.extend(day_after := day_after_lines(run, out_dir))
     lines.append(f"Kubernetes objects: {len(kubernetes_objects(run))} in {_relative(out_dir / 'manifests.yaml')}")
     lines.extend(run.notes)  # what the offline render assumed in Azure's place
     lines.extend(line for i in run.infos if i.startswith(SAID) for line in indented_items(i))  # what a preview prints
     lines.append(f"warnings ({len(run.warnings)}):" if run.warnings else "warnings: none")
     lines.extend(f"  - {w}" for w in run.warnings)
     lines.append(stops_line(run))
-    return "\n".join(wrapped for line in lines for wrapped in fold(line))
+    # A changed field is never folded: its values are read whole.
+    whole = {line for line in day_after if line.startswith(state_diff.FIELD_INDENT)}
+    return "\n".join(wrapped for line in lines for wrapped in ([line] if line in whole else fold(line)))
 
 
 # How a preview's warning says `pulumi up` would stop at it (preflight, the cost limit, the
@@ -297,7 +329,8 @@ def stops_line(run: ProgramRun) -> str:
 
 
 # The summary is read in a terminal: no line longer than this. A longer one continues on
-# the next, indented, and nothing is cut; resources.json has every value in full.
+# the next, indented, and nothing is cut; resources.json has every value in full. The one
+# exception is a changed field of the day after (`  ~ maxCount: 3 => 4`): its values are whole.
 WIDTH = 120
 CONTINUED = "    "
 
@@ -392,6 +425,52 @@ def stack_name(config_file: Path) -> str:
     return name[len("Pulumi.") : -len(".yaml")] if name.startswith("Pulumi.") and name.endswith(".yaml") else config_file.stem
 
 
+def with_state_file(overrides: dict[str, Any], stack: str, path: Path | None, state_file: Path | None) -> dict[str, Any]:
+    """`overrides` with `--state-file` in the stack's preflight.stateFile, as the stack's file would
+    name it: relative to the project where it lies inside it (the CLI runs the program there)."""
+    if state_file is None:
+        return overrides
+    try:
+        preflight = overrides.get("preflight") or json.loads(stack_config(stack, path).get("aks-gpu:preflight", "{}"))
+    except (FileNotFoundError, SavedFileError, json.JSONDecodeError):
+        preflight = {}  # run_program says what is wrong with the stack file
+    given = state_file.resolve()
+    named = given.relative_to(ROOT) if given.is_relative_to(ROOT) else given
+    return {**overrides, "preflight": {**(preflight if isinstance(preflight, dict) else {}), "stateFile": str(named)}}
+
+
+def given_with_state_file(error: str, state_file: Path | None) -> str:
+    """Where a refusal names the state file's key, that the file came from --state-file."""
+    return " (the file given with --state-file, which stands in for that key)" if state_file and "preflight.stateFile" in error else ""
+
+
+def monitor_for(state_file: Path | None) -> dict[str, Any]:
+    """With --state-file, the mock engine's monitor, its reader told where the state file came
+    from (its offline line says so); without, none: run_program makes its own."""
+    if state_file is None:
+        return {}
+    mocks = AzureMocks()
+    mocks.reader.state_given = "--state-file"
+    return {"monitor": RecordingMonitor(mocks)}
+
+
+def write_state(stack: str, overrides: dict[str, Any], own: dict[str, Any], args: argparse.Namespace) -> int:
+    """The rehearsal: the same program as a deployment, its state written; 0, or 1 where `up` would stop."""
+    try:
+        deployed = run_program(stack, overrides=overrides, preview=False, **own, **monitor_for(args.state_file))
+    except pulumi.RunError as error:
+        print(f"error: no state written to {args.write_state}: a deployment stops here: {error}", file=sys.stderr)
+        return 1
+    count = rehearsal.write(deployed, args.write_state)
+    written = _relative(args.write_state)
+    line = (
+        f"rehearsal: the state this `pulumi up` would leave ({count} resources, the root Stack's included) written to {written}, "
+        f"marked as a rehearsal (a real run refuses it); the day after: make render STATE_FILE={written}"
+    )
+    print("\n".join(fold(line)))
+    return 0
+
+
 #: `--strict`'s exit status where a preview would stop `pulumi up` (1 is a configuration error, 2 no such stack).
 STRICT_EXIT = 3
 
@@ -415,12 +494,26 @@ def main(argv: list[str] | None = None) -> int:
         help=f"exit {STRICT_EXIT} when a warning would stop `pulumi up` (for a CI gate; `make render STRICT=1`)",
     )
     parser.add_argument(
+        "--state-file",
+        type=Path,
+        help="the stack's state saved by `pulumi stack export`, or a rehearsal --write-state wrote: stands in for "
+        "aks-gpu:preflight.stateFile in this render (`make render STATE_FILE=<path>`)",
+    )
+    parser.add_argument(
+        "--write-state",
+        type=Path,
+        help="also run the program as a deployment and write the state a successful `pulumi up` would leave there, "
+        "marked as a rehearsal (`make render WRITE_STATE=<path>`)",
+    )
+    parser.add_argument(
         "--snapshots", action="store_true", help=f"write every stack to {_relative(SNAPSHOTS)}/<stack>, remove those of stacks gone"
     )
     args = parser.parse_args(argv)
     listed = args.all or args.snapshots
     if args.config_file and (listed or len(args.stack or ()) > 1):
         parser.error("--config-file is one stack's file: give it with at most one --stack, without --all or --snapshots")
+    if (args.state_file or args.write_state) and (listed or len(args.stack or ()) > 1):
+        parser.error("--state-file and --write-state are one stack's: give them with at most one --stack, without --all or --snapshots")
     named = [stack_name(args.config_file)] if args.config_file and not args.stack else None
     names = stacks() if listed else (args.stack or named or ["dev"])
     if listed and not names:
@@ -437,8 +530,9 @@ def main(argv: list[str] | None = None) -> int:
             out_dir = args.out
         else:
             out_dir = (args.out or ROOT / "build") / stack
+        overrides = with_state_file(offline_prices(stack, own.get("stack_file")), stack, own.get("stack_file"), args.state_file)
         try:  # `pulumi preview`, as the README says
-            run = run_program(stack, overrides=offline_prices(stack, own.get("stack_file")), preview=True, **own)
+            run = run_program(stack, overrides=overrides, preview=True, **own, **monitor_for(args.state_file))
         except FileNotFoundError as error:
             print(no_such_stack(error, stack), file=sys.stderr)
             return 2
@@ -446,11 +540,14 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: {error}", file=sys.stderr)
             return 1
         except pulumi.RunError as error:
-            print(f"error: {stack}: {error}" if len(names) > 1 else f"error: {error}", file=sys.stderr)
+            said = f"{error}{given_with_state_file(str(error), args.state_file)}"
+            print(f"error: {stack}: {said}" if len(names) > 1 else f"error: {said}", file=sys.stderr)
             return 1
         write(run, out_dir)
         print(summary(run, out_dir))
         stopped += stops(run)
+        if args.write_state and (failed := write_state(stack, overrides, own, args)):
+            return failed
     if args.snapshots:
         for line in prune_snapshots(names):
             print(line)

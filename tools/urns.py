@@ -22,17 +22,22 @@ def stack_files(folder: Path = STACKS_1_0) -> dict[str, Path]:
 
 
 def engine_urns(run: ProgramRun) -> set[str]:
-    """The run's URNs as the engine makes them: a resource's type follows its parent's whole
-    qualified type, the root Stack's excepted (pulumi/pulumi 1b594989 pkg/resource/deploy/deployment.go
-    `generateURN`). The stock mock monitor keeps the Stack's type and a parent's last type alone
-    (pulumi/runtime/mocks.py `make_urn`)."""
+    """The run's URNs as the engine makes them (`as_the_engine_names_them`)."""
+    return set(as_the_engine_names_them(run).values())
+
+
+def as_the_engine_names_them(run: ProgramRun) -> dict[str, str]:
+    """Each of the run's URNs, and the URN the engine makes for it: a resource's type follows its
+    parent's whole qualified type, the root Stack's excepted (pulumi/pulumi 1b594989
+    pkg/resource/deploy/deployment.go `generateURN`). The stock mock monitor keeps the Stack's type
+    and a parent's last type alone (pulumi/runtime/mocks.py `make_urn`)."""
     by_urn = {r.urn: r for r in run.resources}
 
     def qualified(urn: str) -> str:
         resource = by_urn[urn]
         return f"{qualified(resource.parent)}${resource.type}" if resource.parent in by_urn else resource.type
 
-    return {f"urn:pulumi:{run.stack}::{run.project}::{qualified(r.urn)}::{r.name}" for r in run.resources}
+    return {r.urn: f"urn:pulumi:{run.stack}::{run.project}::{qualified(r.urn)}::{r.name}" for r in run.resources}
 
 
 def main() -> None:

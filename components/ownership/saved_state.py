@@ -13,7 +13,7 @@ from components import files
 from components.config.messages import refuse_constant
 from components.errors import ConfigError, cut
 from components.ownership import adopted_record
-from components.ownership.stack_state import shown
+from components.ownership.stack_state import REHEARSAL, shown
 from components.seam import saved_files
 from components.seam.saved_files import STRING
 
@@ -34,10 +34,14 @@ SIG_KEY, SECRET_SIG = "4dabf18193072939515e22adb298388d", "1b47061264138c4ac30d7
 @dataclass(frozen=True)
 class SavedState:
     """URN -> {"type", "outputs"} of each resource not pending delete (backend.go
-    GetStackResourceOutputs skips `r.Delete`), and the root Stack's outputs."""
+    GetStackResourceOutputs skips `r.Delete`), and the root Stack's outputs; each entry also keeps
+    its "inputs" and "retainOnDelete", which the offline render diffs the program against.
+    `rehearsal`: the mark of a state the offline render wrote (tools/rehearsal.py), taken out of
+    the root's outputs, which then read as the program's own; None for a real export."""
 
     resources: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     outputs: Mapping[str, Any] = field(default_factory=dict)
+    rehearsal: str | None = None
 
 
 def read_saved(key: str, path: Path, project: str, stack: str) -> SavedState:
@@ -59,13 +63,16 @@ def read_saved(key: str, path: Path, project: str, stack: str) -> SavedState:
     if listed is not None and not isinstance(listed, list):
         raise refuse(f"deployment.resources is {type(listed).__name__}, not a list")
     resources: dict[str, Mapping[str, Any]] = {}
-    outputs: Mapping[str, Any] = {}
+    outputs: dict[str, Any] = {}
     prefix = f"urn:pulumi:{stack}::{project}::"
     for index, item in enumerate(listed or ()):
         member = f"deployment.resources[{index}]"
         if not isinstance(item, dict):
             raise refuse(f"{member} is not an object")
-        kinds = {"urn": STRING, "type": STRING, "outputs": saved_files.OBJECT, "delete": saved_files.BOOL, "parent": STRING}
+        kinds = {
+            **{"urn": STRING, "type": STRING, "outputs": saved_files.OBJECT, "delete": saved_files.BOOL, "parent": STRING},
+            **{"inputs": saved_files.OBJECT, "retainOnDelete": saved_files.BOOL},
+        }
         if problem := saved_files.typed(item, kinds):
             raise refuse(f"{member}: {problem}")
         urn, type_ = item.get("urn"), item.get("type")
@@ -86,15 +93,17 @@ def read_saved(key: str, path: Path, project: str, stack: str) -> SavedState:
             # Pulumi's own check: one URN twice only where all but one are pending delete
             # (pulumi/pulumi@1b594989 pkg/resource/deploy/snapshot.go VerifyIntegrity).
             raise refuse(f"{member}.urn {shown(urn)} is there twice, neither marked for deletion, which Pulumi's own check refuses")
-        plain = _unsealed(key, path, member, item.get("outputs") or {})
-        resources[urn] = {"type": type_, "outputs": plain}
+        plain = _unsealed(key, path, f"{member}.outputs", item.get("outputs") or {})
+        inputs = _unsealed(key, path, f"{member}.inputs", item.get("inputs") or {})
+        resources[urn] = {"type": type_, "outputs": plain, "inputs": inputs, "retainOnDelete": bool(item.get("retainOnDelete"))}
         if type_ == ROOT_STACK and not item.get("parent"):
             outputs = plain
             try:  # the record of what the stack adopted, which the guards read (adopted_record.py)
                 adopted_record.parse(plain)
             except adopted_record.Malformed as why:
                 raise refuse(f"{member}.outputs.{adopted_record.OUTPUT} {why}, which this program never writes") from None
-    return SavedState(resources, outputs)
+    mark = outputs.pop(REHEARSAL, None) if isinstance(outputs, dict) else None
+    return SavedState(resources, outputs, rehearsal=None if mark is None else str(mark))
 
 
 def _unsealed(key: str, path: Path, member: str, outputs: dict[str, Any]) -> dict[str, Any]:
@@ -126,7 +135,7 @@ def _secret(key: str, path: Path, member: str, sealed: dict[str, Any]) -> Any:
             if not (deep := files.depth_problem(value, DEPTH)):
                 return value
             why = f"a secret's plaintext: {deep}"
-    raise saved_files.refused(key, path, f"{member}.outputs: {why}; expected {HOLDS}")
+    raise saved_files.refused(key, path, f"{member}: {why}; expected {HOLDS}")
 
 
 def check_saved(state_file: str | None, project: str, stack: str, key: str = "aks-gpu:preflight.stateFile") -> None:

@@ -35,6 +35,10 @@ PLUGIN_COMPONENT = "aks-gpu:kubernetes:NvidiaDevicePlugin"
 COMPONENTS = "aks-gpu:"
 # How a person lists what the state holds, whatever the program could read.
 EXPORT = "pulumi stack export"
+# The root Stack output that marks a state the offline render wrote (`make render WRITE_STATE=`,
+# tools/rehearsal.py) as a rehearsal: the program never exports it, so a stack whose own state
+# holds it had that file imported (`pulumi stack import`), and nothing in it was ever deployed.
+REHEARSAL = "rehearsal"
 
 
 def type_and_name(urn: str) -> tuple[str, str]:
@@ -166,6 +170,8 @@ def read(reader: AzureReader, cluster: tuple[str, str] | None = None, *, project
         return StackState(False, why=str(why))
     except read_errors() as error:  # not read: "not known"
         return StackState(False, why=error_line(error, 200))
+    if (mark := rehearsal_mark(answer)) is not None:
+        raise PreflightError(rehearsal_refusal(mark, stack))
     ours = {str(u): e for u, e in answer.items() if registered_by_program(str(u), project, stack)}
     elsewhere = _other_cluster(ours, cluster)
     held, objects, marks = {}, {}, {}
@@ -205,6 +211,29 @@ def _recorded(answer: Mapping[str, Any], state: StackState) -> Record:
             f"(`{EXPORT}`, edit, `pulumi stack import`); nothing was created"
         ) from None
     return recorded.within(state.pools() or (), state.kubernetes_ids(NAMESPACE), state.kubernetes_ids(DAEMON_SET))
+
+
+def rehearsal_mark(answer: Mapping[str, Any]) -> str | None:
+    """The rehearsal mark among the root Stack's outputs, which readStackResourceOutputs answers
+    with the rest (pulumi/pulumi@1b594989 pkg/backend/backend.go GetStackResourceOutputs ranges
+    over every resource of the snapshot, the root Stack's too); None: a real deployment's state."""
+    for urn, entry in answer.items():
+        outputs = entry.get("outputs") if isinstance(entry, Mapping) else None
+        if type_and_name(str(urn))[0] == STACK and isinstance(outputs, Mapping) and REHEARSAL in outputs:
+            return cut(str(outputs[REHEARSAL]))
+    return None
+
+
+def rehearsal_refusal(mark: str, stack: str) -> str:
+    """Why a run stops at a rehearsal in the stack's own state: it says resources exist that no
+    `up` made, and an `up` would update what is not there or delete what is not the stack's."""
+    return (
+        f"preflight: the state of stack {stack} is a rehearsal, not a deployment ({REHEARSAL}: {mark}): someone imported "
+        "the file `make render WRITE_STATE=` writes (`pulumi stack import`); nothing in it exists because of this stack; "
+        "import the stack's last real export instead (`pulumi stack import --file <export>`; `pulumi stack history` lists "
+        "its updates), or, for a stack that never deployed, start it afresh (`pulumi stack rm --force --preserve-config`, then "
+        "`pulumi stack init`); nothing was created"
+    )
 
 
 def _other_cluster(answer: Mapping[str, Any], cluster: tuple[str, str] | None) -> bool:

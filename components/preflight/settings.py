@@ -39,7 +39,7 @@ class PreflightConfig:
     kubernetes_file: FilePath | None = None
     """existingCluster, or gpuGroups: `kubectl get namespaces,daemonsets --all-namespaces --show-managed-fields --output json` of the cluster, saved (relative to the project), which the offline render checks against; on a cluster the stack created, with `configmaps` after `daemonsets`, for whether it has the priority expander's ConfigMap already (docs/gpu.md). pulumi preview and up read the cluster itself."""
     state_file: FilePath | None = None
-    """existingCluster, or gpuGroups: `pulumi stack export` of this stack, saved (relative to the project), which the offline render plans on as `up` would on that state (the day after adopting, or after creating the cluster). pulumi preview and up read the stack's state from its backend."""
+    """existingCluster, or gpuGroups: `pulumi stack export` of this stack, saved (relative to the project), or the rehearsal `make render WRITE_STATE=` writes, which the offline render plans on as `up` would on that state (the day after adopting, or after creating the cluster), showing what `up` would change in each resource it holds; `make render STATE_FILE=` names one for a single render. pulumi preview and up read the stack's state from its backend."""
 
 
 def check_preflight(preflight: PreflightConfig, root: Path) -> list[str]:
