@@ -400,7 +400,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             out_dir = (args.out or ROOT / "build") / stack
         try:  # `pulumi preview`, as the README says
-            run = run_program(stack, preview=True, **own)
+            run = run_program(stack, overrides={}, preview=True, **own)
         except FileNotFoundError as error:
             print(no_such_stack(error, stack), file=sys.stderr)
             return 2

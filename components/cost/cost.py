@@ -461,7 +461,11 @@ def run(billed: Billed, region: str | None, reader: AzureReader, *, dry_run: boo
         # Where the reader makes no such read (offline), that is expected, and said without a warning.
         return None, used + ([note] if expected else []), ([] if expected else [note])
     warnings = [fell_back] if fell_back else []
-    warnings += [_unpriced(est, n, region) for n in est.unpriced]
+    lacking = [_unpriced(est, n, region) for n in est.unpriced]
+    # Offline, what the snapshot lacks is the snapshot's gap, not the stack's: the preview reads
+    # the API. Said beside the figures, as a preview's own gaps are warned.
+    offline_gaps = est.snapshot_date is not None and not fell_back
+    warnings += [] if offline_gaps else lacking
     warnings += [
         f"cost: {p.node.key}.spotMaxPrice = {p.node.spot_max_price:g} USD is below today's Spot price of {p.node.vm_size} in "
         f"{region} ({money(p.price.hourly, p.price.currency)}): Azure deploys no Spot VM whose max price is below the current "
@@ -470,9 +474,12 @@ def run(billed: Billed, region: str | None, reader: AzureReader, *, dry_run: boo
         for p in est.pools
         if p.capped_below_today
     ]
-    if limit is not None and fell_back:
-        # The snapshot is not today's price list: the limit fails closed as without prices.
-        warnings.append(unchecked(billed.cost, f"no prices from the Retail Prices API; {est.source} is not today's list", dry_run))
+    if limit is not None and est.snapshot_date and (fell_back or not dry_run):
+        # The snapshot is not today's price list: where the API could not be read, and in any
+        # deployment, the limit fails closed as without prices. The offline render (a preview
+        # that reads nothing) holds it against the snapshot: the deployment reads the API.
+        why = f"the Retail Prices API was not read, and the shipped snapshot of {est.snapshot_date} is not today's list; docs/preflight.md"
+        warnings.append(unchecked(billed.cost, why, dry_run))
     elif limit is not None and est.most_hourly > limit:
         message = (
             f"{NAMESPACE}:cost.maxHourly = {money(limit, est.currency)}: the stack may cost up to {money(est.most_hourly, est.currency)} "
@@ -483,4 +490,4 @@ def run(billed: Billed, region: str | None, reader: AzureReader, *, dry_run: boo
         warnings.append(message + " (a deployment stops here)")
     elif limit is not None and not est.complete:
         warnings.append(unchecked(billed.cost, f"the total leaves out {'; '.join(est.missing)}", dry_run))
-    return est, used + lines(est), warnings
+    return est, used + lines(est) + (lacking if offline_gaps else []), warnings
