@@ -59,7 +59,13 @@ def test_each_snapshot_price_is_one_size_and_region_and_kind_once():
 
 
 def test_the_sample_stacks_sizes_are_priced_by_the_snapshot_in_eastus():
-    for size, spot in [(T4, False), (T4, True), ("Standard_NC24ads_A100_v4", False), ("Standard_D4s_v5", False), ("Standard_D2s_v5", False)]:
+    for size, spot in [
+        (T4, False),
+        (T4, True),
+        ("Standard_NC24ads_A100_v4", False),
+        ("Standard_D4s_v5", False),
+        ("Standard_D2s_v5", False),
+    ]:
         assert prices.pick(SNAP.listed.items, size, "eastus", spot) is not None, (size, spot)
 
 
@@ -67,7 +73,10 @@ def test_a_stack_whose_size_the_snapshot_lacks_says_so_and_no_total_of_zero():
     """An existing cluster's pool of a retired size (no System pool of the stack's own): nothing
     is priced, and the line says the snapshot lacks it rather than "0.00 to 0.00"."""
     cfg = parse(
-        {"aks-gpu:existingCluster": json.dumps({"resourceGroupName": "rg", "name": "aks"}), "aks-gpu:gpuPool": json.dumps({"vmSize": "Standard_NC6"})},
+        {
+            "aks-gpu:existingCluster": json.dumps({"resourceGroupName": "rg", "name": "aks"}),
+            "aks-gpu:gpuPool": json.dumps({"vmSize": "Standard_NC6"}),
+        },
         "aks-gpu",
         "dev",
     )
@@ -98,7 +107,9 @@ def test_a_used_pool_the_proof_scales_from_zero_is_priced_for_the_jobs_deadline(
     t4 = prices.pick(SNAP.listed.items, T4, "eastus", False)
     assert t4 is not None
     minutes, usd = -(-seconds // 60), t4.hourly * seconds / 3600
-    assert f"cost: the proof: up to {minutes} min of one {T4} (the Job's deadline), about {usd:,.2f} USD: the owner's pool" in " ".join(said)
+    assert f"cost: the proof: up to {minutes} min of one {T4} (the Job's deadline), about {usd:,.2f} USD: the owner's pool" in " ".join(
+        said
+    )
     assert usd > 0.005, "a figure that prints as more than 0.00"
     assert not [line for line in said if "0.00 USD to 0.00 USD" in line]
 
@@ -114,7 +125,9 @@ def test_a_preview_that_cannot_reach_the_api_prices_from_the_snapshot_and_says_s
     est, said, warnings = cost.run(billed(cfg), "eastus", LiveReader(), dry_run=True)
     assert est is not None and est.snapshot_date == SNAP.date and est.least_hourly > 0
     assert warnings[0].startswith("cost: the Retail Prices API could not be read (URLError: ")
-    assert warnings[0].endswith(f"priced from the shipped snapshot components/catalog/prices.json, prices of {SNAP.date}, which `make prices` refreshes")
+    assert warnings[0].endswith(
+        f"priced from the shipped snapshot components/catalog/prices.json, prices of {SNAP.date}, which `make prices` refreshes"
+    )
 
 
 @pytest.mark.parametrize("preview", [True, False])

@@ -293,26 +293,26 @@ def output(est: Estimate) -> dict[str, Any]:
     }
 
 
-def load(billed: Billed, region: str, reader: AzureReader) -> tuple[Estimate | None, str | None, bool, str | None]:
-    """The estimate, or why there is none, whether that is expected, and a warning when the
-    prices are the shipped snapshot's because the API could not be read. A saved list when
+def load(billed: Billed, region: str, reader: AzureReader) -> tuple[Estimate, str | None]:
+    """The estimate, and a warning when its prices are the shipped snapshot's because the API
+    could not be read. A saved list when
     given; otherwise what the reader reads; where it reads nothing (the offline render) or
     cannot be read, the shipped snapshot (prices.snapshot), its date said."""
     sizes = [n.vm_size for n in nodes(billed)] + [n.vm_size for n, _ in proof_nodes(billed)]
     if not sizes:  # only pools the stack uses as they are, and no proof that scales one: nothing to price
-        return estimate(billed, [], region, "no price list (the stack declares no pool of its own)"), None, False, None
+        return estimate(billed, [], region, "no price list (the stack declares no pool of its own)"), None
     if billed.prices_file:
         path = Path(billed.prices_file)
         saved = prices.from_file(path)
         when = f", saved {saved.saved_at}" if saved.saved_at else ""
-        return estimate(billed, saved.items, region, f"file {path.name}{when}"), None, False, None
+        return estimate(billed, saved.items, region, f"file {path.name}{when}"), None
     try:
-        return estimate(billed, reader.prices(region, sizes, billed.cost.currency), region, "the Azure Retail Prices API"), None, False, None
+        return estimate(billed, reader.prices(region, sizes, billed.cost.currency), region, "the Azure Retail Prices API"), None
     except NotRead:  # the offline render: the shipped snapshot, as `make render`'s note says
-        return from_snapshot(billed, region), None, False, None
+        return from_snapshot(billed, region), None
     except read_errors() as error:  # a preview or deployment that cannot reach the API: said, never silent
         est = from_snapshot(billed, region)
-        return est, None, False, f"cost: the Retail Prices API could not be read ({error_line(error)}); priced from {est.source}"
+        return est, f"cost: the Retail Prices API could not be read ({error_line(error)}); priced from {est.source}"
 
 
 def from_snapshot(billed: Billed, region: str) -> Estimate:
@@ -448,18 +448,10 @@ def run(billed: Billed, region: str | None, reader: AzureReader, *, dry_run: boo
     when an existing cluster's could not be read."""
     limit = billed.cost.max_hourly
     used = used_pool_lines(billed.pools, billed.job_enabled)
-    why_not: str | None
-    fell_back: str | None = None
     if region is None:
-        est, why_not, expected = None, "the existing cluster's region is not known (it was not read: see preflight)", False
-    else:
-        est, why_not, expected, fell_back = load(billed, region, reader)
-    if est is None:
-        note = f"cost: not estimated: {why_not}"
-        if limit is not None:
-            return None, used, [note, unchecked(billed.cost, "no prices; docs/preflight.md", dry_run)]
-        # Where the reader makes no such read (offline), that is expected, and said without a warning.
-        return None, used + ([note] if expected else []), ([] if expected else [note])
+        note = "cost: not estimated: the existing cluster's region is not known (it was not read: see preflight)"
+        return None, used, [note] + ([unchecked(billed.cost, "no prices; docs/preflight.md", dry_run)] if limit is not None else [])
+    est, fell_back = load(billed, region, reader)
     warnings = [fell_back] if fell_back else []
     lacking = [_unpriced(est, n, region) for n in est.unpriced]
     # Offline, what the snapshot lacks is the snapshot's gap, not the stack's: the preview reads
