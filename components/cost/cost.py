@@ -98,8 +98,10 @@ class PoolCost:
 @dataclass(frozen=True)
 class ProofRun:
     """One node of a pool the stack uses as it is, which the proof Job makes the pool's
-    autoscaler add from zero, held at most for the Job's deadline (activeDeadlineSeconds: the
-    Job is Failed and its pod ended then); None: the list has no price for it."""
+    autoscaler add from zero, asked for at most the Job's deadline: past activeDeadlineSeconds
+    the Job controller fails the Job and deletes its active pods (kubernetes pkg/controller/job/
+    job_controller.go `pastActiveDeadline`, `syncJob`: docs/design/proof-watch.md). The idle
+    time before the autoscaler removes the node is not counted. `price` None: the list has none."""
 
     node: Node
     seconds: int
@@ -295,9 +297,9 @@ def output(est: Estimate) -> dict[str, Any]:
 
 def load(billed: Billed, region: str, reader: AzureReader) -> tuple[Estimate, str | None]:
     """The estimate, and a warning when its prices are the shipped snapshot's because the API
-    could not be read. A saved list when
-    given; otherwise what the reader reads; where it reads nothing (the offline render) or
-    cannot be read, the shipped snapshot (prices.snapshot), its date said."""
+    could not be read. A saved list when given; otherwise what the reader reads; where it reads
+    nothing (the offline render) or cannot be read, the shipped snapshot (prices.snapshot), its
+    date in the source every line says."""
     sizes = [n.vm_size for n in nodes(billed)] + [n.vm_size for n, _ in proof_nodes(billed)]
     if not sizes:  # only pools the stack uses as they are, and no proof that scales one: nothing to price
         return estimate(billed, [], region, "no price list (the stack declares no pool of its own)"), None
