@@ -113,7 +113,7 @@ snapshots: $(STAMP) ## re-render tests/snapshots/ after an intended change
 urns: $(STAMP) ## print every URN the 1.0 sample stacks declare (make urns > tests/fixtures/stacks-1.0/urns.txt)
 	@$(VENV)/bin/python -m tools.urns
 
-prices: $(STAMP) ## save the Retail Prices API's prices for every stack into prices/ (needs the network)
+prices: $(STAMP) ## refresh the shipped price snapshot components/catalog/prices.json from the Retail Prices API (needs the network)
 	$(VENV)/bin/python -m tools.prices
 
 schema: $(STAMP) ## regenerate schema/stack.schema.json from components/config/

@@ -600,7 +600,12 @@ class _Run:
 def billed(cfg: StackConfig, pools: Pools | None = None) -> cost.Billed:
     """What the cost reads: the run's pools (None: the config's) and a created cluster's System pool."""
     system_pool = cfg.system_pool if cfg.existing_cluster is None else None
-    return cost.Billed(pools or cfg.pools, system_pool, cfg.mnist_job.enabled, cfg.cost, cfg.preflight.prices_file)
+    run_pools = pools or cfg.pools
+    job = cfg.mnist_job
+    max_seconds = job.max_seconds if job.runs_script else None
+    # A used pool the proof scales from zero is held for at most its Job's deadline (`proof`).
+    proof_seconds = {p.name: job_deadline(p, max_seconds) for p in run_pools.pools if not p.owned and p.can_scale_to_zero and job.enabled}
+    return cost.Billed(run_pools, system_pool, job.enabled, cfg.cost, cfg.preflight.prices_file, proof_seconds)
 
 
 def _read_subscription(subscription: preflight.Subscription) -> str:

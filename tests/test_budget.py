@@ -40,8 +40,8 @@ def test_a_budget_watches_the_clusters_group_and_its_node_resource_group_where_t
     assert (
         "cost: budget aks-gpu-prod-gpu: 500.00 USD a month over resource groups aks-gpu-prod-rg and "
         "MC_aks-gpu-prod-rg_aks-gpu-prod_eastus (filter ResourceGroupName In, at the subscription's scope): the cluster, "
-        "and what its node resource group holds: the node VMs, their networking and storage (not compared with the "
-        "stack's cost: no prices)"
+        "and what its node resource group holds: the node VMs, their networking and storage; below the stack's most per "
+        "month, 1,572.42 USD: it cannot cover the worst case"
     ) in lines("prod", cost=BUDGET_CONFIG).infos, "the preview says which scope and filter, and the amount's currency"
 
 

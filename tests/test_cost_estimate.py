@@ -158,13 +158,14 @@ def test_an_existing_cluster_whose_region_was_not_read_warns_that_nothing_is_est
 # --------------------------------------------------------------------------- the offline render
 
 
-def test_an_offline_render_without_a_list_estimates_nothing_and_warns_nothing():
+def test_an_offline_render_without_a_list_prices_from_the_shipped_snapshot_and_warns_nothing():
     plan = planned("prod")
-    assert plan.estimate is None, "no estimatedCost output (__main__.py exports one from an estimate)"
+    assert plan.estimate is not None and plan.estimate.snapshot_date, "an estimatedCost output, from the snapshot"
     assert not [w for w in plan_warnings(plan) if w.startswith("cost:")]
-    assert [i for i in plan_infos(plan) if i.startswith("cost:")] == [
-        "cost: not estimated: the offline render makes no calls to the Retail Prices API; set aks-gpu:preflight.pricesFile to price a saved list"
-    ]
+    assert [i for i in plan_infos(plan) if i.startswith("cost: the stack:")][0].endswith(
+        "prices from the shipped snapshot components/catalog/prices.json, prices of "
+        f"{plan.estimate.snapshot_date}, which `make prices` refreshes)"
+    )
 
 
 def test_the_offline_render_prints_the_figures_when_a_price_list_is_given(price_file, tmp_path):

@@ -113,28 +113,33 @@ def test_bad_cost_settings_are_one_line_errors(cost_config, match):
 # --------------------------------------------------------------------------- without prices
 
 
-def test_without_prices_a_preview_says_the_limit_stops_the_deployment():
-    [warning] = [w for w in lines("prod", preview=True, cost={"maxHourly": 0.01}).warnings if "maxHourly" in w]
-    assert warning.startswith("aks-gpu:cost.maxHourly = 0.01 USD could not be checked (no prices; docs/preflight.md): a limit that")
+def test_without_prices_a_preview_says_the_limit_stops_the_deployment(monkeypatch):
+    """A preview that cannot reach the Retail Prices API prices from the shipped snapshot, but
+    never holds the limit against it: the deployment would stop."""
+    monkeypatch.setattr(retail_prices, "PRICES_URL", "http://127.0.0.1:9/api/retail/prices")  # nothing listens on port 9
+    capped = parse({"aks-gpu:cost": json.dumps({"maxHourly": 0.01})}, "aks-gpu", "dev")
+    _, _, warnings = cost.run(billed(capped), "eastus", LiveReader(), dry_run=True)
+    [warning] = [w for w in warnings if "maxHourly" in w]
+    assert warning.startswith("aks-gpu:cost.maxHourly = 0.01 USD could not be checked (the Retail Prices API was not read, and the shipped")
     assert "set aks-gpu:cost.withoutPrices to deploy" in warning and warning.endswith("(a deployment stops here)")
 
 
 def test_without_prices_a_deployment_with_a_limit_stops_before_anything_is_registered():
-    """A cap fails closed: a runner with no route to the Retail Prices API deploys nothing."""
+    """A cap fails closed: a deployment that read no prices from the API deploys nothing, the
+    shipped snapshot not being today's list."""
     monitor = RecordingMonitor(AzureMocks())
     with pytest.raises(CostError) as error:
         run_program("prod", overrides={"cost": {"maxHourly": 100}}, monitor=monitor, preview=False)
     assert "\n" not in str(error.value) and str(error.value).endswith("(nothing was created)")
+    assert "the shipped snapshot of " in str(error.value)
     assert monitor.registrations == []
 
 
-@pytest.mark.parametrize("preview", [True, False])
-def test_without_prices_a_limit_with_without_prices_deploy_goes_on_and_says_so(preview):
-    run, _ = run_cached("prod", preview=preview, cost={"maxHourly": 0.01, "withoutPrices": "deploy"})
-    assert (
-        "aks-gpu:cost.maxHourly = 0.01 USD could not be checked (no prices; docs/preflight.md): a deployment goes on without it "
-        "(aks-gpu:cost.withoutPrices = deploy)"
-    ) in run.warnings
+def test_without_prices_a_limit_with_without_prices_deploy_goes_on_and_says_so():
+    run, _ = run_cached("prod", preview=False, cost={"maxHourly": 0.01, "withoutPrices": "deploy"})
+    [warning] = [w for w in run.warnings if "maxHourly" in w]
+    assert warning.startswith("aks-gpu:cost.maxHourly = 0.01 USD could not be checked (the Retail Prices API was not read")
+    assert warning.endswith("): a deployment goes on without it (aks-gpu:cost.withoutPrices = deploy)")
     assert run.of_type("azure-native:containerservice:AgentPool")
 
 
@@ -149,7 +154,9 @@ def test_prices_that_cannot_be_had_warn_and_stop_only_a_deployment_with_a_limit(
     monkeypatch.setattr(retail_prices, "PRICES_URL", "http://127.0.0.1:9/api/retail/prices")  # nothing listens on port 9
     free = parse({}, "aks-gpu", "dev")
     est, lines, warnings = cost.run(billed(free), "eastus", LiveReader(), dry_run=False)
-    assert est is None and lines == [] and len(warnings) == 1 and warnings[0].startswith("cost: not estimated: URLError")
+    assert est is not None and est.snapshot_date and len(warnings) == 2
+    assert warnings[0].startswith("cost: the Retail Prices API could not be read (URLError: ")
+    assert warnings[1].startswith("cost: the shipped price snapshot (prices of ") and "Standard_NC6" in warnings[1]
     capped = parse({"aks-gpu:cost": json.dumps({"maxHourly": 1})}, "aks-gpu", "dev")
-    with pytest.raises(CostError, match=r"^aks-gpu:cost\.maxHourly = 1\.00 USD could not be checked \(no prices; docs/preflight\.md\)"):
+    with pytest.raises(CostError, match=r"^aks-gpu:cost\.maxHourly = 1\.00 USD could not be checked \(the Retail Prices API was not read"):
         cost.run(billed(capped), "eastus", LiveReader(), dry_run=False)

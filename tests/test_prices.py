@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import re
 import types
 from pathlib import Path
 from typing import Any
@@ -318,7 +319,8 @@ def test_a_next_page_link_that_is_not_a_url_is_refused(monkeypatch):
 
 def test_a_price_lookup_that_fails_says_why_in_one_line_cut_at_300_characters(monkeypatch):
     """The Retail Prices API's answer can be a page of HTML: the warning keeps its first 300
-    characters, on one line, and the deployment goes on."""
+    characters, on one line, says the shipped snapshot priced the stack instead, and the
+    deployment goes on."""
     answer = "Service Unavailable\n" + "x" * 500
 
     def down(*args: Any, **kwargs: Any) -> list:
@@ -327,30 +329,29 @@ def test_a_price_lookup_that_fails_says_why_in_one_line_cut_at_300_characters(mo
     monkeypatch.setattr(retail_prices, "read", down)
     cfg = parse({"aks-gpu:gpuPool": json.dumps({"vmSize": T4})}, "aks-gpu", "dev")
     estimate, lines, warnings = cost.run(billed(cfg), "eastus", LiveReader(), dry_run=False)
-    assert estimate is None and lines == []
+    assert estimate is not None and estimate.snapshot_date == prices.snapshot().date
     [warning] = warnings
     reason = " ".join(answer.split())[:300]
-    assert warning == f"cost: not estimated: BadAnswer: {reason}" and len(reason) == 300
+    assert warning.startswith(f"cost: the Retail Prices API could not be read (BadAnswer: {reason}); priced from the shipped snapshot ")
+    assert len(reason) == 300
 
 
 # --------------------------------------------------------------------------- make prices
 
 
-def test_make_prices_saves_every_stacks_sizes_with_its_date_and_make_render_prices_from_it(tmp_path, monkeypatch, capsys):
-    """No network here: the fake API answers. `make render` then prices every stack without one."""
-    from tools import prices as save_prices
-    from tools import render
+def test_make_prices_refreshes_the_snapshot_with_the_catalogs_sizes_in_its_regions_and_its_date(tmp_path):
+    """No network here: the fake API answers. The snapshot's regions and systemSizes stay, its
+    items become the API's, its date the day it was saved, and the render's reading of it works."""
+    from tools import prices as refresh
 
+    out = tmp_path / "prices.json"
+    out.write_text(prices.SNAPSHOT.read_text())
     for api in fake_prices.serve(page_size=7):
-        saved = save_prices.save(
-            tmp_path / "retail-prices.json", ["dev", "prod", "team"], base_url=api.url, today=datetime.date(2026, 11, 25)
-        )
+        saved = refresh.save(out, base_url=api.url, today=datetime.date(2026, 11, 25))
         filters = [q["$filter"][0] for q in api.queries if "$skip" not in q]
-    assert saved["savedAt"] == "2026-11-25" and saved["regions"] == {
-        "eastus USD": ["Standard_D2s_v5", "Standard_D4s_v5", "Standard_NC24ads_A100_v4", "Standard_NC4as_T4_v3", "Standard_NC6"]
-    }
-    assert filters == [prices.price_filter("eastus", saved["regions"]["eastus USD"])], "one query per region and currency"
-    monkeypatch.setattr(render, "SAVED_PRICES", tmp_path / "retail-prices.json")
-    assert render.main(["--stack", "prod", "--out", str(tmp_path / "out")]) == 0
-    out = render.unfold(capsys.readouterr().out)
-    assert "cost: the stack: 0.58 USD to 2.15 USD per hour" in out and "prices from file retail-prices.json, saved 2026-11-25)" in out
+    snap = prices.snapshot(out)
+    assert snap.date == saved["savedAt"] == "2026-11-25" and snap.regions == prices.snapshot().regions
+    asked = {size for f in filters for size in re.findall(r"armSkuName eq '([^']+)'", f)}
+    assert asked == {prices.arm_spelling(s) for s in snap.sizes} and set(gpu_sizes.CATALOG) <= set(snap.sizes)
+    assert all(f"armRegionName eq '{snap.regions[0]}'" in f for f in filters)
+    assert prices.pick(snap.listed.items, T4, "eastus", False).hourly == fake_prices.T4

@@ -370,27 +370,6 @@ def _relative(path: Path) -> str:
         return str(path)
 
 
-# `make prices` saves the Retail Prices API's answer here (tools/prices.py), for a machine
-# without the network: a stack that names no price list of its own is priced from it.
-SAVED_PRICES = ROOT / "prices" / "retail-prices.json"
-
-
-def offline_prices(stack: str, path: Path | None = None) -> dict[str, Any]:
-    """The saved price list as the stack's `preflight.pricesFile`, unless the stack (its
-    file, or `path`) names its own, or there is none. (A preview that is not offline asks
-    the API itself.)"""
-    if not SAVED_PRICES.exists():
-        return {}
-    try:
-        preflight = json.loads(stack_config(stack, path).get("aks-gpu:preflight", "{}"))
-    except (FileNotFoundError, SavedFileError, json.JSONDecodeError):
-        return {}  # run_program says what is wrong with the stack file
-    if not isinstance(preflight, dict) or preflight.get("pricesFile"):
-        return {}
-    where = SAVED_PRICES.relative_to(ROOT) if SAVED_PRICES.is_relative_to(ROOT) else SAVED_PRICES
-    return {"preflight": {**preflight, "pricesFile": str(where)}}
-
-
 SNAPSHOTS = ROOT / "tests" / "snapshots"
 RENDERED_FILES = ("manifests.yaml", "azure.json", "resources.json", "outputs.json")
 
@@ -530,7 +509,7 @@ def main(argv: list[str] | None = None) -> int:
             out_dir = args.out
         else:
             out_dir = (args.out or ROOT / "build") / stack
-        overrides = with_state_file(offline_prices(stack, own.get("stack_file")), stack, own.get("stack_file"), args.state_file)
+        overrides = with_state_file({}, stack, own.get("stack_file"), args.state_file)
         try:  # `pulumi preview`, as the README says
             run = run_program(stack, overrides=overrides, preview=True, **own, **monitor_for(args.state_file))
         except FileNotFoundError as error:

@@ -6,9 +6,10 @@ The figures, what they leave out and the limit: docs/preflight.md."""
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,9 @@ class Billed:
     job_enabled: bool
     cost: CostConfig
     prices_file: str | None = None
+    #: A pool the stack uses as it is and the proof scales from zero -> the Job's deadline in
+    #: seconds (components/proof/job_deadline.py): the most the Job holds the node it adds.
+    proof_seconds: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -92,12 +96,33 @@ class PoolCost:
 
 
 @dataclass(frozen=True)
+class ProofRun:
+    """One node of a pool the stack uses as it is, which the proof Job makes the pool's
+    autoscaler add from zero, asked for at most the Job's deadline: past activeDeadlineSeconds
+    the Job controller fails the Job and deletes its active pods (kubernetes pkg/controller/job/
+    job_controller.go `pastActiveDeadline`, `syncJob`: docs/design/proof-watch.md). The idle
+    time before the autoscaler removes the node is not counted. `price` None: the list has none."""
+
+    node: Node
+    seconds: int
+    price: prices.Price | None
+
+    @property
+    def most(self) -> float | None:
+        return None if self.price is None else self.price.hourly * self.seconds / 3600
+
+
+@dataclass(frozen=True)
 class Estimate:
     currency: str
     source: str
     pools: tuple[PoolCost, ...]
     #: Pools the price list has no price for.
     unpriced: tuple[Node, ...] = ()
+    #: The shipped snapshot's date, when the prices are the snapshot's (prices.snapshot).
+    snapshot_date: str | None = None
+    #: The owner's pools the proof scales from zero: one node each for the Job's deadline.
+    proof: tuple[ProofRun, ...] = ()
 
     @property
     def least_hourly(self) -> float:
@@ -148,6 +173,15 @@ def nodes(billed: Billed) -> list[Node]:
     return found
 
 
+def proof_nodes(billed: Billed) -> list[tuple[Node, int]]:
+    """The owner's pools the proof scales from zero, each one node for the Job's deadline."""
+    return [
+        (Node(billed.pools.key(p), p.name, p.vm_size, p.spot, 1, 1, p.spot_max_price), billed.proof_seconds[p.name])
+        for p in billed.pools.pools
+        if not p.owned and p.name in billed.proof_seconds
+    ]
+
+
 def spot_ceiling(node: Node, pay_as_you_go: prices.Price | None, currency: str) -> tuple[float | None, str, float | None]:
     """The most a Spot node may be billed per hour (azure-compute-docs
     virtual-machines/spot-vms.md, ms.date 08/05/2024, "Eviction policy"):
@@ -167,7 +201,7 @@ def spot_ceiling(node: Node, pay_as_you_go: prices.Price | None, currency: str) 
     return None, "unknown: no pay-as-you-go price in the list", None
 
 
-def estimate(billed: Billed, items: list[dict[str, Any]], region: str, source: str) -> Estimate:
+def estimate(billed: Billed, items: list[dict[str, Any]], region: str, source: str, snapshot_date: str | None = None) -> Estimate:
     priced, unpriced = [], []
     currency = billed.cost.currency
     for node in nodes(billed):
@@ -178,7 +212,8 @@ def estimate(billed: Billed, items: list[dict[str, Any]], region: str, source: s
         payg = prices.pick(items, node.vm_size, region, False, currency)
         ceiling, why, cap = spot_ceiling(node, payg, currency) if node.spot else (price.hourly, "", None)
         priced.append(PoolCost(node, price, ceiling, why, cap))
-    return Estimate(currency=currency, source=source, pools=tuple(priced), unpriced=tuple(unpriced))
+    proof = tuple(ProofRun(n, seconds, prices.pick(items, n.vm_size, region, n.spot, currency)) for n, seconds in proof_nodes(billed))
+    return Estimate(currency, source, tuple(priced), tuple(unpriced), snapshot_date, proof)
 
 
 def money(amount: float, currency: str) -> str:
@@ -202,8 +237,25 @@ def _pool_line(p: PoolCost, currency: str) -> str:
     )
 
 
+def _proof_line(run: ProofRun, currency: str, source: str) -> str:
+    n = run.node
+    cost = f"about {money(run.most, currency)}" if run.most is not None else f"not priced ({source} has no {currency} price for it)"
+    return (
+        f"cost: the proof: up to {math.ceil(run.seconds / 60)} min of one {n.vm_size}{' Spot' if n.spot else ''} (the Job's deadline), "
+        f"{cost}: the owner's pool {n.key} scales from zero for it and bills them, with the node's idle time before its "
+        "autoscaler removes it"
+    )
+
+
 def lines(est: Estimate) -> list[str]:
-    """One line per pool and one for the stack, as `pulumi preview` prints them."""
+    """One line per pool and one for the stack, as `pulumi preview` prints them, then one per
+    pool the proof scales from zero."""
+    proof = [_proof_line(r, est.currency, est.source) for r in est.proof]
+    if not est.pools and est.unpriced:  # nothing priced: no total of 0.00 that would read as free
+        lacking = ", ".join(f"{n.key} {n.vm_size}" for n in est.unpriced)
+        return [f"cost: the stack: not estimated: {est.source} has no {est.currency} price for {lacking}", *proof]
+    if not est.pools:
+        return ["cost: the stack: no pool of its own, nothing it bills per hour (the owner's pools are billed to them)", *proof]
     out = [_pool_line(p, est.currency) for p in est.pools]
     incomplete = f" INCOMPLETE, without {'; '.join(est.missing)}:" if not est.complete else ""
     out.append(
@@ -211,7 +263,7 @@ def lines(est: Estimate) -> list[str]:
         f"at most {money(est.most_monthly, est.currency)} per month ({HOURS_PER_MONTH} h; VMs only: no disks, egress, "
         f"tier fee or taxes; prices from {est.source})"
     )
-    return out
+    return out + proof
 
 
 def output(est: Estimate) -> dict[str, Any]:
@@ -243,23 +295,42 @@ def output(est: Estimate) -> dict[str, Any]:
     }
 
 
-def load(billed: Billed, region: str, reader: AzureReader) -> tuple[Estimate | None, str | None, bool]:
-    """The estimate, or why there is none, and whether that is expected (a reader that makes
-    no such read: the offline render). A saved list when given; otherwise what the reader reads."""
-    sizes = [n.vm_size for n in nodes(billed)]
-    if not sizes:  # only pools the stack uses as they are: nothing of its own to price
-        return estimate(billed, [], region, "no price list (the stack declares no pool of its own)"), None, False
+def load(billed: Billed, region: str, reader: AzureReader) -> tuple[Estimate, str | None]:
+    """The estimate, and a warning when its prices are the shipped snapshot's because the API
+    could not be read. A saved list when given; otherwise what the reader reads; where it reads
+    nothing (the offline render) or cannot be read, the shipped snapshot (prices.snapshot), its
+    date in the source every line says."""
+    sizes = [n.vm_size for n in nodes(billed)] + [n.vm_size for n, _ in proof_nodes(billed)]
+    if not sizes:  # only pools the stack uses as they are, and no proof that scales one: nothing to price
+        return estimate(billed, [], region, "no price list (the stack declares no pool of its own)"), None
     if billed.prices_file:
         path = Path(billed.prices_file)
         saved = prices.from_file(path)
         when = f", saved {saved.saved_at}" if saved.saved_at else ""
-        return estimate(billed, saved.items, region, f"file {path.name}{when}"), None, False
+        return estimate(billed, saved.items, region, f"file {path.name}{when}"), None
     try:
-        return estimate(billed, reader.prices(region, sizes, billed.cost.currency), region, "the Azure Retail Prices API"), None, False
-    except NotRead as why:
-        return None, f"{why}; set {NAMESPACE}:preflight.pricesFile to price a saved list", True
-    except read_errors() as error:  # without prices: `run` says what that means
-        return None, error_line(error), False
+        return estimate(billed, reader.prices(region, sizes, billed.cost.currency), region, "the Azure Retail Prices API"), None
+    except NotRead:  # the offline render: the shipped snapshot, as `make render`'s note says
+        return from_snapshot(billed, region), None
+    except read_errors() as error:  # a preview or deployment that cannot reach the API: said, never silent
+        est = from_snapshot(billed, region)
+        return est, f"cost: the Retail Prices API could not be read ({error_line(error)}); priced from {est.source}"
+
+
+def from_snapshot(billed: Billed, region: str) -> Estimate:
+    snap = prices.snapshot()
+    source = f"the shipped snapshot {prices.SNAPSHOT_SHOWN}, prices of {snap.date}, which `make prices` refreshes"
+    return estimate(billed, snap.listed.items, region, source, snap.date)
+
+
+def _unpriced(est: Estimate, node: Node, region: str) -> str:
+    if est.snapshot_date is None:
+        return f"cost: no {est.source} price in {est.currency} for {node.key}.vmSize {node.vm_size} in {region}; it is not counted"
+    return (
+        f"cost: the shipped price snapshot (prices of {est.snapshot_date}) has no {est.currency} price for {node.key}.vmSize "
+        f"{node.vm_size} in {region}; it is not counted (what it lacks: docs/design/cost.md; set {NAMESPACE}:preflight.pricesFile "
+        "to a saved list, or run `make prices` where prices.azure.com is reachable)"
+    )
 
 
 def resource_groups_says(named: Sequence[str]) -> str:
@@ -379,20 +450,16 @@ def run(billed: Billed, region: str | None, reader: AzureReader, *, dry_run: boo
     when an existing cluster's could not be read."""
     limit = billed.cost.max_hourly
     used = used_pool_lines(billed.pools, billed.job_enabled)
-    why_not: str | None
     if region is None:
-        est, why_not, expected = None, "the existing cluster's region is not known (it was not read: see preflight)", False
-    else:
-        est, why_not, expected = load(billed, region, reader)
-    if est is None:
-        note = f"cost: not estimated: {why_not}"
-        if limit is not None:
-            return None, used, [note, unchecked(billed.cost, "no prices; docs/preflight.md", dry_run)]
-        # Where the reader makes no such read (offline), that is expected, and said without a warning.
-        return None, used + ([note] if expected else []), ([] if expected else [note])
-    warnings = [
-        f"cost: no {est.source} price in {est.currency} for {n.key}.vmSize {n.vm_size} in {region}; it is not counted" for n in est.unpriced
-    ]
+        note = "cost: not estimated: the existing cluster's region is not known (it was not read: see preflight)"
+        return None, used, [note] + ([unchecked(billed.cost, "no prices; docs/preflight.md", dry_run)] if limit is not None else [])
+    est, fell_back = load(billed, region, reader)
+    warnings = [fell_back] if fell_back else []
+    lacking = [_unpriced(est, n, region) for n in est.unpriced]
+    # Offline, what the snapshot lacks is the snapshot's gap, not the stack's: the preview reads
+    # the API. Said beside the figures, as a preview's own gaps are warned.
+    offline_gaps = est.snapshot_date is not None and not fell_back
+    warnings += [] if offline_gaps else lacking
     warnings += [
         f"cost: {p.node.key}.spotMaxPrice = {p.node.spot_max_price:g} USD is below today's Spot price of {p.node.vm_size} in "
         f"{region} ({money(p.price.hourly, p.price.currency)}): Azure deploys no Spot VM whose max price is below the current "
@@ -401,7 +468,13 @@ def run(billed: Billed, region: str | None, reader: AzureReader, *, dry_run: boo
         for p in est.pools
         if p.capped_below_today
     ]
-    if limit is not None and est.most_hourly > limit:
+    if limit is not None and est.snapshot_date and (fell_back or not dry_run):
+        # The snapshot is not today's price list: where the API could not be read, and in any
+        # deployment, the limit fails closed as without prices. The offline render (a preview
+        # that reads nothing) holds it against the snapshot: the deployment reads the API.
+        why = f"the Retail Prices API was not read, and the shipped snapshot of {est.snapshot_date} is not today's list; docs/preflight.md"
+        warnings.append(unchecked(billed.cost, why, dry_run))
+    elif limit is not None and est.most_hourly > limit:
         message = (
             f"{NAMESPACE}:cost.maxHourly = {money(limit, est.currency)}: the stack may cost up to {money(est.most_hourly, est.currency)} "
             f"per hour at its pools' largest sizes, above the limit; lower a pool's maxCount or nodeCount, pick a smaller size, or raise the limit"
@@ -411,4 +484,4 @@ def run(billed: Billed, region: str | None, reader: AzureReader, *, dry_run: boo
         warnings.append(message + " (a deployment stops here)")
     elif limit is not None and not est.complete:
         warnings.append(unchecked(billed.cost, f"the total leaves out {'; '.join(est.missing)}", dry_run))
-    return est, used + lines(est), warnings
+    return est, used + lines(est) + (lacking if offline_gaps else []), warnings

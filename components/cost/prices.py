@@ -104,6 +104,44 @@ class SavedList:
     saved_at: str | None = None
 
 
+# The shipped snapshot: the catalog's sizes (and SNAPSHOT's systemSizes) in the catalog's
+# regions, which `make prices` refreshes (tools/prices.py); where its prices come from and
+# when: docs/design/cost.md, "The shipped snapshot".
+SNAPSHOT = Path(__file__).resolve().parents[1] / "catalog" / "prices.json"
+SNAPSHOT_SHOWN = "components/catalog/prices.json"
+SNAPSHOT_KEY = f"the shipped price snapshot {SNAPSHOT_SHOWN}"
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    listed: SavedList
+    #: Its date (`savedAt`): the day `make prices` saved it, or the oldest recording of its items.
+    date: str
+    #: The ARM regions it prices (lower case), and the sizes besides the catalog's (the System pools').
+    regions: tuple[str, ...]
+    system_sizes: tuple[str, ...]
+
+    @property
+    def sizes(self) -> list[str]:
+        """What `make prices` asks for: every size of the catalog, and the System pools'."""
+        return sorted({*gpu_sizes.CATALOG, *self.system_sizes})
+
+
+def snapshot(path: Path = SNAPSHOT) -> Snapshot:
+    """The shipped snapshot, read as a saved list is, with its date and regions; a broken one is
+    one line naming it (the repository's own file: a test holds it whole)."""
+    listed = from_file(path, SNAPSHOT_KEY)
+    raw = saved_files.read_json(SNAPSHOT_KEY, path, SAVED_HOLDS)
+    regions, system = raw.get("regions"), raw.get("systemSizes", [])
+    if listed.saved_at is None or not regions or not _strings(regions) or not _strings(system):
+        raise saved_files.refused(SNAPSHOT_KEY, path, "expected savedAt, a list of regions and a list of systemSizes beside Items")
+    return Snapshot(listed, listed.saved_at, tuple(r.lower() for r in regions), tuple(system))
+
+
+def _strings(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
 def from_file(path: Path, key: str = "aks-gpu:preflight.pricesFile") -> SavedList:
     """A saved API response: `{"Items": [...]}` (one page, or pages merged), with the date
     `make prices` saved it on, if any. Anything else is one line naming `key`: a list with

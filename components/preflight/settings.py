@@ -33,7 +33,7 @@ class PreflightConfig:
     usage_file: FilePath | None = None
     """With skusFile: `az vm list-usage --location <loc> -o json`, saved (relative to the project)."""
     prices_file: FilePath | None = None
-    """A saved Azure Retail Prices API response (JSON with Items), relative to the project. Set, no live call is made (docs/preflight.md)."""
+    """A saved Azure Retail Prices API response (JSON with Items), relative to the project. Set, no live call is made; unset, the API, or where it cannot be read (make render, a runner without the network) the shipped snapshot, its date said (docs/preflight.md)."""
     cluster_file: FilePath | None = None
     """existingCluster only: `az aks show --output json` of the cluster, saved (relative to the project), which the offline render (make render) uses instead of assumed facts. pulumi preview and up read the cluster from Azure."""
     kubernetes_file: FilePath | None = None
