@@ -19,7 +19,7 @@ PAGES = [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]
 # not the design notes.
 USER_PAGES = [ROOT / "README.md", *(p for p in sorted(DOCS.glob("*.md")) if p.name not in {"layout.md", "configuration-keys.md"})]
 LINK = re.compile(r"\]\(([^)\s]+)\)")
-FENCE = re.compile(r"^```.*?^```", re.MULTILINE | re.DOTALL)
+FENCE = re.compile(r"^[ ]*```.*?^[ ]*```", re.MULTILINE | re.DOTALL)
 
 
 def anchors(page: Path) -> set[str]:
