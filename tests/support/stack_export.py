@@ -9,22 +9,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from components.ownership.saved_state import SECRET_SIG, SIG_KEY
 from tools.mock_engine import ProgramRun, Secret
-
-
-def sealed(value: Any) -> Any:
-    if isinstance(value, Secret):
-        return {SIG_KEY: SECRET_SIG, "ciphertext": "v1:bW9jay1jaXBoZXJ0ZXh0"}
-    if isinstance(value, dict):
-        return {k: sealed(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [sealed(v) for v in value]
-    return value
-
-
-def root_urn(run: ProgramRun) -> str:
-    return f"urn:pulumi:{run.stack}::{run.project}::pulumi:pulumi:Stack::{run.project}-{run.stack}"
+from tools.rehearsal import root_urn, sealed  # an export's secrets and root, as the rehearsal writes them
 
 
 def exported(run: ProgramRun, **extra: Any) -> dict[str, Any]:
