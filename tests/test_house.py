@@ -30,6 +30,7 @@ DECLARING = {
     "components/proof/proof_watch.py": ["ProofWatchProvider", "ProofWatch"],
     "components/cost/budget.py": ["CostBudget"],
     "components/cluster/access_wait.py": ["AccessWaitProvider", "AccessWait"],
+    "components/environment/gpu_environment.py": ["GpuEnvironment"],
 }
 
 
