@@ -1,4 +1,4 @@
-"""The aks-gpu component package: Pulumi's component host serving GpuEnvironment.
+"""The aks-gpu component package: Pulumi's component provider serving GpuEnvironment.
 
 The Pulumi CLI runs this file as `python <this folder> [flags] <engine address>` (pulumi/pulumi
 1b594989 sdk/python/cmd/pulumi-language-python/main.go RunPlugin); the host prints the port it
@@ -12,10 +12,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pulumi.provider.experimental import component_provider_host  # noqa: E402
-
-from components.environment.gpu_environment import GpuEnvironment  # noqa: E402
-from components.environment.package import NAME, NAMESPACE, project_version  # noqa: E402
+from components.environment.provider import serve  # noqa: E402
 
 if __name__ == "__main__":
-    component_provider_host([GpuEnvironment], name=NAME, namespace=NAMESPACE, version=project_version())
+    serve()

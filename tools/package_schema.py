@@ -29,14 +29,15 @@ NO_ENGINE = "127.0.0.1:1"
 
 
 @contextmanager
-def started_host(python: str = sys.executable, cwd: Path | None = None) -> Iterator[Any]:
-    """The package's provider host in a process of its own; yields a ResourceProvider stub."""
+def started_host(engine: str = NO_ENGINE, cwd: Path | None = None) -> Iterator[Any]:
+    """The package's provider host in a process of its own, told the engine is at `engine`;
+    yields a ResourceProvider stub."""
     import grpc
     from pulumi.runtime.proto import provider_pb2_grpc
 
     with tempfile.TemporaryFile() as stderr:
         process = subprocess.Popen(
-            [python, str(PACKAGE), "--logtostderr", "-v=3", NO_ENGINE],
+            [sys.executable, str(PACKAGE), "--logtostderr", "-v=3", engine],
             stdout=subprocess.PIPE,
             stderr=stderr,
             cwd=cwd or Path(tempfile.gettempdir()),

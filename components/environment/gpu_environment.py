@@ -31,6 +31,14 @@ OTHER_KEYS = {"location": config.LOCATION_KEY}
 NAMED_KEY = re.compile(rf"(?:{re.escape(config.NAMESPACE)}:|{re.escape(config.LOCATION_KEY)}\b)([A-Za-z0-9_.\[\]-]*)")
 
 
+class InputRefused(ConfigError):
+    """A bad input: the input it names (gpuPool.vmSize), and the program's line (`reason`)."""
+
+    def __init__(self, name: str, input_name: str, reason: str) -> None:
+        super().__init__(f"GpuEnvironment {name}: input {input_name}: {reason}")
+        self.input, self.reason = input_name, str(ConfigError(reason))
+
+
 class GpuEnvironment(pulumi.ComponentResource):
     # One line: the analyser takes __doc__ as it is, indentation and all (analyze_component), for every SDK's docs.
     """GPU-ready AKS, as the aks-gpu program declares it: a cluster (created, or an existing one named by existingCluster), its GPU pools, the GPU stack (the NVIDIA device plugin, NVIDIA's GPU Operator or AKS-managed) with GPU metrics, and one MNIST training Job per pool that `pulumi up` waits for. Its inputs are the stack file's `aks-gpu:` settings under the same names; preflight, the cost limit and adoption run while it is constructed, with the deployer's Azure credentials."""
@@ -88,10 +96,28 @@ class GpuEnvironment(pulumi.ComponentResource):
 
 def parsed(name: str, args: Mapping[str, Any]) -> config.StackConfig:
     """The inputs through the program's own parser; a refusal names the input first."""
+    for key, value in args.items():
+        if holds_output(value):
+            raise InputRefused(
+                name,
+                key,
+                f"{key} is an output (known only once another resource exists, or a secret): each input decides what is declared, before anything is, so it takes a plain value",
+            )
     try:
         return config.parse(flat_config(args), pulumi.get_project(), pulumi.get_stack())
     except ConfigError as error:
-        raise ConfigError(named_input(name, str(error))) from None
+        named = named_input(str(error))
+        raise (InputRefused(name, named, str(error)) if named else ConfigError(f"GpuEnvironment {name}: {error}")) from None
+
+
+def holds_output(value: Any) -> bool:
+    """Whether an input is, or holds, an Output: the engine hands one where a consumer passed an
+    input with dependencies or a secret (pulumi 3.272.0 provider/server.py `_select_value`)."""
+    if isinstance(value, pulumi.Output):
+        return True
+    if isinstance(value, Mapping):
+        return any(holds_output(v) for v in value.values())
+    return isinstance(value, list) and any(holds_output(v) for v in value)
 
 
 def flat_config(args: Mapping[str, Any]) -> dict[str, str]:
@@ -106,13 +132,12 @@ def flat_config(args: Mapping[str, Any]) -> dict[str, str]:
     return flat
 
 
-def named_input(name: str, message: str) -> str:
-    """`GpuEnvironment <name>: input <key>: <the program's line>`, the key the line names first."""
+def named_input(message: str) -> str | None:
+    """The input a refusal names first (`aks-gpu:gpuPool.vmSize` is gpuPool.vmSize), if any."""
     found = NAMED_KEY.search(message)
     if found is None:
-        return f"GpuEnvironment {name}: {message}"
-    key = "location" if found.group(0).startswith(config.LOCATION_KEY) else found.group(1)
-    return f"GpuEnvironment {name}: input {key}: {message}"
+        return None
+    return "location" if found.group(0).startswith(config.LOCATION_KEY) else found.group(1)
 
 
 def snake_case(key: str) -> str:
