@@ -142,3 +142,15 @@ def test_the_packages_version_is_pyprojects():
     import tomllib
 
     assert package.project_version() == tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+
+
+def test_the_package_folder_is_a_python_plugin_that_installs_the_programs_locked_packages():
+    """`pulumi package add .../package@<tag>` runs this folder (docs/design/package.md): PulumiPlugin.yaml's
+    runtime is python, and pip installs the repository's hash-locked requirements into its venv."""
+    import yaml
+
+    plugin = yaml.safe_load((ROOT / "package" / "PulumiPlugin.yaml").read_text())
+    assert plugin["runtime"]["name"] == "python"
+    assert plugin["runtime"]["options"] == {"toolchain": "pip", "virtualenv": "venv"}
+    lines = [line for line in (ROOT / "package" / "requirements.txt").read_text().splitlines() if line and not line.startswith("#")]
+    assert lines == ["-r ../requirements.txt"]
