@@ -45,7 +45,7 @@ export_program = { $(call EXPORTED_HEADER,the program's packages: Pulumi's pip t
 export_uv = { $(call EXPORTED_HEADER,uv for a machine without it: make installs it into .uv/); $(EXPORT) --only-group uv; } > $(1)
 
 .DEFAULT_GOAL := help
-.PHONY: help render test unit lowest lint locked snapshots urns prices schema config-docs lock bench-setup bench-watch mutation proof-local proof-gpu fuzz venv clean
+.PHONY: help render test unit lowest lint locked snapshots urns prices schema config-docs package-args lock bench-setup bench-watch mutation proof-local proof-gpu fuzz venv clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -105,8 +105,10 @@ lint: $(LINT_STAMP) $(CHECKOV_STAMP) $(STAMP) locked ## the locks, ruff, mypy, i
 	  $(foreach s,$(STACKS),-- --config-file $(call checkov_settings,$(s)) -f tests/snapshots/$(s)/azure.json))
 
 # Every Pulumi.<stack>.yaml; the folder of a stack whose file is gone is removed (tools/render.py).
-snapshots: $(STAMP) ## re-render tests/snapshots/ after an intended change
+# And the component package's schema, as its provider host answers GetSchema (tools/package_schema.py).
+snapshots: $(STAMP) ## re-render tests/snapshots/ after an intended change, and the package's schema
 	$(VENV)/bin/python -m tools.render --snapshots
+	$(VENV)/bin/python -m tools.package_schema --write
 
 # The URNs the 1.0 sample stacks declared, pinned in tests/fixtures/stacks-1.0/urns.txt (tools/urns.py
 # says when to write it again); tests/test_urns.py fails while one is neither declared nor aliased.
@@ -118,6 +120,10 @@ prices: $(STAMP) ## refresh the shipped price snapshot components/catalog/prices
 
 schema: $(STAMP) ## regenerate schema/stack.schema.json from components/config/
 	$(VENV)/bin/python -m tools.schema
+
+# The package's GpuEnvironment takes every key of the stack schema as an input (docs/design/package.md).
+package-args: schema ## regenerate the package's GpuEnvironmentArgs (components/environment/args.py) from the stack schema
+	$(VENV)/bin/python -m tools.package_args
 
 # Every key's default, what is allowed and what it does, from the schema (tools/config_docs.py),
 # the timings docs/proof.md states from the program's constants (tools/doc_figures.py), and the

@@ -23,7 +23,7 @@ NOT_SERVED = "not known: the watch saw no node run this proof"
 
 @dataclass(frozen=True)
 class OutputsArgs:
-    """What the stack exports beside what the components built (__main__.py export_outputs)."""
+    """What the stack exports beside what the components built (components/environment/declare.py outputs)."""
 
     #: The guide's one pool (gpuPool, not a gpuPools map): its outputs keep the names earlier releases exported.
     guide_pool: bool

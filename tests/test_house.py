@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
 from support.house import per_stack
 from support.sources import nodes, parsed, text
 
@@ -29,6 +30,7 @@ DECLARING = {
     "components/proof/proof_watch.py": ["ProofWatchProvider", "ProofWatch"],
     "components/cost/budget.py": ["CostBudget"],
     "components/cluster/access_wait.py": ["AccessWaitProvider", "AccessWait"],
+    "components/environment/gpu_environment.py": ["GpuEnvironment"],
 }
 
 
@@ -102,8 +104,10 @@ def test_what_reads_and_decides_imports_no_component():
     """Read, decide, declare, inside each concern: settings, decisions and the seam import no
     module that declares resources; components import each other where one is made of another,
     the plan hands each its Args, and the stack's outputs are made of several."""
-    # The plan hands each component its Args, the components' own dataclasses (docs/design/component-args.md).
-    above = {"components/plan.py", "components/outputs.py"}
+    # The plan hands each component its Args, the components' own dataclasses (docs/design/component-args.md);
+    # the environment's declaring function constructs them, for the program and the package alike.
+    # The package's provider serves the components it lists.
+    above = {"components/plan.py", "components/outputs.py", "components/environment/declare.py", "components/environment/provider.py"}
     deciding = [p for p in (ROOT / "components").rglob("*.py") if str(p.relative_to(ROOT)) not in {*DECLARING, *above}]
     importing = {f"{p.relative_to(ROOT)} imports {m}" for p in deciding for m in imported_modules(p) if m in DECLARING}
     assert sorted(importing) == []
@@ -330,8 +334,10 @@ def test_the_rule_above_sees_a_parameter_annotated_stack_config(tmp_path):
 PLAN_ARGS = {"cluster", "budget", "gpu_pools", "device_plugin", "dcgm_exporter", "gpu_operator", "expander", "proof", "outputs"}
 
 
-def test_the_program_reads_no_config_field_only_the_plans_args():
-    tree = parsed(ROOT / "__main__.py")
+@pytest.mark.parametrize("path", ["__main__.py", "components/environment/declare.py"])
+def test_the_program_reads_no_config_field_only_the_plans_args(path):
+    """The program and the package's GpuEnvironment declare through the same function."""
+    tree = parsed(ROOT / path)
     read = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "plan"}
     assert read <= PLAN_ARGS, sorted(read - PLAN_ARGS)
     assert not [n.lineno for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id in ("cfg", "decided")]

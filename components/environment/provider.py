@@ -1,0 +1,46 @@
+"""The package's provider: Pulumi's component provider (the one `component_provider_host` serves),
+with a refusal said the way Pulumi says a bad input, not as a Python traceback.
+
+pulumi 3.272.0 provider/experimental/component.py `ComponentProvider.construct` wraps any exception a
+component's constructor raises in `ComponentInitError`, and provider/server.py `Construct` answers
+that with the message and the constructor's traceback (several lines). An `InputPropertyError` or
+`InputPropertiesError` it answers with an INVALID_ARGUMENT status instead, which the engine prints
+as the message and, for each property, "property <path> with value '<value>' has a problem:
+<reason>" (pulumi/pulumi 1b594989 pkg/resource/deploy/source_eval.go `errorToMessage`).
+"""
+
+import sys
+
+from pulumi import ComponentResource, Inputs
+from pulumi.errors import InputPropertiesError, InputPropertyError, RunError
+from pulumi.provider import main
+from pulumi.provider.experimental.component import ComponentProvider
+from pulumi.provider.provider import ConstructResult
+from pulumi.provider.server import ComponentInitError
+from pulumi.resource import ResourceOptions
+
+from components.environment.gpu_environment import GpuEnvironment, InputRefused
+from components.environment.package import NAME, NAMESPACE, project_version
+
+COMPONENTS: list[type[ComponentResource]] = [GpuEnvironment]
+
+
+class PackageProvider(ComponentProvider):
+    """The components, their schema inferred from their Args (analyzer.py); a refusal in one line."""
+
+    def construct(self, name: str, resource_type: str, inputs: Inputs, options: ResourceOptions | None = None) -> ConstructResult:
+        try:
+            return super().construct(name, resource_type, inputs, options)
+        except ComponentInitError as error:
+            refusal = error.inner
+            if isinstance(refusal, InputRefused):  # the input it names, and the program's line
+                raise InputPropertyError(refusal.input, refusal.reason) from None
+            if isinstance(refusal, RunError):  # preflight, the cost limit, Azure's answer: the one line
+                # errors=[]: with None, server.py's status has no trailing_metadata and aborting fails (AttributeError).
+                raise InputPropertiesError(str(refusal), errors=[]) from None
+            raise  # anything else is a fault of the code: its traceback helps
+
+
+def serve() -> None:
+    """What `component_provider_host` does (host.py: `main(ComponentProvider(...), args)`), with this provider."""
+    main(PackageProvider(COMPONENTS, NAME, NAMESPACE, project_version()), sys.argv[1:])

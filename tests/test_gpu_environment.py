@@ -1,0 +1,125 @@
+"""The package's GpuEnvironment, built under the mock engine as another team's program would build
+it: the stack file's settings as its inputs, no `aks-gpu:` key in the stack's config. It declares
+what the program declares for the same settings (one code path: components/environment/declare.py),
+and a bad input is one line naming the input, before anything is registered. Its schema, as the
+provider host serves it: tests/test_package_schema.py."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pulumi
+import pytest
+from conftest import ROOT, run_cached
+
+from components.environment.gpu_environment import TYPE, GpuEnvironment, snake_case
+from components.errors import ConfigError
+from tools.azure_mocks import AzureMocks
+from tools.mock_engine import ProgramRun, RecordingMonitor, merged_config, reader_of, run_under_mocks
+
+STACKS = ["dev", "prod", "team"]  # the tests' own copies (tests/fixtures/stacks/)
+
+
+def inputs_of(flat: Mapping[str, str]) -> dict[str, Any]:
+    """A stack file's settings as a consumer passes them to GpuEnvironment: each `aks-gpu:` key
+    under its own name, `azure-native:location` as location, objects as objects."""
+    inputs: dict[str, Any] = {}
+    for key, value in flat.items():
+        name = "location" if key == "azure-native:location" else key.removeprefix("aks-gpu:") if key.startswith("aks-gpu:") else None
+        if name is not None:
+            inputs[name] = json.loads(value) if value[:1] in ("{", "[") else value
+    return inputs
+
+
+def environment_run(
+    stack: str, inputs: Mapping[str, Any] | None = None, monitor: RecordingMonitor | None = None
+) -> tuple[ProgramRun, list[GpuEnvironment]]:
+    """A preview of a program that declares one GpuEnvironment with `stack`'s settings (or `inputs`),
+    its stack config holding no `aks-gpu:` key; Azure answers as it does for the program's run of `stack`."""
+    merged = merged_config(stack)
+    monitor = monitor or RecordingMonitor(AzureMocks())
+    monitor.mocks.offline(merged, stack)
+    built: list[GpuEnvironment] = []
+    providers_only = {k: v for k, v in merged.items() if not k.startswith("aks-gpu:")}
+    given = inputs_of(merged) if inputs is None else dict(inputs)
+
+    def program() -> None:
+        built.append(GpuEnvironment("env", given, reader=reader_of(monitor)))  # type: ignore[arg-type]
+
+    return run_under_mocks(program, stack=stack, config=providers_only, monitor=monitor, preview=True), built
+
+
+def graph(run: ProgramRun) -> list[str]:
+    """Each registration (type, name, parent, provider, dependencies, inputs, options) with the
+    GpuEnvironment taken out of every URN: what the program's graph is, one parent less."""
+    environment = next((r for r in run.resources if r.type == TYPE), None)
+    lines = []
+    for r in run.resources:
+        if r is environment:
+            continue
+        text = json.dumps([r.type, r.name, r.parent, r.provider, sorted(r.dependencies), r.inputs, r.options], sort_keys=True, default=repr)
+        if environment is not None:
+            text = text.replace(environment.urn, environment.parent).replace(f"{TYPE}$", "")
+        lines.append(text.replace("pulumi:pulumi:Stack$", ""))
+    return sorted(lines)
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_a_gpu_environment_declares_what_the_program_declares_for_the_same_settings(stack):
+    program = run_cached(stack)[0]
+    run, _ = environment_run(stack)
+    [environment] = [r for r in run.resources if r.type == TYPE]
+    # The program's components (the cluster, the pools, ...) are the GpuEnvironment's children.
+    assert {r.parent for r in run.resources if r.type.startswith("aks-gpu:") and r.type != TYPE} == {environment.urn}
+    assert graph(run) == graph(program)
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_a_gpu_environments_outputs_are_the_programs_stack_outputs(stack):
+    program = run_cached(stack)[0]
+    _, [environment] = environment_run(stack)
+    set_there = {key for key in program.outputs if getattr(environment, snake_case(key), None) is not None}
+    assert set_there == set(program.outputs)
+
+
+def test_a_gpu_environment_says_the_programs_warnings():
+    program = run_cached("dev")[0]
+    run, _ = environment_run("dev")
+    assert run.warnings == program.warnings and program.warnings
+
+
+@pytest.mark.parametrize(
+    ("inputs", "key", "value"),
+    [
+        ({"gpuPool": {"vmSize": "NC6"}}, "gpuPool.vmSize", "'NC6'"),
+        ({"gpuPool": {"vmSize": "Standard_NC4as_T4_v3", "nodeCount": -1}}, "gpuPool.nodeCount", "-1"),
+        ({"clusterTier": "Gold"}, "clusterTier", "'Gold'"),
+        ({"location": "East US"}, "location", "'East US'"),
+    ],
+)
+def test_a_bad_input_is_refused_in_one_line_naming_the_input_before_anything_is_registered(inputs, key, value, monkeypatch):
+    # Every registration starts in Resource.__init__; the mock monitor hears of one only once the
+    # SDK's task sends it, after a refusal has ended the run.
+    begun: list[str] = []
+    register = pulumi.Resource.__init__
+    monkeypatch.setattr(pulumi.Resource, "__init__", lambda self, t, name, *a, **k: (begun.append(t), register(self, t, name, *a, **k))[1])
+    with pytest.raises(ConfigError) as refused:
+        environment_run("dev", inputs)
+    message = str(refused.value)
+    assert message.startswith(f"GpuEnvironment env: input {key}: invalid config "), message
+    assert f" = {value}: expected " in message and "\n" not in message
+    assert [t for t in begun if t != "pulumi:pulumi:Stack"] == []  # the mock run's own root stack aside
+
+
+def test_no_module_of_the_package_reads_the_stack_config():
+    """A component reads its inputs, never `pulumi.Config` or the stack's flat config."""
+    package = [*(ROOT / "components" / "environment").glob("*.py"), ROOT / "package" / "__main__.py"]
+    reading = [
+        str(p.relative_to(ROOT))
+        for p in package
+        if any(word in Path(p).read_text() for word in ("pulumi.Config", "current_raw_config", "config.load(", "get_config("))
+    ]
+    assert reading == []

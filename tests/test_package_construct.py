@@ -1,0 +1,63 @@
+"""Construct of the package's GpuEnvironment over gRPC, as the engine drives it: the provider host
+started as the CLI starts a plugin, a fake engine and resource monitor (tests/support/package_host.py).
+What a consumer's `pulumi up` prints when the component refuses: one line, never a traceback; a bad
+input as Pulumi names a bad input (pulumi/pulumi 1b594989 pkg/resource/deploy/source_eval.go
+`errorToMessage`: "property <path> with value '<value>' has a problem: <reason>").
+
+Left for the next round: a valid Construct's graph compared with the program's per sample stack
+(the in-process comparison is tests/test_gpu_environment.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import grpc
+from pulumi.runtime.proto import errors_pb2, status_pb2
+from support.package_host import construct
+
+
+def property_errors(error: grpc.RpcError) -> list[tuple[str, str]]:
+    """The InputPropertiesError details of a refusal (provider/server.py create_grpc_invalid_properties_status)."""
+    metadata: Any = dict(error.trailing_metadata() or ())  # type: ignore[attr-defined]
+    status = status_pb2.Status.FromString(metadata["grpc-status-details-bin"])
+    found = []
+    for detail in status.details:
+        errors = errors_pb2.InputPropertiesError()
+        detail.Unpack(errors)
+        found += [(e.property_path, e.reason) for e in errors.errors]
+    return found
+
+
+def test_a_bad_input_to_construct_is_refused_as_pulumi_refuses_a_bad_input_naming_it():
+    engine, answer = construct("GpuEnvironment", {"gpuPool": {"vmSize": "NC6"}})
+    assert isinstance(answer, grpc.RpcError)
+    assert answer.code() == grpc.StatusCode.INVALID_ARGUMENT
+    [(path, reason)] = property_errors(answer)
+    assert path == "gpuPool.vmSize"
+    assert reason.startswith("invalid config aks-gpu:gpuPool.vmSize = 'NC6': expected an Azure VM size name") and "\n" not in reason
+    assert not [line for line in engine.logs if line.startswith("registering resource")] and engine.registered == []
+
+
+def test_a_refusal_while_the_plan_reads_azure_inside_construct_is_one_line():
+    """The plan reads the existing cluster through the engine (an invoke), with the deployer's
+    credentials; the fake monitor implements no invoke, so the read fails, in one line."""
+    _, answer = construct("GpuEnvironment", {"existingCluster": {"resourceGroupName": "rg", "name": "aks"}})
+    assert isinstance(answer, grpc.RpcError)
+    assert answer.code() == grpc.StatusCode.INVALID_ARGUMENT
+    message = answer.details()
+    assert message.startswith("aks-gpu:existingCluster rg/aks: reading the cluster (getManagedCluster): ") and "\n" not in message
+    assert property_errors(answer) == []
+
+
+# A secret's envelope on the wire (pulumi/runtime/rpc.py _special_sig_key, _special_secret_sig).
+SECRET = {"4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270"}
+
+
+def test_a_secret_input_is_refused_naming_it_since_every_input_must_be_a_plain_value():
+    """The engine hands a secret (or an input with dependencies) to the component as an Output,
+    which cannot decide what is declared before anything is."""
+    _, answer = construct("GpuEnvironment", {"clusterName": {**SECRET, "value": "gpu-aks"}})
+    assert isinstance(answer, grpc.RpcError)
+    [(path, reason)] = property_errors(answer)
+    assert path == "clusterName"
+    assert reason.startswith("clusterName is an output (known only once another resource exists, or a secret)") and "\n" not in reason
