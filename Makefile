@@ -129,7 +129,7 @@ package-args: schema ## regenerate the package's GpuEnvironmentArgs (components/
 # the timings docs/proof.md states from the program's constants (tools/doc_figures.py), and the
 # README's and docs/existing-cluster.md's sample renders from the render (tools/render_sample.py);
 # tests/test_config_docs.py, tests/test_docs_pages.py and tests/test_readme_sample.py fail while a committed page differs.
-config-docs: schema ## regenerate schema/stack.schema.json, then docs/configuration-keys.md, the README's list of every key and sample render, and docs/proof.md's timings
+config-docs: package-args ## regenerate schema/stack.schema.json and the package's inputs, then docs/configuration-keys.md, the README's list of every key and sample render, and docs/proof.md's timings
 	$(VENV)/bin/python -m tools.config_docs
 	$(VENV)/bin/python -m tools.doc_figures
 	$(VENV)/bin/python -m tools.render_sample

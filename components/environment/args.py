@@ -224,7 +224,7 @@ class PreflightConfig(TypedDict):
     usageFile: NotRequired[str]
     """With skusFile: `az vm list-usage --location <loc> -o json`, saved (relative to the project). Allowed: a file path (relative to the project), at most 4096 characters."""
     pricesFile: NotRequired[str]
-    """A saved Azure Retail Prices API response (JSON with Items), relative to the project. Set, no live call is made (docs/preflight.md). Allowed: a file path (relative to the project), at most 4096 characters."""
+    """A saved Azure Retail Prices API response (JSON with Items), relative to the project. Set, no live call is made; unset, the API, or where it cannot be read (make render, a runner without the network) the shipped snapshot, its date said (docs/preflight.md). Allowed: a file path (relative to the project), at most 4096 characters."""
     clusterFile: NotRequired[str]
     """existingCluster only: `az aks show --output json` of the cluster, saved (relative to the project), which the offline render (make render) uses instead of assumed facts. pulumi preview and up read the cluster from Azure. Allowed: a file path (relative to the project), at most 4096 characters."""
     kubernetesFile: NotRequired[str]
