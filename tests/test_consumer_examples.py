@@ -28,12 +28,12 @@ CLUSTER = "azure-native:containerservice:ManagedCluster"
 RESOURCE = consumer_sdk.SCHEMA["resources"][TYPE]
 
 
-def consumer_run(folder: Path = PYTHON) -> ProgramRun:
+def consumer_run(folder: Path = PYTHON, reader: OfflineReader | None = None) -> ProgramRun:
     """A preview of the consumer's program, Azure answering for the cluster it declares as it
     will once that cluster exists (GpuEnvironment reads it while it is constructed)."""
-    reader = OfflineReader(cluster=existing_cluster("platform-aks", "platform-rg", "westeurope"))
+    reader = reader or OfflineReader(cluster=existing_cluster("platform-aks", "platform-rg", "westeurope"))
     monitor = RecordingMonitor(AzureMocks(reader=reader))
-    return run_folder(folder, "dev", monitor, {consumer_sdk.PACKAGE: consumer_sdk.module(reader)})
+    return run_folder(folder, "staging", monitor, {consumer_sdk.PACKAGE: consumer_sdk.module(reader)})
 
 
 def below(run: ProgramRun, urn: str) -> list[Registration]:
@@ -80,7 +80,7 @@ def test_the_python_consumer_exports_the_components_outputs():
 def test_a_bad_input_from_the_python_consumer_is_one_line_naming_it_before_the_component_registers_anything(tmp_path, monkeypatch):
     for name in ("__main__.py", "Pulumi.yaml"):
         shutil.copy(PYTHON / name, tmp_path / name)
-    (tmp_path / "Pulumi.dev.yaml").write_text("config:\n  azure-native:location: westeurope\n  platform:gpuVmSize: NC6\n")
+    (tmp_path / "Pulumi.staging.yaml").write_text("config:\n  azure-native:location: westeurope\n  platform:gpuVmSize: NC6\n")
     begun: list[str] = []
     register = pulumi.Resource.__init__
     monkeypatch.setattr(pulumi.Resource, "__init__", lambda self, t, name, *a, **k: (begun.append(t), register(self, t, name, *a, **k))[1])
@@ -90,6 +90,17 @@ def test_a_bad_input_from_the_python_consumer_is_one_line_naming_it_before_the_c
     assert message.startswith("GpuEnvironment gpu: input gpuPools.t4.vmSize: invalid config "), message
     assert " = 'NC6': expected " in message and "\n" not in message
     assert [t for t in begun if t.startswith("aks-gpu:") or t.startswith("kubernetes:")] == []
+
+
+def test_before_the_consumers_cluster_exists_the_component_stops_in_one_line_naming_it():
+    """A first preview: the cluster is not created, so GpuEnvironment cannot read it (the
+    example's README: the first `up` skips the preview)."""
+    absent = "ResourceNotFound: The Resource 'Microsoft.ContainerService/managedClusters/platform-aks' was not found"
+    with pytest.raises(pulumi.RunError) as refused:
+        consumer_run(reader=OfflineReader(refuse={"cluster": absent}))
+    assert str(refused.value).startswith(
+        "aks-gpu:existingCluster platform-rg/platform-aks: reading the cluster (getManagedCluster): Azure says it does not exist"
+    )
 
 
 # --------------------------------------------------------------------------- the schema's names
