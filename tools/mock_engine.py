@@ -11,6 +11,7 @@ import contextlib
 import functools
 import io
 import logging
+import runpy
 import sys
 import types
 import warnings
@@ -308,6 +309,30 @@ def merged_config(
     return merged
 
 
+def run_folder(
+    folder: Path, stack: str, monitor: RecordingMonitor, modules: Mapping[str, types.ModuleType], preview: bool = True
+) -> ProgramRun:
+    """Runs another team's program (a folder with its Pulumi.yaml, Pulumi.<stack>.yaml and
+    `__main__.py`, examples/consumer-python/) as its project, with its stack's config, and
+    `modules` importable by name in place of packages not installed here (a generated SDK)."""
+    project_file = folder / "Pulumi.yaml"
+    config = stack_config(stack, folder / f"Pulumi.{stack}.yaml", project_file)
+
+    def program() -> None:
+        before = {name: sys.modules.get(name) for name in modules}
+        sys.modules.update(modules)
+        try:
+            runpy.run_path(str(folder / "__main__.py"), run_name="__main__")
+        finally:
+            for name, module in before.items():
+                if module is None:
+                    sys.modules.pop(name, None)
+                else:
+                    sys.modules[name] = module
+
+    return run_under_mocks(program, stack=stack, config=config, monitor=monitor, preview=preview, project=project_name(project_file))
+
+
 #: The name the program runs under: not `__main__`, so its last line (the live reader) does not run.
 PROGRAM_NAME = "aks_gpu_program"
 
@@ -353,9 +378,11 @@ def run_under_mocks(
     config: Mapping[str, str] | None = None,
     monitor: RecordingMonitor | None = None,
     preview: bool = False,
+    project: str | None = None,
 ) -> ProgramRun:
-    """Runs `body` (a program, or a test that builds one component) under mocks."""
-    project = project_name()
+    """Runs `body` (a program, or a test that builds one component) under mocks, as project
+    `project` (unset: this one's)."""
+    project = project or project_name()
     monitor = monitor or RecordingMonitor(AzureMocks())
     collector = _WarningCollector()
     logger = logging.getLogger(f"aks-gpu.mock.{stack}")

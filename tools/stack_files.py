@@ -131,13 +131,13 @@ def _parsed_yaml(path: Path, mtime_ns: int, size: int) -> Any:
     return stack_yaml.read(files.read_bytes(path).decode("utf-8"))
 
 
-def project_name() -> str:
-    return _yaml_file(PROJECT_FILE)["name"]
+def project_name(project_file: Path = PROJECT_FILE) -> str:
+    return _yaml_file(project_file)["name"]
 
 
-def project_config() -> dict[str, str]:
-    """What `Pulumi.yaml` contributes: provider values, and defaults of project keys."""
-    project = _yaml_file(PROJECT_FILE)
+def project_config(project_file: Path = PROJECT_FILE) -> dict[str, str]:
+    """What `Pulumi.yaml` (or another program's, `project_file`) contributes: provider values, and defaults of project keys."""
+    project = _yaml_file(project_file)
     name = project["name"]
     merged: dict[str, str] = {}
     for key, decl in (project.get("config") or {}).items():
@@ -155,13 +155,13 @@ class SavedFileError(OneLine):
     """A stack file that the CLI could not load: one line."""
 
 
-def stack_config(stack: str, path: Path | None = None) -> dict[str, str]:
-    """`Pulumi.<stack>.yaml` (or `path`) over `Pulumi.yaml`, as the CLI merges them."""
+def stack_config(stack: str, path: Path | None = None, project_file: Path = PROJECT_FILE) -> dict[str, str]:
+    """`Pulumi.<stack>.yaml` (or `path`) over `Pulumi.yaml` (or another program's, `project_file`), as the CLI merges them."""
     path = path or stack_file(stack)
     if not path.exists():
         raise FileNotFoundError(f"no stack file {path.name}")
-    name = project_name()
-    merged = project_config()
+    name = project_name(project_file)
+    merged = project_config(project_file)
     document = _yaml_file(path) or {}
     config = document.get("config") if isinstance(document, dict) else None
     if not isinstance(document, dict) or not isinstance(config or {}, dict):

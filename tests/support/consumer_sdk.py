@@ -1,0 +1,79 @@
+"""A stand-in for the Python SDK that `pulumi package add` generates for aks-gpu, so that another
+team's program (examples/consumer-python/) runs here unchanged, with no Pulumi CLI: the same
+names, each building the package's GpuEnvironment in-process with the offline reader.
+
+The generated SDK's names, read in pulumi/pulumi 1b594989: the package `aks_gpu_aks_gpu`
+(sdk/python/cmd/pulumi-language-python/main.go Link: `python.PyPack(namespace, name)`, the
+schema's namespace and name both `aks-gpu`); a type's input class `<Type>Args`
+(pkg/codegen/python/gen.go unqualifiedObjectTypeName); each property's keyword its `PyName`
+(pkg/codegen/python/python.go), which for the schema's camelCase names is snake_case."""
+
+from __future__ import annotations
+
+import json
+import re
+import types
+from collections.abc import Mapping
+from typing import Any
+
+import pulumi
+from conftest import ROOT
+
+from components.environment import gpu_environment
+from components.seam.reader import AzureReader
+
+SCHEMA = json.loads((ROOT / "tests" / "snapshots" / "package-schema.json").read_text())
+PACKAGE = "aks_gpu_aks_gpu"  # PyPack("aks-gpu", "aks-gpu")
+
+
+def py_name(name: str) -> str:
+    """PyName of a schema name without acronyms (no two capitals in a row in this schema)."""
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
+
+
+class InputType:
+    """A generated `<Type>Args`: keyword arguments by PyName, the required ones required."""
+
+    properties: Mapping[str, str] = {}
+    required: frozenset[str] = frozenset()
+
+    def __init__(self, **given: Any) -> None:
+        unknown = sorted(set(given) - set(self.properties))
+        missing = sorted(py_name(r) for r in self.required if py_name(r) not in given)
+        if unknown or missing:
+            raise TypeError(f"{type(self).__name__}: unexpected {unknown}, missing {missing}")
+        self.values = {self.properties[key]: value for key, value in given.items() if value is not None}
+
+
+def as_inputs(value: Any) -> Any:
+    """An SDK value as the engine hands it to Construct: Args as their schema names; a map's own
+    keys (pool names) as they are."""
+    if isinstance(value, InputType):
+        return {key: as_inputs(item) for key, item in value.values.items()}
+    if isinstance(value, Mapping):
+        return {key: as_inputs(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [as_inputs(item) for item in value]
+    return value
+
+
+def input_type(token: str, spec: Mapping[str, Any]) -> type[InputType]:
+    names = {py_name(name): name for name in spec.get("properties", {})}
+    return type(f"{token.rsplit(':', 1)[1]}Args", (InputType,), {"properties": names, "required": frozenset(spec.get("required", []))})
+
+
+def module(reader: AzureReader) -> types.ModuleType:
+    """The stand-in package, its GpuEnvironment reading Azure and the cluster through `reader`."""
+    sdk = types.ModuleType(PACKAGE)
+    for token, spec in SCHEMA["types"].items():
+        setattr(sdk, f"{token.rsplit(':', 1)[1]}Args", input_type(token, spec))
+    inputs = {py_name(name): name for name in SCHEMA["resources"][gpu_environment.TYPE]["inputProperties"]}
+
+    def environment(resource_name: str, opts: pulumi.ResourceOptions | None = None, **given: Any) -> gpu_environment.GpuEnvironment:
+        if unknown := sorted(set(given) - set(inputs)):
+            raise TypeError(f"GpuEnvironment: unexpected {unknown}")
+        args = {inputs[key]: as_inputs(value) for key, value in given.items() if value is not None}
+        return gpu_environment.GpuEnvironment(resource_name, args, opts, reader=reader)  # type: ignore[arg-type]
+
+    sdk.GpuEnvironment = environment  # type: ignore[attr-defined]
+    return sdk
