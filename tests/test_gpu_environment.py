@@ -6,7 +6,6 @@ provider host serves it: tests/test_package_schema.py."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any

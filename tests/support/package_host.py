@@ -42,7 +42,7 @@ from components.environment.package import NAME, NAMESPACE, project_version
 from components.environment.provider import COMPONENTS, PackageProvider
 from tools import package_schema
 from tools.azure_mocks import AzureMocks, EngineInvokeError
-from tools.mock_engine import Registration, RecordingMonitor, merged_config, reader_of
+from tools.mock_engine import RecordingMonitor, Registration, merged_config, reader_of
 from tools.stack_files import project_name
 
 
@@ -131,8 +131,8 @@ class EngineUrns(RecordingMonitor):
     """The mock engine's monitor, naming each resource as the engine does: under a parent, the
     parent's whole qualified type, the root Stack's excepted (pulumi/pulumi 1b594989
     sdk/go/common/resource/urn/urn.go New). The stock mock monitor takes the parent's last type
-    alone, which agrees for the program's own resources, two levels deep, but not one level deeper,
-    as a component's children are."""
+    alone, Stack included (`graph` drops its `pulumi:pulumi:Stack$`), which agrees with the engine
+    for the program's resources, two levels deep, but not for the GpuEnvironment's grandchildren."""
 
     def make_urn(self, parent: str, type_: str, name: str) -> str:
         parent_type = parent.split("::")[2] if parent else ""
@@ -228,6 +228,8 @@ def provider_served(provider: Provider, engine: str) -> Iterator[Any]:
             asyncio.run_coroutine_threadsafe(server[0].stop(None), loop).result()
         loop.call_soon_threadsafe(loop.stop)
         thread.join()
+        # The threads the SDK's calls to the monitor ran on (`run_in_executor(None, ...)`), joined.
+        loop.run_until_complete(loop.shutdown_default_executor())
         loop.close()
 
 
