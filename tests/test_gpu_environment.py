@@ -6,7 +6,6 @@ provider host serves it: tests/test_package_schema.py."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,7 @@ from typing import Any
 import pulumi
 import pytest
 from conftest import ROOT, run_cached
+from support.package_host import graph, inputs_of
 
 from components.environment.gpu_environment import TYPE, GpuEnvironment, snake_case
 from components.errors import ConfigError
@@ -21,17 +21,6 @@ from tools.azure_mocks import AzureMocks
 from tools.mock_engine import ProgramRun, RecordingMonitor, merged_config, reader_of, run_under_mocks
 
 STACKS = ["dev", "prod", "team"]  # the tests' own copies (tests/fixtures/stacks/)
-
-
-def inputs_of(flat: Mapping[str, str]) -> dict[str, Any]:
-    """A stack file's settings as a consumer passes them to GpuEnvironment: each `aks-gpu:` key
-    under its own name, `azure-native:location` as location, objects as objects."""
-    inputs: dict[str, Any] = {}
-    for key, value in flat.items():
-        name = "location" if key == "azure-native:location" else key.removeprefix("aks-gpu:") if key.startswith("aks-gpu:") else None
-        if name is not None:
-            inputs[name] = json.loads(value) if value[:1] in ("{", "[") else value
-    return inputs
 
 
 def environment_run(
@@ -52,21 +41,6 @@ def environment_run(
     return run_under_mocks(program, stack=stack, config=providers_only, monitor=monitor, preview=True), built
 
 
-def graph(run: ProgramRun) -> list[str]:
-    """Each registration (type, name, parent, provider, dependencies, inputs, options) with the
-    GpuEnvironment taken out of every URN: what the program's graph is, one parent less."""
-    environment = next((r for r in run.resources if r.type == TYPE), None)
-    lines = []
-    for r in run.resources:
-        if r is environment:
-            continue
-        text = json.dumps([r.type, r.name, r.parent, r.provider, sorted(r.dependencies), r.inputs, r.options], sort_keys=True, default=repr)
-        if environment is not None:
-            text = text.replace(environment.urn, environment.parent).replace(f"{TYPE}$", "")
-        lines.append(text.replace("pulumi:pulumi:Stack$", ""))
-    return sorted(lines)
-
-
 @pytest.mark.parametrize("stack", STACKS)
 def test_a_gpu_environment_declares_what_the_program_declares_for_the_same_settings(stack):
     program = run_cached(stack)[0]
@@ -74,7 +48,7 @@ def test_a_gpu_environment_declares_what_the_program_declares_for_the_same_setti
     [environment] = [r for r in run.resources if r.type == TYPE]
     # The program's components (the cluster, the pools, ...) are the GpuEnvironment's children.
     assert {r.parent for r in run.resources if r.type.startswith("aks-gpu:") and r.type != TYPE} == {environment.urn}
-    assert graph(run) == graph(program)
+    assert graph(run.resources) == graph(program.resources)
 
 
 @pytest.mark.parametrize("stack", STACKS)

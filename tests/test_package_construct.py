@@ -4,16 +4,34 @@ What a consumer's `pulumi up` prints when the component refuses: one line, never
 input as Pulumi names a bad input (pulumi/pulumi 1b594989 pkg/resource/deploy/source_eval.go
 `errorToMessage`: "property <path> with value '<value>' has a problem: <reason>").
 
-Left for the next round: a valid Construct's graph compared with the program's per sample stack
-(the in-process comparison is tests/test_gpu_environment.py)."""
+A valid Construct, as the engine drives it against the mock engine's monitor over gRPC, with the
+package's provider served in this process and handed the mock engine's fake Azure as its reader
+(tests/support/package_host.py construct_as_the_engine): it registers what the program registers
+for the same settings, one parent more, and says what the program says."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import grpc
-from pulumi.runtime.proto import errors_pb2, status_pb2
-from support.package_host import construct
+import pulumi
+import pytest
+from conftest import ROOT, run_cached
+from pulumi.runtime.proto import engine_pb2, errors_pb2, status_pb2
+from support.package_host import construct, construct_as_the_engine, graph
+
+from tools.mock_engine import merged_config
+
+# The tests' sample stacks (tests/fixtures/stacks/), and the examples' two: the guide's hand-made
+# cluster with its pool used (examples/guide-cluster/) and a capacity group (examples/gpu-groups/).
+SAMPLES = {
+    "dev": None,
+    "prod": None,
+    "team": None,
+    "ml-prod": ROOT / "examples" / "guide-cluster" / "Pulumi.ml-prod.yaml",
+    "inference": ROOT / "examples" / "gpu-groups" / "Pulumi.inference.yaml",
+}
+RUNS = {"preview": True, "deployment": False}
 
 
 def property_errors(error: grpc.RpcError) -> list[tuple[str, str]]:
@@ -61,3 +79,33 @@ def test_a_secret_input_is_refused_naming_it_since_every_input_must_be_a_plain_v
     [(path, reason)] = property_errors(answer)
     assert path == "clusterName"
     assert reason.startswith("clusterName is an output (known only once another resource exists, or a secret)") and "\n" not in reason
+
+
+@pytest.mark.parametrize(("stack", "run"), [(s, r) for s in SAMPLES for r in RUNS], ids=[f"{s}-{r}" for s in SAMPLES for r in RUNS])
+def test_construct_over_grpc_registers_the_programs_children_for_each_sample_stack(stack, run):
+    """Same types, names, parents (one more at the top), providers, dependencies, inputs and
+    options as the program's, and the program's warnings and info lines, in the engine's log."""
+    preview, stack_file = RUNS[run], SAMPLES[stack]
+    constructed = construct_as_the_engine(stack, preview, merged_config(stack, stack_file=stack_file))
+    try:
+        program = run_cached(stack, preview=preview, stack_file=stack_file)[0]
+    except pulumi.RunError as refused:  # dev's deployment: preflight stops it (its GPU size is retired)
+        assert isinstance(constructed.answer, grpc.RpcError)
+        assert constructed.answer.details() == str(refused)
+        assert constructed.registrations == []  # the program registers nothing, and so does the component
+        return
+    assert not isinstance(constructed.answer, grpc.RpcError), constructed.answer.details()
+    assert graph(constructed.registrations) == graph(program.resources)
+    assert constructed.log.said(engine_pb2.WARNING) == program.warnings
+    assert constructed.log.said(engine_pb2.INFO) == program.infos
+
+
+def test_construct_answers_with_the_environment_and_its_outputs_under_the_engines_urns():
+    constructed = construct_as_the_engine("prod", preview=False)
+    program = run_cached("prod", preview=False)[0]
+    answer = constructed.answer
+    assert answer.urn == "urn:pulumi:prod::aks-gpu::aks-gpu:index:GpuEnvironment::env"
+    assert set(answer.state.fields) == set(program.outputs)
+    # The proof Job is the component's grandchild: the engine's URN names the whole chain.
+    job = "urn:pulumi:prod::aks-gpu::aks-gpu:index:GpuEnvironment$aks-gpu:kubernetes:MnistJob$kubernetes:batch/v1:Job::mnist-job"
+    assert answer.state.fields["mnistJobUrn"].string_value == job

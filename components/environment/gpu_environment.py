@@ -80,14 +80,18 @@ class GpuEnvironment(pulumi.ComponentResource):
         """`reader`: how Azure and the cluster are read; unset, live, with the deployer's credentials
         (a test hands its own, as the program's tests do)."""
         cfg = parsed(name, args)  # a bad input stops before anything is registered, this component too
-        super().__init__(TYPE, name, None, opts)
         said = Said()
+        # Planned before the component registers itself: where preflight or the cost limit stops a
+        # deployment, nothing is registered, as in the program ("nothing was created").
         try:
             mode = Mode.of(pulumi.runtime.is_dry_run())
             project, stack = pulumi.get_project(), pulumi.get_stack()
             plan = build_plan(cfg, reader or LiveReader(), mode, project=project, stack=stack, environ=os.environ, said=said)
-        finally:  # what was said before a stop is said too
-            report(said, self)
+        except BaseException:
+            report(said)  # what was said before the stop is said too, as the program says it
+            raise
+        super().__init__(TYPE, name, None, opts)
+        report(said, self)
         outputs = declare(plan, parent=self)
         for key, value in outputs.items():
             setattr(self, snake_case(key), value)
@@ -128,8 +132,21 @@ def flat_config(args: Mapping[str, Any]) -> dict[str, str]:
         if value is None:
             continue
         full_key = OTHER_KEYS.get(key, f"{config.NAMESPACE}:{key}")
-        flat[full_key] = value if isinstance(value, str) else json.dumps(value)
+        flat[full_key] = value if isinstance(value, str) else json.dumps(whole_numbers(value))
     return flat
+
+
+def whole_numbers(value: Any) -> Any:
+    """`value` with each whole float an int, as the CLI writes a stack file's number (Go's
+    encoding/json writes float64 2 as `2`). Over Construct every number is a double (a protobuf
+    Struct), and the SDK's turning an integer input back into an int is undone by the line after
+    it (pulumi 3.272.0 provider/experimental/component.py map_input_properties, the same at
+    pulumi/pulumi 1b594989): a consumer's `nodeCount: 2` reaches the component as 2.0."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, Mapping):
+        return {key: whole_numbers(item) for key, item in value.items()}
+    return [whole_numbers(item) for item in value] if isinstance(value, list) else value
 
 
 def named_input(message: str) -> str | None:

@@ -10,6 +10,8 @@ as the message and, for each property, "property <path> with value '<value>' has
 """
 
 import sys
+from collections.abc import Callable
+from typing import Any, cast
 
 from pulumi import ComponentResource, Inputs
 from pulumi.errors import InputPropertiesError, InputPropertyError, RunError
@@ -21,12 +23,32 @@ from pulumi.resource import ResourceOptions
 
 from components.environment.gpu_environment import GpuEnvironment, InputRefused
 from components.environment.package import NAME, NAMESPACE, project_version
+from components.live_reader import LiveReader
+from components.seam.reader import AzureReader
 
 COMPONENTS: list[type[ComponentResource]] = [GpuEnvironment]
 
 
 class PackageProvider(ComponentProvider):
-    """The components, their schema inferred from their Args (analyzer.py); a refusal in one line."""
+    """The components, their schema inferred from their Args (analyzer.py); a refusal in one line.
+
+    `reader` makes the reader of Azure and the cluster each Construct's component is handed: a
+    LiveReader, with the deployer's credentials, as the CLI serves the package (`serve`); the
+    tests' fake Azure where a test serves it (tests/support/package_host.py)."""
+
+    def __init__(
+        self,
+        components: list[type[ComponentResource]],
+        name: str,
+        namespace: str,
+        version: str,
+        reader: Callable[[], AzureReader] = LiveReader,
+    ) -> None:
+        super().__init__(components, name, namespace, version)
+        # The SDK builds a component as `self._components[<class name>](name, args, options)`
+        # (pulumi 3.272.0 provider/experimental/component.py ComponentProvider.construct).
+        built = {key: reading(component, reader) for key, component in self._components.items()}
+        self._components = cast(dict[str, type[ComponentResource]], built)
 
     def construct(self, name: str, resource_type: str, inputs: Inputs, options: ResourceOptions | None = None) -> ConstructResult:
         try:
@@ -39,6 +61,15 @@ class PackageProvider(ComponentProvider):
                 # errors=[]: with None, server.py's status has no trailing_metadata and aborting fails (AttributeError).
                 raise InputPropertiesError(str(refusal), errors=[]) from None
             raise  # anything else is a fault of the code: its traceback helps
+
+
+def reading(component: Callable[..., ComponentResource], reader: Callable[[], AzureReader]) -> Callable[..., ComponentResource]:
+    """`component`'s constructor, each call handed a reader of its own (GpuEnvironment's `reader`)."""
+
+    def build(name: str, args: Any, options: ResourceOptions | None = None) -> ComponentResource:
+        return component(name, args, options, reader=reader())
+
+    return build
 
 
 def serve() -> None:
