@@ -10,7 +10,7 @@ import argparse
 import json
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -200,6 +200,19 @@ def between(text: str, start_marker: str, end_marker: str, block: str) -> str:
     return text[:start] + block + text[end:]
 
 
+def write_or_check(pages: list[tuple[Path, str]], check: bool, stale_line: Callable[[Path], str]) -> int:
+    """`make config-docs`' generators: each (page, wanted text) written, or with --check each stale
+    page's `stale_line` printed and 1 returned."""
+    stale = [path for path, want in pages if not path.exists() or path.read_text() != want]
+    if check:
+        for path in stale:
+            print(stale_line(path), file=sys.stderr)
+        return 1 if stale else 0
+    for path, want in pages:
+        path.write_text(want)
+    return 0
+
+
 def with_readme_keys(readme: str, block: str) -> str:
     return between(readme, README_START, README_END, block)
 
@@ -208,17 +221,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="exit 1 if the committed page is stale")
     args = parser.parse_args(argv)
-    text = render()
-    readme = with_readme_keys(README.read_text(), readme_keys())
-    if args.check:
-        stale = [p for p, want in ((PAGE, text), (README, readme)) if not p.exists() or p.read_text() != want]
-        for path in stale:
-            print(f"{path.relative_to(ROOT)} is stale: run `make config-docs`", file=sys.stderr)
-        return 1 if stale else 0
-    PAGE.write_text(text)
-    README.write_text(readme)
-    print(f"wrote {PAGE.relative_to(ROOT)} and the README's list of every key")
-    return 0
+    pages = [(PAGE, render()), (README, with_readme_keys(README.read_text(), readme_keys()))]
+    code = write_or_check(pages, args.check, lambda p: f"{p.relative_to(ROOT)} is stale: run `make config-docs`")
+    if not args.check:
+        print(f"wrote {PAGE.relative_to(ROOT)} and the README's list of every key")
+    return code
 
 
 if __name__ == "__main__":

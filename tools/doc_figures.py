@@ -21,7 +21,7 @@ from components.proof import job_deadline as jd
 from components.proof import watch_live as watch
 from components.proof import watch_verdict as verdict
 from components.seam import compute
-from tools.config_docs import between
+from tools.config_docs import between, write_or_check
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "proof.md"
@@ -130,16 +130,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="exit 1 if the committed table is stale")
     args = parser.parse_args(argv)
-    page = PAGE.read_text()
-    want = with_figures(page, render())
-    if args.check:
-        if page != want:
-            print(f"{PAGE.relative_to(ROOT)}'s timings are stale: run `make config-docs`", file=sys.stderr)
-            return 1
-        return 0
-    PAGE.write_text(want)
-    print(f"wrote the timings of {PAGE.relative_to(ROOT)}")
-    return 0
+    want = with_figures(PAGE.read_text(), render())
+    code = write_or_check([(PAGE, want)], args.check, lambda p: f"{p.relative_to(ROOT)}'s timings are stale: run `make config-docs`")
+    if not args.check:
+        print(f"wrote the timings of {PAGE.relative_to(ROOT)}")
+    return code
 
 
 if __name__ == "__main__":

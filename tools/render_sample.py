@@ -21,7 +21,7 @@ from pathlib import Path
 import yaml
 
 from tools import render
-from tools.config_docs import between
+from tools.config_docs import between, write_or_check
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -126,19 +126,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="exit 1 if a committed sample is stale")
     args = parser.parse_args(argv)
-    stale: list[Path] = []
-    for sample in SAMPLES:
-        text = sample.page.read_text()
-        want = sample.written(text)
-        if args.check:
-            stale += [sample.page] if text != want else []
-        else:
-            sample.page.write_text(want)
-    for path in stale:
-        print(f"{path.relative_to(ROOT)}'s sample render is stale: run `make config-docs`", file=sys.stderr)
+    pages = [(s.page, s.written(s.page.read_text())) for s in SAMPLES]
+    code = write_or_check(pages, args.check, lambda p: f"{p.relative_to(ROOT)}'s sample render is stale: run `make config-docs`")
     if not args.check:
         print(f"wrote the sample renders of {', '.join(str(s.page.relative_to(ROOT)) for s in SAMPLES)}")
-    return 1 if stale else 0
+    return code
 
 
 if __name__ == "__main__":
