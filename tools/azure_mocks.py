@@ -255,7 +255,6 @@ class OfflineReader:
         #: The stack's preflight.kubernetesFile, when `kubernetes` is what it saved.
         self.kubernetes_file: str | None = None
         #: The URNs of the state the program was answered (none: it read no state).
-        self.held: frozenset[str] = frozenset()
         #: The reads the program made, by name, in order.
         self.reads: list[str] = []
         #: What the answers assumed (the offline render prints it).
@@ -416,7 +415,7 @@ class OfflineReader:
                 self._note(self.state_note(f": no deployment of it has completed ({self.never_deployed()}), so this is a first `up`"))
                 raise NotDeployed(f"the stack's state in {self.state_file} has no outputs yet: no deployment of it had completed")
             self._note(self.state_note(f" ({len(self.stack_answer)} resources)"))
-        self.held, self.held_state = frozenset(self.stack_answer), dict(self.stack_answer)
+        self.held_state = dict(self.stack_answer)
         return self.stack_answer
 
     def state_note(self, tail: str) -> str:

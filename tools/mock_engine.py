@@ -94,10 +94,14 @@ class ProgramRun:
     infos: list[str] = field(default_factory=list)
     #: What the mock engine assumed in Azure's place (a cluster it had no description of).
     notes: list[str] = field(default_factory=list)
-    #: The URNs the stack's state held, as the run read it from its offline reader (none: a first `up`).
-    held: frozenset[str] = frozenset()
-    #: The entries of that state, by URN: {"type", "outputs", "inputs", "retainOnDelete"} (saved_state.py).
+    #: The entries of the stack's state, as the run read it from its offline reader (none: a first
+    #: `up`), by URN: {"type", "outputs", "inputs", "retainOnDelete"} (saved_state.py).
     state: dict[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    @property
+    def held(self) -> frozenset[str]:
+        """The URNs that state holds."""
+        return frozenset(self.state)
 
     def of_type(self, type_: str) -> list[Registration]:
         return [r for r in self.resources if r.type == type_]
@@ -427,7 +431,6 @@ def run_under_mocks(
         warnings=list(collector.messages),
         infos=list(collector.infos),
         notes=list(reader_of(monitor).notes),
-        held=frozenset(reader_of(monitor).held),
         state=dict(reader_of(monitor).held_state),
     )
 

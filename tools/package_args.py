@@ -14,17 +14,20 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from tools.schema import stack_file_schema
+from components.config.values import NAMESPACE as KEYS
+from components.stack import LOCATION_KEY
+from tools.config_docs import write_or_check
+from tools.schema import SECURE, stack_file_schema
 
 ROOT = Path(__file__).resolve().parent.parent
 ARGS_FILE = ROOT / "components" / "environment" / "args.py"
-NAMESPACE = "aks-gpu:"
+NAMESPACE = f"{KEYS}:"
 # The stack file's `azure-native:location` is the component's input `location`.
-RENAMED = {"azure-native:location": "location"}
+RENAMED = {LOCATION_KEY: "location"}
 ARGS = "GpuEnvironmentArgs"
 # What the stack schema allows beside a value, which a component's input does not take: a secret's
 # `secure:` form (Pulumi's stack file), null, and "" for "not set".
-NOT_A_VALUE = ({"$ref": "#/$defs/secureValue"}, {"type": "null"})
+NOT_A_VALUE = (SECURE, {"type": "null"})
 SCALARS = {"string": "str", "integer": "int", "number": "float", "boolean": "bool"}
 
 HEADER = '''"""The GpuEnvironment's inputs: every `aks-gpu:` key of a stack file, under the same name and with
@@ -175,13 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--check", action="store_true", help="exit 1 when the committed file differs")
     args = parser.parse_args(argv)
-    text = render()
-    if args.check:
-        same = ARGS_FILE.exists() and ARGS_FILE.read_text() == text
-        print("" if same else f"{ARGS_FILE.relative_to(ROOT)} is not what `make package-args` writes")
-        return 0 if same else 1
-    ARGS_FILE.write_text(text)
-    return 0
+    return write_or_check([(ARGS_FILE, render())], args.check, lambda p: f"{p.relative_to(ROOT)} is not what `make package-args` writes")
 
 
 if __name__ == "__main__":

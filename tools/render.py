@@ -22,6 +22,7 @@ import pulumi
 import yaml
 from pulumi.output import Unknown
 
+from components import problem
 from components.catalog import gpu_sizes
 from components.errors import ITEM
 from components.ownership import adoption
@@ -315,7 +316,7 @@ def summary(run: ProgramRun, out_dir: Path) -> str:
 
 # How a preview's warning says `pulumi up` would stop at it (preflight, the cost limit, the
 # owner's ConfigMap): "(a deployment stops here)", or the same words inside the sentence.
-STOPS = "a deployment stops here"
+STOPS = problem.STOPS
 
 
 def stops(run: ProgramRun) -> int:
@@ -404,18 +405,18 @@ def stack_name(config_file: Path) -> str:
     return name[len("Pulumi.") : -len(".yaml")] if name.startswith("Pulumi.") and name.endswith(".yaml") else config_file.stem
 
 
-def with_state_file(overrides: dict[str, Any], stack: str, path: Path | None, state_file: Path | None) -> dict[str, Any]:
-    """`overrides` with `--state-file` in the stack's preflight.stateFile, as the stack's file would
-    name it: relative to the project where it lies inside it (the CLI runs the program there)."""
+def with_state_file(stack: str, path: Path | None, state_file: Path | None) -> dict[str, Any]:
+    """The overrides that put `--state-file` in the stack's preflight.stateFile, as the stack's file
+    would name it: relative to the project where it lies inside it (the CLI runs the program there)."""
     if state_file is None:
-        return overrides
+        return {}
     try:
-        preflight = overrides.get("preflight") or json.loads(stack_config(stack, path).get("aks-gpu:preflight", "{}"))
+        preflight = json.loads(stack_config(stack, path).get("aks-gpu:preflight", "{}"))
     except (FileNotFoundError, SavedFileError, json.JSONDecodeError):
         preflight = {}  # run_program says what is wrong with the stack file
     given = state_file.resolve()
     named = given.relative_to(ROOT) if given.is_relative_to(ROOT) else given
-    return {**overrides, "preflight": {**(preflight if isinstance(preflight, dict) else {}), "stateFile": str(named)}}
+    return {"preflight": {**(preflight if isinstance(preflight, dict) else {}), "stateFile": str(named)}}
 
 
 def given_with_state_file(error: str, state_file: Path | None) -> str:
@@ -509,7 +510,7 @@ def main(argv: list[str] | None = None) -> int:
             out_dir = args.out
         else:
             out_dir = (args.out or ROOT / "build") / stack
-        overrides = with_state_file({}, stack, own.get("stack_file"), args.state_file)
+        overrides = with_state_file(stack, own.get("stack_file"), args.state_file)
         try:  # `pulumi preview`, as the README says
             run = run_program(stack, overrides=overrides, preview=True, **own, **monitor_for(args.state_file))
         except FileNotFoundError as error:

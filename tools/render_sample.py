@@ -113,15 +113,6 @@ SAMPLES = (
 )
 
 
-def block(summary: str) -> str:
-    """The README's sample block of a summary."""
-    return SAMPLES[0].block(summary)
-
-
-def with_sample(readme: str, sample: str) -> str:
-    return between(readme, START, END, sample)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="exit 1 if a committed sample is stale")

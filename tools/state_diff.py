@@ -17,13 +17,10 @@ from typing import Any
 from pulumi.output import Unknown
 
 from components.ownership.saved_state import ROOT_STACK
-from components.ownership.stack_state import type_and_name
+from components.ownership.stack_state import AGENT_POOL, MANAGED_POOL, type_and_name
 from components.pools import managed_gpu_pool, pool_fields
 from tools.mock_engine import ProgramRun, Registration, Secret
 from tools.urns import as_the_engine_names_them
-
-AGENT_POOL = "azure-native:containerservice:AgentPool"
-MANAGED_POOL = "pulumi-python:dynamic/aksgpu:ManagedGpuPool"
 
 # azure-native replaces on these (pulumi/pulumi-azure-native provider/pkg/gen/replacement.go
 # forceNewMap at 1b7112af; a name there applies where that type's property is, hence the paths),
@@ -113,6 +110,8 @@ def _engines_own(urn: str) -> bool:
 
 
 def _gone_why(urn: str, held: Mapping[str, Any]) -> str:
+    # retainOnDelete: the engine's delete step is a no-op (pulumi/pulumi@1b594989 pkg/resource/deploy/
+    # step.go DeleteStep.Apply, `s.old.RetainOnDelete`), so the entry leaves the state only.
     if not held.get("retainOnDelete"):
         return ""
     keeper = "the cluster" if type_and_name(urn)[0].startswith("kubernetes:") else "Azure"
@@ -125,6 +124,8 @@ DYNAMIC, PROVIDER_KEY = "pulumi-python:dynamic/", "__provider"
 
 
 def declared_step(r: Registration, held: Mapping[str, Any], urn: str) -> Step:
+    # ignoreChanges: the engine puts the old value back before it diffs (pulumi/pulumi@1b594989
+    # pkg/resource/deploy/step_generator.go processIgnoreChanges).
     ignored = (*(r.options.get("ignoreChanges") or ()), *((PROVIDER_KEY,) if r.type.startswith(DYNAMIC) else ()))
     changed = [c for c in changes(held.get("inputs") or {}, r.inputs) if not _under(c[0], ignored)]
     if not changed:
@@ -161,6 +162,8 @@ def _same(old: Any, new: Any) -> bool:
 
 
 def _under(path: str, prefixes: Iterable[str]) -> bool:
+    # A path and what lies under it, `*` any (pulumi/pulumi@1b594989 sdk/go/common/resource/
+    # property_path.go PropertyPath.Contains, which applyReplaceOnChanges and ignoreChanges use).
     return any(p == "*" or path == p or path.startswith((f"{p}.", f"{p}[")) for p in prefixes)
 
 
@@ -202,6 +205,7 @@ def _forces(r: Registration, path: str) -> tuple[str, str] | None:
     top = path.split(".")[0].split("[")[0]
     if r.type == AGENT_POOL and top in pool_fields.AGENT_POOL and not pool_fields.AGENT_POOL[top].in_place:
         return top, f"AKS fixes it when a pool is created ({pool_fields.AGENT_POOL[top].source})"
+    # replaceOnChanges turns a change under a path into a replace (step_generator.go applyReplaceOnChanges).
     if key := _prefix(path, r.options.get("replaceOnChanges") or ()):
         return key, "forced by the program (replaceOnChanges)"
     if r.type.startswith("azure-native:") and (key := _prefix(path, (*AZURE_URL_NAMES, *AZURE_FORCE_NEW.get(r.type, ())))):
