@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# What a warning says where a preview warns of what stops a deployment: the render counts them (tools/render.py STOPS).
+STOPS = "a deployment stops here"
+
 
 @dataclass(frozen=True)
 class Problem:

@@ -19,6 +19,7 @@ from components.cost import prices
 from components.cost.settings import CostConfig
 from components.errors import CostError, error_line
 from components.pools.settings import Pools
+from components.problem import STOPS
 from components.seam.reader import AzureReader, NotRead, read_errors
 
 # "730 hours" a month: the Azure pricing calculator's month.
@@ -398,7 +399,7 @@ def unchecked(settings: CostConfig, why: str, dry_run: bool) -> str:
     )
     if not dry_run:
         raise CostError(message + " (nothing was created)")
-    return message + " (a deployment stops here)"
+    return f"{message} ({STOPS})"
 
 
 def group_lines(groups: Sequence[tuple[str, Sequence[str]]], est: Estimate | None) -> list[str]:
@@ -481,7 +482,7 @@ def run(billed: Billed, region: str | None, reader: AzureReader, *, dry_run: boo
         )
         if not dry_run:
             raise CostError(message + " (nothing was created)")
-        warnings.append(message + " (a deployment stops here)")
+        warnings.append(f"{message} ({STOPS})")
     elif limit is not None and not est.complete:
         warnings.append(unchecked(billed.cost, f"the total leaves out {'; '.join(est.missing)}", dry_run))
     return est, used + lines(est) + (lacking if offline_gaps else []), warnings

@@ -29,6 +29,7 @@ from components.pools.priority_expander import (
     EXPANDER,
     Priorities,
 )
+from components.problem import STOPS
 from components.seam.reader import AzureReader, read_errors
 
 CHECK = f"kubectl get configmap -n {CONFIG_MAP_NAMESPACE} {CONFIG_MAP_NAME} -o yaml"
@@ -150,7 +151,7 @@ def unknown_line(cluster: str, why: str) -> str:
     return (
         f"gpuGroups: whether cluster {cluster} has the ConfigMap {WHERE} already, and whose it is, is not known ({why}): "
         "this plan declares it, and `pulumi up` reads the cluster again: one the stack's state does not hold is its "
-        f"owner's, and `up` then declares none and says which of the groups' lines it lacks; a deployment stops here while "
+        f"owner's, and `up` then declares none and says which of the groups' lines it lacks; {STOPS} while "
         f"the read fails; check with `{CHECK}`"
     )
 

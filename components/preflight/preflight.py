@@ -28,7 +28,7 @@ from components.pools.pool_network import PoolNetwork
 from components.pools.settings import Pools
 from components.preflight import capacity, permissions
 from components.preflight.settings import PreflightConfig
-from components.problem import Problem
+from components.problem import STOPS, Problem
 from components.seam import azure_facts
 from components.seam.reader import AzureReader, NotRead, RunningPool, read_errors
 from components.stack import StackConfig
@@ -106,7 +106,7 @@ def run(
         *permission_problems,
     ]
     _stop_if_enforced([p.message for p in problems if p.blocking], dry_run, mode)
-    stops = " (a deployment stops here)" if mode == "enforce" else ""
+    stops = f" ({STOPS})" if mode == "enforce" else ""
     said = [p.message + (stops if p.blocking else "") for p in problems]
     return Checked([*certain, *notes, *permission_notes, *said], region, tuple(groups))
 
@@ -154,7 +154,7 @@ def never_two_plugins(problems: list[Problem], dry_run: bool) -> list[str]:
     if problems and not dry_run:
         listed = problems[0].message if len(problems) == 1 else "\n" + "\n".join(f"- {escaped(p.message)}" for p in problems)
         raise PreflightError(f"preflight: never two device plugins on one node, {whatever} (nothing was created): {listed}")
-    return [f"{p.message} (a deployment stops here, {whatever})" for p in problems]
+    return [f"{p.message} ({STOPS}, {whatever})" for p in problems]
 
 
 def provider_host(pools: Pools, environ: Mapping[str, str]) -> None:
