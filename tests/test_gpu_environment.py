@@ -15,7 +15,8 @@ import pytest
 from conftest import ROOT, run_cached
 from support.package_host import graph, inputs_of
 
-from components.environment.gpu_environment import TYPE, GpuEnvironment, snake_case
+from components.config.messages import snake
+from components.environment.gpu_environment import TYPE, GpuEnvironment
 from components.errors import ConfigError
 from tools.azure_mocks import AzureMocks
 from tools.mock_engine import ProgramRun, RecordingMonitor, merged_config, reader_of, run_under_mocks
@@ -55,7 +56,7 @@ def test_a_gpu_environment_declares_what_the_program_declares_for_the_same_setti
 def test_a_gpu_environments_outputs_are_the_programs_stack_outputs(stack):
     program = run_cached(stack)[0]
     _, [environment] = environment_run(stack)
-    set_there = {key for key in program.outputs if getattr(environment, snake_case(key), None) is not None}
+    set_there = {key for key in program.outputs if getattr(environment, snake(key), None) is not None}
     assert set_there == set(program.outputs)
 
 

@@ -5,6 +5,7 @@ images, sizes, subnets, ranges and lists, each with what a one-line error says i
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
@@ -177,3 +178,17 @@ def list_of(item: Any, most: int) -> Any:
         AfterValidator(unique),
         Allowed("a list"),
     ]
+
+
+def whole_numbers(value: Any) -> Any:
+    """`value` with each whole float an int, as the CLI writes a stack file's number (Go's
+    encoding/json writes float64 2 as `2`). The engine's protobuf Struct carries every number as a
+    double: an AgentPool's `count`, `minCount`, `maxPods` are `integer`s in its spec, and over
+    Construct the SDK's turning an integer input back into an int is undone by the line after it
+    (pulumi 3.272.0 provider/experimental/component.py map_input_properties, the same at
+    pulumi/pulumi 1b594989), so a consumer's `nodeCount: 2` reaches the component as 2.0."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, Mapping):
+        return {key: whole_numbers(item) for key, item in value.items()}
+    return [whole_numbers(item) for item in value] if isinstance(value, (list, tuple)) else value

@@ -16,15 +16,18 @@ from typing import Any
 import pulumi
 
 from components import stack as config
+from components.config.messages import snake
+from components.config.values import whole_numbers
 from components.environment.args import GpuEnvironmentArgs
 from components.environment.declare import declare, report
+from components.environment.package import NAME
 from components.errors import ConfigError
 from components.live_reader import LiveReader
 from components.plan import Mode, Said, build_plan
 from components.seam.reader import AzureReader
 
 # The type token the host gives it (`<package>:index:<class>`, schema.py generate_schema).
-TYPE = "aks-gpu:index:GpuEnvironment"
+TYPE = f"{NAME}:index:GpuEnvironment"
 # The stack file's keys that are not `aks-gpu:`'s, under the input's name.
 OTHER_KEYS = {"location": config.LOCATION_KEY}
 # The key a refusal names first: `aks-gpu:` then a key and its path (gpuPools.t4.vmSize, access.adminGroupObjectIds[0]).
@@ -94,7 +97,7 @@ class GpuEnvironment(pulumi.ComponentResource):
         report(said, self)
         outputs = declare(plan, parent=self)
         for key, value in outputs.items():
-            setattr(self, snake_case(key), value)
+            setattr(self, snake(key), value)
         self.register_outputs(outputs)
 
 
@@ -136,27 +139,9 @@ def flat_config(args: Mapping[str, Any]) -> dict[str, str]:
     return flat
 
 
-def whole_numbers(value: Any) -> Any:
-    """`value` with each whole float an int, as the CLI writes a stack file's number (Go's
-    encoding/json writes float64 2 as `2`). Over Construct every number is a double (a protobuf
-    Struct), and the SDK's turning an integer input back into an int is undone by the line after
-    it (pulumi 3.272.0 provider/experimental/component.py map_input_properties, the same at
-    pulumi/pulumi 1b594989): a consumer's `nodeCount: 2` reaches the component as 2.0."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, Mapping):
-        return {key: whole_numbers(item) for key, item in value.items()}
-    return [whole_numbers(item) for item in value] if isinstance(value, list) else value
-
-
 def named_input(message: str) -> str | None:
     """The input a refusal names first (`aks-gpu:gpuPool.vmSize` is gpuPool.vmSize), if any."""
     found = NAMED_KEY.search(message)
     if found is None:
         return None
     return "location" if found.group(0).startswith(config.LOCATION_KEY) else found.group(1)
-
-
-def snake_case(key: str) -> str:
-    """The attribute of an output: the analyser's camel_case (util.py) turns it back into `key`."""
-    return re.sub(r"([A-Z])", lambda m: "_" + m.group(1).lower(), key)

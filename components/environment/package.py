@@ -3,8 +3,10 @@
 import re
 from pathlib import Path
 
+from components.config import values
+
 # The program's namespace (`aks-gpu:` keys, its components' type tokens): the schema's `name`.
-NAME = "aks-gpu"
+NAME = values.NAMESPACE
 # The owner the stack schema's $id names (github.com/aks-gpu/aks-gpu): generated SDKs' Go module
 # path and Java package; nothing at run time.
 NAMESPACE = "aks-gpu"

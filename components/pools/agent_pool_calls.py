@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from components.cluster.cluster_facts import OWNER_TAG
+from components.config.values import whole_numbers
 from components.errors import ManagedPoolError, ManagedPoolTimeout, one_line
 from components.ownership.ownership import owner_of
 from components.seam.aks_client import ARM_ENDPOINT, aks_client
@@ -87,19 +88,6 @@ def pool_id(props: Mapping[str, Any]) -> str:
         f"/subscriptions/{props['subscriptionId']}/resourceGroups/{group}/providers/"
         f"Microsoft.ContainerService/managedClusters/{cluster}/agentPools/{pool}"
     )
-
-
-def json_numbers(value: Any) -> Any:
-    """A whole number as an integer: the engine's Struct carries every number as a double, and
-    the spec says `integer` for count, minCount, maxPods...; the Spot price cap, a `number`,
-    is the same either way."""
-    if isinstance(value, Mapping):
-        return {k: json_numbers(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_numbers(v) for v in value]
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return value
 
 
 def time_limit(props: Mapping[str, Any], operation: str) -> float:
@@ -219,7 +207,7 @@ def put_pool(props: Mapping[str, Any], operation: str) -> dict[str, Any]:
     seconds = time_limit(props, operation)
     deadline = time.monotonic() + seconds
     what = f"{'creating' if operation == 'create' else 'updating'} node pool {props['agentPoolName']}"
-    body = AgentPool({"properties": json_numbers(dict(props["properties"]))})
+    body = AgentPool({"properties": whole_numbers(dict(props["properties"]))})
     with _in_azure_words(what):
         client = _client(props, seconds)
         poller = _begin(lambda: client.agent_pools.begin_create_or_update(*_where(props), body), deadline, what)
