@@ -136,6 +136,7 @@ def test_a_protected_cluster_deletes_what_it_holds_one_by_one():
     written on a same step)."""
     run, _ = run_cached("prod", preview=False, cost=BUDGET)
     assert run.one(CLUSTER).options["protect"] is True
+    assert run.one("azure-native:resources:ResourceGroup").options["protect"] is True
     assert [r.urn for r in run.resources if "deletedWith" in r.options] == []
     unprotected, _ = run_cached("prod", preview=False, cost=BUDGET, protect=False)
     assert {r.urn for r in unprotected.resources if "deletedWith" in r.options} == inside_the_cluster(unprotected)

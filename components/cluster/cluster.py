@@ -98,7 +98,9 @@ class GpuClusterArgs:
     network: NetworkConfig = NetworkConfig()
     upgrade: UpgradeConfig = UpgradeConfig()
     tier: str = "Free"
-    #: While set, the Kubernetes objects are not deleted with the cluster (GpuCluster.objects).
+    #: Protects the resource group and the cluster from `pulumi destroy` and replacement: the engine
+    #: refuses their delete step (pulumi/pulumi@1b594989 pkg/resource/deploy/step.go DeleteStep.Apply,
+    #: deleteProtectedError); while set, the Kubernetes objects are not deleted with the cluster (GpuCluster.objects).
     protect: bool = False
     #: The run's subscription, where the deployer's grant names its role; None: getClientConfig's.
     subscription_id: str | None = None

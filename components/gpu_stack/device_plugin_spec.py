@@ -47,7 +47,9 @@ MIG_ENV = (
 )
 # Taking over what `kubectl apply` made: an `up` takes over kubectl's field managers before its
 # server-side apply, a preview does not, so its dry run would stop at conflicts; the annotation
-# forces both, on the adopting run only (docs/existing-cluster.md, "What the cluster runs in Kubernetes").
+# forces both (pulumi/pulumi-kubernetes@94977969 provider/pkg/await/await.go patchForce), on the adopting
+# run only, so that later another writer's change conflicts again (docs/existing-cluster.md, "What the
+# cluster runs in Kubernetes").
 PATCH_FORCE = {"pulumi.com/patchForce": "true"}
 
 

@@ -102,7 +102,7 @@ def read_saved(key: str, path: Path, project: str, stack: str) -> SavedState:
                 adopted_record.parse(plain)
             except adopted_record.Malformed as why:
                 raise refuse(f"{member}.outputs.{adopted_record.OUTPUT} {why}, which this program never writes") from None
-    mark = outputs.pop(REHEARSAL, None) if isinstance(outputs, dict) else None
+    mark = outputs.pop(REHEARSAL, None)
     return SavedState(resources, outputs, rehearsal=None if mark is None else str(mark))
 
 

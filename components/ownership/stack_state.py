@@ -5,7 +5,6 @@ what it cannot tell, never a guess that would delete. Why, and the sources: docs
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -190,8 +189,17 @@ def read(reader: AzureReader, cluster: tuple[str, str] | None = None, *, project
             if isinstance(annotations, Mapping):
                 marks[(type_, name)] = {k: v for k, v in annotations.items() if isinstance(k, str) and isinstance(v, str)}
     strays = tuple(str(u) for u in answer if _stray(str(u), project, stack))
-    state = StackState(True, held, objects=objects, pool_tags=_pool_tags(StackState(True, held), ours), strays=strays, marks=marks)
-    return dataclasses.replace(state, adopted=_recorded(ours, state))
+    base = StackState(True, held, objects=objects)
+    return StackState(
+        True, held, objects=objects, pool_tags=_pool_tags(base, ours), strays=strays, marks=marks, adopted=_recorded(ours, base)
+    )
+
+
+def _root_outputs(answer: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The root Stack's outputs in a state's answer, if it has them."""
+    root = next((e for u, e in answer.items() if type_and_name(str(u))[0] == STACK and isinstance(e, Mapping)), None)
+    outputs = root.get("outputs") if root is not None else None
+    return outputs if isinstance(outputs, Mapping) else None
 
 
 def _recorded(answer: Mapping[str, Any], state: StackState) -> Record:
@@ -200,10 +208,8 @@ def _recorded(answer: Mapping[str, Any], state: StackState) -> Record:
     pkg/resource/deploy/step.go RefreshStep.Apply: "Component, provider, and pending-replace
     resources never change with a refresh"), and the root Stack is a component (sdk/python
     lib/pulumi/runtime/stack.py `Stack(ComponentResource)`)."""
-    root = next((e for u, e in answer.items() if type_and_name(str(u))[0] == STACK and isinstance(e, Mapping)), None)
-    outputs = root.get("outputs") if root is not None else None
     try:
-        recorded = adopted_record.parse(outputs if isinstance(outputs, Mapping) else None)
+        recorded = adopted_record.parse(_root_outputs(answer))
     except adopted_record.Malformed as why:
         raise PreflightError(
             f"preflight: the stack's output {adopted_record.OUTPUT} {why}, which this program never writes (it writes "
@@ -217,11 +223,8 @@ def rehearsal_mark(answer: Mapping[str, Any]) -> str | None:
     """The rehearsal mark among the root Stack's outputs, which readStackResourceOutputs answers
     with the rest (pulumi/pulumi@1b594989 pkg/backend/backend.go GetStackResourceOutputs ranges
     over every resource of the snapshot, the root Stack's too); None: a real deployment's state."""
-    for urn, entry in answer.items():
-        outputs = entry.get("outputs") if isinstance(entry, Mapping) else None
-        if type_and_name(str(urn))[0] == STACK and isinstance(outputs, Mapping) and REHEARSAL in outputs:
-            return cut(str(outputs[REHEARSAL]))
-    return None
+    outputs = _root_outputs(answer)
+    return cut(str(outputs[REHEARSAL])) if outputs is not None and REHEARSAL in outputs else None
 
 
 def rehearsal_refusal(mark: str, stack: str) -> str:
@@ -238,9 +241,8 @@ def rehearsal_refusal(mark: str, stack: str) -> str:
 
 def _other_cluster(answer: Mapping[str, Any], cluster: tuple[str, str] | None) -> bool:
     """Whether the state's last deployment was into another cluster (ARM names compare without case)."""
-    root = next((e for u, e in answer.items() if type_and_name(str(u))[0] == STACK and isinstance(e, Mapping)), None)
-    outputs = root.get("outputs") if root is not None else None
-    if cluster is None or not isinstance(outputs, Mapping):
+    outputs = _root_outputs(answer)
+    if cluster is None or outputs is None:
         return False
     was = (outputs.get("resourceGroupName"), outputs.get("clusterName"))
     if not all(isinstance(w, str) for w in was):
