@@ -12,6 +12,7 @@ import functools
 from typing import Any
 
 import pytest
+from destroy_model import nodes, sends_delete
 from support.adoption import guide_as_listed, saved_cluster, saved_list
 from support.existing_cluster import T4, on_existing
 from support.guide_example import STACK_FILE
@@ -211,3 +212,60 @@ def test_a_saved_export_whose_adopted_output_this_program_never_writes_is_refuse
     for message in refusals(ConfigError, "preflight.stateFile", reader, "ml-prod", STACK_FILE, **ADOPTING, preflight={"stateFile": path}):
         assert message.startswith(f"invalid config aks-gpu:preflight.stateFile = {path}: deployment.resources[0].outputs.adopted has")
         assert "which this program never writes" in message
+
+
+# --------------------------------------------------------------------------- a destroy, and the plugin dropped, after a refresh
+
+
+@functools.cache
+def adopting_up_after_refresh(preview: bool) -> ProgramRun:
+    """An `up` of the adopting config once the marks are stripped and the state refreshed (shared: read-only)."""
+    return ml_prod(after_refresh()(), preview, **ADOPTING)
+
+
+@BOTH
+def test_once_the_marks_are_stripped_and_the_state_refreshed_an_up_still_declares_what_was_adopted_released_on_destroy(preview):
+    """A destroy after that `up` releases the owner's pool, namespace and DaemonSet (`retainOnDelete`:
+    the engine sends them no delete): the config's onDestroy decides it, the marks gone or not,
+    and the record the `up` carries forward says the same."""
+    done = adopting_up_after_refresh(preview)
+    assert done.outputs["adopted"].value == GUIDE_RECORD
+    [pool] = [p for p in done.of_type(POOL) if p.inputs["agentPoolName"] == "gpunp"]
+    adopted = {pool.urn, done.one(NAMESPACE, "gpu-resources").urn, done.one(DAEMON_SET, "nvidia-device-plugin-daemonset").urn}
+    assert {done.by_urn(urn).options["retainOnDelete"] for urn in adopted} == {True}
+    graph = nodes(done)
+    condemned = {n.urn for n in graph}
+    assert not [n.urn for n in graph if n.urn in adopted and sends_delete(n, condemned)]
+
+
+@BOTH
+def test_once_the_marks_are_stripped_and_the_state_refreshed_dropping_a_plugin_adopted_with_on_destroy_delete_is_said_to_delete_it(preview):
+    """The record's onDestroy, not a guess: the stack puts no device plugin on its pools any more,
+    and the namespace and DaemonSet it adopted with devicePlugin.onDestroy: delete are said to be deleted."""
+    deleting = {**ADOPTING, "devicePlugin": {"adopt": True, "onDestroy": "delete"}}
+    first = ml_prod(OfflineReader(cluster=saved_cluster(), kubernetes=saved_list()), False, **deleting)
+    assert first.outputs["adopted"].value["namespaces"] == {"gpu-resources": "delete"}
+    reader = OfflineReader(cluster=saved_cluster(), kubernetes=saved_list(), stack=state_left_by(first, True))
+    pools = {"t4": {"vmSize": T4, "management": "aks-managed"}}
+    warnings = lines_by(reader, "ml-prod", preview, STACK_FILE, gpuPools=pools).warnings
+    said = [w for w in warnings if w.startswith("aks-gpu:devicePlugin.adopt:")]
+    assert said == [
+        "aks-gpu:devicePlugin.adopt: the stack puts no device plugin on its pools now, so this `up` deletes the namespace "
+        f"gpu-resources and its DaemonSet nvidia-device-plugin-daemonset it adopted ({RECORDED}), as its adoption said "
+        "(devicePlugin.onDestroy: delete; the preview shows `delete`)"
+    ]
+
+
+# --------------------------------------------------------------------------- a fixed property of what was adopted, changed
+
+
+def test_once_the_marks_are_stripped_and_the_state_refreshed_moving_the_device_plugin_to_another_namespace_is_refused():
+    overrides = {**ADOPTING, "devicePlugin": {"adopt": True, "namespace": "nvidia"}}
+    for message in refusals(
+        PreflightError, r"^preflight: aks-gpu:devicePlugin\.namespace = nvidia", after_refresh(), "ml-prod", STACK_FILE, **overrides
+    ):
+        assert message.startswith(
+            "preflight: aks-gpu:devicePlugin.namespace = nvidia, but the namespace gpu-resources and its DaemonSet "
+            f"nvidia-device-plugin-daemonset, which this stack adopted ({RECORDED}), are the owner's"
+        )
+        assert "set devicePlugin.namespace back to gpu-resources, or hand them back first" in message
