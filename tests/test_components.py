@@ -16,7 +16,7 @@ from components.pools.gpu_pool import GpuPool, GpuPoolArgs
 from components.pools.settings import GpuPoolConfig
 from components.proof.mnist_job import MnistJob, MnistJobArgs, MnistRun
 from tools.azure_mocks import MOCK_USER_TOKEN, existing_cluster
-from tools.mock_engine import run_under_mocks
+from tools.mock_engine import Secret, run_under_mocks
 
 TOLERATION = k8s.core.v1.TolerationArgs(key="team", operator="Equal", value="ml", effect="NoSchedule")
 
@@ -66,6 +66,34 @@ def test_an_existing_cluster_is_read_not_registered_and_its_pools_depend_on_noth
     pool = run.one("azure-native:containerservice:AgentPool")
     assert pool.dependencies == [] and pool.inputs["resourceName"] == "aks1"
     assert [r.type for r in children_of(run, "aks-gpu:azure:ExistingCluster")] == ["pulumi:providers:kubernetes"]
+
+
+def an_existing_cluster(**signed_in) -> ExistingCluster:
+    facts = cluster_facts.parse(existing_cluster(name="aks1", resource_group="rg1"), "rg1")
+    kubeconfig = base64.b64encode(b"apiVersion: v1\nkind: Config\nusers: []\n").decode()
+    return ExistingCluster("e", ExistingClusterArgs(facts, kubeconfig, **signed_in))
+
+
+def a_proof_on(cluster: ExistingCluster) -> MnistJob:
+    return MnistJob("m", MnistJobArgs(image="mnist:gpu", max_steps=7, runs=[MnistRun("gpu")]), cluster=cluster.objects)
+
+
+def test_an_existing_cluster_given_a_consumers_provider_declares_none_and_its_objects_use_the_consumers():
+    run = run_under_mocks(lambda: a_proof_on(an_existing_cluster(provider=k8s.Provider("consumers", kubeconfig="apiVersion: v1"))))
+    [consumers] = run.of_type("pulumi:providers:kubernetes")  # the consumer's alone
+    assert consumers.name == "consumers"
+    assert children_of(run, "aks-gpu:azure:ExistingCluster") == []
+    kubernetes_objects = [r for r in run.resources if r.type.startswith("kubernetes:")]
+    assert len(kubernetes_objects) == 3 and {r.provider for r in kubernetes_objects} == {consumers.urn}
+
+
+def test_an_existing_cluster_given_a_consumers_kubeconfig_signs_its_own_provider_in_with_it_as_a_secret():
+    run = run_under_mocks(lambda: a_proof_on(an_existing_cluster(kubeconfig="apiVersion: v1\nkind: Config\n# the consumer's\n")))
+    [provider] = run.of_type("pulumi:providers:kubernetes")
+    assert provider.name == "e-k8s" and provider.parent == run.one("aks-gpu:azure:ExistingCluster").urn
+    sent = provider.inputs["kubeconfig"]
+    assert isinstance(sent, Secret) and sent.value == "apiVersion: v1\nkind: Config\n# the consumer's\n"
+    assert {r.provider for r in run.resources if r.type.startswith("kubernetes:")} == {provider.urn}
 
 
 def test_gpu_cluster_kubeconfig_is_secret_and_decoded():

@@ -113,7 +113,8 @@ class InCluster:
     """What every Kubernetes object takes from its cluster, created or existing, beside its Args
     (docs/design/component-args.md)."""
 
-    provider: k8s.Provider
+    #: The cluster's provider: the stack's own, or a component package's consumer's (ExistingClusterArgs.provider).
+    provider: pulumi.ProviderResource
     #: A created, unprotected cluster, whose delete takes every object with it (`deletedWith`,
     #: docs/lifecycle.md "pulumi destroy"); None on an existing or protected one.
     deleted_with: pulumi.Resource | None

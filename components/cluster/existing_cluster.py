@@ -2,7 +2,8 @@
 cluster" (use-nvidia-gpu.md). With `aks-gpu:existingCluster` the cluster is read, never
 registered: `pulumi destroy` removes only what the stack added. The cluster and its user
 credential are read once, before anything is registered (cluster_facts.py), and handed in as
-plain values."""
+plain values. A component package's consumer may sign the Kubernetes objects in its own way
+instead: its Kubernetes provider, or its kubeconfig (docs/design/package-proof-component.md)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,16 @@ class ExistingClusterArgs:
     user_kubeconfig: str
     #: The run's subscription; None: not read.
     subscription_id: str | None = None
+    #: A consumer's Kubernetes provider (a component's `providers` option), which every object
+    #: uses as it is: none is declared here. None: the one declared here.
+    provider: pulumi.ProviderResource | None = None
+    #: A consumer's kubeconfig, which the provider declared here signs in with instead of
+    #: user_kubeconfig's. None: user_kubeconfig's. Never both this and `provider`.
+    kubeconfig: pulumi.Input[str] | None = None
+
+    def __post_init__(self) -> None:
+        if self.provider is not None and self.kubeconfig is not None:
+            raise ValueError("a consumer's Kubernetes provider or its kubeconfig signs the objects in, not both")
 
 
 class ExistingCluster(pulumi.ComponentResource):
@@ -39,8 +50,10 @@ class ExistingCluster(pulumi.ComponentResource):
     dependencies: Sequence[pulumi.Resource]
     location: str
     kubernetes_version: str | None
+    #: The user kubeconfig Azure answered (a secret), whoever signs the objects in.
     kubeconfig: pulumi.Output[str]
-    provider: k8s.Provider
+    #: What every Kubernetes object of the cluster uses: the consumer's, or the one declared here.
+    provider: pulumi.ProviderResource
     get_credentials_command: pulumi.Output[str]
     ref: ClusterRef | None
 
@@ -55,10 +68,16 @@ class ExistingCluster(pulumi.ComponentResource):
         self.dependencies = ()
         self.ref = ClusterRef(args.subscription_id, facts.resource_group, facts.name, entra=facts.entra) if args.subscription_id else None
         self.kubeconfig = pulumi.Output.secret(provider_kubeconfig(args.user_kubeconfig))
-        # No deleteUnreachable, as for a created cluster (cluster.GpuCluster._create_provider).
-        self.provider = k8s.Provider(f"{name}-k8s", kubeconfig=self.kubeconfig, opts=pulumi.ResourceOptions(parent=self))
+        self.provider = args.provider or self._declare_provider(name, args)
         self.get_credentials_command = pulumi.Output.from_input(get_credentials_command(facts.resource_group, facts.name))
         # The budget watches the owner tag here; nothing of the cluster is deleted with it.
         self.billing_groups: Sequence[pulumi.Output[str]] = ()
         self.objects = InCluster(self.provider, None, (), self.ref)
         self.register_outputs({"resourceGroupName": self.resource_group_name, "clusterName": self.cluster_name})
+
+    def _declare_provider(self, name: str, args: ExistingClusterArgs) -> k8s.Provider:
+        """The provider of the stack's own, signed in with the consumer's kubeconfig where one is
+        given (a secret, as the user kubeconfig is), else with Azure's user kubeconfig. No
+        deleteUnreachable, as for a created cluster (cluster.GpuCluster._create_provider)."""
+        kubeconfig = self.kubeconfig if args.kubeconfig is None else pulumi.Output.secret(args.kubeconfig)
+        return k8s.Provider(f"{name}-k8s", kubeconfig=kubeconfig, opts=pulumi.ResourceOptions(parent=self))
