@@ -27,6 +27,9 @@ class ExistingClusterArgs:
     user_kubeconfig: str
     #: The run's subscription; None: not read.
     subscription_id: str | None = None
+    #: Whether anything is declared inside the cluster (False: no Kubernetes provider, which would
+    #: hold the user credential in the state and serve nothing).
+    kubernetes: bool = True
 
 
 class ExistingCluster(pulumi.ComponentResource):
@@ -40,7 +43,7 @@ class ExistingCluster(pulumi.ComponentResource):
     location: str
     kubernetes_version: str | None
     kubeconfig: pulumi.Output[str]
-    provider: k8s.Provider
+    provider: k8s.Provider | None
     get_credentials_command: pulumi.Output[str]
     ref: ClusterRef | None
 
@@ -56,9 +59,11 @@ class ExistingCluster(pulumi.ComponentResource):
         self.ref = ClusterRef(args.subscription_id, facts.resource_group, facts.name, entra=facts.entra) if args.subscription_id else None
         self.kubeconfig = pulumi.Output.secret(provider_kubeconfig(args.user_kubeconfig))
         # No deleteUnreachable, as for a created cluster (cluster.GpuCluster._create_provider).
-        self.provider = k8s.Provider(f"{name}-k8s", kubeconfig=self.kubeconfig, opts=pulumi.ResourceOptions(parent=self))
+        self.provider = (
+            k8s.Provider(f"{name}-k8s", kubeconfig=self.kubeconfig, opts=pulumi.ResourceOptions(parent=self)) if args.kubernetes else None
+        )
         self.get_credentials_command = pulumi.Output.from_input(get_credentials_command(facts.resource_group, facts.name))
         # The budget watches the owner tag here; nothing of the cluster is deleted with it.
         self.billing_groups: Sequence[pulumi.Output[str]] = ()
-        self.objects = InCluster(self.provider, None, (), self.ref)
+        self.objects = InCluster(self.provider, None, (), self.ref) if self.provider is not None else None
         self.register_outputs({"resourceGroupName": self.resource_group_name, "clusterName": self.cluster_name})
