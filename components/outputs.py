@@ -37,6 +37,8 @@ class OutputsArgs:
     #: What the stack adopted, carried forward each run (ownership/adopted_record.py): the
     #: `adopted` output, which a refresh does not change; None: nothing adopted.
     adopted: Mapping[str, Any] | None = None
+    #: Whether the run declares the GPU stack, whose metrics gpuMetrics locates.
+    gpu_stack: bool = True
 
 
 def gpu_metrics_location(modes: frozenset[str], enabled: bool, exporter: Any | None, operator: Any | None) -> pulumi.Input[str]:

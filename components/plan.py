@@ -23,7 +23,8 @@ from components.cluster.settings import SYSTEM_POOL_NAME
 from components.config.values import NAMESPACE, POOL_NAME_PATTERN
 from components.cost import cost
 from components.cost.budget import CostBudgetArgs
-from components.errors import PreflightError, error_line, escaped_lines
+from components.cost.settings import BudgetConfig
+from components.errors import ConfigError, PreflightError, error_line, escaped_lines
 from components.gpu_stack import cluster_object_checks, cluster_objects
 from components.gpu_stack import device_plugin_spec as device_plugin
 from components.gpu_stack.cluster_object_checks import Findings
@@ -88,6 +89,21 @@ class Said(list[Message]):
         self.extend(Message("info", escaped_lines(line)) for line in lines)
 
 
+class Part(enum.Enum):
+    """What a component declares (components/environment/component.py): the program declares
+    them all; the package's smaller components one each, on a cluster they name."""
+
+    #: The GPU pools and capacity groups, the monthly budget over them.
+    POOLS = "pools"
+    #: The device plugin or the GPU Operator, the DCGM exporter, the capacity groups' priorities.
+    GPU_STACK = "gpu-stack"
+    #: The proof Job per pool or group, and its watch.
+    PROOF = "proof"
+
+
+ALL = frozenset(Part)
+
+
 GPU = "nvidia.com/gpu"
 # What a proof Job of a capacity group waits for besides its pools: the priorities (MnistRun.after).
 EXPANDER = "capacity-expander"
@@ -99,6 +115,8 @@ class Plan:
     what it says first; __main__.py passes each Args to its component's constructor."""
 
     mode: Mode
+    #: What the run declares; the program's run, ALL.
+    parts: frozenset[Part]
     #: The GPU pools this run declares or uses: existing pools as Azure has them, less the
     #: capacity groups' pools preflight dropped (the config is never rewritten).
     pools: Pools
@@ -127,21 +145,24 @@ def build_plan(
     stack: str,
     environ: Mapping[str, str],
     said: Said | None = None,
+    parts: frozenset[Part] = ALL,
 ) -> Plan:
     """Reads, resolves and checks; returns the plan. `said` collects the messages as they
-    come, so a run that stops part-way still prints what it said before (__main__.py)."""
+    come, so a run that stops part-way still prints what it said before (__main__.py).
+    `parts`: what the run declares; a part left out is neither checked nor handed out."""
     said = Said() if said is None else said
+    only_used_pools(cfg, parts)
     said.warn(cfg.warnings)
     preflight.provider_host(cfg.pools, environ)  # an AKS-managed pool's provider must load where Pulumi runs it
-    run = _Run(cfg, reader, mode, project, stack, said)
+    run = _Run(cfg, reader, mode, project, stack, said, parts)
     run.read_existing()
     said.info(run.doors())
     run.resolve_pools()
     checked = run.check()
-    said.lines_then_warnings(*proof_fit.lines(run.pools, cfg.mnist_job, run.live_pools))
+    said.lines_then_warnings(*(proof_fit.lines(run.pools, cfg.mnist_job, run.live_pools) if run.proves else ([], [])))
     egress = run.egress()
     # What it will cost per hour, one line per pool; a deployment above cost.maxHourly stops here.
-    estimate, cost_lines, cost_warnings = cost.run(billed(cfg, run.pools), checked.region, reader, dry_run=mode.preview)
+    estimate, cost_lines, cost_warnings = cost.run(billed(cfg, run.pools, run.proves), checked.region, reader, dry_run=mode.preview)
     said.lines_then_warnings(cost_lines, cost_warnings)
     said.info(cost.group_lines([(g.key, g.kept) for g in checked.groups], estimate))
     priorities = run.priorities()
@@ -159,6 +180,7 @@ def build_plan(
     subscription_id = run.declared_subscription()
     return Plan(
         mode=mode,
+        parts=parts,
         pools=run.pools,
         cluster=run.cluster(subscription_id, priorities is not None),
         budget=run.budget_args(budget_name, subscription_id),
@@ -175,11 +197,22 @@ def build_plan(
             run.pools.modes,
             cfg.monitoring.gpu_metrics,
             run.adopted(plugin),
+            Part.GPU_STACK in parts,
         ),
         networks=run.networks,
         estimate=estimate,
         messages=tuple(said),
     )
+
+
+def only_used_pools(cfg: StackConfig, parts: frozenset[Part]) -> None:
+    """A run without the GPU pools takes the cluster's own pools as they are (existing: use): it registers none."""
+    if Part.POOLS in parts:
+        return
+    for pool in cfg.pools.owned:
+        raise ConfigError(
+            f"{cfg.pools.keys[pool.name]}: this run declares no GPU pool, so it takes only the cluster's own as they are (existing: use)"
+        )
 
 
 def added_beside(plugin: NvidiaDevicePluginArgs, exporter: DcgmExporterArgs | None) -> list[str]:
@@ -200,6 +233,7 @@ class _Run:
     project: str
     stack: str
     said: Said
+    parts: frozenset[Part] = ALL
     found: ClusterFacts | None = None
     user_kubeconfig: str | None = None
     state: stack_state.StackState = stack_state.NOT_READ
@@ -259,9 +293,7 @@ class _Run:
             if existing
             else None
         )
-        resolved, self.live_pools, lines = existing_pools.resolve(
-            cfg.pools, cfg.mnist_job.enabled, found, self.owner_tag, self.state, arm_id
-        )
+        resolved, self.live_pools, lines = existing_pools.resolve(cfg.pools, self.proves, found, self.owner_tag, self.state, arm_id)
         self.pools = Pools(resolved, cfg.pools.keys, cfg.pools.given)
         self.said.info(lines)
         adopted = {name: live.facts for name, live in self.live_pools.items() if live.how == "adopt"}
@@ -294,6 +326,8 @@ class _Run:
             subscription=self.subscription,
             running=frozenset(self.running_pools) | (self.state.pools() or frozenset()),
             pools=self.pools,
+            proves=self.proves,
+            budget=self.budget,
         )
         said.warn(checked.warnings)
         self.pools = self.pools.without(checked.dropped)
@@ -305,18 +339,43 @@ class _Run:
         preflight.mode says: what the stack adopted is guarded by it, and two device plugins on one
         node are never declared."""
         cfg, pools, found = self.cfg, self.pools, self.found
+        if not self.in_kubernetes:  # nothing of the stack's goes there
+            return
+        stack = Part.GPU_STACK in self.parts
         if found is not None and self.user_kubeconfig:
-            job_namespace = cfg.mnist_job.namespace if cfg.mnist_job.enabled else None
+            job_namespace = cfg.mnist_job.namespace if self.proves else None
             objects = cluster_object_checks.StackObjects(pools, cfg.device_plugin, cfg.gpu_operator.namespace, job_namespace)
-            kubeconfig, stack_pools = provider_kubeconfig(self.user_kubeconfig), cluster_object_checks.stack_pools(pools, found)
+            kubeconfig = provider_kubeconfig(self.user_kubeconfig)
+            stack_pools = cluster_object_checks.stack_pools(pools, found, installs=stack)
             self.in_cluster = cluster_object_checks.check(
                 objects, self.reader, kubeconfig, stack_pools, self.owner_tag, self.mode.preview, found, self.state
             )
             self.said.warn(self.in_cluster.warnings)
             self.said.info(self.in_cluster.lines)
         if found is not None and not (self.in_cluster and self.in_cluster.read):
-            self.said.info([existing_cluster_checks.namespaces_line(cfg.owned_namespaces(pools.modes), found)])
-            self.said.warn(existing_pools.unread_plugin_lines(pools, cfg.preflight.kubernetes_file))
+            self.said.info(
+                [
+                    existing_cluster_checks.namespaces_line(
+                        cfg.owned_namespaces(pools.modes if stack else frozenset(), proof=self.proves), found
+                    )
+                ]
+            )
+            self.said.warn(existing_pools.unread_plugin_lines(pools, cfg.preflight.kubernetes_file) if stack else [])
+
+    @property
+    def proves(self) -> bool:
+        """Whether the run declares the proof: its part, and mnistJob.enabled."""
+        return Part.PROOF in self.parts and self.cfg.mnist_job.enabled
+
+    @property
+    def budget(self) -> BudgetConfig | None:
+        """The monthly budget over the pools, where the run declares them (cost.budget)."""
+        return self.cfg.cost.budget if Part.POOLS in self.parts else None
+
+    @property
+    def in_kubernetes(self) -> bool:
+        """Whether the run declares anything inside the cluster: the GPU stack, or the proof."""
+        return bool(self.parts & {Part.GPU_STACK, Part.PROOF})
 
     def adopting_lines(self) -> list[str]:
         return [
@@ -339,7 +398,8 @@ class _Run:
         egress = found.egress if found is not None else cluster_egress.Egress()
         enforced = found is None or (found.network_policy or "none").lower() != "none"
         name = found.name if found else self.cfg.cluster_name
-        self.said.lines_then_warnings(*cluster_egress.lines(self.cfg.mnist_job, name, egress, enforced))
+        if self.proves:  # where the proof's traffic goes
+            self.said.lines_then_warnings(*cluster_egress.lines(self.cfg.mnist_job, name, egress, enforced))
         return egress
 
     def groups(self) -> dict[str, tuple[str, ...]]:
@@ -358,7 +418,7 @@ class _Run:
 
     def priorities(self) -> priority_expander.Priorities | None:
         """The autoscaler's priorities on a cluster the stack creates, while a group has a pool."""
-        present = self.groups()
+        present = self.groups() if Part.GPU_STACK in self.parts else {}
         return priority_expander.priorities(present, self.outside()) if present and self.found is None else None
 
     def owners_expander(self) -> bool:
@@ -393,7 +453,7 @@ class _Run:
 
     def budget_name(self, estimate: cost.Estimate | None) -> str | None:
         """The monthly budget's name, and what it watches said against the estimate."""
-        if self.cfg.cost.budget is None:
+        if self.budget is None:
             return None
         if self.found is None:
             watched = cost.resource_groups_says(self.created_groups())
@@ -406,7 +466,7 @@ class _Run:
 
     def budget_args(self, name: str | None, subscription: str | None) -> CostBudgetArgs | None:
         """The budget; on an existing cluster, the owner tag of the scale sets it watches."""
-        wanted = self.cfg.cost.budget
+        wanted = self.budget
         if wanted is None or name is None:
             return None
         assert subscription is not None, "the plan reads it for a budget"
@@ -419,10 +479,10 @@ class _Run:
         proof's watch name: the checks' read, so one run reads it once."""
         cfg = self.cfg
         if (
-            cfg.cost.budget is None
+            self.budget is None
             and not any(p.managed for p in self.pools.pools)
             and not (self.found is None and cfg.access.grants_deployer)
-            and not (cfg.mnist_job.enabled and cfg.mnist_job.wait_for_completion)
+            and not (self.proves and cfg.mnist_job.wait_for_completion)
         ):
             return None
         return _read_subscription(self.subscription)
@@ -431,7 +491,9 @@ class _Run:
         """The existing cluster as read, or the one the program creates."""
         cfg = self.cfg
         if self.found is not None:
-            return ExistingClusterArgs(facts=self.found, user_kubeconfig=self.user_kubeconfig or "", subscription_id=subscription)
+            return ExistingClusterArgs(
+                facts=self.found, user_kubeconfig=self.user_kubeconfig or "", subscription_id=subscription, kubernetes=self.in_kubernetes
+            )
         return GpuClusterArgs(
             location=cfg.location,
             resource_group_name=cfg.resource_group_name,
@@ -483,7 +545,7 @@ class _Run:
     def device_plugin(self) -> NvidiaDevicePluginArgs | None:
         """The device plugin, where it serves a pool, and what of the guide's it takes over."""
         cfg, serves = self.cfg, self.served("device-plugin")
-        if not serves:
+        if not serves or Part.GPU_STACK not in self.parts:
             return None
         found = self.in_cluster.adoption if self.in_cluster else None
         marks = ownership.adopted_marks(self.owner) if cfg.device_plugin.adopt else dict(self.owner)
@@ -520,7 +582,7 @@ class _Run:
         )
 
     def gpu_operator(self) -> GpuOperatorArgs | None:
-        if not (served := self.served("gpu-operator")):
+        if not (served := self.served("gpu-operator")) or Part.GPU_STACK not in self.parts:
             return None
         cfg = self.cfg
         return GpuOperatorArgs(
@@ -537,7 +599,7 @@ class _Run:
         lifecycle.md, "One pool operation at a time"); a group's after the priorities too
         (`with_expander`), so its first scale-up already follows the team's order."""
         cfg, job = self.cfg, self.cfg.mnist_job
-        if not job.enabled:
+        if not self.proves:
             return None
         max_seconds = job.max_seconds if job.runs_script else None
         gpus = self.in_cluster.gpus.resources if self.in_cluster else {}
@@ -597,15 +659,17 @@ class _Run:
         )
 
 
-def billed(cfg: StackConfig, pools: Pools | None = None) -> cost.Billed:
-    """What the cost reads: the run's pools (None: the config's) and a created cluster's System pool."""
+def billed(cfg: StackConfig, pools: Pools | None = None, proves: bool = True) -> cost.Billed:
+    """What the cost reads: the run's pools (None: the config's) and a created cluster's System pool;
+    `proves`: whether the run declares the proof (mnistJob.enabled, where it declares it)."""
     system_pool = cfg.system_pool if cfg.existing_cluster is None else None
     run_pools = pools or cfg.pools
     job = cfg.mnist_job
+    runs = job.enabled and proves
     max_seconds = job.max_seconds if job.runs_script else None
     # A used pool the proof scales from zero is held for at most its Job's deadline (`proof`).
-    proof_seconds = {p.name: job_deadline(p, max_seconds) for p in run_pools.pools if not p.owned and p.can_scale_to_zero and job.enabled}
-    return cost.Billed(run_pools, system_pool, job.enabled, cfg.cost, cfg.preflight.prices_file, proof_seconds)
+    proof_seconds = {p.name: job_deadline(p, max_seconds) for p in run_pools.pools if not p.owned and p.can_scale_to_zero and runs}
+    return cost.Billed(run_pools, system_pool, runs, cfg.cost, cfg.preflight.prices_file, proof_seconds)
 
 
 def _read_subscription(subscription: preflight.Subscription) -> str:

@@ -31,6 +31,7 @@ DECLARING = {
     "components/cost/budget.py": ["CostBudget"],
     "components/cluster/access_wait.py": ["AccessWaitProvider", "AccessWait"],
     "components/environment/gpu_environment.py": ["GpuEnvironment"],
+    "components/environment/gpu_pools.py": ["GpuPools"],
 }
 
 
@@ -272,8 +273,9 @@ def calls_out(path: Path) -> list[str]:
         names += [node.module or ""] if isinstance(node, ast.ImportFrom) else []
         if isinstance(node, ast.Attribute) and node.attr == "invoke":
             names.append("pulumi.runtime.invoke")
-        # The Azure SDK's data models (`from azure.mgmt.containerservice import models`) make no call.
-        models = isinstance(node, ast.ImportFrom) and [a.name for a in node.names] == ["models"]
+        # The Azure SDK's data models (`from azure.mgmt.containerservice import models`) and
+        # azure-mgmt-core's resource ID parser (`azure.mgmt.core.tools`) make no call.
+        models = isinstance(node, ast.ImportFrom) and ([a.name for a in node.names] == ["models"] or node.module == "azure.mgmt.core.tools")
         found += [f"{node.lineno} {n}" for n in names if n == "pulumi.runtime.invoke" or (n.startswith(CALLS_OUT) and not models)]
     return found
 

@@ -23,6 +23,7 @@ from tools.schema import stack_file_schema
 ROOT = Path(__file__).resolve().parent.parent
 METASCHEMA = ROOT / "tests" / "fixtures" / "pulumi-package" / "metaschema.json"
 ENVIRONMENT = "aks-gpu:index:GpuEnvironment"
+POOLS = "aks-gpu:index:GpuPools"
 
 
 @pytest.fixture(scope="module")
@@ -53,10 +54,10 @@ def program_outputs() -> set[str]:
     return keys
 
 
-def test_the_host_started_as_the_cli_starts_a_plugin_answers_getschema_with_the_whole_environment(served):
+def test_the_host_started_as_the_cli_starts_a_plugin_answers_getschema_with_each_component(served):
     assert served["name"] == "aks-gpu"
     assert served["version"] == package.project_version() == "1.0.0"
-    assert list(served["resources"]) == [ENVIRONMENT]
+    assert list(served["resources"]) == [ENVIRONMENT, POOLS]
     assert environment(served)["isComponent"] is True
     assert environment(served)["description"].startswith("GPU-ready AKS")
 

@@ -28,6 +28,9 @@ class ExistingClusterArgs:
     user_kubeconfig: str
     #: The run's subscription; None: not read.
     subscription_id: str | None = None
+    #: Whether anything is declared inside the cluster (False: no Kubernetes provider, which would
+    #: hold the user credential in the state and serve nothing).
+    kubernetes: bool = True
     #: A consumer's Kubernetes provider (a component's `providers` option), which every object
     #: uses as it is: none is declared here. None: the one declared here.
     provider: pulumi.ProviderResource | None = None
@@ -52,8 +55,9 @@ class ExistingCluster(pulumi.ComponentResource):
     kubernetes_version: str | None
     #: The user kubeconfig Azure answered (a secret), whoever signs the objects in.
     kubeconfig: pulumi.Output[str]
-    #: What every Kubernetes object of the cluster uses: the consumer's, or the one declared here.
-    provider: pulumi.ProviderResource
+    #: What every Kubernetes object of the cluster uses: the consumer's, or the one declared here;
+    #: None where nothing is declared inside the cluster.
+    provider: pulumi.ProviderResource | None
     get_credentials_command: pulumi.Output[str]
     ref: ClusterRef | None
 
@@ -68,11 +72,11 @@ class ExistingCluster(pulumi.ComponentResource):
         self.dependencies = ()
         self.ref = ClusterRef(args.subscription_id, facts.resource_group, facts.name, entra=facts.entra) if args.subscription_id else None
         self.kubeconfig = pulumi.Output.secret(provider_kubeconfig(args.user_kubeconfig))
-        self.provider = args.provider or self._declare_provider(name, args)
+        self.provider = (args.provider or self._declare_provider(name, args)) if args.kubernetes else None
         self.get_credentials_command = pulumi.Output.from_input(get_credentials_command(facts.resource_group, facts.name))
         # The budget watches the owner tag here; nothing of the cluster is deleted with it.
         self.billing_groups: Sequence[pulumi.Output[str]] = ()
-        self.objects = InCluster(self.provider, None, (), self.ref)
+        self.objects = InCluster(self.provider, None, (), self.ref) if self.provider is not None else None
         self.register_outputs({"resourceGroupName": self.resource_group_name, "clusterName": self.cluster_name})
 
     def _declare_provider(self, name: str, args: ExistingClusterArgs) -> k8s.Provider:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pulumi
 
-from components.cluster.cluster import GpuCluster, GpuClusterArgs
+from components.cluster.cluster import GpuCluster, GpuClusterArgs, InCluster
 from components.cluster.existing_cluster import ExistingCluster
 from components.cost.budget import CostBudget
 from components.gpu_stack.dcgm_exporter import DcgmExporter
@@ -48,15 +48,16 @@ def declare(plan: Plan, parent: pulumi.Resource | None = None) -> dict[str, Any]
     # Steps 4-5: the device plugin on the pools whose GPU stack this program manages; AKS (step 6's
     # successor) or NVIDIA's GPU Operator on the others: the guide warns against two device
     # plugins. Then NVIDIA's DCGM exporter; the capacity groups' priorities on a created cluster.
-    inside = cluster.objects
     device_plugin = (
-        NvidiaDevicePlugin("nvidia-device-plugin", plan.device_plugin, cluster=inside, opts=opts) if plan.device_plugin else None
+        NvidiaDevicePlugin("nvidia-device-plugin", plan.device_plugin, cluster=inside(cluster), opts=opts) if plan.device_plugin else None
     )
     exporter = None
     if plan.dcgm_exporter is not None and device_plugin is not None:
-        exporter = DcgmExporter("dcgm-exporter", plan.dcgm_exporter, cluster=inside, namespace=device_plugin.namespace_name, opts=opts)
-    operator = GpuOperator("gpu-operator", plan.gpu_operator, cluster=inside, opts=opts) if plan.gpu_operator else None
-    expander = CapacityExpander("capacity-expander", plan.expander, cluster=inside, opts=opts) if plan.expander else None
+        exporter = DcgmExporter(
+            "dcgm-exporter", plan.dcgm_exporter, cluster=inside(cluster), namespace=device_plugin.namespace_name, opts=opts
+        )
+    operator = GpuOperator("gpu-operator", plan.gpu_operator, cluster=inside(cluster), opts=opts) if plan.gpu_operator else None
+    expander = CapacityExpander("capacity-expander", plan.expander, cluster=inside(cluster), opts=opts) if plan.expander else None
     # Steps 8-9: one MNIST Job per GPU pool and one per capacity group, side by side; `pulumi up`
     # waits for each, after its pool(s) and what installs their GPU stack (MnistRun.after).
     after = {
@@ -65,8 +66,14 @@ def declare(plan: Plan, parent: pulumi.Resource | None = None) -> dict[str, Any]
         "gpu-operator": operator,
         EXPANDER: expander.config_map if expander else None,
     }
-    job = MnistJob("mnist", plan.proof, cluster=inside, after=after, opts=opts) if plan.proof else None
+    job = MnistJob("mnist", plan.proof, cluster=inside(cluster), after=after, opts=opts) if plan.proof else None
     return outputs(plan, cluster, pools, job, device_plugin, exporter, operator)
+
+
+def inside(cluster: Cluster) -> InCluster:
+    """What a Kubernetes object takes from its cluster: there whenever the plan hands one out."""
+    assert cluster.objects is not None, "a plan that declares in the cluster keeps its Kubernetes provider (plan.in_kubernetes)"
+    return cluster.objects
 
 
 def report(messages: Iterable[Message], resource: pulumi.Resource | None = None) -> None:
@@ -111,7 +118,8 @@ def outputs(
         out["gpuGroups"] = group_outputs(said.proof_groups, pools, job)
     if said.estimated_cost is not None:
         out["estimatedCost"] = said.estimated_cost
-    out["gpuMetrics"] = gpu_metrics_location(said.modes, said.gpu_metrics, exporter, operator)
+    if said.gpu_stack:  # where the GPU stack's metrics are
+        out["gpuMetrics"] = gpu_metrics_location(said.modes, said.gpu_metrics, exporter, operator)
     if device_plugin is not None:
         out["devicePluginNamespace"] = device_plugin.namespace_name
     if said.adopted is not None:  # what the stack adopted, which a refresh leaves as it is (ownership/adopted_record.py)

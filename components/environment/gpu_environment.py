@@ -7,39 +7,16 @@ after it (pulumi 3.272.0 provider/experimental/analyzer.py). No annotation here 
 the analyser reads them unevaluated (no `from __future__ import annotations`).
 """
 
-import json
-import os
-import re
-from collections.abc import Mapping
 from typing import Any
 
 import pulumi
 
-from components import stack as config
-from components.config.messages import snake
-from components.config.values import whole_numbers
 from components.environment.args import GpuEnvironmentArgs
-from components.environment.declare import declare, report
-from components.environment.package import NAME
-from components.errors import ConfigError
-from components.live_reader import LiveReader
-from components.plan import Mode, Said, build_plan
+from components.environment.component import build
+from components.environment.kinds import GPU_ENVIRONMENT
 from components.seam.reader import AzureReader
 
-# The type token the host gives it (`<package>:index:<class>`, schema.py generate_schema).
-TYPE = f"{NAME}:index:GpuEnvironment"
-# The stack file's keys that are not `aks-gpu:`'s, under the input's name.
-OTHER_KEYS = {"location": config.LOCATION_KEY}
-# The key a refusal names first: `aks-gpu:` then a key and its path (gpuPools.t4.vmSize, access.adminGroupObjectIds[0]).
-NAMED_KEY = re.compile(rf"(?:{re.escape(config.NAMESPACE)}:|{re.escape(config.LOCATION_KEY)}\b)([A-Za-z0-9_.\[\]-]*)")
-
-
-class InputRefused(ConfigError):
-    """A bad input: the input it names (gpuPool.vmSize), and the program's line (`reason`)."""
-
-    def __init__(self, name: str, input_name: str, reason: str) -> None:
-        super().__init__(f"GpuEnvironment {name}: input {input_name}: {reason}")
-        self.input, self.reason = input_name, str(ConfigError(reason))
+TYPE = GPU_ENVIRONMENT.type
 
 
 class GpuEnvironment(pulumi.ComponentResource):
@@ -82,66 +59,4 @@ class GpuEnvironment(pulumi.ComponentResource):
     ) -> None:
         """`reader`: how Azure and the cluster are read; unset, live, with the deployer's credentials
         (a test hands its own, as the program's tests do)."""
-        cfg = parsed(name, args)  # a bad input stops before anything is registered, this component too
-        said = Said()
-        # Planned before the component registers itself: where preflight or the cost limit stops a
-        # deployment, nothing is registered, as in the program ("nothing was created").
-        try:
-            mode = Mode.of(pulumi.runtime.is_dry_run())
-            project, stack = pulumi.get_project(), pulumi.get_stack()
-            plan = build_plan(cfg, reader or LiveReader(), mode, project=project, stack=stack, environ=os.environ, said=said)
-        except BaseException:
-            report(said)  # what was said before the stop is said too, as the program says it
-            raise
-        super().__init__(TYPE, name, None, opts)
-        report(said, self)
-        outputs = declare(plan, parent=self)
-        for key, value in outputs.items():
-            setattr(self, snake(key), value)
-        self.register_outputs(outputs)
-
-
-def parsed(name: str, args: Mapping[str, Any]) -> config.StackConfig:
-    """The inputs through the program's own parser; a refusal names the input first."""
-    for key, value in args.items():
-        if holds_output(value):
-            raise InputRefused(
-                name,
-                key,
-                f"{key} is an output (known only once another resource exists, or a secret): each input decides what is declared, before anything is, so it takes a plain value",
-            )
-    try:
-        return config.parse(flat_config(args), pulumi.get_project(), pulumi.get_stack())
-    except ConfigError as error:
-        named = named_input(str(error))
-        raise (InputRefused(name, named, str(error)) if named else ConfigError(f"GpuEnvironment {name}: {error}")) from None
-
-
-def holds_output(value: Any) -> bool:
-    """Whether an input is, or holds, an Output: the engine hands one where a consumer passed an
-    input with dependencies or a secret (pulumi 3.272.0 provider/server.py `_select_value`)."""
-    if isinstance(value, pulumi.Output):
-        return True
-    if isinstance(value, Mapping):
-        return any(holds_output(v) for v in value.values())
-    return isinstance(value, list) and any(holds_output(v) for v in value)
-
-
-def flat_config(args: Mapping[str, Any]) -> dict[str, str]:
-    """The inputs as the Pulumi CLI hands a program its stack's config: `namespace:key` -> a
-    string as it is, a boolean or number as YAML writes it, an object or a list as JSON."""
-    flat = {}
-    for key, value in args.items():
-        if value is None:
-            continue
-        full_key = OTHER_KEYS.get(key, f"{config.NAMESPACE}:{key}")
-        flat[full_key] = value if isinstance(value, str) else json.dumps(whole_numbers(value))
-    return flat
-
-
-def named_input(message: str) -> str | None:
-    """The input a refusal names first (`aks-gpu:gpuPool.vmSize` is gpuPool.vmSize), if any."""
-    found = NAMED_KEY.search(message)
-    if found is None:
-        return None
-    return "location" if found.group(0).startswith(config.LOCATION_KEY) else found.group(1)
+        build(self, GPU_ENVIRONMENT, name, args, opts, reader)

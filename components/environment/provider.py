@@ -21,12 +21,14 @@ from pulumi.provider.provider import ConstructResult
 from pulumi.provider.server import ComponentInitError
 from pulumi.resource import ResourceOptions
 
-from components.environment.gpu_environment import GpuEnvironment, InputRefused
+from components.environment.component import InputRefused
+from components.environment.gpu_environment import GpuEnvironment
+from components.environment.gpu_pools import GpuPools
 from components.environment.package import NAME, NAMESPACE, project_version
 from components.live_reader import LiveReader
 from components.seam.reader import AzureReader
 
-COMPONENTS: list[type[ComponentResource]] = [GpuEnvironment]
+COMPONENTS: list[type[ComponentResource]] = [GpuEnvironment, GpuPools]
 
 
 class PackageProvider(ComponentProvider):

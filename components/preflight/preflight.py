@@ -67,13 +67,17 @@ def run(
     subscription: Subscription | None = None,
     running: frozenset[str] = frozenset(),
     pools: Pools | None = None,
+    proves: bool,
+    budget: BudgetConfig | None,
 ) -> Checked:
     """Every check this stack needs, reading Azure through `reader`: `found` is the existing
     cluster as read, `networks` how each pool joins its network, `in_cluster` what the cluster
     runs means for it, `running` the GPU pools that run already (never dropped from a capacity
-    group), `pools` the pools as the plan resolved them (None: the config's). Raises
+    group), `pools` the pools as the plan resolved them (None: the config's), `proves` whether the
+    run declares the proof, `budget` the budget it declares (the plan's parts decide both). Raises
     PreflightError when a deployment in `enforce` mode would hit a blocking problem."""
     mode, given = cfg.preflight.mode, pools or cfg.pools
+    job = cfg.mnist_job.enabled and proves
     subscription = subscription or subscription_reader(cfg.subscription_id, reader)
     region = found.location if found is not None else cfg.location
     in_cluster = list(in_cluster)
@@ -89,11 +93,11 @@ def run(
     if facts is not None and found is not None:  # the pools this stack runs in the cluster already
         facts = dataclasses.replace(facts, existing_pools={**facts.existing_pools, **pools_of_stack(found, stack, state.pools())})
     access = None if cfg.existing_cluster else cfg.access
-    permission_problems, permission_notes = _permissions(cfg.cost.budget, access, cfg.resource_group_name, reader, subscription)
+    permission_problems, permission_notes = _permissions(budget, access, cfg.resource_group_name, reader, subscription)
     system_pool = cfg.system_pool if cfg.existing_cluster is None else None
     grouped = frozenset(name for names in cfg.gpu_groups.groups.values() for name in names)
     runs = running | frozenset(facts.existing_pools if facts else ())
-    groups = capacity_groups(cfg.gpu_groups, capacity.Demand(given, cfg.mnist_job.enabled, system_pool), facts, region, runs)
+    groups = capacity_groups(cfg.gpu_groups, capacity.Demand(given, job, system_pool), facts, region, runs)
     kept = given.without(frozenset(f.pool for g in groups for f in g.dropped))
     problems += [
         *(Problem(p) for p in pool_network.problems(list(networks))),
@@ -102,7 +106,7 @@ def run(
         *capacity.retired_sizes(kept, stack, grouped),
         *feature_registration(given, reader),
         *managed_pool_sign_in(given, reader),
-        *(capacity.capacity(capacity.Demand(kept, cfg.mnist_job.enabled, system_pool, grouped), facts, stack, region) if facts else []),
+        *(capacity.capacity(capacity.Demand(kept, job, system_pool, grouped), facts, stack, region) if facts else []),
         *permission_problems,
     ]
     _stop_if_enforced([p.message for p in problems if p.blocking], dry_run, mode)

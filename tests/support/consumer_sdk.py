@@ -1,6 +1,6 @@
 """A stand-in for the Python SDK that `pulumi package add` generates for aks-gpu, so that another
 team's program (examples/consumer-python/) runs here unchanged, with no Pulumi CLI: the same
-names, each building the package's GpuEnvironment in-process with the offline reader.
+names, each building the package's component (GpuEnvironment, GpuPools, ...) in-process with the offline reader.
 
 The generated SDK's names, read in pulumi/pulumi 1b594989: the package `aks_gpu_aks_gpu`
 (sdk/python/cmd/pulumi-language-python/main.go Link: `python.PyPack(namespace, name)`, the
@@ -19,7 +19,7 @@ from typing import Any
 import pulumi
 from conftest import ROOT
 
-from components.environment import gpu_environment
+from components.environment.provider import COMPONENTS
 from components.seam.reader import AzureReader
 
 SCHEMA = json.loads((ROOT / "tests" / "snapshots" / "package-schema.json").read_text())
@@ -63,17 +63,25 @@ def input_type(token: str, spec: Mapping[str, Any]) -> type[InputType]:
 
 
 def module(reader: AzureReader) -> types.ModuleType:
-    """The stand-in package, its GpuEnvironment reading Azure and the cluster through `reader`."""
+    """The stand-in package, each of its components reading Azure and the cluster through `reader`."""
     sdk = types.ModuleType(PACKAGE)
     for token, spec in SCHEMA["types"].items():
         setattr(sdk, f"{token.rsplit(':', 1)[1]}Args", input_type(token, spec))
-    inputs = {py_name(name): name for name in SCHEMA["resources"][gpu_environment.TYPE]["inputProperties"]}
-
-    def environment(resource_name: str, opts: pulumi.ResourceOptions | None = None, **given: Any) -> gpu_environment.GpuEnvironment:
-        if unknown := sorted(set(given) - set(inputs)):
-            raise TypeError(f"GpuEnvironment: unexpected {unknown}")
-        args = {inputs[key]: as_inputs(value) for key, value in given.items() if value is not None}
-        return gpu_environment.GpuEnvironment(resource_name, args, opts, reader=reader)  # type: ignore[arg-type]
-
-    sdk.GpuEnvironment = environment  # type: ignore[attr-defined]
+    classes = {component.__name__: component for component in COMPONENTS}
+    for token, spec in SCHEMA["resources"].items():
+        name = token.rsplit(":", 1)[1]
+        setattr(sdk, name, constructor(classes[name], spec, reader))
     return sdk
+
+
+def constructor(component: type[pulumi.ComponentResource], spec: Mapping[str, Any], reader: AzureReader) -> Any:
+    """A generated SDK's component class: keyword inputs by PyName, built in-process with `reader`."""
+    inputs = {py_name(name): name for name in spec["inputProperties"]}
+
+    def build(resource_name: str, opts: pulumi.ResourceOptions | None = None, **given: Any) -> pulumi.ComponentResource:
+        if unknown := sorted(set(given) - set(inputs)):
+            raise TypeError(f"{component.__name__}: unexpected {unknown}")
+        args = {inputs[key]: as_inputs(value) for key, value in given.items() if value is not None}
+        return component(resource_name, args, opts, reader=reader)  # type: ignore[call-arg]
+
+    return build

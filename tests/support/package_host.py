@@ -112,17 +112,17 @@ def inputs_of(flat: Mapping[str, str]) -> dict[str, Any]:
     return inputs
 
 
-def graph(registrations: Sequence[Registration]) -> list[str]:
+def graph(registrations: Sequence[Registration], component: str = TYPE) -> list[str]:
     """Each registration (type, name, parent, provider, dependencies, inputs, options) with the
-    GpuEnvironment taken out of every URN: what the program's graph is, one parent less."""
-    environment = next((r for r in registrations if r.type == TYPE), None)
+    component (GpuEnvironment unless said) taken out of every URN: what the program's graph is, one parent less."""
+    environment = next((r for r in registrations if r.type == component), None)
     lines = []
     for r in registrations:
         if r is environment:
             continue
         text = json.dumps([r.type, r.name, r.parent, r.provider, sorted(r.dependencies), r.inputs, r.options], sort_keys=True, default=repr)
         if environment is not None:
-            text = text.replace(environment.urn, environment.parent).replace(f"{TYPE}$", "")
+            text = text.replace(environment.urn, environment.parent).replace(f"{component}$", "")
         lines.append(text.replace("pulumi:pulumi:Stack$", ""))
     return sorted(lines)
 
@@ -243,9 +243,15 @@ class Constructed:
     answer: Any
 
 
-def construct_as_the_engine(stack: str, preview: bool, config: Mapping[str, str] | None = None) -> Constructed:
-    """A consumer's program that declares one GpuEnvironment with `stack`'s settings as its inputs,
-    its own stack config holding no `aks-gpu:` key: the engine's Construct of it (pulumi/pulumi
+def construct_as_the_engine(
+    stack: str,
+    preview: bool,
+    config: Mapping[str, str] | None = None,
+    component: str = TYPE,
+    given: Mapping[str, Any] | None = None,
+) -> Constructed:
+    """A consumer's program that declares one `component` (GpuEnvironment unless said) with `stack`'s
+    settings as its inputs (or `given`), its own stack config holding no `aks-gpu:` key: the engine's Construct of it (pulumi/pulumi
     1b594989 pkg/resource/deploy/source_eval.go RegisterResource of a remote component, and
     sdk/go/common/resource/plugin/provider_plugin.go Construct, which fills the request) to the
     package's provider, served here with the mock engine's fake Azure as its reader, against the
@@ -258,7 +264,7 @@ def construct_as_the_engine(stack: str, preview: bool, config: Mapping[str, str]
     provider = PackageProvider(COMPONENTS, NAME, NAMESPACE, project_version(), reader=lambda: reader_of(monitor))
     consumers = {key: value for key, value in merged.items() if not key.startswith("aks-gpu:")}
     inputs = struct_pb2.Struct()
-    inputs.update(inputs_of(merged))
+    inputs.update(inputs_of(merged) if given is None else dict(given))
     request = proto.ConstructRequest(
         # source_eval.go newResourceMonitor: constructInfo (the run's project, stack, organization,
         # config, dry run, parallelism, the monitor's address); a diy backend's organization is
@@ -271,7 +277,7 @@ def construct_as_the_engine(stack: str, preview: bool, config: Mapping[str, str]
         dryRun=preview,
         # pkg/cmd/pulumi/operations/up.go defaultParallel: GOMAXPROCS * 4 unless --parallel.
         parallel=4 * (os.cpu_count() or 1),
-        type=TYPE,
+        type=component,
         name="env",
         # The consumer declared it at its stack's top: its parent is the consumer's root Stack.
         parent=f"urn:pulumi:{stack}::{project}::pulumi:pulumi:Stack::{project}-{stack}",

@@ -1,0 +1,75 @@
+"""The package's components as data: each one's name, the parts of the plan it declares, the stack
+file's keys it takes as inputs (under the same names) and its own inputs. tools/package_args.py
+writes each one's Args from this table and the stack schema; components/environment/component.py
+builds each one from it. Nothing here imports the generated Args, so the table can change before
+`make package-args` writes them again."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from components.cluster.cluster_id import SHAPE
+from components.environment.package import NAME
+from components.plan import ALL, Part
+
+
+@dataclass(frozen=True)
+class OwnInput:
+    """An input that is no stack file key: its annotation, whether it is required, its description."""
+
+    annotation: str
+    required: bool
+    description: str
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One component of the package."""
+
+    #: The class's name: its type token is `aks-gpu:index:<name>`, its inputs `<name>Args`.
+    name: str
+    #: The Args class's description (its docstring, the schema's).
+    args_doc: str
+    #: What the plan declares for it.
+    parts: frozenset[Part] = ALL
+    #: The stack file's keys it takes, without `aks-gpu:`, in the stack file's order; None: every key.
+    keys: tuple[str, ...] | None = None
+    #: Its inputs that are no stack file key.
+    own: Mapping[str, OwnInput] = field(default_factory=dict)
+    #: What it sets that no input does, as a stack file writes it: a component without the proof
+    #: runs none, so mnistJob.enabled is false for the parser's checks too (a pool of 0 nodes).
+    fixed: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def type(self) -> str:
+        """The type token the host gives it (`<package>:index:<class>`, pulumi 3.272.0 provider/experimental/schema.py)."""
+        return f"{NAME}:index:{self.name}"
+
+    @property
+    def args(self) -> str:
+        return f"{self.name}Args"
+
+
+CLUSTER_ID = "clusterId"
+CLUSTER_ID_INPUT = OwnInput(
+    "str",
+    True,
+    f"The AKS cluster, by its Azure resource ID: {SHAPE} (`az aks show --query id`). It is read, never changed; "
+    "the component reads it with the deployer's Azure credentials.",
+)
+NO_PROOF = {"mnistJob": {"enabled": False}}
+
+GPU_ENVIRONMENT = Kind(
+    "GpuEnvironment", "The whole environment's settings: a stack file's `aks-gpu:` keys, each optional, as in a stack file."
+)
+GPU_POOLS = Kind(
+    "GpuPools",
+    "GPU pools (and capacity groups) on an AKS cluster named by its resource ID: the stack file's pool keys, with preflight and cost.",
+    parts=frozenset({Part.POOLS}),
+    keys=("gpuPool", "gpuPools", "gpuGroups", "preflight", "cost"),
+    own={CLUSTER_ID: CLUSTER_ID_INPUT},
+    fixed=NO_PROOF,
+)
+KINDS = (GPU_ENVIRONMENT, GPU_POOLS)

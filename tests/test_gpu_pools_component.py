@@ -1,0 +1,137 @@
+"""The package's GpuPools: GPU pools on an AKS cluster another program owns, named by its resource ID.
+Constructed as the engine constructs it (over gRPC, tests/support/package_host.py) with the pool
+settings of a sample stack on an existing cluster, it registers the pools the program registers
+for those settings, with the same inputs, and nothing in the cluster; a bad input is one line
+naming it, in a preview and a deployment alike."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import grpc
+import pytest
+from conftest import ROOT, run_cached
+from support.package_host import construct, construct_as_the_engine, graph, inputs_of
+from test_package_construct import property_errors
+
+from components.environment.gpu_pools import TYPE, GpuPools
+from components.environment.kinds import GPU_POOLS
+from components.errors import ConfigError
+from tools.azure_mocks import AzureMocks, OfflineReader
+from tools.mock_engine import RecordingMonitor, Registration, merged_config, reader_of, run_under_mocks
+
+# The sample stacks on an existing cluster: the team's two new pools (tests/fixtures/stacks/), and
+# the guide's hand-made cluster with its pool used as it is (examples/guide-cluster/).
+SAMPLES = {"team": None, "ml-prod": ROOT / "examples" / "guide-cluster" / "Pulumi.ml-prod.yaml"}
+RUNS = {"preview": True, "deployment": False}
+POOL = "aks-gpu:azure:GpuPool"
+SUBSCRIPTION = "00000000-0000-0000-0000-000000000000"
+TEAM_AKS = f"/subscriptions/{SUBSCRIPTION}/resourceGroups/team-rg/providers/Microsoft.ContainerService/managedClusters/team-aks"
+
+
+def pools_inputs(merged: Mapping[str, str], stack: str) -> dict[str, Any]:
+    """A stack's pool settings as GpuPools' inputs, its existingCluster as the cluster's resource ID
+    in the subscription Azure answers for (the saved cluster's, or the signed-in one's)."""
+    given = inputs_of(merged)
+    reader = OfflineReader()
+    reader.offline(merged, stack)
+    cluster = given["existingCluster"]
+    cluster_id = (
+        f"/subscriptions/{reader.subscription}/resourceGroups/{cluster['resourceGroupName']}"
+        f"/providers/Microsoft.ContainerService/managedClusters/{cluster['name']}"
+    )
+    return {"clusterId": cluster_id, **{key: given[key] for key in GPU_POOLS.keys or () if key in given}}
+
+
+def pools_of(registrations: Sequence[Registration]) -> list[Registration]:
+    """The GPU pools and what each registers under it."""
+    kept: list[Registration] = []
+    for r in registrations:
+        if r.type == POOL or r.parent in {k.urn for k in kept}:
+            kept.append(r)
+    return kept
+
+
+@pytest.mark.parametrize(("stack", "run"), [(s, r) for s in SAMPLES for r in RUNS], ids=[f"{s}-{r}" for s in SAMPLES for r in RUNS])
+def test_gpu_pools_constructed_over_grpc_registers_the_programs_pools_with_the_same_inputs_and_nothing_in_the_cluster(stack, run):
+    preview, stack_file = RUNS[run], SAMPLES[stack]
+    merged = merged_config(stack, stack_file=stack_file)
+    constructed = construct_as_the_engine(stack, preview, merged, component=TYPE, given=pools_inputs(merged, stack))
+    assert not isinstance(constructed.answer, grpc.RpcError), constructed.answer.details()
+    program = run_cached(stack, preview=preview, stack_file=stack_file)[0]
+    component = [r for r in constructed.registrations if r.type == TYPE]  # the URN its children's are named under
+    assert graph([*component, *pools_of(constructed.registrations)], TYPE) == graph(pools_of(program.resources))
+    assert [r.name for r in pools_of(program.resources) if r.type == POOL] == [f"gpu-pool-{n}" for n in merged_pools(merged)]
+    # No Kubernetes provider, and nothing of the GPU stack or the proof: GpuStack's and GpuProof's.
+    assert [r.type for r in constructed.registrations if "kubernetes" in r.type or r.type.startswith("aks-gpu:kubernetes:")] == []
+
+
+def merged_pools(merged: Mapping[str, str]) -> list[str]:
+    """The pools a stack's config adds or adopts (existing: use registers nothing), in name order."""
+    pools = inputs_of(merged).get("gpuPools", {})
+    return sorted(name for name, pool in pools.items() if pool.get("existing") != "use")
+
+
+def test_gpu_pools_answers_construct_with_its_outputs_the_programs_that_apply():
+    merged = merged_config("team")
+    constructed = construct_as_the_engine("team", False, merged, component=TYPE, given=pools_inputs(merged, "team"))
+    program = run_cached("team", preview=False)[0]
+    assert constructed.answer.urn == "urn:pulumi:team::aks-gpu::aks-gpu:index:GpuPools::env"
+    outputs = set(constructed.answer.state.fields)
+    assert outputs == {"resourceGroupName", "clusterName", "gpuPools", "estimatedCost"} and outputs <= set(program.outputs)
+    pools = constructed.answer.state.fields["gpuPools"].struct_value
+    assert set(pools.fields) == {"t4", "a100"} and "mnistJob" not in pools.fields["t4"].struct_value.fields
+
+
+def pools_run(inputs: Mapping[str, Any], stack: str = "team", preview: bool = True) -> list[Registration]:
+    """GpuPools declared by a program under the mock engine, in-process, as a Python consumer declares it."""
+    merged = merged_config(stack)
+    monitor = RecordingMonitor(AzureMocks())
+    monitor.mocks.offline(merged, stack)
+    providers_only = {k: v for k, v in merged.items() if not k.startswith("aks-gpu:")}
+
+    def program() -> None:
+        GpuPools("pools", inputs, reader=reader_of(monitor))  # type: ignore[arg-type]
+
+    return run_under_mocks(program, stack=stack, config=providers_only, monitor=monitor, preview=preview).resources
+
+
+BAD = {
+    "clusterId": ({"clusterId": "team-aks"}, "clusterId", "invalid config clusterId = 'team-aks': expected an AKS cluster's resource ID, "),
+    "a pool": (
+        {"clusterId": TEAM_AKS, "gpuPools": {"t4": {"vmSize": "NC6"}}},
+        "gpuPools.t4.vmSize",
+        "invalid config aks-gpu:gpuPools.t4.vmSize = 'NC6': expected an Azure VM size name",
+    ),
+    "a key it does not take": ({"clusterId": TEAM_AKS, "clusterName": "other"}, "clusterName", "clusterName is not an input of GpuPools"),
+}
+
+
+@pytest.mark.parametrize("run", RUNS)
+@pytest.mark.parametrize("bad", BAD)
+def test_a_bad_input_to_gpu_pools_is_one_line_naming_it_before_anything_is_registered(bad, run):
+    inputs, name, reason = BAD[bad]
+    with pytest.raises(ConfigError) as refused:
+        pools_run(inputs, preview=RUNS[run])
+    message = str(refused.value)
+    assert message.startswith(f"GpuPools pools: input {name}: {reason}"), message
+    assert "\n" not in message
+
+
+@pytest.mark.parametrize("run", RUNS)
+@pytest.mark.parametrize("bad", ["clusterId", "a pool"])
+def test_a_bad_input_to_gpu_pools_over_construct_is_refused_as_pulumi_refuses_a_bad_input_naming_it(bad, run):
+    inputs, name, reason = BAD[bad]
+    engine, answer = construct("GpuPools", inputs, preview=RUNS[run])
+    assert isinstance(answer, grpc.RpcError) and answer.code() == grpc.StatusCode.INVALID_ARGUMENT
+    [(path, said)] = property_errors(answer)
+    assert path == name and said.startswith(reason) and "\n" not in said
+    assert engine.registered == []
+
+
+def test_gpu_pools_without_its_cluster_is_refused_naming_clusterid():
+    engine, answer = construct("GpuPools", {"gpuPools": {"t4": {"vmSize": "Standard_NC4as_T4_v3"}}})
+    assert isinstance(answer, grpc.RpcError) and answer.code() == grpc.StatusCode.INVALID_ARGUMENT
+    # The SDK's own check of a required input (pulumi 3.272.0 provider/experimental/component.py map_inputs).
+    assert property_errors(answer) == [("clusterId", "Missing required input 'clusterId' on 'GpuPools'")] and engine.registered == []

@@ -1,0 +1,76 @@
+"""The plan of some parts (components/plan.py `Part`): what the package's smaller components run.
+A part left out is neither handed out nor checked; every part is the program's plan, which the
+snapshots and tests/test_urns.py hold as they were."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from support.config import parsed
+from support.existing_cluster import T4, TEAM
+from support.existing_pools import GPUNP, cluster
+from support.kubernetes_objects import guide_daemon_set, listed, namespace
+
+from components.cluster.existing_cluster import ExistingClusterArgs
+from components.errors import ConfigError
+from components.plan import ALL, Mode, Part, build_plan
+from components.pools.existing_pool import UsedPool
+from components.pools.gpu_pool import GpuPoolArgs
+from tools.azure_mocks import OfflineReader
+
+
+def plan(cfg, reader, parts=ALL, mode=Mode.PREVIEW):
+    return build_plan(cfg, reader, mode, project="aks-gpu", stack="test", environ={}, parts=parts)
+
+
+def guide_plugin_there() -> OfflineReader:
+    """A cluster whose owner applied the guide's device plugin into gpu-resources by hand."""
+    return OfflineReader(cluster=cluster(GPUNP), kubernetes=listed(namespace("gpu-resources"), guide_daemon_set()))
+
+
+def test_a_plan_of_the_pools_alone_hands_out_the_pools_and_nothing_in_the_cluster_and_reads_nothing_there():
+    cfg = parsed(existingCluster=TEAM, gpuPools={"t4": {"vmSize": T4, "minCount": 0, "maxCount": 1}, "gpunp": {"existing": "use"}})
+    everything, reader = plan(cfg, guide_plugin_there()), guide_plugin_there()
+    pools = plan(cfg, reader, parts=frozenset({Part.POOLS}))
+    # The program's plan puts its own plugin in gpu-resources, and says the namespace is the owner's.
+    assert everything.device_plugin is not None and everything.proof is not None
+    assert any("namespace gpu-resources is in the cluster already" in m.text for m in everything.messages)
+    # The same pool; the subscription is read only where something needs it (a managed pool, the proof's watch).
+    assert [type(p) for p in pools.gpu_pools] == [UsedPool, GpuPoolArgs]
+    assert pools.gpu_pools[1] == dataclasses.replace(everything.gpu_pools[1], subscription_id=None)
+    assert (pools.device_plugin, pools.dcgm_exporter, pools.gpu_operator, pools.expander, pools.proof) == (None,) * 5
+    assert isinstance(pools.cluster, ExistingClusterArgs) and not pools.cluster.kubernetes
+    assert "kubernetes_objects" not in reader.reads
+    assert not [m.text for m in pools.messages if m.text.startswith(("kubernetes:", "proof", "egress"))]
+
+
+def test_a_plan_of_the_gpu_stack_alone_serves_the_clusters_own_pools_and_checks_what_the_cluster_runs():
+    cfg = parsed(existingCluster=TEAM, gpuPools={"gpunp": {"existing": "use"}}, devicePlugin={"namespace": "nvidia"})
+    stack = plan(cfg, OfflineReader(cluster=cluster(GPUNP), kubernetes=listed()), parts=frozenset({Part.GPU_STACK}))
+    assert stack.device_plugin is not None and stack.device_plugin.namespace == "nvidia" and stack.proof is None
+    assert [type(p) for p in stack.gpu_pools] == [UsedPool] and isinstance(stack.cluster, ExistingClusterArgs) and stack.cluster.kubernetes
+
+
+def test_a_plan_without_the_proof_holds_no_pool_for_it_and_says_nothing_of_it():
+    cfg = parsed(existingCluster=TEAM, gpuPools={"gpunp": {"existing": "use"}})
+    everything = plan(cfg, OfflineReader(cluster=cluster(GPUNP)))
+    stack = plan(cfg, OfflineReader(cluster=cluster(GPUNP)), parts=frozenset({Part.GPU_STACK}))
+    assert any(m.text.startswith("proof") for m in everything.messages)
+    assert not any(m.text.startswith("proof") for m in stack.messages)
+
+
+@pytest.mark.parametrize("pool", [{"vmSize": T4}, {"existing": "adopt"}])
+def test_a_plan_without_the_pools_refuses_a_pool_it_would_create_or_adopt_in_one_line_naming_it(pool):
+    cfg = parsed(existingCluster=TEAM, gpuPools={"gpunp": pool})
+    with pytest.raises(ConfigError) as refused:
+        plan(cfg, OfflineReader(cluster=cluster(GPUNP)), parts=frozenset({Part.GPU_STACK}))
+    assert str(refused.value).startswith("aks-gpu:gpuPools.gpunp: ") and "existing: use" in str(refused.value)
+    assert "\n" not in str(refused.value)
+
+
+def test_a_plan_without_the_pools_declares_no_budget():
+    budget = {"budget": {"amount": 100, "contactEmails": ["team@example.com"]}}
+    cfg = parsed(existingCluster=TEAM, gpuPools={"gpunp": {"existing": "use"}}, cost=budget)
+    assert plan(cfg, OfflineReader(cluster=cluster(GPUNP))).budget is not None
+    assert plan(cfg, OfflineReader(cluster=cluster(GPUNP)), parts=frozenset({Part.GPU_STACK})).budget is None
