@@ -39,6 +39,9 @@ class OutputsArgs:
     adopted: Mapping[str, Any] | None = None
     #: Whether the run declares the GPU stack, whose metrics gpuMetrics locates.
     gpu_stack: bool = True
+    #: The run declares the proof alone (the package's GpuProof): mnistJobName and the Job's other
+    #: outputs name its first Job (its first pool's).
+    proof_alone: bool = False
 
 
 def gpu_metrics_location(modes: frozenset[str], enabled: bool, exporter: Any | None, operator: Any | None) -> pulumi.Input[str]:

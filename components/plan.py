@@ -198,6 +198,7 @@ def build_plan(
             cfg.monitoring.gpu_metrics,
             run.adopted(plugin),
             Part.GPU_STACK in parts,
+            proof_alone=parts == {Part.PROOF},
         ),
         networks=run.networks,
         estimate=estimate,

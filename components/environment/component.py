@@ -25,6 +25,7 @@ from components.config.messages import snake
 from components.config.values import whole_numbers
 from components.environment.declare import declare, report
 from components.environment.kinds import CLUSTER_ID, Kind
+from components.environment.sign_in import BOTH, KUBECONFIG, consumers_provider, signed_in
 from components.errors import ConfigError
 from components.live_reader import LiveReader
 from components.plan import Mode, Said, build_plan
@@ -56,7 +57,8 @@ def build(
 ) -> None:
     """Constructs `resource`, a component of `kind`: parsed, planned, registered, declared, with
     its outputs. `reader`: how Azure and the cluster are read; unset, live, with the deployer's credentials."""
-    cfg = parsed(kind, name, args)  # a bad input stops before anything is registered, this component too
+    settings_given, (provider, kubeconfig) = signing_in(kind, name, args, opts)
+    cfg = parsed(kind, name, settings_given)  # a bad input stops before anything is registered, this component too
     said = Said()
     # Planned before the component registers itself: where preflight or the cost limit stops a
     # deployment, nothing is registered, as in the program ("nothing was created").
@@ -70,10 +72,26 @@ def build(
     pulumi.ComponentResource.__init__(resource, kind.type, name, None, opts)
     report(said, resource)
     names = output_names(type(resource))
-    outputs = {key: value for key, value in declare(plan, parent=resource).items() if snake(key) in names}
+    declared = declare(signed_in(plan, provider, kubeconfig), parent=resource)
+    outputs = {key: value for key, value in declared.items() if snake(key) in names}
     for key, value in outputs.items():
         setattr(resource, snake(key), value)
     resource.register_outputs(outputs)
+
+
+def signing_in(
+    kind: Kind, name: str, args: Mapping[str, Any], opts: pulumi.ResourceOptions | None
+) -> tuple[dict[str, Any], tuple[pulumi.ProviderResource | None, Any]]:
+    """The inputs less `kubeconfig`, and how the Kubernetes objects sign in where the component
+    takes a consumer's way (Kind.signs_in): its provider, or its kubeconfig (an Input: it decides
+    nothing, so an Output is fine); both given is refused naming kubeconfig."""
+    given = dict(args)
+    if not kind.signs_in:
+        return given, (None, None)
+    kubeconfig, provider = given.pop(KUBECONFIG, None), consumers_provider(opts)
+    if provider is not None and kubeconfig is not None:
+        raise InputRefused(kind.name, name, KUBECONFIG, BOTH)
+    return given, (provider, kubeconfig)
 
 
 def output_names(component: type) -> set[str]:

@@ -126,8 +126,8 @@ def outputs(
         out["adopted"] = said.adopted
     out["kubeconfig"] = cluster.kubeconfig
     out["getCredentialsCommand"] = cluster.get_credentials_command
-    if job is not None and guide_pool:
-        first = job.jobs[pools[0].name]
+    if job is not None and (guide_pool or said.proof_alone):
+        first = next(iter(job.jobs.values()))  # the guide's one pool's; else the first run's (plan.proof's order)
         out["mnistJobName"] = first.name
         out["mnistJobNamespace"] = first.namespace
         out["jobLogsCommand"] = first.logs_command

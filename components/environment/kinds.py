@@ -12,6 +12,7 @@ from typing import Any
 
 from components.cluster.cluster_id import SHAPE
 from components.environment.package import NAME
+from components.environment.sign_in import KUBECONFIG
 from components.plan import ALL, Part
 
 
@@ -38,6 +39,9 @@ class Kind:
     keys: tuple[str, ...] | None = None
     #: Its inputs that are no stack file key.
     own: Mapping[str, OwnInput] = field(default_factory=dict)
+    #: Its Kubernetes objects sign in with the consumer's Kubernetes provider (the `providers`
+    #: option) or its `kubeconfig` input, where given (components/environment/sign_in.py).
+    signs_in: bool = False
     #: What it sets that no input does, as a stack file writes it: a component without the proof
     #: runs none, so mnistJob.enabled is false for the parser's checks too (a pool of 0 nodes).
     fixed: Mapping[str, Any] = field(default_factory=dict)
@@ -72,4 +76,23 @@ GPU_POOLS = Kind(
     own={CLUSTER_ID: CLUSTER_ID_INPUT},
     fixed=NO_PROOF,
 )
-KINDS = (GPU_ENVIRONMENT, GPU_POOLS)
+KUBECONFIG_INPUT = OwnInput(
+    "pulumi.Input[str]",
+    False,
+    "A kubeconfig (its contents, or a file's path) that signs the proof's Kubernetes objects in; a secret, or another resource's output, is fine: "
+    "it decides nothing, and the component keeps it secret. Unset: the Kubernetes provider passed in the `providers` resource option, "
+    "or else the user kubeconfig Azure answers the deployer. Not with such a provider. The cluster's reads, and each Job's watch, "
+    "still go through Azure with the deployer's credentials.",
+)
+GPU_PROOF = Kind(
+    "GpuProof",
+    "The proof on an AKS cluster named by its resource ID: the cluster's own GPU pools it proves (existing: use), "
+    "the mnistJob settings, preflight and cost, as in a stack file.",
+    parts=frozenset({Part.PROOF}),
+    # No gpuGroups: a group's pools carry its label, which only a pool the stack declares can
+    # (groups.check_pools refuses a pool used as it is).
+    keys=("gpuPools", "mnistJob", "preflight", "cost"),
+    own={CLUSTER_ID: CLUSTER_ID_INPUT, KUBECONFIG: KUBECONFIG_INPUT},
+    signs_in=True,
+)
+KINDS = (GPU_ENVIRONMENT, GPU_POOLS, GPU_PROOF)

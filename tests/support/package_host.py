@@ -249,9 +249,12 @@ def construct_as_the_engine(
     config: Mapping[str, str] | None = None,
     component: str = TYPE,
     given: Mapping[str, Any] | None = None,
+    providers: Mapping[str, str] | None = None,
 ) -> Constructed:
     """A consumer's program that declares one `component` (GpuEnvironment unless said) with `stack`'s
-    settings as its inputs (or `given`), its own stack config holding no `aks-gpu:` key: the engine's Construct of it (pulumi/pulumi
+    settings as its inputs (or `given`; `providers`: its providers option by package, each
+    "<urn>::<id>" of a provider the monitor holds already), its own stack config holding no
+    `aks-gpu:` key: the engine's Construct of it (pulumi/pulumi
     1b594989 pkg/resource/deploy/source_eval.go RegisterResource of a remote component, and
     sdk/go/common/resource/plugin/provider_plugin.go Construct, which fills the request) to the
     package's provider, served here with the mock engine's fake Azure as its reader, against the
@@ -260,6 +263,9 @@ def construct_as_the_engine(
     project = project_name()
     monitor = EngineUrns(AzureMocks())
     monitor.mocks.offline(merged, stack)
+    for reference in (providers or {}).values():  # what the consumer registered before: its providers
+        urn, id_ = reference.rsplit("::", 1)
+        monitor.resources[urn] = RecordingMonitor.ResourceRegistration(urn, id_, {})
     log = EngineLog()
     provider = PackageProvider(COMPONENTS, NAME, NAMESPACE, project_version(), reader=lambda: reader_of(monitor))
     consumers = {key: value for key, value in merged.items() if not key.startswith("aks-gpu:")}
@@ -282,7 +288,9 @@ def construct_as_the_engine(
         # The consumer declared it at its stack's top: its parent is the consumer's root Stack.
         parent=f"urn:pulumi:{stack}::{project}::pulumi:pulumi:Stack::{project}-{stack}",
         inputs=inputs,
-        # Plain inputs: no dependencies, no providers, no options set (Protect, RetainOnDelete unset).
+        # Plain inputs: no dependencies, no options set (Protect, RetainOnDelete unset); the
+        # consumer's providers by package, as source_eval.go's providerRefs.
+        providers=dict(providers or {}),
         accepts_output_values=True,
     )
     with (

@@ -1,0 +1,314 @@
+"""The package's GpuProof: the proof on a cluster named by its resource ID, built as another team's
+program builds it (under the mock engine, and over gRPC as the engine drives Construct). It
+declares the program's proof for the same existing-cluster settings (one code path:
+components/environment/declare.py), signs its Kubernetes objects in with the consumer's provider
+or kubeconfig where given, and refuses a bad input in one line naming it, before anything is
+registered."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import grpc
+import pulumi
+import pulumi_kubernetes as k8s
+import pytest
+from conftest import ROOT, run_cached
+from pulumi.runtime.proto import engine_pb2
+from support.existing_pools import GPUNP, cluster
+from support.package_host import construct_as_the_engine, graph, inputs_of
+from test_package_construct import property_errors
+
+from components.environment.gpu_proof import TYPE, GpuProof
+from components.environment.kinds import GPU_PROOF
+from components.errors import ConfigError
+from tools.azure_mocks import AzureMocks
+from tools.mock_engine import ProgramRun, RecordingMonitor, Registration, Secret, merged_config, reader_of, run_under_mocks
+
+# The examples' guide cluster: ml-prod, made by hand, its pool gpunp used as it is; the program
+# declares the cluster's provider and the proof there, nothing else.
+ML_PROD = ROOT / "examples" / "guide-cluster" / "Pulumi.ml-prod.yaml"
+# The subscription the saved cluster's ID names (examples/guide-cluster/cluster.json), the mocks' own.
+SUBSCRIPTION = "33333333-3333-3333-3333-333333333333"
+# The team stack's cluster with two pools of the owner's, used as they are, that no device plugin
+# serves yet: the program adds one (the GPU stack), which the proof alone does not.
+T4B = {**GPUNP, "name": "gpunp2", "vmSize": "Standard_NC8as_T4_v3"}
+TWO_POOLS = {"gpuPools": {"gpunp": {"existing": "use"}, "gpunp2": {"existing": "use"}}}
+SAMPLES: dict[str, dict[str, Any]] = {
+    "ml-prod": {"stack": "ml-prod", "stack_file": ML_PROD, "cluster": None, "overrides": {}},
+    "team-two-pools": {"stack": "team", "stack_file": None, "cluster": cluster(GPUNP, T4B), "overrides": TWO_POOLS},
+}
+RUNS = {"preview": True, "deployment": False}
+KUBERNETES_PROVIDER = "pulumi:providers:kubernetes"
+CONSUMERS_KUBECONFIG = "apiVersion: v1\nkind: Config\n# the consumer's own\n"
+
+
+def settings(sample: str) -> dict[str, str]:
+    given = SAMPLES[sample]
+    return merged_config(given["stack"], overrides=given["overrides"], stack_file=given["stack_file"])
+
+
+def proof_inputs(sample: str, **more: Any) -> dict[str, Any]:
+    """The sample's settings as a consumer passes them to GpuProof: the cluster by resource ID, and
+    the stack file's keys GpuProof takes under their names."""
+    given = inputs_of(settings(sample))
+    existing = given["existingCluster"]
+    cluster_id = (
+        f"/subscriptions/{SUBSCRIPTION}/resourceGroups/{existing['resourceGroupName']}"
+        f"/providers/Microsoft.ContainerService/managedClusters/{existing['name']}"
+    )
+    return {"clusterId": cluster_id, **{k: v for k, v in given.items() if k in (GPU_PROOF.keys or ())}, **more}
+
+
+def program(sample: str, preview: bool) -> ProgramRun:
+    given = SAMPLES[sample]
+    return run_cached(given["stack"], preview=preview, cluster=given["cluster"], stack_file=given["stack_file"], **given["overrides"])[0]
+
+
+def proof_run(
+    sample: str, preview: bool = True, inputs: Mapping[str, Any] | None = None, opts: Any = None
+) -> tuple[ProgramRun, list[GpuProof]]:
+    """A program that declares one GpuProof with the sample's settings (or `inputs`), its stack
+    config holding no `aks-gpu:` key; Azure answers as it does for the program's run of the sample.
+    `opts`: a function of nothing that returns the component's options (a consumer's provider)."""
+    merged = settings(sample)
+    monitor = RecordingMonitor(AzureMocks(cluster=SAMPLES[sample]["cluster"]))
+    monitor.mocks.offline(merged, SAMPLES[sample]["stack"])
+    built: list[GpuProof] = []
+    given = proof_inputs(sample) if inputs is None else dict(inputs)
+
+    def body() -> None:
+        built.append(GpuProof("proof", given, opts() if opts else None, reader=reader_of(monitor)))  # type: ignore[arg-type]
+
+    consumers = {k: v for k, v in merged.items() if not k.startswith("aks-gpu:")}
+    return run_under_mocks(body, stack=SAMPLES[sample]["stack"], config=consumers, monitor=monitor, preview=preview), built
+
+
+def the_proof(registrations: list[Registration]) -> list[Registration]:
+    """What the program declares of the proof: the cluster (and its provider) and the MnistJob with
+    all under it; a dependency on anything else (the GPU stack the proof waits for) left out."""
+    kept = [r for r in registrations if any(f"{t}::" in r.urn or f"{t}$" in r.urn for t in PROOF_TYPES)]
+    urns = {r.urn for r in kept}
+    return [Registration(**{**vars(r), "dependencies": [d for d in r.dependencies if d in urns]}) for r in kept]
+
+
+PROOF_TYPES = ("aks-gpu:azure:ExistingCluster", "aks-gpu:kubernetes:MnistJob")
+
+
+def kubernetes_objects(registrations: list[Registration]) -> list[Registration]:
+    return [r for r in registrations if r.type.startswith("kubernetes:")]
+
+
+def resolved(value: Any) -> Any:
+    """An output's value, the Outputs inside a map or list too."""
+    return pulumi.runtime.sync_await._sync_await(pulumi.Output.from_input(value).future())
+
+
+# --------------------------------------------------------------------------- under the mock engine
+
+
+@pytest.mark.parametrize(("sample", "run"), [(s, r) for s in SAMPLES for r in RUNS], ids=[f"{s}-{r}" for s in SAMPLES for r in RUNS])
+def test_a_gpu_proof_declares_the_programs_proof_for_the_same_existing_cluster_settings(sample, run):
+    """Same types, names, providers, dependencies, inputs and options as the program's proof, one
+    parent more: on ml-prod the program declares nothing else; on the team cluster it adds a device
+    plugin, which the proof alone neither declares nor waits for."""
+    preview = RUNS[run]
+    built, _ = proof_run(sample, preview)
+    expected = the_proof(program(sample, preview).resources)
+    assert [r.type for r in built.resources if r.parent == built.one(TYPE).urn] == [
+        "aks-gpu:azure:ExistingCluster",
+        "aks-gpu:kubernetes:MnistJob",
+    ]
+    assert graph(built.resources, TYPE) == graph(expected)
+
+
+def test_a_gpu_proof_runs_one_job_per_pool_and_declares_none_of_the_gpu_stack():
+    built, _ = proof_run("team-two-pools")
+    assert [r.name for r in built.of_type("kubernetes:batch/v1:Job")] == ["mnist-job-gpunp", "mnist-job-gpunp2"]
+    assert program("team-two-pools", True).of_type("kubernetes:apps/v1:DaemonSet")  # the program's device plugin
+    assert built.of_type("kubernetes:apps/v1:DaemonSet") == []
+
+
+def test_a_gpu_proofs_outputs_name_its_first_job_and_each_pools_proof_as_the_program_does():
+    run, [proof] = proof_run("ml-prod", preview=False)  # a preview knows no servedBy: the Jobs have not run
+    program_run = program("ml-prod", False)
+    job = run.one("kubernetes:batch/v1:Job")
+    assert resolved(proof.mnist_job_name) == job.inputs["metadata"]["name"] == "mnist-proof-gpunp"
+    assert resolved(proof.mnist_job_namespace) == "gpu-workloads"
+    assert resolved(proof.job_logs_command) == "kubectl logs --namespace gpu-workloads job/mnist-proof-gpunp"
+    assert resolved(proof.mnist_job_urn) == job.urn
+    assert "configmap mnist-proof-gpunp-result" in resolved(proof.job_result_command)
+    pools = resolved(proof.gpu_pools)
+    assert set(pools) == {"gpunp"} and pools["gpunp"]["job"]["name"] == "mnist-proof-gpunp"
+    assert {k: v for k, v in pools["gpunp"].items() if k != "job"} == {
+        k: v for k, v in program_run.outputs["gpuPools"].value["gpunp"].items() if k != "job"
+    }
+
+
+def test_the_first_job_of_several_pools_is_the_first_pools():
+    _, [proof] = proof_run("team-two-pools", preview=False)
+    pools = resolved(proof.gpu_pools)
+    assert resolved(proof.mnist_job_name) == pools["gpunp"]["job"]["name"] != pools["gpunp2"]["job"]["name"]
+
+
+CONSUMERS_OPTIONS = {
+    "providers map": lambda p: pulumi.ResourceOptions(providers={"kubernetes": p}),
+    "providers list": lambda p: pulumi.ResourceOptions(providers=[p]),
+    "provider": lambda p: pulumi.ResourceOptions(provider=p),
+}
+
+
+@pytest.mark.parametrize("how", CONSUMERS_OPTIONS)
+def test_with_a_consumers_kubernetes_provider_every_kubernetes_child_uses_it_and_none_of_its_own_is_declared(how):
+    def opts() -> pulumi.ResourceOptions:
+        return CONSUMERS_OPTIONS[how](k8s.Provider("consumers-k8s", kubeconfig=CONSUMERS_KUBECONFIG))
+
+    run, _ = proof_run("ml-prod", opts=opts)
+    [consumers] = run.of_type(KUBERNETES_PROVIDER)
+    assert consumers.name == "consumers-k8s"
+    objects = kubernetes_objects(run.resources)
+    assert len(objects) == 4 and {r.provider for r in objects} == {consumers.urn}  # namespace, policy, script, Job
+
+
+def test_a_consumers_kubeconfig_signs_the_clusters_provider_in_and_is_kept_secret():
+    for kubeconfig in (CONSUMERS_KUBECONFIG, pulumi.Output.secret(CONSUMERS_KUBECONFIG)):
+        run, _ = proof_run("ml-prod", inputs=proof_inputs("ml-prod", kubeconfig=kubeconfig))
+        [provider] = run.of_type(KUBERNETES_PROVIDER)
+        assert provider.name == "existing-cluster-k8s"
+        sent = provider.inputs["kubeconfig"]
+        assert isinstance(sent, Secret) and sent.value == CONSUMERS_KUBECONFIG
+        assert {r.provider for r in kubernetes_objects(run.resources)} == {provider.urn}
+
+
+def nothing_registered_but_the_stack(monkeypatch) -> list[str]:
+    """Every registration starts in Resource.__init__; the mock monitor hears of one only once the
+    SDK's task sends it, after a refusal has ended the run."""
+    begun: list[str] = []
+    register = pulumi.Resource.__init__
+    monkeypatch.setattr(pulumi.Resource, "__init__", lambda self, t, name, *a, **k: (begun.append(t), register(self, t, name, *a, **k))[1])
+    return begun
+
+
+def test_a_kubeconfig_beside_a_consumers_provider_is_refused_in_one_line_naming_kubeconfig(monkeypatch):
+    begun = nothing_registered_but_the_stack(monkeypatch)
+
+    def opts() -> pulumi.ResourceOptions:
+        return pulumi.ResourceOptions(providers=[k8s.Provider("consumers-k8s", kubeconfig=CONSUMERS_KUBECONFIG)])
+
+    with pytest.raises(ConfigError) as refused:
+        proof_run("ml-prod", inputs=proof_inputs("ml-prod", kubeconfig=CONSUMERS_KUBECONFIG), opts=opts)
+    message = str(refused.value)
+    assert (
+        message.startswith("GpuProof proof: input kubeconfig: a kubeconfig is given, and a Kubernetes provider is passed")
+        and "\n" not in message
+    )
+    assert [t for t in begun if t != "pulumi:pulumi:Stack"] == [KUBERNETES_PROVIDER]  # the consumer's alone
+
+
+@pytest.mark.parametrize(
+    ("inputs", "key", "says"),
+    [
+        ({"mnistJob": {"maxSteps": -1}}, "mnistJob.maxSteps", "invalid config aks-gpu:mnistJob.maxSteps = -1: expected "),
+        ({"clusterId": "ml-prod"}, "clusterId", "invalid config clusterId = 'ml-prod': expected an AKS cluster's resource ID"),
+        (
+            {"gpuPool": {"vmSize": "Standard_NC4as_T4_v3"}},
+            "gpuPool",
+            "gpuPool is not an input of GpuProof; its inputs: clusterId, kubeconfig, gpuPools",
+        ),
+    ],
+)
+def test_a_bad_input_is_refused_in_one_line_naming_the_input_before_anything_is_registered(inputs, key, says, monkeypatch):
+    begun = nothing_registered_but_the_stack(monkeypatch)
+    with pytest.raises(ConfigError) as refused:
+        proof_run("ml-prod", inputs={**proof_inputs("ml-prod"), **inputs})
+    message = str(refused.value)
+    assert message.startswith(f"GpuProof proof: input {key}: {says}"), message
+    assert "\n" not in message
+    assert [t for t in begun if t != "pulumi:pulumi:Stack"] == []
+
+
+def test_a_pool_the_proof_would_create_is_refused_in_one_line_naming_it(monkeypatch):
+    begun = nothing_registered_but_the_stack(monkeypatch)
+    with pytest.raises(ConfigError) as refused:
+        proof_run("ml-prod", inputs=proof_inputs("ml-prod", gpuPools={"t4": {"vmSize": "Standard_NC4as_T4_v3", "nodeCount": 1}}))
+    message = str(refused.value)
+    assert "aks-gpu:gpuPools.t4" in message and "existing: use" in message and "\n" not in message
+    assert [t for t in begun if t != "pulumi:pulumi:Stack"] == []
+
+
+# --------------------------------------------------------------------------- over gRPC, as the engine drives Construct
+
+
+@pytest.mark.parametrize("run", RUNS)
+def test_construct_of_a_gpu_proof_registers_the_programs_proof_and_says_its_warnings(run):
+    preview = RUNS[run]
+    constructed = construct_as_the_engine("ml-prod", preview, settings("ml-prod"), component=TYPE, given=proof_inputs("ml-prod"))
+    assert not isinstance(constructed.answer, grpc.RpcError), constructed.answer.details()
+    assert graph(constructed.registrations, TYPE) == graph(the_proof(program("ml-prod", preview).resources))
+    assert constructed.log.said(engine_pb2.WARNING) == program("ml-prod", preview).warnings
+    job = "urn:pulumi:ml-prod::aks-gpu::aks-gpu:index:GpuProof$aks-gpu:kubernetes:MnistJob$kubernetes:batch/v1:Job::mnist-job-gpunp"
+    state = constructed.answer.state.fields
+    assert state["mnistJobUrn"].string_value == job and state["mnistJobName"].string_value == "mnist-proof-gpunp"
+
+
+CONSUMERS_PROVIDER = "urn:pulumi:ml-prod::aks-gpu::pulumi:providers:kubernetes::consumers-k8s"
+
+
+@pytest.mark.parametrize("run", RUNS)
+def test_construct_with_a_consumers_provider_in_providers_signs_every_kubernetes_child_in_with_it(run):
+    """The engine hands the consumer's providers option to Construct by package, "<urn>::<id>"
+    (source_eval.go providerRefs); the host rebuilds the provider from the engine's state by its URN."""
+    constructed = construct_as_the_engine(
+        "ml-prod",
+        RUNS[run],
+        settings("ml-prod"),
+        component=TYPE,
+        given=proof_inputs("ml-prod"),
+        providers={"kubernetes": f"{CONSUMERS_PROVIDER}::0f4a6b1e"},
+    )
+    assert not isinstance(constructed.answer, grpc.RpcError), constructed.answer.details()
+    assert [r for r in constructed.registrations if r.type == KUBERNETES_PROVIDER] == []
+    objects = kubernetes_objects(constructed.registrations)
+    assert len(objects) == 4 and {r.provider for r in objects} == {CONSUMERS_PROVIDER}
+
+
+def test_construct_refuses_a_kubeconfig_beside_a_consumers_provider_as_pulumi_refuses_a_bad_input():
+    constructed = construct_as_the_engine(
+        "ml-prod",
+        True,
+        settings("ml-prod"),
+        component=TYPE,
+        given=proof_inputs("ml-prod", kubeconfig=CONSUMERS_KUBECONFIG),
+        providers={"kubernetes": f"{CONSUMERS_PROVIDER}::0f4a6b1e"},
+    )
+    answer = constructed.answer
+    assert isinstance(answer, grpc.RpcError) and answer.code() == grpc.StatusCode.INVALID_ARGUMENT
+    [(path, reason)] = property_errors(answer)
+    assert path == "kubeconfig" and reason.startswith("a kubeconfig is given, and a Kubernetes provider is passed") and "\n" not in reason
+    assert constructed.registrations == []
+
+
+# --------------------------------------------------------------------------- its schema
+
+
+def test_the_schema_requires_the_cluster_takes_a_kubeconfig_that_is_no_plain_value_and_describes_every_output():
+    """As the host answers GetSchema (the snapshot tests/test_package_schema.py holds to it)."""
+    schema = json.loads((ROOT / "tests" / "snapshots" / "package-schema.json").read_text())
+    proof = schema["resources"][TYPE]
+    inputs = proof["inputProperties"]
+    assert proof["isComponent"] is True and proof["requiredInputs"] == ["clusterId"]
+    assert sorted(inputs) == sorted([*GPU_PROOF.own, *(GPU_PROOF.keys or ())])
+    # The kubeconfig only signs the objects in; every other input decides what is declared.
+    assert [name for name, spec in inputs.items() if spec.get("plain") is not True] == ["kubeconfig"]
+    assert inputs["kubeconfig"]["type"] == "string"
+    assert set(proof["properties"]) == {
+        "gpuPools",
+        "mnistJobName",
+        "mnistJobNamespace",
+        "jobLogsCommand",
+        "jobResultCommand",
+        "mnistJobUrn",
+    }
+    assert [name for name, spec in {**inputs, **proof["properties"]}.items() if not spec.get("description")] == []
