@@ -207,12 +207,18 @@ def build_plan(
 
 
 def only_used_pools(cfg: StackConfig, parts: frozenset[Part]) -> None:
-    """A run without the GPU pools takes the cluster's own pools as they are (existing: use): it registers none."""
+    """A run without the GPU pools takes the cluster's own pools as they are (existing: use): it
+    registers none, and no budget over them."""
     if Part.POOLS in parts:
         return
     for pool in cfg.pools.owned:
         raise ConfigError(
             f"{cfg.pools.keys[pool.name]}: this run declares no GPU pool, so it takes only the cluster's own as they are (existing: use)"
+        )
+    if cfg.cost.budget is not None:  # never a budget silently left out (the proof's component takes `cost` for its limit)
+        raise ConfigError(
+            f"{NAMESPACE}:cost.budget: this run declares no GPU pool, so no budget over them: "
+            "set it where the pools are declared (GpuPools, GpuEnvironment), or leave it out"
         )
 
 

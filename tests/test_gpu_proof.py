@@ -229,12 +229,26 @@ def test_a_bad_input_is_refused_in_one_line_naming_the_input_before_anything_is_
     assert [t for t in begun if t != "pulumi:pulumi:Stack"] == []
 
 
+def test_a_budget_the_proof_would_not_declare_is_refused_in_one_line_naming_it(monkeypatch):
+    begun = nothing_registered_but_the_stack(monkeypatch)
+    budget = {"amount": 100, "contactEmails": ["ml@example.com"]}
+    with pytest.raises(ConfigError) as refused:
+        proof_run("ml-prod", inputs=proof_inputs("ml-prod", cost={"budget": budget}))
+    message = str(refused.value)
+    assert (
+        message.startswith("GpuProof proof: input cost.budget: aks-gpu:cost.budget: this run declares no GPU pool") and "\n" not in message
+    )
+    assert [t for t in begun if t != "pulumi:pulumi:Stack"] == []
+
+
 def test_a_pool_the_proof_would_create_is_refused_in_one_line_naming_it(monkeypatch):
     begun = nothing_registered_but_the_stack(monkeypatch)
     with pytest.raises(ConfigError) as refused:
         proof_run("ml-prod", inputs=proof_inputs("ml-prod", gpuPools={"t4": {"vmSize": "Standard_NC4as_T4_v3", "nodeCount": 1}}))
     message = str(refused.value)
-    assert "aks-gpu:gpuPools.t4" in message and "existing: use" in message and "\n" not in message
+    assert (
+        message.startswith("GpuProof proof: input gpuPools.t4: aks-gpu:gpuPools.t4: this run declares no GPU pool") and "\n" not in message
+    )
     assert [t for t in begun if t != "pulumi:pulumi:Stack"] == []
 
 
@@ -312,3 +326,16 @@ def test_the_schema_requires_the_cluster_takes_a_kubeconfig_that_is_no_plain_val
         "mnistJobUrn",
     }
     assert [name for name, spec in {**inputs, **proof["properties"]}.items() if not spec.get("description")] == []
+
+
+@pytest.mark.parametrize("run", RUNS)
+def test_construct_refuses_a_pool_the_proof_would_create_naming_it_as_pulumi_names_a_bad_input(run):
+    pools = {"t4": {"vmSize": "Standard_NC4as_T4_v3", "nodeCount": 1}}
+    constructed = construct_as_the_engine(
+        "ml-prod", RUNS[run], settings("ml-prod"), component=TYPE, given=proof_inputs("ml-prod", gpuPools=pools)
+    )
+    answer = constructed.answer
+    assert isinstance(answer, grpc.RpcError) and answer.code() == grpc.StatusCode.INVALID_ARGUMENT
+    [(path, reason)] = property_errors(answer)
+    assert path == "gpuPools.t4" and reason.startswith("aks-gpu:gpuPools.t4: this run declares no GPU pool") and "\n" not in reason
+    assert constructed.registrations == []

@@ -66,8 +66,12 @@ def build(
         mode = Mode.of(pulumi.runtime.is_dry_run())
         project, stack = pulumi.get_project(), pulumi.get_stack()
         plan = build_plan(cfg, reader or LiveReader(), mode, project=project, stack=stack, environ=os.environ, said=said, parts=kind.parts)
-    except BaseException:
+    except BaseException as error:
         report(said)  # what was said before the stop is said too, as the program says it
+        # A setting the plan refuses (a pool a run of the proof alone would create) names its input.
+        named = named_input(kind, str(error)) if isinstance(error, ConfigError) else None
+        if named is not None:
+            raise InputRefused(kind.name, name, named, str(error)) from None
         raise
     pulumi.ComponentResource.__init__(resource, kind.type, name, None, opts)
     report(said, resource)
