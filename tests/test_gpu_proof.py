@@ -23,8 +23,9 @@ from test_package_construct import property_errors
 
 from components.environment.gpu_proof import TYPE, GpuProof
 from components.environment.kinds import GPU_PROOF
-from components.errors import ConfigError
-from tools.azure_mocks import AzureMocks
+from components.errors import ConfigError, PreflightError
+from components.problem import STOPS
+from tools.azure_mocks import AzureMocks, OfflineReader
 from tools.mock_engine import ProgramRun, RecordingMonitor, Registration, Secret, merged_config, reader_of, run_under_mocks
 
 # The examples' guide cluster: ml-prod, made by hand, its pool gpunp used as it is; the program
@@ -68,13 +69,14 @@ def program(sample: str, preview: bool) -> ProgramRun:
 
 
 def proof_run(
-    sample: str, preview: bool = True, inputs: Mapping[str, Any] | None = None, opts: Any = None
+    sample: str, preview: bool = True, inputs: Mapping[str, Any] | None = None, opts: Any = None, kubernetes: Any = None
 ) -> tuple[ProgramRun, list[GpuProof]]:
     """A program that declares one GpuProof with the sample's settings (or `inputs`), its stack
-    config holding no `aks-gpu:` key; Azure answers as it does for the program's run of the sample.
-    `opts`: a function of nothing that returns the component's options (a consumer's provider)."""
+    config holding no `aks-gpu:` key; Azure answers as it does for the program's run of the sample
+    (the cluster's objects: `kubernetes` where given). `opts`: a function of nothing that returns
+    the component's options (a consumer's provider)."""
     merged = settings(sample)
-    monitor = RecordingMonitor(AzureMocks(cluster=SAMPLES[sample]["cluster"]))
+    monitor = RecordingMonitor(AzureMocks(reader=OfflineReader(cluster=SAMPLES[sample]["cluster"], kubernetes=kubernetes)))
     monitor.mocks.offline(merged, SAMPLES[sample]["stack"])
     built: list[GpuProof] = []
     given = proof_inputs(sample) if inputs is None else dict(inputs)
@@ -151,6 +153,28 @@ def test_the_first_job_of_several_pools_is_the_first_pools():
     _, [proof] = proof_run("team-two-pools", preview=False)
     pools = resolved(proof.gpu_pools)
     assert resolved(proof.mnist_job_name) == pools["gpunp"]["job"]["name"] != pools["gpunp2"]["job"]["name"]
+
+
+def without_the_guides_device_plugin() -> dict[str, Any]:
+    """ml-prod's cluster objects (examples/guide-cluster/kubernetes.json) less the guide's DaemonSet."""
+    listed = json.loads((ROOT / "examples" / "guide-cluster" / "kubernetes.json").read_text())
+    return {**listed, "items": [i for i in listed["items"] if i["metadata"]["name"] != "nvidia-device-plugin-daemonset"]}
+
+
+UNSERVED = "proof: aks-gpu:gpuPools.gpunp is used as it is, and no device plugin of the cluster's lands on gpunp for certain"
+
+
+def test_a_used_pool_no_device_plugin_serves_stops_the_proofs_deployment_and_its_preview_warns():
+    """The program would put its device plugin there (the GPU stack); the proof alone installs none,
+    and its Job would wait Pending for a GPU until its deadline."""
+    run, _ = proof_run("ml-prod", kubernetes=without_the_guides_device_plugin())
+    [warning] = [w for w in run.warnings if w.startswith(UNSERVED)]
+    assert STOPS in warning and "GpuStack" in warning
+    with pytest.raises(PreflightError, match=UNSERVED) as stopped:
+        proof_run("ml-prod", preview=False, kubernetes=without_the_guides_device_plugin())
+    # Preflight's stop: its header, then one line per problem (components/preflight/preflight.py).
+    [line] = [line for line in str(stopped.value).splitlines() if UNSERVED in line]
+    assert line.startswith(f"- {UNSERVED}") and line.endswith("or have the cluster's owner install one")
 
 
 CONSUMERS_OPTIONS = {

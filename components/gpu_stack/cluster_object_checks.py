@@ -125,10 +125,12 @@ def check(
     dry_run: bool,
     found: ClusterFacts | None = None,
     state: StackState = NOT_READ,
+    installs: bool = True,
 ) -> Findings:
     """What the cluster runs means for this stack; `owner` is `<project>/<stack>`, `found` the
     cluster's description, `state` what the stack's state holds (the stack's whatever its
-    annotations say). Raises PreflightError where devicePlugin.adopt cannot be done."""
+    annotations say), `installs` whether the run puts the GPU stack on its pools (stack_pools).
+    Raises PreflightError where devicePlugin.adopt cannot be done."""
     seen, unread = read(reader, kubeconfig)
     declares_plugin = any(p.stack_plugin == "device-plugin" for p in pools)
     # What this stack adopted, as the config names it now: guarded by its state even where the cluster was not read.
@@ -159,7 +161,7 @@ def check(
         )
     gpus = UsedPoolGpus()
     if found is not None:
-        gpus = resources(objects.pools, objects.job_namespace is not None, found, seen, pools, mine.daemon_set)
+        gpus = resources(objects.pools, objects.job_namespace is not None, found, seen, pools, mine.daemon_set, installs)
     return Findings(True, problems + gpus.problems, warnings + gpus.warnings, lines + gpus.lines, adoption, frozenset(served), gpus)
 
 

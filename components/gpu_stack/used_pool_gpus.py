@@ -57,10 +57,20 @@ class UsedPoolGpus:
 
 
 def resources(
-    gpu_pools: Pools, job_enabled: bool, found: ClusterFacts, seen: Seen, pools: Sequence[PoolNodes], mine: Callable[[DaemonSet], bool]
+    gpu_pools: Pools,
+    job_enabled: bool,
+    found: ClusterFacts,
+    seen: Seen,
+    pools: Sequence[PoolNodes],
+    mine: Callable[[DaemonSet], bool],
+    installs: bool = True,
 ) -> UsedPoolGpus:
-    """Each used pool's plugin, its strategy, and so what its Job asks for; `mine`: the stack's own ("single")."""
+    """Each used pool's plugin, its strategy, and so what its Job asks for; `mine`: the stack's own
+    ("single"). `installs`: whether the run puts the GPU stack on its pools; a run of the proof alone
+    does not, so a plugin of the stack's (another component's) serves as any other, and a used pool
+    that none serves is a problem: its Job would never be given a GPU."""
     out = UsedPoolGpus()
+    mine = mine if installs else _nobodys
     nodes = {p.name: p for p in pools}
     azure = {p.name: p for p in found.pools}
     for pool in gpu_pools.pools:
@@ -73,10 +83,24 @@ def resources(
         else:
             plugin = _plugin(seen, nodes[pool.name], mine, pool.mode == "gpu-operator")
             if plugin is None:
+                out.problems += [] if installs else [Problem(unserved_line(gpu_pools.key(pool), pool.name))]
                 continue
             strategy, where = strategy_of(plugin), plugin.where
         _decide(out, gpu_pools.key(pool), pool.name, pool.vm_size, pool.mig_profile, strategy, where)
     return out
+
+
+def _nobodys(daemon_set: DaemonSet) -> bool:
+    return False
+
+
+def unserved_line(key: str, name: str) -> str:
+    """A used pool no device plugin serves, in a run that installs none."""
+    return (
+        f"proof: {key} is used as it is, and no device plugin of the cluster's lands on {name} for certain: its Job would wait "
+        f"Pending for {GPU} until its deadline; declare the GPU stack for it (the package's GpuStack, or GpuEnvironment), "
+        "or have the cluster's owner install one"
+    )
 
 
 def _plugin(seen: Seen, pool: PoolNodes, mine: Callable[[DaemonSet], bool], operator: bool) -> DaemonSet | None:
