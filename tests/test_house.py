@@ -32,6 +32,7 @@ DECLARING = {
     "components/cluster/access_wait.py": ["AccessWaitProvider", "AccessWait"],
     "components/environment/gpu_environment.py": ["GpuEnvironment"],
     "components/environment/gpu_pools.py": ["GpuPools"],
+    "components/environment/gpu_stack.py": ["GpuStack"],
 }
 
 

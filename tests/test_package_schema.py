@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 METASCHEMA = ROOT / "tests" / "fixtures" / "pulumi-package" / "metaschema.json"
 ENVIRONMENT = "aks-gpu:index:GpuEnvironment"
 POOLS = "aks-gpu:index:GpuPools"
+STACK = "aks-gpu:index:GpuStack"
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +58,7 @@ def program_outputs() -> set[str]:
 def test_the_host_started_as_the_cli_starts_a_plugin_answers_getschema_with_each_component(served):
     assert served["name"] == "aks-gpu"
     assert served["version"] == package.project_version() == "1.0.0"
-    assert list(served["resources"]) == [ENVIRONMENT, POOLS]
+    assert list(served["resources"]) == [ENVIRONMENT, POOLS, STACK]
     assert environment(served)["isComponent"] is True
     assert environment(served)["description"].startswith("GPU-ready AKS")
 

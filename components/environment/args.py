@@ -312,3 +312,20 @@ class GpuPoolsArgs(TypedDict):
     """Checks against the Azure subscription before anything is created (docs/preflight.md)."""
     cost: NotRequired[CostConfig]
     """What the stack may cost (docs/preflight.md)."""
+
+
+class GpuStackArgs(TypedDict):
+    """The GPU stack on an AKS cluster's own GPU pools, the cluster named by its resource ID and the pools by name: the stack file's devicePlugin, gpuOperator, monitoring and preflight settings."""
+
+    clusterId: str
+    """The AKS cluster, by its Azure resource ID: /subscriptions/<subscription ID>/resourceGroups/<resource group>/providers/Microsoft.ContainerService/managedClusters/<name> (`az aks show --query id`). It is read, never changed; the component reads it with the deployer's Azure credentials."""
+    gpuPoolNames: list[str]
+    """The cluster's GPU pools the GPU stack serves, by AKS pool name, each read from Azure as it is (a stack file's gpuPools entry with existing: use) and never changed: the device plugin on a pool AKS installs the driver on (unless a device plugin of the cluster's serves it already), NVIDIA's GPU Operator on one without a driver, nothing on an AKS-managed one."""
+    devicePlugin: NotRequired[DevicePluginConfig]
+    """The NVIDIA device plugin DaemonSet (guide steps 4-5)."""
+    monitoring: NotRequired[MonitoringConfig]
+    """GPU metrics (docs/gpu.md)."""
+    gpuOperator: NotRequired[GpuOperatorConfig]
+    """NVIDIA's GPU Operator Helm chart (gpuPool.management: gpu-operator)."""
+    preflight: NotRequired[PreflightConfig]
+    """Checks against the Azure subscription before anything is created (docs/preflight.md)."""
