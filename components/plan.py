@@ -9,7 +9,7 @@ from __future__ import annotations
 import enum
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import pulumi_kubernetes as k8s
@@ -178,18 +178,24 @@ def build_plan(
     said.info(adoption.lines(plans))
     said.info(added_beside(plugin, exporter) if plugin and plans else [])
     subscription_id = run.declared_subscription()
+    operator = run.gpu_operator()
+    expander = CapacityExpanderArgs(ours) if ours is not None else None
+    proof = run.proof(egress, with_expander=ours is not None)
+    # A run of some parts declares a Kubernetes provider only where something of it goes into the
+    # cluster; the program's always has (1.0's graph: tests/test_urns.py).
+    kubernetes = parts == ALL or any((plugin, operator, expander, proof))
     return Plan(
         mode=mode,
         parts=parts,
         pools=run.pools,
-        cluster=run.cluster(subscription_id, priorities is not None),
+        cluster=run.cluster(subscription_id, priorities is not None, kubernetes),
         budget=run.budget_args(budget_name, subscription_id),
         gpu_pools=run.gpu_pools(subscription_id),
         device_plugin=plugin,
         dcgm_exporter=exporter,
-        gpu_operator=run.gpu_operator(),
-        expander=CapacityExpanderArgs(ours) if ours is not None else None,
-        proof=run.proof(egress, with_expander=ours is not None),
+        gpu_operator=operator,
+        expander=expander,
+        proof=proof,
         outputs=OutputsArgs(
             not cfg.pool_map,
             run.groups(),
@@ -204,6 +210,16 @@ def build_plan(
         estimate=estimate,
         messages=tuple(said),
     )
+
+
+def signed_in(plan: Plan, provider: Any | None, kubeconfig: Any | None) -> Plan:
+    """`plan` with its existing cluster's Kubernetes objects signed in with a consumer's provider
+    (a ProviderResource) or kubeconfig (an Input[str]), which a component takes from its options and
+    inputs (components/environment/sign_in.py); as it is where neither is given."""
+    if provider is None and kubeconfig is None:
+        return plan
+    assert isinstance(plan.cluster, ExistingClusterArgs), "a component that signs in takes its cluster by resource ID"
+    return replace(plan, cluster=replace(plan.cluster, provider=provider, kubeconfig=kubeconfig))
 
 
 def only_used_pools(cfg: StackConfig, parts: frozenset[Part]) -> None:
@@ -353,7 +369,7 @@ class _Run:
             job_namespace = cfg.mnist_job.namespace if self.proves else None
             objects = cluster_object_checks.StackObjects(pools, cfg.device_plugin, cfg.gpu_operator.namespace, job_namespace)
             kubeconfig = provider_kubeconfig(self.user_kubeconfig)
-            stack_pools = cluster_object_checks.stack_pools(pools, found, installs=stack)
+            stack_pools = cluster_object_checks.stack_pools(pools, found, installs=stack, on_used=self.serves_named_pools)
             self.in_cluster = cluster_object_checks.check(
                 objects, self.reader, kubeconfig, stack_pools, self.owner_tag, self.mode.preview, found, self.state, installs=stack
             )
@@ -494,12 +510,12 @@ class _Run:
             return None
         return _read_subscription(self.subscription)
 
-    def cluster(self, subscription: str | None, expander: bool) -> GpuClusterArgs | ExistingClusterArgs:
-        """The existing cluster as read, or the one the program creates."""
+    def cluster(self, subscription: str | None, expander: bool, kubernetes: bool = True) -> GpuClusterArgs | ExistingClusterArgs:
+        """The existing cluster as read, with a Kubernetes provider where `kubernetes`, or the one the program creates."""
         cfg = self.cfg
         if self.found is not None:
             return ExistingClusterArgs(
-                facts=self.found, user_kubeconfig=self.user_kubeconfig or "", subscription_id=subscription, kubernetes=self.in_kubernetes
+                facts=self.found, user_kubeconfig=self.user_kubeconfig or "", subscription_id=subscription, kubernetes=kubernetes
             )
         return GpuClusterArgs(
             location=cfg.location,
@@ -544,7 +560,18 @@ class _Run:
         """The pools whose GPU stack `installer` puts on: its own, and a used pool nothing serves already."""
         served = self.in_cluster.served if self.in_cluster else frozenset()
         plugin = installer == "device-plugin"
-        return [p for p in self.pools.pools if p.mode == installer and (p.owned or (plugin and p.name not in served))]
+        return [
+            p
+            for p in self.pools.pools
+            if p.mode == installer and (p.owned or (plugin and p.name not in served) or (not plugin and self.serves_named_pools))
+        ]
+
+    @property
+    def serves_named_pools(self) -> bool:
+        """A run of the GPU stack without the pools (the package's GpuStack) serves the pools it is
+        given, all the cluster's own: one without a driver gets the GPU Operator there, which the
+        program leaves to the owner of a pool it only uses."""
+        return Part.GPU_STACK in self.parts and Part.POOLS not in self.parts
 
     def tolerations(self, pools: Iterable[GpuPoolConfig]) -> tuple[k8s.core.v1.TolerationArgs, ...]:
         return tolerations.merged(tolerations.pool_tolerations(p, self.live_pools.get(p.name)) for p in pools)

@@ -4,6 +4,9 @@ parser into the stack file's existingCluster and subscription (components/cluste
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from support.generated import SETTINGS
 
 from components.cluster.cluster_id import SHAPE, cluster_settings
 from components.errors import ConfigError
@@ -48,3 +51,30 @@ def test_anything_but_an_aks_clusters_resource_id_is_refused_in_one_line_naming_
     message = str(refused.value)
     assert message.startswith(f"invalid config clusterId = {value!r}: expected ") and SHAPE in message and "\n" not in message
     assert why in message
+
+
+SEGMENT = st.one_of(
+    st.sampled_from(["team-rg", "team-aks", SUBSCRIPTION, "Microsoft.ContainerService", "managedClusters", "agentPools", ""]),
+    st.text(max_size=8),
+    st.text(alphabet=st.characters(categories=["Cc", "Zs", "Lo"]), min_size=1, max_size=3),
+)
+
+
+@SETTINGS
+@given(
+    st.one_of(
+        st.lists(SEGMENT, max_size=10).map(lambda parts: "/".join(parts)),
+        st.lists(SEGMENT, min_size=8, max_size=8).map(
+            lambda p: f"/subscriptions/{p[0]}/resourceGroups/{p[1]}/providers/{p[2]}/{p[3]}/{p[4]}" + "".join(f"/{x}" for x in p[5:] if x)
+        ),
+        st.just(AKS),
+    )
+)
+def test_any_text_is_an_aks_clusters_id_that_round_trips_or_is_refused_in_one_line(value):
+    try:
+        existing, subscription = cluster_settings("clusterId", value)
+    except ConfigError as refused:
+        assert str(refused).startswith("invalid config clusterId = ") and SHAPE in str(refused) and "\n" not in str(refused)
+        return
+    rebuilt = f"/subscriptions/{subscription}/resourceGroups/{existing['resourceGroupName']}/providers/Microsoft.ContainerService/managedClusters/{existing['name']}"
+    assert rebuilt.lower() == value.lower()

@@ -21,9 +21,16 @@ from components.errors import ConfigError
 from tools.azure_mocks import AzureMocks, OfflineReader
 from tools.mock_engine import RecordingMonitor, Registration, merged_config, reader_of, run_under_mocks
 
-# The sample stacks on an existing cluster: the team's two new pools (tests/fixtures/stacks/), and
-# the guide's hand-made cluster with its pool used as it is (examples/guide-cluster/).
-SAMPLES = {"team": None, "ml-prod": ROOT / "examples" / "guide-cluster" / "Pulumi.ml-prod.yaml"}
+# The sample stacks on an existing cluster: the team's two new pools (tests/fixtures/stacks/), the
+# guide's hand-made cluster with its pool used as it is (examples/guide-cluster/), and the team's
+# cluster with a capacity group of two new pools (the group's label on each).
+T4 = {"vmSize": "Standard_NC4as_T4_v3", "minCount": 0, "maxCount": 2}
+GROUP = {"gpuPools": {"t4": T4, "t4b": {**T4, "vmSize": "Standard_NC8as_T4_v3"}}, "gpuGroups": {"inference": ["t4", "t4b"]}}
+SAMPLES: dict[str, tuple[str, Any, dict[str, Any]]] = {
+    "team": ("team", None, {}),
+    "ml-prod": ("ml-prod", ROOT / "examples" / "guide-cluster" / "Pulumi.ml-prod.yaml", {}),
+    "team-group": ("team", None, GROUP),
+}
 RUNS = {"preview": True, "deployment": False}
 POOL = "aks-gpu:azure:GpuPool"
 SUBSCRIPTION = "00000000-0000-0000-0000-000000000000"
@@ -53,13 +60,13 @@ def pools_of(registrations: Sequence[Registration]) -> list[Registration]:
     return kept
 
 
-@pytest.mark.parametrize(("stack", "run"), [(s, r) for s in SAMPLES for r in RUNS], ids=[f"{s}-{r}" for s in SAMPLES for r in RUNS])
-def test_gpu_pools_constructed_over_grpc_registers_the_programs_pools_with_the_same_inputs_and_nothing_in_the_cluster(stack, run):
-    preview, stack_file = RUNS[run], SAMPLES[stack]
-    merged = merged_config(stack, stack_file=stack_file)
+@pytest.mark.parametrize(("sample", "run"), [(s, r) for s in SAMPLES for r in RUNS], ids=[f"{s}-{r}" for s in SAMPLES for r in RUNS])
+def test_gpu_pools_constructed_over_grpc_registers_the_programs_pools_with_the_same_inputs_and_nothing_in_the_cluster(sample, run):
+    preview, (stack, stack_file, overrides) = RUNS[run], SAMPLES[sample]
+    merged = merged_config(stack, overrides=overrides, stack_file=stack_file)
     constructed = construct_as_the_engine(stack, preview, merged, component=TYPE, given=pools_inputs(merged, stack))
     assert not isinstance(constructed.answer, grpc.RpcError), constructed.answer.details()
-    program = run_cached(stack, preview=preview, stack_file=stack_file)[0]
+    program = run_cached(stack, preview=preview, stack_file=stack_file, **overrides)[0]
     component = [r for r in constructed.registrations if r.type == TYPE]  # the URN its children's are named under
     assert graph([*component, *pools_of(constructed.registrations)], TYPE) == graph(pools_of(program.resources))
     assert [r.name for r in pools_of(program.resources) if r.type == POOL] == [f"gpu-pool-{n}" for n in merged_pools(merged)]

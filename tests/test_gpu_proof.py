@@ -21,6 +21,7 @@ from support.existing_pools import GPUNP, cluster
 from support.package_host import construct_as_the_engine, graph, inputs_of
 from test_package_construct import property_errors
 
+from components.environment.component import InputRefused
 from components.environment.gpu_proof import TYPE, GpuProof
 from components.environment.kinds import GPU_PROOF
 from components.errors import ConfigError, PreflightError
@@ -52,15 +53,17 @@ def settings(sample: str) -> dict[str, str]:
 
 
 def proof_inputs(sample: str, **more: Any) -> dict[str, Any]:
-    """The sample's settings as a consumer passes them to GpuProof: the cluster by resource ID, and
-    the stack file's keys GpuProof takes under their names."""
+    """The sample's settings as a consumer passes them to GpuProof: the cluster by resource ID, its
+    pools by name, and the stack file's keys GpuProof takes under their names."""
     given = inputs_of(settings(sample))
     existing = given["existingCluster"]
     cluster_id = (
         f"/subscriptions/{SUBSCRIPTION}/resourceGroups/{existing['resourceGroupName']}"
         f"/providers/Microsoft.ContainerService/managedClusters/{existing['name']}"
     )
-    return {"clusterId": cluster_id, **{k: v for k, v in given.items() if k in (GPU_PROOF.keys or ())}, **more}
+    assert all(pool == {"existing": "use"} for pool in given["gpuPools"].values())  # the cluster's own, as they are
+    named = {"clusterId": cluster_id, "gpuPoolNames": list(given["gpuPools"])}
+    return {**named, **{k: v for k, v in given.items() if k in (GPU_PROOF.keys or ())}, **more}
 
 
 def program(sample: str, preview: bool) -> ProgramRun:
@@ -237,10 +240,11 @@ def test_a_kubeconfig_beside_a_consumers_provider_is_refused_in_one_line_naming_
         ({"mnistJob": {"maxSteps": -1}}, "mnistJob.maxSteps", "invalid config aks-gpu:mnistJob.maxSteps = -1: expected "),
         ({"clusterId": "ml-prod"}, "clusterId", "invalid config clusterId = 'ml-prod': expected an AKS cluster's resource ID"),
         (
-            {"gpuPool": {"vmSize": "Standard_NC4as_T4_v3"}},
-            "gpuPool",
-            "gpuPool is not an input of GpuProof; its inputs: clusterId, kubeconfig, gpuPools",
+            {"gpuPools": {"t4": {"vmSize": "Standard_NC4as_T4_v3"}}},
+            "gpuPools",
+            "gpuPools is not an input of GpuProof; its inputs: clusterId, gpuPoolNames, kubeconfig, mnistJob",
         ),
+        ({"gpuPoolNames": ["gpunp", "gpunp"]}, "gpuPoolNames", "invalid config gpuPoolNames = "),
     ],
 )
 def test_a_bad_input_is_refused_in_one_line_naming_the_input_before_anything_is_registered(inputs, key, says, monkeypatch):
@@ -265,14 +269,13 @@ def test_a_budget_the_proof_would_not_declare_is_refused_in_one_line_naming_it(m
     assert [t for t in begun if t != "pulumi:pulumi:Stack"] == []
 
 
-def test_a_pool_the_proof_would_create_is_refused_in_one_line_naming_it(monkeypatch):
+def test_a_pool_the_cluster_does_not_have_is_refused_in_one_line_naming_gpu_pool_names(monkeypatch):
     begun = nothing_registered_but_the_stack(monkeypatch)
-    with pytest.raises(ConfigError) as refused:
-        proof_run("ml-prod", inputs=proof_inputs("ml-prod", gpuPools={"t4": {"vmSize": "Standard_NC4as_T4_v3", "nodeCount": 1}}))
+    with pytest.raises(InputRefused) as refused:
+        proof_run("ml-prod", inputs=proof_inputs("ml-prod", gpuPoolNames=["gpunp", "t4"]))
     message = str(refused.value)
-    assert (
-        message.startswith("GpuProof proof: input gpuPools.t4: aks-gpu:gpuPools.t4: this run declares no GPU pool") and "\n" not in message
-    )
+    assert message.startswith("GpuProof proof: input gpuPoolNames: aks-gpu:gpuPools.t4.existing = use: the cluster has no pool named 't4'")
+    assert "\n" not in message
     assert [t for t in begun if t != "pulumi:pulumi:Stack"] == []
 
 
@@ -331,12 +334,12 @@ def test_construct_refuses_a_kubeconfig_beside_a_consumers_provider_as_pulumi_re
 # --------------------------------------------------------------------------- its schema
 
 
-def test_the_schema_requires_the_cluster_takes_a_kubeconfig_that_is_no_plain_value_and_describes_every_output():
+def test_the_schema_requires_the_cluster_and_its_pools_takes_a_kubeconfig_that_is_no_plain_value_and_describes_every_output():
     """As the host answers GetSchema (the snapshot tests/test_package_schema.py holds to it)."""
     schema = json.loads((ROOT / "tests" / "snapshots" / "package-schema.json").read_text())
     proof = schema["resources"][TYPE]
     inputs = proof["inputProperties"]
-    assert proof["isComponent"] is True and proof["requiredInputs"] == ["clusterId"]
+    assert proof["isComponent"] is True and proof["requiredInputs"] == ["clusterId", "gpuPoolNames"]
     assert sorted(inputs) == sorted([*GPU_PROOF.own, *(GPU_PROOF.keys or ())])
     # The kubeconfig only signs the objects in; every other input decides what is declared.
     assert [name for name, spec in inputs.items() if spec.get("plain") is not True] == ["kubeconfig"]
@@ -353,13 +356,11 @@ def test_the_schema_requires_the_cluster_takes_a_kubeconfig_that_is_no_plain_val
 
 
 @pytest.mark.parametrize("run", RUNS)
-def test_construct_refuses_a_pool_the_proof_would_create_naming_it_as_pulumi_names_a_bad_input(run):
-    pools = {"t4": {"vmSize": "Standard_NC4as_T4_v3", "nodeCount": 1}}
-    constructed = construct_as_the_engine(
-        "ml-prod", RUNS[run], settings("ml-prod"), component=TYPE, given=proof_inputs("ml-prod", gpuPools=pools)
-    )
+def test_construct_refuses_a_pool_the_cluster_does_not_have_as_pulumi_names_a_bad_input(run):
+    given = proof_inputs("ml-prod", gpuPoolNames=["gpunp", "t4"])
+    constructed = construct_as_the_engine("ml-prod", RUNS[run], settings("ml-prod"), component=TYPE, given=given)
     answer = constructed.answer
     assert isinstance(answer, grpc.RpcError) and answer.code() == grpc.StatusCode.INVALID_ARGUMENT
     [(path, reason)] = property_errors(answer)
-    assert path == "gpuPools.t4" and reason.startswith("aks-gpu:gpuPools.t4: this run declares no GPU pool") and "\n" not in reason
+    assert path == "gpuPoolNames" and reason.startswith("aks-gpu:gpuPools.t4") and "\n" not in reason
     assert constructed.registrations == []

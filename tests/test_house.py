@@ -32,6 +32,8 @@ DECLARING = {
     "components/cluster/access_wait.py": ["AccessWaitProvider", "AccessWait"],
     "components/environment/gpu_environment.py": ["GpuEnvironment"],
     "components/environment/gpu_pools.py": ["GpuPools"],
+    "components/environment/gpu_stack.py": ["GpuStack"],
+    "components/environment/gpu_proof.py": ["GpuProof"],
 }
 
 

@@ -17,6 +17,7 @@ import jsonschema
 import pytest
 
 from components.environment import package
+from components.environment.kinds import GPU_POOLS, GPU_STACK
 from tools import package_args, package_schema
 from tools.schema import stack_file_schema
 
@@ -24,6 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 METASCHEMA = ROOT / "tests" / "fixtures" / "pulumi-package" / "metaschema.json"
 ENVIRONMENT = "aks-gpu:index:GpuEnvironment"
 POOLS = "aks-gpu:index:GpuPools"
+STACK = "aks-gpu:index:GpuStack"
 PROOF = "aks-gpu:index:GpuProof"
 
 
@@ -58,7 +60,7 @@ def program_outputs() -> set[str]:
 def test_the_host_started_as_the_cli_starts_a_plugin_answers_getschema_with_each_component(served):
     assert served["name"] == "aks-gpu"
     assert served["version"] == package.project_version() == "1.0.0"
-    assert list(served["resources"]) == [ENVIRONMENT, POOLS, PROOF]
+    assert list(served["resources"]) == [ENVIRONMENT, POOLS, STACK, PROOF]
     assert environment(served)["isComponent"] is True
     assert environment(served)["description"].startswith("GPU-ready AKS")
 
@@ -97,6 +99,19 @@ def test_the_environments_outputs_are_the_programs_stack_outputs_each_described(
         "kubeconfig",
         "resourceGroupName",
     ]
+
+
+@pytest.mark.parametrize("kind", [GPU_POOLS, GPU_STACK], ids=lambda k: k.name)
+def test_a_smaller_components_inputs_are_its_stack_file_keys_as_the_environment_takes_them_and_its_own_required_ones(served, kind):
+    component = served["resources"][kind.type]
+    inputs = component["inputProperties"]
+    assert set(inputs) == {*(kind.keys or ()), *kind.own}
+    # The same key is the same input, type and description, in every component.
+    assert {key: inputs[key] for key in kind.keys or ()} == {key: environment(served)["inputProperties"][key] for key in kind.keys or ()}
+    assert component["requiredInputs"] == sorted(name for name, own in kind.own.items() if own.required)
+    assert [name for name, spec in inputs.items() if spec.get("plain") is not True or not spec.get("description")] == []
+    outputs = component["properties"]
+    assert set(outputs) <= program_outputs() and [name for name, spec in outputs.items() if not spec.get("description")] == []
 
 
 def test_the_schema_is_the_committed_snapshot(served):

@@ -69,8 +69,19 @@ def test_a_plan_without_the_pools_refuses_a_pool_it_would_create_or_adopt_in_one
     assert "\n" not in str(refused.value)
 
 
-def test_a_plan_without_the_pools_declares_no_budget():
+def test_a_plan_without_the_pools_declares_no_budget_and_refuses_one_in_one_line():
     budget = {"budget": {"amount": 100, "contactEmails": ["team@example.com"]}}
     cfg = parsed(existingCluster=TEAM, gpuPools={"gpunp": {"existing": "use"}}, cost=budget)
     assert plan(cfg, OfflineReader(cluster=cluster(GPUNP))).budget is not None
-    assert plan(cfg, OfflineReader(cluster=cluster(GPUNP)), parts=frozenset({Part.GPU_STACK})).budget is None
+    # Never left out without a word: the budget goes with the pools it watches.
+    with pytest.raises(ConfigError, match=r"^aks-gpu:cost\.budget: this run declares no GPU pool, so no budget over them: [^\n]*$"):
+        plan(cfg, OfflineReader(cluster=cluster(GPUNP)), parts=frozenset({Part.GPU_STACK}))
+
+
+def test_a_plan_of_the_gpu_stack_alone_puts_the_gpu_operator_on_a_named_pool_without_a_driver_which_the_program_leaves_alone():
+    driverless = {**GPUNP, "gpuProfile": {"driver": "None"}}
+    cfg = parsed(existingCluster=TEAM, gpuPools={"gpunp": {"existing": "use"}})
+    program = plan(cfg, OfflineReader(cluster=cluster(driverless), kubernetes=listed()))
+    stack = plan(cfg, OfflineReader(cluster=cluster(driverless), kubernetes=listed()), parts=frozenset({Part.GPU_STACK}))
+    assert program.gpu_operator is None and program.device_plugin is None  # the owner's pool: its GPU stack is the owner's
+    assert stack.gpu_operator is not None and stack.device_plugin is None and stack.outputs.modes == {"gpu-operator"}

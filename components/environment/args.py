@@ -317,15 +317,32 @@ class GpuPoolsArgs(TypedDict):
     """What the stack may cost (docs/preflight.md)."""
 
 
-class GpuProofArgs(TypedDict):
-    """The proof on an AKS cluster named by its resource ID: the cluster's own GPU pools it proves (existing: use), the mnistJob settings, preflight and cost, as in a stack file."""
+class GpuStackArgs(TypedDict):
+    """The GPU stack on an AKS cluster's own GPU pools, the cluster named by its resource ID and the pools by name: the stack file's devicePlugin, gpuOperator, monitoring and preflight settings."""
 
     clusterId: str
     """The AKS cluster, by its Azure resource ID: /subscriptions/<subscription ID>/resourceGroups/<resource group>/providers/Microsoft.ContainerService/managedClusters/<name> (`az aks show --query id`). It is read, never changed; the component reads it with the deployer's Azure credentials."""
+    gpuPoolNames: list[str]
+    """The cluster's GPU pools the GPU stack serves, by AKS pool name, each read from Azure as it is (a stack file's gpuPools entry with existing: use) and never changed: the device plugin on a pool AKS installs the driver on (unless a device plugin of the cluster's serves it already), NVIDIA's GPU Operator on one without a driver, nothing on an AKS-managed one."""
+    devicePlugin: NotRequired[DevicePluginConfig]
+    """The NVIDIA device plugin DaemonSet (guide steps 4-5)."""
+    monitoring: NotRequired[MonitoringConfig]
+    """GPU metrics (docs/gpu.md)."""
+    gpuOperator: NotRequired[GpuOperatorConfig]
+    """NVIDIA's GPU Operator Helm chart (gpuPool.management: gpu-operator)."""
+    preflight: NotRequired[PreflightConfig]
+    """Checks against the Azure subscription before anything is created (docs/preflight.md)."""
+
+
+class GpuProofArgs(TypedDict):
+    """The proof on an AKS cluster's own GPU pools, the cluster named by its resource ID and the pools by name: the stack file's mnistJob, preflight and cost settings."""
+
+    clusterId: str
+    """The AKS cluster, by its Azure resource ID: /subscriptions/<subscription ID>/resourceGroups/<resource group>/providers/Microsoft.ContainerService/managedClusters/<name> (`az aks show --query id`). It is read, never changed; the component reads it with the deployer's Azure credentials."""
+    gpuPoolNames: list[str]
+    """The cluster's GPU pools the proof runs on, one MNIST Job each, by AKS pool name, each read from Azure as it is (a stack file's gpuPools entry with existing: use) and never changed; a pool no device plugin serves is refused (the GPU stack is GpuStack's)."""
     kubeconfig: NotRequired[pulumi.Input[str]]
     """A kubeconfig (its contents, or a file's path) that signs the proof's Kubernetes objects in; a secret, or another resource's output, is fine: it decides nothing, and the component keeps it secret. Unset: the Kubernetes provider passed in the `providers` resource option, or else the user kubeconfig Azure answers the deployer. Not with such a provider. The cluster's reads, and each Job's watch, still go through Azure with the deployer's credentials."""
-    gpuPools: NotRequired[dict[str, GpuPoolSettings]]
-    """Several GPU pools, keyed by AKS pool name (not system), each with gpuPool's members but name; not with gpuPool. Each pool gets its own MNIST Job (docs/existing-cluster.md#several-gpu-pools). Allowed: a map from pool name to pool settings, with 1 to 99 pools."""
     mnistJob: NotRequired[MnistJobConfig]
     """The MNIST training Job that proves each GPU pool works (guide steps 8-9)."""
     preflight: NotRequired[PreflightConfig]

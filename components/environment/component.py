@@ -21,22 +21,20 @@ import pulumi
 
 from components import stack as config
 from components.cluster.cluster_id import cluster_settings
-from components.config.messages import snake
+from components.config.messages import show, snake
 from components.config.values import whole_numbers
 from components.environment.declare import declare, report
-from components.environment.kinds import CLUSTER_ID, Kind
-from components.environment.sign_in import BOTH, KUBECONFIG, consumers_provider, signed_in
-from components.errors import ConfigError
+from components.environment.kinds import CLUSTER_ID, POOL_NAMES, Kind
+from components.environment.sign_in import BOTH, KUBECONFIG, consumers_provider
+from components.errors import ConfigError, PreflightError
 from components.live_reader import LiveReader
-from components.plan import Mode, Said, build_plan
+from components.plan import Mode, Said, build_plan, signed_in
 from components.seam.reader import AzureReader
 
 # The stack file's keys that are not `aks-gpu:`'s, under the input's name.
 OTHER_KEYS = {"location": config.LOCATION_KEY}
 # The key a refusal names first: `aks-gpu:` then a key and its path (gpuPools.t4.vmSize, access.adminGroupObjectIds[0]).
 NAMED_KEY = re.compile(rf"(?:{re.escape(config.NAMESPACE)}:|{re.escape(config.LOCATION_KEY)}\b)([A-Za-z0-9_.\[\]-]*)")
-# The setting a cluster's resource ID stands for (with azure-native:subscriptionId, checked as it is read).
-FROM_CLUSTER_ID = "existingCluster"
 
 
 class InputRefused(ConfigError):
@@ -68,8 +66,8 @@ def build(
         plan = build_plan(cfg, reader or LiveReader(), mode, project=project, stack=stack, environ=os.environ, said=said, parts=kind.parts)
     except BaseException as error:
         report(said)  # what was said before the stop is said too, as the program says it
-        # A setting the plan refuses (a pool a run of the proof alone would create) names its input.
-        named = named_input(kind, str(error)) if isinstance(error, ConfigError) else None
+        # A setting the plan refuses by its key (a budget no pool carries, a pool the cluster lacks) names its input.
+        named = named_input(kind, str(error)) if refuses_a_key(error) else None
         if named is not None:
             raise InputRefused(kind.name, name, named, str(error)) from None
         raise
@@ -96,6 +94,11 @@ def signing_in(
     if provider is not None and kubeconfig is not None:
         raise InputRefused(kind.name, name, KUBECONFIG, BOTH)
     return given, (provider, kubeconfig)
+
+
+def refuses_a_key(error: BaseException) -> bool:
+    """A setting's own refusal (`aks-gpu:<key>...: why`), not a check's report of several."""
+    return isinstance(error, (ConfigError, PreflightError)) and str(error).startswith(f"{config.NAMESPACE}:")
 
 
 def output_names(component: type) -> set[str]:
@@ -140,6 +143,8 @@ def settings(kind: Kind, name: str, args: Mapping[str, Any]) -> dict[str, Any]:
             except ConfigError as error:
                 raise InputRefused(kind.name, name, key, str(error)) from None
             found[f"{config.NAMESPACE}:existingCluster"], found[config.SUBSCRIPTION_KEY] = existing, subscription
+        elif key == POOL_NAMES and POOL_NAMES in kind.own:
+            found[f"{config.NAMESPACE}:gpuPools"] = used_pools(kind, name, value)
         elif kind.keys is None or key in kind.keys:
             found[OTHER_KEYS.get(key, f"{config.NAMESPACE}:{key}")] = value
         else:
@@ -166,12 +171,27 @@ def flat_config(found: Mapping[str, Any]) -> dict[str, str]:
 
 def named_input(kind: Kind, message: str) -> str | None:
     """The input a refusal names first (`aks-gpu:gpuPool.vmSize` is gpuPool.vmSize), if the
-    component has it: existingCluster is clusterId where it takes that."""
+    component has it: a key its own input stands for is that input (existingCluster is clusterId)."""
     found = NAMED_KEY.search(message)
     if found is None:
         return None
     key = "location" if found.group(0).startswith(config.LOCATION_KEY) else found.group(1)
     top = re.split(r"[.\[]", key, maxsplit=1)[0]
-    if CLUSTER_ID in kind.own and top == FROM_CLUSTER_ID:
-        return CLUSTER_ID
+    if top in kind.stands_for:
+        return kind.stands_for[top]
     return key if kind.keys is None or top in kind.keys else None
+
+
+def used_pools(kind: Kind, name: str, value: Any) -> dict[str, dict[str, str]]:
+    """The cluster's own pools, by name, as a stack file's gpuPools entries used as they are; each
+    name's rule is the stack file's (a refusal of `gpuPools.<name>` names this input)."""
+    if not isinstance(value, list) or not value or not all(isinstance(n, str) for n in value):
+        raise InputRefused(
+            kind.name, name, POOL_NAMES, f"invalid config {POOL_NAMES} = {show(value)}: expected a list of 1 or more AKS pool names"
+        )
+    if len(set(value)) < len(value):
+        twice = next(n for n in value if value.count(n) > 1)
+        raise InputRefused(
+            kind.name, name, POOL_NAMES, f"invalid config {POOL_NAMES} = {show(value)}: {twice!r} is listed twice; list each pool once"
+        )
+    return {pool: {"existing": "use"} for pool in value}

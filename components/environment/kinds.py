@@ -45,6 +45,8 @@ class Kind:
     #: What it sets that no input does, as a stack file writes it: a component without the proof
     #: runs none, so mnistJob.enabled is false for the parser's checks too (a pool of 0 nodes).
     fixed: Mapping[str, Any] = field(default_factory=dict)
+    #: The stack file's keys its own inputs stand for, by key: a refusal of the key names the input.
+    stands_for: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def type(self) -> str:
@@ -63,6 +65,15 @@ CLUSTER_ID_INPUT = OwnInput(
     f"The AKS cluster, by its Azure resource ID: {SHAPE} (`az aks show --query id`). It is read, never changed; "
     "the component reads it with the deployer's Azure credentials.",
 )
+POOL_NAMES = "gpuPoolNames"
+POOL_NAMES_INPUT = OwnInput(
+    "list[str]",
+    True,
+    "The cluster's GPU pools the GPU stack serves, by AKS pool name, each read from Azure as it is (a stack file's "
+    "gpuPools entry with existing: use) and never changed: the device plugin on a pool AKS installs the driver on "
+    "(unless a device plugin of the cluster's serves it already), NVIDIA's GPU Operator on one without a driver, "
+    "nothing on an AKS-managed one.",
+)
 NO_PROOF = {"mnistJob": {"enabled": False}}
 
 GPU_ENVIRONMENT = Kind(
@@ -75,6 +86,23 @@ GPU_POOLS = Kind(
     keys=("gpuPool", "gpuPools", "gpuGroups", "preflight", "cost"),
     own={CLUSTER_ID: CLUSTER_ID_INPUT},
     fixed=NO_PROOF,
+    stands_for={"existingCluster": CLUSTER_ID},
+)
+GPU_STACK = Kind(
+    "GpuStack",
+    "The GPU stack on an AKS cluster's own GPU pools, the cluster named by its resource ID and the pools by name: the stack "
+    "file's devicePlugin, gpuOperator, monitoring and preflight settings.",
+    parts=frozenset({Part.GPU_STACK}),
+    keys=("devicePlugin", "monitoring", "gpuOperator", "preflight"),
+    own={CLUSTER_ID: CLUSTER_ID_INPUT, POOL_NAMES: POOL_NAMES_INPUT},
+    fixed=NO_PROOF,
+    stands_for={"existingCluster": CLUSTER_ID, "gpuPools": POOL_NAMES},
+)
+PROVED_POOLS_INPUT = OwnInput(
+    "list[str]",
+    True,
+    "The cluster's GPU pools the proof runs on, one MNIST Job each, by AKS pool name, each read from Azure as it is (a stack "
+    "file's gpuPools entry with existing: use) and never changed; a pool no device plugin serves is refused (the GPU stack is GpuStack's).",
 )
 KUBECONFIG_INPUT = OwnInput(
     "pulumi.Input[str]",
@@ -86,13 +114,14 @@ KUBECONFIG_INPUT = OwnInput(
 )
 GPU_PROOF = Kind(
     "GpuProof",
-    "The proof on an AKS cluster named by its resource ID: the cluster's own GPU pools it proves (existing: use), "
-    "the mnistJob settings, preflight and cost, as in a stack file.",
+    "The proof on an AKS cluster's own GPU pools, the cluster named by its resource ID and the pools by name: the stack "
+    "file's mnistJob, preflight and cost settings.",
     parts=frozenset({Part.PROOF}),
     # No gpuGroups: a group's pools carry its label, which only a pool the stack declares can
     # (groups.check_pools refuses a pool used as it is).
-    keys=("gpuPools", "mnistJob", "preflight", "cost"),
-    own={CLUSTER_ID: CLUSTER_ID_INPUT, KUBECONFIG: KUBECONFIG_INPUT},
+    keys=("mnistJob", "preflight", "cost"),
+    own={CLUSTER_ID: CLUSTER_ID_INPUT, POOL_NAMES: PROVED_POOLS_INPUT, KUBECONFIG: KUBECONFIG_INPUT},
+    stands_for={"existingCluster": CLUSTER_ID, "gpuPools": POOL_NAMES},
     signs_in=True,
 )
-KINDS = (GPU_ENVIRONMENT, GPU_POOLS, GPU_PROOF)
+KINDS = (GPU_ENVIRONMENT, GPU_POOLS, GPU_STACK, GPU_PROOF)

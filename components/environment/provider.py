@@ -25,11 +25,12 @@ from components.environment.component import InputRefused
 from components.environment.gpu_environment import GpuEnvironment
 from components.environment.gpu_pools import GpuPools
 from components.environment.gpu_proof import GpuProof
+from components.environment.gpu_stack import GpuStack
 from components.environment.package import NAME, NAMESPACE, project_version
 from components.live_reader import LiveReader
 from components.seam.reader import AzureReader
 
-COMPONENTS: list[type[ComponentResource]] = [GpuEnvironment, GpuPools, GpuProof]
+COMPONENTS: list[type[ComponentResource]] = [GpuEnvironment, GpuPools, GpuStack, GpuProof]
 
 
 class PackageProvider(ComponentProvider):

@@ -3,14 +3,10 @@ Kubernetes provider (its `providers` resource option), with its `kubeconfig` inp
 program's do, with the user kubeconfig Azure answers the deployer (docs/design/package-proof-component.md).
 """
 
-import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pulumi
-
-from components.cluster.existing_cluster import ExistingClusterArgs
-from components.plan import Plan
 
 # The package whose provider signs the objects in: pulumi-kubernetes' (`pulumi:providers:kubernetes`).
 KUBERNETES = "kubernetes"
@@ -47,13 +43,3 @@ def by_package(providers: Mapping[str, pulumi.ProviderResource] | Sequence[pulum
     if isinstance(providers, Mapping):
         return dict(providers)
     return {provider.package: provider for provider in providers}
-
-
-def signed_in(plan: Plan, provider: pulumi.ProviderResource | None, kubeconfig: pulumi.Input[str] | None) -> Plan:
-    """`plan` with its existing cluster's objects signed in with the consumer's provider or
-    kubeconfig; as it is where neither is given. A component that signs in names its cluster by
-    resource ID, so the plan's cluster is an existing one."""
-    if provider is None and kubeconfig is None:
-        return plan
-    assert isinstance(plan.cluster, ExistingClusterArgs), "a component that signs in takes its cluster by resource ID"
-    return dataclasses.replace(plan, cluster=dataclasses.replace(plan.cluster, provider=provider, kubeconfig=kubeconfig))

@@ -96,10 +96,11 @@ def read(reader: AzureReader, kubeconfig: str) -> tuple[Seen | None, str | None]
         return None, f"{UNCHECKED}: {error_line(error)}"
 
 
-def stack_pools(stack: Pools, found: ClusterFacts, installs: bool = True) -> list[PoolNodes]:
+def stack_pools(stack: Pools, found: ClusterFacts, installs: bool = True, on_used: bool = False) -> list[PoolNodes]:
     """Every pool of the cluster as a DaemonSet's scheduling sees it: this stack's, with the taints
     it gives a new pool (pools/settings.py pool_taints), and the others as Azure describes them.
-    `installs`: whether the stack puts the GPU stack on its pools (False: a run without it)."""
+    `installs`: whether the stack puts the GPU stack on its pools (False: a run without it);
+    `on_used`: on the pools it uses as they are too (the GPU Operator where one has no driver)."""
     azure = {p.name: p for p in found.pools}
     pools = []
     for pool in stack.pools:
@@ -107,7 +108,9 @@ def stack_pools(stack: Pools, found: ClusterFacts, installs: bool = True) -> lis
         taints = tuple(there.node_taints) if there and there.node_taints else tuple(pool_taints(pool))
         managed = bool(there and pool_fields.management(there) == "aks-managed")
         # A pool used as it is gets only a device plugin from the stack, and only where none serves it.
-        plugin = pool.mode if installs and (pool.owned or pool.mode == "device-plugin") else None
+        plugin = (
+            pool.mode if installs and (pool.owned or pool.mode == "device-plugin" or (on_used and pool.mode == "gpu-operator")) else None
+        )
         labels = pool_labels(pool.name, there.node_labels if there else None)
         pools.append(PoolNodes(pool.name, labels, taints, True, plugin, managed and pool.mode != "aks-managed", pool.existing == "use"))
     for other in (p for p in found.pools if p.name not in {s.name for s in stack.pools}):

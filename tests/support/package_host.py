@@ -249,6 +249,7 @@ def construct_as_the_engine(
     config: Mapping[str, str] | None = None,
     component: str = TYPE,
     given: Mapping[str, Any] | None = None,
+    cluster: Mapping[str, Any] | None = None,
     providers: Mapping[str, str] | None = None,
 ) -> Constructed:
     """A consumer's program that declares one `component` (GpuEnvironment unless said) with `stack`'s
@@ -258,10 +259,11 @@ def construct_as_the_engine(
     1b594989 pkg/resource/deploy/source_eval.go RegisterResource of a remote component, and
     sdk/go/common/resource/plugin/provider_plugin.go Construct, which fills the request) to the
     package's provider, served here with the mock engine's fake Azure as its reader, against the
-    mock engine's monitor over gRPC. Azure answers as it does for the program's run of `stack`."""
+    mock engine's monitor over gRPC. Azure answers as it does for the program's run of `stack`
+    (with `cluster`, what getManagedCluster answers: tools.azure_mocks.existing_cluster)."""
     merged = merged_config(stack) if config is None else dict(config)
     project = project_name()
-    monitor = EngineUrns(AzureMocks())
+    monitor = EngineUrns(AzureMocks(cluster=cluster))
     monitor.mocks.offline(merged, stack)
     for reference in (providers or {}).values():  # what the consumer registered before: its providers
         urn, id_ = reference.rsplit("::", 1)
