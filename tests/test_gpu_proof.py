@@ -19,7 +19,7 @@ from conftest import ROOT, run_cached
 from pulumi.runtime.proto import engine_pb2
 from support.existing_pools import GPUNP, cluster
 from support.package_host import construct_as_the_engine, graph, inputs_of
-from test_package_construct import property_errors
+from test_package_construct import SECRET, property_errors
 
 from components.environment.component import InputRefused
 from components.environment.gpu_proof import TYPE, GpuProof
@@ -364,3 +364,17 @@ def test_construct_refuses_a_pool_the_cluster_does_not_have_as_pulumi_names_a_ba
     [(path, reason)] = property_errors(answer)
     assert path == "gpuPoolNames" and reason.startswith("aks-gpu:gpuPools.t4") and "\n" not in reason
     assert constructed.registrations == []
+
+
+def test_construct_takes_a_secret_kubeconfig_which_no_plain_input_may_be_and_signs_the_clusters_provider_in_with_it():
+    """The engine hands a secret input to the component as an Output (provider/server.py
+    `_select_value`); every other input is refused so (test_package_construct.py)."""
+    kubeconfig = {**SECRET, "value": CONSUMERS_KUBECONFIG}
+    constructed = construct_as_the_engine(
+        "ml-prod", True, settings("ml-prod"), component=TYPE, given=proof_inputs("ml-prod", kubeconfig=kubeconfig)
+    )
+    assert not isinstance(constructed.answer, grpc.RpcError), constructed.answer.details()
+    [provider] = [r for r in constructed.registrations if r.type == KUBERNETES_PROVIDER]
+    sent = provider.inputs["kubeconfig"]
+    assert isinstance(sent, Secret) and sent.value == CONSUMERS_KUBECONFIG
+    assert {r.provider for r in kubernetes_objects(constructed.registrations)} == {provider.urn}
