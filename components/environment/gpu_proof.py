@@ -1,11 +1,13 @@
 """The package's GpuProof: the proof on an AKS cluster another program owns, named by its resource
-ID: one MNIST Job per GPU pool, their namespace, egress policy and script, and each Job's watch, through the program's own parser, plan and declaring code
-(component.py), the plan's proof only. The pools are the cluster's own, used as they are.
+ID: one MNIST Job per GPU pool, their namespace, egress policy and script, and each Job's watch,
+through the program's own parser, plan and declaring code (component.py), the plan's proof only.
+The pools are the cluster's own, named by `gpuPoolNames` and used as they are.
 
 Its Kubernetes objects sign in with the consumer's Kubernetes provider (the `providers` resource
 option) or its `kubeconfig` input where given, else with the user kubeconfig Azure answers the
 deployer, as the program's do (components/environment/sign_in.py; docs/design/package-proof-component.md).
-No annotation here may be a string: the analyser reads them unevaluated (no `from __future__ import annotations`).
+No annotation here may be a string: the analyser reads them unevaluated (no `from __future__
+import annotations`).
 """
 
 from typing import Any
@@ -22,12 +24,12 @@ TYPE = GPU_PROOF.type
 
 class GpuProof(pulumi.ComponentResource):
     # One line: the analyser takes __doc__ as it is (analyze_component).
-    """The aks-gpu proof on an existing AKS cluster named by its resource ID: one MNIST training Job per GPU pool, which `pulumi up` waits for while a watch says what the Job waits for and stops it in the cluster's words when it cannot run. The pools are the cluster's own, used as they are (gpuPools.<name>.existing: use); its inputs are the stack file's gpuPools, mnistJob, preflight and cost settings under the same names. Its Kubernetes objects sign in with the Kubernetes provider passed in the `providers` resource option, or the kubeconfig input, or else the user kubeconfig Azure answers the deployer; the cluster's reads and each Job's watch use the deployer's Azure credentials."""
+    """The aks-gpu proof on an existing AKS cluster named by its resource ID: one MNIST training Job per GPU pool, which `pulumi up` waits for while a watch stops it in the cluster's words when it cannot run. The pools are the cluster's own, named in gpuPoolNames and used as they are (a stack file's gpuPools entry with existing: use); its other inputs are the stack file's mnistJob, preflight and cost settings under the same names. Its Kubernetes objects sign in with the Kubernetes provider passed in the `providers` resource option, or the kubeconfig input, or else the user kubeconfig Azure answers the deployer; the cluster's reads and each Job's watch use the deployer's Azure credentials."""
 
     gpu_pools: pulumi.Output[dict[str, Any]]
     """Each GPU pool by name: its VM size, generation, GPUs per node, who manages its GPU stack, the command that lists its nodes, and its proof Job."""
     mnist_job_name: pulumi.Output[str] | None
-    """The first pool's proof Job's name (gpuPools' first); unset with mnistJob.enabled false."""
+    """The first pool's proof Job's name (gpuPoolNames' first); unset with mnistJob.enabled false."""
     mnist_job_namespace: pulumi.Output[str] | None
     """The first proof Job's namespace."""
     job_logs_command: pulumi.Output[str] | None

@@ -102,7 +102,8 @@ PROVED_POOLS_INPUT = OwnInput(
     "list[str]",
     True,
     "The cluster's GPU pools the proof runs on, one MNIST Job each, by AKS pool name, each read from Azure as it is (a stack "
-    "file's gpuPools entry with existing: use) and never changed; a pool no device plugin serves is refused (the GPU stack is GpuStack's).",
+    "file's gpuPools entry with existing: use) and never changed. The GPU stack is GpuStack's: where the cluster's objects are read, a pool "
+    "no device plugin serves stops a deployment (a preview warns).",
 )
 KUBECONFIG_INPUT = OwnInput(
     "pulumi.Input[str]",
