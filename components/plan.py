@@ -350,7 +350,7 @@ class _Run:
         stack = Part.GPU_STACK in self.parts
         if found is not None and self.user_kubeconfig:
             job_namespace = cfg.mnist_job.namespace if self.proves else None
-            objects = cluster_object_checks.StackObjects(pools, cfg.device_plugin, cfg.gpu_operator.namespace, job_namespace)
+            objects = cluster_object_checks.StackObjects(pools, cfg.device_plugin, cfg.gpu_operator.namespace, job_namespace, stack)
             kubeconfig = provider_kubeconfig(self.user_kubeconfig)
             stack_pools = cluster_object_checks.stack_pools(pools, found, installs=stack, on_used=self.serves_named_pools)
             self.in_cluster = cluster_object_checks.check(
