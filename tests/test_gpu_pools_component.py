@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import grpc
+import pulumi
 import pytest
 from conftest import ROOT, run_cached
 from support.package_host import construct, construct_as_the_engine, graph, inputs_of
@@ -142,3 +143,29 @@ def test_gpu_pools_without_its_cluster_is_refused_naming_clusterid():
     assert isinstance(answer, grpc.RpcError) and answer.code() == grpc.StatusCode.INVALID_ARGUMENT
     # The SDK's own check of a required input (pulumi 3.272.0 provider/experimental/component.py map_inputs).
     assert property_errors(answer) == [("clusterId", "Missing required input 'clusterId' on 'GpuPools'")] and engine.registered == []
+
+
+ADOPT = {"gpuPools": {"gpunp": {"existing": "adopt"}}}
+GUIDE_CLUSTER = ROOT / "examples" / "guide-cluster" / "Pulumi.ml-prod.yaml"
+
+
+def test_gpu_pools_adopts_the_owners_pool_as_the_program_does_and_says_so_in_its_adopted_output():
+    merged = merged_config("ml-prod", overrides=ADOPT, stack_file=GUIDE_CLUSTER)
+    constructed = construct_as_the_engine("ml-prod", True, merged, component=TYPE, given=pools_inputs(merged, "ml-prod"))
+    program = run_cached("ml-prod", preview=True, stack_file=GUIDE_CLUSTER, **ADOPT)[0]
+    component = [r for r in constructed.registrations if r.type == TYPE]
+    assert graph([*component, *pools_of(constructed.registrations)], TYPE) == graph(pools_of(program.resources))
+    [agent_pool] = [r for r in pools_of(constructed.registrations) if r.options.get("import")]
+    assert agent_pool.options["import"].endswith("/managedClusters/ml-prod/agentPools/gpunp")
+    assert "adopted" in constructed.answer.state.fields
+
+
+def test_gpu_pools_adopts_a_pool_whose_gpu_stack_the_cluster_runs_where_the_program_would_stop_at_its_own_device_plugin():
+    """The guide's cluster runs the guide's device plugin on gpunp: the program, which declares its
+    own plugin for a pool it adopts, stops there (never two on one node); GpuPools declares none."""
+    merged = merged_config("ml-prod", overrides=ADOPT, stack_file=GUIDE_CLUSTER)
+    with pytest.raises(pulumi.RunError, match="never two device plugins on one node"):
+        run_cached("ml-prod", preview=False, stack_file=GUIDE_CLUSTER, **ADOPT)
+    constructed = construct_as_the_engine("ml-prod", False, merged, component=TYPE, given=pools_inputs(merged, "ml-prod"))
+    assert not isinstance(constructed.answer, grpc.RpcError), constructed.answer.details()
+    assert [r.name for r in constructed.registrations if r.type == POOL] == ["gpu-pool-gpunp"]
