@@ -213,11 +213,9 @@ def build_plan(
 
 def only_used_pools(cfg: StackConfig, parts: frozenset[Part]) -> None:
     """A run without the GPU pools takes the cluster's own pools as they are (existing: use): it registers none."""
-    if Part.POOLS in parts:
-        return
-    for pool in cfg.pools.owned:
+    if Part.POOLS not in parts and (owned := cfg.pools.owned):
         raise ConfigError(
-            f"{cfg.pools.keys[pool.name]}: this run declares no GPU pool, so it takes only the cluster's own as they are (existing: use)"
+            f"{cfg.pools.keys[owned[0].name]}: this run declares no GPU pool, so it takes only the cluster's own as they are (existing: use)"
         )
 
 
@@ -359,13 +357,8 @@ class _Run:
             self.said.warn(self.in_cluster.warnings)
             self.said.info(self.in_cluster.lines)
         if found is not None and not (self.in_cluster and self.in_cluster.read):
-            self.said.info(
-                [
-                    existing_cluster_checks.namespaces_line(
-                        cfg.owned_namespaces(pools.modes if stack else frozenset(), proof=self.proves), found
-                    )
-                ]
-            )
+            owned = cfg.owned_namespaces(pools.modes if stack else frozenset(), proof=self.proves)
+            self.said.info([existing_cluster_checks.namespaces_line(owned, found)])
             self.said.warn(existing_pools.unread_plugin_lines(pools, cfg.preflight.kubernetes_file) if stack else [])
 
     @property
