@@ -19,8 +19,8 @@ import pytest
 from conftest import ROOT, run_cached
 from pulumi.runtime.proto import engine_pb2, errors_pb2, status_pb2
 from support.package_host import construct, construct_as_the_engine, graph
+from support.package_settings import package_config, package_overrides
 
-from tools.mock_engine import merged_config
 
 # The tests' sample stacks (tests/fixtures/stacks/), and the examples' two: the guide's hand-made
 # cluster with its pool used (examples/guide-cluster/) and a capacity group (examples/gpu-groups/).
@@ -86,9 +86,10 @@ def test_construct_over_grpc_registers_the_programs_children_for_each_sample_sta
     """Same types, names, parents (one more at the top), providers, dependencies, inputs and
     options as the program's, and the program's warnings and info lines, in the engine's log."""
     preview, stack_file = RUNS[run], SAMPLES[stack]
-    constructed = construct_as_the_engine(stack, preview, merged_config(stack, stack_file=stack_file))
+    # Each sample as the package takes it: no setting that declares a dynamic resource (test_package_dynamic.py).
+    constructed = construct_as_the_engine(stack, preview, package_config(stack, stack_file))
     try:
-        program = run_cached(stack, preview=preview, stack_file=stack_file)[0]
+        program = run_cached(stack, preview=preview, stack_file=stack_file, **package_overrides(stack, stack_file))[0]
     except pulumi.RunError as refused:  # dev's deployment: preflight stops it (its GPU size is retired)
         assert isinstance(constructed.answer, grpc.RpcError)
         assert constructed.answer.details() == str(refused)
@@ -101,8 +102,8 @@ def test_construct_over_grpc_registers_the_programs_children_for_each_sample_sta
 
 
 def test_construct_answers_with_the_environment_and_its_outputs_under_the_engines_urns():
-    constructed = construct_as_the_engine("prod", preview=False)
-    program = run_cached("prod", preview=False)[0]
+    constructed = construct_as_the_engine("prod", preview=False, config=package_config("prod"))
+    program = run_cached("prod", preview=False, **package_overrides("prod"))[0]
     answer = constructed.answer
     assert answer.urn == "urn:pulumi:prod::aks-gpu::aks-gpu:index:GpuEnvironment::env"
     assert set(answer.state.fields) == set(program.outputs)

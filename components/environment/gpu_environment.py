@@ -20,6 +20,7 @@ from components.config.messages import snake
 from components.config.values import whole_numbers
 from components.environment.args import GpuEnvironmentArgs
 from components.environment.declare import declare, report
+from components.environment.dynamic_host import refusal
 from components.environment.package import NAME
 from components.errors import ConfigError
 from components.live_reader import LiveReader
@@ -90,6 +91,8 @@ class GpuEnvironment(pulumi.ComponentResource):
             mode = Mode.of(pulumi.runtime.is_dry_run())
             project, stack = pulumi.get_project(), pulumi.get_stack()
             plan = build_plan(cfg, reader or LiveReader(), mode, project=project, stack=stack, environ=os.environ, said=said)
+            if refused := refusal(plan):  # what the consumer's program cannot run (dynamic_host.py)
+                raise InputRefused(name, refused.input, refused.reason)
         except BaseException:
             report(said)  # what was said before the stop is said too, as the program says it
             raise
