@@ -45,7 +45,7 @@ class InputRefused(ConfigError):
 
 class GpuEnvironment(pulumi.ComponentResource):
     # One line: the analyser takes __doc__ as it is, indentation and all (analyze_component), for every SDK's docs.
-    """GPU-ready AKS, as the aks-gpu program declares it: a cluster (created, or an existing one named by existingCluster), its GPU pools, the GPU stack (the NVIDIA device plugin, NVIDIA's GPU Operator or AKS-managed) with GPU metrics, and one MNIST training Job per pool that `pulumi up` waits for. Its inputs are the stack file's `aks-gpu:` settings under the same names; preflight and the cost limit run while it is constructed, with the deployer's Azure credentials."""
+    """GPU-ready AKS, as the aks-gpu program declares it: a cluster (created, or an existing one named by existingCluster), its GPU pools, the GPU stack (the NVIDIA device plugin or NVIDIA's GPU Operator) with GPU metrics, and one MNIST training Job per pool. Its inputs are the stack file's `aks-gpu:` settings under the same names; preflight and the cost limit run while it is constructed, with the deployer's Azure credentials. It refuses the settings whose resources Pulumi would run in your program's own Python, where its code is not installed: mnistJob.waitForCompletion true (the default: set it to false), management aks-managed, and with Entra ID a deployerType other than none."""
 
     resource_group_name: pulumi.Output[str]
     """The resource group of the cluster (created, or the existing cluster's)."""
