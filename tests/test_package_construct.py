@@ -21,7 +21,6 @@ from pulumi.runtime.proto import engine_pb2, errors_pb2, status_pb2
 from support.package_host import construct, construct_as_the_engine, graph
 from support.package_settings import package_config, package_overrides
 
-
 # The tests' sample stacks (tests/fixtures/stacks/), and the examples' two: the guide's hand-made
 # cluster with its pool used (examples/guide-cluster/) and a capacity group (examples/gpu-groups/).
 SAMPLES = {
