@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 import pulumi_kubernetes as k8s
 
+from components.catalog import proof_names
 from components.cluster import access_lines, cluster_egress, cluster_facts, existing_cluster_checks
 from components.cluster.cluster import GpuClusterArgs
 from components.cluster.cluster_facts import ClusterFacts
@@ -43,7 +44,7 @@ from components.pools.pool_network import PoolNetwork
 from components.pools.settings import GpuPoolConfig, Pools
 from components.preflight import preflight
 from components.proof import proof_fit
-from components.proof.job_deadline import group_deadline, group_timeout, job_deadline, job_timeout
+from components.proof.job_deadline import group_deadline, group_timeout, job_deadline, job_timeout, unwatched_line
 from components.proof.mnist_job import MnistJobArgs, MnistRun, ProofScript
 from components.seam import azure_facts
 from components.seam.reader import AzureReader, RunningPool, read_errors
@@ -127,9 +128,13 @@ def build_plan(
     stack: str,
     environ: Mapping[str, str],
     said: Said | None = None,
+    dynamic_resources: bool = True,
 ) -> Plan:
     """Reads, resolves and checks; returns the plan. `said` collects the messages as they
-    come, so a run that stops part-way still prints what it said before (__main__.py)."""
+    come, so a run that stops part-way still prints what it said before (__main__.py).
+    `dynamic_resources` False: the run cannot declare Pulumi dynamic resources (the package, in
+    another team's program: components/environment/dynamic_host.py), so the proof's Jobs are
+    awaited without their watch, and the plan says what that gives up."""
     said = Said() if said is None else said
     said.warn(cfg.warnings)
     preflight.provider_host(cfg.pools, environ)  # an AKS-managed pool's provider must load where Pulumi runs it
@@ -157,6 +162,8 @@ def build_plan(
     said.info(adoption.lines(plans))
     said.info(added_beside(plugin, exporter) if plugin and plans else [])
     subscription_id = run.declared_subscription()
+    proof = run.proof(egress, with_expander=ours is not None, watch=dynamic_resources)
+    said.info(unwatched_lines(proof))
     return Plan(
         mode=mode,
         pools=run.pools,
@@ -167,7 +174,7 @@ def build_plan(
         dcgm_exporter=exporter,
         gpu_operator=run.gpu_operator(),
         expander=CapacityExpanderArgs(ours) if ours is not None else None,
-        proof=run.proof(egress, with_expander=ours is not None),
+        proof=proof,
         outputs=OutputsArgs(
             not cfg.pool_map,
             run.groups(),
@@ -180,6 +187,19 @@ def build_plan(
         estimate=estimate,
         messages=tuple(said),
     )
+
+
+def unwatched_lines(proof: MnistJobArgs | None) -> list[str]:
+    """Where `up` awaits the proof's Jobs without their watch, what that gives up, with each Job's
+    deadline under its name (an awaited Job's: MnistJob._create_job)."""
+    if proof is None or proof.watch or not proof.wait_for_completion or not proof.runs:
+        return []
+    deadlines = {
+        proof_names.job_name(proof.job_name, None if run.guide_names else run.pool_name): run.deadline_seconds
+        for run in proof.runs
+        if run.deadline_seconds is not None
+    }
+    return [unwatched_line(deadlines)]
 
 
 def added_beside(plugin: NvidiaDevicePluginArgs, exporter: DcgmExporterArgs | None) -> list[str]:
@@ -531,11 +551,12 @@ class _Run:
             marks=self.marks,
         )
 
-    def proof(self, egress: cluster_egress.Egress, with_expander: bool) -> MnistJobArgs | None:
+    def proof(self, egress: cluster_egress.Egress, with_expander: bool, watch: bool = True) -> MnistJobArgs | None:
         """One proof Job per GPU pool in no capacity group, and one per group (steps 8-9): each waits
         for its pool(s) and what installs their GPU stack, never for the pools after it (docs/
         lifecycle.md, "One pool operation at a time"); a group's after the priorities too
-        (`with_expander`), so its first scale-up already follows the team's order."""
+        (`with_expander`), so its first scale-up already follows the team's order. `watch` False:
+        an awaited Job has no watch beside it (build_plan's `dynamic_resources`)."""
         cfg, job = self.cfg, self.cfg.mnist_job
         if not job.enabled:
             return None
@@ -569,6 +590,7 @@ class _Run:
             namespace=job.namespace,
             max_steps=job.max_steps,
             wait_for_completion=job.wait_for_completion,
+            watch=watch,
             script=ProofScript(job.max_seconds, job.min_accuracy) if job.runs_script else None,
             egress=job.egress,
             proxy=cluster_egress.proxy_rule(egress, job.egress),

@@ -10,7 +10,10 @@ sdk/go/common/resource/plugin/provider_plugin.go `NewProvider`: `PULUMI_RUNTIME_
 `newPlugin(ctx, ctx.Pwd, ...)`; sdk/python/dist/pulumi-resource-pulumi-python). There the host's
 `dill.loads` cannot import `components` (pulumi/dynamic/__main__.py `get_provider`), nor, in a
 TypeScript or YAML consumer's plain `python3`, Pulumi itself: pulumi/pulumi issue 5455, open.
-So the component refuses, before anything is registered, each input that would declare one.
+
+The proof needs no watch to be awaited: the package plans it without one (build_plan's
+`dynamic_resources`), and pulumi-kubernetes awaits each Job alone. The other two have no such
+path, so the component refuses, before anything is registered, each input that would declare one.
 """
 
 from dataclasses import dataclass
@@ -33,8 +36,9 @@ class Refusal:
 
 
 def refusal(plan: Plan) -> Refusal | None:
-    """The first input of `plan`'s that declares a dynamic resource, if any: a pool, then the grant, then the proof."""
-    return next((r for r in (_managed_pool(plan), _access_wait(plan), _proof_watch(plan)) if r is not None), None)
+    """The first input of `plan`'s that declares a dynamic resource, if any: a pool, then the grant
+    (a plan told `dynamic_resources=False` declares no proof watch)."""
+    return next((r for r in (_managed_pool(plan), _access_wait(plan)) if r is not None), None)
 
 
 def _managed_pool(plan: Plan) -> Refusal | None:
@@ -65,18 +69,4 @@ def _access_wait(plan: Plan) -> Refusal | None:
         name,
         f"{name} = {cluster.access.deployer_type}: the wait until the deployer's cluster-admin grant takes is {WHY}; "
         "allowed under the package: none, with access.adminGroupObjectIds naming a group the deployer is in",
-    )
-
-
-def _proof_watch(plan: Plan) -> Refusal | None:
-    """MnistJob gives each Job `pulumi up` waits for a ProofWatch where its cluster's subscription
-    is known (mnist_job.py: `args.wait_for_completion and self._cluster.ref is not None`)."""
-    proof = plan.proof
-    if proof is None or not proof.runs or not proof.wait_for_completion or plan.cluster.subscription_id is None:
-        return None
-    name = "mnistJob.waitForCompletion"
-    return Refusal(
-        name,
-        f"{name} = true: the proof's watch is {WHY}; allowed under the package: false (pulumi up returns once the Job "
-        "is created), or mnistJob.enabled = false",
     )

@@ -45,7 +45,7 @@ class InputRefused(ConfigError):
 
 class GpuEnvironment(pulumi.ComponentResource):
     # One line: the analyser takes __doc__ as it is, indentation and all (analyze_component), for every SDK's docs.
-    """GPU-ready AKS, as the aks-gpu program declares it: a cluster (created, or an existing one named by existingCluster), its GPU pools, the GPU stack (the NVIDIA device plugin or NVIDIA's GPU Operator) with GPU metrics, and one MNIST training Job per pool. Its inputs are the stack file's `aks-gpu:` settings under the same names; preflight and the cost limit run while it is constructed, with the deployer's Azure credentials. It refuses the settings whose resources Pulumi would run in your program's own Python, where its code is not installed: mnistJob.waitForCompletion true (the default: set it to false), management aks-managed, and with Entra ID a deployerType other than none."""
+    """GPU-ready AKS, as the aks-gpu program declares it: a cluster (created, or an existing one named by existingCluster), its GPU pools, the GPU stack (the NVIDIA device plugin or NVIDIA's GPU Operator) with GPU metrics, and one MNIST training Job per pool that `pulumi up` waits for until it completes or fails. Its inputs are the stack file's `aks-gpu:` settings under the same names; preflight and the cost limit run while it is constructed, with the deployer's Azure credentials. What Pulumi would run in your program's own Python, where its code is not installed, it leaves out: the proof's watch (a Job whose pod cannot start fails only at its deadline, and no servedBy or result command is set: one info line says so), and it refuses management aks-managed and, with Entra ID, a deployerType other than none."""
 
     resource_group_name: pulumi.Output[str]
     """The resource group of the cluster (created, or the existing cluster's)."""
@@ -74,7 +74,7 @@ class GpuEnvironment(pulumi.ComponentResource):
     job_logs_command: pulumi.Output[str] | None
     """The command that prints the proof Job's log (gpuPool's one pool only)."""
     job_result_command: pulumi.Output[str] | None
-    """The command that prints the last proof's line, kept by its watch (gpuPool's one pool only)."""
+    """The command that prints the last proof's line, kept by its watch (gpuPool's one pool only); unset here, where the proof has no watch."""
     mnist_job_urn: pulumi.Output[str] | None
     """The proof Job's URN (gpuPool's one pool only)."""
 
@@ -90,8 +90,10 @@ class GpuEnvironment(pulumi.ComponentResource):
         try:
             mode = Mode.of(pulumi.runtime.is_dry_run())
             project, stack = pulumi.get_project(), pulumi.get_stack()
-            plan = build_plan(cfg, reader or LiveReader(), mode, project=project, stack=stack, environ=os.environ, said=said)
-            if refused := refusal(plan):  # what the consumer's program cannot run (dynamic_host.py)
+            # No dynamic resource: Pulumi would run its provider in the consumer's Python (dynamic_host.py).
+            reading = reader or LiveReader()
+            plan = build_plan(cfg, reading, mode, project=project, stack=stack, environ=os.environ, said=said, dynamic_resources=False)
+            if refused := refusal(plan):  # what has no other path: an AKS-managed pool, the deployer's grant's wait
                 raise InputRefused(name, refused.input, refused.reason)
         except BaseException:
             report(said)  # what was said before the stop is said too, as the program says it

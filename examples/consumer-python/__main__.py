@@ -44,8 +44,6 @@ gpu = aks_gpu.GpuEnvironment(
     "gpu",
     existing_cluster=aks_gpu.ExistingClusterConfigArgs(resource_group_name=RESOURCE_GROUP, name=CLUSTER),
     gpu_pools={"t4": aks_gpu.GpuPoolSettingsArgs(vm_size=config.require("gpuVmSize"), min_count=0, max_count=2)},
-    # The proof's watch cannot run in this program (README.md here): `up` returns once the Job is created.
-    mnist_job=aks_gpu.MnistJobConfigArgs(wait_for_completion=False),
     # GpuEnvironment reads the cluster while it is constructed: only once it exists (README.md here).
     opts=pulumi.ResourceOptions(depends_on=[cluster]),
 )

@@ -24,11 +24,9 @@ const aks = new azure_native.containerservice.ManagedCluster("platform", {
     ],
 }, { ignoreChanges: ["agentPoolProfiles"] }); // the GPU pools are separate AgentPools
 
-// mnistJob.waitForCompletion false: the proof's watch cannot run in this program (README.md here).
 const gpu = new aksGpu.GpuEnvironment("gpu", {
     existingCluster: { resourceGroupName, name: clusterName },
     gpuPools: { t4: { vmSize: config.require("gpuVmSize"), minCount: 0, maxCount: 2 } },
-    mnistJob: { waitForCompletion: false },
 }, { dependsOn: [aks] }); // GpuEnvironment reads the cluster while it is constructed: once it exists
 
 export const cluster = aks.name;
