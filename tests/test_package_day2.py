@@ -164,7 +164,7 @@ def test_what_a_gpu_environment_adopted_is_read_from_its_own_outputs_after_a_ref
         consumer_run(inputs, guide_reader(state), preview, monitor=monitor)
     said = str(refused.value)
     assert said.startswith("preflight: aks-gpu:devicePlugin.adopt is not true, but the namespace gpu-resources and its DaemonSet")
-    assert "which this stack adopted (the stack's output adopted records it, though its marks are gone)" in said
+    assert "which this stack adopted (GpuEnvironment gpu's output adopted records it, though its marks are gone)" in said
     assert monitor.registrations == []
 
 

@@ -69,7 +69,7 @@ def check_pools(pools: Pools, found: ClusterFacts, owner: str, state: StackState
         marked = owner in (adopter_of(facts.tags), adopter_of(state.pool_tags.get(facts.name, {})))
         if not marked and facts.name not in state.adopted.pools:
             continue
-        how = adopted_by(owner, marked)
+        how = adopted_by(owner, marked, state.by.record())
         pool = next((p for p in pools.pools if p.name == facts.name), None)
         if pool is None:
             warnings.append(
@@ -88,9 +88,10 @@ def check_pools(pools: Pools, found: ClusterFacts, owner: str, state: StackState
     return warnings
 
 
-def adopted_by(owner: str, marked: bool) -> str:
-    """How the run knows the stack adopted a thing: its mark, or, the marks taken off, its record."""
-    return f"{ADOPTED} = {owner}" if marked else f"the stack's output {adopted_record.OUTPUT} records it, though its marks are gone"
+def adopted_by(owner: str, marked: bool, record: str = stack_state.PROGRAM.record()) -> str:
+    """How the run knows the stack adopted a thing: its mark, or, the marks taken off, its record
+    (`record`: where it is, the stack's output or the component's, stack_state.Declarer.record)."""
+    return f"{ADOPTED} = {owner}" if marked else f"{record} records it, though its marks are gone"
 
 
 def dropped(on_destroy: str | None, what: str, setting: str, it: str = "it", keeper: str = "Azure") -> str:
@@ -163,7 +164,7 @@ def check_objects(
     if not adopted:
         return []
     name, marked = next(iter(adopted.items()))
-    how = adopted_by(owner, marked)
+    how = adopted_by(owner, marked, state.by.record())
     what = f"namespace {shown(name)} and its DaemonSet {GUIDE_DAEMONSET}"
     where = f"{what}, which this stack adopted ({how}),"
     if not declares_plugin:

@@ -96,6 +96,12 @@ class Declarer:
         """How a line names what declares: `this program`, or the component by its type and name."""
         return "this program" if self.component is None else f"{self.component.rsplit(':', 1)[-1]} {self.name}"
 
+    def record(self) -> str:
+        """Where the record of what was adopted is: the stack's output, or the component's own."""
+        return (
+            f"the stack's output {adopted_record.OUTPUT}" if self.component is None else f"{self.said()}'s output {adopted_record.OUTPUT}"
+        )
+
 
 PROGRAM = Declarer()
 
@@ -304,12 +310,11 @@ def _recorded(record: Mapping[str, Any] | None, state: StackState, by: Declarer)
     component's entry holds what its register_outputs sent (step_executor.go
     executeRegisterResourceOutputs), which readStackResourceOutputs answers (builtins.go, backend.go
     GetStackResourceOutputs: each resource's `r.Outputs`)."""
-    whose = "the stack's output" if by.component is None else f"the output of {by.said()}"
     try:
         recorded = adopted_record.parse(record)
     except adopted_record.Malformed as why:
         raise PreflightError(
-            f"preflight: {whose} {adopted_record.OUTPUT} {why}, which this program never writes (it writes "
+            f"preflight: {by.record()} {why}, which this program never writes (it writes "
             f"{adopted_record.SHAPE}): what the stack adopted is not known; put back the output as the last `up` wrote it "
             f"(`{EXPORT}`, edit, `pulumi stack import`); nothing was created"
         ) from None
