@@ -131,6 +131,26 @@ def test_a_consumers_second_up_holds_the_pools_its_gpu_environment_created(first
     assert pool.urn in line and pool.urn in first_up and pool.inputs["tags"]["aks-gpu-stack"] == OWNER
 
 
+@BOTH
+def test_a_consumers_stack_that_exports_nothing_is_not_read_and_its_second_up_says_so(first_up, preview):
+    """A stack with no outputs is not asked for its snapshot (a diy stack that never deployed would
+    crash the CLI), so the run checks as a first `up` does; where the cluster carries the stack's
+    mark, the stack has deployed, and the run says what it cannot see and how to let it."""
+    silent = {**first_up, ROOT: {"type": "pulumi:pulumi:Stack", "outputs": {}}}
+    reader = OfflineReader(cluster=with_gpu_pool({"aks-gpu-stack": OWNER}), stack=silent, stack_outputs={})
+    run, _ = consumer_run(TEAM_INPUTS, reader, preview, exports={})
+    [line] = [w for w in run.warnings if "it has no outputs" in w]
+    assert line.startswith(
+        f"GpuEnvironment gpu: the cluster's pool gpu carries this stack's mark ({OWNER}), so the stack has deployed here"
+    )
+    assert line.endswith(
+        "export one of GpuEnvironment gpu's outputs from the program (`pulumi.export`), and the runs after the next `up` read it"
+    )
+    assert "\n" not in line
+    first, _ = consumer_run(TEAM_INPUTS, OfflineReader(cluster=existing_cluster(), stack=silent, stack_outputs={}), preview, exports={})
+    assert not [w for w in first.warnings if "it has no outputs" in w], "a first `up` is one: the cluster has no pool of the stack's"
+
+
 # --------------------------------------------------------------------------- what it adopted
 
 

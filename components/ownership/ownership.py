@@ -104,6 +104,24 @@ def dropped(on_destroy: str | None, what: str, setting: str, it: str = "it", kee
     return f"deletes {what}, as its adoption said ({setting}; the preview shows `delete`)"
 
 
+def unread_state(state: StackState, found: ClusterFacts, owner: str) -> list[str]:
+    """A component's run whose stack has no outputs, so its state is not read (reader.NoOutputs),
+    on a cluster where a pool carries this stack's mark: the stack has deployed there, and its
+    checks run as on a first `up`. Said, not stopped: only a completed `up` writes an output."""
+    if state.by.component is None or not state.no_outputs:
+        return []
+    pool = next((p.name for p in found.pools if owner in (owner_of(p.tags), adopter_of(p.tags))), None)
+    if pool is None:
+        return []
+    return [
+        f"{state.by.said()}: the cluster's pool {shown(pool)} carries this stack's mark ({owner}), so the stack has deployed "
+        "here, but it has no outputs, and its state is read only once it has some (asked of a stack that never deployed, "
+        "the read crashes a diy backend's CLI): this run sees nothing of what the stack holds or adopted, and checks as a "
+        f"first `up` does; export one of {state.by.said()}'s outputs from the program (`pulumi.export`), and the runs after "
+        "the next `up` read it"
+    ]
+
+
 def used_unknown(pools: Pools, found: ClusterFacts, owner: str, state: StackState, dry_run: bool) -> list[str]:
     """`existing: use` unregisters a pool the stack held, which the engine then deletes. Where the
     state could not be read (not a stack never deployed, nor a pool tagged as this stack's,

@@ -16,7 +16,7 @@ from components.cluster import rest_shapes
 from components.errors import PreflightError, cut, error_line
 from components.ownership import adopted_record
 from components.ownership.adopted_record import Record
-from components.seam.reader import AzureReader, NotDeployed, NotRead, read_errors
+from components.seam.reader import AzureReader, NoOutputs, NotDeployed, NotRead, read_errors
 
 AGENT_POOL = "azure-native:containerservice:AgentPool"
 MANAGED_POOL = "pulumi-python:dynamic/aksgpu:ManagedGpuPool"
@@ -181,6 +181,8 @@ class StackState:
     #: component's qualified type in the state, which every URN it registers starts with.
     by: Declarer = PROGRAM
     under: str = ""
+    #: Not read because the stack has no outputs (NoOutputs): taken as never deployed.
+    no_outputs: bool = False
 
     def kubernetes_ids(self, type_: str) -> frozenset[str]:
         return frozenset(i for (t, _), i in self.objects.items() if t == type_)
@@ -217,7 +219,7 @@ def read(reader: AzureReader, cluster: tuple[str, str] | None = None, *, project
     try:
         answer = reader.stack_resources()
     except NotDeployed as why:
-        return StackState(False, why=str(why), undeployed=True, by=by)
+        return StackState(False, why=str(why), undeployed=True, by=by, no_outputs=isinstance(why, NoOutputs))
     except NotRead as why:
         return StackState(False, why=str(why), by=by)
     except read_errors() as error:  # not read: "not known"
