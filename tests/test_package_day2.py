@@ -9,21 +9,22 @@ outputs, each component's as its `register_outputs` sent them, and the consumer'
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pulumi
 import pytest
+from pulumi.runtime.proto import engine_pb2
 from support.adoption import saved_cluster, saved_list
 from support.existing_cluster import T4, on_existing
 from support.guide_example import STACK_FILE
-from support.package_host import EngineUrns, inputs_of
+from support.package_host import EngineUrns, construct_as_the_engine, inputs_of
 
 from components.environment.gpu_environment import TYPE, GpuEnvironment
 from components.errors import PreflightError
 from components.ownership import stack_state
 from tools.azure_mocks import AzureMocks, OfflineReader, existing_cluster
-from tools.mock_engine import ProgramRun, Secret, merged_config, run_under_mocks
+from tools.mock_engine import ProgramRun, Registration, Secret, merged_config, run_under_mocks
 
 PROJECT, STACK = "platform", "dev"  # the consumer's project, not this one's
 ROOT = f"urn:pulumi:{STACK}::{PROJECT}::pulumi:pulumi:Stack::{PROJECT}-{STACK}"
@@ -75,13 +76,21 @@ def state_left_by(run: ProgramRun, monitor: EngineUrns, refreshed: bool = False)
     component's as its register_outputs sent them, the root Stack's the consumer's exports.
     `refreshed`: after the owner took the stack's marks off and a `pulumi refresh` read each custom
     resource back; components keep their outputs (step.go RefreshStep.Apply)."""
+    exports = {k: plain(v.value) for k, v in run.outputs.items()}
+    return snapshot(run.resources, monitor.component_outputs, ROOT, exports, refreshed)
+
+
+def snapshot(
+    registrations: Sequence[Registration], components: Mapping[str, Any], root: str, exports: Mapping[str, Any], refreshed: bool = False
+) -> dict[str, dict[str, Any]]:
+    """`state_left_by` of what was registered, each component's outputs, and the root Stack's."""
     state = {}
-    for r in run.resources:
-        outputs = copy.deepcopy(plain(r.inputs if r.custom else monitor.component_outputs.get(r.urn, {})))
+    for r in registrations:
+        outputs = copy.deepcopy(plain(r.inputs if r.custom else components.get(r.urn, {})))
         if refreshed and r.custom:
             unmark(outputs)
         state[r.urn] = {"type": r.type, "outputs": outputs}
-    state[ROOT] = {"type": "pulumi:pulumi:Stack", "outputs": {k: plain(v.value) for k, v in run.outputs.items()}}
+    state[root] = {"type": "pulumi:pulumi:Stack", "outputs": dict(exports)}
     return state
 
 
@@ -149,6 +158,23 @@ def test_a_consumers_stack_that_exports_nothing_is_not_read_and_its_second_up_sa
     assert "\n" not in line
     first, _ = consumer_run(TEAM_INPUTS, OfflineReader(cluster=existing_cluster(), stack=silent, stack_outputs={}), preview, exports={})
     assert not [w for w in first.warnings if "it has no outputs" in w], "a first `up` is one: the cluster has no pool of the stack's"
+
+
+@BOTH
+def test_over_construct_the_second_up_holds_the_pool_the_first_created_under_its_engine_urn(preview):
+    """The same, driven as the engine drives the package: Construct over gRPC, the component named
+    env in the consumer's stack of this project; the first `up` a deployment, the second after
+    the pool lost the stack's tag."""
+    config = merged_config(STACK, overrides=on_existing())
+    day1 = construct_as_the_engine(STACK, False, config, OfflineReader(cluster=existing_cluster()))
+    root = f"urn:pulumi:{STACK}::aks-gpu::pulumi:pulumi:Stack::aks-gpu-{STACK}"
+    state = snapshot(day1.registrations, day1.component_outputs, root, EXPORTS)
+    day2 = construct_as_the_engine(STACK, preview, config, OfflineReader(cluster=with_gpu_pool(UNTAGGED), stack=state))
+    [line] = [w for w in day2.log.said(engine_pb2.WARNING) if "lacks aks-gpu-stack" in w]
+    assert line.endswith("it is this stack's, and this `up` puts the tag back")
+    [pool] = [r for r in day2.registrations if r.type == POOL]
+    assert pool.urn == f"urn:pulumi:{STACK}::aks-gpu::{TYPE}$aks-gpu:azure:GpuPool${POOL}::gpu-pool-gpu-agent-pool"
+    assert pool.urn in state and pool.urn in line
 
 
 # --------------------------------------------------------------------------- what it adopted
