@@ -244,6 +244,9 @@ class _Run:
         self.state = stack_state.read(self.reader, (found.resource_group, found.name), project=self.project, stack=self.stack, by=self.by)
         if refusal := stack_state.stray_refusal(self.state, self.project, self.stack):
             raise PreflightError(refusal)
+        declared = [p.name for p in cfg.pools.pools if p.existing != "use"]  # `use` registers nothing
+        if refusal := stack_state.sibling_refusal(self.state, declared, self.project, self.stack):
+            raise PreflightError(refusal)
         self.said.warn(ownership.unread_state(self.state, found, self.owner_tag))
         # What this stack adopted is guarded: a config that would replace it stops here.
         self.said.warn(ownership.check_pools(self.cfg.pools, found, self.owner_tag, self.state, self.mode.preview))

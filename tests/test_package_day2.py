@@ -275,3 +275,20 @@ def test_what_a_gpu_environment_holds_is_read_in_the_cluster_its_own_outputs_nam
     theirs = {**first_up, ROOT: {"type": "pulumi:pulumi:Stack", "outputs": {"adopted": "the platform team's own", "clusterName": "x"}}}
     state = read_state(theirs)
     assert state.pools() == {"gpu"} and state.adopted.empty()
+
+
+@BOTH
+def test_a_pool_another_of_the_package_components_holds_is_refused_where_the_gpu_environment_declares_it_too(first_up, preview):
+    """The pool gpu in the state under GpuPools, and GpuEnvironment declaring gpu as well: two
+    entries for one Azure pool, and an `up` that drops either deletes it. Refused before anything
+    is registered, though the pool still carries the stack's tag."""
+    pools = "aks-gpu:index:GpuPools"
+    moved_pool = {u.replace(f"::{TYPE}$", f"::{pools}$") if e["type"] == POOL else u: e for u, e in first_up.items()}
+    monitor = EngineUrns(AzureMocks(reader=OfflineReader(cluster=with_gpu_pool({"aks-gpu-stack": OWNER}), stack=moved_pool)))
+    with pytest.raises(PreflightError) as refused:
+        consumer_run(TEAM_INPUTS, monitor.mocks.reader, preview, monitor=monitor)
+    said = str(refused.value)
+    theirs = f"urn:pulumi:{STACK}::{PROJECT}::{pools}$aks-gpu:azure:GpuPool${POOL}::gpu-pool-gpu-agent-pool"
+    assert said.startswith(f"preflight: the stack's state holds the GPU pool gpu as '{theirs}', under another of the package's components")
+    assert "and GpuEnvironment gpu declares it too" in said and "\n" not in said
+    assert monitor.registrations == []

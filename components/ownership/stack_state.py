@@ -6,7 +6,7 @@ what it cannot tell, never a guess that would delete. Why, and the sources: docs
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -183,6 +183,8 @@ class StackState:
     under: str = ""
     #: Not read because the stack has no outputs (NoOutputs): taken as never deployed.
     no_outputs: bool = False
+    #: In a component's run, the guarded resources another of the package's components holds, by (type, name).
+    siblings: Mapping[tuple[str, str], str] = field(default_factory=dict)
 
     def kubernetes_ids(self, type_: str) -> frozenset[str]:
         return frozenset(i for (t, _), i in self.objects.items() if t == type_)
@@ -266,12 +268,15 @@ def _held(
     component last wrote (the root Stack's, or the component's own)."""
     ours = {str(u): e for u, e in answer.items() if registered_by_program(str(u), project, stack, under)}
     elsewhere = _other_cluster(record, cluster)
-    held, objects, marks = {}, {}, {}
+    held, objects, marks, siblings = {}, {}, {}, {}
     for urn, entry in ours.items():
         type_, name = type_and_name(urn)
         type_ = unversioned(type_)  # held at the program's URN, a versioned token is its own by the SDK's alias (_aliased)
-        if (elsewhere and type_ in IN_THE_CLUSTER) or not urn.split("::")[2].startswith(f"{under}$" if under else ""):
-            continue  # in another cluster, or another of the package's components' (not this one's to change)
+        if elsewhere and type_ in IN_THE_CLUSTER:
+            continue
+        if not urn.split("::")[2].startswith(f"{under}$" if under else ""):
+            siblings[(type_, name)] = urn  # another of the package's components': not this one's to change
+            continue
         held[(type_, name)] = urn
         outputs = entry.get("outputs") if isinstance(entry, Mapping) else None
         metadata = outputs.get("metadata") if isinstance(outputs, Mapping) else None
@@ -293,6 +298,7 @@ def _held(
         adopted=_recorded(record, base, by),
         by=by,
         under=under,
+        siblings=siblings,
     )
 
 
@@ -393,6 +399,24 @@ def stray_refusal(state: StackState, project: str, stack: str) -> str | None:
         f"`pulumi state delete --force {quoted(urn)}`, then run again (existing: adopt or devicePlugin.adopt imports it "
         "where the program declares it); nothing was created"
     )
+
+
+def sibling_refusal(state: StackState, pools: Iterable[str], project: str, stack: str) -> str | None:
+    """Why a component's run stops at a pool it declares that the state holds under another of the
+    package's components: two entries for one Azure pool, and an `up` that drops either deletes
+    the pool (pulumi/pulumi@1b594989 step_generator.go GenerateDeletes)."""
+    for pool in pools:
+        for type_, pattern in POOL_NAMES.items():
+            if (urn := state.siblings.get((type_, pattern.format(pool)))) is not None:
+                mine = program_urn(project, stack, type_, pattern.format(pool), state.under) or ""
+                return (
+                    f"preflight: the stack's state holds the GPU pool {pool} as {quoted(urn)}, under another of the package's "
+                    f"components, and {state.by.said()} declares it too ({quoted(mine)}): two resources for one Azure pool, and "
+                    "an `up` that drops either deletes the pool; declare it in one of them (to move it, take it out of the "
+                    f"other's inputs and out of the state, which leaves it in Azure: `pulumi state delete --force {quoted(urn)}`, "
+                    "then adopt it here with existing: adopt); nothing was created"
+                )
+    return None
 
 
 def _pool_tags(state: StackState, answer: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
