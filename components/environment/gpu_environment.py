@@ -23,6 +23,7 @@ from components.environment.declare import declare, report
 from components.environment.package import NAME
 from components.errors import ConfigError
 from components.live_reader import LiveReader
+from components.ownership.stack_state import Declarer
 from components.plan import Mode, Said, build_plan
 from components.seam.reader import AzureReader
 
@@ -89,7 +90,9 @@ class GpuEnvironment(pulumi.ComponentResource):
         try:
             mode = Mode.of(pulumi.runtime.is_dry_run())
             project, stack = pulumi.get_project(), pulumi.get_stack()
-            plan = build_plan(cfg, reader or LiveReader(), mode, project=project, stack=stack, environ=os.environ, said=said)
+            # The stack's state holds its children one parent down, and what it adopted in its own outputs.
+            by = Declarer(TYPE, name)
+            plan = build_plan(cfg, reader or LiveReader(), mode, project=project, stack=stack, environ=os.environ, said=said, by=by)
         except BaseException:
             report(said)  # what was said before the stop is said too, as the program says it
             raise
