@@ -128,17 +128,20 @@ def build_plan(
     stack: str,
     environ: Mapping[str, str],
     said: Said | None = None,
+    by: stack_state.Declarer = stack_state.PROGRAM,
     dynamic_resources: bool = True,
 ) -> Plan:
     """Reads, resolves and checks; returns the plan. `said` collects the messages as they
-    come, so a run that stops part-way still prints what it said before (__main__.py).
-    `dynamic_resources` False: the run cannot declare Pulumi dynamic resources (the package, in
-    another team's program: components/environment/dynamic_host.py), so the proof's Jobs are
-    awaited without their watch, and the plan says what that gives up."""
+    come, so a run that stops part-way still prints what it said before (__main__.py). `by`:
+    the package's component that declares what the plan hands out, if one does (its children's
+    URNs, and its own outputs, are what the stack's state holds of it). `dynamic_resources`
+    False: the run cannot declare Pulumi dynamic resources (the package, in another team's
+    program: components/environment/dynamic_host.py), so the proof's Jobs are awaited without
+    their watch, and the plan says what that gives up."""
     said = Said() if said is None else said
     said.warn(cfg.warnings)
     preflight.provider_host(cfg.pools, environ)  # an AKS-managed pool's provider must load where Pulumi runs it
-    run = _Run(cfg, reader, mode, project, stack, said)
+    run = _Run(cfg, reader, mode, project, stack, said, by)
     run.read_existing()
     said.info(run.doors())
     run.resolve_pools()
@@ -220,6 +223,7 @@ class _Run:
     project: str
     stack: str
     said: Said
+    by: stack_state.Declarer = stack_state.PROGRAM
     found: ClusterFacts | None = None
     user_kubeconfig: str | None = None
     state: stack_state.StackState = stack_state.NOT_READ
@@ -257,9 +261,13 @@ class _Run:
             return
         self.found = found = cluster_facts.read(self.reader, existing.resource_group_name, existing.name)
         self.user_kubeconfig = cluster_facts.read_user_kubeconfig(self.reader, found.resource_group, found.name)
-        self.state = stack_state.read(self.reader, (found.resource_group, found.name), project=self.project, stack=self.stack)
+        self.state = stack_state.read(self.reader, (found.resource_group, found.name), project=self.project, stack=self.stack, by=self.by)
         if refusal := stack_state.stray_refusal(self.state, self.project, self.stack):
             raise PreflightError(refusal)
+        declared = [p.name for p in cfg.pools.pools if p.existing != "use"]  # `use` registers nothing
+        if refusal := stack_state.sibling_refusal(self.state, declared, self.project, self.stack):
+            raise PreflightError(refusal)
+        self.said.warn(ownership.unread_state(self.state, found, self.owner_tag))
         # What this stack adopted is guarded: a config that would replace it stops here.
         self.said.warn(ownership.check_pools(self.cfg.pools, found, self.owner_tag, self.state, self.mode.preview))
 
@@ -392,7 +400,7 @@ class _Run:
             return False
         # Read only here: the state tells whether the cluster is there already, and the ConfigMap the stack's.
         cluster = (cfg.resource_group_name, cfg.cluster_name)
-        state = stack_state.read(self.reader, cluster, project=self.project, stack=self.stack)
+        state = stack_state.read(self.reader, cluster, project=self.project, stack=self.stack, by=self.by)
         there = priority_config_map.read(self.reader, state, cluster)
         if there.owners is not None:
             # A warning where the team's order does not hold; a line for the record where it does.

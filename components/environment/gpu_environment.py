@@ -24,6 +24,7 @@ from components.environment.dynamic_host import refusal
 from components.environment.package import NAME
 from components.errors import ConfigError
 from components.live_reader import LiveReader
+from components.ownership.stack_state import Declarer
 from components.plan import Mode, Said, build_plan
 from components.seam.reader import AzureReader
 
@@ -90,9 +91,13 @@ class GpuEnvironment(pulumi.ComponentResource):
         try:
             mode = Mode.of(pulumi.runtime.is_dry_run())
             project, stack = pulumi.get_project(), pulumi.get_stack()
+            # The stack's state holds its children one parent down, and what it adopted in its own outputs.
+            by = Declarer(TYPE, name)
             # No dynamic resource: Pulumi would run its provider in the consumer's Python (dynamic_host.py).
             reading = reader or LiveReader()
-            plan = build_plan(cfg, reading, mode, project=project, stack=stack, environ=os.environ, said=said, dynamic_resources=False)
+            plan = build_plan(
+                cfg, reading, mode, project=project, stack=stack, environ=os.environ, said=said, by=by, dynamic_resources=False
+            )
             if refused := refusal(plan):  # what has no other path: an AKS-managed pool, the deployer's grant's wait
                 raise InputRefused(name, refused.input, refused.reason)
         except BaseException:
