@@ -13,13 +13,15 @@ import grpc
 import pulumi
 import pytest
 from conftest import ROOT, run_cached
+from pulumi.runtime.proto import engine_pb2
+from support.existing_cluster import on_existing
 from support.package_host import construct, construct_as_the_engine, graph, inputs_of
 from test_package_construct import property_errors
 
 from components.environment.gpu_pools import TYPE, GpuPools
 from components.environment.kinds import GPU_POOLS
 from components.errors import ConfigError
-from tools.azure_mocks import AzureMocks, OfflineReader
+from tools.azure_mocks import AzureMocks, OfflineReader, existing_cluster
 from tools.mock_engine import RecordingMonitor, Registration, merged_config, reader_of, run_under_mocks
 
 # The sample stacks on an existing cluster: the team's two new pools (tests/fixtures/stacks/), the
@@ -169,3 +171,26 @@ def test_gpu_pools_adopts_a_pool_whose_gpu_stack_the_cluster_runs_where_the_prog
     constructed = construct_as_the_engine("ml-prod", False, merged, component=TYPE, given=pools_inputs(merged, "ml-prod"))
     assert not isinstance(constructed.answer, grpc.RpcError), constructed.answer.details()
     assert [r.name for r in constructed.registrations if r.type == POOL] == ["gpu-pool-gpunp"]
+
+
+@pytest.mark.parametrize("run", RUNS)
+def test_gpu_pools_second_up_holds_the_pool_its_first_created_under_its_engine_urn(run):
+    """The day after under GpuPools (docs/design/package-day2.md): the first `up` a deployment, the
+    second after the pool lost the stack's tag; the state holds it under GpuPools, so it is the stack's."""
+    from test_package_day2 import EXPORTS, UNTAGGED, snapshot, with_gpu_pool
+
+    config = merged_config("dev", overrides=on_existing())
+    given = {"clusterId": existing_cluster()["id"], "gpuPool": {"vmSize": on_existing()["gpuPool"]["vmSize"]}}
+    day1 = construct_as_the_engine("dev", False, config, OfflineReader(cluster=existing_cluster()), component=TYPE, given=given)
+    root = "urn:pulumi:dev::aks-gpu::pulumi:pulumi:Stack::aks-gpu-dev"
+    state = snapshot(day1.registrations, day1.component_outputs, root, EXPORTS)
+    reader = OfflineReader(cluster=with_gpu_pool(UNTAGGED), stack=state)
+    day2 = construct_as_the_engine("dev", RUNS[run], config, reader, component=TYPE, given=given)
+    [line] = [w for w in day2.log.said(engine_pb2.WARNING) if "lacks aks-gpu-stack" in w]
+    assert line.endswith("it is this stack's, and this `up` puts the tag back")
+    [pool] = [r for r in day2.registrations if r.type == "azure-native:containerservice:AgentPool"]
+    assert (
+        pool.urn
+        == f"urn:pulumi:dev::aks-gpu::{TYPE}$aks-gpu:azure:GpuPool$azure-native:containerservice:AgentPool::gpu-pool-gpu-agent-pool"
+    )
+    assert pool.urn in state and "import" not in pool.options
