@@ -114,6 +114,11 @@ BAD = {
         "gpuPools.t4.vmSize",
         "invalid config aks-gpu:gpuPools.t4.vmSize = 'NC6': expected an Azure VM size name",
     ),
+    "an AKS-managed pool": (
+        {"clusterId": TEAM_AKS, "gpuPools": {"t4": {"vmSize": "Standard_NC4as_T4_v3", "management": "aks-managed"}}},
+        "gpuPools.t4.management",
+        "gpuPools.t4.management = aks-managed: the AKS-managed GPU pool is a Pulumi dynamic resource",
+    ),
     "a key it does not take": ({"clusterId": TEAM_AKS, "clusterName": "other"}, "clusterName", "clusterName is not an input of GpuPools"),
 }
 
