@@ -20,7 +20,7 @@ from components.preflight import permissions_live as permissions
 from components.seam import compute, invoke_deadline
 from components.seam.azure_facts import Facts
 from components.seam.deadline import gather
-from components.seam.reader import BadAnswer, InvokeFailed, NotDeployed, NotRead, RunningPool, read_errors
+from components.seam.reader import BadAnswer, InvokeFailed, NoOutputs, NotRead, RunningPool, read_errors
 
 GET_MANAGED_CLUSTER = "azure-native:containerservice:getManagedCluster"
 # The engine's builtins answer these in a preview and an up alike, and register nothing
@@ -156,7 +156,7 @@ class LiveReader:
                 name = pulumi.get_stack()  # the legacy layout names a stack by its name alone
                 own = ask(READ_STACK_OUTPUTS, {"name": name})
             if not own.get("outputs"):
-                raise NotDeployed("the stack has no outputs yet: no deployment of it has completed")
+                raise NoOutputs("the stack has no outputs yet: no deployment of it has completed")
             held = ask(READ_STACK_RESOURCES, {"stackName": name})
         except NotRead:
             raise

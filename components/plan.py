@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 import pulumi_kubernetes as k8s
 
+from components.catalog import proof_names
 from components.cluster import access_lines, cluster_egress, cluster_facts, existing_cluster_checks
 from components.cluster.cluster import GpuClusterArgs
 from components.cluster.cluster_facts import ClusterFacts
@@ -44,7 +45,7 @@ from components.pools.pool_network import PoolNetwork
 from components.pools.settings import GpuPoolConfig, Pools
 from components.preflight import preflight
 from components.proof import proof_fit
-from components.proof.job_deadline import group_deadline, group_timeout, job_deadline, job_timeout
+from components.proof.job_deadline import group_deadline, group_timeout, job_deadline, job_timeout, unwatched_line
 from components.proof.mnist_job import MnistJobArgs, MnistRun, ProofScript
 from components.seam import azure_facts
 from components.seam.reader import AzureReader, RunningPool, read_errors
@@ -145,16 +146,23 @@ def build_plan(
     stack: str,
     environ: Mapping[str, str],
     said: Said | None = None,
+    by: stack_state.Declarer = stack_state.PROGRAM,
+    dynamic_resources: bool = True,
     parts: frozenset[Part] = ALL,
 ) -> Plan:
     """Reads, resolves and checks; returns the plan. `said` collects the messages as they
-    come, so a run that stops part-way still prints what it said before (__main__.py).
-    `parts`: what the run declares; a part left out is neither checked nor handed out."""
+    come, so a run that stops part-way still prints what it said before (__main__.py). `by`:
+    the package's component that declares what the plan hands out, if one does (its children's
+    URNs, and its own outputs, are what the stack's state holds of it). `dynamic_resources`
+    False: the run cannot declare Pulumi dynamic resources (the package, in another team's
+    program: components/environment/dynamic_host.py), so the proof's Jobs are awaited without
+    their watch, and the plan says what that gives up. `parts`: what the run declares; a part
+    left out is neither checked nor handed out."""
     said = Said() if said is None else said
     only_used_pools(cfg, parts)
     said.warn(cfg.warnings)
     preflight.provider_host(cfg.pools, environ)  # an AKS-managed pool's provider must load where Pulumi runs it
-    run = _Run(cfg, reader, mode, project, stack, said, parts)
+    run = _Run(cfg, reader, mode, project, stack, said, by, parts)
     run.read_existing()
     said.info(run.doors())
     run.resolve_pools()
@@ -180,7 +188,8 @@ def build_plan(
     subscription_id = run.declared_subscription()
     operator = run.gpu_operator()
     expander = CapacityExpanderArgs(ours) if ours is not None else None
-    proof = run.proof(egress, with_expander=ours is not None)
+    proof = run.proof(egress, with_expander=ours is not None, watch=dynamic_resources)
+    said.info(unwatched_lines(proof))
     # A run of some parts declares a Kubernetes provider only where something of it goes into the
     # cluster; the program's always has (1.0's graph: tests/test_urns.py).
     kubernetes = parts == ALL or any((plugin, operator, expander, proof))
@@ -222,16 +231,27 @@ def signed_in(plan: Plan, provider: Any | None, kubeconfig: Any | None) -> Plan:
     return replace(plan, cluster=replace(plan.cluster, provider=provider, kubeconfig=kubeconfig))
 
 
+def unwatched_lines(proof: MnistJobArgs | None) -> list[str]:
+    """Where `up` awaits the proof's Jobs without their watch, what that gives up, with each Job's
+    deadline under its name (an awaited Job's: MnistJob._create_job)."""
+    if proof is None or proof.watch or not proof.wait_for_completion or not proof.runs:
+        return []
+    deadlines = {
+        proof_names.job_name(proof.job_name, None if run.guide_names else run.pool_name): run.deadline_seconds
+        for run in proof.runs
+        if run.deadline_seconds is not None
+    }
+    return [unwatched_line(deadlines)]
+
+
 def only_used_pools(cfg: StackConfig, parts: frozenset[Part]) -> None:
     """A run without the GPU pools takes the cluster's own pools as they are (existing: use): it
     registers none, and no budget over them."""
-    if Part.POOLS in parts:
-        return
-    for pool in cfg.pools.owned:
+    if Part.POOLS not in parts and (owned := cfg.pools.owned):
         raise ConfigError(
-            f"{cfg.pools.keys[pool.name]}: this run declares no GPU pool, so it takes only the cluster's own as they are (existing: use)"
+            f"{cfg.pools.keys[owned[0].name]}: this run declares no GPU pool, so it takes only the cluster's own as they are (existing: use)"
         )
-    if cfg.cost.budget is not None:  # never a budget silently left out (the proof's component takes `cost` for its limit)
+    if Part.POOLS not in parts and cfg.cost.budget is not None:  # never left out without a word (GpuProof takes `cost` for its limit)
         raise ConfigError(
             f"{NAMESPACE}:cost.budget: this run declares no GPU pool, so no budget over them: "
             "set it where the pools are declared (GpuPools, GpuEnvironment), or leave it out"
@@ -256,6 +276,7 @@ class _Run:
     project: str
     stack: str
     said: Said
+    by: stack_state.Declarer = stack_state.PROGRAM
     parts: frozenset[Part] = ALL
     found: ClusterFacts | None = None
     user_kubeconfig: str | None = None
@@ -294,9 +315,13 @@ class _Run:
             return
         self.found = found = cluster_facts.read(self.reader, existing.resource_group_name, existing.name)
         self.user_kubeconfig = cluster_facts.read_user_kubeconfig(self.reader, found.resource_group, found.name)
-        self.state = stack_state.read(self.reader, (found.resource_group, found.name), project=self.project, stack=self.stack)
+        self.state = stack_state.read(self.reader, (found.resource_group, found.name), project=self.project, stack=self.stack, by=self.by)
         if refusal := stack_state.stray_refusal(self.state, self.project, self.stack):
             raise PreflightError(refusal)
+        declared = [p.name for p in cfg.pools.pools if p.existing != "use"]  # `use` registers nothing
+        if refusal := stack_state.sibling_refusal(self.state, declared, self.project, self.stack):
+            raise PreflightError(refusal)
+        self.said.warn(ownership.unread_state(self.state, found, self.owner_tag))
         # What this stack adopted is guarded: a config that would replace it stops here.
         self.said.warn(ownership.check_pools(self.cfg.pools, found, self.owner_tag, self.state, self.mode.preview))
 
@@ -367,7 +392,7 @@ class _Run:
         stack = Part.GPU_STACK in self.parts
         if found is not None and self.user_kubeconfig:
             job_namespace = cfg.mnist_job.namespace if self.proves else None
-            objects = cluster_object_checks.StackObjects(pools, cfg.device_plugin, cfg.gpu_operator.namespace, job_namespace)
+            objects = cluster_object_checks.StackObjects(pools, cfg.device_plugin, cfg.gpu_operator.namespace, job_namespace, stack)
             kubeconfig = provider_kubeconfig(self.user_kubeconfig)
             stack_pools = cluster_object_checks.stack_pools(pools, found, installs=stack, on_used=self.serves_named_pools)
             self.in_cluster = cluster_object_checks.check(
@@ -376,13 +401,8 @@ class _Run:
             self.said.warn(self.in_cluster.warnings)
             self.said.info(self.in_cluster.lines)
         if found is not None and not (self.in_cluster and self.in_cluster.read):
-            self.said.info(
-                [
-                    existing_cluster_checks.namespaces_line(
-                        cfg.owned_namespaces(pools.modes if stack else frozenset(), proof=self.proves), found
-                    )
-                ]
-            )
+            owned = cfg.owned_namespaces(pools.modes if stack else frozenset(), proof=self.proves)
+            self.said.info([existing_cluster_checks.namespaces_line(owned, found)])
             self.said.warn(existing_pools.unread_plugin_lines(pools, cfg.preflight.kubernetes_file) if stack else [])
 
     @property
@@ -455,7 +475,7 @@ class _Run:
             return False
         # Read only here: the state tells whether the cluster is there already, and the ConfigMap the stack's.
         cluster = (cfg.resource_group_name, cfg.cluster_name)
-        state = stack_state.read(self.reader, cluster, project=self.project, stack=self.stack)
+        state = stack_state.read(self.reader, cluster, project=self.project, stack=self.stack, by=self.by)
         there = priority_config_map.read(self.reader, state, cluster)
         if there.owners is not None:
             # A warning where the team's order does not hold; a line for the record where it does.
@@ -627,11 +647,12 @@ class _Run:
             marks=self.marks,
         )
 
-    def proof(self, egress: cluster_egress.Egress, with_expander: bool) -> MnistJobArgs | None:
+    def proof(self, egress: cluster_egress.Egress, with_expander: bool, watch: bool = True) -> MnistJobArgs | None:
         """One proof Job per GPU pool in no capacity group, and one per group (steps 8-9): each waits
         for its pool(s) and what installs their GPU stack, never for the pools after it (docs/
         lifecycle.md, "One pool operation at a time"); a group's after the priorities too
-        (`with_expander`), so its first scale-up already follows the team's order."""
+        (`with_expander`), so its first scale-up already follows the team's order. `watch` False:
+        an awaited Job has no watch beside it (build_plan's `dynamic_resources`)."""
         cfg, job = self.cfg, self.cfg.mnist_job
         if not self.proves:
             return None
@@ -665,6 +686,7 @@ class _Run:
             namespace=job.namespace,
             max_steps=job.max_steps,
             wait_for_completion=job.wait_for_completion,
+            watch=watch,
             script=ProofScript(job.max_seconds, job.min_accuracy) if job.runs_script else None,
             egress=job.egress,
             proxy=cluster_egress.proxy_rule(egress, job.egress),

@@ -14,6 +14,7 @@ import pulumi
 import pytest
 from conftest import ROOT, run_cached
 from support.package_host import graph, inputs_of
+from support.package_settings import package_config, package_overrides, watches, without_watches
 
 from components.config.messages import snake
 from components.environment.gpu_environment import TYPE, GpuEnvironment
@@ -27,14 +28,15 @@ STACKS = ["dev", "prod", "team"]  # the tests' own copies (tests/fixtures/stacks
 def environment_run(
     stack: str, inputs: Mapping[str, Any] | None = None, monitor: RecordingMonitor | None = None
 ) -> tuple[ProgramRun, list[GpuEnvironment]]:
-    """A preview of a program that declares one GpuEnvironment with `stack`'s settings (or `inputs`),
-    its stack config holding no `aks-gpu:` key; Azure answers as it does for the program's run of `stack`."""
+    """A preview of a program that declares one GpuEnvironment with `stack`'s settings as the package
+    takes them (support/package_settings.py), or `inputs`, its stack config holding no `aks-gpu:`
+    key; Azure answers as it does for the program's run of `stack`."""
     merged = merged_config(stack)
     monitor = monitor or RecordingMonitor(AzureMocks())
     monitor.mocks.offline(merged, stack)
     built: list[GpuEnvironment] = []
     providers_only = {k: v for k, v in merged.items() if not k.startswith("aks-gpu:")}
-    given = inputs_of(merged) if inputs is None else dict(inputs)
+    given = inputs_of(package_config(stack)) if inputs is None else dict(inputs)
 
     def program() -> None:
         built.append(GpuEnvironment("env", given, reader=reader_of(monitor)))  # type: ignore[arg-type]
@@ -43,25 +45,28 @@ def environment_run(
 
 
 @pytest.mark.parametrize("stack", STACKS)
-def test_a_gpu_environment_declares_what_the_program_declares_for_the_same_settings(stack):
-    program = run_cached(stack)[0]
+def test_a_gpu_environment_declares_what_the_program_declares_for_the_same_settings_but_the_proofs_watches(stack):
+    """The program's graph without its ProofWatch children and their provider hosts: the package
+    awaits each proof Job with pulumi-kubernetes alone (test_package_dynamic.py)."""
+    program = run_cached(stack, **package_overrides(stack))[0]
     run, _ = environment_run(stack)
     [environment] = [r for r in run.resources if r.type == TYPE]
     # The program's components (the cluster, the pools, ...) are the GpuEnvironment's children.
     assert {r.parent for r in run.resources if r.type.startswith("aks-gpu:") and r.type != TYPE} == {environment.urn}
-    assert graph(run.resources) == graph(program.resources)
+    assert watches(program.resources)  # every sample awaits its proof
+    assert graph(run.resources) == graph(without_watches(program.resources))
 
 
 @pytest.mark.parametrize("stack", STACKS)
-def test_a_gpu_environments_outputs_are_the_programs_stack_outputs(stack):
-    program = run_cached(stack)[0]
+def test_a_gpu_environments_outputs_are_the_programs_stack_outputs_but_the_watchs_result_command(stack):
+    program = run_cached(stack, **package_overrides(stack))[0]
     _, [environment] = environment_run(stack)
     set_there = {key for key in program.outputs if getattr(environment, snake(key), None) is not None}
-    assert set_there == set(program.outputs)
+    assert set_there == set(program.outputs) - {"jobResultCommand"}
 
 
 def test_a_gpu_environment_says_the_programs_warnings():
-    program = run_cached("dev")[0]
+    program = run_cached("dev", **package_overrides("dev"))[0]
     run, _ = environment_run("dev")
     assert run.warnings == program.warnings and program.warnings
 

@@ -10,15 +10,18 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import grpc
+import pulumi
 import pytest
 from conftest import ROOT, run_cached
+from pulumi.runtime.proto import engine_pb2
+from support.existing_cluster import on_existing
 from support.package_host import construct, construct_as_the_engine, graph, inputs_of
 from test_package_construct import property_errors
 
 from components.environment.gpu_pools import TYPE, GpuPools
 from components.environment.kinds import GPU_POOLS
 from components.errors import ConfigError
-from tools.azure_mocks import AzureMocks, OfflineReader
+from tools.azure_mocks import AzureMocks, OfflineReader, existing_cluster
 from tools.mock_engine import RecordingMonitor, Registration, merged_config, reader_of, run_under_mocks
 
 # The sample stacks on an existing cluster: the team's two new pools (tests/fixtures/stacks/), the
@@ -111,6 +114,11 @@ BAD = {
         "gpuPools.t4.vmSize",
         "invalid config aks-gpu:gpuPools.t4.vmSize = 'NC6': expected an Azure VM size name",
     ),
+    "an AKS-managed pool": (
+        {"clusterId": TEAM_AKS, "gpuPools": {"t4": {"vmSize": "Standard_NC4as_T4_v3", "management": "aks-managed"}}},
+        "gpuPools.t4.management",
+        "gpuPools.t4.management = aks-managed: the AKS-managed GPU pool is a Pulumi dynamic resource",
+    ),
     "a key it does not take": ({"clusterId": TEAM_AKS, "clusterName": "other"}, "clusterName", "clusterName is not an input of GpuPools"),
 }
 
@@ -142,3 +150,52 @@ def test_gpu_pools_without_its_cluster_is_refused_naming_clusterid():
     assert isinstance(answer, grpc.RpcError) and answer.code() == grpc.StatusCode.INVALID_ARGUMENT
     # The SDK's own check of a required input (pulumi 3.272.0 provider/experimental/component.py map_inputs).
     assert property_errors(answer) == [("clusterId", "Missing required input 'clusterId' on 'GpuPools'")] and engine.registered == []
+
+
+ADOPT = {"gpuPools": {"gpunp": {"existing": "adopt"}}}
+GUIDE_CLUSTER = ROOT / "examples" / "guide-cluster" / "Pulumi.ml-prod.yaml"
+
+
+def test_gpu_pools_adopts_the_owners_pool_as_the_program_does_and_says_so_in_its_adopted_output():
+    merged = merged_config("ml-prod", overrides=ADOPT, stack_file=GUIDE_CLUSTER)
+    constructed = construct_as_the_engine("ml-prod", True, merged, component=TYPE, given=pools_inputs(merged, "ml-prod"))
+    program = run_cached("ml-prod", preview=True, stack_file=GUIDE_CLUSTER, **ADOPT)[0]
+    component = [r for r in constructed.registrations if r.type == TYPE]
+    assert graph([*component, *pools_of(constructed.registrations)], TYPE) == graph(pools_of(program.resources))
+    [agent_pool] = [r for r in pools_of(constructed.registrations) if r.options.get("import")]
+    assert agent_pool.options["import"].endswith("/managedClusters/ml-prod/agentPools/gpunp")
+    assert "adopted" in constructed.answer.state.fields
+
+
+def test_gpu_pools_adopts_a_pool_whose_gpu_stack_the_cluster_runs_where_the_program_would_stop_at_its_own_device_plugin():
+    """The guide's cluster runs the guide's device plugin on gpunp: the program, which declares its
+    own plugin for a pool it adopts, stops there (never two on one node); GpuPools declares none."""
+    merged = merged_config("ml-prod", overrides=ADOPT, stack_file=GUIDE_CLUSTER)
+    with pytest.raises(pulumi.RunError, match="never two device plugins on one node"):
+        run_cached("ml-prod", preview=False, stack_file=GUIDE_CLUSTER, **ADOPT)
+    constructed = construct_as_the_engine("ml-prod", False, merged, component=TYPE, given=pools_inputs(merged, "ml-prod"))
+    assert not isinstance(constructed.answer, grpc.RpcError), constructed.answer.details()
+    assert [r.name for r in constructed.registrations if r.type == POOL] == ["gpu-pool-gpunp"]
+
+
+@pytest.mark.parametrize("run", RUNS)
+def test_gpu_pools_second_up_holds_the_pool_its_first_created_under_its_engine_urn(run):
+    """The day after under GpuPools (docs/design/package-day2.md): the first `up` a deployment, the
+    second after the pool lost the stack's tag; the state holds it under GpuPools, so it is the stack's."""
+    from test_package_day2 import EXPORTS, UNTAGGED, snapshot, with_gpu_pool
+
+    config = merged_config("dev", overrides=on_existing())
+    given = {"clusterId": existing_cluster()["id"], "gpuPool": {"vmSize": on_existing()["gpuPool"]["vmSize"]}}
+    day1 = construct_as_the_engine("dev", False, config, OfflineReader(cluster=existing_cluster()), component=TYPE, given=given)
+    root = "urn:pulumi:dev::aks-gpu::pulumi:pulumi:Stack::aks-gpu-dev"
+    state = snapshot(day1.registrations, day1.component_outputs, root, EXPORTS)
+    reader = OfflineReader(cluster=with_gpu_pool(UNTAGGED), stack=state)
+    day2 = construct_as_the_engine("dev", RUNS[run], config, reader, component=TYPE, given=given)
+    [line] = [w for w in day2.log.said(engine_pb2.WARNING) if "lacks aks-gpu-stack" in w]
+    assert line.endswith("it is this stack's, and this `up` puts the tag back")
+    [pool] = [r for r in day2.registrations if r.type == "azure-native:containerservice:AgentPool"]
+    assert (
+        pool.urn
+        == f"urn:pulumi:dev::aks-gpu::{TYPE}$aks-gpu:azure:GpuPool$azure-native:containerservice:AgentPool::gpu-pool-gpu-agent-pool"
+    )
+    assert pool.urn in state and "import" not in pool.options

@@ -19,6 +19,7 @@ from conftest import ROOT, run_cached
 from pulumi.runtime.proto import engine_pb2
 from support.existing_pools import GPUNP, cluster
 from support.package_host import construct_as_the_engine, graph, inputs_of
+from support.package_settings import without_watches
 from test_package_construct import SECRET, property_errors
 
 from components.environment.component import InputRefused
@@ -92,9 +93,11 @@ def proof_run(
 
 
 def the_proof(registrations: list[Registration]) -> list[Registration]:
-    """What the program declares of the proof: the cluster (and its provider) and the MnistJob with
-    all under it; a dependency on anything else (the GPU stack the proof waits for) left out."""
-    kept = [r for r in registrations if any(f"{t}::" in r.urn or f"{t}$" in r.urn for t in PROOF_TYPES)]
+    """What the program declares of the proof as the package declares it: the cluster (and its
+    provider) and the MnistJob with all under it but the Jobs' watches (support/package_settings.py);
+    a dependency on anything else (the GPU stack the proof waits for) left out."""
+    proof = without_watches(registrations)
+    kept = [r for r in proof if any(f"{t}::" in r.urn or f"{t}$" in r.urn for t in PROOF_TYPES)]
     urns = {r.urn for r in kept}
     return [Registration(**{**vars(r), "dependencies": [d for d in r.dependencies if d in urns]}) for r in kept]
 
@@ -144,7 +147,7 @@ def test_a_gpu_proofs_outputs_name_its_first_job_and_each_pools_proof_as_the_pro
     assert resolved(proof.mnist_job_namespace) == "gpu-workloads"
     assert resolved(proof.job_logs_command) == "kubectl logs --namespace gpu-workloads job/mnist-proof-gpunp"
     assert resolved(proof.mnist_job_urn) == job.urn
-    assert "configmap mnist-proof-gpunp-result" in resolved(proof.job_result_command)
+    assert getattr(proof, "job_result_command", None) is None  # the watch's, which the package declares not
     pools = resolved(proof.gpu_pools)
     assert set(pools) == {"gpunp"} and pools["gpunp"]["job"]["name"] == "mnist-proof-gpunp"
     assert {k: v for k, v in pools["gpunp"].items() if k != "job"} == {
@@ -349,7 +352,6 @@ def test_the_schema_requires_the_cluster_and_its_pools_takes_a_kubeconfig_that_i
         "mnistJobName",
         "mnistJobNamespace",
         "jobLogsCommand",
-        "jobResultCommand",
         "mnistJobUrn",
     }
     assert [name for name, spec in {**inputs, **proof["properties"]}.items() if not spec.get("description")] == []

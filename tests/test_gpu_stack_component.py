@@ -72,7 +72,9 @@ def test_gpu_stack_constructed_over_grpc_registers_the_programs_gpu_stack_with_t
     preview, overrides = RUNS[run], {**USED, **SETTINGS[settings]}
     merged = merged_config("team", overrides=overrides)
     answer = cluster(GPUNP)
-    constructed = construct_as_the_engine("team", preview, merged, component=TYPE, given=stack_inputs(merged, "team"), cluster=answer)
+    constructed = construct_as_the_engine(
+        "team", preview, merged, component=TYPE, given=stack_inputs(merged, "team"), reader=OfflineReader(cluster=answer)
+    )
     assert not isinstance(constructed.answer, grpc.RpcError), constructed.answer.details()
     program = run_cached("team", preview=preview, cluster=answer, **overrides)[0]
     component = [r for r in constructed.registrations if r.type == TYPE]  # the URN its children's are named under
@@ -84,7 +86,9 @@ def test_gpu_stack_constructed_over_grpc_registers_the_programs_gpu_stack_with_t
 def test_gpu_stack_answers_construct_with_its_outputs_the_programs_that_apply():
     merged = merged_config("team", overrides=USED)
     answer = cluster(GPUNP)
-    constructed = construct_as_the_engine("team", False, merged, component=TYPE, given=stack_inputs(merged, "team"), cluster=answer)
+    constructed = construct_as_the_engine(
+        "team", False, merged, component=TYPE, given=stack_inputs(merged, "team"), reader=OfflineReader(cluster=answer)
+    )
     program = run_cached("team", preview=False, cluster=answer, **USED)[0]
     outputs = set(constructed.answer.state.fields)
     assert outputs == {"resourceGroupName", "clusterName", "gpuPools", "gpuMetrics", "devicePluginNamespace"}

@@ -19,8 +19,9 @@ import pytest
 from conftest import ROOT, run_cached
 from pulumi.runtime.proto import engine_pb2, errors_pb2, status_pb2
 from support.package_host import construct, construct_as_the_engine, graph
+from support.package_settings import package_config, package_overrides, watches, without_watches
 
-from tools.mock_engine import merged_config
+from components.proof import proof_watch
 
 # The tests' sample stacks (tests/fixtures/stacks/), and the examples' two: the guide's hand-made
 # cluster with its pool used (examples/guide-cluster/) and a capacity group (examples/gpu-groups/).
@@ -32,6 +33,8 @@ SAMPLES = {
     "inference": ROOT / "examples" / "gpu-groups" / "Pulumi.inference.yaml",
 }
 RUNS = {"preview": True, "deployment": False}
+# What the package's plan says where it awaits the proof without its watch (job_deadline.unwatched_line).
+UNWATCHED = "proof: without its watch, a Pulumi dynamic resource this run cannot declare, "
 
 
 def property_errors(error: grpc.RpcError) -> list[tuple[str, str]]:
@@ -84,28 +87,34 @@ def test_a_secret_input_is_refused_naming_it_since_every_input_must_be_a_plain_v
 @pytest.mark.parametrize(("stack", "run"), [(s, r) for s in SAMPLES for r in RUNS], ids=[f"{s}-{r}" for s in SAMPLES for r in RUNS])
 def test_construct_over_grpc_registers_the_programs_children_for_each_sample_stack(stack, run):
     """Same types, names, parents (one more at the top), providers, dependencies, inputs and
-    options as the program's, and the program's warnings and info lines, in the engine's log."""
+    options as the program's, its ProofWatch children and their provider hosts aside (the package
+    awaits each proof Job without one), and the program's warnings and info lines, in the engine's
+    log, with one more info line that says what the proof gives up without its watch."""
     preview, stack_file = RUNS[run], SAMPLES[stack]
-    constructed = construct_as_the_engine(stack, preview, merged_config(stack, stack_file=stack_file))
+    # Each sample as the package takes it: no deployer's grant, whose wait it refuses (test_package_dynamic.py).
+    constructed = construct_as_the_engine(stack, preview, package_config(stack, stack_file))
     try:
-        program = run_cached(stack, preview=preview, stack_file=stack_file)[0]
+        program = run_cached(stack, preview=preview, stack_file=stack_file, **package_overrides(stack, stack_file))[0]
     except pulumi.RunError as refused:  # dev's deployment: preflight stops it (its GPU size is retired)
         assert isinstance(constructed.answer, grpc.RpcError)
         assert constructed.answer.details() == str(refused)
         assert constructed.registrations == []  # the program registers nothing, and so does the component
         return
     assert not isinstance(constructed.answer, grpc.RpcError), constructed.answer.details()
-    assert graph(constructed.registrations) == graph(program.resources)
+    assert graph(constructed.registrations) == graph(without_watches(program.resources))
     assert constructed.log.said(engine_pb2.WARNING) == program.warnings
-    assert constructed.log.said(engine_pb2.INFO) == program.infos
+    infos = constructed.log.said(engine_pb2.INFO)
+    unwatched = [line for line in infos if line.startswith(UNWATCHED)]
+    assert [line for line in infos if line not in unwatched] == program.infos
+    assert len(unwatched) == (1 if any(r.type == proof_watch.TYPE for r in watches(program.resources)) else 0)
 
 
 def test_construct_answers_with_the_environment_and_its_outputs_under_the_engines_urns():
-    constructed = construct_as_the_engine("prod", preview=False)
-    program = run_cached("prod", preview=False)[0]
+    constructed = construct_as_the_engine("prod", preview=False, config=package_config("prod"))
+    program = run_cached("prod", preview=False, **package_overrides("prod"))[0]
     answer = constructed.answer
     assert answer.urn == "urn:pulumi:prod::aks-gpu::aks-gpu:index:GpuEnvironment::env"
-    assert set(answer.state.fields) == set(program.outputs)
+    assert set(answer.state.fields) == set(program.outputs) - {"jobResultCommand"}  # the watch's, which the package has not
     # The proof Job is the component's grandchild: the engine's URN names the whole chain.
     job = "urn:pulumi:prod::aks-gpu::aks-gpu:index:GpuEnvironment$aks-gpu:kubernetes:MnistJob$kubernetes:batch/v1:Job::mnist-job"
     assert answer.state.fields["mnistJobUrn"].string_value == job

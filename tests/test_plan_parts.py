@@ -13,7 +13,7 @@ from support.existing_pools import GPUNP, cluster
 from support.kubernetes_objects import guide_daemon_set, listed, namespace
 
 from components.cluster.existing_cluster import ExistingClusterArgs
-from components.errors import ConfigError
+from components.errors import ConfigError, PreflightError
 from components.plan import ALL, Mode, Part, build_plan
 from components.pools.existing_pool import UsedPool
 from components.pools.gpu_pool import GpuPoolArgs
@@ -85,3 +85,28 @@ def test_a_plan_of_the_gpu_stack_alone_puts_the_gpu_operator_on_a_named_pool_wit
     stack = plan(cfg, OfflineReader(cluster=cluster(driverless), kubernetes=listed()), parts=frozenset({Part.GPU_STACK}))
     assert program.gpu_operator is None and program.device_plugin is None  # the owner's pool: its GPU stack is the owner's
     assert stack.gpu_operator is not None and stack.device_plugin is None and stack.outputs.modes == {"gpu-operator"}
+
+
+def test_a_plan_without_the_gpu_stack_leaves_the_device_plugin_the_stack_adopted_to_the_run_that_declares_it():
+    """The guide's plugin, adopted by this stack (its marks on the namespace): the program's plan
+    without devicePlugin.adopt refuses to declare it as its own; a plan of the proof alone, which
+    declares no plugin, neither refuses nor says it releases it."""
+    marks = {"aks-gpu-stack": "aks-gpu/test", "aks-gpu-adopted": "aks-gpu/test"}
+    cfg = parsed(existingCluster=TEAM, gpuPools={"gpunp": {"existing": "use"}})
+
+    def reader() -> OfflineReader:
+        return OfflineReader(cluster=cluster(GPUNP), kubernetes=listed(namespace("gpu-resources", **marks), guide_daemon_set()))
+
+    with pytest.raises(PreflightError, match="devicePlugin.adopt is not true"):
+        plan(cfg, reader())
+    proof = plan(cfg, reader(), parts=frozenset({Part.PROOF}))
+    assert proof.proof is not None and proof.device_plugin is None
+    assert not [m.text for m in proof.messages if "devicePlugin.adopt" in m.text]
+
+
+def test_a_plan_of_the_proof_alone_reads_the_cluster_but_claims_no_namespace_of_the_gpu_stack():
+    cfg = parsed(existingCluster=TEAM, gpuPools={"gpunp": {"existing": "use"}, "t4": {"vmSize": T4, "minCount": 0, "maxCount": 1}})
+    everything = plan(cfg, guide_plugin_there())
+    proof = plan(cfg, guide_plugin_there(), parts=frozenset({Part.POOLS, Part.PROOF}))
+    assert any("namespace gpu-resources is in the cluster already" in m.text for m in everything.messages)
+    assert proof.proof is not None and not any("gpu-resources" in m.text for m in proof.messages)

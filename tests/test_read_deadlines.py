@@ -26,6 +26,7 @@ from components.errors import AzureReadError, ManagedPoolError, ManagedPoolTimeo
 from components.live_reader import LiveReader
 from components.pools import agent_pool_calls, agent_pools
 from components.pools import managed_gpu_pool as mgp
+from tools import render
 from tools.azure_mocks import MANAGED_CLUSTER_TOKEN, USER_CREDENTIALS_TOKEN, AzureMocks, OfflineReader, existing_cluster
 from tools.mock_engine import RecordingMonitor, run_program, run_under_mocks
 
@@ -104,10 +105,18 @@ def test_a_management_mode_read_past_its_deadline_leaves_a_previews_plan_unknown
     assert said == [
         "preflight: the plan is not known for GPU pool(s) gpu: the GPU pools' management in Azure was not read (TimeoutError: "
         f"the agentPools GET of gpu in cluster {MANAGED_GROUP}/{MANAGED_CLUSTER} got no answer within 0.05 s), and `pulumi up` "
-        "reads it again and may plan otherwise: pool gpu is refused if it runs as a typed pool (device-plugin or gpu-operator). "
-        'A deployment stops here while the read fails (docs/lifecycle.md, "A plan that rests on a read")'
+        "reads it again and may plan otherwise: pool gpu is refused if it runs as a typed pool (device-plugin or gpu-operator); "
+        'a deployment stops here while the read fails (docs/lifecycle.md, "A plan that rests on a read")'
     ]
     assert run.of_type("pulumi-python:dynamic/aksgpu:ManagedGpuPool"), "a preview goes on"
+
+
+def test_a_previews_unknown_management_mode_is_counted_among_what_would_stop_pulumi_up(silent):
+    monitor = RecordingMonitor(AzureMocks(reader=SilentAzure(silent)))
+    run = run_program("dev", overrides={"gpuPool": {"vmSize": T4, "management": "aks-managed"}}, monitor=monitor, preview=True)
+    unknown = [w for w in run.warnings if "GPU pools' management" in w]
+    assert len(unknown) == 1
+    assert render.STOPS in unknown[0], "the render's count of what would stop `pulumi up` finds it"
 
 
 def test_a_management_mode_read_past_its_deadline_stops_a_deployment_in_one_line(silent):

@@ -159,7 +159,7 @@ def test_a_preview_whose_read_fails_says_the_plan_is_not_known_naming_the_pool_a
         "pool gpu is replaced, deleting it first, if it runs with a GPU driver or management of its own (gpuProfile), a MIG "
         "profile (gpuInstanceProfile) or Spot (scaleSetPriority), which aks-gpu:gpuPool leaves unset, and refused if it runs aks-managed"
     ) in said
-    assert "A deployment stops here while the read fails" in said
+    assert "; a deployment stops here while the read fails" in said
 
 
 def test_a_preview_names_only_what_a_pools_config_leaves_unset():

@@ -34,7 +34,7 @@ from components.live_reader import GET_MANAGED_CLUSTER, READ_STACK_OUTPUTS, READ
 from components.ownership import saved_state
 from components.pools import pool_modes
 from components.seam.azure_facts import Facts
-from components.seam.reader import InvokeFailed, NotDeployed, NotRead, RunningPool
+from components.seam.reader import InvokeFailed, NoOutputs, NotDeployed, NotRead, RunningPool
 from components.stack import StackConfig, parse
 from tools.stack_files import ROOT, project_name
 
@@ -409,6 +409,8 @@ class OfflineReader:
         self._asked("stack_resources")
         if self.stack_answer is None:
             raise NotDeployed("the offline render has no stack state")
+        if self.state_file is None and not self.stack_outputs:  # as the live read: a test's state whose stack exports nothing
+            raise NoOutputs("the stack has no outputs yet: no deployment of it has completed")
         if self.state_file is not None:
             # As the live read: the snapshot counts once the stack's own outputs say a deployment completed (live/reader.py).
             if not self.stack_outputs:

@@ -154,6 +154,10 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
     def __init__(self, mocks: pulumi_mocks.Mocks) -> None:
         super().__init__(mocks)
         self.registrations: list[Registration] = []
+        #: What each component's `register_outputs` sent, by URN: the outputs the engine writes
+        #: into the component's entry in the state (pulumi/pulumi@1b594989 pkg/resource/deploy/
+        #: step_executor.go executeRegisterResourceOutputs), which the stock mock monitor drops.
+        self.component_outputs: dict[str, dict[str, Any]] = {}
 
     # The SDK's monitor gives each thread it answers on an event loop of its own (mocks.py
     # Invoke, ReadResource and RegisterResource: `_ensure_event_loop()`). During a run that is
@@ -173,6 +177,10 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
             return super().ReadResource(request)
         finally:
             WORKER_LOOPS.add(asyncio.get_event_loop())
+
+    def RegisterResourceOutputs(self, request):  # noqa: N802 (gRPC method name)
+        self.component_outputs[request.urn] = _unwrap(rpc.deserialize_properties(request.outputs))
+        return super().RegisterResourceOutputs(request)
 
     def RegisterResource(self, request):  # noqa: N802 (gRPC method name)
         response = super().RegisterResource(request)

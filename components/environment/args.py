@@ -342,7 +342,7 @@ class GpuProofArgs(TypedDict):
     gpuPoolNames: list[str]
     """The cluster's GPU pools the proof runs on, one MNIST Job each, by AKS pool name, each read from Azure as it is (a stack file's gpuPools entry with existing: use) and never changed. The GPU stack is GpuStack's: where the cluster's objects are read, a pool no device plugin serves stops a deployment (a preview warns)."""
     kubeconfig: NotRequired[pulumi.Input[str]]
-    """A kubeconfig (its contents, or a file's path) that signs the proof's Kubernetes objects in; a secret, or another resource's output, is fine: it decides nothing, and the component keeps it secret. Unset: the Kubernetes provider passed in the `providers` resource option, or else the user kubeconfig Azure answers the deployer. Not with such a provider. The cluster's reads, and each Job's watch, still go through Azure with the deployer's credentials."""
+    """A kubeconfig (its contents, or a file's path) that signs the proof's Kubernetes objects in; a secret, or another resource's output, is fine: it decides nothing, and the component keeps it secret. Unset: the Kubernetes provider passed in the `providers` resource option, or else the user kubeconfig Azure answers the deployer. Not with such a provider. The cluster's reads still go through Azure with the deployer's credentials."""
     mnistJob: NotRequired[MnistJobConfig]
     """The MNIST training Job that proves each GPU pool works (guide steps 8-9)."""
     preflight: NotRequired[PreflightConfig]

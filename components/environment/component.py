@@ -24,10 +24,12 @@ from components.cluster.cluster_id import cluster_settings
 from components.config.messages import show, snake
 from components.config.values import whole_numbers
 from components.environment.declare import declare, report
+from components.environment.dynamic_host import refusal
 from components.environment.kinds import CLUSTER_ID, POOL_NAMES, Kind
 from components.environment.sign_in import BOTH, KUBECONFIG, consumers_provider
 from components.errors import ConfigError, PreflightError
 from components.live_reader import LiveReader
+from components.ownership.stack_state import Declarer
 from components.plan import Mode, Said, build_plan, signed_in
 from components.seam.reader import AzureReader
 
@@ -63,7 +65,23 @@ def build(
     try:
         mode = Mode.of(pulumi.runtime.is_dry_run())
         project, stack = pulumi.get_project(), pulumi.get_stack()
-        plan = build_plan(cfg, reader or LiveReader(), mode, project=project, stack=stack, environ=os.environ, said=said, parts=kind.parts)
+        # The stack's state holds its children one parent down, and what it adopted in its own outputs.
+        by = Declarer(kind.type, name)
+        # No dynamic resource: Pulumi would run its provider in the consumer's Python (dynamic_host.py).
+        plan = build_plan(
+            cfg,
+            reader or LiveReader(),
+            mode,
+            project=project,
+            stack=stack,
+            environ=os.environ,
+            said=said,
+            by=by,
+            dynamic_resources=False,
+            parts=kind.parts,
+        )
+        if refused := refusal(plan):  # what has no other path: an AKS-managed pool, the deployer's grant's wait
+            raise InputRefused(kind.name, name, refused.input, refused.reason)
     except BaseException as error:
         report(said)  # what was said before the stop is said too, as the program says it
         # A setting the plan refuses by its key (a budget no pool carries, a pool the cluster lacks) names its input.

@@ -72,7 +72,7 @@ def declare(plan: Plan, parent: pulumi.Resource | None = None) -> dict[str, Any]
 
 def inside(cluster: Cluster) -> InCluster:
     """What a Kubernetes object takes from its cluster: there whenever the plan hands one out."""
-    assert cluster.objects is not None, "a plan that declares in the cluster keeps its Kubernetes provider (plan.in_kubernetes)"
+    assert cluster.objects is not None, "a plan that hands out a Kubernetes object keeps the Kubernetes provider (build_plan: kubernetes)"
     return cluster.objects
 
 

@@ -21,7 +21,7 @@ TYPE = GPU_ENVIRONMENT.type
 
 class GpuEnvironment(pulumi.ComponentResource):
     # One line: the analyser takes __doc__ as it is, indentation and all (analyze_component), for every SDK's docs.
-    """GPU-ready AKS, as the aks-gpu program declares it: a cluster (created, or an existing one named by existingCluster), its GPU pools, the GPU stack (the NVIDIA device plugin, NVIDIA's GPU Operator or AKS-managed) with GPU metrics, and one MNIST training Job per pool that `pulumi up` waits for. Its inputs are the stack file's `aks-gpu:` settings under the same names; preflight and the cost limit run while it is constructed, with the deployer's Azure credentials."""
+    """GPU-ready AKS, as the aks-gpu program declares it: a cluster (created, or an existing one named by existingCluster), its GPU pools, the GPU stack (the NVIDIA device plugin or NVIDIA's GPU Operator) with GPU metrics, and one MNIST training Job per pool that `pulumi up` waits for until it completes or fails. Its inputs are the stack file's `aks-gpu:` settings under the same names; preflight and the cost limit run while it is constructed, with the deployer's Azure credentials. What Pulumi would run in your program's own Python, where its code is not installed, it leaves out: the proof's watch (a Job whose pod cannot start fails only at its deadline, and no servedBy or result command is set: one info line says so), and it refuses management aks-managed and, with Entra ID, a deployerType other than none."""
 
     resource_group_name: pulumi.Output[str]
     """The resource group of the cluster (created, or the existing cluster's)."""
@@ -50,7 +50,7 @@ class GpuEnvironment(pulumi.ComponentResource):
     job_logs_command: pulumi.Output[str] | None
     """The command that prints the proof Job's log (gpuPool's one pool only)."""
     job_result_command: pulumi.Output[str] | None
-    """The command that prints the last proof's line, kept by its watch (gpuPool's one pool only)."""
+    """The command that prints the last proof's line, kept by its watch (gpuPool's one pool only); unset here, where the proof has no watch."""
     mnist_job_urn: pulumi.Output[str] | None
     """The proof Job's URN (gpuPool's one pool only)."""
 

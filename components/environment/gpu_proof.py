@@ -1,5 +1,6 @@
 """The package's GpuProof: the proof on an AKS cluster another program owns, named by its resource
-ID: one MNIST Job per GPU pool, their namespace, egress policy and script, and each Job's watch,
+ID: one MNIST Job per GPU pool, their namespace, egress policy and script, awaited without the
+program's watch (the package declares no dynamic resource: docs/design/package-dynamic.md),
 through the program's own parser, plan and declaring code (component.py), the plan's proof only.
 The pools are the cluster's own, named by `gpuPoolNames` and used as they are.
 
@@ -24,7 +25,7 @@ TYPE = GPU_PROOF.type
 
 class GpuProof(pulumi.ComponentResource):
     # One line: the analyser takes __doc__ as it is (analyze_component).
-    """The aks-gpu proof on an existing AKS cluster named by its resource ID: one MNIST training Job per GPU pool, which `pulumi up` waits for while a watch stops it in the cluster's words when it cannot run. The pools are the cluster's own, named in gpuPoolNames and used as they are (a stack file's gpuPools entry with existing: use); its other inputs are the stack file's mnistJob, preflight and cost settings under the same names. Its Kubernetes objects sign in with the Kubernetes provider passed in the `providers` resource option, or the kubeconfig input, or else the user kubeconfig Azure answers the deployer; the cluster's reads and each Job's watch use the deployer's Azure credentials."""
+    """The aks-gpu proof on an existing AKS cluster named by its resource ID: one MNIST training Job per GPU pool, which `pulumi up` waits for (until the Job's deadline where it cannot run: the package declares no watch). The pools are the cluster's own, named in gpuPoolNames and used as they are (a stack file's gpuPools entry with existing: use); its other inputs are the stack file's mnistJob, preflight and cost settings under the same names. Its Kubernetes objects sign in with the Kubernetes provider passed in the `providers` resource option, or the kubeconfig input, or else the user kubeconfig Azure answers the deployer; the cluster's reads use the deployer's Azure credentials."""
 
     gpu_pools: pulumi.Output[dict[str, Any]]
     """Each GPU pool by name: its VM size, generation, GPUs per node, who manages its GPU stack, the command that lists its nodes, and its proof Job."""
@@ -34,8 +35,6 @@ class GpuProof(pulumi.ComponentResource):
     """The first proof Job's namespace."""
     job_logs_command: pulumi.Output[str] | None
     """The command that prints the first proof Job's log."""
-    job_result_command: pulumi.Output[str] | None
-    """The command that prints the first proof's last line, kept by its watch; unset without a watch (mnistJob.waitForCompletion false)."""
     mnist_job_urn: pulumi.Output[str] | None
     """The first proof Job's URN, for `pulumi up --replace` (docs/proof.md)."""
 

@@ -110,7 +110,7 @@ KUBECONFIG_INPUT = OwnInput(
     False,
     "A kubeconfig (its contents, or a file's path) that signs the proof's Kubernetes objects in; a secret, or another resource's output, is fine: "
     "it decides nothing, and the component keeps it secret. Unset: the Kubernetes provider passed in the `providers` resource option, "
-    "or else the user kubeconfig Azure answers the deployer. Not with such a provider. The cluster's reads, and each Job's watch, "
+    "or else the user kubeconfig Azure answers the deployer. Not with such a provider. The cluster's reads "
     "still go through Azure with the deployer's credentials.",
 )
 GPU_PROOF = Kind(

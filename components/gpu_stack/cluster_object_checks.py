@@ -53,6 +53,9 @@ class StackObjects:
     device_plugin: DevicePluginConfig
     operator_namespace: str
     job_namespace: str | None
+    #: Whether the run declares the GPU stack (False: a run of other parts, components/plan.py
+    #: Part), which alone guards, or releases, the device plugin the stack adopted.
+    gpu_stack: bool = True
 
 
 @dataclass(frozen=True)
@@ -137,7 +140,7 @@ def check(
     seen, unread = read(reader, kubeconfig)
     declares_plugin = any(p.stack_plugin == "device-plugin" for p in pools)
     # What this stack adopted, as the config names it now: guarded by its state even where the cluster was not read.
-    warnings = ownership.check_objects(objects.device_plugin, seen, owner, declares_plugin, state)
+    warnings = ownership.check_objects(objects.device_plugin, seen, owner, declares_plugin, state) if objects.gpu_stack else []
     if seen is None:
         return _assumed(objects.device_plugin, unread or UNCHECKED, warnings, dry_run, state)
     mine = Mine(seen, owner, state)

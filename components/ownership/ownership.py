@@ -69,7 +69,7 @@ def check_pools(pools: Pools, found: ClusterFacts, owner: str, state: StackState
         marked = owner in (adopter_of(facts.tags), adopter_of(state.pool_tags.get(facts.name, {})))
         if not marked and facts.name not in state.adopted.pools:
             continue
-        how = adopted_by(owner, marked)
+        how = adopted_by(owner, marked, state.by.record())
         pool = next((p for p in pools.pools if p.name == facts.name), None)
         if pool is None:
             warnings.append(
@@ -88,9 +88,10 @@ def check_pools(pools: Pools, found: ClusterFacts, owner: str, state: StackState
     return warnings
 
 
-def adopted_by(owner: str, marked: bool) -> str:
-    """How the run knows the stack adopted a thing: its mark, or, the marks taken off, its record."""
-    return f"{ADOPTED} = {owner}" if marked else f"the stack's output {adopted_record.OUTPUT} records it, though its marks are gone"
+def adopted_by(owner: str, marked: bool, record: str = stack_state.PROGRAM.record()) -> str:
+    """How the run knows the stack adopted a thing: its mark, or, the marks taken off, its record
+    (`record`: where it is, the stack's output or the component's, stack_state.Declarer.record)."""
+    return f"{ADOPTED} = {owner}" if marked else f"{record} records it, though its marks are gone"
 
 
 def dropped(on_destroy: str | None, what: str, setting: str, it: str = "it", keeper: str = "Azure") -> str:
@@ -101,6 +102,24 @@ def dropped(on_destroy: str | None, what: str, setting: str, it: str = "it", kee
     if on_destroy is None:
         return f"{released}, or deletes {it} if the stack was told {setting} (the preview shows `delete`)"
     return f"deletes {what}, as its adoption said ({setting}; the preview shows `delete`)"
+
+
+def unread_state(state: StackState, found: ClusterFacts, owner: str) -> list[str]:
+    """A component's run whose stack has no outputs, so its state is not read (reader.NoOutputs),
+    on a cluster where a pool carries this stack's mark: the stack has deployed there, and its
+    checks run as on a first `up`. Said, not stopped: only a completed `up` writes an output."""
+    if state.by.component is None or not state.no_outputs:
+        return []
+    pool = next((p.name for p in found.pools if owner in (owner_of(p.tags), adopter_of(p.tags))), None)
+    if pool is None:
+        return []
+    return [
+        f"{state.by.said()}: the cluster's pool {shown(pool)} carries this stack's mark ({owner}), so the stack has deployed "
+        "here, but it has no outputs, and its state is read only once it has some (asked of a stack that never deployed, "
+        "the read crashes a diy backend's CLI): this run sees nothing of what the stack holds or adopted, and checks as a "
+        f"first `up` does; export one of {state.by.said()}'s outputs from the program (`pulumi.export`), and the runs after "
+        "the next `up` read it"
+    ]
 
 
 def used_unknown(pools: Pools, found: ClusterFacts, owner: str, state: StackState, dry_run: bool) -> list[str]:
@@ -163,7 +182,7 @@ def check_objects(
     if not adopted:
         return []
     name, marked = next(iter(adopted.items()))
-    how = adopted_by(owner, marked)
+    how = adopted_by(owner, marked, state.by.record())
     what = f"namespace {shown(name)} and its DaemonSet {GUIDE_DAEMONSET}"
     where = f"{what}, which this stack adopted ({how}),"
     if not declares_plugin:

@@ -6,7 +6,7 @@ what it cannot tell, never a guess that would delete. Why, and the sources: docs
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,7 +16,7 @@ from components.cluster import rest_shapes
 from components.errors import PreflightError, cut, error_line
 from components.ownership import adopted_record
 from components.ownership.adopted_record import Record
-from components.seam.reader import AzureReader, NotDeployed, NotRead, read_errors
+from components.seam.reader import AzureReader, NoOutputs, NotDeployed, NotRead, read_errors
 
 AGENT_POOL = "azure-native:containerservice:AgentPool"
 MANAGED_POOL = "pulumi-python:dynamic/aksgpu:ManagedGpuPool"
@@ -32,6 +32,9 @@ PRIORITY_CONFIG_MAP = ("kubernetes:core/v1:ConfigMap", "capacity-expander-priori
 POOL_COMPONENT = "aks-gpu:azure:GpuPool"
 PLUGIN_COMPONENT = "aks-gpu:kubernetes:NvidiaDevicePlugin"
 COMPONENTS = "aks-gpu:"
+# The component package's components, whichever: the component host gives each the type token
+# `<package>:index:<class>` (pulumi 3.272.0 provider/experimental/schema.py generate_schema).
+PACKAGE = f"{COMPONENTS}index:"
 # How a person lists what the state holds, whatever the program could read.
 EXPORT = "pulumi stack export"
 # The root Stack output that marks a state the offline render wrote (`make render WRITE_STATE=`,
@@ -76,16 +79,45 @@ def _aliased(urn: str) -> str:
     return f"{head[: len(head) - len(type_)]}{plain}::{name}"
 
 
-def program_urn(project: str, stack: str, type_: str, name: str) -> str | None:
+@dataclass(frozen=True)
+class Declarer:
+    """Who declares the program's resources in this run: the program itself, at the stack's root
+    (`component` None), or one of the package's components (its type token and name), under which
+    every URN the program gives has one parent more (docs/design/package-day2.md)."""
+
+    component: str | None = None
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        if self.component is not None and not self.component.startswith(PACKAGE):
+            raise ValueError(f"{self.component} is not one of the package's components ({PACKAGE}<Name>)")
+
+    def said(self) -> str:
+        """How a line names what declares: `this program`, or the component by its type and name."""
+        return "this program" if self.component is None else f"{self.component.rsplit(':', 1)[-1]} {self.name}"
+
+    def record(self) -> str:
+        """Where the record of what was adopted is: the stack's output, or the component's own."""
+        return (
+            f"the stack's output {adopted_record.OUTPUT}" if self.component is None else f"{self.said()}'s output {adopted_record.OUTPUT}"
+        )
+
+
+PROGRAM = Declarer()
+
+
+def program_urn(project: str, stack: str, type_: str, name: str, under: str = "") -> str | None:
     """The URN this program registers a guarded resource under, None for a name it never gives
-    (pulumi/pulumi@1b594989 pkg/resource/deploy/deployment.go generateURN)."""
+    (pulumi/pulumi@1b594989 pkg/resource/deploy/deployment.go generateURN); `under`, the qualified
+    type of the package's component that declares it, if one does: a child's type follows its
+    parent's whole qualified type (sdk/go/common/resource/urn/urn.go New)."""
     if (type_, name) in (PLUGIN_NAMESPACE, PLUGIN_DAEMON_SET):
         parent = PLUGIN_COMPONENT
     elif (pattern := POOL_NAMES.get(type_)) and _pool_of(pattern, name):
         parent = POOL_COMPONENT
     else:
         return None
-    return f"urn:pulumi:{stack}::{project}::{parent}${type_}::{name}"
+    return f"urn:pulumi:{stack}::{project}::{under}{'$' if under else ''}{parent}${type_}::{name}"
 
 
 def _pool_of(pattern: str, name: str) -> str | None:
@@ -95,17 +127,32 @@ def _pool_of(pattern: str, name: str) -> str | None:
     return None
 
 
-def registered_by_program(urn: str, project: str, stack: str) -> bool:
+def registered_by_program(urn: str, project: str, stack: str, under: str = "") -> bool:
     """Whether the program registers `urn` in this stack: its own URN for a guarded resource, else
-    a child of one of the program's components."""
+    a child of one of the program's components. `under`: the qualified type of the package's
+    component this run is; then `urn` is the program's one parent down, under that component or
+    another of the package's at its place (whose type the package gives, not this list)."""
     parts = urn.split("::", 3)
     if len(parts) < 4 or parts[0] != f"urn:pulumi:{stack}" or parts[1] != project:
         return False
+    if under:
+        inner = _within(parts[2], under)
+        return inner is not None and "$" in inner and registered_by_program(f"{parts[0]}::{project}::{inner}::{parts[3]}", project, stack)
     type_, name = type_and_name(urn)
     if (expected := program_urn(project, stack, unversioned(type_), name)) is not None:
         return _aliased(urn) == expected
     chain = parts[2].split("$")
     return type_ == STACK if len(chain) == 1 else len(chain) == 2 and chain[0].startswith(COMPONENTS)
+
+
+def _within(qualified: str, under: str) -> str | None:
+    """The qualified type below one of the package's components that sits where `under` does (the
+    same parents above it), or None: `aks-gpu:index:GpuEnvironment$aks-gpu:azure:GpuPool` is
+    `aks-gpu:azure:GpuPool` within `aks-gpu:index:GpuEnvironment`."""
+    chain, top = qualified.split("$"), under.split("$")
+    if len(chain) <= len(top) or chain[: len(top) - 1] != top[:-1] or not chain[len(top) - 1].startswith(PACKAGE):
+        return None
+    return "$".join(chain[len(top) :])
 
 
 @dataclass(frozen=True)
@@ -130,6 +177,14 @@ class StackState:
     marks: Mapping[tuple[str, str], Mapping[str, str]] = field(default_factory=dict)
     #: What the stack's output `adopted` records, of what the state holds: no refresh erases it.
     adopted: Record = field(default_factory=Record)
+    #: What declares the program's resources in this run, and, for a component's run, the
+    #: component's qualified type in the state, which every URN it registers starts with.
+    by: Declarer = PROGRAM
+    under: str = ""
+    #: Not read because the stack has no outputs (NoOutputs): taken as never deployed.
+    no_outputs: bool = False
+    #: In a component's run, the guarded resources another of the package's components holds, by (type, name).
+    siblings: Mapping[tuple[str, str], str] = field(default_factory=dict)
 
     def kubernetes_ids(self, type_: str) -> frozenset[str]:
         return frozenset(i for (t, _), i in self.objects.items() if t == type_)
@@ -158,26 +213,69 @@ STACK = "pulumi:pulumi:Stack"
 IN_THE_CLUSTER = (AGENT_POOL, MANAGED_POOL, NAMESPACE, DAEMON_SET, PRIORITY_CONFIG_MAP[0], MANAGED_CLUSTER[0])
 
 
-def read(reader: AzureReader, cluster: tuple[str, str] | None = None, *, project: str, stack: str) -> StackState:
+def read(reader: AzureReader, cluster: tuple[str, str] | None = None, *, project: str, stack: str, by: Declarer = PROGRAM) -> StackState:
     """What the stack holds, read once; a read that fails is "not known" with its reason. Where the
-    state's own outputs name another `cluster` than this run's, nothing it holds lives in this one."""
+    state's own outputs name another `cluster` than this run's, nothing it holds lives in this one.
+    `by`: what declares the program's resources; a component's run reads its own entry's outputs
+    where the program reads the root Stack's, and is deployed once the state holds that entry."""
     try:
         answer = reader.stack_resources()
     except NotDeployed as why:
-        return StackState(False, why=str(why), undeployed=True)
+        return StackState(False, why=str(why), undeployed=True, by=by, no_outputs=isinstance(why, NoOutputs))
     except NotRead as why:
-        return StackState(False, why=str(why))
+        return StackState(False, why=str(why), by=by)
     except read_errors() as error:  # not read: "not known"
-        return StackState(False, why=error_line(error, 200))
+        return StackState(False, why=error_line(error, 200), by=by)
     if (mark := rehearsal_mark(answer)) is not None:
         raise PreflightError(rehearsal_refusal(mark, stack))
-    ours = {str(u): e for u, e in answer.items() if registered_by_program(str(u), project, stack)}
-    elsewhere = _other_cluster(ours, cluster)
-    held, objects, marks = {}, {}, {}
+    if by.component is None:
+        return _held(answer, cluster, project, stack, by, "", _root_outputs(answer))
+    own = [(str(u), e) for u, e in answer.items() if _is_own(str(u), project, stack, by)]
+    if not own:  # its first `up`: the engine writes a component's entry as it registers, before any child
+        return StackState(False, why=f"the stack's state holds no {by.said()} yet: its first `up`", undeployed=True, by=by)
+    if len(own) > 1:
+        where = " and ".join(quoted(u) for u, _ in own[:2])
+        return StackState(
+            False, why=f"the stack's state holds {len(own)} of {by.said()} ({where}), and which one this is is not known", by=by
+        )
+    [(urn, entry)] = own
+    outputs = entry.get("outputs") if isinstance(entry, Mapping) else None
+    return _held(answer, cluster, project, stack, by, urn.split("::")[2], outputs if isinstance(outputs, Mapping) else None)
+
+
+def _is_own(urn: str, project: str, stack: str, by: Declarer) -> bool:
+    """Whether `urn` is the entry of the component `by` names: its type and name, in this stack."""
+    parts = urn.split("::", 3)
+    return (
+        len(parts) == 4
+        and parts[:2] == [f"urn:pulumi:{stack}", project]
+        and parts[3] == by.name
+        and parts[2].rsplit("$", 1)[-1] == by.component
+    )
+
+
+def _held(
+    answer: Mapping[str, Any],
+    cluster: tuple[str, str] | None,
+    project: str,
+    stack: str,
+    by: Declarer,
+    under: str,
+    record: Mapping[str, Any] | None,
+) -> StackState:
+    """What the state holds of this run's: the program's, or its component's (`under`, the
+    component's qualified type) one parent down; `record`, the outputs the program or the
+    component last wrote (the root Stack's, or the component's own)."""
+    ours = {str(u): e for u, e in answer.items() if registered_by_program(str(u), project, stack, under)}
+    elsewhere = _other_cluster(record, cluster)
+    held, objects, marks, siblings = {}, {}, {}, {}
     for urn, entry in ours.items():
         type_, name = type_and_name(urn)
         type_ = unversioned(type_)  # held at the program's URN, a versioned token is its own by the SDK's alias (_aliased)
         if elsewhere and type_ in IN_THE_CLUSTER:
+            continue
+        if not urn.split("::")[2].startswith(f"{under}$" if under else ""):
+            siblings[(type_, name)] = urn  # another of the package's components': not this one's to change
             continue
         held[(type_, name)] = urn
         outputs = entry.get("outputs") if isinstance(entry, Mapping) else None
@@ -188,10 +286,19 @@ def read(reader: AzureReader, cluster: tuple[str, str] | None = None, *, project
             annotations = metadata.get("annotations")
             if isinstance(annotations, Mapping):
                 marks[(type_, name)] = {k: v for k, v in annotations.items() if isinstance(k, str) and isinstance(v, str)}
-    strays = tuple(str(u) for u in answer if _stray(str(u), project, stack))
+    strays = tuple(str(u) for u in answer if _stray(str(u), project, stack, under))
     base = StackState(True, held, objects=objects)
     return StackState(
-        True, held, objects=objects, pool_tags=_pool_tags(base, ours), strays=strays, marks=marks, adopted=_recorded(ours, base)
+        True,
+        held,
+        objects=objects,
+        pool_tags=_pool_tags(base, ours),
+        strays=strays,
+        marks=marks,
+        adopted=_recorded(record, base, by),
+        by=by,
+        under=under,
+        siblings=siblings,
     )
 
 
@@ -202,17 +309,20 @@ def _root_outputs(answer: Mapping[str, Any]) -> Mapping[str, Any] | None:
     return outputs if isinstance(outputs, Mapping) else None
 
 
-def _recorded(answer: Mapping[str, Any], state: StackState) -> Record:
-    """The root Stack's `adopted` output, of what the state holds. A refresh leaves it as the last
-    `up` wrote it: the engine refreshes custom resources only (pulumi/pulumi@1b594989
-    pkg/resource/deploy/step.go RefreshStep.Apply: "Component, provider, and pending-replace
-    resources never change with a refresh"), and the root Stack is a component (sdk/python
-    lib/pulumi/runtime/stack.py `Stack(ComponentResource)`)."""
+def _recorded(record: Mapping[str, Any] | None, state: StackState, by: Declarer) -> Record:
+    """The `adopted` output the program (the root Stack's) or its component (its own) last wrote,
+    of what the state holds. A refresh leaves it as the last `up` wrote it: the engine refreshes
+    custom resources only (pulumi/pulumi@1b594989 pkg/resource/deploy/step.go RefreshStep.Apply:
+    "Component, provider, and pending-replace resources never change with a refresh"); the root
+    Stack is a component (sdk/python lib/pulumi/runtime/stack.py `Stack(ComponentResource)`), and a
+    component's entry holds what its register_outputs sent (step_executor.go
+    executeRegisterResourceOutputs), which readStackResourceOutputs answers (builtins.go, backend.go
+    GetStackResourceOutputs: each resource's `r.Outputs`)."""
     try:
-        recorded = adopted_record.parse(_root_outputs(answer))
+        recorded = adopted_record.parse(record)
     except adopted_record.Malformed as why:
         raise PreflightError(
-            f"preflight: the stack's output {adopted_record.OUTPUT} {why}, which this program never writes (it writes "
+            f"preflight: {by.record()} {why}, which this program never writes (it writes "
             f"{adopted_record.SHAPE}): what the stack adopted is not known; put back the output as the last `up` wrote it "
             f"(`{EXPORT}`, edit, `pulumi stack import`); nothing was created"
         ) from None
@@ -239,9 +349,9 @@ def rehearsal_refusal(mark: str, stack: str) -> str:
     )
 
 
-def _other_cluster(answer: Mapping[str, Any], cluster: tuple[str, str] | None) -> bool:
-    """Whether the state's last deployment was into another cluster (ARM names compare without case)."""
-    outputs = _root_outputs(answer)
+def _other_cluster(outputs: Mapping[str, Any] | None, cluster: tuple[str, str] | None) -> bool:
+    """Whether the state's last deployment was into another cluster, by the outputs the program or
+    its component last wrote (ARM names compare without case)."""
     if cluster is None or outputs is None:
         return False
     was = (outputs.get("resourceGroupName"), outputs.get("clusterName"))
@@ -250,14 +360,21 @@ def _other_cluster(answer: Mapping[str, Any], cluster: tuple[str, str] | None) -
     return tuple(str(w).lower() for w in was) != tuple(c.lower() for c in cluster)
 
 
-def _stray(urn: str, project: str, stack: str) -> bool:
+def _stray(urn: str, project: str, stack: str, under: str = "") -> bool:
     """A guarded resource the state holds in this stack where the program does not register it,
-    under whichever of azure-native's type tokens for it."""
+    under whichever of azure-native's type tokens for it; in a component's run, where none of the
+    package's components in its place does (`under`: _within)."""
     type_, name = type_and_name(urn)
     type_ = unversioned(type_)
     guarded = type_ in POOL_NAMES or (type_, name) in (PLUGIN_NAMESPACE, PLUGIN_DAEMON_SET)
-    mine = program_urn(project, stack, type_, name)
-    return guarded and urn.startswith(f"urn:pulumi:{stack}::{project}::") and _aliased(urn) != mine
+    if not guarded or not urn.startswith(f"urn:pulumi:{stack}::{project}::"):
+        return False
+    if under:
+        inner = _within(urn.split("::")[2], under)
+        if inner is None:
+            return True
+        urn = f"urn:pulumi:{stack}::{project}::{inner}::{name}"
+    return _aliased(urn) != program_urn(project, stack, type_, name)
 
 
 def stray_refusal(state: StackState, project: str, stack: str) -> str | None:
@@ -270,18 +387,36 @@ def stray_refusal(state: StackState, project: str, stack: str) -> str | None:
     given, name = type_and_name(urn)
     type_ = unversioned(given)
     kind = "GPU pool" if type_ in POOL_NAMES else type_.rsplit(":", 1)[-1]
-    mine = program_urn(project, stack, type_, name)
+    mine = program_urn(project, stack, type_, name, state.under)
     where = f"it declares it as {quoted(mine)}" if mine else "it declares no such name"
     # A versioned token names the same Azure resource: deleting the entry deletes the program's pool.
     same = "the same Azure pool" if type_ in POOL_NAMES else "the same object in the cluster"
     token = f", under azure-native's versioned type {given}, the same Azure resource as {type_}" if given != type_ else ""
     return (
-        f"preflight: the stack's state holds the {kind} {quoted(urn)}{token}, which this program does not register ({where}), "
+        f"preflight: the stack's state holds the {kind} {quoted(urn)}{token}, which {state.by.said()} does not register ({where}), "
         "probably brought in by hand (`pulumi import`): this `up` would delete it at the end of the update, and with it "
         f"what the program declares ({same}), or stop at it if protected; take it out of the state, which leaves it in Azure and the cluster: "
         f"`pulumi state delete --force {quoted(urn)}`, then run again (existing: adopt or devicePlugin.adopt imports it "
         "where the program declares it); nothing was created"
     )
+
+
+def sibling_refusal(state: StackState, pools: Iterable[str], project: str, stack: str) -> str | None:
+    """Why a component's run stops at a pool it declares that the state holds under another of the
+    package's components: two entries for one Azure pool, and an `up` that drops either deletes
+    the pool (pulumi/pulumi@1b594989 step_generator.go GenerateDeletes)."""
+    for pool in pools:
+        for type_, pattern in POOL_NAMES.items():
+            if (urn := state.siblings.get((type_, pattern.format(pool)))) is not None:
+                mine = program_urn(project, stack, type_, pattern.format(pool), state.under) or ""
+                return (
+                    f"preflight: the stack's state holds the GPU pool {pool} as {quoted(urn)}, under another of the package's "
+                    f"components, and {state.by.said()} declares it too ({quoted(mine)}): two resources for one Azure pool, and "
+                    "an `up` that drops either deletes the pool; declare it in one of them (to move it, take it out of the "
+                    f"other's inputs and out of the state, which leaves it in Azure: `pulumi state delete --force {quoted(urn)}`, "
+                    "then adopt it here with existing: adopt); nothing was created"
+                )
+    return None
 
 
 def _pool_tags(state: StackState, answer: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:

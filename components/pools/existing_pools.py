@@ -21,7 +21,7 @@ from components.errors import ConfigError, PreflightError, cut
 from components.gpu_stack.cluster_objects import SAVE_COMMAND
 from components.gpu_stack.settings import check_modes
 from components.ownership import ownership
-from components.ownership.stack_state import NOT_READ, StackState
+from components.ownership.stack_state import NOT_READ, PROGRAM, StackState
 from components.pools import pool_fields, pool_network
 from components.pools.settings import MIG_PROFILES, GpuPoolConfig, Pools, check_size
 
@@ -121,7 +121,13 @@ def _virtual_machines_sizes(facts: PoolFacts) -> list[str]:
 
 
 def _refusals(
-    how: str, facts: PoolFacts, owner: str, marks: Mapping[str, str | None], held: str | None, recorded: str | None = None
+    how: str,
+    facts: PoolFacts,
+    owner: str,
+    marks: Mapping[str, str | None],
+    held: str | None,
+    recorded: str | None = None,
+    record: str = PROGRAM.record(),
 ) -> Iterator[str]:
     """Why the cluster's pool may not be used or adopted, in the order the checks run."""
     if not facts.vm_size and str(facts.member("type") or "").lower() == "virtualmachines":
@@ -149,7 +155,7 @@ def _refusals(
     if how == "adopt" and (facts.mode or "").lower() == "system":
         yield f"its pool {facts.name} is a System pool, and this stack's pools are User pools: use it instead"
     if how == "use" and (owner in marks.values() or held is not None):
-        yield _own_pool_used(owner, marks, held, recorded)
+        yield _own_pool_used(owner, marks, held, recorded, record)
     theirs = next(((name, value) for name, value in marks.items() if value and value != owner), None)
     if how == "adopt" and theirs and held is None:
         yield f"the pool belongs to another stack ({theirs[0]} = {theirs[1]}); adopt it there, or use it"
@@ -185,7 +191,7 @@ def live_pool(
     marks = {OWNER_TAG: ownership.owner_of(facts.tags), ownership.ADOPTED: ownership.adopter_of(facts.tags)}
     held = state.pool_urn(pool.name)
     recorded = state.adopted.pools.get(pool.name)  # adopted, by the stack's record, with this onDestroy
-    if (why := next(_refusals(how, facts, owner, marks, held, recorded), None)) is not None:
+    if (why := next(_refusals(how, facts, owner, marks, held, recorded, state.by.record()), None)) is not None:
         raise _refused(key, how, found, why)
     import_id = None
     # The import is decided by what the state holds: an import ID that differs from the one the
@@ -202,7 +208,9 @@ def live_pool(
     return LivePool(facts, how, import_id, marked=marks[ownership.ADOPTED] == owner, held=held is not None)
 
 
-def _own_pool_used(owner: str, marks: Mapping[str, str | None], held: str | None, recorded: str | None) -> str:
+def _own_pool_used(
+    owner: str, marks: Mapping[str, str | None], held: str | None, recorded: str | None, record: str = PROGRAM.record()
+) -> str:
     """Why `use` is refused on the stack's own pool (unregistered, the engine deletes a pool the
     stack created, and releases or deletes one it adopted, as it was adopted), and how to hand it back."""
     mark = next((f"{name} = {value}" for name, value in marks.items() if value == owner), None)
@@ -212,7 +220,7 @@ def _own_pool_used(owner: str, marks: Mapping[str, str | None], held: str | None
     )
     adopted = recorded is not None or marks.get(ownership.ADOPTED) == owner
     if adopted:
-        how = ownership.adopted_by(owner, marks.get(ownership.ADOPTED) == owner)
+        how = ownership.adopted_by(owner, marks.get(ownership.ADOPTED) == owner, record)
         done = ownership.dropped(recorded, "it", "onDestroy: delete")
         when = "this `up`" if held else "where the state holds it, this `up`"
         what = f"this stack adopted it ({how}), and `use` would unregister it: {when} {done}, with the stack's tags left on it"

@@ -78,7 +78,7 @@ class Reading:
             f"preflight: the plan is not known for GPU pool(s) {', '.join(p.name for p in owned)}: the GPU pools' management "
             f"in Azure was not read ({self.failed}), and `pulumi up` reads it again and may plan otherwise: "
             + "; ".join(could_differ(p, pools.key(p)) for p in owned)
-            + '. A deployment stops here while the read fails (docs/lifecycle.md, "A plan that rests on a read")'
+            + '; a deployment stops here while the read fails (docs/lifecycle.md, "A plan that rests on a read")'
         )
 
     def stop(self, pools: Pools) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from components.catalog import autoscaler_fallback
 from components.pools.settings import GpuPoolConfig
@@ -87,3 +87,22 @@ def duration_seconds(duration: str) -> int:
         raise ValueError(f"a timeout of whole hours, minutes and seconds, such as '30m', not {duration!r}")
     hours, minutes, seconds = (int(p or 0) for p in parts.groups())
     return hours * 3600 + minutes * 60 + seconds
+
+
+def unwatched_line(deadlines: Mapping[str, int]) -> str:
+    """What a proof awaited without its watch gives up, with each Job's deadline (`deadlines`, by
+    the Job's name). pulumi-kubernetes' Job await ends only on the Job's conditions: Complete, or
+    Failed for BackoffLimitExceeded or DeadlineExceeded (pulumi-kubernetes@94977969
+    provider/pkg/await/checker/job/check.go `jobComplete`, `collectJobConditionErrors`); a pod's
+    waiting reason is a status, and events only the Job's own (await/job.go `processPodMessages`,
+    await/watchers.go `NewEventAggregator`): a pod that never starts fails nothing before the
+    Job controller's deadline. A pod that runs and fails ends the Job at its backoffLimit, as with
+    the watch."""
+    each = ", ".join(f"{job}: {seconds} s" for job, seconds in deadlines.items())
+    return (
+        "proof: without its watch, a Pulumi dynamic resource this run cannot declare, `pulumi up` waits for each proof Job with "
+        "pulumi-kubernetes' await alone: a Job whose pod cannot start (no node is added, its image cannot be pulled, a taint) "
+        f"fails `up` only when its deadline passes ({each}), as pulumi-kubernetes' '[DeadlineExceeded] Job was active longer "
+        "than specified deadline' with the pod's last status, not within minutes in the cluster's words; and the outputs "
+        "servedBy, resultCommand and jobResultCommand, which the watch records, are not set"
+    )

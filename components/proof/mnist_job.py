@@ -163,6 +163,9 @@ class MnistJobArgs:
     namespace: str = "gpu-workloads"
     #: False: `pulumi up` returns as soon as the Jobs are created.
     wait_for_completion: bool = True
+    #: False: no watch beside an awaited Job, pulumi-kubernetes' await alone decides (a run that
+    #: cannot declare Pulumi dynamic resources: the package, components/environment/dynamic_host.py).
+    watch: bool = True
     #: Set: the Jobs run this script; None: the image's own entrypoint, the guide's way.
     script: ProofScript | None = None
     #: False: the pods may reach nothing, and the script trains on digits it draws.
@@ -278,7 +281,7 @@ class JobOutputs:
     logs_command: pulumi.Output[str]
     #: The Job's URN, for `pulumi up --replace` after it has Failed.
     urn: pulumi.Output[str]
-    #: The Job's watch, where `pulumi up` waits for the Job; None otherwise.
+    #: The Job's watch, where `pulumi up` waits for the Job and the run declares one (MnistJobArgs.watch); None otherwise.
     watch: watch_resource.ProofWatch | None = None
     #: The command that prints the last proof's line, which the watch keeps in a ConfigMap that
     #: outlives the Job (`kubectl get configmap <job>-result ...`); None without a watch.
@@ -379,7 +382,7 @@ class MnistJob(pulumi.ComponentResource):
             ),
         )
         watch = None
-        if args.wait_for_completion and self._cluster.ref is not None:
+        if args.wait_for_completion and args.watch and self._cluster.ref is not None:
             watch = self._watch(
                 args, self._cluster.ref, run, f"{self._name}-watch{suffix}", plain_name, annotations[SPEC_ANNOTATION], before
             )

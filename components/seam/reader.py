@@ -41,6 +41,12 @@ class NotDeployed(NotRead):
     """The stack's state holds nothing yet: no deployment of it has completed."""
 
 
+class NoOutputs(NotDeployed):
+    """The stack has no outputs, so its snapshot is not asked for (components/live_reader.py
+    `stack_resources`): the program's stack has never deployed; another team's, which declares
+    the package's component, may have deployed and export nothing, which cannot be told apart."""
+
+
 class InvokeFailed(Exception):
     """A failed invoke. pulumi.runtime.invoke raises a bare `Exception("invoke of <token> failed:
     ...")` for the provider's error and the engine's alike (pulumi 3.272.0 runtime/invoke.py

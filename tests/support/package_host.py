@@ -41,7 +41,7 @@ from components.environment.gpu_environment import TYPE
 from components.environment.package import NAME, NAMESPACE, project_version
 from components.environment.provider import COMPONENTS, PackageProvider
 from tools import package_schema
-from tools.azure_mocks import AzureMocks, EngineInvokeError
+from tools.azure_mocks import AzureMocks, EngineInvokeError, OfflineReader
 from tools.mock_engine import RecordingMonitor, Registration, merged_config, reader_of
 from tools.stack_files import project_name
 
@@ -241,29 +241,30 @@ class Constructed:
     registrations: list[Registration]
     log: EngineLog
     answer: Any
+    #: What each component's register_outputs sent, by URN (the state's outputs for it).
+    component_outputs: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def construct_as_the_engine(
     stack: str,
     preview: bool,
     config: Mapping[str, str] | None = None,
+    reader: OfflineReader | None = None,
     component: str = TYPE,
     given: Mapping[str, Any] | None = None,
-    cluster: Mapping[str, Any] | None = None,
     providers: Mapping[str, str] | None = None,
 ) -> Constructed:
     """A consumer's program that declares one `component` (GpuEnvironment unless said) with `stack`'s
-    settings as its inputs (or `given`; `providers`: its providers option by package, each
-    "<urn>::<id>" of a provider the monitor holds already), its own stack config holding no
-    `aks-gpu:` key: the engine's Construct of it (pulumi/pulumi
-    1b594989 pkg/resource/deploy/source_eval.go RegisterResource of a remote component, and
-    sdk/go/common/resource/plugin/provider_plugin.go Construct, which fills the request) to the
-    package's provider, served here with the mock engine's fake Azure as its reader, against the
-    mock engine's monitor over gRPC. Azure answers as it does for the program's run of `stack`
-    (with `cluster`, what getManagedCluster answers: tools.azure_mocks.existing_cluster)."""
+    settings as its inputs (or `given`; `providers`: its providers option by package, each "<urn>::<id>"
+    of a provider the monitor holds already), its own stack config holding no `aks-gpu:` key: the engine's
+    Construct of it (pulumi/pulumi 1b594989 pkg/resource/deploy/source_eval.go RegisterResource of a
+    remote component, and sdk/go/common/resource/plugin/provider_plugin.go Construct, which fills the
+    request) to the package's provider, served here with the mock engine's fake Azure as its reader,
+    against the mock engine's monitor over gRPC. Azure answers as it does for the program's run of
+    `stack`, or as `reader` does (the stack's state an earlier run left, an existing cluster, say)."""
     merged = merged_config(stack) if config is None else dict(config)
     project = project_name()
-    monitor = EngineUrns(AzureMocks(cluster=cluster))
+    monitor = EngineUrns(AzureMocks(reader=reader))
     monitor.mocks.offline(merged, stack)
     for reference in (providers or {}).values():  # what the consumer registered before: its providers
         urn, id_ = reference.rsplit("::", 1)
@@ -304,4 +305,4 @@ def construct_as_the_engine(
             answer = stub.Construct(request)
         except grpc.RpcError as error:
             answer = error
-    return Constructed(list(monitor.registrations), log, answer)
+    return Constructed(list(monitor.registrations), log, answer, dict(monitor.component_outputs))

@@ -82,15 +82,15 @@ def pool_id() -> str:
     )
 
 
-def start_host(environment: dict[str, str], engine: str | None = None) -> Iterator[Host]:
+def start_host(environment: dict[str, str], engine: str | None = None, cwd: Path = ROOT) -> Iterator[Host]:
     """The host, started as the CLI starts it: `python -u -m pulumi.dynamic` in the project
-    directory, with the engine's address as its first argument where `engine` names one (the
+    directory (`cwd`: this program's, unless a test is another's), with the engine's address as its first argument where `engine` names one (the
     CLI always passes it: pulumi/pulumi@1b594989 pkg/resource/plugin/provider_plugin.go newPlugin,
     `[]string{host.ServerAddr()}`, which sdk/python/dist/pulumi-resource-pulumi-python hands on
     as `$@`); it prints its port, and the engine Configures it first."""
     process = subprocess.Popen(
         [sys.executable, "-u", "-m", "pulumi.dynamic", *([engine] if engine is not None else [])],
-        cwd=ROOT,
+        cwd=cwd,
         env=environment,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
