@@ -23,6 +23,7 @@ from support.package_settings import without_watches
 from test_package_construct import SECRET, property_errors
 
 from components.environment.component import InputRefused
+from components.environment.gpu_environment import GpuEnvironment
 from components.environment.gpu_proof import TYPE, GpuProof
 from components.environment.kinds import GPU_PROOF
 from components.errors import ConfigError, PreflightError
@@ -200,6 +201,25 @@ def test_with_a_consumers_kubernetes_provider_every_kubernetes_child_uses_it_and
     assert consumers.name == "consumers-k8s"
     objects = kubernetes_objects(run.resources)
     assert len(objects) == 4 and {r.provider for r in objects} == {consumers.urn}  # namespace, policy, script, Job
+
+
+def test_a_consumers_kubernetes_provider_given_to_the_whole_environment_is_said_not_to_be_used():
+    """GpuEnvironment signs its objects in with the cluster's credential (a cluster it may create)."""
+    merged = settings("ml-prod")
+    monitor = RecordingMonitor(AzureMocks())
+    monitor.mocks.offline(merged, "ml-prod")
+
+    def body() -> None:
+        opts = pulumi.ResourceOptions(providers=[k8s.Provider("consumers-k8s", kubeconfig=CONSUMERS_KUBECONFIG)])
+        GpuEnvironment("env", inputs_of(merged), opts, reader=reader_of(monitor))  # type: ignore[arg-type]
+
+    consumers = {k: v for k, v in merged.items() if not k.startswith("aks-gpu:")}
+    run = run_under_mocks(body, stack="ml-prod", config=consumers, monitor=monitor, preview=True)
+    assert [w for w in run.warnings if "providers" in w] == [
+        "GpuEnvironment env: the Kubernetes provider passed in the `providers` resource option is not used: its Kubernetes "
+        "objects sign in with the cluster's user kubeconfig, which Azure answers the deployer (GpuProof takes a provider)"
+    ]
+    assert {r.provider.rsplit("::", 1)[-1] for r in kubernetes_objects(run.resources)} == {"existing-cluster-k8s"}
 
 
 def test_a_consumers_kubeconfig_signs_the_clusters_provider_in_and_is_kept_secret():

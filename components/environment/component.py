@@ -30,7 +30,7 @@ from components.environment.sign_in import BOTH, KUBECONFIG, consumers_provider
 from components.errors import ConfigError, PreflightError
 from components.live_reader import LiveReader
 from components.ownership.stack_state import Declarer
-from components.plan import Mode, Said, build_plan, signed_in
+from components.plan import Mode, Part, Said, build_plan, signed_in
 from components.seam.reader import AzureReader
 
 # The stack file's keys that are not `aks-gpu:`'s, under the input's name.
@@ -91,6 +91,8 @@ def build(
         raise
     pulumi.ComponentResource.__init__(resource, kind.type, name, None, opts)
     report(said, resource)
+    if unused := unused_provider(kind, name, opts):
+        pulumi.log.warn(unused, resource)
     names = output_names(type(resource))
     declared = declare(signed_in(plan, provider, kubeconfig), parent=resource)
     outputs = {key: value for key, value in declared.items() if snake(key) in names}
@@ -112,6 +114,17 @@ def signing_in(
     if provider is not None and kubeconfig is not None:
         raise InputRefused(kind.name, name, KUBECONFIG, BOTH)
     return given, (provider, kubeconfig)
+
+
+def unused_provider(kind: Kind, name: str, opts: pulumi.ResourceOptions | None) -> str | None:
+    """Where a component that declares Kubernetes objects signs them in its own way (the cluster's
+    credential), a consumer's Kubernetes provider is said not to be used, never dropped without a word."""
+    if kind.signs_in or not kind.parts & {Part.GPU_STACK, Part.PROOF} or consumers_provider(opts) is None:
+        return None
+    return (
+        f"{kind.name} {name}: the Kubernetes provider passed in the `providers` resource option is not used: its Kubernetes "
+        "objects sign in with the cluster's user kubeconfig, which Azure answers the deployer (GpuProof takes a provider)"
+    )
 
 
 def refuses_a_key(error: BaseException) -> bool:
