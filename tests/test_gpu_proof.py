@@ -354,29 +354,6 @@ def test_construct_refuses_a_kubeconfig_beside_a_consumers_provider_as_pulumi_re
     assert constructed.registrations == []
 
 
-# --------------------------------------------------------------------------- its schema
-
-
-def test_the_schema_requires_the_cluster_and_its_pools_takes_a_kubeconfig_that_is_no_plain_value_and_describes_every_output():
-    """As the host answers GetSchema (the snapshot tests/test_package_schema.py holds to it)."""
-    schema = json.loads((ROOT / "tests" / "snapshots" / "package-schema.json").read_text())
-    proof = schema["resources"][TYPE]
-    inputs = proof["inputProperties"]
-    assert proof["isComponent"] is True and proof["requiredInputs"] == ["clusterId", "gpuPoolNames"]
-    assert sorted(inputs) == sorted([*GPU_PROOF.own, *(GPU_PROOF.keys or ())])
-    # The kubeconfig only signs the objects in; every other input decides what is declared.
-    assert [name for name, spec in inputs.items() if spec.get("plain") is not True] == ["kubeconfig"]
-    assert inputs["kubeconfig"]["type"] == "string"
-    assert set(proof["properties"]) == {
-        "gpuPools",
-        "mnistJobName",
-        "mnistJobNamespace",
-        "jobLogsCommand",
-        "mnistJobUrn",
-    }
-    assert [name for name, spec in {**inputs, **proof["properties"]}.items() if not spec.get("description")] == []
-
-
 @pytest.mark.parametrize("run", RUNS)
 def test_construct_refuses_a_pool_the_cluster_does_not_have_as_pulumi_names_a_bad_input(run):
     given = proof_inputs("ml-prod", gpuPoolNames=["gpunp", "t4"])
@@ -400,3 +377,26 @@ def test_construct_takes_a_secret_kubeconfig_which_no_plain_input_may_be_and_sig
     sent = provider.inputs["kubeconfig"]
     assert isinstance(sent, Secret) and sent.value == CONSUMERS_KUBECONFIG
     assert {r.provider for r in kubernetes_objects(constructed.registrations)} == {provider.urn}
+
+
+# --------------------------------------------------------------------------- its schema
+
+
+def test_the_schema_requires_the_cluster_and_its_pools_takes_a_kubeconfig_that_is_no_plain_value_and_describes_every_output():
+    """As the host answers GetSchema (the snapshot tests/test_package_schema.py holds to it)."""
+    schema = json.loads((ROOT / "tests" / "snapshots" / "package-schema.json").read_text())
+    proof = schema["resources"][TYPE]
+    inputs = proof["inputProperties"]
+    assert proof["isComponent"] is True and proof["requiredInputs"] == ["clusterId", "gpuPoolNames"]
+    assert sorted(inputs) == sorted([*GPU_PROOF.own, *(GPU_PROOF.keys or ())])
+    # The kubeconfig only signs the objects in; every other input decides what is declared.
+    assert [name for name, spec in inputs.items() if spec.get("plain") is not True] == ["kubeconfig"]
+    assert inputs["kubeconfig"]["type"] == "string"
+    assert set(proof["properties"]) == {
+        "gpuPools",
+        "mnistJobName",
+        "mnistJobNamespace",
+        "jobLogsCommand",
+        "mnistJobUrn",
+    }
+    assert [name for name, spec in {**inputs, **proof["properties"]}.items() if not spec.get("description")] == []
