@@ -530,7 +530,7 @@ class _Run:
             return None
         return _read_subscription(self.subscription)
 
-    def cluster(self, subscription: str | None, expander: bool, kubernetes: bool = True) -> GpuClusterArgs | ExistingClusterArgs:
+    def cluster(self, subscription: str | None, expander: bool, kubernetes: bool) -> GpuClusterArgs | ExistingClusterArgs:
         """The existing cluster as read, with a Kubernetes provider where `kubernetes`, or the one the program creates."""
         cfg = self.cfg
         if self.found is not None:
@@ -647,7 +647,7 @@ class _Run:
             marks=self.marks,
         )
 
-    def proof(self, egress: cluster_egress.Egress, with_expander: bool, watch: bool = True) -> MnistJobArgs | None:
+    def proof(self, egress: cluster_egress.Egress, with_expander: bool, watch: bool) -> MnistJobArgs | None:
         """One proof Job per GPU pool in no capacity group, and one per group (steps 8-9): each waits
         for its pool(s) and what installs their GPU stack, never for the pools after it (docs/
         lifecycle.md, "One pool operation at a time"); a group's after the priorities too

@@ -360,7 +360,7 @@ def _other_cluster(outputs: Mapping[str, Any] | None, cluster: tuple[str, str] |
     return tuple(str(w).lower() for w in was) != tuple(c.lower() for c in cluster)
 
 
-def _stray(urn: str, project: str, stack: str, under: str = "") -> bool:
+def _stray(urn: str, project: str, stack: str, under: str) -> bool:
     """A guarded resource the state holds in this stack where the program does not register it,
     under whichever of azure-native's type tokens for it; in a component's run, where none of the
     package's components in its place does (`under`: _within)."""
