@@ -396,7 +396,7 @@ class _Run:
             kubeconfig = provider_kubeconfig(self.user_kubeconfig)
             stack_pools = cluster_object_checks.stack_pools(pools, found, installs=stack, on_used=self.serves_named_pools)
             self.in_cluster = cluster_object_checks.check(
-                objects, self.reader, kubeconfig, stack_pools, self.owner_tag, self.mode.preview, found, self.state, installs=stack
+                objects, self.reader, kubeconfig, stack_pools, self.owner_tag, self.mode.preview, found, self.state
             )
             self.said.warn(self.in_cluster.warnings)
             self.said.info(self.in_cluster.lines)
