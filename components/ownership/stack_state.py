@@ -231,7 +231,9 @@ def read(reader: AzureReader, cluster: tuple[str, str] | None = None, *, project
     if by.component is None:
         return _held(answer, cluster, project, stack, by, "", _root_outputs(answer))
     own = [(str(u), e) for u, e in answer.items() if _is_own(str(u), project, stack, by)]
-    if not own:  # its first `up`: the engine writes a component's entry as it registers, before any child
+    # Its first `up`: the engine saves a component's entry when its create step completes, which calls no provider
+    # (pulumi/pulumi@1b594989 pkg/resource/deploy/step.go CreateStep.Apply: `if s.new.Custom`), before its URN, which each child names, comes back.
+    if not own:
         return StackState(False, why=f"the stack's state holds no {by.said()} yet: its first `up`", undeployed=True, by=by)
     if len(own) > 1:
         where = " and ".join(quoted(u) for u, _ in own[:2])
