@@ -10,11 +10,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import pulumi
 import pytest
 from conftest import ROOT, run_cached
 from support.package_host import graph, inputs_of
 from support.package_settings import package_config, package_overrides, watches, without_watches
+from support.registrations import registrations_begun
 
 from components.config.messages import snake
 from components.environment.gpu_environment import TYPE, GpuEnvironment
@@ -81,11 +81,7 @@ def test_a_gpu_environment_says_the_programs_warnings():
     ],
 )
 def test_a_bad_input_is_refused_in_one_line_naming_the_input_before_anything_is_registered(inputs, key, value, monkeypatch):
-    # Every registration starts in Resource.__init__; the mock monitor hears of one only once the
-    # SDK's task sends it, after a refusal has ended the run.
-    begun: list[str] = []
-    register = pulumi.Resource.__init__
-    monkeypatch.setattr(pulumi.Resource, "__init__", lambda self, t, name, *a, **k: (begun.append(t), register(self, t, name, *a, **k))[1])
+    begun = registrations_begun(monkeypatch)
     with pytest.raises(ConfigError) as refused:
         environment_run("dev", inputs)
     message = str(refused.value)

@@ -16,6 +16,7 @@ from conftest import ROOT, run_cached
 from pulumi.runtime.proto import engine_pb2
 from support.existing_cluster import on_existing
 from support.package_host import construct, construct_as_the_engine, graph, inputs_of, refused_input, with_children
+from support.registrations import registrations_begun
 
 from components.cluster.cluster_facts import cluster_id
 from components.environment.gpu_pools import TYPE, GpuPools
@@ -118,10 +119,12 @@ BAD = {
 
 @pytest.mark.parametrize("run", RUNS)
 @pytest.mark.parametrize("bad", BAD)
-def test_a_bad_input_to_gpu_pools_is_one_line_naming_it_before_anything_is_registered(bad, run):
+def test_a_bad_input_to_gpu_pools_is_one_line_naming_it_before_anything_is_registered(bad, run, monkeypatch):
     inputs, name, reason = BAD[bad]
+    begun = registrations_begun(monkeypatch)
     with pytest.raises(ConfigError) as refused:
         pools_run(inputs, preview=RUNS[run])
+    assert [t for t in begun if t != "pulumi:pulumi:Stack"] == []  # the mock run's own root stack aside
     message = str(refused.value)
     assert message.startswith(f"GpuPools pools: input {name}: {reason}"), message
     assert "\n" not in message

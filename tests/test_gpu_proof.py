@@ -20,6 +20,7 @@ from pulumi.runtime.proto import engine_pb2
 from support.existing_pools import GPUNP, cluster
 from support.package_host import construct_as_the_engine, graph, inputs_of, refused_input
 from support.package_settings import without_watches
+from support.registrations import registrations_begun
 from test_package_construct import SECRET
 
 from components.cluster.cluster_facts import cluster_id
@@ -232,17 +233,8 @@ def test_a_consumers_kubeconfig_signs_the_clusters_provider_in_and_is_kept_secre
         assert {r.provider for r in kubernetes_objects(run.resources)} == {provider.urn}
 
 
-def nothing_registered_but_the_stack(monkeypatch) -> list[str]:
-    """Every registration starts in Resource.__init__; the mock monitor hears of one only once the
-    SDK's task sends it, after a refusal has ended the run."""
-    begun: list[str] = []
-    register = pulumi.Resource.__init__
-    monkeypatch.setattr(pulumi.Resource, "__init__", lambda self, t, name, *a, **k: (begun.append(t), register(self, t, name, *a, **k))[1])
-    return begun
-
-
 def test_a_kubeconfig_beside_a_consumers_provider_is_refused_in_one_line_naming_kubeconfig(monkeypatch):
-    begun = nothing_registered_but_the_stack(monkeypatch)
+    begun = registrations_begun(monkeypatch)
 
     def opts() -> pulumi.ResourceOptions:
         return pulumi.ResourceOptions(providers=[k8s.Provider("consumers-k8s", kubeconfig=CONSUMERS_KUBECONFIG)])
@@ -271,7 +263,7 @@ def test_a_kubeconfig_beside_a_consumers_provider_is_refused_in_one_line_naming_
     ],
 )
 def test_a_bad_input_is_refused_in_one_line_naming_the_input_before_anything_is_registered(inputs, key, says, monkeypatch):
-    begun = nothing_registered_but_the_stack(monkeypatch)
+    begun = registrations_begun(monkeypatch)
     with pytest.raises(ConfigError) as refused:
         proof_run("ml-prod", inputs={**proof_inputs("ml-prod"), **inputs})
     message = str(refused.value)
@@ -281,7 +273,7 @@ def test_a_bad_input_is_refused_in_one_line_naming_the_input_before_anything_is_
 
 
 def test_a_budget_the_proof_would_not_declare_is_refused_in_one_line_naming_it(monkeypatch):
-    begun = nothing_registered_but_the_stack(monkeypatch)
+    begun = registrations_begun(monkeypatch)
     budget = {"amount": 100, "contactEmails": ["ml@example.com"]}
     with pytest.raises(ConfigError) as refused:
         proof_run("ml-prod", inputs=proof_inputs("ml-prod", cost={"budget": budget}))
@@ -293,7 +285,7 @@ def test_a_budget_the_proof_would_not_declare_is_refused_in_one_line_naming_it(m
 
 
 def test_a_pool_the_cluster_does_not_have_is_refused_in_one_line_naming_gpu_pool_names(monkeypatch):
-    begun = nothing_registered_but_the_stack(monkeypatch)
+    begun = registrations_begun(monkeypatch)
     with pytest.raises(InputRefused) as refused:
         proof_run("ml-prod", inputs=proof_inputs("ml-prod", gpuPoolNames=["gpunp", "t4"]))
     message = str(refused.value)

@@ -14,6 +14,7 @@ import pytest
 from conftest import run_cached
 from support.existing_pools import GPUNP, cluster
 from support.package_host import construct, construct_as_the_engine, graph, inputs_of, refused_input, with_children
+from support.registrations import registrations_begun
 
 from components.cluster.cluster_facts import cluster_id
 from components.environment.gpu_stack import TYPE, GpuStack
@@ -142,10 +143,12 @@ BAD = {
 
 @pytest.mark.parametrize("run", RUNS)
 @pytest.mark.parametrize("bad", BAD)
-def test_a_bad_input_to_gpu_stack_is_one_line_naming_it_before_anything_is_registered(bad, run):
+def test_a_bad_input_to_gpu_stack_is_one_line_naming_it_before_anything_is_registered(bad, run, monkeypatch):
     inputs, name, reason = BAD[bad]
+    begun = registrations_begun(monkeypatch)
     with pytest.raises(ConfigError) as refused:
         stack_run(inputs, preview=RUNS[run])
+    assert [t for t in begun if t != "pulumi:pulumi:Stack"] == []  # the mock run's own root stack aside
     message = str(refused.value)
     assert message.startswith(f"GpuStack gpu-stack: input {name}: {reason}"), message
     assert "\n" not in message

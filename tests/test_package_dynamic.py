@@ -14,13 +14,13 @@ import os
 import shutil
 from typing import Any
 
-import pulumi
 import pytest
 from conftest import ROOT, run_cached
 from google.protobuf import struct_pb2
 from support.package_host import construct_as_the_engine, graph, inputs_of, refused_input
 from support.package_settings import package_overrides, without_watches
 from support.provider_host import HostError, start_host
+from support.registrations import registrations_begun
 from test_gpu_environment import STACKS, environment_run
 
 from components.errors import ConfigError
@@ -133,9 +133,7 @@ def test_under_the_package_a_proof_not_awaited_is_declared_as_the_program_declar
 def test_a_setting_that_declares_a_dynamic_resource_other_than_the_watch_is_refused_in_one_line_naming_the_input_before_anything_is_registered(
     stack, overrides, key, value, monkeypatch
 ):
-    begun: list[str] = []
-    register = pulumi.Resource.__init__
-    monkeypatch.setattr(pulumi.Resource, "__init__", lambda self, t, name, *a, **k: (begun.append(t), register(self, t, name, *a, **k))[1])
+    begun = registrations_begun(monkeypatch)
     message = refused(stack, **overrides)
     assert message is not None and message.startswith(f"GpuEnvironment env: input {key}: {key} = {value}: "), message
     assert "dynamic resource" in message and "allowed under the package: " in message and "\n" not in message
