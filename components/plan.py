@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+import pulumi
 import pulumi_kubernetes as k8s
 
 from components.catalog import proof_names
@@ -221,10 +222,10 @@ def build_plan(
     )
 
 
-def signed_in(plan: Plan, provider: Any | None, kubeconfig: Any | None) -> Plan:
-    """`plan` with its existing cluster's Kubernetes objects signed in with a consumer's provider
-    (a ProviderResource) or kubeconfig (an Input[str]), which a component takes from its options and
-    inputs (components/environment/sign_in.py); as it is where neither is given."""
+def signed_in(plan: Plan, provider: pulumi.ProviderResource | None, kubeconfig: pulumi.Input[str] | None) -> Plan:
+    """`plan` with its existing cluster's Kubernetes objects signed in with a consumer's provider or
+    kubeconfig, which a component takes from its options and inputs (components/environment/sign_in.py);
+    as it is where neither is given."""
     if provider is None and kubeconfig is None:
         return plan
     assert isinstance(plan.cluster, ExistingClusterArgs), "a component that signs in takes its cluster by resource ID"
