@@ -104,6 +104,8 @@ class Part(enum.Enum):
 
 
 ALL = frozenset(Part)
+# The parts that put something inside the cluster, through its Kubernetes provider.
+IN_KUBERNETES = frozenset({Part.GPU_STACK, Part.PROOF})
 
 
 GPU = "nvidia.com/gpu"
@@ -419,7 +421,7 @@ class _Run:
     @property
     def in_kubernetes(self) -> bool:
         """Whether the run declares anything inside the cluster: the GPU stack, or the proof."""
-        return bool(self.parts & {Part.GPU_STACK, Part.PROOF})
+        return bool(self.parts & IN_KUBERNETES)
 
     def adopting_lines(self) -> list[str]:
         return [
