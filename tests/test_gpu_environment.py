@@ -13,14 +13,15 @@ from typing import Any
 import pytest
 from conftest import ROOT, run_cached
 from support.package_host import graph, inputs_of
-from support.package_settings import package_config, package_overrides, watches, without_watches
+from support.package_settings import package_config, package_overrides, run_as_a_consumer, watches, without_watches
 from support.registrations import registrations_begun
 
 from components.config.messages import snake
 from components.environment.gpu_environment import TYPE, GpuEnvironment
 from components.errors import ConfigError
+from components.seam.reader import AzureReader
 from tools.azure_mocks import AzureMocks
-from tools.mock_engine import ProgramRun, RecordingMonitor, merged_config, reader_of, run_under_mocks
+from tools.mock_engine import ProgramRun, RecordingMonitor, merged_config
 
 STACKS = ["dev", "prod", "team"]  # the tests' own copies (tests/fixtures/stacks/)
 
@@ -31,17 +32,13 @@ def environment_run(
     """A preview of a program that declares one GpuEnvironment with `stack`'s settings as the package
     takes them (support/package_settings.py), or `inputs`, its stack config holding no `aks-gpu:`
     key; Azure answers as it does for the program's run of `stack`."""
-    merged = merged_config(stack)
-    monitor = monitor or RecordingMonitor(AzureMocks())
-    monitor.mocks.offline(merged, stack)
     built: list[GpuEnvironment] = []
-    providers_only = {k: v for k, v in merged.items() if not k.startswith("aks-gpu:")}
     given = inputs_of(package_config(stack)) if inputs is None else dict(inputs)
 
-    def program() -> None:
-        built.append(GpuEnvironment("env", given, reader=reader_of(monitor)))  # type: ignore[arg-type]
+    def build(reader: AzureReader) -> None:
+        built.append(GpuEnvironment("env", given, reader=reader))  # type: ignore[arg-type]
 
-    return run_under_mocks(program, stack=stack, config=providers_only, monitor=monitor, preview=True), built
+    return run_as_a_consumer(build, stack, merged_config(stack), monitor or RecordingMonitor(AzureMocks())), built
 
 
 @pytest.mark.parametrize("stack", STACKS)

@@ -16,14 +16,16 @@ from conftest import ROOT, run_cached
 from pulumi.runtime.proto import engine_pb2
 from support.existing_cluster import on_existing
 from support.package_host import construct, construct_as_the_engine, graph, inputs_of, refused_input, with_children
+from support.package_settings import run_as_a_consumer
 from support.registrations import registrations_begun
 
 from components.cluster.cluster_facts import cluster_id
 from components.environment.gpu_pools import TYPE, GpuPools
 from components.environment.kinds import GPU_POOLS
 from components.errors import ConfigError
+from components.seam.reader import AzureReader
 from tools.azure_mocks import AzureMocks, OfflineReader, existing_cluster
-from tools.mock_engine import RecordingMonitor, Registration, merged_config, reader_of, run_under_mocks
+from tools.mock_engine import RecordingMonitor, Registration, merged_config
 
 # The sample stacks on an existing cluster: the team's two new pools (tests/fixtures/stacks/), the
 # guide's hand-made cluster with its pool used as it is (examples/guide-cluster/), and the team's
@@ -90,15 +92,11 @@ def test_gpu_pools_answers_construct_with_its_outputs_the_programs_that_apply():
 
 def pools_run(inputs: Mapping[str, Any], stack: str = "team", preview: bool = True) -> list[Registration]:
     """GpuPools declared by a program under the mock engine, in-process, as a Python consumer declares it."""
-    merged = merged_config(stack)
-    monitor = RecordingMonitor(AzureMocks())
-    monitor.mocks.offline(merged, stack)
-    providers_only = {k: v for k, v in merged.items() if not k.startswith("aks-gpu:")}
 
-    def program() -> None:
-        GpuPools("pools", inputs, reader=reader_of(monitor))  # type: ignore[arg-type]
+    def build(reader: AzureReader) -> GpuPools:
+        return GpuPools("pools", inputs, reader=reader)  # type: ignore[arg-type]
 
-    return run_under_mocks(program, stack=stack, config=providers_only, monitor=monitor, preview=preview).resources
+    return run_as_a_consumer(build, stack, merged_config(stack), RecordingMonitor(AzureMocks()), preview).resources
 
 
 BAD = {

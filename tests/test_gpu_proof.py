@@ -19,7 +19,7 @@ from conftest import ROOT, run_cached
 from pulumi.runtime.proto import engine_pb2
 from support.existing_pools import GPUNP, cluster
 from support.package_host import construct_as_the_engine, graph, inputs_of, refused_input
-from support.package_settings import without_watches
+from support.package_settings import run_as_a_consumer, without_watches
 from support.registrations import registrations_begun
 from test_package_construct import SECRET
 
@@ -30,8 +30,9 @@ from components.environment.gpu_proof import TYPE, GpuProof
 from components.environment.kinds import GPU_PROOF
 from components.errors import ConfigError, PreflightError
 from components.problem import STOPS
+from components.seam.reader import AzureReader
 from tools.azure_mocks import AzureMocks, OfflineReader
-from tools.mock_engine import ProgramRun, RecordingMonitor, Registration, Secret, merged_config, reader_of, run_under_mocks
+from tools.mock_engine import ProgramRun, RecordingMonitor, Registration, Secret, merged_config
 
 # The examples' guide cluster: ml-prod, made by hand, its pool gpunp used as it is; the program
 # declares the cluster's provider and the proof there, nothing else.
@@ -81,17 +82,14 @@ def proof_run(
     config holding no `aks-gpu:` key; Azure answers as it does for the program's run of the sample
     (the cluster's objects: `kubernetes` where given). `opts`: a function of nothing that returns
     the component's options (a consumer's provider)."""
-    merged = settings(sample)
     monitor = RecordingMonitor(AzureMocks(reader=OfflineReader(cluster=SAMPLES[sample]["cluster"], kubernetes=kubernetes)))
-    monitor.mocks.offline(merged, SAMPLES[sample]["stack"])
     built: list[GpuProof] = []
     given = proof_inputs(sample) if inputs is None else dict(inputs)
 
-    def body() -> None:
-        built.append(GpuProof("proof", given, opts() if opts else None, reader=reader_of(monitor)))  # type: ignore[arg-type]
+    def build(reader: AzureReader) -> None:
+        built.append(GpuProof("proof", given, opts() if opts else None, reader=reader))  # type: ignore[arg-type]
 
-    consumers = {k: v for k, v in merged.items() if not k.startswith("aks-gpu:")}
-    return run_under_mocks(body, stack=SAMPLES[sample]["stack"], config=consumers, monitor=monitor, preview=preview), built
+    return run_as_a_consumer(build, SAMPLES[sample]["stack"], settings(sample), monitor, preview), built
 
 
 def the_proof(registrations: list[Registration]) -> list[Registration]:
@@ -207,15 +205,12 @@ def test_with_a_consumers_kubernetes_provider_every_kubernetes_child_uses_it_and
 def test_a_consumers_kubernetes_provider_given_to_the_whole_environment_is_said_not_to_be_used():
     """GpuEnvironment signs its objects in with the cluster's credential (a cluster it may create)."""
     merged = settings("ml-prod")
-    monitor = RecordingMonitor(AzureMocks())
-    monitor.mocks.offline(merged, "ml-prod")
 
-    def body() -> None:
+    def build(reader: AzureReader) -> None:
         opts = pulumi.ResourceOptions(providers=[k8s.Provider("consumers-k8s", kubeconfig=CONSUMERS_KUBECONFIG)])
-        GpuEnvironment("env", inputs_of(merged), opts, reader=reader_of(monitor))  # type: ignore[arg-type]
+        GpuEnvironment("env", inputs_of(merged), opts, reader=reader)  # type: ignore[arg-type]
 
-    consumers = {k: v for k, v in merged.items() if not k.startswith("aks-gpu:")}
-    run = run_under_mocks(body, stack="ml-prod", config=consumers, monitor=monitor, preview=True)
+    run = run_as_a_consumer(build, "ml-prod", merged, RecordingMonitor(AzureMocks()))
     assert [w for w in run.warnings if "providers" in w] == [
         "GpuEnvironment env: the Kubernetes provider passed in the `providers` resource option is not used: its Kubernetes "
         "objects sign in with the cluster's user kubeconfig, which Azure answers the deployer (GpuProof takes a provider)"

@@ -14,14 +14,16 @@ import pytest
 from conftest import run_cached
 from support.existing_pools import GPUNP, cluster
 from support.package_host import construct, construct_as_the_engine, graph, inputs_of, refused_input, with_children
+from support.package_settings import run_as_a_consumer
 from support.registrations import registrations_begun
 
 from components.cluster.cluster_facts import cluster_id
 from components.environment.gpu_stack import TYPE, GpuStack
 from components.environment.kinds import GPU_STACK
 from components.errors import ConfigError
+from components.seam.reader import AzureReader
 from tools.azure_mocks import AzureMocks, OfflineReader
-from tools.mock_engine import RecordingMonitor, Registration, merged_config, reader_of, run_under_mocks
+from tools.mock_engine import RecordingMonitor, Registration, merged_config
 
 RUNS = {"preview": True, "deployment": False}
 # The GPU stack's components, and the Kubernetes provider they declare through.
@@ -105,15 +107,12 @@ def test_gpu_stack_leaves_a_pool_to_the_device_plugin_that_serves_it_and_declare
 
 def stack_run(inputs: Mapping[str, Any], preview: bool = True) -> list[Registration]:
     """GpuStack declared by a program under the mock engine, in-process, as a Python consumer declares it."""
-    merged = merged_config("team")
+
+    def build(reader: AzureReader) -> GpuStack:
+        return GpuStack("gpu-stack", inputs, reader=reader)  # type: ignore[arg-type]
+
     monitor = RecordingMonitor(AzureMocks(cluster=cluster(GPUNP)))
-    monitor.mocks.offline(merged, "team")
-    providers_only = {k: v for k, v in merged.items() if not k.startswith("aks-gpu:")}
-
-    def program() -> None:
-        GpuStack("gpu-stack", inputs, reader=reader_of(monitor))  # type: ignore[arg-type]
-
-    return run_under_mocks(program, stack="team", config=providers_only, monitor=monitor, preview=preview).resources
+    return run_as_a_consumer(build, "team", merged_config("team"), monitor, preview).resources
 
 
 BAD = {
