@@ -122,7 +122,7 @@ schema: $(STAMP) ## regenerate schema/stack.schema.json from components/config/
 	$(VENV)/bin/python -m tools.schema
 
 # The package's GpuEnvironment takes every key of the stack schema as an input (docs/design/package.md).
-package-args: schema ## regenerate the package's GpuEnvironmentArgs (components/environment/args.py) from the stack schema
+package-args: schema ## regenerate the Args of the package's components (components/environment/args.py) from the stack schema and kinds.py
 	$(VENV)/bin/python -m tools.package_args
 
 # Every key's default, what is allowed and what it does, from the schema (tools/config_docs.py),

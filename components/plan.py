@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+import pulumi
 import pulumi_kubernetes as k8s
 
 from components.catalog import proof_names
@@ -103,6 +104,8 @@ class Part(enum.Enum):
 
 
 ALL = frozenset(Part)
+# The parts that put something inside the cluster, through its Kubernetes provider.
+IN_KUBERNETES = frozenset({Part.GPU_STACK, Part.PROOF})
 
 
 GPU = "nvidia.com/gpu"
@@ -221,10 +224,10 @@ def build_plan(
     )
 
 
-def signed_in(plan: Plan, provider: Any | None, kubeconfig: Any | None) -> Plan:
-    """`plan` with its existing cluster's Kubernetes objects signed in with a consumer's provider
-    (a ProviderResource) or kubeconfig (an Input[str]), which a component takes from its options and
-    inputs (components/environment/sign_in.py); as it is where neither is given."""
+def signed_in(plan: Plan, provider: pulumi.ProviderResource | None, kubeconfig: pulumi.Input[str] | None) -> Plan:
+    """`plan` with its existing cluster's Kubernetes objects signed in with a consumer's provider or
+    kubeconfig, which a component takes from its options and inputs (components/environment/sign_in.py);
+    as it is where neither is given."""
     if provider is None and kubeconfig is None:
         return plan
     assert isinstance(plan.cluster, ExistingClusterArgs), "a component that signs in takes its cluster by resource ID"
@@ -396,7 +399,7 @@ class _Run:
             kubeconfig = provider_kubeconfig(self.user_kubeconfig)
             stack_pools = cluster_object_checks.stack_pools(pools, found, installs=stack, on_used=self.serves_named_pools)
             self.in_cluster = cluster_object_checks.check(
-                objects, self.reader, kubeconfig, stack_pools, self.owner_tag, self.mode.preview, found, self.state, installs=stack
+                objects, self.reader, kubeconfig, stack_pools, self.owner_tag, self.mode.preview, found, self.state
             )
             self.said.warn(self.in_cluster.warnings)
             self.said.info(self.in_cluster.lines)
@@ -418,7 +421,7 @@ class _Run:
     @property
     def in_kubernetes(self) -> bool:
         """Whether the run declares anything inside the cluster: the GPU stack, or the proof."""
-        return bool(self.parts & {Part.GPU_STACK, Part.PROOF})
+        return bool(self.parts & IN_KUBERNETES)
 
     def adopting_lines(self) -> list[str]:
         return [
@@ -530,7 +533,7 @@ class _Run:
             return None
         return _read_subscription(self.subscription)
 
-    def cluster(self, subscription: str | None, expander: bool, kubernetes: bool = True) -> GpuClusterArgs | ExistingClusterArgs:
+    def cluster(self, subscription: str | None, expander: bool, kubernetes: bool) -> GpuClusterArgs | ExistingClusterArgs:
         """The existing cluster as read, with a Kubernetes provider where `kubernetes`, or the one the program creates."""
         cfg = self.cfg
         if self.found is not None:
@@ -647,7 +650,7 @@ class _Run:
             marks=self.marks,
         )
 
-    def proof(self, egress: cluster_egress.Egress, with_expander: bool, watch: bool = True) -> MnistJobArgs | None:
+    def proof(self, egress: cluster_egress.Egress, with_expander: bool, watch: bool) -> MnistJobArgs | None:
         """One proof Job per GPU pool in no capacity group, and one per group (steps 8-9): each waits
         for its pool(s) and what installs their GPU stack, never for the pools after it (docs/
         lifecycle.md, "One pool operation at a time"); a group's after the priorities too

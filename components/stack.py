@@ -115,7 +115,7 @@ class StackConfig:
         key = f"{NAMESPACE}:gpuPools.{{}}" if self.pool_map else f"{NAMESPACE}:gpuPool"
         return Pools(self.gpu_pools, {p.name: key.format(p.name) for p in self.gpu_pools}, self.given_pools)
 
-    def owned_namespaces(self, modes: frozenset[str], proof: bool = True) -> tuple[str, ...]:
+    def owned_namespaces(self, modes: frozenset[str], proof: bool) -> tuple[str, ...]:
         """The namespaces the stack creates, and deletes on destroy, for pools of these `modes`,
         and the proof's where it declares it (`proof`: its part of the run)."""
         names = [self.device_plugin.namespace] if "device-plugin" in modes else []

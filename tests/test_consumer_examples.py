@@ -16,6 +16,7 @@ import pytest
 import yaml
 from conftest import ROOT
 from support import consumer_sdk
+from support.registrations import registrations_begun
 
 from components.environment.gpu_environment import TYPE
 from components.errors import ConfigError
@@ -84,9 +85,7 @@ def test_a_bad_input_from_the_python_consumer_is_one_line_naming_it_before_the_c
     for name in ("__main__.py", "Pulumi.yaml"):
         shutil.copy(PYTHON / name, tmp_path / name)
     (tmp_path / "Pulumi.staging.yaml").write_text("config:\n  azure-native:location: westeurope\n  platform:gpuVmSize: NC6\n")
-    begun: list[str] = []
-    register = pulumi.Resource.__init__
-    monkeypatch.setattr(pulumi.Resource, "__init__", lambda self, t, name, *a, **k: (begun.append(t), register(self, t, name, *a, **k))[1])
+    begun = registrations_begun(monkeypatch)
     with pytest.raises(ConfigError) as refused:
         consumer_run(tmp_path)
     message = str(refused.value)

@@ -10,17 +10,18 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import pulumi
 import pytest
 from conftest import ROOT, run_cached
 from support.package_host import graph, inputs_of
-from support.package_settings import package_config, package_overrides, watches, without_watches
+from support.package_settings import package_config, package_overrides, run_as_a_consumer, watches, without_watches
+from support.registrations import registrations_begun
 
 from components.config.messages import snake
 from components.environment.gpu_environment import TYPE, GpuEnvironment
 from components.errors import ConfigError
+from components.seam.reader import AzureReader
 from tools.azure_mocks import AzureMocks
-from tools.mock_engine import ProgramRun, RecordingMonitor, merged_config, reader_of, run_under_mocks
+from tools.mock_engine import ProgramRun, RecordingMonitor, merged_config
 
 STACKS = ["dev", "prod", "team"]  # the tests' own copies (tests/fixtures/stacks/)
 
@@ -31,17 +32,13 @@ def environment_run(
     """A preview of a program that declares one GpuEnvironment with `stack`'s settings as the package
     takes them (support/package_settings.py), or `inputs`, its stack config holding no `aks-gpu:`
     key; Azure answers as it does for the program's run of `stack`."""
-    merged = merged_config(stack)
-    monitor = monitor or RecordingMonitor(AzureMocks())
-    monitor.mocks.offline(merged, stack)
     built: list[GpuEnvironment] = []
-    providers_only = {k: v for k, v in merged.items() if not k.startswith("aks-gpu:")}
     given = inputs_of(package_config(stack)) if inputs is None else dict(inputs)
 
-    def program() -> None:
-        built.append(GpuEnvironment("env", given, reader=reader_of(monitor)))  # type: ignore[arg-type]
+    def build(reader: AzureReader) -> None:
+        built.append(GpuEnvironment("env", given, reader=reader))  # type: ignore[arg-type]
 
-    return run_under_mocks(program, stack=stack, config=providers_only, monitor=monitor, preview=True), built
+    return run_as_a_consumer(build, stack, merged_config(stack), monitor or RecordingMonitor(AzureMocks())), built
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -81,11 +78,7 @@ def test_a_gpu_environment_says_the_programs_warnings():
     ],
 )
 def test_a_bad_input_is_refused_in_one_line_naming_the_input_before_anything_is_registered(inputs, key, value, monkeypatch):
-    # Every registration starts in Resource.__init__; the mock monitor hears of one only once the
-    # SDK's task sends it, after a refusal has ended the run.
-    begun: list[str] = []
-    register = pulumi.Resource.__init__
-    monkeypatch.setattr(pulumi.Resource, "__init__", lambda self, t, name, *a, **k: (begun.append(t), register(self, t, name, *a, **k))[1])
+    begun = registrations_begun(monkeypatch)
     with pytest.raises(ConfigError) as refused:
         environment_run("dev", inputs)
     message = str(refused.value)

@@ -15,14 +15,17 @@ import pytest
 from conftest import ROOT, run_cached
 from pulumi.runtime.proto import engine_pb2
 from support.existing_cluster import on_existing
-from support.package_host import construct, construct_as_the_engine, graph, inputs_of
-from test_package_construct import property_errors
+from support.package_host import construct, construct_as_the_engine, graph, inputs_of, refused_input, with_children
+from support.package_settings import run_as_a_consumer
+from support.registrations import registrations_begun
 
+from components.cluster.cluster_facts import cluster_id
 from components.environment.gpu_pools import TYPE, GpuPools
 from components.environment.kinds import GPU_POOLS
 from components.errors import ConfigError
+from components.seam.reader import AzureReader
 from tools.azure_mocks import AzureMocks, OfflineReader, existing_cluster
-from tools.mock_engine import RecordingMonitor, Registration, merged_config, reader_of, run_under_mocks
+from tools.mock_engine import RecordingMonitor, Registration, merged_config
 
 # The sample stacks on an existing cluster: the team's two new pools (tests/fixtures/stacks/), the
 # guide's hand-made cluster with its pool used as it is (examples/guide-cluster/), and the team's
@@ -37,7 +40,7 @@ SAMPLES: dict[str, tuple[str, Any, dict[str, Any]]] = {
 RUNS = {"preview": True, "deployment": False}
 POOL = "aks-gpu:azure:GpuPool"
 SUBSCRIPTION = "00000000-0000-0000-0000-000000000000"
-TEAM_AKS = f"/subscriptions/{SUBSCRIPTION}/resourceGroups/team-rg/providers/Microsoft.ContainerService/managedClusters/team-aks"
+TEAM_AKS = cluster_id(SUBSCRIPTION, "team-rg", "team-aks")
 
 
 def pools_inputs(merged: Mapping[str, str], stack: str) -> dict[str, Any]:
@@ -47,20 +50,13 @@ def pools_inputs(merged: Mapping[str, str], stack: str) -> dict[str, Any]:
     reader = OfflineReader()
     reader.offline(merged, stack)
     cluster = given["existingCluster"]
-    cluster_id = (
-        f"/subscriptions/{reader.subscription}/resourceGroups/{cluster['resourceGroupName']}"
-        f"/providers/Microsoft.ContainerService/managedClusters/{cluster['name']}"
-    )
-    return {"clusterId": cluster_id, **{key: given[key] for key in GPU_POOLS.keys or () if key in given}}
+    named = cluster_id(reader.subscription, cluster["resourceGroupName"], cluster["name"])
+    return {"clusterId": named, **{key: given[key] for key in GPU_POOLS.keys or () if key in given}}
 
 
 def pools_of(registrations: Sequence[Registration]) -> list[Registration]:
     """The GPU pools and what each registers under it."""
-    kept: list[Registration] = []
-    for r in registrations:
-        if r.type == POOL or r.parent in {k.urn for k in kept}:
-            kept.append(r)
-    return kept
+    return with_children(registrations, {POOL})
 
 
 @pytest.mark.parametrize(("sample", "run"), [(s, r) for s in SAMPLES for r in RUNS], ids=[f"{s}-{r}" for s in SAMPLES for r in RUNS])
@@ -96,15 +92,11 @@ def test_gpu_pools_answers_construct_with_its_outputs_the_programs_that_apply():
 
 def pools_run(inputs: Mapping[str, Any], stack: str = "team", preview: bool = True) -> list[Registration]:
     """GpuPools declared by a program under the mock engine, in-process, as a Python consumer declares it."""
-    merged = merged_config(stack)
-    monitor = RecordingMonitor(AzureMocks())
-    monitor.mocks.offline(merged, stack)
-    providers_only = {k: v for k, v in merged.items() if not k.startswith("aks-gpu:")}
 
-    def program() -> None:
-        GpuPools("pools", inputs, reader=reader_of(monitor))  # type: ignore[arg-type]
+    def build(reader: AzureReader) -> GpuPools:
+        return GpuPools("pools", inputs, reader=reader)  # type: ignore[arg-type]
 
-    return run_under_mocks(program, stack=stack, config=providers_only, monitor=monitor, preview=preview).resources
+    return run_as_a_consumer(build, stack, merged_config(stack), RecordingMonitor(AzureMocks()), preview).resources
 
 
 BAD = {
@@ -125,10 +117,12 @@ BAD = {
 
 @pytest.mark.parametrize("run", RUNS)
 @pytest.mark.parametrize("bad", BAD)
-def test_a_bad_input_to_gpu_pools_is_one_line_naming_it_before_anything_is_registered(bad, run):
+def test_a_bad_input_to_gpu_pools_is_one_line_naming_it_before_anything_is_registered(bad, run, monkeypatch):
     inputs, name, reason = BAD[bad]
+    begun = registrations_begun(monkeypatch)
     with pytest.raises(ConfigError) as refused:
         pools_run(inputs, preview=RUNS[run])
+    assert [t for t in begun if t != "pulumi:pulumi:Stack"] == []  # the mock run's own root stack aside
     message = str(refused.value)
     assert message.startswith(f"GpuPools pools: input {name}: {reason}"), message
     assert "\n" not in message
@@ -139,17 +133,14 @@ def test_a_bad_input_to_gpu_pools_is_one_line_naming_it_before_anything_is_regis
 def test_a_bad_input_to_gpu_pools_over_construct_is_refused_as_pulumi_refuses_a_bad_input_naming_it(bad, run):
     inputs, name, reason = BAD[bad]
     engine, answer = construct("GpuPools", inputs, preview=RUNS[run])
-    assert isinstance(answer, grpc.RpcError) and answer.code() == grpc.StatusCode.INVALID_ARGUMENT
-    [(path, said)] = property_errors(answer)
-    assert path == name and said.startswith(reason) and "\n" not in said
-    assert engine.registered == []
+    path, said = refused_input(answer, engine.registered)
+    assert path == name and said.startswith(reason)
 
 
 def test_gpu_pools_without_its_cluster_is_refused_naming_clusterid():
     engine, answer = construct("GpuPools", {"gpuPools": {"t4": {"vmSize": "Standard_NC4as_T4_v3"}}})
-    assert isinstance(answer, grpc.RpcError) and answer.code() == grpc.StatusCode.INVALID_ARGUMENT
     # The SDK's own check of a required input (pulumi 3.272.0 provider/experimental/component.py map_inputs).
-    assert property_errors(answer) == [("clusterId", "Missing required input 'clusterId' on 'GpuPools'")] and engine.registered == []
+    assert refused_input(answer, engine.registered) == ("clusterId", "Missing required input 'clusterId' on 'GpuPools'")
 
 
 ADOPT = {"gpuPools": {"gpunp": {"existing": "adopt"}}}

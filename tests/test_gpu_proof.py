@@ -18,18 +18,21 @@ import pytest
 from conftest import ROOT, run_cached
 from pulumi.runtime.proto import engine_pb2
 from support.existing_pools import GPUNP, cluster
-from support.package_host import construct_as_the_engine, graph, inputs_of
-from support.package_settings import without_watches
-from test_package_construct import SECRET, property_errors
+from support.package_host import construct_as_the_engine, graph, inputs_of, refused_input
+from support.package_settings import run_as_a_consumer, without_watches
+from support.registrations import registrations_begun
+from test_package_construct import SECRET
 
+from components.cluster.cluster_facts import cluster_id
 from components.environment.component import InputRefused
 from components.environment.gpu_environment import GpuEnvironment
 from components.environment.gpu_proof import TYPE, GpuProof
 from components.environment.kinds import GPU_PROOF
 from components.errors import ConfigError, PreflightError
 from components.problem import STOPS
+from components.seam.reader import AzureReader
 from tools.azure_mocks import AzureMocks, OfflineReader
-from tools.mock_engine import ProgramRun, RecordingMonitor, Registration, Secret, merged_config, reader_of, run_under_mocks
+from tools.mock_engine import ProgramRun, RecordingMonitor, Registration, Secret, merged_config
 
 # The examples' guide cluster: ml-prod, made by hand, its pool gpunp used as it is; the program
 # declares the cluster's provider and the proof there, nothing else.
@@ -59,12 +62,11 @@ def proof_inputs(sample: str, **more: Any) -> dict[str, Any]:
     pools by name, and the stack file's keys GpuProof takes under their names."""
     given = inputs_of(settings(sample))
     existing = given["existingCluster"]
-    cluster_id = (
-        f"/subscriptions/{SUBSCRIPTION}/resourceGroups/{existing['resourceGroupName']}"
-        f"/providers/Microsoft.ContainerService/managedClusters/{existing['name']}"
-    )
     assert all(pool == {"existing": "use"} for pool in given["gpuPools"].values())  # the cluster's own, as they are
-    named = {"clusterId": cluster_id, "gpuPoolNames": list(given["gpuPools"])}
+    named = {
+        "clusterId": cluster_id(SUBSCRIPTION, existing["resourceGroupName"], existing["name"]),
+        "gpuPoolNames": list(given["gpuPools"]),
+    }
     return {**named, **{k: v for k, v in given.items() if k in (GPU_PROOF.keys or ())}, **more}
 
 
@@ -80,17 +82,14 @@ def proof_run(
     config holding no `aks-gpu:` key; Azure answers as it does for the program's run of the sample
     (the cluster's objects: `kubernetes` where given). `opts`: a function of nothing that returns
     the component's options (a consumer's provider)."""
-    merged = settings(sample)
     monitor = RecordingMonitor(AzureMocks(reader=OfflineReader(cluster=SAMPLES[sample]["cluster"], kubernetes=kubernetes)))
-    monitor.mocks.offline(merged, SAMPLES[sample]["stack"])
     built: list[GpuProof] = []
     given = proof_inputs(sample) if inputs is None else dict(inputs)
 
-    def body() -> None:
-        built.append(GpuProof("proof", given, opts() if opts else None, reader=reader_of(monitor)))  # type: ignore[arg-type]
+    def build(reader: AzureReader) -> None:
+        built.append(GpuProof("proof", given, opts() if opts else None, reader=reader))  # type: ignore[arg-type]
 
-    consumers = {k: v for k, v in merged.items() if not k.startswith("aks-gpu:")}
-    return run_under_mocks(body, stack=SAMPLES[sample]["stack"], config=consumers, monitor=monitor, preview=preview), built
+    return run_as_a_consumer(build, SAMPLES[sample]["stack"], settings(sample), monitor, preview), built
 
 
 def the_proof(registrations: list[Registration]) -> list[Registration]:
@@ -206,15 +205,12 @@ def test_with_a_consumers_kubernetes_provider_every_kubernetes_child_uses_it_and
 def test_a_consumers_kubernetes_provider_given_to_the_whole_environment_is_said_not_to_be_used():
     """GpuEnvironment signs its objects in with the cluster's credential (a cluster it may create)."""
     merged = settings("ml-prod")
-    monitor = RecordingMonitor(AzureMocks())
-    monitor.mocks.offline(merged, "ml-prod")
 
-    def body() -> None:
+    def build(reader: AzureReader) -> None:
         opts = pulumi.ResourceOptions(providers=[k8s.Provider("consumers-k8s", kubeconfig=CONSUMERS_KUBECONFIG)])
-        GpuEnvironment("env", inputs_of(merged), opts, reader=reader_of(monitor))  # type: ignore[arg-type]
+        GpuEnvironment("env", inputs_of(merged), opts, reader=reader)  # type: ignore[arg-type]
 
-    consumers = {k: v for k, v in merged.items() if not k.startswith("aks-gpu:")}
-    run = run_under_mocks(body, stack="ml-prod", config=consumers, monitor=monitor, preview=True)
+    run = run_as_a_consumer(build, "ml-prod", merged, RecordingMonitor(AzureMocks()))
     assert [w for w in run.warnings if "providers" in w] == [
         "GpuEnvironment env: the Kubernetes provider passed in the `providers` resource option is not used: its Kubernetes "
         "objects sign in with the cluster's user kubeconfig, which Azure answers the deployer (GpuProof takes a provider)"
@@ -232,17 +228,8 @@ def test_a_consumers_kubeconfig_signs_the_clusters_provider_in_and_is_kept_secre
         assert {r.provider for r in kubernetes_objects(run.resources)} == {provider.urn}
 
 
-def nothing_registered_but_the_stack(monkeypatch) -> list[str]:
-    """Every registration starts in Resource.__init__; the mock monitor hears of one only once the
-    SDK's task sends it, after a refusal has ended the run."""
-    begun: list[str] = []
-    register = pulumi.Resource.__init__
-    monkeypatch.setattr(pulumi.Resource, "__init__", lambda self, t, name, *a, **k: (begun.append(t), register(self, t, name, *a, **k))[1])
-    return begun
-
-
 def test_a_kubeconfig_beside_a_consumers_provider_is_refused_in_one_line_naming_kubeconfig(monkeypatch):
-    begun = nothing_registered_but_the_stack(monkeypatch)
+    begun = registrations_begun(monkeypatch)
 
     def opts() -> pulumi.ResourceOptions:
         return pulumi.ResourceOptions(providers=[k8s.Provider("consumers-k8s", kubeconfig=CONSUMERS_KUBECONFIG)])
@@ -271,7 +258,7 @@ def test_a_kubeconfig_beside_a_consumers_provider_is_refused_in_one_line_naming_
     ],
 )
 def test_a_bad_input_is_refused_in_one_line_naming_the_input_before_anything_is_registered(inputs, key, says, monkeypatch):
-    begun = nothing_registered_but_the_stack(monkeypatch)
+    begun = registrations_begun(monkeypatch)
     with pytest.raises(ConfigError) as refused:
         proof_run("ml-prod", inputs={**proof_inputs("ml-prod"), **inputs})
     message = str(refused.value)
@@ -281,7 +268,7 @@ def test_a_bad_input_is_refused_in_one_line_naming_the_input_before_anything_is_
 
 
 def test_a_budget_the_proof_would_not_declare_is_refused_in_one_line_naming_it(monkeypatch):
-    begun = nothing_registered_but_the_stack(monkeypatch)
+    begun = registrations_begun(monkeypatch)
     budget = {"amount": 100, "contactEmails": ["ml@example.com"]}
     with pytest.raises(ConfigError) as refused:
         proof_run("ml-prod", inputs=proof_inputs("ml-prod", cost={"budget": budget}))
@@ -293,7 +280,7 @@ def test_a_budget_the_proof_would_not_declare_is_refused_in_one_line_naming_it(m
 
 
 def test_a_pool_the_cluster_does_not_have_is_refused_in_one_line_naming_gpu_pool_names(monkeypatch):
-    begun = nothing_registered_but_the_stack(monkeypatch)
+    begun = registrations_begun(monkeypatch)
     with pytest.raises(InputRefused) as refused:
         proof_run("ml-prod", inputs=proof_inputs("ml-prod", gpuPoolNames=["gpunp", "t4"]))
     message = str(refused.value)
@@ -347,22 +334,16 @@ def test_construct_refuses_a_kubeconfig_beside_a_consumers_provider_as_pulumi_re
         given=proof_inputs("ml-prod", kubeconfig=CONSUMERS_KUBECONFIG),
         providers={"kubernetes": f"{CONSUMERS_PROVIDER}::0f4a6b1e"},
     )
-    answer = constructed.answer
-    assert isinstance(answer, grpc.RpcError) and answer.code() == grpc.StatusCode.INVALID_ARGUMENT
-    [(path, reason)] = property_errors(answer)
-    assert path == "kubeconfig" and reason.startswith("a kubeconfig is given, and a Kubernetes provider is passed") and "\n" not in reason
-    assert constructed.registrations == []
+    path, reason = refused_input(constructed.answer, constructed.registrations)
+    assert path == "kubeconfig" and reason.startswith("a kubeconfig is given, and a Kubernetes provider is passed")
 
 
 @pytest.mark.parametrize("run", RUNS)
 def test_construct_refuses_a_pool_the_cluster_does_not_have_as_pulumi_names_a_bad_input(run):
     given = proof_inputs("ml-prod", gpuPoolNames=["gpunp", "t4"])
     constructed = construct_as_the_engine("ml-prod", RUNS[run], settings("ml-prod"), component=TYPE, given=given)
-    answer = constructed.answer
-    assert isinstance(answer, grpc.RpcError) and answer.code() == grpc.StatusCode.INVALID_ARGUMENT
-    [(path, reason)] = property_errors(answer)
-    assert path == "gpuPoolNames" and reason.startswith("aks-gpu:gpuPools.t4") and "\n" not in reason
-    assert constructed.registrations == []
+    path, reason = refused_input(constructed.answer, constructed.registrations)
+    assert path == "gpuPoolNames" and reason.startswith("aks-gpu:gpuPools.t4")
 
 
 def test_construct_takes_a_secret_kubeconfig_which_no_plain_input_may_be_and_signs_the_clusters_provider_in_with_it():

@@ -13,14 +13,17 @@ import grpc
 import pytest
 from conftest import run_cached
 from support.existing_pools import GPUNP, cluster
-from support.package_host import construct, construct_as_the_engine, graph, inputs_of
-from test_package_construct import property_errors
+from support.package_host import construct, construct_as_the_engine, graph, inputs_of, refused_input, with_children
+from support.package_settings import run_as_a_consumer
+from support.registrations import registrations_begun
 
+from components.cluster.cluster_facts import cluster_id
 from components.environment.gpu_stack import TYPE, GpuStack
 from components.environment.kinds import GPU_STACK
 from components.errors import ConfigError
+from components.seam.reader import AzureReader
 from tools.azure_mocks import AzureMocks, OfflineReader
-from tools.mock_engine import RecordingMonitor, Registration, merged_config, reader_of, run_under_mocks
+from tools.mock_engine import RecordingMonitor, Registration, merged_config
 
 RUNS = {"preview": True, "deployment": False}
 # The GPU stack's components, and the Kubernetes provider they declare through.
@@ -39,7 +42,7 @@ SETTINGS = {
     "its own namespace, no metrics": {"devicePlugin": {"namespace": "nvidia"}, "monitoring": {"gpuMetrics": False}},
 }
 SUBSCRIPTION = "00000000-0000-0000-0000-000000000000"
-TEAM_AKS = f"/subscriptions/{SUBSCRIPTION}/resourceGroups/team-rg/providers/Microsoft.ContainerService/managedClusters/team-aks"
+TEAM_AKS = cluster_id(SUBSCRIPTION, "team-rg", "team-aks")
 
 
 def stack_inputs(merged: Mapping[str, str], stack: str) -> dict[str, Any]:
@@ -49,21 +52,14 @@ def stack_inputs(merged: Mapping[str, str], stack: str) -> dict[str, Any]:
     reader = OfflineReader()
     reader.offline(merged, stack)
     found = given["existingCluster"]
-    cluster_id = (
-        f"/subscriptions/{reader.subscription}/resourceGroups/{found['resourceGroupName']}"
-        f"/providers/Microsoft.ContainerService/managedClusters/{found['name']}"
-    )
+    named = cluster_id(reader.subscription, found["resourceGroupName"], found["name"])
     names = [name for name, pool in given["gpuPools"].items() if pool == {"existing": "use"}]
-    return {"clusterId": cluster_id, "gpuPoolNames": names, **{key: given[key] for key in GPU_STACK.keys or () if key in given}}
+    return {"clusterId": named, "gpuPoolNames": names, **{key: given[key] for key in GPU_STACK.keys or () if key in given}}
 
 
 def stack_of(registrations: Sequence[Registration]) -> list[Registration]:
     """The GPU stack's components and what each registers under it, and the Kubernetes provider."""
-    kept: list[Registration] = []
-    for r in registrations:
-        if r.type in STACK_TYPES or r.parent in {k.urn for k in kept}:
-            kept.append(r)
-    return kept
+    return with_children(registrations, STACK_TYPES)
 
 
 @pytest.mark.parametrize("run", RUNS)
@@ -111,15 +107,12 @@ def test_gpu_stack_leaves_a_pool_to_the_device_plugin_that_serves_it_and_declare
 
 def stack_run(inputs: Mapping[str, Any], preview: bool = True) -> list[Registration]:
     """GpuStack declared by a program under the mock engine, in-process, as a Python consumer declares it."""
-    merged = merged_config("team")
+
+    def build(reader: AzureReader) -> GpuStack:
+        return GpuStack("gpu-stack", inputs, reader=reader)  # type: ignore[arg-type]
+
     monitor = RecordingMonitor(AzureMocks(cluster=cluster(GPUNP)))
-    monitor.mocks.offline(merged, "team")
-    providers_only = {k: v for k, v in merged.items() if not k.startswith("aks-gpu:")}
-
-    def program() -> None:
-        GpuStack("gpu-stack", inputs, reader=reader_of(monitor))  # type: ignore[arg-type]
-
-    return run_under_mocks(program, stack="team", config=providers_only, monitor=monitor, preview=preview).resources
+    return run_as_a_consumer(build, "team", merged_config("team"), monitor, preview).resources
 
 
 BAD = {
@@ -149,10 +142,12 @@ BAD = {
 
 @pytest.mark.parametrize("run", RUNS)
 @pytest.mark.parametrize("bad", BAD)
-def test_a_bad_input_to_gpu_stack_is_one_line_naming_it_before_anything_is_registered(bad, run):
+def test_a_bad_input_to_gpu_stack_is_one_line_naming_it_before_anything_is_registered(bad, run, monkeypatch):
     inputs, name, reason = BAD[bad]
+    begun = registrations_begun(monkeypatch)
     with pytest.raises(ConfigError) as refused:
         stack_run(inputs, preview=RUNS[run])
+    assert [t for t in begun if t != "pulumi:pulumi:Stack"] == []  # the mock run's own root stack aside
     message = str(refused.value)
     assert message.startswith(f"GpuStack gpu-stack: input {name}: {reason}"), message
     assert "\n" not in message
@@ -163,7 +158,5 @@ def test_a_bad_input_to_gpu_stack_is_one_line_naming_it_before_anything_is_regis
 def test_a_bad_input_to_gpu_stack_over_construct_is_refused_as_pulumi_refuses_a_bad_input_naming_it(bad, run):
     inputs, name, reason = BAD[bad]
     engine, answer = construct("GpuStack", inputs, preview=RUNS[run])
-    assert isinstance(answer, grpc.RpcError) and answer.code() == grpc.StatusCode.INVALID_ARGUMENT
-    [(path, said)] = property_errors(answer)
-    assert path == name and said.startswith(reason) and "\n" not in said
-    assert engine.registered == []
+    path, said = refused_input(answer, engine.registered)
+    assert path == name and said.startswith(reason)

@@ -11,14 +11,12 @@ for the same settings, one parent more, and says what the program says."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import grpc
 import pulumi
 import pytest
 from conftest import ROOT, run_cached
-from pulumi.runtime.proto import engine_pb2, errors_pb2, status_pb2
-from support.package_host import construct, construct_as_the_engine, graph
+from pulumi.runtime.proto import engine_pb2
+from support.package_host import construct, construct_as_the_engine, graph, property_errors
 from support.package_settings import package_config, package_overrides, watches, without_watches
 
 from components.proof import proof_watch
@@ -35,18 +33,6 @@ SAMPLES = {
 RUNS = {"preview": True, "deployment": False}
 # What the package's plan says where it awaits the proof without its watch (job_deadline.unwatched_line).
 UNWATCHED = "proof: without its watch, a Pulumi dynamic resource this run cannot declare, "
-
-
-def property_errors(error: grpc.RpcError) -> list[tuple[str, str]]:
-    """The InputPropertiesError details of a refusal (provider/server.py create_grpc_invalid_properties_status)."""
-    metadata: Any = dict(error.trailing_metadata() or ())  # type: ignore[attr-defined]
-    status = status_pb2.Status.FromString(metadata["grpc-status-details-bin"])
-    found = []
-    for detail in status.details:
-        errors = errors_pb2.InputPropertiesError()
-        detail.Unpack(errors)
-        found += [(e.property_path, e.reason) for e in errors.errors]
-    return found
 
 
 def test_a_bad_input_to_construct_is_refused_as_pulumi_refuses_a_bad_input_naming_it():

@@ -14,16 +14,14 @@ import os
 import shutil
 from typing import Any
 
-import grpc
-import pulumi
 import pytest
 from conftest import ROOT, run_cached
 from google.protobuf import struct_pb2
-from support.package_host import construct_as_the_engine, graph, inputs_of
+from support.package_host import construct_as_the_engine, graph, inputs_of, refused_input
 from support.package_settings import package_overrides, without_watches
 from support.provider_host import HostError, start_host
+from support.registrations import registrations_begun
 from test_gpu_environment import STACKS, environment_run
-from test_package_construct import property_errors
 
 from components.errors import ConfigError
 from components.proof import proof_watch
@@ -135,9 +133,7 @@ def test_under_the_package_a_proof_not_awaited_is_declared_as_the_program_declar
 def test_a_setting_that_declares_a_dynamic_resource_other_than_the_watch_is_refused_in_one_line_naming_the_input_before_anything_is_registered(
     stack, overrides, key, value, monkeypatch
 ):
-    begun: list[str] = []
-    register = pulumi.Resource.__init__
-    monkeypatch.setattr(pulumi.Resource, "__init__", lambda self, t, name, *a, **k: (begun.append(t), register(self, t, name, *a, **k))[1])
+    begun = registrations_begun(monkeypatch)
     message = refused(stack, **overrides)
     assert message is not None and message.startswith(f"GpuEnvironment env: input {key}: {key} = {value}: "), message
     assert "dynamic resource" in message and "allowed under the package: " in message and "\n" not in message
@@ -166,12 +162,8 @@ def test_the_package_refuses_exactly_the_settings_for_which_the_program_declares
 def test_over_construct_the_refusal_is_pulumis_bad_property_error_naming_the_input():
     """A consumer's `pulumi preview` of the prod stack's settings, which grant the deployer cluster-admin."""
     constructed = construct_as_the_engine("prod", preview=True)
-    answer = constructed.answer
-    assert isinstance(answer, grpc.RpcError) and answer.code() == grpc.StatusCode.INVALID_ARGUMENT
-    [(path, reason)] = property_errors(answer)
+    path, reason = refused_input(constructed.answer, constructed.registrations)
     assert path == "access.deployerType"
     assert reason.startswith(
         "access.deployerType = ServicePrincipal: the wait until the deployer's cluster-admin grant takes is a Pulumi dynamic resource"
     )
-    assert "\n" not in reason
-    assert constructed.registrations == []

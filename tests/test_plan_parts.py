@@ -104,7 +104,7 @@ def test_a_plan_without_the_gpu_stack_leaves_the_device_plugin_the_stack_adopted
     assert not [m.text for m in proof.messages if "devicePlugin.adopt" in m.text]
 
 
-def test_a_plan_of_the_proof_alone_reads_the_cluster_but_claims_no_namespace_of_the_gpu_stack():
+def test_a_plan_of_the_pools_and_the_proof_without_the_gpu_stack_reads_the_cluster_but_claims_no_namespace_of_it():
     cfg = parsed(existingCluster=TEAM, gpuPools={"gpunp": {"existing": "use"}, "t4": {"vmSize": T4, "minCount": 0, "maxCount": 1}})
     everything = plan(cfg, guide_plugin_there())
     proof = plan(cfg, guide_plugin_there(), parts=frozenset({Part.POOLS, Part.PROOF}))

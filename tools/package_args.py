@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -122,8 +122,9 @@ def field_lines(name: str, node: dict[str, Any], required: bool) -> list[str]:
     return lines
 
 
-def class_lines(name: str, doc: str, fields: dict[str, dict[str, Any]], required: set[str]) -> list[str]:
-    lines = ["", "", f"class {name}(TypedDict):", f"    {literal(' '.join(doc.split()))}", ""]
+def class_lines(name: str, doc: str, fields: dict[str, dict[str, Any]], required: set[str], first: Sequence[str] = ()) -> list[str]:
+    """A TypedDict of `fields`; `first`, lines of members written before them."""
+    lines = ["", "", f"class {name}(TypedDict):", f"    {literal(' '.join(doc.split()))}", "", *first]
     for member, node in fields.items():
         if not member.isidentifier() or "_" in member:
             raise SystemExit(f"tools/package_args.py: {member!r} is no camelCase name the analyser keeps as it is")
@@ -138,14 +139,13 @@ def kind_lines(kind: Kind, keys: dict[str, dict[str, Any]]) -> list[str]:
         if unknown := set(kind.keys) - set(inputs):
             raise SystemExit(f"tools/package_args.py: {kind.name} takes {sorted(unknown)}, which the stack schema lacks")
         inputs = {key: node for key, node in inputs.items() if key in kind.keys}
-    lines = class_lines(kind.args, kind.args_doc, inputs, set())
     own = []
     for member, given in kind.own.items():
         own += [
             f"    {member}: {given.annotation if given.required else f'NotRequired[{given.annotation}]'}",
             f"    {literal(given.description)}",
         ]
-    return [*lines[:5], *own, *lines[5:]]
+    return class_lines(kind.args, kind.args_doc, inputs, set(), first=own)
 
 
 def ordered(defs: dict[str, dict[str, Any]]) -> Iterator[str]:

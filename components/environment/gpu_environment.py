@@ -23,6 +23,9 @@ class GpuEnvironment(pulumi.ComponentResource):
     # One line: the analyser takes __doc__ as it is, indentation and all (analyze_component), for every SDK's docs.
     """GPU-ready AKS, as the aks-gpu program declares it: a cluster (created, or an existing one named by existingCluster), its GPU pools, the GPU stack (the NVIDIA device plugin or NVIDIA's GPU Operator) with GPU metrics, and one MNIST training Job per pool that `pulumi up` waits for until it completes or fails. Its inputs are the stack file's `aks-gpu:` settings under the same names; preflight and the cost limit run while it is constructed, with the deployer's Azure credentials. What Pulumi would run in your program's own Python, where its code is not installed, it leaves out: the proof's watch (a Job whose pod cannot start fails only at its deadline, and no servedBy or result command is set: one info line says so), and it refuses management aks-managed and, with Entra ID, a deployerType other than none."""
 
+    # Written out here, not shared with the other components: the analyser takes a base class's annotations
+    # but each description from this class's own source, and the inputs from __init__'s `args` annotation
+    # (pulumi 3.272.0 provider/experimental/analyzer.py analyze_type, get_docstring: inspect.getsource(typ)).
     resource_group_name: pulumi.Output[str]
     """The resource group of the cluster (created, or the existing cluster's)."""
     cluster_name: pulumi.Output[str]

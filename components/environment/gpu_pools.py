@@ -25,6 +25,9 @@ class GpuPools(pulumi.ComponentResource):
     # One line: the analyser takes __doc__ as it is (analyze_component).
     """GPU pools, and capacity groups of them, on an existing AKS cluster named by its resource ID, as the aks-gpu program adds them to an existing cluster: its inputs are the stack file's gpuPool, gpuPools, gpuGroups, preflight and cost settings under the same names; preflight, the cost estimate and its limit, and the checks of adopting a pool run while it is constructed, with the deployer's Azure credentials. It declares no Kubernetes object: the GPU stack and the proof are GpuStack's and GpuProof's."""
 
+    # Written out here, not shared with the other components: the analyser takes a base class's annotations
+    # but each description from this class's own source, and the inputs from __init__'s `args` annotation
+    # (pulumi 3.272.0 provider/experimental/analyzer.py analyze_type, get_docstring: inspect.getsource(typ)).
     resource_group_name: pulumi.Output[str]
     """The cluster's resource group."""
     cluster_name: pulumi.Output[str]

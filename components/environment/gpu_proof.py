@@ -27,6 +27,9 @@ class GpuProof(pulumi.ComponentResource):
     # One line: the analyser takes __doc__ as it is (analyze_component).
     """The aks-gpu proof on an existing AKS cluster named by its resource ID: one MNIST training Job per GPU pool, which `pulumi up` waits for (until the Job's deadline where it cannot run: the package declares no watch). The pools are the cluster's own, named in gpuPoolNames and used as they are (a stack file's gpuPools entry with existing: use); its other inputs are the stack file's mnistJob, preflight and cost settings under the same names. Its Kubernetes objects sign in with the Kubernetes provider passed in the `providers` resource option, or the kubeconfig input, or else the user kubeconfig Azure answers the deployer; the cluster's reads use the deployer's Azure credentials."""
 
+    # Written out here, not shared with the other components: the analyser takes a base class's annotations
+    # but each description from this class's own source, and the inputs from __init__'s `args` annotation
+    # (pulumi 3.272.0 provider/experimental/analyzer.py analyze_type, get_docstring: inspect.getsource(typ)).
     gpu_pools: pulumi.Output[dict[str, Any]]
     """Each GPU pool by name: its VM size, generation, GPUs per node, who manages its GPU stack, the command that lists its nodes, and its proof Job."""
     mnist_job_name: pulumi.Output[str] | None

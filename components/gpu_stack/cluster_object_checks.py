@@ -55,7 +55,7 @@ class StackObjects:
     job_namespace: str | None
     #: Whether the run declares the GPU stack (False: a run of other parts, components/plan.py
     #: Part), which alone guards, or releases, the device plugin the stack adopted.
-    gpu_stack: bool = True
+    gpu_stack: bool
 
 
 @dataclass(frozen=True)
@@ -99,7 +99,7 @@ def read(reader: AzureReader, kubeconfig: str) -> tuple[Seen | None, str | None]
         return None, f"{UNCHECKED}: {error_line(error)}"
 
 
-def stack_pools(stack: Pools, found: ClusterFacts, installs: bool = True, on_used: bool = False) -> list[PoolNodes]:
+def stack_pools(stack: Pools, found: ClusterFacts, installs: bool, on_used: bool) -> list[PoolNodes]:
     """Every pool of the cluster as a DaemonSet's scheduling sees it: this stack's, with the taints
     it gives a new pool (pools/settings.py pool_taints), and the others as Azure describes them.
     `installs`: whether the stack puts the GPU stack on its pools (False: a run without it);
@@ -131,11 +131,10 @@ def check(
     dry_run: bool,
     found: ClusterFacts | None = None,
     state: StackState = NOT_READ,
-    installs: bool = True,
 ) -> Findings:
     """What the cluster runs means for this stack; `owner` is `<project>/<stack>`, `found` the
     cluster's description, `state` what the stack's state holds (the stack's whatever its
-    annotations say), `installs` whether the run puts the GPU stack on its pools (stack_pools).
+    annotations say).
     Raises PreflightError where devicePlugin.adopt cannot be done."""
     seen, unread = read(reader, kubeconfig)
     declares_plugin = any(p.stack_plugin == "device-plugin" for p in pools)
@@ -167,7 +166,7 @@ def check(
         )
     gpus = UsedPoolGpus()
     if found is not None:
-        gpus = resources(objects.pools, objects.job_namespace is not None, found, seen, pools, mine.daemon_set, installs)
+        gpus = resources(objects.pools, objects.job_namespace is not None, found, seen, pools, mine.daemon_set, objects.gpu_stack)
     return Findings(True, problems + gpus.problems, warnings + gpus.warnings, lines + gpus.lines, adoption, frozenset(served), gpus)
 
 

@@ -63,7 +63,7 @@ def resources(
     seen: Seen,
     pools: Sequence[PoolNodes],
     mine: Callable[[DaemonSet], bool],
-    installs: bool = True,
+    installs: bool,
 ) -> UsedPoolGpus:
     """Each used pool's plugin, its strategy, and so what its Job asks for; `mine`: the stack's own
     ("single"). `installs`: whether the run puts the GPU stack on its pools; a run of the proof alone

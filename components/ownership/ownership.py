@@ -88,7 +88,7 @@ def check_pools(pools: Pools, found: ClusterFacts, owner: str, state: StackState
     return warnings
 
 
-def adopted_by(owner: str, marked: bool, record: str = stack_state.PROGRAM.record()) -> str:
+def adopted_by(owner: str, marked: bool, record: str) -> str:
     """How the run knows the stack adopted a thing: its mark, or, the marks taken off, its record
     (`record`: where it is, the stack's output or the component's, stack_state.Declarer.record)."""
     return f"{ADOPTED} = {owner}" if marked else f"{record} records it, though its marks are gone"

@@ -231,7 +231,9 @@ def read(reader: AzureReader, cluster: tuple[str, str] | None = None, *, project
     if by.component is None:
         return _held(answer, cluster, project, stack, by, "", _root_outputs(answer))
     own = [(str(u), e) for u, e in answer.items() if _is_own(str(u), project, stack, by)]
-    if not own:  # its first `up`: the engine writes a component's entry as it registers, before any child
+    # Its first `up`: the engine saves a component's entry when its create step completes, which calls no provider
+    # (pulumi/pulumi@1b594989 pkg/resource/deploy/step.go CreateStep.Apply: `if s.new.Custom`), before its URN, which each child names, comes back.
+    if not own:
         return StackState(False, why=f"the stack's state holds no {by.said()} yet: its first `up`", undeployed=True, by=by)
     if len(own) > 1:
         where = " and ".join(quoted(u) for u, _ in own[:2])
@@ -360,7 +362,7 @@ def _other_cluster(outputs: Mapping[str, Any] | None, cluster: tuple[str, str] |
     return tuple(str(w).lower() for w in was) != tuple(c.lower() for c in cluster)
 
 
-def _stray(urn: str, project: str, stack: str, under: str = "") -> bool:
+def _stray(urn: str, project: str, stack: str, under: str) -> bool:
     """A guarded resource the state holds in this stack where the program does not register it,
     under whichever of azure-native's type tokens for it; in a component's run, where none of the
     package's components in its place does (`under`: _within)."""

@@ -21,7 +21,7 @@ from components.errors import ConfigError, PreflightError, cut
 from components.gpu_stack.cluster_objects import SAVE_COMMAND
 from components.gpu_stack.settings import check_modes
 from components.ownership import ownership
-from components.ownership.stack_state import NOT_READ, PROGRAM, StackState
+from components.ownership.stack_state import NOT_READ, StackState
 from components.pools import pool_fields, pool_network
 from components.pools.settings import MIG_PROFILES, GpuPoolConfig, Pools, check_size
 
@@ -126,8 +126,8 @@ def _refusals(
     owner: str,
     marks: Mapping[str, str | None],
     held: str | None,
-    recorded: str | None = None,
-    record: str = PROGRAM.record(),
+    recorded: str | None,
+    record: str,
 ) -> Iterator[str]:
     """Why the cluster's pool may not be used or adopted, in the order the checks run."""
     if not facts.vm_size and str(facts.member("type") or "").lower() == "virtualmachines":
@@ -208,9 +208,7 @@ def live_pool(
     return LivePool(facts, how, import_id, marked=marks[ownership.ADOPTED] == owner, held=held is not None)
 
 
-def _own_pool_used(
-    owner: str, marks: Mapping[str, str | None], held: str | None, recorded: str | None, record: str = PROGRAM.record()
-) -> str:
+def _own_pool_used(owner: str, marks: Mapping[str, str | None], held: str | None, recorded: str | None, record: str) -> str:
     """Why `use` is refused on the stack's own pool (unregistered, the engine deletes a pool the
     stack created, and releases or deletes one it adopted, as it was adopted), and how to hand it back."""
     mark = next((f"{name} = {value}" for name, value in marks.items() if value == owner), None)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 import types
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pulumi
@@ -70,18 +70,19 @@ def module(reader: AzureReader) -> types.ModuleType:
     classes = {component.__name__: component for component in COMPONENTS}
     for token, spec in SCHEMA["resources"].items():
         name = token.rsplit(":", 1)[1]
-        setattr(sdk, name, constructor(classes[name], spec, reader))
+        setattr(sdk, name, constructor(name, classes[name], spec, reader))
     return sdk
 
 
-def constructor(component: type[pulumi.ComponentResource], spec: Mapping[str, Any], reader: AzureReader) -> Any:
-    """A generated SDK's component class: keyword inputs by PyName, built in-process with `reader`."""
+def constructor(name: str, component: Callable[..., pulumi.ComponentResource], spec: Mapping[str, Any], reader: AzureReader) -> Any:
+    """A generated SDK's component class: keyword inputs by PyName, built in-process with `reader`
+    (each component's keyword, which ComponentResource's own constructor lacks)."""
     inputs = {py_name(name): name for name in spec["inputProperties"]}
 
     def build(resource_name: str, opts: pulumi.ResourceOptions | None = None, **given: Any) -> pulumi.ComponentResource:
         if unknown := sorted(set(given) - set(inputs)):
-            raise TypeError(f"{component.__name__}: unexpected {unknown}")
+            raise TypeError(f"{name}: unexpected {unknown}")
         args = {inputs[key]: as_inputs(value) for key, value in given.items() if value is not None}
-        return component(resource_name, args, opts, reader=reader)  # type: ignore[call-arg]
+        return component(resource_name, args, opts, reader=reader)
 
     return build

@@ -20,7 +20,7 @@ import contextvars
 import json
 import os
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from concurrent import futures
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -35,7 +35,7 @@ from pulumi.provider.server import ProviderServicer
 from pulumi.runtime import proto
 from pulumi.runtime._grpc_settings import _GRPC_CHANNEL_OPTIONS
 from pulumi.runtime.mocks import MockSettings
-from pulumi.runtime.proto import engine_pb2_grpc, provider_pb2_grpc, resource_pb2_grpc
+from pulumi.runtime.proto import engine_pb2_grpc, errors_pb2, provider_pb2_grpc, resource_pb2_grpc, status_pb2
 
 from components.environment.gpu_environment import TYPE
 from components.environment.package import NAME, NAMESPACE, project_version
@@ -98,6 +98,27 @@ def construct(component: str, inputs: dict[str, Any], *, preview: bool = True) -
         server.stop(None)
 
 
+def property_errors(error: grpc.RpcError) -> list[tuple[str, str]]:
+    """The InputPropertiesError details of a refusal (provider/server.py create_grpc_invalid_properties_status)."""
+    metadata: Any = dict(error.trailing_metadata() or ())  # type: ignore[attr-defined]
+    status = status_pb2.Status.FromString(metadata["grpc-status-details-bin"])
+    found = []
+    for detail in status.details:
+        errors = errors_pb2.InputPropertiesError()
+        detail.Unpack(errors)
+        found += [(e.property_path, e.reason) for e in errors.errors]
+    return found
+
+
+def refused_input(answer: grpc.RpcError | Any, registered: Sequence[Any]) -> tuple[str, str]:
+    """The one input a Construct refused as Pulumi refuses a bad input (INVALID_ARGUMENT), its path
+    and one-line reason, with nothing `registered`."""
+    assert isinstance(answer, grpc.RpcError) and answer.code() == grpc.StatusCode.INVALID_ARGUMENT
+    [(path, reason)] = property_errors(answer)
+    assert "\n" not in reason and list(registered) == []
+    return path, reason
+
+
 # --------------------------------------------------------------------------- a valid Construct
 
 
@@ -125,6 +146,15 @@ def graph(registrations: Sequence[Registration], component: str = TYPE) -> list[
             text = text.replace(environment.urn, environment.parent).replace(f"{component}$", "")
         lines.append(text.replace("pulumi:pulumi:Stack$", ""))
     return sorted(lines)
+
+
+def with_children(registrations: Sequence[Registration], types: Collection[str]) -> list[Registration]:
+    """The registrations of `types` and everything registered under them."""
+    kept: list[Registration] = []
+    for r in registrations:
+        if r.type in types or r.parent in {k.urn for k in kept}:
+            kept.append(r)
+    return kept
 
 
 class EngineUrns(RecordingMonitor):

@@ -9,12 +9,13 @@ and the provider hosts those watches run in."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from components.proof import proof_watch
-from tools.mock_engine import Registration, merged_config
+from components.seam.reader import AzureReader
+from tools.mock_engine import ProgramRun, RecordingMonitor, Registration, merged_config, reader_of, run_under_mocks
 
 # An Entra ID group of cluster admins, which access.deployerType none needs (cluster/settings.py).
 ADMIN_GROUP = "11111111-2222-3333-4444-555555555555"
@@ -48,3 +49,14 @@ def without_watches(registrations: Sequence[Registration]) -> list[Registration]
     """The program's registrations as the package declares them: every one but `watches`."""
     left_out = {r.urn for r in watches(registrations)}
     return [r for r in registrations if r.urn not in left_out]
+
+
+def run_as_a_consumer(
+    build: Callable[[AzureReader], object], stack: str, merged: Mapping[str, str], monitor: RecordingMonitor, preview: bool = True
+) -> ProgramRun:
+    """A program that builds one of the package's components (`build`, handed the mock engine's
+    reader), its stack config holding no `aks-gpu:` key; Azure answers as it does for the program's
+    run of `stack` with the settings `merged`."""
+    monitor.mocks.offline(merged, stack)
+    consumers = {key: value for key, value in merged.items() if not key.startswith("aks-gpu:")}
+    return run_under_mocks(lambda: build(reader_of(monitor)), stack=stack, config=consumers, monitor=monitor, preview=preview)
