@@ -24,6 +24,7 @@ from test_package_day2 import EXPORTS, PROJECT, STACK, plain, snapshot, unmark
 from components.environment.gpu_pools import GpuPools
 from components.environment.gpu_proof import GpuProof
 from components.environment.gpu_stack import GpuStack
+from components.ownership import stack_state
 from tools.azure_mocks import AzureMocks, OfflineReader, existing_cluster
 from tools.mock_engine import ProgramRun, Registration, run_under_mocks
 
@@ -223,6 +224,15 @@ def test_a_consumers_second_up_of_gpu_proof_holds_its_jobs_namespace_and_refuses
 
 # --------------------------------------------------------------------------- the three side by side
 
+TEAM_RG_AKS = ("team-rg", "team-aks")
+
+
+def by(component: str, declared: Sequence[Declared]) -> stack_state.Declarer:
+    """Who declares in the run of the consumer's `component` (its type token and name)."""
+    [name] = [d.name for d in declared if d.component.__name__ == component]
+    return stack_state.Declarer(f"aks-gpu:index:{component}", name)
+
+
 TRIO = (Declared(GpuPools, "pools", POOLS_INPUTS), Declared(GpuStack, "stack", STACK_INPUTS), Declared(GpuProof, "proof", PROOF_INPUTS))
 
 
@@ -255,6 +265,9 @@ def test_a_consumers_second_up_of_gpu_pools_gpu_stack_and_gpu_proof_side_by_side
     cluster = Cluster(
         with_pools_created(first.resources, BEFORE, unmarked=refreshed), as_listed(first.resources, unmarked=refreshed), state
     )
+    for component, theirs in (("GpuPools", stack_state.PLUGIN_DAEMON_SET), ("GpuStack", (AGENT_POOL, f"gpu-pool-{POOL}-agent-pool"))):
+        read = stack_state.read(OfflineReader(stack=state), TEAM_RG_AKS, project=PROJECT, stack=STACK, by=by(component, TRIO))
+        assert read.known and read.strays == () and theirs in read.siblings and theirs not in read.held
     second, _ = consumer_run([(declared, cluster) for declared in TRIO], preview)
     assert {
         urn_of("GpuPools", "aks-gpu:azure:GpuPool", AGENT_POOL, name=f"gpu-pool-{POOL}-agent-pool"),
