@@ -239,10 +239,14 @@ TRIO = (Declared(GpuPools, "pools", POOLS_INPUTS), Declared(GpuStack, "stack", S
 @pytest.fixture(scope="module")
 def trio_first_up() -> tuple[ProgramRun, EngineUrns]:
     """The consumer's first `up` of GpuPools, GpuStack and GpuProof in one program, each depending on
-    the one before: a remote component's Construct is sent once its dependencies' URNs resolve, a
-    custom resource's after it was created (pulumi 3.272.0 runtime/resource.py `_prepare_resource`
-    awaits them; the engine answers a custom resource's RegisterResource with its outputs), so
-    GpuStack reads the pool GpuPools created, and GpuProof the device plugin GpuStack created."""
+    the one before, so each is constructed once the one before was created: the SDK sends a
+    resource's registration once its dependencies' URNs resolve (pulumi 3.272.0
+    runtime/resource.py `prepare_resource`), a remote component's once its Construct is done ("the
+    construction of a remote component always waits on the construction of its children",
+    runtime/rpc.py `_add_dependency`), and the engine answers a custom resource's registration once
+    its step is done (pulumi/pulumi 1b594989 source_eval.go RegisterResource, "block waiting for the
+    operation to finish"). So GpuStack reads the pool GpuPools created, and GpuProof the device
+    plugin GpuStack created."""
     pools, _ = consumer_run([(TRIO[0], Cluster(BEFORE, listed()))], preview=False)
     created = with_pools_created(pools.resources, BEFORE)
     stacked, _ = consumer_run([(TRIO[0], Cluster(BEFORE, listed())), (TRIO[1], Cluster(created, listed()))], preview=False)
