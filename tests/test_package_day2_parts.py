@@ -47,8 +47,8 @@ PROOF_INPUTS = {"clusterId": CLUSTER_ID, "gpuPoolNames": [POOL]}
 
 @dataclass(frozen=True)
 class Declared:
-    """One component a consumer's program declares: its class, name, inputs, and how Azure and the
-    cluster answer it while it is constructed (`reader`: built per run, from the run's `Cluster`)."""
+    """One component a consumer's program declares: its class, name and inputs (how Azure and the
+    cluster answer it while it is constructed is the `Cluster` each run pairs it with)."""
 
     component: Callable[..., pulumi.ComponentResource]
     name: str
