@@ -12,6 +12,7 @@ from conftest import run_cached
 from support import both_modes
 from support.config import refused
 from support.existing_pools import BOTH, GPUNP, JOB, OURS, POOL, adopted, cluster, pool_lines, run, same_in_both_modes, stopped
+from support.kubernetes_objects import guide_daemon_set, listed, namespace
 from support.plan import lines, lines_by
 
 from components.errors import ConfigError, PreflightError
@@ -107,6 +108,24 @@ def test_a_used_pool_served_by_aks_gets_no_device_plugin_from_the_stack():
     done = run(pool=pool)
     assert not [d for d in done.of_type(DAEMONSET) if "device-plugin" in d.name]
     assert done.outputs["gpuPools"].value["gpunp"]["management"] == "aks-managed (existing pool)"
+
+
+@pytest.mark.parametrize("preview", BOTH, ids=["preview", "deployment"])
+def test_an_owners_untainted_pool_its_own_device_plugin_serves_gets_no_second_one_from_the_stack(preview):
+    """The pool's taints are Azure's, none included (`nodeTaints` null): the owner's plugin, which
+    tolerates none of the stack's, lands there, so the stack leaves the pool to it; taking the pool
+    for one tainted sku=gpu (a pool the stack would create) put the stack's plugin beside it."""
+    untainted = {**GPUNP, "nodeTaints": None}
+    owners = guide_daemon_set("kube-system")  # the guide's tolerations: nvidia.com/gpu and CriticalAddonsOnly
+    reader = OfflineReader(cluster=cluster(untainted), kubernetes=listed(namespace("kube-system"), owners))
+    monitor = RecordingMonitor(AzureMocks(reader=reader))
+    done = run_program("team", overrides={"gpuPools": {"gpunp": {"existing": "use"}}}, monitor=monitor, preview=preview)
+    assert [d.name for d in done.of_type(DAEMONSET)] == []
+    assert any(
+        i.startswith("kubernetes: gpunp is used as it is, and DaemonSet kube-system/nvidia-device-plugin-daemonset serves")
+        for i in done.infos
+    )
+    assert [j.inputs["metadata"]["name"] for j in done.of_type(JOB)] == ["mnist-proof-gpunp"]  # the proof still runs there
 
 
 def test_the_cost_lines_say_a_used_pool_is_the_owners_and_the_job_may_scale_it_from_zero():

@@ -213,7 +213,7 @@ def test_a_consumers_kubernetes_provider_given_to_the_whole_environment_is_said_
     run = run_as_a_consumer(build, "ml-prod", merged, RecordingMonitor(AzureMocks()))
     assert [w for w in run.warnings if "providers" in w] == [
         "GpuEnvironment env: the Kubernetes provider passed in the `providers` resource option is not used: its Kubernetes "
-        "objects sign in with the cluster's user kubeconfig, which Azure answers the deployer (GpuProof takes a provider)"
+        "objects sign in with the cluster's user kubeconfig, which Azure answers the deployer (GpuStack and GpuProof take one)"
     ]
     assert {r.provider.rsplit("::", 1)[-1] for r in kubernetes_objects(run.resources)} == {"existing-cluster-k8s"}
 

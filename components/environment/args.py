@@ -324,6 +324,8 @@ class GpuStackArgs(TypedDict):
     """The AKS cluster, by its Azure resource ID: /subscriptions/<subscription ID>/resourceGroups/<resource group>/providers/Microsoft.ContainerService/managedClusters/<name> (`az aks show --query id`). It is read, never changed; the component reads it with the deployer's Azure credentials."""
     gpuPoolNames: list[str]
     """The cluster's GPU pools the GPU stack serves, by AKS pool name, each read from Azure as it is (a stack file's gpuPools entry with existing: use) and never changed: the device plugin on a pool AKS installs the driver on (unless a device plugin of the cluster's serves it already), NVIDIA's GPU Operator on one without a driver, nothing on an AKS-managed one."""
+    kubeconfig: NotRequired[pulumi.Input[str]]
+    """A kubeconfig (its contents, or a file's path) that signs the GPU stack's Kubernetes objects in; a secret, or another resource's output, is fine: it decides nothing, and the component keeps it secret. Unset: the Kubernetes provider passed in the `providers` resource option, or else the user kubeconfig Azure answers the deployer. Not with such a provider. The cluster's reads still go through Azure with the deployer's credentials."""
     devicePlugin: NotRequired[DevicePluginConfig]
     """The NVIDIA device plugin DaemonSet (guide steps 4-5)."""
     monitoring: NotRequired[MonitoringConfig]

@@ -123,7 +123,7 @@ def unused_provider(kind: Kind, name: str, opts: pulumi.ResourceOptions | None) 
         return None
     return (
         f"{kind.name} {name}: the Kubernetes provider passed in the `providers` resource option is not used: its Kubernetes "
-        "objects sign in with the cluster's user kubeconfig, which Azure answers the deployer (GpuProof takes a provider)"
+        "objects sign in with the cluster's user kubeconfig, which Azure answers the deployer (GpuStack and GpuProof take one)"
     )
 
 

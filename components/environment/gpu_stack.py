@@ -6,8 +6,13 @@ preflight settings as inputs, through the program's own parser, plan and declari
 Each named pool is a stack file's `gpuPools.<name>: {existing: use}`: read from Azure as it is,
 never registered or changed. What the cluster runs in Kubernetes is read first, as the program
 reads it on an existing cluster: a device plugin of the cluster's that serves a pool already is
-left to serve it, and two on one node are never declared. No annotation here may be a string:
-the analyser reads them unevaluated (no `from __future__ import annotations`).
+left to serve it, and two on one node are never declared.
+
+Its Kubernetes objects sign in as GpuProof's do (one code path, component.py `signing_in`): with the
+consumer's Kubernetes provider (the `providers` resource option) or its `kubeconfig` input where
+given, else with the user kubeconfig Azure answers the deployer (components/environment/sign_in.py;
+docs/design/package-stack-sign-in.md). No annotation here may be a string: the analyser reads them
+unevaluated (no `from __future__ import annotations`).
 """
 
 from typing import Any
@@ -24,7 +29,7 @@ TYPE = GPU_STACK.type
 
 class GpuStack(pulumi.ComponentResource):
     # One line: the analyser takes __doc__ as it is (analyze_component).
-    """The GPU stack on an existing AKS cluster's GPU pools, as the aks-gpu program installs it on pools it uses: the NVIDIA device plugin (and NVIDIA's DCGM exporter for GPU metrics) on pools AKS installs the driver on, NVIDIA's GPU Operator on pools without a driver, nothing on AKS-managed pools. The cluster is named by its resource ID and the pools by name; its other inputs are the stack file's devicePlugin, gpuOperator, monitoring and preflight settings under the same names. What the cluster runs in Kubernetes is checked while it is constructed, with the deployer's Azure credentials: two device plugins on one node are never declared."""
+    """The GPU stack on an existing AKS cluster's GPU pools, as the aks-gpu program installs it on pools it uses: the NVIDIA device plugin (and NVIDIA's DCGM exporter for GPU metrics) on pools AKS installs the driver on, NVIDIA's GPU Operator on pools without a driver, nothing on AKS-managed pools. The cluster is named by its resource ID and the pools by name; its other inputs are the stack file's devicePlugin, gpuOperator, monitoring and preflight settings under the same names. Its Kubernetes objects sign in with the Kubernetes provider passed in the `providers` resource option, or the kubeconfig input, or else the user kubeconfig Azure answers the deployer. What the cluster runs in Kubernetes is checked while it is constructed, with the deployer's Azure credentials: two device plugins on one node are never declared."""
 
     resource_group_name: pulumi.Output[str]
     """The cluster's resource group."""

@@ -74,6 +74,21 @@ POOL_NAMES_INPUT = OwnInput(
     "(unless a device plugin of the cluster's serves it already), NVIDIA's GPU Operator on one without a driver, "
     "nothing on an AKS-managed one.",
 )
+
+
+def kubeconfig_input(objects: str) -> OwnInput:
+    """The `kubeconfig` input of a component that signs `objects` (the proof's, the GPU stack's) in
+    the consumer's way (Kind.signs_in): one description, one rule, for every such component."""
+    return OwnInput(
+        "pulumi.Input[str]",
+        False,
+        f"A kubeconfig (its contents, or a file's path) that signs {objects} Kubernetes objects in; a secret, or another "
+        "resource's output, is fine: it decides nothing, and the component keeps it secret. Unset: the Kubernetes provider passed in the `providers` resource option, "
+        "or else the user kubeconfig Azure answers the deployer. Not with such a provider. The cluster's reads "
+        "still go through Azure with the deployer's credentials.",
+    )
+
+
 NO_PROOF = {"mnistJob": {"enabled": False}}
 
 GPU_ENVIRONMENT = Kind(
@@ -94,9 +109,10 @@ GPU_STACK = Kind(
     "file's devicePlugin, gpuOperator, monitoring and preflight settings.",
     parts=frozenset({Part.GPU_STACK}),
     keys=("devicePlugin", "monitoring", "gpuOperator", "preflight"),
-    own={CLUSTER_ID: CLUSTER_ID_INPUT, POOL_NAMES: POOL_NAMES_INPUT},
+    own={CLUSTER_ID: CLUSTER_ID_INPUT, POOL_NAMES: POOL_NAMES_INPUT, KUBECONFIG: kubeconfig_input("the GPU stack's")},
     fixed=NO_PROOF,
     stands_for={"existingCluster": CLUSTER_ID, "gpuPools": POOL_NAMES},
+    signs_in=True,
 )
 PROVED_POOLS_INPUT = OwnInput(
     "list[str]",
@@ -104,14 +120,6 @@ PROVED_POOLS_INPUT = OwnInput(
     "The cluster's GPU pools the proof runs on, one MNIST Job each, by AKS pool name, each read from Azure as it is (a stack "
     "file's gpuPools entry with existing: use) and never changed. The GPU stack is GpuStack's: where the cluster's objects are read, a pool "
     "no device plugin serves stops a deployment (a preview warns).",
-)
-KUBECONFIG_INPUT = OwnInput(
-    "pulumi.Input[str]",
-    False,
-    "A kubeconfig (its contents, or a file's path) that signs the proof's Kubernetes objects in; a secret, or another resource's output, is fine: "
-    "it decides nothing, and the component keeps it secret. Unset: the Kubernetes provider passed in the `providers` resource option, "
-    "or else the user kubeconfig Azure answers the deployer. Not with such a provider. The cluster's reads "
-    "still go through Azure with the deployer's credentials.",
 )
 GPU_PROOF = Kind(
     "GpuProof",
@@ -121,7 +129,7 @@ GPU_PROOF = Kind(
     # No gpuGroups: a group's pools carry its label, which only a pool the stack declares can
     # (groups.check_pools refuses a pool used as it is).
     keys=("mnistJob", "preflight", "cost"),
-    own={CLUSTER_ID: CLUSTER_ID_INPUT, POOL_NAMES: PROVED_POOLS_INPUT, KUBECONFIG: KUBECONFIG_INPUT},
+    own={CLUSTER_ID: CLUSTER_ID_INPUT, POOL_NAMES: PROVED_POOLS_INPUT, KUBECONFIG: kubeconfig_input("the proof's")},
     stands_for={"existingCluster": CLUSTER_ID, "gpuPools": POOL_NAMES},
     signs_in=True,
 )

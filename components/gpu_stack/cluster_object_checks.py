@@ -108,7 +108,8 @@ def stack_pools(stack: Pools, found: ClusterFacts, installs: bool, on_used: bool
     pools = []
     for pool in stack.pools:
         there = azure.get(pool.name)
-        taints = tuple(there.node_taints) if there and there.node_taints else tuple(pool_taints(pool))
+        # A pool Azure describes has its taints, none included (`nodeTaints` null); the stack's own only on one it will create.
+        taints = tuple(there.node_taints or ()) if there else tuple(pool_taints(pool))
         managed = bool(there and pool_fields.management(there) == "aks-managed")
         # A pool used as it is gets only a device plugin from the stack, and only where none serves it.
         plugin = (
