@@ -341,7 +341,9 @@ class _Run:
             if existing
             else None
         )
-        resolved, self.live_pools, lines = existing_pools.resolve(cfg.pools, self.proves, found, self.owner_tag, self.state, arm_id)
+        resolved, self.live_pools, lines = existing_pools.resolve(
+            cfg.pools, self.proves, found, self.owner_tag, self.state, arm_id, declares_pools=Part.POOLS in self.parts
+        )
         self.pools = Pools(resolved, cfg.pools.keys, cfg.pools.given)
         self.said.info(lines)
         adopted = {name: live.facts for name, live in self.live_pools.items() if live.how == "adopt"}

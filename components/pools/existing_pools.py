@@ -128,8 +128,10 @@ def _refusals(
     held: str | None,
     recorded: str | None = None,
     record: str = PROGRAM.record(),
+    declares_pools: bool = True,
 ) -> Iterator[str]:
-    """Why the cluster's pool may not be used or adopted, in the order the checks run."""
+    """Why the cluster's pool may not be used or adopted, in the order the checks run. `declares_pools`:
+    the run registers the GPU pools (the program does; the package's GpuStack and GpuProof do not)."""
     if not facts.vm_size and str(facts.member("type") or "").lower() == "virtualmachines":
         # Its size is in its virtualMachinesProfile, not in vmSize (ARM schema 2025-09-01 ManualScaleProfile).
         sizes = ", ".join(cut(json.dumps(s)) for s in _virtual_machines_sizes(facts)[:5]) or "none listed"
@@ -154,7 +156,9 @@ def _refusals(
         yield f"its pool {facts.name} runs {facts.os_type}: the guide's device plugin and proof run on Linux pools"
     if how == "adopt" and (facts.mode or "").lower() == "system":
         yield f"its pool {facts.name} is a System pool, and this stack's pools are User pools: use it instead"
-    if how == "use" and (owner in marks.values() or held is not None):
+    # Only a run that registers pools can unregister one by using it: a run without the pools (GpuStack,
+    # GpuProof beside a GpuPools of the same stack) uses the stack's own pool as another of its components declared it.
+    if how == "use" and declares_pools and (owner in marks.values() or held is not None):
         yield _own_pool_used(owner, marks, held, recorded, record)
     theirs = next(((name, value) for name, value in marks.items() if value and value != owner), None)
     if how == "adopt" and theirs and held is None:
@@ -178,6 +182,7 @@ def live_pool(
     owner: str,
     state: StackState = NOT_READ,
     cluster_id: Callable[[], str] | None = None,
+    declares_pools: bool = True,
 ) -> LivePool:
     """The cluster's pool that `pool` names, checked: it exists, has an NVIDIA GPU, and is not
     this stack's own (use) or another stack's (adopt). `cluster_id`: the ARM ID an adopted pool
@@ -191,7 +196,7 @@ def live_pool(
     marks = {OWNER_TAG: ownership.owner_of(facts.tags), ownership.ADOPTED: ownership.adopter_of(facts.tags)}
     held = state.pool_urn(pool.name)
     recorded = state.adopted.pools.get(pool.name)  # adopted, by the stack's record, with this onDestroy
-    if (why := next(_refusals(how, facts, owner, marks, held, recorded, state.by.record()), None)) is not None:
+    if (why := next(_refusals(how, facts, owner, marks, held, recorded, state.by.record(), declares_pools), None)) is not None:
         raise _refused(key, how, found, why)
     import_id = None
     # The import is decided by what the state holds: an import ID that differs from the one the
@@ -239,6 +244,7 @@ def resolve(
     owner: str,
     state: StackState = NOT_READ,
     cluster_id: Callable[[], str] | None = None,
+    declares_pools: bool = True,
 ) -> tuple[tuple[GpuPoolConfig, ...], dict[str, LivePool], list[str]]:
     """The pools with each `existing` pool's settings read from the cluster, the live pools by
     name, and what a preview says of them. `owner`: this stack's owner tag value."""
@@ -252,7 +258,7 @@ def resolve(
             continue
         key = pools.key(pool)
         given = pools.given.get(pool.name, {})
-        live[pool.name] = found_pool = live_pool(pool, key, found, owner, state, cluster_id)
+        live[pool.name] = found_pool = live_pool(pool, key, found, owner, state, cluster_id, declares_pools)
         # onDestroy is the config's alone (a guard's, not a setting read from Azure).
         resolved = dataclasses.replace(settings_from_azure(pool, given, found_pool.facts, key), on_destroy=pool.on_destroy)
         _check_counts(resolved, given, found_pool.facts, key, job_enabled)
