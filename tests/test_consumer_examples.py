@@ -17,7 +17,6 @@ import pytest
 import yaml
 from conftest import ROOT
 from support import consumer_sdk
-
 from support.package_host import EngineUrns
 from support.registered_azure import RegisteredAzure
 from test_package_day2 import plain, snapshot
@@ -74,7 +73,11 @@ def below(run: ProgramRun, urn: str) -> list[Registration]:
 def test_the_python_consumers_first_up_adds_its_t4_pool_the_device_plugin_on_it_and_the_proof_job(first_up):
     run, _ = first_up
     [pool] = [r for r in below(run, component(run, "GpuPools").urn) if r.type == POOL]
-    assert (pool.inputs["resourceGroupName"], pool.inputs["resourceName"], pool.inputs["agentPoolName"]) == ("platform-rg", "platform-aks", "t4")
+    assert (pool.inputs["resourceGroupName"], pool.inputs["resourceName"], pool.inputs["agentPoolName"]) == (
+        "platform-rg",
+        "platform-aks",
+        "t4",
+    )
     assert (pool.inputs["vmSize"], pool.inputs["minCount"], pool.inputs["maxCount"]) == ("Standard_NC4as_T4_v3", 0, 2)
     # GpuStack read the pool GpuPools created (it waited for it) and put the device plugin on it.
     [plugin] = [r for r in below(run, component(run, "GpuStack").urn) if r.type == DAEMON_SET and r.name == "nvidia-device-plugin-ds"]

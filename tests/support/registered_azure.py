@@ -49,7 +49,11 @@ class RegisteredAzure(OfflineReader):
         """getManagedCluster's answer for a created cluster: its own settings, and its pools, the
         system pools it was created with and each agent pool created on it since."""
         created = self.created()
-        found = [r for r in created if r.type == CLUSTER and (r.inputs.get("resourceGroupName"), r.inputs.get("resourceName")) == (resource_group, name)]
+        found = [
+            r
+            for r in created
+            if r.type == CLUSTER and (r.inputs.get("resourceGroupName"), r.inputs.get("resourceName")) == (resource_group, name)
+        ]
         if not found:
             return None
         given = found[-1].inputs
