@@ -81,8 +81,10 @@ def test_the_python_consumers_first_up_adds_its_t4_pool_the_device_plugin_on_it_
     assert (pool.inputs["vmSize"], pool.inputs["minCount"], pool.inputs["maxCount"]) == ("Standard_NC4as_T4_v3", 0, 2)
     # GpuStack read the pool GpuPools created (it waited for it) and put the device plugin on it.
     [plugin] = [r for r in below(run, component(run, "GpuStack").urn) if r.type == DAEMON_SET and r.name == "nvidia-device-plugin-ds"]
-    affinity = json.dumps(plugin.inputs["spec"]["template"]["spec"]["affinity"])
-    assert '"t4"' in affinity
+    [term] = plugin.inputs["spec"]["template"]["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+        "nodeSelectorTerms"
+    ]
+    assert term["matchExpressions"] == [{"key": "kubernetes.azure.com/agentpool", "operator": "In", "values": ["t4"]}]
     [job] = [r for r in below(run, component(run, "GpuProof").urn) if r.type == JOB]
     assert job.inputs["metadata"]["name"] == "mnist-proof-t4"
     assert job.inputs["spec"]["template"]["spec"]["nodeSelector"]["kubernetes.azure.com/agentpool"] == "t4"

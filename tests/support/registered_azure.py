@@ -49,28 +49,24 @@ class RegisteredAzure(OfflineReader):
         """getManagedCluster's answer for a created cluster: its own settings, and its pools, the
         system pools it was created with and each agent pool created on it since."""
         created = self.created()
-        found = [
-            r
-            for r in created
-            if r.type == CLUSTER and (r.inputs.get("resourceGroupName"), r.inputs.get("resourceName")) == (resource_group, name)
-        ]
+        found = [r for r in created if named(r, CLUSTER, resource_group, name)]
         if not found:
             return None
         given = found[-1].inputs
         pools = [
             {"name": r.inputs["agentPoolName"], **{k: v for k, v in r.inputs.items() if k not in NAMING}}
             for r in created
-            if r.type == POOL and (r.inputs.get("resourceGroupName"), r.inputs.get("resourceName")) == (resource_group, name)
+            if named(r, POOL, resource_group, name)
         ]
-        described = existing_cluster(
+        arm_id = f"/subscriptions/{self.subscription}/resourceGroups/{resource_group}/providers/Microsoft.ContainerService/managedClusters/{name}"
+        return existing_cluster(
             name,
             resource_group,
             given["location"],
+            id=arm_id,
             networkProfile=given["networkProfile"],
             agentPoolProfiles=[*given["agentPoolProfiles"], *pools],
         )
-        described["id"] = described["id"].replace(existing_cluster()["id"].split("/")[2], self.subscription)
-        return described
 
     def cluster(self, resource_group: str, name: str) -> Mapping[str, Any]:
         self._asked("cluster")
@@ -86,3 +82,9 @@ class RegisteredAzure(OfflineReader):
         self._asked("pool_modes")
         self.described_cluster = self.described(resource_group, cluster) or {}
         return self.described_pools(names)
+
+
+def named(registration: Registration, type_: str, resource_group: str, cluster: str) -> bool:
+    """A cluster of that name, or a pool on it: both name the cluster by resourceGroupName and resourceName."""
+    given = registration.inputs
+    return registration.type == type_ and (given.get("resourceGroupName"), given.get("resourceName")) == (resource_group, cluster)
