@@ -5,6 +5,7 @@ are checked against the schema the package serves (tests/snapshots/package-schem
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from collections.abc import Mapping
@@ -16,25 +17,47 @@ import pytest
 import yaml
 from conftest import ROOT
 from support import consumer_sdk
-from support.registrations import registrations_begun
+from support.package_host import EngineUrns
+from support.registered_azure import RegisteredAzure
+from test_package_day2 import plain, snapshot
 
-from components.environment.gpu_environment import TYPE
 from components.errors import ConfigError
-from tools.azure_mocks import AzureMocks, OfflineReader, existing_cluster
-from tools.mock_engine import ProgramRun, RecordingMonitor, Registration, run_folder
+from tools.azure_mocks import AzureMocks
+from tools.mock_engine import ProgramRun, Registration, run_folder
 
 EXAMPLES = ROOT / "examples"
 PYTHON = EXAMPLES / "consumer-python"
 CLUSTER = "azure-native:containerservice:ManagedCluster"
-RESOURCE = consumer_sdk.SCHEMA["resources"][TYPE]
+POOL, JOB, DAEMON_SET = "azure-native:containerservice:AgentPool", "kubernetes:batch/v1:Job", "kubernetes:apps/v1:DaemonSet"
+TYPES = {name: f"aks-gpu:index:{name}" for name in ("GpuPools", "GpuStack", "GpuProof")}
+# The subscription the example's stack file names, the one the mocks' client is signed in to.
+SUBSCRIPTION = "33333333-3333-3333-3333-333333333333"
+PROJECT, STACK = "platform", "staging"
+ROOT_URN = f"urn:pulumi:{STACK}::{PROJECT}::pulumi:pulumi:Stack::{PROJECT}-{STACK}"
+TEAMS_OWN = ["azure-native:resources:ResourceGroup", CLUSTER, "pulumi:providers:kubernetes"]
 
 
-def consumer_run(folder: Path = PYTHON, reader: OfflineReader | None = None) -> ProgramRun:
-    """A preview of the consumer's program, Azure answering for the cluster it declares as it
-    will once that cluster exists (GpuEnvironment reads it while it is constructed)."""
-    reader = reader or OfflineReader(cluster=existing_cluster("platform-aks", "platform-rg", "westeurope"))
-    monitor = RecordingMonitor(AzureMocks(reader=reader))
-    return run_folder(folder, "staging", monitor, {consumer_sdk.PACKAGE: consumer_sdk.module(reader)})
+def consumer_run(
+    preview: bool, folder: Path = PYTHON, earlier: ProgramRun | None = None, state: Mapping[str, Any] | None = None
+) -> tuple[ProgramRun, EngineUrns]:
+    """A run of the consumer's program, Azure holding what its deployments created: this run's
+    registrations so far in a deployment, and those of the `earlier` deployment, whose `state` the
+    stack holds (support/registered_azure.py)."""
+    monitor: EngineUrns
+    reader = RegisteredAzure(lambda: monitor.registrations, SUBSCRIPTION, earlier.resources if earlier else (), stack=state)
+    monitor = EngineUrns(AzureMocks(reader=reader))
+    return run_folder(folder, STACK, monitor, {consumer_sdk.PACKAGE: consumer_sdk.module(reader)}, preview=preview), monitor
+
+
+@pytest.fixture(scope="module")
+def first_up() -> tuple[ProgramRun, EngineUrns]:
+    """The first `pulumi up --skip-preview`: a deployment, on nothing."""
+    return consumer_run(preview=False)
+
+
+def component(run: ProgramRun, name: str) -> Registration:
+    [found] = run.of_type(TYPES[name])
+    return found
 
 
 def below(run: ProgramRun, urn: str) -> list[Registration]:
@@ -47,63 +70,90 @@ def below(run: ProgramRun, urn: str) -> list[Registration]:
     return found
 
 
-def test_the_python_consumer_declares_its_own_cluster_and_the_components_pools_and_proof_under_the_component():
-    run = consumer_run()
-    cluster = run.one(CLUSTER)
-    [environment] = run.of_type(TYPE)
-    assert cluster.parent == environment.parent  # both the consumer's, at the top of its stack
-    assert cluster.inputs["resourceName"] == "platform-aks"
-    children = below(run, environment.urn)
-    # The component's pools, GPU stack and proof are all under it: nothing of aks-gpu's is the consumer's.
-    assert {r.urn for r in run.resources if r.type.startswith(("aks-gpu:", "kubernetes:"))} - {environment.urn} <= {r.urn for r in children}
-    [pool] = [r for r in children if r.type == "azure-native:containerservice:AgentPool"]
-    # Awaited, by pulumi-kubernetes alone: the watch, whose provider could not load in this program, is left out (test_package_dynamic.py).
-    [job] = [r for r in children if r.type == "kubernetes:batch/v1:Job"]
-    assert job.inputs["metadata"]["name"] == "mnist-proof-t4" and "pulumi.com/skipAwait" not in job.inputs["metadata"]["annotations"]
-    assert [r.type for r in run.resources if r.type.startswith(("pulumi-python:", "pulumi:providers:pulumi-python"))] == []
-    assert (pool.inputs["resourceName"], pool.inputs["vmSize"]) == ("platform-aks", "Standard_NC4as_T4_v3")
+def test_the_python_consumers_first_up_adds_its_t4_pool_the_device_plugin_on_it_and_the_proof_job(first_up):
+    run, _ = first_up
+    [pool] = [r for r in below(run, component(run, "GpuPools").urn) if r.type == POOL]
+    assert (pool.inputs["resourceGroupName"], pool.inputs["resourceName"], pool.inputs["agentPoolName"]) == (
+        "platform-rg",
+        "platform-aks",
+        "t4",
+    )
+    assert (pool.inputs["vmSize"], pool.inputs["minCount"], pool.inputs["maxCount"]) == ("Standard_NC4as_T4_v3", 0, 2)
+    # GpuStack read the pool GpuPools created (it waited for it) and put the device plugin on it.
+    [plugin] = [r for r in below(run, component(run, "GpuStack").urn) if r.type == DAEMON_SET and r.name == "nvidia-device-plugin-ds"]
+    [term] = plugin.inputs["spec"]["template"]["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+        "nodeSelectorTerms"
+    ]
+    assert term["matchExpressions"] == [{"key": "kubernetes.azure.com/agentpool", "operator": "In", "values": ["t4"]}]
+    [job] = [r for r in below(run, component(run, "GpuProof").urn) if r.type == JOB]
+    assert job.inputs["metadata"]["name"] == "mnist-proof-t4"
+    assert job.inputs["spec"]["template"]["spec"]["nodeSelector"]["kubernetes.azure.com/agentpool"] == "t4"
 
 
-def test_the_python_consumers_component_waits_for_its_cluster_and_reads_the_cluster_it_declares():
-    run = consumer_run()
-    cluster = run.one(CLUSTER)
-    [environment] = run.of_type(TYPE)
-    assert cluster.urn in environment.dependencies
-    # What the reader answered for is the cluster the program declares, so the existing cluster's checks saw it.
-    described = existing_cluster("platform-aks", "platform-rg", "westeurope")["networkProfile"]
-    assert {k: cluster.inputs["networkProfile"][k] for k in described} == described
+def test_the_python_consumers_proof_signs_in_with_the_teams_own_kubernetes_provider(first_up):
+    run, _ = first_up
+    [teams] = [r for r in run.of_type("pulumi:providers:kubernetes") if r.parent == ROOT_URN]
+    proof = below(run, component(run, "GpuProof").urn)
+    assert {r.provider for r in proof if r.type.startswith("kubernetes:")} == {teams.urn}
+    assert [r for r in proof if r.type == "pulumi:providers:kubernetes"] == []  # none of its own
 
 
-def test_the_python_consumer_exports_the_components_outputs():
-    outputs = consumer_run().outputs
+def test_each_of_the_python_consumers_components_waits_for_the_one_before(first_up):
+    """The stand-in's components are local, so the SDK sends what each declared in place of its URN
+    (pulumi 3.272.0 runtime/rpc.py `_add_dependency` expands a local component into its children);
+    a generated SDK's remote component sends its URN, answered once those children exist."""
+    run, _ = first_up
+    pools, stack, proof = (component(run, name) for name in TYPES)
+    assert run.one(CLUSTER).urn in pools.dependencies
+    assert run.one(POOL).urn in stack.dependencies
+    assert run.one(DAEMON_SET, "nvidia-device-plugin-daemonset").urn in proof.dependencies
+
+
+def test_the_python_consumer_exports_the_components_outputs(first_up):
+    outputs = first_up[0].outputs
     assert outputs["cluster"].value == "platform-aks"
     assert set(outputs["gpuPools"].value) == {"t4"}
-    assert outputs["getCredentials"].value == "az aks get-credentials --resource-group platform-rg --name platform-aks"
+    assert outputs["proofLogs"].value == "kubectl logs --namespace gpu-workloads job/mnist-proof-t4"
 
 
-def test_a_bad_input_from_the_python_consumer_is_one_line_naming_it_before_the_component_registers_anything(tmp_path, monkeypatch):
+def test_the_python_consumers_first_preview_stops_at_its_pools_in_one_line_as_the_readme_says():
+    """A preview creates nothing: GpuPools cannot read the cluster (the example's README: the first
+    `up` skips the preview)."""
+    with pytest.raises(pulumi.RunError) as refused:
+        consumer_run(preview=True)
+    message = str(refused.value)
+    assert message.startswith(
+        "aks-gpu:existingCluster platform-rg/platform-aks: reading the cluster (getManagedCluster): Azure says it does not exist (ResourceNotFound)"
+    ), message
+    assert "\n" not in message
+
+
+def test_the_python_consumers_second_preview_declares_what_its_first_up_created_again(first_up):
+    run, monitor = first_up
+    state = snapshot(run.resources, monitor.component_outputs, ROOT_URN, {k: plain(v.value) for k, v in run.outputs.items()})
+    again, second = consumer_run(preview=True, earlier=run, state=state)
+    assert run.one(POOL).urn in second.mocks.reader.held_state  # the components read what the stack holds
+    assert [(r.urn, json.dumps(r.inputs, default=repr)) for r in again.resources] == [
+        (r.urn, json.dumps(r.inputs, default=repr)) for r in run.resources
+    ]
+
+
+def test_a_bad_input_from_the_python_consumer_is_one_line_naming_it_with_only_the_teams_own_resources_registered(tmp_path):
     for name in ("__main__.py", "Pulumi.yaml"):
         shutil.copy(PYTHON / name, tmp_path / name)
-    (tmp_path / "Pulumi.staging.yaml").write_text("config:\n  azure-native:location: westeurope\n  platform:gpuVmSize: NC6\n")
-    begun = registrations_begun(monkeypatch)
+    stack_file = (PYTHON / "Pulumi.staging.yaml").read_text().replace("Standard_NC4as_T4_v3", "NC6")
+    (tmp_path / "Pulumi.staging.yaml").write_text(stack_file)
+    monitor: EngineUrns
+    reader = RegisteredAzure(lambda: monitor.registrations, SUBSCRIPTION)
+    monitor = EngineUrns(AzureMocks(reader=reader))
     with pytest.raises(ConfigError) as refused:
-        consumer_run(tmp_path)
+        run_folder(tmp_path, STACK, monitor, {consumer_sdk.PACKAGE: consumer_sdk.module(reader)}, preview=False)
     message = str(refused.value)
-    assert message.startswith("GpuEnvironment gpu: input gpuPools.t4.vmSize: invalid config "), message
+    assert message.startswith("GpuPools gpu-pools: input gpuPools.t4.vmSize: invalid config "), message
     assert " = 'NC6': expected " in message and "\n" not in message
-    # The consumer's own resources only (its run's root stack aside): nothing of the component's.
-    assert [t for t in begun if t != "pulumi:pulumi:Stack"] == ["azure-native:resources:ResourceGroup", CLUSTER]
-
-
-def test_before_the_consumers_cluster_exists_the_component_stops_in_one_line_naming_it():
-    """A first preview: the cluster is not created, so GpuEnvironment cannot read it (the
-    example's README: the first `up` skips the preview)."""
-    absent = "ResourceNotFound: The Resource 'Microsoft.ContainerService/managedClusters/platform-aks' was not found"
-    with pytest.raises(pulumi.RunError) as refused:
-        consumer_run(reader=OfflineReader(refuse={"cluster": absent}))
-    assert str(refused.value).startswith(
-        "aks-gpu:existingCluster platform-rg/platform-aks: reading the cluster (getManagedCluster): Azure says it does not exist"
-    )
+    # The team's resource group and cluster, and perhaps its provider: nothing of the components'.
+    assert {r.type for r in monitor.registrations} - set(TEAMS_OWN) == set()
+    assert {"azure-native:resources:ResourceGroup", CLUSTER} <= {r.type for r in monitor.registrations}
 
 
 # --------------------------------------------------------------------------- the schema's names
@@ -158,25 +208,47 @@ def object_at(tokens: list[str], i: int) -> tuple[dict[str, Any], int]:
     return found, i + 1
 
 
+def resource(token: str) -> Mapping[str, Any]:
+    return consumer_sdk.SCHEMA["resources"][token]
+
+
+def misnamed(token: str, inputs: Mapping[str, Any], outputs: set[str]) -> list[str]:
+    """What a program passes a component or reads from it that its schema does not have, and the
+    required inputs it leaves out."""
+    spec = resource(token)
+    missing = [f"(missing) {name}" for name in spec.get("requiredInputs", []) if name not in inputs]
+    return unknown_names(inputs, spec["inputProperties"]) + missing + sorted(f"(output) {o}" for o in outputs - set(spec["properties"]))
+
+
+# `const <variable> = new aksGpu.<Component>("<name>", { <inputs> \n}`
+TYPESCRIPT_COMPONENT = re.compile(r"const (\w+) = new aksGpu\.(\w+)\(\"[^\"]*\", (\{.*?\n\})", re.DOTALL)
+
+
 def test_the_typescript_consumer_uses_the_inputs_and_outputs_the_schema_has():
     text = (EXAMPLES / "consumer-typescript" / "index.ts").read_text()
-    call = re.search(r"new aksGpu\.GpuEnvironment\(\"gpu\", (\{.*?\n\})", text, re.DOTALL)
-    assert call is not None
-    inputs = typescript_object(call.group(1))
-    assert set(inputs) == {"existingCluster", "gpuPools"}
-    assert unknown_names(inputs, RESOURCE["inputProperties"]) == []
-    assert set(re.findall(r"\bgpu\.(\w+)", text)) - set(RESOURCE["properties"]) == set()
+    found = {name: (variable, typescript_object(inputs)) for variable, name, inputs in TYPESCRIPT_COMPONENT.findall(text)}
+    assert set(found) == set(TYPES)  # the same program as the Python one
+    for name, (variable, inputs) in found.items():
+        outputs = set(re.findall(rf"\b{variable}\.(\w+)", text))
+        assert outputs, name
+        assert misnamed(TYPES[name], inputs, outputs) == [], name
+    assert re.search(r"new aksGpu\.GpuProof\([^;]*providers: \{ kubernetes \}", text, re.DOTALL)
 
 
 def test_the_yaml_consumer_uses_the_inputs_and_outputs_the_schema_has():
     program = yaml.safe_load((EXAMPLES / "consumer-yaml" / "Pulumi.yaml").read_text())
-    gpu = program["resources"]["gpu"]
-    assert gpu["type"] == TYPE
-    assert unknown_names(gpu["properties"], RESOURCE["inputProperties"]) == []
-    used = {m for value in program["outputs"].values() for m in re.findall(r"\$\{gpu\.(\w+)\}", value)}
-    assert used and used - set(RESOURCE["properties"]) == set()
+    components = {key: r for key, r in program["resources"].items() if r["type"].startswith("aks-gpu:")}
+    assert sorted(r["type"] for r in components.values()) == sorted(TYPES.values())
+    for key, declared in components.items():
+        outputs = {m for value in program["outputs"].values() for m in re.findall(rf"\$\{{{key}\.(\w+)\}}", value)}
+        assert outputs, key
+        assert misnamed(declared["type"], declared["properties"], outputs) == [], key
+    [proof] = [r for r in components.values() if r["type"] == TYPES["GpuProof"]]
+    assert proof["options"]["providers"] == ["${kubernetes}"]
+    assert program["resources"]["kubernetes"]["type"] == "pulumi:providers:kubernetes"
 
 
 def test_the_schema_check_finds_a_name_the_schema_does_not_have():
-    inputs = typescript_object('{ existingCluster: { resourceGroupName, name: f("x") }, gpuPools: { t4: { vmSize: "x,}", minNodes: 0 } } }')
-    assert unknown_names(inputs, RESOURCE["inputProperties"]) == ["gpuPools.t4.minNodes"]
+    inputs = typescript_object('{ clusterId: f("x"), gpuPools: { t4: { vmSize: "x,}", minNodes: 0 } } }')
+    assert misnamed(TYPES["GpuPools"], inputs, {"gpuPools", "poolNames"}) == ["gpuPools.t4.minNodes", "(output) poolNames"]
+    assert misnamed(TYPES["GpuStack"], {"clusterId": None}, set()) == ["(missing) gpuPoolNames"]

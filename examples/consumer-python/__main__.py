@@ -1,15 +1,24 @@
-"""The platform team's program: its AKS cluster, and a GPU pool with the GPU stack and a
-training Job that proves it, added by aks-gpu's GpuEnvironment (README.md here)."""
+"""The platform team's program: its own resource group and AKS cluster, and on it, from the aks-gpu
+package, a T4 GPU pool (GpuPools), the GPU stack on that pool (GpuStack) and a training Job that
+proves it (GpuProof), signed in with the team's own Kubernetes provider (README.md here)."""
+
+import base64
 
 import aks_gpu_aks_gpu as aks_gpu  # what `pulumi package add` generated (sdks/aks-gpu)
 import pulumi
 import pulumi_azure_native as azure_native
+import pulumi_kubernetes as k8s
 
 config = pulumi.Config()
 location = pulumi.Config("azure-native").require("location")
 
-# Fixed names: GpuEnvironment takes plain values (each decides what it declares), not outputs.
-RESOURCE_GROUP, CLUSTER = "platform-rg", "platform-aks"
+# Fixed names: the components take plain values (each decides what they declare), not outputs,
+# so the cluster's resource ID is written from them, not read from `cluster.id`.
+RESOURCE_GROUP, CLUSTER, POOL = "platform-rg", "platform-aks", "t4"
+CLUSTER_ID = (
+    f"/subscriptions/{config.require('subscriptionId')}/resourceGroups/{RESOURCE_GROUP}"
+    f"/providers/Microsoft.ContainerService/managedClusters/{CLUSTER}"
+)
 
 group = azure_native.resources.ResourceGroup("platform", resource_group_name=RESOURCE_GROUP, location=location)
 cluster = azure_native.containerservice.ManagedCluster(
@@ -40,14 +49,31 @@ cluster = azure_native.containerservice.ManagedCluster(
     opts=pulumi.ResourceOptions(ignore_changes=["agentPoolProfiles"]),
 )
 
-gpu = aks_gpu.GpuEnvironment(
-    "gpu",
-    existing_cluster=aks_gpu.ExistingClusterConfigArgs(resource_group_name=RESOURCE_GROUP, name=CLUSTER),
-    gpu_pools={"t4": aks_gpu.GpuPoolSettingsArgs(vm_size=config.require("gpuVmSize"), min_count=0, max_count=2)},
-    # GpuEnvironment reads the cluster while it is constructed: only once it exists (README.md here).
+# The team's own Kubernetes provider, signed in with the cluster's user credential.
+credentials = azure_native.containerservice.list_managed_cluster_user_credentials_output(
+    resource_group_name=group.name, resource_name=cluster.name
+)
+kubeconfig = pulumi.Output.secret(credentials.kubeconfigs[0].value.apply(lambda value: base64.b64decode(value).decode()))
+kubernetes = k8s.Provider("platform", kubeconfig=kubeconfig)
+
+# Each component reads the cluster while it is constructed, so each waits for the one before it
+# (`depends_on`), and the first `up` skips the preview (README.md here).
+pools = aks_gpu.GpuPools(
+    "gpu-pools",
+    cluster_id=CLUSTER_ID,
+    gpu_pools={POOL: aks_gpu.GpuPoolSettingsArgs(vm_size=config.require("gpuVmSize"), min_count=0, max_count=2)},
     opts=pulumi.ResourceOptions(depends_on=[cluster]),
 )
+gpu_stack = aks_gpu.GpuStack("gpu-stack", cluster_id=CLUSTER_ID, gpu_pool_names=[POOL], opts=pulumi.ResourceOptions(depends_on=[pools]))
+proof = aks_gpu.GpuProof(
+    "gpu-proof",
+    cluster_id=CLUSTER_ID,
+    gpu_pool_names=[POOL],
+    opts=pulumi.ResourceOptions(depends_on=[gpu_stack], providers={"kubernetes": kubernetes}),
+)
 
+# The components read what they declared from the stack's outputs on the next `up`: export some.
 pulumi.export("cluster", cluster.name)
-pulumi.export("gpuPools", gpu.gpu_pools)
-pulumi.export("getCredentials", gpu.get_credentials_command)
+pulumi.export("gpuPools", pools.gpu_pools)
+pulumi.export("gpuMetrics", gpu_stack.gpu_metrics)
+pulumi.export("proofLogs", proof.job_logs_command)

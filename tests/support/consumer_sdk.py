@@ -10,6 +10,7 @@ schema's namespace and name both `aks-gpu`); a type's input class `<Type>Args`
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import types
@@ -18,6 +19,7 @@ from typing import Any
 
 import pulumi
 from conftest import ROOT
+from pulumi.runtime.sync_await import _sync_await
 
 from components.environment.provider import COMPONENTS
 from components.seam.reader import AzureReader
@@ -83,6 +85,43 @@ def constructor(name: str, component: Callable[..., pulumi.ComponentResource], s
         if unknown := sorted(set(given) - set(inputs)):
             raise TypeError(f"{name}: unexpected {unknown}")
         args = {inputs[key]: as_inputs(value) for key, value in given.items() if value is not None}
-        return component(resource_name, args, opts, reader=reader)
+        registered(depends_on(opts))  # the consumer's SDK sends the registration only then
+        built = component(resource_name, args, opts, reader=reader)
+        registered(descendants(built))  # Construct answers only then
+        return built
 
     return build
+
+
+def depends_on(opts: pulumi.ResourceOptions | None) -> list[pulumi.Resource]:
+    """The resources a component's registration waits for: the consumer's SDK awaits each `depends_on`
+    resource's URN before it sends it (pulumi 3.272.0 runtime/resource.py `prepare_resource`, "all our
+    dependencies must be finished"; rpc.py `_add_dependency` awaits `res.urn`), and the engine then
+    calls Construct at once (pulumi/pulumi 1b594989 pkg/resource/deploy/source_eval.go RegisterResource,
+    "Remote components don't go through the step generator")."""
+    given = opts.depends_on if opts is not None else None
+    if given is None:
+        return []
+    return [given] if isinstance(given, pulumi.Resource) else list(given)  # type: ignore[arg-type]
+
+
+def descendants(resource: pulumi.Resource) -> list[pulumi.Resource]:
+    """What a component registered below it, at any depth. The host answers Construct once every
+    registration it made has been answered (pulumi 3.272.0 provider/server.py `_construct`:
+    `wait_for_rpcs` after the response's outputs), and the engine answers a custom resource's once
+    its step is done (source_eval.go `result = <-step.done`): in an update, once it is created. So the
+    consumer's component, and whatever `depends_on` it, resolves after its children exist."""
+    found: list[pulumi.Resource] = []
+    for child in getattr(resource, "_childResources", ()):
+        found += [child, *descendants(child)]
+    return found
+
+
+def registered(resources: list[pulumi.Resource]) -> None:
+    """Runs the mock engine's event loop until each resource's registration has been answered."""
+
+    async def answered() -> None:
+        await asyncio.gather(*(resource.urn.future() for resource in resources))
+
+    if resources:
+        _sync_await(answered())
