@@ -59,7 +59,7 @@ def program_outputs() -> set[str]:
 
 def test_the_host_started_as_the_cli_starts_a_plugin_answers_getschema_with_each_component(served):
     assert served["name"] == "aks-gpu"
-    assert served["version"] == package.project_version() == "1.0.0"
+    assert served["version"] == package.project_version()
     assert list(served["resources"]) == [ENVIRONMENT, POOLS, STACK, PROOF]
     assert environment(served)["isComponent"] is True
     assert environment(served)["description"].startswith("GPU-ready AKS")
@@ -173,3 +173,17 @@ def test_the_package_folder_is_a_python_plugin_that_installs_the_programs_locked
     assert plugin["runtime"]["options"] == {"toolchain": "pip", "virtualenv": "venv"}
     lines = [line for line in (ROOT / "package" / "requirements.txt").read_text().splitlines() if line and not line.startswith("#")]
     assert lines == ["-r ../requirements.txt"]
+
+
+PACKAGE_ADD = re.compile(r"aks-gpu/package@(v[0-9][0-9A-Za-z.+-]*|<[a-z]+>)")
+
+
+def test_every_pulumi_package_add_line_names_the_tag_of_the_projects_version():
+    """What a consumer copies checks out the release whose package this is (`v<version>`: pulumi/pulumi
+    1b594989 sdk/go/common/workspace/plugins.go parsePluginSpecFromURL, gitSource.Download)."""
+    pages = [ROOT / "README.md", ROOT / "docs" / "package.md", ROOT / "package" / "PulumiPlugin.yaml"]
+    pages += sorted(p for p in (ROOT / "examples").glob("consumer-*/*") if p.suffix in (".md", ".yaml"))
+    found = {str(p.relative_to(ROOT)): PACKAGE_ADD.findall(p.read_text()) for p in pages}
+    assert found["README.md"] and found["docs/package.md"], "the README and the package's page give the line"
+    tags = {tag for tags in found.values() for tag in tags}
+    assert tags == {f"v{package.project_version()}"}, found
