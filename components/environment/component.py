@@ -11,7 +11,6 @@ class annotations are its outputs (pulumi 3.272.0 provider/experimental/analyzer
 class annotation of a base class: `build` is a function each constructor calls.
 """
 
-import json
 import os
 import re
 from collections.abc import Mapping
@@ -21,8 +20,8 @@ import pulumi
 
 from components import stack as config
 from components.cluster.cluster_id import cluster_settings
-from components.config.messages import show, snake
-from components.config.values import whole_numbers
+from components.config.cli_values import as_cli_string
+from components.config.messages import fail, snake
 from components.environment.declare import declare, report
 from components.environment.dynamic_host import refusal
 from components.environment.kinds import CLUSTER_ID, POOL_NAMES, Kind
@@ -30,7 +29,7 @@ from components.environment.sign_in import BOTH, KUBECONFIG, consumers_provider
 from components.errors import ConfigError, PreflightError
 from components.live_reader import LiveReader
 from components.ownership.stack_state import Declarer
-from components.plan import Mode, Part, Said, build_plan, signed_in
+from components.plan import IN_KUBERNETES, Mode, Said, build_plan, signed_in
 from components.seam.reader import AzureReader
 
 # The stack file's keys that are not `aks-gpu:`'s, under the input's name.
@@ -119,7 +118,7 @@ def signing_in(
 def unused_provider(kind: Kind, name: str, opts: pulumi.ResourceOptions | None) -> str | None:
     """Where a component that declares Kubernetes objects signs them in its own way (the cluster's
     credential), a consumer's Kubernetes provider is said not to be used, never dropped without a word."""
-    if kind.signs_in or not kind.parts & {Part.GPU_STACK, Part.PROOF} or consumers_provider(opts) is None:
+    if kind.signs_in or not kind.parts & IN_KUBERNETES or consumers_provider(opts) is None:
         return None
     return (
         f"{kind.name} {name}: the Kubernetes provider passed in the `providers` resource option is not used: its Kubernetes "
@@ -195,9 +194,10 @@ def holds_output(value: Any) -> bool:
 
 
 def flat_config(found: Mapping[str, Any]) -> dict[str, str]:
-    """The settings as the Pulumi CLI hands a program its stack's config: `namespace:key` -> a
-    string as it is, a boolean or number as YAML writes it, an object or a list as JSON."""
-    return {key: value if isinstance(value, str) else json.dumps(whole_numbers(value)) for key, value in found.items()}
+    """The settings as the Pulumi CLI hands a program its stack's config (components/config/cli_values.py):
+    a whole number the engine sent as a double (every number over Construct) is written whole, as Go
+    writes float64 2 as `2`."""
+    return {key: as_cli_string(value) for key, value in found.items()}
 
 
 def named_input(kind: Kind, message: str) -> str | None:
@@ -217,12 +217,8 @@ def used_pools(kind: Kind, name: str, value: Any) -> dict[str, dict[str, str]]:
     """The cluster's own pools, by name, as a stack file's gpuPools entries used as they are; each
     name's rule is the stack file's (a refusal of `gpuPools.<name>` names this input)."""
     if not isinstance(value, list) or not value or not all(isinstance(n, str) for n in value):
-        raise InputRefused(
-            kind.name, name, POOL_NAMES, f"invalid config {POOL_NAMES} = {show(value)}: expected a list of 1 or more AKS pool names"
-        )
+        raise InputRefused(kind.name, name, POOL_NAMES, str(fail(POOL_NAMES, value, "expected a list of 1 or more AKS pool names")))
     if len(set(value)) < len(value):
         twice = next(n for n in value if value.count(n) > 1)
-        raise InputRefused(
-            kind.name, name, POOL_NAMES, f"invalid config {POOL_NAMES} = {show(value)}: {twice!r} is listed twice; list each pool once"
-        )
+        raise InputRefused(kind.name, name, POOL_NAMES, str(fail(POOL_NAMES, value, f"{twice!r} is listed twice; list each pool once")))
     return {pool: {"existing": "use"} for pool in value}

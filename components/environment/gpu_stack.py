@@ -31,6 +31,9 @@ class GpuStack(pulumi.ComponentResource):
     # One line: the analyser takes __doc__ as it is (analyze_component).
     """The GPU stack on an existing AKS cluster's GPU pools, as the aks-gpu program installs it on pools it uses: the NVIDIA device plugin (and NVIDIA's DCGM exporter for GPU metrics) on pools AKS installs the driver on, NVIDIA's GPU Operator on pools without a driver, nothing on AKS-managed pools. The cluster is named by its resource ID and the pools by name; its other inputs are the stack file's devicePlugin, gpuOperator, monitoring and preflight settings under the same names. Its Kubernetes objects sign in with the Kubernetes provider passed in the `providers` resource option, or the kubeconfig input, or else the user kubeconfig Azure answers the deployer. What the cluster runs in Kubernetes is checked while it is constructed, with the deployer's Azure credentials: two device plugins on one node are never declared."""
 
+    # Written out here, not shared with the other components: the analyser takes a base class's annotations
+    # but each description from this class's own source, and the inputs from __init__'s `args` annotation
+    # (pulumi 3.272.0 provider/experimental/analyzer.py analyze_type, get_docstring: inspect.getsource(typ)).
     resource_group_name: pulumi.Output[str]
     """The cluster's resource group."""
     cluster_name: pulumi.Output[str]
