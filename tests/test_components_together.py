@@ -35,6 +35,8 @@ def test_a_component_without_the_pools_uses_the_pool_its_stacks_gpu_pools_create
     run = run_under_mocks(body, stack=STACK, project=PROJECT, monitor=monitor, preview=preview)
     assert run.of_type(f"aks-gpu:index:{name}")
     assert run.of_type("azure-native:containerservice:AgentPool") == []  # used, never registered
+    [said] = [line for line in run.infos if "gpunp" in line and "read from Azure" in line]
+    assert "this stack's own, which another of its components declares (GpuPools)" in said and "the owner's" not in said
 
 
 def test_the_program_still_refuses_to_use_a_pool_it_created():

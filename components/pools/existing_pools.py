@@ -39,6 +39,9 @@ class LivePool:
     marked: bool = False
     #: The stack's state holds the pool, whatever its tags say.
     held: bool = False
+    #: use, in a run that registers no pool: the stack's own pool, another of its components'
+    #: (a GpuPools beside this GpuStack or GpuProof), which this run never changes.
+    sibling: bool = False
 
     @property
     def taints(self) -> tuple[str, ...]:
@@ -212,7 +215,8 @@ def live_pool(
         if not cluster:
             raise _refused(key, how, found, "the cluster's description has no id, so the pool's ARM ID is not known")
         import_id = f"{cluster}/agentPools/{facts.name}"
-    return LivePool(facts, how, import_id, marked=marks[ownership.ADOPTED] == owner, held=held is not None)
+    sibling = how == "use" and not registers_pools and (owner in marks.values() or held is not None)
+    return LivePool(facts, how, import_id, marked=marks[ownership.ADOPTED] == owner, held=held is not None, sibling=sibling)
 
 
 def _own_pool_used(owner: str, marks: Mapping[str, str | None], held: str | None, recorded: str | None, record: str) -> str:
@@ -292,7 +296,9 @@ def line(key: str, pool: GpuPoolConfig, live: LivePool) -> str:
         "gpu-operator": "its driver is None: a GPU Operator must serve it; this stack installs nothing on it",
         "device-plugin": "AKS installs its driver: it gets a device plugin unless one serves it already",
     }[pool.mode]
-    if live.how == "use":
+    if live.sibling:
+        what = "this stack's own, which another of its components declares (GpuPools): read from Azure and never changed by this one"
+    elif live.how == "use":
         what = "the owner's, read from Azure and never changed by this stack"
     elif live.import_id:
         what = (
