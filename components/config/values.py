@@ -183,10 +183,8 @@ def list_of(item: Any, most: int) -> Any:
 def whole_numbers(value: Any) -> Any:
     """`value` with each whole float an int, as the CLI writes a stack file's number (Go's
     encoding/json writes float64 2 as `2`). The engine's protobuf Struct carries every number as a
-    double: an AgentPool's `count`, `minCount`, `maxPods` are `integer`s in its spec, and over
-    Construct the SDK's turning an integer input back into an int is undone by the line after it
-    (pulumi 3.272.0 provider/experimental/component.py map_input_properties, the same at
-    pulumi/pulumi 1b594989), so a consumer's `nodeCount: 2` reaches the component as 2.0."""
+    double: an AgentPool's `count`, `minCount`, `maxPods` are `integer`s in its spec (a component's
+    inputs over Construct are written whole by components/config/cli_values.py instead)."""
     if isinstance(value, float) and value.is_integer():
         return int(value)
     if isinstance(value, Mapping):
